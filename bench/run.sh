@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# make bench: every figure is printed beside an anchor measured in the same run.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/build/bench
+mkdir -p "$out"
+cd "$root"
+
+echo "== building the benchmark variant of the library (adds the bare no-op anchor) =="
+CGO_ENABLED=1 go build -tags sdkppbench -buildmode=c-shared -o "$out/libsdkpp.so" ./capi
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude bench/cabi_bench.c -o "$out/cabi_bench" -L"$out" -lsdkpp -Wl,-rpath,"$out"
+"$out/cabi_bench"
+
+echo
+echo "== Go micro-benchmarks of the pieces behind each call =="
+go test -run '^$' -bench . -benchtime 200000x ./capi/internal/handle ./core/dispatch | grep -E '^Benchmark'

@@ -1,0 +1,488 @@
+// Package desc parses api/sdkpp.api, the one description of sdkpp's public surface, into a model
+// that the generators of the C, C++, C# and Go layers walk.
+package desc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// API is the whole public surface.
+type API struct {
+	Version [3]int
+	Enums   []*Enum
+	Classes []*Class
+}
+
+// Enum is a 32-bit enumeration, optionally nested in a class.
+type Enum struct {
+	Owner  string // class name for nested enums, else ""
+	Name   string
+	Doc    []string
+	Values []EnumValue
+	Open   bool // any 32-bit value is valid, not only the listed ones
+}
+
+// EnumValue is one enumerator.
+type EnumValue struct {
+	Name  string
+	Value int64
+}
+
+// FullName is Owner_Name for nested enums ("Client_Status") and Name otherwise.
+func (e *Enum) FullName() string {
+	if e.Owner != "" {
+		return e.Owner + "_" + e.Name
+	}
+	return e.Name
+}
+
+// GoName is the name of the enum's Go type in core ("ClientStatus").
+func (e *Enum) GoName() string { return e.Owner + e.Name }
+
+// CppName is the qualified C++ name ("Client::Status").
+func (e *Enum) CppName() string {
+	if e.Owner != "" {
+		return e.Owner + "::" + e.Name
+	}
+	return e.Name
+}
+
+// Class kinds.
+const (
+	KindRecord = "record" // a value snapshot: getters and setters, deep copies
+	KindClient = "client" // the Client: internally synchronized, never copied
+)
+
+// Class is one handle class.
+type Class struct {
+	Name      string
+	Kind      string
+	Ctor      bool // the game may construct it
+	NoCopy    bool
+	Doc       []string
+	TypeID    int // tag of its ids in the C ABI's object table, 1-based in declaration order
+	Props     []*Prop
+	Methods   []*Method
+	Ctors     []*Method
+	Callbacks []*Callback
+	Enums     []*Enum
+}
+
+// Prop is a property: a getter and, unless ReadOnly, a setter.
+type Prop struct {
+	Name     string
+	Type     *Type
+	ReadOnly bool
+	Doc      []string
+}
+
+// Method is a method, a static function or an extra constructor of a class.
+type Method struct {
+	Class  *Class
+	Name   string
+	Params []Param
+	Ret    *Type // nil for void
+	Static bool
+	Const  bool
+	Doc    []string
+}
+
+// Callback is a callback type nested in a class.
+type Callback struct {
+	Owner  *Class
+	Name   string
+	Params []Param
+	Doc    []string
+}
+
+// FullName is "Client_LogCallback".
+func (c *Callback) FullName() string { return c.Owner.Name + "_" + c.Name }
+
+// GoName is the Go func type in core ("ClientLogCallback").
+func (c *Callback) GoName() string { return c.Owner.Name + c.Name }
+
+// Param is a named parameter.
+type Param struct {
+	Name string
+	Type *Type
+}
+
+// TypeKind says what a Type is.
+type TypeKind int
+
+// Type kinds.
+const (
+	Prim TypeKind = iota
+	EnumT
+	ClassT
+	CallbackT
+	Opt
+	List
+	Props
+)
+
+// Type is a parameter, property or return type.
+type Type struct {
+	Kind     TypeKind
+	Prim     string // bool u8 i16 i32 u32 u64 float string
+	Enum     *Enum
+	Class    *Class
+	Callback *Callback
+	Elem     *Type // for Opt and List
+}
+
+// IsString reports whether t is the string primitive.
+func (t *Type) IsString() bool { return t.Kind == Prim && t.Prim == "string" }
+
+// Parse reads a description.
+func Parse(r io.Reader) (*API, error) {
+	p := &parser{api: &API{}, enums: map[string]*Enum{}, classes: map[string]*Class{}}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		p.line++
+		if err := p.parseLine(strings.TrimSpace(sc.Text())); err != nil {
+			return nil, fmt.Errorf("line %d: %w", p.line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if p.enum != nil || p.class != nil {
+		return nil, fmt.Errorf("unterminated block at end of file")
+	}
+	if err := p.resolve(); err != nil {
+		return nil, err
+	}
+	return p.api, nil
+}
+
+type pendingType struct {
+	t     *Type
+	name  string
+	owner *Class
+	line  int
+}
+
+type parser struct {
+	api     *API
+	line    int
+	doc     []string
+	enum    *Enum
+	class   *Class
+	enums   map[string]*Enum
+	classes map[string]*Class
+	pending []pendingType
+}
+
+func (p *parser) takeDoc() []string {
+	d := p.doc
+	p.doc = nil
+	return d
+}
+
+func (p *parser) parseLine(l string) error {
+	switch {
+	case l == "":
+		if p.enum == nil && p.class == nil {
+			p.doc = nil // a blank line at top level detaches a comment
+		}
+		return nil
+	case strings.HasPrefix(l, "#"):
+		p.doc = append(p.doc, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+		return nil
+	case l == "}":
+		if p.enum != nil {
+			p.enum = nil
+			return nil
+		}
+		if p.class != nil {
+			p.class = nil
+			return nil
+		}
+		return fmt.Errorf("unexpected }")
+	}
+	if p.enum != nil {
+		return p.enumValue(l)
+	}
+	if p.class != nil {
+		return p.member(l)
+	}
+	f := strings.Fields(l)
+	switch f[0] {
+	case "version":
+		if len(f) != 2 {
+			return fmt.Errorf("version takes MAJOR.MINOR.PATCH")
+		}
+		parts := strings.Split(f[1], ".")
+		if len(parts) != 3 {
+			return fmt.Errorf("version takes MAJOR.MINOR.PATCH")
+		}
+		for i, s := range parts {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n > 255 {
+				return fmt.Errorf("bad version part %q", s)
+			}
+			p.api.Version[i] = n
+		}
+		return nil
+	case "enum":
+		open := len(f) == 4 && f[2] == "open"
+		if !(len(f) == 3 || open) || f[len(f)-1] != "{" {
+			return fmt.Errorf("want: enum Name [open] {")
+		}
+		e := &Enum{Name: f[1], Doc: p.takeDoc(), Open: open}
+		if i := strings.IndexByte(e.Name, '.'); i >= 0 {
+			e.Owner, e.Name = e.Name[:i], e.Name[i+1:]
+		}
+		key := e.Owner + "." + e.Name
+		if p.enums[key] != nil {
+			return fmt.Errorf("enum %s declared twice", key)
+		}
+		p.enums[key] = e
+		p.api.Enums = append(p.api.Enums, e)
+		p.enum = e
+		return nil
+	case "class":
+		if len(f) < 4 || f[len(f)-1] != "{" {
+			return fmt.Errorf("want: class Name KIND [ctor] [nocopy] {")
+		}
+		c := &Class{Name: f[1], Kind: f[2], Doc: p.takeDoc()}
+		if c.Kind != KindRecord && c.Kind != KindClient {
+			return fmt.Errorf("unknown class kind %q", c.Kind)
+		}
+		for _, flag := range f[3 : len(f)-1] {
+			switch flag {
+			case "ctor":
+				c.Ctor = true
+			case "nocopy":
+				c.NoCopy = true
+			default:
+				return fmt.Errorf("unknown class flag %q", flag)
+			}
+		}
+		if p.classes[c.Name] != nil {
+			return fmt.Errorf("class %s declared twice", c.Name)
+		}
+		c.TypeID = len(p.api.Classes) + 1
+		p.classes[c.Name] = c
+		p.api.Classes = append(p.api.Classes, c)
+		p.class = c
+		return nil
+	}
+	return fmt.Errorf("unknown declaration %q", f[0])
+}
+
+func (p *parser) enumValue(l string) error {
+	name, val, ok := strings.Cut(l, "=")
+	if !ok {
+		return fmt.Errorf("want: Name = N")
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(val), 0, 64)
+	if err != nil {
+		return fmt.Errorf("bad enum value: %w", err)
+	}
+	p.doc = nil
+	p.enum.Values = append(p.enum.Values, EnumValue{Name: strings.TrimSpace(name), Value: n})
+	return nil
+}
+
+func (p *parser) member(l string) error {
+	c := p.class
+	doc := p.takeDoc()
+	word, rest, _ := strings.Cut(l, " ")
+	rest = strings.TrimSpace(rest)
+	switch word {
+	case "prop":
+		name, typ, ok := strings.Cut(rest, ":")
+		if !ok {
+			return fmt.Errorf("want: prop Name: TYPE")
+		}
+		pr := &Prop{Name: strings.TrimSpace(name), Doc: doc}
+		typ = strings.TrimSpace(typ)
+		if strings.HasSuffix(typ, " readonly") {
+			pr.ReadOnly = true
+			typ = strings.TrimSuffix(typ, " readonly")
+		}
+		t, err := p.parseType(typ, c)
+		if err != nil {
+			return err
+		}
+		pr.Type = t
+		c.Props = append(c.Props, pr)
+		return nil
+	case "callback":
+		name, params, _, err := p.signature(rest, c)
+		if err != nil {
+			return err
+		}
+		c.Callbacks = append(c.Callbacks, &Callback{Owner: c, Name: name, Params: params, Doc: doc})
+		return nil
+	case "ctor", "method", "static", "const":
+		m := &Method{Class: c, Doc: doc}
+		switch word {
+		case "static":
+			m.Static = true
+		case "const":
+			w, r, _ := strings.Cut(rest, " ")
+			if w != "method" {
+				return fmt.Errorf("want: const method ...")
+			}
+			m.Const = true
+			rest = r
+		}
+		name, params, ret, err := p.signature(rest, c)
+		if err != nil {
+			return err
+		}
+		m.Name, m.Params, m.Ret = name, params, ret
+		if word == "ctor" {
+			if ret != nil {
+				return fmt.Errorf("a ctor returns nothing")
+			}
+			c.Ctors = append(c.Ctors, m)
+		} else {
+			c.Methods = append(c.Methods, m)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown member %q", word)
+}
+
+// signature parses `Name(a: T, b: U) -> R`.
+func (p *parser) signature(s string, owner *Class) (string, []Param, *Type, error) {
+	open := strings.IndexByte(s, '(')
+	close := strings.LastIndexByte(s, ')')
+	if open <= 0 || close < open {
+		return "", nil, nil, fmt.Errorf("want: Name(params)")
+	}
+	name := strings.TrimSpace(s[:open])
+	var params []Param
+	if inner := strings.TrimSpace(s[open+1 : close]); inner != "" {
+		for _, ps := range strings.Split(inner, ",") {
+			pn, pt, ok := strings.Cut(ps, ":")
+			if !ok {
+				return "", nil, nil, fmt.Errorf("parameter %q: want name: TYPE", ps)
+			}
+			t, err := p.parseType(strings.TrimSpace(pt), owner)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			params = append(params, Param{Name: strings.TrimSpace(pn), Type: t})
+		}
+	}
+	var ret *Type
+	if tail := strings.TrimSpace(s[close+1:]); tail != "" {
+		r, ok := strings.CutPrefix(tail, "->")
+		if !ok {
+			return "", nil, nil, fmt.Errorf("unexpected %q after parameters", tail)
+		}
+		t, err := p.parseType(strings.TrimSpace(r), owner)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		ret = t
+	}
+	return name, params, ret, nil
+}
+
+var prims = map[string]bool{"bool": true, "u8": true, "i16": true, "i32": true, "u32": true, "u64": true, "float": true, "string": true}
+
+func (p *parser) parseType(s string, owner *Class) (*Type, error) {
+	if r, ok := strings.CutPrefix(s, "opt "); ok {
+		e, err := p.parseType(strings.TrimSpace(r), owner)
+		if err != nil {
+			return nil, err
+		}
+		if e.Kind == Opt || e.Kind == List || e.Kind == CallbackT {
+			return nil, fmt.Errorf("opt of %q is not supported", r)
+		}
+		return &Type{Kind: Opt, Elem: e}, nil
+	}
+	if r, ok := strings.CutPrefix(s, "list "); ok {
+		e, err := p.parseType(strings.TrimSpace(r), owner)
+		if err != nil {
+			return nil, err
+		}
+		if e.Kind != ClassT && !(e.Kind == Prim && e.Prim == "u64") {
+			return nil, fmt.Errorf("list of %q is not supported (u64 or a class)", r)
+		}
+		return &Type{Kind: List, Elem: e}, nil
+	}
+	if prims[s] {
+		return &Type{Kind: Prim, Prim: s}, nil
+	}
+	if s == "props" {
+		return &Type{Kind: Props}, nil
+	}
+	if s == "" || strings.ContainsAny(s, " ,()") {
+		return nil, fmt.Errorf("bad type %q", s)
+	}
+	t := &Type{}
+	p.pending = append(p.pending, pendingType{t: t, name: s, owner: owner, line: p.line})
+	return t, nil
+}
+
+// resolve binds named types once every declaration is known.
+func (p *parser) resolve() error {
+	for _, pt := range p.pending {
+		name := pt.name
+		key := "." + name
+		if strings.Contains(name, ".") {
+			key = name
+		}
+		if e := p.enums[key]; e != nil {
+			*pt.t = Type{Kind: EnumT, Enum: e}
+			continue
+		}
+		if pt.owner != nil {
+			if e := p.enums[pt.owner.Name+"."+name]; e != nil { // a nested enum named from inside its class
+				*pt.t = Type{Kind: EnumT, Enum: e}
+				continue
+			}
+		}
+		if c := p.classes[name]; c != nil {
+			*pt.t = Type{Kind: ClassT, Class: c}
+			continue
+		}
+		if pt.owner != nil {
+			if cb := findCallback(pt.owner, name); cb != nil {
+				*pt.t = Type{Kind: CallbackT, Callback: cb}
+				continue
+			}
+		}
+		return fmt.Errorf("line %d: unknown type %q", pt.line, name)
+	}
+	for _, e := range p.api.Enums {
+		if e.Owner == "" {
+			continue
+		}
+		c := p.classes[e.Owner]
+		if c == nil {
+			return fmt.Errorf("enum %s.%s: no class %s", e.Owner, e.Name, e.Owner)
+		}
+		c.Enums = append(c.Enums, e)
+	}
+	for _, c := range p.api.Classes {
+		for _, m := range c.Methods {
+			for _, prm := range m.Params {
+				if prm.Type.Kind == CallbackT && prm.Type.Callback.Owner != c {
+					return fmt.Errorf("%s.%s: callback of another class", c.Name, m.Name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func findCallback(c *Class, name string) *Callback {
+	for _, cb := range c.Callbacks {
+		if cb.Name == name {
+			return cb
+		}
+	}
+	return nil
+}

@@ -1,0 +1,1093 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"sdkpp/build/gen/desc"
+)
+
+// This file writes bindings/csharp/Sdkpp.g.cs, the C# P/Invoke binding. It builds on the
+// hand-written bindings/csharp/Runtime.cs (strings, spans, maps, the callback registry, the ABI
+// check and the Sdk class); the two are compiled together. The binding targets Mono's mcs at
+// C# 7 (older Unity): no unsafe code, no APIs newer than the .NET 4.x profile.
+//
+// Shape of the binding (namespace Sdkpp):
+//   - enum E                    public enum E : int, same names and values; Owner.E is nested in
+//                               the class Owner (Client.Status).
+//   - class X                   public sealed class X : IDisposable holding the object id in an
+//                               IntPtr; Dispose and the finalizer drop it exactly once.
+//     ctor flag                 public X() (Sdkpp_X_Init); extra ctors are overloads.
+//     no nocopy                 X Clone(): a deep copy (Sdkpp_X_Clone).
+//     prop P: T                 T P() and void SetP(T value).
+//     method / static           instance / static methods of the same name.
+//     callback Cb(params)       public delegate void Cb(...) nested in X; a static trampoline
+//                               marked [MonoPInvokeCallback] adapts the C callback.
+//   - types                     string <-> System.String (UTF-8), opt T -> T? or null,
+//                               list T -> IList<T> in / T[] out, props -> IDictionary<string,string>
+//                               in / Dictionary<string,string> out.
+
+// csPrim is the C# type of each primitive.
+var csPrim = map[string]string{
+	"bool": "bool", "u8": "byte", "i16": "short", "i32": "int", "u32": "uint",
+	"u64": "ulong", "float": "float", "string": "string",
+}
+
+// csKeywords are the C# keywords; an identifier that is one gets an @ prefix.
+var csKeywords = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`abstract as base bool break byte case catch char checked class const
+		continue decimal default delegate do double else enum event explicit extern false finally fixed
+		float for foreach goto if implicit in int interface internal is lock long namespace new null
+		object operator out override params private protected public readonly ref return sbyte sealed
+		short sizeof stackalloc static string struct switch this throw true try typeof uint ulong
+		unchecked unsafe ushort using virtual void volatile while`) {
+		csKeywords[k] = true
+	}
+}
+
+// csReserved are names a described class or top-level enum must not take: the types of
+// Runtime.cs and Sdkpp.g.cs, and the System types Runtime.cs names without qualification (a type
+// of namespace Sdkpp would shadow them). Keep in sync with bindings/csharp/Runtime.cs.
+var csReserved = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`AOT System Sdk SdkppAbiException Abi AbiInfo Native NativeString
+		NativeProperties NativeSpan NativeObject NativeBool NativeEnum NativeFreeFn Marshaling Arena
+		CallbackRegistry Trampolines Attribute AttributeUsage AttributeUsageAttribute AttributeTargets
+		Type IntPtr UIntPtr Exception InvalidOperationException OutOfMemoryException
+		ArgumentNullException ArgumentException IDisposable Func Action Delegate Console Marshal
+		MarshalAs MarshalAsAttribute UnmanagedType StructLayout StructLayoutAttribute LayoutKind
+		DllImport DllImportAttribute CallingConvention UnmanagedFunctionPointer
+		UnmanagedFunctionPointerAttribute UTF8Encoding Encoding Volatile Interlocked List Dictionary
+		IDictionary IList KeyValuePair GC`) {
+		csReserved[k] = true
+	}
+}
+
+// Fully qualified names used by the generated code, so that no described name can shadow them.
+const (
+	csIntPtr   = "global::System.IntPtr"
+	csMarshal  = "global::System.Runtime.InteropServices.Marshal"
+	csInterop  = "global::System.Runtime.InteropServices"
+	csArgNull  = "global::System.ArgumentNullException"
+	csArgExc   = "global::System.ArgumentException"
+	csGC       = "global::System.GC"
+	csNS       = "global::Sdkpp."
+	csI1       = "[" + csInterop + ".MarshalAs(" + csInterop + ".UnmanagedType.I1)]"
+	csI1Return = "[return: " + csInterop + ".MarshalAs(" + csInterop + ".UnmanagedType.I1)]"
+)
+
+// csIdent makes a described name usable as a C# identifier.
+func csIdent(name string) string {
+	if csKeywords[name] {
+		return "@" + name
+	}
+	return name
+}
+
+// csEnumRef is the qualified C# name of an enum (global::Sdkpp.Client.Status).
+func csEnumRef(e *desc.Enum) string {
+	if e.Owner != "" {
+		return csNS + e.Owner + "." + e.Name
+	}
+	return csNS + e.Name
+}
+
+func csClassRef(c *desc.Class) string { return csNS + c.Name }
+
+func csCallbackRef(cb *desc.Callback) string { return csNS + cb.Owner.Name + "." + cb.Name }
+
+// csNativeDelegate is the qualified name of a callback's native delegate type.
+func csNativeDelegate(cb *desc.Callback) string { return csNS + "Native." + cb.FullName() }
+
+// isValueOpt reports whether opt t is a nullable value type in C# (T?), not a reference.
+func isValueOpt(t *desc.Type) bool {
+	return (t.Kind == desc.Prim && t.Prim != "string") || t.Kind == desc.EnumT
+}
+
+// csOut is the public C# type of a value the library gives out (return, getter, callback argument).
+func csOut(t *desc.Type) string {
+	switch t.Kind {
+	case desc.Prim:
+		return csPrim[t.Prim]
+	case desc.EnumT:
+		return csEnumRef(t.Enum)
+	case desc.ClassT:
+		return csClassRef(t.Class)
+	case desc.List:
+		return csOut(t.Elem) + "[]"
+	case desc.Props:
+		return "global::System.Collections.Generic.Dictionary<string, string>"
+	case desc.Opt:
+		if isValueOpt(t.Elem) {
+			return csOut(t.Elem) + "?"
+		}
+		return csOut(t.Elem)
+	}
+	panic(fmt.Sprintf("emit_cs: no C# output type for type kind %d", t.Kind))
+}
+
+// csIn is the public C# type of a parameter.
+func csIn(t *desc.Type) string {
+	switch t.Kind {
+	case desc.List:
+		return "global::System.Collections.Generic.IList<" + csOut(t.Elem) + ">"
+	case desc.Props:
+		return "global::System.Collections.Generic.IDictionary<string, string>"
+	case desc.CallbackT:
+		return csCallbackRef(t.Callback)
+	case desc.Opt:
+		if isValueOpt(t.Elem) {
+			return csOut(t.Elem) + "?"
+		}
+		return csIn(t.Elem)
+	}
+	return csOut(t)
+}
+
+// csNativeValue is the P/Invoke type of a C value passed by value, with its marshaling attribute.
+func csNativeValue(t *desc.Type) string {
+	switch t.Kind {
+	case desc.Prim:
+		switch t.Prim {
+		case "bool":
+			return csI1 + " bool"
+		case "string":
+			return csNS + "NativeString"
+		}
+		return csPrim[t.Prim]
+	case desc.EnumT:
+		return csEnumRef(t.Enum)
+	case desc.List:
+		return csNS + "NativeSpan"
+	case desc.Props:
+		return csNS + "NativeProperties"
+	}
+	panic(fmt.Sprintf("emit_cs: no native C# value type for type kind %d", t.Kind))
+}
+
+// csNativeOut is the P/Invoke type of the returnValue out-parameter of t (whose C type is a
+// pointer to cValue(optElem(t))).
+func csNativeOut(t *desc.Type) string {
+	e := optElem(t)
+	switch {
+	case e.Kind == desc.ClassT:
+		return csIntPtr
+	case e.Kind == desc.Prim && e.Prim == "bool":
+		return "byte" // a C bool through a pointer: one byte
+	case e.Kind == desc.Opt || e.Kind == desc.CallbackT:
+		panic("emit_cs: no returnValue type for a nested opt or a callback")
+	}
+	return csNativeValue(e)
+}
+
+// csNativeRet is the P/Invoke return type of a getter or method returning t, and its attribute.
+func csNativeRet(t *desc.Type) (typ, attr string) {
+	switch {
+	case t == nil:
+		return "void", ""
+	case t.Kind == desc.CallbackT:
+		panic("emit_cs: a callback cannot be returned")
+	case t.Kind == desc.Opt:
+		return "bool", csI1Return
+	case returnsDirect(t):
+		if t.Kind == desc.Prim && t.Prim == "bool" {
+			return "bool", csI1Return
+		}
+		return csNativeValue(t), ""
+	}
+	return "void", ""
+}
+
+// csCallbackNativeArg is the type of a callback argument in the native delegate (cCallbackArg).
+func csCallbackNativeArg(t *desc.Type) string {
+	switch t.Kind {
+	case desc.ClassT, desc.Opt:
+		return csIntPtr
+	case desc.CallbackT:
+		panic("emit_cs: a callback cannot take a callback")
+	}
+	return csNativeValue(t)
+}
+
+// csNativeParams renders the P/Invoke parameters of described parameters (cParams' C# twin).
+func csNativeParams(params []desc.Param) []string {
+	var out []string
+	for _, p := range params {
+		n := csIdent(p.Name)
+		switch p.Type.Kind {
+		case desc.CallbackT:
+			out = append(out, csNativeDelegate(p.Type.Callback)+" "+n,
+				csNS+"NativeFreeFn "+p.Name+"__userDataFree",
+				csIntPtr+" "+p.Name+"__userData")
+		case desc.ClassT:
+			out = append(out, "ref "+csIntPtr+" "+n)
+		case desc.Opt:
+			out = append(out, csIntPtr+" "+n)
+		default:
+			out = append(out, csNativeValue(p.Type)+" "+n)
+		}
+	}
+	return out
+}
+
+// csNativeFunc is one P/Invoke declaration.
+type csNativeFunc struct {
+	name   string
+	ret    string
+	attr   string
+	params []string
+}
+
+// csNativeFuncsOf lists a class's P/Invoke declarations in header order; it mirrors functionsOf,
+// and emitCSharp checks that the two agree.
+func csNativeFuncsOf(c *desc.Class) []csNativeFunc {
+	self := "ref " + csIntPtr + " self"
+	var fs []csNativeFunc
+	add := func(name, ret, attr string, params ...string) {
+		fs = append(fs, csNativeFunc{name: cClass(c) + "_" + name, ret: ret, attr: attr, params: params})
+	}
+	withOut := func(ps []string, t *desc.Type) []string {
+		if t != nil && !returnsDirect(t) {
+			ps = append(ps, "out "+csNativeOut(t)+" returnValue")
+		}
+		return ps
+	}
+	if c.Ctor {
+		add("Init", "void", "", self)
+	}
+	for _, m := range c.Ctors {
+		add(m.Name, "void", "", append([]string{self}, csNativeParams(m.Params)...)...)
+	}
+	add("Drop", "void", "", self)
+	if !c.NoCopy {
+		add("Clone", "void", "", self, "ref "+csIntPtr+" other")
+	}
+	for _, p := range c.Props {
+		ret, attr := csNativeRet(p.Type)
+		add(p.Name, ret, attr, withOut([]string{self}, p.Type)...)
+		if !p.ReadOnly {
+			add("Set"+p.Name, "void", "", append([]string{self}, csNativeParams([]desc.Param{{Name: "value", Type: p.Type}})...)...)
+		}
+	}
+	for _, m := range c.Methods {
+		var ps []string
+		if !m.Static {
+			ps = append(ps, self)
+		}
+		ps = append(ps, csNativeParams(m.Params)...)
+		ret, attr := csNativeRet(m.Ret)
+		add(m.Name, ret, attr, withOut(ps, m.Ret)...)
+	}
+	return fs
+}
+
+// csWriter is an indenting line writer.
+type csWriter struct {
+	b      strings.Builder
+	indent int
+}
+
+func (w *csWriter) line(format string, a ...any) {
+	s := fmt.Sprintf(format, a...)
+	if s == "" {
+		w.b.WriteString("\n")
+		return
+	}
+	if strings.HasPrefix(s, "}") {
+		w.indent--
+	}
+	w.b.WriteString(strings.Repeat("    ", w.indent))
+	w.b.WriteString(s)
+	w.b.WriteString("\n")
+	if strings.HasSuffix(s, "{") {
+		w.indent++
+	}
+}
+
+// lines writes several lines (each may open or close a block).
+func (w *csWriter) lines(ls []string) {
+	for _, l := range ls {
+		w.line("%s", l)
+	}
+}
+
+// csXML escapes text for an XML doc comment.
+func csXML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// doc writes an XML doc comment: a summary from doc (or fallback) and optional remarks.
+func (w *csWriter) doc(doc []string, fallback string, remarks ...string) {
+	if len(doc) == 0 {
+		doc = []string{fallback}
+	}
+	if len(doc) == 1 {
+		w.line("/// <summary>%s</summary>", csXML(doc[0]))
+	} else {
+		w.line("/// <summary>")
+		for _, d := range doc {
+			w.line("/// %s", csXML(d))
+		}
+		w.line("/// </summary>")
+	}
+	if len(remarks) > 0 {
+		w.line("/// <remarks>")
+		for _, r := range remarks {
+			w.line("/// %s", csXML(r))
+		}
+		w.line("/// </remarks>")
+	}
+}
+
+// emitCSharp writes bindings/csharp/Sdkpp.g.cs.
+func emitCSharp(api *desc.API) string {
+	csCheckNames(api)
+	version, abi := csVersions(api)
+
+	w := &csWriter{}
+	w.line("// %s", generatedNote)
+	w.lines([]string{
+		"//",
+		"// The C# binding of sdkpp, generated by build/gen from api/sdkpp.api; do not edit it, edit the",
+		"// description (or build/gen/emit_cs.go) and run `go run ./build/gen`. It needs the hand-written",
+		"// bindings/csharp/Runtime.cs and the native library sdkpp (libsdkpp.so, sdkpp.dll, libsdkpp.dylib).",
+		"//",
+		"// Conventions:",
+		"//  - Each class is sealed and IDisposable. Dispose releases the native object at once; an object",
+		"//    that is not disposed is released by its finalizer. Using an object after Dispose is refused by",
+		"//    the library (it logs an error) and returns the default: 0, false, \"\", null.",
+		"//  - Property P is read with P() and written with SetP(value). Classes the description does not",
+		"//    mark nocopy have Clone(), a deep copy that must be disposed on its own.",
+		"//  - Strings are UTF-8 on the native side. A null argument that is not optional throws",
+		"//    ArgumentNullException. Optional values are nullable; null means absent and clears a value.",
+		"//  - Objects returned by the library (and given to callbacks) belong to the caller; a method that",
+		"//    would return an object returns null when the library refused the call.",
+		"//  - Nested enums and callbacks are nested types: Client.Status, Client.LogCallback.",
+		"//  - Callbacks run only inside Sdk.RunCallbacks, on the calling thread. Exceptions they throw are",
+		"//    caught, written to Console.Error and passed to Sdk.CallbackException.",
+		"//  - The binding checks before its first call that the library was built from the same",
+		"//    description (Sdkpp_CheckAbi) and throws SdkppAbiException if not.",
+		"",
+		"namespace Sdkpp",
+		"{",
+	})
+
+	// Constants and ABI probes.
+	w.line("internal static partial class Native")
+	w.line("{")
+	w.line("/// <summary>SDKPP_VERSION: %d.%d.%d as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>", api.Version[0], api.Version[1], api.Version[2])
+	w.line("internal const uint Version = %du;", version)
+	w.line("/// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>")
+	w.line("internal const uint AbiVersion = %du;", abi)
+	w.line("}")
+	w.line("")
+	enumProbe := "int"
+	for _, e := range api.Enums {
+		if e.Owner == "" && e.Name == "LoggingSeverity" {
+			enumProbe = csEnumRef(e)
+		}
+	}
+	if enumProbe == "int" && len(api.Enums) > 0 {
+		enumProbe = csEnumRef(api.Enums[0])
+	}
+	w.line("#pragma warning disable 649 // measured by the ABI check, never written")
+	w.line("/// <summary>An enum field, for sizeofEnum of the ABI check.</summary>")
+	w.line("[%s.StructLayout(%s.LayoutKind.Sequential)]", csInterop, csInterop)
+	w.line("internal struct NativeEnum")
+	w.line("{")
+	w.line("internal %s value;", enumProbe)
+	w.line("}")
+	w.line("#pragma warning restore 649")
+
+	// Top-level enums.
+	for _, e := range api.Enums {
+		if e.Owner == "" {
+			w.line("")
+			csEnum(w, e)
+		}
+	}
+
+	// Classes.
+	for _, c := range api.Classes {
+		w.line("")
+		csClass(w, c)
+	}
+
+	// P/Invoke declarations and native delegate types.
+	w.line("")
+	w.line("internal static partial class Native")
+	w.line("{")
+	first := true
+	for _, c := range api.Classes {
+		for _, cb := range c.Callbacks {
+			if !first {
+				w.line("")
+			}
+			first = false
+			var ps []string
+			for _, p := range cb.Params {
+				ps = append(ps, csCallbackNativeArg(p.Type)+" "+csIdent(p.Name))
+			}
+			ps = append(ps, csIntPtr+" userData")
+			w.line("[%s.UnmanagedFunctionPointer(%s.CallingConvention.Cdecl)]", csInterop, csInterop)
+			w.line("internal delegate void %s(%s);", cb.FullName(), strings.Join(ps, ", "))
+		}
+	}
+	for _, c := range api.Classes {
+		fs := csNativeFuncsOf(c)
+		csCheckAgainstC(c, fs)
+		for _, f := range fs {
+			if !first {
+				w.line("")
+			}
+			first = false
+			w.line("[%s.DllImport(Library, CallingConvention = %s.CallingConvention.Cdecl)]", csInterop, csInterop)
+			if f.attr != "" {
+				w.line("%s", f.attr)
+			}
+			w.line("internal static extern %s %s(%s);", f.ret, f.name, strings.Join(f.params, ", "))
+		}
+	}
+	w.line("}")
+
+	// Trampolines.
+	w.line("")
+	w.line("/// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>")
+	w.line("internal static class Trampolines")
+	w.line("{")
+	first = true
+	for _, c := range api.Classes {
+		for _, cb := range c.Callbacks {
+			if !first {
+				w.line("")
+			}
+			first = false
+			csTrampoline(w, cb)
+		}
+	}
+	w.line("}")
+	w.line("}")
+	return w.b.String()
+}
+
+// csVersions computes SDKPP_VERSION and reads SDKPP_ABI_VERSION out of the C header that emitC
+// writes for the same description, so that the binding and the header can never disagree.
+func csVersions(api *desc.API) (version, abi uint32) {
+	h := emitC(api)
+	define := func(name string) string {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (.+)$`).FindStringSubmatch(h)
+		if m == nil {
+			panic("emit_cs: the C header has no #define " + name)
+		}
+		return strings.TrimSpace(m[1])
+	}
+	part := func(name string) uint32 {
+		n, err := strconv.ParseUint(define(name), 10, 8)
+		if err != nil {
+			panic(fmt.Sprintf("emit_cs: cannot parse %s: %v", name, err))
+		}
+		return uint32(n)
+	}
+	const formula = "((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)"
+	if got := define("SDKPP_VERSION"); got != formula {
+		panic("emit_cs: SDKPP_VERSION is no longer " + formula + " but " + got + "; update csVersions")
+	}
+	version = part("SDKPP_VERSION_MAJOR")<<16 | part("SDKPP_VERSION_MINOR")<<8 | part("SDKPP_VERSION_PATCH")
+	a, err := strconv.ParseUint(strings.TrimSuffix(define("SDKPP_ABI_VERSION"), "u"), 10, 32)
+	if err != nil {
+		panic(fmt.Sprintf("emit_cs: cannot parse SDKPP_ABI_VERSION: %v", err))
+	}
+	return version, uint32(a)
+}
+
+// csCheckAgainstC panics if the P/Invoke declarations of c do not name the C functions of c.
+func csCheckAgainstC(c *desc.Class, fs []csNativeFunc) {
+	var want, got []string
+	for _, f := range functionsOf(c) {
+		want = append(want, f.Name)
+	}
+	for _, f := range fs {
+		got = append(got, f.name)
+	}
+	if strings.Join(want, ",") != strings.Join(got, ",") {
+		panic(fmt.Sprintf("emit_cs: the C# P/Invokes of %s (%v) do not match the C functions (%v); update csNativeFuncsOf", c.Name, got, want))
+	}
+}
+
+// objectMembers are System.Object members a described member must not hide.
+var objectMembers = map[string]bool{"Equals": true, "GetHashCode": true, "GetType": true, "Finalize": true,
+	"MemberwiseClone": true, "ReferenceEquals": true}
+
+// csCheckNames panics on descriptions whose names would not compile or would clash in C#.
+func csCheckNames(api *desc.API) {
+	top := map[string]string{}
+	claim := func(scope map[string]string, name, what string) {
+		if prev, ok := scope[name]; ok {
+			panic(fmt.Sprintf("emit_cs: %s and %s have the same C# name %q", prev, what, name))
+		}
+		scope[name] = what
+	}
+	for _, e := range api.Enums {
+		if e.Owner == "" {
+			if csReserved[e.Name] {
+				panic(fmt.Sprintf("emit_cs: enum %s takes a name the C# binding reserves (see csReserved)", e.Name))
+			}
+			claim(top, e.Name, "enum "+e.Name)
+		}
+		for _, v := range e.Values {
+			if v.Value < -1<<31 || v.Value > 1<<32-1 {
+				panic(fmt.Sprintf("emit_cs: enum %s value %s = %d does not fit 32 bits", e.CppName(), v.Name, v.Value))
+			}
+		}
+	}
+	for _, c := range api.Classes {
+		if csReserved[c.Name] {
+			panic(fmt.Sprintf("emit_cs: class %s takes a name the C# binding reserves (see csReserved)", c.Name))
+		}
+		claim(top, c.Name, "class "+c.Name)
+		members := map[string]string{}
+		// Members the binding itself gives every class.
+		for _, n := range []string{"Dispose", "Adopt", "Drop", "handle", "disposed"} {
+			members[n] = "the binding's " + n
+		}
+		if !c.NoCopy {
+			members["Clone"] = "the binding's Clone"
+		}
+		member := func(name, what string) {
+			if name == c.Name {
+				panic(fmt.Sprintf("emit_cs: %s of %s has the name of its class, which C# forbids", what, c.Name))
+			}
+			if objectMembers[name] {
+				panic(fmt.Sprintf("emit_cs: %s of %s would hide System.Object.%s", what, c.Name, name))
+			}
+			claim(members, name, what+" of "+c.Name)
+		}
+		for _, e := range c.Enums {
+			member(e.Name, "enum "+e.Name)
+		}
+		for _, cb := range c.Callbacks {
+			member(cb.Name, "callback "+cb.Name)
+		}
+		for _, p := range c.Props {
+			member(p.Name, "prop "+p.Name)
+			if !p.ReadOnly {
+				member("Set"+p.Name, "setter Set"+p.Name)
+			}
+			csCheckType(p.Type, false)
+		}
+		for _, m := range c.Methods {
+			if m.Name == "ToString" && !csIsToString(m) {
+				panic(fmt.Sprintf("emit_cs: %s.ToString must be a non-static method without parameters returning string", c.Name))
+			}
+			member(m.Name, "method "+m.Name)
+			if m.Ret != nil {
+				csCheckType(m.Ret, false)
+			}
+			for _, p := range m.Params {
+				csCheckType(p.Type, false)
+			}
+		}
+		ctors := map[string]string{}
+		if c.Ctor {
+			ctors[""] = "the parameterless constructor (ctor flag)"
+		}
+		for _, m := range c.Ctors {
+			var sig []string
+			for _, p := range m.Params {
+				csCheckType(p.Type, false)
+				sig = append(sig, csIn(p.Type))
+			}
+			claim(ctors, strings.Join(sig, ","), "ctor "+m.Name+" of "+c.Name)
+		}
+		for _, cb := range c.Callbacks {
+			for _, p := range cb.Params {
+				csCheckType(p.Type, true)
+				if p.Name == "userData" {
+					panic(fmt.Sprintf("emit_cs: callback %s: a parameter may not be named userData", cb.FullName()))
+				}
+			}
+		}
+	}
+}
+
+// csCheckType panics on a type combination the binding does not support.
+func csCheckType(t *desc.Type, callbackArg bool) {
+	switch t.Kind {
+	case desc.Opt:
+		if callbackArg && (t.Elem.IsString() || t.Elem.Kind == desc.Props) {
+			panic("emit_cs: an optional string or props callback argument is not supported (its ownership is not specified)")
+		}
+		if t.Elem.Kind == desc.Opt || t.Elem.Kind == desc.List || t.Elem.Kind == desc.CallbackT {
+			panic("emit_cs: opt of a list, an opt or a callback is not supported")
+		}
+		csCheckType(t.Elem, callbackArg)
+	case desc.List:
+		if t.Elem.Kind != desc.ClassT && !(t.Elem.Kind == desc.Prim && t.Elem.Prim == "u64") {
+			panic("emit_cs: only lists of u64 and of classes are supported")
+		}
+	case desc.CallbackT:
+		if callbackArg {
+			panic("emit_cs: a callback cannot take a callback")
+		}
+	}
+}
+
+func csIsToString(m *desc.Method) bool {
+	return m.Name == "ToString" && !m.Static && len(m.Params) == 0 && m.Ret != nil && m.Ret.IsString()
+}
+
+// csEnum writes an enum.
+func csEnum(w *csWriter, e *desc.Enum) {
+	var remarks []string
+	if e.Open {
+		remarks = append(remarks, "Open: any 32-bit value is valid, not only the named ones.")
+	}
+	w.doc(e.Doc, "The "+e.CppName()+" enum.", remarks...)
+	w.line("public enum %s : int", csIdent(e.Name))
+	w.line("{")
+	for _, v := range e.Values {
+		w.line("/// <summary>%s_%s = %d.</summary>", cEnum(e), v.Name, v.Value)
+		if v.Value > 1<<31-1 {
+			w.line("%s = unchecked((int)0x%X),", csIdent(v.Name), v.Value)
+		} else {
+			w.line("%s = %d,", csIdent(v.Name), v.Value)
+		}
+	}
+	w.line("}")
+}
+
+// csClass writes a class with its nested enums and callbacks.
+func csClass(w *csWriter, c *desc.Class) {
+	name := c.Name
+	native := csNS + "Native." + cClass(c)
+	remarks := []string{"Dispose releases the native object; an object that is not disposed is released by its finalizer."}
+	w.doc(c.Doc, "The "+c.Name+" class.", remarks...)
+	w.line("public sealed class %s : global::System.IDisposable", name)
+	w.line("{")
+	w.line("// The library's object id (the opaque field of %s); zero once dropped.", cClass(c))
+	w.line("internal %s handle;", csIntPtr)
+	w.line("// Set once by Dispose or the finalizer, so that the object is dropped exactly once.")
+	w.line("int disposed;")
+
+	for _, e := range c.Enums {
+		w.line("")
+		csEnum(w, e)
+	}
+	for _, cb := range c.Callbacks {
+		w.line("")
+		var ps []string
+		for _, p := range cb.Params {
+			ps = append(ps, csOut(p.Type)+" "+csIdent(p.Name))
+		}
+		w.doc(cb.Doc, "The "+c.Name+"::"+cb.Name+" callback.",
+			"It runs inside Sdk.RunCallbacks on the thread that calls it. Objects it receives belong to it (dispose them or let the finalizer do it).")
+		w.line("public delegate void %s(%s);", cb.Name, strings.Join(ps, ", "))
+	}
+
+	if c.Ctor {
+		w.line("")
+		w.doc([]string{"Makes a new " + name + " (" + cClass(c) + "_Init)."}, "")
+		w.line("public %s()", name)
+		w.line("{")
+		w.line("%sAbi.Ensure();", csNS)
+		w.line("%s_Init(ref this.handle);", native)
+		w.line("}")
+	}
+	for _, m := range c.Ctors {
+		w.line("")
+		var ps []string
+		for _, p := range m.Params {
+			ps = append(ps, csIn(p.Type)+" "+csIdent(p.Name))
+		}
+		w.doc(m.Doc, "Makes a new "+name+" ("+cClass(c)+"_"+m.Name+").")
+		w.line("public %s(%s)", name, strings.Join(ps, ", "))
+		w.line("{")
+		w.line("%sAbi.Ensure();", csNS)
+		csBody(w, native+"_"+m.Name, "ref this.handle", m.Params, nil, false)
+		w.line("}")
+	}
+
+	w.line("")
+	w.line("// Adopts an id the library returned.")
+	w.line("internal %s(%s id)", name, csIntPtr)
+	w.line("{")
+	w.line("this.handle = id;")
+	w.line("}")
+	w.line("")
+	w.line("// Wraps an id the library returned, or gives null for 0 (the library refused the call).")
+	w.line("internal static %s Adopt(%s id)", name, csIntPtr)
+	w.line("{")
+	w.line("return id == %s.Zero ? null : new %s(id);", csIntPtr, name)
+	w.line("}")
+
+	w.line("")
+	w.doc([]string{"Releases the native object now (" + cClass(c) + "_Drop)."}, "",
+		"Calling it again does nothing. Later calls on this object are refused by the library and return defaults.")
+	w.line("public void Dispose()")
+	w.line("{")
+	w.line("this.Drop();")
+	w.line("%s.SuppressFinalize(this);", csGC)
+	w.line("}")
+	w.line("")
+	w.doc([]string{"Releases the native object if Dispose was not called."}, "")
+	w.line("~%s()", name)
+	w.line("{")
+	w.line("this.Drop();")
+	w.line("}")
+	w.line("")
+	w.line("void Drop()")
+	w.line("{")
+	w.line("if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)")
+	w.line("{")
+	w.line("return;")
+	w.line("}")
+	w.line("if (this.handle != %s.Zero)", csIntPtr)
+	w.line("{")
+	w.line("%s_Drop(ref this.handle);", native)
+	w.line("}")
+	w.line("}")
+
+	if !c.NoCopy {
+		w.line("")
+		w.doc([]string{"Returns a deep copy (" + cClass(c) + "_Clone); changing one does not change the other."}, "",
+			"The copy is a separate object to dispose. Null if this object was disposed.")
+		w.line("public %s Clone()", name)
+		w.line("{")
+		w.line("%s copy = %s.Zero;", csIntPtr, csIntPtr)
+		w.line("%s_Clone(ref copy, ref this.handle);", native)
+		w.line("return Adopt(copy);")
+		w.line("}")
+	}
+
+	for _, p := range c.Props {
+		w.line("")
+		w.doc(p.Doc, "Gets "+p.Name+".", csNullRemark(p.Type, true)...)
+		w.line("public %s %s()", csOut(p.Type), csIdent(p.Name))
+		w.line("{")
+		csBody(w, native+"_"+p.Name, "ref this.handle", nil, p.Type, false)
+		w.line("}")
+		if !p.ReadOnly {
+			w.line("")
+			var doc []string
+			for i, d := range p.Doc {
+				if i == 0 {
+					d = "Sets " + p.Name + ": " + d
+				}
+				doc = append(doc, d)
+			}
+			w.doc(doc, "Sets "+p.Name+".", csNullRemark(p.Type, false)...)
+			w.line("public void Set%s(%s value)", p.Name, csIn(p.Type))
+			w.line("{")
+			csBody(w, native+"_Set"+p.Name, "ref this.handle", []desc.Param{{Name: "value", Type: p.Type}}, nil, false)
+			w.line("}")
+		}
+	}
+
+	for _, m := range c.Methods {
+		w.line("")
+		var ps []string
+		hasCallback := false
+		for _, p := range m.Params {
+			ps = append(ps, csIn(p.Type)+" "+csIdent(p.Name))
+			if p.Type.Kind == desc.CallbackT {
+				hasCallback = true
+			}
+		}
+		var remarks []string
+		if hasCallback {
+			remarks = append(remarks, "The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.")
+		}
+		if m.Ret != nil {
+			remarks = append(remarks, csNullRemark(m.Ret, true)...)
+		}
+		ret := "void"
+		if m.Ret != nil {
+			ret = csOut(m.Ret)
+		}
+		w.doc(m.Doc, "Calls "+cClass(c)+"_"+m.Name+".", remarks...)
+		switch {
+		case csIsToString(m):
+			w.line("public override string ToString()")
+		case m.Static:
+			w.line("public static %s %s(%s)", ret, csIdent(m.Name), strings.Join(ps, ", "))
+		default:
+			w.line("public %s %s(%s)", ret, csIdent(m.Name), strings.Join(ps, ", "))
+		}
+		w.line("{")
+		self := "ref this.handle"
+		if m.Static {
+			self = ""
+			w.line("%sAbi.Ensure();", csNS)
+		}
+		csBody(w, native+"_"+m.Name, self, m.Params, m.Ret, m.Static)
+		w.line("}")
+	}
+	w.line("}")
+}
+
+// csNullRemark documents what null means for a value of type t.
+func csNullRemark(t *desc.Type, out bool) []string {
+	switch {
+	case t.Kind == desc.Opt && out:
+		return []string{"Null when the value is absent."}
+	case t.Kind == desc.Opt:
+		return []string{"Null clears the value."}
+	case out && t.Kind == desc.ClassT:
+		return []string{"The caller owns the returned object; null if the library refused the call."}
+	case !out && (t.IsString() || t.Kind == desc.ClassT || t.Kind == desc.List || t.Kind == desc.Props):
+		return []string{"Null throws ArgumentNullException."}
+	}
+	return nil
+}
+
+// csBody writes the statements of a wrapper: argument conversion, the P/Invoke call and the
+// conversion of its result.
+func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, static bool) {
+	var pre, args, post, callbacks []string
+	arena := false
+	if self != "" {
+		args = append(args, self)
+	}
+	for _, p := range params {
+		n := csIdent(p.Name)
+		a := "__" + p.Name
+		t := p.Type
+		nullCheck := fmt.Sprintf("if (%s == null) { throw new %s(%q); }", n, csArgNull, p.Name)
+		switch t.Kind {
+		case desc.Prim:
+			if t.IsString() {
+				arena = true
+				pre = append(pre, fmt.Sprintf("%sNativeString %s = __arena.String(%s, %q);", csNS, a, n, p.Name))
+				args = append(args, a)
+			} else {
+				args = append(args, n)
+			}
+		case desc.EnumT:
+			args = append(args, n)
+		case desc.ClassT:
+			pre = append(pre, nullCheck, fmt.Sprintf("%s %s = %s.handle;", csIntPtr, a, n))
+			args = append(args, "ref "+a)
+			post = append(post, fmt.Sprintf("%s.KeepAlive(%s);", csGC, n))
+		case desc.Opt:
+			arena = true
+			e := t.Elem
+			var box string
+			switch {
+			case e.Kind == desc.Prim && e.Prim == "bool":
+				box = fmt.Sprintf("__arena.BoxBool(%s.Value)", n)
+			case e.Kind == desc.EnumT:
+				box = fmt.Sprintf("__arena.BoxInt32((int)%s.Value)", n)
+			case e.IsString():
+				box = fmt.Sprintf("__arena.Box(__arena.String(%s, %q))", n, p.Name)
+			case e.Kind == desc.Prim:
+				box = fmt.Sprintf("__arena.Box(%s.Value)", n)
+			case e.Kind == desc.ClassT:
+				box = fmt.Sprintf("__arena.BoxId(%s.handle)", n)
+				post = append(post, fmt.Sprintf("%s.KeepAlive(%s);", csGC, n))
+			case e.Kind == desc.Props:
+				box = fmt.Sprintf("__arena.BoxProperties(__arena.Properties(%s, %q))", n, p.Name)
+			default:
+				panic(fmt.Sprintf("emit_cs: opt of type kind %d is not supported", e.Kind))
+			}
+			pre = append(pre, fmt.Sprintf("%s %s = %s == null ? %s.Zero : %s;", csIntPtr, a, n, csIntPtr, box))
+			args = append(args, a)
+		case desc.List:
+			arena = true
+			if t.Elem.Kind == desc.ClassT {
+				pre = append(pre, nullCheck,
+					fmt.Sprintf("%s[] %s_ids = new %s[%s.Count];", csIntPtr, a, csIntPtr, n),
+					fmt.Sprintf("for (int __i = 0; __i < %s_ids.Length; __i++)", a),
+					"{",
+					fmt.Sprintf("%s __el = %s[__i];", csClassRef(t.Elem.Class), n),
+					fmt.Sprintf("if (__el == null) { throw new %s(\"element \" + __i + \" is null\", %q); }", csArgExc, p.Name),
+					fmt.Sprintf("%s_ids[__i] = __el.handle;", a),
+					"}",
+					fmt.Sprintf("%sNativeSpan %s = __arena.Ids(%s_ids);", csNS, a, a))
+				post = append(post, fmt.Sprintf("%s.KeepAlive(%s);", csGC, n))
+			} else {
+				pre = append(pre, fmt.Sprintf("%sNativeSpan %s = __arena.UInt64s(%s, %q);", csNS, a, n, p.Name))
+			}
+			args = append(args, a)
+		case desc.Props:
+			arena = true
+			pre = append(pre, fmt.Sprintf("%sNativeProperties %s = __arena.Properties(%s, %q);", csNS, a, n, p.Name))
+			args = append(args, a)
+		case desc.CallbackT:
+			pre = append(pre, nullCheck)
+			callbacks = append(callbacks, p.Name)
+			args = append(args, csNS+"Trampolines."+t.Callback.FullName(), csNS+"CallbackRegistry.FreeUserData", a)
+		}
+	}
+
+	// The call and its result.
+	var decl, call []string
+	result := "" // the public result, returned after post
+	invoke := fmt.Sprintf("%s(%s)", fn, strings.Join(args, ", "))
+	switch {
+	case ret == nil:
+		call = append(call, invoke+";")
+	case returnsDirect(ret):
+		decl = append(decl, fmt.Sprintf("%s __result;", csOut(ret)))
+		call = append(call, fmt.Sprintf("__result = %s;", invoke))
+		result = "__result"
+	default:
+		decl = append(decl, fmt.Sprintf("%s __result;", csOut(ret)))
+		outArgs := append(append([]string{}, args...), "out __rv")
+		invoke = fmt.Sprintf("%s(%s)", fn, strings.Join(outArgs, ", "))
+		call = append(call, fmt.Sprintf("%s __rv;", csNativeOut(ret)))
+		if ret.Kind == desc.Opt {
+			conv := csTake(ret.Elem, "__rv")
+			if isValueOpt(ret.Elem) {
+				conv = "(" + csOut(ret) + ")" + conv
+			}
+			call = append(call, fmt.Sprintf("__result = %s ? %s : null;", invoke, conv))
+		} else {
+			call = append(call, invoke+";", fmt.Sprintf("__result = %s;", csTake(ret, "__rv")))
+		}
+		result = "__result"
+	}
+	if len(callbacks) > 0 {
+		// Register last, so that nothing can throw between registering and handing over; if the
+		// call never reached the library, forget the callbacks again.
+		var wrapped []string
+		for _, cb := range callbacks {
+			wrapped = append(wrapped, fmt.Sprintf("%s __%s = %sCallbackRegistry.Register(%s);", csIntPtr, cb, csNS, csIdent(cb)))
+		}
+		wrapped = append(wrapped, "bool __handedOver = false;", "try", "{")
+		wrapped = append(wrapped, call...)
+		wrapped = append(wrapped, "__handedOver = true;", "}", "finally", "{", "if (!__handedOver)", "{")
+		for _, cb := range callbacks {
+			wrapped = append(wrapped, fmt.Sprintf("%sCallbackRegistry.Remove(__%s);", csNS, cb))
+		}
+		wrapped = append(wrapped, "}", "}")
+		call = wrapped
+	}
+	call = append(decl, call...)
+	var body []string
+	body = append(body, pre...)
+	body = append(body, call...)
+	body = append(body, post...)
+	if result != "" {
+		body = append(body, "return "+result+";")
+	}
+	if arena {
+		w.line("using (%sArena __arena = new %sArena())", csNS, csNS)
+		w.line("{")
+		w.lines(body)
+		w.line("}")
+		return
+	}
+	w.lines(body)
+}
+
+// csTake converts a value the library returned in v (a returnValue or a callback argument),
+// taking ownership: strings, spans and maps are freed, objects adopted.
+func csTake(t *desc.Type, v string) string {
+	switch t.Kind {
+	case desc.Prim:
+		switch t.Prim {
+		case "string":
+			return csNS + "Marshaling.TakeString(" + v + ")"
+		case "bool":
+			return "(" + v + " != 0)"
+		}
+		return v
+	case desc.EnumT:
+		return v
+	case desc.ClassT:
+		return csClassRef(t.Class) + ".Adopt(" + v + ")"
+	case desc.List:
+		if t.Elem.Kind == desc.ClassT {
+			return fmt.Sprintf("%sMarshaling.TakeObjects<%s>(%s, %s.Adopt)", csNS, csClassRef(t.Elem.Class), v, csClassRef(t.Elem.Class))
+		}
+		return csNS + "Marshaling.TakeUInt64s(" + v + ")"
+	case desc.Props:
+		return csNS + "Marshaling.TakeProperties(" + v + ")"
+	}
+	panic(fmt.Sprintf("emit_cs: cannot convert a returned value of type kind %d", t.Kind))
+}
+
+// csReadPtr reads an optional scalar callback argument through its pointer p.
+func csReadPtr(t *desc.Type, p string) string {
+	if t.Kind == desc.EnumT {
+		return fmt.Sprintf("(%s)%s.ReadInt32(%s)", csEnumRef(t.Enum), csMarshal, p)
+	}
+	switch t.Prim {
+	case "bool":
+		return fmt.Sprintf("(%s.ReadByte(%s) != 0)", csMarshal, p)
+	case "u8":
+		return fmt.Sprintf("%s.ReadByte(%s)", csMarshal, p)
+	case "i16":
+		return fmt.Sprintf("%s.ReadInt16(%s)", csMarshal, p)
+	case "i32":
+		return fmt.Sprintf("%s.ReadInt32(%s)", csMarshal, p)
+	case "u32":
+		return fmt.Sprintf("unchecked((uint)%s.ReadInt32(%s))", csMarshal, p)
+	case "u64":
+		return fmt.Sprintf("unchecked((ulong)%s.ReadInt64(%s))", csMarshal, p)
+	case "float":
+		return fmt.Sprintf("global::System.BitConverter.ToSingle(global::System.BitConverter.GetBytes(%s.ReadInt32(%s)), 0)", csMarshal, p)
+	}
+	panic("emit_cs: cannot read an optional " + t.Prim + " callback argument")
+}
+
+// csTrampoline writes the static function the library calls for callback cb, and the delegate
+// instance that keeps it alive for the whole process.
+func csTrampoline(w *csWriter, cb *desc.Callback) {
+	name := cb.FullName()
+	var ps, conv, args, cleanup []string
+	for _, p := range cb.Params {
+		n := csIdent(p.Name)
+		a := "__" + p.Name
+		t := p.Type
+		ps = append(ps, csCallbackNativeArg(t)+" "+n)
+		var expr string
+		switch {
+		case t.Kind == desc.ClassT:
+			expr = fmt.Sprintf("%s.Adopt(%sMarshaling.ReadId(%s))", csClassRef(t.Class), csNS, n)
+			cleanup = append(cleanup, fmt.Sprintf("if (%s != null) { %s.Dispose(); }", a, a))
+		case t.Kind == desc.Opt && t.Elem.Kind == desc.ClassT:
+			expr = fmt.Sprintf("%s.Adopt(%sMarshaling.ReadId(%s))", csClassRef(t.Elem.Class), csNS, n)
+			cleanup = append(cleanup, fmt.Sprintf("if (%s != null) { %s.Dispose(); }", a, a))
+		case t.Kind == desc.Opt:
+			expr = fmt.Sprintf("%s == %s.Zero ? (%s)null : (%s)%s", n, csIntPtr, csOut(t), csOut(t), csReadPtr(t.Elem, n))
+		case t.Kind == desc.List && t.Elem.Kind == desc.ClassT:
+			expr = csTake(t, n)
+			cleanup = append(cleanup, fmt.Sprintf("foreach (%s __o in %s) { if (__o != null) { __o.Dispose(); } }", csClassRef(t.Elem.Class), a))
+		case t.Kind == desc.Prim && t.Prim == "bool":
+			expr = n
+		default:
+			expr = csTake(t, n)
+		}
+		conv = append(conv, fmt.Sprintf("%s %s = %s;", csOut(t), a, expr))
+		args = append(args, a)
+	}
+	ps = append(ps, csIntPtr+" __userData")
+	w.line("internal static readonly %s %s = %s_Impl;", csNativeDelegate(cb), name, name)
+	w.line("")
+	w.line("[global::AOT.MonoPInvokeCallback(typeof(%s))]", csNativeDelegate(cb))
+	w.line("static void %s_Impl(%s)", name, strings.Join(ps, ", "))
+	w.line("{")
+	w.line("try")
+	w.line("{")
+	w.line("// Take ownership of every argument first, so that nothing leaks whatever happens next.")
+	w.lines(conv)
+	w.line("%s __cb = %sCallbackRegistry.Get(__userData) as %s;", csCallbackRef(cb), csNS, csCallbackRef(cb))
+	w.line("if (__cb == null)")
+	w.line("{")
+	w.lines(cleanup)
+	w.line("return;")
+	w.line("}")
+	w.line("__cb(%s);", strings.Join(args, ", "))
+	w.line("}")
+	w.line("catch (global::System.Exception __e)")
+	w.line("{")
+	w.line("%sCallbackRegistry.Report(\"callback %s.%s\", __e);", csNS, cb.Owner.Name, cb.Name)
+	w.line("}")
+	w.line("}")
+}

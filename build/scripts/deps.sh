@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the system packages the build and tests need, when they are missing.
+# Usage: build/scripts/deps.sh [test|windows|all]
+set -euo pipefail
+want=${1:-test}
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have gcc || need+=(gcc)
+have g++ || need+=(g++)
+have pkg-config || need+=(pkg-config)
+if [ "$want" = test ] || [ "$want" = all ]; then
+  have mcs || need+=(mono-mcs)
+  have mono || need+=(mono-runtime)
+fi
+if [ "$want" = windows ] || [ "$want" = all ]; then
+  have x86_64-w64-mingw32-gcc-posix || need+=(gcc-mingw-w64-x86-64-posix)
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${need[*]}"
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+  have sudo || { echo "deps: need root or sudo to install: ${need[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,258 @@
+// Package core is the sdkpp client: an ordinary Go library with no cgo and no C types. capi/
+// adapts it to the C ABI.
+//
+// Callbacks given to core never run on core's goroutines: they are queued and run inside
+// RunCallbacks, on the thread that calls it.
+package core
+
+import (
+	"fmt"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"sdkpp/core/dispatch"
+)
+
+// Default service addresses: the sdkpp service on its default local port.
+const (
+	DefaultAPIBase = "http://127.0.0.1:7710/api/v10"
+	DefaultWebBase = "http://127.0.0.1:7710"
+)
+
+// DefaultHTTPTimeout is the HTTP request timeout of a new Client (rule LIM-3).
+const DefaultHTTPTimeout = 30 * time.Second
+
+// Scope strings returned by ClientGetDefaultCommunicationScopes and ClientGetDefaultPresenceScopes
+// (rules SC-1, SC-2).
+const (
+	CommunicationScopes = "openid sdk.social_layer"
+	PresenceScopes      = "openid sdk.social_layer_presence"
+)
+
+// versionHash is the source revision, set at build time with -ldflags -X.
+var versionHash = "dev"
+
+// Callback is a game's callback with the function that releases what it holds. Release, if
+// non-nil, runs exactly once, after the last call of Fn.
+type Callback[F any] struct {
+	Fn      F
+	Release func()
+}
+
+// Func wraps a Go function that holds nothing to release.
+func Func[F any](fn F) Callback[F] { return Callback[F]{Fn: fn} }
+
+// ClientLogCallback receives a log message.
+type ClientLogCallback = func(message string, severity LoggingSeverity)
+
+// ClientIsDiscordAppInstalledCallback receives whether the platform's mobile app is installed.
+type ClientIsDiscordAppInstalledCallback = func(installed bool)
+
+// ClientOpenConnectedGamesSettingsInPlatformCallback receives the result.
+type ClientOpenConnectedGamesSettingsInPlatformCallback = func(result *ClientResult)
+
+// queue is the process's one callback queue, drained by RunCallbacks.
+var queue = func() *dispatch.Queue {
+	q := dispatch.New()
+	q.OnPanic = func(v any) { Log(LoggingSeverityError, "a callback panicked: %v", v) }
+	return q
+}()
+
+// RunCallbacks runs every queued callback on the calling thread and returns how many ran.
+func RunCallbacks() int { return queue.Run() }
+
+// ResetCallbacks discards queued callbacks without running them; their resources are released.
+func ResetCallbacks() { queue.Reset() }
+
+// Client is one player's connection to the service. Its methods are safe for concurrent use.
+type Client struct {
+	scope *dispatch.Scope
+	log   logger
+
+	apiBase string
+	webBase string
+	options *ClientCreateOptions
+
+	appID       atomic.Uint64
+	httpTimeout atomic.Int64 // milliseconds
+	status      atomic.Int32
+
+	closeOnce sync.Once
+}
+
+// NewClient returns a Client for the default service addresses.
+func NewClient() *Client { return NewClientWithOptions(NewClientCreateOptions()) }
+
+// NewClientWithBases returns a Client for the given API and web base URLs.
+func NewClientWithBases(apiBase, webBase string) *Client {
+	o := NewClientCreateOptions()
+	o.SetApiBase(apiBase)
+	o.SetWebBase(webBase)
+	return NewClientWithOptions(o)
+}
+
+// NewClientWithOptions returns a Client configured by o (which it copies).
+func NewClientWithOptions(o *ClientCreateOptions) *Client {
+	c := &Client{options: o.Clone()}
+	c.scope = queue.NewScope(nil)
+	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
+	c.status.Store(int32(ClientStatusDisconnected))
+	clients.mu.Lock()
+	if clients.set == nil {
+		clients.set = map[*Client]struct{}{}
+	}
+	clients.set[c] = struct{}{}
+	clients.mu.Unlock()
+	c.apiBase = c.checkBase("API", o.ApiBase(), DefaultAPIBase)
+	c.webBase = c.checkBase("web", o.WebBase(), DefaultWebBase)
+	return c
+}
+
+// checkBase returns base if it is an absolute http(s) URL, else logs why and returns def.
+func (c *Client) checkBase(what, base, def string) string {
+	if base == "" {
+		return def
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.logf(LoggingSeverityError, "the %s base %q is not an absolute http or https URL; using %s", what, base, def)
+		return def
+	}
+	return base
+}
+
+// Close releases the client: pending one-shot callbacks run with ErrorType ClientDestroyed at the
+// next RunCallbacks, and every registered callback is released. It is idempotent.
+func (c *Client) Close() {
+	c.closeOnce.Do(func() {
+		clients.mu.Lock()
+		delete(clients.set, c)
+		clients.mu.Unlock()
+		c.log.close()
+		c.scope.Close()
+	})
+}
+
+// logf writes a redacted message to this client's log, or to standard error if nothing took it.
+func (c *Client) logf(sev LoggingSeverity, format string, args ...any) {
+	msg := Secrets.String(fmt.Sprintf(format, args...))
+	if !c.log.log(msg, sev) {
+		fallback(msg, sev)
+	}
+}
+
+// ClientGetDefaultCommunicationScopes returns "openid sdk.social_layer" (rule SC-1).
+func ClientGetDefaultCommunicationScopes() string { return CommunicationScopes }
+
+// ClientGetDefaultPresenceScopes returns "openid sdk.social_layer_presence" (rule SC-2).
+func ClientGetDefaultPresenceScopes() string { return PresenceScopes }
+
+// ClientGetVersionMajor returns the major version.
+func ClientGetVersionMajor() int32 { return VersionMajor }
+
+// ClientGetVersionMinor returns the minor version.
+func ClientGetVersionMinor() int32 { return VersionMinor }
+
+// ClientGetVersionPatch returns the patch version.
+func ClientGetVersionPatch() int32 { return VersionPatch }
+
+// ClientGetVersionHash returns the build's source revision.
+func ClientGetVersionHash() string { return versionHash }
+
+// ClientErrorToString names a Client error.
+func ClientErrorToString(e ClientError) string { return e.String() }
+
+// ClientStatusToString names a Client status.
+func ClientStatusToString(s ClientStatus) string { return s.String() }
+
+// ClientThreadToString names an SDK thread.
+func ClientThreadToString(t ClientThread) string { return t.String() }
+
+// SetApplicationId sets the application id used when AuthorizationArgs has none (rule AA-1).
+func (c *Client) SetApplicationId(id uint64) { c.appID.Store(id) }
+
+// GetApplicationId returns the application id, 0 if none was set.
+func (c *Client) GetApplicationId() uint64 { return c.appID.Load() }
+
+// CreateAuthorizationCodeVerifier returns a new PKCE verifier and its S256 challenge.
+func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
+	v := oauth2.GenerateVerifier()
+	Secrets.Add(v)
+	return &AuthorizationCodeVerifier{
+		challenge: AuthorizationCodeChallenge{
+			method:    AuthenticationCodeChallengeMethodS256,
+			challenge: oauth2.S256ChallengeFromVerifier(v),
+		},
+		verifier: v,
+	}
+}
+
+// AddLogCallback adds cb for messages at or above min. Messages are redacted (rule AU-10) and
+// delivered inside RunCallbacks; cb is released when the Client closes.
+func (c *Client) AddLogCallback(cb Callback[ClientLogCallback], min LoggingSeverity) {
+	scope := c.scope.NewScope(cb.Release)
+	if scope.Closed() {
+		return
+	}
+	c.log.add(&callbackSink{scope: scope, fn: cb.Fn, minSev: min})
+}
+
+// SetLogDir writes messages at or above min to path/sdkpp.log, replacing an earlier log
+// directory. It reports false, and logs why, when the file cannot be opened.
+func (c *Client) SetLogDir(path string, min LoggingSeverity) bool {
+	f, err := openLogFile(path)
+	if err != nil {
+		c.logf(LoggingSeverityError, "SetLogDir(%q): %v", path, err)
+		return false
+	}
+	c.log.setFile(&fileSink{f: f, minSev: min, now: time.Now})
+	return true
+}
+
+// SetHttpRequestTimeout sets the timeout of every HTTP request in milliseconds (rule LIM-3).
+// A value that is not positive is refused.
+func (c *Client) SetHttpRequestTimeout(ms int32) {
+	if ms <= 0 {
+		c.logf(LoggingSeverityError, "SetHttpRequestTimeout: %d ms is not a positive timeout; keeping %d ms", ms, c.httpTimeout.Load())
+		return
+	}
+	c.httpTimeout.Store(int64(ms))
+}
+
+// GetHttpRequestTimeout returns the HTTP request timeout in milliseconds.
+func (c *Client) GetHttpRequestTimeout() int32 { return int32(c.httpTimeout.Load()) }
+
+// HTTPTimeout returns the HTTP request timeout.
+func (c *Client) HTTPTimeout() time.Duration {
+	return time.Duration(c.httpTimeout.Load()) * time.Millisecond
+}
+
+// GetStatus returns the connection status.
+func (c *Client) GetStatus() ClientStatus { return ClientStatus(c.status.Load()) }
+
+// IsDiscordAppInstalled reports whether the platform's mobile app is installed: never, on the
+// desktop platforms sdkpp runs on.
+func (c *Client) IsDiscordAppInstalled(cb Callback[ClientIsDiscordAppInstalledCallback]) {
+	notInstalled := func() { cb.Fn(false) }
+	c.scope.Once(notInstalled, cb.Release).Fire(notInstalled)
+}
+
+// OpenConnectedGamesSettingsInPlatform asks the platform client to open its connected-games
+// settings. It needs a connection to the service; without one it fails with ClientNotReady.
+func (c *Client) OpenConnectedGamesSettingsInPlatform(cb Callback[ClientOpenConnectedGamesSettingsInPlatformCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	if st := c.GetStatus(); st != ClientStatusReady {
+		once.Fire(func() { cb.Fn(Failure(ErrorTypeClientNotReady, "the client is not connected (status %s)", st)) })
+		return
+	}
+	once.Fire(func() { cb.Fn(Failure(ErrorTypeDisabled, "the platform client is not available")) })
+}
+
+// destroyed is the result of a one-shot whose Client was dropped first.
+func destroyed() *ClientResult {
+	return Failure(ErrorTypeClientDestroyed, "the Client was dropped before the operation completed")
+}
