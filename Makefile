@@ -35,6 +35,11 @@ windows:
 	@build/scripts/deps.sh windows
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc-posix \
 		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(DLL) ./capi
+	@# cgo writes its export header beside the DLL as sdkpp.h; it would shadow include/sdkpp.h.
+	rm -f $(BUILD)/sdkpp.h
+	@# The C test compiles against the header's Windows declarations and links to the DLL.
+	@mkdir -p $(BUILD)/test/windows
+	x86_64-w64-mingw32-gcc-posix $(CFLAGS) tests/c/handle_test.c -o $(BUILD)/test/windows/handle_test.exe $(DLL) -lpthread
 	@echo "built $(DLL)"
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library.

@@ -73,11 +73,16 @@ func describe(err error, want handle.Type) string {
 
 // lookup returns the live entry behind self.
 func lookup(fn string, self unsafe.Pointer, typ handle.Type) (*handle.Entry, bool) {
+	return checked(fn, self, typ, objects.Get)
+}
+
+// checked applies a table operation to the id in self, logging why it is refused.
+func checked(fn string, self unsafe.Pointer, typ handle.Type, op func(handle.ID, handle.Type) (*handle.Entry, error)) (*handle.Entry, bool) {
 	if self == nil {
 		refuse(fn, "%s pointer is NULL", typeNames[typ])
 		return nil, false
 	}
-	e, err := objects.Get(idOf(self), typ)
+	e, err := op(idOf(self), typ)
 	if err != nil {
 		refuse(fn, "%s", describe(err, typ))
 		return nil, false
@@ -114,13 +119,8 @@ func addAdoptedOpt[T any](typ handle.Type, v *T) uintptr {
 
 // drop removes the object behind self, zeroes self and returns the object.
 func drop(fn string, self unsafe.Pointer, typ handle.Type) (any, bool) {
-	if self == nil {
-		refuse(fn, "%s pointer is NULL", typeNames[typ])
-		return nil, false
-	}
-	e, err := objects.Remove(idOf(self), typ)
-	if err != nil {
-		refuse(fn, "%s", describe(err, typ))
+	e, ok := checked(fn, self, typ, objects.Remove)
+	if !ok {
 		return nil, false
 	}
 	setID(self, 0)

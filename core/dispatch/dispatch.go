@@ -164,18 +164,24 @@ func (q *Queue) NewScope(release func()) *Scope {
 // returned closed and its release has run.
 func (s *Scope) NewScope(release func()) *Scope {
 	c := &Scope{q: s.q, release: release, parent: s}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !track(s, &s.children, c) {
 		c.Close()
-		return c
 	}
-	if s.children == nil {
-		s.children = map[*Scope]struct{}{}
-	}
-	s.children[c] = struct{}{}
-	s.mu.Unlock()
 	return c
+}
+
+// track adds v to *set unless s is closed, and reports whether it did.
+func track[T comparable](s *Scope, set *map[T]struct{}, v T) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if *set == nil {
+		*set = map[T]struct{}{}
+	}
+	(*set)[v] = struct{}{}
+	return true
 }
 
 // Closed reports whether Close was called.
@@ -239,17 +245,9 @@ type Once struct {
 // Once registers a one-shot callback in s. If s is already closed, cancel is queued at once.
 func (s *Scope) Once(cancel, release func()) *Once {
 	o := &Once{scope: s, cancel: cancel, release: release}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !track(s, &s.onces, o) {
 		o.cancelNow()
-		return o
 	}
-	if s.onces == nil {
-		s.onces = map[*Once]struct{}{}
-	}
-	s.onces[o] = struct{}{}
-	s.mu.Unlock()
 	return o
 }
 
@@ -280,14 +278,9 @@ func (o *Once) cancelNow() {
 
 // run invokes fn, or cancel when the scope closed after fn was queued, then release.
 func (o *Once) run(fn func()) {
-	o.mu.Lock()
-	if o.done {
-		o.mu.Unlock()
+	if !o.finish() {
 		return
 	}
-	o.done = true
-	o.mu.Unlock()
-	o.forget()
 	if o.scope.Closed() {
 		fn = o.cancel
 	}
@@ -303,22 +296,23 @@ func (o *Once) run(fn func()) {
 
 // discard releases the one-shot without calling it (Reset).
 func (o *Once) discard() {
-	o.mu.Lock()
-	if o.done {
-		o.mu.Unlock()
-		return
-	}
-	o.done = true
-	o.mu.Unlock()
-	o.forget()
-	if o.release != nil {
+	if o.finish() && o.release != nil {
 		o.release()
 	}
 }
 
-func (o *Once) forget() {
+// finish marks the one-shot done and removes it from its scope; false if it already was.
+func (o *Once) finish() bool {
+	o.mu.Lock()
+	if o.done {
+		o.mu.Unlock()
+		return false
+	}
+	o.done = true
+	o.mu.Unlock()
 	s := o.scope
 	s.mu.Lock()
 	delete(s.onces, o)
 	s.mu.Unlock()
+	return true
 }
