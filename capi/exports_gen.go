@@ -18,6 +18,58 @@ static inline void sdkpp_call_Client_OpenConnectedGamesSettingsInPlatformCallbac
 	cb(&result_obj, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_AuthorizationCallback(Sdkpp_Client_AuthorizationCallback cb, uintptr_t result, Sdkpp_String code, Sdkpp_String redirectUri, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, code, redirectUri, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_TokenExchangeCallback(Sdkpp_Client_TokenExchangeCallback cb, uintptr_t result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, accessToken, refreshToken, tokenType, expiresIn, scopes, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_RevokeTokenCallback(Sdkpp_Client_RevokeTokenCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UpdateTokenCallback(Sdkpp_Client_UpdateTokenCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_TokenExpirationCallback(Sdkpp_Client_TokenExpirationCallback cb, uintptr_t userData) {
+	cb((void*)userData);
+}
+
+static inline void sdkpp_call_Client_FetchCurrentUserCallback(Sdkpp_Client_FetchCurrentUserCallback cb, uintptr_t result, uint64_t id, Sdkpp_String name, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, id, name, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_ExchangeChildTokenCallback(Sdkpp_Client_ExchangeChildTokenCallback cb, uintptr_t result, Sdkpp_String accessToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, accessToken, tokenType, expiresIn, scopes, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UnmergeIntoProvisionalAccountCallback(Sdkpp_Client_UnmergeIntoProvisionalAccountCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UpdateProvisionalAccountDisplayNameCallback(Sdkpp_Client_UpdateProvisionalAccountDisplayNameCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_AuthorizeDeviceScreenClosedCallback(Sdkpp_Client_AuthorizeDeviceScreenClosedCallback cb, uintptr_t userData) {
+	cb((void*)userData);
+}
+
+static inline void sdkpp_call_Client_OpenUrlCallback(Sdkpp_Client_OpenUrlCallback cb, Sdkpp_String url, uintptr_t userData) {
+	cb(url, (void*)userData);
+}
+
 */
 import "C"
 
@@ -32,16 +84,17 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1357661865
+const abiVersion = 1427815891
 
 // Type tags of the object table, one per class.
 const (
 	typeAuthorizationCodeChallenge handle.Type = 1
 	typeAuthorizationCodeVerifier  handle.Type = 2
 	typeAuthorizationArgs          handle.Type = 3
-	typeClientCreateOptions        handle.Type = 4
-	typeClientResult               handle.Type = 5
-	typeClient                     handle.Type = 6
+	typeDeviceAuthorizationArgs    handle.Type = 4
+	typeClientCreateOptions        handle.Type = 5
+	typeClientResult               handle.Type = 6
+	typeClient                     handle.Type = 7
 )
 
 // typeNames names each type tag for error messages.
@@ -49,6 +102,7 @@ var typeNames = map[handle.Type]string{
 	typeAuthorizationCodeChallenge: "AuthorizationCodeChallenge",
 	typeAuthorizationCodeVerifier:  "AuthorizationCodeVerifier",
 	typeAuthorizationArgs:          "AuthorizationArgs",
+	typeDeviceAuthorizationArgs:    "DeviceAuthorizationArgs",
 	typeClientCreateOptions:        "ClientCreateOptions",
 	typeClientResult:               "ClientResult",
 	typeClient:                     "Client",
@@ -632,6 +686,121 @@ func Sdkpp_AuthorizationArgs_SetCustomSchemeParam(self *C.Sdkpp_AuthorizationArg
 	}
 	e.Mu.Lock()
 	o.SetCustomSchemeParam(arg_value)
+	e.Mu.Unlock()
+}
+
+// getDeviceAuthorizationArgs finds the DeviceAuthorizationArgs behind self, or logs why it cannot.
+func getDeviceAuthorizationArgs(fn string, self *C.Sdkpp_DeviceAuthorizationArgs) (*core.DeviceAuthorizationArgs, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeDeviceAuthorizationArgs)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.DeviceAuthorizationArgs), e, true
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_Init
+func Sdkpp_DeviceAuthorizationArgs_Init(self *C.Sdkpp_DeviceAuthorizationArgs) {
+	const fn = "DeviceAuthorizationArgs_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeDeviceAuthorizationArgs, core.NewDeviceAuthorizationArgs())
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_Drop
+func Sdkpp_DeviceAuthorizationArgs_Drop(self *C.Sdkpp_DeviceAuthorizationArgs) {
+	const fn = "DeviceAuthorizationArgs_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeDeviceAuthorizationArgs)
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_Clone
+func Sdkpp_DeviceAuthorizationArgs_Clone(self *C.Sdkpp_DeviceAuthorizationArgs, other *C.Sdkpp_DeviceAuthorizationArgs) {
+	const fn = "DeviceAuthorizationArgs_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getDeviceAuthorizationArgs(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeDeviceAuthorizationArgs, v)
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_ClientId
+func Sdkpp_DeviceAuthorizationArgs_ClientId(self *C.Sdkpp_DeviceAuthorizationArgs) C.uint64_t {
+	const fn = "DeviceAuthorizationArgs_ClientId"
+	defer guard(fn)
+	o, e, ok := getDeviceAuthorizationArgs(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.ClientId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_SetClientId
+func Sdkpp_DeviceAuthorizationArgs_SetClientId(self *C.Sdkpp_DeviceAuthorizationArgs, value C.uint64_t) {
+	const fn = "DeviceAuthorizationArgs_SetClientId"
+	defer guard(fn)
+	o, e, ok := getDeviceAuthorizationArgs(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetClientId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_Scopes
+func Sdkpp_DeviceAuthorizationArgs_Scopes(self *C.Sdkpp_DeviceAuthorizationArgs, returnValue *C.Sdkpp_String) {
+	const fn = "DeviceAuthorizationArgs_Scopes"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getDeviceAuthorizationArgs(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Scopes()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_DeviceAuthorizationArgs_SetScopes
+func Sdkpp_DeviceAuthorizationArgs_SetScopes(self *C.Sdkpp_DeviceAuthorizationArgs, value C.Sdkpp_String) {
+	const fn = "DeviceAuthorizationArgs_SetScopes"
+	defer guard(fn)
+	o, e, ok := getDeviceAuthorizationArgs(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetScopes(arg_value)
 	e.Mu.Unlock()
 }
 
@@ -1571,4 +1740,688 @@ func Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(self *C.Sdkpp_Client, cal
 	}
 	accepted = true
 	o.OpenConnectedGamesSettingsInPlatform(arg_callback)
+}
+
+//export Sdkpp_Client_Authorize
+func Sdkpp_Client_Authorize(self *C.Sdkpp_Client, args *C.Sdkpp_AuthorizationArgs, callback C.Sdkpp_Client_AuthorizationCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_Authorize"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_args_o, arg_args_e, ok := getAuthorizationArgs(fn+": args", args)
+	if !ok {
+		return
+	}
+	arg_args_e.Mu.Lock()
+	arg_args := arg_args_o.Clone()
+	arg_args_e.Mu.Unlock()
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientAuthorizationCallback]{
+		Fn: func(result *core.ClientResult, code string, redirectUri string) {
+			C.sdkpp_call_Client_AuthorizationCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(code), cString(redirectUri), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.Authorize(arg_args, arg_callback)
+}
+
+//export Sdkpp_Client_AbortAuthorize
+func Sdkpp_Client_AbortAuthorize(self *C.Sdkpp_Client) {
+	const fn = "Client_AbortAuthorize"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.AbortAuthorize()
+}
+
+//export Sdkpp_Client_GetToken
+func Sdkpp_Client_GetToken(self *C.Sdkpp_Client, applicationId C.uint64_t, code C.Sdkpp_String, codeVerifier C.Sdkpp_String, redirectUri C.Sdkpp_String, callback C.Sdkpp_Client_TokenExchangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetToken"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_code, ok := goString(fn, "code", code)
+	if !ok {
+		return
+	}
+	arg_codeVerifier, ok := goString(fn, "codeVerifier", codeVerifier)
+	if !ok {
+		return
+	}
+	arg_redirectUri, ok := goString(fn, "redirectUri", redirectUri)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExchangeCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenExchangeCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetToken(arg_applicationId, arg_code, arg_codeVerifier, arg_redirectUri, arg_callback)
+}
+
+//export Sdkpp_Client_RefreshToken
+func Sdkpp_Client_RefreshToken(self *C.Sdkpp_Client, applicationId C.uint64_t, refreshToken C.Sdkpp_String, callback C.Sdkpp_Client_TokenExchangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RefreshToken"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_refreshToken, ok := goString(fn, "refreshToken", refreshToken)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExchangeCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenExchangeCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RefreshToken(arg_applicationId, arg_refreshToken, arg_callback)
+}
+
+//export Sdkpp_Client_RevokeToken
+func Sdkpp_Client_RevokeToken(self *C.Sdkpp_Client, applicationId C.uint64_t, token C.Sdkpp_String, callback C.Sdkpp_Client_RevokeTokenCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RevokeToken"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_token, ok := goString(fn, "token", token)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientRevokeTokenCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_RevokeTokenCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RevokeToken(arg_applicationId, arg_token, arg_callback)
+}
+
+//export Sdkpp_Client_UpdateToken
+func Sdkpp_Client_UpdateToken(self *C.Sdkpp_Client, tokenType C.Sdkpp_AuthorizationTokenType, token C.Sdkpp_String, callback C.Sdkpp_Client_UpdateTokenCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_UpdateToken"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_tokenType := core.AuthorizationTokenType(tokenType)
+	if !arg_tokenType.Valid() {
+		refuse(fn, "tokenType: %d is not a AuthorizationTokenType", int64(tokenType))
+		return
+	}
+	arg_token, ok := goString(fn, "token", token)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateTokenCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateTokenCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.UpdateToken(arg_tokenType, arg_token, arg_callback)
+}
+
+//export Sdkpp_Client_IsAuthenticated
+func Sdkpp_Client_IsAuthenticated(self *C.Sdkpp_Client) C.bool {
+	const fn = "Client_IsAuthenticated"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.IsAuthenticated()
+	return C.bool(v)
+}
+
+//export Sdkpp_Client_SetTokenExpirationCallback
+func Sdkpp_Client_SetTokenExpirationCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_TokenExpirationCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetTokenExpirationCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExpirationCallback]{
+		Fn: func() {
+			C.sdkpp_call_Client_TokenExpirationCallback(callback, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetTokenExpirationCallback(arg_callback)
+}
+
+//export Sdkpp_Client_FetchCurrentUser
+func Sdkpp_Client_FetchCurrentUser(self *C.Sdkpp_Client, tokenType C.Sdkpp_AuthorizationTokenType, token C.Sdkpp_String, callback C.Sdkpp_Client_FetchCurrentUserCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_FetchCurrentUser"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_tokenType := core.AuthorizationTokenType(tokenType)
+	if !arg_tokenType.Valid() {
+		refuse(fn, "tokenType: %d is not a AuthorizationTokenType", int64(tokenType))
+		return
+	}
+	arg_token, ok := goString(fn, "token", token)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientFetchCurrentUserCallback]{
+		Fn: func(result *core.ClientResult, id uint64, name string) {
+			C.sdkpp_call_Client_FetchCurrentUserCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(id), cString(name), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.FetchCurrentUser(arg_tokenType, arg_token, arg_callback)
+}
+
+//export Sdkpp_Client_ExchangeChildToken
+func Sdkpp_Client_ExchangeChildToken(self *C.Sdkpp_Client, parentApplicationToken C.Sdkpp_String, childApplicationId C.uint64_t, callback C.Sdkpp_Client_ExchangeChildTokenCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_ExchangeChildToken"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_parentApplicationToken, ok := goString(fn, "parentApplicationToken", parentApplicationToken)
+	if !ok {
+		return
+	}
+	arg_childApplicationId := uint64(childApplicationId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientExchangeChildTokenCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_ExchangeChildTokenCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.ExchangeChildToken(arg_parentApplicationToken, arg_childApplicationId, arg_callback)
+}
+
+//export Sdkpp_Client_GetProvisionalToken
+func Sdkpp_Client_GetProvisionalToken(self *C.Sdkpp_Client, applicationId C.uint64_t, externalAuthType C.Sdkpp_AuthenticationExternalAuthType, externalAuthToken C.Sdkpp_String, callback C.Sdkpp_Client_TokenExchangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetProvisionalToken"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
+	if !arg_externalAuthType.Valid() {
+		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		return
+	}
+	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExchangeCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenExchangeCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetProvisionalToken(arg_applicationId, arg_externalAuthType, arg_externalAuthToken, arg_callback)
+}
+
+//export Sdkpp_Client_GetTokenFromProvisionalMerge
+func Sdkpp_Client_GetTokenFromProvisionalMerge(self *C.Sdkpp_Client, applicationId C.uint64_t, code C.Sdkpp_String, codeVerifier C.Sdkpp_String, redirectUri C.Sdkpp_String, externalAuthType C.Sdkpp_AuthenticationExternalAuthType, externalAuthToken C.Sdkpp_String, callback C.Sdkpp_Client_TokenExchangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetTokenFromProvisionalMerge"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_code, ok := goString(fn, "code", code)
+	if !ok {
+		return
+	}
+	arg_codeVerifier, ok := goString(fn, "codeVerifier", codeVerifier)
+	if !ok {
+		return
+	}
+	arg_redirectUri, ok := goString(fn, "redirectUri", redirectUri)
+	if !ok {
+		return
+	}
+	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
+	if !arg_externalAuthType.Valid() {
+		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		return
+	}
+	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExchangeCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenExchangeCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetTokenFromProvisionalMerge(arg_applicationId, arg_code, arg_codeVerifier, arg_redirectUri, arg_externalAuthType, arg_externalAuthToken, arg_callback)
+}
+
+//export Sdkpp_Client_UnmergeIntoProvisionalAccount
+func Sdkpp_Client_UnmergeIntoProvisionalAccount(self *C.Sdkpp_Client, applicationId C.uint64_t, externalAuthType C.Sdkpp_AuthenticationExternalAuthType, externalAuthToken C.Sdkpp_String, callback C.Sdkpp_Client_UnmergeIntoProvisionalAccountCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_UnmergeIntoProvisionalAccount"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
+	if !arg_externalAuthType.Valid() {
+		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		return
+	}
+	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUnmergeIntoProvisionalAccountCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UnmergeIntoProvisionalAccountCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.UnmergeIntoProvisionalAccount(arg_applicationId, arg_externalAuthType, arg_externalAuthToken, arg_callback)
+}
+
+//export Sdkpp_Client_UpdateProvisionalAccountDisplayName
+func Sdkpp_Client_UpdateProvisionalAccountDisplayName(self *C.Sdkpp_Client, name C.Sdkpp_String, callback C.Sdkpp_Client_UpdateProvisionalAccountDisplayNameCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_UpdateProvisionalAccountDisplayName"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_name, ok := goString(fn, "name", name)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateProvisionalAccountDisplayNameCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateProvisionalAccountDisplayNameCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.UpdateProvisionalAccountDisplayName(arg_name, arg_callback)
+}
+
+//export Sdkpp_Client_GetTokenFromDevice
+func Sdkpp_Client_GetTokenFromDevice(self *C.Sdkpp_Client, args *C.Sdkpp_DeviceAuthorizationArgs, callback C.Sdkpp_Client_TokenExchangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetTokenFromDevice"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_args_o, arg_args_e, ok := getDeviceAuthorizationArgs(fn+": args", args)
+	if !ok {
+		return
+	}
+	arg_args_e.Mu.Lock()
+	arg_args := arg_args_o.Clone()
+	arg_args_e.Mu.Unlock()
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExchangeCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenExchangeCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetTokenFromDevice(arg_args, arg_callback)
+}
+
+//export Sdkpp_Client_GetTokenFromDeviceProvisionalMerge
+func Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(self *C.Sdkpp_Client, args *C.Sdkpp_DeviceAuthorizationArgs, externalAuthType C.Sdkpp_AuthenticationExternalAuthType, externalAuthToken C.Sdkpp_String, callback C.Sdkpp_Client_TokenExchangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetTokenFromDeviceProvisionalMerge"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_args_o, arg_args_e, ok := getDeviceAuthorizationArgs(fn+": args", args)
+	if !ok {
+		return
+	}
+	arg_args_e.Mu.Lock()
+	arg_args := arg_args_o.Clone()
+	arg_args_e.Mu.Unlock()
+	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
+	if !arg_externalAuthType.Valid() {
+		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		return
+	}
+	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenExchangeCallback]{
+		Fn: func(result *core.ClientResult, accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenExchangeCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetTokenFromDeviceProvisionalMerge(arg_args, arg_externalAuthType, arg_externalAuthToken, arg_callback)
+}
+
+//export Sdkpp_Client_AbortGetTokenFromDevice
+func Sdkpp_Client_AbortGetTokenFromDevice(self *C.Sdkpp_Client) {
+	const fn = "Client_AbortGetTokenFromDevice"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.AbortGetTokenFromDevice()
+}
+
+//export Sdkpp_Client_OpenAuthorizeDeviceScreen
+func Sdkpp_Client_OpenAuthorizeDeviceScreen(self *C.Sdkpp_Client, clientId C.uint64_t, userCode C.Sdkpp_String) {
+	const fn = "Client_OpenAuthorizeDeviceScreen"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_clientId := uint64(clientId)
+	arg_userCode, ok := goString(fn, "userCode", userCode)
+	if !ok {
+		return
+	}
+	o.OpenAuthorizeDeviceScreen(arg_clientId, arg_userCode)
+}
+
+//export Sdkpp_Client_CloseAuthorizeDeviceScreen
+func Sdkpp_Client_CloseAuthorizeDeviceScreen(self *C.Sdkpp_Client) {
+	const fn = "Client_CloseAuthorizeDeviceScreen"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.CloseAuthorizeDeviceScreen()
+}
+
+//export Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback
+func Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_AuthorizeDeviceScreenClosedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetAuthorizeDeviceScreenClosedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientAuthorizeDeviceScreenClosedCallback]{
+		Fn: func() {
+			C.sdkpp_call_Client_AuthorizeDeviceScreenClosedCallback(callback, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetAuthorizeDeviceScreenClosedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetOpenUrlCallback
+func Sdkpp_Client_SetOpenUrlCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_OpenUrlCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetOpenUrlCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientOpenUrlCallback]{
+		Fn: func(url string) {
+			C.sdkpp_call_Client_OpenUrlCallback(callback, cString(url), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetOpenUrlCallback(arg_callback)
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -16,7 +15,7 @@ import (
 const PlatformPrefix = "sdkpp"
 
 // ErrNoScopes is returned for AuthorizationArgs without scopes (rule AA-2).
-var ErrNoScopes = errors.New("AuthorizationArgs.Scopes is required")
+var ErrNoScopes error = &validationError{msg: "AuthorizationArgs.Scopes is required"}
 
 // AuthorizeRequest is the browser request that starts the OAuth2 authorization code flow.
 type AuthorizeRequest struct {
@@ -35,16 +34,13 @@ type RedirectTarget struct {
 // buildAuthorizeRequest turns args into the authorize URL on webBase. appID is the Client's
 // application id, used when args has none (rule AA-1). rand is the source of the generated state.
 func buildAuthorizeRequest(args *AuthorizationArgs, appID uint64, webBase string, target RedirectTarget, rnd func([]byte) error) (*AuthorizeRequest, error) {
-	scopes := strings.Join(strings.Fields(args.Scopes()), " ")
-	if scopes == "" {
-		return nil, ErrNoScopes // rule AA-2
+	if err := validateAuthorize(args, appID); err != nil {
+		return nil, err
 	}
+	scopes := strings.Join(strings.Fields(args.Scopes()), " ")
 	clientID := args.ClientId()
 	if clientID == 0 {
 		clientID = appID // rule AA-1
-	}
-	if clientID == 0 {
-		return nil, errors.New("no application id: set AuthorizationArgs.ClientId or call Client.SetApplicationId")
 	}
 	state, ok := args.State()
 	if !ok {
@@ -69,7 +65,7 @@ func buildAuthorizeRequest(args *AuthorizationArgs, appID uint64, webBase string
 	}
 	if ch := args.CodeChallenge(); ch != nil {
 		if ch.Challenge() == "" {
-			return nil, errors.New("AuthorizationArgs.CodeChallenge has an empty challenge")
+			return nil, invalid("AuthorizationArgs.CodeChallenge has an empty challenge")
 		}
 		q.Set("code_challenge", ch.Challenge())
 		q.Set("code_challenge_method", "S256")
@@ -79,6 +75,17 @@ func buildAuthorizeRequest(args *AuthorizationArgs, appID uint64, webBase string
 	}
 	base := strings.TrimRight(webBase, "/")
 	return &AuthorizeRequest{URL: base + "/oauth2/authorize?" + q.Encode(), RedirectURI: redirect, State: state}, nil
+}
+
+// validateAuthorize checks what Authorize checks before it sends or opens anything.
+func validateAuthorize(args *AuthorizationArgs, appID uint64) error {
+	if strings.TrimSpace(args.Scopes()) == "" {
+		return ErrNoScopes // rule AA-2
+	}
+	if args.ClientId() == 0 && appID == 0 {
+		return invalid("no application id: set AuthorizationArgs.ClientId or call Client.SetApplicationId")
+	}
+	return nil
 }
 
 // redirectURI picks the redirect: the loopback listener on desktop, else the custom scheme form of
@@ -92,7 +99,7 @@ func redirectURI(args *AuthorizationArgs, clientID uint64, target RedirectTarget
 		scheme = PlatformPrefix + "-" + strconv.FormatUint(clientID, 10)
 	}
 	if !validScheme(scheme) {
-		return "", fmt.Errorf("CustomSchemeParam %q is not a URI scheme (a letter, then letters, digits, +, - or .)", scheme)
+		return "", invalid("CustomSchemeParam %q is not a URI scheme (a letter, then letters, digits, +, - or .)", scheme)
 	}
 	return scheme + ":/authorize/callback", nil
 }

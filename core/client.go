@@ -6,6 +6,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"sdkpp/core/dispatch"
+	"sdkpp/core/rest"
 )
 
 // Default service addresses: the sdkpp service on its default local port.
@@ -46,15 +48,6 @@ type Callback[F any] struct {
 // Func wraps a Go function that holds nothing to release.
 func Func[F any](fn F) Callback[F] { return Callback[F]{Fn: fn} }
 
-// ClientLogCallback receives a log message.
-type ClientLogCallback = func(message string, severity LoggingSeverity)
-
-// ClientIsDiscordAppInstalledCallback receives whether the platform's mobile app is installed.
-type ClientIsDiscordAppInstalledCallback = func(installed bool)
-
-// ClientOpenConnectedGamesSettingsInPlatformCallback receives the result.
-type ClientOpenConnectedGamesSettingsInPlatformCallback = func(result *ClientResult)
-
 // queue is the process's one callback queue, drained by RunCallbacks.
 var queue = func() *dispatch.Queue {
 	q := dispatch.New()
@@ -80,6 +73,16 @@ type Client struct {
 	appID       atomic.Uint64
 	httpTimeout atomic.Int64 // milliseconds
 	status      atomic.Int32
+	api         *rest.Client
+
+	// ctx is cancelled by Close; every goroutine of the client runs under it and is counted in wg.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex // guards the fields below
+	closed bool
+	auth   authState
 
 	closeOnce sync.Once
 }
@@ -98,6 +101,7 @@ func NewClientWithBases(apiBase, webBase string) *Client {
 // NewClientWithOptions returns a Client configured by o (which it copies).
 func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c := &Client{options: o.Clone()}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.scope = queue.NewScope(nil)
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
@@ -109,6 +113,7 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	clients.mu.Unlock()
 	c.apiBase = c.checkBase("API", o.ApiBase(), DefaultAPIBase)
 	c.webBase = c.checkBase("web", o.WebBase(), DefaultWebBase)
+	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout}
 	return c
 }
 
@@ -125,13 +130,19 @@ func (c *Client) checkBase(what, base, def string) string {
 	return base
 }
 
-// Close releases the client: pending one-shot callbacks run with ErrorType ClientDestroyed at the
-// next RunCallbacks, and every registered callback is released. It is idempotent.
+// Close releases the client: its operations are cancelled and their goroutines have ended when
+// Close returns, pending one-shot callbacks run with ErrorType ClientDestroyed at the next
+// RunCallbacks, and every registered callback is released. It is idempotent.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		clients.mu.Lock()
 		delete(clients.set, c)
 		clients.mu.Unlock()
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		c.cancel()
+		c.wg.Wait()
 		c.log.close()
 		c.scope.Close()
 	})

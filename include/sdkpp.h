@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1357661865u
+#define SDKPP_ABI_VERSION 1427815891u
 
 #ifdef __cplusplus
 extern "C" {
@@ -158,6 +158,26 @@ typedef enum Sdkpp_AuthenticationCodeChallengeMethod {
     Sdkpp_AuthenticationCodeChallengeMethod_forceint = 0x7FFFFFFF
 } Sdkpp_AuthenticationCodeChallengeMethod;
 
+/** Kind of token given to UpdateToken and returned by token exchanges. */
+typedef enum Sdkpp_AuthorizationTokenType {
+    Sdkpp_AuthorizationTokenType_User = 0,
+    Sdkpp_AuthorizationTokenType_Bearer = 1,
+    Sdkpp_AuthorizationTokenType_forceint = 0x7FFFFFFF
+} Sdkpp_AuthorizationTokenType;
+
+/** External identity used for provisional accounts. */
+typedef enum Sdkpp_AuthenticationExternalAuthType {
+    Sdkpp_AuthenticationExternalAuthType_OIDC = 0,
+    Sdkpp_AuthenticationExternalAuthType_EpicOnlineServicesAccessToken = 1,
+    Sdkpp_AuthenticationExternalAuthType_EpicOnlineServicesIdToken = 2,
+    Sdkpp_AuthenticationExternalAuthType_SteamSessionTicket = 3,
+    Sdkpp_AuthenticationExternalAuthType_UnityServicesIdToken = 4,
+    Sdkpp_AuthenticationExternalAuthType_DiscordBotIssuedAccessToken = 5,
+    Sdkpp_AuthenticationExternalAuthType_AppleIdToken = 6,
+    Sdkpp_AuthenticationExternalAuthType_PlayStationNetworkIdToken = 7,
+    Sdkpp_AuthenticationExternalAuthType_forceint = 0x7FFFFFFF
+} Sdkpp_AuthenticationExternalAuthType;
+
 /** Audio system selection of ClientCreateOptions. */
 typedef enum Sdkpp_AudioSystem {
     Sdkpp_AudioSystem_Standard = 0,
@@ -200,6 +220,8 @@ typedef struct Sdkpp_AuthorizationCodeChallenge { void* opaque; } Sdkpp_Authoriz
 typedef struct Sdkpp_AuthorizationCodeVerifier { void* opaque; } Sdkpp_AuthorizationCodeVerifier;
 /** Arguments of Client::Authorize. */
 typedef struct Sdkpp_AuthorizationArgs { void* opaque; } Sdkpp_AuthorizationArgs;
+/** Arguments of the device flow (Client::GetTokenFromDevice), for consoles and TVs. */
+typedef struct Sdkpp_DeviceAuthorizationArgs { void* opaque; } Sdkpp_DeviceAuthorizationArgs;
 /** Options for creating a Client. */
 typedef struct Sdkpp_ClientCreateOptions { void* opaque; } Sdkpp_ClientCreateOptions;
 /** The outcome of an asynchronous operation. */
@@ -214,6 +236,28 @@ typedef void (SDKPP_CALL *Sdkpp_Client_LogCallback)(Sdkpp_String message, Sdkpp_
 typedef void (SDKPP_CALL *Sdkpp_Client_IsDiscordAppInstalledCallback)(bool installed, void* userData);
 /** Result of OpenConnectedGamesSettingsInPlatform. */
 typedef void (SDKPP_CALL *Sdkpp_Client_OpenConnectedGamesSettingsInPlatformCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of Authorize: the code and the redirect URI to pass to GetToken. */
+typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizationCallback)(Sdkpp_ClientResult* result, Sdkpp_String code, Sdkpp_String redirectUri, void* userData);
+/** Result of a token exchange. */
+typedef void (SDKPP_CALL *Sdkpp_Client_TokenExchangeCallback)(Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData);
+/** Result of RevokeToken. */
+typedef void (SDKPP_CALL *Sdkpp_Client_RevokeTokenCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of UpdateToken. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UpdateTokenCallback)(Sdkpp_ClientResult* result, void* userData);
+/** The token set by UpdateToken is about to expire or has expired. */
+typedef void (SDKPP_CALL *Sdkpp_Client_TokenExpirationCallback)(void* userData);
+/** Result of FetchCurrentUser. */
+typedef void (SDKPP_CALL *Sdkpp_Client_FetchCurrentUserCallback)(Sdkpp_ClientResult* result, uint64_t id, Sdkpp_String name, void* userData);
+/** Result of ExchangeChildToken. */
+typedef void (SDKPP_CALL *Sdkpp_Client_ExchangeChildTokenCallback)(Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData);
+/** Result of UnmergeIntoProvisionalAccount. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UnmergeIntoProvisionalAccountCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of UpdateProvisionalAccountDisplayName. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UpdateProvisionalAccountDisplayNameCallback)(Sdkpp_ClientResult* result, void* userData);
+/** The device verification screen was closed. */
+typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizeDeviceScreenClosedCallback)(void* userData);
+/** sdkpp: opens a URL for the user (the consent page, the device verification page). */
+typedef void (SDKPP_CALL *Sdkpp_Client_OpenUrlCallback)(Sdkpp_String url, void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -271,6 +315,20 @@ SDKPP_API void SDKPP_CALL Sdkpp_AuthorizationArgs_SetIntegrationType(Sdkpp_Autho
 /** Mobile redirect scheme: <scheme> gives <scheme>:/authorize/callback. */
 SDKPP_API bool SDKPP_CALL Sdkpp_AuthorizationArgs_CustomSchemeParam(Sdkpp_AuthorizationArgs* self, Sdkpp_String* returnValue);
 SDKPP_API void SDKPP_CALL Sdkpp_AuthorizationArgs_SetCustomSchemeParam(Sdkpp_AuthorizationArgs* self, Sdkpp_String* value);
+
+/* DeviceAuthorizationArgs */
+/** Makes a new DeviceAuthorizationArgs in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_Init(Sdkpp_DeviceAuthorizationArgs* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_Drop(Sdkpp_DeviceAuthorizationArgs* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_Clone(Sdkpp_DeviceAuthorizationArgs* self, Sdkpp_DeviceAuthorizationArgs* other);
+/** Application id; 0 means the value given to Client::SetApplicationId. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_ClientId(Sdkpp_DeviceAuthorizationArgs* self);
+SDKPP_API void SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_SetClientId(Sdkpp_DeviceAuthorizationArgs* self, uint64_t value);
+/** Required: space-separated OAuth scopes. */
+SDKPP_API void SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_Scopes(Sdkpp_DeviceAuthorizationArgs* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_DeviceAuthorizationArgs_SetScopes(Sdkpp_DeviceAuthorizationArgs* self, Sdkpp_String value);
 
 /* ClientCreateOptions */
 /** Makes a new ClientCreateOptions in self (self's old contents are not read). */
@@ -374,6 +432,48 @@ SDKPP_API Sdkpp_Client_Status SDKPP_CALL Sdkpp_Client_GetStatus(Sdkpp_Client* se
 SDKPP_API void SDKPP_CALL Sdkpp_Client_IsDiscordAppInstalled(Sdkpp_Client* self, Sdkpp_Client_IsDiscordAppInstalledCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Opens the connected-games settings in the platform client; fails when not connected. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(Sdkpp_Client* self, Sdkpp_Client_OpenConnectedGamesSettingsInPlatformCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Starts the OAuth2 authorization code flow: opens the consent page and answers with the code. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_Authorize(Sdkpp_Client* self, Sdkpp_AuthorizationArgs* args, Sdkpp_Client_AuthorizationCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Ends the Authorize in progress; its callback fires with ErrorType Aborted. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_AbortAuthorize(Sdkpp_Client* self);
+/** Exchanges an authorization code and its PKCE verifier for tokens. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetToken(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String code, Sdkpp_String codeVerifier, Sdkpp_String redirectUri, Sdkpp_Client_TokenExchangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Exchanges a refresh token for new tokens; the old ones stop working. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RefreshToken(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String refreshToken, Sdkpp_Client_TokenExchangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Revokes every token of the user for the application. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RevokeToken(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String token, Sdkpp_Client_RevokeTokenCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the token the client uses for the service. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_UpdateToken(Sdkpp_Client* self, Sdkpp_AuthorizationTokenType tokenType, Sdkpp_String token, Sdkpp_Client_UpdateTokenCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Whether a token is set. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_IsAuthenticated(Sdkpp_Client* self);
+/** Sets the handler that runs five minutes before the current token expires. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetTokenExpirationCallback(Sdkpp_Client* self, Sdkpp_Client_TokenExpirationCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Validates a token by fetching its user. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_FetchCurrentUser(Sdkpp_Client* self, Sdkpp_AuthorizationTokenType tokenType, Sdkpp_String token, Sdkpp_Client_FetchCurrentUserCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Exchanges a parent application's token for a child application's token. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_ExchangeChildToken(Sdkpp_Client* self, Sdkpp_String parentApplicationToken, uint64_t childApplicationId, Sdkpp_Client_ExchangeChildTokenCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Signs in a provisional account with external credentials. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetProvisionalToken(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_AuthenticationExternalAuthType externalAuthType, Sdkpp_String externalAuthToken, Sdkpp_Client_TokenExchangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** GetToken that also merges the provisional account of the external credentials. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetTokenFromProvisionalMerge(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String code, Sdkpp_String codeVerifier, Sdkpp_String redirectUri, Sdkpp_AuthenticationExternalAuthType externalAuthType, Sdkpp_String externalAuthToken, Sdkpp_Client_TokenExchangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Splits the provisional account back out of the user's account. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_UnmergeIntoProvisionalAccount(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_AuthenticationExternalAuthType externalAuthType, Sdkpp_String externalAuthToken, Sdkpp_Client_UnmergeIntoProvisionalAccountCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Renames the signed-in provisional account. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_UpdateProvisionalAccountDisplayName(Sdkpp_Client* self, Sdkpp_String name, Sdkpp_Client_UpdateProvisionalAccountDisplayNameCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** The device flow: shows the verification page and polls until the user approves. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetTokenFromDevice(Sdkpp_Client* self, Sdkpp_DeviceAuthorizationArgs* args, Sdkpp_Client_TokenExchangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** GetTokenFromDevice that also merges the provisional account of the external credentials. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(Sdkpp_Client* self, Sdkpp_DeviceAuthorizationArgs* args, Sdkpp_AuthenticationExternalAuthType externalAuthType, Sdkpp_String externalAuthToken, Sdkpp_Client_TokenExchangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Ends the device flow in progress; its callback fires with ErrorType Aborted. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_AbortGetTokenFromDevice(Sdkpp_Client* self);
+/** Shows the verification page for a user code obtained by the game's backend. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_OpenAuthorizeDeviceScreen(Sdkpp_Client* self, uint64_t clientId, Sdkpp_String userCode);
+/** Closes the verification page opened by OpenAuthorizeDeviceScreen. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_CloseAuthorizeDeviceScreen(Sdkpp_Client* self);
+/** Sets the handler of CloseAuthorizeDeviceScreen. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(Sdkpp_Client* self, Sdkpp_Client_AuthorizeDeviceScreenClosedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** sdkpp: hands URLs the SDK would open in the system browser to the callback instead. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOpenUrlCallback(Sdkpp_Client* self, Sdkpp_Client_OpenUrlCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

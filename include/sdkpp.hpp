@@ -113,6 +113,24 @@ enum class AuthenticationCodeChallengeMethod : int32_t {
     S256 = 0,
 };
 
+/// Kind of token given to UpdateToken and returned by token exchanges.
+enum class AuthorizationTokenType : int32_t {
+    User = 0,
+    Bearer = 1,
+};
+
+/// External identity used for provisional accounts.
+enum class AuthenticationExternalAuthType : int32_t {
+    OIDC = 0,
+    EpicOnlineServicesAccessToken = 1,
+    EpicOnlineServicesIdToken = 2,
+    SteamSessionTicket = 3,
+    UnityServicesIdToken = 4,
+    DiscordBotIssuedAccessToken = 5,
+    AppleIdToken = 6,
+    PlayStationNetworkIdToken = 7,
+};
+
 /// Audio system selection of ClientCreateOptions.
 enum class AudioSystem : int32_t {
     Standard = 0,
@@ -122,6 +140,7 @@ enum class AudioSystem : int32_t {
 class AuthorizationCodeChallenge;
 class AuthorizationCodeVerifier;
 class AuthorizationArgs;
+class DeviceAuthorizationArgs;
 class ClientCreateOptions;
 class ClientResult;
 class Client;
@@ -239,6 +258,40 @@ public:
     /// Mobile redirect scheme: <scheme> gives <scheme>:/authorize/callback.
     std::optional<std::string> CustomSchemeParam() const;
     void SetCustomSchemeParam(std::optional<std::string> value);
+};
+
+/// Arguments of the device flow (Client::GetTokenFromDevice), for consoles and TVs.
+class DeviceAuthorizationArgs {
+    mutable Sdkpp_DeviceAuthorizationArgs instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_DeviceAuthorizationArgs* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const DeviceAuthorizationArgs nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit DeviceAuthorizationArgs(Sdkpp_DeviceAuthorizationArgs instance, SdkppObjectState state);
+    ~DeviceAuthorizationArgs();
+    DeviceAuthorizationArgs(DeviceAuthorizationArgs&& other) noexcept;
+    DeviceAuthorizationArgs& operator=(DeviceAuthorizationArgs&& other) noexcept;
+    /// A deep copy.
+    DeviceAuthorizationArgs(const DeviceAuthorizationArgs& other);
+    /// Becomes a deep copy of other.
+    DeviceAuthorizationArgs& operator=(const DeviceAuthorizationArgs& other);
+    /// A new object.
+    explicit DeviceAuthorizationArgs();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Application id; 0 means the value given to Client::SetApplicationId.
+    uint64_t ClientId() const;
+    void SetClientId(uint64_t value);
+    /// Required: space-separated OAuth scopes.
+    std::string Scopes() const;
+    void SetScopes(std::string value);
 };
 
 /// Options for creating a Client.
@@ -374,6 +427,28 @@ public:
     using IsDiscordAppInstalledCallback = std::function<void(bool installed)>;
     /// Result of OpenConnectedGamesSettingsInPlatform.
     using OpenConnectedGamesSettingsInPlatformCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of Authorize: the code and the redirect URI to pass to GetToken.
+    using AuthorizationCallback = std::function<void(sdkpp::ClientResult result, std::string code, std::string redirectUri)>;
+    /// Result of a token exchange.
+    using TokenExchangeCallback = std::function<void(sdkpp::ClientResult result, std::string accessToken, std::string refreshToken, sdkpp::AuthorizationTokenType tokenType, int32_t expiresIn, std::string scopes)>;
+    /// Result of RevokeToken.
+    using RevokeTokenCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of UpdateToken.
+    using UpdateTokenCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// The token set by UpdateToken is about to expire or has expired.
+    using TokenExpirationCallback = std::function<void()>;
+    /// Result of FetchCurrentUser.
+    using FetchCurrentUserCallback = std::function<void(sdkpp::ClientResult result, uint64_t id, std::string name)>;
+    /// Result of ExchangeChildToken.
+    using ExchangeChildTokenCallback = std::function<void(sdkpp::ClientResult result, std::string accessToken, sdkpp::AuthorizationTokenType tokenType, int32_t expiresIn, std::string scopes)>;
+    /// Result of UnmergeIntoProvisionalAccount.
+    using UnmergeIntoProvisionalAccountCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of UpdateProvisionalAccountDisplayName.
+    using UpdateProvisionalAccountDisplayNameCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// The device verification screen was closed.
+    using AuthorizeDeviceScreenClosedCallback = std::function<void()>;
+    /// sdkpp: opens a URL for the user (the consent page, the device verification page).
+    using OpenUrlCallback = std::function<void(std::string url)>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -435,6 +510,48 @@ public:
     void IsDiscordAppInstalled(sdkpp::Client::IsDiscordAppInstalledCallback callback);
     /// Opens the connected-games settings in the platform client; fails when not connected.
     void OpenConnectedGamesSettingsInPlatform(sdkpp::Client::OpenConnectedGamesSettingsInPlatformCallback callback);
+    /// Starts the OAuth2 authorization code flow: opens the consent page and answers with the code.
+    void Authorize(sdkpp::AuthorizationArgs args, sdkpp::Client::AuthorizationCallback callback);
+    /// Ends the Authorize in progress; its callback fires with ErrorType Aborted.
+    void AbortAuthorize();
+    /// Exchanges an authorization code and its PKCE verifier for tokens.
+    void GetToken(uint64_t applicationId, std::string const& code, std::string const& codeVerifier, std::string const& redirectUri, sdkpp::Client::TokenExchangeCallback callback);
+    /// Exchanges a refresh token for new tokens; the old ones stop working.
+    void RefreshToken(uint64_t applicationId, std::string const& refreshToken, sdkpp::Client::TokenExchangeCallback callback);
+    /// Revokes every token of the user for the application.
+    void RevokeToken(uint64_t applicationId, std::string const& token, sdkpp::Client::RevokeTokenCallback callback);
+    /// Sets the token the client uses for the service.
+    void UpdateToken(sdkpp::AuthorizationTokenType tokenType, std::string const& token, sdkpp::Client::UpdateTokenCallback callback);
+    /// Whether a token is set.
+    bool IsAuthenticated() const;
+    /// Sets the handler that runs five minutes before the current token expires.
+    void SetTokenExpirationCallback(sdkpp::Client::TokenExpirationCallback callback);
+    /// Validates a token by fetching its user.
+    void FetchCurrentUser(sdkpp::AuthorizationTokenType tokenType, std::string const& token, sdkpp::Client::FetchCurrentUserCallback callback) const;
+    /// Exchanges a parent application's token for a child application's token.
+    void ExchangeChildToken(std::string const& parentApplicationToken, uint64_t childApplicationId, sdkpp::Client::ExchangeChildTokenCallback callback);
+    /// Signs in a provisional account with external credentials.
+    void GetProvisionalToken(uint64_t applicationId, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::TokenExchangeCallback callback);
+    /// GetToken that also merges the provisional account of the external credentials.
+    void GetTokenFromProvisionalMerge(uint64_t applicationId, std::string const& code, std::string const& codeVerifier, std::string const& redirectUri, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::TokenExchangeCallback callback);
+    /// Splits the provisional account back out of the user's account.
+    void UnmergeIntoProvisionalAccount(uint64_t applicationId, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::UnmergeIntoProvisionalAccountCallback callback);
+    /// Renames the signed-in provisional account.
+    void UpdateProvisionalAccountDisplayName(std::string const& name, sdkpp::Client::UpdateProvisionalAccountDisplayNameCallback callback);
+    /// The device flow: shows the verification page and polls until the user approves.
+    void GetTokenFromDevice(sdkpp::DeviceAuthorizationArgs args, sdkpp::Client::TokenExchangeCallback callback);
+    /// GetTokenFromDevice that also merges the provisional account of the external credentials.
+    void GetTokenFromDeviceProvisionalMerge(sdkpp::DeviceAuthorizationArgs args, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::TokenExchangeCallback callback);
+    /// Ends the device flow in progress; its callback fires with ErrorType Aborted.
+    void AbortGetTokenFromDevice();
+    /// Shows the verification page for a user code obtained by the game's backend.
+    void OpenAuthorizeDeviceScreen(uint64_t clientId, std::string const& userCode);
+    /// Closes the verification page opened by OpenAuthorizeDeviceScreen.
+    void CloseAuthorizeDeviceScreen();
+    /// Sets the handler of CloseAuthorizeDeviceScreen.
+    void SetAuthorizeDeviceScreenClosedCallback(sdkpp::Client::AuthorizeDeviceScreenClosedCallback callback);
+    /// sdkpp: hands URLs the SDK would open in the system browser to the callback instead.
+    void SetOpenUrlCallback(sdkpp::Client::OpenUrlCallback callback);
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -575,6 +692,44 @@ inline const char* EnumToString(sdkpp::AuthenticationCodeChallengeMethod value)
     switch (value) {
     case sdkpp::AuthenticationCodeChallengeMethod::S256:
         return "S256";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a AuthorizationTokenType value, or "unknown".
+inline const char* EnumToString(sdkpp::AuthorizationTokenType value)
+{
+    switch (value) {
+    case sdkpp::AuthorizationTokenType::User:
+        return "User";
+    case sdkpp::AuthorizationTokenType::Bearer:
+        return "Bearer";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a AuthenticationExternalAuthType value, or "unknown".
+inline const char* EnumToString(sdkpp::AuthenticationExternalAuthType value)
+{
+    switch (value) {
+    case sdkpp::AuthenticationExternalAuthType::OIDC:
+        return "OIDC";
+    case sdkpp::AuthenticationExternalAuthType::EpicOnlineServicesAccessToken:
+        return "EpicOnlineServicesAccessToken";
+    case sdkpp::AuthenticationExternalAuthType::EpicOnlineServicesIdToken:
+        return "EpicOnlineServicesIdToken";
+    case sdkpp::AuthenticationExternalAuthType::SteamSessionTicket:
+        return "SteamSessionTicket";
+    case sdkpp::AuthenticationExternalAuthType::UnityServicesIdToken:
+        return "UnityServicesIdToken";
+    case sdkpp::AuthenticationExternalAuthType::DiscordBotIssuedAccessToken:
+        return "DiscordBotIssuedAccessToken";
+    case sdkpp::AuthenticationExternalAuthType::AppleIdToken:
+        return "AppleIdToken";
+    case sdkpp::AuthenticationExternalAuthType::PlayStationNetworkIdToken:
+        return "PlayStationNetworkIdToken";
     default:
         return "unknown";
     }
@@ -1062,6 +1217,79 @@ void AuthorizationArgs::SetCustomSchemeParam(std::optional<std::string> value)
     Sdkpp_AuthorizationArgs_SetCustomSchemeParam(&instance_, value ? &value__value : nullptr);
 }
 
+DeviceAuthorizationArgs::DeviceAuthorizationArgs(Sdkpp_DeviceAuthorizationArgs instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+DeviceAuthorizationArgs::~DeviceAuthorizationArgs()
+{
+    Drop();
+}
+DeviceAuthorizationArgs::DeviceAuthorizationArgs(DeviceAuthorizationArgs&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_DeviceAuthorizationArgs{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+DeviceAuthorizationArgs& DeviceAuthorizationArgs::operator=(DeviceAuthorizationArgs&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_DeviceAuthorizationArgs{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+DeviceAuthorizationArgs::DeviceAuthorizationArgs(const DeviceAuthorizationArgs& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_DeviceAuthorizationArgs_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+DeviceAuthorizationArgs& DeviceAuthorizationArgs::operator=(const DeviceAuthorizationArgs& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_DeviceAuthorizationArgs_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+DeviceAuthorizationArgs::DeviceAuthorizationArgs()
+{
+    Sdkpp_DeviceAuthorizationArgs_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void DeviceAuthorizationArgs::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_DeviceAuthorizationArgs_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t DeviceAuthorizationArgs::ClientId() const
+{
+    return Sdkpp_DeviceAuthorizationArgs_ClientId(&instance_);
+}
+void DeviceAuthorizationArgs::SetClientId(uint64_t value)
+{
+    Sdkpp_DeviceAuthorizationArgs_SetClientId(&instance_, value);
+}
+std::string DeviceAuthorizationArgs::Scopes() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_DeviceAuthorizationArgs_Scopes(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void DeviceAuthorizationArgs::SetScopes(std::string value)
+{
+    Sdkpp_DeviceAuthorizationArgs_SetScopes(&instance_, detail::Borrow(value));
+}
+
 ClientCreateOptions::ClientCreateOptions(Sdkpp_ClientCreateOptions instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -1448,9 +1676,226 @@ void Client::OpenConnectedGamesSettingsInPlatform(sdkpp::Client::OpenConnectedGa
     };
     Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::OpenConnectedGamesSettingsInPlatformCallback>, callback__userData);
 }
+void Client::Authorize(sdkpp::AuthorizationArgs args, sdkpp::Client::AuthorizationCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::AuthorizationCallback(std::move(callback));
+    Sdkpp_Client_AuthorizationCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String code, Sdkpp_String redirectUri, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::AuthorizationCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto code__arg = detail::Take(code);
+        auto redirectUri__arg = detail::Take(redirectUri);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(code__arg), std::move(redirectUri__arg)); });
+    };
+    Sdkpp_Client_Authorize(&instance_, args.instance(), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::AuthorizationCallback>, callback__userData);
+}
+void Client::AbortAuthorize()
+{
+    Sdkpp_Client_AbortAuthorize(&instance_);
+}
+void Client::GetToken(uint64_t applicationId, std::string const& code, std::string const& codeVerifier, std::string const& redirectUri, sdkpp::Client::TokenExchangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExchangeCallback(std::move(callback));
+    Sdkpp_Client_TokenExchangeCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExchangeCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_GetToken(&instance_, applicationId, detail::Borrow(code), detail::Borrow(codeVerifier), detail::Borrow(redirectUri), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExchangeCallback>, callback__userData);
+}
+void Client::RefreshToken(uint64_t applicationId, std::string const& refreshToken, sdkpp::Client::TokenExchangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExchangeCallback(std::move(callback));
+    Sdkpp_Client_TokenExchangeCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExchangeCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_RefreshToken(&instance_, applicationId, detail::Borrow(refreshToken), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExchangeCallback>, callback__userData);
+}
+void Client::RevokeToken(uint64_t applicationId, std::string const& token, sdkpp::Client::RevokeTokenCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::RevokeTokenCallback(std::move(callback));
+    Sdkpp_Client_RevokeTokenCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::RevokeTokenCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_RevokeToken(&instance_, applicationId, detail::Borrow(token), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::RevokeTokenCallback>, callback__userData);
+}
+void Client::UpdateToken(sdkpp::AuthorizationTokenType tokenType, std::string const& token, sdkpp::Client::UpdateTokenCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateTokenCallback(std::move(callback));
+    Sdkpp_Client_UpdateTokenCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateTokenCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_UpdateToken(&instance_, static_cast<Sdkpp_AuthorizationTokenType>(tokenType), detail::Borrow(token), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateTokenCallback>, callback__userData);
+}
+bool Client::IsAuthenticated() const
+{
+    return Sdkpp_Client_IsAuthenticated(&instance_);
+}
+void Client::SetTokenExpirationCallback(sdkpp::Client::TokenExpirationCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExpirationCallback(std::move(callback));
+    Sdkpp_Client_TokenExpirationCallback callback__trampoline = [](void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExpirationCallback*>(userData__);
+        detail::Invoke([&] { fn__(); });
+    };
+    Sdkpp_Client_SetTokenExpirationCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExpirationCallback>, callback__userData);
+}
+void Client::FetchCurrentUser(sdkpp::AuthorizationTokenType tokenType, std::string const& token, sdkpp::Client::FetchCurrentUserCallback callback) const
+{
+    auto* callback__userData = new sdkpp::Client::FetchCurrentUserCallback(std::move(callback));
+    Sdkpp_Client_FetchCurrentUserCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t id, Sdkpp_String name, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::FetchCurrentUserCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto id__arg = id;
+        auto name__arg = detail::Take(name);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(id__arg), std::move(name__arg)); });
+    };
+    Sdkpp_Client_FetchCurrentUser(&instance_, static_cast<Sdkpp_AuthorizationTokenType>(tokenType), detail::Borrow(token), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::FetchCurrentUserCallback>, callback__userData);
+}
+void Client::ExchangeChildToken(std::string const& parentApplicationToken, uint64_t childApplicationId, sdkpp::Client::ExchangeChildTokenCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::ExchangeChildTokenCallback(std::move(callback));
+    Sdkpp_Client_ExchangeChildTokenCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::ExchangeChildTokenCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_ExchangeChildToken(&instance_, detail::Borrow(parentApplicationToken), childApplicationId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::ExchangeChildTokenCallback>, callback__userData);
+}
+void Client::GetProvisionalToken(uint64_t applicationId, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::TokenExchangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExchangeCallback(std::move(callback));
+    Sdkpp_Client_TokenExchangeCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExchangeCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_GetProvisionalToken(&instance_, applicationId, static_cast<Sdkpp_AuthenticationExternalAuthType>(externalAuthType), detail::Borrow(externalAuthToken), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExchangeCallback>, callback__userData);
+}
+void Client::GetTokenFromProvisionalMerge(uint64_t applicationId, std::string const& code, std::string const& codeVerifier, std::string const& redirectUri, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::TokenExchangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExchangeCallback(std::move(callback));
+    Sdkpp_Client_TokenExchangeCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExchangeCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_GetTokenFromProvisionalMerge(&instance_, applicationId, detail::Borrow(code), detail::Borrow(codeVerifier), detail::Borrow(redirectUri), static_cast<Sdkpp_AuthenticationExternalAuthType>(externalAuthType), detail::Borrow(externalAuthToken), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExchangeCallback>, callback__userData);
+}
+void Client::UnmergeIntoProvisionalAccount(uint64_t applicationId, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::UnmergeIntoProvisionalAccountCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UnmergeIntoProvisionalAccountCallback(std::move(callback));
+    Sdkpp_Client_UnmergeIntoProvisionalAccountCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UnmergeIntoProvisionalAccountCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_UnmergeIntoProvisionalAccount(&instance_, applicationId, static_cast<Sdkpp_AuthenticationExternalAuthType>(externalAuthType), detail::Borrow(externalAuthToken), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UnmergeIntoProvisionalAccountCallback>, callback__userData);
+}
+void Client::UpdateProvisionalAccountDisplayName(std::string const& name, sdkpp::Client::UpdateProvisionalAccountDisplayNameCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateProvisionalAccountDisplayNameCallback(std::move(callback));
+    Sdkpp_Client_UpdateProvisionalAccountDisplayNameCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateProvisionalAccountDisplayNameCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_UpdateProvisionalAccountDisplayName(&instance_, detail::Borrow(name), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateProvisionalAccountDisplayNameCallback>, callback__userData);
+}
+void Client::GetTokenFromDevice(sdkpp::DeviceAuthorizationArgs args, sdkpp::Client::TokenExchangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExchangeCallback(std::move(callback));
+    Sdkpp_Client_TokenExchangeCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExchangeCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_GetTokenFromDevice(&instance_, args.instance(), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExchangeCallback>, callback__userData);
+}
+void Client::GetTokenFromDeviceProvisionalMerge(sdkpp::DeviceAuthorizationArgs args, sdkpp::AuthenticationExternalAuthType externalAuthType, std::string const& externalAuthToken, sdkpp::Client::TokenExchangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenExchangeCallback(std::move(callback));
+    Sdkpp_Client_TokenExchangeCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenExchangeCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(&instance_, args.instance(), static_cast<Sdkpp_AuthenticationExternalAuthType>(externalAuthType), detail::Borrow(externalAuthToken), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExchangeCallback>, callback__userData);
+}
+void Client::AbortGetTokenFromDevice()
+{
+    Sdkpp_Client_AbortGetTokenFromDevice(&instance_);
+}
+void Client::OpenAuthorizeDeviceScreen(uint64_t clientId, std::string const& userCode)
+{
+    Sdkpp_Client_OpenAuthorizeDeviceScreen(&instance_, clientId, detail::Borrow(userCode));
+}
+void Client::CloseAuthorizeDeviceScreen()
+{
+    Sdkpp_Client_CloseAuthorizeDeviceScreen(&instance_);
+}
+void Client::SetAuthorizeDeviceScreenClosedCallback(sdkpp::Client::AuthorizeDeviceScreenClosedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::AuthorizeDeviceScreenClosedCallback(std::move(callback));
+    Sdkpp_Client_AuthorizeDeviceScreenClosedCallback callback__trampoline = [](void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::AuthorizeDeviceScreenClosedCallback*>(userData__);
+        detail::Invoke([&] { fn__(); });
+    };
+    Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::AuthorizeDeviceScreenClosedCallback>, callback__userData);
+}
+void Client::SetOpenUrlCallback(sdkpp::Client::OpenUrlCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::OpenUrlCallback(std::move(callback));
+    Sdkpp_Client_OpenUrlCallback callback__trampoline = [](Sdkpp_String url, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::OpenUrlCallback*>(userData__);
+        auto url__arg = detail::Take(url);
+        detail::Invoke([&] { fn__(std::move(url__arg)); });
+    };
+    Sdkpp_Client_SetOpenUrlCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::OpenUrlCallback>, callback__userData);
+}
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationArgs AuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
+const DeviceAuthorizationArgs DeviceAuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
 const ClientCreateOptions ClientCreateOptions::nullobj{{}, SdkppObjectState::Invalid};
 const ClientResult ClientResult::nullobj{{}, SdkppObjectState::Invalid};
 const Client Client::nullobj{{}, SdkppObjectState::Invalid};

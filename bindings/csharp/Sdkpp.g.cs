@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1357661865u;
+        internal const uint AbiVersion = 1427815891u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -165,6 +165,36 @@ namespace Sdkpp
         S256 = 0,
     }
 
+    /// <summary>Kind of token given to UpdateToken and returned by token exchanges.</summary>
+    public enum AuthorizationTokenType : int
+    {
+        /// <summary>Sdkpp_AuthorizationTokenType_User = 0.</summary>
+        User = 0,
+        /// <summary>Sdkpp_AuthorizationTokenType_Bearer = 1.</summary>
+        Bearer = 1,
+    }
+
+    /// <summary>External identity used for provisional accounts.</summary>
+    public enum AuthenticationExternalAuthType : int
+    {
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_OIDC = 0.</summary>
+        OIDC = 0,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_EpicOnlineServicesAccessToken = 1.</summary>
+        EpicOnlineServicesAccessToken = 1,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_EpicOnlineServicesIdToken = 2.</summary>
+        EpicOnlineServicesIdToken = 2,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_SteamSessionTicket = 3.</summary>
+        SteamSessionTicket = 3,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_UnityServicesIdToken = 4.</summary>
+        UnityServicesIdToken = 4,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_DiscordBotIssuedAccessToken = 5.</summary>
+        DiscordBotIssuedAccessToken = 5,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_AppleIdToken = 6.</summary>
+        AppleIdToken = 6,
+        /// <summary>Sdkpp_AuthenticationExternalAuthType_PlayStationNetworkIdToken = 7.</summary>
+        PlayStationNetworkIdToken = 7,
+    }
+
     /// <summary>Audio system selection of ClientCreateOptions.</summary>
     public enum AudioSystem : int
     {
@@ -228,6 +258,7 @@ namespace Sdkpp
             }
             if (this.handle != global::System.IntPtr.Zero)
             {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Drop(ref this.handle);
             }
         }
@@ -238,6 +269,7 @@ namespace Sdkpp
         /// </remarks>
         public AuthorizationCodeChallenge Clone()
         {
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -246,25 +278,24 @@ namespace Sdkpp
         /// <summary>Challenge method; always S256.</summary>
         public global::Sdkpp.AuthenticationCodeChallengeMethod Method()
         {
-            global::Sdkpp.AuthenticationCodeChallengeMethod __result;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Method(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Method(ref this.handle);
         }
 
         /// <summary>Sets Method: Challenge method; always S256.</summary>
         public void SetMethod(global::Sdkpp.AuthenticationCodeChallengeMethod value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_SetMethod(ref this.handle, value);
         }
 
         /// <summary>The base64url challenge string.</summary>
         public string Challenge()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Challenge(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets Challenge: The base64url challenge string.</summary>
@@ -273,10 +304,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetChallenge(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_SetChallenge(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_SetChallenge(ref this.handle, __a_value);
             }
         }
     }
@@ -328,6 +360,7 @@ namespace Sdkpp
             }
             if (this.handle != global::System.IntPtr.Zero)
             {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Drop(ref this.handle);
             }
         }
@@ -338,6 +371,7 @@ namespace Sdkpp
         /// </remarks>
         public AuthorizationCodeVerifier Clone()
         {
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -349,11 +383,10 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeChallenge Challenge()
         {
-            global::Sdkpp.AuthorizationCodeChallenge __result;
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Challenge(ref this.handle, out __rv);
-            __result = global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv);
-            return __result;
+            return global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv);
         }
 
         /// <summary>Sets Challenge: Goes into AuthorizationArgs::SetCodeChallenge.</summary>
@@ -362,20 +395,20 @@ namespace Sdkpp
         /// </remarks>
         public void SetChallenge(global::Sdkpp.AuthorizationCodeChallenge value)
         {
+            global::Sdkpp.Native.BindThread();
             if (value == null) { throw new global::System.ArgumentNullException("value"); }
-            global::System.IntPtr __value = value.handle;
-            global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_SetChallenge(ref this.handle, ref __value);
+            global::System.IntPtr __a_value = value.handle;
+            global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_SetChallenge(ref this.handle, ref __a_value);
             global::System.GC.KeepAlive(value);
         }
 
         /// <summary>Goes into Client::GetToken; keep it secret.</summary>
         public string Verifier()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Verifier(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets Verifier: Goes into Client::GetToken; keep it secret.</summary>
@@ -384,10 +417,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetVerifier(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_SetVerifier(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_SetVerifier(ref this.handle, __a_value);
             }
         }
     }
@@ -446,6 +480,7 @@ namespace Sdkpp
             }
             if (this.handle != global::System.IntPtr.Zero)
             {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Drop(ref this.handle);
             }
         }
@@ -456,6 +491,7 @@ namespace Sdkpp
         /// </remarks>
         public AuthorizationArgs Clone()
         {
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -464,25 +500,24 @@ namespace Sdkpp
         /// <summary>Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public ulong ClientId()
         {
-            ulong __result;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationArgs_ClientId(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_ClientId(ref this.handle);
         }
 
         /// <summary>Sets ClientId: Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public void SetClientId(ulong value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetClientId(ref this.handle, value);
         }
 
         /// <summary>Required: space-separated OAuth scopes.</summary>
         public string Scopes()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Scopes(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets Scopes: Required: space-separated OAuth scopes.</summary>
@@ -491,10 +526,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetScopes(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetScopes(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetScopes(ref this.handle, __a_value);
             }
         }
 
@@ -504,10 +540,9 @@ namespace Sdkpp
         /// </remarks>
         public string State()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationArgs_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
 
         /// <summary>Sets State: OAuth state; leave unset and the SDK generates a secure random value.</summary>
@@ -516,10 +551,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetState(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::System.IntPtr __value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
-                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetState(ref this.handle, __value);
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetState(ref this.handle, __a_value);
             }
         }
 
@@ -529,10 +565,9 @@ namespace Sdkpp
         /// </remarks>
         public string Nonce()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Nonce(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Nonce(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
 
         /// <summary>Sets Nonce: OpenID Connect nonce, for backends that use ID tokens.</summary>
@@ -541,10 +576,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetNonce(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::System.IntPtr __value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
-                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetNonce(ref this.handle, __value);
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetNonce(ref this.handle, __a_value);
             }
         }
 
@@ -554,10 +590,9 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeChallenge CodeChallenge()
         {
-            global::Sdkpp.AuthorizationCodeChallenge __result;
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr __rv;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CodeChallenge(ref this.handle, out __rv) ? global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv) : null;
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CodeChallenge(ref this.handle, out __rv) ? global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv) : null;
         }
 
         /// <summary>Sets CodeChallenge: PKCE challenge, needed for the GetToken flow.</summary>
@@ -566,10 +601,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetCodeChallenge(global::Sdkpp.AuthorizationCodeChallenge value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::System.IntPtr __value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
-                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetCodeChallenge(ref this.handle, __value);
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
+                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetCodeChallenge(ref this.handle, __a_value);
                 global::System.GC.KeepAlive(value);
             }
         }
@@ -580,10 +616,9 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.IntegrationType? IntegrationType()
         {
-            global::Sdkpp.IntegrationType? __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.IntegrationType __rv;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationArgs_IntegrationType(ref this.handle, out __rv) ? (global::Sdkpp.IntegrationType?)__rv : null;
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_IntegrationType(ref this.handle, out __rv) ? (global::Sdkpp.IntegrationType?)__rv : null;
         }
 
         /// <summary>Sets IntegrationType: Installation context of the app.</summary>
@@ -592,10 +627,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetIntegrationType(global::Sdkpp.IntegrationType? value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::System.IntPtr __value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
-                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetIntegrationType(ref this.handle, __value);
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
+                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetIntegrationType(ref this.handle, __a_value);
             }
         }
 
@@ -605,10 +641,9 @@ namespace Sdkpp
         /// </remarks>
         public string CustomSchemeParam()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
-            __result = global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CustomSchemeParam(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CustomSchemeParam(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
 
         /// <summary>Sets CustomSchemeParam: Mobile redirect scheme: &lt;scheme&gt; gives &lt;scheme&gt;:/authorize/callback.</summary>
@@ -617,10 +652,120 @@ namespace Sdkpp
         /// </remarks>
         public void SetCustomSchemeParam(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::System.IntPtr __value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
-                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetCustomSchemeParam(ref this.handle, __value);
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetCustomSchemeParam(ref this.handle, __a_value);
+            }
+        }
+    }
+
+    /// <summary>Arguments of the device flow (Client::GetTokenFromDevice), for consoles and TVs.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class DeviceAuthorizationArgs : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_DeviceAuthorizationArgs); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new DeviceAuthorizationArgs (Sdkpp_DeviceAuthorizationArgs_Init).</summary>
+        public DeviceAuthorizationArgs()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal DeviceAuthorizationArgs(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static DeviceAuthorizationArgs Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new DeviceAuthorizationArgs(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_DeviceAuthorizationArgs_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~DeviceAuthorizationArgs()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_DeviceAuthorizationArgs_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public DeviceAuthorizationArgs Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Application id; 0 means the value given to Client::SetApplicationId.</summary>
+        public ulong ClientId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_ClientId(ref this.handle);
+        }
+
+        /// <summary>Sets ClientId: Application id; 0 means the value given to Client::SetApplicationId.</summary>
+        public void SetClientId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_SetClientId(ref this.handle, value);
+        }
+
+        /// <summary>Required: space-separated OAuth scopes.</summary>
+        public string Scopes()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Scopes(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Scopes: Required: space-separated OAuth scopes.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetScopes(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_SetScopes(ref this.handle, __a_value);
             }
         }
     }
@@ -679,6 +824,7 @@ namespace Sdkpp
             }
             if (this.handle != global::System.IntPtr.Zero)
             {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ClientCreateOptions_Drop(ref this.handle);
             }
         }
@@ -689,6 +835,7 @@ namespace Sdkpp
         /// </remarks>
         public ClientCreateOptions Clone()
         {
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -697,11 +844,10 @@ namespace Sdkpp
         /// <summary>Base URL of the web app (consent pages).</summary>
         public string WebBase()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_WebBase(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets WebBase: Base URL of the web app (consent pages).</summary>
@@ -710,21 +856,21 @@ namespace Sdkpp
         /// </remarks>
         public void SetWebBase(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetWebBase(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetWebBase(ref this.handle, __a_value);
             }
         }
 
         /// <summary>Base URL of the HTTP API.</summary>
         public string ApiBase()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ApiBase(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets ApiBase: Base URL of the HTTP API.</summary>
@@ -733,38 +879,39 @@ namespace Sdkpp
         /// </remarks>
         public void SetApiBase(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetApiBase(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetApiBase(ref this.handle, __a_value);
             }
         }
 
         /// <summary>Audio system; Game uses media streams on mobile.</summary>
         public global::Sdkpp.AudioSystem ExperimentalAudioSystem()
         {
-            global::Sdkpp.AudioSystem __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAudioSystem(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAudioSystem(ref this.handle);
         }
 
         /// <summary>Sets ExperimentalAudioSystem: Audio system; Game uses media streams on mobile.</summary>
         public void SetExperimentalAudioSystem(global::Sdkpp.AudioSystem value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem(ref this.handle, value);
         }
 
         /// <summary>Android: do not enter communications mode on Bluetooth.</summary>
         public bool ExperimentalAndroidPreventCommsForBluetooth()
         {
-            bool __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth(ref this.handle);
         }
 
         /// <summary>Sets ExperimentalAndroidPreventCommsForBluetooth: Android: do not enter communications mode on Bluetooth.</summary>
         public void SetExperimentalAndroidPreventCommsForBluetooth(bool value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth(ref this.handle, value);
         }
 
@@ -774,10 +921,9 @@ namespace Sdkpp
         /// </remarks>
         public ulong? CpuAffinityMask()
         {
-            ulong? __result;
+            global::Sdkpp.Native.BindThread();
             ulong __rv;
-            __result = global::Sdkpp.Native.Sdkpp_ClientCreateOptions_CpuAffinityMask(ref this.handle, out __rv) ? (ulong?)__rv : null;
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_CpuAffinityMask(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
 
         /// <summary>Sets CpuAffinityMask: SDK thread affinity hint; ignored where unsupported.</summary>
@@ -786,10 +932,11 @@ namespace Sdkpp
         /// </remarks>
         public void SetCpuAffinityMask(ulong? value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::System.IntPtr __value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
-                global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetCpuAffinityMask(ref this.handle, __value);
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
+                global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetCpuAffinityMask(ref this.handle, __a_value);
             }
         }
     }
@@ -841,6 +988,7 @@ namespace Sdkpp
             }
             if (this.handle != global::System.IntPtr.Zero)
             {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ClientResult_Drop(ref this.handle);
             }
         }
@@ -851,6 +999,7 @@ namespace Sdkpp
         /// </remarks>
         public ClientResult Clone()
         {
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ClientResult_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -859,25 +1008,24 @@ namespace Sdkpp
         /// <summary>Failure category; None on success.</summary>
         public global::Sdkpp.ErrorType Type()
         {
-            global::Sdkpp.ErrorType __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientResult_Type(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientResult_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Failure category; None on success.</summary>
         public void SetType(global::Sdkpp.ErrorType value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetType(ref this.handle, value);
         }
 
         /// <summary>Error message; empty on success.</summary>
         public string Error()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_Error(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets Error: Error message; empty on success.</summary>
@@ -886,49 +1034,49 @@ namespace Sdkpp
         /// </remarks>
         public void SetError(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_ClientResult_SetError(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ClientResult_SetError(ref this.handle, __a_value);
             }
         }
 
         /// <summary>Backend error code, such as 530017.</summary>
         public int ErrorCode()
         {
-            int __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientResult_ErrorCode(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientResult_ErrorCode(ref this.handle);
         }
 
         /// <summary>Sets ErrorCode: Backend error code, such as 530017.</summary>
         public void SetErrorCode(int value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetErrorCode(ref this.handle, value);
         }
 
         /// <summary>HTTP status, None when there was no HTTP response.</summary>
         public global::Sdkpp.HttpStatusCode Status()
         {
-            global::Sdkpp.HttpStatusCode __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientResult_Status(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientResult_Status(ref this.handle);
         }
 
         /// <summary>Sets Status: HTTP status, None when there was no HTTP response.</summary>
         public void SetStatus(global::Sdkpp.HttpStatusCode value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetStatus(ref this.handle, value);
         }
 
         /// <summary>Raw HTTP response body.</summary>
         public string ResponseBody()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_ResponseBody(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Sets ResponseBody: Raw HTTP response body.</summary>
@@ -937,63 +1085,63 @@ namespace Sdkpp
         /// </remarks>
         public void SetResponseBody(string value)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __value = __arena.String(value, "value");
-                global::Sdkpp.Native.Sdkpp_ClientResult_SetResponseBody(ref this.handle, __value);
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ClientResult_SetResponseBody(ref this.handle, __a_value);
             }
         }
 
         /// <summary>True when the operation succeeded.</summary>
         public bool Successful()
         {
-            bool __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientResult_Successful(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientResult_Successful(ref this.handle);
         }
 
         /// <summary>Sets Successful: True when the operation succeeded.</summary>
         public void SetSuccessful(bool value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetSuccessful(ref this.handle, value);
         }
 
         /// <summary>True when trying again may succeed (HTTP 429 and transient network errors).</summary>
         public bool Retryable()
         {
-            bool __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientResult_Retryable(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientResult_Retryable(ref this.handle);
         }
 
         /// <summary>Sets Retryable: True when trying again may succeed (HTTP 429 and transient network errors).</summary>
         public void SetRetryable(bool value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetRetryable(ref this.handle, value);
         }
 
         /// <summary>Seconds to wait before trying again.</summary>
         public float RetryAfter()
         {
-            float __result;
-            __result = global::Sdkpp.Native.Sdkpp_ClientResult_RetryAfter(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ClientResult_RetryAfter(ref this.handle);
         }
 
         /// <summary>Sets RetryAfter: Seconds to wait before trying again.</summary>
         public void SetRetryAfter(float value)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetRetryAfter(ref this.handle, value);
         }
 
         /// <summary>A readable one-line summary.</summary>
         public override string ToString()
         {
-            string __result;
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_ToString(ref this.handle, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
     }
 
@@ -1053,21 +1201,96 @@ namespace Sdkpp
 
         /// <summary>Receives non-voice log messages; bearer tokens and secrets are always removed.</summary>
         /// <remarks>
-        /// It runs inside Sdk.RunCallbacks on the thread that calls it. Objects it receives belong to it (dispose them or let the finalizer do it).
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void LogCallback(string message, global::Sdkpp.LoggingSeverity severity);
 
         /// <summary>Result of IsDiscordAppInstalled.</summary>
         /// <remarks>
-        /// It runs inside Sdk.RunCallbacks on the thread that calls it. Objects it receives belong to it (dispose them or let the finalizer do it).
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void IsDiscordAppInstalledCallback(bool installed);
 
         /// <summary>Result of OpenConnectedGamesSettingsInPlatform.</summary>
         /// <remarks>
-        /// It runs inside Sdk.RunCallbacks on the thread that calls it. Objects it receives belong to it (dispose them or let the finalizer do it).
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
         /// </remarks>
         public delegate void OpenConnectedGamesSettingsInPlatformCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of Authorize: the code and the redirect URI to pass to GetToken.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void AuthorizationCallback(global::Sdkpp.ClientResult result, string code, string redirectUri);
+
+        /// <summary>Result of a token exchange.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void TokenExchangeCallback(global::Sdkpp.ClientResult result, string accessToken, string refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes);
+
+        /// <summary>Result of RevokeToken.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void RevokeTokenCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of UpdateToken.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UpdateTokenCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>The token set by UpdateToken is about to expire or has expired.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void TokenExpirationCallback();
+
+        /// <summary>Result of FetchCurrentUser.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void FetchCurrentUserCallback(global::Sdkpp.ClientResult result, ulong id, string name);
+
+        /// <summary>Result of ExchangeChildToken.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void ExchangeChildTokenCallback(global::Sdkpp.ClientResult result, string accessToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes);
+
+        /// <summary>Result of UnmergeIntoProvisionalAccount.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UnmergeIntoProvisionalAccountCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of UpdateProvisionalAccountDisplayName.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UpdateProvisionalAccountDisplayNameCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>The device verification screen was closed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void AuthorizeDeviceScreenClosedCallback();
+
+        /// <summary>sdkpp: opens a URL for the user (the consent page, the device verification page).</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void OpenUrlCallback(string url);
 
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
@@ -1082,9 +1305,9 @@ namespace Sdkpp
             global::Sdkpp.Abi.Ensure();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __apiBase = __arena.String(apiBase, "apiBase");
-                global::Sdkpp.NativeString __webBase = __arena.String(webBase, "webBase");
-                global::Sdkpp.Native.Sdkpp_Client_InitWithBases(ref this.handle, __apiBase, __webBase);
+                global::Sdkpp.NativeString __a_apiBase = __arena.String(apiBase, "apiBase");
+                global::Sdkpp.NativeString __a_webBase = __arena.String(webBase, "webBase");
+                global::Sdkpp.Native.Sdkpp_Client_InitWithBases(ref this.handle, __a_apiBase, __a_webBase);
             }
         }
 
@@ -1093,8 +1316,8 @@ namespace Sdkpp
         {
             global::Sdkpp.Abi.Ensure();
             if (options == null) { throw new global::System.ArgumentNullException("options"); }
-            global::System.IntPtr __options = options.handle;
-            global::Sdkpp.Native.Sdkpp_Client_InitWithOptions(ref this.handle, ref __options);
+            global::System.IntPtr __a_options = options.handle;
+            global::Sdkpp.Native.Sdkpp_Client_InitWithOptions(ref this.handle, ref __a_options);
             global::System.GC.KeepAlive(options);
         }
 
@@ -1134,6 +1357,7 @@ namespace Sdkpp
             }
             if (this.handle != global::System.IntPtr.Zero)
             {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Client_Drop(ref this.handle);
             }
         }
@@ -1142,107 +1366,89 @@ namespace Sdkpp
         public static string GetDefaultCommunicationScopes()
         {
             global::Sdkpp.Abi.Ensure();
-            string __result;
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetDefaultCommunicationScopes(out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>"openid sdk.social_layer_presence"</summary>
         public static string GetDefaultPresenceScopes()
         {
             global::Sdkpp.Abi.Ensure();
-            string __result;
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetDefaultPresenceScopes(out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Major version of the library.</summary>
         public static int GetVersionMajor()
         {
             global::Sdkpp.Abi.Ensure();
-            int __result;
-            __result = global::Sdkpp.Native.Sdkpp_Client_GetVersionMajor();
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_Client_GetVersionMajor();
         }
 
         /// <summary>Minor version of the library.</summary>
         public static int GetVersionMinor()
         {
             global::Sdkpp.Abi.Ensure();
-            int __result;
-            __result = global::Sdkpp.Native.Sdkpp_Client_GetVersionMinor();
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_Client_GetVersionMinor();
         }
 
         /// <summary>Patch version of the library.</summary>
         public static int GetVersionPatch()
         {
             global::Sdkpp.Abi.Ensure();
-            int __result;
-            __result = global::Sdkpp.Native.Sdkpp_Client_GetVersionPatch();
-            return __result;
+            return global::Sdkpp.Native.Sdkpp_Client_GetVersionPatch();
         }
 
         /// <summary>The build's source revision.</summary>
         public static string GetVersionHash()
         {
             global::Sdkpp.Abi.Ensure();
-            string __result;
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetVersionHash(out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Name of a Client::Error value.</summary>
         public static string ErrorToString(global::Sdkpp.Client.Error type)
         {
             global::Sdkpp.Abi.Ensure();
-            string __result;
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Client_ErrorToString(type, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Name of a Client::Status value.</summary>
         public static string StatusToString(global::Sdkpp.Client.Status type)
         {
             global::Sdkpp.Abi.Ensure();
-            string __result;
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Client_StatusToString(type, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Name of a Client::Thread value.</summary>
         public static string ThreadToString(global::Sdkpp.Client.Thread type)
         {
             global::Sdkpp.Abi.Ensure();
-            string __result;
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Client_ThreadToString(type, out __rv);
-            __result = global::Sdkpp.Marshaling.TakeString(__rv);
-            return __result;
+            return global::Sdkpp.Marshaling.TakeString(__rv);
         }
 
         /// <summary>Application id used for authorization, presence and invites.</summary>
         public void SetApplicationId(ulong applicationId)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_Client_SetApplicationId(ref this.handle, applicationId);
         }
 
         /// <summary>The application id set by SetApplicationId, 0 if none.</summary>
         public ulong GetApplicationId()
         {
-            ulong __result;
-            __result = global::Sdkpp.Native.Sdkpp_Client_GetApplicationId(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetApplicationId(ref this.handle);
         }
 
         /// <summary>A new PKCE verifier and its S256 challenge.</summary>
@@ -1251,11 +1457,10 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeVerifier CreateAuthorizationCodeVerifier()
         {
-            global::Sdkpp.AuthorizationCodeVerifier __result;
+            global::Sdkpp.Native.BindThread();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_CreateAuthorizationCodeVerifier(ref this.handle, out __rv);
-            __result = global::Sdkpp.AuthorizationCodeVerifier.Adopt(__rv);
-            return __result;
+            return global::Sdkpp.AuthorizationCodeVerifier.Adopt(__rv);
         }
 
         /// <summary>Adds a log callback for messages at or above minSeverity.</summary>
@@ -1264,19 +1469,20 @@ namespace Sdkpp
         /// </remarks>
         public void AddLogCallback(global::Sdkpp.Client.LogCallback callback, global::Sdkpp.LoggingSeverity minSeverity)
         {
+            global::Sdkpp.Native.BindThread();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
-            global::System.IntPtr __callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
             try
             {
-                global::Sdkpp.Native.Sdkpp_Client_AddLogCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LogCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __callback, minSeverity);
+                global::Sdkpp.Native.Sdkpp_Client_AddLogCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LogCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback, minSeverity);
                 __handedOver = true;
             }
             finally
             {
                 if (!__handedOver)
                 {
-                    global::Sdkpp.CallbackRegistry.Remove(__callback);
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
                 }
             }
         }
@@ -1284,35 +1490,33 @@ namespace Sdkpp
         /// <summary>Writes log messages at or above minSeverity to a file in path; false if it cannot be opened.</summary>
         public bool SetLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
+            global::Sdkpp.Native.BindThread();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
-                global::Sdkpp.NativeString __path = __arena.String(path, "path");
-                bool __result;
-                __result = global::Sdkpp.Native.Sdkpp_Client_SetLogDir(ref this.handle, __path, minSeverity);
-                return __result;
+                global::Sdkpp.NativeString __a_path = __arena.String(path, "path");
+                return global::Sdkpp.Native.Sdkpp_Client_SetLogDir(ref this.handle, __a_path, minSeverity);
             }
         }
 
         /// <summary>Timeout of every HTTP request; default 30000 ms.</summary>
         public void SetHttpRequestTimeout(int httpTimeoutInMilliseconds)
         {
+            global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_Client_SetHttpRequestTimeout(ref this.handle, httpTimeoutInMilliseconds);
         }
 
         /// <summary>sdkpp: the HTTP request timeout in milliseconds.</summary>
         public int GetHttpRequestTimeout()
         {
-            int __result;
-            __result = global::Sdkpp.Native.Sdkpp_Client_GetHttpRequestTimeout(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetHttpRequestTimeout(ref this.handle);
         }
 
         /// <summary>Current connection status.</summary>
         public global::Sdkpp.Client.Status GetStatus()
         {
-            global::Sdkpp.Client.Status __result;
-            __result = global::Sdkpp.Native.Sdkpp_Client_GetStatus(ref this.handle);
-            return __result;
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetStatus(ref this.handle);
         }
 
         /// <summary>Whether the platform's mobile app is installed; always false on desktop.</summary>
@@ -1321,19 +1525,20 @@ namespace Sdkpp
         /// </remarks>
         public void IsDiscordAppInstalled(global::Sdkpp.Client.IsDiscordAppInstalledCallback callback)
         {
+            global::Sdkpp.Native.BindThread();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
-            global::System.IntPtr __callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
             try
             {
-                global::Sdkpp.Native.Sdkpp_Client_IsDiscordAppInstalled(ref this.handle, global::Sdkpp.Trampolines.Client_IsDiscordAppInstalledCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __callback);
+                global::Sdkpp.Native.Sdkpp_Client_IsDiscordAppInstalled(ref this.handle, global::Sdkpp.Trampolines.Client_IsDiscordAppInstalledCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
                 __handedOver = true;
             }
             finally
             {
                 if (!__handedOver)
                 {
-                    global::Sdkpp.CallbackRegistry.Remove(__callback);
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
                 }
             }
         }
@@ -1344,19 +1549,501 @@ namespace Sdkpp
         /// </remarks>
         public void OpenConnectedGamesSettingsInPlatform(global::Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback callback)
         {
+            global::Sdkpp.Native.BindThread();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
-            global::System.IntPtr __callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
             try
             {
-                global::Sdkpp.Native.Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(ref this.handle, global::Sdkpp.Trampolines.Client_OpenConnectedGamesSettingsInPlatformCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __callback);
+                global::Sdkpp.Native.Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(ref this.handle, global::Sdkpp.Trampolines.Client_OpenConnectedGamesSettingsInPlatformCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
                 __handedOver = true;
             }
             finally
             {
                 if (!__handedOver)
                 {
-                    global::Sdkpp.CallbackRegistry.Remove(__callback);
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Starts the OAuth2 authorization code flow: opens the consent page and answers with the code.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void Authorize(global::Sdkpp.AuthorizationArgs args, global::Sdkpp.Client.AuthorizationCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (args == null) { throw new global::System.ArgumentNullException("args"); }
+            global::System.IntPtr __a_args = args.handle;
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_Authorize(ref this.handle, ref __a_args, global::Sdkpp.Trampolines.Client_AuthorizationCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+            global::System.GC.KeepAlive(args);
+        }
+
+        /// <summary>Ends the Authorize in progress; its callback fires with ErrorType Aborted.</summary>
+        public void AbortAuthorize()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_AbortAuthorize(ref this.handle);
+        }
+
+        /// <summary>Exchanges an authorization code and its PKCE verifier for tokens.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetToken(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.Client.TokenExchangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_code = __arena.String(code, "code");
+                global::Sdkpp.NativeString __a_codeVerifier = __arena.String(codeVerifier, "codeVerifier");
+                global::Sdkpp.NativeString __a_redirectUri = __arena.String(redirectUri, "redirectUri");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_GetToken(ref this.handle, applicationId, __a_code, __a_codeVerifier, __a_redirectUri, global::Sdkpp.Trampolines.Client_TokenExchangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Exchanges a refresh token for new tokens; the old ones stop working.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RefreshToken(ulong applicationId, string refreshToken, global::Sdkpp.Client.TokenExchangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_refreshToken = __arena.String(refreshToken, "refreshToken");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_RefreshToken(ref this.handle, applicationId, __a_refreshToken, global::Sdkpp.Trampolines.Client_TokenExchangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Revokes every token of the user for the application.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RevokeToken(ulong applicationId, string token, global::Sdkpp.Client.RevokeTokenCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_RevokeToken(ref this.handle, applicationId, __a_token, global::Sdkpp.Trampolines.Client_RevokeTokenCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Sets the token the client uses for the service.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void UpdateToken(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.UpdateTokenCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_UpdateToken(ref this.handle, tokenType, __a_token, global::Sdkpp.Trampolines.Client_UpdateTokenCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Whether a token is set.</summary>
+        public bool IsAuthenticated()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_IsAuthenticated(ref this.handle);
+        }
+
+        /// <summary>Sets the handler that runs five minutes before the current token expires.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetTokenExpirationCallback(global::Sdkpp.Client.TokenExpirationCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetTokenExpirationCallback(ref this.handle, global::Sdkpp.Trampolines.Client_TokenExpirationCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Validates a token by fetching its user.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void FetchCurrentUser(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.FetchCurrentUserCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_FetchCurrentUser(ref this.handle, tokenType, __a_token, global::Sdkpp.Trampolines.Client_FetchCurrentUserCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Exchanges a parent application's token for a child application's token.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void ExchangeChildToken(string parentApplicationToken, ulong childApplicationId, global::Sdkpp.Client.ExchangeChildTokenCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_parentApplicationToken = __arena.String(parentApplicationToken, "parentApplicationToken");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_ExchangeChildToken(ref this.handle, __a_parentApplicationToken, childApplicationId, global::Sdkpp.Trampolines.Client_ExchangeChildTokenCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Signs in a provisional account with external credentials.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetProvisionalToken(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_GetProvisionalToken(ref this.handle, applicationId, externalAuthType, __a_externalAuthToken, global::Sdkpp.Trampolines.Client_TokenExchangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>GetToken that also merges the provisional account of the external credentials.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetTokenFromProvisionalMerge(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_code = __arena.String(code, "code");
+                global::Sdkpp.NativeString __a_codeVerifier = __arena.String(codeVerifier, "codeVerifier");
+                global::Sdkpp.NativeString __a_redirectUri = __arena.String(redirectUri, "redirectUri");
+                global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_GetTokenFromProvisionalMerge(ref this.handle, applicationId, __a_code, __a_codeVerifier, __a_redirectUri, externalAuthType, __a_externalAuthToken, global::Sdkpp.Trampolines.Client_TokenExchangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Splits the provisional account back out of the user's account.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void UnmergeIntoProvisionalAccount(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.UnmergeIntoProvisionalAccountCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_UnmergeIntoProvisionalAccount(ref this.handle, applicationId, externalAuthType, __a_externalAuthToken, global::Sdkpp.Trampolines.Client_UnmergeIntoProvisionalAccountCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Renames the signed-in provisional account.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void UpdateProvisionalAccountDisplayName(string name, global::Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_name = __arena.String(name, "name");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_UpdateProvisionalAccountDisplayName(ref this.handle, __a_name, global::Sdkpp.Trampolines.Client_UpdateProvisionalAccountDisplayNameCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>The device flow: shows the verification page and polls until the user approves.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetTokenFromDevice(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.Client.TokenExchangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (args == null) { throw new global::System.ArgumentNullException("args"); }
+            global::System.IntPtr __a_args = args.handle;
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetTokenFromDevice(ref this.handle, ref __a_args, global::Sdkpp.Trampolines.Client_TokenExchangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+            global::System.GC.KeepAlive(args);
+        }
+
+        /// <summary>GetTokenFromDevice that also merges the provisional account of the external credentials.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetTokenFromDeviceProvisionalMerge(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                if (args == null) { throw new global::System.ArgumentNullException("args"); }
+                global::System.IntPtr __a_args = args.handle;
+                global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(ref this.handle, ref __a_args, externalAuthType, __a_externalAuthToken, global::Sdkpp.Trampolines.Client_TokenExchangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+                global::System.GC.KeepAlive(args);
+            }
+        }
+
+        /// <summary>Ends the device flow in progress; its callback fires with ErrorType Aborted.</summary>
+        public void AbortGetTokenFromDevice()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_AbortGetTokenFromDevice(ref this.handle);
+        }
+
+        /// <summary>Shows the verification page for a user code obtained by the game's backend.</summary>
+        public void OpenAuthorizeDeviceScreen(ulong clientId, string userCode)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_userCode = __arena.String(userCode, "userCode");
+                global::Sdkpp.Native.Sdkpp_Client_OpenAuthorizeDeviceScreen(ref this.handle, clientId, __a_userCode);
+            }
+        }
+
+        /// <summary>Closes the verification page opened by OpenAuthorizeDeviceScreen.</summary>
+        public void CloseAuthorizeDeviceScreen()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_CloseAuthorizeDeviceScreen(ref this.handle);
+        }
+
+        /// <summary>Sets the handler of CloseAuthorizeDeviceScreen.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetAuthorizeDeviceScreenClosedCallback(global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_AuthorizeDeviceScreenClosedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>sdkpp: hands URLs the SDK would open in the system browser to the callback instead.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetOpenUrlCallback(global::Sdkpp.Client.OpenUrlCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetOpenUrlCallback(ref this.handle, global::Sdkpp.Trampolines.Client_OpenUrlCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
                 }
             }
         }
@@ -1372,6 +2059,39 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_OpenConnectedGamesSettingsInPlatformCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_AuthorizationCallback(global::System.IntPtr result, global::Sdkpp.NativeString code, global::Sdkpp.NativeString redirectUri, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_TokenExchangeCallback(global::System.IntPtr result, global::Sdkpp.NativeString accessToken, global::Sdkpp.NativeString refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_RevokeTokenCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UpdateTokenCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_TokenExpirationCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_FetchCurrentUserCallback(global::System.IntPtr result, ulong id, global::Sdkpp.NativeString name, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_ExchangeChildTokenCallback(global::System.IntPtr result, global::Sdkpp.NativeString accessToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UnmergeIntoProvisionalAccountCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UpdateProvisionalAccountDisplayNameCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_AuthorizeDeviceScreenClosedCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_OpenUrlCallback(global::Sdkpp.NativeString url, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -1467,6 +2187,27 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationArgs_SetCustomSchemeParam(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_DeviceAuthorizationArgs_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_DeviceAuthorizationArgs_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_DeviceAuthorizationArgs_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_DeviceAuthorizationArgs_ClientId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_DeviceAuthorizationArgs_SetClientId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_DeviceAuthorizationArgs_Scopes(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_DeviceAuthorizationArgs_SetScopes(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_ClientCreateOptions_Init(ref global::System.IntPtr self);
@@ -1637,6 +2378,70 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_Authorize(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_AuthorizationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_AbortAuthorize(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RefreshToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString refreshToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RevokeToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_RevokeTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_UpdateToken(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_UpdateTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_IsAuthenticated(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetTokenExpirationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenExpirationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_FetchCurrentUser(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_FetchCurrentUserCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_ExchangeChildToken(ref global::System.IntPtr self, global::Sdkpp.NativeString parentApplicationToken, ulong childApplicationId, global::Sdkpp.Native.Client_ExchangeChildTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetProvisionalToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetTokenFromProvisionalMerge(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_UnmergeIntoProvisionalAccount(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_UpdateProvisionalAccountDisplayName(ref global::System.IntPtr self, global::Sdkpp.NativeString name, global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetTokenFromDevice(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_AbortGetTokenFromDevice(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_OpenAuthorizeDeviceScreen(ref global::System.IntPtr self, ulong clientId, global::Sdkpp.NativeString userCode);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_CloseAuthorizeDeviceScreen(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetOpenUrlCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenUrlCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -1650,14 +2455,13 @@ namespace Sdkpp
             try
             {
                 // Take ownership of every argument first, so that nothing leaks whatever happens next.
-                string __message = global::Sdkpp.Marshaling.TakeString(message);
-                global::Sdkpp.LoggingSeverity __severity = severity;
+                string __a_message = global::Sdkpp.Marshaling.TakeString(message);
                 global::Sdkpp.Client.LogCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LogCallback;
                 if (__cb == null)
                 {
                     return;
                 }
-                __cb(__message, __severity);
+                __cb(__a_message, severity);
             }
             catch (global::System.Exception __e)
             {
@@ -1673,13 +2477,12 @@ namespace Sdkpp
             try
             {
                 // Take ownership of every argument first, so that nothing leaks whatever happens next.
-                bool __installed = installed;
                 global::Sdkpp.Client.IsDiscordAppInstalledCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.IsDiscordAppInstalledCallback;
                 if (__cb == null)
                 {
                     return;
                 }
-                __cb(__installed);
+                __cb(installed);
             }
             catch (global::System.Exception __e)
             {
@@ -1695,18 +2498,274 @@ namespace Sdkpp
             try
             {
                 // Take ownership of every argument first, so that nothing leaks whatever happens next.
-                global::Sdkpp.ClientResult __result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
                 global::Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback;
                 if (__cb == null)
                 {
-                    if (__result != null) { __result.Dispose(); }
+                    if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__result);
+                __cb(__a_result);
             }
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.OpenConnectedGamesSettingsInPlatformCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_AuthorizationCallback Client_AuthorizationCallback = Client_AuthorizationCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizationCallback))]
+        static void Client_AuthorizationCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString code, global::Sdkpp.NativeString redirectUri, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                string __a_code = global::Sdkpp.Marshaling.TakeString(code);
+                string __a_redirectUri = global::Sdkpp.Marshaling.TakeString(redirectUri);
+                global::Sdkpp.Client.AuthorizationCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.AuthorizationCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, __a_code, __a_redirectUri);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.AuthorizationCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_TokenExchangeCallback Client_TokenExchangeCallback = Client_TokenExchangeCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenExchangeCallback))]
+        static void Client_TokenExchangeCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString accessToken, global::Sdkpp.NativeString refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                string __a_accessToken = global::Sdkpp.Marshaling.TakeString(accessToken);
+                string __a_refreshToken = global::Sdkpp.Marshaling.TakeString(refreshToken);
+                string __a_scopes = global::Sdkpp.Marshaling.TakeString(scopes);
+                global::Sdkpp.Client.TokenExchangeCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.TokenExchangeCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, __a_accessToken, __a_refreshToken, tokenType, expiresIn, __a_scopes);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.TokenExchangeCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_RevokeTokenCallback Client_RevokeTokenCallback = Client_RevokeTokenCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RevokeTokenCallback))]
+        static void Client_RevokeTokenCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.RevokeTokenCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.RevokeTokenCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.RevokeTokenCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UpdateTokenCallback Client_UpdateTokenCallback = Client_UpdateTokenCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateTokenCallback))]
+        static void Client_UpdateTokenCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.UpdateTokenCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UpdateTokenCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UpdateTokenCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_TokenExpirationCallback Client_TokenExpirationCallback = Client_TokenExpirationCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenExpirationCallback))]
+        static void Client_TokenExpirationCallback_Impl(global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.TokenExpirationCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.TokenExpirationCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb();
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.TokenExpirationCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_FetchCurrentUserCallback Client_FetchCurrentUserCallback = Client_FetchCurrentUserCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_FetchCurrentUserCallback))]
+        static void Client_FetchCurrentUserCallback_Impl(global::System.IntPtr result, ulong id, global::Sdkpp.NativeString name, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                string __a_name = global::Sdkpp.Marshaling.TakeString(name);
+                global::Sdkpp.Client.FetchCurrentUserCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.FetchCurrentUserCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, id, __a_name);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.FetchCurrentUserCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_ExchangeChildTokenCallback Client_ExchangeChildTokenCallback = Client_ExchangeChildTokenCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ExchangeChildTokenCallback))]
+        static void Client_ExchangeChildTokenCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString accessToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                string __a_accessToken = global::Sdkpp.Marshaling.TakeString(accessToken);
+                string __a_scopes = global::Sdkpp.Marshaling.TakeString(scopes);
+                global::Sdkpp.Client.ExchangeChildTokenCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.ExchangeChildTokenCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, __a_accessToken, tokenType, expiresIn, __a_scopes);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.ExchangeChildTokenCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback Client_UnmergeIntoProvisionalAccountCallback = Client_UnmergeIntoProvisionalAccountCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback))]
+        static void Client_UnmergeIntoProvisionalAccountCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.UnmergeIntoProvisionalAccountCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UnmergeIntoProvisionalAccountCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UnmergeIntoProvisionalAccountCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback Client_UpdateProvisionalAccountDisplayNameCallback = Client_UpdateProvisionalAccountDisplayNameCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback))]
+        static void Client_UpdateProvisionalAccountDisplayNameCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UpdateProvisionalAccountDisplayNameCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback Client_AuthorizeDeviceScreenClosedCallback = Client_AuthorizeDeviceScreenClosedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback))]
+        static void Client_AuthorizeDeviceScreenClosedCallback_Impl(global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb();
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.AuthorizeDeviceScreenClosedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_OpenUrlCallback Client_OpenUrlCallback = Client_OpenUrlCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OpenUrlCallback))]
+        static void Client_OpenUrlCallback_Impl(global::Sdkpp.NativeString url, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                string __a_url = global::Sdkpp.Marshaling.TakeString(url);
+                global::Sdkpp.Client.OpenUrlCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.OpenUrlCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(__a_url);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.OpenUrlCallback", __e);
             }
         }
     }

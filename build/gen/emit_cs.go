@@ -681,11 +681,14 @@ func csClass(w *csWriter, c *desc.Class) {
 	for _, cb := range c.Callbacks {
 		w.line("")
 		var ps []string
+		remarks := []string{"It runs inside Sdk.RunCallbacks on the thread that calls it."}
 		for _, p := range cb.Params {
 			ps = append(ps, csOut(p.Type)+" "+csIdent(p.Name))
+			if e := optElem(p.Type); e.Kind == desc.ClassT || (e.Kind == desc.List && e.Elem.Kind == desc.ClassT) {
+				remarks = append(remarks, "The "+p.Name+" object belongs to the callback: dispose it (or let its finalizer release it).")
+			}
 		}
-		w.doc(cb.Doc, "The "+c.Name+"::"+cb.Name+" callback.",
-			"It runs inside Sdk.RunCallbacks on the thread that calls it. Objects it receives belong to it (dispose them or let the finalizer do it).")
+		w.doc(cb.Doc, "The "+c.Name+"::"+cb.Name+" callback.", remarks...)
 		w.line("public delegate void %s(%s);", cb.Name, strings.Join(ps, ", "))
 	}
 
@@ -694,7 +697,7 @@ func csClass(w *csWriter, c *desc.Class) {
 		w.doc([]string{"Makes a new " + name + " (" + cClass(c) + "_Init)."}, "")
 		w.line("public %s()", name)
 		w.line("{")
-		w.line("%sAbi.Ensure();", csNS)
+		w.line("%sAbi.Ensure();", csNS) // also binds the thread (Native.BindThread)
 		w.line("%s_Init(ref this.handle);", native)
 		w.line("}")
 	}
@@ -708,7 +711,7 @@ func csClass(w *csWriter, c *desc.Class) {
 		w.line("public %s(%s)", name, strings.Join(ps, ", "))
 		w.line("{")
 		w.line("%sAbi.Ensure();", csNS)
-		csBody(w, native+"_"+m.Name, "ref this.handle", m.Params, nil, false)
+		csBody(w, native+"_"+m.Name, "ref this.handle", m.Params, nil, false) // after Abi.Ensure
 		w.line("}")
 	}
 
@@ -748,6 +751,7 @@ func csClass(w *csWriter, c *desc.Class) {
 	w.line("}")
 	w.line("if (this.handle != %s.Zero)", csIntPtr)
 	w.line("{")
+	w.line("%sNative.BindThread(); // the finalizer thread's first call may be this one", csNS)
 	w.line("%s_Drop(ref this.handle);", native)
 	w.line("}")
 	w.line("}")
@@ -758,6 +762,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			"The copy is a separate object to dispose. Null if this object was disposed.")
 		w.line("public %s Clone()", name)
 		w.line("{")
+		w.line("%sNative.BindThread();", csNS)
 		w.line("%s copy = %s.Zero;", csIntPtr, csIntPtr)
 		w.line("%s_Clone(ref copy, ref this.handle);", native)
 		w.line("return Adopt(copy);")
@@ -769,7 +774,7 @@ func csClass(w *csWriter, c *desc.Class) {
 		w.doc(p.Doc, "Gets "+p.Name+".", csNullRemark(p.Type, true)...)
 		w.line("public %s %s()", csOut(p.Type), csIdent(p.Name))
 		w.line("{")
-		csBody(w, native+"_"+p.Name, "ref this.handle", nil, p.Type, false)
+		csBody(w, native+"_"+p.Name, "ref this.handle", nil, p.Type, true)
 		w.line("}")
 		if !p.ReadOnly {
 			w.line("")
@@ -783,7 +788,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			w.doc(doc, "Sets "+p.Name+".", csNullRemark(p.Type, false)...)
 			w.line("public void Set%s(%s value)", p.Name, csIn(p.Type))
 			w.line("{")
-			csBody(w, native+"_Set"+p.Name, "ref this.handle", []desc.Param{{Name: "value", Type: p.Type}}, nil, false)
+			csBody(w, native+"_Set"+p.Name, "ref this.handle", []desc.Param{{Name: "value", Type: p.Type}}, nil, true)
 			w.line("}")
 		}
 	}
@@ -824,7 +829,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			self = ""
 			w.line("%sAbi.Ensure();", csNS)
 		}
-		csBody(w, native+"_"+m.Name, self, m.Params, m.Ret, m.Static)
+		csBody(w, native+"_"+m.Name, self, m.Params, m.Ret, !m.Static)
 		w.line("}")
 	}
 	w.line("}")
@@ -847,15 +852,21 @@ func csNullRemark(t *desc.Type, out bool) []string {
 
 // csBody writes the statements of a wrapper: argument conversion, the P/Invoke call and the
 // conversion of its result.
-func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, static bool) {
+//
+// bind says to call Native.BindThread first; constructors and static methods have already
+// called Abi.Ensure, which does.
+func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, bind bool) {
 	var pre, args, post, callbacks []string
 	arena := false
+	if bind {
+		w.line("%sNative.BindThread();", csNS)
+	}
 	if self != "" {
 		args = append(args, self)
 	}
 	for _, p := range params {
 		n := csIdent(p.Name)
-		a := "__" + p.Name
+		a := "__a_" + p.Name // generated locals all start with __, arguments with __a_
 		t := p.Type
 		nullCheck := fmt.Sprintf("if (%s == null) { throw new %s(%q); }", n, csArgNull, p.Name)
 		switch t.Kind {
@@ -920,7 +931,7 @@ func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, s
 		case desc.CallbackT:
 			pre = append(pre, nullCheck)
 			callbacks = append(callbacks, p.Name)
-			args = append(args, csNS+"Trampolines."+t.Callback.FullName(), csNS+"CallbackRegistry.FreeUserData", a)
+			args = append(args, csNS+"Trampolines."+t.Callback.FullName(), csNS+"CallbackRegistry.FreeUserData", "__ud_"+p.Name)
 		}
 	}
 
@@ -956,16 +967,21 @@ func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, s
 		// call never reached the library, forget the callbacks again.
 		var wrapped []string
 		for _, cb := range callbacks {
-			wrapped = append(wrapped, fmt.Sprintf("%s __%s = %sCallbackRegistry.Register(%s);", csIntPtr, cb, csNS, csIdent(cb)))
+			wrapped = append(wrapped, fmt.Sprintf("%s __ud_%s = %sCallbackRegistry.Register(%s);", csIntPtr, cb, csNS, csIdent(cb)))
 		}
 		wrapped = append(wrapped, "bool __handedOver = false;", "try", "{")
 		wrapped = append(wrapped, call...)
 		wrapped = append(wrapped, "__handedOver = true;", "}", "finally", "{", "if (!__handedOver)", "{")
 		for _, cb := range callbacks {
-			wrapped = append(wrapped, fmt.Sprintf("%sCallbackRegistry.Remove(__%s);", csNS, cb))
+			wrapped = append(wrapped, fmt.Sprintf("%sCallbackRegistry.Remove(__ud_%s);", csNS, cb))
 		}
 		wrapped = append(wrapped, "}", "}")
 		call = wrapped
+	}
+	if len(callbacks) == 0 && len(post) == 0 && len(call) > 0 && strings.HasPrefix(call[len(call)-1], "__result = ") {
+		// Nothing runs after the call: return its result directly.
+		call[len(call)-1] = "return " + strings.TrimPrefix(call[len(call)-1], "__result = ")
+		decl, result = nil, ""
 	}
 	call = append(decl, call...)
 	var body []string
@@ -1043,7 +1059,7 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	var ps, conv, args, cleanup []string
 	for _, p := range cb.Params {
 		n := csIdent(p.Name)
-		a := "__" + p.Name
+		a := "__a_" + p.Name
 		t := p.Type
 		ps = append(ps, csCallbackNativeArg(t)+" "+n)
 		var expr string
@@ -1059,8 +1075,9 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 		case t.Kind == desc.List && t.Elem.Kind == desc.ClassT:
 			expr = csTake(t, n)
 			cleanup = append(cleanup, fmt.Sprintf("foreach (%s __o in %s) { if (__o != null) { __o.Dispose(); } }", csClassRef(t.Elem.Class), a))
-		case t.Kind == desc.Prim && t.Prim == "bool":
-			expr = n
+		case t.Kind == desc.EnumT || (t.Kind == desc.Prim && !t.IsString()):
+			args = append(args, n) // passed as is
+			continue
 		default:
 			expr = csTake(t, n)
 		}

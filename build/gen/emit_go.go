@@ -7,13 +7,24 @@ import (
 	"sdkpp/build/gen/desc"
 )
 
-// emitCoreEnums writes core/enums_gen.go: the Go enum types of core with String and Valid.
+// emitCoreEnums writes core/api_gen.go: the version, the callback types, and the Go enum types of
+// core with String and Valid.
 func emitCoreEnums(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("// %s\n\npackage core\n\n", generatedNote)
 	w("// Version of the described surface.\nconst (\n\tVersionMajor = %d\n\tVersionMinor = %d\n\tVersionPatch = %d\n)\n\n",
 		api.Version[0], api.Version[1], api.Version[2])
+	for _, c := range api.Classes {
+		for _, cb := range c.Callbacks {
+			var ps []string
+			for _, p := range cb.Params {
+				ps = append(ps, goIdent(p.Name)+" "+strings.ReplaceAll(goCore(p.Type), "core.", ""))
+			}
+			writeGoDoc(&b, cb.GoName(), cb.Doc)
+			w("type %s = func(%s)\n\n", cb.GoName(), strings.Join(ps, ", "))
+		}
+	}
 	for _, e := range api.Enums {
 		g := e.GoName()
 		writeGoDoc(&b, g, e.Doc)

@@ -45,7 +45,7 @@ func run(root string, check bool) error {
 		{"include/sdkpp.hpp", emitCpp(api), false},
 		{"bindings/csharp/Sdkpp.g.cs", emitCSharp(api), false},
 		{"capi/exports_gen.go", emitCapi(api), true},
-		{"core/enums_gen.go", emitCoreEnums(api), true},
+		{"core/api_gen.go", emitCoreEnums(api), true},
 	}
 	stale := 0
 	for _, o := range outputs {

@@ -9,6 +9,48 @@ const (
 	VersionPatch = 0
 )
 
+// ClientLogCallback: Receives non-voice log messages; bearer tokens and secrets are always removed.
+type ClientLogCallback = func(message string, severity LoggingSeverity)
+
+// ClientIsDiscordAppInstalledCallback: Result of IsDiscordAppInstalled.
+type ClientIsDiscordAppInstalledCallback = func(installed bool)
+
+// ClientOpenConnectedGamesSettingsInPlatformCallback: Result of OpenConnectedGamesSettingsInPlatform.
+type ClientOpenConnectedGamesSettingsInPlatformCallback = func(result *ClientResult)
+
+// ClientAuthorizationCallback: Result of Authorize: the code and the redirect URI to pass to GetToken.
+type ClientAuthorizationCallback = func(result *ClientResult, code string, redirectUri string)
+
+// ClientTokenExchangeCallback: Result of a token exchange.
+type ClientTokenExchangeCallback = func(result *ClientResult, accessToken string, refreshToken string, tokenType AuthorizationTokenType, expiresIn int32, scopes string)
+
+// ClientRevokeTokenCallback: Result of RevokeToken.
+type ClientRevokeTokenCallback = func(result *ClientResult)
+
+// ClientUpdateTokenCallback: Result of UpdateToken.
+type ClientUpdateTokenCallback = func(result *ClientResult)
+
+// ClientTokenExpirationCallback: The token set by UpdateToken is about to expire or has expired.
+type ClientTokenExpirationCallback = func()
+
+// ClientFetchCurrentUserCallback: Result of FetchCurrentUser.
+type ClientFetchCurrentUserCallback = func(result *ClientResult, id uint64, name string)
+
+// ClientExchangeChildTokenCallback: Result of ExchangeChildToken.
+type ClientExchangeChildTokenCallback = func(result *ClientResult, accessToken string, tokenType AuthorizationTokenType, expiresIn int32, scopes string)
+
+// ClientUnmergeIntoProvisionalAccountCallback: Result of UnmergeIntoProvisionalAccount.
+type ClientUnmergeIntoProvisionalAccountCallback = func(result *ClientResult)
+
+// ClientUpdateProvisionalAccountDisplayNameCallback: Result of UpdateProvisionalAccountDisplayName.
+type ClientUpdateProvisionalAccountDisplayNameCallback = func(result *ClientResult)
+
+// ClientAuthorizeDeviceScreenClosedCallback: The device verification screen was closed.
+type ClientAuthorizeDeviceScreenClosedCallback = func()
+
+// ClientOpenUrlCallback: sdkpp: opens a URL for the user (the consent page, the device verification page).
+type ClientOpenUrlCallback = func(url string)
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 
@@ -248,6 +290,74 @@ func (e AuthenticationCodeChallengeMethod) String() string {
 
 // Valid reports whether e is one of the enumerators.
 func (e AuthenticationCodeChallengeMethod) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// AuthorizationTokenType: Kind of token given to UpdateToken and returned by token exchanges.
+type AuthorizationTokenType int32
+
+// Values of AuthorizationTokenType.
+const (
+	AuthorizationTokenTypeUser   AuthorizationTokenType = 0
+	AuthorizationTokenTypeBearer AuthorizationTokenType = 1
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e AuthorizationTokenType) String() string {
+	switch e {
+	case AuthorizationTokenTypeUser:
+		return "User"
+	case AuthorizationTokenTypeBearer:
+		return "Bearer"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e AuthorizationTokenType) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// AuthenticationExternalAuthType: External identity used for provisional accounts.
+type AuthenticationExternalAuthType int32
+
+// Values of AuthenticationExternalAuthType.
+const (
+	AuthenticationExternalAuthTypeOIDC                          AuthenticationExternalAuthType = 0
+	AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken AuthenticationExternalAuthType = 1
+	AuthenticationExternalAuthTypeEpicOnlineServicesIdToken     AuthenticationExternalAuthType = 2
+	AuthenticationExternalAuthTypeSteamSessionTicket            AuthenticationExternalAuthType = 3
+	AuthenticationExternalAuthTypeUnityServicesIdToken          AuthenticationExternalAuthType = 4
+	AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken   AuthenticationExternalAuthType = 5
+	AuthenticationExternalAuthTypeAppleIdToken                  AuthenticationExternalAuthType = 6
+	AuthenticationExternalAuthTypePlayStationNetworkIdToken     AuthenticationExternalAuthType = 7
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e AuthenticationExternalAuthType) String() string {
+	switch e {
+	case AuthenticationExternalAuthTypeOIDC:
+		return "OIDC"
+	case AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken:
+		return "EpicOnlineServicesAccessToken"
+	case AuthenticationExternalAuthTypeEpicOnlineServicesIdToken:
+		return "EpicOnlineServicesIdToken"
+	case AuthenticationExternalAuthTypeSteamSessionTicket:
+		return "SteamSessionTicket"
+	case AuthenticationExternalAuthTypeUnityServicesIdToken:
+		return "UnityServicesIdToken"
+	case AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken:
+		return "DiscordBotIssuedAccessToken"
+	case AuthenticationExternalAuthTypeAppleIdToken:
+		return "AppleIdToken"
+	case AuthenticationExternalAuthTypePlayStationNetworkIdToken:
+		return "PlayStationNetworkIdToken"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e AuthenticationExternalAuthType) Valid() bool {
 	return e.String() != "unknown"
 }
 

@@ -1,0 +1,84 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sdkpp/core/loopback"
+	"sdkpp/core/rest"
+)
+
+// start runs fn on a goroutine owned by c: Close cancels fn's context and waits for it to return.
+// It reports false, without running fn, once c is closed.
+func (c *Client) start(fn func(ctx context.Context)) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			if v := recover(); v != nil {
+				c.logf(LoggingSeverityError, "internal error in an SDK operation: %v", v)
+			}
+		}()
+		fn(c.ctx)
+	}()
+	return true
+}
+
+// resultOf turns an operation's error into a ClientResult; nil is success.
+func resultOf(err error) *ClientResult {
+	if err == nil {
+		return Success()
+	}
+	r := &ClientResult{err: Secrets.String(err.Error())}
+	var re *rest.Error
+	var denied *loopback.DeniedError
+	var ve *validationError
+	switch {
+	case errors.As(err, &ve):
+		r.typ = ErrorTypeValidationError
+	case errors.As(err, &re) && re.Network:
+		r.typ = ErrorTypeNetworkError
+		r.retryable = true
+	case errors.As(err, &re):
+		r.typ = ErrorTypeHTTPError
+		r.status = HttpStatusCode(re.Status)
+		r.errorCode = int32(re.Code)
+		r.responseBody = Secrets.String(re.Body)
+		r.retryable = re.Retryable()
+		r.retryAfter = float32(re.RetryAfter)
+		if re.OAuthError == "invalid_grant" {
+			// rule AU-6: the grant is gone; treat it as the app being deauthorized.
+			r.typ = ErrorTypeAuthorizationFailed
+		}
+	case errors.As(err, &denied), errors.Is(err, loopback.ErrStateMismatch), errors.Is(err, loopback.ErrNoCode):
+		r.typ = ErrorTypeAuthorizationFailed
+	case errors.Is(err, errAborted), errors.Is(err, context.Canceled):
+		r.typ = ErrorTypeAborted
+	case errors.Is(err, errNotReady):
+		r.typ = ErrorTypeClientNotReady
+	default:
+		r.typ = ErrorTypeNetworkError
+	}
+	return r
+}
+
+// validationError is a request the SDK refused before sending anything.
+type validationError struct{ msg string }
+
+func (e *validationError) Error() string { return e.msg }
+
+func invalid(format string, args ...any) error {
+	return &validationError{msg: fmt.Sprintf(format, args...)}
+}
+
+var (
+	errAborted  = errors.New("aborted")
+	errNotReady = errors.New("the client is not ready")
+)

@@ -1,0 +1,493 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"sdkpp/core/dispatch"
+	"sdkpp/core/loopback"
+	"sdkpp/core/rest"
+)
+
+// AuthorizeTimeout bounds how long Authorize waits for the user in the browser.
+const AuthorizeTimeout = 10 * time.Minute
+
+// expiryWarning is how long before a token's expiry the expiration callback fires.
+const expiryWarning = 5 * time.Minute
+
+// authState is the Client's authorization state, guarded by Client.mu.
+type authState struct {
+	tokenType AuthorizationTokenType
+	token     string
+
+	authorizeCancel context.CancelFunc // the Authorize in progress
+	deviceCancel    context.CancelFunc // the device flow in progress
+
+	opener       *dispatch.Scope // the game's URL opener, if set
+	openerFn     ClientOpenUrlCallback
+	expiryScope  *dispatch.Scope
+	expiryFn     ClientTokenExpirationCallback
+	expiryTimer  *time.Timer
+	screenScope  *dispatch.Scope
+	screenClosed ClientAuthorizeDeviceScreenClosedCallback
+	screenOpen   bool
+
+	issued map[string]time.Time // expiry of the access tokens this client obtained
+}
+
+// tokenResponse is the body of a successful token call.
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int32  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+	IDToken      string `json:"id_token"`
+}
+
+// tokenType maps the wire token type to the enum.
+func (t *tokenResponse) tokenType() AuthorizationTokenType {
+	if strings.EqualFold(t.TokenType, "bearer") || t.TokenType == "" {
+		return AuthorizationTokenTypeBearer
+	}
+	return AuthorizationTokenTypeUser
+}
+
+// externalAuthNames are the wire names of AuthenticationExternalAuthType.
+var externalAuthNames = map[AuthenticationExternalAuthType]string{
+	AuthenticationExternalAuthTypeOIDC:                          "OIDC",
+	AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken: "EPIC_ONLINE_SERVICES_ACCESS_TOKEN",
+	AuthenticationExternalAuthTypeEpicOnlineServicesIdToken:     "EPIC_ONLINE_SERVICES_ID_TOKEN",
+	AuthenticationExternalAuthTypeSteamSessionTicket:            "STEAM_SESSION_TICKET",
+	AuthenticationExternalAuthTypeUnityServicesIdToken:          "UNITY_SERVICES_ID_TOKEN",
+	AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken:   "DISCORD_BOT_ISSUED_ACCESS_TOKEN",
+	AuthenticationExternalAuthTypeAppleIdToken:                  "APPLE_ID_TOKEN",
+	AuthenticationExternalAuthTypePlayStationNetworkIdToken:     "PLAYSTATION_NETWORK_ID_TOKEN",
+}
+
+// appIDOr returns id, or the Client's application id when id is 0.
+func (c *Client) appIDOr(id uint64) uint64 {
+	if id == 0 {
+		return c.appID.Load()
+	}
+	return id
+}
+
+// remember records a token response's secrets for redaction and its expiry for the expiration
+// callback.
+func (c *Client) remember(t *tokenResponse) {
+	Secrets.Add(t.AccessToken)
+	Secrets.Add(t.RefreshToken)
+	Secrets.Add(t.IDToken)
+	if t.AccessToken == "" || t.ExpiresIn <= 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.auth.issued == nil {
+		c.auth.issued = map[string]time.Time{}
+	}
+	c.auth.issued[t.AccessToken] = time.Now().Add(time.Duration(t.ExpiresIn) * time.Second)
+	c.mu.Unlock()
+}
+
+// tokenCall runs a grant at /oauth2/token and answers cb.
+func (c *Client) tokenCall(form url.Values, cb Callback[ClientTokenExchangeCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
+	answer := func(t *tokenResponse, err error) {
+		once.Fire(func() {
+			if err != nil {
+				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
+				return
+			}
+			cb.Fn(Success(), t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
+		})
+	}
+	for _, k := range []string{"code", "code_verifier", "refresh_token", "external_auth_token"} {
+		Secrets.Add(form.Get(k))
+	}
+	c.start(func(ctx context.Context) {
+		var t tokenResponse
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
+		if err == nil {
+			c.remember(&t)
+		} else {
+			c.logf(LoggingSeverityWarning, "token request (%s) failed: %v", form.Get("grant_type"), err)
+		}
+		answer(&t, err)
+	})
+}
+
+// GetToken exchanges an authorization code and its PKCE verifier for tokens (rules AU-1, AA-5).
+func (c *Client) GetToken(applicationId uint64, code, codeVerifier, redirectUri string, cb Callback[ClientTokenExchangeCallback]) {
+	c.tokenCall(url.Values{
+		"grant_type":    {"authorization_code"},
+		"client_id":     {strconv.FormatUint(c.appIDOr(applicationId), 10)},
+		"code":          {code},
+		"code_verifier": {codeVerifier},
+		"redirect_uri":  {redirectUri},
+	}, cb)
+}
+
+// RefreshToken exchanges a refresh token for new tokens; the old ones stop working. A revoked
+// grant fails with ErrorType AuthorizationFailed (rule AU-6).
+func (c *Client) RefreshToken(applicationId uint64, refreshToken string, cb Callback[ClientTokenExchangeCallback]) {
+	c.tokenCall(url.Values{
+		"grant_type":    {"refresh_token"},
+		"client_id":     {strconv.FormatUint(c.appIDOr(applicationId), 10)},
+		"refresh_token": {refreshToken},
+	}, cb)
+}
+
+// GetTokenFromProvisionalMerge exchanges an authorization code like GetToken and merges the
+// provisional account identified by the external credentials into the user's account.
+func (c *Client) GetTokenFromProvisionalMerge(applicationId uint64, code, codeVerifier, redirectUri string,
+	externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
+	c.tokenCall(url.Values{
+		"grant_type":          {"authorization_code"},
+		"client_id":           {strconv.FormatUint(c.appIDOr(applicationId), 10)},
+		"code":                {code},
+		"code_verifier":       {codeVerifier},
+		"redirect_uri":        {redirectUri},
+		"external_auth_type":  {externalAuthNames[externalAuthType]},
+		"external_auth_token": {externalAuthToken},
+	}, cb)
+}
+
+// resultCall runs one API request whose callback takes only a ClientResult.
+func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*ClientResult)], after func()) {
+	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	c.start(func(ctx context.Context) {
+		err := c.api.Do(ctx, req, nil)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
+		} else if after != nil {
+			after()
+		}
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+	})
+}
+
+// RevokeToken revokes token and with it the whole authorization: every access and refresh token
+// of the user for the application (rule AU-7).
+func (c *Client) RevokeToken(applicationId uint64, token string, cb Callback[ClientRevokeTokenCallback]) {
+	Secrets.Add(token)
+	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/oauth2/token/revoke", Form: url.Values{
+		"client_id": {strconv.FormatUint(c.appIDOr(applicationId), 10)},
+		"token":     {token},
+	}}, "RevokeToken", Callback[func(*ClientResult)](cb), func() {
+		c.mu.Lock()
+		if c.auth.token == token {
+			c.auth.token = ""
+			c.stopExpiryLocked()
+		}
+		c.mu.Unlock()
+	})
+}
+
+// UpdateToken sets the token the client uses for the service.
+func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb Callback[ClientUpdateTokenCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	if token == "" {
+		once.Fire(func() { cb.Fn(resultOf(invalid("UpdateToken: the token is empty"))) })
+		return
+	}
+	Secrets.Add(token)
+	c.mu.Lock()
+	c.auth.tokenType, c.auth.token = tokenType, token
+	c.scheduleExpiryLocked()
+	c.mu.Unlock()
+	once.Fire(func() { cb.Fn(Success()) })
+}
+
+// IsAuthenticated reports whether a token is set.
+func (c *Client) IsAuthenticated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auth.token != ""
+}
+
+// authHeader is the Authorization header for the client's token, or "".
+func (c *Client) authHeader() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.auth.token == "" {
+		return ""
+	}
+	return "Bearer " + c.auth.token
+}
+
+// SetTokenExpirationCallback sets the handler that runs when the token set by UpdateToken is five
+// minutes from expiry (or already expired). The SDK knows the expiry of the tokens it obtained.
+func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCallback]) {
+	scope := c.scope.NewScope(cb.Release)
+	c.mu.Lock()
+	old := c.auth.expiryScope
+	c.auth.expiryScope, c.auth.expiryFn = scope, cb.Fn
+	c.scheduleExpiryLocked()
+	c.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// scheduleExpiryLocked arms the expiration timer for the current token. c.mu is held.
+func (c *Client) scheduleExpiryLocked() {
+	c.stopExpiryLocked()
+	exp, known := c.auth.issued[c.auth.token]
+	if !known || c.auth.expiryScope == nil {
+		return
+	}
+	scope, fn := c.auth.expiryScope, c.auth.expiryFn
+	c.auth.expiryTimer = time.AfterFunc(time.Until(exp.Add(-expiryWarning)), func() {
+		scope.Post(func() { fn() })
+	})
+}
+
+func (c *Client) stopExpiryLocked() {
+	if c.auth.expiryTimer != nil {
+		c.auth.expiryTimer.Stop()
+		c.auth.expiryTimer = nil
+	}
+}
+
+// currentUser is the body of GET /users/@me.
+type currentUser struct {
+	ID         string `json:"id"`
+	Username   string `json:"username"`
+	GlobalName string `json:"global_name"`
+}
+
+// FetchCurrentUser validates token by fetching its user.
+func (c *Client) FetchCurrentUser(tokenType AuthorizationTokenType, token string, cb Callback[ClientFetchCurrentUserCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), 0, "") }, cb.Release)
+	Secrets.Add(token)
+	c.start(func(ctx context.Context) {
+		var u currentUser
+		err := c.api.Do(ctx, rest.Request{Path: "/users/@me", Auth: "Bearer " + token}, &u)
+		id, perr := strconv.ParseUint(u.ID, 10, 64)
+		if err == nil && perr != nil {
+			err = &rest.Error{Status: http.StatusOK, Message: "malformed user id " + strconv.Quote(u.ID)}
+		}
+		once.Fire(func() {
+			if err != nil {
+				cb.Fn(resultOf(err), 0, "")
+				return
+			}
+			name := u.GlobalName
+			if name == "" {
+				name = u.Username
+			}
+			cb.Fn(Success(), id, name)
+		})
+	})
+}
+
+// ExchangeChildToken exchanges a parent application's access token for a token of a child
+// application of the same publisher (rule AU-4). Child tokens have no refresh token.
+func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicationId uint64, cb Callback[ClientExchangeChildTokenCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
+	Secrets.Add(parentApplicationToken)
+	c.start(func(ctx context.Context) {
+		var t tokenResponse
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/child-token", JSON: map[string]string{
+			"parent_access_token":  parentApplicationToken,
+			"child_application_id": strconv.FormatUint(childApplicationId, 10),
+		}}, &t)
+		if err == nil {
+			c.remember(&t)
+		}
+		once.Fire(func() {
+			if err != nil {
+				cb.Fn(resultOf(err), "", AuthorizationTokenTypeBearer, 0, "")
+				return
+			}
+			cb.Fn(Success(), t.AccessToken, t.tokenType(), t.ExpiresIn, t.Scope)
+		})
+	})
+}
+
+// GetProvisionalToken signs in a provisional account with external credentials (rule AU-5).
+func (c *Client) GetProvisionalToken(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
+	Secrets.Add(externalAuthToken)
+	c.start(func(ctx context.Context) {
+		var t tokenResponse
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/token", JSON: map[string]string{
+			"client_id":           strconv.FormatUint(c.appIDOr(applicationId), 10),
+			"external_auth_type":  externalAuthNames[externalAuthType],
+			"external_auth_token": externalAuthToken,
+		}}, &t)
+		if err == nil {
+			c.remember(&t)
+		}
+		once.Fire(func() {
+			if err != nil {
+				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
+				return
+			}
+			cb.Fn(Success(), t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
+		})
+	})
+}
+
+// UnmergeIntoProvisionalAccount splits the provisional account back out of the user's account;
+// the user's tokens for the application stop working (rules AU-7, ST-2).
+func (c *Client) UnmergeIntoProvisionalAccount(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientUnmergeIntoProvisionalAccountCallback]) {
+	Secrets.Add(externalAuthToken)
+	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/partner-sdk/provisional-accounts/unmerge", JSON: map[string]string{
+		"client_id":           strconv.FormatUint(c.appIDOr(applicationId), 10),
+		"external_auth_type":  externalAuthNames[externalAuthType],
+		"external_auth_token": externalAuthToken,
+	}}, "UnmergeIntoProvisionalAccount", Callback[func(*ClientResult)](cb), nil)
+}
+
+// ProvisionalDisplayNamePath is the endpoint of UpdateProvisionalAccountDisplayName.
+const ProvisionalDisplayNamePath = "/users/@me/provisional-display-name"
+
+// UpdateProvisionalAccountDisplayName renames the signed-in provisional account.
+func (c *Client) UpdateProvisionalAccountDisplayName(name string, cb Callback[ClientUpdateProvisionalAccountDisplayNameCallback]) {
+	auth := c.authHeader()
+	if auth == "" {
+		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
+		return
+	}
+	c.resultCall(rest.Request{Method: http.MethodPatch, Path: ProvisionalDisplayNamePath, Auth: auth,
+		JSON: map[string]string{"global_name": name}}, "UpdateProvisionalAccountDisplayName", Callback[func(*ClientResult)](cb), nil)
+}
+
+// SetOpenUrlCallback makes the SDK hand the URLs it would open in the system browser (the
+// consent page, the device verification page) to cb instead, inside RunCallbacks.
+func (c *Client) SetOpenUrlCallback(cb Callback[ClientOpenUrlCallback]) {
+	scope := c.scope.NewScope(cb.Release)
+	c.mu.Lock()
+	old := c.auth.opener
+	c.auth.opener, c.auth.openerFn = scope, cb.Fn
+	c.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// openURL shows u to the user: through the game's opener, or the system browser.
+func (c *Client) openURL(u string) error {
+	c.mu.Lock()
+	scope, fn := c.auth.opener, c.auth.openerFn
+	c.mu.Unlock()
+	if scope != nil && scope.Post(func() { fn(u) }) {
+		return nil
+	}
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+	case "darwin":
+		cmd = exec.Command("open", u)
+	default:
+		cmd = exec.Command("xdg-open", u)
+	}
+	if err := cmd.Start(); err != nil {
+		return invalid("cannot open the browser (%v); set a URL opener with SetOpenUrlCallback", err)
+	}
+	c.start(func(context.Context) { cmd.Wait() })
+	return nil
+}
+
+// redirectTarget is where the authorization redirect lands on this platform: a loopback
+// listener on desktop, the custom scheme on mobile (rule AA-7).
+func redirectTargetFor(r *loopback.Receiver) RedirectTarget {
+	if runtime.GOOS == "android" || runtime.GOOS == "ios" || r == nil {
+		return RedirectTarget{}
+	}
+	return RedirectTarget{Loopback: r.Addr()}
+}
+
+// Authorize starts the OAuth2 authorization code flow (rule AU-1): it opens the consent page and
+// answers with the code and the redirect URI once the user approves. An Authorize in progress is
+// aborted by a new one.
+func (c *Client) Authorize(args *AuthorizationArgs, cb Callback[ClientAuthorizationCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "") }, cb.Release)
+	fail := func(err error) { once.Fire(func() { cb.Fn(resultOf(err), "", "") }) }
+	appID := c.appID.Load()
+	if err := validateAuthorize(args, appID); err != nil {
+		fail(err) // rule AA-2: nothing is sent
+		return
+	}
+	args = args.Clone()
+	state, ok := args.State()
+	if !ok {
+		s, err := randomState(nil) // rule AA-3
+		if err != nil {
+			fail(err)
+			return
+		}
+		state = s
+		args.SetState(&state)
+	}
+	Secrets.Add(state)
+	recv, err := loopback.Listen(state)
+	if err != nil {
+		fail(err)
+		return
+	}
+	req, err := buildAuthorizeRequest(args, appID, c.webBase, redirectTargetFor(recv), nil)
+	if err != nil {
+		recv.Close()
+		fail(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, AuthorizeTimeout)
+	c.mu.Lock()
+	previous := c.auth.authorizeCancel
+	c.auth.authorizeCancel = cancel
+	c.mu.Unlock()
+	if previous != nil {
+		previous()
+	}
+	started := c.start(func(context.Context) {
+		defer cancel()
+		defer recv.Close()
+		if err := c.openURL(req.URL); err != nil {
+			fail(err)
+			return
+		}
+		code, err := recv.Wait(ctx)
+		if err != nil {
+			switch {
+			case errors.Is(err, context.Canceled):
+				err = errAborted
+			case errors.Is(err, context.DeadlineExceeded):
+				err = fmt.Errorf("%w: the user did not finish within %v", errAborted, AuthorizeTimeout)
+			}
+			c.logf(LoggingSeverityWarning, "Authorize: %v", err)
+			fail(err)
+			return
+		}
+		Secrets.Add(code)
+		once.Fire(func() { cb.Fn(Success(), code, req.RedirectURI) })
+	})
+	if !started {
+		cancel()
+		recv.Close()
+	}
+}
+
+// AbortAuthorize ends the Authorize in progress; its callback fires with ErrorType Aborted. A
+// redirect arriving later finds nothing listening.
+func (c *Client) AbortAuthorize() {
+	c.mu.Lock()
+	cancel := c.auth.authorizeCancel
+	c.auth.authorizeCancel = nil
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
