@@ -181,7 +181,7 @@ func Sdkpp_AuthorizationCodeChallenge_SetMethod(self *C.Sdkpp_AuthorizationCodeC
 	_ = e
 	arg_value := core.AuthenticationCodeChallengeMethod(value)
 	if !arg_value.Valid() {
-		refuse(fn, "value: %d is not a AuthenticationCodeChallengeMethod", int64(value))
+		refuse(fn, "value: %d is not a value of AuthenticationCodeChallengeMethod", int64(value))
 		return
 	}
 	e.Mu.Lock()
@@ -633,7 +633,7 @@ func Sdkpp_AuthorizationArgs_SetIntegrationType(self *C.Sdkpp_AuthorizationArgs,
 	if value != nil {
 		x := core.IntegrationType(*value)
 		if !x.Valid() {
-			refuse(fn, "value: %d is not a IntegrationType", int64(x))
+			refuse(fn, "value: %d is not a value of IntegrationType", int64(x))
 			return
 		}
 		arg_value = &x
@@ -953,7 +953,7 @@ func Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem(self *C.Sdkpp_ClientCr
 	_ = e
 	arg_value := core.AudioSystem(value)
 	if !arg_value.Valid() {
-		refuse(fn, "value: %d is not a AudioSystem", int64(value))
+		refuse(fn, "value: %d is not a value of AudioSystem", int64(value))
 		return
 	}
 	e.Mu.Lock()
@@ -1095,7 +1095,7 @@ func Sdkpp_ClientResult_SetType(self *C.Sdkpp_ClientResult, value C.Sdkpp_ErrorT
 	_ = e
 	arg_value := core.ErrorType(value)
 	if !arg_value.Valid() {
-		refuse(fn, "value: %d is not a ErrorType", int64(value))
+		refuse(fn, "value: %d is not a value of ErrorType", int64(value))
 		return
 	}
 	e.Mu.Lock()
@@ -1197,7 +1197,7 @@ func Sdkpp_ClientResult_SetStatus(self *C.Sdkpp_ClientResult, value C.Sdkpp_Http
 	_ = e
 	arg_value := core.HttpStatusCode(value)
 	if !arg_value.Valid() {
-		refuse(fn, "value: %d is not a HttpStatusCode", int64(value))
+		refuse(fn, "value: %d is not a value of HttpStatusCode", int64(value))
 		return
 	}
 	e.Mu.Lock()
@@ -1496,7 +1496,7 @@ func Sdkpp_Client_ErrorToString(type_ C.Sdkpp_Client_Error, returnValue *C.Sdkpp
 	*returnValue = C.Sdkpp_String{}
 	arg_type_ := core.ClientError(type_)
 	if !arg_type_.Valid() {
-		refuse(fn, "type_: %d is not a Client::Error", int64(type_))
+		refuse(fn, "type_: %d is not a value of Client::Error", int64(type_))
 		return
 	}
 	v := core.ClientErrorToString(arg_type_)
@@ -1514,7 +1514,7 @@ func Sdkpp_Client_StatusToString(type_ C.Sdkpp_Client_Status, returnValue *C.Sdk
 	*returnValue = C.Sdkpp_String{}
 	arg_type_ := core.ClientStatus(type_)
 	if !arg_type_.Valid() {
-		refuse(fn, "type_: %d is not a Client::Status", int64(type_))
+		refuse(fn, "type_: %d is not a value of Client::Status", int64(type_))
 		return
 	}
 	v := core.ClientStatusToString(arg_type_)
@@ -1532,7 +1532,7 @@ func Sdkpp_Client_ThreadToString(type_ C.Sdkpp_Client_Thread, returnValue *C.Sdk
 	*returnValue = C.Sdkpp_String{}
 	arg_type_ := core.ClientThread(type_)
 	if !arg_type_.Valid() {
-		refuse(fn, "type_: %d is not a Client::Thread", int64(type_))
+		refuse(fn, "type_: %d is not a value of Client::Thread", int64(type_))
 		return
 	}
 	v := core.ClientThreadToString(arg_type_)
@@ -1612,7 +1612,7 @@ func Sdkpp_Client_AddLogCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_L
 	}
 	arg_minSeverity := core.LoggingSeverity(minSeverity)
 	if !arg_minSeverity.Valid() {
-		refuse(fn, "minSeverity: %d is not a LoggingSeverity", int64(minSeverity))
+		refuse(fn, "minSeverity: %d is not a value of LoggingSeverity", int64(minSeverity))
 		return
 	}
 	accepted = true
@@ -1634,7 +1634,7 @@ func Sdkpp_Client_SetLogDir(self *C.Sdkpp_Client, path C.Sdkpp_String, minSeveri
 	}
 	arg_minSeverity := core.LoggingSeverity(minSeverity)
 	if !arg_minSeverity.Valid() {
-		refuse(fn, "minSeverity: %d is not a LoggingSeverity", int64(minSeverity))
+		refuse(fn, "minSeverity: %d is not a value of LoggingSeverity", int64(minSeverity))
 		return false
 	}
 	v := o.SetLogDir(arg_path, arg_minSeverity)
@@ -1927,7 +1927,7 @@ func Sdkpp_Client_UpdateToken(self *C.Sdkpp_Client, tokenType C.Sdkpp_Authorizat
 	_ = e
 	arg_tokenType := core.AuthorizationTokenType(tokenType)
 	if !arg_tokenType.Valid() {
-		refuse(fn, "tokenType: %d is not a AuthorizationTokenType", int64(tokenType))
+		refuse(fn, "tokenType: %d is not a value of AuthorizationTokenType", int64(tokenType))
 		return
 	}
 	arg_token, ok := goString(fn, "token", token)
@@ -2011,7 +2011,7 @@ func Sdkpp_Client_FetchCurrentUser(self *C.Sdkpp_Client, tokenType C.Sdkpp_Autho
 	_ = e
 	arg_tokenType := core.AuthorizationTokenType(tokenType)
 	if !arg_tokenType.Valid() {
-		refuse(fn, "tokenType: %d is not a AuthorizationTokenType", int64(tokenType))
+		refuse(fn, "tokenType: %d is not a value of AuthorizationTokenType", int64(tokenType))
 		return
 	}
 	arg_token, ok := goString(fn, "token", token)
@@ -2088,7 +2088,7 @@ func Sdkpp_Client_GetProvisionalToken(self *C.Sdkpp_Client, applicationId C.uint
 	arg_applicationId := uint64(applicationId)
 	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
 	if !arg_externalAuthType.Valid() {
-		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		refuse(fn, "externalAuthType: %d is not a value of AuthenticationExternalAuthType", int64(externalAuthType))
 		return
 	}
 	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
@@ -2141,7 +2141,7 @@ func Sdkpp_Client_GetTokenFromProvisionalMerge(self *C.Sdkpp_Client, application
 	}
 	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
 	if !arg_externalAuthType.Valid() {
-		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		refuse(fn, "externalAuthType: %d is not a value of AuthenticationExternalAuthType", int64(externalAuthType))
 		return
 	}
 	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
@@ -2182,7 +2182,7 @@ func Sdkpp_Client_UnmergeIntoProvisionalAccount(self *C.Sdkpp_Client, applicatio
 	arg_applicationId := uint64(applicationId)
 	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
 	if !arg_externalAuthType.Valid() {
-		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		refuse(fn, "externalAuthType: %d is not a value of AuthenticationExternalAuthType", int64(externalAuthType))
 		return
 	}
 	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)
@@ -2302,7 +2302,7 @@ func Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(self *C.Sdkpp_Client, args 
 	arg_args_e.Mu.Unlock()
 	arg_externalAuthType := core.AuthenticationExternalAuthType(externalAuthType)
 	if !arg_externalAuthType.Valid() {
-		refuse(fn, "externalAuthType: %d is not a AuthenticationExternalAuthType", int64(externalAuthType))
+		refuse(fn, "externalAuthType: %d is not a value of AuthenticationExternalAuthType", int64(externalAuthType))
 		return
 	}
 	arg_externalAuthToken, ok := goString(fn, "externalAuthToken", externalAuthToken)

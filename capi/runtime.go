@@ -66,7 +66,7 @@ func describe(err error, want handle.Type) string {
 		if got == "" {
 			got = fmt.Sprintf("type %d", wt.Got)
 		}
-		return fmt.Sprintf("expected a %s but got a %s", typeNames[want], got)
+		return fmt.Sprintf("expected an object of class %s but got one of class %s", typeNames[want], got)
 	}
 	return fmt.Sprintf("%s: %v", typeNames[want], err)
 }
@@ -98,12 +98,12 @@ func add(fn string, out unsafe.Pointer, typ handle.Type, v any) {
 // addAdopted stores v and returns its id, or 0 (logged) when it cannot.
 func addAdopted(typ handle.Type, v any) uintptr {
 	if abiRefused.Load() {
-		core.Log(core.LoggingSeverityError, "refusing to create a %s: the binding does not match this library (see the Sdkpp_CheckAbi error)", typeNames[typ])
+		core.Log(core.LoggingSeverityError, "refusing to create an object of class %s: the binding does not match this library (see the Sdkpp_CheckAbi error)", typeNames[typ])
 		return 0
 	}
 	id, err := objects.Add(typ, v)
 	if err != nil {
-		core.Log(core.LoggingSeverityError, "cannot create a %s: %v", typeNames[typ], err)
+		core.Log(core.LoggingSeverityError, "cannot create an object of class %s: %v", typeNames[typ], err)
 		return 0
 	}
 	return uintptr(id)

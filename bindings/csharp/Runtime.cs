@@ -20,6 +20,9 @@
 //  - Callbacks run only inside Sdk.RunCallbacks, on the thread that calls it. An exception thrown
 //    by a callback is caught at the native boundary, written to Console.Error and passed to
 //    Sdk.CallbackException; it never propagates into the library.
+//  - Each thread's first call into the library is serialized (Native.BindThread): the library is a
+//    Go c-shared library, and Go's first-call setup of a thread can deadlock with a stop-the-world
+//    GC that suspends threads with signals (Mono, Unity) when two threads make it at once.
 
 using System;
 using System.Collections.Generic;

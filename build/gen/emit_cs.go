@@ -63,7 +63,7 @@ func init() {
 		MarshalAs MarshalAsAttribute UnmanagedType StructLayout StructLayoutAttribute LayoutKind
 		DllImport DllImportAttribute CallingConvention UnmanagedFunctionPointer
 		UnmanagedFunctionPointerAttribute UTF8Encoding Encoding Volatile Interlocked List Dictionary
-		IDictionary IList KeyValuePair GC`) {
+		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute`) {
 		csReserved[k] = true
 	}
 }
@@ -171,9 +171,9 @@ func csNativeValue(t *desc.Type) string {
 }
 
 // csNativeOut is the P/Invoke type of the returnValue out-parameter of t (whose C type is a
-// pointer to cValue(optElem(t))).
+// pointer to cValue(csOptElem(t))).
 func csNativeOut(t *desc.Type) string {
-	e := optElem(t)
+	e := csOptElem(t)
 	switch {
 	case e.Kind == desc.ClassT:
 		return csIntPtr
@@ -298,13 +298,14 @@ func (w *csWriter) line(format string, a ...any) {
 		w.b.WriteString("\n")
 		return
 	}
-	if strings.HasPrefix(s, "}") {
+	comment := strings.HasPrefix(s, "//")
+	if !comment && strings.HasPrefix(s, "}") {
 		w.indent--
 	}
 	w.b.WriteString(strings.Repeat("    ", w.indent))
 	w.b.WriteString(s)
 	w.b.WriteString("\n")
-	if strings.HasSuffix(s, "{") {
+	if !comment && strings.HasSuffix(s, "{") {
 		w.indent++
 	}
 }
@@ -602,7 +603,14 @@ func csCheckNames(api *desc.API) {
 				csCheckType(p.Type, false)
 				sig = append(sig, csIn(p.Type))
 			}
-			claim(ctors, strings.Join(sig, ","), "ctor "+m.Name+" of "+c.Name)
+			key := strings.Join(sig, ", ")
+			if prev, ok := ctors[key]; ok {
+				panic(fmt.Sprintf("emit_cs: %s and ctor %s of %s would be C# constructors with the same parameter types (%s)", prev, m.Name, c.Name, key))
+			}
+			ctors[key] = "ctor " + m.Name
+			if len(m.Params) == 1 && csIn(m.Params[0].Type) == csIntPtr {
+				panic(fmt.Sprintf("emit_cs: ctor %s of %s would clash with the adopting constructor", m.Name, c.Name))
+			}
 		}
 		for _, cb := range c.Callbacks {
 			for _, p := range cb.Params {
@@ -684,7 +692,7 @@ func csClass(w *csWriter, c *desc.Class) {
 		remarks := []string{"It runs inside Sdk.RunCallbacks on the thread that calls it."}
 		for _, p := range cb.Params {
 			ps = append(ps, csOut(p.Type)+" "+csIdent(p.Name))
-			if e := optElem(p.Type); e.Kind == desc.ClassT || (e.Kind == desc.List && e.Elem.Kind == desc.ClassT) {
+			if e := csOptElem(p.Type); e.Kind == desc.ClassT || (e.Kind == desc.List && e.Elem.Kind == desc.ClassT) {
 				remarks = append(remarks, "The "+p.Name+" object belongs to the callback: dispose it (or let its finalizer release it).")
 			}
 		}
@@ -1107,4 +1115,12 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	w.line("%sCallbackRegistry.Report(\"callback %s.%s\", __e);", csNS, cb.Owner.Name, cb.Name)
 	w.line("}")
 	w.line("}")
+}
+
+// csOptElem is t's element when t is optional, else t.
+func csOptElem(t *desc.Type) *desc.Type {
+	if t.Kind == desc.Opt {
+		return t.Elem
+	}
+	return t
 }

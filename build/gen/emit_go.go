@@ -306,7 +306,7 @@ func (cw *capiWriter) convertParams(params []desc.Param, fail string) []string {
 				cw.w("\t%s := %s(%s)\n", v, goCore(t), n)
 			}
 		case desc.EnumT:
-			cw.w("\t%s := %s(%s)\n\tif !%s.Valid() {\n\t\trefuse(fn, \"%s: %%d is not a %s\", int64(%s))\n\t\treturn%s\n\t}\n",
+			cw.w("\t%s := %s(%s)\n\tif !%s.Valid() {\n\t\trefuse(fn, \"%s: %%d is not a value of %s\", int64(%s))\n\t\treturn%s\n\t}\n",
 				v, goCore(t), n, v, n, t.Enum.CppName(), n, fail)
 		case desc.ClassT:
 			cw.w("\t%s_o, %s_e, ok := get%s(fn+\": %s\", %s)\n\tif !ok {\n\t\treturn%s\n\t}\n", v, v, t.Class.Name, n, n, fail)
@@ -324,7 +324,7 @@ func (cw *capiWriter) convertParams(params []desc.Param, fail string) []string {
 					cw.w("\t\tx := %s(*%s)\n\t\t%s = &x\n", goCore(e), n, v)
 				}
 			case desc.EnumT:
-				cw.w("\t\tx := %s(*%s)\n\t\tif !x.Valid() {\n\t\t\trefuse(fn, \"%s: %%d is not a %s\", int64(x))\n\t\t\treturn%s\n\t\t}\n\t\t%s = &x\n",
+				cw.w("\t\tx := %s(*%s)\n\t\tif !x.Valid() {\n\t\t\trefuse(fn, \"%s: %%d is not a value of %s\", int64(x))\n\t\t\treturn%s\n\t\t}\n\t\t%s = &x\n",
 					goCore(e), n, n, e.Enum.CppName(), fail, v)
 			case desc.ClassT:
 				cw.w("\t\to, e, ok := get%s(fn+\": %s\", %s)\n\t\tif !ok {\n\t\t\treturn%s\n\t\t}\n", e.Class.Name, n, n, fail)

@@ -105,7 +105,7 @@ int main(int argc, char** argv)
     /* An object of another class. */
     Sdkpp_AuthorizationArgs wrong = {logClient.opaque};
     CHECK(Sdkpp_AuthorizationArgs_ClientId(&wrong) == 0);
-    CHECK(logged("expected a AuthorizationArgs but got a Client"));
+    CHECK(logged("expected an object of class AuthorizationArgs but got one of class Client"));
 
     /* NULL self and NULL out-parameters. */
     Sdkpp_AuthorizationArgs_SetClientId(NULL, 1);
@@ -138,7 +138,7 @@ int main(int argc, char** argv)
     /* An enum value that is not an enumerator. */
     Sdkpp_IntegrationType bogus = (Sdkpp_IntegrationType)99;
     Sdkpp_AuthorizationArgs_SetIntegrationType(&live, &bogus);
-    CHECK(logged("not a IntegrationType"));
+    CHECK(logged("is not a value of IntegrationType"));
     Sdkpp_IntegrationType it;
     CHECK(!Sdkpp_AuthorizationArgs_IntegrationType(&live, &it));
 
@@ -154,7 +154,7 @@ int main(int argc, char** argv)
     CHECK(logged("callback is NULL"));
     Sdkpp_Client_AddLogCallback(&logClient, on_log, count_free, &marker, (Sdkpp_LoggingSeverity)77);
     CHECK(frees == 3);
-    CHECK(logged("not a LoggingSeverity"));
+    CHECK(logged("is not a value of LoggingSeverity"));
     Sdkpp_Client_SetHttpRequestTimeout(&logClient, -5);
     CHECK(logged("not a positive timeout"));
     CHECK(Sdkpp_Client_GetHttpRequestTimeout(&logClient) == 30000);

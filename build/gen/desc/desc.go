@@ -176,6 +176,7 @@ type parser struct {
 	enums   map[string]*Enum
 	classes map[string]*Class
 	pending []pendingType
+	lists   []pendingType // list types, checked once names are resolved
 }
 
 func (p *parser) takeDoc() []string {
@@ -407,10 +408,12 @@ func (p *parser) parseType(s string, owner *Class) (*Type, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.Kind != ClassT && !(e.Kind == Prim && e.Prim == "u64") {
+		if e.Kind == Prim && e.Prim != "" && e.Prim != "u64" || e.Kind == Opt || e.Kind == List || e.Kind == Props {
 			return nil, fmt.Errorf("list of %q is not supported (u64 or a class)", r)
 		}
-		return &Type{Kind: List, Elem: e}, nil
+		t := &Type{Kind: List, Elem: e}
+		p.lists = append(p.lists, pendingType{t: t, name: r, line: p.line})
+		return t, nil
 	}
 	if prims[s] {
 		return &Type{Kind: Prim, Prim: s}, nil
@@ -455,6 +458,11 @@ func (p *parser) resolve() error {
 			}
 		}
 		return fmt.Errorf("line %d: unknown type %q", pt.line, name)
+	}
+	for _, l := range p.lists {
+		if e := l.t.Elem; e.Kind != ClassT && !(e.Kind == Prim && e.Prim == "u64") {
+			return fmt.Errorf("line %d: list of %q is not supported (u64 or a class)", l.line, l.name)
+		}
 	}
 	for _, e := range p.api.Enums {
 		if e.Owner == "" {

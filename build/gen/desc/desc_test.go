@@ -48,6 +48,7 @@ class Thing record ctor {
   # Its name.
   prop Name: opt string
   prop Ids: list u64 readonly
+  prop Children: list Thing
   prop Kind: Kind
   prop Tags: props
   const method Count(c: Color) -> i32
@@ -73,7 +74,10 @@ class Thing record ctor {
 	if p := th.Props[1]; !p.ReadOnly || p.Type.Kind != List {
 		t.Fatalf("Ids = %+v", p)
 	}
-	if th.Props[2].Type.Kind != EnumT || th.Props[3].Type.Kind != Props {
+	if p := th.Props[2]; p.Type.Kind != List || p.Type.Elem.Class != th {
+		t.Fatalf("Children = %+v", p)
+	}
+	if th.Props[3].Type.Kind != EnumT || th.Props[4].Type.Kind != Props {
 		t.Fatal("Kind or Tags")
 	}
 	if m := th.Methods[1]; !m.Static || m.Ret.Kind != Opt || m.Ret.Elem.Class != th {
@@ -94,6 +98,7 @@ func TestParseErrors(t *testing.T) {
 		"stray brace":       "}\n",
 		"bad member":        "class A record {\n field X: u8\n}\n",
 		"list of string":    "class A record {\n prop X: list string\n}\n",
+		"list of enum":      "enum E {\n A = 0\n}\nclass A record {\n prop X: list E\n}\n",
 		"opt of list":       "class A record {\n prop X: opt list u64\n}\n",
 		"ctor with return":  "class A record {\n ctor X() -> u8\n}\n",
 		"nested enum owner": "enum Nope.E {\n A = 0\n}\n",
