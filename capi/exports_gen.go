@@ -70,6 +70,10 @@ static inline void sdkpp_call_Client_OpenUrlCallback(Sdkpp_Client_OpenUrlCallbac
 	cb(url, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_AuthorizeRequestCallback(Sdkpp_Client_AuthorizeRequestCallback cb, uintptr_t userData) {
+	cb((void*)userData);
+}
+
 */
 import "C"
 
@@ -84,7 +88,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1427815891
+const abiVersion = 1279615866
 
 // Type tags of the object table, one per class.
 const (
@@ -2424,4 +2428,47 @@ func Sdkpp_Client_SetOpenUrlCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Clie
 	}
 	accepted = true
 	o.SetOpenUrlCallback(arg_callback)
+}
+
+//export Sdkpp_Client_RegisterAuthorizeRequestCallback
+func Sdkpp_Client_RegisterAuthorizeRequestCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_AuthorizeRequestCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RegisterAuthorizeRequestCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientAuthorizeRequestCallback]{
+		Fn: func() {
+			C.sdkpp_call_Client_AuthorizeRequestCallback(callback, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RegisterAuthorizeRequestCallback(arg_callback)
+}
+
+//export Sdkpp_Client_RemoveAuthorizeRequestCallback
+func Sdkpp_Client_RemoveAuthorizeRequestCallback(self *C.Sdkpp_Client) {
+	const fn = "Client_RemoveAuthorizeRequestCallback"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.RemoveAuthorizeRequestCallback()
 }

@@ -51,6 +51,9 @@ type ClientAuthorizeDeviceScreenClosedCallback = func()
 // ClientOpenUrlCallback: sdkpp: opens a URL for the user (the consent page, the device verification page).
 type ClientOpenUrlCallback = func(url string)
 
+// ClientAuthorizeRequestCallback: The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST).
+type ClientAuthorizeRequestCallback = func()
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 

@@ -83,6 +83,7 @@ type Client struct {
 	mu     sync.Mutex // guards the fields below
 	closed bool
 	auth   authState
+	rpc    rpcLink
 
 	closeOnce sync.Once
 }
@@ -142,7 +143,11 @@ func (c *Client) Close() {
 		c.closed = true
 		c.mu.Unlock()
 		c.cancel()
+		c.closeRPC()
 		c.wg.Wait()
+		c.mu.Lock()
+		c.stopExpiryLocked()
+		c.mu.Unlock()
 		c.log.close()
 		c.scope.Close()
 	})

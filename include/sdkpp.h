@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1427815891u
+#define SDKPP_ABI_VERSION 1279615866u
 
 #ifdef __cplusplus
 extern "C" {
@@ -258,6 +258,8 @@ typedef void (SDKPP_CALL *Sdkpp_Client_UpdateProvisionalAccountDisplayNameCallba
 typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizeDeviceScreenClosedCallback)(void* userData);
 /** sdkpp: opens a URL for the user (the consent page, the device verification page). */
 typedef void (SDKPP_CALL *Sdkpp_Client_OpenUrlCallback)(Sdkpp_String url, void* userData);
+/** The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST). */
+typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizeRequestCallback)(void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -474,6 +476,13 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_CloseAuthorizeDeviceScreen(Sdkpp_Client* 
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(Sdkpp_Client* self, Sdkpp_Client_AuthorizeDeviceScreenClosedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** sdkpp: hands URLs the SDK would open in the system browser to the callback instead. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOpenUrlCallback(Sdkpp_Client* self, Sdkpp_Client_OpenUrlCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/**
+ * Runs the callback each time the user starts account linking from the desktop client; the
+ * subscription lasts across restarts of the desktop client.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RegisterAuthorizeRequestCallback(Sdkpp_Client* self, Sdkpp_Client_AuthorizeRequestCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Ends the AUTHORIZE_REQUEST subscription and releases its callback. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RemoveAuthorizeRequestCallback(Sdkpp_Client* self);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

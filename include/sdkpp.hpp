@@ -449,6 +449,8 @@ public:
     using AuthorizeDeviceScreenClosedCallback = std::function<void()>;
     /// sdkpp: opens a URL for the user (the consent page, the device verification page).
     using OpenUrlCallback = std::function<void(std::string url)>;
+    /// The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST).
+    using AuthorizeRequestCallback = std::function<void()>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -552,6 +554,11 @@ public:
     void SetAuthorizeDeviceScreenClosedCallback(sdkpp::Client::AuthorizeDeviceScreenClosedCallback callback);
     /// sdkpp: hands URLs the SDK would open in the system browser to the callback instead.
     void SetOpenUrlCallback(sdkpp::Client::OpenUrlCallback callback);
+    /// Runs the callback each time the user starts account linking from the desktop client; the
+    /// subscription lasts across restarts of the desktop client.
+    void RegisterAuthorizeRequestCallback(sdkpp::Client::AuthorizeRequestCallback callback);
+    /// Ends the AUTHORIZE_REQUEST subscription and releases its callback.
+    void RemoveAuthorizeRequestCallback();
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -1891,6 +1898,19 @@ void Client::SetOpenUrlCallback(sdkpp::Client::OpenUrlCallback callback)
         detail::Invoke([&] { fn__(std::move(url__arg)); });
     };
     Sdkpp_Client_SetOpenUrlCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::OpenUrlCallback>, callback__userData);
+}
+void Client::RegisterAuthorizeRequestCallback(sdkpp::Client::AuthorizeRequestCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::AuthorizeRequestCallback(std::move(callback));
+    Sdkpp_Client_AuthorizeRequestCallback callback__trampoline = [](void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::AuthorizeRequestCallback*>(userData__);
+        detail::Invoke([&] { fn__(); });
+    };
+    Sdkpp_Client_RegisterAuthorizeRequestCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::AuthorizeRequestCallback>, callback__userData);
+}
+void Client::RemoveAuthorizeRequestCallback()
+{
+    Sdkpp_Client_RemoveAuthorizeRequestCallback(&instance_);
 }
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1427815891u;
+        internal const uint AbiVersion = 1279615866u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -1292,6 +1292,12 @@ namespace Sdkpp
         /// </remarks>
         public delegate void OpenUrlCallback(string url);
 
+        /// <summary>The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST).</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void AuthorizeRequestCallback();
+
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
         {
@@ -2047,6 +2053,40 @@ namespace Sdkpp
                 }
             }
         }
+
+        /// <summary>
+        /// Runs the callback each time the user starts account linking from the desktop client; the
+        /// subscription lasts across restarts of the desktop client.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RegisterAuthorizeRequestCallback(global::Sdkpp.Client.AuthorizeRequestCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_RegisterAuthorizeRequestCallback(ref this.handle, global::Sdkpp.Trampolines.Client_AuthorizeRequestCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Ends the AUTHORIZE_REQUEST subscription and releases its callback.</summary>
+        public void RemoveAuthorizeRequestCallback()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_RemoveAuthorizeRequestCallback(ref this.handle);
+        }
     }
 
     internal static partial class Native
@@ -2092,6 +2132,9 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_OpenUrlCallback(global::Sdkpp.NativeString url, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_AuthorizeRequestCallback(global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -2442,6 +2485,12 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetOpenUrlCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenUrlCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RegisterAuthorizeRequestCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RemoveAuthorizeRequestCallback(ref global::System.IntPtr self);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -2766,6 +2815,27 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.OpenUrlCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_AuthorizeRequestCallback Client_AuthorizeRequestCallback = Client_AuthorizeRequestCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizeRequestCallback))]
+        static void Client_AuthorizeRequestCallback_Impl(global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.AuthorizeRequestCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.AuthorizeRequestCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb();
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.AuthorizeRequestCallback", __e);
             }
         }
     }

@@ -1,0 +1,102 @@
+package core
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sdkpp/core/rpc"
+	"sdkpp/core/rpc/peer"
+)
+
+// waitFor runs callbacks until cond holds or the test times out.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		RunCallbacks()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// rule RPC-2: AUTHORIZE_REQUEST reaches the registered callback, and still does after the
+// desktop client restarts, with no new registration.
+func TestAuthorizeRequestAcrossReconnect(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	t.Setenv("XDG_RUNTIME_DIR", dir)
+	startPeer := func() *peer.Peer {
+		p, err := peer.Listen(peer.Config{Dir: dir, Index: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := startPeer()
+	c := NewClient()
+	defer c.Close()
+	c.SetApplicationId(42)
+	calls, released := 0, 0
+	c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() { calls++ }, Release: func() { released++ }})
+	waitFor(t, "the subscription", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
+	p.AuthorizeRequest()
+	waitFor(t, "the first AUTHORIZE_REQUEST", func() bool { return calls == 1 })
+
+	p.Close() // the desktop client restarts
+	p = startPeer()
+	defer func() { p.Close() }()
+	waitFor(t, "the subscription after the restart", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
+	p.AuthorizeRequest()
+	waitFor(t, "AUTHORIZE_REQUEST after the restart", func() bool { return calls == 2 })
+
+	c.RemoveAuthorizeRequestCallback()
+	if released != 1 {
+		t.Fatalf("released %d times", released)
+	}
+	waitFor(t, "the unsubscription", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 0 })
+	p.AuthorizeRequest()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	<-ctx.Done()
+	RunCallbacks()
+	if calls != 2 {
+		t.Fatalf("a removed callback ran: %d calls", calls)
+	}
+}
+
+// A registration replaces the previous one, whose callback is released; Close releases the last.
+func TestAuthorizeRequestReplaceAndClose(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	t.Setenv("XDG_RUNTIME_DIR", dir) // no desktop client listening: registrations wait for one
+	c := NewClient()
+	released := 0
+	logs := captureLogs(c, LoggingSeverityError)
+	c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() {}, Release: func() { released++ }})
+	if l := logs(); released != 1 || len(l) != 1 || !strings.Contains(l[0], "SetApplicationId") {
+		t.Fatalf("without an application id: released=%d logs=%q", released, l)
+	}
+	released = 0
+	c.SetApplicationId(7)
+	for i := 0; i < 3; i++ {
+		c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() {}, Release: func() { released++ }})
+	}
+	if released != 2 {
+		t.Fatalf("released %d after replacing twice", released)
+	}
+	c.Close()
+	if released != 3 {
+		t.Fatalf("released %d after Close", released)
+	}
+}
