@@ -12,9 +12,9 @@ CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
 RPATH = -Wl,-rpath,$(abspath $(BUILD))
 
-.PHONY: all lib generate check-generated deps test test-go test-native test-csharp bench windows demo clean
+.PHONY: all lib tools generate check-generated deps test test-go test-native test-csharp test-e2e test-browser bench windows demo clean
 
-all: lib
+all: lib tools
 
 deps:
 	@build/scripts/deps.sh test
@@ -23,6 +23,13 @@ deps:
 lib: $(LIB)
 $(LIB): $(GO_SOURCES) $(HEADERS)
 	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $@ ./capi
+
+# The service and its companions: sdkpp-server, the stand-in browser for tests, and the stand-in
+# desktop client.
+TOOLS := $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-desktop
+tools: $(TOOLS)
+$(BUILD)/sdkpp-%: $(shell find cmd server core -name '*.go' -not -name '*_test.go') go.mod go.sum
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/sdkpp-$*
 
 # Regenerate every layer from api/sdkpp.api.
 generate:
@@ -43,7 +50,7 @@ windows:
 	@echo "built $(DLL)"
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library.
-test: deps check-generated test-go test-native test-csharp
+test: deps check-generated test-go test-native test-csharp test-e2e test-browser
 	@echo "make test: all suites passed"
 
 test-go:
@@ -58,9 +65,13 @@ test-native: $(LIB)
 	$(CC) $(CFLAGS) tests/c/handle_test.c -o $(NATIVE)/handle_test -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	$(CC) $(CFLAGS) -D_DEFAULT_SOURCE tests/c/abuse_test.c -o $(NATIVE)/abuse_test -L$(BUILD) -lsdkpp $(RPATH)
 	$(CXX) $(CXXFLAGS) tests/cpp/handle_test.cpp -o $(NATIVE)/handle_test_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
-	@# The README's C++ quick start compiles and runs exactly as written.
-	awk '/^```cpp/{on=1;next} /^```/{on=0} on' README.md > $(NATIVE)/readme_quickstart.cpp
+	@# The README's C++ quick start compiles and runs exactly as written; its account-linking
+	@# fragment compiles inside a function that supplies client and appId.
+	awk '/^```cpp/{n++; on=(n==1); next} /^```/{on=0} on' README.md > $(NATIVE)/readme_quickstart.cpp
 	$(CXX) $(CXXFLAGS) $(NATIVE)/readme_quickstart.cpp -o $(NATIVE)/readme_quickstart -L$(BUILD) -lsdkpp $(RPATH)
+	{ echo '#include "sdkpp.hpp"'; echo 'void Link(sdkpp::Client& client, uint64_t appId) {'; \
+	  awk '/^```cpp/{n++; on=(n==2); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_linking.cpp
+	$(CXX) $(CXXFLAGS) -Wno-unused-parameter -Wno-unused-variable -fsyntax-only $(NATIVE)/readme_linking.cpp
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
 	$(NATIVE)/handle_test_cpp
@@ -69,15 +80,31 @@ test-native: $(LIB)
 test-csharp: $(LIB)
 	bash tests/csharp/run.sh
 
+# C++ and C# programs linked to the real library, against a live service (tests/e2e).
+E2E := $(BUILD)/test/e2e
+test-e2e: $(LIB) $(BUILD)/sdkpp-browser
+	@mkdir -p $(E2E)
+	$(CXX) $(CXXFLAGS) tests/cpp/auth_e2e.cpp -o $(E2E)/auth_e2e_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
+	bash tests/csharp/e2e/build.sh
+	LD_LIBRARY_PATH=$(abspath $(BUILD)) SDKPP_E2E_CPP=$(abspath $(E2E))/auth_e2e_cpp \
+		SDKPP_E2E_CSHARP=$(abspath $(E2E))/AuthE2E.exe SDKPP_BROWSER=$(abspath $(BUILD))/sdkpp-browser \
+		$(GO) test -count=1 -v ./tests/e2e/
+
+# The consent page in a real browser: headless Chromium from Debian.
+test-browser:
+	@build/scripts/deps.sh browser
+	SDKPP_REQUIRE_BROWSER=1 SDKPP_ARTIFACTS_DIR=$(abspath $(BUILD))/test $(GO) test -count=1 ./tests/browser/
+
 # Benchmarks print each figure beside its anchor measured in the same run.
 bench:
 	@build/scripts/deps.sh test
 	bash bench/run.sh
 
-demo: $(LIB)
+# Starts sdkpp-server on its default address and runs the sample game for two players.
+demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser
 	@mkdir -p $(BUILD)/demo
 	$(CXX) $(CXXFLAGS) examples/cpp/sample_game.cpp -o $(BUILD)/demo/sample_game -L$(BUILD) -lsdkpp $(RPATH)
-	$(BUILD)/demo/sample_game
+	@$(GO) run ./examples/demo -bin $(BUILD)
 
 clean:
-	rm -rf $(LIB) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench
+	rm -rf $(LIB) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench

@@ -2,11 +2,16 @@ module sdkpp
 
 go 1.26.0
 
-require golang.org/x/oauth2 v0.37.0
+require (
+	github.com/chromedp/chromedp v0.23.0
+	golang.org/x/oauth2 v0.37.0
+)
 
 require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect

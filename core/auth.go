@@ -303,6 +303,8 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 		}}, &t)
 		if err == nil {
 			c.remember(&t)
+		} else {
+			c.logf(LoggingSeverityWarning, "ExchangeChildToken failed: %v", err)
 		}
 		once.Fire(func() {
 			if err != nil {
@@ -327,6 +329,8 @@ func (c *Client) GetProvisionalToken(applicationId uint64, externalAuthType Auth
 		}}, &t)
 		if err == nil {
 			c.remember(&t)
+		} else {
+			c.logf(LoggingSeverityWarning, "GetProvisionalToken failed: %v", err)
 		}
 		once.Fire(func() {
 			if err != nil {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|windows|all]
+# Usage: build/scripts/deps.sh [test|windows|browser|all]
 set -euo pipefail
 want=${1:-test}
 
@@ -12,6 +12,9 @@ have pkg-config || need+=(pkg-config)
 if [ "$want" = test ] || [ "$want" = all ]; then
   have mcs || need+=(mono-mcs)
   have mono || need+=(mono-runtime)
+fi
+if [ "$want" = browser ] || [ "$want" = test ] || [ "$want" = all ]; then
+  have chromium || need+=(chromium)
 fi
 if [ "$want" = windows ] || [ "$want" = all ]; then
   have x86_64-w64-mingw32-gcc-posix || need+=(gcc-mingw-w64-x86-64-posix)

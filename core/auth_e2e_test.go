@@ -1,0 +1,460 @@
+package core
+
+// End-to-end tests of the SDK's authorization calls against the real service on loopback.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/server/servertest"
+)
+
+// tokens is what a TokenExchangeCallback received.
+type tokens struct {
+	result        *ClientResult
+	access, fresh string
+	typ           AuthorizationTokenType
+	expiresIn     int32
+	scopes        string
+}
+
+// await runs callbacks until done reports true.
+func await(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	waitFor(t, what, done)
+}
+
+func tokenCallback(got **tokens) Callback[ClientTokenExchangeCallback] {
+	return Func(func(r *ClientResult, access, refresh string, typ AuthorizationTokenType, expiresIn int32, scopes string) {
+		*got = &tokens{r, access, refresh, typ, expiresIn, scopes}
+	})
+}
+
+func resultCallback(got **ClientResult) Callback[func(*ClientResult)] {
+	return Func(func(r *ClientResult) { *got = r })
+}
+
+// sdkClient is a Client for env that opens URLs with open, and collects its log lines.
+type sdkClient struct {
+	*Client
+	mu   sync.Mutex
+	logs []string
+}
+
+func newSDKClient(t *testing.T, env *servertest.Env, open func(u string)) *sdkClient {
+	c := &sdkClient{Client: NewClientWithBases(env.APIURL, env.URL)}
+	t.Cleanup(c.Close)
+	c.SetApplicationId(uint64(env.App.ID))
+	c.AddLogCallback(Func(func(m string, _ LoggingSeverity) {
+		c.mu.Lock()
+		c.logs = append(c.logs, m)
+		c.mu.Unlock()
+	}), LoggingSeverityVerbose)
+	if open != nil {
+		c.SetOpenUrlCallback(Func(open))
+	}
+	return c
+}
+
+// follow performs the browser's last step: it loads the redirect location (the SDK's loopback
+// listener).
+func follow(t *testing.T, location string) {
+	t.Helper()
+	resp, err := http.Get(location)
+	if err != nil {
+		t.Errorf("follow redirect: %v", err)
+		return
+	}
+	resp.Body.Close()
+}
+
+// authorize runs Authorize with a PKCE pair, the user approving as alice, and returns the code,
+// the redirect URI and the verifier.
+func authorize(t *testing.T, env *servertest.Env) (*sdkClient, string, string, string) {
+	t.Helper()
+	alice := env.User("alice")
+	c := newSDKClient(t, env, func(u string) { follow(t, env.Approve(t, u, alice.Username, alice.Password)) })
+	v := c.CreateAuthorizationCodeVerifier()
+	args := NewAuthorizationArgs()
+	args.SetScopes(ClientGetDefaultCommunicationScopes())
+	args.SetCodeChallenge(v.Challenge())
+	var res *ClientResult
+	var code, redirect string
+	c.Authorize(args, Func(func(r *ClientResult, cd, ru string) { res, code, redirect = r, cd, ru }))
+	await(t, "Authorize", func() bool { return res != nil })
+	if !res.Successful() || code == "" || !strings.HasPrefix(redirect, "http://127.0.0.1:") {
+		t.Fatalf("Authorize = %s, %q, %q", res.ToString(), code, redirect)
+	}
+	return c, code, redirect, v.Verifier()
+}
+
+// rules AU-1, AA-5, AU-6, AU-7: authorize, exchange with PKCE, refresh, revoke, and a refresh of
+// the revoked grant surfaces as deauthorization.
+func TestAuthorizeTokenRefreshRevoke(t *testing.T) {
+	env := servertest.Start(t)
+	c, code, redirect, verifier := authorize(t, env)
+	appID := uint64(env.App.ID)
+
+	var tok *tokens
+	c.GetToken(appID, code, verifier, redirect, tokenCallback(&tok))
+	await(t, "GetToken", func() bool { return tok != nil })
+	if !tok.result.Successful() || tok.access == "" || tok.fresh == "" || tok.typ != AuthorizationTokenTypeBearer || tok.expiresIn != 604800 {
+		t.Fatalf("GetToken = %s %+v", tok.result.ToString(), tok)
+	}
+	if !strings.Contains(tok.scopes, "sdk.social_layer") {
+		t.Errorf("scopes %q", tok.scopes)
+	}
+
+	// The same code again: single use.
+	var again *tokens
+	c.GetToken(appID, code, verifier, redirect, tokenCallback(&again))
+	await(t, "GetToken again", func() bool { return again != nil })
+	if again.result.Successful() || again.result.Type() != ErrorTypeAuthorizationFailed || again.result.Status() != 400 {
+		t.Fatalf("reused code = %s", again.result.ToString())
+	}
+
+	// FetchCurrentUser validates the token.
+	var uid uint64
+	var name string
+	var fres *ClientResult
+	c.FetchCurrentUser(AuthorizationTokenTypeBearer, tok.access, Func(func(r *ClientResult, id uint64, n string) { fres, uid, name = r, id, n }))
+	await(t, "FetchCurrentUser", func() bool { return fres != nil })
+	if !fres.Successful() || uid != uint64(env.User("alice").ID) || name == "" {
+		t.Fatalf("FetchCurrentUser = %s %d %q", fres.ToString(), uid, name)
+	}
+
+	// UpdateToken and IsAuthenticated.
+	if c.IsAuthenticated() {
+		t.Fatal("authenticated before UpdateToken")
+	}
+	var up *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, tok.access, resultCallback(&up))
+	await(t, "UpdateToken", func() bool { return up != nil })
+	if !up.Successful() || !c.IsAuthenticated() {
+		t.Fatalf("UpdateToken = %s", up.ToString())
+	}
+
+	// Refresh rotates: the old refresh token dies.
+	var ref *tokens
+	c.RefreshToken(appID, tok.fresh, tokenCallback(&ref))
+	await(t, "RefreshToken", func() bool { return ref != nil })
+	if !ref.result.Successful() || ref.access == tok.access || ref.fresh == tok.fresh {
+		t.Fatalf("RefreshToken = %s", ref.result.ToString())
+	}
+	var old *tokens
+	c.RefreshToken(appID, tok.fresh, tokenCallback(&old))
+	await(t, "RefreshToken old", func() bool { return old != nil })
+	if old.result.Type() != ErrorTypeAuthorizationFailed { // rule AU-6
+		t.Fatalf("old refresh token = %s", old.result.ToString())
+	}
+
+	// Revoking the access token revokes the whole authorization (rule AU-7).
+	var rev *ClientResult
+	c.RevokeToken(appID, ref.access, resultCallback(&rev))
+	await(t, "RevokeToken", func() bool { return rev != nil })
+	if !rev.Successful() {
+		t.Fatalf("RevokeToken = %s", rev.ToString())
+	}
+	var dead *tokens
+	c.RefreshToken(appID, ref.fresh, tokenCallback(&dead))
+	await(t, "RefreshToken after revoke", func() bool { return dead != nil })
+	if dead.result.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(dead.result.ResponseBody(), "invalid_grant") { // rule AU-6
+		t.Fatalf("refresh after revoke = %s / %s", dead.result.ToString(), dead.result.ResponseBody())
+	}
+	fres = nil
+	c.FetchCurrentUser(AuthorizationTokenTypeBearer, ref.access, Func(func(r *ClientResult, id uint64, n string) { fres = r }))
+	await(t, "FetchCurrentUser after revoke", func() bool { return fres != nil })
+	if fres.Successful() || fres.Status() != 401 {
+		t.Fatalf("revoked access token = %s", fres.ToString())
+	}
+
+	// rule AU-10: no credential reached the log.
+	c.mu.Lock()
+	all := strings.Join(c.logs, "\n")
+	c.mu.Unlock()
+	for _, secret := range []string{code, verifier, tok.access, tok.fresh, ref.access, ref.fresh} {
+		if strings.Contains(all, secret) {
+			t.Errorf("a credential reached the log:\n%s", all)
+		}
+	}
+}
+
+// rule AA-5: a wrong verifier fails with invalid_grant.
+func TestGetTokenWrongVerifier(t *testing.T) {
+	env := servertest.Start(t)
+	c, code, redirect, _ := authorize(t, env)
+	var tok *tokens
+	c.GetToken(0, code, c.CreateAuthorizationCodeVerifier().Verifier(), redirect, tokenCallback(&tok))
+	await(t, "GetToken", func() bool { return tok != nil })
+	if tok.result.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(tok.result.ResponseBody(), "invalid_grant") || tok.access != "" {
+		t.Fatalf("wrong verifier = %s", tok.result.ToString())
+	}
+}
+
+func TestAuthorizeFailures(t *testing.T) {
+	env := servertest.Start(t)
+	alice := env.User("alice")
+	args := func() *AuthorizationArgs {
+		a := NewAuthorizationArgs()
+		a.SetScopes("openid sdk.social_layer")
+		return a
+	}
+	run := func(c *sdkClient, a *AuthorizationArgs) *ClientResult {
+		var res *ClientResult
+		c.Authorize(a, Func(func(r *ClientResult, code, redirect string) {
+			res = r
+			if !r.Successful() && (code != "" || redirect != "") {
+				t.Errorf("a failed Authorize returned %q %q", code, redirect)
+			}
+		}))
+		await(t, "Authorize", func() bool { return res != nil })
+		return res
+	}
+
+	t.Run("rule AA-2 no scopes: validation error, nothing opened", func(t *testing.T) {
+		opened := false
+		c := newSDKClient(t, env, func(string) { opened = true })
+		res := run(c, NewAuthorizationArgs())
+		if res.Type() != ErrorTypeValidationError || opened {
+			t.Fatalf("%s opened=%v", res.ToString(), opened)
+		}
+	})
+	t.Run("denied on the consent page", func(t *testing.T) {
+		c := newSDKClient(t, env, func(u string) { follow(t, env.Deny(t, u)) })
+		if res := run(c, args()); res.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(res.Error(), "access_denied") {
+			t.Fatal(res.ToString())
+		}
+	})
+	t.Run("rule AA-3 state mismatch on the redirect", func(t *testing.T) {
+		c := newSDKClient(t, env, func(u string) {
+			loc, _ := url.Parse(env.Approve(t, u, alice.Username, alice.Password))
+			q := loc.Query()
+			q.Set("state", "forged")
+			loc.RawQuery = q.Encode()
+			follow(t, loc.String())
+		})
+		if res := run(c, args()); res.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(res.Error(), "state") {
+			t.Fatal(res.ToString())
+		}
+	})
+	t.Run("rule AA-6 integration type and rule AA-3 given state reach the consent page", func(t *testing.T) {
+		var seen url.Values
+		c := newSDKClient(t, env, func(u string) {
+			p, _ := url.Parse(u)
+			seen = p.Query()
+			follow(t, env.Approve(t, u, alice.Username, alice.Password))
+		})
+		a := args()
+		it, st := IntegrationTypeUserInstall, "my-state"
+		a.SetIntegrationType(&it)
+		a.SetState(&st)
+		if res := run(c, a); !res.Successful() {
+			t.Fatal(res.ToString())
+		}
+		if seen.Get("integration_type") != "1" || seen.Get("state") != "my-state" || seen.Get("client_id") != env.App.ID.String() {
+			t.Fatalf("authorize query %v", seen)
+		}
+	})
+	t.Run("AbortAuthorize, then a late redirect finds nothing", func(t *testing.T) {
+		var pending string
+		c := newSDKClient(t, env, func(u string) { pending = u })
+		var res *ClientResult
+		c.Authorize(args(), Func(func(r *ClientResult, _, _ string) { res = r }))
+		await(t, "the consent page URL", func() bool { return pending != "" })
+		c.AbortAuthorize()
+		await(t, "the aborted callback", func() bool { return res != nil })
+		if res.Type() != ErrorTypeAborted {
+			t.Fatal(res.ToString())
+		}
+		loc := env.Approve(t, pending, alice.Username, alice.Password)
+		if resp, err := http.Get(loc); err == nil {
+			resp.Body.Close()
+			t.Fatalf("the redirect after AbortAuthorize reached a listener: %d", resp.StatusCode)
+		}
+	})
+	t.Run("a second Authorize aborts the first", func(t *testing.T) {
+		c := newSDKClient(t, env, func(string) {})
+		var first, second *ClientResult
+		c.Authorize(args(), Func(func(r *ClientResult, _, _ string) { first = r }))
+		c.Authorize(args(), Func(func(r *ClientResult, _, _ string) { second = r }))
+		await(t, "the first callback", func() bool { return first != nil })
+		if first.Type() != ErrorTypeAborted || second != nil {
+			t.Fatalf("first=%s second=%v", first.ToString(), second)
+		}
+		c.AbortAuthorize()
+		await(t, "the second callback", func() bool { return second != nil })
+	})
+}
+
+// The device flow: the SDK opens the verification page and polls until the user approves.
+func TestDeviceFlow(t *testing.T) {
+	old := deviceSleep
+	deviceSleep = func(ctx context.Context, d time.Duration) error { return old(ctx, 20*time.Millisecond) }
+	t.Cleanup(func() { deviceSleep = old })
+	env := servertest.Start(t)
+	alice := env.User("alice")
+	approve := func(u string) {
+		p, err := url.Parse(u)
+		if err != nil || p.Query().Get("user_code") == "" {
+			t.Errorf("verification URL %q", u)
+			return
+		}
+		go env.ApproveDevice(t, p.Query().Get("user_code"), alice.Username, alice.Password)
+	}
+	c := newSDKClient(t, env, approve)
+	args := NewDeviceAuthorizationArgs()
+	args.SetScopes("openid sdk.social_layer")
+	var tok *tokens
+	c.GetTokenFromDevice(args, tokenCallback(&tok))
+	await(t, "GetTokenFromDevice", func() bool { return tok != nil })
+	if !tok.result.Successful() || tok.access == "" {
+		t.Fatalf("device flow = %s", tok.result.ToString())
+	}
+
+	// Aborted while pending.
+	c2 := newSDKClient(t, env, func(string) {})
+	var ab *tokens
+	c2.GetTokenFromDevice(args, tokenCallback(&ab))
+	time.Sleep(50 * time.Millisecond)
+	c2.AbortGetTokenFromDevice()
+	await(t, "aborted device flow", func() bool { return ab != nil })
+	if ab.result.Type() != ErrorTypeAborted {
+		t.Fatalf("aborted device flow = %s", ab.result.ToString())
+	}
+
+	// Without scopes nothing is sent.
+	var bad *tokens
+	c2.GetTokenFromDevice(NewDeviceAuthorizationArgs(), tokenCallback(&bad))
+	await(t, "invalid device args", func() bool { return bad != nil })
+	if bad.result.Type() != ErrorTypeValidationError {
+		t.Fatal(bad.result.ToString())
+	}
+}
+
+// botProvisionalToken plays the game backend: it gets a provisional account's token with the
+// application's bot token.
+func botProvisionalToken(t *testing.T, env *servertest.Env, externalID string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"external_user_id": externalID, "preferred_global_name": "Guest " + externalID})
+	req, _ := http.NewRequest(http.MethodPost, env.APIURL+"/partner-sdk/token/bot", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bot "+env.App.BotToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr tokenResponse
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&tr) != nil || tr.AccessToken == "" {
+		t.Fatalf("bot token endpoint: HTTP %d", resp.StatusCode)
+	}
+	return tr.AccessToken
+}
+
+// rules AU-5, AU-4: provisional accounts, display names and child tokens through the SDK.
+func TestProvisionalAndChildTokens(t *testing.T) {
+	env := servertest.Start(t)
+	c := newSDKClient(t, env, nil)
+	appID := uint64(env.App.ID)
+
+	botIssued := botProvisionalToken(t, env, "player-1")
+	var prov *tokens
+	c.GetProvisionalToken(appID, AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken, botIssued, tokenCallback(&prov))
+	await(t, "GetProvisionalToken", func() bool { return prov != nil })
+	if !prov.result.Successful() || prov.access == "" {
+		t.Fatalf("GetProvisionalToken = %s", prov.result.ToString())
+	}
+
+	var bad *tokens
+	c.GetProvisionalToken(appID, AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken, "not-a-token", tokenCallback(&bad))
+	await(t, "GetProvisionalToken with a bad token", func() bool { return bad != nil })
+	if bad.result.Successful() || bad.result.Status() < 400 || bad.result.Status() >= 500 {
+		t.Fatalf("bad external token = %s", bad.result.ToString())
+	}
+
+	// Renaming needs a token; then it works.
+	var noTok *ClientResult
+	c.UpdateProvisionalAccountDisplayName("New Name", resultCallback(&noTok))
+	await(t, "rename without a token", func() bool { return noTok != nil })
+	if noTok.Type() != ErrorTypeClientNotReady {
+		t.Fatal(noTok.ToString())
+	}
+	var up, ren *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, prov.access, resultCallback(&up))
+	c.UpdateProvisionalAccountDisplayName("New Name", resultCallback(&ren))
+	await(t, "rename", func() bool { return ren != nil })
+	if !ren.Successful() {
+		t.Fatalf("UpdateProvisionalAccountDisplayName = %s / %s", ren.ToString(), ren.ResponseBody())
+	}
+	var name string
+	var fres *ClientResult
+	c.FetchCurrentUser(AuthorizationTokenTypeBearer, prov.access, Func(func(r *ClientResult, _ uint64, n string) { fres, name = r, n }))
+	await(t, "FetchCurrentUser", func() bool { return fres != nil })
+	if name != "New Name" {
+		t.Fatalf("display name %q (%s)", name, fres.ToString())
+	}
+
+	// rule AU-4: a parent token is exchanged for a child application's token, without refresh.
+	cc, code, redirect, verifier := authorize(t, env)
+	var parent *tokens
+	cc.GetToken(appID, code, verifier, redirect, tokenCallback(&parent))
+	await(t, "GetToken", func() bool { return parent != nil })
+	var child struct {
+		r      *ClientResult
+		access string
+		typ    AuthorizationTokenType
+	}
+	done := false
+	cc.ExchangeChildToken(parent.access, uint64(env.ChildApp.ID), Func(func(r *ClientResult, access string, typ AuthorizationTokenType, _ int32, _ string) {
+		child.r, child.access, child.typ, done = r, access, typ, true
+	}))
+	await(t, "ExchangeChildToken", func() bool { return done })
+	if !child.r.Successful() || child.access == "" || child.access == parent.access || child.typ != AuthorizationTokenTypeBearer {
+		t.Fatalf("ExchangeChildToken = %s", child.r.ToString())
+	}
+}
+
+// The expiration callback fires five minutes before a known token expires.
+func TestTokenExpirationCallback(t *testing.T) {
+	c := NewClient()
+	defer c.Close()
+	fired := 0
+	c.SetTokenExpirationCallback(Func(func() { fired++ }))
+	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(expiryWarning/time.Second) + 1})
+	var up *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, "expiring-token-123", resultCallback(&up))
+	await(t, "the expiration callback", func() bool { return fired == 1 })
+	// A token the SDK did not issue has no known expiry: no callback.
+	c.UpdateToken(AuthorizationTokenTypeBearer, "someone-elses-token", resultCallback(&up))
+	time.Sleep(20 * time.Millisecond)
+	RunCallbacks()
+	if fired != 1 {
+		t.Fatalf("fired %d", fired)
+	}
+}
+
+// Dropping the Client mid-operation: the callback still fires once, with ClientDestroyed.
+func TestCloseDuringOperation(t *testing.T) {
+	env := servertest.Start(t)
+	c := NewClientWithBases(env.APIURL, env.URL)
+	c.SetApplicationId(uint64(env.App.ID))
+	c.SetOpenUrlCallback(Func(func(string) {}))
+	var res *ClientResult
+	calls := 0
+	c.Authorize(func() *AuthorizationArgs { a := NewAuthorizationArgs(); a.SetScopes("openid"); return a }(),
+		Func(func(r *ClientResult, _, _ string) { res = r; calls++ }))
+	RunCallbacks()
+	c.Close()
+	await(t, "the destroyed callback", func() bool { return res != nil })
+	RunCallbacks()
+	if calls != 1 || res.Type() != ErrorTypeClientDestroyed {
+		t.Fatalf("calls=%d %s", calls, res.ToString())
+	}
+}

@@ -1,0 +1,134 @@
+// Command demo is what `make demo` runs: it starts sdkpp-server on its default address in dev
+// mode, then runs the C++ sample game once for each of two players, who link their accounts, and
+// prints a readable transcript.
+//
+//	go run ./examples/demo -bin build
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// credentials is the part of the dev credentials file the demo reads.
+type credentials struct {
+	APIBase      string `json:"api_base"`
+	WebBase      string `json:"web_base"`
+	Applications []struct {
+		ID   json.Number `json:"id"`
+		Name string      `json:"name"`
+	} `json:"applications"`
+	Users []struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+	} `json:"users"`
+}
+
+func main() {
+	bin := flag.String("bin", "build", "directory of sdkpp-server, sdkpp-browser and demo/sample_game")
+	addr := flag.String("addr", "127.0.0.1:7710", "address of the service")
+	flag.Parse()
+	if err := run(*bin, *addr); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin, addr string) error {
+	work, err := os.MkdirTemp("", "sdkpp-demo")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	credsFile := filepath.Join(work, "credentials.json")
+
+	say("starting sdkpp-server (dev mode, in-memory storage) on %s", addr)
+	server := exec.Command(filepath.Join(bin, "sdkpp-server"), "-dev", "-addr", addr, "-dev-credentials", credsFile, "-log-level", "warn")
+	server.Stdout, server.Stderr = os.Stdout, os.Stderr
+	if err := server.Start(); err != nil {
+		return fmt.Errorf("start sdkpp-server: %w", err)
+	}
+	defer func() {
+		server.Process.Signal(syscall.SIGTERM)
+		server.Wait()
+		say("sdkpp-server stopped")
+	}()
+	creds, err := waitReady(credsFile, server)
+	if err != nil {
+		return err
+	}
+	if len(creds.Applications) == 0 || len(creds.Users) < 2 {
+		return errors.New("the dev credentials have no application or fewer than two users")
+	}
+	app := creds.Applications[0]
+	say("service ready: API %s, consent pages %s, application %q (%s)", creds.APIBase, creds.WebBase, app.Name, app.ID)
+
+	for _, u := range creds.Users[:2] {
+		fmt.Println()
+		say("player %s starts the sample game", u.Username)
+		game := exec.Command(filepath.Join(bin, "demo", "sample_game"))
+		game.Env = append(os.Environ(),
+			"SDKPP_API_BASE="+creds.APIBase, "SDKPP_WEB_BASE="+creds.WebBase, "SDKPP_APP_ID="+app.ID.String(),
+			"SDKPP_PLAYER="+u.Username, "SDKPP_PASSWORD="+u.Password,
+			"SDKPP_BROWSER="+filepath.Join(bin, "sdkpp-browser"))
+		out, err := game.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		game.Stderr = os.Stderr
+		if err := game.Start(); err != nil {
+			return fmt.Errorf("start the sample game: %w", err)
+		}
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			fmt.Printf("  %-6s| %s\n", u.Username, sc.Text())
+		}
+		if err := game.Wait(); err != nil {
+			return fmt.Errorf("the sample game for %s failed: %w", u.Username, err)
+		}
+	}
+	fmt.Println()
+	say("both players linked their accounts")
+	return nil
+}
+
+// waitReady waits for the credentials file and a healthy service.
+func waitReady(file string, server *exec.Cmd) (*credentials, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
+			var c credentials
+			if err := json.Unmarshal(b, &c); err == nil && c.WebBase != "" {
+				if resp, err := http.Get(strings.TrimRight(c.WebBase, "/") + "/healthz"); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						return &c, nil
+					}
+				}
+			}
+		}
+		if server.ProcessState != nil {
+			return nil, errors.New("sdkpp-server exited")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, errors.New("sdkpp-server did not become ready within 30 s (is the address in use?)")
+}
+
+func say(format string, args ...any) {
+	fmt.Printf("demo: "+format+"\n", args...)
+}

@@ -1,0 +1,176 @@
+package server_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"sdkpp/server"
+	"sdkpp/server/browser"
+	"sdkpp/server/secret"
+	"sdkpp/server/servertest"
+	"sdkpp/server/wire"
+)
+
+// resp is a decoded API answer.
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r resp) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+func (r resp) oauthError(t *testing.T) string {
+	t.Helper()
+	var e wire.OAuthError
+	r.json(t, &e)
+	return e.Code
+}
+
+func (r resp) apiError(t *testing.T) wire.APIError {
+	t.Helper()
+	var e wire.APIError
+	r.json(t, &e)
+	return e
+}
+
+func (r resp) token(t *testing.T) wire.TokenResponse {
+	t.Helper()
+	if r.Status != http.StatusOK {
+		t.Fatalf("token request: HTTP %d %s", r.Status, r.Body)
+	}
+	var tr wire.TokenResponse
+	r.json(t, &tr)
+	return tr
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func do(t *testing.T, method, u string, body io.Reader, header http.Header) resp {
+	t.Helper()
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 500 {
+		t.Errorf("%s %s: HTTP %d (never a 5xx): %s", method, u, res.StatusCode, b)
+	}
+	return resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+func postForm(t *testing.T, u string, form url.Values) resp {
+	t.Helper()
+	return do(t, http.MethodPost, u, strings.NewReader(form.Encode()),
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
+}
+
+func sendJSON(t *testing.T, method, u string, v any, header http.Header) resp {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	for k, vs := range header {
+		h[k] = vs
+	}
+	return do(t, method, u, bytes.NewReader(b), h)
+}
+
+func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+func bot(tok string) http.Header    { return http.Header{"Authorization": {"Bot " + tok}} }
+
+func getMe(t *testing.T, e *servertest.Env, access string) (wire.User, resp) {
+	t.Helper()
+	r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(access))
+	var u wire.User
+	if r.Status == http.StatusOK {
+		r.json(t, &u)
+	}
+	return u, r
+}
+
+// pkce returns a verifier and its S256 challenge.
+func pkce(seed string) (verifier, challenge string) {
+	verifier = strings.Repeat(seed, 43/len(seed)+1)[:43] + "-._~"
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+const loopbackRedirect = "http://127.0.0.1:53124/authorize/callback"
+
+// authz builds an authorize URL.
+type authz struct {
+	clientID, scope, state, redirect, challenge, nonce, integration, prompt string
+}
+
+func (a authz) url(e *servertest.Env) string {
+	q := url.Values{"response_type": {"code"}, "client_id": {a.clientID}, "scope": {a.scope}, "redirect_uri": {a.redirect}}
+	for k, v := range map[string]string{"state": a.state, "code_challenge": a.challenge, "nonce": a.nonce,
+		"integration_type": a.integration, "prompt": a.prompt} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if a.challenge != "" {
+		q.Set("code_challenge_method", "S256")
+	}
+	return e.URL + "/oauth2/authorize?" + q.Encode()
+}
+
+// params returns the query of a redirect location.
+func params(t *testing.T, location string) url.Values {
+	t.Helper()
+	u, err := url.Parse(location)
+	if err != nil {
+		t.Fatalf("location %q: %v", location, err)
+	}
+	return u.Query()
+}
+
+// linkedTokens runs the whole authorization code flow with PKCE for user and returns the tokens.
+func linkedTokens(t *testing.T, e *servertest.Env, username, scope string) wire.TokenResponse {
+	t.Helper()
+	verifier, challenge := pkce("v")
+	u := e.User(username)
+	loc := e.Approve(t, authz{clientID: e.App.ID.String(), scope: scope, state: "s", redirect: loopbackRedirect,
+		challenge: challenge}.url(e), u.Username, u.Password)
+	return postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"authorization_code"},
+		"code": {params(t, loc).Get("code")}, "client_id": {e.App.ID.String()}, "redirect_uri": {loopbackRedirect},
+		"code_verifier": {verifier}}).token(t)
+}
+
+func refresh(t *testing.T, e *servertest.Env, refreshToken string) resp {
+	t.Helper()
+	return postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"refresh_token"},
+		"refresh_token": {refreshToken}, "client_id": {e.App.ID.String()}})
+}
+
+type serverConfig = server.Config
+
+func browserChoice(user, pw string) browser.Choice {
+	return browser.Choice{Username: user, Password: pw}
+}
+
+func sha(s string) []byte { return secret.Hash(s) }

@@ -1,0 +1,150 @@
+// Package httpx has the HTTP plumbing every handler of the service shares: JSON and error
+// responses in the platform's shapes, strict body decoding that turns bad input into 4xx (never
+// 5xx), credentials from the Authorization header, and the request-logging middleware, which logs
+// method, path and status only: never a query string, header or body, so no token, code or secret
+// reaches a log.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"sdkpp/server/wire"
+)
+
+// MaxBody is the largest request body read.
+const MaxBody = 1 << 20
+
+// JSON writes v with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Error writes an error: *wire.APIError and *wire.OAuthError in their shapes, anything else as a
+// 500 whose details go to the log only.
+func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var api *wire.APIError
+	var oauth *wire.OAuthError
+	switch {
+	case errors.As(err, &api):
+		JSON(w, api.Status, api)
+	case errors.As(err, &oauth):
+		if oauth.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Basic realm="sdkpp"`)
+		}
+		JSON(w, oauth.Status, oauth)
+	default:
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		JSON(w, http.StatusInternalServerError, &wire.APIError{Code: wire.CodeGeneral, Message: "500: Internal Server Error"})
+	}
+}
+
+// DecodeJSON reads a JSON body into v. A non-JSON content type, a body over MaxBody or invalid
+// JSON is a 400 (50109), unknown fields are ignored as the platform does.
+func DecodeJSON(r *http.Request, v any) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return &wire.APIError{Status: http.StatusUnsupportedMediaType, Code: wire.CodeInvalidJSON,
+			Message: "The request body must be application/json."}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return wire.InvalidJSON()
+	}
+	if len(body) > MaxBody {
+		return &wire.APIError{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeGeneral, Message: "Request entity too large"}
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return wire.InvalidJSON()
+	}
+	return nil
+}
+
+// IsForm tells whether the request body is application/x-www-form-urlencoded.
+func IsForm(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/x-www-form-urlencoded"
+}
+
+// Form parses a form-encoded body (only the body, never the query string). ok is false when the
+// content type is not form-encoded or the body is malformed.
+func Form(r *http.Request) (url.Values, bool) {
+	if !IsForm(r) {
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil || len(body) > MaxBody {
+		return nil, false
+	}
+	v, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// Credential returns the value of "Authorization: <scheme> <value>" for the given scheme
+// (case-insensitive), or "".
+func Credential(r *http.Request, scheme string) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > len(scheme)+1 && strings.EqualFold(h[:len(scheme)], scheme) && h[len(scheme)] == ' ' {
+		return strings.TrimSpace(h[len(scheme)+1:])
+	}
+	return ""
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Logging logs one line per request at Debug (Info for 5xx is Error) with method, path, status
+// and duration, and turns a handler panic into a logged 500.
+func Logging(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.ErrorContext(r.Context(), "handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
+				if sw.status == 0 {
+					JSON(sw, http.StatusInternalServerError, &wire.APIError{Code: wire.CodeGeneral, Message: "500: Internal Server Error"})
+				}
+			}
+			level := slog.LevelDebug
+			if sw.status >= 500 {
+				level = slog.LevelError
+			}
+			log.Log(r.Context(), level, "http request", "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "duration", time.Since(start))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}

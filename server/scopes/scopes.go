@@ -1,0 +1,183 @@
+// Package scopes knows the OAuth2 scopes of the service: which exist, what they mean in words on the
+// consent page, how the SDK scopes expand (rule SC-3), which the user may decline (rule SC-4), and
+// which need an approved application (rule AU-2).
+package scopes
+
+import (
+	"slices"
+	"strings"
+)
+
+// Scope names.
+const (
+	OpenID                 = "openid"
+	Identify               = "identify"
+	IdentifyPremium        = "identify.premium"
+	Email                  = "email"
+	Connections            = "connections"
+	Guilds                 = "guilds"
+	GuildsJoin             = "guilds.join"
+	GuildsMembersRead      = "guilds.members.read"
+	RelationshipsRead      = "relationships.read"
+	RelationshipsWrite     = "relationships.write"
+	ActivitiesRead         = "activities.read"
+	ActivitiesWrite        = "activities.write"
+	PresencesRead          = "presences.read"
+	DMChannelsRead         = "dm_channels.read"
+	DMChannelsMessagesRead = "dm_channels.messages.read"
+	DMMessagesWrite        = "dm_channels.messages.write"
+	LobbiesWrite           = "lobbies.write"
+	Voice                  = "voice"
+	GatewayConnect         = "gateway.connect"
+	ApplicationsCommands   = "applications.commands"
+	SocialLayer            = "sdk.social_layer"
+	SocialLayerPresence    = "sdk.social_layer_presence"
+)
+
+// PresenceSet is what sdk.social_layer_presence expands to: the signed-in user, the friends list
+// and rich presence (rule SC-3).
+var PresenceSet = []string{
+	Identify, RelationshipsRead, ActivitiesRead, ActivitiesWrite, PresencesRead, GatewayConnect,
+}
+
+// SocialSet is what sdk.social_layer adds to PresenceSet (communication includes presence, rule
+// SC-3): friend requests, direct messages, lobbies and their linked channels, and voice.
+var SocialSet = []string{
+	RelationshipsWrite, DMChannelsRead, DMChannelsMessagesRead, DMMessagesWrite, LobbiesWrite,
+	Guilds, GuildsJoin, Voice,
+}
+
+// descriptions are the consent page's words for each known scope.
+var descriptions = map[string]string{
+	OpenID:                 "Sign you in with your account (OpenID Connect)",
+	Identify:               "Know your username, display name and avatar",
+	IdentifyPremium:        "Know your premium subscription tier",
+	Email:                  "Know your email address",
+	Connections:            "Know the accounts you connected",
+	Guilds:                 "Know which servers you are in",
+	GuildsJoin:             "Join servers for you",
+	GuildsMembersRead:      "Read your member details in your servers",
+	RelationshipsRead:      "Know who your friends are",
+	RelationshipsWrite:     "Send and answer friend requests for you",
+	ActivitiesRead:         "See what you and your friends are playing",
+	ActivitiesWrite:        "Update your rich presence while you play",
+	PresencesRead:          "See whether your friends are online",
+	DMChannelsRead:         "See your direct message conversations",
+	DMChannelsMessagesRead: "Read your direct messages in this game",
+	DMMessagesWrite:        "Send direct messages for you in this game",
+	LobbiesWrite:           "Create and join lobbies for you",
+	Voice:                  "Join voice calls for you",
+	GatewayConnect:         "Stay connected to receive live updates",
+	ApplicationsCommands:   "Use the app's commands",
+	SocialLayer:            "Use your friends list, presence, messages, lobbies and voice in this game",
+	SocialLayerPresence:    "Use your friends list and presence in this game",
+}
+
+// Known tells whether name is a scope of the service.
+func Known(name string) bool { _, ok := descriptions[name]; return ok }
+
+// Describe returns the consent page's words for a scope.
+func Describe(name string) string {
+	if d, ok := descriptions[name]; ok {
+		return d
+	}
+	return name
+}
+
+// Parse splits a space-separated scope string, dropping duplicates and keeping the first order.
+func Parse(s string) []string {
+	var out []string
+	for _, f := range strings.Fields(s) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Unknown returns the names in list that are not scopes of the service.
+func Unknown(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !Known(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Expand returns list with the SDK scopes expanded (rule SC-3): sdk.social_layer adds
+// sdk.social_layer_presence, PresenceSet and SocialSet; sdk.social_layer_presence adds PresenceSet.
+// The SDK scope names themselves stay in the result. The result is sorted and has no duplicates.
+func Expand(list []string) []string {
+	set := map[string]bool{}
+	for _, s := range list {
+		set[s] = true
+		switch s {
+		case SocialLayer:
+			set[SocialLayerPresence] = true
+			addAll(set, PresenceSet)
+			addAll(set, SocialSet)
+		case SocialLayerPresence:
+			addAll(set, PresenceSet)
+		}
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func addAll(set map[string]bool, list []string) {
+	for _, s := range list {
+		set[s] = true
+	}
+}
+
+// Required tells whether a requested scope is part of linking itself and so cannot be declined on
+// the consent page: openid, identify and the SDK scopes. Every other requested scope is
+// "additional" (rule SC-4): the page lists it with a checkbox, and only the checked ones are
+// granted.
+func Required(name string) bool {
+	return name == OpenID || name == Identify || name == SocialLayer || name == SocialLayerPresence
+}
+
+// Grantable tells whether an application may be granted the scope at all: identify.premium only
+// when the application is approved for it (rule AU-2).
+func Grantable(name string, premiumApproved bool) bool {
+	return name != IdentifyPremium || premiumApproved
+}
+
+// Grant computes the scopes a token carries from what was requested and what the user ticked:
+// required scopes always, additional scopes only when accepted, scopes the app may not have never;
+// then the SDK scopes are expanded.
+func Grant(requested []string, accepted func(string) bool, premiumApproved bool) []string {
+	var out []string
+	for _, s := range requested {
+		if !Grantable(s, premiumApproved) {
+			continue // rule AU-2
+		}
+		if Required(s) || accepted(s) { // rule SC-4
+			out = append(out, s)
+		}
+	}
+	return Expand(out)
+}
+
+// Has tells whether the granted list contains scope.
+func Has(granted []string, scope string) bool { return slices.Contains(granted, scope) }
+
+// Subset tells whether every scope of a is in b.
+func Subset(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// Join writes a scope list the way the token response carries it.
+func Join(list []string) string { return strings.Join(list, " ") }

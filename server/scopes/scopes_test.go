@@ -1,0 +1,49 @@
+package scopes
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestSocialLayerExpandsToEverythingIncludingPresence(t *testing.T) {
+	got := Expand([]string{OpenID, SocialLayer})
+	for _, s := range append(append([]string{OpenID, SocialLayer, SocialLayerPresence}, PresenceSet...), SocialSet...) {
+		if !slices.Contains(got, s) {
+			t.Errorf("rule SC-3: sdk.social_layer expansion lacks %s: %v", s, got)
+		}
+	}
+	presence := Expand([]string{OpenID, SocialLayerPresence})
+	for _, s := range PresenceSet {
+		if !slices.Contains(presence, s) { // rule SC-3
+			t.Errorf("rule SC-3: sdk.social_layer_presence expansion lacks %s", s)
+		}
+	}
+	for _, s := range SocialSet {
+		if slices.Contains(presence, s) {
+			t.Errorf("rule SC-3: presence expansion must not include %s", s)
+		}
+	}
+	if !slices.IsSorted(got) {
+		t.Error("expansion not sorted")
+	}
+}
+
+func TestGrantKeepsOnlyAcceptedAdditionalScopes(t *testing.T) {
+	req := []string{OpenID, SocialLayerPresence, Email, Guilds, IdentifyPremium}
+	granted := Grant(req, func(s string) bool { return s == Email || s == IdentifyPremium }, false)
+	if !slices.Contains(granted, Email) || slices.Contains(granted, Guilds) { // rule SC-4
+		t.Fatalf("rule SC-4: granted %v", granted)
+	}
+	if slices.Contains(granted, IdentifyPremium) { // rule AU-2
+		t.Fatalf("rule AU-2: identify.premium granted to an unapproved app: %v", granted)
+	}
+	if !slices.Contains(Grant(req, func(s string) bool { return true }, true), IdentifyPremium) { // rule AU-2
+		t.Fatal("rule AU-2: approved app did not get identify.premium")
+	}
+	if got := Parse("  a b a  c "); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("Parse: %v", got)
+	}
+	if u := Unknown([]string{"identify", "bogus"}); !slices.Equal(u, []string{"bogus"}) {
+		t.Fatalf("Unknown: %v", u)
+	}
+}

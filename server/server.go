@@ -1,0 +1,320 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"sdkpp/server/accounts"
+	"sdkpp/server/admin"
+	"sdkpp/server/clock"
+	"sdkpp/server/devseed"
+	"sdkpp/server/extauth"
+	"sdkpp/server/httpx"
+	"sdkpp/server/oauth"
+	"sdkpp/server/oidc"
+	"sdkpp/server/partner"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/users"
+	"sdkpp/server/webhook"
+	"sdkpp/server/wire"
+)
+
+// DefaultAddr is the listen address when Config.Addr is empty.
+const DefaultAddr = "127.0.0.1:7710"
+
+// APIVersionPath is the versioned API base path; "/api" without a version is accepted too.
+const APIVersionPath = "/api/v10"
+
+// Config configures a Server.
+type Config struct {
+	Addr      string // listen address; default 127.0.0.1:7710; "127.0.0.1:0" picks a free port
+	PublicURL string // base URL clients use; default http://<listen address>
+	DataDir   string // SQLite database directory; "" = in-memory
+	Dev       bool   // seed the dev applications and users and enable the /dev endpoints
+	// DevCredentialsFile, in dev mode, receives the dev credentials as JSON when the server starts.
+	DevCredentialsFile string
+	Clock              clock.Clock  // default: the machine's clock
+	Logger             *slog.Logger // default: slog.Default()
+	// WebhookURL, in dev mode, overrides the main dev application's webhook URL.
+	WebhookURL     string
+	WebhookBackoff webhook.Backoff // retry spacing of webhook deliveries
+	WebhookClient  *http.Client    // default: 10 s timeout, redirects not followed
+	// OIDCAllowLoopbackForTests admits https OIDC issuers on loopback IPs and localhost, so that
+	// tests can run their own TLS issuer. Never set it in production (rule AU-9).
+	OIDCAllowLoopbackForTests bool
+	// OIDCHTTPClient fetches issuer discovery and key sets (for example one that trusts a test
+	// CA). Redirects are never followed whatever its policy.
+	OIDCHTTPClient *http.Client
+	// ExternalVerifiers adds or replaces external-credential verifiers by external_auth_type; a nil
+	// value removes the type. Dev mode installs dev verifiers for the provider types.
+	ExternalVerifiers map[string]extauth.Verifier
+}
+
+// DevCredentials is the dev credentials file's content.
+type DevCredentials = wire.DevCredentials
+
+// Server is the platform service.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	store      store.Store
+	ids        *snowflake.Generator
+	accounts   *accounts.Service
+	dispatcher *webhook.Dispatcher
+	seeder     *devseed.Seeder
+	partner    *partner.Handler
+	creds      wire.DevCredentials
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	url      string
+	listener net.Listener
+	http     *http.Server
+	served   chan struct{}
+}
+
+// New opens the store (applying migrations), seeds dev data in dev mode, and prepares the
+// service. It does not listen yet: call Start.
+func New(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("server: PublicURL %q is not an http(s) URL", cfg.PublicURL)
+		}
+		cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	}
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	floor, err := st.MaxID(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, ids: snowflake.New(cfg.Clock, floor)}
+	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
+		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
+	s.accounts = &accounts.Service{Store: st, Clock: cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "accounts"),
+		Kick: s.dispatcher.Kick}
+	s.seeder = &devseed.Seeder{Store: st, IDs: s.ids, Now: cfg.Clock.Now}
+	if cfg.Dev {
+		if s.creds, err = s.seeder.Seed(ctx, cfg.WebhookURL); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("server: dev seed: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Start listens and serves; it returns once the server accepts connections. In dev mode it then
+// writes the dev credentials file.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return errors.New("server: Start called twice or after Close")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("server: listen: %w", err)
+	}
+	s.url = s.cfg.PublicURL
+	if s.url == "" {
+		s.url = "http://" + ln.Addr().String()
+	}
+	handler, err := s.routes()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.listener = ln
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.served = make(chan struct{})
+	go func() {
+		defer close(s.served)
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("server stopped", "err", err)
+		}
+	}()
+	s.dispatcher.Start()
+	s.started = true
+	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
+		"data_dir", s.cfg.DataDir != "")
+	if s.cfg.Dev && s.cfg.DevCredentialsFile != "" {
+		if err := s.writeCredentials(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// routes builds the handler tree.
+func (s *Server) routes() (http.Handler, error) {
+	provider, err := oidc.NewProvider(context.Background(), s.store, s.url)
+	if err != nil {
+		return nil, err
+	}
+	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
+	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
+	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"),
+		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url}
+	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
+		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
+	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
+
+	api := http.NewServeMux()
+	oa.RegisterAPI(api)
+	s.partner.Register(api)
+	us.Register(api)
+	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
+	if s.cfg.Dev {
+		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
+			Logger: s.log.With("component", "admin"), Accounts: s.accounts}
+		ad.Register(api)
+	}
+
+	root := http.NewServeMux()
+	oa.RegisterWeb(root)
+	root.HandleFunc("GET /healthz", s.healthz)
+	root.HandleFunc("GET /.well-known/openid-configuration", provider.ServeDiscovery)
+	root.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
+	})
+	apiHandler := jsonErrors(api, s.log)
+	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest := strings.TrimPrefix(r.URL.Path, "/api")
+		if strings.HasPrefix(rest, "/v10/") {
+			rest = strings.TrimPrefix(rest, "/v10")
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = rest, ""
+		apiHandler.ServeHTTP(w, r2)
+	}))
+	return httpx.Logging(s.log.With("component", "http"), jsonErrors(root, s.log)), nil
+}
+
+// jsonErrors answers requests no route matches with the platform's JSON 404 or 405 instead of
+// ServeMux's plain text.
+func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if allow := rec.Header().Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		switch rec.Code {
+		case http.StatusMethodNotAllowed:
+			httpx.Error(w, r, log, wire.MethodNotAllowed())
+		case http.StatusNotFound:
+			httpx.Error(w, r, log, wire.NotFound())
+		default: // a redirect ServeMux makes to clean a path
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		}
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.store.MaxID(r.Context()); err != nil {
+		httpx.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
+		return
+	}
+	httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// writeCredentials writes the dev credentials file atomically, readable by the owner only.
+func (s *Server) writeCredentials() error {
+	raw, err := json.MarshalIndent(s.devCredentials(s.url), "", "  ")
+	if err != nil {
+		return err
+	}
+	path := s.cfg.DevCredentialsFile
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sdkpp-credentials-*")
+	if err != nil {
+		return fmt.Errorf("server: dev credentials: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(raw, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("server: dev credentials: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("server: dev credentials: %w", err)
+	}
+	s.log.Info("dev credentials written", "file", path)
+	return nil
+}
+
+// Close stops serving, stops the webhook dispatcher and closes the store. Every goroutine the
+// server started has ended when it returns.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	started := s.started
+	s.mu.Unlock()
+	var errs []error
+	if started {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.http.Shutdown(ctx); err != nil {
+			errs = append(errs, err, s.http.Close())
+		}
+		cancel()
+		<-s.served
+		s.dispatcher.Close()
+	}
+	errs = append(errs, s.store.Close())
+	s.log.Info("sdkpp-server stopped")
+	return errors.Join(errs...)
+}
+
+// URL returns the base URL, e.g. http://127.0.0.1:7710 (empty before Start).
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// APIURL returns the versioned API base, e.g. http://127.0.0.1:7710/api/v10.
+func (s *Server) APIURL() string { return s.URL() + APIVersionPath }

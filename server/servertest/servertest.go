@@ -1,0 +1,193 @@
+// Package servertest starts the platform service in process for tests: a dev server on
+// 127.0.0.1:0 with in-memory storage (unless a data directory is given) and a movable clock.
+//
+//	env := servertest.Start(t)
+//	app, alice := env.App, env.User("alice")
+//	location := env.Approve(t, authorizeURL, alice.Username, alice.Password)  // "<redirect_uri>?code=...&state=..."
+//	env.Clock.Advance(11 * time.Minute)                                     // codes expire
+//
+// The server is closed when the test ends.
+package servertest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"sdkpp/server"
+	"sdkpp/server/browser"
+	"sdkpp/server/clock"
+	"sdkpp/server/devseed"
+	"sdkpp/server/webhook"
+	"sdkpp/server/wire"
+)
+
+// Env is a running test server.
+type Env struct {
+	Server *server.Server
+	URL    string // web base, e.g. http://127.0.0.1:41234
+	APIURL string // URL + "/api/v10"
+	// Clock is the server's clock: real time plus an offset by default, frozen with WithFrozenClock.
+	Clock clock.Controllable
+	Creds wire.DevCredentials
+	// App is the main dev application (public client, not approved for identify.premium), ChildApp
+	// its child (same publisher, rule AU-4), PremiumApp an application approved for
+	// identify.premium.
+	App, ChildApp, PremiumApp wire.DevApplication
+
+	cfg server.Config
+}
+
+type options struct {
+	cfg server.Config
+}
+
+// Option changes the test server's configuration.
+type Option func(*options)
+
+// WithFrozenClock makes the clock stand at t until the test moves it.
+func WithFrozenClock(t time.Time) Option {
+	return func(o *options) { o.cfg.Clock = clock.NewFake(t) }
+}
+
+// WithClock uses c.
+func WithClock(c clock.Controllable) Option { return func(o *options) { o.cfg.Clock = c } }
+
+// WithDataDir stores data in dir (so that a restart keeps it).
+func WithDataDir(dir string) Option { return func(o *options) { o.cfg.DataDir = dir } }
+
+// WithLogger sends the server's logs to l (default: discarded).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.cfg.Logger = l } }
+
+// WithWebhookURL sets the main application's webhook URL.
+func WithWebhookURL(u string) Option { return func(o *options) { o.cfg.WebhookURL = u } }
+
+// WithWebhookBackoff sets the webhook retry spacing.
+func WithWebhookBackoff(b webhook.Backoff) Option {
+	return func(o *options) { o.cfg.WebhookBackoff = b }
+}
+
+// WithOIDCTestIssuer admits loopback OIDC issuers and fetches them with client (for example
+// httptest.NewTLSServer's Client()).
+func WithOIDCTestIssuer(client *http.Client) Option {
+	return func(o *options) {
+		o.cfg.OIDCAllowLoopbackForTests = true
+		o.cfg.OIDCHTTPClient = client
+	}
+}
+
+// WithConfig changes the configuration directly.
+func WithConfig(change func(*server.Config)) Option { return func(o *options) { change(&o.cfg) } }
+
+// Start starts a dev server; it is closed when the test ends.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	o := options{cfg: server.Config{Addr: "127.0.0.1:0", Dev: true,
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		WebhookBackoff: webhook.Backoff{Base: 50 * time.Millisecond, Max: time.Second, MaxAttempts: 20}}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.cfg.Clock == nil {
+		c := clock.NewOffset(0)
+		t.Cleanup(c.Stop)
+		o.cfg.Clock = c
+	}
+	return start(t, o.cfg)
+}
+
+func start(t testing.TB, cfg server.Config) *Env {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("servertest: close: %v", err)
+		}
+	})
+	ctrl, _ := cfg.Clock.(clock.Controllable)
+	e := &Env{Server: srv, URL: srv.URL(), APIURL: srv.APIURL(), Clock: ctrl, Creds: srv.DevCredentials(), cfg: cfg}
+	if cfg.Dev {
+		e.App = *e.Creds.App(devseed.AppMain)
+		e.ChildApp = *e.Creds.App(devseed.AppChild)
+		e.PremiumApp = *e.Creds.App(devseed.AppPremium)
+	}
+	return e
+}
+
+// Restart closes the server and starts a new one with the same configuration (same data directory
+// and clock; a new port). Without WithDataDir the data is lost.
+func (e *Env) Restart(t testing.TB) *Env {
+	t.Helper()
+	if err := e.Server.Close(); err != nil {
+		t.Fatalf("servertest: close: %v", err)
+	}
+	return start(t, e.cfg)
+}
+
+// User returns the seeded user (alice, bob or carol).
+func (e *Env) User(username string) wire.DevUser {
+	u := e.Creds.User(username)
+	if u == nil {
+		panic("servertest: no dev user " + username)
+	}
+	return *u
+}
+
+func (e *Env) authorize(t testing.TB, authorizeURL string, c browser.Choice) string {
+	t.Helper()
+	loc, err := browser.New().Authorize(context.Background(), authorizeURL, c)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	return loc
+}
+
+// Approve drives the consent page like a browser: it loads authorizeURL, logs in as username and
+// presses Approve (granting every scope checked by default), and returns the Location of the
+// redirect without following it.
+func (e *Env) Approve(t testing.TB, authorizeURL, username, password string) string {
+	t.Helper()
+	return e.authorize(t, authorizeURL, browser.Choice{Username: username, Password: password})
+}
+
+// ApproveScopes is Approve ticking only the given additional scopes (rule SC-4).
+func (e *Env) ApproveScopes(t testing.TB, authorizeURL, username, password string, grant []string) string {
+	t.Helper()
+	if grant == nil {
+		grant = []string{}
+	}
+	return e.authorize(t, authorizeURL, browser.Choice{Username: username, Password: password, GrantScopes: grant})
+}
+
+// Deny loads the consent page and presses Deny; it returns the redirect Location
+// (redirect_uri?error=access_denied&...).
+func (e *Env) Deny(t testing.TB, authorizeURL string) string {
+	t.Helper()
+	return e.authorize(t, authorizeURL, browser.Choice{Deny: true})
+}
+
+// ApproveDevice answers the device verification page for userCode as username.
+func (e *Env) ApproveDevice(t testing.TB, userCode, username, password string) {
+	t.Helper()
+	if _, err := browser.New().Activate(context.Background(), e.URL, userCode, browser.Choice{Username: username, Password: password}); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+}
+
+// DenyDevice denies the device request of userCode.
+func (e *Env) DenyDevice(t testing.TB, userCode string) {
+	t.Helper()
+	if _, err := browser.New().Activate(context.Background(), e.URL, userCode, browser.Choice{Deny: true}); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+}

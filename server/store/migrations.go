@@ -1,0 +1,138 @@
+package store
+
+// migrations are applied in order, each once, inside one transaction each; the number of applied
+// migrations is kept in schema_migrations. Append; never edit an applied migration.
+var migrations = []string{
+	// 1: accounts and tokens.
+	`
+CREATE TABLE applications (
+	id INTEGER PRIMARY KEY,
+	name TEXT NOT NULL,
+	publisher_id INTEGER NOT NULL,
+	parent_id INTEGER NOT NULL DEFAULT 0,
+	public_client INTEGER NOT NULL DEFAULT 0,
+	premium_approved INTEGER NOT NULL DEFAULT 0,
+	redirect_uris TEXT NOT NULL DEFAULT '[]',
+	webhook_url TEXT NOT NULL DEFAULT '',
+	client_secret_hash BLOB NOT NULL,
+	bot_token_hash BLOB NOT NULL,
+	bot_user_id INTEGER NOT NULL,
+	webhook_key BLOB NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX applications_bot_token ON applications(bot_token_hash);
+
+CREATE TABLE users (
+	id INTEGER PRIMARY KEY,
+	username TEXT NOT NULL UNIQUE,
+	global_name TEXT NOT NULL DEFAULT '',
+	password_hash BLOB,
+	bot INTEGER NOT NULL DEFAULT 0,
+	provisional INTEGER NOT NULL DEFAULT 0,
+	provisional_app_id INTEGER NOT NULL DEFAULT 0,
+	premium_type INTEGER NOT NULL DEFAULT 0,
+	ban_permanent INTEGER NOT NULL DEFAULT 0,
+	banned_until INTEGER NOT NULL DEFAULT 0,
+	restricted_by INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+
+CREATE TABLE identities (
+	app_id INTEGER NOT NULL,
+	type TEXT NOT NULL,
+	external_id TEXT NOT NULL,
+	user_id INTEGER NOT NULL,
+	provisional_user_id INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (app_id, type, external_id)
+);
+CREATE INDEX identities_user ON identities(user_id);
+
+CREATE TABLE authorizations (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	scopes TEXT NOT NULL,
+	integration_type INTEGER NOT NULL DEFAULT -1,
+	parent_id INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX authorizations_top ON authorizations(app_id, user_id) WHERE parent_id = 0;
+CREATE INDEX authorizations_user ON authorizations(user_id);
+CREATE INDEX authorizations_parent ON authorizations(parent_id);
+
+CREATE TABLE tokens (
+	hash BLOB PRIMARY KEY,
+	kind TEXT NOT NULL,
+	authorization_id INTEGER NOT NULL,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	scopes TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX tokens_authorization ON tokens(authorization_id);
+
+CREATE TABLE auth_codes (
+	hash BLOB PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	redirect_uri TEXT NOT NULL,
+	scopes TEXT NOT NULL,
+	code_challenge TEXT NOT NULL DEFAULT '',
+	nonce TEXT NOT NULL DEFAULT '',
+	integration_type INTEGER NOT NULL DEFAULT -1,
+	expires_at INTEGER NOT NULL,
+	used INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE device_codes (
+	hash BLOB PRIMARY KEY,
+	user_code TEXT NOT NULL UNIQUE,
+	app_id INTEGER NOT NULL,
+	scopes TEXT NOT NULL,
+	granted_scopes TEXT NOT NULL DEFAULT '',
+	status TEXT NOT NULL,
+	user_id INTEGER NOT NULL DEFAULT 0,
+	interval_seconds INTEGER NOT NULL,
+	last_poll_at INTEGER NOT NULL DEFAULT 0,
+	expires_at INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+
+CREATE TABLE sessions (
+	hash BLOB PRIMARY KEY,
+	user_id INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL
+);
+CREATE INDEX sessions_user ON sessions(user_id);
+
+CREATE TABLE webhook_deliveries (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	event_type TEXT NOT NULL,
+	body BLOB NOT NULL,
+	state TEXT NOT NULL,
+	attempts INTEGER NOT NULL DEFAULT 0,
+	next_attempt_at INTEGER NOT NULL,
+	last_error TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	delivered_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at);
+
+CREATE TABLE oidc_configs (
+	app_id INTEGER PRIMARY KEY,
+	issuer TEXT NOT NULL,
+	client_id TEXT NOT NULL,
+	jwks_uri TEXT NOT NULL,
+	jwks BLOB NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE settings (
+	key TEXT PRIMARY KEY,
+	value BLOB NOT NULL
+);
+`,
+}

@@ -1,0 +1,248 @@
+// Package store is the service's storage: an interface the rest of the service codes against, and
+// its SQLite implementation (modernc.org/sqlite, no cgo). Every table is created by the numbered
+// migrations in migrations.go when the store opens; a store on a data directory survives restarts.
+//
+// Secrets are stored as SHA-256 hashes (tokens, codes, client secrets, bot tokens, sessions) or as
+// salted PBKDF2 hashes (passwords); the only plaintext secrets are the webhook signing keys, the ID
+// token signing key, and, in dev mode only, the dev credentials the service writes out.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a unique value (a username, a user code) is taken.
+var ErrConflict = errors.New("store: conflict")
+
+// Application is an app registered with the service.
+type Application struct {
+	ID               uint64
+	Name             string
+	PublisherID      uint64 // apps of one publisher may be parent and child (rule AU-4)
+	ParentID         uint64 // 0 unless this is a child application
+	PublicClient     bool   // may use PKCE instead of its client secret
+	PremiumApproved  bool   // may be granted identify.premium (rule AU-2)
+	RedirectURIs     []string
+	WebhookURL       string
+	ClientSecretHash []byte
+	BotTokenHash     []byte
+	BotUserID        uint64
+	WebhookKey       []byte // Ed25519 seed that signs this app's webhooks
+	CreatedAt        time.Time
+}
+
+// User is a full account, a provisional account, or an application's bot user.
+type User struct {
+	ID           uint64
+	Username     string
+	GlobalName   string // "" = null
+	PasswordHash []byte // nil: cannot log in with a password
+	Bot          bool
+	Provisional  bool
+	// ProvisionalAppID is the application a provisional account belongs to.
+	ProvisionalAppID uint64
+	PremiumType      int
+	// BanPermanent or BannedUntil after now: the account is banned (rule ST-1).
+	BanPermanent bool
+	BannedUntil  time.Time
+	// RestrictedBy is set on the cross-platform-restricted provisional account a ban creates: the
+	// banned user. Merges from it fail with 530017 while that ban lasts.
+	RestrictedBy uint64
+	CreatedAt    time.Time
+}
+
+// Banned tells whether the user is banned at now.
+func (u *User) Banned(now time.Time) bool {
+	return u.BanPermanent || (!u.BannedUntil.IsZero() && now.Before(u.BannedUntil))
+}
+
+// Identity links an external identity (a type and an id at that provider) of one application to
+// a user. ProvisionalUserID is the provisional account that owns the identity when it is not
+// merged; an unmerge gives the identity back to it.
+type Identity struct {
+	AppID             uint64
+	Type              string // external auth type, or "BOT" for the bot-token endpoint
+	ExternalID        string
+	UserID            uint64
+	ProvisionalUserID uint64
+	CreatedAt         time.Time
+}
+
+// Authorization is a user's grant to an application: the scopes, and the tokens issued under it.
+// A child authorization (rule AU-4) has a parent and dies with it.
+type Authorization struct {
+	ID              uint64
+	AppID           uint64
+	UserID          uint64
+	Scopes          []string
+	IntegrationType int // -1 when not given (rule AA-6)
+	ParentID        uint64
+	CreatedAt       time.Time
+}
+
+// Token kinds.
+const (
+	AccessToken  = "access"
+	RefreshToken = "refresh"
+)
+
+// Token is an issued access or refresh token, stored by hash.
+type Token struct {
+	Hash            []byte
+	Kind            string
+	AuthorizationID uint64
+	AppID           uint64
+	UserID          uint64
+	Scopes          []string
+	ExpiresAt       time.Time
+	CreatedAt       time.Time
+}
+
+// AuthCode is an authorization code, stored by hash.
+type AuthCode struct {
+	Hash            []byte
+	AppID           uint64
+	UserID          uint64
+	RedirectURI     string
+	Scopes          []string
+	CodeChallenge   string
+	Nonce           string
+	IntegrationType int
+	ExpiresAt       time.Time
+	Used            bool
+}
+
+// Device code states.
+const (
+	DevicePending  = "pending"
+	DeviceApproved = "approved"
+	DeviceDenied   = "denied"
+	DeviceConsumed = "consumed"
+)
+
+// DeviceCode is a pending device authorization (RFC 8628).
+type DeviceCode struct {
+	Hash          []byte
+	UserCode      string
+	AppID         uint64
+	Scopes        []string
+	GrantedScopes []string
+	Status        string
+	UserID        uint64
+	Interval      int // seconds
+	LastPollAt    time.Time
+	ExpiresAt     time.Time
+	CreatedAt     time.Time
+}
+
+// Session is a logged-in browser of the consent page.
+type Session struct {
+	Hash      []byte
+	UserID    uint64
+	ExpiresAt time.Time
+}
+
+// Webhook delivery states.
+const (
+	WebhookPending   = "pending"
+	WebhookDelivered = "delivered"
+	WebhookFailed    = "failed"
+)
+
+// WebhookDelivery is one queued outgoing webhook event.
+type WebhookDelivery struct {
+	ID            uint64
+	AppID         uint64
+	EventType     string
+	Body          []byte
+	State         string
+	Attempts      int
+	NextAttemptAt time.Time
+	LastError     string
+	CreatedAt     time.Time
+	DeliveredAt   time.Time
+}
+
+// OIDCConfig is an application's validated OIDC issuer (rule AU-9).
+type OIDCConfig struct {
+	AppID     uint64
+	Issuer    string
+	ClientID  string
+	JWKSURI   string
+	JWKS      []byte
+	UpdatedAt time.Time
+}
+
+// Store is the service's storage.
+type Store interface {
+	// WithTx runs fn in one transaction: all its writes or none. Inside fn use only the given
+	// Store. Nested calls join the outer transaction.
+	WithTx(ctx context.Context, fn func(Store) error) error
+	// MaxID returns the largest id stored in any table, so that new ids stay above it.
+	MaxID(ctx context.Context) (uint64, error)
+	Close() error
+
+	CreateApplication(ctx context.Context, a *Application) error
+	UpdateApplication(ctx context.Context, a *Application) error
+	GetApplication(ctx context.Context, id uint64) (*Application, error)
+	GetApplicationByBotToken(ctx context.Context, hash []byte) (*Application, error)
+
+	CreateUser(ctx context.Context, u *User) error // ErrConflict when the username is taken
+	UpdateUser(ctx context.Context, u *User) error
+	GetUser(ctx context.Context, id uint64) (*User, error)
+	GetUserByUsername(ctx context.Context, username string) (*User, error)
+
+	GetIdentity(ctx context.Context, appID uint64, typ, externalID string) (*Identity, error)
+	PutIdentity(ctx context.Context, i *Identity) error // insert or replace
+	ListIdentitiesByUser(ctx context.Context, userID uint64) ([]Identity, error)
+
+	// PutAuthorization inserts a, or when a top-level authorization of the same app and user
+	// exists, replaces its scopes and integration type; a.ID is set either way.
+	PutAuthorization(ctx context.Context, a *Authorization) error
+	GetAuthorization(ctx context.Context, id uint64) (*Authorization, error)
+	FindAuthorization(ctx context.Context, appID, userID uint64) (*Authorization, error)
+	ListAuthorizationsByUser(ctx context.Context, userID uint64) ([]Authorization, error)
+	ListChildAuthorizations(ctx context.Context, parentID uint64) ([]Authorization, error)
+	// DeleteAuthorization deletes the authorization and every token issued under it.
+	DeleteAuthorization(ctx context.Context, id uint64) error
+
+	InsertToken(ctx context.Context, t *Token) error
+	GetToken(ctx context.Context, hash []byte) (*Token, error)
+	// DeleteToken deletes one token; it returns ErrNotFound when there was none (so that two
+	// racing refreshes cannot both use one refresh token).
+	DeleteToken(ctx context.Context, hash []byte) error
+
+	InsertAuthCode(ctx context.Context, c *AuthCode) error
+	// UseAuthCode marks the code used and returns it as it was before; an already used code is
+	// returned with Used true and stays used.
+	UseAuthCode(ctx context.Context, hash []byte) (*AuthCode, error)
+
+	InsertDeviceCode(ctx context.Context, d *DeviceCode) error // ErrConflict on a taken user code
+	GetDeviceCode(ctx context.Context, hash []byte) (*DeviceCode, error)
+	GetDeviceCodeByUserCode(ctx context.Context, userCode string) (*DeviceCode, error)
+	UpdateDeviceCode(ctx context.Context, d *DeviceCode) error
+
+	InsertSession(ctx context.Context, s *Session) error
+	GetSession(ctx context.Context, hash []byte) (*Session, error)
+	DeleteSessionsOfUser(ctx context.Context, userID uint64) error
+
+	EnqueueWebhook(ctx context.Context, d *WebhookDelivery) error
+	// DueWebhooks returns up to limit pending deliveries due at or before now, oldest first.
+	DueWebhooks(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error)
+	// NextWebhookDue returns the earliest due time of a pending delivery; ok is false when none.
+	NextWebhookDue(ctx context.Context) (t time.Time, ok bool, err error)
+	UpdateWebhook(ctx context.Context, d *WebhookDelivery) error
+	GetWebhook(ctx context.Context, id uint64) (*WebhookDelivery, error)
+
+	PutOIDCConfig(ctx context.Context, c *OIDCConfig) error
+	GetOIDCConfig(ctx context.Context, appID uint64) (*OIDCConfig, error)
+
+	// GetSetting and PutSetting keep small named values (signing keys, dev credentials).
+	GetSetting(ctx context.Context, key string) ([]byte, error)
+	PutSetting(ctx context.Context, key string, value []byte) error
+}

@@ -1,0 +1,143 @@
+// Package users serves the user endpoints of the HTTP API:
+//
+//	GET   /users/@me                             (Bearer, scope identify) -> user object
+//	PATCH /users/@me/provisional-display-name    (Bearer; body {"global_name": "..."}) -> user object
+//
+// The second is what Client::UpdateProvisionalAccountDisplayName calls: it renames a provisional
+// account (1 to 32 characters after trimming); for a full account it fails with 530010.
+package users
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+	"sdkpp/server/scopes"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/wire"
+)
+
+// Object is the wire form of u. premiumVisible says whether premium_type may show the user's tier:
+// only for an app approved for identify.premium and a token carrying it (rules AU-2, USR-1).
+func Object(u *store.User, premiumVisible bool) wire.User {
+	out := wire.User{
+		ID: wire.Snowflake(u.ID), Username: u.Username, Discriminator: "0", Bot: u.Bot,
+		IsProvisional: u.Provisional,
+	}
+	if u.GlobalName != "" {
+		name := u.GlobalName
+		out.GlobalName = &name
+	}
+	if premiumVisible {
+		out.PremiumType = u.PremiumType
+	}
+	return out
+}
+
+// PremiumVisible tells whether a token of app with granted scopes may see premium_type (rule
+// USR-1).
+func PremiumVisible(app *store.Application, granted []string) bool {
+	return app != nil && app.PremiumApproved && scopes.Has(granted, scopes.IdentifyPremium)
+}
+
+// ValidGlobalName checks a display name: 1 to 32 characters after trimming, no control characters.
+func ValidGlobalName(field, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	n := utf8.RuneCountInString(name)
+	if !utf8.ValidString(name) || n < 1 || n > 32 {
+		return "", wire.Invalid(field, "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 32 in length.")
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return "", wire.Invalid(field, "BASE_TYPE_BAD_CHARACTERS", "Must not contain control characters.")
+		}
+	}
+	return name, nil
+}
+
+// Handler serves the user endpoints.
+type Handler struct {
+	Store  store.Store
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+// Register adds the routes to mux (paths relative to the API base).
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /users/@me", h.me)
+	mux.HandleFunc("PATCH /users/@me/provisional-display-name", h.rename)
+}
+
+func (h *Handler) auth() token.Auth { return token.Auth{Store: h.Store, Clock: h.Clock} }
+
+func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
+	t, err := h.auth().Bearer(r)
+	if err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	if !scopes.Has(t.Scopes, scopes.Identify) {
+		httpx.Error(w, r, h.Logger, wire.MissingAccess())
+		return
+	}
+	u, app, err := h.load(r, t)
+	if err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, Object(u, PremiumVisible(app, t.Scopes)))
+}
+
+func (h *Handler) load(r *http.Request, t *store.Token) (*store.User, *store.Application, error) {
+	u, err := h.Store.GetUser(r.Context(), t.UserID)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := h.Store.GetApplication(r.Context(), t.AppID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return u, app, nil
+}
+
+func (h *Handler) rename(w http.ResponseWriter, r *http.Request) {
+	t, err := h.auth().Bearer(r)
+	if err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	var body wire.ProvisionalDisplayNameRequest
+	if err := httpx.DecodeJSON(r, &body); err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	if body.GlobalName == nil {
+		httpx.Error(w, r, h.Logger, wire.Required("global_name"))
+		return
+	}
+	name, err := ValidGlobalName("global_name", *body.GlobalName)
+	if err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	u, app, err := h.load(r, t)
+	if err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	if !u.Provisional {
+		httpx.Error(w, r, h.Logger, wire.Coded(wire.CodeNotProvisional, "Only a provisional account's display name can be set here"))
+		return
+	}
+	u.GlobalName = name
+	if err := h.Store.UpdateUser(r.Context(), u); err != nil {
+		httpx.Error(w, r, h.Logger, err)
+		return
+	}
+	h.Logger.InfoContext(r.Context(), "provisional display name updated", "user_id", u.ID)
+	httpx.JSON(w, http.StatusOK, Object(u, PremiumVisible(app, t.Scopes)))
+}

@@ -1,0 +1,335 @@
+// Account linking from C++ against a live sdkpp-server, one phase per run:
+//   auth_e2e_cpp PHASE
+// The Go harness (tests/e2e) starts the service and the other parties, sets the environment
+// (SDKPP_API_BASE, SDKPP_WEB_BASE, SDKPP_APP_ID, SDKPP_CHILD_APP_ID, SDKPP_BROWSER, SDKPP_USERS
+// "name:password,...", and per phase SDKPP_BOT_ISSUED_TOKEN, SDKPP_OIDC_TOKEN, SDKPP_OIDC_TOKEN2),
+// runs each phase and checks what the service saw. The program prints one line per check and
+// "N passed, M failed" last.
+#define SDKPP_IMPLEMENTATION
+#include "sdkpp.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+
+using namespace sdkpp;
+
+static int passed, failed;
+
+static void Check(bool ok, std::string const& what)
+{
+    (ok ? passed : failed)++;
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    std::fflush(stdout);
+}
+
+static std::string Env(char const* name)
+{
+    char const* v = std::getenv(name);
+    return v ? v : "";
+}
+
+// Pump runs callbacks on this thread until done(). A timeout ends the process at once: the
+// callbacks still pending hold references to this phase's locals and must never run.
+static bool Pump(std::function<bool()> done, int seconds = 30)
+{
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until) {
+            Check(false, "timed out waiting for a callback");
+            std::printf("%d passed, %d failed\n", passed, failed);
+            std::fflush(stdout);
+            std::_Exit(1);
+        }
+        RunCallbacks();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+static std::map<std::string, std::string> Users()
+{
+    std::map<std::string, std::string> users;
+    std::string s = Env("SDKPP_USERS");
+    size_t start = 0;
+    while (start < s.size()) {
+        size_t end = s.find(',', start);
+        std::string pair = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        size_t colon = pair.find(':');
+        users[pair.substr(0, colon)] = pair.substr(colon + 1);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return users;
+}
+
+static uint64_t AppId() { return std::strtoull(Env("SDKPP_APP_ID").c_str(), nullptr, 10); }
+
+// Browse runs the stand-in browser on a URL: it logs in as user and approves (or denies).
+static void Browse(std::string const& url, std::string const& user, bool deny = false)
+{
+    std::string cmd = "'" + Env("SDKPP_BROWSER") + "' ";
+    if (deny) {
+        cmd += "-deny ";
+    } else {
+        cmd += "-user '" + user + "' -password '" + Users()[user] + "' ";
+    }
+    if (url.find("/activate?") != std::string::npos) {
+        // The device verification page: hand the user code to the browser's device mode.
+        size_t at = url.find("user_code=");
+        std::string code = url.substr(at + 10, url.find('&', at) == std::string::npos ? std::string::npos : url.find('&', at) - at - 10);
+        cmd += "-device-code '" + code + "' '" + Env("SDKPP_WEB_BASE") + "'";
+    } else {
+        cmd += "'" + url + "'";
+    }
+    cmd += " > /dev/null";
+    int rc = std::system(cmd.c_str());
+    if (rc != 0) {
+        std::printf("note: the browser exited with %d\n", rc);
+    }
+}
+
+static Client NewClient(std::string const& user)
+{
+    Client c(Env("SDKPP_API_BASE"), Env("SDKPP_WEB_BASE"));
+    c.SetApplicationId(AppId());
+    c.AddLogCallback(
+        [](std::string message, LoggingSeverity severity) {
+            std::printf("log [%s] %s\n", EnumToString(severity), message.c_str());
+        },
+        LoggingSeverity::Info);
+    if (!user.empty()) {
+        c.SetOpenUrlCallback([user](std::string url) { Browse(url, user); });
+    }
+    return c;
+}
+
+struct Tokens {
+    bool done = false;
+    ClientResult result = ClientResult::nullobj;
+    std::string access, refresh, scopes;
+    AuthorizationTokenType type = AuthorizationTokenType::User;
+    int32_t expiresIn = 0;
+};
+
+static Client::TokenExchangeCallback Into(Tokens& t)
+{
+    return [&t](ClientResult r, std::string a, std::string f, AuthorizationTokenType ty, int32_t e, std::string s) {
+        t.result = std::move(r);
+        t.access = std::move(a);
+        t.refresh = std::move(f);
+        t.type = ty;
+        t.expiresIn = e;
+        t.scopes = std::move(s);
+        t.done = true;
+    };
+}
+
+struct Authorized {
+    std::string code, redirect, verifier;
+    bool ok = false;
+};
+
+// Link runs Authorize with PKCE (the user approving in the browser) and returns the code.
+static Authorized Link(Client& c)
+{
+    Authorized out;
+    auto verifier = c.CreateAuthorizationCodeVerifier();
+    out.verifier = verifier.Verifier();
+    AuthorizationArgs args;
+    args.SetScopes(Client::GetDefaultCommunicationScopes());
+    args.SetCodeChallenge(verifier.Challenge());
+    bool done = false;
+    c.Authorize(args, [&](ClientResult r, std::string code, std::string redirect) {
+        out.ok = r.Successful();
+        if (!out.ok) std::printf("note: Authorize: %s\n", r.ToString().c_str());
+        out.code = code;
+        out.redirect = redirect;
+        done = true;
+    });
+    Check(Pump([&] { return done; }) && out.ok && !out.code.empty(), "Authorize returns a code (rule AU-1)");
+    return out;
+}
+
+static void PhaseLink()
+{
+    Client c = NewClient("alice");
+    Authorized a = Link(c);
+    Tokens t;
+    c.GetToken(AppId(), a.code, a.verifier, a.redirect, Into(t));
+    Check(Pump([&] { return t.done; }) && t.result.Successful() && !t.access.empty() && !t.refresh.empty() &&
+              t.type == AuthorizationTokenType::Bearer && t.expiresIn == 604800,
+          "GetToken with the PKCE verifier (rule AA-5)");
+
+    bool fetched = false;
+    std::string name;
+    c.FetchCurrentUser(AuthorizationTokenType::Bearer, t.access, [&](ClientResult r, uint64_t id, std::string n) {
+        fetched = r.Successful() && id != 0;
+        name = n;
+    });
+    Check(Pump([&] { return fetched; }) && !name.empty(), "FetchCurrentUser with the new token");
+
+    bool updated = false;
+    c.UpdateToken(AuthorizationTokenType::Bearer, t.access, [&](ClientResult r) { updated = r.Successful(); });
+    Check(Pump([&] { return updated; }) && c.IsAuthenticated(), "UpdateToken, IsAuthenticated");
+
+    Tokens r;
+    c.RefreshToken(AppId(), t.refresh, Into(r));
+    Check(Pump([&] { return r.done; }) && r.result.Successful() && r.access != t.access, "RefreshToken rotates the tokens");
+
+    bool revoked = false;
+    c.RevokeToken(AppId(), r.access, [&](ClientResult res) { revoked = res.Successful(); });
+    Check(Pump([&] { return revoked; }), "RevokeToken (rule AU-7)");
+
+    Tokens dead;
+    c.RefreshToken(AppId(), r.refresh, Into(dead));
+    Check(Pump([&] { return dead.done; }) && dead.result.Type() == ErrorType::AuthorizationFailed &&
+              dead.result.ResponseBody().find("invalid_grant") != std::string::npos,
+          "a refresh after revocation is deauthorization (rule AU-6)");
+
+    // A second authorization, exchanged with a wrong verifier.
+    Authorized b = Link(c);
+    Tokens wrong;
+    c.GetToken(AppId(), b.code, c.CreateAuthorizationCodeVerifier().Verifier(), b.redirect, Into(wrong));
+    Check(Pump([&] { return wrong.done; }) && wrong.result.Type() == ErrorType::AuthorizationFailed && wrong.access.empty(),
+          "GetToken with a wrong verifier fails with invalid_grant (rule AA-5)");
+
+    // Validation and abort.
+    bool invalid = false;
+    c.Authorize(AuthorizationArgs(), [&](ClientResult res, std::string, std::string) {
+        invalid = res.Type() == ErrorType::ValidationError;
+    });
+    Check(Pump([&] { return invalid; }), "Authorize without scopes is a validation error (rule AA-2)");
+    Client quiet = NewClient("");
+    quiet.SetOpenUrlCallback([](std::string) {});
+    bool aborted = false;
+    AuthorizationArgs args;
+    args.SetScopes("openid");
+    quiet.Authorize(args, [&](ClientResult res, std::string, std::string) { aborted = res.Type() == ErrorType::Aborted; });
+    RunCallbacks();
+    quiet.AbortAuthorize();
+    Check(Pump([&] { return aborted; }), "AbortAuthorize ends the flow with Aborted");
+}
+
+static void PhaseProvisional()
+{
+    Client c = NewClient("");
+    Tokens bot;
+    c.GetProvisionalToken(AppId(), AuthenticationExternalAuthType::DiscordBotIssuedAccessToken, Env("SDKPP_BOT_ISSUED_TOKEN"), Into(bot));
+    Check(Pump([&] { return bot.done; }) && bot.result.Successful() && !bot.access.empty(),
+          "a provisional account through the bot endpoint (rule AU-5)");
+    Tokens oidc;
+    c.GetProvisionalToken(AppId(), AuthenticationExternalAuthType::OIDC, Env("SDKPP_OIDC_TOKEN"), Into(oidc));
+    Check(Pump([&] { return oidc.done; }) && oidc.result.Successful() && !oidc.access.empty(),
+          "a provisional account through OIDC (rules AU-5, AU-9)");
+    bool renamed = false;
+    c.UpdateToken(AuthorizationTokenType::Bearer, oidc.access, [](ClientResult) {});
+    c.UpdateProvisionalAccountDisplayName("Guest Player", [&](ClientResult r) { renamed = r.Successful(); });
+    Check(Pump([&] { return renamed; }), "UpdateProvisionalAccountDisplayName");
+
+    // Merge the OIDC provisional account into bob's account.
+    Client linker = NewClient("bob");
+    Authorized a = Link(linker);
+    Tokens merged;
+    linker.GetTokenFromProvisionalMerge(AppId(), a.code, a.verifier, a.redirect, AuthenticationExternalAuthType::OIDC,
+                                        Env("SDKPP_OIDC_TOKEN"), Into(merged));
+    Check(Pump([&] { return merged.done; }) && merged.result.Successful() && !merged.access.empty(),
+          "GetTokenFromProvisionalMerge merges the provisional account");
+}
+
+static void PhaseMergeBanned()
+{
+    Client c = NewClient("carol");
+    Authorized a = Link(c);
+    Tokens merged;
+    c.GetTokenFromProvisionalMerge(AppId(), a.code, a.verifier, a.redirect, AuthenticationExternalAuthType::OIDC,
+                                   Env("SDKPP_OIDC_TOKEN"), Into(merged));
+    Check(Pump([&] { return merged.done; }) && !merged.result.Successful() && merged.result.ErrorCode() == 530017,
+          "a merge of the banned user's identity fails with 530017 (rule ST-1)");
+}
+
+static void PhaseUnmerge()
+{
+    Client c = NewClient("carol");
+    Tokens prov;
+    c.GetProvisionalToken(AppId(), AuthenticationExternalAuthType::OIDC, Env("SDKPP_OIDC_TOKEN2"), Into(prov));
+    Check(Pump([&] { return prov.done; }) && prov.result.Successful(), "a second OIDC provisional account");
+    Authorized a = Link(c);
+    Tokens merged;
+    c.GetTokenFromProvisionalMerge(AppId(), a.code, a.verifier, a.redirect, AuthenticationExternalAuthType::OIDC,
+                                   Env("SDKPP_OIDC_TOKEN2"), Into(merged));
+    Check(Pump([&] { return merged.done; }) && merged.result.Successful(), "merged into carol's account");
+    bool unmerged = false;
+    c.UnmergeIntoProvisionalAccount(AppId(), AuthenticationExternalAuthType::OIDC, Env("SDKPP_OIDC_TOKEN2"),
+                                    [&](ClientResult r) {
+                                        unmerged = r.Successful();
+                                        if (!unmerged) std::printf("note: %s\n", r.ToString().c_str());
+                                    });
+    Check(Pump([&] { return unmerged; }), "UnmergeIntoProvisionalAccount (rule ST-2)");
+    Tokens dead;
+    c.RefreshToken(AppId(), merged.refresh, Into(dead));
+    Check(Pump([&] { return dead.done; }) && dead.result.Type() == ErrorType::AuthorizationFailed,
+          "after the unmerge the refresh token is invalid_grant (rules AU-6, AU-7)");
+}
+
+static void PhaseDevice()
+{
+    Client c = NewClient("alice");
+    DeviceAuthorizationArgs args;
+    args.SetScopes(Client::GetDefaultCommunicationScopes());
+    Tokens t;
+    c.GetTokenFromDevice(args, Into(t));
+    Check(Pump([&] { return t.done; }, 60) && t.result.Successful() && !t.access.empty(), "the device flow");
+}
+
+static void PhaseChild()
+{
+    Client c = NewClient("alice");
+    Authorized a = Link(c);
+    Tokens parent;
+    c.GetToken(AppId(), a.code, a.verifier, a.redirect, Into(parent));
+    Pump([&] { return parent.done; });
+    bool done = false, ok = false;
+    std::string child;
+    c.ExchangeChildToken(parent.access, std::strtoull(Env("SDKPP_CHILD_APP_ID").c_str(), nullptr, 10),
+                         [&](ClientResult r, std::string access, AuthorizationTokenType, int32_t, std::string) {
+                             ok = r.Successful();
+                             child = access;
+                             done = true;
+                         });
+    Check(Pump([&] { return done; }) && ok && !child.empty() && child != parent.access,
+          "ExchangeChildToken gives the child application's token (rule AU-4)");
+}
+
+static void PhaseRpc()
+{
+    Client c = NewClient("");
+    int requests = 0;
+    c.RegisterAuthorizeRequestCallback([&] { ++requests; });
+    std::printf("subscribed\n");
+    std::fflush(stdout);
+    Check(Pump([&] { return requests >= 1; }), "AUTHORIZE_REQUEST reaches the callback");
+    Check(Pump([&] { return requests >= 2; }), "and again after the desktop client restarted (rule RPC-2)");
+    c.RemoveAuthorizeRequestCallback();
+}
+
+int main(int argc, char** argv)
+{
+    std::map<std::string, void (*)()> phases = {
+        {"link", PhaseLink},         {"provisional", PhaseProvisional}, {"merge-banned", PhaseMergeBanned},
+        {"unmerge", PhaseUnmerge},   {"device", PhaseDevice},           {"child", PhaseChild},
+        {"rpc", PhaseRpc},
+    };
+    if (argc != 2 || !phases.count(argv[1])) {
+        std::fprintf(stderr, "usage: auth_e2e PHASE\n");
+        return 2;
+    }
+    phases[argv[1]]();
+    RunCallbacks();
+    std::printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,480 @@
+// Account linking from C# against a live sdkpp-server, one phase per run:
+//   mono AuthE2E.exe PHASE
+// The C# twin of tests/cpp/auth_e2e.cpp: the same phases, environment, checks and output. The Go
+// harness (tests/e2e) starts the service and the other parties, sets the environment
+// (SDKPP_API_BASE, SDKPP_WEB_BASE, SDKPP_APP_ID, SDKPP_CHILD_APP_ID, SDKPP_BROWSER, SDKPP_USERS
+// "name:password,...", and per phase SDKPP_BOT_ISSUED_TOKEN, SDKPP_OIDC_TOKEN, SDKPP_OIDC_TOKEN2),
+// runs each phase and checks what the service saw. The program prints one line per check and
+// "N passed, M failed" last; the exit code is 1 if a check failed, 2 on a usage error.
+//
+// It uses only the binding's public surface (Sdkpp.dll, built by tests/csharp/e2e/build.sh), like
+// a game would, and disposes every object it gets from the binding.
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Text;
+using System.Threading;
+using Sdkpp;
+
+static class AuthE2E
+{
+    static int passed, failed;
+
+    static void Check(bool ok, string what)
+    {
+        if (ok)
+        {
+            passed++;
+        }
+        else
+        {
+            failed++;
+        }
+        Console.WriteLine((ok ? "PASS " : "FAIL ") + what);
+        Console.Out.Flush();
+    }
+
+    static string Env(string name)
+    {
+        return Environment.GetEnvironmentVariable(name) ?? "";
+    }
+
+    // Pump runs callbacks on this thread until done() or the timeout.
+    static bool Pump(Func<bool> done, int seconds = 30)
+    {
+        Stopwatch clock = Stopwatch.StartNew();
+        while (!done())
+        {
+            if (clock.Elapsed > TimeSpan.FromSeconds(seconds))
+            {
+                return false;
+            }
+            Sdk.RunCallbacks();
+            Thread.Sleep(5);
+        }
+        return true;
+    }
+
+    static Dictionary<string, string> Users()
+    {
+        Dictionary<string, string> users = new Dictionary<string, string>();
+        foreach (string pair in Env("SDKPP_USERS").Split(','))
+        {
+            if (pair.Length == 0)
+            {
+                continue;
+            }
+            int colon = pair.IndexOf(':');
+            if (colon < 0)
+            {
+                users[pair] = "";
+            }
+            else
+            {
+                users[pair.Substring(0, colon)] = pair.Substring(colon + 1);
+            }
+        }
+        return users;
+    }
+
+    static ulong ParseId(string s)
+    {
+        ulong id;
+        return ulong.TryParse(s, out id) ? id : 0;
+    }
+
+    static ulong AppId()
+    {
+        return ParseId(Env("SDKPP_APP_ID"));
+    }
+
+    // Quote makes one argument of ProcessStartInfo.Arguments. Mono on Unix splits Arguments like a
+    // POSIX shell (g_shell_parse_argv, no shell is run) and ignores ProcessStartInfo.ArgumentList,
+    // so each argument goes in single quotes, a quote inside it as '\''.
+    static string Quote(string arg)
+    {
+        return "'" + arg.Replace("'", "'\\''") + "'";
+    }
+
+    // Browse runs the stand-in browser on a URL: it logs in as user and approves (or denies).
+    static void Browse(string url, string user, bool deny = false)
+    {
+        List<string> args = new List<string>();
+        if (deny)
+        {
+            args.Add("-deny");
+        }
+        else
+        {
+            string password;
+            Users().TryGetValue(user, out password);
+            args.Add("-user");
+            args.Add(user);
+            args.Add("-password");
+            args.Add(password ?? "");
+        }
+        if (url.Contains("/activate?"))
+        {
+            // The device verification page: hand the user code to the browser's device mode.
+            string code = "";
+            int at = url.IndexOf("user_code=", StringComparison.Ordinal);
+            if (at >= 0)
+            {
+                int start = at + "user_code=".Length;
+                int end = url.IndexOf('&', start);
+                code = end < 0 ? url.Substring(start) : url.Substring(start, end - start);
+            }
+            args.Add("-device-code");
+            args.Add(code);
+            args.Add(Env("SDKPP_WEB_BASE"));
+        }
+        else
+        {
+            args.Add(url);
+        }
+        StringBuilder line = new StringBuilder();
+        foreach (string a in args)
+        {
+            line.Append(line.Length > 0 ? " " : "").Append(Quote(a));
+        }
+        ProcessStartInfo psi = new ProcessStartInfo(Env("SDKPP_BROWSER"), line.ToString());
+        psi.UseShellExecute = false;
+        psi.RedirectStandardOutput = true; // discarded, like "> /dev/null"; stderr is inherited
+        try
+        {
+            using (Process p = Process.Start(psi))
+            {
+                p.StandardOutput.ReadToEnd();
+                p.WaitForExit();
+                if (p.ExitCode != 0)
+                {
+                    Console.WriteLine("note: the browser exited with " + p.ExitCode);
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            Console.WriteLine("note: the browser did not start: " + e.Message);
+        }
+    }
+
+    static Client NewClient(string user)
+    {
+        Client c = new Client(Env("SDKPP_API_BASE"), Env("SDKPP_WEB_BASE"));
+        c.SetApplicationId(AppId());
+        c.AddLogCallback((message, severity) => Console.WriteLine("log [" + severity + "] " + message), LoggingSeverity.Info);
+        if (user.Length > 0)
+        {
+            c.SetOpenUrlCallback(url => Browse(url, user));
+        }
+        return c;
+    }
+
+    // Result is what a check needs of a ClientResult, read in the callback, which then disposes it.
+    sealed class Result
+    {
+        public bool Successful;
+        public ErrorType Type = ErrorType.None;
+        public int ErrorCode;
+        public string ResponseBody = "";
+        public string Text = "";
+
+        public static Result Take(ClientResult r)
+        {
+            Result o = new Result();
+            if (r == null)
+            {
+                o.Text = "(no result)";
+                return o;
+            }
+            using (r)
+            {
+                o.Successful = r.Successful();
+                o.Type = r.Type();
+                o.ErrorCode = r.ErrorCode();
+                o.ResponseBody = r.ResponseBody();
+                o.Text = r.ToString();
+            }
+            return o;
+        }
+    }
+
+    sealed class Tokens
+    {
+        public bool Done;
+        public Result Result = new Result();
+        public string Access = "", Refresh = "", Scopes = "";
+        public AuthorizationTokenType Type = AuthorizationTokenType.User;
+        public int ExpiresIn;
+    }
+
+    static Client.TokenExchangeCallback Into(Tokens t)
+    {
+        return (r, access, refresh, type, expiresIn, scopes) =>
+        {
+            t.Result = Result.Take(r);
+            t.Access = access;
+            t.Refresh = refresh;
+            t.Type = type;
+            t.ExpiresIn = expiresIn;
+            t.Scopes = scopes;
+            t.Done = true;
+        };
+    }
+
+    sealed class Authorized
+    {
+        public string Code = "", Redirect = "", Verifier = "";
+        public bool Ok;
+    }
+
+    // Link runs Authorize with PKCE (the user approving in the browser) and returns the code.
+    static Authorized Link(Client c)
+    {
+        Authorized o = new Authorized();
+        bool done = false;
+        using (AuthorizationCodeVerifier verifier = c.CreateAuthorizationCodeVerifier())
+        using (AuthorizationArgs args = new AuthorizationArgs())
+        {
+            o.Verifier = verifier.Verifier();
+            args.SetScopes(Client.GetDefaultCommunicationScopes());
+            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+            {
+                args.SetCodeChallenge(challenge);
+            }
+            c.Authorize(args, (r, code, redirect) =>
+            {
+                Result res = Result.Take(r);
+                o.Ok = res.Successful;
+                if (!o.Ok)
+                {
+                    Console.WriteLine("note: Authorize: " + res.Text);
+                }
+                o.Code = code;
+                o.Redirect = redirect;
+                done = true;
+            });
+            Check(Pump(() => done) && o.Ok && o.Code.Length > 0, "Authorize returns a code (rule AU-1)");
+        }
+        return o;
+    }
+
+    static void PhaseLink()
+    {
+        using (Client c = NewClient("alice"))
+        {
+            Authorized a = Link(c);
+            Tokens t = new Tokens();
+            c.GetToken(AppId(), a.Code, a.Verifier, a.Redirect, Into(t));
+            Check(Pump(() => t.Done) && t.Result.Successful && t.Access.Length > 0 && t.Refresh.Length > 0 &&
+                      t.Type == AuthorizationTokenType.Bearer && t.ExpiresIn == 604800,
+                  "GetToken with the PKCE verifier (rule AA-5)");
+
+            bool fetched = false;
+            string name = "";
+            c.FetchCurrentUser(AuthorizationTokenType.Bearer, t.Access, (r, id, n) =>
+            {
+                fetched = Result.Take(r).Successful && id != 0;
+                name = n;
+            });
+            Check(Pump(() => fetched) && name.Length > 0, "FetchCurrentUser with the new token");
+
+            bool updated = false;
+            c.UpdateToken(AuthorizationTokenType.Bearer, t.Access, r => { updated = Result.Take(r).Successful; });
+            Check(Pump(() => updated) && c.IsAuthenticated(), "UpdateToken, IsAuthenticated");
+
+            Tokens rt = new Tokens();
+            c.RefreshToken(AppId(), t.Refresh, Into(rt));
+            Check(Pump(() => rt.Done) && rt.Result.Successful && rt.Access != t.Access, "RefreshToken rotates the tokens");
+
+            bool revoked = false;
+            c.RevokeToken(AppId(), rt.Access, r => { revoked = Result.Take(r).Successful; });
+            Check(Pump(() => revoked), "RevokeToken (rule AU-7)");
+
+            Tokens dead = new Tokens();
+            c.RefreshToken(AppId(), rt.Refresh, Into(dead));
+            Check(Pump(() => dead.Done) && dead.Result.Type == ErrorType.AuthorizationFailed &&
+                      dead.Result.ResponseBody.Contains("invalid_grant"),
+                  "a refresh after revocation is deauthorization (rule AU-6)");
+
+            // A second authorization, exchanged with a wrong verifier.
+            Authorized b = Link(c);
+            Tokens wrong = new Tokens();
+            using (AuthorizationCodeVerifier other = c.CreateAuthorizationCodeVerifier())
+            {
+                c.GetToken(AppId(), b.Code, other.Verifier(), b.Redirect, Into(wrong));
+            }
+            Check(Pump(() => wrong.Done) && wrong.Result.Type == ErrorType.AuthorizationFailed && wrong.Access.Length == 0,
+                  "GetToken with a wrong verifier fails with invalid_grant (rule AA-5)");
+
+            // Validation and abort.
+            bool invalid = false;
+            using (AuthorizationArgs empty = new AuthorizationArgs())
+            {
+                c.Authorize(empty, (r, code, redirect) => { invalid = Result.Take(r).Type == ErrorType.ValidationError; });
+                Check(Pump(() => invalid), "Authorize without scopes is a validation error (rule AA-2)");
+            }
+            using (Client quiet = NewClient(""))
+            using (AuthorizationArgs args = new AuthorizationArgs())
+            {
+                quiet.SetOpenUrlCallback(url => { });
+                bool aborted = false;
+                args.SetScopes("openid");
+                quiet.Authorize(args, (r, code, redirect) => { aborted = Result.Take(r).Type == ErrorType.Aborted; });
+                Sdk.RunCallbacks();
+                quiet.AbortAuthorize();
+                Check(Pump(() => aborted), "AbortAuthorize ends the flow with Aborted");
+            }
+        }
+    }
+
+    static void PhaseProvisional()
+    {
+        using (Client c = NewClient(""))
+        {
+            Tokens bot = new Tokens();
+            c.GetProvisionalToken(AppId(), AuthenticationExternalAuthType.DiscordBotIssuedAccessToken, Env("SDKPP_BOT_ISSUED_TOKEN"), Into(bot));
+            Check(Pump(() => bot.Done) && bot.Result.Successful && bot.Access.Length > 0,
+                  "a provisional account through the bot endpoint (rule AU-5)");
+            Tokens oidc = new Tokens();
+            c.GetProvisionalToken(AppId(), AuthenticationExternalAuthType.OIDC, Env("SDKPP_OIDC_TOKEN"), Into(oidc));
+            Check(Pump(() => oidc.Done) && oidc.Result.Successful && oidc.Access.Length > 0,
+                  "a provisional account through OIDC (rules AU-5, AU-9)");
+            bool renamed = false;
+            c.UpdateToken(AuthorizationTokenType.Bearer, oidc.Access, r => { if (r != null) { r.Dispose(); } });
+            c.UpdateProvisionalAccountDisplayName("Guest Player", r => { renamed = Result.Take(r).Successful; });
+            Check(Pump(() => renamed), "UpdateProvisionalAccountDisplayName");
+
+            // Merge the OIDC provisional account into bob's account.
+            using (Client linker = NewClient("bob"))
+            {
+                Authorized a = Link(linker);
+                Tokens merged = new Tokens();
+                linker.GetTokenFromProvisionalMerge(AppId(), a.Code, a.Verifier, a.Redirect, AuthenticationExternalAuthType.OIDC,
+                                                    Env("SDKPP_OIDC_TOKEN"), Into(merged));
+                Check(Pump(() => merged.Done) && merged.Result.Successful && merged.Access.Length > 0,
+                      "GetTokenFromProvisionalMerge merges the provisional account");
+            }
+        }
+    }
+
+    static void PhaseMergeBanned()
+    {
+        using (Client c = NewClient("carol"))
+        {
+            Authorized a = Link(c);
+            Tokens merged = new Tokens();
+            c.GetTokenFromProvisionalMerge(AppId(), a.Code, a.Verifier, a.Redirect, AuthenticationExternalAuthType.OIDC,
+                                           Env("SDKPP_OIDC_TOKEN"), Into(merged));
+            Check(Pump(() => merged.Done) && !merged.Result.Successful && merged.Result.ErrorCode == 530017,
+                  "a merge of the banned user's identity fails with 530017 (rule ST-1)");
+        }
+    }
+
+    static void PhaseUnmerge()
+    {
+        using (Client c = NewClient("carol"))
+        {
+            Tokens prov = new Tokens();
+            c.GetProvisionalToken(AppId(), AuthenticationExternalAuthType.OIDC, Env("SDKPP_OIDC_TOKEN2"), Into(prov));
+            Check(Pump(() => prov.Done) && prov.Result.Successful, "a second OIDC provisional account");
+            Authorized a = Link(c);
+            Tokens merged = new Tokens();
+            c.GetTokenFromProvisionalMerge(AppId(), a.Code, a.Verifier, a.Redirect, AuthenticationExternalAuthType.OIDC,
+                                           Env("SDKPP_OIDC_TOKEN2"), Into(merged));
+            Check(Pump(() => merged.Done) && merged.Result.Successful, "merged into carol's account");
+            bool unmerged = false;
+            c.UnmergeIntoProvisionalAccount(AppId(), AuthenticationExternalAuthType.OIDC, Env("SDKPP_OIDC_TOKEN2"), r =>
+            {
+                Result res = Result.Take(r);
+                unmerged = res.Successful;
+                if (!unmerged)
+                {
+                    Console.WriteLine("note: " + res.Text);
+                }
+            });
+            Check(Pump(() => unmerged), "UnmergeIntoProvisionalAccount (rule ST-2)");
+            Tokens dead = new Tokens();
+            c.RefreshToken(AppId(), merged.Refresh, Into(dead));
+            Check(Pump(() => dead.Done) && dead.Result.Type == ErrorType.AuthorizationFailed,
+                  "after the unmerge the refresh token is invalid_grant (rules AU-6, AU-7)");
+        }
+    }
+
+    static void PhaseDevice()
+    {
+        using (Client c = NewClient("alice"))
+        using (DeviceAuthorizationArgs args = new DeviceAuthorizationArgs())
+        {
+            args.SetScopes(Client.GetDefaultCommunicationScopes());
+            Tokens t = new Tokens();
+            c.GetTokenFromDevice(args, Into(t));
+            Check(Pump(() => t.Done, 60) && t.Result.Successful && t.Access.Length > 0, "the device flow");
+        }
+    }
+
+    static void PhaseChild()
+    {
+        using (Client c = NewClient("alice"))
+        {
+            Authorized a = Link(c);
+            Tokens parent = new Tokens();
+            c.GetToken(AppId(), a.Code, a.Verifier, a.Redirect, Into(parent));
+            Pump(() => parent.Done);
+            bool done = false, ok = false;
+            string child = "";
+            c.ExchangeChildToken(parent.Access, ParseId(Env("SDKPP_CHILD_APP_ID")), (r, access, type, expiresIn, scopes) =>
+            {
+                ok = Result.Take(r).Successful;
+                child = access;
+                done = true;
+            });
+            Check(Pump(() => done) && ok && child.Length > 0 && child != parent.Access,
+                  "ExchangeChildToken gives the child application's token (rule AU-4)");
+        }
+    }
+
+    static void PhaseRpc()
+    {
+        using (Client c = NewClient(""))
+        {
+            int requests = 0;
+            c.RegisterAuthorizeRequestCallback(() => { ++requests; });
+            Console.WriteLine("subscribed");
+            Console.Out.Flush();
+            Check(Pump(() => requests >= 1), "AUTHORIZE_REQUEST reaches the callback");
+            Check(Pump(() => requests >= 2), "and again after the desktop client restarted (rule RPC-2)");
+            c.RemoveAuthorizeRequestCallback();
+        }
+    }
+
+    static int Main(string[] argv)
+    {
+        Dictionary<string, Action> phases = new Dictionary<string, Action>
+        {
+            { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
+            { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
+            { "rpc", PhaseRpc },
+        };
+        if (argv.Length != 1 || !phases.ContainsKey(argv[0]))
+        {
+            Console.Error.WriteLine("usage: auth_e2e PHASE");
+            return 2;
+        }
+        // An exception thrown by a callback is caught by the binding; it fails the run.
+        Sdk.CallbackException += e => Check(false, "a callback threw " + e.GetType().Name + ": " + e.Message);
+        try
+        {
+            phases[argv[0]]();
+        }
+        catch (Exception e)
+        {
+            Console.Error.WriteLine(e);
+            Check(false, "phase " + argv[0] + " threw " + e.GetType().Name + ": " + e.Message);
+        }
+        Sdk.RunCallbacks();
+        Console.WriteLine(passed + " passed, " + failed + " failed");
+        return failed > 0 ? 1 : 0;
+    }
+}

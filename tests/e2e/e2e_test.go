@@ -1,0 +1,279 @@
+// Package e2e runs the C++ and C# account-linking programs, linked to the real library, against a
+// live service on loopback, phase by phase. Between phases the harness plays the other parties:
+// the game's backend (bot endpoint, bans), an OpenID Connect issuer with TLS, the webhook
+// receiver and the platform's desktop client.
+//
+// make test-e2e builds the programs and runs this with SDKPP_E2E_CPP, SDKPP_E2E_CSHARP and
+// SDKPP_BROWSER set; without them the test skips.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/core/rpc"
+	"sdkpp/core/rpc/peer"
+	"sdkpp/server/servertest"
+	"sdkpp/server/wire"
+)
+
+// program is one language's build of the account-linking program.
+type program struct {
+	name string
+	argv []string // the command, to which the phase is appended
+}
+
+func programs(t *testing.T) []program {
+	var ps []program
+	if p := os.Getenv("SDKPP_E2E_CPP"); p != "" {
+		ps = append(ps, program{"cpp", []string{p}})
+	}
+	if p := os.Getenv("SDKPP_E2E_CSHARP"); p != "" {
+		ps = append(ps, program{"csharp", []string{"mono", "--debug", p}})
+	}
+	if len(ps) == 0 || os.Getenv("SDKPP_BROWSER") == "" {
+		t.Skip("set SDKPP_E2E_CPP / SDKPP_E2E_CSHARP and SDKPP_BROWSER (make test-e2e does)")
+	}
+	return ps
+}
+
+// webhooks records the events the service delivers, after checking their signature.
+type webhooks struct {
+	mu     sync.Mutex
+	key    ed25519.PublicKey
+	events []wire.WebhookPayload
+	bad    int
+}
+
+func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	sig, _ := hex.DecodeString(r.Header.Get("X-Signature-Ed25519"))
+	msg := append([]byte(r.Header.Get("X-Signature-Timestamp")), body...)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.key == nil || !ed25519.Verify(w.key, msg, sig) {
+		w.bad++
+		rw.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var ev wire.WebhookEvent
+	if json.Unmarshal(body, &ev) == nil && ev.Event != nil {
+		w.events = append(w.events, *ev.Event)
+	}
+	rw.WriteHeader(http.StatusNoContent)
+}
+
+// deauthorized reports whether APPLICATION_DEAUTHORIZED arrived for user.
+func (w *webhooks) deauthorized(user wire.Snowflake) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.events {
+		var d wire.DeauthorizedData
+		if e.Type == wire.EventApplicationDeauthorized && json.Unmarshal(e.Data, &d) == nil && d.User.ID == user {
+			return true
+		}
+	}
+	return false
+}
+
+// harness is one language's world: a fresh service and the parties around it.
+type harness struct {
+	t       *testing.T
+	prog    program
+	env     *servertest.Env
+	issuer  *issuer
+	hooks   *webhooks
+	ipcDir  string
+	baseEnv []string
+}
+
+func newHarness(t *testing.T, prog program) *harness {
+	h := &harness{t: t, prog: prog, issuer: newIssuer(t), hooks: &webhooks{}}
+	hookSrv := httptest.NewServer(h.hooks)
+	t.Cleanup(hookSrv.Close)
+	h.env = servertest.Start(t, servertest.WithOIDCTestIssuer(h.issuer.client()), servertest.WithWebhookURL(hookSrv.URL))
+	key, err := hex.DecodeString(h.env.App.PublicKey)
+	if err != nil {
+		t.Fatalf("public key: %v", err)
+	}
+	h.hooks.mu.Lock()
+	h.hooks.key = key
+	h.hooks.mu.Unlock()
+	if err := h.env.Server.ConfigureOIDC(uint64(h.env.App.ID), h.issuer.url(), issuerAudience); err != nil {
+		t.Fatalf("ConfigureOIDC: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	h.ipcDir = dir
+	var users []string
+	for _, u := range h.env.Creds.Users {
+		users = append(users, u.Username+":"+u.Password)
+	}
+	h.baseEnv = append(os.Environ(),
+		"SDKPP_API_BASE="+h.env.APIURL,
+		"SDKPP_WEB_BASE="+h.env.URL,
+		"SDKPP_APP_ID="+h.env.App.ID.String(),
+		"SDKPP_CHILD_APP_ID="+h.env.ChildApp.ID.String(),
+		"SDKPP_USERS="+strings.Join(users, ","),
+		"XDG_RUNTIME_DIR="+dir,
+	)
+	return h
+}
+
+// start runs one phase of the program with extra environment; wait collects it.
+func (h *harness) start(phase string, extra ...string) (wait func(), lines <-chan string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	argv := append(append([]string{}, h.prog.argv...), phase)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(append([]string{}, h.baseEnv...), extra...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		h.t.Fatalf("start %v: %v", argv, err)
+	}
+	ch := make(chan string, 256)
+	var out strings.Builder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			select {
+			case ch <- sc.Text():
+			default:
+			}
+		}
+	}()
+	return func() {
+		h.t.Helper()
+		defer cancel()
+		<-done
+		err := cmd.Wait()
+		h.t.Logf("%s %s:\n%s", h.prog.name, phase, out.String())
+		if err != nil {
+			h.t.Errorf("%s %s failed: %v\n%s", h.prog.name, phase, err, stderr.String())
+		}
+		if !strings.Contains(out.String(), " passed, 0 failed") {
+			h.t.Errorf("%s %s did not report success", h.prog.name, phase)
+		}
+	}, ch
+}
+
+func (h *harness) run(phase string, extra ...string) {
+	h.t.Helper()
+	wait, _ := h.start(phase, extra...)
+	wait()
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// botToken plays the game backend: a provisional account's token from the bot endpoint.
+func (h *harness) botToken(externalID string) string {
+	body, _ := json.Marshal(wire.BotTokenRequest{ExternalUserID: externalID})
+	req, _ := http.NewRequest(http.MethodPost, h.env.APIURL+"/partner-sdk/token/bot", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bot "+h.env.App.BotToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr wire.TokenResponse
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&tr) != nil {
+		h.t.Fatalf("bot endpoint: HTTP %d", resp.StatusCode)
+	}
+	return tr.AccessToken
+}
+
+// TestAccountLinking is the account-linking story of issue 3, from C++ and from C#.
+func TestAccountLinking(t *testing.T) {
+	for _, prog := range programs(t) {
+		t.Run(prog.name, func(t *testing.T) {
+			h := newHarness(t, prog)
+			oidc1 := "SDKPP_OIDC_TOKEN=" + h.issuer.mint(t, "player-"+prog.name+"-1", "")
+			oidc2 := "SDKPP_OIDC_TOKEN2=" + h.issuer.mint(t, "player-"+prog.name+"-2", "")
+
+			// rules AU-1, AA-5, AU-6, AU-7, AA-2.
+			h.run("link")
+
+			// rules AU-5, AU-9: bot endpoint and OIDC, then a merge into bob's account.
+			h.run("provisional", "SDKPP_BOT_ISSUED_TOKEN="+h.botToken("player-"+prog.name), oidc1)
+
+			// rule ST-1: the backend bans bob; the link is severed, and merging that identity
+			// again fails with 530017.
+			bob := h.env.User("bob")
+			if err := h.env.Server.BanUser(uint64(bob.ID), time.Time{}); err != nil {
+				t.Fatalf("BanUser: %v", err)
+			}
+			eventually(t, "APPLICATION_DEAUTHORIZED for the banned user (rule WH-1)", func() bool { return h.hooks.deauthorized(bob.ID) })
+			h.run("merge-banned", oidc1)
+
+			// rules ST-2, WH-1: an unmerge sends the webhook.
+			h.run("unmerge", oidc2)
+			carol := h.env.User("carol")
+			eventually(t, "APPLICATION_DEAUTHORIZED for carol (rules ST-2, WH-1)", func() bool { return h.hooks.deauthorized(carol.ID) })
+
+			h.run("device")
+			h.run("child") // rule AU-4
+
+			// rule RPC-2: AUTHORIZE_REQUEST before and after the desktop client restarts.
+			p := h.listenPeer()
+			wait, _ := h.start("rpc")
+			eventually(t, "the AUTHORIZE_REQUEST subscription", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
+			p.AuthorizeRequest()
+			p.Close()
+			p = h.listenPeer()
+			eventually(t, "the subscription after the restart", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
+			p.AuthorizeRequest()
+			wait()
+			p.Close()
+
+			h.hooks.mu.Lock()
+			bad := h.hooks.bad
+			h.hooks.mu.Unlock()
+			if bad != 0 {
+				t.Errorf("%d webhook deliveries had a bad signature", bad)
+			}
+		})
+	}
+}
+
+func (h *harness) listenPeer() *peer.Peer {
+	p, err := peer.Listen(peer.Config{Dir: h.ipcDir, Index: 0})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
