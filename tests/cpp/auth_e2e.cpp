@@ -101,7 +101,7 @@ static Client NewClient(std::string const& user)
         [](std::string message, LoggingSeverity severity) {
             std::printf("log [%s] %s\n", EnumToString(severity), message.c_str());
         },
-        LoggingSeverity::Info);
+        LoggingSeverity::Verbose);
     if (!user.empty()) {
         c.SetOpenUrlCallback([user](std::string url) { Browse(url, user); });
     }

@@ -15,10 +15,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -98,13 +100,45 @@ type harness struct {
 	hooks   *webhooks
 	ipcDir  string
 	baseEnv []string
+
+	logs    syncBuffer // the service's log at Debug level and every program's output
+	secrets []string   // every credential the harness knows of
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// secret notes a credential that must never appear in a log, and returns it.
+func (h *harness) secret(s string) string {
+	h.secrets = append(h.secrets, s)
+	return s
 }
 
 func newHarness(t *testing.T, prog program) *harness {
 	h := &harness{t: t, prog: prog, issuer: newIssuer(t), hooks: &webhooks{}}
 	hookSrv := httptest.NewServer(h.hooks)
 	t.Cleanup(hookSrv.Close)
-	h.env = servertest.Start(t, servertest.WithOIDCTestIssuer(h.issuer.client()), servertest.WithWebhookURL(hookSrv.URL))
+	h.env = servertest.Start(t, servertest.WithOIDCTestIssuer(h.issuer.client()), servertest.WithWebhookURL(hookSrv.URL),
+		servertest.WithLogger(slog.New(slog.NewTextHandler(&h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	h.secret(h.env.App.ClientSecret)
+	h.secret(h.env.App.BotToken)
+	h.secret(h.env.ChildApp.ClientSecret)
+	h.secret(h.env.Creds.AdminToken)
 	key, err := hex.DecodeString(h.env.App.PublicKey)
 	if err != nil {
 		t.Fatalf("public key: %v", err)
@@ -123,7 +157,7 @@ func newHarness(t *testing.T, prog program) *harness {
 	h.ipcDir = dir
 	var users []string
 	for _, u := range h.env.Creds.Users {
-		users = append(users, u.Username+":"+u.Password)
+		users = append(users, u.Username+":"+h.secret(u.Password))
 	}
 	h.baseEnv = append(os.Environ(),
 		"SDKPP_API_BASE="+h.env.APIURL,
@@ -173,6 +207,7 @@ func (h *harness) start(phase string, extra ...string) (wait func(), lines <-cha
 		<-done
 		err := cmd.Wait()
 		h.t.Logf("%s %s:\n%s", h.prog.name, phase, out.String())
+		h.logs.Write([]byte(out.String() + stderr.String()))
 		if err != nil {
 			h.t.Errorf("%s %s failed: %v\n%s", h.prog.name, phase, err, stderr.String())
 		}
@@ -222,14 +257,14 @@ func TestAccountLinking(t *testing.T) {
 	for _, prog := range programs(t) {
 		t.Run(prog.name, func(t *testing.T) {
 			h := newHarness(t, prog)
-			oidc1 := "SDKPP_OIDC_TOKEN=" + h.issuer.mint(t, "player-"+prog.name+"-1", "")
-			oidc2 := "SDKPP_OIDC_TOKEN2=" + h.issuer.mint(t, "player-"+prog.name+"-2", "")
+			oidc1 := "SDKPP_OIDC_TOKEN=" + h.secret(h.issuer.mint(t, "player-"+prog.name+"-1", ""))
+			oidc2 := "SDKPP_OIDC_TOKEN2=" + h.secret(h.issuer.mint(t, "player-"+prog.name+"-2", ""))
 
 			// rules AU-1, AA-5, AU-6, AU-7, AA-2.
 			h.run("link")
 
 			// rules AU-5, AU-9: bot endpoint and OIDC, then a merge into bob's account.
-			h.run("provisional", "SDKPP_BOT_ISSUED_TOKEN="+h.botToken("player-"+prog.name), oidc1)
+			h.run("provisional", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("player-"+prog.name)), oidc1)
 
 			// rule ST-1: the backend bans bob; the link is severed, and merging that identity
 			// again fails with 530017.
@@ -260,6 +295,10 @@ func TestAccountLinking(t *testing.T) {
 			wait()
 			p.Close()
 
+			// rule AU-10: the whole run's logs, the service's at Debug and the SDK's at Verbose,
+			// hold no credential.
+			h.checkLogs()
+
 			h.hooks.mu.Lock()
 			bad := h.hooks.bad
 			h.hooks.mu.Unlock()
@@ -267,6 +306,25 @@ func TestAccountLinking(t *testing.T) {
 				t.Errorf("%d webhook deliveries had a bad signature", bad)
 			}
 		})
+	}
+}
+
+// credentialShapes are what a leaked token, code or verifier looks like in a log line.
+var credentialShapes = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|(?i)(access_token|refresh_token|code_verifier|client_secret|id_token)["=: ]+[A-Za-z0-9_\-.]{8,}|\b(Bearer|Bot) [A-Za-z0-9_\-.]{20,}`)
+
+func (h *harness) checkLogs() {
+	h.t.Helper()
+	all := h.logs.String()
+	if !strings.Contains(all, "level=DEBUG") || !strings.Contains(all, "log [Verbose]") {
+		h.t.Errorf("the logs were not captured at the most verbose levels")
+	}
+	for _, s := range h.secrets {
+		if s != "" && strings.Contains(all, s) {
+			h.t.Errorf("a credential (%d bytes) appears in the logs", len(s))
+		}
+	}
+	if m := credentialShapes.FindString(all); m != "" {
+		h.t.Errorf("something shaped like a credential appears in the logs: %.12s...", m)
 	}
 }
 

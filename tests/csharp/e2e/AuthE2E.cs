@@ -163,7 +163,7 @@ static class AuthE2E
     {
         Client c = new Client(Env("SDKPP_API_BASE"), Env("SDKPP_WEB_BASE"));
         c.SetApplicationId(AppId());
-        c.AddLogCallback((message, severity) => Console.WriteLine("log [" + severity + "] " + message), LoggingSeverity.Info);
+        c.AddLogCallback((message, severity) => Console.WriteLine("log [" + severity + "] " + message), LoggingSeverity.Verbose);
         if (user.Length > 0)
         {
             c.SetOpenUrlCallback(url => Browse(url, user));
