@@ -6,7 +6,9 @@
 //	location := env.Approve(t, authorizeURL, alice.Username, alice.Password)  // "<redirect_uri>?code=...&state=..."
 //	env.Clock.Advance(11 * time.Minute)                                     // codes expire
 //
-// The server is closed when the test ends.
+// The server is closed when the test ends. The default clock runs in real time and can be jumped
+// (Clock.Advance); WithFrozenClock stands still, so that webhook retries and device-flow intervals
+// then move only when the test advances it. Webhook retries start 50 ms apart in tests.
 package servertest
 
 import (

@@ -11,13 +11,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -52,52 +48,13 @@ func programs(t *testing.T) []program {
 	return ps
 }
 
-// webhooks records the events the service delivers, after checking their signature.
-type webhooks struct {
-	mu     sync.Mutex
-	key    ed25519.PublicKey
-	events []wire.WebhookPayload
-	bad    int
-}
-
-func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	sig, _ := hex.DecodeString(r.Header.Get("X-Signature-Ed25519"))
-	msg := append([]byte(r.Header.Get("X-Signature-Timestamp")), body...)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.key == nil || !ed25519.Verify(w.key, msg, sig) {
-		w.bad++
-		rw.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	var ev wire.WebhookEvent
-	if json.Unmarshal(body, &ev) == nil && ev.Event != nil {
-		w.events = append(w.events, *ev.Event)
-	}
-	rw.WriteHeader(http.StatusNoContent)
-}
-
-// deauthorized reports whether APPLICATION_DEAUTHORIZED arrived for user.
-func (w *webhooks) deauthorized(user wire.Snowflake) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, e := range w.events {
-		var d wire.DeauthorizedData
-		if e.Type == wire.EventApplicationDeauthorized && json.Unmarshal(e.Data, &d) == nil && d.User.ID == user {
-			return true
-		}
-	}
-	return false
-}
-
 // harness is one language's world: a fresh service and the parties around it.
 type harness struct {
 	t       *testing.T
 	prog    program
 	env     *servertest.Env
-	issuer  *issuer
-	hooks   *webhooks
+	issuer  *servertest.OIDCIssuer
+	hooks   *servertest.Receiver
 	ipcDir  string
 	baseEnv []string
 
@@ -130,23 +87,19 @@ func (h *harness) secret(s string) string {
 }
 
 func newHarness(t *testing.T, prog program) *harness {
-	h := &harness{t: t, prog: prog, issuer: newIssuer(t), hooks: &webhooks{}}
-	hookSrv := httptest.NewServer(h.hooks)
-	t.Cleanup(hookSrv.Close)
-	h.env = servertest.Start(t, servertest.WithOIDCTestIssuer(h.issuer.client()), servertest.WithWebhookURL(hookSrv.URL),
+	h := &harness{t: t, prog: prog, issuer: servertest.NewOIDCIssuer(t)}
+	h.env = servertest.Start(t, servertest.WithOIDCTestIssuer(h.issuer.Client),
 		servertest.WithLogger(slog.New(slog.NewTextHandler(&h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	h.secret(h.env.App.ClientSecret)
 	h.secret(h.env.App.BotToken)
 	h.secret(h.env.ChildApp.ClientSecret)
 	h.secret(h.env.Creds.AdminToken)
-	key, err := hex.DecodeString(h.env.App.PublicKey)
-	if err != nil {
-		t.Fatalf("public key: %v", err)
+	appID := uint64(h.env.App.ID)
+	h.hooks = servertest.NewReceiver(t, h.env.App.PublicKey)
+	if err := h.env.Server.SetWebhookURL(appID, h.hooks.URL); err != nil {
+		t.Fatalf("SetWebhookURL: %v", err)
 	}
-	h.hooks.mu.Lock()
-	h.hooks.key = key
-	h.hooks.mu.Unlock()
-	if err := h.env.Server.ConfigureOIDC(uint64(h.env.App.ID), h.issuer.url(), issuerAudience); err != nil {
+	if err := h.env.Server.ConfigureOIDC(appID, h.issuer.URL, h.issuer.ClientID); err != nil {
 		t.Fatalf("ConfigureOIDC: %v", err)
 	}
 	dir, err := os.MkdirTemp("", "ipc")
@@ -234,6 +187,26 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// deauthorized waits for APPLICATION_DEAUTHORIZED naming user (rule WH-1); every delivery on the
+// way must carry a valid signature.
+func (h *harness) deauthorized(user wire.Snowflake) {
+	h.t.Helper()
+	for {
+		got := h.hooks.Next(h.t, 15*time.Second)
+		if !got.SignatureOK {
+			h.t.Errorf("a webhook delivery had a bad signature: %s", got.Body)
+		}
+		if got.User != nil && got.User.ID == user {
+			return
+		}
+	}
+}
+
+// mint signs an ID token for subject.
+func (h *harness) mint(subject string) string {
+	return h.secret(h.issuer.Token(h.t, time.Now(), map[string]any{"sub": subject}))
+}
+
 // botToken plays the game backend: a provisional account's token from the bot endpoint.
 func (h *harness) botToken(externalID string) string {
 	body, _ := json.Marshal(wire.BotTokenRequest{ExternalUserID: externalID})
@@ -257,11 +230,12 @@ func TestAccountLinking(t *testing.T) {
 	for _, prog := range programs(t) {
 		t.Run(prog.name, func(t *testing.T) {
 			h := newHarness(t, prog)
-			oidc1 := "SDKPP_OIDC_TOKEN=" + h.secret(h.issuer.mint(t, "player-"+prog.name+"-1", ""))
-			oidc2 := "SDKPP_OIDC_TOKEN2=" + h.secret(h.issuer.mint(t, "player-"+prog.name+"-2", ""))
+			oidc1 := "SDKPP_OIDC_TOKEN=" + h.mint("player-"+prog.name+"-1")
+			oidc2 := "SDKPP_OIDC_TOKEN2=" + h.mint("player-"+prog.name+"-2")
 
-			// rules AU-1, AA-5, AU-6, AU-7, AA-2.
+			// rules AU-1, AA-5, AU-6, AU-7, AA-2; the revocation deauthorizes alice.
 			h.run("link")
+			h.deauthorized(h.env.User("alice").ID)
 
 			// rules AU-5, AU-9: bot endpoint and OIDC, then a merge into bob's account.
 			h.run("provisional", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("player-"+prog.name)), oidc1)
@@ -272,13 +246,12 @@ func TestAccountLinking(t *testing.T) {
 			if err := h.env.Server.BanUser(uint64(bob.ID), time.Time{}); err != nil {
 				t.Fatalf("BanUser: %v", err)
 			}
-			eventually(t, "APPLICATION_DEAUTHORIZED for the banned user (rule WH-1)", func() bool { return h.hooks.deauthorized(bob.ID) })
+			h.deauthorized(bob.ID) // rule WH-1
 			h.run("merge-banned", oidc1)
 
 			// rules ST-2, WH-1: an unmerge sends the webhook.
 			h.run("unmerge", oidc2)
-			carol := h.env.User("carol")
-			eventually(t, "APPLICATION_DEAUTHORIZED for carol (rules ST-2, WH-1)", func() bool { return h.hooks.deauthorized(carol.ID) })
+			h.deauthorized(h.env.User("carol").ID)
 
 			h.run("device")
 			h.run("child") // rule AU-4
@@ -299,12 +272,6 @@ func TestAccountLinking(t *testing.T) {
 			// hold no credential.
 			h.checkLogs()
 
-			h.hooks.mu.Lock()
-			bad := h.hooks.bad
-			h.hooks.mu.Unlock()
-			if bad != 0 {
-				t.Errorf("%d webhook deliveries had a bad signature", bad)
-			}
 		})
 	}
 }

@@ -1,0 +1,247 @@
+// Command auth measures account linking on loopback, each figure beside an anchor measured in the
+// same run:
+//
+//   - Authorize to token: the SDK's whole flow (consent page, approve, loopback redirect, PKCE
+//     token exchange, callbacks through RunCallbacks), beside the same four HTTP round trips to a
+//     bare net/http server that does no work.
+//   - The token endpoint's requests per second (client_credentials grant, SQLite writes),
+//     beside a bare net/http handler that parses the same form and answers a token-sized body.
+//
+// Run by bench/run.sh (make bench).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sdkpp/core"
+	"sdkpp/server"
+	"sdkpp/server/browser"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 40, "Authorize-to-token rounds")
+	workers := flag.Int("workers", 8, "concurrent token requests")
+	dur := flag.Duration("duration", 3*time.Second, "how long to load each endpoint")
+	flag.Parse()
+	if err := run(*rounds, *workers, *dur); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds, workers int, dur time.Duration) error {
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer srv.Close()
+	creds := srv.DevCredentials()
+	app := creds.Applications[0]
+	user := creds.Users[0]
+
+	bare := bareServer()
+	defer bare.Close()
+
+	// Authorize to token.
+	flow := make([]time.Duration, 0, rounds)
+	for i := 0; i < rounds+3; i++ {
+		d, err := authorizeToToken(srv.APIURL(), srv.URL(), uint64(app.ID), user.Username, user.Password)
+		if err != nil {
+			return err
+		}
+		if i >= 3 { // warm-up rounds are not counted
+			flow = append(flow, d)
+		}
+	}
+	anchor := make([]time.Duration, 0, rounds)
+	for i := 0; i < rounds+3; i++ {
+		d, err := bareRoundTrips(bare.URL)
+		if err != nil {
+			return err
+		}
+		if i >= 3 {
+			anchor = append(anchor, d)
+		}
+	}
+	fp50, fp99 := percentiles(flow)
+	ap50, ap99 := percentiles(anchor)
+	fmt.Printf("Authorize to token on loopback (%d rounds)\n", rounds)
+	fmt.Printf("  anchor: the same 4 HTTP round trips to a bare net/http server   p50 %8s  p99 %8s\n", ap50, ap99)
+	fmt.Printf("  sdkpp: consent, approve, loopback redirect, PKCE exchange        p50 %8s  p99 %8s  ratio p50 %.1fx\n",
+		fp50, fp99, float64(fp50)/float64(ap50))
+
+	// Token endpoint throughput.
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ID.String()},
+		"client_secret": {app.ClientSecret}, "scope": {"identify"}}.Encode()
+	ours, err := load(srv.APIURL()+"/oauth2/token", form, workers, dur)
+	if err != nil {
+		return err
+	}
+	base, err := load(bare.URL+"/token", form, workers, dur)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Token endpoint, client_credentials, %d workers for %s\n", workers, dur)
+	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s\n", base)
+	fmt.Printf("  sdkpp /oauth2/token (validate, issue, store in SQLite)           %8.0f req/s  ratio %.2fx\n", ours, ours/base)
+	return nil
+}
+
+// authorizeToToken runs the SDK's whole flow once and returns its duration.
+func authorizeToToken(apiBase, webBase string, appID uint64, username, password string) (time.Duration, error) {
+	c := core.NewClientWithBases(apiBase, webBase)
+	defer c.Close()
+	c.SetApplicationId(appID)
+	var browseErr error
+	c.SetOpenUrlCallback(core.Func(func(u string) {
+		b := browser.New()
+		loc, err := b.Authorize(context.Background(), u, browser.Choice{Username: username, Password: password})
+		if err != nil {
+			browseErr = err
+			return
+		}
+		resp, err := http.Get(loc)
+		if err != nil {
+			browseErr = err
+			return
+		}
+		resp.Body.Close()
+	}))
+	start := time.Now()
+	v := c.CreateAuthorizationCodeVerifier()
+	args := core.NewAuthorizationArgs()
+	args.SetScopes(core.CommunicationScopes)
+	args.SetCodeChallenge(v.Challenge())
+	var failure error
+	done := false
+	c.Authorize(args, core.Func(func(r *core.ClientResult, code, redirect string) {
+		if !r.Successful() {
+			failure, done = fmt.Errorf("Authorize: %s", r.ToString()), true
+			return
+		}
+		c.GetToken(appID, code, v.Verifier(), redirect, core.Func(func(r *core.ClientResult, access, _ string, _ core.AuthorizationTokenType, _ int32, _ string) {
+			if !r.Successful() || access == "" {
+				failure = fmt.Errorf("GetToken: %s", r.ToString())
+			}
+			done = true
+		}))
+	}))
+	for deadline := time.Now().Add(30 * time.Second); !done; {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("Authorize to token timed out")
+		}
+		core.RunCallbacks()
+		time.Sleep(100 * time.Microsecond)
+	}
+	if browseErr != nil {
+		return 0, browseErr
+	}
+	return time.Since(start), failure
+}
+
+// bareServer answers every request at once: the transport cost with no work behind it.
+func bareServer() *httpServer {
+	body := `{"access_token":"` + strings.Repeat("a", 40) + `","token_type":"Bearer","expires_in":604800,"scope":"identify"}`
+	return newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "/callback", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}))
+}
+
+// bareRoundTrips makes the flow's four round trips (page, approve, callback, token) to the bare
+// server.
+func bareRoundTrips(base string) (time.Duration, error) {
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	start := time.Now()
+	for _, step := range []struct{ method, path string }{{"GET", "/page"}, {"POST", "/redirect"}, {"GET", "/callback"}, {"POST", "/token"}} {
+		req, _ := http.NewRequest(step.method, base+step.path, strings.NewReader("a=b"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return time.Since(start), nil
+}
+
+// load posts form to target from workers goroutines for d and returns successful requests per
+// second.
+func load(target, form string, workers int, d time.Duration) (float64, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: workers}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	var ok, bad atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				resp, err := c.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form))
+				if err != nil {
+					bad.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					ok.Add(1)
+				} else {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() > 0 {
+		return 0, fmt.Errorf("%s: %d failed requests", target, bad.Load())
+	}
+	return float64(ok.Load()) / d.Seconds(), nil
+}
+
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2].Round(10 * time.Microsecond), ds[(len(ds)*99)/100].Round(10 * time.Microsecond)
+}
+
+// httpServer is a net/http server on a loopback port.
+type httpServer struct {
+	URL string
+	srv *http.Server
+}
+
+func newHTTPServer(h http.Handler) *httpServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	s := &httpServer{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h}}
+	go s.srv.Serve(ln)
+	return s
+}
+
+func (s *httpServer) Close() { s.srv.Close() }
