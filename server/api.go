@@ -58,7 +58,13 @@ func (s *Server) SetWebhookURL(appID uint64, url string) error {
 	return s.updateApp(appID, func(a *store.Application) { a.WebhookURL = url })
 }
 
-// SetPremiumApproved sets whether an application may be granted identify.premium (rule AU-2).
+// SetSDKTermsAccepted records whether an application accepted the SDK terms, which makes
+// relationships.read available to it with no separate approval (rule AU-3).
+func (s *Server) SetSDKTermsAccepted(appID uint64, accepted bool) error {
+	return s.updateApp(appID, func(a *store.Application) { a.SDKTermsAccepted = accepted })
+}
+
+// SetPremiumApproved sets whether the application may be granted identify.premium (rule AU-2).
 func (s *Server) SetPremiumApproved(appID uint64, approved bool) error {
 	return s.updateApp(appID, func(a *store.Application) { a.PremiumApproved = approved })
 }

@@ -430,3 +430,30 @@ func TestConfidentialClientMustAuthenticate(t *testing.T) {
 		t.Fatalf("users/@me without identify: %d %s", r.Status, r.Body)
 	}
 }
+
+// rule AU-3: an application gets relationships.read, through sdk.social_layer or by name, once it
+// accepted the SDK terms, with no other approval; before that the token does not carry it.
+func TestRelationshipsReadAfterSDKTerms(t *testing.T) {
+	e := servertest.Start(t)
+	app, err := e.Server.CreateApplication(server.AppSpec{Name: "Terms Game", RedirectURIs: []string{"https://terms.example.com/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := e.User("alice")
+	scopesOf := func() []string {
+		loc := e.Approve(t, authz{clientID: app.ID.String(), scope: "openid sdk.social_layer relationships.read",
+			redirect: "https://terms.example.com/cb"}.url(e), alice.Username, alice.Password)
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {params(t, loc).Get("code")},
+			"client_id": {app.ID.String()}, "client_secret": {app.ClientSecret}, "redirect_uri": {"https://terms.example.com/cb"}}
+		return strings.Fields(postForm(t, e.APIURL+"/oauth2/token", form).token(t).Scope)
+	}
+	if got := scopesOf(); slices.Contains(got, "relationships.read") || !slices.Contains(got, "lobbies.write") {
+		t.Fatalf("rule AU-3: before the SDK terms the token carries %v", got)
+	}
+	if err := e.Server.SetSDKTermsAccepted(uint64(app.ID), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := scopesOf(); !slices.Contains(got, "relationships.read") {
+		t.Fatalf("rule AU-3: after the SDK terms the token carries %v", got)
+	}
+}

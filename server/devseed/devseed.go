@@ -25,9 +25,12 @@ type AppSpec struct {
 	Name            string
 	PublicClient    bool
 	PremiumApproved bool
-	ParentID        uint64 // the child's parent; the child joins the parent's publisher
-	RedirectURIs    []string
-	WebhookURL      string
+	// SDKTermsAccepted: the application accepted the SDK terms, so relationships.read is
+	// available to it (rule AU-3).
+	SDKTermsAccepted bool
+	ParentID         uint64 // the child's parent; the child joins the parent's publisher
+	RedirectURIs     []string
+	WebhookURL       string
 }
 
 // Seeder creates rows with fresh secrets.
@@ -57,8 +60,8 @@ func (s *Seeder) CreateApplication(ctx context.Context, spec AppSpec) (wire.DevA
 	bot := &store.User{ID: s.IDs.Next(), Username: "bot_" + strconv.FormatUint(id, 10), GlobalName: spec.Name,
 		Bot: true, CreatedAt: s.Now()}
 	app := &store.Application{ID: id, Name: spec.Name, PublisherID: publisher, ParentID: spec.ParentID,
-		PublicClient: spec.PublicClient, PremiumApproved: spec.PremiumApproved, RedirectURIs: spec.RedirectURIs,
-		WebhookURL: spec.WebhookURL, ClientSecretHash: secret.Hash(clientSecret), BotTokenHash: secret.Hash(botToken),
+		PublicClient: spec.PublicClient, PremiumApproved: spec.PremiumApproved, SDKTermsAccepted: spec.SDKTermsAccepted,
+		RedirectURIs: spec.RedirectURIs, WebhookURL: spec.WebhookURL, ClientSecretHash: secret.Hash(clientSecret), BotTokenHash: secret.Hash(botToken),
 		BotUserID: bot.ID, WebhookKey: seed, CreatedAt: s.Now()}
 	err := s.Store.WithTx(ctx, func(tx store.Store) error {
 		if err := tx.CreateUser(ctx, bot); err != nil {
@@ -156,7 +159,7 @@ func (s *Seeder) Seed(ctx context.Context, webhookURL string) (wire.DevCredentia
 	case !errors.Is(err, store.ErrNotFound):
 		return creds, err
 	}
-	main, err := s.CreateApplication(ctx, AppSpec{Name: AppMain, PublicClient: true, WebhookURL: webhookURL})
+	main, err := s.CreateApplication(ctx, AppSpec{Name: AppMain, PublicClient: true, SDKTermsAccepted: true, WebhookURL: webhookURL})
 	if err != nil {
 		return creds, err
 	}
@@ -166,12 +169,12 @@ func (s *Seeder) Seed(ctx context.Context, webhookURL string) (wire.DevCredentia
 	if err := s.setRedirects(ctx, mainID, main.RedirectURIs); err != nil {
 		return creds, err
 	}
-	child, err := s.CreateApplication(ctx, AppSpec{Name: AppChild, PublicClient: true, ParentID: mainID,
+	child, err := s.CreateApplication(ctx, AppSpec{Name: AppChild, PublicClient: true, SDKTermsAccepted: true, ParentID: mainID,
 		RedirectURIs: []string{"http://127.0.0.1/authorize/callback"}})
 	if err != nil {
 		return creds, err
 	}
-	premium, err := s.CreateApplication(ctx, AppSpec{Name: AppPremium, PublicClient: true, PremiumApproved: true,
+	premium, err := s.CreateApplication(ctx, AppSpec{Name: AppPremium, PublicClient: true, PremiumApproved: true, SDKTermsAccepted: true,
 		RedirectURIs: []string{"http://127.0.0.1/authorize/callback"}})
 	if err != nil {
 		return creds, err

@@ -111,7 +111,7 @@ func (req *authzRequest) errorRedirect(w http.ResponseWriter, r *http.Request, e
 // scopeLines describes the requested scopes for the page.
 func (req *authzRequest) scopeLines() (lines []scopeLine, unavailable []string) {
 	for _, s := range req.scopes {
-		if !scopes.Grantable(s, req.app.PremiumApproved) {
+		if !scopes.Grantable(s, policy(req.app)) {
 			unavailable = append(unavailable, s) // rule AU-2
 			continue
 		}
@@ -247,7 +247,7 @@ func (h *Handler) promptNone(w http.ResponseWriter, r *http.Request, req *authzR
 		req.errorRedirect(w, r, oauthErr(wire.OAuthLoginRequired, "no signed-in user"))
 		return
 	}
-	granted := scopes.Grant(req.scopes, func(string) bool { return true }, req.app.PremiumApproved)
+	granted := scopes.Grant(req.scopes, func(string) bool { return true }, policy(req.app))
 	a, err := h.Store.FindAuthorization(r.Context(), req.app.ID, user.ID)
 	if err != nil || !scopes.Subset(granted, a.Scopes) {
 		req.errorRedirect(w, r, oauthErr(wire.OAuthConsentRequired, "the user has not granted these scopes"))
@@ -286,7 +286,7 @@ func (h *Handler) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		accepted := form["grant_scope"]
-		granted := scopes.Grant(req.scopes, func(s string) bool { return slices.Contains(accepted, s) }, req.app.PremiumApproved)
+		granted := scopes.Grant(req.scopes, func(s string) bool { return slices.Contains(accepted, s) }, policy(req.app))
 		h.issueCode(w, r, req, user, granted)
 	default:
 		h.renderConsent(w, r, req, http.StatusBadRequest, h.sessionUser(r), "Choose Approve or Deny.")

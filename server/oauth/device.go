@@ -250,7 +250,7 @@ func (h *Handler) activateSubmit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		accepted := form["grant_scope"]
-		granted := scopes.Grant(d.Scopes, func(s string) bool { return slices.Contains(accepted, s) }, app.PremiumApproved)
+		granted := scopes.Grant(d.Scopes, func(s string) bool { return slices.Contains(accepted, s) }, policy(app))
 		if err := h.answerDevice(r.Context(), d, store.DeviceApproved, user.ID, granted); err != nil {
 			errorPage(w, http.StatusInternalServerError, "The request could not be completed.")
 			return

@@ -17,6 +17,7 @@ import (
 	"sdkpp/server/extauth"
 	"sdkpp/server/httpx"
 	"sdkpp/server/oidc"
+	"sdkpp/server/scopes"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/wire"
@@ -203,3 +204,8 @@ func withParams(uri string, params url.Values) string {
 }
 
 func oauthErr(code, desc string) *wire.OAuthError { return wire.OAuth(code, desc) }
+
+// policy is what app may be granted beyond the ordinary scopes (rules AU-2, AU-3).
+func policy(app *store.Application) scopes.Policy {
+	return scopes.Policy{PremiumApproved: app.PremiumApproved, SDKTermsAccepted: app.SDKTermsAccepted}
+}

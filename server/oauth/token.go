@@ -269,7 +269,7 @@ func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form ur
 	if unknown := scopes.Unknown(requested); len(unknown) > 0 {
 		return nil, oauthErr(wire.OAuthInvalidScope, "unknown scope "+unknown[0])
 	}
-	granted := scopes.Grant(requested, func(string) bool { return true }, c.app.PremiumApproved)
+	granted := scopes.Grant(requested, func(string) bool { return true }, policy(c.app))
 	a, err := h.Accounts.Authorize(ctx, h.Store, c.app.ID, c.app.BotUserID, granted, -1)
 	if err != nil {
 		return nil, err

@@ -144,26 +144,42 @@ func Required(name string) bool {
 	return name == OpenID || name == Identify || name == SocialLayer || name == SocialLayerPresence
 }
 
+// Policy is what an application may be granted beyond the ordinary scopes.
+type Policy struct {
+	PremiumApproved  bool // identify.premium (rule AU-2)
+	SDKTermsAccepted bool // relationships.read, with no separate approval (rule AU-3)
+}
+
 // Grantable tells whether an application may be granted the scope at all: identify.premium only
-// when the application is approved for it (rule AU-2).
-func Grantable(name string, premiumApproved bool) bool {
-	return name != IdentifyPremium || premiumApproved
+// when the application is approved for it (rule AU-2), relationships.read only once it accepted
+// the SDK terms (rule AU-3).
+func Grantable(name string, p Policy) bool {
+	switch name {
+	case IdentifyPremium:
+		return p.PremiumApproved
+	case RelationshipsRead:
+		return p.SDKTermsAccepted
+	}
+	return true
 }
 
 // Grant computes the scopes a token carries from what was requested and what the user ticked:
-// required scopes always, additional scopes only when accepted, scopes the app may not have never;
-// then the SDK scopes are expanded.
-func Grant(requested []string, accepted func(string) bool, premiumApproved bool) []string {
+// required scopes always, additional scopes only when accepted; then the SDK scopes are expanded,
+// and scopes the app may not have are dropped, also from the expansion.
+func Grant(requested []string, accepted func(string) bool, p Policy) []string {
 	var out []string
 	for _, s := range requested {
-		if !Grantable(s, premiumApproved) {
-			continue // rule AU-2
-		}
 		if Required(s) || accepted(s) { // rule SC-4
 			out = append(out, s)
 		}
 	}
-	return Expand(out)
+	granted := Expand(out)[:0:0]
+	for _, s := range Expand(out) {
+		if Grantable(s, p) { // rules AU-2, AU-3
+			granted = append(granted, s)
+		}
+	}
+	return granted
 }
 
 // Has tells whether the granted list contains scope.

@@ -135,4 +135,6 @@ CREATE TABLE settings (
 	value BLOB NOT NULL
 );
 `,
+	// 2: whether the application accepted the SDK terms (rule AU-3).
+	`ALTER TABLE applications ADD COLUMN sdk_terms_accepted INTEGER NOT NULL DEFAULT 0;`,
 }

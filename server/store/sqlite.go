@@ -183,19 +183,19 @@ func mustAffect(res sql.Result, err error) error {
 // ---- applications
 
 const appColumns = `id, name, publisher_id, parent_id, public_client, premium_approved, redirect_uris,
-	webhook_url, client_secret_hash, bot_token_hash, bot_user_id, webhook_key, created_at`
+	webhook_url, client_secret_hash, bot_token_hash, bot_user_id, webhook_key, created_at, sdk_terms_accepted`
 
 func scanApp(row interface{ Scan(...any) error }) (*Application, error) {
 	var a Application
 	var uris string
 	var created int64
-	var public, premium int
+	var public, premium, terms int
 	err := row.Scan(&a.ID, &a.Name, &a.PublisherID, &a.ParentID, &public, &premium, &uris,
-		&a.WebhookURL, &a.ClientSecretHash, &a.BotTokenHash, &a.BotUserID, &a.WebhookKey, &created)
+		&a.WebhookURL, &a.ClientSecretHash, &a.BotTokenHash, &a.BotUserID, &a.WebhookKey, &created, &terms)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	a.PublicClient, a.PremiumApproved = public != 0, premium != 0
+	a.PublicClient, a.PremiumApproved, a.SDKTermsAccepted = public != 0, premium != 0, terms != 0
 	a.CreatedAt = fromTS(created)
 	if err := json.Unmarshal([]byte(uris), &a.RedirectURIs); err != nil {
 		return nil, fmt.Errorf("store: redirect_uris of app %d: %w", a.ID, err)
@@ -205,9 +205,10 @@ func scanApp(row interface{ Scan(...any) error }) (*Application, error) {
 
 func (s *SQLite) CreateApplication(ctx context.Context, a *Application) error {
 	uris, _ := json.Marshal(nonNil(a.RedirectURIs))
-	_, err := s.q.ExecContext(ctx, `INSERT INTO applications (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO applications (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.ID, a.Name, a.PublisherID, a.ParentID, b2i(a.PublicClient), b2i(a.PremiumApproved), string(uris),
-		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, ts(a.CreatedAt))
+		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, ts(a.CreatedAt),
+		b2i(a.SDKTermsAccepted))
 	if isUnique(err) {
 		return ErrConflict
 	}
@@ -218,9 +219,9 @@ func (s *SQLite) UpdateApplication(ctx context.Context, a *Application) error {
 	uris, _ := json.Marshal(nonNil(a.RedirectURIs))
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE applications SET name=?, publisher_id=?, parent_id=?,
 		public_client=?, premium_approved=?, redirect_uris=?, webhook_url=?, client_secret_hash=?,
-		bot_token_hash=?, bot_user_id=?, webhook_key=? WHERE id=?`,
+		bot_token_hash=?, bot_user_id=?, webhook_key=?, sdk_terms_accepted=? WHERE id=?`,
 		a.Name, a.PublisherID, a.ParentID, b2i(a.PublicClient), b2i(a.PremiumApproved), string(uris),
-		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, a.ID))
+		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, b2i(a.SDKTermsAccepted), a.ID))
 }
 
 func (s *SQLite) GetApplication(ctx context.Context, id uint64) (*Application, error) {

@@ -27,6 +27,7 @@ type Application struct {
 	ParentID         uint64 // 0 unless this is a child application
 	PublicClient     bool   // may use PKCE instead of its client secret
 	PremiumApproved  bool   // may be granted identify.premium (rule AU-2)
+	SDKTermsAccepted bool   // accepted the SDK terms: may be granted relationships.read (rule AU-3)
 	RedirectURIs     []string
 	WebhookURL       string
 	ClientSecretHash []byte
