@@ -98,10 +98,17 @@ func (c *Client) remember(t *tokenResponse) {
 	c.mu.Unlock()
 }
 
-// tokenCall runs a grant at /oauth2/token and answers cb.
-func (c *Client) tokenCall(form url.Values, cb Callback[ClientTokenExchangeCallback]) {
+// tokenOp answers cb, exactly once, with the tokens fetch obtains on a goroutine of c; what names
+// the operation in the log. fetch runs under ctx, which Close cancels.
+func (c *Client) tokenOp(ctx context.Context, what string, cb Callback[ClientTokenExchangeCallback], fetch func(context.Context) (*tokenResponse, error)) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
-	answer := func(t *tokenResponse, err error) {
+	c.start(func(context.Context) {
+		t, err := fetch(ctx)
+		if err == nil {
+			c.remember(t)
+		} else {
+			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
+		}
 		once.Fire(func() {
 			if err != nil {
 				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
@@ -109,19 +116,17 @@ func (c *Client) tokenCall(form url.Values, cb Callback[ClientTokenExchangeCallb
 			}
 			cb.Fn(Success(), t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
 		})
-	}
+	})
+}
+
+// tokenCall runs a grant at /oauth2/token and answers cb.
+func (c *Client) tokenCall(form url.Values, cb Callback[ClientTokenExchangeCallback]) {
 	for _, k := range []string{"code", "code_verifier", "refresh_token", "external_auth_token"} {
 		Secrets.Add(form.Get(k))
 	}
-	c.start(func(ctx context.Context) {
+	c.tokenOp(c.ctx, "token request ("+form.Get("grant_type")+")", cb, func(ctx context.Context) (*tokenResponse, error) {
 		var t tokenResponse
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
-		if err == nil {
-			c.remember(&t)
-		} else {
-			c.logf(LoggingSeverityWarning, "token request (%s) failed: %v", form.Get("grant_type"), err)
-		}
-		answer(&t, err)
+		return &t, c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
 	})
 }
 
@@ -318,27 +323,14 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 
 // GetProvisionalToken signs in a provisional account with external credentials (rule AU-5).
 func (c *Client) GetProvisionalToken(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
 	Secrets.Add(externalAuthToken)
-	c.start(func(ctx context.Context) {
+	c.tokenOp(c.ctx, "GetProvisionalToken", cb, func(ctx context.Context) (*tokenResponse, error) {
 		var t tokenResponse
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/token", JSON: map[string]string{
+		return &t, c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/token", JSON: map[string]string{
 			"client_id":           strconv.FormatUint(c.appIDOr(applicationId), 10),
 			"external_auth_type":  externalAuthNames[externalAuthType],
 			"external_auth_token": externalAuthToken,
 		}}, &t)
-		if err == nil {
-			c.remember(&t)
-		} else {
-			c.logf(LoggingSeverityWarning, "GetProvisionalToken failed: %v", err)
-		}
-		once.Fire(func() {
-			if err != nil {
-				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
-				return
-			}
-			cb.Fn(Success(), t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
-		})
 	})
 }
 

@@ -76,24 +76,17 @@ func (c *Client) GetTokenFromDeviceProvisionalMerge(args *DeviceAuthorizationArg
 }
 
 func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra url.Values, cb Callback[ClientTokenExchangeCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
-	answer := func(t *tokenResponse, err error) {
-		once.Fire(func() {
-			if err != nil {
-				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
-				return
-			}
-			cb.Fn(Success(), t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
-		})
-	}
 	scopes := strings.Join(strings.Fields(args.Scopes()), " ")
 	clientID := c.appIDOr(args.ClientId())
+	var bad error
 	switch {
 	case scopes == "":
-		answer(nil, invalid("DeviceAuthorizationArgs.Scopes is required"))
-		return
+		bad = invalid("DeviceAuthorizationArgs.Scopes is required")
 	case clientID == 0:
-		answer(nil, invalid("no application id: set DeviceAuthorizationArgs.ClientId or call Client.SetApplicationId"))
+		bad = invalid("no application id: set DeviceAuthorizationArgs.ClientId or call Client.SetApplicationId")
+	}
+	if bad != nil { // refused before anything is sent; a flow in progress goes on
+		c.tokenOp(c.ctx, "device authorization", cb, func(context.Context) (*tokenResponse, error) { return nil, bad })
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
@@ -104,19 +97,10 @@ func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra url.Values, cb 
 	if previous != nil {
 		previous()
 	}
-	started := c.start(func(context.Context) {
+	c.tokenOp(ctx, "device authorization", cb, func(ctx context.Context) (*tokenResponse, error) {
 		defer cancel()
-		t, err := c.pollDevice(ctx, strconv.FormatUint(clientID, 10), scopes, extra)
-		if err == nil {
-			c.remember(t)
-		} else {
-			c.logf(LoggingSeverityWarning, "device authorization: %v", err)
-		}
-		answer(t, err)
+		return c.pollDevice(ctx, strconv.FormatUint(clientID, 10), scopes, extra)
 	})
-	if !started {
-		cancel()
-	}
 }
 
 // pollDevice asks for a device code, opens the verification page, and polls the token endpoint.
