@@ -393,7 +393,9 @@ func (c *Client) openURL(u string) error {
 	if err := cmd.Start(); err != nil {
 		return invalid("cannot open the browser (%v); set a URL opener with SetOpenUrlCallback", err)
 	}
-	c.start(func(context.Context) { cmd.Wait() })
+	// The launcher may live as long as the browser it starts, so Close must not wait for it: this
+	// goroutine only reaps the process, and ends when the process does.
+	go cmd.Wait()
 	return nil
 }
 
