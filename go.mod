@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.15
 	github.com/go-jose/go-jose/v4 v4.1.8
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sys v0.49.0
@@ -12,6 +13,7 @@ require (
 
 require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
+
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/uuid v1.6.0 // indirect

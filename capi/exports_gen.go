@@ -74,6 +74,10 @@ static inline void sdkpp_call_Client_AuthorizeRequestCallback(Sdkpp_Client_Autho
 	cb((void*)userData);
 }
 
+static inline void sdkpp_call_Client_OnStatusChanged(Sdkpp_Client_OnStatusChanged cb, Sdkpp_Client_Status status, Sdkpp_Client_Error error, int32_t errorDetail, uintptr_t userData) {
+	cb(status, error, errorDetail, (void*)userData);
+}
+
 */
 import "C"
 
@@ -88,7 +92,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1279615866
+const abiVersion = 1096848456
 
 // Type tags of the object table, one per class.
 const (
@@ -98,7 +102,8 @@ const (
 	typeDeviceAuthorizationArgs    handle.Type = 4
 	typeClientCreateOptions        handle.Type = 5
 	typeClientResult               handle.Type = 6
-	typeClient                     handle.Type = 7
+	typeUserHandle                 handle.Type = 7
+	typeClient                     handle.Type = 8
 )
 
 // typeNames names each type tag for error messages.
@@ -109,6 +114,7 @@ var typeNames = map[handle.Type]string{
 	typeDeviceAuthorizationArgs:    "DeviceAuthorizationArgs",
 	typeClientCreateOptions:        "ClientCreateOptions",
 	typeClientResult:               "ClientResult",
+	typeUserHandle:                 "UserHandle",
 	typeClient:                     "Client",
 }
 
@@ -1357,6 +1363,145 @@ func Sdkpp_ClientResult_ToString(self *C.Sdkpp_ClientResult, returnValue *C.Sdkp
 	*returnValue = cString(v)
 }
 
+// getUserHandle finds the UserHandle behind self, or logs why it cannot.
+func getUserHandle(fn string, self *C.Sdkpp_UserHandle) (*core.UserHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeUserHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.UserHandle), e, true
+}
+
+//export Sdkpp_UserHandle_Drop
+func Sdkpp_UserHandle_Drop(self *C.Sdkpp_UserHandle) {
+	const fn = "UserHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeUserHandle)
+}
+
+//export Sdkpp_UserHandle_Clone
+func Sdkpp_UserHandle_Clone(self *C.Sdkpp_UserHandle, other *C.Sdkpp_UserHandle) {
+	const fn = "UserHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getUserHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeUserHandle, v)
+}
+
+//export Sdkpp_UserHandle_Id
+func Sdkpp_UserHandle_Id(self *C.Sdkpp_UserHandle) C.uint64_t {
+	const fn = "UserHandle_Id"
+	defer guard(fn)
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.Id()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_UserHandle_Username
+func Sdkpp_UserHandle_Username(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_String) {
+	const fn = "UserHandle_Username"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Username()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_UserHandle_GlobalName
+func Sdkpp_UserHandle_GlobalName(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "UserHandle_GlobalName"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v, has := o.GlobalName()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_UserHandle_DisplayName
+func Sdkpp_UserHandle_DisplayName(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_String) {
+	const fn = "UserHandle_DisplayName"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.DisplayName()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_UserHandle_Avatar
+func Sdkpp_UserHandle_Avatar(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "UserHandle_Avatar"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v, has := o.Avatar()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_UserHandle_IsProvisional
+func Sdkpp_UserHandle_IsProvisional(self *C.Sdkpp_UserHandle) C.bool {
+	const fn = "UserHandle_IsProvisional"
+	defer guard(fn)
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.IsProvisional()
+	return C.bool(v)
+}
+
 // getClient finds the Client behind self, or logs why it cannot.
 func getClient(fn string, self *C.Sdkpp_Client) (*core.Client, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeClient)
@@ -2471,4 +2616,104 @@ func Sdkpp_Client_RemoveAuthorizeRequestCallback(self *C.Sdkpp_Client) {
 	}
 	_ = e
 	o.RemoveAuthorizeRequestCallback()
+}
+
+//export Sdkpp_Client_Connect
+func Sdkpp_Client_Connect(self *C.Sdkpp_Client) {
+	const fn = "Client_Connect"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.Connect()
+}
+
+//export Sdkpp_Client_Disconnect
+func Sdkpp_Client_Disconnect(self *C.Sdkpp_Client) {
+	const fn = "Client_Disconnect"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.Disconnect()
+}
+
+//export Sdkpp_Client_SetStatusChangedCallback
+func Sdkpp_Client_SetStatusChangedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_OnStatusChanged, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetStatusChangedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientOnStatusChanged]{
+		Fn: func(status core.ClientStatus, error core.ClientError, errorDetail int32) {
+			C.sdkpp_call_Client_OnStatusChanged(callback, C.Sdkpp_Client_Status(status), C.Sdkpp_Client_Error(error), C.int32_t(errorDetail), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetStatusChangedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_GetCurrentUserV2
+func Sdkpp_Client_GetCurrentUserV2(self *C.Sdkpp_Client, returnValue *C.Sdkpp_UserHandle) C.bool {
+	const fn = "Client_GetCurrentUserV2"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetCurrentUserV2()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
+	return true
+}
+
+//export Sdkpp_Client_GetUser
+func Sdkpp_Client_GetUser(self *C.Sdkpp_Client, userId C.uint64_t, returnValue *C.Sdkpp_UserHandle) C.bool {
+	const fn = "Client_GetUser"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetUser(arg_userId)
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
+	return true
 }

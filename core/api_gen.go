@@ -54,6 +54,9 @@ type ClientOpenUrlCallback = func(url string)
 // ClientAuthorizeRequestCallback: The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST).
 type ClientAuthorizeRequestCallback = func()
 
+// ClientOnStatusChanged: The connection status changed; errorDetail is the close code of a lost connection.
+type ClientOnStatusChanged = func(status ClientStatus, error ClientError, errorDetail int32)
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 

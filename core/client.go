@@ -84,6 +84,7 @@ type Client struct {
 	closed bool
 	auth   authState
 	rpc    rpcLink
+	conn   connState
 
 	closeOnce sync.Once
 }
@@ -144,6 +145,7 @@ func (c *Client) Close() {
 		c.mu.Unlock()
 		c.cancel()
 		c.closeRPC()
+		c.stopConnection()
 		c.wg.Wait()
 		c.mu.Lock()
 		c.stopExpiryLocked()

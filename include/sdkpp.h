@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1279615866u
+#define SDKPP_ABI_VERSION 1096848456u
 
 #ifdef __cplusplus
 extern "C" {
@@ -226,6 +226,11 @@ typedef struct Sdkpp_DeviceAuthorizationArgs { void* opaque; } Sdkpp_DeviceAutho
 typedef struct Sdkpp_ClientCreateOptions { void* opaque; } Sdkpp_ClientCreateOptions;
 /** The outcome of an asynchronous operation. */
 typedef struct Sdkpp_ClientResult { void* opaque; } Sdkpp_ClientResult;
+/**
+ * A user the client knows: a live view of its cache, so it reads new values after an update and
+ * defaults once the Client is gone.
+ */
+typedef struct Sdkpp_UserHandle { void* opaque; } Sdkpp_UserHandle;
 /** The SDK client: one per signed-in player. */
 typedef struct Sdkpp_Client { void* opaque; } Sdkpp_Client;
 
@@ -260,6 +265,8 @@ typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizeDeviceScreenClosedCallback)(void
 typedef void (SDKPP_CALL *Sdkpp_Client_OpenUrlCallback)(Sdkpp_String url, void* userData);
 /** The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST). */
 typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizeRequestCallback)(void* userData);
+/** The connection status changed; errorDetail is the close code of a lost connection. */
+typedef void (SDKPP_CALL *Sdkpp_Client_OnStatusChanged)(Sdkpp_Client_Status status, Sdkpp_Client_Error error, int32_t errorDetail, void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -387,6 +394,24 @@ SDKPP_API void SDKPP_CALL Sdkpp_ClientResult_SetRetryAfter(Sdkpp_ClientResult* s
 /** A readable one-line summary. */
 SDKPP_API void SDKPP_CALL Sdkpp_ClientResult_ToString(Sdkpp_ClientResult* self, Sdkpp_String* returnValue);
 
+/* UserHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Drop(Sdkpp_UserHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Clone(Sdkpp_UserHandle* self, Sdkpp_UserHandle* other);
+/** The user's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_UserHandle_Id(Sdkpp_UserHandle* self);
+/** Unique username. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Username(Sdkpp_UserHandle* self, Sdkpp_String* returnValue);
+/** Display name chosen by the user, if any. */
+SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_GlobalName(Sdkpp_UserHandle* self, Sdkpp_String* returnValue);
+/** GlobalName if set, else Username. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_DisplayName(Sdkpp_UserHandle* self, Sdkpp_String* returnValue);
+/** Avatar hash, if any. */
+SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_Avatar(Sdkpp_UserHandle* self, Sdkpp_String* returnValue);
+/** Whether this is a provisional account. */
+SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_IsProvisional(Sdkpp_UserHandle* self);
+
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_Init(Sdkpp_Client* self);
@@ -483,6 +508,16 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOpenUrlCallback(Sdkpp_Client* self, Sd
 SDKPP_API void SDKPP_CALL Sdkpp_Client_RegisterAuthorizeRequestCallback(Sdkpp_Client* self, Sdkpp_Client_AuthorizeRequestCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Ends the AUTHORIZE_REQUEST subscription and releases its callback. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_RemoveAuthorizeRequestCallback(Sdkpp_Client* self);
+/** Connects to the service with the token set by UpdateToken; watch the status. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_Connect(Sdkpp_Client* self);
+/** Disconnects; the status goes to Disconnected. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_Disconnect(Sdkpp_Client* self);
+/** Sets the handler of status changes. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetStatusChangedCallback(Sdkpp_Client* self, Sdkpp_Client_OnStatusChanged callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** The signed-in user, once the client is Ready. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetCurrentUserV2(Sdkpp_Client* self, Sdkpp_UserHandle* returnValue);
+/** A user from the client's cache; no request is made. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_UserHandle* returnValue);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

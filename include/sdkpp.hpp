@@ -143,6 +143,7 @@ class AuthorizationArgs;
 class DeviceAuthorizationArgs;
 class ClientCreateOptions;
 class ClientResult;
+class UserHandle;
 class Client;
 
 /// A PKCE code challenge: the S256 hash of a verifier.
@@ -389,6 +390,45 @@ public:
     std::string ToString() const;
 };
 
+/// A user the client knows: a live view of its cache, so it reads new values after an update and
+/// defaults once the Client is gone.
+class UserHandle {
+    mutable Sdkpp_UserHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_UserHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const UserHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit UserHandle(Sdkpp_UserHandle instance, SdkppObjectState state);
+    ~UserHandle();
+    UserHandle(UserHandle&& other) noexcept;
+    UserHandle& operator=(UserHandle&& other) noexcept;
+    /// A deep copy.
+    UserHandle(const UserHandle& other);
+    /// Becomes a deep copy of other.
+    UserHandle& operator=(const UserHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The user's id.
+    uint64_t Id() const;
+    /// Unique username.
+    std::string Username() const;
+    /// Display name chosen by the user, if any.
+    std::optional<std::string> GlobalName() const;
+    /// GlobalName if set, else Username.
+    std::string DisplayName() const;
+    /// Avatar hash, if any.
+    std::optional<std::string> Avatar() const;
+    /// Whether this is a provisional account.
+    bool IsProvisional() const;
+};
+
 /// The SDK client: one per signed-in player.
 class Client {
     mutable Sdkpp_Client instance_{};
@@ -451,6 +491,8 @@ public:
     using OpenUrlCallback = std::function<void(std::string url)>;
     /// The user started account linking from the platform's desktop client (AUTHORIZE_REQUEST).
     using AuthorizeRequestCallback = std::function<void()>;
+    /// The connection status changed; errorDetail is the close code of a lost connection.
+    using OnStatusChanged = std::function<void(sdkpp::Client::Status status, sdkpp::Client::Error error, int32_t errorDetail)>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -559,6 +601,16 @@ public:
     void RegisterAuthorizeRequestCallback(sdkpp::Client::AuthorizeRequestCallback callback);
     /// Ends the AUTHORIZE_REQUEST subscription and releases its callback.
     void RemoveAuthorizeRequestCallback();
+    /// Connects to the service with the token set by UpdateToken; watch the status.
+    void Connect();
+    /// Disconnects; the status goes to Disconnected.
+    void Disconnect();
+    /// Sets the handler of status changes.
+    void SetStatusChangedCallback(sdkpp::Client::OnStatusChanged callback);
+    /// The signed-in user, once the client is Ready.
+    std::optional<sdkpp::UserHandle> GetCurrentUserV2() const;
+    /// A user from the client's cache; no request is made.
+    std::optional<sdkpp::UserHandle> GetUser(uint64_t userId) const;
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -1528,6 +1580,92 @@ std::string ClientResult::ToString() const
     return detail::Take(returnValue);
 }
 
+UserHandle::UserHandle(Sdkpp_UserHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+UserHandle::~UserHandle()
+{
+    Drop();
+}
+UserHandle::UserHandle(UserHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_UserHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+UserHandle& UserHandle::operator=(UserHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_UserHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+UserHandle::UserHandle(const UserHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_UserHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+UserHandle& UserHandle::operator=(const UserHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_UserHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void UserHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_UserHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t UserHandle::Id() const
+{
+    return Sdkpp_UserHandle_Id(&instance_);
+}
+std::string UserHandle::Username() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_UserHandle_Username(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::optional<std::string> UserHandle::GlobalName() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_UserHandle_GlobalName(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+std::string UserHandle::DisplayName() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_UserHandle_DisplayName(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::optional<std::string> UserHandle::Avatar() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_UserHandle_Avatar(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+bool UserHandle::IsProvisional() const
+{
+    return Sdkpp_UserHandle_IsProvisional(&instance_);
+}
+
 Client::Client(Sdkpp_Client instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -1912,12 +2050,49 @@ void Client::RemoveAuthorizeRequestCallback()
 {
     Sdkpp_Client_RemoveAuthorizeRequestCallback(&instance_);
 }
+void Client::Connect()
+{
+    Sdkpp_Client_Connect(&instance_);
+}
+void Client::Disconnect()
+{
+    Sdkpp_Client_Disconnect(&instance_);
+}
+void Client::SetStatusChangedCallback(sdkpp::Client::OnStatusChanged callback)
+{
+    auto* callback__userData = new sdkpp::Client::OnStatusChanged(std::move(callback));
+    Sdkpp_Client_OnStatusChanged callback__trampoline = [](Sdkpp_Client_Status status, Sdkpp_Client_Error error, int32_t errorDetail, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::OnStatusChanged*>(userData__);
+        auto status__arg = static_cast<sdkpp::Client::Status>(status);
+        auto error__arg = static_cast<sdkpp::Client::Error>(error);
+        auto errorDetail__arg = errorDetail;
+        detail::Invoke([&] { fn__(std::move(status__arg), std::move(error__arg), std::move(errorDetail__arg)); });
+    };
+    Sdkpp_Client_SetStatusChangedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::OnStatusChanged>, callback__userData);
+}
+std::optional<sdkpp::UserHandle> Client::GetCurrentUserV2() const
+{
+    Sdkpp_UserHandle returnValue{};
+    if (!Sdkpp_Client_GetCurrentUserV2(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::optional<sdkpp::UserHandle> Client::GetUser(uint64_t userId) const
+{
+    Sdkpp_UserHandle returnValue{};
+    if (!Sdkpp_Client_GetUser(&instance_, userId, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationArgs AuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
 const DeviceAuthorizationArgs DeviceAuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
 const ClientCreateOptions ClientCreateOptions::nullobj{{}, SdkppObjectState::Invalid};
 const ClientResult ClientResult::nullobj{{}, SdkppObjectState::Invalid};
+const UserHandle UserHandle::nullobj{{}, SdkppObjectState::Invalid};
 const Client Client::nullobj{{}, SdkppObjectState::Invalid};
 } // namespace sdkpp
 #endif // SDKPP_IMPLEMENTATION

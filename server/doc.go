@@ -21,6 +21,8 @@
 //	server/oauth      authorize + consent page, token, device, revoke (form fields documented there)
 //	server/partner    provisional accounts, child tokens, unmerge, OIDC configuration
 //	server/users      GET /users/@me, provisional display name
+//	server/gateway    the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
+//	server/lobbies    lobbies, their members and messages, moderation metadata
 //	server/admin      dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
 //	server/devseed    dev seed data and test helpers that create apps and users
 //	server/browser    drives the consent and device pages like a browser (tests, sdkpp-browser)

@@ -21,7 +21,9 @@ import (
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/extauth"
+	"sdkpp/server/gateway"
 	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
@@ -44,6 +46,8 @@ type Config struct {
 	PublicURL string // base URL clients use; default http://<listen address>
 	DataDir   string // SQLite database directory; "" = in-memory
 	Dev       bool   // seed the dev applications and users and enable the /dev endpoints
+	// GatewayHeartbeat is the gateway's heartbeat interval; 0 is the platform's 41250 ms.
+	GatewayHeartbeat time.Duration
 	// DevCredentialsFile, in dev mode, receives the dev credentials as JSON when the server starts.
 	DevCredentialsFile string
 	Clock              clock.Clock  // default: the machine's clock
@@ -76,6 +80,8 @@ type Server struct {
 	dispatcher *webhook.Dispatcher
 	seeder     *devseed.Seeder
 	partner    *partner.Handler
+	hub        *gateway.Hub
+	lobbies    *lobbies.Service
 	creds      wire.DevCredentials
 
 	mu       sync.Mutex
@@ -119,6 +125,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, ids: snowflake.New(cfg.Clock, floor)}
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
+	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
+		Logger: s.log.With("component", "lobbies"), Kick: s.dispatcher.Kick}
 	s.accounts = &accounts.Service{Store: st, Clock: cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "accounts"),
 		Kick: s.dispatcher.Kick}
 	s.seeder = &devseed.Seeder{Store: st, IDs: s.ids, Now: cfg.Clock.Now}
@@ -163,6 +171,7 @@ func (s *Server) Start() error {
 		}
 	}()
 	s.dispatcher.Start()
+	s.lobbies.Start()
 	s.started = true
 	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
 		"data_dir", s.cfg.DataDir != "")
@@ -187,12 +196,16 @@ func (s *Server) routes() (http.Handler, error) {
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
+	s.hub = s.newHub()
+	s.lobbies.Notifier = lobbyNotifier{s.hub}
 
 	api := http.NewServeMux()
 	oa.RegisterAPI(api)
 	s.partner.Register(api)
 	us.Register(api)
+	s.lobbies.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
+	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {
 		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
 			Logger: s.log.With("component", "admin"), Accounts: s.accounts}
@@ -202,6 +215,7 @@ func (s *Server) routes() (http.Handler, error) {
 	root := http.NewServeMux()
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
+	root.Handle("GET "+GatewayPath, s.hub)
 	root.HandleFunc("GET /.well-known/openid-configuration", provider.ServeDiscovery)
 	root.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -295,6 +309,9 @@ func (s *Server) Close() error {
 	started := s.started
 	s.mu.Unlock()
 	var errs []error
+	if s.hub != nil {
+		s.hub.Close() // WebSocket connections are hijacked: Shutdown does not close them
+	}
 	if started {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := s.http.Shutdown(ctx); err != nil {
@@ -303,6 +320,7 @@ func (s *Server) Close() error {
 		cancel()
 		<-s.served
 		s.dispatcher.Close()
+		s.lobbies.Close()
 	}
 	errs = append(errs, s.store.Close())
 	s.log.Info("sdkpp-server stopped")
@@ -318,3 +336,12 @@ func (s *Server) URL() string {
 
 // APIURL returns the versioned API base, e.g. http://127.0.0.1:7710/api/v10.
 func (s *Server) APIURL() string { return s.URL() + APIVersionPath }
+
+// lobbyNotifier delivers lobby events through the gateway to the members' sessions of that game.
+type lobbyNotifier struct{ hub *gateway.Hub }
+
+func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {
+	for _, u := range userIDs {
+		n.hub.DispatchApp(appID, u, event, data)
+	}
+}

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1279615866u;
+        internal const uint AbiVersion = 1096848456u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -1145,6 +1145,128 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>
+    /// A user the client knows: a live view of its cache, so it reads new values after an update and
+    /// defaults once the Client is gone.
+    /// </summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class UserHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_UserHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal UserHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static UserHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new UserHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_UserHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~UserHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_UserHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_UserHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public UserHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_UserHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The user's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_UserHandle_Id(ref this.handle);
+        }
+
+        /// <summary>Unique username.</summary>
+        public string Username()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_UserHandle_Username(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Display name chosen by the user, if any.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string GlobalName()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_UserHandle_GlobalName(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>GlobalName if set, else Username.</summary>
+        public string DisplayName()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_UserHandle_DisplayName(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Avatar hash, if any.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string Avatar()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_UserHandle_Avatar(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Whether this is a provisional account.</summary>
+        public bool IsProvisional()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_UserHandle_IsProvisional(ref this.handle);
+        }
+    }
+
     /// <summary>The SDK client: one per signed-in player.</summary>
     /// <remarks>
     /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
@@ -1297,6 +1419,12 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void AuthorizeRequestCallback();
+
+        /// <summary>The connection status changed; errorDetail is the close code of a lost connection.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void OnStatusChanged(global::Sdkpp.Client.Status status, global::Sdkpp.Client.Error error, int errorDetail);
 
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
@@ -2087,6 +2215,66 @@ namespace Sdkpp
             global::Sdkpp.Native.BindThread();
             global::Sdkpp.Native.Sdkpp_Client_RemoveAuthorizeRequestCallback(ref this.handle);
         }
+
+        /// <summary>Connects to the service with the token set by UpdateToken; watch the status.</summary>
+        public void Connect()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_Connect(ref this.handle);
+        }
+
+        /// <summary>Disconnects; the status goes to Disconnected.</summary>
+        public void Disconnect()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_Disconnect(ref this.handle);
+        }
+
+        /// <summary>Sets the handler of status changes.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetStatusChangedCallback(global::Sdkpp.Client.OnStatusChanged callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetStatusChangedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_OnStatusChanged, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>The signed-in user, once the client is Ready.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.UserHandle GetCurrentUserV2()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Client_GetCurrentUserV2(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>A user from the client's cache; no request is made.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.UserHandle GetUser(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Client_GetUser(ref this.handle, userId, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
+        }
     }
 
     internal static partial class Native
@@ -2135,6 +2323,9 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_AuthorizeRequestCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_OnStatusChanged(global::Sdkpp.Client.Status status, global::Sdkpp.Client.Error error, int errorDetail, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -2353,6 +2544,33 @@ namespace Sdkpp
         internal static extern void Sdkpp_ClientResult_ToString(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_UserHandle_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserHandle_Username(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_UserHandle_GlobalName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserHandle_DisplayName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_UserHandle_Avatar(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_UserHandle_IsProvisional(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_Init(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -2491,6 +2709,23 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_RemoveAuthorizeRequestCallback(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_Connect(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_Disconnect(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OnStatusChanged callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_GetCurrentUserV2(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_GetUser(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -2836,6 +3071,27 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.AuthorizeRequestCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_OnStatusChanged Client_OnStatusChanged = Client_OnStatusChanged_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OnStatusChanged))]
+        static void Client_OnStatusChanged_Impl(global::Sdkpp.Client.Status status, global::Sdkpp.Client.Error error, int errorDetail, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.OnStatusChanged __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.OnStatusChanged;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(status, error, errorDetail);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.OnStatusChanged", __e);
             }
         }
     }

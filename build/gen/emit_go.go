@@ -220,7 +220,11 @@ func (cw *capiWriter) class(c *desc.Class) {
 	if !c.NoCopy {
 		cw.export(cClass(c)+"_Clone", "self *C."+cClass(c)+", other *C."+cClass(c), "")
 		cw.w("\tif self == nil {\n\t\trefuse(fn, \"self is NULL\")\n\t\treturn\n\t}\n")
-		cw.w("\to, e, ok := get%s(fn, other)\n\tsetID(unsafe.Pointer(self), 0)\n\tif !ok {\n\t\treturn\n\t}\n", c.Name)
+		entry := "e"
+		if !record {
+			entry = "_" // only records lock their entry
+		}
+		cw.w("\to, %s, ok := get%s(fn, other)\n\tsetID(unsafe.Pointer(self), 0)\n\tif !ok {\n\t\treturn\n\t}\n", entry, c.Name)
 		cw.lock(record, "e")
 		cw.w("\tv := o.Clone()\n")
 		cw.unlock(record, "e")

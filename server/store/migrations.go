@@ -137,4 +137,46 @@ CREATE TABLE settings (
 `,
 	// 2: whether the application accepted the SDK terms (rule AU-3).
 	`ALTER TABLE applications ADD COLUMN sdk_terms_accepted INTEGER NOT NULL DEFAULT 0;`,
+	// 3: lobbies, their members and messages (package lobbies). Maps are JSON objects.
+	`
+CREATE TABLE lobbies (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	secret_hash BLOB,
+	secret_expires_at INTEGER NOT NULL DEFAULT 0,
+	from_secret INTEGER NOT NULL DEFAULT 0,
+	metadata TEXT NOT NULL DEFAULT '{}',
+	idle_timeout_seconds INTEGER NOT NULL,
+	last_activity_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX lobbies_secret ON lobbies(app_id, secret_hash) WHERE secret_hash IS NOT NULL;
+CREATE INDEX lobbies_expiry ON lobbies(expires_at);
+
+CREATE TABLE lobby_members (
+	lobby_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	metadata TEXT NOT NULL DEFAULT '{}',
+	flags INTEGER NOT NULL DEFAULT 0,
+	additional_name TEXT NOT NULL DEFAULT '',
+	joined_at INTEGER NOT NULL,
+	PRIMARY KEY (lobby_id, user_id)
+);
+CREATE INDEX lobby_members_user ON lobby_members(user_id);
+
+CREATE TABLE lobby_messages (
+	id INTEGER PRIMARY KEY,
+	lobby_id INTEGER NOT NULL,
+	app_id INTEGER NOT NULL,
+	author_id INTEGER NOT NULL,
+	content TEXT NOT NULL,
+	metadata TEXT NOT NULL DEFAULT '{}',
+	moderation_metadata TEXT NOT NULL DEFAULT '{}',
+	flags INTEGER NOT NULL DEFAULT 0,
+	additional_name TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX lobby_messages_lobby ON lobby_messages(lobby_id, id);
+`,
 }

@@ -123,7 +123,9 @@ func (s *SQLite) MaxID(ctx context.Context) (uint64, error) {
 		SELECT COALESCE(MAX(id), 0) AS m FROM applications
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM users
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM authorizations
-		UNION ALL SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries)`).Scan(&max)
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobbies
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobby_messages)`).Scan(&max)
 	return uint64(max), err
 }
 

@@ -246,4 +246,6 @@ type Store interface {
 	// GetSetting and PutSetting keep small named values (signing keys, dev credentials).
 	GetSetting(ctx context.Context, key string) ([]byte, error)
 	PutSetting(ctx context.Context, key string, value []byte) error
+
+	LobbyStore
 }

@@ -55,6 +55,7 @@ func (e *Enum) CppName() string {
 const (
 	KindRecord = "record" // a value snapshot: getters and setters, deep copies
 	KindClient = "client" // the Client: internally synchronized, never copied
+	KindHandle = "handle" // a live view into the Client's cache: SDK-issued, copyable, synchronized by the Client
 )
 
 // Class is one handle class.
@@ -252,7 +253,7 @@ func (p *parser) parseLine(l string) error {
 			return fmt.Errorf("want: class Name KIND [ctor] [nocopy] {")
 		}
 		c := &Class{Name: f[1], Kind: f[2], Doc: p.takeDoc()}
-		if c.Kind != KindRecord && c.Kind != KindClient {
+		if c.Kind != KindRecord && c.Kind != KindClient && c.Kind != KindHandle {
 			return fmt.Errorf("unknown class kind %q", c.Kind)
 		}
 		for _, flag := range f[3 : len(f)-1] {

@@ -1,0 +1,261 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"sdkpp/core/dispatch"
+	"sdkpp/core/gateway"
+	"sdkpp/core/rest"
+)
+
+// userData is what the client knows of a user.
+type userData struct {
+	id            uint64
+	username      string
+	globalName    *string
+	avatar        *string
+	isProvisional bool
+}
+
+// wireUser is the user object of the gateway and the HTTP API.
+type wireUser struct {
+	ID            string  `json:"id"`
+	Username      string  `json:"username"`
+	GlobalName    *string `json:"global_name"`
+	Avatar        *string `json:"avatar"`
+	IsProvisional bool    `json:"is_provisional"`
+}
+
+func (u *wireUser) data() (*userData, bool) {
+	id, err := strconv.ParseUint(u.ID, 10, 64)
+	if err != nil || id == 0 {
+		return nil, false
+	}
+	return &userData{id: id, username: u.Username, globalName: u.GlobalName, avatar: u.Avatar, isProvisional: u.IsProvisional}, true
+}
+
+// connState is the Client's connection, guarded by Client.mu.
+type connState struct {
+	gw            *gateway.Client
+	statusScope   *dispatch.Scope
+	statusFn      ClientOnStatusChanged
+	currentUserID uint64
+	users         map[uint64]*userData
+}
+
+// SetStatusChangedCallback sets the handler of status changes, replacing the previous one.
+func (c *Client) SetStatusChangedCallback(cb Callback[ClientOnStatusChanged]) {
+	scope := c.scope.NewScope(cb.Release)
+	c.mu.Lock()
+	old := c.conn.statusScope
+	c.conn.statusScope, c.conn.statusFn = scope, cb.Fn
+	c.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// setStatus records a status and queues the status callback.
+func (c *Client) setStatus(s ClientStatus, e ClientError, detail int32) {
+	if ClientStatus(c.status.Swap(int32(s))) == s && e == ClientErrorNone {
+		return
+	}
+	c.logf(LoggingSeverityInfo, "status %s", s)
+	c.mu.Lock()
+	scope, fn := c.conn.statusScope, c.conn.statusFn
+	c.mu.Unlock()
+	if scope != nil {
+		scope.Post(func() { fn(s, e, detail) })
+	}
+}
+
+// Connect connects to the service's gateway with the token set by UpdateToken. The status goes
+// Connecting, Connected, Ready; a lost connection is Reconnecting until it resumes.
+func (c *Client) Connect() {
+	token := c.authHeader()
+	c.mu.Lock()
+	busy := c.conn.gw != nil
+	c.mu.Unlock()
+	switch {
+	case busy:
+		c.logf(LoggingSeverityWarning, "Connect: already connected or connecting")
+		return
+	case token == "":
+		c.logf(LoggingSeverityError, "Connect: no token; call UpdateToken first")
+		c.setStatus(ClientStatusDisconnected, ClientErrorConnectionFailed, 0)
+		return
+	}
+	c.setStatus(ClientStatusConnecting, ClientErrorNone, 0)
+	c.start(func(ctx context.Context) {
+		var g struct {
+			URL string `json:"url"`
+		}
+		if err := c.api.Do(ctx, rest.Request{Path: "/gateway"}, &g); err != nil || g.URL == "" {
+			c.logf(LoggingSeverityError, "Connect: cannot find the gateway: %v", err)
+			c.setStatus(ClientStatusDisconnected, ClientErrorConnectionFailed, 0)
+			return
+		}
+		gw, err := gateway.New(gateway.Config{
+			URL: g.URL,
+			Token: func() string {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return c.auth.token
+			},
+			OnStatus:   c.onGatewayStatus,
+			OnDispatch: c.onDispatch,
+			Logf:       func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
+		})
+		if err != nil {
+			c.logf(LoggingSeverityError, "Connect: %v", err)
+			c.setStatus(ClientStatusDisconnected, ClientErrorConnectionFailed, 0)
+			return
+		}
+		c.mu.Lock()
+		if c.closed || c.conn.gw != nil {
+			c.mu.Unlock()
+			return
+		}
+		c.conn.gw = gw
+		c.mu.Unlock()
+		gw.Start()
+	})
+}
+
+// Disconnect closes the connection; the status goes Disconnecting, then Disconnected.
+func (c *Client) Disconnect() {
+	c.mu.Lock()
+	gw := c.conn.gw
+	c.conn.gw = nil
+	c.mu.Unlock()
+	if gw == nil {
+		return
+	}
+	c.start(func(context.Context) { gw.Close() })
+}
+
+// onGatewayStatus maps the gateway's states to Client::Status and Client::Error.
+func (c *Client) onGatewayStatus(s gateway.Status, err error) {
+	e, detail := ClientErrorNone, int32(0)
+	var ce *gateway.CloseError
+	if errors.As(err, &ce) {
+		detail = int32(ce.Code)
+	}
+	switch {
+	case err != nil && s == gateway.Disconnected:
+		e = ClientErrorConnectionFailed
+		c.logf(LoggingSeverityError, "the service refused the connection: %v", err)
+		c.mu.Lock()
+		c.conn.gw = nil // it has stopped for good; Connect may start another
+		c.mu.Unlock()
+	case err != nil:
+		e = ClientErrorUnexpectedClose
+	}
+	c.setStatus(ClientStatus(s), e, detail)
+}
+
+// onDispatch updates the cache from a gateway dispatch.
+func (c *Client) onDispatch(event string, data json.RawMessage) {
+	switch event {
+	case "READY":
+		var r struct {
+			User wireUser `json:"user"`
+		}
+		if err := json.Unmarshal(data, &r); err != nil {
+			c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
+			return
+		}
+		if u, ok := r.User.data(); ok {
+			c.mu.Lock()
+			c.cacheUserLocked(u)
+			c.conn.currentUserID = u.id
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *Client) cacheUserLocked(u *userData) {
+	if c.conn.users == nil {
+		c.conn.users = map[uint64]*userData{}
+	}
+	c.conn.users[u.id] = u
+}
+
+// stopConnection closes the gateway; called by Close.
+func (c *Client) stopConnection() {
+	c.mu.Lock()
+	gw := c.conn.gw
+	c.conn.gw = nil
+	c.mu.Unlock()
+	if gw != nil {
+		gw.Close()
+	}
+}
+
+// GetCurrentUserV2 returns the signed-in user once the client is Ready, else nil.
+func (c *Client) GetCurrentUserV2() *UserHandle {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn.currentUserID == 0 {
+		return nil
+	}
+	return &UserHandle{c: c, id: c.conn.currentUserID}
+}
+
+// GetUser returns a user from the cache, or nil; it makes no request.
+func (c *Client) GetUser(userId uint64) *UserHandle {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn.users[userId] == nil {
+		return nil
+	}
+	return &UserHandle{c: c, id: userId}
+}
+
+// UserHandle is a live view of a cached user: it reads the newest values, and defaults once the
+// Client is closed.
+type UserHandle struct {
+	c  *Client
+	id uint64
+}
+
+// Clone returns another view of the same user.
+func (h *UserHandle) Clone() *UserHandle { v := *h; return &v }
+
+// user returns a copy of the cached data, or empty data.
+func (h *UserHandle) user() userData {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if h.c.closed || h.c.conn.users[h.id] == nil {
+		return userData{}
+	}
+	return *h.c.conn.users[h.id]
+}
+
+// Id returns the user's id, 0 once the Client is gone.
+func (h *UserHandle) Id() uint64 { return h.user().id }
+
+// Username returns the unique username.
+func (h *UserHandle) Username() string { return h.user().username }
+
+// GlobalName returns the display name the user chose, if any.
+func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().globalName) }
+
+// DisplayName returns GlobalName if set, else Username.
+func (h *UserHandle) DisplayName() string {
+	u := h.user()
+	if u.globalName != nil && strings.TrimSpace(*u.globalName) != "" {
+		return *u.globalName
+	}
+	return u.username
+}
+
+// Avatar returns the avatar hash, if any.
+func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().avatar) }
+
+// IsProvisional reports whether the user is a provisional account.
+func (h *UserHandle) IsProvisional() bool { return h.user().isProvisional }

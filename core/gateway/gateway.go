@@ -1,0 +1,507 @@
+// Package gateway is the SDK's connection to the service's WebSocket gateway. It identifies with
+// the player's token, keeps the connection alive with heartbeats, and after a drop reconnects with
+// jittered backoff and resumes the session, so that the handler sees every dispatch exactly once and
+// in order. Close codes the service marks final (4004 and 4010-4014) stop it.
+//
+// A Client owns one supervisor goroutine, plus one heartbeat goroutine per connection; Close stops
+// both and returns once they have exited. Handlers run on the supervisor goroutine and must not
+// block: the SDK queues them for the game's thread.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Opcodes of the gateway protocol.
+const (
+	OpDispatch       = 0
+	OpHeartbeat      = 1
+	OpIdentify       = 2
+	OpPresenceUpdate = 3
+	OpResume         = 6
+	OpReconnect      = 7
+	OpInvalidSession = 9
+	OpHello          = 10
+	OpHeartbeatACK   = 11
+)
+
+// Status is the connection's state; its values are those of Client::Status.
+type Status int32
+
+// The states of a Client.
+const (
+	Disconnected  Status = 0
+	Connecting    Status = 1
+	Connected     Status = 2 // the socket is open; waiting for READY or RESUMED
+	Ready         Status = 3
+	Reconnecting  Status = 4
+	Disconnecting Status = 5
+)
+
+// Payload is one gateway message.
+type Payload struct {
+	Op int             `json:"op"`
+	D  json.RawMessage `json:"d"`
+	S  *int64          `json:"s,omitempty"`
+	T  string          `json:"t,omitempty"`
+}
+
+// ReadyData is what the client reads from the READY dispatch.
+type ReadyData struct {
+	SessionID        string          `json:"session_id"`
+	ResumeGatewayURL string          `json:"resume_gateway_url"`
+	User             json.RawMessage `json:"user"`
+}
+
+// CloseError is a connection the service closed with a code.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("gateway closed the connection: %d %s", e.Code, e.Reason)
+}
+
+// Final reports whether reconnecting cannot help (authentication failed, bad shard or intents).
+func (e *CloseError) Final() bool { return e.Code == 4004 || (e.Code >= 4010 && e.Code <= 4014) }
+
+// Backoff is the delay between connection attempts: Initial, doubling up to Max, each randomly
+// shortened by up to Jitter (a fraction).
+type Backoff struct {
+	Initial, Max time.Duration
+	Jitter       float64
+}
+
+// Delay is the wait before attempt number n (0 is the first retry), given r in [0, 1).
+func (b Backoff) Delay(n int, r float64) time.Duration {
+	d := b.Initial
+	for i := 0; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	if d > b.Max {
+		d = b.Max
+	}
+	return d - time.Duration(float64(d)*b.Jitter*r)
+}
+
+// Config configures a Client. URL and Token are required.
+type Config struct {
+	URL        string        // ws(s)://host/gateway; v=10&encoding=json are added
+	Token      func() string // read at each Identify and Resume, so that a refreshed token is used
+	Properties map[string]string
+	Intents    int
+	Backoff    Backoff // zero is 500 ms doubling to 30 s with 50% jitter
+
+	OnStatus   func(s Status, err error)                // each change, with the reason of a drop
+	OnDispatch func(event string, data json.RawMessage) // every dispatch, READY and RESUMED included
+
+	HelloTimeout time.Duration // from connect to Hello; 0 is 10 s
+	MaxMessage   int64         // read limit; 0 is 4 MiB
+
+	HTTPClient *http.Client                                     // for the WebSocket handshake; nil is the default
+	Sleep      func(ctx context.Context, d time.Duration) error // nil is a timer; tests shorten it
+	Rand       func() float64                                   // nil is math/rand/v2
+	Logf       func(format string, args ...any)                 // diagnostics; payloads are never logged
+}
+
+// Client is a self-healing gateway connection.
+type Client struct {
+	cfg    Config
+	status atomic.Int32
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	start  sync.Once
+
+	mu        sync.Mutex // guards the session and the current connection
+	sessionID string
+	resumeURL string
+	seq       int64
+	conn      *websocket.Conn
+	writeMu   sync.Mutex
+}
+
+// New returns a Client; Start connects it.
+func New(cfg Config) (*Client, error) {
+	if cfg.URL == "" || cfg.Token == nil {
+		return nil, errors.New("gateway: URL and Token are required")
+	}
+	if cfg.Backoff.Initial == 0 {
+		cfg.Backoff = Backoff{Initial: 500 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.5}
+	}
+	if cfg.HelloTimeout == 0 {
+		cfg.HelloTimeout = 10 * time.Second
+	}
+	if cfg.MaxMessage == 0 {
+		cfg.MaxMessage = 4 << 20
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.OnStatus == nil {
+		cfg.OnStatus = func(Status, error) {}
+	}
+	if cfg.OnDispatch == nil {
+		cfg.OnDispatch = func(string, json.RawMessage) {}
+	}
+	c := &Client{cfg: cfg, done: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// Start begins connecting in the background; later calls do nothing.
+func (c *Client) Start() {
+	c.start.Do(func() { go c.run() })
+}
+
+// Status returns the connection's state.
+func (c *Client) Status() Status { return Status(c.status.Load()) }
+
+func (c *Client) setStatus(s Status, err error) {
+	if Status(c.status.Swap(int32(s))) != s || err != nil {
+		c.cfg.OnStatus(s, err)
+	}
+}
+
+// Close ends the session (the service forgets it), stops reconnecting and returns once every
+// goroutine has exited.
+func (c *Client) Close() {
+	c.start.Do(func() { close(c.done) }) // never started: nothing runs
+	c.setStatus(Disconnecting, nil)
+	c.cancel()
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn != nil {
+		conn.Close(websocket.StatusNormalClosure, "client disconnect")
+	}
+	<-c.done
+	c.setStatus(Disconnected, nil)
+}
+
+// Send writes a payload on the current connection, such as a presence update.
+func (c *Client) Send(ctx context.Context, op int, d any) error {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil || c.Status() != Ready {
+		return errors.New("gateway: not connected")
+	}
+	return c.write(ctx, conn, op, d)
+}
+
+func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any) error {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(Payload{Op: op, D: raw})
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return conn.Write(ctx, websocket.MessageText, b)
+}
+
+// errInvalidated is an Invalid Session that cannot be resumed: identify anew.
+var errInvalidated = errors.New("gateway: session invalidated")
+
+// run connects and reconnects until Close or a final close code.
+func (c *Client) run() {
+	defer close(c.done)
+	for attempt := 0; c.ctx.Err() == nil; {
+		if attempt == 0 && c.hasSession() {
+			c.setStatus(Reconnecting, nil)
+		} else if attempt == 0 {
+			c.setStatus(Connecting, nil)
+		}
+		established, err := c.session()
+		if c.ctx.Err() != nil {
+			return
+		}
+		var ce *CloseError
+		if errors.As(err, &ce) && ce.Final() {
+			c.cfg.Logf("gateway: %v; not reconnecting", err)
+			c.status.Store(int32(Disconnected))
+			c.cfg.OnStatus(Disconnected, err)
+			return
+		}
+		if errors.As(err, &ce) && (ce.Code == 4007 || ce.Code == 4009) {
+			c.forgetSession() // invalid sequence or timed-out session: identify anew
+		}
+		if established {
+			attempt = 0
+		}
+		c.setStatus(Reconnecting, err)
+		c.cfg.Logf("gateway: connection lost (%v); reconnecting", err)
+		if c.cfg.Sleep(c.ctx, c.cfg.Backoff.Delay(attempt, c.cfg.Rand())) != nil {
+			return
+		}
+		attempt++
+	}
+}
+
+func (c *Client) hasSession() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID != ""
+}
+
+// dialURL is the resume URL while a session can be resumed, else the configured URL.
+func (c *Client) dialURL() string {
+	c.mu.Lock()
+	base := c.cfg.URL
+	if c.sessionID != "" && c.resumeURL != "" {
+		base = c.resumeURL
+	}
+	c.mu.Unlock()
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	q := u.Query()
+	q.Set("v", "10")
+	q.Set("encoding", "json")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// session runs one connection until it ends, and reports whether it reached READY or RESUMED.
+func (c *Client) session() (established bool, err error) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, c.dialURL(), &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient})
+	if err != nil {
+		return false, err
+	}
+	conn.SetReadLimit(c.cfg.MaxMessage)
+	c.mu.Lock()
+	c.conn = conn
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.conn = nil
+		c.mu.Unlock()
+		conn.CloseNow()
+	}()
+	c.setStatus(Connected, nil)
+
+	hello, err := c.read(ctx, conn, c.cfg.HelloTimeout)
+	if err != nil {
+		return false, err
+	}
+	var h struct {
+		HeartbeatInterval int64 `json:"heartbeat_interval"`
+	}
+	if hello.Op != OpHello || json.Unmarshal(hello.D, &h) != nil || h.HeartbeatInterval <= 0 {
+		return false, fmt.Errorf("gateway: expected Hello, got op %d", hello.Op)
+	}
+	acked := make(chan struct{}, 1)
+	var beats sync.WaitGroup
+	beats.Add(1)
+	go func() {
+		defer beats.Done()
+		c.heartbeat(ctx, conn, time.Duration(h.HeartbeatInterval)*time.Millisecond, acked)
+	}()
+	defer beats.Wait()
+	defer cancel()
+
+	if err := c.identifyOrResume(ctx, conn); err != nil {
+		return false, err
+	}
+	for {
+		p, err := c.read(ctx, conn, 0)
+		if err != nil {
+			return established, err
+		}
+		switch p.Op {
+		case OpDispatch:
+			if c.dispatch(p) {
+				established = true
+			}
+		case OpHeartbeat:
+			if err := c.write(ctx, conn, OpHeartbeat, c.lastSeq()); err != nil {
+				return established, err
+			}
+		case OpHeartbeatACK:
+			select {
+			case acked <- struct{}{}:
+			default:
+			}
+		case OpReconnect:
+			conn.Close(websocket.StatusCode(4900), "reconnect requested")
+			return established, errors.New("gateway: the service asked to reconnect")
+		case OpInvalidSession:
+			var resumable bool
+			json.Unmarshal(p.D, &resumable)
+			if !resumable {
+				c.forgetSession()
+				conn.Close(websocket.StatusCode(4900), "session invalidated")
+				return established, errInvalidated
+			}
+			conn.Close(websocket.StatusCode(4900), "session not resumable now")
+			return established, errors.New("gateway: invalid session (resumable)")
+		}
+	}
+}
+
+// dispatch hands one dispatch to the handler unless it was already delivered, and reports
+// whether it established the session (READY or RESUMED).
+func (c *Client) dispatch(p *Payload) bool {
+	if p.S != nil {
+		c.mu.Lock()
+		if *p.S <= c.seq && p.T != "READY" {
+			c.mu.Unlock()
+			return false // already delivered before a resume
+		}
+		c.seq = *p.S
+		c.mu.Unlock()
+	}
+	switch p.T {
+	case "READY":
+		var r ReadyData
+		if json.Unmarshal(p.D, &r) == nil {
+			c.mu.Lock()
+			c.sessionID, c.resumeURL = r.SessionID, r.ResumeGatewayURL
+			c.mu.Unlock()
+		}
+		c.cfg.OnDispatch(p.T, p.D)
+		c.setStatus(Ready, nil)
+		return true
+	case "RESUMED":
+		c.cfg.OnDispatch(p.T, p.D)
+		c.setStatus(Ready, nil)
+		return true
+	}
+	c.cfg.OnDispatch(p.T, p.D)
+	return false
+}
+
+func (c *Client) lastSeq() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seq == 0 {
+		return nil
+	}
+	return c.seq
+}
+
+func (c *Client) forgetSession() {
+	c.mu.Lock()
+	c.sessionID, c.resumeURL, c.seq = "", "", 0
+	c.mu.Unlock()
+}
+
+func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn) error {
+	c.mu.Lock()
+	session, seq := c.sessionID, c.seq
+	c.mu.Unlock()
+	if session != "" {
+		return c.write(ctx, conn, OpResume, map[string]any{"token": c.cfg.Token(), "session_id": session, "seq": seq})
+	}
+	props := c.cfg.Properties
+	if props == nil {
+		props = map[string]string{"os": "sdkpp", "browser": "sdkpp", "device": "sdkpp"}
+	}
+	return c.write(ctx, conn, OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
+}
+
+// read returns the next payload; a close from the service becomes a *CloseError.
+func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Duration) (*Payload, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	_, b, err := conn.Read(ctx)
+	if err != nil {
+		if code := websocket.CloseStatus(err); code != -1 {
+			var ce websocket.CloseError
+			errors.As(err, &ce)
+			return nil, &CloseError{Code: int(code), Reason: ce.Reason}
+		}
+		return nil, err
+	}
+	var p Payload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("gateway: malformed payload: %w", err)
+	}
+	return &p, nil
+}
+
+// heartbeat beats every interval, the first after a random fraction of it. A beat that was not
+// acknowledged before the next one means a dead connection: it is closed so that the client
+// reconnects and resumes.
+func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, interval time.Duration, acked <-chan struct{}) {
+	wait := time.Duration(float64(interval) * c.cfg.Rand())
+	pending := false
+	for {
+		if c.cfg.Sleep(ctx, wait) != nil {
+			return
+		}
+		wait = interval
+		if pending {
+			select {
+			case <-acked:
+			default:
+				c.cfg.Logf("gateway: heartbeat not acknowledged; reconnecting")
+				conn.Close(websocket.StatusCode(4900), "heartbeat not acknowledged")
+				return
+			}
+		}
+		if err := c.write(ctx, conn, OpHeartbeat, c.lastSeq()); err != nil {
+			return
+		}
+		pending = true
+	}
+}
+
+// String names a status like Client::Status.
+func (s Status) String() string {
+	switch s {
+	case Disconnected:
+		return "Disconnected"
+	case Connecting:
+		return "Connecting"
+	case Connected:
+		return "Connected"
+	case Ready:
+		return "Ready"
+	case Reconnecting:
+		return "Reconnecting"
+	case Disconnecting:
+		return "Disconnecting"
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}

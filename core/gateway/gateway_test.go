@@ -1,0 +1,317 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/server"
+	"sdkpp/server/servertest"
+	"sdkpp/server/wire"
+)
+
+// proxy forwards TCP connections to a target and can cut them all at once, as a flaky network
+// would.
+type proxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	target string
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+func newProxy(t *testing.T) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		target := p.target
+		p.mu.Unlock()
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.track(c, up)
+		p.wg.Add(2)
+		go func() { defer p.wg.Done(); io.Copy(up, c); up.Close(); c.Close() }()
+		go func() { defer p.wg.Done(); io.Copy(c, up); up.Close(); c.Close() }()
+	}
+}
+
+func (p *proxy) track(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		p.conns[c] = struct{}{}
+	}
+}
+
+// cut closes every connection through the proxy.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+func (p *proxy) close() {
+	p.ln.Close()
+	p.cut()
+	p.wg.Wait()
+}
+
+// start runs the service behind the proxy and returns it with a user's access token.
+func start(t *testing.T) (*servertest.Env, *proxy, string, wire.Snowflake) {
+	p := newProxy(t)
+	// The service listens on a port chosen now, so that the proxy knows its target before the
+	// service starts; its public URL is the proxy's.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p.mu.Lock()
+	p.target = addr
+	p.mu.Unlock()
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) {
+		c.Addr = addr
+		c.PublicURL = "http://" + p.ln.Addr().String()
+		c.GatewayHeartbeat = 200 * time.Millisecond
+	}))
+	// Reach the API directly, not through the proxy that the tests cut.
+	body, _ := json.Marshal(wire.BotTokenRequest{ExternalUserID: "gw-player"})
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+server.APIVersionPath+"/partner-sdk/token/bot", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bot "+env.App.BotToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr wire.TokenResponse
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&tr) != nil {
+		t.Fatalf("bot token: HTTP %d", resp.StatusCode)
+	}
+	var me wire.User
+	r2, _ := http.NewRequest(http.MethodGet, "http://"+addr+server.APIVersionPath+"/users/@me", nil)
+	r2.Header.Set("Authorization", "Bearer "+tr.AccessToken)
+	resp2, err := http.DefaultClient.Do(r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	json.NewDecoder(resp2.Body).Decode(&me)
+	return env, p, tr.AccessToken, me.ID
+}
+
+// recorder collects what a Client reports.
+type recorder struct {
+	mu       sync.Mutex
+	statuses []Status
+	events   []string
+	payloads []json.RawMessage
+	lastErr  error
+}
+
+func (r *recorder) status(s Status, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.statuses = append(r.statuses, s)
+	if err != nil {
+		r.lastErr = err
+	}
+}
+
+func (r *recorder) dispatch(event string, data json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, event)
+	r.payloads = append(r.payloads, data)
+}
+
+func (r *recorder) count(event string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e == event {
+			n++
+		}
+	}
+	return n
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func newClient(t *testing.T, url, tok string, rec *recorder) *Client {
+	c, err := New(Config{
+		URL: url, Token: func() string { return tok },
+		OnStatus: rec.status, OnDispatch: rec.dispatch,
+		Backoff: Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestIdentifyReadyAndClose(t *testing.T) {
+	env, p, tok, _ := start(t)
+	_ = env
+	rec := &recorder{}
+	c := newClient(t, "ws://"+p.ln.Addr().String()+server.GatewayPath, tok, rec)
+	c.Start()
+	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
+	if rec.count("READY") != 1 {
+		t.Fatalf("events %v", rec.events)
+	}
+	c.Close()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []Status{Connecting, Connected, Ready, Disconnecting, Disconnected}
+	if len(rec.statuses) != len(want) {
+		t.Fatalf("statuses %v, want %v", rec.statuses, want)
+	}
+	for i := range want {
+		if rec.statuses[i] != want[i] {
+			t.Fatalf("statuses %v, want %v", rec.statuses, want)
+		}
+	}
+}
+
+// Dispatches sent while the connection is cut again and again arrive exactly once, in order,
+// through resume.
+func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
+	env, p, tok, userID := start(t)
+	rec := &recorder{}
+	c := newClient(t, "ws://"+p.ln.Addr().String()+server.GatewayPath, tok, rec)
+	c.Start()
+	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
+	const n = 300
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // the network fails every 40 ms
+		for ctx.Err() == nil {
+			time.Sleep(40 * time.Millisecond)
+			p.cut()
+		}
+	}()
+	for i := 1; i <= n; i++ {
+		env.Server.Hub().Dispatch(uint64(userID), "TEST_EVENT", map[string]int{"n": i})
+		time.Sleep(time.Millisecond)
+	}
+	waitUntil(t, "every event", func() bool { return rec.count("TEST_EVENT") >= n })
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	next := 1
+	for i, e := range rec.events {
+		if e != "TEST_EVENT" {
+			continue
+		}
+		var d struct{ N int }
+		json.Unmarshal(rec.payloads[i], &d)
+		if d.N != next {
+			t.Fatalf("event %d arrived where %d was due (duplicate or out of order)", d.N, next)
+		}
+		next++
+	}
+	if next != n+1 {
+		t.Fatalf("got %d events, want %d", next-1, n)
+	}
+	resumed, ready := 0, 0
+	for _, e := range rec.events {
+		switch e {
+		case "RESUMED":
+			resumed++
+		case "READY":
+			ready++
+		}
+	}
+	if resumed == 0 || ready != 1 {
+		t.Fatalf("READY %d, RESUMED %d: the session was not resumed", ready, resumed)
+	}
+	t.Logf("%d events through %d resumes", n, resumed)
+}
+
+// A revoked token closes with 4004, which is final: no reconnect.
+func TestAuthenticationFailureIsFinal(t *testing.T) {
+	_, p, _, _ := start(t)
+	rec := &recorder{}
+	c := newClient(t, "ws://"+p.ln.Addr().String()+server.GatewayPath, "not-a-token", rec)
+	c.Start()
+	waitUntil(t, "Disconnected", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.lastErr != nil && c.Status() == Disconnected
+	})
+	var ce *CloseError
+	rec.mu.Lock()
+	err := rec.lastErr
+	rec.mu.Unlock()
+	if !asClose(err, &ce) || ce.Code != 4004 || !ce.Final() {
+		t.Fatalf("err = %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if c.Status() != Disconnected {
+		t.Fatalf("reconnected after a final close: %v", c.Status())
+	}
+}
+
+func asClose(err error, ce **CloseError) bool {
+	e, ok := err.(*CloseError)
+	if ok {
+		*ce = e
+	}
+	return ok
+}
+
+func TestBackoffDelay(t *testing.T) {
+	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}
+	cases := []struct {
+		n    int
+		r    float64
+		want time.Duration
+	}{{0, 0, 100 * time.Millisecond}, {1, 0, 200 * time.Millisecond}, {5, 0, time.Second}, {9, 0.5, 750 * time.Millisecond}, {0, 0.999, 50*time.Millisecond + 50*time.Microsecond}}
+	for _, c := range cases {
+		if got := b.Delay(c.n, c.r); got != c.want {
+			t.Errorf("Delay(%d, %v) = %v, want %v", c.n, c.r, got, c.want)
+		}
+	}
+}

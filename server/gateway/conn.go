@@ -1,0 +1,501 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"sdkpp/server/wire"
+)
+
+// closeReq says how a connection ends: code 0 means the peer is gone (no close frame is sent);
+// end means its session ends too instead of waiting to be resumed.
+type closeReq struct {
+	code   int
+	reason string
+	end    bool
+}
+
+// inbound is what the reader hands to the connection's loop: one payload, or why reading stopped.
+type inbound struct {
+	data    []byte
+	stopped bool // reading stopped: the connection ends with stop
+	stop    closeReq
+}
+
+// conn is one WebSocket connection. Its loop (run, on ServeHTTP's goroutine) does every write
+// and owns the reader goroutine.
+type conn struct {
+	h         *Hub
+	ws        *websocket.Conn
+	tcp       net.Conn // the hijacked connection; nil if unknown
+	resumeURL string
+
+	wake chan struct{} // dispatches wait in the session (cap 1)
+	kick chan closeReq // the hub asks the loop to close (cap 1)
+	in   chan inbound  // reader → loop
+	done chan struct{} // closed when the loop stops receiving from in
+
+	// Guarded by Hub.mu.
+	sess *session
+	sent int64 // the last sequence number taken for writing
+
+	// Loop-only state.
+	authed    bool
+	who       Identity
+	deadline  time.Time // heartbeat deadline by the hub's clock
+	hbC       <-chan time.Time
+	hbStop    func()
+	rate      []time.Time // ring of the last RateLimit payload times
+	rateNext  int
+	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
+}
+
+func newConn(h *Hub, ws *websocket.Conn, tcp net.Conn, resumeURL string) *conn {
+	return &conn{h: h, ws: ws, tcp: tcp, resumeURL: resumeURL,
+		wake: make(chan struct{}, 1), kick: make(chan closeReq, 1), in: make(chan inbound), done: make(chan struct{})}
+}
+
+// signal tells the loop that dispatches wait (never blocks).
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// kickWith asks the loop to close with r (never blocks; the first request wins).
+func (c *conn) kickWith(r closeReq) {
+	select {
+	case c.kick <- r:
+	default:
+	}
+}
+
+// cut closes the TCP connection under the WebSocket.
+func (c *conn) cut() {
+	if c.tcp != nil {
+		_ = c.tcp.Close()
+	}
+}
+
+// run serves the connection until it ends.
+func (c *conn) run() {
+	c.ws.SetReadLimit(int64(c.h.cfg.MaxPayloadBytes) + 1) // the reader stops at the limit itself
+	c.readerRan = make(chan struct{})
+	go c.read() // owned by run: finish waits for it
+	c.finish(c.loop())
+}
+
+// read hands each message to the loop until reading fails or a message is refused.
+func (c *conn) read() {
+	defer close(c.readerRan)
+	max := c.h.cfg.MaxPayloadBytes
+	for {
+		var in inbound
+		typ, r, err := c.ws.Reader(c.h.ctx)
+		if err == nil {
+			in.data, err = io.ReadAll(io.LimitReader(r, int64(max)+1))
+		}
+		switch {
+		case err != nil:
+			// The peer's close code 1000 or 1001 ends its session, as on the platform; any other
+			// end of the connection leaves the session resumable.
+			st := websocket.CloseStatus(err)
+			in.stop = closeReq{end: st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway}
+		case len(in.data) > max:
+			in.stop = closeReq{code: CloseDecodeError, reason: "payload too large"}
+		case typ != websocket.MessageText:
+			in.stop = closeReq{code: CloseDecodeError, reason: "binary payloads are not accepted"}
+		}
+		in.stopped = err != nil || in.stop.code != 0
+		select {
+		case c.in <- in:
+		case <-c.done:
+			return
+		}
+		if in.stopped {
+			return
+		}
+	}
+}
+
+// finish ends the connection: it detaches (or ends) the session first, so that a client that
+// reconnects at once can resume, then closes the WebSocket and waits for the reader.
+func (c *conn) finish(r closeReq) {
+	if IsFinal(r.code) {
+		r.end = true
+	}
+	h := c.h
+	h.mu.Lock()
+	if s := c.sess; s != nil && s.conn == c {
+		s.conn = nil
+		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
+		if r.end {
+			h.removeLocked(s)
+		}
+	}
+	c.sess = nil
+	h.sweepLocked(h.cfg.Clock.Now())
+	h.mu.Unlock()
+
+	if r.code == 0 {
+		_ = c.ws.CloseNow()
+	} else {
+		c.closeWith(r.code, r.reason)
+	}
+	close(c.done)
+	if c.readerRan != nil {
+		<-c.readerRan
+	}
+	if c.hbStop != nil {
+		c.hbStop()
+	}
+	h.mu.Lock()
+	delete(h.conns, c)
+	h.mu.Unlock()
+	h.log.Debug("gateway: connection closed", "code", r.code, "reason", r.reason, "user_id", c.who.UserID,
+		"app_id", c.who.AppID)
+}
+
+// closeWith performs the close handshake with code, cutting the TCP connection when the peer
+// does not answer within closeTimeout.
+func (c *conn) closeWith(code int, reason string) {
+	fired := make(chan struct{})
+	t := time.AfterFunc(closeTimeout, func() {
+		defer close(fired)
+		c.cut()
+	})
+	_ = c.ws.Close(websocket.StatusCode(code), reason)
+	if !t.Stop() {
+		<-fired
+	}
+}
+
+// write sends one payload within the write timeout.
+func (c *conn) write(frame []byte) error {
+	ctx, cancel := context.WithTimeout(c.h.ctx, c.h.cfg.WriteTimeout)
+	defer cancel()
+	return c.ws.Write(ctx, websocket.MessageText, frame)
+}
+
+var gone = closeReq{} // the peer is gone: no close frame
+
+// loop sends Hello and then serves payloads, dispatches, the heartbeat deadline and the hub's
+// requests until the connection must end.
+func (c *conn) loop() closeReq {
+	h := c.h
+	c.armHeartbeat()
+	if c.write(controlFrame(OpHello, Hello{HeartbeatInterval: h.cfg.HeartbeatInterval.Milliseconds()})) != nil {
+		return gone
+	}
+	for {
+		select {
+		case in := <-c.in:
+			if in.stopped {
+				return in.stop
+			}
+			if r, stop := c.handle(in.data); stop {
+				return r
+			}
+		case <-c.wake:
+			if r, stop := c.flush(); stop {
+				return r
+			}
+		case <-c.hbC:
+			if !h.cfg.Clock.Now().Before(c.deadline) {
+				return closeReq{code: CloseSessionTimedOut, reason: "session timed out"}
+			}
+			c.hbStop()
+			c.hbC, c.hbStop = h.cfg.Clock.At(c.deadline)
+		case r := <-c.kick:
+			return r
+		case <-h.closing:
+			_ = c.write(controlFrame(OpReconnect, nil))
+			return closeReq{code: CloseServiceRestart, reason: "service restart"}
+		}
+	}
+}
+
+// armHeartbeat moves the heartbeat deadline to 1.5 intervals from now.
+func (c *conn) armHeartbeat() {
+	if c.hbStop != nil {
+		c.hbStop()
+	}
+	c.deadline = c.h.cfg.Clock.Now().Add(c.h.timeout)
+	c.hbC, c.hbStop = c.h.cfg.Clock.At(c.deadline)
+}
+
+// allow counts a payload against the rate limit and tells whether it is within it.
+func (c *conn) allow(now time.Time) bool {
+	limit := c.h.cfg.RateLimit
+	if len(c.rate) < limit {
+		c.rate = append(c.rate, now)
+		return true
+	}
+	if now.Sub(c.rate[c.rateNext]) < c.h.cfg.RateWindow {
+		return false
+	}
+	c.rate[c.rateNext] = now
+	c.rateNext = (c.rateNext + 1) % limit
+	return true
+}
+
+// isObject tells whether raw is a JSON object (after leading white space).
+func isObject(raw []byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// isNull tells whether raw is absent or JSON null.
+func isNull(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// decodeObject decodes raw, which must be a JSON object, into v.
+func decodeObject(raw []byte, v any) bool {
+	return isObject(raw) && json.Unmarshal(raw, v) == nil
+}
+
+func decodeError(what string) (closeReq, bool) {
+	return closeReq{code: CloseDecodeError, reason: what}, true
+}
+
+// handle serves one client payload; stop says the connection must close with the result.
+func (c *conn) handle(data []byte) (closeReq, bool) {
+	if !c.allow(c.h.cfg.Clock.Now()) {
+		return closeReq{code: CloseRateLimited, reason: "rate limited"}, true
+	}
+	var p struct {
+		Op *int            `json:"op"`
+		D  json.RawMessage `json:"d"`
+	}
+	if !decodeObject(data, &p) || p.Op == nil {
+		return decodeError("decode error")
+	}
+	switch *p.Op {
+	case OpHeartbeat:
+		var seq *int64
+		if json.Unmarshal(nullIfAbsent(p.D), &seq) != nil {
+			return decodeError("heartbeat d must be a sequence number or null")
+		}
+		c.armHeartbeat()
+		if c.write(controlFrame(OpHeartbeatACK, nil)) != nil {
+			return gone, true
+		}
+		return closeReq{}, false
+	case OpIdentify:
+		if c.authed {
+			return closeReq{code: CloseAlreadyAuthenticated, reason: "already authenticated"}, true
+		}
+		return c.identify(p.D)
+	case OpResume:
+		if c.authed {
+			return closeReq{code: CloseAlreadyAuthenticated, reason: "already authenticated"}, true
+		}
+		return c.resume(p.D)
+	case OpPresenceUpdate:
+		if !c.authed {
+			return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
+		}
+		if !isObject(p.D) { // p.D is valid JSON: the whole payload decoded
+			return decodeError("presence must be an object")
+		}
+		if f := c.h.cfg.OnPresence; f != nil {
+			f(c.who, json.RawMessage(bytes.Clone(p.D)))
+		}
+		return closeReq{}, false
+	}
+	return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
+}
+
+func nullIfAbsent(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return []byte("null")
+	}
+	return raw
+}
+
+// authenticate resolves a token from Identify or Resume; a zero code means success.
+func (c *conn) authenticate(token string) (Identity, closeReq) {
+	token = strings.TrimSpace(token)
+	if len(token) > 7 && strings.EqualFold(token[:7], "Bearer ") {
+		token = strings.TrimSpace(token[7:])
+	}
+	failed := closeReq{code: CloseAuthenticationFailed, reason: "authentication failed"}
+	if token == "" {
+		return Identity{}, failed
+	}
+	ctx, cancel := context.WithTimeout(c.h.ctx, c.h.cfg.WriteTimeout)
+	defer cancel()
+	who, ok, err := c.h.cfg.Tokens.ResolveBearer(ctx, token)
+	switch {
+	case err != nil:
+		c.h.log.Warn("gateway: token lookup failed", "err", err)
+		return Identity{}, closeReq{code: CloseUnknownError, reason: "unknown error"}
+	case !ok || who.UserID == 0 || !hasGatewayScope(who.Scopes):
+		return Identity{}, failed
+	}
+	return who, closeReq{}
+}
+
+// identify serves op 2: it checks the payload and the token, creates a session and sends READY.
+func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
+	h := c.h
+	var id Identify
+	switch {
+	case !decodeObject(d, &id):
+		return decodeError("invalid identify payload")
+	case !isNull(id.Properties) && !isObject(id.Properties):
+		return decodeError("properties must be an object")
+	case !isNull(id.Presence) && !isObject(id.Presence):
+		return decodeError("presence must be an object")
+	case id.Compress:
+		return decodeError("payload compression is not supported")
+	case id.Shard != nil && (len(id.Shard) != 2 || id.Shard[1] < 1 || id.Shard[0] < 0 || id.Shard[0] >= id.Shard[1]):
+		return closeReq{code: CloseInvalidShard, reason: "invalid shard"}, true
+	case id.Intents == nil || *id.Intents < 0 || uint64(*id.Intents)&^KnownIntents != 0:
+		return closeReq{code: CloseInvalidIntents, reason: "invalid intent(s)"}, true
+	}
+	intents := uint64(*id.Intents)
+	who, fail := c.authenticate(id.Token)
+	if fail.code != 0 {
+		return fail, true
+	}
+	if h.cfg.AllowIntents != nil && !h.cfg.AllowIntents(who.AppID, intents) {
+		return closeReq{code: CloseDisallowedIntents, reason: "disallowed intent(s)"}, true
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
+	user, err := h.cfg.Users.ReadyUser(ctx, who)
+	cancel()
+	if err != nil {
+		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
+		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
+	}
+	s := &session{id: newSessionID(), who: who, intents: intents}
+	if id.Capabilities != nil {
+		s.capabilities = *id.Capabilities
+	}
+	ready, err := json.Marshal(Ready{V: APIVersion, User: user, Guilds: []json.RawMessage{}, SessionID: s.id,
+		ResumeGatewayURL: c.resumeURL, Application: ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard})
+	if err != nil {
+		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
+	}
+	h.mu.Lock()
+	s.conn = c
+	c.sess, c.sent = s, 0
+	s.push([]byte(`"`+EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
+	h.addLocked(s)
+	h.sweepLocked(h.cfg.Clock.Now())
+	h.mu.Unlock()
+	c.authed, c.who = true, who
+	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
+	if r, stop := c.flush(); stop {
+		return r, true
+	}
+	if !isNull(id.Presence) && h.cfg.OnPresence != nil {
+		h.cfg.OnPresence(who, json.RawMessage(bytes.Clone(id.Presence)))
+	}
+	return closeReq{}, false
+}
+
+// resume serves op 6: it re-attaches a session, replays what the client missed and sends
+// RESUMED, or answers Invalid Session.
+func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
+	h := c.h
+	var rs Resume
+	if !decodeObject(d, &rs) || rs.Seq == nil {
+		return decodeError("invalid resume payload")
+	}
+	if *rs.Seq < 0 {
+		return closeReq{code: CloseInvalidSeq, reason: "invalid seq"}, true
+	}
+	who, fail := c.authenticate(rs.Token)
+	if fail.code != 0 {
+		return fail, true
+	}
+	h.mu.Lock()
+	now := h.cfg.Clock.Now()
+	s := h.sessions[rs.SessionID]
+	if s == nil || s.who.UserID != who.UserID || s.who.AppID != who.AppID || h.expireLocked(s, now) {
+		h.mu.Unlock()
+		return c.invalidSession()
+	}
+	if *rs.Seq > s.seq {
+		h.mu.Unlock()
+		return closeReq{code: CloseInvalidSeq, reason: "invalid seq"}, true
+	}
+	old := s.conn
+	missed, ok := s.after(*rs.Seq)
+	if !ok { // the client missed more than the buffer holds
+		h.removeLocked(s)
+		h.mu.Unlock()
+		if old != nil {
+			old.kickWith(closeReq{code: CloseUnknownError, reason: "session invalidated"})
+		}
+		return c.invalidSession()
+	}
+	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
+	pending := append(missed, s.push([]byte(`"`+EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
+	s.conn = c
+	c.sess, c.sent = s, s.seq
+	h.mu.Unlock()
+	if old != nil {
+		old.kickWith(closeReq{code: CloseUnknownError, reason: "session resumed elsewhere"})
+	}
+	c.authed, c.who = true, s.who
+	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", len(missed))
+	if !c.writeAll(pending) {
+		return gone, true
+	}
+	return c.flush()
+}
+
+// invalidSession sends op 9 with d false; the connection stays open for a new Identify.
+func (c *conn) invalidSession() (closeReq, bool) {
+	if c.write(controlFrame(OpInvalidSession, false)) != nil {
+		return gone, true
+	}
+	return closeReq{}, false
+}
+
+// flush writes the session's dispatches this connection has not taken yet, in order.
+func (c *conn) flush() (closeReq, bool) {
+	h := c.h
+	h.mu.Lock()
+	s := c.sess
+	if s == nil || s.conn != c {
+		h.mu.Unlock()
+		return closeReq{}, false
+	}
+	pending, ok := s.after(c.sent)
+	if !ok {
+		h.mu.Unlock() // the client fell more than ReplayLimit dispatches behind
+		return closeReq{code: CloseUnknownError, reason: "too far behind"}, true
+	}
+	if len(pending) > 0 {
+		c.sent = pending[len(pending)-1].seq
+	}
+	h.mu.Unlock()
+	if !c.writeAll(pending) {
+		return gone, true
+	}
+	return closeReq{}, false
+}
+
+// writeAll writes the entries in order; false means the connection is gone.
+func (c *conn) writeAll(list []entry) bool {
+	for _, e := range list {
+		if c.write(e.frame) != nil {
+			return false
+		}
+	}
+	return true
+}

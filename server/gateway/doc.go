@@ -1,0 +1,113 @@
+// Package gateway is the service's WebSocket gateway (github.com/coder/websocket): the realtime
+// channel over which the service pushes events (dispatches) to the users' game clients, with the
+// platform's payloads, opcodes and close codes (API v10, JSON encoding).
+//
+// A Hub serves connections (Hub.ServeHTTP, mounted by package server) and keeps their sessions.
+// The rest of the service sends events with Hub.Dispatch, Hub.DispatchMany and Hub.DispatchApp,
+// asks Hub.Online and Hub.Sessions, ends a user's sessions with Hub.EndSessions, and receives
+// Presence Updates through Config.OnPresence. The hub authenticates with Config.Tokens and builds
+// READY's user with Config.Users.
+//
+// # Connecting
+//
+// A client opens a WebSocket with GET on the mount point, optionally with ?v=10&encoding=json.
+// Another v is closed with 4012, another encoding or any compress parameter with 4002 (the hub
+// speaks plain JSON text frames only). Any origin may connect: clients authenticate in band.
+//
+// # Payloads
+//
+// Every message is a JSON text frame {"op", "d", "s", "t"}; s and t are set on dispatches (op 0)
+// only. The server first sends Hello:
+//
+//	{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}
+//
+// The client heartbeats every heartbeat_interval with its last received sequence number (or
+// null) and gets an ACK:
+//
+//	{"op":1,"d":3}
+//	{"op":11,"d":null,"s":null,"t":null}
+//
+// It identifies with a user's OAuth2 access token (with or without "Bearer "). The token must
+// carry gateway.connect, directly or through sdk.social_layer or sdk.social_layer_presence:
+//
+//	{"op":2,"d":{"token":"<access token>","properties":{"os":"linux","browser":"sdkpp","device":"sdkpp"},
+//	 "intents":0,"capabilities":32768,"presence":{"status":"online","activities":[]}}}
+//
+// intents is required (bits of KnownIntents); shard, when given, is [id, count]; compress must
+// not be true; presence, when given, goes to Config.OnPresence after READY. The server answers
+// with READY, sequence number 1 of the new session:
+//
+//	{"op":0,"d":{"v":10,"user":{"id":"1234","username":"alice",...},"guilds":[],
+//	 "session_id":"9f0c...(32 hex)","resume_gateway_url":"ws://127.0.0.1:7710/gateway",
+//	 "application":{"id":"5678"}},"s":1,"t":"READY"}
+//
+// Each later dispatch of the session takes the next sequence number (s is strictly increasing
+// by 1 per session). Presence Update (op 3) takes an object, {"op":3,"d":{...}}; the hub checks
+// only that d is a JSON object and hands it to Config.OnPresence.
+//
+// # Resuming
+//
+// When a connection drops, its session waits Config.ResumeWindow (default 2 minutes) for a Resume
+// on a new connection (to resume_gateway_url), and keeps collecting dispatches meanwhile. The
+// client sends its token, the session id and the last sequence number it received:
+//
+//	{"op":6,"d":{"token":"<access token>","session_id":"9f0c...","seq":2}}
+//
+// The server replays every dispatch after seq that the session holds, in order and with its
+// original s, then dispatches RESUMED with the next sequence number:
+//
+//	{"op":0,"d":{...},"s":3,"t":"LOBBY_MESSAGE_CREATE"} ... {"op":0,"d":{},"s":6,"t":"RESUMED"}
+//
+// An unknown or expired session, one of another user or application, or a seq older than the
+// replay buffer (the last Config.ReplayLimit dispatches, default 1000) gets Invalid Session, and
+// the connection stays open for a new Identify:
+//
+//	{"op":9,"d":false,"s":null,"t":null}
+//
+// A seq the session never reached closes with 4007. Resuming a session that is still attached
+// to another connection moves it: the old connection is closed with 4000. A session ends at once
+// (it cannot be resumed) when the client closes with 1000 or 1001, when the server closes with a
+// final code, or on Hub.EndSessions; any other end of a connection (a dropped TCP connection,
+// any other close code from either side) leaves it resumable.
+//
+// # Limits
+//
+//   - Client payloads: at most Config.MaxPayloadBytes (default 4096 bytes, the platform's limit);
+//     a larger one, a binary frame, malformed JSON or a field of the wrong type closes with 4002.
+//   - Rate: at most Config.RateLimit payloads (default 120, every op counts) per
+//     Config.RateWindow (60 s) per connection; the next one closes with 4008.
+//   - Heartbeat: a connection that sends no heartbeat within 1.5 heartbeat intervals (from the
+//     Hello, then from each heartbeat) is closed with 4009.
+//   - Replay: Config.ReplayLimit dispatches per session. A connected client that falls further
+//     behind than that is closed with 4000.
+//
+// Time limits (heartbeat, resume window, rate window) are read from Config.Clock, so tests move
+// them with a fake clock; writes (Config.WriteTimeout) and close handshakes (2 s, then the TCP
+// connection is cut) are bounded in real time.
+//
+// # Close codes
+//
+//	4000 unknown error: an internal failure (token or user lookup), a session resumed elsewhere,
+//	     or a client too far behind; reconnect and resume
+//	4001 unknown opcode: anything but ops 1, 2, 3 and 6 from a client
+//	4002 decode error: see Limits; also unsupported encoding or compression
+//	4003 not authenticated: Presence Update before Identify (Heartbeat is allowed before it)
+//	4004 authentication failed (final): bad, expired or revoked token, a token without the
+//	     gateway scope, or Hub.EndSessions
+//	4005 already authenticated: a second Identify, or a Resume after Identify
+//	4007 invalid seq: Resume with a negative seq or one the session never reached
+//	4008 rate limited
+//	4009 session timed out: no heartbeat in time
+//	4010 invalid shard (final): shard not [id, count] with 0 <= id < count
+//	4011 sharding required (final): never sent; user sessions need no sharding
+//	4012 invalid API version (final): ?v= other than 10
+//	4013 invalid intents (final): intents missing, negative, or with undefined bits
+//	4014 disallowed intents (final): refused by Config.AllowIntents
+//	1012 service restart: after Reconnect (op 7) when the hub closes
+//
+// # Goroutines
+//
+// Each connection runs on its ServeHTTP goroutine, which also does every write to it, plus one
+// reader goroutine it owns and waits for. Dispatch never blocks on a client: it appends to the
+// session's replay buffer and wakes the connection. Hub.Close waits for all of them.
+package gateway

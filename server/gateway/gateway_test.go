@@ -1,0 +1,731 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Hello carries the heartbeat interval; Identify gets READY with the platform's fields, s=1.
+func TestHelloIdentifyReady(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dialQuery("?v=10&encoding=json")
+	_, raw, err := c.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`; string(raw) != want {
+		t.Fatalf("hello = %s, want %s", raw, want)
+	}
+	c.send(OpIdentify, identifyData("Bearer user-7")) // the prefix is accepted
+	p := c.expectDispatch(EventReady, 1)
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(p.D, &d); err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{
+		"v":                  `10`,
+		"guilds":             `[]`,
+		"application":        `{"id":"500"}`,
+		"resume_gateway_url": fmt.Sprintf("%q", e.wsURL("")),
+	} {
+		if string(d[field]) != want {
+			t.Errorf("READY %s = %s, want %s", field, d[field], want)
+		}
+	}
+	var r Ready
+	if err := json.Unmarshal(p.D, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.User.ID != 7 || r.User.Username != "user7" {
+		t.Errorf("READY user = %+v", r.User)
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(r.SessionID) {
+		t.Errorf("session_id = %q", r.SessionID)
+	}
+	if !e.hub.Online(7) || e.hub.Sessions(7) != 1 || e.hub.Online(8) {
+		t.Errorf("Online/Sessions wrong after READY")
+	}
+
+	// Without query parameters the defaults apply; every scope that includes gateway.connect works.
+	for _, tok := range []string{"presence-8", "gw-9"} {
+		c := e.dialQuery("")
+		c.hello()
+		c.identify(tok)
+	}
+}
+
+// Config.ResumeURL replaces the derived resume_gateway_url.
+func TestResumeURLConfig(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ResumeURL = "wss://resume.invalid/gateway" })
+	if r := e.dial().identify("user-1"); r.ResumeGatewayURL != "wss://resume.invalid/gateway" {
+		t.Fatalf("resume_gateway_url = %q", r.ResumeGatewayURL)
+	}
+}
+
+// Heartbeats are answered with op 11, before and after Identify, with d null or a sequence number.
+func TestHeartbeatACK(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	c.send(OpHeartbeat, nil)
+	_, raw, err := c.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"op":11,"d":null,"s":null,"t":null}`; string(raw) != want {
+		t.Fatalf("ack = %s, want %s", raw, want)
+	}
+	c.identify("user-1")
+	c.send(OpHeartbeat, 1)
+	c.expectOp(OpHeartbeatACK)
+	c.sendRaw(`{"op":1}`) // d absent counts as null
+	c.expectOp(OpHeartbeatACK)
+}
+
+// A connection without a heartbeat for 1.5 intervals, by the injected clock, is closed with 4009;
+// each heartbeat moves the deadline; the session can still be resumed.
+func TestHeartbeatTimeout(t *testing.T) {
+	e := newEnv(t, nil)
+	timeout := DefaultHeartbeatInterval * 3 / 2
+	c := e.dial()
+	r := c.identify("user-1")
+	e.clk.Advance(timeout - time.Millisecond)
+	c.heartbeat() // still open
+	e.clk.Advance(timeout - time.Millisecond)
+	c.heartbeat() // the deadline moved with the last heartbeat
+	e.clk.Advance(timeout)
+	c.expectClose(CloseSessionTimedOut)
+
+	// A connection that never identifies times out the same way, counted from Hello.
+	idle := e.dial()
+	e.clk.Advance(timeout)
+	idle.expectClose(CloseSessionTimedOut)
+
+	// 4009 is not final: the session waits to be resumed.
+	b := e.dial()
+	b.resume("user-1", r.SessionID, 1)
+	b.expectDispatch(EventResumed, 2)
+}
+
+// Every close code the hub sends, each provoked.
+func TestCloseCodes(t *testing.T) {
+	e := newEnv(t, nil)
+	identified := func() *client {
+		c := e.dial()
+		c.identify("user-1")
+		return c
+	}
+	identifyWith := func(field string, value any) func() *client { // Identify of user 1 with one field changed
+		return func() *client {
+			c := e.dial()
+			d := identifyData("user-1")
+			if value == nil {
+				delete(d, field)
+			} else {
+				d[field] = value
+			}
+			c.send(OpIdentify, d)
+			return c
+		}
+	}
+	hb := `{"op":1,"d":null}`
+	pad := func(n int) string { // a heartbeat of exactly n bytes
+		return hb[:len(hb)-1] + strings.Repeat(" ", n-len(hb)) + "}"
+	}
+	cases := []struct {
+		name    string
+		code    int
+		provoke func() *client
+	}{
+		{"unknown opcode", CloseUnknownOpcode, func() *client { c := e.dial(); c.send(42, nil); return c }},
+		{"server opcode from client", CloseUnknownOpcode, func() *client { c := identified(); c.send(OpHeartbeatACK, nil); return c }},
+		{"malformed JSON", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"op":1,`); return c }},
+		{"not an object", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`[1]`); return c }},
+		{"missing op", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"d":null}`); return c }},
+		{"op of wrong type", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"op":"1"}`); return c }},
+		{"trailing garbage", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(hb + `x`); return c }},
+		{"oversized payload", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(pad(DefaultMaxPayloadBytes + 1)); return c }},
+		{"binary frame", CloseDecodeError, func() *client {
+			c := e.dial()
+			if err := c.ws.Write(context.Background(), websocket.MessageBinary, []byte(hb)); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}},
+		{"heartbeat d of wrong type", CloseDecodeError, func() *client { c := e.dial(); c.send(OpHeartbeat, "x"); return c }},
+		{"identify d not an object", CloseDecodeError, func() *client { c := e.dial(); c.send(OpIdentify, "user-1"); return c }},
+		{"identify intents of wrong type", CloseDecodeError, identifyWith("intents", "1")},
+		{"identify properties not an object", CloseDecodeError, identifyWith("properties", "linux")},
+		{"identify compress", CloseDecodeError, identifyWith("compress", true)},
+		{"presence not an object", CloseDecodeError, func() *client { c := identified(); c.send(OpPresenceUpdate, []int{1}); return c }},
+		{"resume without seq", CloseDecodeError, func() *client {
+			c := e.dial()
+			c.send(OpResume, map[string]any{"token": "user-1", "session_id": "x"})
+			return c
+		}},
+		{"encoding etf", CloseDecodeError, func() *client { return e.dialQuery("?v=10&encoding=etf") }},
+		{"compress zlib-stream", CloseDecodeError, func() *client { return e.dialQuery("?v=10&encoding=json&compress=zlib-stream") }},
+		{"presence before identify", CloseNotAuthenticated, func() *client { c := e.dial(); c.send(OpPresenceUpdate, map[string]any{}); return c }},
+		{"unknown token", CloseAuthenticationFailed, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("nope")); return c }},
+		{"empty token", CloseAuthenticationFailed, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("")); return c }},
+		{"token without gateway scope", CloseAuthenticationFailed, func() *client {
+			c := e.dial()
+			c.send(OpIdentify, identifyData("noscope-1"))
+			return c
+		}},
+		{"resume with unknown token", CloseAuthenticationFailed, func() *client { c := e.dial(); c.resume("nope", "x", 0); return c }},
+		{"identify twice", CloseAlreadyAuthenticated, func() *client { c := identified(); c.send(OpIdentify, identifyData("user-1")); return c }},
+		{"resume after identify", CloseAlreadyAuthenticated, func() *client { c := identified(); c.resume("user-1", "x", 0); return c }},
+		{"resume with a seq never reached", CloseInvalidSeq, func() *client {
+			r := e.dial().identify("user-2")
+			c := e.dial()
+			c.resume("user-2", r.SessionID, 2)
+			return c
+		}},
+		{"resume with a negative seq", CloseInvalidSeq, func() *client { c := e.dial(); c.resume("user-1", "x", -1); return c }},
+		{"invalid shard", CloseInvalidShard, identifyWith("shard", []int{1, 1})},
+		{"invalid API version", CloseInvalidAPIVersion, func() *client { return e.dialQuery("?v=9&encoding=json") }},
+		{"missing intents", CloseInvalidIntents, identifyWith("intents", nil)},
+		{"undefined intent bit", CloseInvalidIntents, identifyWith("intents", 1<<30)},
+		{"negative intents", CloseInvalidIntents, identifyWith("intents", -1)},
+		{"disallowed intent", CloseDisallowedIntents, identifyWith("intents", IntentMessageContent)},
+		{"token lookup fails", CloseUnknownError, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("error")); return c }},
+		{"user lookup fails", CloseUnknownError, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("user-13")); return c }},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d %s", tc.code, tc.name), func(t *testing.T) {
+			tc.provoke().expectClose(tc.code)
+		})
+	}
+	// The boundary: a payload of exactly MaxPayloadBytes is served.
+	c := e.dial()
+	c.sendRaw(pad(DefaultMaxPayloadBytes))
+	c.expectOp(OpHeartbeatACK)
+	// Valid shards and known intents are accepted, and READY echoes the shard.
+	d := identifyData("user-3")
+	d["shard"], d["intents"] = []int{0, 1}, KnownIntents&^IntentMessageContent
+	c.send(OpIdentify, d)
+	var r Ready
+	_ = json.Unmarshal(c.expectDispatch(EventReady, 1).D, &r)
+	if len(r.Shard) != 2 || r.Shard[0] != 0 || r.Shard[1] != 1 {
+		t.Errorf("READY shard = %v", r.Shard)
+	}
+}
+
+// A bad token is closed with 4004 (final); it leaves nothing behind to resume, and Resume with a
+// bad token fails the same way.
+func TestBadTokenCannotResume(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	c.send(OpIdentify, identifyData("nope"))
+	c.expectClose(CloseAuthenticationFailed)
+	if !IsFinal(CloseAuthenticationFailed) || e.numSessions() != 0 {
+		t.Fatalf("4004 must be final and leave no session (sessions %d)", e.numSessions())
+	}
+	c = e.dial()
+	c.resume("nope", "0123456789abcdef0123456789abcdef", 0)
+	c.expectClose(CloseAuthenticationFailed)
+	// Even a valid token cannot resume a session that never existed.
+	c = e.dial()
+	c.resume("user-1", "0123456789abcdef0123456789abcdef", 0)
+	if p := c.expectOp(OpInvalidSession); string(p.D) != "false" {
+		t.Fatalf("invalid session d = %s", p.D)
+	}
+}
+
+// Resume after a dropped TCP connection replays the missed dispatches once, in order, with their
+// original sequence numbers, then RESUMED; new dispatches follow once.
+func TestResumeAfterDrop(t *testing.T) {
+	e := newEnv(t, nil)
+	a := e.dial()
+	r := a.identify("user-1")
+	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 1})
+	if p := a.expectDispatch("TEST_EVENT", 2); string(p.D) != `{"n":1}` {
+		t.Fatalf("d = %s", p.D)
+	}
+	a.drop()
+	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 2}) // may race the server noticing the drop
+	e.waitOffline(1)
+	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 3})
+	e.hub.DispatchMany([]uint64{1}, "TEST_EVENT", map[string]int{"n": 4})
+
+	b := e.dial()
+	b.resume("user-1", r.SessionID, 2)
+	for n := 2; n <= 4; n++ {
+		if p := b.expectDispatch("TEST_EVENT", int64(n+1)); string(p.D) != fmt.Sprintf(`{"n":%d}`, n) {
+			t.Fatalf("replayed d = %s, want n=%d", p.D, n)
+		}
+	}
+	b.expectDispatch(EventResumed, 6)
+	b.heartbeat() // nothing repeated before the ACK
+	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 5})
+	b.expectDispatch("TEST_EVENT", 7)
+	b.heartbeat()
+	if !e.hub.Online(1) || e.hub.Sessions(1) != 1 {
+		t.Fatal("the resumed session is not online")
+	}
+}
+
+// Repeated drops, with dispatches in between: every event reaches the client exactly once, in
+// order.
+func TestRepeatedDropsExactlyOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	sid := c.identify("user-1").SessionID
+	last, next := int64(1), 1
+	var got []int
+	for round := 0; round < 5; round++ {
+		for i := 0; i < 3; i++ {
+			e.hub.Dispatch(1, "N", next)
+			next++
+		}
+		// read one event, then drop: the other two are lost on the wire or were never sent
+		p := c.expectDispatch("N", last+1)
+		last = *p.S
+		var n int
+		_ = json.Unmarshal(p.D, &n)
+		got = append(got, n)
+		c.drop()
+		e.hub.Dispatch(1, "N", next)
+		next++
+		e.waitOffline(1)
+		c = e.dial()
+		c.resume("user-1", sid, last)
+		for {
+			p := c.next()
+			if p.S == nil || *p.S != last+1 {
+				t.Fatalf("round %d: got s=%s after %d", round, derefInt(p.S), last)
+			}
+			last = *p.S
+			if deref(p.T) == EventResumed {
+				break
+			}
+			_ = json.Unmarshal(p.D, &n)
+			got = append(got, n)
+		}
+	}
+	for i, n := range got {
+		if n != i+1 {
+			t.Fatalf("events received %v, want 1..%d once each in order", got, next-1)
+		}
+	}
+	if len(got) != next-1 {
+		t.Fatalf("received %d events, want %d", len(got), next-1)
+	}
+}
+
+// Resume of an unknown, expired, foreign or too-old session gets Invalid Session (d false); the
+// connection may then identify.
+func TestResumeInvalidSession(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ReplayLimit = 5 })
+	invalid := func(c *client) {
+		t.Helper()
+		if p := c.expectOp(OpInvalidSession); string(p.D) != "false" {
+			t.Fatalf("d = %s, want false", p.D)
+		}
+	}
+	c := e.dial()
+	c.resume("user-1", "unknown", 0)
+	invalid(c)
+	c.identify("user-1") // the same connection identifies after op 9
+
+	// expired: the resume window is measured by the injected clock
+	a := e.dial()
+	ra := a.identify("user-2")
+	a.drop()
+	e.waitOffline(2)
+	e.clk.Advance(DefaultResumeWindow - time.Millisecond)
+	b := e.dial()
+	b.resume("user-2", ra.SessionID, 1) // still in the window
+	b.expectDispatch(EventResumed, 2)
+	b.drop()
+	e.waitOffline(2)
+	e.clk.Advance(DefaultResumeWindow)
+	b = e.dial()
+	b.resume("user-2", ra.SessionID, 2)
+	invalid(b)
+
+	// another user's or another application's token
+	x := e.dial()
+	rx := x.identify("user-3")
+	x.drop()
+	e.waitOffline(3)
+	for _, tok := range []string{"user-4", "app2-3"} {
+		y := e.dial()
+		y.resume(tok, rx.SessionID, 1)
+		invalid(y)
+	}
+
+	// older than the replay buffer (5 dispatches): seq 6 can resume, seq 5 cannot
+	for _, tc := range []struct {
+		seq int64
+		ok  bool
+	}{{6, true}, {5, false}} {
+		z := e.dial()
+		rz := z.identify("user-5")
+		z.drop()
+		e.waitOffline(5)
+		for i := 0; i < 10; i++ { // s = 2..11; the buffer keeps 7..11
+			e.hub.Dispatch(5, "N", i)
+		}
+		w := e.dial()
+		w.resume("user-5", rz.SessionID, tc.seq)
+		if !tc.ok {
+			invalid(w)
+			w.resume("user-5", rz.SessionID, 11) // the session was invalidated
+			invalid(w)
+			continue
+		}
+		for s := int64(7); s <= 11; s++ {
+			w.expectDispatch("N", s)
+		}
+		w.expectDispatch(EventResumed, 12)
+		w.send(OpIdentify, identifyData("user-5"))
+		w.expectClose(CloseAlreadyAuthenticated)
+	}
+}
+
+// Resuming a session that is still attached moves it: the old connection is closed with 4000.
+func TestResumeTakesOver(t *testing.T) {
+	e := newEnv(t, nil)
+	a := e.dial()
+	r := a.identify("user-1")
+	b := e.dial()
+	b.resume("user-1", r.SessionID, 1)
+	b.expectDispatch(EventResumed, 2)
+	a.expectClose(CloseUnknownError)
+	e.hub.Dispatch(1, "X", nil)
+	b.expectDispatch("X", 3)
+	if e.hub.Sessions(1) != 1 {
+		t.Fatalf("Sessions = %d, want 1", e.hub.Sessions(1))
+	}
+}
+
+// A client that closes with 1000 or 1001 ends its session; other codes leave it resumable.
+func TestClientCloseCodes(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct {
+		code      websocket.StatusCode
+		resumable bool
+	}{{websocket.StatusNormalClosure, false}, {websocket.StatusGoingAway, false}, {4000, true}, {3000, true}} {
+		c := e.dial()
+		r := c.identify("user-1")
+		_ = c.ws.Close(tc.code, "")
+		e.waitOffline(1)
+		n := e.dial()
+		n.resume("user-1", r.SessionID, 1)
+		if tc.resumable {
+			n.expectDispatch(EventResumed, 2)
+			_ = n.ws.Close(websocket.StatusNormalClosure, "")
+			e.waitOffline(1)
+		} else {
+			n.expectOp(OpInvalidSession)
+		}
+	}
+}
+
+// More than 120 payloads in 60 s (by the injected clock) close the connection with 4008; the
+// window slides.
+func TestRateLimit(t *testing.T) {
+	e := newEnv(t, nil)
+	burst := func(c *client, n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			c.send(OpHeartbeat, nil)
+		}
+		for i := 0; i < n; i++ {
+			c.expectOp(OpHeartbeatACK)
+		}
+	}
+	c := e.dial()
+	c.identify("user-1") // counts
+	burst(c, DefaultRateLimit-1)
+	c.send(OpHeartbeat, nil) // the 121st
+	c.expectClose(CloseRateLimited)
+
+	c = e.dial()
+	burst(c, DefaultRateLimit)
+	e.clk.Advance(DefaultRateWindow)
+	burst(c, DefaultRateLimit) // a new window
+	c.send(OpHeartbeat, nil)
+	c.expectClose(CloseRateLimited)
+}
+
+// Dispatch reaches every session of the user and no one else's; DispatchMany sends once per
+// user; DispatchApp only to that application's sessions.
+func TestDispatchTwoSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	a, b, o, x := e.dial(), e.dial(), e.dial(), e.dial()
+	a.identify("user-1")
+	b.identify("user-1")
+	o.identify("user-2")
+	x.identify("app2-1") // user 1 in another game
+	if e.hub.Sessions(1) != 3 || !e.hub.Online(2) || e.hub.Online(3) {
+		t.Fatalf("Sessions(1) = %d", e.hub.Sessions(1))
+	}
+	e.hub.Dispatch(1, "ACTIVITY_INVITE_CREATE", map[string]string{"id": "9"}) // rule EVT-1
+	for _, c := range []*client{a, b, x} {
+		if p := c.expectDispatch("ACTIVITY_INVITE_CREATE", 2); string(p.D) != `{"id":"9"}` {
+			t.Fatalf("d = %s", p.D)
+		}
+	}
+	o.heartbeat() // nothing for user 2
+	e.hub.DispatchMany([]uint64{1, 2, 1}, "M", 1)
+	for _, c := range []*client{a, b, x} {
+		c.expectDispatch("M", 3)
+		c.heartbeat()
+	}
+	o.expectDispatch("M", 2)
+	o.heartbeat()
+	e.hub.DispatchApp(testApp2, 1, "A", nil)
+	x.expectDispatch("A", 4)
+	for _, c := range []*client{a, b} {
+		c.heartbeat() // nothing for app 500
+	}
+}
+
+// Presence Update objects reach Config.OnPresence with the session's identity, as does the
+// Identify presence.
+func TestPresenceUpdate(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	d := identifyData("user-4")
+	d["presence"] = map[string]any{"status": "idle"}
+	c.send(OpIdentify, d)
+	c.expectDispatch(EventReady, 1)
+	c.send(OpPresenceUpdate, map[string]any{"status": "online", "activities": []any{}})
+	c.heartbeat()
+	for _, want := range []string{`{"status":"idle"}`, `{"activities":[],"status":"online"}`} {
+		select {
+		case p := <-e.presences:
+			if p.who.UserID != 4 || p.who.AppID != testApp || string(p.presence) != want {
+				t.Fatalf("OnPresence(%+v, %s), want user 4 app 500 %s", p.who, p.presence, want)
+			}
+		case <-time.After(wait):
+			t.Fatal("OnPresence not called")
+		}
+	}
+}
+
+// EndSessions closes the user's connections with 4004; nothing can be resumed.
+func TestEndSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	a := e.dial()
+	r := a.identify("user-1")
+	b := e.dial()
+	rb := b.identify("user-1")
+	b.drop()
+	waitFor(t, "one session", func() bool { return e.hub.Sessions(1) == 1 })
+	e.hub.EndSessions(1)
+	a.expectClose(CloseAuthenticationFailed)
+	for _, sid := range []string{r.SessionID, rb.SessionID} {
+		c := e.dial()
+		c.resume("user-1", sid, 1)
+		c.expectOp(OpInvalidSession)
+	}
+	if e.numSessions() != 0 {
+		t.Fatalf("%d sessions left", e.numSessions())
+	}
+}
+
+// Plain HTTP requests get the platform's JSON errors.
+func TestHTTPRefusals(t *testing.T) {
+	e := newEnv(t, nil)
+	resp, err := http.Post(e.srv.URL+"/gateway", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
+		t.Fatalf("POST: %d %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	resp, err = http.Get(e.srv.URL + "/gateway")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired {
+		t.Fatalf("GET without upgrade: %d", resp.StatusCode)
+	}
+	e.hub.Close()
+	resp, err = http.Get(e.srv.URL + "/gateway")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("after Close: %d", resp.StatusCode)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// 200 concurrent connections identify and each receives its own dispatch and a shared one.
+func TestConcurrentConnections(t *testing.T) {
+	e := newEnv(t, nil)
+	const n = 200
+	clients := make([]*client, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			ws, _, err := websocket.Dial(ctx, e.wsURL("?v=10&encoding=json"), nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			c := &client{t: t, ws: ws}
+			clients[i] = c
+			if _, _, err := c.read(); err != nil { // Hello
+				errs <- err
+				return
+			}
+			raw, _ := json.Marshal(map[string]any{"op": OpIdentify, "d": identifyData(fmt.Sprintf("user-%d", 1000+i))})
+			if err := ws.Write(ctx, websocket.MessageText, raw); err != nil {
+				errs <- err
+				return
+			}
+			if p, _, err := c.read(); err != nil || deref(p.T) != EventReady {
+				errs <- fmt.Errorf("client %d: READY: %v %v", i, deref(p.T), err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, c := range clients {
+			_ = c.ws.CloseNow()
+		}
+	})
+	ids := make([]uint64, n)
+	for i := range n {
+		ids[i] = uint64(1000 + i)
+		e.hub.Dispatch(ids[i], "MINE", i)
+	}
+	e.hub.DispatchMany(ids, "ALL", "hi")
+	errs = make(chan error, n)
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, want := range []struct {
+				t string
+				s int64
+				d string
+			}{{"MINE", 2, fmt.Sprint(i)}, {"ALL", 3, `"hi"`}} {
+				p, _, err := c.read()
+				if err != nil || deref(p.T) != want.t || p.S == nil || *p.S != want.s || string(p.D) != want.d {
+					errs <- fmt.Errorf("client %d: got %s s=%s d=%s (%v), want %+v", i, deref(p.T), derefInt(p.S), p.D, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// Close sends Reconnect then closes every connection with 1012 (also one whose client never
+// answers the close handshake), and no goroutine of the hub is left.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	base := runtime.NumGoroutine()
+	func() {
+		e := newEnv(t, nil)
+		var clients []*client
+		for i := range 10 {
+			c := e.dial()
+			c.identify(fmt.Sprintf("user-%d", i+1))
+			clients = append(clients, c)
+		}
+		mute := e.dial() // never reads again: the hub must cut it
+		mute.identify("user-99")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.hub.Close()
+		}()
+		for _, c := range clients {
+			c.expectOp(OpReconnect)
+			c.expectClose(CloseServiceRestart)
+		}
+		select {
+		case <-done:
+		case <-time.After(3 * closeTimeout):
+			t.Fatal("Close did not return")
+		}
+		if e.numSessions() != 0 || e.hub.Online(1) {
+			t.Fatal("sessions left after Close")
+		}
+		e.hub.Dispatch(1, "X", nil) // harmless after Close
+		for _, c := range append(clients, mute) {
+			_ = c.ws.CloseNow()
+		}
+		e.srv.Close()
+	}()
+	deadline := time.Now().Add(wait)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The replay buffer keeps the last ReplayLimit dispatches with amortized compaction.
+func TestReplayBuffer(t *testing.T) {
+	s := &session{}
+	for range 10000 {
+		s.push([]byte(`"N"`), []byte("1"), 1000)
+	}
+	if held := len(s.buf) - s.head; held != 1000 || s.seq != 10000 {
+		t.Fatalf("held %d, seq %d", held, s.seq)
+	}
+	got, ok := s.after(9000)
+	if !ok || len(got) != 1000 || got[0].seq != 9001 || got[999].seq != 10000 {
+		t.Fatalf("after(9000): %d entries, ok %v", len(got), ok)
+	}
+	if string(got[0].frame) != `{"op":0,"d":1,"s":9001,"t":"N"}` {
+		t.Fatalf("frame %s", got[0].frame)
+	}
+	if _, ok := s.after(8999); ok {
+		t.Fatal("after(8999) should report dropped dispatches")
+	}
+	if got, ok := s.after(10000); !ok || len(got) != 0 {
+		t.Fatal("after(last) should be empty")
+	}
+}
+
+// A connected client that falls more than ReplayLimit dispatches behind is closed with 4000.
+func TestFlushTooFarBehind(t *testing.T) {
+	h := New(Config{Tokens: testTokens{}, Users: testUsers{}, ReplayLimit: 5})
+	defer h.Close()
+	c := &conn{h: h}
+	s := &session{conn: c}
+	c.sess = s
+	for range 10 {
+		s.push([]byte(`"N"`), []byte("1"), 5)
+	}
+	c.sent = 3 // 4 and 5 were dropped
+	if r, stop := c.flush(); !stop || r.code != CloseUnknownError {
+		t.Fatalf("flush = %+v, %v", r, stop)
+	}
+}

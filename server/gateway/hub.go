@@ -1,0 +1,406 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/scopes"
+	"sdkpp/server/wire"
+)
+
+// Defaults of Config.
+const (
+	DefaultHeartbeatInterval = 41250 * time.Millisecond
+	DefaultResumeWindow      = 2 * time.Minute
+	DefaultReplayLimit       = 1000
+	DefaultRateLimit         = 120
+	DefaultRateWindow        = 60 * time.Second
+	DefaultMaxPayloadBytes   = 4096
+	DefaultWriteTimeout      = 10 * time.Second
+	DefaultCloseGrace        = 5 * time.Second
+)
+
+// closeTimeout bounds one close handshake in real time: past it the TCP connection is cut.
+const closeTimeout = 2 * time.Second
+
+// Identity is who a bearer token speaks for.
+type Identity struct {
+	UserID uint64
+	AppID  uint64
+	// Scopes are the token's granted scopes; the hub expands the SDK scopes itself.
+	Scopes []string
+}
+
+// Tokens resolves the bearer tokens that clients send in Identify and Resume. server.go adapts
+// package token to it.
+type Tokens interface {
+	// ResolveBearer returns the identity behind a user's OAuth2 access token (sent without the
+	// "Bearer " prefix). ok is false for an unknown, expired or revoked token; err is for a failure
+	// to look it up, which the client sees as CloseUnknownError and may retry.
+	ResolveBearer(ctx context.Context, token string) (who Identity, ok bool, err error)
+}
+
+// Users gives the user object of READY.
+type Users interface {
+	// ReadyUser returns the user object of who as GET /users/@me would return it to that token
+	// (premium_type per rule USR-1). An error closes the connection with CloseUnknownError.
+	ReadyUser(ctx context.Context, who Identity) (wire.User, error)
+}
+
+// Config configures a Hub. Zero values take the defaults above.
+type Config struct {
+	Tokens Tokens      // required
+	Users  Users       // required
+	Clock  clock.Clock // heartbeat deadlines, resume window and rate limit; default the machine's
+	// HeartbeatInterval is sent in Hello; a connection with no heartbeat for 1.5 intervals is
+	// closed with CloseSessionTimedOut. Default 41250 ms.
+	HeartbeatInterval time.Duration
+	// ResumeWindow is how long a disconnected session can be resumed. Default 2 minutes.
+	ResumeWindow time.Duration
+	// ReplayLimit is how many dispatches a session keeps for Resume. Default 1000.
+	ReplayLimit int
+	// RateLimit payloads per RateWindow are allowed per connection; one more closes it with
+	// CloseRateLimited. Defaults 120 per 60 s.
+	RateLimit  int
+	RateWindow time.Duration
+	// MaxPayloadBytes is the largest client payload; a larger one closes the connection with
+	// CloseDecodeError. Default 4096, the platform's limit for payloads clients send.
+	MaxPayloadBytes int
+	// WriteTimeout bounds one write to a client in real time. Default 10 s.
+	WriteTimeout time.Duration
+	// CloseGrace is how long Close lets connections finish their close handshakes (real time)
+	// before cutting them. Default 5 s.
+	CloseGrace time.Duration
+	Logger     *slog.Logger // default slog.Default()
+	// ResumeURL is READY's resume_gateway_url. Default: the ws:// or wss:// URL of the request's
+	// host and path, without query.
+	ResumeURL string
+	// OnPresence, when set, receives the d of every Presence Update (op 3), already checked to be a
+	// JSON object, and an Identify's presence object. It runs on the connection's goroutine: it
+	// must not block for long. It may call the Hub's methods.
+	OnPresence func(who Identity, presence json.RawMessage)
+	// AllowIntents, when set, decides whether who's application may use the intents of an
+	// Identify; false closes with CloseDisallowedIntents. Nil allows every known intent.
+	AllowIntents func(appID uint64, intents uint64) bool
+}
+
+// Hub is the WebSocket gateway: it serves connections (ServeHTTP), keeps sessions and their
+// replay buffers, and dispatches events to users (Dispatch). It is safe for concurrent use.
+type Hub struct {
+	cfg     Config
+	log     *slog.Logger
+	timeout time.Duration // heartbeat deadline: 1.5 intervals
+
+	ctx    context.Context // cancelled when Close gives up waiting; every I/O uses it
+	cancel context.CancelFunc
+
+	closing   chan struct{} // closed by Close
+	closeOnce sync.Once
+	wg        sync.WaitGroup // one per ServeHTTP call that upgraded or may upgrade
+
+	mu        sync.Mutex
+	closed    bool
+	conns     map[*conn]struct{}
+	sessions  map[string]*session
+	byUser    map[uint64]map[*session]struct{}
+	lastSweep time.Time
+}
+
+// New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
+// when cfg.Tokens or cfg.Users is nil.
+func New(cfg Config) *Hub {
+	if cfg.Tokens == nil || cfg.Users == nil {
+		panic("gateway: Config.Tokens and Config.Users are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	positive(&cfg.HeartbeatInterval, DefaultHeartbeatInterval)
+	positive(&cfg.ResumeWindow, DefaultResumeWindow)
+	positive(&cfg.ReplayLimit, DefaultReplayLimit)
+	positive(&cfg.RateLimit, DefaultRateLimit)
+	positive(&cfg.RateWindow, DefaultRateWindow)
+	positive(&cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	positive(&cfg.WriteTimeout, DefaultWriteTimeout)
+	positive(&cfg.CloseGrace, DefaultCloseGrace)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Hub{
+		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
+		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
+		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
+	}
+}
+
+// positive sets *v to def unless it is positive.
+func positive[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// ServeHTTP upgrades a GET request to a WebSocket connection and serves the gateway protocol on
+// it until the connection ends. Query parameters: v (10, or absent), encoding (json, or absent);
+// compress is refused. Other methods get 405; after Close, 503.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, wire.MethodNotAllowed())
+		return
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		writeError(w, &wire.APIError{Status: http.StatusServiceUnavailable, Code: wire.CodeGeneral,
+			Message: "503: Service Unavailable"})
+		return
+	}
+	h.wg.Add(1)
+	h.mu.Unlock()
+	defer h.wg.Done()
+
+	tr := &hijackTracker{ResponseWriter: w}
+	// Clients authenticate in band with a bearer token, never with cookies, so a cross-origin
+	// page gains nothing: any origin may connect.
+	ws, err := websocket.Accept(tr, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept answered the request
+	}
+	c := newConn(h, ws, tr.conn, h.resumeURL(r))
+	h.mu.Lock()
+	if h.closed { // Close began during the handshake
+		h.mu.Unlock()
+		c.closeWith(CloseServiceRestart, "service restart")
+		return
+	}
+	h.conns[c] = struct{}{}
+	h.mu.Unlock()
+
+	q := r.URL.Query()
+	switch {
+	case q.Has("v") && q.Get("v") != "10":
+		c.finish(closeReq{code: CloseInvalidAPIVersion, reason: "invalid API version"})
+	case q.Has("encoding") && q.Get("encoding") != "json":
+		c.finish(closeReq{code: CloseDecodeError, reason: "unsupported encoding"})
+	case q.Get("compress") != "":
+		c.finish(closeReq{code: CloseDecodeError, reason: "unsupported compression"})
+	default:
+		c.run()
+	}
+}
+
+// resumeURL is READY's resume_gateway_url for a connection made by r.
+func (h *Hub) resumeURL(r *http.Request) string {
+	if h.cfg.ResumeURL != "" {
+		return h.cfg.ResumeURL
+	}
+	scheme := "ws"
+	if r.TLS != nil {
+		scheme = "wss"
+	}
+	return scheme + "://" + r.Host + r.URL.Path
+}
+
+// writeError answers a plain HTTP request with the platform's JSON error body.
+func writeError(w http.ResponseWriter, e *wire.APIError) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(e)
+}
+
+// hijackTracker remembers the TCP connection that websocket.Accept takes over, so that a close
+// handshake with an unresponsive peer can be cut short.
+type hijackTracker struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+// Hijack takes over the connection and remembers it.
+func (t *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(t.ResponseWriter).Hijack()
+	t.conn = c
+	return c, brw, err
+}
+
+// Unwrap returns the wrapped ResponseWriter.
+func (t *hijackTracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// Close sends Reconnect (op 7) to every connection and closes it with CloseServiceRestart (1012),
+// refuses new connections, forgets every session, and returns when every goroutine the hub
+// started has ended. Connections that do not finish their close handshake within CloseGrace are
+// cut. Calling Close again waits for the first call.
+func (h *Hub) Close() {
+	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		close(h.closing)
+		h.mu.Unlock()
+
+		done := make(chan struct{})
+		go func() { // owned by Close, which waits for it below
+			h.wg.Wait()
+			close(done)
+		}()
+		grace := time.NewTimer(h.cfg.CloseGrace)
+		select {
+		case <-done:
+		case <-grace.C:
+			h.cancel()
+			h.mu.Lock()
+			for c := range h.conns {
+				c.cut()
+			}
+			h.mu.Unlock()
+			<-done
+		}
+		grace.Stop()
+		h.cancel()
+		h.mu.Lock()
+		clear(h.sessions)
+		clear(h.byUser)
+		h.mu.Unlock()
+	})
+}
+
+// Dispatch sends the event (op 0, t = event, d = data encoded as JSON) to every session of the
+// user: each live one at once, and each one that waits to be resumed when it resumes. Every
+// session gives the event its next sequence number and keeps it for replay. Data that cannot be
+// encoded is logged and dropped.
+func (h *Hub) Dispatch(userID uint64, event string, data any) {
+	h.dispatch([]uint64{userID}, 0, event, data)
+}
+
+// DispatchMany is Dispatch to each of userIDs (duplicates are sent once); data is encoded once.
+func (h *Hub) DispatchMany(userIDs []uint64, event string, data any) {
+	h.dispatch(userIDs, 0, event, data)
+}
+
+// DispatchApp is Dispatch restricted to the user's sessions identified with a token of the
+// application appID (for example lobby events, which belong to one game). appID 0 sends nothing.
+func (h *Hub) DispatchApp(appID, userID uint64, event string, data any) {
+	if appID == 0 {
+		return
+	}
+	h.dispatch([]uint64{userID}, appID, event, data)
+}
+
+func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
+	d, err := json.Marshal(data)
+	if err != nil {
+		h.log.Error("gateway: dispatch data cannot be encoded", "event", event, "err", err)
+		return
+	}
+	ev, _ := json.Marshal(event) // a string always encodes
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.cfg.Clock.Now()
+	seen := make(map[uint64]bool, len(userIDs))
+	for _, u := range userIDs {
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		for s := range h.byUser[u] {
+			if h.expireLocked(s, now) || (appID != 0 && s.who.AppID != appID) {
+				continue
+			}
+			s.push(ev, d, h.cfg.ReplayLimit)
+			if s.conn != nil {
+				s.conn.signal()
+			}
+		}
+	}
+}
+
+// Sessions returns how many sessions of the user are connected now (sessions waiting to be
+// resumed are not counted).
+func (h *Hub) Sessions(userID uint64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for s := range h.byUser[userID] {
+		if s.conn != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Online tells whether the user has at least one connected session.
+func (h *Hub) Online(userID uint64) bool { return h.Sessions(userID) > 0 }
+
+// EndSessions ends every session of the user, for example when the user's tokens are revoked:
+// connected ones are closed with CloseAuthenticationFailed, and none can be resumed.
+func (h *Hub) EndSessions(userID uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.byUser[userID] {
+		if s.conn != nil {
+			s.conn.kickWith(closeReq{code: CloseAuthenticationFailed, reason: "session ended", end: true})
+		}
+		h.removeLocked(s)
+	}
+}
+
+// addLocked registers a new session.
+func (h *Hub) addLocked(s *session) {
+	h.sessions[s.id] = s
+	m := h.byUser[s.who.UserID]
+	if m == nil {
+		m = map[*session]struct{}{}
+		h.byUser[s.who.UserID] = m
+	}
+	m[s] = struct{}{}
+}
+
+// removeLocked forgets a session (no-op when it is already gone).
+func (h *Hub) removeLocked(s *session) {
+	if h.sessions[s.id] != s {
+		return
+	}
+	delete(h.sessions, s.id)
+	if m := h.byUser[s.who.UserID]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(h.byUser, s.who.UserID)
+		}
+	}
+}
+
+// expireLocked removes s and returns true when it is detached and its resume window has passed.
+func (h *Hub) expireLocked(s *session, now time.Time) bool {
+	if s.conn != nil || now.Before(s.expires) {
+		return false
+	}
+	h.removeLocked(s)
+	return true
+}
+
+// sweepLocked removes expired sessions, at most every half resume window.
+func (h *Hub) sweepLocked(now time.Time) {
+	if now.Sub(h.lastSweep) < h.cfg.ResumeWindow/2 && !now.Before(h.lastSweep) {
+		return
+	}
+	h.lastSweep = now
+	for _, s := range h.sessions {
+		h.expireLocked(s, now)
+	}
+}
+
+// hasGatewayScope tells whether granted scopes allow a gateway connection: gateway.connect,
+// directly or through sdk.social_layer or sdk.social_layer_presence (rule SC-3).
+func hasGatewayScope(granted []string) bool {
+	return slices.Contains(scopes.Expand(granted), scopes.GatewayConnect)
+}

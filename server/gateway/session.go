@@ -1,0 +1,68 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// entry is one dispatch a session holds for delivery and replay.
+type entry struct {
+	seq   int64
+	frame []byte // the encoded payload, sent as is (also on replay)
+}
+
+// session is an identified gateway session. Every field is guarded by Hub.mu.
+type session struct {
+	id           string
+	who          Identity
+	intents      uint64
+	capabilities int64
+	seq          int64 // the last sequence number given out
+	// buf[head:] holds the last at most Config.ReplayLimit dispatches, oldest first.
+	buf  []entry
+	head int
+	// conn is the connection the session is attached to; nil while it waits to be resumed,
+	// until expires.
+	conn    *conn
+	expires time.Time
+}
+
+// newSessionID returns 32 hex characters from a cryptographic random source.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// push gives the next sequence number to a dispatch of the quoted event with data d, keeps it in
+// the replay buffer (dropping the oldest beyond limit), and returns it.
+func (s *session) push(event, d []byte, limit int) entry {
+	s.seq++
+	e := entry{seq: s.seq, frame: dispatchFrame(s.seq, event, d)}
+	s.buf = append(s.buf, e)
+	if len(s.buf)-s.head > limit {
+		s.buf[s.head] = entry{}
+		s.head++
+	}
+	if s.head >= limit && s.head >= len(s.buf)/2 { // compact, amortized O(1) per push
+		n := copy(s.buf, s.buf[s.head:])
+		clear(s.buf[n:])
+		s.buf = s.buf[:n]
+		s.head = 0
+	}
+	return e
+}
+
+// after returns a copy of the held dispatches with a sequence number above seq, and whether the
+// buffer still holds all of them (false when some were dropped).
+func (s *session) after(seq int64) ([]entry, bool) {
+	held := s.buf[s.head:]
+	if seq >= s.seq {
+		return nil, true
+	}
+	if len(held) == 0 || held[0].seq > seq+1 {
+		return nil, false
+	}
+	return append([]entry(nil), held[seq+1-held[0].seq:]...), true
+}

@@ -1,0 +1,366 @@
+package lobbies_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sdkpp/server/accounts"
+	"sdkpp/server/clock"
+	"sdkpp/server/devseed"
+	"sdkpp/server/lobbies"
+	"sdkpp/server/scopes"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/wire"
+)
+
+// start is the fake clock's first reading.
+var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// env is a lobby service on an in-memory store with a frozen clock, two applications and a
+// recording Notifier.
+type env struct {
+	t      *testing.T
+	st     *store.SQLite
+	clock  *clock.Offset
+	ids    *snowflake.Generator
+	svc    *lobbies.Service
+	mux    *http.ServeMux
+	seed   *devseed.Seeder
+	acct   *accounts.Service
+	rec    *recorder
+	kicks  atomic.Int32
+	app    wire.DevApplication // has a webhook URL
+	other  wire.DevApplication // another application
+	appBot string              // "Bot <token>" of app
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := &env{t: t, st: st, clock: clock.NewFake(start), rec: &recorder{}}
+	e.ids = snowflake.New(e.clock, 0)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e.seed = &devseed.Seeder{Store: st, IDs: e.ids, Now: e.clock.Now}
+	e.acct = &accounts.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log}
+	if e.app, err = e.seed.CreateApplication(ctx, devseed.AppSpec{Name: "Game", WebhookURL: "http://127.0.0.1:9/webhook"}); err != nil {
+		t.Fatal(err)
+	}
+	if e.other, err = e.seed.CreateApplication(ctx, devseed.AppSpec{Name: "Other Game"}); err != nil {
+		t.Fatal(err)
+	}
+	e.appBot = "Bot " + e.app.BotToken
+	e.svc = &lobbies.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log, Kick: func() { e.kicks.Add(1) }, Notifier: e.rec}
+	e.mux = http.NewServeMux()
+	e.svc.Register(e.mux)
+	return e
+}
+
+// player is a user with a Bearer token of one application.
+type player struct {
+	id   uint64
+	auth string // "Bearer <token>"
+}
+
+// sid is the id as the wire writes it.
+func (p player) sid() string { return strconv.FormatUint(p.id, 10) }
+
+// user makes a user (without a password, so it is quick) with a token of app carrying the scopes
+// of sdk.social_layer, valid for a year.
+func (e *env) user(name string, app wire.DevApplication) player {
+	return e.userWithScopes(name, app, scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer}))
+}
+
+func (e *env) userWithScopes(name string, app wire.DevApplication, granted []string) player {
+	e.t.Helper()
+	ctx := context.Background()
+	u := &store.User{ID: e.ids.Next(), Username: name, GlobalName: name, CreatedAt: e.clock.Now()}
+	if err := e.st.CreateUser(ctx, u); err != nil {
+		e.t.Fatal(err)
+	}
+	return player{id: u.ID, auth: e.token(u.ID, app, granted)}
+}
+
+// token issues a Bearer token of app for user.
+func (e *env) token(userID uint64, app wire.DevApplication, granted []string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	a, err := e.acct.Authorize(ctx, e.st, uint64(app.ID), userID, granted, 1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tok, err := token.Issue(ctx, e.st, e.clock.Now(), a, token.Options{ExpiresAt: e.clock.Now().Add(365 * 24 * time.Hour)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return "Bearer " + tok.Access
+}
+
+// rawUsers makes n users without tokens, quickly.
+func (e *env) rawUsers(n int) []uint64 {
+	e.t.Helper()
+	ctx := context.Background()
+	ids := make([]uint64, n)
+	err := e.st.WithTx(ctx, func(tx store.Store) error {
+		for i := range ids {
+			ids[i] = e.ids.Next()
+			if err := tx.CreateUser(ctx, &store.User{ID: ids[i], Username: "u" + strconv.FormatUint(ids[i], 10), CreatedAt: e.clock.Now()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ids
+}
+
+// resp is an answer of the service.
+type resp struct {
+	status int
+	body   []byte
+}
+
+// do sends a request; body is sent as is when it is a string or []byte, else as JSON. Every
+// answer must be below 500.
+func (e *env) do(method, path, auth string, body any) resp {
+	e.t.Helper()
+	return e.doType(method, path, auth, "application/json", body)
+}
+
+func (e *env) doType(method, path, auth, contentType string, body any) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil && contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	e.mux.ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		e.t.Errorf("%s %s: HTTP %d (never a 5xx): %s", method, path, rec.Code, rec.Body.Bytes())
+	}
+	return resp{status: rec.Code, body: rec.Body.Bytes()}
+}
+
+// ok requires status and decodes the body into v (when v is not nil).
+func (r resp) ok(t *testing.T, status int, v any) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("HTTP %d, want %d: %s", r.status, status, r.body)
+	}
+	if v != nil {
+		reflect.ValueOf(v).Elem().SetZero() // decode into a fresh value: json merges into maps
+		if err := json.Unmarshal(r.body, v); err != nil {
+			t.Fatalf("decode %s: %v", r.body, err)
+		}
+	}
+}
+
+// fails requires an error answer with status and JSON code; for 50035 the errors must name
+// field (a dotted path; "" for the body itself).
+func (r resp) fails(t *testing.T, status, code int, field string) {
+	t.Helper()
+	var e wire.APIError
+	if err := json.Unmarshal(r.body, &e); err != nil {
+		t.Fatalf("HTTP %d, body not an error: %s", r.status, r.body)
+	}
+	if r.status != status || e.Code != code || e.Message == "" {
+		t.Fatalf("HTTP %d code %d, want %d code %d: %s", r.status, e.Code, status, code, r.body)
+	}
+	if code == wire.CodeInvalidFormBody && !names(e.Errors, field) {
+		t.Fatalf("the 50035 error does not name %q: %s", field, r.body)
+	}
+}
+
+// names tells whether errs has "_errors" at the dotted path.
+func names(errs map[string]any, path string) bool {
+	node := errs
+	if path != "" {
+		for _, p := range splitPath(path) {
+			next, ok := node[p].(map[string]any)
+			if !ok {
+				return false
+			}
+			node = next
+		}
+	}
+	list, ok := node["_errors"].([]any)
+	return ok && len(list) > 0
+}
+
+func splitPath(p string) []string {
+	var out []string
+	cur := ""
+	for _, c := range p {
+		if c == '.' {
+			out = append(out, cur)
+			cur = ""
+			continue
+		}
+		cur += string(c)
+	}
+	return append(out, cur)
+}
+
+// recorded is one Notifier call.
+type recorded struct {
+	app   uint64
+	users []uint64
+	event string
+	data  any
+}
+
+// recorder is a Notifier that remembers every call.
+type recorder struct {
+	mu     sync.Mutex
+	events []recorded
+}
+
+func (r *recorder) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, recorded{app: appID, users: append([]uint64(nil), userIDs...), event: event, data: data})
+}
+
+// take returns and forgets the recorded calls.
+func (r *recorder) take() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.events
+	r.events = nil
+	return out
+}
+
+// lobby is a decoded lobby object.
+type lobby struct {
+	ID            string            `json:"id"`
+	ApplicationID string            `json:"application_id"`
+	Metadata      map[string]string `json:"metadata"`
+	Members       []member          `json:"members"`
+}
+
+type member struct {
+	ID             string            `json:"id"`
+	Metadata       map[string]string `json:"metadata"`
+	Flags          int               `json:"flags"`
+	AdditionalName *string           `json:"additional_name"`
+}
+
+func (l lobby) member(id string) *member {
+	for i := range l.Members {
+		if l.Members[i].ID == id {
+			return &l.Members[i]
+		}
+	}
+	return nil
+}
+
+// message is a decoded lobby message.
+type message struct {
+	ID          string              `json:"id"`
+	Type        int                 `json:"type"`
+	Content     string              `json:"content"`
+	LobbyID     string              `json:"lobby_id"`
+	ChannelID   string              `json:"channel_id"`
+	Author      struct{ ID string } `json:"author"`
+	LobbyMember struct {
+		AdditionalName *string `json:"additional_name"`
+	} `json:"lobby_member"`
+	Metadata           map[string]string `json:"metadata"`
+	ModerationMetadata map[string]string `json:"moderation_metadata"`
+	Flags              int               `json:"flags"`
+	ApplicationID      string            `json:"application_id"`
+	Timestamp          string            `json:"timestamp"`
+}
+
+// join makes p create or join the lobby of secret.
+func (e *env) join(p player, secret string, extra map[string]any) lobby {
+	e.t.Helper()
+	body := map[string]any{"secret": secret}
+	for k, v := range extra {
+		body[k] = v
+	}
+	var l lobby
+	e.do("PUT", "/lobbies", p.auth, body).ok(e.t, http.StatusOK, &l)
+	return l
+}
+
+// send makes p send content to the lobby.
+func (e *env) send(p player, lobbyID, content string) message {
+	e.t.Helper()
+	var m message
+	e.do("POST", "/lobbies/"+lobbyID+"/messages", p.auth, map[string]any{"content": content}).ok(e.t, http.StatusOK, &m)
+	return m
+}
+
+// snapshot is everything stored about lobbies, to check that a failed request changed nothing.
+func (e *env) snapshot() string {
+	e.t.Helper()
+	var out bytes.Buffer
+	rows, err := e.st.ExpiredLobbies(context.Background(), start.Add(1000*24*time.Hour), 100000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, l := range rows {
+		members, _ := e.st.ListLobbyMembers(context.Background(), l.ID)
+		msgs, _ := e.st.ListLobbyMessages(context.Background(), l.ID, time.Time{}, 100000)
+		raw, _ := json.Marshal([]any{l, members, msgs})
+		out.Write(raw)
+	}
+	return out.String()
+}
+
+// webhooks returns the queued webhook events of type event.
+func (e *env) webhooks(event string) []wire.WebhookEvent {
+	e.t.Helper()
+	due, err := e.st.DueWebhooks(context.Background(), e.clock.Now().Add(time.Hour), 100000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []wire.WebhookEvent
+	for _, d := range due {
+		var ev wire.WebhookEvent
+		if err := json.Unmarshal(d.Body, &ev); err != nil {
+			e.t.Fatal(err)
+		}
+		if d.EventType == event {
+			out = append(out, ev)
+		}
+	}
+	return out
+}

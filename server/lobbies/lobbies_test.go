@@ -1,0 +1,728 @@
+package lobbies_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/server/lobbies"
+	"sdkpp/server/scopes"
+	"sdkpp/server/wire"
+)
+
+// Rule LOB-1: PUT /lobbies creates the application's lobby for a secret or joins it, in one call.
+func TestLOB1CreateOrJoinBySecret(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol := e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)
+	created := e.join(alice, "match-42", map[string]any{"lobby_metadata": map[string]string{"map": "dust"},
+		"member_metadata": map[string]string{"team": "red"}, "idle_timeout_seconds": 600})
+	if created.ApplicationID != e.app.ID.String() || created.Metadata["map"] != "dust" || len(created.Members) != 1 ||
+		created.Members[0].ID != alice.sid() || created.Members[0].Metadata["team"] != "red" {
+		t.Fatalf("created: %+v", created)
+	}
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id}) ||
+		ev[0].app != uint64(e.app.ID) {
+		t.Fatalf("creation events: %+v", ev)
+	}
+	joined := e.join(bob, "match-42", nil)
+	if joined.ID != created.ID || len(joined.Members) != 2 || joined.Metadata["map"] != "dust" {
+		t.Fatalf("bob joined another lobby: %+v", joined)
+	}
+	ev := e.rec.take()
+	if len(ev) != 2 || ev[0].event != lobbies.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{bob.id}) ||
+		ev[1].event != lobbies.EventLobbyMemberAdd || !slices.Equal(ev[1].users, []uint64{alice.id, bob.id}) ||
+		ev[1].data.(wire.LobbyMemberEvent).Member.ID.String() != bob.sid() {
+		t.Fatalf("join events: %+v", ev)
+	}
+	third := e.join(carol, "match-42", map[string]any{"lobby_metadata": map[string]string{"map": "nuke"}})
+	if third.ID != created.ID || len(third.Members) != 3 || third.Metadata["map"] != "nuke" {
+		t.Fatalf("three users, one lobby: %+v", third)
+	}
+	// Joining again updates only the caller's member metadata.
+	again := e.join(alice, "match-42", map[string]any{"member_metadata": map[string]string{"team": "blue"}})
+	if len(again.Members) != 3 || again.member(alice.sid()).Metadata["team"] != "blue" {
+		t.Fatalf("rejoin: %+v", again)
+	}
+	// The same secret in another application is another lobby.
+	dave := e.user("dave", e.other)
+	if l := e.join(dave, "match-42", nil); l.ID == created.ID || l.ApplicationID != e.other.ID.String() || len(l.Members) != 1 {
+		t.Fatalf("other application's lobby: %+v", l)
+	}
+	// And that lobby is unknown to the first application's users.
+	e.do("GET", "/lobbies/"+created.ID, dave.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+
+	// Bad requests.
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{}).fails(t, 400, wire.CodeInvalidFormBody, "secret")
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": ""}).fails(t, 400, wire.CodeInvalidFormBody, "secret")
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": strings.Repeat("s", 251)}).fails(t, 400, wire.CodeInvalidFormBody, "secret")
+	e.join(alice, strings.Repeat("é", 250), nil) // 250 characters, 500 bytes
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": "x", "idle_timeout_seconds": 4}).
+		fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
+	e.do("PUT", "/lobbies", e.appBot, map[string]any{"secret": "x"}).fails(t, 401, 0, "")
+	e.do("PUT", "/lobbies", "", map[string]any{"secret": "x"}).fails(t, 401, 0, "")
+	noLobbies := e.userWithScopes("erin", e.app, []string{scopes.Identify})
+	e.do("PUT", "/lobbies", noLobbies.auth, map[string]any{"secret": "x"}).fails(t, 403, wire.CodeMissingAccess, "")
+}
+
+// Rule LOB-2: POST /lobbies/{id}/messages sends a message as the authenticated member; rule
+// WH-2: LOBBY_MESSAGE_CREATE is queued to the application's webhook.
+func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, mallory := e.user("alice", e.app), e.user("bob", e.app), e.user("mallory", e.app)
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	e.rec.take()
+	kicks := e.kicks.Load()
+	var m message
+	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "gg", "metadata": map[string]string{"emote": "wave"},
+		"flags": wire.MessageFlagSuppressNotifications}).ok(t, 200, &m)
+	if m.ID == "" || m.Type != 0 || m.Content != "gg" || m.LobbyID != l.ID || m.ChannelID != l.ID || m.Author.ID != alice.sid() ||
+		m.ApplicationID != e.app.ID.String() || m.Metadata["emote"] != "wave" || m.Flags != wire.MessageFlagSuppressNotifications ||
+		m.ModerationMetadata != nil || m.LobbyMember.AdditionalName != nil || m.Timestamp == "" {
+		t.Fatalf("message: %+v", m)
+	}
+	ev := e.rec.take()
+	if len(ev) != 1 || ev[0].event != lobbies.EventLobbyMessageCreate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) ||
+		ev[0].app != uint64(e.app.ID) ||
+		ev[0].data.(wire.LobbyMessage).ID.String() != m.ID {
+		t.Fatalf("realtime events: %+v", ev)
+	}
+	// Rule WH-2: the webhook carries the message object.
+	hooks := e.webhooks(wire.EventLobbyMessageCreate)
+	if len(hooks) != 1 || e.kicks.Load() != kicks+1 || hooks[0].ApplicationID != e.app.ID || hooks[0].Event.Type != wire.EventLobbyMessageCreate {
+		t.Fatalf("webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)
+	}
+	var data message
+	if err := json.Unmarshal(hooks[0].Event.Data, &data); err != nil || data.ID != m.ID || data.Content != "gg" || data.LobbyID != l.ID {
+		t.Fatalf("webhook data: %s %v", hooks[0].Event.Data, err)
+	}
+
+	before := e.snapshot()
+	path := "/lobbies/" + l.ID + "/messages"
+	e.do("POST", path, mallory.auth, map[string]any{"content": "hi"}).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("POST", path, alice.auth, map[string]any{"content": strings.Repeat("x", 2001)}).fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{"content": ""}).fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{"content": "  \n"}).fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{}).fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{"content": "x", "metadata": map[string]string{"k": strings.Repeat("v", 1000)}}).
+		fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("POST", path, alice.auth, map[string]any{"content": "x", "flags": 1}).fails(t, 400, wire.CodeInvalidFormBody, "flags")
+	e.do("POST", "/lobbies/123/messages", alice.auth, map[string]any{"content": "x"}).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("POST", "/lobbies/abc/messages", alice.auth, map[string]any{"content": "x"}).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("POST", path, e.appBot, map[string]any{"content": "x"}).fails(t, 401, 0, "")
+	if e.snapshot() != before || len(e.webhooks(wire.EventLobbyMessageCreate)) != 1 || len(e.rec.take()) != 0 {
+		t.Fatal("a refused message changed something")
+	}
+	e.send(bob, l.ID, strings.Repeat("ü", 2000)) // 2000 characters are fine
+}
+
+// Rule LOB-3: GET /lobbies/{id}/messages returns at most 200 most recent messages, newest
+// first, to members only.
+func TestLOB3MessageHistory(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, mallory := e.user("alice", e.app), e.user("bob", e.app), e.user("mallory", e.app)
+	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": lobbies.MaxIdleTimeoutSeconds})
+	e.join(bob, "s", nil)
+	var sent []string
+	for i := range 250 {
+		sender := alice
+		if i%2 == 1 {
+			sender = bob
+		}
+		sent = append(sent, e.send(sender, l.ID, "m"+strconv.Itoa(i)).ID)
+	}
+	path := "/lobbies/" + l.ID + "/messages"
+	check := func(query string, auth string, want int) {
+		t.Helper()
+		var got []message
+		e.do("GET", path+query, auth, nil).ok(t, 200, &got)
+		if len(got) != want {
+			t.Fatalf("%s: %d messages, want %d", query, len(got), want)
+		}
+		for i, m := range got { // newest first
+			if m.ID != sent[249-i] || m.Content != "m"+strconv.Itoa(249-i) {
+				t.Fatalf("%s: message %d is %s %q", query, i, m.ID, m.Content)
+			}
+		}
+	}
+	check("?limit=200", alice.auth, 200)
+	check("", bob.auth, 50)
+	check("?limit=1", alice.auth, 1)
+	check("?limit=200", e.appBot, 200) // the application's backend reads too
+	for _, bad := range []string{"0", "201", "-1", "abc", "1.5", ""} {
+		e.do("GET", path+"?limit="+bad, alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "limit")
+	}
+	e.do("GET", path, mallory.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", path, "Bot "+e.other.BotToken, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/1/messages", alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+
+	// History reaches back 72 hours.
+	e.clock.Advance(lobbies.HistoryWindow + time.Minute)
+	e.send(alice, l.ID, "later")
+	var got []message
+	e.do("GET", path+"?limit=200", bob.auth, nil).ok(t, 200, &got)
+	if len(got) != 1 || got[0].Content != "later" {
+		t.Fatalf("after 72 hours: %d messages", len(got))
+	}
+}
+
+// Rule LOB-4: bulk member operations, at most 25, all or nothing.
+func TestLOB4BulkMembers(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol, dave := e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app), e.user("dave", e.app)
+	var l lobby
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"metadata": map[string]string{"mode": "duel"},
+		"members": []map[string]any{{"id": alice.sid()}, {"id": bob.id, "flags": 1}}}).ok(t, 200, &l)
+	if len(l.Members) != 2 || l.member(bob.sid()).Flags != wire.LobbyMemberCanLinkLobby || l.Metadata["mode"] != "duel" {
+		t.Fatalf("created: %+v", l)
+	}
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
+		t.Fatalf("creation events: %+v", ev)
+	}
+	bulk := "/lobbies/" + l.ID + "/members/bulk"
+	var upserted []member
+	e.do("POST", bulk, e.appBot, []map[string]any{
+		{"id": carol.sid(), "metadata": map[string]string{"role": "medic"}},
+		{"id": bob.sid(), "metadata": map[string]string{"role": "tank"}, "additional_name": "Sir Bob"},
+		{"id": alice.sid(), "remove_member": true},
+		{"id": dave.sid(), "remove_member": true}, // not a member: fine
+	}).ok(t, 200, &upserted)
+	if len(upserted) != 2 || upserted[0].ID != carol.sid() || upserted[1].ID != bob.sid() || upserted[1].Metadata["role"] != "tank" ||
+		upserted[1].Flags != 1 || *upserted[1].AdditionalName != "Sir Bob" {
+		t.Fatalf("upserted: %+v", upserted)
+	}
+	ev := e.rec.take()
+	kinds := []string{}
+	for _, x := range ev {
+		kinds = append(kinds, x.event)
+	}
+	want := []string{lobbies.EventLobbyCreate, lobbies.EventLobbyMemberRemove, lobbies.EventLobbyMemberAdd, lobbies.EventLobbyMemberUpdate}
+	if !slices.Equal(kinds, want) || !slices.Equal(ev[0].users, []uint64{carol.id}) ||
+		!slices.Equal(ev[1].users, []uint64{bob.id, carol.id, alice.id}) || !slices.Equal(ev[2].users, []uint64{bob.id, carol.id}) {
+		t.Fatalf("bulk events: %+v", ev)
+	}
+	var now lobby
+	e.do("GET", "/lobbies/"+l.ID, e.appBot, nil).ok(t, 200, &now)
+	if len(now.Members) != 2 || now.member(alice.sid()) != nil || now.member(carol.sid()).Metadata["role"] != "medic" {
+		t.Fatalf("after bulk: %+v", now)
+	}
+
+	// 26 or 0 operations, a non-array, a bad id: 50035; an unknown user: 404; nothing applied.
+	before := e.snapshot()
+	ops := func(n int) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = map[string]any{"id": dave.sid()}
+		}
+		return out
+	}
+	e.do("POST", bulk, e.appBot, ops(26)).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("POST", bulk, e.appBot, ops(0)).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("POST", bulk, e.appBot, map[string]any{"id": dave.sid()}).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid()}, map[string]any{"id": "abc"}}).fails(t, 400, wire.CodeInvalidFormBody, "1.id")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid()}, map[string]any{}}).fails(t, 400, wire.CodeInvalidFormBody, "1.id")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid(), "flags": 2}}).fails(t, 400, wire.CodeInvalidFormBody, "0.flags")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid(), "remove_member": "yes"}}).fails(t, 400, wire.CodeInvalidFormBody, "0.remove_member")
+	e.do("POST", bulk, e.appBot, []any{
+		map[string]any{"id": dave.sid()}, map[string]any{"id": bob.sid(), "remove_member": true}, map[string]any{"id": "99999"},
+	}).fails(t, 404, wire.CodeUnknownUser, "")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": e.app.BotUserID}}).fails(t, 404, wire.CodeUnknownUser, "")
+	e.do("POST", bulk, alice.auth, ops(1)).fails(t, 401, 0, "")
+	e.do("POST", "/lobbies/1/members/bulk", e.appBot, ops(1)).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("POST", bulk, "Bot "+e.other.BotToken, ops(1)).fails(t, 404, wire.CodeUnknownLobby, "")
+	if e.snapshot() != before || len(e.rec.take()) != 0 {
+		t.Fatal("a refused bulk request changed something (rule LOB-4: all or nothing)")
+	}
+	// 25 operations are fine.
+	ids := e.rawUsers(25)
+	list := make([]map[string]any, 25)
+	for i, id := range ids {
+		list[i] = map[string]any{"id": strconv.FormatUint(id, 10)}
+	}
+	e.do("POST", bulk, e.appBot, list).ok(t, 200, &upserted)
+	if len(upserted) != 25 {
+		t.Fatalf("25 operations: %d upserted", len(upserted))
+	}
+}
+
+// Limits: 1000 members per lobby, 100 lobbies per user per game, metadata of 1000 characters.
+func TestLimits(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", e.app)
+	var l lobby
+	e.do("POST", "/lobbies", e.appBot, map[string]any{}).ok(t, 200, &l)
+	bulk := "/lobbies/" + l.ID + "/members/bulk"
+	ids := e.rawUsers(lobbies.MaxMembersPerLobby + 1)
+	for i := 0; i < lobbies.MaxMembersPerLobby; i += 25 {
+		var ops []map[string]any
+		for _, id := range ids[i : i+25] {
+			ops = append(ops, map[string]any{"id": id})
+		}
+		e.do("POST", bulk, e.appBot, ops).ok(t, 200, nil)
+	}
+	before := e.snapshot()
+	e.do("POST", bulk, e.appBot, []map[string]any{{"id": ids[0], "metadata": map[string]string{"a": "b"}}, {"id": ids[1000]}}).
+		fails(t, 400, wire.CodeMaxLobbyMembers, "")
+	e.do("PUT", "/lobbies/"+l.ID+"/members/"+strconv.FormatUint(ids[1000], 10), e.appBot, map[string]any{}).
+		fails(t, 400, wire.CodeMaxLobbyMembers, "")
+	if e.snapshot() != before {
+		t.Fatal("the 1001st member changed something")
+	}
+
+	// 100 lobbies per user per game.
+	for i := range lobbies.MaxLobbiesPerUser {
+		e.join(alice, "lobby-"+strconv.Itoa(i), nil)
+	}
+	before = e.snapshot()
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": "one-too-many"}).fails(t, 400, wire.CodeMaxLobbies, "")
+	var server lobby
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": alice.sid()}}}).ok(t, 200, &server)
+	if len(server.Members) != 0 {
+		t.Fatalf("the 101st lobby was joined: %+v", server)
+	}
+	e.do("PUT", "/lobbies/"+server.ID+"/members/"+alice.sid(), e.appBot, map[string]any{}).fails(t, 400, wire.CodeMaxLobbies, "")
+	var up []member
+	e.do("POST", "/lobbies/"+server.ID+"/members/bulk", e.appBot, []map[string]any{{"id": alice.sid()}}).ok(t, 200, &up)
+	if len(up) != 0 {
+		t.Fatalf("bulk must leave the user out silently: %+v", up)
+	}
+	e.join(alice, "lobby-7", nil) // an existing membership is no new lobby
+	// Another game's lobbies do not count.
+	e.join(player{id: alice.id, auth: e.token(alice.id, e.other, scopes.Expand([]string{scopes.SocialLayer}))}, "lobby-x", nil)
+
+	// Metadata: 1000 characters, keys and values together.
+	fits := map[string]string{"k": strings.Repeat("v", 999)}
+	over := map[string]string{"k": strings.Repeat("v", 1000)}
+	bob := e.user("bob", e.app)
+	e.join(bob, "meta", map[string]any{"lobby_metadata": fits, "member_metadata": fits})
+	e.do("PUT", "/lobbies", bob.auth, map[string]any{"secret": "meta2", "lobby_metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "lobby_metadata")
+	e.do("PUT", "/lobbies", bob.auth, map[string]any{"secret": "meta2", "member_metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "member_metadata")
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": bob.sid(), "metadata": over}}}).
+		fails(t, 400, wire.CodeInvalidFormBody, "members.0.metadata")
+	e.do("PATCH", "/lobbies/"+server.ID, e.appBot, map[string]any{"metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("PUT", "/lobbies/"+server.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": make([]map[string]any, 26)}).fails(t, 400, wire.CodeInvalidFormBody, "members")
+	for _, idle := range []int{4, 604801} {
+		e.do("POST", "/lobbies", e.appBot, map[string]any{"idle_timeout_seconds": idle}).fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
+	}
+	if e.snapshot() == before {
+		t.Fatal("the snapshot does not see changes")
+	}
+}
+
+// Rule MSG-2: additional_name is set only by the application's backend, and shows on messages.
+func TestMSG2AdditionalNameOnlyServerSide(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", map[string]any{"additional_name": "Queen Alice"}) // ignored: a client cannot set it
+	if l.Members[0].AdditionalName != nil {
+		t.Fatalf("a Bearer request set additional_name: %+v", l.Members[0])
+	}
+	m := e.send(alice, l.ID, "hi")
+	if m.LobbyMember.AdditionalName != nil {
+		t.Fatalf("a message shows an additional name nobody set: %+v", m)
+	}
+	var raw message
+	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x", "lobby_member": map[string]string{"additional_name": "Fake"},
+		"additional_name": "Fake"}).ok(t, 200, &raw)
+	if raw.LobbyMember.AdditionalName != nil {
+		t.Fatalf("a message set its own additional name: %+v", raw)
+	}
+	// The Bearer token cannot use the backend's member route.
+	e.do("PUT", "/lobbies/"+l.ID+"/members/"+alice.sid(), alice.auth, map[string]any{"additional_name": "Queen"}).fails(t, 401, 0, "")
+
+	// The backend sets it; later messages carry it, earlier ones keep what they were sent with.
+	var mem member
+	path := "/lobbies/" + l.ID + "/members/" + alice.sid()
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": "Captain"}).ok(t, 200, &mem)
+	if mem.ID != alice.sid() || mem.AdditionalName == nil || *mem.AdditionalName != "Captain" {
+		t.Fatalf("member: %+v", mem)
+	}
+	if ev := e.rec.take(); ev[len(ev)-1].event != lobbies.EventLobbyMemberUpdate {
+		t.Fatalf("events: %+v", ev)
+	}
+	m2 := e.send(alice, l.ID, "aye")
+	if m2.LobbyMember.AdditionalName == nil || *m2.LobbyMember.AdditionalName != "Captain" {
+		t.Fatalf("message: %+v", m2)
+	}
+	// A Bearer rejoin keeps it.
+	if again := e.join(alice, "s", map[string]any{"member_metadata": map[string]string{"a": "b"}}); *again.member(alice.sid()).AdditionalName != "Captain" {
+		t.Fatalf("rejoin lost the additional name: %+v", again)
+	}
+	var list []message
+	e.do("GET", "/lobbies/"+l.ID+"/messages", bob.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	if len(list) != 3 || *list[0].LobbyMember.AdditionalName != "Captain" || list[2].LobbyMember.AdditionalName != nil {
+		t.Fatalf("history: %+v", list)
+	}
+	// Bulk sets it too; bad lengths are refused; null clears it.
+	e.do("POST", "/lobbies/"+l.ID+"/members/bulk", e.appBot, []map[string]any{{"id": bob.sid(), "additional_name": "Bobby"}}).ok(t, 200, nil)
+	if m := e.send(bob, l.ID, "yo"); *m.LobbyMember.AdditionalName != "Bobby" {
+		t.Fatalf("bulk additional name: %+v", m)
+	}
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": strings.Repeat("n", 81)}).fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": ""}).fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": 5}).fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": nil}).ok(t, 200, &mem)
+	if mem.AdditionalName != nil {
+		t.Fatalf("null did not clear: %+v", mem)
+	}
+}
+
+// Rules MSG-3 and MODR-1: the backend sets moderation metadata (at most 5 keys) on a lobby
+// message; it shows on the message object and reaches the members as LOBBY_MESSAGE_UPDATE.
+func TestMSG3MODR1ModerationMetadata(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	m := e.send(bob, l.ID, "you are bad")
+	e.rec.take()
+	path := "/lobbies/" + l.ID + "/messages/" + m.ID + "/moderation-metadata"
+	e.do("PUT", path, e.appBot, map[string]string{"action": "hide", "reason": "toxicity"}).ok(t, 204, nil)
+	var list []message
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	if len(list) != 1 || list[0].ModerationMetadata["action"] != "hide" || list[0].ModerationMetadata["reason"] != "toxicity" {
+		t.Fatalf("moderation metadata not on the message: %+v", list)
+	}
+	ev := e.rec.take()
+	if len(ev) != 1 || ev[0].event != lobbies.EventLobbyMessageUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) ||
+		ev[0].data.(wire.LobbyMessage).ModerationMetadata["action"] != "hide" {
+		t.Fatalf("update event: %+v", ev)
+	}
+	// A metadata-only update sends no webhook, as on the platform (rule WH-2 covers creation).
+	if n := len(e.webhooks(wire.EventLobbyMessageUpdate)); n != 0 {
+		t.Fatalf("%d LOBBY_MESSAGE_UPDATE webhooks", n)
+	}
+	// Replaced, not merged; {} clears.
+	e.do("PUT", path, e.appBot, map[string]string{"action": "show"}).ok(t, 204, nil)
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	if len(list[0].ModerationMetadata) != 1 || list[0].ModerationMetadata["action"] != "show" {
+		t.Fatalf("replace: %+v", list[0].ModerationMetadata)
+	}
+	other := e.join(alice, "other", nil)
+	before := e.snapshot()
+	six := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
+	e.do("PUT", path, e.appBot, six).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, map[string]string{"r": strings.Repeat("x", 2001)}).fails(t, 400, wire.CodeInvalidFormBody, "r")
+	e.do("PUT", path, e.appBot, map[string]string{strings.Repeat("k", 1025): "x"}).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, map[string]any{"a": 1}).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, "null").fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, `["a"]`).fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, alice.auth, map[string]string{"a": "b"}).fails(t, 401, 0, "")
+	e.do("PUT", "/lobbies/"+l.ID+"/messages/1/moderation-metadata", e.appBot, map[string]string{}).fails(t, 404, wire.CodeUnknownMessage, "")
+	e.do("PUT", "/lobbies/"+other.ID+"/messages/"+m.ID+"/moderation-metadata", e.appBot, map[string]string{}).fails(t, 404, wire.CodeUnknownMessage, "")
+	e.do("PUT", path, "Bot "+e.other.BotToken, map[string]string{}).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.rec.take()
+	if e.snapshot() != before {
+		t.Fatal("a refused moderation request changed something")
+	}
+	five := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", strings.Repeat("k", 1024): strings.Repeat("v", 2000)}
+	e.do("PUT", path, e.appBot, five).ok(t, 204, nil)
+	e.do("PUT", path, e.appBot, map[string]string{}).ok(t, 204, nil)
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	if list[0].ModerationMetadata != nil {
+		t.Fatalf("{} did not clear: %+v", list[0].ModerationMetadata)
+	}
+}
+
+// A lobby expires after its idle timeout without activity (joins, messages), by the service's
+// clock; the janitor deletes it and tells its members.
+func TestIdleTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.svc.Start()
+	defer e.svc.Close()
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 60})
+	e.clock.Advance(50 * time.Second)
+	e.send(alice, l.ID, "still here") // activity restarts the timer
+	e.clock.Advance(50 * time.Second)
+	e.join(bob, "s", nil)
+	e.clock.Advance(59 * time.Second)
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).ok(t, 200, nil)
+	e.rec.take()
+	e.clock.Advance(time.Second)
+	// Unknown at once, whatever the janitor does.
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x"}).fails(t, 404, wire.CodeUnknownLobby, "")
+	// The janitor, woken by the clock, deletes it and sends LOBBY_DELETE to both members.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ev := e.rec.take()
+		if len(ev) == 1 && ev[0].event == lobbies.EventLobbyDelete && slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) &&
+			ev[0].data.(wire.LobbyDeleted).ID.String() == l.ID {
+			break
+		}
+		if len(ev) != 0 || time.Now().After(deadline) {
+			t.Fatalf("events after expiry: %+v", ev)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, ok, _ := e.st.NextLobbyExpiry(t.Context()); ok {
+		t.Fatal("the expired lobby is still stored")
+	}
+	// The secret now makes a new lobby; the default timeout is 5 minutes.
+	l2 := e.join(alice, "s", nil)
+	if l2.ID == l.ID {
+		t.Fatal("an expired lobby was joined")
+	}
+	e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
+	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).ok(t, 200, nil)
+	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 0 {
+		t.Fatalf("ExpireIdle early: %d %v", n, err)
+	}
+	// KeepAlive (the gateway's connected members) counts as activity.
+	if err := e.svc.KeepAlive(t.Context(), uint64(e.app.ID), alice.id); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
+	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).ok(t, 200, nil)
+	e.clock.Advance(time.Second)
+	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+}
+
+// An expired idle lobby met by PUT /lobbies before the janitor ran is replaced in that request.
+func TestExpiredLobbyReplacedOnJoin(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", e.app)
+	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 5})
+	e.rec.take()
+	e.clock.Advance(5 * time.Second)
+	l2 := e.join(alice, "s", nil)
+	ev := e.rec.take()
+	if l2.ID == l.ID || len(ev) != 2 || ev[0].event != lobbies.EventLobbyDelete || ev[1].event != lobbies.EventLobbyCreate {
+		t.Fatalf("replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
+	}
+}
+
+// A lobby secret joins for 30 days; afterwards the lobby lives on and the secret makes a new one.
+func TestSecretExpiresAfter30Days(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": lobbies.MaxIdleTimeoutSeconds})
+	for elapsed := time.Duration(0); elapsed <= lobbies.SecretLifetime; elapsed += 6 * 24 * time.Hour {
+		e.clock.Advance(6 * 24 * time.Hour)
+		e.send(alice, l.ID, "keeping it alive")
+	}
+	l2 := e.join(bob, "s", nil)
+	if l2.ID == l.ID || len(l2.Members) != 1 {
+		t.Fatalf("joined with an expired secret: %+v", l2)
+	}
+	var old lobby
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).ok(t, 200, &old)
+	if len(old.Members) != 1 {
+		t.Fatalf("the old lobby: %+v", old)
+	}
+	// The member of the old lobby can still leave it.
+	e.do("DELETE", "/lobbies/"+l.ID+"/members/@me", alice.auth, nil).ok(t, 204, nil)
+}
+
+// GET, PATCH and DELETE of a lobby, member add and remove, and leave, with their events.
+func TestLobbyLifecycle(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol := e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)
+	var l lobby
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": alice.sid()}, {"id": bob.sid()}},
+		"idle_timeout_seconds": 3600}).ok(t, 200, &l)
+	id := l.ID
+	e.do("GET", "/lobbies/"+id, carol.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", "/lobbies/"+id, "Bot "+e.other.BotToken, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/"+id, "Bearer nope", nil).fails(t, 401, 0, "")
+	e.rec.take()
+
+	var patched lobby
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": map[string]string{"round": "2"}}).ok(t, 200, &patched)
+	if patched.Metadata["round"] != "2" || len(patched.Members) != 2 {
+		t.Fatalf("patched: %+v", patched)
+	}
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
+		t.Fatalf("update events: %+v", ev)
+	}
+	// PATCH members replaces the member list.
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"members": []map[string]any{{"id": bob.sid()}, {"id": carol.sid()}}}).ok(t, 200, &patched)
+	if len(patched.Members) != 2 || patched.member(alice.sid()) != nil || patched.member(carol.sid()) == nil || patched.Metadata["round"] != "2" {
+		t.Fatalf("members replaced: %+v", patched)
+	}
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": nil}).ok(t, 200, &patched)
+	if patched.Metadata != nil {
+		t.Fatalf("null metadata: %+v", patched.Metadata)
+	}
+	e.rec.take()
+
+	// Add and remove a member.
+	var m member
+	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"metadata": map[string]string{"k": "v"}, "flags": 1}).ok(t, 200, &m)
+	if m.ID != alice.sid() || m.Flags != 1 || m.Metadata["k"] != "v" {
+		t.Fatalf("put member: %+v", m)
+	}
+	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{}).ok(t, 200, &m)
+	if m.Flags != 1 || m.Metadata["k"] != "v" {
+		t.Fatalf("an empty PUT must keep the fields: %+v", m)
+	}
+	e.do("PUT", "/lobbies/"+id+"/members/99999", e.appBot, map[string]any{}).fails(t, 404, wire.CodeUnknownUser, "")
+	e.do("PUT", "/lobbies/"+id+"/members/x", e.appBot, map[string]any{}).fails(t, 400, wire.CodeInvalidFormBody, "user_id")
+	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"flags": 3}).fails(t, 400, wire.CodeInvalidFormBody, "flags")
+	other := e.user("olga", e.other)
+	e.do("PUT", "/lobbies/"+id+"/members/"+other.sid(), "Bot "+e.other.BotToken, map[string]any{}).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).ok(t, 204, nil)
+	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).ok(t, 204, nil)
+	e.do("DELETE", "/lobbies/1/members/"+bob.sid(), e.appBot, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	ev := e.rec.take()
+	var kinds []string
+	for _, x := range ev {
+		kinds = append(kinds, x.event)
+	}
+	if !slices.Equal(kinds, []string{lobbies.EventLobbyCreate, lobbies.EventLobbyMemberAdd, lobbies.EventLobbyMemberRemove}) ||
+		!slices.Equal(ev[2].users, []uint64{alice.id, carol.id, bob.id}) { // join order; equal times (frozen clock): by id
+		t.Fatalf("member events: %+v", ev)
+	}
+	// A lobby made by the backend cannot be left by its members; one made by PUT /lobbies can.
+	e.do("DELETE", "/lobbies/"+id+"/members/@me", alice.auth, nil).fails(t, 403, wire.CodeMissingPermissions, "")
+	e.do("DELETE", "/lobbies/"+id+"/members/@me", bob.auth, nil).ok(t, 204, nil) // not a member: fine
+	mine := e.join(bob, "mine", nil)
+	e.join(carol, "mine", nil)
+	e.rec.take()
+	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", bob.auth, nil).ok(t, 204, nil)
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyMemberRemove || !slices.Equal(ev[0].users, []uint64{carol.id, bob.id}) {
+		t.Fatalf("leave events: %+v", ev)
+	}
+	e.do("GET", "/lobbies/"+mine.ID, bob.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", e.appBot, nil).fails(t, 401, 0, "")
+
+	// Delete: another application's delete does nothing; the owner's deletes; again is fine.
+	e.do("DELETE", "/lobbies/"+id, "Bot "+e.other.BotToken, nil).ok(t, 204, nil)
+	e.do("GET", "/lobbies/"+id, e.appBot, nil).ok(t, 200, nil)
+	e.rec.take()
+	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).ok(t, 204, nil)
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyDelete || !slices.Equal(ev[0].users, []uint64{alice.id, carol.id}) {
+		t.Fatalf("delete events: %+v", ev)
+	}
+	e.do("GET", "/lobbies/"+id, e.appBot, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).ok(t, 204, nil)
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{}).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("DELETE", "/lobbies/x", e.appBot, nil).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("DELETE", "/lobbies/"+id, "", nil).fails(t, 401, 0, "")
+}
+
+// Malformed JSON, wrong types and wrong content types on every endpoint: a 4xx with the
+// platform's error body, never a 5xx, and nothing stored.
+func TestMalformedInputEveryEndpoint(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", e.app)
+	l := e.join(alice, "s", nil)
+	m := e.send(alice, l.ID, "hi")
+	lp := "/lobbies/" + l.ID
+	routes := []struct{ method, path, auth string }{
+		{"PUT", "/lobbies", alice.auth},
+		{"POST", "/lobbies", e.appBot},
+		{"PATCH", lp, e.appBot},
+		{"PUT", lp + "/members/" + alice.sid(), e.appBot},
+		{"POST", lp + "/members/bulk", e.appBot},
+		{"POST", lp + "/messages", alice.auth},
+		{"PUT", lp + "/messages/" + m.ID + "/moderation-metadata", e.appBot},
+	}
+	type badBody struct {
+		body  string
+		field string // the field a 50035 names ("-" for 50109, malformed JSON)
+	}
+	// Bodies that are wrong for every route above.
+	common := []badBody{{"", "-"}, {"{", "-"}, {`{"a":`, "-"}, {"\xff\xfe", "-"}, {`{"a": 1} x`, "-"}, {"nul", "-"}}
+	// Wrong types per route, with the field the error must name.
+	typed := map[string][]badBody{
+		"PUT /lobbies": {{`[]`, ""}, {`"s"`, ""}, {`{"secret": 5}`, "secret"}, {`{"secret": ["a"]}`, "secret"},
+			{`{"secret": "s", "idle_timeout_seconds": "60"}`, "idle_timeout_seconds"}, {`{"secret": "s", "idle_timeout_seconds": 60.5}`, "idle_timeout_seconds"},
+			{`{"secret": "s", "lobby_metadata": "x"}`, "lobby_metadata"}, {`{"secret": "s", "lobby_metadata": {"a": 1}}`, "lobby_metadata"},
+			{`{"secret": "s", "member_metadata": [1]}`, "member_metadata"}, {`{"secret": null}`, "secret"}},
+		"POST /lobbies": {{`[]`, ""}, {`{"members": {}}`, "members"}, {`{"members": [{"id": "x"}]}`, "members.0.id"},
+			{`{"members": [{"id": 1.5}]}`, "members.0.id"}, {`{"members": [7]}`, "members.0"}, {`{"members": [{"id": "1", "flags": "1"}]}`, "members.0.flags"},
+			{`{"metadata": 5}`, "metadata"}, {`{"idle_timeout_seconds": true}`, "idle_timeout_seconds"}},
+		"PATCH": {{`5`, ""}, {`{"metadata": []}`, "metadata"}, {`{"idle_timeout_seconds": "x"}`, "idle_timeout_seconds"},
+			{`{"members": [{"metadata": {}}]}`, "members.0.id"}},
+		"PUT member": {{`[]`, ""}, {`{"flags": -1}`, "flags"}, {`{"flags": "x"}`, "flags"}, {`{"metadata": {"k": null}}`, "metadata"},
+			{`{"additional_name": {}}`, "additional_name"}},
+		"bulk": {{`{}`, ""}, {`null`, ""}, {`[null]`, "0.id"}, {`[{"id": true}]`, "0.id"}, {`[{"id": "1", "remove_member": 1}]`, "0.remove_member"},
+			{`[{"id": "1", "metadata": "m"}]`, "0.metadata"}},
+		"message": {{`[]`, ""}, {`{"content": 5}`, "content"}, {`{"content": "x", "metadata": {"a": 1}}`, "metadata"},
+			{`{"content": "x", "flags": "4"}`, "flags"}, {`{"content": "x", "flags": 1e400}`, "flags"}},
+		"moderation": {{`[]`, ""}, {`"x"`, ""}, {`{"a": {"b": "c"}}`, ""}, {`{"a": true}`, ""}},
+	}
+	keys := []string{"PUT /lobbies", "POST /lobbies", "PATCH", "PUT member", "bulk", "message", "moderation"}
+	before := e.snapshot()
+	for i, r := range routes {
+		cases := append(append([]badBody{}, common...), typed[keys[i]]...)
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s %s %q", r.method, keys[i], c.body), func(t *testing.T) {
+				res := e.doType(r.method, r.path, r.auth, "application/json", c.body)
+				if c.field == "-" {
+					res.fails(t, 400, wire.CodeInvalidJSON, "")
+				} else {
+					res.fails(t, 400, wire.CodeInvalidFormBody, c.field)
+				}
+			})
+		}
+		// Not JSON at all: 415, the platform's error body.
+		e.doType(r.method, r.path, r.auth, "text/plain", `{"secret": "s", "content": "x"}`).fails(t, 415, wire.CodeInvalidJSON, "")
+		e.doType(r.method, r.path, r.auth, "", nil).fails(t, 415, wire.CodeInvalidJSON, "")
+		// Over a megabyte: 413.
+		big := `{"content": "` + strings.Repeat("x", 1<<20) + `"}`
+		if res := e.do(r.method, r.path, r.auth, big); res.status != 413 {
+			t.Fatalf("%s %s: a body over 1 MiB: HTTP %d", r.method, r.path, res.status)
+		}
+	}
+	if e.snapshot() != before {
+		t.Fatal("a refused request stored something")
+	}
+	// Routes without a body, with bad ids and queries.
+	e.do("GET", "/lobbies/0", alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("GET", "/lobbies/18446744073709551616", alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("GET", lp+"/messages?limit=1&limit=x", alice.auth, nil).ok(t, 200, nil) // the first value counts
+	e.do("PUT", lp+"/messages/x/moderation-metadata", e.appBot, map[string]string{}).fails(t, 400, wire.CodeInvalidFormBody, "message_id")
+	e.do("DELETE", lp+"/members/%20", e.appBot, nil).fails(t, 400, wire.CodeInvalidFormBody, "user_id")
+}
+
+// Rule LOB-1 under concurrency: players joining one secret at the same moment end in one lobby.
+func TestLOB1ConcurrentJoinsMakeOneLobby(t *testing.T) {
+	e := newEnv(t)
+	const n = 12
+	players := make([]player, n)
+	for i := range players {
+		players[i] = e.user("p"+strconv.Itoa(i), e.app)
+	}
+	ids := make([]string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i, p := range players {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := httptest.NewRequest("PUT", "/lobbies", strings.NewReader(`{"secret": "rush"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", p.auth)
+			rec := httptest.NewRecorder()
+			e.mux.ServeHTTP(rec, req)
+			var l lobby
+			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &l) != nil {
+				errs <- fmt.Errorf("HTTP %d: %s", rec.Code, rec.Body.Bytes())
+				return
+			}
+			ids[i] = l.ID
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var l lobby
+	e.do("GET", "/lobbies/"+ids[0], e.appBot, nil).ok(t, 200, &l)
+	if len(l.Members) != n || slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
+		t.Fatalf("lobbies %v, members %d", ids, len(l.Members))
+	}
+}

@@ -1,0 +1,381 @@
+package lobbies
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+	"sdkpp/server/scopes"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/wire"
+)
+
+// Limits (anchors: the platform's lobby documentation).
+const (
+	MaxMetadataChars      = 1000   // lobby and member metadata: keys and values together
+	MaxMembersPerLobby    = 1000   // members of one lobby
+	MaxLobbiesPerUser     = 100    // lobbies of one game a user may be in
+	MaxMembersPerRequest  = 25     // members of POST /lobbies and PATCH, operations of a bulk request (rule LOB-4)
+	MaxSecretChars        = 250    // the secret of PUT /lobbies
+	MaxAdditionalName     = 80     // a member's additional_name (rule MSG-2)
+	MaxContentChars       = 2000   // a message's content
+	MinIdleTimeoutSeconds = 5      // idle_timeout_seconds
+	MaxIdleTimeoutSeconds = 604800 // idle_timeout_seconds: 7 days
+	DefaultIdleTimeout    = 5 * time.Minute
+	// SecretLifetime is how long a lobby secret can be used to join: afterwards the lobby lives on
+	// but PUT /lobbies with that secret makes a new lobby.
+	SecretLifetime = 30 * 24 * time.Hour
+	// HistoryWindow is how far back GET /lobbies/{id}/messages reaches.
+	HistoryWindow      = 72 * time.Hour
+	DefaultMessageList = 50  // GET /lobbies/{id}/messages without limit
+	MaxMessageList     = 200 // rule LOB-3
+	// MaxModerationKeys, MaxModerationKeyChars and MaxModerationValueChars bound moderation
+	// metadata (rule MODR-1).
+	MaxModerationKeys       = 5
+	MaxModerationKeyChars   = 1024
+	MaxModerationValueChars = 2000
+)
+
+// Realtime events given to the Notifier, named as the gateway dispatches them. Data: a wire.Lobby
+// for LOBBY_CREATE and LOBBY_UPDATE, a wire.LobbyDeleted for LOBBY_DELETE, a wire.LobbyMemberEvent
+// for the member events, a wire.LobbyMessage for the message events.
+const (
+	EventLobbyCreate        = "LOBBY_CREATE"
+	EventLobbyUpdate        = "LOBBY_UPDATE"
+	EventLobbyDelete        = "LOBBY_DELETE"
+	EventLobbyMemberAdd     = "LOBBY_MEMBER_ADD"
+	EventLobbyMemberUpdate  = "LOBBY_MEMBER_UPDATE"
+	EventLobbyMemberRemove  = "LOBBY_MEMBER_REMOVE"
+	EventLobbyMessageCreate = wire.EventLobbyMessageCreate
+	EventLobbyMessageUpdate = wire.EventLobbyMessageUpdate
+)
+
+// Notifier delivers lobby events in real time (the gateway). LobbyEvent is called after the
+// change is committed, once per event, in the order the events happened, with the application
+// the lobby belongs to (deliver only to sessions identified with a token of that application)
+// and the ids of the users who should receive it; data is the event's wire value and must not be
+// modified. It is called from request goroutines and from the idle-expiry goroutine, so it must
+// be safe for concurrent use, and it must not block: queue and return.
+type Notifier interface {
+	LobbyEvent(appID uint64, userIDs []uint64, event string, data any)
+}
+
+// Service owns lobbies, their members and their messages, and serves their HTTP routes (see
+// Register). Set its fields before Register and Start; do not change them afterwards.
+type Service struct {
+	Store  store.Store          // lobbies, members, messages, and the webhook queue
+	Clock  clock.Clock          // every timestamp and idle expiry reads it
+	IDs    *snowflake.Generator // lobby, message and webhook delivery ids
+	Logger *slog.Logger         // lobby creation and deletion; store errors
+	// Kick wakes the webhook dispatcher after a commit that queued a webhook (may be nil).
+	Kick func()
+	// Notifier receives the realtime events; nil means no realtime delivery.
+	Notifier Notifier
+
+	startOnce sync.Once
+	wake      chan struct{}
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// Register adds the lobby routes to mux (paths relative to the API base, /api/v10).
+func (s *Service) Register(mux *http.ServeMux) {
+	mux.HandleFunc("PUT /lobbies", s.route(byUser, s.createOrJoin))
+	mux.HandleFunc("POST /lobbies", s.route(byBot, s.create))
+	mux.HandleFunc("GET /lobbies/{lobby_id}", s.route(byEither, s.get))
+	mux.HandleFunc("PATCH /lobbies/{lobby_id}", s.route(byBot, s.modify))
+	mux.HandleFunc("DELETE /lobbies/{lobby_id}", s.route(byBot, s.delete))
+	mux.HandleFunc("PUT /lobbies/{lobby_id}/members/{user_id}", s.route(byBot, s.putMember))
+	mux.HandleFunc("DELETE /lobbies/{lobby_id}/members/{user_id}", s.route(byBot, s.removeMember))
+	mux.HandleFunc("DELETE /lobbies/{lobby_id}/members/@me", s.route(byUser, s.leave))
+	mux.HandleFunc("POST /lobbies/{lobby_id}/members/bulk", s.route(byBot, s.bulk))
+	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", s.route(byUser, s.sendMessage))
+	mux.HandleFunc("GET /lobbies/{lobby_id}/messages", s.route(byEither, s.listMessages))
+	mux.HandleFunc("PUT /lobbies/{lobby_id}/messages/{message_id}/moderation-metadata", s.route(byBot, s.moderate))
+}
+
+// ---- requests
+
+// who says which credentials a route takes.
+type who int
+
+const (
+	byBot    who = iota // "Authorization: Bot <token>": the application's backend
+	byUser              // "Authorization: Bearer <token>" with lobbies.write
+	byEither            // either
+)
+
+// request is an authenticated request: who makes it, and the lobby id of its path (0 when the
+// path has none).
+type request struct {
+	*http.Request
+	ctx     context.Context
+	appID   uint64
+	userID  uint64 // 0 for the Bot
+	bot     bool
+	lobbyID uint64
+}
+
+// handler serves a request: it returns the JSON answer (200), or nil for 204, or an error.
+type handler func(q *request) (any, error)
+
+// route authenticates (401, or 403 50001 for a Bearer token without lobbies.write), reads the
+// lobby id of the path (50035 when malformed), runs h and answers in the platform's shapes.
+func (s *Service) route(by who, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, err := s.serve(r, by, h)
+		switch {
+		case err != nil:
+			httpx.Error(w, r, s.Logger, err) // a store error becomes a logged 500
+		case out == nil:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			httpx.JSON(w, http.StatusOK, out)
+		}
+	}
+}
+
+func (s *Service) serve(r *http.Request, by who, h handler) (any, error) {
+	q := &request{Request: r, ctx: r.Context()}
+	if hdr := r.Header.Get("Authorization"); by == byEither && len(hdr) > 4 && strings.EqualFold(hdr[:4], "Bot ") {
+		by = byBot
+	}
+	auth := token.Auth{Store: s.Store, Clock: s.Clock}
+	if by == byBot {
+		app, err := auth.Bot(r)
+		if err != nil {
+			return nil, err
+		}
+		q.appID, q.bot = app.ID, true
+	} else {
+		t, err := auth.Bearer(r)
+		if err != nil {
+			return nil, err
+		}
+		if !scopes.Has(t.Scopes, scopes.LobbiesWrite) {
+			return nil, wire.MissingAccess()
+		}
+		q.appID, q.userID = t.AppID, t.UserID
+	}
+	if r.PathValue("lobby_id") != "" {
+		var err error
+		if q.lobbyID, err = q.id("lobby_id"); err != nil {
+			return nil, err
+		}
+	}
+	return h(q)
+}
+
+// id reads a snowflake path value; a malformed one is a 50035 naming it.
+func (q *request) id(name string) (uint64, error) {
+	id, ok := wire.ParseSnowflake(q.PathValue(name))
+	if !ok {
+		return 0, wire.InvalidAt(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	return uint64(id), nil
+}
+
+// ---- transactions and events
+
+// event is a realtime event waiting for the commit.
+type event struct {
+	app   uint64
+	users []uint64
+	name  string
+	data  any
+}
+
+// outbox collects what a transaction wants done once it has committed.
+type outbox struct {
+	events   []event
+	webhooks bool     // a webhook was queued: kick the dispatcher
+	expiry   bool     // a lobby's expiry may now be earlier than the janitor thinks: wake it
+	logs     []func() // log lines that are true only once committed
+}
+
+func (o *outbox) add(app uint64, users []uint64, name string, data any) {
+	if len(users) > 0 {
+		o.events = append(o.events, event{app: app, users: users, name: name, data: data})
+	}
+}
+
+// tx runs fn in one transaction and, after the commit, delivers its outbox.
+func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) error) error {
+	var out outbox
+	err := s.Store.WithTx(ctx, func(st store.Store) error {
+		out = outbox{}
+		return fn(st, &out)
+	})
+	if err != nil {
+		return err
+	}
+	for _, log := range out.logs {
+		log()
+	}
+	if out.webhooks && s.Kick != nil {
+		s.Kick()
+	}
+	if out.expiry {
+		s.wakeJanitor()
+	}
+	if s.Notifier != nil {
+		for _, e := range out.events {
+			s.Notifier.LobbyEvent(e.app, e.users, e.name, e.data)
+		}
+	}
+	return nil
+}
+
+// live loads lobby id for an application: a lobby that does not exist, is another
+// application's or has expired is unknown (404 10031).
+func (s *Service) live(ctx context.Context, st store.Store, id, appID uint64, now time.Time) (*store.Lobby, error) {
+	l, err := st.GetLobby(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (l.AppID != appID || !now.Before(l.ExpiresAt))) {
+		return nil, wire.UnknownLobby()
+	}
+	return l, err
+}
+
+// touch records activity on l: its idle timer starts again at now.
+func touch(l *store.Lobby, now time.Time) {
+	l.LastActivityAt, l.ExpiresAt = now, now.Add(l.IdleTimeout)
+}
+
+// remove deletes lobby l and tells its members.
+func (s *Service) remove(ctx context.Context, st store.Store, out *outbox, l *store.Lobby, why string) error {
+	members, err := st.ListLobbyMembers(ctx, l.ID)
+	if err != nil {
+		return err
+	}
+	if err := st.DeleteLobby(ctx, l.ID); err != nil {
+		return err
+	}
+	out.add(l.AppID, memberIDs(members), EventLobbyDelete, wire.LobbyDeleted{ID: wire.Snowflake(l.ID)})
+	out.logs = append(out.logs, func() {
+		s.Logger.InfoContext(ctx, "lobby deleted", "lobby_id", l.ID, "application_id", l.AppID, "reason", why)
+	})
+	return nil
+}
+
+// ---- idle expiry
+
+// Start runs the goroutine that deletes idle lobbies when their timeout passes (by the service's
+// clock). Without it, an idle lobby is still unknown to every request once its time has come; the
+// goroutine also deletes its rows and sends LOBBY_DELETE to its members.
+func (s *Service) Start() {
+	s.startOnce.Do(func() {
+		s.wake = make(chan struct{}, 1)
+		s.done = make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		s.cancel = cancel
+		go s.janitor(ctx)
+	})
+}
+
+// Close stops the goroutine Start started and waits for it.
+func (s *Service) Close() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+}
+
+func (s *Service) wakeJanitor() {
+	if s.wake == nil {
+		return
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) janitor(ctx context.Context) {
+	defer close(s.done)
+	for {
+		next, ok, err := time.Time{}, false, error(nil)
+		if _, err = s.ExpireIdle(ctx); err == nil {
+			next, ok, err = s.Store.NextLobbyExpiry(ctx)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.Logger.Error("lobby expiry failed", "err", err)
+			next, ok = s.Clock.Now().Add(time.Second), true
+		}
+		var due <-chan time.Time
+		stop := func() {}
+		if ok {
+			due, stop = s.Clock.At(next)
+		}
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-s.wake:
+		case <-due:
+		}
+		stop()
+	}
+}
+
+// ExpireIdle deletes every lobby whose idle timeout has passed, telling its members
+// (LOBBY_DELETE), and returns how many it deleted. The janitor calls it; tests may too.
+func (s *Service) ExpireIdle(ctx context.Context) (int, error) {
+	deleted := 0
+	for {
+		now := s.Clock.Now()
+		due, err := s.Store.ExpiredLobbies(ctx, now, 64)
+		if err != nil || len(due) == 0 {
+			return deleted, err
+		}
+		for _, l := range due {
+			err := s.tx(ctx, func(st store.Store, out *outbox) error {
+				cur, err := st.GetLobby(ctx, l.ID)
+				if errors.Is(err, store.ErrNotFound) || (err == nil && now.Before(cur.ExpiresAt)) {
+					return nil // gone or active again meanwhile
+				}
+				if err != nil {
+					return err
+				}
+				deleted++
+				return s.remove(ctx, st, out, cur, "idle")
+			})
+			if err != nil {
+				return deleted, err
+			}
+		}
+	}
+}
+
+// KeepAlive restarts the idle timer of every lobby of the application that the user is in, as
+// activity does. The gateway calls it for connected users, so that a lobby with a connected
+// member does not expire.
+func (s *Service) KeepAlive(ctx context.Context, appID, userID uint64) error {
+	return s.tx(ctx, func(st store.Store, out *outbox) error {
+		now := s.Clock.Now()
+		list, err := st.ListUserLobbies(ctx, appID, userID)
+		if err != nil {
+			return err
+		}
+		for i := range list {
+			if l := &list[i]; now.Before(l.ExpiresAt) {
+				touch(l, now)
+				if err := st.UpdateLobby(ctx, l); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

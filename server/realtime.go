@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"sdkpp/server/gateway"
+	"sdkpp/server/httpx"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/users"
+	"sdkpp/server/wire"
+)
+
+// GatewayPath is where the WebSocket gateway is served, below the root.
+const GatewayPath = "/gateway"
+
+// gatewayTokens adapts the token store to the gateway: bearer access tokens of users.
+type gatewayTokens struct{ s *Server }
+
+func (g gatewayTokens) ResolveBearer(ctx context.Context, tok string) (gateway.Identity, bool, error) {
+	t, err := token.Lookup(ctx, g.s.store, g.s.cfg.Clock.Now(), tok, store.AccessToken)
+	if errors.Is(err, token.ErrInvalid) {
+		return gateway.Identity{}, false, nil
+	}
+	if err != nil {
+		return gateway.Identity{}, false, err
+	}
+	return gateway.Identity{UserID: t.UserID, AppID: t.AppID, Scopes: t.Scopes}, true, nil
+}
+
+// gatewayUsers gives READY the user object /users/@me would give the same token.
+type gatewayUsers struct{ s *Server }
+
+func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire.User, error) {
+	u, err := g.s.store.GetUser(ctx, who.UserID)
+	if err != nil {
+		return wire.User{}, err
+	}
+	app, err := g.s.store.GetApplication(ctx, who.AppID)
+	if err != nil {
+		return wire.User{}, err
+	}
+	return users.Object(u, users.PremiumVisible(app, who.Scopes)), nil
+}
+
+// newHub makes the gateway of the service.
+func (s *Server) newHub() *gateway.Hub {
+	return gateway.New(gateway.Config{
+		Tokens:            gatewayTokens{s},
+		Users:             gatewayUsers{s},
+		Clock:             s.cfg.Clock,
+		HeartbeatInterval: s.cfg.GatewayHeartbeat,
+		Logger:            s.log.With("component", "gateway"),
+	})
+}
+
+// gatewayURL answers GET /gateway with the WebSocket URL, as the platform does.
+func (s *Server) gatewayURL(w http.ResponseWriter, r *http.Request) {
+	u := s.url
+	switch {
+	case strings.HasPrefix(u, "https://"):
+		u = "wss://" + strings.TrimPrefix(u, "https://")
+	case strings.HasPrefix(u, "http://"):
+		u = "ws://" + strings.TrimPrefix(u, "http://")
+	}
+	httpx.JSON(w, http.StatusOK, map[string]string{"url": u + GatewayPath})
+}
+
+// Hub is the service's WebSocket gateway, through which other parts dispatch events.
+func (s *Server) Hub() *gateway.Hub { return s.hub }

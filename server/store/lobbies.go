@@ -1,0 +1,310 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Lobby is a group of users of one application who chat together (package lobbies). A lobby made
+// by PUT /lobbies has the hash of its secret; one made by the application's backend has none.
+type Lobby struct {
+	ID    uint64
+	AppID uint64
+	// SecretHash is the SHA-256 of the join secret, nil when the lobby was made server side or its
+	// secret expired. (AppID, SecretHash) is unique.
+	SecretHash      []byte
+	SecretExpiresAt time.Time
+	// FromSecret tells that the lobby was made by PUT /lobbies (only those can be left by their
+	// members), even after its secret expired.
+	FromSecret     bool
+	Metadata       map[string]string
+	IdleTimeout    time.Duration // whole seconds
+	LastActivityAt time.Time
+	// ExpiresAt is LastActivityAt + IdleTimeout: from then on the lobby is gone.
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// LobbyMember is a user's membership of a lobby.
+type LobbyMember struct {
+	LobbyID        uint64
+	UserID         uint64
+	Metadata       map[string]string
+	Flags          int
+	AdditionalName string // "" = none; set only by the application's backend (rule MSG-2)
+	JoinedAt       time.Time
+}
+
+// LobbyMessage is a message sent in a lobby.
+type LobbyMessage struct {
+	ID                 uint64
+	LobbyID            uint64
+	AppID              uint64
+	AuthorID           uint64
+	Content            string
+	Metadata           map[string]string
+	ModerationMetadata map[string]string // set by the application's backend (rules MSG-3, MODR-1)
+	Flags              int
+	AdditionalName     string // the author's additional name when the message was sent (rule MSG-2)
+	CreatedAt          time.Time
+}
+
+// LobbyStore keeps lobbies, their members and their messages.
+type LobbyStore interface {
+	// CreateLobby inserts l; ErrConflict when its application has a lobby with that secret.
+	CreateLobby(ctx context.Context, l *Lobby) error
+	// UpdateLobby writes every field of l but ID, AppID and CreatedAt.
+	UpdateLobby(ctx context.Context, l *Lobby) error
+	GetLobby(ctx context.Context, id uint64) (*Lobby, error)
+	GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error)
+	// DeleteLobby deletes the lobby with its members and messages; ErrNotFound when none.
+	DeleteLobby(ctx context.Context, id uint64) error
+	// ExpiredLobbies returns up to limit lobbies whose ExpiresAt is at or before now, earliest first.
+	ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error)
+	// NextLobbyExpiry returns the earliest ExpiresAt of any lobby; ok is false when there is none.
+	NextLobbyExpiry(ctx context.Context) (t time.Time, ok bool, err error)
+	// ListUserLobbies returns the lobbies of app that user is a member of, expired or not, by id.
+	ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby, error)
+	// CountUserLobbies counts the lobbies of app, not expired at now, that user is a member of.
+	CountUserLobbies(ctx context.Context, appID, userID uint64, now time.Time) (int, error)
+
+	// PutLobbyMember inserts or replaces a membership.
+	PutLobbyMember(ctx context.Context, m *LobbyMember) error
+	GetLobbyMember(ctx context.Context, lobbyID, userID uint64) (*LobbyMember, error)
+	// ListLobbyMembers returns the members in the order they joined.
+	ListLobbyMembers(ctx context.Context, lobbyID uint64) ([]LobbyMember, error)
+	// DeleteLobbyMember removes a membership; ErrNotFound when there was none.
+	DeleteLobbyMember(ctx context.Context, lobbyID, userID uint64) error
+
+	InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error
+	// GetLobbyMessage returns message id of lobbyID (ErrNotFound when it is another lobby's).
+	GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error)
+	// UpdateLobbyMessage writes Content, Metadata, ModerationMetadata, Flags and AdditionalName.
+	UpdateLobbyMessage(ctx context.Context, m *LobbyMessage) error
+	// ListLobbyMessages returns up to limit messages of the lobby sent at or after since, newest
+	// first.
+	ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error)
+}
+
+// props encodes a string map as JSON ("{}" for nil).
+func props(m map[string]string) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// readProps decodes a string map; an empty map reads as nil.
+func readProps(s, what string) (map[string]string, error) {
+	var m map[string]string
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// ---- lobbies
+
+const lobbyColumns = `id, app_id, secret_hash, secret_expires_at, from_secret, metadata, idle_timeout_seconds,
+	last_activity_at, expires_at, created_at`
+
+func scanLobby(row interface{ Scan(...any) error }) (*Lobby, error) {
+	var l Lobby
+	var meta string
+	var fromSecret int
+	var idle, secretExp, last, exp, created int64
+	err := row.Scan(&l.ID, &l.AppID, &l.SecretHash, &secretExp, &fromSecret, &meta, &idle, &last, &exp, &created)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	l.FromSecret, l.IdleTimeout = fromSecret != 0, time.Duration(idle)*time.Second
+	l.SecretExpiresAt, l.LastActivityAt, l.ExpiresAt, l.CreatedAt = fromTS(secretExp), fromTS(last), fromTS(exp), fromTS(created)
+	if l.Metadata, err = readProps(meta, "lobby metadata"); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+func (s *SQLite) CreateLobby(ctx context.Context, l *Lobby) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO lobbies (`+lobbyColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		l.ID, l.AppID, nilIfEmpty(l.SecretHash), ts(l.SecretExpiresAt), b2i(l.FromSecret), props(l.Metadata),
+		int64(l.IdleTimeout/time.Second), ts(l.LastActivityAt), ts(l.ExpiresAt), ts(l.CreatedAt))
+	if isUnique(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+func (s *SQLite) UpdateLobby(ctx context.Context, l *Lobby) error {
+	res, err := s.q.ExecContext(ctx, `UPDATE lobbies SET secret_hash=?, secret_expires_at=?, from_secret=?, metadata=?,
+		idle_timeout_seconds=?, last_activity_at=?, expires_at=? WHERE id=?`,
+		nilIfEmpty(l.SecretHash), ts(l.SecretExpiresAt), b2i(l.FromSecret), props(l.Metadata),
+		int64(l.IdleTimeout/time.Second), ts(l.LastActivityAt), ts(l.ExpiresAt), l.ID)
+	if isUnique(err) {
+		return ErrConflict
+	}
+	return mustAffect(res, err)
+}
+
+// nilIfEmpty stores an empty hash as NULL, which the unique index does not compare.
+func nilIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func (s *SQLite) GetLobby(ctx context.Context, id uint64) (*Lobby, error) {
+	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE id=?`, id))
+}
+
+func (s *SQLite) GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error) {
+	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE app_id=? AND secret_hash=?`,
+		appID, secretHash))
+}
+
+func (s *SQLite) DeleteLobby(ctx context.Context, id uint64) error {
+	return s.WithTx(ctx, func(st Store) error {
+		q := st.(*SQLite).q
+		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_messages WHERE lobby_id=?`, id); err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_members WHERE lobby_id=?`, id); err != nil {
+			return err
+		}
+		return mustAffect(q.ExecContext(ctx, `DELETE FROM lobbies WHERE id=?`, id))
+	})
+}
+
+func (s *SQLite) ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE expires_at<=?
+		ORDER BY expires_at, id LIMIT ?`, ts(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanLobby)
+}
+
+func (s *SQLite) NextLobbyExpiry(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullInt64
+	if err := s.q.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM lobbies`).Scan(&next); err != nil || !next.Valid {
+		return time.Time{}, false, err
+	}
+	return fromTS(next.Int64), true, nil
+}
+
+func (s *SQLite) ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE app_id=?
+		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?) ORDER BY id`, appID, userID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanLobby)
+}
+
+func (s *SQLite) CountUserLobbies(ctx context.Context, appID, userID uint64, now time.Time) (int, error) {
+	var n int
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM lobbies WHERE app_id=? AND expires_at>?
+		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?)`, appID, ts(now), userID).Scan(&n)
+	return n, err
+}
+
+// ---- lobby members
+
+const memberColumns = `lobby_id, user_id, metadata, flags, additional_name, joined_at`
+
+func scanMember(row interface{ Scan(...any) error }) (*LobbyMember, error) {
+	var m LobbyMember
+	var meta string
+	var joined int64
+	if err := row.Scan(&m.LobbyID, &m.UserID, &meta, &m.Flags, &m.AdditionalName, &joined); err != nil {
+		return nil, notFound(err)
+	}
+	m.JoinedAt = fromTS(joined)
+	var err error
+	if m.Metadata, err = readProps(meta, "member metadata"); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func (s *SQLite) PutLobbyMember(ctx context.Context, m *LobbyMember) error {
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO lobby_members (`+memberColumns+`) VALUES (?,?,?,?,?,?)`,
+		m.LobbyID, m.UserID, props(m.Metadata), m.Flags, m.AdditionalName, ts(m.JoinedAt))
+	return err
+}
+
+func (s *SQLite) GetLobbyMember(ctx context.Context, lobbyID, userID uint64) (*LobbyMember, error) {
+	return scanMember(s.q.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM lobby_members WHERE lobby_id=? AND user_id=?`,
+		lobbyID, userID))
+}
+
+func (s *SQLite) ListLobbyMembers(ctx context.Context, lobbyID uint64) ([]LobbyMember, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+memberColumns+` FROM lobby_members WHERE lobby_id=?
+		ORDER BY joined_at, user_id`, lobbyID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanMember)
+}
+
+func (s *SQLite) DeleteLobbyMember(ctx context.Context, lobbyID, userID uint64) error {
+	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM lobby_members WHERE lobby_id=? AND user_id=?`, lobbyID, userID))
+}
+
+// ---- lobby messages
+
+const lobbyMessageColumns = `id, lobby_id, app_id, author_id, content, metadata, moderation_metadata, flags,
+	additional_name, created_at`
+
+func scanLobbyMessage(row interface{ Scan(...any) error }) (*LobbyMessage, error) {
+	var m LobbyMessage
+	var meta, mod string
+	var created int64
+	err := row.Scan(&m.ID, &m.LobbyID, &m.AppID, &m.AuthorID, &m.Content, &meta, &mod, &m.Flags, &m.AdditionalName, &created)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	m.CreatedAt = fromTS(created)
+	if m.Metadata, err = readProps(meta, "message metadata"); err != nil {
+		return nil, err
+	}
+	if m.ModerationMetadata, err = readProps(mod, "moderation metadata"); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func (s *SQLite) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		m.ID, m.LobbyID, m.AppID, m.AuthorID, m.Content, props(m.Metadata), props(m.ModerationMetadata), m.Flags,
+		m.AdditionalName, ts(m.CreatedAt))
+	return err
+}
+
+func (s *SQLite) GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error) {
+	return scanLobbyMessage(s.q.QueryRowContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
+		WHERE id=? AND lobby_id=?`, id, lobbyID))
+}
+
+func (s *SQLite) UpdateLobbyMessage(ctx context.Context, m *LobbyMessage) error {
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE lobby_messages SET content=?, metadata=?, moderation_metadata=?,
+		flags=?, additional_name=? WHERE id=?`,
+		m.Content, props(m.Metadata), props(m.ModerationMetadata), m.Flags, m.AdditionalName, m.ID))
+}
+
+func (s *SQLite) ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
+		WHERE lobby_id=? AND created_at>=? ORDER BY id DESC LIMIT ?`, lobbyID, ts(since), limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanLobbyMessage)
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestLobbyStore(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	l := &Lobby{ID: 100, AppID: 1, SecretHash: []byte("h"), SecretExpiresAt: now.Add(time.Hour), FromSecret: true,
+		Metadata: map[string]string{"mode": "ctf"}, IdleTimeout: 5 * time.Minute, LastActivityAt: now,
+		ExpiresAt: now.Add(5 * time.Minute), CreatedAt: now}
+	if err := s.CreateLobby(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	// One secret, one lobby per application; lobbies without a secret never collide.
+	if err := s.CreateLobby(ctx, &Lobby{ID: 101, AppID: 1, SecretHash: []byte("h"), ExpiresAt: now}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("same secret, same app: %v", err)
+	}
+	for _, x := range []*Lobby{{ID: 102, AppID: 2, SecretHash: []byte("h")}, {ID: 103, AppID: 1}, {ID: 104, AppID: 1}} {
+		x.ExpiresAt = now.Add(time.Minute)
+		if err := s.CreateLobby(ctx, x); err != nil {
+			t.Fatalf("lobby %d: %v", x.ID, err)
+		}
+	}
+	got, err := s.GetLobbyBySecret(ctx, 1, []byte("h"))
+	if err != nil || got.ID != 100 || got.Metadata["mode"] != "ctf" || got.IdleTimeout != 5*time.Minute ||
+		!got.FromSecret || !got.ExpiresAt.Equal(l.ExpiresAt) {
+		t.Fatalf("by secret: %+v %v", got, err)
+	}
+	if got, err := s.GetLobby(ctx, 103); err != nil || got.SecretHash != nil || got.Metadata != nil {
+		t.Fatalf("no secret, no metadata: %+v %v", got, err)
+	}
+
+	// Members: upsert, join order, count of the user's live lobbies of one app.
+	for i, uid := range []uint64{7, 8} {
+		if err := s.PutLobbyMember(ctx, &LobbyMember{LobbyID: 100, UserID: uid, JoinedAt: now.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutLobbyMember(ctx, &LobbyMember{LobbyID: 100, UserID: 7, Flags: 1, AdditionalName: "Sir", Metadata: map[string]string{"k": "v"}, JoinedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutLobbyMember(ctx, &LobbyMember{LobbyID: 103, UserID: 7, JoinedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	members, err := s.ListLobbyMembers(ctx, 100)
+	if err != nil || len(members) != 2 || members[0].UserID != 7 || members[0].AdditionalName != "Sir" ||
+		members[0].Flags != 1 || members[0].Metadata["k"] != "v" || members[1].Metadata != nil {
+		t.Fatalf("members: %+v %v", members, err)
+	}
+	if n, err := s.CountUserLobbies(ctx, 1, 7, now); err != nil || n != 2 {
+		t.Fatalf("count now: %d %v", n, err)
+	}
+	if n, _ := s.CountUserLobbies(ctx, 1, 7, now.Add(2*time.Minute)); n != 1 {
+		t.Fatalf("an expired lobby still counts: %d", n)
+	}
+	if list, err := s.ListUserLobbies(ctx, 1, 7); err != nil || len(list) != 2 || list[0].ID != 100 || list[1].ID != 103 {
+		t.Fatalf("user lobbies: %+v %v", list, err)
+	}
+	if err := s.DeleteLobbyMember(ctx, 100, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteLobbyMember(ctx, 100, 8); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+
+	// Messages: newest first, since, limit, other lobby's message not found.
+	for i := range 5 {
+		m := &LobbyMessage{ID: uint64(200 + i), LobbyID: 100, AppID: 1, AuthorID: 7, Content: "m",
+			CreatedAt: now.Add(time.Duration(i) * time.Hour)}
+		if err := s.InsertLobbyMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := s.ListLobbyMessages(ctx, 100, now.Add(2*time.Hour), 2)
+	if err != nil || len(msgs) != 2 || msgs[0].ID != 204 || msgs[1].ID != 203 {
+		t.Fatalf("list: %+v %v", msgs, err)
+	}
+	m, err := s.GetLobbyMessage(ctx, 100, 202)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ModerationMetadata = map[string]string{"action": "hide"}
+	if err := s.UpdateLobbyMessage(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.GetLobbyMessage(ctx, 100, 202); err != nil || m.ModerationMetadata["action"] != "hide" {
+		t.Fatalf("moderation metadata: %+v %v", m, err)
+	}
+	if _, err := s.GetLobbyMessage(ctx, 103, 202); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("message of another lobby: %v", err)
+	}
+	if max, _ := s.MaxID(ctx); max != 204 {
+		t.Fatalf("MaxID must cover lobby messages: %d", max)
+	}
+
+	// Expiry order, and deleting a lobby deletes its members and messages.
+	if next, ok, err := s.NextLobbyExpiry(ctx); err != nil || !ok || !next.Equal(now.Add(time.Minute)) {
+		t.Fatalf("next expiry: %v %v %v", next, ok, err)
+	}
+	due, err := s.ExpiredLobbies(ctx, now.Add(2*time.Minute), 10)
+	if err != nil || len(due) != 3 {
+		t.Fatalf("expired: %d %v", len(due), err)
+	}
+	l.SecretHash, l.Metadata = nil, nil
+	if err := s.UpdateLobby(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetLobbyBySecret(ctx, 1, []byte("h")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cleared secret still found: %v", err)
+	}
+	if err := s.DeleteLobby(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteLobby(ctx, 100); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if members, _ := s.ListLobbyMembers(ctx, 100); len(members) != 0 {
+		t.Fatalf("members survived their lobby: %+v", members)
+	}
+	if msgs, _ := s.ListLobbyMessages(ctx, 100, time.Time{}, 10); len(msgs) != 0 {
+		t.Fatalf("messages survived their lobby: %+v", msgs)
+	}
+}
