@@ -83,3 +83,28 @@ func TestConnectWithoutTokenOrWithABadOne(t *testing.T) {
 	c.Connect()
 	await(t, "Ready after the retry", func() bool { return c.GetStatus() == ClientStatusReady })
 }
+
+// rule AU-7: revoking the token ends the player's live connection at once, and the SDK does not
+// reconnect with the dead token.
+func TestRevocationEndsTheConnection(t *testing.T) {
+	env := servertest.Start(t)
+	c := newSDKClient(t, env, nil)
+	var changes []statusChange
+	c.SetStatusChangedCallback(Func(func(s ClientStatus, e ClientError, d int32) { changes = append(changes, statusChange{s, e, d}) }))
+	tok := botProvisionalToken(t, env, "revoked-player")
+	var up, rev *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, tok, resultCallback(&up))
+	c.Connect()
+	await(t, "Ready", func() bool { return c.GetStatus() == ClientStatusReady })
+	c.RevokeToken(uint64(env.App.ID), tok, resultCallback(&rev))
+	await(t, "the connection to end", func() bool {
+		n := len(changes)
+		return rev != nil && n > 0 && changes[n-1].s == ClientStatusDisconnected
+	})
+	if !rev.Successful() {
+		t.Fatal(rev.ToString())
+	}
+	if last := changes[len(changes)-1]; last.e != ClientErrorConnectionFailed || last.detail != 4004 {
+		t.Fatalf("changes %+v", changes)
+	}
+}

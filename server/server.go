@@ -198,6 +198,8 @@ func (s *Server) routes() (http.Handler, error) {
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
 	s.hub = s.newHub()
 	s.lobbies.Notifier = lobbyNotifier{s.hub}
+	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
+	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 
 	api := http.NewServeMux()
 	oa.RegisterAPI(api)

@@ -29,6 +29,9 @@ type Service struct {
 	IDs    *snowflake.Generator
 	Logger *slog.Logger
 	Kick   func() // wakes the webhook dispatcher after a commit
+	// OnRevoked, when set, is told of every authorization a committed change revoked (revocation,
+	// unmerge, ban), so that the user's live sessions of that application can end.
+	OnRevoked func(Revoked)
 }
 
 // ProvisionalScopes are the scopes of a provisional account's tokens: what the social layer needs.
@@ -38,11 +41,37 @@ func ProvisionalScopes() []string {
 
 // tx runs fn in a transaction and wakes the dispatcher afterwards.
 func (s *Service) tx(ctx context.Context, fn func(store.Store) error) error {
-	err := s.Store.WithTx(ctx, fn)
-	if err == nil && s.Kick != nil {
+	var revoked []Revoked
+	err := s.Store.WithTx(ctx, func(st store.Store) error {
+		t := &txStore{Store: st}
+		if err := fn(t); err != nil {
+			return err
+		}
+		revoked = t.revoked
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s.Kick != nil {
 		s.Kick()
 	}
-	return err
+	if s.OnRevoked != nil {
+		for _, r := range revoked {
+			s.OnRevoked(r)
+		}
+	}
+	return nil
+}
+
+// Revoked names an authorization that a committed change revoked.
+type Revoked struct{ AppID, UserID uint64 }
+
+// txStore is the store inside one of the Service's transactions; it collects the revocations,
+// reported to OnRevoked once the transaction commits.
+type txStore struct {
+	store.Store
+	revoked []Revoked
 }
 
 // Authorize records (or updates) the top-level authorization of user for app.
@@ -92,6 +121,9 @@ func (s *Service) revoke(ctx context.Context, st store.Store, a *store.Authoriza
 		return err
 	}
 	s.Logger.InfoContext(ctx, "authorization revoked", "application_id", a.AppID, "user_id", a.UserID, "authorization_id", a.ID)
+	if t, ok := st.(*txStore); ok {
+		t.revoked = append(t.revoked, Revoked{AppID: a.AppID, UserID: a.UserID})
+	}
 	if !notify {
 		return nil
 	}

@@ -537,6 +537,21 @@ func TestEndSessions(t *testing.T) {
 	}
 }
 
+// EndAppSessions ends the user's sessions of one game only (a revoked authorization).
+func TestEndAppSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	game1 := e.dial()
+	game1.identify("user-1")
+	game2 := e.dial()
+	game2.identify("app2-1")
+	waitFor(t, "two sessions", func() bool { return e.hub.Sessions(1) == 2 })
+	e.hub.EndAppSessions(testApp, 1)
+	game1.expectClose(CloseAuthenticationFailed)
+	waitFor(t, "the other game's session only", func() bool { return e.hub.Sessions(1) == 1 })
+	e.hub.DispatchApp(testApp2, 1, "STILL_HERE", map[string]int{})
+	game2.expectDispatch("STILL_HERE", 2)
+}
+
 // Plain HTTP requests get the platform's JSON errors.
 func TestHTTPRefusals(t *testing.T) {
 	e := newEnv(t, nil)

@@ -343,10 +343,20 @@ func (h *Hub) Online(userID uint64) bool { return h.Sessions(userID) > 0 }
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
 // connected ones are closed with CloseAuthenticationFailed, and none can be resumed.
-func (h *Hub) EndSessions(userID uint64) {
+func (h *Hub) EndSessions(userID uint64) { h.endSessions(0, userID) }
+
+// EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
+// when the user's authorization of that application is revoked.
+func (h *Hub) EndAppSessions(appID, userID uint64) { h.endSessions(appID, userID) }
+
+// endSessions ends the user's sessions of appID, or of every application when appID is 0.
+func (h *Hub) endSessions(appID, userID uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.byUser[userID] {
+		if appID != 0 && s.who.AppID != appID {
+			continue
+		}
 		if s.conn != nil {
 			s.conn.kickWith(closeReq{code: CloseAuthenticationFailed, reason: "session ended", end: true})
 		}
