@@ -78,6 +78,45 @@ static inline void sdkpp_call_Client_OnStatusChanged(Sdkpp_Client_OnStatusChange
 	cb(status, error, errorDetail, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_CreateOrJoinLobbyCallback(Sdkpp_Client_CreateOrJoinLobbyCallback cb, uintptr_t result, uint64_t lobbyId, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, lobbyId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LeaveLobbyCallback(Sdkpp_Client_LeaveLobbyCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_SendUserMessageCallback(Sdkpp_Client_SendUserMessageCallback cb, uintptr_t result, uint64_t messageId, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, messageId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LobbyCreatedCallback(Sdkpp_Client_LobbyCreatedCallback cb, uint64_t lobbyId, uintptr_t userData) {
+	cb(lobbyId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LobbyDeletedCallback(Sdkpp_Client_LobbyDeletedCallback cb, uint64_t lobbyId, uintptr_t userData) {
+	cb(lobbyId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LobbyUpdatedCallback(Sdkpp_Client_LobbyUpdatedCallback cb, uint64_t lobbyId, uintptr_t userData) {
+	cb(lobbyId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LobbyMemberAddedCallback(Sdkpp_Client_LobbyMemberAddedCallback cb, uint64_t lobbyId, uint64_t memberId, uintptr_t userData) {
+	cb(lobbyId, memberId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LobbyMemberRemovedCallback(Sdkpp_Client_LobbyMemberRemovedCallback cb, uint64_t lobbyId, uint64_t memberId, uintptr_t userData) {
+	cb(lobbyId, memberId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LobbyMemberUpdatedCallback(Sdkpp_Client_LobbyMemberUpdatedCallback cb, uint64_t lobbyId, uint64_t memberId, uintptr_t userData) {
+	cb(lobbyId, memberId, (void*)userData);
+}
+
 */
 import "C"
 
@@ -92,7 +131,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1096848456
+const abiVersion = 2012186570
 
 // Type tags of the object table, one per class.
 const (
@@ -103,7 +142,9 @@ const (
 	typeClientCreateOptions        handle.Type = 5
 	typeClientResult               handle.Type = 6
 	typeUserHandle                 handle.Type = 7
-	typeClient                     handle.Type = 8
+	typeLobbyMemberHandle          handle.Type = 8
+	typeLobbyHandle                handle.Type = 9
+	typeClient                     handle.Type = 10
 )
 
 // typeNames names each type tag for error messages.
@@ -115,6 +156,8 @@ var typeNames = map[handle.Type]string{
 	typeClientCreateOptions:        "ClientCreateOptions",
 	typeClientResult:               "ClientResult",
 	typeUserHandle:                 "UserHandle",
+	typeLobbyMemberHandle:          "LobbyMemberHandle",
+	typeLobbyHandle:                "LobbyHandle",
 	typeClient:                     "Client",
 }
 
@@ -1502,6 +1545,208 @@ func Sdkpp_UserHandle_IsProvisional(self *C.Sdkpp_UserHandle) C.bool {
 	return C.bool(v)
 }
 
+// getLobbyMemberHandle finds the LobbyMemberHandle behind self, or logs why it cannot.
+func getLobbyMemberHandle(fn string, self *C.Sdkpp_LobbyMemberHandle) (*core.LobbyMemberHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeLobbyMemberHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.LobbyMemberHandle), e, true
+}
+
+//export Sdkpp_LobbyMemberHandle_Drop
+func Sdkpp_LobbyMemberHandle_Drop(self *C.Sdkpp_LobbyMemberHandle) {
+	const fn = "LobbyMemberHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeLobbyMemberHandle)
+}
+
+//export Sdkpp_LobbyMemberHandle_Clone
+func Sdkpp_LobbyMemberHandle_Clone(self *C.Sdkpp_LobbyMemberHandle, other *C.Sdkpp_LobbyMemberHandle) {
+	const fn = "LobbyMemberHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getLobbyMemberHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeLobbyMemberHandle, v)
+}
+
+//export Sdkpp_LobbyMemberHandle_Id
+func Sdkpp_LobbyMemberHandle_Id(self *C.Sdkpp_LobbyMemberHandle) C.uint64_t {
+	const fn = "LobbyMemberHandle_Id"
+	defer guard(fn)
+	o, e, ok := getLobbyMemberHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.Id()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_LobbyMemberHandle_CanLinkLobby
+func Sdkpp_LobbyMemberHandle_CanLinkLobby(self *C.Sdkpp_LobbyMemberHandle) C.bool {
+	const fn = "LobbyMemberHandle_CanLinkLobby"
+	defer guard(fn)
+	o, e, ok := getLobbyMemberHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.CanLinkLobby()
+	return C.bool(v)
+}
+
+//export Sdkpp_LobbyMemberHandle_Metadata
+func Sdkpp_LobbyMemberHandle_Metadata(self *C.Sdkpp_LobbyMemberHandle, returnValue *C.Sdkpp_Properties) {
+	const fn = "LobbyMemberHandle_Metadata"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_Properties{}
+	o, e, ok := getLobbyMemberHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Metadata()
+	*returnValue = cProperties(v)
+}
+
+// getLobbyHandle finds the LobbyHandle behind self, or logs why it cannot.
+func getLobbyHandle(fn string, self *C.Sdkpp_LobbyHandle) (*core.LobbyHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeLobbyHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.LobbyHandle), e, true
+}
+
+//export Sdkpp_LobbyHandle_Drop
+func Sdkpp_LobbyHandle_Drop(self *C.Sdkpp_LobbyHandle) {
+	const fn = "LobbyHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeLobbyHandle)
+}
+
+//export Sdkpp_LobbyHandle_Clone
+func Sdkpp_LobbyHandle_Clone(self *C.Sdkpp_LobbyHandle, other *C.Sdkpp_LobbyHandle) {
+	const fn = "LobbyHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getLobbyHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeLobbyHandle, v)
+}
+
+//export Sdkpp_LobbyHandle_Id
+func Sdkpp_LobbyHandle_Id(self *C.Sdkpp_LobbyHandle) C.uint64_t {
+	const fn = "LobbyHandle_Id"
+	defer guard(fn)
+	o, e, ok := getLobbyHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.Id()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_LobbyHandle_LobbyMemberIds
+func Sdkpp_LobbyHandle_LobbyMemberIds(self *C.Sdkpp_LobbyHandle, returnValue *C.Sdkpp_UInt64Span) {
+	const fn = "LobbyHandle_LobbyMemberIds"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UInt64Span{}
+	o, e, ok := getLobbyHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.LobbyMemberIds()
+	ptr, n := cUint64s(v)
+	*returnValue = C.Sdkpp_UInt64Span{ptr: (*C.uint64_t)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_LobbyHandle_LobbyMembers
+func Sdkpp_LobbyHandle_LobbyMembers(self *C.Sdkpp_LobbyHandle, returnValue *C.Sdkpp_LobbyMemberHandleSpan) {
+	const fn = "LobbyHandle_LobbyMembers"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_LobbyMemberHandleSpan{}
+	o, e, ok := getLobbyHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.LobbyMembers()
+	ptr, n := cObjects(typeLobbyMemberHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_LobbyMemberHandleSpan{ptr: (*C.Sdkpp_LobbyMemberHandle)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_LobbyHandle_Metadata
+func Sdkpp_LobbyHandle_Metadata(self *C.Sdkpp_LobbyHandle, returnValue *C.Sdkpp_Properties) {
+	const fn = "LobbyHandle_Metadata"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_Properties{}
+	o, e, ok := getLobbyHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Metadata()
+	*returnValue = cProperties(v)
+}
+
+//export Sdkpp_LobbyHandle_GetLobbyMemberHandle
+func Sdkpp_LobbyHandle_GetLobbyMemberHandle(self *C.Sdkpp_LobbyHandle, memberId C.uint64_t, returnValue *C.Sdkpp_LobbyMemberHandle) C.bool {
+	const fn = "LobbyHandle_GetLobbyMemberHandle"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getLobbyHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_memberId := uint64(memberId)
+	v := o.GetLobbyMemberHandle(arg_memberId)
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeLobbyMemberHandle, v)
+	return true
+}
+
 // getClient finds the Client behind self, or logs why it cannot.
 func getClient(fn string, self *C.Sdkpp_Client) (*core.Client, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeClient)
@@ -2716,4 +2961,418 @@ func Sdkpp_Client_GetUser(self *C.Sdkpp_Client, userId C.uint64_t, returnValue *
 	}
 	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
 	return true
+}
+
+//export Sdkpp_Client_CreateOrJoinLobby
+func Sdkpp_Client_CreateOrJoinLobby(self *C.Sdkpp_Client, secret C.Sdkpp_String, callback C.Sdkpp_Client_CreateOrJoinLobbyCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_CreateOrJoinLobby"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_secret, ok := goString(fn, "secret", secret)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientCreateOrJoinLobbyCallback]{
+		Fn: func(result *core.ClientResult, lobbyId uint64) {
+			C.sdkpp_call_Client_CreateOrJoinLobbyCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(lobbyId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.CreateOrJoinLobby(arg_secret, arg_callback)
+}
+
+//export Sdkpp_Client_CreateOrJoinLobbyWithMetadata
+func Sdkpp_Client_CreateOrJoinLobbyWithMetadata(self *C.Sdkpp_Client, secret C.Sdkpp_String, lobbyMetadata C.Sdkpp_Properties, memberMetadata C.Sdkpp_Properties, callback C.Sdkpp_Client_CreateOrJoinLobbyCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_CreateOrJoinLobbyWithMetadata"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_secret, ok := goString(fn, "secret", secret)
+	if !ok {
+		return
+	}
+	arg_lobbyMetadata, ok := goProperties(fn, "lobbyMetadata", lobbyMetadata)
+	if !ok {
+		return
+	}
+	arg_memberMetadata, ok := goProperties(fn, "memberMetadata", memberMetadata)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientCreateOrJoinLobbyCallback]{
+		Fn: func(result *core.ClientResult, lobbyId uint64) {
+			C.sdkpp_call_Client_CreateOrJoinLobbyCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(lobbyId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.CreateOrJoinLobbyWithMetadata(arg_secret, arg_lobbyMetadata, arg_memberMetadata, arg_callback)
+}
+
+//export Sdkpp_Client_LeaveLobby
+func Sdkpp_Client_LeaveLobby(self *C.Sdkpp_Client, lobbyId C.uint64_t, callback C.Sdkpp_Client_LeaveLobbyCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_LeaveLobby"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLeaveLobbyCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_LeaveLobbyCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.LeaveLobby(arg_lobbyId, arg_callback)
+}
+
+//export Sdkpp_Client_GetLobbyHandle
+func Sdkpp_Client_GetLobbyHandle(self *C.Sdkpp_Client, lobbyId C.uint64_t, returnValue *C.Sdkpp_LobbyHandle) C.bool {
+	const fn = "Client_GetLobbyHandle"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	v := o.GetLobbyHandle(arg_lobbyId)
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeLobbyHandle, v)
+	return true
+}
+
+//export Sdkpp_Client_GetLobbyIds
+func Sdkpp_Client_GetLobbyIds(self *C.Sdkpp_Client, returnValue *C.Sdkpp_UInt64Span) {
+	const fn = "Client_GetLobbyIds"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UInt64Span{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.GetLobbyIds()
+	ptr, n := cUint64s(v)
+	*returnValue = C.Sdkpp_UInt64Span{ptr: (*C.uint64_t)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Client_SendLobbyMessage
+func Sdkpp_Client_SendLobbyMessage(self *C.Sdkpp_Client, lobbyId C.uint64_t, content C.Sdkpp_String, callback C.Sdkpp_Client_SendUserMessageCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendLobbyMessage"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	arg_content, ok := goString(fn, "content", content)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendUserMessageCallback]{
+		Fn: func(result *core.ClientResult, messageId uint64) {
+			C.sdkpp_call_Client_SendUserMessageCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(messageId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendLobbyMessage(arg_lobbyId, arg_content, arg_callback)
+}
+
+//export Sdkpp_Client_SendLobbyMessageWithMetadata
+func Sdkpp_Client_SendLobbyMessageWithMetadata(self *C.Sdkpp_Client, lobbyId C.uint64_t, content C.Sdkpp_String, metadata C.Sdkpp_Properties, callback C.Sdkpp_Client_SendUserMessageCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendLobbyMessageWithMetadata"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	arg_content, ok := goString(fn, "content", content)
+	if !ok {
+		return
+	}
+	arg_metadata, ok := goProperties(fn, "metadata", metadata)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendUserMessageCallback]{
+		Fn: func(result *core.ClientResult, messageId uint64) {
+			C.sdkpp_call_Client_SendUserMessageCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(messageId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendLobbyMessageWithMetadata(arg_lobbyId, arg_content, arg_metadata, arg_callback)
+}
+
+//export Sdkpp_Client_SetLobbyCreatedCallback
+func Sdkpp_Client_SetLobbyCreatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_LobbyCreatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetLobbyCreatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLobbyCreatedCallback]{
+		Fn: func(lobbyId uint64) {
+			C.sdkpp_call_Client_LobbyCreatedCallback(callback, C.uint64_t(lobbyId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetLobbyCreatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetLobbyDeletedCallback
+func Sdkpp_Client_SetLobbyDeletedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_LobbyDeletedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetLobbyDeletedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLobbyDeletedCallback]{
+		Fn: func(lobbyId uint64) {
+			C.sdkpp_call_Client_LobbyDeletedCallback(callback, C.uint64_t(lobbyId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetLobbyDeletedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetLobbyUpdatedCallback
+func Sdkpp_Client_SetLobbyUpdatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_LobbyUpdatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetLobbyUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLobbyUpdatedCallback]{
+		Fn: func(lobbyId uint64) {
+			C.sdkpp_call_Client_LobbyUpdatedCallback(callback, C.uint64_t(lobbyId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetLobbyUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetLobbyMemberAddedCallback
+func Sdkpp_Client_SetLobbyMemberAddedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_LobbyMemberAddedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetLobbyMemberAddedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLobbyMemberAddedCallback]{
+		Fn: func(lobbyId uint64, memberId uint64) {
+			C.sdkpp_call_Client_LobbyMemberAddedCallback(callback, C.uint64_t(lobbyId), C.uint64_t(memberId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetLobbyMemberAddedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetLobbyMemberRemovedCallback
+func Sdkpp_Client_SetLobbyMemberRemovedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_LobbyMemberRemovedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetLobbyMemberRemovedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLobbyMemberRemovedCallback]{
+		Fn: func(lobbyId uint64, memberId uint64) {
+			C.sdkpp_call_Client_LobbyMemberRemovedCallback(callback, C.uint64_t(lobbyId), C.uint64_t(memberId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetLobbyMemberRemovedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetLobbyMemberUpdatedCallback
+func Sdkpp_Client_SetLobbyMemberUpdatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_LobbyMemberUpdatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetLobbyMemberUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLobbyMemberUpdatedCallback]{
+		Fn: func(lobbyId uint64, memberId uint64) {
+			C.sdkpp_call_Client_LobbyMemberUpdatedCallback(callback, C.uint64_t(lobbyId), C.uint64_t(memberId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetLobbyMemberUpdatedCallback(arg_callback)
 }

@@ -225,6 +225,30 @@ func goUint64s(fn, param string, ptr unsafe.Pointer, size uint64) ([]uint64, boo
 	return append([]uint64(nil), unsafe.Slice((*uint64)(ptr), int(size))...), true
 }
 
+// cUint64s copies ids into memory the caller frees with Sdkpp_Free.
+func cUint64s(ids []uint64) (unsafe.Pointer, int) {
+	if len(ids) == 0 {
+		return nil, 0
+	}
+	p := C.malloc(C.size_t(len(ids) * 8))
+	copy(unsafe.Slice((*uint64)(p), len(ids)), ids)
+	return p, len(ids)
+}
+
+// cObjects stores n objects and returns an array of their handle structs (one pointer-sized id
+// each), which the caller adopts one by one and frees with Sdkpp_Free.
+func cObjects(typ handle.Type, n int, obj func(i int) any) (unsafe.Pointer, int) {
+	if n == 0 {
+		return nil, 0
+	}
+	p := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	ids := unsafe.Slice((*uintptr)(p), n)
+	for i := range ids {
+		ids[i] = addAdopted(typ, obj(i))
+	}
+	return p, n
+}
+
 // userDataReleaser returns the function that hands userData back to the game's free function,
 // at most once.
 func userDataReleaser(free C.Sdkpp_FreeFn, ud C.uintptr_t) func() {

@@ -57,6 +57,33 @@ type ClientAuthorizeRequestCallback = func()
 // ClientOnStatusChanged: The connection status changed; errorDetail is the close code of a lost connection.
 type ClientOnStatusChanged = func(status ClientStatus, error ClientError, errorDetail int32)
 
+// ClientCreateOrJoinLobbyCallback: Result of CreateOrJoinLobby.
+type ClientCreateOrJoinLobbyCallback = func(result *ClientResult, lobbyId uint64)
+
+// ClientLeaveLobbyCallback: Result of LeaveLobby.
+type ClientLeaveLobbyCallback = func(result *ClientResult)
+
+// ClientSendUserMessageCallback: Result of sending a message: its id.
+type ClientSendUserMessageCallback = func(result *ClientResult, messageId uint64)
+
+// ClientLobbyCreatedCallback: A lobby became available.
+type ClientLobbyCreatedCallback = func(lobbyId uint64)
+
+// ClientLobbyDeletedCallback: A lobby is gone, or the player left it.
+type ClientLobbyDeletedCallback = func(lobbyId uint64)
+
+// ClientLobbyUpdatedCallback: A lobby's metadata changed.
+type ClientLobbyUpdatedCallback = func(lobbyId uint64)
+
+// ClientLobbyMemberAddedCallback: A member joined a lobby.
+type ClientLobbyMemberAddedCallback = func(lobbyId uint64, memberId uint64)
+
+// ClientLobbyMemberRemovedCallback: A member left a lobby.
+type ClientLobbyMemberRemovedCallback = func(lobbyId uint64, memberId uint64)
+
+// ClientLobbyMemberUpdatedCallback: A member's metadata changed.
+type ClientLobbyMemberUpdatedCallback = func(lobbyId uint64, memberId uint64)
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 

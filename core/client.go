@@ -85,6 +85,7 @@ type Client struct {
 	auth   authState
 	rpc    rpcLink
 	conn   connState
+	lobby  lobbyState
 
 	closeOnce sync.Once
 }

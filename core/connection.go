@@ -160,6 +160,10 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 
 // onDispatch updates the cache from a gateway dispatch.
 func (c *Client) onDispatch(event string, data json.RawMessage) {
+	if strings.HasPrefix(event, "LOBBY_") {
+		c.onLobbyDispatch(event, data)
+		return
+	}
 	switch event {
 	case "READY":
 		var r struct {

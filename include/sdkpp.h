@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1096848456u
+#define SDKPP_ABI_VERSION 2012186570u
 
 #ifdef __cplusplus
 extern "C" {
@@ -231,9 +231,14 @@ typedef struct Sdkpp_ClientResult { void* opaque; } Sdkpp_ClientResult;
  * defaults once the Client is gone.
  */
 typedef struct Sdkpp_UserHandle { void* opaque; } Sdkpp_UserHandle;
+/** A member of a lobby: a live view of the Client's cache. */
+typedef struct Sdkpp_LobbyMemberHandle { void* opaque; } Sdkpp_LobbyMemberHandle;
+/** A lobby the player is in: a live view of the Client's cache. */
+typedef struct Sdkpp_LobbyHandle { void* opaque; } Sdkpp_LobbyHandle;
 /** The SDK client: one per signed-in player. */
 typedef struct Sdkpp_Client { void* opaque; } Sdkpp_Client;
 
+typedef struct Sdkpp_LobbyMemberHandleSpan { Sdkpp_LobbyMemberHandle* ptr; size_t size; } Sdkpp_LobbyMemberHandleSpan;
 
 /** Receives non-voice log messages; bearer tokens and secrets are always removed. */
 typedef void (SDKPP_CALL *Sdkpp_Client_LogCallback)(Sdkpp_String message, Sdkpp_LoggingSeverity severity, void* userData);
@@ -267,6 +272,24 @@ typedef void (SDKPP_CALL *Sdkpp_Client_OpenUrlCallback)(Sdkpp_String url, void* 
 typedef void (SDKPP_CALL *Sdkpp_Client_AuthorizeRequestCallback)(void* userData);
 /** The connection status changed; errorDetail is the close code of a lost connection. */
 typedef void (SDKPP_CALL *Sdkpp_Client_OnStatusChanged)(Sdkpp_Client_Status status, Sdkpp_Client_Error error, int32_t errorDetail, void* userData);
+/** Result of CreateOrJoinLobby. */
+typedef void (SDKPP_CALL *Sdkpp_Client_CreateOrJoinLobbyCallback)(Sdkpp_ClientResult* result, uint64_t lobbyId, void* userData);
+/** Result of LeaveLobby. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LeaveLobbyCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of sending a message: its id. */
+typedef void (SDKPP_CALL *Sdkpp_Client_SendUserMessageCallback)(Sdkpp_ClientResult* result, uint64_t messageId, void* userData);
+/** A lobby became available. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LobbyCreatedCallback)(uint64_t lobbyId, void* userData);
+/** A lobby is gone, or the player left it. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LobbyDeletedCallback)(uint64_t lobbyId, void* userData);
+/** A lobby's metadata changed. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LobbyUpdatedCallback)(uint64_t lobbyId, void* userData);
+/** A member joined a lobby. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LobbyMemberAddedCallback)(uint64_t lobbyId, uint64_t memberId, void* userData);
+/** A member left a lobby. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LobbyMemberRemovedCallback)(uint64_t lobbyId, uint64_t memberId, void* userData);
+/** A member's metadata changed. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LobbyMemberUpdatedCallback)(uint64_t lobbyId, uint64_t memberId, void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -412,6 +435,34 @@ SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_Avatar(Sdkpp_UserHandle* self, Sdkpp_
 /** Whether this is a provisional account. */
 SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_IsProvisional(Sdkpp_UserHandle* self);
 
+/* LobbyMemberHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyMemberHandle_Drop(Sdkpp_LobbyMemberHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyMemberHandle_Clone(Sdkpp_LobbyMemberHandle* self, Sdkpp_LobbyMemberHandle* other);
+/** The member's user id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_LobbyMemberHandle_Id(Sdkpp_LobbyMemberHandle* self);
+/** Whether the member may link a channel to the lobby (set by the game's backend). */
+SDKPP_API bool SDKPP_CALL Sdkpp_LobbyMemberHandle_CanLinkLobby(Sdkpp_LobbyMemberHandle* self);
+/** The member's metadata. */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyMemberHandle_Metadata(Sdkpp_LobbyMemberHandle* self, Sdkpp_Properties* returnValue);
+
+/* LobbyHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_Drop(Sdkpp_LobbyHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_Clone(Sdkpp_LobbyHandle* self, Sdkpp_LobbyHandle* other);
+/** The lobby's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_LobbyHandle_Id(Sdkpp_LobbyHandle* self);
+/** The user ids of the members. */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_LobbyMemberIds(Sdkpp_LobbyHandle* self, Sdkpp_UInt64Span* returnValue);
+/** The members. */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_LobbyMembers(Sdkpp_LobbyHandle* self, Sdkpp_LobbyMemberHandleSpan* returnValue);
+/** The lobby's metadata. */
+SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_Metadata(Sdkpp_LobbyHandle* self, Sdkpp_Properties* returnValue);
+/** One member, if in the lobby. */
+SDKPP_API bool SDKPP_CALL Sdkpp_LobbyHandle_GetLobbyMemberHandle(Sdkpp_LobbyHandle* self, uint64_t memberId, Sdkpp_LobbyMemberHandle* returnValue);
+
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_Init(Sdkpp_Client* self);
@@ -518,6 +569,32 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetStatusChangedCallback(Sdkpp_Client* se
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetCurrentUserV2(Sdkpp_Client* self, Sdkpp_UserHandle* returnValue);
 /** A user from the client's cache; no request is made. */
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_UserHandle* returnValue);
+/** Creates the lobby of this secret for the game, or joins it. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_CreateOrJoinLobby(Sdkpp_Client* self, Sdkpp_String secret, Sdkpp_Client_CreateOrJoinLobbyCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** CreateOrJoinLobby that also sets the lobby's and the player's member metadata. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_CreateOrJoinLobbyWithMetadata(Sdkpp_Client* self, Sdkpp_String secret, Sdkpp_Properties lobbyMetadata, Sdkpp_Properties memberMetadata, Sdkpp_Client_CreateOrJoinLobbyCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Leaves a lobby joined with a secret. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_LeaveLobby(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_LeaveLobbyCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** A lobby the player is in, from the cache. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetLobbyHandle(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_LobbyHandle* returnValue);
+/** The lobbies the player is in. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetLobbyIds(Sdkpp_Client* self, Sdkpp_UInt64Span* returnValue);
+/** Sends a message to a lobby (at most 2000 characters). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendLobbyMessage(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_String content, Sdkpp_Client_SendUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** SendLobbyMessage with sender metadata. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendLobbyMessageWithMetadata(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_String content, Sdkpp_Properties metadata, Sdkpp_Client_SendUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of lobbies becoming available. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyCreatedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyCreatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of lobbies going away. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyDeletedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyDeletedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of lobby metadata changes. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of members joining. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberAddedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberAddedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of members leaving. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberRemovedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberRemovedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of member metadata changes. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

@@ -144,6 +144,8 @@ class DeviceAuthorizationArgs;
 class ClientCreateOptions;
 class ClientResult;
 class UserHandle;
+class LobbyMemberHandle;
+class LobbyHandle;
 class Client;
 
 /// A PKCE code challenge: the S256 hash of a verifier.
@@ -429,6 +431,74 @@ public:
     bool IsProvisional() const;
 };
 
+/// A member of a lobby: a live view of the Client's cache.
+class LobbyMemberHandle {
+    mutable Sdkpp_LobbyMemberHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_LobbyMemberHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const LobbyMemberHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit LobbyMemberHandle(Sdkpp_LobbyMemberHandle instance, SdkppObjectState state);
+    ~LobbyMemberHandle();
+    LobbyMemberHandle(LobbyMemberHandle&& other) noexcept;
+    LobbyMemberHandle& operator=(LobbyMemberHandle&& other) noexcept;
+    /// A deep copy.
+    LobbyMemberHandle(const LobbyMemberHandle& other);
+    /// Becomes a deep copy of other.
+    LobbyMemberHandle& operator=(const LobbyMemberHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The member's user id.
+    uint64_t Id() const;
+    /// Whether the member may link a channel to the lobby (set by the game's backend).
+    bool CanLinkLobby() const;
+    /// The member's metadata.
+    std::unordered_map<std::string, std::string> Metadata() const;
+};
+
+/// A lobby the player is in: a live view of the Client's cache.
+class LobbyHandle {
+    mutable Sdkpp_LobbyHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_LobbyHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const LobbyHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit LobbyHandle(Sdkpp_LobbyHandle instance, SdkppObjectState state);
+    ~LobbyHandle();
+    LobbyHandle(LobbyHandle&& other) noexcept;
+    LobbyHandle& operator=(LobbyHandle&& other) noexcept;
+    /// A deep copy.
+    LobbyHandle(const LobbyHandle& other);
+    /// Becomes a deep copy of other.
+    LobbyHandle& operator=(const LobbyHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The lobby's id.
+    uint64_t Id() const;
+    /// The user ids of the members.
+    std::vector<uint64_t> LobbyMemberIds() const;
+    /// The members.
+    std::vector<sdkpp::LobbyMemberHandle> LobbyMembers() const;
+    /// The lobby's metadata.
+    std::unordered_map<std::string, std::string> Metadata() const;
+    /// One member, if in the lobby.
+    std::optional<sdkpp::LobbyMemberHandle> GetLobbyMemberHandle(uint64_t memberId) const;
+};
+
 /// The SDK client: one per signed-in player.
 class Client {
     mutable Sdkpp_Client instance_{};
@@ -493,6 +563,24 @@ public:
     using AuthorizeRequestCallback = std::function<void()>;
     /// The connection status changed; errorDetail is the close code of a lost connection.
     using OnStatusChanged = std::function<void(sdkpp::Client::Status status, sdkpp::Client::Error error, int32_t errorDetail)>;
+    /// Result of CreateOrJoinLobby.
+    using CreateOrJoinLobbyCallback = std::function<void(sdkpp::ClientResult result, uint64_t lobbyId)>;
+    /// Result of LeaveLobby.
+    using LeaveLobbyCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of sending a message: its id.
+    using SendUserMessageCallback = std::function<void(sdkpp::ClientResult result, uint64_t messageId)>;
+    /// A lobby became available.
+    using LobbyCreatedCallback = std::function<void(uint64_t lobbyId)>;
+    /// A lobby is gone, or the player left it.
+    using LobbyDeletedCallback = std::function<void(uint64_t lobbyId)>;
+    /// A lobby's metadata changed.
+    using LobbyUpdatedCallback = std::function<void(uint64_t lobbyId)>;
+    /// A member joined a lobby.
+    using LobbyMemberAddedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId)>;
+    /// A member left a lobby.
+    using LobbyMemberRemovedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId)>;
+    /// A member's metadata changed.
+    using LobbyMemberUpdatedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId)>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -611,6 +699,32 @@ public:
     std::optional<sdkpp::UserHandle> GetCurrentUserV2() const;
     /// A user from the client's cache; no request is made.
     std::optional<sdkpp::UserHandle> GetUser(uint64_t userId) const;
+    /// Creates the lobby of this secret for the game, or joins it.
+    void CreateOrJoinLobby(std::string const& secret, sdkpp::Client::CreateOrJoinLobbyCallback callback);
+    /// CreateOrJoinLobby that also sets the lobby's and the player's member metadata.
+    void CreateOrJoinLobbyWithMetadata(std::string const& secret, std::unordered_map<std::string, std::string> const& lobbyMetadata, std::unordered_map<std::string, std::string> const& memberMetadata, sdkpp::Client::CreateOrJoinLobbyCallback callback);
+    /// Leaves a lobby joined with a secret.
+    void LeaveLobby(uint64_t lobbyId, sdkpp::Client::LeaveLobbyCallback callback);
+    /// A lobby the player is in, from the cache.
+    std::optional<sdkpp::LobbyHandle> GetLobbyHandle(uint64_t lobbyId) const;
+    /// The lobbies the player is in.
+    std::vector<uint64_t> GetLobbyIds() const;
+    /// Sends a message to a lobby (at most 2000 characters).
+    void SendLobbyMessage(uint64_t lobbyId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback);
+    /// SendLobbyMessage with sender metadata.
+    void SendLobbyMessageWithMetadata(uint64_t lobbyId, std::string const& content, std::unordered_map<std::string, std::string> const& metadata, sdkpp::Client::SendUserMessageCallback callback);
+    /// Sets the handler of lobbies becoming available.
+    void SetLobbyCreatedCallback(sdkpp::Client::LobbyCreatedCallback callback);
+    /// Sets the handler of lobbies going away.
+    void SetLobbyDeletedCallback(sdkpp::Client::LobbyDeletedCallback callback);
+    /// Sets the handler of lobby metadata changes.
+    void SetLobbyUpdatedCallback(sdkpp::Client::LobbyUpdatedCallback callback);
+    /// Sets the handler of members joining.
+    void SetLobbyMemberAddedCallback(sdkpp::Client::LobbyMemberAddedCallback callback);
+    /// Sets the handler of members leaving.
+    void SetLobbyMemberRemovedCallback(sdkpp::Client::LobbyMemberRemovedCallback callback);
+    /// Sets the handler of member metadata changes.
+    void SetLobbyMemberUpdatedCallback(sdkpp::Client::LobbyMemberUpdatedCallback callback);
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -1666,6 +1780,150 @@ bool UserHandle::IsProvisional() const
     return Sdkpp_UserHandle_IsProvisional(&instance_);
 }
 
+LobbyMemberHandle::LobbyMemberHandle(Sdkpp_LobbyMemberHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+LobbyMemberHandle::~LobbyMemberHandle()
+{
+    Drop();
+}
+LobbyMemberHandle::LobbyMemberHandle(LobbyMemberHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_LobbyMemberHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+LobbyMemberHandle& LobbyMemberHandle::operator=(LobbyMemberHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_LobbyMemberHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+LobbyMemberHandle::LobbyMemberHandle(const LobbyMemberHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_LobbyMemberHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+LobbyMemberHandle& LobbyMemberHandle::operator=(const LobbyMemberHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_LobbyMemberHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void LobbyMemberHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_LobbyMemberHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t LobbyMemberHandle::Id() const
+{
+    return Sdkpp_LobbyMemberHandle_Id(&instance_);
+}
+bool LobbyMemberHandle::CanLinkLobby() const
+{
+    return Sdkpp_LobbyMemberHandle_CanLinkLobby(&instance_);
+}
+std::unordered_map<std::string, std::string> LobbyMemberHandle::Metadata() const
+{
+    Sdkpp_Properties returnValue{};
+    Sdkpp_LobbyMemberHandle_Metadata(&instance_, &returnValue);
+    return detail::TakeProperties(returnValue);
+}
+
+LobbyHandle::LobbyHandle(Sdkpp_LobbyHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+LobbyHandle::~LobbyHandle()
+{
+    Drop();
+}
+LobbyHandle::LobbyHandle(LobbyHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_LobbyHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+LobbyHandle& LobbyHandle::operator=(LobbyHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_LobbyHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+LobbyHandle::LobbyHandle(const LobbyHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_LobbyHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+LobbyHandle& LobbyHandle::operator=(const LobbyHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_LobbyHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void LobbyHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_LobbyHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t LobbyHandle::Id() const
+{
+    return Sdkpp_LobbyHandle_Id(&instance_);
+}
+std::vector<uint64_t> LobbyHandle::LobbyMemberIds() const
+{
+    Sdkpp_UInt64Span returnValue{};
+    Sdkpp_LobbyHandle_LobbyMemberIds(&instance_, &returnValue);
+    return detail::TakeIds(returnValue);
+}
+std::vector<sdkpp::LobbyMemberHandle> LobbyHandle::LobbyMembers() const
+{
+    Sdkpp_LobbyMemberHandleSpan returnValue{};
+    Sdkpp_LobbyHandle_LobbyMembers(&instance_, &returnValue);
+    return detail::TakeObjects<sdkpp::LobbyMemberHandle>(returnValue);
+}
+std::unordered_map<std::string, std::string> LobbyHandle::Metadata() const
+{
+    Sdkpp_Properties returnValue{};
+    Sdkpp_LobbyHandle_Metadata(&instance_, &returnValue);
+    return detail::TakeProperties(returnValue);
+}
+std::optional<sdkpp::LobbyMemberHandle> LobbyHandle::GetLobbyMemberHandle(uint64_t memberId) const
+{
+    Sdkpp_LobbyMemberHandle returnValue{};
+    if (!Sdkpp_LobbyHandle_GetLobbyMemberHandle(&instance_, memberId, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::LobbyMemberHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+
 Client::Client(Sdkpp_Client instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -2086,6 +2344,140 @@ std::optional<sdkpp::UserHandle> Client::GetUser(uint64_t userId) const
     }
     return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
 }
+void Client::CreateOrJoinLobby(std::string const& secret, sdkpp::Client::CreateOrJoinLobbyCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::CreateOrJoinLobbyCallback(std::move(callback));
+    Sdkpp_Client_CreateOrJoinLobbyCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t lobbyId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::CreateOrJoinLobbyCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto lobbyId__arg = lobbyId;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(lobbyId__arg)); });
+    };
+    Sdkpp_Client_CreateOrJoinLobby(&instance_, detail::Borrow(secret), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::CreateOrJoinLobbyCallback>, callback__userData);
+}
+void Client::CreateOrJoinLobbyWithMetadata(std::string const& secret, std::unordered_map<std::string, std::string> const& lobbyMetadata, std::unordered_map<std::string, std::string> const& memberMetadata, sdkpp::Client::CreateOrJoinLobbyCallback callback)
+{
+    detail::BorrowedProperties lobbyMetadata__props(lobbyMetadata);
+    detail::BorrowedProperties memberMetadata__props(memberMetadata);
+    auto* callback__userData = new sdkpp::Client::CreateOrJoinLobbyCallback(std::move(callback));
+    Sdkpp_Client_CreateOrJoinLobbyCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t lobbyId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::CreateOrJoinLobbyCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto lobbyId__arg = lobbyId;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(lobbyId__arg)); });
+    };
+    Sdkpp_Client_CreateOrJoinLobbyWithMetadata(&instance_, detail::Borrow(secret), lobbyMetadata__props.c, memberMetadata__props.c, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::CreateOrJoinLobbyCallback>, callback__userData);
+}
+void Client::LeaveLobby(uint64_t lobbyId, sdkpp::Client::LeaveLobbyCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LeaveLobbyCallback(std::move(callback));
+    Sdkpp_Client_LeaveLobbyCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LeaveLobbyCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_LeaveLobby(&instance_, lobbyId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LeaveLobbyCallback>, callback__userData);
+}
+std::optional<sdkpp::LobbyHandle> Client::GetLobbyHandle(uint64_t lobbyId) const
+{
+    Sdkpp_LobbyHandle returnValue{};
+    if (!Sdkpp_Client_GetLobbyHandle(&instance_, lobbyId, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::LobbyHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::vector<uint64_t> Client::GetLobbyIds() const
+{
+    Sdkpp_UInt64Span returnValue{};
+    Sdkpp_Client_GetLobbyIds(&instance_, &returnValue);
+    return detail::TakeIds(returnValue);
+}
+void Client::SendLobbyMessage(uint64_t lobbyId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendUserMessageCallback(std::move(callback));
+    Sdkpp_Client_SendUserMessageCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t messageId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendUserMessageCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto messageId__arg = messageId;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(messageId__arg)); });
+    };
+    Sdkpp_Client_SendLobbyMessage(&instance_, lobbyId, detail::Borrow(content), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendUserMessageCallback>, callback__userData);
+}
+void Client::SendLobbyMessageWithMetadata(uint64_t lobbyId, std::string const& content, std::unordered_map<std::string, std::string> const& metadata, sdkpp::Client::SendUserMessageCallback callback)
+{
+    detail::BorrowedProperties metadata__props(metadata);
+    auto* callback__userData = new sdkpp::Client::SendUserMessageCallback(std::move(callback));
+    Sdkpp_Client_SendUserMessageCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t messageId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendUserMessageCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto messageId__arg = messageId;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(messageId__arg)); });
+    };
+    Sdkpp_Client_SendLobbyMessageWithMetadata(&instance_, lobbyId, detail::Borrow(content), metadata__props.c, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendUserMessageCallback>, callback__userData);
+}
+void Client::SetLobbyCreatedCallback(sdkpp::Client::LobbyCreatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LobbyCreatedCallback(std::move(callback));
+    Sdkpp_Client_LobbyCreatedCallback callback__trampoline = [](uint64_t lobbyId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LobbyCreatedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg)); });
+    };
+    Sdkpp_Client_SetLobbyCreatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyCreatedCallback>, callback__userData);
+}
+void Client::SetLobbyDeletedCallback(sdkpp::Client::LobbyDeletedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LobbyDeletedCallback(std::move(callback));
+    Sdkpp_Client_LobbyDeletedCallback callback__trampoline = [](uint64_t lobbyId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LobbyDeletedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg)); });
+    };
+    Sdkpp_Client_SetLobbyDeletedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyDeletedCallback>, callback__userData);
+}
+void Client::SetLobbyUpdatedCallback(sdkpp::Client::LobbyUpdatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LobbyUpdatedCallback(std::move(callback));
+    Sdkpp_Client_LobbyUpdatedCallback callback__trampoline = [](uint64_t lobbyId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LobbyUpdatedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg)); });
+    };
+    Sdkpp_Client_SetLobbyUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyUpdatedCallback>, callback__userData);
+}
+void Client::SetLobbyMemberAddedCallback(sdkpp::Client::LobbyMemberAddedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LobbyMemberAddedCallback(std::move(callback));
+    Sdkpp_Client_LobbyMemberAddedCallback callback__trampoline = [](uint64_t lobbyId, uint64_t memberId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LobbyMemberAddedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        auto memberId__arg = memberId;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg), std::move(memberId__arg)); });
+    };
+    Sdkpp_Client_SetLobbyMemberAddedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyMemberAddedCallback>, callback__userData);
+}
+void Client::SetLobbyMemberRemovedCallback(sdkpp::Client::LobbyMemberRemovedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LobbyMemberRemovedCallback(std::move(callback));
+    Sdkpp_Client_LobbyMemberRemovedCallback callback__trampoline = [](uint64_t lobbyId, uint64_t memberId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LobbyMemberRemovedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        auto memberId__arg = memberId;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg), std::move(memberId__arg)); });
+    };
+    Sdkpp_Client_SetLobbyMemberRemovedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyMemberRemovedCallback>, callback__userData);
+}
+void Client::SetLobbyMemberUpdatedCallback(sdkpp::Client::LobbyMemberUpdatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LobbyMemberUpdatedCallback(std::move(callback));
+    Sdkpp_Client_LobbyMemberUpdatedCallback callback__trampoline = [](uint64_t lobbyId, uint64_t memberId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LobbyMemberUpdatedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        auto memberId__arg = memberId;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg), std::move(memberId__arg)); });
+    };
+    Sdkpp_Client_SetLobbyMemberUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyMemberUpdatedCallback>, callback__userData);
+}
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationArgs AuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
@@ -2093,6 +2485,8 @@ const DeviceAuthorizationArgs DeviceAuthorizationArgs::nullobj{{}, SdkppObjectSt
 const ClientCreateOptions ClientCreateOptions::nullobj{{}, SdkppObjectState::Invalid};
 const ClientResult ClientResult::nullobj{{}, SdkppObjectState::Invalid};
 const UserHandle UserHandle::nullobj{{}, SdkppObjectState::Invalid};
+const LobbyMemberHandle LobbyMemberHandle::nullobj{{}, SdkppObjectState::Invalid};
+const LobbyHandle LobbyHandle::nullobj{{}, SdkppObjectState::Invalid};
 const Client Client::nullobj{{}, SdkppObjectState::Invalid};
 } // namespace sdkpp
 #endif // SDKPP_IMPLEMENTATION

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1096848456u;
+        internal const uint AbiVersion = 2012186570u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -1267,6 +1267,204 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>A member of a lobby: a live view of the Client's cache.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class LobbyMemberHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_LobbyMemberHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal LobbyMemberHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static LobbyMemberHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new LobbyMemberHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_LobbyMemberHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~LobbyMemberHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_LobbyMemberHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public LobbyMemberHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The member's user id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Id(ref this.handle);
+        }
+
+        /// <summary>Whether the member may link a channel to the lobby (set by the game's backend).</summary>
+        public bool CanLinkLobby()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_CanLinkLobby(ref this.handle);
+        }
+
+        /// <summary>The member's metadata.</summary>
+        public global::System.Collections.Generic.Dictionary<string, string> Metadata()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeProperties __rv;
+            global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Metadata(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeProperties(__rv);
+        }
+    }
+
+    /// <summary>A lobby the player is in: a live view of the Client's cache.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class LobbyHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_LobbyHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal LobbyHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static LobbyHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new LobbyHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_LobbyHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~LobbyHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_LobbyHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_LobbyHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public LobbyHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_LobbyHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The lobby's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LobbyHandle_Id(ref this.handle);
+        }
+
+        /// <summary>The user ids of the members.</summary>
+        public ulong[] LobbyMemberIds()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_LobbyHandle_LobbyMemberIds(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
+        }
+
+        /// <summary>The members.</summary>
+        public global::Sdkpp.LobbyMemberHandle[] LobbyMembers()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_LobbyHandle_LobbyMembers(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.LobbyMemberHandle>(__rv, global::Sdkpp.LobbyMemberHandle.Adopt);
+        }
+
+        /// <summary>The lobby's metadata.</summary>
+        public global::System.Collections.Generic.Dictionary<string, string> Metadata()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeProperties __rv;
+            global::Sdkpp.Native.Sdkpp_LobbyHandle_Metadata(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeProperties(__rv);
+        }
+
+        /// <summary>One member, if in the lobby.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.LobbyMemberHandle GetLobbyMemberHandle(ulong memberId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref this.handle, memberId, out __rv) ? global::Sdkpp.LobbyMemberHandle.Adopt(__rv) : null;
+        }
+    }
+
     /// <summary>The SDK client: one per signed-in player.</summary>
     /// <remarks>
     /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
@@ -1425,6 +1623,63 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void OnStatusChanged(global::Sdkpp.Client.Status status, global::Sdkpp.Client.Error error, int errorDetail);
+
+        /// <summary>Result of CreateOrJoinLobby.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void CreateOrJoinLobbyCallback(global::Sdkpp.ClientResult result, ulong lobbyId);
+
+        /// <summary>Result of LeaveLobby.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void LeaveLobbyCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of sending a message: its id.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void SendUserMessageCallback(global::Sdkpp.ClientResult result, ulong messageId);
+
+        /// <summary>A lobby became available.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void LobbyCreatedCallback(ulong lobbyId);
+
+        /// <summary>A lobby is gone, or the player left it.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void LobbyDeletedCallback(ulong lobbyId);
+
+        /// <summary>A lobby's metadata changed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void LobbyUpdatedCallback(ulong lobbyId);
+
+        /// <summary>A member joined a lobby.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void LobbyMemberAddedCallback(ulong lobbyId, ulong memberId);
+
+        /// <summary>A member left a lobby.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void LobbyMemberRemovedCallback(ulong lobbyId, ulong memberId);
+
+        /// <summary>A member's metadata changed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void LobbyMemberUpdatedCallback(ulong lobbyId, ulong memberId);
 
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
@@ -2275,6 +2530,309 @@ namespace Sdkpp
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetUser(ref this.handle, userId, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
+
+        /// <summary>Creates the lobby of this secret for the game, or joins it.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void CreateOrJoinLobby(string secret, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_secret = __arena.String(secret, "secret");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_CreateOrJoinLobby(ref this.handle, __a_secret, global::Sdkpp.Trampolines.Client_CreateOrJoinLobbyCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>CreateOrJoinLobby that also sets the lobby's and the player's member metadata.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void CreateOrJoinLobbyWithMetadata(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_secret = __arena.String(secret, "secret");
+                global::Sdkpp.NativeProperties __a_lobbyMetadata = __arena.Properties(lobbyMetadata, "lobbyMetadata");
+                global::Sdkpp.NativeProperties __a_memberMetadata = __arena.Properties(memberMetadata, "memberMetadata");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_CreateOrJoinLobbyWithMetadata(ref this.handle, __a_secret, __a_lobbyMetadata, __a_memberMetadata, global::Sdkpp.Trampolines.Client_CreateOrJoinLobbyCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Leaves a lobby joined with a secret.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void LeaveLobby(ulong lobbyId, global::Sdkpp.Client.LeaveLobbyCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_LeaveLobby(ref this.handle, lobbyId, global::Sdkpp.Trampolines.Client_LeaveLobbyCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>A lobby the player is in, from the cache.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.LobbyHandle GetLobbyHandle(ulong lobbyId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Client_GetLobbyHandle(ref this.handle, lobbyId, out __rv) ? global::Sdkpp.LobbyHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>The lobbies the player is in.</summary>
+        public ulong[] GetLobbyIds()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetLobbyIds(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
+        }
+
+        /// <summary>Sends a message to a lobby (at most 2000 characters).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendLobbyMessage(ulong lobbyId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendLobbyMessage(ref this.handle, lobbyId, __a_content, global::Sdkpp.Trampolines.Client_SendUserMessageCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>SendLobbyMessage with sender metadata.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendLobbyMessageWithMetadata(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
+                global::Sdkpp.NativeProperties __a_metadata = __arena.Properties(metadata, "metadata");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendLobbyMessageWithMetadata(ref this.handle, lobbyId, __a_content, __a_metadata, global::Sdkpp.Trampolines.Client_SendUserMessageCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of lobbies becoming available.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetLobbyCreatedCallback(global::Sdkpp.Client.LobbyCreatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetLobbyCreatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LobbyCreatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of lobbies going away.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetLobbyDeletedCallback(global::Sdkpp.Client.LobbyDeletedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetLobbyDeletedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LobbyDeletedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of lobby metadata changes.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetLobbyUpdatedCallback(global::Sdkpp.Client.LobbyUpdatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetLobbyUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LobbyUpdatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of members joining.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetLobbyMemberAddedCallback(global::Sdkpp.Client.LobbyMemberAddedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetLobbyMemberAddedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LobbyMemberAddedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of members leaving.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetLobbyMemberRemovedCallback(global::Sdkpp.Client.LobbyMemberRemovedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetLobbyMemberRemovedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LobbyMemberRemovedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of member metadata changes.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetLobbyMemberUpdatedCallback(global::Sdkpp.Client.LobbyMemberUpdatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetLobbyMemberUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_LobbyMemberUpdatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
     }
 
     internal static partial class Native
@@ -2326,6 +2884,33 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_OnStatusChanged(global::Sdkpp.Client.Status status, global::Sdkpp.Client.Error error, int errorDetail, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_CreateOrJoinLobbyCallback(global::System.IntPtr result, ulong lobbyId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LeaveLobbyCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_SendUserMessageCallback(global::System.IntPtr result, ulong messageId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LobbyCreatedCallback(ulong lobbyId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LobbyDeletedCallback(ulong lobbyId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LobbyUpdatedCallback(ulong lobbyId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LobbyMemberAddedCallback(ulong lobbyId, ulong memberId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LobbyMemberRemovedCallback(ulong lobbyId, ulong memberId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LobbyMemberUpdatedCallback(ulong lobbyId, ulong memberId, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -2571,6 +3156,44 @@ namespace Sdkpp
         internal static extern bool Sdkpp_UserHandle_IsProvisional(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyMemberHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyMemberHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_LobbyMemberHandle_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_LobbyMemberHandle_CanLinkLobby(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyMemberHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_LobbyHandle_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyHandle_LobbyMemberIds(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyHandle_LobbyMembers(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LobbyHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref global::System.IntPtr self, ulong memberId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_Init(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -2726,6 +3349,46 @@ namespace Sdkpp
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
         internal static extern bool Sdkpp_Client_GetUser(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_CreateOrJoinLobby(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_CreateOrJoinLobbyWithMetadata(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.NativeProperties lobbyMetadata, global::Sdkpp.NativeProperties memberMetadata, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_LeaveLobby(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LeaveLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_GetLobbyHandle(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetLobbyIds(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendLobbyMessage(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendLobbyMessageWithMetadata(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetLobbyCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetLobbyDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetLobbyUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetLobbyMemberAddedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberAddedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetLobbyMemberRemovedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberRemovedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetLobbyMemberUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -3092,6 +3755,201 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.OnStatusChanged", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback Client_CreateOrJoinLobbyCallback = Client_CreateOrJoinLobbyCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback))]
+        static void Client_CreateOrJoinLobbyCallback_Impl(global::System.IntPtr result, ulong lobbyId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.CreateOrJoinLobbyCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.CreateOrJoinLobbyCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, lobbyId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.CreateOrJoinLobbyCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LeaveLobbyCallback Client_LeaveLobbyCallback = Client_LeaveLobbyCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LeaveLobbyCallback))]
+        static void Client_LeaveLobbyCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.LeaveLobbyCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LeaveLobbyCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LeaveLobbyCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_SendUserMessageCallback Client_SendUserMessageCallback = Client_SendUserMessageCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendUserMessageCallback))]
+        static void Client_SendUserMessageCallback_Impl(global::System.IntPtr result, ulong messageId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.SendUserMessageCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.SendUserMessageCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, messageId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.SendUserMessageCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LobbyCreatedCallback Client_LobbyCreatedCallback = Client_LobbyCreatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyCreatedCallback))]
+        static void Client_LobbyCreatedCallback_Impl(ulong lobbyId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.LobbyCreatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LobbyCreatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyCreatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LobbyDeletedCallback Client_LobbyDeletedCallback = Client_LobbyDeletedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyDeletedCallback))]
+        static void Client_LobbyDeletedCallback_Impl(ulong lobbyId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.LobbyDeletedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LobbyDeletedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyDeletedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LobbyUpdatedCallback Client_LobbyUpdatedCallback = Client_LobbyUpdatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyUpdatedCallback))]
+        static void Client_LobbyUpdatedCallback_Impl(ulong lobbyId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.LobbyUpdatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LobbyUpdatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyUpdatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LobbyMemberAddedCallback Client_LobbyMemberAddedCallback = Client_LobbyMemberAddedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberAddedCallback))]
+        static void Client_LobbyMemberAddedCallback_Impl(ulong lobbyId, ulong memberId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.LobbyMemberAddedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LobbyMemberAddedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId, memberId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyMemberAddedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LobbyMemberRemovedCallback Client_LobbyMemberRemovedCallback = Client_LobbyMemberRemovedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberRemovedCallback))]
+        static void Client_LobbyMemberRemovedCallback_Impl(ulong lobbyId, ulong memberId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.LobbyMemberRemovedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LobbyMemberRemovedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId, memberId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyMemberRemovedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback Client_LobbyMemberUpdatedCallback = Client_LobbyMemberUpdatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback))]
+        static void Client_LobbyMemberUpdatedCallback_Impl(ulong lobbyId, ulong memberId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.LobbyMemberUpdatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LobbyMemberUpdatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId, memberId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyMemberUpdatedCallback", __e);
             }
         }
     }

@@ -517,10 +517,11 @@ func outAssign(t *desc.Type, v string) string {
 		return "*returnValue = cProperties(" + v + ")"
 	case desc.List:
 		if t.Elem.Kind == desc.ClassT {
-			return fmt.Sprintf("*returnValue = C.%s(cObjectSpan(type%s, len(%s), func(i int) any { return %s[i] }))",
-				cSpan(t.Elem), t.Elem.Class.Name, v, v)
+			// An array of handle structs, each holding a new id the caller adopts.
+			return fmt.Sprintf("ptr, n := cObjects(type%s, len(%s), func(i int) any { return %s[i] })\n"+
+				"\t*returnValue = C.%s{ptr: (*C.%s)(ptr), size: C.size_t(n)}", t.Elem.Class.Name, v, v, cSpan(t.Elem), cClass(t.Elem.Class))
 		}
-		return "*returnValue = C.Sdkpp_UInt64Span(cUint64Span(" + v + "))"
+		return "ptr, n := cUint64s(" + v + ")\n\t*returnValue = C.Sdkpp_UInt64Span{ptr: (*C.uint64_t)(ptr), size: C.size_t(n)}"
 	}
 	panic("outAssign")
 }

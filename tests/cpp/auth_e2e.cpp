@@ -11,8 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <unordered_map>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -317,12 +320,79 @@ static void PhaseRpc()
     c.RemoveAuthorizeRequestCallback();
 }
 
+// Connected returns a client of the player behind token, Ready on the gateway.
+static Client Connected(std::string const& token)
+{
+    Client c = NewClient("");
+    c.UpdateToken(AuthorizationTokenType::Bearer, token, [](ClientResult) {});
+    c.Connect();
+    Pump([&] { return c.GetStatus() == Client::Status::Ready && c.GetCurrentUserV2().has_value(); });
+    return c;
+}
+
+static void PhaseLobby()
+{
+    Client a = Connected(Env("SDKPP_BOT_ISSUED_TOKEN"));
+    Client b = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2"));
+    Check(a.GetStatus() == Client::Status::Ready && b.GetStatus() == Client::Status::Ready, "two players connect (Ready)");
+    uint64_t bId = b.GetCurrentUserV2()->Id();
+    std::vector<uint64_t> removed;
+    a.SetLobbyMemberRemovedCallback([&](uint64_t, uint64_t member) { removed.push_back(member); });
+
+    uint64_t ids[2] = {0, 0};
+    Client* clients[2] = {&a, &b};
+    for (int i = 0; i < 2; ++i) {
+        bool done = false;
+        clients[i]->CreateOrJoinLobbyWithMetadata("e2e-secret", {{"map", "h\xC3\xA4rbor"}, {"mode", "ffa"}},
+                                                  {{"class", i == 0 ? "mage" : "rogue"}},
+                                                  [&, i](ClientResult r, uint64_t id) {
+                                                      if (r.Successful()) ids[i] = id;
+                                                      done = true;
+                                                  });
+        Pump([&] { return done; });
+    }
+    Check(ids[0] != 0 && ids[0] == ids[1], "the same secret gives one lobby (rule LOB-1)");
+    Pump([&] {
+        auto h = a.GetLobbyHandle(ids[0]);
+        return h && h->LobbyMemberIds().size() == 2;
+    });
+    auto lobby = a.GetLobbyHandle(ids[0]);
+    Check(lobby && lobby->Metadata() == std::unordered_map<std::string, std::string>{{"map", "h\xC3\xA4rbor"}, {"mode", "ffa"}},
+          "lobby metadata round-trips through the C ABI (a string map)");
+    auto memberIds = lobby->LobbyMemberIds();
+    Check(memberIds.size() == 2 && std::find(memberIds.begin(), memberIds.end(), bId) != memberIds.end(),
+          "LobbyMemberIds (a list of ids)");
+    auto members = lobby->LobbyMembers();
+    bool rogue = false;
+    for (auto& m : members) {
+        if (m.Id() == bId && m.Metadata().at("class") == "rogue") rogue = true;
+    }
+    Check(members.size() == 2 && rogue, "LobbyMembers (a list of handles) with member metadata");
+    auto ids2 = a.GetLobbyIds();
+    Check(ids2.size() == 1 && ids2[0] == ids[0], "GetLobbyIds");
+
+    bool sent = false;
+    uint64_t messageId = 0;
+    b.SendLobbyMessage(ids[0], "gg", [&](ClientResult r, uint64_t id) {
+        sent = r.Successful();
+        messageId = id;
+    });
+    Check(Pump([&] { return sent; }) && messageId != 0, "SendLobbyMessage (rule LOB-2)");
+
+    bool left = false;
+    b.LeaveLobby(ids[0], [&](ClientResult r) { left = r.Successful(); });
+    Check(Pump([&] { return left; }) && !b.GetLobbyHandle(ids[0]), "LeaveLobby");
+    Check(Pump([&] { return std::find(removed.begin(), removed.end(), bId) != removed.end(); }),
+          "the other player hears the member leave");
+    Check(!lobby->GetLobbyMemberHandle(bId), "the live handle no longer lists the member");
+}
+
 int main(int argc, char** argv)
 {
     std::map<std::string, void (*)()> phases = {
         {"link", PhaseLink},         {"provisional", PhaseProvisional}, {"merge-banned", PhaseMergeBanned},
         {"unmerge", PhaseUnmerge},   {"device", PhaseDevice},           {"child", PhaseChild},
-        {"rpc", PhaseRpc},
+        {"rpc", PhaseRpc},           {"lobby", PhaseLobby},
     };
     if (argc != 2 || !phases.count(argv[1])) {
         std::fprintf(stderr, "usage: auth_e2e PHASE\n");

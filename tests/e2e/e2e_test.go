@@ -256,6 +256,11 @@ func TestAccountLinking(t *testing.T) {
 			h.run("device")
 			h.run("child") // rule AU-4
 
+			// rules LOB-1, LOB-2: two connected players in one lobby, through the C ABI's maps and
+			// lists.
+			h.run("lobby", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("lobby-a-"+prog.name)),
+				"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("lobby-b-"+prog.name)))
+
 			// rule RPC-2: AUTHORIZE_REQUEST before and after the desktop client restarts.
 			p := h.listenPeer()
 			wait, _ := h.start("rpc")

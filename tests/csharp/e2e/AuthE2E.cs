@@ -449,13 +449,98 @@ static class AuthE2E
         }
     }
 
+    // Connected returns a client of the player behind token, Ready on the gateway.
+    static Client Connected(string token)
+    {
+        Client c = NewClient("");
+        c.UpdateToken(AuthorizationTokenType.Bearer, token, r => r.Dispose());
+        c.Connect();
+        Pump(() =>
+        {
+            if (c.GetStatus() != Client.Status.Ready) return false;
+            using (UserHandle me = c.GetCurrentUserV2()) return me != null;
+        });
+        return c;
+    }
+
+    static void PhaseLobby()
+    {
+        using (Client a = Connected(Env("SDKPP_BOT_ISSUED_TOKEN")))
+        using (Client b = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2")))
+        {
+            Check(a.GetStatus() == Client.Status.Ready && b.GetStatus() == Client.Status.Ready, "two players connect (Ready)");
+            ulong bId;
+            using (UserHandle me = b.GetCurrentUserV2()) bId = me.Id();
+            var removed = new List<ulong>();
+            a.SetLobbyMemberRemovedCallback((lobby, member) => removed.Add(member));
+
+            var ids = new ulong[2];
+            Client[] clients = { a, b };
+            for (int i = 0; i < 2; i++)
+            {
+                int k = i;
+                bool done = false;
+                clients[i].CreateOrJoinLobbyWithMetadata("e2e-secret",
+                    new Dictionary<string, string> { { "map", "h\u00e4rbor" }, { "mode", "ffa" } },
+                    new Dictionary<string, string> { { "class", k == 0 ? "mage" : "rogue" } },
+                    (r, id) =>
+                    {
+                        using (r) if (r.Successful()) ids[k] = id;
+                        done = true;
+                    });
+                Pump(() => done);
+            }
+            Check(ids[0] != 0 && ids[0] == ids[1], "the same secret gives one lobby (rule LOB-1)");
+            Pump(() =>
+            {
+                using (LobbyHandle h = a.GetLobbyHandle(ids[0])) return h != null && h.LobbyMemberIds().Length == 2;
+            });
+            using (LobbyHandle lobby = a.GetLobbyHandle(ids[0]))
+            {
+                var md = lobby.Metadata();
+                Check(md.Count == 2 && md["map"] == "h\u00e4rbor" && md["mode"] == "ffa",
+                    "lobby metadata round-trips through the C ABI (a string map)");
+                ulong[] memberIds = lobby.LobbyMemberIds();
+                Check(memberIds.Length == 2 && Array.IndexOf(memberIds, bId) >= 0, "LobbyMemberIds (a list of ids)");
+                bool rogue = false;
+                LobbyMemberHandle[] members = lobby.LobbyMembers();
+                foreach (LobbyMemberHandle m in members)
+                {
+                    using (m) if (m.Id() == bId && m.Metadata()["class"] == "rogue") rogue = true;
+                }
+                Check(members.Length == 2 && rogue, "LobbyMembers (a list of handles) with member metadata");
+                ulong[] all = a.GetLobbyIds();
+                Check(all.Length == 1 && all[0] == ids[0], "GetLobbyIds");
+
+                bool sent = false;
+                ulong messageId = 0;
+                b.SendLobbyMessage(ids[0], "gg", (r, id) =>
+                {
+                    using (r) sent = r.Successful();
+                    messageId = id;
+                });
+                Check(Pump(() => sent) && messageId != 0, "SendLobbyMessage (rule LOB-2)");
+
+                bool left = false;
+                b.LeaveLobby(ids[0], r => { using (r) left = r.Successful(); });
+                bool gone = false;
+                Check(Pump(() => left) && Pump(() => { using (LobbyHandle h = b.GetLobbyHandle(ids[0])) gone = h == null; return true; }) && gone, "LeaveLobby");
+                Check(Pump(() => removed.Contains(bId)), "the other player hears the member leave");
+                using (LobbyMemberHandle m = lobby.GetLobbyMemberHandle(bId))
+                {
+                    Check(m == null, "the live handle no longer lists the member");
+                }
+            }
+        }
+    }
+
     static int Main(string[] argv)
     {
         Dictionary<string, Action> phases = new Dictionary<string, Action>
         {
             { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
             { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
-            { "rpc", PhaseRpc },
+            { "rpc", PhaseRpc },         { "lobby", PhaseLobby },
         };
         if (argv.Length != 1 || !phases.ContainsKey(argv[0]))
         {

@@ -1,0 +1,329 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"sdkpp/core/dispatch"
+	"sdkpp/core/rest"
+	"sdkpp/server/wire"
+)
+
+// handlerSlot holds one replaceable game callback; c.mu guards it.
+type handlerSlot[F any] struct {
+	scope *dispatch.Scope
+	fn    F
+}
+
+// setHandler replaces the handler in slot; the old one is released.
+func setHandler[F any](c *Client, slot *handlerSlot[F], cb Callback[F]) {
+	scope := c.scope.NewScope(cb.Release)
+	c.mu.Lock()
+	old := slot.scope
+	slot.scope, slot.fn = scope, cb.Fn
+	c.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// postHandler queues call with the handler in slot, if there is one.
+func postHandler[F any](c *Client, slot *handlerSlot[F], call func(F)) {
+	c.mu.Lock()
+	scope, fn := slot.scope, slot.fn
+	c.mu.Unlock()
+	if scope != nil {
+		scope.Post(func() { call(fn) })
+	}
+}
+
+// lobbyState is the Client's lobby cache and handlers; c.mu guards it.
+type lobbyState struct {
+	lobbies map[uint64]*wire.Lobby
+
+	created, deleted, updated             handlerSlot[ClientLobbyCreatedCallback]
+	memberAdded, memberRemoved, memberUpd handlerSlot[ClientLobbyMemberAddedCallback]
+}
+
+// SetLobbyCreatedCallback sets the handler of lobbies becoming available.
+func (c *Client) SetLobbyCreatedCallback(cb Callback[ClientLobbyCreatedCallback]) {
+	setHandler(c, &c.lobby.created, cb)
+}
+
+// SetLobbyDeletedCallback sets the handler of lobbies going away.
+func (c *Client) SetLobbyDeletedCallback(cb Callback[ClientLobbyDeletedCallback]) {
+	setHandler(c, &c.lobby.deleted, cb)
+}
+
+// SetLobbyUpdatedCallback sets the handler of lobby metadata changes.
+func (c *Client) SetLobbyUpdatedCallback(cb Callback[ClientLobbyUpdatedCallback]) {
+	setHandler(c, &c.lobby.updated, cb)
+}
+
+// SetLobbyMemberAddedCallback sets the handler of members joining.
+func (c *Client) SetLobbyMemberAddedCallback(cb Callback[ClientLobbyMemberAddedCallback]) {
+	setHandler(c, &c.lobby.memberAdded, cb)
+}
+
+// SetLobbyMemberRemovedCallback sets the handler of members leaving.
+func (c *Client) SetLobbyMemberRemovedCallback(cb Callback[ClientLobbyMemberRemovedCallback]) {
+	setHandler(c, &c.lobby.memberRemoved, cb)
+}
+
+// SetLobbyMemberUpdatedCallback sets the handler of member metadata changes.
+func (c *Client) SetLobbyMemberUpdatedCallback(cb Callback[ClientLobbyMemberUpdatedCallback]) {
+	setHandler(c, &c.lobby.memberUpd, cb)
+}
+
+// CreateOrJoinLobby creates the game's lobby of this secret or joins it (rule LOB-1).
+func (c *Client) CreateOrJoinLobby(secret string, cb Callback[ClientCreateOrJoinLobbyCallback]) {
+	c.CreateOrJoinLobbyWithMetadata(secret, nil, nil, cb)
+}
+
+// CreateOrJoinLobbyWithMetadata is CreateOrJoinLobby that also sets the lobby's metadata and the
+// player's member metadata.
+func (c *Client) CreateOrJoinLobbyWithMetadata(secret string, lobbyMetadata, memberMetadata map[string]string, cb Callback[ClientCreateOrJoinLobbyCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), 0) }, cb.Release)
+	Secrets.Add(secret)
+	auth := c.authHeader()
+	if auth == "" {
+		once.Fire(func() { cb.Fn(resultOf(errNotReady), 0) })
+		return
+	}
+	c.start(func(ctx context.Context) {
+		var l wire.Lobby
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPut, Path: "/lobbies", Auth: auth, JSON: wire.CreateOrJoinLobbyRequest{
+			Secret: secret, LobbyMetadata: lobbyMetadata, MemberMetadata: memberMetadata}}, &l)
+		if err == nil {
+			c.cacheLobby(&l)
+		} else {
+			c.logf(LoggingSeverityWarning, "CreateOrJoinLobby failed: %v", err)
+		}
+		once.Fire(func() { cb.Fn(resultOf(err), uint64(l.ID)) })
+	})
+}
+
+// LeaveLobby leaves a lobby the player joined with a secret.
+func (c *Client) LeaveLobby(lobbyId uint64, cb Callback[ClientLeaveLobbyCallback]) {
+	auth := c.authHeader()
+	if auth == "" {
+		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
+		return
+	}
+	c.resultCall(rest.Request{Method: http.MethodDelete, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/members/@me", Auth: auth},
+		"LeaveLobby", Callback[func(*ClientResult)](cb), func() { c.forgetLobby(lobbyId) })
+}
+
+// SendLobbyMessage sends a message to a lobby the player is in (rule LOB-2).
+func (c *Client) SendLobbyMessage(lobbyId uint64, content string, cb Callback[ClientSendUserMessageCallback]) {
+	c.SendLobbyMessageWithMetadata(lobbyId, content, nil, cb)
+}
+
+// SendLobbyMessageWithMetadata is SendLobbyMessage with sender metadata.
+func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), 0) }, cb.Release)
+	auth := c.authHeader()
+	if auth == "" {
+		once.Fire(func() { cb.Fn(resultOf(errNotReady), 0) })
+		return
+	}
+	c.start(func(ctx context.Context) {
+		var m wire.LobbyMessage
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/messages",
+			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata}}, &m)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
+		}
+		once.Fire(func() { cb.Fn(resultOf(err), uint64(m.ID)) })
+	})
+}
+
+// cacheLobby stores l and reports whether it was new.
+func (c *Client) cacheLobby(l *wire.Lobby) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lobby.lobbies == nil {
+		c.lobby.lobbies = map[uint64]*wire.Lobby{}
+	}
+	_, known := c.lobby.lobbies[uint64(l.ID)]
+	c.lobby.lobbies[uint64(l.ID)] = l
+	return !known
+}
+
+func (c *Client) forgetLobby(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, known := c.lobby.lobbies[id]
+	delete(c.lobby.lobbies, id)
+	return known
+}
+
+// onLobbyDispatch applies a lobby event from the gateway to the cache and queues the handlers.
+func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
+	switch event {
+	case "LOBBY_CREATE", "LOBBY_UPDATE":
+		var l wire.Lobby
+		if err := json.Unmarshal(data, &l); err != nil || l.ID == 0 {
+			c.logf(LoggingSeverityWarning, "malformed %s", event)
+			return
+		}
+		c.cacheLobby(&l)
+		id := uint64(l.ID)
+		if event == "LOBBY_CREATE" {
+			postHandler(c, &c.lobby.created, func(f ClientLobbyCreatedCallback) { f(id) })
+		} else {
+			postHandler(c, &c.lobby.updated, func(f ClientLobbyUpdatedCallback) { f(id) })
+		}
+	case "LOBBY_DELETE":
+		var d wire.LobbyDeleted
+		if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID)) {
+			postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
+		}
+	case "LOBBY_MEMBER_ADD", "LOBBY_MEMBER_UPDATE", "LOBBY_MEMBER_REMOVE":
+		var m wire.LobbyMemberEvent
+		if err := json.Unmarshal(data, &m); err != nil || m.LobbyID == 0 {
+			c.logf(LoggingSeverityWarning, "malformed %s", event)
+			return
+		}
+		lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
+		me := c.currentUserID()
+		c.mu.Lock()
+		l := c.lobby.lobbies[lobbyID]
+		if l != nil {
+			l.Members = slices.DeleteFunc(l.Members, func(x wire.LobbyMember) bool { return x.ID == m.Member.ID })
+			if event != "LOBBY_MEMBER_REMOVE" {
+				l.Members = append(l.Members, m.Member)
+			}
+		}
+		c.mu.Unlock()
+		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
+		switch event {
+		case "LOBBY_MEMBER_ADD":
+			postHandler(c, &c.lobby.memberAdded, call)
+		case "LOBBY_MEMBER_UPDATE":
+			postHandler(c, &c.lobby.memberUpd, call)
+		default:
+			postHandler(c, &c.lobby.memberRemoved, call)
+			if memberID == me && c.forgetLobby(lobbyID) { // the player left or was removed
+				postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) })
+			}
+		}
+	}
+}
+
+func (c *Client) currentUserID() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.currentUserID
+}
+
+// GetLobbyHandle returns a lobby the player is in, or nil.
+func (c *Client) GetLobbyHandle(lobbyId uint64) *LobbyHandle {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lobby.lobbies[lobbyId] == nil {
+		return nil
+	}
+	return &LobbyHandle{c: c, id: lobbyId}
+}
+
+// GetLobbyIds returns the lobbies the player is in, in id order.
+func (c *Client) GetLobbyIds() []uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]uint64, 0, len(c.lobby.lobbies))
+	for id := range c.lobby.lobbies {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// LobbyHandle is a live view of a cached lobby.
+type LobbyHandle struct {
+	c  *Client
+	id uint64
+}
+
+// Clone returns another view of the same lobby.
+func (h *LobbyHandle) Clone() *LobbyHandle { v := *h; return &v }
+
+// lobby returns a deep copy of the cached lobby, or an empty one.
+func (h *LobbyHandle) lobby() wire.Lobby {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	l := h.c.lobby.lobbies[h.id]
+	if h.c.closed || l == nil {
+		return wire.Lobby{}
+	}
+	out := *l
+	out.Members = slices.Clone(l.Members)
+	return out
+}
+
+// Id returns the lobby's id, 0 once it is gone.
+func (h *LobbyHandle) Id() uint64 { return uint64(h.lobby().ID) }
+
+// LobbyMemberIds returns the members' user ids.
+func (h *LobbyHandle) LobbyMemberIds() []uint64 {
+	var ids []uint64
+	for _, m := range h.lobby().Members {
+		ids = append(ids, uint64(m.ID))
+	}
+	return ids
+}
+
+// LobbyMembers returns views of the members.
+func (h *LobbyHandle) LobbyMembers() []*LobbyMemberHandle {
+	var out []*LobbyMemberHandle
+	for _, m := range h.lobby().Members {
+		out = append(out, &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: uint64(m.ID)})
+	}
+	return out
+}
+
+// GetLobbyMemberHandle returns a view of one member, or nil.
+func (h *LobbyHandle) GetLobbyMemberHandle(memberId uint64) *LobbyMemberHandle {
+	for _, m := range h.lobby().Members {
+		if uint64(m.ID) == memberId {
+			return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: memberId}
+		}
+	}
+	return nil
+}
+
+// Metadata returns the lobby's metadata.
+func (h *LobbyHandle) Metadata() map[string]string { return h.lobby().Metadata }
+
+// LobbyMemberHandle is a live view of a member of a cached lobby.
+type LobbyMemberHandle struct {
+	c           *Client
+	lobbyID, id uint64
+}
+
+// Clone returns another view of the same member.
+func (h *LobbyMemberHandle) Clone() *LobbyMemberHandle { v := *h; return &v }
+
+func (h *LobbyMemberHandle) member() wire.LobbyMember {
+	for _, m := range (&LobbyHandle{c: h.c, id: h.lobbyID}).lobby().Members {
+		if uint64(m.ID) == h.id {
+			return m
+		}
+	}
+	return wire.LobbyMember{}
+}
+
+// Id returns the member's user id, 0 once the member is gone.
+func (h *LobbyMemberHandle) Id() uint64 { return uint64(h.member().ID) }
+
+// CanLinkLobby reports whether the member may link a channel to the lobby.
+func (h *LobbyMemberHandle) CanLinkLobby() bool {
+	return h.member().Flags&wire.LobbyMemberCanLinkLobby != 0
+}
+
+// Metadata returns the member's metadata.
+func (h *LobbyMemberHandle) Metadata() map[string]string { return h.member().Metadata }

@@ -1,0 +1,95 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"sdkpp/server/servertest"
+)
+
+// connected returns a Client of a new provisional player, Ready on the gateway.
+func connected(t *testing.T, env *servertest.Env, name string) *sdkClient {
+	c := newSDKClient(t, env, nil)
+	var up *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, botProvisionalToken(t, env, name), resultCallback(&up))
+	c.Connect()
+	await(t, name+" Ready", func() bool { return c.GetStatus() == ClientStatusReady && c.GetCurrentUserV2() != nil })
+	return c
+}
+
+// rules LOB-1, LOB-2: three players create-or-join one lobby by secret, see each other arrive
+// with their metadata, and one leaves.
+func TestLobbyCreateOrJoinBySecret(t *testing.T) {
+	env := servertest.Start(t)
+	players := []*sdkClient{connected(t, env, "p1"), connected(t, env, "p2"), connected(t, env, "p3")}
+	added := make([][]uint64, len(players))
+	removed := make([][]uint64, len(players))
+	for i, p := range players {
+		i := i
+		p.SetLobbyMemberAddedCallback(Func(func(_, member uint64) { added[i] = append(added[i], member) }))
+		p.SetLobbyMemberRemovedCallback(Func(func(_, member uint64) { removed[i] = append(removed[i], member) }))
+	}
+	lobbyIDs := make([]uint64, len(players))
+	for i, p := range players {
+		var res *ClientResult
+		p.CreateOrJoinLobbyWithMetadata("secret-42", map[string]string{"map": "harbor"},
+			map[string]string{"class": fmt.Sprint("class-", i)}, Func(func(r *ClientResult, id uint64) { res, lobbyIDs[i] = r, id }))
+		await(t, "CreateOrJoinLobby", func() bool { return res != nil })
+		if !res.Successful() {
+			t.Fatalf("player %d: %s %s", i, res.ToString(), res.ResponseBody())
+		}
+	}
+	if lobbyIDs[0] == 0 || lobbyIDs[1] != lobbyIDs[0] || lobbyIDs[2] != lobbyIDs[0] { // rule LOB-1
+		t.Fatalf("lobby ids %v", lobbyIDs)
+	}
+	id := lobbyIDs[0]
+	p3 := players[2].GetCurrentUserV2().Id()
+	await(t, "the first player to see everyone", func() bool {
+		h := players[0].GetLobbyHandle(id)
+		return h != nil && len(h.LobbyMemberIds()) == 3
+	})
+	h := players[0].GetLobbyHandle(id)
+	if h.Metadata()["map"] != "harbor" || !slices.Contains(players[0].GetLobbyIds(), id) {
+		t.Fatalf("lobby %v %v", h.Metadata(), players[0].GetLobbyIds())
+	}
+	m := h.GetLobbyMemberHandle(p3)
+	if m == nil || m.Metadata()["class"] != "class-2" || m.CanLinkLobby() {
+		t.Fatalf("member %+v", m)
+	}
+	if !slices.Contains(added[0], p3) {
+		t.Fatalf("the first player did not hear the third arrive: %v", added[0])
+	}
+
+	// rule LOB-2: a member sends a message.
+	var sent *ClientResult
+	var mid uint64
+	players[1].SendLobbyMessageWithMetadata(id, "gg", map[string]string{"k": "v"}, Func(func(r *ClientResult, m uint64) { sent, mid = r, m }))
+	await(t, "SendLobbyMessage", func() bool { return sent != nil })
+	if !sent.Successful() || mid == 0 {
+		t.Fatalf("send: %s", sent.ToString())
+	}
+
+	// The third player leaves: the others see it, and the lobby leaves the third's cache.
+	var left *ClientResult
+	players[2].LeaveLobby(id, resultCallback(&left))
+	await(t, "LeaveLobby", func() bool { return left != nil })
+	if !left.Successful() || players[2].GetLobbyHandle(id) != nil {
+		t.Fatalf("leave: %s", left.ToString())
+	}
+	await(t, "the others to see the third leave", func() bool {
+		return slices.Contains(removed[0], p3) && len(players[0].GetLobbyHandle(id).LobbyMemberIds()) == 2
+	})
+	if m.Id() != 0 {
+		t.Fatal("a member handle of a member who left still reads values")
+	}
+
+	// Not connected, nothing is sent.
+	off := newSDKClient(t, env, nil)
+	var res *ClientResult
+	off.CreateOrJoinLobby("secret-42", Func(func(r *ClientResult, _ uint64) { res = r }))
+	await(t, "refusal", func() bool { return res != nil })
+	if res.Type() != ErrorTypeClientNotReady {
+		t.Fatal(res.ToString())
+	}
+}
