@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"sdkpp/core/dispatch"
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
 )
@@ -31,13 +30,10 @@ type authState struct {
 	authorizeCancel context.CancelFunc // the Authorize in progress
 	deviceCancel    context.CancelFunc // the device flow in progress
 
-	opener       *dispatch.Scope // the game's URL opener, if set
-	openerFn     ClientOpenUrlCallback
-	expiryScope  *dispatch.Scope
-	expiryFn     ClientTokenExpirationCallback
+	opener       handlerSlot[ClientOpenUrlCallback] // the game's URL opener, if set
+	expiry       handlerSlot[ClientTokenExpirationCallback]
 	expiryTimer  *time.Timer
-	screenScope  *dispatch.Scope
-	screenClosed ClientAuthorizeDeviceScreenClosedCallback
+	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
 	screenOpen   bool
 
 	issued map[string]time.Time // expiry of the access tokens this client obtained
@@ -232,27 +228,21 @@ func (c *Client) authHeader() string {
 // SetTokenExpirationCallback sets the handler that runs when the token set by UpdateToken is five
 // minutes from expiry (or already expired). The SDK knows the expiry of the tokens it obtained.
 func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCallback]) {
-	scope := c.scope.NewScope(cb.Release)
+	setHandler(c, &c.auth.expiry, cb)
 	c.mu.Lock()
-	old := c.auth.expiryScope
-	c.auth.expiryScope, c.auth.expiryFn = scope, cb.Fn
 	c.scheduleExpiryLocked()
 	c.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
 }
 
 // scheduleExpiryLocked arms the expiration timer for the current token. c.mu is held.
 func (c *Client) scheduleExpiryLocked() {
 	c.stopExpiryLocked()
 	exp, known := c.auth.issued[c.auth.token]
-	if !known || c.auth.expiryScope == nil {
+	if !known || c.auth.expiry.scope == nil {
 		return
 	}
-	scope, fn := c.auth.expiryScope, c.auth.expiryFn
 	c.auth.expiryTimer = time.AfterFunc(time.Until(exp.Add(-expiryWarning)), func() {
-		scope.Post(func() { fn() })
+		postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
 	})
 }
 
@@ -363,20 +353,13 @@ func (c *Client) UpdateProvisionalAccountDisplayName(name string, cb Callback[Cl
 // SetOpenUrlCallback makes the SDK hand the URLs it would open in the system browser (the
 // consent page, the device verification page) to cb instead, inside RunCallbacks.
 func (c *Client) SetOpenUrlCallback(cb Callback[ClientOpenUrlCallback]) {
-	scope := c.scope.NewScope(cb.Release)
-	c.mu.Lock()
-	old := c.auth.opener
-	c.auth.opener, c.auth.openerFn = scope, cb.Fn
-	c.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
+	setHandler(c, &c.auth.opener, cb)
 }
 
 // openURL shows u to the user: through the game's opener, or the system browser.
 func (c *Client) openURL(u string) error {
 	c.mu.Lock()
-	scope, fn := c.auth.opener, c.auth.openerFn
+	scope, fn := c.auth.opener.scope, c.auth.opener.fn
 	c.mu.Unlock()
 	if scope != nil && scope.Post(func() { fn(u) }) {
 		return nil

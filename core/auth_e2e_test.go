@@ -458,3 +458,31 @@ func TestCloseDuringOperation(t *testing.T) {
 		t.Fatalf("calls=%d %s", calls, res.ToString())
 	}
 }
+
+// The backend-driven device flow: the verification page opens with the user code, and closing
+// it runs the screen-closed handler once; replacing the handler releases the old one.
+func TestAuthorizeDeviceScreen(t *testing.T) {
+	env := servertest.Start(t)
+	var opened string
+	c := newSDKClient(t, env, func(u string) { opened = u })
+	closed, released := 0, 0
+	c.SetAuthorizeDeviceScreenClosedCallback(Callback[ClientAuthorizeDeviceScreenClosedCallback]{Fn: func() { t.Error("the replaced handler ran") }, Release: func() { released++ }})
+	c.SetAuthorizeDeviceScreenClosedCallback(Func(func() { closed++ }))
+	if released != 1 {
+		t.Fatalf("released %d", released)
+	}
+	c.CloseAuthorizeDeviceScreen() // nothing open: nothing runs
+	c.OpenAuthorizeDeviceScreen(0, "ABCD-EFGH")
+	await(t, "the verification page", func() bool { return opened != "" })
+	p, err := url.Parse(opened)
+	if err != nil || p.Path != "/activate" || p.Query().Get("user_code") != "ABCD-EFGH" || p.Query().Get("client_id") != env.App.ID.String() {
+		t.Fatalf("opened %q", opened)
+	}
+	c.CloseAuthorizeDeviceScreen()
+	c.CloseAuthorizeDeviceScreen()
+	await(t, "the closed handler", func() bool { return closed == 1 })
+	RunCallbacks()
+	if closed != 1 {
+		t.Fatalf("closed %d times", closed)
+	}
+}

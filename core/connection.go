@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"sdkpp/core/dispatch"
 	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
 )
@@ -41,22 +40,14 @@ func (u *wireUser) data() (*userData, bool) {
 // connState is the Client's connection, guarded by Client.mu.
 type connState struct {
 	gw            *gateway.Client
-	statusScope   *dispatch.Scope
-	statusFn      ClientOnStatusChanged
+	status        handlerSlot[ClientOnStatusChanged]
 	currentUserID uint64
 	users         map[uint64]*userData
 }
 
 // SetStatusChangedCallback sets the handler of status changes, replacing the previous one.
 func (c *Client) SetStatusChangedCallback(cb Callback[ClientOnStatusChanged]) {
-	scope := c.scope.NewScope(cb.Release)
-	c.mu.Lock()
-	old := c.conn.statusScope
-	c.conn.statusScope, c.conn.statusFn = scope, cb.Fn
-	c.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
+	setHandler(c, &c.conn.status, cb)
 }
 
 // setStatus records a status and queues the status callback.
@@ -65,12 +56,7 @@ func (c *Client) setStatus(s ClientStatus, e ClientError, detail int32) {
 		return
 	}
 	c.logf(LoggingSeverityInfo, "status %s", s)
-	c.mu.Lock()
-	scope, fn := c.conn.statusScope, c.conn.statusFn
-	c.mu.Unlock()
-	if scope != nil {
-		scope.Post(func() { fn(s, e, detail) })
-	}
+	postHandler(c, &c.conn.status, func(f ClientOnStatusChanged) { f(s, e, detail) })
 }
 
 // Connect connects to the service's gateway with the token set by UpdateToken. The status goes

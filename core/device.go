@@ -187,22 +187,15 @@ func (c *Client) OpenAuthorizeDeviceScreen(clientId uint64, userCode string) {
 // the screen-closed callback runs.
 func (c *Client) CloseAuthorizeDeviceScreen() {
 	c.mu.Lock()
-	open, scope, fn := c.auth.screenOpen, c.auth.screenScope, c.auth.screenClosed
+	open := c.auth.screenOpen
 	c.auth.screenOpen = false
 	c.mu.Unlock()
-	if open && scope != nil {
-		scope.Post(func() { fn() })
+	if open {
+		postHandler(c, &c.auth.screenClosed, func(f ClientAuthorizeDeviceScreenClosedCallback) { f() })
 	}
 }
 
 // SetAuthorizeDeviceScreenClosedCallback sets the handler of CloseAuthorizeDeviceScreen.
 func (c *Client) SetAuthorizeDeviceScreenClosedCallback(cb Callback[ClientAuthorizeDeviceScreenClosedCallback]) {
-	scope := c.scope.NewScope(cb.Release)
-	c.mu.Lock()
-	old := c.auth.screenScope
-	c.auth.screenScope, c.auth.screenClosed = scope, cb.Fn
-	c.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
+	setHandler(c, &c.auth.screenClosed, cb)
 }
