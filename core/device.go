@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"sdkpp/core/internal/wait"
 	"sdkpp/core/rest"
 )
 
@@ -48,16 +49,7 @@ type deviceCode struct {
 }
 
 // deviceSleep waits between polls; tests shorten it.
-var deviceSleep = func(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+var deviceSleep = wait.Sleep
 
 // GetTokenFromDevice runs the device flow: it shows the verification page (through the URL
 // opener) and polls until the user approves on another device, declines, or the code expires.

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"sdkpp/core/internal/wait"
 )
 
 // Opcodes of the gateway protocol.
@@ -149,16 +151,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.MaxMessage = 4 << 20
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		cfg.Sleep = wait.Sleep
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64

@@ -38,6 +38,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sdkpp/core/internal/wait"
 )
 
 // Errors of Command and Subscribe. A command in flight when the connection drops fails with an
@@ -171,7 +173,7 @@ func New(cfg Config) (*Client, error) {
 	setDefault(&cfg.CommandTimeout, 10*time.Second)
 	setDefault(&cfg.WriteTimeout, 5*time.Second)
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = wait.Sleep
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -204,17 +206,6 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 func setDefault(d *time.Duration, v time.Duration) {
 	if *d <= 0 {
 		*d = v
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
