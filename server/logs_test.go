@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,28 +13,10 @@ import (
 	"sdkpp/server/wire"
 )
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestLogsNeverContainSecrets runs every flow with Debug logging and greps the captured log for
 // every token, code, verifier, client secret, bot token, password and user code the flows used.
 func TestLogsNeverContainSecrets(t *testing.T) {
-	var logs syncBuffer
+	var logs servertest.LogBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	iss := servertest.NewOIDCIssuer(t)
 	e := servertest.Start(t, servertest.WithLogger(logger), servertest.WithOIDCTestIssuer(iss.Client))

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,26 +57,8 @@ type harness struct {
 	ipcDir  string
 	baseEnv []string
 
-	logs    syncBuffer // the service's log at Debug level and every program's output
-	secrets []string   // every credential the harness knows of
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs    servertest.LogBuffer // the service's log at Debug level and every program's output
+	secrets []string             // every credential the harness knows of
 }
 
 // secret notes a credential that must never appear in a log, and returns it.
