@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"sdkpp/server/servertest"
 )
@@ -155,5 +157,141 @@ func TestLobbyMessages(t *testing.T) {
 	reader.Close()
 	if m.Id() != 0 || m.Content() != "" || m.Metadata() != nil {
 		t.Fatal("a handle of a closed client reads values")
+	}
+}
+
+// Rules LIM-2, MSG-1, MSG-3, MODR-1, WH-2: direct messages through the SDK: sent, received live,
+// edited, moderated by the backend, read from history and then from the local cache, summed up,
+// and deleted; the game's webhook hears of each change.
+func TestDirectMessagesThroughTheSDK(t *testing.T) {
+	env := servertest.Start(t)
+	hooks := servertest.NewReceiver(t, env.App.PublicKey)
+	if err := env.Server.SetWebhookURL(uint64(env.App.ID), hooks.URL); err != nil {
+		t.Fatal(err)
+	}
+	ann, bob := connected(t, env, "dm-ann"), connected(t, env, "dm-bob")
+	annID, bobID := ann.GetCurrentUserV2().Id(), bob.GetCurrentUserV2().Id()
+	var created, updated []uint64
+	var deleted [][2]uint64
+	bob.SetMessageCreatedCallback(Func(func(id uint64) { created = append(created, id) }))
+	bob.SetMessageUpdatedCallback(Func(func(id uint64) { updated = append(updated, id) }))
+	bob.SetMessageDeletedCallback(Func(func(id, ch uint64) { deleted = append(deleted, [2]uint64{id, ch}) }))
+
+	send := func(c *sdkClient, to uint64, content string) uint64 {
+		t.Helper()
+		var res *ClientResult
+		var id uint64
+		c.SendUserMessageWithMetadata(to, content, map[string]string{"from": "test"}, Func(func(r *ClientResult, m uint64) { res, id = r, m }))
+		await(t, "SendUserMessage", func() bool { return res != nil })
+		if !res.Successful() || id == 0 {
+			t.Fatalf("send: %s %s", res.ToString(), res.ResponseBody())
+		}
+		return id
+	}
+	first := send(ann, bobID, "hello bob")
+	await(t, "bob to get the message", func() bool { return slices.Contains(created, first) })
+	m := bob.GetMessageHandle(first)
+	if m == nil || m.Content() != "hello bob" || m.AuthorId() != annID || m.RecipientId() != bobID || m.Metadata()["from"] != "test" {
+		t.Fatalf("message %+v", m.message())
+	}
+	if app, ok := m.ApplicationId(); !ok || app != uint64(env.App.ID) { // rule MSG-1
+		t.Fatal("application id")
+	}
+	if r := m.Recipient(); r == nil || r.Id() != bobID {
+		t.Fatal("recipient")
+	}
+	if ev := hooks.Next(t, 5*time.Second); ev.Event.Event.Type != "GAME_DIRECT_MESSAGE_CREATE" || !ev.SignatureOK { // rule WH-2
+		t.Fatalf("webhook %+v", ev.Event)
+	}
+
+	// Edit: bob's handle reads the new content.
+	var res *ClientResult
+	ann.EditUserMessage(bobID, first, "hello bob!", resultCallback(&res))
+	await(t, "edit", func() bool { return res != nil && slices.Contains(updated, first) })
+	if !res.Successful() || m.Content() != "hello bob!" || m.EditedTimestamp() == 0 {
+		t.Fatalf("edit: %s %q", res.ToString(), m.Content())
+	}
+	res = nil
+	bob.EditUserMessage(annID, first, "not mine", resultCallback(&res))
+	await(t, "refused edit", func() bool { return res != nil })
+	if res.Successful() || res.Status() != HttpStatusCodeForbidden {
+		t.Fatalf("bob edited ann's message: %s", res.ToString())
+	}
+
+	// rules MODR-1, MSG-3: the backend's moderation metadata shows on the handle.
+	updated = nil
+	botRequest(t, env, http.MethodPut, fmt.Sprintf("/partner-sdk/dms/%d/%d/messages/%d/moderation-metadata", annID, bobID, first),
+		map[string]string{"toxicity": "0.01"}, http.StatusNoContent)
+	await(t, "moderation update", func() bool { return slices.Contains(updated, first) })
+	if m.ModerationMetadata()["toxicity"] != "0.01" {
+		t.Fatalf("moderation %v", m.ModerationMetadata())
+	}
+
+	// History: from the service first, then from the local cache, which live messages extend.
+	second := send(ann, bobID, "second")
+	await(t, "second", func() bool { return slices.Contains(created, second) })
+	history := func() []*MessageHandle {
+		t.Helper()
+		var res *ClientResult
+		var got []*MessageHandle
+		bob.GetUserMessagesWithLimit(annID, 10, Func(func(r *ClientResult, ms []*MessageHandle) { res, got = r, ms }))
+		await(t, "history", func() bool { return res != nil })
+		if !res.Successful() {
+			t.Fatal(res.ToString())
+		}
+		return got
+	}
+	if got := history(); len(got) != 2 || got[0].Id() != second || got[1].Id() != first {
+		t.Fatalf("history %d", len(got))
+	}
+	third := send(ann, bobID, "third")
+	await(t, "third", func() bool { return slices.Contains(created, third) })
+	before := len(bob.logs)
+	if got := history(); len(got) != 3 || got[0].Id() != third {
+		t.Fatalf("history from the cache %d", len(got))
+	}
+	bob.mu.Lock()
+	fromCache := slices.ContainsFunc(bob.logs[before:], func(l string) bool { return strings.Contains(l, "from the cache") })
+	bob.mu.Unlock()
+	if !fromCache {
+		t.Fatal("the second history request went to the service")
+	}
+
+	// Summaries: one conversation, with its newest message.
+	var sums []*UserMessageSummary
+	res = nil
+	ann.GetUserMessageSummaries(Func(func(r *ClientResult, s []*UserMessageSummary) { res, sums = r, s }))
+	await(t, "summaries", func() bool { return res != nil })
+	if !res.Successful() || len(sums) != 1 || sums[0].UserId() != bobID || sums[0].LastMessageId() != third {
+		t.Fatalf("summaries %s %+v", res.ToString(), sums)
+	}
+
+	// Delete: bob's handle goes empty and the callback names the channel.
+	res = nil
+	channel := m.ChannelId()
+	ann.DeleteUserMessage(bobID, first, resultCallback(&res))
+	await(t, "delete", func() bool { return res != nil && len(deleted) == 1 })
+	if !res.Successful() || deleted[0][0] != first || channel == 0 || deleted[0][1] != channel {
+		t.Fatalf("delete: %s %v", res.ToString(), deleted)
+	}
+	if m.Id() != 0 || bob.GetMessageHandle(first) != nil {
+		t.Fatal("a deleted message is still cached")
+	}
+
+	// Refused before any request: empty and oversized content, bad limits.
+	for _, content := range []string{"", strings.Repeat("x", 2001)} {
+		var r *ClientResult
+		ann.SendUserMessage(bobID, content, Func(func(x *ClientResult, _ uint64) { r = x }))
+		await(t, "refusal", func() bool { return r != nil })
+		if r.Type() != ErrorTypeValidationError {
+			t.Fatalf("content of %d characters: %s", len(content), r.ToString())
+		}
+	}
+	// A user who is not a player of the game cannot be messaged.
+	var r *ClientResult
+	ann.SendUserMessage(987654321, "hi", Func(func(x *ClientResult, _ uint64) { r = x }))
+	await(t, "unknown recipient", func() bool { return r != nil })
+	if r.Successful() || r.Status() != HttpStatusCodeNotFound {
+		t.Fatalf("unknown recipient: %s", r.ToString())
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"sdkpp/server/admin"
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
+	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
 	"sdkpp/server/gateway"
 	"sdkpp/server/httpx"
@@ -198,6 +199,8 @@ func (s *Server) routes() (http.Handler, error) {
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
 	s.hub = s.newHub()
 	s.lobbies.Notifier = lobbyNotifier{s.hub}
+	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
+		Kick: s.dispatcher.Kick, Notifier: s.hub}
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 
@@ -206,6 +209,7 @@ func (s *Server) routes() (http.Handler, error) {
 	s.partner.Register(api)
 	us.Register(api)
 	s.lobbies.Register(api)
+	directMessages.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {

@@ -179,4 +179,30 @@ CREATE TABLE lobby_messages (
 );
 CREATE INDEX lobby_messages_lobby ON lobby_messages(lobby_id, id);
 `,
+	// 4: game direct messages (package dms): one channel per pair of users, and its messages.
+	`
+CREATE TABLE dm_channels (
+	id INTEGER PRIMARY KEY,
+	user_low INTEGER NOT NULL,
+	user_high INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	UNIQUE (user_low, user_high)
+);
+CREATE INDEX dm_channels_high ON dm_channels(user_high);
+
+CREATE TABLE dm_messages (
+	id INTEGER PRIMARY KEY,
+	channel_id INTEGER NOT NULL,
+	app_id INTEGER NOT NULL,
+	author_id INTEGER NOT NULL,
+	recipient_id INTEGER NOT NULL,
+	content TEXT NOT NULL,
+	metadata TEXT NOT NULL DEFAULT '{}',
+	moderation_metadata TEXT NOT NULL DEFAULT '{}',
+	flags INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	edited_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX dm_messages_channel ON dm_messages(channel_id, id);
+`,
 }

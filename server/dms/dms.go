@@ -1,0 +1,468 @@
+// Package dms serves game direct messages: a channel per pair of players, messages sent, edited
+// and deleted through the SDK, their history, the backend's moderation metadata, and the
+// realtime and webhook events they cause.
+//
+// # Routes (relative to the API base)
+//
+//	POST   /users/@me/channels {recipient_id}                       open (or find) the DM channel
+//	GET    /users/@me/channels                                      the player's conversations
+//	POST   /channels/{channel_id}/messages {content, metadata, flags}
+//	GET    /channels/{channel_id}/messages?limit=                   newest first, 1..200, 72 hours
+//	PATCH  /channels/{channel_id}/messages/{message_id} {content}   the author edits
+//	DELETE /channels/{channel_id}/messages/{message_id}             the author deletes
+//	PUT    /partner-sdk/dms/{user1}/{user2}/messages/{message_id}/moderation-metadata  (Bot)
+//
+// A player may message another player of the same game (a user who authorized the
+// application), never themself. Bodies follow the lobby message rules (lobbies.ParseMessageBody).
+//
+// # Events
+//
+// MESSAGE_CREATE, MESSAGE_UPDATE (the wire.Message) and MESSAGE_DELETE (wire.MessageDelete) go
+// to every gateway session of both players, of any application: a message's application_id
+// tells a sibling application's messages apart (rule MSG-1). GAME_DIRECT_MESSAGE_CREATE, _UPDATE
+// and _DELETE go to the sending application's webhook in the change's transaction (rule WH-2);
+// setting moderation metadata sends no webhook, as for lobby messages.
+package dms
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies"
+	"sdkpp/server/scopes"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/users"
+	"sdkpp/server/webhook"
+	"sdkpp/server/wire"
+)
+
+// History limits: the same as lobby messages (rule LOB-3).
+const (
+	HistoryWindow      = lobbies.HistoryWindow
+	DefaultMessageList = lobbies.DefaultMessageList
+	MaxMessageList     = lobbies.MaxMessageList
+)
+
+// Notifier delivers events to every gateway session of the given users. It is called after the
+// commit and must not block.
+type Notifier interface {
+	DispatchMany(userIDs []uint64, event string, data any)
+}
+
+// Service serves the direct-message routes. Set its fields before Register.
+type Service struct {
+	Store    store.Store
+	Clock    clock.Clock
+	IDs      *snowflake.Generator // channel, message and webhook delivery ids
+	Logger   *slog.Logger
+	Kick     func() // wakes the webhook dispatcher after a commit that queued a webhook; may be nil
+	Notifier Notifier
+}
+
+// Register adds the routes to mux.
+func (s *Service) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /users/@me/channels", s.route(scopes.DMMessagesWrite, s.open))
+	mux.HandleFunc("GET /users/@me/channels", s.route(scopes.DMChannelsRead, s.list))
+	mux.HandleFunc("POST /channels/{channel_id}/messages", s.route(scopes.DMMessagesWrite, s.send))
+	mux.HandleFunc("GET /channels/{channel_id}/messages", s.route(scopes.DMChannelsMessagesRead, s.history))
+	mux.HandleFunc("PATCH /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.edit))
+	mux.HandleFunc("DELETE /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.delete))
+	mux.HandleFunc("PUT /partner-sdk/dms/{user1}/{user2}/messages/{message_id}/moderation-metadata", s.moderate)
+}
+
+// request is a player's authenticated request.
+type request struct {
+	*http.Request
+	ctx           context.Context
+	appID, userID uint64
+}
+
+// route authenticates a Bearer token carrying scope (401; 403 50001 without the scope), runs h
+// and answers: h's value as JSON, nil as 204, an error in the platform's shape.
+func (s *Service) route(scope string, h func(q *request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.answer(w, r, func() (any, error) {
+			t, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bearer(r)
+			if err != nil {
+				return nil, err
+			}
+			if !scopes.Has(t.Scopes, scope) {
+				return nil, wire.MissingAccess()
+			}
+			return h(&request{Request: r, ctx: r.Context(), appID: t.AppID, userID: t.UserID})
+		})
+	}
+}
+
+func (s *Service) answer(w http.ResponseWriter, r *http.Request, h func() (any, error)) {
+	out, err := h()
+	switch {
+	case err != nil:
+		httpx.Error(w, r, s.Logger, err)
+	case out == nil:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		httpx.JSON(w, http.StatusOK, out)
+	}
+}
+
+// pathID reads a snowflake path value; a malformed one is a 50035 naming it.
+func pathID(r *http.Request, name string) (uint64, error) {
+	id, ok := wire.ParseSnowflake(r.PathValue(name))
+	if !ok {
+		return 0, wire.InvalidAt(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	return uint64(id), nil
+}
+
+// event is a realtime event waiting for the commit.
+type event struct {
+	users []uint64
+	name  string
+	data  any
+}
+
+// tx runs fn in one transaction and, once committed, delivers the events it collected and wakes
+// the webhook dispatcher.
+func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(event)) error) error {
+	var events []event
+	err := s.Store.WithTx(ctx, func(st store.Store) error {
+		events = events[:0]
+		return fn(st, func(e event) { events = append(events, e) })
+	})
+	if err != nil {
+		return err
+	}
+	if s.Kick != nil {
+		s.Kick()
+	}
+	if s.Notifier != nil {
+		for _, e := range events {
+			s.Notifier.DispatchMany(e.users, e.name, e.data)
+		}
+	}
+	return nil
+}
+
+// userObject returns the user object of id; a deleted user is a bare id.
+func userObject(ctx context.Context, st store.Store, id uint64) (wire.User, error) {
+	u, err := st.GetUser(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.User{ID: wire.Snowflake(id), Discriminator: "0"}, nil
+	}
+	if err != nil {
+		return wire.User{}, err
+	}
+	return users.Object(u, false), nil
+}
+
+// messageObject is the wire form of m.
+func messageObject(ctx context.Context, st store.Store, m *store.DirectMessage) (wire.Message, error) {
+	author, err := userObject(ctx, st, m.AuthorID)
+	if err != nil {
+		return wire.Message{}, err
+	}
+	out := wire.Message{ID: wire.Snowflake(m.ID), Content: m.Content, ChannelID: wire.Snowflake(m.ChannelID), Author: author,
+		RecipientID: wire.Snowflake(m.RecipientID), Metadata: m.Metadata, ModerationMetadata: m.ModerationMetadata,
+		Flags: m.Flags, ApplicationID: wire.Snowflake(m.AppID), Timestamp: timestamp(m.CreatedAt)}
+	if !m.EditedAt.IsZero() {
+		e := timestamp(m.EditedAt)
+		out.EditedTimestamp = &e
+	}
+	return out, nil
+}
+
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }
+
+// channelObject is the wire form of c.
+func channelObject(ctx context.Context, st store.Store, c *store.DMChannel) (wire.DMChannel, error) {
+	out := wire.DMChannel{ID: wire.Snowflake(c.ID), Type: wire.ChannelTypeDM}
+	for _, id := range []uint64{c.UserLow, c.UserHigh} {
+		u, err := userObject(ctx, st, id)
+		if err != nil {
+			return out, err
+		}
+		out.Recipients = append(out.Recipients, u)
+	}
+	if c.LastMessageID != 0 {
+		last := wire.Snowflake(c.LastMessageID)
+		out.LastMessageID = &last
+	}
+	return out, nil
+}
+
+// open serves POST /users/@me/channels: the DM channel with a player of the same game.
+func (s *Service) open(q *request) (any, error) {
+	var body map[string]json.RawMessage
+	if err := httpx.DecodeJSON(q.Request, &body); err != nil {
+		return nil, err // 415, 413, or 400 50109 for malformed JSON
+	}
+	raw, ok := body["recipient_id"]
+	if !ok || string(raw) == "null" {
+		return nil, wire.InvalidAt("recipient_id", "BASE_TYPE_REQUIRED", "This field is required")
+	}
+	var rid wire.Snowflake
+	if err := json.Unmarshal(raw, &rid); err != nil || rid == 0 {
+		return nil, wire.InvalidAt("recipient_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	other := uint64(rid)
+	if other == q.userID {
+		return nil, wire.CannotMessageUser()
+	}
+	var out wire.DMChannel
+	err := s.tx(q.ctx, func(st store.Store, _ func(event)) error {
+		if _, err := st.GetUser(q.ctx, other); errors.Is(err, store.ErrNotFound) {
+			return wire.UnknownUser()
+		} else if err != nil {
+			return err
+		}
+		// Only players of this game: users who authorized the application.
+		if _, err := st.FindAuthorization(q.ctx, q.appID, other); errors.Is(err, store.ErrNotFound) {
+			return wire.CannotMessageUser()
+		} else if err != nil {
+			return err
+		}
+		c, err := st.PutDMChannel(q.ctx, &store.DMChannel{ID: s.IDs.Next(), UserLow: q.userID, UserHigh: other, CreatedAt: s.Clock.Now()})
+		if err != nil {
+			return err
+		}
+		out, err = channelObject(q.ctx, st, c)
+		return err
+	})
+	return out, err
+}
+
+// list serves GET /users/@me/channels: the player's conversations, newest message first.
+func (s *Service) list(q *request) (any, error) {
+	chans, err := s.Store.ListDMChannels(q.ctx, q.userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.DMChannel, 0, len(chans))
+	for i := range chans {
+		c, err := channelObject(q.ctx, s.Store, &chans[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// channel loads the channel of the path; one the player is not in is unknown (404 10003).
+func (q *request) channel(st store.Store) (*store.DMChannel, error) {
+	id, err := pathID(q.Request, "channel_id")
+	if err != nil {
+		return nil, err
+	}
+	c, err := st.GetDMChannel(q.ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && c.UserLow != q.userID && c.UserHigh != q.userID) {
+		return nil, wire.UnknownChannel()
+	}
+	return c, err
+}
+
+// message loads the message of the path in channel c.
+func (q *request) message(st store.Store, c *store.DMChannel) (*store.DirectMessage, error) {
+	id, err := pathID(q.Request, "message_id")
+	if err != nil {
+		return nil, err
+	}
+	m, err := st.GetDirectMessage(q.ctx, c.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, wire.UnknownMessage()
+	}
+	return m, err
+}
+
+// notify queues the event to both players and, when hook is set, the webhook of the message's
+// application.
+func (s *Service) notify(ctx context.Context, st store.Store, emit func(event), m *store.DirectMessage, dispatch, hook string, data any) error {
+	emit(event{users: []uint64{m.AuthorID, m.RecipientID}, name: dispatch, data: data})
+	if hook == "" {
+		return nil
+	}
+	app, err := st.GetApplication(ctx, m.AppID)
+	if err != nil {
+		return err
+	}
+	return webhook.Enqueue(ctx, st, s.IDs, s.Clock.Now(), app, hook, data)
+}
+
+// send serves POST /channels/{channel_id}/messages.
+func (s *Service) send(q *request) (any, error) {
+	body, err := lobbies.ParseMessageBody(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	var out wire.Message
+	err = s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+		c, err := q.channel(st)
+		if err != nil {
+			return err
+		}
+		m := &store.DirectMessage{ID: s.IDs.Next(), ChannelID: c.ID, AppID: q.appID, AuthorID: q.userID, RecipientID: c.Other(q.userID),
+			Content: body.Content, Metadata: body.Metadata, Flags: body.Flags, CreatedAt: s.Clock.Now()}
+		if err := st.InsertDirectMessage(q.ctx, m); err != nil {
+			return err
+		}
+		if out, err = messageObject(q.ctx, st, m); err != nil {
+			return err
+		}
+		return s.notify(q.ctx, st, emit, m, wire.DispatchMessageCreate, wire.EventGameDirectMessageCreate, out)
+	})
+	return out, err
+}
+
+// history serves GET /channels/{channel_id}/messages?limit=: newest first, at most limit (1 to
+// 200, default 50) messages of the last 72 hours.
+func (s *Service) history(q *request) (any, error) {
+	limit := int64(DefaultMessageList)
+	if v := q.URL.Query(); v.Has("limit") {
+		var err error
+		limit, err = strconv.ParseInt(v.Get("limit"), 10, 64)
+		if err != nil {
+			return nil, wire.InvalidAt("limit", "NUMBER_TYPE_COERCE", "The value is not int.")
+		}
+		if limit < 1 || limit > MaxMessageList {
+			return nil, wire.InvalidAt("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 200.")
+		}
+	}
+	c, err := q.channel(s.Store)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := s.Store.ListDirectMessages(q.ctx, c.ID, s.Clock.Now().Add(-HistoryWindow), int(limit))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Message, 0, len(msgs))
+	for i := range msgs {
+		m, err := messageObject(q.ctx, s.Store, &msgs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// cannotEdit is the 403 of a change to another user's message.
+func cannotEdit() *wire.APIError {
+	return &wire.APIError{Status: http.StatusForbidden, Code: 50005, Message: "Cannot edit a message authored by another user"}
+}
+
+// edit serves PATCH /channels/{channel_id}/messages/{message_id}: the author replaces the
+// content (and the metadata, when given).
+func (s *Service) edit(q *request) (any, error) {
+	body, err := lobbies.ParseMessageBody(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	var out wire.Message
+	err = s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+		c, err := q.channel(st)
+		if err != nil {
+			return err
+		}
+		m, err := q.message(st, c)
+		if err != nil {
+			return err
+		}
+		if m.AuthorID != q.userID {
+			return cannotEdit()
+		}
+		m.Content, m.EditedAt = body.Content, s.Clock.Now()
+		if body.Metadata != nil {
+			m.Metadata = body.Metadata
+		}
+		if err := st.UpdateDirectMessage(q.ctx, m); err != nil {
+			return err
+		}
+		if out, err = messageObject(q.ctx, st, m); err != nil {
+			return err
+		}
+		return s.notify(q.ctx, st, emit, m, wire.DispatchMessageUpdate, wire.EventGameDirectMessageUpdate, out)
+	})
+	return out, err
+}
+
+// delete serves DELETE /channels/{channel_id}/messages/{message_id}: the author deletes; 204.
+func (s *Service) delete(q *request) (any, error) {
+	return nil, s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+		c, err := q.channel(st)
+		if err != nil {
+			return err
+		}
+		m, err := q.message(st, c)
+		if err != nil {
+			return err
+		}
+		if m.AuthorID != q.userID {
+			return cannotEdit()
+		}
+		if err := st.DeleteDirectMessage(q.ctx, c.ID, m.ID); err != nil {
+			return err
+		}
+		d := wire.MessageDelete{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(c.ID), AuthorID: wire.Snowflake(m.AuthorID),
+			RecipientID: wire.Snowflake(m.RecipientID), ApplicationID: wire.Snowflake(m.AppID)}
+		return s.notify(q.ctx, st, emit, m, wire.DispatchMessageDelete, wire.EventGameDirectMessageDelete, d)
+	})
+}
+
+// moderate serves PUT /partner-sdk/dms/{user1}/{user2}/messages/{message_id}/moderation-metadata
+// (rules MODR-1, MSG-3): the application's backend replaces the moderation metadata of a
+// message its game sent between the two users; 204. Both players get MESSAGE_UPDATE; no webhook.
+func (s *Service) moderate(w http.ResponseWriter, r *http.Request) {
+	s.answer(w, r, func() (any, error) {
+		app, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bot(r)
+		if err != nil {
+			return nil, err
+		}
+		var ids [3]uint64
+		for i, name := range []string{"user1", "user2", "message_id"} {
+			if ids[i], err = pathID(r, name); err != nil {
+				return nil, err
+			}
+		}
+		meta, err := lobbies.ParseModerationBody(r)
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.tx(r.Context(), func(st store.Store, emit func(event)) error {
+			c, err := st.FindDMChannel(r.Context(), ids[0], ids[1])
+			if errors.Is(err, store.ErrNotFound) {
+				return wire.UnknownChannel()
+			} else if err != nil {
+				return err
+			}
+			m, err := st.GetDirectMessage(r.Context(), c.ID, ids[2])
+			if errors.Is(err, store.ErrNotFound) || (err == nil && m.AppID != app.ID) {
+				return wire.UnknownMessage() // another game's messages are not this backend's to moderate
+			} else if err != nil {
+				return err
+			}
+			m.ModerationMetadata = meta
+			if len(meta) == 0 {
+				m.ModerationMetadata = nil
+			}
+			if err := st.UpdateDirectMessage(r.Context(), m); err != nil {
+				return err
+			}
+			obj, err := messageObject(r.Context(), st, m)
+			if err != nil {
+				return err
+			}
+			return s.notify(r.Context(), st, emit, m, wire.DispatchMessageUpdate, "", obj)
+		})
+	})
+}

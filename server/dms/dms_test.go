@@ -1,0 +1,285 @@
+package dms_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/server/accounts"
+	"sdkpp/server/clock"
+	"sdkpp/server/devseed"
+	"sdkpp/server/dms"
+	"sdkpp/server/scopes"
+	"sdkpp/server/servertest/apicheck"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/wire"
+)
+
+var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// recorder is a Notifier that remembers every dispatch.
+type recorder struct {
+	mu     sync.Mutex
+	events []string // "EVENT user,user"
+}
+
+func (r *recorder) DispatchMany(userIDs []uint64, event string, data any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprint(event, " ", userIDs))
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.events
+	r.events = nil
+	return out
+}
+
+type env struct {
+	t     *testing.T
+	st    store.Store
+	clock *clock.Offset
+	ids   *snowflake.Generator
+	acct  *accounts.Service
+	api   apicheck.Client
+	rec   *recorder
+	app   wire.DevApplication
+	other wire.DevApplication
+}
+
+type player struct {
+	id   uint64
+	auth string
+}
+
+func newEnv(t *testing.T) *env {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := &env{t: t, st: st, clock: clock.NewFake(start), rec: &recorder{}}
+	e.ids = snowflake.New(e.clock, 0)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	seed := &devseed.Seeder{Store: st, IDs: e.ids, Now: e.clock.Now}
+	e.acct = &accounts.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log}
+	if e.app, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Game", WebhookURL: "http://127.0.0.1:9/webhook"}); err != nil {
+		t.Fatal(err)
+	}
+	if e.other, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Other Game"}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &dms.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log, Notifier: e.rec}
+	mux := http.NewServeMux()
+	svc.Register(mux)
+	e.api = apicheck.Client{T: t, Handler: mux}
+	return e
+}
+
+// user makes a player of app with the scopes of sdk.social_layer.
+func (e *env) user(name string, app wire.DevApplication) player {
+	return e.userWithScopes(name, app, scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer}))
+}
+
+func (e *env) userWithScopes(name string, app wire.DevApplication, granted []string) player {
+	e.t.Helper()
+	ctx := context.Background()
+	u := &store.User{ID: e.ids.Next(), Username: name, GlobalName: name, CreatedAt: e.clock.Now()}
+	if err := e.st.CreateUser(ctx, u); err != nil {
+		e.t.Fatal(err)
+	}
+	a, err := e.acct.Authorize(ctx, e.st, uint64(app.ID), u.ID, granted, 1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tok, err := token.Issue(ctx, e.st, e.clock.Now(), a, token.Options{ExpiresAt: e.clock.Now().Add(365 * 24 * time.Hour)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return player{id: u.ID, auth: "Bearer " + tok.Access}
+}
+
+func (e *env) open(p, to player) wire.DMChannel {
+	e.t.Helper()
+	var ch wire.DMChannel
+	e.api.Do("POST", "/users/@me/channels", p.auth, map[string]any{"recipient_id": fmt.Sprint(to.id)}).OK(e.t, 200, &ch)
+	return ch
+}
+
+// webhooks counts the queued webhook deliveries of event.
+func (e *env) webhooks(event string) int {
+	e.t.Helper()
+	due, err := e.st.DueWebhooks(context.Background(), e.clock.Now().Add(365*24*time.Hour), 100000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := 0
+	for _, d := range due {
+		if d.EventType == event {
+			n++
+		}
+	}
+	return n
+}
+
+// Rules WH-2, MSG-1, MSG-3, MODR-1: a DM conversation: open, send, read, edit, moderate, delete,
+// each change to both players in real time and to the game's webhook.
+func TestDirectMessages(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.user("ann", e.app), e.user("bob", e.app)
+	ch := e.open(a, b)
+	if again := e.open(b, a); again.ID != ch.ID || len(ch.Recipients) != 2 || ch.Type != wire.ChannelTypeDM {
+		t.Fatalf("channels %+v %+v", ch, again)
+	}
+	path := fmt.Sprintf("/channels/%d/messages", ch.ID)
+
+	var m wire.Message
+	e.api.Do("POST", path, a.auth, map[string]any{"content": "hi bob", "metadata": map[string]string{"k": "v"}}).OK(t, 200, &m)
+	if m.Content != "hi bob" || uint64(m.RecipientID) != b.id || uint64(m.Author.ID) != a.id || m.Metadata["k"] != "v" ||
+		m.ApplicationID != e.app.ID || m.EditedTimestamp != nil { // rule MSG-1
+		t.Fatalf("message %+v", m)
+	}
+	if got := e.rec.take(); len(got) != 1 || got[0] != fmt.Sprint("MESSAGE_CREATE ", []uint64{a.id, b.id}) {
+		t.Fatalf("dispatches %v", got)
+	}
+	if e.webhooks(wire.EventGameDirectMessageCreate) != 1 { // rule WH-2
+		t.Fatal("no GAME_DIRECT_MESSAGE_CREATE webhook")
+	}
+
+	var list []wire.Message
+	e.api.Do("GET", path+"?limit=10", b.auth, nil).OK(t, 200, &list)
+	if len(list) != 1 || list[0].ID != m.ID {
+		t.Fatalf("history %+v", list)
+	}
+	var chans []wire.DMChannel
+	e.api.Do("GET", "/users/@me/channels", b.auth, nil).OK(t, 200, &chans)
+	if len(chans) != 1 || chans[0].LastMessageID == nil || *chans[0].LastMessageID != m.ID {
+		t.Fatalf("summaries %+v", chans)
+	}
+
+	mpath := fmt.Sprintf("%s/%d", path, m.ID)
+	e.clock.Advance(time.Minute)
+	e.api.Do("PATCH", mpath, a.auth, map[string]any{"content": "hi bob!"}).OK(t, 200, &m)
+	if m.Content != "hi bob!" || m.EditedTimestamp == nil || m.Metadata["k"] != "v" {
+		t.Fatalf("edited %+v", m)
+	}
+	e.api.Do("PATCH", mpath, b.auth, map[string]any{"content": "not yours"}).Fails(t, 403, 50005, "")
+	if e.webhooks(wire.EventGameDirectMessageUpdate) != 1 {
+		t.Fatal("no GAME_DIRECT_MESSAGE_UPDATE webhook")
+	}
+
+	// rules MODR-1, MSG-3: the backend sets moderation metadata: both players hear of it, no webhook.
+	e.rec.take()
+	mod := fmt.Sprintf("/partner-sdk/dms/%d/%d/messages/%d/moderation-metadata", b.id, a.id, m.ID)
+	e.api.Do("PUT", mod, "Bot "+e.app.BotToken, map[string]string{"verdict": "clean"}).OK(t, 204, nil)
+	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
+	if list[0].ModerationMetadata["verdict"] != "clean" {
+		t.Fatalf("moderation %+v", list[0])
+	}
+	if got := e.rec.take(); len(got) != 1 || !strings.HasPrefix(got[0], "MESSAGE_UPDATE") {
+		t.Fatalf("dispatches %v", got)
+	}
+	if e.webhooks(wire.EventGameDirectMessageUpdate) != 1 {
+		t.Fatal("moderation sent a webhook")
+	}
+	// Another game's backend cannot moderate this game's messages.
+	e.api.Do("PUT", mod, "Bot "+e.other.BotToken, map[string]string{"verdict": "x"}).Fails(t, 404, wire.CodeUnknownMessage, "")
+
+	e.api.Do("DELETE", mpath, b.auth, nil).Fails(t, 403, 50005, "")
+	e.api.Do("DELETE", mpath, a.auth, nil).OK(t, 204, nil)
+	e.api.Do("DELETE", mpath, a.auth, nil).Fails(t, 404, wire.CodeUnknownMessage, "")
+	if e.webhooks(wire.EventGameDirectMessageDelete) != 1 {
+		t.Fatal("no GAME_DIRECT_MESSAGE_DELETE webhook")
+	}
+	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("a deleted message is listed: %+v", list)
+	}
+
+	// History reaches back 72 hours.
+	e.api.Do("POST", path, a.auth, map[string]any{"content": "old"}).OK(t, 200, &m)
+	e.clock.Advance(dms.HistoryWindow + time.Minute)
+	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("a message older than 72 hours is listed: %+v", list)
+	}
+}
+
+// Bad input on every route: a 4xx in the platform's shape, never a 5xx, nothing stored.
+func TestDirectMessagesBadInput(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.user("ann", e.app), e.user("bob", e.app)
+	stranger := e.user("cat", e.other) // a player of another game only
+	noScope := e.userWithScopes("dan", e.app, []string{scopes.OpenID, scopes.Identify})
+	ch := e.open(a, b)
+	path := fmt.Sprintf("/channels/%d/messages", ch.ID)
+	var m wire.Message
+	e.api.Do("POST", path, a.auth, map[string]any{"content": "first"}).OK(t, 200, &m)
+	mpath := fmt.Sprintf("%s/%d", path, m.ID)
+	bot := "Bot " + e.app.BotToken
+	mod := fmt.Sprintf("/partner-sdk/dms/%d/%d/messages/%d/moderation-metadata", a.id, b.id, m.ID)
+	sixKeys := map[string]string{"1": "", "2": "", "3": "", "4": "", "5": "", "6": ""}
+
+	cases := []struct {
+		name               string
+		method, path, auth string
+		body               any
+		status, code       int
+		field              string
+	}{
+		{"no credentials", "POST", "/users/@me/channels", "", map[string]any{"recipient_id": "1"}, 401, 0, ""},
+		{"no dm scope", "POST", "/users/@me/channels", noScope.auth, map[string]any{"recipient_id": fmt.Sprint(a.id)}, 403, wire.CodeMissingAccess, ""},
+		{"malformed JSON", "POST", "/users/@me/channels", a.auth, "{", 400, wire.CodeInvalidJSON, ""},
+		{"recipient missing", "POST", "/users/@me/channels", a.auth, map[string]any{}, 400, wire.CodeInvalidFormBody, "recipient_id"},
+		{"recipient wrong type", "POST", "/users/@me/channels", a.auth, map[string]any{"recipient_id": true}, 400, wire.CodeInvalidFormBody, "recipient_id"},
+		{"recipient unknown", "POST", "/users/@me/channels", a.auth, map[string]any{"recipient_id": "424242"}, 404, wire.CodeUnknownUser, ""},
+		{"recipient self", "POST", "/users/@me/channels", a.auth, map[string]any{"recipient_id": fmt.Sprint(a.id)}, 403, wire.CodeCannotMessageUser, ""},
+		{"recipient not a player", "POST", "/users/@me/channels", a.auth, map[string]any{"recipient_id": fmt.Sprint(stranger.id)}, 403, wire.CodeCannotMessageUser, ""},
+		{"content missing", "POST", path, a.auth, map[string]any{}, 400, wire.CodeInvalidFormBody, "content"},
+		{"content empty", "POST", path, a.auth, map[string]any{"content": "  "}, 400, wire.CodeInvalidFormBody, "content"},
+		{"content too long", "POST", path, a.auth, map[string]any{"content": strings.Repeat("x", 2001)}, 400, wire.CodeInvalidFormBody, "content"},
+		{"content wrong type", "POST", path, a.auth, map[string]any{"content": 7}, 400, wire.CodeInvalidFormBody, "content"},
+		{"metadata too big", "POST", path, a.auth, map[string]any{"content": "x", "metadata": map[string]string{"k": strings.Repeat("v", 1000)}}, 400, wire.CodeInvalidFormBody, "metadata"},
+		{"channel id malformed", "POST", "/channels/abc/messages", a.auth, map[string]any{"content": "x"}, 400, wire.CodeInvalidFormBody, "channel_id"},
+		{"channel unknown", "POST", "/channels/77/messages", a.auth, map[string]any{"content": "x"}, 404, wire.CodeUnknownChannel, ""},
+		{"channel not the caller's", "POST", path, stranger.auth, map[string]any{"content": "x"}, 404, wire.CodeUnknownChannel, ""},
+		{"read not the caller's", "GET", path, stranger.auth, nil, 404, wire.CodeUnknownChannel, ""},
+		{"limit zero", "GET", path + "?limit=0", a.auth, nil, 400, wire.CodeInvalidFormBody, "limit"},
+		{"limit 201", "GET", path + "?limit=201", a.auth, nil, 400, wire.CodeInvalidFormBody, "limit"},
+		{"limit not a number", "GET", path + "?limit=x", a.auth, nil, 400, wire.CodeInvalidFormBody, "limit"},
+		{"edit unknown message", "PATCH", path + "/99", a.auth, map[string]any{"content": "x"}, 404, wire.CodeUnknownMessage, ""},
+		{"edit too long", "PATCH", mpath, a.auth, map[string]any{"content": strings.Repeat("x", 2001)}, 400, wire.CodeInvalidFormBody, "content"},
+		{"edit by the other player", "PATCH", mpath, b.auth, map[string]any{"content": "x"}, 403, 50005, ""},
+		{"delete not the caller's", "DELETE", mpath, stranger.auth, nil, 404, wire.CodeUnknownChannel, ""},
+		{"moderation without bot", "PUT", mod, a.auth, map[string]string{}, 401, 0, ""},
+		{"moderation six keys", "PUT", mod, bot, sixKeys, 400, wire.CodeInvalidFormBody, ""},
+		{"moderation not a map", "PUT", mod, bot, []int{1}, 400, wire.CodeInvalidFormBody, ""},
+		{"moderation unknown pair", "PUT", fmt.Sprintf("/partner-sdk/dms/%d/%d/messages/%d/moderation-metadata", a.id, stranger.id, m.ID), bot, map[string]string{}, 404, wire.CodeUnknownChannel, ""},
+		{"moderation bad id", "PUT", "/partner-sdk/dms/x/1/messages/1/moderation-metadata", bot, map[string]string{}, 400, wire.CodeInvalidFormBody, "user1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.api.Do(c.method, c.path, c.auth, c.body).Fails(t, c.status, c.code, c.field)
+		})
+	}
+	// Nothing of the refused requests was stored: the one message is unchanged.
+	var list []wire.Message
+	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
+	if len(list) != 1 || list[0].Content != "first" || list[0].ModerationMetadata != nil {
+		t.Fatalf("history after refusals %+v", list)
+	}
+	if got := e.webhooks(wire.EventGameDirectMessageCreate); got != 1 {
+		t.Fatalf("%d webhooks", got)
+	}
+}
