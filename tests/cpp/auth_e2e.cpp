@@ -387,12 +387,119 @@ static void PhaseLobby()
     Check(!lobby->GetLobbyMemberHandle(bId), "the live handle no longer lists the member");
 }
 
+// PhaseChat: three players chat in one lobby, one reconnects and reads the history, two exchange
+// direct messages; the harness moderates one message as the game's backend.
+static void PhaseChat()
+{
+    Client a = Connected(Env("SDKPP_BOT_ISSUED_TOKEN"));
+    Client b = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2"));
+    Client c = Connected(Env("SDKPP_BOT_ISSUED_TOKEN3"));
+    Client* players[3] = {&a, &b, &c};
+    uint64_t aId = a.GetCurrentUserV2()->Id(), bId = b.GetCurrentUserV2()->Id();
+    uint64_t lobby = 0;
+    for (int i = 0; i < 3; ++i) {
+        bool done = false;
+        players[i]->CreateOrJoinLobbyWithMetadata("e2e-chat", {}, {{"seat", std::to_string(i)}}, [&](ClientResult r, uint64_t id) {
+            if (r.Successful()) lobby = id;
+            done = true;
+        });
+        Pump([&] { return done; });
+    }
+    Check(lobby != 0 && Pump([&] {
+              for (auto* p : players) {
+                  auto h = p->GetLobbyHandle(lobby);
+                  if (!h || h->LobbyMemberIds().size() != 3) return false;
+              }
+              return true;
+          }),
+          "three players create-or-join one lobby by secret (rule LOB-1)");
+    auto seat = c.GetLobbyHandle(lobby)->GetLobbyMemberHandle(bId);
+    Check(seat && seat->Metadata().at("seat") == "1", "member metadata reaches the other members");
+
+    std::vector<uint64_t> createdA, createdC, updatedA;
+    a.SetMessageCreatedCallback([&](uint64_t id) { createdA.push_back(id); });
+    c.SetMessageCreatedCallback([&](uint64_t id) { createdC.push_back(id); });
+    a.SetMessageUpdatedCallback([&](uint64_t id) { updatedA.push_back(id); });
+    std::vector<uint64_t> sent;
+    for (int i = 0; i < 3; ++i) {
+        bool done = false;
+        b.SendLobbyMessageWithMetadata(lobby, "m" + std::to_string(i), {{"i", std::to_string(i)}}, [&](ClientResult r, uint64_t id) {
+            if (r.Successful()) sent.push_back(id);
+            done = true;
+        });
+        Pump([&] { return done; });
+    }
+    Check(sent.size() == 3 && Pump([&] { return createdA.size() == 3 && createdC.size() == 3; }) && createdA == sent && createdC == sent,
+          "every member gets every lobby message once, in order (rule LOB-2)");
+    auto m1 = a.GetMessageHandle(sent[1]);
+    Check(m1 && m1->Content() == "m1" && m1->AuthorId() == bId && m1->Metadata().at("i") == "1" && m1->ChannelId() == lobby &&
+              m1->ApplicationId().value_or(0) == std::strtoull(Env("SDKPP_APP_ID").c_str(), nullptr, 10),
+          "MessageHandle reads content, author, metadata and the application (rule MSG-1)");
+
+    std::printf("moderate %llu %llu\n", (unsigned long long)lobby, (unsigned long long)sent[1]);
+    std::fflush(stdout);
+    Check(Pump([&] { return std::find(updatedA.begin(), updatedA.end(), sent[1]) != updatedA.end(); }) &&
+              m1->ModerationMetadata() == std::unordered_map<std::string, std::string>{{"verdict", "clean"}},
+          "moderation metadata set by the backend shows on the live MessageHandle (rules MSG-3, MODR-1)");
+
+    a.Disconnect();
+    Pump([&] { return a.GetStatus() == Client::Status::Disconnected; });
+    a.Connect();
+    Check(Pump([&] { return a.GetStatus() == Client::Status::Ready; }), "a player reconnects");
+    std::vector<MessageHandle> history;
+    bool done = false;
+    a.GetLobbyMessagesWithLimit(lobby, 10, [&](ClientResult r, std::vector<MessageHandle> ms) {
+        if (r.Successful()) history = std::move(ms);
+        done = true;
+    });
+    Check(Pump([&] { return done; }) && history.size() == 3 && history[0].Content() == "m2" && history[2].Content() == "m0",
+          "after the reconnect the history comes back newest first, as a list of handles (rules LOB-3, LIM-2)");
+    done = false;
+    bool refused = false;
+    a.GetLobbyMessagesWithLimit(lobby, 0, [&](ClientResult r, std::vector<MessageHandle> ms) {
+        refused = !r.Successful() && r.Type() == ErrorType::ValidationError && ms.empty();
+        done = true;
+    });
+    Check(Pump([&] { return done; }) && refused, "a history limit of 0 is refused");
+
+    std::vector<uint64_t> createdB;
+    b.SetMessageCreatedCallback([&](uint64_t id) { createdB.push_back(id); });
+    uint64_t dm = 0;
+    done = false;
+    a.SendUserMessage(bId, "psst", [&](ClientResult r, uint64_t id) {
+        if (r.Successful()) dm = id;
+        done = true;
+    });
+    Check(Pump([&] { return done; }) && dm != 0 && Pump([&] { return std::find(createdB.begin(), createdB.end(), dm) != createdB.end(); }),
+          "a direct message reaches its recipient");
+    auto got = b.GetMessageHandle(dm);
+    Check(got && got->Content() == "psst" && got->RecipientId() == bId && got->AuthorId() == aId, "the DM's handle");
+    std::vector<MessageHandle> dms;
+    for (int round = 0; round < 2; ++round) {
+        done = false;
+        b.GetUserMessagesWithLimit(aId, 5, [&](ClientResult r, std::vector<MessageHandle> ms) {
+            if (r.Successful()) dms = std::move(ms);
+            done = true;
+        });
+        Pump([&] { return done; });
+    }
+    Check(dms.size() == 1 && dms[0].Id() == dm, "GetUserMessagesWithLimit, from the service and then the local cache");
+    std::vector<UserMessageSummary> sums;
+    done = false;
+    a.GetUserMessageSummaries([&](ClientResult r, std::vector<UserMessageSummary> s) {
+        if (r.Successful()) sums = std::move(s);
+        done = true;
+    });
+    Check(Pump([&] { return done; }) && sums.size() == 1 && sums[0].UserId() == bId && sums[0].LastMessageId() == dm,
+          "GetUserMessageSummaries");
+}
+
 int main(int argc, char** argv)
 {
     std::map<std::string, void (*)()> phases = {
         {"link", PhaseLink},         {"provisional", PhaseProvisional}, {"merge-banned", PhaseMergeBanned},
         {"unmerge", PhaseUnmerge},   {"device", PhaseDevice},           {"child", PhaseChild},
-        {"rpc", PhaseRpc},           {"lobby", PhaseLobby},
+        {"rpc", PhaseRpc},           {"lobby", PhaseLobby},            {"chat", PhaseChat},
     };
     if (argc != 2 || !phases.count(argv[1])) {
         std::fprintf(stderr, "usage: auth_e2e PHASE\n");

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -242,6 +243,12 @@ func TestAccountLinking(t *testing.T) {
 			h.run("lobby", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("lobby-a-"+prog.name)),
 				"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("lobby-b-"+prog.name)))
 
+			// rules LOB-1..LOB-3, LIM-2, MSG-1, MSG-3, MODR-1, WH-2: three players chat in one
+			// lobby; the harness moderates a message as the game's backend; one player reconnects
+			// and reads the history; two exchange direct messages. The webhook hears of every
+			// message.
+			h.chat()
+
 			// rule RPC-2: AUTHORIZE_REQUEST before and after the desktop client restarts.
 			p := h.listenPeer()
 			wait, _ := h.start("rpc")
@@ -287,4 +294,57 @@ func (h *harness) listenPeer() *peer.Peer {
 		h.t.Fatal(err)
 	}
 	return p
+}
+
+// chat runs the chat phase, answering its "moderate <lobby> <message>" line as the game's backend,
+// then checks the webhook received each message (rule WH-2).
+func (h *harness) chat() {
+	h.t.Helper()
+	name := h.prog.name
+	wait, lines := h.start("chat", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("chat-a-"+name)),
+		"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("chat-b-"+name)),
+		"SDKPP_BOT_ISSUED_TOKEN3="+h.secret(h.botToken("chat-c-"+name)))
+	deadline := time.After(60 * time.Second)
+	for moderated := false; !moderated; {
+		select {
+		case l := <-lines:
+			var lobby, message uint64
+			if n, _ := fmt.Sscanf(l, "moderate %d %d", &lobby, &message); n != 2 {
+				continue
+			}
+			body := strings.NewReader(`{"verdict":"clean"}`)
+			req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/lobbies/%d/messages/%d/moderation-metadata", h.env.APIURL, lobby, message), body)
+			req.Header.Set("Authorization", "Bot "+h.env.App.BotToken)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != http.StatusNoContent {
+				h.t.Errorf("moderation: %v %v", err, resp)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+			moderated = true
+		case <-deadline:
+			h.t.Error("the chat phase never asked for moderation")
+			moderated = true
+		}
+	}
+	wait()
+	// Earlier phases' deliveries may still be queued: look for this phase's four messages.
+	want := map[string]bool{"LOBBY_MESSAGE_CREATE m0": true, "LOBBY_MESSAGE_CREATE m1": true, "LOBBY_MESSAGE_CREATE m2": true,
+		"GAME_DIRECT_MESSAGE_CREATE psst": true}
+	for len(want) > 0 {
+		ev := h.hooks.Next(h.t, 10*time.Second)
+		if !ev.SignatureOK {
+			h.t.Errorf("a webhook without a valid signature")
+		}
+		if ev.Event.Event == nil {
+			continue
+		}
+		var m struct {
+			Content string `json:"content"`
+		}
+		json.Unmarshal(ev.Event.Event.Data, &m)
+		delete(want, ev.Event.Event.Type+" "+m.Content)
+	}
 }

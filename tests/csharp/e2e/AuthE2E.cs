@@ -11,6 +11,7 @@
 // a game would, and disposes every object it gets from the binding.
 
 using System;
+using System.Linq;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Text;
@@ -534,13 +535,126 @@ static class AuthE2E
         }
     }
 
+    // PhaseChat: three players chat in one lobby, one reconnects and reads the history, two
+    // exchange direct messages; the harness moderates one message as the game's backend.
+    static void PhaseChat()
+    {
+        using (Client a = Connected(Env("SDKPP_BOT_ISSUED_TOKEN")))
+        using (Client b = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2")))
+        using (Client c = Connected(Env("SDKPP_BOT_ISSUED_TOKEN3")))
+        {
+            Client[] players = { a, b, c };
+            ulong aId, bId;
+            using (UserHandle me = a.GetCurrentUserV2()) aId = me.Id();
+            using (UserHandle me = b.GetCurrentUserV2()) bId = me.Id();
+            ulong lobby = 0;
+            for (int i = 0; i < 3; i++)
+            {
+                bool done = false;
+                players[i].CreateOrJoinLobbyWithMetadata("e2e-chat", new Dictionary<string, string>(),
+                    new Dictionary<string, string> { { "seat", i.ToString() } },
+                    (r, id) => { using (r) if (r.Successful()) lobby = id; done = true; });
+                Pump(() => done);
+            }
+            Check(lobby != 0 && Pump(() =>
+            {
+                foreach (Client p in players)
+                {
+                    using (LobbyHandle h = p.GetLobbyHandle(lobby)) if (h == null || h.LobbyMemberIds().Length != 3) return false;
+                }
+                return true;
+            }), "three players create-or-join one lobby by secret (rule LOB-1)");
+            using (LobbyHandle h = c.GetLobbyHandle(lobby))
+            using (LobbyMemberHandle seat = h.GetLobbyMemberHandle(bId))
+            {
+                Check(seat != null && seat.Metadata()["seat"] == "1", "member metadata reaches the other members");
+            }
+
+            var createdA = new List<ulong>();
+            var createdC = new List<ulong>();
+            var updatedA = new List<ulong>();
+            a.SetMessageCreatedCallback(id => createdA.Add(id));
+            c.SetMessageCreatedCallback(id => createdC.Add(id));
+            a.SetMessageUpdatedCallback(id => updatedA.Add(id));
+            var sent = new List<ulong>();
+            for (int i = 0; i < 3; i++)
+            {
+                bool done = false;
+                b.SendLobbyMessageWithMetadata(lobby, "m" + i, new Dictionary<string, string> { { "i", i.ToString() } },
+                    (r, id) => { using (r) if (r.Successful()) sent.Add(id); done = true; });
+                Pump(() => done);
+            }
+            Check(sent.Count == 3 && Pump(() => createdA.Count == 3 && createdC.Count == 3) &&
+                createdA.SequenceEqual(sent) && createdC.SequenceEqual(sent),
+                "every member gets every lobby message once, in order (rule LOB-2)");
+            using (MessageHandle m1 = a.GetMessageHandle(sent[1]))
+            {
+                Check(m1 != null && m1.Content() == "m1" && m1.AuthorId() == bId && m1.Metadata()["i"] == "1" &&
+                    m1.ChannelId() == lobby && m1.ApplicationId() == ulong.Parse(Env("SDKPP_APP_ID")),
+                    "MessageHandle reads content, author, metadata and the application (rule MSG-1)");
+                Console.WriteLine("moderate " + lobby + " " + sent[1]);
+                Console.Out.Flush();
+                Check(Pump(() => updatedA.Contains(sent[1])) && m1.ModerationMetadata().Count == 1 &&
+                    m1.ModerationMetadata()["verdict"] == "clean",
+                    "moderation metadata set by the backend shows on the live MessageHandle (rules MSG-3, MODR-1)");
+            }
+
+            a.Disconnect();
+            Pump(() => a.GetStatus() == Client.Status.Disconnected);
+            a.Connect();
+            Check(Pump(() => a.GetStatus() == Client.Status.Ready), "a player reconnects");
+            MessageHandle[] history = null;
+            bool fetched = false;
+            a.GetLobbyMessagesWithLimit(lobby, 10, (r, ms) => { using (r) if (r.Successful()) history = ms; fetched = true; });
+            Check(Pump(() => fetched) && history != null && history.Length == 3 && history[0].Content() == "m2" && history[2].Content() == "m0",
+                "after the reconnect the history comes back newest first, as a list of handles (rules LOB-3, LIM-2)");
+            foreach (MessageHandle m in history ?? new MessageHandle[0]) m.Dispose();
+            bool refused = false;
+            fetched = false;
+            a.GetLobbyMessagesWithLimit(lobby, 0, (r, ms) =>
+            {
+                using (r) refused = !r.Successful() && r.Type() == ErrorType.ValidationError && ms.Length == 0;
+                fetched = true;
+            });
+            Check(Pump(() => fetched) && refused, "a history limit of 0 is refused");
+
+            var createdB = new List<ulong>();
+            b.SetMessageCreatedCallback(id => createdB.Add(id));
+            ulong dm = 0;
+            bool sentDm = false;
+            a.SendUserMessage(bId, "psst", (r, id) => { using (r) if (r.Successful()) dm = id; sentDm = true; });
+            Check(Pump(() => sentDm) && dm != 0 && Pump(() => createdB.Contains(dm)), "a direct message reaches its recipient");
+            using (MessageHandle got = b.GetMessageHandle(dm))
+            {
+                Check(got != null && got.Content() == "psst" && got.RecipientId() == bId && got.AuthorId() == aId, "the DM's handle");
+            }
+            MessageHandle[] dms = null;
+            for (int round = 0; round < 2; round++)
+            {
+                bool done = false;
+                b.GetUserMessagesWithLimit(aId, 5, (r, ms) =>
+                {
+                    using (r) if (r.Successful()) { if (dms != null) foreach (MessageHandle m in dms) m.Dispose(); dms = ms; }
+                    done = true;
+                });
+                Pump(() => done);
+            }
+            Check(dms != null && dms.Length == 1 && dms[0].Id() == dm, "GetUserMessagesWithLimit, from the service and then the local cache");
+            UserMessageSummary[] sums = null;
+            bool summed = false;
+            a.GetUserMessageSummaries((r, s) => { using (r) if (r.Successful()) sums = s; summed = true; });
+            Check(Pump(() => summed) && sums != null && sums.Length == 1 && sums[0].UserId() == bId && sums[0].LastMessageId() == dm,
+                "GetUserMessageSummaries");
+        }
+    }
+
     static int Main(string[] argv)
     {
         Dictionary<string, Action> phases = new Dictionary<string, Action>
         {
             { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
             { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
-            { "rpc", PhaseRpc },         { "lobby", PhaseLobby },
+            { "rpc", PhaseRpc },         { "lobby", PhaseLobby },           { "chat", PhaseChat },
         };
         if (argv.Length != 1 || !phases.ContainsKey(argv[0]))
         {
