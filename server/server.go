@@ -27,6 +27,7 @@ import (
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
+	"sdkpp/server/ratelimit"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -65,6 +66,9 @@ type Config struct {
 	// ExternalVerifiers adds or replaces external-credential verifiers by external_auth_type; a nil
 	// value removes the type. Dev mode installs dev verifiers for the provider types.
 	ExternalVerifiers map[string]extauth.Verifier
+	// RateLimits sets the HTTP API's rate limits (package ratelimit); the zero value takes the
+	// platform-like defaults.
+	RateLimits ratelimit.Config
 }
 
 // DevCredentials is the dev credentials file's content.
@@ -223,7 +227,7 @@ func (s *Server) routes() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
-	apiHandler := jsonErrors(api, s.log)
+	apiHandler := ratelimit.New(s.cfg.RateLimits, s.cfg.Clock).Wrap(jsonErrors(api, s.log), api)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
 		if strings.HasPrefix(rest, "/v10/") {
