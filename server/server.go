@@ -22,6 +22,7 @@ import (
 	"sdkpp/server/devseed"
 	"sdkpp/server/extauth"
 	"sdkpp/server/gateway"
+	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/oauth"
@@ -202,6 +203,7 @@ func (s *Server) routes() (http.Handler, error) {
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
 	s.hub = s.newHub()
 	s.lobbies.Notifier = lobbyNotifier{s.hub}
+	s.lobbies.Connected = s.hub.OnlineApp
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 
@@ -210,11 +212,13 @@ func (s *Server) routes() (http.Handler, error) {
 	s.partner.Register(api)
 	us.Register(api)
 	s.lobbies.Register(api)
+	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
+	gs.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {
 		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
-			Logger: s.log.With("component", "admin"), Accounts: s.accounts}
+			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild}
 		ad.Register(api)
 	}
 

@@ -125,7 +125,9 @@ func (s *SQLite) MaxID(ctx context.Context) (uint64, error) {
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM authorizations
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobbies
-		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobby_messages)`).Scan(&max)
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobby_messages
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guilds
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_channels)`).Scan(&max)
 	return uint64(max), err
 }
 
