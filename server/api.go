@@ -7,6 +7,7 @@ import (
 
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
+	"sdkpp/server/guilds"
 	"sdkpp/server/store"
 	"sdkpp/server/wire"
 )
@@ -100,3 +101,13 @@ func (s *Server) Store() store.Store { return s.store }
 
 // Clock returns the server's clock.
 func (s *Server) Clock() clock.Clock { return s.cfg.Clock }
+
+// CreateGuild makes a guild with members and channels (the service has no public route for it:
+// SPEC 4.2); POST /dev/guilds does the same in dev mode.
+func (s *Server) CreateGuild(spec wire.GuildSpec) (wire.DevGuild, error) {
+	return s.createGuild(context.Background(), spec)
+}
+
+func (s *Server) createGuild(ctx context.Context, spec wire.GuildSpec) (wire.DevGuild, error) {
+	return guilds.Create(ctx, s.store, s.ids, s.cfg.Clock.Now(), spec)
+}

@@ -54,6 +54,7 @@ func (s *Server) newHub() *gateway.Hub {
 		Clock:             s.cfg.Clock,
 		HeartbeatInterval: s.cfg.GatewayHeartbeat,
 		Logger:            s.log.With("component", "gateway"),
+		OnConnection:      s.memberConnection,
 	})
 }
 
@@ -71,3 +72,12 @@ func (s *Server) gatewayURL(w http.ResponseWriter, r *http.Request) {
 
 // Hub is the service's WebSocket gateway, through which other parts dispatch events.
 func (s *Server) Hub() *gateway.Hub { return s.hub }
+
+// memberConnection tells the user's lobby co-members of that game that the member's connected
+// flag changed (LOBBY_MEMBER_UPDATE): the user's first gateway session of the game started or
+// the last one ended.
+func (s *Server) memberConnection(who gateway.Identity, _ bool) {
+	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
+		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
+	}
+}

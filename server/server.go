@@ -23,11 +23,13 @@ import (
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
 	"sdkpp/server/gateway"
+	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
+	"sdkpp/server/ratelimit"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -66,6 +68,9 @@ type Config struct {
 	// ExternalVerifiers adds or replaces external-credential verifiers by external_auth_type; a nil
 	// value removes the type. Dev mode installs dev verifiers for the provider types.
 	ExternalVerifiers map[string]extauth.Verifier
+	// RateLimits sets the HTTP API's rate limits (package ratelimit); the zero value takes the
+	// platform-like defaults.
+	RateLimits ratelimit.Config
 }
 
 // DevCredentials is the dev credentials file's content.
@@ -201,6 +206,7 @@ func (s *Server) routes() (http.Handler, error) {
 	s.lobbies.Notifier = lobbyNotifier{s.hub}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub}
+	s.lobbies.Connected = s.hub.OnlineApp
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 
@@ -210,11 +216,13 @@ func (s *Server) routes() (http.Handler, error) {
 	us.Register(api)
 	s.lobbies.Register(api)
 	directMessages.Register(api)
+	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
+	gs.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {
 		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
-			Logger: s.log.With("component", "admin"), Accounts: s.accounts}
+			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild}
 		ad.Register(api)
 	}
 
@@ -227,7 +235,7 @@ func (s *Server) routes() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
-	apiHandler := jsonErrors(api, s.log)
+	apiHandler := ratelimit.New(s.cfg.RateLimits, s.cfg.Clock).Wrap(jsonErrors(api, s.log), api)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
 		if strings.HasPrefix(rest, "/v10/") {

@@ -9,6 +9,9 @@
 //	POST   /dev/external-token  {"application_id", "external_auth_type", "external_user_id",
 //	                             "ttl_seconds"?}  -> {"token": "<dev-form external token>"}
 //	GET    /dev/clock                                          -> {"now": "<RFC 3339>"}
+//	POST   /dev/guilds          {"name", "owner_id", "members"?: [{"id", "manage_channels"}],
+//	                             "channels"?: [{"name", "type", "position", "parent"? | "parent_id"?}]}
+//	                             -> {"id", "name", "owner_id", "channels": [channel]} (package guilds)
 //	POST   /dev/clock/advance   {"seconds": 601}               -> {"now": ...} (409 when the
 //	                                                              service's clock is not movable)
 //
@@ -16,6 +19,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"log/slog"
@@ -37,6 +41,8 @@ type Handler struct {
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	Accounts *accounts.Service
+	// CreateGuild makes a guild for POST /dev/guilds (nil: the route is not served).
+	CreateGuild func(ctx context.Context, spec wire.GuildSpec) (wire.DevGuild, error)
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -48,6 +54,9 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /dev/external-token", h.guard(h.externalToken))
 	mux.HandleFunc("GET /dev/clock", h.guard(h.clockNow))
 	mux.HandleFunc("POST /dev/clock/advance", h.guard(h.clockAdvance))
+	if h.CreateGuild != nil {
+		mux.HandleFunc("POST /dev/guilds", h.guard(h.guild))
+	}
 }
 
 type handlerFunc func(r *http.Request) (status int, body any, err error)
@@ -195,4 +204,13 @@ func (h *Handler) clockAdvance(r *http.Request) (int, any, error) {
 	c.Advance(time.Duration(body.Seconds * float64(time.Second)))
 	h.Logger.InfoContext(r.Context(), "clock advanced", "seconds", body.Seconds)
 	return h.clockNow(r)
+}
+
+func (h *Handler) guild(r *http.Request) (int, any, error) {
+	var spec wire.GuildSpec
+	if err := httpx.DecodeJSON(r, &spec); err != nil {
+		return 0, nil, err
+	}
+	g, err := h.CreateGuild(r.Context(), spec)
+	return http.StatusOK, g, err
 }

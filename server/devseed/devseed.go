@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"sdkpp/server/guilds"
 	"sdkpp/server/secret"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -139,7 +140,8 @@ const credentialsSetting = "dev.credentials"
 // http://127.0.0.1/authorize/callback (any port), sdkpp-<id>:/authorize/callback and
 // sdkppdemo:/authorize/callback); AppChild (a child of AppMain, same publisher); AppPremium
 // (another publisher, approved for identify.premium); users alice (premium_type 2), bob (0) and
-// carol (1) with random passwords; a random admin token.
+// carol (1) with random passwords; for each of them a guild they own, with the two others as
+// members and a few channels (see seedGuild); a random admin token.
 func (s *Seeder) Seed(ctx context.Context, webhookURL string) (wire.DevCredentials, error) {
 	var creds wire.DevCredentials
 	raw, err := s.Store.GetSetting(ctx, credentialsSetting)
@@ -190,8 +192,34 @@ func (s *Seeder) Seed(ctx context.Context, webhookURL string) (wire.DevCredentia
 		}
 		creds.Users = append(creds.Users, du)
 	}
+	for i, owner := range creds.Users {
+		if err := s.seedGuild(ctx, owner, creds.Users, i); err != nil {
+			return creds, err
+		}
+	}
 	creds.AdminToken = secret.Token()
 	return creds, s.save(ctx, creds)
+}
+
+// seedGuild makes "<Name>'s Guild", owned by owner, with the other seeded users as members
+// (the next one in the list may manage channels) and channels in two categories. The channels
+// are made out of position order, so that sorting by position (rule GCH-1) shows.
+func (s *Seeder) seedGuild(ctx context.Context, owner wire.DevUser, all []wire.DevUser, i int) error {
+	spec := wire.GuildSpec{Name: displayName(owner.Username) + "'s Guild", OwnerID: owner.ID}
+	for j := 1; j < len(all); j++ {
+		m := all[(i+j)%len(all)]
+		spec.Members = append(spec.Members, wire.GuildMemberSpec{ID: m.ID, ManageChannels: j == 1})
+	}
+	text, voice := 0, 3
+	spec.Channel = []wire.GuildChannelSpec{
+		{Name: "Text Channels", Type: wire.ChannelGuildCategory, Position: 0},
+		{Name: "looking-for-group", Type: wire.ChannelGuildText, Position: 2, Parent: &text},
+		{Name: "general", Type: wire.ChannelGuildText, Position: 1, Parent: &text},
+		{Name: "Voice Channels", Type: wire.ChannelGuildCategory, Position: 3},
+		{Name: "Lounge", Type: wire.ChannelGuildVoice, Position: 4, Parent: &voice},
+	}
+	_, err := guilds.Create(ctx, s.Store, s.IDs, s.Now(), spec)
+	return err
 }
 
 func (s *Seeder) save(ctx context.Context, creds wire.DevCredentials) error {

@@ -134,16 +134,21 @@ func (c *conn) finish(r closeReq) {
 	}
 	h := c.h
 	h.mu.Lock()
+	wentOffline := false
 	if s := c.sess; s != nil && s.conn == c {
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
 		if r.end {
 			h.removeLocked(s)
 		}
+		wentOffline = h.liveLocked(s.who.AppID, s.who.UserID) == 0
 	}
 	c.sess = nil
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
+	if wentOffline {
+		h.connection(c.who, false)
+	}
 
 	if r.code == 0 {
 		_ = c.ws.CloseNow()
@@ -389,6 +394,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
 	}
 	h.mu.Lock()
+	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, 0
 	s.push([]byte(`"`+EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
@@ -396,6 +402,9 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
 	c.authed, c.who = true, who
+	if first {
+		h.connection(who, true)
+	}
 	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
 	if r, stop := c.flush(); stop {
 		return r, true
@@ -444,6 +453,7 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	}
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
 	pending := append(missed, s.push([]byte(`"`+EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
+	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, s.seq
 	h.mu.Unlock()
@@ -451,6 +461,9 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 		old.kickWith(closeReq{code: CloseUnknownError, reason: "session resumed elsewhere"})
 	}
 	c.authed, c.who = true, s.who
+	if first {
+		h.connection(s.who, true)
+	}
 	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", len(missed))
 	if !c.writeAll(pending) {
 		return gone, true

@@ -89,6 +89,12 @@ type Config struct {
 	// JSON object, and an Identify's presence object. It runs on the connection's goroutine: it
 	// must not block for long. It may call the Hub's methods.
 	OnPresence func(who Identity, presence json.RawMessage)
+	// OnConnection, when set, is told when a user's first live session of an application starts
+	// (connected true) and when the last one ends (false), by Identify, Resume and the end of a
+	// connection. It runs on the connection's goroutine without the hub's lock, so two calls may
+	// overlap or arrive late: read the current state with OnlineApp rather than trusting the
+	// argument's order. It must not block for long.
+	OnConnection func(who Identity, connected bool)
 	// AllowIntents, when set, decides whether who's application may use the intents of an
 	// Identify; false closes with CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool
@@ -336,6 +342,33 @@ func (h *Hub) Sessions(userID uint64) int {
 		}
 	}
 	return n
+}
+
+// OnlineApp tells whether the user has a connected session identified with a token of the
+// application.
+func (h *Hub) OnlineApp(appID, userID uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.liveLocked(appID, userID) > 0
+}
+
+// liveLocked counts the user's connected sessions of the application.
+func (h *Hub) liveLocked(appID, userID uint64) int {
+	n := 0
+	for s := range h.byUser[userID] {
+		if s.conn != nil && s.who.AppID == appID {
+			n++
+		}
+	}
+	return n
+}
+
+// connection reports a change of the user's live sessions of an application to OnConnection
+// (call without the lock).
+func (h *Hub) connection(who Identity, connected bool) {
+	if f := h.cfg.OnConnection; f != nil {
+		f(who, connected)
+	}
 }
 
 // Online tells whether the user has at least one connected session.

@@ -152,7 +152,7 @@ func (s *Service) get(q *request) (any, error) {
 	if !q.bot && !isMember(members, q.userID) {
 		return nil, wire.MissingAccess()
 	}
-	return lobbyObject(l, members), nil
+	return s.lobbyObject(q.ctx, s.Store, l, members)
 }
 
 // isMember tells whether userID is among members.
@@ -236,7 +236,7 @@ func (s *Service) putMember(q *request) (any, error) {
 		m, _, err = ch.upsert(q.ctx, in, true)
 		return err
 	})
-	return memberObject(m), err
+	return s.memberObject(q.appID, m), err
 }
 
 // removeMember serves DELETE /lobbies/{lobby_id}/members/{user_id} (204, also when the user was
@@ -296,7 +296,7 @@ func (s *Service) bulk(q *request) (any, error) {
 		for _, uid := range order {
 			if m, ok := ch.after[uid]; ok && !seen[uid] {
 				seen[uid] = true
-				upserted = append(upserted, memberObject(m))
+				upserted = append(upserted, s.memberObject(q.appID, m))
 			}
 		}
 		return nil

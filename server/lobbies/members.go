@@ -22,9 +22,11 @@ func memberIDs(members []store.LobbyMember) []uint64 {
 	return ids
 }
 
-// memberObject is the wire form of a membership.
-func memberObject(m store.LobbyMember) wire.LobbyMember {
-	out := wire.LobbyMember{ID: wire.Snowflake(m.UserID), Metadata: m.Metadata, Flags: m.Flags}
+// memberObject is the wire form of a membership of a lobby of appID; connected tells whether
+// the member has a live gateway session of that application.
+func (s *Service) memberObject(appID uint64, m store.LobbyMember) wire.LobbyMember {
+	out := wire.LobbyMember{ID: wire.Snowflake(m.UserID), Metadata: m.Metadata, Flags: m.Flags,
+		Connected: s.Connected != nil && s.Connected(appID, m.UserID)}
 	if m.AdditionalName != "" {
 		name := m.AdditionalName
 		out.AdditionalName = &name
@@ -32,14 +34,16 @@ func memberObject(m store.LobbyMember) wire.LobbyMember {
 	return out
 }
 
-// lobbyObject is the wire form of a lobby and its members.
-func lobbyObject(l *store.Lobby, members []store.LobbyMember) wire.Lobby {
+// lobbyObject is the wire form of a lobby, its members and its linked channel.
+func (s *Service) lobbyObject(ctx context.Context, st store.Store, l *store.Lobby, members []store.LobbyMember) (wire.Lobby, error) {
 	out := wire.Lobby{ID: wire.Snowflake(l.ID), ApplicationID: wire.Snowflake(l.AppID), Metadata: l.Metadata,
 		Members: make([]wire.LobbyMember, len(members))}
 	for i, m := range members {
-		out.Members[i] = memberObject(m)
+		out.Members[i] = s.memberObject(l.AppID, m)
 	}
-	return out
+	var err error
+	out.LinkedChannel, err = linkedChannel(ctx, st, l.ID)
+	return out, err
 }
 
 func sameMember(a, b store.LobbyMember) bool {
@@ -184,7 +188,10 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 	if err != nil {
 		return wire.Lobby{}, nil, err
 	}
-	obj := lobbyObject(c.lobby, members)
+	obj, err := c.s.lobbyObject(ctx, c.st, c.lobby, members)
+	if err != nil {
+		return wire.Lobby{}, nil, err
+	}
 	everyone := memberIDs(members)
 	id, app := wire.Snowflake(c.lobby.ID), c.lobby.AppID
 	if c.created {
@@ -204,17 +211,17 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 	for uid, m := range sortedMembers(c.before) {
 		if _, ok := c.after[uid]; !ok {
 			out.add(app, append(append([]uint64{}, everyone...), uid), EventLobbyMemberRemove,
-				wire.LobbyMemberEvent{LobbyID: id, Member: memberObject(m)})
+				wire.LobbyMemberEvent{LobbyID: id, Member: c.s.memberObject(app, m)})
 		}
 	}
 	for _, m := range members {
 		if _, was := c.before[m.UserID]; !was {
-			out.add(app, everyone, EventLobbyMemberAdd, wire.LobbyMemberEvent{LobbyID: id, Member: memberObject(m)})
+			out.add(app, everyone, EventLobbyMemberAdd, wire.LobbyMemberEvent{LobbyID: id, Member: c.s.memberObject(app, m)})
 		}
 	}
 	for _, m := range members {
 		if old, was := c.before[m.UserID]; was && !sameMember(old, m) {
-			out.add(app, everyone, EventLobbyMemberUpdate, wire.LobbyMemberEvent{LobbyID: id, Member: memberObject(m)})
+			out.add(app, everyone, EventLobbyMemberUpdate, wire.LobbyMemberEvent{LobbyID: id, Member: c.s.memberObject(app, m)})
 		}
 	}
 	return obj, members, nil

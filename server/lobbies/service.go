@@ -79,6 +79,9 @@ type Service struct {
 	Kick func()
 	// Notifier receives the realtime events; nil means no realtime delivery.
 	Notifier Notifier
+	// Connected tells whether a user has a live gateway session of an application: a member's
+	// connected flag. Nil: no member is connected.
+	Connected func(appID, userID uint64) bool
 
 	startOnce sync.Once
 	wake      chan struct{}
@@ -100,6 +103,7 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", s.route(byUser, s.sendMessage))
 	mux.HandleFunc("GET /lobbies/{lobby_id}/messages", s.route(byEither, s.listMessages))
 	mux.HandleFunc("PUT /lobbies/{lobby_id}/messages/{message_id}/moderation-metadata", s.route(byBot, s.moderate))
+	s.registerLinking(mux)
 }
 
 // ---- requests
@@ -362,6 +366,15 @@ func (s *Service) ExpireIdle(ctx context.Context) (int, error) {
 // activity does. The gateway calls it for connected users, so that a lobby with a connected
 // member does not expire.
 func (s *Service) KeepAlive(ctx context.Context, appID, userID uint64) error {
+	return s.eachUserLobby(ctx, appID, userID, func(st store.Store, _ *outbox, l *store.Lobby, now time.Time) error {
+		touch(l, now)
+		return st.UpdateLobby(ctx, l)
+	})
+}
+
+// eachUserLobby runs fn, in one transaction, on every live lobby of the application that the
+// user is in.
+func (s *Service) eachUserLobby(ctx context.Context, appID, userID uint64, fn func(st store.Store, out *outbox, l *store.Lobby, now time.Time) error) error {
 	return s.tx(ctx, func(st store.Store, out *outbox) error {
 		now := s.Clock.Now()
 		list, err := st.ListUserLobbies(ctx, appID, userID)
@@ -370,8 +383,7 @@ func (s *Service) KeepAlive(ctx context.Context, appID, userID uint64) error {
 		}
 		for i := range list {
 			if l := &list[i]; now.Before(l.ExpiresAt) {
-				touch(l, now)
-				if err := st.UpdateLobby(ctx, l); err != nil {
+				if err := fn(st, out, l, now); err != nil {
 					return err
 				}
 			}

@@ -60,7 +60,8 @@ type LobbyStore interface {
 	UpdateLobby(ctx context.Context, l *Lobby) error
 	GetLobby(ctx context.Context, id uint64) (*Lobby, error)
 	GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error)
-	// DeleteLobby deletes the lobby with its members and messages; ErrNotFound when none.
+	// DeleteLobby deletes the lobby with its members, messages and channel link; ErrNotFound when
+	// none.
 	DeleteLobby(ctx context.Context, id uint64) error
 	// ExpiredLobbies returns up to limit lobbies whose ExpiresAt is at or before now, earliest first.
 	ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error)
@@ -177,6 +178,9 @@ func (s *SQLite) DeleteLobby(ctx context.Context, id uint64) error {
 			return err
 		}
 		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_members WHERE lobby_id=?`, id); err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_channel_links WHERE lobby_id=?`, id); err != nil {
 			return err
 		}
 		return mustAffect(q.ExecContext(ctx, `DELETE FROM lobbies WHERE id=?`, id))

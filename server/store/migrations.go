@@ -205,4 +205,54 @@ CREATE TABLE dm_messages (
 );
 CREATE INDEX dm_messages_channel ON dm_messages(channel_id, id);
 `,
+	// 5: guilds, their members and channels, guild invites, and lobbies' linked channels (packages
+	// guilds and lobbies).
+	`
+CREATE TABLE guilds (
+	id INTEGER PRIMARY KEY,
+	name TEXT NOT NULL,
+	owner_id INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+
+CREATE TABLE guild_members (
+	guild_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	manage_channels INTEGER NOT NULL DEFAULT 0,
+	joined_at INTEGER NOT NULL,
+	PRIMARY KEY (guild_id, user_id)
+);
+CREATE INDEX guild_members_user ON guild_members(user_id);
+
+CREATE TABLE guild_channels (
+	id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	type INTEGER NOT NULL,
+	position INTEGER NOT NULL,
+	parent_id INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX guild_channels_guild ON guild_channels(guild_id);
+
+CREATE TABLE guild_invites (
+	code TEXT PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	inviter_id INTEGER NOT NULL,
+	lobby_id INTEGER NOT NULL DEFAULT 0,
+	max_uses INTEGER NOT NULL,
+	uses INTEGER NOT NULL DEFAULT 0,
+	expires_at INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+
+CREATE TABLE lobby_channel_links (
+	lobby_id INTEGER PRIMARY KEY,
+	channel_id INTEGER NOT NULL UNIQUE,
+	app_id INTEGER NOT NULL,
+	linked_by INTEGER NOT NULL,
+	linked_at INTEGER NOT NULL
+);
+`,
 }

@@ -249,4 +249,5 @@ type Store interface {
 
 	LobbyStore
 	DMStore
+	GuildStore
 }

@@ -63,6 +63,8 @@ type Lobby struct {
 	// Metadata is at most 1000 characters, keys and values together; null when empty.
 	Metadata map[string]string `json:"metadata"`
 	Members  []LobbyMember     `json:"members"`
+	// LinkedChannel is the guild channel linked to the lobby (rule LOB-5), absent when none.
+	LinkedChannel *LinkedChannel `json:"linked_channel,omitempty"`
 }
 
 // LobbyMember is the lobby member object.
@@ -72,6 +74,9 @@ type LobbyMember struct {
 	Flags    int               `json:"flags"`    // LobbyMemberCanLinkLobby
 	// AdditionalName (1 to 80 characters) is set only by the application's backend (rule MSG-2).
 	AdditionalName *string `json:"additional_name,omitempty"`
+	// Connected is true while the member has a live gateway session of the lobby's application;
+	// LOBBY_MEMBER_UPDATE tells when it changes.
+	Connected bool `json:"connected"`
 }
 
 // LobbyMessage is the lobby message object, also the data of the LOBBY_MESSAGE_CREATE and

@@ -68,16 +68,8 @@ const (
 	EventGameDirectMessageDelete = "GAME_DIRECT_MESSAGE_DELETE"
 )
 
-// CodeUnknownChannel is the JSON error code of an unknown channel.
-const CodeUnknownChannel = 10003
-
 // CodeCannotMessageUser is the JSON error code of a direct message the recipient does not accept.
 const CodeCannotMessageUser = 50007
-
-// UnknownChannel is the 404 of a channel that does not exist or is not the caller's.
-func UnknownChannel() *APIError {
-	return &APIError{Status: http.StatusNotFound, Code: CodeUnknownChannel, Message: "Unknown Channel"}
-}
 
 // CannotMessageUser is the 403 of a direct message to a user who does not accept it.
 func CannotMessageUser() *APIError {

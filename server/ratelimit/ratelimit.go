@@ -1,0 +1,230 @@
+// Package ratelimit limits the HTTP API's request rate the platform's way, in one middleware
+// that every API route passes through.
+//
+// Each request counts against two fixed windows, both per caller (the credential of its
+// Authorization header, else its IP address): a route bucket, shared by the requests of one
+// route pattern and one top-level resource (the lobby, guild, channel or invite of its path, as
+// the platform scopes limits by "major parameter"), and a global bucket for everything the
+// caller sends. Every answer of a limited route carries the route bucket's state:
+//
+//	X-RateLimit-Limit        requests the bucket allows per window
+//	X-RateLimit-Remaining    requests left in the current window
+//	X-RateLimit-Reset        Unix time (seconds, with milliseconds) when the window ends
+//	X-RateLimit-Reset-After  seconds (with milliseconds) until then
+//	X-RateLimit-Bucket       an opaque id of the route bucket
+//
+// A request over either limit is not served: it gets 429 with X-RateLimit-Global ("true" when the
+// global bucket refused it), X-RateLimit-Scope ("user" for a caller's bucket, "global" for the
+// global one), Retry-After (whole seconds, rounded up) and the body {"message": "You are being
+// rate limited.", "retry_after": <seconds, float>, "global": <bool>}. A refused request does not
+// count. Every time is read from the injected clock, so tests are deterministic.
+//
+// Credentials are never kept: callers are keyed by a SHA-256 of the header.
+package ratelimit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+)
+
+// Rule is a number of requests allowed per window.
+type Rule struct {
+	Limit  int
+	Window time.Duration
+}
+
+// Config sets the limits. Zero rules take the defaults.
+type Config struct {
+	// Route is the default limit of one route bucket. Default 50 per second.
+	Route Rule
+	// Routes overrides Route for route patterns as the API mux names them, e.g.
+	// "POST /lobbies/{lobby_id}/messages".
+	Routes map[string]Rule
+	// Global is the limit of all of one caller's requests. Default 50 per second, the platform's
+	// global limit.
+	Global Rule
+	// Disabled turns limiting off (for benchmarks that measure the service itself).
+	Disabled bool
+}
+
+// Defaults of Config.
+var (
+	DefaultRoute  = Rule{Limit: 50, Window: time.Second}
+	DefaultGlobal = Rule{Limit: 50, Window: time.Second}
+)
+
+// majorParams are the path values that scope a route bucket, as the platform's major parameters
+// do: two lobbies' message routes are two buckets.
+var majorParams = []string{"lobby_id", "guild_id", "channel_id", "code"}
+
+// Limiter is the middleware's state: one window per bucket and caller. It is safe for concurrent
+// use.
+type Limiter struct {
+	cfg   Config
+	clock clock.Clock
+
+	mu      sync.Mutex
+	windows map[string]*window
+	sweep   time.Time
+}
+
+// window is one fixed window of a bucket.
+type window struct {
+	start time.Time
+	count int
+	rule  Rule
+}
+
+// New returns a Limiter reading time from c.
+func New(cfg Config, c clock.Clock) *Limiter {
+	if cfg.Route.Limit <= 0 || cfg.Route.Window <= 0 {
+		cfg.Route = DefaultRoute
+	}
+	if cfg.Global.Limit <= 0 || cfg.Global.Window <= 0 {
+		cfg.Global = DefaultGlobal
+	}
+	return &Limiter{cfg: cfg, clock: c, windows: map[string]*window{}}
+}
+
+// Wrap limits the requests that mux has a route for and passes the admitted ones to next (which
+// serves mux); requests no route matches pass to next unlimited (they get its 404 or 405).
+func (l *Limiter) Wrap(next http.Handler, mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !l.cfg.Disabled {
+			if _, pattern := mux.Handler(r); pattern != "" && !l.admit(w, r, pattern) {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// admit counts the request and writes the headers; false means it answered 429.
+func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, pattern string) bool {
+	who := caller(r)
+	bucket := bucketID(pattern)
+	major := majorOf(r, pattern)
+	rule, ok := l.cfg.Routes[pattern]
+	if !ok {
+		rule = l.cfg.Route
+	}
+	now := l.clock.Now()
+
+	l.mu.Lock()
+	l.sweepLocked(now)
+	global := l.windowLocked("g|"+who, l.cfg.Global, now)
+	route := l.windowLocked("r|"+who+"|"+bucket+"|"+major, rule, now)
+	globalFull, routeFull := global.count >= global.rule.Limit, route.count >= route.rule.Limit
+	if !globalFull && !routeFull {
+		global.count++
+		route.count++
+	}
+	routeReset, globalReset := route.start.Add(route.rule.Window), global.start.Add(global.rule.Window)
+	remaining := route.rule.Limit - route.count
+	l.mu.Unlock()
+
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(rule.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(remaining, 0)))
+	h.Set("X-RateLimit-Reset", seconds(float64(routeReset.UnixMilli())/1000))
+	h.Set("X-RateLimit-Reset-After", seconds(routeReset.Sub(now).Seconds()))
+	h.Set("X-RateLimit-Bucket", bucket)
+	if !globalFull && !routeFull {
+		return true
+	}
+	isGlobal := globalFull
+	after := routeReset.Sub(now)
+	scope := "user"
+	if isGlobal {
+		after, scope = globalReset.Sub(now), "global"
+	}
+	retry := after.Seconds()
+	h.Set("X-RateLimit-Global", strconv.FormatBool(isGlobal))
+	h.Set("X-RateLimit-Scope", scope)
+	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(retry))))
+	httpx.JSON(w, http.StatusTooManyRequests, Body{Message: "You are being rate limited.", RetryAfter: roundMillis(retry), Global: isGlobal})
+	return false
+}
+
+// Body is the JSON body of a 429.
+type Body struct {
+	Message    string  `json:"message"`
+	RetryAfter float64 `json:"retry_after"` // seconds
+	Global     bool    `json:"global"`
+}
+
+// windowLocked returns the current window of key, starting a new one when the last has ended.
+func (l *Limiter) windowLocked(key string, rule Rule, now time.Time) *window {
+	w := l.windows[key]
+	if w == nil || !now.Before(w.start.Add(w.rule.Window)) || now.Before(w.start) {
+		w = &window{start: now, rule: rule}
+		l.windows[key] = w
+	}
+	return w
+}
+
+// sweepLocked forgets ended windows, at most once a minute of the clock.
+func (l *Limiter) sweepLocked(now time.Time) {
+	if now.Sub(l.sweep) < time.Minute && !now.Before(l.sweep) {
+		return
+	}
+	l.sweep = now
+	for k, w := range l.windows {
+		if !now.Before(w.start.Add(w.rule.Window)) {
+			delete(l.windows, k)
+		}
+	}
+}
+
+// caller keys the request's caller: a hash of its credential, else its IP address.
+func caller(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		sum := sha256.Sum256([]byte(a))
+		return "c:" + hex.EncodeToString(sum[:12])
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "ip:" + host
+}
+
+// bucketID is the opaque X-RateLimit-Bucket of a route pattern.
+func bucketID(pattern string) string {
+	sum := sha256.Sum256([]byte(pattern))
+	return hex.EncodeToString(sum[:8])
+}
+
+// majorOf returns the request's major parameters: the path segments at the pattern's
+// {lobby_id}, {guild_id}, {channel_id} or {code} wildcards (API patterns have no "..." wildcard, so
+// segments line up).
+func majorOf(r *http.Request, pattern string) string {
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		pattern = pattern[i+1:]
+	}
+	pat := strings.Split(pattern, "/")
+	path := strings.Split(r.URL.Path, "/")
+	m := ""
+	for i, seg := range pat {
+		if i < len(path) && slices.Contains(majorParams, strings.Trim(seg, "{}")) && strings.HasPrefix(seg, "{") {
+			m += seg + "=" + path[i] + ";"
+		}
+	}
+	return m
+}
+
+func seconds(f float64) string { return fmt.Sprintf("%.3f", f) }
+
+func roundMillis(f float64) float64 { return math.Round(f*1000) / 1000 }

@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Guild is a community with members and channels (package guilds).
+type Guild struct {
+	ID        uint64
+	Name      string
+	OwnerID   uint64
+	CreatedAt time.Time
+}
+
+// GuildMember is a user's membership of a guild. ManageChannels is the service's one guild
+// permission beyond membership: it lets the member link the guild's channels to lobbies (the
+// owner always may).
+type GuildMember struct {
+	GuildID        uint64
+	UserID         uint64
+	ManageChannels bool
+	JoinedAt       time.Time
+}
+
+// GuildChannel is a channel of a guild. ParentID is its category's id, 0 when none (rule GCH-1).
+type GuildChannel struct {
+	ID        uint64
+	GuildID   uint64
+	Name      string
+	Type      int // the platform's channel type: 0 text, 2 voice, 4 category, ...
+	Position  int
+	ParentID  uint64
+	CreatedAt time.Time
+}
+
+// GuildInvite is an invite to a guild's channel. Lobby channel invites (rule LOB-5) have MaxUses
+// 1, expire one hour after they are made and name the lobby they came from.
+type GuildInvite struct {
+	Code      string
+	GuildID   uint64
+	ChannelID uint64
+	InviterID uint64
+	LobbyID   uint64 // 0 unless made for a lobby's linked channel
+	MaxUses   int
+	Uses      int
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// LobbyLink links a lobby to a guild channel: each lobby has at most one linked channel and each
+// channel at most one lobby.
+type LobbyLink struct {
+	LobbyID   uint64
+	ChannelID uint64
+	AppID     uint64
+	LinkedBy  uint64
+	LinkedAt  time.Time
+}
+
+// GuildStore keeps guilds, their members, channels and invites, and lobbies' linked channels.
+type GuildStore interface {
+	CreateGuild(ctx context.Context, g *Guild) error
+	GetGuild(ctx context.Context, id uint64) (*Guild, error)
+	// ListUserGuilds returns the guilds user is a member of, by id.
+	ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, error)
+
+	// PutGuildMember inserts or replaces a membership.
+	PutGuildMember(ctx context.Context, m *GuildMember) error
+	GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error)
+
+	CreateGuildChannel(ctx context.Context, c *GuildChannel) error
+	GetGuildChannel(ctx context.Context, id uint64) (*GuildChannel, error)
+	// ListGuildChannels returns the guild's channels by position, then id.
+	ListGuildChannels(ctx context.Context, guildID uint64) ([]GuildChannel, error)
+
+	// InsertGuildInvite inserts i; ErrConflict when its code is taken.
+	InsertGuildInvite(ctx context.Context, i *GuildInvite) error
+	GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error)
+	// UseGuildInvite counts one use of the invite if it has uses left and has not expired at now;
+	// ErrNotFound otherwise.
+	UseGuildInvite(ctx context.Context, code string, now time.Time) error
+
+	// PutLobbyLink links a lobby to a channel, replacing the lobby's link; ErrConflict when the
+	// channel is linked to another lobby.
+	PutLobbyLink(ctx context.Context, l *LobbyLink) error
+	GetLobbyLink(ctx context.Context, lobbyID uint64) (*LobbyLink, error)
+	GetChannelLink(ctx context.Context, channelID uint64) (*LobbyLink, error)
+	// DeleteLobbyLink removes the lobby's link; ErrNotFound when it had none.
+	DeleteLobbyLink(ctx context.Context, lobbyID uint64) error
+}
+
+// ---- guilds
+
+const guildColumns = `id, name, owner_id, created_at`
+
+func scanGuild(row interface{ Scan(...any) error }) (*Guild, error) {
+	var g Guild
+	var created int64
+	if err := row.Scan(&g.ID, &g.Name, &g.OwnerID, &created); err != nil {
+		return nil, notFound(err)
+	}
+	g.CreatedAt = fromTS(created)
+	return &g, nil
+}
+
+func (s *SQLite) CreateGuild(ctx context.Context, g *Guild) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO guilds (`+guildColumns+`) VALUES (?,?,?,?)`,
+		g.ID, g.Name, g.OwnerID, ts(g.CreatedAt))
+	return err
+}
+
+func (s *SQLite) GetGuild(ctx context.Context, id uint64) (*Guild, error) {
+	return scanGuild(s.q.QueryRowContext(ctx, `SELECT `+guildColumns+` FROM guilds WHERE id=?`, id))
+}
+
+func (s *SQLite) ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildColumns+` FROM guilds
+		WHERE id IN (SELECT guild_id FROM guild_members WHERE user_id=?) ORDER BY id`, userID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuild)
+}
+
+// ---- guild members
+
+func (s *SQLite) PutGuildMember(ctx context.Context, m *GuildMember) error {
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_members (guild_id, user_id, manage_channels, joined_at)
+		VALUES (?,?,?,?)`, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt))
+	return err
+}
+
+func (s *SQLite) GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error) {
+	var m GuildMember
+	var manage int
+	var joined int64
+	err := s.q.QueryRowContext(ctx, `SELECT guild_id, user_id, manage_channels, joined_at FROM guild_members
+		WHERE guild_id=? AND user_id=?`, guildID, userID).Scan(&m.GuildID, &m.UserID, &manage, &joined)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	m.ManageChannels, m.JoinedAt = manage != 0, fromTS(joined)
+	return &m, nil
+}
+
+// ---- guild channels
+
+const guildChannelColumns = `id, guild_id, name, type, position, parent_id, created_at`
+
+func scanGuildChannel(row interface{ Scan(...any) error }) (*GuildChannel, error) {
+	var c GuildChannel
+	var created int64
+	if err := row.Scan(&c.ID, &c.GuildID, &c.Name, &c.Type, &c.Position, &c.ParentID, &created); err != nil {
+		return nil, notFound(err)
+	}
+	c.CreatedAt = fromTS(created)
+	return &c, nil
+}
+
+func (s *SQLite) CreateGuildChannel(ctx context.Context, c *GuildChannel) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_channels (`+guildChannelColumns+`) VALUES (?,?,?,?,?,?,?)`,
+		c.ID, c.GuildID, c.Name, c.Type, c.Position, c.ParentID, ts(c.CreatedAt))
+	return err
+}
+
+func (s *SQLite) GetGuildChannel(ctx context.Context, id uint64) (*GuildChannel, error) {
+	return scanGuildChannel(s.q.QueryRowContext(ctx, `SELECT `+guildChannelColumns+` FROM guild_channels WHERE id=?`, id))
+}
+
+func (s *SQLite) ListGuildChannels(ctx context.Context, guildID uint64) ([]GuildChannel, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildChannelColumns+` FROM guild_channels WHERE guild_id=?
+		ORDER BY position, id`, guildID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuildChannel)
+}
+
+// ---- guild invites
+
+const guildInviteColumns = `code, guild_id, channel_id, inviter_id, lobby_id, max_uses, uses, expires_at, created_at`
+
+func (s *SQLite) InsertGuildInvite(ctx context.Context, i *GuildInvite) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_invites (`+guildInviteColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
+		i.Code, i.GuildID, i.ChannelID, i.InviterID, i.LobbyID, i.MaxUses, i.Uses, ts(i.ExpiresAt), ts(i.CreatedAt))
+	if isUnique(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+func (s *SQLite) GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error) {
+	var i GuildInvite
+	var exp, created int64
+	err := s.q.QueryRowContext(ctx, `SELECT `+guildInviteColumns+` FROM guild_invites WHERE code=?`, code).Scan(
+		&i.Code, &i.GuildID, &i.ChannelID, &i.InviterID, &i.LobbyID, &i.MaxUses, &i.Uses, &exp, &created)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	i.ExpiresAt, i.CreatedAt = fromTS(exp), fromTS(created)
+	return &i, nil
+}
+
+func (s *SQLite) UseGuildInvite(ctx context.Context, code string, now time.Time) error {
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invites SET uses=uses+1
+		WHERE code=? AND uses<max_uses AND expires_at>?`, code, ts(now)))
+}
+
+// ---- lobby links
+
+func (s *SQLite) PutLobbyLink(ctx context.Context, l *LobbyLink) error {
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO lobby_channel_links (lobby_id, channel_id, app_id, linked_by, linked_at)
+		VALUES (?,?,?,?,?)`, l.LobbyID, l.ChannelID, l.AppID, l.LinkedBy, ts(l.LinkedAt))
+	if isUnique(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+func scanLink(row interface{ Scan(...any) error }) (*LobbyLink, error) {
+	var l LobbyLink
+	var at int64
+	if err := row.Scan(&l.LobbyID, &l.ChannelID, &l.AppID, &l.LinkedBy, &at); err != nil {
+		return nil, notFound(err)
+	}
+	l.LinkedAt = fromTS(at)
+	return &l, nil
+}
+
+func (s *SQLite) GetLobbyLink(ctx context.Context, lobbyID uint64) (*LobbyLink, error) {
+	return scanLink(s.q.QueryRowContext(ctx, `SELECT lobby_id, channel_id, app_id, linked_by, linked_at
+		FROM lobby_channel_links WHERE lobby_id=?`, lobbyID))
+}
+
+func (s *SQLite) GetChannelLink(ctx context.Context, channelID uint64) (*LobbyLink, error) {
+	return scanLink(s.q.QueryRowContext(ctx, `SELECT lobby_id, channel_id, app_id, linked_by, linked_at
+		FROM lobby_channel_links WHERE channel_id=?`, channelID))
+}
+
+func (s *SQLite) DeleteLobbyLink(ctx context.Context, lobbyID uint64) error {
+	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM lobby_channel_links WHERE lobby_id=?`, lobbyID))
+}
