@@ -1,10 +1,12 @@
-// A sample game: a player links their account with sdkpp, and the game prints what happens.
+// A sample game: a player links their account with sdkpp, goes online, joins the match lobby,
+// chats with the other player there, and the game prints what happens.
 //
-// `make demo` runs it once per player against a live sdkpp-server, with the environment:
+// `make demo` runs it for two players at once against a live sdkpp-server, with the environment:
 //   SDKPP_API_BASE, SDKPP_WEB_BASE   where the service is
 //   SDKPP_APP_ID                     the game's application id
 //   SDKPP_PLAYER, SDKPP_PASSWORD     the player, who approves on the consent page
 //   SDKPP_BROWSER                    the stand-in browser that plays the player's part
+//   SDKPP_PLAYERS                    how many players meet in the lobby (default 2)
 // A real game lets the SDK open the system browser instead (no SetOpenUrlCallback).
 #define SDKPP_IMPLEMENTATION
 #include "sdkpp.hpp"
@@ -15,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 static std::string Env(char const* name)
 {
@@ -35,6 +38,84 @@ static bool RunFramesUntil(std::function<bool()> done)
         Frame();
     }
     return done();
+}
+
+// Play connects, joins the match lobby by its secret, says hello, and waits until it has heard
+// every other player before it leaves.
+static bool Play(sdkpp::Client& client, std::string const& player)
+{
+    size_t players = Env("SDKPP_PLAYERS").empty() ? 2 : std::strtoul(Env("SDKPP_PLAYERS").c_str(), nullptr, 10);
+    client.SetStatusChangedCallback([](sdkpp::Client::Status s, sdkpp::Client::Error, int32_t) {
+        std::printf("sdk: status %s\n", sdkpp::EnumToString(s));
+    });
+    client.Connect();
+    if (!RunFramesUntil([&] { return client.GetStatus() == sdkpp::Client::Status::Ready; })) {
+        std::printf("game: could not connect\n");
+        return false;
+    }
+    auto me = client.GetCurrentUserV2();
+    std::printf("game: online as %s\n", me ? me->DisplayName().c_str() : "?");
+
+    // Every message, direct or in a lobby, arrives through one callback on this thread.
+    size_t heard = 0;
+    client.SetMessageCreatedCallback([&](uint64_t id) {
+        auto m = client.GetMessageHandle(id);
+        if (!m) return;
+        auto author = m->Author();
+        std::printf("chat: <%s> %s\n", author ? author->DisplayName().c_str() : "?", m->Content().c_str());
+        if (!me || m->AuthorId() != me->Id()) ++heard;
+    });
+    client.SetLobbyMemberAddedCallback([&](uint64_t, uint64_t member) {
+        auto u = client.GetUser(member);
+        std::printf("game: a player joined the lobby (%s)\n", u ? u->DisplayName().c_str() : std::to_string(member).c_str());
+    });
+
+    uint64_t lobby = 0;
+    bool joined = false;
+    client.CreateOrJoinLobbyWithMetadata("demo-match-1", {{"map", "harbor"}}, {{"team", player == "alice" ? "red" : "blue"}},
+                                         [&](sdkpp::ClientResult r, uint64_t id) {
+                                             joined = true;
+                                             lobby = r.Successful() ? id : 0;
+                                             std::printf("sdk: CreateOrJoinLobby -> %s\n", r.Successful() ? "joined" : r.ToString().c_str());
+                                         });
+    RunFramesUntil([&] { return joined; });
+    if (lobby == 0) return false;
+    RunFramesUntil([&] {
+        auto h = client.GetLobbyHandle(lobby);
+        return h && h->LobbyMemberIds().size() >= players;
+    });
+    auto h = client.GetLobbyHandle(lobby);
+    std::printf("game: in lobby %llu on map %s with %zu players\n", (unsigned long long)lobby,
+                h ? h->Metadata()["map"].c_str() : "?", h ? h->LobbyMemberIds().size() : 0);
+
+    bool sent = false;
+    client.SendLobbyMessage(lobby, "hello from " + player + ", gl hf!", [&](sdkpp::ClientResult r, uint64_t) {
+        sent = true;
+        if (!r.Successful()) std::printf("sdk: SendLobbyMessage -> %s\n", r.ToString().c_str());
+    });
+    bool ok = RunFramesUntil([&] { return sent && heard >= players - 1; });
+
+    std::vector<sdkpp::MessageHandle> history;
+    bool fetched = false;
+    client.GetLobbyMessagesWithLimit(lobby, 10, [&](sdkpp::ClientResult r, std::vector<sdkpp::MessageHandle> ms) {
+        fetched = true;
+        history = std::move(ms);
+        if (!r.Successful()) std::printf("sdk: GetLobbyMessagesWithLimit -> %s\n", r.ToString().c_str());
+    });
+    RunFramesUntil([&] { return fetched; });
+    std::printf("game: the lobby's history holds %zu messages\n", history.size());
+
+    // Stay a moment so that the others hear this player too, then leave.
+    for (int i = 0; i < 30; ++i) Frame();
+    bool left = false;
+    client.LeaveLobby(lobby, [&](sdkpp::ClientResult r) {
+        left = true;
+        std::printf("sdk: LeaveLobby -> %s\n", r.Successful() ? "ok" : r.ToString().c_str());
+    });
+    RunFramesUntil([&] { return left; });
+    client.Disconnect();
+    RunFramesUntil([&] { return client.GetStatus() == sdkpp::Client::Status::Disconnected; });
+    return ok;
 }
 
 int main()
@@ -119,6 +200,9 @@ int main()
             }
             if (!fetched) {
                 std::printf("game: account linking did not complete\n");
+                status = 1;
+            } else if (!Play(client, player)) {
+                std::printf("game: the match did not complete\n");
                 status = 1;
             }
         }

@@ -1,6 +1,7 @@
 // Command demo is what `make demo` runs: it starts sdkpp-server on its default address in dev
-// mode, then runs the C++ sample game once for each of two players, who link their accounts, and
-// prints a readable transcript.
+// mode, then runs the C++ sample game for two players at once: they link their accounts, go
+// online, meet in a lobby and chat. It prints a readable transcript, each line marked with its
+// player.
 //
 //	go run ./examples/demo -bin build
 package main
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -75,13 +77,16 @@ func run(bin, addr string) error {
 	app := creds.Applications[0]
 	say("service ready: API %s, consent pages %s, application %q (%s)", creds.APIBase, creds.WebBase, app.Name, app.ID)
 
-	for _, u := range creds.Users[:2] {
-		fmt.Println()
+	fmt.Println()
+	players := creds.Users[:2]
+	errs := make(chan error, len(players))
+	var mu sync.Mutex // one transcript line at a time
+	for _, u := range players {
 		say("player %s starts the sample game", u.Username)
 		game := exec.Command(filepath.Join(bin, "demo", "sample_game"))
 		game.Env = append(os.Environ(),
 			"SDKPP_API_BASE="+creds.APIBase, "SDKPP_WEB_BASE="+creds.WebBase, "SDKPP_APP_ID="+app.ID.String(),
-			"SDKPP_PLAYER="+u.Username, "SDKPP_PASSWORD="+u.Password,
+			"SDKPP_PLAYER="+u.Username, "SDKPP_PASSWORD="+u.Password, fmt.Sprintf("SDKPP_PLAYERS=%d", len(players)),
 			"SDKPP_BROWSER="+filepath.Join(bin, "sdkpp-browser"))
 		out, err := game.StdoutPipe()
 		if err != nil {
@@ -91,16 +96,27 @@ func run(bin, addr string) error {
 		if err := game.Start(); err != nil {
 			return fmt.Errorf("start the sample game: %w", err)
 		}
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			fmt.Printf("  %-6s| %s\n", u.Username, sc.Text())
-		}
-		if err := game.Wait(); err != nil {
-			return fmt.Errorf("the sample game for %s failed: %w", u.Username, err)
+		go func(name string) {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				mu.Lock()
+				fmt.Printf("  %-6s| %s\n", name, sc.Text())
+				mu.Unlock()
+			}
+			if err := game.Wait(); err != nil {
+				errs <- fmt.Errorf("the sample game for %s failed: %w", name, err)
+				return
+			}
+			errs <- nil
+		}(u.Username)
+	}
+	for range players {
+		if err := <-errs; err != nil {
+			return err
 		}
 	}
 	fmt.Println()
-	say("both players linked their accounts")
+	say("both players linked their accounts, met in a lobby and chatted")
 	return nil
 }
 
