@@ -117,6 +117,43 @@ static inline void sdkpp_call_Client_LobbyMemberUpdatedCallback(Sdkpp_Client_Lob
 	cb(lobbyId, memberId, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_GetLobbyMessagesCallback(Sdkpp_Client_GetLobbyMessagesCallback cb, uintptr_t result, Sdkpp_MessageHandleSpan messages, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, messages, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UserMessagesWithLimitCallback(Sdkpp_Client_UserMessagesWithLimitCallback cb, uintptr_t result, Sdkpp_MessageHandleSpan messages, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, messages, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UserMessageSummariesCallback(Sdkpp_Client_UserMessageSummariesCallback cb, uintptr_t result, Sdkpp_UserMessageSummarySpan summaries, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, summaries, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_EditUserMessageCallback(Sdkpp_Client_EditUserMessageCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_DeleteUserMessageCallback(Sdkpp_Client_DeleteUserMessageCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_MessageCreatedCallback(Sdkpp_Client_MessageCreatedCallback cb, uint64_t messageId, uintptr_t userData) {
+	cb(messageId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_MessageUpdatedCallback(Sdkpp_Client_MessageUpdatedCallback cb, uint64_t messageId, uintptr_t userData) {
+	cb(messageId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_MessageDeletedCallback(Sdkpp_Client_MessageDeletedCallback cb, uint64_t messageId, uint64_t channelId, uintptr_t userData) {
+	cb(messageId, channelId, (void*)userData);
+}
+
 */
 import "C"
 
@@ -131,7 +168,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 2012186570
+const abiVersion = 1529793207
 
 // Type tags of the object table, one per class.
 const (
@@ -144,7 +181,9 @@ const (
 	typeUserHandle                 handle.Type = 7
 	typeLobbyMemberHandle          handle.Type = 8
 	typeLobbyHandle                handle.Type = 9
-	typeClient                     handle.Type = 10
+	typeMessageHandle              handle.Type = 10
+	typeUserMessageSummary         handle.Type = 11
+	typeClient                     handle.Type = 12
 )
 
 // typeNames names each type tag for error messages.
@@ -158,6 +197,8 @@ var typeNames = map[handle.Type]string{
 	typeUserHandle:                 "UserHandle",
 	typeLobbyMemberHandle:          "LobbyMemberHandle",
 	typeLobbyHandle:                "LobbyHandle",
+	typeMessageHandle:              "MessageHandle",
+	typeUserMessageSummary:         "UserMessageSummary",
 	typeClient:                     "Client",
 }
 
@@ -1745,6 +1786,377 @@ func Sdkpp_LobbyHandle_GetLobbyMemberHandle(self *C.Sdkpp_LobbyHandle, memberId 
 	}
 	add(fn, unsafe.Pointer(returnValue), typeLobbyMemberHandle, v)
 	return true
+}
+
+// getMessageHandle finds the MessageHandle behind self, or logs why it cannot.
+func getMessageHandle(fn string, self *C.Sdkpp_MessageHandle) (*core.MessageHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeMessageHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.MessageHandle), e, true
+}
+
+//export Sdkpp_MessageHandle_Drop
+func Sdkpp_MessageHandle_Drop(self *C.Sdkpp_MessageHandle) {
+	const fn = "MessageHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeMessageHandle)
+}
+
+//export Sdkpp_MessageHandle_Clone
+func Sdkpp_MessageHandle_Clone(self *C.Sdkpp_MessageHandle, other *C.Sdkpp_MessageHandle) {
+	const fn = "MessageHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getMessageHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeMessageHandle, v)
+}
+
+//export Sdkpp_MessageHandle_Id
+func Sdkpp_MessageHandle_Id(self *C.Sdkpp_MessageHandle) C.uint64_t {
+	const fn = "MessageHandle_Id"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.Id()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_MessageHandle_Content
+func Sdkpp_MessageHandle_Content(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_String) {
+	const fn = "MessageHandle_Content"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Content()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_MessageHandle_RawContent
+func Sdkpp_MessageHandle_RawContent(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_String) {
+	const fn = "MessageHandle_RawContent"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.RawContent()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_MessageHandle_AuthorId
+func Sdkpp_MessageHandle_AuthorId(self *C.Sdkpp_MessageHandle) C.uint64_t {
+	const fn = "MessageHandle_AuthorId"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.AuthorId()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_MessageHandle_ChannelId
+func Sdkpp_MessageHandle_ChannelId(self *C.Sdkpp_MessageHandle) C.uint64_t {
+	const fn = "MessageHandle_ChannelId"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.ChannelId()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_MessageHandle_RecipientId
+func Sdkpp_MessageHandle_RecipientId(self *C.Sdkpp_MessageHandle) C.uint64_t {
+	const fn = "MessageHandle_RecipientId"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.RecipientId()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_MessageHandle_SentTimestamp
+func Sdkpp_MessageHandle_SentTimestamp(self *C.Sdkpp_MessageHandle) C.uint64_t {
+	const fn = "MessageHandle_SentTimestamp"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.SentTimestamp()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_MessageHandle_EditedTimestamp
+func Sdkpp_MessageHandle_EditedTimestamp(self *C.Sdkpp_MessageHandle) C.uint64_t {
+	const fn = "MessageHandle_EditedTimestamp"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.EditedTimestamp()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_MessageHandle_SentFromGame
+func Sdkpp_MessageHandle_SentFromGame(self *C.Sdkpp_MessageHandle) C.bool {
+	const fn = "MessageHandle_SentFromGame"
+	defer guard(fn)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.SentFromGame()
+	return C.bool(v)
+}
+
+//export Sdkpp_MessageHandle_Metadata
+func Sdkpp_MessageHandle_Metadata(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_Properties) {
+	const fn = "MessageHandle_Metadata"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_Properties{}
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Metadata()
+	*returnValue = cProperties(v)
+}
+
+//export Sdkpp_MessageHandle_ModerationMetadata
+func Sdkpp_MessageHandle_ModerationMetadata(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_Properties) {
+	const fn = "MessageHandle_ModerationMetadata"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_Properties{}
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.ModerationMetadata()
+	*returnValue = cProperties(v)
+}
+
+//export Sdkpp_MessageHandle_ApplicationId
+func Sdkpp_MessageHandle_ApplicationId(self *C.Sdkpp_MessageHandle, returnValue *C.uint64_t) C.bool {
+	const fn = "MessageHandle_ApplicationId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = 0
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v, has := o.ApplicationId()
+	if !has {
+		return false
+	}
+	*returnValue = C.uint64_t(v)
+	return true
+}
+
+//export Sdkpp_MessageHandle_AdditionalName
+func Sdkpp_MessageHandle_AdditionalName(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "MessageHandle_AdditionalName"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v, has := o.AdditionalName()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_MessageHandle_Author
+func Sdkpp_MessageHandle_Author(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_UserHandle) C.bool {
+	const fn = "MessageHandle_Author"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.Author()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
+	return true
+}
+
+//export Sdkpp_MessageHandle_Recipient
+func Sdkpp_MessageHandle_Recipient(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_UserHandle) C.bool {
+	const fn = "MessageHandle_Recipient"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.Recipient()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
+	return true
+}
+
+//export Sdkpp_MessageHandle_Lobby
+func Sdkpp_MessageHandle_Lobby(self *C.Sdkpp_MessageHandle, returnValue *C.Sdkpp_LobbyHandle) C.bool {
+	const fn = "MessageHandle_Lobby"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getMessageHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.Lobby()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeLobbyHandle, v)
+	return true
+}
+
+// getUserMessageSummary finds the UserMessageSummary behind self, or logs why it cannot.
+func getUserMessageSummary(fn string, self *C.Sdkpp_UserMessageSummary) (*core.UserMessageSummary, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeUserMessageSummary)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.UserMessageSummary), e, true
+}
+
+//export Sdkpp_UserMessageSummary_Drop
+func Sdkpp_UserMessageSummary_Drop(self *C.Sdkpp_UserMessageSummary) {
+	const fn = "UserMessageSummary_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeUserMessageSummary)
+}
+
+//export Sdkpp_UserMessageSummary_Clone
+func Sdkpp_UserMessageSummary_Clone(self *C.Sdkpp_UserMessageSummary, other *C.Sdkpp_UserMessageSummary) {
+	const fn = "UserMessageSummary_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getUserMessageSummary(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeUserMessageSummary, v)
+}
+
+//export Sdkpp_UserMessageSummary_UserId
+func Sdkpp_UserMessageSummary_UserId(self *C.Sdkpp_UserMessageSummary) C.uint64_t {
+	const fn = "UserMessageSummary_UserId"
+	defer guard(fn)
+	o, e, ok := getUserMessageSummary(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.UserId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_UserMessageSummary_LastMessageId
+func Sdkpp_UserMessageSummary_LastMessageId(self *C.Sdkpp_UserMessageSummary) C.uint64_t {
+	const fn = "UserMessageSummary_LastMessageId"
+	defer guard(fn)
+	o, e, ok := getUserMessageSummary(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.LastMessageId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
 }
 
 // getClient finds the Client behind self, or logs why it cannot.
@@ -3375,4 +3787,366 @@ func Sdkpp_Client_SetLobbyMemberUpdatedCallback(self *C.Sdkpp_Client, callback C
 	}
 	accepted = true
 	o.SetLobbyMemberUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SendUserMessage
+func Sdkpp_Client_SendUserMessage(self *C.Sdkpp_Client, recipientId C.uint64_t, content C.Sdkpp_String, callback C.Sdkpp_Client_SendUserMessageCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendUserMessage"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_recipientId := uint64(recipientId)
+	arg_content, ok := goString(fn, "content", content)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendUserMessageCallback]{
+		Fn: func(result *core.ClientResult, messageId uint64) {
+			C.sdkpp_call_Client_SendUserMessageCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(messageId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendUserMessage(arg_recipientId, arg_content, arg_callback)
+}
+
+//export Sdkpp_Client_SendUserMessageWithMetadata
+func Sdkpp_Client_SendUserMessageWithMetadata(self *C.Sdkpp_Client, recipientId C.uint64_t, content C.Sdkpp_String, metadata C.Sdkpp_Properties, callback C.Sdkpp_Client_SendUserMessageCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendUserMessageWithMetadata"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_recipientId := uint64(recipientId)
+	arg_content, ok := goString(fn, "content", content)
+	if !ok {
+		return
+	}
+	arg_metadata, ok := goProperties(fn, "metadata", metadata)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendUserMessageCallback]{
+		Fn: func(result *core.ClientResult, messageId uint64) {
+			C.sdkpp_call_Client_SendUserMessageCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.uint64_t(messageId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendUserMessageWithMetadata(arg_recipientId, arg_content, arg_metadata, arg_callback)
+}
+
+//export Sdkpp_Client_EditUserMessage
+func Sdkpp_Client_EditUserMessage(self *C.Sdkpp_Client, recipientId C.uint64_t, messageId C.uint64_t, content C.Sdkpp_String, callback C.Sdkpp_Client_EditUserMessageCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_EditUserMessage"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_recipientId := uint64(recipientId)
+	arg_messageId := uint64(messageId)
+	arg_content, ok := goString(fn, "content", content)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientEditUserMessageCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_EditUserMessageCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.EditUserMessage(arg_recipientId, arg_messageId, arg_content, arg_callback)
+}
+
+//export Sdkpp_Client_DeleteUserMessage
+func Sdkpp_Client_DeleteUserMessage(self *C.Sdkpp_Client, recipientId C.uint64_t, messageId C.uint64_t, callback C.Sdkpp_Client_DeleteUserMessageCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_DeleteUserMessage"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_recipientId := uint64(recipientId)
+	arg_messageId := uint64(messageId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientDeleteUserMessageCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_DeleteUserMessageCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.DeleteUserMessage(arg_recipientId, arg_messageId, arg_callback)
+}
+
+//export Sdkpp_Client_GetMessageHandle
+func Sdkpp_Client_GetMessageHandle(self *C.Sdkpp_Client, messageId C.uint64_t, returnValue *C.Sdkpp_MessageHandle) C.bool {
+	const fn = "Client_GetMessageHandle"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_messageId := uint64(messageId)
+	v := o.GetMessageHandle(arg_messageId)
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeMessageHandle, v)
+	return true
+}
+
+//export Sdkpp_Client_GetUserMessageSummaries
+func Sdkpp_Client_GetUserMessageSummaries(self *C.Sdkpp_Client, callback C.Sdkpp_Client_UserMessageSummariesCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetUserMessageSummaries"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUserMessageSummariesCallback]{
+		Fn: func(result *core.ClientResult, summaries []*core.UserMessageSummary) {
+			summaries_ptr, summaries_n := cObjects(typeUserMessageSummary, len(summaries), func(i int) any { return summaries[i] })
+			C.sdkpp_call_Client_UserMessageSummariesCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.Sdkpp_UserMessageSummarySpan{ptr: (*C.Sdkpp_UserMessageSummary)(summaries_ptr), size: C.size_t(summaries_n)}, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetUserMessageSummaries(arg_callback)
+}
+
+//export Sdkpp_Client_GetUserMessagesWithLimit
+func Sdkpp_Client_GetUserMessagesWithLimit(self *C.Sdkpp_Client, recipientId C.uint64_t, limit C.int32_t, callback C.Sdkpp_Client_UserMessagesWithLimitCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetUserMessagesWithLimit"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_recipientId := uint64(recipientId)
+	arg_limit := int32(limit)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUserMessagesWithLimitCallback]{
+		Fn: func(result *core.ClientResult, messages []*core.MessageHandle) {
+			messages_ptr, messages_n := cObjects(typeMessageHandle, len(messages), func(i int) any { return messages[i] })
+			C.sdkpp_call_Client_UserMessagesWithLimitCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.Sdkpp_MessageHandleSpan{ptr: (*C.Sdkpp_MessageHandle)(messages_ptr), size: C.size_t(messages_n)}, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetUserMessagesWithLimit(arg_recipientId, arg_limit, arg_callback)
+}
+
+//export Sdkpp_Client_GetLobbyMessagesWithLimit
+func Sdkpp_Client_GetLobbyMessagesWithLimit(self *C.Sdkpp_Client, lobbyId C.uint64_t, limit C.int32_t, callback C.Sdkpp_Client_GetLobbyMessagesCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_GetLobbyMessagesWithLimit"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	arg_limit := int32(limit)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientGetLobbyMessagesCallback]{
+		Fn: func(result *core.ClientResult, messages []*core.MessageHandle) {
+			messages_ptr, messages_n := cObjects(typeMessageHandle, len(messages), func(i int) any { return messages[i] })
+			C.sdkpp_call_Client_GetLobbyMessagesCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), C.Sdkpp_MessageHandleSpan{ptr: (*C.Sdkpp_MessageHandle)(messages_ptr), size: C.size_t(messages_n)}, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.GetLobbyMessagesWithLimit(arg_lobbyId, arg_limit, arg_callback)
+}
+
+//export Sdkpp_Client_SetMessageCreatedCallback
+func Sdkpp_Client_SetMessageCreatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_MessageCreatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetMessageCreatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientMessageCreatedCallback]{
+		Fn: func(messageId uint64) {
+			C.sdkpp_call_Client_MessageCreatedCallback(callback, C.uint64_t(messageId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetMessageCreatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetMessageUpdatedCallback
+func Sdkpp_Client_SetMessageUpdatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_MessageUpdatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetMessageUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientMessageUpdatedCallback]{
+		Fn: func(messageId uint64) {
+			C.sdkpp_call_Client_MessageUpdatedCallback(callback, C.uint64_t(messageId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetMessageUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetMessageDeletedCallback
+func Sdkpp_Client_SetMessageDeletedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_MessageDeletedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetMessageDeletedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientMessageDeletedCallback]{
+		Fn: func(messageId uint64, channelId uint64) {
+			C.sdkpp_call_Client_MessageDeletedCallback(callback, C.uint64_t(messageId), C.uint64_t(channelId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetMessageDeletedCallback(arg_callback)
 }

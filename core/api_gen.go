@@ -84,6 +84,30 @@ type ClientLobbyMemberRemovedCallback = func(lobbyId uint64, memberId uint64)
 // ClientLobbyMemberUpdatedCallback: A member's metadata changed.
 type ClientLobbyMemberUpdatedCallback = func(lobbyId uint64, memberId uint64)
 
+// ClientGetLobbyMessagesCallback: Result of GetLobbyMessagesWithLimit: newest first.
+type ClientGetLobbyMessagesCallback = func(result *ClientResult, messages []*MessageHandle)
+
+// ClientUserMessagesWithLimitCallback: Result of GetUserMessagesWithLimit: newest first.
+type ClientUserMessagesWithLimitCallback = func(result *ClientResult, messages []*MessageHandle)
+
+// ClientUserMessageSummariesCallback: Result of GetUserMessageSummaries: one per conversation, newest first.
+type ClientUserMessageSummariesCallback = func(result *ClientResult, summaries []*UserMessageSummary)
+
+// ClientEditUserMessageCallback: Result of EditUserMessage.
+type ClientEditUserMessageCallback = func(result *ClientResult)
+
+// ClientDeleteUserMessageCallback: Result of DeleteUserMessage.
+type ClientDeleteUserMessageCallback = func(result *ClientResult)
+
+// ClientMessageCreatedCallback: A message arrived, direct or in a lobby; read it with GetMessageHandle.
+type ClientMessageCreatedCallback = func(messageId uint64)
+
+// ClientMessageUpdatedCallback: A message was edited or its moderation metadata changed.
+type ClientMessageUpdatedCallback = func(messageId uint64)
+
+// ClientMessageDeletedCallback: A message was deleted.
+type ClientMessageDeletedCallback = func(messageId uint64, channelId uint64)
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 

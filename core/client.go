@@ -86,6 +86,7 @@ type Client struct {
 	rpc    rpcLink
 	conn   connState
 	lobby  lobbyState
+	msg    messageState
 
 	closeOnce sync.Once
 }

@@ -146,7 +146,11 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 
 // onDispatch updates the cache from a gateway dispatch.
 func (c *Client) onDispatch(event string, data json.RawMessage) {
-	if strings.HasPrefix(event, "LOBBY_") {
+	switch {
+	case strings.HasPrefix(event, "LOBBY_MESSAGE_") || strings.HasPrefix(event, "MESSAGE_"):
+		c.onMessageDispatch(event, data)
+		return
+	case strings.HasPrefix(event, "LOBBY_"):
 		c.onLobbyDispatch(event, data)
 		return
 	}
@@ -159,12 +163,16 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 			c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
 			return
 		}
+		c.mu.Lock()
 		if u, ok := r.User.data(); ok {
-			c.mu.Lock()
 			c.cacheUserLocked(u)
 			c.conn.currentUserID = u.id
-			c.mu.Unlock()
 		}
+		// A new session may follow a gap: no cached history is known to be gap-free any more.
+		for _, ch := range c.msg.channels {
+			ch.newest, ch.complete = 0, false
+		}
+		c.mu.Unlock()
 	}
 }
 

@@ -137,6 +137,10 @@ func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, me
 			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata}}, &m)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
+		} else {
+			c.mu.Lock()
+			c.storeLocked(lobbyMessage(&m), userOf(&m.Author))
+			c.mu.Unlock()
 		}
 		once.Fire(func() { cb.Fn(resultOf(err), uint64(m.ID)) })
 	})

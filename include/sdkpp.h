@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 2012186570u
+#define SDKPP_ABI_VERSION 1529793207u
 
 #ifdef __cplusplus
 extern "C" {
@@ -235,10 +235,20 @@ typedef struct Sdkpp_UserHandle { void* opaque; } Sdkpp_UserHandle;
 typedef struct Sdkpp_LobbyMemberHandle { void* opaque; } Sdkpp_LobbyMemberHandle;
 /** A lobby the player is in: a live view of the Client's cache. */
 typedef struct Sdkpp_LobbyHandle { void* opaque; } Sdkpp_LobbyHandle;
+/**
+ * A chat message, direct or in a lobby: a live view of the Client's message cache (the newest
+ * messages of each channel). Its getters read defaults once the message has left the cache, was
+ * deleted, or the Client is gone.
+ */
+typedef struct Sdkpp_MessageHandle { void* opaque; } Sdkpp_MessageHandle;
+/** One direct-message conversation of the player: the other user and the newest message. */
+typedef struct Sdkpp_UserMessageSummary { void* opaque; } Sdkpp_UserMessageSummary;
 /** The SDK client: one per signed-in player. */
 typedef struct Sdkpp_Client { void* opaque; } Sdkpp_Client;
 
 typedef struct Sdkpp_LobbyMemberHandleSpan { Sdkpp_LobbyMemberHandle* ptr; size_t size; } Sdkpp_LobbyMemberHandleSpan;
+typedef struct Sdkpp_MessageHandleSpan { Sdkpp_MessageHandle* ptr; size_t size; } Sdkpp_MessageHandleSpan;
+typedef struct Sdkpp_UserMessageSummarySpan { Sdkpp_UserMessageSummary* ptr; size_t size; } Sdkpp_UserMessageSummarySpan;
 
 /** Receives non-voice log messages; bearer tokens and secrets are always removed. */
 typedef void (SDKPP_CALL *Sdkpp_Client_LogCallback)(Sdkpp_String message, Sdkpp_LoggingSeverity severity, void* userData);
@@ -290,6 +300,22 @@ typedef void (SDKPP_CALL *Sdkpp_Client_LobbyMemberAddedCallback)(uint64_t lobbyI
 typedef void (SDKPP_CALL *Sdkpp_Client_LobbyMemberRemovedCallback)(uint64_t lobbyId, uint64_t memberId, void* userData);
 /** A member's metadata changed. */
 typedef void (SDKPP_CALL *Sdkpp_Client_LobbyMemberUpdatedCallback)(uint64_t lobbyId, uint64_t memberId, void* userData);
+/** Result of GetLobbyMessagesWithLimit: newest first. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetLobbyMessagesCallback)(Sdkpp_ClientResult* result, Sdkpp_MessageHandleSpan messages, void* userData);
+/** Result of GetUserMessagesWithLimit: newest first. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UserMessagesWithLimitCallback)(Sdkpp_ClientResult* result, Sdkpp_MessageHandleSpan messages, void* userData);
+/** Result of GetUserMessageSummaries: one per conversation, newest first. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UserMessageSummariesCallback)(Sdkpp_ClientResult* result, Sdkpp_UserMessageSummarySpan summaries, void* userData);
+/** Result of EditUserMessage. */
+typedef void (SDKPP_CALL *Sdkpp_Client_EditUserMessageCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of DeleteUserMessage. */
+typedef void (SDKPP_CALL *Sdkpp_Client_DeleteUserMessageCallback)(Sdkpp_ClientResult* result, void* userData);
+/** A message arrived, direct or in a lobby; read it with GetMessageHandle. */
+typedef void (SDKPP_CALL *Sdkpp_Client_MessageCreatedCallback)(uint64_t messageId, void* userData);
+/** A message was edited or its moderation metadata changed. */
+typedef void (SDKPP_CALL *Sdkpp_Client_MessageUpdatedCallback)(uint64_t messageId, void* userData);
+/** A message was deleted. */
+typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageId, uint64_t channelId, void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -463,6 +489,57 @@ SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_Metadata(Sdkpp_LobbyHandle* self, Sd
 /** One member, if in the lobby. */
 SDKPP_API bool SDKPP_CALL Sdkpp_LobbyHandle_GetLobbyMemberHandle(Sdkpp_LobbyHandle* self, uint64_t memberId, Sdkpp_LobbyMemberHandle* returnValue);
 
+/* MessageHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_MessageHandle_Drop(Sdkpp_MessageHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_MessageHandle_Clone(Sdkpp_MessageHandle* self, Sdkpp_MessageHandle* other);
+/** The message's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_MessageHandle_Id(Sdkpp_MessageHandle* self);
+/** The content as shown to the player. */
+SDKPP_API void SDKPP_CALL Sdkpp_MessageHandle_Content(Sdkpp_MessageHandle* self, Sdkpp_String* returnValue);
+/** The content as it was sent. */
+SDKPP_API void SDKPP_CALL Sdkpp_MessageHandle_RawContent(Sdkpp_MessageHandle* self, Sdkpp_String* returnValue);
+/** The author's user id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_MessageHandle_AuthorId(Sdkpp_MessageHandle* self);
+/** The channel: the lobby's id for a lobby message, the DM channel's id for a direct message. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_MessageHandle_ChannelId(Sdkpp_MessageHandle* self);
+/** The recipient of a direct message; 0 for a lobby message. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_MessageHandle_RecipientId(Sdkpp_MessageHandle* self);
+/** When it was sent, in milliseconds since the Unix epoch. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_MessageHandle_SentTimestamp(Sdkpp_MessageHandle* self);
+/** When it was last edited, in milliseconds since the Unix epoch; 0 if never. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_MessageHandle_EditedTimestamp(Sdkpp_MessageHandle* self);
+/** Whether a game sent it (rather than the platform's own client). */
+SDKPP_API bool SDKPP_CALL Sdkpp_MessageHandle_SentFromGame(Sdkpp_MessageHandle* self);
+/** The metadata its sender attached. */
+SDKPP_API void SDKPP_CALL Sdkpp_MessageHandle_Metadata(Sdkpp_MessageHandle* self, Sdkpp_Properties* returnValue);
+/** Key/value moderation information set by the game's backend. */
+SDKPP_API void SDKPP_CALL Sdkpp_MessageHandle_ModerationMetadata(Sdkpp_MessageHandle* self, Sdkpp_Properties* returnValue);
+/** The application that sent it; a sibling application's id identifies its messages. */
+SDKPP_API bool SDKPP_CALL Sdkpp_MessageHandle_ApplicationId(Sdkpp_MessageHandle* self, uint64_t* returnValue);
+/**
+ * sdkpp: the author's extra display name in a lobby (a character name), set only by the game's
+ * backend.
+ */
+SDKPP_API bool SDKPP_CALL Sdkpp_MessageHandle_AdditionalName(Sdkpp_MessageHandle* self, Sdkpp_String* returnValue);
+/** The author, if the client knows the user. */
+SDKPP_API bool SDKPP_CALL Sdkpp_MessageHandle_Author(Sdkpp_MessageHandle* self, Sdkpp_UserHandle* returnValue);
+/** The recipient of a direct message, if the client knows the user. */
+SDKPP_API bool SDKPP_CALL Sdkpp_MessageHandle_Recipient(Sdkpp_MessageHandle* self, Sdkpp_UserHandle* returnValue);
+/** The lobby of a lobby message the player is still in. */
+SDKPP_API bool SDKPP_CALL Sdkpp_MessageHandle_Lobby(Sdkpp_MessageHandle* self, Sdkpp_LobbyHandle* returnValue);
+
+/* UserMessageSummary */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserMessageSummary_Drop(Sdkpp_UserMessageSummary* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_UserMessageSummary_Clone(Sdkpp_UserMessageSummary* self, Sdkpp_UserMessageSummary* other);
+/** The other user's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_UserMessageSummary_UserId(Sdkpp_UserMessageSummary* self);
+/** The id of the newest message. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_UserMessageSummary_LastMessageId(Sdkpp_UserMessageSummary* self);
+
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_Init(Sdkpp_Client* self);
@@ -595,6 +672,34 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberAddedCallback(Sdkpp_Client*
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberRemovedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberRemovedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sets the handler of member metadata changes. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sends a direct message to a user (at most 2000 characters). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendUserMessage(Sdkpp_Client* self, uint64_t recipientId, Sdkpp_String content, Sdkpp_Client_SendUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** SendUserMessage with sender metadata. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendUserMessageWithMetadata(Sdkpp_Client* self, uint64_t recipientId, Sdkpp_String content, Sdkpp_Properties metadata, Sdkpp_Client_SendUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Replaces the content of a direct message the player sent. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_EditUserMessage(Sdkpp_Client* self, uint64_t recipientId, uint64_t messageId, Sdkpp_String content, Sdkpp_Client_EditUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Deletes a direct message the player sent. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_DeleteUserMessage(Sdkpp_Client* self, uint64_t recipientId, uint64_t messageId, Sdkpp_Client_DeleteUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** A message from the cache (the newest messages of each channel); no request is made. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetMessageHandle(Sdkpp_Client* self, uint64_t messageId, Sdkpp_MessageHandle* returnValue);
+/** The player's direct-message conversations. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetUserMessageSummaries(Sdkpp_Client* self, Sdkpp_Client_UserMessageSummariesCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/**
+ * The newest direct messages with a user, newest first: at most 200 from the last 72 hours,
+ * served from the local cache when it already holds enough.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetUserMessagesWithLimit(Sdkpp_Client* self, uint64_t recipientId, int32_t limit, Sdkpp_Client_UserMessagesWithLimitCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/**
+ * The newest messages of a lobby the player is in, newest first: at most 200 from the last 72
+ * hours.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetLobbyMessagesWithLimit(Sdkpp_Client* self, uint64_t lobbyId, int32_t limit, Sdkpp_Client_GetLobbyMessagesCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of new messages. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetMessageCreatedCallback(Sdkpp_Client* self, Sdkpp_Client_MessageCreatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of edited messages. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetMessageUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_MessageUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of deleted messages. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetMessageDeletedCallback(Sdkpp_Client* self, Sdkpp_Client_MessageDeletedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

@@ -146,6 +146,8 @@ class ClientResult;
 class UserHandle;
 class LobbyMemberHandle;
 class LobbyHandle;
+class MessageHandle;
+class UserMessageSummary;
 class Client;
 
 /// A PKCE code challenge: the S256 hash of a verifier.
@@ -499,6 +501,97 @@ public:
     std::optional<sdkpp::LobbyMemberHandle> GetLobbyMemberHandle(uint64_t memberId) const;
 };
 
+/// A chat message, direct or in a lobby: a live view of the Client's message cache (the newest
+/// messages of each channel). Its getters read defaults once the message has left the cache, was
+/// deleted, or the Client is gone.
+class MessageHandle {
+    mutable Sdkpp_MessageHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_MessageHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const MessageHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit MessageHandle(Sdkpp_MessageHandle instance, SdkppObjectState state);
+    ~MessageHandle();
+    MessageHandle(MessageHandle&& other) noexcept;
+    MessageHandle& operator=(MessageHandle&& other) noexcept;
+    /// A deep copy.
+    MessageHandle(const MessageHandle& other);
+    /// Becomes a deep copy of other.
+    MessageHandle& operator=(const MessageHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The message's id.
+    uint64_t Id() const;
+    /// The content as shown to the player.
+    std::string Content() const;
+    /// The content as it was sent.
+    std::string RawContent() const;
+    /// The author's user id.
+    uint64_t AuthorId() const;
+    /// The channel: the lobby's id for a lobby message, the DM channel's id for a direct message.
+    uint64_t ChannelId() const;
+    /// The recipient of a direct message; 0 for a lobby message.
+    uint64_t RecipientId() const;
+    /// When it was sent, in milliseconds since the Unix epoch.
+    uint64_t SentTimestamp() const;
+    /// When it was last edited, in milliseconds since the Unix epoch; 0 if never.
+    uint64_t EditedTimestamp() const;
+    /// Whether a game sent it (rather than the platform's own client).
+    bool SentFromGame() const;
+    /// The metadata its sender attached.
+    std::unordered_map<std::string, std::string> Metadata() const;
+    /// Key/value moderation information set by the game's backend.
+    std::unordered_map<std::string, std::string> ModerationMetadata() const;
+    /// The application that sent it; a sibling application's id identifies its messages.
+    std::optional<uint64_t> ApplicationId() const;
+    /// sdkpp: the author's extra display name in a lobby (a character name), set only by the game's
+    /// backend.
+    std::optional<std::string> AdditionalName() const;
+    /// The author, if the client knows the user.
+    std::optional<sdkpp::UserHandle> Author() const;
+    /// The recipient of a direct message, if the client knows the user.
+    std::optional<sdkpp::UserHandle> Recipient() const;
+    /// The lobby of a lobby message the player is still in.
+    std::optional<sdkpp::LobbyHandle> Lobby() const;
+};
+
+/// One direct-message conversation of the player: the other user and the newest message.
+class UserMessageSummary {
+    mutable Sdkpp_UserMessageSummary instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_UserMessageSummary* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const UserMessageSummary nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit UserMessageSummary(Sdkpp_UserMessageSummary instance, SdkppObjectState state);
+    ~UserMessageSummary();
+    UserMessageSummary(UserMessageSummary&& other) noexcept;
+    UserMessageSummary& operator=(UserMessageSummary&& other) noexcept;
+    /// A deep copy.
+    UserMessageSummary(const UserMessageSummary& other);
+    /// Becomes a deep copy of other.
+    UserMessageSummary& operator=(const UserMessageSummary& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The other user's id.
+    uint64_t UserId() const;
+    /// The id of the newest message.
+    uint64_t LastMessageId() const;
+};
+
 /// The SDK client: one per signed-in player.
 class Client {
     mutable Sdkpp_Client instance_{};
@@ -581,6 +674,22 @@ public:
     using LobbyMemberRemovedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId)>;
     /// A member's metadata changed.
     using LobbyMemberUpdatedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId)>;
+    /// Result of GetLobbyMessagesWithLimit: newest first.
+    using GetLobbyMessagesCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::MessageHandle> messages)>;
+    /// Result of GetUserMessagesWithLimit: newest first.
+    using UserMessagesWithLimitCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::MessageHandle> messages)>;
+    /// Result of GetUserMessageSummaries: one per conversation, newest first.
+    using UserMessageSummariesCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::UserMessageSummary> summaries)>;
+    /// Result of EditUserMessage.
+    using EditUserMessageCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of DeleteUserMessage.
+    using DeleteUserMessageCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// A message arrived, direct or in a lobby; read it with GetMessageHandle.
+    using MessageCreatedCallback = std::function<void(uint64_t messageId)>;
+    /// A message was edited or its moderation metadata changed.
+    using MessageUpdatedCallback = std::function<void(uint64_t messageId)>;
+    /// A message was deleted.
+    using MessageDeletedCallback = std::function<void(uint64_t messageId, uint64_t channelId)>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -725,6 +834,30 @@ public:
     void SetLobbyMemberRemovedCallback(sdkpp::Client::LobbyMemberRemovedCallback callback);
     /// Sets the handler of member metadata changes.
     void SetLobbyMemberUpdatedCallback(sdkpp::Client::LobbyMemberUpdatedCallback callback);
+    /// Sends a direct message to a user (at most 2000 characters).
+    void SendUserMessage(uint64_t recipientId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback);
+    /// SendUserMessage with sender metadata.
+    void SendUserMessageWithMetadata(uint64_t recipientId, std::string const& content, std::unordered_map<std::string, std::string> const& metadata, sdkpp::Client::SendUserMessageCallback callback);
+    /// Replaces the content of a direct message the player sent.
+    void EditUserMessage(uint64_t recipientId, uint64_t messageId, std::string const& content, sdkpp::Client::EditUserMessageCallback callback);
+    /// Deletes a direct message the player sent.
+    void DeleteUserMessage(uint64_t recipientId, uint64_t messageId, sdkpp::Client::DeleteUserMessageCallback callback);
+    /// A message from the cache (the newest messages of each channel); no request is made.
+    std::optional<sdkpp::MessageHandle> GetMessageHandle(uint64_t messageId) const;
+    /// The player's direct-message conversations.
+    void GetUserMessageSummaries(sdkpp::Client::UserMessageSummariesCallback callback);
+    /// The newest direct messages with a user, newest first: at most 200 from the last 72 hours,
+    /// served from the local cache when it already holds enough.
+    void GetUserMessagesWithLimit(uint64_t recipientId, int32_t limit, sdkpp::Client::UserMessagesWithLimitCallback callback);
+    /// The newest messages of a lobby the player is in, newest first: at most 200 from the last 72
+    /// hours.
+    void GetLobbyMessagesWithLimit(uint64_t lobbyId, int32_t limit, sdkpp::Client::GetLobbyMessagesCallback callback);
+    /// Sets the handler of new messages.
+    void SetMessageCreatedCallback(sdkpp::Client::MessageCreatedCallback callback);
+    /// Sets the handler of edited messages.
+    void SetMessageUpdatedCallback(sdkpp::Client::MessageUpdatedCallback callback);
+    /// Sets the handler of deleted messages.
+    void SetMessageDeletedCallback(sdkpp::Client::MessageDeletedCallback callback);
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -1924,6 +2057,206 @@ std::optional<sdkpp::LobbyMemberHandle> LobbyHandle::GetLobbyMemberHandle(uint64
     return sdkpp::LobbyMemberHandle(returnValue, detail::StateOf(returnValue.opaque));
 }
 
+MessageHandle::MessageHandle(Sdkpp_MessageHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+MessageHandle::~MessageHandle()
+{
+    Drop();
+}
+MessageHandle::MessageHandle(MessageHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_MessageHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+MessageHandle& MessageHandle::operator=(MessageHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_MessageHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+MessageHandle::MessageHandle(const MessageHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_MessageHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+MessageHandle& MessageHandle::operator=(const MessageHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_MessageHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void MessageHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_MessageHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t MessageHandle::Id() const
+{
+    return Sdkpp_MessageHandle_Id(&instance_);
+}
+std::string MessageHandle::Content() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_MessageHandle_Content(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::string MessageHandle::RawContent() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_MessageHandle_RawContent(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+uint64_t MessageHandle::AuthorId() const
+{
+    return Sdkpp_MessageHandle_AuthorId(&instance_);
+}
+uint64_t MessageHandle::ChannelId() const
+{
+    return Sdkpp_MessageHandle_ChannelId(&instance_);
+}
+uint64_t MessageHandle::RecipientId() const
+{
+    return Sdkpp_MessageHandle_RecipientId(&instance_);
+}
+uint64_t MessageHandle::SentTimestamp() const
+{
+    return Sdkpp_MessageHandle_SentTimestamp(&instance_);
+}
+uint64_t MessageHandle::EditedTimestamp() const
+{
+    return Sdkpp_MessageHandle_EditedTimestamp(&instance_);
+}
+bool MessageHandle::SentFromGame() const
+{
+    return Sdkpp_MessageHandle_SentFromGame(&instance_);
+}
+std::unordered_map<std::string, std::string> MessageHandle::Metadata() const
+{
+    Sdkpp_Properties returnValue{};
+    Sdkpp_MessageHandle_Metadata(&instance_, &returnValue);
+    return detail::TakeProperties(returnValue);
+}
+std::unordered_map<std::string, std::string> MessageHandle::ModerationMetadata() const
+{
+    Sdkpp_Properties returnValue{};
+    Sdkpp_MessageHandle_ModerationMetadata(&instance_, &returnValue);
+    return detail::TakeProperties(returnValue);
+}
+std::optional<uint64_t> MessageHandle::ApplicationId() const
+{
+    uint64_t returnValue{};
+    if (!Sdkpp_MessageHandle_ApplicationId(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return returnValue;
+}
+std::optional<std::string> MessageHandle::AdditionalName() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_MessageHandle_AdditionalName(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+std::optional<sdkpp::UserHandle> MessageHandle::Author() const
+{
+    Sdkpp_UserHandle returnValue{};
+    if (!Sdkpp_MessageHandle_Author(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::optional<sdkpp::UserHandle> MessageHandle::Recipient() const
+{
+    Sdkpp_UserHandle returnValue{};
+    if (!Sdkpp_MessageHandle_Recipient(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::optional<sdkpp::LobbyHandle> MessageHandle::Lobby() const
+{
+    Sdkpp_LobbyHandle returnValue{};
+    if (!Sdkpp_MessageHandle_Lobby(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::LobbyHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+
+UserMessageSummary::UserMessageSummary(Sdkpp_UserMessageSummary instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+UserMessageSummary::~UserMessageSummary()
+{
+    Drop();
+}
+UserMessageSummary::UserMessageSummary(UserMessageSummary&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_UserMessageSummary{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+UserMessageSummary& UserMessageSummary::operator=(UserMessageSummary&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_UserMessageSummary{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+UserMessageSummary::UserMessageSummary(const UserMessageSummary& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_UserMessageSummary_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+UserMessageSummary& UserMessageSummary::operator=(const UserMessageSummary& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_UserMessageSummary_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void UserMessageSummary::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_UserMessageSummary_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t UserMessageSummary::UserId() const
+{
+    return Sdkpp_UserMessageSummary_UserId(&instance_);
+}
+uint64_t UserMessageSummary::LastMessageId() const
+{
+    return Sdkpp_UserMessageSummary_LastMessageId(&instance_);
+}
+
 Client::Client(Sdkpp_Client instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -2478,6 +2811,121 @@ void Client::SetLobbyMemberUpdatedCallback(sdkpp::Client::LobbyMemberUpdatedCall
     };
     Sdkpp_Client_SetLobbyMemberUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyMemberUpdatedCallback>, callback__userData);
 }
+void Client::SendUserMessage(uint64_t recipientId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendUserMessageCallback(std::move(callback));
+    Sdkpp_Client_SendUserMessageCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t messageId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendUserMessageCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto messageId__arg = messageId;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(messageId__arg)); });
+    };
+    Sdkpp_Client_SendUserMessage(&instance_, recipientId, detail::Borrow(content), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendUserMessageCallback>, callback__userData);
+}
+void Client::SendUserMessageWithMetadata(uint64_t recipientId, std::string const& content, std::unordered_map<std::string, std::string> const& metadata, sdkpp::Client::SendUserMessageCallback callback)
+{
+    detail::BorrowedProperties metadata__props(metadata);
+    auto* callback__userData = new sdkpp::Client::SendUserMessageCallback(std::move(callback));
+    Sdkpp_Client_SendUserMessageCallback callback__trampoline = [](Sdkpp_ClientResult* result, uint64_t messageId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendUserMessageCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto messageId__arg = messageId;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(messageId__arg)); });
+    };
+    Sdkpp_Client_SendUserMessageWithMetadata(&instance_, recipientId, detail::Borrow(content), metadata__props.c, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendUserMessageCallback>, callback__userData);
+}
+void Client::EditUserMessage(uint64_t recipientId, uint64_t messageId, std::string const& content, sdkpp::Client::EditUserMessageCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::EditUserMessageCallback(std::move(callback));
+    Sdkpp_Client_EditUserMessageCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::EditUserMessageCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_EditUserMessage(&instance_, recipientId, messageId, detail::Borrow(content), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::EditUserMessageCallback>, callback__userData);
+}
+void Client::DeleteUserMessage(uint64_t recipientId, uint64_t messageId, sdkpp::Client::DeleteUserMessageCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::DeleteUserMessageCallback(std::move(callback));
+    Sdkpp_Client_DeleteUserMessageCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::DeleteUserMessageCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_DeleteUserMessage(&instance_, recipientId, messageId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::DeleteUserMessageCallback>, callback__userData);
+}
+std::optional<sdkpp::MessageHandle> Client::GetMessageHandle(uint64_t messageId) const
+{
+    Sdkpp_MessageHandle returnValue{};
+    if (!Sdkpp_Client_GetMessageHandle(&instance_, messageId, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::MessageHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+void Client::GetUserMessageSummaries(sdkpp::Client::UserMessageSummariesCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UserMessageSummariesCallback(std::move(callback));
+    Sdkpp_Client_UserMessageSummariesCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_UserMessageSummarySpan summaries, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UserMessageSummariesCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto summaries__arg = detail::TakeObjects<sdkpp::UserMessageSummary>(summaries);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(summaries__arg)); });
+    };
+    Sdkpp_Client_GetUserMessageSummaries(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UserMessageSummariesCallback>, callback__userData);
+}
+void Client::GetUserMessagesWithLimit(uint64_t recipientId, int32_t limit, sdkpp::Client::UserMessagesWithLimitCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UserMessagesWithLimitCallback(std::move(callback));
+    Sdkpp_Client_UserMessagesWithLimitCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_MessageHandleSpan messages, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UserMessagesWithLimitCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto messages__arg = detail::TakeObjects<sdkpp::MessageHandle>(messages);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(messages__arg)); });
+    };
+    Sdkpp_Client_GetUserMessagesWithLimit(&instance_, recipientId, limit, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UserMessagesWithLimitCallback>, callback__userData);
+}
+void Client::GetLobbyMessagesWithLimit(uint64_t lobbyId, int32_t limit, sdkpp::Client::GetLobbyMessagesCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::GetLobbyMessagesCallback(std::move(callback));
+    Sdkpp_Client_GetLobbyMessagesCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_MessageHandleSpan messages, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetLobbyMessagesCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto messages__arg = detail::TakeObjects<sdkpp::MessageHandle>(messages);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(messages__arg)); });
+    };
+    Sdkpp_Client_GetLobbyMessagesWithLimit(&instance_, lobbyId, limit, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::GetLobbyMessagesCallback>, callback__userData);
+}
+void Client::SetMessageCreatedCallback(sdkpp::Client::MessageCreatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::MessageCreatedCallback(std::move(callback));
+    Sdkpp_Client_MessageCreatedCallback callback__trampoline = [](uint64_t messageId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::MessageCreatedCallback*>(userData__);
+        auto messageId__arg = messageId;
+        detail::Invoke([&] { fn__(std::move(messageId__arg)); });
+    };
+    Sdkpp_Client_SetMessageCreatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::MessageCreatedCallback>, callback__userData);
+}
+void Client::SetMessageUpdatedCallback(sdkpp::Client::MessageUpdatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::MessageUpdatedCallback(std::move(callback));
+    Sdkpp_Client_MessageUpdatedCallback callback__trampoline = [](uint64_t messageId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::MessageUpdatedCallback*>(userData__);
+        auto messageId__arg = messageId;
+        detail::Invoke([&] { fn__(std::move(messageId__arg)); });
+    };
+    Sdkpp_Client_SetMessageUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::MessageUpdatedCallback>, callback__userData);
+}
+void Client::SetMessageDeletedCallback(sdkpp::Client::MessageDeletedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::MessageDeletedCallback(std::move(callback));
+    Sdkpp_Client_MessageDeletedCallback callback__trampoline = [](uint64_t messageId, uint64_t channelId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::MessageDeletedCallback*>(userData__);
+        auto messageId__arg = messageId;
+        auto channelId__arg = channelId;
+        detail::Invoke([&] { fn__(std::move(messageId__arg), std::move(channelId__arg)); });
+    };
+    Sdkpp_Client_SetMessageDeletedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::MessageDeletedCallback>, callback__userData);
+}
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationArgs AuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
@@ -2487,6 +2935,8 @@ const ClientResult ClientResult::nullobj{{}, SdkppObjectState::Invalid};
 const UserHandle UserHandle::nullobj{{}, SdkppObjectState::Invalid};
 const LobbyMemberHandle LobbyMemberHandle::nullobj{{}, SdkppObjectState::Invalid};
 const LobbyHandle LobbyHandle::nullobj{{}, SdkppObjectState::Invalid};
+const MessageHandle MessageHandle::nullobj{{}, SdkppObjectState::Invalid};
+const UserMessageSummary UserMessageSummary::nullobj{{}, SdkppObjectState::Invalid};
 const Client Client::nullobj{{}, SdkppObjectState::Invalid};
 } // namespace sdkpp
 #endif // SDKPP_IMPLEMENTATION

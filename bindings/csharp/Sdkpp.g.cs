@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 2012186570u;
+        internal const uint AbiVersion = 1529793207u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -1465,6 +1465,297 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>
+    /// A chat message, direct or in a lobby: a live view of the Client's message cache (the newest
+    /// messages of each channel). Its getters read defaults once the message has left the cache, was
+    /// deleted, or the Client is gone.
+    /// </summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class MessageHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_MessageHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal MessageHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static MessageHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new MessageHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_MessageHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~MessageHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_MessageHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_MessageHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public MessageHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_MessageHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The message's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_Id(ref this.handle);
+        }
+
+        /// <summary>The content as shown to the player.</summary>
+        public string Content()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_MessageHandle_Content(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The content as it was sent.</summary>
+        public string RawContent()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_MessageHandle_RawContent(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The author's user id.</summary>
+        public ulong AuthorId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_AuthorId(ref this.handle);
+        }
+
+        /// <summary>The channel: the lobby's id for a lobby message, the DM channel's id for a direct message.</summary>
+        public ulong ChannelId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_ChannelId(ref this.handle);
+        }
+
+        /// <summary>The recipient of a direct message; 0 for a lobby message.</summary>
+        public ulong RecipientId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_RecipientId(ref this.handle);
+        }
+
+        /// <summary>When it was sent, in milliseconds since the Unix epoch.</summary>
+        public ulong SentTimestamp()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_SentTimestamp(ref this.handle);
+        }
+
+        /// <summary>When it was last edited, in milliseconds since the Unix epoch; 0 if never.</summary>
+        public ulong EditedTimestamp()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_EditedTimestamp(ref this.handle);
+        }
+
+        /// <summary>Whether a game sent it (rather than the platform's own client).</summary>
+        public bool SentFromGame()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_SentFromGame(ref this.handle);
+        }
+
+        /// <summary>The metadata its sender attached.</summary>
+        public global::System.Collections.Generic.Dictionary<string, string> Metadata()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeProperties __rv;
+            global::Sdkpp.Native.Sdkpp_MessageHandle_Metadata(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeProperties(__rv);
+        }
+
+        /// <summary>Key/value moderation information set by the game's backend.</summary>
+        public global::System.Collections.Generic.Dictionary<string, string> ModerationMetadata()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeProperties __rv;
+            global::Sdkpp.Native.Sdkpp_MessageHandle_ModerationMetadata(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeProperties(__rv);
+        }
+
+        /// <summary>The application that sent it; a sibling application's id identifies its messages.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public ulong? ApplicationId()
+        {
+            global::Sdkpp.Native.BindThread();
+            ulong __rv;
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_ApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
+        }
+
+        /// <summary>
+        /// sdkpp: the author's extra display name in a lobby (a character name), set only by the game's
+        /// backend.
+        /// </summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string AdditionalName()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_AdditionalName(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>The author, if the client knows the user.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.UserHandle Author()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_Author(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>The recipient of a direct message, if the client knows the user.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.UserHandle Recipient()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_Recipient(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>The lobby of a lobby message the player is still in.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.LobbyHandle Lobby()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_MessageHandle_Lobby(ref this.handle, out __rv) ? global::Sdkpp.LobbyHandle.Adopt(__rv) : null;
+        }
+    }
+
+    /// <summary>One direct-message conversation of the player: the other user and the newest message.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class UserMessageSummary : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_UserMessageSummary); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal UserMessageSummary(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static UserMessageSummary Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new UserMessageSummary(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_UserMessageSummary_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~UserMessageSummary()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_UserMessageSummary_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_UserMessageSummary_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public UserMessageSummary Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_UserMessageSummary_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The other user's id.</summary>
+        public ulong UserId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_UserMessageSummary_UserId(ref this.handle);
+        }
+
+        /// <summary>The id of the newest message.</summary>
+        public ulong LastMessageId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_UserMessageSummary_LastMessageId(ref this.handle);
+        }
+    }
+
     /// <summary>The SDK client: one per signed-in player.</summary>
     /// <remarks>
     /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
@@ -1680,6 +1971,62 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void LobbyMemberUpdatedCallback(ulong lobbyId, ulong memberId);
+
+        /// <summary>Result of GetLobbyMessagesWithLimit: newest first.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The messages object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetLobbyMessagesCallback(global::Sdkpp.ClientResult result, global::Sdkpp.MessageHandle[] messages);
+
+        /// <summary>Result of GetUserMessagesWithLimit: newest first.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The messages object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UserMessagesWithLimitCallback(global::Sdkpp.ClientResult result, global::Sdkpp.MessageHandle[] messages);
+
+        /// <summary>Result of GetUserMessageSummaries: one per conversation, newest first.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The summaries object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UserMessageSummariesCallback(global::Sdkpp.ClientResult result, global::Sdkpp.UserMessageSummary[] summaries);
+
+        /// <summary>Result of EditUserMessage.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void EditUserMessageCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of DeleteUserMessage.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void DeleteUserMessageCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>A message arrived, direct or in a lobby; read it with GetMessageHandle.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void MessageCreatedCallback(ulong messageId);
+
+        /// <summary>A message was edited or its moderation metadata changed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void MessageUpdatedCallback(ulong messageId);
+
+        /// <summary>A message was deleted.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void MessageDeletedCallback(ulong messageId, ulong channelId);
 
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
@@ -2833,6 +3180,276 @@ namespace Sdkpp
                 }
             }
         }
+
+        /// <summary>Sends a direct message to a user (at most 2000 characters).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendUserMessage(ulong recipientId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendUserMessage(ref this.handle, recipientId, __a_content, global::Sdkpp.Trampolines.Client_SendUserMessageCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>SendUserMessage with sender metadata.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendUserMessageWithMetadata(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
+                global::Sdkpp.NativeProperties __a_metadata = __arena.Properties(metadata, "metadata");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendUserMessageWithMetadata(ref this.handle, recipientId, __a_content, __a_metadata, global::Sdkpp.Trampolines.Client_SendUserMessageCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Replaces the content of a direct message the player sent.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void EditUserMessage(ulong recipientId, ulong messageId, string content, global::Sdkpp.Client.EditUserMessageCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_EditUserMessage(ref this.handle, recipientId, messageId, __a_content, global::Sdkpp.Trampolines.Client_EditUserMessageCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Deletes a direct message the player sent.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void DeleteUserMessage(ulong recipientId, ulong messageId, global::Sdkpp.Client.DeleteUserMessageCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_DeleteUserMessage(ref this.handle, recipientId, messageId, global::Sdkpp.Trampolines.Client_DeleteUserMessageCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>A message from the cache (the newest messages of each channel); no request is made.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.MessageHandle GetMessageHandle(ulong messageId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Client_GetMessageHandle(ref this.handle, messageId, out __rv) ? global::Sdkpp.MessageHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>The player's direct-message conversations.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetUserMessageSummaries(global::Sdkpp.Client.UserMessageSummariesCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetUserMessageSummaries(ref this.handle, global::Sdkpp.Trampolines.Client_UserMessageSummariesCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>
+        /// The newest direct messages with a user, newest first: at most 200 from the last 72 hours,
+        /// served from the local cache when it already holds enough.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetUserMessagesWithLimit(ulong recipientId, int limit, global::Sdkpp.Client.UserMessagesWithLimitCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetUserMessagesWithLimit(ref this.handle, recipientId, limit, global::Sdkpp.Trampolines.Client_UserMessagesWithLimitCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>
+        /// The newest messages of a lobby the player is in, newest first: at most 200 from the last 72
+        /// hours.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetLobbyMessagesWithLimit(ulong lobbyId, int limit, global::Sdkpp.Client.GetLobbyMessagesCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetLobbyMessagesWithLimit(ref this.handle, lobbyId, limit, global::Sdkpp.Trampolines.Client_GetLobbyMessagesCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of new messages.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetMessageCreatedCallback(global::Sdkpp.Client.MessageCreatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetMessageCreatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_MessageCreatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of edited messages.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetMessageUpdatedCallback(global::Sdkpp.Client.MessageUpdatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetMessageUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_MessageUpdatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of deleted messages.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetMessageDeletedCallback(global::Sdkpp.Client.MessageDeletedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetMessageDeletedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_MessageDeletedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
     }
 
     internal static partial class Native
@@ -2911,6 +3528,30 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_LobbyMemberUpdatedCallback(ulong lobbyId, ulong memberId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetLobbyMessagesCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan messages, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UserMessagesWithLimitCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan messages, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UserMessageSummariesCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan summaries, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_EditUserMessageCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_DeleteUserMessageCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_MessageCreatedCallback(ulong messageId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_MessageUpdatedCallback(ulong messageId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_MessageDeletedCallback(ulong messageId, ulong channelId, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -3194,6 +3835,78 @@ namespace Sdkpp
         internal static extern bool Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref global::System.IntPtr self, ulong memberId, out global::System.IntPtr returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_MessageHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_MessageHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_MessageHandle_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_MessageHandle_Content(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_MessageHandle_RawContent(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_MessageHandle_AuthorId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_MessageHandle_ChannelId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_MessageHandle_RecipientId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_MessageHandle_SentTimestamp(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_MessageHandle_EditedTimestamp(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_MessageHandle_SentFromGame(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_MessageHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_MessageHandle_ModerationMetadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_MessageHandle_ApplicationId(ref global::System.IntPtr self, out ulong returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_MessageHandle_AdditionalName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_MessageHandle_Author(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_MessageHandle_Recipient(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_MessageHandle_Lobby(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserMessageSummary_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserMessageSummary_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_UserMessageSummary_UserId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_UserMessageSummary_LastMessageId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_Init(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -3389,6 +4102,40 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetLobbyMemberUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendUserMessage(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendUserMessageWithMetadata(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_EditUserMessage(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_EditUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_DeleteUserMessage(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.Native.Client_DeleteUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_GetMessageHandle(ref global::System.IntPtr self, ulong messageId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetUserMessageSummaries(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserMessageSummariesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetUserMessagesWithLimit(ref global::System.IntPtr self, ulong recipientId, int limit, global::Sdkpp.Native.Client_UserMessagesWithLimitCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetLobbyMessagesWithLimit(ref global::System.IntPtr self, ulong lobbyId, int limit, global::Sdkpp.Native.Client_GetLobbyMessagesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetMessageCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetMessageUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetMessageDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -3950,6 +4697,190 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.LobbyMemberUpdatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetLobbyMessagesCallback Client_GetLobbyMessagesCallback = Client_GetLobbyMessagesCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetLobbyMessagesCallback))]
+        static void Client_GetLobbyMessagesCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan messages, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.MessageHandle[] __a_messages = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.MessageHandle>(messages, global::Sdkpp.MessageHandle.Adopt);
+                global::Sdkpp.Client.GetLobbyMessagesCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetLobbyMessagesCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    foreach (global::Sdkpp.MessageHandle __o in __a_messages) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_result, __a_messages);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetLobbyMessagesCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UserMessagesWithLimitCallback Client_UserMessagesWithLimitCallback = Client_UserMessagesWithLimitCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserMessagesWithLimitCallback))]
+        static void Client_UserMessagesWithLimitCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan messages, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.MessageHandle[] __a_messages = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.MessageHandle>(messages, global::Sdkpp.MessageHandle.Adopt);
+                global::Sdkpp.Client.UserMessagesWithLimitCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserMessagesWithLimitCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    foreach (global::Sdkpp.MessageHandle __o in __a_messages) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_result, __a_messages);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UserMessagesWithLimitCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UserMessageSummariesCallback Client_UserMessageSummariesCallback = Client_UserMessageSummariesCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserMessageSummariesCallback))]
+        static void Client_UserMessageSummariesCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan summaries, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.UserMessageSummary[] __a_summaries = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserMessageSummary>(summaries, global::Sdkpp.UserMessageSummary.Adopt);
+                global::Sdkpp.Client.UserMessageSummariesCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserMessageSummariesCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    foreach (global::Sdkpp.UserMessageSummary __o in __a_summaries) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_result, __a_summaries);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UserMessageSummariesCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_EditUserMessageCallback Client_EditUserMessageCallback = Client_EditUserMessageCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EditUserMessageCallback))]
+        static void Client_EditUserMessageCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.EditUserMessageCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.EditUserMessageCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.EditUserMessageCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_DeleteUserMessageCallback Client_DeleteUserMessageCallback = Client_DeleteUserMessageCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_DeleteUserMessageCallback))]
+        static void Client_DeleteUserMessageCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.DeleteUserMessageCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.DeleteUserMessageCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.DeleteUserMessageCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_MessageCreatedCallback Client_MessageCreatedCallback = Client_MessageCreatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageCreatedCallback))]
+        static void Client_MessageCreatedCallback_Impl(ulong messageId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.MessageCreatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.MessageCreatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(messageId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.MessageCreatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_MessageUpdatedCallback Client_MessageUpdatedCallback = Client_MessageUpdatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageUpdatedCallback))]
+        static void Client_MessageUpdatedCallback_Impl(ulong messageId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.MessageUpdatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.MessageUpdatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(messageId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.MessageUpdatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_MessageDeletedCallback Client_MessageDeletedCallback = Client_MessageDeletedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageDeletedCallback))]
+        static void Client_MessageDeletedCallback_Impl(ulong messageId, ulong channelId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.MessageDeletedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.MessageDeletedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(messageId, channelId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.MessageDeletedCallback", __e);
             }
         }
     }

@@ -236,6 +236,8 @@ func cppArgs(b *strings.Builder, ps []desc.Param) []string {
 						cp.Name, cppType(cp.Type.Elem), cppType(cp.Type.Elem), cp.Name))
 				case cp.Type.Kind == desc.Prim:
 					conv = append(conv, cp.Name)
+				case cp.Type.Kind == desc.List || cp.Type.Kind == desc.Props:
+					conv = append(conv, cppFromC(cp.Type, cp.Name)) // the callback owns the span or map
 				default:
 					panic("C++ callback argument kind not supported yet")
 				}

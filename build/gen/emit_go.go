@@ -369,12 +369,21 @@ func (cw *capiWriter) callbackArg(p desc.Param, fail string) {
 	n := goIdent(p.Name)
 	cb := p.Type.Callback
 	cw.w("\tif %s == nil {\n\t\trefuse(fn, \"%s is NULL\")\n\t\treturn%s\n\t}\n", n, n, fail)
-	var params, args []string
+	var params, args, pre []string
 	for _, cp := range cb.Params {
 		cn := goIdent(cp.Name)
 		params = append(params, cn+" "+goCore(cp.Type))
 		t := cp.Type
 		switch {
+		case t.Kind == desc.Props:
+			args = append(args, "cProperties("+cn+")")
+		case t.Kind == desc.List && t.Elem.Kind == desc.ClassT:
+			// The callback adopts every handle of the span and frees the span.
+			pre = append(pre, fmt.Sprintf("%s_ptr, %s_n := cObjects(type%s, len(%s), func(i int) any { return %s[i] })", cn, cn, t.Elem.Class.Name, cn, cn))
+			args = append(args, fmt.Sprintf("C.%s{ptr: (*C.%s)(%s_ptr), size: C.size_t(%s_n)}", cSpan(t.Elem), cClass(t.Elem.Class), cn, cn))
+		case t.Kind == desc.List:
+			pre = append(pre, fmt.Sprintf("%s_ptr, %s_n := cUint64s(%s)", cn, cn, cn))
+			args = append(args, fmt.Sprintf("C.Sdkpp_UInt64Span{ptr: (*C.uint64_t)(%s_ptr), size: C.size_t(%s_n)}", cn, cn))
 		case t.Kind == desc.ClassT:
 			args = append(args, fmt.Sprintf("C.uintptr_t(addAdopted(type%s, %s))", t.Class.Name, cn))
 		case t.Kind == desc.Opt && t.Elem.Kind == desc.ClassT:
@@ -394,8 +403,12 @@ func (cw *capiWriter) callbackArg(p desc.Param, fail string) {
 	}
 	args = append([]string{n}, args...)
 	args = append(args, n+"_ud")
-	cw.w("\targ_%s := core.Callback[core.%s]{\n\t\tFn: func(%s) {\n\t\t\tC.sdkpp_call_%s(%s)\n\t\t},\n\t\tRelease: %s_release,\n\t}\n",
-		n, cb.GoName(), strings.Join(params, ", "), cb.FullName(), strings.Join(args, ", "), n)
+	body := ""
+	for _, s := range pre {
+		body += "\t\t\t" + s + "\n"
+	}
+	cw.w("\targ_%s := core.Callback[core.%s]{\n\t\tFn: func(%s) {\n%s\t\t\tC.sdkpp_call_%s(%s)\n\t\t},\n\t\tRelease: %s_release,\n\t}\n",
+		n, cb.GoName(), strings.Join(params, ", "), body, cb.FullName(), strings.Join(args, ", "), n)
 }
 
 // method writes a getter, a setter or a method.

@@ -1,0 +1,85 @@
+package wire
+
+import "net/http"
+
+// Message is a game direct message between two users: the object of the DM routes, the data of
+// the MESSAGE_CREATE and MESSAGE_UPDATE gateway dispatches and of the GAME_DIRECT_MESSAGE_CREATE
+// and GAME_DIRECT_MESSAGE_UPDATE webhook events.
+type Message struct {
+	ID          Snowflake         `json:"id"`
+	Type        int               `json:"type"` // 0, a default message
+	Content     string            `json:"content"`
+	ChannelID   Snowflake         `json:"channel_id"` // the DM channel of the two users
+	Author      User              `json:"author"`
+	RecipientID Snowflake         `json:"recipient_id"`
+	Metadata    map[string]string `json:"metadata"` // the sender's; null when empty
+	// ModerationMetadata is set by the application's backend (rules MSG-3, MODR-1); null when empty.
+	ModerationMetadata map[string]string `json:"moderation_metadata"`
+	Flags              int               `json:"flags"`
+	// ApplicationID is the application whose SDK sent the message (rule MSG-1).
+	ApplicationID   Snowflake `json:"application_id"`
+	Timestamp       string    `json:"timestamp"`        // RFC 3339, when it was sent
+	EditedTimestamp *string   `json:"edited_timestamp"` // RFC 3339, null until edited
+}
+
+// MessageDelete is the data of the MESSAGE_DELETE dispatch and the GAME_DIRECT_MESSAGE_DELETE
+// webhook event.
+type MessageDelete struct {
+	ID            Snowflake `json:"id"`
+	ChannelID     Snowflake `json:"channel_id"`
+	AuthorID      Snowflake `json:"author_id"`
+	RecipientID   Snowflake `json:"recipient_id"`
+	ApplicationID Snowflake `json:"application_id"`
+}
+
+// DMChannel is a direct-message channel of two users, the object of POST /users/@me/channels
+// and of GET /users/@me/channels (which also fills LastMessageID).
+type DMChannel struct {
+	ID            Snowflake  `json:"id"`
+	Type          int        `json:"type"` // ChannelTypeDM
+	Recipients    []User     `json:"recipients"`
+	LastMessageID *Snowflake `json:"last_message_id"`
+}
+
+// ChannelTypeDM is the type of a direct-message channel.
+const ChannelTypeDM = 1
+
+// CreateDMRequest is the body of POST /users/@me/channels.
+type CreateDMRequest struct {
+	RecipientID Snowflake `json:"recipient_id"`
+}
+
+// MessageEditRequest is the body of PATCH /channels/{channel_id}/messages/{message_id}.
+type MessageEditRequest struct {
+	Content *string `json:"content"`
+}
+
+// Gateway dispatches of direct messages.
+const (
+	DispatchMessageCreate = "MESSAGE_CREATE"
+	DispatchMessageUpdate = "MESSAGE_UPDATE"
+	DispatchMessageDelete = "MESSAGE_DELETE"
+)
+
+// Webhook events of game direct messages (rule WH-2).
+const (
+	EventGameDirectMessageCreate = "GAME_DIRECT_MESSAGE_CREATE"
+	EventGameDirectMessageUpdate = "GAME_DIRECT_MESSAGE_UPDATE"
+	EventGameDirectMessageDelete = "GAME_DIRECT_MESSAGE_DELETE"
+)
+
+// CodeUnknownChannel is the JSON error code of an unknown channel.
+const CodeUnknownChannel = 10003
+
+// CodeCannotMessageUser is the JSON error code of a direct message the recipient does not accept.
+const CodeCannotMessageUser = 50007
+
+// UnknownChannel is the 404 of a channel that does not exist or is not the caller's.
+func UnknownChannel() *APIError {
+	return &APIError{Status: http.StatusNotFound, Code: CodeUnknownChannel, Message: "Unknown Channel"}
+}
+
+// CannotMessageUser is the 403 of a direct message to a user who does not accept it.
+func CannotMessageUser() *APIError {
+	return &APIError{Status: http.StatusForbidden, Code: CodeCannotMessageUser, Message: "Cannot send messages to this user"}
+}
