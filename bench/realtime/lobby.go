@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"sdkpp/core"
 	"sdkpp/core/gateway"
 	"sdkpp/server"
 	"sdkpp/server/wire"
@@ -168,42 +170,66 @@ func listen(addr string, p player, onMessage func(content string, at time.Time, 
 }
 
 // sdkppLatency sends rounds messages one at a time from one player and times each from the send
-// until the other player's gateway client has decoded it. It also returns the size of a
-// message's dispatch data, for the anchor to publish payloads of the same size.
+// until the SDK (core.Client: gateway, message cache, callback queue) has run the other player's
+// MessageCreated callback inside RunCallbacks, which this goroutine calls in a loop as a game's
+// frame would, without pausing. It also returns the size of a message's dispatch data, for the
+// anchor to publish payloads of the same size.
 func sdkppLatency(a *api, addr, lobbyID string, from, to player, rounds int) ([]time.Duration, int, error) {
-	type arrival struct {
-		content string
-		at      time.Time
-		size    int
-	}
-	got := make(chan arrival, 16)
-	l, err := listen(addr, to, func(content string, at time.Time, size int) { got <- arrival{content, at, size} })
+	var probed atomic.Int64 // written on the gateway client's goroutine
+	probe, err := listen(addr, to, func(_ string, _ time.Time, n int) { probed.Store(int64(n)) })
 	if err != nil {
 		return nil, 0, err
 	}
-	defer l.gw.Close()
+	err = a.send(from, lobbyID, "probe")
+	for deadline := time.Now().Add(10 * time.Second); err == nil && probed.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	probe.gw.Close()
+	size := int(probed.Load())
+	if err != nil || size == 0 {
+		return nil, 0, fmt.Errorf("the probe message did not arrive: %v", err)
+	}
+
+	c := core.NewClientWithBases("http://"+addr+server.APIVersionPath, "http://"+addr)
+	defer c.Close()
+	var got []uint64
+	var at []time.Time
+	c.SetMessageCreatedCallback(core.Func(func(id uint64) { got, at = append(got, id), append(at, time.Now()) }))
+	c.UpdateToken(core.AuthorizationTokenTypeBearer, to.token, core.Func(func(*core.ClientResult) {}))
+	c.Connect()
+	if !poll(func() bool { return c.GetStatus() == core.ClientStatusReady }) {
+		return nil, 0, fmt.Errorf("the receiving SDK client is not Ready")
+	}
 	var out []time.Duration
-	size := 0
 	for i := 0; i < rounds+warmup; i++ {
-		content := "latency " + strconv.Itoa(i)
+		got, at = got[:0], at[:0]
 		start := time.Now()
-		if err := a.send(from, lobbyID, content); err != nil {
+		if err := a.send(from, lobbyID, "latency "+strconv.Itoa(i)); err != nil {
 			return nil, 0, err
 		}
-		select {
-		case m := <-got:
-			if m.content != content {
-				return nil, 0, fmt.Errorf("received %q, want %q", m.content, content)
-			}
-			if i >= warmup {
-				out = append(out, m.at.Sub(start))
-			}
-			size = m.size
-		case <-time.After(10 * time.Second):
-			return nil, 0, fmt.Errorf("message %d never arrived", i)
+		if !poll(func() bool { return len(got) > 0 }) {
+			return nil, 0, fmt.Errorf("message %d never reached the callback", i)
+		}
+		if h := c.GetMessageHandle(got[0]); h == nil || h.Content() != "latency "+strconv.Itoa(i) {
+			return nil, 0, fmt.Errorf("message %d: the callback got another message", i)
+		}
+		if i >= warmup {
+			out = append(out, at[0].Sub(start))
 		}
 	}
 	return out, size, nil
+}
+
+// poll runs the SDK's callbacks until done or 10 seconds pass.
+func poll(done func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		core.RunCallbacks()
+		if done() {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
 }
 
 // sdkppFanout connects every player, sends messages from the first with window requests in

@@ -2,8 +2,8 @@
 // in the same run on the same machine with the same method:
 //
 //   - (a) Lobby message latency, p50 and p99: one player sends (POST /lobbies/{id}/messages) and
-//     the clock stops when the other player's SDK gateway client has decoded the
-//     LOBBY_MESSAGE_CREATE dispatch; one message at a time. Anchor: Redis PUBLISH of a payload of
+//     the clock stops when the other player's SDK (core.Client) runs its MessageCreated callback in
+//     RunCallbacks, called in a loop; one message at a time. Anchor: Redis PUBLISH of a payload of
 //     the same size until a SUBSCRIBEd connection has read it.
 //   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
 //     client; messages delivered (decoded by a member's client) per second, with the same number
@@ -93,7 +93,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	bp50, bp99 := percentiles(base)
 	fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time (%d messages, %d-byte payloads)\n", rounds, size)
 	fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
-	fmt.Printf("  sdkpp: POST message (SQLite) -> gateway dispatch -> SDK gateway client    p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 2x)\n",
+	fmt.Printf("  sdkpp: POST message (SQLite) -> gateway -> SDK MessageCreated callback   p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 2x)\n",
 		op50, op99, ratio(op50, bp50), ratio(op99, bp99))
 
 	all, err := a.lobby("fanout", ps)
