@@ -97,7 +97,7 @@ test-browser:
 
 # Benchmarks print each figure beside its anchor measured in the same run.
 bench:
-	@build/scripts/deps.sh test
+	@build/scripts/deps.sh bench
 	bash bench/run.sh
 
 # Starts sdkpp-server on its default address and runs the sample game for two players.

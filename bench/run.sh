@@ -18,3 +18,8 @@ go test -run '^$' -bench . -benchtime 200000x ./capi/internal/handle ./core/disp
 echo
 echo "== account linking on loopback =="
 go run ./bench/auth
+
+echo
+echo "== realtime: lobby messages and idle gateway connections, against Redis and a bare WebSocket server =="
+go build -o "$out/realtime" ./bench/realtime
+"$out/realtime"

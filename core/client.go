@@ -80,13 +80,14 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex // guards the fields below
-	closed bool
-	auth   authState
-	rpc    rpcLink
-	conn   connState
-	lobby  lobbyState
-	msg    messageState
+	mu      sync.Mutex // guards the fields below
+	closed  bool
+	auth    authState
+	rpc     rpcLink
+	conn    connState
+	lobby   lobbyState
+	msg     messageState
+	catchUp catchUpState
 
 	closeOnce sync.Once
 }

@@ -173,6 +173,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 			ch.newest, ch.complete = 0, false
 		}
 		c.mu.Unlock()
+		c.startCatchUp() // fetch the lobby messages a lost session missed (catchup.go)
 	}
 }
 

@@ -209,7 +209,9 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			return
 		}
 		if event == wire.EventLobbyMessageCreate {
-			c.deliverCreated(lobbyMessage(&w), userOf(&w.Author))
+			if m, a := lobbyMessage(&w), userOf(&w.Author); !c.holdLive(m, a) { // held while catching up
+				c.deliverCreated(m, a)
+			}
 		} else {
 			c.deliverUpdated(lobbyMessage(&w), userOf(&w.Author))
 		}

@@ -355,7 +355,5 @@ func (s *Server) APIURL() string { return s.URL() + APIVersionPath }
 type lobbyNotifier struct{ hub *gateway.Hub }
 
 func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {
-	for _, u := range userIDs {
-		n.hub.DispatchApp(appID, u, event, data)
-	}
+	n.hub.DispatchAppMany(appID, userIDs, event, data) // encoded once for the whole lobby
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|windows|browser|all]
+# Usage: build/scripts/deps.sh [test|bench|windows|browser|all]
+# bench is test plus redis-server, the anchor of the realtime benchmarks.
 set -euo pipefail
 want=${1:-test}
 
@@ -9,6 +10,8 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have gcc || need+=(gcc)
 have g++ || need+=(g++)
 have pkg-config || need+=(pkg-config)
+[ "$want" = bench ] && { want=test; have redis-server || need+=(redis-server); }
+[ "$want" = all ] && { have redis-server || need+=(redis-server); }
 if [ "$want" = test ] || [ "$want" = all ]; then
   have mcs || need+=(mono-mcs)
   have mono || need+=(mono-runtime)

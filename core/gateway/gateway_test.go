@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -16,91 +14,15 @@ import (
 	"sdkpp/server/wire"
 )
 
-// proxy forwards TCP connections to a target and can cut them all at once, as a flaky network
-// would.
-type proxy struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	target string
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
-}
-
-func newProxy(t *testing.T) *proxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		target := p.target
-		p.mu.Unlock()
-		up, err := net.Dial("tcp", target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.track(c, up)
-		p.wg.Add(2)
-		go func() { defer p.wg.Done(); io.Copy(up, c); up.Close(); c.Close() }()
-		go func() { defer p.wg.Done(); io.Copy(c, up); up.Close(); c.Close() }()
-	}
-}
-
-func (p *proxy) track(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		p.conns[c] = struct{}{}
-	}
-}
-
-// cut closes every connection through the proxy.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.cut()
-	p.wg.Wait()
-}
-
 // start runs the service behind the proxy and returns it with a user's access token.
-func start(t *testing.T) (*servertest.Env, *proxy, string, wire.Snowflake) {
-	p := newProxy(t)
+func start(t *testing.T) (*servertest.Env, *servertest.Proxy, string, wire.Snowflake) {
 	// The service listens on a port chosen now, so that the proxy knows its target before the
 	// service starts; its public URL is the proxy's.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	p.mu.Lock()
-	p.target = addr
-	p.mu.Unlock()
+	addr := servertest.FreeAddr(t)
+	p := servertest.NewProxy(t, addr)
 	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) {
 		c.Addr = addr
-		c.PublicURL = "http://" + p.ln.Addr().String()
+		c.PublicURL = "http://" + p.Addr()
 		c.GatewayHeartbeat = 200 * time.Millisecond
 	}))
 	// Reach the API directly, not through the proxy that the tests cut.
@@ -194,7 +116,7 @@ func TestIdentifyReadyAndClose(t *testing.T) {
 	env, p, tok, _ := start(t)
 	_ = env
 	rec := &recorder{}
-	c := newClient(t, "ws://"+p.ln.Addr().String()+server.GatewayPath, tok, rec)
+	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, tok, rec)
 	c.Start()
 	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
 	if rec.count("READY") != 1 {
@@ -219,7 +141,7 @@ func TestIdentifyReadyAndClose(t *testing.T) {
 func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 	env, p, tok, userID := start(t)
 	rec := &recorder{}
-	c := newClient(t, "ws://"+p.ln.Addr().String()+server.GatewayPath, tok, rec)
+	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, tok, rec)
 	c.Start()
 	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
 	const n = 300
@@ -228,7 +150,7 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 	go func() { // the network fails every 40 ms
 		for ctx.Err() == nil {
 			time.Sleep(40 * time.Millisecond)
-			p.cut()
+			p.Cut()
 		}
 	}()
 	for i := 1; i <= n; i++ {
@@ -274,7 +196,7 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 func TestAuthenticationFailureIsFinal(t *testing.T) {
 	_, p, _, _ := start(t)
 	rec := &recorder{}
-	c := newClient(t, "ws://"+p.ln.Addr().String()+server.GatewayPath, "not-a-token", rec)
+	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, "not-a-token", rec)
 	c.Start()
 	waitUntil(t, "Disconnected", func() bool {
 		rec.mu.Lock()

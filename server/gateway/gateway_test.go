@@ -461,7 +461,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 // Dispatch reaches every session of the user and no one else's; DispatchMany sends once per
-// user; DispatchApp only to that application's sessions.
+// user; DispatchApp and DispatchAppMany only to that application's sessions.
 func TestDispatchTwoSessions(t *testing.T) {
 	e := newEnv(t, nil)
 	a, b, o, x := e.dial(), e.dial(), e.dial(), e.dial()
@@ -490,6 +490,12 @@ func TestDispatchTwoSessions(t *testing.T) {
 	x.expectDispatch("A", 4)
 	for _, c := range []*client{a, b} {
 		c.heartbeat() // nothing for app 500
+	}
+	e.hub.DispatchAppMany(testApp2, []uint64{1, 2, 1}, "B", nil) // once per user, that game only
+	x.expectDispatch("B", 5)
+	x.heartbeat()
+	for _, c := range []*client{a, b, o} {
+		c.heartbeat()
 	}
 }
 

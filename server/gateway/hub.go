@@ -296,10 +296,16 @@ func (h *Hub) DispatchMany(userIDs []uint64, event string, data any) {
 // DispatchApp is Dispatch restricted to the user's sessions identified with a token of the
 // application appID (for example lobby events, which belong to one game). appID 0 sends nothing.
 func (h *Hub) DispatchApp(appID, userID uint64, event string, data any) {
+	h.DispatchAppMany(appID, []uint64{userID}, event, data)
+}
+
+// DispatchAppMany is DispatchApp to each of userIDs (duplicates are sent once); data is encoded
+// once, however many users there are.
+func (h *Hub) DispatchAppMany(appID uint64, userIDs []uint64, event string, data any) {
 	if appID == 0 {
 		return
 	}
-	h.dispatch([]uint64{userID}, appID, event, data)
+	h.dispatch(userIDs, appID, event, data)
 }
 
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {

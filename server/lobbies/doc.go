@@ -46,7 +46,8 @@
 //   - Messages (LOB-2): content 1 to 2000 characters, not only white space; metadata a string map
 //     of at most 1000 characters; flags only SUPPRESS_EMBEDS (4) and SUPPRESS_NOTIFICATIONS
 //     (4096). GET (LOB-3) returns at most limit (1 to 200, default 50) messages of the last 72
-//     hours, newest first.
+//     hours, newest first. With after=<message id> they are the oldest ones above that id (still
+//     newest first): a client that missed messages pages forward from the last id it saw.
 //   - Moderation metadata (MODR-1, MSG-3): a string map of at most 5 keys, keys at most 1024
 //     characters, values at most 2000; it replaces the message's and shows on the message object.
 //

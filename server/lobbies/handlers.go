@@ -384,17 +384,27 @@ func (s *Service) toMembers(q *request, st store.Store, out *outbox, l *store.Lo
 	return nil
 }
 
-// listMessages serves GET /lobbies/{lobby_id}/messages?limit= (rule LOB-3): at most limit (1 to
-// 200, default 50) messages of the last 72 hours, newest first, to a member or the application.
+// listMessages serves GET /lobbies/{lobby_id}/messages?limit=&after= (rule LOB-3): at most limit
+// (1 to 200, default 50) messages of the last 72 hours, newest first, to a member or the
+// application. With after (a message id), they are the oldest messages above it, so that a client
+// pages forward through what it missed.
 func (s *Service) listMessages(q *request) (any, error) {
 	limit := int64(DefaultMessageList)
-	if v := q.URL.Query(); v.Has("limit") {
+	v := q.URL.Query()
+	if v.Has("limit") {
 		var err error
 		if limit, err = strconv.ParseInt(v.Get("limit"), 10, 64); err != nil {
 			return nil, wire.InvalidAt("limit", "NUMBER_TYPE_COERCE", "The value is not int.")
 		}
 		if err := checkRange("limit", limit, 1, MaxMessageList); err != nil {
 			return nil, err
+		}
+	}
+	after, paging := uint64(0), v.Has("after")
+	if paging { // 0 pages from the first message
+		var err error
+		if after, err = strconv.ParseUint(v.Get("after"), 10, 64); err != nil {
+			return nil, wire.InvalidAt("after", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
 		}
 	}
 	now := s.Clock.Now()
@@ -409,7 +419,12 @@ func (s *Service) listMessages(q *request) (any, error) {
 			return nil, err
 		}
 	}
-	msgs, err := s.Store.ListLobbyMessages(q.ctx, l.ID, now.Add(-HistoryWindow), int(limit))
+	var msgs []store.LobbyMessage
+	if paging {
+		msgs, err = s.Store.ListLobbyMessagesAfter(q.ctx, l.ID, after, now.Add(-HistoryWindow), int(limit))
+	} else {
+		msgs, err = s.Store.ListLobbyMessages(q.ctx, l.ID, now.Add(-HistoryWindow), int(limit))
+	}
 	if err != nil {
 		return nil, err
 	}

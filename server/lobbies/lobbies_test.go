@@ -162,6 +162,37 @@ func TestLOB3MessageHistory(t *testing.T) {
 	e.do("GET", path, "Bot "+e.other.BotToken, nil).fails(t, 404, wire.CodeUnknownLobby, "")
 	e.do("GET", "/lobbies/1/messages", alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
 
+	// Rule LOB-3 with after: pages of at most 200 of the oldest messages above the id, newest
+	// first; a client walks forward through everything it missed.
+	var paged []string
+	for after := "0"; ; {
+		var page []message
+		e.do("GET", path+"?limit=200&after="+after, bob.auth, nil).ok(t, 200, &page)
+		for i := len(page) - 1; i >= 0; i-- {
+			paged = append(paged, page[i].ID)
+		}
+		if len(page) < 200 {
+			break
+		}
+		after = page[0].ID
+	}
+	if !slices.Equal(paged, sent) {
+		t.Fatalf("paging with after: %d messages, want the %d sent in order", len(paged), len(sent))
+	}
+	var tail []message
+	e.do("GET", path+"?limit=2&after="+sent[100], alice.auth, nil).ok(t, 200, &tail)
+	if len(tail) != 2 || tail[0].ID != sent[102] || tail[1].ID != sent[101] {
+		t.Fatalf("after %s limit 2: %+v", sent[100], tail)
+	}
+	e.do("GET", path+"?after="+sent[249], alice.auth, nil).ok(t, 200, &tail)
+	if len(tail) != 0 {
+		t.Fatalf("after the newest: %d messages", len(tail))
+	}
+	for _, bad := range []string{"abc", "-1", "1.5", "", "99999999999999999999"} {
+		e.do("GET", path+"?after="+bad, alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "after")
+	}
+	e.do("GET", path+"?after=1", mallory.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
+
 	// History reaches back 72 hours.
 	e.clock.Advance(lobbies.HistoryWindow + time.Minute)
 	e.send(alice, l.ID, "later")

@@ -88,6 +88,9 @@ type LobbyStore interface {
 	// ListLobbyMessages returns up to limit messages of the lobby sent at or after since, newest
 	// first.
 	ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error)
+	// ListLobbyMessagesAfter returns up to limit messages of the lobby with an id above after, sent
+	// at or after since: the oldest such messages, newest first.
+	ListLobbyMessagesAfter(ctx context.Context, lobbyID, after uint64, since time.Time, limit int) ([]LobbyMessage, error)
 }
 
 // props encodes a string map as JSON ("{}" for nil).
@@ -307,6 +310,15 @@ func (s *SQLite) UpdateLobbyMessage(ctx context.Context, m *LobbyMessage) error 
 func (s *SQLite) ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
 		WHERE lobby_id=? AND created_at>=? ORDER BY id DESC LIMIT ?`, lobbyID, ts(since), limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanLobbyMessage)
+}
+
+func (s *SQLite) ListLobbyMessagesAfter(ctx context.Context, lobbyID, after uint64, since time.Time, limit int) ([]LobbyMessage, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT * FROM (SELECT `+lobbyMessageColumns+` FROM lobby_messages
+		WHERE lobby_id=? AND id>? AND created_at>=? ORDER BY id LIMIT ?) ORDER BY id DESC`, lobbyID, after, ts(since), limit)
 	if err != nil {
 		return nil, err
 	}

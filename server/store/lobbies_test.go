@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -84,6 +85,27 @@ func TestLobbyStore(t *testing.T) {
 	msgs, err := s.ListLobbyMessages(ctx, 100, now.Add(2*time.Hour), 2)
 	if err != nil || len(msgs) != 2 || msgs[0].ID != 204 || msgs[1].ID != 203 {
 		t.Fatalf("list: %+v %v", msgs, err)
+	}
+	// After an id: the oldest messages above it, newest first; since still applies.
+	for _, c := range []struct {
+		after uint64
+		since time.Time
+		limit int
+		want  []uint64
+	}{
+		{201, now, 2, []uint64{203, 202}},
+		{201, now, 10, []uint64{204, 203, 202}},
+		{0, now.Add(3 * time.Hour), 10, []uint64{204, 203}},
+		{204, now, 10, nil},
+	} {
+		msgs, err := s.ListLobbyMessagesAfter(ctx, 100, c.after, c.since, c.limit)
+		var got []uint64
+		for _, m := range msgs {
+			got = append(got, m.ID)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Fatalf("after %d since %v limit %d: %v %v, want %v", c.after, c.since, c.limit, got, err, c.want)
+		}
 	}
 	m, err := s.GetLobbyMessage(ctx, 100, 202)
 	if err != nil {

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sdkpp/core"
+	"sdkpp/core/gateway"
+	"sdkpp/server"
+	"sdkpp/server/wire"
+)
+
+// player is a provisional account of the dev application with its access token.
+type player struct {
+	id    uint64
+	token string
+}
+
+// api is a client of one sdkpp service's HTTP API.
+type api struct {
+	base string // http://host:port/api/v10
+	http *http.Client
+}
+
+func newAPI(addr string, conns int) *api {
+	return &api{base: "http://" + addr + server.APIVersionPath,
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}, Timeout: 30 * time.Second}}
+}
+
+// call sends a JSON request and decodes a 2xx answer into out (when not nil).
+func (a *api) call(method, path, auth string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, a.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", auth)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, raw)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// players makes n provisional accounts (the partner bot-token grant) with 8 requests at a time.
+func (a *api) players(botToken, prefix string, n int) ([]player, error) {
+	out := make([]player, n)
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var tr wire.TokenResponse
+			if err := a.call(http.MethodPost, "/partner-sdk/token/bot", "Bot "+botToken,
+				wire.BotTokenRequest{ExternalUserID: prefix + strconv.Itoa(i)}, &tr); err != nil {
+				errs <- err
+				return
+			}
+			var me wire.User
+			if err := a.call(http.MethodGet, "/users/@me", "Bearer "+tr.AccessToken, nil, &me); err != nil {
+				errs <- err
+				return
+			}
+			out[i] = player{id: uint64(me.ID), token: tr.AccessToken}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return out, <-errs
+}
+
+// lobby puts every player in the lobby of secret (PUT /lobbies, rule LOB-1) and returns its id.
+func (a *api) lobby(secret string, ps []player) (string, error) {
+	var id string
+	for _, p := range ps {
+		var l wire.Lobby
+		if err := a.call(http.MethodPut, "/lobbies", "Bearer "+p.token,
+			wire.CreateOrJoinLobbyRequest{Secret: secret, IdleTimeoutSeconds: ptr(3600)}, &l); err != nil {
+			return "", err
+		}
+		id = l.ID.String()
+	}
+	return id, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// send posts a lobby message as p (rule LOB-2).
+func (a *api) send(p player, lobbyID, content string) error {
+	return a.call(http.MethodPost, "/lobbies/"+lobbyID+"/messages", "Bearer "+p.token,
+		wire.LobbyMessageRequest{Content: content}, nil)
+}
+
+// listener is a player's SDK gateway connection (core/gateway: the WebSocket client of the SDK,
+// which decodes every payload) that reports each lobby message's content and arrival time.
+type listener struct {
+	gw *gateway.Client
+}
+
+// listen connects p and calls onMessage for every LOBBY_MESSAGE_CREATE; it returns once the
+// session is Ready.
+func listen(addr string, p player, onMessage func(content string, at time.Time, size int)) (*listener, error) {
+	ready := make(chan struct{})
+	var once sync.Once
+	gw, err := gateway.New(gateway.Config{
+		URL:   "ws://" + addr + server.GatewayPath,
+		Token: func() string { return p.token },
+		OnStatus: func(s gateway.Status, _ error) {
+			if s == gateway.Ready {
+				once.Do(func() { close(ready) })
+			}
+		},
+		OnDispatch: func(event string, data json.RawMessage) {
+			if event != wire.EventLobbyMessageCreate {
+				return
+			}
+			at := time.Now()
+			var m struct {
+				Content string `json:"content"`
+			}
+			if json.Unmarshal(data, &m) == nil {
+				onMessage(m.Content, at, len(data))
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	gw.Start()
+	select {
+	case <-ready:
+		return &listener{gw: gw}, nil
+	case <-time.After(30 * time.Second):
+		gw.Close()
+		return nil, fmt.Errorf("player %d: gateway not Ready after 30 s", p.id)
+	}
+}
+
+// sdkppLatency sends rounds messages one at a time from one player and times each from the send
+// until the SDK (core.Client: gateway, message cache, callback queue) has run the other player's
+// MessageCreated callback inside RunCallbacks, which this goroutine calls in a loop as a game's
+// frame would, without pausing. It also returns the size of a message's dispatch data, for the
+// anchor to publish payloads of the same size.
+func sdkppLatency(a *api, addr, lobbyID string, from, to player, rounds int) ([]time.Duration, int, error) {
+	var probed atomic.Int64 // written on the gateway client's goroutine
+	probe, err := listen(addr, to, func(_ string, _ time.Time, n int) { probed.Store(int64(n)) })
+	if err != nil {
+		return nil, 0, err
+	}
+	err = a.send(from, lobbyID, "probe")
+	for deadline := time.Now().Add(10 * time.Second); err == nil && probed.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	probe.gw.Close()
+	size := int(probed.Load())
+	if err != nil || size == 0 {
+		return nil, 0, fmt.Errorf("the probe message did not arrive: %v", err)
+	}
+
+	c := core.NewClientWithBases("http://"+addr+server.APIVersionPath, "http://"+addr)
+	defer c.Close()
+	var got []uint64
+	var at []time.Time
+	c.SetMessageCreatedCallback(core.Func(func(id uint64) { got, at = append(got, id), append(at, time.Now()) }))
+	c.UpdateToken(core.AuthorizationTokenTypeBearer, to.token, core.Func(func(*core.ClientResult) {}))
+	c.Connect()
+	if !poll(func() bool { return c.GetStatus() == core.ClientStatusReady }) {
+		return nil, 0, fmt.Errorf("the receiving SDK client is not Ready")
+	}
+	var out []time.Duration
+	for i := 0; i < rounds+warmup; i++ {
+		got, at = got[:0], at[:0]
+		start := time.Now()
+		if err := a.send(from, lobbyID, "latency "+strconv.Itoa(i)); err != nil {
+			return nil, 0, err
+		}
+		if !poll(func() bool { return len(got) > 0 }) {
+			return nil, 0, fmt.Errorf("message %d never reached the callback", i)
+		}
+		if h := c.GetMessageHandle(got[0]); h == nil || h.Content() != "latency "+strconv.Itoa(i) {
+			return nil, 0, fmt.Errorf("message %d: the callback got another message", i)
+		}
+		if i >= warmup {
+			out = append(out, at[0].Sub(start))
+		}
+	}
+	return out, size, nil
+}
+
+// poll runs the SDK's callbacks until done or 10 seconds pass.
+func poll(done func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		core.RunCallbacks()
+		if done() {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
+}
+
+// sdkppFanout connects every player, sends messages from the first with window requests in
+// flight, and returns deliveries per second: every player's client decoding every message.
+func sdkppFanout(a *api, addr, lobbyID string, ps []player, messages, window int) (float64, error) {
+	want := int64(messages * len(ps))
+	var delivered atomic.Int64
+	all := make(chan struct{})
+	var listeners []*listener
+	defer func() {
+		for _, l := range listeners {
+			l.gw.Close()
+		}
+	}()
+	for _, p := range ps {
+		l, err := listen(addr, p, func(string, time.Time, int) {
+			if delivered.Add(1) == want {
+				close(all)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		listeners = append(listeners, l)
+	}
+	var next atomic.Int64
+	errs := make(chan error, window)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < window; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(messages); i = next.Add(1) {
+				if err := a.send(ps[0], lobbyID, "fanout "+strconv.FormatInt(i, 10)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	select {
+	case <-all:
+	case <-time.After(2 * time.Minute):
+		return 0, fmt.Errorf("%d of %d deliveries after 2 minutes", delivered.Load(), want)
+	}
+	return float64(want) / time.Since(start).Seconds(), nil
+}
+
+// redisLatency publishes rounds payloads of size bytes one at a time and times each from the
+// PUBLISH until the subscriber has read it.
+func redisLatency(r *redisServer, rounds, size int) ([]time.Duration, error) {
+	pub, err := dialRedis(r.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer pub.Close()
+	sub, err := dialRedis(r.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	if err := sub.subscribe("lobby"); err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for i := 0; i < rounds+warmup; i++ {
+		payload := padded("latency "+strconv.Itoa(i), size)
+		start := time.Now()
+		if _, err := pub.do("PUBLISH", "lobby", payload); err != nil {
+			return nil, err
+		}
+		m, err := sub.message()
+		if err != nil {
+			return nil, err
+		}
+		if string(m) != payload {
+			return nil, fmt.Errorf("redis: received another payload")
+		}
+		if i >= warmup {
+			out = append(out, time.Since(start))
+		}
+	}
+	return out, nil
+}
+
+// redisFanout subscribes subscribers connections, publishes messages payloads of size bytes from
+// one connection with window commands in flight, and returns deliveries per second.
+func redisFanout(r *redisServer, subscribers, messages, window, size int) (float64, error) {
+	var subs []*redisConn
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup // the subscribers' readers
+	defer func() {
+		cancel()
+		for _, s := range subs {
+			s.Close()
+		}
+		wg.Wait()
+	}()
+	for i := 0; i < subscribers; i++ {
+		s, err := dialRedis(r.addr)
+		if err != nil {
+			return 0, err
+		}
+		subs = append(subs, s)
+		if err := s.subscribe("fanout"); err != nil {
+			return 0, err
+		}
+	}
+	pub, err := dialRedis(r.addr)
+	if err != nil {
+		return 0, err
+	}
+	defer pub.Close()
+	want := int64(messages * subscribers)
+	var delivered atomic.Int64
+	all := make(chan struct{})
+	errs := make(chan error, subscribers)
+	for _, s := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < messages; n++ {
+				if _, err := s.message(); err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				if delivered.Add(1) == want {
+					close(all)
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	sent, acked := 0, 0
+	for ; sent < window && sent < messages; sent++ {
+		pub.send("PUBLISH", "fanout", padded("fanout "+strconv.Itoa(sent), size))
+	}
+	if err := pub.flush(); err != nil {
+		return 0, err
+	}
+	for acked < messages {
+		if _, err := pub.reply(); err != nil {
+			return 0, err
+		}
+		acked++
+		if sent < messages {
+			pub.send("PUBLISH", "fanout", padded("fanout "+strconv.Itoa(sent), size))
+			sent++
+			if err := pub.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	select {
+	case <-all:
+	case err := <-errs:
+		return 0, err
+	case <-time.After(2 * time.Minute):
+		return 0, fmt.Errorf("redis: %d of %d deliveries after 2 minutes", delivered.Load(), want)
+	}
+	return float64(want) / time.Since(start).Seconds(), nil
+}
+
+// padded is s followed by spaces up to size bytes.
+func padded(s string, size int) string {
+	if len(s) >= size {
+		return s
+	}
+	return s + string(bytes.Repeat([]byte{' '}, size-len(s)))
+}

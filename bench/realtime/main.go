@@ -1,0 +1,164 @@
+// Command realtime measures the realtime path on loopback, each figure beside an anchor measured
+// in the same run on the same machine with the same method:
+//
+//   - (a) Lobby message latency, p50 and p99: one player sends (POST /lobbies/{id}/messages) and
+//     the clock stops when the other player's SDK (core.Client) runs its MessageCreated callback in
+//     RunCallbacks, called in a loop; one message at a time. Anchor: Redis PUBLISH of a payload of
+//     the same size until a SUBSCRIBEd connection has read it.
+//   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
+//     client; messages delivered (decoded by a member's client) per second, with the same number
+//     of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a pipelined publisher.
+//   - (c) Idle connections: memory per connection of the service holding 10,000 identified gateway
+//     sessions, measured inside its process after a forced GC. Anchor: a bare coder/websocket
+//     server (the library the gateway uses) holding 10,000 connections it has sent one frame to.
+//
+// The services run in child processes of this program (-serve), as redis-server runs in its own.
+// Run by bench/run.sh (make bench).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"sdkpp/server"
+)
+
+// warmup rounds are not counted.
+const warmup = 20
+
+func main() {
+	serve := flag.String("serve", "", "internal: run this service (sdkpp or bare) as a child process")
+	serveHeartbeat := flag.Duration("serve-heartbeat", 0, "internal: the child service's gateway heartbeat interval")
+	serveProfile := flag.String("serve-cpuprofile", "", "internal: the child service's CPU profile")
+	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
+	rounds := flag.Int("rounds", 1000, "latency: messages sent one at a time")
+	members := flag.Int("members", 100, "fan-out: lobby members")
+	messages := flag.Int("messages", 1000, "fan-out: messages sent")
+	window := flag.Int("window", 8, "fan-out: sends in flight")
+	idle := flag.Int("idle", 10000, "idle connections held")
+	flag.Parse()
+	if *serve != "" {
+		if err := serveChild(*serve, *serveHeartbeat, *serveProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*rounds, *members, *messages, *window, *idle); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds, members, messages, window, idle int) error {
+	rd, err := startRedis()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if err := messaging(rd, rounds, members, messages, window); err != nil {
+		return err
+	}
+	return idleConnections(idle)
+}
+
+// messaging measures (a) and (b).
+func messaging(rd *redisServer, rounds, members, messages, window int) error {
+	svc, err := startChild("sdkpp", 0)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	a := newAPI(svc.Addr, window)
+	ps, err := a.players(svc.BotToken, "bench-", members)
+	if err != nil {
+		return err
+	}
+	pair, err := a.lobby("latency", ps[:2])
+	if err != nil {
+		return err
+	}
+	ours, size, err := sdkppLatency(a, svc.Addr, pair, ps[0], ps[1], rounds)
+	if err != nil {
+		return err
+	}
+	base, err := redisLatency(rd, rounds, size)
+	if err != nil {
+		return err
+	}
+	op50, op99 := percentiles(ours)
+	bp50, bp99 := percentiles(base)
+	fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time (%d messages, %d-byte payloads)\n", rounds, size)
+	fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
+	fmt.Printf("  sdkpp: POST message (SQLite) -> gateway -> SDK MessageCreated callback   p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 2x)\n",
+		op50, op99, ratio(op50, bp50), ratio(op99, bp99))
+
+	all, err := a.lobby("fanout", ps)
+	if err != nil {
+		return err
+	}
+	ourRate, err := sdkppFanout(a, svc.Addr, all, ps, messages, window)
+	if err != nil {
+		return err
+	}
+	baseRate, err := redisFanout(rd, members, messages, window, size)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight\n", members, messages, window)
+	fmt.Printf("  anchor: Redis pub/sub, %d subscribers, pipelined PUBLISH                  %10.0f deliveries/s\n", members, baseRate)
+	fmt.Printf("  sdkpp: POST message -> %d gateway sessions -> SDK gateway clients          %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
+		members, ourRate, ourRate/baseRate)
+	return nil
+}
+
+// idleConnections measures (c).
+func idleConnections(n int) error {
+	// A long heartbeat interval, so that the idle connections need no traffic while they are
+	// opened and measured; it changes no per-connection state.
+	svc, err := startChild("sdkpp", 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	a := newAPI(svc.Addr, 8)
+	ps, err := a.players(svc.BotToken, "idle-", 100)
+	if err != nil {
+		svc.Close()
+		return err
+	}
+	tokens := make([]string, len(ps))
+	for i, p := range ps {
+		tokens[i] = p.token
+	}
+	ours, err := holdIdle(svc, server.GatewayPath, tokens, n, 32)
+	svc.Close()
+	if err != nil {
+		return fmt.Errorf("sdkpp idle connections: %w", err)
+	}
+	bare, err := startChild("bare", 0)
+	if err != nil {
+		return err
+	}
+	base, err := holdIdle(bare, server.GatewayPath, nil, n, 32)
+	bare.Close()
+	if err != nil {
+		return fmt.Errorf("bare idle connections: %w", err)
+	}
+	fmt.Printf("(c) %d idle WebSocket connections held by one process (memory after a forced GC, per connection)\n", n)
+	fmt.Printf("  anchor: bare coder/websocket server, Hello sent, one reader each   RSS %7.1f KiB  Go heap+stacks %7.1f KiB  (opened in %s)\n",
+		base.perConnRSS()/1024, base.perConnGo()/1024, base.took.Round(time.Millisecond))
+	fmt.Printf("  sdkpp gateway: identified sessions (READY, replay buffer, timers)  RSS %7.1f KiB  Go heap+stacks %7.1f KiB  (opened in %s)  ratio RSS %.2fx  Go %.2fx\n",
+		ours.perConnRSS()/1024, ours.perConnGo()/1024, ours.took.Round(time.Millisecond),
+		ours.perConnRSS()/base.perConnRSS(), ours.perConnGo()/base.perConnGo())
+	return nil
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2].Round(time.Microsecond), ds[(len(ds)*99)/100].Round(time.Microsecond)
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"sdkpp/server"
+)
+
+// The services under test run in child processes of this program (started with -serve), as
+// redis-server does, so that each one's memory is its own and it has its own scheduler. A child
+// prints one JSON line (childHello) and then answers each "mem" line on its standard input with a
+// memReport line; it exits when its standard input closes.
+
+// childHello is the first line a child prints.
+type childHello struct {
+	Addr     string `json:"addr"`      // host:port
+	BotToken string `json:"bot_token"` // the dev application's bot token (sdkpp only)
+}
+
+// memReport is a child's memory after a forced garbage collection.
+type memReport struct {
+	RSS   int64 `json:"rss"`    // resident set size
+	GoMem int64 `json:"go_mem"` // heap in use plus goroutine stacks
+}
+
+// serveChild runs the service kind ("sdkpp" or "bare") until standard input closes; with a
+// profile path it writes a CPU profile of that whole time there.
+func serveChild(kind string, heartbeat time.Duration, profile string) error {
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var hello childHello
+	var stop func()
+	switch kind {
+	case "sdkpp":
+		srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return err
+		}
+		if err := srv.Start(); err != nil {
+			srv.Close()
+			return err
+		}
+		stop = func() { srv.Close() }
+		hello = childHello{Addr: strings.TrimPrefix(srv.URL(), "http://"), BotToken: srv.DevCredentials().Applications[0].BotToken}
+	case "bare":
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: http.HandlerFunc(bareWebSocket)}
+		go hs.Serve(ln) // owned by stop below
+		stop = func() { hs.Close() }
+		hello = childHello{Addr: ln.Addr().String()}
+	default:
+		return fmt.Errorf("unknown service %q", kind)
+	}
+	defer stop()
+	out := json.NewEncoder(os.Stdout)
+	if err := out.Encode(hello); err != nil {
+		return err
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "mem" {
+			continue
+		}
+		m, err := selfMemory()
+		if err != nil {
+			return err
+		}
+		if err := out.Encode(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bareWebSocket is the anchor of the idle-connection figure: coder/websocket, the library the
+// gateway uses, accepting a connection, sending one small frame (as the gateway's Hello) and
+// reading until the peer goes away. It keeps no session and starts no other goroutine.
+func bareWebSocket(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	ctx := context.Background()
+	if c.Write(ctx, websocket.MessageText, []byte(`{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`)) != nil {
+		return
+	}
+	for {
+		if _, _, err := c.Read(ctx); err != nil {
+			return
+		}
+	}
+}
+
+// selfMemory collects garbage, returns freed memory to the system and reports what is left.
+func selfMemory() (memReport, error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, err := procRSS(os.Getpid())
+	return memReport{RSS: rss, GoMem: int64(ms.HeapInuse + ms.StackInuse)}, err
+}
+
+// procRSS reads a process's resident set size from /proc.
+func procRSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// profileDir, when set (-cpuprofile-dir), is where each child writes a CPU profile.
+var profileDir string
+
+// child is a service running in a child process.
+type child struct {
+	childHello
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// startChild starts this program with -serve kind and reads its hello.
+func startChild(kind string, heartbeat time.Duration) (*child, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String()}
+	if profileDir != "" {
+		args = append(args, "-serve-cpuprofile", filepath.Join(profileDir, kind+"-"+strconv.Itoa(os.Getpid())+"-"+
+			strconv.FormatInt(time.Now().UnixNano(), 36)+".pprof"))
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, in: in, out: bufio.NewScanner(outPipe)}
+	if err := c.readLine(&c.childHello); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s service: %w", kind, err)
+	}
+	return c, nil
+}
+
+func (c *child) readLine(v any) error {
+	if !c.out.Scan() {
+		if err := c.out.Err(); err != nil {
+			return err
+		}
+		return errors.New("the child process ended")
+	}
+	return json.Unmarshal(c.out.Bytes(), v)
+}
+
+// memory asks the child for its memory report.
+func (c *child) memory() (memReport, error) {
+	var m memReport
+	if _, err := io.WriteString(c.in, "mem\n"); err != nil {
+		return m, err
+	}
+	return m, c.readLine(&m)
+}
+
+// Close ends the child (closing its standard input) and waits for it.
+func (c *child) Close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { // owned by Close, which waits for it
+		c.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// freeAddr returns a loopback host:port that was free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

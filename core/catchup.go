@@ -1,0 +1,171 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"sdkpp/core/internal/wait"
+	"sdkpp/core/rest"
+	"sdkpp/server/wire"
+)
+
+// Catching up after a new gateway session.
+//
+// A resumed session replays what the client missed. A new one (READY after the session was lost:
+// a service restart, a resume window that passed, a client that fell too far behind) does not:
+// the client fetches, for every cached lobby in which it has seen a message, the messages after
+// the last one it saw (GET /lobbies/{id}/messages?after=, 200 a page, oldest page first) and
+// feeds them through deliverCreated, the path of a live dispatch. Live messages of a lobby that
+// is catching up are held and delivered after the fetched ones, so that each message reaches the
+// game once and in order.
+//
+// A lobby in which no message was seen before the session was lost has no position to catch up
+// from and is skipped.
+
+// catchUpPageSize is how many messages one catch-up request asks for (the service's maximum).
+const catchUpPageSize = 200
+
+// catchUpRetry is the first wait after a failed catch-up request; it doubles up to 5 s.
+const catchUpRetry = 100 * time.Millisecond
+
+// heldMessage is a live lobby message waiting for its lobby's catch-up.
+type heldMessage struct {
+	m      *message
+	author *userData
+}
+
+// catchUpState is the catch-up in progress; c.mu guards it.
+type catchUpState struct {
+	gen  uint64                   // the session's number: a catch-up of an older one gives way
+	held map[uint64][]heldMessage // lobby id → live messages held; a lobby is catching up while present
+}
+
+// startCatchUp begins catching up every cached lobby with a known last message; READY calls it.
+func (c *Client) startCatchUp() {
+	c.mu.Lock()
+	c.catchUp.gen++
+	gen := c.catchUp.gen
+	if c.catchUp.held == nil {
+		c.catchUp.held = map[uint64][]heldMessage{}
+	}
+	var todo []uint64
+	for id := range c.lobby.lobbies {
+		ch := c.msg.channels[id]
+		if ch == nil || ch.lastCreated == 0 {
+			continue
+		}
+		todo = append(todo, id)
+		if _, catching := c.catchUp.held[id]; !catching {
+			c.catchUp.held[id] = []heldMessage{} // keeps what an interrupted catch-up held
+		}
+	}
+	c.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	slices.Sort(todo)
+	c.start(func(ctx context.Context) {
+		for _, id := range todo {
+			if !c.catchUpLobby(ctx, gen, id) {
+				return // a newer session took over, or the client is closing
+			}
+		}
+	})
+}
+
+// holdLive holds a live lobby message while its lobby catches up, and reports whether it did.
+func (c *Client) holdLive(m *message, author *userData) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list, catching := c.catchUp.held[m.lobbyID]
+	if catching {
+		c.catchUp.held[m.lobbyID] = append(list, heldMessage{m, author})
+	}
+	return catching
+}
+
+// current tells whether gen is still the newest session.
+func (c *Client) current(gen uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.catchUp.gen == gen
+}
+
+// catchUpLobby fetches and delivers one lobby's missed messages, then the live ones it held. It
+// returns false when it stopped because a newer session started or the client is closing; the
+// held messages then stay for the newer catch-up.
+func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
+	after := c.lastCreated(lobbyID)
+	for retry := catchUpRetry; ; {
+		if !c.current(gen) || ctx.Err() != nil {
+			return false
+		}
+		page, err := c.missedPage(ctx, lobbyID, after)
+		var re *rest.Error
+		switch {
+		case errors.As(err, &re) && (re.Status == http.StatusNotFound || re.Status == http.StatusForbidden):
+			c.logf(LoggingSeverityInfo, "catch-up of lobby %d: %v; nothing to fetch", lobbyID, err)
+			page = nil // the lobby is gone or the player left: deliver what was held
+		case err != nil:
+			c.logf(LoggingSeverityWarning, "catch-up of lobby %d failed: %v; retrying", lobbyID, err)
+			if wait.Sleep(ctx, retry) != nil {
+				return false
+			}
+			retry = min(retry*2, 5*time.Second)
+			continue
+		}
+		for i := len(page) - 1; i >= 0; i-- { // the page is newest first
+			w := &page[i]
+			if uint64(w.LobbyID) != lobbyID {
+				continue
+			}
+			c.deliverCreated(lobbyMessage(w), userOf(&w.Author))
+			after = max(after, uint64(w.ID))
+		}
+		if len(page) < catchUpPageSize {
+			break
+		}
+	}
+	if n := c.releaseHeld(gen, lobbyID); n >= 0 {
+		c.logf(LoggingSeverityVerbose, "lobby %d caught up; %d live messages were held", lobbyID, n)
+		return true
+	}
+	return false
+}
+
+// missedPage fetches the oldest page of a lobby's messages above after, newest first.
+func (c *Client) missedPage(ctx context.Context, lobbyID, after uint64) ([]wire.LobbyMessage, error) {
+	var page []wire.LobbyMessage
+	err := c.api.Do(ctx, rest.Request{Auth: c.authHeader(), Path: "/lobbies/" + strconv.FormatUint(lobbyID, 10) +
+		"/messages?limit=" + strconv.Itoa(catchUpPageSize) + "&after=" + strconv.FormatUint(after, 10)}, &page)
+	return page, err
+}
+
+// releaseHeld delivers the live messages held for a lobby, in arrival order, until none is left,
+// and ends its catch-up. It returns how many it delivered, or -1 when a newer session took over.
+func (c *Client) releaseHeld(gen, lobbyID uint64) int {
+	n := 0
+	for {
+		c.mu.Lock()
+		if c.catchUp.gen != gen {
+			c.mu.Unlock()
+			return -1
+		}
+		list := c.catchUp.held[lobbyID]
+		if len(list) == 0 {
+			delete(c.catchUp.held, lobbyID) // from now on live messages go straight through
+			c.mu.Unlock()
+			return n
+		}
+		c.catchUp.held[lobbyID] = []heldMessage{}
+		c.mu.Unlock()
+		for _, h := range list {
+			c.deliverCreated(h.m, h.author)
+		}
+		n += len(list)
+	}
+}
