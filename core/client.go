@@ -8,6 +8,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -118,7 +119,9 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	clients.mu.Unlock()
 	c.apiBase = c.checkBase("API", o.ApiBase(), DefaultAPIBase)
 	c.webBase = c.checkBase("web", o.WebBase(), DefaultWebBase)
-	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout}
+	// A transport of its own: Close drops its idle connections, which a shared one would keep.
+	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout,
+		HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	return c
 }
 
@@ -150,6 +153,7 @@ func (c *Client) Close() {
 		c.closeRPC()
 		c.stopConnection()
 		c.wg.Wait()
+		c.api.HTTP.CloseIdleConnections()
 		c.mu.Lock()
 		c.stopExpiryLocked()
 		c.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,5 +294,33 @@ func TestDirectMessagesThroughTheSDK(t *testing.T) {
 	await(t, "unknown recipient", func() bool { return r != nil })
 	if r.Successful() || r.Status() != HttpStatusCodeNotFound {
 		t.Fatalf("unknown recipient: %s", r.ToString())
+	}
+}
+
+// Concurrent senders: the service dispatches in commit order, so a reader, which drops any
+// message not newer than the last one delivered, still gets every message, in id order.
+func TestConcurrentLobbySendersLoseNothing(t *testing.T) {
+	env := servertest.Start(t)
+	players, lobby := joined(t, env, "busy-secret", "r", "w1", "w2", "w3")
+	var created []uint64
+	players[0].SetMessageCreatedCallback(Func(func(id uint64) { created = append(created, id) }))
+	const each = 15
+	var mu sync.Mutex
+	sent := 0
+	for _, w := range players[1:] {
+		for i := range each {
+			w.SendLobbyMessage(lobby, "x"+strconv.Itoa(i), Func(func(r *ClientResult, _ uint64) {
+				if !r.Successful() {
+					t.Errorf("send: %s", r.ToString())
+				}
+				mu.Lock()
+				sent++
+				mu.Unlock()
+			}))
+		}
+	}
+	await(t, "every message", func() bool { return len(created) == 3*each })
+	if !slices.IsSorted(created) || len(slices.Compact(slices.Clone(created))) != len(created) {
+		t.Fatalf("created out of order or repeated: %v", created)
 	}
 }

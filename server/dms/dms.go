@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"sdkpp/server/clock"
@@ -66,6 +67,11 @@ type Service struct {
 	Logger   *slog.Logger
 	Kick     func() // wakes the webhook dispatcher after a commit that queued a webhook; may be nil
 	Notifier Notifier
+
+	// order is held from a transaction's start until its events are handed on, so that both
+	// players get a channel's events in commit order (the SDK drops a message not newer than the
+	// last one it delivered).
+	order sync.Mutex
 }
 
 // Register adds the routes to mux.
@@ -134,6 +140,8 @@ type event struct {
 // tx runs fn in one transaction and, once committed, delivers the events it collected and wakes
 // the webhook dispatcher.
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(event)) error) error {
+	s.order.Lock()
+	defer s.order.Unlock()
 	var events []event
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
 		events = events[:0]

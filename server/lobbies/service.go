@@ -83,6 +83,11 @@ type Service struct {
 	// connected flag. Nil: no member is connected.
 	Connected func(appID, userID uint64) bool
 
+	// order is held from a transaction's start until its events reach the Notifier, so members
+	// get events in commit order: the SDK drops a message that is not newer than the last one it
+	// delivered, so an older message dispatched after a newer one would be lost.
+	order sync.Mutex
+
 	startOnce sync.Once
 	wake      chan struct{}
 	cancel    context.CancelFunc
@@ -213,6 +218,8 @@ func (o *outbox) add(app uint64, users []uint64, name string, data any) {
 
 // tx runs fn in one transaction and, after the commit, delivers its outbox.
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) error) error {
+	s.order.Lock()
+	defer s.order.Unlock()
 	var out outbox
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
 		out = outbox{}
