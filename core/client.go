@@ -86,6 +86,7 @@ type Client struct {
 	rpc    rpcLink
 	conn   connState
 	lobby  lobbyState
+	social socialState
 
 	closeOnce sync.Once
 }

@@ -142,12 +142,18 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 		e = ClientErrorUnexpectedClose
 	}
 	c.setStatus(ClientStatus(s), e, detail)
+	if s == gateway.Ready {
+		c.resendPresence()
+	}
 }
 
 // onDispatch updates the cache from a gateway dispatch.
 func (c *Client) onDispatch(event string, data json.RawMessage) {
 	if strings.HasPrefix(event, "LOBBY_") {
 		c.onLobbyDispatch(event, data)
+		return
+	}
+	if c.onSocialDispatch(event, data) {
 		return
 	}
 	switch event {
@@ -165,6 +171,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 			c.conn.currentUserID = u.id
 			c.mu.Unlock()
 		}
+		c.onSocialReady(data)
 	}
 }
 
@@ -236,13 +243,7 @@ func (h *UserHandle) Username() string { return h.user().username }
 func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().globalName) }
 
 // DisplayName returns GlobalName if set, else Username.
-func (h *UserHandle) DisplayName() string {
-	u := h.user()
-	if u.globalName != nil && strings.TrimSpace(*u.globalName) != "" {
-		return *u.globalName
-	}
-	return u.username
-}
+func (h *UserHandle) DisplayName() string { return displayName(h.user()) }
 
 // Avatar returns the avatar hash, if any.
 func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().avatar) }

@@ -27,6 +27,8 @@ import (
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
+	"sdkpp/server/presence"
+	"sdkpp/server/relationships"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -82,6 +84,8 @@ type Server struct {
 	partner    *partner.Handler
 	hub        *gateway.Hub
 	lobbies    *lobbies.Service
+	social     *relationships.Service
+	presence   *presence.Service
 	creds      wire.DevCredentials
 
 	mu       sync.Mutex
@@ -198,6 +202,7 @@ func (s *Server) routes() (http.Handler, error) {
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
 	s.hub = s.newHub()
 	s.lobbies.Notifier = lobbyNotifier{s.hub}
+	s.wireSocial()
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 
@@ -206,6 +211,8 @@ func (s *Server) routes() (http.Handler, error) {
 	s.partner.Register(api)
 	us.Register(api)
 	s.lobbies.Register(api)
+	s.social.Register(api)
+	s.presence.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {

@@ -89,6 +89,15 @@ type Config struct {
 	// JSON object, and an Identify's presence object. It runs on the connection's goroutine: it
 	// must not block for long. It may call the Hub's methods.
 	OnPresence func(who Identity, presence json.RawMessage)
+	// OnSession, when set, runs after a session is attached to a connection (Identify, Resume)
+	// and after a connection lets its session go (detached or ended), on the connection's
+	// goroutine and outside the hub's lock: it may call Online and AppOnline, which already tell
+	// the new state. It must not block for long.
+	OnSession func(who Identity)
+	// ReadyExtra, when set, gives more top-level fields of READY (for example relationships and
+	// presences), each encoded as JSON; the standard fields cannot be replaced. An error closes
+	// the connection with CloseUnknownError.
+	ReadyExtra func(ctx context.Context, who Identity) (map[string]any, error)
 	// AllowIntents, when set, decides whether who's application may use the intents of an
 	// Identify; false closes with CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool
@@ -336,6 +345,18 @@ func (h *Hub) Sessions(userID uint64) int {
 		}
 	}
 	return n
+}
+
+// AppOnline tells whether the user has a connected session identified with a token of appID.
+func (h *Hub) AppOnline(appID, userID uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.byUser[userID] {
+		if s.conn != nil && s.who.AppID == appID {
+			return true
+		}
+	}
+	return false
 }
 
 // Online tells whether the user has at least one connected session.

@@ -248,4 +248,5 @@ type Store interface {
 	PutSetting(ctx context.Context, key string, value []byte) error
 
 	LobbyStore
+	RelationshipStore
 }
