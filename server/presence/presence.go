@@ -369,7 +369,7 @@ func (s *Service) setCover(w http.ResponseWriter, r *http.Request) {
 			return wire.MissingAccess()
 		}
 		var body wire.RichPresenceSettings
-		if err := httpx.DecodeJSON(r, &body); err != nil {
+		if err := relationships.DecodeBody(r, &body); err != nil {
 			return err
 		}
 		if body.CoverImage == nil {
@@ -402,7 +402,7 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	}
 	recipient := uint64(rid)
 	var body wire.ActivityInviteRequest
-	if err := httpx.DecodeJSON(r, &body); err != nil {
+	if err := relationships.DecodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	switch {

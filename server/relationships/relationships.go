@@ -36,6 +36,7 @@ package relationships
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -184,7 +185,7 @@ func (s *Service) Object(ctx context.Context, st store.Store, r *store.Relations
 func (s *Service) byName(game bool) handler {
 	return func(q *request) (any, error) {
 		var body wire.FriendRequest
-		if err := httpx.DecodeJSON(q.Request, &body); err != nil {
+		if err := DecodeBody(q.Request, &body); err != nil {
 			return nil, err
 		}
 		name := strings.TrimSpace(body.Username)
@@ -213,7 +214,7 @@ func (s *Service) put(game bool) handler {
 		}
 		var body wire.RelationshipPut
 		if q.ContentLength != 0 || q.Header.Get("Content-Type") != "" {
-			if err := httpx.DecodeJSON(q.Request, &body); err != nil {
+			if err := DecodeBody(q.Request, &body); err != nil {
 				return nil, err
 			}
 		}
@@ -321,7 +322,7 @@ func (s *Service) block(q *request, peer uint64) error {
 
 func (s *Service) settings(q *request) (any, error) {
 	var body wire.PrivacySettings
-	if err := httpx.DecodeJSON(q.Request, &body); err != nil {
+	if err := DecodeBody(q.Request, &body); err != nil {
 		return nil, err
 	}
 	if body.CustomStatusPrivacy != nil {
@@ -338,6 +339,24 @@ func (s *Service) settings(q *request) (any, error) {
 		return nil, err
 	}
 	return wire.PrivacySettings{CustomStatusPrivacy: &p}, nil
+}
+
+// DecodeBody reads a JSON body into v like httpx.DecodeJSON, but a field of the wrong type is a
+// 50035 naming the field (as the platform answers), not 50109.
+func DecodeBody(r *http.Request, v any) error {
+	var raw json.RawMessage
+	if err := httpx.DecodeJSON(r, &raw); err != nil {
+		return err
+	}
+	err := json.Unmarshal(raw, v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return wire.InvalidAt(te.Field, "BASE_TYPE_BAD_TYPE", "The value has the wrong type.")
+	case err != nil:
+		return wire.InvalidJSON()
+	}
+	return nil
 }
 
 // ---- transactions and events

@@ -51,7 +51,7 @@ type RelationshipStore interface {
 	// ListRelated returns every row (any app) whose peer is userID: who has userID as friend,
 	// pending or blocked.
 	ListRelated(ctx context.Context, userID uint64) ([]Relationship, error)
-	// CountOutgoingSince counts the user's pending outgoing requests (any app) made at or after t.
+	// CountOutgoingSince counts the user's pending outgoing requests (any app) made after t.
 	CountOutgoingSince(ctx context.Context, userID uint64, t time.Time) (int, error)
 	// CustomStatusPrivacy returns the user's privacy setting (PrivacyEveryone when never set).
 	CustomStatusPrivacy(ctx context.Context, userID uint64) (int, error)
@@ -109,7 +109,7 @@ func (s *SQLite) ListRelated(ctx context.Context, userID uint64) ([]Relationship
 
 func (s *SQLite) CountOutgoingSince(ctx context.Context, userID uint64, t time.Time) (int, error) {
 	var n int
-	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM relationships WHERE user_id=? AND type=? AND created_at>=?`,
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM relationships WHERE user_id=? AND type=? AND created_at>?`,
 		userID, RelPendingOutgoing, ts(t)).Scan(&n)
 	return n, err
 }
