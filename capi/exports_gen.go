@@ -154,6 +154,61 @@ static inline void sdkpp_call_Client_MessageDeletedCallback(Sdkpp_Client_Message
 	cb(messageId, channelId, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_RelationshipGroupsUpdatedCallback(Sdkpp_Client_RelationshipGroupsUpdatedCallback cb, uint64_t userId, uintptr_t userData) {
+	cb(userId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_RelationshipCreatedCallback(Sdkpp_Client_RelationshipCreatedCallback cb, uint64_t userId, bool isDiscordRelationshipUpdate, uintptr_t userData) {
+	cb(userId, isDiscordRelationshipUpdate, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_RelationshipDeletedCallback(Sdkpp_Client_RelationshipDeletedCallback cb, uint64_t userId, bool isDiscordRelationshipUpdate, uintptr_t userData) {
+	cb(userId, isDiscordRelationshipUpdate, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UpdateRelationshipCallback(Sdkpp_Client_UpdateRelationshipCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_SendFriendRequestCallback(Sdkpp_Client_SendFriendRequestCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UserUpdatedCallback(Sdkpp_Client_UserUpdatedCallback cb, uint64_t userId, uintptr_t userData) {
+	cb(userId, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UpdateRichPresenceCallback(Sdkpp_Client_UpdateRichPresenceCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UpdateStatusCallback(Sdkpp_Client_UpdateStatusCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_SendActivityInviteCallback(Sdkpp_Client_SendActivityInviteCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_AcceptActivityInviteCallback(Sdkpp_Client_AcceptActivityInviteCallback cb, uintptr_t result, Sdkpp_String joinSecret, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, joinSecret, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_ActivityInviteCallback(Sdkpp_Client_ActivityInviteCallback cb, uintptr_t invite, uintptr_t userData) {
+	Sdkpp_ActivityInvite invite_obj; invite_obj.opaque = (void*)invite;
+	cb(&invite_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_ActivityJoinCallback(Sdkpp_Client_ActivityJoinCallback cb, Sdkpp_String joinSecret, uintptr_t userData) {
+	cb(joinSecret, (void*)userData);
+}
+
 */
 import "C"
 
@@ -168,7 +223,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1529793207
+const abiVersion = 1627166085
 
 // Type tags of the object table, one per class.
 const (
@@ -178,12 +233,20 @@ const (
 	typeDeviceAuthorizationArgs    handle.Type = 4
 	typeClientCreateOptions        handle.Type = 5
 	typeClientResult               handle.Type = 6
-	typeUserHandle                 handle.Type = 7
-	typeLobbyMemberHandle          handle.Type = 8
-	typeLobbyHandle                handle.Type = 9
-	typeMessageHandle              handle.Type = 10
-	typeUserMessageSummary         handle.Type = 11
-	typeClient                     handle.Type = 12
+	typeActivityButton             handle.Type = 7
+	typeActivityAssets             handle.Type = 8
+	typeActivityTimestamps         handle.Type = 9
+	typeActivityParty              handle.Type = 10
+	typeActivitySecrets            handle.Type = 11
+	typeActivity                   handle.Type = 12
+	typeActivityInvite             handle.Type = 13
+	typeUserHandle                 handle.Type = 14
+	typeRelationshipHandle         handle.Type = 15
+	typeLobbyMemberHandle          handle.Type = 16
+	typeLobbyHandle                handle.Type = 17
+	typeMessageHandle              handle.Type = 18
+	typeUserMessageSummary         handle.Type = 19
+	typeClient                     handle.Type = 20
 )
 
 // typeNames names each type tag for error messages.
@@ -194,7 +257,15 @@ var typeNames = map[handle.Type]string{
 	typeDeviceAuthorizationArgs:    "DeviceAuthorizationArgs",
 	typeClientCreateOptions:        "ClientCreateOptions",
 	typeClientResult:               "ClientResult",
+	typeActivityButton:             "ActivityButton",
+	typeActivityAssets:             "ActivityAssets",
+	typeActivityTimestamps:         "ActivityTimestamps",
+	typeActivityParty:              "ActivityParty",
+	typeActivitySecrets:            "ActivitySecrets",
+	typeActivity:                   "Activity",
+	typeActivityInvite:             "ActivityInvite",
 	typeUserHandle:                 "UserHandle",
+	typeRelationshipHandle:         "RelationshipHandle",
 	typeLobbyMemberHandle:          "LobbyMemberHandle",
 	typeLobbyHandle:                "LobbyHandle",
 	typeMessageHandle:              "MessageHandle",
@@ -1447,6 +1518,1910 @@ func Sdkpp_ClientResult_ToString(self *C.Sdkpp_ClientResult, returnValue *C.Sdkp
 	*returnValue = cString(v)
 }
 
+// getActivityButton finds the ActivityButton behind self, or logs why it cannot.
+func getActivityButton(fn string, self *C.Sdkpp_ActivityButton) (*core.ActivityButton, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivityButton)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.ActivityButton), e, true
+}
+
+//export Sdkpp_ActivityButton_Init
+func Sdkpp_ActivityButton_Init(self *C.Sdkpp_ActivityButton) {
+	const fn = "ActivityButton_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivityButton, core.NewActivityButton())
+}
+
+//export Sdkpp_ActivityButton_Drop
+func Sdkpp_ActivityButton_Drop(self *C.Sdkpp_ActivityButton) {
+	const fn = "ActivityButton_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivityButton)
+}
+
+//export Sdkpp_ActivityButton_Clone
+func Sdkpp_ActivityButton_Clone(self *C.Sdkpp_ActivityButton, other *C.Sdkpp_ActivityButton) {
+	const fn = "ActivityButton_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivityButton(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivityButton, v)
+}
+
+//export Sdkpp_ActivityButton_Label
+func Sdkpp_ActivityButton_Label(self *C.Sdkpp_ActivityButton, returnValue *C.Sdkpp_String) {
+	const fn = "ActivityButton_Label"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityButton(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Label()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_ActivityButton_SetLabel
+func Sdkpp_ActivityButton_SetLabel(self *C.Sdkpp_ActivityButton, value C.Sdkpp_String) {
+	const fn = "ActivityButton_SetLabel"
+	defer guard(fn)
+	o, e, ok := getActivityButton(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetLabel(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityButton_Url
+func Sdkpp_ActivityButton_Url(self *C.Sdkpp_ActivityButton, returnValue *C.Sdkpp_String) {
+	const fn = "ActivityButton_Url"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityButton(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Url()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_ActivityButton_SetUrl
+func Sdkpp_ActivityButton_SetUrl(self *C.Sdkpp_ActivityButton, value C.Sdkpp_String) {
+	const fn = "ActivityButton_SetUrl"
+	defer guard(fn)
+	o, e, ok := getActivityButton(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetUrl(arg_value)
+	e.Mu.Unlock()
+}
+
+// getActivityAssets finds the ActivityAssets behind self, or logs why it cannot.
+func getActivityAssets(fn string, self *C.Sdkpp_ActivityAssets) (*core.ActivityAssets, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivityAssets)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.ActivityAssets), e, true
+}
+
+//export Sdkpp_ActivityAssets_Init
+func Sdkpp_ActivityAssets_Init(self *C.Sdkpp_ActivityAssets) {
+	const fn = "ActivityAssets_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivityAssets, core.NewActivityAssets())
+}
+
+//export Sdkpp_ActivityAssets_Drop
+func Sdkpp_ActivityAssets_Drop(self *C.Sdkpp_ActivityAssets) {
+	const fn = "ActivityAssets_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivityAssets)
+}
+
+//export Sdkpp_ActivityAssets_Clone
+func Sdkpp_ActivityAssets_Clone(self *C.Sdkpp_ActivityAssets, other *C.Sdkpp_ActivityAssets) {
+	const fn = "ActivityAssets_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivityAssets(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivityAssets, v)
+}
+
+//export Sdkpp_ActivityAssets_LargeImage
+func Sdkpp_ActivityAssets_LargeImage(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_LargeImage"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.LargeImage()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetLargeImage
+func Sdkpp_ActivityAssets_SetLargeImage(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetLargeImage"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetLargeImage(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityAssets_LargeText
+func Sdkpp_ActivityAssets_LargeText(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_LargeText"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.LargeText()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetLargeText
+func Sdkpp_ActivityAssets_SetLargeText(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetLargeText"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetLargeText(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityAssets_LargeUrl
+func Sdkpp_ActivityAssets_LargeUrl(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_LargeUrl"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.LargeUrl()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetLargeUrl
+func Sdkpp_ActivityAssets_SetLargeUrl(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetLargeUrl"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetLargeUrl(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityAssets_SmallImage
+func Sdkpp_ActivityAssets_SmallImage(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_SmallImage"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.SmallImage()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetSmallImage
+func Sdkpp_ActivityAssets_SetSmallImage(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetSmallImage"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetSmallImage(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityAssets_SmallText
+func Sdkpp_ActivityAssets_SmallText(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_SmallText"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.SmallText()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetSmallText
+func Sdkpp_ActivityAssets_SetSmallText(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetSmallText"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetSmallText(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityAssets_SmallUrl
+func Sdkpp_ActivityAssets_SmallUrl(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_SmallUrl"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.SmallUrl()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetSmallUrl
+func Sdkpp_ActivityAssets_SetSmallUrl(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetSmallUrl"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetSmallUrl(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityAssets_InviteCoverImage
+func Sdkpp_ActivityAssets_InviteCoverImage(self *C.Sdkpp_ActivityAssets, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "ActivityAssets_InviteCoverImage"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.InviteCoverImage()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_ActivityAssets_SetInviteCoverImage
+func Sdkpp_ActivityAssets_SetInviteCoverImage(self *C.Sdkpp_ActivityAssets, value *C.Sdkpp_String) {
+	const fn = "ActivityAssets_SetInviteCoverImage"
+	defer guard(fn)
+	o, e, ok := getActivityAssets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetInviteCoverImage(arg_value)
+	e.Mu.Unlock()
+}
+
+// getActivityTimestamps finds the ActivityTimestamps behind self, or logs why it cannot.
+func getActivityTimestamps(fn string, self *C.Sdkpp_ActivityTimestamps) (*core.ActivityTimestamps, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivityTimestamps)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.ActivityTimestamps), e, true
+}
+
+//export Sdkpp_ActivityTimestamps_Init
+func Sdkpp_ActivityTimestamps_Init(self *C.Sdkpp_ActivityTimestamps) {
+	const fn = "ActivityTimestamps_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivityTimestamps, core.NewActivityTimestamps())
+}
+
+//export Sdkpp_ActivityTimestamps_Drop
+func Sdkpp_ActivityTimestamps_Drop(self *C.Sdkpp_ActivityTimestamps) {
+	const fn = "ActivityTimestamps_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivityTimestamps)
+}
+
+//export Sdkpp_ActivityTimestamps_Clone
+func Sdkpp_ActivityTimestamps_Clone(self *C.Sdkpp_ActivityTimestamps, other *C.Sdkpp_ActivityTimestamps) {
+	const fn = "ActivityTimestamps_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivityTimestamps(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivityTimestamps, v)
+}
+
+//export Sdkpp_ActivityTimestamps_Start
+func Sdkpp_ActivityTimestamps_Start(self *C.Sdkpp_ActivityTimestamps) C.uint64_t {
+	const fn = "ActivityTimestamps_Start"
+	defer guard(fn)
+	o, e, ok := getActivityTimestamps(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Start()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityTimestamps_SetStart
+func Sdkpp_ActivityTimestamps_SetStart(self *C.Sdkpp_ActivityTimestamps, value C.uint64_t) {
+	const fn = "ActivityTimestamps_SetStart"
+	defer guard(fn)
+	o, e, ok := getActivityTimestamps(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetStart(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityTimestamps_End
+func Sdkpp_ActivityTimestamps_End(self *C.Sdkpp_ActivityTimestamps) C.uint64_t {
+	const fn = "ActivityTimestamps_End"
+	defer guard(fn)
+	o, e, ok := getActivityTimestamps(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.End()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityTimestamps_SetEnd
+func Sdkpp_ActivityTimestamps_SetEnd(self *C.Sdkpp_ActivityTimestamps, value C.uint64_t) {
+	const fn = "ActivityTimestamps_SetEnd"
+	defer guard(fn)
+	o, e, ok := getActivityTimestamps(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetEnd(arg_value)
+	e.Mu.Unlock()
+}
+
+// getActivityParty finds the ActivityParty behind self, or logs why it cannot.
+func getActivityParty(fn string, self *C.Sdkpp_ActivityParty) (*core.ActivityParty, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivityParty)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.ActivityParty), e, true
+}
+
+//export Sdkpp_ActivityParty_Init
+func Sdkpp_ActivityParty_Init(self *C.Sdkpp_ActivityParty) {
+	const fn = "ActivityParty_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivityParty, core.NewActivityParty())
+}
+
+//export Sdkpp_ActivityParty_Drop
+func Sdkpp_ActivityParty_Drop(self *C.Sdkpp_ActivityParty) {
+	const fn = "ActivityParty_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivityParty)
+}
+
+//export Sdkpp_ActivityParty_Clone
+func Sdkpp_ActivityParty_Clone(self *C.Sdkpp_ActivityParty, other *C.Sdkpp_ActivityParty) {
+	const fn = "ActivityParty_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivityParty(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivityParty, v)
+}
+
+//export Sdkpp_ActivityParty_Id
+func Sdkpp_ActivityParty_Id(self *C.Sdkpp_ActivityParty, returnValue *C.Sdkpp_String) {
+	const fn = "ActivityParty_Id"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Id()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_ActivityParty_SetId
+func Sdkpp_ActivityParty_SetId(self *C.Sdkpp_ActivityParty, value C.Sdkpp_String) {
+	const fn = "ActivityParty_SetId"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityParty_CurrentSize
+func Sdkpp_ActivityParty_CurrentSize(self *C.Sdkpp_ActivityParty) C.int32_t {
+	const fn = "ActivityParty_CurrentSize"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.CurrentSize()
+	e.Mu.Unlock()
+	return C.int32_t(v)
+}
+
+//export Sdkpp_ActivityParty_SetCurrentSize
+func Sdkpp_ActivityParty_SetCurrentSize(self *C.Sdkpp_ActivityParty, value C.int32_t) {
+	const fn = "ActivityParty_SetCurrentSize"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := int32(value)
+	e.Mu.Lock()
+	o.SetCurrentSize(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityParty_MaxSize
+func Sdkpp_ActivityParty_MaxSize(self *C.Sdkpp_ActivityParty) C.int32_t {
+	const fn = "ActivityParty_MaxSize"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.MaxSize()
+	e.Mu.Unlock()
+	return C.int32_t(v)
+}
+
+//export Sdkpp_ActivityParty_SetMaxSize
+func Sdkpp_ActivityParty_SetMaxSize(self *C.Sdkpp_ActivityParty, value C.int32_t) {
+	const fn = "ActivityParty_SetMaxSize"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := int32(value)
+	e.Mu.Lock()
+	o.SetMaxSize(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityParty_Privacy
+func Sdkpp_ActivityParty_Privacy(self *C.Sdkpp_ActivityParty) C.Sdkpp_ActivityPartyPrivacy {
+	const fn = "ActivityParty_Privacy"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Privacy()
+	e.Mu.Unlock()
+	return C.Sdkpp_ActivityPartyPrivacy(v)
+}
+
+//export Sdkpp_ActivityParty_SetPrivacy
+func Sdkpp_ActivityParty_SetPrivacy(self *C.Sdkpp_ActivityParty, value C.Sdkpp_ActivityPartyPrivacy) {
+	const fn = "ActivityParty_SetPrivacy"
+	defer guard(fn)
+	o, e, ok := getActivityParty(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := core.ActivityPartyPrivacy(value)
+	if !arg_value.Valid() {
+		refuse(fn, "value: %d is not a value of ActivityPartyPrivacy", int64(value))
+		return
+	}
+	e.Mu.Lock()
+	o.SetPrivacy(arg_value)
+	e.Mu.Unlock()
+}
+
+// getActivitySecrets finds the ActivitySecrets behind self, or logs why it cannot.
+func getActivitySecrets(fn string, self *C.Sdkpp_ActivitySecrets) (*core.ActivitySecrets, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivitySecrets)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.ActivitySecrets), e, true
+}
+
+//export Sdkpp_ActivitySecrets_Init
+func Sdkpp_ActivitySecrets_Init(self *C.Sdkpp_ActivitySecrets) {
+	const fn = "ActivitySecrets_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivitySecrets, core.NewActivitySecrets())
+}
+
+//export Sdkpp_ActivitySecrets_Drop
+func Sdkpp_ActivitySecrets_Drop(self *C.Sdkpp_ActivitySecrets) {
+	const fn = "ActivitySecrets_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivitySecrets)
+}
+
+//export Sdkpp_ActivitySecrets_Clone
+func Sdkpp_ActivitySecrets_Clone(self *C.Sdkpp_ActivitySecrets, other *C.Sdkpp_ActivitySecrets) {
+	const fn = "ActivitySecrets_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivitySecrets(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivitySecrets, v)
+}
+
+//export Sdkpp_ActivitySecrets_Join
+func Sdkpp_ActivitySecrets_Join(self *C.Sdkpp_ActivitySecrets, returnValue *C.Sdkpp_String) {
+	const fn = "ActivitySecrets_Join"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivitySecrets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Join()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_ActivitySecrets_SetJoin
+func Sdkpp_ActivitySecrets_SetJoin(self *C.Sdkpp_ActivitySecrets, value C.Sdkpp_String) {
+	const fn = "ActivitySecrets_SetJoin"
+	defer guard(fn)
+	o, e, ok := getActivitySecrets(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetJoin(arg_value)
+	e.Mu.Unlock()
+}
+
+// getActivity finds the Activity behind self, or logs why it cannot.
+func getActivity(fn string, self *C.Sdkpp_Activity) (*core.Activity, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivity)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.Activity), e, true
+}
+
+//export Sdkpp_Activity_Init
+func Sdkpp_Activity_Init(self *C.Sdkpp_Activity) {
+	const fn = "Activity_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivity, core.NewActivity())
+}
+
+//export Sdkpp_Activity_Drop
+func Sdkpp_Activity_Drop(self *C.Sdkpp_Activity) {
+	const fn = "Activity_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivity)
+}
+
+//export Sdkpp_Activity_Clone
+func Sdkpp_Activity_Clone(self *C.Sdkpp_Activity, other *C.Sdkpp_Activity) {
+	const fn = "Activity_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivity(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivity, v)
+}
+
+//export Sdkpp_Activity_Name
+func Sdkpp_Activity_Name(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_String) {
+	const fn = "Activity_Name"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Name()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_Activity_SetName
+func Sdkpp_Activity_SetName(self *C.Sdkpp_Activity, value C.Sdkpp_String) {
+	const fn = "Activity_SetName"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetName(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_Type
+func Sdkpp_Activity_Type(self *C.Sdkpp_Activity) C.Sdkpp_ActivityTypes {
+	const fn = "Activity_Type"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Type()
+	e.Mu.Unlock()
+	return C.Sdkpp_ActivityTypes(v)
+}
+
+//export Sdkpp_Activity_SetType
+func Sdkpp_Activity_SetType(self *C.Sdkpp_Activity, value C.Sdkpp_ActivityTypes) {
+	const fn = "Activity_SetType"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := core.ActivityTypes(value)
+	if !arg_value.Valid() {
+		refuse(fn, "value: %d is not a value of ActivityTypes", int64(value))
+		return
+	}
+	e.Mu.Lock()
+	o.SetType(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_StatusDisplayType
+func Sdkpp_Activity_StatusDisplayType(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_StatusDisplayTypes) C.bool {
+	const fn = "Activity_StatusDisplayType"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = 0
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.StatusDisplayType()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = C.Sdkpp_StatusDisplayTypes(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetStatusDisplayType
+func Sdkpp_Activity_SetStatusDisplayType(self *C.Sdkpp_Activity, value *C.Sdkpp_StatusDisplayTypes) {
+	const fn = "Activity_SetStatusDisplayType"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *core.StatusDisplayTypes
+	if value != nil {
+		x := core.StatusDisplayTypes(*value)
+		if !x.Valid() {
+			refuse(fn, "value: %d is not a value of StatusDisplayTypes", int64(x))
+			return
+		}
+		arg_value = &x
+	}
+	e.Mu.Lock()
+	o.SetStatusDisplayType(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_State
+func Sdkpp_Activity_State(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "Activity_State"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.State()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetState
+func Sdkpp_Activity_SetState(self *C.Sdkpp_Activity, value *C.Sdkpp_String) {
+	const fn = "Activity_SetState"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetState(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_StateUrl
+func Sdkpp_Activity_StateUrl(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "Activity_StateUrl"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.StateUrl()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetStateUrl
+func Sdkpp_Activity_SetStateUrl(self *C.Sdkpp_Activity, value *C.Sdkpp_String) {
+	const fn = "Activity_SetStateUrl"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetStateUrl(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_Details
+func Sdkpp_Activity_Details(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "Activity_Details"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.Details()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetDetails
+func Sdkpp_Activity_SetDetails(self *C.Sdkpp_Activity, value *C.Sdkpp_String) {
+	const fn = "Activity_SetDetails"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetDetails(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_DetailsUrl
+func Sdkpp_Activity_DetailsUrl(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "Activity_DetailsUrl"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.DetailsUrl()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetDetailsUrl
+func Sdkpp_Activity_SetDetailsUrl(self *C.Sdkpp_Activity, value *C.Sdkpp_String) {
+	const fn = "Activity_SetDetailsUrl"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *string
+	if value != nil {
+		s, ok := goString(fn, "value", *value)
+		if !ok {
+			return
+		}
+		arg_value = &s
+	}
+	e.Mu.Lock()
+	o.SetDetailsUrl(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_ApplicationId
+func Sdkpp_Activity_ApplicationId(self *C.Sdkpp_Activity, returnValue *C.uint64_t) C.bool {
+	const fn = "Activity_ApplicationId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = 0
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.ApplicationId()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = C.uint64_t(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetApplicationId
+func Sdkpp_Activity_SetApplicationId(self *C.Sdkpp_Activity, value *C.uint64_t) {
+	const fn = "Activity_SetApplicationId"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *uint64
+	if value != nil {
+		x := uint64(*value)
+		arg_value = &x
+	}
+	e.Mu.Lock()
+	o.SetApplicationId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_ParentApplicationId
+func Sdkpp_Activity_ParentApplicationId(self *C.Sdkpp_Activity, returnValue *C.uint64_t) C.bool {
+	const fn = "Activity_ParentApplicationId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = 0
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.ParentApplicationId()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = C.uint64_t(v)
+	return true
+}
+
+//export Sdkpp_Activity_SetParentApplicationId
+func Sdkpp_Activity_SetParentApplicationId(self *C.Sdkpp_Activity, value *C.uint64_t) {
+	const fn = "Activity_SetParentApplicationId"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *uint64
+	if value != nil {
+		x := uint64(*value)
+		arg_value = &x
+	}
+	e.Mu.Lock()
+	o.SetParentApplicationId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_Assets
+func Sdkpp_Activity_Assets(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_ActivityAssets) C.bool {
+	const fn = "Activity_Assets"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Assets()
+	e.Mu.Unlock()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeActivityAssets, v)
+	return true
+}
+
+//export Sdkpp_Activity_SetAssets
+func Sdkpp_Activity_SetAssets(self *C.Sdkpp_Activity, value *C.Sdkpp_ActivityAssets) {
+	const fn = "Activity_SetAssets"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *core.ActivityAssets
+	if value != nil {
+		o, e, ok := getActivityAssets(fn+": value", value)
+		if !ok {
+			return
+		}
+		e.Mu.Lock()
+		arg_value = o.Clone()
+		e.Mu.Unlock()
+	}
+	e.Mu.Lock()
+	o.SetAssets(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_Timestamps
+func Sdkpp_Activity_Timestamps(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_ActivityTimestamps) C.bool {
+	const fn = "Activity_Timestamps"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Timestamps()
+	e.Mu.Unlock()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeActivityTimestamps, v)
+	return true
+}
+
+//export Sdkpp_Activity_SetTimestamps
+func Sdkpp_Activity_SetTimestamps(self *C.Sdkpp_Activity, value *C.Sdkpp_ActivityTimestamps) {
+	const fn = "Activity_SetTimestamps"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *core.ActivityTimestamps
+	if value != nil {
+		o, e, ok := getActivityTimestamps(fn+": value", value)
+		if !ok {
+			return
+		}
+		e.Mu.Lock()
+		arg_value = o.Clone()
+		e.Mu.Unlock()
+	}
+	e.Mu.Lock()
+	o.SetTimestamps(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_Party
+func Sdkpp_Activity_Party(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_ActivityParty) C.bool {
+	const fn = "Activity_Party"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Party()
+	e.Mu.Unlock()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeActivityParty, v)
+	return true
+}
+
+//export Sdkpp_Activity_SetParty
+func Sdkpp_Activity_SetParty(self *C.Sdkpp_Activity, value *C.Sdkpp_ActivityParty) {
+	const fn = "Activity_SetParty"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *core.ActivityParty
+	if value != nil {
+		o, e, ok := getActivityParty(fn+": value", value)
+		if !ok {
+			return
+		}
+		e.Mu.Lock()
+		arg_value = o.Clone()
+		e.Mu.Unlock()
+	}
+	e.Mu.Lock()
+	o.SetParty(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_Secrets
+func Sdkpp_Activity_Secrets(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_ActivitySecrets) C.bool {
+	const fn = "Activity_Secrets"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Secrets()
+	e.Mu.Unlock()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeActivitySecrets, v)
+	return true
+}
+
+//export Sdkpp_Activity_SetSecrets
+func Sdkpp_Activity_SetSecrets(self *C.Sdkpp_Activity, value *C.Sdkpp_ActivitySecrets) {
+	const fn = "Activity_SetSecrets"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *core.ActivitySecrets
+	if value != nil {
+		o, e, ok := getActivitySecrets(fn+": value", value)
+		if !ok {
+			return
+		}
+		e.Mu.Lock()
+		arg_value = o.Clone()
+		e.Mu.Unlock()
+	}
+	e.Mu.Lock()
+	o.SetSecrets(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_SupportedPlatforms
+func Sdkpp_Activity_SupportedPlatforms(self *C.Sdkpp_Activity) C.Sdkpp_ActivityGamePlatforms {
+	const fn = "Activity_SupportedPlatforms"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.SupportedPlatforms()
+	e.Mu.Unlock()
+	return C.Sdkpp_ActivityGamePlatforms(v)
+}
+
+//export Sdkpp_Activity_SetSupportedPlatforms
+func Sdkpp_Activity_SetSupportedPlatforms(self *C.Sdkpp_Activity, value C.Sdkpp_ActivityGamePlatforms) {
+	const fn = "Activity_SetSupportedPlatforms"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := core.ActivityGamePlatforms(value)
+	if !arg_value.Valid() {
+		refuse(fn, "value: %d is not a value of ActivityGamePlatforms", int64(value))
+		return
+	}
+	e.Mu.Lock()
+	o.SetSupportedPlatforms(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_AddButton
+func Sdkpp_Activity_AddButton(self *C.Sdkpp_Activity, button *C.Sdkpp_ActivityButton) {
+	const fn = "Activity_AddButton"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_button_o, arg_button_e, ok := getActivityButton(fn+": button", button)
+	if !ok {
+		return
+	}
+	arg_button_e.Mu.Lock()
+	arg_button := arg_button_o.Clone()
+	arg_button_e.Mu.Unlock()
+	e.Mu.Lock()
+	o.AddButton(arg_button)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_Activity_GetButtons
+func Sdkpp_Activity_GetButtons(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_ActivityButtonSpan) {
+	const fn = "Activity_GetButtons"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_ActivityButtonSpan{}
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.GetButtons()
+	e.Mu.Unlock()
+	ptr, n := cObjects(typeActivityButton, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_ActivityButtonSpan{ptr: (*C.Sdkpp_ActivityButton)(ptr), size: C.size_t(n)}
+}
+
+// getActivityInvite finds the ActivityInvite behind self, or logs why it cannot.
+func getActivityInvite(fn string, self *C.Sdkpp_ActivityInvite) (*core.ActivityInvite, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeActivityInvite)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.ActivityInvite), e, true
+}
+
+//export Sdkpp_ActivityInvite_Init
+func Sdkpp_ActivityInvite_Init(self *C.Sdkpp_ActivityInvite) {
+	const fn = "ActivityInvite_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeActivityInvite, core.NewActivityInvite())
+}
+
+//export Sdkpp_ActivityInvite_Drop
+func Sdkpp_ActivityInvite_Drop(self *C.Sdkpp_ActivityInvite) {
+	const fn = "ActivityInvite_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeActivityInvite)
+}
+
+//export Sdkpp_ActivityInvite_Clone
+func Sdkpp_ActivityInvite_Clone(self *C.Sdkpp_ActivityInvite, other *C.Sdkpp_ActivityInvite) {
+	const fn = "ActivityInvite_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getActivityInvite(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeActivityInvite, v)
+}
+
+//export Sdkpp_ActivityInvite_SenderId
+func Sdkpp_ActivityInvite_SenderId(self *C.Sdkpp_ActivityInvite) C.uint64_t {
+	const fn = "ActivityInvite_SenderId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.SenderId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityInvite_SetSenderId
+func Sdkpp_ActivityInvite_SetSenderId(self *C.Sdkpp_ActivityInvite, value C.uint64_t) {
+	const fn = "ActivityInvite_SetSenderId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetSenderId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_ChannelId
+func Sdkpp_ActivityInvite_ChannelId(self *C.Sdkpp_ActivityInvite) C.uint64_t {
+	const fn = "ActivityInvite_ChannelId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.ChannelId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityInvite_SetChannelId
+func Sdkpp_ActivityInvite_SetChannelId(self *C.Sdkpp_ActivityInvite, value C.uint64_t) {
+	const fn = "ActivityInvite_SetChannelId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetChannelId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_MessageId
+func Sdkpp_ActivityInvite_MessageId(self *C.Sdkpp_ActivityInvite) C.uint64_t {
+	const fn = "ActivityInvite_MessageId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.MessageId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityInvite_SetMessageId
+func Sdkpp_ActivityInvite_SetMessageId(self *C.Sdkpp_ActivityInvite, value C.uint64_t) {
+	const fn = "ActivityInvite_SetMessageId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetMessageId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_Type
+func Sdkpp_ActivityInvite_Type(self *C.Sdkpp_ActivityInvite) C.Sdkpp_ActivityActionTypes {
+	const fn = "ActivityInvite_Type"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Type()
+	e.Mu.Unlock()
+	return C.Sdkpp_ActivityActionTypes(v)
+}
+
+//export Sdkpp_ActivityInvite_SetType
+func Sdkpp_ActivityInvite_SetType(self *C.Sdkpp_ActivityInvite, value C.Sdkpp_ActivityActionTypes) {
+	const fn = "ActivityInvite_SetType"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := core.ActivityActionTypes(value)
+	if !arg_value.Valid() {
+		refuse(fn, "value: %d is not a value of ActivityActionTypes", int64(value))
+		return
+	}
+	e.Mu.Lock()
+	o.SetType(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_ApplicationId
+func Sdkpp_ActivityInvite_ApplicationId(self *C.Sdkpp_ActivityInvite) C.uint64_t {
+	const fn = "ActivityInvite_ApplicationId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.ApplicationId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityInvite_SetApplicationId
+func Sdkpp_ActivityInvite_SetApplicationId(self *C.Sdkpp_ActivityInvite, value C.uint64_t) {
+	const fn = "ActivityInvite_SetApplicationId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetApplicationId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_ParentApplicationId
+func Sdkpp_ActivityInvite_ParentApplicationId(self *C.Sdkpp_ActivityInvite) C.uint64_t {
+	const fn = "ActivityInvite_ParentApplicationId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.ParentApplicationId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_ActivityInvite_SetParentApplicationId
+func Sdkpp_ActivityInvite_SetParentApplicationId(self *C.Sdkpp_ActivityInvite, value C.uint64_t) {
+	const fn = "ActivityInvite_SetParentApplicationId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetParentApplicationId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_PartyId
+func Sdkpp_ActivityInvite_PartyId(self *C.Sdkpp_ActivityInvite, returnValue *C.Sdkpp_String) {
+	const fn = "ActivityInvite_PartyId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.PartyId()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_ActivityInvite_SetPartyId
+func Sdkpp_ActivityInvite_SetPartyId(self *C.Sdkpp_ActivityInvite, value C.Sdkpp_String) {
+	const fn = "ActivityInvite_SetPartyId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetPartyId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_SessionId
+func Sdkpp_ActivityInvite_SessionId(self *C.Sdkpp_ActivityInvite, returnValue *C.Sdkpp_String) {
+	const fn = "ActivityInvite_SessionId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.SessionId()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_ActivityInvite_SetSessionId
+func Sdkpp_ActivityInvite_SetSessionId(self *C.Sdkpp_ActivityInvite, value C.Sdkpp_String) {
+	const fn = "ActivityInvite_SetSessionId"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetSessionId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_ActivityInvite_IsValid
+func Sdkpp_ActivityInvite_IsValid(self *C.Sdkpp_ActivityInvite) C.bool {
+	const fn = "ActivityInvite_IsValid"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.IsValid()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_ActivityInvite_SetIsValid
+func Sdkpp_ActivityInvite_SetIsValid(self *C.Sdkpp_ActivityInvite, value C.bool) {
+	const fn = "ActivityInvite_SetIsValid"
+	defer guard(fn)
+	o, e, ok := getActivityInvite(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := bool(value)
+	e.Mu.Lock()
+	o.SetIsValid(arg_value)
+	e.Mu.Unlock()
+}
+
 // getUserHandle finds the UserHandle behind self, or logs why it cannot.
 func getUserHandle(fn string, self *C.Sdkpp_UserHandle) (*core.UserHandle, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeUserHandle)
@@ -1584,6 +3559,166 @@ func Sdkpp_UserHandle_IsProvisional(self *C.Sdkpp_UserHandle) C.bool {
 	_ = e
 	v := o.IsProvisional()
 	return C.bool(v)
+}
+
+//export Sdkpp_UserHandle_Status
+func Sdkpp_UserHandle_Status(self *C.Sdkpp_UserHandle) C.Sdkpp_StatusType {
+	const fn = "UserHandle_Status"
+	defer guard(fn)
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.Status()
+	return C.Sdkpp_StatusType(v)
+}
+
+//export Sdkpp_UserHandle_GameActivity
+func Sdkpp_UserHandle_GameActivity(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_Activity) C.bool {
+	const fn = "UserHandle_GameActivity"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GameActivity()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeActivity, v)
+	return true
+}
+
+//export Sdkpp_UserHandle_Relationship
+func Sdkpp_UserHandle_Relationship(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_RelationshipHandle) {
+	const fn = "UserHandle_Relationship"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Relationship()
+	add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+}
+
+// getRelationshipHandle finds the RelationshipHandle behind self, or logs why it cannot.
+func getRelationshipHandle(fn string, self *C.Sdkpp_RelationshipHandle) (*core.RelationshipHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeRelationshipHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.RelationshipHandle), e, true
+}
+
+//export Sdkpp_RelationshipHandle_Drop
+func Sdkpp_RelationshipHandle_Drop(self *C.Sdkpp_RelationshipHandle) {
+	const fn = "RelationshipHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeRelationshipHandle)
+}
+
+//export Sdkpp_RelationshipHandle_Clone
+func Sdkpp_RelationshipHandle_Clone(self *C.Sdkpp_RelationshipHandle, other *C.Sdkpp_RelationshipHandle) {
+	const fn = "RelationshipHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getRelationshipHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeRelationshipHandle, v)
+}
+
+//export Sdkpp_RelationshipHandle_Id
+func Sdkpp_RelationshipHandle_Id(self *C.Sdkpp_RelationshipHandle) C.uint64_t {
+	const fn = "RelationshipHandle_Id"
+	defer guard(fn)
+	o, e, ok := getRelationshipHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.Id()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_RelationshipHandle_DiscordRelationshipType
+func Sdkpp_RelationshipHandle_DiscordRelationshipType(self *C.Sdkpp_RelationshipHandle) C.Sdkpp_RelationshipType {
+	const fn = "RelationshipHandle_DiscordRelationshipType"
+	defer guard(fn)
+	o, e, ok := getRelationshipHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.DiscordRelationshipType()
+	return C.Sdkpp_RelationshipType(v)
+}
+
+//export Sdkpp_RelationshipHandle_GameRelationshipType
+func Sdkpp_RelationshipHandle_GameRelationshipType(self *C.Sdkpp_RelationshipHandle) C.Sdkpp_RelationshipType {
+	const fn = "RelationshipHandle_GameRelationshipType"
+	defer guard(fn)
+	o, e, ok := getRelationshipHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GameRelationshipType()
+	return C.Sdkpp_RelationshipType(v)
+}
+
+//export Sdkpp_RelationshipHandle_IsSpamRequest
+func Sdkpp_RelationshipHandle_IsSpamRequest(self *C.Sdkpp_RelationshipHandle) C.bool {
+	const fn = "RelationshipHandle_IsSpamRequest"
+	defer guard(fn)
+	o, e, ok := getRelationshipHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.IsSpamRequest()
+	return C.bool(v)
+}
+
+//export Sdkpp_RelationshipHandle_User
+func Sdkpp_RelationshipHandle_User(self *C.Sdkpp_RelationshipHandle, returnValue *C.Sdkpp_UserHandle) C.bool {
+	const fn = "RelationshipHandle_User"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getRelationshipHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.User()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
+	return true
 }
 
 // getLobbyMemberHandle finds the LobbyMemberHandle behind self, or logs why it cannot.
@@ -4149,4 +6284,1023 @@ func Sdkpp_Client_SetMessageDeletedCallback(self *C.Sdkpp_Client, callback C.Sdk
 	}
 	accepted = true
 	o.SetMessageDeletedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetUserUpdatedCallback
+func Sdkpp_Client_SetUserUpdatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_UserUpdatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetUserUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUserUpdatedCallback]{
+		Fn: func(userId uint64) {
+			C.sdkpp_call_Client_UserUpdatedCallback(callback, C.uint64_t(userId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetUserUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_GetRelationships
+func Sdkpp_Client_GetRelationships(self *C.Sdkpp_Client, returnValue *C.Sdkpp_RelationshipHandleSpan) {
+	const fn = "Client_GetRelationships"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_RelationshipHandleSpan{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.GetRelationships()
+	ptr, n := cObjects(typeRelationshipHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_RelationshipHandleSpan{ptr: (*C.Sdkpp_RelationshipHandle)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Client_GetRelationshipsByGroup
+func Sdkpp_Client_GetRelationshipsByGroup(self *C.Sdkpp_Client, groupType C.Sdkpp_RelationshipGroupType, returnValue *C.Sdkpp_RelationshipHandleSpan) {
+	const fn = "Client_GetRelationshipsByGroup"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_RelationshipHandleSpan{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_groupType := core.RelationshipGroupType(groupType)
+	if !arg_groupType.Valid() {
+		refuse(fn, "groupType: %d is not a value of RelationshipGroupType", int64(groupType))
+		return
+	}
+	v := o.GetRelationshipsByGroup(arg_groupType)
+	ptr, n := cObjects(typeRelationshipHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_RelationshipHandleSpan{ptr: (*C.Sdkpp_RelationshipHandle)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Client_GetRelationshipHandle
+func Sdkpp_Client_GetRelationshipHandle(self *C.Sdkpp_Client, userId C.uint64_t, returnValue *C.Sdkpp_RelationshipHandle) {
+	const fn = "Client_GetRelationshipHandle"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetRelationshipHandle(arg_userId)
+	add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+}
+
+//export Sdkpp_Client_SearchFriendsByUsername
+func Sdkpp_Client_SearchFriendsByUsername(self *C.Sdkpp_Client, searchStr C.Sdkpp_String, returnValue *C.Sdkpp_UserHandleSpan) {
+	const fn = "Client_SearchFriendsByUsername"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UserHandleSpan{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_searchStr, ok := goString(fn, "searchStr", searchStr)
+	if !ok {
+		return
+	}
+	v := o.SearchFriendsByUsername(arg_searchStr)
+	ptr, n := cObjects(typeUserHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_UserHandleSpan{ptr: (*C.Sdkpp_UserHandle)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Client_SetRelationshipGroupsUpdatedCallback
+func Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_RelationshipGroupsUpdatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetRelationshipGroupsUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientRelationshipGroupsUpdatedCallback]{
+		Fn: func(userId uint64) {
+			C.sdkpp_call_Client_RelationshipGroupsUpdatedCallback(callback, C.uint64_t(userId), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetRelationshipGroupsUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetRelationshipCreatedCallback
+func Sdkpp_Client_SetRelationshipCreatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_RelationshipCreatedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetRelationshipCreatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientRelationshipCreatedCallback]{
+		Fn: func(userId uint64, isDiscordRelationshipUpdate bool) {
+			C.sdkpp_call_Client_RelationshipCreatedCallback(callback, C.uint64_t(userId), C.bool(isDiscordRelationshipUpdate), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetRelationshipCreatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetRelationshipDeletedCallback
+func Sdkpp_Client_SetRelationshipDeletedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_RelationshipDeletedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetRelationshipDeletedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientRelationshipDeletedCallback]{
+		Fn: func(userId uint64, isDiscordRelationshipUpdate bool) {
+			C.sdkpp_call_Client_RelationshipDeletedCallback(callback, C.uint64_t(userId), C.bool(isDiscordRelationshipUpdate), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetRelationshipDeletedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SendDiscordFriendRequest
+func Sdkpp_Client_SendDiscordFriendRequest(self *C.Sdkpp_Client, username C.Sdkpp_String, callback C.Sdkpp_Client_SendFriendRequestCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendDiscordFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_username, ok := goString(fn, "username", username)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendFriendRequestCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SendFriendRequestCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendDiscordFriendRequest(arg_username, arg_callback)
+}
+
+//export Sdkpp_Client_SendDiscordFriendRequestById
+func Sdkpp_Client_SendDiscordFriendRequestById(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendDiscordFriendRequestById"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendDiscordFriendRequestById(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_SendGameFriendRequest
+func Sdkpp_Client_SendGameFriendRequest(self *C.Sdkpp_Client, username C.Sdkpp_String, callback C.Sdkpp_Client_SendFriendRequestCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendGameFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_username, ok := goString(fn, "username", username)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendFriendRequestCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SendFriendRequestCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendGameFriendRequest(arg_username, arg_callback)
+}
+
+//export Sdkpp_Client_SendGameFriendRequestById
+func Sdkpp_Client_SendGameFriendRequestById(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendGameFriendRequestById"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendGameFriendRequestById(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_AcceptDiscordFriendRequest
+func Sdkpp_Client_AcceptDiscordFriendRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_AcceptDiscordFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.AcceptDiscordFriendRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_AcceptGameFriendRequest
+func Sdkpp_Client_AcceptGameFriendRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_AcceptGameFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.AcceptGameFriendRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_RejectDiscordFriendRequest
+func Sdkpp_Client_RejectDiscordFriendRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RejectDiscordFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RejectDiscordFriendRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_RejectGameFriendRequest
+func Sdkpp_Client_RejectGameFriendRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RejectGameFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RejectGameFriendRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_CancelDiscordFriendRequest
+func Sdkpp_Client_CancelDiscordFriendRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_CancelDiscordFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.CancelDiscordFriendRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_CancelGameFriendRequest
+func Sdkpp_Client_CancelGameFriendRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_CancelGameFriendRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.CancelGameFriendRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_RemoveGameFriend
+func Sdkpp_Client_RemoveGameFriend(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RemoveGameFriend"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RemoveGameFriend(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_RemoveDiscordAndGameFriend
+func Sdkpp_Client_RemoveDiscordAndGameFriend(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_RemoveDiscordAndGameFriend"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.RemoveDiscordAndGameFriend(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_BlockUser
+func Sdkpp_Client_BlockUser(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_BlockUser"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.BlockUser(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_UnblockUser
+func Sdkpp_Client_UnblockUser(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_UpdateRelationshipCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_UnblockUser"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRelationshipCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRelationshipCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.UnblockUser(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_UpdateRichPresence
+func Sdkpp_Client_UpdateRichPresence(self *C.Sdkpp_Client, activity *C.Sdkpp_Activity, callback C.Sdkpp_Client_UpdateRichPresenceCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_UpdateRichPresence"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_activity_o, arg_activity_e, ok := getActivity(fn+": activity", activity)
+	if !ok {
+		return
+	}
+	arg_activity_e.Mu.Lock()
+	arg_activity := arg_activity_o.Clone()
+	arg_activity_e.Mu.Unlock()
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateRichPresenceCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateRichPresenceCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.UpdateRichPresence(arg_activity, arg_callback)
+}
+
+//export Sdkpp_Client_ClearRichPresence
+func Sdkpp_Client_ClearRichPresence(self *C.Sdkpp_Client) {
+	const fn = "Client_ClearRichPresence"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.ClearRichPresence()
+}
+
+//export Sdkpp_Client_SetOnlineStatus
+func Sdkpp_Client_SetOnlineStatus(self *C.Sdkpp_Client, status C.Sdkpp_StatusType, callback C.Sdkpp_Client_UpdateStatusCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetOnlineStatus"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_status := core.StatusType(status)
+	if !arg_status.Valid() {
+		refuse(fn, "status: %d is not a value of StatusType", int64(status))
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientUpdateStatusCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_UpdateStatusCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetOnlineStatus(arg_status, arg_callback)
+}
+
+//export Sdkpp_Client_SendActivityInvite
+func Sdkpp_Client_SendActivityInvite(self *C.Sdkpp_Client, userId C.uint64_t, content C.Sdkpp_String, callback C.Sdkpp_Client_SendActivityInviteCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendActivityInvite"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	arg_content, ok := goString(fn, "content", content)
+	if !ok {
+		return
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendActivityInviteCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SendActivityInviteCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendActivityInvite(arg_userId, arg_content, arg_callback)
+}
+
+//export Sdkpp_Client_SendActivityJoinRequest
+func Sdkpp_Client_SendActivityJoinRequest(self *C.Sdkpp_Client, userId C.uint64_t, callback C.Sdkpp_Client_SendActivityInviteCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendActivityJoinRequest"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendActivityInviteCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SendActivityInviteCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendActivityJoinRequest(arg_userId, arg_callback)
+}
+
+//export Sdkpp_Client_SendActivityJoinRequestReply
+func Sdkpp_Client_SendActivityJoinRequestReply(self *C.Sdkpp_Client, invite *C.Sdkpp_ActivityInvite, callback C.Sdkpp_Client_SendActivityInviteCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SendActivityJoinRequestReply"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_invite_o, arg_invite_e, ok := getActivityInvite(fn+": invite", invite)
+	if !ok {
+		return
+	}
+	arg_invite_e.Mu.Lock()
+	arg_invite := arg_invite_o.Clone()
+	arg_invite_e.Mu.Unlock()
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientSendActivityInviteCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SendActivityInviteCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SendActivityJoinRequestReply(arg_invite, arg_callback)
+}
+
+//export Sdkpp_Client_AcceptActivityInvite
+func Sdkpp_Client_AcceptActivityInvite(self *C.Sdkpp_Client, invite *C.Sdkpp_ActivityInvite, callback C.Sdkpp_Client_AcceptActivityInviteCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_AcceptActivityInvite"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_invite_o, arg_invite_e, ok := getActivityInvite(fn+": invite", invite)
+	if !ok {
+		return
+	}
+	arg_invite_e.Mu.Lock()
+	arg_invite := arg_invite_o.Clone()
+	arg_invite_e.Mu.Unlock()
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientAcceptActivityInviteCallback]{
+		Fn: func(result *core.ClientResult, joinSecret string) {
+			C.sdkpp_call_Client_AcceptActivityInviteCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(joinSecret), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.AcceptActivityInvite(arg_invite, arg_callback)
+}
+
+//export Sdkpp_Client_SetActivityInviteCreatedCallback
+func Sdkpp_Client_SetActivityInviteCreatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_ActivityInviteCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetActivityInviteCreatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientActivityInviteCallback]{
+		Fn: func(invite *core.ActivityInvite) {
+			C.sdkpp_call_Client_ActivityInviteCallback(callback, C.uintptr_t(addAdopted(typeActivityInvite, invite)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetActivityInviteCreatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetActivityInviteUpdatedCallback
+func Sdkpp_Client_SetActivityInviteUpdatedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_ActivityInviteCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetActivityInviteUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientActivityInviteCallback]{
+		Fn: func(invite *core.ActivityInvite) {
+			C.sdkpp_call_Client_ActivityInviteCallback(callback, C.uintptr_t(addAdopted(typeActivityInvite, invite)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetActivityInviteUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetActivityJoinCallback
+func Sdkpp_Client_SetActivityJoinCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_ActivityJoinCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetActivityJoinCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientActivityJoinCallback]{
+		Fn: func(joinSecret string) {
+			C.sdkpp_call_Client_ActivityJoinCallback(callback, cString(joinSecret), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetActivityJoinCallback(arg_callback)
+}
+
+//export Sdkpp_Client_RegisterLaunchCommand
+func Sdkpp_Client_RegisterLaunchCommand(self *C.Sdkpp_Client, applicationId C.uint64_t, command C.Sdkpp_String) C.bool {
+	const fn = "Client_RegisterLaunchCommand"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_command, ok := goString(fn, "command", command)
+	if !ok {
+		return false
+	}
+	v := o.RegisterLaunchCommand(arg_applicationId, arg_command)
+	return C.bool(v)
+}
+
+//export Sdkpp_Client_RegisterLaunchStoreApplication
+func Sdkpp_Client_RegisterLaunchStoreApplication(self *C.Sdkpp_Client, applicationId C.uint64_t, storeAppId C.uint32_t) C.bool {
+	const fn = "Client_RegisterLaunchStoreApplication"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_applicationId := uint64(applicationId)
+	arg_storeAppId := uint32(storeAppId)
+	v := o.RegisterLaunchStoreApplication(arg_applicationId, arg_storeAppId)
+	return C.bool(v)
 }

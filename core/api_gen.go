@@ -108,6 +108,42 @@ type ClientMessageUpdatedCallback = func(messageId uint64)
 // ClientMessageDeletedCallback: A message was deleted.
 type ClientMessageDeletedCallback = func(messageId uint64, channelId uint64)
 
+// ClientRelationshipGroupsUpdatedCallback: A friend moved between relationship groups; query them again.
+type ClientRelationshipGroupsUpdatedCallback = func(userId uint64)
+
+// ClientRelationshipCreatedCallback: A relationship appeared; isDiscordRelationshipUpdate tells platform from game.
+type ClientRelationshipCreatedCallback = func(userId uint64, isDiscordRelationshipUpdate bool)
+
+// ClientRelationshipDeletedCallback: A relationship went away; isDiscordRelationshipUpdate tells platform from game.
+type ClientRelationshipDeletedCallback = func(userId uint64, isDiscordRelationshipUpdate bool)
+
+// ClientUpdateRelationshipCallback: Result of a relationship change.
+type ClientUpdateRelationshipCallback = func(result *ClientResult)
+
+// ClientSendFriendRequestCallback: Result of a friend request by username.
+type ClientSendFriendRequestCallback = func(result *ClientResult)
+
+// ClientUserUpdatedCallback: A known user changed (name, status, activity, relationship).
+type ClientUserUpdatedCallback = func(userId uint64)
+
+// ClientUpdateRichPresenceCallback: Result of UpdateRichPresence.
+type ClientUpdateRichPresenceCallback = func(result *ClientResult)
+
+// ClientUpdateStatusCallback: Result of SetOnlineStatus.
+type ClientUpdateStatusCallback = func(result *ClientResult)
+
+// ClientSendActivityInviteCallback: Result of sending an invite or join request.
+type ClientSendActivityInviteCallback = func(result *ClientResult)
+
+// ClientAcceptActivityInviteCallback: Result of AcceptActivityInvite: the secret to join with.
+type ClientAcceptActivityInviteCallback = func(result *ClientResult, joinSecret string)
+
+// ClientActivityInviteCallback: An invite arrived, was accepted on one of the player's devices, or changed.
+type ClientActivityInviteCallback = func(invite *ActivityInvite)
+
+// ClientActivityJoinCallback: The player joined a party through the platform: the join secret.
+type ClientActivityJoinCallback = func(joinSecret string)
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 
@@ -440,6 +476,281 @@ func (e AudioSystem) String() string {
 
 // Valid reports whether e is one of the enumerators.
 func (e AudioSystem) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// RelationshipType: What another user is to the player, on the platform or in the game.
+type RelationshipType int32
+
+// Values of RelationshipType.
+const (
+	RelationshipTypeNone            RelationshipType = 0
+	RelationshipTypeFriend          RelationshipType = 1
+	RelationshipTypeBlocked         RelationshipType = 2
+	RelationshipTypePendingIncoming RelationshipType = 3
+	RelationshipTypePendingOutgoing RelationshipType = 4
+	RelationshipTypeImplicit        RelationshipType = 5
+	RelationshipTypeSuggestion      RelationshipType = 6
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e RelationshipType) String() string {
+	switch e {
+	case RelationshipTypeNone:
+		return "None"
+	case RelationshipTypeFriend:
+		return "Friend"
+	case RelationshipTypeBlocked:
+		return "Blocked"
+	case RelationshipTypePendingIncoming:
+		return "PendingIncoming"
+	case RelationshipTypePendingOutgoing:
+		return "PendingOutgoing"
+	case RelationshipTypeImplicit:
+		return "Implicit"
+	case RelationshipTypeSuggestion:
+		return "Suggestion"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e RelationshipType) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// RelationshipGroupType: The groups of a friends list (Client::GetRelationshipsByGroup).
+type RelationshipGroupType int32
+
+// Values of RelationshipGroupType.
+const (
+	RelationshipGroupTypeOnlinePlayingGame RelationshipGroupType = 0
+	RelationshipGroupTypeOnlineElsewhere   RelationshipGroupType = 1
+	RelationshipGroupTypeOffline           RelationshipGroupType = 2
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e RelationshipGroupType) String() string {
+	switch e {
+	case RelationshipGroupTypeOnlinePlayingGame:
+		return "OnlinePlayingGame"
+	case RelationshipGroupTypeOnlineElsewhere:
+		return "OnlineElsewhere"
+	case RelationshipGroupTypeOffline:
+		return "Offline"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e RelationshipGroupType) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// StatusType: Online status of a user.
+type StatusType int32
+
+// Values of StatusType.
+const (
+	StatusTypeOnline    StatusType = 0
+	StatusTypeOffline   StatusType = 1
+	StatusTypeBlocked   StatusType = 2
+	StatusTypeIdle      StatusType = 3
+	StatusTypeDnd       StatusType = 4
+	StatusTypeInvisible StatusType = 5
+	StatusTypeStreaming StatusType = 6
+	StatusTypeUnknown   StatusType = 7
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e StatusType) String() string {
+	switch e {
+	case StatusTypeOnline:
+		return "Online"
+	case StatusTypeOffline:
+		return "Offline"
+	case StatusTypeBlocked:
+		return "Blocked"
+	case StatusTypeIdle:
+		return "Idle"
+	case StatusTypeDnd:
+		return "Dnd"
+	case StatusTypeInvisible:
+		return "Invisible"
+	case StatusTypeStreaming:
+		return "Streaming"
+	case StatusTypeUnknown:
+		return "Unknown"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e StatusType) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// ActivityTypes: Kind of activity; games use Playing, 4 is a custom status.
+type ActivityTypes int32
+
+// Values of ActivityTypes.
+const (
+	ActivityTypesPlaying      ActivityTypes = 0
+	ActivityTypesStreaming    ActivityTypes = 1
+	ActivityTypesListening    ActivityTypes = 2
+	ActivityTypesWatching     ActivityTypes = 3
+	ActivityTypesCustomStatus ActivityTypes = 4
+	ActivityTypesCompeting    ActivityTypes = 5
+	ActivityTypesHangStatus   ActivityTypes = 6
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e ActivityTypes) String() string {
+	switch e {
+	case ActivityTypesPlaying:
+		return "Playing"
+	case ActivityTypesStreaming:
+		return "Streaming"
+	case ActivityTypesListening:
+		return "Listening"
+	case ActivityTypesWatching:
+		return "Watching"
+	case ActivityTypesCustomStatus:
+		return "CustomStatus"
+	case ActivityTypesCompeting:
+		return "Competing"
+	case ActivityTypesHangStatus:
+		return "HangStatus"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e ActivityTypes) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// StatusDisplayTypes: Which activity field feeds the status line.
+type StatusDisplayTypes int32
+
+// Values of StatusDisplayTypes.
+const (
+	StatusDisplayTypesName    StatusDisplayTypes = 0
+	StatusDisplayTypesState   StatusDisplayTypes = 1
+	StatusDisplayTypesDetails StatusDisplayTypes = 2
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e StatusDisplayTypes) String() string {
+	switch e {
+	case StatusDisplayTypesName:
+		return "Name"
+	case StatusDisplayTypesState:
+		return "State"
+	case StatusDisplayTypesDetails:
+		return "Details"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e StatusDisplayTypes) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// ActivityGamePlatforms: Platforms an activity can be joined from (bit flags).
+type ActivityGamePlatforms int32
+
+// Values of ActivityGamePlatforms.
+const (
+	ActivityGamePlatformsDesktop  ActivityGamePlatforms = 1
+	ActivityGamePlatformsXbox     ActivityGamePlatforms = 2
+	ActivityGamePlatformsSamsung  ActivityGamePlatforms = 4
+	ActivityGamePlatformsIOS      ActivityGamePlatforms = 8
+	ActivityGamePlatformsAndroid  ActivityGamePlatforms = 16
+	ActivityGamePlatformsEmbedded ActivityGamePlatforms = 32
+	ActivityGamePlatformsPS4      ActivityGamePlatforms = 64
+	ActivityGamePlatformsPS5      ActivityGamePlatforms = 128
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e ActivityGamePlatforms) String() string {
+	switch e {
+	case ActivityGamePlatformsDesktop:
+		return "Desktop"
+	case ActivityGamePlatformsXbox:
+		return "Xbox"
+	case ActivityGamePlatformsSamsung:
+		return "Samsung"
+	case ActivityGamePlatformsIOS:
+		return "IOS"
+	case ActivityGamePlatformsAndroid:
+		return "Android"
+	case ActivityGamePlatformsEmbedded:
+		return "Embedded"
+	case ActivityGamePlatformsPS4:
+		return "PS4"
+	case ActivityGamePlatformsPS5:
+		return "PS5"
+	}
+	return "unknown"
+}
+
+// Valid reports true: every value of the open enum ActivityGamePlatforms is valid.
+func (e ActivityGamePlatforms) Valid() bool {
+	return true
+}
+
+// ActivityPartyPrivacy: Who may join a party.
+type ActivityPartyPrivacy int32
+
+// Values of ActivityPartyPrivacy.
+const (
+	ActivityPartyPrivacyPrivate ActivityPartyPrivacy = 0
+	ActivityPartyPrivacyPublic  ActivityPartyPrivacy = 1
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e ActivityPartyPrivacy) String() string {
+	switch e {
+	case ActivityPartyPrivacyPrivate:
+		return "Private"
+	case ActivityPartyPrivacyPublic:
+		return "Public"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e ActivityPartyPrivacy) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// ActivityActionTypes: Kind of activity invite.
+type ActivityActionTypes int32
+
+// Values of ActivityActionTypes.
+const (
+	ActivityActionTypesInvalid     ActivityActionTypes = 0
+	ActivityActionTypesJoin        ActivityActionTypes = 1
+	ActivityActionTypesJoinRequest ActivityActionTypes = 5
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e ActivityActionTypes) String() string {
+	switch e {
+	case ActivityActionTypesInvalid:
+		return "Invalid"
+	case ActivityActionTypesJoin:
+		return "Join"
+	case ActivityActionTypesJoinRequest:
+		return "JoinRequest"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e ActivityActionTypes) Valid() bool {
 	return e.String() != "unknown"
 }
 

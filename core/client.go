@@ -89,6 +89,7 @@ type Client struct {
 	lobby   lobbyState
 	msg     messageState
 	catchUp catchUpState
+	social  socialState
 
 	closeOnce sync.Once
 }

@@ -142,6 +142,9 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 		e = ClientErrorUnexpectedClose
 	}
 	c.setStatus(ClientStatus(s), e, detail)
+	if s == gateway.Ready {
+		c.resendPresence()
+	}
 }
 
 // onDispatch updates the cache from a gateway dispatch.
@@ -152,6 +155,9 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 		return
 	case strings.HasPrefix(event, "LOBBY_"):
 		c.onLobbyDispatch(event, data)
+		return
+	}
+	if c.onSocialDispatch(event, data) {
 		return
 	}
 	switch event {
@@ -174,6 +180,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 		}
 		c.mu.Unlock()
 		c.startCatchUp() // fetch the lobby messages a lost session missed (catchup.go)
+		c.onSocialReady(data)
 	}
 }
 
@@ -245,13 +252,7 @@ func (h *UserHandle) Username() string { return h.user().username }
 func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().globalName) }
 
 // DisplayName returns GlobalName if set, else Username.
-func (h *UserHandle) DisplayName() string {
-	u := h.user()
-	if u.globalName != nil && strings.TrimSpace(*u.globalName) != "" {
-		return *u.globalName
-	}
-	return u.username
-}
+func (h *UserHandle) DisplayName() string { return displayName(h.user()) }
 
 // Avatar returns the avatar hash, if any.
 func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().avatar) }

@@ -38,7 +38,7 @@ func TestLobbyMessagesSurviveCutsAndRestart(t *testing.T) {
 	env := servertest.Start(t, servertest.WithDataDir(t.TempDir()), servertest.WithConfig(func(c *server.Config) {
 		c.Addr = addr
 		c.PublicURL = "http://" + proxy.Addr() // GET /gateway names the proxy; the API is reached directly
-		c.RateLimits.Disabled = true            // one sender posts 10,000 messages as fast as it can
+		c.RateLimits.Disabled = true           // one sender posts 10,000 messages as fast as it can
 	}))
 	apiBase, webBase := "http://"+addr+server.APIVersionPath, "http://"+addr
 

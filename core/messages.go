@@ -72,8 +72,8 @@ func (c *Client) SetMessageDeletedCallback(cb Callback[ClientMessageDeletedCallb
 	setHandler(c, &c.msg.deleted, cb)
 }
 
-// millis parses an RFC 3339 timestamp of the service; the zero time when absent or malformed.
-func millis(s *string) time.Time {
+// timeOf parses an RFC 3339 timestamp of the service; the zero time when absent or malformed.
+func timeOf(s *string) time.Time {
 	if s == nil {
 		return time.Time{}
 	}
@@ -95,14 +95,14 @@ func userOf(u *wire.User) *userData {
 // lobbyMessage converts a lobby message of the service.
 func lobbyMessage(w *wire.LobbyMessage) *message {
 	return &message{id: uint64(w.ID), channelID: uint64(w.LobbyID), lobbyID: uint64(w.LobbyID), authorID: uint64(w.Author.ID),
-		appID: uint64(w.ApplicationID), content: w.Content, sent: millis(&w.Timestamp), edited: millis(w.EditedTimestamp),
+		appID: uint64(w.ApplicationID), content: w.Content, sent: timeOf(&w.Timestamp), edited: timeOf(w.EditedTimestamp),
 		metadata: w.Metadata, moderation: w.ModerationMetadata, additionalName: w.LobbyMember.AdditionalName}
 }
 
 // directMessage converts a direct message of the service.
 func directMessage(w *wire.Message) *message {
 	return &message{id: uint64(w.ID), channelID: uint64(w.ChannelID), authorID: uint64(w.Author.ID), recipientID: uint64(w.RecipientID),
-		appID: uint64(w.ApplicationID), content: w.Content, sent: millis(&w.Timestamp), edited: millis(w.EditedTimestamp),
+		appID: uint64(w.ApplicationID), content: w.Content, sent: timeOf(&w.Timestamp), edited: timeOf(w.EditedTimestamp),
 		metadata: w.Metadata, moderation: w.ModerationMetadata}
 }
 

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1529793207u
+#define SDKPP_ABI_VERSION 1627166085u
 
 #ifdef __cplusplus
 extern "C" {
@@ -185,6 +185,87 @@ typedef enum Sdkpp_AudioSystem {
     Sdkpp_AudioSystem_forceint = 0x7FFFFFFF
 } Sdkpp_AudioSystem;
 
+/** What another user is to the player, on the platform or in the game. */
+typedef enum Sdkpp_RelationshipType {
+    Sdkpp_RelationshipType_None = 0,
+    Sdkpp_RelationshipType_Friend = 1,
+    Sdkpp_RelationshipType_Blocked = 2,
+    Sdkpp_RelationshipType_PendingIncoming = 3,
+    Sdkpp_RelationshipType_PendingOutgoing = 4,
+    Sdkpp_RelationshipType_Implicit = 5,
+    Sdkpp_RelationshipType_Suggestion = 6,
+    Sdkpp_RelationshipType_forceint = 0x7FFFFFFF
+} Sdkpp_RelationshipType;
+
+/** The groups of a friends list (Client::GetRelationshipsByGroup). */
+typedef enum Sdkpp_RelationshipGroupType {
+    Sdkpp_RelationshipGroupType_OnlinePlayingGame = 0,
+    Sdkpp_RelationshipGroupType_OnlineElsewhere = 1,
+    Sdkpp_RelationshipGroupType_Offline = 2,
+    Sdkpp_RelationshipGroupType_forceint = 0x7FFFFFFF
+} Sdkpp_RelationshipGroupType;
+
+/** Online status of a user. */
+typedef enum Sdkpp_StatusType {
+    Sdkpp_StatusType_Online = 0,
+    Sdkpp_StatusType_Offline = 1,
+    Sdkpp_StatusType_Blocked = 2,
+    Sdkpp_StatusType_Idle = 3,
+    Sdkpp_StatusType_Dnd = 4,
+    Sdkpp_StatusType_Invisible = 5,
+    Sdkpp_StatusType_Streaming = 6,
+    Sdkpp_StatusType_Unknown = 7,
+    Sdkpp_StatusType_forceint = 0x7FFFFFFF
+} Sdkpp_StatusType;
+
+/** Kind of activity; games use Playing, 4 is a custom status. */
+typedef enum Sdkpp_ActivityTypes {
+    Sdkpp_ActivityTypes_Playing = 0,
+    Sdkpp_ActivityTypes_Streaming = 1,
+    Sdkpp_ActivityTypes_Listening = 2,
+    Sdkpp_ActivityTypes_Watching = 3,
+    Sdkpp_ActivityTypes_CustomStatus = 4,
+    Sdkpp_ActivityTypes_Competing = 5,
+    Sdkpp_ActivityTypes_HangStatus = 6,
+    Sdkpp_ActivityTypes_forceint = 0x7FFFFFFF
+} Sdkpp_ActivityTypes;
+
+/** Which activity field feeds the status line. */
+typedef enum Sdkpp_StatusDisplayTypes {
+    Sdkpp_StatusDisplayTypes_Name = 0,
+    Sdkpp_StatusDisplayTypes_State = 1,
+    Sdkpp_StatusDisplayTypes_Details = 2,
+    Sdkpp_StatusDisplayTypes_forceint = 0x7FFFFFFF
+} Sdkpp_StatusDisplayTypes;
+
+/** Platforms an activity can be joined from (bit flags). */
+typedef enum Sdkpp_ActivityGamePlatforms {
+    Sdkpp_ActivityGamePlatforms_Desktop = 1,
+    Sdkpp_ActivityGamePlatforms_Xbox = 2,
+    Sdkpp_ActivityGamePlatforms_Samsung = 4,
+    Sdkpp_ActivityGamePlatforms_IOS = 8,
+    Sdkpp_ActivityGamePlatforms_Android = 16,
+    Sdkpp_ActivityGamePlatforms_Embedded = 32,
+    Sdkpp_ActivityGamePlatforms_PS4 = 64,
+    Sdkpp_ActivityGamePlatforms_PS5 = 128,
+    Sdkpp_ActivityGamePlatforms_forceint = 0x7FFFFFFF
+} Sdkpp_ActivityGamePlatforms;
+
+/** Who may join a party. */
+typedef enum Sdkpp_ActivityPartyPrivacy {
+    Sdkpp_ActivityPartyPrivacy_Private = 0,
+    Sdkpp_ActivityPartyPrivacy_Public = 1,
+    Sdkpp_ActivityPartyPrivacy_forceint = 0x7FFFFFFF
+} Sdkpp_ActivityPartyPrivacy;
+
+/** Kind of activity invite. */
+typedef enum Sdkpp_ActivityActionTypes {
+    Sdkpp_ActivityActionTypes_Invalid = 0,
+    Sdkpp_ActivityActionTypes_Join = 1,
+    Sdkpp_ActivityActionTypes_JoinRequest = 5,
+    Sdkpp_ActivityActionTypes_forceint = 0x7FFFFFFF
+} Sdkpp_ActivityActionTypes;
+
 /** Connection status of a Client; it is usable at Ready. */
 typedef enum Sdkpp_Client_Status {
     Sdkpp_Client_Status_Disconnected = 0,
@@ -226,11 +307,27 @@ typedef struct Sdkpp_DeviceAuthorizationArgs { void* opaque; } Sdkpp_DeviceAutho
 typedef struct Sdkpp_ClientCreateOptions { void* opaque; } Sdkpp_ClientCreateOptions;
 /** The outcome of an asynchronous operation. */
 typedef struct Sdkpp_ClientResult { void* opaque; } Sdkpp_ClientResult;
+/** A link button of an activity. */
+typedef struct Sdkpp_ActivityButton { void* opaque; } Sdkpp_ActivityButton;
+/** The images of an activity, by asset key or URL. */
+typedef struct Sdkpp_ActivityAssets { void* opaque; } Sdkpp_ActivityAssets;
+/** Timers of an activity, in milliseconds since the Unix epoch. */
+typedef struct Sdkpp_ActivityTimestamps { void* opaque; } Sdkpp_ActivityTimestamps;
+/** The player's party. */
+typedef struct Sdkpp_ActivityParty { void* opaque; } Sdkpp_ActivityParty;
+/** Secrets of an activity, shared only with accepted players. */
+typedef struct Sdkpp_ActivitySecrets { void* opaque; } Sdkpp_ActivitySecrets;
+/** Rich presence: what the player is doing in the game. */
+typedef struct Sdkpp_Activity { void* opaque; } Sdkpp_Activity;
+/** An invitation to join a player's party, or a request to join it. */
+typedef struct Sdkpp_ActivityInvite { void* opaque; } Sdkpp_ActivityInvite;
 /**
  * A user the client knows: a live view of its cache, so it reads new values after an update and
  * defaults once the Client is gone.
  */
 typedef struct Sdkpp_UserHandle { void* opaque; } Sdkpp_UserHandle;
+/** What another user is to the player: a live view of the Client's cache. */
+typedef struct Sdkpp_RelationshipHandle { void* opaque; } Sdkpp_RelationshipHandle;
 /** A member of a lobby: a live view of the Client's cache. */
 typedef struct Sdkpp_LobbyMemberHandle { void* opaque; } Sdkpp_LobbyMemberHandle;
 /** A lobby the player is in: a live view of the Client's cache. */
@@ -246,7 +343,10 @@ typedef struct Sdkpp_UserMessageSummary { void* opaque; } Sdkpp_UserMessageSumma
 /** The SDK client: one per signed-in player. */
 typedef struct Sdkpp_Client { void* opaque; } Sdkpp_Client;
 
+typedef struct Sdkpp_ActivityButtonSpan { Sdkpp_ActivityButton* ptr; size_t size; } Sdkpp_ActivityButtonSpan;
 typedef struct Sdkpp_LobbyMemberHandleSpan { Sdkpp_LobbyMemberHandle* ptr; size_t size; } Sdkpp_LobbyMemberHandleSpan;
+typedef struct Sdkpp_RelationshipHandleSpan { Sdkpp_RelationshipHandle* ptr; size_t size; } Sdkpp_RelationshipHandleSpan;
+typedef struct Sdkpp_UserHandleSpan { Sdkpp_UserHandle* ptr; size_t size; } Sdkpp_UserHandleSpan;
 typedef struct Sdkpp_MessageHandleSpan { Sdkpp_MessageHandle* ptr; size_t size; } Sdkpp_MessageHandleSpan;
 typedef struct Sdkpp_UserMessageSummarySpan { Sdkpp_UserMessageSummary* ptr; size_t size; } Sdkpp_UserMessageSummarySpan;
 
@@ -316,6 +416,30 @@ typedef void (SDKPP_CALL *Sdkpp_Client_MessageCreatedCallback)(uint64_t messageI
 typedef void (SDKPP_CALL *Sdkpp_Client_MessageUpdatedCallback)(uint64_t messageId, void* userData);
 /** A message was deleted. */
 typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageId, uint64_t channelId, void* userData);
+/** A friend moved between relationship groups; query them again. */
+typedef void (SDKPP_CALL *Sdkpp_Client_RelationshipGroupsUpdatedCallback)(uint64_t userId, void* userData);
+/** A relationship appeared; isDiscordRelationshipUpdate tells platform from game. */
+typedef void (SDKPP_CALL *Sdkpp_Client_RelationshipCreatedCallback)(uint64_t userId, bool isDiscordRelationshipUpdate, void* userData);
+/** A relationship went away; isDiscordRelationshipUpdate tells platform from game. */
+typedef void (SDKPP_CALL *Sdkpp_Client_RelationshipDeletedCallback)(uint64_t userId, bool isDiscordRelationshipUpdate, void* userData);
+/** Result of a relationship change. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UpdateRelationshipCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of a friend request by username. */
+typedef void (SDKPP_CALL *Sdkpp_Client_SendFriendRequestCallback)(Sdkpp_ClientResult* result, void* userData);
+/** A known user changed (name, status, activity, relationship). */
+typedef void (SDKPP_CALL *Sdkpp_Client_UserUpdatedCallback)(uint64_t userId, void* userData);
+/** Result of UpdateRichPresence. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UpdateRichPresenceCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of SetOnlineStatus. */
+typedef void (SDKPP_CALL *Sdkpp_Client_UpdateStatusCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of sending an invite or join request. */
+typedef void (SDKPP_CALL *Sdkpp_Client_SendActivityInviteCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of AcceptActivityInvite: the secret to join with. */
+typedef void (SDKPP_CALL *Sdkpp_Client_AcceptActivityInviteCallback)(Sdkpp_ClientResult* result, Sdkpp_String joinSecret, void* userData);
+/** An invite arrived, was accepted on one of the player's devices, or changed. */
+typedef void (SDKPP_CALL *Sdkpp_Client_ActivityInviteCallback)(Sdkpp_ActivityInvite* invite, void* userData);
+/** The player joined a party through the platform: the join secret. */
+typedef void (SDKPP_CALL *Sdkpp_Client_ActivityJoinCallback)(Sdkpp_String joinSecret, void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -443,6 +567,183 @@ SDKPP_API void SDKPP_CALL Sdkpp_ClientResult_SetRetryAfter(Sdkpp_ClientResult* s
 /** A readable one-line summary. */
 SDKPP_API void SDKPP_CALL Sdkpp_ClientResult_ToString(Sdkpp_ClientResult* self, Sdkpp_String* returnValue);
 
+/* ActivityButton */
+/** Makes a new ActivityButton in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_Init(Sdkpp_ActivityButton* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_Drop(Sdkpp_ActivityButton* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_Clone(Sdkpp_ActivityButton* self, Sdkpp_ActivityButton* other);
+/** The button's text. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_Label(Sdkpp_ActivityButton* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_SetLabel(Sdkpp_ActivityButton* self, Sdkpp_String value);
+/** The http(s) URL it opens. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_Url(Sdkpp_ActivityButton* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityButton_SetUrl(Sdkpp_ActivityButton* self, Sdkpp_String value);
+
+/* ActivityAssets */
+/** Makes a new ActivityAssets in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_Init(Sdkpp_ActivityAssets* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_Drop(Sdkpp_ActivityAssets* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_Clone(Sdkpp_ActivityAssets* self, Sdkpp_ActivityAssets* other);
+/** Large image: asset key or URL (1 to 300 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_LargeImage(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetLargeImage(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+/** Hover text of the large image (2 to 128 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_LargeText(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetLargeText(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+/** Link on the large image (1 to 256 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_LargeUrl(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetLargeUrl(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+/** Small image: asset key or URL (1 to 300 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_SmallImage(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetSmallImage(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+/** Hover text of the small image (2 to 128 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_SmallText(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetSmallText(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+/** Link on the small image (1 to 256 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_SmallUrl(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetSmallUrl(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+/** Banner of game invites: URL or asset key; falls back to the application's cover image. */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityAssets_InviteCoverImage(Sdkpp_ActivityAssets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityAssets_SetInviteCoverImage(Sdkpp_ActivityAssets* self, Sdkpp_String* value);
+
+/* ActivityTimestamps */
+/** Makes a new ActivityTimestamps in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityTimestamps_Init(Sdkpp_ActivityTimestamps* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityTimestamps_Drop(Sdkpp_ActivityTimestamps* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityTimestamps_Clone(Sdkpp_ActivityTimestamps* self, Sdkpp_ActivityTimestamps* other);
+/** Start: a count-up timer. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityTimestamps_Start(Sdkpp_ActivityTimestamps* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityTimestamps_SetStart(Sdkpp_ActivityTimestamps* self, uint64_t value);
+/** End: a countdown timer. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityTimestamps_End(Sdkpp_ActivityTimestamps* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityTimestamps_SetEnd(Sdkpp_ActivityTimestamps* self, uint64_t value);
+
+/* ActivityParty */
+/** Makes a new ActivityParty in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_Init(Sdkpp_ActivityParty* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_Drop(Sdkpp_ActivityParty* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_Clone(Sdkpp_ActivityParty* self, Sdkpp_ActivityParty* other);
+/** Party id, the same for all members (2 to 128 characters). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_Id(Sdkpp_ActivityParty* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_SetId(Sdkpp_ActivityParty* self, Sdkpp_String value);
+/** Players in the party, at least 1. */
+SDKPP_API int32_t SDKPP_CALL Sdkpp_ActivityParty_CurrentSize(Sdkpp_ActivityParty* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_SetCurrentSize(Sdkpp_ActivityParty* self, int32_t value);
+/** Room in the party; 0 shows no maximum. */
+SDKPP_API int32_t SDKPP_CALL Sdkpp_ActivityParty_MaxSize(Sdkpp_ActivityParty* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_SetMaxSize(Sdkpp_ActivityParty* self, int32_t value);
+/** Who may join. */
+SDKPP_API Sdkpp_ActivityPartyPrivacy SDKPP_CALL Sdkpp_ActivityParty_Privacy(Sdkpp_ActivityParty* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityParty_SetPrivacy(Sdkpp_ActivityParty* self, Sdkpp_ActivityPartyPrivacy value);
+
+/* ActivitySecrets */
+/** Makes a new ActivitySecrets in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivitySecrets_Init(Sdkpp_ActivitySecrets* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivitySecrets_Drop(Sdkpp_ActivitySecrets* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivitySecrets_Clone(Sdkpp_ActivitySecrets* self, Sdkpp_ActivitySecrets* other);
+/** The secret a player needs to join (2 to 128 characters). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivitySecrets_Join(Sdkpp_ActivitySecrets* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivitySecrets_SetJoin(Sdkpp_ActivitySecrets* self, Sdkpp_String value);
+
+/* Activity */
+/** Makes a new Activity in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_Init(Sdkpp_Activity* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_Drop(Sdkpp_Activity* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_Clone(Sdkpp_Activity* self, Sdkpp_Activity* other);
+/** Displayed name; empty shows the application's name. */
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_Name(Sdkpp_Activity* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetName(Sdkpp_Activity* self, Sdkpp_String value);
+/** Kind of activity; normally Playing. */
+SDKPP_API Sdkpp_ActivityTypes SDKPP_CALL Sdkpp_Activity_Type(Sdkpp_Activity* self);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetType(Sdkpp_Activity* self, Sdkpp_ActivityTypes value);
+/** Which field feeds the status line. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_StatusDisplayType(Sdkpp_Activity* self, Sdkpp_StatusDisplayTypes* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetStatusDisplayType(Sdkpp_Activity* self, Sdkpp_StatusDisplayTypes* value);
+/** Party state, such as "In a match" (2 to 128 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_State(Sdkpp_Activity* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetState(Sdkpp_Activity* self, Sdkpp_String* value);
+/** Link on the state text (2 to 256 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_StateUrl(Sdkpp_Activity* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetStateUrl(Sdkpp_Activity* self, Sdkpp_String* value);
+/** What the player is doing (2 to 128 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_Details(Sdkpp_Activity* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetDetails(Sdkpp_Activity* self, Sdkpp_String* value);
+/** Link on the details text (2 to 256 characters). */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_DetailsUrl(Sdkpp_Activity* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetDetailsUrl(Sdkpp_Activity* self, Sdkpp_String* value);
+/** The game; filled in by the service. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_ApplicationId(Sdkpp_Activity* self, uint64_t* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetApplicationId(Sdkpp_Activity* self, uint64_t* value);
+/** The publisher's parent application; filled in by the service. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_ParentApplicationId(Sdkpp_Activity* self, uint64_t* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetParentApplicationId(Sdkpp_Activity* self, uint64_t* value);
+/** Images. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_Assets(Sdkpp_Activity* self, Sdkpp_ActivityAssets* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetAssets(Sdkpp_Activity* self, Sdkpp_ActivityAssets* value);
+/** Timers. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_Timestamps(Sdkpp_Activity* self, Sdkpp_ActivityTimestamps* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetTimestamps(Sdkpp_Activity* self, Sdkpp_ActivityTimestamps* value);
+/** The party; joinable needs an id and room. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_Party(Sdkpp_Activity* self, Sdkpp_ActivityParty* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetParty(Sdkpp_Activity* self, Sdkpp_ActivityParty* value);
+/** Secrets; joinable needs a join secret. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_Secrets(Sdkpp_Activity* self, Sdkpp_ActivitySecrets* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetSecrets(Sdkpp_Activity* self, Sdkpp_ActivitySecrets* value);
+/** Where the activity can be joined from. */
+SDKPP_API Sdkpp_ActivityGamePlatforms SDKPP_CALL Sdkpp_Activity_SupportedPlatforms(Sdkpp_Activity* self);
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetSupportedPlatforms(Sdkpp_Activity* self, Sdkpp_ActivityGamePlatforms value);
+/** Adds a link button (at most 2). */
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_AddButton(Sdkpp_Activity* self, Sdkpp_ActivityButton* button);
+/** The buttons. */
+SDKPP_API void SDKPP_CALL Sdkpp_Activity_GetButtons(Sdkpp_Activity* self, Sdkpp_ActivityButtonSpan* returnValue);
+
+/* ActivityInvite */
+/** Makes a new ActivityInvite in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_Init(Sdkpp_ActivityInvite* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_Drop(Sdkpp_ActivityInvite* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_Clone(Sdkpp_ActivityInvite* self, Sdkpp_ActivityInvite* other);
+/** Who sent it. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityInvite_SenderId(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetSenderId(Sdkpp_ActivityInvite* self, uint64_t value);
+/** Channel of the invite message. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityInvite_ChannelId(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetChannelId(Sdkpp_ActivityInvite* self, uint64_t value);
+/** The invite message. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityInvite_MessageId(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetMessageId(Sdkpp_ActivityInvite* self, uint64_t value);
+/** Join or JoinRequest. */
+SDKPP_API Sdkpp_ActivityActionTypes SDKPP_CALL Sdkpp_ActivityInvite_Type(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetType(Sdkpp_ActivityInvite* self, Sdkpp_ActivityActionTypes value);
+/** The game it is for; identifies invites from sibling applications. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityInvite_ApplicationId(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetApplicationId(Sdkpp_ActivityInvite* self, uint64_t value);
+/** The publisher's parent application, if any. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_ActivityInvite_ParentApplicationId(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetParentApplicationId(Sdkpp_ActivityInvite* self, uint64_t value);
+/** The party it is for. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_PartyId(Sdkpp_ActivityInvite* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetPartyId(Sdkpp_ActivityInvite* self, Sdkpp_String value);
+/** The sender's session. */
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SessionId(Sdkpp_ActivityInvite* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetSessionId(Sdkpp_ActivityInvite* self, Sdkpp_String value);
+/** False once stale (over 6 hours old, or the sender left the party). */
+SDKPP_API bool SDKPP_CALL Sdkpp_ActivityInvite_IsValid(Sdkpp_ActivityInvite* self);
+SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetIsValid(Sdkpp_ActivityInvite* self, bool value);
+
 /* UserHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */
 SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Drop(Sdkpp_UserHandle* self);
@@ -460,6 +761,28 @@ SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_DisplayName(Sdkpp_UserHandle* self, S
 SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_Avatar(Sdkpp_UserHandle* self, Sdkpp_String* returnValue);
 /** Whether this is a provisional account. */
 SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_IsProvisional(Sdkpp_UserHandle* self);
+/** Online status; Offline when unknown. */
+SDKPP_API Sdkpp_StatusType SDKPP_CALL Sdkpp_UserHandle_Status(Sdkpp_UserHandle* self);
+/** The user's activity in the current game, if any. */
+SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_GameActivity(Sdkpp_UserHandle* self, Sdkpp_Activity* returnValue);
+/** What the user is to the player. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Relationship(Sdkpp_UserHandle* self, Sdkpp_RelationshipHandle* returnValue);
+
+/* RelationshipHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_RelationshipHandle_Drop(Sdkpp_RelationshipHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_RelationshipHandle_Clone(Sdkpp_RelationshipHandle* self, Sdkpp_RelationshipHandle* other);
+/** The other user's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_RelationshipHandle_Id(Sdkpp_RelationshipHandle* self);
+/** The platform-account relationship. */
+SDKPP_API Sdkpp_RelationshipType SDKPP_CALL Sdkpp_RelationshipHandle_DiscordRelationshipType(Sdkpp_RelationshipHandle* self);
+/** The in-game relationship. */
+SDKPP_API Sdkpp_RelationshipType SDKPP_CALL Sdkpp_RelationshipHandle_GameRelationshipType(Sdkpp_RelationshipHandle* self);
+/** Whether a pending incoming request is believed to be spam. */
+SDKPP_API bool SDKPP_CALL Sdkpp_RelationshipHandle_IsSpamRequest(Sdkpp_RelationshipHandle* self);
+/** The other user, if known. */
+SDKPP_API bool SDKPP_CALL Sdkpp_RelationshipHandle_User(Sdkpp_RelationshipHandle* self, Sdkpp_UserHandle* returnValue);
 
 /* LobbyMemberHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */
@@ -700,6 +1023,74 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetMessageCreatedCallback(Sdkpp_Client* s
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetMessageUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_MessageUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sets the handler of deleted messages. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetMessageDeletedCallback(Sdkpp_Client* self, Sdkpp_Client_MessageDeletedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of changes to any known user. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetUserUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_UserUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Platform and game relationships. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetRelationships(Sdkpp_Client* self, Sdkpp_RelationshipHandleSpan* returnValue);
+/** Friends of one group, sorted by display name, for a friends list. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetRelationshipsByGroup(Sdkpp_Client* self, Sdkpp_RelationshipGroupType groupType, Sdkpp_RelationshipHandleSpan* returnValue);
+/** The relationship with a user; type None if none. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetRelationshipHandle(Sdkpp_Client* self, uint64_t userId, Sdkpp_RelationshipHandle* returnValue);
+/** Friends whose username or display name contains searchStr (case-insensitive). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SearchFriendsByUsername(Sdkpp_Client* self, Sdkpp_String searchStr, Sdkpp_UserHandleSpan* returnValue);
+/** Sets the handler of friends moving between groups. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_RelationshipGroupsUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of new relationships. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetRelationshipCreatedCallback(Sdkpp_Client* self, Sdkpp_Client_RelationshipCreatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of relationships going away. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetRelationshipDeletedCallback(Sdkpp_Client* self, Sdkpp_Client_RelationshipDeletedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sends a platform friend request by unique username (or accepts theirs). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendDiscordFriendRequest(Sdkpp_Client* self, Sdkpp_String username, Sdkpp_Client_SendFriendRequestCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sends a platform friend request (or accepts theirs). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendDiscordFriendRequestById(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sends a game friend request by unique username (or accepts theirs). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendGameFriendRequest(Sdkpp_Client* self, Sdkpp_String username, Sdkpp_Client_SendFriendRequestCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sends a game friend request (or accepts theirs). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendGameFriendRequestById(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Accepts a pending incoming platform friend request. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_AcceptDiscordFriendRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Accepts a pending incoming game friend request. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_AcceptGameFriendRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Rejects a pending incoming platform friend request. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RejectDiscordFriendRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Rejects a pending incoming game friend request. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RejectGameFriendRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Cancels a pending outgoing platform friend request. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_CancelDiscordFriendRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Cancels a pending outgoing game friend request. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_CancelGameFriendRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Removes a game friend. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RemoveGameFriend(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Removes both the platform and the game friendship. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_RemoveDiscordAndGameFriend(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Blocks a user; every other relationship with them goes. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_BlockUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Unblocks a user. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_UnblockUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the player's rich presence in this game. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_UpdateRichPresence(Sdkpp_Client* self, Sdkpp_Activity* activity, Sdkpp_Client_UpdateRichPresenceCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Clears the player's rich presence. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_ClearRichPresence(Sdkpp_Client* self);
+/** Sets the player's online status. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOnlineStatus(Sdkpp_Client* self, Sdkpp_StatusType status, Sdkpp_Client_UpdateStatusCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Invites a friend to the player's party. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendActivityInvite(Sdkpp_Client* self, uint64_t userId, Sdkpp_String content, Sdkpp_Client_SendActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Asks a friend to let the player join their party. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendActivityJoinRequest(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_SendActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Answers a join request with an invite. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SendActivityJoinRequestReply(Sdkpp_Client* self, Sdkpp_ActivityInvite* invite, Sdkpp_Client_SendActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Accepts an invite: the callback gets the secret to join with. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_AcceptActivityInvite(Sdkpp_Client* self, Sdkpp_ActivityInvite* invite, Sdkpp_Client_AcceptActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of invites arriving (and being accepted on another of the player's devices). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityInviteCreatedCallback(Sdkpp_Client* self, Sdkpp_Client_ActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of invites changing (no longer valid). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityInviteUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_ActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of joining through the platform. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityJoinCallback(Sdkpp_Client* self, Sdkpp_Client_ActivityJoinCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Registers how the platform's desktop client launches the game; false on failure. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchCommand(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String command);
+/** Registers the game's store application for launching; false on failure. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchStoreApplication(Sdkpp_Client* self, uint64_t applicationId, uint32_t storeAppId);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

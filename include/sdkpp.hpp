@@ -137,13 +137,94 @@ enum class AudioSystem : int32_t {
     Game = 1,
 };
 
+/// What another user is to the player, on the platform or in the game.
+enum class RelationshipType : int32_t {
+    None = 0,
+    Friend = 1,
+    Blocked = 2,
+    PendingIncoming = 3,
+    PendingOutgoing = 4,
+    Implicit = 5,
+    Suggestion = 6,
+};
+
+/// The groups of a friends list (Client::GetRelationshipsByGroup).
+enum class RelationshipGroupType : int32_t {
+    OnlinePlayingGame = 0,
+    OnlineElsewhere = 1,
+    Offline = 2,
+};
+
+/// Online status of a user.
+enum class StatusType : int32_t {
+    Online = 0,
+    Offline = 1,
+    Blocked = 2,
+    Idle = 3,
+    Dnd = 4,
+    Invisible = 5,
+    Streaming = 6,
+    Unknown = 7,
+};
+
+/// Kind of activity; games use Playing, 4 is a custom status.
+enum class ActivityTypes : int32_t {
+    Playing = 0,
+    Streaming = 1,
+    Listening = 2,
+    Watching = 3,
+    CustomStatus = 4,
+    Competing = 5,
+    HangStatus = 6,
+};
+
+/// Which activity field feeds the status line.
+enum class StatusDisplayTypes : int32_t {
+    Name = 0,
+    State = 1,
+    Details = 2,
+};
+
+/// Platforms an activity can be joined from (bit flags).
+enum class ActivityGamePlatforms : int32_t {
+    Desktop = 1,
+    Xbox = 2,
+    Samsung = 4,
+    IOS = 8,
+    Android = 16,
+    Embedded = 32,
+    PS4 = 64,
+    PS5 = 128,
+};
+
+/// Who may join a party.
+enum class ActivityPartyPrivacy : int32_t {
+    Private = 0,
+    Public = 1,
+};
+
+/// Kind of activity invite.
+enum class ActivityActionTypes : int32_t {
+    Invalid = 0,
+    Join = 1,
+    JoinRequest = 5,
+};
+
 class AuthorizationCodeChallenge;
 class AuthorizationCodeVerifier;
 class AuthorizationArgs;
 class DeviceAuthorizationArgs;
 class ClientCreateOptions;
 class ClientResult;
+class ActivityButton;
+class ActivityAssets;
+class ActivityTimestamps;
+class ActivityParty;
+class ActivitySecrets;
+class Activity;
+class ActivityInvite;
 class UserHandle;
+class RelationshipHandle;
 class LobbyMemberHandle;
 class LobbyHandle;
 class MessageHandle;
@@ -394,6 +475,323 @@ public:
     std::string ToString() const;
 };
 
+/// A link button of an activity.
+class ActivityButton {
+    mutable Sdkpp_ActivityButton instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_ActivityButton* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const ActivityButton nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit ActivityButton(Sdkpp_ActivityButton instance, SdkppObjectState state);
+    ~ActivityButton();
+    ActivityButton(ActivityButton&& other) noexcept;
+    ActivityButton& operator=(ActivityButton&& other) noexcept;
+    /// A deep copy.
+    ActivityButton(const ActivityButton& other);
+    /// Becomes a deep copy of other.
+    ActivityButton& operator=(const ActivityButton& other);
+    /// A new object.
+    explicit ActivityButton();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The button's text.
+    std::string Label() const;
+    void SetLabel(std::string value);
+    /// The http(s) URL it opens.
+    std::string Url() const;
+    void SetUrl(std::string value);
+};
+
+/// The images of an activity, by asset key or URL.
+class ActivityAssets {
+    mutable Sdkpp_ActivityAssets instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_ActivityAssets* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const ActivityAssets nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit ActivityAssets(Sdkpp_ActivityAssets instance, SdkppObjectState state);
+    ~ActivityAssets();
+    ActivityAssets(ActivityAssets&& other) noexcept;
+    ActivityAssets& operator=(ActivityAssets&& other) noexcept;
+    /// A deep copy.
+    ActivityAssets(const ActivityAssets& other);
+    /// Becomes a deep copy of other.
+    ActivityAssets& operator=(const ActivityAssets& other);
+    /// A new object.
+    explicit ActivityAssets();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Large image: asset key or URL (1 to 300 characters).
+    std::optional<std::string> LargeImage() const;
+    void SetLargeImage(std::optional<std::string> value);
+    /// Hover text of the large image (2 to 128 characters).
+    std::optional<std::string> LargeText() const;
+    void SetLargeText(std::optional<std::string> value);
+    /// Link on the large image (1 to 256 characters).
+    std::optional<std::string> LargeUrl() const;
+    void SetLargeUrl(std::optional<std::string> value);
+    /// Small image: asset key or URL (1 to 300 characters).
+    std::optional<std::string> SmallImage() const;
+    void SetSmallImage(std::optional<std::string> value);
+    /// Hover text of the small image (2 to 128 characters).
+    std::optional<std::string> SmallText() const;
+    void SetSmallText(std::optional<std::string> value);
+    /// Link on the small image (1 to 256 characters).
+    std::optional<std::string> SmallUrl() const;
+    void SetSmallUrl(std::optional<std::string> value);
+    /// Banner of game invites: URL or asset key; falls back to the application's cover image.
+    std::optional<std::string> InviteCoverImage() const;
+    void SetInviteCoverImage(std::optional<std::string> value);
+};
+
+/// Timers of an activity, in milliseconds since the Unix epoch.
+class ActivityTimestamps {
+    mutable Sdkpp_ActivityTimestamps instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_ActivityTimestamps* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const ActivityTimestamps nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit ActivityTimestamps(Sdkpp_ActivityTimestamps instance, SdkppObjectState state);
+    ~ActivityTimestamps();
+    ActivityTimestamps(ActivityTimestamps&& other) noexcept;
+    ActivityTimestamps& operator=(ActivityTimestamps&& other) noexcept;
+    /// A deep copy.
+    ActivityTimestamps(const ActivityTimestamps& other);
+    /// Becomes a deep copy of other.
+    ActivityTimestamps& operator=(const ActivityTimestamps& other);
+    /// A new object.
+    explicit ActivityTimestamps();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Start: a count-up timer.
+    uint64_t Start() const;
+    void SetStart(uint64_t value);
+    /// End: a countdown timer.
+    uint64_t End() const;
+    void SetEnd(uint64_t value);
+};
+
+/// The player's party.
+class ActivityParty {
+    mutable Sdkpp_ActivityParty instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_ActivityParty* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const ActivityParty nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit ActivityParty(Sdkpp_ActivityParty instance, SdkppObjectState state);
+    ~ActivityParty();
+    ActivityParty(ActivityParty&& other) noexcept;
+    ActivityParty& operator=(ActivityParty&& other) noexcept;
+    /// A deep copy.
+    ActivityParty(const ActivityParty& other);
+    /// Becomes a deep copy of other.
+    ActivityParty& operator=(const ActivityParty& other);
+    /// A new object.
+    explicit ActivityParty();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Party id, the same for all members (2 to 128 characters).
+    std::string Id() const;
+    void SetId(std::string value);
+    /// Players in the party, at least 1.
+    int32_t CurrentSize() const;
+    void SetCurrentSize(int32_t value);
+    /// Room in the party; 0 shows no maximum.
+    int32_t MaxSize() const;
+    void SetMaxSize(int32_t value);
+    /// Who may join.
+    sdkpp::ActivityPartyPrivacy Privacy() const;
+    void SetPrivacy(sdkpp::ActivityPartyPrivacy value);
+};
+
+/// Secrets of an activity, shared only with accepted players.
+class ActivitySecrets {
+    mutable Sdkpp_ActivitySecrets instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_ActivitySecrets* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const ActivitySecrets nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit ActivitySecrets(Sdkpp_ActivitySecrets instance, SdkppObjectState state);
+    ~ActivitySecrets();
+    ActivitySecrets(ActivitySecrets&& other) noexcept;
+    ActivitySecrets& operator=(ActivitySecrets&& other) noexcept;
+    /// A deep copy.
+    ActivitySecrets(const ActivitySecrets& other);
+    /// Becomes a deep copy of other.
+    ActivitySecrets& operator=(const ActivitySecrets& other);
+    /// A new object.
+    explicit ActivitySecrets();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The secret a player needs to join (2 to 128 characters).
+    std::string Join() const;
+    void SetJoin(std::string value);
+};
+
+/// Rich presence: what the player is doing in the game.
+class Activity {
+    mutable Sdkpp_Activity instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_Activity* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const Activity nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit Activity(Sdkpp_Activity instance, SdkppObjectState state);
+    ~Activity();
+    Activity(Activity&& other) noexcept;
+    Activity& operator=(Activity&& other) noexcept;
+    /// A deep copy.
+    Activity(const Activity& other);
+    /// Becomes a deep copy of other.
+    Activity& operator=(const Activity& other);
+    /// A new object.
+    explicit Activity();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Displayed name; empty shows the application's name.
+    std::string Name() const;
+    void SetName(std::string value);
+    /// Kind of activity; normally Playing.
+    sdkpp::ActivityTypes Type() const;
+    void SetType(sdkpp::ActivityTypes value);
+    /// Which field feeds the status line.
+    std::optional<sdkpp::StatusDisplayTypes> StatusDisplayType() const;
+    void SetStatusDisplayType(std::optional<sdkpp::StatusDisplayTypes> value);
+    /// Party state, such as "In a match" (2 to 128 characters).
+    std::optional<std::string> State() const;
+    void SetState(std::optional<std::string> value);
+    /// Link on the state text (2 to 256 characters).
+    std::optional<std::string> StateUrl() const;
+    void SetStateUrl(std::optional<std::string> value);
+    /// What the player is doing (2 to 128 characters).
+    std::optional<std::string> Details() const;
+    void SetDetails(std::optional<std::string> value);
+    /// Link on the details text (2 to 256 characters).
+    std::optional<std::string> DetailsUrl() const;
+    void SetDetailsUrl(std::optional<std::string> value);
+    /// The game; filled in by the service.
+    std::optional<uint64_t> ApplicationId() const;
+    void SetApplicationId(std::optional<uint64_t> value);
+    /// The publisher's parent application; filled in by the service.
+    std::optional<uint64_t> ParentApplicationId() const;
+    void SetParentApplicationId(std::optional<uint64_t> value);
+    /// Images.
+    std::optional<sdkpp::ActivityAssets> Assets() const;
+    void SetAssets(std::optional<sdkpp::ActivityAssets> value);
+    /// Timers.
+    std::optional<sdkpp::ActivityTimestamps> Timestamps() const;
+    void SetTimestamps(std::optional<sdkpp::ActivityTimestamps> value);
+    /// The party; joinable needs an id and room.
+    std::optional<sdkpp::ActivityParty> Party() const;
+    void SetParty(std::optional<sdkpp::ActivityParty> value);
+    /// Secrets; joinable needs a join secret.
+    std::optional<sdkpp::ActivitySecrets> Secrets() const;
+    void SetSecrets(std::optional<sdkpp::ActivitySecrets> value);
+    /// Where the activity can be joined from.
+    sdkpp::ActivityGamePlatforms SupportedPlatforms() const;
+    void SetSupportedPlatforms(sdkpp::ActivityGamePlatforms value);
+    /// Adds a link button (at most 2).
+    void AddButton(sdkpp::ActivityButton button);
+    /// The buttons.
+    std::vector<sdkpp::ActivityButton> GetButtons() const;
+};
+
+/// An invitation to join a player's party, or a request to join it.
+class ActivityInvite {
+    mutable Sdkpp_ActivityInvite instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_ActivityInvite* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const ActivityInvite nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit ActivityInvite(Sdkpp_ActivityInvite instance, SdkppObjectState state);
+    ~ActivityInvite();
+    ActivityInvite(ActivityInvite&& other) noexcept;
+    ActivityInvite& operator=(ActivityInvite&& other) noexcept;
+    /// A deep copy.
+    ActivityInvite(const ActivityInvite& other);
+    /// Becomes a deep copy of other.
+    ActivityInvite& operator=(const ActivityInvite& other);
+    /// A new object.
+    explicit ActivityInvite();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Who sent it.
+    uint64_t SenderId() const;
+    void SetSenderId(uint64_t value);
+    /// Channel of the invite message.
+    uint64_t ChannelId() const;
+    void SetChannelId(uint64_t value);
+    /// The invite message.
+    uint64_t MessageId() const;
+    void SetMessageId(uint64_t value);
+    /// Join or JoinRequest.
+    sdkpp::ActivityActionTypes Type() const;
+    void SetType(sdkpp::ActivityActionTypes value);
+    /// The game it is for; identifies invites from sibling applications.
+    uint64_t ApplicationId() const;
+    void SetApplicationId(uint64_t value);
+    /// The publisher's parent application, if any.
+    uint64_t ParentApplicationId() const;
+    void SetParentApplicationId(uint64_t value);
+    /// The party it is for.
+    std::string PartyId() const;
+    void SetPartyId(std::string value);
+    /// The sender's session.
+    std::string SessionId() const;
+    void SetSessionId(std::string value);
+    /// False once stale (over 6 hours old, or the sender left the party).
+    bool IsValid() const;
+    void SetIsValid(bool value);
+};
+
 /// A user the client knows: a live view of its cache, so it reads new values after an update and
 /// defaults once the Client is gone.
 class UserHandle {
@@ -431,6 +829,48 @@ public:
     std::optional<std::string> Avatar() const;
     /// Whether this is a provisional account.
     bool IsProvisional() const;
+    /// Online status; Offline when unknown.
+    sdkpp::StatusType Status() const;
+    /// The user's activity in the current game, if any.
+    std::optional<sdkpp::Activity> GameActivity() const;
+    /// What the user is to the player.
+    sdkpp::RelationshipHandle Relationship() const;
+};
+
+/// What another user is to the player: a live view of the Client's cache.
+class RelationshipHandle {
+    mutable Sdkpp_RelationshipHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_RelationshipHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const RelationshipHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit RelationshipHandle(Sdkpp_RelationshipHandle instance, SdkppObjectState state);
+    ~RelationshipHandle();
+    RelationshipHandle(RelationshipHandle&& other) noexcept;
+    RelationshipHandle& operator=(RelationshipHandle&& other) noexcept;
+    /// A deep copy.
+    RelationshipHandle(const RelationshipHandle& other);
+    /// Becomes a deep copy of other.
+    RelationshipHandle& operator=(const RelationshipHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The other user's id.
+    uint64_t Id() const;
+    /// The platform-account relationship.
+    sdkpp::RelationshipType DiscordRelationshipType() const;
+    /// The in-game relationship.
+    sdkpp::RelationshipType GameRelationshipType() const;
+    /// Whether a pending incoming request is believed to be spam.
+    bool IsSpamRequest() const;
+    /// The other user, if known.
+    std::optional<sdkpp::UserHandle> User() const;
 };
 
 /// A member of a lobby: a live view of the Client's cache.
@@ -690,6 +1130,30 @@ public:
     using MessageUpdatedCallback = std::function<void(uint64_t messageId)>;
     /// A message was deleted.
     using MessageDeletedCallback = std::function<void(uint64_t messageId, uint64_t channelId)>;
+    /// A friend moved between relationship groups; query them again.
+    using RelationshipGroupsUpdatedCallback = std::function<void(uint64_t userId)>;
+    /// A relationship appeared; isDiscordRelationshipUpdate tells platform from game.
+    using RelationshipCreatedCallback = std::function<void(uint64_t userId, bool isDiscordRelationshipUpdate)>;
+    /// A relationship went away; isDiscordRelationshipUpdate tells platform from game.
+    using RelationshipDeletedCallback = std::function<void(uint64_t userId, bool isDiscordRelationshipUpdate)>;
+    /// Result of a relationship change.
+    using UpdateRelationshipCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of a friend request by username.
+    using SendFriendRequestCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// A known user changed (name, status, activity, relationship).
+    using UserUpdatedCallback = std::function<void(uint64_t userId)>;
+    /// Result of UpdateRichPresence.
+    using UpdateRichPresenceCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of SetOnlineStatus.
+    using UpdateStatusCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of sending an invite or join request.
+    using SendActivityInviteCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of AcceptActivityInvite: the secret to join with.
+    using AcceptActivityInviteCallback = std::function<void(sdkpp::ClientResult result, std::string joinSecret)>;
+    /// An invite arrived, was accepted on one of the player's devices, or changed.
+    using ActivityInviteCallback = std::function<void(sdkpp::ActivityInvite invite)>;
+    /// The player joined a party through the platform: the join secret.
+    using ActivityJoinCallback = std::function<void(std::string joinSecret)>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -858,6 +1322,74 @@ public:
     void SetMessageUpdatedCallback(sdkpp::Client::MessageUpdatedCallback callback);
     /// Sets the handler of deleted messages.
     void SetMessageDeletedCallback(sdkpp::Client::MessageDeletedCallback callback);
+    /// Sets the handler of changes to any known user.
+    void SetUserUpdatedCallback(sdkpp::Client::UserUpdatedCallback callback);
+    /// Platform and game relationships.
+    std::vector<sdkpp::RelationshipHandle> GetRelationships() const;
+    /// Friends of one group, sorted by display name, for a friends list.
+    std::vector<sdkpp::RelationshipHandle> GetRelationshipsByGroup(sdkpp::RelationshipGroupType groupType) const;
+    /// The relationship with a user; type None if none.
+    sdkpp::RelationshipHandle GetRelationshipHandle(uint64_t userId) const;
+    /// Friends whose username or display name contains searchStr (case-insensitive).
+    std::vector<sdkpp::UserHandle> SearchFriendsByUsername(std::string const& searchStr) const;
+    /// Sets the handler of friends moving between groups.
+    void SetRelationshipGroupsUpdatedCallback(sdkpp::Client::RelationshipGroupsUpdatedCallback callback);
+    /// Sets the handler of new relationships.
+    void SetRelationshipCreatedCallback(sdkpp::Client::RelationshipCreatedCallback callback);
+    /// Sets the handler of relationships going away.
+    void SetRelationshipDeletedCallback(sdkpp::Client::RelationshipDeletedCallback callback);
+    /// Sends a platform friend request by unique username (or accepts theirs).
+    void SendDiscordFriendRequest(std::string const& username, sdkpp::Client::SendFriendRequestCallback callback);
+    /// Sends a platform friend request (or accepts theirs).
+    void SendDiscordFriendRequestById(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Sends a game friend request by unique username (or accepts theirs).
+    void SendGameFriendRequest(std::string const& username, sdkpp::Client::SendFriendRequestCallback callback);
+    /// Sends a game friend request (or accepts theirs).
+    void SendGameFriendRequestById(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Accepts a pending incoming platform friend request.
+    void AcceptDiscordFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Accepts a pending incoming game friend request.
+    void AcceptGameFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Rejects a pending incoming platform friend request.
+    void RejectDiscordFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Rejects a pending incoming game friend request.
+    void RejectGameFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Cancels a pending outgoing platform friend request.
+    void CancelDiscordFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Cancels a pending outgoing game friend request.
+    void CancelGameFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Removes a game friend.
+    void RemoveGameFriend(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Removes both the platform and the game friendship.
+    void RemoveDiscordAndGameFriend(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Blocks a user; every other relationship with them goes.
+    void BlockUser(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Unblocks a user.
+    void UnblockUser(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
+    /// Sets the player's rich presence in this game.
+    void UpdateRichPresence(sdkpp::Activity activity, sdkpp::Client::UpdateRichPresenceCallback callback);
+    /// Clears the player's rich presence.
+    void ClearRichPresence();
+    /// Sets the player's online status.
+    void SetOnlineStatus(sdkpp::StatusType status, sdkpp::Client::UpdateStatusCallback callback);
+    /// Invites a friend to the player's party.
+    void SendActivityInvite(uint64_t userId, std::string const& content, sdkpp::Client::SendActivityInviteCallback callback);
+    /// Asks a friend to let the player join their party.
+    void SendActivityJoinRequest(uint64_t userId, sdkpp::Client::SendActivityInviteCallback callback);
+    /// Answers a join request with an invite.
+    void SendActivityJoinRequestReply(sdkpp::ActivityInvite invite, sdkpp::Client::SendActivityInviteCallback callback);
+    /// Accepts an invite: the callback gets the secret to join with.
+    void AcceptActivityInvite(sdkpp::ActivityInvite invite, sdkpp::Client::AcceptActivityInviteCallback callback);
+    /// Sets the handler of invites arriving (and being accepted on another of the player's devices).
+    void SetActivityInviteCreatedCallback(sdkpp::Client::ActivityInviteCallback callback);
+    /// Sets the handler of invites changing (no longer valid).
+    void SetActivityInviteUpdatedCallback(sdkpp::Client::ActivityInviteCallback callback);
+    /// Sets the handler of joining through the platform.
+    void SetActivityJoinCallback(sdkpp::Client::ActivityJoinCallback callback);
+    /// Registers how the platform's desktop client launches the game; false on failure.
+    bool RegisterLaunchCommand(uint64_t applicationId, std::string const& command);
+    /// Registers the game's store application for launching; false on failure.
+    bool RegisterLaunchStoreApplication(uint64_t applicationId, uint32_t storeAppId);
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -1049,6 +1581,160 @@ inline const char* EnumToString(sdkpp::AudioSystem value)
         return "Standard";
     case sdkpp::AudioSystem::Game:
         return "Game";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a RelationshipType value, or "unknown".
+inline const char* EnumToString(sdkpp::RelationshipType value)
+{
+    switch (value) {
+    case sdkpp::RelationshipType::None:
+        return "None";
+    case sdkpp::RelationshipType::Friend:
+        return "Friend";
+    case sdkpp::RelationshipType::Blocked:
+        return "Blocked";
+    case sdkpp::RelationshipType::PendingIncoming:
+        return "PendingIncoming";
+    case sdkpp::RelationshipType::PendingOutgoing:
+        return "PendingOutgoing";
+    case sdkpp::RelationshipType::Implicit:
+        return "Implicit";
+    case sdkpp::RelationshipType::Suggestion:
+        return "Suggestion";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a RelationshipGroupType value, or "unknown".
+inline const char* EnumToString(sdkpp::RelationshipGroupType value)
+{
+    switch (value) {
+    case sdkpp::RelationshipGroupType::OnlinePlayingGame:
+        return "OnlinePlayingGame";
+    case sdkpp::RelationshipGroupType::OnlineElsewhere:
+        return "OnlineElsewhere";
+    case sdkpp::RelationshipGroupType::Offline:
+        return "Offline";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a StatusType value, or "unknown".
+inline const char* EnumToString(sdkpp::StatusType value)
+{
+    switch (value) {
+    case sdkpp::StatusType::Online:
+        return "Online";
+    case sdkpp::StatusType::Offline:
+        return "Offline";
+    case sdkpp::StatusType::Blocked:
+        return "Blocked";
+    case sdkpp::StatusType::Idle:
+        return "Idle";
+    case sdkpp::StatusType::Dnd:
+        return "Dnd";
+    case sdkpp::StatusType::Invisible:
+        return "Invisible";
+    case sdkpp::StatusType::Streaming:
+        return "Streaming";
+    case sdkpp::StatusType::Unknown:
+        return "Unknown";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a ActivityTypes value, or "unknown".
+inline const char* EnumToString(sdkpp::ActivityTypes value)
+{
+    switch (value) {
+    case sdkpp::ActivityTypes::Playing:
+        return "Playing";
+    case sdkpp::ActivityTypes::Streaming:
+        return "Streaming";
+    case sdkpp::ActivityTypes::Listening:
+        return "Listening";
+    case sdkpp::ActivityTypes::Watching:
+        return "Watching";
+    case sdkpp::ActivityTypes::CustomStatus:
+        return "CustomStatus";
+    case sdkpp::ActivityTypes::Competing:
+        return "Competing";
+    case sdkpp::ActivityTypes::HangStatus:
+        return "HangStatus";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a StatusDisplayTypes value, or "unknown".
+inline const char* EnumToString(sdkpp::StatusDisplayTypes value)
+{
+    switch (value) {
+    case sdkpp::StatusDisplayTypes::Name:
+        return "Name";
+    case sdkpp::StatusDisplayTypes::State:
+        return "State";
+    case sdkpp::StatusDisplayTypes::Details:
+        return "Details";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a ActivityGamePlatforms value, or "unknown".
+inline const char* EnumToString(sdkpp::ActivityGamePlatforms value)
+{
+    switch (value) {
+    case sdkpp::ActivityGamePlatforms::Desktop:
+        return "Desktop";
+    case sdkpp::ActivityGamePlatforms::Xbox:
+        return "Xbox";
+    case sdkpp::ActivityGamePlatforms::Samsung:
+        return "Samsung";
+    case sdkpp::ActivityGamePlatforms::IOS:
+        return "IOS";
+    case sdkpp::ActivityGamePlatforms::Android:
+        return "Android";
+    case sdkpp::ActivityGamePlatforms::Embedded:
+        return "Embedded";
+    case sdkpp::ActivityGamePlatforms::PS4:
+        return "PS4";
+    case sdkpp::ActivityGamePlatforms::PS5:
+        return "PS5";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a ActivityPartyPrivacy value, or "unknown".
+inline const char* EnumToString(sdkpp::ActivityPartyPrivacy value)
+{
+    switch (value) {
+    case sdkpp::ActivityPartyPrivacy::Private:
+        return "Private";
+    case sdkpp::ActivityPartyPrivacy::Public:
+        return "Public";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a ActivityActionTypes value, or "unknown".
+inline const char* EnumToString(sdkpp::ActivityActionTypes value)
+{
+    switch (value) {
+    case sdkpp::ActivityActionTypes::Invalid:
+        return "Invalid";
+    case sdkpp::ActivityActionTypes::Join:
+        return "Join";
+    case sdkpp::ActivityActionTypes::JoinRequest:
+        return "JoinRequest";
     default:
         return "unknown";
     }
@@ -1827,6 +2513,855 @@ std::string ClientResult::ToString() const
     return detail::Take(returnValue);
 }
 
+ActivityButton::ActivityButton(Sdkpp_ActivityButton instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+ActivityButton::~ActivityButton()
+{
+    Drop();
+}
+ActivityButton::ActivityButton(ActivityButton&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_ActivityButton{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+ActivityButton& ActivityButton::operator=(ActivityButton&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_ActivityButton{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+ActivityButton::ActivityButton(const ActivityButton& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_ActivityButton_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+ActivityButton& ActivityButton::operator=(const ActivityButton& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_ActivityButton_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+ActivityButton::ActivityButton()
+{
+    Sdkpp_ActivityButton_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void ActivityButton::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_ActivityButton_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string ActivityButton::Label() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_ActivityButton_Label(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void ActivityButton::SetLabel(std::string value)
+{
+    Sdkpp_ActivityButton_SetLabel(&instance_, detail::Borrow(value));
+}
+std::string ActivityButton::Url() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_ActivityButton_Url(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void ActivityButton::SetUrl(std::string value)
+{
+    Sdkpp_ActivityButton_SetUrl(&instance_, detail::Borrow(value));
+}
+
+ActivityAssets::ActivityAssets(Sdkpp_ActivityAssets instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+ActivityAssets::~ActivityAssets()
+{
+    Drop();
+}
+ActivityAssets::ActivityAssets(ActivityAssets&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_ActivityAssets{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+ActivityAssets& ActivityAssets::operator=(ActivityAssets&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_ActivityAssets{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+ActivityAssets::ActivityAssets(const ActivityAssets& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_ActivityAssets_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+ActivityAssets& ActivityAssets::operator=(const ActivityAssets& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_ActivityAssets_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+ActivityAssets::ActivityAssets()
+{
+    Sdkpp_ActivityAssets_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void ActivityAssets::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_ActivityAssets_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::optional<std::string> ActivityAssets::LargeImage() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_LargeImage(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetLargeImage(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetLargeImage(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> ActivityAssets::LargeText() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_LargeText(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetLargeText(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetLargeText(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> ActivityAssets::LargeUrl() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_LargeUrl(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetLargeUrl(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetLargeUrl(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> ActivityAssets::SmallImage() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_SmallImage(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetSmallImage(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetSmallImage(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> ActivityAssets::SmallText() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_SmallText(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetSmallText(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetSmallText(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> ActivityAssets::SmallUrl() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_SmallUrl(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetSmallUrl(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetSmallUrl(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> ActivityAssets::InviteCoverImage() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_ActivityAssets_InviteCoverImage(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void ActivityAssets::SetInviteCoverImage(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_ActivityAssets_SetInviteCoverImage(&instance_, value ? &value__value : nullptr);
+}
+
+ActivityTimestamps::ActivityTimestamps(Sdkpp_ActivityTimestamps instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+ActivityTimestamps::~ActivityTimestamps()
+{
+    Drop();
+}
+ActivityTimestamps::ActivityTimestamps(ActivityTimestamps&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_ActivityTimestamps{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+ActivityTimestamps& ActivityTimestamps::operator=(ActivityTimestamps&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_ActivityTimestamps{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+ActivityTimestamps::ActivityTimestamps(const ActivityTimestamps& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_ActivityTimestamps_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+ActivityTimestamps& ActivityTimestamps::operator=(const ActivityTimestamps& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_ActivityTimestamps_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+ActivityTimestamps::ActivityTimestamps()
+{
+    Sdkpp_ActivityTimestamps_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void ActivityTimestamps::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_ActivityTimestamps_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t ActivityTimestamps::Start() const
+{
+    return Sdkpp_ActivityTimestamps_Start(&instance_);
+}
+void ActivityTimestamps::SetStart(uint64_t value)
+{
+    Sdkpp_ActivityTimestamps_SetStart(&instance_, value);
+}
+uint64_t ActivityTimestamps::End() const
+{
+    return Sdkpp_ActivityTimestamps_End(&instance_);
+}
+void ActivityTimestamps::SetEnd(uint64_t value)
+{
+    Sdkpp_ActivityTimestamps_SetEnd(&instance_, value);
+}
+
+ActivityParty::ActivityParty(Sdkpp_ActivityParty instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+ActivityParty::~ActivityParty()
+{
+    Drop();
+}
+ActivityParty::ActivityParty(ActivityParty&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_ActivityParty{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+ActivityParty& ActivityParty::operator=(ActivityParty&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_ActivityParty{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+ActivityParty::ActivityParty(const ActivityParty& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_ActivityParty_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+ActivityParty& ActivityParty::operator=(const ActivityParty& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_ActivityParty_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+ActivityParty::ActivityParty()
+{
+    Sdkpp_ActivityParty_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void ActivityParty::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_ActivityParty_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string ActivityParty::Id() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_ActivityParty_Id(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void ActivityParty::SetId(std::string value)
+{
+    Sdkpp_ActivityParty_SetId(&instance_, detail::Borrow(value));
+}
+int32_t ActivityParty::CurrentSize() const
+{
+    return Sdkpp_ActivityParty_CurrentSize(&instance_);
+}
+void ActivityParty::SetCurrentSize(int32_t value)
+{
+    Sdkpp_ActivityParty_SetCurrentSize(&instance_, value);
+}
+int32_t ActivityParty::MaxSize() const
+{
+    return Sdkpp_ActivityParty_MaxSize(&instance_);
+}
+void ActivityParty::SetMaxSize(int32_t value)
+{
+    Sdkpp_ActivityParty_SetMaxSize(&instance_, value);
+}
+sdkpp::ActivityPartyPrivacy ActivityParty::Privacy() const
+{
+    return static_cast<sdkpp::ActivityPartyPrivacy>(Sdkpp_ActivityParty_Privacy(&instance_));
+}
+void ActivityParty::SetPrivacy(sdkpp::ActivityPartyPrivacy value)
+{
+    Sdkpp_ActivityParty_SetPrivacy(&instance_, static_cast<Sdkpp_ActivityPartyPrivacy>(value));
+}
+
+ActivitySecrets::ActivitySecrets(Sdkpp_ActivitySecrets instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+ActivitySecrets::~ActivitySecrets()
+{
+    Drop();
+}
+ActivitySecrets::ActivitySecrets(ActivitySecrets&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_ActivitySecrets{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+ActivitySecrets& ActivitySecrets::operator=(ActivitySecrets&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_ActivitySecrets{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+ActivitySecrets::ActivitySecrets(const ActivitySecrets& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_ActivitySecrets_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+ActivitySecrets& ActivitySecrets::operator=(const ActivitySecrets& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_ActivitySecrets_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+ActivitySecrets::ActivitySecrets()
+{
+    Sdkpp_ActivitySecrets_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void ActivitySecrets::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_ActivitySecrets_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string ActivitySecrets::Join() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_ActivitySecrets_Join(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void ActivitySecrets::SetJoin(std::string value)
+{
+    Sdkpp_ActivitySecrets_SetJoin(&instance_, detail::Borrow(value));
+}
+
+Activity::Activity(Sdkpp_Activity instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+Activity::~Activity()
+{
+    Drop();
+}
+Activity::Activity(Activity&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_Activity{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+Activity& Activity::operator=(Activity&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_Activity{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+Activity::Activity(const Activity& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_Activity_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+Activity& Activity::operator=(const Activity& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_Activity_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+Activity::Activity()
+{
+    Sdkpp_Activity_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void Activity::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_Activity_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string Activity::Name() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_Activity_Name(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void Activity::SetName(std::string value)
+{
+    Sdkpp_Activity_SetName(&instance_, detail::Borrow(value));
+}
+sdkpp::ActivityTypes Activity::Type() const
+{
+    return static_cast<sdkpp::ActivityTypes>(Sdkpp_Activity_Type(&instance_));
+}
+void Activity::SetType(sdkpp::ActivityTypes value)
+{
+    Sdkpp_Activity_SetType(&instance_, static_cast<Sdkpp_ActivityTypes>(value));
+}
+std::optional<sdkpp::StatusDisplayTypes> Activity::StatusDisplayType() const
+{
+    Sdkpp_StatusDisplayTypes returnValue{};
+    if (!Sdkpp_Activity_StatusDisplayType(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return static_cast<sdkpp::StatusDisplayTypes>(returnValue);
+}
+void Activity::SetStatusDisplayType(std::optional<sdkpp::StatusDisplayTypes> value)
+{
+    Sdkpp_StatusDisplayTypes value__value{};
+    if (value) {
+        value__value = static_cast<Sdkpp_StatusDisplayTypes>(*value);
+    }
+    Sdkpp_Activity_SetStatusDisplayType(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> Activity::State() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_Activity_State(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void Activity::SetState(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_Activity_SetState(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> Activity::StateUrl() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_Activity_StateUrl(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void Activity::SetStateUrl(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_Activity_SetStateUrl(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> Activity::Details() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_Activity_Details(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void Activity::SetDetails(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_Activity_SetDetails(&instance_, value ? &value__value : nullptr);
+}
+std::optional<std::string> Activity::DetailsUrl() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_Activity_DetailsUrl(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+void Activity::SetDetailsUrl(std::optional<std::string> value)
+{
+    Sdkpp_String value__value{};
+    if (value) {
+        value__value = detail::Borrow(*value);
+    }
+    Sdkpp_Activity_SetDetailsUrl(&instance_, value ? &value__value : nullptr);
+}
+std::optional<uint64_t> Activity::ApplicationId() const
+{
+    uint64_t returnValue{};
+    if (!Sdkpp_Activity_ApplicationId(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return returnValue;
+}
+void Activity::SetApplicationId(std::optional<uint64_t> value)
+{
+    uint64_t value__value{};
+    if (value) {
+        value__value = *value;
+    }
+    Sdkpp_Activity_SetApplicationId(&instance_, value ? &value__value : nullptr);
+}
+std::optional<uint64_t> Activity::ParentApplicationId() const
+{
+    uint64_t returnValue{};
+    if (!Sdkpp_Activity_ParentApplicationId(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return returnValue;
+}
+void Activity::SetParentApplicationId(std::optional<uint64_t> value)
+{
+    uint64_t value__value{};
+    if (value) {
+        value__value = *value;
+    }
+    Sdkpp_Activity_SetParentApplicationId(&instance_, value ? &value__value : nullptr);
+}
+std::optional<sdkpp::ActivityAssets> Activity::Assets() const
+{
+    Sdkpp_ActivityAssets returnValue{};
+    if (!Sdkpp_Activity_Assets(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::ActivityAssets(returnValue, detail::StateOf(returnValue.opaque));
+}
+void Activity::SetAssets(std::optional<sdkpp::ActivityAssets> value)
+{
+    Sdkpp_Activity_SetAssets(&instance_, value ? value->instance() : nullptr);
+}
+std::optional<sdkpp::ActivityTimestamps> Activity::Timestamps() const
+{
+    Sdkpp_ActivityTimestamps returnValue{};
+    if (!Sdkpp_Activity_Timestamps(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::ActivityTimestamps(returnValue, detail::StateOf(returnValue.opaque));
+}
+void Activity::SetTimestamps(std::optional<sdkpp::ActivityTimestamps> value)
+{
+    Sdkpp_Activity_SetTimestamps(&instance_, value ? value->instance() : nullptr);
+}
+std::optional<sdkpp::ActivityParty> Activity::Party() const
+{
+    Sdkpp_ActivityParty returnValue{};
+    if (!Sdkpp_Activity_Party(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::ActivityParty(returnValue, detail::StateOf(returnValue.opaque));
+}
+void Activity::SetParty(std::optional<sdkpp::ActivityParty> value)
+{
+    Sdkpp_Activity_SetParty(&instance_, value ? value->instance() : nullptr);
+}
+std::optional<sdkpp::ActivitySecrets> Activity::Secrets() const
+{
+    Sdkpp_ActivitySecrets returnValue{};
+    if (!Sdkpp_Activity_Secrets(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::ActivitySecrets(returnValue, detail::StateOf(returnValue.opaque));
+}
+void Activity::SetSecrets(std::optional<sdkpp::ActivitySecrets> value)
+{
+    Sdkpp_Activity_SetSecrets(&instance_, value ? value->instance() : nullptr);
+}
+sdkpp::ActivityGamePlatforms Activity::SupportedPlatforms() const
+{
+    return static_cast<sdkpp::ActivityGamePlatforms>(Sdkpp_Activity_SupportedPlatforms(&instance_));
+}
+void Activity::SetSupportedPlatforms(sdkpp::ActivityGamePlatforms value)
+{
+    Sdkpp_Activity_SetSupportedPlatforms(&instance_, static_cast<Sdkpp_ActivityGamePlatforms>(value));
+}
+void Activity::AddButton(sdkpp::ActivityButton button)
+{
+    Sdkpp_Activity_AddButton(&instance_, button.instance());
+}
+std::vector<sdkpp::ActivityButton> Activity::GetButtons() const
+{
+    Sdkpp_ActivityButtonSpan returnValue{};
+    Sdkpp_Activity_GetButtons(&instance_, &returnValue);
+    return detail::TakeObjects<sdkpp::ActivityButton>(returnValue);
+}
+
+ActivityInvite::ActivityInvite(Sdkpp_ActivityInvite instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+ActivityInvite::~ActivityInvite()
+{
+    Drop();
+}
+ActivityInvite::ActivityInvite(ActivityInvite&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_ActivityInvite{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+ActivityInvite& ActivityInvite::operator=(ActivityInvite&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_ActivityInvite{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+ActivityInvite::ActivityInvite(const ActivityInvite& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_ActivityInvite_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+ActivityInvite& ActivityInvite::operator=(const ActivityInvite& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_ActivityInvite_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+ActivityInvite::ActivityInvite()
+{
+    Sdkpp_ActivityInvite_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void ActivityInvite::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_ActivityInvite_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t ActivityInvite::SenderId() const
+{
+    return Sdkpp_ActivityInvite_SenderId(&instance_);
+}
+void ActivityInvite::SetSenderId(uint64_t value)
+{
+    Sdkpp_ActivityInvite_SetSenderId(&instance_, value);
+}
+uint64_t ActivityInvite::ChannelId() const
+{
+    return Sdkpp_ActivityInvite_ChannelId(&instance_);
+}
+void ActivityInvite::SetChannelId(uint64_t value)
+{
+    Sdkpp_ActivityInvite_SetChannelId(&instance_, value);
+}
+uint64_t ActivityInvite::MessageId() const
+{
+    return Sdkpp_ActivityInvite_MessageId(&instance_);
+}
+void ActivityInvite::SetMessageId(uint64_t value)
+{
+    Sdkpp_ActivityInvite_SetMessageId(&instance_, value);
+}
+sdkpp::ActivityActionTypes ActivityInvite::Type() const
+{
+    return static_cast<sdkpp::ActivityActionTypes>(Sdkpp_ActivityInvite_Type(&instance_));
+}
+void ActivityInvite::SetType(sdkpp::ActivityActionTypes value)
+{
+    Sdkpp_ActivityInvite_SetType(&instance_, static_cast<Sdkpp_ActivityActionTypes>(value));
+}
+uint64_t ActivityInvite::ApplicationId() const
+{
+    return Sdkpp_ActivityInvite_ApplicationId(&instance_);
+}
+void ActivityInvite::SetApplicationId(uint64_t value)
+{
+    Sdkpp_ActivityInvite_SetApplicationId(&instance_, value);
+}
+uint64_t ActivityInvite::ParentApplicationId() const
+{
+    return Sdkpp_ActivityInvite_ParentApplicationId(&instance_);
+}
+void ActivityInvite::SetParentApplicationId(uint64_t value)
+{
+    Sdkpp_ActivityInvite_SetParentApplicationId(&instance_, value);
+}
+std::string ActivityInvite::PartyId() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_ActivityInvite_PartyId(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void ActivityInvite::SetPartyId(std::string value)
+{
+    Sdkpp_ActivityInvite_SetPartyId(&instance_, detail::Borrow(value));
+}
+std::string ActivityInvite::SessionId() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_ActivityInvite_SessionId(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void ActivityInvite::SetSessionId(std::string value)
+{
+    Sdkpp_ActivityInvite_SetSessionId(&instance_, detail::Borrow(value));
+}
+bool ActivityInvite::IsValid() const
+{
+    return Sdkpp_ActivityInvite_IsValid(&instance_);
+}
+void ActivityInvite::SetIsValid(bool value)
+{
+    Sdkpp_ActivityInvite_SetIsValid(&instance_, value);
+}
+
 UserHandle::UserHandle(Sdkpp_UserHandle instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -1911,6 +3446,98 @@ std::optional<std::string> UserHandle::Avatar() const
 bool UserHandle::IsProvisional() const
 {
     return Sdkpp_UserHandle_IsProvisional(&instance_);
+}
+sdkpp::StatusType UserHandle::Status() const
+{
+    return static_cast<sdkpp::StatusType>(Sdkpp_UserHandle_Status(&instance_));
+}
+std::optional<sdkpp::Activity> UserHandle::GameActivity() const
+{
+    Sdkpp_Activity returnValue{};
+    if (!Sdkpp_UserHandle_GameActivity(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::Activity(returnValue, detail::StateOf(returnValue.opaque));
+}
+sdkpp::RelationshipHandle UserHandle::Relationship() const
+{
+    Sdkpp_RelationshipHandle returnValue{};
+    Sdkpp_UserHandle_Relationship(&instance_, &returnValue);
+    return sdkpp::RelationshipHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+
+RelationshipHandle::RelationshipHandle(Sdkpp_RelationshipHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+RelationshipHandle::~RelationshipHandle()
+{
+    Drop();
+}
+RelationshipHandle::RelationshipHandle(RelationshipHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_RelationshipHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+RelationshipHandle& RelationshipHandle::operator=(RelationshipHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_RelationshipHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+RelationshipHandle::RelationshipHandle(const RelationshipHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_RelationshipHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+RelationshipHandle& RelationshipHandle::operator=(const RelationshipHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_RelationshipHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void RelationshipHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_RelationshipHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t RelationshipHandle::Id() const
+{
+    return Sdkpp_RelationshipHandle_Id(&instance_);
+}
+sdkpp::RelationshipType RelationshipHandle::DiscordRelationshipType() const
+{
+    return static_cast<sdkpp::RelationshipType>(Sdkpp_RelationshipHandle_DiscordRelationshipType(&instance_));
+}
+sdkpp::RelationshipType RelationshipHandle::GameRelationshipType() const
+{
+    return static_cast<sdkpp::RelationshipType>(Sdkpp_RelationshipHandle_GameRelationshipType(&instance_));
+}
+bool RelationshipHandle::IsSpamRequest() const
+{
+    return Sdkpp_RelationshipHandle_IsSpamRequest(&instance_);
+}
+std::optional<sdkpp::UserHandle> RelationshipHandle::User() const
+{
+    Sdkpp_UserHandle returnValue{};
+    if (!Sdkpp_RelationshipHandle_User(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
 }
 
 LobbyMemberHandle::LobbyMemberHandle(Sdkpp_LobbyMemberHandle instance, SdkppObjectState state)
@@ -2926,13 +4553,330 @@ void Client::SetMessageDeletedCallback(sdkpp::Client::MessageDeletedCallback cal
     };
     Sdkpp_Client_SetMessageDeletedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::MessageDeletedCallback>, callback__userData);
 }
+void Client::SetUserUpdatedCallback(sdkpp::Client::UserUpdatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UserUpdatedCallback(std::move(callback));
+    Sdkpp_Client_UserUpdatedCallback callback__trampoline = [](uint64_t userId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UserUpdatedCallback*>(userData__);
+        auto userId__arg = userId;
+        detail::Invoke([&] { fn__(std::move(userId__arg)); });
+    };
+    Sdkpp_Client_SetUserUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UserUpdatedCallback>, callback__userData);
+}
+std::vector<sdkpp::RelationshipHandle> Client::GetRelationships() const
+{
+    Sdkpp_RelationshipHandleSpan returnValue{};
+    Sdkpp_Client_GetRelationships(&instance_, &returnValue);
+    return detail::TakeObjects<sdkpp::RelationshipHandle>(returnValue);
+}
+std::vector<sdkpp::RelationshipHandle> Client::GetRelationshipsByGroup(sdkpp::RelationshipGroupType groupType) const
+{
+    Sdkpp_RelationshipHandleSpan returnValue{};
+    Sdkpp_Client_GetRelationshipsByGroup(&instance_, static_cast<Sdkpp_RelationshipGroupType>(groupType), &returnValue);
+    return detail::TakeObjects<sdkpp::RelationshipHandle>(returnValue);
+}
+sdkpp::RelationshipHandle Client::GetRelationshipHandle(uint64_t userId) const
+{
+    Sdkpp_RelationshipHandle returnValue{};
+    Sdkpp_Client_GetRelationshipHandle(&instance_, userId, &returnValue);
+    return sdkpp::RelationshipHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::vector<sdkpp::UserHandle> Client::SearchFriendsByUsername(std::string const& searchStr) const
+{
+    Sdkpp_UserHandleSpan returnValue{};
+    Sdkpp_Client_SearchFriendsByUsername(&instance_, detail::Borrow(searchStr), &returnValue);
+    return detail::TakeObjects<sdkpp::UserHandle>(returnValue);
+}
+void Client::SetRelationshipGroupsUpdatedCallback(sdkpp::Client::RelationshipGroupsUpdatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::RelationshipGroupsUpdatedCallback(std::move(callback));
+    Sdkpp_Client_RelationshipGroupsUpdatedCallback callback__trampoline = [](uint64_t userId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::RelationshipGroupsUpdatedCallback*>(userData__);
+        auto userId__arg = userId;
+        detail::Invoke([&] { fn__(std::move(userId__arg)); });
+    };
+    Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::RelationshipGroupsUpdatedCallback>, callback__userData);
+}
+void Client::SetRelationshipCreatedCallback(sdkpp::Client::RelationshipCreatedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::RelationshipCreatedCallback(std::move(callback));
+    Sdkpp_Client_RelationshipCreatedCallback callback__trampoline = [](uint64_t userId, bool isDiscordRelationshipUpdate, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::RelationshipCreatedCallback*>(userData__);
+        auto userId__arg = userId;
+        auto isDiscordRelationshipUpdate__arg = isDiscordRelationshipUpdate;
+        detail::Invoke([&] { fn__(std::move(userId__arg), std::move(isDiscordRelationshipUpdate__arg)); });
+    };
+    Sdkpp_Client_SetRelationshipCreatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::RelationshipCreatedCallback>, callback__userData);
+}
+void Client::SetRelationshipDeletedCallback(sdkpp::Client::RelationshipDeletedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::RelationshipDeletedCallback(std::move(callback));
+    Sdkpp_Client_RelationshipDeletedCallback callback__trampoline = [](uint64_t userId, bool isDiscordRelationshipUpdate, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::RelationshipDeletedCallback*>(userData__);
+        auto userId__arg = userId;
+        auto isDiscordRelationshipUpdate__arg = isDiscordRelationshipUpdate;
+        detail::Invoke([&] { fn__(std::move(userId__arg), std::move(isDiscordRelationshipUpdate__arg)); });
+    };
+    Sdkpp_Client_SetRelationshipDeletedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::RelationshipDeletedCallback>, callback__userData);
+}
+void Client::SendDiscordFriendRequest(std::string const& username, sdkpp::Client::SendFriendRequestCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendFriendRequestCallback(std::move(callback));
+    Sdkpp_Client_SendFriendRequestCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendFriendRequestCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendDiscordFriendRequest(&instance_, detail::Borrow(username), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendFriendRequestCallback>, callback__userData);
+}
+void Client::SendDiscordFriendRequestById(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendDiscordFriendRequestById(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::SendGameFriendRequest(std::string const& username, sdkpp::Client::SendFriendRequestCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendFriendRequestCallback(std::move(callback));
+    Sdkpp_Client_SendFriendRequestCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendFriendRequestCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendGameFriendRequest(&instance_, detail::Borrow(username), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendFriendRequestCallback>, callback__userData);
+}
+void Client::SendGameFriendRequestById(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendGameFriendRequestById(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::AcceptDiscordFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_AcceptDiscordFriendRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::AcceptGameFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_AcceptGameFriendRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::RejectDiscordFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_RejectDiscordFriendRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::RejectGameFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_RejectGameFriendRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::CancelDiscordFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_CancelDiscordFriendRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::CancelGameFriendRequest(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_CancelGameFriendRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::RemoveGameFriend(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_RemoveGameFriend(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::RemoveDiscordAndGameFriend(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_RemoveDiscordAndGameFriend(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::BlockUser(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_BlockUser(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::UnblockUser(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRelationshipCallback(std::move(callback));
+    Sdkpp_Client_UpdateRelationshipCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRelationshipCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_UnblockUser(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRelationshipCallback>, callback__userData);
+}
+void Client::UpdateRichPresence(sdkpp::Activity activity, sdkpp::Client::UpdateRichPresenceCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateRichPresenceCallback(std::move(callback));
+    Sdkpp_Client_UpdateRichPresenceCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateRichPresenceCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_UpdateRichPresence(&instance_, activity.instance(), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateRichPresenceCallback>, callback__userData);
+}
+void Client::ClearRichPresence()
+{
+    Sdkpp_Client_ClearRichPresence(&instance_);
+}
+void Client::SetOnlineStatus(sdkpp::StatusType status, sdkpp::Client::UpdateStatusCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::UpdateStatusCallback(std::move(callback));
+    Sdkpp_Client_UpdateStatusCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UpdateStatusCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SetOnlineStatus(&instance_, static_cast<Sdkpp_StatusType>(status), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::UpdateStatusCallback>, callback__userData);
+}
+void Client::SendActivityInvite(uint64_t userId, std::string const& content, sdkpp::Client::SendActivityInviteCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendActivityInviteCallback(std::move(callback));
+    Sdkpp_Client_SendActivityInviteCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendActivityInviteCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendActivityInvite(&instance_, userId, detail::Borrow(content), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendActivityInviteCallback>, callback__userData);
+}
+void Client::SendActivityJoinRequest(uint64_t userId, sdkpp::Client::SendActivityInviteCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendActivityInviteCallback(std::move(callback));
+    Sdkpp_Client_SendActivityInviteCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendActivityInviteCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendActivityJoinRequest(&instance_, userId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendActivityInviteCallback>, callback__userData);
+}
+void Client::SendActivityJoinRequestReply(sdkpp::ActivityInvite invite, sdkpp::Client::SendActivityInviteCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::SendActivityInviteCallback(std::move(callback));
+    Sdkpp_Client_SendActivityInviteCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SendActivityInviteCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SendActivityJoinRequestReply(&instance_, invite.instance(), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::SendActivityInviteCallback>, callback__userData);
+}
+void Client::AcceptActivityInvite(sdkpp::ActivityInvite invite, sdkpp::Client::AcceptActivityInviteCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::AcceptActivityInviteCallback(std::move(callback));
+    Sdkpp_Client_AcceptActivityInviteCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String joinSecret, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::AcceptActivityInviteCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto joinSecret__arg = detail::Take(joinSecret);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(joinSecret__arg)); });
+    };
+    Sdkpp_Client_AcceptActivityInvite(&instance_, invite.instance(), *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::AcceptActivityInviteCallback>, callback__userData);
+}
+void Client::SetActivityInviteCreatedCallback(sdkpp::Client::ActivityInviteCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::ActivityInviteCallback(std::move(callback));
+    Sdkpp_Client_ActivityInviteCallback callback__trampoline = [](Sdkpp_ActivityInvite* invite, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::ActivityInviteCallback*>(userData__);
+        auto invite__arg = sdkpp::ActivityInvite(*invite, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(invite__arg)); });
+    };
+    Sdkpp_Client_SetActivityInviteCreatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::ActivityInviteCallback>, callback__userData);
+}
+void Client::SetActivityInviteUpdatedCallback(sdkpp::Client::ActivityInviteCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::ActivityInviteCallback(std::move(callback));
+    Sdkpp_Client_ActivityInviteCallback callback__trampoline = [](Sdkpp_ActivityInvite* invite, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::ActivityInviteCallback*>(userData__);
+        auto invite__arg = sdkpp::ActivityInvite(*invite, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(invite__arg)); });
+    };
+    Sdkpp_Client_SetActivityInviteUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::ActivityInviteCallback>, callback__userData);
+}
+void Client::SetActivityJoinCallback(sdkpp::Client::ActivityJoinCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::ActivityJoinCallback(std::move(callback));
+    Sdkpp_Client_ActivityJoinCallback callback__trampoline = [](Sdkpp_String joinSecret, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::ActivityJoinCallback*>(userData__);
+        auto joinSecret__arg = detail::Take(joinSecret);
+        detail::Invoke([&] { fn__(std::move(joinSecret__arg)); });
+    };
+    Sdkpp_Client_SetActivityJoinCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::ActivityJoinCallback>, callback__userData);
+}
+bool Client::RegisterLaunchCommand(uint64_t applicationId, std::string const& command)
+{
+    return Sdkpp_Client_RegisterLaunchCommand(&instance_, applicationId, detail::Borrow(command));
+}
+bool Client::RegisterLaunchStoreApplication(uint64_t applicationId, uint32_t storeAppId)
+{
+    return Sdkpp_Client_RegisterLaunchStoreApplication(&instance_, applicationId, storeAppId);
+}
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationArgs AuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
 const DeviceAuthorizationArgs DeviceAuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
 const ClientCreateOptions ClientCreateOptions::nullobj{{}, SdkppObjectState::Invalid};
 const ClientResult ClientResult::nullobj{{}, SdkppObjectState::Invalid};
+const ActivityButton ActivityButton::nullobj{{}, SdkppObjectState::Invalid};
+const ActivityAssets ActivityAssets::nullobj{{}, SdkppObjectState::Invalid};
+const ActivityTimestamps ActivityTimestamps::nullobj{{}, SdkppObjectState::Invalid};
+const ActivityParty ActivityParty::nullobj{{}, SdkppObjectState::Invalid};
+const ActivitySecrets ActivitySecrets::nullobj{{}, SdkppObjectState::Invalid};
+const Activity Activity::nullobj{{}, SdkppObjectState::Invalid};
+const ActivityInvite ActivityInvite::nullobj{{}, SdkppObjectState::Invalid};
 const UserHandle UserHandle::nullobj{{}, SdkppObjectState::Invalid};
+const RelationshipHandle RelationshipHandle::nullobj{{}, SdkppObjectState::Invalid};
 const LobbyMemberHandle LobbyMemberHandle::nullobj{{}, SdkppObjectState::Invalid};
 const LobbyHandle LobbyHandle::nullobj{{}, SdkppObjectState::Invalid};
 const MessageHandle MessageHandle::nullobj{{}, SdkppObjectState::Invalid};

@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 
 	"sdkpp/server/gateway"
 	"sdkpp/server/httpx"
+	"sdkpp/server/presence"
+	"sdkpp/server/relationships"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
@@ -48,7 +51,12 @@ func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire
 
 // newHub makes the gateway of the service.
 func (s *Server) newHub() *gateway.Hub {
+	s.presence = &presence.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "presence")}
+	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships")}
 	return gateway.New(gateway.Config{
+		OnPresence:        func(who gateway.Identity, d json.RawMessage) { s.presence.OnPresence(who.UserID, who.AppID, d) },
+		OnSession:         func(who gateway.Identity) { s.presence.OnSession(who.UserID, who.AppID) },
+		ReadyExtra:        s.readySocial,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
 		Clock:             s.cfg.Clock,
@@ -80,4 +88,41 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
 	}
+}
+
+// wireSocial connects relationships and presence to the gateway once the hub exists.
+func (s *Server) wireSocial() {
+	s.presence.Hub = s.hub
+	s.social.Notifier = s.hub
+	s.social.OnChange = func(a, b uint64) {
+		if err := s.presence.SendPair(context.Background(), a, b); err != nil {
+			s.log.Warn("presence after a relationship change failed", "err", err)
+		}
+	}
+}
+
+// readySocial gives READY the user's relationships, game relationships (of the session's game)
+// and friends' presences, so that a fresh session starts complete.
+func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[string]any, error) {
+	rows, err := s.store.ListRelationships(ctx, who.UserID, who.AppID)
+	if err != nil {
+		return nil, err
+	}
+	platform, game := []wire.Relationship{}, []wire.Relationship{}
+	for i := range rows {
+		obj, err := s.social.Object(ctx, s.store, &rows[i])
+		if err != nil {
+			return nil, err
+		}
+		if rows[i].AppID == 0 {
+			platform = append(platform, obj)
+		} else {
+			game = append(game, obj)
+		}
+	}
+	pres, err := s.presence.ReadyPresences(ctx, who.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"relationships": platform, "game_relationships": game, "presences": pres}, nil
 }

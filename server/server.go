@@ -29,7 +29,9 @@ import (
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
+	"sdkpp/server/presence"
 	"sdkpp/server/ratelimit"
+	"sdkpp/server/relationships"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -88,6 +90,8 @@ type Server struct {
 	partner    *partner.Handler
 	hub        *gateway.Hub
 	lobbies    *lobbies.Service
+	social     *relationships.Service
+	presence   *presence.Service
 	creds      wire.DevCredentials
 
 	mu       sync.Mutex
@@ -207,6 +211,7 @@ func (s *Server) routes() (http.Handler, error) {
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub}
 	s.lobbies.Connected = s.hub.OnlineApp
+	s.wireSocial()
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 
@@ -218,6 +223,8 @@ func (s *Server) routes() (http.Handler, error) {
 	directMessages.Register(api)
 	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
 	gs.Register(api)
+	s.social.Register(api)
+	s.presence.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {

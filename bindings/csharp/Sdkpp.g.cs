@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1529793207u;
+        internal const uint AbiVersion = 1627166085u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -202,6 +202,131 @@ namespace Sdkpp
         Standard = 0,
         /// <summary>Sdkpp_AudioSystem_Game = 1.</summary>
         Game = 1,
+    }
+
+    /// <summary>What another user is to the player, on the platform or in the game.</summary>
+    public enum RelationshipType : int
+    {
+        /// <summary>Sdkpp_RelationshipType_None = 0.</summary>
+        None = 0,
+        /// <summary>Sdkpp_RelationshipType_Friend = 1.</summary>
+        Friend = 1,
+        /// <summary>Sdkpp_RelationshipType_Blocked = 2.</summary>
+        Blocked = 2,
+        /// <summary>Sdkpp_RelationshipType_PendingIncoming = 3.</summary>
+        PendingIncoming = 3,
+        /// <summary>Sdkpp_RelationshipType_PendingOutgoing = 4.</summary>
+        PendingOutgoing = 4,
+        /// <summary>Sdkpp_RelationshipType_Implicit = 5.</summary>
+        Implicit = 5,
+        /// <summary>Sdkpp_RelationshipType_Suggestion = 6.</summary>
+        Suggestion = 6,
+    }
+
+    /// <summary>The groups of a friends list (Client::GetRelationshipsByGroup).</summary>
+    public enum RelationshipGroupType : int
+    {
+        /// <summary>Sdkpp_RelationshipGroupType_OnlinePlayingGame = 0.</summary>
+        OnlinePlayingGame = 0,
+        /// <summary>Sdkpp_RelationshipGroupType_OnlineElsewhere = 1.</summary>
+        OnlineElsewhere = 1,
+        /// <summary>Sdkpp_RelationshipGroupType_Offline = 2.</summary>
+        Offline = 2,
+    }
+
+    /// <summary>Online status of a user.</summary>
+    public enum StatusType : int
+    {
+        /// <summary>Sdkpp_StatusType_Online = 0.</summary>
+        Online = 0,
+        /// <summary>Sdkpp_StatusType_Offline = 1.</summary>
+        Offline = 1,
+        /// <summary>Sdkpp_StatusType_Blocked = 2.</summary>
+        Blocked = 2,
+        /// <summary>Sdkpp_StatusType_Idle = 3.</summary>
+        Idle = 3,
+        /// <summary>Sdkpp_StatusType_Dnd = 4.</summary>
+        Dnd = 4,
+        /// <summary>Sdkpp_StatusType_Invisible = 5.</summary>
+        Invisible = 5,
+        /// <summary>Sdkpp_StatusType_Streaming = 6.</summary>
+        Streaming = 6,
+        /// <summary>Sdkpp_StatusType_Unknown = 7.</summary>
+        Unknown = 7,
+    }
+
+    /// <summary>Kind of activity; games use Playing, 4 is a custom status.</summary>
+    public enum ActivityTypes : int
+    {
+        /// <summary>Sdkpp_ActivityTypes_Playing = 0.</summary>
+        Playing = 0,
+        /// <summary>Sdkpp_ActivityTypes_Streaming = 1.</summary>
+        Streaming = 1,
+        /// <summary>Sdkpp_ActivityTypes_Listening = 2.</summary>
+        Listening = 2,
+        /// <summary>Sdkpp_ActivityTypes_Watching = 3.</summary>
+        Watching = 3,
+        /// <summary>Sdkpp_ActivityTypes_CustomStatus = 4.</summary>
+        CustomStatus = 4,
+        /// <summary>Sdkpp_ActivityTypes_Competing = 5.</summary>
+        Competing = 5,
+        /// <summary>Sdkpp_ActivityTypes_HangStatus = 6.</summary>
+        HangStatus = 6,
+    }
+
+    /// <summary>Which activity field feeds the status line.</summary>
+    public enum StatusDisplayTypes : int
+    {
+        /// <summary>Sdkpp_StatusDisplayTypes_Name = 0.</summary>
+        Name = 0,
+        /// <summary>Sdkpp_StatusDisplayTypes_State = 1.</summary>
+        State = 1,
+        /// <summary>Sdkpp_StatusDisplayTypes_Details = 2.</summary>
+        Details = 2,
+    }
+
+    /// <summary>Platforms an activity can be joined from (bit flags).</summary>
+    /// <remarks>
+    /// Open: any 32-bit value is valid, not only the named ones.
+    /// </remarks>
+    public enum ActivityGamePlatforms : int
+    {
+        /// <summary>Sdkpp_ActivityGamePlatforms_Desktop = 1.</summary>
+        Desktop = 1,
+        /// <summary>Sdkpp_ActivityGamePlatforms_Xbox = 2.</summary>
+        Xbox = 2,
+        /// <summary>Sdkpp_ActivityGamePlatforms_Samsung = 4.</summary>
+        Samsung = 4,
+        /// <summary>Sdkpp_ActivityGamePlatforms_IOS = 8.</summary>
+        IOS = 8,
+        /// <summary>Sdkpp_ActivityGamePlatforms_Android = 16.</summary>
+        Android = 16,
+        /// <summary>Sdkpp_ActivityGamePlatforms_Embedded = 32.</summary>
+        Embedded = 32,
+        /// <summary>Sdkpp_ActivityGamePlatforms_PS4 = 64.</summary>
+        PS4 = 64,
+        /// <summary>Sdkpp_ActivityGamePlatforms_PS5 = 128.</summary>
+        PS5 = 128,
+    }
+
+    /// <summary>Who may join a party.</summary>
+    public enum ActivityPartyPrivacy : int
+    {
+        /// <summary>Sdkpp_ActivityPartyPrivacy_Private = 0.</summary>
+        Private = 0,
+        /// <summary>Sdkpp_ActivityPartyPrivacy_Public = 1.</summary>
+        Public = 1,
+    }
+
+    /// <summary>Kind of activity invite.</summary>
+    public enum ActivityActionTypes : int
+    {
+        /// <summary>Sdkpp_ActivityActionTypes_Invalid = 0.</summary>
+        Invalid = 0,
+        /// <summary>Sdkpp_ActivityActionTypes_Join = 1.</summary>
+        Join = 1,
+        /// <summary>Sdkpp_ActivityActionTypes_JoinRequest = 5.</summary>
+        JoinRequest = 5,
     }
 
     /// <summary>A PKCE code challenge: the S256 hash of a verifier.</summary>
@@ -1145,6 +1270,1340 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>A link button of an activity.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class ActivityButton : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_ActivityButton); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new ActivityButton (Sdkpp_ActivityButton_Init).</summary>
+        public ActivityButton()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_ActivityButton_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal ActivityButton(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static ActivityButton Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new ActivityButton(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_ActivityButton_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~ActivityButton()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_ActivityButton_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_ActivityButton_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public ActivityButton Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_ActivityButton_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The button's text.</summary>
+        public string Label()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_ActivityButton_Label(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Label: The button's text.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetLabel(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ActivityButton_SetLabel(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>The http(s) URL it opens.</summary>
+        public string Url()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_ActivityButton_Url(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Url: The http(s) URL it opens.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetUrl(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ActivityButton_SetUrl(ref this.handle, __a_value);
+            }
+        }
+    }
+
+    /// <summary>The images of an activity, by asset key or URL.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class ActivityAssets : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_ActivityAssets); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new ActivityAssets (Sdkpp_ActivityAssets_Init).</summary>
+        public ActivityAssets()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_ActivityAssets_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal ActivityAssets(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static ActivityAssets Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new ActivityAssets(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_ActivityAssets_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~ActivityAssets()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_ActivityAssets_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public ActivityAssets Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_ActivityAssets_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Large image: asset key or URL (1 to 300 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string LargeImage()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets LargeImage: Large image: asset key or URL (1 to 300 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetLargeImage(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetLargeImage(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Hover text of the large image (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string LargeText()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeText(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets LargeText: Hover text of the large image (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetLargeText(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetLargeText(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Link on the large image (1 to 256 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string LargeUrl()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets LargeUrl: Link on the large image (1 to 256 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetLargeUrl(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetLargeUrl(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Small image: asset key or URL (1 to 300 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string SmallImage()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets SmallImage: Small image: asset key or URL (1 to 300 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetSmallImage(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetSmallImage(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Hover text of the small image (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string SmallText()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallText(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets SmallText: Hover text of the small image (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetSmallText(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetSmallText(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Link on the small image (1 to 256 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string SmallUrl()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets SmallUrl: Link on the small image (1 to 256 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetSmallUrl(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetSmallUrl(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Banner of game invites: URL or asset key; falls back to the application's cover image.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string InviteCoverImage()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_ActivityAssets_InviteCoverImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets InviteCoverImage: Banner of game invites: URL or asset key; falls back to the application's cover image.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetInviteCoverImage(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_ActivityAssets_SetInviteCoverImage(ref this.handle, __a_value);
+            }
+        }
+    }
+
+    /// <summary>Timers of an activity, in milliseconds since the Unix epoch.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class ActivityTimestamps : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_ActivityTimestamps); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new ActivityTimestamps (Sdkpp_ActivityTimestamps_Init).</summary>
+        public ActivityTimestamps()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal ActivityTimestamps(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static ActivityTimestamps Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new ActivityTimestamps(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_ActivityTimestamps_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~ActivityTimestamps()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_ActivityTimestamps_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public ActivityTimestamps Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Start: a count-up timer.</summary>
+        public ulong Start()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Start(ref this.handle);
+        }
+
+        /// <summary>Sets Start: Start: a count-up timer.</summary>
+        public void SetStart(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityTimestamps_SetStart(ref this.handle, value);
+        }
+
+        /// <summary>End: a countdown timer.</summary>
+        public ulong End()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityTimestamps_End(ref this.handle);
+        }
+
+        /// <summary>Sets End: End: a countdown timer.</summary>
+        public void SetEnd(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityTimestamps_SetEnd(ref this.handle, value);
+        }
+    }
+
+    /// <summary>The player's party.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class ActivityParty : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_ActivityParty); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new ActivityParty (Sdkpp_ActivityParty_Init).</summary>
+        public ActivityParty()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_ActivityParty_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal ActivityParty(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static ActivityParty Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new ActivityParty(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_ActivityParty_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~ActivityParty()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_ActivityParty_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_ActivityParty_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public ActivityParty Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_ActivityParty_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Party id, the same for all members (2 to 128 characters).</summary>
+        public string Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_ActivityParty_Id(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Id: Party id, the same for all members (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetId(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ActivityParty_SetId(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Players in the party, at least 1.</summary>
+        public int CurrentSize()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityParty_CurrentSize(ref this.handle);
+        }
+
+        /// <summary>Sets CurrentSize: Players in the party, at least 1.</summary>
+        public void SetCurrentSize(int value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityParty_SetCurrentSize(ref this.handle, value);
+        }
+
+        /// <summary>Room in the party; 0 shows no maximum.</summary>
+        public int MaxSize()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityParty_MaxSize(ref this.handle);
+        }
+
+        /// <summary>Sets MaxSize: Room in the party; 0 shows no maximum.</summary>
+        public void SetMaxSize(int value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityParty_SetMaxSize(ref this.handle, value);
+        }
+
+        /// <summary>Who may join.</summary>
+        public global::Sdkpp.ActivityPartyPrivacy Privacy()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityParty_Privacy(ref this.handle);
+        }
+
+        /// <summary>Sets Privacy: Who may join.</summary>
+        public void SetPrivacy(global::Sdkpp.ActivityPartyPrivacy value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityParty_SetPrivacy(ref this.handle, value);
+        }
+    }
+
+    /// <summary>Secrets of an activity, shared only with accepted players.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class ActivitySecrets : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_ActivitySecrets); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new ActivitySecrets (Sdkpp_ActivitySecrets_Init).</summary>
+        public ActivitySecrets()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_ActivitySecrets_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal ActivitySecrets(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static ActivitySecrets Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new ActivitySecrets(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_ActivitySecrets_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~ActivitySecrets()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_ActivitySecrets_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_ActivitySecrets_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public ActivitySecrets Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_ActivitySecrets_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The secret a player needs to join (2 to 128 characters).</summary>
+        public string Join()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_ActivitySecrets_Join(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Join: The secret a player needs to join (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetJoin(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ActivitySecrets_SetJoin(ref this.handle, __a_value);
+            }
+        }
+    }
+
+    /// <summary>Rich presence: what the player is doing in the game.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class Activity : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_Activity); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new Activity (Sdkpp_Activity_Init).</summary>
+        public Activity()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_Activity_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal Activity(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static Activity Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new Activity(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_Activity_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~Activity()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_Activity_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_Activity_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public Activity Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_Activity_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Displayed name; empty shows the application's name.</summary>
+        public string Name()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_Activity_Name(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Name: Displayed name; empty shows the application's name.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetName(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_Activity_SetName(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Kind of activity; normally Playing.</summary>
+        public global::Sdkpp.ActivityTypes Type()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Activity_Type(ref this.handle);
+        }
+
+        /// <summary>Sets Type: Kind of activity; normally Playing.</summary>
+        public void SetType(global::Sdkpp.ActivityTypes value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Activity_SetType(ref this.handle, value);
+        }
+
+        /// <summary>Which field feeds the status line.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.StatusDisplayTypes? StatusDisplayType()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.StatusDisplayTypes __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_StatusDisplayType(ref this.handle, out __rv) ? (global::Sdkpp.StatusDisplayTypes?)__rv : null;
+        }
+
+        /// <summary>Sets StatusDisplayType: Which field feeds the status line.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetStatusDisplayType(global::Sdkpp.StatusDisplayTypes? value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
+                global::Sdkpp.Native.Sdkpp_Activity_SetStatusDisplayType(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Party state, such as "In a match" (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string State()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets State: Party state, such as "In a match" (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetState(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_Activity_SetState(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Link on the state text (2 to 256 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string StateUrl()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_StateUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets StateUrl: Link on the state text (2 to 256 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetStateUrl(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_Activity_SetStateUrl(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>What the player is doing (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string Details()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_Details(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets Details: What the player is doing (2 to 128 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetDetails(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_Activity_SetDetails(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Link on the details text (2 to 256 characters).</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string DetailsUrl()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_DetailsUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>Sets DetailsUrl: Link on the details text (2 to 256 characters).</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetDetailsUrl(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
+                global::Sdkpp.Native.Sdkpp_Activity_SetDetailsUrl(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>The game; filled in by the service.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public ulong? ApplicationId()
+        {
+            global::Sdkpp.Native.BindThread();
+            ulong __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_ApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
+        }
+
+        /// <summary>Sets ApplicationId: The game; filled in by the service.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetApplicationId(ulong? value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
+                global::Sdkpp.Native.Sdkpp_Activity_SetApplicationId(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>The publisher's parent application; filled in by the service.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public ulong? ParentApplicationId()
+        {
+            global::Sdkpp.Native.BindThread();
+            ulong __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_ParentApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
+        }
+
+        /// <summary>Sets ParentApplicationId: The publisher's parent application; filled in by the service.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetParentApplicationId(ulong? value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
+                global::Sdkpp.Native.Sdkpp_Activity_SetParentApplicationId(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Images.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.ActivityAssets Assets()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_Assets(ref this.handle, out __rv) ? global::Sdkpp.ActivityAssets.Adopt(__rv) : null;
+        }
+
+        /// <summary>Sets Assets: Images.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetAssets(global::Sdkpp.ActivityAssets value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
+                global::Sdkpp.Native.Sdkpp_Activity_SetAssets(ref this.handle, __a_value);
+                global::System.GC.KeepAlive(value);
+            }
+        }
+
+        /// <summary>Timers.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.ActivityTimestamps Timestamps()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_Timestamps(ref this.handle, out __rv) ? global::Sdkpp.ActivityTimestamps.Adopt(__rv) : null;
+        }
+
+        /// <summary>Sets Timestamps: Timers.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetTimestamps(global::Sdkpp.ActivityTimestamps value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
+                global::Sdkpp.Native.Sdkpp_Activity_SetTimestamps(ref this.handle, __a_value);
+                global::System.GC.KeepAlive(value);
+            }
+        }
+
+        /// <summary>The party; joinable needs an id and room.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.ActivityParty Party()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_Party(ref this.handle, out __rv) ? global::Sdkpp.ActivityParty.Adopt(__rv) : null;
+        }
+
+        /// <summary>Sets Party: The party; joinable needs an id and room.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetParty(global::Sdkpp.ActivityParty value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
+                global::Sdkpp.Native.Sdkpp_Activity_SetParty(ref this.handle, __a_value);
+                global::System.GC.KeepAlive(value);
+            }
+        }
+
+        /// <summary>Secrets; joinable needs a join secret.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.ActivitySecrets Secrets()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Activity_Secrets(ref this.handle, out __rv) ? global::Sdkpp.ActivitySecrets.Adopt(__rv) : null;
+        }
+
+        /// <summary>Sets Secrets: Secrets; joinable needs a join secret.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetSecrets(global::Sdkpp.ActivitySecrets value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
+                global::Sdkpp.Native.Sdkpp_Activity_SetSecrets(ref this.handle, __a_value);
+                global::System.GC.KeepAlive(value);
+            }
+        }
+
+        /// <summary>Where the activity can be joined from.</summary>
+        public global::Sdkpp.ActivityGamePlatforms SupportedPlatforms()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Activity_SupportedPlatforms(ref this.handle);
+        }
+
+        /// <summary>Sets SupportedPlatforms: Where the activity can be joined from.</summary>
+        public void SetSupportedPlatforms(global::Sdkpp.ActivityGamePlatforms value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Activity_SetSupportedPlatforms(ref this.handle, value);
+        }
+
+        /// <summary>Adds a link button (at most 2).</summary>
+        public void AddButton(global::Sdkpp.ActivityButton button)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (button == null) { throw new global::System.ArgumentNullException("button"); }
+            global::System.IntPtr __a_button = button.handle;
+            global::Sdkpp.Native.Sdkpp_Activity_AddButton(ref this.handle, ref __a_button);
+            global::System.GC.KeepAlive(button);
+        }
+
+        /// <summary>The buttons.</summary>
+        public global::Sdkpp.ActivityButton[] GetButtons()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Activity_GetButtons(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.ActivityButton>(__rv, global::Sdkpp.ActivityButton.Adopt);
+        }
+    }
+
+    /// <summary>An invitation to join a player's party, or a request to join it.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class ActivityInvite : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_ActivityInvite); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new ActivityInvite (Sdkpp_ActivityInvite_Init).</summary>
+        public ActivityInvite()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal ActivityInvite(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static ActivityInvite Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new ActivityInvite(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_ActivityInvite_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~ActivityInvite()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_ActivityInvite_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_ActivityInvite_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public ActivityInvite Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Who sent it.</summary>
+        public ulong SenderId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_SenderId(ref this.handle);
+        }
+
+        /// <summary>Sets SenderId: Who sent it.</summary>
+        public void SetSenderId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetSenderId(ref this.handle, value);
+        }
+
+        /// <summary>Channel of the invite message.</summary>
+        public ulong ChannelId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_ChannelId(ref this.handle);
+        }
+
+        /// <summary>Sets ChannelId: Channel of the invite message.</summary>
+        public void SetChannelId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetChannelId(ref this.handle, value);
+        }
+
+        /// <summary>The invite message.</summary>
+        public ulong MessageId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_MessageId(ref this.handle);
+        }
+
+        /// <summary>Sets MessageId: The invite message.</summary>
+        public void SetMessageId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetMessageId(ref this.handle, value);
+        }
+
+        /// <summary>Join or JoinRequest.</summary>
+        public global::Sdkpp.ActivityActionTypes Type()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_Type(ref this.handle);
+        }
+
+        /// <summary>Sets Type: Join or JoinRequest.</summary>
+        public void SetType(global::Sdkpp.ActivityActionTypes value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetType(ref this.handle, value);
+        }
+
+        /// <summary>The game it is for; identifies invites from sibling applications.</summary>
+        public ulong ApplicationId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_ApplicationId(ref this.handle);
+        }
+
+        /// <summary>Sets ApplicationId: The game it is for; identifies invites from sibling applications.</summary>
+        public void SetApplicationId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetApplicationId(ref this.handle, value);
+        }
+
+        /// <summary>The publisher's parent application, if any.</summary>
+        public ulong ParentApplicationId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_ParentApplicationId(ref this.handle);
+        }
+
+        /// <summary>Sets ParentApplicationId: The publisher's parent application, if any.</summary>
+        public void SetParentApplicationId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetParentApplicationId(ref this.handle, value);
+        }
+
+        /// <summary>The party it is for.</summary>
+        public string PartyId()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_PartyId(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets PartyId: The party it is for.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetPartyId(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ActivityInvite_SetPartyId(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>The sender's session.</summary>
+        public string SessionId()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SessionId(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets SessionId: The sender's session.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetSessionId(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_ActivityInvite_SetSessionId(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>False once stale (over 6 hours old, or the sender left the party).</summary>
+        public bool IsValid()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_ActivityInvite_IsValid(ref this.handle);
+        }
+
+        /// <summary>Sets IsValid: False once stale (over 6 hours old, or the sender left the party).</summary>
+        public void SetIsValid(bool value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_ActivityInvite_SetIsValid(ref this.handle, value);
+        }
+    }
+
     /// <summary>
     /// A user the client knows: a live view of its cache, so it reads new values after an update and
     /// defaults once the Client is gone.
@@ -1264,6 +2723,140 @@ namespace Sdkpp
         {
             global::Sdkpp.Native.BindThread();
             return global::Sdkpp.Native.Sdkpp_UserHandle_IsProvisional(ref this.handle);
+        }
+
+        /// <summary>Online status; Offline when unknown.</summary>
+        public global::Sdkpp.StatusType Status()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_UserHandle_Status(ref this.handle);
+        }
+
+        /// <summary>The user's activity in the current game, if any.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.Activity GameActivity()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_UserHandle_GameActivity(ref this.handle, out __rv) ? global::Sdkpp.Activity.Adopt(__rv) : null;
+        }
+
+        /// <summary>What the user is to the player.</summary>
+        /// <remarks>
+        /// The caller owns the returned object; null if the library refused the call.
+        /// </remarks>
+        public global::Sdkpp.RelationshipHandle Relationship()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            global::Sdkpp.Native.Sdkpp_UserHandle_Relationship(ref this.handle, out __rv);
+            return global::Sdkpp.RelationshipHandle.Adopt(__rv);
+        }
+    }
+
+    /// <summary>What another user is to the player: a live view of the Client's cache.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class RelationshipHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_RelationshipHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal RelationshipHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static RelationshipHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new RelationshipHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_RelationshipHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~RelationshipHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_RelationshipHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_RelationshipHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public RelationshipHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_RelationshipHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The other user's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_RelationshipHandle_Id(ref this.handle);
+        }
+
+        /// <summary>The platform-account relationship.</summary>
+        public global::Sdkpp.RelationshipType DiscordRelationshipType()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_RelationshipHandle_DiscordRelationshipType(ref this.handle);
+        }
+
+        /// <summary>The in-game relationship.</summary>
+        public global::Sdkpp.RelationshipType GameRelationshipType()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_RelationshipHandle_GameRelationshipType(ref this.handle);
+        }
+
+        /// <summary>Whether a pending incoming request is believed to be spam.</summary>
+        public bool IsSpamRequest()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_RelationshipHandle_IsSpamRequest(ref this.handle);
+        }
+
+        /// <summary>The other user, if known.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.UserHandle User()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_RelationshipHandle_User(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
     }
 
@@ -2027,6 +3620,85 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void MessageDeletedCallback(ulong messageId, ulong channelId);
+
+        /// <summary>A friend moved between relationship groups; query them again.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void RelationshipGroupsUpdatedCallback(ulong userId);
+
+        /// <summary>A relationship appeared; isDiscordRelationshipUpdate tells platform from game.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void RelationshipCreatedCallback(ulong userId, bool isDiscordRelationshipUpdate);
+
+        /// <summary>A relationship went away; isDiscordRelationshipUpdate tells platform from game.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void RelationshipDeletedCallback(ulong userId, bool isDiscordRelationshipUpdate);
+
+        /// <summary>Result of a relationship change.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UpdateRelationshipCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of a friend request by username.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void SendFriendRequestCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>A known user changed (name, status, activity, relationship).</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void UserUpdatedCallback(ulong userId);
+
+        /// <summary>Result of UpdateRichPresence.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UpdateRichPresenceCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of SetOnlineStatus.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void UpdateStatusCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of sending an invite or join request.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void SendActivityInviteCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of AcceptActivityInvite: the secret to join with.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void AcceptActivityInviteCallback(global::Sdkpp.ClientResult result, string joinSecret);
+
+        /// <summary>An invite arrived, was accepted on one of the player's devices, or changed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The invite object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void ActivityInviteCallback(global::Sdkpp.ActivityInvite invite);
+
+        /// <summary>The player joined a party through the platform: the join secret.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void ActivityJoinCallback(string joinSecret);
 
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
@@ -3450,6 +5122,743 @@ namespace Sdkpp
                 }
             }
         }
+
+        /// <summary>Sets the handler of changes to any known user.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetUserUpdatedCallback(global::Sdkpp.Client.UserUpdatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetUserUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_UserUpdatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Platform and game relationships.</summary>
+        public global::Sdkpp.RelationshipHandle[] GetRelationships()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetRelationships(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.RelationshipHandle>(__rv, global::Sdkpp.RelationshipHandle.Adopt);
+        }
+
+        /// <summary>Friends of one group, sorted by display name, for a friends list.</summary>
+        public global::Sdkpp.RelationshipHandle[] GetRelationshipsByGroup(global::Sdkpp.RelationshipGroupType groupType)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetRelationshipsByGroup(ref this.handle, groupType, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.RelationshipHandle>(__rv, global::Sdkpp.RelationshipHandle.Adopt);
+        }
+
+        /// <summary>The relationship with a user; type None if none.</summary>
+        /// <remarks>
+        /// The caller owns the returned object; null if the library refused the call.
+        /// </remarks>
+        public global::Sdkpp.RelationshipHandle GetRelationshipHandle(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetRelationshipHandle(ref this.handle, userId, out __rv);
+            return global::Sdkpp.RelationshipHandle.Adopt(__rv);
+        }
+
+        /// <summary>Friends whose username or display name contains searchStr (case-insensitive).</summary>
+        public global::Sdkpp.UserHandle[] SearchFriendsByUsername(string searchStr)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_searchStr = __arena.String(searchStr, "searchStr");
+                global::Sdkpp.NativeSpan __rv;
+                global::Sdkpp.Native.Sdkpp_Client_SearchFriendsByUsername(ref this.handle, __a_searchStr, out __rv);
+                return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserHandle>(__rv, global::Sdkpp.UserHandle.Adopt);
+            }
+        }
+
+        /// <summary>Sets the handler of friends moving between groups.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetRelationshipGroupsUpdatedCallback(global::Sdkpp.Client.RelationshipGroupsUpdatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_RelationshipGroupsUpdatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of new relationships.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetRelationshipCreatedCallback(global::Sdkpp.Client.RelationshipCreatedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetRelationshipCreatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_RelationshipCreatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of relationships going away.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetRelationshipDeletedCallback(global::Sdkpp.Client.RelationshipDeletedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetRelationshipDeletedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_RelationshipDeletedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sends a platform friend request by unique username (or accepts theirs).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendDiscordFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_username = __arena.String(username, "username");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendDiscordFriendRequest(ref this.handle, __a_username, global::Sdkpp.Trampolines.Client_SendFriendRequestCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Sends a platform friend request (or accepts theirs).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendDiscordFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SendDiscordFriendRequestById(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sends a game friend request by unique username (or accepts theirs).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendGameFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_username = __arena.String(username, "username");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendGameFriendRequest(ref this.handle, __a_username, global::Sdkpp.Trampolines.Client_SendFriendRequestCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Sends a game friend request (or accepts theirs).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendGameFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SendGameFriendRequestById(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Accepts a pending incoming platform friend request.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void AcceptDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_AcceptDiscordFriendRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Accepts a pending incoming game friend request.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void AcceptGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_AcceptGameFriendRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Rejects a pending incoming platform friend request.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RejectDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_RejectDiscordFriendRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Rejects a pending incoming game friend request.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RejectGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_RejectGameFriendRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Cancels a pending outgoing platform friend request.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void CancelDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_CancelDiscordFriendRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Cancels a pending outgoing game friend request.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void CancelGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_CancelGameFriendRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Removes a game friend.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RemoveGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_RemoveGameFriend(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Removes both the platform and the game friendship.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void RemoveDiscordAndGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_RemoveDiscordAndGameFriend(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Blocks a user; every other relationship with them goes.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void BlockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_BlockUser(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Unblocks a user.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void UnblockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_UnblockUser(ref this.handle, userId, global::Sdkpp.Trampolines.Client_UpdateRelationshipCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the player's rich presence in this game.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void UpdateRichPresence(global::Sdkpp.Activity activity, global::Sdkpp.Client.UpdateRichPresenceCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (activity == null) { throw new global::System.ArgumentNullException("activity"); }
+            global::System.IntPtr __a_activity = activity.handle;
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_UpdateRichPresence(ref this.handle, ref __a_activity, global::Sdkpp.Trampolines.Client_UpdateRichPresenceCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+            global::System.GC.KeepAlive(activity);
+        }
+
+        /// <summary>Clears the player's rich presence.</summary>
+        public void ClearRichPresence()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_ClearRichPresence(ref this.handle);
+        }
+
+        /// <summary>Sets the player's online status.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetOnlineStatus(global::Sdkpp.StatusType status, global::Sdkpp.Client.UpdateStatusCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetOnlineStatus(ref this.handle, status, global::Sdkpp.Trampolines.Client_UpdateStatusCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Invites a friend to the player's party.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendActivityInvite(ulong userId, string content, global::Sdkpp.Client.SendActivityInviteCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
+                if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+                global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SendActivityInvite(ref this.handle, userId, __a_content, global::Sdkpp.Trampolines.Client_SendActivityInviteCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Asks a friend to let the player join their party.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendActivityJoinRequest(ulong userId, global::Sdkpp.Client.SendActivityInviteCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SendActivityJoinRequest(ref this.handle, userId, global::Sdkpp.Trampolines.Client_SendActivityInviteCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Answers a join request with an invite.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SendActivityJoinRequestReply(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.SendActivityInviteCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (invite == null) { throw new global::System.ArgumentNullException("invite"); }
+            global::System.IntPtr __a_invite = invite.handle;
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SendActivityJoinRequestReply(ref this.handle, ref __a_invite, global::Sdkpp.Trampolines.Client_SendActivityInviteCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+            global::System.GC.KeepAlive(invite);
+        }
+
+        /// <summary>Accepts an invite: the callback gets the secret to join with.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void AcceptActivityInvite(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.AcceptActivityInviteCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (invite == null) { throw new global::System.ArgumentNullException("invite"); }
+            global::System.IntPtr __a_invite = invite.handle;
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_AcceptActivityInvite(ref this.handle, ref __a_invite, global::Sdkpp.Trampolines.Client_AcceptActivityInviteCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+            global::System.GC.KeepAlive(invite);
+        }
+
+        /// <summary>Sets the handler of invites arriving (and being accepted on another of the player's devices).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetActivityInviteCreatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetActivityInviteCreatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_ActivityInviteCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of invites changing (no longer valid).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetActivityInviteUpdatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetActivityInviteUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_ActivityInviteCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of joining through the platform.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetActivityJoinCallback(global::Sdkpp.Client.ActivityJoinCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetActivityJoinCallback(ref this.handle, global::Sdkpp.Trampolines.Client_ActivityJoinCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Registers how the platform's desktop client launches the game; false on failure.</summary>
+        public bool RegisterLaunchCommand(ulong applicationId, string command)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_command = __arena.String(command, "command");
+                return global::Sdkpp.Native.Sdkpp_Client_RegisterLaunchCommand(ref this.handle, applicationId, __a_command);
+            }
+        }
+
+        /// <summary>Registers the game's store application for launching; false on failure.</summary>
+        public bool RegisterLaunchStoreApplication(ulong applicationId, uint storeAppId)
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_RegisterLaunchStoreApplication(ref this.handle, applicationId, storeAppId);
+        }
     }
 
     internal static partial class Native
@@ -3552,6 +5961,42 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_MessageDeletedCallback(ulong messageId, ulong channelId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_RelationshipGroupsUpdatedCallback(ulong userId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_RelationshipCreatedCallback(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isDiscordRelationshipUpdate, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_RelationshipDeletedCallback(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isDiscordRelationshipUpdate, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UpdateRelationshipCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_SendFriendRequestCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UserUpdatedCallback(ulong userId, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UpdateRichPresenceCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UpdateStatusCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_SendActivityInviteCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_AcceptActivityInviteCallback(global::System.IntPtr result, global::Sdkpp.NativeString joinSecret, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_ActivityInviteCallback(global::System.IntPtr invite, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_ActivityJoinCallback(global::Sdkpp.NativeString joinSecret, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -3770,6 +6215,328 @@ namespace Sdkpp
         internal static extern void Sdkpp_ClientResult_ToString(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_Label(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_SetLabel(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_Url(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityButton_SetUrl(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_LargeImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetLargeImage(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_LargeText(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetLargeText(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_LargeUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetLargeUrl(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_SmallImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetSmallImage(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_SmallText(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetSmallText(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_SmallUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetSmallUrl(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityAssets_InviteCoverImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityAssets_SetInviteCoverImage(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityTimestamps_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityTimestamps_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityTimestamps_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityTimestamps_Start(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityTimestamps_SetStart(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityTimestamps_End(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityTimestamps_SetEnd(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_Id(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_SetId(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern int Sdkpp_ActivityParty_CurrentSize(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_SetCurrentSize(ref global::System.IntPtr self, int value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern int Sdkpp_ActivityParty_MaxSize(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_SetMaxSize(ref global::System.IntPtr self, int value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.ActivityPartyPrivacy Sdkpp_ActivityParty_Privacy(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityParty_SetPrivacy(ref global::System.IntPtr self, global::Sdkpp.ActivityPartyPrivacy value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivitySecrets_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivitySecrets_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivitySecrets_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivitySecrets_Join(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivitySecrets_SetJoin(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.ActivityTypes Sdkpp_Activity_Type(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetType(ref global::System.IntPtr self, global::Sdkpp.ActivityTypes value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_StatusDisplayType(ref global::System.IntPtr self, out global::Sdkpp.StatusDisplayTypes returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetStatusDisplayType(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_State(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetState(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_StateUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetStateUrl(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_Details(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetDetails(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_DetailsUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetDetailsUrl(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_ApplicationId(ref global::System.IntPtr self, out ulong returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetApplicationId(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_ParentApplicationId(ref global::System.IntPtr self, out ulong returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetParentApplicationId(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_Assets(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetAssets(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_Timestamps(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetTimestamps(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_Party(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetParty(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_Secrets(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetSecrets(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.ActivityGamePlatforms Sdkpp_Activity_SupportedPlatforms(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_SetSupportedPlatforms(ref global::System.IntPtr self, global::Sdkpp.ActivityGamePlatforms value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_AddButton(ref global::System.IntPtr self, ref global::System.IntPtr button);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Activity_GetButtons(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityInvite_SenderId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetSenderId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityInvite_ChannelId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetChannelId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityInvite_MessageId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetMessageId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.ActivityActionTypes Sdkpp_ActivityInvite_Type(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetType(ref global::System.IntPtr self, global::Sdkpp.ActivityActionTypes value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityInvite_ApplicationId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetApplicationId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_ActivityInvite_ParentApplicationId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetParentApplicationId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_PartyId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetPartyId(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SessionId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetSessionId(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_ActivityInvite_IsValid(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_ActivityInvite_SetIsValid(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_UserHandle_Drop(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -3795,6 +6562,39 @@ namespace Sdkpp
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
         internal static extern bool Sdkpp_UserHandle_IsProvisional(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.StatusType Sdkpp_UserHandle_Status(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_UserHandle_GameActivity(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserHandle_Relationship(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_RelationshipHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_RelationshipHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_RelationshipHandle_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_DiscordRelationshipType(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_GameRelationshipType(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_RelationshipHandle_IsSpamRequest(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_RelationshipHandle_User(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_LobbyMemberHandle_Drop(ref global::System.IntPtr self);
@@ -4136,6 +6936,110 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetMessageDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetUserUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetRelationships(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetRelationshipsByGroup(ref global::System.IntPtr self, global::Sdkpp.RelationshipGroupType groupType, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetRelationshipHandle(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SearchFriendsByUsername(ref global::System.IntPtr self, global::Sdkpp.NativeString searchStr, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetRelationshipCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetRelationshipDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendDiscordFriendRequest(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendDiscordFriendRequestById(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendGameFriendRequest(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendGameFriendRequestById(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_AcceptDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_AcceptGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RejectDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RejectGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_CancelDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_CancelGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RemoveGameFriend(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_RemoveDiscordAndGameFriend(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_BlockUser(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_UnblockUser(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_UpdateRichPresence(ref global::System.IntPtr self, ref global::System.IntPtr activity, global::Sdkpp.Native.Client_UpdateRichPresenceCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_ClearRichPresence(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetOnlineStatus(ref global::System.IntPtr self, global::Sdkpp.StatusType status, global::Sdkpp.Native.Client_UpdateStatusCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendActivityInvite(ref global::System.IntPtr self, ulong userId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendActivityJoinRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SendActivityJoinRequestReply(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_AcceptActivityInvite(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_AcceptActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetActivityInviteCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetActivityInviteUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetActivityJoinCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_RegisterLaunchCommand(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString command);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_RegisterLaunchStoreApplication(ref global::System.IntPtr self, ulong applicationId, uint storeAppId);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -4881,6 +7785,274 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.MessageDeletedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback Client_RelationshipGroupsUpdatedCallback = Client_RelationshipGroupsUpdatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback))]
+        static void Client_RelationshipGroupsUpdatedCallback_Impl(ulong userId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.RelationshipGroupsUpdatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.RelationshipGroupsUpdatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.RelationshipGroupsUpdatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_RelationshipCreatedCallback Client_RelationshipCreatedCallback = Client_RelationshipCreatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipCreatedCallback))]
+        static void Client_RelationshipCreatedCallback_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isDiscordRelationshipUpdate, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.RelationshipCreatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.RelationshipCreatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId, isDiscordRelationshipUpdate);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.RelationshipCreatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_RelationshipDeletedCallback Client_RelationshipDeletedCallback = Client_RelationshipDeletedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipDeletedCallback))]
+        static void Client_RelationshipDeletedCallback_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isDiscordRelationshipUpdate, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.RelationshipDeletedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.RelationshipDeletedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId, isDiscordRelationshipUpdate);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.RelationshipDeletedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UpdateRelationshipCallback Client_UpdateRelationshipCallback = Client_UpdateRelationshipCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateRelationshipCallback))]
+        static void Client_UpdateRelationshipCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.UpdateRelationshipCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UpdateRelationshipCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UpdateRelationshipCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_SendFriendRequestCallback Client_SendFriendRequestCallback = Client_SendFriendRequestCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendFriendRequestCallback))]
+        static void Client_SendFriendRequestCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.SendFriendRequestCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.SendFriendRequestCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.SendFriendRequestCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UserUpdatedCallback Client_UserUpdatedCallback = Client_UserUpdatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserUpdatedCallback))]
+        static void Client_UserUpdatedCallback_Impl(ulong userId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.UserUpdatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserUpdatedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UserUpdatedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UpdateRichPresenceCallback Client_UpdateRichPresenceCallback = Client_UpdateRichPresenceCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateRichPresenceCallback))]
+        static void Client_UpdateRichPresenceCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.UpdateRichPresenceCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UpdateRichPresenceCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UpdateRichPresenceCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UpdateStatusCallback Client_UpdateStatusCallback = Client_UpdateStatusCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateStatusCallback))]
+        static void Client_UpdateStatusCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.UpdateStatusCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UpdateStatusCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UpdateStatusCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_SendActivityInviteCallback Client_SendActivityInviteCallback = Client_SendActivityInviteCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendActivityInviteCallback))]
+        static void Client_SendActivityInviteCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.SendActivityInviteCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.SendActivityInviteCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.SendActivityInviteCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_AcceptActivityInviteCallback Client_AcceptActivityInviteCallback = Client_AcceptActivityInviteCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AcceptActivityInviteCallback))]
+        static void Client_AcceptActivityInviteCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString joinSecret, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                string __a_joinSecret = global::Sdkpp.Marshaling.TakeString(joinSecret);
+                global::Sdkpp.Client.AcceptActivityInviteCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.AcceptActivityInviteCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, __a_joinSecret);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.AcceptActivityInviteCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_ActivityInviteCallback Client_ActivityInviteCallback = Client_ActivityInviteCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityInviteCallback))]
+        static void Client_ActivityInviteCallback_Impl(global::System.IntPtr invite, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ActivityInvite __a_invite = global::Sdkpp.ActivityInvite.Adopt(global::Sdkpp.Marshaling.ReadId(invite));
+                global::Sdkpp.Client.ActivityInviteCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.ActivityInviteCallback;
+                if (__cb == null)
+                {
+                    if (__a_invite != null) { __a_invite.Dispose(); }
+                    return;
+                }
+                __cb(__a_invite);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.ActivityInviteCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_ActivityJoinCallback Client_ActivityJoinCallback = Client_ActivityJoinCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityJoinCallback))]
+        static void Client_ActivityJoinCallback_Impl(global::Sdkpp.NativeString joinSecret, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                string __a_joinSecret = global::Sdkpp.Marshaling.TakeString(joinSecret);
+                global::Sdkpp.Client.ActivityJoinCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.ActivityJoinCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(__a_joinSecret);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.ActivityJoinCallback", __e);
             }
         }
     }

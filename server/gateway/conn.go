@@ -165,6 +165,9 @@ func (c *conn) finish(r closeReq) {
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
+	if c.authed && h.cfg.OnSession != nil {
+		h.cfg.OnSession(c.who)
+	}
 	h.log.Debug("gateway: connection closed", "code", r.code, "reason", r.reason, "user_id", c.who.UserID,
 		"app_id", c.who.AppID)
 }
@@ -390,7 +393,11 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	}
 	ready, err := json.Marshal(Ready{V: APIVersion, User: user, Guilds: []json.RawMessage{}, SessionID: s.id,
 		ResumeGatewayURL: c.resumeURL, Application: ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard})
+	if err == nil && h.cfg.ReadyExtra != nil {
+		ready, err = h.readyExtra(who, ready)
+	}
 	if err != nil {
+		h.log.Warn("gateway: READY failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
 	}
 	h.mu.Lock()
@@ -408,6 +415,9 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
 	if r, stop := c.flush(); stop {
 		return r, true
+	}
+	if h.cfg.OnSession != nil {
+		h.cfg.OnSession(who)
 	}
 	if !isNull(id.Presence) && h.cfg.OnPresence != nil {
 		h.cfg.OnPresence(who, json.RawMessage(bytes.Clone(id.Presence)))
@@ -468,7 +478,35 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	if !c.writeAll(pending) {
 		return gone, true
 	}
+	if h.cfg.OnSession != nil {
+		h.cfg.OnSession(who)
+	}
 	return c.flush()
+}
+
+// readyExtra adds Config.ReadyExtra's fields to the encoded READY object.
+func (h *Hub) readyExtra(who Identity, ready []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
+	extra, err := h.cfg.ReadyExtra(ctx, who)
+	cancel()
+	if err != nil || len(extra) == 0 {
+		return ready, err
+	}
+	var std map[string]json.RawMessage
+	if err := json.Unmarshal(ready, &std); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		if _, taken := std[k]; taken {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		std[k] = raw
+	}
+	return json.Marshal(std)
 }
 
 // invalidSession sends op 9 with d false; the connection stays open for a new Identify.

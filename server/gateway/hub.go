@@ -95,6 +95,15 @@ type Config struct {
 	// overlap or arrive late: read the current state with OnlineApp rather than trusting the
 	// argument's order. It must not block for long.
 	OnConnection func(who Identity, connected bool)
+	// OnSession, when set, runs after a session is attached to a connection (Identify, Resume)
+	// and after a connection lets its session go (detached or ended), on the connection's
+	// goroutine and outside the hub's lock: it may call Online and OnlineApp, which already tell
+	// the new state. It must not block for long.
+	OnSession func(who Identity)
+	// ReadyExtra, when set, gives more top-level fields of READY (for example relationships and
+	// presences), each encoded as JSON; the standard fields cannot be replaced. An error closes
+	// the connection with CloseUnknownError.
+	ReadyExtra func(ctx context.Context, who Identity) (map[string]any, error)
 	// AllowIntents, when set, decides whether who's application may use the intents of an
 	// Identify; false closes with CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool

@@ -255,4 +255,23 @@ CREATE TABLE lobby_channel_links (
 	linked_at INTEGER NOT NULL
 );
 `,
+	// 6: relationships (package relationships). app_id 0 is the platform-account relationship,
+	// another app_id a game relationship in that application; each side of a pair has its own row.
+	`
+CREATE TABLE relationships (
+	user_id INTEGER NOT NULL,
+	peer_id INTEGER NOT NULL,
+	app_id INTEGER NOT NULL,
+	type INTEGER NOT NULL,
+	spam INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (user_id, app_id, peer_id)
+);
+CREATE INDEX relationships_peer ON relationships(peer_id);
+
+CREATE TABLE user_settings (
+	user_id INTEGER PRIMARY KEY,
+	custom_status_privacy INTEGER NOT NULL DEFAULT 0
+);
+`,
 }

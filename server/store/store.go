@@ -250,4 +250,5 @@ type Store interface {
 	LobbyStore
 	DMStore
 	GuildStore
+	RelationshipStore
 }

@@ -40,7 +40,8 @@ func UnknownChannel() *APIError {
 	return &APIError{Status: http.StatusNotFound, Code: CodeUnknownChannel, Message: "Unknown Channel"}
 }
 
-// UnknownInvite is the 404 of an invite that does not exist, is used up or has expired.
+// UnknownInvite is the 404 of an invite (a guild invite or an activity invite) that does not
+// exist, is used up, has expired or is not the caller's.
 func UnknownInvite() *APIError {
 	return &APIError{Status: http.StatusNotFound, Code: CodeUnknownInvite, Message: "Unknown Invite"}
 }

@@ -68,10 +68,7 @@ const (
 	EventGameDirectMessageDelete = "GAME_DIRECT_MESSAGE_DELETE"
 )
 
-// CodeCannotMessageUser is the JSON error code of a direct message the recipient does not accept.
-const CodeCannotMessageUser = 50007
-
 // CannotMessageUser is the 403 of a direct message to a user who does not accept it.
 func CannotMessageUser() *APIError {
-	return &APIError{Status: http.StatusForbidden, Code: CodeCannotMessageUser, Message: "Cannot send messages to this user"}
+	return &APIError{Status: http.StatusForbidden, Code: CodeCannotSendToUser, Message: "Cannot send messages to this user"}
 }

@@ -492,6 +492,81 @@ static void PhaseChat()
     });
     Check(Pump([&] { return done; }) && sums.size() == 1 && sums[0].UserId() == bId && sums[0].LastMessageId() == dm,
           "GetUserMessageSummaries");
+// Relationships, rich presence and invites: two players befriend and see each other's rich
+// presence; an invite accepted on one of the guest's two devices fires on both (rule EVT-1).
+static void PhaseSocial()
+{
+    Client host = Connected(Env("SDKPP_BOT_ISSUED_TOKEN"));
+    Client guest = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2"));
+    Client guest2 = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2")); // the same player's second device
+    uint64_t hostId = host.GetCurrentUserV2()->Id(), guestId = guest.GetCurrentUserV2()->Id();
+    Check(guest2.GetCurrentUserV2()->Id() == guestId, "two devices of one player");
+
+    bool ok = false, done = false;
+    host.SendDiscordFriendRequestById(guestId, [&](ClientResult r) { ok = r.Successful(); done = true; });
+    Pump([&] { return done; });
+    Pump([&] { return guest.GetRelationshipHandle(hostId).DiscordRelationshipType() == RelationshipType::PendingIncoming; });
+    Check(ok && !guest.GetRelationshipHandle(hostId).IsSpamRequest(), "a friend request arrives, not spam (rule REL-1)");
+    done = false;
+    guest.AcceptDiscordFriendRequest(hostId, [&](ClientResult r) { ok = r.Successful(); done = true; });
+    Check(Pump([&] { return done && host.GetRelationshipHandle(guestId).DiscordRelationshipType() == RelationshipType::Friend; }) && ok,
+          "the request is accepted: friends on both sides");
+
+    Activity a;
+    a.SetName("Harbor Siege");
+    a.SetState("In a match");
+    a.SetStateUrl("https://game.example/state");
+    a.SetDetails("Capture the flag");
+    a.SetDetailsUrl("https://game.example/details");
+    ActivityAssets assets;
+    assets.SetLargeImage("map_harbor");
+    assets.SetLargeUrl("https://game.example/large");
+    assets.SetSmallUrl("https://game.example/small");
+    assets.SetInviteCoverImage("https://game.example/cover.png");
+    a.SetAssets(assets);
+    ActivityParty party;
+    party.SetId("party-cpp");
+    party.SetCurrentSize(1);
+    party.SetMaxSize(4);
+    a.SetParty(party);
+    ActivitySecrets secrets;
+    secrets.SetJoin("cpp-join-secret");
+    a.SetSecrets(secrets);
+    ActivityButton button;
+    button.SetLabel("Watch");
+    button.SetUrl("https://game.example/watch");
+    a.AddButton(button);
+    done = false;
+    host.UpdateRichPresence(a, [&](ClientResult r) { ok = r.Successful(); done = true; });
+    Check(Pump([&] { return done; }) && ok, "UpdateRichPresence with every Activity field");
+    auto hostSeen = guest.GetUser(hostId);
+    Pump([&] { return hostSeen && hostSeen->GameActivity().has_value(); });
+    auto act = hostSeen->GameActivity();
+    Check(act && act->Name() == "Harbor Siege" && act->StateUrl() == std::optional<std::string>("https://game.example/state") &&
+              act->DetailsUrl() == std::optional<std::string>("https://game.example/details") && act->Assets() &&
+              act->Assets()->LargeUrl() == std::optional<std::string>("https://game.example/large") &&
+              act->GetButtons().size() == 1 && !act->Secrets(),
+          "the friend sees the rich presence, URLs and name override, no secret (rules ACT-2, ACT-4, ACT-5)");
+    Check(hostSeen->Status() == StatusType::Online, "UserHandle::Status");
+    auto playing = guest.GetRelationshipsByGroup(RelationshipGroupType::OnlinePlayingGame);
+    Check(playing.size() == 1 && playing[0].Id() == hostId, "GetRelationshipsByGroup(OnlinePlayingGame)");
+
+    std::vector<ActivityInvite> got1, got2;
+    guest.SetActivityInviteCreatedCallback([&](ActivityInvite i) { got1.push_back(i); });
+    guest2.SetActivityInviteCreatedCallback([&](ActivityInvite i) { got2.push_back(i); });
+    done = false;
+    host.SendActivityInvite(guestId, "join us", [&](ClientResult r) { ok = r.Successful(); done = true; });
+    Check(Pump([&] { return done && got1.size() == 1 && got2.size() == 1; }) && ok, "the invite reaches both devices");
+    Check(got1[0].ApplicationId() == AppId() && got1[0].SenderId() == hostId && got1[0].Type() == ActivityActionTypes::Join,
+          "the invite names its application (rule INV-1)");
+    std::string secret;
+    done = false;
+    guest2.AcceptActivityInvite(got2[0], [&](ClientResult r, std::string s) { ok = r.Successful(); secret = s; done = true; });
+    Check(Pump([&] { return done; }) && ok && secret == "cpp-join-secret", "AcceptActivityInvite gives the join secret");
+    Check(Pump([&] { return got1.size() == 2 && got2.size() == 2; }),
+          "accepted on one device, the invite callback fires on both (rule EVT-1)");
+    host.ClearRichPresence();
+    Check(Pump([&] { return !hostSeen->GameActivity().has_value(); }), "ClearRichPresence");
 }
 
 int main(int argc, char** argv)
@@ -499,7 +574,8 @@ int main(int argc, char** argv)
     std::map<std::string, void (*)()> phases = {
         {"link", PhaseLink},         {"provisional", PhaseProvisional}, {"merge-banned", PhaseMergeBanned},
         {"unmerge", PhaseUnmerge},   {"device", PhaseDevice},           {"child", PhaseChild},
-        {"rpc", PhaseRpc},           {"lobby", PhaseLobby},            {"chat", PhaseChat},
+        {"rpc", PhaseRpc},           {"lobby", PhaseLobby},             {"chat", PhaseChat},
+        {"social", PhaseSocial},
     };
     if (argc != 2 || !phases.count(argv[1])) {
         std::fprintf(stderr, "usage: auth_e2e PHASE\n");

@@ -248,6 +248,9 @@ func TestAccountLinking(t *testing.T) {
 			// and reads the history; two exchange direct messages. The webhook hears of every
 			// message.
 			h.chat()
+			// Relationships, rich presence and invites; rule EVT-1 with two devices of one player.
+			h.run("social", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("social-host-"+prog.name)),
+				"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("social-guest-"+prog.name)))
 
 			// rule RPC-2: AUTHORIZE_REQUEST before and after the desktop client restarts.
 			p := h.listenPeer()

@@ -645,6 +645,106 @@ static class AuthE2E
             a.GetUserMessageSummaries((r, s) => { using (r) if (r.Successful()) sums = s; summed = true; });
             Check(Pump(() => summed) && sums != null && sums.Length == 1 && sums[0].UserId() == bId && sums[0].LastMessageId() == dm,
                 "GetUserMessageSummaries");
+    static RelationshipType RelType(Client c, ulong id, bool platform)
+    {
+        using (RelationshipHandle h = c.GetRelationshipHandle(id))
+            return platform ? h.DiscordRelationshipType() : h.GameRelationshipType();
+    }
+
+    // Relationships, rich presence and invites: two players befriend and see each other's rich
+    // presence; an invite accepted on one of the guest's two devices fires on both (rule EVT-1).
+    static void PhaseSocial()
+    {
+        using (Client host = Connected(Env("SDKPP_BOT_ISSUED_TOKEN")))
+        using (Client guest = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2")))
+        using (Client guest2 = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2")))
+        {
+            ulong hostId, guestId, guest2Id;
+            using (UserHandle me = host.GetCurrentUserV2()) hostId = me.Id();
+            using (UserHandle me = guest.GetCurrentUserV2()) guestId = me.Id();
+            using (UserHandle me = guest2.GetCurrentUserV2()) guest2Id = me.Id();
+            Check(guestId == guest2Id, "two devices of one player");
+
+            bool ok = false, done = false;
+            host.SendDiscordFriendRequestById(guestId, r => { using (r) ok = r.Successful(); done = true; });
+            Pump(() => done);
+            Pump(() => RelType(guest, hostId, true) == RelationshipType.PendingIncoming);
+            bool spam;
+            using (RelationshipHandle h = guest.GetRelationshipHandle(hostId)) spam = h.IsSpamRequest();
+            Check(ok && !spam, "a friend request arrives, not spam (rule REL-1)");
+            done = false;
+            guest.AcceptDiscordFriendRequest(hostId, r => { using (r) ok = r.Successful(); done = true; });
+            Check(Pump(() => done && RelType(host, guestId, true) == RelationshipType.Friend) && ok,
+                "the request is accepted: friends on both sides");
+
+            using (Activity a = new Activity())
+            using (ActivityAssets assets = new ActivityAssets())
+            using (ActivityParty party = new ActivityParty())
+            using (ActivitySecrets secrets = new ActivitySecrets())
+            using (ActivityButton button = new ActivityButton())
+            {
+                a.SetName("Harbor Siege");
+                a.SetState("In a match");
+                a.SetStateUrl("https://game.example/state");
+                a.SetDetails("Capture the flag");
+                a.SetDetailsUrl("https://game.example/details");
+                assets.SetLargeImage("map_harbor");
+                assets.SetLargeUrl("https://game.example/large");
+                assets.SetSmallUrl("https://game.example/small");
+                assets.SetInviteCoverImage("https://game.example/cover.png");
+                a.SetAssets(assets);
+                party.SetId("party-cs");
+                party.SetCurrentSize(1);
+                party.SetMaxSize(4);
+                a.SetParty(party);
+                secrets.SetJoin("cs-join-secret");
+                a.SetSecrets(secrets);
+                button.SetLabel("Watch");
+                button.SetUrl("https://game.example/watch");
+                a.AddButton(button);
+                done = false;
+                host.UpdateRichPresence(a, r => { using (r) ok = r.Successful(); done = true; });
+                Check(Pump(() => done) && ok, "UpdateRichPresence with every Activity field");
+            }
+            using (UserHandle seen = guest.GetUser(hostId))
+            {
+                Pump(() => { using (Activity x = seen.GameActivity()) return x != null; });
+                using (Activity act = seen.GameActivity())
+                using (ActivityAssets assets = act.Assets())
+                using (ActivitySecrets secrets = act.Secrets())
+                {
+                    ActivityButton[] buttons = act.GetButtons();
+                    Check(act.Name() == "Harbor Siege" && act.StateUrl() == "https://game.example/state" &&
+                        act.DetailsUrl() == "https://game.example/details" && assets != null &&
+                        assets.LargeUrl() == "https://game.example/large" && buttons.Length == 1 && secrets == null,
+                        "the friend sees the rich presence, URLs and name override, no secret (rules ACT-2, ACT-4, ACT-5)");
+                    foreach (ActivityButton b in buttons) b.Dispose();
+                }
+                Check(seen.Status() == StatusType.Online, "UserHandle.Status");
+                RelationshipHandle[] playing = guest.GetRelationshipsByGroup(RelationshipGroupType.OnlinePlayingGame);
+                Check(playing.Length == 1 && playing[0].Id() == hostId, "GetRelationshipsByGroup(OnlinePlayingGame)");
+                foreach (RelationshipHandle h in playing) h.Dispose();
+
+                var got1 = new List<ActivityInvite>();
+                var got2 = new List<ActivityInvite>();
+                guest.SetActivityInviteCreatedCallback(i => got1.Add(i));
+                guest2.SetActivityInviteCreatedCallback(i => got2.Add(i));
+                done = false;
+                host.SendActivityInvite(guestId, "join us", r => { using (r) ok = r.Successful(); done = true; });
+                Check(Pump(() => done && got1.Count == 1 && got2.Count == 1) && ok, "the invite reaches both devices");
+                Check(got1[0].ApplicationId() == AppId() && got1[0].SenderId() == hostId && got1[0].Type() == ActivityActionTypes.Join,
+                    "the invite names its application (rule INV-1)");
+                string secret = null;
+                done = false;
+                guest2.AcceptActivityInvite(got2[0], (r, s) => { using (r) ok = r.Successful(); secret = s; done = true; });
+                Check(Pump(() => done) && ok && secret == "cs-join-secret", "AcceptActivityInvite gives the join secret");
+                Check(Pump(() => got1.Count == 2 && got2.Count == 2),
+                    "accepted on one device, the invite callback fires on both (rule EVT-1)");
+                foreach (ActivityInvite i in got1) i.Dispose();
+                foreach (ActivityInvite i in got2) i.Dispose();
+                host.ClearRichPresence();
+                Check(Pump(() => { using (Activity x = seen.GameActivity()) return x == null; }), "ClearRichPresence");
+            }
         }
     }
 
@@ -654,7 +754,8 @@ static class AuthE2E
         {
             { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
             { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
-            { "rpc", PhaseRpc },         { "lobby", PhaseLobby },           { "chat", PhaseChat },
+            { "rpc", PhaseRpc },         { "lobby", PhaseLobby },             { "chat", PhaseChat },
+            { "social", PhaseSocial },
         };
         if (argv.Length != 1 || !phases.ContainsKey(argv[0]))
         {

@@ -1,0 +1,303 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"sdkpp/core/rest"
+	"sdkpp/server/wire"
+)
+
+// opPresenceUpdate is the gateway's Presence Update opcode.
+const opPresenceUpdate = 3
+
+// presenceLocked is the player's presence as op 3 sends it; c.mu is held.
+func (c *Client) presenceLocked() wire.Presence {
+	p := wire.Presence{Status: statusName(c.social.status), Activities: []wire.Activity{}}
+	if c.social.activity != nil {
+		p.Activities = append(p.Activities, *c.social.activity)
+	}
+	return p
+}
+
+func statusName(s StatusType) string {
+	switch s {
+	case StatusTypeIdle:
+		return "idle"
+	case StatusTypeDnd:
+		return "dnd"
+	case StatusTypeInvisible, StatusTypeOffline:
+		return "invisible"
+	}
+	return "online"
+}
+
+// sendPresence sends the player's presence on the gateway; an error means it was not sent.
+func (c *Client) sendPresence(ctx context.Context) error {
+	c.mu.Lock()
+	gw := c.conn.gw
+	p := c.presenceLocked()
+	c.mu.Unlock()
+	if gw == nil {
+		return errNotReady
+	}
+	return gw.Send(ctx, opPresenceUpdate, p)
+}
+
+// resendPresence sends the player's presence again once a session is Ready: the service forgets
+// it when the player's last connection ends.
+func (c *Client) resendPresence() {
+	c.mu.Lock()
+	set := c.social.activity != nil || c.social.status != StatusTypeOnline
+	c.mu.Unlock()
+	if set {
+		c.start(func(ctx context.Context) {
+			if err := c.sendPresence(ctx); err != nil {
+				c.logf(LoggingSeverityWarning, "restoring the rich presence failed: %v", err)
+			}
+		})
+	}
+}
+
+// presenceCall changes the player's presence with change (under c.mu) and sends it; the result
+// goes to cb. A validation error of check comes first and changes nothing.
+func (c *Client) presenceCall(what string, check func() error, change func(), cb Callback[func(*ClientResult)]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	if err := check(); err != nil {
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+		return
+	}
+	if c.GetStatus() != ClientStatusReady {
+		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
+		return
+	}
+	c.mu.Lock()
+	change()
+	c.mu.Unlock()
+	c.start(func(ctx context.Context) {
+		err := c.sendPresence(ctx)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "%s: %v", what, err)
+			if !errors.Is(err, errNotReady) {
+				err = errNotReady
+			}
+		}
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+	})
+}
+
+// UpdateRichPresence sets the player's rich presence in this game. The activity is checked as
+// the service checks it (lengths, http(s) URLs, at most two buttons) and refused with a
+// validation error, sending nothing, when it is not valid.
+func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdateRichPresenceCallback]) {
+	var w wire.Activity
+	if activity != nil {
+		w = activity.toWire()
+	}
+	c.presenceCall("UpdateRichPresence", func() error {
+		if activity == nil {
+			return invalid("UpdateRichPresence: no activity")
+		}
+		if err := wire.ValidateActivity("activity", &w); err != nil {
+			raw, _ := json.Marshal(err.Errors)
+			return invalid("UpdateRichPresence: %s: %s", err.Message, raw)
+		}
+		return nil
+	}, func() { c.social.activity = &w }, Callback[func(*ClientResult)](cb))
+}
+
+// ClearRichPresence clears the player's rich presence.
+func (c *Client) ClearRichPresence() {
+	c.mu.Lock()
+	c.social.activity = nil
+	c.mu.Unlock()
+	if c.GetStatus() == ClientStatusReady {
+		c.start(func(ctx context.Context) {
+			if err := c.sendPresence(ctx); err != nil {
+				c.logf(LoggingSeverityWarning, "ClearRichPresence: %v", err)
+			}
+		})
+	}
+}
+
+// SetOnlineStatus sets the player's status: Online, Idle, Dnd or Invisible (Offline is taken as
+// Invisible).
+func (c *Client) SetOnlineStatus(status StatusType, cb Callback[ClientUpdateStatusCallback]) {
+	c.presenceCall("SetOnlineStatus", func() error {
+		switch status {
+		case StatusTypeOnline, StatusTypeIdle, StatusTypeDnd, StatusTypeInvisible, StatusTypeOffline:
+			return nil
+		}
+		return invalid("SetOnlineStatus: %s cannot be set", status)
+	}, func() { c.social.status = status }, Callback[func(*ClientResult)](cb))
+}
+
+// ---- invites
+
+func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInviteRequest, cb Callback[ClientSendActivityInviteCallback]) {
+	auth := c.authHeader()
+	var err error
+	switch {
+	case auth == "":
+		err = errNotReady
+	case userID == 0:
+		err = invalid("%s: userId is 0", what)
+	case len(body.Content) > 4*wire.MaxInviteContent:
+		err = invalid("%s: the content is longer than %d characters", what, wire.MaxInviteContent)
+	}
+	if err != nil {
+		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+		return
+	}
+	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/users/" + strconv.FormatUint(userID, 10) + "/activity-invites",
+		Auth: auth, JSON: body}, what, Callback[func(*ClientResult)](cb), nil)
+}
+
+// SendActivityInvite invites a friend to the player's party; the player's rich presence must
+// have a party id and a join secret.
+func (c *Client) SendActivityInvite(userId uint64, content string, cb Callback[ClientSendActivityInviteCallback]) {
+	c.sendInvite("SendActivityInvite", userId, wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, Content: content}, cb)
+}
+
+// SendActivityJoinRequest asks a friend, whose rich presence has a party, to let the player join.
+func (c *Client) SendActivityJoinRequest(userId uint64, cb Callback[ClientSendActivityInviteCallback]) {
+	c.sendInvite("SendActivityJoinRequest", userId, wire.ActivityInviteRequest{Type: wire.ActivityActionJoinRequest}, cb)
+}
+
+// SendActivityJoinRequestReply answers a join request with an invite to the player's party.
+func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callback[ClientSendActivityInviteCallback]) {
+	if invite == nil || invite.Type() != ActivityActionTypesJoinRequest {
+		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(invalid("SendActivityJoinRequestReply: the invite is not a join request"))) })
+		return
+	}
+	c.sendInvite("SendActivityJoinRequestReply", invite.SenderId(),
+		wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, ReplyTo: wire.Snowflake(invite.id())}, cb)
+}
+
+// AcceptActivityInvite accepts an invite; the callback gets the secret to join with. Every
+// connected session of the player hears of it through the invite-created callback (rule EVT-1).
+func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[ClientAcceptActivityInviteCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), "") }, cb.Release)
+	auth := c.authHeader()
+	var err error
+	switch {
+	case auth == "":
+		err = errNotReady
+	case invite == nil || invite.id() == 0:
+		err = invalid("AcceptActivityInvite: the invite has no message id")
+	case invite.Type() != ActivityActionTypesJoin:
+		err = invalid("AcceptActivityInvite: only a Join invite can be accepted")
+	}
+	if err != nil {
+		once.Fire(func() { cb.Fn(resultOf(err), "") })
+		return
+	}
+	id := invite.id()
+	c.start(func(ctx context.Context) {
+		var out wire.ActivityInviteAccepted
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/activity-invites/" + strconv.FormatUint(id, 10) + "/accept",
+			Auth: auth, JSON: struct{}{}}, &out)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "AcceptActivityInvite failed: %v", err)
+		} else {
+			Secrets.Add(out.JoinSecret)
+		}
+		once.Fire(func() { cb.Fn(resultOf(err), out.JoinSecret) })
+	})
+}
+
+// ---- launch registration
+
+// LaunchDirEnv names the environment variable that overrides where RegisterLaunchCommand and
+// RegisterLaunchStoreApplication write; by default the user's configuration directory, under
+// sdkpp/launch, where the platform's desktop client reads it.
+const LaunchDirEnv = "SDKPP_LAUNCH_DIR"
+
+// launchDir returns the launch registration directory.
+func launchDir() (string, error) {
+	if d := os.Getenv(LaunchDirEnv); d != "" {
+		return d, nil
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "sdkpp", "launch"), nil
+}
+
+// LaunchRegistration is the file <launch dir>/<application id>.json.
+type LaunchRegistration struct {
+	ApplicationID string `json:"application_id"`
+	Command       string `json:"command,omitempty"`
+	StoreAppID    uint32 `json:"store_app_id,omitempty"`
+}
+
+// writeLaunch writes reg atomically; it reports false, logging why, on failure.
+func (c *Client) writeLaunch(what string, applicationID uint64, reg LaunchRegistration) bool {
+	if applicationID == 0 {
+		applicationID = c.appID.Load()
+	}
+	if applicationID == 0 {
+		c.logf(LoggingSeverityError, "%s: no application id (pass one or call SetApplicationId)", what)
+		return false
+	}
+	reg.ApplicationID = strconv.FormatUint(applicationID, 10)
+	err := func() error {
+		dir, err := launchDir()
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		raw, err := json.MarshalIndent(reg, "", "  ")
+		if err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(dir, ".launch-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		if _, err := tmp.Write(append(raw, '\n')); err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp.Name(), filepath.Join(dir, reg.ApplicationID+".json"))
+	}()
+	if err != nil {
+		c.logf(LoggingSeverityError, "%s: %v", what, err)
+		return false
+	}
+	return true
+}
+
+// RegisterLaunchCommand registers the command the platform's desktop client runs to launch the
+// game (for example when the player accepts an invite there).
+func (c *Client) RegisterLaunchCommand(applicationId uint64, command string) bool {
+	if command == "" {
+		c.logf(LoggingSeverityError, "RegisterLaunchCommand: the command is empty")
+		return false
+	}
+	return c.writeLaunch("RegisterLaunchCommand", applicationId, LaunchRegistration{Command: command})
+}
+
+// RegisterLaunchStoreApplication registers the game's store application id, through which the
+// desktop client launches it.
+func (c *Client) RegisterLaunchStoreApplication(applicationId uint64, storeAppId uint32) bool {
+	if storeAppId == 0 {
+		c.logf(LoggingSeverityError, "RegisterLaunchStoreApplication: the store application id is 0")
+		return false
+	}
+	return c.writeLaunch("RegisterLaunchStoreApplication", applicationId, LaunchRegistration{StoreAppID: storeAppId})
+}

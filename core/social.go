@@ -1,0 +1,556 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sdkpp/core/rest"
+	"sdkpp/server/wire"
+)
+
+// socialState is the Client's cache of relationships, presences and the player's own presence,
+// and the handlers of their events; c.mu guards it.
+type socialState struct {
+	appID     uint64 // the application of the gateway session (READY)
+	rels      map[uint64]*relData
+	presences map[uint64]wire.PresenceUpdate
+
+	status   StatusType     // the player's chosen status
+	activity *wire.Activity // the player's rich presence, nil when cleared
+
+	groupsUpdated            handlerSlot[ClientRelationshipGroupsUpdatedCallback]
+	relCreated, relDeleted   handlerSlot[ClientRelationshipCreatedCallback]
+	userUpdated              handlerSlot[ClientUserUpdatedCallback]
+	inviteCreated, inviteUpd handlerSlot[ClientActivityInviteCallback]
+	join                     handlerSlot[ClientActivityJoinCallback]
+}
+
+// relData is what one user is to the player.
+type relData struct {
+	platform, game RelationshipType
+	spam           bool
+}
+
+func (r *relData) friend() bool {
+	return r != nil && (r.platform == RelationshipTypeFriend || r.game == RelationshipTypeFriend)
+}
+
+// SetUserUpdatedCallback sets the handler of changes to any known user.
+func (c *Client) SetUserUpdatedCallback(cb Callback[ClientUserUpdatedCallback]) {
+	setHandler(c, &c.social.userUpdated, cb)
+}
+
+// SetRelationshipGroupsUpdatedCallback sets the handler of friends moving between groups.
+func (c *Client) SetRelationshipGroupsUpdatedCallback(cb Callback[ClientRelationshipGroupsUpdatedCallback]) {
+	setHandler(c, &c.social.groupsUpdated, cb)
+}
+
+// SetRelationshipCreatedCallback sets the handler of new relationships.
+func (c *Client) SetRelationshipCreatedCallback(cb Callback[ClientRelationshipCreatedCallback]) {
+	setHandler(c, &c.social.relCreated, cb)
+}
+
+// SetRelationshipDeletedCallback sets the handler of relationships going away.
+func (c *Client) SetRelationshipDeletedCallback(cb Callback[ClientRelationshipDeletedCallback]) {
+	setHandler(c, &c.social.relDeleted, cb)
+}
+
+// SetActivityInviteCreatedCallback sets the handler of invites arriving, and of invites accepted
+// on any of the player's devices (rule EVT-1).
+func (c *Client) SetActivityInviteCreatedCallback(cb Callback[ClientActivityInviteCallback]) {
+	setHandler(c, &c.social.inviteCreated, cb)
+}
+
+// SetActivityInviteUpdatedCallback sets the handler of invites that stop being valid.
+func (c *Client) SetActivityInviteUpdatedCallback(cb Callback[ClientActivityInviteCallback]) {
+	setHandler(c, &c.social.inviteUpd, cb)
+}
+
+// SetActivityJoinCallback sets the handler of joining through the platform's desktop client. The
+// player accepted an invite there; the game gets the join secret.
+func (c *Client) SetActivityJoinCallback(cb Callback[ClientActivityJoinCallback]) {
+	setHandler(c, &c.social.join, cb)
+}
+
+// ---- gateway events
+
+// onSocialReady fills the cache from READY's relationships and presences.
+func (c *Client) onSocialReady(data json.RawMessage) {
+	var r struct {
+		Application struct {
+			ID wire.Snowflake `json:"id"`
+		} `json:"application"`
+		Relationships     []wire.Relationship   `json:"relationships"`
+		GameRelationships []wire.Relationship   `json:"game_relationships"`
+		Presences         []wire.PresenceUpdate `json:"presences"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		c.logf(LoggingSeverityWarning, "malformed READY relationships: %v", err)
+		return
+	}
+	c.mu.Lock()
+	c.social.appID = uint64(r.Application.ID)
+	c.social.rels = map[uint64]*relData{}
+	c.social.presences = map[uint64]wire.PresenceUpdate{}
+	for i, list := range [][]wire.Relationship{r.Relationships, r.GameRelationships} {
+		for _, rel := range list {
+			c.applyRelLocked(rel, i == 0, false)
+		}
+	}
+	for _, p := range r.Presences {
+		c.social.presences[uint64(p.User.ID)] = p
+	}
+	c.mu.Unlock()
+}
+
+// applyRelLocked applies a relationship object; removed says it went away.
+func (c *Client) applyRelLocked(rel wire.Relationship, platform, removed bool) {
+	if c.social.rels == nil {
+		c.social.rels = map[uint64]*relData{}
+	}
+	id := uint64(rel.ID)
+	d := c.social.rels[id]
+	if d == nil {
+		d = &relData{}
+		c.social.rels[id] = d
+	}
+	typ := RelationshipType(rel.Type)
+	if removed {
+		typ = RelationshipTypeNone
+	}
+	if platform {
+		d.platform, d.spam = typ, rel.IsSpamRequest && !removed
+	} else {
+		d.game = typ
+	}
+	if d.platform == RelationshipTypeNone && d.game == RelationshipTypeNone {
+		delete(c.social.rels, id)
+	}
+	if u, ok := userFromWire(rel.User); ok {
+		c.cacheUserLocked(u)
+	}
+}
+
+func userFromWire(u wire.User) (*userData, bool) {
+	if u.ID == 0 {
+		return nil, false
+	}
+	return &userData{id: uint64(u.ID), username: u.Username, globalName: u.GlobalName, avatar: u.Avatar,
+		isProvisional: u.IsProvisional}, true
+}
+
+// onSocialDispatch applies a relationship, presence or invite event; false when event is not one.
+func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
+	switch event {
+	case wire.EventRelationshipAdd, wire.EventRelationshipUpdate, wire.EventRelationshipRemove,
+		wire.EventGameRelationshipAdd, wire.EventGameRelationshipUpdate, wire.EventGameRelationshipRemove:
+		var rel wire.Relationship
+		if err := json.Unmarshal(data, &rel); err != nil || rel.ID == 0 {
+			c.logf(LoggingSeverityWarning, "malformed %s", event)
+			return true
+		}
+		platform := !strings.HasPrefix(event, "GAME_")
+		id := uint64(rel.ID)
+		c.mu.Lock()
+		wasFriend := c.social.rels[id].friend()
+		c.applyRelLocked(rel, platform, strings.HasSuffix(event, "_REMOVE"))
+		isFriend := c.social.rels[id].friend()
+		c.mu.Unlock()
+		switch {
+		case strings.HasSuffix(event, "_ADD"):
+			postHandler(c, &c.social.relCreated, func(f ClientRelationshipCreatedCallback) { f(id, platform) })
+		case strings.HasSuffix(event, "_REMOVE"):
+			postHandler(c, &c.social.relDeleted, func(f ClientRelationshipDeletedCallback) { f(id, platform) })
+		}
+		if wasFriend || isFriend {
+			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+		}
+		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+	case wire.EventPresenceUpdate:
+		var p wire.PresenceUpdate
+		if err := json.Unmarshal(data, &p); err != nil || p.User.ID == 0 {
+			c.logf(LoggingSeverityWarning, "malformed %s", event)
+			return true
+		}
+		id := uint64(p.User.ID)
+		c.mu.Lock()
+		if c.social.presences == nil {
+			c.social.presences = map[uint64]wire.PresenceUpdate{}
+		}
+		c.social.presences[id] = p
+		friend := c.social.rels[id].friend()
+		c.mu.Unlock()
+		if friend {
+			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+		}
+		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+	case wire.EventActivityInviteCreate, wire.EventActivityInviteUpdate:
+		var w wire.ActivityInvite
+		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 {
+			c.logf(LoggingSeverityWarning, "malformed %s", event)
+			return true
+		}
+		slot := &c.social.inviteUpd
+		if event == wire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
+			slot = &c.social.inviteCreated // rule EVT-1: accepted on one device, heard on every one
+		}
+		postHandler(c, slot, func(f ClientActivityInviteCallback) { f(inviteFromWire(w)) })
+	default:
+		return false
+	}
+	return true
+}
+
+// ---- relationships
+
+// GetRelationships returns views of every relationship, by user id.
+func (c *Client) GetRelationships() []*RelationshipHandle {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]uint64, 0, len(c.social.rels))
+	for id := range c.social.rels {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]*RelationshipHandle, len(ids))
+	for i, id := range ids {
+		out[i] = &RelationshipHandle{c: c, id: id}
+	}
+	return out
+}
+
+// groupLocked is the friends-list group of a friend.
+func (c *Client) groupLocked(id uint64) RelationshipGroupType {
+	p, ok := c.social.presences[id]
+	if !ok || p.Status == "offline" || p.Status == "invisible" || p.Status == "" {
+		return RelationshipGroupTypeOffline
+	}
+	if c.gameActivityLocked(id) != nil {
+		return RelationshipGroupTypeOnlinePlayingGame
+	}
+	return RelationshipGroupTypeOnlineElsewhere
+}
+
+// gameActivityLocked returns the user's activity in this game, or nil.
+func (c *Client) gameActivityLocked(id uint64) *wire.Activity {
+	app := c.social.appID
+	if app == 0 {
+		app = c.appID.Load()
+	}
+	for _, a := range c.social.presences[id].Activities {
+		if a.Type != wire.ActivityCustomStatus && a.ApplicationID != nil && uint64(*a.ApplicationID) == app {
+			return &a
+		}
+	}
+	return nil
+}
+
+// GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
+// name then id: playing this game, online elsewhere, or offline.
+func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
+	type entry struct {
+		name string
+		id   uint64
+	}
+	var list []entry
+	c.mu.Lock()
+	for id, r := range c.social.rels {
+		if !r.friend() || c.groupLocked(id) != group {
+			continue
+		}
+		name := strconv.FormatUint(id, 10)
+		if u := c.conn.users[id]; u != nil {
+			name = displayName(*u)
+		}
+		list = append(list, entry{strings.ToLower(name), id})
+	}
+	c.mu.Unlock()
+	slices.SortFunc(list, func(a, b entry) int {
+		if a.name != b.name {
+			return strings.Compare(a.name, b.name)
+		}
+		return int(a.id>>1) - int(b.id>>1)
+	})
+	out := make([]*RelationshipHandle, len(list))
+	for i, e := range list {
+		out[i] = &RelationshipHandle{c: c, id: e.id}
+	}
+	return out
+}
+
+// GetRelationshipHandle returns a view of the relationship with a user (type None when none).
+func (c *Client) GetRelationshipHandle(userId uint64) *RelationshipHandle {
+	return &RelationshipHandle{c: c, id: userId}
+}
+
+// SearchFriendsByUsername returns the friends whose username or display name contains s,
+// ignoring case, sorted by display name.
+func (c *Client) SearchFriendsByUsername(s string) []*UserHandle {
+	needle := strings.ToLower(strings.TrimSpace(s))
+	var out []*UserHandle
+	c.mu.Lock()
+	for id, r := range c.social.rels {
+		u := c.conn.users[id]
+		if !r.friend() || u == nil {
+			continue
+		}
+		if strings.Contains(strings.ToLower(u.username), needle) || strings.Contains(strings.ToLower(displayName(*u)), needle) {
+			out = append(out, &UserHandle{c: c, id: id})
+		}
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b *UserHandle) int {
+		return strings.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
+	})
+	return out
+}
+
+// relPath is the route of a relationship with userID: the platform's or the game's.
+func relPath(game bool, userID uint64) string {
+	base := "/users/@me/relationships"
+	if game {
+		base = "/users/@me/game-relationships"
+	}
+	if userID == 0 {
+		return base
+	}
+	return base + "/" + strconv.FormatUint(userID, 10)
+}
+
+// relCall sends one relationship request, after checking the player's side is want (any when
+// want is nil) so that Accept, Reject and Cancel fail clearly instead of doing something else.
+func (c *Client) relCall(what string, req rest.Request, game bool, userID uint64, want *RelationshipType, cb Callback[func(*ClientResult)]) {
+	auth := c.authHeader()
+	fail := func(err error) {
+		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+	}
+	if auth == "" {
+		fail(errNotReady)
+		return
+	}
+	if userID == 0 && req.JSON == nil {
+		fail(invalid("%s: userId is 0", what))
+		return
+	}
+	if want != nil {
+		h := RelationshipHandle{c: c, id: userID}
+		have := h.DiscordRelationshipType()
+		if game {
+			have = h.GameRelationshipType()
+		}
+		if have != *want {
+			fail(invalid("%s: the relationship with user %d is %s, not %s", what, userID, have, *want))
+			return
+		}
+	}
+	req.Auth = auth
+	c.resultCall(req, what, cb, nil)
+}
+
+func typeRef(t RelationshipType) *RelationshipType { return &t }
+
+func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*ClientResult)]) {
+	if strings.TrimSpace(username) == "" {
+		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(invalid("%s: the username is empty", what))) })
+		return
+	}
+	c.relCall(what, rest.Request{Method: http.MethodPost, Path: relPath(game, 0), JSON: wire.FriendRequest{Username: username}},
+		game, 0, nil, cb)
+}
+
+// SendDiscordFriendRequest sends a platform friend request by unique username, or accepts theirs.
+func (c *Client) SendDiscordFriendRequest(username string, cb Callback[ClientSendFriendRequestCallback]) {
+	c.sendByName("SendDiscordFriendRequest", username, false, Callback[func(*ClientResult)](cb))
+}
+
+// SendGameFriendRequest sends a game friend request by unique username, or accepts theirs.
+func (c *Client) SendGameFriendRequest(username string, cb Callback[ClientSendFriendRequestCallback]) {
+	c.sendByName("SendGameFriendRequest", username, true, Callback[func(*ClientResult)](cb))
+}
+
+func putRel(game bool, id uint64) rest.Request {
+	return rest.Request{Method: http.MethodPut, Path: relPath(game, id), JSON: struct{}{}}
+}
+
+func deleteRel(game bool, id uint64) rest.Request {
+	return rest.Request{Method: http.MethodDelete, Path: relPath(game, id)}
+}
+
+// SendDiscordFriendRequestById sends a platform friend request, or accepts theirs.
+func (c *Client) SendDiscordFriendRequestById(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("SendDiscordFriendRequestById", putRel(false, userId), false, userId, nil, Callback[func(*ClientResult)](cb))
+}
+
+// SendGameFriendRequestById sends a game friend request, or accepts theirs.
+func (c *Client) SendGameFriendRequestById(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("SendGameFriendRequestById", putRel(true, userId), true, userId, nil, Callback[func(*ClientResult)](cb))
+}
+
+// AcceptDiscordFriendRequest accepts a pending incoming platform friend request.
+func (c *Client) AcceptDiscordFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("AcceptDiscordFriendRequest", putRel(false, userId), false, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
+}
+
+// AcceptGameFriendRequest accepts a pending incoming game friend request.
+func (c *Client) AcceptGameFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("AcceptGameFriendRequest", putRel(true, userId), true, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
+}
+
+// RejectDiscordFriendRequest rejects a pending incoming platform friend request.
+func (c *Client) RejectDiscordFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("RejectDiscordFriendRequest", deleteRel(false, userId), false, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
+}
+
+// RejectGameFriendRequest rejects a pending incoming game friend request.
+func (c *Client) RejectGameFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("RejectGameFriendRequest", deleteRel(true, userId), true, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
+}
+
+// CancelDiscordFriendRequest cancels a pending outgoing platform friend request.
+func (c *Client) CancelDiscordFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("CancelDiscordFriendRequest", deleteRel(false, userId), false, userId, typeRef(RelationshipTypePendingOutgoing), Callback[func(*ClientResult)](cb))
+}
+
+// CancelGameFriendRequest cancels a pending outgoing game friend request.
+func (c *Client) CancelGameFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("CancelGameFriendRequest", deleteRel(true, userId), true, userId, typeRef(RelationshipTypePendingOutgoing), Callback[func(*ClientResult)](cb))
+}
+
+// RemoveGameFriend removes a game friend.
+func (c *Client) RemoveGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("RemoveGameFriend", deleteRel(true, userId), true, userId, typeRef(RelationshipTypeFriend), Callback[func(*ClientResult)](cb))
+}
+
+// RemoveDiscordAndGameFriend removes the game friendship and then the platform one.
+func (c *Client) RemoveDiscordAndGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	auth := c.authHeader()
+	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	if auth == "" || userId == 0 {
+		err := errNotReady
+		if auth != "" {
+			err = invalid("RemoveDiscordAndGameFriend: userId is 0")
+		}
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+		return
+	}
+	c.start(func(ctx context.Context) {
+		var err error
+		for _, game := range []bool{true, false} {
+			req := deleteRel(game, userId)
+			req.Auth = auth
+			if err = c.api.Do(ctx, req, nil); err != nil {
+				c.logf(LoggingSeverityWarning, "RemoveDiscordAndGameFriend failed: %v", err)
+				break
+			}
+		}
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+	})
+}
+
+// BlockUser blocks a user; every other relationship with them goes.
+func (c *Client) BlockUser(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	blocked := int(RelationshipTypeBlocked)
+	c.relCall("BlockUser", rest.Request{Method: http.MethodPut, Path: relPath(false, userId), JSON: wire.RelationshipPut{Type: &blocked}},
+		false, userId, nil, Callback[func(*ClientResult)](cb))
+}
+
+// UnblockUser unblocks a user.
+func (c *Client) UnblockUser(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
+	c.relCall("UnblockUser", deleteRel(false, userId), false, userId, typeRef(RelationshipTypeBlocked), Callback[func(*ClientResult)](cb))
+}
+
+// RelationshipHandle is a live view of what a user is to the player.
+type RelationshipHandle struct {
+	c  *Client
+	id uint64
+}
+
+// Clone returns another view of the same relationship.
+func (h *RelationshipHandle) Clone() *RelationshipHandle { v := *h; return &v }
+
+func (h *RelationshipHandle) rel() relData {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if h.c.closed || h.c.social.rels[h.id] == nil {
+		return relData{}
+	}
+	return *h.c.social.rels[h.id]
+}
+
+// Id returns the other user's id (0 once the Client is gone).
+func (h *RelationshipHandle) Id() uint64 {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if h.c.closed {
+		return 0
+	}
+	return h.id
+}
+
+// DiscordRelationshipType returns the platform-account relationship.
+func (h *RelationshipHandle) DiscordRelationshipType() RelationshipType { return h.rel().platform }
+
+// GameRelationshipType returns the in-game relationship.
+func (h *RelationshipHandle) GameRelationshipType() RelationshipType { return h.rel().game }
+
+// IsSpamRequest reports whether a pending incoming request is believed to be spam (rule REL-1).
+func (h *RelationshipHandle) IsSpamRequest() bool { return h.rel().spam }
+
+// User returns the other user, if known.
+func (h *RelationshipHandle) User() *UserHandle { return h.c.GetUser(h.id) }
+
+// ---- user handle: presence
+
+// Status returns the user's online status; Offline when unknown.
+func (h *UserHandle) Status() StatusType {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if h.c.closed {
+		return StatusTypeOffline
+	}
+	p, ok := h.c.social.presences[h.id]
+	if !ok {
+		return StatusTypeOffline
+	}
+	switch p.Status {
+	case "online":
+		return StatusTypeOnline
+	case "idle":
+		return StatusTypeIdle
+	case "dnd":
+		return StatusTypeDnd
+	case "invisible":
+		return StatusTypeInvisible
+	}
+	return StatusTypeOffline
+}
+
+// GameActivity returns the user's activity in the current game, if any.
+func (h *UserHandle) GameActivity() *Activity {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if h.c.closed {
+		return nil
+	}
+	if a := h.c.gameActivityLocked(h.id); a != nil {
+		return activityFromWire(*a)
+	}
+	return nil
+}
+
+// Relationship returns a view of what the user is to the player.
+func (h *UserHandle) Relationship() *RelationshipHandle { return &RelationshipHandle{c: h.c, id: h.id} }
+
+// displayName is the global name if set, else the username.
+func displayName(u userData) string {
+	if u.globalName != nil && strings.TrimSpace(*u.globalName) != "" {
+		return *u.globalName
+	}
+	return u.username
+}

@@ -1,0 +1,551 @@
+// Package presence keeps who is online and what they play (rich presence), and serves activity
+// invites and join requests. Presence is session state: it lives in memory, is set by the
+// gateway's Presence Update (op 3, and Identify's presence), and clears when the user's last
+// connected session ends (a game's activities when the user's last session of that game ends).
+//
+// # Presence
+//
+// op 3 d is {since, activities, status, afk}; status is online, idle, dnd or invisible. Each
+// activity is checked with wire.ValidateActivity; an invalid presence is dropped (and logged),
+// never closing the connection. The service sets application_id to the session's game and, when
+// the game gives no name, name to the application's name (ACT-4); join secrets never leave the
+// service in presences.
+//
+// PRESENCE_UPDATE {user: {id}, status, activities, client_status} goes to the user's own sessions
+// and to every friend (platform or game); READY carries the friends' presences. Invisible shows
+// as offline with no activities to others. Rule GW-5: the custom status (type 4, ACT-1) is left
+// out for a viewer who is not a platform friend when the user's privacy is Friends Only, or
+// Friends and Small Servers Only and they share only a guild of more than 200 members
+// (CustomStatusVisible).
+//
+// # Invites (under /api/v10, Bearer with activities.write)
+//
+//	POST /users/{user_id}/activity-invites   {type: 1 Join | 5 JoinRequest, content?, reply_to?} -> 200 invite
+//	POST /activity-invites/{invite_id}/accept                                                    -> 200 {join_secret, invite}
+//	PUT  /applications/{app_id}/rich-presence (Bot) {cover_image}                                -> 200 settings
+//
+// A Join invite needs the sender's activity in the game to have a party id and a join secret; a
+// join request needs the recipient's. Sender and recipient must be friends (50007 otherwise).
+// ACTIVITY_INVITE_CREATE (d: invite) reaches every session of the recipient; the invite's
+// application_id tells which game, so a sibling application can recognise it (INV-1). cover_image
+// is the activity's invite_cover_image, else the application's rich-presence cover image
+// (ACT-3). Accepting answers with the sender's join secret and sends ACTIVITY_INVITE_UPDATE with
+// accepted true to every connected session of the acceptor (EVT-1). An invite is valid while the
+// sender's activity keeps that party and for at most InviteLifetime; when it stops being valid
+// the recipient gets ACTIVITY_INVITE_UPDATE with is_valid false.
+package presence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+	"sdkpp/server/relationships"
+	"sdkpp/server/scopes"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/wire"
+)
+
+// InviteLifetime is how long an invite stays valid at most.
+const InviteLifetime = 6 * time.Hour
+
+// LargeGuild is the member count above which Friends and Small Servers Only hides the custom
+// status (rule GW-5).
+const LargeGuild = 200
+
+// Hub is the gateway as presence uses it; *gateway.Hub is one.
+type Hub interface {
+	Dispatch(userID uint64, event string, data any)
+	Online(userID uint64) bool
+	OnlineApp(appID, userID uint64) bool
+}
+
+// Service keeps presences and invites. Set its fields before use.
+type Service struct {
+	Store  store.Store
+	Clock  clock.Clock
+	IDs    *snowflake.Generator
+	Logger *slog.Logger
+	Hub    Hub
+
+	mu      sync.Mutex
+	users   map[uint64]*state
+	invites map[uint64]*wire.ActivityInvite
+	secrets map[uint64]string // invite id -> the join secret at the time it was sent
+}
+
+// state is a user's presence: the status and each game's activities (with their secrets).
+type state struct {
+	status     string
+	activities map[uint64][]wire.Activity // by application id; custom status under 0
+}
+
+// CustomStatusVisible tells whether a viewer sees the user's custom status (rule GW-5): with
+// privacy Friends Only only platform friends do; with Friends and Small Servers Only, friends and
+// members of shared guilds of at most LargeGuild members (largestSharedGuild is the member count
+// of the largest guild they share, 0 for none).
+func CustomStatusVisible(privacy int, platformFriend bool, largestSharedGuild int) bool {
+	switch {
+	case platformFriend || privacy == store.PrivacyEveryone:
+		return true
+	case privacy == store.PrivacyFriendsOnly:
+		return false
+	default:
+		return largestSharedGuild <= LargeGuild
+	}
+}
+
+// OnPresence applies a Presence Update (op 3) or an Identify's presence of a session of appID.
+func (s *Service) OnPresence(userID, appID uint64, raw json.RawMessage) {
+	var p wire.Presence
+	if err := json.Unmarshal(raw, &p); err != nil {
+		s.Logger.Warn("presence: malformed presence dropped", "user_id", userID, "err", err)
+		return
+	}
+	if err := s.Set(context.Background(), userID, appID, &p); err != nil {
+		s.Logger.Warn("presence: invalid presence dropped", "user_id", userID, "err", err)
+	}
+}
+
+// Set validates p and makes it the user's status and the game's activities, then tells the user's
+// sessions and friends.
+func (s *Service) Set(ctx context.Context, userID, appID uint64, p *wire.Presence) error {
+	switch p.Status {
+	case "":
+		p.Status = "online"
+	case "online", "idle", "dnd", "invisible":
+	default:
+		return wire.InvalidAt("status", "BASE_TYPE_CHOICES", "Value must be online, idle, dnd or invisible.")
+	}
+	app, err := s.Store.GetApplication(ctx, appID)
+	if err != nil {
+		return err
+	}
+	var game, custom []wire.Activity
+	for i := range p.Activities {
+		a := p.Activities[i]
+		if err := wire.ValidateActivity("activities."+strconv.Itoa(i), &a); err != nil {
+			return err
+		}
+		if a.Type == wire.ActivityCustomStatus { // rule ACT-1
+			a.ApplicationID, a.Secrets, a.Party = nil, nil, nil
+			if a.Name == "" {
+				a.Name = "Custom Status"
+			}
+			custom = append(custom, a)
+			continue
+		}
+		id := wire.Snowflake(appID)
+		a.ApplicationID = &id
+		a.ParentApplicationID = nil
+		if app.ParentID != 0 {
+			parent := wire.Snowflake(app.ParentID)
+			a.ParentApplicationID = &parent
+		}
+		if a.Name == "" { // rule ACT-4: a name overrides the application's
+			a.Name = app.Name
+		}
+		a.CreatedAt = s.Clock.Now().UnixMilli()
+		game = append(game, a)
+	}
+	s.mu.Lock()
+	if s.users == nil {
+		s.users = map[uint64]*state{}
+	}
+	st := s.users[userID]
+	if st == nil {
+		st = &state{activities: map[uint64][]wire.Activity{}}
+		s.users[userID] = st
+	}
+	st.status = p.Status
+	setOrDelete(st.activities, appID, game)
+	setOrDelete(st.activities, 0, custom)
+	stale := s.staleInvitesLocked(userID, appID)
+	s.mu.Unlock()
+	s.invalidate(stale)
+	return s.Broadcast(ctx, userID)
+}
+
+func setOrDelete(m map[uint64][]wire.Activity, k uint64, v []wire.Activity) {
+	if len(v) == 0 {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+}
+
+// OnSession follows the user's gateway sessions: a first session makes the user online; when the
+// last session of a game ends its activities go, and when the last session ends the presence
+// goes.
+func (s *Service) OnSession(userID, appID uint64) {
+	online := s.Hub.Online(userID)
+	s.mu.Lock()
+	if s.users == nil {
+		s.users = map[uint64]*state{}
+	}
+	st := s.users[userID]
+	changed := false
+	var stale []*wire.ActivityInvite
+	switch {
+	case !online && st != nil:
+		delete(s.users, userID)
+		stale = s.staleInvitesLocked(userID, 0)
+		changed = true
+	case online && st == nil:
+		s.users[userID] = &state{status: "online", activities: map[uint64][]wire.Activity{}}
+		changed = true
+	case online && !s.Hub.OnlineApp(appID, userID) && st.activities[appID] != nil:
+		delete(st.activities, appID)
+		stale = s.staleInvitesLocked(userID, appID)
+		changed = true
+	}
+	s.mu.Unlock()
+	s.invalidate(stale)
+	if changed {
+		if err := s.Broadcast(context.Background(), userID); err != nil {
+			s.Logger.Warn("presence: broadcast failed", "user_id", userID, "err", err)
+		}
+	}
+}
+
+// view is the user's presence as viewer sees it (viewer == user: everything but secrets).
+func (s *Service) view(userID uint64, self, platformFriend bool, privacy int) wire.PresenceUpdate {
+	out := wire.PresenceUpdate{User: wire.PresenceUser{ID: wire.Snowflake(userID)}, Status: "offline",
+		Activities: []wire.Activity{}, ClientStatus: map[string]string{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.users[userID]
+	if st == nil || (st.status == "invisible" && !self) {
+		return out
+	}
+	out.Status = st.status
+	out.ClientStatus["desktop"] = st.status
+	apps := make([]uint64, 0, len(st.activities))
+	for app := range st.activities {
+		apps = append(apps, app)
+	}
+	slices.Sort(apps)
+	for _, app := range apps {
+		for _, a := range st.activities[app] {
+			if a.Type == wire.ActivityCustomStatus && !self && !CustomStatusVisible(privacy, platformFriend, 0) {
+				continue // rule GW-5
+			}
+			a.Secrets = nil
+			out.Activities = append(out.Activities, a)
+		}
+	}
+	return out
+}
+
+// Broadcast sends the user's presence to the user's sessions and to every friend.
+func (s *Service) Broadcast(ctx context.Context, userID uint64) error {
+	friends, err := relationships.Friends(ctx, s.Store, userID)
+	if err != nil {
+		return err
+	}
+	privacy, err := s.Store.CustomStatusPrivacy(ctx, userID)
+	if err != nil {
+		return err
+	}
+	s.Hub.Dispatch(userID, wire.EventPresenceUpdate, s.view(userID, true, true, privacy))
+	for f, platform := range friends {
+		s.Hub.Dispatch(f, wire.EventPresenceUpdate, s.view(userID, false, platform, privacy))
+	}
+	return nil
+}
+
+// SendPair tells a and b each other's presence, after their relationship changed (offline when
+// they are no longer friends).
+func (s *Service) SendPair(ctx context.Context, a, b uint64) error {
+	for _, p := range [][2]uint64{{a, b}, {b, a}} {
+		user, viewer := p[0], p[1]
+		friends, err := relationships.Friends(ctx, s.Store, user)
+		if err != nil {
+			return err
+		}
+		platform, friend := friends[viewer]
+		v := wire.PresenceUpdate{User: wire.PresenceUser{ID: wire.Snowflake(user)}, Status: "offline",
+			Activities: []wire.Activity{}, ClientStatus: map[string]string{}}
+		if friend {
+			privacy, err := s.Store.CustomStatusPrivacy(ctx, user)
+			if err != nil {
+				return err
+			}
+			v = s.view(user, false, platform, privacy)
+		}
+		s.Hub.Dispatch(viewer, wire.EventPresenceUpdate, v)
+	}
+	return nil
+}
+
+// ReadyPresences returns the presences of the user's friends, for READY.
+func (s *Service) ReadyPresences(ctx context.Context, userID uint64) ([]wire.PresenceUpdate, error) {
+	friends, err := relationships.Friends(ctx, s.Store, userID) // friendships are symmetric
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, len(friends))
+	for f := range friends {
+		ids = append(ids, f)
+	}
+	slices.Sort(ids)
+	out := []wire.PresenceUpdate{}
+	for _, f := range ids {
+		privacy, err := s.Store.CustomStatusPrivacy(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.view(f, false, friends[f], privacy))
+	}
+	return out, nil
+}
+
+// activity returns a copy of the user's current activity in app, with its secrets, or nil.
+func (s *Service) activity(userID, appID uint64) *wire.Activity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.users[userID]; st != nil && len(st.activities[appID]) > 0 {
+		a := st.activities[appID][0]
+		return &a
+	}
+	return nil
+}
+
+// ---- invites
+
+// Register adds the invite routes to mux (paths relative to the API base).
+func (s *Service) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /users/{user_id}/activity-invites", s.bearer(s.sendInvite))
+	mux.HandleFunc("POST /activity-invites/{invite_id}/accept", s.bearer(s.accept))
+	mux.HandleFunc("PUT /applications/{app_id}/rich-presence", s.setCover)
+}
+
+func (s *Service) bearer(h func(r *http.Request, t *store.Token) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bearer(r)
+		if err == nil && !scopes.Has(t.Scopes, scopes.ActivitiesWrite) {
+			err = wire.MissingAccess()
+		}
+		var out any
+		if err == nil {
+			out, err = h(r, t)
+		}
+		if err != nil {
+			httpx.Error(w, r, s.Logger, err)
+			return
+		}
+		httpx.JSON(w, http.StatusOK, out)
+	}
+}
+
+func coverKey(appID uint64) string {
+	return "rich_presence_cover_image/" + strconv.FormatUint(appID, 10)
+}
+
+// setCover serves PUT /applications/{app_id}/rich-presence: the application's backend sets the
+// cover image invites fall back to (rule ACT-3).
+func (s *Service) setCover(w http.ResponseWriter, r *http.Request) {
+	err := func() error {
+		app, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bot(r)
+		if err != nil {
+			return err
+		}
+		id, ok := wire.ParseSnowflake(r.PathValue("app_id"))
+		if !ok {
+			return wire.InvalidAt("app_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+		}
+		if uint64(id) != app.ID {
+			return wire.MissingAccess()
+		}
+		var body wire.RichPresenceSettings
+		if err := relationships.DecodeBody(r, &body); err != nil {
+			return err
+		}
+		if body.CoverImage == nil {
+			return wire.Required("cover_image")
+		}
+		if n := utf8.RuneCountInString(*body.CoverImage); n < 1 || n > 300 {
+			return wire.InvalidAt("cover_image", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 300 in length.")
+		}
+		if err := s.Store.PutSetting(r.Context(), coverKey(app.ID), []byte(*body.CoverImage)); err != nil {
+			return err
+		}
+		httpx.JSON(w, http.StatusOK, body)
+		return nil
+	}()
+	if err != nil {
+		httpx.Error(w, r, s.Logger, err)
+	}
+}
+
+func notJoinable(who string) error {
+	return wire.InvalidAt("activity", "ACTIVITY_NOT_JOINABLE",
+		who+" activity in this game has no party id and join secret.")
+}
+
+func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
+	ctx := r.Context()
+	rid, ok := wire.ParseSnowflake(r.PathValue("user_id"))
+	if !ok {
+		return nil, wire.InvalidAt("user_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	recipient := uint64(rid)
+	var body wire.ActivityInviteRequest
+	if err := relationships.DecodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	switch {
+	case body.Type != wire.ActivityActionJoin && body.Type != wire.ActivityActionJoinRequest:
+		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be 1 (join) or 5 (join request).")
+	case utf8.RuneCountInString(body.Content) > wire.MaxInviteContent || !utf8.ValidString(body.Content):
+		return nil, wire.InvalidAt("content", "BASE_TYPE_BAD_LENGTH", "Must be 1024 or fewer in length.")
+	case recipient == t.UserID:
+		return nil, wire.InvalidAt("user_id", "INVITE_SELF", "You cannot invite yourself.")
+	}
+	if _, err := s.Store.GetUser(ctx, recipient); errors.Is(err, store.ErrNotFound) {
+		return nil, wire.UnknownUser()
+	} else if err != nil {
+		return nil, err
+	}
+	friends, err := relationships.Friends(ctx, s.Store, t.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := friends[recipient]; !ok {
+		return nil, &wire.APIError{Status: http.StatusForbidden, Code: wire.CodeCannotSendToUser, Message: "Cannot send messages to this user"}
+	}
+	app, err := s.Store.GetApplication(ctx, t.AppID)
+	if err != nil {
+		return nil, err
+	}
+	// The party: the sender's for an invite, the recipient's (the host's) for a join request.
+	host := t.UserID
+	if body.Type == wire.ActivityActionJoinRequest {
+		host = recipient
+	}
+	act := s.activity(host, t.AppID)
+	if act == nil || act.Party == nil || act.Party.ID == "" || (body.Type == wire.ActivityActionJoin && (act.Secrets == nil || act.Secrets.Join == "")) {
+		if host == t.UserID {
+			return nil, notJoinable("Your")
+		}
+		return nil, notJoinable("The recipient's")
+	}
+	if body.ReplyTo != 0 {
+		s.mu.Lock()
+		req := s.invites[uint64(body.ReplyTo)]
+		s.mu.Unlock()
+		if req == nil || req.Type != wire.ActivityActionJoinRequest || uint64(req.RecipientID) != t.UserID ||
+			uint64(req.SenderID) != recipient {
+			return nil, wire.UnknownInvite()
+		}
+	}
+	cover, err := s.Store.GetSetting(ctx, coverKey(app.ID))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	inv := &wire.ActivityInvite{ID: wire.Snowflake(s.IDs.Next()), Type: body.Type, SenderID: wire.Snowflake(t.UserID),
+		RecipientID: wire.Snowflake(recipient), ApplicationID: wire.Snowflake(app.ID), PartyID: act.Party.ID,
+		SessionID: strconv.FormatUint(t.UserID, 10) + ":" + strconv.FormatUint(app.ID, 10), Content: body.Content,
+		CoverImage: string(cover), IsValid: true, CreatedAt: s.Clock.Now().UTC().Format(time.RFC3339Nano)}
+	inv.MessageID = inv.ID
+	if app.ParentID != 0 {
+		p := wire.Snowflake(app.ParentID)
+		inv.ParentApplicationID = &p
+	}
+	if act.Assets != nil && act.Assets.InviteCoverImage != nil { // rule ACT-3
+		inv.CoverImage = *act.Assets.InviteCoverImage
+	}
+	s.mu.Lock()
+	if s.invites == nil {
+		s.invites, s.secrets = map[uint64]*wire.ActivityInvite{}, map[uint64]string{}
+	}
+	for id, old := range s.invites { // forget invites past their lifetime
+		if t, err := time.Parse(time.RFC3339Nano, old.CreatedAt); err == nil && s.Clock.Now().Sub(t) >= InviteLifetime {
+			delete(s.invites, id)
+			delete(s.secrets, id)
+		}
+	}
+	s.invites[uint64(inv.ID)] = inv
+	if act.Secrets != nil {
+		s.secrets[uint64(inv.ID)] = act.Secrets.Join
+	}
+	out := *inv
+	s.mu.Unlock()
+	s.Hub.Dispatch(recipient, wire.EventActivityInviteCreate, out)
+	return out, nil
+}
+
+func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
+	id, ok := wire.ParseSnowflake(r.PathValue("invite_id"))
+	if !ok {
+		return nil, wire.InvalidAt("invite_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	now := s.Clock.Now()
+	s.mu.Lock()
+	inv := s.invites[uint64(id)]
+	if inv == nil || uint64(inv.RecipientID) != t.UserID {
+		s.mu.Unlock()
+		return nil, wire.UnknownInvite()
+	}
+	created, _ := time.Parse(time.RFC3339Nano, inv.CreatedAt)
+	if now.Sub(created) >= InviteLifetime {
+		inv.IsValid = false
+	}
+	secret := s.secrets[uint64(id)]
+	switch {
+	case inv.Type != wire.ActivityActionJoin:
+		s.mu.Unlock()
+		return nil, wire.InvalidAt("invite_id", "INVITE_NOT_JOIN", "Only a join invite can be accepted; answer a join request with an invite.")
+	case !inv.IsValid:
+		s.mu.Unlock()
+		return nil, &wire.APIError{Status: http.StatusBadRequest, Code: wire.CodeUnknownInvite, Message: "The invite is no longer valid"}
+	}
+	inv.Accepted = true
+	out := *inv
+	s.mu.Unlock()
+	// rule EVT-1: every connected session of the player hears of it.
+	s.Hub.Dispatch(t.UserID, wire.EventActivityInviteUpdate, out)
+	return wire.ActivityInviteAccepted{JoinSecret: secret, Invite: out}, nil
+}
+
+// staleInvitesLocked marks invalid the valid invites whose sender is userID in appID (any app
+// when 0) and whose party the sender's activity no longer has; it returns copies of them.
+func (s *Service) staleInvitesLocked(userID, appID uint64) []*wire.ActivityInvite {
+	var out []*wire.ActivityInvite
+	for _, inv := range s.invites {
+		if !inv.IsValid || inv.Type != wire.ActivityActionJoin || uint64(inv.SenderID) != userID ||
+			(appID != 0 && uint64(inv.ApplicationID) != appID) {
+			continue
+		}
+		party := ""
+		if st := s.users[userID]; st != nil && len(st.activities[uint64(inv.ApplicationID)]) > 0 {
+			if p := st.activities[uint64(inv.ApplicationID)][0].Party; p != nil {
+				party = p.ID
+			}
+		}
+		if party != inv.PartyID {
+			inv.IsValid = false
+			c := *inv
+			out = append(out, &c)
+		}
+	}
+	return out
+}
+
+// invalidate tells the recipients that their invites are no longer valid.
+func (s *Service) invalidate(list []*wire.ActivityInvite) {
+	for _, inv := range list {
+		s.Hub.Dispatch(uint64(inv.RecipientID), wire.EventActivityInviteUpdate, *inv)
+	}
+}

@@ -1,0 +1,451 @@
+package presence_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/server/accounts"
+	"sdkpp/server/clock"
+	"sdkpp/server/devseed"
+	"sdkpp/server/presence"
+	"sdkpp/server/relationships"
+	"sdkpp/server/scopes"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/wire"
+)
+
+// hub records dispatches and says who is online.
+type hub struct {
+	mu     sync.Mutex
+	online map[uint64]map[uint64]bool // user -> app -> connected
+	sent   []sent
+}
+
+type sent struct {
+	user  uint64
+	event string
+	data  []byte
+}
+
+func (h *hub) Dispatch(userID uint64, event string, data any) {
+	raw, _ := json.Marshal(data)
+	h.mu.Lock()
+	h.sent = append(h.sent, sent{userID, event, raw})
+	h.mu.Unlock()
+}
+
+func (h *hub) Online(userID uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, on := range h.online[userID] {
+		if on {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *hub) OnlineApp(appID, userID uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.online[userID][appID]
+}
+
+func (h *hub) connect(userID, appID uint64, on bool) {
+	h.mu.Lock()
+	if h.online == nil {
+		h.online = map[uint64]map[uint64]bool{}
+	}
+	if h.online[userID] == nil {
+		h.online[userID] = map[uint64]bool{}
+	}
+	h.online[userID][appID] = on
+	h.mu.Unlock()
+}
+
+// last returns the last presence userID received about about, or nil.
+func (h *hub) last(userID, about uint64) *wire.PresenceUpdate {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.sent) - 1; i >= 0; i-- {
+		s := h.sent[i]
+		if s.user != userID || s.event != wire.EventPresenceUpdate {
+			continue
+		}
+		var p wire.PresenceUpdate
+		if json.Unmarshal(s.data, &p) == nil && uint64(p.User.ID) == about {
+			return &p
+		}
+	}
+	return nil
+}
+
+func (h *hub) events(userID uint64, event string) []wire.ActivityInvite {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []wire.ActivityInvite
+	for _, s := range h.sent {
+		if s.user == userID && s.event == event {
+			var inv wire.ActivityInvite
+			_ = json.Unmarshal(s.data, &inv)
+			out = append(out, inv)
+		}
+	}
+	return out
+}
+
+type env struct {
+	t          *testing.T
+	st         *store.SQLite
+	clock      *clock.Offset
+	ids        *snowflake.Generator
+	acct       *accounts.Service
+	hub        *hub
+	svc        *presence.Service
+	rel        *relationships.Service
+	mux        *http.ServeMux
+	app, child wire.DevApplication
+}
+
+type player struct {
+	id   uint64
+	auth string
+}
+
+func newEnv(t *testing.T) *env {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := &env{t: t, st: st, clock: clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), hub: &hub{}}
+	e.ids = snowflake.New(e.clock, 0)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	seed := &devseed.Seeder{Store: st, IDs: e.ids, Now: e.clock.Now}
+	e.acct = &accounts.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log}
+	if e.app, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Harbor"}); err != nil {
+		t.Fatal(err)
+	}
+	if e.child, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Harbor Arena", ParentID: uint64(e.app.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	e.svc = &presence.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log, Hub: e.hub}
+	e.rel = &relationships.Service{Store: st, Clock: e.clock, Logger: log}
+	e.mux = http.NewServeMux()
+	e.svc.Register(e.mux)
+	e.rel.Register(e.mux)
+	return e
+}
+
+func (e *env) player(name string, app wire.DevApplication) player {
+	e.t.Helper()
+	ctx := context.Background()
+	u := &store.User{ID: e.ids.Next(), Username: name, GlobalName: name, CreatedAt: e.clock.Now()}
+	if err := e.st.CreateUser(ctx, u); err != nil {
+		e.t.Fatal(err)
+	}
+	return player{id: u.ID, auth: e.token(u.ID, app)}
+}
+
+func (e *env) token(userID uint64, app wire.DevApplication) string {
+	ctx := context.Background()
+	a, err := e.acct.Authorize(ctx, e.st, uint64(app.ID), userID, scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer}), 1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tok, err := token.Issue(ctx, e.st, e.clock.Now(), a, token.Options{ExpiresAt: e.clock.Now().Add(24 * time.Hour)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return "Bearer " + tok.Access
+}
+
+// do sends a request and requires a status below 500.
+func (e *env) do(method, path, auth string, body any) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	e.mux.ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		e.t.Errorf("%s %s: HTTP %d: %s", method, path, rec.Code, rec.Body.Bytes())
+	}
+	return rec.Code, rec.Body.Bytes()
+}
+
+func (e *env) must(status int, method, path, auth string, body any) []byte {
+	e.t.Helper()
+	code, raw := e.do(method, path, auth, body)
+	if code != status {
+		e.t.Fatalf("%s %s: HTTP %d, want %d: %s", method, path, code, status, raw)
+	}
+	return raw
+}
+
+// fails requires an error with status and code; for 50035, field must be named in errors.
+func (e *env) fails(status, code int, field, method, path, auth string, body any) {
+	e.t.Helper()
+	got, raw := e.do(method, path, auth, body)
+	var ae wire.APIError
+	if got != status || json.Unmarshal(raw, &ae) != nil || ae.Code != code {
+		e.t.Fatalf("%s %s: HTTP %d %s, want %d code %d", method, path, got, raw, status, code)
+	}
+	if field != "" && !bytes.Contains(raw, []byte(`"`+field+`"`)) {
+		e.t.Fatalf("%s %s: errors do not name %q: %s", method, path, field, raw)
+	}
+}
+
+func id(p player) string { return strconv.FormatUint(p.id, 10) }
+
+// friends makes a and b friends: platform ones, or game ones of a's application.
+func (e *env) friends(a, b player, game bool) {
+	path := "/users/@me/relationships/"
+	if game {
+		path = "/users/@me/game-relationships/"
+	}
+	e.must(204, "PUT", path+id(b), a.auth, map[string]any{})
+	e.must(204, "PUT", path+id(a), b.auth, map[string]any{})
+}
+
+func (e *env) setPresence(p player, app wire.DevApplication, presence string) {
+	e.t.Helper()
+	e.hub.connect(p.id, uint64(app.ID), true)
+	e.svc.OnSession(p.id, uint64(app.ID))
+	e.svc.OnPresence(p.id, uint64(app.ID), json.RawMessage(presence))
+}
+
+func str(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+// rule GW-5: the custom status is visible by privacy setting, friendship and guild size.
+func TestCustomStatusVisible(t *testing.T) {
+	for _, c := range []struct {
+		privacy  int
+		friend   bool
+		guild    int
+		visible  bool
+		scenario string
+	}{
+		{store.PrivacyEveryone, false, 5000, true, "everyone"},
+		{store.PrivacyFriendsOnly, true, 0, true, "friends only, a friend"},
+		{store.PrivacyFriendsOnly, false, 10, false, "friends only, not a friend"},
+		{store.PrivacyFriendsAndSmallServers, false, 200, true, "small server of 200"},
+		{store.PrivacyFriendsAndSmallServers, false, 201, false, "guild of more than 200"},
+		{store.PrivacyFriendsAndSmallServers, true, 5000, true, "a friend in a large guild"},
+	} {
+		if got := presence.CustomStatusVisible(c.privacy, c.friend, c.guild); got != c.visible { // rule GW-5
+			t.Errorf("%s: visible %v", c.scenario, got)
+		}
+	}
+}
+
+// rules GW-5, ACT-1: a Presence Update leaves the custom status (type 4) out for a game friend
+// when the user's privacy is Friends Only; a platform friend and the user's own sessions see it.
+func TestPresenceUpdateCustomStatusPrivacy(t *testing.T) {
+	e := newEnv(t)
+	alice, bob, carol := e.player("alice", e.app), e.player("bob", e.app), e.player("carol", e.app)
+	e.friends(alice, bob, true)    // game friends only
+	e.friends(alice, carol, false) // platform friends
+	e.must(200, "PATCH", "/users/@me/settings", alice.auth, map[string]any{"custom_status_privacy": 1})
+	e.setPresence(alice, e.app, `{"status":"online","activities":[
+		{"type":4,"name":"","state":"brb, walking the dog"},
+		{"type":0,"details":"Capture the flag"}]}`)
+
+	self, game, platform := e.hub.last(alice.id, alice.id), e.hub.last(bob.id, alice.id), e.hub.last(carol.id, alice.id)
+	if self == nil || game == nil || platform == nil {
+		t.Fatalf("presences: self %v, game friend %v, platform friend %v", self, game, platform)
+	}
+	count := func(p *wire.PresenceUpdate, typ int) int {
+		n := 0
+		for _, a := range p.Activities {
+			if a.Type == typ {
+				n++
+			}
+		}
+		return n
+	}
+	if count(game, wire.ActivityCustomStatus) != 0 || count(game, wire.ActivityPlaying) != 1 { // rule GW-5
+		t.Fatalf("a game friend sees %+v", game.Activities)
+	}
+	if count(platform, wire.ActivityCustomStatus) != 1 || count(self, wire.ActivityCustomStatus) != 1 {
+		t.Fatalf("platform friend %+v, self %+v", platform.Activities, self.Activities)
+	}
+	for _, a := range platform.Activities {
+		if a.Type == wire.ActivityCustomStatus && (a.ApplicationID != nil || str(a.State) != "brb, walking the dog") { // rule ACT-1
+			t.Fatalf("custom status %+v", a)
+		}
+	}
+	// With privacy Everyone the game friend sees it too.
+	e.must(200, "PATCH", "/users/@me/settings", alice.auth, map[string]any{"custom_status_privacy": 0})
+	e.svc.OnPresence(alice.id, uint64(e.app.ID), json.RawMessage(`{"status":"online","activities":[{"type":4,"state":"back"}]}`))
+	if count(e.hub.last(bob.id, alice.id), wire.ActivityCustomStatus) != 1 {
+		t.Fatal("privacy Everyone still hides the custom status")
+	}
+	// Bad settings.
+	e.fails(400, wire.CodeInvalidFormBody, "custom_status_privacy", "PATCH", "/users/@me/settings", alice.auth, map[string]any{"custom_status_privacy": 7})
+	e.fails(400, wire.CodeInvalidJSON, "", "PATCH", "/users/@me/settings", alice.auth, "{")
+}
+
+// rules ACT-2, ACT-4: the URLs reach friends as sent, a name overrides the application's, no
+// name shows the application's, secrets never leave; invalid activities are dropped whole.
+func TestRichPresenceFields(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.player("alice", e.app), e.player("bob", e.app)
+	e.friends(alice, bob, false)
+	e.setPresence(alice, e.app, `{"activities":[{"type":0,"name":"Harbor: Night Raid","state":"In a match",
+		"state_url":"https://h.example/s","details":"Sniping","details_url":"https://h.example/d",
+		"assets":{"large_image":"map","large_url":"https://h.example/l","small_image":"cls","small_url":"https://h.example/sm"},
+		"party":{"id":"p1","size":[1,4]},"secrets":{"join":"sekrit"},
+		"buttons":[{"label":"Watch","url":"https://h.example/w"}]}]}`)
+	p := e.hub.last(bob.id, alice.id)
+	if p == nil || len(p.Activities) != 1 {
+		t.Fatalf("presence %+v", p)
+	}
+	a := p.Activities[0]
+	if a.Name != "Harbor: Night Raid" || str(a.StateURL) != "https://h.example/s" || str(a.DetailsURL) != "https://h.example/d" || // ACT-4, ACT-2
+		str(a.Assets.LargeURL) != "https://h.example/l" || str(a.Assets.SmallURL) != "https://h.example/sm" ||
+		a.ApplicationID == nil || uint64(*a.ApplicationID) != uint64(e.app.ID) || len(a.Buttons) != 1 || a.Secrets != nil {
+		t.Fatalf("activity %+v", a)
+	}
+	e.svc.OnPresence(alice.id, uint64(e.app.ID), json.RawMessage(`{"activities":[{"type":0,"details":"Idle"}]}`))
+	if got := e.hub.last(bob.id, alice.id).Activities[0].Name; got != "Harbor" { // rule ACT-4
+		t.Fatalf("name %q, want the application's", got)
+	}
+	for field, bad := range map[string]string{
+		"activities.0.state_url":        `{"type":0,"state_url":"ftp://x"}`,
+		"activities.0.assets.large_url": `{"type":0,"assets":{"large_url":""}}`,
+		"activities.0.buttons":          `{"type":0,"buttons":[{"label":"a","url":"https://a.b"},{"label":"b","url":"https://a.b"},{"label":"c","url":"https://a.b"}]}`,
+		"activities.0.party.size":       `{"type":0,"party":{"id":"pp","size":[5,4]}}`,
+		"activities.0.type":             `{"type":9}`,
+		"activities.0.details":          `{"type":0,"details":"x"}`,
+	} {
+		var pr wire.Presence
+		if err := json.Unmarshal([]byte(`{"activities":[`+bad+`]}`), &pr); err != nil {
+			t.Fatal(err)
+		}
+		err := e.svc.Set(context.Background(), alice.id, uint64(e.app.ID), &pr)
+		raw, _ := json.Marshal(err)
+		if ae, ok := err.(*wire.APIError); !ok || ae.Code != wire.CodeInvalidFormBody {
+			t.Errorf("%s: %v", field, err)
+		} else if want := lastPart(field); !bytes.Contains(raw, []byte(`"`+want+`"`)) {
+			t.Errorf("%s: error does not name it: %s", field, raw)
+		}
+	}
+	if e.hub.last(bob.id, alice.id).Activities[0].Details == nil {
+		t.Fatal("an invalid presence replaced the valid one")
+	}
+	// The last session of the game ends: its activities go; the last session at all: offline.
+	e.hub.connect(alice.id, uint64(e.app.ID), false)
+	e.svc.OnSession(alice.id, uint64(e.app.ID))
+	if p := e.hub.last(bob.id, alice.id); p.Status != "offline" || len(p.Activities) != 0 {
+		t.Fatalf("after the last session: %+v", p)
+	}
+}
+
+func lastPart(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '.' {
+			return path[i+1:]
+		}
+	}
+	return path
+}
+
+// rules ACT-3, INV-1: an invite names its application (a sibling's too) and carries the
+// activity's invite cover image, else the application's rich-presence cover image.
+func TestInviteCoverAndSiblingApplication(t *testing.T) {
+	e := newEnv(t)
+	host, guest := e.player("host", e.child), e.player("guest", e.app)
+	e.friends(host, guest, false)
+	e.setPresence(host, e.child, `{"activities":[{"type":0,"party":{"id":"p1","size":[1,4]},"secrets":{"join":"s1"}}]}`)
+
+	// No cover anywhere: empty.
+	raw := e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1, "content": "join"})
+	var inv wire.ActivityInvite
+	_ = json.Unmarshal(raw, &inv)
+	if inv.CoverImage != "" || uint64(inv.ApplicationID) != uint64(e.child.ID) || inv.ParentApplicationID == nil || // rule INV-1
+		uint64(*inv.ParentApplicationID) != uint64(e.app.ID) {
+		t.Fatalf("invite %s", raw)
+	}
+	if got := e.hub.events(guest.id, wire.EventActivityInviteCreate); len(got) != 1 || uint64(got[0].ApplicationID) != uint64(e.child.ID) {
+		t.Fatalf("the guest (in the sibling application) got %+v", got)
+	}
+	// The application's cover is the fallback (rule ACT-3).
+	e.must(200, "PUT", "/applications/"+e.child.ID.String()+"/rich-presence", "Bot "+e.child.BotToken, map[string]any{"cover_image": "https://cdn.example/app-cover.png"})
+	raw = e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1})
+	_ = json.Unmarshal(raw, &inv)
+	if inv.CoverImage != "https://cdn.example/app-cover.png" {
+		t.Fatalf("cover %q, want the application's", inv.CoverImage)
+	}
+	// The activity's own cover wins, and may differ per invite (rule ACT-3).
+	e.svc.OnPresence(host.id, uint64(e.child.ID), json.RawMessage(`{"activities":[{"type":0,"party":{"id":"p1","size":[1,4]},
+		"secrets":{"join":"s1"},"assets":{"invite_cover_image":"night_cover"}}]}`))
+	raw = e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1})
+	_ = json.Unmarshal(raw, &inv)
+	if inv.CoverImage != "night_cover" {
+		t.Fatalf("cover %q, want the activity's", inv.CoverImage)
+	}
+
+	// Accepting: the secret, and the acceptance goes to every session of the guest (rule EVT-1).
+	raw = e.must(200, "POST", "/activity-invites/"+inv.ID.String()+"/accept", guest.auth, map[string]any{})
+	var acc wire.ActivityInviteAccepted
+	_ = json.Unmarshal(raw, &acc)
+	if acc.JoinSecret != "s1" || !acc.Invite.Accepted {
+		t.Fatalf("accept %s", raw)
+	}
+	if got := e.hub.events(guest.id, wire.EventActivityInviteUpdate); len(got) != 1 || !got[0].Accepted {
+		t.Fatalf("acceptance events %+v", got)
+	}
+
+	// Bad input: never a 5xx, the platform's error bodies.
+	stranger := e.player("stranger", e.app)
+	e.fails(403, wire.CodeCannotSendToUser, "", "POST", "/users/"+id(stranger)+"/activity-invites", host.auth, map[string]any{"type": 1})
+	e.fails(400, wire.CodeInvalidFormBody, "type", "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 3})
+	e.fails(400, wire.CodeInvalidFormBody, "content", "POST", "/users/"+id(guest)+"/activity-invites", host.auth,
+		map[string]any{"type": 1, "content": string(bytes.Repeat([]byte("x"), 1025))})
+	e.fails(400, wire.CodeInvalidFormBody, "user_id", "POST", "/users/"+id(host)+"/activity-invites", host.auth, map[string]any{"type": 1})
+	e.fails(400, wire.CodeInvalidFormBody, "user_id", "POST", "/users/abc/activity-invites", host.auth, map[string]any{"type": 1})
+	e.fails(404, wire.CodeUnknownUser, "", "POST", "/users/12345/activity-invites", host.auth, map[string]any{"type": 1})
+	e.fails(400, wire.CodeInvalidJSON, "", "POST", "/users/"+id(guest)+"/activity-invites", host.auth, "[1,")
+	e.fails(400, wire.CodeInvalidFormBody, "type", "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": "join"})
+	e.fails(400, wire.CodeInvalidFormBody, "activity", "POST", "/users/"+id(host)+"/activity-invites", guest.auth, map[string]any{"type": 1})
+	e.fails(404, wire.CodeUnknownInvite, "", "POST", "/activity-invites/99/accept", guest.auth, nil)
+	e.fails(404, wire.CodeUnknownInvite, "", "POST", "/activity-invites/"+inv.ID.String()+"/accept", stranger.auth, nil)
+	e.fails(401, 0, "", "POST", "/activity-invites/"+inv.ID.String()+"/accept", "", nil)
+	e.fails(403, wire.CodeMissingAccess, "", "PUT", "/applications/"+e.app.ID.String()+"/rich-presence", "Bot "+e.child.BotToken, map[string]any{"cover_image": "x"})
+	e.fails(400, wire.CodeInvalidFormBody, "cover_image", "PUT", "/applications/"+e.child.ID.String()+"/rich-presence", "Bot "+e.child.BotToken, map[string]any{})
+
+	// Invites expire after six hours.
+	e.clock.Advance(presence.InviteLifetime)
+	e.fails(400, wire.CodeUnknownInvite, "", "POST", "/activity-invites/"+inv.ID.String()+"/accept", guest.auth, nil)
+}

@@ -1,0 +1,490 @@
+// Package relationships serves friends, friend requests and blocks: the platform-account
+// relationships and the in-game relationships of each application, stored in the service's
+// store (two rows per pair, one per side).
+//
+// # Routes (under /api/v10, Bearer)
+//
+//	GET    /users/@me/relationships                 relationships.read   -> [relationship]
+//	POST   /users/@me/relationships                 relationships.write  {username} -> 204 (send or accept)
+//	PUT    /users/@me/relationships/{user_id}       relationships.write  {type?} -> 204: type 2 blocks; 1 or none sends or accepts
+//	DELETE /users/@me/relationships/{user_id}       relationships.write  -> 204: unfriend, cancel, reject or unblock
+//	GET    /users/@me/game-relationships            relationships.read   -> [relationship] of the token's application
+//	POST   /users/@me/game-relationships            relationships.write  {username} -> 204
+//	PUT    /users/@me/game-relationships/{user_id}  relationships.write  -> 204 (send or accept)
+//	DELETE /users/@me/game-relationships/{user_id}  relationships.write  -> 204
+//	PATCH  /users/@me/settings                      relationships.write  {custom_status_privacy} -> settings
+//
+// A relationship object is {id, type, user, nickname, is_spam_request, since} (game ones add
+// application_id); types follow the platform: Friend 1, Blocked 2, PendingIncoming 3,
+// PendingOutgoing 4.
+//
+// # Events
+//
+// Each side whose row changes gets RELATIONSHIP_ADD, RELATIONSHIP_UPDATE or RELATIONSHIP_REMOVE
+// (platform rows, on every session) or GAME_RELATIONSHIP_ADD/UPDATE/REMOVE (game rows, on the
+// sessions of that application), with the relationship object as d (type 0 on REMOVE).
+//
+// # Rules
+//
+//   - A request to a user who has a pending request to the caller accepts it.
+//   - Blocking removes every relationship between the two (platform and game, both sides) except
+//     the other's block of the caller; a blocked user's requests fail with 80000, and requests to
+//     a user the caller blocks with 50007.
+//   - REL-1: an incoming request is marked is_spam_request when its sender made SpamBurst or more
+//     other friend requests (still pending) within SpamWindow before it, by the service's clock.
+package relationships
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+	"sdkpp/server/scopes"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/server/users"
+	"sdkpp/server/wire"
+)
+
+// The spam heuristic of rule REL-1.
+const (
+	SpamBurst  = 5
+	SpamWindow = 10 * time.Minute
+)
+
+// Notifier delivers events to a user's gateway sessions; *gateway.Hub is one.
+type Notifier interface {
+	Dispatch(userID uint64, event string, data any)
+	DispatchApp(appID, userID uint64, event string, data any)
+}
+
+// Service serves the relationship routes. Set its fields before Register.
+type Service struct {
+	Store    store.Store
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Notifier Notifier // nil: no realtime delivery
+	// OnChange, when set, runs after a commit that changed what a and b are to each other (for
+	// example presence, which friends see).
+	OnChange func(a, b uint64)
+}
+
+// Register adds the routes to mux (paths relative to the API base).
+func (s *Service) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /users/@me/relationships", s.route(scopes.RelationshipsRead, s.list(false)))
+	mux.HandleFunc("GET /users/@me/game-relationships", s.route(scopes.RelationshipsRead, s.list(true)))
+	mux.HandleFunc("POST /users/@me/relationships", s.route(scopes.RelationshipsWrite, s.byName(false)))
+	mux.HandleFunc("POST /users/@me/game-relationships", s.route(scopes.RelationshipsWrite, s.byName(true)))
+	mux.HandleFunc("PUT /users/@me/relationships/{user_id}", s.route(scopes.RelationshipsWrite, s.put(false)))
+	mux.HandleFunc("PUT /users/@me/game-relationships/{user_id}", s.route(scopes.RelationshipsWrite, s.put(true)))
+	mux.HandleFunc("DELETE /users/@me/relationships/{user_id}", s.route(scopes.RelationshipsWrite, s.remove(false)))
+	mux.HandleFunc("DELETE /users/@me/game-relationships/{user_id}", s.route(scopes.RelationshipsWrite, s.remove(true)))
+	mux.HandleFunc("PATCH /users/@me/settings", s.route(scopes.RelationshipsWrite, s.settings))
+}
+
+// request is an authenticated request.
+type request struct {
+	*http.Request
+	user, app uint64
+}
+
+type handler func(q *request) (any, error)
+
+func (s *Service) route(scope string, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bearer(r)
+		if err == nil && !scopes.Has(t.Scopes, scope) {
+			err = wire.MissingAccess()
+		}
+		var out any
+		if err == nil {
+			out, err = h(&request{Request: r, user: t.UserID, app: t.AppID})
+		}
+		switch {
+		case err != nil:
+			httpx.Error(w, r, s.Logger, err)
+		case out == nil:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			httpx.JSON(w, http.StatusOK, out)
+		}
+	}
+}
+
+// peer reads the user_id path value: a known user other than the caller.
+func (s *Service) peer(q *request) (uint64, error) {
+	id, ok := wire.ParseSnowflake(q.PathValue("user_id"))
+	if !ok {
+		return 0, wire.InvalidAt("user_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	return s.known(q, uint64(id))
+}
+
+func (s *Service) known(q *request, id uint64) (uint64, error) {
+	if id == q.user {
+		return 0, wire.InvalidAt("user_id", "RELATIONSHIP_SELF", "You cannot have a relationship with yourself.")
+	}
+	u, err := s.Store.GetUser(q.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Bot) {
+		return 0, wire.UnknownUser()
+	}
+	return id, err
+}
+
+// kindApp is the app id of a kind of relationship: 0 for the platform's, the token's app for
+// game relationships.
+func kindApp(q *request, game bool) uint64 {
+	if game {
+		return q.app
+	}
+	return 0
+}
+
+func (s *Service) list(game bool) handler {
+	return func(q *request) (any, error) {
+		rows, err := s.Store.ListRelationships(q.Context(), q.user, q.app)
+		if err != nil {
+			return nil, err
+		}
+		out := []wire.Relationship{}
+		for _, r := range rows {
+			if (r.AppID != 0) != game {
+				continue
+			}
+			obj, err := s.Object(q.Context(), s.Store, &r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, obj)
+		}
+		return out, nil
+	}
+}
+
+// Object is the wire form of r.
+func (s *Service) Object(ctx context.Context, st store.Store, r *store.Relationship) (wire.Relationship, error) {
+	u, err := st.GetUser(ctx, r.PeerID)
+	if err != nil {
+		return wire.Relationship{}, err
+	}
+	obj := wire.Relationship{ID: wire.Snowflake(r.PeerID), Type: r.Type, User: users.Object(u, false),
+		IsSpamRequest: r.Spam, Since: r.CreatedAt.UTC().Format(time.RFC3339Nano)}
+	if r.AppID != 0 {
+		app := wire.Snowflake(r.AppID)
+		obj.ApplicationID = &app
+	}
+	return obj, nil
+}
+
+func (s *Service) byName(game bool) handler {
+	return func(q *request) (any, error) {
+		var body wire.FriendRequest
+		if err := DecodeBody(q.Request, &body); err != nil {
+			return nil, err
+		}
+		name := strings.TrimSpace(body.Username)
+		if name == "" {
+			return nil, wire.Required("username")
+		}
+		u, err := s.Store.GetUserByUsername(q.Context(), name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, wire.UnknownUser()
+		} else if err != nil {
+			return nil, err
+		}
+		peer, err := s.known(q, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.request(q, peer, kindApp(q, game))
+	}
+}
+
+func (s *Service) put(game bool) handler {
+	return func(q *request) (any, error) {
+		peer, err := s.peer(q)
+		if err != nil {
+			return nil, err
+		}
+		var body wire.RelationshipPut
+		if q.ContentLength != 0 || q.Header.Get("Content-Type") != "" {
+			if err := DecodeBody(q.Request, &body); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case body.Type == nil || *body.Type == store.RelFriend:
+			return nil, s.request(q, peer, kindApp(q, game))
+		case *body.Type == store.RelBlocked && !game:
+			return nil, s.block(q, peer)
+		}
+		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be 1 (friend) or 2 (block, platform relationships only).")
+	}
+}
+
+func (s *Service) remove(game bool) handler {
+	return func(q *request) (any, error) {
+		peer, err := s.peer(q)
+		if err != nil {
+			return nil, err
+		}
+		app := kindApp(q, game)
+		return nil, s.tx(q.Context(), func(c *changes) error {
+			theirs, err := c.get(peer, q.user, app)
+			if err != nil {
+				return err
+			}
+			if err := c.set(q.user, peer, app, store.RelNone, false); err != nil {
+				return err
+			}
+			if theirs != nil && theirs.Type != store.RelBlocked {
+				return c.set(peer, q.user, app, store.RelNone, false)
+			}
+			return nil
+		})
+	}
+}
+
+// request sends a friend request from the caller to peer, or accepts peer's.
+func (s *Service) request(q *request, peer, app uint64) error {
+	ctx := q.Context()
+	return s.tx(ctx, func(c *changes) error {
+		// Blocks live on the platform rows.
+		if r, err := c.get(peer, q.user, 0); err != nil {
+			return err
+		} else if r != nil && r.Type == store.RelBlocked {
+			return wire.Coded(wire.CodeFriendRequestBlocked, "Friend request blocked")
+		}
+		if r, err := c.get(q.user, peer, 0); err != nil {
+			return err
+		} else if r != nil && r.Type == store.RelBlocked {
+			return wire.Coded(wire.CodeCannotSendToUser, "Cannot send friend request to a user you block")
+		}
+		mine, err := c.get(q.user, peer, app)
+		if err != nil {
+			return err
+		}
+		switch {
+		case mine != nil && mine.Type == store.RelFriend:
+			return wire.Coded(wire.CodeAlreadyFriends, "You are already friends with that user")
+		case mine != nil && mine.Type == store.RelPendingOutgoing:
+			return nil // already sent
+		case mine != nil && mine.Type == store.RelPendingIncoming: // accept
+			if err := c.set(q.user, peer, app, store.RelFriend, false); err != nil {
+				return err
+			}
+			return c.set(peer, q.user, app, store.RelFriend, false)
+		}
+		// rule REL-1: a burst of requests marks this one as spam.
+		n, err := c.st.CountOutgoingSince(ctx, q.user, c.now.Add(-SpamWindow))
+		if err != nil {
+			return err
+		}
+		if err := c.set(q.user, peer, app, store.RelPendingOutgoing, false); err != nil {
+			return err
+		}
+		return c.set(peer, q.user, app, store.RelPendingIncoming, n >= SpamBurst)
+	})
+}
+
+// block makes the caller block peer, removing every other relationship between them.
+func (s *Service) block(q *request, peer uint64) error {
+	return s.tx(q.Context(), func(c *changes) error {
+		theirs, err := c.st.ListRelated(q.Context(), q.user) // peer's rows about the caller
+		if err != nil {
+			return err
+		}
+		all, err := c.allMine(q.user, peer)
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			if err := c.set(r.UserID, r.PeerID, r.AppID, store.RelNone, false); err != nil {
+				return err
+			}
+		}
+		for _, r := range theirs {
+			if r.UserID == peer && r.Type != store.RelBlocked {
+				if err := c.set(r.UserID, r.PeerID, r.AppID, store.RelNone, false); err != nil {
+					return err
+				}
+			}
+		}
+		return c.set(q.user, peer, 0, store.RelBlocked, false)
+	})
+}
+
+func (s *Service) settings(q *request) (any, error) {
+	var body wire.PrivacySettings
+	if err := DecodeBody(q.Request, &body); err != nil {
+		return nil, err
+	}
+	if body.CustomStatusPrivacy != nil {
+		p := *body.CustomStatusPrivacy
+		if p < store.PrivacyEveryone || p > store.PrivacyFriendsAndSmallServers {
+			return nil, wire.InvalidAt("custom_status_privacy", "BASE_TYPE_CHOICES", "Value must be 0, 1 or 2.")
+		}
+		if err := s.Store.SetCustomStatusPrivacy(q.Context(), q.user, p); err != nil {
+			return nil, err
+		}
+	}
+	p, err := s.Store.CustomStatusPrivacy(q.Context(), q.user)
+	if err != nil {
+		return nil, err
+	}
+	return wire.PrivacySettings{CustomStatusPrivacy: &p}, nil
+}
+
+// DecodeBody reads a JSON body into v like httpx.DecodeJSON, but a field of the wrong type is a
+// 50035 naming the field (as the platform answers), not 50109.
+func DecodeBody(r *http.Request, v any) error {
+	var raw json.RawMessage
+	if err := httpx.DecodeJSON(r, &raw); err != nil {
+		return err
+	}
+	err := json.Unmarshal(raw, v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return wire.InvalidAt(te.Field, "BASE_TYPE_BAD_TYPE", "The value has the wrong type.")
+	case err != nil:
+		return wire.InvalidJSON()
+	}
+	return nil
+}
+
+// ---- transactions and events
+
+// changes collects a transaction's row changes and the events they make.
+type changes struct {
+	ctx    context.Context
+	s      *Service
+	st     store.Store
+	now    time.Time
+	events []event
+	pairs  [][2]uint64
+}
+
+type event struct {
+	user, app uint64
+	name      string
+	data      wire.Relationship
+}
+
+func (c *changes) get(user, peer, app uint64) (*store.Relationship, error) {
+	r, err := c.st.GetRelationship(c.ctx, user, peer, app)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// allMine returns the caller's rows about peer, platform and game, in any application.
+func (c *changes) allMine(user, peer uint64) ([]store.Relationship, error) {
+	related, err := c.st.ListRelated(c.ctx, peer)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Relationship
+	for _, r := range related {
+		if r.UserID == user {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// set writes user's relationship to peer in app (RelNone deletes it) and records the event.
+func (c *changes) set(user, peer, app uint64, typ int, spam bool) error {
+	old, err := c.get(user, peer, app)
+	if err != nil {
+		return err
+	}
+	if old == nil && typ == store.RelNone {
+		return nil
+	}
+	if old != nil && old.Type == typ && old.Spam == spam {
+		return nil
+	}
+	r := &store.Relationship{UserID: user, PeerID: peer, AppID: app, Type: typ, Spam: spam, CreatedAt: c.now}
+	if old != nil && old.Type == typ {
+		r.CreatedAt = old.CreatedAt
+	}
+	name := wire.EventRelationshipUpdate
+	switch {
+	case typ == store.RelNone:
+		name = wire.EventRelationshipRemove
+		err = c.st.DeleteRelationship(c.ctx, user, peer, app)
+	case old == nil:
+		name = wire.EventRelationshipAdd
+		err = c.st.PutRelationship(c.ctx, r)
+	default:
+		err = c.st.PutRelationship(c.ctx, r)
+	}
+	if err != nil {
+		return err
+	}
+	obj, err := c.s.Object(c.ctx, c.st, r)
+	if err != nil {
+		return err
+	}
+	c.events = append(c.events, event{user: user, app: app, name: name, data: obj})
+	c.pairs = append(c.pairs, [2]uint64{user, peer})
+	return nil
+}
+
+// tx runs fn in a transaction and, once committed, sends the events and calls OnChange.
+func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
+	var c *changes
+	err := s.Store.WithTx(ctx, func(st store.Store) error {
+		c = &changes{ctx: ctx, s: s, st: st, now: s.Clock.Now()}
+		return fn(c)
+	})
+	if err != nil {
+		return err
+	}
+	if s.Notifier != nil {
+		for _, e := range c.events {
+			if e.app == 0 {
+				s.Notifier.Dispatch(e.user, e.name, e.data)
+			} else {
+				s.Notifier.DispatchApp(e.app, e.user, "GAME_"+e.name, e.data)
+			}
+		}
+	}
+	if s.OnChange != nil {
+		seen := map[[2]uint64]bool{}
+		for _, p := range c.pairs {
+			if p[0] > p[1] {
+				p[0], p[1] = p[1], p[0]
+			}
+			if !seen[p] {
+				seen[p] = true
+				s.OnChange(p[0], p[1])
+			}
+		}
+	}
+	return nil
+}
+
+// Friends returns the users who are friends of userID, on the platform or in any game, and
+// for each whether the friendship is a platform one.
+func Friends(ctx context.Context, st store.Store, userID uint64) (map[uint64]bool, error) {
+	rows, err := st.ListRelated(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint64]bool{}
+	for _, r := range rows {
+		if r.Type == store.RelFriend {
+			out[r.UserID] = out[r.UserID] || r.AppID == 0
+		}
+	}
+	return out, nil
+}
