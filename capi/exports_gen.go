@@ -154,6 +154,30 @@ static inline void sdkpp_call_Client_MessageDeletedCallback(Sdkpp_Client_Message
 	cb(messageId, channelId, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_ProvisionalUserMergeRequiredCallback(Sdkpp_Client_ProvisionalUserMergeRequiredCallback cb, uintptr_t userData) {
+	cb((void*)userData);
+}
+
+static inline void sdkpp_call_Client_GetUserGuildsCallback(Sdkpp_Client_GetUserGuildsCallback cb, uintptr_t result, Sdkpp_GuildMinimalSpan guilds, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, guilds, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_GetGuildChannelsCallback(Sdkpp_Client_GetGuildChannelsCallback cb, uintptr_t result, Sdkpp_GuildChannelSpan guildChannels, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, guildChannels, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_LinkOrUnlinkChannelCallback(Sdkpp_Client_LinkOrUnlinkChannelCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_JoinLinkedLobbyGuildCallback(Sdkpp_Client_JoinLinkedLobbyGuildCallback cb, uintptr_t result, Sdkpp_String inviteUrl, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, inviteUrl, (void*)userData);
+}
+
 static inline void sdkpp_call_Client_RelationshipGroupsUpdatedCallback(Sdkpp_Client_RelationshipGroupsUpdatedCallback cb, uint64_t userId, uintptr_t userData) {
 	cb(userId, (void*)userData);
 }
@@ -223,7 +247,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1627166085
+const abiVersion = 465457173
 
 // Type tags of the object table, one per class.
 const (
@@ -240,13 +264,17 @@ const (
 	typeActivitySecrets            handle.Type = 11
 	typeActivity                   handle.Type = 12
 	typeActivityInvite             handle.Type = 13
-	typeUserHandle                 handle.Type = 14
-	typeRelationshipHandle         handle.Type = 15
-	typeLobbyMemberHandle          handle.Type = 16
-	typeLobbyHandle                handle.Type = 17
-	typeMessageHandle              handle.Type = 18
-	typeUserMessageSummary         handle.Type = 19
-	typeClient                     handle.Type = 20
+	typeLinkedLobby                handle.Type = 14
+	typeLinkedChannel              handle.Type = 15
+	typeGuildMinimal               handle.Type = 16
+	typeGuildChannel               handle.Type = 17
+	typeUserHandle                 handle.Type = 18
+	typeRelationshipHandle         handle.Type = 19
+	typeLobbyMemberHandle          handle.Type = 20
+	typeLobbyHandle                handle.Type = 21
+	typeMessageHandle              handle.Type = 22
+	typeUserMessageSummary         handle.Type = 23
+	typeClient                     handle.Type = 24
 )
 
 // typeNames names each type tag for error messages.
@@ -264,6 +292,10 @@ var typeNames = map[handle.Type]string{
 	typeActivitySecrets:            "ActivitySecrets",
 	typeActivity:                   "Activity",
 	typeActivityInvite:             "ActivityInvite",
+	typeLinkedLobby:                "LinkedLobby",
+	typeLinkedChannel:              "LinkedChannel",
+	typeGuildMinimal:               "GuildMinimal",
+	typeGuildChannel:               "GuildChannel",
 	typeUserHandle:                 "UserHandle",
 	typeRelationshipHandle:         "RelationshipHandle",
 	typeLobbyMemberHandle:          "LobbyMemberHandle",
@@ -3422,6 +3454,667 @@ func Sdkpp_ActivityInvite_SetIsValid(self *C.Sdkpp_ActivityInvite, value C.bool)
 	e.Mu.Unlock()
 }
 
+// getLinkedLobby finds the LinkedLobby behind self, or logs why it cannot.
+func getLinkedLobby(fn string, self *C.Sdkpp_LinkedLobby) (*core.LinkedLobby, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeLinkedLobby)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.LinkedLobby), e, true
+}
+
+//export Sdkpp_LinkedLobby_Init
+func Sdkpp_LinkedLobby_Init(self *C.Sdkpp_LinkedLobby) {
+	const fn = "LinkedLobby_Init"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	setID(unsafe.Pointer(self), 0)
+	add(fn, unsafe.Pointer(self), typeLinkedLobby, core.NewLinkedLobby())
+}
+
+//export Sdkpp_LinkedLobby_Drop
+func Sdkpp_LinkedLobby_Drop(self *C.Sdkpp_LinkedLobby) {
+	const fn = "LinkedLobby_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeLinkedLobby)
+}
+
+//export Sdkpp_LinkedLobby_Clone
+func Sdkpp_LinkedLobby_Clone(self *C.Sdkpp_LinkedLobby, other *C.Sdkpp_LinkedLobby) {
+	const fn = "LinkedLobby_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getLinkedLobby(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeLinkedLobby, v)
+}
+
+//export Sdkpp_LinkedLobby_ApplicationId
+func Sdkpp_LinkedLobby_ApplicationId(self *C.Sdkpp_LinkedLobby) C.uint64_t {
+	const fn = "LinkedLobby_ApplicationId"
+	defer guard(fn)
+	o, e, ok := getLinkedLobby(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.ApplicationId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_LinkedLobby_SetApplicationId
+func Sdkpp_LinkedLobby_SetApplicationId(self *C.Sdkpp_LinkedLobby, value C.uint64_t) {
+	const fn = "LinkedLobby_SetApplicationId"
+	defer guard(fn)
+	o, e, ok := getLinkedLobby(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetApplicationId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_LinkedLobby_LobbyId
+func Sdkpp_LinkedLobby_LobbyId(self *C.Sdkpp_LinkedLobby) C.uint64_t {
+	const fn = "LinkedLobby_LobbyId"
+	defer guard(fn)
+	o, e, ok := getLinkedLobby(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.LobbyId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_LinkedLobby_SetLobbyId
+func Sdkpp_LinkedLobby_SetLobbyId(self *C.Sdkpp_LinkedLobby, value C.uint64_t) {
+	const fn = "LinkedLobby_SetLobbyId"
+	defer guard(fn)
+	o, e, ok := getLinkedLobby(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetLobbyId(arg_value)
+	e.Mu.Unlock()
+}
+
+// getLinkedChannel finds the LinkedChannel behind self, or logs why it cannot.
+func getLinkedChannel(fn string, self *C.Sdkpp_LinkedChannel) (*core.LinkedChannel, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeLinkedChannel)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.LinkedChannel), e, true
+}
+
+//export Sdkpp_LinkedChannel_Drop
+func Sdkpp_LinkedChannel_Drop(self *C.Sdkpp_LinkedChannel) {
+	const fn = "LinkedChannel_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeLinkedChannel)
+}
+
+//export Sdkpp_LinkedChannel_Clone
+func Sdkpp_LinkedChannel_Clone(self *C.Sdkpp_LinkedChannel, other *C.Sdkpp_LinkedChannel) {
+	const fn = "LinkedChannel_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getLinkedChannel(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeLinkedChannel, v)
+}
+
+//export Sdkpp_LinkedChannel_Id
+func Sdkpp_LinkedChannel_Id(self *C.Sdkpp_LinkedChannel) C.uint64_t {
+	const fn = "LinkedChannel_Id"
+	defer guard(fn)
+	o, e, ok := getLinkedChannel(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Id()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_LinkedChannel_SetId
+func Sdkpp_LinkedChannel_SetId(self *C.Sdkpp_LinkedChannel, value C.uint64_t) {
+	const fn = "LinkedChannel_SetId"
+	defer guard(fn)
+	o, e, ok := getLinkedChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_LinkedChannel_Name
+func Sdkpp_LinkedChannel_Name(self *C.Sdkpp_LinkedChannel, returnValue *C.Sdkpp_String) {
+	const fn = "LinkedChannel_Name"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getLinkedChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Name()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_LinkedChannel_SetName
+func Sdkpp_LinkedChannel_SetName(self *C.Sdkpp_LinkedChannel, value C.Sdkpp_String) {
+	const fn = "LinkedChannel_SetName"
+	defer guard(fn)
+	o, e, ok := getLinkedChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetName(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_LinkedChannel_GuildId
+func Sdkpp_LinkedChannel_GuildId(self *C.Sdkpp_LinkedChannel) C.uint64_t {
+	const fn = "LinkedChannel_GuildId"
+	defer guard(fn)
+	o, e, ok := getLinkedChannel(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.GuildId()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_LinkedChannel_SetGuildId
+func Sdkpp_LinkedChannel_SetGuildId(self *C.Sdkpp_LinkedChannel, value C.uint64_t) {
+	const fn = "LinkedChannel_SetGuildId"
+	defer guard(fn)
+	o, e, ok := getLinkedChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetGuildId(arg_value)
+	e.Mu.Unlock()
+}
+
+// getGuildMinimal finds the GuildMinimal behind self, or logs why it cannot.
+func getGuildMinimal(fn string, self *C.Sdkpp_GuildMinimal) (*core.GuildMinimal, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeGuildMinimal)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.GuildMinimal), e, true
+}
+
+//export Sdkpp_GuildMinimal_Drop
+func Sdkpp_GuildMinimal_Drop(self *C.Sdkpp_GuildMinimal) {
+	const fn = "GuildMinimal_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeGuildMinimal)
+}
+
+//export Sdkpp_GuildMinimal_Clone
+func Sdkpp_GuildMinimal_Clone(self *C.Sdkpp_GuildMinimal, other *C.Sdkpp_GuildMinimal) {
+	const fn = "GuildMinimal_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getGuildMinimal(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeGuildMinimal, v)
+}
+
+//export Sdkpp_GuildMinimal_Id
+func Sdkpp_GuildMinimal_Id(self *C.Sdkpp_GuildMinimal) C.uint64_t {
+	const fn = "GuildMinimal_Id"
+	defer guard(fn)
+	o, e, ok := getGuildMinimal(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Id()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_GuildMinimal_SetId
+func Sdkpp_GuildMinimal_SetId(self *C.Sdkpp_GuildMinimal, value C.uint64_t) {
+	const fn = "GuildMinimal_SetId"
+	defer guard(fn)
+	o, e, ok := getGuildMinimal(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildMinimal_Name
+func Sdkpp_GuildMinimal_Name(self *C.Sdkpp_GuildMinimal, returnValue *C.Sdkpp_String) {
+	const fn = "GuildMinimal_Name"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getGuildMinimal(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Name()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_GuildMinimal_SetName
+func Sdkpp_GuildMinimal_SetName(self *C.Sdkpp_GuildMinimal, value C.Sdkpp_String) {
+	const fn = "GuildMinimal_SetName"
+	defer guard(fn)
+	o, e, ok := getGuildMinimal(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetName(arg_value)
+	e.Mu.Unlock()
+}
+
+// getGuildChannel finds the GuildChannel behind self, or logs why it cannot.
+func getGuildChannel(fn string, self *C.Sdkpp_GuildChannel) (*core.GuildChannel, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeGuildChannel)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.GuildChannel), e, true
+}
+
+//export Sdkpp_GuildChannel_Drop
+func Sdkpp_GuildChannel_Drop(self *C.Sdkpp_GuildChannel) {
+	const fn = "GuildChannel_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeGuildChannel)
+}
+
+//export Sdkpp_GuildChannel_Clone
+func Sdkpp_GuildChannel_Clone(self *C.Sdkpp_GuildChannel, other *C.Sdkpp_GuildChannel) {
+	const fn = "GuildChannel_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getGuildChannel(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeGuildChannel, v)
+}
+
+//export Sdkpp_GuildChannel_Id
+func Sdkpp_GuildChannel_Id(self *C.Sdkpp_GuildChannel) C.uint64_t {
+	const fn = "GuildChannel_Id"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Id()
+	e.Mu.Unlock()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_GuildChannel_SetId
+func Sdkpp_GuildChannel_SetId(self *C.Sdkpp_GuildChannel, value C.uint64_t) {
+	const fn = "GuildChannel_SetId"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := uint64(value)
+	e.Mu.Lock()
+	o.SetId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_Name
+func Sdkpp_GuildChannel_Name(self *C.Sdkpp_GuildChannel, returnValue *C.Sdkpp_String) {
+	const fn = "GuildChannel_Name"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Name()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_GuildChannel_SetName
+func Sdkpp_GuildChannel_SetName(self *C.Sdkpp_GuildChannel, value C.Sdkpp_String) {
+	const fn = "GuildChannel_SetName"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value, ok := goString(fn, "value", value)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	o.SetName(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_Type
+func Sdkpp_GuildChannel_Type(self *C.Sdkpp_GuildChannel) C.Sdkpp_ChannelType {
+	const fn = "GuildChannel_Type"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Type()
+	e.Mu.Unlock()
+	return C.Sdkpp_ChannelType(v)
+}
+
+//export Sdkpp_GuildChannel_SetType
+func Sdkpp_GuildChannel_SetType(self *C.Sdkpp_GuildChannel, value C.Sdkpp_ChannelType) {
+	const fn = "GuildChannel_SetType"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := core.ChannelType(value)
+	if !arg_value.Valid() {
+		refuse(fn, "value: %d is not a value of ChannelType", int64(value))
+		return
+	}
+	e.Mu.Lock()
+	o.SetType(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_Position
+func Sdkpp_GuildChannel_Position(self *C.Sdkpp_GuildChannel) C.int32_t {
+	const fn = "GuildChannel_Position"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Position()
+	e.Mu.Unlock()
+	return C.int32_t(v)
+}
+
+//export Sdkpp_GuildChannel_SetPosition
+func Sdkpp_GuildChannel_SetPosition(self *C.Sdkpp_GuildChannel, value C.int32_t) {
+	const fn = "GuildChannel_SetPosition"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := int32(value)
+	e.Mu.Lock()
+	o.SetPosition(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_ParentId
+func Sdkpp_GuildChannel_ParentId(self *C.Sdkpp_GuildChannel, returnValue *C.uint64_t) C.bool {
+	const fn = "GuildChannel_ParentId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = 0
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v, has := o.ParentId()
+	e.Mu.Unlock()
+	if !has {
+		return false
+	}
+	*returnValue = C.uint64_t(v)
+	return true
+}
+
+//export Sdkpp_GuildChannel_SetParentId
+func Sdkpp_GuildChannel_SetParentId(self *C.Sdkpp_GuildChannel, value *C.uint64_t) {
+	const fn = "GuildChannel_SetParentId"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *uint64
+	if value != nil {
+		x := uint64(*value)
+		arg_value = &x
+	}
+	e.Mu.Lock()
+	o.SetParentId(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_IsLinkable
+func Sdkpp_GuildChannel_IsLinkable(self *C.Sdkpp_GuildChannel) C.bool {
+	const fn = "GuildChannel_IsLinkable"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.IsLinkable()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_GuildChannel_SetIsLinkable
+func Sdkpp_GuildChannel_SetIsLinkable(self *C.Sdkpp_GuildChannel, value C.bool) {
+	const fn = "GuildChannel_SetIsLinkable"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := bool(value)
+	e.Mu.Lock()
+	o.SetIsLinkable(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers
+func Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(self *C.Sdkpp_GuildChannel) C.bool {
+	const fn = "GuildChannel_IsViewableAndWriteableByAllMembers"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.IsViewableAndWriteableByAllMembers()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers
+func Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(self *C.Sdkpp_GuildChannel, value C.bool) {
+	const fn = "GuildChannel_SetIsViewableAndWriteableByAllMembers"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_value := bool(value)
+	e.Mu.Lock()
+	o.SetIsViewableAndWriteableByAllMembers(arg_value)
+	e.Mu.Unlock()
+}
+
+//export Sdkpp_GuildChannel_LinkedLobby
+func Sdkpp_GuildChannel_LinkedLobby(self *C.Sdkpp_GuildChannel, returnValue *C.Sdkpp_LinkedLobby) C.bool {
+	const fn = "GuildChannel_LinkedLobby"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.LinkedLobby()
+	e.Mu.Unlock()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeLinkedLobby, v)
+	return true
+}
+
+//export Sdkpp_GuildChannel_SetLinkedLobby
+func Sdkpp_GuildChannel_SetLinkedLobby(self *C.Sdkpp_GuildChannel, value *C.Sdkpp_LinkedLobby) {
+	const fn = "GuildChannel_SetLinkedLobby"
+	defer guard(fn)
+	o, e, ok := getGuildChannel(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	var arg_value *core.LinkedLobby
+	if value != nil {
+		o, e, ok := getLinkedLobby(fn+": value", value)
+		if !ok {
+			return
+		}
+		e.Mu.Lock()
+		arg_value = o.Clone()
+		e.Mu.Unlock()
+	}
+	e.Mu.Lock()
+	o.SetLinkedLobby(arg_value)
+	e.Mu.Unlock()
+}
+
 // getUserHandle finds the UserHandle behind self, or logs why it cannot.
 func getUserHandle(fn string, self *C.Sdkpp_UserHandle) (*core.UserHandle, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeUserHandle)
@@ -3780,6 +4473,19 @@ func Sdkpp_LobbyMemberHandle_CanLinkLobby(self *C.Sdkpp_LobbyMemberHandle) C.boo
 	return C.bool(v)
 }
 
+//export Sdkpp_LobbyMemberHandle_Connected
+func Sdkpp_LobbyMemberHandle_Connected(self *C.Sdkpp_LobbyMemberHandle) C.bool {
+	const fn = "LobbyMemberHandle_Connected"
+	defer guard(fn)
+	o, e, ok := getLobbyMemberHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.Connected()
+	return C.bool(v)
+}
+
 //export Sdkpp_LobbyMemberHandle_Metadata
 func Sdkpp_LobbyMemberHandle_Metadata(self *C.Sdkpp_LobbyMemberHandle, returnValue *C.Sdkpp_Properties) {
 	const fn = "LobbyMemberHandle_Metadata"
@@ -3920,6 +4626,28 @@ func Sdkpp_LobbyHandle_GetLobbyMemberHandle(self *C.Sdkpp_LobbyHandle, memberId 
 		return false
 	}
 	add(fn, unsafe.Pointer(returnValue), typeLobbyMemberHandle, v)
+	return true
+}
+
+//export Sdkpp_LobbyHandle_LinkedChannel
+func Sdkpp_LobbyHandle_LinkedChannel(self *C.Sdkpp_LobbyHandle, returnValue *C.Sdkpp_LinkedChannel) C.bool {
+	const fn = "LobbyHandle_LinkedChannel"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getLobbyHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.LinkedChannel()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeLinkedChannel, v)
 	return true
 }
 
@@ -5922,6 +6650,185 @@ func Sdkpp_Client_SetLobbyMemberUpdatedCallback(self *C.Sdkpp_Client, callback C
 	}
 	accepted = true
 	o.SetLobbyMemberUpdatedCallback(arg_callback)
+}
+
+//export Sdkpp_Client_GetUserGuilds
+func Sdkpp_Client_GetUserGuilds(self *C.Sdkpp_Client, cb C.Sdkpp_Client_GetUserGuildsCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetUserGuilds"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetUserGuildsCallback]{
+		Fn: func(result *core.ClientResult, guilds []*core.GuildMinimal) {
+			guilds_ptr, guilds_n := cObjects(typeGuildMinimal, len(guilds), func(i int) any { return guilds[i] })
+			C.sdkpp_call_Client_GetUserGuildsCallback(cb, C.uintptr_t(addAdopted(typeClientResult, result)), C.Sdkpp_GuildMinimalSpan{ptr: (*C.Sdkpp_GuildMinimal)(guilds_ptr), size: C.size_t(guilds_n)}, cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetUserGuilds(arg_cb)
+}
+
+//export Sdkpp_Client_GetGuildChannels
+func Sdkpp_Client_GetGuildChannels(self *C.Sdkpp_Client, guildId C.uint64_t, cb C.Sdkpp_Client_GetGuildChannelsCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetGuildChannels"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_guildId := uint64(guildId)
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetGuildChannelsCallback]{
+		Fn: func(result *core.ClientResult, guildChannels []*core.GuildChannel) {
+			guildChannels_ptr, guildChannels_n := cObjects(typeGuildChannel, len(guildChannels), func(i int) any { return guildChannels[i] })
+			C.sdkpp_call_Client_GetGuildChannelsCallback(cb, C.uintptr_t(addAdopted(typeClientResult, result)), C.Sdkpp_GuildChannelSpan{ptr: (*C.Sdkpp_GuildChannel)(guildChannels_ptr), size: C.size_t(guildChannels_n)}, cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetGuildChannels(arg_guildId, arg_cb)
+}
+
+//export Sdkpp_Client_LinkChannelToLobby
+func Sdkpp_Client_LinkChannelToLobby(self *C.Sdkpp_Client, lobbyId C.uint64_t, channelId C.uint64_t, callback C.Sdkpp_Client_LinkOrUnlinkChannelCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_LinkChannelToLobby"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	arg_channelId := uint64(channelId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLinkOrUnlinkChannelCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_LinkOrUnlinkChannelCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.LinkChannelToLobby(arg_lobbyId, arg_channelId, arg_callback)
+}
+
+//export Sdkpp_Client_UnlinkChannelFromLobby
+func Sdkpp_Client_UnlinkChannelFromLobby(self *C.Sdkpp_Client, lobbyId C.uint64_t, callback C.Sdkpp_Client_LinkOrUnlinkChannelCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_UnlinkChannelFromLobby"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientLinkOrUnlinkChannelCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_LinkOrUnlinkChannelCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.UnlinkChannelFromLobby(arg_lobbyId, arg_callback)
+}
+
+//export Sdkpp_Client_JoinLinkedLobbyGuild
+func Sdkpp_Client_JoinLinkedLobbyGuild(self *C.Sdkpp_Client, lobbyId C.uint64_t, provisionalUserMergeRequiredCallback C.Sdkpp_Client_ProvisionalUserMergeRequiredCallback, provisionalUserMergeRequiredCallback__userDataFree C.Sdkpp_FreeFn, provisionalUserMergeRequiredCallback__userData unsafe.Pointer, callback C.Sdkpp_Client_JoinLinkedLobbyGuildCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_JoinLinkedLobbyGuild"
+	defer guard(fn)
+	accepted := false
+	provisionalUserMergeRequiredCallback_ud := C.uintptr_t(uintptr(provisionalUserMergeRequiredCallback__userData))
+	provisionalUserMergeRequiredCallback_release := userDataReleaser(provisionalUserMergeRequiredCallback__userDataFree, provisionalUserMergeRequiredCallback_ud)
+	defer func() {
+		if !accepted {
+			provisionalUserMergeRequiredCallback_release()
+		}
+	}()
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	if provisionalUserMergeRequiredCallback == nil {
+		refuse(fn, "provisionalUserMergeRequiredCallback is NULL")
+		return
+	}
+	arg_provisionalUserMergeRequiredCallback := core.Callback[core.ClientProvisionalUserMergeRequiredCallback]{
+		Fn: func() {
+			C.sdkpp_call_Client_ProvisionalUserMergeRequiredCallback(provisionalUserMergeRequiredCallback, provisionalUserMergeRequiredCallback_ud)
+		},
+		Release: provisionalUserMergeRequiredCallback_release,
+	}
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientJoinLinkedLobbyGuildCallback]{
+		Fn: func(result *core.ClientResult, inviteUrl string) {
+			C.sdkpp_call_Client_JoinLinkedLobbyGuildCallback(callback, C.uintptr_t(addAdopted(typeClientResult, result)), cString(inviteUrl), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.JoinLinkedLobbyGuild(arg_lobbyId, arg_provisionalUserMergeRequiredCallback, arg_callback)
 }
 
 //export Sdkpp_Client_SendUserMessage

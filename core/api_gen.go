@@ -108,6 +108,22 @@ type ClientMessageUpdatedCallback = func(messageId uint64)
 // ClientMessageDeletedCallback: A message was deleted.
 type ClientMessageDeletedCallback = func(messageId uint64, channelId uint64)
 
+// ClientProvisionalUserMergeRequiredCallback: The operation needs a full account: the game should offer to link the provisional account
+// and call the operation again.
+type ClientProvisionalUserMergeRequiredCallback = func()
+
+// ClientGetUserGuildsCallback: Result of GetUserGuilds.
+type ClientGetUserGuildsCallback = func(result *ClientResult, guilds []*GuildMinimal)
+
+// ClientGetGuildChannelsCallback: Result of GetGuildChannels: sorted by position.
+type ClientGetGuildChannelsCallback = func(result *ClientResult, guildChannels []*GuildChannel)
+
+// ClientLinkOrUnlinkChannelCallback: Result of LinkChannelToLobby and UnlinkChannelFromLobby.
+type ClientLinkOrUnlinkChannelCallback = func(result *ClientResult)
+
+// ClientJoinLinkedLobbyGuildCallback: Result of JoinLinkedLobbyGuild: the web URL of a single-use invite to the linked guild.
+type ClientJoinLinkedLobbyGuildCallback = func(result *ClientResult, inviteUrl string)
+
 // ClientRelationshipGroupsUpdatedCallback: A friend moved between relationship groups; query them again.
 type ClientRelationshipGroupsUpdatedCallback = func(userId uint64)
 
@@ -751,6 +767,73 @@ func (e ActivityActionTypes) String() string {
 
 // Valid reports whether e is one of the enumerators.
 func (e ActivityActionTypes) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// ChannelType: Kind of a channel (the platform's values).
+type ChannelType int32
+
+// Values of ChannelType.
+const (
+	ChannelTypeGuildText          ChannelType = 0
+	ChannelTypeDm                 ChannelType = 1
+	ChannelTypeGuildVoice         ChannelType = 2
+	ChannelTypeGroupDm            ChannelType = 3
+	ChannelTypeGuildCategory      ChannelType = 4
+	ChannelTypeGuildNews          ChannelType = 5
+	ChannelTypeGuildStore         ChannelType = 6
+	ChannelTypeGuildNewsThread    ChannelType = 10
+	ChannelTypeGuildPublicThread  ChannelType = 11
+	ChannelTypeGuildPrivateThread ChannelType = 12
+	ChannelTypeGuildStageVoice    ChannelType = 13
+	ChannelTypeGuildDirectory     ChannelType = 14
+	ChannelTypeGuildForum         ChannelType = 15
+	ChannelTypeGuildMedia         ChannelType = 16
+	ChannelTypeLobby              ChannelType = 17
+	ChannelTypeEphemeralDm        ChannelType = 18
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e ChannelType) String() string {
+	switch e {
+	case ChannelTypeGuildText:
+		return "GuildText"
+	case ChannelTypeDm:
+		return "Dm"
+	case ChannelTypeGuildVoice:
+		return "GuildVoice"
+	case ChannelTypeGroupDm:
+		return "GroupDm"
+	case ChannelTypeGuildCategory:
+		return "GuildCategory"
+	case ChannelTypeGuildNews:
+		return "GuildNews"
+	case ChannelTypeGuildStore:
+		return "GuildStore"
+	case ChannelTypeGuildNewsThread:
+		return "GuildNewsThread"
+	case ChannelTypeGuildPublicThread:
+		return "GuildPublicThread"
+	case ChannelTypeGuildPrivateThread:
+		return "GuildPrivateThread"
+	case ChannelTypeGuildStageVoice:
+		return "GuildStageVoice"
+	case ChannelTypeGuildDirectory:
+		return "GuildDirectory"
+	case ChannelTypeGuildForum:
+		return "GuildForum"
+	case ChannelTypeGuildMedia:
+		return "GuildMedia"
+	case ChannelTypeLobby:
+		return "Lobby"
+	case ChannelTypeEphemeralDm:
+		return "EphemeralDm"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e ChannelType) Valid() bool {
 	return e.String() != "unknown"
 }
 

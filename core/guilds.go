@@ -1,8 +1,12 @@
 package core
 
 import (
+	"cmp"
+	"context"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"sdkpp/core/rest"
 	"sdkpp/server/wire"
@@ -20,11 +24,246 @@ func (l *LinkedChannel) Clone() *LinkedChannel { v := *l; return &v }
 // Id returns the channel's id.
 func (l *LinkedChannel) Id() uint64 { return l.id }
 
+// SetId sets the channel's id.
+func (l *LinkedChannel) SetId(id uint64) { l.id = id }
+
 // Name returns the channel's name.
 func (l *LinkedChannel) Name() string { return l.name }
 
+// SetName sets the channel's name.
+func (l *LinkedChannel) SetName(s string) { l.name = s }
+
 // GuildId returns the id of the channel's guild.
 func (l *LinkedChannel) GuildId() uint64 { return l.guildID }
+
+// SetGuildId sets the id of the channel's guild.
+func (l *LinkedChannel) SetGuildId(id uint64) { l.guildID = id }
+
+// LinkedLobby is the lobby a guild channel is linked to.
+type LinkedLobby struct {
+	applicationID, lobbyID uint64
+}
+
+// NewLinkedLobby returns an empty LinkedLobby.
+func NewLinkedLobby() *LinkedLobby { return &LinkedLobby{} }
+
+// Clone returns a copy.
+func (l *LinkedLobby) Clone() *LinkedLobby { v := *l; return &v }
+
+// ApplicationId returns the lobby's application id.
+func (l *LinkedLobby) ApplicationId() uint64 { return l.applicationID }
+
+// SetApplicationId sets the lobby's application id.
+func (l *LinkedLobby) SetApplicationId(id uint64) { l.applicationID = id }
+
+// LobbyId returns the lobby's id.
+func (l *LinkedLobby) LobbyId() uint64 { return l.lobbyID }
+
+// SetLobbyId sets the lobby's id.
+func (l *LinkedLobby) SetLobbyId(id uint64) { l.lobbyID = id }
+
+// GuildMinimal is a guild the player is in, for a channel-linking UI.
+type GuildMinimal struct {
+	id   uint64
+	name string
+}
+
+// Clone returns a copy.
+func (g *GuildMinimal) Clone() *GuildMinimal { v := *g; return &v }
+
+// Id returns the guild's id.
+func (g *GuildMinimal) Id() uint64 { return g.id }
+
+// SetId sets the guild's id.
+func (g *GuildMinimal) SetId(id uint64) { g.id = id }
+
+// Name returns the guild's name.
+func (g *GuildMinimal) Name() string { return g.name }
+
+// SetName sets the guild's name.
+func (g *GuildMinimal) SetName(s string) { g.name = s }
+
+// GuildChannel is a channel of a guild, for a channel-linking UI (rule GCH-1).
+type GuildChannel struct {
+	id                 uint64
+	name               string
+	typ                ChannelType
+	position           int32
+	parentID           *uint64
+	linkable, allMembs bool
+	linkedLobby        *LinkedLobby
+}
+
+// guildChannelOf converts the wire form.
+func guildChannelOf(w *wire.GuildChannel) *GuildChannel {
+	g := &GuildChannel{id: uint64(w.ID), name: w.Name, typ: ChannelType(w.Type), position: int32(w.Position),
+		linkable: w.IsLinkable, allMembs: w.IsViewableAndWriteableByAllMembers}
+	if w.ParentID != nil {
+		p := uint64(*w.ParentID)
+		g.parentID = &p
+	}
+	if l := w.LinkedLobby; l != nil {
+		g.linkedLobby = &LinkedLobby{applicationID: uint64(l.ApplicationID), lobbyID: uint64(l.LobbyID)}
+	}
+	return g
+}
+
+// Clone returns a deep copy.
+func (g *GuildChannel) Clone() *GuildChannel {
+	v := *g
+	v.parentID = clonePtr(g.parentID)
+	v.linkedLobby = clonePtr(g.linkedLobby)
+	return &v
+}
+
+// Id returns the channel's id.
+func (g *GuildChannel) Id() uint64 { return g.id }
+
+// SetId sets the channel's id.
+func (g *GuildChannel) SetId(id uint64) { g.id = id }
+
+// Name returns the channel's name.
+func (g *GuildChannel) Name() string { return g.name }
+
+// SetName sets the channel's name.
+func (g *GuildChannel) SetName(s string) { g.name = s }
+
+// Type returns the kind of channel.
+func (g *GuildChannel) Type() ChannelType { return g.typ }
+
+// SetType sets the kind of channel.
+func (g *GuildChannel) SetType(t ChannelType) { g.typ = t }
+
+// Position returns the channel's place in the guild's list.
+func (g *GuildChannel) Position() int32 { return g.position }
+
+// SetPosition sets the channel's place in the guild's list.
+func (g *GuildChannel) SetPosition(p int32) { g.position = p }
+
+// ParentId returns the id of the parent category, if any.
+func (g *GuildChannel) ParentId() (uint64, bool) { return optOf(g.parentID) }
+
+// SetParentId sets the parent category id; nil clears it.
+func (g *GuildChannel) SetParentId(id *uint64) { g.parentID = clonePtr(id) }
+
+// IsLinkable reports whether the player may link the channel to a lobby.
+func (g *GuildChannel) IsLinkable() bool { return g.linkable }
+
+// SetIsLinkable sets IsLinkable.
+func (g *GuildChannel) SetIsLinkable(b bool) { g.linkable = b }
+
+// IsViewableAndWriteableByAllMembers reports whether every member can see and write in it.
+func (g *GuildChannel) IsViewableAndWriteableByAllMembers() bool { return g.allMembs }
+
+// SetIsViewableAndWriteableByAllMembers sets IsViewableAndWriteableByAllMembers.
+func (g *GuildChannel) SetIsViewableAndWriteableByAllMembers(b bool) { g.allMembs = b }
+
+// LinkedLobby returns a copy of the lobby the channel is linked to, or nil.
+func (g *GuildChannel) LinkedLobby() *LinkedLobby { return clonePtr(g.linkedLobby) }
+
+// SetLinkedLobby sets a copy of l; nil clears it.
+func (g *GuildChannel) SetLinkedLobby(l *LinkedLobby) { g.linkedLobby = clonePtr(l) }
+
+// GetUserGuilds lists the guilds the player is in.
+func (c *Client) GetUserGuilds(cb Callback[ClientGetUserGuildsCallback]) {
+	getList(c, "GetUserGuilds", "/users/@me/guilds", cb, func(list []wire.PartialGuild) []*GuildMinimal {
+		out := make([]*GuildMinimal, 0, len(list))
+		for _, g := range list {
+			out = append(out, &GuildMinimal{id: uint64(g.ID), name: g.Name})
+		}
+		return out
+	})
+}
+
+// GetGuildChannels lists the channels of a guild the player is in, sorted by position (rule
+// GCH-1).
+func (c *Client) GetGuildChannels(guildId uint64, cb Callback[ClientGetGuildChannelsCallback]) {
+	if guildId == 0 {
+		once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
+		once.Fire(func() { cb.Fn(resultOf(invalid("GetGuildChannels: guildId is 0")), nil) })
+		return
+	}
+	getList(c, "GetGuildChannels", "/guilds/"+strconv.FormatUint(guildId, 10)+"/channels", cb, func(list []wire.GuildChannel) []*GuildChannel {
+		out := make([]*GuildChannel, 0, len(list))
+		for i := range list {
+			out = append(out, guildChannelOf(&list[i]))
+		}
+		slices.SortStableFunc(out, func(a, b *GuildChannel) int { return cmp.Compare(a.position, b.position) })
+		return out
+	})
+}
+
+// getList answers cb with the converted list a GET of path returns.
+func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
+	auth := c.authHeader()
+	if auth == "" {
+		once.Fire(func() { cb.Fn(resultOf(errNotReady), nil) })
+		return
+	}
+	c.start(func(ctx context.Context) {
+		var list []W
+		if err := c.api.Do(ctx, rest.Request{Path: path, Auth: auth}, &list); err != nil {
+			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
+			once.Fire(func() { cb.Fn(resultOf(err), nil) })
+			return
+		}
+		out := convert(list)
+		once.Fire(func() { cb.Fn(Success(), out) })
+	})
+}
+
+// JoinLinkedLobbyGuild makes a single-use invite, valid one hour, to the guild of the lobby's
+// linked channel and answers with its web URL (rule LOB-5). A provisional player cannot join a
+// guild: merge runs instead and no request is made.
+func (c *Client) JoinLinkedLobbyGuild(lobbyId uint64, merge Callback[ClientProvisionalUserMergeRequiredCallback], cb Callback[ClientJoinLinkedLobbyGuildCallback]) {
+	once := c.scope.Once(func() { cb.Fn(destroyed(), "") }, func() {
+		if merge.Release != nil {
+			merge.Release()
+		}
+		if cb.Release != nil {
+			cb.Release()
+		}
+	})
+	auth := c.authHeader()
+	if auth == "" {
+		once.Fire(func() { cb.Fn(resultOf(errNotReady), "") })
+		return
+	}
+	c.start(func(ctx context.Context) {
+		provisional, err := c.isProvisional(ctx, auth)
+		if err == nil && provisional {
+			c.logf(LoggingSeverityInfo, "JoinLinkedLobbyGuild: a provisional account must be merged first")
+			once.Fire(merge.Fn)
+			return
+		}
+		var inv wire.InviteCode
+		if err == nil {
+			err = c.api.Do(ctx, rest.Request{Method: http.MethodPost, Auth: auth,
+				Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/members/@me/invites"}, &inv)
+		}
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "JoinLinkedLobbyGuild failed: %v", err)
+			once.Fire(func() { cb.Fn(resultOf(err), "") })
+			return
+		}
+		u := strings.TrimRight(c.webBase, "/") + "/invite/" + inv.Code
+		once.Fire(func() { cb.Fn(Success(), u) })
+	})
+}
+
+// isProvisional reports whether the signed-in user is a provisional account: from the cache once
+// the client is Ready, else from the service.
+func (c *Client) isProvisional(ctx context.Context, auth string) (bool, error) {
+	if me := c.GetCurrentUserV2(); me != nil {
+		return me.IsProvisional(), nil
+	}
+	var u wire.User
+	if err := c.api.Do(ctx, rest.Request{Path: "/users/@me", Auth: auth}, &u); err != nil {
+		return false, err
+	}
+	return u.IsProvisional, nil
+}
 
 // LinkedChannel returns the lobby's linked channel, or nil when none.
 func (h *LobbyHandle) LinkedChannel() *LinkedChannel {
@@ -40,13 +279,13 @@ func (h *LobbyMemberHandle) Connected() bool { return h.member().Connected }
 
 // LinkChannelToLobby links a guild text channel to a lobby; the player must be a member with
 // CanLinkLobby and may manage the channel's guild channels.
-func (c *Client) LinkChannelToLobby(lobbyId, channelId uint64, cb Callback[func(*ClientResult)]) {
+func (c *Client) LinkChannelToLobby(lobbyId, channelId uint64, cb Callback[ClientLinkOrUnlinkChannelCallback]) {
 	id := wire.Snowflake(channelId)
 	c.channelLinking(lobbyId, &id, "LinkChannelToLobby", cb)
 }
 
 // UnlinkChannelFromLobby removes the lobby's linked channel.
-func (c *Client) UnlinkChannelFromLobby(lobbyId uint64, cb Callback[func(*ClientResult)]) {
+func (c *Client) UnlinkChannelFromLobby(lobbyId uint64, cb Callback[ClientLinkOrUnlinkChannelCallback]) {
 	c.channelLinking(lobbyId, nil, "UnlinkChannelFromLobby", cb)
 }
 

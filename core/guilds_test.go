@@ -1,12 +1,18 @@
 package core
 
 import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
+	"sdkpp/server/wire"
 )
 
 // A member's Connected flag follows the member's gateway session: true while connected, false
@@ -65,5 +71,268 @@ func TestRateLimitedResultIsRetryable(t *testing.T) {
 	}
 	if second.Status() != 429 || !second.Retryable() || second.RetryAfter() != 3 {
 		t.Fatalf("second: %s", second.ToString())
+	}
+}
+
+// linkedPlayer returns a Client of the seeded user username (a full account, with guilds),
+// signed in through Authorize and GetToken and Ready on the gateway.
+func linkedPlayer(t *testing.T, env *servertest.Env, username string) *sdkClient {
+	t.Helper()
+	u := env.User(username)
+	c := newSDKClient(t, env, func(loc string) { follow(t, env.Approve(t, loc, u.Username, u.Password)) })
+	v := c.CreateAuthorizationCodeVerifier()
+	args := NewAuthorizationArgs()
+	args.SetScopes(ClientGetDefaultCommunicationScopes())
+	args.SetCodeChallenge(v.Challenge())
+	var res *ClientResult
+	var code, redirect string
+	c.Authorize(args, Func(func(r *ClientResult, cd, ru string) { res, code, redirect = r, cd, ru }))
+	await(t, username+" Authorize", func() bool { return res != nil })
+	if !res.Successful() {
+		t.Fatalf("Authorize: %s", res.ToString())
+	}
+	var tok *tokens
+	c.GetToken(uint64(env.App.ID), code, v.Verifier(), redirect, tokenCallback(&tok))
+	await(t, username+" GetToken", func() bool { return tok != nil })
+	if !tok.result.Successful() {
+		t.Fatalf("GetToken: %s", tok.result.ToString())
+	}
+	var up *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, tok.access, resultCallback(&up))
+	c.Connect()
+	await(t, username+" Ready", func() bool { return c.GetStatus() == ClientStatusReady && c.GetCurrentUserV2() != nil })
+	return c
+}
+
+// userGuilds runs GetUserGuilds to its end.
+func userGuilds(t *testing.T, c *sdkClient) (*ClientResult, []*GuildMinimal) {
+	t.Helper()
+	var res *ClientResult
+	var list []*GuildMinimal
+	c.GetUserGuilds(Func(func(r *ClientResult, g []*GuildMinimal) { res, list = r, g }))
+	await(t, "GetUserGuilds", func() bool { return res != nil })
+	return res, list
+}
+
+// guildChannels runs GetGuildChannels to its end.
+func guildChannels(t *testing.T, c *sdkClient, guild uint64) (*ClientResult, []*GuildChannel) {
+	t.Helper()
+	var res *ClientResult
+	var list []*GuildChannel
+	c.GetGuildChannels(guild, Func(func(r *ClientResult, g []*GuildChannel) { res, list = r, g }))
+	await(t, "GetGuildChannels", func() bool { return res != nil })
+	return res, list
+}
+
+func guildNamed(t *testing.T, list []*GuildMinimal, name string) *GuildMinimal {
+	t.Helper()
+	for _, g := range list {
+		if g.Name() == name {
+			return g
+		}
+	}
+	t.Fatalf("no guild %q", name)
+	return nil
+}
+
+func sdkChannelNamed(t *testing.T, list []*GuildChannel, name string) *GuildChannel {
+	t.Helper()
+	for _, c := range list {
+		if c.Name() == name {
+			return c
+		}
+	}
+	t.Fatalf("no channel %q", name)
+	return nil
+}
+
+// Rule GCH-1: GetUserGuilds lists the player's guilds; GetGuildChannels answers a guild's
+// channels with type and parent category id, sorted by position; bad input fails cleanly.
+func TestGetUserGuildsAndChannels(t *testing.T) {
+	env := servertest.Start(t)
+	alice := linkedPlayer(t, env, "alice")
+	res, guilds := userGuilds(t, alice)
+	if !res.Successful() || len(guilds) != 3 {
+		t.Fatalf("GetUserGuilds: %s %d", res.ToString(), len(guilds))
+	}
+	own := guildNamed(t, guilds, "Alice's Guild")
+	guildNamed(t, guilds, "Bob's Guild")
+	if own.Id() == 0 {
+		t.Fatal("guild without an id")
+	}
+	res, chans := guildChannels(t, alice, own.Id())
+	if !res.Successful() {
+		t.Fatal(res.ToString())
+	}
+	var names []string
+	for i, c := range chans {
+		names = append(names, c.Name())
+		if i > 0 && chans[i-1].Position() > c.Position() { // rule GCH-1: sorted by position
+			t.Errorf("not sorted by position at %d", i)
+		}
+	}
+	if got := strings.Join(names, ","); got != "Text Channels,general,looking-for-group,Voice Channels,Lounge" {
+		t.Fatalf("channels in order: %s", got)
+	}
+	text, general, voice, lounge := chans[0], chans[1], chans[3], chans[4]
+	for _, c := range []struct {
+		ch       *GuildChannel
+		typ      ChannelType
+		parent   uint64
+		linkable bool
+	}{
+		{text, ChannelTypeGuildCategory, 0, false},
+		{general, ChannelTypeGuildText, text.Id(), true},
+		{chans[2], ChannelTypeGuildText, text.Id(), true},
+		{voice, ChannelTypeGuildCategory, 0, false},
+		{lounge, ChannelTypeGuildVoice, voice.Id(), false},
+	} {
+		p, has := c.ch.ParentId()
+		if c.ch.Type() != c.typ || has != (c.parent != 0) || p != c.parent || c.ch.IsLinkable() != c.linkable ||
+			!c.ch.IsViewableAndWriteableByAllMembers() || c.ch.LinkedLobby() != nil {
+			t.Errorf("%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
+		}
+	}
+	// The records are copies the game may change.
+	cp := general.Clone()
+	cp.SetParentId(nil)
+	cp.SetLinkedLobby(NewLinkedLobby())
+	if _, has := general.ParentId(); !has || general.LinkedLobby() != nil {
+		t.Error("a clone shares state with its original")
+	}
+
+	// Bad input: guild 0, an unknown guild, a guild alice is not in, no token.
+	lonely, err := env.Server.CreateGuild(wire.GuildSpec{Name: "Alone", OwnerID: env.User("bob").ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		name   string
+		guild  uint64
+		typ    ErrorType
+		status HttpStatusCode
+		code   int32
+	}{
+		{"guild 0", 0, ErrorTypeValidationError, 0, 0},
+		{"unknown guild", 42, ErrorTypeHTTPError, 404, wire.CodeUnknownGuild},
+		{"not a member", uint64(lonely.ID), ErrorTypeHTTPError, 403, wire.CodeMissingAccess},
+	} {
+		res, list := guildChannels(t, alice, bad.guild)
+		if res.Successful() || res.Type() != bad.typ || res.Status() != bad.status || res.ErrorCode() != bad.code || list != nil {
+			t.Errorf("%s: %s", bad.name, res.ToString())
+		}
+	}
+	fresh := newSDKClient(t, env, nil)
+	if res, _ := userGuilds(t, fresh); res.Type() != ErrorTypeClientNotReady {
+		t.Errorf("without a token: %s", res.ToString())
+	}
+}
+
+// Rule LOB-5: linking a channel from the SDK (after the backend grants CanLinkLobby), the
+// lobby's LinkedChannel and the channel's LinkedLobby, JoinLinkedLobbyGuild's single-use invite
+// URL, and unlinking; a provisional player gets the merge callback and no request is made.
+func TestChannelLinkingAndJoinLinkedLobbyGuild(t *testing.T) {
+	var logs servertest.LogBuffer
+	env := servertest.Start(t, servertest.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	invites := func() int { return strings.Count(logs.String(), "/members/@me/invites") }
+	alice, bob := linkedPlayer(t, env, "alice"), linkedPlayer(t, env, "bob")
+	guest := connected(t, env, "guest")
+	var lobbyID uint64
+	for _, p := range []*sdkClient{alice, bob, guest} {
+		var res *ClientResult
+		p.CreateOrJoinLobby("linked", Func(func(r *ClientResult, id uint64) { res, lobbyID = r, id }))
+		await(t, "join", func() bool { return res != nil })
+		if !res.Successful() {
+			t.Fatal(res.ToString())
+		}
+	}
+	_, guilds := userGuilds(t, alice)
+	own := guildNamed(t, guilds, "Alice's Guild")
+	_, chans := guildChannels(t, alice, own.Id())
+	general, lounge := sdkChannelNamed(t, chans, "general"), sdkChannelNamed(t, chans, "Lounge")
+	link := func(p *sdkClient, channel uint64) *ClientResult {
+		var res *ClientResult
+		p.LinkChannelToLobby(lobbyID, channel, resultCallback(&res))
+		await(t, "LinkChannelToLobby", func() bool { return res != nil })
+		return res
+	}
+	if res := link(alice, general.Id()); res.Status() != 403 || res.ErrorCode() != wire.CodeMissingPermissions {
+		t.Fatalf("link without CanLinkLobby: %s", res.ToString())
+	}
+	aliceID := alice.GetCurrentUserV2().Id()
+	botRequest(t, env, http.MethodPut, "/lobbies/"+strconv.FormatUint(lobbyID, 10)+"/members/"+strconv.FormatUint(aliceID, 10), map[string]any{"flags": 1}, 200)
+	await(t, "CanLinkLobby in alice's view", func() bool {
+		m := alice.GetLobbyHandle(lobbyID).GetLobbyMemberHandle(aliceID)
+		return m != nil && m.CanLinkLobby()
+	})
+	for _, bad := range []struct {
+		name    string
+		channel uint64
+		status  HttpStatusCode
+		code    int32
+	}{
+		{"voice channel", lounge.Id(), 400, wire.CodeInvalidFormBody},
+		{"unknown channel", 42, 404, wire.CodeUnknownChannel},
+	} {
+		if res := link(alice, bad.channel); res.Status() != bad.status || res.ErrorCode() != bad.code {
+			t.Errorf("%s: %s", bad.name, res.ToString())
+		}
+	}
+	join := func(p *sdkClient) (merge bool, res *ClientResult, url string) {
+		p.JoinLinkedLobbyGuild(lobbyID, Func(func() { merge = true }), Func(func(r *ClientResult, u string) { res, url = r, u }))
+		await(t, "JoinLinkedLobbyGuild", func() bool { return merge || res != nil })
+		return merge, res, url
+	}
+	if merge, res, _ := join(bob); merge || res.Successful() || res.ErrorCode() != wire.CodeUnknownChannel {
+		t.Errorf("JoinLinkedLobbyGuild before a link: %v %s", merge, res.ToString())
+	}
+
+	if res := link(alice, general.Id()); !res.Successful() {
+		t.Fatalf("link: %s", res.ToString())
+	}
+	await(t, "the link in bob's view", func() bool {
+		lc := bob.GetLobbyHandle(lobbyID).LinkedChannel()
+		return lc != nil && lc.Id() == general.Id() && lc.GuildId() == own.Id() && lc.Name() == "general"
+	})
+	_, chans = guildChannels(t, alice, own.Id())
+	if ll := sdkChannelNamed(t, chans, "general").LinkedLobby(); ll == nil || ll.LobbyId() != lobbyID || ll.ApplicationId() != uint64(env.App.ID) {
+		t.Errorf("general's LinkedLobby: %+v", ll)
+	}
+
+	// Rule LOB-5: bob's invite is a single-use web URL to the linked channel's guild.
+	merge, res, url := join(bob)
+	if merge || !res.Successful() || !strings.HasPrefix(url, env.URL+"/invite/") {
+		t.Fatalf("JoinLinkedLobbyGuild: %v %s %q", merge, res.ToString(), url)
+	}
+	code := strings.TrimPrefix(url, env.URL+"/invite/")
+	resp, err := http.Get(env.APIURL + "/invites/" + code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv wire.Invite
+	err = json.NewDecoder(resp.Body).Decode(&inv)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || inv.MaxUses != 1 || inv.MaxAge != 3600 || uint64(inv.Guild.ID) != own.Id() || uint64(inv.Channel.ID) != general.Id() {
+		t.Errorf("invite %+v", inv)
+	}
+	// A provisional player: only the merge callback, and no invite request (bob's next request
+	// is the only one the service logs after it).
+	await(t, "the service logged bob's invite requests", func() bool { return invites() == 2 })
+	if merge, res, _ := join(guest); !merge || res != nil {
+		t.Errorf("provisional player: merge %v, result %v", merge, res)
+	}
+	if merge, res, _ := join(bob); merge || !res.Successful() {
+		t.Errorf("bob's second invite: %s", res.ToString())
+	}
+	await(t, "the service logged bob's third invite request", func() bool { return invites() >= 3 })
+	if n := invites(); n != 3 {
+		t.Errorf("%d invite requests logged, want 3: the provisional player's call made a request", n)
+	}
+
+	var unlinked *ClientResult
+	alice.UnlinkChannelFromLobby(lobbyID, resultCallback(&unlinked))
+	await(t, "unlink", func() bool { return unlinked != nil && bob.GetLobbyHandle(lobbyID).LinkedChannel() == nil })
+	if !unlinked.Successful() {
+		t.Fatal(unlinked.ToString())
 	}
 }

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1627166085u
+#define SDKPP_ABI_VERSION 465457173u
 
 #ifdef __cplusplus
 extern "C" {
@@ -266,6 +266,27 @@ typedef enum Sdkpp_ActivityActionTypes {
     Sdkpp_ActivityActionTypes_forceint = 0x7FFFFFFF
 } Sdkpp_ActivityActionTypes;
 
+/** Kind of a channel (the platform's values). */
+typedef enum Sdkpp_ChannelType {
+    Sdkpp_ChannelType_GuildText = 0,
+    Sdkpp_ChannelType_Dm = 1,
+    Sdkpp_ChannelType_GuildVoice = 2,
+    Sdkpp_ChannelType_GroupDm = 3,
+    Sdkpp_ChannelType_GuildCategory = 4,
+    Sdkpp_ChannelType_GuildNews = 5,
+    Sdkpp_ChannelType_GuildStore = 6,
+    Sdkpp_ChannelType_GuildNewsThread = 10,
+    Sdkpp_ChannelType_GuildPublicThread = 11,
+    Sdkpp_ChannelType_GuildPrivateThread = 12,
+    Sdkpp_ChannelType_GuildStageVoice = 13,
+    Sdkpp_ChannelType_GuildDirectory = 14,
+    Sdkpp_ChannelType_GuildForum = 15,
+    Sdkpp_ChannelType_GuildMedia = 16,
+    Sdkpp_ChannelType_Lobby = 17,
+    Sdkpp_ChannelType_EphemeralDm = 18,
+    Sdkpp_ChannelType_forceint = 0x7FFFFFFF
+} Sdkpp_ChannelType;
+
 /** Connection status of a Client; it is usable at Ready. */
 typedef enum Sdkpp_Client_Status {
     Sdkpp_Client_Status_Disconnected = 0,
@@ -321,6 +342,14 @@ typedef struct Sdkpp_ActivitySecrets { void* opaque; } Sdkpp_ActivitySecrets;
 typedef struct Sdkpp_Activity { void* opaque; } Sdkpp_Activity;
 /** An invitation to join a player's party, or a request to join it. */
 typedef struct Sdkpp_ActivityInvite { void* opaque; } Sdkpp_ActivityInvite;
+/** The lobby a guild channel is linked to. */
+typedef struct Sdkpp_LinkedLobby { void* opaque; } Sdkpp_LinkedLobby;
+/** The guild channel linked to a lobby. */
+typedef struct Sdkpp_LinkedChannel { void* opaque; } Sdkpp_LinkedChannel;
+/** A guild the player is in, for a channel-linking UI. */
+typedef struct Sdkpp_GuildMinimal { void* opaque; } Sdkpp_GuildMinimal;
+/** A channel of a guild, for a channel-linking UI. */
+typedef struct Sdkpp_GuildChannel { void* opaque; } Sdkpp_GuildChannel;
 /**
  * A user the client knows: a live view of its cache, so it reads new values after an update and
  * defaults once the Client is gone.
@@ -349,6 +378,8 @@ typedef struct Sdkpp_RelationshipHandleSpan { Sdkpp_RelationshipHandle* ptr; siz
 typedef struct Sdkpp_UserHandleSpan { Sdkpp_UserHandle* ptr; size_t size; } Sdkpp_UserHandleSpan;
 typedef struct Sdkpp_MessageHandleSpan { Sdkpp_MessageHandle* ptr; size_t size; } Sdkpp_MessageHandleSpan;
 typedef struct Sdkpp_UserMessageSummarySpan { Sdkpp_UserMessageSummary* ptr; size_t size; } Sdkpp_UserMessageSummarySpan;
+typedef struct Sdkpp_GuildMinimalSpan { Sdkpp_GuildMinimal* ptr; size_t size; } Sdkpp_GuildMinimalSpan;
+typedef struct Sdkpp_GuildChannelSpan { Sdkpp_GuildChannel* ptr; size_t size; } Sdkpp_GuildChannelSpan;
 
 /** Receives non-voice log messages; bearer tokens and secrets are always removed. */
 typedef void (SDKPP_CALL *Sdkpp_Client_LogCallback)(Sdkpp_String message, Sdkpp_LoggingSeverity severity, void* userData);
@@ -416,6 +447,19 @@ typedef void (SDKPP_CALL *Sdkpp_Client_MessageCreatedCallback)(uint64_t messageI
 typedef void (SDKPP_CALL *Sdkpp_Client_MessageUpdatedCallback)(uint64_t messageId, void* userData);
 /** A message was deleted. */
 typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageId, uint64_t channelId, void* userData);
+/**
+ * The operation needs a full account: the game should offer to link the provisional account
+ * and call the operation again.
+ */
+typedef void (SDKPP_CALL *Sdkpp_Client_ProvisionalUserMergeRequiredCallback)(void* userData);
+/** Result of GetUserGuilds. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetUserGuildsCallback)(Sdkpp_ClientResult* result, Sdkpp_GuildMinimalSpan guilds, void* userData);
+/** Result of GetGuildChannels: sorted by position. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetGuildChannelsCallback)(Sdkpp_ClientResult* result, Sdkpp_GuildChannelSpan guildChannels, void* userData);
+/** Result of LinkChannelToLobby and UnlinkChannelFromLobby. */
+typedef void (SDKPP_CALL *Sdkpp_Client_LinkOrUnlinkChannelCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of JoinLinkedLobbyGuild: the web URL of a single-use invite to the linked guild. */
+typedef void (SDKPP_CALL *Sdkpp_Client_JoinLinkedLobbyGuildCallback)(Sdkpp_ClientResult* result, Sdkpp_String inviteUrl, void* userData);
 /** A friend moved between relationship groups; query them again. */
 typedef void (SDKPP_CALL *Sdkpp_Client_RelationshipGroupsUpdatedCallback)(uint64_t userId, void* userData);
 /** A relationship appeared; isDiscordRelationshipUpdate tells platform from game. */
@@ -744,6 +788,77 @@ SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetSessionId(Sdkpp_ActivityInvite
 SDKPP_API bool SDKPP_CALL Sdkpp_ActivityInvite_IsValid(Sdkpp_ActivityInvite* self);
 SDKPP_API void SDKPP_CALL Sdkpp_ActivityInvite_SetIsValid(Sdkpp_ActivityInvite* self, bool value);
 
+/* LinkedLobby */
+/** Makes a new LinkedLobby in self (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedLobby_Init(Sdkpp_LinkedLobby* self);
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedLobby_Drop(Sdkpp_LinkedLobby* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedLobby_Clone(Sdkpp_LinkedLobby* self, Sdkpp_LinkedLobby* other);
+/** The lobby's application. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_LinkedLobby_ApplicationId(Sdkpp_LinkedLobby* self);
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedLobby_SetApplicationId(Sdkpp_LinkedLobby* self, uint64_t value);
+/** The lobby's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_LinkedLobby_LobbyId(Sdkpp_LinkedLobby* self);
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedLobby_SetLobbyId(Sdkpp_LinkedLobby* self, uint64_t value);
+
+/* LinkedChannel */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedChannel_Drop(Sdkpp_LinkedChannel* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedChannel_Clone(Sdkpp_LinkedChannel* self, Sdkpp_LinkedChannel* other);
+/** The channel's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_LinkedChannel_Id(Sdkpp_LinkedChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedChannel_SetId(Sdkpp_LinkedChannel* self, uint64_t value);
+/** The channel's name. */
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedChannel_Name(Sdkpp_LinkedChannel* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedChannel_SetName(Sdkpp_LinkedChannel* self, Sdkpp_String value);
+/** The id of the channel's guild. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_LinkedChannel_GuildId(Sdkpp_LinkedChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_LinkedChannel_SetGuildId(Sdkpp_LinkedChannel* self, uint64_t value);
+
+/* GuildMinimal */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_GuildMinimal_Drop(Sdkpp_GuildMinimal* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_GuildMinimal_Clone(Sdkpp_GuildMinimal* self, Sdkpp_GuildMinimal* other);
+/** The guild's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_GuildMinimal_Id(Sdkpp_GuildMinimal* self);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildMinimal_SetId(Sdkpp_GuildMinimal* self, uint64_t value);
+/** The guild's name. */
+SDKPP_API void SDKPP_CALL Sdkpp_GuildMinimal_Name(Sdkpp_GuildMinimal* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildMinimal_SetName(Sdkpp_GuildMinimal* self, Sdkpp_String value);
+
+/* GuildChannel */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_Drop(Sdkpp_GuildChannel* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_Clone(Sdkpp_GuildChannel* self, Sdkpp_GuildChannel* other);
+/** The channel's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_GuildChannel_Id(Sdkpp_GuildChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetId(Sdkpp_GuildChannel* self, uint64_t value);
+/** The channel's name. */
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_Name(Sdkpp_GuildChannel* self, Sdkpp_String* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetName(Sdkpp_GuildChannel* self, Sdkpp_String value);
+/** The kind of channel. */
+SDKPP_API Sdkpp_ChannelType SDKPP_CALL Sdkpp_GuildChannel_Type(Sdkpp_GuildChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetType(Sdkpp_GuildChannel* self, Sdkpp_ChannelType value);
+/** Its place in the guild's channel list; GetGuildChannels sorts by it. */
+SDKPP_API int32_t SDKPP_CALL Sdkpp_GuildChannel_Position(Sdkpp_GuildChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetPosition(Sdkpp_GuildChannel* self, int32_t value);
+/** The id of its parent category, if any. */
+SDKPP_API bool SDKPP_CALL Sdkpp_GuildChannel_ParentId(Sdkpp_GuildChannel* self, uint64_t* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetParentId(Sdkpp_GuildChannel* self, uint64_t* value);
+/** Whether the player may link it to a lobby. */
+SDKPP_API bool SDKPP_CALL Sdkpp_GuildChannel_IsLinkable(Sdkpp_GuildChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetIsLinkable(Sdkpp_GuildChannel* self, bool value);
+/** Whether every member of the guild can see it and write in it. */
+SDKPP_API bool SDKPP_CALL Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(Sdkpp_GuildChannel* self);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(Sdkpp_GuildChannel* self, bool value);
+/** The lobby it is linked to, if any. */
+SDKPP_API bool SDKPP_CALL Sdkpp_GuildChannel_LinkedLobby(Sdkpp_GuildChannel* self, Sdkpp_LinkedLobby* returnValue);
+SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetLinkedLobby(Sdkpp_GuildChannel* self, Sdkpp_LinkedLobby* value);
+
 /* UserHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */
 SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Drop(Sdkpp_UserHandle* self);
@@ -793,6 +908,8 @@ SDKPP_API void SDKPP_CALL Sdkpp_LobbyMemberHandle_Clone(Sdkpp_LobbyMemberHandle*
 SDKPP_API uint64_t SDKPP_CALL Sdkpp_LobbyMemberHandle_Id(Sdkpp_LobbyMemberHandle* self);
 /** Whether the member may link a channel to the lobby (set by the game's backend). */
 SDKPP_API bool SDKPP_CALL Sdkpp_LobbyMemberHandle_CanLinkLobby(Sdkpp_LobbyMemberHandle* self);
+/** Whether the member has a live connection to the service (online in the lobby). */
+SDKPP_API bool SDKPP_CALL Sdkpp_LobbyMemberHandle_Connected(Sdkpp_LobbyMemberHandle* self);
 /** The member's metadata. */
 SDKPP_API void SDKPP_CALL Sdkpp_LobbyMemberHandle_Metadata(Sdkpp_LobbyMemberHandle* self, Sdkpp_Properties* returnValue);
 
@@ -811,6 +928,8 @@ SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_LobbyMembers(Sdkpp_LobbyHandle* self
 SDKPP_API void SDKPP_CALL Sdkpp_LobbyHandle_Metadata(Sdkpp_LobbyHandle* self, Sdkpp_Properties* returnValue);
 /** One member, if in the lobby. */
 SDKPP_API bool SDKPP_CALL Sdkpp_LobbyHandle_GetLobbyMemberHandle(Sdkpp_LobbyHandle* self, uint64_t memberId, Sdkpp_LobbyMemberHandle* returnValue);
+/** The guild channel linked to the lobby, if any. */
+SDKPP_API bool SDKPP_CALL Sdkpp_LobbyHandle_LinkedChannel(Sdkpp_LobbyHandle* self, Sdkpp_LinkedChannel* returnValue);
 
 /* MessageHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */
@@ -995,6 +1114,22 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberAddedCallback(Sdkpp_Client*
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberRemovedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberRemovedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sets the handler of member metadata changes. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetLobbyMemberUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_LobbyMemberUpdatedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** The guilds the player is in, for a channel-linking UI. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetUserGuilds(Sdkpp_Client* self, Sdkpp_Client_GetUserGuildsCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** The channels of a guild the player is in, sorted by position. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetGuildChannels(Sdkpp_Client* self, uint64_t guildId, Sdkpp_Client_GetGuildChannelsCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/**
+ * Links a guild text channel to a lobby; needs CanLinkLobby and the right to manage the
+ * guild's channels.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_LinkChannelToLobby(Sdkpp_Client* self, uint64_t lobbyId, uint64_t channelId, Sdkpp_Client_LinkOrUnlinkChannelCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Removes the lobby's linked channel. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_UnlinkChannelFromLobby(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_LinkOrUnlinkChannelCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/**
+ * A single-use invite (valid one hour) to the guild of the lobby's linked channel, as a web
+ * URL; a provisional player gets provisionalUserMergeRequiredCallback instead.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_JoinLinkedLobbyGuild(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, Sdkpp_FreeFn provisionalUserMergeRequiredCallback__userDataFree, void* provisionalUserMergeRequiredCallback__userData, Sdkpp_Client_JoinLinkedLobbyGuildCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sends a direct message to a user (at most 2000 characters). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SendUserMessage(Sdkpp_Client* self, uint64_t recipientId, Sdkpp_String content, Sdkpp_Client_SendUserMessageCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** SendUserMessage with sender metadata. */

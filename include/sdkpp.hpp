@@ -210,6 +210,26 @@ enum class ActivityActionTypes : int32_t {
     JoinRequest = 5,
 };
 
+/// Kind of a channel (the platform's values).
+enum class ChannelType : int32_t {
+    GuildText = 0,
+    Dm = 1,
+    GuildVoice = 2,
+    GroupDm = 3,
+    GuildCategory = 4,
+    GuildNews = 5,
+    GuildStore = 6,
+    GuildNewsThread = 10,
+    GuildPublicThread = 11,
+    GuildPrivateThread = 12,
+    GuildStageVoice = 13,
+    GuildDirectory = 14,
+    GuildForum = 15,
+    GuildMedia = 16,
+    Lobby = 17,
+    EphemeralDm = 18,
+};
+
 class AuthorizationCodeChallenge;
 class AuthorizationCodeVerifier;
 class AuthorizationArgs;
@@ -223,6 +243,10 @@ class ActivityParty;
 class ActivitySecrets;
 class Activity;
 class ActivityInvite;
+class LinkedLobby;
+class LinkedChannel;
+class GuildMinimal;
+class GuildChannel;
 class UserHandle;
 class RelationshipHandle;
 class LobbyMemberHandle;
@@ -792,6 +816,157 @@ public:
     void SetIsValid(bool value);
 };
 
+/// The lobby a guild channel is linked to.
+class LinkedLobby {
+    mutable Sdkpp_LinkedLobby instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_LinkedLobby* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const LinkedLobby nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit LinkedLobby(Sdkpp_LinkedLobby instance, SdkppObjectState state);
+    ~LinkedLobby();
+    LinkedLobby(LinkedLobby&& other) noexcept;
+    LinkedLobby& operator=(LinkedLobby&& other) noexcept;
+    /// A deep copy.
+    LinkedLobby(const LinkedLobby& other);
+    /// Becomes a deep copy of other.
+    LinkedLobby& operator=(const LinkedLobby& other);
+    /// A new object.
+    explicit LinkedLobby();
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The lobby's application.
+    uint64_t ApplicationId() const;
+    void SetApplicationId(uint64_t value);
+    /// The lobby's id.
+    uint64_t LobbyId() const;
+    void SetLobbyId(uint64_t value);
+};
+
+/// The guild channel linked to a lobby.
+class LinkedChannel {
+    mutable Sdkpp_LinkedChannel instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_LinkedChannel* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const LinkedChannel nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit LinkedChannel(Sdkpp_LinkedChannel instance, SdkppObjectState state);
+    ~LinkedChannel();
+    LinkedChannel(LinkedChannel&& other) noexcept;
+    LinkedChannel& operator=(LinkedChannel&& other) noexcept;
+    /// A deep copy.
+    LinkedChannel(const LinkedChannel& other);
+    /// Becomes a deep copy of other.
+    LinkedChannel& operator=(const LinkedChannel& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The channel's id.
+    uint64_t Id() const;
+    void SetId(uint64_t value);
+    /// The channel's name.
+    std::string Name() const;
+    void SetName(std::string value);
+    /// The id of the channel's guild.
+    uint64_t GuildId() const;
+    void SetGuildId(uint64_t value);
+};
+
+/// A guild the player is in, for a channel-linking UI.
+class GuildMinimal {
+    mutable Sdkpp_GuildMinimal instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_GuildMinimal* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const GuildMinimal nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit GuildMinimal(Sdkpp_GuildMinimal instance, SdkppObjectState state);
+    ~GuildMinimal();
+    GuildMinimal(GuildMinimal&& other) noexcept;
+    GuildMinimal& operator=(GuildMinimal&& other) noexcept;
+    /// A deep copy.
+    GuildMinimal(const GuildMinimal& other);
+    /// Becomes a deep copy of other.
+    GuildMinimal& operator=(const GuildMinimal& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The guild's id.
+    uint64_t Id() const;
+    void SetId(uint64_t value);
+    /// The guild's name.
+    std::string Name() const;
+    void SetName(std::string value);
+};
+
+/// A channel of a guild, for a channel-linking UI.
+class GuildChannel {
+    mutable Sdkpp_GuildChannel instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_GuildChannel* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const GuildChannel nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit GuildChannel(Sdkpp_GuildChannel instance, SdkppObjectState state);
+    ~GuildChannel();
+    GuildChannel(GuildChannel&& other) noexcept;
+    GuildChannel& operator=(GuildChannel&& other) noexcept;
+    /// A deep copy.
+    GuildChannel(const GuildChannel& other);
+    /// Becomes a deep copy of other.
+    GuildChannel& operator=(const GuildChannel& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The channel's id.
+    uint64_t Id() const;
+    void SetId(uint64_t value);
+    /// The channel's name.
+    std::string Name() const;
+    void SetName(std::string value);
+    /// The kind of channel.
+    sdkpp::ChannelType Type() const;
+    void SetType(sdkpp::ChannelType value);
+    /// Its place in the guild's channel list; GetGuildChannels sorts by it.
+    int32_t Position() const;
+    void SetPosition(int32_t value);
+    /// The id of its parent category, if any.
+    std::optional<uint64_t> ParentId() const;
+    void SetParentId(std::optional<uint64_t> value);
+    /// Whether the player may link it to a lobby.
+    bool IsLinkable() const;
+    void SetIsLinkable(bool value);
+    /// Whether every member of the guild can see it and write in it.
+    bool IsViewableAndWriteableByAllMembers() const;
+    void SetIsViewableAndWriteableByAllMembers(bool value);
+    /// The lobby it is linked to, if any.
+    std::optional<sdkpp::LinkedLobby> LinkedLobby() const;
+    void SetLinkedLobby(std::optional<sdkpp::LinkedLobby> value);
+};
+
 /// A user the client knows: a live view of its cache, so it reads new values after an update and
 /// defaults once the Client is gone.
 class UserHandle {
@@ -901,6 +1076,8 @@ public:
     uint64_t Id() const;
     /// Whether the member may link a channel to the lobby (set by the game's backend).
     bool CanLinkLobby() const;
+    /// Whether the member has a live connection to the service (online in the lobby).
+    bool Connected() const;
     /// The member's metadata.
     std::unordered_map<std::string, std::string> Metadata() const;
 };
@@ -939,6 +1116,8 @@ public:
     std::unordered_map<std::string, std::string> Metadata() const;
     /// One member, if in the lobby.
     std::optional<sdkpp::LobbyMemberHandle> GetLobbyMemberHandle(uint64_t memberId) const;
+    /// The guild channel linked to the lobby, if any.
+    std::optional<sdkpp::LinkedChannel> LinkedChannel() const;
 };
 
 /// A chat message, direct or in a lobby: a live view of the Client's message cache (the newest
@@ -1130,6 +1309,17 @@ public:
     using MessageUpdatedCallback = std::function<void(uint64_t messageId)>;
     /// A message was deleted.
     using MessageDeletedCallback = std::function<void(uint64_t messageId, uint64_t channelId)>;
+    /// The operation needs a full account: the game should offer to link the provisional account
+    /// and call the operation again.
+    using ProvisionalUserMergeRequiredCallback = std::function<void()>;
+    /// Result of GetUserGuilds.
+    using GetUserGuildsCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::GuildMinimal> guilds)>;
+    /// Result of GetGuildChannels: sorted by position.
+    using GetGuildChannelsCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::GuildChannel> guildChannels)>;
+    /// Result of LinkChannelToLobby and UnlinkChannelFromLobby.
+    using LinkOrUnlinkChannelCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of JoinLinkedLobbyGuild: the web URL of a single-use invite to the linked guild.
+    using JoinLinkedLobbyGuildCallback = std::function<void(sdkpp::ClientResult result, std::string inviteUrl)>;
     /// A friend moved between relationship groups; query them again.
     using RelationshipGroupsUpdatedCallback = std::function<void(uint64_t userId)>;
     /// A relationship appeared; isDiscordRelationshipUpdate tells platform from game.
@@ -1298,6 +1488,18 @@ public:
     void SetLobbyMemberRemovedCallback(sdkpp::Client::LobbyMemberRemovedCallback callback);
     /// Sets the handler of member metadata changes.
     void SetLobbyMemberUpdatedCallback(sdkpp::Client::LobbyMemberUpdatedCallback callback);
+    /// The guilds the player is in, for a channel-linking UI.
+    void GetUserGuilds(sdkpp::Client::GetUserGuildsCallback cb);
+    /// The channels of a guild the player is in, sorted by position.
+    void GetGuildChannels(uint64_t guildId, sdkpp::Client::GetGuildChannelsCallback cb);
+    /// Links a guild text channel to a lobby; needs CanLinkLobby and the right to manage the
+    /// guild's channels.
+    void LinkChannelToLobby(uint64_t lobbyId, uint64_t channelId, sdkpp::Client::LinkOrUnlinkChannelCallback callback);
+    /// Removes the lobby's linked channel.
+    void UnlinkChannelFromLobby(uint64_t lobbyId, sdkpp::Client::LinkOrUnlinkChannelCallback callback);
+    /// A single-use invite (valid one hour) to the guild of the lobby's linked channel, as a web
+    /// URL; a provisional player gets provisionalUserMergeRequiredCallback instead.
+    void JoinLinkedLobbyGuild(uint64_t lobbyId, sdkpp::Client::ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, sdkpp::Client::JoinLinkedLobbyGuildCallback callback);
     /// Sends a direct message to a user (at most 2000 characters).
     void SendUserMessage(uint64_t recipientId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback);
     /// SendUserMessage with sender metadata.
@@ -1735,6 +1937,47 @@ inline const char* EnumToString(sdkpp::ActivityActionTypes value)
         return "Join";
     case sdkpp::ActivityActionTypes::JoinRequest:
         return "JoinRequest";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a ChannelType value, or "unknown".
+inline const char* EnumToString(sdkpp::ChannelType value)
+{
+    switch (value) {
+    case sdkpp::ChannelType::GuildText:
+        return "GuildText";
+    case sdkpp::ChannelType::Dm:
+        return "Dm";
+    case sdkpp::ChannelType::GuildVoice:
+        return "GuildVoice";
+    case sdkpp::ChannelType::GroupDm:
+        return "GroupDm";
+    case sdkpp::ChannelType::GuildCategory:
+        return "GuildCategory";
+    case sdkpp::ChannelType::GuildNews:
+        return "GuildNews";
+    case sdkpp::ChannelType::GuildStore:
+        return "GuildStore";
+    case sdkpp::ChannelType::GuildNewsThread:
+        return "GuildNewsThread";
+    case sdkpp::ChannelType::GuildPublicThread:
+        return "GuildPublicThread";
+    case sdkpp::ChannelType::GuildPrivateThread:
+        return "GuildPrivateThread";
+    case sdkpp::ChannelType::GuildStageVoice:
+        return "GuildStageVoice";
+    case sdkpp::ChannelType::GuildDirectory:
+        return "GuildDirectory";
+    case sdkpp::ChannelType::GuildForum:
+        return "GuildForum";
+    case sdkpp::ChannelType::GuildMedia:
+        return "GuildMedia";
+    case sdkpp::ChannelType::Lobby:
+        return "Lobby";
+    case sdkpp::ChannelType::EphemeralDm:
+        return "EphemeralDm";
     default:
         return "unknown";
     }
@@ -3362,6 +3605,349 @@ void ActivityInvite::SetIsValid(bool value)
     Sdkpp_ActivityInvite_SetIsValid(&instance_, value);
 }
 
+LinkedLobby::LinkedLobby(Sdkpp_LinkedLobby instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+LinkedLobby::~LinkedLobby()
+{
+    Drop();
+}
+LinkedLobby::LinkedLobby(LinkedLobby&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_LinkedLobby{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+LinkedLobby& LinkedLobby::operator=(LinkedLobby&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_LinkedLobby{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+LinkedLobby::LinkedLobby(const LinkedLobby& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_LinkedLobby_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+LinkedLobby& LinkedLobby::operator=(const LinkedLobby& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_LinkedLobby_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+LinkedLobby::LinkedLobby()
+{
+    Sdkpp_LinkedLobby_Init(&instance_);
+    state_ = detail::StateOf(instance_.opaque);
+}
+void LinkedLobby::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_LinkedLobby_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t LinkedLobby::ApplicationId() const
+{
+    return Sdkpp_LinkedLobby_ApplicationId(&instance_);
+}
+void LinkedLobby::SetApplicationId(uint64_t value)
+{
+    Sdkpp_LinkedLobby_SetApplicationId(&instance_, value);
+}
+uint64_t LinkedLobby::LobbyId() const
+{
+    return Sdkpp_LinkedLobby_LobbyId(&instance_);
+}
+void LinkedLobby::SetLobbyId(uint64_t value)
+{
+    Sdkpp_LinkedLobby_SetLobbyId(&instance_, value);
+}
+
+LinkedChannel::LinkedChannel(Sdkpp_LinkedChannel instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+LinkedChannel::~LinkedChannel()
+{
+    Drop();
+}
+LinkedChannel::LinkedChannel(LinkedChannel&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_LinkedChannel{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+LinkedChannel& LinkedChannel::operator=(LinkedChannel&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_LinkedChannel{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+LinkedChannel::LinkedChannel(const LinkedChannel& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_LinkedChannel_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+LinkedChannel& LinkedChannel::operator=(const LinkedChannel& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_LinkedChannel_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void LinkedChannel::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_LinkedChannel_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t LinkedChannel::Id() const
+{
+    return Sdkpp_LinkedChannel_Id(&instance_);
+}
+void LinkedChannel::SetId(uint64_t value)
+{
+    Sdkpp_LinkedChannel_SetId(&instance_, value);
+}
+std::string LinkedChannel::Name() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_LinkedChannel_Name(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void LinkedChannel::SetName(std::string value)
+{
+    Sdkpp_LinkedChannel_SetName(&instance_, detail::Borrow(value));
+}
+uint64_t LinkedChannel::GuildId() const
+{
+    return Sdkpp_LinkedChannel_GuildId(&instance_);
+}
+void LinkedChannel::SetGuildId(uint64_t value)
+{
+    Sdkpp_LinkedChannel_SetGuildId(&instance_, value);
+}
+
+GuildMinimal::GuildMinimal(Sdkpp_GuildMinimal instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+GuildMinimal::~GuildMinimal()
+{
+    Drop();
+}
+GuildMinimal::GuildMinimal(GuildMinimal&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_GuildMinimal{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+GuildMinimal& GuildMinimal::operator=(GuildMinimal&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_GuildMinimal{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+GuildMinimal::GuildMinimal(const GuildMinimal& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_GuildMinimal_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+GuildMinimal& GuildMinimal::operator=(const GuildMinimal& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_GuildMinimal_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void GuildMinimal::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_GuildMinimal_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t GuildMinimal::Id() const
+{
+    return Sdkpp_GuildMinimal_Id(&instance_);
+}
+void GuildMinimal::SetId(uint64_t value)
+{
+    Sdkpp_GuildMinimal_SetId(&instance_, value);
+}
+std::string GuildMinimal::Name() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_GuildMinimal_Name(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void GuildMinimal::SetName(std::string value)
+{
+    Sdkpp_GuildMinimal_SetName(&instance_, detail::Borrow(value));
+}
+
+GuildChannel::GuildChannel(Sdkpp_GuildChannel instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+GuildChannel::~GuildChannel()
+{
+    Drop();
+}
+GuildChannel::GuildChannel(GuildChannel&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_GuildChannel{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+GuildChannel& GuildChannel::operator=(GuildChannel&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_GuildChannel{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+GuildChannel::GuildChannel(const GuildChannel& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_GuildChannel_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+GuildChannel& GuildChannel::operator=(const GuildChannel& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_GuildChannel_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void GuildChannel::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_GuildChannel_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+uint64_t GuildChannel::Id() const
+{
+    return Sdkpp_GuildChannel_Id(&instance_);
+}
+void GuildChannel::SetId(uint64_t value)
+{
+    Sdkpp_GuildChannel_SetId(&instance_, value);
+}
+std::string GuildChannel::Name() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_GuildChannel_Name(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void GuildChannel::SetName(std::string value)
+{
+    Sdkpp_GuildChannel_SetName(&instance_, detail::Borrow(value));
+}
+sdkpp::ChannelType GuildChannel::Type() const
+{
+    return static_cast<sdkpp::ChannelType>(Sdkpp_GuildChannel_Type(&instance_));
+}
+void GuildChannel::SetType(sdkpp::ChannelType value)
+{
+    Sdkpp_GuildChannel_SetType(&instance_, static_cast<Sdkpp_ChannelType>(value));
+}
+int32_t GuildChannel::Position() const
+{
+    return Sdkpp_GuildChannel_Position(&instance_);
+}
+void GuildChannel::SetPosition(int32_t value)
+{
+    Sdkpp_GuildChannel_SetPosition(&instance_, value);
+}
+std::optional<uint64_t> GuildChannel::ParentId() const
+{
+    uint64_t returnValue{};
+    if (!Sdkpp_GuildChannel_ParentId(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return returnValue;
+}
+void GuildChannel::SetParentId(std::optional<uint64_t> value)
+{
+    uint64_t value__value{};
+    if (value) {
+        value__value = *value;
+    }
+    Sdkpp_GuildChannel_SetParentId(&instance_, value ? &value__value : nullptr);
+}
+bool GuildChannel::IsLinkable() const
+{
+    return Sdkpp_GuildChannel_IsLinkable(&instance_);
+}
+void GuildChannel::SetIsLinkable(bool value)
+{
+    Sdkpp_GuildChannel_SetIsLinkable(&instance_, value);
+}
+bool GuildChannel::IsViewableAndWriteableByAllMembers() const
+{
+    return Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(&instance_);
+}
+void GuildChannel::SetIsViewableAndWriteableByAllMembers(bool value)
+{
+    Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(&instance_, value);
+}
+std::optional<sdkpp::LinkedLobby> GuildChannel::LinkedLobby() const
+{
+    Sdkpp_LinkedLobby returnValue{};
+    if (!Sdkpp_GuildChannel_LinkedLobby(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::LinkedLobby(returnValue, detail::StateOf(returnValue.opaque));
+}
+void GuildChannel::SetLinkedLobby(std::optional<sdkpp::LinkedLobby> value)
+{
+    Sdkpp_GuildChannel_SetLinkedLobby(&instance_, value ? value->instance() : nullptr);
+}
+
 UserHandle::UserHandle(Sdkpp_UserHandle instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -3597,6 +4183,10 @@ bool LobbyMemberHandle::CanLinkLobby() const
 {
     return Sdkpp_LobbyMemberHandle_CanLinkLobby(&instance_);
 }
+bool LobbyMemberHandle::Connected() const
+{
+    return Sdkpp_LobbyMemberHandle_Connected(&instance_);
+}
 std::unordered_map<std::string, std::string> LobbyMemberHandle::Metadata() const
 {
     Sdkpp_Properties returnValue{};
@@ -3682,6 +4272,14 @@ std::optional<sdkpp::LobbyMemberHandle> LobbyHandle::GetLobbyMemberHandle(uint64
         return std::nullopt;
     }
     return sdkpp::LobbyMemberHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::optional<sdkpp::LinkedChannel> LobbyHandle::LinkedChannel() const
+{
+    Sdkpp_LinkedChannel returnValue{};
+    if (!Sdkpp_LobbyHandle_LinkedChannel(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::LinkedChannel(returnValue, detail::StateOf(returnValue.opaque));
 }
 
 MessageHandle::MessageHandle(Sdkpp_MessageHandle instance, SdkppObjectState state)
@@ -4438,6 +5036,64 @@ void Client::SetLobbyMemberUpdatedCallback(sdkpp::Client::LobbyMemberUpdatedCall
     };
     Sdkpp_Client_SetLobbyMemberUpdatedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LobbyMemberUpdatedCallback>, callback__userData);
 }
+void Client::GetUserGuilds(sdkpp::Client::GetUserGuildsCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetUserGuildsCallback(std::move(cb));
+    Sdkpp_Client_GetUserGuildsCallback cb__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_GuildMinimalSpan guilds, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetUserGuildsCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto guilds__arg = detail::TakeObjects<sdkpp::GuildMinimal>(guilds);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(guilds__arg)); });
+    };
+    Sdkpp_Client_GetUserGuilds(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetUserGuildsCallback>, cb__userData);
+}
+void Client::GetGuildChannels(uint64_t guildId, sdkpp::Client::GetGuildChannelsCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetGuildChannelsCallback(std::move(cb));
+    Sdkpp_Client_GetGuildChannelsCallback cb__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_GuildChannelSpan guildChannels, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetGuildChannelsCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto guildChannels__arg = detail::TakeObjects<sdkpp::GuildChannel>(guildChannels);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(guildChannels__arg)); });
+    };
+    Sdkpp_Client_GetGuildChannels(&instance_, guildId, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetGuildChannelsCallback>, cb__userData);
+}
+void Client::LinkChannelToLobby(uint64_t lobbyId, uint64_t channelId, sdkpp::Client::LinkOrUnlinkChannelCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LinkOrUnlinkChannelCallback(std::move(callback));
+    Sdkpp_Client_LinkOrUnlinkChannelCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LinkOrUnlinkChannelCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_LinkChannelToLobby(&instance_, lobbyId, channelId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LinkOrUnlinkChannelCallback>, callback__userData);
+}
+void Client::UnlinkChannelFromLobby(uint64_t lobbyId, sdkpp::Client::LinkOrUnlinkChannelCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::LinkOrUnlinkChannelCallback(std::move(callback));
+    Sdkpp_Client_LinkOrUnlinkChannelCallback callback__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::LinkOrUnlinkChannelCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_UnlinkChannelFromLobby(&instance_, lobbyId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::LinkOrUnlinkChannelCallback>, callback__userData);
+}
+void Client::JoinLinkedLobbyGuild(uint64_t lobbyId, sdkpp::Client::ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, sdkpp::Client::JoinLinkedLobbyGuildCallback callback)
+{
+    auto* provisionalUserMergeRequiredCallback__userData = new sdkpp::Client::ProvisionalUserMergeRequiredCallback(std::move(provisionalUserMergeRequiredCallback));
+    Sdkpp_Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback__trampoline = [](void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::ProvisionalUserMergeRequiredCallback*>(userData__);
+        detail::Invoke([&] { fn__(); });
+    };
+    auto* callback__userData = new sdkpp::Client::JoinLinkedLobbyGuildCallback(std::move(callback));
+    Sdkpp_Client_JoinLinkedLobbyGuildCallback callback__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_String inviteUrl, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::JoinLinkedLobbyGuildCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto inviteUrl__arg = detail::Take(inviteUrl);
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(inviteUrl__arg)); });
+    };
+    Sdkpp_Client_JoinLinkedLobbyGuild(&instance_, lobbyId, *provisionalUserMergeRequiredCallback__userData ? provisionalUserMergeRequiredCallback__trampoline : nullptr, detail::Delete<sdkpp::Client::ProvisionalUserMergeRequiredCallback>, provisionalUserMergeRequiredCallback__userData, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::JoinLinkedLobbyGuildCallback>, callback__userData);
+}
 void Client::SendUserMessage(uint64_t recipientId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback)
 {
     auto* callback__userData = new sdkpp::Client::SendUserMessageCallback(std::move(callback));
@@ -4875,6 +5531,10 @@ const ActivityParty ActivityParty::nullobj{{}, SdkppObjectState::Invalid};
 const ActivitySecrets ActivitySecrets::nullobj{{}, SdkppObjectState::Invalid};
 const Activity Activity::nullobj{{}, SdkppObjectState::Invalid};
 const ActivityInvite ActivityInvite::nullobj{{}, SdkppObjectState::Invalid};
+const LinkedLobby LinkedLobby::nullobj{{}, SdkppObjectState::Invalid};
+const LinkedChannel LinkedChannel::nullobj{{}, SdkppObjectState::Invalid};
+const GuildMinimal GuildMinimal::nullobj{{}, SdkppObjectState::Invalid};
+const GuildChannel GuildChannel::nullobj{{}, SdkppObjectState::Invalid};
 const UserHandle UserHandle::nullobj{{}, SdkppObjectState::Invalid};
 const RelationshipHandle RelationshipHandle::nullobj{{}, SdkppObjectState::Invalid};
 const LobbyMemberHandle LobbyMemberHandle::nullobj{{}, SdkppObjectState::Invalid};

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1627166085u;
+        internal const uint AbiVersion = 465457173u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -327,6 +327,43 @@ namespace Sdkpp
         Join = 1,
         /// <summary>Sdkpp_ActivityActionTypes_JoinRequest = 5.</summary>
         JoinRequest = 5,
+    }
+
+    /// <summary>Kind of a channel (the platform's values).</summary>
+    public enum ChannelType : int
+    {
+        /// <summary>Sdkpp_ChannelType_GuildText = 0.</summary>
+        GuildText = 0,
+        /// <summary>Sdkpp_ChannelType_Dm = 1.</summary>
+        Dm = 1,
+        /// <summary>Sdkpp_ChannelType_GuildVoice = 2.</summary>
+        GuildVoice = 2,
+        /// <summary>Sdkpp_ChannelType_GroupDm = 3.</summary>
+        GroupDm = 3,
+        /// <summary>Sdkpp_ChannelType_GuildCategory = 4.</summary>
+        GuildCategory = 4,
+        /// <summary>Sdkpp_ChannelType_GuildNews = 5.</summary>
+        GuildNews = 5,
+        /// <summary>Sdkpp_ChannelType_GuildStore = 6.</summary>
+        GuildStore = 6,
+        /// <summary>Sdkpp_ChannelType_GuildNewsThread = 10.</summary>
+        GuildNewsThread = 10,
+        /// <summary>Sdkpp_ChannelType_GuildPublicThread = 11.</summary>
+        GuildPublicThread = 11,
+        /// <summary>Sdkpp_ChannelType_GuildPrivateThread = 12.</summary>
+        GuildPrivateThread = 12,
+        /// <summary>Sdkpp_ChannelType_GuildStageVoice = 13.</summary>
+        GuildStageVoice = 13,
+        /// <summary>Sdkpp_ChannelType_GuildDirectory = 14.</summary>
+        GuildDirectory = 14,
+        /// <summary>Sdkpp_ChannelType_GuildForum = 15.</summary>
+        GuildForum = 15,
+        /// <summary>Sdkpp_ChannelType_GuildMedia = 16.</summary>
+        GuildMedia = 16,
+        /// <summary>Sdkpp_ChannelType_Lobby = 17.</summary>
+        Lobby = 17,
+        /// <summary>Sdkpp_ChannelType_EphemeralDm = 18.</summary>
+        EphemeralDm = 18,
     }
 
     /// <summary>A PKCE code challenge: the S256 hash of a verifier.</summary>
@@ -2604,6 +2641,533 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>The lobby a guild channel is linked to.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class LinkedLobby : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_LinkedLobby); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>Makes a new LinkedLobby (Sdkpp_LinkedLobby_Init).</summary>
+        public LinkedLobby()
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.Native.Sdkpp_LinkedLobby_Init(ref this.handle);
+        }
+
+        // Adopts an id the library returned.
+        internal LinkedLobby(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static LinkedLobby Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new LinkedLobby(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_LinkedLobby_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~LinkedLobby()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_LinkedLobby_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_LinkedLobby_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public LinkedLobby Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_LinkedLobby_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The lobby's application.</summary>
+        public ulong ApplicationId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LinkedLobby_ApplicationId(ref this.handle);
+        }
+
+        /// <summary>Sets ApplicationId: The lobby's application.</summary>
+        public void SetApplicationId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_LinkedLobby_SetApplicationId(ref this.handle, value);
+        }
+
+        /// <summary>The lobby's id.</summary>
+        public ulong LobbyId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LinkedLobby_LobbyId(ref this.handle);
+        }
+
+        /// <summary>Sets LobbyId: The lobby's id.</summary>
+        public void SetLobbyId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_LinkedLobby_SetLobbyId(ref this.handle, value);
+        }
+    }
+
+    /// <summary>The guild channel linked to a lobby.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class LinkedChannel : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_LinkedChannel); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal LinkedChannel(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static LinkedChannel Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new LinkedChannel(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_LinkedChannel_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~LinkedChannel()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_LinkedChannel_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_LinkedChannel_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public LinkedChannel Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_LinkedChannel_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The channel's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LinkedChannel_Id(ref this.handle);
+        }
+
+        /// <summary>Sets Id: The channel's id.</summary>
+        public void SetId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_LinkedChannel_SetId(ref this.handle, value);
+        }
+
+        /// <summary>The channel's name.</summary>
+        public string Name()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_LinkedChannel_Name(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Name: The channel's name.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetName(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_LinkedChannel_SetName(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>The id of the channel's guild.</summary>
+        public ulong GuildId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LinkedChannel_GuildId(ref this.handle);
+        }
+
+        /// <summary>Sets GuildId: The id of the channel's guild.</summary>
+        public void SetGuildId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_LinkedChannel_SetGuildId(ref this.handle, value);
+        }
+    }
+
+    /// <summary>A guild the player is in, for a channel-linking UI.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class GuildMinimal : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_GuildMinimal); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal GuildMinimal(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static GuildMinimal Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new GuildMinimal(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_GuildMinimal_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~GuildMinimal()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_GuildMinimal_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_GuildMinimal_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public GuildMinimal Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_GuildMinimal_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The guild's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_GuildMinimal_Id(ref this.handle);
+        }
+
+        /// <summary>Sets Id: The guild's id.</summary>
+        public void SetId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_GuildMinimal_SetId(ref this.handle, value);
+        }
+
+        /// <summary>The guild's name.</summary>
+        public string Name()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_GuildMinimal_Name(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Name: The guild's name.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetName(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_GuildMinimal_SetName(ref this.handle, __a_value);
+            }
+        }
+    }
+
+    /// <summary>A channel of a guild, for a channel-linking UI.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class GuildChannel : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_GuildChannel); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal GuildChannel(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static GuildChannel Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new GuildChannel(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_GuildChannel_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~GuildChannel()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_GuildChannel_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_GuildChannel_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public GuildChannel Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_GuildChannel_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The channel's id.</summary>
+        public ulong Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_Id(ref this.handle);
+        }
+
+        /// <summary>Sets Id: The channel's id.</summary>
+        public void SetId(ulong value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_GuildChannel_SetId(ref this.handle, value);
+        }
+
+        /// <summary>The channel's name.</summary>
+        public string Name()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_GuildChannel_Name(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets Name: The channel's name.</summary>
+        /// <remarks>
+        /// Null throws ArgumentNullException.
+        /// </remarks>
+        public void SetName(string value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
+                global::Sdkpp.Native.Sdkpp_GuildChannel_SetName(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>The kind of channel.</summary>
+        public global::Sdkpp.ChannelType Type()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_Type(ref this.handle);
+        }
+
+        /// <summary>Sets Type: The kind of channel.</summary>
+        public void SetType(global::Sdkpp.ChannelType value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_GuildChannel_SetType(ref this.handle, value);
+        }
+
+        /// <summary>Its place in the guild's channel list; GetGuildChannels sorts by it.</summary>
+        public int Position()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_Position(ref this.handle);
+        }
+
+        /// <summary>Sets Position: Its place in the guild's channel list; GetGuildChannels sorts by it.</summary>
+        public void SetPosition(int value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_GuildChannel_SetPosition(ref this.handle, value);
+        }
+
+        /// <summary>The id of its parent category, if any.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public ulong? ParentId()
+        {
+            global::Sdkpp.Native.BindThread();
+            ulong __rv;
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_ParentId(ref this.handle, out __rv) ? (ulong?)__rv : null;
+        }
+
+        /// <summary>Sets ParentId: The id of its parent category, if any.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetParentId(ulong? value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
+                global::Sdkpp.Native.Sdkpp_GuildChannel_SetParentId(ref this.handle, __a_value);
+            }
+        }
+
+        /// <summary>Whether the player may link it to a lobby.</summary>
+        public bool IsLinkable()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_IsLinkable(ref this.handle);
+        }
+
+        /// <summary>Sets IsLinkable: Whether the player may link it to a lobby.</summary>
+        public void SetIsLinkable(bool value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_GuildChannel_SetIsLinkable(ref this.handle, value);
+        }
+
+        /// <summary>Whether every member of the guild can see it and write in it.</summary>
+        public bool IsViewableAndWriteableByAllMembers()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(ref this.handle);
+        }
+
+        /// <summary>Sets IsViewableAndWriteableByAllMembers: Whether every member of the guild can see it and write in it.</summary>
+        public void SetIsViewableAndWriteableByAllMembers(bool value)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(ref this.handle, value);
+        }
+
+        /// <summary>The lobby it is linked to, if any.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.LinkedLobby LinkedLobby()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_GuildChannel_LinkedLobby(ref this.handle, out __rv) ? global::Sdkpp.LinkedLobby.Adopt(__rv) : null;
+        }
+
+        /// <summary>Sets LinkedLobby: The lobby it is linked to, if any.</summary>
+        /// <remarks>
+        /// Null clears the value.
+        /// </remarks>
+        public void SetLinkedLobby(global::Sdkpp.LinkedLobby value)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
+                global::Sdkpp.Native.Sdkpp_GuildChannel_SetLinkedLobby(ref this.handle, __a_value);
+                global::System.GC.KeepAlive(value);
+            }
+        }
+    }
+
     /// <summary>
     /// A user the client knows: a live view of its cache, so it reads new values after an update and
     /// defaults once the Client is gone.
@@ -2938,6 +3502,13 @@ namespace Sdkpp
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_CanLinkLobby(ref this.handle);
         }
 
+        /// <summary>Whether the member has a live connection to the service (online in the lobby).</summary>
+        public bool Connected()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Connected(ref this.handle);
+        }
+
         /// <summary>The member's metadata.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
@@ -3055,6 +3626,17 @@ namespace Sdkpp
             global::Sdkpp.Native.BindThread();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref this.handle, memberId, out __rv) ? global::Sdkpp.LobbyMemberHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>The guild channel linked to the lobby, if any.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.LinkedChannel LinkedChannel()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_LobbyHandle_LinkedChannel(ref this.handle, out __rv) ? global::Sdkpp.LinkedChannel.Adopt(__rv) : null;
         }
     }
 
@@ -3620,6 +4202,45 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void MessageDeletedCallback(ulong messageId, ulong channelId);
+
+        /// <summary>
+        /// The operation needs a full account: the game should offer to link the provisional account
+        /// and call the operation again.
+        /// </summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void ProvisionalUserMergeRequiredCallback();
+
+        /// <summary>Result of GetUserGuilds.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The guilds object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetUserGuildsCallback(global::Sdkpp.ClientResult result, global::Sdkpp.GuildMinimal[] guilds);
+
+        /// <summary>Result of GetGuildChannels: sorted by position.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The guildChannels object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetGuildChannelsCallback(global::Sdkpp.ClientResult result, global::Sdkpp.GuildChannel[] guildChannels);
+
+        /// <summary>Result of LinkChannelToLobby and UnlinkChannelFromLobby.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void LinkOrUnlinkChannelCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of JoinLinkedLobbyGuild: the web URL of a single-use invite to the linked guild.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void JoinLinkedLobbyGuildCallback(global::Sdkpp.ClientResult result, string inviteUrl);
 
         /// <summary>A friend moved between relationship groups; query them again.</summary>
         /// <remarks>
@@ -4853,6 +5474,135 @@ namespace Sdkpp
             }
         }
 
+        /// <summary>The guilds the player is in, for a channel-linking UI.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetUserGuilds(global::Sdkpp.Client.GetUserGuildsCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetUserGuilds(ref this.handle, global::Sdkpp.Trampolines.Client_GetUserGuildsCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>The channels of a guild the player is in, sorted by position.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetGuildChannels(ulong guildId, global::Sdkpp.Client.GetGuildChannelsCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetGuildChannels(ref this.handle, guildId, global::Sdkpp.Trampolines.Client_GetGuildChannelsCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>
+        /// Links a guild text channel to a lobby; needs CanLinkLobby and the right to manage the
+        /// guild's channels.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void LinkChannelToLobby(ulong lobbyId, ulong channelId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_LinkChannelToLobby(ref this.handle, lobbyId, channelId, global::Sdkpp.Trampolines.Client_LinkOrUnlinkChannelCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Removes the lobby's linked channel.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void UnlinkChannelFromLobby(ulong lobbyId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_UnlinkChannelFromLobby(ref this.handle, lobbyId, global::Sdkpp.Trampolines.Client_LinkOrUnlinkChannelCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>
+        /// A single-use invite (valid one hour) to the guild of the lobby's linked channel, as a web
+        /// URL; a provisional player gets provisionalUserMergeRequiredCallback instead.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void JoinLinkedLobbyGuild(ulong lobbyId, global::Sdkpp.Client.ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.Client.JoinLinkedLobbyGuildCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (provisionalUserMergeRequiredCallback == null) { throw new global::System.ArgumentNullException("provisionalUserMergeRequiredCallback"); }
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_provisionalUserMergeRequiredCallback = global::Sdkpp.CallbackRegistry.Register(provisionalUserMergeRequiredCallback);
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_JoinLinkedLobbyGuild(ref this.handle, lobbyId, global::Sdkpp.Trampolines.Client_ProvisionalUserMergeRequiredCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_provisionalUserMergeRequiredCallback, global::Sdkpp.Trampolines.Client_JoinLinkedLobbyGuildCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_provisionalUserMergeRequiredCallback);
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
         /// <summary>Sends a direct message to a user (at most 2000 characters).</summary>
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
@@ -5963,6 +6713,21 @@ namespace Sdkpp
         internal delegate void Client_MessageDeletedCallback(ulong messageId, ulong channelId, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_ProvisionalUserMergeRequiredCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetUserGuildsCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan guilds, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetGuildChannelsCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan guildChannels, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_LinkOrUnlinkChannelCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_JoinLinkedLobbyGuildCallback(global::System.IntPtr result, global::Sdkpp.NativeString inviteUrl, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_RelationshipGroupsUpdatedCallback(ulong userId, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -6537,6 +7302,127 @@ namespace Sdkpp
         internal static extern void Sdkpp_ActivityInvite_SetIsValid(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedLobby_Init(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedLobby_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedLobby_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_LinkedLobby_ApplicationId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedLobby_SetApplicationId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_LinkedLobby_LobbyId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedLobby_SetLobbyId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedChannel_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedChannel_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_LinkedChannel_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedChannel_SetId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedChannel_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedChannel_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_LinkedChannel_GuildId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_LinkedChannel_SetGuildId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildMinimal_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildMinimal_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_GuildMinimal_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildMinimal_SetId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildMinimal_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildMinimal_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_GuildChannel_Id(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetId(ref global::System.IntPtr self, ulong value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.ChannelType Sdkpp_GuildChannel_Type(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetType(ref global::System.IntPtr self, global::Sdkpp.ChannelType value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern int Sdkpp_GuildChannel_Position(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetPosition(ref global::System.IntPtr self, int value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_GuildChannel_ParentId(ref global::System.IntPtr self, out ulong returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetParentId(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_GuildChannel_IsLinkable(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetIsLinkable(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_GuildChannel_LinkedLobby(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_GuildChannel_SetLinkedLobby(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_UserHandle_Drop(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -6610,6 +7496,10 @@ namespace Sdkpp
         internal static extern bool Sdkpp_LobbyMemberHandle_CanLinkLobby(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_LobbyMemberHandle_Connected(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_LobbyMemberHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -6633,6 +7523,10 @@ namespace Sdkpp
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
         internal static extern bool Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref global::System.IntPtr self, ulong memberId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_LobbyHandle_LinkedChannel(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_MessageHandle_Drop(ref global::System.IntPtr self);
@@ -6902,6 +7796,21 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetLobbyMemberUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetUserGuilds(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetUserGuildsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetGuildChannels(ref global::System.IntPtr self, ulong guildId, global::Sdkpp.Native.Client_GetGuildChannelsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_LinkChannelToLobby(ref global::System.IntPtr self, ulong lobbyId, ulong channelId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_UnlinkChannelFromLobby(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_JoinLinkedLobbyGuild(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.NativeFreeFn provisionalUserMergeRequiredCallback__userDataFree, global::System.IntPtr provisionalUserMergeRequiredCallback__userData, global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SendUserMessage(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
@@ -7785,6 +8694,124 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.MessageDeletedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback Client_ProvisionalUserMergeRequiredCallback = Client_ProvisionalUserMergeRequiredCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback))]
+        static void Client_ProvisionalUserMergeRequiredCallback_Impl(global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.ProvisionalUserMergeRequiredCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.ProvisionalUserMergeRequiredCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb();
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.ProvisionalUserMergeRequiredCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetUserGuildsCallback Client_GetUserGuildsCallback = Client_GetUserGuildsCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetUserGuildsCallback))]
+        static void Client_GetUserGuildsCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan guilds, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.GuildMinimal[] __a_guilds = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.GuildMinimal>(guilds, global::Sdkpp.GuildMinimal.Adopt);
+                global::Sdkpp.Client.GetUserGuildsCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetUserGuildsCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    foreach (global::Sdkpp.GuildMinimal __o in __a_guilds) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_result, __a_guilds);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetUserGuildsCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetGuildChannelsCallback Client_GetGuildChannelsCallback = Client_GetGuildChannelsCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetGuildChannelsCallback))]
+        static void Client_GetGuildChannelsCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan guildChannels, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.GuildChannel[] __a_guildChannels = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.GuildChannel>(guildChannels, global::Sdkpp.GuildChannel.Adopt);
+                global::Sdkpp.Client.GetGuildChannelsCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetGuildChannelsCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    foreach (global::Sdkpp.GuildChannel __o in __a_guildChannels) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_result, __a_guildChannels);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetGuildChannelsCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback Client_LinkOrUnlinkChannelCallback = Client_LinkOrUnlinkChannelCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback))]
+        static void Client_LinkOrUnlinkChannelCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.LinkOrUnlinkChannelCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.LinkOrUnlinkChannelCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.LinkOrUnlinkChannelCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback Client_JoinLinkedLobbyGuildCallback = Client_JoinLinkedLobbyGuildCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback))]
+        static void Client_JoinLinkedLobbyGuildCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString inviteUrl, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                string __a_inviteUrl = global::Sdkpp.Marshaling.TakeString(inviteUrl);
+                global::Sdkpp.Client.JoinLinkedLobbyGuildCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.JoinLinkedLobbyGuildCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, __a_inviteUrl);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.JoinLinkedLobbyGuildCallback", __e);
             }
         }
 

@@ -569,13 +569,143 @@ static void PhaseSocial()
     Check(Pump([&] { return !hostSeen->GameActivity().has_value(); }), "ClearRichPresence");
 }
 
+// PhaseGuilds: alice (a full account) lists her guilds and a guild's channels, links a channel to
+// a lobby once the harness (the game's backend) grants her CanLinkLobby; carol asks for an
+// invite to the linked guild; a provisional player is told to merge first.
+static void PhaseGuilds()
+{
+    Client a = Connected(Env("SDKPP_USER_TOKEN"));
+    Client c = Connected(Env("SDKPP_USER_TOKEN2"));
+    Client g = Connected(Env("SDKPP_BOT_ISSUED_TOKEN"));
+    uint64_t aId = a.GetCurrentUserV2()->Id();
+    std::vector<GuildMinimal> guilds;
+    bool done = false;
+    a.GetUserGuilds([&](ClientResult r, std::vector<GuildMinimal> gs) {
+        if (r.Successful()) guilds = std::move(gs);
+        done = true;
+    });
+    uint64_t own = 0;
+    Pump([&] { return done; });
+    for (auto& gm : guilds) {
+        if (gm.Name() == "Alice's Guild") own = gm.Id();
+    }
+    Check(guilds.size() == 3 && own != 0, "GetUserGuilds (a list of records)");
+    auto channels = [&](Client& who, uint64_t guild, ClientResult* result) {
+        std::vector<GuildChannel> out;
+        bool fin = false;
+        who.GetGuildChannels(guild, [&](ClientResult r, std::vector<GuildChannel> cs) {
+            out = std::move(cs);
+            if (result) *result = r;
+            fin = true;
+        });
+        Pump([&] { return fin; });
+        return out;
+    };
+    auto chans = channels(a, own, nullptr);
+    std::string names;
+    bool sorted = true;
+    for (size_t i = 0; i < chans.size(); ++i) {
+        names += (i ? "," : "") + chans[i].Name();
+        if (i > 0 && chans[i - 1].Position() > chans[i].Position()) sorted = false;
+    }
+    Check(sorted && names == "Text Channels,general,looking-for-group,Voice Channels,Lounge",
+          "GetGuildChannels sorted by position (rule GCH-1)");
+    Check(chans.size() == 5 && chans[0].Type() == ChannelType::GuildCategory && !chans[0].ParentId() &&
+              chans[1].Type() == ChannelType::GuildText && chans[1].ParentId() == chans[0].Id() &&
+              chans[4].Type() == ChannelType::GuildVoice && chans[4].ParentId() == chans[3].Id() && chans[1].IsLinkable() &&
+              !chans[4].IsLinkable() && !chans[1].LinkedLobby(),
+          "channel types, parent category ids and IsLinkable (rule GCH-1)");
+    uint64_t general = chans.size() == 5 ? chans[1].Id() : 0;
+    auto carols = channels(c, own, nullptr);
+    Check(carols.size() == 5 && !carols[1].IsLinkable(), "a member who may not manage channels cannot link them");
+    ClientResult bad = ClientResult::nullobj;
+    auto none = channels(a, 42, &bad);
+    Check(none.empty() && !bad.Successful() && bad.Status() == HttpStatusCode::NotFound && bad.ErrorCode() == 10004,
+          "an unknown guild fails with 404 / 10004");
+    none = channels(a, 0, &bad);
+    Check(none.empty() && bad.Type() == ErrorType::ValidationError, "guild 0 is refused");
+
+    uint64_t lobby = 0;
+    Client* players[3] = {&a, &c, &g};
+    for (auto* p : players) {
+        done = false;
+        p->CreateOrJoinLobby("e2e-guilds", [&](ClientResult r, uint64_t id) {
+            if (r.Successful()) lobby = id;
+            done = true;
+        });
+        Pump([&] { return done; });
+    }
+    Check(lobby != 0 && Pump([&] {
+              auto h = c.GetLobbyHandle(lobby);
+              return h && h->LobbyMemberIds().size() == 3;
+          }),
+          "three players in one lobby");
+    auto link = [&](uint64_t channel) {
+        ClientResult out = ClientResult::nullobj;
+        bool fin = false;
+        a.LinkChannelToLobby(lobby, channel, [&](ClientResult r) {
+            out = r;
+            fin = true;
+        });
+        Pump([&] { return fin; });
+        return out;
+    };
+    auto refused = link(general);
+    Check(!refused.Successful() && refused.Status() == HttpStatusCode::Forbidden && refused.ErrorCode() == 50013,
+          "linking without CanLinkLobby fails with 403 / 50013");
+    std::printf("canlink %llu %llu\n", (unsigned long long)lobby, (unsigned long long)aId);
+    std::fflush(stdout);
+    Check(Pump([&] {
+              auto m = a.GetLobbyHandle(lobby)->GetLobbyMemberHandle(aId);
+              return m && m->CanLinkLobby();
+          }),
+          "the backend grants CanLinkLobby");
+    auto voice = link(chans.size() == 5 ? chans[4].Id() : 0);
+    Check(!voice.Successful() && voice.Status() == HttpStatusCode::BadRequest, "a voice channel cannot be linked");
+    Check(link(general).Successful(), "LinkChannelToLobby");
+    Check(Pump([&] {
+              auto lc = c.GetLobbyHandle(lobby)->LinkedChannel();
+              return lc && lc->Id() == general && lc->GuildId() == own && lc->Name() == "general";
+          }),
+          "the other members see the LinkedChannel");
+    auto member = c.GetLobbyHandle(lobby)->GetLobbyMemberHandle(aId);
+    Check(member && member->Connected(), "LobbyMemberHandle::Connected");
+    chans = channels(a, own, nullptr);
+    auto ll = chans.size() == 5 ? chans[1].LinkedLobby() : std::nullopt;
+    Check(ll && ll->LobbyId() == lobby && ll->ApplicationId() == AppId(), "the channel's LinkedLobby");
+
+    bool merge = false;
+    std::string url;
+    done = false;
+    c.JoinLinkedLobbyGuild(lobby, [&] { merge = true; }, [&](ClientResult r, std::string u) {
+        if (r.Successful()) url = u;
+        done = true;
+    });
+    std::string prefix = Env("SDKPP_WEB_BASE") + "/invite/";
+    Check(Pump([&] { return done; }) && !merge && url.rfind(prefix, 0) == 0, "JoinLinkedLobbyGuild returns an invite URL (rule LOB-5)");
+    std::printf("invite %s\n", url.substr(url.rfind('/') + 1).c_str());
+    std::fflush(stdout);
+    bool gmerge = false, gresult = false;
+    g.JoinLinkedLobbyGuild(lobby, [&] { gmerge = true; }, [&](ClientResult, std::string) { gresult = true; });
+    Check(Pump([&] { return gmerge; }) && !gresult, "a provisional player gets ProvisionalUserMergeRequiredCallback");
+
+    done = false;
+    bool ok = false;
+    a.UnlinkChannelFromLobby(lobby, [&](ClientResult r) {
+        ok = r.Successful();
+        done = true;
+    });
+    Check(Pump([&] { return done; }) && ok && Pump([&] { return !c.GetLobbyHandle(lobby)->LinkedChannel(); }),
+          "UnlinkChannelFromLobby");
+}
+
 int main(int argc, char** argv)
 {
     std::map<std::string, void (*)()> phases = {
         {"link", PhaseLink},         {"provisional", PhaseProvisional}, {"merge-banned", PhaseMergeBanned},
         {"unmerge", PhaseUnmerge},   {"device", PhaseDevice},           {"child", PhaseChild},
         {"rpc", PhaseRpc},           {"lobby", PhaseLobby},             {"chat", PhaseChat},
-        {"social", PhaseSocial},
+        {"social", PhaseSocial},           {"guilds", PhaseGuilds},
     };
     if (argc != 2 || !phases.count(argv[1])) {
         std::fprintf(stderr, "usage: auth_e2e PHASE\n");

@@ -252,6 +252,11 @@ func TestAccountLinking(t *testing.T) {
 			h.run("social", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("social-host-"+prog.name)),
 				"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("social-guest-"+prog.name)))
 
+			// rules GCH-1, LOB-5: full accounts list guilds and channels, link a channel to a
+			// lobby once the backend grants CanLinkLobby, and get a guild invite; a provisional
+			// player is asked to merge.
+			h.guilds()
+
 			// rule RPC-2: AUTHORIZE_REQUEST before and after the desktop client restarts.
 			p := h.listenPeer()
 			wait, _ := h.start("rpc")

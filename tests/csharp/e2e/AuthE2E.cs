@@ -748,6 +748,150 @@ static class AuthE2E
         }
     }
 
+    // PhaseGuilds: alice (a full account) lists her guilds and a guild's channels, links a channel
+    // to a lobby once the harness (the game's backend) grants her CanLinkLobby; carol asks for an
+    // invite to the linked guild; a provisional player is told to merge first.
+    static void PhaseGuilds()
+    {
+        using (Client a = Connected(Env("SDKPP_USER_TOKEN")))
+        using (Client c = Connected(Env("SDKPP_USER_TOKEN2")))
+        using (Client g = Connected(Env("SDKPP_BOT_ISSUED_TOKEN")))
+        {
+            ulong aId;
+            using (UserHandle me = a.GetCurrentUserV2()) aId = me.Id();
+            GuildMinimal[] guilds = null;
+            bool done = false;
+            a.GetUserGuilds((r, gs) => { using (r) if (r.Successful()) guilds = gs; done = true; });
+            Pump(() => done);
+            ulong own = 0;
+            foreach (GuildMinimal gm in guilds ?? new GuildMinimal[0])
+            {
+                using (gm) if (gm.Name() == "Alice's Guild") own = gm.Id();
+            }
+            Check(guilds != null && guilds.Length == 3 && own != 0, "GetUserGuilds (a list of records)");
+            Func<Client, ulong, GuildChannel[]> channels = (who, guild) =>
+            {
+                GuildChannel[] got = null;
+                bool fin = false;
+                who.GetGuildChannels(guild, (r, cs) =>
+                {
+                    using (r)
+                    {
+                        if (r.Successful()) got = cs;
+                        else lastError = new[] { (int)r.Status(), r.ErrorCode(), (int)r.Type(), cs.Length };
+                    }
+                    fin = true;
+                });
+                Pump(() => fin);
+                return got;
+            };
+            GuildChannel[] chans = channels(a, own) ?? new GuildChannel[0];
+            var names = new List<string>();
+            bool sorted = true;
+            for (int i = 0; i < chans.Length; i++)
+            {
+                names.Add(chans[i].Name());
+                if (i > 0 && chans[i - 1].Position() > chans[i].Position()) sorted = false;
+            }
+            Check(sorted && string.Join(",", names) == "Text Channels,general,looking-for-group,Voice Channels,Lounge",
+                "GetGuildChannels sorted by position (rule GCH-1)");
+            bool shapes = chans.Length == 5;
+            if (shapes)
+            {
+                using (LinkedLobby none = chans[1].LinkedLobby())
+                {
+                    shapes = chans[0].Type() == ChannelType.GuildCategory && chans[0].ParentId() == null &&
+                        chans[1].Type() == ChannelType.GuildText && chans[1].ParentId() == chans[0].Id() &&
+                        chans[4].Type() == ChannelType.GuildVoice && chans[4].ParentId() == chans[3].Id() &&
+                        chans[1].IsLinkable() && !chans[4].IsLinkable() && none == null;
+                }
+            }
+            Check(shapes, "channel types, parent category ids and IsLinkable (rule GCH-1)");
+            ulong general = chans.Length == 5 ? chans[1].Id() : 0, lounge = chans.Length == 5 ? chans[4].Id() : 0;
+            foreach (GuildChannel ch in chans) ch.Dispose();
+            GuildChannel[] carols = channels(c, own) ?? new GuildChannel[0];
+            Check(carols.Length == 5 && !carols[1].IsLinkable(), "a member who may not manage channels cannot link them");
+            foreach (GuildChannel ch in carols) ch.Dispose();
+            Check(channels(a, 42) == null && lastError[0] == 404 && lastError[1] == 10004 && lastError[3] == 0,
+                "an unknown guild fails with 404 / 10004");
+            Check(channels(a, 0) == null && lastError[2] == (int)ErrorType.ValidationError, "guild 0 is refused");
+
+            ulong lobby = 0;
+            foreach (Client p in new[] { a, c, g })
+            {
+                done = false;
+                p.CreateOrJoinLobby("e2e-guilds", (r, id) => { using (r) if (r.Successful()) lobby = id; done = true; });
+                Pump(() => done);
+            }
+            Check(lobby != 0 && Pump(() => { using (LobbyHandle h = c.GetLobbyHandle(lobby)) return h != null && h.LobbyMemberIds().Length == 3; }),
+                "three players in one lobby");
+            Func<ulong, int[]> link = channel =>
+            {
+                int[] got = null;
+                a.LinkChannelToLobby(lobby, channel, r => { using (r) got = new[] { r.Successful() ? 1 : 0, (int)r.Status(), r.ErrorCode() }; });
+                Pump(() => got != null);
+                return got;
+            };
+            int[] refused = link(general);
+            Check(refused[0] == 0 && refused[1] == 403 && refused[2] == 50013, "linking without CanLinkLobby fails with 403 / 50013");
+            Console.WriteLine("canlink " + lobby + " " + aId);
+            Console.Out.Flush();
+            Check(Pump(() =>
+            {
+                using (LobbyHandle h = a.GetLobbyHandle(lobby))
+                using (LobbyMemberHandle m = h.GetLobbyMemberHandle(aId)) return m != null && m.CanLinkLobby();
+            }), "the backend grants CanLinkLobby");
+            int[] voice = link(lounge);
+            Check(voice[0] == 0 && voice[1] == 400, "a voice channel cannot be linked");
+            Check(link(general)[0] == 1, "LinkChannelToLobby");
+            Check(Pump(() =>
+            {
+                using (LobbyHandle h = c.GetLobbyHandle(lobby))
+                using (LinkedChannel lc = h.LinkedChannel())
+                    return lc != null && lc.Id() == general && lc.GuildId() == own && lc.Name() == "general";
+            }), "the other members see the LinkedChannel");
+            using (LobbyHandle h = c.GetLobbyHandle(lobby))
+            using (LobbyMemberHandle m = h.GetLobbyMemberHandle(aId))
+                Check(m != null && m.Connected(), "LobbyMemberHandle.Connected");
+            chans = channels(a, own) ?? new GuildChannel[0];
+            bool linkedLobby = false;
+            if (chans.Length == 5)
+            {
+                using (LinkedLobby ll = chans[1].LinkedLobby())
+                    linkedLobby = ll != null && ll.LobbyId() == lobby && ll.ApplicationId() == AppId();
+            }
+            foreach (GuildChannel ch in chans) ch.Dispose();
+            Check(linkedLobby, "the channel's LinkedLobby");
+
+            bool merge = false;
+            string url = null;
+            done = false;
+            c.JoinLinkedLobbyGuild(lobby, () => merge = true, (r, u) => { using (r) if (r.Successful()) url = u; done = true; });
+            string prefix = Env("SDKPP_WEB_BASE") + "/invite/";
+            Check(Pump(() => done) && !merge && url != null && url.StartsWith(prefix, StringComparison.Ordinal),
+                "JoinLinkedLobbyGuild returns an invite URL (rule LOB-5)");
+            Console.WriteLine("invite " + (url ?? "").Substring((url ?? "/").LastIndexOf('/') + 1));
+            Console.Out.Flush();
+            bool gmerge = false, gresult = false;
+            g.JoinLinkedLobbyGuild(lobby, () => gmerge = true, (r, u) => { r.Dispose(); gresult = true; });
+            Check(Pump(() => gmerge) && !gresult, "a provisional player gets ProvisionalUserMergeRequiredCallback");
+
+            bool ok = false;
+            done = false;
+            a.UnlinkChannelFromLobby(lobby, r => { using (r) ok = r.Successful(); done = true; });
+            Check(Pump(() => done) && ok && Pump(() =>
+            {
+                using (LobbyHandle h = c.GetLobbyHandle(lobby))
+                using (LinkedChannel lc = h.LinkedChannel()) return lc == null;
+            }), "UnlinkChannelFromLobby");
+        }
+    }
+
+    // lastError is the status, error code, error type and list length of the last failed
+    // GetGuildChannels.
+    static int[] lastError = new int[4];
+
+
     static int Main(string[] argv)
     {
         Dictionary<string, Action> phases = new Dictionary<string, Action>
@@ -755,7 +899,7 @@ static class AuthE2E
             { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
             { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
             { "rpc", PhaseRpc },         { "lobby", PhaseLobby },             { "chat", PhaseChat },
-            { "social", PhaseSocial },
+            { "social", PhaseSocial },         { "guilds", PhaseGuilds },
         };
         if (argv.Length != 1 || !phases.ContainsKey(argv[0]))
         {

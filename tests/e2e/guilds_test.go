@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"sdkpp/server/wire"
+)
+
+// userToken plays a player's earlier sign-in: the authorization code flow with PKCE for the
+// seeded user username, approved in the service's login page. It returns the access token.
+func (h *harness) userToken(username string) string {
+	h.t.Helper()
+	u := h.env.User(username)
+	verifier := strings.Repeat("guilds-e2e-", 5)[:50]
+	sum := sha256.Sum256([]byte(verifier))
+	const redirect = "http://127.0.0.1:53124/authorize/callback"
+	q := url.Values{"response_type": {"code"}, "client_id": {h.env.App.ID.String()}, "scope": {"openid sdk.social_layer"},
+		"redirect_uri": {redirect}, "state": {"s"}, "code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"}}
+	loc := h.env.Approve(h.t, h.env.URL+"/oauth2/authorize?"+q.Encode(), u.Username, u.Password)
+	l, err := url.Parse(loc)
+	if err != nil {
+		h.t.Fatalf("redirect %q: %v", loc, err)
+	}
+	resp, err := http.PostForm(h.env.APIURL+"/oauth2/token", url.Values{"grant_type": {"authorization_code"},
+		"code": {l.Query().Get("code")}, "client_id": {h.env.App.ID.String()}, "redirect_uri": {redirect},
+		"code_verifier": {verifier}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr wire.TokenResponse
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
+		h.t.Fatalf("token for %s: HTTP %d %v", username, resp.StatusCode, err)
+	}
+	h.secret(tr.RefreshToken)
+	return h.secret(tr.AccessToken)
+}
+
+// guilds runs the guilds phase with alice's and carol's tokens and a provisional player's. It
+// answers the program's "canlink <lobby> <user>" line as the game's backend (PUT the member with
+// flags 1, CanLinkLobby) and checks the invite of its "invite <code>" line (rule LOB-5).
+func (h *harness) guilds() {
+	h.t.Helper()
+	wait, lines := h.start("guilds", "SDKPP_USER_TOKEN="+h.userToken("alice"), "SDKPP_USER_TOKEN2="+h.userToken("carol"),
+		"SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("guilds-"+h.prog.name)))
+	deadline := time.After(60 * time.Second)
+	code := ""
+	for granted := false; !granted || code == ""; {
+		select {
+		case l := <-lines:
+			var lobby, user uint64
+			if n, _ := fmt.Sscanf(l, "canlink %d %d", &lobby, &user); n == 2 {
+				req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/lobbies/%d/members/%d", h.env.APIURL, lobby, user),
+					strings.NewReader(`{"flags":1}`))
+				req.Header.Set("Authorization", "Bot "+h.env.App.BotToken)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					h.t.Errorf("grant CanLinkLobby: %v %v", err, resp)
+				}
+				if resp != nil {
+					resp.Body.Close()
+				}
+				granted = true
+			}
+			if c, ok := strings.CutPrefix(l, "invite "); ok {
+				code = c
+			}
+		case <-deadline:
+			h.t.Errorf("the guilds phase never asked for CanLinkLobby (%v) or printed its invite (%q)", granted, code)
+			granted, code = true, "-"
+		}
+	}
+	wait()
+	resp, err := http.Get(h.env.APIURL + "/invites/" + url.PathEscape(code))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var inv wire.Invite
+	if err := json.NewDecoder(resp.Body).Decode(&inv); err != nil || resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("the program's invite %q: HTTP %d %v", code, resp.StatusCode, err)
+	}
+	if inv.MaxUses != 1 || inv.MaxAge != 3600 || inv.Guild.Name != "Alice's Guild" || inv.Channel.Name != "general" || inv.Lobby == nil {
+		h.t.Errorf("the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
+	}
+}
