@@ -492,6 +492,8 @@ static void PhaseChat()
     });
     Check(Pump([&] { return done; }) && sums.size() == 1 && sums[0].UserId() == bId && sums[0].LastMessageId() == dm,
           "GetUserMessageSummaries");
+}
+
 // Relationships, rich presence and invites: two players befriend and see each other's rich
 // presence; an invite accepted on one of the guest's two devices fires on both (rule EVT-1).
 static void PhaseSocial()

@@ -645,6 +645,9 @@ static class AuthE2E
             a.GetUserMessageSummaries((r, s) => { using (r) if (r.Successful()) sums = s; summed = true; });
             Check(Pump(() => summed) && sums != null && sums.Length == 1 && sums[0].UserId() == bId && sums[0].LastMessageId() == dm,
                 "GetUserMessageSummaries");
+        }
+    }
+
     static RelationshipType RelType(Client c, ulong id, bool platform)
     {
         using (RelationshipHandle h = c.GetRelationshipHandle(id))
