@@ -7,8 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"reflect"
+	"sdkpp/server/servertest/apicheck"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -133,108 +132,15 @@ func (e *env) rawUsers(n int) []uint64 {
 	return ids
 }
 
-// resp is an answer of the service.
-type resp struct {
-	status int
-	body   []byte
-}
-
-// do sends a request; body is sent as is when it is a string or []byte, else as JSON. Every
-// answer must be below 500.
-func (e *env) do(method, path, auth string, body any) resp {
+// do sends a request to the lobby routes; every answer must be below 500.
+func (e *env) do(method, path, auth string, body any) apicheck.Resp {
 	e.t.Helper()
-	return e.doType(method, path, auth, "application/json", body)
+	return apicheck.Client{T: e.t, Handler: e.mux}.Do(method, path, auth, body)
 }
 
-func (e *env) doType(method, path, auth, contentType string, body any) resp {
+func (e *env) doType(method, path, auth, contentType string, body any) apicheck.Resp {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewReader([]byte(b))
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if rd != nil && contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	rec := httptest.NewRecorder()
-	e.mux.ServeHTTP(rec, req)
-	if rec.Code >= 500 {
-		e.t.Errorf("%s %s: HTTP %d (never a 5xx): %s", method, path, rec.Code, rec.Body.Bytes())
-	}
-	return resp{status: rec.Code, body: rec.Body.Bytes()}
-}
-
-// ok requires status and decodes the body into v (when v is not nil).
-func (r resp) ok(t *testing.T, status int, v any) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("HTTP %d, want %d: %s", r.status, status, r.body)
-	}
-	if v != nil {
-		reflect.ValueOf(v).Elem().SetZero() // decode into a fresh value: json merges into maps
-		if err := json.Unmarshal(r.body, v); err != nil {
-			t.Fatalf("decode %s: %v", r.body, err)
-		}
-	}
-}
-
-// fails requires an error answer with status and JSON code; for 50035 the errors must name
-// field (a dotted path; "" for the body itself).
-func (r resp) fails(t *testing.T, status, code int, field string) {
-	t.Helper()
-	var e wire.APIError
-	if err := json.Unmarshal(r.body, &e); err != nil {
-		t.Fatalf("HTTP %d, body not an error: %s", r.status, r.body)
-	}
-	if r.status != status || e.Code != code || e.Message == "" {
-		t.Fatalf("HTTP %d code %d, want %d code %d: %s", r.status, e.Code, status, code, r.body)
-	}
-	if code == wire.CodeInvalidFormBody && !names(e.Errors, field) {
-		t.Fatalf("the 50035 error does not name %q: %s", field, r.body)
-	}
-}
-
-// names tells whether errs has "_errors" at the dotted path.
-func names(errs map[string]any, path string) bool {
-	node := errs
-	if path != "" {
-		for _, p := range splitPath(path) {
-			next, ok := node[p].(map[string]any)
-			if !ok {
-				return false
-			}
-			node = next
-		}
-	}
-	list, ok := node["_errors"].([]any)
-	return ok && len(list) > 0
-}
-
-func splitPath(p string) []string {
-	var out []string
-	cur := ""
-	for _, c := range p {
-		if c == '.' {
-			out = append(out, cur)
-			cur = ""
-			continue
-		}
-		cur += string(c)
-	}
-	return append(out, cur)
+	return apicheck.Client{T: e.t, Handler: e.mux}.DoType(method, path, auth, contentType, body)
 }
 
 // recorded is one Notifier call.
@@ -316,7 +222,7 @@ func (e *env) join(p player, secret string, extra map[string]any) lobby {
 		body[k] = v
 	}
 	var l lobby
-	e.do("PUT", "/lobbies", p.auth, body).ok(e.t, http.StatusOK, &l)
+	e.do("PUT", "/lobbies", p.auth, body).OK(e.t, http.StatusOK, &l)
 	return l
 }
 
@@ -324,7 +230,7 @@ func (e *env) join(p player, secret string, extra map[string]any) lobby {
 func (e *env) send(p player, lobbyID, content string) message {
 	e.t.Helper()
 	var m message
-	e.do("POST", "/lobbies/"+lobbyID+"/messages", p.auth, map[string]any{"content": content}).ok(e.t, http.StatusOK, &m)
+	e.do("POST", "/lobbies/"+lobbyID+"/messages", p.auth, map[string]any{"content": content}).OK(e.t, http.StatusOK, &m)
 	return m
 }
 

@@ -55,19 +55,19 @@ func TestLOB1CreateOrJoinBySecret(t *testing.T) {
 		t.Fatalf("other application's lobby: %+v", l)
 	}
 	// And that lobby is unknown to the first application's users.
-	e.do("GET", "/lobbies/"+created.ID, dave.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/"+created.ID, dave.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
 
 	// Bad requests.
-	e.do("PUT", "/lobbies", alice.auth, map[string]any{}).fails(t, 400, wire.CodeInvalidFormBody, "secret")
-	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": ""}).fails(t, 400, wire.CodeInvalidFormBody, "secret")
-	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": strings.Repeat("s", 251)}).fails(t, 400, wire.CodeInvalidFormBody, "secret")
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{}).Fails(t, 400, wire.CodeInvalidFormBody, "secret")
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": ""}).Fails(t, 400, wire.CodeInvalidFormBody, "secret")
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": strings.Repeat("s", 251)}).Fails(t, 400, wire.CodeInvalidFormBody, "secret")
 	e.join(alice, strings.Repeat("é", 250), nil) // 250 characters, 500 bytes
 	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": "x", "idle_timeout_seconds": 4}).
-		fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
-	e.do("PUT", "/lobbies", e.appBot, map[string]any{"secret": "x"}).fails(t, 401, 0, "")
-	e.do("PUT", "/lobbies", "", map[string]any{"secret": "x"}).fails(t, 401, 0, "")
+		Fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
+	e.do("PUT", "/lobbies", e.appBot, map[string]any{"secret": "x"}).Fails(t, 401, 0, "")
+	e.do("PUT", "/lobbies", "", map[string]any{"secret": "x"}).Fails(t, 401, 0, "")
 	noLobbies := e.userWithScopes("erin", e.app, []string{scopes.Identify})
-	e.do("PUT", "/lobbies", noLobbies.auth, map[string]any{"secret": "x"}).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("PUT", "/lobbies", noLobbies.auth, map[string]any{"secret": "x"}).Fails(t, 403, wire.CodeMissingAccess, "")
 }
 
 // Rule LOB-2: POST /lobbies/{id}/messages sends a message as the authenticated member; rule
@@ -81,7 +81,7 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 	kicks := e.kicks.Load()
 	var m message
 	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "gg", "metadata": map[string]string{"emote": "wave"},
-		"flags": wire.MessageFlagSuppressNotifications}).ok(t, 200, &m)
+		"flags": wire.MessageFlagSuppressNotifications}).OK(t, 200, &m)
 	if m.ID == "" || m.Type != 0 || m.Content != "gg" || m.LobbyID != l.ID || m.ChannelID != l.ID || m.Author.ID != alice.sid() ||
 		m.ApplicationID != e.app.ID.String() || m.Metadata["emote"] != "wave" || m.Flags != wire.MessageFlagSuppressNotifications ||
 		m.ModerationMetadata != nil || m.LobbyMember.AdditionalName != nil || m.Timestamp == "" {
@@ -105,17 +105,17 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 
 	before := e.snapshot()
 	path := "/lobbies/" + l.ID + "/messages"
-	e.do("POST", path, mallory.auth, map[string]any{"content": "hi"}).fails(t, 403, wire.CodeMissingAccess, "")
-	e.do("POST", path, alice.auth, map[string]any{"content": strings.Repeat("x", 2001)}).fails(t, 400, wire.CodeInvalidFormBody, "content")
-	e.do("POST", path, alice.auth, map[string]any{"content": ""}).fails(t, 400, wire.CodeInvalidFormBody, "content")
-	e.do("POST", path, alice.auth, map[string]any{"content": "  \n"}).fails(t, 400, wire.CodeInvalidFormBody, "content")
-	e.do("POST", path, alice.auth, map[string]any{}).fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, mallory.auth, map[string]any{"content": "hi"}).Fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("POST", path, alice.auth, map[string]any{"content": strings.Repeat("x", 2001)}).Fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{"content": ""}).Fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{"content": "  \n"}).Fails(t, 400, wire.CodeInvalidFormBody, "content")
+	e.do("POST", path, alice.auth, map[string]any{}).Fails(t, 400, wire.CodeInvalidFormBody, "content")
 	e.do("POST", path, alice.auth, map[string]any{"content": "x", "metadata": map[string]string{"k": strings.Repeat("v", 1000)}}).
-		fails(t, 400, wire.CodeInvalidFormBody, "metadata")
-	e.do("POST", path, alice.auth, map[string]any{"content": "x", "flags": 1}).fails(t, 400, wire.CodeInvalidFormBody, "flags")
-	e.do("POST", "/lobbies/123/messages", alice.auth, map[string]any{"content": "x"}).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("POST", "/lobbies/abc/messages", alice.auth, map[string]any{"content": "x"}).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
-	e.do("POST", path, e.appBot, map[string]any{"content": "x"}).fails(t, 401, 0, "")
+		Fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("POST", path, alice.auth, map[string]any{"content": "x", "flags": 1}).Fails(t, 400, wire.CodeInvalidFormBody, "flags")
+	e.do("POST", "/lobbies/123/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("POST", "/lobbies/abc/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("POST", path, e.appBot, map[string]any{"content": "x"}).Fails(t, 401, 0, "")
 	if e.snapshot() != before || len(e.webhooks(wire.EventLobbyMessageCreate)) != 1 || len(e.rec.take()) != 0 {
 		t.Fatal("a refused message changed something")
 	}
@@ -141,7 +141,7 @@ func TestLOB3MessageHistory(t *testing.T) {
 	check := func(query string, auth string, want int) {
 		t.Helper()
 		var got []message
-		e.do("GET", path+query, auth, nil).ok(t, 200, &got)
+		e.do("GET", path+query, auth, nil).OK(t, 200, &got)
 		if len(got) != want {
 			t.Fatalf("%s: %d messages, want %d", query, len(got), want)
 		}
@@ -156,18 +156,18 @@ func TestLOB3MessageHistory(t *testing.T) {
 	check("?limit=1", alice.auth, 1)
 	check("?limit=200", e.appBot, 200) // the application's backend reads too
 	for _, bad := range []string{"0", "201", "-1", "abc", "1.5", ""} {
-		e.do("GET", path+"?limit="+bad, alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "limit")
+		e.do("GET", path+"?limit="+bad, alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "limit")
 	}
-	e.do("GET", path, mallory.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
-	e.do("GET", path, "Bot "+e.other.BotToken, nil).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("GET", "/lobbies/1/messages", alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", path, mallory.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", path, "Bot "+e.other.BotToken, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/1/messages", alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
 
 	// Rule LOB-3 with after: pages of at most 200 of the oldest messages above the id, newest
 	// first; a client walks forward through everything it missed.
 	var paged []string
 	for after := "0"; ; {
 		var page []message
-		e.do("GET", path+"?limit=200&after="+after, bob.auth, nil).ok(t, 200, &page)
+		e.do("GET", path+"?limit=200&after="+after, bob.auth, nil).OK(t, 200, &page)
 		for i := len(page) - 1; i >= 0; i-- {
 			paged = append(paged, page[i].ID)
 		}
@@ -180,24 +180,24 @@ func TestLOB3MessageHistory(t *testing.T) {
 		t.Fatalf("paging with after: %d messages, want the %d sent in order", len(paged), len(sent))
 	}
 	var tail []message
-	e.do("GET", path+"?limit=2&after="+sent[100], alice.auth, nil).ok(t, 200, &tail)
+	e.do("GET", path+"?limit=2&after="+sent[100], alice.auth, nil).OK(t, 200, &tail)
 	if len(tail) != 2 || tail[0].ID != sent[102] || tail[1].ID != sent[101] {
 		t.Fatalf("after %s limit 2: %+v", sent[100], tail)
 	}
-	e.do("GET", path+"?after="+sent[249], alice.auth, nil).ok(t, 200, &tail)
+	e.do("GET", path+"?after="+sent[249], alice.auth, nil).OK(t, 200, &tail)
 	if len(tail) != 0 {
 		t.Fatalf("after the newest: %d messages", len(tail))
 	}
 	for _, bad := range []string{"abc", "-1", "1.5", "", "99999999999999999999"} {
-		e.do("GET", path+"?after="+bad, alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "after")
+		e.do("GET", path+"?after="+bad, alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "after")
 	}
-	e.do("GET", path+"?after=1", mallory.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", path+"?after=1", mallory.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
 
 	// History reaches back 72 hours.
 	e.clock.Advance(lobbies.HistoryWindow + time.Minute)
 	e.send(alice, l.ID, "later")
 	var got []message
-	e.do("GET", path+"?limit=200", bob.auth, nil).ok(t, 200, &got)
+	e.do("GET", path+"?limit=200", bob.auth, nil).OK(t, 200, &got)
 	if len(got) != 1 || got[0].Content != "later" {
 		t.Fatalf("after 72 hours: %d messages", len(got))
 	}
@@ -209,7 +209,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 	alice, bob, carol, dave := e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app), e.user("dave", e.app)
 	var l lobby
 	e.do("POST", "/lobbies", e.appBot, map[string]any{"metadata": map[string]string{"mode": "duel"},
-		"members": []map[string]any{{"id": alice.sid()}, {"id": bob.id, "flags": 1}}}).ok(t, 200, &l)
+		"members": []map[string]any{{"id": alice.sid()}, {"id": bob.id, "flags": 1}}}).OK(t, 200, &l)
 	if len(l.Members) != 2 || l.member(bob.sid()).Flags != wire.LobbyMemberCanLinkLobby || l.Metadata["mode"] != "duel" {
 		t.Fatalf("created: %+v", l)
 	}
@@ -223,7 +223,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 		{"id": bob.sid(), "metadata": map[string]string{"role": "tank"}, "additional_name": "Sir Bob"},
 		{"id": alice.sid(), "remove_member": true},
 		{"id": dave.sid(), "remove_member": true}, // not a member: fine
-	}).ok(t, 200, &upserted)
+	}).OK(t, 200, &upserted)
 	if len(upserted) != 2 || upserted[0].ID != carol.sid() || upserted[1].ID != bob.sid() || upserted[1].Metadata["role"] != "tank" ||
 		upserted[1].Flags != 1 || *upserted[1].AdditionalName != "Sir Bob" {
 		t.Fatalf("upserted: %+v", upserted)
@@ -239,7 +239,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 		t.Fatalf("bulk events: %+v", ev)
 	}
 	var now lobby
-	e.do("GET", "/lobbies/"+l.ID, e.appBot, nil).ok(t, 200, &now)
+	e.do("GET", "/lobbies/"+l.ID, e.appBot, nil).OK(t, 200, &now)
 	if len(now.Members) != 2 || now.member(alice.sid()) != nil || now.member(carol.sid()).Metadata["role"] != "medic" {
 		t.Fatalf("after bulk: %+v", now)
 	}
@@ -253,20 +253,20 @@ func TestLOB4BulkMembers(t *testing.T) {
 		}
 		return out
 	}
-	e.do("POST", bulk, e.appBot, ops(26)).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("POST", bulk, e.appBot, ops(0)).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("POST", bulk, e.appBot, map[string]any{"id": dave.sid()}).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid()}, map[string]any{"id": "abc"}}).fails(t, 400, wire.CodeInvalidFormBody, "1.id")
-	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid()}, map[string]any{}}).fails(t, 400, wire.CodeInvalidFormBody, "1.id")
-	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid(), "flags": 2}}).fails(t, 400, wire.CodeInvalidFormBody, "0.flags")
-	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid(), "remove_member": "yes"}}).fails(t, 400, wire.CodeInvalidFormBody, "0.remove_member")
+	e.do("POST", bulk, e.appBot, ops(26)).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("POST", bulk, e.appBot, ops(0)).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("POST", bulk, e.appBot, map[string]any{"id": dave.sid()}).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid()}, map[string]any{"id": "abc"}}).Fails(t, 400, wire.CodeInvalidFormBody, "1.id")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid()}, map[string]any{}}).Fails(t, 400, wire.CodeInvalidFormBody, "1.id")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid(), "flags": 2}}).Fails(t, 400, wire.CodeInvalidFormBody, "0.flags")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": dave.sid(), "remove_member": "yes"}}).Fails(t, 400, wire.CodeInvalidFormBody, "0.remove_member")
 	e.do("POST", bulk, e.appBot, []any{
 		map[string]any{"id": dave.sid()}, map[string]any{"id": bob.sid(), "remove_member": true}, map[string]any{"id": "99999"},
-	}).fails(t, 404, wire.CodeUnknownUser, "")
-	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": e.app.BotUserID}}).fails(t, 404, wire.CodeUnknownUser, "")
-	e.do("POST", bulk, alice.auth, ops(1)).fails(t, 401, 0, "")
-	e.do("POST", "/lobbies/1/members/bulk", e.appBot, ops(1)).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("POST", bulk, "Bot "+e.other.BotToken, ops(1)).fails(t, 404, wire.CodeUnknownLobby, "")
+	}).Fails(t, 404, wire.CodeUnknownUser, "")
+	e.do("POST", bulk, e.appBot, []any{map[string]any{"id": e.app.BotUserID}}).Fails(t, 404, wire.CodeUnknownUser, "")
+	e.do("POST", bulk, alice.auth, ops(1)).Fails(t, 401, 0, "")
+	e.do("POST", "/lobbies/1/members/bulk", e.appBot, ops(1)).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("POST", bulk, "Bot "+e.other.BotToken, ops(1)).Fails(t, 404, wire.CodeUnknownLobby, "")
 	if e.snapshot() != before || len(e.rec.take()) != 0 {
 		t.Fatal("a refused bulk request changed something (rule LOB-4: all or nothing)")
 	}
@@ -276,7 +276,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 	for i, id := range ids {
 		list[i] = map[string]any{"id": strconv.FormatUint(id, 10)}
 	}
-	e.do("POST", bulk, e.appBot, list).ok(t, 200, &upserted)
+	e.do("POST", bulk, e.appBot, list).OK(t, 200, &upserted)
 	if len(upserted) != 25 {
 		t.Fatalf("25 operations: %d upserted", len(upserted))
 	}
@@ -287,7 +287,7 @@ func TestLimits(t *testing.T) {
 	e := newEnv(t)
 	alice := e.user("alice", e.app)
 	var l lobby
-	e.do("POST", "/lobbies", e.appBot, map[string]any{}).ok(t, 200, &l)
+	e.do("POST", "/lobbies", e.appBot, map[string]any{}).OK(t, 200, &l)
 	bulk := "/lobbies/" + l.ID + "/members/bulk"
 	ids := e.rawUsers(lobbies.MaxMembersPerLobby + 1)
 	for i := 0; i < lobbies.MaxMembersPerLobby; i += 25 {
@@ -295,13 +295,13 @@ func TestLimits(t *testing.T) {
 		for _, id := range ids[i : i+25] {
 			ops = append(ops, map[string]any{"id": id})
 		}
-		e.do("POST", bulk, e.appBot, ops).ok(t, 200, nil)
+		e.do("POST", bulk, e.appBot, ops).OK(t, 200, nil)
 	}
 	before := e.snapshot()
 	e.do("POST", bulk, e.appBot, []map[string]any{{"id": ids[0], "metadata": map[string]string{"a": "b"}}, {"id": ids[1000]}}).
-		fails(t, 400, wire.CodeMaxLobbyMembers, "")
+		Fails(t, 400, wire.CodeMaxLobbyMembers, "")
 	e.do("PUT", "/lobbies/"+l.ID+"/members/"+strconv.FormatUint(ids[1000], 10), e.appBot, map[string]any{}).
-		fails(t, 400, wire.CodeMaxLobbyMembers, "")
+		Fails(t, 400, wire.CodeMaxLobbyMembers, "")
 	if e.snapshot() != before {
 		t.Fatal("the 1001st member changed something")
 	}
@@ -311,15 +311,15 @@ func TestLimits(t *testing.T) {
 		e.join(alice, "lobby-"+strconv.Itoa(i), nil)
 	}
 	before = e.snapshot()
-	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": "one-too-many"}).fails(t, 400, wire.CodeMaxLobbies, "")
+	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": "one-too-many"}).Fails(t, 400, wire.CodeMaxLobbies, "")
 	var server lobby
-	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": alice.sid()}}}).ok(t, 200, &server)
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": alice.sid()}}}).OK(t, 200, &server)
 	if len(server.Members) != 0 {
 		t.Fatalf("the 101st lobby was joined: %+v", server)
 	}
-	e.do("PUT", "/lobbies/"+server.ID+"/members/"+alice.sid(), e.appBot, map[string]any{}).fails(t, 400, wire.CodeMaxLobbies, "")
+	e.do("PUT", "/lobbies/"+server.ID+"/members/"+alice.sid(), e.appBot, map[string]any{}).Fails(t, 400, wire.CodeMaxLobbies, "")
 	var up []member
-	e.do("POST", "/lobbies/"+server.ID+"/members/bulk", e.appBot, []map[string]any{{"id": alice.sid()}}).ok(t, 200, &up)
+	e.do("POST", "/lobbies/"+server.ID+"/members/bulk", e.appBot, []map[string]any{{"id": alice.sid()}}).OK(t, 200, &up)
 	if len(up) != 0 {
 		t.Fatalf("bulk must leave the user out silently: %+v", up)
 	}
@@ -332,16 +332,16 @@ func TestLimits(t *testing.T) {
 	over := map[string]string{"k": strings.Repeat("v", 1000)}
 	bob := e.user("bob", e.app)
 	e.join(bob, "meta", map[string]any{"lobby_metadata": fits, "member_metadata": fits})
-	e.do("PUT", "/lobbies", bob.auth, map[string]any{"secret": "meta2", "lobby_metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "lobby_metadata")
-	e.do("PUT", "/lobbies", bob.auth, map[string]any{"secret": "meta2", "member_metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "member_metadata")
-	e.do("POST", "/lobbies", e.appBot, map[string]any{"metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("PUT", "/lobbies", bob.auth, map[string]any{"secret": "meta2", "lobby_metadata": over}).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_metadata")
+	e.do("PUT", "/lobbies", bob.auth, map[string]any{"secret": "meta2", "member_metadata": over}).Fails(t, 400, wire.CodeInvalidFormBody, "member_metadata")
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"metadata": over}).Fails(t, 400, wire.CodeInvalidFormBody, "metadata")
 	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": bob.sid(), "metadata": over}}}).
-		fails(t, 400, wire.CodeInvalidFormBody, "members.0.metadata")
-	e.do("PATCH", "/lobbies/"+server.ID, e.appBot, map[string]any{"metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "metadata")
-	e.do("PUT", "/lobbies/"+server.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"metadata": over}).fails(t, 400, wire.CodeInvalidFormBody, "metadata")
-	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": make([]map[string]any, 26)}).fails(t, 400, wire.CodeInvalidFormBody, "members")
+		Fails(t, 400, wire.CodeInvalidFormBody, "members.0.metadata")
+	e.do("PATCH", "/lobbies/"+server.ID, e.appBot, map[string]any{"metadata": over}).Fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("PUT", "/lobbies/"+server.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"metadata": over}).Fails(t, 400, wire.CodeInvalidFormBody, "metadata")
+	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": make([]map[string]any, 26)}).Fails(t, 400, wire.CodeInvalidFormBody, "members")
 	for _, idle := range []int{4, 604801} {
-		e.do("POST", "/lobbies", e.appBot, map[string]any{"idle_timeout_seconds": idle}).fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
+		e.do("POST", "/lobbies", e.appBot, map[string]any{"idle_timeout_seconds": idle}).Fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
 	}
 	if e.snapshot() == before {
 		t.Fatal("the snapshot does not see changes")
@@ -362,17 +362,17 @@ func TestMSG2AdditionalNameOnlyServerSide(t *testing.T) {
 	}
 	var raw message
 	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x", "lobby_member": map[string]string{"additional_name": "Fake"},
-		"additional_name": "Fake"}).ok(t, 200, &raw)
+		"additional_name": "Fake"}).OK(t, 200, &raw)
 	if raw.LobbyMember.AdditionalName != nil {
 		t.Fatalf("a message set its own additional name: %+v", raw)
 	}
 	// The Bearer token cannot use the backend's member route.
-	e.do("PUT", "/lobbies/"+l.ID+"/members/"+alice.sid(), alice.auth, map[string]any{"additional_name": "Queen"}).fails(t, 401, 0, "")
+	e.do("PUT", "/lobbies/"+l.ID+"/members/"+alice.sid(), alice.auth, map[string]any{"additional_name": "Queen"}).Fails(t, 401, 0, "")
 
 	// The backend sets it; later messages carry it, earlier ones keep what they were sent with.
 	var mem member
 	path := "/lobbies/" + l.ID + "/members/" + alice.sid()
-	e.do("PUT", path, e.appBot, map[string]any{"additional_name": "Captain"}).ok(t, 200, &mem)
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": "Captain"}).OK(t, 200, &mem)
 	if mem.ID != alice.sid() || mem.AdditionalName == nil || *mem.AdditionalName != "Captain" {
 		t.Fatalf("member: %+v", mem)
 	}
@@ -388,20 +388,20 @@ func TestMSG2AdditionalNameOnlyServerSide(t *testing.T) {
 		t.Fatalf("rejoin lost the additional name: %+v", again)
 	}
 	var list []message
-	e.do("GET", "/lobbies/"+l.ID+"/messages", bob.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
-	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	e.do("GET", "/lobbies/"+l.ID+"/messages", bob.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
 	if len(list) != 3 || *list[0].LobbyMember.AdditionalName != "Captain" || list[2].LobbyMember.AdditionalName != nil {
 		t.Fatalf("history: %+v", list)
 	}
 	// Bulk sets it too; bad lengths are refused; null clears it.
-	e.do("POST", "/lobbies/"+l.ID+"/members/bulk", e.appBot, []map[string]any{{"id": bob.sid(), "additional_name": "Bobby"}}).ok(t, 200, nil)
+	e.do("POST", "/lobbies/"+l.ID+"/members/bulk", e.appBot, []map[string]any{{"id": bob.sid(), "additional_name": "Bobby"}}).OK(t, 200, nil)
 	if m := e.send(bob, l.ID, "yo"); *m.LobbyMember.AdditionalName != "Bobby" {
 		t.Fatalf("bulk additional name: %+v", m)
 	}
-	e.do("PUT", path, e.appBot, map[string]any{"additional_name": strings.Repeat("n", 81)}).fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
-	e.do("PUT", path, e.appBot, map[string]any{"additional_name": ""}).fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
-	e.do("PUT", path, e.appBot, map[string]any{"additional_name": 5}).fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
-	e.do("PUT", path, e.appBot, map[string]any{"additional_name": nil}).ok(t, 200, &mem)
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": strings.Repeat("n", 81)}).Fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": ""}).Fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": 5}).Fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
+	e.do("PUT", path, e.appBot, map[string]any{"additional_name": nil}).OK(t, 200, &mem)
 	if mem.AdditionalName != nil {
 		t.Fatalf("null did not clear: %+v", mem)
 	}
@@ -417,9 +417,9 @@ func TestMSG3MODR1ModerationMetadata(t *testing.T) {
 	m := e.send(bob, l.ID, "you are bad")
 	e.rec.take()
 	path := "/lobbies/" + l.ID + "/messages/" + m.ID + "/moderation-metadata"
-	e.do("PUT", path, e.appBot, map[string]string{"action": "hide", "reason": "toxicity"}).ok(t, 204, nil)
+	e.do("PUT", path, e.appBot, map[string]string{"action": "hide", "reason": "toxicity"}).OK(t, 204, nil)
 	var list []message
-	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
 	if len(list) != 1 || list[0].ModerationMetadata["action"] != "hide" || list[0].ModerationMetadata["reason"] != "toxicity" {
 		t.Fatalf("moderation metadata not on the message: %+v", list)
 	}
@@ -433,32 +433,32 @@ func TestMSG3MODR1ModerationMetadata(t *testing.T) {
 		t.Fatalf("%d LOBBY_MESSAGE_UPDATE webhooks", n)
 	}
 	// Replaced, not merged; {} clears.
-	e.do("PUT", path, e.appBot, map[string]string{"action": "show"}).ok(t, 204, nil)
-	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	e.do("PUT", path, e.appBot, map[string]string{"action": "show"}).OK(t, 204, nil)
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
 	if len(list[0].ModerationMetadata) != 1 || list[0].ModerationMetadata["action"] != "show" {
 		t.Fatalf("replace: %+v", list[0].ModerationMetadata)
 	}
 	other := e.join(alice, "other", nil)
 	before := e.snapshot()
 	six := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
-	e.do("PUT", path, e.appBot, six).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("PUT", path, e.appBot, map[string]string{"r": strings.Repeat("x", 2001)}).fails(t, 400, wire.CodeInvalidFormBody, "r")
-	e.do("PUT", path, e.appBot, map[string]string{strings.Repeat("k", 1025): "x"}).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("PUT", path, e.appBot, map[string]any{"a": 1}).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("PUT", path, e.appBot, "null").fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("PUT", path, e.appBot, `["a"]`).fails(t, 400, wire.CodeInvalidFormBody, "")
-	e.do("PUT", path, alice.auth, map[string]string{"a": "b"}).fails(t, 401, 0, "")
-	e.do("PUT", "/lobbies/"+l.ID+"/messages/1/moderation-metadata", e.appBot, map[string]string{}).fails(t, 404, wire.CodeUnknownMessage, "")
-	e.do("PUT", "/lobbies/"+other.ID+"/messages/"+m.ID+"/moderation-metadata", e.appBot, map[string]string{}).fails(t, 404, wire.CodeUnknownMessage, "")
-	e.do("PUT", path, "Bot "+e.other.BotToken, map[string]string{}).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("PUT", path, e.appBot, six).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, map[string]string{"r": strings.Repeat("x", 2001)}).Fails(t, 400, wire.CodeInvalidFormBody, "r")
+	e.do("PUT", path, e.appBot, map[string]string{strings.Repeat("k", 1025): "x"}).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, map[string]any{"a": 1}).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, "null").Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, e.appBot, `["a"]`).Fails(t, 400, wire.CodeInvalidFormBody, "")
+	e.do("PUT", path, alice.auth, map[string]string{"a": "b"}).Fails(t, 401, 0, "")
+	e.do("PUT", "/lobbies/"+l.ID+"/messages/1/moderation-metadata", e.appBot, map[string]string{}).Fails(t, 404, wire.CodeUnknownMessage, "")
+	e.do("PUT", "/lobbies/"+other.ID+"/messages/"+m.ID+"/moderation-metadata", e.appBot, map[string]string{}).Fails(t, 404, wire.CodeUnknownMessage, "")
+	e.do("PUT", path, "Bot "+e.other.BotToken, map[string]string{}).Fails(t, 404, wire.CodeUnknownLobby, "")
 	e.rec.take()
 	if e.snapshot() != before {
 		t.Fatal("a refused moderation request changed something")
 	}
 	five := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", strings.Repeat("k", 1024): strings.Repeat("v", 2000)}
-	e.do("PUT", path, e.appBot, five).ok(t, 204, nil)
-	e.do("PUT", path, e.appBot, map[string]string{}).ok(t, 204, nil)
-	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).ok(t, 200, &list)
+	e.do("PUT", path, e.appBot, five).OK(t, 204, nil)
+	e.do("PUT", path, e.appBot, map[string]string{}).OK(t, 204, nil)
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
 	if list[0].ModerationMetadata != nil {
 		t.Fatalf("{} did not clear: %+v", list[0].ModerationMetadata)
 	}
@@ -477,12 +477,12 @@ func TestIdleTimeout(t *testing.T) {
 	e.clock.Advance(50 * time.Second)
 	e.join(bob, "s", nil)
 	e.clock.Advance(59 * time.Second)
-	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).ok(t, 200, nil)
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
 	e.rec.take()
 	e.clock.Advance(time.Second)
 	// Unknown at once, whatever the janitor does.
-	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x"}).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 404, wire.CodeUnknownLobby, "")
 	// The janitor, woken by the clock, deletes it and sends LOBBY_DELETE to both members.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -505,7 +505,7 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatal("an expired lobby was joined")
 	}
 	e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
-	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).ok(t, 200, nil)
+	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
 	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 0 {
 		t.Fatalf("ExpireIdle early: %d %v", n, err)
 	}
@@ -514,9 +514,9 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
-	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).ok(t, 200, nil)
+	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
 	e.clock.Advance(time.Second)
-	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
 }
 
 // An expired idle lobby met by PUT /lobbies before the janitor ran is replaced in that request.
@@ -547,12 +547,12 @@ func TestSecretExpiresAfter30Days(t *testing.T) {
 		t.Fatalf("joined with an expired secret: %+v", l2)
 	}
 	var old lobby
-	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).ok(t, 200, &old)
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, &old)
 	if len(old.Members) != 1 {
 		t.Fatalf("the old lobby: %+v", old)
 	}
 	// The member of the old lobby can still leave it.
-	e.do("DELETE", "/lobbies/"+l.ID+"/members/@me", alice.auth, nil).ok(t, 204, nil)
+	e.do("DELETE", "/lobbies/"+l.ID+"/members/@me", alice.auth, nil).OK(t, 204, nil)
 }
 
 // GET, PATCH and DELETE of a lobby, member add and remove, and leave, with their events.
@@ -561,15 +561,15 @@ func TestLobbyLifecycle(t *testing.T) {
 	alice, bob, carol := e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)
 	var l lobby
 	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": alice.sid()}, {"id": bob.sid()}},
-		"idle_timeout_seconds": 3600}).ok(t, 200, &l)
+		"idle_timeout_seconds": 3600}).OK(t, 200, &l)
 	id := l.ID
-	e.do("GET", "/lobbies/"+id, carol.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
-	e.do("GET", "/lobbies/"+id, "Bot "+e.other.BotToken, nil).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("GET", "/lobbies/"+id, "Bearer nope", nil).fails(t, 401, 0, "")
+	e.do("GET", "/lobbies/"+id, carol.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("GET", "/lobbies/"+id, "Bot "+e.other.BotToken, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("GET", "/lobbies/"+id, "Bearer nope", nil).Fails(t, 401, 0, "")
 	e.rec.take()
 
 	var patched lobby
-	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": map[string]string{"round": "2"}}).ok(t, 200, &patched)
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": map[string]string{"round": "2"}}).OK(t, 200, &patched)
 	if patched.Metadata["round"] != "2" || len(patched.Members) != 2 {
 		t.Fatalf("patched: %+v", patched)
 	}
@@ -577,11 +577,11 @@ func TestLobbyLifecycle(t *testing.T) {
 		t.Fatalf("update events: %+v", ev)
 	}
 	// PATCH members replaces the member list.
-	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"members": []map[string]any{{"id": bob.sid()}, {"id": carol.sid()}}}).ok(t, 200, &patched)
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"members": []map[string]any{{"id": bob.sid()}, {"id": carol.sid()}}}).OK(t, 200, &patched)
 	if len(patched.Members) != 2 || patched.member(alice.sid()) != nil || patched.member(carol.sid()) == nil || patched.Metadata["round"] != "2" {
 		t.Fatalf("members replaced: %+v", patched)
 	}
-	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": nil}).ok(t, 200, &patched)
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": nil}).OK(t, 200, &patched)
 	if patched.Metadata != nil {
 		t.Fatalf("null metadata: %+v", patched.Metadata)
 	}
@@ -589,22 +589,22 @@ func TestLobbyLifecycle(t *testing.T) {
 
 	// Add and remove a member.
 	var m member
-	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"metadata": map[string]string{"k": "v"}, "flags": 1}).ok(t, 200, &m)
+	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"metadata": map[string]string{"k": "v"}, "flags": 1}).OK(t, 200, &m)
 	if m.ID != alice.sid() || m.Flags != 1 || m.Metadata["k"] != "v" {
 		t.Fatalf("put member: %+v", m)
 	}
-	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{}).ok(t, 200, &m)
+	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{}).OK(t, 200, &m)
 	if m.Flags != 1 || m.Metadata["k"] != "v" {
 		t.Fatalf("an empty PUT must keep the fields: %+v", m)
 	}
-	e.do("PUT", "/lobbies/"+id+"/members/99999", e.appBot, map[string]any{}).fails(t, 404, wire.CodeUnknownUser, "")
-	e.do("PUT", "/lobbies/"+id+"/members/x", e.appBot, map[string]any{}).fails(t, 400, wire.CodeInvalidFormBody, "user_id")
-	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"flags": 3}).fails(t, 400, wire.CodeInvalidFormBody, "flags")
+	e.do("PUT", "/lobbies/"+id+"/members/99999", e.appBot, map[string]any{}).Fails(t, 404, wire.CodeUnknownUser, "")
+	e.do("PUT", "/lobbies/"+id+"/members/x", e.appBot, map[string]any{}).Fails(t, 400, wire.CodeInvalidFormBody, "user_id")
+	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"flags": 3}).Fails(t, 400, wire.CodeInvalidFormBody, "flags")
 	other := e.user("olga", e.other)
-	e.do("PUT", "/lobbies/"+id+"/members/"+other.sid(), "Bot "+e.other.BotToken, map[string]any{}).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).ok(t, 204, nil)
-	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).ok(t, 204, nil)
-	e.do("DELETE", "/lobbies/1/members/"+bob.sid(), e.appBot, nil).fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("PUT", "/lobbies/"+id+"/members/"+other.sid(), "Bot "+e.other.BotToken, map[string]any{}).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).OK(t, 204, nil)
+	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).OK(t, 204, nil)
+	e.do("DELETE", "/lobbies/1/members/"+bob.sid(), e.appBot, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
 	ev := e.rec.take()
 	var kinds []string
 	for _, x := range ev {
@@ -615,31 +615,31 @@ func TestLobbyLifecycle(t *testing.T) {
 		t.Fatalf("member events: %+v", ev)
 	}
 	// A lobby made by the backend cannot be left by its members; one made by PUT /lobbies can.
-	e.do("DELETE", "/lobbies/"+id+"/members/@me", alice.auth, nil).fails(t, 403, wire.CodeMissingPermissions, "")
-	e.do("DELETE", "/lobbies/"+id+"/members/@me", bob.auth, nil).ok(t, 204, nil) // not a member: fine
+	e.do("DELETE", "/lobbies/"+id+"/members/@me", alice.auth, nil).Fails(t, 403, wire.CodeMissingPermissions, "")
+	e.do("DELETE", "/lobbies/"+id+"/members/@me", bob.auth, nil).OK(t, 204, nil) // not a member: fine
 	mine := e.join(bob, "mine", nil)
 	e.join(carol, "mine", nil)
 	e.rec.take()
-	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", bob.auth, nil).ok(t, 204, nil)
+	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", bob.auth, nil).OK(t, 204, nil)
 	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyMemberRemove || !slices.Equal(ev[0].users, []uint64{carol.id, bob.id}) {
 		t.Fatalf("leave events: %+v", ev)
 	}
-	e.do("GET", "/lobbies/"+mine.ID, bob.auth, nil).fails(t, 403, wire.CodeMissingAccess, "")
-	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", e.appBot, nil).fails(t, 401, 0, "")
+	e.do("GET", "/lobbies/"+mine.ID, bob.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
+	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", e.appBot, nil).Fails(t, 401, 0, "")
 
 	// Delete: another application's delete does nothing; the owner's deletes; again is fine.
-	e.do("DELETE", "/lobbies/"+id, "Bot "+e.other.BotToken, nil).ok(t, 204, nil)
-	e.do("GET", "/lobbies/"+id, e.appBot, nil).ok(t, 200, nil)
+	e.do("DELETE", "/lobbies/"+id, "Bot "+e.other.BotToken, nil).OK(t, 204, nil)
+	e.do("GET", "/lobbies/"+id, e.appBot, nil).OK(t, 200, nil)
 	e.rec.take()
-	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).ok(t, 204, nil)
+	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).OK(t, 204, nil)
 	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyDelete || !slices.Equal(ev[0].users, []uint64{alice.id, carol.id}) {
 		t.Fatalf("delete events: %+v", ev)
 	}
-	e.do("GET", "/lobbies/"+id, e.appBot, nil).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).ok(t, 204, nil)
-	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{}).fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("DELETE", "/lobbies/x", e.appBot, nil).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
-	e.do("DELETE", "/lobbies/"+id, "", nil).fails(t, 401, 0, "")
+	e.do("GET", "/lobbies/"+id, e.appBot, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).OK(t, 204, nil)
+	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{}).Fails(t, 404, wire.CodeUnknownLobby, "")
+	e.do("DELETE", "/lobbies/x", e.appBot, nil).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("DELETE", "/lobbies/"+id, "", nil).Fails(t, 401, 0, "")
 }
 
 // Malformed JSON, wrong types and wrong content types on every endpoint: a 4xx with the
@@ -692,30 +692,30 @@ func TestMalformedInputEveryEndpoint(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %s %q", r.method, keys[i], c.body), func(t *testing.T) {
 				res := e.doType(r.method, r.path, r.auth, "application/json", c.body)
 				if c.field == "-" {
-					res.fails(t, 400, wire.CodeInvalidJSON, "")
+					res.Fails(t, 400, wire.CodeInvalidJSON, "")
 				} else {
-					res.fails(t, 400, wire.CodeInvalidFormBody, c.field)
+					res.Fails(t, 400, wire.CodeInvalidFormBody, c.field)
 				}
 			})
 		}
 		// Not JSON at all: 415, the platform's error body.
-		e.doType(r.method, r.path, r.auth, "text/plain", `{"secret": "s", "content": "x"}`).fails(t, 415, wire.CodeInvalidJSON, "")
-		e.doType(r.method, r.path, r.auth, "", nil).fails(t, 415, wire.CodeInvalidJSON, "")
+		e.doType(r.method, r.path, r.auth, "text/plain", `{"secret": "s", "content": "x"}`).Fails(t, 415, wire.CodeInvalidJSON, "")
+		e.doType(r.method, r.path, r.auth, "", nil).Fails(t, 415, wire.CodeInvalidJSON, "")
 		// Over a megabyte: 413.
 		big := `{"content": "` + strings.Repeat("x", 1<<20) + `"}`
-		if res := e.do(r.method, r.path, r.auth, big); res.status != 413 {
-			t.Fatalf("%s %s: a body over 1 MiB: HTTP %d", r.method, r.path, res.status)
+		if res := e.do(r.method, r.path, r.auth, big); res.Status != 413 {
+			t.Fatalf("%s %s: a body over 1 MiB: HTTP %d", r.method, r.path, res.Status)
 		}
 	}
 	if e.snapshot() != before {
 		t.Fatal("a refused request stored something")
 	}
 	// Routes without a body, with bad ids and queries.
-	e.do("GET", "/lobbies/0", alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
-	e.do("GET", "/lobbies/18446744073709551616", alice.auth, nil).fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
-	e.do("GET", lp+"/messages?limit=1&limit=x", alice.auth, nil).ok(t, 200, nil) // the first value counts
-	e.do("PUT", lp+"/messages/x/moderation-metadata", e.appBot, map[string]string{}).fails(t, 400, wire.CodeInvalidFormBody, "message_id")
-	e.do("DELETE", lp+"/members/%20", e.appBot, nil).fails(t, 400, wire.CodeInvalidFormBody, "user_id")
+	e.do("GET", "/lobbies/0", alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("GET", "/lobbies/18446744073709551616", alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
+	e.do("GET", lp+"/messages?limit=1&limit=x", alice.auth, nil).OK(t, 200, nil) // the first value counts
+	e.do("PUT", lp+"/messages/x/moderation-metadata", e.appBot, map[string]string{}).Fails(t, 400, wire.CodeInvalidFormBody, "message_id")
+	e.do("DELETE", lp+"/members/%20", e.appBot, nil).Fails(t, 400, wire.CodeInvalidFormBody, "user_id")
 }
 
 // Rule LOB-1 under concurrency: players joining one secret at the same moment end in one lobby.
@@ -752,7 +752,7 @@ func TestLOB1ConcurrentJoinsMakeOneLobby(t *testing.T) {
 		t.Fatal(err)
 	}
 	var l lobby
-	e.do("GET", "/lobbies/"+ids[0], e.appBot, nil).ok(t, 200, &l)
+	e.do("GET", "/lobbies/"+ids[0], e.appBot, nil).OK(t, 200, &l)
 	if len(l.Members) != n || slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
 		t.Fatalf("lobbies %v, members %d", ids, len(l.Members))
 	}
