@@ -193,26 +193,6 @@ func (c *Client) GetGuildChannels(guildId uint64, cb Callback[ClientGetGuildChan
 	})
 }
 
-// getList answers cb with the converted list a GET of path returns.
-func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
-	auth := c.authHeader()
-	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), nil) })
-		return
-	}
-	c.start(func(ctx context.Context) {
-		var list []W
-		if err := c.api.Do(ctx, rest.Request{Path: path, Auth: auth}, &list); err != nil {
-			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
-			once.Fire(func() { cb.Fn(resultOf(err), nil) })
-			return
-		}
-		out := convert(list)
-		once.Fire(func() { cb.Fn(Success(), out) })
-	})
-}
-
 // JoinLinkedLobbyGuild makes a single-use invite, valid one hour, to the guild of the lobby's
 // linked channel and answers with its web URL (rule LOB-5). A provisional player cannot join a
 // guild: merge runs instead and no request is made.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -550,23 +551,11 @@ func (c *Client) GetUserMessagesWithLimit(recipientId uint64, limit int32, cb Ca
 
 // GetUserMessageSummaries lists the player's direct-message conversations, newest first.
 func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
-	auth := c.authHeader()
-	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), nil) })
-		return
-	}
-	c.start(func(ctx context.Context) {
-		var chans []wire.DMChannel
-		err := c.api.Do(ctx, rest.Request{Path: "/users/@me/channels", Auth: auth}, &chans)
-		if err != nil {
-			c.logf(LoggingSeverityWarning, "GetUserMessageSummaries failed: %v", err)
-			once.Fire(func() { cb.Fn(resultOf(err), nil) })
-			return
-		}
+	getList(c, "GetUserMessageSummaries", "/users/@me/channels", cb, func(chans []wire.DMChannel) []*UserMessageSummary {
 		me := c.currentUserID()
 		var out []*UserMessageSummary
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		if c.msg.dmChannels == nil {
 			c.msg.dmChannels = map[uint64]uint64{}
 		}
@@ -583,20 +572,9 @@ func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesC
 				}
 			}
 		}
-		c.mu.Unlock()
-		slices.SortFunc(out, func(a, b *UserMessageSummary) int { return -cmpU64(a.lastMessageID, b.lastMessageID) })
-		once.Fire(func() { cb.Fn(Success(), out) })
+		slices.SortFunc(out, func(a, b *UserMessageSummary) int { return cmp.Compare(b.lastMessageID, a.lastMessageID) })
+		return out
 	})
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // UserMessageSummary is one direct-message conversation: the other user and the newest message.

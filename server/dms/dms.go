@@ -292,6 +292,23 @@ func (q *request) message(st store.Store, c *store.DMChannel) (*store.DirectMess
 	return m, err
 }
 
+// ownMessage loads the channel and message of the path: a message of the caller's (403 50005
+// for another user's).
+func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
+	c, err := q.channel(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := q.message(st, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.AuthorID != q.userID {
+		return nil, nil, cannotEdit()
+	}
+	return c, m, nil
+}
+
 // notify queues the event to both players and, when hook is set, the webhook of the message's
 // application.
 func (s *Service) notify(ctx context.Context, st store.Store, emit func(event), m *store.DirectMessage, dispatch, hook string, data any) error {
@@ -378,16 +395,9 @@ func (s *Service) edit(q *request) (any, error) {
 	}
 	var out wire.Message
 	err = s.tx(q.ctx, func(st store.Store, emit func(event)) error {
-		c, err := q.channel(st)
+		_, m, err := q.ownMessage(st)
 		if err != nil {
 			return err
-		}
-		m, err := q.message(st, c)
-		if err != nil {
-			return err
-		}
-		if m.AuthorID != q.userID {
-			return cannotEdit()
 		}
 		m.Content, m.EditedAt = body.Content, s.Clock.Now()
 		if body.Metadata != nil {
@@ -407,16 +417,9 @@ func (s *Service) edit(q *request) (any, error) {
 // delete serves DELETE /channels/{channel_id}/messages/{message_id}: the author deletes; 204.
 func (s *Service) delete(q *request) (any, error) {
 	return nil, s.tx(q.ctx, func(st store.Store, emit func(event)) error {
-		c, err := q.channel(st)
+		c, m, err := q.ownMessage(st)
 		if err != nil {
 			return err
-		}
-		m, err := q.message(st, c)
-		if err != nil {
-			return err
-		}
-		if m.AuthorID != q.userID {
-			return cannotEdit()
 		}
 		if err := st.DeleteDirectMessage(q.ctx, c.ID, m.ID); err != nil {
 			return err
