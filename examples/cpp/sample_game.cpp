@@ -1,5 +1,6 @@
-// A sample game: a player links their account with sdkpp, goes online, joins the match lobby,
-// chats with the other player there, and the game prints what happens.
+// A sample game: a player links their account with sdkpp, goes online, befriends the other
+// player and shows rich presence, joins the match lobby, chats there, and the game prints what
+// happens.
 //
 // `make demo` runs it for two players at once against a live sdkpp-server, with the environment:
 //   SDKPP_API_BASE, SDKPP_WEB_BASE   where the service is
@@ -56,6 +57,46 @@ static bool Play(sdkpp::Client& client, std::string const& player)
     auto me = client.GetCurrentUserV2();
     std::printf("game: online as %s\n", me ? me->DisplayName().c_str() : "?");
 
+    // The two players become game friends: whoever asks second accepts the other's request.
+    std::string friendName = player == "alice" ? "bob" : "alice";
+    client.SendGameFriendRequest(friendName, [&](sdkpp::ClientResult r) {
+        std::printf("sdk: SendGameFriendRequest(%s) -> %s\n", friendName.c_str(), r.Successful() ? "ok" : r.ToString().c_str());
+    });
+    RunFramesUntil([&] {
+        for (auto& rel : client.GetRelationships()) {
+            if (rel.GameRelationshipType() == sdkpp::RelationshipType::Friend) return true;
+        }
+        return false;
+    });
+
+    // Rich presence: what the player is doing, shown to friends.
+    sdkpp::Activity activity;
+    activity.SetState("In the match lobby");
+    activity.SetDetails(player == "alice" ? "Playing the red team" : "Playing the blue team");
+    sdkpp::ActivityParty party;
+    party.SetId("demo-match-1");
+    party.SetCurrentSize(1);
+    party.SetMaxSize(2);
+    activity.SetParty(party);
+    client.UpdateRichPresence(activity, [](sdkpp::ClientResult r) {
+        std::printf("sdk: UpdateRichPresence -> %s\n", r.Successful() ? "ok" : r.ToString().c_str());
+    });
+    bool seen = false;
+    RunFramesUntil([&] {
+        if (seen) return true;
+        for (auto& rel : client.GetRelationshipsByGroup(sdkpp::RelationshipGroupType::OnlinePlayingGame)) {
+            auto u = rel.User();
+            auto act = u ? u->GameActivity() : std::nullopt;
+            if (act && act->Details()) {
+                std::printf("presence: friend %s is online in %s: %s, %s\n", u->DisplayName().c_str(), act->Name().c_str(),
+                            act->Details()->c_str(), act->State().value_or("").c_str());
+                return seen = true;
+            }
+        }
+        return false;
+    });
+    if (!seen) std::printf("game: the friend's rich presence did not arrive\n");
+
     // Every message, direct or in a lobby, arrives through one callback on this thread.
     size_t heard = 0;
     client.SetMessageCreatedCallback([&](uint64_t id) {
@@ -66,6 +107,7 @@ static bool Play(sdkpp::Client& client, std::string const& player)
         if (!me || m->AuthorId() != me->Id()) ++heard;
     });
     client.SetLobbyMemberAddedCallback([&](uint64_t, uint64_t member) {
+        if (me && member == me->Id()) return;
         auto u = client.GetUser(member);
         std::printf("game: a player joined the lobby (%s)\n", u ? u->DisplayName().c_str() : std::to_string(member).c_str());
     });
@@ -93,7 +135,7 @@ static bool Play(sdkpp::Client& client, std::string const& player)
         sent = true;
         if (!r.Successful()) std::printf("sdk: SendLobbyMessage -> %s\n", r.ToString().c_str());
     });
-    bool ok = RunFramesUntil([&] { return sent && heard >= players - 1; });
+    bool ok = RunFramesUntil([&] { return sent && heard >= players - 1; }) && seen;
 
     std::vector<sdkpp::MessageHandle> history;
     bool fetched = false;
@@ -120,6 +162,7 @@ static bool Play(sdkpp::Client& client, std::string const& player)
 
 int main()
 {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // one transcript line at a time, even into a pipe
     uint64_t objectsAtStart = sdkpp::GetObjectCount();
     std::printf("sdkpp %d.%d.%d (build %s)\n", sdkpp::Client::GetVersionMajor(), sdkpp::Client::GetVersionMinor(),
                 sdkpp::Client::GetVersionPatch(), sdkpp::Client::GetVersionHash().c_str());

@@ -116,7 +116,7 @@ func run(bin, addr string) error {
 		}
 	}
 	fmt.Println()
-	say("both players linked their accounts, met in a lobby and chatted")
+	say("both players linked their accounts, became friends, saw each other's rich presence, met in a lobby and chatted")
 	return nil
 }
 
