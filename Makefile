@@ -72,6 +72,10 @@ test-native: $(LIB)
 	{ echo '#include "sdkpp.hpp"'; echo 'void Link(sdkpp::Client& client, uint64_t appId) {'; \
 	  awk '/^```cpp/{n++; on=(n==2); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_linking.cpp
 	$(CXX) $(CXXFLAGS) -Wno-unused-parameter -Wno-unused-variable -fsyntax-only $(NATIVE)/readme_linking.cpp
+	@# Its chat fragment compiles inside a function that supplies client.
+	{ echo '#include "sdkpp.hpp"'; echo '#include <cstdio>'; echo 'void Chat(sdkpp::Client& client) {'; \
+	  awk '/^```cpp/{n++; on=(n==3); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_chat.cpp
+	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_chat.cpp
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
 	$(NATIVE)/handle_test_cpp
