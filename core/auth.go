@@ -36,7 +36,7 @@ type authState struct {
 	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
 	screenOpen   bool
 
-	issued map[string]time.Time // expiry of the access tokens this client obtained
+	issued map[string]issuedToken // the access tokens this client obtained (refresh.go)
 }
 
 // tokenResponse is the body of a successful token call.
@@ -77,31 +77,33 @@ func (c *Client) appIDOr(id uint64) uint64 {
 	return id
 }
 
-// remember records a token response's secrets for redaction and its expiry for the expiration
-// callback.
-func (c *Client) remember(t *tokenResponse) {
+// remember records a token response's secrets for redaction, and its expiry and refresh token
+// (obtained for application appID) for the automatic refresh and the expiration callback.
+func (c *Client) remember(t *tokenResponse, appID uint64) {
 	Secrets.Add(t.AccessToken)
 	Secrets.Add(t.RefreshToken)
 	Secrets.Add(t.IDToken)
 	if t.AccessToken == "" || t.ExpiresIn <= 0 {
 		return
 	}
+	lifetime := time.Duration(t.ExpiresIn) * time.Second
 	c.mu.Lock()
 	if c.auth.issued == nil {
-		c.auth.issued = map[string]time.Time{}
+		c.auth.issued = map[string]issuedToken{}
 	}
-	c.auth.issued[t.AccessToken] = time.Now().Add(time.Duration(t.ExpiresIn) * time.Second)
+	c.auth.issued[t.AccessToken] = issuedToken{expires: time.Now().Add(lifetime), lifetime: lifetime,
+		refresh: t.RefreshToken, appID: appID}
 	c.mu.Unlock()
 }
 
 // tokenOp answers cb, exactly once, with the tokens fetch obtains on a goroutine of c; what names
 // the operation in the log. fetch runs under ctx, which Close cancels.
-func (c *Client) tokenOp(ctx context.Context, what string, cb Callback[ClientTokenExchangeCallback], fetch func(context.Context) (*tokenResponse, error)) {
+func (c *Client) tokenOp(ctx context.Context, what string, appID uint64, cb Callback[ClientTokenExchangeCallback], fetch func(context.Context) (*tokenResponse, error)) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
 	c.start(func(context.Context) {
 		t, err := fetch(ctx)
 		if err == nil {
-			c.remember(t)
+			c.remember(t, appID)
 		} else {
 			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
 		}
@@ -120,7 +122,8 @@ func (c *Client) tokenCall(form url.Values, cb Callback[ClientTokenExchangeCallb
 	for _, k := range []string{"code", "code_verifier", "refresh_token", "external_auth_token"} {
 		Secrets.Add(form.Get(k))
 	}
-	c.tokenOp(c.ctx, "token request ("+form.Get("grant_type")+")", cb, func(ctx context.Context) (*tokenResponse, error) {
+	appID, _ := strconv.ParseUint(form.Get("client_id"), 10, 64)
+	c.tokenOp(c.ctx, "token request ("+form.Get("grant_type")+")", appID, cb, func(ctx context.Context) (*tokenResponse, error) {
 		var t tokenResponse
 		return &t, c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
 	})
@@ -226,7 +229,9 @@ func (c *Client) authHeader() string {
 }
 
 // SetTokenExpirationCallback sets the handler that runs when the token set by UpdateToken is five
-// minutes from expiry (or already expired). The SDK knows the expiry of the tokens it obtained.
+// minutes from expiry (or already expired) and the SDK cannot refresh it itself: the SDK knows the
+// expiry of the tokens it obtained, and refreshes those that came with a refresh token
+// (refresh.go); the handler then runs only when that refresh is refused or keeps failing.
 func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCallback]) {
 	setHandler(c, &c.auth.expiry, cb)
 	c.mu.Lock()
@@ -234,16 +239,24 @@ func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCal
 	c.mu.Unlock()
 }
 
-// scheduleExpiryLocked arms the expiration timer for the current token. c.mu is held.
+// scheduleExpiryLocked arms the timer of the current token: its automatic refresh when the client
+// holds its refresh token, else the expiration callback. c.mu is held.
 func (c *Client) scheduleExpiryLocked() {
 	c.stopExpiryLocked()
-	exp, known := c.auth.issued[c.auth.token]
-	if !known || c.auth.expiry.scope == nil {
-		return
+	token := c.auth.token
+	it, known := c.auth.issued[token]
+	switch {
+	case !known:
+	case it.refresh != "" && it.appID != 0:
+		c.auth.expiryTimer = time.AfterFunc(time.Until(it.expires.Add(-refreshLead(it.lifetime))), func() { c.autoRefresh(token) })
+	case c.auth.expiry.scope != nil:
+		c.auth.expiryTimer = time.AfterFunc(time.Until(it.expires.Add(-expiryWarning)), c.tokenExpiring)
 	}
-	c.auth.expiryTimer = time.AfterFunc(time.Until(exp.Add(-expiryWarning)), func() {
-		postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
-	})
+}
+
+// tokenExpiring queues the expiration callback.
+func (c *Client) tokenExpiring() {
+	postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
 }
 
 func (c *Client) stopExpiryLocked() {
@@ -297,7 +310,7 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 			"child_application_id": strconv.FormatUint(childApplicationId, 10),
 		}}, &t)
 		if err == nil {
-			c.remember(&t)
+			c.remember(&t, childApplicationId)
 		} else {
 			c.logf(LoggingSeverityWarning, "ExchangeChildToken failed: %v", err)
 		}
@@ -314,7 +327,7 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 // GetProvisionalToken signs in a provisional account with external credentials (rule AU-5).
 func (c *Client) GetProvisionalToken(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
 	Secrets.Add(externalAuthToken)
-	c.tokenOp(c.ctx, "GetProvisionalToken", cb, func(ctx context.Context) (*tokenResponse, error) {
+	c.tokenOp(c.ctx, "GetProvisionalToken", c.appIDOr(applicationId), cb, func(ctx context.Context) (*tokenResponse, error) {
 		var t tokenResponse
 		return &t, c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/token", JSON: map[string]string{
 			"client_id":           strconv.FormatUint(c.appIDOr(applicationId), 10),

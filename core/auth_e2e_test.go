@@ -81,6 +81,14 @@ func authorize(t *testing.T, env *servertest.Env) (*sdkClient, string, string, s
 	t.Helper()
 	alice := env.User("alice")
 	c := newSDKClient(t, env, func(u string) { follow(t, env.Approve(t, u, alice.Username, alice.Password)) })
+	code, redirect, verifier := authorizeCode(t, c)
+	return c, code, redirect, verifier
+}
+
+// authorizeCode runs Authorize on c, whose URL opener approves, and returns the code, the
+// redirect URI and the verifier.
+func authorizeCode(t *testing.T, c *sdkClient) (string, string, string) {
+	t.Helper()
 	v := c.CreateAuthorizationCodeVerifier()
 	args := NewAuthorizationArgs()
 	args.SetScopes(ClientGetDefaultCommunicationScopes())
@@ -92,7 +100,7 @@ func authorize(t *testing.T, env *servertest.Env) (*sdkClient, string, string, s
 	if !res.Successful() || code == "" || !strings.HasPrefix(redirect, "http://127.0.0.1:") {
 		t.Fatalf("Authorize = %s, %q, %q", res.ToString(), code, redirect)
 	}
-	return c, code, redirect, v.Verifier()
+	return code, redirect, v.Verifier()
 }
 
 // rules AU-1, AA-5, AU-6, AU-7: authorize, exchange with PKCE, refresh, revoke, and a refresh of
@@ -427,7 +435,7 @@ func TestTokenExpirationCallback(t *testing.T) {
 	defer c.Close()
 	fired := 0
 	c.SetTokenExpirationCallback(Func(func() { fired++ }))
-	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(expiryWarning/time.Second) + 1})
+	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(expiryWarning/time.Second) + 1}, 0)
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, "expiring-token-123", resultCallback(&up))
 	await(t, "the expiration callback", func() bool { return fired == 1 })

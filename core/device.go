@@ -78,7 +78,7 @@ func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra url.Values, cb 
 		bad = invalid("no application id: set DeviceAuthorizationArgs.ClientId or call Client.SetApplicationId")
 	}
 	if bad != nil { // refused before anything is sent; a flow in progress goes on
-		c.tokenOp(c.ctx, "device authorization", cb, func(context.Context) (*tokenResponse, error) { return nil, bad })
+		c.tokenOp(c.ctx, "device authorization", clientID, cb, func(context.Context) (*tokenResponse, error) { return nil, bad })
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
@@ -89,7 +89,7 @@ func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra url.Values, cb 
 	if previous != nil {
 		previous()
 	}
-	c.tokenOp(ctx, "device authorization", cb, func(ctx context.Context) (*tokenResponse, error) {
+	c.tokenOp(ctx, "device authorization", clientID, cb, func(ctx context.Context) (*tokenResponse, error) {
 		defer cancel()
 		return c.pollDevice(ctx, strconv.FormatUint(clientID, 10), scopes, extra)
 	})

@@ -51,6 +51,9 @@ type Config struct {
 	PublicURL string // base URL clients use; default http://<listen address>
 	DataDir   string // SQLite database directory; "" = in-memory
 	Dev       bool   // seed the dev applications and users and enable the /dev endpoints
+	// AccessTokenTTL is the lifetime of the OAuth2 access tokens the token endpoint issues; 0 is
+	// the platform's 7 days (expires_in 604800). Tests shorten it.
+	AccessTokenTTL time.Duration
 	// GatewayHeartbeat is the gateway's heartbeat interval; 0 is the platform's 41250 ms.
 	GatewayHeartbeat time.Duration
 	// DevCredentialsFile, in dev mode, receives the dev credentials as JSON when the server starts.
@@ -202,7 +205,7 @@ func (s *Server) routes() (http.Handler, error) {
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"),
-		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url}
+		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}

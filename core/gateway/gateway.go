@@ -134,6 +134,7 @@ type Client struct {
 	seq       int64
 	conn      *websocket.Conn
 	writeMu   sync.Mutex
+	renewing  atomic.Bool // Renew closed the connection: reconnect at once, without an error
 }
 
 // New returns a Client; Start connects it.
@@ -200,6 +201,21 @@ func (c *Client) Close() {
 	c.setStatus(Disconnected, nil)
 }
 
+// Renew closes the current connection so that the client reconnects at once with the token
+// Config.Token returns now, for example a refreshed one. It resumes the session, so the service
+// re-authenticates it with that token and replays what was sent meanwhile; when the session
+// cannot be resumed it identifies anew. The status passes through Reconnecting.
+func (c *Client) Renew() {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil {
+		return // not connected: the next attempt reads the new token anyway
+	}
+	c.renewing.Store(true)
+	conn.Close(websocket.StatusCode(4900), "token renewed")
+}
+
 // Send writes a payload on the current connection, such as a presence update.
 func (c *Client) Send(ctx context.Context, op int, d any) error {
 	c.mu.Lock()
@@ -255,6 +271,11 @@ func (c *Client) run() {
 		}
 		if established {
 			attempt = 0
+		}
+		if c.renewing.Swap(false) {
+			c.cfg.Logf("gateway: renewing the connection")
+			c.setStatus(Reconnecting, nil)
+			continue
 		}
 		c.setStatus(Reconnecting, err)
 		c.cfg.Logf("gateway: connection lost (%v); reconnecting", err)

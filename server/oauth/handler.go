@@ -46,6 +46,9 @@ type Handler struct {
 	Provider  *oidc.Provider
 	External  extauth.Registry
 	PublicURL string // web base, e.g. http://127.0.0.1:7710
+	// AccessTTL is the lifetime of the access tokens issued here; 0 is token.AccessTTL (7 days).
+	// Tests shorten it to exercise the SDK's automatic refresh.
+	AccessTTL time.Duration
 }
 
 // RegisterWeb adds the pages to mux.

@@ -75,6 +75,9 @@ func requireConfidential(c *client) error {
 // respond issues tokens under a and builds the response, with an ID token for openid.
 func (h *Handler) respond(ctx context.Context, a *store.Authorization, opts token.Options, nonce string) (*wire.TokenResponse, error) {
 	now := h.Clock.Now()
+	if opts.ExpiresAt.IsZero() && h.AccessTTL > 0 {
+		opts.ExpiresAt = now.Add(h.AccessTTL)
+	}
 	issued, err := token.Issue(ctx, h.Store, now, a, opts)
 	if err != nil {
 		return nil, err

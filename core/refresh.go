@@ -1,0 +1,113 @@
+package core
+
+// The automatic token refresh: when the access token in use came from one of the Client's own
+// exchanges with a refresh token, the Client refreshes it shortly before it expires, swaps the
+// token the gateway uses, and renews the gateway connection, without the game doing anything.
+// The game's TokenExpirationCallback runs only when the refresh is refused (invalid_grant, rule
+// AU-6) or keeps failing until the token has expired.
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"sdkpp/core/gateway"
+	"sdkpp/core/internal/wait"
+	"sdkpp/core/rest"
+)
+
+// issuedToken is what the Client knows of an access token it obtained.
+type issuedToken struct {
+	expires  time.Time
+	lifetime time.Duration
+	refresh  string // "" when the exchange gave none
+	appID    uint64 // the application the token was issued to
+}
+
+// refreshBackoff spaces the attempts of an automatic refresh that failed on the network or with
+// a retryable status; tests shorten it.
+var refreshBackoff = gateway.Backoff{Initial: time.Second, Max: time.Minute, Jitter: 0.5}
+
+// refreshLead is how long before expiry a token of the given lifetime is refreshed: the
+// expiration warning's five minutes, or half the lifetime of a shorter-lived token.
+func refreshLead(lifetime time.Duration) time.Duration {
+	return min(expiryWarning, lifetime/2)
+}
+
+// autoRefresh refreshes the access token old, if it is still the one in use, and renews the
+// connection with the new one. It runs on a goroutine of the Client, which Close stops.
+func (c *Client) autoRefresh(old string) {
+	c.start(func(ctx context.Context) {
+		for attempt := 0; ; attempt++ {
+			c.mu.Lock()
+			it, known := c.auth.issued[old]
+			current := c.auth.token == old
+			c.mu.Unlock()
+			if !known || !current {
+				return // the game set another token meanwhile
+			}
+			t, err := c.refreshGrant(ctx, it)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil {
+				c.swapToken(old, t, it.appID)
+				return
+			}
+			var re *rest.Error
+			if errors.As(err, &re) && !re.Retryable() {
+				c.logf(LoggingSeverityError, "automatic token refresh refused: %v; the token expires at %s and the user must sign in again", err, it.expires.Format(time.RFC3339))
+				c.tokenExpiring()
+				return
+			}
+			if !time.Now().Before(it.expires) {
+				c.logf(LoggingSeverityError, "automatic token refresh failed until the token expired: %v", err)
+				c.tokenExpiring()
+				return
+			}
+			d := refreshBackoff.Delay(attempt, rand.Float64())
+			c.logf(LoggingSeverityWarning, "automatic token refresh failed: %v; retrying in %v", err, d.Round(time.Millisecond))
+			if wait.Sleep(ctx, d) != nil {
+				return
+			}
+		}
+	})
+}
+
+// refreshGrant runs the refresh_token grant for it.
+func (c *Client) refreshGrant(ctx context.Context, it issuedToken) (*tokenResponse, error) {
+	var t tokenResponse
+	err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: url.Values{
+		"grant_type":    {"refresh_token"},
+		"client_id":     {strconv.FormatUint(it.appID, 10)},
+		"refresh_token": {it.refresh},
+	}}, &t)
+	if err == nil && t.AccessToken == "" {
+		err = &rest.Error{Status: http.StatusOK, Message: "the token response has no access_token"}
+	}
+	return &t, err
+}
+
+// swapToken makes t the token in use in place of old, arms its own refresh, and renews the
+// gateway connection so that the service re-authenticates the session with it.
+func (c *Client) swapToken(old string, t *tokenResponse, appID uint64) {
+	c.remember(t, appID)
+	c.mu.Lock()
+	if c.auth.token != old { // the game set another token while the refresh ran
+		c.mu.Unlock()
+		return
+	}
+	c.auth.token = t.AccessToken
+	delete(c.auth.issued, old)
+	c.scheduleExpiryLocked()
+	gw := c.conn.gw
+	c.mu.Unlock()
+	c.logf(LoggingSeverityInfo, "the access token was refreshed; renewing the gateway connection")
+	if gw != nil {
+		gw.Renew()
+	}
+}
