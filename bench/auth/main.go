@@ -28,8 +28,8 @@ import (
 
 	"sdkpp/core"
 	"sdkpp/server"
-	"sdkpp/server/ratelimit"
 	"sdkpp/server/browser"
+	"sdkpp/server/ratelimit"
 )
 
 func main() {
@@ -47,7 +47,7 @@ func run(rounds, workers int, dur time.Duration) error {
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true,
 		// The token endpoint's own throughput is measured, as the bare handler's is: no rate limits.
 		RateLimits: ratelimit.Config{Disabled: true},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}

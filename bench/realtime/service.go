@@ -63,7 +63,7 @@ func serveChild(kind string, heartbeat time.Duration, profile string) error {
 	case "sdkpp":
 		srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
 			RateLimits: ratelimit.Config{Disabled: true}, // the service itself is measured, as Redis is
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			return err
 		}
