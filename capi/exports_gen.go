@@ -247,62 +247,64 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 465457173
+const abiVersion = 1177316800
 
 // Type tags of the object table, one per class.
 const (
-	typeAuthorizationCodeChallenge handle.Type = 1
-	typeAuthorizationCodeVerifier  handle.Type = 2
-	typeAuthorizationArgs          handle.Type = 3
-	typeDeviceAuthorizationArgs    handle.Type = 4
-	typeClientCreateOptions        handle.Type = 5
-	typeClientResult               handle.Type = 6
-	typeActivityButton             handle.Type = 7
-	typeActivityAssets             handle.Type = 8
-	typeActivityTimestamps         handle.Type = 9
-	typeActivityParty              handle.Type = 10
-	typeActivitySecrets            handle.Type = 11
-	typeActivity                   handle.Type = 12
-	typeActivityInvite             handle.Type = 13
-	typeLinkedLobby                handle.Type = 14
-	typeLinkedChannel              handle.Type = 15
-	typeGuildMinimal               handle.Type = 16
-	typeGuildChannel               handle.Type = 17
-	typeUserHandle                 handle.Type = 18
-	typeRelationshipHandle         handle.Type = 19
-	typeLobbyMemberHandle          handle.Type = 20
-	typeLobbyHandle                handle.Type = 21
-	typeMessageHandle              handle.Type = 22
-	typeUserMessageSummary         handle.Type = 23
-	typeClient                     handle.Type = 24
+	typeAuthorizationCodeChallenge   handle.Type = 1
+	typeAuthorizationCodeVerifier    handle.Type = 2
+	typeAuthorizationArgs            handle.Type = 3
+	typeDeviceAuthorizationArgs      handle.Type = 4
+	typeClientCreateOptions          handle.Type = 5
+	typeClientResult                 handle.Type = 6
+	typeActivityButton               handle.Type = 7
+	typeActivityAssets               handle.Type = 8
+	typeActivityTimestamps           handle.Type = 9
+	typeActivityParty                handle.Type = 10
+	typeActivitySecrets              handle.Type = 11
+	typeActivity                     handle.Type = 12
+	typeActivityInvite               handle.Type = 13
+	typeLinkedLobby                  handle.Type = 14
+	typeLinkedChannel                handle.Type = 15
+	typeGuildMinimal                 handle.Type = 16
+	typeGuildChannel                 handle.Type = 17
+	typeUserApplicationProfileHandle handle.Type = 18
+	typeUserHandle                   handle.Type = 19
+	typeRelationshipHandle           handle.Type = 20
+	typeLobbyMemberHandle            handle.Type = 21
+	typeLobbyHandle                  handle.Type = 22
+	typeMessageHandle                handle.Type = 23
+	typeUserMessageSummary           handle.Type = 24
+	typeClient                       handle.Type = 25
 )
 
 // typeNames names each type tag for error messages.
 var typeNames = map[handle.Type]string{
-	typeAuthorizationCodeChallenge: "AuthorizationCodeChallenge",
-	typeAuthorizationCodeVerifier:  "AuthorizationCodeVerifier",
-	typeAuthorizationArgs:          "AuthorizationArgs",
-	typeDeviceAuthorizationArgs:    "DeviceAuthorizationArgs",
-	typeClientCreateOptions:        "ClientCreateOptions",
-	typeClientResult:               "ClientResult",
-	typeActivityButton:             "ActivityButton",
-	typeActivityAssets:             "ActivityAssets",
-	typeActivityTimestamps:         "ActivityTimestamps",
-	typeActivityParty:              "ActivityParty",
-	typeActivitySecrets:            "ActivitySecrets",
-	typeActivity:                   "Activity",
-	typeActivityInvite:             "ActivityInvite",
-	typeLinkedLobby:                "LinkedLobby",
-	typeLinkedChannel:              "LinkedChannel",
-	typeGuildMinimal:               "GuildMinimal",
-	typeGuildChannel:               "GuildChannel",
-	typeUserHandle:                 "UserHandle",
-	typeRelationshipHandle:         "RelationshipHandle",
-	typeLobbyMemberHandle:          "LobbyMemberHandle",
-	typeLobbyHandle:                "LobbyHandle",
-	typeMessageHandle:              "MessageHandle",
-	typeUserMessageSummary:         "UserMessageSummary",
-	typeClient:                     "Client",
+	typeAuthorizationCodeChallenge:   "AuthorizationCodeChallenge",
+	typeAuthorizationCodeVerifier:    "AuthorizationCodeVerifier",
+	typeAuthorizationArgs:            "AuthorizationArgs",
+	typeDeviceAuthorizationArgs:      "DeviceAuthorizationArgs",
+	typeClientCreateOptions:          "ClientCreateOptions",
+	typeClientResult:                 "ClientResult",
+	typeActivityButton:               "ActivityButton",
+	typeActivityAssets:               "ActivityAssets",
+	typeActivityTimestamps:           "ActivityTimestamps",
+	typeActivityParty:                "ActivityParty",
+	typeActivitySecrets:              "ActivitySecrets",
+	typeActivity:                     "Activity",
+	typeActivityInvite:               "ActivityInvite",
+	typeLinkedLobby:                  "LinkedLobby",
+	typeLinkedChannel:                "LinkedChannel",
+	typeGuildMinimal:                 "GuildMinimal",
+	typeGuildChannel:                 "GuildChannel",
+	typeUserApplicationProfileHandle: "UserApplicationProfileHandle",
+	typeUserHandle:                   "UserHandle",
+	typeRelationshipHandle:           "RelationshipHandle",
+	typeLobbyMemberHandle:            "LobbyMemberHandle",
+	typeLobbyHandle:                  "LobbyHandle",
+	typeMessageHandle:                "MessageHandle",
+	typeUserMessageSummary:           "UserMessageSummary",
+	typeClient:                       "Client",
 }
 
 // getAuthorizationCodeChallenge finds the AuthorizationCodeChallenge behind self, or logs why it cannot.
@@ -4115,6 +4117,146 @@ func Sdkpp_GuildChannel_SetLinkedLobby(self *C.Sdkpp_GuildChannel, value *C.Sdkp
 	e.Mu.Unlock()
 }
 
+// getUserApplicationProfileHandle finds the UserApplicationProfileHandle behind self, or logs why it cannot.
+func getUserApplicationProfileHandle(fn string, self *C.Sdkpp_UserApplicationProfileHandle) (*core.UserApplicationProfileHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeUserApplicationProfileHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.UserApplicationProfileHandle), e, true
+}
+
+//export Sdkpp_UserApplicationProfileHandle_Drop
+func Sdkpp_UserApplicationProfileHandle_Drop(self *C.Sdkpp_UserApplicationProfileHandle) {
+	const fn = "UserApplicationProfileHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeUserApplicationProfileHandle)
+}
+
+//export Sdkpp_UserApplicationProfileHandle_Clone
+func Sdkpp_UserApplicationProfileHandle_Clone(self *C.Sdkpp_UserApplicationProfileHandle, other *C.Sdkpp_UserApplicationProfileHandle) {
+	const fn = "UserApplicationProfileHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getUserApplicationProfileHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeUserApplicationProfileHandle, v)
+}
+
+//export Sdkpp_UserApplicationProfileHandle_Username
+func Sdkpp_UserApplicationProfileHandle_Username(self *C.Sdkpp_UserApplicationProfileHandle, returnValue *C.Sdkpp_String) {
+	const fn = "UserApplicationProfileHandle_Username"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserApplicationProfileHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Username()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_UserApplicationProfileHandle_AvatarHash
+func Sdkpp_UserApplicationProfileHandle_AvatarHash(self *C.Sdkpp_UserApplicationProfileHandle, returnValue *C.Sdkpp_String) {
+	const fn = "UserApplicationProfileHandle_AvatarHash"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserApplicationProfileHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.AvatarHash()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_UserApplicationProfileHandle_Metadata
+func Sdkpp_UserApplicationProfileHandle_Metadata(self *C.Sdkpp_UserApplicationProfileHandle, returnValue *C.Sdkpp_String) {
+	const fn = "UserApplicationProfileHandle_Metadata"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserApplicationProfileHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.Metadata()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_UserApplicationProfileHandle_ProviderId
+func Sdkpp_UserApplicationProfileHandle_ProviderId(self *C.Sdkpp_UserApplicationProfileHandle, returnValue *C.Sdkpp_String) C.bool {
+	const fn = "UserApplicationProfileHandle_ProviderId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserApplicationProfileHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v, has := o.ProviderId()
+	if !has {
+		return false
+	}
+	*returnValue = cString(v)
+	return true
+}
+
+//export Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId
+func Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(self *C.Sdkpp_UserApplicationProfileHandle, returnValue *C.Sdkpp_String) {
+	const fn = "UserApplicationProfileHandle_ProviderIssuedUserId"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getUserApplicationProfileHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.ProviderIssuedUserId()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_UserApplicationProfileHandle_ProviderType
+func Sdkpp_UserApplicationProfileHandle_ProviderType(self *C.Sdkpp_UserApplicationProfileHandle) C.Sdkpp_ExternalIdentityProviderType {
+	const fn = "UserApplicationProfileHandle_ProviderType"
+	defer guard(fn)
+	o, e, ok := getUserApplicationProfileHandle(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.ProviderType()
+	return C.Sdkpp_ExternalIdentityProviderType(v)
+}
+
 // getUserHandle finds the UserHandle behind self, or logs why it cannot.
 func getUserHandle(fn string, self *C.Sdkpp_UserHandle) (*core.UserHandle, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeUserHandle)
@@ -4305,6 +4447,25 @@ func Sdkpp_UserHandle_Relationship(self *C.Sdkpp_UserHandle, returnValue *C.Sdkp
 	_ = e
 	v := o.Relationship()
 	add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+}
+
+//export Sdkpp_UserHandle_UserApplicationProfiles
+func Sdkpp_UserHandle_UserApplicationProfiles(self *C.Sdkpp_UserHandle, returnValue *C.Sdkpp_UserApplicationProfileHandleSpan) {
+	const fn = "UserHandle_UserApplicationProfiles"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UserApplicationProfileHandleSpan{}
+	o, e, ok := getUserHandle(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.UserApplicationProfiles()
+	ptr, n := cObjects(typeUserApplicationProfileHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_UserApplicationProfileHandleSpan{ptr: (*C.Sdkpp_UserApplicationProfileHandle)(ptr), size: C.size_t(n)}
 }
 
 // getRelationshipHandle finds the RelationshipHandle behind self, or logs why it cannot.
@@ -6236,6 +6397,46 @@ func Sdkpp_Client_GetUser(self *C.Sdkpp_Client, userId C.uint64_t, returnValue *
 	}
 	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
 	return true
+}
+
+//export Sdkpp_Client_GetUserApplicationProfiles
+func Sdkpp_Client_GetUserApplicationProfiles(self *C.Sdkpp_Client, userId C.uint64_t, returnValue *C.Sdkpp_UserApplicationProfileHandleSpan) {
+	const fn = "Client_GetUserApplicationProfiles"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UserApplicationProfileHandleSpan{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetUserApplicationProfiles(arg_userId)
+	ptr, n := cObjects(typeUserApplicationProfileHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_UserApplicationProfileHandleSpan{ptr: (*C.Sdkpp_UserApplicationProfileHandle)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Client_GetUserApplicationProfilesNoLock
+func Sdkpp_Client_GetUserApplicationProfilesNoLock(self *C.Sdkpp_Client, userId C.uint64_t, returnValue *C.Sdkpp_UserApplicationProfileHandleSpan) {
+	const fn = "Client_GetUserApplicationProfilesNoLock"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UserApplicationProfileHandleSpan{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetUserApplicationProfilesNoLock(arg_userId)
+	ptr, n := cObjects(typeUserApplicationProfileHandle, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_UserApplicationProfileHandleSpan{ptr: (*C.Sdkpp_UserApplicationProfileHandle)(ptr), size: C.size_t(n)}
 }
 
 //export Sdkpp_Client_CreateOrJoinLobby

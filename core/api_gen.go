@@ -770,6 +770,46 @@ func (e ActivityActionTypes) Valid() bool {
 	return e.String() != "unknown"
 }
 
+// ExternalIdentityProviderType: Kind of external identity behind a game profile (UserApplicationProfileHandle).
+type ExternalIdentityProviderType int32
+
+// Values of ExternalIdentityProviderType.
+const (
+	ExternalIdentityProviderTypeOIDC               ExternalIdentityProviderType = 0
+	ExternalIdentityProviderTypeEpicOnlineServices ExternalIdentityProviderType = 1
+	ExternalIdentityProviderTypeSteam              ExternalIdentityProviderType = 2
+	ExternalIdentityProviderTypeUnity              ExternalIdentityProviderType = 3
+	ExternalIdentityProviderTypeDiscordBot         ExternalIdentityProviderType = 4
+	ExternalIdentityProviderTypeNone               ExternalIdentityProviderType = 5
+	ExternalIdentityProviderTypeUnknown            ExternalIdentityProviderType = 6
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e ExternalIdentityProviderType) String() string {
+	switch e {
+	case ExternalIdentityProviderTypeOIDC:
+		return "OIDC"
+	case ExternalIdentityProviderTypeEpicOnlineServices:
+		return "EpicOnlineServices"
+	case ExternalIdentityProviderTypeSteam:
+		return "Steam"
+	case ExternalIdentityProviderTypeUnity:
+		return "Unity"
+	case ExternalIdentityProviderTypeDiscordBot:
+		return "DiscordBot"
+	case ExternalIdentityProviderTypeNone:
+		return "None"
+	case ExternalIdentityProviderTypeUnknown:
+		return "Unknown"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e ExternalIdentityProviderType) Valid() bool {
+	return e.String() != "unknown"
+}
+
 // ChannelType: Kind of a channel (the platform's values).
 type ChannelType int32
 

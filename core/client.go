@@ -91,6 +91,8 @@ type Client struct {
 	catchUp catchUpState
 	social  socialState
 
+	profiles profileState // published snapshots; read without mu
+
 	closeOnce sync.Once
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
+	"sdkpp/server/wire"
 )
 
 // userData is what the client knows of a user.
@@ -27,6 +28,8 @@ type wireUser struct {
 	GlobalName    *string `json:"global_name"`
 	Avatar        *string `json:"avatar"`
 	IsProvisional bool    `json:"is_provisional"`
+	// ApplicationProfiles is set (possibly empty) in READY's user; nil elsewhere.
+	ApplicationProfiles []wire.ApplicationProfile `json:"application_profiles"`
 }
 
 func (u *wireUser) data() (*userData, bool) {
@@ -173,6 +176,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 		if u, ok := r.User.data(); ok {
 			c.cacheUserLocked(u)
 			c.conn.currentUserID = u.id
+			c.setProfilesLocked(u.id, r.User.ApplicationProfiles)
 		}
 		// A new session may follow a gap: no cached history is known to be gap-free any more.
 		for _, ch := range c.msg.channels {

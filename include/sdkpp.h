@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 465457173u
+#define SDKPP_ABI_VERSION 1177316800u
 
 #ifdef __cplusplus
 extern "C" {
@@ -266,6 +266,18 @@ typedef enum Sdkpp_ActivityActionTypes {
     Sdkpp_ActivityActionTypes_forceint = 0x7FFFFFFF
 } Sdkpp_ActivityActionTypes;
 
+/** Kind of external identity behind a game profile (UserApplicationProfileHandle). */
+typedef enum Sdkpp_ExternalIdentityProviderType {
+    Sdkpp_ExternalIdentityProviderType_OIDC = 0,
+    Sdkpp_ExternalIdentityProviderType_EpicOnlineServices = 1,
+    Sdkpp_ExternalIdentityProviderType_Steam = 2,
+    Sdkpp_ExternalIdentityProviderType_Unity = 3,
+    Sdkpp_ExternalIdentityProviderType_DiscordBot = 4,
+    Sdkpp_ExternalIdentityProviderType_None = 5,
+    Sdkpp_ExternalIdentityProviderType_Unknown = 6,
+    Sdkpp_ExternalIdentityProviderType_forceint = 0x7FFFFFFF
+} Sdkpp_ExternalIdentityProviderType;
+
 /** Kind of a channel (the platform's values). */
 typedef enum Sdkpp_ChannelType {
     Sdkpp_ChannelType_GuildText = 0,
@@ -351,6 +363,11 @@ typedef struct Sdkpp_GuildMinimal { void* opaque; } Sdkpp_GuildMinimal;
 /** A channel of a guild, for a channel-linking UI. */
 typedef struct Sdkpp_GuildChannel { void* opaque; } Sdkpp_GuildChannel;
 /**
+ * A user's game profile from an external identity provider (the identity a provisional account
+ * was made from or merged with): a snapshot taken when it was read.
+ */
+typedef struct Sdkpp_UserApplicationProfileHandle { void* opaque; } Sdkpp_UserApplicationProfileHandle;
+/**
  * A user the client knows: a live view of its cache, so it reads new values after an update and
  * defaults once the Client is gone.
  */
@@ -373,6 +390,7 @@ typedef struct Sdkpp_UserMessageSummary { void* opaque; } Sdkpp_UserMessageSumma
 typedef struct Sdkpp_Client { void* opaque; } Sdkpp_Client;
 
 typedef struct Sdkpp_ActivityButtonSpan { Sdkpp_ActivityButton* ptr; size_t size; } Sdkpp_ActivityButtonSpan;
+typedef struct Sdkpp_UserApplicationProfileHandleSpan { Sdkpp_UserApplicationProfileHandle* ptr; size_t size; } Sdkpp_UserApplicationProfileHandleSpan;
 typedef struct Sdkpp_LobbyMemberHandleSpan { Sdkpp_LobbyMemberHandle* ptr; size_t size; } Sdkpp_LobbyMemberHandleSpan;
 typedef struct Sdkpp_RelationshipHandleSpan { Sdkpp_RelationshipHandle* ptr; size_t size; } Sdkpp_RelationshipHandleSpan;
 typedef struct Sdkpp_UserHandleSpan { Sdkpp_UserHandle* ptr; size_t size; } Sdkpp_UserHandleSpan;
@@ -859,6 +877,24 @@ SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembe
 SDKPP_API bool SDKPP_CALL Sdkpp_GuildChannel_LinkedLobby(Sdkpp_GuildChannel* self, Sdkpp_LinkedLobby* returnValue);
 SDKPP_API void SDKPP_CALL Sdkpp_GuildChannel_SetLinkedLobby(Sdkpp_GuildChannel* self, Sdkpp_LinkedLobby* value);
 
+/* UserApplicationProfileHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserApplicationProfileHandle_Drop(Sdkpp_UserApplicationProfileHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_UserApplicationProfileHandle_Clone(Sdkpp_UserApplicationProfileHandle* self, Sdkpp_UserApplicationProfileHandle* other);
+/** The in-game name. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserApplicationProfileHandle_Username(Sdkpp_UserApplicationProfileHandle* self, Sdkpp_String* returnValue);
+/** The avatar hash; empty when none. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserApplicationProfileHandle_AvatarHash(Sdkpp_UserApplicationProfileHandle* self, Sdkpp_String* returnValue);
+/** Developer metadata; empty when none. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserApplicationProfileHandle_Metadata(Sdkpp_UserApplicationProfileHandle* self, Sdkpp_String* returnValue);
+/** The provider's id, where the provider has one. */
+SDKPP_API bool SDKPP_CALL Sdkpp_UserApplicationProfileHandle_ProviderId(Sdkpp_UserApplicationProfileHandle* self, Sdkpp_String* returnValue);
+/** The user's id at the provider. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(Sdkpp_UserApplicationProfileHandle* self, Sdkpp_String* returnValue);
+/** The kind of provider. */
+SDKPP_API Sdkpp_ExternalIdentityProviderType SDKPP_CALL Sdkpp_UserApplicationProfileHandle_ProviderType(Sdkpp_UserApplicationProfileHandle* self);
+
 /* UserHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */
 SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Drop(Sdkpp_UserHandle* self);
@@ -882,6 +918,8 @@ SDKPP_API Sdkpp_StatusType SDKPP_CALL Sdkpp_UserHandle_Status(Sdkpp_UserHandle* 
 SDKPP_API bool SDKPP_CALL Sdkpp_UserHandle_GameActivity(Sdkpp_UserHandle* self, Sdkpp_Activity* returnValue);
 /** What the user is to the player. */
 SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_Relationship(Sdkpp_UserHandle* self, Sdkpp_RelationshipHandle* returnValue);
+/** sdkpp: the user's game profiles from external identity providers, in this game. */
+SDKPP_API void SDKPP_CALL Sdkpp_UserHandle_UserApplicationProfiles(Sdkpp_UserHandle* self, Sdkpp_UserApplicationProfileHandleSpan* returnValue);
 
 /* RelationshipHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */
@@ -1088,6 +1126,13 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetStatusChangedCallback(Sdkpp_Client* se
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetCurrentUserV2(Sdkpp_Client* self, Sdkpp_UserHandle* returnValue);
 /** A user from the client's cache; no request is made. */
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_UserHandle* returnValue);
+/** sdkpp: the game profiles of a cached user from external identity providers; empty if unknown. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetUserApplicationProfiles(Sdkpp_Client* self, uint64_t userId, Sdkpp_UserApplicationProfileHandleSpan* returnValue);
+/**
+ * sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
+ * callback; it may miss an update made at the same moment.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetUserApplicationProfilesNoLock(Sdkpp_Client* self, uint64_t userId, Sdkpp_UserApplicationProfileHandleSpan* returnValue);
 /** Creates the lobby of this secret for the game, or joins it. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_CreateOrJoinLobby(Sdkpp_Client* self, Sdkpp_String secret, Sdkpp_Client_CreateOrJoinLobbyCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** CreateOrJoinLobby that also sets the lobby's and the player's member metadata. */

@@ -210,6 +210,17 @@ enum class ActivityActionTypes : int32_t {
     JoinRequest = 5,
 };
 
+/// Kind of external identity behind a game profile (UserApplicationProfileHandle).
+enum class ExternalIdentityProviderType : int32_t {
+    OIDC = 0,
+    EpicOnlineServices = 1,
+    Steam = 2,
+    Unity = 3,
+    DiscordBot = 4,
+    None = 5,
+    Unknown = 6,
+};
+
 /// Kind of a channel (the platform's values).
 enum class ChannelType : int32_t {
     GuildText = 0,
@@ -247,6 +258,7 @@ class LinkedLobby;
 class LinkedChannel;
 class GuildMinimal;
 class GuildChannel;
+class UserApplicationProfileHandle;
 class UserHandle;
 class RelationshipHandle;
 class LobbyMemberHandle;
@@ -967,6 +979,45 @@ public:
     void SetLinkedLobby(std::optional<sdkpp::LinkedLobby> value);
 };
 
+/// A user's game profile from an external identity provider (the identity a provisional account
+/// was made from or merged with): a snapshot taken when it was read.
+class UserApplicationProfileHandle {
+    mutable Sdkpp_UserApplicationProfileHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_UserApplicationProfileHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const UserApplicationProfileHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit UserApplicationProfileHandle(Sdkpp_UserApplicationProfileHandle instance, SdkppObjectState state);
+    ~UserApplicationProfileHandle();
+    UserApplicationProfileHandle(UserApplicationProfileHandle&& other) noexcept;
+    UserApplicationProfileHandle& operator=(UserApplicationProfileHandle&& other) noexcept;
+    /// A deep copy.
+    UserApplicationProfileHandle(const UserApplicationProfileHandle& other);
+    /// Becomes a deep copy of other.
+    UserApplicationProfileHandle& operator=(const UserApplicationProfileHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The in-game name.
+    std::string Username() const;
+    /// The avatar hash; empty when none.
+    std::string AvatarHash() const;
+    /// Developer metadata; empty when none.
+    std::string Metadata() const;
+    /// The provider's id, where the provider has one.
+    std::optional<std::string> ProviderId() const;
+    /// The user's id at the provider.
+    std::string ProviderIssuedUserId() const;
+    /// The kind of provider.
+    sdkpp::ExternalIdentityProviderType ProviderType() const;
+};
+
 /// A user the client knows: a live view of its cache, so it reads new values after an update and
 /// defaults once the Client is gone.
 class UserHandle {
@@ -1010,6 +1061,8 @@ public:
     std::optional<sdkpp::Activity> GameActivity() const;
     /// What the user is to the player.
     sdkpp::RelationshipHandle Relationship() const;
+    /// sdkpp: the user's game profiles from external identity providers, in this game.
+    std::vector<sdkpp::UserApplicationProfileHandle> UserApplicationProfiles() const;
 };
 
 /// What another user is to the player: a live view of the Client's cache.
@@ -1462,6 +1515,11 @@ public:
     std::optional<sdkpp::UserHandle> GetCurrentUserV2() const;
     /// A user from the client's cache; no request is made.
     std::optional<sdkpp::UserHandle> GetUser(uint64_t userId) const;
+    /// sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.
+    std::vector<sdkpp::UserApplicationProfileHandle> GetUserApplicationProfiles(uint64_t userId) const;
+    /// sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
+    /// callback; it may miss an update made at the same moment.
+    std::vector<sdkpp::UserApplicationProfileHandle> GetUserApplicationProfilesNoLock(uint64_t userId) const;
     /// Creates the lobby of this secret for the game, or joins it.
     void CreateOrJoinLobby(std::string const& secret, sdkpp::Client::CreateOrJoinLobbyCallback callback);
     /// CreateOrJoinLobby that also sets the lobby's and the player's member metadata.
@@ -1937,6 +1995,29 @@ inline const char* EnumToString(sdkpp::ActivityActionTypes value)
         return "Join";
     case sdkpp::ActivityActionTypes::JoinRequest:
         return "JoinRequest";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a ExternalIdentityProviderType value, or "unknown".
+inline const char* EnumToString(sdkpp::ExternalIdentityProviderType value)
+{
+    switch (value) {
+    case sdkpp::ExternalIdentityProviderType::OIDC:
+        return "OIDC";
+    case sdkpp::ExternalIdentityProviderType::EpicOnlineServices:
+        return "EpicOnlineServices";
+    case sdkpp::ExternalIdentityProviderType::Steam:
+        return "Steam";
+    case sdkpp::ExternalIdentityProviderType::Unity:
+        return "Unity";
+    case sdkpp::ExternalIdentityProviderType::DiscordBot:
+        return "DiscordBot";
+    case sdkpp::ExternalIdentityProviderType::None:
+        return "None";
+    case sdkpp::ExternalIdentityProviderType::Unknown:
+        return "Unknown";
     default:
         return "unknown";
     }
@@ -3948,6 +4029,92 @@ void GuildChannel::SetLinkedLobby(std::optional<sdkpp::LinkedLobby> value)
     Sdkpp_GuildChannel_SetLinkedLobby(&instance_, value ? value->instance() : nullptr);
 }
 
+UserApplicationProfileHandle::UserApplicationProfileHandle(Sdkpp_UserApplicationProfileHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+UserApplicationProfileHandle::~UserApplicationProfileHandle()
+{
+    Drop();
+}
+UserApplicationProfileHandle::UserApplicationProfileHandle(UserApplicationProfileHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_UserApplicationProfileHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+UserApplicationProfileHandle& UserApplicationProfileHandle::operator=(UserApplicationProfileHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_UserApplicationProfileHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+UserApplicationProfileHandle::UserApplicationProfileHandle(const UserApplicationProfileHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_UserApplicationProfileHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+UserApplicationProfileHandle& UserApplicationProfileHandle::operator=(const UserApplicationProfileHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_UserApplicationProfileHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void UserApplicationProfileHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_UserApplicationProfileHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string UserApplicationProfileHandle::Username() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_UserApplicationProfileHandle_Username(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::string UserApplicationProfileHandle::AvatarHash() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_UserApplicationProfileHandle_AvatarHash(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::string UserApplicationProfileHandle::Metadata() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_UserApplicationProfileHandle_Metadata(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::optional<std::string> UserApplicationProfileHandle::ProviderId() const
+{
+    Sdkpp_String returnValue{};
+    if (!Sdkpp_UserApplicationProfileHandle_ProviderId(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return detail::Take(returnValue);
+}
+std::string UserApplicationProfileHandle::ProviderIssuedUserId() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+sdkpp::ExternalIdentityProviderType UserApplicationProfileHandle::ProviderType() const
+{
+    return static_cast<sdkpp::ExternalIdentityProviderType>(Sdkpp_UserApplicationProfileHandle_ProviderType(&instance_));
+}
+
 UserHandle::UserHandle(Sdkpp_UserHandle instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -4050,6 +4217,12 @@ sdkpp::RelationshipHandle UserHandle::Relationship() const
     Sdkpp_RelationshipHandle returnValue{};
     Sdkpp_UserHandle_Relationship(&instance_, &returnValue);
     return sdkpp::RelationshipHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::vector<sdkpp::UserApplicationProfileHandle> UserHandle::UserApplicationProfiles() const
+{
+    Sdkpp_UserApplicationProfileHandleSpan returnValue{};
+    Sdkpp_UserHandle_UserApplicationProfiles(&instance_, &returnValue);
+    return detail::TakeObjects<sdkpp::UserApplicationProfileHandle>(returnValue);
 }
 
 RelationshipHandle::RelationshipHandle(Sdkpp_RelationshipHandle instance, SdkppObjectState state)
@@ -4902,6 +5075,18 @@ std::optional<sdkpp::UserHandle> Client::GetUser(uint64_t userId) const
     }
     return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
 }
+std::vector<sdkpp::UserApplicationProfileHandle> Client::GetUserApplicationProfiles(uint64_t userId) const
+{
+    Sdkpp_UserApplicationProfileHandleSpan returnValue{};
+    Sdkpp_Client_GetUserApplicationProfiles(&instance_, userId, &returnValue);
+    return detail::TakeObjects<sdkpp::UserApplicationProfileHandle>(returnValue);
+}
+std::vector<sdkpp::UserApplicationProfileHandle> Client::GetUserApplicationProfilesNoLock(uint64_t userId) const
+{
+    Sdkpp_UserApplicationProfileHandleSpan returnValue{};
+    Sdkpp_Client_GetUserApplicationProfilesNoLock(&instance_, userId, &returnValue);
+    return detail::TakeObjects<sdkpp::UserApplicationProfileHandle>(returnValue);
+}
 void Client::CreateOrJoinLobby(std::string const& secret, sdkpp::Client::CreateOrJoinLobbyCallback callback)
 {
     auto* callback__userData = new sdkpp::Client::CreateOrJoinLobbyCallback(std::move(callback));
@@ -5535,6 +5720,7 @@ const LinkedLobby LinkedLobby::nullobj{{}, SdkppObjectState::Invalid};
 const LinkedChannel LinkedChannel::nullobj{{}, SdkppObjectState::Invalid};
 const GuildMinimal GuildMinimal::nullobj{{}, SdkppObjectState::Invalid};
 const GuildChannel GuildChannel::nullobj{{}, SdkppObjectState::Invalid};
+const UserApplicationProfileHandle UserApplicationProfileHandle::nullobj{{}, SdkppObjectState::Invalid};
 const UserHandle UserHandle::nullobj{{}, SdkppObjectState::Invalid};
 const RelationshipHandle RelationshipHandle::nullobj{{}, SdkppObjectState::Invalid};
 const LobbyMemberHandle LobbyMemberHandle::nullobj{{}, SdkppObjectState::Invalid};

@@ -46,7 +46,11 @@ func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire
 	if err != nil {
 		return wire.User{}, err
 	}
-	return users.Object(u, users.PremiumVisible(app, who.Scopes)), nil
+	obj := users.Object(u, users.PremiumVisible(app, who.Scopes))
+	if obj.ApplicationProfiles, err = users.Profiles(ctx, g.s.store, u, who.AppID); err != nil {
+		return wire.User{}, err
+	}
+	return obj, nil
 }
 
 // newHub makes the gateway of the service.

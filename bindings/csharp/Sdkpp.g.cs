@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 465457173u;
+        internal const uint AbiVersion = 1177316800u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -327,6 +327,25 @@ namespace Sdkpp
         Join = 1,
         /// <summary>Sdkpp_ActivityActionTypes_JoinRequest = 5.</summary>
         JoinRequest = 5,
+    }
+
+    /// <summary>Kind of external identity behind a game profile (UserApplicationProfileHandle).</summary>
+    public enum ExternalIdentityProviderType : int
+    {
+        /// <summary>Sdkpp_ExternalIdentityProviderType_OIDC = 0.</summary>
+        OIDC = 0,
+        /// <summary>Sdkpp_ExternalIdentityProviderType_EpicOnlineServices = 1.</summary>
+        EpicOnlineServices = 1,
+        /// <summary>Sdkpp_ExternalIdentityProviderType_Steam = 2.</summary>
+        Steam = 2,
+        /// <summary>Sdkpp_ExternalIdentityProviderType_Unity = 3.</summary>
+        Unity = 3,
+        /// <summary>Sdkpp_ExternalIdentityProviderType_DiscordBot = 4.</summary>
+        DiscordBot = 4,
+        /// <summary>Sdkpp_ExternalIdentityProviderType_None = 5.</summary>
+        None = 5,
+        /// <summary>Sdkpp_ExternalIdentityProviderType_Unknown = 6.</summary>
+        Unknown = 6,
     }
 
     /// <summary>Kind of a channel (the platform's values).</summary>
@@ -3169,6 +3188,128 @@ namespace Sdkpp
     }
 
     /// <summary>
+    /// A user's game profile from an external identity provider (the identity a provisional account
+    /// was made from or merged with): a snapshot taken when it was read.
+    /// </summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class UserApplicationProfileHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_UserApplicationProfileHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal UserApplicationProfileHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static UserApplicationProfileHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new UserApplicationProfileHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_UserApplicationProfileHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~UserApplicationProfileHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_UserApplicationProfileHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public UserApplicationProfileHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The in-game name.</summary>
+        public string Username()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Username(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The avatar hash; empty when none.</summary>
+        public string AvatarHash()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_AvatarHash(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Developer metadata; empty when none.</summary>
+        public string Metadata()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Metadata(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The provider's id, where the provider has one.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public string ProviderId()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            return global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderId(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
+        }
+
+        /// <summary>The user's id at the provider.</summary>
+        public string ProviderIssuedUserId()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The kind of provider.</summary>
+        public global::Sdkpp.ExternalIdentityProviderType ProviderType()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderType(ref this.handle);
+        }
+    }
+
+    /// <summary>
     /// A user the client knows: a live view of its cache, so it reads new values after an update and
     /// defaults once the Client is gone.
     /// </summary>
@@ -3317,6 +3458,15 @@ namespace Sdkpp
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_Relationship(ref this.handle, out __rv);
             return global::Sdkpp.RelationshipHandle.Adopt(__rv);
+        }
+
+        /// <summary>sdkpp: the user's game profiles from external identity providers, in this game.</summary>
+        public global::Sdkpp.UserApplicationProfileHandle[] UserApplicationProfiles()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_UserHandle_UserApplicationProfiles(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
         }
     }
 
@@ -5169,6 +5319,27 @@ namespace Sdkpp
             global::Sdkpp.Native.BindThread();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetUser(ref this.handle, userId, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.</summary>
+        public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfiles(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetUserApplicationProfiles(ref this.handle, userId, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
+        }
+
+        /// <summary>
+        /// sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
+        /// callback; it may miss an update made at the same moment.
+        /// </summary>
+        public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfilesNoLock(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetUserApplicationProfilesNoLock(ref this.handle, userId, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
         }
 
         /// <summary>Creates the lobby of this secret for the game, or joins it.</summary>
@@ -7423,6 +7594,31 @@ namespace Sdkpp
         internal static extern void Sdkpp_GuildChannel_SetLinkedLobby(ref global::System.IntPtr self, global::System.IntPtr value);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserApplicationProfileHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserApplicationProfileHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserApplicationProfileHandle_Username(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserApplicationProfileHandle_AvatarHash(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserApplicationProfileHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_UserApplicationProfileHandle_ProviderId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.ExternalIdentityProviderType Sdkpp_UserApplicationProfileHandle_ProviderType(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_UserHandle_Drop(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -7458,6 +7654,9 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_UserHandle_Relationship(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_UserHandle_UserApplicationProfiles(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_RelationshipHandle_Drop(ref global::System.IntPtr self);
@@ -7756,6 +7955,12 @@ namespace Sdkpp
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
         internal static extern bool Sdkpp_Client_GetUser(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetUserApplicationProfiles(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetUserApplicationProfilesNoLock(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_CreateOrJoinLobby(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);

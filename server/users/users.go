@@ -8,6 +8,8 @@
 package users
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -36,6 +38,27 @@ func Object(u *store.User, premiumVisible bool) wire.User {
 		out.PremiumType = u.PremiumType
 	}
 	return out
+}
+
+// Profiles returns the user's external identities in an application as game profiles.
+func Profiles(ctx context.Context, st store.Store, u *store.User, appID uint64) ([]wire.ApplicationProfile, error) {
+	ids, err := st.ListIdentitiesByUser(ctx, u.ID)
+	if err != nil {
+		return nil, fmt.Errorf("users: identities of %d: %w", u.ID, err)
+	}
+	var out []wire.ApplicationProfile
+	for _, id := range ids {
+		if id.AppID != appID {
+			continue // another game's identities are not this game's business
+		}
+		name := u.GlobalName
+		if name == "" {
+			name = u.Username
+		}
+		out = append(out, wire.ApplicationProfile{ApplicationID: wire.Snowflake(id.AppID), Username: name,
+			ProviderIssuedUserID: id.ExternalID, ProviderType: id.Type})
+	}
+	return out, nil
 }
 
 // PremiumVisible tells whether a token of app with granted scopes may see premium_type (rule

@@ -63,6 +63,23 @@ type User struct {
 	PublicFlags int `json:"public_flags"`
 	// IsProvisional is true for provisional accounts (rule AU-5).
 	IsProvisional bool `json:"is_provisional"`
+	// ApplicationProfiles (sdkpp) are the user's external identities in the application of the
+	// session, given in READY for the signed-in user.
+	ApplicationProfiles []ApplicationProfile `json:"application_profiles,omitempty"`
+}
+
+// ApplicationProfile (sdkpp) is a user's game profile from an external identity provider: the
+// identity a provisional account was made from (or merged with) in one application.
+type ApplicationProfile struct {
+	ApplicationID        Snowflake `json:"application_id"`
+	Username             string    `json:"username"`    // the in-game name
+	AvatarHash           string    `json:"avatar_hash"` // "" when none
+	Metadata             string    `json:"metadata"`    // developer metadata, "" when none
+	ProviderID           *string   `json:"provider_id,omitempty"`
+	ProviderIssuedUserID string    `json:"provider_issued_user_id"`
+	// ProviderType is the external_auth_type the identity came from (OIDC,
+	// STEAM_SESSION_TICKET, ...), or BOT for the bot-token endpoint.
+	ProviderType string `json:"provider_type"`
 }
 
 // TokenResponse is the body of every successful token grant.

@@ -336,6 +336,12 @@ static void PhaseLobby()
     Client b = Connected(Env("SDKPP_BOT_ISSUED_TOKEN2"));
     Check(a.GetStatus() == Client::Status::Ready && b.GetStatus() == Client::Status::Ready, "two players connect (Ready)");
     uint64_t bId = b.GetCurrentUserV2()->Id();
+    auto profiles = b.GetUserApplicationProfiles(bId);
+    auto profilesNoLock = b.GetUserApplicationProfilesNoLock(bId);
+    Check(profiles.size() == 1 && profiles[0].ProviderType() == ExternalIdentityProviderType::DiscordBot &&
+              !profiles[0].ProviderIssuedUserId().empty() && profilesNoLock.size() == 1 &&
+              b.GetCurrentUserV2()->UserApplicationProfiles().size() == 1,
+          "GetUserApplicationProfiles(NoLock): the player's bot-issued identity");
     std::vector<uint64_t> removed;
     a.SetLobbyMemberRemovedCallback([&](uint64_t, uint64_t member) { removed.push_back(member); });
 

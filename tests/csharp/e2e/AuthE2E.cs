@@ -472,6 +472,13 @@ static class AuthE2E
             Check(a.GetStatus() == Client.Status.Ready && b.GetStatus() == Client.Status.Ready, "two players connect (Ready)");
             ulong bId;
             using (UserHandle me = b.GetCurrentUserV2()) bId = me.Id();
+            UserApplicationProfileHandle[] profiles = b.GetUserApplicationProfiles(bId);
+            UserApplicationProfileHandle[] profilesNoLock = b.GetUserApplicationProfilesNoLock(bId);
+            Check(profiles.Length == 1 && profiles[0].ProviderType() == ExternalIdentityProviderType.DiscordBot &&
+                profiles[0].ProviderIssuedUserId().Length > 0 && profilesNoLock.Length == 1,
+                "GetUserApplicationProfiles(NoLock): the player's bot-issued identity");
+            foreach (UserApplicationProfileHandle p in profiles) p.Dispose();
+            foreach (UserApplicationProfileHandle p in profilesNoLock) p.Dispose();
             var removed = new List<ulong>();
             a.SetLobbyMemberRemovedCallback((lobby, member) => removed.Add(member));
 
