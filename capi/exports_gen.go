@@ -233,6 +233,10 @@ static inline void sdkpp_call_Client_ActivityJoinCallback(Sdkpp_Client_ActivityJ
 	cb(joinSecret, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_ActivityJoinWithApplicationCallback(Sdkpp_Client_ActivityJoinWithApplicationCallback cb, uint64_t applicationId, Sdkpp_String joinSecret, uintptr_t userData) {
+	cb(applicationId, joinSecret, (void*)userData);
+}
+
 */
 import "C"
 
@@ -247,7 +251,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1177316800
+const abiVersion = 335817187
 
 // Type tags of the object table, one per class.
 const (
@@ -8378,6 +8382,37 @@ func Sdkpp_Client_SetActivityJoinCallback(self *C.Sdkpp_Client, callback C.Sdkpp
 	}
 	accepted = true
 	o.SetActivityJoinCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetActivityJoinWithApplicationCallback
+func Sdkpp_Client_SetActivityJoinWithApplicationCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_ActivityJoinWithApplicationCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetActivityJoinWithApplicationCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientActivityJoinWithApplicationCallback]{
+		Fn: func(applicationId uint64, joinSecret string) {
+			C.sdkpp_call_Client_ActivityJoinWithApplicationCallback(callback, C.uint64_t(applicationId), cString(joinSecret), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetActivityJoinWithApplicationCallback(arg_callback)
 }
 
 //export Sdkpp_Client_RegisterLaunchCommand

@@ -160,6 +160,10 @@ type ClientActivityInviteCallback = func(invite *ActivityInvite)
 // ClientActivityJoinCallback: The player joined a party through the platform: the join secret.
 type ClientActivityJoinCallback = func(joinSecret string)
 
+// ClientActivityJoinWithApplicationCallback: The player joined a party through the platform's desktop client: the party's application
+// (the game's own or a sibling's) and the join secret.
+type ClientActivityJoinWithApplicationCallback = func(applicationId uint64, joinSecret string)
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 
 	"sdkpp/core/dispatch"
 	"sdkpp/core/rpc"
@@ -10,10 +11,16 @@ import (
 // rpcLink is the Client's connection to the local desktop client, made on first use.
 type rpcLink struct {
 	client *rpc.Client
-	// The AUTHORIZE_REQUEST subscription: the handler's scope and the way to end it.
-	authScope *dispatch.Scope
-	authUnsub func()
-	authSeq   uint64
+	auth   rpcSub // AUTHORIZE_REQUEST
+	join   rpcSub // ACTIVITY_JOIN
+}
+
+// rpcSub is one event subscription to the desktop client: the handler's scope and the way to
+// end it. seq tells a finished subscribe call whether it is still wanted.
+type rpcSub struct {
+	scope *dispatch.Scope
+	unsub func()
+	seq   uint64
 }
 
 // rpcClient returns the desktop-client connection, starting it on first use. c.mu is held.
@@ -43,35 +50,46 @@ func (c *Client) rpcClientLocked() (*rpc.Client, error) {
 // desktop client (rule RPC-2) until RemoveAuthorizeRequestCallback or Close; a new registration
 // replaces the previous one.
 func (c *Client) RegisterAuthorizeRequestCallback(cb Callback[ClientAuthorizeRequestCallback]) {
-	scope := c.scope.NewScope(cb.Release)
+	c.subscribeRPC("RegisterAuthorizeRequestCallback", &c.rpc.auth, rpc.EvtAuthorizeRequest,
+		c.scope.NewScope(cb.Release), func(json.RawMessage) func() { return cb.Fn })
+}
+
+// subscribeRPC replaces sub with a subscription to evt whose events run the function handle
+// returns (nil to skip an event) in scope, on the game's thread. It lasts across restarts of the
+// desktop client until it is removed or the Client closes.
+func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatch.Scope, handle func(json.RawMessage) func()) {
 	c.mu.Lock()
 	rc, err := c.rpcClientLocked()
 	if err != nil || c.closed {
 		c.mu.Unlock()
 		if err != nil {
-			c.logf(LoggingSeverityError, "RegisterAuthorizeRequestCallback: %v", err)
+			c.logf(LoggingSeverityError, "%s: %v", op, err)
 		}
 		scope.Close()
 		return
 	}
-	c.removeAuthorizeLocked()
-	c.rpc.authSeq++
-	seq := c.rpc.authSeq
-	c.rpc.authScope = scope
+	sub.removeLocked()
+	sub.seq++
+	seq := sub.seq
+	sub.scope = scope
 	c.mu.Unlock()
 
 	c.start(func(ctx context.Context) {
-		unsub, err := rc.SubscribeAuthorizeRequest(ctx, func() { scope.Post(func() { cb.Fn() }) })
+		unsub, err := rc.Subscribe(ctx, evt, nil, func(data json.RawMessage) {
+			if fn := handle(data); fn != nil {
+				scope.Post(fn)
+			}
+		})
 		if err != nil {
 			if ctx.Err() == nil { // not because the Client is closing
-				c.logf(LoggingSeverityWarning, "RegisterAuthorizeRequestCallback: %v", err)
+				c.logf(LoggingSeverityWarning, "%s: %v", op, err)
 			}
 			return
 		}
 		c.mu.Lock()
-		current := c.rpc.authSeq == seq && c.rpc.authScope == scope
+		current := sub.seq == seq && sub.scope == scope
 		if current {
-			c.rpc.authUnsub = unsub
+			sub.unsub = unsub
 		}
 		c.mu.Unlock()
 		if !current {
@@ -84,20 +102,20 @@ func (c *Client) RegisterAuthorizeRequestCallback(cb Callback[ClientAuthorizeReq
 // callback.
 func (c *Client) RemoveAuthorizeRequestCallback() {
 	c.mu.Lock()
-	c.removeAuthorizeLocked()
+	c.rpc.auth.removeLocked()
 	c.mu.Unlock()
 }
 
-// removeAuthorizeLocked ends the current subscription. c.mu is held.
-func (c *Client) removeAuthorizeLocked() {
-	if c.rpc.authUnsub != nil {
-		c.rpc.authUnsub()
+// removeLocked ends the subscription and releases its handler. c.mu is held.
+func (s *rpcSub) removeLocked() {
+	if s.unsub != nil {
+		s.unsub()
 	}
-	if c.rpc.authScope != nil {
-		c.rpc.authScope.Close()
+	if s.scope != nil {
+		s.scope.Close()
 	}
-	c.rpc.authScope, c.rpc.authUnsub = nil, nil
-	c.rpc.authSeq++
+	s.scope, s.unsub = nil, nil
+	s.seq++
 }
 
 // closeRPC stops the desktop-client connection. Called by Close.

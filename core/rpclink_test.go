@@ -100,3 +100,29 @@ func TestAuthorizeRequestReplaceAndClose(t *testing.T) {
 		t.Fatalf("released %d after Close", released)
 	}
 }
+
+// A join from the desktop client (ACTIVITY_JOIN) reaches both join handlers with the secret and
+// the party's application: the game's own, or the sibling application the event names.
+func TestActivityJoinFromTheDesktopClient(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", dir)
+	p, err := peer.Listen(peer.Config{Dir: dir, Index: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := NewClient()
+	defer c.Close()
+	c.SetApplicationId(42)
+	var secrets []string
+	var apps []uint64
+	c.SetActivityJoinCallback(Func(func(secret string) { secrets = append(secrets, secret) }))
+	c.SetActivityJoinWithApplicationCallback(Func(func(app uint64, secret string) { apps = append(apps, app) }))
+	waitFor(t, "one subscription for both handlers", func() bool { return p.Subscribers(rpc.EvtActivityJoin) == 1 })
+	p.ActivityJoin("party-secret-1", 0)
+	p.ActivityJoin("party-secret-2", 77) // a sibling application's party
+	waitFor(t, "both joins", func() bool { return len(secrets) == 2 && len(apps) == 2 })
+	if secrets[0] != "party-secret-1" || secrets[1] != "party-secret-2" || apps[0] != 42 || apps[1] != 77 {
+		t.Fatalf("secrets %v, applications %v", secrets, apps)
+	}
+}

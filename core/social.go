@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sdkpp/core/rpc"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ type socialState struct {
 	userUpdated              handlerSlot[ClientUserUpdatedCallback]
 	inviteCreated, inviteUpd handlerSlot[ClientActivityInviteCallback]
 	join                     handlerSlot[ClientActivityJoinCallback]
+	joinWithApp              handlerSlot[ClientActivityJoinWithApplicationCallback]
 }
 
 // relData is what one user is to the player.
@@ -70,10 +72,44 @@ func (c *Client) SetActivityInviteUpdatedCallback(cb Callback[ClientActivityInvi
 	setHandler(c, &c.social.inviteUpd, cb)
 }
 
-// SetActivityJoinCallback sets the handler of joining through the platform's desktop client. The
-// player accepted an invite there; the game gets the join secret.
+// SetActivityJoinCallback sets the handler of joining through the platform's desktop client:
+// the player accepted an invite or joined a friend's party there, and the game gets the join
+// secret. Setting it subscribes to the desktop client's ACTIVITY_JOIN (SetApplicationId first).
 func (c *Client) SetActivityJoinCallback(cb Callback[ClientActivityJoinCallback]) {
 	setHandler(c, &c.social.join, cb)
+	c.subscribeActivityJoin()
+}
+
+// SetActivityJoinWithApplicationCallback is SetActivityJoinCallback with the party's application,
+// which is a sibling application's id for its parties.
+func (c *Client) SetActivityJoinWithApplicationCallback(cb Callback[ClientActivityJoinWithApplicationCallback]) {
+	setHandler(c, &c.social.joinWithApp, cb)
+	c.subscribeActivityJoin()
+}
+
+// subscribeActivityJoin subscribes to ACTIVITY_JOIN once; each event runs both join handlers.
+func (c *Client) subscribeActivityJoin() {
+	c.mu.Lock()
+	subscribed := c.rpc.join.scope != nil
+	c.mu.Unlock()
+	if subscribed {
+		return
+	}
+	c.subscribeRPC("SetActivityJoinCallback", &c.rpc.join, rpc.EvtActivityJoin, c.scope.NewScope(nil), func(data json.RawMessage) func() {
+		var d rpc.ActivityJoin
+		if err := json.Unmarshal(data, &d); err != nil || d.Secret == "" {
+			c.logf(LoggingSeverityWarning, "malformed ACTIVITY_JOIN from the desktop client")
+			return nil
+		}
+		Secrets.Add(d.Secret)
+		app := c.appID.Load()
+		if id, err := strconv.ParseUint(d.ApplicationID, 10, 64); err == nil && id != 0 {
+			app = id
+		}
+		postHandler(c, &c.social.join, func(f ClientActivityJoinCallback) { f(d.Secret) })
+		postHandler(c, &c.social.joinWithApp, func(f ClientActivityJoinWithApplicationCallback) { f(app, d.Secret) })
+		return nil
+	})
 }
 
 // ---- gateway events

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1177316800u
+#define SDKPP_ABI_VERSION 335817187u
 
 #ifdef __cplusplus
 extern "C" {
@@ -502,6 +502,11 @@ typedef void (SDKPP_CALL *Sdkpp_Client_AcceptActivityInviteCallback)(Sdkpp_Clien
 typedef void (SDKPP_CALL *Sdkpp_Client_ActivityInviteCallback)(Sdkpp_ActivityInvite* invite, void* userData);
 /** The player joined a party through the platform: the join secret. */
 typedef void (SDKPP_CALL *Sdkpp_Client_ActivityJoinCallback)(Sdkpp_String joinSecret, void* userData);
+/**
+ * The player joined a party through the platform's desktop client: the party's application
+ * (the game's own or a sibling's) and the join secret.
+ */
+typedef void (SDKPP_CALL *Sdkpp_Client_ActivityJoinWithApplicationCallback)(uint64_t applicationId, Sdkpp_String joinSecret, void* userData);
 
 #ifndef SDKPP_NO_PROTOTYPES
 
@@ -1267,6 +1272,11 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityInviteCreatedCallback(Sdkpp_Cl
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityInviteUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_ActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sets the handler of joining through the platform. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityJoinCallback(Sdkpp_Client* self, Sdkpp_Client_ActivityJoinCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/**
+ * Sets the handler of joins through the platform's desktop client, with the party's
+ * application.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityJoinWithApplicationCallback(Sdkpp_Client* self, Sdkpp_Client_ActivityJoinWithApplicationCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Registers how the platform's desktop client launches the game; false on failure. */
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchCommand(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String command);
 /** Registers the game's store application for launching; false on failure. */

@@ -1397,6 +1397,9 @@ public:
     using ActivityInviteCallback = std::function<void(sdkpp::ActivityInvite invite)>;
     /// The player joined a party through the platform: the join secret.
     using ActivityJoinCallback = std::function<void(std::string joinSecret)>;
+    /// The player joined a party through the platform's desktop client: the party's application
+    /// (the game's own or a sibling's) and the join secret.
+    using ActivityJoinWithApplicationCallback = std::function<void(uint64_t applicationId, std::string joinSecret)>;
 
     /// The C object this wraps.
     Sdkpp_Client* instance() const { return &instance_; }
@@ -1646,6 +1649,9 @@ public:
     void SetActivityInviteUpdatedCallback(sdkpp::Client::ActivityInviteCallback callback);
     /// Sets the handler of joining through the platform.
     void SetActivityJoinCallback(sdkpp::Client::ActivityJoinCallback callback);
+    /// Sets the handler of joins through the platform's desktop client, with the party's
+    /// application.
+    void SetActivityJoinWithApplicationCallback(sdkpp::Client::ActivityJoinWithApplicationCallback callback);
     /// Registers how the platform's desktop client launches the game; false on failure.
     bool RegisterLaunchCommand(uint64_t applicationId, std::string const& command);
     /// Registers the game's store application for launching; false on failure.
@@ -5694,6 +5700,17 @@ void Client::SetActivityJoinCallback(sdkpp::Client::ActivityJoinCallback callbac
         detail::Invoke([&] { fn__(std::move(joinSecret__arg)); });
     };
     Sdkpp_Client_SetActivityJoinCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::ActivityJoinCallback>, callback__userData);
+}
+void Client::SetActivityJoinWithApplicationCallback(sdkpp::Client::ActivityJoinWithApplicationCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::ActivityJoinWithApplicationCallback(std::move(callback));
+    Sdkpp_Client_ActivityJoinWithApplicationCallback callback__trampoline = [](uint64_t applicationId, Sdkpp_String joinSecret, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::ActivityJoinWithApplicationCallback*>(userData__);
+        auto applicationId__arg = applicationId;
+        auto joinSecret__arg = detail::Take(joinSecret);
+        detail::Invoke([&] { fn__(std::move(applicationId__arg), std::move(joinSecret__arg)); });
+    };
+    Sdkpp_Client_SetActivityJoinWithApplicationCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::ActivityJoinWithApplicationCallback>, callback__userData);
 }
 bool Client::RegisterLaunchCommand(uint64_t applicationId, std::string const& command)
 {

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1177316800u;
+        internal const uint AbiVersion = 335817187u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -4471,6 +4471,15 @@ namespace Sdkpp
         /// </remarks>
         public delegate void ActivityJoinCallback(string joinSecret);
 
+        /// <summary>
+        /// The player joined a party through the platform's desktop client: the party's application
+        /// (the game's own or a sibling's) and the join secret.
+        /// </summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void ActivityJoinWithApplicationCallback(ulong applicationId, string joinSecret);
+
         /// <summary>Makes a new Client (Sdkpp_Client_Init).</summary>
         public Client()
         {
@@ -6763,6 +6772,33 @@ namespace Sdkpp
             }
         }
 
+        /// <summary>
+        /// Sets the handler of joins through the platform's desktop client, with the party's
+        /// application.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetActivityJoinWithApplicationCallback(global::Sdkpp.Client.ActivityJoinWithApplicationCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetActivityJoinWithApplicationCallback(ref this.handle, global::Sdkpp.Trampolines.Client_ActivityJoinWithApplicationCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
         /// <summary>Registers how the platform's desktop client launches the game; false on failure.</summary>
         public bool RegisterLaunchCommand(ulong applicationId, string command)
         {
@@ -6933,6 +6969,9 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_ActivityJoinCallback(global::Sdkpp.NativeString joinSecret, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_ActivityJoinWithApplicationCallback(ulong applicationId, global::Sdkpp.NativeString joinSecret, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
@@ -8148,6 +8187,9 @@ namespace Sdkpp
         internal static extern void Sdkpp_Client_SetActivityJoinCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetActivityJoinWithApplicationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
         internal static extern bool Sdkpp_Client_RegisterLaunchCommand(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString command);
 
@@ -9285,6 +9327,28 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.ActivityJoinCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback Client_ActivityJoinWithApplicationCallback = Client_ActivityJoinWithApplicationCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback))]
+        static void Client_ActivityJoinWithApplicationCallback_Impl(ulong applicationId, global::Sdkpp.NativeString joinSecret, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                string __a_joinSecret = global::Sdkpp.Marshaling.TakeString(joinSecret);
+                global::Sdkpp.Client.ActivityJoinWithApplicationCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.ActivityJoinWithApplicationCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(applicationId, __a_joinSecret);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.ActivityJoinWithApplicationCallback", __e);
             }
         }
     }

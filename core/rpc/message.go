@@ -21,6 +21,7 @@ const (
 	EvtError            = "ERROR"             // a failed command's reply, or an event; data Error (rule RPC-1)
 	EvtGuildStatus      = "GUILD_STATUS"      // subscribable, args {"guild_id":ID}; data GuildStatus (rule RPC-1)
 	EvtAuthorizeRequest = "AUTHORIZE_REQUEST" // subscribable, no args: the user started account linking from the desktop client (rule RPC-2)
+	EvtActivityJoin     = "ACTIVITY_JOIN"     // subscribable, no args: the user joined a party from the desktop client; data ActivityJoin
 )
 
 // Error codes carried by ERROR.
@@ -94,6 +95,13 @@ type Guild struct {
 	ID      string `json:"id"`
 	Name    string `json:"name"`
 	IconURL string `json:"icon_url,omitempty"`
+}
+
+// ActivityJoin is the data of ACTIVITY_JOIN: the party's join secret, and (sdkpp) the application
+// the party belongs to when it is not the subscriber's own (a sibling application).
+type ActivityJoin struct {
+	Secret        string `json:"secret"`
+	ApplicationID string `json:"application_id,omitempty"`
 }
 
 // GuildStatus is the data of GUILD_STATUS.

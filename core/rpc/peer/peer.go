@@ -143,6 +143,16 @@ func (p *Peer) AuthorizeRequest() int {
 	return p.event(subKey{evt: rpc.EvtAuthorizeRequest}, struct{}{})
 }
 
+// ActivityJoin sends ACTIVITY_JOIN (the user joined a party from the desktop client) to every
+// subscribed connection and returns how many it reached; appID 0 leaves the application out.
+func (p *Peer) ActivityJoin(secret string, appID uint64) int {
+	d := rpc.ActivityJoin{Secret: secret}
+	if appID != 0 {
+		d.ApplicationID = strconv.FormatUint(appID, 10)
+	}
+	return p.event(subKey{evt: rpc.EvtActivityJoin}, d)
+}
+
 // GuildStatus sends GUILD_STATUS of a known guild to every connection subscribed to that
 // guild's status, and returns how many it reached.
 func (p *Peer) GuildStatus(guildID string, online int) (int, error) {
@@ -408,7 +418,7 @@ func (p *Peer) command(c *pconn, m *rpc.Message) *rpc.Message {
 func (p *Peer) subscribe(c *pconn, m *rpc.Message) (any, error) {
 	key := subKey{evt: m.Evt}
 	switch m.Evt {
-	case rpc.EvtAuthorizeRequest:
+	case rpc.EvtAuthorizeRequest, rpc.EvtActivityJoin:
 	case rpc.EvtGuildStatus:
 		g, err := p.getGuild(m.Args)
 		if err != nil {
