@@ -92,6 +92,10 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
 	}
+	// The lobbies' idle time counts from the last member's disconnection.
+	if err := s.lobbies.KeepAlive(context.Background(), who.AppID, who.UserID); err != nil {
+		s.log.Warn("lobby keep-alive failed", "user_id", who.UserID, "err", err)
+	}
 }
 
 // wireSocial connects relationships and presence to the gateway once the hub exists.

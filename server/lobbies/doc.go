@@ -56,7 +56,8 @@
 // Lobby and member metadata: 1000 characters, keys and values together. 1000 members per lobby
 // (30033), 100 lobbies per user per game (30001). A lobby expires when idle_timeout_seconds (5 to
 // 604800, default 300) pass without activity: its creation, a join or member change, a PATCH, a
-// message, or KeepAlive (which the gateway calls for connected members). An expired lobby is
+// message, or KeepAlive (which the service calls when a member's gateway connection starts or
+// ends). While a member is connected (Connected) it does not expire. An expired lobby is
 // unknown at once; the goroutine of Start deletes it and sends LOBBY_DELETE, timed by the
 // service's clock.
 //

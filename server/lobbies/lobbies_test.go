@@ -757,3 +757,30 @@ func TestLOB1ConcurrentJoinsMakeOneLobby(t *testing.T) {
 		t.Fatalf("lobbies %v, members %d", ids, len(l.Members))
 	}
 }
+
+// A lobby with a connected member is not idle: it outlives its idle timeout, and expires once the
+// timeout has passed after the last member disconnected (KeepAlive at the disconnection).
+func TestConnectedMemberKeepsLobbyAlive(t *testing.T) {
+	e := newEnv(t)
+	var connected sync.Map
+	e.svc.Connected = func(_, user uint64) bool { _, ok := connected.Load(user); return ok }
+	alice := e.user("alice", e.app)
+	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 60})
+	connected.Store(alice.id, true)
+	e.clock.Advance(10 * time.Minute)
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
+	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 0 {
+		t.Fatalf("ExpireIdle deleted %d lobbies with a connected member (%v)", n, err)
+	}
+	connected.Delete(alice.id) // the last member disconnects
+	if err := e.svc.KeepAlive(t.Context(), uint64(e.app.ID), alice.id); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(59 * time.Second)
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
+	e.clock.Advance(time.Second)
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 1 {
+		t.Fatalf("ExpireIdle after the disconnection: %d %v", n, err)
+	}
+}

@@ -249,10 +249,40 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) e
 // application's or has expired is unknown (404 10031).
 func (s *Service) live(ctx context.Context, st store.Store, id, appID uint64, now time.Time) (*store.Lobby, error) {
 	l, err := st.GetLobby(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (l.AppID != appID || !now.Before(l.ExpiresAt))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && l.AppID != appID) {
 		return nil, wire.UnknownLobby()
 	}
-	return l, err
+	if err != nil {
+		return nil, err
+	}
+	if !now.Before(l.ExpiresAt) {
+		// Idle means no activity and no connected member: a connected member keeps it alive.
+		alive, err := s.anyConnected(ctx, st, l)
+		if err != nil {
+			return nil, err
+		}
+		if !alive {
+			return nil, wire.UnknownLobby()
+		}
+	}
+	return l, nil
+}
+
+// anyConnected tells whether a member of l has a live gateway session of its application.
+func (s *Service) anyConnected(ctx context.Context, st store.Store, l *store.Lobby) (bool, error) {
+	if s.Connected == nil {
+		return false, nil
+	}
+	members, err := st.ListLobbyMembers(ctx, l.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range members {
+		if s.Connected(l.AppID, m.UserID) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // touch records activity on l: its idle timer starts again at now.
@@ -359,6 +389,13 @@ func (s *Service) ExpireIdle(ctx context.Context) (int, error) {
 				if err != nil {
 					return err
 				}
+				if alive, err := s.anyConnected(ctx, st, cur); err != nil || alive {
+					if err == nil { // a connected member keeps it: its idle timer starts again
+						touch(cur, now)
+						err = st.UpdateLobby(ctx, cur)
+					}
+					return err
+				}
 				deleted++
 				return s.remove(ctx, st, out, cur, "idle")
 			})
@@ -370,8 +407,9 @@ func (s *Service) ExpireIdle(ctx context.Context) (int, error) {
 }
 
 // KeepAlive restarts the idle timer of every lobby of the application that the user is in, as
-// activity does. The gateway calls it for connected users, so that a lobby with a connected
-// member does not expire.
+// activity does. The service calls it when a user's gateway connection of the game starts or
+// ends, so that a lobby's idle time counts from its last member's disconnection; while a member
+// is connected (Connected) the lobby does not expire at all.
 func (s *Service) KeepAlive(ctx context.Context, appID, userID uint64) error {
 	return s.eachUserLobby(ctx, appID, userID, func(st store.Store, _ *outbox, l *store.Lobby, now time.Time) error {
 		touch(l, now)
