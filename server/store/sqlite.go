@@ -24,9 +24,10 @@ type querier interface {
 
 // SQLite is the Store on an embedded SQLite database.
 type SQLite struct {
-	db *sql.DB
-	q  querier
-	tx bool
+	db    *sql.DB
+	cache *stmtCache
+	q     querier // cachedQuerier on the database or the transaction
+	tx    bool
 }
 
 // DatabaseFile is the name of the database inside a data directory.
@@ -54,7 +55,8 @@ func OpenSQLite(ctx context.Context, dataDir string) (*SQLite, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	s := &SQLite{db: db, q: db}
+	cache := newStmtCache(db)
+	s := &SQLite{db: db, cache: cache, q: cachedQuerier{c: cache}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -75,7 +77,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	}
 	for i := applied; i < len(migrations); i++ {
 		err := s.WithTx(ctx, func(st Store) error {
-			q := st.(*SQLite).q
+			q := st.(*SQLite).q.(cachedQuerier).raw() // migrations run once: not cached
 			if _, err := q.ExecContext(ctx, migrations[i]); err != nil {
 				return err
 			}
@@ -94,6 +96,7 @@ func (s *SQLite) Close() error {
 	if s.tx {
 		return errors.New("store: Close inside a transaction")
 	}
+	s.cache.Close()
 	return s.db.Close()
 }
 
@@ -106,7 +109,9 @@ func (s *SQLite) WithTx(ctx context.Context, fn func(Store) error) error {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	if err := fn(&SQLite{db: s.db, q: tx, tx: true}); err != nil {
+	// Queries first seen in this transaction are prepared once it has ended.
+	defer s.cache.prepareWanted(ctx)
+	if err := fn(&SQLite{db: s.db, cache: s.cache, q: cachedQuerier{c: s.cache, tx: tx}, tx: true}); err != nil {
 		tx.Rollback()
 		return err
 	}
