@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"strings"
 	"time"
 
@@ -34,7 +33,7 @@ type inbound struct {
 type conn struct {
 	h         *Hub
 	ws        *websocket.Conn
-	tcp       net.Conn // the hijacked connection; nil if unknown
+	tcp       *batchConn // the hijacked connection; nil if unknown
 	resumeURL string
 
 	wake chan struct{} // dispatches wait in the session (cap 1)
@@ -57,7 +56,7 @@ type conn struct {
 	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
 }
 
-func newConn(h *Hub, ws *websocket.Conn, tcp net.Conn, resumeURL string) *conn {
+func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
 	return &conn{h: h, ws: ws, tcp: tcp, resumeURL: resumeURL,
 		wake: make(chan struct{}, 1), kick: make(chan closeReq, 1), in: make(chan inbound), done: make(chan struct{})}
 }
@@ -541,8 +540,19 @@ func (c *conn) flush() (closeReq, bool) {
 	return closeReq{}, false
 }
 
-// writeAll writes the entries in order; false means the connection is gone.
+// writeAll writes the entries in order; false means the connection is gone. Several entries
+// leave in one write to the TCP connection.
 func (c *conn) writeAll(list []entry) bool {
+	if len(list) > 1 && c.tcp != nil {
+		c.tcp.hold()
+		for _, e := range list {
+			if c.write(e.frame) != nil {
+				c.tcp.release(c.h.cfg.WriteTimeout)
+				return false
+			}
+		}
+		return c.tcp.release(c.h.cfg.WriteTimeout) == nil
+	}
 	for _, e := range list {
 		if c.write(e.frame) != nil {
 			return false
