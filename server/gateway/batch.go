@@ -37,26 +37,24 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// hold starts keeping writes.
-func (b *batchConn) hold() {
+// hold starts keeping writes; until release, writing to the connection (when more than
+// maxBatchBytes are kept, and in release) must finish within timeout.
+func (b *batchConn) hold(timeout time.Duration) error {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.holding = true
-	b.mu.Unlock()
+	return b.Conn.SetWriteDeadline(time.Now().Add(timeout))
 }
 
-// release writes what was kept within timeout and stops keeping writes.
-func (b *batchConn) release(timeout time.Duration) error {
+// release writes what was kept and stops keeping writes.
+func (b *batchConn) release() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.holding = false
-	if len(b.buf) == 0 {
-		return nil
+	var err error
+	if len(b.buf) > 0 {
+		err = b.writeLocked()
 	}
-	if err := b.Conn.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
-		b.buf = b.buf[:0]
-		return err
-	}
-	err := b.writeLocked()
 	if derr := b.Conn.SetWriteDeadline(time.Time{}); err == nil {
 		err = derr
 	}

@@ -25,7 +25,7 @@ func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
 			reads <- string(buf[:n])
 		}
 	}()
-	bc.hold()
+	bc.hold(time.Second)
 	for _, p := range []string{"one", "two", "three"} {
 		if n, err := bc.Write([]byte(p)); err != nil || n != len(p) {
 			t.Fatalf("held write: %d %v", n, err)
@@ -36,7 +36,7 @@ func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
 		t.Fatalf("a held write reached the peer: %q", r)
 	case <-time.After(20 * time.Millisecond):
 	}
-	if err := bc.release(time.Second); err != nil {
+	if err := bc.release(); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-reads; r != "onetwothree" {
@@ -49,9 +49,9 @@ func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
 		t.Fatalf("write-through %q", r)
 	}
 	b.Close()
-	bc.hold()
+	bc.hold(time.Second)
 	bc.Write([]byte("lost"))
-	if err := bc.release(time.Second); err == nil {
+	if err := bc.release(); err == nil {
 		t.Fatal("release to a closed peer must fail")
 	}
 }

@@ -540,23 +540,30 @@ func (c *conn) flush() (closeReq, bool) {
 	return closeReq{}, false
 }
 
-// writeAll writes the entries in order; false means the connection is gone. Several entries
-// leave in one write to the TCP connection.
+// writeAll writes the entries in order; false means the connection is gone. They leave in one
+// write to the TCP connection, bounded by the write timeout as a deadline on it (the frames
+// are only copied while held, so they need no context of their own).
 func (c *conn) writeAll(list []entry) bool {
-	if len(list) > 1 && c.tcp != nil {
-		c.tcp.hold()
+	if len(list) == 0 {
+		return true
+	}
+	if c.tcp == nil {
 		for _, e := range list {
 			if c.write(e.frame) != nil {
-				c.tcp.release(c.h.cfg.WriteTimeout)
 				return false
 			}
 		}
-		return c.tcp.release(c.h.cfg.WriteTimeout) == nil
+		return true
+	}
+	if c.tcp.hold(c.h.cfg.WriteTimeout) != nil {
+		c.tcp.release()
+		return false
 	}
 	for _, e := range list {
-		if c.write(e.frame) != nil {
+		if c.ws.Write(context.Background(), websocket.MessageText, e.frame) != nil {
+			c.tcp.release()
 			return false
 		}
 	}
-	return true
+	return c.tcp.release() == nil
 }
