@@ -42,6 +42,10 @@ func OpenSQLite(ctx context.Context, dataDir string) (*SQLite, error) {
 			return nil, fmt.Errorf("store: create data directory: %w", err)
 		}
 		p := filepath.Join(dataDir, DatabaseFile)
+		// WAL with synchronous=NORMAL: a committed transaction survives the service crashing or
+		// being killed (the fault test restarts it and expects every message); only a power loss
+		// or an operating-system crash can lose the last transactions before a checkpoint, which
+		// is durable enough for a game's social service and spares an fsync per message.
 		dsn = "file:" + (&url.URL{Path: p}).EscapedPath() +
 			"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	}
@@ -208,7 +212,9 @@ func scanApp(row interface{ Scan(...any) error }) (*Application, error) {
 	}
 	a.PublicClient, a.PremiumApproved, a.SDKTermsAccepted = public != 0, premium != 0, terms != 0
 	a.CreatedAt = fromTS(created)
-	if err := json.Unmarshal([]byte(uris), &a.RedirectURIs); err != nil {
+	if uris == "[]" { // most applications: no decoding on every message send (webhook lookup)
+		a.RedirectURIs = []string{}
+	} else if err := json.Unmarshal([]byte(uris), &a.RedirectURIs); err != nil {
 		return nil, fmt.Errorf("store: redirect_uris of app %d: %w", a.ID, err)
 	}
 	return &a, nil
