@@ -18,8 +18,11 @@ type batchConn struct {
 
 	mu      sync.Mutex
 	holding bool
-	buf     []byte
+	buf     *[]byte // from batchBufs while something is kept, so that idle connections hold none
 }
+
+// batchBufs recycles the buffers of held writes among connections.
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // Write writes p, or keeps it while the connection is held.
 func (b *batchConn) Write(p []byte) (int, error) {
@@ -28,8 +31,11 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	if !b.holding {
 		return b.Conn.Write(p)
 	}
-	b.buf = append(b.buf, p...)
-	if len(b.buf) >= maxBatchBytes {
+	if b.buf == nil {
+		b.buf = batchBufs.Get().(*[]byte)
+	}
+	*b.buf = append(*b.buf, p...)
+	if len(*b.buf) >= maxBatchBytes {
 		if err := b.writeLocked(); err != nil {
 			return 0, err
 		}
@@ -52,7 +58,7 @@ func (b *batchConn) release() error {
 	defer b.mu.Unlock()
 	b.holding = false
 	var err error
-	if len(b.buf) > 0 {
+	if b.buf != nil {
 		err = b.writeLocked()
 	}
 	if derr := b.Conn.SetWriteDeadline(time.Time{}); err == nil {
@@ -61,14 +67,14 @@ func (b *batchConn) release() error {
 	return err
 }
 
-// writeLocked writes the kept bytes; after an error the connection is unusable and they are
-// dropped.
+// writeLocked writes the kept bytes and gives the buffer back; after an error the connection
+// is unusable and they are dropped.
 func (b *batchConn) writeLocked() error {
-	_, err := b.Conn.Write(b.buf)
-	if cap(b.buf) > maxBatchBytes*2 {
-		b.buf = nil
-	} else {
-		b.buf = b.buf[:0]
+	_, err := b.Conn.Write(*b.buf)
+	if cap(*b.buf) <= maxBatchBytes*2 {
+		*b.buf = (*b.buf)[:0]
+		batchBufs.Put(b.buf)
 	}
+	b.buf = nil
 	return err
 }

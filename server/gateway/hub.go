@@ -251,7 +251,7 @@ func (t *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// The WebSocket writes through a batchConn, so that the connection's loop can send queued
 	// dispatches with one write (conn.writeAll).
 	t.conn = &batchConn{Conn: c}
-	brw.Writer = bufio.NewWriterSize(t.conn, brw.Writer.Size())
+	brw.Writer.Reset(t.conn) // nothing is buffered yet: Hijack flushed the response
 	return t.conn, brw, nil
 }
 
