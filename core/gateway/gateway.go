@@ -467,11 +467,7 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Du
 		}
 		return nil, err
 	}
-	var p Payload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("gateway: malformed payload: %w", err)
-	}
-	return &p, nil
+	return decodePayload(b)
 }
 
 // heartbeat beats every interval, the first after a random fraction of it. A beat that was not

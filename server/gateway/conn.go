@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"strings"
 	"time"
 
@@ -34,7 +33,7 @@ type inbound struct {
 type conn struct {
 	h         *Hub
 	ws        *websocket.Conn
-	tcp       net.Conn // the hijacked connection; nil if unknown
+	tcp       *batchConn // the hijacked connection; nil if unknown
 	resumeURL string
 
 	wake chan struct{} // dispatches wait in the session (cap 1)
@@ -57,7 +56,7 @@ type conn struct {
 	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
 }
 
-func newConn(h *Hub, ws *websocket.Conn, tcp net.Conn, resumeURL string) *conn {
+func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
 	return &conn{h: h, ws: ws, tcp: tcp, resumeURL: resumeURL,
 		wake: make(chan struct{}, 1), kick: make(chan closeReq, 1), in: make(chan inbound), done: make(chan struct{})}
 }
@@ -541,12 +540,30 @@ func (c *conn) flush() (closeReq, bool) {
 	return closeReq{}, false
 }
 
-// writeAll writes the entries in order; false means the connection is gone.
+// writeAll writes the entries in order; false means the connection is gone. They leave in one
+// write to the TCP connection, bounded by the write timeout as a deadline on it (the frames
+// are only copied while held, so they need no context of their own).
 func (c *conn) writeAll(list []entry) bool {
+	if len(list) == 0 {
+		return true
+	}
+	if c.tcp == nil {
+		for _, e := range list {
+			if c.write(e.frame) != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if c.tcp.hold(c.h.cfg.WriteTimeout) != nil {
+		c.tcp.release()
+		return false
+	}
 	for _, e := range list {
-		if c.write(e.frame) != nil {
+		if c.ws.Write(context.Background(), websocket.MessageText, e.frame) != nil {
+			c.tcp.release()
 			return false
 		}
 	}
-	return true
+	return c.tcp.release() == nil
 }

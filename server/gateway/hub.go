@@ -239,14 +239,20 @@ func writeError(w http.ResponseWriter, e *wire.APIError) {
 // handshake with an unresponsive peer can be cut short.
 type hijackTracker struct {
 	http.ResponseWriter
-	conn net.Conn
+	conn *batchConn
 }
 
 // Hijack takes over the connection and remembers it.
 func (t *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, brw, err := http.NewResponseController(t.ResponseWriter).Hijack()
-	t.conn = c
-	return c, brw, err
+	if err != nil {
+		return c, brw, err
+	}
+	// The WebSocket writes through a batchConn, so that the connection's loop can send queued
+	// dispatches with one write (conn.writeAll).
+	t.conn = &batchConn{Conn: c}
+	brw.Writer.Reset(t.conn) // nothing is buffered yet: Hijack flushed the response
+	return t.conn, brw, nil
 }
 
 // Unwrap returns the wrapped ResponseWriter.

@@ -376,11 +376,11 @@ func (s *Service) sendMessage(q *request) (any, error) {
 
 // toMembers queues an event to every member of the lobby.
 func (s *Service) toMembers(q *request, st store.Store, out *outbox, l *store.Lobby, name string, data any) error {
-	members, err := st.ListLobbyMembers(q.ctx, l.ID)
+	ids, err := st.ListLobbyMemberIDs(q.ctx, l.ID)
 	if err != nil {
 		return err
 	}
-	out.add(l.AppID, memberIDs(members), name, data)
+	out.add(l.AppID, ids, name, data)
 	return nil
 }
 

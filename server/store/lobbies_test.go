@@ -58,6 +58,9 @@ func TestLobbyStore(t *testing.T) {
 		members[0].Flags != 1 || members[0].Metadata["k"] != "v" || members[1].Metadata != nil {
 		t.Fatalf("members: %+v %v", members, err)
 	}
+	if ids, err := s.ListLobbyMemberIDs(ctx, 100); err != nil || len(ids) != 2 || ids[0] != members[0].UserID || ids[1] != members[1].UserID {
+		t.Fatalf("member ids %v %v, want those of %+v in the same order", ids, err, members)
+	}
 	if n, err := s.CountUserLobbies(ctx, 1, 7, now); err != nil || n != 2 {
 		t.Fatalf("count now: %d %v", n, err)
 	}

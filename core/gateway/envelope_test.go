@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"testing"
+)
+
+// decodePayload must agree with encoding/json on every input: the same payload for valid
+// ones, an error for invalid ones. The service's own frames take the one-pass path.
+func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
+	fast := []string{
+		`{"op":0,"d":{"id":"1","content":"hi \"there\" \u00e9\n","n":[1,-2.5e3,true,false,null,{}]},"s":42,"t":"LOBBY_MESSAGE_CREATE"}`,
+		`{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`,
+		`{"op":11,"d":null,"s":null,"t":null}`,
+		`{"op":9,"d":false,"s":null,"t":null}`,
+		` { "op" : 0 , "d" : [ ] , "s" : 1 , "t" : "READY" } `,
+		`{}`,
+		`{"op":0,"d":{"a":{"b":[[[]]]}},"t":"X","s":7,"d":"last d wins"}`,
+		`{"op":-0,"d":0}`,
+	}
+	for _, in := range fast {
+		if _, ok := fastPayload([]byte(in)); !ok {
+			t.Errorf("%s: took the slow path", in)
+		}
+		agree(t, []byte(in))
+	}
+	slow := []string{
+		``, `null`, `[]`, `{"op":0`, `{"op":0,}`, `{"op":0}x`, `{"op":1.0}`, `{"op":1e2}`, `{"op":"1"}`,
+		`{"op":null,"d":1}`, `{"OP":3,"T":"x"}`, `{"op":0,"other":1}`, `{"s":1.5}`, `{"s":"1"}`,
+		`{"t":"A\u0042"}`, `{"t":5}`, `{"t":"bad \x01"}`, `{"t":"\xff"}`, `{"d":tru}`, `{"d":[1,]}`,
+		`{"d":{"a" 1}}`, `{"d":"\q"}`, `{"d":"\u12"}`, `{"d":01}`, `{"d":1.}`, `{"d":-}`, `{"d":1e}`,
+		`{"op":99999999999999999999}`, `{"d":{"a":1,}}`, `{"d":{1:2}}`, "{\"d\":\"a\nb\"}",
+	}
+	for _, in := range slow {
+		agree(t, []byte(in))
+	}
+	// Random damage to a real frame: whatever comes out must still agree.
+	r := rand.New(rand.NewSource(1))
+	base := []byte(fast[0])
+	const damage = `{}[]":,\ 0123456789.eE-+tfnulx`
+	for n := 0; n < 20000; n++ {
+		b := bytes.Clone(base)
+		for k := r.Intn(3) + 1; k > 0; k-- {
+			switch i := r.Intn(len(b)); r.Intn(3) {
+			case 0:
+				b[i] = damage[r.Intn(len(damage))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = append(b[:i], append([]byte{damage[r.Intn(len(damage))]}, b[i:]...)...)
+			}
+		}
+		agree(t, b)
+	}
+}
+
+func agree(t *testing.T, in []byte) {
+	t.Helper()
+	var want Payload
+	werr := json.Unmarshal(in, &want)
+	got, gerr := decodePayload(in)
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("%q: encoding/json error %v, decodePayload error %v", in, werr, gerr)
+	}
+	if werr != nil {
+		return
+	}
+	if got.Op != want.Op || got.T != want.T || !bytes.Equal(got.D, want.D) ||
+		(got.S == nil) != (want.S == nil) || (got.S != nil && *got.S != *want.S) {
+		t.Fatalf("%q: decodePayload %+v, encoding/json %+v", in, *got, want)
+	}
+}
+
+func BenchmarkDecodePayload(b *testing.B) {
+	frame := []byte(`{"op":0,"d":{"id":"1234567890123456789","lobby_id":"1234567890123456788","channel_id":"1234567890123456788","content":"fanout 123                                                                                                                                                                                                                              ","author_id":"1234567890123456787","author":{"id":"1234567890123456787","username":"bench-0","global_name":null},"metadata":{},"flags":0,"created_at":"2026-01-01T00:00:00Z"},"s":1234,"t":"LOBBY_MESSAGE_CREATE"}`)
+	b.Run("decodePayload", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := decodePayload(frame); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var p Payload
+			if err := json.Unmarshal(frame, &p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
