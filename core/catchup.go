@@ -23,8 +23,8 @@ import (
 // is catching up are held and delivered after the fetched ones, so that each message reaches the
 // game once and in order.
 //
-// A lobby in which no message was seen before the session was lost has no position to catch up
-// from and is skipped.
+// A lobby in which no message was delivered yet catches up from its last_message_id as the
+// client first saw the lobby.
 
 // catchUpPageSize is how many messages one catch-up request asks for (the service's maximum).
 const catchUpPageSize = 200
@@ -55,7 +55,7 @@ func (c *Client) startCatchUp() {
 	var todo []uint64
 	for id := range c.lobby.lobbies {
 		ch := c.msg.channels[id]
-		if ch == nil || ch.lastCreated == 0 {
+		if ch == nil || (ch.lastCreated == 0 && !ch.hasBaseline) {
 			continue
 		}
 		todo = append(todo, id)
@@ -75,6 +75,17 @@ func (c *Client) startCatchUp() {
 			}
 		}
 	})
+}
+
+// catchUpFrom is the id after which a lobby's missed messages start: the last one delivered, or
+// the lobby's newest message when the client first saw it.
+func (c *Client) catchUpFrom(lobbyID uint64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch := c.msg.channels[lobbyID]; ch != nil {
+		return max(ch.lastCreated, ch.baseline)
+	}
+	return 0
 }
 
 // holdLive holds a live lobby message while its lobby catches up, and reports whether it did.
@@ -99,7 +110,7 @@ func (c *Client) current(gen uint64) bool {
 // returns false when it stopped because a newer session started or the client is closing; the
 // held messages then stay for the newer catch-up.
 func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
-	after := c.lastCreated(lobbyID)
+	after := c.catchUpFrom(lobbyID)
 	for retry := catchUpRetry; ; {
 		if !c.current(gen) || ctx.Err() != nil {
 			return false

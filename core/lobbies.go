@@ -155,6 +155,12 @@ func (c *Client) cacheLobby(l *wire.Lobby) bool {
 	}
 	_, known := c.lobby.lobbies[uint64(l.ID)]
 	c.lobby.lobbies[uint64(l.ID)] = l
+	if ch := c.channelLocked(uint64(l.ID)); !ch.hasBaseline {
+		ch.hasBaseline = true
+		if l.LastMessageID != nil {
+			ch.baseline = uint64(*l.LastMessageID)
+		}
+	}
 	return !known
 }
 

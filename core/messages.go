@@ -45,6 +45,11 @@ type channelLog struct {
 	// from a history request; complete means the cache holds the whole history window.
 	newest   int
 	complete bool
+	// baseline is the newest message when the client first learned of the lobby (its
+	// last_message_id), and hasBaseline says it is known: a catch-up starts there when no message
+	// was delivered yet.
+	baseline    uint64
+	hasBaseline bool
 }
 
 // messageState is the Client's message cache and handlers; c.mu guards it.
@@ -167,16 +172,6 @@ func (c *Client) deliverCreated(m *message, author *userData) bool {
 	c.mu.Unlock()
 	postHandler(c, &c.msg.created, func(f ClientMessageCreatedCallback) { f(m.id) })
 	return true
-}
-
-// lastCreated is the newest message of a channel delivered as created, 0 if none.
-func (c *Client) lastCreated(channelID uint64) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ch := c.msg.channels[channelID]; ch != nil {
-		return ch.lastCreated
-	}
-	return 0
 }
 
 // deliverUpdated replaces a cached message and queues the updated handler.

@@ -324,3 +324,46 @@ func TestConcurrentLobbySendersLoseNothing(t *testing.T) {
 		t.Fatalf("created out of order or repeated: %v", created)
 	}
 }
+
+// A player who joined a lobby but had seen no message in it still catches up after a new session:
+// the lobby's last_message_id at join is where the missed messages start.
+func TestCatchUpWithoutASeenMessage(t *testing.T) {
+	env := servertest.Start(t)
+	writer := connected(t, env, "cu-writer")
+	var res *ClientResult
+	var lobby uint64
+	writer.CreateOrJoinLobby("catch-up-secret", Func(func(r *ClientResult, id uint64) { res, lobby = r, id }))
+	await(t, "writer joins", func() bool { return res != nil && res.Successful() })
+	before := sendN(t, writer, lobby, "before", 2) // history the reader never sees live
+
+	reader := connected(t, env, "cu-reader")
+	var created []uint64
+	reader.SetMessageCreatedCallback(Func(func(id uint64) { created = append(created, id) }))
+	res = nil
+	reader.CreateOrJoinLobby("catch-up-secret", Func(func(r *ClientResult, _ uint64) { res = r }))
+	await(t, "reader joins", func() bool { return res != nil && res.Successful() })
+
+	reader.Disconnect() // the session ends: the next Connect starts a new one
+	await(t, "reader offline", func() bool { return reader.GetStatus() == ClientStatusDisconnected })
+	missed := sendN(t, writer, lobby, "missed", 3)
+	reader.Connect()
+	await(t, "the missed messages", func() bool { return len(created) == len(missed) })
+	if !slices.Equal(created, missed) {
+		t.Fatalf("created %v, missed %v (older history %v must not be delivered)", created, missed, before)
+	}
+}
+
+// sendN sends n lobby messages one after the other and returns their ids.
+func sendN(t *testing.T, c *sdkClient, lobby uint64, prefix string, n int) []uint64 {
+	t.Helper()
+	var ids []uint64
+	for i := range n {
+		var res *ClientResult
+		c.SendLobbyMessage(lobby, prefix+strconv.Itoa(i), Func(func(r *ClientResult, id uint64) { res = r; ids = append(ids, id) }))
+		await(t, "send", func() bool { return res != nil })
+		if !res.Successful() {
+			t.Fatal(res.ToString())
+		}
+	}
+	return ids
+}

@@ -42,7 +42,14 @@ func (s *Service) lobbyObject(ctx context.Context, st store.Store, l *store.Lobb
 		out.Members[i] = s.memberObject(l.AppID, m)
 	}
 	var err error
-	out.LinkedChannel, err = linkedChannel(ctx, st, l.ID)
+	if out.LinkedChannel, err = linkedChannel(ctx, st, l.ID); err != nil {
+		return out, err
+	}
+	last, err := st.LastLobbyMessageID(ctx, l.ID)
+	if last != 0 {
+		id := wire.Snowflake(last)
+		out.LastMessageID = &id
+	}
 	return out, err
 }
 

@@ -91,6 +91,8 @@ type LobbyStore interface {
 	// ListLobbyMessages returns up to limit messages of the lobby sent at or after since, newest
 	// first.
 	ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error)
+	// LastLobbyMessageID returns the id of the lobby's newest message, 0 when it has none.
+	LastLobbyMessageID(ctx context.Context, lobbyID uint64) (uint64, error)
 	// ListLobbyMessagesAfter returns up to limit messages of the lobby with an id above after, sent
 	// at or after since: the oldest such messages, newest first.
 	ListLobbyMessagesAfter(ctx context.Context, lobbyID, after uint64, since time.Time, limit int) ([]LobbyMessage, error)
@@ -335,6 +337,12 @@ func (s *SQLite) ListLobbyMessages(ctx context.Context, lobbyID uint64, since ti
 		return nil, err
 	}
 	return collect(rows, scanLobbyMessage)
+}
+
+func (s *SQLite) LastLobbyMessageID(ctx context.Context, lobbyID uint64) (uint64, error) {
+	var id uint64
+	err := s.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM lobby_messages WHERE lobby_id=?`, lobbyID).Scan(&id)
+	return id, err
 }
 
 func (s *SQLite) ListLobbyMessagesAfter(ctx context.Context, lobbyID, after uint64, since time.Time, limit int) ([]LobbyMessage, error) {

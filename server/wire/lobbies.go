@@ -65,6 +65,9 @@ type Lobby struct {
 	Members  []LobbyMember     `json:"members"`
 	// LinkedChannel is the guild channel linked to the lobby (rule LOB-5), absent when none.
 	LinkedChannel *LinkedChannel `json:"linked_channel,omitempty"`
+	// LastMessageID (sdkpp, as a channel's) is the newest message's id, null when there is none:
+	// a client that joins knows from where to fetch what it misses if its session is lost.
+	LastMessageID *Snowflake `json:"last_message_id"`
 }
 
 // LobbyMember is the lobby member object.
