@@ -22,7 +22,9 @@ func TestUserApplicationProfiles(t *testing.T) {
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, botProvisionalToken(t, env, "profile-ext-7"), resultCallback(&up))
 	c.Connect()
-	await(t, "Ready", func() bool { return c.GetStatus() == ClientStatusReady && c.GetCurrentUserV2() != nil && insideCallback != nil })
+	await(t, "Ready", func() bool {
+		return c.GetStatus() == ClientStatusReady && c.GetCurrentUserV2() != nil && insideCallback != nil
+	})
 	me := c.GetCurrentUserV2()
 	for name, got := range map[string][]*UserApplicationProfileHandle{
 		"locked": c.GetUserApplicationProfiles(me.Id()), "no lock": c.GetUserApplicationProfilesNoLock(me.Id()),
