@@ -42,6 +42,10 @@ static inline void sdkpp_call_Client_TokenExpirationCallback(Sdkpp_Client_TokenE
 	cb((void*)userData);
 }
 
+static inline void sdkpp_call_Client_TokenRefreshedCallback(Sdkpp_Client_TokenRefreshedCallback cb, Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, uintptr_t userData) {
+	cb(accessToken, refreshToken, tokenType, expiresIn, scopes, (void*)userData);
+}
+
 static inline void sdkpp_call_Client_FetchCurrentUserCallback(Sdkpp_Client_FetchCurrentUserCallback cb, uintptr_t result, uint64_t id, Sdkpp_String name, uintptr_t userData) {
 	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
 	cb(&result_obj, id, name, (void*)userData);
@@ -251,7 +255,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 335817187
+const abiVersion = 1456663438
 
 // Type tags of the object table, one per class.
 const (
@@ -5824,6 +5828,37 @@ func Sdkpp_Client_SetTokenExpirationCallback(self *C.Sdkpp_Client, callback C.Sd
 	}
 	accepted = true
 	o.SetTokenExpirationCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetTokenRefreshedCallback
+func Sdkpp_Client_SetTokenRefreshedCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_TokenRefreshedCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetTokenRefreshedCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientTokenRefreshedCallback]{
+		Fn: func(accessToken string, refreshToken string, tokenType core.AuthorizationTokenType, expiresIn int32, scopes string) {
+			C.sdkpp_call_Client_TokenRefreshedCallback(callback, cString(accessToken), cString(refreshToken), C.Sdkpp_AuthorizationTokenType(tokenType), C.int32_t(expiresIn), cString(scopes), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetTokenRefreshedCallback(arg_callback)
 }
 
 //export Sdkpp_Client_FetchCurrentUser

@@ -33,6 +33,10 @@ type ClientUpdateTokenCallback = func(result *ClientResult)
 // ClientTokenExpirationCallback: The token set by UpdateToken is about to expire or has expired.
 type ClientTokenExpirationCallback = func()
 
+// ClientTokenRefreshedCallback: sdkpp: the SDK refreshed the token on its own; the refresh token the game saved is no longer
+// valid, so store this pair instead.
+type ClientTokenRefreshedCallback = func(accessToken string, refreshToken string, tokenType AuthorizationTokenType, expiresIn int32, scopes string)
+
 // ClientFetchCurrentUserCallback: Result of FetchCurrentUser.
 type ClientFetchCurrentUserCallback = func(result *ClientResult, id uint64, name string)
 

@@ -32,6 +32,7 @@ type authState struct {
 
 	opener       handlerSlot[ClientOpenUrlCallback] // the game's URL opener, if set
 	expiry       handlerSlot[ClientTokenExpirationCallback]
+	refreshed    handlerSlot[ClientTokenRefreshedCallback]
 	expiryTimer  *time.Timer
 	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
 	screenOpen   bool

@@ -110,4 +110,14 @@ func (c *Client) swapToken(old string, t *tokenResponse, appID uint64) {
 	if gw != nil {
 		gw.Renew()
 	}
+	postHandler(c, &c.auth.refreshed, func(f ClientTokenRefreshedCallback) {
+		f(t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
+	})
+}
+
+// SetTokenRefreshedCallback sets the handler of the SDK's own token refreshes, replacing the
+// previous one. Refresh tokens rotate: a game that stores tokens between launches must store the
+// pair this handler gets.
+func (c *Client) SetTokenRefreshedCallback(cb Callback[ClientTokenRefreshedCallback]) {
+	setHandler(c, &c.auth.refreshed, cb)
 }

@@ -73,6 +73,12 @@ func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 	c, first := signedIn(t, env)
 	expired := 0
 	c.SetTokenExpirationCallback(Func(func() { expired++ }))
+	var stored []string // the pair the game would store: access, refresh
+	c.SetTokenRefreshedCallback(Func(func(access, refresh string, typ AuthorizationTokenType, expiresIn int32, scopes string) {
+		if typ == AuthorizationTokenTypeBearer && expiresIn > 0 && scopes != "" {
+			stored = []string{access, refresh}
+		}
+	}))
 	var changes []statusChange
 	c.SetStatusChangedCallback(Func(func(s ClientStatus, e ClientError, d int32) { changes = append(changes, statusChange{s, e, d}) }))
 	c.Connect()
@@ -89,6 +95,10 @@ func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 
 	// Half the lifetime (3 s) before expiry the SDK refreshes and renews the connection.
 	await(t, "the automatic refresh", func() bool { return c.tokenInUse() != first.access })
+	await(t, "the refreshed tokens handed to the game", func() bool { return stored != nil })
+	if stored[0] != c.tokenInUse() || stored[1] == "" || stored[1] == first.fresh {
+		t.Fatal("TokenRefreshedCallback did not get the new pair")
+	}
 	renewed := len(changes)
 	await(t, "Ready after the renewal", func() bool {
 		return slices.ContainsFunc(changes[renewed-1:], func(s statusChange) bool { return s.s == ClientStatusReady }) &&

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 335817187u
+#define SDKPP_ABI_VERSION 1456663438u
 
 #ifdef __cplusplus
 extern "C" {
@@ -415,6 +415,11 @@ typedef void (SDKPP_CALL *Sdkpp_Client_RevokeTokenCallback)(Sdkpp_ClientResult* 
 typedef void (SDKPP_CALL *Sdkpp_Client_UpdateTokenCallback)(Sdkpp_ClientResult* result, void* userData);
 /** The token set by UpdateToken is about to expire or has expired. */
 typedef void (SDKPP_CALL *Sdkpp_Client_TokenExpirationCallback)(void* userData);
+/**
+ * sdkpp: the SDK refreshed the token on its own; the refresh token the game saved is no longer
+ * valid, so store this pair instead.
+ */
+typedef void (SDKPP_CALL *Sdkpp_Client_TokenRefreshedCallback)(Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData);
 /** Result of FetchCurrentUser. */
 typedef void (SDKPP_CALL *Sdkpp_Client_FetchCurrentUserCallback)(Sdkpp_ClientResult* result, uint64_t id, Sdkpp_String name, void* userData);
 /** Result of ExchangeChildToken. */
@@ -1088,6 +1093,11 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_UpdateToken(Sdkpp_Client* self, Sdkpp_Aut
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_IsAuthenticated(Sdkpp_Client* self);
 /** Sets the handler that runs five minutes before the current token expires. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetTokenExpirationCallback(Sdkpp_Client* self, Sdkpp_Client_TokenExpirationCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/**
+ * sdkpp: sets the handler of the SDK's own token refreshes (a token it obtained is refreshed
+ * shortly before it expires and the connection renewed); it gets the new tokens to store.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetTokenRefreshedCallback(Sdkpp_Client* self, Sdkpp_Client_TokenRefreshedCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Validates a token by fetching its user. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_FetchCurrentUser(Sdkpp_Client* self, Sdkpp_AuthorizationTokenType tokenType, Sdkpp_String token, Sdkpp_Client_FetchCurrentUserCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Exchanges a parent application's token for a child application's token. */

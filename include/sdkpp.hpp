@@ -1312,6 +1312,9 @@ public:
     using UpdateTokenCallback = std::function<void(sdkpp::ClientResult result)>;
     /// The token set by UpdateToken is about to expire or has expired.
     using TokenExpirationCallback = std::function<void()>;
+    /// sdkpp: the SDK refreshed the token on its own; the refresh token the game saved is no longer
+    /// valid, so store this pair instead.
+    using TokenRefreshedCallback = std::function<void(std::string accessToken, std::string refreshToken, sdkpp::AuthorizationTokenType tokenType, int32_t expiresIn, std::string scopes)>;
     /// Result of FetchCurrentUser.
     using FetchCurrentUserCallback = std::function<void(sdkpp::ClientResult result, uint64_t id, std::string name)>;
     /// Result of ExchangeChildToken.
@@ -1477,6 +1480,9 @@ public:
     bool IsAuthenticated() const;
     /// Sets the handler that runs five minutes before the current token expires.
     void SetTokenExpirationCallback(sdkpp::Client::TokenExpirationCallback callback);
+    /// sdkpp: sets the handler of the SDK's own token refreshes (a token it obtained is refreshed
+    /// shortly before it expires and the connection renewed); it gets the new tokens to store.
+    void SetTokenRefreshedCallback(sdkpp::Client::TokenRefreshedCallback callback);
     /// Validates a token by fetching its user.
     void FetchCurrentUser(sdkpp::AuthorizationTokenType tokenType, std::string const& token, sdkpp::Client::FetchCurrentUserCallback callback) const;
     /// Exchanges a parent application's token for a child application's token.
@@ -4894,6 +4900,20 @@ void Client::SetTokenExpirationCallback(sdkpp::Client::TokenExpirationCallback c
         detail::Invoke([&] { fn__(); });
     };
     Sdkpp_Client_SetTokenExpirationCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenExpirationCallback>, callback__userData);
+}
+void Client::SetTokenRefreshedCallback(sdkpp::Client::TokenRefreshedCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::TokenRefreshedCallback(std::move(callback));
+    Sdkpp_Client_TokenRefreshedCallback callback__trampoline = [](Sdkpp_String accessToken, Sdkpp_String refreshToken, Sdkpp_AuthorizationTokenType tokenType, int32_t expiresIn, Sdkpp_String scopes, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::TokenRefreshedCallback*>(userData__);
+        auto accessToken__arg = detail::Take(accessToken);
+        auto refreshToken__arg = detail::Take(refreshToken);
+        auto tokenType__arg = static_cast<sdkpp::AuthorizationTokenType>(tokenType);
+        auto expiresIn__arg = expiresIn;
+        auto scopes__arg = detail::Take(scopes);
+        detail::Invoke([&] { fn__(std::move(accessToken__arg), std::move(refreshToken__arg), std::move(tokenType__arg), std::move(expiresIn__arg), std::move(scopes__arg)); });
+    };
+    Sdkpp_Client_SetTokenRefreshedCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::TokenRefreshedCallback>, callback__userData);
 }
 void Client::FetchCurrentUser(sdkpp::AuthorizationTokenType tokenType, std::string const& token, sdkpp::Client::FetchCurrentUserCallback callback) const
 {

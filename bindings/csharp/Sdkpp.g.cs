@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 335817187u;
+        internal const uint AbiVersion = 1456663438u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -4188,6 +4188,15 @@ namespace Sdkpp
         /// </remarks>
         public delegate void TokenExpirationCallback();
 
+        /// <summary>
+        /// sdkpp: the SDK refreshed the token on its own; the refresh token the game saved is no longer
+        /// valid, so store this pair instead.
+        /// </summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void TokenRefreshedCallback(string accessToken, string refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes);
+
         /// <summary>Result of FetchCurrentUser.</summary>
         /// <remarks>
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
@@ -4923,6 +4932,33 @@ namespace Sdkpp
             try
             {
                 global::Sdkpp.Native.Sdkpp_Client_SetTokenExpirationCallback(ref this.handle, global::Sdkpp.Trampolines.Client_TokenExpirationCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>
+        /// sdkpp: sets the handler of the SDK's own token refreshes (a token it obtained is refreshed
+        /// shortly before it expires and the connection renewed); it gets the new tokens to store.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetTokenRefreshedCallback(global::Sdkpp.Client.TokenRefreshedCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetTokenRefreshedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_TokenRefreshedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
                 __handedOver = true;
             }
             finally
@@ -6845,6 +6881,9 @@ namespace Sdkpp
         internal delegate void Client_TokenExpirationCallback(global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_TokenRefreshedCallback(global::Sdkpp.NativeString accessToken, global::Sdkpp.NativeString refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_FetchCurrentUserCallback(global::System.IntPtr result, ulong id, global::Sdkpp.NativeString name, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -7934,6 +7973,9 @@ namespace Sdkpp
         internal static extern void Sdkpp_Client_SetTokenExpirationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenExpirationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetTokenRefreshedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenRefreshedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_FetchCurrentUser(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_FetchCurrentUserCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -8382,6 +8424,30 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.TokenExpirationCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_TokenRefreshedCallback Client_TokenRefreshedCallback = Client_TokenRefreshedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenRefreshedCallback))]
+        static void Client_TokenRefreshedCallback_Impl(global::Sdkpp.NativeString accessToken, global::Sdkpp.NativeString refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                string __a_accessToken = global::Sdkpp.Marshaling.TakeString(accessToken);
+                string __a_refreshToken = global::Sdkpp.Marshaling.TakeString(refreshToken);
+                string __a_scopes = global::Sdkpp.Marshaling.TakeString(scopes);
+                global::Sdkpp.Client.TokenRefreshedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.TokenRefreshedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(__a_accessToken, __a_refreshToken, tokenType, expiresIn, __a_scopes);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.TokenRefreshedCallback", __e);
             }
         }
 
