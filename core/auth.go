@@ -206,9 +206,16 @@ func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb 
 	}
 	Secrets.Add(token)
 	c.mu.Lock()
+	changed := c.auth.token != "" && c.auth.token != token
 	c.auth.tokenType, c.auth.token = tokenType, token
 	c.scheduleExpiryLocked()
+	gw := c.conn.gw
 	c.mu.Unlock()
+	if changed && gw != nil {
+		// A live connection is renewed, so that the service authenticates it with the new token.
+		c.logf(LoggingSeverityInfo, "UpdateToken: a new token; renewing the gateway connection")
+		gw.Renew()
+	}
 	once.Fire(func() { cb.Fn(Success()) })
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"testing"
 
 	"sdkpp/server/servertest"
@@ -106,5 +107,28 @@ func TestRevocationEndsTheConnection(t *testing.T) {
 	}
 	if last := changes[len(changes)-1]; last.e != ClientErrorConnectionFailed || last.detail != 4004 {
 		t.Fatalf("changes %+v", changes)
+	}
+}
+
+// UpdateToken with a new token while connected renews the connection with it: the status passes
+// through Reconnecting back to Ready, never Disconnected, and the session still works.
+func TestUpdateTokenRenewsTheConnection(t *testing.T) {
+	env := servertest.Start(t)
+	c := connected(t, env, "renew-me")
+	var seen []ClientStatus
+	c.SetStatusChangedCallback(Func(func(s ClientStatus, _ ClientError, _ int32) { seen = append(seen, s) }))
+	var res *ClientResult
+	c.UpdateToken(AuthorizationTokenTypeBearer, botProvisionalToken(t, env, "renew-me"), resultCallback(&res))
+	await(t, "the renewal", func() bool {
+		return res != nil && slices.Contains(seen, ClientStatusReconnecting) && c.GetStatus() == ClientStatusReady
+	})
+	if slices.Contains(seen, ClientStatusDisconnected) {
+		t.Fatalf("statuses %v", seen)
+	}
+	var joined *ClientResult
+	c.CreateOrJoinLobby("renewed", Func(func(r *ClientResult, _ uint64) { joined = r }))
+	await(t, "a request with the new token", func() bool { return joined != nil })
+	if !joined.Successful() {
+		t.Fatal(joined.ToString())
 	}
 }
