@@ -3,27 +3,21 @@ package dms_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"sdkpp/server/accounts"
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/scopes"
 	"sdkpp/server/servertest/apicheck"
-	"sdkpp/server/snowflake"
+	"sdkpp/server/servertest/world"
 	"sdkpp/server/store"
-	"sdkpp/server/token"
 	"sdkpp/server/wire"
 )
-
-var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // recorder is a Notifier that remembers every dispatch.
 type recorder struct {
@@ -47,10 +41,9 @@ func (r *recorder) take() []string {
 
 type env struct {
 	t     *testing.T
+	w     *world.World
 	st    store.Store
 	clock *clock.Offset
-	ids   *snowflake.Generator
-	acct  *accounts.Service
 	api   apicheck.Client
 	rec   *recorder
 	app   wire.DevApplication
@@ -63,24 +56,11 @@ type player struct {
 }
 
 func newEnv(t *testing.T) *env {
-	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, st: st, clock: clock.NewFake(start), rec: &recorder{}}
-	e.ids = snowflake.New(e.clock, 0)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	seed := &devseed.Seeder{Store: st, IDs: e.ids, Now: e.clock.Now}
-	e.acct = &accounts.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log}
-	if e.app, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Game", WebhookURL: "http://127.0.0.1:9/webhook"}); err != nil {
-		t.Fatal(err)
-	}
-	if e.other, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Other Game"}); err != nil {
-		t.Fatal(err)
-	}
-	svc := &dms.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log, Notifier: e.rec}
+	w := world.New(t)
+	e := &env{t: t, w: w, st: w.Store, clock: w.Clock, rec: &recorder{}}
+	e.app = w.App(devseed.AppSpec{Name: "Game", WebhookURL: "http://127.0.0.1:9/webhook"})
+	e.other = w.App(devseed.AppSpec{Name: "Other Game"})
+	svc := &dms.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Notifier: e.rec}
 	mux := http.NewServeMux()
 	svc.Register(mux)
 	e.api = apicheck.Client{T: t, Handler: mux}
@@ -89,25 +69,13 @@ func newEnv(t *testing.T) *env {
 
 // user makes a player of app with the scopes of sdk.social_layer.
 func (e *env) user(name string, app wire.DevApplication) player {
-	return e.userWithScopes(name, app, scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer}))
+	return e.userWithScopes(name, app, world.SocialScopes())
 }
 
 func (e *env) userWithScopes(name string, app wire.DevApplication, granted []string) player {
 	e.t.Helper()
-	ctx := context.Background()
-	u := &store.User{ID: e.ids.Next(), Username: name, GlobalName: name, CreatedAt: e.clock.Now()}
-	if err := e.st.CreateUser(ctx, u); err != nil {
-		e.t.Fatal(err)
-	}
-	a, err := e.acct.Authorize(ctx, e.st, uint64(app.ID), u.ID, granted, 1)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	tok, err := token.Issue(ctx, e.st, e.clock.Now(), a, token.Options{ExpiresAt: e.clock.Now().Add(365 * 24 * time.Hour)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return player{id: u.ID, auth: "Bearer " + tok.Access}
+	id := e.w.User(name)
+	return player{id: id, auth: e.w.Token(id, app, granted)}
 }
 
 func (e *env) open(p, to player) wire.DMChannel {

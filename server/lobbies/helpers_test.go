@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"sdkpp/server/servertest/apicheck"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,20 +15,18 @@ import (
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/lobbies"
-	"sdkpp/server/scopes"
+	"sdkpp/server/servertest/apicheck"
+	"sdkpp/server/servertest/world"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
-	"sdkpp/server/token"
 	"sdkpp/server/wire"
 )
-
-// start is the fake clock's first reading.
-var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // env is a lobby service on an in-memory store with a frozen clock, two applications and a
 // recording Notifier.
 type env struct {
 	t      *testing.T
+	w      *world.World
 	st     *store.SQLite
 	clock  *clock.Offset
 	ids    *snowflake.Generator
@@ -48,25 +43,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, st: st, clock: clock.NewFake(start), rec: &recorder{}}
-	e.ids = snowflake.New(e.clock, 0)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.seed = &devseed.Seeder{Store: st, IDs: e.ids, Now: e.clock.Now}
-	e.acct = &accounts.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log}
-	if e.app, err = e.seed.CreateApplication(ctx, devseed.AppSpec{Name: "Game", WebhookURL: "http://127.0.0.1:9/webhook"}); err != nil {
-		t.Fatal(err)
-	}
-	if e.other, err = e.seed.CreateApplication(ctx, devseed.AppSpec{Name: "Other Game"}); err != nil {
-		t.Fatal(err)
-	}
+	w := world.New(t)
+	e := &env{t: t, w: w, st: w.Store, clock: w.Clock, ids: w.IDs, seed: w.Seed, acct: w.Accounts, rec: &recorder{}}
+	e.app = w.App(devseed.AppSpec{Name: "Game", WebhookURL: "http://127.0.0.1:9/webhook"})
+	e.other = w.App(devseed.AppSpec{Name: "Other Game"})
 	e.appBot = "Bot " + e.app.BotToken
-	e.svc = &lobbies.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log, Kick: func() { e.kicks.Add(1) }, Notifier: e.rec}
+	e.svc = &lobbies.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Kick: func() { e.kicks.Add(1) }, Notifier: e.rec}
 	e.mux = http.NewServeMux()
 	e.svc.Register(e.mux)
 	return e
@@ -81,35 +63,21 @@ type player struct {
 // sid is the id as the wire writes it.
 func (p player) sid() string { return strconv.FormatUint(p.id, 10) }
 
-// user makes a user (without a password, so it is quick) with a token of app carrying the scopes
-// of sdk.social_layer, valid for a year.
+// user makes a user with a token of app carrying the scopes of sdk.social_layer.
 func (e *env) user(name string, app wire.DevApplication) player {
-	return e.userWithScopes(name, app, scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer}))
+	return e.userWithScopes(name, app, world.SocialScopes())
 }
 
 func (e *env) userWithScopes(name string, app wire.DevApplication, granted []string) player {
 	e.t.Helper()
-	ctx := context.Background()
-	u := &store.User{ID: e.ids.Next(), Username: name, GlobalName: name, CreatedAt: e.clock.Now()}
-	if err := e.st.CreateUser(ctx, u); err != nil {
-		e.t.Fatal(err)
-	}
-	return player{id: u.ID, auth: e.token(u.ID, app, granted)}
+	id := e.w.User(name)
+	return player{id: id, auth: e.w.Token(id, app, granted)}
 }
 
 // token issues a Bearer token of app for user.
 func (e *env) token(userID uint64, app wire.DevApplication, granted []string) string {
 	e.t.Helper()
-	ctx := context.Background()
-	a, err := e.acct.Authorize(ctx, e.st, uint64(app.ID), userID, granted, 1)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	tok, err := token.Issue(ctx, e.st, e.clock.Now(), a, token.Options{ExpiresAt: e.clock.Now().Add(365 * 24 * time.Hour)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return "Bearer " + tok.Access
+	return e.w.Token(userID, app, granted)
 }
 
 // rawUsers makes n users without tokens, quickly.
@@ -238,7 +206,7 @@ func (e *env) send(p player, lobbyID, content string) message {
 func (e *env) snapshot() string {
 	e.t.Helper()
 	var out bytes.Buffer
-	rows, err := e.st.ExpiredLobbies(context.Background(), start.Add(1000*24*time.Hour), 100000)
+	rows, err := e.st.ExpiredLobbies(context.Background(), world.Start.Add(1000*24*time.Hour), 100000)
 	if err != nil {
 		e.t.Fatal(err)
 	}

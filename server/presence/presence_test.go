@@ -4,24 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
+	"sdkpp/server/servertest/apicheck"
+	"sdkpp/server/servertest/world"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
-	"sdkpp/server/accounts"
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
-	"sdkpp/server/scopes"
-	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
-	"sdkpp/server/token"
 	"sdkpp/server/wire"
 )
 
@@ -107,14 +101,13 @@ func (h *hub) events(userID uint64, event string) []wire.ActivityInvite {
 
 type env struct {
 	t          *testing.T
+	w          *world.World
 	st         *store.SQLite
 	clock      *clock.Offset
-	ids        *snowflake.Generator
-	acct       *accounts.Service
 	hub        *hub
 	svc        *presence.Service
 	rel        *relationships.Service
-	mux        *http.ServeMux
+	api        apicheck.Client
 	app, child wire.DevApplication
 }
 
@@ -124,79 +117,35 @@ type player struct {
 }
 
 func newEnv(t *testing.T) *env {
-	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, st: st, clock: clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), hub: &hub{}}
-	e.ids = snowflake.New(e.clock, 0)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	seed := &devseed.Seeder{Store: st, IDs: e.ids, Now: e.clock.Now}
-	e.acct = &accounts.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log}
-	if e.app, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Harbor"}); err != nil {
-		t.Fatal(err)
-	}
-	if e.child, err = seed.CreateApplication(ctx, devseed.AppSpec{Name: "Harbor Arena", ParentID: uint64(e.app.ID)}); err != nil {
-		t.Fatal(err)
-	}
-	e.svc = &presence.Service{Store: st, Clock: e.clock, IDs: e.ids, Logger: log, Hub: e.hub}
-	e.rel = &relationships.Service{Store: st, Clock: e.clock, Logger: log}
-	e.mux = http.NewServeMux()
-	e.svc.Register(e.mux)
-	e.rel.Register(e.mux)
+	w := world.New(t)
+	e := &env{t: t, w: w, st: w.Store, clock: w.Clock, hub: &hub{}}
+	e.app = w.App(devseed.AppSpec{Name: "Harbor"})
+	e.child = w.App(devseed.AppSpec{Name: "Harbor Arena", ParentID: uint64(e.app.ID)})
+	e.svc = &presence.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Hub: e.hub}
+	e.rel = &relationships.Service{Store: w.Store, Clock: w.Clock, Logger: w.Log}
+	mux := http.NewServeMux()
+	e.svc.Register(mux)
+	e.rel.Register(mux)
+	e.api = apicheck.Client{T: t, Handler: mux}
 	return e
 }
 
 func (e *env) player(name string, app wire.DevApplication) player {
 	e.t.Helper()
-	ctx := context.Background()
-	u := &store.User{ID: e.ids.Next(), Username: name, GlobalName: name, CreatedAt: e.clock.Now()}
-	if err := e.st.CreateUser(ctx, u); err != nil {
-		e.t.Fatal(err)
-	}
-	return player{id: u.ID, auth: e.token(u.ID, app)}
+	id := e.w.User(name)
+	return player{id: id, auth: e.token(id, app)}
 }
 
 func (e *env) token(userID uint64, app wire.DevApplication) string {
-	ctx := context.Background()
-	a, err := e.acct.Authorize(ctx, e.st, uint64(app.ID), userID, scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer}), 1)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	tok, err := token.Issue(ctx, e.st, e.clock.Now(), a, token.Options{ExpiresAt: e.clock.Now().Add(24 * time.Hour)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return "Bearer " + tok.Access
+	e.t.Helper()
+	return e.w.Token(userID, app, world.SocialScopes())
 }
 
 // do sends a request and requires a status below 500.
 func (e *env) do(method, path, auth string, body any) (int, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewReader([]byte(b))
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	rec := httptest.NewRecorder()
-	e.mux.ServeHTTP(rec, req)
-	if rec.Code >= 500 {
-		e.t.Errorf("%s %s: HTTP %d: %s", method, path, rec.Code, rec.Body.Bytes())
-	}
-	return rec.Code, rec.Body.Bytes()
+	r := e.api.Do(method, path, auth, body)
+	return r.Status, r.Body
 }
 
 func (e *env) must(status int, method, path, auth string, body any) []byte {
