@@ -255,7 +255,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1456663438
+const abiVersion = 1852556475
 
 // Type tags of the object table, one per class.
 const (
@@ -3125,6 +3125,28 @@ func Sdkpp_Activity_GetButtons(self *C.Sdkpp_Activity, returnValue *C.Sdkpp_Acti
 	e.Mu.Unlock()
 	ptr, n := cObjects(typeActivityButton, len(v), func(i int) any { return v[i] })
 	*returnValue = C.Sdkpp_ActivityButtonSpan{ptr: (*C.Sdkpp_ActivityButton)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Activity_Equals
+func Sdkpp_Activity_Equals(self *C.Sdkpp_Activity, other *C.Sdkpp_Activity) C.bool {
+	const fn = "Activity_Equals"
+	defer guard(fn)
+	o, e, ok := getActivity(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_other_o, arg_other_e, ok := getActivity(fn+": other", other)
+	if !ok {
+		return false
+	}
+	arg_other_e.Mu.Lock()
+	arg_other := arg_other_o.Clone()
+	arg_other_e.Mu.Unlock()
+	e.Mu.Lock()
+	v := o.Equals(arg_other)
+	e.Mu.Unlock()
+	return C.bool(v)
 }
 
 // getActivityInvite finds the ActivityInvite behind self, or logs why it cannot.

@@ -219,6 +219,32 @@ func (a *Activity) GetButtons() []*ActivityButton {
 	return out
 }
 
+// Equals reports whether other has the same value in every field: name, type, status display
+// type, state and details with their links, application ids, assets, timestamps, party, secrets,
+// buttons (in order) and supported platforms. An absent optional field equals only an absent one.
+func (a *Activity) Equals(other *Activity) bool {
+	if other == nil {
+		return false
+	}
+	return a.name == other.name && a.typ == other.typ && a.platforms == other.platforms &&
+		equalPtr(a.statusDisplayType, other.statusDisplayType) &&
+		equalPtr(a.state, other.state) && equalPtr(a.stateURL, other.stateURL) &&
+		equalPtr(a.details, other.details) && equalPtr(a.detailURL, other.detailURL) &&
+		equalPtr(a.applicationID, other.applicationID) && equalPtr(a.parentID, other.parentID) &&
+		equalBy(a.assets, other.assets, (*ActivityAssets).equals) &&
+		equalPtr(a.timestamps, other.timestamps) && equalPtr(a.party, other.party) &&
+		equalPtr(a.secrets, other.secrets) && slices.Equal(a.buttons, other.buttons)
+}
+
+// equals reports whether b holds the same images, texts and links as a.
+func (a *ActivityAssets) equals(b *ActivityAssets) bool {
+	x, y := a.a, b.a
+	return equalPtr(x.LargeImage, y.LargeImage) && equalPtr(x.LargeText, y.LargeText) &&
+		equalPtr(x.LargeURL, y.LargeURL) && equalPtr(x.SmallImage, y.SmallImage) &&
+		equalPtr(x.SmallText, y.SmallText) && equalPtr(x.SmallURL, y.SmallURL) &&
+		equalPtr(x.InviteCoverImage, y.InviteCoverImage)
+}
+
 // Name returns the displayed name; empty shows the application's (rule ACT-4).
 func (a *Activity) Name() string { return a.name }
 

@@ -95,6 +95,22 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
+// equalPtr reports whether a and b are both absent, or both present with equal values.
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// equalBy is equalPtr for values that eq compares.
+func equalBy[T any](a, b *T, eq func(x, y *T) bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return eq(a, b)
+}
+
 func optOf[T any](p *T) (T, bool) {
 	if p == nil {
 		var zero T

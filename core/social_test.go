@@ -117,6 +117,10 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 	if got.Secrets() != nil {
 		t.Fatal("the join secret reached a friend's presence")
 	}
+	// Two snapshots of one presence are equal; the friend's lacks the secret the game set.
+	if !got.Equals(u.GameActivity()) || got.Equals(a) {
+		t.Fatal("Activity.Equals: snapshots of one presence differ, or the friend's equals the sender's")
+	}
 	if u.Status() != StatusTypeOnline {
 		t.Fatalf("status %s", u.Status())
 	}

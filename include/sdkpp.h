@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1456663438u
+#define SDKPP_ABI_VERSION 1852556475u
 
 #ifdef __cplusplus
 extern "C" {
@@ -780,6 +780,11 @@ SDKPP_API void SDKPP_CALL Sdkpp_Activity_SetSupportedPlatforms(Sdkpp_Activity* s
 SDKPP_API void SDKPP_CALL Sdkpp_Activity_AddButton(Sdkpp_Activity* self, Sdkpp_ActivityButton* button);
 /** The buttons. */
 SDKPP_API void SDKPP_CALL Sdkpp_Activity_GetButtons(Sdkpp_Activity* self, Sdkpp_ActivityButtonSpan* returnValue);
+/**
+ * True when every field of other equals this one's, including assets, timestamps, party,
+ * secrets and buttons (in order).
+ */
+SDKPP_API bool SDKPP_CALL Sdkpp_Activity_Equals(Sdkpp_Activity* self, Sdkpp_Activity* other);
 
 /* ActivityInvite */
 /** Makes a new ActivityInvite in self (self's old contents are not read). */

@@ -771,6 +771,9 @@ public:
     void AddButton(sdkpp::ActivityButton button);
     /// The buttons.
     std::vector<sdkpp::ActivityButton> GetButtons() const;
+    /// True when every field of other equals this one's, including assets, timestamps, party,
+    /// secrets and buttons (in order).
+    bool Equals(sdkpp::Activity other) const;
 };
 
 /// An invitation to join a player's party, or a request to join it.
@@ -3565,6 +3568,10 @@ std::vector<sdkpp::ActivityButton> Activity::GetButtons() const
     Sdkpp_ActivityButtonSpan returnValue{};
     Sdkpp_Activity_GetButtons(&instance_, &returnValue);
     return detail::TakeObjects<sdkpp::ActivityButton>(returnValue);
+}
+bool Activity::Equals(sdkpp::Activity other) const
+{
+    return Sdkpp_Activity_Equals(&instance_, other.instance());
 }
 
 ActivityInvite::ActivityInvite(Sdkpp_ActivityInvite instance, SdkppObjectState state)

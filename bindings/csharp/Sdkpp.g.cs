@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1456663438u;
+        internal const uint AbiVersion = 1852556475u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -2027,7 +2027,7 @@ namespace Sdkpp
     /// <remarks>
     /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
     /// </remarks>
-    public sealed class Activity : global::System.IDisposable
+    public sealed class Activity : global::System.IDisposable, global::System.IEquatable<global::Sdkpp.Activity>
     {
         // The library's object id (the opaque field of Sdkpp_Activity); zero once dropped.
         internal global::System.IntPtr handle;
@@ -2441,6 +2441,55 @@ namespace Sdkpp
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Activity_GetButtons(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.ActivityButton>(__rv, global::Sdkpp.ActivityButton.Adopt);
+        }
+
+        /// <summary>
+        /// True when every field of other equals this one's, including assets, timestamps, party,
+        /// secrets and buttons (in order).
+        /// </summary>
+        /// <remarks>
+        /// False when other is null; true when other is this object.
+        /// </remarks>
+        public bool Equals(global::Sdkpp.Activity other)
+        {
+            if (global::System.Object.ReferenceEquals(other, null))
+            {
+                return false;
+            }
+            if (global::System.Object.ReferenceEquals(other, this))
+            {
+                return true;
+            }
+            global::Sdkpp.Native.BindThread();
+            if (other == null) { throw new global::System.ArgumentNullException("other"); }
+            global::System.IntPtr __a_other = other.handle;
+            bool __result;
+            __result = global::Sdkpp.Native.Sdkpp_Activity_Equals(ref this.handle, ref __a_other);
+            global::System.GC.KeepAlive(other);
+            return __result;
+        }
+
+        /// <summary>True when obj is a non-null Activity that Equals(Activity) finds equal to this one.</summary>
+        public override bool Equals(object obj)
+        {
+            return this.Equals(obj as global::Sdkpp.Activity);
+        }
+
+        /// <summary>A hash code consistent with Equals: equal objects have equal hash codes.</summary>
+        /// <remarks>
+        /// It changes when the object changes; do not change an object while it is a key of a hash table.
+        /// It combines Name, Type, SupportedPlatforms.
+        /// </remarks>
+        public override int GetHashCode()
+        {
+            int h = 17;
+            unchecked
+            {
+                h = h * 31 + (this.Name() ?? "").GetHashCode();
+                h = h * 31 + this.Type().GetHashCode();
+                h = h * 31 + this.SupportedPlatforms().GetHashCode();
+            }
+            return h;
         }
     }
 
@@ -7485,6 +7534,10 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Activity_GetButtons(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Activity_Equals(ref global::System.IntPtr self, ref global::System.IntPtr other);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_ActivityInvite_Init(ref global::System.IntPtr self);

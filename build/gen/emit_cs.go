@@ -520,7 +520,9 @@ func csCheckAgainstC(c *desc.Class, fs []csNativeFunc) {
 	}
 }
 
-// objectMembers are System.Object members a described member must not hide.
+// objectMembers are System.Object members a described member must not hide. The one exception is
+// the equality form of Equals (csIsEquals), which the binding emits as IEquatable<T>.Equals with
+// the matching Equals(object) and GetHashCode overrides.
 var objectMembers = map[string]bool{"Equals": true, "GetHashCode": true, "GetType": true, "Finalize": true,
 	"MemberwiseClone": true, "ReferenceEquals": true}
 
@@ -585,7 +587,14 @@ func csCheckNames(api *desc.API) {
 			if m.Name == "ToString" && !csIsToString(m) {
 				panic(fmt.Sprintf("emit_cs: %s.ToString must be a non-static method without parameters returning string", c.Name))
 			}
-			member(m.Name, "method "+m.Name)
+			if m.Name == "Equals" && !csIsEquals(m) {
+				panic(fmt.Sprintf("emit_cs: %s.Equals must be a non-static method Equals(other: %s) -> bool", c.Name, c.Name))
+			}
+			if csIsEquals(m) {
+				claim(members, m.Name, "method "+m.Name+" of "+c.Name)
+			} else {
+				member(m.Name, "method "+m.Name)
+			}
 			if m.Ret != nil {
 				csCheckType(m.Ret, false)
 			}
@@ -649,6 +658,71 @@ func csIsToString(m *desc.Method) bool {
 	return m.Name == "ToString" && !m.Static && len(m.Params) == 0 && m.Ret != nil && m.Ret.IsString()
 }
 
+// csIsEquals reports whether m is the equality form Equals(other: C) -> bool of its class C.
+func csIsEquals(m *desc.Method) bool {
+	return m.Name == "Equals" && !m.Static && len(m.Params) == 1 && m.Params[0].Type.Kind == desc.ClassT &&
+		m.Params[0].Type.Class == m.Class && m.Ret != nil && m.Ret.Kind == desc.Prim && m.Ret.Prim == "bool"
+}
+
+// csEquals returns the equality method of c, or nil.
+func csEquals(c *desc.Class) *desc.Method {
+	for _, m := range c.Methods {
+		if csIsEquals(m) {
+			return m
+		}
+	}
+	return nil
+}
+
+// csHashProps are the properties GetHashCode combines: those of c that an equal object must
+// have equal and that hash cheaply and exactly (no optional values, objects, lists or floats,
+// whose 0 and -0 compare equal but may hash apart).
+func csHashProps(c *desc.Class) []*desc.Prop {
+	var ps []*desc.Prop
+	for _, p := range c.Props {
+		if p.Type.Kind == desc.EnumT || (p.Type.Kind == desc.Prim && p.Type.Prim != "float") {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// csEqualityOverrides writes Equals(object) and GetHashCode to match the equality method of c.
+func csEqualityOverrides(w *csWriter, c *desc.Class) {
+	w.line("")
+	w.doc([]string{"True when obj is a non-null " + c.Name + " that Equals(" + c.Name + ") finds equal to this one."}, "")
+	w.line("public override bool Equals(object obj)")
+	w.line("{")
+	w.line("return this.Equals(obj as %s);", csClassRef(c))
+	w.line("}")
+	w.line("")
+	var names []string
+	for _, p := range csHashProps(c) {
+		names = append(names, p.Name)
+	}
+	summary := "A hash code consistent with Equals: equal objects have equal hash codes."
+	remarks := []string{"It changes when the object changes; do not change an object while it is a key of a hash table."}
+	if len(names) > 0 {
+		remarks = append(remarks, "It combines "+strings.Join(names, ", ")+".")
+	}
+	w.doc([]string{summary}, "", remarks...)
+	w.line("public override int GetHashCode()")
+	w.line("{")
+	w.line("int h = 17;")
+	w.line("unchecked")
+	w.line("{")
+	for _, p := range csHashProps(c) {
+		if p.Type.IsString() {
+			w.line("h = h * 31 + (this.%s() ?? \"\").GetHashCode();", csIdent(p.Name))
+		} else {
+			w.line("h = h * 31 + this.%s().GetHashCode();", csIdent(p.Name))
+		}
+	}
+	w.line("}")
+	w.line("return h;")
+	w.line("}")
+}
+
 // csEnum writes an enum.
 func csEnum(w *csWriter, e *desc.Enum) {
 	var remarks []string
@@ -675,7 +749,11 @@ func csClass(w *csWriter, c *desc.Class) {
 	native := csNS + "Native." + cClass(c)
 	remarks := []string{"Dispose releases the native object; an object that is not disposed is released by its finalizer."}
 	w.doc(c.Doc, "The "+c.Name+" class.", remarks...)
-	w.line("public sealed class %s : global::System.IDisposable", name)
+	if csEquals(c) != nil {
+		w.line("public sealed class %s : global::System.IDisposable, global::System.IEquatable<%s>", name, csClassRef(c))
+	} else {
+		w.line("public sealed class %s : global::System.IDisposable", name)
+	}
 	w.line("{")
 	w.line("// The library's object id (the opaque field of %s); zero once dropped.", cClass(c))
 	w.line("internal %s handle;", csIntPtr)
@@ -822,6 +900,9 @@ func csClass(w *csWriter, c *desc.Class) {
 		if m.Ret != nil {
 			ret = csOut(m.Ret)
 		}
+		if csIsEquals(m) {
+			remarks = append(remarks, "False when other is null; true when other is this object.")
+		}
 		w.doc(m.Doc, "Calls "+cClass(c)+"_"+m.Name+".", remarks...)
 		switch {
 		case csIsToString(m):
@@ -832,6 +913,16 @@ func csClass(w *csWriter, c *desc.Class) {
 			w.line("public %s %s(%s)", ret, csIdent(m.Name), strings.Join(ps, ", "))
 		}
 		w.line("{")
+		if csIsEquals(m) {
+			w.line("if (global::System.Object.ReferenceEquals(%s, null))", csIdent(m.Params[0].Name))
+			w.line("{")
+			w.line("return false;")
+			w.line("}")
+			w.line("if (global::System.Object.ReferenceEquals(%s, this))", csIdent(m.Params[0].Name))
+			w.line("{")
+			w.line("return true;")
+			w.line("}")
+		}
 		self := "ref this.handle"
 		if m.Static {
 			self = ""
@@ -839,6 +930,9 @@ func csClass(w *csWriter, c *desc.Class) {
 		}
 		csBody(w, native+"_"+m.Name, self, m.Params, m.Ret, !m.Static)
 		w.line("}")
+		if csIsEquals(m) {
+			csEqualityOverrides(w, c)
+		}
 	}
 	w.line("}")
 }

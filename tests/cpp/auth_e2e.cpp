@@ -555,6 +555,12 @@ static void PhaseSocial()
               act->Assets()->LargeUrl() == std::optional<std::string>("https://game.example/large") &&
               act->GetButtons().size() == 1 && !act->Secrets(),
           "the friend sees the rich presence, URLs and name override, no secret (rules ACT-2, ACT-4, ACT-5)");
+    Activity copy = a;
+    Check(a.Equals(copy) && act->Equals(*hostSeen->GameActivity()), "Activity::Equals: a copy, and two snapshots of one presence");
+    ActivityAssets changed = *copy.Assets();
+    changed.SetSmallUrl("https://game.example/other");
+    copy.SetAssets(changed);
+    Check(!a.Equals(copy) && !act->Equals(a), "Activity::Equals compares nested assets; the friend's copy has no secret");
     Check(hostSeen->Status() == StatusType::Online, "UserHandle::Status");
     auto playing = guest.GetRelationshipsByGroup(RelationshipGroupType::OnlinePlayingGame);
     Check(playing.size() == 1 && playing[0].Id() == hostId, "GetRelationshipsByGroup(OnlinePlayingGame)");

@@ -200,11 +200,38 @@ static void TestClientRecreate()
     }
 }
 
+// Activity::Equals compares every field, nested parts included; an invalid object equals nothing.
+static void TestActivityEquals()
+{
+    Activity a;
+    a.SetName("Harbor Siege");
+    ActivityTimestamps ts;
+    ts.SetStart(1700000000000);
+    a.SetTimestamps(ts);
+    ActivitySecrets secrets;
+    secrets.SetJoin("join-secret");
+    a.SetSecrets(secrets);
+    Activity b = a;
+    CHECK(a.Equals(b) && b.Equals(a) && a.Equals(a));
+    ts.SetEnd(1700000600000);
+    b.SetTimestamps(ts);
+    CHECK(!a.Equals(b));
+    b.SetTimestamps(*a.Timestamps());
+    secrets.SetJoin("other-secret");
+    b.SetSecrets(secrets);
+    CHECK(!a.Equals(b));
+    b.SetSecrets(std::nullopt);
+    CHECK(!a.Equals(b) && !b.Equals(a));
+    Activity moved = std::move(b);
+    CHECK(!b.Equals(moved) && !moved.Equals(b)); // refused, not fatal
+}
+
 int main()
 {
     uint64_t before = GetObjectCount();
     TestHandleContract();
     TestRoundTrips();
+    TestActivityEquals();
     TestCallbacks();
     TestClientRecreate();
     RunCallbacks();

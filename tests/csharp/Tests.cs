@@ -463,6 +463,43 @@ static partial class Program
             }
         });
 
+        Test("Activity.Equals: field-wise, with Equals(object) and GetHashCode to match", () =>
+        {
+            using (var a = new Activity())
+            using (var assets = new ActivityAssets())
+            using (var button = new ActivityButton())
+            {
+                a.SetName("Harbor Siege");
+                a.SetState("In a match");
+                assets.SetLargeImage("map_harbor");
+                a.SetAssets(assets);
+                button.SetLabel("Watch");
+                button.SetUrl("https://game.example/watch");
+                a.AddButton(button);
+                using (var b = a.Clone())
+                {
+                    Check(a.Equals(b) && b.Equals(a) && a.Equals((object)b), "a clone is equal");
+                    Eq(a.GetHashCode(), b.GetHashCode(), "equal activities hash alike");
+                    var set = new HashSet<Activity> { a };
+                    Check(set.Contains(b), "a HashSet finds an equal activity");
+                    Check(a.Equals(a) && !a.Equals((Activity)null) && !a.Equals((object)null) && !a.Equals("Harbor Siege"),
+                        "itself yes; null and other types no");
+                    using (var other = new ActivityAssets())
+                    {
+                        other.SetLargeImage("map_fort");
+                        b.SetAssets(other);
+                    }
+                    Check(!a.Equals(b) && !b.Equals((object)a), "a different nested asset makes them differ");
+                    b.SetAssets(assets);
+                    Check(a.Equals(b), "equal again");
+                    b.AddButton(button);
+                    Check(!a.Equals(b), "one more button makes them differ");
+                    b.Dispose();
+                    Check(!a.Equals(b), "a disposed activity equals nothing (the library refuses it)");
+                }
+            }
+        });
+
         Test("Dispose twice is harmless; use after Dispose returns defaults", () =>
         {
             ulong before = Sdk.GetObjectCount();

@@ -715,6 +715,16 @@ static class AuthE2E
                 done = false;
                 host.UpdateRichPresence(a, r => { using (r) ok = r.Successful(); done = true; });
                 Check(Pump(() => done) && ok, "UpdateRichPresence with every Activity field");
+                using (Activity copy = a.Clone())
+                using (ActivityParty other = new ActivityParty())
+                {
+                    bool same = a.Equals(copy);
+                    other.SetId("party-cs");
+                    other.SetCurrentSize(2);
+                    other.SetMaxSize(4);
+                    copy.SetParty(other);
+                    Check(same && !a.Equals(copy), "Activity.Equals: a copy is equal, a different party size is not");
+                }
             }
             using (UserHandle seen = guest.GetUser(hostId))
             {
@@ -729,6 +739,9 @@ static class AuthE2E
                         assets.LargeUrl() == "https://game.example/large" && buttons.Length == 1 && secrets == null,
                         "the friend sees the rich presence, URLs and name override, no secret (rules ACT-2, ACT-4, ACT-5)");
                     foreach (ActivityButton b in buttons) b.Dispose();
+                    using (Activity again = seen.GameActivity())
+                        Check(act.Equals(again) && act.Equals((object)again) && act.GetHashCode() == again.GetHashCode(),
+                            "Activity.Equals: two snapshots of one presence are equal");
                 }
                 Check(seen.Status() == StatusType.Online, "UserHandle.Status");
                 RelationshipHandle[] playing = guest.GetRelationshipsByGroup(RelationshipGroupType.OnlinePlayingGame);
