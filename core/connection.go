@@ -176,7 +176,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 		if u, ok := r.User.data(); ok {
 			c.cacheUserLocked(u)
 			c.conn.currentUserID = u.id
-			c.setProfilesLocked(u.id, r.User.ApplicationProfiles)
+			c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{u.id: r.User.ApplicationProfiles})
 		}
 		// A new session may follow a gap: no cached history is known to be gap-free any more.
 		for _, ch := range c.msg.channels {

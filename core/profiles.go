@@ -15,22 +15,60 @@ type profileState struct {
 	snap atomic.Pointer[profileSnapshot]
 }
 
-// setProfilesLocked publishes a user's profiles (c.mu held, which orders the writers).
-func (c *Client) setProfilesLocked(userID uint64, profiles []wire.ApplicationProfile) {
+// setProfilesLocked publishes users' profiles, by user id (c.mu held, which orders the
+// writers). It copies the snapshot once however many users change, and reports whether any
+// user's profiles changed.
+func (c *Client) setProfilesLocked(updates map[uint64][]wire.ApplicationProfile) bool {
 	old := c.profiles.snap.Load()
+	changed := false
+	for id, profiles := range updates {
+		var cur []*wire.ApplicationProfile
+		known := false
+		if old != nil {
+			cur, known = (*old)[id]
+		}
+		if !known || !profilesEqual(cur, profiles) {
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return false
+	}
 	next := profileSnapshot{}
 	if old != nil {
 		for k, v := range *old {
 			next[k] = v
 		}
 	}
-	list := make([]*wire.ApplicationProfile, len(profiles))
-	for i := range profiles {
-		p := profiles[i]
-		list[i] = &p
+	for id, profiles := range updates {
+		list := make([]*wire.ApplicationProfile, len(profiles))
+		for i := range profiles {
+			p := profiles[i]
+			list[i] = &p
+		}
+		next[id] = list
 	}
-	next[userID] = list
 	c.profiles.snap.Store(&next)
+	return true
+}
+
+// profilesEqual reports whether a published list holds the same profiles as a wire list.
+func profilesEqual(published []*wire.ApplicationProfile, profiles []wire.ApplicationProfile) bool {
+	if len(published) != len(profiles) {
+		return false
+	}
+	for i := range profiles {
+		x, y := *published[i], profiles[i]
+		if !equalPtr(x.ProviderID, y.ProviderID) {
+			return false
+		}
+		x.ProviderID, y.ProviderID = nil, nil
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // profileHandles returns views of a user's profiles from the published snapshot.

@@ -50,3 +50,57 @@ func TestUserApplicationProfiles(t *testing.T) {
 		t.Fatal("a closed client still answers")
 	}
 }
+
+// Two players befriend: each sees the other's provisional profile, already inside the
+// RelationshipCreated callback and without the lock; a later session has it from READY.
+func TestFriendApplicationProfiles(t *testing.T) {
+	env := servertest.Start(t)
+	alice, bob := connected(t, env, "prof-alice"), connected(t, env, "prof-bob")
+	aliceID, bobID := alice.GetCurrentUserV2().Id(), bob.GetCurrentUserV2().Id()
+	if got := bob.GetUserApplicationProfiles(aliceID); len(got) != 0 {
+		t.Fatalf("bob knows %d profiles of a stranger", len(got))
+	}
+	inCallback := map[uint64]int{}
+	for _, c := range []*sdkClient{alice, bob} {
+		c := c
+		c.SetRelationshipCreatedCallback(Func(func(id uint64, platform bool) {
+			if platform {
+				inCallback[id] = len(c.GetUserApplicationProfilesNoLock(id))
+			}
+		}))
+	}
+	befriend(t, alice, bob)
+
+	check := func(who string, c *sdkClient, friend uint64, ext string) {
+		t.Helper()
+		u := c.GetUser(friend)
+		if u == nil {
+			t.Fatalf("%s: the friend is not cached", who)
+		}
+		for name, got := range map[string][]*UserApplicationProfileHandle{
+			"locked": c.GetUserApplicationProfiles(friend), "no lock": c.GetUserApplicationProfilesNoLock(friend),
+			"user handle": u.UserApplicationProfiles(),
+		} {
+			if len(got) != 1 || got[0].ProviderType() != ExternalIdentityProviderTypeDiscordBot ||
+				got[0].ProviderIssuedUserId() != ext || got[0].Username() != "Guest "+ext {
+				t.Fatalf("%s, %s: %d profiles %v", who, name, len(got), got)
+			}
+		}
+	}
+	await(t, "the created callbacks", func() bool { return len(inCallback) == 2 })
+	check("alice", alice, bobID, "prof-bob")
+	check("bob", bob, aliceID, "prof-alice")
+	if inCallback[aliceID] != 1 || inCallback[bobID] != 1 {
+		t.Fatalf("profiles seen inside RelationshipCreated: %v", inCallback)
+	}
+
+	// A new session of alice's learns bob's profile from READY's relationships.
+	again := newSDKClient(t, env, nil)
+	var up *ClientResult
+	again.UpdateToken(AuthorizationTokenTypeBearer, botProvisionalToken(t, env, "prof-alice"), resultCallback(&up))
+	again.Connect()
+	await(t, "the second session", func() bool {
+		return again.GetRelationshipHandle(bobID).DiscordRelationshipType() == RelationshipTypeFriend
+	})
+	check("alice's second session", again, bobID, "prof-bob")
+}

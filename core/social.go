@@ -132,11 +132,18 @@ func (c *Client) onSocialReady(data json.RawMessage) {
 	c.social.appID = uint64(r.Application.ID)
 	c.social.rels = map[uint64]*relData{}
 	c.social.presences = map[uint64]wire.PresenceUpdate{}
+	// READY's relationship objects carry the other users' profiles in this game (none when
+	// absent).
+	profiles := map[uint64][]wire.ApplicationProfile{}
 	for i, list := range [][]wire.Relationship{r.Relationships, r.GameRelationships} {
 		for _, rel := range list {
 			c.applyRelLocked(rel, i == 0, false)
+			if rel.User.ID != 0 {
+				profiles[uint64(rel.User.ID)] = rel.User.ApplicationProfiles
+			}
 		}
 	}
+	c.setProfilesLocked(profiles)
 	for _, p := range r.Presences {
 		c.social.presences[uint64(p.User.ID)] = p
 	}
@@ -191,10 +198,16 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 		}
 		platform := !strings.HasPrefix(event, "GAME_")
 		id := uint64(rel.ID)
+		removed := strings.HasSuffix(event, "_REMOVE")
 		c.mu.Lock()
 		wasFriend := c.social.rels[id].friend()
-		c.applyRelLocked(rel, platform, strings.HasSuffix(event, "_REMOVE"))
+		c.applyRelLocked(rel, platform, removed)
 		isFriend := c.social.rels[id].friend()
+		if !platform && !removed && rel.User.ID != 0 {
+			// A game relationship's user carries its profiles in this game; a platform one's
+			// cannot (APPLICATION_PROFILES_UPDATE came before it).
+			c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{uint64(rel.User.ID): rel.User.ApplicationProfiles})
+		}
 		c.mu.Unlock()
 		switch {
 		case strings.HasSuffix(event, "_ADD"):
@@ -206,6 +219,22 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
 		}
 		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+	case wire.EventApplicationProfilesUpdate:
+		var u wire.User
+		if err := json.Unmarshal(data, &u); err != nil || u.ID == 0 {
+			c.logf(LoggingSeverityWarning, "malformed %s", event)
+			return true
+		}
+		id := uint64(u.ID)
+		c.mu.Lock()
+		if d, ok := userFromWire(u); ok {
+			c.cacheUserLocked(d)
+		}
+		changed := c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles})
+		c.mu.Unlock()
+		if changed {
+			postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+		}
 	case wire.EventPresenceUpdate:
 		var p wire.PresenceUpdate
 		if err := json.Unmarshal(data, &p); err != nil || p.User.ID == 0 {

@@ -110,7 +110,8 @@ func (s *Server) wireSocial() {
 }
 
 // readySocial gives READY the user's relationships, game relationships (of the session's game)
-// and friends' presences, so that a fresh session starts complete.
+// with the other users' game profiles in that game, and friends' presences, so that a fresh
+// session starts complete.
 func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[string]any, error) {
 	rows, err := s.store.ListRelationships(ctx, who.UserID, who.AppID)
 	if err != nil {
@@ -118,7 +119,7 @@ func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[str
 	}
 	platform, game := []wire.Relationship{}, []wire.Relationship{}
 	for i := range rows {
-		obj, err := s.social.Object(ctx, s.store, &rows[i])
+		obj, err := s.social.Object(ctx, s.store, &rows[i], who.AppID)
 		if err != nil {
 			return nil, err
 		}

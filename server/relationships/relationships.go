@@ -24,6 +24,12 @@
 // (platform rows, on every session) or GAME_RELATIONSHIP_ADD/UPDATE/REMOVE (game rows, on the
 // sessions of that application), with the relationship object as d (type 0 on REMOVE).
 //
+// The user of a relationship object carries application_profiles (sdkpp): the other user's game
+// profiles in the application of the token (list routes) or of the game relationship (events).
+// A platform event reaches sessions of every application, so its user carries none; before it,
+// each application in which the other user has profiles gets APPLICATION_PROFILES_UPDATE on the
+// user's sessions of that application.
+//
 // # Rules
 //
 //   - A request to a user who has a pending request to the caller accepts it.
@@ -39,7 +45,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +165,7 @@ func (s *Service) list(game bool) handler {
 			if (r.AppID != 0) != game {
 				continue
 			}
-			obj, err := s.Object(q.Context(), s.Store, &r)
+			obj, err := s.Object(q.Context(), s.Store, &r, q.app)
 			if err != nil {
 				return nil, err
 			}
@@ -167,14 +175,20 @@ func (s *Service) list(game bool) handler {
 	}
 }
 
-// Object is the wire form of r.
-func (s *Service) Object(ctx context.Context, st store.Store, r *store.Relationship) (wire.Relationship, error) {
+// Object is the wire form of r; its user carries the other user's game profiles in profilesApp
+// (none when 0).
+func (s *Service) Object(ctx context.Context, st store.Store, r *store.Relationship, profilesApp uint64) (wire.Relationship, error) {
 	u, err := st.GetUser(ctx, r.PeerID)
 	if err != nil {
 		return wire.Relationship{}, err
 	}
 	obj := wire.Relationship{ID: wire.Snowflake(r.PeerID), Type: r.Type, User: users.Object(u, false),
 		IsSpamRequest: r.Spam, Since: r.CreatedAt.UTC().Format(time.RFC3339Nano)}
+	if profilesApp != 0 {
+		if obj.User.ApplicationProfiles, err = users.Profiles(ctx, st, u, profilesApp); err != nil {
+			return wire.Relationship{}, err
+		}
+	}
 	if r.AppID != 0 {
 		app := wire.Snowflake(r.AppID)
 		obj.ApplicationID = &app
@@ -375,6 +389,9 @@ type event struct {
 	user, app uint64
 	name      string
 	data      wire.Relationship
+	// profiles are, by application, the other user with its game profiles there: sent as
+	// APPLICATION_PROFILES_UPDATE before a platform event.
+	profiles map[uint64]wire.User
 }
 
 func (c *changes) get(user, peer, app uint64) (*store.Relationship, error) {
@@ -430,13 +447,39 @@ func (c *changes) set(user, peer, app uint64, typ int, spam bool) error {
 	if err != nil {
 		return err
 	}
-	obj, err := c.s.Object(c.ctx, c.st, r)
+	obj, err := c.s.Object(c.ctx, c.st, r, app)
 	if err != nil {
 		return err
 	}
-	c.events = append(c.events, event{user: user, app: app, name: name, data: obj})
+	e := event{user: user, app: app, name: name, data: obj}
+	if app == 0 && typ != store.RelNone {
+		if e.profiles, err = c.profiles(peer); err != nil {
+			return err
+		}
+	}
+	c.events = append(c.events, e)
 	c.pairs = append(c.pairs, [2]uint64{user, peer})
 	return nil
+}
+
+// profiles returns, for each application in which peer has game profiles, peer's user object
+// with those profiles.
+func (c *changes) profiles(peer uint64) (map[uint64]wire.User, error) {
+	u, err := c.st.GetUser(c.ctx, peer)
+	if err != nil {
+		return nil, err
+	}
+	all, err := users.AllProfiles(c.ctx, c.st, u)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uint64]wire.User, len(all))
+	for app, list := range all {
+		obj := users.Object(u, false)
+		obj.ApplicationProfiles = list
+		out[app] = obj
+	}
+	return out, nil
 }
 
 // tx runs fn in a transaction and, once committed, sends the events and calls OnChange.
@@ -451,6 +494,9 @@ func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 	}
 	if s.Notifier != nil {
 		for _, e := range c.events {
+			for _, app := range slices.Sorted(maps.Keys(e.profiles)) {
+				s.Notifier.DispatchApp(app, e.user, wire.EventApplicationProfilesUpdate, e.profiles[app])
+			}
 			if e.app == 0 {
 				s.Notifier.Dispatch(e.user, e.name, e.data)
 			} else {

@@ -42,21 +42,25 @@ func Object(u *store.User, premiumVisible bool) wire.User {
 
 // Profiles returns the user's external identities in an application as game profiles.
 func Profiles(ctx context.Context, st store.Store, u *store.User, appID uint64) ([]wire.ApplicationProfile, error) {
+	all, err := AllProfiles(ctx, st, u)
+	return all[appID], err
+}
+
+// AllProfiles returns the user's external identities as game profiles, by application. Each
+// application may see only its own (another game's identities are not its business).
+func AllProfiles(ctx context.Context, st store.Store, u *store.User) (map[uint64][]wire.ApplicationProfile, error) {
 	ids, err := st.ListIdentitiesByUser(ctx, u.ID)
 	if err != nil {
 		return nil, fmt.Errorf("users: identities of %d: %w", u.ID, err)
 	}
-	var out []wire.ApplicationProfile
+	name := u.GlobalName
+	if name == "" {
+		name = u.Username
+	}
+	out := map[uint64][]wire.ApplicationProfile{}
 	for _, id := range ids {
-		if id.AppID != appID {
-			continue // another game's identities are not this game's business
-		}
-		name := u.GlobalName
-		if name == "" {
-			name = u.Username
-		}
-		out = append(out, wire.ApplicationProfile{ApplicationID: wire.Snowflake(id.AppID), Username: name,
-			ProviderIssuedUserID: id.ExternalID, ProviderType: id.Type})
+		out[id.AppID] = append(out[id.AppID], wire.ApplicationProfile{ApplicationID: wire.Snowflake(id.AppID),
+			Username: name, ProviderIssuedUserID: id.ExternalID, ProviderType: id.Type})
 	}
 	return out, nil
 }

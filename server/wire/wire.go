@@ -64,7 +64,9 @@ type User struct {
 	// IsProvisional is true for provisional accounts (rule AU-5).
 	IsProvisional bool `json:"is_provisional"`
 	// ApplicationProfiles (sdkpp) are the user's external identities in the application of the
-	// session, given in READY for the signed-in user.
+	// session or token: given in READY for the signed-in user, and for other users in the
+	// relationship objects of READY, of the relationship list and of game relationship events,
+	// and in APPLICATION_PROFILES_UPDATE. Absent when the user has none there.
 	ApplicationProfiles []ApplicationProfile `json:"application_profiles,omitempty"`
 }
 

@@ -519,6 +519,16 @@ static void PhaseSocial()
     guest.AcceptDiscordFriendRequest(hostId, [&](ClientResult r) { ok = r.Successful(); done = true; });
     Check(Pump([&] { return done && host.GetRelationshipHandle(guestId).DiscordRelationshipType() == RelationshipType::Friend; }) && ok,
           "the request is accepted: friends on both sides");
+    auto profileOf = [](std::vector<UserApplicationProfileHandle> ps, const char* prefix) {
+        return ps.size() == 1 && ps[0].ProviderType() == ExternalIdentityProviderType::DiscordBot &&
+               ps[0].ProviderIssuedUserId().rfind(prefix, 0) == 0;
+    };
+    Check(Pump([&] {
+              auto seenHost = guest.GetUser(hostId);
+              return seenHost && profileOf(seenHost->UserApplicationProfiles(), "social-host-") &&
+                     profileOf(host.GetUserApplicationProfilesNoLock(guestId), "social-guest-");
+          }),
+          "friends see each other's provisional profile (UserHandle::UserApplicationProfiles, GetUserApplicationProfilesNoLock)");
 
     Activity a;
     a.SetName("Harbor Siege");

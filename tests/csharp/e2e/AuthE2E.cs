@@ -661,6 +661,16 @@ static class AuthE2E
             return platform ? h.DiscordRelationshipType() : h.GameRelationshipType();
     }
 
+    // ProfileOf tells whether ps is one bot-issued profile whose external id starts with prefix;
+    // it disposes ps.
+    static bool ProfileOf(UserApplicationProfileHandle[] ps, string prefix)
+    {
+        bool ok = ps.Length == 1 && ps[0].ProviderType() == ExternalIdentityProviderType.DiscordBot &&
+            ps[0].ProviderIssuedUserId().StartsWith(prefix, StringComparison.Ordinal);
+        foreach (UserApplicationProfileHandle p in ps) p.Dispose();
+        return ok;
+    }
+
     // Relationships, rich presence and invites: two players befriend and see each other's rich
     // presence; an invite accepted on one of the guest's two devices fires on both (rule EVT-1).
     static void PhaseSocial()
@@ -686,6 +696,9 @@ static class AuthE2E
             guest.AcceptDiscordFriendRequest(hostId, r => { using (r) ok = r.Successful(); done = true; });
             Check(Pump(() => done && RelType(host, guestId, true) == RelationshipType.Friend) && ok,
                 "the request is accepted: friends on both sides");
+            Check(Pump(() => ProfileOf(host.GetUserApplicationProfiles(guestId), "social-guest-") &&
+                    ProfileOf(guest.GetUserApplicationProfilesNoLock(hostId), "social-host-")),
+                "friends see each other's provisional profile (GetUserApplicationProfiles, GetUserApplicationProfilesNoLock)");
 
             using (Activity a = new Activity())
             using (ActivityAssets assets = new ActivityAssets())

@@ -1,0 +1,9 @@
+package wire
+
+// EventApplicationProfilesUpdate (sdkpp) gives the sessions of one application the game
+// profiles another user has in it: d is that user's user object with application_profiles (of
+// that application only; absent when none). The service sends it before a platform
+// RELATIONSHIP_ADD or RELATIONSHIP_UPDATE, which reach the sessions of every application and so
+// cannot carry one application's profiles; relationship objects of READY, of GET
+// /users/@me/relationships and of GAME_RELATIONSHIP_* events carry them in their user instead.
+const EventApplicationProfilesUpdate = "APPLICATION_PROFILES_UPDATE"
