@@ -334,6 +334,16 @@ func TestInviteAcceptedOnOneDeviceFiresOnBoth(t *testing.T) {
 		inv.PartyId() != "party-7" || !inv.IsValid() || inv.MessageId() == 0 {
 		t.Fatalf("invite %+v", inv)
 	}
+	// The invite's channel is the players' DM channel: a direct message between them lands there.
+	var sent *ClientResult
+	var dm uint64
+	guest1.SendUserMessage(hostID, "on my way", Func(func(r *ClientResult, id uint64) { sent, dm = r, id }))
+	await(t, "a direct message", func() bool { return sent != nil })
+	mustSucceed(t, "SendUserMessage", sent)
+	if m := guest1.GetMessageHandle(dm); inv.ChannelId() == 0 || m == nil || m.ChannelId() != inv.ChannelId() ||
+		got2[0].ChannelId() != inv.ChannelId() {
+		t.Fatalf("invite channel %d, DM channel %v", inv.ChannelId(), m)
+	}
 
 	var secret string
 	var res *ClientResult

@@ -26,13 +26,17 @@
 //
 // A Join invite needs the sender's activity in the game to have a party id and a join secret; a
 // join request needs the recipient's. Sender and recipient must be friends (50007 otherwise).
-// ACTIVITY_INVITE_CREATE (d: invite) reaches every session of the recipient; the invite's
-// application_id tells which game, so a sibling application can recognise it (INV-1). cover_image
+// ACTIVITY_INVITE_CREATE (d: invite) reaches the recipient's sessions of the sender's game and
+// of its sibling applications (one parent and its children), not those of unrelated games; the
+// invite's application_id tells which game, so a sibling application can recognise it (INV-1).
+// channel_id is the DM channel of sender and recipient, opened if needed, where the platform
+// shows the invite message; message_id is the invite's id. cover_image
 // is the activity's invite_cover_image, else the application's rich-presence cover image
 // (ACT-3). Accepting answers with the sender's join secret and sends ACTIVITY_INVITE_UPDATE with
 // accepted true to every connected session of the acceptor (EVT-1). An invite is valid while the
 // sender's activity keeps that party and for at most InviteLifetime; when it stops being valid
-// the recipient gets ACTIVITY_INVITE_UPDATE with is_valid false.
+// the recipient gets ACTIVITY_INVITE_UPDATE with is_valid false, on the sessions that got the
+// invite.
 package presence
 
 import (
@@ -67,6 +71,7 @@ const LargeGuild = 200
 // Hub is the gateway as presence uses it; *gateway.Hub is one.
 type Hub interface {
 	Dispatch(userID uint64, event string, data any)
+	DispatchApp(appID, userID uint64, event string, data any)
 	Online(userID uint64) bool
 	OnlineApp(appID, userID uint64) bool
 }
@@ -454,8 +459,16 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
+	audience, err := s.familyApps(ctx, recipient, familyRoot(app.ID, app.ParentID)) // rule INV-1
+	if err != nil {
+		return nil, err
+	}
+	channel, err := s.dmChannel(ctx, t.UserID, recipient)
+	if err != nil {
+		return nil, err
+	}
 	inv := &wire.ActivityInvite{ID: wire.Snowflake(s.IDs.Next()), Type: body.Type, SenderID: wire.Snowflake(t.UserID),
-		RecipientID: wire.Snowflake(recipient), ApplicationID: wire.Snowflake(app.ID), PartyID: act.Party.ID,
+		RecipientID: wire.Snowflake(recipient), ChannelID: wire.Snowflake(channel), ApplicationID: wire.Snowflake(app.ID), PartyID: act.Party.ID,
 		SessionID: strconv.FormatUint(t.UserID, 10) + ":" + strconv.FormatUint(app.ID, 10), Content: body.Content,
 		CoverImage: string(cover), IsValid: true, CreatedAt: s.Clock.Now().UTC().Format(time.RFC3339Nano)}
 	inv.MessageID = inv.ID
@@ -482,7 +495,7 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	}
 	out := *inv
 	s.mu.Unlock()
-	s.Hub.Dispatch(recipient, wire.EventActivityInviteCreate, out)
+	s.dispatchInvite(recipient, audience, wire.EventActivityInviteCreate, out)
 	return out, nil
 }
 
@@ -543,9 +556,15 @@ func (s *Service) staleInvitesLocked(userID, appID uint64) []*wire.ActivityInvit
 	return out
 }
 
-// invalidate tells the recipients that their invites are no longer valid.
+// invalidate tells the recipients that their invites are no longer valid, on the sessions of
+// each invite's application family.
 func (s *Service) invalidate(list []*wire.ActivityInvite) {
 	for _, inv := range list {
-		s.Hub.Dispatch(uint64(inv.RecipientID), wire.EventActivityInviteUpdate, *inv)
+		apps, err := s.familyApps(context.Background(), uint64(inv.RecipientID), inviteRoot(inv))
+		if err != nil {
+			s.Logger.Warn("invite invalidation not sent", "invite_id", uint64(inv.ID), "err", err)
+			continue
+		}
+		s.dispatchInvite(uint64(inv.RecipientID), apps, wire.EventActivityInviteUpdate, *inv)
 	}
 }

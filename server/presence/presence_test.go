@@ -28,14 +28,17 @@ type hub struct {
 
 type sent struct {
 	user  uint64
+	app   uint64 // the application whose sessions it was for; 0 for every session
 	event string
 	data  []byte
 }
 
-func (h *hub) Dispatch(userID uint64, event string, data any) {
+func (h *hub) Dispatch(userID uint64, event string, data any) { h.DispatchApp(0, userID, event, data) }
+
+func (h *hub) DispatchApp(appID, userID uint64, event string, data any) {
 	raw, _ := json.Marshal(data)
 	h.mu.Lock()
-	h.sent = append(h.sent, sent{userID, event, raw})
+	h.sent = append(h.sent, sent{userID, appID, event, raw})
 	h.mu.Unlock()
 }
 

@@ -3,36 +3,11 @@ package presence_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 
 	"sdkpp/server/store"
 	"sdkpp/server/wire"
 )
-
-// appNotifier records relationship events with the application they were restricted to (0 for
-// every session of the user).
-type appNotifier struct {
-	mu   sync.Mutex
-	sent []appSent
-}
-
-type appSent struct {
-	user, app uint64
-	event     string
-	data      []byte
-}
-
-func (n *appNotifier) Dispatch(userID uint64, event string, data any) {
-	n.DispatchApp(0, userID, event, data)
-}
-
-func (n *appNotifier) DispatchApp(appID, userID uint64, event string, data any) {
-	raw, _ := json.Marshal(data)
-	n.mu.Lock()
-	n.sent = append(n.sent, appSent{userID, appID, event, raw})
-	n.mu.Unlock()
-}
 
 // identity gives p an external identity in app, as the provisional-account endpoints do.
 func (e *env) identity(p player, app wire.DevApplication, typ, externalID string) {
@@ -49,7 +24,7 @@ func (e *env) identity(p player, app wire.DevApplication, typ, externalID string
 // sessions of that game before a platform event, which every session gets.
 func TestFriendApplicationProfiles(t *testing.T) {
 	e := newEnv(t)
-	n := &appNotifier{}
+	n := e.hub
 	e.rel.Notifier = n
 	ann, ben := e.player("ann", e.app), e.player("ben", e.app)
 	e.identity(ann, e.app, "BOT", "ext-ann")

@@ -583,6 +583,7 @@ static void PhaseSocial()
     Check(Pump([&] { return done && got1.size() == 1 && got2.size() == 1; }) && ok, "the invite reaches both devices");
     Check(got1[0].ApplicationId() == AppId() && got1[0].SenderId() == hostId && got1[0].Type() == ActivityActionTypes::Join,
           "the invite names its application (rule INV-1)");
+    Check(got1[0].ChannelId() != 0 && got2[0].ChannelId() == got1[0].ChannelId(), "the invite names its channel (the players' DM channel)");
     std::string secret;
     done = false;
     guest2.AcceptActivityInvite(got2[0], [&](ClientResult r, std::string s) { ok = r.Successful(); secret = s; done = true; });

@@ -770,6 +770,8 @@ static class AuthE2E
                 Check(Pump(() => done && got1.Count == 1 && got2.Count == 1) && ok, "the invite reaches both devices");
                 Check(got1[0].ApplicationId() == AppId() && got1[0].SenderId() == hostId && got1[0].Type() == ActivityActionTypes.Join,
                     "the invite names its application (rule INV-1)");
+                Check(got1[0].ChannelId() != 0 && got2[0].ChannelId() == got1[0].ChannelId(),
+                    "the invite names its channel (the players' DM channel)");
                 string secret = null;
                 done = false;
                 guest2.AcceptActivityInvite(got2[0], (r, s) => { using (r) ok = r.Successful(); secret = s; done = true; });
