@@ -92,6 +92,7 @@ type Client struct {
 	social  socialState
 
 	profiles profileState // published snapshots; read without mu
+	tunnel   tunnel       // API requests over the gateway; its own lock
 
 	closeOnce sync.Once
 }

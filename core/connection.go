@@ -144,6 +144,9 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 	case err != nil:
 		e = ClientErrorUnexpectedClose
 	}
+	if s == gateway.Disconnected {
+		c.tunnel.lost()
+	}
 	c.setStatus(ClientStatus(s), e, detail)
 	if s == gateway.Ready {
 		c.resendPresence()
@@ -153,6 +156,9 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 // onDispatch updates the cache from a gateway dispatch.
 func (c *Client) onDispatch(event string, data json.RawMessage) {
 	switch {
+	case event == eventRequestResult:
+		c.tunnel.answer(data)
+		return
 	case strings.HasPrefix(event, "LOBBY_MESSAGE_") || strings.HasPrefix(event, "MESSAGE_"):
 		c.onMessageDispatch(event, data)
 		return
@@ -165,6 +171,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 	}
 	switch event {
 	case "READY":
+		c.tunnel.lost() // a new session: the old one's answers will not come
 		var r struct {
 			User wireUser `json:"user"`
 		}

@@ -132,9 +132,10 @@ func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, me
 		return
 	}
 	c.start(func(ctx context.Context) {
+		// Over the gateway when connected (tunnel.go); the nonce makes a repeat over HTTP safe.
 		var m wire.LobbyMessage
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/messages",
-			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata}}, &m)
+		err := c.doIdempotent(ctx, rest.Request{Method: http.MethodPost, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/messages",
+			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata, Nonce: newNonce(), EnforceNonce: true}}, &m)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
 		} else {

@@ -320,6 +320,9 @@ func TestConcurrentLobbySendersLoseNothing(t *testing.T) {
 		}
 	}
 	await(t, "every message", func() bool { return len(created) == 3*each })
+	// The members may see a message before its sender has the answer: wait for every answer, so
+	// that none comes after the test has ended.
+	await(t, "every answer", func() bool { mu.Lock(); defer mu.Unlock(); return sent == 3*each })
 	if !slices.IsSorted(created) || len(slices.Compact(slices.Clone(created))) != len(created) {
 		t.Fatalf("created out of order or repeated: %v", created)
 	}

@@ -67,6 +67,8 @@ func (s *Server) newHub() *gateway.Hub {
 		HeartbeatInterval: s.cfg.GatewayHeartbeat,
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
+		// API requests over the gateway (gateway.OpRequest) go to the API handler routes sets.
+		Requests: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.gatewayAPI.ServeHTTP(w, r) }),
 	})
 }
 

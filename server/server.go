@@ -93,6 +93,7 @@ type Server struct {
 	partner    *partner.Handler
 	hub        *gateway.Hub
 	lobbies    *lobbies.Service
+	gatewayAPI http.Handler // the API (paths below its base) for requests over the gateway; set by routes
 	social     *relationships.Service
 	presence   *presence.Service
 	creds      wire.DevCredentials
@@ -246,6 +247,7 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	apiHandler := ratelimit.New(s.cfg.RateLimits, s.cfg.Clock).Wrap(jsonErrors(api, s.log), api)
+	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
 		if strings.HasPrefix(rest, "/v10/") {

@@ -169,58 +169,99 @@ func listen(addr string, p player, onMessage func(content string, at time.Time, 
 	}
 }
 
-// sdkppLatency sends rounds messages one at a time from one player and times each from the send
-// until the SDK (core.Client: gateway, message cache, callback queue) has run the other player's
-// MessageCreated callback inside RunCallbacks, which this goroutine calls in a loop as a game's
-// frame would, without pausing. It also returns the size of a message's dispatch data, for the
+// probeSize sends one message over HTTP and returns the size of its dispatch data, for the
 // anchor to publish payloads of the same size.
-func sdkppLatency(a *api, addr, lobbyID string, from, to player, rounds int) ([]time.Duration, int, error) {
+func probeSize(a *api, addr, lobbyID string, from, to player) (int, error) {
 	var probed atomic.Int64 // written on the gateway client's goroutine
 	probe, err := listen(addr, to, func(_ string, _ time.Time, n int) { probed.Store(int64(n)) })
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
+	defer probe.gw.Close()
 	err = a.send(from, lobbyID, "probe")
 	for deadline := time.Now().Add(10 * time.Second); err == nil && probed.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	probe.gw.Close()
-	size := int(probed.Load())
-	if err != nil || size == 0 {
-		return nil, 0, fmt.Errorf("the probe message did not arrive: %v", err)
+	if err != nil || probed.Load() == 0 {
+		return 0, fmt.Errorf("the probe message did not arrive: %v", err)
 	}
+	return int(probed.Load()), nil
+}
 
+// sdkClient connects a player's SDK client (core.Client) and waits until it is Ready.
+func sdkClient(addr string, p player) (*core.Client, error) {
 	c := core.NewClientWithBases("http://"+addr+server.APIVersionPath, "http://"+addr)
+	c.UpdateToken(core.AuthorizationTokenTypeBearer, p.token, core.Func(func(*core.ClientResult) {}))
+	c.Connect()
+	if !poll(func() bool { return c.GetStatus() == core.ClientStatusReady }) {
+		c.Close()
+		return nil, fmt.Errorf("player %d: the SDK client is not Ready", p.id)
+	}
+	return c, nil
+}
+
+// sdkppLatency sends rounds messages one at a time from one player and times each from the send
+// until the SDK (core.Client: gateway, message cache, callback queue) has run the other player's
+// MessageCreated callback inside RunCallbacks, which this goroutine calls in a loop as a game's
+// frame would, without pausing. overGateway sends with the sender's SDK client
+// (SendLobbyMessage, which goes over its gateway connection); otherwise each message is an HTTP
+// POST /lobbies/{id}/messages, as a game's backend or a client without the SDK sends it.
+func sdkppLatency(a *api, addr, lobbyID string, from, to player, rounds int, overGateway bool) ([]time.Duration, error) {
+	c, err := sdkClient(addr, to)
+	if err != nil {
+		return nil, err
+	}
 	defer c.Close()
 	var got []uint64
 	var at []time.Time
 	c.SetMessageCreatedCallback(core.Func(func(id uint64) { got, at = append(got, id), append(at, time.Now()) }))
-	c.UpdateToken(core.AuthorizationTokenTypeBearer, to.token, core.Func(func(*core.ClientResult) {}))
-	c.Connect()
-	if !poll(func() bool { return c.GetStatus() == core.ClientStatusReady }) {
-		return nil, 0, fmt.Errorf("the receiving SDK client is not Ready")
+	send := func(content string) error { return a.send(from, lobbyID, content) }
+	var sent, failed atomic.Int64 // the sender's results, counted in its callbacks
+	if overGateway {
+		sc, err := sdkClient(addr, from)
+		if err != nil {
+			return nil, err
+		}
+		defer sc.Close()
+		id, _ := strconv.ParseUint(lobbyID, 10, 64)
+		send = func(content string) error {
+			sc.SendLobbyMessage(id, content, core.Func(func(r *core.ClientResult, _ uint64) {
+				if !r.Successful() {
+					failed.Add(1)
+				}
+				sent.Add(1)
+			}))
+			return nil
+		}
 	}
 	var out []time.Duration
 	for i := 0; i < rounds+warmup; i++ {
 		got, at = got[:0], at[:0]
 		start := time.Now()
-		if err := a.send(from, lobbyID, "latency "+strconv.Itoa(i)); err != nil {
-			return nil, 0, err
+		if err := send("latency " + strconv.Itoa(i)); err != nil {
+			return nil, err
 		}
 		if !poll(func() bool { return len(got) > 0 }) {
-			return nil, 0, fmt.Errorf("message %d never reached the callback", i)
+			return nil, fmt.Errorf("message %d never reached the callback", i)
 		}
 		if h := c.GetMessageHandle(got[0]); h == nil || h.Content() != "latency "+strconv.Itoa(i) {
-			return nil, 0, fmt.Errorf("message %d: the callback got another message", i)
+			return nil, fmt.Errorf("message %d: the callback got another message", i)
 		}
 		if i >= warmup {
 			out = append(out, at[0].Sub(start))
 		}
 	}
-	return out, size, nil
+	if overGateway && (!poll(func() bool { return sent.Load() == int64(rounds+warmup) }) || failed.Load() > 0) {
+		return nil, fmt.Errorf("SendLobbyMessage: %d answers, %d failed", sent.Load(), failed.Load())
+	}
+	return out, nil
 }
 
 // poll runs the SDK's callbacks until done or 10 seconds pass.
+//
+// Between runs it yields the processor to the Go scheduler and to the operating system
+// (sched_yield), as a game's frame loop gives way to other threads: on a machine with two cores
+// a loop that never yields takes one of them from the service and the SDK's own goroutines.
 func poll(done func() bool) bool {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		core.RunCallbacks()
@@ -228,6 +269,7 @@ func poll(done func() bool) bool {
 			return true
 		}
 		runtime.Gosched()
+		yieldThread()
 	}
 	return false
 }

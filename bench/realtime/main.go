@@ -20,7 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
+	"strconv"
 	"time"
 
 	"sdkpp/server"
@@ -30,6 +33,7 @@ import (
 const warmup = 20
 
 func main() {
+	defer func() { os.Exit(exit) }()
 	serve := flag.String("serve", "", "internal: run this service (sdkpp or bare) as a child process")
 	serveHeartbeat := flag.Duration("serve-heartbeat", 0, "internal: the child service's gateway heartbeat interval")
 	serveProfile := flag.String("serve-cpuprofile", "", "internal: the child service's CPU profile")
@@ -40,18 +44,29 @@ func main() {
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
 	flag.Parse()
+	if *serve == "" && profileDir != "" {
+		stop, err := profileSelf(filepath.Join(profileDir, "bench-"+strconv.Itoa(os.Getpid())+".pprof"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	if *serve != "" {
 		if err := serveChild(*serve, *serveHeartbeat, *serveProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
-			os.Exit(1)
+			exit = 1
 		}
 		return
 	}
 	if err := run(*rounds, *members, *messages, *window, *idle); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		exit = 1
 	}
 }
+
+// exit is the status main ends with, after its deferred calls have run.
+var exit int
 
 func run(rounds, members, messages, window, idle int) error {
 	rd, err := startRedis()
@@ -61,6 +76,9 @@ func run(rounds, members, messages, window, idle int) error {
 	defer rd.Close()
 	if err := messaging(rd, rounds, members, messages, window); err != nil {
 		return err
+	}
+	if idle == 0 {
+		return nil
 	}
 	return idleConnections(idle)
 }
@@ -81,7 +99,15 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	if err != nil {
 		return err
 	}
-	ours, size, err := sdkppLatency(a, svc.Addr, pair, ps[0], ps[1], rounds)
+	size, err := probeSize(a, svc.Addr, pair, ps[0], ps[1])
+	if err != nil {
+		return err
+	}
+	ours, err := sdkppLatency(a, svc.Addr, pair, ps[0], ps[1], rounds, true)
+	if err != nil {
+		return err
+	}
+	overHTTP, err := sdkppLatency(a, svc.Addr, pair, ps[0], ps[1], rounds, false)
 	if err != nil {
 		return err
 	}
@@ -90,11 +116,14 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		return err
 	}
 	op50, op99 := percentiles(ours)
+	hp50, hp99 := percentiles(overHTTP)
 	bp50, bp99 := percentiles(base)
 	fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time (%d messages, %d-byte payloads)\n", rounds, size)
 	fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
-	fmt.Printf("  sdkpp: POST message (SQLite) -> gateway -> SDK MessageCreated callback   p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 2x)\n",
+	fmt.Printf("  sdkpp: SDK SendLobbyMessage (gateway) -> SDK MessageCreated callback     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 2x)\n",
 		op50, op99, ratio(op50, bp50), ratio(op99, bp99))
+	fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
+		hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
 
 	all, err := a.lobby("fanout", ps)
 	if err != nil {
@@ -161,4 +190,17 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2].Round(time.Microsecond), ds[(len(ds)*99)/100].Round(time.Microsecond)
+}
+
+// profileSelf writes a CPU profile of this process to path until the returned stop is called.
+func profileSelf(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

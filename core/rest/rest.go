@@ -158,7 +158,19 @@ func networkError(ctx context.Context, err error) *Error {
 // decodeError reads the platform's error bodies: {"code","message","errors"},
 // {"error","error_description"} and the rate-limit body {"message","retry_after","global"}.
 func decodeError(resp *http.Response, raw []byte) *Error {
-	e := &Error{Status: resp.StatusCode, Body: string(raw)}
+	e := ErrorOf(resp.StatusCode, raw)
+	if e.RetryAfter == 0 {
+		if s, err := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64); err == nil {
+			e.RetryAfter = s
+		}
+	}
+	return e
+}
+
+// ErrorOf is the Error of an answer with status (400 or more) and body, got over HTTP or another
+// transport (the gateway's API requests).
+func ErrorOf(status int, raw []byte) *Error {
+	e := &Error{Status: status, Body: string(raw)}
 	var body struct {
 		Code             int     `json:"code"`
 		Message          string  `json:"message"`
@@ -170,12 +182,7 @@ func decodeError(resp *http.Response, raw []byte) *Error {
 		e.Code, e.Message, e.RetryAfter = body.Code, body.Message, body.RetryAfter
 		e.OAuthError, e.OAuthDescription = body.Error, body.ErrorDescription
 	} else {
-		e.Message = http.StatusText(resp.StatusCode)
-	}
-	if e.RetryAfter == 0 {
-		if s, err := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64); err == nil {
-			e.RetryAfter = s
-		}
+		e.Message = http.StatusText(status)
 	}
 	return e
 }

@@ -54,6 +54,11 @@ type conn struct {
 	rate      []time.Time // ring of the last RateLimit payload times
 	rateNext  int
 	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
+	token     string        // the identified session's access token, for OpRequest; never logged
+
+	remoteAddr string        // the client's address, for OpRequest
+	reqs       chan queued   // loop → request goroutine; nil until the first OpRequest
+	reqsDone   chan struct{} // closed when the request goroutine has returned
 }
 
 func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
@@ -86,7 +91,7 @@ func (c *conn) cut() {
 
 // run serves the connection until it ends.
 func (c *conn) run() {
-	c.ws.SetReadLimit(int64(c.h.cfg.MaxPayloadBytes) + 1) // the reader stops at the limit itself
+	c.ws.SetReadLimit(int64(c.readMax()) + 1) // the reader stops at the limit itself
 	c.readerRan = make(chan struct{})
 	go c.read() // owned by run: finish waits for it
 	c.finish(c.loop())
@@ -95,7 +100,7 @@ func (c *conn) run() {
 // read hands each message to the loop until reading fails or a message is refused.
 func (c *conn) read() {
 	defer close(c.readerRan)
-	max := c.h.cfg.MaxPayloadBytes
+	max := c.readMax()
 	for {
 		var in inbound
 		typ, r, err := c.ws.Reader(c.h.ctx)
@@ -123,6 +128,15 @@ func (c *conn) read() {
 			return
 		}
 	}
+}
+
+// readMax is the largest payload the reader takes: OpRequest payloads may be longer than others,
+// which handle checks against MaxPayloadBytes.
+func (c *conn) readMax() int {
+	if c.h.cfg.Requests != nil {
+		return max(c.h.cfg.MaxPayloadBytes, c.h.cfg.MaxRequestBytes)
+	}
+	return c.h.cfg.MaxPayloadBytes
 }
 
 // finish ends the connection: it detaches (or ends) the session first, so that a client that
@@ -158,6 +172,7 @@ func (c *conn) finish(r closeReq) {
 	if c.readerRan != nil {
 		<-c.readerRan
 	}
+	c.stopRequests()
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -277,15 +292,27 @@ func decodeError(what string) (closeReq, bool) {
 
 // handle serves one client payload; stop says the connection must close with the result.
 func (c *conn) handle(data []byte) (closeReq, bool) {
-	if !c.allow(c.h.cfg.Clock.Now()) {
-		return closeReq{code: CloseRateLimited, reason: "rate limited"}, true
-	}
 	var p struct {
 		Op *int            `json:"op"`
 		D  json.RawMessage `json:"d"`
 	}
 	if !decodeObject(data, &p) || p.Op == nil {
+		if !c.allow(c.h.cfg.Clock.Now()) {
+			return closeReq{code: CloseRateLimited, reason: "rate limited"}, true
+		}
 		return decodeError("decode error")
+	}
+	if *p.Op == OpRequest && c.h.cfg.Requests != nil { // the API's rate limits apply instead
+		if !c.authed {
+			return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
+		}
+		return c.request(p.D)
+	}
+	if !c.allow(c.h.cfg.Clock.Now()) {
+		return closeReq{code: CloseRateLimited, reason: "rate limited"}, true
+	}
+	if len(data) > c.h.cfg.MaxPayloadBytes {
+		return closeReq{code: CloseDecodeError, reason: "payload too large"}, true
 	}
 	switch *p.Op {
 	case OpHeartbeat:
@@ -330,12 +357,21 @@ func nullIfAbsent(raw json.RawMessage) []byte {
 	return raw
 }
 
-// authenticate resolves a token from Identify or Resume; a zero code means success.
+// authenticate resolves a token from Identify or Resume; a zero code means success, and then
+// the connection keeps the token for OpRequest.
 func (c *conn) authenticate(token string) (Identity, closeReq) {
 	token = strings.TrimSpace(token)
 	if len(token) > 7 && strings.EqualFold(token[:7], "Bearer ") {
 		token = strings.TrimSpace(token[7:])
 	}
+	who, r := c.resolve(token)
+	if r.code == 0 {
+		c.token = token
+	}
+	return who, r
+}
+
+func (c *conn) resolve(token string) (Identity, closeReq) {
 	failed := closeReq{code: CloseAuthenticationFailed, reason: "authentication failed"}
 	if token == "" {
 		return Identity{}, failed

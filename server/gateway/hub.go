@@ -104,6 +104,11 @@ type Config struct {
 	// presences), each encoded as JSON; the standard fields cannot be replaced. An error closes
 	// the connection with CloseUnknownError.
 	ReadyExtra func(ctx context.Context, who Identity) (map[string]any, error)
+	// Requests, when set, serves API requests sent over the gateway (OpRequest): the API's
+	// handler, with paths below the API base. Nil: OpRequest is an unknown opcode.
+	Requests http.Handler
+	// MaxRequestBytes is the largest OpRequest payload. Default DefaultMaxRequestBytes.
+	MaxRequestBytes int
 	// AllowIntents, when set, decides whether who's application may use the intents of an
 	// Identify; false closes with CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool
@@ -146,6 +151,7 @@ func New(cfg Config) *Hub {
 	positive(&cfg.RateLimit, DefaultRateLimit)
 	positive(&cfg.RateWindow, DefaultRateWindow)
 	positive(&cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	positive(&cfg.MaxRequestBytes, DefaultMaxRequestBytes)
 	positive(&cfg.WriteTimeout, DefaultWriteTimeout)
 	positive(&cfg.CloseGrace, DefaultCloseGrace)
 	if cfg.Logger == nil {
@@ -194,6 +200,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept answered the request
 	}
 	c := newConn(h, ws, tr.conn, h.resumeURL(r))
+	c.remoteAddr = r.RemoteAddr
 	h.mu.Lock()
 	if h.closed { // Close began during the handshake
 		h.mu.Unlock()

@@ -9,7 +9,6 @@ import (
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
-	"sdkpp/server/webhook"
 	"sdkpp/server/wire"
 )
 
@@ -141,6 +140,7 @@ func (s *Service) create(q *request) (any, error) {
 
 // get serves GET /lobbies/{lobby_id} to a member (Bearer) or the application (Bot).
 func (s *Service) get(q *request) (any, error) {
+	s.flush() // its last message id
 	l, err := s.live(q.ctx, s.Store, q.lobbyID, q.appID, s.Clock.Now())
 	if err != nil {
 		return nil, err
@@ -338,40 +338,14 @@ func (s *Service) sendMessage(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var obj wire.LobbyMessage
-	err = s.inLobby(q, func(st store.Store, out *outbox, l *store.Lobby, now time.Time) error {
-		member, err := st.GetLobbyMember(q.ctx, l.ID, q.userID)
-		if errors.Is(err, store.ErrNotFound) {
-			return wire.MissingAccess()
-		}
-		if err != nil {
-			return err
-		}
-		m := &store.LobbyMessage{ID: s.IDs.Next(), LobbyID: l.ID, AppID: l.AppID, AuthorID: q.userID, Content: req.content,
-			Metadata: orNil(req.meta.v), Flags: int(req.flags.v), AdditionalName: member.AdditionalName, CreatedAt: now}
-		if err := st.InsertLobbyMessage(q.ctx, m); err != nil {
-			return err
-		}
-		touch(l, now)
-		if err := st.UpdateLobby(q.ctx, l); err != nil {
-			return err
-		}
-		a, err := author(q, st, m)
-		if err != nil {
-			return err
-		}
-		obj = messageObject(m, a)
-		app, err := st.GetApplication(q.ctx, l.AppID)
-		if err != nil {
-			return err
-		}
-		if err := webhook.Enqueue(q.ctx, st, s.IDs, now, app, wire.EventLobbyMessageCreate, obj); err != nil {
-			return err
-		}
-		out.webhooks = true
-		return s.toMembers(q, st, out, l, EventLobbyMessageCreate, obj)
-	})
-	return obj, err
+	obj, stored, err := s.acceptMessage(q, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := <-stored; err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // toMembers queues an event to every member of the lobby.
@@ -407,6 +381,7 @@ func (s *Service) listMessages(q *request) (any, error) {
 			return nil, wire.InvalidAt("after", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
 		}
 	}
+	s.flush() // every message members were sent is in the history
 	now := s.Clock.Now()
 	l, err := s.live(q.ctx, s.Store, q.lobbyID, q.appID, now)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -379,6 +380,10 @@ type messageRequest struct {
 	content string
 	meta    opt[map[string]string]
 	flags   opt[int64]
+	// nonce with enforce_nonce makes the send idempotent: a message of the same author in the
+	// same lobby with the same nonce in the last NonceWindow is answered instead of a new one.
+	nonce        string
+	enforceNonce bool
 }
 
 func parseMessage(r *http.Request) (req messageRequest, err error) {
@@ -404,7 +409,36 @@ func parseMessage(r *http.Request) (req messageRequest, err error) {
 	if req.flags.v&^sendableFlags != 0 {
 		return req, wire.InvalidAt("flags", "BASE_TYPE_CHOICES", "Only SUPPRESS_EMBEDS and SUPPRESS_NOTIFICATIONS may be set.")
 	}
+	if req.nonce, err = nonceField(f); err != nil {
+		return req, err
+	}
+	enforce, err := get(f, "enforce_nonce", parseBool)
+	if err != nil {
+		return req, err
+	}
+	req.enforceNonce = enforce.v && req.nonce != ""
 	return req, nil
+}
+
+// nonceField reads a message's nonce: a string of at most MaxNonceChars or an integer, as the
+// platform takes it; "" when absent or null.
+func nonceField(f fields) (string, error) {
+	raw, ok := f.m["nonce"]
+	if !ok || isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		n, err := parseInt(raw, "nonce")
+		if err != nil {
+			return "", wire.InvalidAt("nonce", "BASE_TYPE_BAD_TYPE", "Must be a string or an integer.")
+		}
+		s = strconv.FormatInt(n, 10)
+	}
+	if err := checkLength("nonce", s, 0, MaxNonceChars); err != nil {
+		return "", err
+	}
+	return s, nil
 }
 
 // parseModeration reads a moderation metadata body: a string map of at most 5 keys, keys of at

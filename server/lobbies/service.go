@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sdkpp/server/clock"
@@ -20,15 +21,17 @@ import (
 
 // Limits (anchors: the platform's lobby documentation).
 const (
-	MaxMetadataChars      = 1000   // lobby and member metadata: keys and values together
-	MaxMembersPerLobby    = 1000   // members of one lobby
-	MaxLobbiesPerUser     = 100    // lobbies of one game a user may be in
-	MaxMembersPerRequest  = 25     // members of POST /lobbies and PATCH, operations of a bulk request (rule LOB-4)
-	MaxSecretChars        = 250    // the secret of PUT /lobbies
-	MaxAdditionalName     = 80     // a member's additional_name (rule MSG-2)
-	MaxContentChars       = 2000   // a message's content
-	MinIdleTimeoutSeconds = 5      // idle_timeout_seconds
-	MaxIdleTimeoutSeconds = 604800 // idle_timeout_seconds: 7 days
+	MaxMetadataChars      = 1000            // lobby and member metadata: keys and values together
+	MaxMembersPerLobby    = 1000            // members of one lobby
+	MaxLobbiesPerUser     = 100             // lobbies of one game a user may be in
+	MaxMembersPerRequest  = 25              // members of POST /lobbies and PATCH, operations of a bulk request (rule LOB-4)
+	MaxSecretChars        = 250             // the secret of PUT /lobbies
+	MaxAdditionalName     = 80              // a member's additional_name (rule MSG-2)
+	MaxContentChars       = 2000            // a message's content
+	MaxNonceChars         = 25              // a message's nonce
+	NonceWindow           = 5 * time.Minute // how long an enforced nonce is remembered
+	MinIdleTimeoutSeconds = 5               // idle_timeout_seconds
+	MaxIdleTimeoutSeconds = 604800          // idle_timeout_seconds: 7 days
 	DefaultIdleTimeout    = 5 * time.Minute
 	// SecretLifetime is how long a lobby secret can be used to join: afterwards the lobby lives on
 	// but PUT /lobbies with that secret makes a new lobby.
@@ -87,6 +90,14 @@ type Service struct {
 	// get events in commit order: the SDK drops a message that is not newer than the last one it
 	// delivered, so an older message dispatched after a newer one would be lost.
 	order sync.Mutex
+	// hot holds, under order, what sending a message needs of each lobby messages were sent in
+	// (see hotLobby); hotStale asks the next sender to empty it.
+	hot      map[uint64]*hotLobby
+	hotStale atomic.Bool
+	// nonces remembers, under order, the messages sent with an enforced nonce.
+	nonces nonceMemory
+	// writer commits accepted messages; nil until Start.
+	writer *writer
 
 	startOnce sync.Once
 	wake      chan struct{}
@@ -220,6 +231,8 @@ func (o *outbox) add(app uint64, users []uint64, name string, data any) {
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
+	s.flush()    // messages accepted before this change are stored before it
+	clear(s.hot) // and what senders remember of any lobby is read again after it
 	var out outbox
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
 		out = outbox{}
@@ -317,6 +330,7 @@ func (s *Service) Start() {
 		s.done = make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		s.cancel = cancel
+		s.writer = newWriter(s.Store, s.Logger, s.Kick, func() { s.hotStale.Store(true) })
 		go s.janitor(ctx)
 	})
 }
@@ -328,6 +342,7 @@ func (s *Service) Close() {
 	}
 	s.cancel()
 	<-s.done
+	s.writer.Close()
 }
 
 func (s *Service) wakeJanitor() {

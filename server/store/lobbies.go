@@ -58,6 +58,8 @@ type LobbyStore interface {
 	CreateLobby(ctx context.Context, l *Lobby) error
 	// UpdateLobby writes every field of l but ID, AppID and CreatedAt.
 	UpdateLobby(ctx context.Context, l *Lobby) error
+	// TouchLobby sets only a lobby's activity times (a message was sent in it).
+	TouchLobby(ctx context.Context, id uint64, lastActivity, expires time.Time) error
 	GetLobby(ctx context.Context, id uint64) (*Lobby, error)
 	GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error)
 	// DeleteLobby deletes the lobby with its members, messages and channel link; ErrNotFound when
@@ -160,6 +162,11 @@ func (s *SQLite) UpdateLobby(ctx context.Context, l *Lobby) error {
 		return ErrConflict
 	}
 	return mustAffect(res, err)
+}
+
+func (s *SQLite) TouchLobby(ctx context.Context, id uint64, lastActivity, expires time.Time) error {
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=?`,
+		ts(lastActivity), ts(expires), id))
 }
 
 // nilIfEmpty stores an empty hash as NULL, which the unique index does not compare.

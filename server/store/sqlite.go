@@ -28,6 +28,7 @@ type SQLite struct {
 	cache *stmtCache
 	q     querier // cachedQuerier on the database or the transaction
 	tx    bool
+	memo  *memo
 }
 
 // DatabaseFile is the name of the database inside a data directory.
@@ -60,7 +61,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*SQLite, error) {
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 	cache := newStmtCache(db)
-	s := &SQLite{db: db, cache: cache, q: cachedQuerier{c: cache}}
+	s := &SQLite{db: db, cache: cache, q: cachedQuerier{c: cache}, memo: newMemo()}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -109,13 +110,14 @@ func (s *SQLite) WithTx(ctx context.Context, fn func(Store) error) error {
 	if s.tx {
 		return fn(s)
 	}
+	ctx = uncancelled(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	// Queries first seen in this transaction are prepared once it has ended.
 	defer s.cache.prepareWanted(ctx)
-	if err := fn(&SQLite{db: s.db, cache: s.cache, q: cachedQuerier{c: s.cache, tx: tx}, tx: true}); err != nil {
+	if err := fn(&SQLite{db: s.db, cache: s.cache, q: cachedQuerier{c: s.cache, tx: tx}, tx: true, memo: s.memo}); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -233,6 +235,7 @@ func (s *SQLite) CreateApplication(ctx context.Context, a *Application) error {
 }
 
 func (s *SQLite) UpdateApplication(ctx context.Context, a *Application) error {
+	s.memo.changed()
 	uris, _ := json.Marshal(nonNil(a.RedirectURIs))
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE applications SET name=?, publisher_id=?, parent_id=?,
 		public_client=?, premium_approved=?, redirect_uris=?, webhook_url=?, client_secret_hash=?,
@@ -286,6 +289,7 @@ func (s *SQLite) CreateUser(ctx context.Context, u *User) error {
 }
 
 func (s *SQLite) UpdateUser(ctx context.Context, u *User) error {
+	s.memo.changed()
 	res, err := s.q.ExecContext(ctx, `UPDATE users SET username=?, global_name=?, password_hash=?, bot=?,
 		provisional=?, provisional_app_id=?, premium_type=?, ban_permanent=?, banned_until=?, restricted_by=?
 		WHERE id=?`,
@@ -412,6 +416,7 @@ func (s *SQLite) ListChildAuthorizations(ctx context.Context, parentID uint64) (
 }
 
 func (s *SQLite) DeleteAuthorization(ctx context.Context, id uint64) error {
+	s.memo.changed()
 	return s.WithTx(ctx, func(st Store) error {
 		q := st.(*SQLite).q
 		if _, err := q.ExecContext(ctx, `DELETE FROM tokens WHERE authorization_id=?`, id); err != nil {
@@ -433,6 +438,21 @@ func (s *SQLite) InsertToken(ctx context.Context, t *Token) error {
 }
 
 func (s *SQLite) GetToken(ctx context.Context, hash []byte) (*Token, error) {
+	if s.tx { // a transaction may read its own uncommitted token: not for the cache
+		return s.readToken(ctx, hash)
+	}
+	if t, ok := s.memo.token(hash); ok {
+		return &t, nil
+	}
+	epoch := s.memo.epoch.Load()
+	t, err := s.readToken(ctx, hash)
+	if err == nil {
+		s.memo.keepToken(t, epoch)
+	}
+	return t, err
+}
+
+func (s *SQLite) readToken(ctx context.Context, hash []byte) (*Token, error) {
 	var t Token
 	var scopes string
 	var exp, created int64
@@ -446,6 +466,7 @@ func (s *SQLite) GetToken(ctx context.Context, hash []byte) (*Token, error) {
 }
 
 func (s *SQLite) DeleteToken(ctx context.Context, hash []byte) error {
+	s.memo.changed()
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM tokens WHERE hash=?`, hash))
 }
 

@@ -108,6 +108,11 @@ func (c *stmtCache) Close() {
 
 // cachedQuerier is a querier (the database, or a transaction when tx is set) that runs each
 // query through its cached prepared statement.
+// uncancelled drops ctx's cancellation. Every statement is short, and the driver watches a
+// cancellable context with a goroutine per statement (database/sql one per transaction), which
+// cost more than the statements of a lobby message.
+func uncancelled(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 type cachedQuerier struct {
 	c  *stmtCache
 	tx *sql.Tx
@@ -136,6 +141,7 @@ func (q cachedQuerier) raw() querier {
 }
 
 func (q cachedQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = uncancelled(ctx)
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -147,6 +153,7 @@ func (q cachedQuerier) ExecContext(ctx context.Context, query string, args ...an
 }
 
 func (q cachedQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = uncancelled(ctx)
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -158,6 +165,7 @@ func (q cachedQuerier) QueryContext(ctx context.Context, query string, args ...a
 }
 
 func (q cachedQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = uncancelled(ctx)
 	st, err := q.stmt(ctx, query)
 	if err != nil || st == nil {
 		// A failed prepare is reported by running the query unprepared, which fails the same

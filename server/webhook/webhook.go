@@ -49,24 +49,35 @@ const (
 // the application has no webhook URL. Call it inside the transaction of the change it reports, then
 // Kick the dispatcher after the commit.
 func Enqueue(ctx context.Context, st store.Store, ids *snowflake.Generator, now time.Time, app *store.Application, event string, data any) error {
+	d, err := Delivery(ids, now, app, event, data)
+	if d == nil || err != nil {
+		return err
+	}
+	return st.EnqueueWebhook(ctx, d)
+}
+
+// Delivery is the queue row of event (its data marshalled as the wire's event payload) for app's
+// webhook, or nil when app has no webhook URL. Enqueue stores it at once; a caller that commits
+// later stores it with its own writes.
+func Delivery(ids *snowflake.Generator, now time.Time, app *store.Application, event string, data any) (*store.WebhookDelivery, error) {
 	if app.WebhookURL == "" {
-		return nil
+		return nil, nil
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("webhook: %s data: %w", event, err)
 	}
 	body, err := json.Marshal(wire.WebhookEvent{
 		Version: 1, ApplicationID: wire.Snowflake(app.ID), Type: wire.WebhookTypeEvent,
 		Event: &wire.WebhookPayload{Type: event, Timestamp: now.UTC().Format(time.RFC3339Nano), Data: raw},
 	})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("webhook: %s body: %w", event, err)
 	}
-	return st.EnqueueWebhook(ctx, &store.WebhookDelivery{
+	return &store.WebhookDelivery{
 		ID: ids.Next(), AppID: app.ID, EventType: event, Body: body, State: store.WebhookPending,
 		NextAttemptAt: now, CreatedAt: now,
-	})
+	}, nil
 }
 
 // Sign returns the hex signature of timestamp||body.

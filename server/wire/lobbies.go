@@ -161,4 +161,9 @@ type LobbyMessageRequest struct {
 	Content  string            `json:"content"` // 1 to 2000 characters
 	Metadata map[string]string `json:"metadata,omitempty"`
 	Flags    int               `json:"flags,omitempty"`
+	// Nonce (at most 25 characters) with EnforceNonce makes the send idempotent: the service
+	// answers a repeated send of the same author, lobby and nonce within minutes with the first
+	// message instead of making another.
+	Nonce        string `json:"nonce,omitempty"`
+	EnforceNonce bool   `json:"enforce_nonce,omitempty"`
 }

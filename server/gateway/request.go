@@ -1,0 +1,191 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// API requests over the gateway: an sdkpp extension (the platform has no such opcode).
+//
+// A game's SDK already holds an identified WebSocket; sending a lobby message over it spares an
+// HTTP request its own round trip, its headers and the token lookup, which is most of the time
+// between a send and the other players' MESSAGE_CREATE. The request is served by the same API
+// handler as over HTTP, with the session's token, so it gets the same checks, errors and rate
+// limits. Its answer is a dispatch to the session (EventRequestResult): it has a sequence number
+// and is replayed on Resume like any event, so a client that resumes gets it; a client whose
+// session is lost instead cannot know whether the request ran, and repeats it over HTTP with the
+// same idempotency nonce where the route has one.
+const (
+	// OpRequest is client → server: d is a Request. It does not count against the payload rate
+	// limit (the API's own limits apply) and may be up to Config.MaxRequestBytes long.
+	OpRequest = 100
+	// EventRequestResult is the dispatch that answers an OpRequest: d is a RequestResult.
+	EventRequestResult = "SDKPP_REQUEST_RESULT"
+	// DefaultMaxRequestBytes bounds an OpRequest payload: a message of 2000 characters of four
+	// UTF-8 bytes each, escaped, with its metadata.
+	DefaultMaxRequestBytes = 64 << 10
+	// MaxNonceChars bounds Request.Nonce.
+	MaxNonceChars = 64
+	// requestQueue is how many requests of one connection may wait; the connection stops
+	// reading while it is full.
+	requestQueue = 64
+)
+
+// Request is the d of OpRequest.
+type Request struct {
+	Nonce  string          `json:"nonce"`          // 1-64 characters, echoed in the result
+	Method string          `json:"method"`         // GET, POST, PUT, PATCH or DELETE
+	Path   string          `json:"path"`           // below the API base, e.g. "/lobbies/1/messages"
+	Body   json.RawMessage `json:"body,omitempty"` // the JSON body, if any
+}
+
+// RequestResult is the d of EventRequestResult.
+type RequestResult struct {
+	Nonce  string          `json:"nonce"`
+	Status int             `json:"status"` // the HTTP status the request got
+	Body   json.RawMessage `json:"body"`   // the JSON answer; null when it had none
+}
+
+// validRequest checks an OpRequest's d.
+func validRequest(d json.RawMessage) (Request, bool) {
+	var r Request
+	if !decodeObject(d, &r) {
+		return r, false
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return r, false
+	}
+	ok := r.Nonce != "" && len(r.Nonce) <= MaxNonceChars &&
+		strings.HasPrefix(r.Path, "/") && !strings.HasPrefix(r.Path, "//") && !strings.ContainsAny(r.Path, "#\r\n\x00")
+	return r, ok
+}
+
+// queued is a request with the session it came on, which gets the answer.
+type queued struct {
+	req  Request
+	sess *session
+}
+
+// request serves op 100: it queues the request for the connection's request goroutine.
+func (c *conn) request(d json.RawMessage) (closeReq, bool) {
+	if c.h.cfg.Requests == nil {
+		return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
+	}
+	r, ok := validRequest(d)
+	if !ok {
+		return decodeError("invalid request payload")
+	}
+	if c.reqs == nil {
+		c.reqs, c.reqsDone = make(chan queued, requestQueue), make(chan struct{})
+		go c.serveRequests() // owned by the connection: finish closes reqs and waits
+	}
+	c.h.mu.Lock()
+	s := c.sess
+	c.h.mu.Unlock()
+	select {
+	case c.reqs <- queued{req: r, sess: s}:
+	case <-c.h.closing:
+		return closeReq{code: CloseServiceRestart, reason: "service restart"}, true
+	}
+	return closeReq{}, false
+}
+
+// stopRequests lets the request goroutine finish what is queued and waits for it.
+func (c *conn) stopRequests() {
+	if c.reqs != nil {
+		close(c.reqs)
+		<-c.reqsDone
+	}
+}
+
+// serveRequests runs the connection's requests one after another, in the order they came, and
+// answers each on its session.
+func (c *conn) serveRequests() {
+	defer close(c.reqsDone)
+	for q := range c.reqs {
+		res := c.serve(q.req)
+		d, err := json.Marshal(res)
+		if err != nil { // a RequestResult always encodes: its body is checked JSON
+			c.h.log.Error("gateway: request result cannot be encoded", "err", err)
+			continue
+		}
+		c.h.answer(q.sess, d)
+	}
+}
+
+// serve runs one request through the API handler with the session's token.
+func (c *conn) serve(r Request) RequestResult {
+	var body *bytes.Reader
+	if len(r.Body) > 0 {
+		body = bytes.NewReader(r.Body)
+	} else {
+		body = bytes.NewReader(nil)
+	}
+	hr, err := http.NewRequestWithContext(context.WithoutCancel(c.h.ctx), r.Method, r.Path, body)
+	if err != nil {
+		return RequestResult{Nonce: r.Nonce, Status: http.StatusBadRequest, Body: errorBody(50035, "Invalid Form Body")}
+	}
+	hr.RemoteAddr = c.remoteAddr
+	hr.Header.Set("Authorization", "Bearer "+c.token)
+	if len(r.Body) > 0 {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	w := &recorder{header: make(http.Header), status: http.StatusOK}
+	c.h.cfg.Requests.ServeHTTP(w, hr)
+	out := bytes.TrimSpace(w.body.Bytes())
+	switch {
+	case len(out) == 0:
+		out = []byte("null")
+	case !json.Valid(out):
+		out, _ = json.Marshal(string(out))
+	}
+	return RequestResult{Nonce: r.Nonce, Status: w.status, Body: out}
+}
+
+// errorBody is the platform's {"code","message"} error body.
+func errorBody(code int, message string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	return b
+}
+
+// answer dispatches a request's result to the session it came on, if the session still exists.
+func (h *Hub) answer(s *session, d []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s == nil || h.sessions[s.id] != s {
+		return
+	}
+	s.push([]byte(`"`+EventRequestResult+`"`), d, h.cfg.ReplayLimit)
+	if s.conn != nil {
+		s.conn.signal()
+	}
+}
+
+// recorder is the http.ResponseWriter of a request over the gateway.
+type recorder struct {
+	header      http.Header
+	status      int
+	wroteHeader bool
+	body        bytes.Buffer
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = status, true
+	}
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}

@@ -1,0 +1,154 @@
+package lobbies
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"sdkpp/server/store"
+	"sdkpp/server/webhook"
+	"sdkpp/server/wire"
+)
+
+// hotLobby is what sending a message in a lobby needs, kept in memory between messages so that
+// a message reads nothing from the store: the lobby, its application and its members.
+//
+// Entries live in Service.hot, under Service.order. Every other change of any lobby goes through
+// Service.tx, which empties Service.hot, so an entry is never older than the store; an entry also
+// goes when the store's cache epoch moves (a user or an application changed) or its lobby's idle
+// time is up.
+type hotLobby struct {
+	lobby   store.Lobby // with the activity times of the last message accepted
+	app     *store.Application
+	members map[uint64]*hotMember
+	ids     []uint64 // the members' ids, the recipients of its events
+	epoch   uint64   // the store's CacheEpoch when the entry was loaded
+}
+
+// hotMember is a member of a hot lobby.
+type hotMember struct {
+	additionalName string
+	author         *store.User // read at the member's first message; nil before
+	gone           bool        // the user no longer exists
+}
+
+// hot returns the hot entry of the request's lobby, loading it when needed: the errors of
+// live (unknown, expired lobby) for a lobby the request may not see. Call with s.order held.
+func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hotLobby, error) {
+	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
+		clear(s.hot)
+		s.nonces = nonceMemory{}
+	}
+	epoch := s.Store.CacheEpoch()
+	if h := s.hot[q.lobbyID]; h != nil && h.epoch == epoch && now.Before(h.lobby.ExpiresAt) {
+		if h.lobby.AppID != q.appID {
+			return nil, wire.UnknownLobby()
+		}
+		return h, nil
+	}
+	delete(s.hot, q.lobbyID)
+	s.flush() // the store must hold every accepted message and activity time
+	l, err := s.live(ctx, s.Store, q.lobbyID, q.appID, now)
+	if err != nil {
+		return nil, err
+	}
+	app, err := s.Store.GetApplication(ctx, l.AppID)
+	if err != nil {
+		return nil, err
+	}
+	members, err := s.Store.ListLobbyMembers(ctx, l.ID)
+	if err != nil {
+		return nil, err
+	}
+	h := &hotLobby{lobby: *l, app: app, members: make(map[uint64]*hotMember, len(members)), ids: memberIDs(members), epoch: epoch}
+	for _, m := range members {
+		h.members[m.UserID] = &hotMember{additionalName: m.AdditionalName}
+	}
+	if s.hot == nil {
+		s.hot = make(map[uint64]*hotLobby)
+	}
+	s.hot[l.ID] = h
+	return h, nil
+}
+
+// acceptMessage checks and accepts a member's message in the request's lobby: it gives the
+// message its id, delivers LOBBY_MESSAGE_CREATE to the members, and returns the message's wire
+// form and the channel that reports its commit. With a running writer the members get the
+// message before the commit; without one (the service was not started, or is closing) the message
+// is committed first.
+func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessage, <-chan error, error) {
+	s.order.Lock()
+	defer s.order.Unlock()
+	now := s.Clock.Now()
+	h, err := s.hotEntry(q.ctx, q, now)
+	if err != nil {
+		return wire.LobbyMessage{}, nil, err
+	}
+	member := h.members[q.userID]
+	if member == nil {
+		return wire.LobbyMessage{}, nil, wire.MissingAccess()
+	}
+	key := nonceKey{lobby: h.lobby.ID, author: q.userID, nonce: req.nonce}
+	if req.enforceNonce {
+		if obj, ok := s.nonces.find(key, now); ok {
+			s.flush() // answered only once stored, as the first send was
+			done := make(chan error, 1)
+			done <- nil
+			return obj, done, nil
+		}
+	}
+	if member.author == nil && !member.gone {
+		u, err := s.Store.GetUser(q.ctx, q.userID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			member.gone = true
+		case err != nil:
+			return wire.LobbyMessage{}, nil, err
+		default:
+			member.author = u
+		}
+	}
+	m := &store.LobbyMessage{ID: s.IDs.Next(), LobbyID: h.lobby.ID, AppID: h.lobby.AppID, AuthorID: q.userID,
+		Content: req.content, Metadata: orNil(req.meta.v), Flags: int(req.flags.v),
+		AdditionalName: member.additionalName, CreatedAt: now}
+	obj := messageObject(m, member.author)
+	hook, err := webhook.Delivery(s.IDs, now, h.app, wire.EventLobbyMessageCreate, obj)
+	if err != nil {
+		return wire.LobbyMessage{}, nil, err
+	}
+	touch(&h.lobby, now)
+	p := &pending{msg: m, lobby: h.lobby, hook: hook, done: make(chan error, 1)}
+	if req.enforceNonce {
+		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
+	}
+	if s.writer != nil && s.writer.enqueue(p) {
+		s.deliver(h, obj)
+		return obj, p.done, nil
+	}
+	err = commitMessages(s.Store, []*pending{p})
+	if err != nil {
+		delete(s.hot, h.lobby.ID)
+		s.nonces = nonceMemory{}
+		return wire.LobbyMessage{}, nil, err
+	}
+	if hook != nil && s.Kick != nil {
+		s.Kick()
+	}
+	s.deliver(h, obj)
+	p.done <- nil
+	return obj, p.done, nil
+}
+
+// deliver hands LOBBY_MESSAGE_CREATE to the Notifier for the lobby's members.
+func (s *Service) deliver(h *hotLobby, obj wire.LobbyMessage) {
+	if s.Notifier != nil && len(h.ids) > 0 {
+		s.Notifier.LobbyEvent(h.lobby.AppID, h.ids, EventLobbyMessageCreate, obj)
+	}
+}
+
+// flush waits until the writer has committed every message accepted so far.
+func (s *Service) flush() {
+	if s.writer != nil {
+		s.writer.flush()
+	}
+}
