@@ -144,7 +144,9 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 	case err != nil:
 		e = ClientErrorUnexpectedClose
 	}
-	if s == gateway.Disconnected {
+	if s != gateway.Ready {
+		// A request written just before the connection broke may never have been read, even if
+		// the session resumes: repeat what waits over HTTP (tunnel.go).
 		c.tunnel.lost()
 	}
 	c.setStatus(ClientStatus(s), e, detail)

@@ -16,11 +16,11 @@ import (
 //
 // A lobby message sent over the gateway connection the SDK already holds reaches the other
 // players sooner than one sent as an HTTP request: no connection to take from the pool, no
-// headers, no token lookup. The answer comes back as an SDKPP_REQUEST_RESULT dispatch, which the
-// service replays when the session resumes. When the session is lost instead (a new session
-// starts, or the connection closes), or no answer comes in time, the SDK cannot know whether the
-// request ran: it repeats it over HTTP, which is safe only for requests the service makes
-// idempotent with a nonce (a lobby message with enforce_nonce).
+// headers, no token lookup. The answer comes back as an SDKPP_REQUEST_RESULT dispatch. When the
+// connection breaks before the answer (even if the session then resumes, the request may have
+// been lost on the way), or no answer comes in time, the SDK cannot know whether the request ran:
+// it repeats it over HTTP, which is safe only for requests the service makes idempotent with a
+// nonce (a lobby message with enforce_nonce). An answer that comes later is dropped.
 
 const (
 	opRequest          = 100
@@ -93,8 +93,7 @@ func (t *tunnel) answer(data json.RawMessage) bool {
 	return ch != nil
 }
 
-// lost tells every waiting caller that its answer will not come (a new session, or the end of
-// the connection).
+// lost tells every waiting caller that its answer may not come (the connection broke).
 func (t *tunnel) lost() {
 	t.mu.Lock()
 	pending := t.pending

@@ -232,10 +232,14 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(Payload{Op: op, D: raw})
-	if err != nil {
-		return err
-	}
+	// {"op":op,"d":raw}: raw is already valid JSON, and marshalling it again inside a Payload
+	// would check and copy it a second time.
+	b := make([]byte, 0, len(raw)+24)
+	b = append(b, `{"op":`...)
+	b = strconv.AppendInt(b, int64(op), 10)
+	b = append(b, `,"d":`...)
+	b = append(b, raw...)
+	b = append(b, '}')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -56,9 +57,8 @@ type conn struct {
 	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
 	token     string        // the identified session's access token, for OpRequest; never logged
 
-	remoteAddr string        // the client's address, for OpRequest
-	reqs       chan queued   // loop → request goroutine; nil until the first OpRequest
-	reqsDone   chan struct{} // closed when the request goroutine has returned
+	remoteAddr string                    // the client's address, for OpRequest
+	requester  atomic.Pointer[requester] // set by the loop once identified; read by the reader
 }
 
 func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
@@ -119,6 +119,9 @@ func (c *conn) read() {
 			in.stop = closeReq{code: CloseDecodeError, reason: "binary payloads are not accepted"}
 		}
 		in.stopped = err != nil || in.stop.code != 0
+		if !in.stopped && c.serveInline(in.data) {
+			continue
+		}
 		select {
 		case c.in <- in:
 		case <-c.done:
@@ -172,7 +175,6 @@ func (c *conn) finish(r closeReq) {
 	if c.readerRan != nil {
 		<-c.readerRan
 	}
-	c.stopRequests()
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -303,9 +305,6 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		return decodeError("decode error")
 	}
 	if *p.Op == OpRequest && c.h.cfg.Requests != nil { // the API's rate limits apply instead
-		if !c.authed {
-			return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
-		}
 		return c.request(p.D)
 	}
 	if !c.allow(c.h.cfg.Clock.Now()) {
@@ -444,6 +443,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
 	c.authed, c.who = true, who
+	c.requester.Store(&requester{token: c.token, sess: s})
 	if first {
 		h.connection(who, true)
 	}
@@ -506,6 +506,7 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 		old.kickWith(closeReq{code: CloseUnknownError, reason: "session resumed elsewhere"})
 	}
 	c.authed, c.who = true, s.who
+	c.requester.Store(&requester{token: c.token, sess: s})
 	if first {
 		h.connection(s.who, true)
 	}

@@ -29,9 +29,6 @@ const (
 	DefaultMaxRequestBytes = 64 << 10
 	// MaxNonceChars bounds Request.Nonce.
 	MaxNonceChars = 64
-	// requestQueue is how many requests of one connection may wait; the connection stops
-	// reading while it is full.
-	requestQueue = 64
 )
 
 // Request is the d of OpRequest.
@@ -65,61 +62,56 @@ func validRequest(d json.RawMessage) (Request, bool) {
 	return r, ok
 }
 
-// queued is a request with the session it came on, which gets the answer.
-type queued struct {
-	req  Request
-	sess *session
+// requester is what the reader goroutine needs to serve requests once the connection is
+// identified: the session's token and the session that gets the answers.
+type requester struct {
+	token string // never logged
+	sess  *session
 }
 
-// request serves op 100: it queues the request for the connection's request goroutine.
-func (c *conn) request(d json.RawMessage) (closeReq, bool) {
-	if c.h.cfg.Requests == nil {
-		return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
+// serveInline serves data on the reader goroutine when it is an OpRequest of an identified
+// connection, and reports whether it did; anything else (including a malformed request, which
+// closes the connection) goes to the loop. Serving requests where they are read spares two
+// goroutine hand-offs per request, and keeps one connection's requests in order: the next is read
+// once the previous is answered.
+func (c *conn) serveInline(data []byte) bool {
+	rq := c.requester.Load()
+	if rq == nil || c.h.cfg.Requests == nil {
+		return false
 	}
-	r, ok := validRequest(d)
+	var p struct {
+		Op *int            `json:"op"`
+		D  json.RawMessage `json:"d"`
+	}
+	if !decodeObject(data, &p) || p.Op == nil || *p.Op != OpRequest {
+		return false
+	}
+	r, ok := validRequest(p.D)
 	if !ok {
-		return decodeError("invalid request payload")
+		return false
 	}
-	if c.reqs == nil {
-		c.reqs, c.reqsDone = make(chan queued, requestQueue), make(chan struct{})
-		go c.serveRequests() // owned by the connection: finish closes reqs and waits
+	d, err := json.Marshal(c.serve(rq.token, r))
+	if err != nil { // a RequestResult always encodes: its body is checked JSON
+		c.h.log.Error("gateway: request result cannot be encoded", "err", err)
+		return true
 	}
-	c.h.mu.Lock()
-	s := c.sess
-	c.h.mu.Unlock()
-	select {
-	case c.reqs <- queued{req: r, sess: s}:
-	case <-c.h.closing:
-		return closeReq{code: CloseServiceRestart, reason: "service restart"}, true
-	}
-	return closeReq{}, false
+	c.h.answer(rq.sess, d)
+	return true
 }
 
-// stopRequests lets the request goroutine finish what is queued and waits for it.
-func (c *conn) stopRequests() {
-	if c.reqs != nil {
-		close(c.reqs)
-		<-c.reqsDone
+// request is op 100 reaching the loop: before the connection is identified, or malformed.
+func (c *conn) request(d json.RawMessage) (closeReq, bool) {
+	switch {
+	case c.h.cfg.Requests == nil:
+		return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
+	case !c.authed:
+		return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
 	}
-}
-
-// serveRequests runs the connection's requests one after another, in the order they came, and
-// answers each on its session.
-func (c *conn) serveRequests() {
-	defer close(c.reqsDone)
-	for q := range c.reqs {
-		res := c.serve(q.req)
-		d, err := json.Marshal(res)
-		if err != nil { // a RequestResult always encodes: its body is checked JSON
-			c.h.log.Error("gateway: request result cannot be encoded", "err", err)
-			continue
-		}
-		c.h.answer(q.sess, d)
-	}
+	return decodeError("invalid request payload")
 }
 
 // serve runs one request through the API handler with the session's token.
-func (c *conn) serve(r Request) RequestResult {
+func (c *conn) serve(token string, r Request) RequestResult {
 	var body *bytes.Reader
 	if len(r.Body) > 0 {
 		body = bytes.NewReader(r.Body)
@@ -131,7 +123,7 @@ func (c *conn) serve(r Request) RequestResult {
 		return RequestResult{Nonce: r.Nonce, Status: http.StatusBadRequest, Body: errorBody(50035, "Invalid Form Body")}
 	}
 	hr.RemoteAddr = c.remoteAddr
-	hr.Header.Set("Authorization", "Bearer "+c.token)
+	hr.Header.Set("Authorization", "Bearer "+token)
 	if len(r.Body) > 0 {
 		hr.Header.Set("Content-Type", "application/json")
 	}

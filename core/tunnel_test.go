@@ -1,0 +1,115 @@
+package core
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"sdkpp/server"
+	"sdkpp/server/servertest"
+)
+
+// Rule LOB-2 over the gateway: SendLobbyMessage goes over the Ready gateway connection (no HTTP
+// request carries the message) and over HTTP when there is none. Sends while a proxy keeps
+// cutting the gateway connection all succeed, and each makes exactly one message: an answer lost
+// with its connection is replayed on Resume, and a send repeated over HTTP carries the nonce.
+func TestSendLobbyMessageOverTheGateway(t *testing.T) {
+	addr := servertest.FreeAddr(t)
+	proxy := servertest.NewProxy(t, addr)
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) {
+		c.Addr = addr
+		c.PublicURL = "http://" + proxy.Addr() // GET /gateway names the proxy
+		c.RateLimits.Disabled = true
+	}))
+	var posts atomic.Int32 // HTTP requests that send a lobby message
+	target, _ := url.Parse("http://" + addr)
+	forward := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages") {
+			posts.Add(1)
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	var players []*sdkClient
+	var lobby uint64
+	for _, name := range []string{"tunnel-writer", "tunnel-reader"} {
+		c := &sdkClient{Client: NewClientWithBases(front.URL+server.APIVersionPath, "http://"+addr)}
+		t.Cleanup(c.Close)
+		var up *ClientResult
+		c.UpdateToken(AuthorizationTokenTypeBearer, botProvisionalToken(t, env, name), resultCallback(&up))
+		c.Connect()
+		await(t, name+" Ready", func() bool { return c.GetStatus() == ClientStatusReady })
+		var res *ClientResult
+		c.CreateOrJoinLobby("tunnel-lobby", Func(func(r *ClientResult, id uint64) { res, lobby = r, id }))
+		await(t, name+" joins", func() bool { return res != nil })
+		mustSucceed(t, "CreateOrJoinLobby", res)
+		players = append(players, c)
+	}
+	writer, reader := players[0], players[1]
+	readies := 0 // the writer's returns to Ready after a cut
+	writer.SetStatusChangedCallback(Func(func(s ClientStatus, _ ClientError, _ int32) {
+		if s == ClientStatusReady {
+			readies++
+		}
+	}))
+	var created []uint64
+	reader.SetMessageCreatedCallback(Func(func(id uint64) { created = append(created, id) }))
+	var sent []uint64
+	failed := 0
+	send := func(n int) {
+		writer.SendLobbyMessage(lobby, "m"+strconv.Itoa(n), Func(func(r *ClientResult, id uint64) {
+			if !r.Successful() {
+				failed++
+				t.Errorf("send %d: %s", n, r.ToString())
+			}
+			sent = append(sent, id)
+		}))
+	}
+
+	for n := range 5 {
+		send(n)
+	}
+	await(t, "five answers", func() bool { return len(sent)+failed == 5 })
+	if p := posts.Load(); p != 0 {
+		t.Fatalf("%d messages went over HTTP while the gateway was Ready", p)
+	}
+
+	const rounds, each = 10, 6
+	const cut = rounds * each
+	for r := range rounds { // sends in flight when the connection breaks
+		for n := range each {
+			send(5 + r*each + n)
+		}
+		proxy.Cut()
+		await(t, "the writer back", func() bool { return readies == r+1 })
+	}
+	await(t, "every answer", func() bool { return len(sent)+failed == 5+cut })
+	await(t, "every message", func() bool { return len(created) >= len(sent) })
+	RunCallbacks()
+	if proxy.Cuts() == 0 {
+		t.Fatal("the proxy never cut a connection")
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(created)), slices.Sorted(slices.Values(sent))) ||
+		len(slices.Compact(slices.Sorted(slices.Values(sent)))) != len(sent) {
+		t.Fatalf("sent %v\ncreated %v", sent, created)
+	}
+
+	writer.Disconnect()
+	await(t, "writer offline", func() bool { return writer.GetStatus() == ClientStatusDisconnected })
+	before := posts.Load()
+	send(-1)
+	await(t, "the answer over HTTP", func() bool { return len(sent)+failed == 5+cut+1 })
+	if posts.Load() != before+1 {
+		t.Fatalf("a send without a gateway connection made %d HTTP requests", posts.Load()-before)
+	}
+	await(t, "the last message", func() bool { return len(created) == len(sent) })
+	t.Logf("%d sends through %d cuts; %d over HTTP", len(sent), proxy.Cuts(), posts.Load())
+}

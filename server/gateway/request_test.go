@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// echoAPI answers every request with what it got: method, path, body, and whether it carried
+// the session's token; "/slow" waits until release is closed; "/none" answers 204.
+type echoAPI struct {
+	entered chan struct{} // gets a value when "/slow" starts
+	release chan struct{}
+}
+
+func (a echoAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch r.URL.Path {
+	case "/slow":
+		a.entered <- struct{}{}
+		<-a.release
+	case "/none":
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case "/missing":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"message":"Unknown Lobby","code":10031}`)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"method": r.Method, "path": r.URL.Path, "query": r.URL.RawQuery, "body": string(body),
+		"bearer":       r.Header.Get("Authorization") == "Bearer user-1",
+		"content_type": r.Header.Get("Content-Type"),
+	})
+}
+
+func requestEnv(t *testing.T) (*env, echoAPI) {
+	api := echoAPI{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	e := newEnv(t, func(c *Config) { c.Requests = api })
+	return e, api
+}
+
+// result reads the next dispatch, which must be the answer to nonce with sequence seq.
+func (c *client) result(nonce string, seq int64) RequestResult {
+	c.t.Helper()
+	p := c.expectDispatch(EventRequestResult, seq)
+	var r RequestResult
+	if err := json.Unmarshal(p.D, &r); err != nil {
+		c.t.Fatal(err)
+	}
+	if r.Nonce != nonce {
+		c.t.Fatalf("answer to nonce %q, want %q", r.Nonce, nonce)
+	}
+	return r
+}
+
+// An API request over the gateway is served with the session's token and answered with a
+// dispatch to that session, in the order the requests came; its body may be longer than the
+// 4096 bytes other payloads may have, and it does not count against the payload rate limit.
+func TestRequestOverGateway(t *testing.T) {
+	e, _ := requestEnv(t)
+	c := e.dial()
+	c.identify("user-1")
+	long := strings.Repeat("é", 3000) // 6000 bytes of UTF-8
+	c.send(OpRequest, Request{Nonce: "n1", Method: "POST", Path: "/lobbies/7/messages?x=1", Body: json.RawMessage(`{"content":"` + long + `"}`)})
+	c.send(OpRequest, Request{Nonce: "n2", Method: "GET", Path: "/users/@me"})
+	c.send(OpRequest, Request{Nonce: "n3", Method: "DELETE", Path: "/none"})
+	c.send(OpRequest, Request{Nonce: "n4", Method: "GET", Path: "/missing"})
+
+	r := c.result("n1", 2)
+	var got struct {
+		Method, Path, Query, Body string
+		Bearer                    bool
+		ContentType               string `json:"content_type"`
+	}
+	if err := json.Unmarshal(r.Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != 200 || got.Method != "POST" || got.Path != "/lobbies/7/messages" || got.Query != "x=1" ||
+		!got.Bearer || got.ContentType != "application/json" || !strings.Contains(got.Body, long) {
+		t.Fatalf("result %d %+v", r.Status, got)
+	}
+	if r := c.result("n2", 3); r.Status != 200 || !strings.Contains(string(r.Body), `"content_type":""`) {
+		t.Fatalf("GET result %d %s", r.Status, r.Body)
+	}
+	if r := c.result("n3", 4); r.Status != 204 || string(r.Body) != "null" {
+		t.Fatalf("204 result %d %s", r.Status, r.Body)
+	}
+	if r := c.result("n4", 5); r.Status != 404 || !strings.Contains(string(r.Body), `"code":10031`) {
+		t.Fatalf("404 result %d %s", r.Status, r.Body)
+	}
+	for i := 0; i < DefaultRateLimit+10; i++ { // beyond the payload rate limit
+		c.send(OpRequest, Request{Nonce: "r", Method: "GET", Path: "/none"})
+	}
+	for i := 0; i < DefaultRateLimit+10; i++ {
+		c.result("r", int64(6+i))
+	}
+	c.heartbeat()
+}
+
+// A request's answer waits in its session like any dispatch: a client that drops before it comes
+// gets it replayed when it resumes.
+func TestRequestAnswerReplayedOnResume(t *testing.T) {
+	e, api := requestEnv(t)
+	a := e.dial()
+	ready := a.identify("user-1")
+	a.send(OpRequest, Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
+	<-api.entered // the request is being served (by the connection's reader, which waits for it)
+	a.drop()
+	close(api.release) // answered after the client has gone
+	e.waitOffline(1)
+	b := e.dial()
+	b.resume("user-1", ready.SessionID, 1)
+	if r := b.result("slow", 2); r.Status != 200 {
+		t.Fatalf("replayed result %d %s", r.Status, r.Body)
+	}
+	b.expectDispatch(EventResumed, 3)
+}
+
+// Bad requests close the connection as other bad payloads do; without Config.Requests the
+// opcode is unknown; an oversized payload of another opcode is still refused.
+func TestRequestRefusals(t *testing.T) {
+	e, _ := requestEnv(t)
+	bare := newEnv(t, nil)
+	identified := func(e *env) *client {
+		c := e.dial()
+		c.identify("user-1")
+		return c
+	}
+	req := func(d any) func() *client {
+		return func() *client { c := identified(e); c.send(OpRequest, d); return c }
+	}
+	cases := []struct {
+		name    string
+		code    int
+		provoke func() *client
+	}{
+		{"before identify", CloseNotAuthenticated, func() *client {
+			c := e.dial()
+			c.send(OpRequest, Request{Nonce: "n", Method: "GET", Path: "/x"})
+			return c
+		}},
+		{"no Requests handler", CloseUnknownOpcode, func() *client {
+			c := identified(bare)
+			c.send(OpRequest, Request{Nonce: "n", Method: "GET", Path: "/x"})
+			return c
+		}},
+		{"d not an object", CloseDecodeError, req([]int{1})},
+		{"d null", CloseDecodeError, req(nil)},
+		{"no nonce", CloseDecodeError, req(Request{Method: "GET", Path: "/x"})},
+		{"nonce too long", CloseDecodeError, req(Request{Nonce: strings.Repeat("n", MaxNonceChars+1), Method: "GET", Path: "/x"})},
+		{"unknown method", CloseDecodeError, req(Request{Nonce: "n", Method: "TRACE", Path: "/x"})},
+		{"lower-case method", CloseDecodeError, req(Request{Nonce: "n", Method: "get", Path: "/x"})},
+		{"relative path", CloseDecodeError, req(Request{Nonce: "n", Method: "GET", Path: "x"})},
+		{"host-relative path", CloseDecodeError, req(Request{Nonce: "n", Method: "GET", Path: "//evil.example/x"})},
+		{"path with a newline", CloseDecodeError, req(Request{Nonce: "n", Method: "GET", Path: "/x\r\nHost: y"})},
+		{"nonce of wrong type", CloseDecodeError, req(map[string]any{"nonce": 5, "method": "GET", "path": "/x"})},
+		{"body not JSON", CloseDecodeError, func() *client {
+			c := identified(e)
+			c.sendRaw(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":nope}}`)
+			return c
+		}},
+		{"oversized request", CloseDecodeError, func() *client {
+			c := identified(e)
+			c.sendRaw(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":"` + strings.Repeat("x", DefaultMaxRequestBytes) + `"}}`)
+			return c
+		}},
+		{"oversized heartbeat with Requests set", CloseDecodeError, func() *client {
+			c := identified(e)
+			c.sendRaw(`{"op":1,"d":null` + strings.Repeat(" ", DefaultMaxPayloadBytes) + `}`)
+			return c
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.provoke().expectClose(tc.code)
+		})
+	}
+}

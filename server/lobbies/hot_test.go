@@ -1,0 +1,172 @@
+package lobbies_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"sdkpp/server/lobbies"
+	"sdkpp/server/wire"
+)
+
+// started is an env whose service runs its writer (Start), as in the real service: members get a
+// message before it is committed, and everything else waits for the commit.
+func started(t *testing.T) *env {
+	e := newEnv(t)
+	e.svc.Start()
+	t.Cleanup(e.svc.Close)
+	return e
+}
+
+// A send with nonce and enforce_nonce is idempotent (rule LOB-2's send repeated after a lost
+// answer): the same author repeating it in the same lobby within lobbies.NonceWindow gets the
+// first message back, nothing new is stored or delivered. Without enforce_nonce, or for another
+// author, or after the window, a nonce changes nothing.
+func TestMessageNonce(t *testing.T) {
+	for _, run := range []struct {
+		name  string
+		setup func(*testing.T) *env
+	}{{"inline commit", newEnv}, {"writer", started}} {
+		t.Run(run.name, func(t *testing.T) {
+			e := run.setup(t)
+			alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+			l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 3600}) // outlives the nonce window
+			e.join(bob, "s", nil)
+			path := "/lobbies/" + l.ID + "/messages"
+			post := func(p player, body map[string]any) message {
+				t.Helper()
+				var m message
+				e.do("POST", path, p.auth, body).OK(t, http.StatusOK, &m)
+				return m
+			}
+			e.rec.take()
+			first := post(alice, map[string]any{"content": "hi", "nonce": "abc", "enforce_nonce": true})
+			again := post(alice, map[string]any{"content": "hi (retry)", "nonce": "abc", "enforce_nonce": true})
+			if again.ID != first.ID || again.Content != "hi" {
+				t.Fatalf("repeat: %+v, first %+v", again, first)
+			}
+			if ev := e.rec.take(); len(ev) != 1 {
+				t.Fatalf("%d events for one message", len(ev))
+			}
+			distinct := []message{
+				post(alice, map[string]any{"content": "no enforce", "nonce": "abc"}),
+				post(bob, map[string]any{"content": "other author", "nonce": "abc", "enforce_nonce": true}),
+				post(alice, map[string]any{"content": "integer nonce", "nonce": 12345, "enforce_nonce": true}),
+			}
+			if post(alice, map[string]any{"content": "x", "nonce": "12345", "enforce_nonce": true}).ID != distinct[2].ID {
+				t.Fatal("an integer nonce and its decimal string differ")
+			}
+			e.clock.Advance(lobbies.NonceWindow)
+			later := post(alice, map[string]any{"content": "after the window", "nonce": "abc", "enforce_nonce": true})
+			ids := []string{first.ID, distinct[0].ID, distinct[1].ID, distinct[2].ID, later.ID}
+			if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+				t.Fatalf("ids %v", ids)
+			}
+			var history []message
+			e.do("GET", path+"?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
+			if len(history) != len(ids) {
+				t.Fatalf("%d messages stored, want %d", len(history), len(ids))
+			}
+
+			before := e.snapshot()
+			for _, bad := range []map[string]any{
+				{"content": "x", "nonce": strings.Repeat("n", lobbies.MaxNonceChars+1)},
+				{"content": "x", "nonce": true},
+				{"content": "x", "nonce": map[string]any{}},
+				{"content": "x", "nonce": 1.5},
+				{"content": "x", "nonce": "n", "enforce_nonce": "yes"},
+			} {
+				field := "nonce"
+				if _, ok := bad["enforce_nonce"]; ok {
+					field = "enforce_nonce"
+				}
+				e.do("POST", path, alice.auth, bad).Fails(t, 400, wire.CodeInvalidFormBody, field)
+			}
+			if e.snapshot() != before {
+				t.Fatal("a refused message changed something")
+			}
+		})
+	}
+}
+
+// With the writer, members get each message at once and the history holds every message they
+// were sent, in order, as soon as anyone reads it; the sender's answer comes once it is stored.
+func TestWriterKeepsHistoryWhole(t *testing.T) {
+	e := started(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	e.rec.take()
+	var sent []string
+	for i := range 60 {
+		p := alice
+		if i%2 == 1 {
+			p = bob
+		}
+		sent = append(sent, e.send(p, l.ID, "m"+strconv.Itoa(i)).ID)
+		if i%20 == 19 { // reads in between wait for the writer
+			var history []message
+			e.do("GET", "/lobbies/"+l.ID+"/messages?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
+			if len(history) != i+1 || history[0].ID != sent[i] {
+				t.Fatalf("after %d sends the history has %d messages", i+1, len(history))
+			}
+		}
+	}
+	var delivered []string
+	for _, ev := range e.rec.take() {
+		delivered = append(delivered, ev.data.(wire.LobbyMessage).ID.String())
+	}
+	if !slices.Equal(delivered, sent) {
+		t.Fatalf("delivered %v, sent %v", delivered, sent)
+	}
+	// Rule WH-2 holds with the writer: one webhook row per message, committed with it.
+	if hooks := e.webhooks(wire.EventLobbyMessageCreate); len(hooks) != len(sent) {
+		t.Fatalf("%d webhooks for %d messages", len(hooks), len(sent))
+	}
+}
+
+// What a sender's message carries is read again after every other change: a member the backend
+// removed cannot send, a changed additional_name (rule MSG-2) and a renamed author show at once, a
+// deleted lobby is unknown.
+func TestHotLobbyFollowsChanges(t *testing.T) {
+	e := started(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	path := "/lobbies/" + l.ID + "/messages"
+	e.send(bob, l.ID, "warm")
+
+	e.do("PUT", "/lobbies/"+l.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"additional_name": "Sir Bob"}).OK(t, http.StatusOK, nil)
+	if m := e.send(bob, l.ID, "named"); m.LobbyMember.AdditionalName == nil || *m.LobbyMember.AdditionalName != "Sir Bob" {
+		t.Fatalf("additional_name %v", m.LobbyMember.AdditionalName)
+	}
+
+	u, err := e.st.GetUser(context.Background(), bob.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.GlobalName = "Robert"
+	if err := e.st.UpdateUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	var raw json.RawMessage
+	e.do("POST", path, bob.auth, map[string]any{"content": "renamed"}).OK(t, http.StatusOK, &raw)
+	var m struct {
+		Author struct {
+			GlobalName string `json:"global_name"`
+		} `json:"author"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Author.GlobalName != "Robert" {
+		t.Fatalf("author after the rename: %s", raw)
+	}
+
+	e.do("DELETE", "/lobbies/"+l.ID+"/members/"+bob.sid(), e.appBot, nil).OK(t, http.StatusNoContent, nil)
+	e.do("POST", path, bob.auth, map[string]any{"content": "removed"}).Fails(t, 403, wire.CodeMissingAccess, "")
+	e.send(alice, l.ID, "still here")
+	e.do("DELETE", "/lobbies/"+l.ID, e.appBot, nil).OK(t, http.StatusNoContent, nil)
+	e.do("POST", path, alice.auth, map[string]any{"content": "gone"}).Fails(t, 404, wire.CodeUnknownLobby, "")
+}
