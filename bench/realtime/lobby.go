@@ -130,9 +130,10 @@ type listener struct {
 	gw *gateway.Client
 }
 
-// listen connects p and calls onMessage for every LOBBY_MESSAGE_CREATE; it returns once the
-// session is Ready.
-func listen(addr string, p player, onMessage func(content string, at time.Time, size int)) (*listener, error) {
+// listen connects p and calls onMessage with the data of every LOBBY_MESSAGE_CREATE, as the SDK's
+// gateway client decoded it from the frame (the envelope; the data is left as JSON, as Redis
+// leaves a payload as bytes); it returns once the session is Ready.
+func listen(addr string, p player, onMessage func(data json.RawMessage)) (*listener, error) {
 	ready := make(chan struct{})
 	var once sync.Once
 	gw, err := gateway.New(gateway.Config{
@@ -147,13 +148,7 @@ func listen(addr string, p player, onMessage func(content string, at time.Time, 
 			if event != wire.EventLobbyMessageCreate {
 				return
 			}
-			at := time.Now()
-			var m struct {
-				Content string `json:"content"`
-			}
-			if json.Unmarshal(data, &m) == nil {
-				onMessage(m.Content, at, len(data))
-			}
+			onMessage(data)
 		},
 	})
 	if err != nil {
@@ -173,7 +168,7 @@ func listen(addr string, p player, onMessage func(content string, at time.Time, 
 // anchor to publish payloads of the same size.
 func probeSize(a *api, addr, lobbyID string, from, to player) (int, error) {
 	var probed atomic.Int64 // written on the gateway client's goroutine
-	probe, err := listen(addr, to, func(_ string, _ time.Time, n int) { probed.Store(int64(n)) })
+	probe, err := listen(addr, to, func(data json.RawMessage) { probed.Store(int64(len(data))) })
 	if err != nil {
 		return 0, err
 	}
@@ -287,7 +282,7 @@ func sdkppFanout(a *api, addr, lobbyID string, ps []player, messages, window int
 		}
 	}()
 	for _, p := range ps {
-		l, err := listen(addr, p, func(string, time.Time, int) {
+		l, err := listen(addr, p, func(json.RawMessage) {
 			if delivered.Add(1) == want {
 				close(all)
 			}

@@ -45,6 +45,22 @@
 // by 1 per session). Presence Update (op 3) takes an object, {"op":3,"d":{...}}; the hub checks
 // only that d is a JSON object and hands it to Config.OnPresence.
 //
+// # API requests (sdkpp extension)
+//
+// With Config.Requests set, an identified connection may send API requests (op 100, which the
+// platform does not have), served by that handler with the session's token, so they get the
+// API's checks, errors and rate limits:
+//
+//	{"op":100,"d":{"nonce":"4f1c...","method":"POST","path":"/lobbies/12/messages","body":{"content":"gg"}}}
+//
+// The answer is a dispatch to the session, with its sequence number:
+//
+//	{"op":0,"d":{"nonce":"4f1c...","status":200,"body":{...}},"s":7,"t":"SDKPP_REQUEST_RESULT"}
+//
+// A connection's requests are served one after another on its reader, in order. The SDK sends
+// lobby messages this way (with an idempotency nonce), and repeats over HTTP what had no answer
+// when a connection broke.
+//
 // # Resuming
 //
 // When a connection drops, its session waits Config.ResumeWindow (default 2 minutes) for a Resume
@@ -74,7 +90,8 @@
 //
 //   - Client payloads: at most Config.MaxPayloadBytes (default 4096 bytes, the platform's limit);
 //     a larger one, a binary frame, malformed JSON or a field of the wrong type closes with 4002.
-//   - Rate: at most Config.RateLimit payloads (default 120, every op counts) per
+//     Op 100 may be up to Config.MaxRequestBytes (64 KiB).
+//   - Rate: at most Config.RateLimit payloads (default 120, every op but 100 counts) per
 //     Config.RateWindow (60 s) per connection; the next one closes with 4008.
 //   - Heartbeat: a connection that sends no heartbeat within 1.5 heartbeat intervals (from the
 //     Hello, then from each heartbeat) is closed with 4009.
