@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -195,29 +194,47 @@ func sdkClient(addr string, p player) (*core.Client, error) {
 	return c, nil
 }
 
-// sdkppLatency sends rounds messages one at a time from one player and times each from the send
-// until the SDK (core.Client: gateway, message cache, callback queue) has run the other player's
-// MessageCreated callback inside RunCallbacks, which this goroutine calls in a loop as a game's
-// frame would, without pausing. overGateway sends with the sender's SDK client
-// (SendLobbyMessage, which goes over its gateway connection); otherwise each message is an HTTP
-// POST /lobbies/{id}/messages, as a game's backend or a client without the SDK sends it.
-func sdkppLatency(a *api, addr, lobbyID string, from, to player, rounds int, overGateway bool) ([]time.Duration, error) {
-	c, err := sdkClient(addr, to)
+// round measures one message, from its send until its receiver has it.
+type round func(i int) (time.Duration, error)
+
+// receiver is a player's SDK client (core.Client: gateway, message cache, callback queue) that
+// notes when its MessageCreated callback runs for the message it waits for.
+type receiver struct {
+	c    *core.Client
+	want string    // the content waited for
+	at   time.Time // when its callback ran; zero before
+}
+
+func newReceiver(addr string, p player) (*receiver, error) {
+	c, err := sdkClient(addr, p)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	var got []uint64
-	var at []time.Time
-	c.SetMessageCreatedCallback(core.Func(func(id uint64) { got, at = append(got, id), append(at, time.Now()) }))
+	r := &receiver{c: c}
+	c.SetMessageCreatedCallback(core.Func(func(id uint64) {
+		if h := c.GetMessageHandle(id); h != nil && h.Content() == r.want {
+			r.at = time.Now()
+		}
+	}))
+	return r, nil
+}
+
+// sdkppRound returns a round that sends one message from one player and times it from the send
+// until the receiver's MessageCreated callback has run inside RunCallbacks, which the round calls
+// in a loop as a game's frame would (poll). overGateway sends with the sender's SDK client
+// (SendLobbyMessage, which goes over its gateway connection); otherwise each message is an HTTP
+// POST /lobbies/{id}/messages, as a game's backend or a client without the SDK sends it. done
+// checks, at the end, that every send succeeded, and closes the sender's client.
+func sdkppRound(a *api, addr, lobbyID string, from player, to *receiver, overGateway bool) (r round, done func() error, err error) {
 	send := func(content string) error { return a.send(from, lobbyID, content) }
 	var sent, failed atomic.Int64 // the sender's results, counted in its callbacks
+	var sc *core.Client
+	kind := "http"
 	if overGateway {
-		sc, err := sdkClient(addr, from)
-		if err != nil {
-			return nil, err
+		kind = "gateway"
+		if sc, err = sdkClient(addr, from); err != nil {
+			return nil, nil, err
 		}
-		defer sc.Close()
 		id, _ := strconv.ParseUint(lobbyID, 10, 64)
 		send = func(content string) error {
 			sc.SendLobbyMessage(id, content, core.Func(func(r *core.ClientResult, _ uint64) {
@@ -229,42 +246,49 @@ func sdkppLatency(a *api, addr, lobbyID string, from, to player, rounds int, ove
 			return nil
 		}
 	}
-	var out []time.Duration
-	for i := 0; i < rounds+warmup; i++ {
-		got, at = got[:0], at[:0]
+	rounds := 0
+	r = func(i int) (time.Duration, error) {
+		rounds++
+		to.want, to.at = "latency "+kind+" "+strconv.Itoa(i), time.Time{}
 		start := time.Now()
-		if err := send("latency " + strconv.Itoa(i)); err != nil {
-			return nil, err
+		if err := send(to.want); err != nil {
+			return 0, err
 		}
-		if !poll(func() bool { return len(got) > 0 }) {
-			return nil, fmt.Errorf("message %d never reached the callback", i)
+		if !poll(func() bool { return !to.at.IsZero() }) {
+			return 0, fmt.Errorf("%s message %d never reached the callback", kind, i)
 		}
-		if h := c.GetMessageHandle(got[0]); h == nil || h.Content() != "latency "+strconv.Itoa(i) {
-			return nil, fmt.Errorf("message %d: the callback got another message", i)
+		// Untimed: the sender's answer (after the commit), so that no work of this round
+		// overlaps the next round, which may be the anchor's.
+		if sc != nil && !poll(func() bool { return sent.Load() == int64(rounds) }) {
+			return 0, fmt.Errorf("SendLobbyMessage %d: no answer", i)
 		}
-		if i >= warmup {
-			out = append(out, at[0].Sub(start))
-		}
+		return to.at.Sub(start), nil
 	}
-	if overGateway && (!poll(func() bool { return sent.Load() == int64(rounds+warmup) }) || failed.Load() > 0) {
-		return nil, fmt.Errorf("SendLobbyMessage: %d answers, %d failed", sent.Load(), failed.Load())
+	done = func() error {
+		if sc == nil {
+			return nil
+		}
+		defer sc.Close()
+		if !poll(func() bool { return sent.Load() == int64(rounds) }) || failed.Load() > 0 {
+			return fmt.Errorf("SendLobbyMessage: %d answers to %d sends, %d failed", sent.Load(), rounds, failed.Load())
+		}
+		return nil
 	}
-	return out, nil
+	return r, done, nil
 }
 
 // poll runs the SDK's callbacks until done or 10 seconds pass.
 //
-// Between runs it yields the processor to the Go scheduler and to the operating system
-// (sched_yield), as a game's frame loop gives way to other threads: on a machine with two cores
-// a loop that never yields takes one of them from the service and the SDK's own goroutines.
+// Between runs it sleeps for the shortest time the runtime allows, as a game's loop that calls
+// RunCallbacks as often as it can without holding a core: on a machine with two cores a loop
+// that never sleeps takes one of them from the service and the SDK's own goroutines.
 func poll(done func() bool) bool {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		core.RunCallbacks()
 		if done() {
 			return true
 		}
-		runtime.Gosched()
-		yieldThread()
+		time.Sleep(time.Microsecond)
 	}
 	return false
 }
@@ -321,41 +345,39 @@ func sdkppFanout(a *api, addr, lobbyID string, ps []player, messages, window int
 	return float64(want) / time.Since(start).Seconds(), nil
 }
 
-// redisLatency publishes rounds payloads of size bytes one at a time and times each from the
-// PUBLISH until the subscriber has read it.
-func redisLatency(r *redisServer, rounds, size int) ([]time.Duration, error) {
+// redisRound returns a round that publishes one payload of size bytes and times it from the
+// PUBLISH until the subscriber has read it; done closes the connections.
+func redisRound(r *redisServer, size int) (rd round, done func() error, err error) {
 	pub, err := dialRedis(r.addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer pub.Close()
 	sub, err := dialRedis(r.addr)
 	if err != nil {
-		return nil, err
+		pub.Close()
+		return nil, nil, err
 	}
-	defer sub.Close()
+	done = func() error { pub.Close(); sub.Close(); return nil }
 	if err := sub.subscribe("lobby"); err != nil {
-		return nil, err
+		done()
+		return nil, nil, err
 	}
-	var out []time.Duration
-	for i := 0; i < rounds+warmup; i++ {
+	rd = func(i int) (time.Duration, error) {
 		payload := padded("latency "+strconv.Itoa(i), size)
 		start := time.Now()
 		if _, err := pub.do("PUBLISH", "lobby", payload); err != nil {
-			return nil, err
+			return 0, err
 		}
 		m, err := sub.message()
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if string(m) != payload {
-			return nil, fmt.Errorf("redis: received another payload")
+			return 0, fmt.Errorf("redis: received another payload")
 		}
-		if i >= warmup {
-			out = append(out, time.Since(start))
-		}
+		return time.Since(start), nil
 	}
-	return out, nil
+	return rd, done, nil
 }
 
 // redisFanout subscribes subscribers connections, publishes messages payloads of size bytes from
