@@ -111,7 +111,13 @@ func (c *conn) request(d json.RawMessage) (closeReq, bool) {
 }
 
 // serve runs one request through the API handler with the session's token.
-func (c *conn) serve(token string, r Request) RequestResult {
+func (c *conn) serve(token string, r Request) (res RequestResult) {
+	defer func() { // net/http recovers a handler's panic; this goroutine must too
+		if p := recover(); p != nil {
+			c.h.log.Error("gateway: request handler panicked", "method", r.Method, "path", r.Path, "panic", p)
+			res = RequestResult{Nonce: r.Nonce, Status: http.StatusInternalServerError, Body: errorBody(0, "500: Internal Server Error")}
+		}
+	}()
 	var body *bytes.Reader
 	if len(r.Body) > 0 {
 		body = bytes.NewReader(r.Body)

@@ -21,6 +21,8 @@ func (a echoAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/slow":
 		a.entered <- struct{}{}
 		<-a.release
+	case "/panic":
+		panic(http.ErrAbortHandler) // what even net/http lets through
 	case "/none":
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -93,11 +95,15 @@ func TestRequestOverGateway(t *testing.T) {
 	if r := c.result("n4", 5); r.Status != 404 || !strings.Contains(string(r.Body), `"code":10031`) {
 		t.Fatalf("404 result %d %s", r.Status, r.Body)
 	}
+	c.send(OpRequest, Request{Nonce: "p", Method: "GET", Path: "/panic"})
+	if r := c.result("p", 6); r.Status != 500 {
+		t.Fatalf("a handler's panic: %d %s", r.Status, r.Body)
+	}
 	for i := 0; i < DefaultRateLimit+10; i++ { // beyond the payload rate limit
 		c.send(OpRequest, Request{Nonce: "r", Method: "GET", Path: "/none"})
 	}
 	for i := 0; i < DefaultRateLimit+10; i++ {
-		c.result("r", int64(6+i))
+		c.result("r", int64(7+i))
 	}
 	c.heartbeat()
 }
