@@ -1,13 +1,16 @@
 // Command realtime measures the realtime path on loopback, each figure beside an anchor measured
 // in the same run on the same machine with the same method:
 //
-//   - (a) Lobby message latency, p50 and p99: one player sends (POST /lobbies/{id}/messages) and
-//     the clock stops when the other player's SDK (core.Client) runs its MessageCreated callback in
-//     RunCallbacks, called in a loop; one message at a time. Anchor: Redis PUBLISH of a payload of
-//     the same size until a SUBSCRIBEd connection has read it.
+//   - (a) Lobby message latency, p50 and p99: one player sends, with its SDK's SendLobbyMessage
+//     (over its gateway connection) and, as a second figure, with an HTTP POST
+//     /lobbies/{id}/messages; the clock stops when the other player's SDK (core.Client) runs its
+//     MessageCreated callback in RunCallbacks, called in a loop that sleeps between calls; one
+//     message at a time. Anchor: Redis PUBLISH of a payload of the same size until a SUBSCRIBEd
+//     connection has read it. The three take turns message by message.
 //   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
-//     client; messages delivered (decoded by a member's client) per second, with the same number
-//     of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a pipelined publisher.
+//     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
+//     with the same number of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a
+//     pipelined publisher.
 //   - (c) Idle connections: memory per connection of the service holding 10,000 identified gateway
 //     sessions, measured inside its process after a forced GC. Anchor: a bare coder/websocket
 //     server (the library the gateway uses) holding 10,000 connections it has sent one frame to.
