@@ -255,7 +255,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1852556475
+const abiVersion = 304315809
 
 // Type tags of the object table, one per class.
 const (
@@ -4693,6 +4693,28 @@ func Sdkpp_LobbyMemberHandle_Metadata(self *C.Sdkpp_LobbyMemberHandle, returnVal
 	_ = e
 	v := o.Metadata()
 	*returnValue = cProperties(v)
+}
+
+//export Sdkpp_LobbyMemberHandle_User
+func Sdkpp_LobbyMemberHandle_User(self *C.Sdkpp_LobbyMemberHandle, returnValue *C.Sdkpp_UserHandle) C.bool {
+	const fn = "LobbyMemberHandle_User"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getLobbyMemberHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.User()
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeUserHandle, v)
+	return true
 }
 
 // getLobbyHandle finds the LobbyHandle behind self, or logs why it cannot.

@@ -147,6 +147,29 @@ func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, me
 	})
 }
 
+// learnMembersLocked caches the users lobby members carry, with their game profiles, for
+// LobbyMemberHandle.User and UserHandle.
+func (c *Client) learnMembersLocked(members []wire.LobbyMember) {
+	var profiles map[uint64][]wire.ApplicationProfile
+	for _, m := range members {
+		if m.User == nil {
+			continue
+		}
+		if u := userOf(m.User); u != nil {
+			c.cacheUserLocked(u)
+			if m.User.ApplicationProfiles != nil {
+				if profiles == nil {
+					profiles = map[uint64][]wire.ApplicationProfile{}
+				}
+				profiles[u.id] = m.User.ApplicationProfiles
+			}
+		}
+	}
+	if profiles != nil {
+		c.setProfilesLocked(profiles)
+	}
+}
+
 // cacheLobby stores l and reports whether it was new.
 func (c *Client) cacheLobby(l *wire.Lobby) bool {
 	c.mu.Lock()
@@ -156,6 +179,7 @@ func (c *Client) cacheLobby(l *wire.Lobby) bool {
 	}
 	_, known := c.lobby.lobbies[uint64(l.ID)]
 	c.lobby.lobbies[uint64(l.ID)] = l
+	c.learnMembersLocked(l.Members)
 	if ch := c.channelLocked(uint64(l.ID)); !ch.hasBaseline {
 		ch.hasBaseline = true
 		if l.LastMessageID != nil {
@@ -210,6 +234,7 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 				l.Members = append(l.Members, m.Member)
 			}
 		}
+		c.learnMembersLocked([]wire.LobbyMember{m.Member})
 		c.mu.Unlock()
 		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
 		switch event {
@@ -338,3 +363,11 @@ func (h *LobbyMemberHandle) CanLinkLobby() bool {
 
 // Metadata returns the member's metadata.
 func (h *LobbyMemberHandle) Metadata() map[string]string { return h.member().Metadata }
+
+// User returns a view of the member's user, or nil when the member is gone or its user unknown.
+func (h *LobbyMemberHandle) User() *UserHandle {
+	if h.member().ID == 0 {
+		return nil
+	}
+	return h.c.GetUser(h.id)
+}

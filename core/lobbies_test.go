@@ -93,3 +93,32 @@ func TestLobbyCreateOrJoinBySecret(t *testing.T) {
 		t.Fatal(res.ToString())
 	}
 }
+
+// LobbyMemberHandle.User: each member's user, with its game profile, comes with the lobby and
+// with the member events; a member who left has no user view through the lobby any more.
+func TestLobbyMemberUser(t *testing.T) {
+	env := servertest.Start(t)
+	players, lobby := joined(t, env, "member-user", "mu1", "mu2")
+	a, b := players[0], players[1]
+	bID := b.GetCurrentUserV2().Id()
+	for _, who := range []*sdkClient{a, b} { // b learnt a from the lobby object, a learnt b from LOBBY_MEMBER_ADD
+		for _, p := range players {
+			id := p.GetCurrentUserV2().Id()
+			m := who.GetLobbyHandle(lobby).GetLobbyMemberHandle(id)
+			u := m.User()
+			if u == nil || u.Id() != id || u.Username() != p.GetCurrentUserV2().Username() {
+				t.Fatalf("member %d: user %+v", id, u)
+			}
+			if profiles := who.GetUserApplicationProfiles(id); len(profiles) != 1 || profiles[0].ProviderIssuedUserId() == "" {
+				t.Fatalf("member %d: %d game profiles", id, len(profiles))
+			}
+		}
+	}
+	seat := a.GetLobbyHandle(lobby).GetLobbyMemberHandle(bID)
+	var left *ClientResult
+	b.LeaveLobby(lobby, resultCallback(&left))
+	await(t, "b leaves", func() bool { return left != nil && seat.Id() == 0 })
+	if seat.User() != nil {
+		t.Fatal("the seat of a member who left still has a user")
+	}
+}

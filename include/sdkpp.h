@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1852556475u
+#define SDKPP_ABI_VERSION 304315809u
 
 #ifdef __cplusplus
 extern "C" {
@@ -965,6 +965,8 @@ SDKPP_API bool SDKPP_CALL Sdkpp_LobbyMemberHandle_CanLinkLobby(Sdkpp_LobbyMember
 SDKPP_API bool SDKPP_CALL Sdkpp_LobbyMemberHandle_Connected(Sdkpp_LobbyMemberHandle* self);
 /** The member's metadata. */
 SDKPP_API void SDKPP_CALL Sdkpp_LobbyMemberHandle_Metadata(Sdkpp_LobbyMemberHandle* self, Sdkpp_Properties* returnValue);
+/** The member's user (with its game profiles), if known. */
+SDKPP_API bool SDKPP_CALL Sdkpp_LobbyMemberHandle_User(Sdkpp_LobbyMemberHandle* self, Sdkpp_UserHandle* returnValue);
 
 /* LobbyHandle */
 /** Releases the object and zeroes self; later calls on it are refused. */

@@ -1136,6 +1136,8 @@ public:
     bool Connected() const;
     /// The member's metadata.
     std::unordered_map<std::string, std::string> Metadata() const;
+    /// The member's user (with its game profiles), if known.
+    std::optional<sdkpp::UserHandle> User() const;
 };
 
 /// A lobby the player is in: a live view of the Client's cache.
@@ -4384,6 +4386,14 @@ std::unordered_map<std::string, std::string> LobbyMemberHandle::Metadata() const
     Sdkpp_Properties returnValue{};
     Sdkpp_LobbyMemberHandle_Metadata(&instance_, &returnValue);
     return detail::TakeProperties(returnValue);
+}
+std::optional<sdkpp::UserHandle> LobbyMemberHandle::User() const
+{
+    Sdkpp_UserHandle returnValue{};
+    if (!Sdkpp_LobbyMemberHandle_User(&instance_, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::UserHandle(returnValue, detail::StateOf(returnValue.opaque));
 }
 
 LobbyHandle::LobbyHandle(Sdkpp_LobbyHandle instance, SdkppObjectState state)

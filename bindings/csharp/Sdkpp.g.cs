@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1852556475u;
+        internal const uint AbiVersion = 304315809u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -3715,6 +3715,17 @@ namespace Sdkpp
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
+        }
+
+        /// <summary>The member's user (with its game profiles), if known.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.UserHandle User()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_User(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
     }
 
@@ -7831,6 +7842,10 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_LobbyMemberHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_LobbyMemberHandle_User(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_LobbyHandle_Drop(ref global::System.IntPtr self);

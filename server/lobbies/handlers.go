@@ -231,12 +231,15 @@ func (s *Service) putMember(q *request) (any, error) {
 		return nil, err
 	}
 	in.id = uid
-	var m store.LobbyMember
+	var obj wire.LobbyMember
 	_, err = s.editLobby(q, func(ch *change) error {
-		m, _, err = ch.upsert(q.ctx, in, true)
+		m, _, err := ch.upsert(q.ctx, in, true)
+		if err == nil {
+			obj, err = s.memberObject(q.ctx, ch.st, q.appID, m)
+		}
 		return err
 	})
-	return s.memberObject(q.appID, m), err
+	return obj, err
 }
 
 // removeMember serves DELETE /lobbies/{lobby_id}/members/{user_id} (204, also when the user was
@@ -296,7 +299,11 @@ func (s *Service) bulk(q *request) (any, error) {
 		for _, uid := range order {
 			if m, ok := ch.after[uid]; ok && !seen[uid] {
 				seen[uid] = true
-				upserted = append(upserted, s.memberObject(q.appID, m))
+				mo, err := s.memberObject(q.ctx, ch.st, q.appID, m)
+				if err != nil {
+					return err
+				}
+				upserted = append(upserted, mo)
 			}
 		}
 		return nil

@@ -170,3 +170,47 @@ func TestHotLobbyFollowsChanges(t *testing.T) {
 	e.do("DELETE", "/lobbies/"+l.ID, e.appBot, nil).OK(t, http.StatusNoContent, nil)
 	e.do("POST", path, alice.auth, map[string]any{"content": "gone"}).Fails(t, 404, wire.CodeUnknownLobby, "")
 }
+
+// Member objects carry the member's user (an sdkpp addition that the SDK's
+// LobbyMemberHandle::User reads), in lobby objects, member events and the backend's answers.
+func TestMemberObjectsCarryTheUser(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", nil)
+	e.rec.take()
+	e.join(bob, "s", nil)
+	var got struct {
+		Members []struct {
+			ID   string `json:"id"`
+			User *struct {
+				ID       string `json:"id"`
+				Username string `json:"username"`
+			} `json:"user"`
+		} `json:"members"`
+	}
+	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, http.StatusOK, &got)
+	names := map[string]string{alice.sid(): "alice", bob.sid(): "bob"}
+	for _, m := range got.Members {
+		if m.User == nil || m.User.ID != m.ID || m.User.Username != names[m.ID] {
+			t.Fatalf("member %s: user %+v", m.ID, m.User)
+		}
+	}
+	added := false
+	for _, ev := range e.rec.take() {
+		if me, ok := ev.data.(wire.LobbyMemberEvent); ok && ev.event == lobbies.EventLobbyMemberAdd {
+			added = me.Member.User != nil && me.Member.User.Username == "bob"
+		}
+	}
+	if !added {
+		t.Fatal("LOBBY_MEMBER_ADD without the member's user")
+	}
+	var put struct {
+		User *struct {
+			Username string `json:"username"`
+		} `json:"user"`
+	}
+	e.do("PUT", "/lobbies/"+l.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"metadata": map[string]string{"k": "v"}}).OK(t, http.StatusOK, &put)
+	if put.User == nil || put.User.Username != "bob" {
+		t.Fatalf("PUT member answer: %+v", put.User)
+	}
+}

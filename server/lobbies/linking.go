@@ -235,8 +235,12 @@ func (s *Service) MemberConnection(ctx context.Context, appID, userID uint64) er
 		}
 		for _, m := range members {
 			if m.UserID == userID {
+				mo, err := s.memberObject(ctx, st, l.AppID, m)
+				if err != nil {
+					return err
+				}
 				out.add(l.AppID, memberIDs(members), EventLobbyMemberUpdate,
-					wire.LobbyMemberEvent{LobbyID: wire.Snowflake(l.ID), Member: s.memberObject(l.AppID, m)})
+					wire.LobbyMemberEvent{LobbyID: wire.Snowflake(l.ID), Member: mo})
 			}
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sdkpp/server/store"
+	"sdkpp/server/users"
 	"sdkpp/server/wire"
 )
 
@@ -22,26 +23,41 @@ func memberIDs(members []store.LobbyMember) []uint64 {
 	return ids
 }
 
-// memberObject is the wire form of a membership of a lobby of appID; connected tells whether
-// the member has a live gateway session of that application.
-func (s *Service) memberObject(appID uint64, m store.LobbyMember) wire.LobbyMember {
+// memberObject is the wire form of a membership of a lobby of appID: connected tells whether
+// the member has a live gateway session of that application, and user is the member's user with
+// its game profiles in appID (so that the SDK's LobbyMemberHandle::User needs no request).
+func (s *Service) memberObject(ctx context.Context, st store.Store, appID uint64, m store.LobbyMember) (wire.LobbyMember, error) {
 	out := wire.LobbyMember{ID: wire.Snowflake(m.UserID), Metadata: m.Metadata, Flags: m.Flags,
 		Connected: s.Connected != nil && s.Connected(appID, m.UserID)}
 	if m.AdditionalName != "" {
 		name := m.AdditionalName
 		out.AdditionalName = &name
 	}
-	return out
+	u, err := st.GetUser(ctx, m.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil // the account is gone: the member has no user
+	}
+	if err != nil {
+		return out, err
+	}
+	obj := users.Object(u, false)
+	if obj.ApplicationProfiles, err = users.Profiles(ctx, st, u, appID); err != nil {
+		return out, err
+	}
+	out.User = &obj
+	return out, nil
 }
 
 // lobbyObject is the wire form of a lobby, its members and its linked channel.
 func (s *Service) lobbyObject(ctx context.Context, st store.Store, l *store.Lobby, members []store.LobbyMember) (wire.Lobby, error) {
 	out := wire.Lobby{ID: wire.Snowflake(l.ID), ApplicationID: wire.Snowflake(l.AppID), Metadata: l.Metadata,
 		Members: make([]wire.LobbyMember, len(members))}
-	for i, m := range members {
-		out.Members[i] = s.memberObject(l.AppID, m)
-	}
 	var err error
+	for i, m := range members {
+		if out.Members[i], err = s.memberObject(ctx, st, l.AppID, m); err != nil {
+			return out, err
+		}
+	}
 	if out.LinkedChannel, err = linkedChannel(ctx, st, l.ID); err != nil {
 		return out, err
 	}
@@ -215,20 +231,32 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 	if c.updated {
 		out.add(app, everyone, EventLobbyUpdate, obj)
 	}
+	event := func(users []uint64, name string, m store.LobbyMember) error {
+		mo, err := c.s.memberObject(ctx, c.st, app, m)
+		if err == nil {
+			out.add(app, users, name, wire.LobbyMemberEvent{LobbyID: id, Member: mo})
+		}
+		return err
+	}
 	for uid, m := range sortedMembers(c.before) {
 		if _, ok := c.after[uid]; !ok {
-			out.add(app, append(append([]uint64{}, everyone...), uid), EventLobbyMemberRemove,
-				wire.LobbyMemberEvent{LobbyID: id, Member: c.s.memberObject(app, m)})
+			if err := event(append(append([]uint64{}, everyone...), uid), EventLobbyMemberRemove, m); err != nil {
+				return wire.Lobby{}, nil, err
+			}
 		}
 	}
 	for _, m := range members {
 		if _, was := c.before[m.UserID]; !was {
-			out.add(app, everyone, EventLobbyMemberAdd, wire.LobbyMemberEvent{LobbyID: id, Member: c.s.memberObject(app, m)})
+			if err := event(everyone, EventLobbyMemberAdd, m); err != nil {
+				return wire.Lobby{}, nil, err
+			}
 		}
 	}
 	for _, m := range members {
 		if old, was := c.before[m.UserID]; was && !sameMember(old, m) {
-			out.add(app, everyone, EventLobbyMemberUpdate, wire.LobbyMemberEvent{LobbyID: id, Member: c.s.memberObject(app, m)})
+			if err := event(everyone, EventLobbyMemberUpdate, m); err != nil {
+				return wire.Lobby{}, nil, err
+			}
 		}
 	}
 	return obj, members, nil

@@ -80,6 +80,9 @@ type LobbyMember struct {
 	// Connected is true while the member has a live gateway session of the lobby's application;
 	// LOBBY_MEMBER_UPDATE tells when it changes.
 	Connected bool `json:"connected"`
+	// User (sdkpp) is the member's user with its game profiles in the lobby's application; absent
+	// when the account no longer exists.
+	User *User `json:"user,omitempty"`
 }
 
 // LobbyMessage is the lobby message object, also the data of the LOBBY_MESSAGE_CREATE and

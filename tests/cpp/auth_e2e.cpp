@@ -374,6 +374,11 @@ static void PhaseLobby()
         if (m.Id() == bId && m.Metadata().at("class") == "rogue") rogue = true;
     }
     Check(members.size() == 2 && rogue, "LobbyMembers (a list of handles) with member metadata");
+    auto bSeat = lobby->GetLobbyMemberHandle(bId);
+    auto bUser = bSeat ? bSeat->User() : std::nullopt;
+    Check(bUser && bUser->Id() == bId && bUser->Username() == b.GetCurrentUserV2()->Username() &&
+              bUser->UserApplicationProfiles().size() == 1 && a.GetUserApplicationProfiles(bId).size() == 1,
+          "LobbyMemberHandle::User: the member's user and game profile, from the lobby");
     auto ids2 = a.GetLobbyIds();
     Check(ids2.size() == 1 && ids2[0] == ids[0], "GetLobbyIds");
 

@@ -517,6 +517,17 @@ static class AuthE2E
                     using (m) if (m.Id() == bId && m.Metadata()["class"] == "rogue") rogue = true;
                 }
                 Check(members.Length == 2 && rogue, "LobbyMembers (a list of handles) with member metadata");
+                using (LobbyMemberHandle seat = lobby.GetLobbyMemberHandle(bId))
+                using (UserHandle bUser = seat == null ? null : seat.User())
+                using (UserHandle bSelf = b.GetCurrentUserV2())
+                {
+                    UserApplicationProfileHandle[] own = bUser == null ? new UserApplicationProfileHandle[0] : bUser.UserApplicationProfiles();
+                    UserApplicationProfileHandle[] seen = a.GetUserApplicationProfiles(bId);
+                    Check(bUser != null && bUser.Id() == bId && bUser.Username() == bSelf.Username() && own.Length == 1 && seen.Length == 1,
+                        "LobbyMemberHandle.User: the member's user and game profile, from the lobby");
+                    foreach (var p in own) p.Dispose();
+                    foreach (var p in seen) p.Dispose();
+                }
                 ulong[] all = a.GetLobbyIds();
                 Check(all.Length == 1 && all[0] == ids[0], "GetLobbyIds");
 
