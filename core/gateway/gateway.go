@@ -334,6 +334,10 @@ func (c *Client) session() (established bool, err error) {
 		conn.CloseNow()
 	}()
 	c.setStatus(Connected, nil)
+	// Closing the connection is what ends a read when the session is cancelled: reads then need
+	// no context of their own, which would cost a registration with ctx on every message.
+	stopClosing := context.AfterFunc(ctx, func() { conn.CloseNow() })
+	defer stopClosing()
 
 	hello, err := c.read(ctx, conn, c.cfg.HelloTimeout)
 	if err != nil {
@@ -359,8 +363,11 @@ func (c *Client) session() (established bool, err error) {
 		return false, err
 	}
 	for {
-		p, err := c.read(ctx, conn, 0)
+		p, err := c.read(context.Background(), conn, 0)
 		if err != nil {
+			if ctx.Err() != nil {
+				return established, ctx.Err()
+			}
 			return established, err
 		}
 		switch p.Op {
