@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/binary"
 	"net"
 	"sync"
 	"time"
@@ -41,6 +42,50 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// writeText writes payload as one unmasked, unfragmented WebSocket text frame (the server's side
+// of RFC 6455, without compression, which the gateway does not negotiate). The loop uses it for
+// dispatches instead of the WebSocket library's writer, which spends more on each frame (its own
+// locks, a context, a copy through its buffer) than the frame itself; it must be called only
+// while no frame of the library's is half written, which holds for the loop: the library writes
+// a frame in one call, under this connection's lock.
+func (b *batchConn) writeText(payload []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.holding {
+		return b.writeThroughLocked(payload)
+	}
+	if b.buf == nil {
+		b.buf = batchBufs.Get().(*[]byte)
+	}
+	*b.buf = appendTextFrame(*b.buf, payload)
+	if len(*b.buf) >= maxBatchBytes {
+		return b.writeLocked()
+	}
+	return nil
+}
+
+// writeThroughLocked writes one frame at once, outside a hold.
+func (b *batchConn) writeThroughLocked(payload []byte) error {
+	frame := appendTextFrame(make([]byte, 0, len(payload)+10), payload)
+	_, err := b.Conn.Write(frame)
+	return err
+}
+
+// appendTextFrame appends the frame header (FIN, text opcode, unmasked length) and payload.
+func appendTextFrame(dst, payload []byte) []byte {
+	n := len(payload)
+	switch {
+	case n < 126:
+		dst = append(dst, 0x81, byte(n))
+	case n <= 0xFFFF:
+		dst = append(dst, 0x81, 126, byte(n>>8), byte(n))
+	default:
+		dst = append(dst, 0x81, 127)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
+	}
+	return append(dst, payload...)
 }
 
 // hold starts keeping writes; until release, writing to the connection (when more than

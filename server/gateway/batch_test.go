@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,4 +56,24 @@ func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
 	if err := bc.release(); err == nil {
 		t.Fatal("release to a closed peer must fail")
 	}
+}
+
+// Dispatches leave as frames the gateway writes itself (appendTextFrame): every length encoding
+// of RFC 6455 (7-bit, 16-bit, 64-bit) reaches a standard client intact.
+func TestDispatchFrameLengths(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	c.identify("user-1")
+	seq := int64(1)
+	for _, n := range []int{0, 100, 125 - 40, 126 - 40, 200, 65535 - 40, 65536 - 40, 70000, 200000} {
+		s := strings.Repeat("x", n)
+		e.hub.Dispatch(1, "TEST_EVENT", map[string]string{"s": s})
+		seq++
+		p := c.expectDispatch("TEST_EVENT", seq)
+		var got map[string]string
+		if err := json.Unmarshal(p.D, &got); err != nil || got["s"] != s {
+			t.Fatalf("payload of %d bytes arrived as %d bytes (%v)", n, len(got["s"]), err)
+		}
+	}
+	c.heartbeat()
 }

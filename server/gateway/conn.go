@@ -597,7 +597,7 @@ func (c *conn) writeAll(list []entry) bool {
 		return false
 	}
 	for _, e := range list {
-		if c.ws.Write(context.Background(), websocket.MessageText, e.frame) != nil {
+		if c.tcp.writeText(e.frame) != nil {
 			c.tcp.release()
 			return false
 		}
