@@ -194,8 +194,9 @@ func (c *Client) GetGuildChannels(guildId uint64, cb Callback[ClientGetGuildChan
 }
 
 // JoinLinkedLobbyGuild makes a single-use invite, valid one hour, to the guild of the lobby's
-// linked channel and answers with its web URL (rule LOB-5). A provisional player cannot join a
-// guild: merge runs instead and no request is made.
+// linked channel and answers with its web URL, the service's invite page where the player signs
+// in and joins (rule LOB-5). The invite is bound to the player: nobody else may use it. A
+// provisional player cannot join a guild: merge runs instead and no request is made.
 func (c *Client) JoinLinkedLobbyGuild(lobbyId uint64, merge Callback[ClientProvisionalUserMergeRequiredCallback], cb Callback[ClientJoinLinkedLobbyGuildCallback]) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "") }, func() {
 		if merge.Release != nil {

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 304315809u
+#define SDKPP_ABI_VERSION 108928267u
 
 #ifdef __cplusplus
 extern "C" {
@@ -1194,7 +1194,8 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_LinkChannelToLobby(Sdkpp_Client* self, ui
 SDKPP_API void SDKPP_CALL Sdkpp_Client_UnlinkChannelFromLobby(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_LinkOrUnlinkChannelCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /**
  * A single-use invite (valid one hour) to the guild of the lobby's linked channel, as a web
- * URL; a provisional player gets provisionalUserMergeRequiredCallback instead.
+ * URL; a provisional player gets provisionalUserMergeRequiredCallback instead. Open the URL in
+ * the player's browser: the page signs them in and joins the guild. Only this player may use it.
  */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_JoinLinkedLobbyGuild(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, Sdkpp_FreeFn provisionalUserMergeRequiredCallback__userDataFree, void* provisionalUserMergeRequiredCallback__userData, Sdkpp_Client_JoinLinkedLobbyGuildCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sends a direct message to a user (at most 2000 characters). */

@@ -1570,7 +1570,8 @@ public:
     /// Removes the lobby's linked channel.
     void UnlinkChannelFromLobby(uint64_t lobbyId, sdkpp::Client::LinkOrUnlinkChannelCallback callback);
     /// A single-use invite (valid one hour) to the guild of the lobby's linked channel, as a web
-    /// URL; a provisional player gets provisionalUserMergeRequiredCallback instead.
+    /// URL; a provisional player gets provisionalUserMergeRequiredCallback instead. Open the URL in
+    /// the player's browser: the page signs them in and joins the guild. Only this player may use it.
     void JoinLinkedLobbyGuild(uint64_t lobbyId, sdkpp::Client::ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, sdkpp::Client::JoinLinkedLobbyGuildCallback callback);
     /// Sends a direct message to a user (at most 2000 characters).
     void SendUserMessage(uint64_t recipientId, std::string const& content, sdkpp::Client::SendUserMessageCallback callback);

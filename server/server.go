@@ -205,8 +205,10 @@ func (s *Server) routes() (http.Handler, error) {
 	}
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
+	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"),
-		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL}
+		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
+		Invites: gs}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
@@ -225,7 +227,6 @@ func (s *Server) routes() (http.Handler, error) {
 	us.Register(api)
 	s.lobbies.Register(api)
 	directMessages.Register(api)
-	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
 	gs.Register(api)
 	s.social.Register(api)
 	s.presence.Register(api)

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 304315809u;
+        internal const uint AbiVersion = 108928267u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -5851,7 +5851,8 @@ namespace Sdkpp
 
         /// <summary>
         /// A single-use invite (valid one hour) to the guild of the lobby's linked channel, as a web
-        /// URL; a provisional player gets provisionalUserMergeRequiredCallback instead.
+        /// URL; a provisional player gets provisionalUserMergeRequiredCallback instead. Open the URL in
+        /// the player's browser: the page signs them in and joins the guild. Only this player may use it.
         /// </summary>
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.

@@ -1,7 +1,8 @@
-// Package browser drives the service's consent page and device verification page the way a user's
-// browser does: it loads the page, keeps its cookies, fills in the login form and presses Approve
-// or Deny. Go tests use it through package servertest; cmd/sdkpp-browser wraps it for tests in
-// other languages. It reads only the service's own pages (see package oauth for the form).
+// Package browser drives the service's consent page, device verification page and guild invite
+// page the way a user's browser does: it loads the page, keeps its cookies, fills in the login
+// form and presses Approve (Join) or Deny. Go tests use it through package servertest;
+// cmd/sdkpp-browser wraps it for tests in other languages. It reads only the service's own pages
+// (see package oauth for the forms).
 package browser
 
 import (
@@ -218,16 +219,29 @@ func (b *Browser) Authorize(ctx context.Context, authorizeURL string, c Choice) 
 // Activate opens the device verification page of baseURL for userCode, answers it with c, and
 // returns the final page's message.
 func (b *Browser) Activate(ctx context.Context, baseURL, userCode string, c Choice) (string, error) {
-	page, err := b.Get(ctx, strings.TrimRight(baseURL, "/")+"/activate?user_code="+url.QueryEscape(userCode))
+	return b.complete(ctx, strings.TrimRight(baseURL, "/")+"/activate?user_code="+url.QueryEscape(userCode), c, "activate")
+}
+
+// JoinInvite opens a guild invite page (<web base>/invite/<code>, the URL JoinLinkedLobbyGuild
+// answers with), logs in with c when the page asks, presses Join and returns the final page's
+// message ("You joined <guild>").
+func (b *Browser) JoinInvite(ctx context.Context, inviteURL string, c Choice) (string, error) {
+	return b.complete(ctx, inviteURL, c, "invite")
+}
+
+// complete loads the page at target, answers its form with c and returns the message of the
+// 200 page that follows (what names the page in errors).
+func (b *Browser) complete(ctx context.Context, target string, c Choice, what string) (string, error) {
+	page, err := b.Get(ctx, target)
 	if err != nil {
 		return "", err
 	}
-	resp, err := b.answer(ctx, page, c, "activate")
+	resp, err := b.answer(ctx, page, c, what)
 	if err != nil {
 		return "", err
 	}
 	if resp.Status != http.StatusOK {
-		return "", fmt.Errorf("activate submit: HTTP %d: %s", resp.Status, PageMessage(resp.Body))
+		return "", fmt.Errorf("%s submit: HTTP %d: %s", what, resp.Status, PageMessage(resp.Body))
 	}
 	return PageMessage(resp.Body), nil
 }

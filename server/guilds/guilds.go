@@ -23,14 +23,18 @@
 //
 // # Invites
 //
-// Lobby channel invites (rule LOB-5) are made by package lobbies: single use, valid one hour. An
+// Lobby channel invites (rule LOB-5) are made by package lobbies: single use, valid one hour,
+// and only the lobby member they were made for may accept them (403 50001 for anyone else). An
 // invite that is used up or expired is unknown (404 10006). Provisional accounts cannot join
-// guilds (403 50001).
+// guilds (403 50001). The invite object carries its inviter. AcceptInvite is the one code path
+// that joins a guild by invite: the API's POST /invites/{code} and the service's web page
+// /invite/{code} (package oauth) both call it.
 //
 // # Errors
 //
 // 401 without a valid token; 403 50001 for a token without the scope, a non-member listing
-// channels, a provisional account accepting an invite; 404 10004 Unknown Guild, 10006 Unknown
+// channels, a provisional account accepting an invite, a user accepting an invite made for
+// another; 404 10004 Unknown Guild, 10006 Unknown
 // Invite; 400 50035 naming a malformed path id.
 //
 // Guilds cannot be made through the public API (SPEC 4.2: "Create guild: removed"); Create makes
@@ -52,6 +56,7 @@ import (
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
+	"sdkpp/server/users"
 	"sdkpp/server/wire"
 )
 
@@ -248,79 +253,120 @@ func (s *Service) usable(ctx context.Context, st store.Store, code string, now t
 	return inv, err
 }
 
-// inviteObject is the wire form of an invite.
-func (s *Service) inviteObject(ctx context.Context, st store.Store, inv *store.GuildInvite) (wire.Invite, error) {
+// Invite is a usable invite with what the service's invite page needs beyond its wire form.
+type Invite struct {
+	wire.Invite
+	// TargetUserID is the only user who may accept the invite (a lobby channel invite's member,
+	// rule LOB-5); 0 lets anyone holding the code.
+	TargetUserID uint64
+}
+
+// For tells whether userID may accept the invite.
+func (i *Invite) For(userID uint64) bool { return i.TargetUserID == 0 || i.TargetUserID == userID }
+
+// inviteObject is the wire form of an invite, with its inviter.
+func (s *Service) inviteObject(ctx context.Context, st store.Store, inv *store.GuildInvite) (*Invite, error) {
 	g, err := st.GetGuild(ctx, inv.GuildID)
 	if err != nil {
-		return wire.Invite{}, err
+		return nil, err
 	}
 	ch, err := st.GetGuildChannel(ctx, inv.ChannelID)
 	if err != nil {
-		return wire.Invite{}, err
+		return nil, err
 	}
-	out := wire.Invite{Code: inv.Code, Guild: partial(g, 0, 0), Channel: wire.InviteChannel{ID: wire.Snowflake(ch.ID), Name: ch.Name, Type: ch.Type},
-		MaxAge: int(inv.ExpiresAt.Sub(inv.CreatedAt) / time.Second), MaxUses: inv.MaxUses, Uses: inv.Uses,
-		ExpiresAt: inv.ExpiresAt.UTC().Format(time.RFC3339)}
+	out := &Invite{TargetUserID: inv.TargetUserID, Invite: wire.Invite{Code: inv.Code, Guild: partial(g, 0, 0),
+		Channel: wire.InviteChannel{ID: wire.Snowflake(ch.ID), Name: ch.Name, Type: ch.Type},
+		MaxAge:  int(inv.ExpiresAt.Sub(inv.CreatedAt) / time.Second), MaxUses: inv.MaxUses, Uses: inv.Uses,
+		ExpiresAt: inv.ExpiresAt.UTC().Format(time.RFC3339)}}
 	out.Guild.Permissions = "0"
 	if inv.LobbyID != 0 {
 		out.Lobby = &wire.InviteLobbyID{ID: wire.Snowflake(inv.LobbyID)}
 	}
+	inviter, err := st.GetUser(ctx, inv.InviterID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if inviter != nil {
+		u := users.Object(inviter, false)
+		out.Inviter = &u
+	}
 	return out, nil
+}
+
+// LookupInvite returns the invite of code while it has a use left: 404 10006 when it is
+// unknown, used up or expired.
+func (s *Service) LookupInvite(ctx context.Context, code string) (*Invite, error) {
+	inv, err := s.usable(ctx, s.Store, code, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	return s.inviteObject(ctx, s.Store, inv)
 }
 
 // getInvite serves GET /invites/{code}.
 func (s *Service) getInvite(w http.ResponseWriter, r *http.Request) {
-	out, err := func() (any, error) {
-		inv, err := s.usable(r.Context(), s.Store, r.PathValue("code"), s.Clock.Now())
-		if err != nil {
-			return nil, err
-		}
-		return s.inviteObject(r.Context(), s.Store, inv)
-	}()
+	inv, err := s.LookupInvite(r.Context(), r.PathValue("code"))
 	if err != nil {
 		httpx.Error(w, r, s.Logger, err)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, out)
+	httpx.JSON(w, http.StatusOK, inv.Invite)
 }
 
-// acceptInvite serves POST /invites/{code}: the caller joins the invite's guild, using the
-// invite once (a member already in the guild uses it too, as on the platform).
+// acceptInvite serves POST /invites/{code}.
 func (s *Service) acceptInvite(r *http.Request, t *store.Token) (any, error) {
-	ctx := r.Context()
-	var out wire.Invite
+	inv, err := s.AcceptInvite(r.Context(), r.PathValue("code"), t.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return inv.Invite, nil
+}
+
+// AcceptInvite makes userID join the invite's guild, using the invite once (a member already in
+// the guild uses it too, as on the platform). It is the one way an invite is accepted: by the
+// API (POST /invites/{code}) and by the service's invite page. Errors: 404 10006 for an unknown,
+// used-up or expired code; 403 50001 for a provisional account or a user the invite was not
+// made for (rule LOB-5). Nothing is stored on an error.
+func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) (*Invite, error) {
+	var out *Invite
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
 		now := s.Clock.Now()
-		u, err := st.GetUser(ctx, t.UserID)
+		u, err := st.GetUser(ctx, userID)
 		if err != nil {
 			return err
 		}
 		if u.Provisional {
 			return wire.MissingAccess()
 		}
-		inv, err := s.usable(ctx, st, r.PathValue("code"), now)
+		inv, err := s.usable(ctx, st, code, now)
 		if err != nil {
 			return err
+		}
+		if out, err = s.inviteObject(ctx, st, inv); err != nil {
+			return err
+		}
+		if !out.For(userID) {
+			return wire.MissingAccess()
 		}
 		if err := st.UseGuildInvite(ctx, inv.Code, now); err != nil {
 			return err
 		}
-		inv.Uses++
+		out.Uses++
 		g, err := st.GetGuild(ctx, inv.GuildID)
 		if err != nil {
 			return err
 		}
-		if _, member, err := Permissions(ctx, st, g, t.UserID); err != nil {
+		if _, member, err := Permissions(ctx, st, g, userID); err != nil {
 			return err
 		} else if !member {
-			if err := st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: t.UserID, JoinedAt: now}); err != nil {
-				return err
-			}
+			return st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: userID, JoinedAt: now})
 		}
-		out, err = s.inviteObject(ctx, st, inv)
-		return err
+		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Create makes a guild owned by spec.OwnerID with its members and channels (dev seeding and

@@ -175,7 +175,8 @@ func (s *Service) inviteUser(q *request) (any, error) {
 	return s.invite(q, uid, false)
 }
 
-// invite makes a lobby channel invite for member userID of the request's lobby.
+// invite makes a lobby channel invite for member userID of the request's lobby, bound to that
+// member: only they may accept it.
 func (s *Service) invite(q *request, userID uint64, self bool) (any, error) {
 	var out wire.InviteCode
 	err := s.inLobby(q, func(st store.Store, _ *outbox, l *store.Lobby, now time.Time) error {
@@ -210,7 +211,7 @@ func (s *Service) invite(q *request, userID uint64, self bool) (any, error) {
 		}
 		for range 5 {
 			inv := &store.GuildInvite{Code: secret.Random(inviteCodeLen)[:inviteCodeLen], GuildID: c.GuildID, ChannelID: c.ID,
-				InviterID: userID, LobbyID: l.ID, MaxUses: InviteMaxUses, ExpiresAt: now.Add(InviteLifetime), CreatedAt: now}
+				InviterID: userID, TargetUserID: userID, LobbyID: l.ID, MaxUses: InviteMaxUses, ExpiresAt: now.Add(InviteLifetime), CreatedAt: now}
 			err := st.InsertGuildInvite(q.ctx, inv)
 			if errors.Is(err, store.ErrConflict) {
 				continue

@@ -15,6 +15,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/clock"
 	"sdkpp/server/extauth"
+	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/oidc"
 	"sdkpp/server/scopes"
@@ -49,6 +50,8 @@ type Handler struct {
 	// AccessTTL is the lifetime of the access tokens issued here; 0 is token.AccessTTL (7 days).
 	// Tests shorten it to exercise the SDK's automatic refresh.
 	AccessTTL time.Duration
+	// Invites, when set, serves the invite page /invite/{code}; its join is the API's.
+	Invites *guilds.Service
 }
 
 // RegisterWeb adds the pages to mux.
@@ -57,6 +60,10 @@ func (h *Handler) RegisterWeb(mux *http.ServeMux) {
 	mux.HandleFunc("POST /oauth2/authorize", h.authorizeSubmit)
 	mux.HandleFunc("GET /activate", h.activatePage)
 	mux.HandleFunc("POST /activate", h.activateSubmit)
+	if h.Invites != nil {
+		mux.HandleFunc("GET /invite/{code}", h.invitePage)
+		mux.HandleFunc("POST /invite/{code}", h.inviteSubmit)
+	}
 }
 
 // RegisterAPI adds the API endpoints to mux (paths relative to the API base).

@@ -12,9 +12,11 @@ type scopeLine struct {
 	Optional    bool // a checkbox (rule SC-4)
 }
 
-// consentData fills the consent and activate pages.
+// consentData fills the consent, activate and invite pages.
 type consentData struct {
 	Title       string
+	Details     []string // paragraphs above the form (the invite page's guild and inviter)
+	Submit      string   // when set, one button of that label replaces the scopes and Approve/Deny
 	AppName     string
 	Action      string            // form action path
 	Hidden      map[string]string // hidden inputs (authorize parameters, user_code)
@@ -41,20 +43,22 @@ var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype htm
 <body><main>
 <h1>{{.Title}}</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
-<form method="post" action="{{.Action}}">
+{{range .Details}}<p>{{.}}</p>
+{{end}}<form method="post" action="{{.Action}}">
 {{range $name, $value := .Hidden}}<input type="hidden" name="{{$name}}" value="{{$value}}">
 {{end}}<input type="hidden" name="csrf_token" value="{{.CSRF}}">
 {{if .User}}<p>Signed in as <strong>{{.User}}</strong>.</p>
 {{else}}<p>Log in to continue.</p>
 <label class="field">Username <input type="text" name="username" autocomplete="username" required></label>
 <label class="field">Password <input type="password" name="password" autocomplete="current-password" required></label>
-{{end}}<h2>This will allow {{.AppName}} to:</h2>
+{{end}}{{if .Submit}}<div class="buttons"><button type="submit" name="action" value="approve">{{.Submit}}</button></div>
+{{else}}<h2>This will allow {{.AppName}} to:</h2>
 <ul>
 {{range .Scopes}}<li>{{if .Optional}}<label><input type="checkbox" name="grant_scope" value="{{.Name}}" checked> {{.Description}}</label>{{else}}{{.Description}}{{end}} <code>{{.Name}}</code></li>
 {{end}}</ul>
 {{if .Unavailable}}<p>Not available to this application: {{range .Unavailable}}<code>{{.}}</code> {{end}}</p>{{end}}
 <div class="buttons"><button type="submit" name="action" value="deny" formnovalidate>Deny</button><button type="submit" name="action" value="approve">Approve</button></div>
-</form>
+{{end}}</form>
 </main></body></html>
 `))
 

@@ -186,6 +186,17 @@ func (e *Env) ApproveDevice(t testing.TB, userCode, username, password string) {
 	}
 }
 
+// JoinInvite answers a guild invite page (<web base>/invite/<code>) in a new browser as
+// username and returns the final page's message ("You joined <guild>").
+func (e *Env) JoinInvite(t testing.TB, inviteURL, username, password string) string {
+	t.Helper()
+	msg, err := browser.New().JoinInvite(context.Background(), inviteURL, browser.Choice{Username: username, Password: password})
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	return msg
+}
+
 // DenyDevice denies the device request of userCode.
 func (e *Env) DenyDevice(t testing.TB, userCode string) {
 	t.Helper()

@@ -35,17 +35,20 @@ type GuildChannel struct {
 }
 
 // GuildInvite is an invite to a guild's channel. Lobby channel invites (rule LOB-5) have MaxUses
-// 1, expire one hour after they are made and name the lobby they came from.
+// 1, expire one hour after they are made, name the lobby they came from and the one user they
+// were made for.
 type GuildInvite struct {
 	Code      string
 	GuildID   uint64
 	ChannelID uint64
 	InviterID uint64
 	LobbyID   uint64 // 0 unless made for a lobby's linked channel
-	MaxUses   int
-	Uses      int
-	ExpiresAt time.Time
-	CreatedAt time.Time
+	// TargetUserID is the only user who may accept the invite; 0 lets anyone holding the code.
+	TargetUserID uint64
+	MaxUses      int
+	Uses         int
+	ExpiresAt    time.Time
+	CreatedAt    time.Time
 }
 
 // LobbyLink links a lobby to a guild channel: each lobby has at most one linked channel and each
@@ -179,11 +182,11 @@ func (s *SQLite) ListGuildChannels(ctx context.Context, guildID uint64) ([]Guild
 
 // ---- guild invites
 
-const guildInviteColumns = `code, guild_id, channel_id, inviter_id, lobby_id, max_uses, uses, expires_at, created_at`
+const guildInviteColumns = `code, guild_id, channel_id, inviter_id, lobby_id, target_user_id, max_uses, uses, expires_at, created_at`
 
 func (s *SQLite) InsertGuildInvite(ctx context.Context, i *GuildInvite) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_invites (`+guildInviteColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
-		i.Code, i.GuildID, i.ChannelID, i.InviterID, i.LobbyID, i.MaxUses, i.Uses, ts(i.ExpiresAt), ts(i.CreatedAt))
+	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_invites (`+guildInviteColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		i.Code, i.GuildID, i.ChannelID, i.InviterID, i.LobbyID, i.TargetUserID, i.MaxUses, i.Uses, ts(i.ExpiresAt), ts(i.CreatedAt))
 	if isUnique(err) {
 		return ErrConflict
 	}
@@ -194,7 +197,7 @@ func (s *SQLite) GetGuildInvite(ctx context.Context, code string) (*GuildInvite,
 	var i GuildInvite
 	var exp, created int64
 	err := s.q.QueryRowContext(ctx, `SELECT `+guildInviteColumns+` FROM guild_invites WHERE code=?`, code).Scan(
-		&i.Code, &i.GuildID, &i.ChannelID, &i.InviterID, &i.LobbyID, &i.MaxUses, &i.Uses, &exp, &created)
+		&i.Code, &i.GuildID, &i.ChannelID, &i.InviterID, &i.LobbyID, &i.TargetUserID, &i.MaxUses, &i.Uses, &exp, &created)
 	if err != nil {
 		return nil, notFound(err)
 	}

@@ -274,4 +274,8 @@ CREATE TABLE user_settings (
 	custom_status_privacy INTEGER NOT NULL DEFAULT 0
 );
 `,
+	// 7: the user a guild invite was made for (lobby channel invites, rule LOB-5); 0 is anyone.
+	`
+ALTER TABLE guild_invites ADD COLUMN target_user_id INTEGER NOT NULL DEFAULT 0;
+`,
 }

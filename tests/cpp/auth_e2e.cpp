@@ -713,7 +713,7 @@ static void PhaseGuilds()
     });
     std::string prefix = Env("SDKPP_WEB_BASE") + "/invite/";
     Check(Pump([&] { return done; }) && !merge && url.rfind(prefix, 0) == 0, "JoinLinkedLobbyGuild returns an invite URL (rule LOB-5)");
-    std::printf("invite %s\n", url.substr(url.rfind('/') + 1).c_str());
+    std::printf("invite %s\n", url.c_str());
     std::fflush(stdout);
     bool gmerge = false, gresult = false;
     g.JoinLinkedLobbyGuild(lobby, [&] { gmerge = true; }, [&](ClientResult, std::string) { gresult = true; });

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"sdkpp/server/browser"
 	"sdkpp/server/wire"
 )
 
@@ -46,14 +48,16 @@ func (h *harness) userToken(username string) string {
 
 // guilds runs the guilds phase with alice's and carol's tokens and a provisional player's. It
 // answers the program's "canlink <lobby> <user>" line as the game's backend (PUT the member with
-// flags 1, CanLinkLobby) and checks the invite of its "invite <code>" line (rule LOB-5).
+// flags 1, CanLinkLobby), checks the invite of its "invite <url>" line, the URL carol's
+// JoinLinkedLobbyGuild answered with (rule LOB-5), and follows that URL as a browser would:
+// bob is refused, carol signs in and joins.
 func (h *harness) guilds() {
 	h.t.Helper()
 	wait, lines := h.start("guilds", "SDKPP_USER_TOKEN="+h.userToken("alice"), "SDKPP_USER_TOKEN2="+h.userToken("carol"),
 		"SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("guilds-"+h.prog.name)))
 	deadline := time.After(60 * time.Second)
-	code := ""
-	for granted := false; !granted || code == ""; {
+	link := ""
+	for granted := false; !granted || link == ""; {
 		select {
 		case l := <-lines:
 			var lobby, user uint64
@@ -71,15 +75,19 @@ func (h *harness) guilds() {
 				}
 				granted = true
 			}
-			if c, ok := strings.CutPrefix(l, "invite "); ok {
-				code = c
+			if u, ok := strings.CutPrefix(l, "invite "); ok {
+				link = u
 			}
 		case <-deadline:
-			h.t.Errorf("the guilds phase never asked for CanLinkLobby (%v) or printed its invite (%q)", granted, code)
-			granted, code = true, "-"
+			h.t.Errorf("the guilds phase never asked for CanLinkLobby (%v) or printed its invite (%q)", granted, link)
+			granted, link = true, "-"
 		}
 	}
 	wait()
+	code, ok := strings.CutPrefix(link, h.env.URL+"/invite/")
+	if !ok {
+		h.t.Fatalf("the invite URL %q is not the service's invite page", link)
+	}
 	resp, err := http.Get(h.env.APIURL + "/invites/" + url.PathEscape(code))
 	if err != nil {
 		h.t.Fatal(err)
@@ -91,5 +99,20 @@ func (h *harness) guilds() {
 	}
 	if inv.MaxUses != 1 || inv.MaxAge != 3600 || inv.Guild.Name != "Alice's Guild" || inv.Channel.Name != "general" || inv.Lobby == nil {
 		h.t.Errorf("the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
+	}
+	// The page: bound to carol (rule LOB-5), so bob is refused; carol signs in and joins.
+	bob, carol := h.env.User("bob"), h.env.User("carol")
+	ctx := context.Background()
+	if _, err := browser.New().JoinInvite(ctx, link, browser.Choice{Username: bob.Username, Password: bob.Password}); err == nil ||
+		!strings.Contains(err.Error(), "HTTP 403") {
+		h.t.Errorf("another player used carol's invite page: %v", err)
+	}
+	if msg := h.env.JoinInvite(h.t, link, carol.Username, carol.Password); msg != "You joined Alice's Guild" {
+		h.t.Errorf("carol's invite page: %q", msg)
+	}
+	if r, err := http.Get(h.env.APIURL + "/invites/" + url.PathEscape(code)); err != nil || r.StatusCode != http.StatusNotFound {
+		h.t.Errorf("the invite is not used up after the join (single use): %v %v", r, err)
+	} else {
+		r.Body.Close()
 	}
 }

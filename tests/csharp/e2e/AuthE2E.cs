@@ -919,7 +919,7 @@ static class AuthE2E
             string prefix = Env("SDKPP_WEB_BASE") + "/invite/";
             Check(Pump(() => done) && !merge && url != null && url.StartsWith(prefix, StringComparison.Ordinal),
                 "JoinLinkedLobbyGuild returns an invite URL (rule LOB-5)");
-            Console.WriteLine("invite " + (url ?? "").Substring((url ?? "/").LastIndexOf('/') + 1));
+            Console.WriteLine("invite " + (url ?? ""));
             Console.Out.Flush();
             bool gmerge = false, gresult = false;
             g.JoinLinkedLobbyGuild(lobby, () => gmerge = true, (r, u) => { r.Dispose(); gresult = true; });
