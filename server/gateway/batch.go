@@ -44,22 +44,24 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeText writes payload as one unmasked, unfragmented WebSocket text frame (the server's side
-// of RFC 6455, without compression, which the gateway does not negotiate). The loop uses it for
-// dispatches instead of the WebSocket library's writer, which spends more on each frame (its own
-// locks, a context, a copy through its buffer) than the frame itself; it must be called only
-// while no frame of the library's is half written, which holds for the loop: the library writes
-// a frame in one call, under this connection's lock.
-func (b *batchConn) writeText(payload []byte) error {
+// writeDispatch writes the entry as one unmasked, unfragmented WebSocket text frame (the
+// server's side of RFC 6455, without compression, which the gateway does not negotiate), its
+// payload built in place in the batch. The loop uses it for dispatches instead of the WebSocket
+// library's writer, which spends more on each frame (its own locks, a context, a copy through its
+// buffer) than the frame itself. It must be called only while no frame of the library's is half
+// written, which holds for the loop: the library writes a frame in one call, under this
+// connection's lock.
+func (b *batchConn) writeDispatch(e entry) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.holding {
-		return b.writeThroughLocked(payload)
+		return b.writeThroughLocked(e.frame())
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
 	}
-	*b.buf = appendTextFrame(*b.buf, payload)
+	*b.buf = appendTextHeader(*b.buf, dispatchLen(e.seq, e.event, e.d))
+	*b.buf = appendDispatch(*b.buf, e.seq, e.event, e.d)
 	if len(*b.buf) >= maxBatchBytes {
 		return b.writeLocked()
 	}
@@ -73,19 +75,23 @@ func (b *batchConn) writeThroughLocked(payload []byte) error {
 	return err
 }
 
-// appendTextFrame appends the frame header (FIN, text opcode, unmasked length) and payload.
+// appendTextFrame appends the frame header and payload.
 func appendTextFrame(dst, payload []byte) []byte {
-	n := len(payload)
+	return append(appendTextHeader(dst, len(payload)), payload...)
+}
+
+// appendTextHeader appends the header of a frame of n payload bytes: FIN, the text opcode, and
+// the unmasked length in its shortest encoding.
+func appendTextHeader(dst []byte, n int) []byte {
 	switch {
 	case n < 126:
-		dst = append(dst, 0x81, byte(n))
+		return append(dst, 0x81, byte(n))
 	case n <= 0xFFFF:
-		dst = append(dst, 0x81, 126, byte(n>>8), byte(n))
+		return append(dst, 0x81, 126, byte(n>>8), byte(n))
 	default:
 		dst = append(dst, 0x81, 127)
-		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
+		return binary.BigEndian.AppendUint64(dst, uint64(n))
 	}
-	return append(dst, payload...)
 }
 
 // hold starts keeping writes; until release, writing to the connection (when more than

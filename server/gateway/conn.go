@@ -586,7 +586,7 @@ func (c *conn) writeAll(list []entry) bool {
 	}
 	if c.tcp == nil {
 		for _, e := range list {
-			if c.write(e.frame) != nil {
+			if c.write(e.frame()) != nil {
 				return false
 			}
 		}
@@ -597,7 +597,7 @@ func (c *conn) writeAll(list []entry) bool {
 		return false
 	}
 	for _, e := range list {
-		if c.tcp.writeText(e.frame) != nil {
+		if c.tcp.writeDispatch(e) != nil {
 			c.tcp.release()
 			return false
 		}

@@ -724,8 +724,8 @@ func TestReplayBuffer(t *testing.T) {
 	if !ok || len(got) != 1000 || got[0].seq != 9001 || got[999].seq != 10000 {
 		t.Fatalf("after(9000): %d entries, ok %v", len(got), ok)
 	}
-	if string(got[0].frame) != `{"op":0,"d":1,"s":9001,"t":"N"}` {
-		t.Fatalf("frame %s", got[0].frame)
+	if f := got[0].frame(); string(f) != `{"op":0,"d":1,"s":9001,"t":"N"}` || len(f) != dispatchLen(9001, []byte(`"N"`), []byte("1")) {
+		t.Fatalf("frame %s", f)
 	}
 	if _, ok := s.after(8999); ok {
 		t.Fatal("after(8999) should report dropped dispatches")

@@ -6,11 +6,17 @@ import (
 	"time"
 )
 
-// entry is one dispatch a session holds for delivery and replay.
+// entry is one dispatch a session holds for delivery and replay. Its event name and data are
+// shared by every session the dispatch went to; the frame is built when it is written, so that
+// a dispatch to a 100-member lobby holds its data once, not once per session.
 type entry struct {
 	seq   int64
-	frame []byte // the encoded payload, sent as is (also on replay)
+	event []byte // the JSON-quoted event name
+	d     []byte // the event's data, JSON
 }
+
+// frame is the entry's payload, {"op":0,"d":...,"s":...,"t":...}.
+func (e entry) frame() []byte { return appendDispatch(nil, e.seq, e.event, e.d) }
 
 // session is an identified gateway session. Every field is guarded by Hub.mu.
 type session struct {
@@ -39,7 +45,7 @@ func newSessionID() string {
 // the replay buffer (dropping the oldest beyond limit), and returns it.
 func (s *session) push(event, d []byte, limit int) entry {
 	s.seq++
-	e := entry{seq: s.seq, frame: dispatchFrame(s.seq, event, d)}
+	e := entry{seq: s.seq, event: event, d: d}
 	s.buf = append(s.buf, e)
 	if len(s.buf)-s.head > limit {
 		s.buf[s.head] = entry{}
