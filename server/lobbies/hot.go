@@ -32,7 +32,10 @@ type hotMember struct {
 	gone           bool        // the user no longer exists
 }
 
-// hot returns the hot entry of the request's lobby, loading it when needed: the errors of
+// maxHotLobbies bounds Service.hot; when it is full it starts again empty.
+const maxHotLobbies = 10000
+
+// hotEntry returns the hot entry of the request's lobby, loading it when needed: the errors of
 // live (unknown, expired lobby) for a lobby the request may not see. Call with s.order held.
 func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hotLobby, error) {
 	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
@@ -64,7 +67,7 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 	for _, m := range members {
 		h.members[m.UserID] = &hotMember{additionalName: m.AdditionalName}
 	}
-	if s.hot == nil {
+	if s.hot == nil || len(s.hot) >= maxHotLobbies {
 		s.hot = make(map[uint64]*hotLobby)
 	}
 	s.hot[l.ID] = h
