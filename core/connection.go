@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,12 +176,14 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 	case "READY":
 		c.tunnel.lost() // a new session: the old one's answers will not come
 		var r struct {
-			User wireUser `json:"user"`
+			User          wireUser `json:"user"`
+			SdkppFeatures []string `json:"sdkpp_features"`
 		}
 		if err := json.Unmarshal(data, &r); err != nil {
 			c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
 			return
 		}
+		c.tunnel.enable(slices.Contains(r.SdkppFeatures, featureRequests))
 		c.mu.Lock()
 		if u, ok := r.User.data(); ok {
 			c.cacheUserLocked(u)

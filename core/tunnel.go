@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sdkpp/core/rest"
@@ -25,6 +26,10 @@ import (
 const (
 	opRequest          = 100
 	eventRequestResult = "SDKPP_REQUEST_RESULT"
+	// featureRequests in READY's sdkpp_features: the service takes op 100. A service without it
+	// (another implementation of the platform's API, an older sdkpp) would close the connection
+	// on an unknown opcode, so the SDK then sends everything over HTTP.
+	featureRequests = "requests"
 	// tunnelWait is how long a request waits for its answer over the gateway before it is
 	// repeated over HTTP.
 	tunnelWait = 15 * time.Second
@@ -35,9 +40,13 @@ var errTunnelLost = errors.New("the gateway session ended before the answer")
 
 // tunnel matches the answers of requests sent over the gateway to their callers.
 type tunnel struct {
+	enabled atomic.Bool // the service named featureRequests in the last READY
 	mu      sync.Mutex
 	pending map[string]chan tunnelAnswer // by nonce
 }
+
+// enable records whether the service of the current session takes requests over the gateway.
+func (t *tunnel) enable(on bool) { t.enabled.Store(on) }
 
 // tunnelAnswer is a request's result, or lost.
 type tunnelAnswer struct {
@@ -130,7 +139,7 @@ func (c *Client) viaGateway(ctx context.Context, req rest.Request, out any) erro
 		}
 		body = b
 	}
-	if gw == nil || req.Form != nil {
+	if gw == nil || req.Form != nil || !c.tunnel.enabled.Load() {
 		return errTunnelLost // not sent: HTTP is the way
 	}
 	nonce := newNonce()

@@ -113,3 +113,20 @@ func TestSendLobbyMessageOverTheGateway(t *testing.T) {
 	await(t, "the last message", func() bool { return len(created) == len(sent) })
 	t.Logf("%d sends through %d cuts; %d over HTTP", len(sent), proxy.Cuts(), posts.Load())
 }
+
+// A service that does not offer requests over the gateway (READY without sdkpp_features
+// "requests": another implementation of the platform's API, or one configured without them)
+// gets every send over HTTP, and the connection is never put at risk by an unknown opcode.
+func TestSendLobbyMessageWithoutGatewayRequests(t *testing.T) {
+	env := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.NoGatewayRequests = true }))
+	players, lobby := joined(t, env, "no-tunnel", "nt1", "nt2")
+	statuses := 0
+	players[0].SetStatusChangedCallback(Func(func(ClientStatus, ClientError, int32) { statuses++ }))
+	var created []uint64
+	players[1].SetMessageCreatedCallback(Func(func(id uint64) { created = append(created, id) }))
+	sent := sendN(t, players[0], lobby, "plain", 3)
+	await(t, "three messages", func() bool { return len(created) == 3 })
+	if !slices.Equal(created, sent) || statuses != 0 || players[0].GetStatus() != ClientStatusReady {
+		t.Fatalf("sent %v, created %v, %d status changes", sent, created, statuses)
+	}
+}

@@ -67,9 +67,17 @@ func (s *Server) newHub() *gateway.Hub {
 		HeartbeatInterval: s.cfg.GatewayHeartbeat,
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
-		// API requests over the gateway (gateway.OpRequest) go to the API handler routes sets.
-		Requests: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.gatewayAPI.ServeHTTP(w, r) }),
+		Requests:          s.gatewayRequests(),
 	})
+}
+
+// gatewayRequests is the handler of API requests over the gateway (gateway.OpRequest): the API
+// handler that routes sets; nil when the configuration turns them off.
+func (s *Server) gatewayRequests() http.Handler {
+	if s.cfg.NoGatewayRequests {
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.gatewayAPI.ServeHTTP(w, r) })
 }
 
 // gatewayURL answers GET /gateway with the WebSocket URL, as the platform does.

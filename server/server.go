@@ -76,6 +76,9 @@ type Config struct {
 	// RateLimits sets the HTTP API's rate limits (package ratelimit); the zero value takes the
 	// platform-like defaults.
 	RateLimits ratelimit.Config
+	// NoGatewayRequests turns off API requests over the gateway (op 100, an sdkpp extension):
+	// READY does not offer them, and SDKs send everything over HTTP.
+	NoGatewayRequests bool
 }
 
 // DevCredentials is the dev credentials file's content.

@@ -426,7 +426,8 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		s.capabilities = *id.Capabilities
 	}
 	ready, err := json.Marshal(Ready{V: APIVersion, User: user, Guilds: []json.RawMessage{}, SessionID: s.id,
-		ResumeGatewayURL: c.resumeURL, Application: ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard})
+		ResumeGatewayURL: c.resumeURL, Application: ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard,
+		SdkppFeatures: h.features()})
 	if err == nil && h.cfg.ReadyExtra != nil {
 		ready, err = h.readyExtra(who, ready)
 	}

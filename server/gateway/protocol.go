@@ -123,7 +123,14 @@ type Ready struct {
 	ResumeGatewayURL string            `json:"resume_gateway_url"`
 	Application      ReadyApplication  `json:"application"`
 	Shard            []int             `json:"shard,omitempty"` // the Identify's shard, when given
+	// SdkppFeatures (sdkpp) names the extensions this service serves, so that an SDK uses them
+	// only where they exist: FeatureRequests for op 100.
+	SdkppFeatures []string `json:"sdkpp_features,omitempty"`
 }
+
+// FeatureRequests in READY's sdkpp_features: the service takes API requests over the gateway
+// (OpRequest).
+const FeatureRequests = "requests"
 
 // ReadyApplication is the application object of READY.
 type ReadyApplication struct {

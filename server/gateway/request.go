@@ -46,6 +46,14 @@ type RequestResult struct {
 	Body   json.RawMessage `json:"body"`   // the JSON answer; null when it had none
 }
 
+// features lists READY's sdkpp_features.
+func (h *Hub) features() []string {
+	if h.cfg.Requests == nil {
+		return nil
+	}
+	return []string{FeatureRequests}
+}
+
 // validRequest checks an OpRequest's d.
 func validRequest(d json.RawMessage) (Request, bool) {
 	var r Request

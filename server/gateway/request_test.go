@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -66,7 +67,12 @@ func (c *client) result(nonce string, seq int64) RequestResult {
 func TestRequestOverGateway(t *testing.T) {
 	e, _ := requestEnv(t)
 	c := e.dial()
-	c.identify("user-1")
+	if r := c.identify("user-1"); !slices.Equal(r.SdkppFeatures, []string{FeatureRequests}) {
+		t.Fatalf("READY offers %v", r.SdkppFeatures)
+	}
+	if r := newEnv(t, nil).dial().identify("user-1"); r.SdkppFeatures != nil {
+		t.Fatalf("READY without a Requests handler offers %v", r.SdkppFeatures)
+	}
 	long := strings.Repeat("é", 3000) // 6000 bytes of UTF-8
 	c.send(OpRequest, Request{Nonce: "n1", Method: "POST", Path: "/lobbies/7/messages?x=1", Body: json.RawMessage(`{"content":"` + long + `"}`)})
 	c.send(OpRequest, Request{Nonce: "n2", Method: "GET", Path: "/users/@me"})
