@@ -1,10 +1,10 @@
 package gateway
 
 import (
-	"slices"
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
