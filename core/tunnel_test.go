@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"sdkpp/server"
 	"sdkpp/server/servertest"
@@ -128,5 +129,35 @@ func TestSendLobbyMessageWithoutGatewayRequests(t *testing.T) {
 	await(t, "three messages", func() bool { return len(created) == 3 })
 	if !slices.Equal(created, sent) || statuses != 0 || players[0].GetStatus() != ClientStatusReady {
 		t.Fatalf("sent %v, created %v, %d status changes", sent, created, statuses)
+	}
+}
+
+// Over the gateway a lobby message meets the API's rate limits as over HTTP (50 per second per
+// route and caller): the sends beyond them fail with 429 and a retry_after, and the connection
+// stays up.
+func TestGatewayRequestsAreRateLimited(t *testing.T) {
+	env := servertest.Start(t, servertest.WithFrozenClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)))
+	players, lobby := joined(t, env, "limits", "rl1", "rl2")
+	writer := players[0]
+	statuses := 0
+	writer.SetStatusChangedCallback(Func(func(ClientStatus, ClientError, int32) { statuses++ }))
+	const n = 60
+	var ok, limited, other int
+	for i := range n {
+		writer.SendLobbyMessage(lobby, "burst "+strconv.Itoa(i), Func(func(r *ClientResult, _ uint64) {
+			switch {
+			case r.Successful():
+				ok++
+			case r.Status() == 429 && r.RetryAfter() > 0:
+				limited++
+			default:
+				other++
+				t.Errorf("send %d: %s", i, r.ToString())
+			}
+		}))
+	}
+	await(t, "every answer", func() bool { return ok+limited+other == n })
+	if limited == 0 || ok == 0 || ok > 50 || statuses != 0 {
+		t.Fatalf("%d sent, %d limited, %d status changes", ok, limited, statuses)
 	}
 }
