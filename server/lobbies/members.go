@@ -27,36 +27,53 @@ func memberIDs(members []store.LobbyMember) []uint64 {
 // the member has a live gateway session of that application, and user is the member's user with
 // its game profiles in appID (so that the SDK's LobbyMemberHandle::User needs no request).
 func (s *Service) memberObject(ctx context.Context, st store.Store, appID uint64, m store.LobbyMember) (wire.LobbyMember, error) {
+	u, err := st.GetUser(ctx, m.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return s.memberWith(appID, m, nil, nil), nil // the account is gone: the member has no user
+	}
+	if err != nil {
+		return wire.LobbyMember{}, err
+	}
+	profiles, err := users.Profiles(ctx, st, u, appID)
+	return s.memberWith(appID, m, u, profiles), err
+}
+
+// memberWith is memberObject with the member's user (nil when gone) and profiles at hand.
+func (s *Service) memberWith(appID uint64, m store.LobbyMember, u *store.User, profiles []wire.ApplicationProfile) wire.LobbyMember {
 	out := wire.LobbyMember{ID: wire.Snowflake(m.UserID), Metadata: m.Metadata, Flags: m.Flags,
 		Connected: s.Connected != nil && s.Connected(appID, m.UserID)}
 	if m.AdditionalName != "" {
 		name := m.AdditionalName
 		out.AdditionalName = &name
 	}
-	u, err := st.GetUser(ctx, m.UserID)
-	if errors.Is(err, store.ErrNotFound) {
-		return out, nil // the account is gone: the member has no user
+	if u != nil {
+		obj := users.Object(u, false)
+		obj.ApplicationProfiles = profiles
+		out.User = &obj
 	}
-	if err != nil {
-		return out, err
-	}
-	obj := users.Object(u, false)
-	if obj.ApplicationProfiles, err = users.Profiles(ctx, st, u, appID); err != nil {
-		return out, err
-	}
-	out.User = &obj
-	return out, nil
+	return out
 }
 
-// lobbyObject is the wire form of a lobby, its members and its linked channel.
+// lobbyObject is the wire form of a lobby, its members (with their users) and its linked channel.
 func (s *Service) lobbyObject(ctx context.Context, st store.Store, l *store.Lobby, members []store.LobbyMember) (wire.Lobby, error) {
 	out := wire.Lobby{ID: wire.Snowflake(l.ID), ApplicationID: wire.Snowflake(l.AppID), Metadata: l.Metadata,
 		Members: make([]wire.LobbyMember, len(members))}
-	var err error
-	for i, m := range members {
-		if out.Members[i], err = s.memberObject(ctx, st, l.AppID, m); err != nil {
-			return out, err
+	us, ids, err := st.ListLobbyMemberUsers(ctx, l.ID, l.AppID)
+	if err != nil {
+		return out, err
+	}
+	byID := make(map[uint64]*store.User, len(us))
+	for i := range us {
+		byID[us[i].ID] = &us[i]
+	}
+	profiles := map[uint64][]wire.ApplicationProfile{}
+	for _, id := range ids {
+		if u := byID[id.UserID]; u != nil {
+			profiles[id.UserID] = append(profiles[id.UserID], users.Profile(u, id))
 		}
+	}
+	for i, m := range members {
+		out.Members[i] = s.memberWith(l.AppID, m, byID[m.UserID], profiles[m.UserID])
 	}
 	if out.LinkedChannel, err = linkedChannel(ctx, st, l.ID); err != nil {
 		return out, err

@@ -53,16 +53,21 @@ func AllProfiles(ctx context.Context, st store.Store, u *store.User) (map[uint64
 	if err != nil {
 		return nil, fmt.Errorf("users: identities of %d: %w", u.ID, err)
 	}
+	out := map[uint64][]wire.ApplicationProfile{}
+	for _, id := range ids {
+		out[id.AppID] = append(out[id.AppID], Profile(u, id))
+	}
+	return out, nil
+}
+
+// Profile is the game profile an external identity of u gives it.
+func Profile(u *store.User, id store.Identity) wire.ApplicationProfile {
 	name := u.GlobalName
 	if name == "" {
 		name = u.Username
 	}
-	out := map[uint64][]wire.ApplicationProfile{}
-	for _, id := range ids {
-		out[id.AppID] = append(out[id.AppID], wire.ApplicationProfile{ApplicationID: wire.Snowflake(id.AppID),
-			Username: name, ProviderIssuedUserID: id.ExternalID, ProviderType: id.Type})
-	}
-	return out, nil
+	return wire.ApplicationProfile{ApplicationID: wire.Snowflake(id.AppID), Username: name,
+		ProviderIssuedUserID: id.ExternalID, ProviderType: id.Type}
 }
 
 // PremiumVisible tells whether a token of app with granted scopes may see premium_type (rule
