@@ -59,6 +59,19 @@ type conn struct {
 
 	remoteAddr string                    // the client's address, for OpRequest
 	requester  atomic.Pointer[requester] // set by the loop once identified; read by the reader
+
+	// Write pacing (pace.go), loop-only.
+	lastWrite time.Time        // when writeAll last wrote
+	paceC     <-chan time.Time // the paced write's timer; nil when none is due
+}
+
+// pace says how long to wait before writing: 0 unless the hub is busy and this connection wrote
+// less than busyPace ago.
+func (c *conn) pace() time.Duration {
+	if c.lastWrite.IsZero() || !c.h.rate.isBusy() {
+		return 0
+	}
+	return busyPace - time.Since(c.lastWrite)
 }
 
 func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
@@ -229,6 +242,18 @@ func (c *conn) loop() closeReq {
 				return r
 			}
 		case <-c.wake:
+			if c.paceC != nil {
+				continue // a paced write is due: this wake-up joins it
+			}
+			if wait := c.pace(); wait > 0 {
+				c.paceC = time.After(wait)
+				continue
+			}
+			if r, stop := c.flush(); stop {
+				return r
+			}
+		case <-c.paceC:
+			c.paceC = nil
 			if r, stop := c.flush(); stop {
 				return r
 			}
@@ -593,6 +618,7 @@ func (c *conn) writeAll(list []entry) bool {
 		}
 		return true
 	}
+	c.lastWrite = time.Now()
 	if c.tcp.hold(c.h.cfg.WriteTimeout) != nil {
 		c.tcp.release()
 		return false

@@ -134,6 +134,8 @@ type Hub struct {
 	sessions  map[string]*session
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
+
+	rate *rateMeter // dispatches per second, for write pacing (pace.go)
 }
 
 // New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
@@ -162,6 +164,7 @@ func New(cfg Config) *Hub {
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
+		rate: newRateMeter(),
 	}
 }
 
@@ -337,6 +340,8 @@ func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
 		return
 	}
 	ev, _ := json.Marshal(event) // a string always encodes
+	pushed := 0
+	defer func() { h.rate.add(pushed) }()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.cfg.Clock.Now()
@@ -351,6 +356,7 @@ func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
 				continue
 			}
 			s.push(ev, d, h.cfg.ReplayLimit)
+			pushed++
 			if s.conn != nil {
 				s.conn.signal()
 			}

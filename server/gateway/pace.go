@@ -1,0 +1,56 @@
+package gateway
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Write pacing under load.
+//
+// A connection's loop writes what waits for it as soon as it is woken: one system call, and one
+// wake-up of the client, per dispatch while dispatches come one at a time. Under a heavy load
+// (a busy lobby fanning messages out to its members) that is most of the service's and the
+// clients' work, where Redis, for one, writes once per turn of its event loop with everything
+// pending. So the hub measures how many dispatches it pushes per second; above busyRate, a
+// connection that wrote less than busyPace ago waits until busyPace after that write, and then
+// writes everything that came meanwhile at once. A quiet service keeps writing at once.
+const (
+	busyRate   = 50000                 // dispatches pushed per second, across all sessions
+	busyPace   = 2 * time.Millisecond  // the least time between two writes of one connection, when busy
+	rateWindow = 20 * time.Millisecond // how often the rate is re-measured
+)
+
+// rateMeter counts the hub's pushes and says whether their rate is above busyRate.
+type rateMeter struct {
+	pushes atomic.Int64
+	since  atomic.Int64 // monotonic nanoseconds (of start) when the current window began
+	start  time.Time
+	busy   atomic.Bool
+}
+
+func newRateMeter() *rateMeter {
+	return &rateMeter{start: time.Now()}
+}
+
+// add counts n pushes and, once a window has passed, decides whether the hub is busy.
+func (m *rateMeter) add(n int) {
+	total := m.pushes.Add(int64(n))
+	now := int64(time.Since(m.start))
+	since := m.since.Load()
+	if elapsed := now - since; elapsed >= int64(rateWindow) && m.since.CompareAndSwap(since, now) {
+		m.pushes.Add(-total)
+		m.busy.Store(float64(total)/time.Duration(elapsed).Seconds() >= busyRate)
+	}
+}
+
+// isBusy reports the last measured state; a window without any push ends it.
+func (m *rateMeter) isBusy() bool {
+	if !m.busy.Load() {
+		return false
+	}
+	if time.Since(m.start)-time.Duration(m.since.Load()) > 2*rateWindow {
+		m.busy.Store(false) // nothing was pushed for a while
+		return false
+	}
+	return true
+}
