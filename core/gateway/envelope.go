@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -29,14 +31,19 @@ func decodePayload(b []byte) (*Payload, error) {
 const maxDepth = 10000
 
 func fastPayload(b []byte) (*Payload, bool) {
-	var p Payload
+	// The payload and its sequence number in one allocation.
+	w := new(struct {
+		p   Payload
+		seq int64
+	})
+	p := &w.p
 	i := ws(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
 	i = ws(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return &p, ws(b, i+1) == len(b)
+		return p, ws(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
@@ -75,13 +82,14 @@ func fastPayload(b []byte) (*Payload, bool) {
 			if err != nil {
 				return nil, false
 			}
-			p.S = &n
+			w.seq = n
+			p.S = &w.seq
 		case "t":
 			switch {
 			case string(v) == "null":
 				// encoding/json leaves a string unchanged for null
 			case len(v) >= 2 && v[0] == '"' && !hasByte(v[1:len(v)-1], '\\') && utf8.Valid(v):
-				p.T = string(v[1 : len(v)-1])
+				p.T = eventName(v[1 : len(v)-1])
 			default:
 				return nil, false
 			}
@@ -93,13 +101,54 @@ func fastPayload(b []byte) (*Payload, bool) {
 			return nil, false
 		}
 		if b[i] == '}' {
-			return &p, ws(b, i+1) == len(b)
+			return p, ws(b, i+1) == len(b)
 		}
 		if b[i] != ',' {
 			return nil, false
 		}
 		i = ws(b, i+1)
 	}
+}
+
+// eventNames interns event names: a service sends a few dozen kinds, and a string for each
+// dispatch was one allocation per message. Readers load the map without a lock; a new name
+// copies it (rare: once per kind).
+var eventNames struct {
+	mu sync.Mutex // serializes the writers
+	m  atomic.Pointer[map[string]string]
+}
+
+// maxEventNames bounds eventNames; names beyond it are allocated each time.
+const maxEventNames = 256
+
+// eventName returns the event name b as a string, shared between dispatches of that event.
+func eventName(b []byte) string {
+	if m := eventNames.m.Load(); m != nil {
+		if s, ok := (*m)[string(b)]; ok { // no allocation for the lookup
+			return s
+		}
+	}
+	s := string(b)
+	eventNames.mu.Lock()
+	defer eventNames.mu.Unlock()
+	old := eventNames.m.Load()
+	if old != nil && len(*old) >= maxEventNames {
+		return s
+	}
+	next := make(map[string]string, 1+len(ptrMap(old)))
+	for k, v := range ptrMap(old) {
+		next[k] = v
+	}
+	next[s] = s
+	eventNames.m.Store(&next)
+	return s
+}
+
+func ptrMap(m *map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return *m
 }
 
 func hasByte(b []byte, c byte) bool {

@@ -9,10 +9,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -127,6 +129,8 @@ type Client struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	start  sync.Once
+
+	scratch []byte // the read buffer, reused between messages by the session's goroutine
 
 	mu        sync.Mutex // guards the session and the current connection
 	sessionID string
@@ -469,7 +473,7 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Du
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	_, b, err := conn.Read(ctx)
+	b, err := c.readMessage(ctx, conn)
 	if err != nil {
 		if code := websocket.CloseStatus(err); code != -1 {
 			var ce websocket.CloseError
@@ -480,6 +484,37 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Du
 	}
 	return decodePayload(b)
 }
+
+// readMessage reads the next message whole into the client's scratch buffer (kept between
+// messages) and returns a copy of exactly its size: one allocation per message, where the
+// library's Read grows a new buffer from 512 bytes each time. Only the session's goroutine reads.
+func (c *Client) readMessage(ctx context.Context, conn *websocket.Conn) ([]byte, error) {
+	_, r, err := conn.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf := c.scratch[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cap(buf) <= maxScratch {
+		c.scratch = buf
+	}
+	return bytes.Clone(buf), nil
+}
+
+// maxScratch is the largest read buffer a client keeps between messages.
+const maxScratch = 64 << 10
 
 // heartbeat beats every interval, the first after a random fraction of it. A beat that was not
 // acknowledged before the next one means a dead connection: it is closed so that the client
