@@ -9,7 +9,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,8 +108,11 @@ type Config struct {
 	Intents    int
 	Backoff    Backoff // zero is 500 ms doubling to 30 s with 50% jitter
 
-	OnStatus   func(s Status, err error)                // each change, with the reason of a drop
-	OnDispatch func(event string, data json.RawMessage) // every dispatch, READY and RESUMED included
+	OnStatus func(s Status, err error) // each change, with the reason of a drop
+	// OnDispatch gets every dispatch, READY and RESUMED included, on the client's goroutine.
+	// data is the client's read buffer: it is valid only until OnDispatch returns (decode it,
+	// or copy it to keep it).
+	OnDispatch func(event string, data json.RawMessage)
 
 	HelloTimeout time.Duration // from connect to Hello; 0 is 10 s
 	MaxMessage   int64         // read limit; 0 is 4 MiB
@@ -485,9 +487,10 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Du
 	return decodePayload(b)
 }
 
-// readMessage reads the next message whole into the client's scratch buffer (kept between
-// messages) and returns a copy of exactly its size: one allocation per message, where the
-// library's Read grows a new buffer from 512 bytes each time. Only the session's goroutine reads.
+// readMessage reads the next message whole into the client's scratch buffer, which it keeps for
+// the next message: no allocation per message, where the library's Read grows a new buffer from
+// 512 bytes each time. The message is valid until the next read. Only the session's goroutine
+// reads.
 func (c *Client) readMessage(ctx context.Context, conn *websocket.Conn) ([]byte, error) {
 	_, r, err := conn.Reader(ctx)
 	if err != nil {
@@ -509,8 +512,9 @@ func (c *Client) readMessage(ctx context.Context, conn *websocket.Conn) ([]byte,
 	}
 	if cap(buf) <= maxScratch {
 		c.scratch = buf
+		return buf, nil // reused for the next message: OnDispatch's data is valid during the call
 	}
-	return bytes.Clone(buf), nil
+	return buf, nil
 }
 
 // maxScratch is the largest read buffer a client keeps between messages.

@@ -73,7 +73,7 @@ func (r *recorder) dispatch(event string, data json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, event)
-	r.payloads = append(r.payloads, data)
+	r.payloads = append(r.payloads, bytes.Clone(data)) // data is valid only during the call
 }
 
 func (r *recorder) count(event string) int {
