@@ -374,16 +374,20 @@ func scanAuth(row interface{ Scan(...any) error }) (*Authorization, error) {
 
 func (s *SQLite) PutAuthorization(ctx context.Context, a *Authorization) error {
 	if a.ParentID == 0 {
-		existing, err := s.FindAuthorization(ctx, a.AppID, a.UserID)
-		if err == nil {
-			a.ID, a.CreatedAt = existing.ID, existing.CreatedAt
-			_, err = s.q.ExecContext(ctx, `UPDATE authorizations SET scopes=?, integration_type=? WHERE id=?`,
-				joinScopes(a.Scopes), a.IntegrationType, a.ID)
+		// One statement, so that two first grants of the same user and application at once
+		// (two token requests racing) make one authorization instead of a unique-index error.
+		var created int64
+		err := s.q.QueryRowContext(ctx, `INSERT INTO authorizations (`+authColumns+`) VALUES (?,?,?,?,?,?,?)
+			ON CONFLICT(app_id, user_id) WHERE parent_id = 0
+			DO UPDATE SET scopes=excluded.scopes, integration_type=excluded.integration_type
+			RETURNING id, created_at`,
+			a.ID, a.AppID, a.UserID, joinScopes(a.Scopes), a.IntegrationType, a.ParentID, ts(a.CreatedAt)).
+			Scan(&a.ID, &created)
+		if err != nil {
 			return err
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
+		a.CreatedAt = fromTS(created)
+		return nil
 	}
 	_, err := s.q.ExecContext(ctx, `INSERT INTO authorizations (`+authColumns+`) VALUES (?,?,?,?,?,?,?)`,
 		a.ID, a.AppID, a.UserID, joinScopes(a.Scopes), a.IntegrationType, a.ParentID, ts(a.CreatedAt))

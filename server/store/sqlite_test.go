@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -95,5 +96,53 @@ func TestTransactionRollsBack(t *testing.T) {
 	}
 	if err := s.DeleteToken(ctx, []byte("t")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("token survived its authorization: %v", err)
+	}
+}
+
+// Two first grants of one user and application at once (two token requests racing) make one
+// authorization: neither fails on the unique index, and both get its id.
+func TestPutAuthorizationRace(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 16
+	ids := make([]uint64, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &Authorization{ID: uint64(100 + i), AppID: 1, UserID: 2, Scopes: []string{"identify"}}
+			errs <- s.PutAuthorization(ctx, a)
+			ids[i] = a.ID
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.ListAuthorizationsByUser(ctx, 2)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("%d authorizations (%v)", len(list), err)
+	}
+	for _, id := range ids {
+		if id != list[0].ID {
+			t.Fatalf("ids %v, stored %d", ids, list[0].ID)
+		}
+	}
+	// A later grant updates the scopes in place.
+	a := &Authorization{ID: 999, AppID: 1, UserID: 2, Scopes: []string{"identify", "email"}}
+	if err := s.PutAuthorization(ctx, a); err != nil || a.ID != list[0].ID {
+		t.Fatalf("update: id %d, %v", a.ID, err)
+	}
+	if got, err := s.GetAuthorization(ctx, a.ID); err != nil || len(got.Scopes) != 2 {
+		t.Fatalf("scopes after update: %+v %v", got, err)
 	}
 }
