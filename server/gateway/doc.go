@@ -99,7 +99,7 @@
 //     behind than that is closed with 4000.
 //
 // Under load (more than 50,000 dispatches a second across the hub) a connection writes at most
-// once every 2 ms, each write carrying everything that came meanwhile; a quieter hub writes each
+// once every 5 ms, each write carrying everything that came meanwhile; a quieter hub writes each
 // dispatch at once.
 //
 // Time limits (heartbeat, resume window, rate window) are read from Config.Clock, so tests move

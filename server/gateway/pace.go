@@ -16,7 +16,7 @@ import (
 // writes everything that came meanwhile at once. A quiet service keeps writing at once.
 const (
 	busyRate   = 50000                 // dispatches pushed per second, across all sessions
-	busyPace   = 2 * time.Millisecond  // the least time between two writes of one connection, when busy
+	busyPace   = 5 * time.Millisecond  // the least time between two writes of one connection, when busy
 	rateWindow = 20 * time.Millisecond // how often the rate is re-measured
 )
 
