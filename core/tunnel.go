@@ -83,14 +83,14 @@ func (t *tunnel) forget(nonce string) {
 
 // answer delivers an SDKPP_REQUEST_RESULT dispatch to its caller; an unknown nonce (a caller that
 // gave up) is dropped.
-func (t *tunnel) answer(data json.RawMessage) bool {
+func (t *tunnel) answer(data json.RawMessage) {
 	var r struct {
 		Nonce  string          `json:"nonce"`
 		Status int             `json:"status"`
 		Body   json.RawMessage `json:"body"`
 	}
 	if json.Unmarshal(data, &r) != nil || r.Nonce == "" {
-		return false
+		return
 	}
 	t.mu.Lock()
 	ch := t.pending[r.Nonce]
@@ -99,7 +99,6 @@ func (t *tunnel) answer(data json.RawMessage) bool {
 	if ch != nil {
 		ch <- tunnelAnswer{status: r.Status, body: r.Body}
 	}
-	return ch != nil
 }
 
 // lost tells every waiting caller that its answer may not come (the connection broke).

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"sync"
 	"time"
@@ -55,7 +56,7 @@ func (b *batchConn) writeDispatch(e entry) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.holding {
-		return b.writeThroughLocked(e.frame())
+		return errors.New("gateway: writeDispatch outside hold") // writeAll always holds
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
@@ -66,18 +67,6 @@ func (b *batchConn) writeDispatch(e entry) error {
 		return b.writeLocked()
 	}
 	return nil
-}
-
-// writeThroughLocked writes one frame at once, outside a hold.
-func (b *batchConn) writeThroughLocked(payload []byte) error {
-	frame := appendTextFrame(make([]byte, 0, len(payload)+10), payload)
-	_, err := b.Conn.Write(frame)
-	return err
-}
-
-// appendTextFrame appends the frame header and payload.
-func appendTextFrame(dst, payload []byte) []byte {
-	return append(appendTextHeader(dst, len(payload)), payload...)
 }
 
 // appendTextHeader appends the header of a frame of n payload bytes: FIN, the text opcode, and

@@ -58,7 +58,7 @@ func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
 	}
 }
 
-// Dispatches leave as frames the gateway writes itself (appendTextFrame): every length encoding
+// Dispatches leave as frames the gateway writes itself (appendTextHeader, appendDispatch): every length encoding
 // of RFC 6455 (7-bit, 16-bit, 64-bit) reaches a standard client intact.
 func TestDispatchFrameLengths(t *testing.T) {
 	e := newEnv(t, nil)

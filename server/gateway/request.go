@@ -98,24 +98,38 @@ func (c *conn) serveInline(data []byte) bool {
 	if !ok {
 		return false
 	}
-	d, err := json.Marshal(c.serve(rq.token, r))
-	if err != nil { // a RequestResult always encodes: its body is checked JSON
-		c.h.log.Error("gateway: request result cannot be encoded", "err", err)
-		return true
-	}
-	c.h.answer(rq.sess, d)
+	c.serveAndAnswer(rq, r)
 	return true
 }
 
-// request is op 100 reaching the loop: before the connection is identified, or malformed.
+// serveAndAnswer serves r and dispatches its result to the requester's session.
+func (c *conn) serveAndAnswer(rq *requester, r Request) {
+	d, err := json.Marshal(c.serve(rq.token, r))
+	if err != nil { // a RequestResult always encodes: its body is checked JSON
+		c.h.log.Error("gateway: request result cannot be encoded", "err", err)
+		return
+	}
+	c.h.answer(rq.sess, d)
+}
+
+// request is op 100 reaching the loop: malformed, sent before Identify, or read before the loop
+// had finished the Identify (or Resume) that preceded it, which it then serves here.
 func (c *conn) request(d json.RawMessage) (closeReq, bool) {
-	switch {
-	case c.h.cfg.Requests == nil:
+	if c.h.cfg.Requests == nil {
 		return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
-	case !c.authed:
+	}
+	if !c.authed {
 		return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
 	}
-	return decodeError("invalid request payload")
+	r, ok := validRequest(d)
+	if !ok {
+		return decodeError("invalid request payload")
+	}
+	c.serveAndAnswer(c.requester.Load(), r)
+	if r, stop := c.flush(); stop {
+		return r, true
+	}
+	return closeReq{}, false
 }
 
 // serve runs one request through the API handler with the session's token.

@@ -114,6 +114,22 @@ func TestRequestOverGateway(t *testing.T) {
 	c.heartbeat()
 }
 
+// A request sent right behind Identify, before READY arrives, may reach the connection before it
+// has finished identifying: it is served all the same, after READY.
+func TestRequestRightAfterIdentify(t *testing.T) {
+	e, _ := requestEnv(t)
+	for range 20 {
+		c := e.dial()
+		c.send(OpIdentify, identifyData("user-1"))
+		c.send(OpRequest, Request{Nonce: "early", Method: "GET", Path: "/none"})
+		c.expectDispatch(EventReady, 1)
+		if r := c.result("early", 2); r.Status != 204 {
+			t.Fatalf("early request: %d %s", r.Status, r.Body)
+		}
+		c.drop()
+	}
+}
+
 // A request's answer waits in its session like any dispatch: a client that drops before it comes
 // gets it replayed when it resumes.
 func TestRequestAnswerReplayedOnResume(t *testing.T) {
