@@ -26,23 +26,68 @@ type batchConn struct {
 // batchBufs recycles the buffers of held writes among connections.
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-// Write writes p, or keeps it while the connection is held.
+// Write writes p, or keeps it while the connection is held. Outside hold, what writeNow left
+// unwritten goes first.
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.holding {
+	if !b.holding && b.buf == nil {
 		return b.Conn.Write(p)
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
 	}
 	*b.buf = append(*b.buf, p...)
-	if len(*b.buf) >= maxBatchBytes {
+	if !b.holding || len(*b.buf) >= maxBatchBytes {
 		if err := b.writeLocked(); err != nil {
 			return 0, err
 		}
 	}
 	return len(p), nil
+}
+
+// writeNow writes the entries' frames at once, with one system call that does not wait for the
+// socket: a dispatcher writes through it instead of waking the connection's loop, which would
+// cost the dispatch a hand-off between goroutines (on a machine with two cores, often tens of
+// microseconds). What the socket does not take now is kept, and written first by the next write,
+// which must come from the loop (the caller wakes it): kept reports that. It writes nothing, and
+// reports kept, when the connection is held or already keeps something, or cannot write without
+// waiting (see nonblockingWrite); err means the connection failed.
+func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.holding || b.buf != nil || !canWriteNow(b.Conn) {
+		return true, nil
+	}
+	buf := batchBufs.Get().(*[]byte)
+	for _, e := range list {
+		*buf = appendTextHeader(*buf, dispatchLen(e.seq, e.event, e.d))
+		*buf = appendDispatch(*buf, e.seq, e.event, e.d)
+	}
+	n, err := nonblockingWrite(b.Conn, *buf)
+	if err != nil {
+		*buf = (*buf)[:0]
+		batchBufs.Put(buf)
+		return false, err
+	}
+	if n == len(*buf) {
+		if cap(*buf) <= maxBatchBytes*2 {
+			*buf = (*buf)[:0]
+			batchBufs.Put(buf)
+		}
+		return false, nil
+	}
+	rest := copy(*buf, (*buf)[n:])
+	*buf = (*buf)[:rest]
+	b.buf = buf
+	return true, nil
+}
+
+// keeps reports whether writeNow left bytes that wait for the next write.
+func (b *batchConn) keeps() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf != nil
 }
 
 // writeDispatch writes the entry as one unmasked, unfragmented WebSocket text frame (the

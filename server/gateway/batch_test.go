@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -76,4 +78,97 @@ func TestDispatchFrameLengths(t *testing.T) {
 		}
 	}
 	c.heartbeat()
+}
+
+// writeNow writes what the socket takes without waiting; when the peer does not read, the rest
+// is kept and goes first with the loop's next write, so the peer reads every frame once, in
+// order. A held connection, or one that keeps bytes, writes nothing now.
+func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+		close(accepted)
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	server := <-accepted
+	if server == nil {
+		t.Fatal("no connection accepted")
+	}
+	defer server.Close()
+	server.(*net.TCPConn).SetWriteBuffer(4096)
+	bc := &batchConn{Conn: server}
+
+	var want []byte
+	var list []entry
+	for i := range 100 { // 2 MB: more than the buffers hold while the peer does not read
+		e := entry{seq: int64(i + 1), event: []byte(`"TEST"`), d: []byte(`{"s":"` + strings.Repeat("x", 20000) + `"}`)}
+		list = append(list, e)
+		want = appendTextHeader(want, dispatchLen(e.seq, e.event, e.d))
+		want = appendDispatch(want, e.seq, e.event, e.d)
+	}
+	kept, err := bc.writeNow(list)
+	if err != nil || !kept || !bc.keeps() {
+		t.Fatalf("writeNow to a full socket: kept %v (keeps %v), err %v", kept, bc.keeps(), err)
+	}
+	if kept, err := bc.writeNow(list[:1]); !kept || err != nil {
+		t.Fatalf("writeNow while bytes are kept must leave it to the loop: %v %v", kept, err)
+	}
+	// The loop's next write: the kept bytes, then one more frame.
+	last := entry{seq: 101, event: []byte(`"TEST"`), d: []byte(`{}`)}
+	want = appendTextHeader(want, dispatchLen(last.seq, last.event, last.d))
+	want = appendDispatch(want, last.seq, last.event, last.d)
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(want))))
+		got <- b
+	}()
+	if err := bc.hold(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ := bc.writeNow(list[:1]); !kept {
+		t.Fatal("writeNow while held must leave it to the loop")
+	}
+	if err := bc.writeDispatch(last); err != nil {
+		t.Fatal(err)
+	}
+	if err := bc.release(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("the peer read %d bytes, want %d in order", len(b), len(want))
+	}
+	if bc.keeps() {
+		t.Fatal("release left bytes kept")
+	}
+	// A connection with room writes everything now.
+	got2 := make(chan []byte, 1)
+	var small []byte
+	small = appendTextHeader(small, dispatchLen(last.seq, last.event, last.d))
+	small = appendDispatch(small, last.seq, last.event, last.d)
+	go func() {
+		b := make([]byte, len(small))
+		_, err := io.ReadFull(peer, b)
+		if err != nil {
+			b = nil
+		}
+		got2 <- b
+	}()
+	if kept, err := bc.writeNow([]entry{last}); kept || err != nil {
+		t.Fatalf("writeNow with room: kept %v, err %v", kept, err)
+	}
+	if b := <-got2; !bytes.Equal(b, small) {
+		t.Fatalf("the peer read %q", b)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,7 +43,13 @@ type conn struct {
 	in   chan inbound  // reader → loop
 	done chan struct{} // closed when the loop stops receiving from in
 
-	// Guarded by Hub.mu.
+	// flushMu is held while dispatches are taken from the session and written, so that they
+	// leave in order: by the loop (flush), or by a dispatcher writing them itself (flushNow).
+	// It is taken before Hub.mu.
+	flushMu   sync.Mutex
+	lastWrite time.Time // when dispatches were last written; guarded by flushMu
+
+	// Guarded by Hub.mu; sent is written only with flushMu held too.
 	sess *session
 	sent int64 // the last sequence number taken for writing
 
@@ -59,19 +66,27 @@ type conn struct {
 
 	remoteAddr string                    // the client's address, for OpRequest
 	requester  atomic.Pointer[requester] // set by the loop once identified; read by the reader
+	// serving: one of the connection's own requests is being served. Dispatches pushed
+	// meanwhile are written with its answer (Hub.answer), in one write.
+	serving atomic.Bool
 
 	// Write pacing (pace.go), loop-only.
-	lastWrite time.Time        // when writeAll last wrote
-	paceC     <-chan time.Time // the paced write's timer; nil when none is due
+	paceC <-chan time.Time // the paced write's timer; nil when none is due
 }
 
 // pace says how long to wait before writing: 0 unless the hub is busy and this connection wrote
 // less than busyPace ago.
 func (c *conn) pace() time.Duration {
-	if c.lastWrite.IsZero() || !c.h.rate.isBusy() {
+	if !c.h.rate.isBusy() {
 		return 0
 	}
-	return busyPace - time.Since(c.lastWrite)
+	c.flushMu.Lock()
+	last := c.lastWrite
+	c.flushMu.Unlock()
+	if last.IsZero() {
+		return 0
+	}
+	return busyPace - time.Since(last)
 }
 
 func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
@@ -460,6 +475,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		h.log.Warn("gateway: READY failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
 	}
+	c.flushMu.Lock()
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
@@ -468,6 +484,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
+	c.flushMu.Unlock()
 	c.authed, c.who = true, who
 	c.requester.Store(&requester{token: c.token, sess: s})
 	if first {
@@ -501,29 +518,59 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	if fail.code != 0 {
 		return fail, true
 	}
+	a, r, stop := c.attach(rs.SessionID, *rs.Seq, who)
+	if a.first { // even if the replay's write failed: finish reports the user gone again
+		h.connection(who, true)
+	}
+	if stop || a.s == nil {
+		return r, stop
+	}
+	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", a.replayed)
+	if h.cfg.OnSession != nil {
+		h.cfg.OnSession(who)
+	}
+	return c.flush()
+}
+
+// attached is a session a Resume re-attached.
+type attached struct {
+	s        *session
+	replayed int  // dispatches replayed
+	first    bool // the user's first live session of the application
+}
+
+// attach re-attaches the session to this connection and writes the replay and RESUMED, holding
+// flushMu until they are written so that no dispatcher's write (flushNow) goes before them. It
+// returns the session, or none after answering Invalid Session, or a close.
+func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, closeReq, bool) {
+	h := c.h
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
 	h.mu.Lock()
 	now := h.cfg.Clock.Now()
-	s := h.sessions[rs.SessionID]
+	s := h.sessions[sessionID]
 	if s == nil || s.who.UserID != who.UserID || s.who.AppID != who.AppID || h.expireLocked(s, now) {
 		h.mu.Unlock()
-		return c.invalidSession()
+		r, stop := c.invalidSession()
+		return attached{}, r, stop
 	}
-	if *rs.Seq > s.seq {
+	if seq > s.seq {
 		h.mu.Unlock()
-		return closeReq{code: CloseInvalidSeq, reason: "invalid seq"}, true
+		return attached{}, closeReq{code: CloseInvalidSeq, reason: "invalid seq"}, true
 	}
 	old := s.conn
-	missed, ok := s.after(*rs.Seq)
+	replay, ok := s.after(seq)
 	if !ok { // the client missed more than the buffer holds
 		h.removeLocked(s)
 		h.mu.Unlock()
 		if old != nil {
 			old.kickWith(closeReq{code: CloseUnknownError, reason: "session invalidated"})
 		}
-		return c.invalidSession()
+		r, stop := c.invalidSession()
+		return attached{}, r, stop
 	}
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
-	pending := append(missed, s.push([]byte(`"`+EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
+	pending := append(replay, s.push([]byte(`"`+EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, s.seq
@@ -533,17 +580,10 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	}
 	c.authed, c.who = true, s.who
 	c.requester.Store(&requester{token: c.token, sess: s})
-	if first {
-		h.connection(s.who, true)
-	}
-	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", len(missed))
 	if !c.writeAll(pending) {
-		return gone, true
+		return attached{first: first}, gone, true
 	}
-	if h.cfg.OnSession != nil {
-		h.cfg.OnSession(who)
-	}
-	return c.flush()
+	return attached{s: s, replayed: len(replay), first: first}, closeReq{}, false
 }
 
 // readyExtra adds Config.ReadyExtra's fields to the encoded READY object.
@@ -581,33 +621,64 @@ func (c *conn) invalidSession() (closeReq, bool) {
 
 // flush writes the session's dispatches this connection has not taken yet, in order.
 func (c *conn) flush() (closeReq, bool) {
-	h := c.h
-	h.mu.Lock()
-	s := c.sess
-	if s == nil || s.conn != c {
-		h.mu.Unlock()
-		return closeReq{}, false
-	}
-	pending, ok := s.after(c.sent)
-	if !ok {
-		h.mu.Unlock() // the client fell more than ReplayLimit dispatches behind
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	pending, ok := c.take()
+	if !ok { // the client fell more than ReplayLimit dispatches behind
 		return closeReq{code: CloseUnknownError, reason: "too far behind"}, true
 	}
-	if len(pending) > 0 {
-		c.sent = pending[len(pending)-1].seq
-	}
-	h.mu.Unlock()
 	if !c.writeAll(pending) {
 		return gone, true
 	}
 	return closeReq{}, false
 }
 
+// flushNow is flush done by a dispatcher that has just pushed to the connection's session: it
+// writes what waits without waiting for the socket (batchConn.writeNow), and wakes the loop for
+// what it cannot write now. It leaves everything to the loop while the loop (or another
+// dispatcher) is writing, or while writes are paced.
+func (c *conn) flushNow() {
+	if c.tcp == nil || c.h.rate.isBusy() || !c.flushMu.TryLock() {
+		c.signal()
+		return
+	}
+	defer c.flushMu.Unlock()
+	pending, ok := c.take()
+	switch {
+	case !ok:
+		c.signal() // too far behind: the loop closes the connection
+	case len(pending) > 0:
+		c.lastWrite = time.Now()
+		if kept, err := c.tcp.writeNow(pending); kept || err != nil {
+			c.signal() // the loop writes the rest, or finds the connection broken
+		}
+	}
+}
+
+// take returns the session's dispatches this connection has not taken yet and marks them taken;
+// false when some of them are no longer held (the client fell more than ReplayLimit behind).
+// None when the connection has no session. Call with flushMu held.
+func (c *conn) take() ([]entry, bool) {
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := c.sess
+	if s == nil || s.conn != c {
+		return nil, true
+	}
+	pending, ok := s.after(c.sent)
+	if ok && len(pending) > 0 {
+		c.sent = pending[len(pending)-1].seq
+	}
+	return pending, ok
+}
+
 // writeAll writes the entries in order; false means the connection is gone. They leave in one
 // write to the TCP connection, bounded by the write timeout as a deadline on it (the frames
-// are only copied while held, so they need no context of their own).
+// are only copied while held, so they need no context of their own). What flushNow left
+// unwritten goes first. Call with flushMu held.
 func (c *conn) writeAll(list []entry) bool {
-	if len(list) == 0 {
+	if len(list) == 0 && (c.tcp == nil || !c.tcp.keeps()) {
 		return true
 	}
 	if c.tcp == nil {

@@ -340,10 +340,9 @@ func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
 		return
 	}
 	ev, _ := json.Marshal(event) // a string always encodes
+	var live []*conn
 	pushed := 0
-	defer func() { h.rate.add(pushed) }()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	now := h.cfg.Clock.Now()
 	seen := make(map[uint64]bool, len(userIDs))
 	for _, u := range userIDs {
@@ -358,8 +357,32 @@ func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
 			s.push(ev, d, h.cfg.ReplayLimit)
 			pushed++
 			if s.conn != nil {
-				s.conn.signal()
+				live = append(live, s.conn)
 			}
+		}
+	}
+	h.mu.Unlock()
+	h.rate.add(pushed)
+	h.deliver(live)
+}
+
+// maxWriteNow is the most connections a dispatch writes to itself (conn.flushNow); a dispatch to
+// more wakes their loops, which write in parallel.
+const maxWriteNow = 8
+
+// deliver gets the dispatches just pushed to the connections' sessions written, in the order
+// given: the dispatcher writes them itself when there are few, sparing each the hand-off to its
+// connection's loop, which is most of a quiet service's latency.
+// A connection serving one of its own requests is left for the request's answer.
+func (h *Hub) deliver(conns []*conn) {
+	now := len(conns) <= maxWriteNow
+	for _, c := range conns {
+		switch {
+		case c.serving.Load():
+		case now:
+			c.flushNow()
+		default:
+			c.signal()
 		}
 	}
 }

@@ -103,10 +103,17 @@ func (c *conn) serveInline(data []byte) bool {
 }
 
 // serveAndAnswer serves r and dispatches its result to the requester's session.
+//
+// What the request dispatches to this connection meanwhile (a sent message, to its author)
+// waits for the answer and leaves with it: the client is woken once, and its copy does not take
+// a core from the other players' clients while they receive theirs.
 func (c *conn) serveAndAnswer(rq *requester, r Request) {
+	c.serving.Store(true)
 	d, err := json.Marshal(c.serve(rq.token, r))
+	c.serving.Store(false)
 	if err != nil { // a RequestResult always encodes: its body is checked JSON
 		c.h.log.Error("gateway: request result cannot be encoded", "err", err)
+		c.signal() // what waited for the answer
 		return
 	}
 	c.h.answer(rq.sess, d)
@@ -179,13 +186,15 @@ func errorBody(code int, message string) json.RawMessage {
 // answer dispatches a request's result to the session it came on, if the session still exists.
 func (h *Hub) answer(s *session, d []byte) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if s == nil || h.sessions[s.id] != s {
+		h.mu.Unlock()
 		return
 	}
 	s.push([]byte(`"`+EventRequestResult+`"`), d, h.cfg.ReplayLimit)
-	if s.conn != nil {
-		s.conn.signal()
+	c := s.conn
+	h.mu.Unlock()
+	if c != nil {
+		h.deliver([]*conn{c})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // echoAPI answers every request with what it got: method, path, body, and whether it carried
@@ -147,6 +148,47 @@ func TestRequestAnswerReplayedOnResume(t *testing.T) {
 		t.Fatalf("replayed result %d %s", r.Status, r.Body)
 	}
 	b.expectDispatch(EventResumed, 3)
+}
+
+// While a connection serves one of its own requests, what is dispatched to it meanwhile waits
+// and leaves with the answer, in sequence order; the user's other connections get it at once.
+func TestDispatchesWaitForTheRequestInFlight(t *testing.T) {
+	e, api := requestEnv(t)
+	a := e.dial()
+	a.identify("user-1")
+	b := e.dial()
+	b.identify("user-1")
+	a.send(OpRequest, Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
+	<-api.entered
+	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 1})
+	b.expectDispatch("TEST_EVENT", 2) // not serving: written at once
+	got := make(chan Payload, 2)
+	go func() { // a's reads; the test fails below if they are out of order or missing
+		for range 2 {
+			p, _, err := a.read()
+			if err != nil {
+				close(got)
+				return
+			}
+			got <- p
+		}
+	}()
+	select {
+	case p := <-got:
+		t.Fatalf("a dispatch reached the serving connection before its answer: %q", deref(p.T))
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(api.release)
+	for _, want := range []struct {
+		event string
+		seq   int64
+	}{{"TEST_EVENT", 2}, {EventRequestResult, 3}} {
+		p, ok := <-got
+		if !ok || deref(p.T) != want.event || p.S == nil || *p.S != want.seq {
+			t.Fatalf("got %q s=%v, want %q s=%d", deref(p.T), derefInt(p.S), want.event, want.seq)
+		}
+	}
+	a.heartbeat()
 }
 
 // Bad requests close the connection as other bad payloads do; without Config.Requests the

@@ -115,38 +115,83 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessa
 		Content: req.content, Metadata: orNil(req.meta.v), Flags: int(req.flags.v),
 		AdditionalName: member.additionalName, CreatedAt: now}
 	obj := messageObject(m, member.author)
-	hook, err := webhook.Delivery(s.IDs, now, h.app, wire.EventLobbyMessageCreate, obj)
+	touch(&h.lobby, now)
+	if s.writer != nil && s.writer.running() {
+		// The members first; then the webhook row and the writer's wake-up, so that neither
+		// the encoding nor the commit takes a core from the delivery.
+		s.deliver(h, obj, q.userID)
+		p, err := s.pendingOf(m, h, obj, now)
+		if err != nil {
+			return wire.LobbyMessage{}, nil, err
+		}
+		if req.enforceNonce {
+			s.nonces.keep(key, obj, now) // forgotten again if the commit fails
+		}
+		if s.writer.enqueue(p) {
+			return obj, p.done, nil
+		}
+		// The writer closed meanwhile: the message is committed here, after its delivery.
+		if err := s.commitNow(h, p); err != nil {
+			return wire.LobbyMessage{}, nil, err
+		}
+		return obj, p.done, nil
+	}
+	p, err := s.pendingOf(m, h, obj, now)
 	if err != nil {
 		return wire.LobbyMessage{}, nil, err
 	}
-	touch(&h.lobby, now)
-	p := &pending{msg: m, lobby: h.lobby, hook: hook, done: make(chan error, 1)}
 	if req.enforceNonce {
 		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
 	}
-	if s.writer != nil && s.writer.enqueue(p) {
-		s.deliver(h, obj)
-		return obj, p.done, nil
-	}
-	err = commitMessages(s.Store, []*pending{p})
-	if err != nil {
-		delete(s.hot, h.lobby.ID)
-		s.nonces = nonceMemory{}
+	if err := s.commitNow(h, p); err != nil {
 		return wire.LobbyMessage{}, nil, err
 	}
-	if hook != nil && s.Kick != nil {
-		s.Kick()
-	}
-	s.deliver(h, obj)
-	p.done <- nil
+	s.deliver(h, obj, q.userID)
 	return obj, p.done, nil
 }
 
-// deliver hands LOBBY_MESSAGE_CREATE to the Notifier for the lobby's members.
-func (s *Service) deliver(h *hotLobby, obj wire.LobbyMessage) {
-	if s.Notifier != nil && len(h.ids) > 0 {
-		s.Notifier.LobbyEvent(h.lobby.AppID, h.ids, EventLobbyMessageCreate, obj)
+// pendingOf is the accepted message m, as the writer commits it: with the lobby's activity times
+// and the application's webhook row.
+func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.LobbyMessage, now time.Time) (*pending, error) {
+	hook, err := webhook.Delivery(s.IDs, now, h.app, wire.EventLobbyMessageCreate, obj)
+	if err != nil {
+		return nil, err
 	}
+	return &pending{msg: m, lobby: h.lobby, hook: hook, done: make(chan error, 1)}, nil
+}
+
+// commitNow commits p without the writer and reports its result in p.done too; a failure
+// forgets the lobby's hot entry and the nonces, which may hold what was not stored.
+func (s *Service) commitNow(h *hotLobby, p *pending) error {
+	err := commitMessages(s.Store, []*pending{p})
+	if err != nil {
+		delete(s.hot, h.lobby.ID)
+		s.nonces = nonceMemory{}
+		return err
+	}
+	if p.hook != nil && s.Kick != nil {
+		s.Kick()
+	}
+	p.done <- nil
+	return nil
+}
+
+// deliver hands LOBBY_MESSAGE_CREATE to the Notifier for the lobby's members, the author last:
+// the others are waiting for it, where the author's client already knows its message.
+func (s *Service) deliver(h *hotLobby, obj wire.LobbyMessage, author uint64) {
+	if s.Notifier == nil || len(h.ids) == 0 {
+		return
+	}
+	ids := make([]uint64, 0, len(h.ids))
+	for _, id := range h.ids {
+		if id != author {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) < len(h.ids) {
+		ids = append(ids, author)
+	}
+	s.Notifier.LobbyEvent(h.lobby.AppID, ids, EventLobbyMessageCreate, obj)
 }
 
 // flush waits until the writer has committed every message accepted so far.

@@ -88,7 +88,8 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 		t.Fatalf("message: %+v", m)
 	}
 	ev := e.rec.take()
-	if len(ev) != 1 || ev[0].event != lobbies.EventLobbyMessageCreate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) ||
+	// The members get it, the author last (the others are waiting for it).
+	if len(ev) != 1 || ev[0].event != lobbies.EventLobbyMessageCreate || !slices.Equal(ev[0].users, []uint64{bob.id, alice.id}) ||
 		ev[0].app != uint64(e.app.ID) ||
 		ev[0].data.(wire.LobbyMessage).ID.String() != m.ID {
 		t.Fatalf("realtime events: %+v", ev)

@@ -55,6 +55,14 @@ func newWriter(st store.Store, log *slog.Logger, kick, fail func()) *writer {
 	return w
 }
 
+// running reports whether the writer takes messages (it has not been closed); enqueue may still
+// refuse one if Close comes between the two.
+func (w *writer) running() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.closed
+}
+
 // enqueue queues p and reports whether the writer took it; after Close it does not, and the
 // caller commits p itself.
 func (w *writer) enqueue(p *pending) bool {
