@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"sdkpp/internal/jsonscan"
 	"sdkpp/server/wire"
 )
 
@@ -62,6 +63,13 @@ func DecodeJSON(r *http.Request, v any) error {
 	}
 	if len(body) > MaxBody {
 		return &wire.APIError{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeGeneral, Message: "Request entity too large"}
+	}
+	if raw, ok := v.(*json.RawMessage); ok { // checked in one pass (jsonscan), not copied
+		start := jsonscan.Space(body, 0)
+		if end, ok := jsonscan.Value(body, start); ok && jsonscan.Space(body, end) == len(body) {
+			*raw = body[start:end]
+			return nil
+		}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return wire.InvalidJSON()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"sdkpp/internal/jsonscan"
 	"sdkpp/server/httpx"
 	"sdkpp/server/wire"
 )
@@ -53,6 +54,11 @@ func object(raw json.RawMessage, path string) (fields, error) {
 	if isNull(raw) {
 		return f, nil
 	}
+	// One pass (jsonscan) for the usual object; encoding/json for the rest, and for its errors.
+	if jsonscan.Object(raw, func(k, v []byte) bool { f.m[string(k)] = v; return true }) {
+		return f, nil
+	}
+	clear(f.m)
 	if err := json.Unmarshal(raw, &f.m); err != nil {
 		return f, wire.InvalidAt(path, "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType")
 	}
@@ -82,6 +88,9 @@ func get[T any](f fields, name string, parse func(json.RawMessage, string) (T, e
 }
 
 func parseString(raw json.RawMessage, path string) (string, error) {
+	if s, ok := jsonscan.Plain(raw); ok { // raw is one valid value: a field of an object
+		return s, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", wire.InvalidAt(path, "STRING_TYPE_CONVERT", "Could not interpret the value as string.")

@@ -1,0 +1,108 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var corpus = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a":1,"b":"x","c":[1,2,{"d":null}],"e":{"f":true},"g":false}`,
+	`{"a":1,"a":2}`, `{"a" : -0.5e+10 , "b":"\u00e9\n"}`, `{"a":"é"}`, "{\"a\":\"\xff\"}",
+	`{"k\u0065y":1}`, "{\"\xff\":1}", `{"a":1,}`, `{"a" 1}`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":tru}`,
+	`{"a":"x}`, `{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", `[1]`, `"s"`, `null`, ``, `{`,
+	`{"a":1} x`, `{"a":1}{}`, `{"a":[1,2}`, `{"a":{"b":1]}`, `{1:2}`, `{"a":1 "b":2}`,
+	`{"a":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`,
+	`{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
+}
+
+// Object agrees with encoding/json: what it walks is a valid object whose members (the last of
+// each key, as encoding/json keeps) are the ones encoding/json decodes; what it refuses is
+// invalid or has an escaped key.
+func TestObjectAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range corpus {
+		agreeObject(t, []byte(in))
+	}
+}
+
+func FuzzObject(f *testing.F) {
+	for _, in := range corpus {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) { agreeObject(t, in) })
+}
+
+func agreeObject(t *testing.T, in []byte) {
+	t.Helper()
+	got := map[string]json.RawMessage{}
+	var order []string
+	ok := Object(in, func(k, v []byte) bool {
+		got[string(k)] = json.RawMessage(v)
+		order = append(order, string(k))
+		return true
+	})
+	var want map[string]json.RawMessage
+	err := json.Unmarshal(in, &want)
+	isObject := bytes.HasPrefix(bytes.TrimLeft(in, " \t\r\n"), []byte("{"))
+	switch {
+	case ok && (err != nil || want == nil):
+		t.Fatalf("Object walked %q, which encoding/json refuses (%v)", in, err)
+	case !ok && err == nil && isObject && !bytes.Contains(in, []byte(`\`)) && utf8.Valid(in):
+		t.Fatalf("Object refused the valid object %q", in)
+	case ok:
+		if len(got) != len(want) {
+			t.Fatalf("%q: members %v, encoding/json %v", in, got, want)
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("%q: member %q is %s, encoding/json %s", in, k, got[k], v)
+			}
+		}
+	}
+}
+
+// A member fn refuses stops the walk.
+func TestObjectStopsWhenRefused(t *testing.T) {
+	n := 0
+	if Object([]byte(`{"a":1,"b":2,"c":3}`), func(k, _ []byte) bool { n++; return string(k) != "b" }) || n != 2 {
+		t.Fatalf("walk went on after a refusal: %d members", n)
+	}
+}
+
+// Plain gives exactly what encoding/json decodes, for strings without escapes in valid UTF-8,
+// and nothing else.
+func TestPlain(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{`"abc"`, "abc", true}, {`""`, "", true}, {`"é ü"`, "é ü", true},
+		{`"a\nb"`, "", false}, {"\"\xff\"", "", false}, {`12`, "", false}, {`"`, "", false}, {`null`, "", false},
+	} {
+		got, ok := Plain([]byte(tc.in))
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("Plain(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+		if ok {
+			var s string
+			if err := json.Unmarshal([]byte(tc.in), &s); err != nil || s != got {
+				t.Errorf("encoding/json reads %q as %q (%v)", tc.in, s, err)
+			}
+		}
+	}
+}
+
+// Value finds the end of each valid value and refuses what encoding/json refuses.
+func TestValueAgreesWithValid(t *testing.T) {
+	for _, in := range append(corpus, `1`, `-0`, `1e5`, `[]`, `[1,"a",{}]`, `true`, `nul`, `"\ud800"`) {
+		b := []byte(in)
+		end, ok := Value(b, Space(b, 0))
+		whole := ok && Space(b, end) == len(b)
+		if whole != json.Valid(b) {
+			t.Errorf("Value(%q): whole value %v, json.Valid %v", in, whole, json.Valid(b))
+		}
+	}
+}
