@@ -200,7 +200,7 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 	switch event {
 	case wire.EventLobbyMessageCreate, wire.EventLobbyMessageUpdate:
 		var w wire.LobbyMessage
-		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 || w.LobbyID == 0 {
+		if err := wire.DecodeLobbyMessage(data, &w); err != nil || w.ID == 0 || w.LobbyID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
 			return
 		}

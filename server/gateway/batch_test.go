@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sdkpp/server/wire"
 )
 
 // A held batchConn writes nothing until release, then everything it kept in one write; outside
@@ -170,5 +172,20 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	}
 	if b := <-got2; !bytes.Equal(b, small) {
 		t.Fatalf("the peer read %q", b)
+	}
+}
+
+// Data that encodes itself (wire.LobbyMessage.AppendJSON) is sent as its encoding, which is
+// encoding/json's.
+func TestDispatchOfSelfEncodingData(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	c.identify("user-1")
+	m := wire.LobbyMessage{ID: 5, Content: `<"hi">`, Metadata: map[string]string{"b": "2", "a": "1"}}
+	e.hub.Dispatch(1, "TEST_EVENT", m)
+	p := c.expectDispatch("TEST_EVENT", 2)
+	want, _ := json.Marshal(m)
+	if string(p.D) != string(want) {
+		t.Fatalf("dispatched %s, want %s", p.D, want)
 	}
 }

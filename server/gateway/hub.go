@@ -333,11 +333,20 @@ func (h *Hub) DispatchAppMany(appID uint64, userIDs []uint64, event string, data
 	h.dispatch(userIDs, appID, event, data)
 }
 
+// appender is dispatch data that encodes itself exactly, as valid JSON (wire.LobbyMessage): the
+// hub takes its encoding as is, sparing encoding/json's check of a MarshalJSON result.
+type appender interface{ AppendJSON(dst []byte) []byte }
+
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
-	d, err := json.Marshal(data)
-	if err != nil {
-		h.log.Error("gateway: dispatch data cannot be encoded", "event", event, "err", err)
-		return
+	var d []byte
+	if a, ok := data.(appender); ok {
+		d = a.AppendJSON(nil)
+	} else {
+		var err error
+		if d, err = json.Marshal(data); err != nil {
+			h.log.Error("gateway: dispatch data cannot be encoded", "event", event, "err", err)
+			return
+		}
 	}
 	ev, _ := json.Marshal(event) // a string always encodes
 	var live []*conn

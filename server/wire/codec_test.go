@@ -1,0 +1,119 @@
+package wire
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// tricky are strings that encoding/json escapes in each of its ways.
+var tricky = []string{
+	"", "plain", `quote " backslash \ slash /`, "<script>&amp;</script>", "\b\f\n\r\t\x00\x01\x1f\x7f",
+	"é ü 日本 🎮", "\u2028 and \u2029", "bad \xff utf-8 \xc3", "\xed\xa0\x80 surrogate", strings.Repeat("long ", 500),
+}
+
+func str(s string) *string { return &s }
+
+func sampleMessages() []LobbyMessage {
+	out := []LobbyMessage{{}, {EditedTimestamp: str(""), Metadata: map[string]string{}, ModerationMetadata: map[string]string{}}}
+	for i, s := range tricky {
+		m := LobbyMessage{ID: Snowflake(1477636521984000011 + i), Type: i, Content: s, LobbyID: 1 << 62, ChannelID: 18446744073709551615,
+			Author: User{ID: 7, Username: s, Discriminator: "0", GlobalName: str(s), Avatar: nil, Bot: i%2 == 0,
+				PremiumType: -i, Flags: 1 << 30, PublicFlags: i, IsProvisional: i%3 == 0},
+			Metadata: map[string]string{s: s, "z": "1", "a": s}, Flags: 4096, ApplicationID: 9, Timestamp: "2026-03-01T12:00:00.000000+00:00"}
+		if i%2 == 1 {
+			m.LobbyMember.AdditionalName = str(s)
+			m.ModerationMetadata = map[string]string{"flag": s}
+			m.Author.ApplicationProfiles = []ApplicationProfile{{ApplicationID: 3, Username: s, ProviderID: str(s), ProviderType: "OIDC"}, {}}
+			m.EditedTimestamp = str(s)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// AppendJSON writes exactly the bytes encoding/json writes for the struct.
+func TestLobbyMessageEncodesAsEncodingJSON(t *testing.T) {
+	for _, m := range sampleMessages() {
+		agreeEncoding(t, m)
+	}
+}
+
+func FuzzLobbyMessageEncoding(f *testing.F) {
+	for _, s := range tricky {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		agreeEncoding(t, LobbyMessage{Content: a, Author: User{Username: b, GlobalName: &a},
+			Metadata: map[string]string{a: b, b: a}, LobbyMember: LobbyMessageMember{AdditionalName: &b}})
+	})
+}
+
+func agreeEncoding(t *testing.T, m LobbyMessage) {
+	t.Helper()
+	want, err := json.Marshal((*lobbyMessage)(&m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.AppendJSON(nil); string(got) != string(want) {
+		t.Fatalf("AppendJSON:\n%s\nencoding/json:\n%s", got, want)
+	}
+	if got, err := json.Marshal(m); err != nil || string(got) != string(want) {
+		t.Fatalf("json.Marshal with MarshalJSON: %s (%v)", got, err)
+	}
+}
+
+// DecodeLobbyMessage stores what encoding/json stores, into a zero message and into one that
+// already holds values, and fails where encoding/json fails.
+func TestLobbyMessageDecodesAsEncodingJSON(t *testing.T) {
+	for _, in := range decodeCorpus() {
+		agreeDecoding(t, []byte(in))
+	}
+}
+
+func FuzzLobbyMessageDecoding(f *testing.F) {
+	for _, in := range decodeCorpus() {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) { agreeDecoding(t, in) })
+}
+
+func decodeCorpus() []string {
+	var out []string
+	for _, m := range sampleMessages() {
+		b, _ := json.Marshal((*lobbyMessage)(&m))
+		out = append(out, string(b))
+	}
+	return append(out,
+		`null`, ` null `, `{}`, `[]`, `"x"`, `{"id":"1"`, `{"id":1}`, `{"id":"x"}`, `{"id":""}`, `{"id":"null"}`, `{"id":null}`,
+		`{"ID":"5"}`, `{"Content":"x"}`, `{"unknown":1}`, `{"type":"1"}`, `{"type":1.0}`, `{"type":1e2}`, `{"type":-0}`,
+		`{"type":99999999999999999999}`, `{"content":"a\"b\u00e9\ud83c\udfae"}`, `{"content":5}`, `{"content":null}`,
+		`{"author":null}`, `{"author":{"id":"2","bot":true,"bot":null}}`, `{"author":{"global_name":null,"avatar":"h"}}`,
+		`{"author":{"application_profiles":null}}`, `{"author":{"application_profiles":[{"application_id":"1","provider_id":null}]}}`,
+		`{"author":{"Username":"x"}}`, `{"author":[]}`, `{"lobby_member":{}}`, `{"lobby_member":{"additional_name":null}}`,
+		`{"lobby_member":{"additional_name":"n"}}`, `{"lobby_member":{"x":1}}`, `{"lobby_member":null}`,
+		`{"metadata":null}`, `{"metadata":{}}`, `{"metadata":{"a":"1"},"metadata":{"b":"2"}}`, `{"metadata":{"a":1}}`,
+		`{"edited_timestamp":null}`, `{"edited_timestamp":"t"}`, `{"edited_timestamp":1}`, `{"flags":true}`,
+		`{"author":{"is_provisional":"true"}}`, `{"id":"1",}`, `{"id":"1"} x`, "{\"content\":\"\xff\"}",
+	)
+}
+
+func agreeDecoding(t *testing.T, in []byte) {
+	t.Helper()
+	for _, k := range []int{0, 3} { // a zero message, and one holding values (separate copies)
+		got, want := sampleMessages()[k], sampleMessages()[k]
+		errGot := DecodeLobbyMessage(in, &got)
+		errWant := json.Unmarshal(in, (*lobbyMessage)(&want))
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", in, errGot, errWant)
+		}
+		if errWant == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\ndecoded %+v\nencoding/json %+v", in, got, want)
+		}
+		var viaUnmarshal LobbyMessage
+		if json.Unmarshal(in, &viaUnmarshal) == nil && errWant != nil {
+			t.Fatalf("%q: json.Unmarshal with UnmarshalJSON accepted what encoding/json refuses", in)
+		}
+	}
+}
