@@ -349,7 +349,7 @@ func (s *Service) sendMessage(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := <-stored; err != nil {
+	if err := stored(); err != nil {
 		return nil, err
 	}
 	return obj, nil

@@ -76,10 +76,10 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 
 // acceptMessage checks and accepts a member's message in the request's lobby: it gives the
 // message its id, delivers LOBBY_MESSAGE_CREATE to the members, and returns the message's wire
-// form and the channel that reports its commit. With a running writer the members get the
-// message before the commit; without one (the service was not started, or is closing) the message
-// is committed first.
-func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessage, <-chan error, error) {
+// form and the function that waits for its commit and returns the commit's result (stored). With
+// a running writer the members get the message before the commit; without one (the service was
+// not started, or is closing) the message is committed first.
+func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyMessage, stored func() error, err error) {
 	s.order.Lock()
 	defer s.order.Unlock()
 	now := s.Clock.Now()
@@ -95,9 +95,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessa
 	if req.enforceNonce {
 		if obj, ok := s.nonces.find(key, now); ok {
 			s.flush() // answered only once stored, as the first send was
-			done := make(chan error, 1)
-			done <- nil
-			return obj, done, nil
+			return obj, committed, nil
 		}
 	}
 	if member.author == nil && !member.gone {
@@ -114,11 +112,10 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessa
 	m := &store.LobbyMessage{ID: s.IDs.Next(), LobbyID: h.lobby.ID, AppID: h.lobby.AppID, AuthorID: q.userID,
 		Content: req.content, Metadata: orNil(req.meta.v), Flags: int(req.flags.v),
 		AdditionalName: member.additionalName, CreatedAt: now}
-	obj := messageObject(m, member.author)
+	obj = messageObject(m, member.author)
 	touch(&h.lobby, now)
 	if s.writer != nil && s.writer.running() {
-		// The members first; then the webhook row and the writer's wake-up, so that neither
-		// the encoding nor the commit takes a core from the delivery.
+		// The members first; the webhook row is encoded and the commit made after.
 		s.deliver(h, obj, q.userID)
 		p, err := s.pendingOf(m, h, obj, now)
 		if err != nil {
@@ -128,13 +125,13 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessa
 			s.nonces.keep(key, obj, now) // forgotten again if the commit fails
 		}
 		if s.writer.enqueue(p) {
-			return obj, p.done, nil
+			return obj, func() error { return s.writer.await(p) }, nil
 		}
 		// The writer closed meanwhile: the message is committed here, after its delivery.
 		if err := s.commitNow(h, p); err != nil {
 			return wire.LobbyMessage{}, nil, err
 		}
-		return obj, p.done, nil
+		return obj, committed, nil
 	}
 	p, err := s.pendingOf(m, h, obj, now)
 	if err != nil {
@@ -147,8 +144,11 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (wire.LobbyMessa
 		return wire.LobbyMessage{}, nil, err
 	}
 	s.deliver(h, obj, q.userID)
-	return obj, p.done, nil
+	return obj, committed, nil
 }
+
+// committed is the stored of a message that is already stored.
+func committed() error { return nil }
 
 // pendingOf is the accepted message m, as the writer commits it: with the lobby's activity times
 // and the application's webhook row.
@@ -157,11 +157,11 @@ func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.LobbyMe
 	if err != nil {
 		return nil, err
 	}
-	return &pending{msg: m, lobby: h.lobby, hook: hook, done: make(chan error, 1)}, nil
+	return &pending{msg: m, lobby: h.lobby, hook: hook}, nil
 }
 
-// commitNow commits p without the writer and reports its result in p.done too; a failure
-// forgets the lobby's hot entry and the nonces, which may hold what was not stored.
+// commitNow commits p without the writer; a failure forgets the lobby's hot entry and the
+// nonces, which may hold what was not stored.
 func (s *Service) commitNow(h *hotLobby, p *pending) error {
 	err := commitMessages(s.Store, []*pending{p})
 	if err != nil {
@@ -172,7 +172,6 @@ func (s *Service) commitNow(h *hotLobby, p *pending) error {
 	if p.hook != nil && s.Kick != nil {
 		s.Kick()
 	}
-	p.done <- nil
 	return nil
 }
 

@@ -1,0 +1,134 @@
+package lobbies
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"sdkpp/server/store"
+)
+
+// txStore is a store.Store that records the messages of each transaction the writer commits, and
+// can hold its first transaction until released or fail them: what a real store cannot be made
+// to do on demand. The writer calls nothing else.
+type txStore struct {
+	store.Store
+
+	mu      sync.Mutex
+	groups  [][]uint64    // message ids, per committed transaction
+	held    chan struct{} // gets a value when the first transaction is held; nil: none is
+	release chan struct{}
+	fail    error
+	txs     int
+}
+
+func (s *txStore) WithTx(ctx context.Context, fn func(store.Store) error) error {
+	s.mu.Lock()
+	s.txs++
+	first := s.txs == 1
+	s.mu.Unlock()
+	if first && s.held != nil {
+		s.held <- struct{}{}
+		<-s.release
+	}
+	tx := &txTx{}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.groups = append(s.groups, tx.ids)
+	return nil
+}
+
+// txTx is one transaction of a txStore.
+type txTx struct {
+	store.Store
+	ids []uint64
+}
+
+func (t *txTx) InsertLobbyMessage(_ context.Context, m *store.LobbyMessage) error {
+	t.ids = append(t.ids, m.ID)
+	return nil
+}
+
+func (t *txTx) TouchLobby(context.Context, uint64, time.Time, time.Time) error { return nil }
+
+func msg(id uint64) *pending {
+	return &pending{msg: &store.LobbyMessage{ID: id, LobbyID: 1}, lobby: store.Lobby{ID: 1}}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Messages queued while a commit runs form the next group, committed by one of their waiters;
+// every waiter gets its message's result.
+func TestWriterCommitsGroupsByItsWaiters(t *testing.T) {
+	st := &txStore{held: make(chan struct{}), release: make(chan struct{})}
+	w := newWriter(st, quietLog(), nil, nil)
+	results := make(chan error, 3)
+	first := msg(1)
+	w.enqueue(first)
+	go func() { results <- w.await(first) }()
+	<-st.held // the first waiter commits {1}, held in its transaction
+	for _, p := range []*pending{msg(2), msg(3)} {
+		w.enqueue(p)
+		go func() { results <- w.await(p) }()
+	}
+	close(st.release)
+	for range 3 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := [][]uint64{{1}, {2, 3}}; !slices.EqualFunc(st.groups, want, slices.Equal) {
+		t.Fatalf("transactions %v, want %v", st.groups, want)
+	}
+}
+
+// A flush commits what is queued itself, before the messages' senders wait for them; Close
+// commits what is queued and takes nothing more.
+func TestWriterFlushAndClose(t *testing.T) {
+	st := &txStore{}
+	w := newWriter(st, quietLog(), nil, nil)
+	a, b := msg(1), msg(2)
+	w.enqueue(a)
+	w.enqueue(b)
+	w.flush()
+	if !a.committed || !b.committed || len(st.groups) != 1 {
+		t.Fatalf("after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
+	}
+	if err := w.await(a); err != nil {
+		t.Fatal(err)
+	}
+	c := msg(3)
+	w.enqueue(c)
+	w.Close()
+	if !c.committed || w.running() || w.enqueue(msg(4)) {
+		t.Fatalf("after Close: committed %v, running %v", c.committed, w.running())
+	}
+}
+
+// A failed commit is every message of its group's result, and is reported to fail.
+func TestWriterFailedCommit(t *testing.T) {
+	boom := errors.New("disk full")
+	st := &txStore{fail: boom}
+	failed := 0
+	w := newWriter(st, quietLog(), nil, func() { failed++ })
+	a, b := msg(1), msg(2)
+	w.enqueue(a)
+	w.enqueue(b)
+	if err := w.await(a); !errors.Is(err, boom) {
+		t.Fatalf("await: %v", err)
+	}
+	if err := w.await(b); !errors.Is(err, boom) || failed != 1 {
+		t.Fatalf("await of the same group: %v, fail called %d times", err, failed)
+	}
+}
