@@ -8,6 +8,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -169,6 +170,13 @@ func skipComposite(b []byte, i, depth int) (int, bool) {
 // valid one. Its bytes are not checked to be UTF-8, as encoding/json does not check them.
 func String(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
+		// Eight plain bytes at a time: a message's text is mostly bytes that need no look.
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
@@ -197,6 +205,16 @@ func String(b []byte, i int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// special reports whether any of the eight bytes in x ends or escapes a string, or is a control
+// character: '"', '\\' or below 0x20 (the classic bit tricks for a zero byte, and for a byte less
+// than n <= 128, which are exact).
+func special(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	less := (x - ones*0x20) &^ x & highs
+	return less|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
 }
 
 func isHex(c byte) bool {

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -103,6 +104,40 @@ func TestValueAgreesWithValid(t *testing.T) {
 		whole := ok && Space(b, end) == len(b)
 		if whole != json.Valid(b) {
 			t.Errorf("Value(%q): whole value %v, json.Valid %v", in, whole, json.Valid(b))
+		}
+	}
+}
+
+// special finds each kind of byte that ends, escapes or invalidates a string, at every position
+// of a word, and nothing in plain text (including bytes of 0x80 and above).
+func TestSpecial(t *testing.T) {
+	plain := []byte("abcdefgh")
+	if special(binary.LittleEndian.Uint64(plain)) {
+		t.Fatal("plain text reported")
+	}
+	for _, c := range []byte{'"', '\\', 0x00, 0x01, 0x1f} {
+		for pos := range 8 {
+			w := []byte("\xff\x80 ~!#[]")
+			w[pos] = c
+			if !special(binary.LittleEndian.Uint64(w)) {
+				t.Fatalf("byte %#x at %d missed", c, pos)
+			}
+		}
+	}
+	for c := 0; c < 256; c++ {
+		w := []byte{byte(c), 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
+		want := c == '"' || c == '\\' || c < 0x20
+		if special(binary.LittleEndian.Uint64(w)) != want {
+			t.Fatalf("byte %#x: reported %v", c, !want)
+		}
+	}
+}
+
+func BenchmarkString(b *testing.B) {
+	s := []byte(`"` + strings.Repeat("latency gateway 12 ", 30) + `"`)
+	for b.Loop() {
+		if end, ok := String(s, 0); !ok || end != len(s) {
+			b.Fatal()
 		}
 	}
 }
