@@ -72,6 +72,10 @@ type conn struct {
 
 	// Write pacing (pace.go), loop-only.
 	paceC <-chan time.Time // the paced write's timer; nil when none is due
+	// paced is set while a paced write is due: it will take everything pushed meanwhile, so
+	// signal need not wake the loop (under load, a wake-up per dispatch was a large part of the
+	// service's work).
+	paced atomic.Bool
 }
 
 // pace says how long to wait before writing: 0 unless the hub is busy and this connection wrote
@@ -96,6 +100,9 @@ func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn
 
 // signal tells the loop that dispatches wait (never blocks).
 func (c *conn) signal() {
+	if c.paced.Load() {
+		return // the paced write takes them
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -262,6 +269,7 @@ func (c *conn) loop() closeReq {
 			}
 			if wait := c.pace(); wait > 0 {
 				c.paceC = time.After(wait)
+				c.paced.Store(true)
 				continue
 			}
 			if r, stop := c.flush(); stop {
@@ -269,6 +277,7 @@ func (c *conn) loop() closeReq {
 			}
 		case <-c.paceC:
 			c.paceC = nil
+			c.paced.Store(false) // before the flush: what is pushed after it wakes the loop again
 			if r, stop := c.flush(); stop {
 				return r
 			}

@@ -98,9 +98,12 @@
 //   - Replay: Config.ReplayLimit dispatches per session. A connected client that falls further
 //     behind than that is closed with 4000.
 //
-// Under load (more than 50,000 dispatches a second across the hub) a connection writes at most
-// once every 5 ms, each write carrying everything that came meanwhile; a quieter hub writes each
-// dispatch at once.
+// Writes: a dispatch to at most 8 connections is written by the goroutine that dispatches it,
+// without waiting for the socket (what the socket does not take goes to the connection's loop);
+// one to more connections wakes their loops. A dispatch to a connection that is serving one of
+// its own op 100 requests leaves with that request's answer. Under load (more than 50,000
+// dispatches a second across the hub) a connection writes at most once every 10 ms, each write
+// carrying everything that came meanwhile; a quieter hub writes each dispatch at once.
 //
 // Time limits (heartbeat, resume window, rate window) are read from Config.Clock, so tests move
 // them with a fake clock; writes (Config.WriteTimeout) and close handshakes (2 s, then the TCP
