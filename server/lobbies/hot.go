@@ -40,7 +40,7 @@ const maxHotLobbies = 10000
 func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hotLobby, error) {
 	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
 		clear(s.hot)
-		s.nonces = nonceMemory{}
+		s.forgetNonces()
 	}
 	epoch := s.Store.CacheEpoch()
 	if h := s.hot[q.lobbyID]; h != nil && h.epoch == epoch && now.Before(h.lobby.ExpiresAt) {
@@ -97,6 +97,13 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 			s.flush() // answered only once stored, as the first send was
 			return obj, committed, nil
 		}
+		obj, ok, err := s.storedNonce(q, member, key, now)
+		if err != nil {
+			return wire.LobbyMessage{}, nil, err
+		}
+		if ok {
+			return obj, committed, nil
+		}
 	}
 	if member.author == nil && !member.gone {
 		u, err := s.Store.GetUser(q.ctx, q.userID)
@@ -112,6 +119,9 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 	m := &store.LobbyMessage{ID: s.IDs.Next(), LobbyID: h.lobby.ID, AppID: h.lobby.AppID, AuthorID: q.userID,
 		Content: req.content, Metadata: orNil(req.meta.v), Flags: int(req.flags.v),
 		AdditionalName: member.additionalName, CreatedAt: now}
+	if req.enforceNonce {
+		m.Nonce = req.nonce
+	}
 	obj = messageObject(m, member.author)
 	touch(&h.lobby, now)
 	if s.writer != nil && s.writer.running() {
@@ -166,7 +176,7 @@ func (s *Service) commitNow(h *hotLobby, p *pending) error {
 	err := commitMessages(s.Store, []*pending{p})
 	if err != nil {
 		delete(s.hot, h.lobby.ID)
-		s.nonces = nonceMemory{}
+		s.forgetNonces()
 		return err
 	}
 	if p.hook != nil && s.Kick != nil {

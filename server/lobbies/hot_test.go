@@ -214,3 +214,54 @@ func TestMemberObjectsCarryTheUser(t *testing.T) {
 		t.Fatalf("PUT member answer: %+v", put.User)
 	}
 }
+
+// restart replaces the env's service with a new one on the same store, as a restart of the
+// service process does: everything in memory is gone.
+func (e *env) restart() {
+	e.svc.Close()
+	e.svc = &lobbies.Service{Store: e.st, Clock: e.clock, IDs: e.ids, Logger: e.w.Log, Kick: func() { e.kicks.Add(1) }, Notifier: e.rec}
+	e.mux = http.NewServeMux()
+	e.svc.Register(e.mux)
+	e.svc.Start()
+	e.t.Cleanup(e.svc.Close)
+}
+
+// Rule LOB-2's idempotent send holds across a restart of the service: the store keeps each
+// message's enforced nonce, and a repeat within lobbies.NonceWindow gets the first message back
+// (the SDK repeats a send whose answer a restart cut off); after the window it is a new message.
+func TestMessageNonceSurvivesRestart(t *testing.T) {
+	e := started(t)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 3600})
+	e.join(bob, "s", nil)
+	path := "/lobbies/" + l.ID + "/messages"
+	post := func(p player, content, nonce string) message {
+		t.Helper()
+		var m message
+		e.do("POST", path, p.auth, map[string]any{"content": content, "nonce": nonce, "enforce_nonce": true}).OK(t, http.StatusOK, &m)
+		return m
+	}
+	first := post(alice, "hi", "n1")
+	e.restart()
+	e.rec.take()
+	again := post(alice, "hi (retry)", "n1")
+	if again.ID != first.ID || again.Content != "hi" || again.Author.ID != alice.sid() {
+		t.Fatalf("repeat after a restart: %+v, first %+v", again, first)
+	}
+	if ev := e.rec.take(); len(ev) != 0 {
+		t.Fatalf("a repeat was delivered again: %+v", ev)
+	}
+	if other := post(bob, "bob's", "n1"); other.ID == first.ID {
+		t.Fatal("another author's nonce found alice's message")
+	}
+	e.clock.Advance(lobbies.NonceWindow)
+	e.restart()
+	if later := post(alice, "after the window", "n1"); later.ID == first.ID {
+		t.Fatal("a nonce outside the window found the old message")
+	}
+	var history []message
+	e.do("GET", path+"?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
+	if len(history) != 3 {
+		t.Fatalf("%d messages stored, want 3", len(history))
+	}
+}

@@ -94,8 +94,11 @@ type Service struct {
 	// (see hotLobby); hotStale asks the next sender to empty it.
 	hot      map[uint64]*hotLobby
 	hotStale atomic.Bool
-	// nonces remembers, under order, the messages sent with an enforced nonce.
-	nonces nonceMemory
+	// nonces remembers, under order, the messages sent with an enforced nonce since it started
+	// (noncesStarted), when the newest stored message was sent at storedBefore (storedNonce).
+	nonces        nonceMemory
+	noncesStarted bool
+	storedBefore  time.Time
 	// writer commits accepted messages; nil until Start.
 	writer *writer
 

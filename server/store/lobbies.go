@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -51,6 +52,9 @@ type LobbyMessage struct {
 	Flags              int
 	AdditionalName     string // the author's additional name when the message was sent (rule MSG-2)
 	CreatedAt          time.Time
+	// Nonce is the nonce the message was sent with when its sender enforced it; "" otherwise.
+	// Only InsertLobbyMessage writes it and FindLobbyMessageByNonce reads it.
+	Nonce string
 }
 
 // LobbyStore keeps lobbies, their members and their messages.
@@ -91,6 +95,11 @@ type LobbyStore interface {
 	DeleteLobbyMember(ctx context.Context, lobbyID, userID uint64) error
 
 	InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error
+	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
+	// with the enforced nonce (ErrNotFound when there is none).
+	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
+	// LatestLobbyMessageAt returns when the newest lobby message was sent; zero when there is none.
+	LatestLobbyMessageAt(ctx context.Context) (time.Time, error)
 	// GetLobbyMessage returns message id of lobbyID (ErrNotFound when it is another lobby's).
 	GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error)
 	// UpdateLobbyMessage writes Content, Metadata, ModerationMetadata, Flags and AdditionalName.
@@ -354,10 +363,31 @@ func scanLobbyMessage(row interface{ Scan(...any) error }) (*LobbyMessage, error
 }
 
 func (s *SQLite) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+	var nonce any // NULL unless enforced
+	if m.Nonce != "" {
+		nonce = m.Nonce
+	}
+	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`, nonce) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		m.ID, m.LobbyID, m.AppID, m.AuthorID, m.Content, props(m.Metadata), props(m.ModerationMetadata), m.Flags,
-		m.AdditionalName, ts(m.CreatedAt))
+		m.AdditionalName, ts(m.CreatedAt), nonce)
 	return err
+}
+
+func (s *SQLite) LatestLobbyMessageAt(ctx context.Context) (time.Time, error) {
+	var at int64
+	err := s.q.QueryRowContext(ctx, `SELECT created_at FROM lobby_messages ORDER BY id DESC LIMIT 1`).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fromTS(at), nil
+}
+
+func (s *SQLite) FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error) {
+	return scanLobbyMessage(s.q.QueryRowContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
+		WHERE lobby_id=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`, lobbyID, authorID, nonce, ts(since)))
 }
 
 func (s *SQLite) GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error) {

@@ -278,4 +278,10 @@ CREATE TABLE user_settings (
 	`
 ALTER TABLE guild_invites ADD COLUMN target_user_id INTEGER NOT NULL DEFAULT 0;
 `,
+	// 8: the enforced nonce a lobby message was sent with (NULL for none), so that a send repeated
+	// across a restart of the service finds the first message.
+	`
+ALTER TABLE lobby_messages ADD COLUMN nonce TEXT;
+CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, nonce) WHERE nonce IS NOT NULL;
+`,
 }
