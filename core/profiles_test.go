@@ -1,8 +1,13 @@
 package core
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"testing"
+	"time"
 
+	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
 )
 
@@ -103,4 +108,69 @@ func TestFriendApplicationProfiles(t *testing.T) {
 		return again.GetRelationshipHandle(bobID).DiscordRelationshipType() == RelationshipTypeFriend
 	})
 	check("alice's second session", again, bobID, "prof-bob")
+}
+
+// A player's game profiles follow a merge and an unmerge at once: the players who see the player
+// (here a lobby co-member) and the player's own session get APPLICATION_PROFILES_UPDATE, without
+// reconnecting.
+func TestProfilesFollowMergeAndUnmerge(t *testing.T) {
+	env := servertest.Start(t)
+	appID := uint64(env.App.ID)
+	alice, code, redirect, verifier := authorize(t, env) // a full account
+	var tok *tokens
+	alice.GetToken(appID, code, verifier, redirect, tokenCallback(&tok))
+	await(t, "GetToken", func() bool { return tok != nil })
+	mustSucceed(t, "GetToken", tok.result)
+	var up *ClientResult
+	alice.UpdateToken(AuthorizationTokenTypeBearer, tok.access, resultCallback(&up))
+	alice.Connect()
+	await(t, "alice Ready", func() bool { return alice.GetStatus() == ClientStatusReady && alice.GetCurrentUserV2() != nil })
+	aliceID := alice.GetCurrentUserV2().Id()
+	bob := connected(t, env, "merge-bob")
+	var lobby uint64
+	for _, c := range []*sdkClient{alice, bob} {
+		var res *ClientResult
+		c.CreateOrJoinLobby("merge-lobby", Func(func(r *ClientResult, id uint64) { res, lobby = r, id }))
+		await(t, "CreateOrJoinLobby", func() bool { return res != nil })
+		mustSucceed(t, "CreateOrJoinLobby", res)
+	}
+	await(t, "bob sees alice in the lobby", func() bool {
+		return bob.GetLobbyHandle(lobby).GetLobbyMemberHandle(aliceID).User() != nil
+	})
+	if got := bob.GetUserApplicationProfiles(aliceID); len(got) != 0 {
+		t.Fatalf("a full account without an identity in the game has %d game profiles", len(got))
+	}
+
+	// alice links a Steam identity to her account (the code exchange with external credentials).
+	steam, err := extauth.DevToken(appID, env.App.ClientSecret, extauth.SteamSessionTicket, "steam-alice", env.Clock.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, redirect, verifier = authorizeCode(t, alice)
+	var merged *tokens
+	alice.GetTokenFromProvisionalMerge(appID, code, verifier, redirect, AuthenticationExternalAuthTypeSteamSessionTicket, steam, tokenCallback(&merged))
+	await(t, "GetTokenFromProvisionalMerge", func() bool { return merged != nil })
+	mustSucceed(t, "GetTokenFromProvisionalMerge", merged.result)
+	hasSteam := func(c *sdkClient) bool {
+		p := c.GetUserApplicationProfiles(aliceID)
+		return len(p) == 1 && p[0].ProviderType() == ExternalIdentityProviderTypeSteam && p[0].ProviderIssuedUserId() == "steam-alice"
+	}
+	await(t, "bob sees alice's new game profile", func() bool { return hasSteam(bob) })
+	await(t, "alice's session sees her new game profile", func() bool { return hasSteam(alice) })
+	if u := bob.GetLobbyHandle(lobby).GetLobbyMemberHandle(aliceID).User(); u == nil || len(u.UserApplicationProfiles()) != 1 {
+		t.Fatal("the member's user does not carry the new profile")
+	}
+
+	// The game's backend unmerges it (rule ST-2): it goes back to a provisional account.
+	body, _ := json.Marshal(map[string]any{"client_id": env.App.ID.String(), "client_secret": env.App.ClientSecret,
+		"external_auth_type": extauth.SteamSessionTicket, "external_auth_token": steam})
+	resp, err := http.Post(env.APIURL+"/partner-sdk/provisional-accounts/unmerge", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("unmerge: HTTP %d", resp.StatusCode)
+	}
+	await(t, "bob sees alice without the profile", func() bool { return len(bob.GetUserApplicationProfiles(aliceID)) == 0 })
 }

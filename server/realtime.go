@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
+	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
 	"sdkpp/server/httpx"
 	"sdkpp/server/presence"
@@ -106,6 +109,53 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 	if err := s.lobbies.KeepAlive(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby keep-alive failed", "user_id", who.UserID, "err", err)
 	}
+}
+
+// profilesChanged sends each user's game profiles in the application, as they are now after a
+// merge, an unmerge or a ban, to the sessions of that application of the players who see them:
+// the user, the user's friends and the user's lobby co-members (APPLICATION_PROFILES_UPDATE).
+func (s *Server) profilesChanged(p accounts.ProfilesChanged) {
+	ctx := context.Background()
+	for _, id := range p.UserIDs {
+		if err := s.sendProfiles(ctx, p.AppID, id); err != nil {
+			s.log.Warn("game profile update failed", "user_id", id, "app_id", p.AppID, "err", err)
+		}
+	}
+}
+
+func (s *Server) sendProfiles(ctx context.Context, appID, userID uint64) error {
+	u, err := s.store.GetUser(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	profiles, err := users.Profiles(ctx, s.store, u, appID)
+	if err != nil {
+		return err
+	}
+	obj := users.Object(u, false)
+	obj.ApplicationProfiles = profiles
+	audience := []uint64{userID}
+	friends, err := relationships.Friends(ctx, s.store, userID)
+	if err != nil {
+		return err
+	}
+	audience = append(audience, slices.Sorted(maps.Keys(friends))...)
+	lobbies, err := s.store.ListUserLobbies(ctx, appID, userID)
+	if err != nil {
+		return err
+	}
+	for _, l := range lobbies {
+		members, err := s.store.ListLobbyMemberIDs(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		audience = append(audience, members...)
+	}
+	s.hub.DispatchAppMany(appID, audience, wire.EventApplicationProfilesUpdate, obj) // duplicates go once
+	return nil
 }
 
 // wireSocial connects relationships and presence to the gateway once the hub exists.

@@ -223,6 +223,7 @@ func (s *Server) routes() (http.Handler, error) {
 	s.wireSocial()
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
+	s.accounts.OnProfiles = s.profilesChanged
 
 	api := http.NewServeMux()
 	oa.RegisterAPI(api)

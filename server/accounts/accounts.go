@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,6 +34,16 @@ type Service struct {
 	// OnRevoked, when set, is told of every authorization a committed change revoked (revocation,
 	// unmerge, ban), so that the user's live sessions of that application can end.
 	OnRevoked func(Revoked)
+	// OnProfiles, when set, is told of the users whose game profiles in an application a
+	// committed change altered (an external identity moved to or from them: merge, unmerge,
+	// ban), so that the players who see them can be told.
+	OnProfiles func(ProfilesChanged)
+}
+
+// ProfilesChanged names users whose game profiles in an application a committed change altered.
+type ProfilesChanged struct {
+	AppID   uint64
+	UserIDs []uint64
 }
 
 // ProvisionalScopes are the scopes of a provisional account's tokens: what the social layer needs.
@@ -42,12 +54,13 @@ func ProvisionalScopes() []string {
 // tx runs fn in a transaction and wakes the dispatcher afterwards.
 func (s *Service) tx(ctx context.Context, fn func(store.Store) error) error {
 	var revoked []Revoked
+	var profiles map[uint64][]uint64
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
 		t := &txStore{Store: st}
 		if err := fn(t); err != nil {
 			return err
 		}
-		revoked = t.revoked
+		revoked, profiles = t.revoked, t.profiles
 		return nil
 	})
 	if err != nil {
@@ -61,17 +74,56 @@ func (s *Service) tx(ctx context.Context, fn func(store.Store) error) error {
 			s.OnRevoked(r)
 		}
 	}
+	if s.OnProfiles != nil {
+		for _, app := range slices.Sorted(maps.Keys(profiles)) {
+			s.OnProfiles(ProfilesChanged{AppID: app, UserIDs: profiles[app]})
+		}
+	}
 	return nil
 }
 
 // Revoked names an authorization that a committed change revoked.
 type Revoked struct{ AppID, UserID uint64 }
 
-// txStore is the store inside one of the Service's transactions; it collects the revocations,
-// reported to OnRevoked once the transaction commits.
+// txStore is the store inside one of the Service's transactions; it collects the revocations
+// and the users whose identities moved, reported to OnRevoked and OnProfiles once the
+// transaction commits.
 type txStore struct {
 	store.Store
-	revoked []Revoked
+	revoked  []Revoked
+	profiles map[uint64][]uint64 // by application
+}
+
+// PutIdentity writes i and notes the users whose profiles it changes: its user, and the user it
+// belonged to before.
+func (t *txStore) PutIdentity(ctx context.Context, i *store.Identity) error {
+	old, err := t.Store.GetIdentity(ctx, i.AppID, i.Type, i.ExternalID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		old = nil
+	case err != nil:
+		return err
+	}
+	if err := t.Store.PutIdentity(ctx, i); err != nil {
+		return err
+	}
+	if old != nil && old.UserID == i.UserID {
+		return nil
+	}
+	if old != nil {
+		t.noteProfiles(i.AppID, old.UserID)
+	}
+	t.noteProfiles(i.AppID, i.UserID)
+	return nil
+}
+
+func (t *txStore) noteProfiles(appID, userID uint64) {
+	if t.profiles == nil {
+		t.profiles = map[uint64][]uint64{}
+	}
+	if !slices.Contains(t.profiles[appID], userID) {
+		t.profiles[appID] = append(t.profiles[appID], userID)
+	}
 }
 
 // Authorize records (or updates) the top-level authorization of user for app.
