@@ -30,8 +30,9 @@ type inbound struct {
 	stop    closeReq
 }
 
-// conn is one WebSocket connection. Its loop (run, on ServeHTTP's goroutine) does every write
-// and owns the reader goroutine.
+// conn is one WebSocket connection. Its loop (run, on ServeHTTP's goroutine) owns the reader
+// goroutine and does every write that may wait for the client; dispatchers may write what the
+// socket takes at once (flushNow), under flushMu.
 type conn struct {
 	h         *Hub
 	ws        *websocket.Conn

@@ -131,7 +131,9 @@
 //
 // # Goroutines
 //
-// Each connection runs on its ServeHTTP goroutine, which also does every write to it, plus one
-// reader goroutine it owns and waits for. Dispatch never blocks on a client: it appends to the
-// session's replay buffer and wakes the connection. Hub.Close waits for all of them.
+// Each connection runs on its ServeHTTP goroutine (its loop), plus one reader goroutine it owns
+// and waits for. The loop does every write that may wait for the client; a dispatcher writing to
+// a few connections itself (see Writes above) only writes what their sockets take at once, so
+// dispatch never blocks on a client: it appends to the session's replay buffer and writes or
+// wakes the connection. Hub.Close waits for all of them.
 package gateway
