@@ -60,12 +60,12 @@ func (m *nonceMemory) expire(now time.Time) {
 }
 
 // storedNonce looks k up in the store while the memory may lack it (see nonceMemory): the message
-// the member sent with that nonce within NonceWindow. Only while the newest message stored
-// before the memory started is younger than NonceWindow does that cost a query. Call with
-// s.order held.
+// the member sent with that nonce within NonceWindow. Only while the newest message with an
+// enforced nonce stored before the memory started is younger than NonceWindow does that cost a
+// query. Call with s.order held.
 func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now time.Time) (wire.LobbyMessage, bool, error) {
 	if !s.noncesStarted {
-		latest, err := s.Store.LatestLobbyMessageAt(q.ctx)
+		latest, err := s.Store.LatestNonceMessageAt(q.ctx)
 		if err != nil {
 			return wire.LobbyMessage{}, false, err
 		}

@@ -95,7 +95,8 @@ type Service struct {
 	hot      map[uint64]*hotLobby
 	hotStale atomic.Bool
 	// nonces remembers, under order, the messages sent with an enforced nonce since it started
-	// (noncesStarted), when the newest stored message was sent at storedBefore (storedNonce).
+	// (noncesStarted), when the newest stored message with an enforced nonce was sent at
+	// storedBefore (storedNonce).
 	nonces        nonceMemory
 	noncesStarted bool
 	storedBefore  time.Time

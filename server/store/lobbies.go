@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -98,8 +97,9 @@ type LobbyStore interface {
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
-	// LatestLobbyMessageAt returns when the newest lobby message was sent; zero when there is none.
-	LatestLobbyMessageAt(ctx context.Context) (time.Time, error)
+	// LatestNonceMessageAt returns when the newest lobby message with an enforced nonce was sent;
+	// zero when there is none.
+	LatestNonceMessageAt(ctx context.Context) (time.Time, error)
 	// GetLobbyMessage returns message id of lobbyID (ErrNotFound when it is another lobby's).
 	GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error)
 	// UpdateLobbyMessage writes Content, Metadata, ModerationMetadata, Flags and AdditionalName.
@@ -373,16 +373,15 @@ func (s *SQLite) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error 
 	return err
 }
 
-func (s *SQLite) LatestLobbyMessageAt(ctx context.Context) (time.Time, error) {
-	var at int64
-	err := s.q.QueryRowContext(ctx, `SELECT created_at FROM lobby_messages ORDER BY id DESC LIMIT 1`).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	if err != nil {
+func (s *SQLite) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {
+	var at sql.NullInt64
+	if err := s.q.QueryRowContext(ctx, `SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`).Scan(&at); err != nil {
 		return time.Time{}, err
 	}
-	return fromTS(at), nil
+	if !at.Valid {
+		return time.Time{}, nil
+	}
+	return fromTS(at.Int64), nil
 }
 
 func (s *SQLite) FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,5 +155,67 @@ func TestLobbyStore(t *testing.T) {
 	}
 	if msgs, _ := s.ListLobbyMessages(ctx, 100, time.Time{}, 10); len(msgs) != 0 {
 		t.Fatalf("messages survived their lobby: %+v", msgs)
+	}
+}
+
+// A message's enforced nonce is found by lobby, author and nonce within a time; the time of the
+// newest such message comes from an index, not a scan of the messages.
+func TestLobbyMessageNonces(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if at, err := s.LatestNonceMessageAt(ctx); err != nil || !at.IsZero() {
+		t.Fatalf("no messages: %v %v", at, err)
+	}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, m := range []LobbyMessage{
+		{ID: 1, LobbyID: 10, AuthorID: 7, Content: "a", Nonce: "n", CreatedAt: now.Add(-time.Hour)},
+		{ID: 2, LobbyID: 10, AuthorID: 7, Content: "b", Nonce: "n", CreatedAt: now},
+		{ID: 3, LobbyID: 10, AuthorID: 8, Content: "c", Nonce: "m", CreatedAt: now},
+		{ID: 4, LobbyID: 11, AuthorID: 7, Content: "d", CreatedAt: now.Add(time.Minute)}, // no nonce
+	} {
+		if err := s.InsertLobbyMessage(ctx, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		lobby, author uint64
+		nonce         string
+		since         time.Time
+		want          uint64 // 0: none
+	}{
+		{10, 7, "n", now.Add(-2 * time.Hour), 1}, {10, 7, "n", now.Add(-time.Minute), 2},
+		{10, 8, "n", now.Add(-2 * time.Hour), 0}, {11, 7, "n", now.Add(-2 * time.Hour), 0}, {10, 8, "m", now, 3},
+	} {
+		m, err := s.FindLobbyMessageByNonce(ctx, tc.lobby, tc.author, tc.nonce, tc.since)
+		switch {
+		case tc.want == 0 && !errors.Is(err, ErrNotFound):
+			t.Errorf("%+v: found %+v (%v)", tc, m, err)
+		case tc.want != 0 && (err != nil || m.ID != tc.want || m.Nonce != ""):
+			t.Errorf("%+v: %+v %v", tc, m, err)
+		}
+	}
+	if at, err := s.LatestNonceMessageAt(ctx); err != nil || !at.Equal(now) {
+		t.Fatalf("newest with a nonce: %v %v (the later one has none)", at, err)
+	}
+	var plan string
+	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan += detail + "; "
+	}
+	if !strings.Contains(plan, "lobby_messages_nonce_time") {
+		t.Fatalf("the newest nonce is not read from its index: %s", plan)
 	}
 }

@@ -284,4 +284,8 @@ ALTER TABLE guild_invites ADD COLUMN target_user_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE lobby_messages ADD COLUMN nonce TEXT;
 CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, nonce) WHERE nonce IS NOT NULL;
 `,
+	// 9: when the newest message with an enforced nonce was sent, found without a scan.
+	`
+CREATE INDEX lobby_messages_nonce_time ON lobby_messages(created_at) WHERE nonce IS NOT NULL;
+`,
 }
