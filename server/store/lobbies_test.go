@@ -11,11 +11,7 @@ import (
 
 func TestLobbyStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	l := &Lobby{ID: 100, AppID: 1, SecretHash: []byte("h"), SecretExpiresAt: now.Add(time.Hour), FromSecret: true,
 		Metadata: map[string]string{"mode": "ctf"}, IdleTimeout: 5 * time.Minute, LastActivityAt: now,
@@ -162,11 +158,7 @@ func TestLobbyStore(t *testing.T) {
 // newest such message comes from an index, not a scan of the messages.
 func TestLobbyMessageNonces(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	if at, err := s.LatestNonceMessageAt(ctx); err != nil || !at.IsZero() {
 		t.Fatalf("no messages: %v %v", at, err)
 	}

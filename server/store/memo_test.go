@@ -12,11 +12,7 @@ import (
 // write that can change a cached user, application or token.
 func TestTokenCacheAndEpoch(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err := s.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}); err != nil {
 		t.Fatal(err)
@@ -70,7 +66,7 @@ func TestTokenCacheAndEpoch(t *testing.T) {
 
 	// A token inserted and read inside a transaction that rolls back is not remembered.
 	boom := errors.New("boom")
-	err = s.WithTx(ctx, func(tx Store) error {
+	err := s.WithTx(ctx, func(tx Store) error {
 		if err := tx.InsertToken(ctx, &Token{Hash: []byte("c"), Kind: AccessToken, AuthorizationID: 9, ExpiresAt: exp}); err != nil {
 			return err
 		}

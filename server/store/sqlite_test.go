@@ -42,11 +42,7 @@ func TestMigrationsAndRestart(t *testing.T) {
 
 func TestAuthCodeIsUsedOnce(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	if err := s.InsertAuthCode(ctx, &AuthCode{Hash: []byte("h"), AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +61,9 @@ func TestAuthCodeIsUsedOnce(t *testing.T) {
 
 func TestTransactionRollsBack(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	boom := errors.New("boom")
-	err = s.WithTx(ctx, func(tx Store) error {
+	err := s.WithTx(ctx, func(tx Store) error {
 		if err := tx.CreateUser(ctx, &User{ID: 7, Username: "x"}); err != nil {
 			return err
 		}
@@ -145,4 +137,15 @@ func TestPutAuthorizationRace(t *testing.T) {
 	if got, err := s.GetAuthorization(ctx, a.ID); err != nil || len(got.Scopes) != 2 {
 		t.Fatalf("scopes after update: %+v %v", got, err)
 	}
+}
+
+// openMemory opens an in-memory store that the test closes when it ends.
+func openMemory(t *testing.T) *SQLite {
+	t.Helper()
+	s, err := OpenSQLite(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
