@@ -65,6 +65,13 @@ func Object(b []byte, fn func(key, value []byte) bool) bool {
 	}
 }
 
+// Valid reports whether b is one valid JSON value (white space around it allowed), as json.Valid
+// does, in one faster pass.
+func Valid(b []byte) bool {
+	end, ok := Value(b, Space(b, 0))
+	return ok && Space(b, end) == len(b)
+}
+
 // Plain returns the text of the JSON string v (a whole, valid string value, as Object gives)
 // when it has no escapes and is valid UTF-8: then it is exactly what encoding/json decodes.
 func Plain(v []byte) (string, bool) {

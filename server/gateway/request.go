@@ -216,7 +216,7 @@ func (c *conn) serve(token string, r Request) (res RequestResult) {
 	switch {
 	case len(out) == 0:
 		out = []byte("null")
-	case !json.Valid(out):
+	case !jsonscan.Valid(out):
 		out, _ = json.Marshal(string(out))
 	}
 	return RequestResult{Nonce: r.Nonce, Status: w.status, Body: out}

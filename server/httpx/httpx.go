@@ -6,6 +6,7 @@
 package httpx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,8 +29,15 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	if a, ok := v.(appender); ok { // encoding/json would check its exact encoding again
+		_, _ = w.Write(append(a.AppendJSON(nil), '\n'))
+		return
+	}
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// appender is a value that encodes itself exactly as encoding/json would (wire.LobbyMessage).
+type appender interface{ AppendJSON(dst []byte) []byte }
 
 // Error writes an error: *wire.APIError and *wire.OAuthError in their shapes, anything else as a
 // 500 whose details go to the log only.
@@ -64,12 +72,9 @@ func DecodeJSON(r *http.Request, v any) error {
 	if len(body) > MaxBody {
 		return &wire.APIError{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeGeneral, Message: "Request entity too large"}
 	}
-	if raw, ok := v.(*json.RawMessage); ok { // checked in one pass (jsonscan), not copied
-		start := jsonscan.Space(body, 0)
-		if end, ok := jsonscan.Value(body, start); ok && jsonscan.Space(body, end) == len(body) {
-			*raw = body[start:end]
-			return nil
-		}
+	if raw, ok := v.(*json.RawMessage); ok && jsonscan.Valid(body) { // one pass, no copy
+		*raw = bytes.TrimSpace(body)
+		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return wire.InvalidJSON()
