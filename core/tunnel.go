@@ -112,6 +112,25 @@ func (t *tunnel) lost() {
 	}
 }
 
+// requestData is op 100's d, {"nonce","method","path","body"}, with body (encoded by
+// encoding/json, so valid) put in as it is: marshalling it inside a struct would check and copy
+// it again, for every message sent.
+func requestData(nonce, method, path string, body json.RawMessage) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Nonce  string `json:"nonce"`
+		Method string `json:"method"`
+		Path   string `json:"path"`
+	}{nonce, method, path})
+	if err != nil || len(body) == 0 {
+		return head, err
+	}
+	d := make([]byte, 0, len(head)+len(body)+9)
+	d = append(d, head[:len(head)-1]...) // without its closing brace
+	d = append(d, `,"body":`...)
+	d = append(d, body...)
+	return append(d, '}'), nil
+}
+
 // doIdempotent runs an API request over the gateway when the connection is Ready, and over HTTP
 // when it is not, or when the gateway's answer was lost or late: req must be idempotent (see
 // above). out receives the JSON answer.
@@ -142,13 +161,12 @@ func (c *Client) viaGateway(ctx context.Context, req rest.Request, out any) erro
 		return errTunnelLost // not sent: HTTP is the way
 	}
 	nonce := newNonce()
+	d, err := requestData(nonce, req.Method, req.Path, body)
+	if err != nil {
+		return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
+	}
 	ch := c.tunnel.wait(nonce)
-	err := gw.Send(ctx, opRequest, struct {
-		Nonce  string          `json:"nonce"`
-		Method string          `json:"method"`
-		Path   string          `json:"path"`
-		Body   json.RawMessage `json:"body,omitempty"`
-	}{nonce, req.Method, req.Path, body})
+	err = gw.SendRaw(ctx, opRequest, d)
 	if err != nil { // not Ready, or the write failed: perhaps sent
 		c.tunnel.forget(nonce)
 		return errTunnelLost

@@ -224,13 +224,23 @@ func (c *Client) Renew() {
 
 // Send writes a payload on the current connection, such as a presence update.
 func (c *Client) Send(ctx context.Context, op int, d any) error {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return c.SendRaw(ctx, op, raw)
+}
+
+// SendRaw is Send with d already encoded: it must be one valid JSON value, which is written as
+// it is (encoding/json would check and copy it again).
+func (c *Client) SendRaw(ctx context.Context, op int, d []byte) error {
 	c.mu.Lock()
 	conn := c.conn
 	c.mu.Unlock()
 	if conn == nil || c.Status() != Ready {
 		return errors.New("gateway: not connected")
 	}
-	return c.write(ctx, conn, op, d)
+	return c.writeRaw(ctx, conn, op, d)
 }
 
 func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any) error {
@@ -238,8 +248,11 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any)
 	if err != nil {
 		return err
 	}
-	// {"op":op,"d":raw}: raw is already valid JSON, and marshalling it again inside a Payload
-	// would check and copy it a second time.
+	return c.writeRaw(ctx, conn, op, raw)
+}
+
+// writeRaw writes {"op":op,"d":raw}; raw is valid JSON.
+func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw []byte) error {
 	b := make([]byte, 0, len(raw)+24)
 	b = append(b, `{"op":`...)
 	b = strconv.AppendInt(b, int64(op), 10)
