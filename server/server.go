@@ -251,7 +251,7 @@ func (s *Server) routes() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
-	apiHandler := ratelimit.New(s.cfg.RateLimits, s.cfg.Clock).Wrap(jsonErrors(api, s.log), api)
+	apiHandler := apiRoutes(api, ratelimit.New(s.cfg.RateLimits, s.cfg.Clock), s.log)
 	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
@@ -265,6 +265,21 @@ func (s *Server) routes() (http.Handler, error) {
 	return httpx.Logging(s.log.With("component", "http"), jsonErrors(root, s.log)), nil
 }
 
+// apiRoutes serves the API's routes: a request that no route matches gets the platform's JSON
+// 404 or 405 (notMatched), one that a route matches passes the rate limiter first. The route is
+// found once for both.
+func apiRoutes(mux *http.ServeMux, limiter *ratelimit.Limiter, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		switch {
+		case pattern == "":
+			notMatched(w, r, h, log)
+		case limiter.Admit(w, r, pattern):
+			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+		}
+	})
+}
+
 // jsonErrors answers requests no route matches with the platform's JSON 404 or 405 instead of
 // ServeMux's plain text.
 func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
@@ -274,24 +289,30 @@ func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
 			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 			return
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		if allow := rec.Header().Get("Allow"); allow != "" {
-			w.Header().Set("Allow", allow)
-		}
-		switch rec.Code {
-		case http.StatusMethodNotAllowed:
-			httpx.Error(w, r, log, wire.MethodNotAllowed())
-		case http.StatusNotFound:
-			httpx.Error(w, r, log, wire.NotFound())
-		default: // a redirect ServeMux makes to clean a path
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(rec.Code)
-			_, _ = w.Write(rec.Body.Bytes())
-		}
+		notMatched(w, r, h, log)
 	})
+}
+
+// notMatched answers a request no route of a ServeMux matches, h being the handler the mux gave
+// for it, with the platform's JSON 404 or 405, or the redirect the mux makes to clean a path.
+func notMatched(w http.ResponseWriter, r *http.Request, h http.Handler, log *slog.Logger) {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if allow := rec.Header().Get("Allow"); allow != "" {
+		w.Header().Set("Allow", allow)
+	}
+	switch rec.Code {
+	case http.StatusMethodNotAllowed:
+		httpx.Error(w, r, log, wire.MethodNotAllowed())
+	case http.StatusNotFound:
+		httpx.Error(w, r, log, wire.NotFound())
+	default: // a redirect ServeMux makes to clean a path
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -102,13 +102,17 @@ func New(cfg Config, c clock.Clock) *Limiter {
 // serves mux); requests no route matches pass to next unlimited (they get its 404 or 405).
 func (l *Limiter) Wrap(next http.Handler, mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !l.cfg.Disabled {
-			if _, pattern := mux.Handler(r); pattern != "" && !l.admit(w, r, pattern) {
-				return
-			}
+		if _, pattern := mux.Handler(r); pattern != "" && !l.Admit(w, r, pattern) {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Admit counts a request that the route pattern matched, and writes the rate limit headers; false
+// means it answered 429 and the request must not be served. A disabled Limiter admits everything.
+func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request, pattern string) bool {
+	return l.cfg.Disabled || l.admit(w, r, pattern)
 }
 
 // admit counts the request and writes the headers; false means it answered 429.
