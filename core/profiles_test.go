@@ -174,3 +174,20 @@ func TestProfilesFollowMergeAndUnmerge(t *testing.T) {
 	}
 	await(t, "bob sees alice without the profile", func() bool { return len(bob.GetUserApplicationProfiles(aliceID)) == 0 })
 }
+
+// A provisional player's new display name reaches a friend at once: the friend's user handle
+// and the player's game profile (whose username it is) read it without reconnecting.
+func TestRenameReachesFriends(t *testing.T) {
+	env := servertest.Start(t)
+	alice, bob := connected(t, env, "rename-alice"), connected(t, env, "rename-bob")
+	aliceID := alice.GetCurrentUserV2().Id()
+	befriend(t, alice, bob)
+	var res *ClientResult
+	alice.UpdateProvisionalAccountDisplayName("Captain", Func(func(r *ClientResult) { res = r }))
+	await(t, "UpdateProvisionalAccountDisplayName", func() bool { return res != nil })
+	mustSucceed(t, "UpdateProvisionalAccountDisplayName", res)
+	await(t, "bob sees the new name", func() bool {
+		u, p := bob.GetUser(aliceID), bob.GetUserApplicationProfiles(aliceID)
+		return u != nil && u.DisplayName() == "Captain" && len(p) == 1 && p[0].Username() == "Captain"
+	})
+}

@@ -123,6 +123,23 @@ func (s *Server) profilesChanged(p accounts.ProfilesChanged) {
 	}
 }
 
+// renamed sends a user's game profiles, which carry the new display name, and the user object
+// with it, to those who see the user in each game the user has profiles in.
+func (s *Server) renamed(ctx context.Context, userID uint64) {
+	u, err := s.store.GetUser(ctx, userID)
+	var all map[uint64][]wire.ApplicationProfile
+	if err == nil {
+		all, err = users.AllProfiles(ctx, s.store, u)
+	}
+	if err != nil {
+		s.log.Warn("display name update not sent", "user_id", userID, "err", err)
+		return
+	}
+	for _, app := range slices.Sorted(maps.Keys(all)) {
+		s.profilesChanged(accounts.ProfilesChanged{AppID: app, UserIDs: []uint64{userID}})
+	}
+}
+
 func (s *Server) sendProfiles(ctx context.Context, appID, userID uint64) error {
 	u, err := s.store.GetUser(ctx, userID)
 	if errors.Is(err, store.ErrNotFound) {

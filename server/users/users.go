@@ -96,6 +96,9 @@ type Handler struct {
 	Store  store.Store
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// OnRenamed, when set, is told of a user whose display name changed, so that the players
+	// who see the user (and the user's game profiles, which carry it) can be told.
+	OnRenamed func(ctx context.Context, userID uint64)
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -171,5 +174,8 @@ func (h *Handler) rename(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Logger.InfoContext(r.Context(), "provisional display name updated", "user_id", u.ID)
+	if h.OnRenamed != nil {
+		h.OnRenamed(r.Context(), u.ID)
+	}
 	httpx.JSON(w, http.StatusOK, Object(u, PremiumVisible(app, t.Scopes)))
 }
