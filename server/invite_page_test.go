@@ -255,3 +255,34 @@ func TestInvitePageBadInput(t *testing.T) {
 		t.Errorf("join with an expired invite: %d", p.Status)
 	}
 }
+
+// The invite page's No thanks declines without a login and changes nothing: the player is not in
+// the guild, and the invite stays usable by its member until it expires.
+func TestInvitePageDecline(t *testing.T) {
+	f := newInviteFixture(t)
+	link := f.invite(t, f.carol)
+	b := browser.New()
+	p := page(t, b, http.MethodGet, link, nil)
+	form, err := browser.ParseForm(p.Body)
+	if err != nil || !strings.Contains(p.Body, `value="deny" formnovalidate>No thanks</button>`) {
+		t.Fatalf("invite page without a decline button: %v\n%s", err, p.Body)
+	}
+	p = page(t, b, http.MethodPost, link, url.Values{"csrf_token": {form.Fields.Get("csrf_token")}, "action": {"deny"}})
+	if p.Status != 200 || !strings.Contains(p.Body, "Invite declined") || !strings.Contains(p.Body, "You did not join Raid &lt;Night&gt;") {
+		t.Fatalf("decline: %d %s", p.Status, browser.PageMessage(p.Body))
+	}
+	if f.inGuild(t, f.carol) {
+		t.Fatal("declining joined the guild")
+	}
+	if r := f.apiInvite(t, link); r.Status != 200 {
+		t.Fatalf("the declined invite is gone: %d %s", r.Status, r.Body)
+	}
+	// A decline without the form's CSRF token is refused like any other post.
+	if p := page(t, b, http.MethodPost, link, url.Values{"action": {"deny"}}); p.Status != http.StatusForbidden {
+		t.Fatalf("decline without CSRF: %d", p.Status)
+	}
+	carol := f.e.User("carol")
+	if msg, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: carol.Username, Password: carol.Password}); err != nil || msg != "You joined Raid <Night>" {
+		t.Fatalf("join after declining: %q %v", msg, err)
+	}
+}

@@ -10,7 +10,7 @@
 //	GET  /activate?user_code=XXXX-XXXX   consent page of that device request
 //	POST /activate           login + approve or deny a device request (form below)
 //	GET  /invite/{code}      guild invite: the guild, the inviter and a Join form
-//	POST /invite/{code}      login if needed + join the guild (form below)
+//	POST /invite/{code}      login if needed + join the guild, or decline (form below)
 //
 // Authorize query parameters: response_type=code (required), client_id (required), redirect_uri
 // (required), scope (required, space-separated), state, nonce (passed into the ID token when the
@@ -45,8 +45,10 @@
 // action the same way; it answers 200 with a page saying the device is connected (or denied).
 //
 // The invite form (POST /invite/{code}) has csrf_token, username and password the same way and
-// one button, action "approve". It joins the guild through guilds.Service.AcceptInvite, the code
-// path of the API's POST /invites/{code}, and answers 200 with a "You joined <guild>" page. An
+// two buttons: action "approve" joins the guild through guilds.Service.AcceptInvite, the code
+// path of the API's POST /invites/{code}, and answers 200 with a "You joined <guild>" page;
+// action "deny" (no login needed) answers 200 with an "Invite declined" page and leaves the
+// invite as it was, usable until it expires. An
 // unknown, used-up or expired code is a 404 page; a user the invite was not made for (a lobby
 // channel invite belongs to one lobby member, rule LOB-5) gets 403 and the login form again;
 // a missing or wrong csrf_token 403, a wrong password 401, a body that is not a form 400.

@@ -33,9 +33,9 @@ func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
 // notInvitee is the page's text for a user the invite was not made for (rule LOB-5).
 const notInvitee = "This invite was made for another account. Log in with that account to join."
 
-// inviteSubmit serves POST /invite/{code}: it checks the CSRF token, signs in when the form
-// carries a username and password (else uses the session), and joins the guild through
-// guilds.Service.AcceptInvite, the API's code path.
+// inviteSubmit serves POST /invite/{code}: it checks the CSRF token; then it declines (action
+// deny: nothing changes), or signs in when the form carries a username and password (else uses
+// the session) and joins the guild through guilds.Service.AcceptInvite, the API's code path.
 func (h *Handler) inviteSubmit(w http.ResponseWriter, r *http.Request) {
 	form, ok := httpx.Form(r)
 	if !ok {
@@ -49,6 +49,11 @@ func (h *Handler) inviteSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	if !checkCSRF(r, form) {
 		h.renderInvite(w, r, inv, http.StatusForbidden, h.sessionUser(r), "The form expired. Please try again.")
+		return
+	}
+	if form.Get("action") == "deny" { // nothing changes: the invite stays valid until it expires
+		writeHTML(w, http.StatusOK, messageTemplate, message{Title: "Invite declined",
+			Text: "You did not join " + inv.Guild.Name + ". You can close this window and return to the game."})
 		return
 	}
 	user, le, err := h.formUser(w, r, form)
@@ -85,7 +90,7 @@ func (h *Handler) renderInvite(w http.ResponseWriter, r *http.Request, inv *guil
 		details[0] = name + " invited you to #" + inv.Channel.Name + " of " + inv.Guild.Name + "."
 	}
 	data := consentData{Title: "Join " + inv.Guild.Name, Details: details, Submit: "Join " + inv.Guild.Name,
-		Action: invitePath(inv.Code), CSRF: h.csrfToken(w, r), Error: errText}
+		Decline: "No thanks", Action: invitePath(inv.Code), CSRF: h.csrfToken(w, r), Error: errText}
 	if user != nil {
 		data.User = user.Username
 	}

@@ -17,6 +17,7 @@ type consentData struct {
 	Title       string
 	Details     []string // paragraphs above the form (the invite page's guild and inviter)
 	Submit      string   // when set, one button of that label replaces the scopes and Approve/Deny
+	Decline     string   // with Submit: a second button of that label, which declines
 	AppName     string
 	Action      string            // form action path
 	Hidden      map[string]string // hidden inputs (authorize parameters, user_code)
@@ -51,7 +52,7 @@ var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype htm
 {{else}}<p>Log in to continue.</p>
 <label class="field">Username <input type="text" name="username" autocomplete="username" required></label>
 <label class="field">Password <input type="password" name="password" autocomplete="current-password" required></label>
-{{end}}{{if .Submit}}<div class="buttons"><button type="submit" name="action" value="approve">{{.Submit}}</button></div>
+{{end}}{{if .Submit}}<div class="buttons">{{if .Decline}}<button type="submit" name="action" value="deny" formnovalidate>{{.Decline}}</button>{{end}}<button type="submit" name="action" value="approve">{{.Submit}}</button></div>
 {{else}}<h2>This will allow {{.AppName}} to:</h2>
 <ul>
 {{range .Scopes}}<li>{{if .Optional}}<label><input type="checkbox" name="grant_scope" value="{{.Name}}" checked> {{.Description}}</label>{{else}}{{.Description}}{{end}} <code>{{.Name}}</code></li>
