@@ -50,19 +50,23 @@ func (b *batchConn) Write(p []byte) (int, error) {
 // socket: a dispatcher writes through it instead of waking the connection's loop, which would
 // cost the dispatch a hand-off between goroutines (on a machine with two cores, often tens of
 // microseconds). What the socket does not take now is kept, and written first by the next write,
-// which must come from the loop (the caller wakes it): kept reports that. It writes nothing, and
-// reports kept, when the connection is held or already keeps something, or cannot write without
-// waiting (see nonblockingWrite); err means the connection failed.
+// which must come from the loop (the caller wakes it): kept reports that. When the connection is
+// held, already keeps something, or cannot write without waiting (see canWriteNow), every frame
+// is kept, after what was kept before. err means the connection failed.
 func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.holding || b.buf != nil || !canWriteNow(b.Conn) {
-		return true, nil
+	buf := b.buf
+	if buf == nil {
+		buf = batchBufs.Get().(*[]byte)
 	}
-	buf := batchBufs.Get().(*[]byte)
 	for _, e := range list {
 		*buf = appendTextHeader(*buf, dispatchLen(e.seq, e.event, e.d))
 		*buf = appendDispatch(*buf, e.seq, e.event, e.d)
+	}
+	if b.holding || b.buf != nil || !canWriteNow(b.Conn) {
+		b.buf = buf
+		return true, nil
 	}
 	n, err := nonblockingWrite(b.Conn, *buf)
 	if err != nil {
@@ -82,6 +86,10 @@ func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 	b.buf = buf
 	return true, nil
 }
+
+// canWriteNow reports whether writeNow can write to the connection at once: its socket is the
+// operating system's (a TLS connection's is not: its records are written by crypto/tls).
+func (b *batchConn) canWriteNow() bool { return canWriteNow(b.Conn) }
 
 // keeps reports whether writeNow left bytes that wait for the next write.
 func (b *batchConn) keeps() bool {

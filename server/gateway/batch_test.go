@@ -84,7 +84,8 @@ func TestDispatchFrameLengths(t *testing.T) {
 
 // writeNow writes what the socket takes without waiting; when the peer does not read, the rest
 // is kept and goes first with the loop's next write, so the peer reads every frame once, in
-// order. A held connection, or one that keeps bytes, writes nothing now.
+// order. A held connection, or one that keeps bytes, writes nothing now and keeps the frames
+// after what it kept.
 func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,13 +125,20 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	if err != nil || !kept || !bc.keeps() {
 		t.Fatalf("writeNow to a full socket: kept %v (keeps %v), err %v", kept, bc.keeps(), err)
 	}
-	if kept, err := bc.writeNow(list[:1]); !kept || err != nil {
+	frame := func(e entry) {
+		want = appendTextHeader(want, dispatchLen(e.seq, e.event, e.d))
+		want = appendDispatch(want, e.seq, e.event, e.d)
+	}
+	// While bytes are kept, or the connection is held, writeNow keeps its frames after them.
+	again := entry{seq: 101, event: []byte(`"TEST"`), d: []byte(`{"again":1}`)}
+	if kept, err := bc.writeNow([]entry{again}); !kept || err != nil {
 		t.Fatalf("writeNow while bytes are kept must leave it to the loop: %v %v", kept, err)
 	}
-	// The loop's next write: the kept bytes, then one more frame.
-	last := entry{seq: 101, event: []byte(`"TEST"`), d: []byte(`{}`)}
-	want = appendTextHeader(want, dispatchLen(last.seq, last.event, last.d))
-	want = appendDispatch(want, last.seq, last.event, last.d)
+	frame(again)
+	held := entry{seq: 102, event: []byte(`"TEST"`), d: []byte(`{"held":1}`)}
+	last := entry{seq: 103, event: []byte(`"TEST"`), d: []byte(`{}`)}
+	frame(held)
+	frame(last)
 	got := make(chan []byte, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(want))))
@@ -139,7 +147,7 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	if err := bc.hold(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if kept, _ := bc.writeNow(list[:1]); !kept {
+	if kept, _ := bc.writeNow([]entry{held}); !kept {
 		t.Fatal("writeNow while held must leave it to the loop")
 	}
 	if err := bc.writeDispatch(last); err != nil {
@@ -187,5 +195,68 @@ func TestDispatchOfSelfEncodingData(t *testing.T) {
 	want, _ := json.Marshal(m)
 	if string(p.D) != string(want) {
 		t.Fatalf("dispatched %s, want %s", p.D, want)
+	}
+}
+
+// A connection whose socket cannot be written without waiting (TLS: crypto/tls writes the
+// records) keeps every frame of writeNow for the loop; none is lost.
+func TestBatchConnWriteNowOverTLSKeepsEverything(t *testing.T) {
+	a, b := net.Pipe() // not a syscall.Conn, as a *tls.Conn is not
+	defer a.Close()
+	defer b.Close()
+	bc := &batchConn{Conn: a}
+	if bc.canWriteNow() {
+		t.Fatal("a pipe reports it can be written at once")
+	}
+	e := entry{seq: 1, event: []byte(`"TEST"`), d: []byte(`{}`)}
+	var want []byte
+	want = appendTextHeader(want, dispatchLen(e.seq, e.event, e.d))
+	want = appendDispatch(want, e.seq, e.event, e.d)
+	if kept, err := bc.writeNow([]entry{e}); !kept || err != nil || !bc.keeps() {
+		t.Fatalf("writeNow: kept %v, err %v", kept, err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, len(want))
+		_, err := io.ReadFull(b, buf)
+		if err != nil {
+			buf = nil
+		}
+		got <- buf
+	}()
+	if err := bc.hold(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := bc.release(); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-got; !bytes.Equal(g, want) {
+		t.Fatalf("the loop's write carried %q, want %q", g, want)
+	}
+}
+
+// Over TLS the dispatcher cannot write itself (crypto/tls writes the records): every dispatch
+// still arrives once and in order, written by the connection's loop.
+func TestDispatchesOverTLS(t *testing.T) {
+	e := newTLSEnv(t, nil)
+	c := e.dial()
+	c.identify("user-1")
+	check := func(i int) {
+		t.Helper()
+		p := c.expectDispatch("TEST_EVENT", int64(i+2))
+		var got int
+		if json.Unmarshal(p.D, &got) != nil || got != i {
+			t.Fatalf("dispatch %d carried %s", i, p.D)
+		}
+	}
+	for i := range 10 { // one at a time, each while the connection's loop is idle
+		e.hub.Dispatch(1, "TEST_EVENT", i)
+		check(i)
+	}
+	for i := 10; i < 50; i++ { // and a burst
+		e.hub.Dispatch(1, "TEST_EVENT", i)
+	}
+	for i := 10; i < 50; i++ {
+		check(i)
 	}
 }

@@ -648,7 +648,7 @@ func (c *conn) flush() (closeReq, bool) {
 // what it cannot write now. It leaves everything to the loop while the loop (or another
 // dispatcher) is writing, or while writes are paced.
 func (c *conn) flushNow() {
-	if c.tcp == nil || c.h.rate.isBusy() || !c.flushMu.TryLock() {
+	if c.tcp == nil || !c.tcp.canWriteNow() || c.h.rate.isBusy() || !c.flushMu.TryLock() {
 		c.signal()
 		return
 	}

@@ -85,6 +85,7 @@ type env struct {
 	clk       *clock.Offset
 	hub       *Hub
 	srv       *httptest.Server
+	tls       bool // serve over TLS (newTLSEnv)
 	presences chan presenceCall
 }
 
@@ -92,7 +93,18 @@ var epoch = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
 func newEnv(t *testing.T, mod func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, clk: clock.NewFake(epoch), presences: make(chan presenceCall, 16)}
+	return startEnv(t, &env{t: t}, mod)
+}
+
+// newTLSEnv is newEnv served over TLS (wss), as a studio's deployment would be.
+func newTLSEnv(t *testing.T, mod func(*Config)) *env {
+	t.Helper()
+	return startEnv(t, &env{t: t, tls: true}, mod)
+}
+
+func startEnv(t *testing.T, e *env, mod func(*Config)) *env {
+	t.Helper()
+	e.clk, e.presences = clock.NewFake(epoch), make(chan presenceCall, 16)
 	cfg := Config{Tokens: testTokens{}, Users: testUsers{}, Clock: e.clk,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		OnPresence: func(who Identity, p json.RawMessage) {
@@ -106,7 +118,11 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	e.hub = New(cfg)
 	mux := http.NewServeMux()
 	mux.Handle("/gateway", e.hub)
-	e.srv = httptest.NewServer(mux)
+	if e.tls {
+		e.srv = httptest.NewTLSServer(mux)
+	} else {
+		e.srv = httptest.NewServer(mux)
+	}
 	t.Cleanup(func() {
 		e.hub.Close()
 		e.srv.Close()
@@ -132,7 +148,7 @@ func (e *env) dialQuery(query string) *client {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, e.wsURL(query), nil)
+	ws, _, err := websocket.Dial(ctx, e.wsURL(query), &websocket.DialOptions{HTTPClient: e.srv.Client()})
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
 	}
