@@ -113,37 +113,23 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	server.(*net.TCPConn).SetWriteBuffer(4096)
 	bc := &batchConn{Conn: server}
 
-	var want []byte
 	var list []entry
 	for i := range 100 { // 2 MB: more than the buffers hold while the peer does not read
-		e := entry{seq: int64(i + 1), event: []byte(`"TEST"`), d: []byte(`{"s":"` + strings.Repeat("x", 20000) + `"}`)}
-		list = append(list, e)
-		want = appendTextHeader(want, dispatchLen(e.seq, e.event, e.d))
-		want = appendDispatch(want, e.seq, e.event, e.d)
+		list = append(list, entry{seq: int64(i + 1), event: []byte(`"TEST"`), d: []byte(`{"s":"` + strings.Repeat("x", 20000) + `"}`)})
 	}
 	kept, err := bc.writeNow(list)
 	if err != nil || !kept || !bc.keeps() {
 		t.Fatalf("writeNow to a full socket: kept %v (keeps %v), err %v", kept, bc.keeps(), err)
-	}
-	frame := func(e entry) {
-		want = appendTextHeader(want, dispatchLen(e.seq, e.event, e.d))
-		want = appendDispatch(want, e.seq, e.event, e.d)
 	}
 	// While bytes are kept, or the connection is held, writeNow keeps its frames after them.
 	again := entry{seq: 101, event: []byte(`"TEST"`), d: []byte(`{"again":1}`)}
 	if kept, err := bc.writeNow([]entry{again}); !kept || err != nil {
 		t.Fatalf("writeNow while bytes are kept must leave it to the loop: %v %v", kept, err)
 	}
-	frame(again)
 	held := entry{seq: 102, event: []byte(`"TEST"`), d: []byte(`{"held":1}`)}
 	last := entry{seq: 103, event: []byte(`"TEST"`), d: []byte(`{}`)}
-	frame(held)
-	frame(last)
-	got := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(want))))
-		got <- b
-	}()
+	want := frames(append(list, again, held, last)...)
+	got := readBytes(peer, len(want))
 	if err := bc.hold(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -163,18 +149,8 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 		t.Fatal("release left bytes kept")
 	}
 	// A connection with room writes everything now.
-	got2 := make(chan []byte, 1)
-	var small []byte
-	small = appendTextHeader(small, dispatchLen(last.seq, last.event, last.d))
-	small = appendDispatch(small, last.seq, last.event, last.d)
-	go func() {
-		b := make([]byte, len(small))
-		_, err := io.ReadFull(peer, b)
-		if err != nil {
-			b = nil
-		}
-		got2 <- b
-	}()
+	small := frames(last)
+	got2 := readBytes(peer, len(small))
 	if kept, err := bc.writeNow([]entry{last}); kept || err != nil {
 		t.Fatalf("writeNow with room: kept %v, err %v", kept, err)
 	}
@@ -209,21 +185,11 @@ func TestBatchConnWriteNowOverTLSKeepsEverything(t *testing.T) {
 		t.Fatal("a pipe reports it can be written at once")
 	}
 	e := entry{seq: 1, event: []byte(`"TEST"`), d: []byte(`{}`)}
-	var want []byte
-	want = appendTextHeader(want, dispatchLen(e.seq, e.event, e.d))
-	want = appendDispatch(want, e.seq, e.event, e.d)
+	want := frames(e)
 	if kept, err := bc.writeNow([]entry{e}); !kept || err != nil || !bc.keeps() {
 		t.Fatalf("writeNow: kept %v, err %v", kept, err)
 	}
-	got := make(chan []byte, 1)
-	go func() {
-		buf := make([]byte, len(want))
-		_, err := io.ReadFull(b, buf)
-		if err != nil {
-			buf = nil
-		}
-		got <- buf
-	}()
+	got := readBytes(b, len(want))
 	if err := bc.hold(time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -259,4 +225,27 @@ func TestDispatchesOverTLS(t *testing.T) {
 	for i := 10; i < 50; i++ {
 		check(i)
 	}
+}
+
+// frames is the wire form of the entries' dispatch frames, as batchConn writes them.
+func frames(list ...entry) []byte {
+	var b []byte
+	for _, e := range list {
+		b = appendTextHeader(b, dispatchLen(e.seq, e.event, e.d))
+		b = appendDispatch(b, e.seq, e.event, e.d)
+	}
+	return b
+}
+
+// readBytes reads n bytes from r in a goroutine and sends them, or nil when reading fails.
+func readBytes(r io.Reader, n int) <-chan []byte {
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			b = nil
+		}
+		got <- b
+	}()
+	return got
 }
