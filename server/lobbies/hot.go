@@ -124,31 +124,16 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 	}
 	obj = messageObject(m, member.author)
 	touch(&h.lobby, now)
-	if s.writer != nil && s.writer.running() {
-		// The members first; the webhook row is encoded and the commit made after.
-		s.deliver(h, obj, q.userID)
-		p, err := s.pendingOf(m, h, obj, now)
-		if err != nil {
-			return wire.LobbyMessage{}, nil, err
-		}
-		if req.enforceNonce {
-			s.nonces.keep(key, obj, now) // forgotten again if the commit fails
-		}
-		if s.writer.enqueue(p) {
-			return obj, func() error { return s.writer.await(p) }, nil
-		}
-		// The writer closed meanwhile: the message is committed here, after its delivery.
-		if err := s.commitNow(h, p); err != nil {
-			return wire.LobbyMessage{}, nil, err
-		}
-		return obj, committed, nil
-	}
 	p, err := s.pendingOf(m, h, obj, now)
 	if err != nil {
 		return wire.LobbyMessage{}, nil, err
 	}
 	if req.enforceNonce {
 		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
+	}
+	if s.writer != nil && s.writer.enqueue(p) {
+		s.deliver(h, obj, q.userID) // before the commit, which the sender's answer waits for
+		return obj, func() error { return s.writer.await(p) }, nil
 	}
 	if err := s.commitNow(h, p); err != nil {
 		return wire.LobbyMessage{}, nil, err

@@ -61,14 +61,6 @@ func newWriter(st store.Store, log *slog.Logger, kick, fail func()) *writer {
 	return w
 }
 
-// running reports whether the writer takes messages (it has not been closed); enqueue may still
-// refuse one if Close comes between the two.
-func (w *writer) running() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return !w.closed
-}
-
 // enqueue queues p and reports whether the writer took it; after Close it does not, and the
 // caller commits p itself. The caller then waits for it with await.
 func (w *writer) enqueue(p *pending) bool {
