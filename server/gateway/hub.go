@@ -333,13 +333,9 @@ func (h *Hub) DispatchAppMany(appID uint64, userIDs []uint64, event string, data
 	h.dispatch(userIDs, appID, event, data)
 }
 
-// appender is dispatch data that encodes itself exactly, as valid JSON (wire.LobbyMessage): the
-// hub takes its encoding as is, sparing encoding/json's check of a MarshalJSON result.
-type appender interface{ AppendJSON(dst []byte) []byte }
-
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
 	var d []byte
-	if a, ok := data.(appender); ok {
+	if a, ok := data.(wire.Appender); ok {
 		d = a.AppendJSON(nil)
 	} else {
 		var err error

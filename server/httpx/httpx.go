@@ -29,15 +29,12 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	if a, ok := v.(appender); ok { // encoding/json would check its exact encoding again
+	if a, ok := v.(wire.Appender); ok { // encoding/json would check its exact encoding again
 		_, _ = w.Write(append(a.AppendJSON(nil), '\n'))
 		return
 	}
 	_ = json.NewEncoder(w).Encode(v)
 }
-
-// appender is a value that encodes itself exactly as encoding/json would (wire.LobbyMessage).
-type appender interface{ AppendJSON(dst []byte) []byte }
 
 // Error writes an error: *wire.APIError and *wire.OAuthError in their shapes, anything else as a
 // 500 whose details go to the log only.

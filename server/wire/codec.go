@@ -15,6 +15,11 @@ import (
 // (codec_test.go holds the two to agreement), and decoding leaves anything but the usual shape
 // to encoding/json, so results and errors stay its own.
 
+// Appender is a value that encodes itself, exactly as encoding/json would and so as valid JSON
+// (LobbyMessage): writers of JSON take its bytes as they are, sparing encoding/json's check and
+// copy of a MarshalJSON result.
+type Appender interface{ AppendJSON(dst []byte) []byte }
+
 // MarshalJSON encodes m as encoding/json encodes the struct.
 func (m LobbyMessage) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil), nil }
 
