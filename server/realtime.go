@@ -136,10 +136,14 @@ func (s *Server) renamed(ctx context.Context, userID uint64) {
 		return
 	}
 	for _, app := range slices.Sorted(maps.Keys(all)) {
-		s.profilesChanged(accounts.ProfilesChanged{AppID: app, UserIDs: []uint64{userID}})
+		if err := s.sendProfiles(ctx, app, userID); err != nil {
+			s.log.Warn("display name update failed", "user_id", userID, "app_id", app, "err", err)
+		}
 	}
 }
 
+// sendProfiles sends the user with its game profiles in appID to the sessions of appID of the
+// user, the user's friends and the user's lobby co-members there.
 func (s *Server) sendProfiles(ctx context.Context, appID, userID uint64) error {
 	u, err := s.store.GetUser(ctx, userID)
 	if errors.Is(err, store.ErrNotFound) {
