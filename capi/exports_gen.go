@@ -255,7 +255,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 108928267
+const abiVersion = 891350677
 
 // Type tags of the object table, one per class.
 const (

@@ -25,6 +25,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -294,6 +295,12 @@ func Sdkpp_FreeProperties(props C.Sdkpp_Properties) {
 func Sdkpp_RunCallbacks() {
 	defer guard("RunCallbacks")
 	core.RunCallbacks()
+}
+
+//export Sdkpp_WaitForCallbacks
+func Sdkpp_WaitForCallbacks(timeoutMs C.uint32_t) (queued C.bool) {
+	defer guard("WaitForCallbacks")
+	return C.bool(core.WaitCallbacks(time.Duration(timeoutMs) * time.Millisecond))
 }
 
 //export Sdkpp_ResetCallbacks

@@ -59,6 +59,11 @@ var queue = func() *dispatch.Queue {
 // RunCallbacks runs every queued callback on the calling thread and returns how many ran.
 func RunCallbacks() int { return queue.Run() }
 
+// WaitCallbacks blocks the calling thread until a callback is queued or timeout passes, and
+// reports whether callbacks are queued; it runs none. A thread that serves callbacks and has
+// nothing else to do waits here between RunCallbacks instead of polling.
+func WaitCallbacks(timeout time.Duration) bool { return queue.Wait(timeout) }
+
 // ResetCallbacks discards queued callbacks without running them; their resources are released.
 func ResetCallbacks() { queue.Reset() }
 

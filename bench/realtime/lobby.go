@@ -187,7 +187,7 @@ func sdkClient(addr string, p player) (*core.Client, error) {
 	c := core.NewClientWithBases("http://"+addr+server.APIVersionPath, "http://"+addr)
 	c.UpdateToken(core.AuthorizationTokenTypeBearer, p.token, core.Func(func(*core.ClientResult) {}))
 	c.Connect()
-	if !poll(func() bool { return c.GetStatus() == core.ClientStatusReady }) {
+	if !spin(func() bool { return c.GetStatus() == core.ClientStatusReady }) { // no callback tells
 		c.Close()
 		return nil, fmt.Errorf("player %d: the SDK client is not Ready", p.id)
 	}
@@ -220,21 +220,15 @@ func newReceiver(addr string, p player) (*receiver, error) {
 }
 
 // sdkppRound returns a round that sends one message from one player and times it from the send
-// until the receiver's MessageCreated callback has run inside RunCallbacks, which the round calls
-// in a loop as a game's frame would (poll). overGateway sends with the sender's SDK client
-// (SendLobbyMessage, which goes over its gateway connection); otherwise each message is an HTTP
-// POST /lobbies/{id}/messages, as a game's backend or a client without the SDK sends it. done
-// checks, at the end, that every send succeeded, and closes the sender's client.
-func sdkppRound(a *api, addr, lobbyID string, from player, to *receiver, overGateway bool) (r round, done func() error, err error) {
+// until the receiver's MessageCreated callback has run inside RunCallbacks, which loop calls as
+// a game's thread would. With a sender client sc, it sends with SendLobbyMessage (over sc's
+// gateway connection); with nil, each message is an HTTP POST /lobbies/{id}/messages, as a game's
+// backend or a client without the SDK sends it. done checks, at the end, that every send
+// succeeded.
+func sdkppRound(a *api, lobbyID string, from player, sc *core.Client, to *receiver, loop gameLoop, name string) (r round, done func() error) {
 	send := func(content string) error { return a.send(from, lobbyID, content) }
 	var sent, failed atomic.Int64 // the sender's results, counted in its callbacks
-	var sc *core.Client
-	kind := "http"
-	if overGateway {
-		kind = "gateway"
-		if sc, err = sdkClient(addr, from); err != nil {
-			return nil, nil, err
-		}
+	if sc != nil {
 		id, _ := strconv.ParseUint(lobbyID, 10, 64)
 		send = func(content string) error {
 			sc.SendLobbyMessage(id, content, core.Func(func(r *core.ClientResult, _ uint64) {
@@ -249,17 +243,17 @@ func sdkppRound(a *api, addr, lobbyID string, from player, to *receiver, overGat
 	rounds := 0
 	r = func(i int) (time.Duration, error) {
 		rounds++
-		to.want, to.at = "latency "+kind+" "+strconv.Itoa(i), time.Time{}
+		to.want, to.at = "latency "+name+" "+strconv.Itoa(i), time.Time{}
 		start := time.Now()
 		if err := send(to.want); err != nil {
 			return 0, err
 		}
-		if !poll(func() bool { return !to.at.IsZero() }) {
-			return 0, fmt.Errorf("%s message %d never reached the callback", kind, i)
+		if !loop(func() bool { return !to.at.IsZero() }) {
+			return 0, fmt.Errorf("%s message %d never reached the callback", name, i)
 		}
 		// Untimed: the sender's answer (after the commit), so that no work of this round
 		// overlaps the next round, which may be the anchor's.
-		if sc != nil && !poll(func() bool { return sent.Load() == int64(rounds) }) {
+		if sc != nil && !loop(func() bool { return sent.Load() == int64(rounds) }) {
 			return 0, fmt.Errorf("SendLobbyMessage %d: no answer", i)
 		}
 		return to.at.Sub(start), nil
@@ -268,21 +262,39 @@ func sdkppRound(a *api, addr, lobbyID string, from player, to *receiver, overGat
 		if sc == nil {
 			return nil
 		}
-		defer sc.Close()
 		if !poll(func() bool { return sent.Load() == int64(rounds) }) || failed.Load() > 0 {
 			return fmt.Errorf("SendLobbyMessage: %d answers to %d sends, %d failed", sent.Load(), rounds, failed.Load())
 		}
 		return nil
 	}
-	return r, done, nil
+	return r, done
 }
 
-// poll runs the SDK's callbacks until done or 10 seconds pass.
-//
-// Between runs it sleeps for the shortest time the runtime allows, as a game's loop that calls
-// RunCallbacks as often as it can without holding a core: on a machine with two cores a loop
-// that never sleeps takes one of them from the service and the SDK's own goroutines.
+// A gameLoop runs the SDK's callbacks until done reports true, and reports false if 10 seconds
+// pass first: a game's thread serving the SDK. done is checked after each run, so it must turn
+// true in a callback for poll to see it at once.
+type gameLoop func(done func() bool) bool
+
+// poll is a thread that serves the SDK's callbacks and has nothing else to do (a server, a tool,
+// an engine's network thread): between runs it blocks in WaitCallbacks until a callback is
+// queued. The clock of a round stops inside the run that follows the wake.
 func poll(done func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		core.RunCallbacks()
+		if done() {
+			return true
+		}
+		core.WaitCallbacks(time.Until(deadline))
+	}
+	return false
+}
+
+// spin is a game loop that calls RunCallbacks as often as it can without holding a core: between
+// runs it sleeps for the shortest time the runtime allows (on a machine with two cores, a loop
+// that never sleeps would take one of them from the service and the SDK's own goroutines). Each
+// of those sleeps costs the Go runtime a wake of another thread, so the loop keeps a core busy
+// with itself; on two shared cores that shows in the figures.
+func spin(done func() bool) bool {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		core.RunCallbacks()
 		if done() {

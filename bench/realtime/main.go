@@ -4,9 +4,11 @@
 //   - (a) Lobby message latency, p50 and p99: one player sends, with its SDK's SendLobbyMessage
 //     (over its gateway connection) and, as a second figure, with an HTTP POST
 //     /lobbies/{id}/messages; the clock stops when the other player's SDK (core.Client) runs its
-//     MessageCreated callback in RunCallbacks, called in a loop that sleeps between calls; one
-//     message at a time. Anchor: Redis PUBLISH of a payload of the same size until a SUBSCRIBEd
-//     connection has read it. The three take turns message by message.
+//     MessageCreated callback in RunCallbacks, called by a thread that waits for callbacks in
+//     WaitCallbacks between calls; one message at a time. Anchor: Redis PUBLISH of a payload of
+//     the same size until a SUBSCRIBEd connection has read it. A fourth figure sends over the
+//     gateway again to a game loop that instead polls RunCallbacks with the shortest sleeps. The
+//     four take turns message by message.
 //   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
 //     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
 //     with the same number of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a
@@ -106,36 +108,33 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	if err != nil {
 		return err
 	}
-	// The three are measured in turns, one message each, so that every figure meets the same
+	// The four are measured in turns, one message each, so that every figure meets the same
 	// moments of the machine (on a shared two-core machine the anchor alone moves by 2x).
 	to, err := newReceiver(svc.Addr, ps[1])
 	if err != nil {
 		return err
 	}
 	defer to.c.Close()
-	var rounds3 [3]round
-	var dones []func() error
-	defer func() { // on an error; the clients are closed before the fan-out otherwise
-		for _, done := range dones {
-			done()
-		}
-	}()
-	for k, start := range []func() (round, func() error, error){
-		func() (round, func() error, error) { return redisRound(rd, size) },
-		func() (round, func() error, error) { return sdkppRound(a, svc.Addr, pair, ps[0], to, true) },
-		func() (round, func() error, error) { return sdkppRound(a, svc.Addr, pair, ps[0], to, false) },
-	} {
-		r, done, err := start()
-		if err != nil {
-			return err
-		}
-		dones = append(dones, done)
-		rounds3[k] = r
+	// One sender client for both gateway rounds, so that every message has the same recipients.
+	sc, err := sdkClient(svc.Addr, ps[0])
+	if err != nil {
+		return err
 	}
-	var base, ours, overHTTP []time.Duration
+	defer sc.Close()
+	redis, redisDone, err := redisRound(rd, size)
+	if err != nil {
+		return err
+	}
+	defer redisDone()
+	turns := [4]round{redis}
+	var dones [3]func() error
+	turns[1], dones[0] = sdkppRound(a, pair, ps[0], sc, to, poll, "gateway")
+	turns[2], dones[1] = sdkppRound(a, pair, ps[0], nil, to, poll, "http")
+	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
+	var base, ours, overHTTP, spinning []time.Duration
 	for i := 0; i < rounds+warmup; i++ {
-		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP} {
-			d, err := rounds3[k](i)
+		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP, &spinning} {
+			d, err := turns[k](i)
 			if err != nil {
 				return err
 			}
@@ -149,15 +148,19 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			return err
 		}
 	}
-	dones = nil
-	to.c.Close() // before the fan-out, which ps[1] is also in
+	sc.Close()
+	to.c.Close() // before the fan-out, which ps[0] and ps[1] are also in
 	op50, op99 := percentiles(ours)
 	hp50, hp99 := percentiles(overHTTP)
+	sp50, sp99 := percentiles(spinning)
 	bp50, bp99 := percentiles(base)
-	fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time, the three in turns (%d messages each, %d-byte payloads)\n", rounds, size)
+	fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time, the four in turns (%d messages each, %d-byte payloads)\n", rounds, size)
 	fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
 	fmt.Printf("  sdkpp: SDK SendLobbyMessage (gateway) -> SDK MessageCreated callback     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 2x)\n",
 		op50, op99, ratio(op50, bp50), ratio(op99, bp99))
+	fmt.Printf("    (the receiving thread waits in WaitCallbacks between RunCallbacks)\n")
+	fmt.Printf("  sdkpp: the same, to a game loop polling RunCallbacks with 1 us sleeps     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
+		sp50, sp99, ratio(sp50, bp50), ratio(sp99, bp99))
 	fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
 		hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
 

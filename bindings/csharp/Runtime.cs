@@ -164,6 +164,10 @@ namespace Sdkpp
         internal static extern void Sdkpp_RunCallbacks();
 
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        [return: MarshalAs(UnmanagedType.I1)]
+        internal static extern bool Sdkpp_WaitForCallbacks(uint timeoutMs);
+
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void Sdkpp_ResetCallbacks();
 
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
@@ -757,6 +761,20 @@ namespace Sdkpp
         {
             Abi.Ensure();
             Native.Sdkpp_RunCallbacks();
+        }
+
+        /// <summary>
+        /// Blocks the calling thread until a callback is queued or the timeout passes; true if
+        /// callbacks are queued. It runs none: call RunCallbacks next. For a thread that serves
+        /// callbacks and has nothing else to do, instead of polling RunCallbacks in a loop.
+        /// A negative timeout is treated as zero (only checks).
+        /// </summary>
+        public static bool WaitForCallbacks(TimeSpan timeout)
+        {
+            Abi.Ensure();
+            double ms = Math.Ceiling(timeout.TotalMilliseconds);
+            uint arg = ms <= 0 ? 0u : ms >= uint.MaxValue ? uint.MaxValue : (uint)ms;
+            return Native.Sdkpp_WaitForCallbacks(arg);
         }
 
         /// <summary>Discards queued callbacks without running them; their resources are still released.</summary>

@@ -190,6 +190,13 @@ SDKPP_API void SDKPP_CALL Sdkpp_Free(void* ptr);
 SDKPP_API void SDKPP_CALL Sdkpp_FreeProperties(Sdkpp_Properties props);
 /** Runs every queued callback on the calling thread; call it once per frame. */
 SDKPP_API void SDKPP_CALL Sdkpp_RunCallbacks(void);
+/**
+ * Blocks the calling thread until a callback is queued or timeoutMs milliseconds pass; true if
+ * callbacks are queued. It runs none: call Sdkpp_RunCallbacks next. For a thread that serves
+ * callbacks and has nothing else to do (a server, a tool, an engine's network thread), instead
+ * of polling Sdkpp_RunCallbacks in a loop. 0 only checks.
+ */
+SDKPP_API bool SDKPP_CALL Sdkpp_WaitForCallbacks(uint32_t timeoutMs);
 /** Discards queued callbacks without running them (their userData is still freed). */
 SDKPP_API void SDKPP_CALL Sdkpp_ResetCallbacks(void);
 /** Kept for source compatibility: sdkpp always runs callbacks inside Sdkpp_RunCallbacks. */

@@ -345,6 +345,7 @@ const cppPrologue = `// %s
 
 #include "sdkpp.h"
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -363,6 +364,15 @@ enum class SdkppObjectState { Invalid, Owned };
 inline void RunCallbacks()
 {
     Sdkpp_RunCallbacks();
+}
+
+/// Blocks the calling thread until a callback is queued or timeout passes; true if callbacks are
+/// queued. It runs none: call RunCallbacks next. For a thread that serves callbacks and has
+/// nothing else to do, instead of polling RunCallbacks in a loop.
+inline bool WaitForCallbacks(std::chrono::milliseconds timeout)
+{
+    auto ms = timeout.count();
+    return Sdkpp_WaitForCallbacks(ms <= 0 ? 0u : ms >= 0xffffffffLL ? 0xffffffffu : static_cast<uint32_t>(ms));
 }
 
 /// Discards queued callbacks without running them.

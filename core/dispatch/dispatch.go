@@ -10,6 +10,7 @@ package dispatch
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Queue holds callbacks until Run. The zero Queue is not usable; use New.
@@ -21,6 +22,7 @@ type Queue struct {
 	running  bool     // a Run is invoking callbacks
 	deferred []func() // releases asked for while running, done when Run ends
 	size     atomic.Int64
+	wake     chan struct{} // closed by the next push, for the threads in Wait; nil when none waits
 
 	// OnPanic, if set, receives the value of a callback that panicked; Run then goes on with the
 	// next item. Set it before the first Run.
@@ -44,7 +46,41 @@ func (q *Queue) push(it item) {
 	q.mu.Lock()
 	q.items = append(q.items, it)
 	q.size.Add(1)
+	if q.wake != nil {
+		close(q.wake)
+		q.wake = nil
+	}
 	q.mu.Unlock()
+}
+
+// Wait blocks the calling thread until an item is queued or timeout passes, and reports whether
+// items are queued. It returns at once when some already are; it runs nothing. Any number of
+// threads may wait; one push wakes them all. It can report false before timeout when another
+// thread's Run or Reset took the items meanwhile.
+func (q *Queue) Wait(timeout time.Duration) bool {
+	if q.size.Load() > 0 {
+		return true
+	}
+	if timeout <= 0 {
+		return false
+	}
+	q.mu.Lock()
+	if len(q.items) > 0 {
+		q.mu.Unlock()
+		return true
+	}
+	if q.wake == nil {
+		q.wake = make(chan struct{})
+	}
+	wake := q.wake
+	q.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	}
+	return q.size.Load() > 0
 }
 
 // Run invokes the items queued before it started, in order, on the calling thread, and returns how

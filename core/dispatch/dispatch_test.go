@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestPostRunsOnlyInRun(t *testing.T) {
@@ -213,5 +214,57 @@ func BenchmarkRunEmpty(b *testing.B) {
 	q := New()
 	for b.Loop() {
 		q.Run()
+	}
+}
+
+func TestWaitReportsQueuedItemsWithoutRunningThem(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	if q.Wait(0) {
+		t.Fatal("Wait(0) on an empty queue reported items")
+	}
+	if q.Wait(time.Millisecond) {
+		t.Fatal("Wait on an empty queue reported items after its timeout")
+	}
+	ran := false
+	s.Post(func() { ran = true })
+	if !q.Wait(0) || !q.Wait(time.Hour) {
+		t.Fatal("Wait did not report the queued item")
+	}
+	if ran {
+		t.Fatal("Wait ran the item")
+	}
+	q.Run()
+	if !ran || q.Wait(0) {
+		t.Fatalf("after Run: ran=%v, Wait(0)=%v", ran, q.Wait(0))
+	}
+}
+
+// Every waiting thread wakes on one push, long before its timeout; the test would hang for an
+// hour (and the test binary's timeout would fail it) if a push did not wake them.
+func TestWaitWakesEveryWaiterOnPush(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	const waiters = 4
+	var entered sync.WaitGroup
+	entered.Add(waiters)
+	results := make(chan bool, waiters)
+	for range waiters {
+		go func() {
+			entered.Done()
+			results <- q.Wait(time.Hour)
+		}()
+	}
+	entered.Wait()
+	s.Post(func() {})
+	for range waiters {
+		if !<-results {
+			t.Fatal("a waiter woke without the queued item")
+		}
+	}
+	// The next wait needs a new push: the closed signal of the last one is gone.
+	q.Run()
+	if q.Wait(time.Millisecond) {
+		t.Fatal("Wait reported items after Run took them")
 	}
 }

@@ -203,6 +203,38 @@ static void* run_callbacks_thread(void* arg)
     return NULL;
 }
 
+static void* wait_callbacks_thread(void* arg)
+{
+    *(bool*)arg = Sdkpp_WaitForCallbacks(600000);
+    return NULL;
+}
+
+/* WaitForCallbacks reports queued callbacks without running them, and a thread waiting in it wakes
+ * when one is queued (with a ten-minute timeout, the test would hang if it did not). */
+static void test_wait_for_callbacks(void)
+{
+    Sdkpp_RunCallbacks();
+    CHECK(!Sdkpp_WaitForCallbacks(0));
+    CHECK(!Sdkpp_WaitForCallbacks(1));
+
+    Sdkpp_Client c;
+    Sdkpp_Client_Init(&c);
+    struct probe p = {0};
+    bool woke = false;
+    pthread_t t;
+    pthread_create(&t, NULL, wait_callbacks_thread, &woke);
+    Sdkpp_Client_IsDiscordAppInstalled(&c, on_installed, probe_free, &p);
+    pthread_join(t, NULL);
+    CHECK(woke);
+    CHECK(Sdkpp_WaitForCallbacks(0));
+    CHECK(p.calls == 0); /* waiting runs nothing */
+    Sdkpp_RunCallbacks();
+    CHECK(p.calls == 1 && p.frees == 1);
+    CHECK(!Sdkpp_WaitForCallbacks(0));
+    Sdkpp_Client_Drop(&c);
+    Sdkpp_RunCallbacks();
+}
+
 /* One-shot callbacks fire exactly once, inside RunCallbacks, on the calling thread; userData is
  * freed after. */
 static void test_one_shot_callbacks(void)
@@ -311,6 +343,7 @@ int main(void)
     test_authorization_args();
     test_client_basics();
     test_one_shot_callbacks();
+    test_wait_for_callbacks();
     test_log_callback_and_redaction();
     test_client_churn();
     CHECK(Sdkpp_GetObjectCount() == before); /* nothing leaked in the object table */

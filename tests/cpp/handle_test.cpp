@@ -189,6 +189,24 @@ static void TestCallbacks()
     CHECK(resultCalls == 2);
 }
 
+// WaitForCallbacks reports queued callbacks without running them; a thread waiting in it wakes
+// when one is queued (its ten-minute timeout would hang the test otherwise).
+static void TestWaitForCallbacks()
+{
+    using namespace std::chrono_literals;
+    RunCallbacks();
+    CHECK(!WaitForCallbacks(0ms) && !WaitForCallbacks(-5ms) && !WaitForCallbacks(1ms));
+    Client client("http://127.0.0.1:1/api", "http://127.0.0.1:1");
+    int calls = 0;
+    bool woke = false;
+    std::thread waiter([&woke] { woke = WaitForCallbacks(10min); });
+    client.IsDiscordAppInstalled([&calls](bool) { ++calls; });
+    waiter.join();
+    CHECK(woke && WaitForCallbacks(0ms) && calls == 0);
+    RunCallbacks();
+    CHECK(calls == 1 && !WaitForCallbacks(0ms));
+}
+
 static void TestClientRecreate()
 {
     for (int i = 0; i < 200; ++i) {
@@ -233,6 +251,7 @@ int main()
     TestRoundTrips();
     TestActivityEquals();
     TestCallbacks();
+    TestWaitForCallbacks();
     TestClientRecreate();
     RunCallbacks();
     CHECK(GetObjectCount() == before);

@@ -700,6 +700,30 @@ static partial class Program
             }
         });
 
+        Test("WaitForCallbacks: reports queued callbacks without running them, and wakes a waiting thread", () =>
+        {
+            Sdk.RunCallbacks();
+            Check(!Sdk.WaitForCallbacks(TimeSpan.Zero), "nothing queued");
+            Check(!Sdk.WaitForCallbacks(TimeSpan.FromMilliseconds(-5)), "a negative timeout only checks");
+            Check(!Sdk.WaitForCallbacks(TimeSpan.FromMilliseconds(1)), "nothing queued after the timeout");
+            using (var c = new Client())
+            {
+                int calls = 0;
+                bool woke = false;
+                // Ten minutes: the test would hang if queueing did not wake the waiter.
+                var t = new Thread(() => { woke = Sdk.WaitForCallbacks(TimeSpan.FromMinutes(10)); });
+                t.Start();
+                c.IsDiscordAppInstalled(installed => calls++);
+                t.Join();
+                Check(woke, "the waiter saw the queued callback");
+                Check(Sdk.WaitForCallbacks(TimeSpan.Zero), "still queued");
+                Eq(0, calls, "waiting runs nothing");
+                Sdk.RunCallbacks();
+                Eq(1, calls, "RunCallbacks ran it");
+                Check(!Sdk.WaitForCallbacks(TimeSpan.Zero), "nothing left");
+            }
+        });
+
         Test("IsDiscordAppInstalled: fires exactly once, inside RunCallbacks, with false", () =>
         {
             using (var c = new Client())
