@@ -305,29 +305,78 @@ func spin(done func() bool) bool {
 	return false
 }
 
-// sdkppFanout connects every player, sends messages from the first with window requests in
-// flight, and returns deliveries per second: every player's client decoding every message.
-func sdkppFanout(a *api, addr, lobbyID string, ps []player, messages, window int) (float64, error) {
-	want := int64(messages * len(ps))
-	var delivered atomic.Int64
-	all := make(chan struct{})
-	var listeners []*listener
-	defer func() {
-		for _, l := range listeners {
-			l.gw.Close()
-		}
-	}()
-	for _, p := range ps {
-		l, err := listen(addr, p, func(json.RawMessage) {
-			if delivered.Add(1) == want {
-				close(all)
-			}
-		})
-		if err != nil {
-			return 0, err
-		}
-		listeners = append(listeners, l)
+// deliveries counts the messages a fan-out's receivers have read and tells when a target is met.
+type deliveries struct {
+	n      atomic.Int64
+	target atomic.Int64
+	met    chan struct{} // one value each time n reaches target
+}
+
+func newDeliveries() *deliveries { return &deliveries{met: make(chan struct{}, 1)} }
+
+// add counts one delivery; called by the receivers' goroutines.
+func (d *deliveries) add() {
+	if d.n.Add(1) == d.target.Load() {
+		d.met <- struct{}{}
 	}
+}
+
+// expect sets the target to more deliveries than so far and returns once they arrived or fails
+// after 2 minutes. Call it before the sends that make them.
+func (d *deliveries) expect(more int64) (wait func() error) {
+	want := d.n.Load() + more
+	d.target.Store(want)
+	return func() error {
+		select {
+		case <-d.met:
+			return nil
+		case <-time.After(2 * time.Minute):
+			return fmt.Errorf("%d of %d deliveries after 2 minutes", d.n.Load(), want)
+		}
+	}
+}
+
+// A fanout is one side of (b), connected: turn sends messages from one sender with window sends in
+// flight and returns how long it took until every receiver had every message.
+type fanout interface {
+	turn(messages, window int) (time.Duration, error)
+	Close()
+}
+
+// sdkppFanout is (b) on sdkpp: every player's SDK gateway client connected, the first sending
+// with HTTP POST /lobbies/{id}/messages.
+type sdkppFanout struct {
+	a         *api
+	lobbyID   string
+	ps        []player
+	listeners []*listener
+	got       *deliveries
+	sent      int
+}
+
+func newSdkppFanout(a *api, addr, lobbyID string, ps []player) (*sdkppFanout, error) {
+	f := &sdkppFanout{a: a, lobbyID: lobbyID, ps: ps, got: newDeliveries()}
+	for _, p := range ps {
+		l, err := listen(addr, p, func(json.RawMessage) { f.got.add() })
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.listeners = append(f.listeners, l)
+	}
+	return f, nil
+}
+
+func (f *sdkppFanout) Close() {
+	for _, l := range f.listeners {
+		l.gw.Close()
+	}
+}
+
+func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
+	wait := f.got.expect(int64(messages * len(f.ps)))
+	first := f.sent
+	f.sent += messages
 	var next atomic.Int64
 	errs := make(chan error, window)
 	start := time.Now()
@@ -337,7 +386,7 @@ func sdkppFanout(a *api, addr, lobbyID string, ps []player, messages, window int
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(messages); i = next.Add(1) {
-				if err := a.send(ps[0], lobbyID, "fanout "+strconv.FormatInt(i, 10)); err != nil {
+				if err := f.a.send(f.ps[0], f.lobbyID, "fanout "+strconv.FormatInt(int64(first)+i, 10)); err != nil {
 					errs <- err
 					return
 				}
@@ -349,12 +398,10 @@ func sdkppFanout(a *api, addr, lobbyID string, ps []player, messages, window int
 	if err := <-errs; err != nil {
 		return 0, err
 	}
-	select {
-	case <-all:
-	case <-time.After(2 * time.Minute):
-		return 0, fmt.Errorf("%d of %d deliveries after 2 minutes", delivered.Load(), want)
+	if err := wait(); err != nil {
+		return 0, err
 	}
-	return float64(want) / time.Since(start).Seconds(), nil
+	return time.Since(start), nil
 }
 
 // redisRound returns a round that publishes one payload of size bytes and times it from the
@@ -392,84 +439,103 @@ func redisRound(r *redisServer, size int) (rd round, done func() error, err erro
 	return rd, done, nil
 }
 
-// redisFanout subscribes subscribers connections, publishes messages payloads of size bytes from
-// one connection with window commands in flight, and returns deliveries per second.
-func redisFanout(r *redisServer, subscribers, messages, window, size int) (float64, error) {
-	var subs []*redisConn
+// redisFanout is (b) on Redis: subscribers SUBSCRIBEd connections, each read by a goroutine, and
+// one publisher that pipelines PUBLISH of payloads of size bytes.
+type redisFanout struct {
+	subs   []*redisConn
+	pub    *redisConn
+	size   int
+	got    *deliveries
+	errs   chan error
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the subscribers' readers
+	sent   int
+}
+
+func newRedisFanout(r *redisServer, subscribers, size int) (*redisFanout, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup // the subscribers' readers
-	defer func() {
-		cancel()
-		for _, s := range subs {
-			s.Close()
-		}
-		wg.Wait()
-	}()
+	f := &redisFanout{size: size, got: newDeliveries(), errs: make(chan error, subscribers), cancel: cancel}
 	for i := 0; i < subscribers; i++ {
 		s, err := dialRedis(r.addr)
 		if err != nil {
-			return 0, err
+			f.Close()
+			return nil, err
 		}
-		subs = append(subs, s)
+		f.subs = append(f.subs, s)
 		if err := s.subscribe("fanout"); err != nil {
-			return 0, err
+			f.Close()
+			return nil, err
 		}
 	}
 	pub, err := dialRedis(r.addr)
 	if err != nil {
-		return 0, err
+		f.Close()
+		return nil, err
 	}
-	defer pub.Close()
-	want := int64(messages * subscribers)
-	var delivered atomic.Int64
-	all := make(chan struct{})
-	errs := make(chan error, subscribers)
-	for _, s := range subs {
-		wg.Add(1)
+	f.pub = pub
+	for _, s := range f.subs {
+		f.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for n := 0; n < messages; n++ {
+			defer f.wg.Done()
+			for {
 				if _, err := s.message(); err != nil {
 					if ctx.Err() == nil {
-						errs <- err
+						f.errs <- err
 					}
 					return
 				}
-				if delivered.Add(1) == want {
-					close(all)
-				}
+				f.got.add()
 			}
 		}()
 	}
+	return f, nil
+}
+
+func (f *redisFanout) Close() {
+	f.cancel()
+	for _, s := range f.subs {
+		s.Close()
+	}
+	if f.pub != nil {
+		f.pub.Close()
+	}
+	f.wg.Wait()
+}
+
+func (f *redisFanout) turn(messages, window int) (time.Duration, error) {
+	wait := f.got.expect(int64(messages * len(f.subs)))
+	payload := func(i int) string { return padded("fanout "+strconv.Itoa(f.sent+i), f.size) }
 	start := time.Now()
 	sent, acked := 0, 0
 	for ; sent < window && sent < messages; sent++ {
-		pub.send("PUBLISH", "fanout", padded("fanout "+strconv.Itoa(sent), size))
+		f.pub.send("PUBLISH", "fanout", payload(sent))
 	}
-	if err := pub.flush(); err != nil {
+	if err := f.pub.flush(); err != nil {
 		return 0, err
 	}
 	for acked < messages {
-		if _, err := pub.reply(); err != nil {
+		if _, err := f.pub.reply(); err != nil {
 			return 0, err
 		}
 		acked++
 		if sent < messages {
-			pub.send("PUBLISH", "fanout", padded("fanout "+strconv.Itoa(sent), size))
+			f.pub.send("PUBLISH", "fanout", payload(sent))
 			sent++
-			if err := pub.flush(); err != nil {
+			if err := f.pub.flush(); err != nil {
 				return 0, err
 			}
 		}
 	}
+	f.sent += messages
 	select {
-	case <-all:
-	case err := <-errs:
+	case err := <-f.errs:
 		return 0, err
-	case <-time.After(2 * time.Minute):
-		return 0, fmt.Errorf("redis: %d of %d deliveries after 2 minutes", delivered.Load(), want)
+	default:
 	}
-	return float64(want) / time.Since(start).Seconds(), nil
+	if err := wait(); err != nil {
+		return 0, fmt.Errorf("redis: %w", err)
+	}
+	return time.Since(start), nil
 }
 
 // padded is s followed by spaces up to size bytes.
