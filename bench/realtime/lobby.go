@@ -321,15 +321,18 @@ func (d *deliveries) add() {
 	}
 }
 
-// expect sets the target to more deliveries than so far and returns once they arrived or fails
-// after 2 minutes. Call it before the sends that make them.
-func (d *deliveries) expect(more int64) (wait func() error) {
+// expect sets the target to more deliveries than so far and returns a wait that returns once
+// they arrived, with the first error from errs (which may be nil), or fails after 2 minutes.
+// Call it before the sends that make them.
+func (d *deliveries) expect(more int64, errs <-chan error) (wait func() error) {
 	want := d.n.Load() + more
 	d.target.Store(want)
 	return func() error {
 		select {
 		case <-d.met:
 			return nil
+		case err := <-errs:
+			return err
 		case <-time.After(2 * time.Minute):
 			return fmt.Errorf("%d of %d deliveries after 2 minutes", d.n.Load(), want)
 		}
@@ -374,7 +377,7 @@ func (f *sdkppFanout) Close() {
 }
 
 func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
-	wait := f.got.expect(int64(messages * len(f.ps)))
+	wait := f.got.expect(int64(messages*len(f.ps)), nil)
 	first := f.sent
 	f.sent += messages
 	var next atomic.Int64
@@ -503,7 +506,7 @@ func (f *redisFanout) Close() {
 }
 
 func (f *redisFanout) turn(messages, window int) (time.Duration, error) {
-	wait := f.got.expect(int64(messages * len(f.subs)))
+	wait := f.got.expect(int64(messages*len(f.subs)), f.errs)
 	payload := func(i int) string { return padded("fanout "+strconv.Itoa(f.sent+i), f.size) }
 	start := time.Now()
 	sent, acked := 0, 0
@@ -527,11 +530,6 @@ func (f *redisFanout) turn(messages, window int) (time.Duration, error) {
 		}
 	}
 	f.sent += messages
-	select {
-	case err := <-f.errs:
-		return 0, err
-	default:
-	}
 	if err := wait(); err != nil {
 		return 0, fmt.Errorf("redis: %w", err)
 	}

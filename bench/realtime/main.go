@@ -45,7 +45,7 @@ func main() {
 	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
 	rounds := flag.Int("rounds", 1000, "latency: messages sent one at a time")
 	members := flag.Int("members", 100, "fan-out: lobby members")
-	messages := flag.Int("messages", 5000, "fan-out: messages sent (more give steadier figures on a shared machine)")
+	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
 	flag.Parse()
