@@ -6,7 +6,10 @@ LIB := $(BUILD)/libsdkpp.so
 DLL := $(BUILD)/sdkpp.dll
 VERSION_HASH := $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X sdkpp/core.versionHash=$(VERSION_HASH)
-GO_SOURCES := $(shell find capi core audio -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+# Every file of this module that the library links, as go list -deps sees it: an edit anywhere
+# the library reaches (wire/, internal/, audio/ ...) rebuilds it.
+LIB_DEPS_FMT := {{if .Module}}{{if .Module.Main}}{{range .GoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .CgoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .CFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .HFiles}}{{$$.Dir}}/{{.}} {{end}}{{end}}{{end}}
+GO_SOURCES := $(shell $(GO) list -deps -f '$(LIB_DEPS_FMT)' ./capi 2>/dev/null) go.mod go.sum
 HEADERS := include/sdkpp.h include/sdkpp.hpp
 CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
@@ -28,7 +31,7 @@ $(LIB): $(GO_SOURCES) $(HEADERS)
 # desktop client.
 TOOLS := $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-desktop
 tools: $(TOOLS)
-$(BUILD)/sdkpp-%: $(shell find cmd server core -name '*.go' -not -name '*_test.go') go.mod go.sum
+$(BUILD)/sdkpp-%: $(shell find cmd server core wire internal -name '*.go' -not -name '*_test.go') go.mod go.sum
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/sdkpp-$*
 
 # Regenerate every layer from api/sdkpp.api.

@@ -3,7 +3,7 @@ package core
 import (
 	"slices"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // The activity records hold the wire form of their part of an activity, so that what the game

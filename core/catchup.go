@@ -10,7 +10,7 @@ import (
 
 	"sdkpp/core/internal/wait"
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Catching up after a new gateway session.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sdkpp/wire"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,8 @@ import (
 
 // Default service addresses: the sdkpp service on its default local port.
 const (
-	DefaultAPIBase = "http://127.0.0.1:7710/api/v10"
-	DefaultWebBase = "http://127.0.0.1:7710"
+	DefaultAPIBase = DefaultWebBase + wire.APIPrefix
+	DefaultWebBase = "http://" + wire.DefaultAddr
 )
 
 // DefaultHTTPTimeout is the HTTP request timeout of a new Client (rule LIM-3).

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
 
 	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // userData is what the client knows of a user.
@@ -159,7 +160,7 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 // onDispatch updates the cache from a gateway dispatch.
 func (c *Client) onDispatch(event string, data json.RawMessage) {
 	switch {
-	case event == eventRequestResult:
+	case event == gwire.EventRequestResult:
 		c.tunnel.answer(data)
 		return
 	case strings.HasPrefix(event, "LOBBY_MESSAGE_") || strings.HasPrefix(event, "MESSAGE_"):
@@ -183,7 +184,7 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 			c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
 			return
 		}
-		c.tunnel.enable(slices.Contains(r.SdkppFeatures, featureRequests))
+		c.tunnel.enable(slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
 		c.mu.Lock()
 		if u, ok := r.User.data(); ok {
 			c.cacheUserLocked(u)

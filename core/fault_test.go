@@ -13,7 +13,7 @@ import (
 
 	"sdkpp/server"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // faultClient is a player's Client that records the lobby messages its created callback sees.

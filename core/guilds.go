@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // LinkedChannel is the guild channel linked to a lobby.

@@ -12,7 +12,7 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // A member's Connected flag follows the member's gateway session: true while connected, false

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 
 	"sdkpp/core/dispatch"
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // handlerSlot holds one replaceable game callback; c.mu guards it.
@@ -200,7 +201,7 @@ func (c *Client) forgetLobby(id uint64) bool {
 // onLobbyDispatch applies a lobby event from the gateway to the cache and queues the handlers.
 func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 	switch event {
-	case "LOBBY_CREATE", "LOBBY_UPDATE":
+	case gwire.EventLobbyCreate, gwire.EventLobbyUpdate:
 		var l wire.Lobby
 		if err := json.Unmarshal(data, &l); err != nil || l.ID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
@@ -208,17 +209,17 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		}
 		c.cacheLobby(&l)
 		id := uint64(l.ID)
-		if event == "LOBBY_CREATE" {
+		if event == gwire.EventLobbyCreate {
 			postHandler(c, &c.lobby.created, func(f ClientLobbyCreatedCallback) { f(id) })
 		} else {
 			postHandler(c, &c.lobby.updated, func(f ClientLobbyUpdatedCallback) { f(id) })
 		}
-	case "LOBBY_DELETE":
+	case gwire.EventLobbyDelete:
 		var d wire.LobbyDeleted
 		if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID)) {
 			postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
 		}
-	case "LOBBY_MEMBER_ADD", "LOBBY_MEMBER_UPDATE", "LOBBY_MEMBER_REMOVE":
+	case gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove:
 		var m wire.LobbyMemberEvent
 		if err := json.Unmarshal(data, &m); err != nil || m.LobbyID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
@@ -230,7 +231,7 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		l := c.lobby.lobbies[lobbyID]
 		if l != nil {
 			l.Members = slices.DeleteFunc(l.Members, func(x wire.LobbyMember) bool { return x.ID == m.Member.ID })
-			if event != "LOBBY_MEMBER_REMOVE" {
+			if event != gwire.EventLobbyMemberRemove {
 				l.Members = append(l.Members, m.Member)
 			}
 		}
@@ -238,9 +239,9 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		c.mu.Unlock()
 		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
 		switch event {
-		case "LOBBY_MEMBER_ADD":
+		case gwire.EventLobbyMemberAdd:
 			postHandler(c, &c.lobby.memberAdded, call)
-		case "LOBBY_MEMBER_UPDATE":
+		case gwire.EventLobbyMemberUpdate:
 			postHandler(c, &c.lobby.memberUpd, call)
 		default:
 			postHandler(c, &c.lobby.memberRemoved, call)

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"time"
 
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Message limits of the SDK (rule LIM-2): a history request returns at most MaxMessageHistory
@@ -18,7 +19,6 @@ import (
 const (
 	MaxMessageHistory    = 200
 	MessageHistoryWindow = 72 * time.Hour
-	maxMessageContent    = 2000
 )
 
 // messageCacheSize is how many of the newest messages of each channel the client keeps.
@@ -211,19 +211,19 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 		} else {
 			c.deliverUpdated(lobbyMessage(&w), userOf(&w.Author))
 		}
-	case wire.DispatchMessageCreate, wire.DispatchMessageUpdate:
+	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
 		var w wire.Message
 		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 || w.ChannelID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
 			return
 		}
 		c.noteDMChannel(&w)
-		if event == wire.DispatchMessageCreate {
+		if event == gwire.EventMessageCreate {
 			c.deliverCreated(directMessage(&w), userOf(&w.Author))
 		} else {
 			c.deliverUpdated(directMessage(&w), userOf(&w.Author))
 		}
-	case wire.DispatchMessageDelete:
+	case gwire.EventMessageDelete:
 		var d wire.MessageDelete
 		if err := json.Unmarshal(data, &d); err != nil || d.ID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
@@ -407,8 +407,8 @@ func (c *Client) dmChannel(ctx context.Context, auth string, recipientID uint64)
 
 // checkContent refuses content the service would refuse, before any request.
 func checkContent(content string) error {
-	if n := len([]rune(content)); n == 0 || n > maxMessageContent {
-		return invalid("content must be 1 to %d characters, not %d", maxMessageContent, n)
+	if n := len([]rune(content)); n == 0 || n > wire.MaxMessageContentChars {
+		return invalid("content must be 1 to %d characters, not %d", wire.MaxMessageContentChars, n)
 	}
 	return nil
 }

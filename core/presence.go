@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // opPresenceUpdate is the gateway's Presence Update opcode.

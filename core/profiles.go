@@ -3,7 +3,7 @@ package core
 import (
 	"sync/atomic"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // profileSnapshot maps user ids to their game profiles. It is never changed once published:

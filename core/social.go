@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"sdkpp/core/rpc"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
 
 	"sdkpp/core/rest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // socialState is the Client's cache of relationships, presences and the player's own presence,
@@ -189,8 +190,8 @@ func userFromWire(u wire.User) (*userData, bool) {
 // onSocialDispatch applies a relationship, presence or invite event; false when event is not one.
 func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 	switch event {
-	case wire.EventRelationshipAdd, wire.EventRelationshipUpdate, wire.EventRelationshipRemove,
-		wire.EventGameRelationshipAdd, wire.EventGameRelationshipUpdate, wire.EventGameRelationshipRemove:
+	case gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate, gwire.EventRelationshipRemove,
+		gwire.EventGameRelationshipAdd, gwire.EventGameRelationshipUpdate, gwire.EventGameRelationshipRemove:
 		var rel wire.Relationship
 		if err := json.Unmarshal(data, &rel); err != nil || rel.ID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
@@ -219,7 +220,7 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
 		}
 		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
-	case wire.EventApplicationProfilesUpdate:
+	case gwire.EventApplicationProfilesUpdate:
 		var u wire.User
 		if err := json.Unmarshal(data, &u); err != nil || u.ID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
@@ -235,7 +236,7 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 		if changed {
 			postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
 		}
-	case wire.EventPresenceUpdate:
+	case gwire.EventPresenceUpdate:
 		var p wire.PresenceUpdate
 		if err := json.Unmarshal(data, &p); err != nil || p.User.ID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
@@ -253,14 +254,14 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
 		}
 		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
-	case wire.EventActivityInviteCreate, wire.EventActivityInviteUpdate:
+	case gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate:
 		var w wire.ActivityInvite
 		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
 			return true
 		}
 		slot := &c.social.inviteUpd
-		if event == wire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
+		if event == gwire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
 			slot = &c.social.inviteCreated // rule EVT-1: accepted on one device, heard on every one
 		}
 		postHandler(c, slot, func(f ClientActivityInviteCallback) { f(inviteFromWire(w)) })

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sdkpp/core/rest"
+	gwire "sdkpp/wire/gateway"
 )
 
 // API requests over the gateway (the service's op 100, an sdkpp extension).
@@ -24,12 +25,6 @@ import (
 // nonce (a lobby message with enforce_nonce). An answer that comes later is dropped.
 
 const (
-	opRequest          = 100
-	eventRequestResult = "SDKPP_REQUEST_RESULT"
-	// featureRequests in READY's sdkpp_features: the service takes op 100. A service without it
-	// (another implementation of the platform's API, an older sdkpp) would close the connection
-	// on an unknown opcode, so the SDK then sends everything over HTTP.
-	featureRequests = "requests"
 	// tunnelWait is how long a request waits for its answer over the gateway before it is
 	// repeated over HTTP.
 	tunnelWait = 15 * time.Second
@@ -40,7 +35,7 @@ var errTunnelLost = errors.New("the gateway session ended before the answer")
 
 // tunnel matches the answers of requests sent over the gateway to their callers.
 type tunnel struct {
-	enabled atomic.Bool // the service named featureRequests in the last READY
+	enabled atomic.Bool // the service named gwire.FeatureRequests in the last READY
 	mu      sync.Mutex
 	pending map[string]chan tunnelAnswer // by nonce
 }
@@ -166,7 +161,7 @@ func (c *Client) viaGateway(ctx context.Context, req rest.Request, out any) erro
 		return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
 	}
 	ch := c.tunnel.wait(nonce)
-	err = gw.SendRaw(ctx, opRequest, d)
+	err = gw.SendRaw(ctx, gwire.OpRequest, d)
 	if err != nil { // not Ready, or the write failed: perhaps sent
 		c.tunnel.forget(nonce)
 		return errTunnelLost

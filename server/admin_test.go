@@ -8,7 +8,7 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 func TestDevAdminEndpoints(t *testing.T) {

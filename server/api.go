@@ -9,7 +9,7 @@ import (
 	"sdkpp/server/devseed"
 	"sdkpp/server/guilds"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // DevCredentials returns the dev credentials (dev mode), with the application rows' current

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 func startDevice(t *testing.T, e *servertest.Env, scope string) wire.DeviceAuthorization {

@@ -8,7 +8,7 @@
 //	server/snowflake  ids
 //	server/store      storage interface and its SQLite implementation (migrations at start)
 //	server/secret     random secrets, their hashes, password hashing
-//	server/wire       JSON shapes of the API and errors (no dependencies; the SDK may share it)
+//	wire, wire/gateway (top level) the protocol shared with the SDK: JSON shapes, errors, gateway
 //	server/httpx      JSON responses, body decoding, request logging without secrets
 //	server/scopes     scope names, descriptions, expansion (SC-3), partial grants (SC-4), AU-2
 //	server/token      bearer tokens: issue, look up, Bearer and Bot authentication (AU-8)

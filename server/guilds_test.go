@@ -9,7 +9,7 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // guildFixture is a dev service with bearer tokens of the three seeded users.

@@ -15,7 +15,7 @@ import (
 	"sdkpp/server/browser"
 	"sdkpp/server/secret"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // resp is a decoded API answer.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"sdkpp/server/browser"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // inviteFixture is a lobby of alice, bob and carol linked to the text channel of a guild only

@@ -10,7 +10,7 @@ import (
 
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // TestLogsNeverContainSecrets runs every flow with Debug logging and greps the captured log for

@@ -15,7 +15,7 @@ import (
 	"sdkpp/server/browser"
 	"sdkpp/server/scopes"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // idClaims decodes an ID token's payload (the signature is checked in package oidc's tests).

@@ -9,7 +9,7 @@ import (
 
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 func botToken(t *testing.T, e *servertest.Env, app wire.DevApplication, ext string, name *string) resp {

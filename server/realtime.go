@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // GatewayPath is where the WebSocket gateway is served, below the root.
@@ -74,7 +75,7 @@ func (s *Server) newHub() *gateway.Hub {
 	})
 }
 
-// gatewayRequests is the handler of API requests over the gateway (gateway.OpRequest): the API
+// gatewayRequests is the handler of API requests over the gateway (gwire.OpRequest): the API
 // handler that routes sets; nil when the configuration turns them off.
 func (s *Server) gatewayRequests() http.Handler {
 	if s.cfg.NoGatewayRequests {
@@ -175,7 +176,7 @@ func (s *Server) sendProfiles(ctx context.Context, appID, userID uint64) error {
 		}
 		audience = append(audience, members...)
 	}
-	s.hub.DispatchAppMany(appID, audience, wire.EventApplicationProfilesUpdate, obj) // duplicates go once
+	s.hub.DispatchAppMany(appID, audience, gwire.EventApplicationProfilesUpdate, obj) // duplicates go once
 	return nil
 }
 

@@ -36,14 +36,14 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/users"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // DefaultAddr is the listen address when Config.Addr is empty.
-const DefaultAddr = "127.0.0.1:7710"
+const DefaultAddr = wire.DefaultAddr
 
 // APIVersionPath is the versioned API base path; "/api" without a version is accepted too.
-const APIVersionPath = "/api/v10"
+const APIVersionPath = wire.APIPrefix
 
 // Config configures a Server.
 type Config struct {

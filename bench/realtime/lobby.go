@@ -15,7 +15,7 @@ import (
 	"sdkpp/core"
 	"sdkpp/core/gateway"
 	"sdkpp/server"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // player is a provisional account of the dev application with its access token.

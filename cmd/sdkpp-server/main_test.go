@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 type lockedBuffer struct {

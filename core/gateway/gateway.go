@@ -25,19 +25,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sdkpp/core/internal/wait"
-)
-
-// Opcodes of the gateway protocol.
-const (
-	OpDispatch       = 0
-	OpHeartbeat      = 1
-	OpIdentify       = 2
-	OpPresenceUpdate = 3
-	OpResume         = 6
-	OpReconnect      = 7
-	OpInvalidSession = 9
-	OpHello          = 10
-	OpHeartbeatACK   = 11
+	gwire "sdkpp/wire/gateway"
 )
 
 // Status is the connection's state; its values are those of Client::Status.
@@ -79,7 +67,7 @@ func (e *CloseError) Error() string {
 }
 
 // Final reports whether reconnecting cannot help (authentication failed, bad shard or intents).
-func (e *CloseError) Final() bool { return e.Code == 4004 || (e.Code >= 4010 && e.Code <= 4014) }
+func (e *CloseError) Final() bool { return gwire.IsFinal(e.Code) }
 
 // Backoff is the delay between connection attempts: Initial, doubling up to Max, each randomly
 // shortened by up to Jitter (a fraction).
@@ -365,7 +353,7 @@ func (c *Client) session() (established bool, err error) {
 	var h struct {
 		HeartbeatInterval int64 `json:"heartbeat_interval"`
 	}
-	if hello.Op != OpHello || json.Unmarshal(hello.D, &h) != nil || h.HeartbeatInterval <= 0 {
+	if hello.Op != gwire.OpHello || json.Unmarshal(hello.D, &h) != nil || h.HeartbeatInterval <= 0 {
 		return false, fmt.Errorf("gateway: expected Hello, got op %d", hello.Op)
 	}
 	acked := make(chan struct{}, 1)
@@ -390,23 +378,23 @@ func (c *Client) session() (established bool, err error) {
 			return established, err
 		}
 		switch p.Op {
-		case OpDispatch:
+		case gwire.OpDispatch:
 			if c.dispatch(p) {
 				established = true
 			}
-		case OpHeartbeat:
-			if err := c.write(ctx, conn, OpHeartbeat, c.lastSeq()); err != nil {
+		case gwire.OpHeartbeat:
+			if err := c.write(ctx, conn, gwire.OpHeartbeat, c.lastSeq()); err != nil {
 				return established, err
 			}
-		case OpHeartbeatACK:
+		case gwire.OpHeartbeatACK:
 			select {
 			case acked <- struct{}{}:
 			default:
 			}
-		case OpReconnect:
+		case gwire.OpReconnect:
 			conn.Close(websocket.StatusCode(4900), "reconnect requested")
 			return established, errors.New("gateway: the service asked to reconnect")
-		case OpInvalidSession:
+		case gwire.OpInvalidSession:
 			var resumable bool
 			json.Unmarshal(p.D, &resumable)
 			if !resumable {
@@ -425,7 +413,7 @@ func (c *Client) session() (established bool, err error) {
 func (c *Client) dispatch(p *Payload) bool {
 	if p.S != nil {
 		c.mu.Lock()
-		if *p.S <= c.seq && p.T != "READY" {
+		if *p.S <= c.seq && p.T != gwire.EventReady {
 			c.mu.Unlock()
 			return false // already delivered before a resume
 		}
@@ -433,7 +421,7 @@ func (c *Client) dispatch(p *Payload) bool {
 		c.mu.Unlock()
 	}
 	switch p.T {
-	case "READY":
+	case gwire.EventReady:
 		var r ReadyData
 		if json.Unmarshal(p.D, &r) == nil {
 			c.mu.Lock()
@@ -443,7 +431,7 @@ func (c *Client) dispatch(p *Payload) bool {
 		c.cfg.OnDispatch(p.T, p.D)
 		c.setStatus(Ready, nil)
 		return true
-	case "RESUMED":
+	case gwire.EventResumed:
 		c.cfg.OnDispatch(p.T, p.D)
 		c.setStatus(Ready, nil)
 		return true
@@ -472,13 +460,13 @@ func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn) err
 	session, seq := c.sessionID, c.seq
 	c.mu.Unlock()
 	if session != "" {
-		return c.write(ctx, conn, OpResume, map[string]any{"token": c.cfg.Token(), "session_id": session, "seq": seq})
+		return c.write(ctx, conn, gwire.OpResume, map[string]any{"token": c.cfg.Token(), "session_id": session, "seq": seq})
 	}
 	props := c.cfg.Properties
 	if props == nil {
 		props = map[string]string{"os": "sdkpp", "browser": "sdkpp", "device": "sdkpp"}
 	}
-	return c.write(ctx, conn, OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
+	return c.write(ctx, conn, gwire.OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
 }
 
 // read returns the next payload; a close from the service becomes a *CloseError.
@@ -553,7 +541,7 @@ func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, interval t
 				return
 			}
 		}
-		if err := c.write(ctx, conn, OpHeartbeat, c.lastSeq()); err != nil {
+		if err := c.write(ctx, conn, gwire.OpHeartbeat, c.lastSeq()); err != nil {
 			return
 		}
 		pending = true

@@ -11,7 +11,7 @@ import (
 
 	"sdkpp/server"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // start runs the service behind the proxy and returns it with a user's access token.

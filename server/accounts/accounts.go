@@ -21,7 +21,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/users"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Service changes account state.

@@ -31,7 +31,7 @@ import (
 	"sdkpp/server/extauth"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Handler serves the dev administration endpoints.

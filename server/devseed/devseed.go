@@ -18,7 +18,7 @@ import (
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // AppSpec describes an application to create.

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ import (
 	"sdkpp/server/token"
 	"sdkpp/server/users"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // History limits: the same as lobby messages (rule LOB-3).
@@ -343,7 +344,7 @@ func (s *Service) send(q *request) (any, error) {
 		if out, err = messageObject(q.ctx, st, m); err != nil {
 			return err
 		}
-		return s.notify(q.ctx, st, emit, m, wire.DispatchMessageCreate, wire.EventGameDirectMessageCreate, out)
+		return s.notify(q.ctx, st, emit, m, gwire.EventMessageCreate, wire.EventGameDirectMessageCreate, out)
 	})
 	return out, err
 }
@@ -409,7 +410,7 @@ func (s *Service) edit(q *request) (any, error) {
 		if out, err = messageObject(q.ctx, st, m); err != nil {
 			return err
 		}
-		return s.notify(q.ctx, st, emit, m, wire.DispatchMessageUpdate, wire.EventGameDirectMessageUpdate, out)
+		return s.notify(q.ctx, st, emit, m, gwire.EventMessageUpdate, wire.EventGameDirectMessageUpdate, out)
 	})
 	return out, err
 }
@@ -426,7 +427,7 @@ func (s *Service) delete(q *request) (any, error) {
 		}
 		d := wire.MessageDelete{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(c.ID), AuthorID: wire.Snowflake(m.AuthorID),
 			RecipientID: wire.Snowflake(m.RecipientID), ApplicationID: wire.Snowflake(m.AppID)}
-		return s.notify(q.ctx, st, emit, m, wire.DispatchMessageDelete, wire.EventGameDirectMessageDelete, d)
+		return s.notify(q.ctx, st, emit, m, gwire.EventMessageDelete, wire.EventGameDirectMessageDelete, d)
 	})
 }
 
@@ -473,7 +474,7 @@ func (s *Service) moderate(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			return s.notify(r.Context(), st, emit, m, wire.DispatchMessageUpdate, "", obj)
+			return s.notify(r.Context(), st, emit, m, gwire.EventMessageUpdate, "", obj)
 		})
 	})
 }

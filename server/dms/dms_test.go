@@ -16,7 +16,7 @@ import (
 	"sdkpp/server/servertest/apicheck"
 	"sdkpp/server/servertest/world"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // recorder is a Notifier that remembers every dispatch.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // A held batchConn writes nothing until release, then everything it kept in one write; outside

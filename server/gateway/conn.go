@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	gwire "sdkpp/wire/gateway"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // closeReq says how a connection ends: code 0 means the peer is gone (no close frame is sent);
@@ -63,9 +64,9 @@ type conn struct {
 	rate      []time.Time // ring of the last RateLimit payload times
 	rateNext  int
 	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
-	token     string        // the identified session's access token, for OpRequest; never logged
+	token     string        // the identified session's access token, for gwire.OpRequest; never logged
 
-	remoteAddr string                    // the client's address, for OpRequest
+	remoteAddr string                    // the client's address, for gwire.OpRequest
 	requester  atomic.Pointer[requester] // set by the loop once identified; read by the reader
 	// serving: one of the connection's own requests is being served. Dispatches pushed
 	// meanwhile are written with its answer (Hub.answer), in one write.
@@ -150,9 +151,9 @@ func (c *conn) read() {
 			st := websocket.CloseStatus(err)
 			in.stop = closeReq{end: st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway}
 		case len(in.data) > max:
-			in.stop = closeReq{code: CloseDecodeError, reason: "payload too large"}
+			in.stop = closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}
 		case typ != websocket.MessageText:
-			in.stop = closeReq{code: CloseDecodeError, reason: "binary payloads are not accepted"}
+			in.stop = closeReq{code: gwire.CloseDecodeError, reason: "binary payloads are not accepted"}
 		}
 		in.stopped = err != nil || in.stop.code != 0
 		if !in.stopped && c.serveInline(in.data) {
@@ -169,7 +170,7 @@ func (c *conn) read() {
 	}
 }
 
-// readMax is the largest payload the reader takes: OpRequest payloads may be longer than others,
+// readMax is the largest payload the reader takes: gwire.OpRequest payloads may be longer than others,
 // which handle checks against MaxPayloadBytes.
 func (c *conn) readMax() int {
 	if c.h.cfg.Requests != nil {
@@ -181,7 +182,7 @@ func (c *conn) readMax() int {
 // finish ends the connection: it detaches (or ends) the session first, so that a client that
 // reconnects at once can resume, then closes the WebSocket and waits for the reader.
 func (c *conn) finish(r closeReq) {
-	if IsFinal(r.code) {
+	if gwire.IsFinal(r.code) {
 		r.end = true
 	}
 	h := c.h
@@ -247,12 +248,12 @@ func (c *conn) write(frame []byte) error {
 
 var gone = closeReq{} // the peer is gone: no close frame
 
-// loop sends Hello and then serves payloads, dispatches, the heartbeat deadline and the hub's
+// loop sends gwire.Hello and then serves payloads, dispatches, the heartbeat deadline and the hub's
 // requests until the connection must end.
 func (c *conn) loop() closeReq {
 	h := c.h
 	c.armHeartbeat()
-	if c.write(controlFrame(OpHello, Hello{HeartbeatInterval: h.cfg.HeartbeatInterval.Milliseconds()})) != nil {
+	if c.write(controlFrame(gwire.OpHello, gwire.Hello{HeartbeatInterval: h.cfg.HeartbeatInterval.Milliseconds()})) != nil {
 		return gone
 	}
 	for {
@@ -284,15 +285,15 @@ func (c *conn) loop() closeReq {
 			}
 		case <-c.hbC:
 			if !h.cfg.Clock.Now().Before(c.deadline) {
-				return closeReq{code: CloseSessionTimedOut, reason: "session timed out"}
+				return closeReq{code: gwire.CloseSessionTimedOut, reason: "session timed out"}
 			}
 			c.hbStop()
 			c.hbC, c.hbStop = h.cfg.Clock.At(c.deadline)
 		case r := <-c.kick:
 			return r
 		case <-h.closing:
-			_ = c.write(controlFrame(OpReconnect, nil))
-			return closeReq{code: CloseServiceRestart, reason: "service restart"}
+			_ = c.write(controlFrame(gwire.OpReconnect, nil))
+			return closeReq{code: gwire.CloseServiceRestart, reason: "service restart"}
 		}
 	}
 }
@@ -339,7 +340,7 @@ func decodeObject(raw []byte, v any) bool {
 }
 
 func decodeError(what string) (closeReq, bool) {
-	return closeReq{code: CloseDecodeError, reason: what}, true
+	return closeReq{code: gwire.CloseDecodeError, reason: what}, true
 }
 
 // handle serves one client payload; stop says the connection must close with the result.
@@ -350,43 +351,43 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 	}
 	if !decodeObject(data, &p) || p.Op == nil {
 		if !c.allow(c.h.cfg.Clock.Now()) {
-			return closeReq{code: CloseRateLimited, reason: "rate limited"}, true
+			return closeReq{code: gwire.CloseRateLimited, reason: "rate limited"}, true
 		}
 		return decodeError("decode error")
 	}
-	if *p.Op == OpRequest && c.h.cfg.Requests != nil { // the API's rate limits apply instead
+	if *p.Op == gwire.OpRequest && c.h.cfg.Requests != nil { // the API's rate limits apply instead
 		return c.request(p.D)
 	}
 	if !c.allow(c.h.cfg.Clock.Now()) {
-		return closeReq{code: CloseRateLimited, reason: "rate limited"}, true
+		return closeReq{code: gwire.CloseRateLimited, reason: "rate limited"}, true
 	}
 	if len(data) > c.h.cfg.MaxPayloadBytes {
-		return closeReq{code: CloseDecodeError, reason: "payload too large"}, true
+		return closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
 	}
 	switch *p.Op {
-	case OpHeartbeat:
+	case gwire.OpHeartbeat:
 		var seq *int64
 		if json.Unmarshal(nullIfAbsent(p.D), &seq) != nil {
 			return decodeError("heartbeat d must be a sequence number or null")
 		}
 		c.armHeartbeat()
-		if c.write(controlFrame(OpHeartbeatACK, nil)) != nil {
+		if c.write(controlFrame(gwire.OpHeartbeatACK, nil)) != nil {
 			return gone, true
 		}
 		return closeReq{}, false
-	case OpIdentify:
+	case gwire.OpIdentify:
 		if c.authed {
-			return closeReq{code: CloseAlreadyAuthenticated, reason: "already authenticated"}, true
+			return closeReq{code: gwire.CloseAlreadyAuthenticated, reason: "already authenticated"}, true
 		}
 		return c.identify(p.D)
-	case OpResume:
+	case gwire.OpResume:
 		if c.authed {
-			return closeReq{code: CloseAlreadyAuthenticated, reason: "already authenticated"}, true
+			return closeReq{code: gwire.CloseAlreadyAuthenticated, reason: "already authenticated"}, true
 		}
 		return c.resume(p.D)
-	case OpPresenceUpdate:
+	case gwire.OpPresenceUpdate:
 		if !c.authed {
-			return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
+			return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
 		}
 		if !isObject(p.D) { // p.D is valid JSON: the whole payload decoded
 			return decodeError("presence must be an object")
@@ -396,7 +397,7 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		}
 		return closeReq{}, false
 	}
-	return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
+	return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
 }
 
 func nullIfAbsent(raw json.RawMessage) []byte {
@@ -406,8 +407,8 @@ func nullIfAbsent(raw json.RawMessage) []byte {
 	return raw
 }
 
-// authenticate resolves a token from Identify or Resume; a zero code means success, and then
-// the connection keeps the token for OpRequest.
+// authenticate resolves a token from gwire.Identify or gwire.Resume; a zero code means success, and then
+// the connection keeps the token for gwire.OpRequest.
 func (c *conn) authenticate(token string) (Identity, closeReq) {
 	token = strings.TrimSpace(token)
 	if len(token) > 7 && strings.EqualFold(token[:7], "Bearer ") {
@@ -421,7 +422,7 @@ func (c *conn) authenticate(token string) (Identity, closeReq) {
 }
 
 func (c *conn) resolve(token string) (Identity, closeReq) {
-	failed := closeReq{code: CloseAuthenticationFailed, reason: "authentication failed"}
+	failed := closeReq{code: gwire.CloseAuthenticationFailed, reason: "authentication failed"}
 	if token == "" {
 		return Identity{}, failed
 	}
@@ -431,7 +432,7 @@ func (c *conn) resolve(token string) (Identity, closeReq) {
 	switch {
 	case err != nil:
 		c.h.log.Warn("gateway: token lookup failed", "err", err)
-		return Identity{}, closeReq{code: CloseUnknownError, reason: "unknown error"}
+		return Identity{}, closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}
 	case !ok || who.UserID == 0 || !hasGatewayScope(who.Scopes):
 		return Identity{}, failed
 	}
@@ -441,7 +442,7 @@ func (c *conn) resolve(token string) (Identity, closeReq) {
 // identify serves op 2: it checks the payload and the token, creates a session and sends READY.
 func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	h := c.h
-	var id Identify
+	var id gwire.Identify
 	switch {
 	case !decodeObject(d, &id):
 		return decodeError("invalid identify payload")
@@ -452,9 +453,9 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	case id.Compress:
 		return decodeError("payload compression is not supported")
 	case id.Shard != nil && (len(id.Shard) != 2 || id.Shard[1] < 1 || id.Shard[0] < 0 || id.Shard[0] >= id.Shard[1]):
-		return closeReq{code: CloseInvalidShard, reason: "invalid shard"}, true
-	case id.Intents == nil || *id.Intents < 0 || uint64(*id.Intents)&^KnownIntents != 0:
-		return closeReq{code: CloseInvalidIntents, reason: "invalid intent(s)"}, true
+		return closeReq{code: gwire.CloseInvalidShard, reason: "invalid shard"}, true
+	case id.Intents == nil || *id.Intents < 0 || uint64(*id.Intents)&^gwire.KnownIntents != 0:
+		return closeReq{code: gwire.CloseInvalidIntents, reason: "invalid intent(s)"}, true
 	}
 	intents := uint64(*id.Intents)
 	who, fail := c.authenticate(id.Token)
@@ -462,35 +463,35 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		return fail, true
 	}
 	if h.cfg.AllowIntents != nil && !h.cfg.AllowIntents(who.AppID, intents) {
-		return closeReq{code: CloseDisallowedIntents, reason: "disallowed intent(s)"}, true
+		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}, true
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
 	user, err := h.cfg.Users.ReadyUser(ctx, who)
 	cancel()
 	if err != nil {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
-		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
+		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
 	s := &session{id: newSessionID(), who: who, intents: intents}
 	if id.Capabilities != nil {
 		s.capabilities = *id.Capabilities
 	}
-	ready, err := json.Marshal(Ready{V: APIVersion, User: user, Guilds: []json.RawMessage{}, SessionID: s.id,
-		ResumeGatewayURL: c.resumeURL, Application: ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard,
+	ready, err := json.Marshal(gwire.Ready{V: gwire.APIVersion, User: user, Guilds: []json.RawMessage{}, SessionID: s.id,
+		ResumeGatewayURL: c.resumeURL, Application: gwire.ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard,
 		SdkppFeatures: h.features()})
 	if err == nil && h.cfg.ReadyExtra != nil {
 		ready, err = h.readyExtra(who, ready)
 	}
 	if err != nil {
 		h.log.Warn("gateway: READY failed", "user_id", who.UserID, "err", err)
-		return closeReq{code: CloseUnknownError, reason: "unknown error"}, true
+		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
 	c.flushMu.Lock()
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, 0
-	s.push([]byte(`"`+EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
+	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
@@ -517,12 +518,12 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 // RESUMED, or answers Invalid Session.
 func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	h := c.h
-	var rs Resume
+	var rs gwire.Resume
 	if !decodeObject(d, &rs) || rs.Seq == nil {
 		return decodeError("invalid resume payload")
 	}
 	if *rs.Seq < 0 {
-		return closeReq{code: CloseInvalidSeq, reason: "invalid seq"}, true
+		return closeReq{code: gwire.CloseInvalidSeq, reason: "invalid seq"}, true
 	}
 	who, fail := c.authenticate(rs.Token)
 	if fail.code != 0 {
@@ -542,7 +543,7 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	return c.flush()
 }
 
-// attached is a session a Resume re-attached.
+// attached is a session a gwire.Resume re-attached.
 type attached struct {
 	s        *session
 	replayed int  // dispatches replayed
@@ -566,7 +567,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	}
 	if seq > s.seq {
 		h.mu.Unlock()
-		return attached{}, closeReq{code: CloseInvalidSeq, reason: "invalid seq"}, true
+		return attached{}, closeReq{code: gwire.CloseInvalidSeq, reason: "invalid seq"}, true
 	}
 	old := s.conn
 	replay, ok := s.after(seq)
@@ -574,19 +575,19 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 		h.removeLocked(s)
 		h.mu.Unlock()
 		if old != nil {
-			old.kickWith(closeReq{code: CloseUnknownError, reason: "session invalidated"})
+			old.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session invalidated"})
 		}
 		r, stop := c.invalidSession()
 		return attached{}, r, stop
 	}
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
-	pending := append(replay, s.push([]byte(`"`+EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
+	pending := append(replay, s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, s.seq
 	h.mu.Unlock()
 	if old != nil {
-		old.kickWith(closeReq{code: CloseUnknownError, reason: "session resumed elsewhere"})
+		old.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session resumed elsewhere"})
 	}
 	c.authed, c.who = true, s.who
 	c.requester.Store(&requester{token: c.token, sess: s})
@@ -621,9 +622,9 @@ func (h *Hub) readyExtra(who Identity, ready []byte) ([]byte, error) {
 	return json.Marshal(std)
 }
 
-// invalidSession sends op 9 with d false; the connection stays open for a new Identify.
+// invalidSession sends op 9 with d false; the connection stays open for a new gwire.Identify.
 func (c *conn) invalidSession() (closeReq, bool) {
-	if c.write(controlFrame(OpInvalidSession, false)) != nil {
+	if c.write(controlFrame(gwire.OpInvalidSession, false)) != nil {
 		return gone, true
 	}
 	return closeReq{}, false
@@ -635,7 +636,7 @@ func (c *conn) flush() (closeReq, bool) {
 	defer c.flushMu.Unlock()
 	pending, ok := c.take()
 	if !ok { // the client fell more than ReplayLimit dispatches behind
-		return closeReq{code: CloseUnknownError, reason: "too far behind"}, true
+		return closeReq{code: gwire.CloseUnknownError, reason: "too far behind"}, true
 	}
 	if !c.writeAll(pending) {
 		return gone, true

@@ -33,7 +33,7 @@
 //	{"op":2,"d":{"token":"<access token>","properties":{"os":"linux","browser":"sdkpp","device":"sdkpp"},
 //	 "intents":0,"capabilities":32768,"presence":{"status":"online","activities":[]}}}
 //
-// intents is required (bits of KnownIntents); shard, when given, is [id, count]; compress must
+// intents is required (bits of gwire.KnownIntents); shard, when given, is [id, count]; compress must
 // not be true; presence, when given, goes to Config.OnPresence after READY. The server answers
 // with READY, sequence number 1 of the new session:
 //
@@ -63,7 +63,7 @@
 //
 // # Resuming
 //
-// When a connection drops, its session waits Config.ResumeWindow (default 2 minutes) for a Resume
+// When a connection drops, its session waits Config.ResumeWindow (default 2 minutes) for a gwire.Resume
 // on a new connection (to resume_gateway_url), and keeps collecting dispatches meanwhile. The
 // client sends its token, the session id and the last sequence number it received:
 //
@@ -94,7 +94,7 @@
 //   - Rate: at most Config.RateLimit payloads (default 120, every op but 100 counts) per
 //     Config.RateWindow (60 s) per connection; the next one closes with 4008.
 //   - Heartbeat: a connection that sends no heartbeat within 1.5 heartbeat intervals (from the
-//     Hello, then from each heartbeat) is closed with 4009.
+//     gwire.Hello, then from each heartbeat) is closed with 4009.
 //   - Replay: Config.ReplayLimit dispatches per session. A connected client that falls further
 //     behind than that is closed with 4000.
 //
@@ -115,11 +115,11 @@
 //	     or a client too far behind; reconnect and resume
 //	4001 unknown opcode: anything but ops 1, 2, 3 and 6 from a client
 //	4002 decode error: see Limits; also unsupported encoding or compression
-//	4003 not authenticated: Presence Update before Identify (Heartbeat is allowed before it)
+//	4003 not authenticated: Presence Update before gwire.Identify (Heartbeat is allowed before it)
 //	4004 authentication failed (final): bad, expired or revoked token, a token without the
 //	     gateway scope, or Hub.EndSessions
-//	4005 already authenticated: a second Identify, or a Resume after Identify
-//	4007 invalid seq: Resume with a negative seq or one the session never reached
+//	4005 already authenticated: a second gwire.Identify, or a gwire.Resume after gwire.Identify
+//	4007 invalid seq: gwire.Resume with a negative seq or one the session never reached
 //	4008 rate limited
 //	4009 session timed out: no heartbeat in time
 //	4010 invalid shard (final): shard not [id, count] with 0 <= id < count

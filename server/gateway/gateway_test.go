@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
+	gwire "sdkpp/wire/gateway"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Hello carries the heartbeat interval; Identify gets READY with the platform's fields, s=1.
+// gwire.Hello carries the heartbeat interval; gwire.Identify gets READY with the platform's fields, s=1.
 func TestHelloIdentifyReady(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dialQuery("?v=10&encoding=json")
@@ -26,8 +27,8 @@ func TestHelloIdentifyReady(t *testing.T) {
 	if want := `{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`; string(raw) != want {
 		t.Fatalf("hello = %s, want %s", raw, want)
 	}
-	c.send(OpIdentify, identifyData("Bearer user-7")) // the prefix is accepted
-	p := c.expectDispatch(EventReady, 1)
+	c.send(gwire.OpIdentify, identifyData("Bearer user-7")) // the prefix is accepted
+	p := c.expectDispatch(gwire.EventReady, 1)
 	var d map[string]json.RawMessage
 	if err := json.Unmarshal(p.D, &d); err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestHelloIdentifyReady(t *testing.T) {
 			t.Errorf("READY %s = %s, want %s", field, d[field], want)
 		}
 	}
-	var r Ready
+	var r gwire.Ready
 	if err := json.Unmarshal(p.D, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +73,11 @@ func TestResumeURLConfig(t *testing.T) {
 	}
 }
 
-// Heartbeats are answered with op 11, before and after Identify, with d null or a sequence number.
+// Heartbeats are answered with op 11, before and after gwire.Identify, with d null or a sequence number.
 func TestHeartbeatACK(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial()
-	c.send(OpHeartbeat, nil)
+	c.send(gwire.OpHeartbeat, nil)
 	_, raw, err := c.read()
 	if err != nil {
 		t.Fatal(err)
@@ -85,10 +86,10 @@ func TestHeartbeatACK(t *testing.T) {
 		t.Fatalf("ack = %s, want %s", raw, want)
 	}
 	c.identify("user-1")
-	c.send(OpHeartbeat, 1)
-	c.expectOp(OpHeartbeatACK)
+	c.send(gwire.OpHeartbeat, 1)
+	c.expectOp(gwire.OpHeartbeatACK)
 	c.sendRaw(`{"op":1}`) // d absent counts as null
-	c.expectOp(OpHeartbeatACK)
+	c.expectOp(gwire.OpHeartbeatACK)
 }
 
 // A connection without a heartbeat for 1.5 intervals, by the injected clock, is closed with 4009;
@@ -103,17 +104,17 @@ func TestHeartbeatTimeout(t *testing.T) {
 	e.clk.Advance(timeout - time.Millisecond)
 	c.heartbeat() // the deadline moved with the last heartbeat
 	e.clk.Advance(timeout)
-	c.expectClose(CloseSessionTimedOut)
+	c.expectClose(gwire.CloseSessionTimedOut)
 
-	// A connection that never identifies times out the same way, counted from Hello.
+	// A connection that never identifies times out the same way, counted from gwire.Hello.
 	idle := e.dial()
 	e.clk.Advance(timeout)
-	idle.expectClose(CloseSessionTimedOut)
+	idle.expectClose(gwire.CloseSessionTimedOut)
 
 	// 4009 is not final: the session waits to be resumed.
 	b := e.dial()
 	b.resume("user-1", r.SessionID, 1)
-	b.expectDispatch(EventResumed, 2)
+	b.expectDispatch(gwire.EventResumed, 2)
 }
 
 // Every close code the hub sends, each provoked.
@@ -124,7 +125,7 @@ func TestCloseCodes(t *testing.T) {
 		c.identify("user-1")
 		return c
 	}
-	identifyWith := func(field string, value any) func() *client { // Identify of user 1 with one field changed
+	identifyWith := func(field string, value any) func() *client { // gwire.Identify of user 1 with one field changed
 		return func() *client {
 			c := e.dial()
 			d := identifyData("user-1")
@@ -133,7 +134,7 @@ func TestCloseCodes(t *testing.T) {
 			} else {
 				d[field] = value
 			}
-			c.send(OpIdentify, d)
+			c.send(gwire.OpIdentify, d)
 			return c
 		}
 	}
@@ -146,60 +147,60 @@ func TestCloseCodes(t *testing.T) {
 		code    int
 		provoke func() *client
 	}{
-		{"unknown opcode", CloseUnknownOpcode, func() *client { c := e.dial(); c.send(42, nil); return c }},
-		{"server opcode from client", CloseUnknownOpcode, func() *client { c := identified(); c.send(OpHeartbeatACK, nil); return c }},
-		{"malformed JSON", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"op":1,`); return c }},
-		{"not an object", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`[1]`); return c }},
-		{"missing op", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"d":null}`); return c }},
-		{"op of wrong type", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"op":"1"}`); return c }},
-		{"trailing garbage", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(hb + `x`); return c }},
-		{"oversized payload", CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(pad(DefaultMaxPayloadBytes + 1)); return c }},
-		{"binary frame", CloseDecodeError, func() *client {
+		{"unknown opcode", gwire.CloseUnknownOpcode, func() *client { c := e.dial(); c.send(42, nil); return c }},
+		{"server opcode from client", gwire.CloseUnknownOpcode, func() *client { c := identified(); c.send(gwire.OpHeartbeatACK, nil); return c }},
+		{"malformed JSON", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"op":1,`); return c }},
+		{"not an object", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`[1]`); return c }},
+		{"missing op", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"d":null}`); return c }},
+		{"op of wrong type", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(`{"op":"1"}`); return c }},
+		{"trailing garbage", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(hb + `x`); return c }},
+		{"oversized payload", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(pad(DefaultMaxPayloadBytes + 1)); return c }},
+		{"binary frame", gwire.CloseDecodeError, func() *client {
 			c := e.dial()
 			if err := c.ws.Write(context.Background(), websocket.MessageBinary, []byte(hb)); err != nil {
 				t.Fatal(err)
 			}
 			return c
 		}},
-		{"heartbeat d of wrong type", CloseDecodeError, func() *client { c := e.dial(); c.send(OpHeartbeat, "x"); return c }},
-		{"identify d not an object", CloseDecodeError, func() *client { c := e.dial(); c.send(OpIdentify, "user-1"); return c }},
-		{"identify intents of wrong type", CloseDecodeError, identifyWith("intents", "1")},
-		{"identify properties not an object", CloseDecodeError, identifyWith("properties", "linux")},
-		{"identify compress", CloseDecodeError, identifyWith("compress", true)},
-		{"presence not an object", CloseDecodeError, func() *client { c := identified(); c.send(OpPresenceUpdate, []int{1}); return c }},
-		{"resume without seq", CloseDecodeError, func() *client {
+		{"heartbeat d of wrong type", gwire.CloseDecodeError, func() *client { c := e.dial(); c.send(gwire.OpHeartbeat, "x"); return c }},
+		{"identify d not an object", gwire.CloseDecodeError, func() *client { c := e.dial(); c.send(gwire.OpIdentify, "user-1"); return c }},
+		{"identify intents of wrong type", gwire.CloseDecodeError, identifyWith("intents", "1")},
+		{"identify properties not an object", gwire.CloseDecodeError, identifyWith("properties", "linux")},
+		{"identify compress", gwire.CloseDecodeError, identifyWith("compress", true)},
+		{"presence not an object", gwire.CloseDecodeError, func() *client { c := identified(); c.send(gwire.OpPresenceUpdate, []int{1}); return c }},
+		{"resume without seq", gwire.CloseDecodeError, func() *client {
 			c := e.dial()
-			c.send(OpResume, map[string]any{"token": "user-1", "session_id": "x"})
+			c.send(gwire.OpResume, map[string]any{"token": "user-1", "session_id": "x"})
 			return c
 		}},
-		{"encoding etf", CloseDecodeError, func() *client { return e.dialQuery("?v=10&encoding=etf") }},
-		{"compress zlib-stream", CloseDecodeError, func() *client { return e.dialQuery("?v=10&encoding=json&compress=zlib-stream") }},
-		{"presence before identify", CloseNotAuthenticated, func() *client { c := e.dial(); c.send(OpPresenceUpdate, map[string]any{}); return c }},
-		{"unknown token", CloseAuthenticationFailed, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("nope")); return c }},
-		{"empty token", CloseAuthenticationFailed, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("")); return c }},
-		{"token without gateway scope", CloseAuthenticationFailed, func() *client {
+		{"encoding etf", gwire.CloseDecodeError, func() *client { return e.dialQuery("?v=10&encoding=etf") }},
+		{"compress zlib-stream", gwire.CloseDecodeError, func() *client { return e.dialQuery("?v=10&encoding=json&compress=zlib-stream") }},
+		{"presence before identify", gwire.CloseNotAuthenticated, func() *client { c := e.dial(); c.send(gwire.OpPresenceUpdate, map[string]any{}); return c }},
+		{"unknown token", gwire.CloseAuthenticationFailed, func() *client { c := e.dial(); c.send(gwire.OpIdentify, identifyData("nope")); return c }},
+		{"empty token", gwire.CloseAuthenticationFailed, func() *client { c := e.dial(); c.send(gwire.OpIdentify, identifyData("")); return c }},
+		{"token without gateway scope", gwire.CloseAuthenticationFailed, func() *client {
 			c := e.dial()
-			c.send(OpIdentify, identifyData("noscope-1"))
+			c.send(gwire.OpIdentify, identifyData("noscope-1"))
 			return c
 		}},
-		{"resume with unknown token", CloseAuthenticationFailed, func() *client { c := e.dial(); c.resume("nope", "x", 0); return c }},
-		{"identify twice", CloseAlreadyAuthenticated, func() *client { c := identified(); c.send(OpIdentify, identifyData("user-1")); return c }},
-		{"resume after identify", CloseAlreadyAuthenticated, func() *client { c := identified(); c.resume("user-1", "x", 0); return c }},
-		{"resume with a seq never reached", CloseInvalidSeq, func() *client {
+		{"resume with unknown token", gwire.CloseAuthenticationFailed, func() *client { c := e.dial(); c.resume("nope", "x", 0); return c }},
+		{"identify twice", gwire.CloseAlreadyAuthenticated, func() *client { c := identified(); c.send(gwire.OpIdentify, identifyData("user-1")); return c }},
+		{"resume after identify", gwire.CloseAlreadyAuthenticated, func() *client { c := identified(); c.resume("user-1", "x", 0); return c }},
+		{"resume with a seq never reached", gwire.CloseInvalidSeq, func() *client {
 			r := e.dial().identify("user-2")
 			c := e.dial()
 			c.resume("user-2", r.SessionID, 2)
 			return c
 		}},
-		{"resume with a negative seq", CloseInvalidSeq, func() *client { c := e.dial(); c.resume("user-1", "x", -1); return c }},
-		{"invalid shard", CloseInvalidShard, identifyWith("shard", []int{1, 1})},
-		{"invalid API version", CloseInvalidAPIVersion, func() *client { return e.dialQuery("?v=9&encoding=json") }},
-		{"missing intents", CloseInvalidIntents, identifyWith("intents", nil)},
-		{"undefined intent bit", CloseInvalidIntents, identifyWith("intents", 1<<30)},
-		{"negative intents", CloseInvalidIntents, identifyWith("intents", -1)},
-		{"disallowed intent", CloseDisallowedIntents, identifyWith("intents", IntentMessageContent)},
-		{"token lookup fails", CloseUnknownError, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("error")); return c }},
-		{"user lookup fails", CloseUnknownError, func() *client { c := e.dial(); c.send(OpIdentify, identifyData("user-13")); return c }},
+		{"resume with a negative seq", gwire.CloseInvalidSeq, func() *client { c := e.dial(); c.resume("user-1", "x", -1); return c }},
+		{"invalid shard", gwire.CloseInvalidShard, identifyWith("shard", []int{1, 1})},
+		{"invalid API version", gwire.CloseInvalidAPIVersion, func() *client { return e.dialQuery("?v=9&encoding=json") }},
+		{"missing intents", gwire.CloseInvalidIntents, identifyWith("intents", nil)},
+		{"undefined intent bit", gwire.CloseInvalidIntents, identifyWith("intents", 1<<30)},
+		{"negative intents", gwire.CloseInvalidIntents, identifyWith("intents", -1)},
+		{"disallowed intent", gwire.CloseDisallowedIntents, identifyWith("intents", gwire.IntentMessageContent)},
+		{"token lookup fails", gwire.CloseUnknownError, func() *client { c := e.dial(); c.send(gwire.OpIdentify, identifyData("error")); return c }},
+		{"user lookup fails", gwire.CloseUnknownError, func() *client { c := e.dial(); c.send(gwire.OpIdentify, identifyData("user-13")); return c }},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%d %s", tc.code, tc.name), func(t *testing.T) {
@@ -209,40 +210,40 @@ func TestCloseCodes(t *testing.T) {
 	// The boundary: a payload of exactly MaxPayloadBytes is served.
 	c := e.dial()
 	c.sendRaw(pad(DefaultMaxPayloadBytes))
-	c.expectOp(OpHeartbeatACK)
+	c.expectOp(gwire.OpHeartbeatACK)
 	// Valid shards and known intents are accepted, and READY echoes the shard.
 	d := identifyData("user-3")
-	d["shard"], d["intents"] = []int{0, 1}, KnownIntents&^IntentMessageContent
-	c.send(OpIdentify, d)
-	var r Ready
-	_ = json.Unmarshal(c.expectDispatch(EventReady, 1).D, &r)
+	d["shard"], d["intents"] = []int{0, 1}, gwire.KnownIntents&^gwire.IntentMessageContent
+	c.send(gwire.OpIdentify, d)
+	var r gwire.Ready
+	_ = json.Unmarshal(c.expectDispatch(gwire.EventReady, 1).D, &r)
 	if len(r.Shard) != 2 || r.Shard[0] != 0 || r.Shard[1] != 1 {
 		t.Errorf("READY shard = %v", r.Shard)
 	}
 }
 
-// A bad token is closed with 4004 (final); it leaves nothing behind to resume, and Resume with a
+// A bad token is closed with 4004 (final); it leaves nothing behind to resume, and gwire.Resume with a
 // bad token fails the same way.
 func TestBadTokenCannotResume(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial()
-	c.send(OpIdentify, identifyData("nope"))
-	c.expectClose(CloseAuthenticationFailed)
-	if !IsFinal(CloseAuthenticationFailed) || e.numSessions() != 0 {
+	c.send(gwire.OpIdentify, identifyData("nope"))
+	c.expectClose(gwire.CloseAuthenticationFailed)
+	if !gwire.IsFinal(gwire.CloseAuthenticationFailed) || e.numSessions() != 0 {
 		t.Fatalf("4004 must be final and leave no session (sessions %d)", e.numSessions())
 	}
 	c = e.dial()
 	c.resume("nope", "0123456789abcdef0123456789abcdef", 0)
-	c.expectClose(CloseAuthenticationFailed)
+	c.expectClose(gwire.CloseAuthenticationFailed)
 	// Even a valid token cannot resume a session that never existed.
 	c = e.dial()
 	c.resume("user-1", "0123456789abcdef0123456789abcdef", 0)
-	if p := c.expectOp(OpInvalidSession); string(p.D) != "false" {
+	if p := c.expectOp(gwire.OpInvalidSession); string(p.D) != "false" {
 		t.Fatalf("invalid session d = %s", p.D)
 	}
 }
 
-// Resume after a dropped TCP connection replays the missed dispatches once, in order, with their
+// gwire.Resume after a dropped TCP connection replays the missed dispatches once, in order, with their
 // original sequence numbers, then RESUMED; new dispatches follow once.
 func TestResumeAfterDrop(t *testing.T) {
 	e := newEnv(t, nil)
@@ -265,7 +266,7 @@ func TestResumeAfterDrop(t *testing.T) {
 			t.Fatalf("replayed d = %s, want n=%d", p.D, n)
 		}
 	}
-	b.expectDispatch(EventResumed, 6)
+	b.expectDispatch(gwire.EventResumed, 6)
 	b.heartbeat() // nothing repeated before the ACK
 	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 5})
 	b.expectDispatch("TEST_EVENT", 7)
@@ -306,7 +307,7 @@ func TestRepeatedDropsExactlyOnce(t *testing.T) {
 				t.Fatalf("round %d: got s=%s after %d", round, derefInt(p.S), last)
 			}
 			last = *p.S
-			if deref(p.T) == EventResumed {
+			if deref(p.T) == gwire.EventResumed {
 				break
 			}
 			_ = json.Unmarshal(p.D, &n)
@@ -323,13 +324,13 @@ func TestRepeatedDropsExactlyOnce(t *testing.T) {
 	}
 }
 
-// Resume of an unknown, expired, foreign or too-old session gets Invalid Session (d false); the
+// gwire.Resume of an unknown, expired, foreign or too-old session gets Invalid Session (d false); the
 // connection may then identify.
 func TestResumeInvalidSession(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.ReplayLimit = 5 })
 	invalid := func(c *client) {
 		t.Helper()
-		if p := c.expectOp(OpInvalidSession); string(p.D) != "false" {
+		if p := c.expectOp(gwire.OpInvalidSession); string(p.D) != "false" {
 			t.Fatalf("d = %s, want false", p.D)
 		}
 	}
@@ -346,7 +347,7 @@ func TestResumeInvalidSession(t *testing.T) {
 	e.clk.Advance(DefaultResumeWindow - time.Millisecond)
 	b := e.dial()
 	b.resume("user-2", ra.SessionID, 1) // still in the window
-	b.expectDispatch(EventResumed, 2)
+	b.expectDispatch(gwire.EventResumed, 2)
 	b.drop()
 	e.waitOffline(2)
 	e.clk.Advance(DefaultResumeWindow)
@@ -388,9 +389,9 @@ func TestResumeInvalidSession(t *testing.T) {
 		for s := int64(7); s <= 11; s++ {
 			w.expectDispatch("N", s)
 		}
-		w.expectDispatch(EventResumed, 12)
-		w.send(OpIdentify, identifyData("user-5"))
-		w.expectClose(CloseAlreadyAuthenticated)
+		w.expectDispatch(gwire.EventResumed, 12)
+		w.send(gwire.OpIdentify, identifyData("user-5"))
+		w.expectClose(gwire.CloseAlreadyAuthenticated)
 	}
 }
 
@@ -401,8 +402,8 @@ func TestResumeTakesOver(t *testing.T) {
 	r := a.identify("user-1")
 	b := e.dial()
 	b.resume("user-1", r.SessionID, 1)
-	b.expectDispatch(EventResumed, 2)
-	a.expectClose(CloseUnknownError)
+	b.expectDispatch(gwire.EventResumed, 2)
+	a.expectClose(gwire.CloseUnknownError)
 	e.hub.Dispatch(1, "X", nil)
 	b.expectDispatch("X", 3)
 	if e.hub.Sessions(1) != 1 {
@@ -424,11 +425,11 @@ func TestClientCloseCodes(t *testing.T) {
 		n := e.dial()
 		n.resume("user-1", r.SessionID, 1)
 		if tc.resumable {
-			n.expectDispatch(EventResumed, 2)
+			n.expectDispatch(gwire.EventResumed, 2)
 			_ = n.ws.Close(websocket.StatusNormalClosure, "")
 			e.waitOffline(1)
 		} else {
-			n.expectOp(OpInvalidSession)
+			n.expectOp(gwire.OpInvalidSession)
 		}
 	}
 }
@@ -440,24 +441,24 @@ func TestRateLimit(t *testing.T) {
 	burst := func(c *client, n int) {
 		t.Helper()
 		for i := 0; i < n; i++ {
-			c.send(OpHeartbeat, nil)
+			c.send(gwire.OpHeartbeat, nil)
 		}
 		for i := 0; i < n; i++ {
-			c.expectOp(OpHeartbeatACK)
+			c.expectOp(gwire.OpHeartbeatACK)
 		}
 	}
 	c := e.dial()
 	c.identify("user-1") // counts
 	burst(c, DefaultRateLimit-1)
-	c.send(OpHeartbeat, nil) // the 121st
-	c.expectClose(CloseRateLimited)
+	c.send(gwire.OpHeartbeat, nil) // the 121st
+	c.expectClose(gwire.CloseRateLimited)
 
 	c = e.dial()
 	burst(c, DefaultRateLimit)
 	e.clk.Advance(DefaultRateWindow)
 	burst(c, DefaultRateLimit) // a new window
-	c.send(OpHeartbeat, nil)
-	c.expectClose(CloseRateLimited)
+	c.send(gwire.OpHeartbeat, nil)
+	c.expectClose(gwire.CloseRateLimited)
 }
 
 // Dispatch reaches every session of the user and no one else's; DispatchMany sends once per
@@ -500,15 +501,15 @@ func TestDispatchTwoSessions(t *testing.T) {
 }
 
 // Presence Update objects reach Config.OnPresence with the session's identity, as does the
-// Identify presence.
+// gwire.Identify presence.
 func TestPresenceUpdate(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial()
 	d := identifyData("user-4")
 	d["presence"] = map[string]any{"status": "idle"}
-	c.send(OpIdentify, d)
-	c.expectDispatch(EventReady, 1)
-	c.send(OpPresenceUpdate, map[string]any{"status": "online", "activities": []any{}})
+	c.send(gwire.OpIdentify, d)
+	c.expectDispatch(gwire.EventReady, 1)
+	c.send(gwire.OpPresenceUpdate, map[string]any{"status": "online", "activities": []any{}})
 	c.heartbeat()
 	for _, want := range []string{`{"status":"idle"}`, `{"activities":[],"status":"online"}`} {
 		select {
@@ -532,11 +533,11 @@ func TestEndSessions(t *testing.T) {
 	b.drop()
 	waitFor(t, "one session", func() bool { return e.hub.Sessions(1) == 1 })
 	e.hub.EndSessions(1)
-	a.expectClose(CloseAuthenticationFailed)
+	a.expectClose(gwire.CloseAuthenticationFailed)
 	for _, sid := range []string{r.SessionID, rb.SessionID} {
 		c := e.dial()
 		c.resume("user-1", sid, 1)
-		c.expectOp(OpInvalidSession)
+		c.expectOp(gwire.OpInvalidSession)
 	}
 	if e.numSessions() != 0 {
 		t.Fatalf("%d sessions left", e.numSessions())
@@ -552,7 +553,7 @@ func TestEndAppSessions(t *testing.T) {
 	game2.identify("app2-1")
 	waitFor(t, "two sessions", func() bool { return e.hub.Sessions(1) == 2 })
 	e.hub.EndAppSessions(testApp, 1)
-	game1.expectClose(CloseAuthenticationFailed)
+	game1.expectClose(gwire.CloseAuthenticationFailed)
 	waitFor(t, "the other game's session only", func() bool { return e.hub.Sessions(1) == 1 })
 	e.hub.DispatchApp(testApp2, 1, "STILL_HERE", map[string]int{})
 	game2.expectDispatch("STILL_HERE", 2)
@@ -609,16 +610,16 @@ func TestConcurrentConnections(t *testing.T) {
 			}
 			c := &client{t: t, ws: ws}
 			clients[i] = c
-			if _, _, err := c.read(); err != nil { // Hello
+			if _, _, err := c.read(); err != nil { // gwire.Hello
 				errs <- err
 				return
 			}
-			raw, _ := json.Marshal(map[string]any{"op": OpIdentify, "d": identifyData(fmt.Sprintf("user-%d", 1000+i))})
+			raw, _ := json.Marshal(map[string]any{"op": gwire.OpIdentify, "d": identifyData(fmt.Sprintf("user-%d", 1000+i))})
 			if err := ws.Write(ctx, websocket.MessageText, raw); err != nil {
 				errs <- err
 				return
 			}
-			if p, _, err := c.read(); err != nil || deref(p.T) != EventReady {
+			if p, _, err := c.read(); err != nil || deref(p.T) != gwire.EventReady {
 				errs <- fmt.Errorf("client %d: READY: %v %v", i, deref(p.T), err)
 			}
 		}()
@@ -684,8 +685,8 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			e.hub.Close()
 		}()
 		for _, c := range clients {
-			c.expectOp(OpReconnect)
-			c.expectClose(CloseServiceRestart)
+			c.expectOp(gwire.OpReconnect)
+			c.expectClose(gwire.CloseServiceRestart)
 		}
 		select {
 		case <-done:
@@ -746,7 +747,7 @@ func TestFlushTooFarBehind(t *testing.T) {
 		s.push([]byte(`"N"`), []byte("1"), 5)
 	}
 	c.sent = 3 // 4 and 5 were dropped
-	if r, stop := c.flush(); !stop || r.code != CloseUnknownError {
+	if r, stop := c.flush(); !stop || r.code != gwire.CloseUnknownError {
 		t.Fatalf("flush = %+v, %v", r, stop)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sdkpp/server/clock"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Test tokens are "<kind>-<user id>":
@@ -110,7 +111,7 @@ func startEnv(t *testing.T, e *env, mod func(*Config)) *env {
 		OnPresence: func(who Identity, p json.RawMessage) {
 			e.presences <- presenceCall{who, p}
 		},
-		AllowIntents: func(_ uint64, intents uint64) bool { return intents&IntentMessageContent == 0 },
+		AllowIntents: func(_ uint64, intents uint64) bool { return intents&gwire.IntentMessageContent == 0 },
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -158,7 +159,7 @@ func (e *env) dialQuery(query string) *client {
 	return c
 }
 
-// dial connects with ?v=10&encoding=json and reads Hello.
+// dial connects with ?v=10&encoding=json and reads gwire.Hello.
 func (e *env) dial() *client {
 	e.t.Helper()
 	c := e.dialQuery("?v=10&encoding=json")
@@ -185,21 +186,21 @@ func (c *client) send(op int, d any) {
 }
 
 // read returns the next payload, its raw text, or the read error.
-func (c *client) read() (Payload, []byte, error) {
+func (c *client) read() (gwire.Payload, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	_, raw, err := c.ws.Read(ctx)
 	if err != nil {
-		return Payload{}, nil, err
+		return gwire.Payload{}, nil, err
 	}
-	var p Payload
+	var p gwire.Payload
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return Payload{}, raw, fmt.Errorf("payload %s: %v", raw, err)
+		return gwire.Payload{}, raw, fmt.Errorf("payload %s: %v", raw, err)
 	}
 	return p, raw, nil
 }
 
-func (c *client) next() Payload {
+func (c *client) next() gwire.Payload {
 	c.t.Helper()
 	p, _, err := c.read()
 	if err != nil {
@@ -209,7 +210,7 @@ func (c *client) next() Payload {
 }
 
 // expectOp reads the next payload and checks its op.
-func (c *client) expectOp(op int) Payload {
+func (c *client) expectOp(op int) gwire.Payload {
 	c.t.Helper()
 	p := c.next()
 	if p.Op != op {
@@ -219,9 +220,9 @@ func (c *client) expectOp(op int) Payload {
 }
 
 // expectDispatch reads the next payload and checks it is dispatch event with sequence seq.
-func (c *client) expectDispatch(event string, seq int64) Payload {
+func (c *client) expectDispatch(event string, seq int64) gwire.Payload {
 	c.t.Helper()
-	p := c.expectOp(OpDispatch)
+	p := c.expectOp(gwire.OpDispatch)
 	if deref(p.T) != event || p.S == nil || *p.S != seq {
 		c.t.Fatalf("got dispatch %q s=%v, want %q s=%d", deref(p.T), derefInt(p.S), event, seq)
 	}
@@ -243,10 +244,10 @@ func (c *client) expectClose(code int) {
 	}
 }
 
-func (c *client) hello() Hello {
+func (c *client) hello() gwire.Hello {
 	c.t.Helper()
-	p := c.expectOp(OpHello)
-	var h Hello
+	p := c.expectOp(gwire.OpHello)
+	var h gwire.Hello
 	if err := json.Unmarshal(p.D, &h); err != nil {
 		c.t.Fatal(err)
 	}
@@ -258,29 +259,29 @@ func identifyData(token string) map[string]any {
 		"properties": map[string]string{"os": "linux", "browser": "sdkpp", "device": "sdkpp"}}
 }
 
-// identify sends Identify with token and returns READY (checked to be s=1).
-func (c *client) identify(token string) Ready {
+// identify sends gwire.Identify with token and returns READY (checked to be s=1).
+func (c *client) identify(token string) gwire.Ready {
 	c.t.Helper()
-	c.send(OpIdentify, identifyData(token))
-	p := c.expectDispatch(EventReady, 1)
-	var r Ready
+	c.send(gwire.OpIdentify, identifyData(token))
+	p := c.expectDispatch(gwire.EventReady, 1)
+	var r gwire.Ready
 	if err := json.Unmarshal(p.D, &r); err != nil {
 		c.t.Fatal(err)
 	}
 	return r
 }
 
-// resume sends Resume.
+// resume sends gwire.Resume.
 func (c *client) resume(token, sessionID string, seq int64) {
 	c.t.Helper()
-	c.send(OpResume, map[string]any{"token": token, "session_id": sessionID, "seq": seq})
+	c.send(gwire.OpResume, map[string]any{"token": token, "session_id": sessionID, "seq": seq})
 }
 
 // heartbeat sends a heartbeat and reads its ACK (so every dispatch queued before it has arrived).
 func (c *client) heartbeat() {
 	c.t.Helper()
-	c.send(OpHeartbeat, nil)
-	c.expectOp(OpHeartbeatACK)
+	c.send(gwire.OpHeartbeat, nil)
+	c.expectOp(gwire.OpHeartbeatACK)
 }
 
 // drop cuts the TCP connection without a close frame.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"sync"
 	"time"
@@ -15,7 +16,7 @@ import (
 
 	"sdkpp/server/clock"
 	"sdkpp/server/scopes"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Defaults of Config.
@@ -41,19 +42,19 @@ type Identity struct {
 	Scopes []string
 }
 
-// Tokens resolves the bearer tokens that clients send in Identify and Resume. server.go adapts
+// Tokens resolves the bearer tokens that clients send in gwire.Identify and gwire.Resume. server.go adapts
 // package token to it.
 type Tokens interface {
 	// ResolveBearer returns the identity behind a user's OAuth2 access token (sent without the
 	// "Bearer " prefix). ok is false for an unknown, expired or revoked token; err is for a failure
-	// to look it up, which the client sees as CloseUnknownError and may retry.
+	// to look it up, which the client sees as gwire.CloseUnknownError and may retry.
 	ResolveBearer(ctx context.Context, token string) (who Identity, ok bool, err error)
 }
 
 // Users gives the user object of READY.
 type Users interface {
 	// ReadyUser returns the user object of who as GET /users/@me would return it to that token
-	// (premium_type per rule USR-1). An error closes the connection with CloseUnknownError.
+	// (premium_type per rule USR-1). An error closes the connection with gwire.CloseUnknownError.
 	ReadyUser(ctx context.Context, who Identity) (wire.User, error)
 }
 
@@ -62,19 +63,19 @@ type Config struct {
 	Tokens Tokens      // required
 	Users  Users       // required
 	Clock  clock.Clock // heartbeat deadlines, resume window and rate limit; default the machine's
-	// HeartbeatInterval is sent in Hello; a connection with no heartbeat for 1.5 intervals is
-	// closed with CloseSessionTimedOut. Default 41250 ms.
+	// HeartbeatInterval is sent in gwire.Hello; a connection with no heartbeat for 1.5 intervals is
+	// closed with gwire.CloseSessionTimedOut. Default 41250 ms.
 	HeartbeatInterval time.Duration
 	// ResumeWindow is how long a disconnected session can be resumed. Default 2 minutes.
 	ResumeWindow time.Duration
-	// ReplayLimit is how many dispatches a session keeps for Resume. Default 1000.
+	// ReplayLimit is how many dispatches a session keeps for gwire.Resume. Default 1000.
 	ReplayLimit int
 	// RateLimit payloads per RateWindow are allowed per connection; one more closes it with
-	// CloseRateLimited. Defaults 120 per 60 s.
+	// gwire.CloseRateLimited. Defaults 120 per 60 s.
 	RateLimit  int
 	RateWindow time.Duration
 	// MaxPayloadBytes is the largest client payload; a larger one closes the connection with
-	// CloseDecodeError. Default 4096, the platform's limit for payloads clients send.
+	// gwire.CloseDecodeError. Default 4096, the platform's limit for payloads clients send.
 	MaxPayloadBytes int
 	// WriteTimeout bounds one write to a client in real time. Default 10 s.
 	WriteTimeout time.Duration
@@ -86,31 +87,31 @@ type Config struct {
 	// host and path, without query.
 	ResumeURL string
 	// OnPresence, when set, receives the d of every Presence Update (op 3), already checked to be a
-	// JSON object, and an Identify's presence object. It runs on the connection's goroutine: it
+	// JSON object, and an gwire.Identify's presence object. It runs on the connection's goroutine: it
 	// must not block for long. It may call the Hub's methods.
 	OnPresence func(who Identity, presence json.RawMessage)
 	// OnConnection, when set, is told when a user's first live session of an application starts
-	// (connected true) and when the last one ends (false), by Identify, Resume and the end of a
+	// (connected true) and when the last one ends (false), by gwire.Identify, gwire.Resume and the end of a
 	// connection. It runs on the connection's goroutine without the hub's lock, so two calls may
 	// overlap or arrive late: read the current state with OnlineApp rather than trusting the
 	// argument's order. It must not block for long.
 	OnConnection func(who Identity, connected bool)
-	// OnSession, when set, runs after a session is attached to a connection (Identify, Resume)
+	// OnSession, when set, runs after a session is attached to a connection (gwire.Identify, gwire.Resume)
 	// and after a connection lets its session go (detached or ended), on the connection's
 	// goroutine and outside the hub's lock: it may call Online and OnlineApp, which already tell
 	// the new state. It must not block for long.
 	OnSession func(who Identity)
 	// ReadyExtra, when set, gives more top-level fields of READY (for example relationships and
 	// presences), each encoded as JSON; the standard fields cannot be replaced. An error closes
-	// the connection with CloseUnknownError.
+	// the connection with gwire.CloseUnknownError.
 	ReadyExtra func(ctx context.Context, who Identity) (map[string]any, error)
-	// Requests, when set, serves API requests sent over the gateway (OpRequest): the API's
-	// handler, with paths below the API base. Nil: OpRequest is an unknown opcode.
+	// Requests, when set, serves API requests sent over the gateway (gwire.OpRequest): the API's
+	// handler, with paths below the API base. Nil: gwire.OpRequest is an unknown opcode.
 	Requests http.Handler
-	// MaxRequestBytes is the largest OpRequest payload. Default DefaultMaxRequestBytes.
+	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int
 	// AllowIntents, when set, decides whether who's application may use the intents of an
-	// Identify; false closes with CloseDisallowedIntents. Nil allows every known intent.
+	// gwire.Identify; false closes with gwire.CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool
 }
 
@@ -153,7 +154,7 @@ func New(cfg Config) *Hub {
 	positive(&cfg.RateLimit, DefaultRateLimit)
 	positive(&cfg.RateWindow, DefaultRateWindow)
 	positive(&cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
-	positive(&cfg.MaxRequestBytes, DefaultMaxRequestBytes)
+	positive(&cfg.MaxRequestBytes, gwire.MaxRequestBytes)
 	positive(&cfg.WriteTimeout, DefaultWriteTimeout)
 	positive(&cfg.CloseGrace, DefaultCloseGrace)
 	if cfg.Logger == nil {
@@ -207,7 +208,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	if h.closed { // Close began during the handshake
 		h.mu.Unlock()
-		c.closeWith(CloseServiceRestart, "service restart")
+		c.closeWith(gwire.CloseServiceRestart, "service restart")
 		return
 	}
 	h.conns[c] = struct{}{}
@@ -216,11 +217,11 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch {
 	case q.Has("v") && q.Get("v") != "10":
-		c.finish(closeReq{code: CloseInvalidAPIVersion, reason: "invalid API version"})
+		c.finish(closeReq{code: gwire.CloseInvalidAPIVersion, reason: "invalid API version"})
 	case q.Has("encoding") && q.Get("encoding") != "json":
-		c.finish(closeReq{code: CloseDecodeError, reason: "unsupported encoding"})
+		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported encoding"})
 	case q.Get("compress") != "":
-		c.finish(closeReq{code: CloseDecodeError, reason: "unsupported compression"})
+		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported compression"})
 	default:
 		c.run()
 	}
@@ -268,7 +269,7 @@ func (t *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap returns the wrapped ResponseWriter.
 func (t *hijackTracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
-// Close sends Reconnect (op 7) to every connection and closes it with CloseServiceRestart (1012),
+// Close sends Reconnect (op 7) to every connection and closes it with gwire.CloseServiceRestart (1012),
 // refuses new connections, forgets every session, and returns when every goroutine the hub
 // started has ended. Connections that do not finish their close handshake within CloseGrace are
 // cut. Calling Close again waits for the first call.
@@ -437,7 +438,7 @@ func (h *Hub) connection(who Identity, connected bool) {
 func (h *Hub) Online(userID uint64) bool { return h.Sessions(userID) > 0 }
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
-// connected ones are closed with CloseAuthenticationFailed, and none can be resumed.
+// connected ones are closed with gwire.CloseAuthenticationFailed, and none can be resumed.
 func (h *Hub) EndSessions(userID uint64) { h.endSessions(0, userID) }
 
 // EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
@@ -453,7 +454,7 @@ func (h *Hub) endSessions(appID, userID uint64) {
 			continue
 		}
 		if s.conn != nil {
-			s.conn.kickWith(closeReq{code: CloseAuthenticationFailed, reason: "session ended", end: true})
+			s.conn.kickWith(closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true})
 		}
 		h.removeLocked(s)
 	}

@@ -5,84 +5,47 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"strings"
 
 	"sdkpp/internal/jsonscan"
 )
-
-// API requests over the gateway: an sdkpp extension (the platform has no such opcode).
-//
-// A game's SDK already holds an identified WebSocket; sending a lobby message over it spares an
-// HTTP request its own round trip, its headers and the token lookup, which is most of the time
-// between a send and the other players' MESSAGE_CREATE. The request is served by the same API
-// handler as over HTTP, with the session's token, so it gets the same checks, errors and rate
-// limits. Its answer is a dispatch to the session (EventRequestResult): it has a sequence number
-// and is replayed on Resume like any event, so a client that resumes gets it; a client whose
-// session is lost instead cannot know whether the request ran, and repeats it over HTTP with the
-// same idempotency nonce where the route has one.
-const (
-	// OpRequest is client → server: d is a Request. It does not count against the payload rate
-	// limit (the API's own limits apply) and may be up to Config.MaxRequestBytes long.
-	OpRequest = 100
-	// EventRequestResult is the dispatch that answers an OpRequest: d is a RequestResult.
-	EventRequestResult = "SDKPP_REQUEST_RESULT"
-	// DefaultMaxRequestBytes bounds an OpRequest payload: a message of 2000 characters of four
-	// UTF-8 bytes each, escaped, with its metadata.
-	DefaultMaxRequestBytes = 64 << 10
-	// MaxNonceChars bounds Request.Nonce.
-	MaxNonceChars = 64
-)
-
-// Request is the d of OpRequest.
-type Request struct {
-	Nonce  string          `json:"nonce"`          // 1-64 characters, echoed in the result
-	Method string          `json:"method"`         // GET, POST, PUT, PATCH or DELETE
-	Path   string          `json:"path"`           // below the API base, e.g. "/lobbies/1/messages"
-	Body   json.RawMessage `json:"body,omitempty"` // the JSON body, if any
-}
-
-// RequestResult is the d of EventRequestResult.
-type RequestResult struct {
-	Nonce  string          `json:"nonce"`
-	Status int             `json:"status"` // the HTTP status the request got
-	Body   json.RawMessage `json:"body"`   // the JSON answer; null when it had none
-}
 
 // features lists READY's sdkpp_features.
 func (h *Hub) features() []string {
 	if h.cfg.Requests == nil {
 		return nil
 	}
-	return []string{FeatureRequests}
+	return []string{gwire.FeatureRequests}
 }
 
-// validRequest checks an OpRequest's d.
-func validRequest(d json.RawMessage) (Request, bool) {
-	var r Request
+// validRequest checks an gwire.OpRequest's d.
+func validRequest(d json.RawMessage) (gwire.Request, bool) {
+	var r gwire.Request
 	if !decodeObject(d, &r) {
 		return r, false
 	}
 	return r, checkRequest(r)
 }
 
-// checkRequest checks a decoded Request's fields.
-func checkRequest(r Request) bool {
+// checkRequest checks a decoded gwire.Request's fields.
+func checkRequest(r gwire.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
 		return false
 	}
-	return r.Nonce != "" && len(r.Nonce) <= MaxNonceChars &&
+	return r.Nonce != "" && len(r.Nonce) <= gwire.MaxNonceChars &&
 		strings.HasPrefix(r.Path, "/") && !strings.HasPrefix(r.Path, "//") && !strings.ContainsAny(r.Path, "#\r\n\x00")
 }
 
-// fastRequest reads the OpRequest the SDK sends, {"op":100,"d":{"nonce","method","path","body"}}
+// fastRequest reads the gwire.OpRequest the SDK sends, {"op":100,"d":{"nonce","method","path","body"}}
 // with plain strings, in one pass (jsonscan): encoding/json would scan the payload three times
 // and copy the body twice, which was a tenth of a lobby message's time in the service. It returns
 // what encoding/json would decode, and false for anything else (another opcode, an unusual
 // spelling, invalid JSON), which then takes the encoding/json path.
-func fastRequest(data []byte) (Request, bool) {
-	var r Request
+func fastRequest(data []byte) (gwire.Request, bool) {
+	var r gwire.Request
 	var op, d []byte
 	if !jsonscan.Object(data, func(k, v []byte) bool {
 		switch string(k) {
@@ -121,7 +84,7 @@ type requester struct {
 	sess  *session
 }
 
-// serveInline serves data on the reader goroutine when it is an OpRequest of an identified
+// serveInline serves data on the reader goroutine when it is an gwire.OpRequest of an identified
 // connection, and reports whether it did; anything else (including a malformed request, which
 // closes the connection) goes to the loop. Serving requests where they are read spares two
 // goroutine hand-offs per request, and keeps one connection's requests in order: the next is read
@@ -137,7 +100,7 @@ func (c *conn) serveInline(data []byte) bool {
 			Op *int            `json:"op"`
 			D  json.RawMessage `json:"d"`
 		}
-		if !decodeObject(data, &p) || p.Op == nil || *p.Op != OpRequest {
+		if !decodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
 			return false
 		}
 		if r, ok = validRequest(p.D); !ok {
@@ -155,11 +118,11 @@ func (c *conn) serveInline(data []byte) bool {
 // What the request dispatches to this connection meanwhile (a sent message, to its author)
 // waits for the answer and leaves with it: the client is woken once, and its copy does not take
 // a core from the other players' clients while they receive theirs.
-func (c *conn) serveAndAnswer(rq *requester, r Request) {
+func (c *conn) serveAndAnswer(rq *requester, r gwire.Request) {
 	c.serving.Store(true)
 	d, err := json.Marshal(c.serve(rq.token, r))
 	c.serving.Store(false)
-	if err != nil { // a RequestResult always encodes: its body is checked JSON
+	if err != nil { // a gwire.RequestResult always encodes: its body is checked JSON
 		c.h.log.Error("gateway: request result cannot be encoded", "err", err)
 		c.signal() // what waited for the answer
 		return
@@ -167,14 +130,14 @@ func (c *conn) serveAndAnswer(rq *requester, r Request) {
 	c.h.answer(rq.sess, d)
 }
 
-// request is op 100 reaching the loop: malformed, sent before Identify, or read before the loop
-// had finished the Identify (or Resume) that preceded it, which it then serves here.
+// request is op 100 reaching the loop: malformed, sent before gwire.Identify, or read before the loop
+// had finished the gwire.Identify (or gwire.Resume) that preceded it, which it then serves here.
 func (c *conn) request(d json.RawMessage) (closeReq, bool) {
 	if c.h.cfg.Requests == nil {
-		return closeReq{code: CloseUnknownOpcode, reason: "unknown opcode"}, true
+		return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
 	}
 	if !c.authed {
-		return closeReq{code: CloseNotAuthenticated, reason: "not authenticated"}, true
+		return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
 	}
 	r, ok := validRequest(d)
 	if !ok {
@@ -188,11 +151,11 @@ func (c *conn) request(d json.RawMessage) (closeReq, bool) {
 }
 
 // serve runs one request through the API handler with the session's token.
-func (c *conn) serve(token string, r Request) (res RequestResult) {
+func (c *conn) serve(token string, r gwire.Request) (res gwire.RequestResult) {
 	defer func() { // net/http recovers a handler's panic; this goroutine must too
 		if p := recover(); p != nil {
 			c.h.log.Error("gateway: request handler panicked", "method", r.Method, "path", r.Path, "panic", p)
-			res = RequestResult{Nonce: r.Nonce, Status: http.StatusInternalServerError, Body: errorBody(0, "500: Internal Server Error")}
+			res = gwire.RequestResult{Nonce: r.Nonce, Status: http.StatusInternalServerError, Body: errorBody(0, "500: Internal Server Error")}
 		}
 	}()
 	var body *bytes.Reader
@@ -203,7 +166,7 @@ func (c *conn) serve(token string, r Request) (res RequestResult) {
 	}
 	hr, err := http.NewRequestWithContext(context.WithoutCancel(c.h.ctx), r.Method, r.Path, body)
 	if err != nil {
-		return RequestResult{Nonce: r.Nonce, Status: http.StatusBadRequest, Body: errorBody(50035, "Invalid Form Body")}
+		return gwire.RequestResult{Nonce: r.Nonce, Status: http.StatusBadRequest, Body: errorBody(50035, "Invalid Form Body")}
 	}
 	hr.RemoteAddr = c.remoteAddr
 	hr.Header.Set("Authorization", "Bearer "+token)
@@ -219,7 +182,7 @@ func (c *conn) serve(token string, r Request) (res RequestResult) {
 	case !jsonscan.Valid(out):
 		out, _ = json.Marshal(string(out))
 	}
-	return RequestResult{Nonce: r.Nonce, Status: w.status, Body: out}
+	return gwire.RequestResult{Nonce: r.Nonce, Status: w.status, Body: out}
 }
 
 // errorBody is the platform's {"code","message"} error body.
@@ -238,7 +201,7 @@ func (h *Hub) answer(s *session, d []byte) {
 		h.mu.Unlock()
 		return
 	}
-	s.push([]byte(`"`+EventRequestResult+`"`), d, h.cfg.ReplayLimit)
+	s.push([]byte(`"`+gwire.EventRequestResult+`"`), d, h.cfg.ReplayLimit)
 	c := s.conn
 	h.mu.Unlock()
 	if c != nil {

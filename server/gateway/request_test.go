@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strings"
 	"testing"
@@ -49,10 +50,10 @@ func requestEnv(t *testing.T) (*env, echoAPI) {
 }
 
 // result reads the next dispatch, which must be the answer to nonce with sequence seq.
-func (c *client) result(nonce string, seq int64) RequestResult {
+func (c *client) result(nonce string, seq int64) gwire.RequestResult {
 	c.t.Helper()
-	p := c.expectDispatch(EventRequestResult, seq)
-	var r RequestResult
+	p := c.expectDispatch(gwire.EventRequestResult, seq)
+	var r gwire.RequestResult
 	if err := json.Unmarshal(p.D, &r); err != nil {
 		c.t.Fatal(err)
 	}
@@ -68,17 +69,17 @@ func (c *client) result(nonce string, seq int64) RequestResult {
 func TestRequestOverGateway(t *testing.T) {
 	e, _ := requestEnv(t)
 	c := e.dial()
-	if r := c.identify("user-1"); !slices.Equal(r.SdkppFeatures, []string{FeatureRequests}) {
+	if r := c.identify("user-1"); !slices.Equal(r.SdkppFeatures, []string{gwire.FeatureRequests}) {
 		t.Fatalf("READY offers %v", r.SdkppFeatures)
 	}
 	if r := newEnv(t, nil).dial().identify("user-1"); r.SdkppFeatures != nil {
 		t.Fatalf("READY without a Requests handler offers %v", r.SdkppFeatures)
 	}
 	long := strings.Repeat("é", 3000) // 6000 bytes of UTF-8
-	c.send(OpRequest, Request{Nonce: "n1", Method: "POST", Path: "/lobbies/7/messages?x=1", Body: json.RawMessage(`{"content":"` + long + `"}`)})
-	c.send(OpRequest, Request{Nonce: "n2", Method: "GET", Path: "/users/@me"})
-	c.send(OpRequest, Request{Nonce: "n3", Method: "DELETE", Path: "/none"})
-	c.send(OpRequest, Request{Nonce: "n4", Method: "GET", Path: "/missing"})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "n1", Method: "POST", Path: "/lobbies/7/messages?x=1", Body: json.RawMessage(`{"content":"` + long + `"}`)})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "n2", Method: "GET", Path: "/users/@me"})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "n3", Method: "DELETE", Path: "/none"})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "n4", Method: "GET", Path: "/missing"})
 
 	r := c.result("n1", 2)
 	var got struct {
@@ -102,12 +103,12 @@ func TestRequestOverGateway(t *testing.T) {
 	if r := c.result("n4", 5); r.Status != 404 || !strings.Contains(string(r.Body), `"code":10031`) {
 		t.Fatalf("404 result %d %s", r.Status, r.Body)
 	}
-	c.send(OpRequest, Request{Nonce: "p", Method: "GET", Path: "/panic"})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "p", Method: "GET", Path: "/panic"})
 	if r := c.result("p", 6); r.Status != 500 {
 		t.Fatalf("a handler's panic: %d %s", r.Status, r.Body)
 	}
 	for i := 0; i < DefaultRateLimit+10; i++ { // beyond the payload rate limit
-		c.send(OpRequest, Request{Nonce: "r", Method: "GET", Path: "/none"})
+		c.send(gwire.OpRequest, gwire.Request{Nonce: "r", Method: "GET", Path: "/none"})
 	}
 	for i := 0; i < DefaultRateLimit+10; i++ {
 		c.result("r", int64(7+i))
@@ -115,15 +116,15 @@ func TestRequestOverGateway(t *testing.T) {
 	c.heartbeat()
 }
 
-// A request sent right behind Identify, before READY arrives, may reach the connection before it
+// A request sent right behind gwire.Identify, before READY arrives, may reach the connection before it
 // has finished identifying: it is served all the same, after READY.
 func TestRequestRightAfterIdentify(t *testing.T) {
 	e, _ := requestEnv(t)
 	for range 20 {
 		c := e.dial()
-		c.send(OpIdentify, identifyData("user-1"))
-		c.send(OpRequest, Request{Nonce: "early", Method: "GET", Path: "/none"})
-		c.expectDispatch(EventReady, 1)
+		c.send(gwire.OpIdentify, identifyData("user-1"))
+		c.send(gwire.OpRequest, gwire.Request{Nonce: "early", Method: "GET", Path: "/none"})
+		c.expectDispatch(gwire.EventReady, 1)
 		if r := c.result("early", 2); r.Status != 204 {
 			t.Fatalf("early request: %d %s", r.Status, r.Body)
 		}
@@ -137,7 +138,7 @@ func TestRequestAnswerReplayedOnResume(t *testing.T) {
 	e, api := requestEnv(t)
 	a := e.dial()
 	ready := a.identify("user-1")
-	a.send(OpRequest, Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
+	a.send(gwire.OpRequest, gwire.Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
 	<-api.entered // the request is being served (by the connection's reader, which waits for it)
 	a.drop()
 	close(api.release) // answered after the client has gone
@@ -147,7 +148,7 @@ func TestRequestAnswerReplayedOnResume(t *testing.T) {
 	if r := b.result("slow", 2); r.Status != 200 {
 		t.Fatalf("replayed result %d %s", r.Status, r.Body)
 	}
-	b.expectDispatch(EventResumed, 3)
+	b.expectDispatch(gwire.EventResumed, 3)
 }
 
 // While a connection serves one of its own requests, what is dispatched to it meanwhile waits
@@ -158,11 +159,11 @@ func TestDispatchesWaitForTheRequestInFlight(t *testing.T) {
 	a.identify("user-1")
 	b := e.dial()
 	b.identify("user-1")
-	a.send(OpRequest, Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
+	a.send(gwire.OpRequest, gwire.Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
 	<-api.entered
 	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 1})
 	b.expectDispatch("TEST_EVENT", 2) // not serving: written at once
-	got := make(chan Payload, 2)
+	got := make(chan gwire.Payload, 2)
 	go func() { // a's reads; the test fails below if they are out of order or missing
 		for range 2 {
 			p, _, err := a.read()
@@ -182,7 +183,7 @@ func TestDispatchesWaitForTheRequestInFlight(t *testing.T) {
 	for _, want := range []struct {
 		event string
 		seq   int64
-	}{{"TEST_EVENT", 2}, {EventRequestResult, 3}} {
+	}{{"TEST_EVENT", 2}, {gwire.EventRequestResult, 3}} {
 		p, ok := <-got
 		if !ok || deref(p.T) != want.event || p.S == nil || *p.S != want.seq {
 			t.Fatalf("got %q s=%v, want %q s=%d", deref(p.T), derefInt(p.S), want.event, want.seq)
@@ -202,44 +203,44 @@ func TestRequestRefusals(t *testing.T) {
 		return c
 	}
 	req := func(d any) func() *client {
-		return func() *client { c := identified(e); c.send(OpRequest, d); return c }
+		return func() *client { c := identified(e); c.send(gwire.OpRequest, d); return c }
 	}
 	cases := []struct {
 		name    string
 		code    int
 		provoke func() *client
 	}{
-		{"before identify", CloseNotAuthenticated, func() *client {
+		{"before identify", gwire.CloseNotAuthenticated, func() *client {
 			c := e.dial()
-			c.send(OpRequest, Request{Nonce: "n", Method: "GET", Path: "/x"})
+			c.send(gwire.OpRequest, gwire.Request{Nonce: "n", Method: "GET", Path: "/x"})
 			return c
 		}},
-		{"no Requests handler", CloseUnknownOpcode, func() *client {
+		{"no Requests handler", gwire.CloseUnknownOpcode, func() *client {
 			c := identified(bare)
-			c.send(OpRequest, Request{Nonce: "n", Method: "GET", Path: "/x"})
+			c.send(gwire.OpRequest, gwire.Request{Nonce: "n", Method: "GET", Path: "/x"})
 			return c
 		}},
-		{"d not an object", CloseDecodeError, req([]int{1})},
-		{"d null", CloseDecodeError, req(nil)},
-		{"no nonce", CloseDecodeError, req(Request{Method: "GET", Path: "/x"})},
-		{"nonce too long", CloseDecodeError, req(Request{Nonce: strings.Repeat("n", MaxNonceChars+1), Method: "GET", Path: "/x"})},
-		{"unknown method", CloseDecodeError, req(Request{Nonce: "n", Method: "TRACE", Path: "/x"})},
-		{"lower-case method", CloseDecodeError, req(Request{Nonce: "n", Method: "get", Path: "/x"})},
-		{"relative path", CloseDecodeError, req(Request{Nonce: "n", Method: "GET", Path: "x"})},
-		{"host-relative path", CloseDecodeError, req(Request{Nonce: "n", Method: "GET", Path: "//evil.example/x"})},
-		{"path with a newline", CloseDecodeError, req(Request{Nonce: "n", Method: "GET", Path: "/x\r\nHost: y"})},
-		{"nonce of wrong type", CloseDecodeError, req(map[string]any{"nonce": 5, "method": "GET", "path": "/x"})},
-		{"body not JSON", CloseDecodeError, func() *client {
+		{"d not an object", gwire.CloseDecodeError, req([]int{1})},
+		{"d null", gwire.CloseDecodeError, req(nil)},
+		{"no nonce", gwire.CloseDecodeError, req(gwire.Request{Method: "GET", Path: "/x"})},
+		{"nonce too long", gwire.CloseDecodeError, req(gwire.Request{Nonce: strings.Repeat("n", gwire.MaxNonceChars+1), Method: "GET", Path: "/x"})},
+		{"unknown method", gwire.CloseDecodeError, req(gwire.Request{Nonce: "n", Method: "TRACE", Path: "/x"})},
+		{"lower-case method", gwire.CloseDecodeError, req(gwire.Request{Nonce: "n", Method: "get", Path: "/x"})},
+		{"relative path", gwire.CloseDecodeError, req(gwire.Request{Nonce: "n", Method: "GET", Path: "x"})},
+		{"host-relative path", gwire.CloseDecodeError, req(gwire.Request{Nonce: "n", Method: "GET", Path: "//evil.example/x"})},
+		{"path with a newline", gwire.CloseDecodeError, req(gwire.Request{Nonce: "n", Method: "GET", Path: "/x\r\nHost: y"})},
+		{"nonce of wrong type", gwire.CloseDecodeError, req(map[string]any{"nonce": 5, "method": "GET", "path": "/x"})},
+		{"body not JSON", gwire.CloseDecodeError, func() *client {
 			c := identified(e)
 			c.sendRaw(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":nope}}`)
 			return c
 		}},
-		{"oversized request", CloseDecodeError, func() *client {
+		{"oversized request", gwire.CloseDecodeError, func() *client {
 			c := identified(e)
-			c.sendRaw(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":"` + strings.Repeat("x", DefaultMaxRequestBytes) + `"}}`)
+			c.sendRaw(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":"` + strings.Repeat("x", gwire.MaxRequestBytes) + `"}}`)
 			return c
 		}},
-		{"oversized heartbeat with Requests set", CloseDecodeError, func() *client {
+		{"oversized heartbeat with Requests set", gwire.CloseDecodeError, func() *client {
 			c := identified(e)
 			c.sendRaw(`{"op":1,"d":null` + strings.Repeat(" ", DefaultMaxPayloadBytes) + `}`)
 			return c
@@ -252,7 +253,7 @@ func TestRequestRefusals(t *testing.T) {
 	}
 }
 
-// The one-pass reading of an OpRequest (fastRequest) decodes exactly what encoding/json decodes,
+// The one-pass reading of an gwire.OpRequest (fastRequest) decodes exactly what encoding/json decodes,
 // and leaves to encoding/json what it does not read itself.
 func TestFastRequestAgreesWithEncodingJSON(t *testing.T) {
 	for _, in := range []string{
@@ -273,8 +274,8 @@ func TestFastRequestAgreesWithEncodingJSON(t *testing.T) {
 			Op *int            `json:"op"`
 			D  json.RawMessage `json:"d"`
 		}
-		var want Request
-		slowOK := json.Unmarshal([]byte(in), &p) == nil && p.Op != nil && *p.Op == OpRequest &&
+		var want gwire.Request
+		slowOK := json.Unmarshal([]byte(in), &p) == nil && p.Op != nil && *p.Op == gwire.OpRequest &&
 			isObject(p.D) && json.Unmarshal(p.D, &want) == nil
 		if ok && (!slowOK || got.Nonce != want.Nonce || got.Method != want.Method || got.Path != want.Path ||
 			string(got.Body) != string(want.Body)) {

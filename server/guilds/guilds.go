@@ -57,7 +57,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Permission bits of the partial guild (the platform's values).

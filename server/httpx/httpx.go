@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"sdkpp/internal/jsonscan"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // MaxBody is the largest request body read.

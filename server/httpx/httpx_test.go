@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // A value that encodes itself (wire.LobbyMessage) is written as encoding/json's Encoder writes it.

@@ -5,7 +5,7 @@ import "net/http"
 // MessageBody is the body of a message a player sends. Lobby messages and game direct messages
 // (package dms) share its rules.
 type MessageBody struct {
-	Content  string            // 1 to MaxContentChars characters, not only spaces
+	Content  string            // 1 to wire.MaxMessageContentChars characters, not only spaces
 	Metadata map[string]string // nil when absent; at most MaxMetadataChars
 	Flags    int               // only SUPPRESS_EMBEDS and SUPPRESS_NOTIFICATIONS
 }

@@ -3,13 +3,14 @@ package lobbies
 import (
 	"errors"
 	"maps"
+	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"time"
 
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // orNil normalizes an empty map to nil (stored and sent as "no metadata").
@@ -459,6 +460,6 @@ func (s *Service) moderate(q *request) (any, error) {
 		if err != nil {
 			return err
 		}
-		return s.toMembers(q, st, out, l, EventLobbyMessageUpdate, messageObject(m, a))
+		return s.toMembers(q, st, out, l, gwire.EventLobbyMessageUpdate, messageObject(m, a))
 	})
 }

@@ -19,7 +19,7 @@ import (
 	"sdkpp/server/servertest/world"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // env is a lobby service on an in-memory store with a frozen clock, two applications and a

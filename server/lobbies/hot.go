@@ -3,11 +3,12 @@ package lobbies
 import (
 	"context"
 	"errors"
+	gwire "sdkpp/wire/gateway"
 	"time"
 
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // hotLobby is what sending a message in a lobby needs, kept in memory between messages so that
@@ -185,7 +186,7 @@ func (s *Service) deliver(h *hotLobby, obj wire.LobbyMessage, author uint64) {
 	if len(ids) < len(h.ids) {
 		ids = append(ids, author)
 	}
-	s.Notifier.LobbyEvent(h.lobby.AppID, ids, EventLobbyMessageCreate, obj)
+	s.Notifier.LobbyEvent(h.lobby.AppID, ids, gwire.EventLobbyMessageCreate, obj)
 }
 
 // flush waits until the writer has committed every message accepted so far.

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"sdkpp/server/lobbies"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // started is an env whose service runs its writer (Start), as in the real service: members get a
@@ -197,7 +198,7 @@ func TestMemberObjectsCarryTheUser(t *testing.T) {
 	}
 	added := false
 	for _, ev := range e.rec.take() {
-		if me, ok := ev.data.(wire.LobbyMemberEvent); ok && ev.event == lobbies.EventLobbyMemberAdd {
+		if me, ok := ev.data.(wire.LobbyMemberEvent); ok && ev.event == gwire.EventLobbyMemberAdd {
 			added = me.Member.User != nil && me.Member.User.Username == "bob"
 		}
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"time"
 
 	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Lobby channel invites (rule LOB-5): single use, valid one hour.
@@ -240,7 +241,7 @@ func (s *Service) MemberConnection(ctx context.Context, appID, userID uint64) er
 				if err != nil {
 					return err
 				}
-				out.add(l.AppID, memberIDs(members), EventLobbyMemberUpdate,
+				out.add(l.AppID, memberIDs(members), gwire.EventLobbyMemberUpdate,
 					wire.LobbyMemberEvent{LobbyID: wire.Snowflake(l.ID), Member: mo})
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +14,7 @@ import (
 
 	"sdkpp/server/lobbies"
 	"sdkpp/server/scopes"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Rule LOB-1: PUT /lobbies creates the application's lobby for a secret or joins it, in one call.
@@ -26,7 +27,7 @@ func TestLOB1CreateOrJoinBySecret(t *testing.T) {
 		created.Members[0].ID != alice.sid() || created.Members[0].Metadata["team"] != "red" {
 		t.Fatalf("created: %+v", created)
 	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id}) ||
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id}) ||
 		ev[0].app != uint64(e.app.ID) {
 		t.Fatalf("creation events: %+v", ev)
 	}
@@ -35,8 +36,8 @@ func TestLOB1CreateOrJoinBySecret(t *testing.T) {
 		t.Fatalf("bob joined another lobby: %+v", joined)
 	}
 	ev := e.rec.take()
-	if len(ev) != 2 || ev[0].event != lobbies.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{bob.id}) ||
-		ev[1].event != lobbies.EventLobbyMemberAdd || !slices.Equal(ev[1].users, []uint64{alice.id, bob.id}) ||
+	if len(ev) != 2 || ev[0].event != gwire.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{bob.id}) ||
+		ev[1].event != gwire.EventLobbyMemberAdd || !slices.Equal(ev[1].users, []uint64{alice.id, bob.id}) ||
 		ev[1].data.(wire.LobbyMemberEvent).Member.ID.String() != bob.sid() {
 		t.Fatalf("join events: %+v", ev)
 	}
@@ -89,7 +90,7 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 	}
 	ev := e.rec.take()
 	// The members get it, the author last (the others are waiting for it).
-	if len(ev) != 1 || ev[0].event != lobbies.EventLobbyMessageCreate || !slices.Equal(ev[0].users, []uint64{bob.id, alice.id}) ||
+	if len(ev) != 1 || ev[0].event != gwire.EventLobbyMessageCreate || !slices.Equal(ev[0].users, []uint64{bob.id, alice.id}) ||
 		ev[0].app != uint64(e.app.ID) ||
 		ev[0].data.(wire.LobbyMessage).ID.String() != m.ID {
 		t.Fatalf("realtime events: %+v", ev)
@@ -214,7 +215,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 	if len(l.Members) != 2 || l.member(bob.sid()).Flags != wire.LobbyMemberCanLinkLobby || l.Metadata["mode"] != "duel" {
 		t.Fatalf("created: %+v", l)
 	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
 		t.Fatalf("creation events: %+v", ev)
 	}
 	bulk := "/lobbies/" + l.ID + "/members/bulk"
@@ -234,7 +235,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 	for _, x := range ev {
 		kinds = append(kinds, x.event)
 	}
-	want := []string{lobbies.EventLobbyCreate, lobbies.EventLobbyMemberRemove, lobbies.EventLobbyMemberAdd, lobbies.EventLobbyMemberUpdate}
+	want := []string{gwire.EventLobbyCreate, gwire.EventLobbyMemberRemove, gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate}
 	if !slices.Equal(kinds, want) || !slices.Equal(ev[0].users, []uint64{carol.id}) ||
 		!slices.Equal(ev[1].users, []uint64{bob.id, carol.id, alice.id}) || !slices.Equal(ev[2].users, []uint64{bob.id, carol.id}) {
 		t.Fatalf("bulk events: %+v", ev)
@@ -377,7 +378,7 @@ func TestMSG2AdditionalNameOnlyServerSide(t *testing.T) {
 	if mem.ID != alice.sid() || mem.AdditionalName == nil || *mem.AdditionalName != "Captain" {
 		t.Fatalf("member: %+v", mem)
 	}
-	if ev := e.rec.take(); ev[len(ev)-1].event != lobbies.EventLobbyMemberUpdate {
+	if ev := e.rec.take(); ev[len(ev)-1].event != gwire.EventLobbyMemberUpdate {
 		t.Fatalf("events: %+v", ev)
 	}
 	m2 := e.send(alice, l.ID, "aye")
@@ -425,7 +426,7 @@ func TestMSG3MODR1ModerationMetadata(t *testing.T) {
 		t.Fatalf("moderation metadata not on the message: %+v", list)
 	}
 	ev := e.rec.take()
-	if len(ev) != 1 || ev[0].event != lobbies.EventLobbyMessageUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) ||
+	if len(ev) != 1 || ev[0].event != gwire.EventLobbyMessageUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) ||
 		ev[0].data.(wire.LobbyMessage).ModerationMetadata["action"] != "hide" {
 		t.Fatalf("update event: %+v", ev)
 	}
@@ -488,7 +489,7 @@ func TestIdleTimeout(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ev := e.rec.take()
-		if len(ev) == 1 && ev[0].event == lobbies.EventLobbyDelete && slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) &&
+		if len(ev) == 1 && ev[0].event == gwire.EventLobbyDelete && slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) &&
 			ev[0].data.(wire.LobbyDeleted).ID.String() == l.ID {
 			break
 		}
@@ -529,7 +530,7 @@ func TestExpiredLobbyReplacedOnJoin(t *testing.T) {
 	e.clock.Advance(5 * time.Second)
 	l2 := e.join(alice, "s", nil)
 	ev := e.rec.take()
-	if l2.ID == l.ID || len(ev) != 2 || ev[0].event != lobbies.EventLobbyDelete || ev[1].event != lobbies.EventLobbyCreate {
+	if l2.ID == l.ID || len(ev) != 2 || ev[0].event != gwire.EventLobbyDelete || ev[1].event != gwire.EventLobbyCreate {
 		t.Fatalf("replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
 	}
 }
@@ -574,7 +575,7 @@ func TestLobbyLifecycle(t *testing.T) {
 	if patched.Metadata["round"] != "2" || len(patched.Members) != 2 {
 		t.Fatalf("patched: %+v", patched)
 	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
 		t.Fatalf("update events: %+v", ev)
 	}
 	// PATCH members replaces the member list.
@@ -611,7 +612,7 @@ func TestLobbyLifecycle(t *testing.T) {
 	for _, x := range ev {
 		kinds = append(kinds, x.event)
 	}
-	if !slices.Equal(kinds, []string{lobbies.EventLobbyCreate, lobbies.EventLobbyMemberAdd, lobbies.EventLobbyMemberRemove}) ||
+	if !slices.Equal(kinds, []string{gwire.EventLobbyCreate, gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberRemove}) ||
 		!slices.Equal(ev[2].users, []uint64{alice.id, carol.id, bob.id}) { // join order; equal times (frozen clock): by id
 		t.Fatalf("member events: %+v", ev)
 	}
@@ -622,7 +623,7 @@ func TestLobbyLifecycle(t *testing.T) {
 	e.join(carol, "mine", nil)
 	e.rec.take()
 	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", bob.auth, nil).OK(t, 204, nil)
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyMemberRemove || !slices.Equal(ev[0].users, []uint64{carol.id, bob.id}) {
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyMemberRemove || !slices.Equal(ev[0].users, []uint64{carol.id, bob.id}) {
 		t.Fatalf("leave events: %+v", ev)
 	}
 	e.do("GET", "/lobbies/"+mine.ID, bob.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
@@ -633,7 +634,7 @@ func TestLobbyLifecycle(t *testing.T) {
 	e.do("GET", "/lobbies/"+id, e.appBot, nil).OK(t, 200, nil)
 	e.rec.take()
 	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).OK(t, 204, nil)
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != lobbies.EventLobbyDelete || !slices.Equal(ev[0].users, []uint64{alice.id, carol.id}) {
+	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyDelete || !slices.Equal(ev[0].users, []uint64{alice.id, carol.id}) {
 		t.Fatalf("delete events: %+v", ev)
 	}
 	e.do("GET", "/lobbies/"+id, e.appBot, nil).Fails(t, 404, wire.CodeUnknownLobby, "")

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"iter"
 	"maps"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"time"
 
 	"sdkpp/server/store"
 	"sdkpp/server/users"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // memberIDs lists the user ids of members.
@@ -235,7 +236,7 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 	everyone := memberIDs(members)
 	id, app := wire.Snowflake(c.lobby.ID), c.lobby.AppID
 	if c.created {
-		out.add(app, everyone, EventLobbyCreate, obj)
+		out.add(app, everyone, gwire.EventLobbyCreate, obj)
 		return obj, members, nil
 	}
 	var joined []uint64
@@ -244,9 +245,9 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 			joined = append(joined, m.UserID)
 		}
 	}
-	out.add(app, joined, EventLobbyCreate, obj)
+	out.add(app, joined, gwire.EventLobbyCreate, obj)
 	if c.updated {
-		out.add(app, everyone, EventLobbyUpdate, obj)
+		out.add(app, everyone, gwire.EventLobbyUpdate, obj)
 	}
 	event := func(users []uint64, name string, m store.LobbyMember) error {
 		mo, err := c.s.memberObject(ctx, c.st, app, m)
@@ -257,21 +258,21 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 	}
 	for uid, m := range sortedMembers(c.before) {
 		if _, ok := c.after[uid]; !ok {
-			if err := event(append(append([]uint64{}, everyone...), uid), EventLobbyMemberRemove, m); err != nil {
+			if err := event(append(append([]uint64{}, everyone...), uid), gwire.EventLobbyMemberRemove, m); err != nil {
 				return wire.Lobby{}, nil, err
 			}
 		}
 	}
 	for _, m := range members {
 		if _, was := c.before[m.UserID]; !was {
-			if err := event(everyone, EventLobbyMemberAdd, m); err != nil {
+			if err := event(everyone, gwire.EventLobbyMemberAdd, m); err != nil {
 				return wire.Lobby{}, nil, err
 			}
 		}
 	}
 	for _, m := range members {
 		if old, was := c.before[m.UserID]; was && !sameMember(old, m) {
-			if err := event(everyone, EventLobbyMemberUpdate, m); err != nil {
+			if err := event(everyone, gwire.EventLobbyMemberUpdate, m); err != nil {
 				return wire.Lobby{}, nil, err
 			}
 		}

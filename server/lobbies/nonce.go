@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // nonceKey identifies a message sent with an enforced nonce.

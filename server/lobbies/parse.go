@@ -11,7 +11,7 @@ import (
 
 	"sdkpp/internal/jsonscan"
 	"sdkpp/server/httpx"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Bodies are read field by field, so that a wrong type is a 50035 naming its field (the platform's
@@ -403,7 +403,7 @@ func parseMessage(r *http.Request) (req messageRequest, err error) {
 	if req.content, err = required(f, "content"); err != nil {
 		return req, err
 	}
-	if err = checkLength("content", req.content, 1, MaxContentChars); err != nil {
+	if err = checkLength("content", req.content, 1, wire.MaxMessageContentChars); err != nil {
 		return req, err
 	}
 	if strings.TrimSpace(req.content) == "" {

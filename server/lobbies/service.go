@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +17,7 @@ import (
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Limits (anchors: the platform's lobby documentation).
@@ -27,7 +28,6 @@ const (
 	MaxMembersPerRequest  = 25              // members of POST /lobbies and PATCH, operations of a bulk request (rule LOB-4)
 	MaxSecretChars        = 250             // the secret of PUT /lobbies
 	MaxAdditionalName     = 80              // a member's additional_name (rule MSG-2)
-	MaxContentChars       = 2000            // a message's content
 	MaxNonceChars         = 25              // a message's nonce
 	NonceWindow           = 5 * time.Minute // how long an enforced nonce is remembered
 	MinIdleTimeoutSeconds = 5               // idle_timeout_seconds
@@ -45,20 +45,6 @@ const (
 	MaxModerationKeys       = 5
 	MaxModerationKeyChars   = 1024
 	MaxModerationValueChars = 2000
-)
-
-// Realtime events given to the Notifier, named as the gateway dispatches them. Data: a wire.Lobby
-// for LOBBY_CREATE and LOBBY_UPDATE, a wire.LobbyDeleted for LOBBY_DELETE, a wire.LobbyMemberEvent
-// for the member events, a wire.LobbyMessage for the message events.
-const (
-	EventLobbyCreate        = "LOBBY_CREATE"
-	EventLobbyUpdate        = "LOBBY_UPDATE"
-	EventLobbyDelete        = "LOBBY_DELETE"
-	EventLobbyMemberAdd     = "LOBBY_MEMBER_ADD"
-	EventLobbyMemberUpdate  = "LOBBY_MEMBER_UPDATE"
-	EventLobbyMemberRemove  = "LOBBY_MEMBER_REMOVE"
-	EventLobbyMessageCreate = wire.EventLobbyMessageCreate
-	EventLobbyMessageUpdate = wire.EventLobbyMessageUpdate
 )
 
 // Notifier delivers lobby events in real time (the gateway). LobbyEvent is called after the
@@ -316,7 +302,7 @@ func (s *Service) remove(ctx context.Context, st store.Store, out *outbox, l *st
 	if err := st.DeleteLobby(ctx, l.ID); err != nil {
 		return err
 	}
-	out.add(l.AppID, memberIDs(members), EventLobbyDelete, wire.LobbyDeleted{ID: wire.Snowflake(l.ID)})
+	out.add(l.AppID, memberIDs(members), gwire.EventLobbyDelete, wire.LobbyDeleted{ID: wire.Snowflake(l.ID)})
 	out.logs = append(out.logs, func() {
 		s.Logger.InfoContext(ctx, "lobby deleted", "lobby_id", l.ID, "application_id", l.AppID, "reason", why)
 	})

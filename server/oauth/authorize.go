@@ -14,7 +14,7 @@ import (
 	"sdkpp/server/scopes"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // authorizeParams are the authorize request parameters, carried as hidden inputs of the form.

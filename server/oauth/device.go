@@ -15,7 +15,7 @@ import (
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // userCodeAlphabet has no vowels or look-alikes (RFC 8628 6.1).

@@ -21,7 +21,7 @@ import (
 	"sdkpp/server/scopes"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Lifetimes.

@@ -8,7 +8,7 @@ import (
 	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // invitePath is the web path of an invite code; the SDK's JoinLinkedLobbyGuild answers with

@@ -7,7 +7,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // revoke serves POST /oauth2/token/revoke (RFC 7009): revoking any token revokes the whole

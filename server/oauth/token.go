@@ -16,7 +16,7 @@ import (
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // GrantDeviceCode is the device_code grant type.

@@ -49,7 +49,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Handler serves the partner endpoints.

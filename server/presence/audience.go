@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // An invite belongs to one game and its siblings: the applications of one family, a parent

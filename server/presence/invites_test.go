@@ -3,10 +3,11 @@ package presence_test
 import (
 	"context"
 	"encoding/json"
+	gwire "sdkpp/wire/gateway"
 	"testing"
 
 	"sdkpp/server/devseed"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // inviteEvents returns the invite events userID got, with the application each was for (0: every
@@ -42,7 +43,7 @@ func TestInviteAudienceAndChannel(t *testing.T) {
 	if err := json.Unmarshal(raw, &inv); err != nil {
 		t.Fatal(err)
 	}
-	got, apps := e.hub.inviteEvents(guest.id, wire.EventActivityInviteCreate)
+	got, apps := e.hub.inviteEvents(guest.id, gwire.EventActivityInviteCreate)
 	want := map[uint64]bool{uint64(e.app.ID): true, uint64(e.child.ID): true}
 	if len(got) != 2 || !want[apps[0]] || !want[apps[1]] || apps[0] == apps[1] { // rule INV-1
 		t.Fatalf("the invite went to the sessions of applications %v, want the game and its sibling only", apps)
@@ -65,13 +66,13 @@ func TestInviteAudienceAndChannel(t *testing.T) {
 
 	// Accepting tells every session of the guest (rule EVT-1).
 	e.must(200, "POST", "/activity-invites/"+inv.ID.String()+"/accept", guest.auth, map[string]any{})
-	if _, apps := e.hub.inviteEvents(guest.id, wire.EventActivityInviteUpdate); len(apps) != 1 || apps[0] != 0 {
+	if _, apps := e.hub.inviteEvents(guest.id, gwire.EventActivityInviteUpdate); len(apps) != 1 || apps[0] != 0 {
 		t.Fatalf("acceptance sent to the sessions of applications %v, want every session", apps)
 	}
 
 	// The host leaves the party: the invites turn invalid on the sessions that got them.
 	e.svc.OnPresence(host.id, uint64(e.child.ID), json.RawMessage(`{"activities":[{"type":0,"party":{"id":"p2","size":[1,4]},"secrets":{"join":"s2"}}]}`))
-	upd, apps := e.hub.inviteEvents(guest.id, wire.EventActivityInviteUpdate)
+	upd, apps := e.hub.inviteEvents(guest.id, gwire.EventActivityInviteUpdate)
 	var invalid []uint64
 	for i, u := range upd {
 		if !u.IsValid {
@@ -89,7 +90,7 @@ func TestInviteAudienceAndChannel(t *testing.T) {
 	outsider := e.player("outsider", unrelated)
 	e.friends(host, outsider, false)
 	e.must(200, "POST", "/users/"+id(outsider)+"/activity-invites", host.auth, map[string]any{"type": 1})
-	if got, _ := e.hub.inviteEvents(outsider.id, wire.EventActivityInviteCreate); len(got) != 0 {
+	if got, _ := e.hub.inviteEvents(outsider.id, gwire.EventActivityInviteCreate); len(got) != 0 {
 		t.Fatalf("an unrelated game's session got %d invites", len(got))
 	}
 }

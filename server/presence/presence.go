@@ -45,6 +45,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"sync"
@@ -58,7 +59,7 @@ import (
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // InviteLifetime is how long an invite stays valid at most.
@@ -263,9 +264,9 @@ func (s *Service) Broadcast(ctx context.Context, userID uint64) error {
 	if err != nil {
 		return err
 	}
-	s.Hub.Dispatch(userID, wire.EventPresenceUpdate, s.view(userID, true, true, privacy))
+	s.Hub.Dispatch(userID, gwire.EventPresenceUpdate, s.view(userID, true, true, privacy))
 	for f, platform := range friends {
-		s.Hub.Dispatch(f, wire.EventPresenceUpdate, s.view(userID, false, platform, privacy))
+		s.Hub.Dispatch(f, gwire.EventPresenceUpdate, s.view(userID, false, platform, privacy))
 	}
 	return nil
 }
@@ -289,7 +290,7 @@ func (s *Service) SendPair(ctx context.Context, a, b uint64) error {
 			}
 			v = s.view(user, false, platform, privacy)
 		}
-		s.Hub.Dispatch(viewer, wire.EventPresenceUpdate, v)
+		s.Hub.Dispatch(viewer, gwire.EventPresenceUpdate, v)
 	}
 	return nil
 }
@@ -495,7 +496,7 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	}
 	out := *inv
 	s.mu.Unlock()
-	s.dispatchInvite(recipient, audience, wire.EventActivityInviteCreate, out)
+	s.dispatchInvite(recipient, audience, gwire.EventActivityInviteCreate, out)
 	return out, nil
 }
 
@@ -528,7 +529,7 @@ func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
 	out := *inv
 	s.mu.Unlock()
 	// rule EVT-1: every connected session of the player hears of it.
-	s.Hub.Dispatch(t.UserID, wire.EventActivityInviteUpdate, out)
+	s.Hub.Dispatch(t.UserID, gwire.EventActivityInviteUpdate, out)
 	return wire.ActivityInviteAccepted{JoinSecret: secret, Invite: out}, nil
 }
 
@@ -565,6 +566,6 @@ func (s *Service) invalidate(list []*wire.ActivityInvite) {
 			s.Logger.Warn("invite invalidation not sent", "invite_id", uint64(inv.ID), "err", err)
 			continue
 		}
-		s.dispatchInvite(uint64(inv.RecipientID), apps, wire.EventActivityInviteUpdate, *inv)
+		s.dispatchInvite(uint64(inv.RecipientID), apps, gwire.EventActivityInviteUpdate, *inv)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sdkpp/server/servertest/apicheck"
 	"sdkpp/server/servertest/world"
+	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // hub records dispatches and says who is online.
@@ -77,7 +78,7 @@ func (h *hub) last(userID, about uint64) *wire.PresenceUpdate {
 	defer h.mu.Unlock()
 	for i := len(h.sent) - 1; i >= 0; i-- {
 		s := h.sent[i]
-		if s.user != userID || s.event != wire.EventPresenceUpdate {
+		if s.user != userID || s.event != gwire.EventPresenceUpdate {
 			continue
 		}
 		var p wire.PresenceUpdate
@@ -349,7 +350,7 @@ func TestInviteCoverAndSiblingApplication(t *testing.T) {
 		uint64(*inv.ParentApplicationID) != uint64(e.app.ID) {
 		t.Fatalf("invite %s", raw)
 	}
-	if got := e.hub.events(guest.id, wire.EventActivityInviteCreate); len(got) != 1 || uint64(got[0].ApplicationID) != uint64(e.child.ID) {
+	if got := e.hub.events(guest.id, gwire.EventActivityInviteCreate); len(got) != 1 || uint64(got[0].ApplicationID) != uint64(e.child.ID) {
 		t.Fatalf("the guest (in the sibling application) got %+v", got)
 	}
 	// The application's cover is the fallback (rule ACT-3).
@@ -375,7 +376,7 @@ func TestInviteCoverAndSiblingApplication(t *testing.T) {
 	if acc.JoinSecret != "s1" || !acc.Invite.Accepted {
 		t.Fatalf("accept %s", raw)
 	}
-	if got := e.hub.events(guest.id, wire.EventActivityInviteUpdate); len(got) != 1 || !got[0].Accepted {
+	if got := e.hub.events(guest.id, gwire.EventActivityInviteUpdate); len(got) != 1 || !got[0].Accepted {
 		t.Fatalf("acceptance events %+v", got)
 	}
 

@@ -3,10 +3,11 @@ package presence_test
 import (
 	"context"
 	"encoding/json"
+	gwire "sdkpp/wire/gateway"
 	"testing"
 
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // identity gives p an external identity in app, as the provisional-account endpoints do.
@@ -57,13 +58,13 @@ func TestFriendApplicationProfiles(t *testing.T) {
 		}
 		order = append(order, s.event)
 		switch s.event {
-		case wire.EventApplicationProfilesUpdate:
+		case gwire.EventApplicationProfilesUpdate:
 			var u wire.User
 			if err := json.Unmarshal(s.data, &u); err != nil || uint64(u.ID) != ann.id || s.app == 0 {
 				t.Fatalf("APPLICATION_PROFILES_UPDATE to app %d: %s", s.app, s.data)
 			}
 			profilesByApp[s.app] = u.ApplicationProfiles
-		case wire.EventRelationshipAdd, wire.EventRelationshipUpdate:
+		case gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate:
 			var r wire.Relationship
 			if err := json.Unmarshal(s.data, &r); err != nil || s.app != 0 || len(r.User.ApplicationProfiles) != 0 {
 				t.Fatalf("a platform event to app %d carries profiles: %s", s.app, s.data)
@@ -71,7 +72,7 @@ func TestFriendApplicationProfiles(t *testing.T) {
 		}
 	}
 	n.mu.Unlock()
-	if len(order) < 3 || order[0] != wire.EventApplicationProfilesUpdate || order[len(order)-1] == wire.EventApplicationProfilesUpdate {
+	if len(order) < 3 || order[0] != gwire.EventApplicationProfilesUpdate || order[len(order)-1] == gwire.EventApplicationProfilesUpdate {
 		t.Fatalf("events to ben in order %v", order)
 	}
 	want("update to the game's sessions", profilesByApp[uint64(e.app.ID)], e.app, "BOT", "ext-ann")
@@ -89,7 +90,7 @@ func TestFriendApplicationProfiles(t *testing.T) {
 	defer n.mu.Unlock()
 	found := false
 	for _, s := range n.sent {
-		if s.user == ben.id && s.event == wire.EventGameRelationshipAdd {
+		if s.user == ben.id && s.event == gwire.EventGameRelationshipAdd {
 			var r wire.Relationship
 			if err := json.Unmarshal(s.data, &r); err != nil || s.app != uint64(e.app.ID) {
 				t.Fatalf("GAME_RELATIONSHIP_ADD to app %d: %s", s.app, s.data)
@@ -97,7 +98,7 @@ func TestFriendApplicationProfiles(t *testing.T) {
 			want("game relationship event", r.User.ApplicationProfiles, e.app, "BOT", "ext-ann")
 			found = true
 		}
-		if s.event == wire.EventApplicationProfilesUpdate {
+		if s.event == gwire.EventApplicationProfilesUpdate {
 			t.Fatalf("a game relationship change sent %s", s.event)
 		}
 	}

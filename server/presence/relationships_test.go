@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"sdkpp/server/relationships"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 func (e *env) rels(p player, game bool) map[uint64]wire.Relationship {

@@ -47,6 +47,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // The spam heuristic of rule REL-1.
@@ -433,13 +434,13 @@ func (c *changes) set(user, peer, app uint64, typ int, spam bool) error {
 	if old != nil && old.Type == typ {
 		r.CreatedAt = old.CreatedAt
 	}
-	name := wire.EventRelationshipUpdate
+	name := gwire.EventRelationshipUpdate
 	switch {
 	case typ == store.RelNone:
-		name = wire.EventRelationshipRemove
+		name = gwire.EventRelationshipRemove
 		err = c.st.DeleteRelationship(c.ctx, user, peer, app)
 	case old == nil:
-		name = wire.EventRelationshipAdd
+		name = gwire.EventRelationshipAdd
 		err = c.st.PutRelationship(c.ctx, r)
 	default:
 		err = c.st.PutRelationship(c.ctx, r)
@@ -495,7 +496,7 @@ func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 	if s.Notifier != nil {
 		for _, e := range c.events {
 			for _, app := range slices.Sorted(maps.Keys(e.profiles)) {
-				s.Notifier.DispatchApp(app, e.user, wire.EventApplicationProfilesUpdate, e.profiles[app])
+				s.Notifier.DispatchApp(app, e.user, gwire.EventApplicationProfilesUpdate, e.profiles[app])
 			}
 			if e.app == 0 {
 				s.Notifier.Dispatch(e.user, e.name, e.data)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Received is one webhook request a Receiver got.

@@ -24,7 +24,7 @@ import (
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Env is a running test server.

@@ -14,7 +14,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Lifetimes.

@@ -20,7 +20,7 @@ import (
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Object is the wire form of u. premiumVisible says whether premium_type may show the user's tier:

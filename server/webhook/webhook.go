@@ -36,7 +36,7 @@ import (
 	"sdkpp/server/clock"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Signature headers.

@@ -15,7 +15,7 @@ import (
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 func TestSignAndVerify(t *testing.T) {

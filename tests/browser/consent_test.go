@@ -38,7 +38,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // testTimeout bounds the whole test, browsers included.

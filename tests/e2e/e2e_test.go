@@ -25,7 +25,7 @@ import (
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
 	"sdkpp/server/servertest"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // program is one language's build of the account-linking program.

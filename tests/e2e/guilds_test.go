@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"sdkpp/server/browser"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // userToken plays a player's earlier sign-in: the authorization code flow with PKCE for the

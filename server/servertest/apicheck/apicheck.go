@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Client sends requests straight to Handler.

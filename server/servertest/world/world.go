@@ -17,7 +17,7 @@ import (
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
-	"sdkpp/server/wire"
+	"sdkpp/wire"
 )
 
 // Start is the frozen clock's time in a new World.

@@ -3,7 +3,8 @@
 // decimal strings, validation errors are {"code": 50035, "message": "Invalid Form Body",
 // "errors": {...}}, OAuth errors are {"error", "error_description"}.
 //
-// The package has no dependencies beyond the standard library, so the SDK may share it.
+// The SDK and the service both import it (and wire/gateway for the realtime gateway): each shape,
+// constant and limit of the protocol is defined here once.
 package wire
 
 import (
@@ -229,3 +230,13 @@ func (c DevCredentials) User(username string) *DevUser {
 	}
 	return nil
 }
+
+// DefaultAddr is the service's listen address when none is configured, and the address the SDK
+// reaches when the game names no other.
+const DefaultAddr = "127.0.0.1:7710"
+
+// APIPrefix is the path of the HTTP API below the web base.
+const APIPrefix = "/api/v10"
+
+// MaxMessageContentChars bounds the content of a direct or lobby message, in characters.
+const MaxMessageContentChars = 2000

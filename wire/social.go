@@ -6,19 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// Gateway events of relationships, presence and activity invites.
-const (
-	EventRelationshipAdd        = "RELATIONSHIP_ADD"
-	EventRelationshipUpdate     = "RELATIONSHIP_UPDATE"
-	EventRelationshipRemove     = "RELATIONSHIP_REMOVE"
-	EventGameRelationshipAdd    = "GAME_RELATIONSHIP_ADD"
-	EventGameRelationshipUpdate = "GAME_RELATIONSHIP_UPDATE"
-	EventGameRelationshipRemove = "GAME_RELATIONSHIP_REMOVE"
-	EventPresenceUpdate         = "PRESENCE_UPDATE"
-	EventActivityInviteCreate   = "ACTIVITY_INVITE_CREATE"
-	EventActivityInviteUpdate   = "ACTIVITY_INVITE_UPDATE"
-)
-
 // Error codes of the relationship and invite endpoints (the platform's).
 const (
 	CodeCannotSendToUser     = 50007 // blocked, or the recipient does not accept requests

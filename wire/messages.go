@@ -54,13 +54,6 @@ type MessageEditRequest struct {
 	Content *string `json:"content"`
 }
 
-// Gateway dispatches of direct messages.
-const (
-	DispatchMessageCreate = "MESSAGE_CREATE"
-	DispatchMessageUpdate = "MESSAGE_UPDATE"
-	DispatchMessageDelete = "MESSAGE_DELETE"
-)
-
 // Webhook events of game direct messages (rule WH-2).
 const (
 	EventGameDirectMessageCreate = "GAME_DIRECT_MESSAGE_CREATE"
