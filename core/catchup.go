@@ -53,7 +53,7 @@ func (c *Client) startCatchUp() {
 		c.catchUp.held = map[uint64][]heldMessage{}
 	}
 	var todo []uint64
-	for id := range c.lobby.lobbies {
+	for _, id := range c.lobby.cache.IDs() {
 		ch := c.msg.channels[id]
 		if ch == nil || (ch.lastCreated == 0 && !ch.hasBaseline) {
 			continue

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	gwire "sdkpp/wire/gateway"
-	"slices"
 	"strconv"
 
 	"sdkpp/core/dispatch"
+	"sdkpp/core/lobbies"
 	"sdkpp/core/rest"
 	"sdkpp/wire"
 )
@@ -41,9 +41,9 @@ func postHandler[F any](c *Client, slot *handlerSlot[F], call func(F)) {
 	}
 }
 
-// lobbyState is the Client's lobby cache and handlers; c.mu guards it.
+// lobbyState is the Client's lobby cache and handlers; c.mu guards the handlers.
 type lobbyState struct {
-	lobbies map[uint64]*wire.Lobby
+	cache lobbies.Cache // has its own lock; c.mu may be held around its calls
 
 	created, deleted, updated             handlerSlot[ClientLobbyCreatedCallback]
 	memberAdded, memberRemoved, memberUpd handlerSlot[ClientLobbyMemberAddedCallback]
@@ -99,6 +99,7 @@ func (c *Client) CreateOrJoinLobbyWithMetadata(secret string, lobbyMetadata, mem
 		err := c.api.Do(ctx, rest.Request{Method: http.MethodPut, Path: "/lobbies", Auth: auth, JSON: wire.CreateOrJoinLobbyRequest{
 			Secret: secret, LobbyMetadata: lobbyMetadata, MemberMetadata: memberMetadata}}, &l)
 		if err == nil {
+			// A member event newer than this answer may have come first: the cache keeps the newer.
 			c.cacheLobby(&l)
 		} else {
 			c.logf(LoggingSeverityWarning, "CreateOrJoinLobby failed: %v", err)
@@ -116,7 +117,7 @@ func (c *Client) LeaveLobby(lobbyId uint64, cb Callback[ClientLeaveLobbyCallback
 		return
 	}
 	c.resultCall(rest.Request{Method: http.MethodDelete, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/members/@me", Auth: auth},
-		"LeaveLobby", Callback[func(*ClientResult)](cb), func() { c.forgetLobby(lobbyId) })
+		"LeaveLobby", Callback[func(*ClientResult)](cb), func() { c.forgetLobby(lobbyId, 0) })
 }
 
 // SendLobbyMessage sends a message to a lobby the player is in (rule LOB-2).
@@ -171,15 +172,15 @@ func (c *Client) learnMembersLocked(members []wire.LobbyMember) {
 	}
 }
 
-// cacheLobby stores l and reports whether it was new.
+// cacheLobby stores l unless the cache holds a newer state of it, learns its members' users, and
+// reports whether the lobby was new.
 func (c *Client) cacheLobby(l *wire.Lobby) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lobby.lobbies == nil {
-		c.lobby.lobbies = map[uint64]*wire.Lobby{}
+	applied, added := c.lobby.cache.Apply(*l)
+	if !applied {
+		return false
 	}
-	_, known := c.lobby.lobbies[uint64(l.ID)]
-	c.lobby.lobbies[uint64(l.ID)] = l
 	c.learnMembersLocked(l.Members)
 	if ch := c.channelLocked(uint64(l.ID)); !ch.hasBaseline {
 		ch.hasBaseline = true
@@ -187,16 +188,12 @@ func (c *Client) cacheLobby(l *wire.Lobby) bool {
 			ch.baseline = uint64(*l.LastMessageID)
 		}
 	}
-	return !known
+	return added
 }
 
-func (c *Client) forgetLobby(id uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, known := c.lobby.lobbies[id]
-	delete(c.lobby.lobbies, id)
-	return known
-}
+// forgetLobby takes a lobby out of the cache, gone at revision rev (0: unknown), and reports
+// whether it was cached.
+func (c *Client) forgetLobby(id, rev uint64) bool { return c.lobby.cache.Remove(id, rev) }
 
 // onLobbyDispatch applies a lobby event from the gateway to the cache and queues the handlers.
 func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
@@ -216,7 +213,7 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		}
 	case gwire.EventLobbyDelete:
 		var d wire.LobbyDeleted
-		if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID)) {
+		if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID), uint64(d.Revision)) {
 			postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
 		}
 	case gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove:
@@ -227,14 +224,15 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		}
 		lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
 		me := c.currentUserID()
-		c.mu.Lock()
-		l := c.lobby.lobbies[lobbyID]
-		if l != nil {
-			l.Members = slices.DeleteFunc(l.Members, func(x wire.LobbyMember) bool { return x.ID == m.Member.ID })
-			if event != gwire.EventLobbyMemberRemove {
-				l.Members = append(l.Members, m.Member)
-			}
+		kind := lobbies.MemberUpdated
+		switch event {
+		case gwire.EventLobbyMemberAdd:
+			kind = lobbies.MemberAdded
+		case gwire.EventLobbyMemberRemove:
+			kind = lobbies.MemberRemoved
 		}
+		c.mu.Lock()
+		c.lobby.cache.ApplyMember(kind, m)
 		c.learnMembersLocked([]wire.LobbyMember{m.Member})
 		c.mu.Unlock()
 		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
@@ -245,7 +243,7 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 			postHandler(c, &c.lobby.memberUpd, call)
 		default:
 			postHandler(c, &c.lobby.memberRemoved, call)
-			if memberID == me && c.forgetLobby(lobbyID) { // the player left or was removed
+			if memberID == me && c.forgetLobby(lobbyID, uint64(m.Revision)) { // the player left or was removed
 				postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) })
 			}
 		}
@@ -260,9 +258,7 @@ func (c *Client) currentUserID() uint64 {
 
 // GetLobbyHandle returns a lobby the player is in, or nil.
 func (c *Client) GetLobbyHandle(lobbyId uint64) *LobbyHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lobby.lobbies[lobbyId] == nil {
+	if !c.lobby.cache.Has(lobbyId) {
 		return nil
 	}
 	return &LobbyHandle{c: c, id: lobbyId}
@@ -270,14 +266,7 @@ func (c *Client) GetLobbyHandle(lobbyId uint64) *LobbyHandle {
 
 // GetLobbyIds returns the lobbies the player is in, in id order.
 func (c *Client) GetLobbyIds() []uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ids := make([]uint64, 0, len(c.lobby.lobbies))
-	for id := range c.lobby.lobbies {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	return c.lobby.cache.IDs()
 }
 
 // LobbyHandle is a live view of a cached lobby.
@@ -292,14 +281,13 @@ func (h *LobbyHandle) Clone() *LobbyHandle { v := *h; return &v }
 // lobby returns a deep copy of the cached lobby, or an empty one.
 func (h *LobbyHandle) lobby() wire.Lobby {
 	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	l := h.c.lobby.lobbies[h.id]
-	if h.c.closed || l == nil {
+	closed := h.c.closed
+	h.c.mu.Unlock()
+	if closed {
 		return wire.Lobby{}
 	}
-	out := *l
-	out.Members = slices.Clone(l.Members)
-	return out
+	l, _ := h.c.lobby.cache.Get(h.id)
+	return l
 }
 
 // Id returns the lobby's id, 0 once it is gone.

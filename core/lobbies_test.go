@@ -1,11 +1,17 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/servertest"
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // connected returns a Client of a new provisional player, Ready on the gateway.
@@ -121,4 +127,53 @@ func TestLobbyMemberUser(t *testing.T) {
 	if seat.User() != nil {
 		t.Fatal("the seat of a member who left still has a user")
 	}
+}
+
+// The demo's race, made deterministic: the member-added event of bob's join reaches alice before
+// the answer to her own create-or-join, whose snapshot is older. The lobby keeps bob.
+func TestLobbyMemberEventBeforeJoinAnswer(t *testing.T) {
+	c := NewClient()
+	t.Cleanup(c.Close)
+	const lobbyID, alice, bob = 7, 1, 2
+	event, err := json.Marshal(wire.LobbyMemberEvent{LobbyID: lobbyID, Revision: 11, Member: wire.LobbyMember{ID: bob}})
+	require.NoError(t, err)
+	c.onLobbyDispatch(gwire.EventLobbyMemberAdd, event)
+	assert.Nil(t, c.GetLobbyHandle(lobbyID), "a lobby is not listed before its snapshot")
+
+	c.cacheLobby(&wire.Lobby{ID: lobbyID, Revision: 10, Members: []wire.LobbyMember{{ID: alice}}})
+	h := c.GetLobbyHandle(lobbyID)
+	require.NotNil(t, h)
+	assert.Equal(t, []uint64{alice, bob}, h.LobbyMemberIds())
+
+	// A snapshot older than the cached state changes nothing; a newer one replaces it.
+	c.cacheLobby(&wire.Lobby{ID: lobbyID, Revision: 9, Members: []wire.LobbyMember{{ID: alice}}})
+	assert.Equal(t, []uint64{alice, bob}, h.LobbyMemberIds())
+	c.cacheLobby(&wire.Lobby{ID: lobbyID, Revision: 12, Members: []wire.LobbyMember{{ID: bob}}})
+	assert.Equal(t, []uint64{bob}, h.LobbyMemberIds())
+}
+
+// The service stamps a join's answer and the member event it sends with one revision, above the
+// revision of the lobby's creation.
+func TestLobbyRevisionsFromService(t *testing.T) {
+	env := servertest.Start(t)
+	a, b := connected(t, env, "rev-a"), connected(t, env, "rev-b")
+	join := func(c *sdkClient) uint64 {
+		var res *ClientResult
+		var id uint64
+		c.CreateOrJoinLobby("rev-secret", Func(func(r *ClientResult, lid uint64) { res, id = r, lid }))
+		await(t, "CreateOrJoinLobby", func() bool { return res != nil })
+		require.True(t, res.Successful(), res.ToString())
+		return id
+	}
+	id := join(a)
+	created, ok := a.lobby.cache.Get(id)
+	require.True(t, ok)
+	require.NotZero(t, created.Revision)
+	join(b)
+	joined, ok := b.lobby.cache.Get(id)
+	require.True(t, ok)
+	assert.Greater(t, joined.Revision, created.Revision)
+	await(t, "a to see b", func() bool { h := a.GetLobbyHandle(id); return h != nil && len(h.LobbyMemberIds()) == 2 })
+	seen, _ := a.lobby.cache.Get(id)
+	assert.Equal(t, joined.Revision, seen.Revision, "the member event carries the join's revision")
 }

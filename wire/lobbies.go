@@ -68,6 +68,11 @@ type Lobby struct {
 	// LastMessageID (sdkpp, as a channel's) is the newest message's id, null when there is none:
 	// a client that joins knows from where to fetch what it misses if its session is lost.
 	LastMessageID *Snowflake `json:"last_message_id"`
+	// Revision (sdkpp) orders what a client learns of the lobby: every change of a lobby
+	// (metadata, members) has a revision above every earlier one, and the lobby object and the
+	// LOBBY_* events of that change carry it. A snapshot or event older than what a client holds
+	// is stale. Absent from services that do not send it.
+	Revision Snowflake `json:"revision,omitempty"`
 }
 
 // LobbyMember is the lobby member object.
@@ -124,13 +129,15 @@ const (
 
 // LobbyDeleted is the data of a LOBBY_DELETE dispatch.
 type LobbyDeleted struct {
-	ID Snowflake `json:"id"`
+	ID       Snowflake `json:"id"`
+	Revision Snowflake `json:"revision,omitempty"` // sdkpp: see Lobby.Revision
 }
 
 // LobbyMemberEvent is the data of the LOBBY_MEMBER_ADD, _UPDATE and _REMOVE dispatches.
 type LobbyMemberEvent struct {
-	LobbyID Snowflake   `json:"lobby_id"`
-	Member  LobbyMember `json:"member"`
+	LobbyID  Snowflake   `json:"lobby_id"`
+	Member   LobbyMember `json:"member"`
+	Revision Snowflake   `json:"revision,omitempty"` // sdkpp: see Lobby.Revision
 }
 
 // CreateOrJoinLobbyRequest is the body of PUT /lobbies.

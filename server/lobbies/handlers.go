@@ -142,6 +142,7 @@ func (s *Service) create(q *request) (any, error) {
 // get serves GET /lobbies/{lobby_id} to a member (Bearer) or the application (Bot).
 func (s *Service) get(q *request) (any, error) {
 	s.flush() // its last message id
+	rev := s.committed.Load() // read before the lobby: the snapshot holds at least this revision
 	l, err := s.live(q.ctx, s.Store, q.lobbyID, q.appID, s.Clock.Now())
 	if err != nil {
 		return nil, err
@@ -153,7 +154,9 @@ func (s *Service) get(q *request) (any, error) {
 	if !q.bot && !isMember(members, q.userID) {
 		return nil, wire.MissingAccess()
 	}
-	return s.lobbyObject(q.ctx, s.Store, l, members)
+	obj, err := s.lobbyObject(q.ctx, s.Store, l, members)
+	obj.Revision = wire.Snowflake(rev)
+	return obj, err
 }
 
 // isMember tells whether userID is among members.

@@ -233,6 +233,7 @@ func (c *change) commit(ctx context.Context, out *outbox) (wire.Lobby, []store.L
 	if err != nil {
 		return wire.Lobby{}, nil, err
 	}
+	obj.Revision = wire.Snowflake(out.rev)
 	everyone := memberIDs(members)
 	id, app := wire.Snowflake(c.lobby.ID), c.lobby.AppID
 	if c.created {

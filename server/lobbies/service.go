@@ -86,6 +86,9 @@ type Service struct {
 	nonces        nonceMemory
 	noncesStarted bool
 	storedBefore  time.Time
+	// committed is the revision of the last committed change (see tx): a snapshot read after it
+	// carries it, so that an SDK can tell the snapshot from older and newer events.
+	committed atomic.Uint64
 	// writer commits accepted messages; nil until Start.
 	writer *writer
 
@@ -205,6 +208,7 @@ type event struct {
 
 // outbox collects what a transaction wants done once it has committed.
 type outbox struct {
+	rev      uint64 // the change's revision, stamped on its lobby objects and events
 	events   []event
 	webhooks bool     // a webhook was queued: kick the dispatcher
 	expiry   bool     // a lobby's expiry may now be earlier than the janitor thinks: wake it
@@ -223,14 +227,20 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) e
 	defer s.order.Unlock()
 	s.flush()    // messages accepted before this change are stored before it
 	clear(s.hot) // and what senders remember of any lobby is read again after it
+	// Every change gets a revision, in commit order (tx holds order) and above every revision
+	// before a restart (snowflakes): the SDK applies a lobby snapshot or event only if it is not
+	// older than what it holds, so a join's response that arrives after a newer member event
+	// cannot take the lobby back in time.
+	rev := s.IDs.Next()
 	var out outbox
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
-		out = outbox{}
+		out = outbox{rev: rev}
 		return fn(st, &out)
 	})
 	if err != nil {
 		return err
 	}
+	s.committed.Store(rev)
 	for _, log := range out.logs {
 		log()
 	}
@@ -242,7 +252,7 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) e
 	}
 	if s.Notifier != nil {
 		for _, e := range out.events {
-			s.Notifier.LobbyEvent(e.app, e.users, e.name, e.data)
+			s.Notifier.LobbyEvent(e.app, e.users, e.name, withRevision(e.data, rev))
 		}
 	}
 	return nil
@@ -440,4 +450,20 @@ func (s *Service) eachUserLobby(ctx context.Context, appID, userID uint64, fn fu
 		}
 		return nil
 	})
+}
+
+// withRevision returns a lobby event's data stamped with the revision of the change it reports.
+func withRevision(data any, rev uint64) any {
+	switch d := data.(type) {
+	case wire.Lobby:
+		d.Revision = wire.Snowflake(rev)
+		return d
+	case wire.LobbyMemberEvent:
+		d.Revision = wire.Snowflake(rev)
+		return d
+	case wire.LobbyDeleted:
+		d.Revision = wire.Snowflake(rev)
+		return d
+	}
+	return data
 }
