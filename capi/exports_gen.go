@@ -255,35 +255,36 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 891350677
+const abiVersion = 1282281210
 
-// Type tags of the object table, one per class.
+// Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
+// reordering the description never changes them.
 const (
-	typeAuthorizationCodeChallenge   handle.Type = 1
-	typeAuthorizationCodeVerifier    handle.Type = 2
-	typeAuthorizationArgs            handle.Type = 3
-	typeDeviceAuthorizationArgs      handle.Type = 4
-	typeClientCreateOptions          handle.Type = 5
-	typeClientResult                 handle.Type = 6
-	typeActivityButton               handle.Type = 7
-	typeActivityAssets               handle.Type = 8
-	typeActivityTimestamps           handle.Type = 9
-	typeActivityParty                handle.Type = 10
-	typeActivitySecrets              handle.Type = 11
-	typeActivity                     handle.Type = 12
-	typeActivityInvite               handle.Type = 13
-	typeLinkedLobby                  handle.Type = 14
-	typeLinkedChannel                handle.Type = 15
-	typeGuildMinimal                 handle.Type = 16
-	typeGuildChannel                 handle.Type = 17
-	typeUserApplicationProfileHandle handle.Type = 18
-	typeUserHandle                   handle.Type = 19
-	typeRelationshipHandle           handle.Type = 20
-	typeLobbyMemberHandle            handle.Type = 21
-	typeLobbyHandle                  handle.Type = 22
-	typeMessageHandle                handle.Type = 23
-	typeUserMessageSummary           handle.Type = 24
-	typeClient                       handle.Type = 25
+	typeAuthorizationCodeChallenge   handle.Type = 33905
+	typeAuthorizationCodeVerifier    handle.Type = 3851
+	typeAuthorizationArgs            handle.Type = 64248
+	typeDeviceAuthorizationArgs      handle.Type = 44243
+	typeClientCreateOptions          handle.Type = 49803
+	typeClientResult                 handle.Type = 53193
+	typeActivityButton               handle.Type = 16626
+	typeActivityAssets               handle.Type = 18603
+	typeActivityTimestamps           handle.Type = 14738
+	typeActivityParty                handle.Type = 50043
+	typeActivitySecrets              handle.Type = 1379
+	typeActivity                     handle.Type = 43247
+	typeActivityInvite               handle.Type = 39066
+	typeLinkedLobby                  handle.Type = 57599
+	typeLinkedChannel                handle.Type = 59860
+	typeGuildMinimal                 handle.Type = 56085
+	typeGuildChannel                 handle.Type = 21772
+	typeUserApplicationProfileHandle handle.Type = 63077
+	typeUserHandle                   handle.Type = 53967
+	typeRelationshipHandle           handle.Type = 5523
+	typeLobbyMemberHandle            handle.Type = 28097
+	typeLobbyHandle                  handle.Type = 26715
+	typeMessageHandle                handle.Type = 43926
+	typeUserMessageSummary           handle.Type = 20329
+	typeClient                       handle.Type = 39232
 )
 
 // typeNames names each type tag for error messages.

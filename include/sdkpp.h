@@ -41,8 +41,8 @@
 #define SDKPP_VERSION_MINOR 1
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
-/* Fingerprint of every declaration below; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 891350677u
+/* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
+#define SDKPP_ABI_VERSION 1282281210u
 
 #ifdef __cplusplus
 extern "C" {

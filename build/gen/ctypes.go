@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"sdkpp/build/gen/desc"
 )
@@ -91,35 +90,23 @@ func cCallbackArg(t *desc.Type) string {
 	return cValue(t)
 }
 
-// cParams renders a parameter list, expanding callbacks into their triple.
-func cParams(self *desc.Class, params []desc.Param, extra ...string) string {
-	var out []string
+// cParams lists the C parameters of a function, expanding callbacks into their triple.
+func cParams(self *desc.Class, params []desc.Param, extra ...cField) []cField {
+	var out []cField
 	if self != nil {
-		out = append(out, cClass(self)+"* self")
+		out = append(out, cField{cClass(self) + "*", "self"})
 	}
 	for _, p := range params {
 		if p.Type.Kind == desc.CallbackT {
 			out = append(out,
-				cCallback(p.Type.Callback)+" "+p.Name,
-				"Sdkpp_FreeFn "+p.Name+"__userDataFree",
-				"void* "+p.Name+"__userData")
+				cField{cCallback(p.Type.Callback), p.Name},
+				cField{"Sdkpp_FreeFn", p.Name + "__userDataFree"},
+				cField{"void*", p.Name + "__userData"})
 			continue
 		}
-		out = append(out, cIn(p.Type)+" "+p.Name)
+		out = append(out, cField{cIn(p.Type), p.Name})
 	}
-	out = append(out, extra...)
-	if len(out) == 0 {
-		return "void"
-	}
-	return strings.Join(out, ", ")
-}
-
-// cFunc is one exported C function derived from the description.
-type cFunc struct {
-	Name   string // Sdkpp_X_M
-	Ret    string
-	Params string
-	Doc    []string
+	return append(out, extra...)
 }
 
 // functionsOf lists every C function of a class in header order.
@@ -137,14 +124,14 @@ func functionsOf(c *desc.Class) []cFunc {
 		Doc: []string{"Releases the object and zeroes self; later calls on it are refused."}})
 	if !c.NoCopy {
 		fs = append(fs, cFunc{Name: cClass(c) + "_Clone", Ret: "void",
-			Params: cClass(c) + "* self, " + cClass(c) + "* other",
+			Params: cParams(self, nil, cField{cClass(c) + "*", "other"}),
 			Doc:    []string{"Makes self a deep copy of other (self's old contents are not read)."}})
 	}
 	for _, p := range c.Props {
 		ret, out := cRet(p.Type)
-		var extra []string
+		var extra []cField
 		if out != "" {
-			extra = append(extra, out+" returnValue")
+			extra = append(extra, cField{out, "returnValue"})
 		}
 		fs = append(fs, cFunc{Name: cClass(c) + "_" + p.Name, Ret: ret, Params: cParams(self, nil, extra...), Doc: p.Doc})
 		if !p.ReadOnly {
@@ -154,9 +141,9 @@ func functionsOf(c *desc.Class) []cFunc {
 	}
 	for _, m := range c.Methods {
 		ret, out := cRet(m.Ret)
-		var extra []string
+		var extra []cField
 		if out != "" {
-			extra = append(extra, out+" returnValue")
+			extra = append(extra, cField{out, "returnValue"})
 		}
 		var s *desc.Class
 		if !m.Static {

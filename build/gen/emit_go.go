@@ -138,7 +138,7 @@ func emitCapi(api *desc.API) string {
 	cw.w("// abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here\n")
 	cw.w("// too so that a changed header always changes this package and rebuilds the library.\n")
 	cw.w("const abiVersion = %d\n\n", abiVersion(api))
-	cw.w("// Type tags of the object table, one per class.\nconst (\n")
+	cw.w("// Type tags of the object table, one per class: a hash of its name (desc.TagOf), so\n// reordering the description never changes them.\nconst (\n")
 	for _, c := range api.Classes {
 		cw.w("\ttype%s handle.Type = %d\n", c.Name, c.TypeID)
 	}

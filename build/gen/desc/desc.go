@@ -5,6 +5,7 @@ package desc
 import (
 	"bufio"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"strconv"
 	"strings"
@@ -65,12 +66,23 @@ type Class struct {
 	Ctor      bool // the game may construct it
 	NoCopy    bool
 	Doc       []string
-	TypeID    int // tag of its ids in the C ABI's object table, 1-based in declaration order
+	TypeID    int // tag of its ids in the C ABI's object table: TagOf(Name)
 	Props     []*Prop
 	Methods   []*Method
 	Ctors     []*Method
 	Callbacks []*Callback
 	Enums     []*Enum
+}
+
+// TagOf is the tag of the class named name in the C ABI's object table (capi's handle.Type): the
+// name's FNV-1a hash folded into 1..65535. It depends on the name alone, so declaring classes in
+// another order, or adding or removing other classes, never changes it; Parse refuses a
+// description in which two classes share a tag.
+func TagOf(name string) int {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	s := h.Sum32()
+	return int((s^s>>16)%0xFFFF) + 1
 }
 
 // Prop is a property: a getter and, unless ReadOnly, a setter.
@@ -269,7 +281,12 @@ func (p *parser) parseLine(l string) error {
 		if p.classes[c.Name] != nil {
 			return fmt.Errorf("class %s declared twice", c.Name)
 		}
-		c.TypeID = len(p.api.Classes) + 1
+		c.TypeID = TagOf(c.Name)
+		for _, o := range p.api.Classes {
+			if o.TypeID == c.TypeID {
+				return fmt.Errorf("classes %s and %s have the same tag %d (a hash of the name); rename one", o.Name, c.Name, c.TypeID)
+			}
+		}
 		p.classes[c.Name] = c
 		p.api.Classes = append(p.api.Classes, c)
 		p.class = c

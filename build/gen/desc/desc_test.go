@@ -1,33 +1,35 @@
 package desc
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseTheDescription(t *testing.T) {
 	f, err := os.Open("../../../api/sdkpp.api")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	api, err := Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var client *Class
 	for _, c := range api.Classes {
 		if c.Name == "Client" {
 			client = c
 		}
 	}
-	if client == nil || client.Kind != KindClient || !client.NoCopy || len(client.Enums) != 3 {
-		t.Fatalf("Client = %+v", client)
-	}
+	require.NotNil(t, client)
+	assert.Equal(t, KindClient, client.Kind)
+	assert.True(t, client.NoCopy)
+	assert.Len(t, client.Enums, 3)
 	for _, m := range client.Methods {
-		if m.Name == "AddLogCallback" && (m.Params[0].Type.Kind != CallbackT || m.Params[1].Type.Kind != EnumT) {
-			t.Fatalf("AddLogCallback params = %+v", m.Params)
+		if m.Name == "AddLogCallback" {
+			assert.Equal(t, CallbackT, m.Params[0].Type.Kind)
+			assert.Equal(t, EnumT, m.Params[1].Type.Kind)
 		}
 	}
 }
@@ -58,34 +60,38 @@ class Thing record ctor {
 }
 `
 	api, err := Parse(strings.NewReader(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if api.Version != [3]int{1, 2, 3} || len(api.Enums) != 2 || !api.Enums[0].Open || api.Enums[0].Values[1].Value != 16 {
-		t.Fatalf("api = %+v", api)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, [3]int{1, 2, 3}, api.Version)
+	require.Len(t, api.Enums, 2)
+	assert.True(t, api.Enums[0].Open)
+	assert.Equal(t, int64(16), api.Enums[0].Values[1].Value)
+
+	require.Len(t, api.Classes, 1)
 	th := api.Classes[0]
-	if th.TypeID != 1 || !th.Ctor || th.Doc[0] != "A thing." || len(th.Ctors) != 1 || len(th.Enums) != 1 {
-		t.Fatalf("class = %+v", th)
-	}
-	if p := th.Props[0]; p.Type.Kind != Opt || !p.Type.Elem.IsString() || p.Doc[0] != "Its name." {
-		t.Fatalf("Name = %+v", p)
-	}
-	if p := th.Props[1]; !p.ReadOnly || p.Type.Kind != List {
-		t.Fatalf("Ids = %+v", p)
-	}
-	if p := th.Props[2]; p.Type.Kind != List || p.Type.Elem.Class != th {
-		t.Fatalf("Children = %+v", p)
-	}
-	if th.Props[3].Type.Kind != EnumT || th.Props[4].Type.Kind != Props {
-		t.Fatal("Kind or Tags")
-	}
-	if m := th.Methods[1]; !m.Static || m.Ret.Kind != Opt || m.Ret.Elem.Class != th {
-		t.Fatalf("Make = %+v", m)
-	}
-	if m := th.Methods[2]; m.Params[0].Type.Callback != th.Callbacks[0] {
-		t.Fatalf("Go = %+v", m)
-	}
+	assert.Equal(t, TagOf("Thing"), th.TypeID)
+	assert.True(t, th.Ctor)
+	assert.Equal(t, []string{"A thing."}, th.Doc)
+	assert.Len(t, th.Ctors, 1)
+	assert.Len(t, th.Enums, 1)
+
+	require.Len(t, th.Props, 5)
+	name := th.Props[0]
+	assert.Equal(t, Opt, name.Type.Kind)
+	assert.True(t, name.Type.Elem.IsString())
+	assert.Equal(t, []string{"Its name."}, name.Doc)
+	assert.True(t, th.Props[1].ReadOnly)
+	assert.Equal(t, List, th.Props[1].Type.Kind)
+	assert.Equal(t, List, th.Props[2].Type.Kind)
+	assert.Same(t, th, th.Props[2].Type.Elem.Class)
+	assert.Equal(t, EnumT, th.Props[3].Type.Kind)
+	assert.Equal(t, Props, th.Props[4].Type.Kind)
+
+	require.Len(t, th.Methods, 3)
+	mk := th.Methods[1]
+	assert.True(t, mk.Static)
+	assert.Equal(t, Opt, mk.Ret.Kind)
+	assert.Same(t, th, mk.Ret.Elem.Class)
+	assert.Same(t, th.Callbacks[0], th.Methods[2].Params[0].Type.Callback)
 }
 
 func TestParseErrors(t *testing.T) {
@@ -105,8 +111,69 @@ func TestParseErrors(t *testing.T) {
 		"bad version":       "version 1.2\n",
 	}
 	for name, src := range cases {
-		if _, err := Parse(strings.NewReader(src)); err == nil {
-			t.Errorf("%s: no error", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(src))
+			assert.Error(t, err)
+		})
 	}
+}
+
+// TestTagsFollowNames: a class's tag is TagOf its name, whatever the order of the declarations.
+func TestTagsFollowNames(t *testing.T) {
+	decls := []string{
+		"class Alpha record {\n}\n",
+		"class Beta handle {\n}\n",
+		"class Gamma record ctor {\n}\n",
+		"class Client client nocopy {\n}\n",
+	}
+	orders := []struct {
+		name  string
+		order []int
+	}{
+		{"declared", []int{0, 1, 2, 3}},
+		{"reversed", []int{3, 2, 1, 0}},
+		{"two swapped", []int{0, 2, 1, 3}},
+		{"one left out", []int{3, 0, 2}},
+	}
+	want := map[string]int{}
+	for _, o := range orders {
+		t.Run(o.name, func(t *testing.T) {
+			var src strings.Builder
+			for _, i := range o.order {
+				src.WriteString(decls[i])
+			}
+			api, err := Parse(strings.NewReader(src.String()))
+			require.NoError(t, err)
+			require.Len(t, api.Classes, len(o.order))
+			for _, c := range api.Classes {
+				assert.Equal(t, TagOf(c.Name), c.TypeID, c.Name)
+				if prev, ok := want[c.Name]; ok {
+					assert.Equal(t, prev, c.TypeID, "%s's tag changed with the order", c.Name)
+				}
+				want[c.Name] = c.TypeID
+			}
+		})
+	}
+}
+
+func TestTagOf(t *testing.T) {
+	seen := map[int]string{}
+	collided := false
+	for i := range 2000 {
+		name := fmt.Sprintf("Class%d", i)
+		tag := TagOf(name)
+		require.GreaterOrEqual(t, tag, 1, name)
+		require.LessOrEqual(t, tag, 0xFFFF, name)
+		if other, ok := seen[tag]; ok && !collided {
+			collided = true
+			// Two names with one tag: Parse refuses them, naming both.
+			src := fmt.Sprintf("class %s record {\n}\nclass %s record {\n}\n", other, name)
+			_, err := Parse(strings.NewReader(src))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), other)
+			assert.Contains(t, err.Error(), name)
+		}
+		seen[tag] = name
+	}
+	require.True(t, collided, "2000 names in 65535 tags should give a collision to test")
 }

@@ -1,8 +1,8 @@
 // Package handle is the object table of the C ABI: it maps the integer ids that games hold to Go
 // objects, and tells a live id from a dropped, forged or mistyped one without ever crashing.
 //
-// An ID packs a slot index (low 32 bits), the slot's generation (next 24 bits) and a type tag (top
-// 8 bits). Zero is never a valid ID. Lookups take no lock: slots live in fixed-size chunks that
+// An ID packs a slot index (low 24 bits), the slot's generation (next 24 bits) and a type tag (top
+// 16 bits). Zero is never a valid ID. Lookups take no lock: slots live in fixed-size chunks that
 // never move, and each slot holds an atomic pointer to its entry.
 package handle
 
@@ -16,17 +16,18 @@ import (
 // ID is an object's id as a game sees it (the opaque field of a C handle struct).
 type ID uint64
 
-// Type is a class tag, 1..255.
-type Type uint8
+// Type is a class tag, 1..65535. The generator derives each class's tag from its name, so a
+// tag is wide enough that distinct names rarely share one (the generator refuses if they do).
+type Type uint16
 
 const (
-	indexBits = 32
+	indexBits = 24
 	genBits   = 24
 	genMask   = 1<<genBits - 1
 	chunkBits = 12
 	chunkSize = 1 << chunkBits
 	// MaxObjects is how many objects may be live at once.
-	MaxObjects = 1 << 28
+	MaxObjects = 1 << indexBits
 )
 
 func makeID(typ Type, gen uint32, index uint32) ID {
@@ -37,7 +38,7 @@ func makeID(typ Type, gen uint32, index uint32) ID {
 func (id ID) Type() Type { return Type(id >> (indexBits + genBits)) }
 
 func (id ID) gen() uint32   { return uint32(id>>indexBits) & genMask }
-func (id ID) index() uint32 { return uint32(id) }
+func (id ID) index() uint32 { return uint32(id) & (MaxObjects - 1) }
 
 // Errors of Get and Remove. Each says what the game did wrong.
 var (

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAddGetRemove(t *testing.T) {
@@ -28,6 +31,37 @@ func TestAddGetRemove(t *testing.T) {
 	if tab.Len() != 0 {
 		t.Fatalf("Len after Remove = %d", tab.Len())
 	}
+}
+
+// TestIDLayout: a tag uses all 16 bits (the generator hashes class names into them), and tag,
+// generation and index never bleed into each other.
+func TestIDLayout(t *testing.T) {
+	cases := []struct {
+		typ   Type
+		gen   uint32
+		index uint32
+	}{
+		{1, 1, 0},
+		{0xFF, 1, 1},
+		{0x100, 1, 1},
+		{0xFFFF, genMask, MaxObjects - 1},
+		{0x8001, 0x123456, 0xABCDEF},
+	}
+	for _, c := range cases {
+		id := makeID(c.typ, c.gen, c.index)
+		assert.Equal(t, c.typ, id.Type(), "%#x", uint64(id))
+		assert.Equal(t, c.gen, id.gen(), "%#x", uint64(id))
+		assert.Equal(t, c.index, id.index(), "%#x", uint64(id))
+	}
+
+	var tab Table
+	wide, err := tab.Add(0x1FF, "wide")
+	require.NoError(t, err)
+	assert.Equal(t, Type(0x1FF), wide.Type())
+	_, err = tab.Get(wide, 0xFF) // the same tag in 8 bits is another class
+	var wt *WrongTypeError
+	require.ErrorAs(t, err, &wt)
+	assert.Equal(t, Type(0x1FF), wt.Got)
 }
 
 // Every kind of bad id is told apart and refused, never a panic.
