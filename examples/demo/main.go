@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"sdkpp/wire"
 )
 
 // credentials is the part of the dev credentials file the demo reads.
@@ -40,7 +42,7 @@ type credentials struct {
 
 func main() {
 	bin := flag.String("bin", "build", "directory of sdkpp-server, sdkpp-browser and demo/sample_game")
-	addr := flag.String("addr", "127.0.0.1:7710", "address of the service")
+	addr := flag.String("addr", wire.DefaultAddr, "address of the service")
 	flag.Parse()
 	if err := run(*bin, *addr); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
