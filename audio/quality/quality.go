@@ -4,8 +4,11 @@
 // that carry speech, and SegmentalSNR compares their waveforms frame by frame. SpeechLike makes a
 // deterministic speech-like test signal.
 //
-// Both metrics align the signals first. Neither is a perceptual model like PESQ; anchors.md
-// section 4 gives reference figures for Opus measured with the same definitions.
+// Both metrics align the signals first. Neither is a perceptual model like PESQ. For scale:
+// 12.6 s of espeak-ng speech through Opus at 32 kbps (AppVoIP, in-band FEC) measures 6.6 dB LSD
+// and 8.1 dB segmental SNR without loss; with exactly 10% of frames lost 8.8 dB LSD concealed,
+// 8.6 dB with FEC; at 20% 10.3 and 10.0 dB (segmental SNR 3.7 and 4.4 dB), medians over five
+// loss patterns, close to the figures in anchors.md section 4.
 package quality
 
 import (
