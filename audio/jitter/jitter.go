@@ -1,0 +1,518 @@
+// Package jitter is the adaptive jitter buffer the voice engine keeps for each sender.
+//
+// Packets are pushed as they arrive from the network, with the caller's arrival time; once per
+// 20 ms playout tick Pop says what to play: a packet's payload, FEC data from the following
+// packet in place of a missing one, concealment, or nothing (idle: before the first packet and
+// after an end-of-speech marker).
+//
+// The buffer holds each packet for a target delay measured from the earliest that the packet
+// could have arrived: the transit time of every packet (arrival minus its sender timestamp) is
+// compared with the smallest recent transit, and the largest such excess over the last couple of
+// seconds, bounded by Config.MinDelay and Config.MaxDelay, is the target. The target therefore
+// rises with the first late packet and falls again a few seconds after the network calms. The
+// buffer follows it by inserting concealed frames (expansion) when it is too short and by skipping
+// a frame now and then (acceleration) when it is too long.
+//
+// Time is whatever the caller passes as time.Duration values on one monotonic scale (for
+// example time since the engine started, or simulated time); the buffer never reads a clock.
+// Payloads are copied into a pool of slots allocated up front; Push and Pop allocate nothing.
+package jitter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"sdkpp/audio/internal/window"
+	"sdkpp/audio/pcm"
+)
+
+const (
+	// MaxPayload is the largest payload a packet may carry (Opus's maximum frame size).
+	MaxPayload = 1275
+	// DefaultMinDelay is the default lower bound of the target delay: one frame.
+	DefaultMinDelay = pcm.FrameDurationMs * time.Millisecond
+	// DefaultMaxDelay is the default upper bound of the target delay.
+	DefaultMaxDelay = 200 * time.Millisecond
+	// DefaultCapacity is the default number of packet slots (1.28 s of 20 ms frames).
+	DefaultCapacity = 64
+
+	frame   = pcm.FrameDurationMs * time.Millisecond
+	frameTS = pcm.FrameSamples // sender timestamp units (samples) per frame
+
+	// The transit and jitter windows cover 2.6 to 2.9 s of packets (8 sub-windows of 16).
+	windowSubs   = 8
+	windowLength = 16
+	// accelerateEvery is the fewest ticks between two skipped frames: shrinking by a frame
+	// at most every 160 ms keeps the skips sparse while the delay comes down within seconds.
+	accelerateEvery = 8
+	// lossSmoothing is the weight of the newest packet in the smoothed loss fraction
+	// (a time constant of 64 packets, about 1.3 s).
+	lossSmoothing = 1.0 / 64
+	// rfc3550Gain is RFC 3550's smoothing of the interarrival jitter (1/16).
+	rfc3550Gain = 1.0 / 16
+	// resyncTransit is how far above the smallest recent transit a packet arriving while the
+	// buffer is idle and empty may lie before the transit history is restarted from it: the
+	// sender's timestamps did not follow its clock through the silence.
+	resyncTransit = time.Second
+	// resetSpan is the sender timestamp jump (30 s of samples) taken as a new stream.
+	resetSpan = 30 * pcm.SampleRate
+)
+
+// ErrPayloadTooLarge is returned by Push for a payload over MaxPayload bytes.
+var ErrPayloadTooLarge = errors.New("jitter: payload too large")
+
+// Packet is one received media packet.
+type Packet struct {
+	// Seq is the sender's packet sequence number, one per packet sent, wrapping.
+	Seq uint16
+	// Timestamp is the sender's sample clock at the packet's first sample, wrapping; it must
+	// advance by pcm.FrameSamples per frame and keep counting through silence, as an RTP
+	// timestamp does.
+	Timestamp uint32
+	// EndOfSpeech flags the last packet of a talk spurt.
+	EndOfSpeech bool
+	// Payload is the encoded frame; Push copies it.
+	Payload []byte
+}
+
+// Kind says what a playout tick should do.
+type Kind uint8
+
+const (
+	// Idle means there is nothing to play: output silence, do not run the decoder.
+	Idle Kind = iota
+	// Play means decode Frame.Payload.
+	Play
+	// FEC means the frame is missing but the next packet is here: decode the forward error
+	// correction data in Frame.Payload (that next packet) in its place.
+	FEC
+	// Conceal means the frame is missing: run the decoder's loss concealment.
+	Conceal
+)
+
+// String names the kind.
+func (k Kind) String() string {
+	switch k {
+	case Idle:
+		return "idle"
+	case Play:
+		return "play"
+	case FEC:
+		return "fec"
+	case Conceal:
+		return "conceal"
+	}
+	return "unknown"
+}
+
+// Frame is what one playout tick should play.
+type Frame struct {
+	// Kind is what to do.
+	Kind Kind
+	// Payload is the packet to decode (Play) or to take FEC data from (FEC). It points into
+	// the buffer's storage and stays valid until the next call to Push, Pop or Reset.
+	Payload []byte
+	// Seq and Timestamp identify the packet in Payload.
+	Seq       uint16
+	Timestamp uint32
+	// EndOfSpeech is set on the last frame of a talk spurt (Play only): fade out after it.
+	EndOfSpeech bool
+}
+
+// Config shapes a Buffer; zero fields take the defaults.
+type Config struct {
+	// MinDelay is the smallest target delay (DefaultMinDelay, one frame).
+	MinDelay time.Duration
+	// MaxDelay is the largest target delay (DefaultMaxDelay).
+	MaxDelay time.Duration
+	// Capacity is the number of packet slots (DefaultCapacity).
+	Capacity int
+}
+
+// Stats are a buffer's counters and estimates.
+type Stats struct {
+	// CurrentDelay is how long the frame played at the last tick waited beyond the earliest it
+	// could have arrived (0 while idle).
+	CurrentDelay time.Duration
+	// TargetDelay is the delay the buffer steers towards.
+	TargetDelay time.Duration
+	// Jitter is RFC 3550's smoothed interarrival jitter.
+	Jitter time.Duration
+	// Buffered is the number of packets held.
+	Buffered int
+	// Received counts pushed packets, including late and duplicate ones.
+	Received uint64
+	// Late counts packets that arrived after their frame was played or concealed; dropped.
+	Late uint64
+	// Duplicate counts packets received twice; dropped.
+	Duplicate uint64
+	// Lost counts packets never played: gaps in the sequence numbers, late packets included.
+	Lost uint64
+	// Played counts frames played from packets.
+	Played uint64
+	// Concealed counts Conceal ticks (losses, expansions and DTX gaps alike).
+	Concealed uint64
+	// FECRecovered counts FEC ticks.
+	FECRecovered uint64
+	// Expanded counts Conceal ticks inserted to grow the delay.
+	Expanded uint64
+	// Accelerated counts packets skipped to shrink the delay.
+	Accelerated uint64
+	// Overflow counts packets dropped because every slot was taken.
+	Overflow uint64
+	// LossFraction is the smoothed share of lost packets (0..1) over the last second or two,
+	// for the receiver's loss report (the sender's encoder takes it as expected loss).
+	LossFraction float64
+}
+
+type slot struct {
+	used bool
+	eos  bool
+	seq  uint16
+	n    int
+	ext  int64 // extended (unwrapped) sender timestamp
+	data [MaxPayload]byte
+}
+
+// Buffer is one sender's jitter buffer. It is not safe for concurrent use: one goroutine (the
+// engine's receive path) calls Push and Pop.
+type Buffer struct {
+	cfg   Config
+	slots []slot
+	used  int
+
+	// Timestamp unwrapping.
+	haveRef bool
+	refTS   uint32
+	refExt  int64
+
+	// Delay estimation, in seconds.
+	transit     window.Window // smallest transit
+	excess      window.Window // largest transit beyond the smallest
+	rfcJitter   float64
+	prevTransit float64
+	havePrev    bool
+
+	// Playout.
+	playing    bool
+	playExt    int64 // extended timestamp of the next frame to play
+	haveFloor  bool
+	floorExt   int64 // packets before this were played or given up
+	haveLast   bool
+	lastSeq    uint16 // newest sequence number played (or skipped)
+	history    uint64 // bit k: lastSeq-k was played or skipped
+	conceals   int    // consecutive Conceal ticks
+	sinceAccel int
+
+	stats Stats
+}
+
+// New returns an empty buffer shaped by cfg.
+func New(cfg Config) *Buffer {
+	if cfg.MinDelay <= 0 {
+		cfg.MinDelay = DefaultMinDelay
+	}
+	if cfg.MaxDelay <= 0 {
+		cfg.MaxDelay = DefaultMaxDelay
+	}
+	cfg.MaxDelay = max(cfg.MaxDelay, cfg.MinDelay)
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = DefaultCapacity
+	}
+	b := &Buffer{cfg: cfg, slots: make([]slot, cfg.Capacity)}
+	b.Reset()
+	return b
+}
+
+// Reset forgets every packet, estimate and counter.
+func (b *Buffer) Reset() {
+	b.resetStream()
+	b.excess.Init(windowSubs, windowLength, true)
+	b.rfcJitter, b.havePrev = 0, false
+	b.stats = Stats{TargetDelay: b.cfg.MinDelay}
+}
+
+// resetStream forgets the packets and the timeline, keeping counters and the jitter estimate.
+func (b *Buffer) resetStream() {
+	for i := range b.slots {
+		b.slots[i].used = false
+	}
+	b.used = 0
+	b.haveRef, b.refTS, b.refExt = false, 0, 0
+	b.transit.Init(windowSubs, windowLength, false)
+	b.playing, b.playExt = false, 0
+	b.haveFloor, b.floorExt = false, 0
+	b.haveLast, b.lastSeq, b.history = false, 0, 0
+	b.conceals, b.sinceAccel = 0, 0
+}
+
+// Push stores a packet that arrived at arrival. Late and duplicate packets are counted and
+// dropped without error; a payload over MaxPayload is refused.
+func (b *Buffer) Push(p Packet, arrival time.Duration) error {
+	if len(p.Payload) > MaxPayload {
+		return fmt.Errorf("push packet %d of %d bytes: %w", p.Seq, len(p.Payload), ErrPayloadTooLarge)
+	}
+	b.stats.Received++
+	if b.haveRef {
+		if d := int32(p.Timestamp - b.refTS); d > resetSpan || d < -resetSpan {
+			b.resetStream()
+		}
+	}
+	ext := b.extend(p.Timestamp)
+	if b.find(ext, ext+1) >= 0 {
+		b.stats.Duplicate++
+		return nil
+	}
+	if b.haveFloor && ext < b.floorExt && b.wasPlayed(p.Seq) {
+		b.stats.Duplicate++
+		return nil
+	}
+	b.measure(ext, arrival)
+	if b.haveFloor && ext < b.floorExt {
+		b.stats.Late++
+		return nil
+	}
+	b.store(p, ext)
+	return nil
+}
+
+// extend unwraps a sender timestamp relative to the newest one seen.
+func (b *Buffer) extend(ts uint32) int64 {
+	if !b.haveRef {
+		b.haveRef, b.refTS, b.refExt = true, ts, 0
+		return 0
+	}
+	d := int32(ts - b.refTS)
+	ext := b.refExt + int64(d)
+	if d > 0 {
+		b.refTS, b.refExt = ts, ext
+	}
+	return ext
+}
+
+// senderTime converts an extended timestamp into seconds of the sender's clock.
+func senderTime(ext int64) float64 { return float64(ext) / pcm.SampleRate }
+
+// measure feeds one packet's transit into the delay estimates.
+func (b *Buffer) measure(ext int64, arrival time.Duration) {
+	transit := arrival.Seconds() - senderTime(ext)
+	if base, ok := b.transit.Value(); ok && !b.playing && b.used == 0 &&
+		transit-base > resyncTransit.Seconds() {
+		b.transit.Reset()
+		b.excess.Reset()
+		b.havePrev = false
+	}
+	b.transit.Add(transit)
+	base, _ := b.transit.Value()
+	b.excess.Add(transit - base)
+	if b.havePrev {
+		b.rfcJitter += (math.Abs(transit-b.prevTransit) - b.rfcJitter) * rfc3550Gain
+	}
+	b.prevTransit, b.havePrev = transit, true
+}
+
+// store copies the packet into a free slot, evicting the oldest packet when none is free.
+func (b *Buffer) store(p Packet, ext int64) {
+	i := -1
+	if b.used < len(b.slots) {
+		for j := range b.slots {
+			if !b.slots[j].used {
+				i = j
+				break
+			}
+		}
+	} else {
+		b.stats.Overflow++
+		i = b.earliest(math.MinInt64)
+		if b.slots[i].ext > ext {
+			return // the new packet is the oldest of all: drop it instead
+		}
+		b.slots[i].used = false
+		b.used--
+	}
+	s := &b.slots[i]
+	s.used, s.eos, s.seq, s.ext = true, p.EndOfSpeech, p.Seq, ext
+	s.n = copy(s.data[:], p.Payload)
+	b.used++
+}
+
+// find returns the slot holding a packet with from <= ext < to, or -1.
+func (b *Buffer) find(from, to int64) int {
+	for i := range b.slots {
+		if s := &b.slots[i]; s.used && s.ext >= from && s.ext < to {
+			return i
+		}
+	}
+	return -1
+}
+
+// earliest returns the slot with the smallest timestamp at or after from, or -1.
+func (b *Buffer) earliest(from int64) int {
+	best := -1
+	for i := range b.slots {
+		if s := &b.slots[i]; s.used && s.ext >= from && (best < 0 || s.ext < b.slots[best].ext) {
+			best = i
+		}
+	}
+	return best
+}
+
+func (b *Buffer) free(i int) {
+	b.slots[i].used = false
+	b.used--
+}
+
+// wasPlayed reports whether seq was played or skipped recently.
+func (b *Buffer) wasPlayed(seq uint16) bool {
+	d := int16(b.lastSeq - seq)
+	return b.haveLast && d >= 0 && d < 64 && b.history>>uint(d)&1 == 1
+}
+
+// consume records that the packet seq leaves the buffer (played or skipped), counting the
+// sequence numbers skipped since the previous one as lost.
+func (b *Buffer) consume(seq uint16) {
+	if !b.haveLast {
+		b.haveLast, b.lastSeq, b.history = true, seq, 1
+		b.account(0)
+		return
+	}
+	d := int16(seq - b.lastSeq)
+	switch {
+	case d <= 0:
+		if -d < 64 {
+			b.history |= 1 << uint(-d)
+		}
+		return
+	case d >= 64:
+		b.history = 1
+	default:
+		b.history = b.history<<uint(d) | 1
+	}
+	b.lastSeq = seq
+	b.account(int(d) - 1)
+}
+
+// account updates the loss counters with lost packets followed by one received.
+func (b *Buffer) account(lost int) {
+	b.stats.Lost += uint64(lost)
+	f := b.stats.LossFraction
+	for range min(lost, 256) {
+		f += (1 - f) * lossSmoothing
+	}
+	b.stats.LossFraction = f - f*lossSmoothing
+}
+
+// target returns the delay to steer towards.
+func (b *Buffer) target() time.Duration {
+	ex, _ := b.excess.Value()
+	t := time.Duration(ex * float64(time.Second))
+	return min(max(t, b.cfg.MinDelay), b.cfg.MaxDelay)
+}
+
+// delay returns how long past its earliest possible arrival the frame at ext is played at now.
+func (b *Buffer) delay(ext int64, now time.Duration) time.Duration {
+	base, _ := b.transit.Value()
+	return now - time.Duration((senderTime(ext)+base)*float64(time.Second))
+}
+
+// Pop returns what to play at the playout tick now. Call it once per frame period.
+func (b *Buffer) Pop(now time.Duration) Frame {
+	target := b.target()
+	b.stats.TargetDelay = target
+	b.sinceAccel++
+	if !b.playing {
+		i := b.earliest(math.MinInt64)
+		if i < 0 {
+			b.stats.CurrentDelay = 0
+			return Frame{}
+		}
+		if b.delay(b.slots[i].ext, now) < target {
+			b.stats.CurrentDelay = 0
+			return Frame{}
+		}
+		b.playing, b.playExt, b.conceals = true, b.slots[i].ext, 0
+	}
+	cur := b.delay(b.playExt, now)
+	b.stats.CurrentDelay = cur
+
+	if i := b.find(b.playExt, b.playExt+frameTS); i >= 0 {
+		if cur+frame/2 < target && cur < b.cfg.MaxDelay {
+			// The delay is well below a target that just rose: stretch before the
+			// jitter catches the buffer empty.
+			return b.expand()
+		}
+		if cur >= target+frame && b.sinceAccel >= accelerateEvery && !b.slots[i].eos {
+			if next := b.find(b.slots[i].ext+frameTS, b.slots[i].ext+2*frameTS); next >= 0 {
+				b.stats.Accelerated++
+				b.sinceAccel = 0
+				b.consume(b.slots[i].seq)
+				b.free(i)
+				i = next
+				b.stats.CurrentDelay = cur - frame
+			}
+		}
+		return b.play(i)
+	}
+
+	// The frame is missing.
+	if cur < target && cur < b.cfg.MaxDelay && b.conceals < b.maxConceals() {
+		return b.expand() // it may still come: wait a frame
+	}
+	next := b.earliest(b.playExt + frameTS)
+	dtx := next >= 0 && b.haveLast && b.slots[next].seq == b.lastSeq+1
+	b.playExt += frameTS
+	b.floorExt, b.haveFloor = b.playExt, true
+	b.conceals++
+	if !dtx && next >= 0 && b.slots[next].ext < b.playExt+frameTS {
+		b.stats.FECRecovered++
+		s := &b.slots[next]
+		return Frame{Kind: FEC, Payload: s.data[:s.n], Seq: s.seq, Timestamp: uint32(s.ext + int64(b.refTS) - b.refExt)}
+	}
+	if b.used == 0 && b.conceals >= b.maxConceals() {
+		// Nothing has come for as long as the buffer may wait: the stream stopped without
+		// an end-of-speech marker. Go idle until packets come again.
+		b.playing = false
+		return Frame{}
+	}
+	b.stats.Concealed++
+	return Frame{Kind: Conceal}
+}
+
+// maxConceals is how many concealed frames in a row end playout when nothing is buffered.
+func (b *Buffer) maxConceals() int { return max(int(b.cfg.MaxDelay/frame), 1) }
+
+// expand returns a concealed frame without advancing the playout point.
+func (b *Buffer) expand() Frame {
+	b.stats.Expanded++
+	b.stats.Concealed++
+	b.conceals++
+	return Frame{Kind: Conceal}
+}
+
+// play plays the packet in slot i.
+func (b *Buffer) play(i int) Frame {
+	s := &b.slots[i]
+	b.free(i)
+	b.consume(s.seq)
+	b.playExt = s.ext + frameTS
+	b.floorExt, b.haveFloor = b.playExt, true
+	b.conceals = 0
+	b.stats.Played++
+	if s.eos {
+		b.playing = false
+	}
+	return Frame{
+		Kind: Play, Payload: s.data[:s.n], Seq: s.seq, EndOfSpeech: s.eos,
+		Timestamp: uint32(s.ext + int64(b.refTS) - b.refExt),
+	}
+}
+
+// Stats returns the counters and estimates.
+func (b *Buffer) Stats() Stats {
+	st := b.stats
+	st.Buffered = b.used
+	st.Jitter = time.Duration(b.rfcJitter * float64(time.Second))
+	return st
+}

@@ -1,0 +1,406 @@
+package jitter
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/audio/netsim"
+	"sdkpp/audio/pcm"
+)
+
+// stream is a sender's packets: one per frame from seq0/ts0, the payload carrying the frame's
+// index so the tests can see what plays.
+type stream struct {
+	seq0 uint16
+	ts0  uint32
+	eos  map[int]bool // frame indexes flagged end of speech
+	skip map[int]bool // frames the sender does not send (silence between spurts)
+}
+
+func (s stream) packet(i int, buf []byte) Packet {
+	binary.BigEndian.PutUint32(buf, uint32(i))
+	seq := s.seq0 + uint16(i)
+	// Frames not sent consume no sequence numbers.
+	for j := range i {
+		if s.skip[j] {
+			seq--
+		}
+	}
+	return Packet{
+		Seq: seq, Timestamp: s.ts0 + uint32(i*pcm.FrameSamples),
+		EndOfSpeech: s.eos[i], Payload: buf[:4],
+	}
+}
+
+func index(f Frame) int { return int(binary.BigEndian.Uint32(f.Payload)) }
+
+// simulate sends frames 0..n-1 at 20 ms intervals through sim and pops at ticks offset by
+// phase, for ticks ticks; it returns the frames popped.
+func simulate(t *testing.T, b *Buffer, s stream, n int, sim *netsim.Sim, phase time.Duration, ticks int) []Frame {
+	t.Helper()
+	var sends []time.Duration
+	var idx []int
+	for i := range n {
+		if !s.skip[i] {
+			sends = append(sends, time.Duration(i)*frame)
+			idx = append(idx, i)
+		}
+	}
+	arrivals := sim.Schedule(sends)
+	buf := make([]byte, 4)
+	out := make([]Frame, 0, ticks)
+	a := 0
+	for k := range ticks {
+		now := time.Duration(k)*frame + phase
+		for ; a < len(arrivals) && arrivals[a].At <= now; a++ {
+			require.NoError(t, b.Push(s.packet(idx[arrivals[a].Index], buf), arrivals[a].At))
+		}
+		f := b.Pop(now)
+		if f.Payload != nil {
+			f.Payload = append([]byte(nil), f.Payload...)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func kinds(fs []Frame) map[Kind]int {
+	m := map[Kind]int{}
+	for _, f := range fs {
+		m[f.Kind]++
+	}
+	return m
+}
+
+func TestSteadyStreamPlaysInOrder(t *testing.T) {
+	b := New(Config{})
+	sim := netsim.New(netsim.Config{Delay: 30 * time.Millisecond})
+	out := simulate(t, b, stream{seq0: 100, ts0: 5000, eos: map[int]bool{99: true}}, 100, sim, 7*time.Millisecond, 110)
+	start := 0
+	for start < len(out) && out[start].Kind == Idle {
+		start++
+	}
+	assert.LessOrEqual(t, start, 4, "playout starts one frame after the first arrival")
+	for i := range 100 {
+		f := out[start+i]
+		require.Equal(t, Play, f.Kind, "tick %d", start+i)
+		assert.Equal(t, i, index(f))
+		assert.Equal(t, uint16(100+i), f.Seq)
+		assert.Equal(t, uint32(5000+i*pcm.FrameSamples), f.Timestamp)
+	}
+	st := b.Stats()
+	assert.Equal(t, DefaultMinDelay, st.TargetDelay)
+	assert.Zero(t, st.Lost)
+	assert.Zero(t, st.Concealed)
+	assert.EqualValues(t, 100, st.Played)
+	assert.Zero(t, st.LossFraction)
+}
+
+func TestIdleBeforeFirstPacketAndAfterEndOfSpeech(t *testing.T) {
+	b := New(Config{})
+	for k := range 5 {
+		assert.Equal(t, Frame{}, b.Pop(time.Duration(k)*frame))
+	}
+	// Two spurts with two seconds of silence between them.
+	s := stream{eos: map[int]bool{9: true, 119: true}, skip: map[int]bool{}}
+	for i := 10; i < 110; i++ {
+		s.skip[i] = true
+	}
+	sim := netsim.New(netsim.Config{Delay: 10 * time.Millisecond})
+	out := simulate(t, b, s, 120, sim, 0, 130)
+	var played []int
+	spurtEnds := 0
+	for k, f := range out {
+		switch f.Kind {
+		case Play:
+			played = append(played, index(f))
+			if f.EndOfSpeech {
+				spurtEnds++
+				assert.Equal(t, Idle, out[k+1].Kind, "idle right after the marker")
+			}
+		case Idle:
+		default:
+			t.Fatalf("tick %d: %v", k, f.Kind)
+		}
+	}
+	want := []int{}
+	for i := range 120 {
+		if !s.skip[i] {
+			want = append(want, i)
+		}
+	}
+	assert.Equal(t, want, played)
+	assert.Equal(t, 2, spurtEnds)
+	assert.Zero(t, b.Stats().Lost, "the silence between spurts is not loss")
+}
+
+func TestSingleLossUsesFEC(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	now := time.Duration(0)
+	for i := range 3 {
+		require.NoError(t, b.Push(s.packet(i, buf), now+time.Duration(i)*frame))
+	}
+	// Frame 3 is lost; 4 and 5 arrive.
+	require.NoError(t, b.Push(s.packet(4, buf), 4*frame))
+	require.NoError(t, b.Push(s.packet(5, buf), 5*frame))
+	var got []Frame
+	for k := 1; k <= 6; k++ {
+		f := b.Pop(time.Duration(k)*frame + 5*frame)
+		f.Payload = append([]byte(nil), f.Payload...)
+		got = append(got, f)
+	}
+	require.Equal(t, []Kind{Play, Play, Play, FEC, Play, Play}, []Kind{got[0].Kind, got[1].Kind, got[2].Kind, got[3].Kind, got[4].Kind, got[5].Kind})
+	assert.Equal(t, 4, index(got[3]), "FEC comes from the next packet")
+	assert.Equal(t, 4, index(got[4]))
+	st := b.Stats()
+	assert.EqualValues(t, 1, st.FECRecovered)
+	assert.EqualValues(t, 1, st.Lost)
+}
+
+func TestBurstLossConcealsThenFEC(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	for _, i := range []int{0, 1, 4, 5} {
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
+	}
+	var ks []Kind
+	for k := range 6 {
+		ks = append(ks, b.Pop(time.Duration(k)*frame+6*frame).Kind)
+	}
+	assert.Equal(t, []Kind{Play, Play, Conceal, FEC, Play, Play}, ks)
+	assert.EqualValues(t, 2, b.Stats().Lost)
+}
+
+func TestLateAndDuplicatePackets(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	require.NoError(t, b.Push(s.packet(0, buf), 0))
+	require.NoError(t, b.Push(s.packet(0, buf), 0)) // duplicate in the buffer
+	require.NoError(t, b.Push(s.packet(2, buf), 2*frame))
+	assert.Equal(t, Play, b.Pop(2*frame).Kind)
+	require.NoError(t, b.Push(s.packet(0, buf), 3*frame)) // duplicate of a played packet
+	assert.Equal(t, FEC, b.Pop(5*frame).Kind, "frame 1 is given up, its successor is here")
+	require.NoError(t, b.Push(s.packet(1, buf), 5*frame)) // late
+	st := b.Stats()
+	assert.EqualValues(t, 1, st.Late)
+	assert.EqualValues(t, 2, st.Duplicate)
+	assert.EqualValues(t, 5, st.Received)
+	assert.Equal(t, 1, st.Buffered)
+}
+
+func TestReorderingWithinTheBuffer(t *testing.T) {
+	b := New(Config{MinDelay: 60 * time.Millisecond})
+	buf := make([]byte, 4)
+	s := stream{}
+	for _, i := range []int{0, 2, 1, 4, 3, 5} {
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
+	}
+	var got []int
+	for k := range 12 {
+		if f := b.Pop(time.Duration(k) * frame); f.Kind == Play {
+			got = append(got, index(f))
+		}
+	}
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, got)
+}
+
+func TestWrapAround(t *testing.T) {
+	b := New(Config{})
+	sim := netsim.New(netsim.Config{Seed: 4, Delay: 5 * time.Millisecond, Jitter: 30 * time.Millisecond})
+	s := stream{seq0: 65500, ts0: 1<<32 - 20*pcm.FrameSamples}
+	out := simulate(t, b, s, 200, sim, 3*time.Millisecond, 220)
+	last := -1
+	for _, f := range out {
+		if f.Kind == Play {
+			assert.Greater(t, index(f), last)
+			last = index(f)
+		}
+	}
+	assert.Greater(t, last, 190)
+	assert.Less(t, b.Stats().Lost, uint64(10))
+}
+
+func TestPayloadTooLarge(t *testing.T) {
+	b := New(Config{})
+	err := b.Push(Packet{Payload: make([]byte, MaxPayload+1)}, 0)
+	require.ErrorIs(t, err, ErrPayloadTooLarge)
+	require.NoError(t, b.Push(Packet{Payload: make([]byte, MaxPayload)}, 0))
+}
+
+func TestOverflowKeepsTheNewest(t *testing.T) {
+	b := New(Config{Capacity: 4, MinDelay: time.Second, MaxDelay: time.Second})
+	buf := make([]byte, 4)
+	s := stream{}
+	for i := range 6 {
+		require.NoError(t, b.Push(s.packet(i, buf), 0))
+	}
+	st := b.Stats()
+	assert.EqualValues(t, 2, st.Overflow)
+	assert.Equal(t, 4, st.Buffered)
+	f := b.Pop(2 * time.Second)
+	require.Equal(t, Play, f.Kind)
+	assert.Equal(t, 2, index(f))
+}
+
+func TestStreamStopsWithoutMarker(t *testing.T) {
+	b := New(Config{})
+	sim := netsim.New(netsim.Config{})
+	out := simulate(t, b, stream{}, 50, sim, 0, 100)
+	k := kinds(out)
+	assert.Equal(t, 50, k[Play])
+	assert.LessOrEqual(t, k[Conceal], 10, "concealment gives up after the longest wait")
+	assert.Equal(t, Idle, out[len(out)-1].Kind)
+}
+
+func TestLossFraction(t *testing.T) {
+	b := New(Config{})
+	sim := netsim.New(netsim.Config{Seed: 11, Loss: 0.1, Delay: 20 * time.Millisecond})
+	simulate(t, b, stream{}, 3000, sim, 0, 3010)
+	st := b.Stats()
+	assert.InDelta(t, 300, float64(st.Lost), 40)
+	assert.InDelta(t, 0.1, st.LossFraction, 0.06)
+	assert.GreaterOrEqual(t, st.FECRecovered+st.Concealed-st.Expanded, st.Lost, "every loss is filled")
+}
+
+// TestJitterAndReorderingLeaveNoGap is the check: with 40 ms of jitter and reordering,
+// every playout tick of the talk spurt yields a packet, FEC or concealment, and the delay falls
+// back within a few seconds of the jitter stopping.
+func TestJitterAndReorderingLeaveNoGap(t *testing.T) {
+	for seed := range uint64(5) {
+		b := New(Config{})
+		const jittery, calm = 1500, 500 // 30 s of 40 ms jitter, then 10 s without
+		var sends []time.Duration
+		for i := range jittery + calm {
+			sends = append(sends, time.Duration(i)*frame)
+		}
+		noisy := netsim.New(netsim.Config{Seed: seed, Delay: 30 * time.Millisecond, Jitter: 40 * time.Millisecond, Reorder: 0.02, ReorderDelay: 30 * time.Millisecond})
+		quiet := netsim.New(netsim.Config{Delay: 30 * time.Millisecond})
+		arrivals := append(noisy.Schedule(sends[:jittery]), quiet.Schedule(sends[jittery:])...)
+		for i := range arrivals[len(arrivals)-calm:] {
+			arrivals[len(arrivals)-calm+i].Index += jittery
+		}
+		sortByArrival(arrivals)
+
+		s := stream{seq0: uint16(seed * 1000), ts0: uint32(seed) * 77777}
+		buf := make([]byte, 4)
+		a, started, reordered := 0, false, 0
+		var delays []time.Duration
+		for k := range jittery + calm {
+			now := time.Duration(k)*frame + 13*time.Millisecond
+			for ; a < len(arrivals) && arrivals[a].At <= now; a++ {
+				if a > 0 && arrivals[a].Index < arrivals[a-1].Index {
+					reordered++
+				}
+				require.NoError(t, b.Push(s.packet(arrivals[a].Index, buf), arrivals[a].At))
+			}
+			f := b.Pop(now)
+			if f.Kind != Idle {
+				started = true
+			}
+			if started && k < jittery+calm-10 {
+				require.NotEqual(t, Idle, f.Kind, "seed %d tick %d: a gap in the spurt", seed, k)
+			}
+			delays = append(delays, b.Stats().CurrentDelay)
+		}
+		st := b.Stats()
+		assert.Greater(t, reordered, 100, "seed %d: the network reorders", seed)
+		assert.Less(t, float64(st.Lost), 0.02*float64(jittery), "seed %d: few packets lost: %+v", seed, st)
+		assert.GreaterOrEqual(t, st.TargetDelay, DefaultMinDelay)
+		peak := time.Duration(0)
+		for _, d := range delays[:jittery] {
+			peak = max(peak, d)
+		}
+		assert.GreaterOrEqual(t, peak, 40*time.Millisecond, "seed %d: the buffer grew for the jitter", seed)
+		// Within 5 s of the jitter stopping the delay is back to one or two frames.
+		settled := jittery + calm
+		for k := jittery + calm - 1; k >= jittery && delays[k] < 2*frame+time.Millisecond; k-- {
+			settled = k
+		}
+		assert.Less(t, settled-jittery, 250, "seed %d: settled %v after the jitter stopped", seed, time.Duration(settled-jittery)*frame)
+		t.Logf("seed %d: settled %v after calm; peak delay %v, final delay %v target %v; lost %d late %d fec %d concealed %d expanded %d accelerated %d",
+			seed, time.Duration(settled-jittery)*frame, peak, st.CurrentDelay, st.TargetDelay, st.Lost, st.Late, st.FECRecovered, st.Concealed, st.Expanded, st.Accelerated)
+	}
+}
+
+func sortByArrival(a []netsim.Arrival) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j].At < a[j-1].At; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+func TestTargetGrowsAtOnceWhenJitterRises(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	for i := range 50 {
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
+		b.Pop(time.Duration(i)*frame + 10*time.Millisecond)
+	}
+	assert.Equal(t, DefaultMinDelay, b.Stats().TargetDelay)
+	require.NoError(t, b.Push(s.packet(50, buf), 50*frame+90*time.Millisecond))
+	b.Pop(51 * frame)
+	assert.InDelta(t, float64(90*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+	b2 := New(Config{MaxDelay: 60 * time.Millisecond})
+	require.NoError(t, b2.Push(s.packet(0, buf), 0))
+	require.NoError(t, b2.Push(s.packet(1, buf), frame+time.Second/2))
+	b2.Pop(frame)
+	assert.Equal(t, 60*time.Millisecond, b2.Stats().TargetDelay, "bounded by MaxDelay")
+}
+
+func TestStreamRestartIsFollowed(t *testing.T) {
+	b := New(Config{})
+	sim := netsim.New(netsim.Config{Delay: 10 * time.Millisecond})
+	simulate(t, b, stream{seq0: 10, ts0: 1000, eos: map[int]bool{49: true}}, 50, sim, 0, 60)
+	// The sender restarts with unrelated sequence numbers and timestamps.
+	b2 := b
+	out := simulate(t, b2, stream{seq0: 40000, ts0: 3_000_000_000}, 50, netsim.New(netsim.Config{Delay: 10 * time.Millisecond}), 0, 60)
+	assert.Equal(t, 50, kinds(out)[Play])
+}
+
+func TestPushPopDoNotAllocate(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 200)
+	s := stream{}
+	i := 0
+	allocs := testing.AllocsPerRun(2000, func() {
+		p := s.packet(i, buf)
+		p.Payload = buf
+		_ = b.Push(p, time.Duration(i)*frame+time.Duration(i%3)*10*time.Millisecond)
+		b.Pop(time.Duration(i)*frame + 5*time.Millisecond)
+		_ = b.Stats()
+		i++
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestKindString(t *testing.T) {
+	assert.Equal(t, "idle", Idle.String())
+	assert.Equal(t, "play", Play.String())
+	assert.Equal(t, "fec", FEC.String())
+	assert.Equal(t, "conceal", Conceal.String())
+	assert.Equal(t, "unknown", Kind(9).String())
+}
+
+// BenchmarkPushPop is one sender's work per 20 ms frame: one Push of a 71-byte packet (Opus at
+// 32 kbps) and one Pop.
+func BenchmarkPushPop(b *testing.B) {
+	buf := New(Config{})
+	payload := make([]byte, 71)
+	i := 0
+	for b.Loop() {
+		p := Packet{Seq: uint16(i), Timestamp: uint32(i * pcm.FrameSamples), Payload: payload}
+		_ = buf.Push(p, time.Duration(i)*frame+time.Duration(i%3)*10*time.Millisecond)
+		buf.Pop(time.Duration(i)*frame + 5*time.Millisecond)
+		i++
+	}
+}
