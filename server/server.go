@@ -87,6 +87,7 @@ type DevCredentials = wire.DevCredentials
 // Server is the platform service.
 type Server struct {
 	cfg        Config
+	apiRoutes  func() []string // the API's route patterns, relative to the API base
 	log        *slog.Logger
 	store      store.Store
 	ids        *snowflake.Generator
@@ -225,7 +226,8 @@ func (s *Server) routes() (http.Handler, error) {
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 	s.accounts.OnProfiles = s.profilesChanged
 
-	api := http.NewServeMux()
+	api := httpx.NewMux()
+	s.apiRoutes = api.Patterns
 	oa.RegisterAPI(api)
 	s.partner.Register(api)
 	us.Register(api)
@@ -251,7 +253,7 @@ func (s *Server) routes() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
-	apiHandler := apiRoutes(api, ratelimit.New(s.cfg.RateLimits, s.cfg.Clock), s.log)
+	apiHandler := apiRoutes(api.ServeMux, ratelimit.New(s.cfg.RateLimits, s.cfg.Clock), s.log)
 	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
@@ -385,6 +387,10 @@ func (s *Server) URL() string {
 	defer s.mu.Unlock()
 	return s.url
 }
+
+// APIRoutes returns the patterns of the API's routes ("METHOD /path/{param}"), relative to the
+// API base, so that tests can reach every route.
+func (s *Server) APIRoutes() []string { return s.apiRoutes() }
 
 // APIURL returns the versioned API base, e.g. http://127.0.0.1:7710/api/v10.
 func (s *Server) APIURL() string { return s.URL() + APIVersionPath }

@@ -314,7 +314,7 @@ func snowflakeField(v []byte, s *Snowflake) bool {
 		return true
 	}
 	n, err := strconv.ParseUint(str, 10, 64)
-	if err != nil {
+	if err != nil || n > MaxSnowflake {
 		return false
 	}
 	*s = Snowflake(n)

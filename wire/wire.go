@@ -10,6 +10,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,12 @@ func (s Snowflake) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + strconv.FormatUint(uint64(s), 10) + `"`), nil
 }
 
-// UnmarshalJSON reads a string or a number.
+// MaxSnowflake is the largest id there is: ids are positive 63-bit numbers (a snowflake's top bit
+// is zero until 2084), and the service's store holds signed 64-bit integers. Every parse of an id
+// refuses a larger one, so no id from a request can reach the store out of its range.
+const MaxSnowflake = math.MaxInt64
+
+// UnmarshalJSON reads a string or a number of at most MaxSnowflake.
 func (s *Snowflake) UnmarshalJSON(b []byte) error {
 	str := strings.Trim(string(b), `"`)
 	if str == "null" || str == "" {
@@ -30,8 +36,8 @@ func (s *Snowflake) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	v, err := strconv.ParseUint(str, 10, 64)
-	if err != nil {
-		return fmt.Errorf("not a snowflake: %s", b)
+	if err != nil || v > MaxSnowflake {
+		return fmt.Errorf("not a snowflake: %.40s", b)
 	}
 	*s = Snowflake(v)
 	return nil
@@ -40,10 +46,10 @@ func (s *Snowflake) UnmarshalJSON(b []byte) error {
 // String returns the decimal form.
 func (s Snowflake) String() string { return strconv.FormatUint(uint64(s), 10) }
 
-// ParseSnowflake reads a decimal id; zero and garbage are refused.
+// ParseSnowflake reads a decimal id; zero, ids above MaxSnowflake and garbage are refused.
 func ParseSnowflake(s string) (Snowflake, bool) {
 	v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-	if err != nil || v == 0 {
+	if err != nil || v == 0 || v > MaxSnowflake {
 		return 0, false
 	}
 	return Snowflake(v), true

@@ -46,7 +46,7 @@ type Handler struct {
 }
 
 // Register adds the routes to mux (paths relative to the API base).
-func (h *Handler) Register(mux *http.ServeMux) {
+func (h *Handler) Register(mux httpx.Router) {
 	mux.HandleFunc("PUT /dev/users/{user_id}/ban", h.guard(h.ban))
 	mux.HandleFunc("DELETE /dev/users/{user_id}/ban", h.guard(h.unban))
 	mux.HandleFunc("PUT /dev/applications/{application_id}/webhook", h.guard(h.webhook))

@@ -76,7 +76,7 @@ type Service struct {
 }
 
 // Register adds the routes to mux.
-func (s *Service) Register(mux *http.ServeMux) {
+func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("POST /users/@me/channels", s.route(scopes.DMMessagesWrite, s.open))
 	mux.HandleFunc("GET /users/@me/channels", s.route(scopes.DMChannelsRead, s.list))
 	mux.HandleFunc("POST /channels/{channel_id}/messages", s.route(scopes.DMMessagesWrite, s.send))

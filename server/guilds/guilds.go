@@ -83,7 +83,7 @@ type Service struct {
 }
 
 // Register adds the routes to mux (paths relative to the API base).
-func (s *Service) Register(mux *http.ServeMux) {
+func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /users/@me/guilds", s.route(scopes.Guilds, s.userGuilds))
 	mux.HandleFunc("GET /guilds/{guild_id}/channels", s.route(scopes.Guilds, s.channels))
 	mux.HandleFunc("GET /invites/{code}", s.getInvite)

@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -177,3 +178,35 @@ func Logging(log *slog.Logger, next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 	})
 }
+
+// Router is what a package registers its routes on: an http.ServeMux, or a Mux that also lists
+// them.
+type Router interface {
+	Handle(pattern string, handler http.Handler)
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+}
+
+// Mux is an http.ServeMux that remembers the patterns registered on it, so that tests can reach
+// every route.
+type Mux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+// NewMux returns an empty Mux.
+func NewMux() *Mux { return &Mux{ServeMux: http.NewServeMux()} }
+
+// Handle registers handler for pattern.
+func (m *Mux) Handle(pattern string, handler http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, handler)
+}
+
+// HandleFunc registers handler for pattern.
+func (m *Mux) HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, handler)
+}
+
+// Patterns returns the registered patterns in registration order.
+func (m *Mux) Patterns() []string { return slices.Clone(m.patterns) }

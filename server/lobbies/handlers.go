@@ -141,7 +141,7 @@ func (s *Service) create(q *request) (any, error) {
 
 // get serves GET /lobbies/{lobby_id} to a member (Bearer) or the application (Bot).
 func (s *Service) get(q *request) (any, error) {
-	s.flush() // its last message id
+	s.flush()                 // its last message id
 	rev := s.committed.Load() // read before the lobby: the snapshot holds at least this revision
 	l, err := s.live(q.ctx, s.Store, q.lobbyID, q.appID, s.Clock.Now())
 	if err != nil {
@@ -388,7 +388,7 @@ func (s *Service) listMessages(q *request) (any, error) {
 	after, paging := uint64(0), v.Has("after")
 	if paging { // 0 pages from the first message
 		var err error
-		if after, err = strconv.ParseUint(v.Get("after"), 10, 64); err != nil {
+		if after, err = strconv.ParseUint(v.Get("after"), 10, 64); err != nil || after > wire.MaxSnowflake {
 			return nil, wire.InvalidAt("after", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
 		}
 	}

@@ -22,7 +22,7 @@ const (
 )
 
 // registerLinking adds the channel-linking and lobby channel invite routes.
-func (s *Service) registerLinking(mux *http.ServeMux) {
+func (s *Service) registerLinking(mux httpx.Router) {
 	mux.HandleFunc("PATCH /lobbies/{lobby_id}/channel-linking", s.route(byUser, s.link))
 	mux.HandleFunc("POST /lobbies/{lobby_id}/members/@me/invites", s.route(byUser, s.inviteSelf))
 	mux.HandleFunc("POST /lobbies/{lobby_id}/members/{user_id}/invites", s.route(byBot, s.inviteUser))

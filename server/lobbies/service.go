@@ -99,7 +99,7 @@ type Service struct {
 }
 
 // Register adds the lobby routes to mux (paths relative to the API base, /api/v10).
-func (s *Service) Register(mux *http.ServeMux) {
+func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("PUT /lobbies", s.route(byUser, s.createOrJoin))
 	mux.HandleFunc("POST /lobbies", s.route(byBot, s.create))
 	mux.HandleFunc("GET /lobbies/{lobby_id}", s.route(byEither, s.get))

@@ -55,7 +55,7 @@ type Handler struct {
 }
 
 // RegisterWeb adds the pages to mux.
-func (h *Handler) RegisterWeb(mux *http.ServeMux) {
+func (h *Handler) RegisterWeb(mux httpx.Router) {
 	mux.HandleFunc("GET /oauth2/authorize", h.authorizePage)
 	mux.HandleFunc("POST /oauth2/authorize", h.authorizeSubmit)
 	mux.HandleFunc("GET /activate", h.activatePage)
@@ -67,7 +67,7 @@ func (h *Handler) RegisterWeb(mux *http.ServeMux) {
 }
 
 // RegisterAPI adds the API endpoints to mux (paths relative to the API base).
-func (h *Handler) RegisterAPI(mux *http.ServeMux) {
+func (h *Handler) RegisterAPI(mux httpx.Router) {
 	mux.HandleFunc("POST /oauth2/token", h.token)
 	mux.HandleFunc("POST /oauth2/token/revoke", h.revoke)
 	mux.HandleFunc("POST /oauth2/device/authorize", h.deviceAuthorize)

@@ -64,7 +64,7 @@ type Handler struct {
 }
 
 // Register adds the routes to mux (paths relative to the API base).
-func (h *Handler) Register(mux *http.ServeMux) {
+func (h *Handler) Register(mux httpx.Router) {
 	mux.HandleFunc("POST /partner-sdk/token/bot", h.botToken)
 	mux.HandleFunc("POST /partner-sdk/token", h.externalToken)
 	mux.HandleFunc("POST /partner-sdk/provisional-accounts/unmerge", h.unmerge)

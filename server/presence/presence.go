@@ -331,7 +331,7 @@ func (s *Service) activity(userID, appID uint64) *wire.Activity {
 // ---- invites
 
 // Register adds the invite routes to mux (paths relative to the API base).
-func (s *Service) Register(mux *http.ServeMux) {
+func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("POST /users/{user_id}/activity-invites", s.bearer(s.sendInvite))
 	mux.HandleFunc("POST /activity-invites/{invite_id}/accept", s.bearer(s.accept))
 	mux.HandleFunc("PUT /applications/{app_id}/rich-presence", s.setCover)

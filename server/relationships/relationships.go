@@ -85,7 +85,7 @@ type Service struct {
 }
 
 // Register adds the routes to mux (paths relative to the API base).
-func (s *Service) Register(mux *http.ServeMux) {
+func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /users/@me/relationships", s.route(scopes.RelationshipsRead, s.list(false)))
 	mux.HandleFunc("GET /users/@me/game-relationships", s.route(scopes.RelationshipsRead, s.list(true)))
 	mux.HandleFunc("POST /users/@me/relationships", s.route(scopes.RelationshipsWrite, s.byName(false)))

@@ -102,7 +102,7 @@ type Handler struct {
 }
 
 // Register adds the routes to mux (paths relative to the API base).
-func (h *Handler) Register(mux *http.ServeMux) {
+func (h *Handler) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /users/@me", h.me)
 	mux.HandleFunc("PATCH /users/@me/provisional-display-name", h.rename)
 }
