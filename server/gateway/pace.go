@@ -27,19 +27,22 @@ const (
 // rateMeter counts the hub's pushes and says whether their rate is above busyRate.
 type rateMeter struct {
 	pushes atomic.Int64
-	since  atomic.Int64 // monotonic nanoseconds (of start) when the current window began
-	start  time.Time
+	since  atomic.Int64 // monotonic nanoseconds (of elapsed) when the current window began
 	busy   atomic.Bool
+	// elapsed is the monotonic time since the meter started (time.Since by default; tests
+	// drive it).
+	elapsed func() time.Duration
 }
 
 func newRateMeter() *rateMeter {
-	return &rateMeter{start: time.Now()}
+	start := time.Now()
+	return &rateMeter{elapsed: func() time.Duration { return time.Since(start) }}
 }
 
 // add counts n pushes and, once a window has passed, decides whether the hub is busy.
 func (m *rateMeter) add(n int) {
 	total := m.pushes.Add(int64(n))
-	now := int64(time.Since(m.start))
+	now := int64(m.elapsed())
 	since := m.since.Load()
 	if elapsed := now - since; elapsed >= int64(rateWindow) && m.since.CompareAndSwap(since, now) {
 		m.pushes.Add(-total)
@@ -52,7 +55,7 @@ func (m *rateMeter) isBusy() bool {
 	if !m.busy.Load() {
 		return false
 	}
-	if time.Since(m.start)-time.Duration(m.since.Load()) > 2*rateWindow {
+	if m.elapsed()-time.Duration(m.since.Load()) > 2*rateWindow {
 		m.busy.Store(false) // nothing was pushed for a while
 		return false
 	}

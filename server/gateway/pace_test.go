@@ -4,33 +4,29 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The rate meter calls the hub busy above busyRate pushes a second, and not busy once pushes
 // stop.
 func TestRateMeter(t *testing.T) {
-	m := newRateMeter()
-	if m.isBusy() {
-		t.Fatal("a new meter is busy")
+	var now time.Duration // the meter's clock, moved by the test
+	m := &rateMeter{elapsed: func() time.Duration { return now }}
+	require.False(t, m.isBusy(), "a new meter is busy")
+	for range 3 * rateWindow / time.Millisecond {
+		m.add(busyRate / 100) // far above busyRate: a hundredth of a second's worth each millisecond
+		now += time.Millisecond
 	}
-	for end := time.Now().Add(3 * rateWindow); time.Now().Before(end); {
-		m.add(busyRate / 100) // far above busyRate: a hundredth of a second's worth at a time
-		time.Sleep(time.Millisecond)
-	}
-	if !m.isBusy() {
-		t.Fatal("not busy under load")
-	}
-	time.Sleep(3 * rateWindow)
-	if m.isBusy() {
-		t.Fatal("still busy after the pushes stopped")
-	}
-	for end := time.Now().Add(3 * rateWindow); time.Now().Before(end); {
+	assert.True(t, m.isBusy(), "not busy under load")
+	now += 3 * rateWindow
+	assert.False(t, m.isBusy(), "still busy after the pushes stopped")
+	for range 3 * rateWindow / time.Millisecond {
 		m.add(1) // a trickle
-		time.Sleep(time.Millisecond)
+		now += time.Millisecond
 	}
-	if m.isBusy() {
-		t.Fatal("busy under a trickle")
-	}
+	assert.False(t, m.isBusy(), "busy under a trickle")
 }
 
 // Under a burst that makes the hub busy, writes are paced and every dispatch still arrives once,
