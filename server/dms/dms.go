@@ -293,8 +293,8 @@ func (q *request) message(st store.Store, c *store.DMChannel) (*store.DirectMess
 	return m, err
 }
 
-// ownMessage loads the channel and message of the path: a message of the caller's (403 50005
-// for another user's).
+// ownMessage loads the channel and message of the path: a message the caller sent from this
+// application (403 50005 for another user's, 404 for one sent from another application).
 func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
 	c, err := q.channel(st)
 	if err != nil {
@@ -306,6 +306,9 @@ func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMes
 	}
 	if m.AuthorID != q.userID {
 		return nil, nil, cannotEdit()
+	}
+	if m.AppID != q.appID { // the author's token of another game acts on none of this game's messages
+		return nil, nil, wire.UnknownMessage()
 	}
 	return c, m, nil
 }

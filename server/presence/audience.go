@@ -71,3 +71,27 @@ func (s *Service) dmChannel(ctx context.Context, a, b uint64) (uint64, error) {
 	}
 	return c.ID, nil
 }
+
+// sameFamily tells whether two applications are one game or siblings (one family root): the
+// applications an invite of one may be seen and acted on from (rule INV-1).
+func (s *Service) sameFamily(ctx context.Context, a, b uint64) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	root := func(id uint64) (uint64, error) {
+		app, err := s.Store.GetApplication(ctx, id)
+		if err != nil {
+			return 0, fmt.Errorf("presence: application %d: %w", id, err)
+		}
+		return familyRoot(app.ID, app.ParentID), nil
+	}
+	ra, err := root(a)
+	if err != nil {
+		return false, err
+	}
+	rb, err := root(b)
+	if err != nil {
+		return false, err
+	}
+	return ra == rb, nil
+}

@@ -455,6 +455,12 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 			uint64(req.SenderID) != recipient {
 			return nil, wire.UnknownInvite()
 		}
+		if same, err := s.sameFamily(ctx, uint64(req.ApplicationID), t.AppID); err != nil || !same {
+			if err != nil {
+				return nil, err
+			}
+			return nil, wire.UnknownInvite()
+		}
 	}
 	cover, err := s.Store.GetSetting(ctx, coverKey(app.ID))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -508,10 +514,23 @@ func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
 	now := s.Clock.Now()
 	s.mu.Lock()
 	inv := s.invites[uint64(id)]
+	var invApp uint64
+	if inv != nil {
+		invApp = uint64(inv.ApplicationID)
+	}
+	s.mu.Unlock()
+	// The invite is the recipient's, and only within the game it was sent in or its siblings: a
+	// token of another game must not learn that game's join secret.
 	if inv == nil || uint64(inv.RecipientID) != t.UserID {
-		s.mu.Unlock()
 		return nil, wire.UnknownInvite()
 	}
+	if same, err := s.sameFamily(r.Context(), invApp, t.AppID); err != nil || !same {
+		if err != nil {
+			return nil, err
+		}
+		return nil, wire.UnknownInvite()
+	}
+	s.mu.Lock()
 	created, _ := time.Parse(time.RFC3339Nano, inv.CreatedAt)
 	if now.Sub(created) >= InviteLifetime {
 		inv.IsValid = false
