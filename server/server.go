@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sdkpp/server/token"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -253,7 +255,9 @@ func (s *Server) routes() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
-	apiHandler := apiRoutes(api.ServeMux, ratelimit.New(s.cfg.RateLimits, s.cfg.Clock), s.log)
+	limits := s.cfg.RateLimits
+	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
+	apiHandler := apiRoutes(api.ServeMux, ratelimit.New(limits, s.cfg.Clock), s.log)
 	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
@@ -265,6 +269,21 @@ func (s *Server) routes() (http.Handler, error) {
 		apiHandler.ServeHTTP(w, r2)
 	}))
 	return httpx.Logging(s.log.With("component", "http"), jsonErrors(root, s.log)), nil
+}
+
+// callerIdentity keys the rate limits on who a request authenticates as: a user in an application
+// (all of its tokens, however the header is written), or an application's bot; "" when the
+// credential is not valid.
+func callerIdentity(auth token.Auth) func(r *http.Request) string {
+	return func(r *http.Request) string {
+		if t, err := auth.Bearer(r); err == nil {
+			return "user:" + strconv.FormatUint(t.UserID, 10) + ":" + strconv.FormatUint(t.AppID, 10)
+		}
+		if app, err := auth.Bot(r); err == nil {
+			return "bot:" + strconv.FormatUint(app.ID, 10)
+		}
+		return ""
+	}
 }
 
 // apiRoutes serves the API's routes: a request that no route matches gets the platform's JSON

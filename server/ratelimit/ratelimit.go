@@ -57,6 +57,11 @@ type Config struct {
 	Global Rule
 	// Disabled turns limiting off (for benchmarks that measure the service itself).
 	Disabled bool
+	// Identify names the authenticated caller of a request (the same key for every way its
+	// credential may be written, and for every token of one user in one application), or ""
+	// when its credential authenticates no one: such requests are limited by address. Nil keys
+	// every credential by the address too.
+	Identify func(r *http.Request) string
 }
 
 // Defaults of Config.
@@ -117,7 +122,7 @@ func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request, pattern string) 
 
 // admit counts the request and writes the headers; false means it answered 429.
 func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, pattern string) bool {
-	who := caller(r)
+	who := l.caller(r)
 	bucket := bucketID(pattern)
 	major := majorOf(r, pattern)
 	rule, ok := l.cfg.Routes[pattern]
@@ -192,11 +197,14 @@ func (l *Limiter) sweepLocked(now time.Time) {
 	}
 }
 
-// caller keys the request's caller: a hash of its credential, else its IP address.
-func caller(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		sum := sha256.Sum256([]byte(a))
-		return "c:" + hex.EncodeToString(sum[:12])
+// caller keys the request's caller: its authenticated identity, else its IP address. Keying on
+// the credential's text would give one caller a fresh bucket for each way of writing it
+// ("bearer", "BEARER", extra spaces).
+func (l *Limiter) caller(r *http.Request) string {
+	if l.cfg.Identify != nil && r.Header.Get("Authorization") != "" {
+		if id := l.cfg.Identify(r); id != "" {
+			return "id:" + id
+		}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
