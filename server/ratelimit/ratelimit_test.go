@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
 	"sdkpp/server/ratelimit"
 )
 
@@ -25,6 +26,9 @@ func newFixture(cfg ratelimit.Config) *fixture {
 	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", ok)
 	mux.HandleFunc("GET /users/@me", ok)
 	c := clock.NewFake(t0)
+	if cfg.Identify == nil { // every Bearer credential authenticates as itself
+		cfg.Identify = func(r *http.Request) string { return httpx.Credential(r, "Bearer") }
+	}
 	return &fixture{clock: c, h: ratelimit.New(cfg, c).Wrap(mux, mux)}
 }
 
