@@ -9,6 +9,10 @@ package main
 #include <string.h>
 #include "sdkpp.h"
 
+// sdkpp_malloc is malloc itself: cgo's C.malloc aborts the process when malloc fails, and a
+// game's request for too much memory must get NULL instead.
+static inline void* sdkpp_malloc(size_t size) { return malloc(size); }
+
 static inline void sdkpp_free_userdata(Sdkpp_FreeFn fn, uintptr_t ud) {
 	if (fn) fn((void*)ud);
 }
@@ -149,6 +153,14 @@ func goString(fn, param string, s C.Sdkpp_String) (string, bool) {
 	return v, true
 }
 
+// Limits on what a game passes in, checked before anything is allocated or read: a size beyond
+// them is refused with a logged error, never an abort.
+const (
+	maxProperties = 1 << 16 // entries of one Sdkpp_Properties
+	maxSpan       = 1 << 20 // elements of one span
+	maxAlloc      = 1 << 30 // bytes of one Sdkpp_Alloc
+)
+
 // maxStringSize bounds one string passed in (256 MiB).
 const maxStringSize = 256 << 20
 
@@ -168,14 +180,18 @@ func cString(s string) C.Sdkpp_String {
 
 // goProperties copies a borrowed string map, refusing bad strings and duplicate keys.
 func goProperties(fn, param string, p C.Sdkpp_Properties) (map[string]string, bool) {
-	m := make(map[string]string, int(p.size))
 	if p.size == 0 {
-		return m, true
+		return map[string]string{}, true
 	}
 	if p.keys == nil || p.values == nil {
 		refuse(fn, "%s: NULL keys or values with size %d", param, uint64(p.size))
 		return nil, false
 	}
+	if uint64(p.size) > maxProperties {
+		refuse(fn, "%s: %d entries are over the limit of %d", param, uint64(p.size), maxProperties)
+		return nil, false
+	}
+	m := make(map[string]string, int(p.size))
 	keys := unsafe.Slice(p.keys, int(p.size))
 	values := unsafe.Slice(p.values, int(p.size))
 	for i := range keys {
@@ -223,6 +239,10 @@ func goUint64s(fn, param string, ptr unsafe.Pointer, size uint64) ([]uint64, boo
 		refuse(fn, "%s: NULL span with size %d", param, size)
 		return nil, false
 	}
+	if size > maxSpan {
+		refuse(fn, "%s: a span of %d elements is over the limit of %d", param, size, maxSpan)
+		return nil, false
+	}
 	return append([]uint64(nil), unsafe.Slice((*uint64)(ptr), int(size))...), true
 }
 
@@ -261,10 +281,19 @@ func userDataReleaser(free C.Sdkpp_FreeFn, ud C.uintptr_t) func() {
 
 //export Sdkpp_Alloc
 func Sdkpp_Alloc(size C.size_t) unsafe.Pointer {
+	defer guard("Alloc")
+	if uint64(size) > maxAlloc {
+		refuse("Alloc", "%d bytes are over the limit of %d", uint64(size), maxAlloc)
+		return nil
+	}
 	if size == 0 {
 		size = 1
 	}
-	return C.malloc(size)
+	p := C.sdkpp_malloc(size)
+	if p == nil {
+		refuse("Alloc", "out of memory for %d bytes", uint64(size))
+	}
+	return p
 }
 
 //export Sdkpp_Free
@@ -275,6 +304,10 @@ func Sdkpp_Free(ptr unsafe.Pointer) {
 //export Sdkpp_FreeProperties
 func Sdkpp_FreeProperties(props C.Sdkpp_Properties) {
 	defer guard("FreeProperties")
+	if uint64(props.size) > maxProperties { // not the SDK's: freeing it would read past its end
+		refuse("FreeProperties", "%d entries are over the limit of %d: not properties the SDK returned", uint64(props.size), maxProperties)
+		return
+	}
 	if props.size > 0 {
 		if props.keys != nil {
 			for _, s := range unsafe.Slice(props.keys, int(props.size)) {

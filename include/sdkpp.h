@@ -1305,7 +1305,10 @@ SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchStoreApplication(Sdkpp_Clie
 #ifndef SDKPP_NO_PROTOTYPES
 /* Runtime */
 
-/** Allocates size bytes on the SDK's heap (for strings, spans and properties given to the SDK). */
+/**
+ * Allocates size bytes on the SDK's heap (for strings, spans and properties given to the SDK).
+ * Returns NULL, and logs why, when size is over 1 GiB or the memory cannot be had; never aborts.
+ */
 SDKPP_API void* SDKPP_CALL Sdkpp_Alloc(size_t size);
 /** Frees memory the SDK returned, or that Sdkpp_Alloc allocated. NULL is ignored. */
 SDKPP_API void SDKPP_CALL Sdkpp_Free(void* ptr);

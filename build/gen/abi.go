@@ -216,7 +216,8 @@ var (
 
 	runtimeFuncs = []cFunc{
 		{Name: "Sdkpp_Alloc", Ret: "void*", Params: []cField{{"size_t", "size"}},
-			Doc: []string{"Allocates size bytes on the SDK's heap (for strings, spans and properties given to the SDK)."}},
+			Doc: []string{"Allocates size bytes on the SDK's heap (for strings, spans and properties given to the SDK).",
+				"Returns NULL, and logs why, when size is over 1 GiB or the memory cannot be had; never aborts."}},
 		{Name: "Sdkpp_Free", Ret: "void", Params: []cField{{"void*", "ptr"}},
 			Doc: []string{"Frees memory the SDK returned, or that Sdkpp_Alloc allocated. NULL is ignored."}},
 		{Name: "Sdkpp_FreeProperties", Ret: "void", Params: []cField{{"Sdkpp_Properties", "props"}},

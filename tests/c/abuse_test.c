@@ -169,6 +169,34 @@ int main(int argc, char** argv)
     }
     Sdkpp_FreeProperties(props);
 
+    /* Issue 12, class 4: every size a game passes is checked before anything is allocated or
+     * read: NULL with 2^30, 2^62 and SIZE_MAX, in each kind of entry point that takes a size. */
+    const size_t sizes[] = {(size_t)1 << 30, (size_t)1 << 62, SIZE_MAX};
+    frees = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i];
+        void* p = Sdkpp_Alloc(n);
+        CHECK(p == NULL || n == (size_t)1 << 30); /* 1 GiB itself is allowed; above is refused */
+        Sdkpp_Free(p);
+        if (n > (size_t)1 << 30) CHECK(logged("over the limit"));
+
+        Sdkpp_FreeProperties((Sdkpp_Properties){n, NULL, NULL});
+        if (n > ((size_t)1 << 16)) CHECK(logged("over the limit"));
+
+        Sdkpp_Properties nulls = {n, NULL, NULL};
+        Sdkpp_Client_CreateOrJoinLobbyWithMetadata(&logClient, str("s"), nulls, (Sdkpp_Properties){0}, NULL, count_free, &marker);
+        CHECK(logged("NULL keys or values"));
+        Sdkpp_String keys[1] = {str("k")}, values[1] = {str("v")};
+        Sdkpp_Properties lying = {n, keys, values};
+        Sdkpp_Client_SendLobbyMessageWithMetadata(&logClient, 1, str("hi"), lying, NULL, count_free, &marker);
+        CHECK(logged("over the limit"));
+        Sdkpp_Client_SendUserMessageWithMetadata(&logClient, 1, (Sdkpp_String){NULL, n}, (Sdkpp_Properties){0}, NULL, count_free, &marker);
+        CHECK(logged("NULL string pointer"));
+        Sdkpp_AuthorizationArgs_SetScopes(&live, (Sdkpp_String){(uint8_t*)"x", n});
+        CHECK(logged("limit"));
+    }
+    CHECK(frees == 9); /* each refused async call freed its userData */
+
     /* An ABI mismatch is refused loudly and stops object creation. */
     pid_t pid;
     char* childArgs[] = {argv[0], "abi-mismatch", NULL};
