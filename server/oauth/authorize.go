@@ -171,14 +171,21 @@ func (h *Handler) formUser(w http.ResponseWriter, r *http.Request, form url.Valu
 		}
 		return nil, &loginError{http.StatusUnauthorized, "Log in to continue."}, nil
 	}
+	keys := throttleKeys(r, name)
+	if wait := h.Logins.locked(keys, h.Clock.Now()); wait > 0 {
+		h.Logger.InfoContext(r.Context(), "consent login throttled")
+		return nil, &loginError{http.StatusTooManyRequests, lockedText(wait)}, nil
+	}
 	u, err := h.Store.GetUserByUsername(r.Context(), name)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, nil, err
 	}
 	if u == nil || u.Bot || u.Provisional || !secret.CheckPassword(u.PasswordHash, pw) {
+		h.Logins.failed(keys, h.Clock.Now())
 		h.Logger.InfoContext(r.Context(), "consent login failed")
 		return nil, &loginError{http.StatusUnauthorized, "Wrong username or password."}, nil
 	}
+	h.Logins.succeeded(keys[0])
 	if u.Banned(h.Clock.Now()) {
 		h.Logger.InfoContext(r.Context(), "consent login refused: banned", "user_id", u.ID)
 		return nil, &loginError{http.StatusForbidden, "This account is banned."}, nil

@@ -38,7 +38,9 @@
 //
 // Approve answers 302 to redirect_uri?code=<code>&state=<state>; deny answers 302 to
 // redirect_uri?error=access_denied&error_description=...&state=<state>. A wrong username or
-// password answers 401 with the page again (and an error message); a banned account 403. A
+// password answers 401 with the page again (and an error message); a banned account 403; after
+// MaxLoginFailures wrong passwords for a username (MaxAddressFailures from one address) within
+// LoginLockout, 429 with the time to wait (throttle.go). A
 // successful login sets the sdkpp_session cookie, so a later authorize shows "Signed in as".
 //
 // The activate form (POST /activate) has csrf_token, user_code, username, password, grant_scope and

@@ -52,6 +52,9 @@ type Handler struct {
 	AccessTTL time.Duration
 	// Invites, when set, serves the invite page /invite/{code}; its join is the API's.
 	Invites *guilds.Service
+	// Logins throttles wrong passwords on the pages, by username and by address; nil throttles
+	// nothing.
+	Logins *LoginThrottle
 }
 
 // RegisterWeb adds the pages to mux.
