@@ -2,9 +2,10 @@ package wire
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // tricky are strings that encoding/json escapes in each of its ways.
@@ -53,15 +54,12 @@ func FuzzLobbyMessageEncoding(f *testing.F) {
 func agreeEncoding(t *testing.T, m LobbyMessage) {
 	t.Helper()
 	want, err := json.Marshal((*lobbyMessage)(&m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := m.AppendJSON(nil); string(got) != string(want) {
-		t.Fatalf("AppendJSON:\n%s\nencoding/json:\n%s", got, want)
-	}
-	if got, err := json.Marshal(m); err != nil || string(got) != string(want) {
-		t.Fatalf("json.Marshal with MarshalJSON: %s (%v)", got, err)
-	}
+	require.NoError(t, err)
+	got := m.AppendJSON(nil)
+	require.Equal(t, string(want), string(got), "AppendJSON:\n%s\nencoding/json:\n%s", got, want)
+	got, err = json.Marshal(m)
+	require.NoError(t, err, "json.Marshal with MarshalJSON: %s (%v)", got, err)
+	require.Equal(t, string(want), string(got), "json.Marshal with MarshalJSON: %s (%v)", got, err)
 }
 
 // DecodeLobbyMessage stores what encoding/json stores, into a zero message and into one that
@@ -105,15 +103,13 @@ func agreeDecoding(t *testing.T, in []byte) {
 		got, want := sampleMessages()[k], sampleMessages()[k]
 		errGot := DecodeLobbyMessage(in, &got)
 		errWant := json.Unmarshal(in, (*lobbyMessage)(&want))
-		if (errGot == nil) != (errWant == nil) {
-			t.Fatalf("%q: error %v, encoding/json %v", in, errGot, errWant)
-		}
-		if errWant == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q:\ndecoded %+v\nencoding/json %+v", in, got, want)
+		require.Equal(t, errWant == nil, errGot == nil, "%q: error %v, encoding/json %v", in, errGot, errWant)
+		if errWant == nil {
+			require.Equal(t, want, got, "%q:\ndecoded %+v\nencoding/json %+v", in, got, want)
 		}
 		var viaUnmarshal LobbyMessage
-		if json.Unmarshal(in, &viaUnmarshal) == nil && errWant != nil {
-			t.Fatalf("%q: json.Unmarshal with UnmarshalJSON accepted what encoding/json refuses", in)
+		if json.Unmarshal(in, &viaUnmarshal) == nil {
+			require.NoError(t, errWant, "%q: json.Unmarshal with UnmarshalJSON accepted what encoding/json refuses", in)
 		}
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var corpus = []string{
@@ -47,29 +50,25 @@ func agreeObject(t *testing.T, in []byte) {
 	var want map[string]json.RawMessage
 	err := json.Unmarshal(in, &want)
 	isObject := bytes.HasPrefix(bytes.TrimLeft(in, " \t\r\n"), []byte("{"))
-	switch {
-	case ok && (err != nil || want == nil):
-		t.Fatalf("Object walked %q, which encoding/json refuses (%v)", in, err)
-	case !ok && err == nil && isObject && !bytes.Contains(in, []byte(`\`)) && utf8.Valid(in):
-		t.Fatalf("Object refused the valid object %q", in)
-	case ok:
-		if len(got) != len(want) {
-			t.Fatalf("%q: members %v, encoding/json %v", in, got, want)
+	if !ok {
+		if err == nil && isObject && !bytes.Contains(in, []byte(`\`)) && utf8.Valid(in) {
+			require.Failf(t, "Object refused a valid object", "%q", in)
 		}
-		for k, v := range want {
-			if !bytes.Equal(got[k], v) {
-				t.Fatalf("%q: member %q is %s, encoding/json %s", in, k, got[k], v)
-			}
-		}
+		return
+	}
+	require.NoError(t, err, "Object walked %q, which encoding/json refuses", in)
+	require.NotNil(t, want, "Object walked %q, which encoding/json refuses", in)
+	require.Len(t, got, len(want), "%q: members %v, encoding/json %v", in, got, want)
+	for k, v := range want {
+		require.Equal(t, v, got[k], "%q: member %q", in, k)
 	}
 }
 
 // A member fn refuses stops the walk.
 func TestObjectStopsWhenRefused(t *testing.T) {
 	n := 0
-	if Object([]byte(`{"a":1,"b":2,"c":3}`), func(k, _ []byte) bool { n++; return string(k) != "b" }) || n != 2 {
-		t.Fatalf("walk went on after a refusal: %d members", n)
-	}
+	require.False(t, Object([]byte(`{"a":1,"b":2,"c":3}`), func(k, _ []byte) bool { n++; return string(k) != "b" }), "walk went on after a refusal: %d members", n)
+	require.Equal(t, 2, n, "walk went on after a refusal: %d members", n)
 }
 
 // Plain gives exactly what encoding/json decodes, for strings without escapes in valid UTF-8,
@@ -84,14 +83,12 @@ func TestPlain(t *testing.T) {
 		{`"a\nb"`, "", false}, {"\"\xff\"", "", false}, {`12`, "", false}, {`"`, "", false}, {`null`, "", false},
 	} {
 		got, ok := Plain([]byte(tc.in))
-		if ok != tc.ok || got != tc.want {
-			t.Errorf("Plain(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		assert.Equal(t, tc.ok, ok, "Plain(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		assert.Equal(t, tc.want, got, "Plain(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
 		if ok {
 			var s string
-			if err := json.Unmarshal([]byte(tc.in), &s); err != nil || s != got {
-				t.Errorf("encoding/json reads %q as %q (%v)", tc.in, s, err)
-			}
+			assert.NoError(t, json.Unmarshal([]byte(tc.in), &s), "encoding/json reads %q", tc.in)
+			assert.Equal(t, got, s, "encoding/json reads %q", tc.in)
 		}
 	}
 }
@@ -100,9 +97,7 @@ func TestPlain(t *testing.T) {
 func TestValueAgreesWithValid(t *testing.T) {
 	for _, in := range append(corpus, `1`, `-0`, `1e5`, `[]`, `[1,"a",{}]`, `true`, `nul`, `"\ud800"`) {
 		b := []byte(in)
-		if Valid(b) != json.Valid(b) {
-			t.Errorf("Valid(%q) = %v, json.Valid %v", in, Valid(b), json.Valid(b))
-		}
+		assert.Equal(t, json.Valid(b), Valid(b), "Valid(%q) = %v, json.Valid %v", in, Valid(b), json.Valid(b))
 	}
 }
 
@@ -110,30 +105,25 @@ func TestValueAgreesWithValid(t *testing.T) {
 // of a word, and nothing in plain text (including bytes of 0x80 and above).
 func TestSpecial(t *testing.T) {
 	plain := []byte("abcdefgh")
-	if special(binary.LittleEndian.Uint64(plain)) {
-		t.Fatal("plain text reported")
-	}
+	require.False(t, special(binary.LittleEndian.Uint64(plain)), "plain text reported")
 	for _, c := range []byte{'"', '\\', 0x00, 0x01, 0x1f} {
 		for pos := range 8 {
 			w := []byte("\xff\x80 ~!#[]")
 			w[pos] = c
-			if !special(binary.LittleEndian.Uint64(w)) {
-				t.Fatalf("byte %#x at %d missed", c, pos)
-			}
+			require.True(t, special(binary.LittleEndian.Uint64(w)), "byte %#x at %d missed", c, pos)
 		}
 	}
 	for c := 0; c < 256; c++ {
 		w := []byte{byte(c), 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
 		want := c == '"' || c == '\\' || c < 0x20
-		if special(binary.LittleEndian.Uint64(w)) != want {
-			t.Fatalf("byte %#x: reported %v", c, !want)
-		}
+		require.Equal(t, want, special(binary.LittleEndian.Uint64(w)), "byte %#x: reported %v", c, !want)
 	}
 }
 
 func BenchmarkString(b *testing.B) {
 	s := []byte(`"` + strings.Repeat("latency gateway 12 ", 30) + `"`)
 	for b.Loop() {
+		// A plain check: testify's helpers would cost more than the code measured.
 		if end, ok := String(s, 0); !ok || end != len(s) {
 			b.Fatal()
 		}

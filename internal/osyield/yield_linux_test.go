@@ -1,6 +1,11 @@
 package osyield
 
-import "testing"
+import (
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // The system call is made and succeeds, with and without another thread waiting for the CPU.
 func TestSchedYieldSucceeds(t *testing.T) {
@@ -12,9 +17,7 @@ func TestSchedYieldSucceeds(t *testing.T) {
 		}
 	}()
 	for range 1000 {
-		if errno := schedYield(); errno != 0 {
-			t.Fatalf("sched_yield: %v", errno)
-		}
+		require.Equal(t, syscall.Errno(0), schedYield(), "sched_yield")
 	}
 	<-done
 }

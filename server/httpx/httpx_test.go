@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/wire"
 )
 
@@ -15,10 +17,8 @@ func TestJSONOfAnAppender(t *testing.T) {
 	rec := httptest.NewRecorder()
 	JSON(rec, 200, m)
 	var want bytes.Buffer
-	if err := json.NewEncoder(&want).Encode(m); err != nil {
-		t.Fatal(err)
-	}
-	if rec.Body.String() != want.String() || rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
-		t.Fatalf("wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
-	}
+	require.NoError(t, json.NewEncoder(&want).Encode(m))
+	require.Equal(t, want.String(), rec.Body.String(), "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
+	require.Equal(t, 200, rec.Code, "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"), "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
 }

@@ -6,15 +6,15 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/oidc"
 	"sdkpp/server/servertest"
@@ -42,23 +42,17 @@ func TestIssuerURLRules(t *testing.T) {
 	for raw, want := range cases {
 		_, err := strict.CheckURL("issuer", raw, false)
 		if want == "" {
-			if err != nil {
-				t.Errorf("rule AU-9: %q refused: %v", raw, err)
-			}
+			assert.NoError(t, err, "rule AU-9: %q refused", raw)
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), want) { // rule AU-9
-			t.Errorf("rule AU-9: %q: got %v, want an error about %s", raw, err, want)
-		}
+		assert.ErrorContains(t, err, want, "rule AU-9: %q", raw)
 	}
 	// The test switch admits loopback only, never other IPs.
 	loop := oidc.Options{AllowLoopback: true}
-	if _, err := loop.CheckURL("issuer", "https://127.0.0.1:8443", false); err != nil {
-		t.Errorf("loopback with the test switch: %v", err)
-	}
-	if _, err := loop.CheckURL("issuer", "https://10.1.2.3", false); err == nil {
-		t.Error("rule AU-9: the test switch admitted a non-loopback IP")
-	}
+	_, err := loop.CheckURL("issuer", "https://127.0.0.1:8443", false)
+	assert.NoError(t, err, "loopback with the test switch")
+	_, err = loop.CheckURL("issuer", "https://10.1.2.3", false)
+	assert.Error(t, err, "rule AU-9: the test switch admitted a non-loopback IP")
 }
 
 func TestIssuerDiscoveryValidation(t *testing.T) {
@@ -66,28 +60,26 @@ func TestIssuerDiscoveryValidation(t *testing.T) {
 	ctx := context.Background()
 	opts := oidc.Options{HTTPClient: iss.Client, AllowLoopback: true}
 	v, err := opts.ValidateIssuer(ctx, iss.URL)
-	if err != nil || v.JWKSURI != iss.URL+"/jwks" || len(v.JWKS) == 0 {
-		t.Fatalf("valid issuer refused: %v", err)
-	}
+	require.NoError(t, err, "valid issuer refused")
+	require.Equal(t, iss.URL+"/jwks", v.JWKSURI, "valid issuer refused")
+	require.NotEmpty(t, v.JWKS, "valid issuer refused")
 	// Without the test switch the loopback IP issuer is refused (rule AU-9).
-	if _, err := (oidc.Options{HTTPClient: iss.Client}).ValidateIssuer(ctx, iss.URL); err == nil || !strings.Contains(err.Error(), "IP") {
-		t.Fatalf("rule AU-9: IP issuer accepted without the test switch: %v", err)
-	}
+	_, err = (oidc.Options{HTTPClient: iss.Client}).ValidateIssuer(ctx, iss.URL)
+	require.ErrorContains(t, err, "IP", "rule AU-9: IP issuer accepted without the test switch")
 	// A redirect during discovery or key-set fetching fails (rule AU-9).
 	iss.SetRedirects(true, false)
-	if _, err := opts.ValidateIssuer(ctx, iss.URL); err == nil || !strings.Contains(err.Error(), "redirect") {
-		t.Fatalf("rule AU-9: redirect during discovery: %v", err)
-	}
+	_, err = opts.ValidateIssuer(ctx, iss.URL)
+	require.ErrorContains(t, err, "redirect", "rule AU-9: redirect during discovery")
 	iss.SetRedirects(false, true)
 	var oe *oidc.Error
-	if _, err := opts.ValidateIssuer(ctx, iss.URL); !errors.As(err, &oe) || oe.Field != "jwks" || !strings.Contains(oe.Reason, "redirect") {
-		t.Fatalf("rule AU-9: redirect during JWKS: %v", err)
-	}
+	_, err = opts.ValidateIssuer(ctx, iss.URL)
+	require.ErrorAs(t, err, &oe, "rule AU-9: redirect during JWKS")
+	require.Equal(t, "jwks", oe.Field, "rule AU-9: redirect during JWKS: %v", err)
+	require.Contains(t, oe.Reason, "redirect", "rule AU-9: redirect during JWKS: %v", err)
 	iss.SetRedirects(false, false)
 	// The discovery document's issuer must be the configured one.
-	if _, err := opts.ValidateIssuer(ctx, iss.URL+"/"); err == nil || !strings.Contains(err.Error(), "does not match") {
-		t.Fatalf("issuer mismatch accepted: %v", err)
-	}
+	_, err = opts.ValidateIssuer(ctx, iss.URL+"/")
+	require.ErrorContains(t, err, "does not match", "issuer mismatch accepted")
 }
 
 func TestIssuerNeedsSupportedAlgorithmsAndAsymmetricKeys(t *testing.T) {
@@ -123,11 +115,9 @@ func TestIssuerNeedsSupportedAlgorithmsAndAsymmetricKeys(t *testing.T) {
 		algs, keys = c.algs, c.keys
 		_, err := opts.ValidateIssuer(context.Background(), srv.URL)
 		if c.want == "" {
-			if err != nil {
-				t.Errorf("%v: %v", c.algs, err)
-			}
-		} else if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("rule AU-9: %v %s: got %v, want %q", c.algs, c.keys, err, c.want)
+			assert.NoError(t, err, "%v", c.algs)
+		} else {
+			assert.ErrorContains(t, err, c.want, "rule AU-9: %v %s", c.algs, c.keys)
 		}
 	}
 }
@@ -137,9 +127,7 @@ func TestVerifyIDToken(t *testing.T) {
 	ctx := context.Background()
 	opts := oidc.Options{HTTPClient: iss.Client, AllowLoopback: true}
 	v, err := opts.ValidateIssuer(ctx, iss.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	now := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
 	want := oidc.Expect{Issuer: iss.URL, ClientID: iss.ClientID, Now: now}
 	verify := func(tok string, w oidc.Expect) error {
@@ -147,13 +135,10 @@ func TestVerifyIDToken(t *testing.T) {
 		return err
 	}
 	c, _, err := oidc.VerifyIDToken(ctx, iss.Token(t, now, nil), v.JWKS, want, nil)
-	if err != nil || c.Subject != "oidc-user-1" {
-		t.Fatalf("valid RS256 token: %v", err)
-	}
+	require.NoError(t, err, "valid RS256 token")
+	require.Equal(t, "oidc-user-1", c.Subject, "valid RS256 token")
 	es := iss.Sign(t, jose.SigningKey{Algorithm: jose.ES256, Key: iss.ECKey()}, "ec-1", now, nil)
-	if err := verify(es, want); err != nil {
-		t.Fatalf("valid ES256 token: %v", err)
-	}
+	require.NoError(t, verify(es, want), "valid ES256 token")
 	hs := iss.Sign(t, jose.SigningKey{Algorithm: jose.HS256, Key: []byte("0123456789abcdef0123456789abcdef")}, "rsa-1", now, nil)
 	cases := map[string]struct {
 		tok  string
@@ -180,19 +165,13 @@ func TestVerifyIDToken(t *testing.T) {
 	}
 	for name, c := range cases {
 		err := verify(c.tok, c.exp)
-		if err == nil || !strings.Contains(err.Error(), c.want) { // rules AU-9, AA-4
-			t.Errorf("rule AU-9/AA-4: %s: got %v, want an error about %q", name, err, c.want)
-		}
+		assert.ErrorContains(t, err, c.want, "rule AU-9/AA-4: %s", name)
 	}
 	// The nonce is checked when given and matches (rule AA-4); audience lists work.
 	ok := iss.Token(t, now, map[string]any{"nonce": "xyz", "aud": []string{"other", iss.ClientID}})
-	if err := verify(ok, oidc.Expect{Issuer: iss.URL, ClientID: iss.ClientID, Now: now, Nonce: "xyz"}); err != nil {
-		t.Fatalf("rule AA-4: matching nonce refused: %v", err)
-	}
+	require.NoError(t, verify(ok, oidc.Expect{Issuer: iss.URL, ClientID: iss.ClientID, Now: now, Nonce: "xyz"}), "rule AA-4: matching nonce refused")
 	// iat just within 7 days is fine.
-	if err := verify(iss.Token(t, now, map[string]any{"iat": now.Add(-7*24*time.Hour + time.Minute).Unix(), "exp": now.Add(time.Hour).Unix()}), want); err != nil {
-		t.Fatalf("iat within 7 days refused: %v", err)
-	}
+	require.NoError(t, verify(iss.Token(t, now, map[string]any{"iat": now.Add(-7*24*time.Hour + time.Minute).Unix(), "exp": now.Add(time.Hour).Unix()}), want), "iat within 7 days refused")
 }
 
 func TestKeyRotationRefetchesWithoutRedirects(t *testing.T) {
@@ -200,55 +179,40 @@ func TestKeyRotationRefetchesWithoutRedirects(t *testing.T) {
 	ctx := context.Background()
 	opts := oidc.Options{HTTPClient: iss.Client, AllowLoopback: true}
 	v, err := opts.ValidateIssuer(ctx, iss.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	newKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	iss.AddKey(jose.JSONWebKey{Key: &newKey.PublicKey, KeyID: "ec-2", Algorithm: "ES256", Use: "sig"})
 	now := time.Now()
 	tok := iss.Sign(t, jose.SigningKey{Algorithm: jose.ES256, Key: newKey}, "ec-2", now, nil)
 	refetch := func(ctx context.Context) ([]byte, error) { return opts.FetchKeys(ctx, v.JWKSURI) }
 	_, jwks, err := oidc.VerifyIDToken(ctx, tok, v.JWKS, oidc.Expect{Issuer: iss.URL, ClientID: iss.ClientID, Now: now}, refetch)
-	if err != nil || !strings.Contains(string(jwks), "ec-2") {
-		t.Fatalf("rotated key: %v", err)
-	}
+	require.NoError(t, err, "rotated key")
+	require.Contains(t, string(jwks), "ec-2", "rotated key")
 	iss.SetRedirects(false, true)
 	tok2 := iss.Sign(t, jose.SigningKey{Algorithm: jose.ES256, Key: newKey}, "ec-3", now, nil)
-	if _, _, err := oidc.VerifyIDToken(ctx, tok2, v.JWKS, oidc.Expect{Issuer: iss.URL, ClientID: iss.ClientID, Now: now}, refetch); err == nil ||
-		!strings.Contains(err.Error(), "redirect") {
-		t.Fatalf("rule AU-9: key refetch followed a redirect: %v", err)
-	}
+	_, _, err = oidc.VerifyIDToken(ctx, tok2, v.JWKS, oidc.Expect{Issuer: iss.URL, ClientID: iss.ClientID, Now: now}, refetch)
+	require.ErrorContains(t, err, "redirect", "rule AU-9: key refetch followed a redirect")
 }
 
 func TestProviderSignsVerifiableIDTokens(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer st.Close()
 	p, err := oidc.NewProvider(ctx, st, "http://127.0.0.1:7710")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	now := time.Now()
 	tok, err := p.IDToken("42", "1001", "n-1", now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	set := p.KeySet()
 	raw, _ := set.Keys[0].MarshalJSON()
 	jwks := []byte(`{"keys":[` + string(raw) + `]}`)
 	c, _, err := oidc.VerifyIDToken(ctx, tok, jwks, oidc.Expect{Issuer: "http://127.0.0.1:7710", ClientID: "1001", Nonce: "n-1", Now: now}, nil)
-	if err != nil || c.Subject != "42" || c.Nonce != "n-1" { // rule AA-4
-		t.Fatalf("rule AA-4: own ID token: %+v %v", c, err)
-	}
+	require.NoError(t, err, "rule AA-4: own ID token: %+v", c)
+	require.Equal(t, "42", c.Subject, "rule AA-4: own ID token: %+v", c)
+	require.Equal(t, "n-1", c.Nonce, "rule AA-4: own ID token: %+v", c)
 	// The key survives a restart (same store).
 	p2, err := oidc.NewProvider(ctx, st, "http://127.0.0.1:7710")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p2.KeySet().Keys[0].KeyID != set.Keys[0].KeyID {
-		t.Fatal("signing key changed across a restart")
-	}
+	require.NoError(t, err)
+	require.Equal(t, set.Keys[0].KeyID, p2.KeySet().Keys[0].KeyID, "signing key changed across a restart")
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/ratelimit"
@@ -49,51 +52,39 @@ func TestRouteBucketHeadersAnd429(t *testing.T) {
 	path := "/lobbies/11/messages"
 	for i := range 3 {
 		w := f.do("POST", path, "Bearer a")
-		if w.Code != http.StatusNoContent {
-			t.Fatalf("request %d: status %d", i, w.Code)
-		}
+		require.Equal(t, http.StatusNoContent, w.Code, "request %d: status %d", i, w.Code)
 		h := w.Header()
-		if got, want := h.Get("X-RateLimit-Remaining"), []string{"2", "1", "0"}[i]; got != want {
-			t.Errorf("request %d: Remaining %q, want %q", i, got, want)
-		}
-		if h.Get("X-RateLimit-Limit") != "3" || h.Get("X-RateLimit-Reset-After") != "2.000" || h.Get("X-RateLimit-Bucket") == "" {
-			t.Errorf("request %d: headers %v", i, h)
-		}
-		if want := "1772366402.000"; h.Get("X-RateLimit-Reset") != want {
-			t.Errorf("Reset %q, want %q", h.Get("X-RateLimit-Reset"), want)
-		}
-		if h.Get("Retry-After") != "" || h.Get("X-RateLimit-Global") != "" {
-			t.Errorf("request %d: 429 headers on a served request: %v", i, h)
-		}
+		assert.Equal(t, []string{"2", "1", "0"}[i], h.Get("X-RateLimit-Remaining"), "request %d: Remaining", i)
+		assert.Equal(t, "3", h.Get("X-RateLimit-Limit"), "request %d: headers %v", i, h)
+		assert.Equal(t, "2.000", h.Get("X-RateLimit-Reset-After"), "request %d: headers %v", i, h)
+		assert.NotEmpty(t, h.Get("X-RateLimit-Bucket"), "request %d: headers %v", i, h)
+		assert.Equal(t, "1772366402.000", h.Get("X-RateLimit-Reset"), "request %d: Reset", i)
+		assert.Empty(t, h.Get("Retry-After"), "request %d: 429 headers on a served request: %v", i, h)
+		assert.Empty(t, h.Get("X-RateLimit-Global"), "request %d: 429 headers on a served request: %v", i, h)
 	}
 	f.clock.Advance(500 * time.Millisecond)
 	w := f.do("POST", path, "Bearer a")
-	if w.Code != http.StatusTooManyRequests {
-		t.Fatalf("4th request: status %d, want 429", w.Code)
-	}
+	require.Equal(t, http.StatusTooManyRequests, w.Code, "4th request: status %d, want 429", w.Code)
 	h := w.Header()
-	if h.Get("X-RateLimit-Global") != "false" || h.Get("X-RateLimit-Scope") != "user" || h.Get("Retry-After") != "2" ||
-		h.Get("X-RateLimit-Reset-After") != "1.500" || h.Get("X-RateLimit-Remaining") != "0" {
-		t.Errorf("429 headers: %v", h)
-	}
+	assert.Equal(t, "false", h.Get("X-RateLimit-Global"), "429 headers: %v", h)
+	assert.Equal(t, "user", h.Get("X-RateLimit-Scope"), "429 headers: %v", h)
+	assert.Equal(t, "2", h.Get("Retry-After"), "429 headers: %v", h)
+	assert.Equal(t, "1.500", h.Get("X-RateLimit-Reset-After"), "429 headers: %v", h)
+	assert.Equal(t, "0", h.Get("X-RateLimit-Remaining"), "429 headers: %v", h)
 	var body map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
-		t.Fatal(err)
-	}
-	if body["message"] != "You are being rate limited." || body["retry_after"] != 1.5 || body["global"] != false {
-		t.Errorf("429 body: %s", w.Body)
-	}
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
+	assert.Equal(t, "You are being rate limited.", body["message"], "429 body: %s", w.Body)
+	assert.Equal(t, 1.5, body["retry_after"], "429 body: %s", w.Body)
+	assert.Equal(t, false, body["global"], "429 body: %s", w.Body)
 	// Another lobby is another bucket (major parameter); another caller has its own buckets.
-	if w := f.do("POST", "/lobbies/12/messages", "Bearer a"); w.Code != http.StatusNoContent {
-		t.Errorf("other lobby: status %d", w.Code)
-	}
-	if w := f.do("POST", path, "Bearer b"); w.Code != http.StatusNoContent {
-		t.Errorf("other caller: status %d", w.Code)
-	}
+	w = f.do("POST", "/lobbies/12/messages", "Bearer a")
+	assert.Equal(t, http.StatusNoContent, w.Code, "other lobby: status %d", w.Code)
+	w = f.do("POST", path, "Bearer b")
+	assert.Equal(t, http.StatusNoContent, w.Code, "other caller: status %d", w.Code)
 	f.clock.Advance(1500 * time.Millisecond)
-	if w := f.do("POST", path, "Bearer a"); w.Code != http.StatusNoContent || w.Header().Get("X-RateLimit-Remaining") != "2" {
-		t.Errorf("after the window: status %d, remaining %q", w.Code, w.Header().Get("X-RateLimit-Remaining"))
-	}
+	w = f.do("POST", path, "Bearer a")
+	assert.Equal(t, http.StatusNoContent, w.Code, "after the window: status %d, remaining %q", w.Code, w.Header().Get("X-RateLimit-Remaining"))
+	assert.Equal(t, "2", w.Header().Get("X-RateLimit-Remaining"), "after the window: status %d, remaining %q", w.Code, w.Header().Get("X-RateLimit-Remaining"))
 }
 
 // The global bucket spans routes; a refusal by it says so.
@@ -105,39 +96,37 @@ func TestGlobalBucket(t *testing.T) {
 			path = "/lobbies/1/messages"
 		}
 		method := map[bool]string{true: "GET", false: "POST"}[path == "/users/@me"]
-		if w := f.do(method, path, ""); w.Code != http.StatusNoContent {
-			t.Fatalf("request %d: %d", i, w.Code)
-		}
+		w := f.do(method, path, "")
+		require.Equal(t, http.StatusNoContent, w.Code, "request %d: %d", i, w.Code)
 	}
 	w := f.do("GET", "/users/@me", "")
-	if w.Code != http.StatusTooManyRequests || w.Header().Get("X-RateLimit-Global") != "true" ||
-		w.Header().Get("X-RateLimit-Scope") != "global" || w.Header().Get("Retry-After") != "1" {
-		t.Fatalf("global: %d %v", w.Code, w.Header())
-	}
+	require.Equal(t, http.StatusTooManyRequests, w.Code, "global: %d %v", w.Code, w.Header())
+	require.Equal(t, "true", w.Header().Get("X-RateLimit-Global"), "global: %d %v", w.Code, w.Header())
+	require.Equal(t, "global", w.Header().Get("X-RateLimit-Scope"), "global: %d %v", w.Code, w.Header())
+	require.Equal(t, "1", w.Header().Get("Retry-After"), "global: %d %v", w.Code, w.Header())
 	var body ratelimit.Body
-	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || !body.Global || body.RetryAfter != 1 {
-		t.Errorf("global body %s", w.Body)
-	}
+	assert.NoError(t, json.Unmarshal(w.Body.Bytes(), &body), "global body %s", w.Body)
+	assert.True(t, body.Global, "global body %s", w.Body)
+	assert.Equal(t, float64(1), body.RetryAfter, "global body %s", w.Body)
 }
 
 // Per-route overrides apply, unknown routes are not limited, and Disabled turns limiting off.
 func TestOverridesUnknownRoutesAndDisabled(t *testing.T) {
 	f := newFixture(ratelimit.Config{Routes: map[string]ratelimit.Rule{"GET /users/@me": {Limit: 1, Window: time.Minute}}})
-	if w := f.do("GET", "/users/@me", "Bearer x"); w.Code != http.StatusNoContent || w.Header().Get("X-RateLimit-Limit") != "1" {
-		t.Fatalf("first: %d %v", w.Code, w.Header())
-	}
-	if w := f.do("GET", "/users/@me", "Bearer x"); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "60" {
-		t.Fatalf("second: %d %v", w.Code, w.Header())
-	}
+	w := f.do("GET", "/users/@me", "Bearer x")
+	require.Equal(t, http.StatusNoContent, w.Code, "first: %d %v", w.Code, w.Header())
+	require.Equal(t, "1", w.Header().Get("X-RateLimit-Limit"), "first: %d %v", w.Code, w.Header())
+	w = f.do("GET", "/users/@me", "Bearer x")
+	require.Equal(t, http.StatusTooManyRequests, w.Code, "second: %d %v", w.Code, w.Header())
+	require.Equal(t, "60", w.Header().Get("Retry-After"), "second: %d %v", w.Code, w.Header())
 	for range 100 {
-		if w := f.do("GET", "/nowhere", "Bearer x"); w.Code != http.StatusNotFound || w.Header().Get("X-RateLimit-Limit") != "" {
-			t.Fatalf("unknown route: %d %v", w.Code, w.Header())
-		}
+		w := f.do("GET", "/nowhere", "Bearer x")
+		require.Equal(t, http.StatusNotFound, w.Code, "unknown route: %d %v", w.Code, w.Header())
+		require.Empty(t, w.Header().Get("X-RateLimit-Limit"), "unknown route: %d %v", w.Code, w.Header())
 	}
 	off := newFixture(ratelimit.Config{Disabled: true, Route: ratelimit.Rule{Limit: 1, Window: time.Minute}})
 	for range 5 {
-		if w := off.do("GET", "/users/@me", ""); w.Code != http.StatusNoContent {
-			t.Fatalf("disabled: %d", w.Code)
-		}
+		w := off.do("GET", "/users/@me", "")
+		require.Equal(t, http.StatusNoContent, w.Code, "disabled: %d", w.Code)
 	}
 }

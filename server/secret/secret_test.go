@@ -1,17 +1,20 @@
 package secret
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 func TestPasswordAndHash(t *testing.T) {
 	h, err := HashPassword("correct horse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !CheckPassword(h, "correct horse") || CheckPassword(h, "wrong") || CheckPassword(nil, "") {
-		t.Fatal("password check wrong")
-	}
+	require.NoError(t, err)
+	require.True(t, CheckPassword(h, "correct horse"), "password check wrong")
+	require.False(t, CheckPassword(h, "wrong"), "password check wrong")
+	require.False(t, CheckPassword(nil, ""), "password check wrong")
 	tok := Token()
-	if len(tok) != 43 || !Matches(Hash(tok), tok) || Matches(Hash(tok), tok+"x") || Matches(nil, tok) {
-		t.Fatal("token hash check wrong")
-	}
+	require.Len(t, tok, 43, "token hash check wrong")
+	require.True(t, Matches(Hash(tok), tok), "token hash check wrong")
+	require.False(t, Matches(Hash(tok), tok+"x"), "token hash check wrong")
+	require.False(t, Matches(nil, tok), "token hash check wrong")
 }
