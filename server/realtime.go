@@ -6,9 +6,10 @@ import (
 	"errors"
 	"maps"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strings"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"

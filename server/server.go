@@ -12,11 +12,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sdkpp/server/token"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"sdkpp/server/token"
 
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"

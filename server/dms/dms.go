@@ -30,10 +30,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"sync"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/clock"
 	"sdkpp/server/httpx"

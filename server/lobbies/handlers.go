@@ -3,9 +3,10 @@ package lobbies
 import (
 	"errors"
 	"maps"
-	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/secret"
 	"sdkpp/server/store"

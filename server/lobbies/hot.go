@@ -3,8 +3,9 @@ package lobbies
 import (
 	"context"
 	"errors"
-	gwire "sdkpp/wire/gateway"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"

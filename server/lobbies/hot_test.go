@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/lobbies"
 	"sdkpp/wire"

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/lobbies"
 	"sdkpp/server/scopes"

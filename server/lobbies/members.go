@@ -6,9 +6,10 @@ import (
 	"errors"
 	"iter"
 	"maps"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/store"
 	"sdkpp/server/users"

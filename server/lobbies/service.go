@@ -5,11 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/clock"
 	"sdkpp/server/httpx"

@@ -3,8 +3,9 @@ package presence_test
 import (
 	"context"
 	"encoding/json"
-	gwire "sdkpp/wire/gateway"
 	"testing"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/devseed"
 	"sdkpp/wire"

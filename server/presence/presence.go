@@ -45,12 +45,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/clock"
 	"sdkpp/server/httpx"

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sdkpp/server/servertest/apicheck"
-	"sdkpp/server/servertest/world"
-	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"sync"
 	"testing"
+
+	"sdkpp/server/servertest/apicheck"
+	"sdkpp/server/servertest/world"
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"

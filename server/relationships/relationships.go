@@ -47,10 +47,11 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strings"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/clock"
 	"sdkpp/server/httpx"
