@@ -9,60 +9,74 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/wire"
 )
 
-// A held batchConn writes nothing until release, then everything it kept in one write; outside
-// hold it writes through.
-func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
-	a, b := net.Pipe() // synchronous: each Write is exactly one Read on the other end
-	defer a.Close()
-	defer b.Close()
-	bc := &batchConn{Conn: a}
-	reads := make(chan string, 4)
-	go func() { // ends when the pipe closes
-		buf := make([]byte, 1024)
-		for {
-			n, err := b.Read(buf)
-			if err != nil {
-				close(reads)
-				return
-			}
-			reads <- string(buf[:n])
-		}
-	}()
-	bc.hold(time.Second)
-	for _, p := range []string{"one", "two", "three"} {
-		if n, err := bc.Write([]byte(p)); err != nil || n != len(p) {
-			t.Fatalf("held write: %d %v", n, err)
-		}
-	}
-	select {
-	case r := <-reads:
-		t.Fatalf("a held write reached the peer: %q", r)
-	case <-time.After(20 * time.Millisecond):
-	}
-	if err := bc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-reads; r != "onetwothree" {
-		t.Fatalf("released %q, want the three writes in one", r)
-	}
-	if _, err := bc.Write([]byte("four")); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-reads; r != "four" {
-		t.Fatalf("write-through %q", r)
-	}
-	b.Close()
-	bc.hold(time.Second)
-	bc.Write([]byte("lost"))
-	if err := bc.release(); err == nil {
-		t.Fatal("release to a closed peer must fail")
-	}
+// writesConn is a net.Conn that records each Write call, so that tests see how many system
+// calls the frames took.
+type writesConn struct {
+	net.Conn // nil: only Write and the deadlines are used
+	writes   [][]byte
+	fail     bool
 }
 
-// Dispatches leave as frames the gateway writes itself (appendTextHeader, appendDispatch): every length encoding
+func (c *writesConn) Write(p []byte) (int, error) {
+	if c.fail {
+		return 0, net.ErrClosed
+	}
+	c.writes = append(c.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+func (c *writesConn) SetWriteDeadline(time.Time) error { return nil }
+
+// A held batchConn writes nothing until release, then every frame it kept in one write; outside
+// hold each frame is written at once. After the close frame nothing more is written.
+func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
+	wc := &writesConn{}
+	bc := &batchConn{Conn: wc}
+	require.NoError(t, bc.hold(time.Second))
+	for _, p := range []string{"one", "two", "three"} {
+		require.NoError(t, bc.writeFrame(ws.OpText, []byte(p), time.Second))
+	}
+	e := entry{seq: 1, event: []byte(`"TEST"`), d: []byte(`{}`)}
+	require.NoError(t, bc.writeDispatch(e))
+	assert.Empty(t, wc.writes, "a held frame reached the socket")
+	require.NoError(t, bc.release())
+	want := append(textFrames("one", "two", "three"), frames(e)...)
+	if assert.Len(t, wc.writes, 1) {
+		assert.Equal(t, want, wc.writes[0], "the held frames, in order, in one write")
+	}
+
+	require.NoError(t, bc.writeFrame(ws.OpText, []byte("four"), time.Second))
+	require.NoError(t, bc.writeFrame(ws.OpPong, []byte("p"), time.Second))
+	require.Len(t, wc.writes, 3, "outside hold each frame is written at once")
+	assert.Equal(t, textFrames("four"), wc.writes[1])
+	assert.Equal(t, compile(t, ws.NewPongFrame([]byte("p"))), wc.writes[2])
+
+	assert.Error(t, bc.writeDispatch(e), "writeDispatch outside hold")
+	require.NoError(t, bc.writeFrame(ws.OpClose, ws.NewCloseFrameBody(4002, "x"), time.Second))
+	assert.Equal(t, compile(t, ws.NewCloseFrame(ws.NewCloseFrameBody(4002, "x"))), wc.writes[3])
+	assert.ErrorIs(t, bc.writeFrame(ws.OpText, []byte("late"), time.Second), errCloseSent)
+	_, err := bc.writeNow([]entry{e})
+	assert.ErrorIs(t, err, errCloseSent)
+	require.NoError(t, bc.hold(time.Second))
+	assert.ErrorIs(t, bc.writeDispatch(e), errCloseSent)
+	require.NoError(t, bc.release())
+	assert.Len(t, wc.writes, 4, "nothing after the close frame")
+
+	failing := &batchConn{Conn: &writesConn{fail: true}}
+	require.NoError(t, failing.hold(time.Second))
+	require.NoError(t, failing.writeFrame(ws.OpText, []byte("lost"), time.Second))
+	assert.Error(t, failing.release(), "release to a closed peer must fail")
+	assert.False(t, failing.keeps())
+}
+
+// Dispatches leave as frames the gateway writes itself (ws.WriteHeaderBuffer, appendDispatch): every length encoding
 // of RFC 6455 (7-bit, 16-bit, 64-bit) reaches a standard client intact.
 func TestDispatchFrameLengths(t *testing.T) {
 	e := newEnv(t, nil)
@@ -227,13 +241,29 @@ func TestDispatchesOverTLS(t *testing.T) {
 	}
 }
 
-// frames is the wire form of the entries' dispatch frames, as batchConn writes them.
+// frames is the wire form of the entries' dispatch frames, encoded by ws.WriteFrame.
 func frames(list ...entry) []byte {
-	var b []byte
+	var b bytes.Buffer
 	for _, e := range list {
-		b = appendTextHeader(b, dispatchLen(e.seq, e.event, e.d))
-		b = appendDispatch(b, e.seq, e.event, e.d)
+		_ = ws.WriteFrame(&b, ws.NewTextFrame(e.frame()))
 	}
+	return b.Bytes()
+}
+
+// textFrames is the wire form of text frames with the payloads, encoded by ws.WriteFrame.
+func textFrames(payloads ...string) []byte {
+	var b bytes.Buffer
+	for _, p := range payloads {
+		_ = ws.WriteFrame(&b, ws.NewTextFrame([]byte(p)))
+	}
+	return b.Bytes()
+}
+
+// compile is the wire form of f.
+func compile(t *testing.T, f ws.Frame) []byte {
+	t.Helper()
+	b, err := ws.CompileFrame(f)
+	require.NoError(t, err)
 	return b
 }
 
