@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,9 +90,8 @@ func TestDispatchFrameLengths(t *testing.T) {
 		seq++
 		p := c.expectDispatch("TEST_EVENT", seq)
 		var got map[string]string
-		if err := json.Unmarshal(p.D, &got); err != nil || got["s"] != s {
-			t.Fatalf("payload of %d bytes arrived as %d bytes (%v)", n, len(got["s"]), err)
-		}
+		require.NoError(t, json.Unmarshal(p.D, &got))
+		require.Equal(t, s, got["s"], "a payload of %d bytes", n)
 	}
 	c.heartbeat()
 }
@@ -102,9 +102,7 @@ func TestDispatchFrameLengths(t *testing.T) {
 // after what it kept.
 func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -115,14 +113,10 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 		close(accepted)
 	}()
 	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer peer.Close()
 	server := <-accepted
-	if server == nil {
-		t.Fatal("no connection accepted")
-	}
+	require.NotNil(t, server, "no connection accepted")
 	defer server.Close()
 	server.(*net.TCPConn).SetWriteBuffer(4096)
 	bc := &batchConn{Conn: server}
@@ -132,45 +126,32 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 		list = append(list, entry{seq: int64(i + 1), event: []byte(`"TEST"`), d: []byte(`{"s":"` + strings.Repeat("x", 20000) + `"}`)})
 	}
 	kept, err := bc.writeNow(list)
-	if err != nil || !kept || !bc.keeps() {
-		t.Fatalf("writeNow to a full socket: kept %v (keeps %v), err %v", kept, bc.keeps(), err)
-	}
+	require.NoError(t, err)
+	require.True(t, kept, "writeNow to a full socket keeps the rest")
+	require.True(t, bc.keeps())
 	// While bytes are kept, or the connection is held, writeNow keeps its frames after them.
 	again := entry{seq: 101, event: []byte(`"TEST"`), d: []byte(`{"again":1}`)}
-	if kept, err := bc.writeNow([]entry{again}); !kept || err != nil {
-		t.Fatalf("writeNow while bytes are kept must leave it to the loop: %v %v", kept, err)
-	}
+	kept, err = bc.writeNow([]entry{again})
+	require.NoError(t, err)
+	require.True(t, kept, "writeNow while bytes are kept leaves it to the loop")
 	held := entry{seq: 102, event: []byte(`"TEST"`), d: []byte(`{"held":1}`)}
 	last := entry{seq: 103, event: []byte(`"TEST"`), d: []byte(`{}`)}
 	want := frames(append(list, again, held, last)...)
 	got := readBytes(peer, len(want))
-	if err := bc.hold(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if kept, _ := bc.writeNow([]entry{held}); !kept {
-		t.Fatal("writeNow while held must leave it to the loop")
-	}
-	if err := bc.writeDispatch(last); err != nil {
-		t.Fatal(err)
-	}
-	if err := bc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if b := <-got; !bytes.Equal(b, want) {
-		t.Fatalf("the peer read %d bytes, want %d in order", len(b), len(want))
-	}
-	if bc.keeps() {
-		t.Fatal("release left bytes kept")
-	}
+	require.NoError(t, bc.hold(10*time.Second))
+	kept, _ = bc.writeNow([]entry{held})
+	require.True(t, kept, "writeNow while held leaves it to the loop")
+	require.NoError(t, bc.writeDispatch(last))
+	require.NoError(t, bc.release())
+	assert.True(t, bytes.Equal(<-got, want), "the peer reads every frame once, in order")
+	assert.False(t, bc.keeps(), "release left bytes kept")
 	// A connection with room writes everything now.
 	small := frames(last)
 	got2 := readBytes(peer, len(small))
-	if kept, err := bc.writeNow([]entry{last}); kept || err != nil {
-		t.Fatalf("writeNow with room: kept %v, err %v", kept, err)
-	}
-	if b := <-got2; !bytes.Equal(b, small) {
-		t.Fatalf("the peer read %q", b)
-	}
+	kept, err = bc.writeNow([]entry{last})
+	require.NoError(t, err)
+	assert.False(t, kept, "writeNow with room")
+	assert.Equal(t, small, <-got2)
 }
 
 // Data that encodes itself (wire.LobbyMessage.AppendJSON) is sent as its encoding, which is
@@ -182,10 +163,9 @@ func TestDispatchOfSelfEncodingData(t *testing.T) {
 	m := wire.LobbyMessage{ID: 5, Content: `<"hi">`, Metadata: map[string]string{"b": "2", "a": "1"}}
 	e.hub.Dispatch(1, "TEST_EVENT", m)
 	p := c.expectDispatch("TEST_EVENT", 2)
-	want, _ := json.Marshal(m)
-	if string(p.D) != string(want) {
-		t.Fatalf("dispatched %s, want %s", p.D, want)
-	}
+	want, err := json.Marshal(m)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(p.D))
 }
 
 // A connection whose socket cannot be written without waiting (TLS: crypto/tls writes the
@@ -195,24 +175,17 @@ func TestBatchConnWriteNowOverTLSKeepsEverything(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	bc := &batchConn{Conn: a}
-	if bc.canWriteNow() {
-		t.Fatal("a pipe reports it can be written at once")
-	}
+	require.False(t, bc.canWriteNow(), "a pipe reports it can be written at once")
 	e := entry{seq: 1, event: []byte(`"TEST"`), d: []byte(`{}`)}
 	want := frames(e)
-	if kept, err := bc.writeNow([]entry{e}); !kept || err != nil || !bc.keeps() {
-		t.Fatalf("writeNow: kept %v, err %v", kept, err)
-	}
+	kept, err := bc.writeNow([]entry{e})
+	require.NoError(t, err)
+	require.True(t, kept)
+	require.True(t, bc.keeps())
 	got := readBytes(b, len(want))
-	if err := bc.hold(time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := bc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if g := <-got; !bytes.Equal(g, want) {
-		t.Fatalf("the loop's write carried %q, want %q", g, want)
-	}
+	require.NoError(t, bc.hold(time.Second))
+	require.NoError(t, bc.release())
+	assert.Equal(t, want, <-got, "the loop's write")
 }
 
 // Over TLS the dispatcher cannot write itself (crypto/tls writes the records): every dispatch
@@ -224,10 +197,7 @@ func TestDispatchesOverTLS(t *testing.T) {
 	check := func(i int) {
 		t.Helper()
 		p := c.expectDispatch("TEST_EVENT", int64(i+2))
-		var got int
-		if json.Unmarshal(p.D, &got) != nil || got != i {
-			t.Fatalf("dispatch %d carried %s", i, p.D)
-		}
+		require.Equal(t, strconv.Itoa(i), string(p.D), "dispatch %d", i)
 	}
 	for i := range 10 { // one at a time, each while the connection's loop is idle
 		e.hub.Dispatch(1, "TEST_EVENT", i)

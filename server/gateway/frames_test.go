@@ -215,12 +215,19 @@ func TestFramesServerClose(t *testing.T) {
 	c.expectEOF()
 
 	// A client that never answers is cut after closeTimeout.
+	other := e.dialRaw()
 	mute := e.dialRaw()
 	mute.send(ws.NewTextFrame([]byte(`{"op":42}`)))
 	require.Equal(t, ws.OpClose, mute.next().Header.OpCode)
 	start := time.Now()
 	mute.expectEOF()
 	assert.Less(t, time.Since(start), closeTimeout+wait/2)
+
+	// Meanwhile the HTTP server's read and idle timeouts (httpTimeout) have passed: they do not
+	// bound a WebSocket.
+	require.Greater(t, closeTimeout, httpTimeout)
+	other.send(ws.NewTextFrame([]byte(heartbeat)))
+	assert.Contains(t, string(other.next().Payload), `"op":11`)
 }
 
 func mustJSON(t *testing.T, v any) []byte {
