@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -82,7 +81,20 @@ type Config struct {
 	// NoGatewayRequests turns off API requests over the gateway (op 100, an sdkpp extension):
 	// READY does not offer them, and SDKs send everything over HTTP.
 	NoGatewayRequests bool
+	// ReadHeaderTimeout bounds reading a request's header, ReadTimeout reading the whole
+	// request with its body (a body that never finishes does not hold its connection), and
+	// IdleTimeout a keep-alive connection's wait for its next request; zero takes
+	// DefaultReadHeaderTimeout, DefaultReadTimeout and DefaultIdleTimeout. They bound the
+	// gateway's WebSocket connections only until the upgrade.
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 }
+
+// Defaults of the HTTP server's timeouts (Config).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+)
 
 // DevCredentials is the dev credentials file's content.
 type DevCredentials = wire.DevCredentials
@@ -125,6 +137,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	for _, t := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout}, {&cfg.ReadTimeout, DefaultReadTimeout}, {&cfg.IdleTimeout, DefaultIdleTimeout}} {
+		if *t.v <= 0 {
+			*t.v = t.def
+		}
 	}
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
@@ -182,8 +202,9 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.listener = ln
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
+		IdleTimeout: s.cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.served = make(chan struct{})
 	go func() {
 		defer close(s.served)
@@ -295,7 +316,7 @@ func apiRoutes(mux *http.ServeMux, limiter *ratelimit.Limiter, log *slog.Logger)
 		h, pattern := mux.Handler(r)
 		switch {
 		case pattern == "":
-			notMatched(w, r, h, log)
+			notMatched(w, r, mux, h, log)
 		case limiter.Admit(w, r, pattern):
 			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 		}
@@ -311,30 +332,60 @@ func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
 			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 			return
 		}
-		notMatched(w, r, h, log)
+		notMatched(w, r, mux, h, log)
 	})
 }
 
-// notMatched answers a request no route of a ServeMux matches, h being the handler the mux gave
-// for it, with the platform's JSON 404 or 405, or the redirect the mux makes to clean a path.
-func notMatched(w http.ResponseWriter, r *http.Request, h http.Handler, log *slog.Logger) {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r)
-	if allow := rec.Header().Get("Allow"); allow != "" {
-		w.Header().Set("Allow", allow)
+// notMatched answers a request no route of mux matches, h being the handler mux.Handler gave for
+// it: the redirect ServeMux makes to clean a path, or the platform's JSON 405 (with the methods
+// of the routes of that path in Allow, as ServeMux gives them) or 404. The routes of other
+// methods are found by asking mux.Handler, so the answer comes from the mux's documented
+// matching, not from running its error handlers.
+func notMatched(w http.ResponseWriter, r *http.Request, mux *http.ServeMux, h http.Handler, log *slog.Logger) {
+	if r.Method != http.MethodConnect && !canonicalPath(r.URL.EscapedPath()) {
+		h.ServeHTTP(w, r) // ServeMux redirects to the cleaned path (its documented Handler)
+		return
 	}
-	switch rec.Code {
-	case http.StatusMethodNotAllowed:
+	if allow := allowedMethods(mux, r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
 		httpx.Error(w, r, log, wire.MethodNotAllowed())
-	case http.StatusNotFound:
-		httpx.Error(w, r, log, wire.NotFound())
-	default: // a redirect ServeMux makes to clean a path
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
+		return
 	}
+	httpx.Error(w, r, log, wire.NotFound())
+}
+
+// routeMethods are the methods a route may be registered for.
+var routeMethods = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
+	http.MethodOptions, http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodTrace}
+
+// allowedMethods lists, sorted, the methods for which mux has a route of r's path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range routeMethods { // sorted
+		if m == r.Method {
+			continue
+		}
+		probe := r.WithContext(r.Context()) // a shallow copy
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// canonicalPath tells whether ServeMux takes the escaped path p as it is: it redirects a path
+// with a "." or ".." segment or a repeated slash to a cleaner one.
+func canonicalPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -15,7 +15,8 @@
 //     pipelined publisher. The two take turns, a fifth of the messages each time.
 //   - (c) Idle connections: memory per connection of the service holding 10,000 identified gateway
 //     sessions, measured inside its process after a forced GC. Anchor: a bare coder/websocket
-//     server (the library the gateway uses) holding 10,000 connections it has sent one frame to.
+//     server (the SDK's library, and the gateway's before gobwas/ws) holding 10,000 connections
+//     it has sent one frame to.
 //
 // The services run in child processes of this program (-serve), as redis-server runs in its own.
 // Run by bench/run.sh (make bench).

@@ -106,9 +106,11 @@ func serveChild(kind string, heartbeat time.Duration, profile string) error {
 	return nil
 }
 
-// bareWebSocket is the anchor of the idle-connection figure: coder/websocket, the library the
-// gateway uses, accepting a connection, sending one small frame (as the gateway's Hello) and
-// reading until the peer goes away. It keeps no session and starts no other goroutine.
+// bareWebSocket is the anchor of the idle-connection figure: coder/websocket (the SDK's library;
+// the gateway used it before it moved to gobwas/ws, and the anchor stays so that the figure
+// compares with earlier runs), accepting a connection, sending one small frame (as the
+// gateway's Hello) and reading until the peer goes away. It keeps no session and starts no
+// other goroutine.
 func bareWebSocket(w http.ResponseWriter, r *http.Request) {
 	c, err := websocket.Accept(w, r, nil)
 	if err != nil {

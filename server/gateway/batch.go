@@ -1,49 +1,107 @@
 package gateway
 
 import (
-	"encoding/binary"
 	"errors"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/gobwas/ws"
 )
 
 // maxBatchBytes is how much a batchConn holds before it writes anyway.
 const maxBatchBytes = 64 << 10
 
-// batchConn is the hijacked TCP connection under a WebSocket. Between hold and release, what the
-// WebSocket library writes (it flushes every frame) is kept and then written with one system
-// call, so that a connection that has several dispatches waiting sends them together: one
-// write, one wake-up of the peer, instead of one per frame. Outside hold it writes through.
+// errCloseSent is the error of a write after the close frame: RFC 6455 (5.5.1) allows no frame
+// after it.
+var errCloseSent = errors.New("gateway: close frame already sent")
+
+// batchConn writes the server's WebSocket frames (RFC 6455: unmasked, unfragmented, without
+// extensions, which the gateway does not negotiate) to the connection it owns, each frame's
+// header encoded by ws.WriteHeaderBuffer. Every frame goes through it, so it decides how they
+// reach the socket:
+//
+//   - Between hold and release, frames are kept and then written with one system call, so that
+//     a connection that has several dispatches waiting sends them together: one write, one
+//     wake-up of the peer, instead of one per frame.
+//   - writeNow writes a dispatcher's frames without waiting for the socket, keeping what the
+//     socket does not take for the connection's loop.
+//   - Otherwise a frame is written at once, within its timeout, after anything kept.
+//
+// After the close frame, every write fails with errCloseSent. It is safe for concurrent use.
 type batchConn struct {
 	net.Conn
 
-	mu      sync.Mutex
-	holding bool
-	buf     *[]byte // from batchBufs while something is kept, so that idle connections hold none
+	mu        sync.Mutex
+	holding   bool
+	closeSent bool
+	buf       *[]byte // from batchBufs while something is kept, so that idle connections hold none
+
+	// Scratch for ws.WriteHeaderBuffer, guarded by mu: part of the connection, so that encoding
+	// a header allocates nothing.
+	hdr [ws.MaxHeaderSize]byte
+	app appender
+}
+
+// appender is an io.Writer that appends to its slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }
 
 // batchBufs recycles the buffers of held writes among connections.
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-// Write writes p, or keeps it while the connection is held. Outside hold, what writeNow left
-// unwritten goes first.
-func (b *batchConn) Write(p []byte) (int, error) {
+// appendHeaderLocked appends the header of a final frame of op with n payload bytes to dst.
+func (b *batchConn) appendHeaderLocked(dst []byte, op ws.OpCode, n int) []byte {
+	b.app.b = dst
+	// Cannot fail: the scratch is large enough, n is not negative, and appender never fails.
+	_ = ws.WriteHeaderBuffer(&b.app, ws.Header{Fin: true, OpCode: op, Length: int64(n)}, b.hdr[:])
+	dst, b.app.b = b.app.b, nil
+	return dst
+}
+
+// appendDispatchLocked appends the entry's dispatch as one text frame to *buf, its payload built
+// in place.
+func (b *batchConn) appendDispatchLocked(buf *[]byte, e entry) {
+	*buf = b.appendHeaderLocked(*buf, ws.OpText, dispatchLen(e.seq, e.event, e.d))
+	*buf = appendDispatch(*buf, e.seq, e.event, e.d)
+}
+
+// writeFrame writes one frame of op with payload p: kept while the connection is held (and
+// written with release), else at once after what is kept, within timeout. Writing a close frame
+// ends writing.
+func (b *batchConn) writeFrame(op ws.OpCode, p []byte, timeout time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.holding && b.buf == nil {
-		return b.Conn.Write(p)
+	if b.closeSent {
+		return errCloseSent
+	}
+	if op == ws.OpClose {
+		b.closeSent = true
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
 	}
+	*b.buf = b.appendHeaderLocked(*b.buf, op, len(p))
 	*b.buf = append(*b.buf, p...)
-	if !b.holding || len(*b.buf) >= maxBatchBytes {
-		if err := b.writeLocked(); err != nil {
-			return 0, err
+	if b.holding {
+		if len(*b.buf) >= maxBatchBytes {
+			return b.writeLocked()
 		}
+		return nil
 	}
-	return len(p), nil
+	if err := b.Conn.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
+		b.dropLocked()
+		return err
+	}
+	err := b.writeLocked()
+	if derr := b.Conn.SetWriteDeadline(time.Time{}); err == nil {
+		err = derr
+	}
+	return err
 }
 
 // writeNow writes the entries' frames at once, with one system call that does not wait for the
@@ -56,13 +114,15 @@ func (b *batchConn) Write(p []byte) (int, error) {
 func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closeSent {
+		return false, errCloseSent
+	}
 	buf := b.buf
 	if buf == nil {
 		buf = batchBufs.Get().(*[]byte)
 	}
 	for _, e := range list {
-		*buf = appendTextHeader(*buf, dispatchLen(e.seq, e.event, e.d))
-		*buf = appendDispatch(*buf, e.seq, e.event, e.d)
+		b.appendDispatchLocked(buf, e)
 	}
 	if b.holding || b.buf != nil || !canWriteNow(b.Conn) {
 		b.buf = buf
@@ -98,42 +158,25 @@ func (b *batchConn) keeps() bool {
 	return b.buf != nil
 }
 
-// writeDispatch writes the entry as one unmasked, unfragmented WebSocket text frame (the
-// server's side of RFC 6455, without compression, which the gateway does not negotiate), its
-// payload built in place in the batch. The loop uses it for dispatches instead of the WebSocket
-// library's writer, which spends more on each frame (its own locks, a context, a copy through its
-// buffer) than the frame itself. It must be called only while no frame of the library's is half
-// written, which holds for the loop: the library writes a frame in one call, under this
-// connection's lock.
+// writeDispatch keeps the entry as one text frame until release; the loop uses it for
+// dispatches, which it writes in batches.
 func (b *batchConn) writeDispatch(e entry) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.holding {
+	switch {
+	case b.closeSent:
+		return errCloseSent
+	case !b.holding:
 		return errors.New("gateway: writeDispatch outside hold") // writeAll always holds
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
 	}
-	*b.buf = appendTextHeader(*b.buf, dispatchLen(e.seq, e.event, e.d))
-	*b.buf = appendDispatch(*b.buf, e.seq, e.event, e.d)
+	b.appendDispatchLocked(b.buf, e)
 	if len(*b.buf) >= maxBatchBytes {
 		return b.writeLocked()
 	}
 	return nil
-}
-
-// appendTextHeader appends the header of a frame of n payload bytes: FIN, the text opcode, and
-// the unmasked length in its shortest encoding.
-func appendTextHeader(dst []byte, n int) []byte {
-	switch {
-	case n < 126:
-		return append(dst, 0x81, byte(n))
-	case n <= 0xFFFF:
-		return append(dst, 0x81, 126, byte(n>>8), byte(n))
-	default:
-		dst = append(dst, 0x81, 127)
-		return binary.BigEndian.AppendUint64(dst, uint64(n))
-	}
 }
 
 // hold starts keeping writes; until release, writing to the connection (when more than
@@ -164,10 +207,15 @@ func (b *batchConn) release() error {
 // is unusable and they are dropped.
 func (b *batchConn) writeLocked() error {
 	_, err := b.Conn.Write(*b.buf)
+	b.dropLocked()
+	return err
+}
+
+// dropLocked gives the buffer of kept bytes back.
+func (b *batchConn) dropLocked() {
 	if cap(*b.buf) <= maxBatchBytes*2 {
 		*b.buf = (*b.buf)[:0]
 		batchBufs.Put(b.buf)
 	}
 	b.buf = nil
-	return err
 }

@@ -5,64 +5,79 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/wire"
 )
 
-// A held batchConn writes nothing until release, then everything it kept in one write; outside
-// hold it writes through.
-func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
-	a, b := net.Pipe() // synchronous: each Write is exactly one Read on the other end
-	defer a.Close()
-	defer b.Close()
-	bc := &batchConn{Conn: a}
-	reads := make(chan string, 4)
-	go func() { // ends when the pipe closes
-		buf := make([]byte, 1024)
-		for {
-			n, err := b.Read(buf)
-			if err != nil {
-				close(reads)
-				return
-			}
-			reads <- string(buf[:n])
-		}
-	}()
-	bc.hold(time.Second)
-	for _, p := range []string{"one", "two", "three"} {
-		if n, err := bc.Write([]byte(p)); err != nil || n != len(p) {
-			t.Fatalf("held write: %d %v", n, err)
-		}
-	}
-	select {
-	case r := <-reads:
-		t.Fatalf("a held write reached the peer: %q", r)
-	case <-time.After(20 * time.Millisecond):
-	}
-	if err := bc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-reads; r != "onetwothree" {
-		t.Fatalf("released %q, want the three writes in one", r)
-	}
-	if _, err := bc.Write([]byte("four")); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-reads; r != "four" {
-		t.Fatalf("write-through %q", r)
-	}
-	b.Close()
-	bc.hold(time.Second)
-	bc.Write([]byte("lost"))
-	if err := bc.release(); err == nil {
-		t.Fatal("release to a closed peer must fail")
-	}
+// writesConn is a net.Conn that records each Write call, so that tests see how many system
+// calls the frames took.
+type writesConn struct {
+	net.Conn // nil: only Write and the deadlines are used
+	writes   [][]byte
+	fail     bool
 }
 
-// Dispatches leave as frames the gateway writes itself (appendTextHeader, appendDispatch): every length encoding
+func (c *writesConn) Write(p []byte) (int, error) {
+	if c.fail {
+		return 0, net.ErrClosed
+	}
+	c.writes = append(c.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+func (c *writesConn) SetWriteDeadline(time.Time) error { return nil }
+
+// A held batchConn writes nothing until release, then every frame it kept in one write; outside
+// hold each frame is written at once. After the close frame nothing more is written.
+func TestBatchConnWritesHeldFramesTogether(t *testing.T) {
+	wc := &writesConn{}
+	bc := &batchConn{Conn: wc}
+	require.NoError(t, bc.hold(time.Second))
+	for _, p := range []string{"one", "two", "three"} {
+		require.NoError(t, bc.writeFrame(ws.OpText, []byte(p), time.Second))
+	}
+	e := entry{seq: 1, event: []byte(`"TEST"`), d: []byte(`{}`)}
+	require.NoError(t, bc.writeDispatch(e))
+	assert.Empty(t, wc.writes, "a held frame reached the socket")
+	require.NoError(t, bc.release())
+	want := append(textFrames("one", "two", "three"), frames(e)...)
+	if assert.Len(t, wc.writes, 1) {
+		assert.Equal(t, want, wc.writes[0], "the held frames, in order, in one write")
+	}
+
+	require.NoError(t, bc.writeFrame(ws.OpText, []byte("four"), time.Second))
+	require.NoError(t, bc.writeFrame(ws.OpPong, []byte("p"), time.Second))
+	require.Len(t, wc.writes, 3, "outside hold each frame is written at once")
+	assert.Equal(t, textFrames("four"), wc.writes[1])
+	assert.Equal(t, compile(t, ws.NewPongFrame([]byte("p"))), wc.writes[2])
+
+	assert.Error(t, bc.writeDispatch(e), "writeDispatch outside hold")
+	require.NoError(t, bc.writeFrame(ws.OpClose, ws.NewCloseFrameBody(4002, "x"), time.Second))
+	assert.Equal(t, compile(t, ws.NewCloseFrame(ws.NewCloseFrameBody(4002, "x"))), wc.writes[3])
+	assert.ErrorIs(t, bc.writeFrame(ws.OpText, []byte("late"), time.Second), errCloseSent)
+	_, err := bc.writeNow([]entry{e})
+	assert.ErrorIs(t, err, errCloseSent)
+	require.NoError(t, bc.hold(time.Second))
+	assert.ErrorIs(t, bc.writeDispatch(e), errCloseSent)
+	require.NoError(t, bc.release())
+	assert.Len(t, wc.writes, 4, "nothing after the close frame")
+
+	failing := &batchConn{Conn: &writesConn{fail: true}}
+	require.NoError(t, failing.hold(time.Second))
+	require.NoError(t, failing.writeFrame(ws.OpText, []byte("lost"), time.Second))
+	assert.Error(t, failing.release(), "release to a closed peer must fail")
+	assert.False(t, failing.keeps())
+}
+
+// Dispatches leave as frames the gateway writes itself (ws.WriteHeaderBuffer, appendDispatch): every length encoding
 // of RFC 6455 (7-bit, 16-bit, 64-bit) reaches a standard client intact.
 func TestDispatchFrameLengths(t *testing.T) {
 	e := newEnv(t, nil)
@@ -75,9 +90,8 @@ func TestDispatchFrameLengths(t *testing.T) {
 		seq++
 		p := c.expectDispatch("TEST_EVENT", seq)
 		var got map[string]string
-		if err := json.Unmarshal(p.D, &got); err != nil || got["s"] != s {
-			t.Fatalf("payload of %d bytes arrived as %d bytes (%v)", n, len(got["s"]), err)
-		}
+		require.NoError(t, json.Unmarshal(p.D, &got))
+		require.Equal(t, s, got["s"], "a payload of %d bytes", n)
 	}
 	c.heartbeat()
 }
@@ -88,9 +102,7 @@ func TestDispatchFrameLengths(t *testing.T) {
 // after what it kept.
 func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -101,14 +113,10 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 		close(accepted)
 	}()
 	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer peer.Close()
 	server := <-accepted
-	if server == nil {
-		t.Fatal("no connection accepted")
-	}
+	require.NotNil(t, server, "no connection accepted")
 	defer server.Close()
 	server.(*net.TCPConn).SetWriteBuffer(4096)
 	bc := &batchConn{Conn: server}
@@ -118,45 +126,32 @@ func TestBatchConnWriteNowKeepsWhatTheSocketRefuses(t *testing.T) {
 		list = append(list, entry{seq: int64(i + 1), event: []byte(`"TEST"`), d: []byte(`{"s":"` + strings.Repeat("x", 20000) + `"}`)})
 	}
 	kept, err := bc.writeNow(list)
-	if err != nil || !kept || !bc.keeps() {
-		t.Fatalf("writeNow to a full socket: kept %v (keeps %v), err %v", kept, bc.keeps(), err)
-	}
+	require.NoError(t, err)
+	require.True(t, kept, "writeNow to a full socket keeps the rest")
+	require.True(t, bc.keeps())
 	// While bytes are kept, or the connection is held, writeNow keeps its frames after them.
 	again := entry{seq: 101, event: []byte(`"TEST"`), d: []byte(`{"again":1}`)}
-	if kept, err := bc.writeNow([]entry{again}); !kept || err != nil {
-		t.Fatalf("writeNow while bytes are kept must leave it to the loop: %v %v", kept, err)
-	}
+	kept, err = bc.writeNow([]entry{again})
+	require.NoError(t, err)
+	require.True(t, kept, "writeNow while bytes are kept leaves it to the loop")
 	held := entry{seq: 102, event: []byte(`"TEST"`), d: []byte(`{"held":1}`)}
 	last := entry{seq: 103, event: []byte(`"TEST"`), d: []byte(`{}`)}
 	want := frames(append(list, again, held, last)...)
 	got := readBytes(peer, len(want))
-	if err := bc.hold(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if kept, _ := bc.writeNow([]entry{held}); !kept {
-		t.Fatal("writeNow while held must leave it to the loop")
-	}
-	if err := bc.writeDispatch(last); err != nil {
-		t.Fatal(err)
-	}
-	if err := bc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if b := <-got; !bytes.Equal(b, want) {
-		t.Fatalf("the peer read %d bytes, want %d in order", len(b), len(want))
-	}
-	if bc.keeps() {
-		t.Fatal("release left bytes kept")
-	}
+	require.NoError(t, bc.hold(10*time.Second))
+	kept, _ = bc.writeNow([]entry{held})
+	require.True(t, kept, "writeNow while held leaves it to the loop")
+	require.NoError(t, bc.writeDispatch(last))
+	require.NoError(t, bc.release())
+	assert.True(t, bytes.Equal(<-got, want), "the peer reads every frame once, in order")
+	assert.False(t, bc.keeps(), "release left bytes kept")
 	// A connection with room writes everything now.
 	small := frames(last)
 	got2 := readBytes(peer, len(small))
-	if kept, err := bc.writeNow([]entry{last}); kept || err != nil {
-		t.Fatalf("writeNow with room: kept %v, err %v", kept, err)
-	}
-	if b := <-got2; !bytes.Equal(b, small) {
-		t.Fatalf("the peer read %q", b)
-	}
+	kept, err = bc.writeNow([]entry{last})
+	require.NoError(t, err)
+	assert.False(t, kept, "writeNow with room")
+	assert.Equal(t, small, <-got2)
 }
 
 // Data that encodes itself (wire.LobbyMessage.AppendJSON) is sent as its encoding, which is
@@ -168,10 +163,9 @@ func TestDispatchOfSelfEncodingData(t *testing.T) {
 	m := wire.LobbyMessage{ID: 5, Content: `<"hi">`, Metadata: map[string]string{"b": "2", "a": "1"}}
 	e.hub.Dispatch(1, "TEST_EVENT", m)
 	p := c.expectDispatch("TEST_EVENT", 2)
-	want, _ := json.Marshal(m)
-	if string(p.D) != string(want) {
-		t.Fatalf("dispatched %s, want %s", p.D, want)
-	}
+	want, err := json.Marshal(m)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(p.D))
 }
 
 // A connection whose socket cannot be written without waiting (TLS: crypto/tls writes the
@@ -181,24 +175,17 @@ func TestBatchConnWriteNowOverTLSKeepsEverything(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	bc := &batchConn{Conn: a}
-	if bc.canWriteNow() {
-		t.Fatal("a pipe reports it can be written at once")
-	}
+	require.False(t, bc.canWriteNow(), "a pipe reports it can be written at once")
 	e := entry{seq: 1, event: []byte(`"TEST"`), d: []byte(`{}`)}
 	want := frames(e)
-	if kept, err := bc.writeNow([]entry{e}); !kept || err != nil || !bc.keeps() {
-		t.Fatalf("writeNow: kept %v, err %v", kept, err)
-	}
+	kept, err := bc.writeNow([]entry{e})
+	require.NoError(t, err)
+	require.True(t, kept)
+	require.True(t, bc.keeps())
 	got := readBytes(b, len(want))
-	if err := bc.hold(time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := bc.release(); err != nil {
-		t.Fatal(err)
-	}
-	if g := <-got; !bytes.Equal(g, want) {
-		t.Fatalf("the loop's write carried %q, want %q", g, want)
-	}
+	require.NoError(t, bc.hold(time.Second))
+	require.NoError(t, bc.release())
+	assert.Equal(t, want, <-got, "the loop's write")
 }
 
 // Over TLS the dispatcher cannot write itself (crypto/tls writes the records): every dispatch
@@ -210,10 +197,7 @@ func TestDispatchesOverTLS(t *testing.T) {
 	check := func(i int) {
 		t.Helper()
 		p := c.expectDispatch("TEST_EVENT", int64(i+2))
-		var got int
-		if json.Unmarshal(p.D, &got) != nil || got != i {
-			t.Fatalf("dispatch %d carried %s", i, p.D)
-		}
+		require.Equal(t, strconv.Itoa(i), string(p.D), "dispatch %d", i)
 	}
 	for i := range 10 { // one at a time, each while the connection's loop is idle
 		e.hub.Dispatch(1, "TEST_EVENT", i)
@@ -227,13 +211,29 @@ func TestDispatchesOverTLS(t *testing.T) {
 	}
 }
 
-// frames is the wire form of the entries' dispatch frames, as batchConn writes them.
+// frames is the wire form of the entries' dispatch frames, encoded by ws.WriteFrame.
 func frames(list ...entry) []byte {
-	var b []byte
+	var b bytes.Buffer
 	for _, e := range list {
-		b = appendTextHeader(b, dispatchLen(e.seq, e.event, e.d))
-		b = appendDispatch(b, e.seq, e.event, e.d)
+		_ = ws.WriteFrame(&b, ws.NewTextFrame(e.frame()))
 	}
+	return b.Bytes()
+}
+
+// textFrames is the wire form of text frames with the payloads, encoded by ws.WriteFrame.
+func textFrames(payloads ...string) []byte {
+	var b bytes.Buffer
+	for _, p := range payloads {
+		_ = ws.WriteFrame(&b, ws.NewTextFrame([]byte(p)))
+	}
+	return b.Bytes()
+}
+
+// compile is the wire form of f.
+func compile(t *testing.T, f ws.Frame) []byte {
+	t.Helper()
+	b, err := ws.CompileFrame(f)
+	require.NoError(t, err)
 	return b
 }
 

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	gwire "sdkpp/wire/gateway"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // closeReq says how a connection ends: code 0 means the peer is gone (no close frame is sent);
@@ -36,14 +35,14 @@ type inbound struct {
 // socket takes at once (flushNow), under flushMu.
 type conn struct {
 	h         *Hub
-	ws        *websocket.Conn
-	tcp       *batchConn // the hijacked connection; nil if unknown
+	tcp       *batchConn   // the upgraded connection: every frame the server sends
+	fr        *frameReader // the client's frames; used by the reader goroutine only
 	resumeURL string
 
 	wake chan struct{} // dispatches wait in the session (cap 1)
 	kick chan closeReq // the hub asks the loop to close (cap 1)
 	in   chan inbound  // reader → loop
-	done chan struct{} // closed when the loop stops receiving from in
+	done chan struct{} // closed when the loop stops receiving from in (and has sent its close frame)
 
 	// flushMu is held while dispatches are taken from the session and written, so that they
 	// leave in order: by the loop (flush), or by a dispatcher writing them itself (flushNow).
@@ -63,7 +62,7 @@ type conn struct {
 	hbStop    func()
 	rate      []time.Time // ring of the last RateLimit payload times
 	rateNext  int
-	readerRan chan struct{} // closed when the reader goroutine has returned; nil if never started
+	readerRan chan struct{} // closed when the reader goroutine has returned
 	token     string        // the identified session's access token, for gwire.OpRequest; never logged
 
 	remoteAddr string                    // the client's address, for gwire.OpRequest
@@ -95,9 +94,10 @@ func (c *conn) pace() time.Duration {
 	return busyPace - time.Since(last)
 }
 
-func newConn(h *Hub, ws *websocket.Conn, tcp *batchConn, resumeURL string) *conn {
-	return &conn{h: h, ws: ws, tcp: tcp, resumeURL: resumeURL,
-		wake: make(chan struct{}, 1), kick: make(chan closeReq, 1), in: make(chan inbound), done: make(chan struct{})}
+func newConn(h *Hub, tcp *batchConn, fr *frameReader, resumeURL string) *conn {
+	return &conn{h: h, tcp: tcp, fr: fr, resumeURL: resumeURL,
+		wake: make(chan struct{}, 1), kick: make(chan closeReq, 1), in: make(chan inbound), done: make(chan struct{}),
+		readerRan: make(chan struct{})}
 }
 
 // signal tells the loop that dispatches wait (never blocks).
@@ -126,47 +126,45 @@ func (c *conn) cut() {
 	}
 }
 
-// run serves the connection until it ends.
+// run serves the connection until it ends; the reader goroutine has been started (read).
 func (c *conn) run() {
-	c.ws.SetReadLimit(int64(c.readMax()) + 1) // the reader stops at the limit itself
-	c.readerRan = make(chan struct{})
-	go c.read() // owned by run: finish waits for it
 	c.finish(c.loop())
 }
 
-// read hands each message to the loop until reading fails or a message is refused.
+// read hands each message to the loop until reading fails or a message is refused. Once the
+// loop stops receiving (it is closing the connection), it reads on until the client answers the
+// close frame, dropping what comes before. It is started by ServeHTTP, and waited for by finish.
 func (c *conn) read() {
 	defer close(c.readerRan)
 	max := c.readMax()
 	for {
-		var in inbound
-		typ, r, err := c.ws.Reader(c.h.ctx)
-		if err == nil {
-			in.data, err = io.ReadAll(io.LimitReader(r, int64(max)+1))
+		data, stop, stopped := c.fr.readMessage(max)
+		if stopped {
+			// The client's close code 1000 or 1001 ends its session, as on the platform; any
+			// other end of the connection leaves the session resumable.
+			c.hand(inbound{stopped: true, stop: stop})
+			if stop.code != 0 { // the server closes: wait for the answer
+				c.fr.drain()
+			}
+			return
 		}
-		switch {
-		case err != nil:
-			// The peer's close code 1000 or 1001 ends its session, as on the platform; any other
-			// end of the connection leaves the session resumable.
-			st := websocket.CloseStatus(err)
-			in.stop = closeReq{end: st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway}
-		case len(in.data) > max:
-			in.stop = closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}
-		case typ != websocket.MessageText:
-			in.stop = closeReq{code: gwire.CloseDecodeError, reason: "binary payloads are not accepted"}
-		}
-		in.stopped = err != nil || in.stop.code != 0
-		if !in.stopped && c.serveInline(in.data) {
+		if c.serveInline(data) {
 			continue
 		}
-		select {
-		case c.in <- in:
-		case <-c.done:
+		if !c.hand(inbound{data: data}) {
+			c.fr.drain()
 			return
 		}
-		if in.stopped {
-			return
-		}
+	}
+}
+
+// hand gives the loop what was read; false when the loop no longer receives.
+func (c *conn) hand(in inbound) bool {
+	select {
+	case c.in <- in:
+		return true
+	case <-c.done:
+		return false
 	}
 }
 
@@ -203,15 +201,7 @@ func (c *conn) finish(r closeReq) {
 		h.connection(c.who, false)
 	}
 
-	if r.code == 0 {
-		_ = c.ws.CloseNow()
-	} else {
-		c.closeWith(r.code, r.reason)
-	}
-	close(c.done)
-	if c.readerRan != nil {
-		<-c.readerRan
-	}
+	c.closeWith(r.code, r.reason)
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -225,25 +215,37 @@ func (c *conn) finish(r closeReq) {
 		"app_id", c.who.AppID)
 }
 
-// closeWith performs the close handshake with code, cutting the TCP connection when the peer
-// does not answer within closeTimeout.
+// closeWith ends the connection and waits for the reader goroutine. With a code, it performs
+// the close handshake (RFC 6455 7.1.2): it sends the close frame and waits until the client
+// answers, cutting the TCP connection when the client does not within closeTimeout. Code 0
+// (the peer is gone, or its close frame was answered) cuts the connection at once. The server
+// closes the TCP connection last either way (RFC 6455 7.1.1).
 func (c *conn) closeWith(code int, reason string) {
+	if code == 0 {
+		c.cut()
+		close(c.done)
+		<-c.readerRan
+		return
+	}
 	fired := make(chan struct{})
 	t := time.AfterFunc(closeTimeout, func() {
 		defer close(fired)
 		c.cut()
 	})
-	_ = c.ws.Close(websocket.StatusCode(code), reason)
+	if c.tcp.writeFrame(ws.OpClose, ws.NewCloseFrameBody(ws.StatusCode(code), reason), closeTimeout) != nil {
+		c.cut() // the client cannot answer what it did not get (or it closed first: its frame was answered)
+	}
+	close(c.done) // the reader reads on only for the client's close frame
+	<-c.readerRan
 	if !t.Stop() {
 		<-fired
 	}
+	c.cut()
 }
 
 // write sends one payload within the write timeout.
 func (c *conn) write(frame []byte) error {
-	ctx, cancel := context.WithTimeout(c.h.ctx, c.h.cfg.WriteTimeout)
-	defer cancel()
-	return c.ws.Write(ctx, websocket.MessageText, frame)
+	return c.tcp.writeFrame(ws.OpText, frame, c.h.cfg.WriteTimeout)
 }
 
 var gone = closeReq{} // the peer is gone: no close frame
@@ -649,7 +651,7 @@ func (c *conn) flush() (closeReq, bool) {
 // what it cannot write now. It leaves everything to the loop while the loop (or another
 // dispatcher) is writing, or while writes are paced.
 func (c *conn) flushNow() {
-	if c.tcp == nil || !c.tcp.canWriteNow() || c.h.rate.isBusy() || !c.flushMu.TryLock() {
+	if !c.tcp.canWriteNow() || c.h.rate.isBusy() || !c.flushMu.TryLock() {
 		c.signal()
 		return
 	}
@@ -689,15 +691,7 @@ func (c *conn) take() ([]entry, bool) {
 // are only copied while held, so they need no context of their own). What flushNow left
 // unwritten goes first. Call with flushMu held.
 func (c *conn) writeAll(list []entry) bool {
-	if len(list) == 0 && (c.tcp == nil || !c.tcp.keeps()) {
-		return true
-	}
-	if c.tcp == nil {
-		for _, e := range list {
-			if c.write(e.frame()) != nil {
-				return false
-			}
-		}
+	if len(list) == 0 && !c.tcp.keeps() {
 		return true
 	}
 	c.lastWrite = time.Now()

@@ -1,4 +1,4 @@
-// Package gateway is the service's WebSocket gateway (github.com/coder/websocket): the realtime
+// Package gateway is the service's WebSocket gateway (github.com/gobwas/ws): the realtime
 // channel over which the service pushes events (dispatches) to the users' game clients, with the
 // platform's payloads, opcodes and close codes (API v10, JSON encoding).
 //
@@ -90,7 +90,9 @@
 //
 //   - Client payloads: at most Config.MaxPayloadBytes (default 4096 bytes, the platform's limit);
 //     a larger one, a binary frame, malformed JSON or a field of the wrong type closes with 4002.
-//     Op 100 may be up to Config.MaxRequestBytes (64 KiB).
+//     Op 100 may be up to Config.MaxRequestBytes (64 KiB). A payload may come in fragments
+//     (the limit counts the whole message; a frame that announces more is refused from its
+//     header); it must be UTF-8 text, else the connection is closed with 1007.
 //   - Rate: at most Config.RateLimit payloads (default 120, every op but 100 counts) per
 //     Config.RateWindow (60 s) per connection; the next one closes with 4008.
 //   - Heartbeat: a connection that sends no heartbeat within 1.5 heartbeat intervals (from the
@@ -128,6 +130,20 @@
 //	4013 invalid intents (final): intents missing, negative, or with undefined bits
 //	4014 disallowed intents (final): refused by Config.AllowIntents
 //	1012 service restart: after Reconnect (op 7) when the hub closes
+//	1002 protocol error: a frame that breaks RFC 6455 (unmasked, reserved bits or opcodes, a
+//	     fragmented or long control frame, a continuation out of place, a malformed close frame)
+//	1007 invalid frame payload data: a text message that is not UTF-8
+//
+// # Frames
+//
+// The hub speaks RFC 6455 through github.com/gobwas/ws (the handshake, frame headers, masks
+// and close bodies), without extensions or subprotocols. It answers a ping with a pong of its
+// payload and ignores pongs; it answers the client's close frame with one that echoes the code
+// and then closes the TCP connection. When the hub closes, it sends its close frame, sends
+// nothing more, drops what the client sends until the client's close frame, and then closes
+// the TCP connection, or cuts it when that frame does not come within 2 s. Dispatches are
+// written as whole text frames by the hub itself (see Writes), several in one system call
+// when several wait.
 //
 // # Goroutines
 //

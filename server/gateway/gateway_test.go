@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"runtime"
-	gwire "sdkpp/wire/gateway"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // gwire.Hello carries the heartbeat interval; gwire.Identify gets READY with the platform's fields, s=1.
@@ -21,41 +25,28 @@ func TestHelloIdentifyReady(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dialQuery("?v=10&encoding=json")
 	_, raw, err := c.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`; string(raw) != want {
-		t.Fatalf("hello = %s, want %s", raw, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`, string(raw), "hello")
 	c.send(gwire.OpIdentify, identifyData("Bearer user-7")) // the prefix is accepted
 	p := c.expectDispatch(gwire.EventReady, 1)
 	var d map[string]json.RawMessage
-	if err := json.Unmarshal(p.D, &d); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(p.D, &d))
 	for field, want := range map[string]string{
 		"v":                  `10`,
 		"guilds":             `[]`,
 		"application":        `{"id":"500"}`,
 		"resume_gateway_url": fmt.Sprintf("%q", e.wsURL("")),
 	} {
-		if string(d[field]) != want {
-			t.Errorf("READY %s = %s, want %s", field, d[field], want)
-		}
+		assert.Equal(t, want, string(d[field]), "READY %s", field)
 	}
 	var r gwire.Ready
-	if err := json.Unmarshal(p.D, &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.User.ID != 7 || r.User.Username != "user7" {
-		t.Errorf("READY user = %+v", r.User)
-	}
-	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(r.SessionID) {
-		t.Errorf("session_id = %q", r.SessionID)
-	}
-	if !e.hub.Online(7) || e.hub.Sessions(7) != 1 || e.hub.Online(8) {
-		t.Errorf("Online/Sessions wrong after READY")
-	}
+	require.NoError(t, json.Unmarshal(p.D, &r))
+	assert.Equal(t, wire.Snowflake(7), r.User.ID)
+	assert.Equal(t, "user7", r.User.Username)
+	assert.Regexp(t, `^[0-9a-f]{32}$`, r.SessionID)
+	assert.True(t, e.hub.Online(7))
+	assert.Equal(t, 1, e.hub.Sessions(7))
+	assert.False(t, e.hub.Online(8))
 
 	// Without query parameters the defaults apply; every scope that includes gateway.connect works.
 	for _, tok := range []string{"presence-8", "gw-9"} {
@@ -68,9 +59,7 @@ func TestHelloIdentifyReady(t *testing.T) {
 // Config.ResumeURL replaces the derived resume_gateway_url.
 func TestResumeURLConfig(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.ResumeURL = "wss://resume.invalid/gateway" })
-	if r := e.dial().identify("user-1"); r.ResumeGatewayURL != "wss://resume.invalid/gateway" {
-		t.Fatalf("resume_gateway_url = %q", r.ResumeGatewayURL)
-	}
+	assert.Equal(t, "wss://resume.invalid/gateway", e.dial().identify("user-1").ResumeGatewayURL)
 }
 
 // Heartbeats are answered with op 11, before and after gwire.Identify, with d null or a sequence number.
@@ -79,12 +68,8 @@ func TestHeartbeatACK(t *testing.T) {
 	c := e.dial()
 	c.send(gwire.OpHeartbeat, nil)
 	_, raw, err := c.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"op":11,"d":null,"s":null,"t":null}`; string(raw) != want {
-		t.Fatalf("ack = %s, want %s", raw, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `{"op":11,"d":null,"s":null,"t":null}`, string(raw), "ack")
 	c.identify("user-1")
 	c.send(gwire.OpHeartbeat, 1)
 	c.expectOp(gwire.OpHeartbeatACK)
@@ -157,9 +142,7 @@ func TestCloseCodes(t *testing.T) {
 		{"oversized payload", gwire.CloseDecodeError, func() *client { c := e.dial(); c.sendRaw(pad(DefaultMaxPayloadBytes + 1)); return c }},
 		{"binary frame", gwire.CloseDecodeError, func() *client {
 			c := e.dial()
-			if err := c.ws.Write(context.Background(), websocket.MessageBinary, []byte(hb)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, c.ws.Write(context.Background(), websocket.MessageBinary, []byte(hb)))
 			return c
 		}},
 		{"heartbeat d of wrong type", gwire.CloseDecodeError, func() *client { c := e.dial(); c.send(gwire.OpHeartbeat, "x"); return c }},
@@ -216,10 +199,8 @@ func TestCloseCodes(t *testing.T) {
 	d["shard"], d["intents"] = []int{0, 1}, gwire.KnownIntents&^gwire.IntentMessageContent
 	c.send(gwire.OpIdentify, d)
 	var r gwire.Ready
-	_ = json.Unmarshal(c.expectDispatch(gwire.EventReady, 1).D, &r)
-	if len(r.Shard) != 2 || r.Shard[0] != 0 || r.Shard[1] != 1 {
-		t.Errorf("READY shard = %v", r.Shard)
-	}
+	require.NoError(t, json.Unmarshal(c.expectDispatch(gwire.EventReady, 1).D, &r))
+	assert.Equal(t, []int{0, 1}, r.Shard, "READY shard")
 }
 
 // A bad token is closed with 4004 (final); it leaves nothing behind to resume, and gwire.Resume with a
@@ -229,18 +210,15 @@ func TestBadTokenCannotResume(t *testing.T) {
 	c := e.dial()
 	c.send(gwire.OpIdentify, identifyData("nope"))
 	c.expectClose(gwire.CloseAuthenticationFailed)
-	if !gwire.IsFinal(gwire.CloseAuthenticationFailed) || e.numSessions() != 0 {
-		t.Fatalf("4004 must be final and leave no session (sessions %d)", e.numSessions())
-	}
+	assert.True(t, gwire.IsFinal(gwire.CloseAuthenticationFailed), "4004 is final")
+	assert.Zero(t, e.numSessions(), "4004 leaves no session")
 	c = e.dial()
 	c.resume("nope", "0123456789abcdef0123456789abcdef", 0)
 	c.expectClose(gwire.CloseAuthenticationFailed)
 	// Even a valid token cannot resume a session that never existed.
 	c = e.dial()
 	c.resume("user-1", "0123456789abcdef0123456789abcdef", 0)
-	if p := c.expectOp(gwire.OpInvalidSession); string(p.D) != "false" {
-		t.Fatalf("invalid session d = %s", p.D)
-	}
+	assert.Equal(t, "false", string(c.expectOp(gwire.OpInvalidSession).D), "invalid session d")
 }
 
 // gwire.Resume after a dropped TCP connection replays the missed dispatches once, in order, with their
@@ -250,9 +228,7 @@ func TestResumeAfterDrop(t *testing.T) {
 	a := e.dial()
 	r := a.identify("user-1")
 	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 1})
-	if p := a.expectDispatch("TEST_EVENT", 2); string(p.D) != `{"n":1}` {
-		t.Fatalf("d = %s", p.D)
-	}
+	assert.Equal(t, `{"n":1}`, string(a.expectDispatch("TEST_EVENT", 2).D))
 	a.drop()
 	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 2}) // may race the server noticing the drop
 	e.waitOffline(1)
@@ -262,18 +238,15 @@ func TestResumeAfterDrop(t *testing.T) {
 	b := e.dial()
 	b.resume("user-1", r.SessionID, 2)
 	for n := 2; n <= 4; n++ {
-		if p := b.expectDispatch("TEST_EVENT", int64(n+1)); string(p.D) != fmt.Sprintf(`{"n":%d}`, n) {
-			t.Fatalf("replayed d = %s, want n=%d", p.D, n)
-		}
+		assert.Equal(t, fmt.Sprintf(`{"n":%d}`, n), string(b.expectDispatch("TEST_EVENT", int64(n+1)).D), "replayed")
 	}
 	b.expectDispatch(gwire.EventResumed, 6)
 	b.heartbeat() // nothing repeated before the ACK
 	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 5})
 	b.expectDispatch("TEST_EVENT", 7)
 	b.heartbeat()
-	if !e.hub.Online(1) || e.hub.Sessions(1) != 1 {
-		t.Fatal("the resumed session is not online")
-	}
+	assert.True(t, e.hub.Online(1), "the resumed session is online")
+	assert.Equal(t, 1, e.hub.Sessions(1))
 }
 
 // Repeated drops, with dispatches in between: every event reaches the client exactly once, in
@@ -303,9 +276,7 @@ func TestRepeatedDropsExactlyOnce(t *testing.T) {
 		c.resume("user-1", sid, last)
 		for {
 			p := c.next()
-			if p.S == nil || *p.S != last+1 {
-				t.Fatalf("round %d: got s=%s after %d", round, derefInt(p.S), last)
-			}
+			require.Equal(t, strconv.FormatInt(last+1, 10), derefInt(p.S), "round %d: s", round)
 			last = *p.S
 			if deref(p.T) == gwire.EventResumed {
 				break
@@ -314,14 +285,11 @@ func TestRepeatedDropsExactlyOnce(t *testing.T) {
 			got = append(got, n)
 		}
 	}
-	for i, n := range got {
-		if n != i+1 {
-			t.Fatalf("events received %v, want 1..%d once each in order", got, next-1)
-		}
+	want := make([]int, next-1)
+	for i := range want {
+		want[i] = i + 1
 	}
-	if len(got) != next-1 {
-		t.Fatalf("received %d events, want %d", len(got), next-1)
-	}
+	assert.Equal(t, want, got, "every event once, in order")
 }
 
 // gwire.Resume of an unknown, expired, foreign or too-old session gets Invalid Session (d false); the
@@ -330,9 +298,7 @@ func TestResumeInvalidSession(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.ReplayLimit = 5 })
 	invalid := func(c *client) {
 		t.Helper()
-		if p := c.expectOp(gwire.OpInvalidSession); string(p.D) != "false" {
-			t.Fatalf("d = %s, want false", p.D)
-		}
+		assert.Equal(t, "false", string(c.expectOp(gwire.OpInvalidSession).D))
 	}
 	c := e.dial()
 	c.resume("user-1", "unknown", 0)
@@ -406,9 +372,7 @@ func TestResumeTakesOver(t *testing.T) {
 	a.expectClose(gwire.CloseUnknownError)
 	e.hub.Dispatch(1, "X", nil)
 	b.expectDispatch("X", 3)
-	if e.hub.Sessions(1) != 1 {
-		t.Fatalf("Sessions = %d, want 1", e.hub.Sessions(1))
-	}
+	assert.Equal(t, 1, e.hub.Sessions(1))
 }
 
 // A client that closes with 1000 or 1001 ends its session; other codes leave it resumable.
@@ -470,14 +434,12 @@ func TestDispatchTwoSessions(t *testing.T) {
 	b.identify("user-1")
 	o.identify("user-2")
 	x.identify("app2-1") // user 1 in another game
-	if e.hub.Sessions(1) != 3 || !e.hub.Online(2) || e.hub.Online(3) {
-		t.Fatalf("Sessions(1) = %d", e.hub.Sessions(1))
-	}
+	assert.Equal(t, 3, e.hub.Sessions(1))
+	assert.True(t, e.hub.Online(2))
+	assert.False(t, e.hub.Online(3))
 	e.hub.Dispatch(1, "ACTIVITY_INVITE_CREATE", map[string]string{"id": "9"}) // rule EVT-1
 	for _, c := range []*client{a, b, x} {
-		if p := c.expectDispatch("ACTIVITY_INVITE_CREATE", 2); string(p.D) != `{"id":"9"}` {
-			t.Fatalf("d = %s", p.D)
-		}
+		assert.Equal(t, `{"id":"9"}`, string(c.expectDispatch("ACTIVITY_INVITE_CREATE", 2).D))
 	}
 	o.heartbeat() // nothing for user 2
 	e.hub.DispatchMany([]uint64{1, 2, 1}, "M", 1)
@@ -514,11 +476,10 @@ func TestPresenceUpdate(t *testing.T) {
 	for _, want := range []string{`{"status":"idle"}`, `{"activities":[],"status":"online"}`} {
 		select {
 		case p := <-e.presences:
-			if p.who.UserID != 4 || p.who.AppID != testApp || string(p.presence) != want {
-				t.Fatalf("OnPresence(%+v, %s), want user 4 app 500 %s", p.who, p.presence, want)
-			}
+			assert.Equal(t, Identity{UserID: 4, AppID: testApp, Scopes: []string{"openid", "sdk.social_layer"}}, p.who)
+			assert.Equal(t, want, string(p.presence))
 		case <-time.After(wait):
-			t.Fatal("OnPresence not called")
+			require.Fail(t, "OnPresence not called")
 		}
 	}
 }
@@ -539,9 +500,7 @@ func TestEndSessions(t *testing.T) {
 		c.resume("user-1", sid, 1)
 		c.expectOp(gwire.OpInvalidSession)
 	}
-	if e.numSessions() != 0 {
-		t.Fatalf("%d sessions left", e.numSessions())
-	}
+	assert.Zero(t, e.numSessions(), "sessions left")
 }
 
 // EndAppSessions ends the user's sessions of one game only (a revoked authorization).
@@ -562,31 +521,29 @@ func TestEndAppSessions(t *testing.T) {
 // Plain HTTP requests get the platform's JSON errors.
 func TestHTTPRefusals(t *testing.T) {
 	e := newEnv(t, nil)
-	resp, err := http.Post(e.srv.URL+"/gateway", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
+	get := func(method string, header http.Header) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, e.srv.URL+"/gateway", strings.NewReader("{}"))
+		require.NoError(t, err)
+		req.Header = header
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body wire.APIError
+		assert.NoError(t, json.NewDecoder(resp.Body).Decode(&body), "the platform's JSON error")
+		resp.Body.Close()
+		return resp
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
-		t.Fatalf("POST: %d %q", resp.StatusCode, resp.Header.Get("Allow"))
-	}
-	resp, err = http.Get(e.srv.URL + "/gateway")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUpgradeRequired {
-		t.Fatalf("GET without upgrade: %d", resp.StatusCode)
-	}
+	resp := get(http.MethodPost, nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "POST")
+	assert.Equal(t, "GET", resp.Header.Get("Allow"))
+	resp = get(http.MethodGet, nil)
+	assert.Equal(t, http.StatusUpgradeRequired, resp.StatusCode, "GET without upgrade")
+	assert.Equal(t, "websocket", resp.Header.Get("Upgrade"))
+	resp = get(http.MethodGet, http.Header{"Connection": {"keep-alive, Upgrade"}, "Upgrade": {"h2c"}})
+	assert.Equal(t, http.StatusUpgradeRequired, resp.StatusCode, "upgrade to another protocol")
 	e.hub.Close()
-	resp, err = http.Get(e.srv.URL + "/gateway")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("after Close: %d", resp.StatusCode)
-	}
+	resp = get(http.MethodGet, nil)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "after Close")
 	http.DefaultClient.CloseIdleConnections()
 }
 
@@ -627,7 +584,7 @@ func TestConcurrentConnections(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	t.Cleanup(func() {
 		for _, c := range clients {
@@ -661,7 +618,7 @@ func TestConcurrentConnections(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
+		assert.NoError(t, err)
 	}
 }
 
@@ -691,24 +648,22 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(3 * closeTimeout):
-			t.Fatal("Close did not return")
+			require.Fail(t, "Close did not return")
 		}
-		if e.numSessions() != 0 || e.hub.Online(1) {
-			t.Fatal("sessions left after Close")
-		}
+		assert.Zero(t, e.numSessions(), "sessions left after Close")
+		assert.False(t, e.hub.Online(1))
 		e.hub.Dispatch(1, "X", nil) // harmless after Close
 		for _, c := range append(clients, mute) {
 			_ = c.ws.CloseNow()
 		}
 		e.srv.Close()
 	}()
-	deadline := time.Now().Add(wait)
-	for runtime.NumGoroutine() > base {
+	// (Polled here: assert.Eventually runs its condition on a goroutine of its own.)
+	for deadline := time.Now().Add(wait); runtime.NumGoroutine() > base; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+			require.Fail(t, "goroutines left", "%d goroutines, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -718,22 +673,21 @@ func TestReplayBuffer(t *testing.T) {
 	for range 10000 {
 		s.push([]byte(`"N"`), []byte("1"), 1000)
 	}
-	if held := len(s.buf) - s.head; held != 1000 || s.seq != 10000 {
-		t.Fatalf("held %d, seq %d", held, s.seq)
-	}
+	assert.Equal(t, 1000, len(s.buf)-s.head, "held")
+	assert.Equal(t, int64(10000), s.seq)
 	got, ok := s.after(9000)
-	if !ok || len(got) != 1000 || got[0].seq != 9001 || got[999].seq != 10000 {
-		t.Fatalf("after(9000): %d entries, ok %v", len(got), ok)
-	}
-	if f := got[0].frame(); string(f) != `{"op":0,"d":1,"s":9001,"t":"N"}` || len(f) != dispatchLen(9001, []byte(`"N"`), []byte("1")) {
-		t.Fatalf("frame %s", f)
-	}
-	if _, ok := s.after(8999); ok {
-		t.Fatal("after(8999) should report dropped dispatches")
-	}
-	if got, ok := s.after(10000); !ok || len(got) != 0 {
-		t.Fatal("after(last) should be empty")
-	}
+	require.True(t, ok)
+	require.Len(t, got, 1000)
+	assert.Equal(t, int64(9001), got[0].seq)
+	assert.Equal(t, int64(10000), got[999].seq)
+	f := got[0].frame()
+	assert.Equal(t, `{"op":0,"d":1,"s":9001,"t":"N"}`, string(f))
+	assert.Len(t, f, dispatchLen(9001, []byte(`"N"`), []byte("1")))
+	_, ok = s.after(8999)
+	assert.False(t, ok, "after(8999) reports dropped dispatches")
+	got, ok = s.after(10000)
+	assert.True(t, ok)
+	assert.Empty(t, got, "after(last)")
 }
 
 // A connected client that falls more than ReplayLimit dispatches behind is closed with 4000.
@@ -747,7 +701,7 @@ func TestFlushTooFarBehind(t *testing.T) {
 		s.push([]byte(`"N"`), []byte("1"), 5)
 	}
 	c.sent = 3 // 4 and 5 were dropped
-	if r, stop := c.flush(); !stop || r.code != gwire.CloseUnknownError {
-		t.Fatalf("flush = %+v, %v", r, stop)
-	}
+	r, stop := c.flush()
+	assert.True(t, stop)
+	assert.Equal(t, gwire.CloseUnknownError, r.code)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/clock"
 	"sdkpp/wire"
@@ -92,6 +93,9 @@ type env struct {
 
 var epoch = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
+// httpTimeout is the test server's read and idle timeout.
+const httpTimeout = time.Second
+
 func newEnv(t *testing.T, mod func(*Config)) *env {
 	t.Helper()
 	return startEnv(t, &env{t: t}, mod)
@@ -119,10 +123,14 @@ func startEnv(t *testing.T, e *env, mod func(*Config)) *env {
 	e.hub = New(cfg)
 	mux := http.NewServeMux()
 	mux.Handle("/gateway", e.hub)
+	e.srv = httptest.NewUnstartedServer(mux)
+	// Short HTTP timeouts, as a deployment has longer ones: the hub clears the deadlines they set
+	// on the connections it upgrades, so every test's connections outlive them.
+	e.srv.Config.ReadHeaderTimeout, e.srv.Config.ReadTimeout, e.srv.Config.IdleTimeout = httpTimeout, httpTimeout, httpTimeout
 	if e.tls {
-		e.srv = httptest.NewTLSServer(mux)
+		e.srv.StartTLS()
 	} else {
-		e.srv = httptest.NewServer(mux)
+		e.srv.Start()
 	}
 	t.Cleanup(func() {
 		e.hub.Close()
@@ -150,9 +158,7 @@ func (e *env) dialQuery(query string) *client {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, e.wsURL(query), &websocket.DialOptions{HTTPClient: e.srv.Client()})
-	if err != nil {
-		e.t.Fatalf("dial: %v", err)
-	}
+	require.NoError(e.t, err, "dial")
 	ws.SetReadLimit(1 << 20)
 	c := &client{t: e.t, ws: ws}
 	e.t.Cleanup(func() { _ = ws.CloseNow() })
@@ -171,17 +177,13 @@ func (c *client) sendRaw(s string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, []byte(s)); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
+	require.NoError(c.t, c.ws.Write(ctx, websocket.MessageText, []byte(s)), "write")
 }
 
 func (c *client) send(op int, d any) {
 	c.t.Helper()
 	raw, err := json.Marshal(map[string]any{"op": op, "d": d})
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	require.NoError(c.t, err)
 	c.sendRaw(string(raw))
 }
 
@@ -203,9 +205,7 @@ func (c *client) read() (gwire.Payload, []byte, error) {
 func (c *client) next() gwire.Payload {
 	c.t.Helper()
 	p, _, err := c.read()
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
+	require.NoError(c.t, err, "read")
 	return p
 }
 
@@ -213,9 +213,7 @@ func (c *client) next() gwire.Payload {
 func (c *client) expectOp(op int) gwire.Payload {
 	c.t.Helper()
 	p := c.next()
-	if p.Op != op {
-		c.t.Fatalf("got op %d (t %v, d %s), want op %d", p.Op, deref(p.T), p.D, op)
-	}
+	require.Equal(c.t, op, p.Op, "op (t %v, d %s)", deref(p.T), p.D)
 	return p
 }
 
@@ -223,9 +221,7 @@ func (c *client) expectOp(op int) gwire.Payload {
 func (c *client) expectDispatch(event string, seq int64) gwire.Payload {
 	c.t.Helper()
 	p := c.expectOp(gwire.OpDispatch)
-	if deref(p.T) != event || p.S == nil || *p.S != seq {
-		c.t.Fatalf("got dispatch %q s=%v, want %q s=%d", deref(p.T), derefInt(p.S), event, seq)
-	}
+	require.Equal(c.t, event+" s="+strconv.FormatInt(seq, 10), deref(p.T)+" s="+derefInt(p.S), "dispatch")
 	return p
 }
 
@@ -237,9 +233,7 @@ func (c *client) expectClose(code int) {
 		if err == nil {
 			continue
 		}
-		if got := websocket.CloseStatus(err); int(got) != code {
-			c.t.Fatalf("connection ended with %v (status %d), want close code %d", err, got, code)
-		}
+		require.Equal(c.t, code, int(websocket.CloseStatus(err)), "close code (the connection ended with %v)", err)
 		return
 	}
 }
@@ -248,9 +242,7 @@ func (c *client) hello() gwire.Hello {
 	c.t.Helper()
 	p := c.expectOp(gwire.OpHello)
 	var h gwire.Hello
-	if err := json.Unmarshal(p.D, &h); err != nil {
-		c.t.Fatal(err)
-	}
+	require.NoError(c.t, json.Unmarshal(p.D, &h))
 	return h
 }
 
@@ -265,9 +257,7 @@ func (c *client) identify(token string) gwire.Ready {
 	c.send(gwire.OpIdentify, identifyData(token))
 	p := c.expectDispatch(gwire.EventReady, 1)
 	var r gwire.Ready
-	if err := json.Unmarshal(p.D, &r); err != nil {
-		c.t.Fatal(err)
-	}
+	require.NoError(c.t, json.Unmarshal(p.D, &r))
 	return r
 }
 
@@ -304,13 +294,7 @@ func derefInt(s *int64) string {
 // waitFor polls cond (real time) until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	require.Eventually(t, cond, wait, 2*time.Millisecond, "waiting for %s", what)
 }
 
 // waitOffline waits until the hub has seen the user's connections end.

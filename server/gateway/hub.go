@@ -1,22 +1,21 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 
 	"sdkpp/server/clock"
 	"sdkpp/server/scopes"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // Defaults of Config.
@@ -196,19 +195,40 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	defer h.wg.Done()
 
-	tr := &hijackTracker{ResponseWriter: w}
-	// Clients authenticate in band with a bearer token, never with cookies, so a cross-origin
-	// page gains nothing: any origin may connect.
-	ws, err := websocket.Accept(tr, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
-	if err != nil {
-		return // Accept answered the request
+	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "websocket")
+		writeError(w, &wire.APIError{Status: http.StatusUpgradeRequired, Code: wire.CodeGeneral,
+			Message: "426: Upgrade Required"})
+		return
 	}
-	c := newConn(h, ws, tr.conn, h.resumeURL(r))
+	// Clients authenticate in band with a bearer token, never with cookies, so a cross-origin
+	// page gains nothing: any origin may connect. No extension is negotiated (the gateway sends
+	// plain text frames), nor any subprotocol.
+	up := ws.HTTPUpgrader{Timeout: h.cfg.WriteTimeout}
+	nc, rw, _, err := up.Upgrade(r, w)
+	if err != nil { // the upgrader answered the request on the taken-over connection
+		if nc != nil {
+			_ = nc.Close()
+		}
+		return
+	}
+	// The HTTP server's deadlines (its read timeout) may be set on the connection it hands over
+	// (http.Hijacker): a WebSocket outlives them. Reads have no deadline (the heartbeat bounds a
+	// silent client); writes set their own.
+	if err := nc.SetDeadline(time.Time{}); err != nil {
+		_ = nc.Close()
+		return
+	}
+	tcp := &batchConn{Conn: nc}
+	// The reader keeps the HTTP server's buffered reader: it may hold the client's first frames.
+	c := newConn(h, tcp, newFrameReader(rw.Reader, tcp, h.cfg.WriteTimeout), h.resumeURL(r))
 	c.remoteAddr = r.RemoteAddr
+	go c.read() // owned by the connection: finish waits for it
 	h.mu.Lock()
 	if h.closed { // Close began during the handshake
 		h.mu.Unlock()
-		c.closeWith(gwire.CloseServiceRestart, "service restart")
+		c.finish(closeReq{code: gwire.CloseServiceRestart, reason: "service restart"})
 		return
 	}
 	h.conns[c] = struct{}{}
@@ -246,28 +266,17 @@ func writeError(w http.ResponseWriter, e *wire.APIError) {
 	_ = json.NewEncoder(w).Encode(e)
 }
 
-// hijackTracker remembers the TCP connection that websocket.Accept takes over, so that a close
-// handshake with an unresponsive peer can be cut short.
-type hijackTracker struct {
-	http.ResponseWriter
-	conn *batchConn
-}
-
-// Hijack takes over the connection and remembers it.
-func (t *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, brw, err := http.NewResponseController(t.ResponseWriter).Hijack()
-	if err != nil {
-		return c, brw, err
+// hasToken tells whether the comma-separated header field name of h lists token (ignoring case).
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
 	}
-	// The WebSocket writes through a batchConn, so that the connection's loop can send queued
-	// dispatches with one write (conn.writeAll).
-	t.conn = &batchConn{Conn: c}
-	brw.Writer.Reset(t.conn) // nothing is buffered yet: Hijack flushed the response
-	return t.conn, brw, nil
+	return false
 }
-
-// Unwrap returns the wrapped ResponseWriter.
-func (t *hijackTracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // Close sends Reconnect (op 7) to every connection and closes it with gwire.CloseServiceRestart (1012),
 // refuses new connections, forgets every session, and returns when every goroutine the hub

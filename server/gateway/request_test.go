@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
-	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	gwire "sdkpp/wire/gateway"
 )
 
 // echoAPI answers every request with what it got: method, path, body, and whether it carried
@@ -54,12 +56,8 @@ func (c *client) result(nonce string, seq int64) gwire.RequestResult {
 	c.t.Helper()
 	p := c.expectDispatch(gwire.EventRequestResult, seq)
 	var r gwire.RequestResult
-	if err := json.Unmarshal(p.D, &r); err != nil {
-		c.t.Fatal(err)
-	}
-	if r.Nonce != nonce {
-		c.t.Fatalf("answer to nonce %q, want %q", r.Nonce, nonce)
-	}
+	require.NoError(c.t, json.Unmarshal(p.D, &r))
+	require.Equal(c.t, nonce, r.Nonce, "the answer's nonce")
 	return r
 }
 
@@ -69,12 +67,8 @@ func (c *client) result(nonce string, seq int64) gwire.RequestResult {
 func TestRequestOverGateway(t *testing.T) {
 	e, _ := requestEnv(t)
 	c := e.dial()
-	if r := c.identify("user-1"); !slices.Equal(r.SdkppFeatures, []string{gwire.FeatureRequests}) {
-		t.Fatalf("READY offers %v", r.SdkppFeatures)
-	}
-	if r := newEnv(t, nil).dial().identify("user-1"); r.SdkppFeatures != nil {
-		t.Fatalf("READY without a Requests handler offers %v", r.SdkppFeatures)
-	}
+	assert.Equal(t, []string{gwire.FeatureRequests}, c.identify("user-1").SdkppFeatures, "READY offers")
+	assert.Nil(t, newEnv(t, nil).dial().identify("user-1").SdkppFeatures, "READY without a Requests handler offers")
 	long := strings.Repeat("é", 3000) // 6000 bytes of UTF-8
 	c.send(gwire.OpRequest, gwire.Request{Nonce: "n1", Method: "POST", Path: "/lobbies/7/messages?x=1", Body: json.RawMessage(`{"content":"` + long + `"}`)})
 	c.send(gwire.OpRequest, gwire.Request{Nonce: "n2", Method: "GET", Path: "/users/@me"})
@@ -87,26 +81,22 @@ func TestRequestOverGateway(t *testing.T) {
 		Bearer                    bool
 		ContentType               string `json:"content_type"`
 	}
-	if err := json.Unmarshal(r.Body, &got); err != nil {
-		t.Fatal(err)
-	}
-	if r.Status != 200 || got.Method != "POST" || got.Path != "/lobbies/7/messages" || got.Query != "x=1" ||
-		!got.Bearer || got.ContentType != "application/json" || !strings.Contains(got.Body, long) {
-		t.Fatalf("result %d %+v", r.Status, got)
-	}
-	if r := c.result("n2", 3); r.Status != 200 || !strings.Contains(string(r.Body), `"content_type":""`) {
-		t.Fatalf("GET result %d %s", r.Status, r.Body)
-	}
-	if r := c.result("n3", 4); r.Status != 204 || string(r.Body) != "null" {
-		t.Fatalf("204 result %d %s", r.Status, r.Body)
-	}
-	if r := c.result("n4", 5); r.Status != 404 || !strings.Contains(string(r.Body), `"code":10031`) {
-		t.Fatalf("404 result %d %s", r.Status, r.Body)
-	}
+	require.NoError(t, json.Unmarshal(r.Body, &got))
+	assert.Equal(t, 200, r.Status)
+	assert.Equal(t, "POST /lobbies/7/messages x=1 application/json", got.Method+" "+got.Path+" "+got.Query+" "+got.ContentType)
+	assert.True(t, got.Bearer, "the session's token")
+	assert.Contains(t, got.Body, long)
+	r = c.result("n2", 3)
+	assert.Equal(t, 200, r.Status, "GET")
+	assert.Contains(t, string(r.Body), `"content_type":""`)
+	r = c.result("n3", 4)
+	assert.Equal(t, 204, r.Status)
+	assert.Equal(t, "null", string(r.Body))
+	r = c.result("n4", 5)
+	assert.Equal(t, 404, r.Status)
+	assert.Contains(t, string(r.Body), `"code":10031`)
 	c.send(gwire.OpRequest, gwire.Request{Nonce: "p", Method: "GET", Path: "/panic"})
-	if r := c.result("p", 6); r.Status != 500 {
-		t.Fatalf("a handler's panic: %d %s", r.Status, r.Body)
-	}
+	assert.Equal(t, 500, c.result("p", 6).Status, "a handler's panic")
 	for i := 0; i < DefaultRateLimit+10; i++ { // beyond the payload rate limit
 		c.send(gwire.OpRequest, gwire.Request{Nonce: "r", Method: "GET", Path: "/none"})
 	}
@@ -125,9 +115,7 @@ func TestRequestRightAfterIdentify(t *testing.T) {
 		c.send(gwire.OpIdentify, identifyData("user-1"))
 		c.send(gwire.OpRequest, gwire.Request{Nonce: "early", Method: "GET", Path: "/none"})
 		c.expectDispatch(gwire.EventReady, 1)
-		if r := c.result("early", 2); r.Status != 204 {
-			t.Fatalf("early request: %d %s", r.Status, r.Body)
-		}
+		require.Equal(t, 204, c.result("early", 2).Status, "early request")
 		c.drop()
 	}
 }
@@ -145,9 +133,7 @@ func TestRequestAnswerReplayedOnResume(t *testing.T) {
 	e.waitOffline(1)
 	b := e.dial()
 	b.resume("user-1", ready.SessionID, 1)
-	if r := b.result("slow", 2); r.Status != 200 {
-		t.Fatalf("replayed result %d %s", r.Status, r.Body)
-	}
+	assert.Equal(t, 200, b.result("slow", 2).Status, "replayed result")
 	b.expectDispatch(gwire.EventResumed, 3)
 }
 
@@ -163,32 +149,20 @@ func TestDispatchesWaitForTheRequestInFlight(t *testing.T) {
 	<-api.entered
 	e.hub.Dispatch(1, "TEST_EVENT", map[string]int{"n": 1})
 	b.expectDispatch("TEST_EVENT", 2) // not serving: written at once
-	got := make(chan gwire.Payload, 2)
-	go func() { // a's reads; the test fails below if they are out of order or missing
-		for range 2 {
-			p, _, err := a.read()
-			if err != nil {
-				close(got)
-				return
-			}
-			got <- p
+	// b has it, so the dispatch has been delivered: a's connection, serving, left it in the
+	// session, untaken (Hub.deliver skips it).
+	e.hub.mu.Lock()
+	var serving []int64
+	for c := range e.hub.conns {
+		if c.serving.Load() {
+			serving = append(serving, c.sent)
 		}
-	}()
-	select {
-	case p := <-got:
-		t.Fatalf("a dispatch reached the serving connection before its answer: %q", deref(p.T))
-	case <-time.After(50 * time.Millisecond):
 	}
+	e.hub.mu.Unlock()
+	assert.Equal(t, []int64{1}, serving, "what the serving connection has taken: READY only")
 	close(api.release)
-	for _, want := range []struct {
-		event string
-		seq   int64
-	}{{"TEST_EVENT", 2}, {gwire.EventRequestResult, 3}} {
-		p, ok := <-got
-		if !ok || deref(p.T) != want.event || p.S == nil || *p.S != want.seq {
-			t.Fatalf("got %q s=%v, want %q s=%d", deref(p.T), derefInt(p.S), want.event, want.seq)
-		}
-	}
+	a.expectDispatch("TEST_EVENT", 2)
+	a.expectDispatch(gwire.EventRequestResult, 3)
 	a.heartbeat()
 }
 
@@ -277,12 +251,12 @@ func TestFastRequestAgreesWithEncodingJSON(t *testing.T) {
 		var want gwire.Request
 		slowOK := json.Unmarshal([]byte(in), &p) == nil && p.Op != nil && *p.Op == gwire.OpRequest &&
 			isObject(p.D) && json.Unmarshal(p.D, &want) == nil
-		if ok && (!slowOK || got.Nonce != want.Nonce || got.Method != want.Method || got.Path != want.Path ||
-			string(got.Body) != string(want.Body)) {
-			t.Errorf("%s: fast %+v, encoding/json %+v (%v)", in, got, want, slowOK)
+		if ok {
+			assert.True(t, slowOK, "%s: fast read what encoding/json refuses", in)
+			assert.Equal(t, []string{want.Nonce, want.Method, want.Path, string(want.Body)},
+				[]string{got.Nonce, got.Method, got.Path, string(got.Body)}, "%s: fast and encoding/json", in)
 		}
 	}
-	if _, ok := fastRequest([]byte(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":{}}}`)); !ok {
-		t.Error("the SDK's request took the slow path")
-	}
+	_, ok := fastRequest([]byte(`{"op":100,"d":{"nonce":"n","method":"POST","path":"/x","body":{}}}`))
+	assert.True(t, ok, "the SDK's request took the slow path")
 }

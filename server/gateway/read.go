@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"bufio"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gobwas/ws"
+	gwire "sdkpp/wire/gateway"
+)
+
+// frameReader reads a client's frames (RFC 6455, the server's side) from the buffered reader of
+// the upgraded connection, with ws.ReadHeaderBuffer and ws.CheckHeader; it answers the client's
+// control frames through the connection's batchConn.
+type frameReader struct {
+	br  *bufio.Reader
+	out *batchConn
+	// timeout bounds writing a pong or the answer to the client's close frame.
+	timeout time.Duration
+
+	hdr []byte                              // scratch for ws.ReadHeaderBuffer
+	ctl [ws.MaxControlFramePayloadSize]byte // a control frame's payload
+	// skip is what is left unread of the frame that readMessage refused, so that drain finds
+	// the next frame.
+	skip int64
+}
+
+func newFrameReader(br *bufio.Reader, out *batchConn, timeout time.Duration) *frameReader {
+	return &frameReader{br: br, out: out, timeout: timeout, hdr: make([]byte, 0, ws.MaxHeaderSize-2)}
+}
+
+// readMessage reads frames until a whole text message (one frame, or a fragmented message's
+// frames) has arrived, and returns its payload, unmasked. On the way it answers pings with pongs
+// and ignores pongs. stopped reports that a message did not come, and stop how the connection
+// ends:
+//
+//   - the connection failed (the peer is gone): code 0;
+//   - the client's close frame: answered with a close frame that echoes its code (1002 when the
+//     frame was malformed); code 0, and end when the code is 1000 or 1001;
+//   - a frame that breaks RFC 6455 (unmasked, reserved bits or opcodes, a control frame that is
+//     fragmented or longer than 125 bytes, a continuation out of place): 1002;
+//   - a text message that is not UTF-8: 1007 (RFC 6455 8.1);
+//   - a binary message, or a message longer than max bytes: gwire.CloseDecodeError, without
+//     reading the rest of it.
+func (r *frameReader) readMessage(max int) (data []byte, stop closeReq, stopped bool) {
+	state := ws.StateServerSide
+	for {
+		h, err := ws.ReadHeaderBuffer(r.br, r.hdr)
+		if err != nil {
+			return nil, gone, true
+		}
+		if err := ws.CheckHeader(h, state); err != nil {
+			r.skip = h.Length
+			return nil, closeReq{code: int(ws.StatusProtocolError), reason: "protocol error"}, true
+		}
+		if h.OpCode.IsControl() {
+			p := r.ctl[:h.Length] // CheckHeader allows at most 125 bytes
+			if _, err := io.ReadFull(r.br, p); err != nil {
+				return nil, gone, true
+			}
+			ws.Cipher(p, h.Mask, 0)
+			switch h.OpCode {
+			case ws.OpPing:
+				if r.out.writeFrame(ws.OpPong, p, r.timeout) != nil {
+					return nil, gone, true
+				}
+			case ws.OpClose:
+				return nil, r.answerClose(p), true
+			}
+			continue
+		}
+		if h.OpCode == ws.OpBinary {
+			r.skip = h.Length
+			return nil, closeReq{code: gwire.CloseDecodeError, reason: "binary payloads are not accepted"}, true
+		}
+		if h.Length > int64(max-len(data)) {
+			r.skip = h.Length
+			return nil, closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
+		}
+		start, n := len(data), int(h.Length)
+		if data == nil && h.Fin {
+			data = make([]byte, n) // the usual message: one frame, read into a buffer of its size
+		} else {
+			data = append(data, make([]byte, n)...)
+		}
+		if _, err := io.ReadFull(r.br, data[start:]); err != nil {
+			return nil, gone, true
+		}
+		ws.Cipher(data[start:], h.Mask, 0)
+		if !h.Fin {
+			state = state.Set(ws.StateFragmented)
+			continue
+		}
+		if !utf8.Valid(data) {
+			return nil, closeReq{code: int(ws.StatusInvalidFramePayloadData), reason: "invalid UTF-8"}, true
+		}
+		return data, closeReq{}, false
+	}
+}
+
+// answerClose answers the client's close frame with payload p (unmasked) and says how the
+// connection ends. When the server has sent its own close frame first, the client's is the
+// answer, and nothing more is written.
+func (r *frameReader) answerClose(p []byte) closeReq {
+	var reply []byte
+	code, reason := ws.ParseCloseFrameData(p)
+	switch {
+	case len(p) == 0: // no status code (1005): answered without one
+	case len(p) == 1 || ws.CheckCloseFrameData(code, reason) != nil:
+		code, reply = 0, ws.NewCloseFrameBody(ws.StatusProtocolError, "")
+	default:
+		reply = p[:2]
+	}
+	_ = r.out.writeFrame(ws.OpClose, reply, r.timeout) // errCloseSent: this frame answered the server's
+	return closeReq{end: code == ws.StatusNormalClosure || code == ws.StatusGoingAway}
+}
+
+// drain reads and drops the client's frames until its close frame (the answer to the server's)
+// or the end of the connection, without keeping any payload. It starts after the frame
+// readMessage refused; closeTimeout bounds it (the connection is cut).
+func (r *frameReader) drain() {
+	if _, err := io.CopyN(io.Discard, r.br, r.skip); err != nil {
+		return
+	}
+	for {
+		h, err := ws.ReadHeaderBuffer(r.br, r.hdr)
+		if err != nil || h.OpCode == ws.OpClose {
+			return
+		}
+		if _, err := io.CopyN(io.Discard, r.br, h.Length); err != nil {
+			return
+		}
+	}
+}
