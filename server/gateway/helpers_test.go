@@ -9,11 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	gwire "sdkpp/wire/gateway"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gobwas/ws"
+
 	gwire "sdkpp/wire/gateway"
 )
 

@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"strings"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/internal/jsonscan"
 )
