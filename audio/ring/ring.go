@@ -35,7 +35,7 @@ type Ring struct {
 	overruns       atomic.Uint64
 	overrunSamples atomic.Uint64
 	underruns      atomic.Uint64
-	underrunSample atomic.Uint64
+	underrunSamples atomic.Uint64
 
 	data  waker // the producer wakes a consumer waiting for samples
 	space waker // the consumer wakes a producer waiting for room
@@ -97,7 +97,7 @@ func (r *Ring) Read(p []int16) int {
 	n := uint64(len(p))
 	if n > avail {
 		r.underruns.Add(1)
-		r.underrunSample.Add(n - avail)
+		r.underrunSamples.Add(n - avail)
 		n = avail
 	}
 	if n > 0 {
@@ -158,7 +158,7 @@ func (r *Ring) Stats() Stats {
 		Overruns:        r.overruns.Load(),
 		OverrunSamples:  r.overrunSamples.Load(),
 		Underruns:       r.underruns.Load(),
-		UnderrunSamples: r.underrunSample.Load(),
+		UnderrunSamples: r.underrunSamples.Load(),
 	}
 }
 
