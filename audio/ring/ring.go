@@ -32,9 +32,9 @@ type Ring struct {
 	r atomic.Uint64
 	_ [cacheLine - 8]byte
 
-	overruns       atomic.Uint64
-	overrunSamples atomic.Uint64
-	underruns      atomic.Uint64
+	overruns        atomic.Uint64
+	overrunSamples  atomic.Uint64
+	underruns       atomic.Uint64
 	underrunSamples atomic.Uint64
 
 	data  waker // the producer wakes a consumer waiting for samples
