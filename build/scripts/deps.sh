@@ -15,6 +15,12 @@ have pkg-config || need+=(pkg-config)
 if [ "$want" = test ] || [ "$want" = all ]; then
   have mcs || need+=(mono-mcs)
   have mono || need+=(mono-runtime)
+  # The audio tests' private sound server (pulseaudio brings pactl), and the speech fixtures'
+  # generator (go generate ./audio/internal/speech).
+  have pulseaudio || need+=(pulseaudio)
+  have pactl || need+=(pulseaudio-utils)
+  have espeak-ng || need+=(espeak-ng)
+  have sox || need+=(sox)
 fi
 if [ "$want" = browser ] || [ "$want" = test ] || [ "$want" = all ]; then
   have chromium || need+=(chromium)

@@ -1,0 +1,79 @@
+package device_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/audio/device"
+	"sdkpp/audio/pcm"
+)
+
+// TestNullBackendPacesTenMillisecondPeriods runs a capture and playback stream on miniaudio's null
+// backend until fifty capture periods have arrived and checks that they came one 10 ms period per
+// callback at real-time pace: never faster (the lower bound is what the backend guarantees),
+// and not grossly slower even on a busy machine.
+func TestNullBackendPacesTenMillisecondPeriods(t *testing.T) {
+	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
+	list, err := c.Devices()
+	require.NoError(t, err)
+	require.Len(t, list.Capture, 1)
+	require.Len(t, list.Playback, 1)
+
+	const periods = 50
+	s, err := c.Open(device.Config{Capture: true, Playback: true, RingSamples: 2 * periods * pcm.PeriodSamples})
+	require.NoError(t, err)
+	assert.Equal(t, list.Capture[0], s.Info().Capture, "the default device is the one in use")
+	assert.Equal(t, list.Playback[0], s.Info().Playback)
+
+	require.NoError(t, s.Start())
+	start := time.Now()
+	// Wait for the first period, then time the next periods-1.
+	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil))
+	first := time.Now()
+	require.True(t, s.Capture().WaitData(periods*pcm.PeriodSamples, nil))
+	elapsed := time.Since(first)
+	require.NoError(t, s.Stop())
+	st := s.Stats()
+
+	t.Logf("first period after %v; %d more periods in %v; stats %+v", first.Sub(start), periods-1, elapsed, st)
+	nominal := (periods - 1) * 10 * time.Millisecond
+	assert.GreaterOrEqual(t, elapsed, nominal*9/10, "periods come no faster than 10 ms")
+	assert.Less(t, elapsed, 3*nominal, "periods keep up with real time")
+	assert.Equal(t, st.CapturePeriods*pcm.PeriodSamples, st.CaptureSamples, "one 10 ms period per capture callback")
+	assert.Equal(t, st.PlaybackPeriods*pcm.PeriodSamples, st.PlaybackSamples, "one 10 ms period per playback callback")
+	assert.GreaterOrEqual(t, st.CapturePeriods, uint64(periods))
+	assert.Positive(t, st.PlaybackPeriods)
+	assert.Zero(t, st.Capture.Overruns)
+
+	// A stopped stream's callbacks have ended: the counts stay put.
+	after := s.Stats()
+	assert.Equal(t, st.CapturePeriods, after.CapturePeriods)
+	assert.Equal(t, st.PlaybackPeriods, after.PlaybackPeriods)
+
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, s.Start(), device.ErrClosed)
+}
+
+func TestContextCloseEndsEventsAndRefusesWork(t *testing.T) {
+	c, err := device.NewContext(device.Options{Backend: device.BackendNull, PollInterval: time.Millisecond})
+	require.NoError(t, err)
+	s, err := c.Open(device.Config{Capture: true})
+	require.NoError(t, err)
+	require.NoError(t, s.Start())
+
+	require.NoError(t, c.Close(), "closes the poller and the stream still open")
+	for range c.Events() {
+		// The null backend's devices never change; drain until closed.
+	}
+	assert.ErrorIs(t, s.Start(), device.ErrClosed)
+	_, err = c.Devices()
+	assert.ErrorIs(t, err, device.ErrClosed)
+	_, err = c.Open(device.Config{Playback: true})
+	assert.ErrorIs(t, err, device.ErrClosed)
+	_, err = c.Open(device.Config{})
+	assert.ErrorIs(t, err, device.ErrNothingToOpen)
+	require.NoError(t, c.Close())
+}

@@ -1,0 +1,246 @@
+package device_test
+
+import (
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/audio/device"
+	"sdkpp/audio/internal/pulsetest"
+	"sdkpp/audio/internal/speech"
+	"sdkpp/audio/internal/wav"
+	"sdkpp/audio/pcm"
+)
+
+// pulseID is the Info.ID of a PulseAudio sink or source: miniaudio's device ID is its name.
+func pulseID(name string) string { return hex.EncodeToString([]byte(name)) }
+
+// newContext opens a Context and closes it when the test ends.
+func newContext(t testing.TB, opts device.Options) *device.Context {
+	t.Helper()
+	c, err := device.NewContext(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, c.Close()) })
+	return c
+}
+
+func TestPulseListsTheNullSinkAndItsMonitor(t *testing.T) {
+	pulsetest.Start(t)
+	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
+
+	list, err := c.Devices()
+	require.NoError(t, err)
+	assert.Contains(t, list.Playback, device.Info{ID: pulseID("vsink"), Name: "vsink", IsDefault: true})
+	assert.Contains(t, list.Capture, device.Info{ID: pulseID("vsink.monitor"), Name: "Monitor of vsink", IsDefault: true})
+}
+
+func TestPulseNoticesASinkAddedAndRemoved(t *testing.T) {
+	srv := pulsetest.Start(t)
+	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: 20 * time.Millisecond})
+
+	module := srv.LoadNullSink(t, "vsink2")
+	sink := device.Info{ID: pulseID("vsink2"), Name: "vsink2"}
+	monitor := device.Info{ID: pulseID("vsink2.monitor"), Name: "Monitor of vsink2"}
+	assert.ElementsMatch(t, []device.Event{
+		{Change: device.Added, Kind: device.Playback, Device: sink},
+		{Change: device.Added, Kind: device.Capture, Device: monitor},
+	}, nextEvents(t, c, 2))
+
+	srv.UnloadModule(t, module)
+	assert.ElementsMatch(t, []device.Event{
+		{Change: device.Removed, Kind: device.Playback, Device: sink},
+		{Change: device.Removed, Kind: device.Capture, Device: monitor},
+	}, nextEvents(t, c, 2))
+}
+
+// nextEvents waits for the next n device events.
+func nextEvents(t *testing.T, c *device.Context, n int) []device.Event {
+	t.Helper()
+	var got []device.Event
+	timeout := time.After(10 * time.Second)
+	for len(got) < n {
+		select {
+		case ev, ok := <-c.Events():
+			require.True(t, ok, "events closed")
+			got = append(got, ev)
+		case <-timeout:
+			require.Failf(t, "timeout", "got %d of %d events: %v", len(got), n, got)
+		}
+	}
+	return got
+}
+
+func TestPulseOpensTheDeviceAskedFor(t *testing.T) {
+	srv := pulsetest.Start(t, "vsink", "vsink2")
+	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
+
+	def, err := c.Open(device.Config{Playback: true})
+	require.NoError(t, err)
+	assert.Equal(t, pulseID("vsink"), def.Info().Playback.ID, "empty ID: the default sink")
+	assert.Equal(t, []string{"vsink"}, sinksPlayedInto(t, srv))
+	require.NoError(t, def.Close())
+
+	chosen, err := c.Open(device.Config{Playback: true, PlaybackID: pulseID("vsink2")})
+	require.NoError(t, err)
+	assert.Equal(t, device.Info{ID: pulseID("vsink2"), Name: "vsink2"}, chosen.Info().Playback)
+	assert.Equal(t, []string{"vsink2"}, sinksPlayedInto(t, srv), "the server agrees which sink is in use")
+	// chosen stays open: closing the Context closes it.
+
+	_, err = c.Open(device.Config{Capture: true, CaptureID: pulseID("nosuch")})
+	assert.ErrorIs(t, err, device.ErrNoDevice)
+}
+
+// sinksPlayedInto asks the server which sinks the open playback streams feed.
+func sinksPlayedInto(t *testing.T, srv *pulsetest.Server) []string {
+	t.Helper()
+	names := map[string]string{} // sink index -> name
+	for _, line := range strings.Split(strings.TrimSpace(srv.Pactl(t, "list", "short", "sinks")), "\n") {
+		f := strings.Fields(line)
+		names[f[0]] = f[1]
+	}
+	var sinks []string
+	for _, line := range strings.Split(strings.TrimSpace(srv.Pactl(t, "list", "short", "sink-inputs")), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			sinks = append(sinks, names[f[1]])
+		}
+	}
+	return sinks
+}
+
+// TestPulseLoopbackIsBitExact plays a speech fixture into the null sink through a stream's
+// playback ring and captures the sink's monitor through its capture ring: after alignment every
+// played sample comes back unchanged and in order. The only thing the path may add is silence
+// where the sound server found the playback stream empty (an underrun when the playback thread is
+// scheduled late on a busy machine); the test reports those gaps.
+func TestPulseLoopbackIsBitExact(t *testing.T) {
+	pulsetest.Start(t)
+	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
+	played := speech.MustLoad(speech.Alice)
+	total := len(played) + pcm.SampleRate // a second more than the speech, for delay and gaps
+
+	// Rings large enough for the whole run: the test checks the device path, not how quickly
+	// this goroutine is scheduled.
+	s, err := c.Open(device.Config{
+		Capture: true, CaptureID: pulseID("vsink.monitor"),
+		Playback: true, PlaybackID: pulseID("vsink"),
+		RingSamples: total,
+	})
+	require.NoError(t, err)
+	require.Equal(t, len(played), s.Playback().Write(played))
+	require.NoError(t, s.Start())
+
+	done := make(chan struct{})
+	timer := time.AfterFunc(time.Minute, func() { close(done) })
+	defer timer.Stop()
+	require.True(t, s.Capture().WaitData(total, done), "capture stalled: %+v", s.Stats())
+	require.NoError(t, s.Stop())
+	captured := make([]int16, total)
+	require.Equal(t, total, s.Capture().Read(captured))
+
+	offset := firstSound(captured) - firstSound(played)
+	require.GreaterOrEqual(t, offset, 0, "speech found in the capture")
+	t.Logf("speech reached the capture ring %d samples (%.1f ms) after its first sample", offset, float64(offset)/pcm.SampleRate*1000)
+	gaps, err := matchWithSilenceGaps(played, captured[offset:])
+	if !assert.NoError(t, err) {
+		dump(t, played, captured)
+	}
+	t.Logf("silence inserted by sound-server underruns: %d gaps %v", len(gaps), gaps)
+
+	st := s.Stats()
+	assert.Zero(t, st.Capture.Overruns, "capture ring overruns")
+	assert.Equal(t, st.CapturePeriods*pcm.PeriodSamples, st.CaptureSamples, "every capture callback is one 10 ms period")
+	assert.Equal(t, st.PlaybackPeriods*pcm.PeriodSamples, st.PlaybackSamples, "every playback callback is one 10 ms period")
+}
+
+// gap is a run of silence the capture has where the playback had none.
+type gap struct{ At, Samples int }
+
+// matchWithSilenceGaps checks that captured begins with every sample of played, in order and
+// unchanged, allowing only runs of zeros to be inserted between them. It returns those runs.
+func matchWithSilenceGaps(played, captured []int16) ([]gap, error) {
+	const resync = 32 // samples that must match again after a gap
+	var gaps []gap
+	j := 0
+	for i := 0; i < len(played); {
+		if j < len(captured) && captured[j] == played[i] {
+			i++
+			j++
+			continue
+		}
+		// A mismatch: only inserted silence may explain it.
+		start := j
+		for j < len(captured) && captured[j] == 0 && !matchesAt(played[i:], captured[j:], resync) {
+			j++
+		}
+		if j == start || j == len(captured) || !matchesAt(played[i:], captured[j:], resync) {
+			return gaps, fmt.Errorf("played sample %d (%d) became %d at captured %d, not a silence gap", i, played[i], captured[start], start)
+		}
+		gaps = append(gaps, gap{At: i, Samples: j - start})
+	}
+	return gaps, nil
+}
+
+func matchesAt(a, b []int16, n int) bool {
+	n = min(n, len(a))
+	return len(b) >= n && slices.Equal(a[:n], b[:n])
+}
+
+// dump writes what was played and captured as WAV files into $SDKPP_AUDIO_DUMP, if set.
+func dump(t *testing.T, played, captured []int16) {
+	dir := os.Getenv("SDKPP_AUDIO_DUMP")
+	if dir == "" {
+		t.Log("set SDKPP_AUDIO_DUMP to a directory to keep the played and captured audio")
+		return
+	}
+	for name, s := range map[string][]int16{"played.wav": played, "captured.wav": captured} {
+		require.NoError(t, wav.WriteFile(filepath.Join(dir, name), wav.Audio{SampleRate: pcm.SampleRate, Channels: pcm.Channels, Samples: s}))
+	}
+}
+
+func firstSound(s []int16) int {
+	for i, v := range s {
+		if v != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestPulseLoopbackLatency measures the device path alone (anchors.md: 17.4-17.6 ms raw, 7.5 ms
+// adjusted, with 10 ms periods) and checks it is in that neighbourhood.
+func TestPulseLoopbackLatency(t *testing.T) {
+	pulsetest.Start(t)
+	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
+	l, err := c.MeasureLoopback(pulseID("vsink"), pulseID("vsink.monitor"), 10)
+	require.NoError(t, err)
+	t.Logf("device loopback: raw median %v, adjusted median %v (raw %v)", l.MedianRaw(), l.MedianAdjusted(), l.Raw)
+	assert.Less(t, l.MedianRaw(), 60*time.Millisecond)
+	assert.Greater(t, l.MedianRaw(), l.MedianAdjusted())
+	assert.Positive(t, l.MedianAdjusted())
+}
+
+// BenchmarkPulseLoopback reports the device loopback latency through a private PulseAudio null
+// sink, the anchor of the engine's end-to-end latency benchmarks.
+func BenchmarkPulseLoopback(b *testing.B) {
+	pulsetest.Start(b)
+	c := newContext(b, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
+	var raw, adjusted []time.Duration
+	for b.Loop() {
+		l, err := c.MeasureLoopback(pulseID("vsink"), pulseID("vsink.monitor"), 10)
+		require.NoError(b, err)
+		raw = append(raw, l.MedianRaw())
+		adjusted = append(adjusted, l.MedianAdjusted())
+	}
+	med := device.Loopback{Raw: raw, Adjusted: adjusted}
+	b.ReportMetric(float64(med.MedianRaw().Microseconds())/1000, "ms-raw")
+	b.ReportMetric(float64(med.MedianAdjusted().Microseconds())/1000, "ms-adjusted")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,207 @@
+// Package ring provides a lock-free single-producer single-consumer ring of int16 samples, the
+// hand-over between an audio device's data callback and the engine.
+//
+// One goroutine or thread writes and one reads; each side may be the device callback. Write and
+// Read use atomics only: they never allocate, lock or block, so the device callback may call them.
+// The side that runs in the engine waits with WaitData or WaitSpace, which the other side wakes
+// without blocking (see Ring.WaitData).
+package ring
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// cacheLine pads the producer's and the consumer's fields apart so that they do not share a cache
+// line.
+const cacheLine = 64
+
+// Ring is a single-producer single-consumer ring of int16 samples with a power-of-two capacity.
+// Exactly one goroutine (or C thread) may call Write and WaitSpace, and exactly one may call Read
+// and WaitData; Len, Cap and Stats may be called from anywhere. The zero Ring is not usable; make
+// one with New.
+type Ring struct {
+	buf  []int16
+	mask uint64
+
+	_ [cacheLine]byte
+	// w is the count of samples ever written; only the producer stores it.
+	w atomic.Uint64
+	_ [cacheLine - 8]byte
+	// r is the count of samples ever read; only the consumer stores it.
+	r atomic.Uint64
+	_ [cacheLine - 8]byte
+
+	overruns        atomic.Uint64
+	overrunSamples  atomic.Uint64
+	underruns       atomic.Uint64
+	underrunSamples atomic.Uint64
+
+	data  waker // the producer wakes a consumer waiting for samples
+	space waker // the consumer wakes a producer waiting for room
+}
+
+// New returns an empty ring that holds at least capacity samples; the capacity is rounded up to a
+// power of two (at least 2).
+func New(capacity int) *Ring {
+	if capacity < 2 {
+		capacity = 2
+	}
+	size := uint64(1) << bits.Len64(uint64(capacity-1))
+	return &Ring{
+		buf:   make([]int16, size),
+		mask:  size - 1,
+		data:  newWaker(),
+		space: newWaker(),
+	}
+}
+
+// Cap returns the number of samples the ring holds when full.
+func (r *Ring) Cap() int { return len(r.buf) }
+
+// Len returns the number of samples ready to read. Seen from the consumer it can only grow until
+// the consumer reads; seen from the producer it can only shrink until the producer writes.
+func (r *Ring) Len() int { return int(r.w.Load() - r.r.Load()) }
+
+// Free returns the number of samples that can be written without an overrun.
+func (r *Ring) Free() int { return len(r.buf) - r.Len() }
+
+// Write copies as many samples of p as fit into the ring and returns their number. Samples that do
+// not fit are dropped and counted as an overrun. It wakes a consumer waiting in WaitData. Only the
+// producer may call it; it never blocks or allocates.
+func (r *Ring) Write(p []int16) int {
+	w := r.w.Load()
+	free := uint64(len(r.buf)) - (w - r.r.Load())
+	n := uint64(len(p))
+	if n > free {
+		r.overruns.Add(1)
+		r.overrunSamples.Add(n - free)
+		n = free
+	}
+	if n > 0 {
+		start := w & r.mask
+		done := copy(r.buf[start:], p[:n])
+		copy(r.buf, p[done:n])
+		r.w.Store(w + n)
+	}
+	r.data.wake()
+	return int(n)
+}
+
+// Read copies up to len(p) samples from the ring into p and returns their number. A Read that
+// finds fewer samples than len(p) counts as an underrun (the rest of p is left as it was). It wakes
+// a producer waiting in WaitSpace. Only the consumer may call it; it never blocks or allocates.
+func (r *Ring) Read(p []int16) int {
+	rd := r.r.Load()
+	avail := r.w.Load() - rd
+	n := uint64(len(p))
+	if n > avail {
+		r.underruns.Add(1)
+		r.underrunSamples.Add(n - avail)
+		n = avail
+	}
+	if n > 0 {
+		start := rd & r.mask
+		done := copy(p[:n], r.buf[start:])
+		copy(p[done:n], r.buf)
+		r.r.Store(rd + n)
+	}
+	r.space.wake()
+	return int(n)
+}
+
+// Discard drops up to n samples from the front of the ring without copying them and returns how
+// many it dropped. Only the consumer may call it; it does not count as an underrun.
+func (r *Ring) Discard(n int) int {
+	rd := r.r.Load()
+	avail := r.w.Load() - rd
+	k := uint64(max(n, 0))
+	k = min(k, avail)
+	r.r.Store(rd + k)
+	r.space.wake()
+	return int(k)
+}
+
+// WaitData blocks the consumer until at least n samples are ready (n is capped at Cap) or done is
+// closed, and reports whether the samples are there. The producer's Write wakes it without
+// blocking: Write sends on a one-slot channel only when a waiter has announced itself, and never
+// waits for the send (a full slot means a wake-up is already pending).
+func (r *Ring) WaitData(n int, done <-chan struct{}) bool {
+	n = min(n, len(r.buf))
+	return r.data.wait(func() bool { return r.Len() >= n }, done)
+}
+
+// WaitSpace blocks the producer until at least n samples can be written (n is capped at Cap) or
+// done is closed, and reports whether the room is there. The consumer's Read wakes it the way
+// Write wakes WaitData.
+func (r *Ring) WaitSpace(n int, done <-chan struct{}) bool {
+	n = min(n, len(r.buf))
+	return r.space.wait(func() bool { return r.Free() >= n }, done)
+}
+
+// Stats counts the ring's overruns (writes that did not fit) and underruns (reads that found too
+// few samples), as events and as samples lost or missing.
+type Stats struct {
+	// Overruns is the number of Write calls that dropped samples.
+	Overruns uint64
+	// OverrunSamples is the number of samples those writes dropped.
+	OverrunSamples uint64
+	// Underruns is the number of Read calls that found fewer samples than asked for.
+	Underruns uint64
+	// UnderrunSamples is the number of samples those reads were short.
+	UnderrunSamples uint64
+}
+
+// Stats returns the ring's counters so far. It may be called from any goroutine.
+func (r *Ring) Stats() Stats {
+	return Stats{
+		Overruns:        r.overruns.Load(),
+		OverrunSamples:  r.overrunSamples.Load(),
+		Underruns:       r.underruns.Load(),
+		UnderrunSamples: r.underrunSamples.Load(),
+	}
+}
+
+// waker lets one goroutine sleep until another side, possibly an audio callback, wakes it. The
+// waking side only loads an atomic flag when nobody waits; when somebody does, it makes a
+// non-blocking send on a one-slot channel (a full slot means a wake-up is already pending).
+type waker struct {
+	waiting atomic.Bool
+	ch      chan struct{}
+}
+
+func newWaker() waker { return waker{ch: make(chan struct{}, 1)} }
+
+// wake wakes the waiter, if any. It never blocks or allocates.
+func (k *waker) wake() {
+	if !k.waiting.Load() || !k.waiting.CompareAndSwap(true, false) {
+		return
+	}
+	select {
+	case k.ch <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns true as soon as ready does, or false once done is closed. The waiter announces
+// itself before checking ready again, so a wake that races with the check is never lost: either
+// the check sees the other side's progress or the other side sees the announcement. A stale
+// wake-up only costs one more check.
+func (k *waker) wait(ready func() bool, done <-chan struct{}) bool {
+	for {
+		if ready() {
+			return true
+		}
+		k.waiting.Store(true)
+		if ready() {
+			k.waiting.Store(false)
+			return true
+		}
+		select {
+		case <-k.ch:
+		case <-done:
+			k.waiting.Store(false)
+			return ready()
+		}
+	}
+}
