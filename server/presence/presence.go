@@ -86,6 +86,12 @@ type Service struct {
 	Logger *slog.Logger
 	Hub    Hub
 
+	// send orders presence dispatches: each view is made from the current state and handed to
+	// the hub under it, so a viewer never gets an older view of a user after a newer one (a
+	// relationship change's SendPair racing the user's own presence update once left a friend
+	// with the presence from before the update).
+	send sync.Mutex
+
 	mu      sync.Mutex
 	users   map[uint64]*state
 	invites map[uint64]*wire.ActivityInvite
@@ -265,6 +271,8 @@ func (s *Service) Broadcast(ctx context.Context, userID uint64) error {
 	if err != nil {
 		return err
 	}
+	s.send.Lock()
+	defer s.send.Unlock()
 	s.Hub.Dispatch(userID, gwire.EventPresenceUpdate, s.view(userID, true, true, privacy))
 	for f, platform := range friends {
 		s.Hub.Dispatch(f, gwire.EventPresenceUpdate, s.view(userID, false, platform, privacy))
@@ -282,16 +290,18 @@ func (s *Service) SendPair(ctx context.Context, a, b uint64) error {
 			return err
 		}
 		platform, friend := friends[viewer]
+		privacy, err := s.Store.CustomStatusPrivacy(ctx, user)
+		if err != nil {
+			return err
+		}
+		s.send.Lock()
 		v := wire.PresenceUpdate{User: wire.PresenceUser{ID: wire.Snowflake(user)}, Status: "offline",
 			Activities: []wire.Activity{}, ClientStatus: map[string]string{}}
 		if friend {
-			privacy, err := s.Store.CustomStatusPrivacy(ctx, user)
-			if err != nil {
-				return err
-			}
 			v = s.view(user, false, platform, privacy)
 		}
 		s.Hub.Dispatch(viewer, gwire.EventPresenceUpdate, v)
+		s.send.Unlock()
 	}
 	return nil
 }
