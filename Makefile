@@ -15,7 +15,7 @@ CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
 RPATH = -Wl,-rpath,$(abspath $(BUILD))
 
-.PHONY: all lib tools generate check-generated deps test test-go test-native test-csharp test-e2e test-browser bench windows demo clean
+.PHONY: all lib tools generate check-generated deps test test-go test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -41,19 +41,66 @@ generate:
 check-generated:
 	$(GO) run ./build/gen -check
 
+# The Windows DLL, cross-built with mingw (posix threads), and the C test linked to it.
+MINGW_CC := x86_64-w64-mingw32-gcc-posix
+MINGW_CXX := x86_64-w64-mingw32-g++-posix
+WIN := $(BUILD)/test/windows
 windows:
 	@build/scripts/deps.sh windows
-	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc-posix \
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) \
 		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(DLL) ./capi
 	@# cgo writes its export header beside the DLL as sdkpp.h; it would shadow include/sdkpp.h.
 	rm -f $(BUILD)/sdkpp.h
 	@# The C test compiles against the header's Windows declarations and links to the DLL.
-	@mkdir -p $(BUILD)/test/windows
-	x86_64-w64-mingw32-gcc-posix $(CFLAGS) tests/c/handle_test.c -o $(BUILD)/test/windows/handle_test.exe $(DLL) -lpthread
+	@mkdir -p $(WIN)
+	$(MINGW_CC) $(CFLAGS) tests/c/handle_test.c -o $(WIN)/handle_test.exe $(DLL) -lpthread
 	@echo "built $(DLL)"
 
-# Every test: generated code current, Go tests, then C, C++ and C# against the real library.
-test: deps check-generated test-go test-native test-csharp test-e2e test-browser
+# The Windows build at run time, under Debian's Wine in a prefix of its own (build/wine/prefix):
+# the C and C++ tests against build/sdkpp.dll, the named-pipe IPC's Go tests, and the C++
+# account-linking program against a live service on loopback, its desktop link included
+# (tests/e2e with SDKPP_E2E_WINE). Wine 8 lacks ProcessPrng, which every Go 1.26 program and
+# DLL needs at start: the prefix gets a stand-in bcryptprimitives.dll (tests/wine).
+WINE := $(CURDIR)/build/scripts/wine.sh
+WINE_PREFIX := $(BUILD)/wine/prefix
+WINE_STANDIN := $(BUILD)/wine/bcryptprimitives.dll
+WINE_SYSTEM := $(WINE_PREFIX)/drive_c/windows/system32
+# The posix-threaded mingw runtime the programs link to; Windows finds it beside them.
+MINGW_RUNTIME := libgcc_s_seh-1.dll libwinpthread-1.dll libstdc++-6.dll
+WIN_GO := CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO)
+
+$(WINE_STANDIN): tests/wine/bcryptprimitives.c
+	@build/scripts/deps.sh windows
+	@mkdir -p $(@D)
+	$(MINGW_CC) $(CFLAGS) -O2 -shared -o $@ $< -ladvapi32
+
+$(WINE_SYSTEM)/bcryptprimitives.dll: $(WINE_STANDIN)
+	@build/scripts/deps.sh wine
+	$(WINE) wineboot --init
+	cp $< $@
+
+test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
+	$(MINGW_CC) $(CFLAGS) tests/c/abuse_test.c -o $(WIN)/abuse_test.exe $(DLL)
+	$(MINGW_CXX) $(CXXFLAGS) tests/cpp/handle_test.cpp -o $(WIN)/handle_test_cpp.exe $(DLL) -lpthread
+	$(MINGW_CXX) $(CXXFLAGS) tests/cpp/auth_e2e.cpp -o $(WIN)/auth_e2e.exe $(DLL) -lpthread
+	cp $(DLL) $(WIN)/
+	for f in $(MINGW_RUNTIME); do cp "$$($(MINGW_CXX) -print-file-name=$$f)" $(WIN)/; done
+	$(WIN_GO) build -ldflags "$(LDFLAGS)" -o $(WIN)/sdkpp-desktop.exe ./cmd/sdkpp-desktop
+	$(WIN_GO) build -ldflags "$(LDFLAGS)" -o $(WIN)/sdkpp-browser.exe ./cmd/sdkpp-browser
+	$(WIN_GO) test -c -o $(WIN)/rpc_test.exe ./core/rpc
+	$(WIN_GO) test -c -o $(WIN)/desktop_test.exe ./cmd/sdkpp-desktop
+	$(WINE) $(WIN)/handle_test.exe
+	$(WINE) $(WIN)/abuse_test.exe
+	$(WINE) $(WIN)/handle_test_cpp.exe
+	@# The named pipes: the SDK's RPC client and the desktop client's peer, both sides on Windows.
+	$(WINE) $(WIN)/rpc_test.exe -test.count=1
+	$(WINE) $(WIN)/desktop_test.exe -test.count=1
+	SDKPP_E2E_WINE=$(abspath $(WIN)) SDKPP_WINE=$(WINE) $(GO) test -count=1 -v -run 'TestAccountLinking' ./tests/e2e/
+	$(WINE) wineserver -w
+
+# Every test: generated code current, Go tests, then C, C++ and C# against the real library, and
+# the Windows DLL under Wine.
+test: deps check-generated test-go test-native test-csharp test-e2e test-browser test-windows
 	@echo "make test: all suites passed"
 
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.
@@ -115,4 +162,4 @@ demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser
 	@$(GO) run ./examples/demo -bin $(BUILD)
 
 clean:
-	rm -rf $(LIB) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench
+	rm -rf $(LIB) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench $(BUILD)/wine

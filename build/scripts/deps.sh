@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|windows|browser|all]
-# bench is test plus redis-server, the anchor of the realtime benchmarks.
+# Usage: build/scripts/deps.sh [test|bench|windows|wine|browser|all]
+# bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
+# cross-compilers; wine adds Debian's Wine to run what they build (test includes wine).
 set -euo pipefail
 want=${1:-test}
 
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
+installed() { dpkg -s "$1" >/dev/null 2>&1; }
 have gcc || need+=(gcc)
 have g++ || need+=(g++)
 have pkg-config || need+=(pkg-config)
@@ -25,8 +27,13 @@ fi
 if [ "$want" = browser ] || [ "$want" = test ] || [ "$want" = all ]; then
   have chromium || need+=(chromium)
 fi
-if [ "$want" = windows ] || [ "$want" = all ]; then
+if [ "$want" = windows ] || [ "$want" = wine ] || [ "$want" = test ] || [ "$want" = all ]; then
   have x86_64-w64-mingw32-gcc-posix || need+=(gcc-mingw-w64-x86-64-posix)
+  have x86_64-w64-mingw32-g++-posix || need+=(g++-mingw-w64-x86-64-posix)
+fi
+if [ "$want" = wine ] || [ "$want" = test ] || [ "$want" = all ]; then
+  # Its loader is not on the PATH (build/scripts/wine.sh finds it).
+  installed wine64 || need+=(wine64)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 

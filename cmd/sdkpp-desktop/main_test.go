@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,11 @@ import (
 )
 
 func shortDir(t *testing.T) string {
+	if runtime.GOOS == "windows" {
+		// Named pipes have no directory. (And under Wine 8, Go 1.26's os.RemoveAll cannot
+		// delete what t.TempDir holds: "unlinkat ...: Invalid function".)
+		return ""
+	}
 	d := t.TempDir()
 	if len(rpc.Path(d, "", 9)) < 100 {
 		return d

@@ -25,6 +25,11 @@ var testGuild = rpc.Guild{ID: "555", Name: "Guild Five", IconURL: "http://127.0.
 // socketDir returns a directory short enough for unix socket paths (about 108 bytes).
 func socketDir(t *testing.T) string {
 	t.Helper()
+	if runtime.GOOS == "windows" {
+		// Named pipes have no directory. (And under Wine 8, Go 1.26's os.RemoveAll cannot
+		// delete what t.TempDir holds: "unlinkat ...: Invalid function".)
+		return ""
+	}
 	d := t.TempDir()
 	if len(rpc.Path(d, "", 9)) < 100 {
 		return d

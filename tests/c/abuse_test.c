@@ -3,10 +3,14 @@
 #include "sdkpp.h"
 #include "check.h"
 
-#include <spawn.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <process.h>
+#else
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 static Sdkpp_String str(const char* s) { return (Sdkpp_String){(uint8_t*)s, strlen(s)}; }
 
@@ -56,6 +60,24 @@ static int abi_mismatch(void)
     Sdkpp_AuthorizationArgs x;
     Sdkpp_AuthorizationArgs_Init(&x);
     return x.opaque == NULL ? 0 : 4;
+}
+
+/* run_self runs this program again with one argument and returns its exit status, or -1. */
+static int run_self(char* self, char* arg)
+{
+    char* args[] = {self, arg, NULL};
+#ifdef _WIN32
+    /* self is argv[0], without quotes; the test's path has no spaces. */
+    intptr_t status = _spawnv(_P_WAIT, self, (const char* const*)args);
+    return status < 0 ? -1 : (int)status;
+#else
+    pid_t pid;
+    extern char** environ;
+    if (posix_spawn(&pid, self, NULL, NULL, args, environ) != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+#endif
 }
 
 int main(int argc, char** argv)
@@ -198,13 +220,7 @@ int main(int argc, char** argv)
     CHECK(frees == 9); /* each refused async call freed its userData */
 
     /* An ABI mismatch is refused loudly and stops object creation. */
-    pid_t pid;
-    char* childArgs[] = {argv[0], "abi-mismatch", NULL};
-    extern char** environ;
-    CHECK(posix_spawn(&pid, argv[0], NULL, NULL, childArgs, environ) == 0);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(run_self(argv[0], "abi-mismatch") == 0);
 
     Sdkpp_AuthorizationArgs_Drop(&live);
     Sdkpp_Client_Drop(&logClient);

@@ -4,7 +4,11 @@
 // receiver and the platform's desktop client.
 //
 // make test-e2e builds the programs and runs this with SDKPP_E2E_CPP, SDKPP_E2E_CSHARP and
-// SDKPP_BROWSER set; without them the test skips.
+// SDKPP_BROWSER set; without them the test skips. make test-windows runs the C++ program's
+// Windows build against sdkpp.dll under Wine: SDKPP_E2E_WINE names the directory of the Windows
+// builds (auth_e2e.exe, sdkpp-browser.exe, sdkpp-desktop.exe and the DLLs) and SDKPP_WINE the
+// command that runs a Windows program. There the desktop client is sdkpp-desktop.exe under Wine
+// too, so that the SDK reaches it over a named pipe.
 package e2e
 
 import (
@@ -17,7 +21,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,18 +38,41 @@ import (
 type program struct {
 	name string
 	argv []string // the command, to which the phase is appended
+	wine *wine    // set for the Windows build, which runs under Wine
 }
+
+// wine runs the Windows builds in dir with the command run.
+type wine struct {
+	run string
+	dir string
+}
+
+// command is the command line that runs the Windows program name of dir with args.
+func (w *wine) command(name string, args ...string) []string {
+	return append([]string{w.run, filepath.Join(w.dir, name)}, args...)
+}
+
+// windowsPath is the path of an absolute unix path on Wine's drive Z:, the root directory.
+func windowsPath(p string) string { return "Z:" + strings.ReplaceAll(p, "/", `\`) }
 
 func programs(t *testing.T) []program {
 	var ps []program
 	if p := os.Getenv("SDKPP_E2E_CPP"); p != "" {
-		ps = append(ps, program{"cpp", []string{p}})
+		ps = append(ps, program{name: "cpp", argv: []string{p}})
 	}
 	if p := os.Getenv("SDKPP_E2E_CSHARP"); p != "" {
-		ps = append(ps, program{"csharp", []string{"mono", "--debug", p}})
+		ps = append(ps, program{name: "csharp", argv: []string{"mono", "--debug", p}})
 	}
-	if len(ps) == 0 || os.Getenv("SDKPP_BROWSER") == "" {
-		t.Skip("set SDKPP_E2E_CPP / SDKPP_E2E_CSHARP and SDKPP_BROWSER (make test-e2e does)")
+	if dir := os.Getenv("SDKPP_E2E_WINE"); dir != "" {
+		w := &wine{run: os.Getenv("SDKPP_WINE"), dir: dir}
+		if w.run == "" {
+			w.run = "wine"
+		}
+		ps = append(ps, program{name: "windows", argv: w.command("auth_e2e.exe"), wine: w})
+	}
+	// The Windows build brings its own browser.
+	if len(ps) == 0 || (os.Getenv("SDKPP_BROWSER") == "" && (len(ps) > 1 || ps[0].wine == nil)) {
+		t.Skip("set SDKPP_E2E_CPP / SDKPP_E2E_CSHARP / SDKPP_E2E_WINE and SDKPP_BROWSER (make test-e2e and make test-windows do)")
 	}
 	return ps
 }
@@ -102,6 +131,10 @@ func newHarness(t *testing.T, prog program) *harness {
 		"SDKPP_USERS="+strings.Join(users, ","),
 		"XDG_RUNTIME_DIR="+dir,
 	)
+	if w := prog.wine; w != nil {
+		// The Windows program opens URLs in the browser's Windows build.
+		h.baseEnv = append(h.baseEnv, "SDKPP_BROWSER="+windowsPath(filepath.Join(w.dir, "sdkpp-browser.exe")))
+	}
 	return h
 }
 
@@ -129,9 +162,10 @@ func (h *harness) start(phase string, extra ...string) (wait func(), lines <-cha
 		defer close(done)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
+			line := strings.TrimSuffix(sc.Text(), "\r") // a Windows program's text mode
+			out.WriteString(line + "\n")
 			select {
-			case ch <- sc.Text():
+			case ch <- line:
 			default:
 			}
 		}
@@ -160,7 +194,9 @@ func (h *harness) run(phase string, extra ...string) {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	// A desktop client that restarts slowly (under Wine, seconds) is found on the SDK's next
+	// connection attempt, up to the backoff's longest delay later.
+	deadline := time.Now().Add(15*time.Second + rpc.DefaultBackoff.Max)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -258,12 +294,13 @@ func TestAccountLinking(t *testing.T) {
 			h.guilds()
 
 			// rule RPC-2: AUTHORIZE_REQUEST before and after the desktop client restarts.
-			p := h.listenPeer()
+			// Under Wine, over a named pipe.
+			p := h.listenDesktop()
 			wait, _ := h.start("rpc")
 			eventually(t, "the AUTHORIZE_REQUEST subscription", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
 			p.AuthorizeRequest()
 			p.Close()
-			p = h.listenPeer()
+			p = h.listenDesktop()
 			eventually(t, "the subscription after the restart", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
 			p.AuthorizeRequest()
 			wait()
@@ -296,12 +333,120 @@ func (h *harness) checkLogs() {
 	}
 }
 
-func (h *harness) listenPeer() *peer.Peer {
+// desktop is the platform's desktop client as the harness plays it.
+type desktop interface {
+	// Subscribers is how many connections subscribe to evt.
+	Subscribers(evt string) int
+	// AuthorizeRequest sends AUTHORIZE_REQUEST to its subscribers and returns how many.
+	AuthorizeRequest() int
+	// Close stops the desktop client.
+	Close() error
+}
+
+// listenDesktop starts the desktop client at endpoint 0: a peer in this process, or for the
+// Windows build the desktop client's Windows build under Wine.
+func (h *harness) listenDesktop() desktop {
+	if h.prog.wine != nil {
+		return h.startWineDesktop()
+	}
 	p, err := peer.Listen(peer.Config{Dir: h.ipcDir, Index: 0})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return p
+}
+
+// wineDesktop is sdkpp-desktop.exe under Wine, driven through its HTTP control.
+type wineDesktop struct {
+	t       *testing.T
+	control string        // the control URL
+	exited  chan struct{} // closed when the process has exited
+}
+
+// startWineDesktop starts sdkpp-desktop.exe and waits until it listens.
+func (h *harness) startWineDesktop() *wineDesktop {
+	h.t.Helper()
+	argv := h.prog.wine.command("sdkpp-desktop.exe", "-index", "0", "-http", "127.0.0.1:0", "-v")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = &h.logs
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		h.t.Fatalf("start sdkpp-desktop.exe: %v", err)
+	}
+	d := &wineDesktop{t: h.t, exited: make(chan struct{})}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(strings.TrimSuffix(sc.Text(), "\r"), "control "); ok {
+				urls <- u
+			}
+		}
+		cmd.Wait()
+		close(d.exited)
+	}()
+	h.t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-d.exited
+	})
+	select {
+	case d.control = <-urls:
+	case <-d.exited:
+		h.t.Fatal("sdkpp-desktop.exe exited before it listened")
+	case <-time.After(60 * time.Second):
+		h.t.Fatal("sdkpp-desktop.exe did not start listening within 60 s")
+	}
+	return d
+}
+
+// exec runs one control command and returns its reply.
+func (d *wineDesktop) exec(command string) string {
+	d.t.Helper()
+	resp, err := http.Post(d.control, "text/plain", strings.NewReader(command))
+	if err != nil {
+		d.t.Fatalf("desktop %q: %v", command, err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	if _, err := bufio.NewReader(resp.Body).WriteTo(&b); err != nil || resp.StatusCode != http.StatusOK {
+		d.t.Fatalf("desktop %q: HTTP %d %v", command, resp.StatusCode, err)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// Subscribers reads the count from the status line, "connections=N subscriptions=[EVT=N ...]".
+func (d *wineDesktop) Subscribers(evt string) int {
+	_, rest, _ := strings.Cut(d.exec("status"), "subscriptions=[")
+	for _, f := range strings.Fields(strings.TrimSuffix(rest, "]")) {
+		if name, n, ok := strings.Cut(f, "="); ok && name == evt {
+			k, _ := strconv.Atoi(n)
+			return k
+		}
+	}
+	return 0
+}
+
+// AuthorizeRequest parses the reply "sent AUTHORIZE_REQUEST to N".
+func (d *wineDesktop) AuthorizeRequest() int {
+	var n int
+	if _, err := fmt.Sscanf(d.exec("authorize-request"), "sent AUTHORIZE_REQUEST to %d", &n); err != nil {
+		d.t.Errorf("authorize-request: %v", err)
+	}
+	return n
+}
+
+// Close tells it to quit and waits until it has exited, so that its pipe is free.
+func (d *wineDesktop) Close() error {
+	d.exec("quit")
+	select {
+	case <-d.exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("sdkpp-desktop.exe still runs 30 s after quit")
+	}
 }
 
 // chat runs the chat phase, answering its "moderate <lobby> <message>" line as the game's backend,
