@@ -11,7 +11,10 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/hraban/opus v0.0.0-20260708213942-bde8e4304501
+	github.com/stretchr/testify v1.12.1
+)
 
 require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
