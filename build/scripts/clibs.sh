@@ -39,8 +39,9 @@ case $target in
   *) echo "clibs: unknown target $target (linux-amd64 or windows-amd64)" >&2; exit 2 ;;
 esac
 
-# The key changes when this script (flags, versions) changes.
-key="$(sha256sum "$0" | cut -c1-16)-$target"
+# The key changes when this script (flags, versions) changes. The Makefile computes the same key
+# and puts it into CGO_CFLAGS, which Go's build cache tracks.
+key="$(sha256sum "$0" | cut -c1-16)"
 
 emit_env() {
   # PKG_CONFIG_LIBDIR replaces pkg-config's default search path, so no system opus.pc or
