@@ -90,6 +90,10 @@ windows: $(CLIBS_WINDOWS)
 	@# The C test compiles against the header's Windows declarations and links to the DLL.
 	@mkdir -p $(BUILD)/test/windows
 	x86_64-w64-mingw32-gcc-posix $(CFLAGS) tests/c/handle_test.c -o $(BUILD)/test/windows/handle_test.exe $(DLL) -lpthread
+	@# The audio link probe cross-built the same way: the DLLs import only KERNEL32 and msvcrt.
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc-posix \
+		$(GO) build -buildmode=c-shared -o $(BUILD)/test/windows/linkprobe.dll ./tests/linkprobe
+	build/scripts/check-linkage.sh $(DLL) $(BUILD)/test/windows/linkprobe.dll
 	@echo "built $(DLL)"
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library.

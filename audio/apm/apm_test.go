@@ -224,6 +224,7 @@ func BenchmarkCapture(b *testing.B) {
 				out := make([]int16, size)
 				frames := len(mic) / size
 				b.ReportAllocs()
+				testsignal.ReportCPU(b)
 				for i := 0; b.Loop(); i++ {
 					lo := (i % frames) * size
 					_ = p.Playback(far[lo : lo+size])

@@ -58,7 +58,7 @@ func TestRoundTripVoicedHasBoundedError(t *testing.T) {
 	pkts := encodeAll(t, enc, signal)
 	got := decodeAll(t, pkts, nil, false)
 
-	delay := testsignal.Delay(signal, got, 2*pcm.FrameSamples)
+	delay := testsignal.Delay(signal[:pcm.SampleRate], got, 2*pcm.FrameSamples)
 	want, got := aligned(signal, got, delay)
 	snr := testsignal.SNR(want, got)
 	ratio := testsignal.Energy(got) / testsignal.Energy(want)
@@ -81,7 +81,7 @@ func TestFECRecoversALostFrameBetterThanConcealment(t *testing.T) {
 	require.NoError(t, enc.SetExpectedLoss(20))
 	pkts := encodeAll(t, enc, signal)
 	clean := decodeAll(t, pkts, nil, false)
-	delay := testsignal.Delay(signal, clean, 2*pcm.FrameSamples)
+	delay := testsignal.Delay(signal[:pcm.SampleRate], clean, 2*pcm.FrameSamples)
 
 	// Every seventh packet is lost, alone; the first few are kept so FEC has warmed up.
 	lost := map[int]bool{}
@@ -217,6 +217,7 @@ func BenchmarkEncode(b *testing.B) {
 	require.NoError(b, err)
 	pkt := make([]byte, MaxPacketBytes)
 	b.ReportAllocs()
+	testsignal.ReportCPU(b)
 	for i := 0; b.Loop(); i++ {
 		f := i % 50
 		if _, err := enc.Encode(signal[f*pcm.FrameSamples:(f+1)*pcm.FrameSamples], pkt); err != nil {
@@ -233,6 +234,7 @@ func decodeBench(b *testing.B, seed uint64) ([][]byte, *Decoder, []int16) {
 	dec, err := NewDecoder()
 	require.NoError(b, err)
 	b.ReportAllocs()
+	testsignal.ReportCPU(b)
 	return pkts, dec, make([]int16, pcm.FrameSamples)
 }
 
