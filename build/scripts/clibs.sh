@@ -92,7 +92,7 @@ fetch_sources() {
     for f in /etc/apt/sources.list.d/*.sources; do
       [ -f "$f" ] || continue
       # One paragraph per stanza; keep those of the Debian archive that are binary-only.
-      awk -v RS= -v ORS='\n\n' '/(^|\n)Types:[^\n]*deb/ && !/deb-src/ && /(debian-archive-keyring|deb\.debian\.org|debian-security)/' "$f" \
+      awk -v RS= -v ORS='\n\n' '/(^|\n)Types:[^\n]*deb/ && !/deb-src/ && /(debian-archive-keyring|\/debian(-security)?\/?(\n|$))/' "$f" \
         | sed -e 's/^Types:.*/Types: deb-src/' >>"$tmp"
     done
     [ -s "$tmp" ] || { echo "clibs: no Debian deb822 sources to derive deb-src entries from" >&2; exit 1; }
