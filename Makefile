@@ -15,37 +15,80 @@ CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
 RPATH = -Wl,-rpath,$(abspath $(BUILD))
 
-.PHONY: all lib tools generate check-generated deps test test-go test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+# Audio cgo (audio/codec, audio/apm) links libopus and libspeexdsp built from Debian's source
+# packages by build/scripts/clibs.sh as static PIC archives, never a system copy. Every go command
+# run by this Makefile gets this environment, and every target that runs one depends on $(CLIBS):
+# - PKG_CONFIG_LIBDIR holds only our opus.pc and speexdsp.pc (hraban/opus uses #cgo pkg-config),
+#   so no system libopus can be found;
+# - Go's build cache does not track the pkg-config environment but does track CGO_CFLAGS and
+#   CGO_LDFLAGS: they name our headers, our archives and the key of clibs.sh, so a build made
+#   with other libraries (or older archives) can never be reused from the cache;
+# - the tag nolibopusfile drops hraban/opus's files that need libopusfile. A go command given its
+#   own -tags must repeat it (GOFLAGS' -tags is replaced, not merged): see bench/run.sh.
+CLIBS_DIR = $(abspath $(BUILD))/clibs/$(1)
+CLIBS_KEY := $(shell sha256sum build/scripts/clibs.sh | cut -c1-16)
+CLIBS := $(BUILD)/clibs/linux-amd64/stamp
+CLIBS_WINDOWS := $(BUILD)/clibs/windows-amd64/stamp
+export GOFLAGS += -tags=nolibopusfile
+export PKG_CONFIG_PATH :=
+export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,linux-amd64)/lib/pkgconfig
+export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,linux-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
+export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a libspeexdsp.a) -lm
+# The library exports only its Sdkpp_ functions (not miniaudio's ma_*, opus_* or speex_*).
+EXPORTS_MAP := capi/exports.map
+SHARED_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP))
+
+.PHONY: all lib tools clibs generate check-generated check-linkage deps test test-go test-audio test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
 deps:
 	@build/scripts/deps.sh test
 
+# Static libopus and libspeexdsp (instant when built; see build/scripts/clibs.sh).
+clibs: $(CLIBS)
+$(BUILD)/clibs/%/stamp: build/scripts/clibs.sh
+	build/scripts/clibs.sh $*
+
 # The library and its headers.
 lib: $(LIB)
-$(LIB): $(GO_SOURCES) $(HEADERS)
-	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $@ ./capi
+$(LIB): $(GO_SOURCES) $(HEADERS) $(EXPORTS_MAP) $(CLIBS)
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(SHARED_LDFLAGS)" -o $@ ./capi
 
 # The service and its companions: sdkpp-server, the stand-in browser for tests, and the stand-in
 # desktop client.
 TOOLS := $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-desktop
 tools: $(TOOLS)
-$(BUILD)/sdkpp-%: $(shell find cmd server core wire internal -name '*.go' -not -name '*_test.go') go.mod go.sum
+$(BUILD)/sdkpp-%: $(shell find cmd server core wire internal -name '*.go' -not -name '*_test.go') go.mod go.sum | $(CLIBS)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/sdkpp-$*
 
 # Regenerate every layer from api/sdkpp.api.
-generate:
+generate: $(CLIBS)
 	$(GO) run ./build/gen
 
-check-generated:
+check-generated: $(CLIBS)
 	$(GO) run ./build/gen -check
 
-# The Windows DLL, cross-built with mingw (posix threads), and the C test linked to it.
+# The library, and a probe library that links audio/codec and audio/apm the same way (until capi
+# imports audio), need nothing at run time beyond the C runtime and export no ma_, opus_ or
+# speex_ symbols.
+PROBE := $(BUILD)/test/linkprobe/liblinkprobe.so
+$(PROBE): $(GO_SOURCES) $(shell find tests/linkprobe -name '*.go') $(EXPORTS_MAP) $(CLIBS)
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(SHARED_LDFLAGS)" -o $@ ./tests/linkprobe
+check-linkage: $(LIB) $(PROBE)
+	build/scripts/check-linkage.sh $(LIB) $(PROBE)
+	$(CC) $(CFLAGS) tests/c/linkprobe.c -o $(dir $(PROBE))linkprobe $(PROBE) -Wl,-rpath,$(abspath $(dir $(PROBE)))
+	$(dir $(PROBE))linkprobe
+
+# The Windows DLL, cross-built with mingw (posix threads), links the same libraries cross-built
+# with mingw; the C test is linked to it.
 MINGW_CC := x86_64-w64-mingw32-gcc-posix
 MINGW_CXX := x86_64-w64-mingw32-g++-posix
 WIN := $(BUILD)/test/windows
-windows:
+windows: export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,windows-amd64)/lib/pkgconfig
+windows: export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
+windows: export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,windows-amd64)/lib/,libopus.a libspeexdsp.a) -lm
+windows: $(CLIBS_WINDOWS)
 	@build/scripts/deps.sh windows
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) \
 		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(DLL) ./capi
@@ -54,6 +97,10 @@ windows:
 	@# The C test compiles against the header's Windows declarations and links to the DLL.
 	@mkdir -p $(WIN)
 	$(MINGW_CC) $(CFLAGS) tests/c/handle_test.c -o $(WIN)/handle_test.exe $(DLL) -lpthread
+	@# The audio link probe cross-built the same way: the DLLs import only KERNEL32 and msvcrt.
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) \
+		$(GO) build -buildmode=c-shared -o $(WIN)/linkprobe.dll ./tests/linkprobe
+	build/scripts/check-linkage.sh $(DLL) $(WIN)/linkprobe.dll
 	@echo "built $(DLL)"
 
 # The Windows build at run time, under Debian's Wine in a prefix of its own (build/wine/prefix):
@@ -100,13 +147,18 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library, and
 # the Windows DLL under Wine.
-test: deps check-generated test-go test-native test-csharp test-e2e test-browser test-windows
+test: deps check-generated test-go check-linkage test-native test-csharp test-e2e test-browser test-windows
 	@echo "make test: all suites passed"
 
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.
-test-go:
+test-go: $(CLIBS)
 	$(GO) vet ./...
 	SDKPP_REQUIRE_AUDIO=1 $(GO) test -count=1 ./...
+
+# Only the voice engine's packages, with the race detector.
+test-audio: $(CLIBS)
+	$(GO) vet ./audio/... ./tests/linkprobe
+	$(GO) test -count=1 -race ./audio/...
 
 NATIVE := $(BUILD)/test/native
 test-native: $(LIB)
@@ -146,12 +198,12 @@ test-e2e: $(LIB) $(BUILD)/sdkpp-browser
 		$(GO) test -count=1 -v ./tests/e2e/
 
 # The consent page in a real browser: headless Chromium from Debian.
-test-browser:
+test-browser: $(CLIBS)
 	@build/scripts/deps.sh browser
 	SDKPP_REQUIRE_BROWSER=1 SDKPP_ARTIFACTS_DIR=$(abspath $(BUILD))/test $(GO) test -count=1 ./tests/browser/
 
 # Benchmarks print each figure beside its anchor measured in the same run.
-bench:
+bench: $(CLIBS)
 	@build/scripts/deps.sh bench
 	bash bench/run.sh
 
@@ -162,4 +214,5 @@ demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser
 	@$(GO) run ./examples/demo -bin $(BUILD)
 
 clean:
+	@# build/clibs stays: rebuilding it takes minutes and clibs.sh knows when it is stale.
 	rm -rf $(LIB) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench $(BUILD)/wine

@@ -13,6 +13,7 @@ require (
 
 require (
 	github.com/gobwas/ws v1.5.0
+	github.com/hraban/opus v0.0.0-20260708213942-bde8e4304501
 	github.com/stretchr/testify v1.12.1
 )
 

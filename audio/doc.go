@@ -18,4 +18,9 @@
 //
 // audio/ is the only place in sdkpp with audio cgo; core/ reaches the engine through an interface
 // that capi wires in.
+//
+// codec and apm link libopus and libspeexdsp statically, built from Debian's source packages by
+// build/scripts/clibs.sh. The Makefile gives every go command the environment for that (and the
+// build tag nolibopusfile): use make (make test-audio runs these packages' tests), or export the
+// lines that `build/scripts/clibs.sh --env linux-amd64` prints and GOFLAGS=-tags=nolibopusfile.
 package audio

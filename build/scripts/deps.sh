@@ -12,6 +12,9 @@ installed() { dpkg -s "$1" >/dev/null 2>&1; }
 have gcc || need+=(gcc)
 have g++ || need+=(g++)
 have pkg-config || need+=(pkg-config)
+have make || need+=(make)
+# clibs.sh fetches Debian's opus and speexdsp source packages with apt-get source (dpkg-dev).
+have dpkg-source || need+=(dpkg-dev)
 [ "$want" = bench ] && { want=test; have redis-server || need+=(redis-server); }
 [ "$want" = all ] && { have redis-server || need+=(redis-server); }
 if [ "$want" = test ] || [ "$want" = all ]; then

@@ -1,0 +1,235 @@
+// Package apm processes the microphone signal before it is encoded: acoustic echo cancellation,
+// noise suppression and automatic gain control, from speexdsp (its MDF echo canceller
+// speex_echo_* and its preprocessor speex_preprocess_*), linked statically into the SDK.
+//
+// A Processor works on frames of a fixed size at 48 kHz mono. Playback hands it each frame the
+// speakers play (the far-end reference); Capture cleans each microphone frame. The three stages
+// are on by default and can be switched at run time from any goroutine; the switch takes effect
+// at the next Capture. Playback and Capture may run on two different goroutines (one producer
+// and one consumer of the reference queue between them) and allocate nothing.
+package apm
+
+/*
+#cgo pkg-config: speexdsp
+#include <speex/speex_echo.h>
+#include <speex/speex_preprocess.h>
+
+static int sdkpp_echo_set_rate(SpeexEchoState *st, int rate) {
+	return speex_echo_ctl(st, SPEEX_ECHO_SET_SAMPLING_RATE, &rate);
+}
+
+static int sdkpp_preprocess_set(SpeexPreprocessState *st, int request, int value) {
+	return speex_preprocess_ctl(st, request, &value);
+}
+
+static int sdkpp_preprocess_set_echo(SpeexPreprocessState *st, SpeexEchoState *echo) {
+	return speex_preprocess_ctl(st, SPEEX_PREPROCESS_SET_ECHO_STATE, echo);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"sdkpp/audio/pcm"
+)
+
+const (
+	// DefaultTailMs is the echo tail a Processor models when New gets 0: how long after a sound
+	// is played its echo can still reach the microphone (device latency plus room reverberation).
+	DefaultTailMs = 200
+	// MaxTailMs is the longest echo tail New accepts.
+	MaxTailMs = 1000
+	// referenceFrames is how many far-end frames Playback can queue ahead of Capture.
+	referenceFrames = 8
+)
+
+// ErrFrameSize is returned when a frame passed to Playback or Capture is not the Processor's
+// frame size.
+var ErrFrameSize = errors.New("apm: frame has the wrong number of samples")
+
+// ErrClosed is returned by Playback and Capture after Close.
+var ErrClosed = errors.New("apm: processor is closed")
+
+// Processor cleans microphone frames: echo cancellation against the played reference, then
+// noise suppression and automatic gain control.
+type Processor struct {
+	frame int
+	echo  *C.SpeexEchoState
+	pre   *C.SpeexPreprocessState
+
+	// The reference queue: Playback produces whole frames, Capture consumes them.
+	ref        []int16
+	head, tail atomic.Uint64 // frames consumed, frames produced
+	dropped    atomic.Uint64
+	silence    []int16 // the reference while nothing plays
+	scratch    []int16 // a copy of the input when Capture works in place
+
+	// Wanted settings (any goroutine) and the ones applied to the C state (Capture only).
+	wantAEC, wantNS, wantAGC atomic.Bool
+	aec, ns, agc             bool
+	closed                   atomic.Bool
+}
+
+// New returns a Processor for frames of frameSamples samples at 48 kHz mono (10 or 20 ms, that is
+// 480 or 960, work best) that cancels echoes up to tailMs milliseconds long (0 means
+// DefaultTailMs). Echo cancellation, noise suppression and gain control are on. Close frees it.
+func New(frameSamples, tailMs int) (*Processor, error) {
+	if frameSamples <= 0 || frameSamples > pcm.SampleRate/10 {
+		return nil, fmt.Errorf("apm: frame of %d samples outside 1..%d", frameSamples, pcm.SampleRate/10)
+	}
+	if tailMs == 0 {
+		tailMs = DefaultTailMs
+	}
+	if tailMs < 0 || tailMs > MaxTailMs {
+		return nil, fmt.Errorf("apm: echo tail of %d ms outside 1..%d", tailMs, MaxTailMs)
+	}
+	p := &Processor{
+		frame:   frameSamples,
+		ref:     make([]int16, referenceFrames*frameSamples),
+		silence: make([]int16, frameSamples),
+		scratch: make([]int16, frameSamples),
+	}
+	p.echo = C.speex_echo_state_init(C.int(frameSamples), C.int(tailMs*pcm.SampleRate/1000))
+	if p.echo == nil {
+		return nil, errors.New("apm: speex_echo_state_init failed")
+	}
+	p.pre = C.speex_preprocess_state_init(C.int(frameSamples), C.int(pcm.SampleRate))
+	if p.pre == nil {
+		C.speex_echo_state_destroy(p.echo)
+		return nil, errors.New("apm: speex_preprocess_state_init failed")
+	}
+	if err := p.init(); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Processor) init() error {
+	if C.sdkpp_echo_set_rate(p.echo, C.int(pcm.SampleRate)) != 0 {
+		return errors.New("apm: set echo canceller sample rate")
+	}
+	p.wantAEC.Store(true)
+	p.wantNS.Store(true)
+	p.wantAGC.Store(true)
+	return p.apply(true)
+}
+
+// apply brings the C state in line with the wanted settings. Only Capture's goroutine calls it.
+func (p *Processor) apply(force bool) error {
+	aec, ns, agc := p.wantAEC.Load(), p.wantNS.Load(), p.wantAGC.Load()
+	if !force && aec == p.aec && ns == p.ns && agc == p.agc {
+		return nil
+	}
+	if aec != p.aec || force {
+		// The preprocessor also suppresses the echo the linear filter leaves, when it has one.
+		echo := p.echo
+		if !aec {
+			echo = nil
+		} else if !p.aec {
+			C.speex_echo_state_reset(p.echo) // its history is stale after a pause
+		}
+		if C.sdkpp_preprocess_set_echo(p.pre, echo) != 0 {
+			return errors.New("apm: link echo canceller to preprocessor")
+		}
+	}
+	if C.sdkpp_preprocess_set(p.pre, C.SPEEX_PREPROCESS_SET_DENOISE, boolInt(ns)) != 0 {
+		return errors.New("apm: switch noise suppression")
+	}
+	if C.sdkpp_preprocess_set(p.pre, C.SPEEX_PREPROCESS_SET_AGC, boolInt(agc)) != 0 {
+		return errors.New("apm: switch gain control")
+	}
+	p.aec, p.ns, p.agc = aec, ns, agc
+	return nil
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetEchoCancellation switches echo cancellation (on by default).
+func (p *Processor) SetEchoCancellation(on bool) { p.wantAEC.Store(on) }
+
+// SetNoiseSuppression switches noise suppression (on by default).
+func (p *Processor) SetNoiseSuppression(on bool) { p.wantNS.Store(on) }
+
+// SetAutoGain switches automatic gain control (on by default).
+func (p *Processor) SetAutoGain(on bool) { p.wantAGC.Store(on) }
+
+// FrameSamples returns the frame size the Processor was made for.
+func (p *Processor) FrameSamples() int { return p.frame }
+
+// DroppedReference returns how many far-end frames Playback dropped because Capture had fallen
+// referenceFrames behind.
+func (p *Processor) DroppedReference() uint64 { return p.dropped.Load() }
+
+// Playback queues far, the frame being played to the speakers, as the reference the next Capture
+// cancels against. Call it once per played frame, silence included (or not at all while nothing
+// plays: Capture then takes silence as the reference).
+func (p *Processor) Playback(far []int16) error {
+	if len(far) != p.frame {
+		return ErrFrameSize
+	}
+	head, tail := p.head.Load(), p.tail.Load()
+	if tail-head >= referenceFrames {
+		p.dropped.Add(1)
+		return nil
+	}
+	i := int(tail%referenceFrames) * p.frame
+	copy(p.ref[i:i+p.frame], far)
+	p.tail.Store(tail + 1)
+	return nil
+}
+
+// Capture cleans in, one microphone frame, into out (both of the Processor's frame size; they
+// may be the same slice).
+func (p *Processor) Capture(in, out []int16) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	if len(in) != p.frame || len(out) != p.frame {
+		return ErrFrameSize
+	}
+	if err := p.apply(false); err != nil {
+		return err
+	}
+	far := p.silence
+	head, tail := p.head.Load(), p.tail.Load()
+	if head != tail {
+		i := int(head%referenceFrames) * p.frame
+		far = p.ref[i : i+p.frame]
+	}
+	if p.aec {
+		if &in[0] == &out[0] {
+			// speex_echo_cancellation reads in while it writes out: keep them apart.
+			copy(p.scratch, in)
+			in = p.scratch
+		}
+		C.speex_echo_cancellation(p.echo, (*C.spx_int16_t)(&in[0]), (*C.spx_int16_t)(&far[0]),
+			(*C.spx_int16_t)(&out[0]))
+	} else {
+		copy(out, in)
+	}
+	if head != tail {
+		p.head.Store(head + 1)
+	}
+	if p.ns || p.agc {
+		C.speex_preprocess_run(p.pre, (*C.spx_int16_t)(&out[0]))
+	}
+	return nil
+}
+
+// Close frees the Processor's C state. Call it once, after the last Playback and Capture.
+func (p *Processor) Close() {
+	if p.closed.Swap(true) {
+		return
+	}
+	C.speex_preprocess_state_destroy(p.pre)
+	C.speex_echo_state_destroy(p.echo)
+}

@@ -1,0 +1,236 @@
+package apm
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/audio/internal/testsignal"
+	"sdkpp/audio/pcm"
+)
+
+const frame = pcm.FrameSamples
+
+// echoScene is a far-end talker played to the speakers and a microphone that hears only its echo:
+// the played signal 40 ms later at half amplitude (-6 dB), over a -80 dBFS noise floor.
+func echoScene(seconds int) (far, mic []int16) {
+	n := seconds * pcm.SampleRate
+	far = testsignal.Voiced(11, n, 0.5)
+	mic = testsignal.Noise(12, n, -80)
+	delay := 40 * pcm.SampleRate / 1000
+	for i := delay; i < n; i++ {
+		mic[i] = pcm.Clamp16(int32(mic[i]) + int32(far[i-delay])/2)
+	}
+	return far, mic
+}
+
+// run feeds far and mic through p frame by frame and returns the processed microphone signal.
+func run(t testing.TB, p *Processor, far, mic []int16) []int16 {
+	out := make([]int16, len(mic))
+	for f := 0; f+frame <= len(mic); f += frame {
+		if far != nil {
+			require.NoError(t, p.Playback(far[f:f+frame]))
+		}
+		require.NoError(t, p.Capture(mic[f:f+frame], out[f:f+frame]))
+	}
+	return out
+}
+
+// gainDB returns how much louder out is than in over the given sample range, in dB.
+func gainDB(in, out []int16, from, to int) float64 {
+	return 10 * math.Log10(testsignal.Energy(out[from:to])/testsignal.Energy(in[from:to]))
+}
+
+func newProcessor(t testing.TB, aec, ns, agc bool) *Processor {
+	p, err := New(frame, 0)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	p.SetEchoCancellation(aec)
+	p.SetNoiseSuppression(ns)
+	p.SetAutoGain(agc)
+	return p
+}
+
+func TestEchoCancellation(t *testing.T) {
+	far, mic := echoScene(10)
+	last := len(mic) - 3*pcm.SampleRate // the last 3 s, after convergence
+	for _, tc := range []struct {
+		name    string
+		ns, agc bool
+		maxGain float64
+	}{
+		{"canceller alone", false, false, -15},
+		{"all stages on (the default)", true, true, -15},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProcessor(t, true, tc.ns, tc.agc)
+			out := run(t, p, far, mic)
+			g := gainDB(mic, out, last, len(mic))
+			perSecond := make([]string, 0, 10)
+			for s := 0; s+pcm.SampleRate <= len(mic); s += pcm.SampleRate {
+				perSecond = append(perSecond, fmt.Sprintf("%.0f", gainDB(mic, out, s, s+pcm.SampleRate)))
+			}
+			t.Logf("residual echo %.1f dB against the echo at the microphone (per second: %v dB)",
+				g, perSecond)
+			assert.Less(t, g, tc.maxGain)
+		})
+	}
+}
+
+func TestEchoCancellationOffLeavesTheSignalUnchanged(t *testing.T) {
+	far, mic := echoScene(10)
+	half := 7 * pcm.SampleRate
+	p := newProcessor(t, true, false, false)
+	first := run(t, p, far[:half], mic[:half])
+	require.Less(t, gainDB(mic, first, half-pcm.SampleRate, half), -15.0, "the canceller was working")
+
+	// Switched off at run time, mid-call: the microphone signal passes untouched.
+	p.SetEchoCancellation(false)
+	second := run(t, p, far[half:], mic[half:])
+	assert.Equal(t, mic[half:], second)
+}
+
+func TestNoiseSuppressionLowersStationaryNoise(t *testing.T) {
+	noise := testsignal.Noise(13, 5*pcm.SampleRate, -40)
+	last := len(noise) - 2*pcm.SampleRate
+	off := run(t, newProcessor(t, false, false, false), nil, noise)
+	on := run(t, newProcessor(t, false, true, false), nil, noise)
+	gOff, gOn := gainDB(noise, off, last, len(noise)), gainDB(noise, on, last, len(noise))
+	t.Logf("stationary noise: %.1f dB with suppression off, %.1f dB on", gOff, gOn)
+	assert.InDelta(t, 0, gOff, 0.01)
+	assert.Less(t, gOn, -10.0)
+}
+
+func TestAutoGainRaisesQuietSpeech(t *testing.T) {
+	quiet := testsignal.Voiced(14, 10*pcm.SampleRate, 0.02)
+	last := len(quiet) - 3*pcm.SampleRate
+	out := run(t, newProcessor(t, false, false, true), nil, quiet)
+	g := gainDB(quiet, out, last, len(quiet))
+	t.Logf("quiet speech at %.1f dBFS raised by %.1f dB", pcm.LevelDBFS(quiet[last:]), g)
+	assert.Greater(t, g, 6.0)
+}
+
+func TestNoAllocationPerFrame(t *testing.T) {
+	far, mic := echoScene(1)
+	p := newProcessor(t, true, true, true)
+	out := make([]int16, frame)
+	f := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		lo := (f % 50) * frame
+		f++
+		if err := p.Playback(far[lo : lo+frame]); err != nil {
+			panic(err)
+		}
+		if err := p.Capture(mic[lo:lo+frame], out); err != nil {
+			panic(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestCaptureInPlace(t *testing.T) {
+	far, mic := echoScene(4)
+	a := run(t, newProcessor(t, true, true, true), far, mic)
+	b := append([]int16(nil), mic...)
+	p := newProcessor(t, true, true, true)
+	for f := 0; f+frame <= len(b); f += frame {
+		require.NoError(t, p.Playback(far[f:f+frame]))
+		require.NoError(t, p.Capture(b[f:f+frame], b[f:f+frame]))
+	}
+	assert.Equal(t, a, b)
+}
+
+// Playback, Capture and the switches on three goroutines, as the engine may call them; run with
+// -race.
+func TestConcurrentUse(t *testing.T) {
+	far, mic := echoScene(2)
+	p := newProcessor(t, true, true, true)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for f := 0; f+frame <= len(far); f += frame {
+			assert.NoError(t, p.Playback(far[f:f+frame]))
+		}
+	})
+	wg.Go(func() {
+		out := make([]int16, frame)
+		for f := 0; f+frame <= len(mic); f += frame {
+			assert.NoError(t, p.Capture(mic[f:f+frame], out))
+		}
+	})
+	wg.Go(func() {
+		for i := range 100 {
+			p.SetEchoCancellation(i%2 == 0)
+			p.SetNoiseSuppression(i%3 == 0)
+			p.SetAutoGain(i%5 == 0)
+		}
+	})
+	wg.Wait()
+}
+
+func TestReferenceQueueIsBounded(t *testing.T) {
+	p := newProcessor(t, true, true, true)
+	far := make([]int16, frame)
+	for range referenceFrames + 3 {
+		require.NoError(t, p.Playback(far))
+	}
+	assert.Equal(t, uint64(3), p.DroppedReference())
+}
+
+func TestRejectsBadArguments(t *testing.T) {
+	_, err := New(0, 0)
+	assert.Error(t, err)
+	_, err = New(frame, MaxTailMs+1)
+	assert.Error(t, err)
+	_, err = New(frame, -1)
+	assert.Error(t, err)
+
+	p, err := New(frame, 100)
+	require.NoError(t, err)
+	assert.Equal(t, frame, p.FrameSamples())
+	buf := make([]int16, frame)
+	assert.ErrorIs(t, p.Playback(buf[:10]), ErrFrameSize)
+	assert.ErrorIs(t, p.Capture(buf, buf[:10]), ErrFrameSize)
+	p.Close()
+	p.Close() // a second Close does nothing
+	assert.ErrorIs(t, p.Capture(buf, buf), ErrClosed)
+}
+
+// BenchmarkCapture measures the cost of one frame (Playback and Capture) per stage set, frame
+// size and echo tail.
+func BenchmarkCapture(b *testing.B) {
+	far, mic := echoScene(1)
+	for _, size := range []int{pcm.PeriodSamples, pcm.FrameSamples} {
+		for _, tc := range []struct {
+			name         string
+			aec, ns, agc bool
+			tailMs       int
+		}{
+			{"all", true, true, true, 200},
+			{"all-tail100", true, true, true, 100},
+			{"aec", true, false, false, 200},
+			{"ns+agc", false, true, true, 200},
+		} {
+			b.Run(fmt.Sprintf("%dms/%s", size*1000/pcm.SampleRate, tc.name), func(b *testing.B) {
+				p, err := New(size, tc.tailMs)
+				require.NoError(b, err)
+				defer p.Close()
+				p.SetEchoCancellation(tc.aec)
+				p.SetNoiseSuppression(tc.ns)
+				p.SetAutoGain(tc.agc)
+				out := make([]int16, size)
+				frames := len(mic) / size
+				b.ReportAllocs()
+				testsignal.ReportCPU(b)
+				for i := 0; b.Loop(); i++ {
+					lo := (i % frames) * size
+					_ = p.Playback(far[lo : lo+size])
+					_ = p.Capture(mic[lo:lo+size], out)
+				}
+			})
+		}
+	}
+}
