@@ -93,13 +93,3 @@ func (r *Receiver) Next(t testing.TB, timeout time.Duration) Received {
 		return Received{}
 	}
 }
-
-// None fails the test if an event arrives within d.
-func (r *Receiver) None(t testing.TB, d time.Duration) {
-	t.Helper()
-	select {
-	case got := <-r.events:
-		require.FailNow(t, "servertest: unexpected webhook", "%s", got.Body)
-	case <-time.After(d):
-	}
-}
