@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server"
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
@@ -15,43 +18,34 @@ func TestDevAdminEndpoints(t *testing.T) {
 	e := servertest.Start(t, servertest.WithFrozenClock(time.Date(2026, 2, 22, 23, 59, 0, 0, time.UTC)))
 	admin := http.Header{"Authorization": {"Admin " + e.Creds.AdminToken}}
 	for name, h := range map[string]http.Header{"none": nil, "wrong": {"Authorization": {"Admin nope"}}, "bot": bot(e.App.BotToken)} {
-		if r := do(t, http.MethodGet, e.APIURL+"/dev/clock", nil, h); r.Status != 401 {
-			t.Errorf("%s admin token: %d", name, r.Status)
-		}
+		r := do(t, http.MethodGet, e.APIURL+"/dev/clock", nil, h)
+		assert.Equal(t, 401, r.Status, "%s admin token: %d", name, r.Status)
 	}
 	// Clock: read and advance.
 	var now struct{ Now time.Time }
 	sendJSON(t, http.MethodPost, e.APIURL+"/dev/clock/advance", map[string]any{"seconds": 120}, admin).json(t, &now)
-	if !now.Now.Equal(time.Date(2026, 2, 23, 0, 1, 0, 0, time.UTC)) || !e.Clock.Now().Equal(now.Now) {
-		t.Fatalf("clock after advance: %v", now.Now)
-	}
+	require.True(t, now.Now.Equal(time.Date(2026, 2, 23, 0, 1, 0, 0, time.UTC)), "clock after advance: %v", now.Now)
+	require.True(t, e.Clock.Now().Equal(now.Now), "clock after advance: %v", now.Now)
 	// Ban over HTTP (rule ST-1): tokens die at once; unban restores login.
 	tr := linkedTokens(t, e, "bob", "identify")
 	bob := e.User("bob")
-	if r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/users/"+bob.ID.String()+"/ban", map[string]any{}, admin); r.Status != 204 {
-		t.Fatalf("ban: %d %s", r.Status, r.Body)
-	}
-	if _, r := getMe(t, e, tr.AccessToken); r.Status != 401 { // rule ST-1
-		t.Fatal("rule ST-1: token alive after an HTTP ban")
-	}
-	if r := do(t, http.MethodDelete, e.APIURL+"/dev/users/"+bob.ID.String()+"/ban", nil, admin); r.Status != 204 {
-		t.Fatalf("unban: %d", r.Status)
-	}
+	r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/users/"+bob.ID.String()+"/ban", map[string]any{}, admin)
+	require.Equal(t, 204, r.Status, "ban: %d %s", r.Status, r.Body)
+	_, r = getMe(t, e, tr.AccessToken)
+	require.Equal(t, 401, r.Status, "rule ST-1: token alive after an HTTP ban")
+	r = do(t, http.MethodDelete, e.APIURL+"/dev/users/"+bob.ID.String()+"/ban", nil, admin)
+	require.Equal(t, 204, r.Status, "unban: %d", r.Status)
 	linkedTokens(t, e, "bob", "identify")
-	if r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/users/1/ban", map[string]any{}, admin); r.Status != 404 {
-		t.Fatalf("ban of an unknown user: %d", r.Status)
-	}
+	r = sendJSON(t, http.MethodPut, e.APIURL+"/dev/users/1/ban", map[string]any{}, admin)
+	require.Equal(t, 404, r.Status, "ban of an unknown user: %d", r.Status)
 	// Premium approval and webhook URL.
-	if r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/premium-approved", map[string]any{"approved": true}, admin); r.Status != 204 {
-		t.Fatalf("premium-approved: %d", r.Status)
-	}
-	if r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/webhook", map[string]any{"url": "http://127.0.0.1:9/x"}, admin); r.Status != 204 {
-		t.Fatalf("webhook: %d", r.Status)
-	}
+	r = sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/premium-approved", map[string]any{"approved": true}, admin)
+	require.Equal(t, 204, r.Status, "premium-approved: %d", r.Status)
+	r = sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/webhook", map[string]any{"url": "http://127.0.0.1:9/x"}, admin)
+	require.Equal(t, 204, r.Status, "webhook: %d", r.Status)
 	c := e.Server.DevCredentials()
-	if !c.App("sdkpp Demo").PremiumApproved || c.App("sdkpp Demo").WebhookURL != "http://127.0.0.1:9/x" {
-		t.Fatalf("credentials not updated: %+v", c.App("sdkpp Demo"))
-	}
+	require.True(t, c.App("sdkpp Demo").PremiumApproved, "credentials not updated: %+v", c.App("sdkpp Demo"))
+	require.Equal(t, "http://127.0.0.1:9/x", c.App("sdkpp Demo").WebhookURL, "credentials not updated: %+v", c.App("sdkpp Demo"))
 	// Dev external tokens work with the dev verifiers.
 	var dt struct{ Token string }
 	sendJSON(t, http.MethodPost, e.APIURL+"/dev/external-token", map[string]any{"application_id": e.App.ID,
@@ -61,20 +55,14 @@ func TestDevAdminEndpoints(t *testing.T) {
 
 func TestNonDevServerHasNoSeedNorAdmin(t *testing.T) {
 	e := servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.Dev = false }))
-	if len(e.Creds.Applications) != 0 {
-		t.Fatal("non-dev server seeded applications")
-	}
-	if r := do(t, http.MethodGet, e.APIURL+"/dev/clock", nil, nil); r.Status != 404 {
-		t.Fatalf("dev endpoint on a non-dev server: %d", r.Status)
-	}
+	require.Empty(t, e.Creds.Applications, "non-dev server seeded applications")
+	r := do(t, http.MethodGet, e.APIURL+"/dev/clock", nil, nil)
+	require.Equal(t, 404, r.Status, "dev endpoint on a non-dev server: %d", r.Status)
 	// Without dev mode the provider types have no verifier.
 	app, err := e.Server.CreateApplication(server.AppSpec{Name: "Prod Game", PublicClient: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tok, _ := extauth.DevToken(uint64(app.ID), app.ClientSecret, extauth.SteamSessionTicket, "s", e.Clock.Now(), time.Hour)
-	r := external(t, e, wire.ExternalTokenRequest{ClientID: app.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: tok})
-	if r.Status != 400 || r.apiError(t).Code != wire.CodeInvalidFormBody {
-		t.Fatalf("dev verifier active outside dev mode: %d %s", r.Status, r.Body)
-	}
+	r = external(t, e, wire.ExternalTokenRequest{ClientID: app.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: tok})
+	require.Equal(t, 400, r.Status, "dev verifier active outside dev mode: %d %s", r.Status, r.Body)
+	require.Equal(t, wire.CodeInvalidFormBody, r.apiError(t).Code, "dev verifier active outside dev mode: %d %s", r.Status, r.Body)
 }

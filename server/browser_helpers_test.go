@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/browser"
 )
 
@@ -15,9 +17,7 @@ func newBrowserSession(t *testing.T) *browserSession { return &browserSession{b:
 func (s *browserSession) approve(t *testing.T, u, user, pw string) string {
 	t.Helper()
 	loc, err := s.b.Authorize(context.Background(), u, browser.Choice{Username: user, Password: pw})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return loc
 }
 
@@ -25,12 +25,8 @@ func (s *browserSession) approve(t *testing.T, u, user, pw string) string {
 func (s *browserSession) get(t *testing.T, u string) string {
 	t.Helper()
 	p, err := s.b.Get(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Status != http.StatusFound {
-		t.Fatalf("GET %s: %d, want a redirect", u, p.Status)
-	}
+	require.NoError(t, err)
+	require.Equal(t, http.StatusFound, p.Status, "GET %s: %d, want a redirect", u, p.Status)
 	return p.Location
 }
 

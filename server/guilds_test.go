@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
@@ -30,9 +33,7 @@ func newGuildFixture(t *testing.T) *guildFixture {
 func (f *guildFixture) guilds(t *testing.T, tok string) []wire.PartialGuild {
 	t.Helper()
 	r := do(t, http.MethodGet, f.e.APIURL+"/users/@me/guilds", nil, bearer(tok))
-	if r.Status != http.StatusOK {
-		t.Fatalf("guilds: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusOK, r.Status, "guilds: %d %s", r.Status, r.Body)
 	var out []wire.PartialGuild
 	r.json(t, &out)
 	return out
@@ -41,9 +42,7 @@ func (f *guildFixture) guilds(t *testing.T, tok string) []wire.PartialGuild {
 func (f *guildFixture) channels(t *testing.T, tok string, guild wire.Snowflake) []wire.GuildChannel {
 	t.Helper()
 	r := do(t, http.MethodGet, f.e.APIURL+"/guilds/"+guild.String()+"/channels", nil, bearer(tok))
-	if r.Status != http.StatusOK {
-		t.Fatalf("channels: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusOK, r.Status, "channels: %d %s", r.Status, r.Body)
 	var out []wire.GuildChannel
 	r.json(t, &out)
 	return out
@@ -57,7 +56,7 @@ func (f *guildFixture) ownGuild(t *testing.T, tok string) wire.PartialGuild {
 			return g
 		}
 	}
-	t.Fatal("no owned guild")
+	require.FailNow(t, "no owned guild")
 	return wire.PartialGuild{}
 }
 
@@ -68,15 +67,14 @@ func channelNamed(t *testing.T, list []wire.GuildChannel, name string) wire.Guil
 			return c
 		}
 	}
-	t.Fatalf("no channel %q", name)
+	require.FailNow(t, "no channel", "%q", name)
 	return wire.GuildChannel{}
 }
 
 func expectAPIError(t *testing.T, what string, r resp, status, code int) {
 	t.Helper()
-	if r.Status != status || r.apiError(t).Code != code {
-		t.Errorf("%s: HTTP %d %s, want %d code %d", what, r.Status, r.Body, status, code)
-	}
+	assert.Equal(t, status, r.Status, "%s: HTTP %d %s, want %d code %d", what, r.Status, r.Body, status, code)
+	assert.Equal(t, code, r.apiError(t).Code, "%s: HTTP %d %s, want %d code %d", what, r.Status, r.Body, status, code)
 }
 
 // Rule GCH-1: a user's guilds, and each guild's channels with type, position and parent category
@@ -84,45 +82,41 @@ func expectAPIError(t *testing.T, what string, r resp, status, code int) {
 func TestGuildsAndChannels(t *testing.T) {
 	f := newGuildFixture(t)
 	list := f.guilds(t, f.alice)
-	if len(list) != 3 {
-		t.Fatalf("alice's guilds: %+v", list)
-	}
+	require.Len(t, list, 3, "alice's guilds: %+v", list)
 	own := f.ownGuild(t, f.alice)
-	if own.Name != "Alice's Guild" || own.Permissions == "" || own.Features == nil {
-		t.Fatalf("own guild %+v", own)
-	}
+	require.Equal(t, "Alice's Guild", own.Name, "own guild %+v", own)
+	require.NotEmpty(t, own.Permissions, "own guild %+v", own)
+	require.NotNil(t, own.Features, "own guild %+v", own)
 	chans := f.channels(t, f.alice, own.ID)
 	var names []string
 	for i, c := range chans {
 		names = append(names, c.Name)
-		if i > 0 && chans[i-1].Position > c.Position { // rule GCH-1: sorted by position
-			t.Errorf("not sorted by position: %+v", chans)
+		// rule GCH-1: sorted by position
+		if i > 0 {
+			assert.LessOrEqual(t, chans[i-1].Position, c.Position, "not sorted by position: %+v", chans)
 		}
 	}
-	if got := strings.Join(names, ","); got != "Text Channels,general,looking-for-group,Voice Channels,Lounge" {
-		t.Fatalf("channels in order: %s", got)
-	}
+	require.Equal(t, "Text Channels,general,looking-for-group,Voice Channels,Lounge", strings.Join(names, ","), "channels in order")
 	text, general, lounge := chans[0], chans[1], chans[4]
 	// rule GCH-1: type and parent category id.
-	if text.Type != wire.ChannelGuildCategory || text.ParentID != nil || general.Type != wire.ChannelGuildText ||
-		general.ParentID == nil || *general.ParentID != text.ID || lounge.Type != wire.ChannelGuildVoice || *lounge.ParentID != chans[3].ID {
-		t.Fatalf("types and parents: %+v", chans)
-	}
-	if !general.IsLinkable || lounge.IsLinkable || text.IsLinkable {
-		t.Errorf("the owner may link text channels only: %+v", chans)
-	}
+	require.Equal(t, wire.ChannelGuildCategory, text.Type, "types and parents: %+v", chans)
+	require.Nil(t, text.ParentID, "types and parents: %+v", chans)
+	require.Equal(t, wire.ChannelGuildText, general.Type, "types and parents: %+v", chans)
+	require.NotNil(t, general.ParentID, "types and parents: %+v", chans)
+	require.Equal(t, text.ID, *general.ParentID, "types and parents: %+v", chans)
+	require.Equal(t, wire.ChannelGuildVoice, lounge.Type, "types and parents: %+v", chans)
+	require.Equal(t, chans[3].ID, *lounge.ParentID, "types and parents: %+v", chans)
+	assert.True(t, general.IsLinkable, "the owner may link text channels only: %+v", chans)
+	assert.False(t, lounge.IsLinkable, "the owner may link text channels only: %+v", chans)
+	assert.False(t, text.IsLinkable, "the owner may link text channels only: %+v", chans)
 	// In alice's guild bob manages channels and carol does not.
-	if !channelNamed(t, f.channels(t, f.bob, own.ID), "general").IsLinkable ||
-		channelNamed(t, f.channels(t, f.carol, own.ID), "general").IsLinkable {
-		t.Error("is_linkable does not follow the manage-channels permission")
-	}
+	assert.True(t, channelNamed(t, f.channels(t, f.bob, own.ID), "general").IsLinkable, "is_linkable does not follow the manage-channels permission")
+	assert.False(t, channelNamed(t, f.channels(t, f.carol, own.ID), "general").IsLinkable, "is_linkable does not follow the manage-channels permission")
 
 	// Bad input.
 	api := f.e.APIURL
 	lonely, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Alone", OwnerID: f.e.User("alice").ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	expectAPIError(t, "non-member", do(t, http.MethodGet, api+"/guilds/"+lonely.ID.String()+"/channels", nil, bearer(f.bob)), 403, wire.CodeMissingAccess)
 	expectAPIError(t, "unknown guild", do(t, http.MethodGet, api+"/guilds/42/channels", nil, bearer(f.bob)), 404, wire.CodeUnknownGuild)
 	expectAPIError(t, "bad id", do(t, http.MethodGet, api+"/guilds/x1/channels", nil, bearer(f.bob)), 400, wire.CodeInvalidFormBody)
@@ -145,25 +139,27 @@ func TestGuildsAndChannels(t *testing.T) {
 		{wire.GuildSpec{Name: "g", OwnerID: f.e.User("bob").ID, Channel: []wire.GuildChannelSpec{{Name: "t", Type: 0}, {Name: "c", Type: 0, Parent: &one}}}, "channels"},
 	} {
 		r := sendJSON(t, http.MethodPost, api+"/dev/guilds", bad.spec, admin)
-		if e := r.apiError(t); r.Status != 400 || e.Code != wire.CodeInvalidFormBody || e.Errors[bad.field] == nil {
-			t.Errorf("bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
-		}
+		e := r.apiError(t)
+		assert.Equal(t, 400, r.Status, "bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
+		assert.Equal(t, wire.CodeInvalidFormBody, e.Code, "bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
+		assert.False(t, e.Errors[bad.field] == nil, "bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
 	}
-	if n := len(f.guilds(t, f.bob)); n != 3 {
-		t.Errorf("a refused spec stored a guild: bob is in %d guilds", n)
-	}
+	n := len(f.guilds(t, f.bob))
+	assert.Equal(t, 3, n, "a refused spec stored a guild: bob is in %d guilds", n)
 	r := sendJSON(t, http.MethodPost, api+"/dev/guilds", wire.GuildSpec{Name: "Made", OwnerID: f.e.User("bob").ID,
 		Channel: []wire.GuildChannelSpec{{Name: "cat", Type: 4, Position: 1}, {Name: "t", Type: 0, Position: 0, Parent: &one}}}, admin)
 	var made wire.DevGuild
-	if r.json(t, &made); r.Status != 200 || len(made.Channels) != 2 {
-		t.Fatalf("dev guild: %d %s", r.Status, r.Body)
+	r.json(t, &made)
+	require.Equal(t, 200, r.Status, "dev guild: %d %s", r.Status, r.Body)
+	require.Len(t, made.Channels, 2, "dev guild: %d %s", r.Status, r.Body)
+	// sorted by position
+	got := f.channels(t, f.bob, made.ID)
+	if assert.Len(t, got, 2, "dev guild channels %+v", got) {
+		assert.Equal(t, "t", got[0].Name, "dev guild channels %+v", got)
+		assert.Equal(t, "cat", got[1].Name, "dev guild channels %+v", got)
 	}
-	if got := f.channels(t, f.bob, made.ID); got[0].Name != "t" || got[1].Name != "cat" { // sorted by position
-		t.Errorf("dev guild channels %+v", got)
-	}
-	if r := sendJSON(t, http.MethodPost, api+"/dev/guilds", wire.GuildSpec{Name: "x"}, nil); r.Status != 401 {
-		t.Errorf("dev route without the admin token: %d", r.Status)
-	}
+	r = sendJSON(t, http.MethodPost, api+"/dev/guilds", wire.GuildSpec{Name: "x"}, nil)
+	assert.Equal(t, 401, r.Status, "dev route without the admin token: %d", r.Status)
 }
 
 // Rule LOB-5: a member with CanLinkLobby links a text channel they manage; the lobby shows it as
@@ -184,9 +180,8 @@ func TestLobbyChannelLinkingAndInvites(t *testing.T) {
 	}
 	// Without the member flag CanLinkLobby: 50013.
 	expectAPIError(t, "no CanLinkLobby", link(f.alice, map[string]any{"channel_id": general.ID}), 403, wire.CodeMissingPermissions)
-	if r := sendJSON(t, http.MethodPut, lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken)); r.Status != 200 {
-		t.Fatalf("set flag: %d %s", r.Status, r.Body)
-	}
+	r := sendJSON(t, http.MethodPut, lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken))
+	require.Equal(t, 200, r.Status, "set flag: %d %s", r.Status, r.Body)
 	// Bad input, nothing linked.
 	expectAPIError(t, "voice channel", link(f.alice, map[string]any{"channel_id": lounge.ID}), 400, wire.CodeInvalidFormBody)
 	expectAPIError(t, "category", link(f.alice, map[string]any{"channel_id": category.ID}), 400, wire.CodeInvalidFormBody)
@@ -206,19 +201,23 @@ func TestLobbyChannelLinkingAndInvites(t *testing.T) {
 		sendJSON(t, http.MethodPost, lobbyURL+"/members/@me/invites", nil, bearer(f.bob)), 404, wire.CodeUnknownChannel)
 
 	// Link: the lobby has linked_channel, the channel linked_lobby.
-	r := link(f.alice, map[string]any{"channel_id": general.ID})
+	r = link(f.alice, map[string]any{"channel_id": general.ID})
 	var linked wire.Lobby
-	if r.json(t, &linked); r.Status != 200 || linked.LinkedChannel == nil || linked.LinkedChannel.ID != general.ID ||
-		linked.LinkedChannel.GuildID != own.ID || linked.LinkedChannel.Name != "general" {
-		t.Fatalf("link: %d %s", r.Status, r.Body)
-	}
+	r.json(t, &linked)
+	require.Equal(t, 200, r.Status, "link: %d %s", r.Status, r.Body)
+	require.NotNil(t, linked.LinkedChannel, "link: %d %s", r.Status, r.Body)
+	require.Equal(t, general.ID, linked.LinkedChannel.ID, "link: %d %s", r.Status, r.Body)
+	require.Equal(t, own.ID, linked.LinkedChannel.GuildID, "link: %d %s", r.Status, r.Body)
+	require.Equal(t, "general", linked.LinkedChannel.Name, "link: %d %s", r.Status, r.Body)
 	var got wire.Lobby
 	do(t, http.MethodGet, lobbyURL, nil, bearer(f.bob)).json(t, &got)
-	if got.LinkedChannel == nil || got.LinkedChannel.ID != general.ID {
-		t.Errorf("GET lobby: %+v", got.LinkedChannel)
+	if assert.NotNil(t, got.LinkedChannel, "GET lobby") {
+		assert.Equal(t, general.ID, got.LinkedChannel.ID, "GET lobby: %+v", got.LinkedChannel)
 	}
-	if ll := channelNamed(t, f.channels(t, f.alice, own.ID), "general").LinkedLobby; ll == nil || ll.LobbyID != lobby.ID || ll.ApplicationID != f.e.App.ID {
-		t.Errorf("channel linked_lobby %+v", ll)
+	ll := channelNamed(t, f.channels(t, f.alice, own.ID), "general").LinkedLobby
+	if assert.NotNil(t, ll, "channel linked_lobby") {
+		assert.Equal(t, lobby.ID, ll.LobbyID, "channel linked_lobby %+v", ll)
+		assert.Equal(t, f.e.App.ID, ll.ApplicationID, "channel linked_lobby %+v", ll)
 	}
 	// Another lobby cannot take the channel.
 	var other wire.Lobby
@@ -232,20 +231,22 @@ func TestLobbyChannelLinkingAndInvites(t *testing.T) {
 		t.Helper()
 		r := sendJSON(t, http.MethodPost, lobbyURL+path, nil, h)
 		var c wire.InviteCode
-		if r.json(t, &c); r.Status != 200 || c.Code == "" {
-			t.Fatalf("invite %s: %d %s", path, r.Status, r.Body)
-		}
+		r.json(t, &c)
+		require.Equal(t, 200, r.Status, "invite %s: %d %s", path, r.Status, r.Body)
+		require.NotEmpty(t, c.Code, "invite %s: %d %s", path, r.Status, r.Body)
 		return c.Code
 	}
 	self := invite("/members/@me/invites", bearer(f.bob))
 	var inv wire.Invite
 	do(t, http.MethodGet, api+"/invites/"+self, nil, nil).json(t, &inv)
-	if inv.MaxUses != 1 || inv.MaxAge != 3600 || inv.Guild.ID != own.ID || inv.Channel.ID != general.ID || inv.Lobby == nil || inv.Lobby.ID != lobby.ID {
-		t.Fatalf("invite %+v", inv)
-	}
-	if r := do(t, http.MethodPost, api+"/invites/"+self, nil, bearer(f.bob)); r.Status != 200 {
-		t.Fatalf("accept: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 1, inv.MaxUses, "invite %+v", inv)
+	require.Equal(t, 3600, inv.MaxAge, "invite %+v", inv)
+	require.Equal(t, own.ID, inv.Guild.ID, "invite %+v", inv)
+	require.Equal(t, general.ID, inv.Channel.ID, "invite %+v", inv)
+	require.NotNil(t, inv.Lobby, "invite %+v", inv)
+	require.Equal(t, lobby.ID, inv.Lobby.ID, "invite %+v", inv)
+	r = do(t, http.MethodPost, api+"/invites/"+self, nil, bearer(f.bob))
+	require.Equal(t, 200, r.Status, "accept: %d %s", r.Status, r.Body)
 	expectAPIError(t, "second use (LOB-5 single use)", do(t, http.MethodPost, api+"/invites/"+self, nil, bearer(f.carol)), 404, wire.CodeUnknownInvite)
 	expectAPIError(t, "used invite", do(t, http.MethodGet, api+"/invites/"+self, nil, nil), 404, wire.CodeUnknownInvite)
 	forBob := invite("/members/"+f.e.User("bob").ID.String()+"/invites", bot(f.e.App.BotToken))
@@ -260,18 +261,16 @@ func TestLobbyChannelLinkingAndInvites(t *testing.T) {
 	// Unlink (channel_id null): the lobby loses linked_channel and the channel becomes free.
 	r = link(f.alice, map[string]any{"channel_id": nil})
 	var unlinked wire.Lobby
-	if r.json(t, &unlinked); r.Status != 200 || unlinked.LinkedChannel != nil {
-		t.Fatalf("unlink: %d %s", r.Status, r.Body)
-	}
-	if ll := channelNamed(t, f.channels(t, f.alice, own.ID), "general").LinkedLobby; ll != nil {
-		t.Errorf("unlinked channel still shows %+v", ll)
-	}
+	r.json(t, &unlinked)
+	require.Equal(t, 200, r.Status, "unlink: %d %s", r.Status, r.Body)
+	require.Nil(t, unlinked.LinkedChannel, "unlink: %d %s", r.Status, r.Body)
+	ll = channelNamed(t, f.channels(t, f.alice, own.ID), "general").LinkedLobby
+	assert.Nil(t, ll, "unlinked channel still shows %+v", ll)
 
 	// Rule LOB-5: valid one hour, by the service's clock.
 	f.e.Clock.Advance(time.Hour - time.Second)
-	if r := do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil); r.Status != 200 {
-		t.Errorf("invite before its hour: %d %s", r.Status, r.Body)
-	}
+	r = do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil)
+	assert.Equal(t, 200, r.Status, "invite before its hour: %d %s", r.Status, r.Body)
 	f.e.Clock.Advance(2 * time.Second)
 	expectAPIError(t, "invite after its hour", do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil), 404, wire.CodeUnknownInvite)
 	expectAPIError(t, "accept after its hour", do(t, http.MethodPost, api+"/invites/"+forBob, nil, bearer(f.bob)), 404, wire.CodeUnknownInvite)
@@ -287,20 +286,25 @@ func TestRateLimitHeadersAnd429(t *testing.T) {
 	tok := linkedTokens(t, e, "alice", "openid sdk.social_layer").AccessToken
 	for i, want := range []string{"1", "0"} {
 		r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok))
-		if r.Status != 200 || r.Header.Get("X-RateLimit-Remaining") != want || r.Header.Get("X-RateLimit-Limit") != "2" ||
-			r.Header.Get("X-RateLimit-Reset-After") != "5.000" || r.Header.Get("X-RateLimit-Bucket") == "" || r.Header.Get("X-RateLimit-Reset") == "" {
-			t.Fatalf("request %d: %d %v", i, r.Status, r.Header)
-		}
+		require.Equal(t, 200, r.Status, "request %d: %d %v", i, r.Status, r.Header)
+		require.Equal(t, want, r.Header.Get("X-RateLimit-Remaining"), "request %d: %d %v", i, r.Status, r.Header)
+		require.Equal(t, "2", r.Header.Get("X-RateLimit-Limit"), "request %d: %d %v", i, r.Status, r.Header)
+		require.Equal(t, "5.000", r.Header.Get("X-RateLimit-Reset-After"), "request %d: %d %v", i, r.Status, r.Header)
+		require.NotEmpty(t, r.Header.Get("X-RateLimit-Bucket"), "request %d: %d %v", i, r.Status, r.Header)
+		require.NotEmpty(t, r.Header.Get("X-RateLimit-Reset"), "request %d: %d %v", i, r.Status, r.Header)
 	}
 	e.Clock.Advance(time.Second)
 	r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok))
 	var body ratelimit.Body
-	if r.json(t, &body); r.Status != http.StatusTooManyRequests || body.RetryAfter != 4 || body.Global || body.Message == "" ||
-		r.Header.Get("Retry-After") != "4" || r.Header.Get("X-RateLimit-Global") != "false" || r.Header.Get("X-RateLimit-Scope") != "user" {
-		t.Fatalf("429: %d %v %s", r.Status, r.Header, r.Body)
-	}
+	r.json(t, &body)
+	require.Equal(t, http.StatusTooManyRequests, r.Status, "429: %d %v %s", r.Status, r.Header, r.Body)
+	require.Equal(t, float64(4), body.RetryAfter, "429: %d %v %s", r.Status, r.Header, r.Body)
+	require.False(t, body.Global, "429: %d %v %s", r.Status, r.Header, r.Body)
+	require.NotEmpty(t, body.Message, "429: %d %v %s", r.Status, r.Header, r.Body)
+	require.Equal(t, "4", r.Header.Get("Retry-After"), "429: %d %v %s", r.Status, r.Header, r.Body)
+	require.Equal(t, "false", r.Header.Get("X-RateLimit-Global"), "429: %d %v %s", r.Status, r.Header, r.Body)
+	require.Equal(t, "user", r.Header.Get("X-RateLimit-Scope"), "429: %d %v %s", r.Status, r.Header, r.Body)
 	e.Clock.Advance(4 * time.Second)
-	if r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok)); r.Status != 200 {
-		t.Fatalf("after the window: %d", r.Status)
-	}
+	r = do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok))
+	require.Equal(t, 200, r.Status, "after the window: %d", r.Status)
 }

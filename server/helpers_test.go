@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server"
 	"sdkpp/server/browser"
 	"sdkpp/server/secret"
@@ -27,9 +30,7 @@ type resp struct {
 
 func (r resp) json(t *testing.T, v any) {
 	t.Helper()
-	if err := json.Unmarshal(r.Body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.Body, err)
-	}
+	require.NoError(t, json.Unmarshal(r.Body, v), "decode %s", r.Body)
 }
 
 func (r resp) oauthError(t *testing.T) string {
@@ -48,9 +49,7 @@ func (r resp) apiError(t *testing.T) wire.APIError {
 
 func (r resp) token(t *testing.T) wire.TokenResponse {
 	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("token request: HTTP %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusOK, r.Status, "token request: HTTP %d %s", r.Status, r.Body)
 	var tr wire.TokenResponse
 	r.json(t, &tr)
 	return tr
@@ -61,21 +60,15 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 func do(t *testing.T, method, u string, body io.Reader, header http.Header) resp {
 	t.Helper()
 	req, err := http.NewRequest(method, u, body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	res, err := noRedirects.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 500 {
-		t.Errorf("%s %s: HTTP %d (never a 5xx): %s", method, u, res.StatusCode, b)
-	}
+	assert.Less(t, res.StatusCode, 500, "%s %s: HTTP %d (never a 5xx): %s", method, u, res.StatusCode, b)
 	return resp{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
@@ -88,9 +81,7 @@ func postForm(t *testing.T, u string, form url.Values) resp {
 func sendJSON(t *testing.T, method, u string, v any, header http.Header) resp {
 	t.Helper()
 	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h := http.Header{"Content-Type": {"application/json"}}
 	for k, vs := range header {
 		h[k] = vs
@@ -143,9 +134,7 @@ func (a authz) url(e *servertest.Env) string {
 func params(t *testing.T, location string) url.Values {
 	t.Helper()
 	u, err := url.Parse(location)
-	if err != nil {
-		t.Fatalf("location %q: %v", location, err)
-	}
+	require.NoError(t, err, "location %q", location)
 	return u.Query()
 }
 

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/browser"
 	"sdkpp/wire"
 )
@@ -28,24 +31,18 @@ func newInviteFixture(t *testing.T) *inviteFixture {
 	var err error
 	f.guild, err = f.e.Server.CreateGuild(wire.GuildSpec{Name: "Raid <Night>", OwnerID: f.e.User("alice").ID,
 		Channel: []wire.GuildChannelSpec{{Name: "lobby-chat", Type: wire.ChannelGuildText}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var lobby wire.Lobby
 	for _, tok := range []string{f.alice, f.bob, f.carol} {
-		if r := sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "invite-page"}, bearer(tok)); r.Status != 200 {
-			t.Fatalf("join lobby: %d %s", r.Status, r.Body)
-		} else {
-			r.json(t, &lobby)
-		}
+		r := sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "invite-page"}, bearer(tok))
+		require.Equal(t, 200, r.Status, "join lobby: %d %s", r.Status, r.Body)
+		r.json(t, &lobby)
 	}
 	f.lobbyURL = api + "/lobbies/" + lobby.ID.String()
-	if r := sendJSON(t, http.MethodPut, f.lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken)); r.Status != 200 {
-		t.Fatalf("CanLinkLobby: %d %s", r.Status, r.Body)
-	}
-	if r := sendJSON(t, http.MethodPatch, f.lobbyURL+"/channel-linking", map[string]any{"channel_id": f.guild.Channels[0].ID}, bearer(f.alice)); r.Status != 200 {
-		t.Fatalf("link: %d %s", r.Status, r.Body)
-	}
+	r := sendJSON(t, http.MethodPut, f.lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken))
+	require.Equal(t, 200, r.Status, "CanLinkLobby: %d %s", r.Status, r.Body)
+	r = sendJSON(t, http.MethodPatch, f.lobbyURL+"/channel-linking", map[string]any{"channel_id": f.guild.Channels[0].ID}, bearer(f.alice))
+	require.Equal(t, 200, r.Status, "link: %d %s", r.Status, r.Body)
 	return f
 }
 
@@ -55,9 +52,9 @@ func (f *inviteFixture) invite(t *testing.T, tok string) string {
 	t.Helper()
 	r := sendJSON(t, http.MethodPost, f.lobbyURL+"/members/@me/invites", nil, bearer(tok))
 	var c wire.InviteCode
-	if r.json(t, &c); r.Status != 200 || c.Code == "" {
-		t.Fatalf("invite: %d %s", r.Status, r.Body)
-	}
+	r.json(t, &c)
+	require.Equal(t, 200, r.Status, "invite: %d %s", r.Status, r.Body)
+	require.NotEmpty(t, c.Code, "invite: %d %s", r.Status, r.Body)
 	return f.e.URL + "/invite/" + c.Code
 }
 
@@ -81,21 +78,15 @@ func page(t *testing.T, b *browser.Browser, method, u string, form url.Values) *
 	} else {
 		p, err = b.Submit(context.Background(), &browser.Page{URL: mustURL(t, u)}, &browser.Form{Action: u, Fields: url.Values{}}, form)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Status >= 500 {
-		t.Errorf("%s %s: HTTP %d (never a 5xx): %s", method, u, p.Status, browser.PageMessage(p.Body))
-	}
+	require.NoError(t, err)
+	assert.Less(t, p.Status, 500, "%s %s: HTTP %d (never a 5xx): %s", method, u, p.Status, browser.PageMessage(p.Body))
 	return p
 }
 
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return u
 }
 
@@ -104,44 +95,41 @@ func mustURL(t *testing.T, s string) *url.URL {
 // the guild then lists them; the invite is then used up (single use).
 func TestInvitePageJoinsTheGuild(t *testing.T) {
 	f := newInviteFixture(t)
-	if f.inGuild(t, f.carol) {
-		t.Fatal("carol is in the new guild before joining")
-	}
+	require.False(t, f.inGuild(t, f.carol), "carol is in the new guild before joining")
 	link := f.invite(t, f.carol)
 	b := browser.New()
 	p := page(t, b, http.MethodGet, link, nil)
 	form, err := browser.ParseForm(p.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The guild's name (HTML-escaped), the inviter's display name, a Join form with CSRF and login.
-	if p.Status != 200 || !strings.Contains(p.Body, "Join Raid &lt;Night&gt;") || !strings.Contains(p.Body, "Carol invited you to #lobby-chat") ||
-		!form.Login || form.Fields.Get("csrf_token") == "" || form.Action != mustURL(t, link).Path || form.Method != http.MethodPost {
-		t.Fatalf("invite page: %d %+v\n%s", p.Status, form, p.Body)
-	}
+	require.Equal(t, 200, p.Status, "invite page: %d %+v\n%s", p.Status, form, p.Body)
+	require.Contains(t, p.Body, "Join Raid &lt;Night&gt;", "invite page: %d %+v\n%s", p.Status, form, p.Body)
+	require.Contains(t, p.Body, "Carol invited you to #lobby-chat", "invite page: %d %+v\n%s", p.Status, form, p.Body)
+	require.True(t, form.Login, "invite page: %d %+v\n%s", p.Status, form, p.Body)
+	require.NotEmpty(t, form.Fields.Get("csrf_token"), "invite page: %d %+v\n%s", p.Status, form, p.Body)
+	require.Equal(t, mustURL(t, link).Path, form.Action, "invite page: %d %+v\n%s", p.Status, form, p.Body)
+	require.Equal(t, http.MethodPost, form.Method, "invite page: %d %+v\n%s", p.Status, form, p.Body)
 	carol := f.e.User("carol")
 	msg, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: carol.Username, Password: carol.Password})
-	if err != nil || msg != "You joined Raid <Night>" {
-		t.Fatalf("join: %q %v", msg, err)
-	}
-	if !f.inGuild(t, f.carol) {
-		t.Fatal("the guild does not list carol after she joined by the page")
-	}
+	require.NoError(t, err, "join: %q", msg)
+	require.Equal(t, "You joined Raid <Night>", msg, "join: %q", msg)
+	require.True(t, f.inGuild(t, f.carol), "the guild does not list carol after she joined by the page")
 	// Rule LOB-5: single use: the page and the API know the invite no more.
-	if p := page(t, b, http.MethodGet, link, nil); p.Status != http.StatusNotFound || !strings.Contains(p.Body, "Invite not valid") {
-		t.Errorf("used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
-	}
+	p = page(t, b, http.MethodGet, link, nil)
+	assert.Equal(t, http.StatusNotFound, p.Status, "used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
+	assert.Contains(t, p.Body, "Invite not valid", "used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
 	expectAPIError(t, "used invite (LOB-5 single use)", f.apiInvite(t, link), 404, wire.CodeUnknownInvite)
 
 	// The browser keeps its session: the next invite shows "Signed in as" and joins without a login.
 	second := f.invite(t, f.carol)
 	p = page(t, b, http.MethodGet, second, nil)
-	if form, err := browser.ParseForm(p.Body); err != nil || form.Login || !strings.Contains(p.Body, "Signed in as <strong>carol</strong>") {
-		t.Fatalf("signed-in invite page: %v %s", err, p.Body)
-	}
-	if msg, err := b.JoinInvite(context.Background(), second, browser.Choice{}); err != nil || msg != "You joined Raid <Night>" {
-		t.Fatalf("join with the session: %q %v", msg, err)
-	}
+	form, err = browser.ParseForm(p.Body)
+	require.NoError(t, err, "signed-in invite page: %v %s", err, p.Body)
+	require.False(t, form.Login, "signed-in invite page: %v %s", err, p.Body)
+	require.Contains(t, p.Body, "Signed in as <strong>carol</strong>", "signed-in invite page: %v %s", err, p.Body)
+	msg, err = b.JoinInvite(context.Background(), second, browser.Choice{})
+	require.NoError(t, err, "join with the session: %q", msg)
+	require.Equal(t, "You joined Raid <Night>", msg, "join with the session: %q", msg)
 }
 
 // Rule LOB-5: a lobby channel invite is for the member it was made for: anyone else holding the
@@ -157,36 +145,35 @@ func TestInviteBoundToItsMember(t *testing.T) {
 	bob := f.e.User("bob")
 	b := browser.New()
 	_, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: bob.Username, Password: bob.Password})
-	if err == nil || !strings.Contains(err.Error(), "HTTP 403") || !strings.Contains(err.Error(), "another account") {
-		t.Fatalf("join by another user through the page: %v", err)
-	}
+	require.ErrorContains(t, err, "HTTP 403", "join by another user through the page")
+	require.Contains(t, err.Error(), "another account", "join by another user through the page")
 	// bob's browser has a session now: the page does not offer to join as bob.
 	p := page(t, b, http.MethodGet, link, nil)
-	if form, err := browser.ParseForm(p.Body); err != nil || !form.Login || !strings.Contains(p.Body, "another account") {
-		t.Fatalf("invite page in another user's session: %v %s", err, p.Body)
-	}
-	if f.inGuild(t, f.bob) {
-		t.Error("bob joined with carol's invite")
-	}
+	form, err := browser.ParseForm(p.Body)
+	require.NoError(t, err, "invite page in another user's session: %v %s", err, p.Body)
+	require.True(t, form.Login, "invite page in another user's session: %v %s", err, p.Body)
+	require.Contains(t, p.Body, "another account", "invite page in another user's session: %v %s", err, p.Body)
+	assert.False(t, f.inGuild(t, f.bob), "bob joined with carol's invite")
 	var inv wire.Invite
 	r := f.apiInvite(t, link)
-	if r.json(t, &inv); r.Status != 200 || inv.Uses != 0 || inv.Inviter == nil || inv.Inviter.ID != f.e.User("carol").ID {
-		t.Fatalf("refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
-	}
+	r.json(t, &inv)
+	require.Equal(t, 200, r.Status, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
+	require.Equal(t, 0, inv.Uses, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
+	require.NotNil(t, inv.Inviter, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
+	require.Equal(t, f.e.User("carol").ID, inv.Inviter.ID, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	// Its member still joins by the API.
-	if r := do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, bearer(f.carol)); r.Status != 200 || !f.inGuild(t, f.carol) {
-		t.Fatalf("accept by its member: %d %s", r.Status, r.Body)
-	}
+	r = do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, bearer(f.carol))
+	require.Equal(t, 200, r.Status, "accept by its member: %d %s", r.Status, r.Body)
+	require.True(t, f.inGuild(t, f.carol), "accept by its member: %d %s", r.Status, r.Body)
 	// Rule LOB-5: an invite the backend makes for a member (Bot route) is bound to that member too.
 	r = sendJSON(t, http.MethodPost, f.lobbyURL+"/members/"+bob.ID.String()+"/invites", nil, bot(f.e.App.BotToken))
 	var c wire.InviteCode
-	if r.json(t, &c); r.Status != 200 {
-		t.Fatalf("bot invite: %d %s", r.Status, r.Body)
-	}
+	r.json(t, &c)
+	require.Equal(t, 200, r.Status, "bot invite: %d %s", r.Status, r.Body)
 	expectAPIError(t, "accept a bot-made invite by another user", do(t, http.MethodPost, f.e.APIURL+"/invites/"+c.Code, nil, bearer(f.carol)), 403, wire.CodeMissingAccess)
-	if msg := f.e.JoinInvite(t, f.e.URL+"/invite/"+c.Code, bob.Username, bob.Password); msg != "You joined Raid <Night>" || !f.inGuild(t, f.bob) {
-		t.Fatalf("bob joins with his invite: %q", msg)
-	}
+	msg := f.e.JoinInvite(t, f.e.URL+"/invite/"+c.Code, bob.Username, bob.Password)
+	require.Equal(t, "You joined Raid <Night>", msg, "bob joins with his invite: %q", msg)
+	require.True(t, f.inGuild(t, f.bob), "bob joins with his invite: %q", msg)
 }
 
 // Rule LOB-5: bad input on the invite page: unknown, expired and used-up codes are 404 pages, a
@@ -198,62 +185,53 @@ func TestInvitePageBadInput(t *testing.T) {
 	carol := f.e.User("carol")
 	b := browser.New()
 	for _, u := range []string{f.e.URL + "/invite/nope", f.e.URL + "/invite/" + strings.Repeat("x", 3000), f.e.URL + "/invite/%00%ff"} {
-		if p := page(t, b, http.MethodGet, u, nil); p.Status != http.StatusNotFound || !strings.Contains(p.Body, "Invite not valid") {
-			t.Errorf("GET %.60s: %d %s", u, p.Status, browser.PageMessage(p.Body))
-		}
+		p := page(t, b, http.MethodGet, u, nil)
+		assert.Equal(t, http.StatusNotFound, p.Status, "GET %.60s: %d %s", u, p.Status, browser.PageMessage(p.Body))
+		assert.Contains(t, p.Body, "Invite not valid", "GET %.60s: %d %s", u, p.Status, browser.PageMessage(p.Body))
 	}
 	login := url.Values{"username": {carol.Username}, "password": {carol.Password}, "action": {"approve"}}
-	if p := page(t, b, http.MethodPost, f.e.URL+"/invite/nope", login); p.Status != http.StatusNotFound {
-		t.Errorf("POST unknown code: %d", p.Status)
-	}
+	p := page(t, b, http.MethodPost, f.e.URL+"/invite/nope", login)
+	assert.Equal(t, http.StatusNotFound, p.Status, "POST unknown code: %d", p.Status)
 
 	// Missing CSRF: the browser has no CSRF cookie and the form no token.
-	if p := page(t, b, http.MethodPost, link, login); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "The form expired") {
-		t.Errorf("POST without CSRF: %d %s", p.Status, browser.PageMessage(p.Body))
-	}
+	p = page(t, b, http.MethodPost, link, login)
+	assert.Equal(t, http.StatusForbidden, p.Status, "POST without CSRF: %d %s", p.Status, browser.PageMessage(p.Body))
+	assert.Contains(t, p.Body, "The form expired", "POST without CSRF: %d %s", p.Status, browser.PageMessage(p.Body))
 	// A CSRF token that is not the cookie's.
-	p := page(t, b, http.MethodGet, link, nil) // sets the cookie
+	p = page(t, b, http.MethodGet, link, nil) // sets the cookie
 	form, err := browser.ParseForm(p.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wrong := url.Values{"csrf_token": {strings.Repeat("A", 32)}}
 	for k, v := range login {
 		wrong[k] = v
 	}
-	if p := page(t, b, http.MethodPost, link, wrong); p.Status != http.StatusForbidden {
-		t.Errorf("POST with a wrong CSRF token: %d", p.Status)
-	}
+	p = page(t, b, http.MethodPost, link, wrong)
+	assert.Equal(t, http.StatusForbidden, p.Status, "POST with a wrong CSRF token: %d", p.Status)
 	bad := url.Values{"csrf_token": {form.Fields.Get("csrf_token")}, "username": {carol.Username}, "password": {"wrong"}, "action": {"approve"}}
-	if p := page(t, b, http.MethodPost, link, bad); p.Status != http.StatusUnauthorized || !strings.Contains(p.Body, "Wrong username or password") {
-		t.Errorf("POST with a wrong password: %d %s", p.Status, browser.PageMessage(p.Body))
-	}
+	p = page(t, b, http.MethodPost, link, bad)
+	assert.Equal(t, http.StatusUnauthorized, p.Status, "POST with a wrong password: %d %s", p.Status, browser.PageMessage(p.Body))
+	assert.Contains(t, p.Body, "Wrong username or password", "POST with a wrong password: %d %s", p.Status, browser.PageMessage(p.Body))
 	noLogin := url.Values{"csrf_token": {form.Fields.Get("csrf_token")}, "action": {"approve"}}
-	if p := page(t, b, http.MethodPost, link, noLogin); p.Status != http.StatusUnauthorized {
-		t.Errorf("POST without a session or login: %d", p.Status)
-	}
-	if r := do(t, http.MethodPost, link, strings.NewReader(`{"username":"carol"}`), http.Header{"Content-Type": {"application/json"}}); r.Status != http.StatusBadRequest {
-		t.Errorf("POST with a JSON body: %d", r.Status)
-	}
-	if f.inGuild(t, f.carol) {
-		t.Fatal("a refused post joined the guild")
-	}
-	if r := f.apiInvite(t, link); r.Status != 200 {
-		t.Fatalf("a refused post used the invite: %d %s", r.Status, r.Body)
-	}
+	p = page(t, b, http.MethodPost, link, noLogin)
+	assert.Equal(t, http.StatusUnauthorized, p.Status, "POST without a session or login: %d", p.Status)
+	r := do(t, http.MethodPost, link, strings.NewReader(`{"username":"carol"}`), http.Header{"Content-Type": {"application/json"}})
+	assert.Equal(t, http.StatusBadRequest, r.Status, "POST with a JSON body: %d", r.Status)
+	require.False(t, f.inGuild(t, f.carol), "a refused post joined the guild")
+	r = f.apiInvite(t, link)
+	require.Equal(t, 200, r.Status, "a refused post used the invite: %d %s", r.Status, r.Body)
 
 	// Rule LOB-5: valid one hour, by the service's clock; the page says so with a 404.
 	f.e.Clock.Advance(time.Hour)
-	if p := page(t, b, http.MethodGet, link, nil); p.Status != http.StatusNotFound || !strings.Contains(p.Body, "Invite not valid") {
-		t.Errorf("expired invite page: %d %s", p.Status, browser.PageMessage(p.Body))
-	}
+	p = page(t, b, http.MethodGet, link, nil)
+	assert.Equal(t, http.StatusNotFound, p.Status, "expired invite page: %d %s", p.Status, browser.PageMessage(p.Body))
+	assert.Contains(t, p.Body, "Invite not valid", "expired invite page: %d %s", p.Status, browser.PageMessage(p.Body))
 	withToken := url.Values{"csrf_token": {form.Fields.Get("csrf_token")}}
 	for k, v := range login {
 		withToken[k] = v
 	}
-	if p := page(t, b, http.MethodPost, link, withToken); p.Status != http.StatusNotFound || f.inGuild(t, f.carol) {
-		t.Errorf("join with an expired invite: %d", p.Status)
-	}
+	p = page(t, b, http.MethodPost, link, withToken)
+	assert.Equal(t, http.StatusNotFound, p.Status, "join with an expired invite: %d", p.Status)
+	assert.False(t, f.inGuild(t, f.carol), "join with an expired invite: %d", p.Status)
 }
 
 // The invite page's No thanks declines without a login and changes nothing: the player is not in
@@ -264,25 +242,20 @@ func TestInvitePageDecline(t *testing.T) {
 	b := browser.New()
 	p := page(t, b, http.MethodGet, link, nil)
 	form, err := browser.ParseForm(p.Body)
-	if err != nil || !strings.Contains(p.Body, `value="deny" formnovalidate>No thanks</button>`) {
-		t.Fatalf("invite page without a decline button: %v\n%s", err, p.Body)
-	}
+	require.NoError(t, err, "invite page without a decline button: %v\n%s", err, p.Body)
+	require.Contains(t, p.Body, `value="deny" formnovalidate>No thanks</button>`, "invite page without a decline button: %v\n%s", err, p.Body)
 	p = page(t, b, http.MethodPost, link, url.Values{"csrf_token": {form.Fields.Get("csrf_token")}, "action": {"deny"}})
-	if p.Status != 200 || !strings.Contains(p.Body, "Invite declined") || !strings.Contains(p.Body, "You did not join Raid &lt;Night&gt;") {
-		t.Fatalf("decline: %d %s", p.Status, browser.PageMessage(p.Body))
-	}
-	if f.inGuild(t, f.carol) {
-		t.Fatal("declining joined the guild")
-	}
-	if r := f.apiInvite(t, link); r.Status != 200 {
-		t.Fatalf("the declined invite is gone: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, p.Status, "decline: %d %s", p.Status, browser.PageMessage(p.Body))
+	require.Contains(t, p.Body, "Invite declined", "decline: %d %s", p.Status, browser.PageMessage(p.Body))
+	require.Contains(t, p.Body, "You did not join Raid &lt;Night&gt;", "decline: %d %s", p.Status, browser.PageMessage(p.Body))
+	require.False(t, f.inGuild(t, f.carol), "declining joined the guild")
+	r := f.apiInvite(t, link)
+	require.Equal(t, 200, r.Status, "the declined invite is gone: %d %s", r.Status, r.Body)
 	// A decline without the form's CSRF token is refused like any other post.
-	if p := page(t, b, http.MethodPost, link, url.Values{"action": {"deny"}}); p.Status != http.StatusForbidden {
-		t.Fatalf("decline without CSRF: %d", p.Status)
-	}
+	p = page(t, b, http.MethodPost, link, url.Values{"action": {"deny"}})
+	require.Equal(t, http.StatusForbidden, p.Status, "decline without CSRF: %d", p.Status)
 	carol := f.e.User("carol")
-	if msg, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: carol.Username, Password: carol.Password}); err != nil || msg != "You joined Raid <Night>" {
-		t.Fatalf("join after declining: %q %v", msg, err)
-	}
+	msg, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: carol.Username, Password: carol.Password})
+	require.NoError(t, err, "join after declining: %q", msg)
+	require.Equal(t, "You joined Raid <Night>", msg, "join after declining: %q", msg)
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
@@ -21,9 +24,7 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	iss := servertest.NewOIDCIssuer(t)
 	e := servertest.Start(t, servertest.WithLogger(logger), servertest.WithOIDCTestIssuer(iss.Client))
 	recv := servertest.NewReceiver(t, e.App.PublicKey)
-	if err := e.Server.SetWebhookURL(uint64(e.App.ID), recv.URL); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Server.SetWebhookURL(uint64(e.App.ID), recv.URL))
 	var secrets []string
 	keep := func(s ...string) {
 		for _, x := range s {
@@ -43,9 +44,8 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	keep(verifier)
 	q := authz{clientID: e.App.ID.String(), scope: "openid sdk.social_layer", state: "state-value", redirect: loopbackRedirect,
 		challenge: challenge, nonce: "nonce-value"}
-	if _, err := newBrowserSession(t).b.Authorize(t.Context(), q.url(e), browserChoice("alice", "wrong-password-xyz")); err == nil {
-		t.Fatal("wrong password accepted")
-	}
+	_, err := newBrowserSession(t).b.Authorize(t.Context(), q.url(e), browserChoice("alice", "wrong-password-xyz"))
+	require.Error(t, err, "wrong password accepted")
 	keep("wrong-password-xyz")
 	loc := e.Approve(t, q.url(e), alice.Username, alice.Password)
 	code := params(t, loc).Get("code")
@@ -108,17 +108,12 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	recv.Next(t, 5*time.Second)
 
 	out := logs.String()
-	if !strings.Contains(out, `"level":"DEBUG"`) || !strings.Contains(out, "token issued") {
-		t.Fatalf("the flows logged nothing at Debug level:\n%s", out)
-	}
+	require.Contains(t, out, `"level":"DEBUG"`, "the flows logged nothing at Debug level:\n%s", out)
+	require.Contains(t, out, "token issued", "the flows logged nothing at Debug level:\n%s", out)
 	for _, s := range secrets {
-		if strings.Contains(out, s) {
-			t.Errorf("a secret (%d chars, starting %q) appears in the log", len(s), s[:min(4, len(s))])
-		}
+		assert.NotContains(t, out, s, "a secret (%d chars, starting %q) appears in the log", len(s), s[:min(4, len(s))])
 	}
 	for _, frag := range []string{"code=", "state-value", "nonce-value", "password", "Bearer ", "Bot "} {
-		if strings.Contains(out, frag) {
-			t.Errorf("the log contains %q", frag)
-		}
+		assert.NotContains(t, out, frag, "the log contains %q", frag)
 	}
 }

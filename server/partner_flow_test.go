@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
@@ -26,9 +29,7 @@ func external(t *testing.T, e *servertest.Env, body wire.ExternalTokenRequest) r
 func devToken(t *testing.T, e *servertest.Env, typ, sub string) string {
 	t.Helper()
 	tok, err := extauth.DevToken(uint64(e.App.ID), e.App.ClientSecret, typ, sub, e.Clock.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tok
 }
 
@@ -51,38 +52,35 @@ func TestBotTokenEndpoint(t *testing.T) {
 		"none": nil, "wrong": bot("not-a-bot-token"), "bearer scheme": bearer(e.App.BotToken),
 		"client secret as bot token": bot(e.App.ClientSecret),
 	} {
-		if r := sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/token/bot", body, h); r.Status != 401 { // rule AU-8
-			t.Errorf("rule AU-8: %s bot token: %d %s", name, r.Status, r.Body)
-		}
+		r := sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/token/bot", body, h)
+		assert.Equal(t, 401, r.Status, "rule AU-8: %s bot token: %d %s", name, r.Status, r.Body)
 	}
-	if r := botToken(t, e, e.App, "", nil); r.Status != 400 || r.apiError(t).Code != wire.CodeInvalidFormBody ||
-		!strings.Contains(string(r.Body), "external_user_id") {
-		t.Fatalf("missing external_user_id: %d %s", r.Status, r.Body)
-	}
+	r := botToken(t, e, e.App, "", nil)
+	require.Equal(t, 400, r.Status, "missing external_user_id: %d %s", r.Status, r.Body)
+	require.Equal(t, wire.CodeInvalidFormBody, r.apiError(t).Code, "missing external_user_id: %d %s", r.Status, r.Body)
+	require.Contains(t, string(r.Body), "external_user_id", "missing external_user_id: %d %s", r.Status, r.Body)
 	long := strings.Repeat("x", 40)
-	if r := botToken(t, e, e.App, "p", &long); r.Status != 400 || !strings.Contains(string(r.Body), "preferred_global_name") {
-		t.Fatalf("long name: %s", r.Body)
-	}
+	r = botToken(t, e, e.App, "p", &long)
+	require.Equal(t, 400, r.Status, "long name: %s", r.Body)
+	require.Contains(t, string(r.Body), "preferred_global_name", "long name: %s", r.Body)
 	name := "Ranger"
 	tr := botToken(t, e, e.App, "player-1", &name).token(t) // rules AU-5, AU-8
-	if tr.RefreshToken == "" || tr.IDToken == "" || tr.ExpiresIn != 604800 {
-		t.Fatalf("rule AU-5: provisional token response %+v", tr)
-	}
+	require.NotEmpty(t, tr.RefreshToken, "rule AU-5: provisional token response %+v", tr)
+	require.NotEmpty(t, tr.IDToken, "rule AU-5: provisional token response %+v", tr)
+	require.Equal(t, int64(604800), tr.ExpiresIn, "rule AU-5: provisional token response %+v", tr)
 	me, _ := getMe(t, e, tr.AccessToken)
-	if !me.IsProvisional || me.GlobalName == nil || *me.GlobalName != "Ranger" {
-		t.Fatalf("rule AU-5: provisional user %+v", me)
-	}
+	require.True(t, me.IsProvisional, "rule AU-5: provisional user %+v", me)
+	require.NotNil(t, me.GlobalName, "rule AU-5: provisional user %+v", me)
+	require.Equal(t, "Ranger", *me.GlobalName, "rule AU-5: provisional user %+v", me)
 	again := botToken(t, e, e.App, "player-1", nil).token(t)
-	if me2, _ := getMe(t, e, again.AccessToken); me2.ID != me.ID {
-		t.Fatal("rule AU-5: the same external user got another account")
-	}
+	me2, _ := getMe(t, e, again.AccessToken)
+	require.Equal(t, me.ID, me2.ID, "rule AU-5: the same external user got another account")
 	// Provisional accounts get a working refresh token.
 	refresh(t, e, tr.RefreshToken).token(t)
 	// Another application's bot sees another account for the same external id.
 	other := botToken(t, e, e.ChildApp, "player-1", nil).token(t)
-	if me3, _ := getMe(t, e, other.AccessToken); me3.ID == me.ID {
-		t.Fatal("provisional accounts are per application")
-	}
+	me3, _ := getMe(t, e, other.AccessToken)
+	require.NotEqual(t, me.ID, me3.ID, "provisional accounts are per application")
 }
 
 func TestExternalCredentialExchange(t *testing.T) {
@@ -91,9 +89,8 @@ func TestExternalCredentialExchange(t *testing.T) {
 		tok := devToken(t, e, typ, "ext-"+typ)
 		tr := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: typ, ExternalAuthToken: tok}).token(t) // rule AU-5
 		me, _ := getMe(t, e, tr.AccessToken)
-		if !me.IsProvisional || tr.IDToken == "" {
-			t.Fatalf("rule AU-5: %s: %+v", typ, me)
-		}
+		require.True(t, me.IsProvisional, "rule AU-5: %s: %+v", typ, me)
+		require.NotEmpty(t, tr.IDToken, "rule AU-5: %s: %+v", typ, me)
 	}
 	steam := devToken(t, e, extauth.SteamSessionTicket, "steam-1")
 	cases := []struct {
@@ -114,9 +111,8 @@ func TestExternalCredentialExchange(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := external(t, e, c.body)
-		if r.Status != c.status || r.apiError(t).Code != c.code {
-			t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
-		}
+		assert.Equal(t, c.status, r.Status, "%s: %d %s", c.name, r.Status, r.Body)
+		assert.Equal(t, c.code, r.apiError(t).Code, "%s: %d %s", c.name, r.Status, r.Body)
 	}
 	// With the right client secret the exchange works too (confidential server-side call).
 	external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ClientSecret: e.App.ClientSecret,
@@ -126,55 +122,41 @@ func TestExternalCredentialExchange(t *testing.T) {
 	tr := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.BotIssuedAccessToken, ExternalAuthToken: bt.AccessToken}).token(t)
 	a, _ := getMe(t, e, bt.AccessToken)
 	b, _ := getMe(t, e, tr.AccessToken)
-	if a.ID != b.ID {
-		t.Fatalf("rule AU-5: bot-issued token mapped to another account")
-	}
+	require.Equal(t, b.ID, a.ID, "rule AU-5: bot-issued token mapped to another account")
 }
 
 func TestOIDCProvisionalAccounts(t *testing.T) {
 	iss := servertest.NewOIDCIssuer(t)
 	e := servertest.Start(t, servertest.WithOIDCTestIssuer(iss.Client))
 	cfgURL := e.APIURL + "/applications/" + e.App.ID.String() + "/oidc-config"
-	if r := sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, nil); r.Status != 401 {
-		t.Fatalf("oidc-config without a bot token: %d", r.Status) // rule AU-8
-	}
-	if r := sendJSON(t, http.MethodPut, e.APIURL+"/applications/"+e.ChildApp.ID.String()+"/oidc-config",
-		wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(e.App.BotToken)); r.Status != 403 {
-		t.Fatalf("oidc-config of another app: %d", r.Status)
-	}
-	if r := sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: "http://issuer.example.com", ClientID: "x"}, bot(e.App.BotToken)); r.Status != 400 ||
-		!strings.Contains(string(r.Body), `"issuer"`) { // rule AU-9
-		t.Fatalf("rule AU-9: http issuer: %d %s", r.Status, r.Body)
-	}
+	// rule AU-8
+	r := sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, nil)
+	require.Equal(t, 401, r.Status, "oidc-config without a bot token: %d", r.Status)
+	r = sendJSON(t, http.MethodPut, e.APIURL+"/applications/"+e.ChildApp.ID.String()+"/oidc-config",
+		wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(e.App.BotToken))
+	require.Equal(t, 403, r.Status, "oidc-config of another app: %d", r.Status)
+	r = sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: "http://issuer.example.com", ClientID: "x"}, bot(e.App.BotToken))
+	require.Equal(t, 400, r.Status, "rule AU-9: http issuer: %d %s", r.Status, r.Body)
+	require.Contains(t, string(r.Body), `"issuer"`, "rule AU-9: http issuer: %d %s", r.Status, r.Body)
 	iss.SetRedirects(true, false)
-	if r := sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(e.App.BotToken)); r.Status != 400 ||
-		!strings.Contains(string(r.Body), "redirect") { // rule AU-9
-		t.Fatalf("rule AU-9: redirecting discovery: %d %s", r.Status, r.Body)
-	}
+	r = sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(e.App.BotToken))
+	require.Equal(t, 400, r.Status, "rule AU-9: redirecting discovery: %d %s", r.Status, r.Body)
+	require.Contains(t, string(r.Body), "redirect", "rule AU-9: redirecting discovery: %d %s", r.Status, r.Body)
 	iss.SetRedirects(false, false)
-	r := sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(e.App.BotToken))
+	r = sendJSON(t, http.MethodPut, cfgURL, wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(e.App.BotToken))
 	var cfg wire.OIDCConfig
-	if r.Status != 200 {
-		t.Fatalf("valid issuer: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "valid issuer: %d %s", r.Status, r.Body)
 	r.json(t, &cfg)
-	if cfg.JWKSURI != iss.URL+"/jwks" {
-		t.Fatalf("config %+v", cfg)
-	}
-	if g := do(t, http.MethodGet, cfgURL, nil, bot(e.App.BotToken)); g.Status != 200 {
-		t.Fatalf("GET oidc-config: %d", g.Status)
-	}
+	require.Equal(t, iss.URL+"/jwks", cfg.JWKSURI, "config %+v", cfg)
+	g := do(t, http.MethodGet, cfgURL, nil, bot(e.App.BotToken))
+	require.Equal(t, 200, g.Status, "GET oidc-config: %d", g.Status)
 
 	now := e.Clock.Now()
 	tr := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.OIDC,
 		ExternalAuthToken: iss.Token(t, now, map[string]any{"nonce": "n-7"}), Nonce: "n-7"}).token(t) // rules AU-5, AA-4
-	if c := idClaims(t, tr.IDToken); c["nonce"] != "n-7" {
-		t.Fatalf("rule AA-4: nonce not passed into the ID token: %v", c)
-	}
+	require.Equal(t, "n-7", idClaims(t, tr.IDToken)["nonce"], "rule AA-4: nonce not passed into the ID token")
 	me, _ := getMe(t, e, tr.AccessToken)
-	if !me.IsProvisional {
-		t.Fatal("rule AU-5: OIDC account not provisional")
-	}
+	require.True(t, me.IsProvisional, "rule AU-5: OIDC account not provisional")
 	bad := map[string]string{
 		"nonce mismatch": iss.Token(t, now, map[string]any{"nonce": "other"}),
 		"wrong aud":      iss.Token(t, now, map[string]any{"aud": "nope"}),
@@ -182,88 +164,73 @@ func TestOIDCProvisionalAccounts(t *testing.T) {
 	}
 	for name, tok := range bad {
 		r := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.OIDC, ExternalAuthToken: tok, Nonce: "n-7"})
-		if r.Status != 401 || r.apiError(t).Code != wire.CodeInvalidOAuthToken { // rules AU-9, AA-4
-			t.Errorf("rule AU-9: %s: %d %s", name, r.Status, r.Body)
-		}
+		// rules AU-9, AA-4
+		assert.Equal(t, 401, r.Status, "rule AU-9: %s: %d %s", name, r.Status, r.Body)
+		assert.Equal(t, wire.CodeInvalidOAuthToken, r.apiError(t).Code, "rule AU-9: %s: %d %s", name, r.Status, r.Body)
 	}
 	// The refresh_token grant still works for an OIDC provisional account but is deprecated (rule AU-5).
 	rr := refresh(t, e, tr.RefreshToken)
 	rr.token(t)
-	if rr.Header.Get("Deprecation") != "true" {
-		t.Fatal("rule AU-5: refresh of an OIDC provisional account not marked deprecated")
-	}
+	require.Equal(t, "true", rr.Header.Get("Deprecation"), "rule AU-5: refresh of an OIDC provisional account not marked deprecated")
 
 	// A server without the test switch refuses the loopback issuer (rule AU-9).
 	strict := servertest.Start(t, servertest.WithConfig(func(c *serverConfig) { c.OIDCHTTPClient = iss.Client }))
 	r = sendJSON(t, http.MethodPut, strict.APIURL+"/applications/"+strict.App.ID.String()+"/oidc-config",
 		wire.OIDCConfigRequest{Issuer: iss.URL, ClientID: iss.ClientID}, bot(strict.App.BotToken))
-	if r.Status != 400 || !strings.Contains(string(r.Body), "IP address") {
-		t.Fatalf("rule AU-9: IP issuer accepted: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 400, r.Status, "rule AU-9: IP issuer accepted: %d %s", r.Status, r.Body)
+	require.Contains(t, string(r.Body), "IP address", "rule AU-9: IP issuer accepted: %d %s", r.Status, r.Body)
 }
 
 func TestMergeBanAndUnban(t *testing.T) {
 	e := servertest.Start(t)
 	recv := servertest.NewReceiver(t, e.App.PublicKey)
-	if err := e.Server.SetWebhookURL(uint64(e.App.ID), recv.URL); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Server.SetWebhookURL(uint64(e.App.ID), recv.URL))
 	steam := devToken(t, e, extauth.SteamSessionTicket, "steam-42")
 	prov := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: steam}).token(t)
 	provUser, _ := getMe(t, e, prov.AccessToken)
 
 	// Merge: the normal token call plus external_auth_type and external_auth_token (rule AU-5).
 	merged := mergeCode(t, e, "alice", extauth.SteamSessionTicket, steam).token(t)
-	if me, _ := getMe(t, e, merged.AccessToken); me.ID != e.User("alice").ID {
-		t.Fatalf("merge gave %+v", me)
-	}
-	if _, r := getMe(t, e, prov.AccessToken); r.Status != 401 {
-		t.Fatal("the merged provisional account's token still works")
-	}
+	me, _ := getMe(t, e, merged.AccessToken)
+	require.Equal(t, e.User("alice").ID, me.ID, "merge gave %+v", me)
+	_, r := getMe(t, e, prov.AccessToken)
+	require.Equal(t, 401, r.Status, "the merged provisional account's token still works")
 	again := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: steam}).token(t)
-	if me, _ := getMe(t, e, again.AccessToken); me.ID != e.User("alice").ID || me.IsProvisional {
-		t.Fatalf("after the merge the identity signs in as %+v", me)
-	}
+	me, _ = getMe(t, e, again.AccessToken)
+	require.Equal(t, e.User("alice").ID, me.ID, "after the merge the identity signs in as %+v", me)
+	require.False(t, me.IsProvisional, "after the merge the identity signs in as %+v", me)
 
 	// Ban alice permanently (rule ST-1).
-	if err := e.Server.BanUser(uint64(e.User("alice").ID), time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, r := getMe(t, e, merged.AccessToken); r.Status != 401 { // rule ST-1: tokens deleted at once
-		t.Fatal("rule ST-1: a banned user's token still works")
-	}
-	if r := refresh(t, e, merged.RefreshToken); r.oauthError(t) != wire.OAuthInvalidGrant { // rule ST-1
-		t.Fatalf("rule ST-1: refresh after ban: %s", r.Body)
-	}
+	require.NoError(t, e.Server.BanUser(uint64(e.User("alice").ID), time.Time{}))
+	// rule ST-1: tokens deleted at once
+	_, r = getMe(t, e, merged.AccessToken)
+	require.Equal(t, 401, r.Status, "rule ST-1: a banned user's token still works")
+	r = refresh(t, e, merged.RefreshToken)
+	require.Equal(t, wire.OAuthInvalidGrant, r.oauthError(t), "rule ST-1: refresh after ban: %s", r.Body)
 	got := recv.Next(t, 5*time.Second) // rule WH-1: a ban deauthorizes
-	if got.User == nil || got.User.ID != e.User("alice").ID || !got.SignatureOK {
-		t.Fatalf("rule WH-1: ban webhook %s", got.Body)
-	}
+	require.NotNil(t, got.User, "rule WH-1: ban webhook %s", got.Body)
+	require.Equal(t, e.User("alice").ID, got.User.ID, "rule WH-1: ban webhook %s", got.Body)
+	require.True(t, got.SignatureOK, "rule WH-1: ban webhook %s", got.Body)
 	// The identity now belongs to a new cross-platform-restricted provisional account (rule ST-1).
 	restricted := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: steam}).token(t)
 	ru, _ := getMe(t, e, restricted.AccessToken)
-	if !ru.IsProvisional || ru.ID == provUser.ID || ru.ID == e.User("alice").ID { // rule ST-1
-		t.Fatalf("rule ST-1: identity after the ban belongs to %+v", ru)
-	}
+	require.True(t, ru.IsProvisional, "rule ST-1: identity after the ban belongs to %+v", ru)
+	require.NotEqual(t, provUser.ID, ru.ID, "rule ST-1: identity after the ban belongs to %+v", ru)
+	require.NotEqual(t, e.User("alice").ID, ru.ID, "rule ST-1: identity after the ban belongs to %+v", ru)
 	// Merge attempts get 530017 while the ban lasts (rule ST-1).
-	r := mergeCode(t, e, "bob", extauth.SteamSessionTicket, steam)
-	if r.Status != 400 || r.apiError(t).Code != wire.CodeMergeSourceBanned { // rule ST-1
-		t.Fatalf("rule ST-1: merge from a banned source: %d %s", r.Status, r.Body)
-	}
+	r = mergeCode(t, e, "bob", extauth.SteamSessionTicket, steam)
+	require.Equal(t, 400, r.Status, "rule ST-1: merge from a banned source: %d %s", r.Status, r.Body)
+	require.Equal(t, wire.CodeMergeSourceBanned, r.apiError(t).Code, "rule ST-1: merge from a banned source: %d %s", r.Status, r.Body)
 	e.Clock.Advance(365 * 24 * time.Hour) // a permanent ban does not wear off
 	steam = devToken(t, e, extauth.SteamSessionTicket, "steam-42")
-	if r := mergeCode(t, e, "bob", extauth.SteamSessionTicket, steam); r.apiError(t).Code != wire.CodeMergeSourceBanned { // rule ST-1
-		t.Fatalf("rule ST-1: permanent ban wore off: %s", r.Body)
-	}
+	r = mergeCode(t, e, "bob", extauth.SteamSessionTicket, steam)
+	require.Equal(t, wire.CodeMergeSourceBanned, r.apiError(t).Code, "rule ST-1: permanent ban wore off: %s", r.Body)
 	// The banned user cannot sign in on the consent page.
-	if _, err := newBrowserSession(t).b.Authorize(t.Context(), authz{clientID: e.App.ID.String(), scope: "identify",
-		redirect: loopbackRedirect}.url(e), browserChoice("alice", e.User("alice").Password)); err == nil || !strings.Contains(err.Error(), "banned") {
-		t.Fatalf("banned login: %v", err)
-	}
+	_, err := newBrowserSession(t).b.Authorize(t.Context(), authz{clientID: e.App.ID.String(), scope: "identify",
+		redirect: loopbackRedirect}.url(e), browserChoice("alice", e.User("alice").Password))
+	require.ErrorContains(t, err, "banned", "banned login")
 	// Once the ban lifts, merging works again.
-	if err := e.Server.UnbanUser(uint64(e.User("alice").ID)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Server.UnbanUser(uint64(e.User("alice").ID)))
 	mergeCode(t, e, "bob", extauth.SteamSessionTicket, steam).token(t)
 }
 
@@ -271,12 +238,9 @@ func TestTemporaryBanLiftsByTheClock(t *testing.T) {
 	e := servertest.Start(t)
 	epic := devToken(t, e, extauth.EpicIDToken, "epic-1")
 	mergeCode(t, e, "carol", extauth.EpicIDToken, epic).token(t)
-	if err := e.Server.BanUser(uint64(e.User("carol").ID), e.Clock.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if r := mergeCode(t, e, "bob", extauth.EpicIDToken, devToken(t, e, extauth.EpicIDToken, "epic-1")); r.apiError(t).Code != wire.CodeMergeSourceBanned { // rule ST-1
-		t.Fatalf("rule ST-1: during a temporary ban: %s", r.Body)
-	}
+	require.NoError(t, e.Server.BanUser(uint64(e.User("carol").ID), e.Clock.Now().Add(time.Hour)))
+	r := mergeCode(t, e, "bob", extauth.EpicIDToken, devToken(t, e, extauth.EpicIDToken, "epic-1"))
+	require.Equal(t, wire.CodeMergeSourceBanned, r.apiError(t).Code, "rule ST-1: during a temporary ban: %s", r.Body)
 	e.Clock.Advance(2 * time.Hour)
 	mergeCode(t, e, "bob", extauth.EpicIDToken, devToken(t, e, extauth.EpicIDToken, "epic-1")).token(t) // rule ST-1: the ban lifted
 }
@@ -286,18 +250,15 @@ func TestMergeErrors(t *testing.T) {
 	a := devToken(t, e, extauth.SteamSessionTicket, "steam-a")
 	mergeCode(t, e, "alice", extauth.SteamSessionTicket, a).token(t)
 	// The identity is on a full account now: merging it elsewhere is 530010.
-	if r := mergeCode(t, e, "bob", extauth.SteamSessionTicket, a); r.apiError(t).Code != wire.CodeNotProvisional {
-		t.Fatalf("merge of a full account's identity: %s", r.Body)
-	}
+	r := mergeCode(t, e, "bob", extauth.SteamSessionTicket, a)
+	require.Equal(t, wire.CodeNotProvisional, r.apiError(t).Code, "merge of a full account's identity: %s", r.Body)
 	// Alice already has a Steam identity: another one is an invalid destination (530016).
 	b := devToken(t, e, extauth.SteamSessionTicket, "steam-b")
-	if r := mergeCode(t, e, "alice", extauth.SteamSessionTicket, b); r.apiError(t).Code != wire.CodeInvalidMergeDestination {
-		t.Fatalf("second identity of a type: %s", r.Body)
-	}
+	r = mergeCode(t, e, "alice", extauth.SteamSessionTicket, b)
+	require.Equal(t, wire.CodeInvalidMergeDestination, r.apiError(t).Code, "second identity of a type: %s", r.Body)
 	// An external token that fails verification is an invalid merge source (530014).
-	if r := mergeCode(t, e, "bob", extauth.SteamSessionTicket, "garbage"); r.apiError(t).Code != wire.CodeInvalidMergeSource {
-		t.Fatalf("invalid source token: %s", r.Body)
-	}
+	r = mergeCode(t, e, "bob", extauth.SteamSessionTicket, "garbage")
+	require.Equal(t, wire.CodeInvalidMergeSource, r.apiError(t).Code, "invalid source token: %s", r.Body)
 	// Merging the same identity into the same account again is fine.
 	mergeCode(t, e, "alice", extauth.SteamSessionTicket, a).token(t)
 }
@@ -305,54 +266,47 @@ func TestMergeErrors(t *testing.T) {
 func TestUnmergeSendsDeauthorized(t *testing.T) {
 	e := servertest.Start(t)
 	recv := servertest.NewReceiver(t, e.App.PublicKey)
-	if err := e.Server.SetWebhookURL(uint64(e.App.ID), recv.URL); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Server.SetWebhookURL(uint64(e.App.ID), recv.URL))
 	prov := botToken(t, e, e.App, "player-9", nil).token(t)
 	provUser, _ := getMe(t, e, prov.AccessToken)
 	linked := mergeCode(t, e, "carol", extauth.BotIssuedAccessToken, prov.AccessToken).token(t)
-	if me, _ := getMe(t, e, botToken(t, e, e.App, "player-9", nil).token(t).AccessToken); me.ID != e.User("carol").ID {
-		t.Fatalf("bot endpoint after merge: %+v", me)
-	}
+	me, _ := getMe(t, e, botToken(t, e, e.App, "player-9", nil).token(t).AccessToken)
+	require.Equal(t, e.User("carol").ID, me.ID, "bot endpoint after merge: %+v", me)
 	unmerge := func(ext string, h http.Header) resp {
 		return sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/provisional-accounts/unmerge/bot", wire.BotTokenRequest{ExternalUserID: ext}, h)
 	}
-	if r := unmerge("player-9", nil); r.Status != 401 { // rule AU-8
-		t.Fatalf("rule AU-8: unmerge without a bot token: %d", r.Status)
-	}
-	if r := unmerge("player-9", bot(e.App.BotToken)); r.Status != 204 {
-		t.Fatalf("unmerge: %d %s", r.Status, r.Body)
-	}
+	r := unmerge("player-9", nil)
+	require.Equal(t, 401, r.Status, "rule AU-8: unmerge without a bot token: %d", r.Status)
+	r = unmerge("player-9", bot(e.App.BotToken))
+	require.Equal(t, 204, r.Status, "unmerge: %d %s", r.Status, r.Body)
 	got := recv.Next(t, 5*time.Second) // rules ST-2, WH-1
-	if got.User == nil || got.User.ID != e.User("carol").ID || got.Event.Event.Type != wire.EventApplicationDeauthorized {
-		t.Fatalf("rule ST-2: unmerge webhook %s", got.Body)
-	}
-	if r := refresh(t, e, linked.RefreshToken); r.oauthError(t) != wire.OAuthInvalidGrant { // rules ST-2, AU-6
-		t.Fatalf("rule AU-6: refresh after unmerge: %s", r.Body)
-	}
+	require.NotNil(t, got.User, "rule ST-2: unmerge webhook %s", got.Body)
+	require.Equal(t, e.User("carol").ID, got.User.ID, "rule ST-2: unmerge webhook %s", got.Body)
+	require.Equal(t, wire.EventApplicationDeauthorized, got.Event.Event.Type, "rule ST-2: unmerge webhook %s", got.Body)
+	// rules ST-2, AU-6
+	r = refresh(t, e, linked.RefreshToken)
+	require.Equal(t, wire.OAuthInvalidGrant, r.oauthError(t), "rule AU-6: refresh after unmerge: %s", r.Body)
 	// The provisional account gets its identity back (rule AU-5).
 	back := botToken(t, e, e.App, "player-9", nil).token(t)
-	if me, _ := getMe(t, e, back.AccessToken); me.ID != provUser.ID || !me.IsProvisional {
-		t.Fatalf("after unmerge the identity signs in as %+v, want %+v", me, provUser)
-	}
-	if r := unmerge("player-9", bot(e.App.BotToken)); r.Status != 400 || r.apiError(t).Code != wire.CodeInvalidMergeSource {
-		t.Fatalf("second unmerge: %d %s", r.Status, r.Body)
-	}
+	me, _ = getMe(t, e, back.AccessToken)
+	require.Equal(t, provUser.ID, me.ID, "after unmerge the identity signs in as %+v, want %+v", me, provUser)
+	require.True(t, me.IsProvisional, "after unmerge the identity signs in as %+v, want %+v", me, provUser)
+	r = unmerge("player-9", bot(e.App.BotToken))
+	require.Equal(t, 400, r.Status, "second unmerge: %d %s", r.Status, r.Body)
+	require.Equal(t, wire.CodeInvalidMergeSource, r.apiError(t).Code, "second unmerge: %d %s", r.Status, r.Body)
 	// The client-credential form of unmerge.
 	steam := devToken(t, e, extauth.SteamSessionTicket, "steam-u")
 	mergeCode(t, e, "bob", extauth.SteamSessionTicket, steam).token(t)
-	r := sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/provisional-accounts/unmerge",
+	r = sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/provisional-accounts/unmerge",
 		wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: steam}, nil)
-	if r.Status != 204 {
-		t.Fatalf("unmerge with external credentials: %d %s", r.Status, r.Body)
-	}
-	if got := recv.Next(t, 5*time.Second); got.User == nil || got.User.ID != e.User("bob").ID { // rule WH-1
-		t.Fatalf("rule WH-1: webhook %s", got.Body)
-	}
+	require.Equal(t, 204, r.Status, "unmerge with external credentials: %d %s", r.Status, r.Body)
+	got = recv.Next(t, 5*time.Second)
+	require.NotNil(t, got.User, "rule WH-1: webhook %s", got.Body)
+	require.Equal(t, e.User("bob").ID, got.User.ID, "rule WH-1: webhook %s", got.Body)
 	fresh := external(t, e, wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: steam}).token(t)
-	if me, _ := getMe(t, e, fresh.AccessToken); !me.IsProvisional { // a new provisional account holds an identity merged directly
-		t.Fatalf("unmerged identity without a former provisional account: %+v", me)
-	}
+	// a new provisional account holds an identity merged directly
+	me, _ = getMe(t, e, fresh.AccessToken)
+	require.True(t, me.IsProvisional, "unmerged identity without a former provisional account: %+v", me)
 }
 
 func TestChildTokens(t *testing.T) {
@@ -362,17 +316,15 @@ func TestChildTokens(t *testing.T) {
 		return sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/child-token", body, nil)
 	}
 	tr := child(wire.ChildTokenRequest{ParentAccessToken: parent.AccessToken, ChildApplicationID: e.ChildApp.ID}).token(t) // rule AU-4
-	if tr.RefreshToken != "" || tr.ExpiresIn <= 0 || tr.ExpiresIn > 604800 {
-		t.Fatalf("rule AU-4: child token response %+v", tr)
-	}
-	if me, _ := getMe(t, e, tr.AccessToken); me.ID != e.User("alice").ID {
-		t.Fatalf("rule AU-4: child token user %+v", me)
-	}
+	require.Empty(t, tr.RefreshToken, "rule AU-4: child token response %+v", tr)
+	require.Greater(t, tr.ExpiresIn, int64(0), "rule AU-4: child token response %+v", tr)
+	require.LessOrEqual(t, tr.ExpiresIn, int64(604800), "rule AU-4: child token response %+v", tr)
+	me, _ := getMe(t, e, tr.AccessToken)
+	require.Equal(t, e.User("alice").ID, me.ID, "rule AU-4: child token user %+v", me)
 	// The child token is the child application's: revoking it through the parent client does nothing.
 	tok, err := e.Server.Store().GetToken(t.Context(), sha(tr.AccessToken))
-	if err != nil || tok.AppID != uint64(e.ChildApp.ID) {
-		t.Fatalf("child token app: %+v %v", tok, err)
-	}
+	require.NoError(t, err, "child token app: %+v", tok)
+	require.Equal(t, uint64(e.ChildApp.ID), tok.AppID, "child token app: %+v", tok)
 	for name, c := range map[string]struct {
 		body   wire.ChildTokenRequest
 		status int
@@ -385,9 +337,8 @@ func TestChildTokens(t *testing.T) {
 		"child of child": {wire.ChildTokenRequest{ParentAccessToken: tr.AccessToken, ChildApplicationID: e.ChildApp.ID}, 400},
 		"missing child":  {wire.ChildTokenRequest{ParentAccessToken: parent.AccessToken}, 400},
 	} {
-		if r := child(c.body); r.Status != c.status {
-			t.Errorf("rule AU-4: %s: %d %s", name, r.Status, r.Body)
-		}
+		r := child(c.body)
+		assert.Equal(t, c.status, r.Status, "rule AU-4: %s: %d %s", name, r.Status, r.Body)
 	}
 	// With the parent's client secret (server-to-server exchange) it works as well (rule AU-4).
 	tr2 := child(wire.ChildTokenRequest{ParentAccessToken: parent.AccessToken, ChildApplicationID: e.ChildApp.ID,
@@ -395,9 +346,8 @@ func TestChildTokens(t *testing.T) {
 	// Revoking the parent revokes the children (rule AU-4).
 	postForm(t, e.APIURL+"/oauth2/token/revoke", url.Values{"token": {parent.RefreshToken}, "client_id": {e.App.ID.String()}})
 	for _, c := range []string{tr.AccessToken, tr2.AccessToken} {
-		if _, r := getMe(t, e, c); r.Status != 401 { // rule AU-4
-			t.Fatalf("rule AU-4: child token alive after the parent was revoked: %d", r.Status)
-		}
+		_, r := getMe(t, e, c)
+		require.Equal(t, 401, r.Status, "rule AU-4: child token alive after the parent was revoked: %d", r.Status)
 	}
 }
 
@@ -409,13 +359,10 @@ func TestProvisionalDisplayName(t *testing.T) {
 	}
 	r := patch(prov.AccessToken, map[string]string{"global_name": "  New Name "})
 	var u wire.User
-	if r.Status != 200 {
-		t.Fatalf("rename: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "rename: %d %s", r.Status, r.Body)
 	r.json(t, &u)
-	if u.GlobalName == nil || *u.GlobalName != "New Name" {
-		t.Fatalf("renamed user %+v", u)
-	}
+	require.NotNil(t, u.GlobalName, "renamed user %+v", u)
+	require.Equal(t, "New Name", *u.GlobalName, "renamed user %+v", u)
 	for name, c := range map[string]struct {
 		body   any
 		status int
@@ -425,15 +372,13 @@ func TestProvisionalDisplayName(t *testing.T) {
 		"missing": {map[string]string{}, 400},
 		"control": {map[string]string{"global_name": "a\x01b"}, 400},
 	} {
-		if r := patch(prov.AccessToken, c.body); r.Status != c.status || r.apiError(t).Code != wire.CodeInvalidFormBody {
-			t.Errorf("%s: %d %s", name, r.Status, r.Body)
-		}
+		r := patch(prov.AccessToken, c.body)
+		assert.Equal(t, c.status, r.Status, "%s: %d %s", name, r.Status, r.Body)
+		assert.Equal(t, wire.CodeInvalidFormBody, r.apiError(t).Code, "%s: %d %s", name, r.Status, r.Body)
 	}
 	full := linkedTokens(t, e, "bob", "identify")
-	if r := patch(full.AccessToken, map[string]string{"global_name": "Bobby"}); r.apiError(t).Code != wire.CodeNotProvisional {
-		t.Fatalf("full account rename: %s", r.Body)
-	}
-	if r := patch("nope", map[string]string{"global_name": "x"}); r.Status != 401 {
-		t.Fatalf("no token: %d", r.Status)
-	}
+	r = patch(full.AccessToken, map[string]string{"global_name": "Bobby"})
+	require.Equal(t, wire.CodeNotProvisional, r.apiError(t).Code, "full account rename: %s", r.Body)
+	r = patch("nope", map[string]string{"global_name": "x"})
+	require.Equal(t, 401, r.Status, "no token: %d", r.Status)
 }

@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
 )
@@ -27,64 +28,45 @@ func TestConsentThroughTheCLI(t *testing.T) {
 		"scope": {"openid sdk.social_layer"}, "state": {"cli-state"}, "redirect_uri": {redirect}}.Encode()
 	alice := e.User("alice")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"-user", "alice", "-password", alice.Password, authorize}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
-	}
+	code := run([]string{"-user", "alice", "-password", alice.Password, authorize}, &out, &errOut)
+	require.Equal(t, 0, code, "exit %d: %s %s", code, out.String(), errOut.String())
 	q := <-got
-	if q.Get("code") == "" || q.Get("state") != "cli-state" {
-		t.Fatalf("the loopback listener got %v", q)
-	}
-	if strings.Contains(out.String(), q.Get("code")) || !strings.Contains(out.String(), "callback: HTTP 200") {
-		t.Fatalf("output:\n%s", out.String())
-	}
+	require.NotEmpty(t, q.Get("code"), "the loopback listener got %v", q)
+	require.Equal(t, "cli-state", q.Get("state"), "the loopback listener got %v", q)
+	require.NotContains(t, out.String(), q.Get("code"), "output:\n%s", out.String())
+	require.Contains(t, out.String(), "callback: HTTP 200", "output:\n%s", out.String())
 	out.Reset()
-	if code := run([]string{"-deny", authorize}, &out, &errOut); code != 0 {
-		t.Fatalf("deny exit %d: %s", code, errOut.String())
-	}
-	if q := <-got; q.Get("error") != "access_denied" {
-		t.Fatalf("deny reached the listener as %v", q)
-	}
+	code = run([]string{"-deny", authorize}, &out, &errOut)
+	require.Equal(t, 0, code, "deny exit %d: %s", code, errOut.String())
+	require.Equal(t, "access_denied", (<-got).Get("error"), "what the deny sent to the listener")
 	// A wrong password fails with the page's message.
 	errOut.Reset()
-	if code := run([]string{"-user", "alice", "-password", "nope", authorize}, &out, &errOut); code != 1 ||
-		!strings.Contains(errOut.String(), "Wrong username or password") {
-		t.Fatalf("wrong password: exit %d %s", code, errOut.String())
-	}
-	if code := run([]string{"-user", "alice"}, &out, &errOut); code != 2 {
-		t.Fatalf("usage error exit %d", code)
-	}
+	code = run([]string{"-user", "alice", "-password", "nope", authorize}, &out, &errOut)
+	require.Equal(t, 1, code, "wrong password: exit %d %s", code, errOut.String())
+	require.Contains(t, errOut.String(), "Wrong username or password", "wrong password: exit %d %s", code, errOut.String())
+	code = run([]string{"-user", "alice"}, &out, &errOut)
+	require.Equal(t, 2, code, "usage error exit %d", code)
 }
 
 func TestDeviceCodeThroughTheCLI(t *testing.T) {
 	e := servertest.Start(t)
 	res, err := http.PostForm(e.APIURL+"/oauth2/device/authorize", url.Values{"client_id": {e.App.ID.String()}, "scope": {"identify"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var d struct {
 		DeviceCode string `json:"device_code"`
 		UserCode   string `json:"user_code"`
 	}
-	if err := jsonDecode(res, &d); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, jsonDecode(res, &d))
 	bob := e.User("bob")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"-user", "bob", "-password", bob.Password, "-device-code", d.UserCode, e.URL}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	if !strings.Contains(out.String(), "Device connected") {
-		t.Fatalf("output: %s", out.String())
-	}
+	code := run([]string{"-user", "bob", "-password", bob.Password, "-device-code", d.UserCode, e.URL}, &out, &errOut)
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut.String())
+	require.Contains(t, out.String(), "Device connected", "output: %s", out.String())
 	res, err = http.PostForm(e.APIURL+"/oauth2/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"},
 		"device_code": {d.DeviceCode}, "client_id": {e.App.ID.String()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("token after the CLI approved: %d", res.StatusCode)
-	}
+	require.Equal(t, 200, res.StatusCode, "token after the CLI approved: %d", res.StatusCode)
 }
 
 func jsonDecode(res *http.Response, v any) error {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/core/rpc"
 )
 
@@ -25,9 +27,7 @@ func shortDir(t *testing.T) string {
 		return d
 	}
 	d, err := os.MkdirTemp("", "ipc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
 }
@@ -49,44 +49,34 @@ func start(t *testing.T, args ...string) (io.WriteCloser, *bufio.Scanner, chan e
 
 func line(t *testing.T, sc *bufio.Scanner) string {
 	t.Helper()
-	if !sc.Scan() {
-		t.Fatalf("no more output: %v", sc.Err())
-	}
+	require.True(t, sc.Scan(), "no more output: %v", sc.Err())
 	return sc.Text()
 }
 
 func TestStdinControl(t *testing.T) {
 	dir := shortDir(t)
 	in, out, done := start(t, "-dir", dir, "-index", "2", "-guild", "9=Nine")
-	if got := line(t, out); got != "listening "+rpc.Path(dir, "", 2) {
-		t.Fatalf("first line %q", got)
-	}
+	require.Equal(t, "listening "+rpc.Path(dir, "", 2), line(t, out), "first line")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := rpc.Dial(ctx, rpc.Config{ApplicationID: 42, Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	got := make(chan struct{}, 1)
-	if _, err := c.SubscribeAuthorizeRequest(ctx, func() { got <- struct{}{} }); err != nil {
-		t.Fatal(err)
-	}
-	if g, err := c.GetGuild(ctx, "9"); err != nil || g.Name != "Nine" {
-		t.Fatalf("GetGuild = %+v, %v", g, err)
-	}
+	_, err = c.SubscribeAuthorizeRequest(ctx, func() { got <- struct{}{} })
+	require.NoError(t, err)
+	g, err := c.GetGuild(ctx, "9")
+	require.NoError(t, err, "GetGuild = %+v", g)
+	require.Equal(t, "Nine", g.Name, "GetGuild = %+v", g)
 
 	io.WriteString(in, "status\nauthorize-request\nbogus\nquit\n")
 	for _, want := range []string{"connections=1 subscriptions=[AUTHORIZE_REQUEST=1]", "sent AUTHORIZE_REQUEST to 1", "error: unknown command", "bye"} {
-		if l := line(t, out); !strings.HasPrefix(l, want) {
-			t.Fatalf("got %q, want %q", l, want)
-		}
+		l := line(t, out)
+		require.True(t, strings.HasPrefix(l, want), "got %q, want it to start with %q", l, want)
 	}
 	<-got
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, <-done)
 }
 
 func TestHTTPControl(t *testing.T) {
@@ -94,9 +84,7 @@ func TestHTTPControl(t *testing.T) {
 	in, out, done := start(t, "-dir", dir, "-http", "127.0.0.1:0")
 	line(t, out)
 	url, ok := strings.CutPrefix(line(t, out), "control ")
-	if !ok {
-		t.Fatal("no control URL")
-	}
+	require.True(t, ok, "no control URL")
 	in.Close() // with -http, the end of standard input does not stop it
 
 	post := func(body string, origin string) (int, string) {
@@ -105,29 +93,22 @@ func TestHTTPControl(t *testing.T) {
 			req.Header.Set("Origin", origin)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, body := post("status\nkick\n", ""); code != 200 || body != "connections=0 subscriptions=[]\ndropped 0\n" {
-		t.Fatalf("POST = %d %q", code, body)
-	}
-	if code, _ := post("quit", "http://example.test"); code != http.StatusForbidden {
-		t.Fatalf("a browser page's POST got %d", code)
-	}
+	code, body := post("status\nkick\n", "")
+	require.Equal(t, 200, code, "POST = %d %q", code, body)
+	require.Equal(t, "connections=0 subscriptions=[]\ndropped 0\n", body, "POST = %d %q", code, body)
+	code, _ = post("quit", "http://example.test")
+	require.Equal(t, http.StatusForbidden, code, "a browser page's POST got %d", code)
 	post("quit", "")
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	case <-time.After(5 * time.Second):
-		t.Fatal("quit did not stop it")
+		require.FailNow(t, "quit did not stop it")
 	}
-	if err := run([]string{"-http", "0.0.0.0:0", "-dir", dir}, strings.NewReader(""), io.Discard); err == nil {
-		t.Fatal("accepted a non-loopback control address")
-	}
+	require.Error(t, run([]string{"-http", "0.0.0.0:0", "-dir", dir}, strings.NewReader(""), io.Discard), "accepted a non-loopback control address")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/wire"
 )
@@ -45,60 +49,43 @@ func TestServeDevModeAndShutDown(t *testing.T) {
 			"-dev-credentials", credsFile, "-log-format", "json", "-log-level", "debug"}, &logs)
 	}()
 	var creds wire.DevCredentials
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	require.Eventually(t, func() bool {
 		raw, err := os.ReadFile(credsFile)
-		if err == nil && json.Unmarshal(raw, &creds) == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no credentials file; logs:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(creds.Applications) != 3 || len(creds.Users) != 3 || !strings.HasSuffix(creds.APIBase, "/api/v10") || creds.AdminToken == "" {
-		t.Fatalf("credentials %+v", creds)
-	}
-	if info, err := os.Stat(credsFile); err != nil || info.Mode().Perm() != 0o600 {
-		t.Fatalf("credentials file mode: %v %v", info.Mode(), err)
-	}
+		return err == nil && json.Unmarshal(raw, &creds) == nil
+	}, 10*time.Second, 20*time.Millisecond, "no credentials file; logs:\n%s", &logs)
+	require.Len(t, creds.Applications, 3, "credentials %+v", creds)
+	require.Len(t, creds.Users, 3, "credentials %+v", creds)
+	require.True(t, strings.HasSuffix(creds.APIBase, "/api/v10"), "credentials %+v", creds)
+	require.NotEmpty(t, creds.AdminToken, "credentials %+v", creds)
+	info, err := os.Stat(credsFile)
+	require.NoError(t, err, "credentials file")
+	require.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), "credentials file mode: %v", info.Mode())
 	res, err := http.Get(creds.WebBase + "/healthz")
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("healthz: %v %v", res, err)
-	}
+	require.NoError(t, err, "healthz: %v", res)
+	require.Equal(t, 200, res.StatusCode, "healthz: %v", res)
 	res.Body.Close()
 	// The clock override is in effect and movable.
 	req, _ := http.NewRequest(http.MethodGet, creds.APIBase+"/dev/clock", nil)
 	req.Header.Set("Authorization", "Admin "+creds.AdminToken)
 	res, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var now struct{ Now string }
 	json.NewDecoder(res.Body).Decode(&now)
 	res.Body.Close()
-	if !strings.HasPrefix(now.Now, "2026-02-23T00:00:00") {
-		t.Fatalf("clock override: %q", now.Now)
-	}
+	require.True(t, strings.HasPrefix(now.Now, "2026-02-23T00:00:00"), "clock override: %q", now.Now)
 	cancel()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
+		require.NoError(t, err, "run")
 	case <-time.After(10 * time.Second):
-		t.Fatal("no graceful shutdown")
+		require.FailNow(t, "no graceful shutdown")
 	}
-	if !strings.Contains(logs.String(), "sdkpp-server stopped") {
-		t.Fatalf("logs:\n%s", logs.String())
-	}
+	require.Contains(t, logs.String(), "sdkpp-server stopped", "logs:\n%s", logs.String())
 }
 
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-clock", "bogus"}, {"-log-level", "loud"}, {"-log-format", "xml"}, {"extra"},
 		{"-public-url", "ftp://x"}, {"-oidc-ca-file", "/nonexistent/ca.pem"}} {
-		if err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, args...), &bytes.Buffer{}); err == nil {
-			t.Errorf("%v accepted", args)
-		}
+		assert.Error(t, run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, args...), &bytes.Buffer{}), "%v accepted", args)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
@@ -89,9 +91,7 @@ func (e *env) open(p, to player) wire.DMChannel {
 func (e *env) webhooks(event string) int {
 	e.t.Helper()
 	due, err := e.st.DueWebhooks(context.Background(), e.clock.Now().Add(365*24*time.Hour), 100000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	n := 0
 	for _, d := range due {
 		if d.EventType == event {
@@ -107,81 +107,71 @@ func TestDirectMessages(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.user("ann", e.app), e.user("bob", e.app)
 	ch := e.open(a, b)
-	if again := e.open(b, a); again.ID != ch.ID || len(ch.Recipients) != 2 || ch.Type != wire.ChannelTypeDM {
-		t.Fatalf("channels %+v %+v", ch, again)
-	}
+	again := e.open(b, a)
+	require.Equal(t, ch.ID, again.ID, "channels %+v %+v", ch, again)
+	require.Len(t, ch.Recipients, 2, "channels %+v %+v", ch, again)
+	require.Equal(t, wire.ChannelTypeDM, ch.Type, "channels %+v %+v", ch, again)
 	path := fmt.Sprintf("/channels/%d/messages", ch.ID)
 
 	var m wire.Message
 	e.api.Do("POST", path, a.auth, map[string]any{"content": "hi bob", "metadata": map[string]string{"k": "v"}}).OK(t, 200, &m)
-	if m.Content != "hi bob" || uint64(m.RecipientID) != b.id || uint64(m.Author.ID) != a.id || m.Metadata["k"] != "v" ||
-		m.ApplicationID != e.app.ID || m.EditedTimestamp != nil { // rule MSG-1
-		t.Fatalf("message %+v", m)
-	}
-	if got := e.rec.take(); len(got) != 1 || got[0] != fmt.Sprint("MESSAGE_CREATE ", []uint64{a.id, b.id}) {
-		t.Fatalf("dispatches %v", got)
-	}
-	if e.webhooks(wire.EventGameDirectMessageCreate) != 1 { // rule WH-2
-		t.Fatal("no GAME_DIRECT_MESSAGE_CREATE webhook")
-	}
+	// rule MSG-1
+	require.Equal(t, "hi bob", m.Content, "message %+v", m)
+	require.Equal(t, b.id, uint64(m.RecipientID), "message %+v", m)
+	require.Equal(t, a.id, uint64(m.Author.ID), "message %+v", m)
+	require.Equal(t, "v", m.Metadata["k"], "message %+v", m)
+	require.Equal(t, e.app.ID, m.ApplicationID, "message %+v", m)
+	require.Nil(t, m.EditedTimestamp, "message %+v", m)
+	got := e.rec.take()
+	require.Len(t, got, 1, "dispatches %v", got)
+	require.Equal(t, fmt.Sprint("MESSAGE_CREATE ", []uint64{a.id, b.id}), got[0], "dispatches %v", got)
+	// rule WH-2
+	require.Equal(t, 1, e.webhooks(wire.EventGameDirectMessageCreate), "no GAME_DIRECT_MESSAGE_CREATE webhook")
 
 	var list []wire.Message
 	e.api.Do("GET", path+"?limit=10", b.auth, nil).OK(t, 200, &list)
-	if len(list) != 1 || list[0].ID != m.ID {
-		t.Fatalf("history %+v", list)
-	}
+	require.Len(t, list, 1, "history %+v", list)
+	require.Equal(t, m.ID, list[0].ID, "history %+v", list)
 	var chans []wire.DMChannel
 	e.api.Do("GET", "/users/@me/channels", b.auth, nil).OK(t, 200, &chans)
-	if len(chans) != 1 || chans[0].LastMessageID == nil || *chans[0].LastMessageID != m.ID {
-		t.Fatalf("summaries %+v", chans)
-	}
+	require.Len(t, chans, 1, "summaries %+v", chans)
+	require.NotNil(t, chans[0].LastMessageID, "summaries %+v", chans)
+	require.Equal(t, m.ID, *chans[0].LastMessageID, "summaries %+v", chans)
 
 	mpath := fmt.Sprintf("%s/%d", path, m.ID)
 	e.clock.Advance(time.Minute)
 	e.api.Do("PATCH", mpath, a.auth, map[string]any{"content": "hi bob!"}).OK(t, 200, &m)
-	if m.Content != "hi bob!" || m.EditedTimestamp == nil || m.Metadata["k"] != "v" {
-		t.Fatalf("edited %+v", m)
-	}
+	require.Equal(t, "hi bob!", m.Content, "edited %+v", m)
+	require.NotNil(t, m.EditedTimestamp, "edited %+v", m)
+	require.Equal(t, "v", m.Metadata["k"], "edited %+v", m)
 	e.api.Do("PATCH", mpath, b.auth, map[string]any{"content": "not yours"}).Fails(t, 403, 50005, "")
-	if e.webhooks(wire.EventGameDirectMessageUpdate) != 1 {
-		t.Fatal("no GAME_DIRECT_MESSAGE_UPDATE webhook")
-	}
+	require.Equal(t, 1, e.webhooks(wire.EventGameDirectMessageUpdate), "no GAME_DIRECT_MESSAGE_UPDATE webhook")
 
 	// rules MODR-1, MSG-3: the backend sets moderation metadata: both players hear of it, no webhook.
 	e.rec.take()
 	mod := fmt.Sprintf("/partner-sdk/dms/%d/%d/messages/%d/moderation-metadata", b.id, a.id, m.ID)
 	e.api.Do("PUT", mod, "Bot "+e.app.BotToken, map[string]string{"verdict": "clean"}).OK(t, 204, nil)
 	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
-	if list[0].ModerationMetadata["verdict"] != "clean" {
-		t.Fatalf("moderation %+v", list[0])
-	}
-	if got := e.rec.take(); len(got) != 1 || !strings.HasPrefix(got[0], "MESSAGE_UPDATE") {
-		t.Fatalf("dispatches %v", got)
-	}
-	if e.webhooks(wire.EventGameDirectMessageUpdate) != 1 {
-		t.Fatal("moderation sent a webhook")
-	}
+	require.Equal(t, "clean", list[0].ModerationMetadata["verdict"], "moderation %+v", list[0])
+	got = e.rec.take()
+	require.Len(t, got, 1, "dispatches %v", got)
+	require.True(t, strings.HasPrefix(got[0], "MESSAGE_UPDATE"), "dispatches %v", got)
+	require.Equal(t, 1, e.webhooks(wire.EventGameDirectMessageUpdate), "moderation sent a webhook")
 	// Another game's backend cannot moderate this game's messages.
 	e.api.Do("PUT", mod, "Bot "+e.other.BotToken, map[string]string{"verdict": "x"}).Fails(t, 404, wire.CodeUnknownMessage, "")
 
 	e.api.Do("DELETE", mpath, b.auth, nil).Fails(t, 403, 50005, "")
 	e.api.Do("DELETE", mpath, a.auth, nil).OK(t, 204, nil)
 	e.api.Do("DELETE", mpath, a.auth, nil).Fails(t, 404, wire.CodeUnknownMessage, "")
-	if e.webhooks(wire.EventGameDirectMessageDelete) != 1 {
-		t.Fatal("no GAME_DIRECT_MESSAGE_DELETE webhook")
-	}
+	require.Equal(t, 1, e.webhooks(wire.EventGameDirectMessageDelete), "no GAME_DIRECT_MESSAGE_DELETE webhook")
 	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
-	if len(list) != 0 {
-		t.Fatalf("a deleted message is listed: %+v", list)
-	}
+	require.Empty(t, list, "a deleted message is listed: %+v", list)
 
 	// History reaches back 72 hours.
 	e.api.Do("POST", path, a.auth, map[string]any{"content": "old"}).OK(t, 200, &m)
 	e.clock.Advance(dms.HistoryWindow + time.Minute)
 	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
-	if len(list) != 0 {
-		t.Fatalf("a message older than 72 hours is listed: %+v", list)
-	}
+	require.Empty(t, list, "a message older than 72 hours is listed: %+v", list)
 }
 
 // Bad input on every route: a 4xx in the platform's shape, never a 5xx, nothing stored.
@@ -244,10 +234,9 @@ func TestDirectMessagesBadInput(t *testing.T) {
 	// Nothing of the refused requests was stored: the one message is unchanged.
 	var list []wire.Message
 	e.api.Do("GET", path, a.auth, nil).OK(t, 200, &list)
-	if len(list) != 1 || list[0].Content != "first" || list[0].ModerationMetadata != nil {
-		t.Fatalf("history after refusals %+v", list)
-	}
-	if got := e.webhooks(wire.EventGameDirectMessageCreate); got != 1 {
-		t.Fatalf("%d webhooks", got)
-	}
+	require.Len(t, list, 1, "history after refusals %+v", list)
+	require.Equal(t, "first", list[0].Content, "history after refusals %+v", list)
+	require.Nil(t, list[0].ModerationMetadata, "history after refusals %+v", list)
+	got := e.webhooks(wire.EventGameDirectMessageCreate)
+	require.Equal(t, 1, got, "%d webhooks", got)
 }

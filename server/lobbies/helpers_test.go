@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/accounts"
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
@@ -94,9 +96,7 @@ func (e *env) rawUsers(n int) []uint64 {
 		}
 		return nil
 	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	return ids
 }
 
@@ -207,9 +207,7 @@ func (e *env) snapshot() string {
 	e.t.Helper()
 	var out bytes.Buffer
 	rows, err := e.st.ExpiredLobbies(context.Background(), world.Start.Add(1000*24*time.Hour), 100000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	for _, l := range rows {
 		members, _ := e.st.ListLobbyMembers(context.Background(), l.ID)
 		msgs, _ := e.st.ListLobbyMessages(context.Background(), l.ID, time.Time{}, 100000)
@@ -223,15 +221,11 @@ func (e *env) snapshot() string {
 func (e *env) webhooks(event string) []wire.WebhookEvent {
 	e.t.Helper()
 	due, err := e.st.DueWebhooks(context.Background(), e.clock.Now().Add(time.Hour), 100000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	var out []wire.WebhookEvent
 	for _, d := range due {
 		var ev wire.WebhookEvent
-		if err := json.Unmarshal(d.Body, &ev); err != nil {
-			e.t.Fatal(err)
-		}
+		require.NoError(e.t, json.Unmarshal(d.Body, &ev))
 		if d.EventType == event {
 			out = append(out, ev)
 		}

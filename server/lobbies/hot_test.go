@@ -11,6 +11,8 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/lobbies"
 	"sdkpp/wire"
 )
@@ -48,31 +50,23 @@ func TestMessageNonce(t *testing.T) {
 			e.rec.take()
 			first := post(alice, map[string]any{"content": "hi", "nonce": "abc", "enforce_nonce": true})
 			again := post(alice, map[string]any{"content": "hi (retry)", "nonce": "abc", "enforce_nonce": true})
-			if again.ID != first.ID || again.Content != "hi" {
-				t.Fatalf("repeat: %+v, first %+v", again, first)
-			}
-			if ev := e.rec.take(); len(ev) != 1 {
-				t.Fatalf("%d events for one message", len(ev))
-			}
+			require.Equal(t, first.ID, again.ID, "repeat: %+v, first %+v", again, first)
+			require.Equal(t, "hi", again.Content, "repeat: %+v, first %+v", again, first)
+			ev := e.rec.take()
+			require.Len(t, ev, 1, "%d events for one message", len(ev))
 			distinct := []message{
 				post(alice, map[string]any{"content": "no enforce", "nonce": "abc"}),
 				post(bob, map[string]any{"content": "other author", "nonce": "abc", "enforce_nonce": true}),
 				post(alice, map[string]any{"content": "integer nonce", "nonce": 12345, "enforce_nonce": true}),
 			}
-			if post(alice, map[string]any{"content": "x", "nonce": "12345", "enforce_nonce": true}).ID != distinct[2].ID {
-				t.Fatal("an integer nonce and its decimal string differ")
-			}
+			require.Equal(t, distinct[2].ID, post(alice, map[string]any{"content": "x", "nonce": "12345", "enforce_nonce": true}).ID, "an integer nonce and its decimal string differ")
 			e.clock.Advance(lobbies.NonceWindow)
 			later := post(alice, map[string]any{"content": "after the window", "nonce": "abc", "enforce_nonce": true})
 			ids := []string{first.ID, distinct[0].ID, distinct[1].ID, distinct[2].ID, later.ID}
-			if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
-				t.Fatalf("ids %v", ids)
-			}
+			require.Len(t, slices.Compact(slices.Sorted(slices.Values(ids))), len(ids), "ids %v", ids)
 			var history []message
 			e.do("GET", path+"?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
-			if len(history) != len(ids) {
-				t.Fatalf("%d messages stored, want %d", len(history), len(ids))
-			}
+			require.Len(t, history, len(ids), "%d messages stored, want %d", len(history), len(ids))
 
 			before := e.snapshot()
 			for _, bad := range []map[string]any{
@@ -88,9 +82,7 @@ func TestMessageNonce(t *testing.T) {
 				}
 				e.do("POST", path, alice.auth, bad).Fails(t, 400, wire.CodeInvalidFormBody, field)
 			}
-			if e.snapshot() != before {
-				t.Fatal("a refused message changed something")
-			}
+			require.Equal(t, before, e.snapshot(), "a refused message changed something")
 		})
 	}
 }
@@ -113,22 +105,18 @@ func TestWriterKeepsHistoryWhole(t *testing.T) {
 		if i%20 == 19 { // reads in between wait for the writer
 			var history []message
 			e.do("GET", "/lobbies/"+l.ID+"/messages?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
-			if len(history) != i+1 || history[0].ID != sent[i] {
-				t.Fatalf("after %d sends the history has %d messages", i+1, len(history))
-			}
+			require.Len(t, history, i+1, "after %d sends the history has %d messages", i+1, len(history))
+			require.Equal(t, sent[i], history[0].ID, "after %d sends the history has %d messages", i+1, len(history))
 		}
 	}
 	var delivered []string
 	for _, ev := range e.rec.take() {
 		delivered = append(delivered, ev.data.(wire.LobbyMessage).ID.String())
 	}
-	if !slices.Equal(delivered, sent) {
-		t.Fatalf("delivered %v, sent %v", delivered, sent)
-	}
+	require.True(t, slices.Equal(delivered, sent), "delivered %v, sent %v", delivered, sent)
 	// Rule WH-2 holds with the writer: one webhook row per message, committed with it.
-	if hooks := e.webhooks(wire.EventLobbyMessageCreate); len(hooks) != len(sent) {
-		t.Fatalf("%d webhooks for %d messages", len(hooks), len(sent))
-	}
+	hooks := e.webhooks(wire.EventLobbyMessageCreate)
+	require.Len(t, hooks, len(sent), "%d webhooks for %d messages", len(hooks), len(sent))
 }
 
 // What a sender's message carries is read again after every other change: a member the backend
@@ -143,18 +131,14 @@ func TestHotLobbyFollowsChanges(t *testing.T) {
 	e.send(bob, l.ID, "warm")
 
 	e.do("PUT", "/lobbies/"+l.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"additional_name": "Sir Bob"}).OK(t, http.StatusOK, nil)
-	if m := e.send(bob, l.ID, "named"); m.LobbyMember.AdditionalName == nil || *m.LobbyMember.AdditionalName != "Sir Bob" {
-		t.Fatalf("additional_name %v", m.LobbyMember.AdditionalName)
-	}
+	named := e.send(bob, l.ID, "named")
+	require.NotNil(t, named.LobbyMember.AdditionalName, "additional_name")
+	require.Equal(t, "Sir Bob", *named.LobbyMember.AdditionalName, "additional_name")
 
 	u, err := e.st.GetUser(context.Background(), bob.id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	u.GlobalName = "Robert"
-	if err := e.st.UpdateUser(context.Background(), u); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.st.UpdateUser(context.Background(), u))
 	var raw json.RawMessage
 	e.do("POST", path, bob.auth, map[string]any{"content": "renamed"}).OK(t, http.StatusOK, &raw)
 	var m struct {
@@ -162,9 +146,8 @@ func TestHotLobbyFollowsChanges(t *testing.T) {
 			GlobalName string `json:"global_name"`
 		} `json:"author"`
 	}
-	if json.Unmarshal(raw, &m) != nil || m.Author.GlobalName != "Robert" {
-		t.Fatalf("author after the rename: %s", raw)
-	}
+	require.NoError(t, json.Unmarshal(raw, &m), "author after the rename: %s", raw)
+	require.Equal(t, "Robert", m.Author.GlobalName, "author after the rename: %s", raw)
 
 	e.do("DELETE", "/lobbies/"+l.ID+"/members/"+bob.sid(), e.appBot, nil).OK(t, http.StatusNoContent, nil)
 	e.do("POST", path, bob.auth, map[string]any{"content": "removed"}).Fails(t, 403, wire.CodeMissingAccess, "")
@@ -193,9 +176,9 @@ func TestMemberObjectsCarryTheUser(t *testing.T) {
 	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, http.StatusOK, &got)
 	names := map[string]string{alice.sid(): "alice", bob.sid(): "bob"}
 	for _, m := range got.Members {
-		if m.User == nil || m.User.ID != m.ID || m.User.Username != names[m.ID] {
-			t.Fatalf("member %s: user %+v", m.ID, m.User)
-		}
+		require.NotNil(t, m.User, "member %s: user %+v", m.ID, m.User)
+		require.Equal(t, m.ID, m.User.ID, "member %s: user %+v", m.ID, m.User)
+		require.Equal(t, names[m.ID], m.User.Username, "member %s: user %+v", m.ID, m.User)
 	}
 	added := false
 	for _, ev := range e.rec.take() {
@@ -203,18 +186,15 @@ func TestMemberObjectsCarryTheUser(t *testing.T) {
 			added = me.Member.User != nil && me.Member.User.Username == "bob"
 		}
 	}
-	if !added {
-		t.Fatal("LOBBY_MEMBER_ADD without the member's user")
-	}
+	require.True(t, added, "LOBBY_MEMBER_ADD without the member's user")
 	var put struct {
 		User *struct {
 			Username string `json:"username"`
 		} `json:"user"`
 	}
 	e.do("PUT", "/lobbies/"+l.ID+"/members/"+bob.sid(), e.appBot, map[string]any{"metadata": map[string]string{"k": "v"}}).OK(t, http.StatusOK, &put)
-	if put.User == nil || put.User.Username != "bob" {
-		t.Fatalf("PUT member answer: %+v", put.User)
-	}
+	require.NotNil(t, put.User, "PUT member answer: %+v", put.User)
+	require.Equal(t, "bob", put.User.Username, "PUT member answer: %+v", put.User)
 }
 
 // restart replaces the env's service with a new one on the same store, as a restart of the
@@ -247,23 +227,16 @@ func TestMessageNonceSurvivesRestart(t *testing.T) {
 	e.restart()
 	e.rec.take()
 	again := post(alice, "hi (retry)", "n1")
-	if again.ID != first.ID || again.Content != "hi" || again.Author.ID != alice.sid() {
-		t.Fatalf("repeat after a restart: %+v, first %+v", again, first)
-	}
-	if ev := e.rec.take(); len(ev) != 0 {
-		t.Fatalf("a repeat was delivered again: %+v", ev)
-	}
-	if other := post(bob, "bob's", "n1"); other.ID == first.ID {
-		t.Fatal("another author's nonce found alice's message")
-	}
+	require.Equal(t, first.ID, again.ID, "repeat after a restart: %+v, first %+v", again, first)
+	require.Equal(t, "hi", again.Content, "repeat after a restart: %+v, first %+v", again, first)
+	require.Equal(t, alice.sid(), again.Author.ID, "repeat after a restart: %+v, first %+v", again, first)
+	ev := e.rec.take()
+	require.Empty(t, ev, "a repeat was delivered again: %+v", ev)
+	require.NotEqual(t, first.ID, post(bob, "bob's", "n1").ID, "another author's nonce found alice's message")
 	e.clock.Advance(lobbies.NonceWindow)
 	e.restart()
-	if later := post(alice, "after the window", "n1"); later.ID == first.ID {
-		t.Fatal("a nonce outside the window found the old message")
-	}
+	require.NotEqual(t, first.ID, post(alice, "after the window", "n1").ID, "a nonce outside the window found the old message")
 	var history []message
 	e.do("GET", path+"?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
-	if len(history) != 3 {
-		t.Fatalf("%d messages stored, want 3", len(history))
-	}
+	require.Len(t, history, 3, "%d messages stored, want 3", len(history))
 }

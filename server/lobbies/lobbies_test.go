@@ -9,9 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/lobbies"
 	"sdkpp/server/scopes"
@@ -24,38 +28,41 @@ func TestLOB1CreateOrJoinBySecret(t *testing.T) {
 	alice, bob, carol := e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)
 	created := e.join(alice, "match-42", map[string]any{"lobby_metadata": map[string]string{"map": "dust"},
 		"member_metadata": map[string]string{"team": "red"}, "idle_timeout_seconds": 600})
-	if created.ApplicationID != e.app.ID.String() || created.Metadata["map"] != "dust" || len(created.Members) != 1 ||
-		created.Members[0].ID != alice.sid() || created.Members[0].Metadata["team"] != "red" {
-		t.Fatalf("created: %+v", created)
-	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id}) ||
-		ev[0].app != uint64(e.app.ID) {
-		t.Fatalf("creation events: %+v", ev)
-	}
-	joined := e.join(bob, "match-42", nil)
-	if joined.ID != created.ID || len(joined.Members) != 2 || joined.Metadata["map"] != "dust" {
-		t.Fatalf("bob joined another lobby: %+v", joined)
-	}
+	require.Equal(t, e.app.ID.String(), created.ApplicationID, "created: %+v", created)
+	require.Equal(t, "dust", created.Metadata["map"], "created: %+v", created)
+	require.Len(t, created.Members, 1, "created: %+v", created)
+	require.Equal(t, alice.sid(), created.Members[0].ID, "created: %+v", created)
+	require.Equal(t, "red", created.Members[0].Metadata["team"], "created: %+v", created)
 	ev := e.rec.take()
-	if len(ev) != 2 || ev[0].event != gwire.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{bob.id}) ||
-		ev[1].event != gwire.EventLobbyMemberAdd || !slices.Equal(ev[1].users, []uint64{alice.id, bob.id}) ||
-		ev[1].data.(wire.LobbyMemberEvent).Member.ID.String() != bob.sid() {
-		t.Fatalf("join events: %+v", ev)
-	}
+	require.Len(t, ev, 1, "creation events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyCreate, ev[0].event, "creation events: %+v", ev)
+	require.Equal(t, []uint64{alice.id}, ev[0].users, "creation events: %+v", ev)
+	require.Equal(t, uint64(e.app.ID), ev[0].app, "creation events: %+v", ev)
+	joined := e.join(bob, "match-42", nil)
+	require.Equal(t, created.ID, joined.ID, "bob joined another lobby: %+v", joined)
+	require.Len(t, joined.Members, 2, "bob joined another lobby: %+v", joined)
+	require.Equal(t, "dust", joined.Metadata["map"], "bob joined another lobby: %+v", joined)
+	ev = e.rec.take()
+	require.Len(t, ev, 2, "join events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyCreate, ev[0].event, "join events: %+v", ev)
+	require.Equal(t, []uint64{bob.id}, ev[0].users, "join events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyMemberAdd, ev[1].event, "join events: %+v", ev)
+	require.Equal(t, []uint64{alice.id, bob.id}, ev[1].users, "join events: %+v", ev)
+	require.Equal(t, bob.sid(), ev[1].data.(wire.LobbyMemberEvent).Member.ID.String(), "join events: %+v", ev)
 	third := e.join(carol, "match-42", map[string]any{"lobby_metadata": map[string]string{"map": "nuke"}})
-	if third.ID != created.ID || len(third.Members) != 3 || third.Metadata["map"] != "nuke" {
-		t.Fatalf("three users, one lobby: %+v", third)
-	}
+	require.Equal(t, created.ID, third.ID, "three users, one lobby: %+v", third)
+	require.Len(t, third.Members, 3, "three users, one lobby: %+v", third)
+	require.Equal(t, "nuke", third.Metadata["map"], "three users, one lobby: %+v", third)
 	// Joining again updates only the caller's member metadata.
 	again := e.join(alice, "match-42", map[string]any{"member_metadata": map[string]string{"team": "blue"}})
-	if len(again.Members) != 3 || again.member(alice.sid()).Metadata["team"] != "blue" {
-		t.Fatalf("rejoin: %+v", again)
-	}
+	require.Len(t, again.Members, 3, "rejoin: %+v", again)
+	require.Equal(t, "blue", again.member(alice.sid()).Metadata["team"], "rejoin: %+v", again)
 	// The same secret in another application is another lobby.
 	dave := e.user("dave", e.other)
-	if l := e.join(dave, "match-42", nil); l.ID == created.ID || l.ApplicationID != e.other.ID.String() || len(l.Members) != 1 {
-		t.Fatalf("other application's lobby: %+v", l)
-	}
+	l := e.join(dave, "match-42", nil)
+	require.NotEqual(t, created.ID, l.ID, "other application's lobby: %+v", l)
+	require.Equal(t, e.other.ID.String(), l.ApplicationID, "other application's lobby: %+v", l)
+	require.Len(t, l.Members, 1, "other application's lobby: %+v", l)
 	// And that lobby is unknown to the first application's users.
 	e.do("GET", "/lobbies/"+created.ID, dave.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
 
@@ -84,27 +91,36 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 	var m message
 	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "gg", "metadata": map[string]string{"emote": "wave"},
 		"flags": wire.MessageFlagSuppressNotifications}).OK(t, 200, &m)
-	if m.ID == "" || m.Type != 0 || m.Content != "gg" || m.LobbyID != l.ID || m.ChannelID != l.ID || m.Author.ID != alice.sid() ||
-		m.ApplicationID != e.app.ID.String() || m.Metadata["emote"] != "wave" || m.Flags != wire.MessageFlagSuppressNotifications ||
-		m.ModerationMetadata != nil || m.LobbyMember.AdditionalName != nil || m.Timestamp == "" {
-		t.Fatalf("message: %+v", m)
-	}
+	require.NotEmpty(t, m.ID, "message: %+v", m)
+	require.Equal(t, 0, m.Type, "message: %+v", m)
+	require.Equal(t, "gg", m.Content, "message: %+v", m)
+	require.Equal(t, l.ID, m.LobbyID, "message: %+v", m)
+	require.Equal(t, l.ID, m.ChannelID, "message: %+v", m)
+	require.Equal(t, alice.sid(), m.Author.ID, "message: %+v", m)
+	require.Equal(t, e.app.ID.String(), m.ApplicationID, "message: %+v", m)
+	require.Equal(t, "wave", m.Metadata["emote"], "message: %+v", m)
+	require.Equal(t, wire.MessageFlagSuppressNotifications, m.Flags, "message: %+v", m)
+	require.Nil(t, m.ModerationMetadata, "message: %+v", m)
+	require.Nil(t, m.LobbyMember.AdditionalName, "message: %+v", m)
+	require.NotEmpty(t, m.Timestamp, "message: %+v", m)
 	ev := e.rec.take()
 	// The members get it, the author last (the others are waiting for it).
-	if len(ev) != 1 || ev[0].event != gwire.EventLobbyMessageCreate || !slices.Equal(ev[0].users, []uint64{bob.id, alice.id}) ||
-		ev[0].app != uint64(e.app.ID) ||
-		ev[0].data.(wire.LobbyMessage).ID.String() != m.ID {
-		t.Fatalf("realtime events: %+v", ev)
-	}
+	require.Len(t, ev, 1, "realtime events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyMessageCreate, ev[0].event, "realtime events: %+v", ev)
+	require.Equal(t, []uint64{bob.id, alice.id}, ev[0].users, "realtime events: %+v", ev)
+	require.Equal(t, uint64(e.app.ID), ev[0].app, "realtime events: %+v", ev)
+	require.Equal(t, m.ID, ev[0].data.(wire.LobbyMessage).ID.String(), "realtime events: %+v", ev)
 	// Rule WH-2: the webhook carries the message object.
 	hooks := e.webhooks(wire.EventLobbyMessageCreate)
-	if len(hooks) != 1 || e.kicks.Load() != kicks+1 || hooks[0].ApplicationID != e.app.ID || hooks[0].Event.Type != wire.EventLobbyMessageCreate {
-		t.Fatalf("webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)
-	}
+	require.Len(t, hooks, 1, "webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)
+	require.Equal(t, kicks+1, e.kicks.Load(), "webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)
+	require.Equal(t, e.app.ID, hooks[0].ApplicationID, "webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)
+	require.Equal(t, wire.EventLobbyMessageCreate, hooks[0].Event.Type, "webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)
 	var data message
-	if err := json.Unmarshal(hooks[0].Event.Data, &data); err != nil || data.ID != m.ID || data.Content != "gg" || data.LobbyID != l.ID {
-		t.Fatalf("webhook data: %s %v", hooks[0].Event.Data, err)
-	}
+	require.NoError(t, json.Unmarshal(hooks[0].Event.Data, &data), "webhook data: %s", hooks[0].Event.Data)
+	require.Equal(t, m.ID, data.ID, "webhook data: %s", hooks[0].Event.Data)
+	require.Equal(t, "gg", data.Content, "webhook data: %s", hooks[0].Event.Data)
+	require.Equal(t, l.ID, data.LobbyID, "webhook data: %s", hooks[0].Event.Data)
 
 	before := e.snapshot()
 	path := "/lobbies/" + l.ID + "/messages"
@@ -119,9 +135,9 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 	e.do("POST", "/lobbies/123/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 404, wire.CodeUnknownLobby, "")
 	e.do("POST", "/lobbies/abc/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
 	e.do("POST", path, e.appBot, map[string]any{"content": "x"}).Fails(t, 401, 0, "")
-	if e.snapshot() != before || len(e.webhooks(wire.EventLobbyMessageCreate)) != 1 || len(e.rec.take()) != 0 {
-		t.Fatal("a refused message changed something")
-	}
+	require.Equal(t, before, e.snapshot(), "a refused message changed something")
+	require.Len(t, e.webhooks(wire.EventLobbyMessageCreate), 1, "a refused message changed something")
+	require.Empty(t, e.rec.take(), "a refused message changed something")
 	e.send(bob, l.ID, strings.Repeat("ü", 2000)) // 2000 characters are fine
 }
 
@@ -145,13 +161,10 @@ func TestLOB3MessageHistory(t *testing.T) {
 		t.Helper()
 		var got []message
 		e.do("GET", path+query, auth, nil).OK(t, 200, &got)
-		if len(got) != want {
-			t.Fatalf("%s: %d messages, want %d", query, len(got), want)
-		}
+		require.Len(t, got, want, "%s: %d messages, want %d", query, len(got), want)
 		for i, m := range got { // newest first
-			if m.ID != sent[249-i] || m.Content != "m"+strconv.Itoa(249-i) {
-				t.Fatalf("%s: message %d is %s %q", query, i, m.ID, m.Content)
-			}
+			require.Equal(t, sent[249-i], m.ID, "%s: message %d is %s %q", query, i, m.ID, m.Content)
+			require.Equal(t, "m"+strconv.Itoa(249-i), m.Content, "%s: message %d is %s %q", query, i, m.ID, m.Content)
 		}
 	}
 	check("?limit=200", alice.auth, 200)
@@ -179,18 +192,14 @@ func TestLOB3MessageHistory(t *testing.T) {
 		}
 		after = page[0].ID
 	}
-	if !slices.Equal(paged, sent) {
-		t.Fatalf("paging with after: %d messages, want the %d sent in order", len(paged), len(sent))
-	}
+	require.True(t, slices.Equal(paged, sent), "paging with after: %d messages, want the %d sent in order", len(paged), len(sent))
 	var tail []message
 	e.do("GET", path+"?limit=2&after="+sent[100], alice.auth, nil).OK(t, 200, &tail)
-	if len(tail) != 2 || tail[0].ID != sent[102] || tail[1].ID != sent[101] {
-		t.Fatalf("after %s limit 2: %+v", sent[100], tail)
-	}
+	require.Len(t, tail, 2, "after %s limit 2: %+v", sent[100], tail)
+	require.Equal(t, sent[102], tail[0].ID, "after %s limit 2: %+v", sent[100], tail)
+	require.Equal(t, sent[101], tail[1].ID, "after %s limit 2: %+v", sent[100], tail)
 	e.do("GET", path+"?after="+sent[249], alice.auth, nil).OK(t, 200, &tail)
-	if len(tail) != 0 {
-		t.Fatalf("after the newest: %d messages", len(tail))
-	}
+	require.Empty(t, tail, "after the newest: %d messages", len(tail))
 	for _, bad := range []string{"abc", "-1", "1.5", "", "99999999999999999999"} {
 		e.do("GET", path+"?after="+bad, alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "after")
 	}
@@ -201,9 +210,8 @@ func TestLOB3MessageHistory(t *testing.T) {
 	e.send(alice, l.ID, "later")
 	var got []message
 	e.do("GET", path+"?limit=200", bob.auth, nil).OK(t, 200, &got)
-	if len(got) != 1 || got[0].Content != "later" {
-		t.Fatalf("after 72 hours: %d messages", len(got))
-	}
+	require.Len(t, got, 1, "after 72 hours: %d messages", len(got))
+	require.Equal(t, "later", got[0].Content, "after 72 hours: %d messages", len(got))
 }
 
 // Rule LOB-4: bulk member operations, at most 25, all or nothing.
@@ -213,12 +221,13 @@ func TestLOB4BulkMembers(t *testing.T) {
 	var l lobby
 	e.do("POST", "/lobbies", e.appBot, map[string]any{"metadata": map[string]string{"mode": "duel"},
 		"members": []map[string]any{{"id": alice.sid()}, {"id": bob.id, "flags": 1}}}).OK(t, 200, &l)
-	if len(l.Members) != 2 || l.member(bob.sid()).Flags != wire.LobbyMemberCanLinkLobby || l.Metadata["mode"] != "duel" {
-		t.Fatalf("created: %+v", l)
-	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyCreate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
-		t.Fatalf("creation events: %+v", ev)
-	}
+	require.Len(t, l.Members, 2, "created: %+v", l)
+	require.Equal(t, wire.LobbyMemberCanLinkLobby, l.member(bob.sid()).Flags, "created: %+v", l)
+	require.Equal(t, "duel", l.Metadata["mode"], "created: %+v", l)
+	ev := e.rec.take()
+	require.Len(t, ev, 1, "creation events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyCreate, ev[0].event, "creation events: %+v", ev)
+	require.Equal(t, []uint64{alice.id, bob.id}, ev[0].users, "creation events: %+v", ev)
 	bulk := "/lobbies/" + l.ID + "/members/bulk"
 	var upserted []member
 	e.do("POST", bulk, e.appBot, []map[string]any{
@@ -227,25 +236,27 @@ func TestLOB4BulkMembers(t *testing.T) {
 		{"id": alice.sid(), "remove_member": true},
 		{"id": dave.sid(), "remove_member": true}, // not a member: fine
 	}).OK(t, 200, &upserted)
-	if len(upserted) != 2 || upserted[0].ID != carol.sid() || upserted[1].ID != bob.sid() || upserted[1].Metadata["role"] != "tank" ||
-		upserted[1].Flags != 1 || *upserted[1].AdditionalName != "Sir Bob" {
-		t.Fatalf("upserted: %+v", upserted)
-	}
-	ev := e.rec.take()
+	require.Len(t, upserted, 2, "upserted: %+v", upserted)
+	require.Equal(t, carol.sid(), upserted[0].ID, "upserted: %+v", upserted)
+	require.Equal(t, bob.sid(), upserted[1].ID, "upserted: %+v", upserted)
+	require.Equal(t, "tank", upserted[1].Metadata["role"], "upserted: %+v", upserted)
+	require.Equal(t, 1, upserted[1].Flags, "upserted: %+v", upserted)
+	require.Equal(t, "Sir Bob", *upserted[1].AdditionalName, "upserted: %+v", upserted)
+	ev = e.rec.take()
 	kinds := []string{}
 	for _, x := range ev {
 		kinds = append(kinds, x.event)
 	}
 	want := []string{gwire.EventLobbyCreate, gwire.EventLobbyMemberRemove, gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate}
-	if !slices.Equal(kinds, want) || !slices.Equal(ev[0].users, []uint64{carol.id}) ||
-		!slices.Equal(ev[1].users, []uint64{bob.id, carol.id, alice.id}) || !slices.Equal(ev[2].users, []uint64{bob.id, carol.id}) {
-		t.Fatalf("bulk events: %+v", ev)
-	}
+	require.True(t, slices.Equal(kinds, want), "bulk events: %+v", ev)
+	require.Equal(t, []uint64{carol.id}, ev[0].users, "bulk events: %+v", ev)
+	require.Equal(t, []uint64{bob.id, carol.id, alice.id}, ev[1].users, "bulk events: %+v", ev)
+	require.Equal(t, []uint64{bob.id, carol.id}, ev[2].users, "bulk events: %+v", ev)
 	var now lobby
 	e.do("GET", "/lobbies/"+l.ID, e.appBot, nil).OK(t, 200, &now)
-	if len(now.Members) != 2 || now.member(alice.sid()) != nil || now.member(carol.sid()).Metadata["role"] != "medic" {
-		t.Fatalf("after bulk: %+v", now)
-	}
+	require.Len(t, now.Members, 2, "after bulk: %+v", now)
+	require.Nil(t, now.member(alice.sid()), "after bulk: %+v", now)
+	require.Equal(t, "medic", now.member(carol.sid()).Metadata["role"], "after bulk: %+v", now)
 
 	// 26 or 0 operations, a non-array, a bad id: 50035; an unknown user: 404; nothing applied.
 	before := e.snapshot()
@@ -270,9 +281,8 @@ func TestLOB4BulkMembers(t *testing.T) {
 	e.do("POST", bulk, alice.auth, ops(1)).Fails(t, 401, 0, "")
 	e.do("POST", "/lobbies/1/members/bulk", e.appBot, ops(1)).Fails(t, 404, wire.CodeUnknownLobby, "")
 	e.do("POST", bulk, "Bot "+e.other.BotToken, ops(1)).Fails(t, 404, wire.CodeUnknownLobby, "")
-	if e.snapshot() != before || len(e.rec.take()) != 0 {
-		t.Fatal("a refused bulk request changed something (rule LOB-4: all or nothing)")
-	}
+	require.Equal(t, before, e.snapshot(), "a refused bulk request changed something (rule LOB-4: all or nothing)")
+	require.Empty(t, e.rec.take(), "a refused bulk request changed something (rule LOB-4: all or nothing)")
 	// 25 operations are fine.
 	ids := e.rawUsers(25)
 	list := make([]map[string]any, 25)
@@ -280,9 +290,7 @@ func TestLOB4BulkMembers(t *testing.T) {
 		list[i] = map[string]any{"id": strconv.FormatUint(id, 10)}
 	}
 	e.do("POST", bulk, e.appBot, list).OK(t, 200, &upserted)
-	if len(upserted) != 25 {
-		t.Fatalf("25 operations: %d upserted", len(upserted))
-	}
+	require.Len(t, upserted, 25, "25 operations: %d upserted", len(upserted))
 }
 
 // Limits: 1000 members per lobby, 100 lobbies per user per game, metadata of 1000 characters.
@@ -305,9 +313,7 @@ func TestLimits(t *testing.T) {
 		Fails(t, 400, wire.CodeMaxLobbyMembers, "")
 	e.do("PUT", "/lobbies/"+l.ID+"/members/"+strconv.FormatUint(ids[1000], 10), e.appBot, map[string]any{}).
 		Fails(t, 400, wire.CodeMaxLobbyMembers, "")
-	if e.snapshot() != before {
-		t.Fatal("the 1001st member changed something")
-	}
+	require.Equal(t, before, e.snapshot(), "the 1001st member changed something")
 
 	// 100 lobbies per user per game.
 	for i := range lobbies.MaxLobbiesPerUser {
@@ -317,15 +323,11 @@ func TestLimits(t *testing.T) {
 	e.do("PUT", "/lobbies", alice.auth, map[string]any{"secret": "one-too-many"}).Fails(t, 400, wire.CodeMaxLobbies, "")
 	var server lobby
 	e.do("POST", "/lobbies", e.appBot, map[string]any{"members": []map[string]any{{"id": alice.sid()}}}).OK(t, 200, &server)
-	if len(server.Members) != 0 {
-		t.Fatalf("the 101st lobby was joined: %+v", server)
-	}
+	require.Empty(t, server.Members, "the 101st lobby was joined: %+v", server)
 	e.do("PUT", "/lobbies/"+server.ID+"/members/"+alice.sid(), e.appBot, map[string]any{}).Fails(t, 400, wire.CodeMaxLobbies, "")
 	var up []member
 	e.do("POST", "/lobbies/"+server.ID+"/members/bulk", e.appBot, []map[string]any{{"id": alice.sid()}}).OK(t, 200, &up)
-	if len(up) != 0 {
-		t.Fatalf("bulk must leave the user out silently: %+v", up)
-	}
+	require.Empty(t, up, "bulk must leave the user out silently: %+v", up)
 	e.join(alice, "lobby-7", nil) // an existing membership is no new lobby
 	// Another game's lobbies do not count.
 	e.join(player{id: alice.id, auth: e.token(alice.id, e.other, scopes.Expand([]string{scopes.SocialLayer}))}, "lobby-x", nil)
@@ -346,9 +348,7 @@ func TestLimits(t *testing.T) {
 	for _, idle := range []int{4, 604801} {
 		e.do("POST", "/lobbies", e.appBot, map[string]any{"idle_timeout_seconds": idle}).Fails(t, 400, wire.CodeInvalidFormBody, "idle_timeout_seconds")
 	}
-	if e.snapshot() == before {
-		t.Fatal("the snapshot does not see changes")
-	}
+	require.NotEqual(t, before, e.snapshot(), "the snapshot does not see changes")
 }
 
 // Rule MSG-2: additional_name is set only by the application's backend, and shows on messages.
@@ -356,19 +356,13 @@ func TestMSG2AdditionalNameOnlyServerSide(t *testing.T) {
 	e := newEnv(t)
 	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
 	l := e.join(alice, "s", map[string]any{"additional_name": "Queen Alice"}) // ignored: a client cannot set it
-	if l.Members[0].AdditionalName != nil {
-		t.Fatalf("a Bearer request set additional_name: %+v", l.Members[0])
-	}
+	require.Nil(t, l.Members[0].AdditionalName, "a Bearer request set additional_name: %+v", l.Members[0])
 	m := e.send(alice, l.ID, "hi")
-	if m.LobbyMember.AdditionalName != nil {
-		t.Fatalf("a message shows an additional name nobody set: %+v", m)
-	}
+	require.Nil(t, m.LobbyMember.AdditionalName, "a message shows an additional name nobody set: %+v", m)
 	var raw message
 	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x", "lobby_member": map[string]string{"additional_name": "Fake"},
 		"additional_name": "Fake"}).OK(t, 200, &raw)
-	if raw.LobbyMember.AdditionalName != nil {
-		t.Fatalf("a message set its own additional name: %+v", raw)
-	}
+	require.Nil(t, raw.LobbyMember.AdditionalName, "a message set its own additional name: %+v", raw)
 	// The Bearer token cannot use the backend's member route.
 	e.do("PUT", "/lobbies/"+l.ID+"/members/"+alice.sid(), alice.auth, map[string]any{"additional_name": "Queen"}).Fails(t, 401, 0, "")
 
@@ -376,38 +370,32 @@ func TestMSG2AdditionalNameOnlyServerSide(t *testing.T) {
 	var mem member
 	path := "/lobbies/" + l.ID + "/members/" + alice.sid()
 	e.do("PUT", path, e.appBot, map[string]any{"additional_name": "Captain"}).OK(t, 200, &mem)
-	if mem.ID != alice.sid() || mem.AdditionalName == nil || *mem.AdditionalName != "Captain" {
-		t.Fatalf("member: %+v", mem)
-	}
-	if ev := e.rec.take(); ev[len(ev)-1].event != gwire.EventLobbyMemberUpdate {
-		t.Fatalf("events: %+v", ev)
-	}
+	require.Equal(t, alice.sid(), mem.ID, "member: %+v", mem)
+	require.NotNil(t, mem.AdditionalName, "member: %+v", mem)
+	require.Equal(t, "Captain", *mem.AdditionalName, "member: %+v", mem)
+	ev := e.rec.take()
+	require.Equal(t, gwire.EventLobbyMemberUpdate, ev[len(ev)-1].event, "events: %+v", ev)
 	m2 := e.send(alice, l.ID, "aye")
-	if m2.LobbyMember.AdditionalName == nil || *m2.LobbyMember.AdditionalName != "Captain" {
-		t.Fatalf("message: %+v", m2)
-	}
+	require.NotNil(t, m2.LobbyMember.AdditionalName, "message: %+v", m2)
+	require.Equal(t, "Captain", *m2.LobbyMember.AdditionalName, "message: %+v", m2)
 	// A Bearer rejoin keeps it.
-	if again := e.join(alice, "s", map[string]any{"member_metadata": map[string]string{"a": "b"}}); *again.member(alice.sid()).AdditionalName != "Captain" {
-		t.Fatalf("rejoin lost the additional name: %+v", again)
-	}
+	again := e.join(alice, "s", map[string]any{"member_metadata": map[string]string{"a": "b"}})
+	require.Equal(t, "Captain", *again.member(alice.sid()).AdditionalName, "rejoin lost the additional name: %+v", again)
 	var list []message
 	e.do("GET", "/lobbies/"+l.ID+"/messages", bob.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
 	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
-	if len(list) != 3 || *list[0].LobbyMember.AdditionalName != "Captain" || list[2].LobbyMember.AdditionalName != nil {
-		t.Fatalf("history: %+v", list)
-	}
+	require.Len(t, list, 3, "history: %+v", list)
+	require.Equal(t, "Captain", *list[0].LobbyMember.AdditionalName, "history: %+v", list)
+	require.Nil(t, list[2].LobbyMember.AdditionalName, "history: %+v", list)
 	// Bulk sets it too; bad lengths are refused; null clears it.
 	e.do("POST", "/lobbies/"+l.ID+"/members/bulk", e.appBot, []map[string]any{{"id": bob.sid(), "additional_name": "Bobby"}}).OK(t, 200, nil)
-	if m := e.send(bob, l.ID, "yo"); *m.LobbyMember.AdditionalName != "Bobby" {
-		t.Fatalf("bulk additional name: %+v", m)
-	}
+	m = e.send(bob, l.ID, "yo")
+	require.Equal(t, "Bobby", *m.LobbyMember.AdditionalName, "bulk additional name: %+v", m)
 	e.do("PUT", path, e.appBot, map[string]any{"additional_name": strings.Repeat("n", 81)}).Fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
 	e.do("PUT", path, e.appBot, map[string]any{"additional_name": ""}).Fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
 	e.do("PUT", path, e.appBot, map[string]any{"additional_name": 5}).Fails(t, 400, wire.CodeInvalidFormBody, "additional_name")
 	e.do("PUT", path, e.appBot, map[string]any{"additional_name": nil}).OK(t, 200, &mem)
-	if mem.AdditionalName != nil {
-		t.Fatalf("null did not clear: %+v", mem)
-	}
+	require.Nil(t, mem.AdditionalName, "null did not clear: %+v", mem)
 }
 
 // Rules MSG-3 and MODR-1: the backend sets moderation metadata (at most 5 keys) on a lobby
@@ -423,24 +411,22 @@ func TestMSG3MODR1ModerationMetadata(t *testing.T) {
 	e.do("PUT", path, e.appBot, map[string]string{"action": "hide", "reason": "toxicity"}).OK(t, 204, nil)
 	var list []message
 	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
-	if len(list) != 1 || list[0].ModerationMetadata["action"] != "hide" || list[0].ModerationMetadata["reason"] != "toxicity" {
-		t.Fatalf("moderation metadata not on the message: %+v", list)
-	}
+	require.Len(t, list, 1, "moderation metadata not on the message: %+v", list)
+	require.Equal(t, "hide", list[0].ModerationMetadata["action"], "moderation metadata not on the message: %+v", list)
+	require.Equal(t, "toxicity", list[0].ModerationMetadata["reason"], "moderation metadata not on the message: %+v", list)
 	ev := e.rec.take()
-	if len(ev) != 1 || ev[0].event != gwire.EventLobbyMessageUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) ||
-		ev[0].data.(wire.LobbyMessage).ModerationMetadata["action"] != "hide" {
-		t.Fatalf("update event: %+v", ev)
-	}
+	require.Len(t, ev, 1, "update event: %+v", ev)
+	require.Equal(t, gwire.EventLobbyMessageUpdate, ev[0].event, "update event: %+v", ev)
+	require.Equal(t, []uint64{alice.id, bob.id}, ev[0].users, "update event: %+v", ev)
+	require.Equal(t, "hide", ev[0].data.(wire.LobbyMessage).ModerationMetadata["action"], "update event: %+v", ev)
 	// A metadata-only update sends no webhook, as on the platform (rule WH-2 covers creation).
-	if n := len(e.webhooks(wire.EventLobbyMessageUpdate)); n != 0 {
-		t.Fatalf("%d LOBBY_MESSAGE_UPDATE webhooks", n)
-	}
+	n := len(e.webhooks(wire.EventLobbyMessageUpdate))
+	require.Equal(t, 0, n, "%d LOBBY_MESSAGE_UPDATE webhooks", n)
 	// Replaced, not merged; {} clears.
 	e.do("PUT", path, e.appBot, map[string]string{"action": "show"}).OK(t, 204, nil)
 	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
-	if len(list[0].ModerationMetadata) != 1 || list[0].ModerationMetadata["action"] != "show" {
-		t.Fatalf("replace: %+v", list[0].ModerationMetadata)
-	}
+	require.Len(t, list[0].ModerationMetadata, 1, "replace: %+v", list[0].ModerationMetadata)
+	require.Equal(t, "show", list[0].ModerationMetadata["action"], "replace: %+v", list[0].ModerationMetadata)
 	other := e.join(alice, "other", nil)
 	before := e.snapshot()
 	six := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
@@ -455,71 +441,60 @@ func TestMSG3MODR1ModerationMetadata(t *testing.T) {
 	e.do("PUT", "/lobbies/"+other.ID+"/messages/"+m.ID+"/moderation-metadata", e.appBot, map[string]string{}).Fails(t, 404, wire.CodeUnknownMessage, "")
 	e.do("PUT", path, "Bot "+e.other.BotToken, map[string]string{}).Fails(t, 404, wire.CodeUnknownLobby, "")
 	e.rec.take()
-	if e.snapshot() != before {
-		t.Fatal("a refused moderation request changed something")
-	}
+	require.Equal(t, before, e.snapshot(), "a refused moderation request changed something")
 	five := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", strings.Repeat("k", 1024): strings.Repeat("v", 2000)}
 	e.do("PUT", path, e.appBot, five).OK(t, 204, nil)
 	e.do("PUT", path, e.appBot, map[string]string{}).OK(t, 204, nil)
 	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, 200, &list)
-	if list[0].ModerationMetadata != nil {
-		t.Fatalf("{} did not clear: %+v", list[0].ModerationMetadata)
-	}
+	require.Nil(t, list[0].ModerationMetadata, "{} did not clear: %+v", list[0].ModerationMetadata)
 }
 
 // A lobby expires after its idle timeout without activity (joins, messages), by the service's
-// clock; the janitor deletes it and tells its members.
+// clock; the janitor deletes it and tells its members. The test runs in a synctest bubble, so
+// synctest.Wait marks the moment the janitor has done what the clock's move asked of it.
 func TestIdleTimeout(t *testing.T) {
-	e := newEnv(t)
-	e.svc.Start()
-	defer e.svc.Close()
-	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
-	l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 60})
-	e.clock.Advance(50 * time.Second)
-	e.send(alice, l.ID, "still here") // activity restarts the timer
-	e.clock.Advance(50 * time.Second)
-	e.join(bob, "s", nil)
-	e.clock.Advance(59 * time.Second)
-	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
-	e.rec.take()
-	e.clock.Advance(time.Second)
-	// Unknown at once, whatever the janitor does.
-	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
-	e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 404, wire.CodeUnknownLobby, "")
-	// The janitor, woken by the clock, deletes it and sends LOBBY_DELETE to both members.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.svc.Start()
+		defer e.svc.Close()
+		alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+		l := e.join(alice, "s", map[string]any{"idle_timeout_seconds": 60})
+		e.clock.Advance(50 * time.Second)
+		e.send(alice, l.ID, "still here") // activity restarts the timer
+		e.clock.Advance(50 * time.Second)
+		e.join(bob, "s", nil)
+		e.clock.Advance(59 * time.Second)
+		synctest.Wait()
+		e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
+		e.rec.take()
+		e.clock.Advance(time.Second)
+		// Unknown at once, whatever the janitor does.
+		e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+		e.do("POST", "/lobbies/"+l.ID+"/messages", alice.auth, map[string]any{"content": "x"}).Fails(t, 404, wire.CodeUnknownLobby, "")
+		// The janitor, woken by the clock, deletes it and sends LOBBY_DELETE to both members.
+		synctest.Wait()
 		ev := e.rec.take()
-		if len(ev) == 1 && ev[0].event == gwire.EventLobbyDelete && slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) &&
-			ev[0].data.(wire.LobbyDeleted).ID.String() == l.ID {
-			break
-		}
-		if len(ev) != 0 || time.Now().After(deadline) {
-			t.Fatalf("events after expiry: %+v", ev)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if _, ok, _ := e.st.NextLobbyExpiry(t.Context()); ok {
-		t.Fatal("the expired lobby is still stored")
-	}
-	// The secret now makes a new lobby; the default timeout is 5 minutes.
-	l2 := e.join(alice, "s", nil)
-	if l2.ID == l.ID {
-		t.Fatal("an expired lobby was joined")
-	}
-	e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
-	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
-	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 0 {
-		t.Fatalf("ExpireIdle early: %d %v", n, err)
-	}
-	// KeepAlive (the gateway's connected members) counts as activity.
-	if err := e.svc.KeepAlive(t.Context(), uint64(e.app.ID), alice.id); err != nil {
-		t.Fatal(err)
-	}
-	e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
-	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
-	e.clock.Advance(time.Second)
-	e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+		require.Len(t, ev, 1, "events after expiry: %+v", ev)
+		assert.Equal(t, gwire.EventLobbyDelete, ev[0].event, "events after expiry: %+v", ev)
+		assert.Equal(t, []uint64{alice.id, bob.id}, ev[0].users, "events after expiry: %+v", ev)
+		assert.Equal(t, l.ID, ev[0].data.(wire.LobbyDeleted).ID.String(), "events after expiry: %+v", ev)
+		_, ok, _ := e.st.NextLobbyExpiry(t.Context())
+		require.False(t, ok, "the expired lobby is still stored")
+		// The secret now makes a new lobby; the default timeout is 5 minutes.
+		l2 := e.join(alice, "s", nil)
+		require.NotEqual(t, l.ID, l2.ID, "an expired lobby was joined")
+		e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
+		e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
+		n, err := e.svc.ExpireIdle(t.Context())
+		require.NoError(t, err, "ExpireIdle early: %d", n)
+		require.Equal(t, 0, n, "ExpireIdle early: %d", n)
+		// KeepAlive (the gateway's connected members) counts as activity.
+		require.NoError(t, e.svc.KeepAlive(t.Context(), uint64(e.app.ID), alice.id))
+		e.clock.Advance(lobbies.DefaultIdleTimeout - time.Second)
+		e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
+		e.clock.Advance(time.Second)
+		e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	})
 }
 
 // An expired idle lobby met by PUT /lobbies before the janitor ran is replaced in that request.
@@ -531,9 +506,10 @@ func TestExpiredLobbyReplacedOnJoin(t *testing.T) {
 	e.clock.Advance(5 * time.Second)
 	l2 := e.join(alice, "s", nil)
 	ev := e.rec.take()
-	if l2.ID == l.ID || len(ev) != 2 || ev[0].event != gwire.EventLobbyDelete || ev[1].event != gwire.EventLobbyCreate {
-		t.Fatalf("replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
-	}
+	require.NotEqual(t, l.ID, l2.ID, "replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
+	require.Len(t, ev, 2, "replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
+	require.Equal(t, gwire.EventLobbyDelete, ev[0].event, "replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
+	require.Equal(t, gwire.EventLobbyCreate, ev[1].event, "replace: %s -> %s, events %+v", l.ID, l2.ID, ev)
 }
 
 // A lobby secret joins for 30 days; afterwards the lobby lives on and the secret makes a new one.
@@ -546,14 +522,11 @@ func TestSecretExpiresAfter30Days(t *testing.T) {
 		e.send(alice, l.ID, "keeping it alive")
 	}
 	l2 := e.join(bob, "s", nil)
-	if l2.ID == l.ID || len(l2.Members) != 1 {
-		t.Fatalf("joined with an expired secret: %+v", l2)
-	}
+	require.NotEqual(t, l.ID, l2.ID, "joined with an expired secret: %+v", l2)
+	require.Len(t, l2.Members, 1, "joined with an expired secret: %+v", l2)
 	var old lobby
 	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, &old)
-	if len(old.Members) != 1 {
-		t.Fatalf("the old lobby: %+v", old)
-	}
+	require.Len(t, old.Members, 1, "the old lobby: %+v", old)
 	// The member of the old lobby can still leave it.
 	e.do("DELETE", "/lobbies/"+l.ID+"/members/@me", alice.auth, nil).OK(t, 204, nil)
 }
@@ -573,33 +546,31 @@ func TestLobbyLifecycle(t *testing.T) {
 
 	var patched lobby
 	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": map[string]string{"round": "2"}}).OK(t, 200, &patched)
-	if patched.Metadata["round"] != "2" || len(patched.Members) != 2 {
-		t.Fatalf("patched: %+v", patched)
-	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyUpdate || !slices.Equal(ev[0].users, []uint64{alice.id, bob.id}) {
-		t.Fatalf("update events: %+v", ev)
-	}
+	require.Equal(t, "2", patched.Metadata["round"], "patched: %+v", patched)
+	require.Len(t, patched.Members, 2, "patched: %+v", patched)
+	ev := e.rec.take()
+	require.Len(t, ev, 1, "update events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyUpdate, ev[0].event, "update events: %+v", ev)
+	require.Equal(t, []uint64{alice.id, bob.id}, ev[0].users, "update events: %+v", ev)
 	// PATCH members replaces the member list.
 	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"members": []map[string]any{{"id": bob.sid()}, {"id": carol.sid()}}}).OK(t, 200, &patched)
-	if len(patched.Members) != 2 || patched.member(alice.sid()) != nil || patched.member(carol.sid()) == nil || patched.Metadata["round"] != "2" {
-		t.Fatalf("members replaced: %+v", patched)
-	}
+	require.Len(t, patched.Members, 2, "members replaced: %+v", patched)
+	require.Nil(t, patched.member(alice.sid()), "members replaced: %+v", patched)
+	require.NotNil(t, patched.member(carol.sid()), "members replaced: %+v", patched)
+	require.Equal(t, "2", patched.Metadata["round"], "members replaced: %+v", patched)
 	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{"metadata": nil}).OK(t, 200, &patched)
-	if patched.Metadata != nil {
-		t.Fatalf("null metadata: %+v", patched.Metadata)
-	}
+	require.Nil(t, patched.Metadata, "null metadata: %+v", patched.Metadata)
 	e.rec.take()
 
 	// Add and remove a member.
 	var m member
 	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"metadata": map[string]string{"k": "v"}, "flags": 1}).OK(t, 200, &m)
-	if m.ID != alice.sid() || m.Flags != 1 || m.Metadata["k"] != "v" {
-		t.Fatalf("put member: %+v", m)
-	}
+	require.Equal(t, alice.sid(), m.ID, "put member: %+v", m)
+	require.Equal(t, 1, m.Flags, "put member: %+v", m)
+	require.Equal(t, "v", m.Metadata["k"], "put member: %+v", m)
 	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{}).OK(t, 200, &m)
-	if m.Flags != 1 || m.Metadata["k"] != "v" {
-		t.Fatalf("an empty PUT must keep the fields: %+v", m)
-	}
+	require.Equal(t, 1, m.Flags, "an empty PUT must keep the fields: %+v", m)
+	require.Equal(t, "v", m.Metadata["k"], "an empty PUT must keep the fields: %+v", m)
 	e.do("PUT", "/lobbies/"+id+"/members/99999", e.appBot, map[string]any{}).Fails(t, 404, wire.CodeUnknownUser, "")
 	e.do("PUT", "/lobbies/"+id+"/members/x", e.appBot, map[string]any{}).Fails(t, 400, wire.CodeInvalidFormBody, "user_id")
 	e.do("PUT", "/lobbies/"+id+"/members/"+alice.sid(), e.appBot, map[string]any{"flags": 3}).Fails(t, 400, wire.CodeInvalidFormBody, "flags")
@@ -608,15 +579,14 @@ func TestLobbyLifecycle(t *testing.T) {
 	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).OK(t, 204, nil)
 	e.do("DELETE", "/lobbies/"+id+"/members/"+bob.sid(), e.appBot, nil).OK(t, 204, nil)
 	e.do("DELETE", "/lobbies/1/members/"+bob.sid(), e.appBot, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
-	ev := e.rec.take()
+	ev = e.rec.take()
 	var kinds []string
 	for _, x := range ev {
 		kinds = append(kinds, x.event)
 	}
-	if !slices.Equal(kinds, []string{gwire.EventLobbyCreate, gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberRemove}) ||
-		!slices.Equal(ev[2].users, []uint64{alice.id, carol.id, bob.id}) { // join order; equal times (frozen clock): by id
-		t.Fatalf("member events: %+v", ev)
-	}
+	// join order; equal times (frozen clock): by id
+	require.Equal(t, []string{gwire.EventLobbyCreate, gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberRemove}, kinds, "member events: %+v", ev)
+	require.Equal(t, []uint64{alice.id, carol.id, bob.id}, ev[2].users, "member events: %+v", ev)
 	// A lobby made by the backend cannot be left by its members; one made by PUT /lobbies can.
 	e.do("DELETE", "/lobbies/"+id+"/members/@me", alice.auth, nil).Fails(t, 403, wire.CodeMissingPermissions, "")
 	e.do("DELETE", "/lobbies/"+id+"/members/@me", bob.auth, nil).OK(t, 204, nil) // not a member: fine
@@ -624,9 +594,10 @@ func TestLobbyLifecycle(t *testing.T) {
 	e.join(carol, "mine", nil)
 	e.rec.take()
 	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", bob.auth, nil).OK(t, 204, nil)
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyMemberRemove || !slices.Equal(ev[0].users, []uint64{carol.id, bob.id}) {
-		t.Fatalf("leave events: %+v", ev)
-	}
+	ev = e.rec.take()
+	require.Len(t, ev, 1, "leave events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyMemberRemove, ev[0].event, "leave events: %+v", ev)
+	require.Equal(t, []uint64{carol.id, bob.id}, ev[0].users, "leave events: %+v", ev)
 	e.do("GET", "/lobbies/"+mine.ID, bob.auth, nil).Fails(t, 403, wire.CodeMissingAccess, "")
 	e.do("DELETE", "/lobbies/"+mine.ID+"/members/@me", e.appBot, nil).Fails(t, 401, 0, "")
 
@@ -635,9 +606,10 @@ func TestLobbyLifecycle(t *testing.T) {
 	e.do("GET", "/lobbies/"+id, e.appBot, nil).OK(t, 200, nil)
 	e.rec.take()
 	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).OK(t, 204, nil)
-	if ev := e.rec.take(); len(ev) != 1 || ev[0].event != gwire.EventLobbyDelete || !slices.Equal(ev[0].users, []uint64{alice.id, carol.id}) {
-		t.Fatalf("delete events: %+v", ev)
-	}
+	ev = e.rec.take()
+	require.Len(t, ev, 1, "delete events: %+v", ev)
+	require.Equal(t, gwire.EventLobbyDelete, ev[0].event, "delete events: %+v", ev)
+	require.Equal(t, []uint64{alice.id, carol.id}, ev[0].users, "delete events: %+v", ev)
 	e.do("GET", "/lobbies/"+id, e.appBot, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
 	e.do("DELETE", "/lobbies/"+id, e.appBot, nil).OK(t, 204, nil)
 	e.do("PATCH", "/lobbies/"+id, e.appBot, map[string]any{}).Fails(t, 404, wire.CodeUnknownLobby, "")
@@ -706,13 +678,10 @@ func TestMalformedInputEveryEndpoint(t *testing.T) {
 		e.doType(r.method, r.path, r.auth, "", nil).Fails(t, 415, wire.CodeInvalidJSON, "")
 		// Over a megabyte: 413.
 		big := `{"content": "` + strings.Repeat("x", 1<<20) + `"}`
-		if res := e.do(r.method, r.path, r.auth, big); res.Status != 413 {
-			t.Fatalf("%s %s: a body over 1 MiB: HTTP %d", r.method, r.path, res.Status)
-		}
+		res := e.do(r.method, r.path, r.auth, big)
+		require.Equal(t, 413, res.Status, "%s %s: a body over 1 MiB: HTTP %d", r.method, r.path, res.Status)
 	}
-	if e.snapshot() != before {
-		t.Fatal("a refused request stored something")
-	}
+	require.Equal(t, before, e.snapshot(), "a refused request stored something")
 	// Routes without a body, with bad ids and queries.
 	e.do("GET", "/lobbies/0", alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
 	e.do("GET", "/lobbies/18446744073709551616", alice.auth, nil).Fails(t, 400, wire.CodeInvalidFormBody, "lobby_id")
@@ -752,13 +721,12 @@ func TestLOB1ConcurrentJoinsMakeOneLobby(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	var l lobby
 	e.do("GET", "/lobbies/"+ids[0], e.appBot, nil).OK(t, 200, &l)
-	if len(l.Members) != n || slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
-		t.Fatalf("lobbies %v, members %d", ids, len(l.Members))
-	}
+	require.Len(t, l.Members, n, "lobbies %v, members %d", ids, len(l.Members))
+	require.False(t, slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }), "lobbies %v, members %d", ids, len(l.Members))
 }
 
 // A lobby with a connected member is not idle: it outlives its idle timeout, and expires once the
@@ -772,18 +740,16 @@ func TestConnectedMemberKeepsLobbyAlive(t *testing.T) {
 	connected.Store(alice.id, true)
 	e.clock.Advance(10 * time.Minute)
 	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
-	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 0 {
-		t.Fatalf("ExpireIdle deleted %d lobbies with a connected member (%v)", n, err)
-	}
+	n, err := e.svc.ExpireIdle(t.Context())
+	require.NoError(t, err, "ExpireIdle deleted %d lobbies with a connected member", n)
+	require.Equal(t, 0, n, "ExpireIdle deleted %d lobbies with a connected member", n)
 	connected.Delete(alice.id) // the last member disconnects
-	if err := e.svc.KeepAlive(t.Context(), uint64(e.app.ID), alice.id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.svc.KeepAlive(t.Context(), uint64(e.app.ID), alice.id))
 	e.clock.Advance(59 * time.Second)
 	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).OK(t, 200, nil)
 	e.clock.Advance(time.Second)
 	e.do("GET", "/lobbies/"+l.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
-	if n, err := e.svc.ExpireIdle(t.Context()); err != nil || n != 1 {
-		t.Fatalf("ExpireIdle after the disconnection: %d %v", n, err)
-	}
+	n, err = e.svc.ExpireIdle(t.Context())
+	require.NoError(t, err, "ExpireIdle after the disconnection: %d", n)
+	require.Equal(t, 1, n, "ExpireIdle after the disconnection: %d", n)
 }

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/store"
 )
@@ -84,13 +85,10 @@ func TestWriterCommitsGroupsByItsWaiters(t *testing.T) {
 	}
 	close(st.release)
 	for range 3 {
-		if err := <-results; err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, <-results)
 	}
-	if want := [][]uint64{{1}, {2, 3}}; !slices.EqualFunc(st.groups, want, slices.Equal) {
-		t.Fatalf("transactions %v, want %v", st.groups, want)
-	}
+	want := [][]uint64{{1}, {2, 3}}
+	require.Equal(t, want, st.groups, "transactions")
 }
 
 // A flush commits what is queued itself, before the messages' senders wait for them; Close
@@ -102,18 +100,15 @@ func TestWriterFlushAndClose(t *testing.T) {
 	w.enqueue(a)
 	w.enqueue(b)
 	w.flush()
-	if !a.committed || !b.committed || len(st.groups) != 1 {
-		t.Fatalf("after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
-	}
-	if err := w.await(a); err != nil {
-		t.Fatal(err)
-	}
+	require.True(t, a.committed, "after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
+	require.True(t, b.committed, "after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
+	require.Len(t, st.groups, 1, "after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
+	require.NoError(t, w.await(a))
 	c := msg(3)
 	w.enqueue(c)
 	w.Close()
-	if !c.committed || w.enqueue(msg(4)) {
-		t.Fatalf("after Close: committed %v, or a message was taken", c.committed)
-	}
+	require.True(t, c.committed, "after Close: committed %v, or a message was taken", c.committed)
+	require.False(t, w.enqueue(msg(4)), "after Close: committed %v, or a message was taken", c.committed)
 }
 
 // A failed commit is every message of its group's result, and is reported to fail.
@@ -125,10 +120,8 @@ func TestWriterFailedCommit(t *testing.T) {
 	a, b := msg(1), msg(2)
 	w.enqueue(a)
 	w.enqueue(b)
-	if err := w.await(a); !errors.Is(err, boom) {
-		t.Fatalf("await: %v", err)
-	}
-	if err := w.await(b); !errors.Is(err, boom) || failed != 1 {
-		t.Fatalf("await of the same group: %v, fail called %d times", err, failed)
-	}
+	require.ErrorIs(t, w.await(a), boom, "await")
+	err := w.await(b)
+	require.ErrorIs(t, err, boom, "await of the same group: %v, fail called %d times", err, failed)
+	require.Equal(t, 1, failed, "await of the same group: %v, fail called %d times", err, failed)
 }

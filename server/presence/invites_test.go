@@ -7,6 +7,8 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/devseed"
 	"sdkpp/wire"
 )
@@ -41,35 +43,34 @@ func TestInviteAudienceAndChannel(t *testing.T) {
 
 	raw := e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1})
 	var inv wire.ActivityInvite
-	if err := json.Unmarshal(raw, &inv); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &inv))
 	got, apps := e.hub.inviteEvents(guest.id, gwire.EventActivityInviteCreate)
 	want := map[uint64]bool{uint64(e.app.ID): true, uint64(e.child.ID): true}
-	if len(got) != 2 || !want[apps[0]] || !want[apps[1]] || apps[0] == apps[1] { // rule INV-1
-		t.Fatalf("the invite went to the sessions of applications %v, want the game and its sibling only", apps)
-	}
-	if uint64(got[0].ApplicationID) != uint64(e.child.ID) { // rule INV-1: which sibling it is for
-		t.Fatalf("application_id %d", got[0].ApplicationID)
-	}
+	// rule INV-1
+	require.Len(t, got, 2, "the invite went to the sessions of applications %v, want the game and its sibling only", apps)
+	require.True(t, want[apps[0]], "the invite went to the sessions of applications %v, want the game and its sibling only", apps)
+	require.True(t, want[apps[1]], "the invite went to the sessions of applications %v, want the game and its sibling only", apps)
+	require.NotEqual(t, apps[1], apps[0], "the invite went to the sessions of applications %v, want the game and its sibling only", apps)
+	// rule INV-1: which sibling it is for
+	require.Equal(t, uint64(e.child.ID), uint64(got[0].ApplicationID), "application_id %d", got[0].ApplicationID)
 
 	// The channel of the invite message: the players' DM channel, the same for every invite.
 	dm, err := e.st.FindDMChannel(context.Background(), host.id, guest.id)
-	if err != nil || inv.ChannelID == 0 || uint64(inv.ChannelID) != dm.ID || got[0].ChannelID != inv.ChannelID {
-		t.Fatalf("channel_id %d, DM channel %+v (%v)", inv.ChannelID, dm, err)
-	}
+	require.NoError(t, err, "channel_id %d, DM channel %+v", inv.ChannelID, dm)
+	require.NotEqual(t, wire.Snowflake(0), inv.ChannelID, "channel_id %d, DM channel %+v", inv.ChannelID, dm)
+	require.Equal(t, dm.ID, uint64(inv.ChannelID), "channel_id %d, DM channel %+v", inv.ChannelID, dm)
+	require.Equal(t, inv.ChannelID, got[0].ChannelID, "channel_id %d, DM channel %+v", inv.ChannelID, dm)
 	raw = e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1})
 	var second wire.ActivityInvite
 	_ = json.Unmarshal(raw, &second)
-	if second.ChannelID != inv.ChannelID || second.ID == inv.ID {
-		t.Fatalf("second invite %s", raw)
-	}
+	require.Equal(t, inv.ChannelID, second.ChannelID, "second invite %s", raw)
+	require.NotEqual(t, inv.ID, second.ID, "second invite %s", raw)
 
 	// Accepting tells every session of the guest (rule EVT-1).
 	e.must(200, "POST", "/activity-invites/"+inv.ID.String()+"/accept", guest.auth, map[string]any{})
-	if _, apps := e.hub.inviteEvents(guest.id, gwire.EventActivityInviteUpdate); len(apps) != 1 || apps[0] != 0 {
-		t.Fatalf("acceptance sent to the sessions of applications %v, want every session", apps)
-	}
+	_, apps = e.hub.inviteEvents(guest.id, gwire.EventActivityInviteUpdate)
+	require.Len(t, apps, 1, "acceptance sent to the sessions of applications %v, want every session", apps)
+	require.Equal(t, uint64(0), apps[0], "acceptance sent to the sessions of applications %v, want every session", apps)
 
 	// The host leaves the party: the invites turn invalid on the sessions that got them.
 	e.svc.OnPresence(host.id, uint64(e.child.ID), json.RawMessage(`{"activities":[{"type":0,"party":{"id":"p2","size":[1,4]},"secrets":{"join":"s2"}}]}`))
@@ -77,21 +78,17 @@ func TestInviteAudienceAndChannel(t *testing.T) {
 	var invalid []uint64
 	for i, u := range upd {
 		if !u.IsValid {
-			if !want[apps[i]] {
-				t.Fatalf("an invalidation went to the sessions of application %d", apps[i])
-			}
+			require.True(t, want[apps[i]], "an invalidation went to the sessions of application %d", apps[i])
 			invalid = append(invalid, apps[i])
 		}
 	}
-	if len(invalid) != 4 { // two invites, each to the game and its sibling
-		t.Fatalf("invalidations to %v", invalid)
-	}
+	// two invites, each to the game and its sibling
+	require.Len(t, invalid, 4, "invalidations to %v", invalid)
 
 	// A recipient who plays none of the family's games gets nothing, and nothing fails.
 	outsider := e.player("outsider", unrelated)
 	e.friends(host, outsider, false)
 	e.must(200, "POST", "/users/"+id(outsider)+"/activity-invites", host.auth, map[string]any{"type": 1})
-	if got, _ := e.hub.inviteEvents(outsider.id, gwire.EventActivityInviteCreate); len(got) != 0 {
-		t.Fatalf("an unrelated game's session got %d invites", len(got))
-	}
+	got, _ = e.hub.inviteEvents(outsider.id, gwire.EventActivityInviteCreate)
+	require.Empty(t, got, "an unrelated game's session got %d invites", len(got))
 }

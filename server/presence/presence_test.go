@@ -13,6 +13,9 @@ import (
 	"sdkpp/server/servertest/world"
 	gwire "sdkpp/wire/gateway"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/presence"
@@ -156,9 +159,7 @@ func (e *env) do(method, path, auth string, body any) (int, []byte) {
 func (e *env) must(status int, method, path, auth string, body any) []byte {
 	e.t.Helper()
 	code, raw := e.do(method, path, auth, body)
-	if code != status {
-		e.t.Fatalf("%s %s: HTTP %d, want %d: %s", method, path, code, status, raw)
-	}
+	require.Equal(e.t, status, code, "%s %s: HTTP %d, want %d: %s", method, path, code, status, raw)
 	return raw
 }
 
@@ -167,11 +168,11 @@ func (e *env) fails(status, code int, field, method, path, auth string, body any
 	e.t.Helper()
 	got, raw := e.do(method, path, auth, body)
 	var ae wire.APIError
-	if got != status || json.Unmarshal(raw, &ae) != nil || ae.Code != code {
-		e.t.Fatalf("%s %s: HTTP %d %s, want %d code %d", method, path, got, raw, status, code)
-	}
-	if field != "" && !bytes.Contains(raw, []byte(`"`+field+`"`)) {
-		e.t.Fatalf("%s %s: errors do not name %q: %s", method, path, field, raw)
+	require.Equal(e.t, status, got, "%s %s: HTTP %d %s, want %d code %d", method, path, got, raw, status, code)
+	require.NoError(e.t, json.Unmarshal(raw, &ae), "%s %s: HTTP %d %s, want %d code %d", method, path, got, raw, status, code)
+	require.Equal(e.t, code, ae.Code, "%s %s: HTTP %d %s, want %d code %d", method, path, got, raw, status, code)
+	if field != "" {
+		require.Contains(e.t, string(raw), `"`+field+`"`, "%s %s: errors do not name %q", method, path, field)
 	}
 }
 
@@ -217,9 +218,8 @@ func TestCustomStatusVisible(t *testing.T) {
 		{store.PrivacyFriendsAndSmallServers, false, 201, false, "guild of more than 200"},
 		{store.PrivacyFriendsAndSmallServers, true, 5000, true, "a friend in a large guild"},
 	} {
-		if got := presence.CustomStatusVisible(c.privacy, c.friend, c.guild); got != c.visible { // rule GW-5
-			t.Errorf("%s: visible %v", c.scenario, got)
-		}
+		// rule GW-5
+		assert.Equal(t, c.visible, presence.CustomStatusVisible(c.privacy, c.friend, c.guild), "%s: visible", c.scenario)
 	}
 }
 
@@ -236,9 +236,9 @@ func TestPresenceUpdateCustomStatusPrivacy(t *testing.T) {
 		{"type":0,"details":"Capture the flag"}]}`)
 
 	self, game, platform := e.hub.last(alice.id, alice.id), e.hub.last(bob.id, alice.id), e.hub.last(carol.id, alice.id)
-	if self == nil || game == nil || platform == nil {
-		t.Fatalf("presences: self %v, game friend %v, platform friend %v", self, game, platform)
-	}
+	require.NotNil(t, self, "presences: self %v, game friend %v, platform friend %v", self, game, platform)
+	require.NotNil(t, game, "presences: self %v, game friend %v, platform friend %v", self, game, platform)
+	require.NotNil(t, platform, "presences: self %v, game friend %v, platform friend %v", self, game, platform)
 	count := func(p *wire.PresenceUpdate, typ int) int {
 		n := 0
 		for _, a := range p.Activities {
@@ -248,23 +248,22 @@ func TestPresenceUpdateCustomStatusPrivacy(t *testing.T) {
 		}
 		return n
 	}
-	if count(game, wire.ActivityCustomStatus) != 0 || count(game, wire.ActivityPlaying) != 1 { // rule GW-5
-		t.Fatalf("a game friend sees %+v", game.Activities)
-	}
-	if count(platform, wire.ActivityCustomStatus) != 1 || count(self, wire.ActivityCustomStatus) != 1 {
-		t.Fatalf("platform friend %+v, self %+v", platform.Activities, self.Activities)
-	}
+	// rule GW-5
+	require.Equal(t, 0, count(game, wire.ActivityCustomStatus), "a game friend sees %+v", game.Activities)
+	require.Equal(t, 1, count(game, wire.ActivityPlaying), "a game friend sees %+v", game.Activities)
+	require.Equal(t, 1, count(platform, wire.ActivityCustomStatus), "platform friend %+v, self %+v", platform.Activities, self.Activities)
+	require.Equal(t, 1, count(self, wire.ActivityCustomStatus), "platform friend %+v, self %+v", platform.Activities, self.Activities)
 	for _, a := range platform.Activities {
-		if a.Type == wire.ActivityCustomStatus && (a.ApplicationID != nil || str(a.State) != "brb, walking the dog") { // rule ACT-1
-			t.Fatalf("custom status %+v", a)
+		// rule ACT-1
+		if a.Type == wire.ActivityCustomStatus {
+			require.Nil(t, a.ApplicationID, "custom status %+v", a)
+			require.Equal(t, "brb, walking the dog", str(a.State), "custom status %+v", a)
 		}
 	}
 	// With privacy Everyone the game friend sees it too.
 	e.must(200, "PATCH", "/users/@me/settings", alice.auth, map[string]any{"custom_status_privacy": 0})
 	e.svc.OnPresence(alice.id, uint64(e.app.ID), json.RawMessage(`{"status":"online","activities":[{"type":4,"state":"back"}]}`))
-	if count(e.hub.last(bob.id, alice.id), wire.ActivityCustomStatus) != 1 {
-		t.Fatal("privacy Everyone still hides the custom status")
-	}
+	require.Equal(t, 1, count(e.hub.last(bob.id, alice.id), wire.ActivityCustomStatus), "privacy Everyone still hides the custom status")
 	// Bad settings.
 	e.fails(400, wire.CodeInvalidFormBody, "custom_status_privacy", "PATCH", "/users/@me/settings", alice.auth, map[string]any{"custom_status_privacy": 7})
 	e.fails(400, wire.CodeInvalidJSON, "", "PATCH", "/users/@me/settings", alice.auth, "{")
@@ -282,19 +281,23 @@ func TestRichPresenceFields(t *testing.T) {
 		"party":{"id":"p1","size":[1,4]},"secrets":{"join":"sekrit"},
 		"buttons":[{"label":"Watch","url":"https://h.example/w"}]}]}`)
 	p := e.hub.last(bob.id, alice.id)
-	if p == nil || len(p.Activities) != 1 {
-		t.Fatalf("presence %+v", p)
-	}
+	require.NotNil(t, p, "presence %+v", p)
+	require.Len(t, p.Activities, 1, "presence %+v", p)
 	a := p.Activities[0]
-	if a.Name != "Harbor: Night Raid" || str(a.StateURL) != "https://h.example/s" || str(a.DetailsURL) != "https://h.example/d" || // ACT-4, ACT-2
-		str(a.Assets.LargeURL) != "https://h.example/l" || str(a.Assets.SmallURL) != "https://h.example/sm" ||
-		a.ApplicationID == nil || uint64(*a.ApplicationID) != uint64(e.app.ID) || len(a.Buttons) != 1 || a.Secrets != nil {
-		t.Fatalf("activity %+v", a)
-	}
+	// ACT-4, ACT-2
+	require.Equal(t, "Harbor: Night Raid", a.Name, "activity %+v", a)
+	require.Equal(t, "https://h.example/s", str(a.StateURL), "activity %+v", a)
+	require.Equal(t, "https://h.example/d", str(a.DetailsURL), "activity %+v", a)
+	require.Equal(t, "https://h.example/l", str(a.Assets.LargeURL), "activity %+v", a)
+	require.Equal(t, "https://h.example/sm", str(a.Assets.SmallURL), "activity %+v", a)
+	require.NotNil(t, a.ApplicationID, "activity %+v", a)
+	require.Equal(t, uint64(e.app.ID), uint64(*a.ApplicationID), "activity %+v", a)
+	require.Len(t, a.Buttons, 1, "activity %+v", a)
+	require.Nil(t, a.Secrets, "activity %+v", a)
 	e.svc.OnPresence(alice.id, uint64(e.app.ID), json.RawMessage(`{"activities":[{"type":0,"details":"Idle"}]}`))
-	if got := e.hub.last(bob.id, alice.id).Activities[0].Name; got != "Harbor" { // rule ACT-4
-		t.Fatalf("name %q, want the application's", got)
-	}
+	// rule ACT-4
+	got := e.hub.last(bob.id, alice.id).Activities[0].Name
+	require.Equal(t, "Harbor", got, "name %q, want the application's", got)
 	for field, bad := range map[string]string{
 		"activities.0.state_url":        `{"type":0,"state_url":"ftp://x"}`,
 		"activities.0.assets.large_url": `{"type":0,"assets":{"large_url":""}}`,
@@ -304,26 +307,21 @@ func TestRichPresenceFields(t *testing.T) {
 		"activities.0.details":          `{"type":0,"details":"x"}`,
 	} {
 		var pr wire.Presence
-		if err := json.Unmarshal([]byte(`{"activities":[`+bad+`]}`), &pr); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(`{"activities":[`+bad+`]}`), &pr))
 		err := e.svc.Set(context.Background(), alice.id, uint64(e.app.ID), &pr)
 		raw, _ := json.Marshal(err)
-		if ae, ok := err.(*wire.APIError); !ok || ae.Code != wire.CodeInvalidFormBody {
-			t.Errorf("%s: %v", field, err)
-		} else if want := lastPart(field); !bytes.Contains(raw, []byte(`"`+want+`"`)) {
-			t.Errorf("%s: error does not name it: %s", field, raw)
+		ae, ok := err.(*wire.APIError)
+		if assert.True(t, ok, "%s: %v", field, err) && assert.Equal(t, wire.CodeInvalidFormBody, ae.Code, "%s: %v", field, err) {
+			assert.Contains(t, string(raw), `"`+lastPart(field)+`"`, "%s: error does not name it", field)
 		}
 	}
-	if e.hub.last(bob.id, alice.id).Activities[0].Details == nil {
-		t.Fatal("an invalid presence replaced the valid one")
-	}
+	require.NotNil(t, e.hub.last(bob.id, alice.id).Activities[0].Details, "an invalid presence replaced the valid one")
 	// The last session of the game ends: its activities go; the last session at all: offline.
 	e.hub.connect(alice.id, uint64(e.app.ID), false)
 	e.svc.OnSession(alice.id, uint64(e.app.ID))
-	if p := e.hub.last(bob.id, alice.id); p.Status != "offline" || len(p.Activities) != 0 {
-		t.Fatalf("after the last session: %+v", p)
-	}
+	p = e.hub.last(bob.id, alice.id)
+	require.Equal(t, "offline", p.Status, "after the last session: %+v", p)
+	require.Empty(t, p.Activities, "after the last session: %+v", p)
 }
 
 func lastPart(path string) string {
@@ -347,39 +345,35 @@ func TestInviteCoverAndSiblingApplication(t *testing.T) {
 	raw := e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1, "content": "join"})
 	var inv wire.ActivityInvite
 	_ = json.Unmarshal(raw, &inv)
-	if inv.CoverImage != "" || uint64(inv.ApplicationID) != uint64(e.child.ID) || inv.ParentApplicationID == nil || // rule INV-1
-		uint64(*inv.ParentApplicationID) != uint64(e.app.ID) {
-		t.Fatalf("invite %s", raw)
-	}
-	if got := e.hub.events(guest.id, gwire.EventActivityInviteCreate); len(got) != 1 || uint64(got[0].ApplicationID) != uint64(e.child.ID) {
-		t.Fatalf("the guest (in the sibling application) got %+v", got)
-	}
+	// rule INV-1
+	require.Empty(t, inv.CoverImage, "invite %s", raw)
+	require.Equal(t, uint64(e.child.ID), uint64(inv.ApplicationID), "invite %s", raw)
+	require.NotNil(t, inv.ParentApplicationID, "invite %s", raw)
+	require.Equal(t, uint64(e.app.ID), uint64(*inv.ParentApplicationID), "invite %s", raw)
+	got := e.hub.events(guest.id, gwire.EventActivityInviteCreate)
+	require.Len(t, got, 1, "the guest (in the sibling application) got %+v", got)
+	require.Equal(t, uint64(e.child.ID), uint64(got[0].ApplicationID), "the guest (in the sibling application) got %+v", got)
 	// The application's cover is the fallback (rule ACT-3).
 	e.must(200, "PUT", "/applications/"+e.child.ID.String()+"/rich-presence", "Bot "+e.child.BotToken, map[string]any{"cover_image": "https://cdn.example/app-cover.png"})
 	raw = e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1})
 	_ = json.Unmarshal(raw, &inv)
-	if inv.CoverImage != "https://cdn.example/app-cover.png" {
-		t.Fatalf("cover %q, want the application's", inv.CoverImage)
-	}
+	require.Equal(t, "https://cdn.example/app-cover.png", inv.CoverImage, "cover %q, want the application's", inv.CoverImage)
 	// The activity's own cover wins, and may differ per invite (rule ACT-3).
 	e.svc.OnPresence(host.id, uint64(e.child.ID), json.RawMessage(`{"activities":[{"type":0,"party":{"id":"p1","size":[1,4]},
 		"secrets":{"join":"s1"},"assets":{"invite_cover_image":"night_cover"}}]}`))
 	raw = e.must(200, "POST", "/users/"+id(guest)+"/activity-invites", host.auth, map[string]any{"type": 1})
 	_ = json.Unmarshal(raw, &inv)
-	if inv.CoverImage != "night_cover" {
-		t.Fatalf("cover %q, want the activity's", inv.CoverImage)
-	}
+	require.Equal(t, "night_cover", inv.CoverImage, "cover %q, want the activity's", inv.CoverImage)
 
 	// Accepting: the secret, and the acceptance goes to every session of the guest (rule EVT-1).
 	raw = e.must(200, "POST", "/activity-invites/"+inv.ID.String()+"/accept", guest.auth, map[string]any{})
 	var acc wire.ActivityInviteAccepted
 	_ = json.Unmarshal(raw, &acc)
-	if acc.JoinSecret != "s1" || !acc.Invite.Accepted {
-		t.Fatalf("accept %s", raw)
-	}
-	if got := e.hub.events(guest.id, gwire.EventActivityInviteUpdate); len(got) != 1 || !got[0].Accepted {
-		t.Fatalf("acceptance events %+v", got)
-	}
+	require.Equal(t, "s1", acc.JoinSecret, "accept %s", raw)
+	require.True(t, acc.Invite.Accepted, "accept %s", raw)
+	got = e.hub.events(guest.id, gwire.EventActivityInviteUpdate)
+	require.Len(t, got, 1, "acceptance events %+v", got)
+	require.True(t, got[0].Accepted, "acceptance events %+v", got)
 
 	// Bad input: never a 5xx, the platform's error bodies.
 	stranger := e.player("stranger", e.app)

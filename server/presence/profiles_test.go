@@ -7,6 +7,8 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
@@ -16,9 +18,7 @@ func (e *env) identity(p player, app wire.DevApplication, typ, externalID string
 	e.t.Helper()
 	err := e.st.PutIdentity(context.Background(), &store.Identity{AppID: uint64(app.ID), Type: typ, ExternalID: externalID,
 		UserID: p.id, ProvisionalUserID: p.id, CreatedAt: e.clock.Now()})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 }
 
 // A friend's game profiles reach the other player in that game only: in the relationship list
@@ -35,18 +35,18 @@ func TestFriendApplicationProfiles(t *testing.T) {
 	e.friends(ann, ben, false)
 	want := func(what string, got []wire.ApplicationProfile, app wire.DevApplication, typ, ext string) {
 		t.Helper()
-		if len(got) != 1 || got[0].ApplicationID != app.ID || got[0].ProviderType != typ ||
-			got[0].ProviderIssuedUserID != ext || got[0].Username != "ann" {
-			t.Fatalf("%s: profiles %+v", what, got)
-		}
+		require.Len(t, got, 1, "%s: profiles %+v", what, got)
+		require.Equal(t, app.ID, got[0].ApplicationID, "%s: profiles %+v", what, got)
+		require.Equal(t, typ, got[0].ProviderType, "%s: profiles %+v", what, got)
+		require.Equal(t, ext, got[0].ProviderIssuedUserID, "%s: profiles %+v", what, got)
+		require.Equal(t, "ann", got[0].Username, "%s: profiles %+v", what, got)
 	}
 	want("ben's platform list, token of the game", e.rels(ben, false)[ann.id].User.ApplicationProfiles, e.app, "BOT", "ext-ann")
 	benChild := player{id: ben.id, auth: e.token(ben.id, e.child)}
 	want("ben's list, token of the sibling game", e.rels(benChild, false)[ann.id].User.ApplicationProfiles, e.child,
 		"STEAM_SESSION_TICKET", "steam-ann")
-	if got := e.rels(ann, false)[ben.id].User.ApplicationProfiles; len(got) != 0 {
-		t.Fatalf("ben has no identity, yet ann sees profiles %+v", got)
-	}
+	got := e.rels(ann, false)[ben.id].User.ApplicationProfiles
+	require.Empty(t, got, "ben has no identity, yet ann sees profiles %+v", got)
 
 	// ben's side became a friend when ann accepted: before the platform RELATIONSHIP_ADD (every
 	// session), each game ann has a profile in got hers, that game's only.
@@ -61,26 +61,24 @@ func TestFriendApplicationProfiles(t *testing.T) {
 		switch s.event {
 		case gwire.EventApplicationProfilesUpdate:
 			var u wire.User
-			if err := json.Unmarshal(s.data, &u); err != nil || uint64(u.ID) != ann.id || s.app == 0 {
-				t.Fatalf("APPLICATION_PROFILES_UPDATE to app %d: %s", s.app, s.data)
-			}
+			require.NoError(t, json.Unmarshal(s.data, &u), "APPLICATION_PROFILES_UPDATE to app %d: %s", s.app, s.data)
+			require.Equal(t, ann.id, uint64(u.ID), "APPLICATION_PROFILES_UPDATE to app %d: %s", s.app, s.data)
+			require.NotEqual(t, uint64(0), s.app, "APPLICATION_PROFILES_UPDATE to app %d: %s", s.app, s.data)
 			profilesByApp[s.app] = u.ApplicationProfiles
 		case gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate:
 			var r wire.Relationship
-			if err := json.Unmarshal(s.data, &r); err != nil || s.app != 0 || len(r.User.ApplicationProfiles) != 0 {
-				t.Fatalf("a platform event to app %d carries profiles: %s", s.app, s.data)
-			}
+			require.NoError(t, json.Unmarshal(s.data, &r), "a platform event to app %d carries profiles: %s", s.app, s.data)
+			require.Equal(t, uint64(0), s.app, "a platform event to app %d carries profiles: %s", s.app, s.data)
+			require.Empty(t, r.User.ApplicationProfiles, "a platform event to app %d carries profiles: %s", s.app, s.data)
 		}
 	}
 	n.mu.Unlock()
-	if len(order) < 3 || order[0] != gwire.EventApplicationProfilesUpdate || order[len(order)-1] == gwire.EventApplicationProfilesUpdate {
-		t.Fatalf("events to ben in order %v", order)
-	}
+	require.GreaterOrEqual(t, len(order), 3, "events to ben in order %v", order)
+	require.Equal(t, gwire.EventApplicationProfilesUpdate, order[0], "events to ben in order %v", order)
+	require.NotEqual(t, gwire.EventApplicationProfilesUpdate, order[len(order)-1], "events to ben in order %v", order)
 	want("update to the game's sessions", profilesByApp[uint64(e.app.ID)], e.app, "BOT", "ext-ann")
 	want("update to the sibling's sessions", profilesByApp[uint64(e.child.ID)], e.child, "STEAM_SESSION_TICKET", "steam-ann")
-	if len(profilesByApp) != 2 {
-		t.Fatalf("updates to %d applications", len(profilesByApp))
-	}
+	require.Len(t, profilesByApp, 2, "updates to %d applications", len(profilesByApp))
 
 	// A game relationship event is for one game: its user carries that game's profiles.
 	n.mu.Lock()
@@ -93,17 +91,12 @@ func TestFriendApplicationProfiles(t *testing.T) {
 	for _, s := range n.sent {
 		if s.user == ben.id && s.event == gwire.EventGameRelationshipAdd {
 			var r wire.Relationship
-			if err := json.Unmarshal(s.data, &r); err != nil || s.app != uint64(e.app.ID) {
-				t.Fatalf("GAME_RELATIONSHIP_ADD to app %d: %s", s.app, s.data)
-			}
+			require.NoError(t, json.Unmarshal(s.data, &r), "GAME_RELATIONSHIP_ADD to app %d: %s", s.app, s.data)
+			require.Equal(t, uint64(e.app.ID), s.app, "GAME_RELATIONSHIP_ADD to app %d: %s", s.app, s.data)
 			want("game relationship event", r.User.ApplicationProfiles, e.app, "BOT", "ext-ann")
 			found = true
 		}
-		if s.event == gwire.EventApplicationProfilesUpdate {
-			t.Fatalf("a game relationship change sent %s", s.event)
-		}
+		require.NotEqual(t, gwire.EventApplicationProfilesUpdate, s.event, "a game relationship change sent %s", s.event)
 	}
-	if !found {
-		t.Fatal("no GAME_RELATIONSHIP_ADD reached ben")
-	}
+	require.True(t, found, "no GAME_RELATIONSHIP_ADD reached ben")
 }

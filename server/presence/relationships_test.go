@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/relationships"
 	"sdkpp/wire"
 )
@@ -18,9 +20,7 @@ func (e *env) rels(p player, game bool) map[uint64]wire.Relationship {
 		path = "/users/@me/game-relationships"
 	}
 	var list []wire.Relationship
-	if err := json.Unmarshal(e.must(200, "GET", path, p.auth, nil), &list); err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, json.Unmarshal(e.must(200, "GET", path, p.auth, nil), &list))
 	out := map[uint64]wire.Relationship{}
 	for _, r := range list {
 		out[uint64(r.ID)] = r
@@ -40,19 +40,18 @@ func TestSpamHeuristic(t *testing.T) {
 	for i, target := range targets[:relationships.SpamBurst+1] {
 		e.must(204, "POST", "/users/@me/relationships", spammer.auth, map[string]any{"username": "target" + string(rune('a'+i))})
 		r := e.rels(target, false)[spammer.id]
-		if r.Type != 3 || r.IsSpamRequest != (i >= relationships.SpamBurst) { // rule REL-1
-			t.Fatalf("request %d: %+v", i, r)
-		}
+		// rule REL-1
+		require.Equal(t, 3, r.Type, "request %d: %+v", i, r)
+		require.Equal(t, i >= relationships.SpamBurst, r.IsSpamRequest, "request %d: %+v", i, r)
 	}
 	e.clock.Advance(relationships.SpamWindow)
 	last := targets[len(targets)-1]
 	e.must(204, "PUT", "/users/@me/relationships/"+id(last), spammer.auth, map[string]any{})
-	if e.rels(last, false)[spammer.id].IsSpamRequest { // rule REL-1: the burst is over
-		t.Fatal("a request after the window is still spam")
-	}
-	if out := e.rels(spammer, false)[last.id]; out.Type != 4 || out.IsSpamRequest {
-		t.Fatalf("sender side %+v", out)
-	}
+	// rule REL-1: the burst is over
+	require.False(t, e.rels(last, false)[spammer.id].IsSpamRequest, "a request after the window is still spam")
+	out := e.rels(spammer, false)[last.id]
+	require.Equal(t, 4, out.Type, "sender side %+v", out)
+	require.False(t, out.IsSpamRequest, "sender side %+v", out)
 }
 
 // Friend requests, acceptance, blocks and bad input on the relationship routes.
@@ -63,30 +62,27 @@ func TestRelationshipRoutes(t *testing.T) {
 
 	e.must(204, "PUT", "/users/@me/game-relationships/"+id(b), a.auth, nil)
 	e.must(204, "POST", "/users/@me/game-relationships", b.auth, map[string]any{"username": "ann"}) // accepts
-	if r := e.rels(a, true)[b.id]; r.Type != 1 || r.ApplicationID == nil || uint64(*r.ApplicationID) != uint64(e.app.ID) {
-		t.Fatalf("game relationship %+v", r)
-	}
-	if len(e.rels(a, false)) != 0 {
-		t.Fatal("a game friendship shows as a platform one")
-	}
+	r := e.rels(a, true)[b.id]
+	require.Equal(t, 1, r.Type, "game relationship %+v", r)
+	require.NotNil(t, r.ApplicationID, "game relationship %+v", r)
+	require.Equal(t, uint64(e.app.ID), uint64(*r.ApplicationID), "game relationship %+v", r)
+	require.Empty(t, e.rels(a, false), "a game friendship shows as a platform one")
 	// Game relationships belong to one application.
 	e.must(204, "PUT", "/users/@me/relationships/"+id(other), a.auth, nil)
-	if len(e.rels(other, true)) != 0 || e.rels(other, false)[a.id].Type != 3 {
-		t.Fatal("relationships leaked between applications")
-	}
+	require.Empty(t, e.rels(other, true), "relationships leaked between applications")
+	require.Equal(t, 3, e.rels(other, false)[a.id].Type, "relationships leaked between applications")
 	e.fails(400, wire.CodeAlreadyFriends, "", "PUT", "/users/@me/game-relationships/"+id(b), a.auth, nil)
 
 	// Block: everything between them goes but the block; the blocked cannot ask again.
 	e.must(204, "PUT", "/users/@me/relationships/"+id(a), b.auth, map[string]any{"type": 2})
-	if _, left := e.rels(a, false)[b.id]; left || len(e.rels(a, true)) != 0 || e.rels(b, false)[a.id].Type != 2 {
-		t.Fatalf("after block: a %v %v, b %v", e.rels(a, true), e.rels(a, false), e.rels(b, false))
-	}
+	_, left := e.rels(a, false)[b.id]
+	require.False(t, left, "after block: a %v %v, b %v", e.rels(a, true), e.rels(a, false), e.rels(b, false))
+	require.Empty(t, e.rels(a, true), "after block: a %v %v, b %v", e.rels(a, true), e.rels(a, false), e.rels(b, false))
+	require.Equal(t, 2, e.rels(b, false)[a.id].Type, "after block: a %v %v, b %v", e.rels(a, true), e.rels(a, false), e.rels(b, false))
 	e.fails(400, wire.CodeFriendRequestBlocked, "", "PUT", "/users/@me/relationships/"+id(b), a.auth, nil)
 	e.fails(400, wire.CodeCannotSendToUser, "", "PUT", "/users/@me/relationships/"+id(a), b.auth, nil)
 	e.must(204, "DELETE", "/users/@me/relationships/"+id(a), b.auth, nil)
-	if len(e.rels(b, false)) != 0 {
-		t.Fatal("unblock left a row")
-	}
+	require.Empty(t, e.rels(b, false), "unblock left a row")
 
 	// Bad input: never a 5xx.
 	e.fails(400, wire.CodeInvalidFormBody, "user_id", "PUT", "/users/@me/relationships/"+id(a), a.auth, nil)

@@ -14,6 +14,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/stretchr/testify/require"
 )
 
 // OIDCIssuer is an OpenID provider on loopback TLS for tests (rule AU-9): it serves discovery and
@@ -141,13 +142,9 @@ func (i *OIDCIssuer) Sign(t testing.TB, key jose.SigningKey, kid string, now tim
 		opts = opts.WithHeader("kid", kid)
 	}
 	signer, err := jose.NewSigner(key, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tok
 }
 

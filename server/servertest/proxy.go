@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Proxy forwards TCP connections to a target address and can cut them all at once, as a flaky
@@ -28,9 +30,7 @@ type Proxy struct {
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("servertest: proxy: %v", err)
-	}
+	require.NoError(t, err, "servertest: proxy")
 	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
@@ -116,9 +116,7 @@ func (p *Proxy) Close() {
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	require.NoError(t, err, "servertest")
 	defer ln.Close()
 	return ln.Addr().String()
 }

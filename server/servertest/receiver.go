@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
 )
@@ -87,17 +89,7 @@ func (r *Receiver) Next(t testing.TB, timeout time.Duration) Received {
 	case got := <-r.events:
 		return got
 	case <-time.After(timeout):
-		t.Fatalf("servertest: no webhook within %v", timeout)
+		require.FailNow(t, "servertest: no webhook", "within %v", timeout)
 		return Received{}
-	}
-}
-
-// None fails the test if an event arrives within d.
-func (r *Receiver) None(t testing.TB, d time.Duration) {
-	t.Helper()
-	select {
-	case got := <-r.events:
-		t.Fatalf("servertest: unexpected webhook %s", got.Body)
-	case <-time.After(d):
 	}
 }

@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server"
 	"sdkpp/server/browser"
 	"sdkpp/server/clock"
@@ -104,17 +107,13 @@ func Start(t testing.TB, opts ...Option) *Env {
 func start(t testing.TB, cfg server.Config) *Env {
 	t.Helper()
 	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	require.NoError(t, err, "servertest")
 	if err := srv.Start(); err != nil {
 		srv.Close()
-		t.Fatalf("servertest: %v", err)
+		require.NoError(t, err, "servertest: start")
 	}
 	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("servertest: close: %v", err)
-		}
+		assert.NoError(t, srv.Close(), "servertest: close")
 	})
 	ctrl, _ := cfg.Clock.(clock.Controllable)
 	e := &Env{Server: srv, URL: srv.URL(), APIURL: srv.APIURL(), Clock: ctrl, Creds: srv.DevCredentials(), cfg: cfg}
@@ -130,10 +129,21 @@ func start(t testing.TB, cfg server.Config) *Env {
 // and clock; a new port). Without WithDataDir the data is lost.
 func (e *Env) Restart(t testing.TB) *Env {
 	t.Helper()
-	if err := e.Server.Close(); err != nil {
-		t.Fatalf("servertest: close: %v", err)
-	}
+	require.NoError(t, e.Server.Close(), "servertest: close")
 	return start(t, e.cfg)
+}
+
+// SettleWebhooks waits until no webhook delivery is pending: each queued delivery was delivered
+// or given up. The service queues a delivery in the same transaction as the change that causes
+// it, so after SettleWebhooks a Receiver's Count is final for everything done before the call,
+// and a test proves that a request sent no webhook by comparing counts, without waiting for one.
+// On a frozen clock a delivery that waits for its retry stays pending until the clock is moved.
+func (e *Env) SettleWebhooks(t testing.TB) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, pending, err := e.Server.Store().NextWebhookDue(context.Background())
+		return err == nil && !pending
+	}, 10*time.Second, 5*time.Millisecond, "servertest: webhook deliveries still pending")
 }
 
 // User returns the seeded user (alice, bob or carol).
@@ -148,9 +158,7 @@ func (e *Env) User(username string) wire.DevUser {
 func (e *Env) authorize(t testing.TB, authorizeURL string, c browser.Choice) string {
 	t.Helper()
 	loc, err := browser.New().Authorize(context.Background(), authorizeURL, c)
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	require.NoError(t, err, "servertest")
 	return loc
 }
 
@@ -181,9 +189,8 @@ func (e *Env) Deny(t testing.TB, authorizeURL string) string {
 // ApproveDevice answers the device verification page for userCode as username.
 func (e *Env) ApproveDevice(t testing.TB, userCode, username, password string) {
 	t.Helper()
-	if _, err := browser.New().Activate(context.Background(), e.URL, userCode, browser.Choice{Username: username, Password: password}); err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	_, err := browser.New().Activate(context.Background(), e.URL, userCode, browser.Choice{Username: username, Password: password})
+	require.NoError(t, err, "servertest")
 }
 
 // JoinInvite answers a guild invite page (<web base>/invite/<code>) in a new browser as
@@ -191,16 +198,13 @@ func (e *Env) ApproveDevice(t testing.TB, userCode, username, password string) {
 func (e *Env) JoinInvite(t testing.TB, inviteURL, username, password string) string {
 	t.Helper()
 	msg, err := browser.New().JoinInvite(context.Background(), inviteURL, browser.Choice{Username: username, Password: password})
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	require.NoError(t, err, "servertest")
 	return msg
 }
 
 // DenyDevice denies the device request of userCode.
 func (e *Env) DenyDevice(t testing.TB, userCode string) {
 	t.Helper()
-	if _, err := browser.New().Activate(context.Background(), e.URL, userCode, browser.Choice{Deny: true}); err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	_, err := browser.New().Activate(context.Background(), e.URL, userCode, browser.Choice{Deny: true})
+	require.NoError(t, err, "servertest")
 }

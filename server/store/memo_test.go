@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The token cache never answers for a token that is gone: deleting it, deleting its
@@ -14,14 +16,10 @@ func TestTokenCacheAndEpoch(t *testing.T) {
 	ctx := context.Background()
 	s := openMemory(t)
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := s.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}))
 	insert := func(hash string) {
 		t.Helper()
-		if err := s.InsertToken(ctx, &Token{Hash: []byte(hash), Kind: AccessToken, AuthorizationID: 9, AppID: 1, UserID: 2, ExpiresAt: exp}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.InsertToken(ctx, &Token{Hash: []byte(hash), Kind: AccessToken, AuthorizationID: 9, AppID: 1, UserID: 2, ExpiresAt: exp}))
 	}
 	read := func(hash string) error {
 		t.Helper()
@@ -30,38 +28,27 @@ func TestTokenCacheAndEpoch(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if tok.UserID != 2 || !tok.ExpiresAt.Equal(exp) {
-				t.Fatalf("token %+v", tok)
-			}
+			require.Equal(t, uint64(2), tok.UserID, "token %+v", tok)
+			require.True(t, tok.ExpiresAt.Equal(exp), "token %+v", tok)
 		}
 		return nil
 	}
 	gone := func(hash, why string) {
 		t.Helper()
-		if _, err := s.GetToken(ctx, []byte(hash)); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("token %q after %s: %v", hash, why, err)
-		}
+		_, err := s.GetToken(ctx, []byte(hash))
+		require.ErrorIs(t, err, ErrNotFound, "token %q after %s", hash, why)
 	}
 
 	insert("a")
 	insert("b")
-	if read("a") != nil || read("b") != nil {
-		t.Fatal("tokens not found")
-	}
+	require.NoError(t, read("a"), "tokens not found")
+	require.NoError(t, read("b"), "tokens not found")
 	epoch := s.CacheEpoch()
-	if err := s.DeleteToken(ctx, []byte("a")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.DeleteToken(ctx, []byte("a")))
 	gone("a", "DeleteToken")
-	if s.CacheEpoch() == epoch {
-		t.Fatal("DeleteToken did not move the epoch")
-	}
-	if read("b") != nil {
-		t.Fatal("b lost")
-	}
-	if err := s.DeleteAuthorization(ctx, 9); err != nil {
-		t.Fatal(err)
-	}
+	require.NotEqual(t, epoch, s.CacheEpoch(), "DeleteToken did not move the epoch")
+	require.NoError(t, read("b"), "b lost")
+	require.NoError(t, s.DeleteAuthorization(ctx, 9))
 	gone("b", "DeleteAuthorization")
 
 	// A token inserted and read inside a transaction that rolls back is not remembered.
@@ -75,9 +62,7 @@ func TestTokenCacheAndEpoch(t *testing.T) {
 		}
 		return boom
 	})
-	if !errors.Is(err, boom) {
-		t.Fatal(err)
-	}
+	require.ErrorIs(t, err, boom)
 	gone("c", "a rolled-back transaction")
 
 	for name, write := range map[string]func() error{
@@ -95,11 +80,7 @@ func TestTokenCacheAndEpoch(t *testing.T) {
 		},
 	} {
 		epoch := s.CacheEpoch()
-		if err := write(); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if s.CacheEpoch() == epoch {
-			t.Fatalf("%s did not move the epoch", name)
-		}
+		require.NoError(t, write(), "%s", name)
+		require.NotEqual(t, epoch, s.CacheEpoch(), "%s did not move the epoch", name)
 	}
 }

@@ -6,57 +6,45 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestMigrationsAndRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s, err := OpenSQLite(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := s.CreateUser(ctx, &User{ID: 42, Username: "alice", PasswordHash: []byte("x"), CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateUser(ctx, &User{ID: 43, Username: "alice", CreatedAt: now}); !errors.Is(err, ErrConflict) {
-		t.Fatalf("duplicate username: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.CreateUser(ctx, &User{ID: 42, Username: "alice", PasswordHash: []byte("x"), CreatedAt: now}))
+	require.ErrorIs(t, s.CreateUser(ctx, &User{ID: 43, Username: "alice", CreatedAt: now}), ErrConflict, "duplicate username")
+	require.NoError(t, s.Close())
 	// Reopening applies no migration twice and keeps the data.
 	s, err = OpenSQLite(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	u, err := s.GetUserByUsername(ctx, "alice")
-	if err != nil || u.ID != 42 || !u.CreatedAt.Equal(now) {
-		t.Fatalf("after restart: %+v %v", u, err)
-	}
-	if max, _ := s.MaxID(ctx); max != 42 {
-		t.Fatalf("MaxID = %d", max)
-	}
+	require.NoError(t, err, "after restart: %+v", u)
+	require.Equal(t, uint64(42), u.ID, "after restart: %+v", u)
+	require.True(t, u.CreatedAt.Equal(now), "after restart: %+v", u)
+	max, _ := s.MaxID(ctx)
+	require.Equal(t, uint64(42), max, "MaxID = %d", max)
 }
 
 func TestAuthCodeIsUsedOnce(t *testing.T) {
 	ctx := context.Background()
 	s := openMemory(t)
-	if err := s.InsertAuthCode(ctx, &AuthCode{Hash: []byte("h"), AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: 1}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.InsertAuthCode(ctx, &AuthCode{Hash: []byte("h"), AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: 1}))
 	c, err := s.UseAuthCode(ctx, []byte("h"))
-	if err != nil || c.Used || c.IntegrationType != 1 || c.Scopes[0] != "identify" {
-		t.Fatalf("first use: %+v %v", c, err)
-	}
+	require.NoError(t, err, "first use: %+v", c)
+	require.False(t, c.Used, "first use: %+v", c)
+	require.Equal(t, 1, c.IntegrationType, "first use: %+v", c)
+	require.Equal(t, "identify", c.Scopes[0], "first use: %+v", c)
 	c, err = s.UseAuthCode(ctx, []byte("h"))
-	if err != nil || !c.Used {
-		t.Fatalf("second use must report used: %+v %v", c, err)
-	}
-	if _, err := s.UseAuthCode(ctx, []byte("nope")); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown code: %v", err)
-	}
+	require.NoError(t, err, "second use must report used: %+v", c)
+	require.True(t, c.Used, "second use must report used: %+v", c)
+	_, err = s.UseAuthCode(ctx, []byte("nope"))
+	require.ErrorIs(t, err, ErrNotFound, "unknown code")
 }
 
 func TestTransactionRollsBack(t *testing.T) {
@@ -69,26 +57,15 @@ func TestTransactionRollsBack(t *testing.T) {
 		}
 		return boom
 	})
-	if !errors.Is(err, boom) {
-		t.Fatal(err)
-	}
-	if _, err := s.GetUser(ctx, 7); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("rolled-back user exists: %v", err)
-	}
+	require.ErrorIs(t, err, boom)
+	_, err = s.GetUser(ctx, 7)
+	require.ErrorIs(t, err, ErrNotFound, "rolled-back user exists")
 	// Deleting an authorization deletes its tokens; deleting a token twice reports the second.
 	a := &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}
-	if err := s.PutAuthorization(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.InsertToken(ctx, &Token{Hash: []byte("t"), Kind: AccessToken, AuthorizationID: 9}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteAuthorization(ctx, 9); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteToken(ctx, []byte("t")); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("token survived its authorization: %v", err)
-	}
+	require.NoError(t, s.PutAuthorization(ctx, a))
+	require.NoError(t, s.InsertToken(ctx, &Token{Hash: []byte("t"), Kind: AccessToken, AuthorizationID: 9}))
+	require.NoError(t, s.DeleteAuthorization(ctx, 9))
+	require.ErrorIs(t, s.DeleteToken(ctx, []byte("t")), ErrNotFound, "token survived its authorization")
 }
 
 // Two first grants of one user and application at once (two token requests racing) make one
@@ -96,9 +73,7 @@ func TestTransactionRollsBack(t *testing.T) {
 func TestPutAuthorizationRace(t *testing.T) {
 	ctx := context.Background()
 	s, err := OpenSQLite(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	const n = 16
 	ids := make([]uint64, n)
@@ -116,36 +91,28 @@ func TestPutAuthorizationRace(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	list, err := s.ListAuthorizationsByUser(ctx, 2)
-	if err != nil || len(list) != 1 {
-		t.Fatalf("%d authorizations (%v)", len(list), err)
-	}
+	require.NoError(t, err, "%d authorizations", len(list))
+	require.Len(t, list, 1, "%d authorizations", len(list))
 	for _, id := range ids {
-		if id != list[0].ID {
-			t.Fatalf("ids %v, stored %d", ids, list[0].ID)
-		}
+		require.Equal(t, list[0].ID, id, "ids %v, stored %d", ids, list[0].ID)
 	}
 	// A later grant updates the scopes in place.
 	a := &Authorization{ID: 999, AppID: 1, UserID: 2, Scopes: []string{"identify", "email"}}
-	if err := s.PutAuthorization(ctx, a); err != nil || a.ID != list[0].ID {
-		t.Fatalf("update: id %d, %v", a.ID, err)
-	}
-	if got, err := s.GetAuthorization(ctx, a.ID); err != nil || len(got.Scopes) != 2 {
-		t.Fatalf("scopes after update: %+v %v", got, err)
-	}
+	require.NoError(t, s.PutAuthorization(ctx, a), "update: id %d", a.ID)
+	require.Equal(t, list[0].ID, a.ID, "update: id %d", a.ID)
+	got, err := s.GetAuthorization(ctx, a.ID)
+	require.NoError(t, err, "scopes after update: %+v", got)
+	require.Len(t, got.Scopes, 2, "scopes after update: %+v", got)
 }
 
 // openMemory opens an in-memory store that the test closes when it ends.
 func openMemory(t *testing.T) *SQLite {
 	t.Helper()
 	s, err := OpenSQLite(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }

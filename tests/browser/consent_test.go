@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
@@ -66,24 +68,22 @@ func TestConsentPageInChromium(t *testing.T) {
 		{
 			name: "approve", login: true, button: "approve",
 			check: func(t *testing.T, got url.Values, verifier, redirectURI string) {
-				if got.Get("code") == "" || got.Has("error") {
-					t.Fatalf("redirect query %q: want a code and no error", got.Encode())
-				}
+				require.NotEmpty(t, got.Get("code"), "redirect query %q: want a code and no error", got.Encode())
+				require.False(t, got.Has("error"), "redirect query %q: want a code and no error", got.Encode())
 				tr := exchangeCode(t, ctx, env.APIURL, env.App.ID.String(), got.Get("code"), verifier, redirectURI)
-				if tr.AccessToken == "" || tr.TokenType != "Bearer" || tr.IDToken == "" {
-					t.Fatalf("token response %+v: want a Bearer access token and an id_token", tr)
-				}
-				if me := getMe(t, ctx, env.APIURL, tr.AccessToken); me.ID != alice.ID || me.Username != alice.Username {
-					t.Fatalf("users/@me = %+v, want %s", me, alice.Username)
-				}
+				require.NotEmpty(t, tr.AccessToken, "token response %+v: want a Bearer access token and an id_token", tr)
+				require.Equal(t, "Bearer", tr.TokenType, "token response %+v: want a Bearer access token and an id_token", tr)
+				require.NotEmpty(t, tr.IDToken, "token response %+v: want a Bearer access token and an id_token", tr)
+				me := getMe(t, ctx, env.APIURL, tr.AccessToken)
+				require.Equal(t, alice.ID, me.ID, "users/@me = %+v, want %s", me, alice.Username)
+				require.Equal(t, alice.Username, me.Username, "users/@me = %+v, want %s", me, alice.Username)
 			},
 		},
 		{
 			name: "deny", login: false, button: "deny",
 			check: func(t *testing.T, got url.Values, _, _ string) {
-				if got.Get("error") != "access_denied" || got.Has("code") {
-					t.Fatalf("redirect query %q: want error=access_denied and no code", got.Encode())
-				}
+				require.Equal(t, "access_denied", got.Get("error"), "redirect query %q: want error=access_denied and no code", got.Encode())
+				require.False(t, got.Has("code"), "redirect query %q: want error=access_denied and no code", got.Encode())
 			},
 		},
 	}
@@ -106,63 +106,39 @@ func TestConsentPageInChromium(t *testing.T) {
 			browser := startBrowser(t, ctx, chromium)
 
 			resp, err := chromedp.Run(browser, chromedp.NavigateResponse(authorizeURL))
-			if err != nil {
-				t.Fatalf("load consent page: %v", err)
-			}
-			if resp.Status != http.StatusOK {
-				t.Fatalf("consent page: HTTP %d", resp.Status)
-			}
+			require.NoError(t, err, "load consent page")
+			require.Equal(t, int64(http.StatusOK), resp.Status, "consent page: HTTP %d", resp.Status)
 			heading, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("h1"), chromedp.NodeVisible))
-			if err != nil {
-				t.Fatalf("consent page heading: %v", err)
-			}
-			if want := "Authorize " + env.App.Name; heading != want {
-				t.Errorf("consent page heading %q, want %q", heading, want)
-			}
+			require.NoError(t, err, "consent page heading")
+			want := "Authorize " + env.App.Name
+			assert.Equal(t, want, heading, "consent page heading %q, want %q", heading, want)
 			if tc.login {
-				if err := chromedp.Do(browser,
+				require.NoError(t, chromedp.Do(browser,
 					chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), alice.Username, chromedp.NodeVisible),
 					chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), alice.Password, chromedp.NodeVisible),
-				); err != nil {
-					t.Fatalf("fill in the login form: %v", err)
-				}
+				), "fill in the login form")
 			}
 			png, err := chromedp.Run(browser, chromedp.FullScreenshot(100)) // quality 100 = PNG
-			if err != nil {
-				t.Fatalf("screenshot: %v", err)
-			}
+			require.NoError(t, err, "screenshot")
 			shot := filepath.Join(shots, "consent-"+tc.name+".png")
-			if err := os.WriteFile(shot, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(shot, png, 0o644))
 			t.Logf("consent page screenshot: %s", shot)
 
 			// Press the button; RunResponse waits for the page the click leads to (after the
 			// server's 302 to the redirect URI).
 			button := chromedp.CSS(fmt.Sprintf(`button[name="action"][value=%q]`, tc.button))
 			resp, err = chromedp.RunResponse(browser, chromedp.Click(button, chromedp.NodeVisible))
-			if err != nil {
-				t.Fatalf("press %s: %v", tc.button, err)
-			}
+			require.NoError(t, err, "press %s", tc.button)
 			location, err := chromedp.Run(browser, chromedp.Location())
-			if err != nil {
-				t.Fatalf("browser location: %v", err)
-			}
+			require.NoError(t, err, "browser location")
 			landed, err := url.Parse(location)
-			if err != nil {
-				t.Fatalf("browser location %q: %v", location, err)
-			}
-			if resp.Status != http.StatusOK || landed.Scheme+"://"+landed.Host+landed.Path != redirectURI {
-				t.Fatalf("after %s the browser is at %s (HTTP %d), want the redirect URI %s",
-					tc.button, location, resp.Status, redirectURI)
-			}
+			require.NoError(t, err, "browser location %q", location)
+			require.Equal(t, int64(http.StatusOK), resp.Status, "after %s the browser is at %s (HTTP %d), want the redirect URI %s", tc.button, location, resp.Status, redirectURI)
+			require.Equal(t, redirectURI, landed.Scheme+"://"+landed.Host+landed.Path, "after %s the browser is at %s (HTTP %d), want the redirect URI %s", tc.button, location, resp.Status, redirectURI)
 			got := landed.Query()
-			if got.Get("state") != state {
-				t.Errorf("redirect state %q, want %q", got.Get("state"), state)
-			}
-			if served := callback.query(t, ctx); served.Encode() != got.Encode() {
-				t.Errorf("the callback listener got %q, the browser shows %q", served.Encode(), got.Encode())
-			}
+			assert.Equal(t, state, got.Get("state"), "redirect state %q, want %q", got.Get("state"), state)
+			served := callback.query(t, ctx)
+			assert.Equal(t, got.Encode(), served.Encode(), "the callback listener got %q, the browser shows %q", served.Encode(), got.Encode())
 			tc.check(t, got, verifier, redirectURI)
 		})
 	}
@@ -179,7 +155,7 @@ func findChromium(t *testing.T) string {
 	}
 	const msg = "no chromium binary on PATH: install Debian's chromium package (apt-get install -y --no-install-recommends chromium)"
 	if os.Getenv("SDKPP_REQUIRE_BROWSER") == "1" {
-		t.Fatal(msg)
+		require.FailNow(t, msg)
 	}
 	t.Skip(msg)
 	return ""
@@ -242,7 +218,7 @@ func (c *callback) query(t *testing.T, ctx context.Context) url.Values {
 	case q := <-c.queries:
 		return q
 	case <-ctx.Done():
-		t.Fatalf("the callback listener got no request: %v", ctx.Err())
+		require.FailNow(t, "the callback listener got no request", "%v", ctx.Err())
 		return nil
 	}
 }
@@ -258,9 +234,7 @@ func exchangeCode(t *testing.T, ctx context.Context, apiURL, clientID, code, ver
 		"redirect_uri":  {redirectURI},
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, apiURL+"/oauth2/token", strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var tr wire.TokenResponse
 	doJSON(t, req, &tr)
@@ -271,9 +245,7 @@ func exchangeCode(t *testing.T, ctx context.Context, apiURL, clientID, code, ver
 func getMe(t *testing.T, ctx context.Context, apiURL, accessToken string) wire.User {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/users/@me", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+accessToken)
 	var u wire.User
 	doJSON(t, req, &u)
@@ -284,29 +256,20 @@ func getMe(t *testing.T, ctx context.Context, apiURL, accessToken string) wire.U
 func doJSON(t *testing.T, req *http.Request, v any) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
-	}
+	require.NoError(t, err, "%s %s", req.Method, req.URL.Path)
 	defer resp.Body.Close()
 	var body json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatalf("%s %s: HTTP %d, body not JSON: %v", req.Method, req.URL.Path, resp.StatusCode, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: HTTP %d %s", req.Method, req.URL.Path, resp.StatusCode, body)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
-	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body), "%s %s: HTTP %d, body not JSON", req.Method, req.URL.Path, resp.StatusCode)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s %s: HTTP %d %s", req.Method, req.URL.Path, resp.StatusCode, body)
+	require.NoError(t, json.Unmarshal(body, v), "%s %s", req.Method, req.URL.Path)
 }
 
 // randomString returns 32 random bytes in base64url: 43 characters, a valid PKCE verifier.
 func randomString(t *testing.T) string {
 	t.Helper()
 	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err := rand.Read(b)
+	require.NoError(t, err)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -320,15 +283,11 @@ func screenshotDir(t *testing.T) string {
 	}
 	if !filepath.IsAbs(root) {
 		mod, err := moduleRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		root = filepath.Join(mod, root)
 	}
 	dir := filepath.Join(root, "browser")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
 }
 

@@ -28,6 +28,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
 	"sdkpp/server/servertest"
@@ -107,16 +110,10 @@ func newHarness(t *testing.T, prog program) *harness {
 	h.secret(h.env.Creds.AdminToken)
 	appID := uint64(h.env.App.ID)
 	h.hooks = servertest.NewReceiver(t, h.env.App.PublicKey)
-	if err := h.env.Server.SetWebhookURL(appID, h.hooks.URL); err != nil {
-		t.Fatalf("SetWebhookURL: %v", err)
-	}
-	if err := h.env.Server.ConfigureOIDC(appID, h.issuer.URL, h.issuer.ClientID); err != nil {
-		t.Fatalf("ConfigureOIDC: %v", err)
-	}
+	require.NoError(t, h.env.Server.SetWebhookURL(appID, h.hooks.URL), "SetWebhookURL")
+	require.NoError(t, h.env.Server.ConfigureOIDC(appID, h.issuer.URL, h.issuer.ClientID), "ConfigureOIDC")
 	dir, err := os.MkdirTemp("", "ipc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	h.ipcDir = dir
 	var users []string
@@ -148,12 +145,10 @@ func (h *harness) start(phase string, extra ...string) (wait func(), lines <-cha
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	require.NoError(h.t, err)
 	if err := cmd.Start(); err != nil {
 		cancel()
-		h.t.Fatalf("start %v: %v", argv, err)
+		require.NoError(h.t, err, "start %v", argv)
 	}
 	ch := make(chan string, 256)
 	var out strings.Builder
@@ -177,12 +172,8 @@ func (h *harness) start(phase string, extra ...string) (wait func(), lines <-cha
 		err := cmd.Wait()
 		h.t.Logf("%s %s:\n%s", h.prog.name, phase, out.String())
 		h.logs.Write([]byte(out.String() + stderr.String()))
-		if err != nil {
-			h.t.Errorf("%s %s failed: %v\n%s", h.prog.name, phase, err, stderr.String())
-		}
-		if !strings.Contains(out.String(), " passed, 0 failed") {
-			h.t.Errorf("%s %s did not report success", h.prog.name, phase)
-		}
+		assert.NoError(h.t, err, "%s %s failed: %v\n%s", h.prog.name, phase, err, stderr.String())
+		assert.Contains(h.t, out.String(), " passed, 0 failed", "%s %s did not report success", h.prog.name, phase)
 	}, ch
 }
 
@@ -196,13 +187,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	// A desktop client that restarts slowly (under Wine, seconds) is found on the SDK's next
 	// connection attempt, up to the backoff's longest delay later.
-	deadline := time.Now().Add(15*time.Second + rpc.DefaultBackoff.Max)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.Eventually(t, cond, 15*time.Second+rpc.DefaultBackoff.Max, 10*time.Millisecond, "timed out waiting for %s", what)
 }
 
 // deauthorized waits for APPLICATION_DEAUTHORIZED naming user (rule WH-1); every delivery on the
@@ -211,9 +196,7 @@ func (h *harness) deauthorized(user wire.Snowflake) {
 	h.t.Helper()
 	for {
 		got := h.hooks.Next(h.t, 15*time.Second)
-		if !got.SignatureOK {
-			h.t.Errorf("a webhook delivery had a bad signature: %s", got.Body)
-		}
+		assert.True(h.t, got.SignatureOK, "a webhook delivery had a bad signature: %s", got.Body)
 		if got.User != nil && got.User.ID == user {
 			return
 		}
@@ -232,14 +215,11 @@ func (h *harness) botToken(externalID string) string {
 	req.Header.Set("Authorization", "Bot "+h.env.App.BotToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	require.NoError(h.t, err)
 	defer resp.Body.Close()
 	var tr wire.TokenResponse
-	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&tr) != nil {
-		h.t.Fatalf("bot endpoint: HTTP %d", resp.StatusCode)
-	}
+	require.Equal(h.t, 200, resp.StatusCode, "bot endpoint: HTTP %d", resp.StatusCode)
+	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&tr), "bot endpoint: HTTP %d", resp.StatusCode)
 	return tr.AccessToken
 }
 
@@ -261,9 +241,7 @@ func TestAccountLinking(t *testing.T) {
 			// rule ST-1: the backend bans bob; the link is severed, and merging that identity
 			// again fails with 530017.
 			bob := h.env.User("bob")
-			if err := h.env.Server.BanUser(uint64(bob.ID), time.Time{}); err != nil {
-				t.Fatalf("BanUser: %v", err)
-			}
+			require.NoError(t, h.env.Server.BanUser(uint64(bob.ID), time.Time{}), "BanUser")
 			h.deauthorized(bob.ID) // rule WH-1
 			h.run("merge-banned", oidc1)
 
@@ -320,17 +298,15 @@ var credentialShapes = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8
 func (h *harness) checkLogs() {
 	h.t.Helper()
 	all := h.logs.String()
-	if !strings.Contains(all, "level=DEBUG") || !strings.Contains(all, "log [Verbose]") {
-		h.t.Errorf("the logs were not captured at the most verbose levels")
-	}
+	assert.Contains(h.t, all, "level=DEBUG", "the logs were not captured at the most verbose levels")
+	assert.Contains(h.t, all, "log [Verbose]", "the logs were not captured at the most verbose levels")
 	for _, s := range h.secrets {
-		if s != "" && strings.Contains(all, s) {
-			h.t.Errorf("a credential (%d bytes) appears in the logs", len(s))
+		if s != "" {
+			assert.NotContains(h.t, all, s, "a credential (%d bytes) appears in the logs", len(s))
 		}
 	}
-	if m := credentialShapes.FindString(all); m != "" {
-		h.t.Errorf("something shaped like a credential appears in the logs: %.12s...", m)
-	}
+	m := credentialShapes.FindString(all)
+	assert.Empty(h.t, m, "something shaped like a credential appears in the logs: %.12s...", m)
 }
 
 // desktop is the platform's desktop client as the harness plays it.
@@ -350,9 +326,7 @@ func (h *harness) listenDesktop() desktop {
 		return h.startWineDesktop()
 	}
 	p, err := peer.Listen(peer.Config{Dir: h.ipcDir, Index: 0})
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	require.NoError(h.t, err)
 	return p
 }
 
@@ -470,15 +444,13 @@ func (h *harness) chat() {
 			req.Header.Set("Authorization", "Bot "+h.env.App.BotToken)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
-			if err != nil || resp.StatusCode != http.StatusNoContent {
-				h.t.Errorf("moderation: %v %v", err, resp)
-			}
-			if resp != nil {
+			if assert.NoError(h.t, err, "moderation") {
+				assert.Equal(h.t, http.StatusNoContent, resp.StatusCode, "moderation")
 				resp.Body.Close()
 			}
 			moderated = true
 		case <-deadline:
-			h.t.Error("the chat phase never asked for moderation")
+			assert.Fail(h.t, "the chat phase never asked for moderation")
 			moderated = true
 		}
 	}
@@ -488,9 +460,7 @@ func (h *harness) chat() {
 		"GAME_DIRECT_MESSAGE_CREATE psst": true}
 	for len(want) > 0 {
 		ev := h.hooks.Next(h.t, 10*time.Second)
-		if !ev.SignatureOK {
-			h.t.Errorf("a webhook without a valid signature")
-		}
+		assert.True(h.t, ev.SignatureOK, "a webhook without a valid signature")
 		if ev.Event.Event == nil {
 			continue
 		}

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/browser"
 	"sdkpp/wire"
 )
@@ -28,20 +31,16 @@ func (h *harness) userToken(username string) string {
 		"code_challenge_method": {"S256"}}
 	loc := h.env.Approve(h.t, h.env.URL+"/oauth2/authorize?"+q.Encode(), u.Username, u.Password)
 	l, err := url.Parse(loc)
-	if err != nil {
-		h.t.Fatalf("redirect %q: %v", loc, err)
-	}
+	require.NoError(h.t, err, "redirect %q", loc)
 	resp, err := http.PostForm(h.env.APIURL+"/oauth2/token", url.Values{"grant_type": {"authorization_code"},
 		"code": {l.Query().Get("code")}, "client_id": {h.env.App.ID.String()}, "redirect_uri": {redirect},
 		"code_verifier": {verifier}})
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	require.NoError(h.t, err)
 	defer resp.Body.Close()
 	var tr wire.TokenResponse
-	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		h.t.Fatalf("token for %s: HTTP %d %v", username, resp.StatusCode, err)
-	}
+	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&tr), "token for %s: HTTP %d", username, resp.StatusCode)
+	require.Equal(h.t, http.StatusOK, resp.StatusCode, "token for %s: HTTP %d", username, resp.StatusCode)
+	require.NotEmpty(h.t, tr.AccessToken, "token for %s: HTTP %d", username, resp.StatusCode)
 	h.secret(tr.RefreshToken)
 	return h.secret(tr.AccessToken)
 }
@@ -67,10 +66,8 @@ func (h *harness) guilds() {
 				req.Header.Set("Authorization", "Bot "+h.env.App.BotToken)
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := http.DefaultClient.Do(req)
-				if err != nil || resp.StatusCode != http.StatusOK {
-					h.t.Errorf("grant CanLinkLobby: %v %v", err, resp)
-				}
-				if resp != nil {
+				if assert.NoError(h.t, err, "grant CanLinkLobby") {
+					assert.Equal(h.t, http.StatusOK, resp.StatusCode, "grant CanLinkLobby")
 					resp.Body.Close()
 				}
 				granted = true
@@ -79,40 +76,34 @@ func (h *harness) guilds() {
 				link = u
 			}
 		case <-deadline:
-			h.t.Errorf("the guilds phase never asked for CanLinkLobby (%v) or printed its invite (%q)", granted, link)
+			assert.Fail(h.t, "the guilds phase never asked for CanLinkLobby or printed its invite", "granted %v, invite %q", granted, link)
 			granted, link = true, "-"
 		}
 	}
 	wait()
 	code, ok := strings.CutPrefix(link, h.env.URL+"/invite/")
-	if !ok {
-		h.t.Fatalf("the invite URL %q is not the service's invite page", link)
-	}
+	require.True(h.t, ok, "the invite URL %q is not the service's invite page", link)
 	resp, err := http.Get(h.env.APIURL + "/invites/" + url.PathEscape(code))
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	require.NoError(h.t, err)
 	defer resp.Body.Close()
 	var inv wire.Invite
-	if err := json.NewDecoder(resp.Body).Decode(&inv); err != nil || resp.StatusCode != http.StatusOK {
-		h.t.Fatalf("the program's invite %q: HTTP %d %v", code, resp.StatusCode, err)
-	}
-	if inv.MaxUses != 1 || inv.MaxAge != 3600 || inv.Guild.Name != "Alice's Guild" || inv.Channel.Name != "general" || inv.Lobby == nil {
-		h.t.Errorf("the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
-	}
+	require.NoError(h.t, json.NewDecoder(resp.Body).Decode(&inv), "the program's invite %q: HTTP %d", code, resp.StatusCode)
+	require.Equal(h.t, http.StatusOK, resp.StatusCode, "the program's invite %q: HTTP %d", code, resp.StatusCode)
+	assert.Equal(h.t, 1, inv.MaxUses, "the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
+	assert.Equal(h.t, 3600, inv.MaxAge, "the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
+	assert.Equal(h.t, "Alice's Guild", inv.Guild.Name, "the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
+	assert.Equal(h.t, "general", inv.Channel.Name, "the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
+	assert.NotNil(h.t, inv.Lobby, "the invite is not a single-use, one-hour invite to the linked channel: %+v", inv)
 	// The page: bound to carol (rule LOB-5), so bob is refused; carol signs in and joins.
 	bob, carol := h.env.User("bob"), h.env.User("carol")
 	ctx := context.Background()
-	if _, err := browser.New().JoinInvite(ctx, link, browser.Choice{Username: bob.Username, Password: bob.Password}); err == nil ||
-		!strings.Contains(err.Error(), "HTTP 403") {
-		h.t.Errorf("another player used carol's invite page: %v", err)
-	}
-	if msg := h.env.JoinInvite(h.t, link, carol.Username, carol.Password); msg != "You joined Alice's Guild" {
-		h.t.Errorf("carol's invite page: %q", msg)
-	}
-	if r, err := http.Get(h.env.APIURL + "/invites/" + url.PathEscape(code)); err != nil || r.StatusCode != http.StatusNotFound {
-		h.t.Errorf("the invite is not used up after the join (single use): %v %v", r, err)
-	} else {
+	_, err = browser.New().JoinInvite(ctx, link, browser.Choice{Username: bob.Username, Password: bob.Password})
+	assert.ErrorContains(h.t, err, "HTTP 403", "another player used carol's invite page")
+	msg := h.env.JoinInvite(h.t, link, carol.Username, carol.Password)
+	assert.Equal(h.t, "You joined Alice's Guild", msg, "carol's invite page: %q", msg)
+	r, err := http.Get(h.env.APIURL + "/invites/" + url.PathEscape(code))
+	if assert.NoError(h.t, err, "the invite after the join") {
+		assert.Equal(h.t, http.StatusNotFound, r.StatusCode, "the invite is not used up after the join (single use)")
 		r.Body.Close()
 	}
 }

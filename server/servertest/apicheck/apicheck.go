@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/wire"
 )
 
@@ -47,9 +50,7 @@ func (c Client) DoType(method, path, auth, contentType string, body any) Resp {
 		rd = bytes.NewReader(b)
 	default:
 		raw, err := json.Marshal(b)
-		if err != nil {
-			c.T.Fatal(err)
-		}
+		require.NoError(c.T, err)
 		rd = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, rd)
@@ -61,23 +62,17 @@ func (c Client) DoType(method, path, auth, contentType string, body any) Resp {
 	}
 	rec := httptest.NewRecorder()
 	c.Handler.ServeHTTP(rec, req)
-	if rec.Code >= 500 {
-		c.T.Errorf("%s %s: HTTP %d (never a 5xx): %s", method, path, rec.Code, rec.Body.Bytes())
-	}
+	assert.Less(c.T, rec.Code, 500, "%s %s: HTTP %d (never a 5xx): %s", method, path, rec.Code, rec.Body.Bytes())
 	return Resp{Status: rec.Code, Body: rec.Body.Bytes()}
 }
 
 // OK requires status and decodes the body into v (when v is not nil).
 func (r Resp) OK(t testing.TB, status int, v any) {
 	t.Helper()
-	if r.Status != status {
-		t.Fatalf("HTTP %d, want %d: %s", r.Status, status, r.Body)
-	}
+	require.Equal(t, status, r.Status, "HTTP %d, want %d: %s", r.Status, status, r.Body)
 	if v != nil {
 		reflect.ValueOf(v).Elem().SetZero() // decode into a fresh value: json merges into maps
-		if err := json.Unmarshal(r.Body, v); err != nil {
-			t.Fatalf("decode %s: %v", r.Body, err)
-		}
+		require.NoError(t, json.Unmarshal(r.Body, v), "decode %s", r.Body)
 	}
 }
 
@@ -86,14 +81,12 @@ func (r Resp) OK(t testing.TB, status int, v any) {
 func (r Resp) Fails(t testing.TB, status, code int, field string) {
 	t.Helper()
 	var e wire.APIError
-	if err := json.Unmarshal(r.Body, &e); err != nil {
-		t.Fatalf("HTTP %d, body not an error: %s", r.Status, r.Body)
-	}
-	if r.Status != status || e.Code != code || e.Message == "" {
-		t.Fatalf("HTTP %d code %d, want %d code %d: %s", r.Status, e.Code, status, code, r.Body)
-	}
-	if code == wire.CodeInvalidFormBody && !Names(e.Errors, field) {
-		t.Fatalf("the 50035 error does not name %q: %s", field, r.Body)
+	require.NoError(t, json.Unmarshal(r.Body, &e), "HTTP %d, body not an error: %s", r.Status, r.Body)
+	require.Equal(t, status, r.Status, "HTTP %d code %d, want %d code %d: %s", r.Status, e.Code, status, code, r.Body)
+	require.Equal(t, code, e.Code, "HTTP %d code %d, want %d code %d: %s", r.Status, e.Code, status, code, r.Body)
+	require.NotEmpty(t, e.Message, "HTTP %d code %d, want %d code %d: %s", r.Status, e.Code, status, code, r.Body)
+	if code == wire.CodeInvalidFormBody {
+		require.True(t, Names(e.Errors, field), "the 50035 error does not name %q: %s", field, r.Body)
 	}
 }
 

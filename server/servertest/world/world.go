@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server/accounts"
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
@@ -38,9 +40,7 @@ type World struct {
 func New(t testing.TB) *World {
 	t.Helper()
 	st, err := store.OpenSQLite(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	w := &World{T: t, Store: st, Clock: clock.NewFake(Start), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.IDs = snowflake.New(w.Clock, 0)
@@ -53,9 +53,7 @@ func New(t testing.TB) *World {
 func (w *World) App(spec devseed.AppSpec) wire.DevApplication {
 	w.T.Helper()
 	app, err := w.Seed.CreateApplication(context.Background(), spec)
-	if err != nil {
-		w.T.Fatal(err)
-	}
+	require.NoError(w.T, err)
 	return app
 }
 
@@ -66,9 +64,7 @@ func SocialScopes() []string { return scopes.Expand([]string{scopes.OpenID, scop
 func (w *World) User(name string) uint64 {
 	w.T.Helper()
 	u := &store.User{ID: w.IDs.Next(), Username: name, GlobalName: name, CreatedAt: w.Clock.Now()}
-	if err := w.Store.CreateUser(context.Background(), u); err != nil {
-		w.T.Fatal(err)
-	}
+	require.NoError(w.T, w.Store.CreateUser(context.Background(), u))
 	return u.ID
 }
 
@@ -78,12 +74,8 @@ func (w *World) Token(userID uint64, app wire.DevApplication, granted []string) 
 	w.T.Helper()
 	ctx := context.Background()
 	a, err := w.Accounts.Authorize(ctx, w.Store, uint64(app.ID), userID, granted, 1)
-	if err != nil {
-		w.T.Fatal(err)
-	}
+	require.NoError(w.T, err)
 	tok, err := token.Issue(ctx, w.Store, w.Clock.Now(), a, token.Options{ExpiresAt: w.Clock.Now().Add(365 * 24 * time.Hour)})
-	if err != nil {
-		w.T.Fatal(err)
-	}
+	require.NoError(w.T, err)
 	return "Bearer " + tok.Access
 }
