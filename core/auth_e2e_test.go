@@ -4,7 +4,6 @@ package core
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -13,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/core/clock"
 	"sdkpp/server/servertest"
 )
 
@@ -46,6 +49,13 @@ type sdkClient struct {
 	*Client
 	mu   sync.Mutex
 	logs []string
+}
+
+// onFakeClock puts c, which has not started anything yet, on a fake clock showing the time now.
+func onFakeClock(c *Client) *clock.Fake {
+	clk := clock.NewFake(time.Now())
+	c.clock = clk
+	return clk
 }
 
 func newSDKClient(t *testing.T, env *servertest.Env, open func(u string)) *sdkClient {
@@ -301,36 +311,43 @@ func TestAuthorizeFailures(t *testing.T) {
 	})
 }
 
-// The device flow: the SDK opens the verification page and polls until the user approves.
+// The device flow: the SDK opens the verification page and polls, every interval of the SDK's
+// clock, until the user approves. The service's clock moves with the SDK's, so that no poll is
+// too soon for it.
 func TestDeviceFlow(t *testing.T) {
-	old := deviceSleep
-	deviceSleep = func(ctx context.Context, d time.Duration) error { return old(ctx, 20*time.Millisecond) }
-	t.Cleanup(func() { deviceSleep = old })
 	env := servertest.Start(t)
 	alice := env.User("alice")
-	approve := func(u string) {
+	var userCode string
+	c := newSDKClient(t, env, func(u string) {
 		p, err := url.Parse(u)
-		if err != nil || p.Query().Get("user_code") == "" {
-			t.Errorf("verification URL %q", u)
-			return
-		}
-		go env.ApproveDevice(t, p.Query().Get("user_code"), alice.Username, alice.Password)
-	}
-	c := newSDKClient(t, env, approve)
+		require.NoError(t, err)
+		userCode = p.Query().Get("user_code")
+	})
+	clk := onFakeClock(c.Client)
+	interval := 5 * time.Second // the service's device_code interval
+	advance := func() { env.Clock.Advance(interval); clk.Advance(interval) }
 	args := NewDeviceAuthorizationArgs()
 	args.SetScopes("openid sdk.social_layer")
 	var tok *tokens
 	c.GetTokenFromDevice(args, tokenCallback(&tok))
+	await(t, "the verification page", func() bool { return userCode != "" })
+	require.NoError(t, clk.WaitArmed(t.Context(), 1), "the wait before the first poll")
+	advance()
+	require.NoError(t, clk.WaitArmed(t.Context(), 2), "the wait after a poll answered authorization_pending")
+	env.ApproveDevice(t, userCode, alice.Username, alice.Password)
+	advance()
 	await(t, "GetTokenFromDevice", func() bool { return tok != nil })
-	if !tok.result.Successful() || tok.access == "" {
-		t.Fatalf("device flow = %s", tok.result.ToString())
-	}
+	require.True(t, tok.result.Successful(), "device flow = %s", tok.result.ToString())
+	assert.NotEmpty(t, tok.access)
 
-	// Aborted while pending.
-	c2 := newSDKClient(t, env, func(string) {})
+	// Aborted while it waits between polls.
+	var opened bool
+	c2 := newSDKClient(t, env, func(string) { opened = true })
+	clk2 := onFakeClock(c2.Client)
 	var ab *tokens
 	c2.GetTokenFromDevice(args, tokenCallback(&ab))
-	time.Sleep(50 * time.Millisecond)
+	await(t, "the second verification page", func() bool { return opened })
+	require.NoError(t, clk2.WaitArmed(t.Context(), 1))
 	c2.AbortGetTokenFromDevice()
 	await(t, "aborted device flow", func() bool { return ab != nil })
 	if ab.result.Type() != ErrorTypeAborted {
