@@ -446,23 +446,29 @@ func TestProvisionalAndChildTokens(t *testing.T) {
 	}
 }
 
-// The expiration callback fires five minutes before a known token expires.
+// The expiration callback fires five minutes before a known token expires, on the Client's
+// clock.
 func TestTokenExpirationCallback(t *testing.T) {
 	c := NewClient()
 	defer c.Close()
+	clk := onFakeClock(c)
 	fired := 0
 	c.SetTokenExpirationCallback(Func(func() { fired++ }))
 	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(expiryWarning/time.Second) + 1}, 0)
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, "expiring-token-123", resultCallback(&up))
-	await(t, "the expiration callback", func() bool { return fired == 1 })
-	// A token the SDK did not issue has no known expiry: no callback.
-	c.UpdateToken(AuthorizationTokenTypeBearer, "someone-elses-token", resultCallback(&up))
-	time.Sleep(20 * time.Millisecond)
+	clk.Advance(time.Second - time.Millisecond)
 	RunCallbacks()
-	if fired != 1 {
-		t.Fatalf("fired %d", fired)
-	}
+	require.Equal(t, 0, fired, "fired before five minutes from expiry")
+	clk.Advance(time.Millisecond)
+	RunCallbacks()
+	require.Equal(t, 1, fired, "at five minutes from expiry")
+	// A token the SDK did not issue has no known expiry: no timer, no callback.
+	c.UpdateToken(AuthorizationTokenTypeBearer, "someone-elses-token", resultCallback(&up))
+	assert.Zero(t, clk.Pending(), "a timer for a token of unknown expiry")
+	clk.Advance(30 * 24 * time.Hour)
+	RunCallbacks()
+	assert.Equal(t, 1, fired)
 }
 
 // Dropping the Client mid-operation: the callback still fires once, with ClientDestroyed.

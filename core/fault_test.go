@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,20 +102,22 @@ func TestLobbyMessagesSurviveCutsAndRestart(t *testing.T) {
 		t.Fatal("the proxy never cut a connection")
 	}
 
+	// One more message on a healthy network: each player's callbacks run in order, so a
+	// duplicate or a late message of the stream would come before it.
+	sent = append(sent, postLobbyMessage(t, hc, apiBase, sender, lobbyID, "last"))
+	last := sent[total]
 	deadline := time.Now().Add(60 * time.Second)
 	for _, fc := range clients {
-		for len(fc.ids) < total && time.Now().Before(deadline) {
+		for !slices.Contains(fc.ids, last) && time.Now().Before(deadline) {
 			RunCallbacks()
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // a duplicate would arrive now
-	RunCallbacks()
 	for i, fc := range clients {
-		if len(fc.ids) != total {
-			t.Errorf("player %d: %d messages, want %d", i, len(fc.ids), total)
+		if len(fc.ids) != len(sent) {
+			t.Errorf("player %d: %d messages, want %d", i, len(fc.ids), len(sent))
 		}
-		for k := range min(len(fc.ids), total) {
+		for k := range min(len(fc.ids), len(sent)) {
 			if fc.ids[k] != sent[k] {
 				fc.mu.Lock()
 				for _, l := range fc.logs {

@@ -159,7 +159,10 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 	}
 	waitUntil(t, "every event", func() bool { return rec.count("TEST_EVENT") >= n })
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// One more event after the cuts: the session delivers in sequence order, so a duplicate of
+	// an earlier event, replayed by a resume, would come before it.
+	env.Server.Hub().Dispatch(uint64(userID), "TEST_LAST", map[string]int{"n": n + 1})
+	waitUntil(t, "the last event", func() bool { return rec.count("TEST_LAST") == 1 })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	next := 1
@@ -210,7 +213,7 @@ func TestAuthenticationFailureIsFinal(t *testing.T) {
 	if !asClose(err, &ce) || ce.Code != 4004 || !ce.Final() {
 		t.Fatalf("err = %v", err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	<-c.done // the connection loop ended: nothing reconnects
 	if c.Status() != Disconnected {
 		t.Fatalf("reconnected after a final close: %v", c.Status())
 	}

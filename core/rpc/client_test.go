@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"sdkpp/core/clock"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
 )
@@ -221,9 +222,18 @@ func TestDialWaitsForTheDesktopClient(t *testing.T) {
 	if _, err := rpc.Dial(ctx, rpc.Config{ApplicationID: appID, Dir: dir}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Dial without a peer: %v", err)
 	}
-	// The desktop client starts after the game.
-	c, _ := newClient(t, dir)
-	time.Sleep(20 * time.Millisecond)
+	// The desktop client starts after the game: the client's first attempt fails and it backs off.
+	backingOff := make(chan struct{}, 1)
+	c, _ := newClient(t, dir, func(cfg *rpc.Config) {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			select {
+			case backingOff <- struct{}{}:
+			default:
+			}
+			return clock.Sleep(ctx, clock.Real{}, d)
+		}
+	})
+	<-backingOff
 	if c.State() == rpc.Connected {
 		t.Fatal("connected to nothing")
 	}
