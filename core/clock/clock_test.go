@@ -16,11 +16,7 @@ func TestFakeStandsStillUntilAdvanced(t *testing.T) {
 	f := NewFake(epoch)
 	timer := f.NewTimer(time.Second)
 	assert.Equal(t, epoch, f.Now())
-	select {
-	case <-timer.C():
-		t.Fatal("the timer fired before the clock moved")
-	default:
-	}
+	require.Empty(t, timer.C(), "the timer fired before the clock moved")
 	f.Advance(999 * time.Millisecond)
 	assert.Len(t, timer.C(), 0, "fired early")
 	f.Advance(time.Millisecond)
@@ -101,7 +97,7 @@ func TestRealAfterFunc(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fired := make(chan time.Time, 1)
 		Real{}.AfterFunc(time.Minute, func() { fired <- time.Now() })
-		stopped := Real{}.AfterFunc(time.Minute, func() { t.Error("a stopped timer fired") })
+		stopped := Real{}.AfterFunc(time.Minute, func() { assert.Fail(t, "a stopped timer fired") })
 		assert.True(t, stopped.Stop())
 		start := time.Now()
 		assert.Equal(t, start.Add(time.Minute), <-fired)
