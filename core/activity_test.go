@@ -3,6 +3,9 @@ package core
 import (
 	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fullActivity returns an activity with every field set, nested parts included.
@@ -121,34 +124,26 @@ func TestActivityEquals(t *testing.T) {
 	}
 
 	base := fullActivity()
-	if !base.Equals(base) || !base.Equals(fullActivity()) || !base.Equals(base.Clone()) {
-		t.Fatal("an activity is not equal to itself, an equal one or its clone")
-	}
-	if base.Equals(nil) || NewActivity().Equals(nil) {
-		t.Fatal("an activity equals nil")
-	}
-	if !NewActivity().Equals(NewActivity()) {
-		t.Fatal("two empty activities differ")
-	}
+	require.True(t, base.Equals(base), "an activity is not equal to itself, an equal one or its clone")
+	require.True(t, base.Equals(fullActivity()), "an activity is not equal to itself, an equal one or its clone")
+	require.True(t, base.Equals(base.Clone()), "an activity is not equal to itself, an equal one or its clone")
+	require.False(t, base.Equals(nil), "an activity equals nil")
+	require.False(t, NewActivity().Equals(nil), "an activity equals nil")
+	require.True(t, NewActivity().Equals(NewActivity()), "two empty activities differ")
 	// Through the wire and back only the application ids, which the service fills in, are lost.
 	back := activityFromWire(base.toWire())
-	if base.Equals(back) {
-		t.Fatal("the application ids do not count")
-	}
+	require.False(t, base.Equals(back), "the application ids do not count")
 	back.SetApplicationId(base.applicationID)
 	back.SetParentApplicationId(base.parentID)
-	if !base.Equals(back) {
-		t.Fatalf("activity changed through its wire form: %+v", back.toWire())
-	}
+	require.True(t, base.Equals(back), "activity changed through its wire form: %+v", back.toWire())
 
 	covered := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := fullActivity()
 			c.edit(a)
-			if a.Equals(base) || base.Equals(a) {
-				t.Fatalf("a change of %s left the activities equal", c.name)
-			}
+			assert.False(t, a.Equals(base), "a change of %s left the activities equal", c.name)
+			assert.False(t, base.Equals(a), "a change of %s left the activities equal", c.name)
 		})
 		covered[c.field] = true
 	}
@@ -156,8 +151,7 @@ func TestActivityEquals(t *testing.T) {
 	// unnoticed.
 	typ := reflect.TypeOf(Activity{})
 	for i := 0; i < typ.NumField(); i++ {
-		if f := typ.Field(i).Name; !covered[f] {
-			t.Errorf("no case changes Activity.%s", f)
-		}
+		f := typ.Field(i).Name
+		assert.True(t, covered[f], "no case changes Activity.%s", f)
 	}
 }

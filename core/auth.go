@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"sdkpp/core/clock"
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
 )
@@ -33,7 +34,7 @@ type authState struct {
 	opener       handlerSlot[ClientOpenUrlCallback] // the game's URL opener, if set
 	expiry       handlerSlot[ClientTokenExpirationCallback]
 	refreshed    handlerSlot[ClientTokenRefreshedCallback]
-	expiryTimer  *time.Timer
+	expiryTimer  clock.Timer
 	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
 	screenOpen   bool
 
@@ -92,7 +93,7 @@ func (c *Client) remember(t *tokenResponse, appID uint64) {
 	if c.auth.issued == nil {
 		c.auth.issued = map[string]issuedToken{}
 	}
-	c.auth.issued[t.AccessToken] = issuedToken{expires: time.Now().Add(lifetime), lifetime: lifetime,
+	c.auth.issued[t.AccessToken] = issuedToken{expires: c.clock.Now().Add(lifetime), lifetime: lifetime,
 		refresh: t.RefreshToken, appID: appID}
 	c.mu.Unlock()
 }
@@ -256,9 +257,9 @@ func (c *Client) scheduleExpiryLocked() {
 	switch {
 	case !known:
 	case it.refresh != "" && it.appID != 0:
-		c.auth.expiryTimer = time.AfterFunc(time.Until(it.expires.Add(-refreshLead(it.lifetime))), func() { c.autoRefresh(token) })
+		c.auth.expiryTimer = c.clock.AfterFunc(it.expires.Add(-refreshLead(it.lifetime)).Sub(c.clock.Now()), func() { c.autoRefresh(token) })
 	case c.auth.expiry.scope != nil:
-		c.auth.expiryTimer = time.AfterFunc(time.Until(it.expires.Add(-expiryWarning)), c.tokenExpiring)
+		c.auth.expiryTimer = c.clock.AfterFunc(it.expires.Add(-expiryWarning).Sub(c.clock.Now()), c.tokenExpiring)
 	}
 }
 
@@ -446,7 +447,7 @@ func (c *Client) Authorize(args *AuthorizationArgs, cb Callback[ClientAuthorizat
 		fail(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, AuthorizeTimeout)
+	ctx, cancel := c.withTimeout(c.ctx, AuthorizeTimeout)
 	c.mu.Lock()
 	previous := c.auth.authorizeCancel
 	c.auth.authorizeCancel = cancel
@@ -462,6 +463,9 @@ func (c *Client) Authorize(args *AuthorizationArgs, cb Callback[ClientAuthorizat
 			return
 		}
 		code, err := recv.Wait(ctx)
+		if err != nil && ctx.Err() != nil {
+			err = context.Cause(ctx) // DeadlineExceeded when the clock ran out
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, context.Canceled):

@@ -4,7 +4,6 @@ package core
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -13,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/core/clock"
 	"sdkpp/server/servertest"
 )
 
@@ -48,6 +51,13 @@ type sdkClient struct {
 	logs []string
 }
 
+// onFakeClock puts c, which has not started anything yet, on a fake clock showing the time now.
+func onFakeClock(c *Client) *clock.Fake {
+	clk := clock.NewFake(time.Now())
+	c.clock = clk
+	return clk
+}
+
 func newSDKClient(t *testing.T, env *servertest.Env, open func(u string)) *sdkClient {
 	c := &sdkClient{Client: NewClientWithBases(env.APIURL, env.URL)}
 	t.Cleanup(c.Close)
@@ -69,7 +79,7 @@ func follow(t *testing.T, location string) {
 	t.Helper()
 	resp, err := http.Get(location)
 	if err != nil {
-		t.Errorf("follow redirect: %v", err)
+		assert.NoError(t, err, "follow redirect")
 		return
 	}
 	resp.Body.Close()
@@ -97,9 +107,9 @@ func authorizeCode(t *testing.T, c *sdkClient) (string, string, string) {
 	var code, redirect string
 	c.Authorize(args, Func(func(r *ClientResult, cd, ru string) { res, code, redirect = r, cd, ru }))
 	await(t, "Authorize", func() bool { return res != nil })
-	if !res.Successful() || code == "" || !strings.HasPrefix(redirect, "http://127.0.0.1:") {
-		t.Fatalf("Authorize = %s, %q, %q", res.ToString(), code, redirect)
-	}
+	require.True(t, res.Successful(), "Authorize = %s, %q, %q", res.ToString(), code, redirect)
+	require.NotEqual(t, "", code, "Authorize = %s, %q, %q", res.ToString(), code, redirect)
+	require.True(t, strings.HasPrefix(redirect, "http://127.0.0.1:"), "Authorize = %s, %q, %q", res.ToString(), code, redirect)
 	return code, redirect, v.Verifier()
 }
 
@@ -113,20 +123,20 @@ func TestAuthorizeTokenRefreshRevoke(t *testing.T) {
 	var tok *tokens
 	c.GetToken(appID, code, verifier, redirect, tokenCallback(&tok))
 	await(t, "GetToken", func() bool { return tok != nil })
-	if !tok.result.Successful() || tok.access == "" || tok.fresh == "" || tok.typ != AuthorizationTokenTypeBearer || tok.expiresIn != 604800 {
-		t.Fatalf("GetToken = %s %+v", tok.result.ToString(), tok)
-	}
-	if !strings.Contains(tok.scopes, "sdk.social_layer") {
-		t.Errorf("scopes %q", tok.scopes)
-	}
+	require.True(t, tok.result.Successful(), "GetToken = %s %+v", tok.result.ToString(), tok)
+	require.NotEqual(t, "", tok.access, "GetToken = %s %+v", tok.result.ToString(), tok)
+	require.NotEqual(t, "", tok.fresh, "GetToken = %s %+v", tok.result.ToString(), tok)
+	require.Equal(t, AuthorizationTokenTypeBearer, tok.typ, "GetToken = %s %+v", tok.result.ToString(), tok)
+	require.EqualValues(t, 604800, tok.expiresIn, "GetToken = %s %+v", tok.result.ToString(), tok)
+	assert.Contains(t, tok.scopes, "sdk.social_layer", "scopes %q", tok.scopes)
 
 	// The same code again: single use.
 	var again *tokens
 	c.GetToken(appID, code, verifier, redirect, tokenCallback(&again))
 	await(t, "GetToken again", func() bool { return again != nil })
-	if again.result.Successful() || again.result.Type() != ErrorTypeAuthorizationFailed || again.result.Status() != 400 {
-		t.Fatalf("reused code = %s", again.result.ToString())
-	}
+	require.False(t, again.result.Successful(), "reused code = %s", again.result.ToString())
+	require.Equal(t, ErrorTypeAuthorizationFailed, again.result.Type(), "reused code = %s", again.result.ToString())
+	require.EqualValues(t, 400, again.result.Status(), "reused code = %s", again.result.ToString())
 
 	// FetchCurrentUser validates the token.
 	var uid uint64
@@ -134,63 +144,52 @@ func TestAuthorizeTokenRefreshRevoke(t *testing.T) {
 	var fres *ClientResult
 	c.FetchCurrentUser(AuthorizationTokenTypeBearer, tok.access, Func(func(r *ClientResult, id uint64, n string) { fres, uid, name = r, id, n }))
 	await(t, "FetchCurrentUser", func() bool { return fres != nil })
-	if !fres.Successful() || uid != uint64(env.User("alice").ID) || name == "" {
-		t.Fatalf("FetchCurrentUser = %s %d %q", fres.ToString(), uid, name)
-	}
+	require.True(t, fres.Successful(), "FetchCurrentUser = %s %d %q", fres.ToString(), uid, name)
+	require.Equal(t, uint64(env.User("alice").ID), uid, "FetchCurrentUser = %s %d %q", fres.ToString(), uid, name)
+	require.NotEqual(t, "", name, "FetchCurrentUser = %s %d %q", fres.ToString(), uid, name)
 
 	// UpdateToken and IsAuthenticated.
-	if c.IsAuthenticated() {
-		t.Fatal("authenticated before UpdateToken")
-	}
+	require.False(t, c.IsAuthenticated(), "authenticated before UpdateToken")
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, tok.access, resultCallback(&up))
 	await(t, "UpdateToken", func() bool { return up != nil })
-	if !up.Successful() || !c.IsAuthenticated() {
-		t.Fatalf("UpdateToken = %s", up.ToString())
-	}
+	require.True(t, up.Successful(), "UpdateToken = %s", up.ToString())
+	require.True(t, c.IsAuthenticated(), "UpdateToken = %s", up.ToString())
 
 	// Refresh rotates: the old refresh token dies.
 	var ref *tokens
 	c.RefreshToken(appID, tok.fresh, tokenCallback(&ref))
 	await(t, "RefreshToken", func() bool { return ref != nil })
-	if !ref.result.Successful() || ref.access == tok.access || ref.fresh == tok.fresh {
-		t.Fatalf("RefreshToken = %s", ref.result.ToString())
-	}
+	require.True(t, ref.result.Successful(), "RefreshToken = %s", ref.result.ToString())
+	require.NotEqual(t, tok.access, ref.access, "RefreshToken = %s", ref.result.ToString())
+	require.NotEqual(t, tok.fresh, ref.fresh, "RefreshToken = %s", ref.result.ToString())
 	var old *tokens
 	c.RefreshToken(appID, tok.fresh, tokenCallback(&old))
 	await(t, "RefreshToken old", func() bool { return old != nil })
-	if old.result.Type() != ErrorTypeAuthorizationFailed { // rule AU-6
-		t.Fatalf("old refresh token = %s", old.result.ToString())
-	}
+	require.Equal(t, ErrorTypeAuthorizationFailed, old.result.Type(), "old refresh token = %s", old.result.ToString()) // rule AU-6
 
 	// Revoking the access token revokes the whole authorization (rule AU-7).
 	var rev *ClientResult
 	c.RevokeToken(appID, ref.access, resultCallback(&rev))
 	await(t, "RevokeToken", func() bool { return rev != nil })
-	if !rev.Successful() {
-		t.Fatalf("RevokeToken = %s", rev.ToString())
-	}
+	require.True(t, rev.Successful(), "RevokeToken = %s", rev.ToString())
 	var dead *tokens
 	c.RefreshToken(appID, ref.fresh, tokenCallback(&dead))
 	await(t, "RefreshToken after revoke", func() bool { return dead != nil })
-	if dead.result.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(dead.result.ResponseBody(), "invalid_grant") { // rule AU-6
-		t.Fatalf("refresh after revoke = %s / %s", dead.result.ToString(), dead.result.ResponseBody())
-	}
+	require.Equal(t, ErrorTypeAuthorizationFailed, dead.result.Type(), "refresh after revoke = %s / %s", dead.result.ToString(), dead.result.ResponseBody())
+	require.Contains(t, dead.result.ResponseBody(), "invalid_grant", "refresh after revoke = %s / %s", dead.result.ToString(), dead.result.ResponseBody()) // rule AU-6
 	fres = nil
 	c.FetchCurrentUser(AuthorizationTokenTypeBearer, ref.access, Func(func(r *ClientResult, id uint64, n string) { fres = r }))
 	await(t, "FetchCurrentUser after revoke", func() bool { return fres != nil })
-	if fres.Successful() || fres.Status() != 401 {
-		t.Fatalf("revoked access token = %s", fres.ToString())
-	}
+	require.False(t, fres.Successful(), "revoked access token = %s", fres.ToString())
+	require.EqualValues(t, 401, fres.Status(), "revoked access token = %s", fres.ToString())
 
 	// rule AU-10: no credential reached the log.
 	c.mu.Lock()
 	all := strings.Join(c.logs, "\n")
 	c.mu.Unlock()
 	for _, secret := range []string{code, verifier, tok.access, tok.fresh, ref.access, ref.fresh} {
-		if strings.Contains(all, secret) {
-			t.Errorf("a credential reached the log:\n%s", all)
-		}
+		assert.NotContains(t, all, secret, "a credential reached the log:\n%s", all)
 	}
 }
 
@@ -201,9 +200,9 @@ func TestGetTokenWrongVerifier(t *testing.T) {
 	var tok *tokens
 	c.GetToken(0, code, c.CreateAuthorizationCodeVerifier().Verifier(), redirect, tokenCallback(&tok))
 	await(t, "GetToken", func() bool { return tok != nil })
-	if tok.result.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(tok.result.ResponseBody(), "invalid_grant") || tok.access != "" {
-		t.Fatalf("wrong verifier = %s", tok.result.ToString())
-	}
+	assert.Equal(t, ErrorTypeAuthorizationFailed, tok.result.Type(), "wrong verifier = %s", tok.result.ToString())
+	assert.Contains(t, tok.result.ResponseBody(), "invalid_grant", "wrong verifier = %s", tok.result.ToString())
+	assert.Equal(t, "", tok.access, "wrong verifier = %s", tok.result.ToString())
 }
 
 func TestAuthorizeFailures(t *testing.T) {
@@ -218,8 +217,9 @@ func TestAuthorizeFailures(t *testing.T) {
 		var res *ClientResult
 		c.Authorize(a, Func(func(r *ClientResult, code, redirect string) {
 			res = r
-			if !r.Successful() && (code != "" || redirect != "") {
-				t.Errorf("a failed Authorize returned %q %q", code, redirect)
+			if !r.Successful() {
+				assert.Empty(t, code, "a failed Authorize returned a code")
+				assert.Empty(t, redirect, "a failed Authorize returned a redirect URI")
 			}
 		}))
 		await(t, "Authorize", func() bool { return res != nil })
@@ -230,15 +230,14 @@ func TestAuthorizeFailures(t *testing.T) {
 		opened := false
 		c := newSDKClient(t, env, func(string) { opened = true })
 		res := run(c, NewAuthorizationArgs())
-		if res.Type() != ErrorTypeValidationError || opened {
-			t.Fatalf("%s opened=%v", res.ToString(), opened)
-		}
+		assert.Equal(t, ErrorTypeValidationError, res.Type(), "%s opened=%v", res.ToString(), opened)
+		assert.False(t, opened, "%s opened=%v", res.ToString(), opened)
 	})
 	t.Run("denied on the consent page", func(t *testing.T) {
 		c := newSDKClient(t, env, func(u string) { follow(t, env.Deny(t, u)) })
-		if res := run(c, args()); res.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(res.Error(), "access_denied") {
-			t.Fatal(res.ToString())
-		}
+		res := run(c, args())
+		assert.Equal(t, ErrorTypeAuthorizationFailed, res.Type(), res.ToString())
+		assert.Contains(t, res.Error(), "access_denied", res.ToString())
 	})
 	t.Run("rule AA-3 state mismatch on the redirect", func(t *testing.T) {
 		c := newSDKClient(t, env, func(u string) {
@@ -248,9 +247,9 @@ func TestAuthorizeFailures(t *testing.T) {
 			loc.RawQuery = q.Encode()
 			follow(t, loc.String())
 		})
-		if res := run(c, args()); res.Type() != ErrorTypeAuthorizationFailed || !strings.Contains(res.Error(), "state") {
-			t.Fatal(res.ToString())
-		}
+		res := run(c, args())
+		assert.Equal(t, ErrorTypeAuthorizationFailed, res.Type(), res.ToString())
+		assert.Contains(t, res.Error(), "state", res.ToString())
 	})
 	t.Run("rule AA-6 integration type and rule AA-3 given state reach the consent page", func(t *testing.T) {
 		var seen url.Values
@@ -263,12 +262,11 @@ func TestAuthorizeFailures(t *testing.T) {
 		it, st := IntegrationTypeUserInstall, "my-state"
 		a.SetIntegrationType(&it)
 		a.SetState(&st)
-		if res := run(c, a); !res.Successful() {
-			t.Fatal(res.ToString())
-		}
-		if seen.Get("integration_type") != "1" || seen.Get("state") != "my-state" || seen.Get("client_id") != env.App.ID.String() {
-			t.Fatalf("authorize query %v", seen)
-		}
+		res := run(c, a)
+		assert.True(t, res.Successful(), res.ToString())
+		assert.Equal(t, "1", seen.Get("integration_type"), "authorize query %v", seen)
+		assert.Equal(t, "my-state", seen.Get("state"), "authorize query %v", seen)
+		assert.Equal(t, env.App.ID.String(), seen.Get("client_id"), "authorize query %v", seen)
 	})
 	t.Run("AbortAuthorize, then a late redirect finds nothing", func(t *testing.T) {
 		var pending string
@@ -278,14 +276,13 @@ func TestAuthorizeFailures(t *testing.T) {
 		await(t, "the consent page URL", func() bool { return pending != "" })
 		c.AbortAuthorize()
 		await(t, "the aborted callback", func() bool { return res != nil })
-		if res.Type() != ErrorTypeAborted {
-			t.Fatal(res.ToString())
-		}
+		require.Equal(t, ErrorTypeAborted, res.Type(), res.ToString())
 		loc := env.Approve(t, pending, alice.Username, alice.Password)
-		if resp, err := http.Get(loc); err == nil {
+		resp, err := http.Get(loc)
+		if err == nil {
 			resp.Body.Close()
-			t.Fatalf("the redirect after AbortAuthorize reached a listener: %d", resp.StatusCode)
 		}
+		assert.Error(t, err, "the redirect after AbortAuthorize reached a listener")
 	})
 	t.Run("a second Authorize aborts the first", func(t *testing.T) {
 		c := newSDKClient(t, env, func(string) {})
@@ -293,57 +290,59 @@ func TestAuthorizeFailures(t *testing.T) {
 		c.Authorize(args(), Func(func(r *ClientResult, _, _ string) { first = r }))
 		c.Authorize(args(), Func(func(r *ClientResult, _, _ string) { second = r }))
 		await(t, "the first callback", func() bool { return first != nil })
-		if first.Type() != ErrorTypeAborted || second != nil {
-			t.Fatalf("first=%s second=%v", first.ToString(), second)
-		}
+		require.Equal(t, ErrorTypeAborted, first.Type(), "first=%s second=%v", first.ToString(), second)
+		require.Nil(t, second, "first=%s second=%v", first.ToString(), second)
 		c.AbortAuthorize()
 		await(t, "the second callback", func() bool { return second != nil })
 	})
 }
 
-// The device flow: the SDK opens the verification page and polls until the user approves.
+// The device flow: the SDK opens the verification page and polls, every interval of the SDK's
+// clock, until the user approves. The service's clock moves with the SDK's, so that no poll is
+// too soon for it.
 func TestDeviceFlow(t *testing.T) {
-	old := deviceSleep
-	deviceSleep = func(ctx context.Context, d time.Duration) error { return old(ctx, 20*time.Millisecond) }
-	t.Cleanup(func() { deviceSleep = old })
 	env := servertest.Start(t)
 	alice := env.User("alice")
-	approve := func(u string) {
+	var userCode string
+	c := newSDKClient(t, env, func(u string) {
 		p, err := url.Parse(u)
-		if err != nil || p.Query().Get("user_code") == "" {
-			t.Errorf("verification URL %q", u)
-			return
-		}
-		go env.ApproveDevice(t, p.Query().Get("user_code"), alice.Username, alice.Password)
-	}
-	c := newSDKClient(t, env, approve)
+		require.NoError(t, err)
+		userCode = p.Query().Get("user_code")
+	})
+	clk := onFakeClock(c.Client)
+	interval := 5 * time.Second // the service's device_code interval
+	advance := func() { env.Clock.Advance(interval); clk.Advance(interval) }
 	args := NewDeviceAuthorizationArgs()
 	args.SetScopes("openid sdk.social_layer")
 	var tok *tokens
 	c.GetTokenFromDevice(args, tokenCallback(&tok))
+	await(t, "the verification page", func() bool { return userCode != "" })
+	require.NoError(t, clk.WaitArmed(t.Context(), 1), "the wait before the first poll")
+	advance()
+	require.NoError(t, clk.WaitArmed(t.Context(), 2), "the wait after a poll answered authorization_pending")
+	env.ApproveDevice(t, userCode, alice.Username, alice.Password)
+	advance()
 	await(t, "GetTokenFromDevice", func() bool { return tok != nil })
-	if !tok.result.Successful() || tok.access == "" {
-		t.Fatalf("device flow = %s", tok.result.ToString())
-	}
+	require.True(t, tok.result.Successful(), "device flow = %s", tok.result.ToString())
+	assert.NotEmpty(t, tok.access)
 
-	// Aborted while pending.
-	c2 := newSDKClient(t, env, func(string) {})
+	// Aborted while it waits between polls.
+	var opened bool
+	c2 := newSDKClient(t, env, func(string) { opened = true })
+	clk2 := onFakeClock(c2.Client)
 	var ab *tokens
 	c2.GetTokenFromDevice(args, tokenCallback(&ab))
-	time.Sleep(50 * time.Millisecond)
+	await(t, "the second verification page", func() bool { return opened })
+	require.NoError(t, clk2.WaitArmed(t.Context(), 1))
 	c2.AbortGetTokenFromDevice()
 	await(t, "aborted device flow", func() bool { return ab != nil })
-	if ab.result.Type() != ErrorTypeAborted {
-		t.Fatalf("aborted device flow = %s", ab.result.ToString())
-	}
+	require.Equal(t, ErrorTypeAborted, ab.result.Type(), "aborted device flow = %s", ab.result.ToString())
 
 	// Without scopes nothing is sent.
 	var bad *tokens
 	c2.GetTokenFromDevice(NewDeviceAuthorizationArgs(), tokenCallback(&bad))
 	await(t, "invalid device args", func() bool { return bad != nil })
-	if bad.result.Type() != ErrorTypeValidationError {
-		t.Fatal(bad.result.ToString())
-	}
+	assert.Equal(t, ErrorTypeValidationError, bad.result.Type(), bad.result.ToString())
 }
 
 // botProvisionalToken plays the game backend: it gets a provisional account's token with the
@@ -355,14 +354,12 @@ func botProvisionalToken(t *testing.T, env *servertest.Env, externalID string) s
 	req.Header.Set("Authorization", "Bot "+env.App.BotToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	var tr tokenResponse
-	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&tr) != nil || tr.AccessToken == "" {
-		t.Fatalf("bot token endpoint: HTTP %d", resp.StatusCode)
-	}
+	require.EqualValues(t, 200, resp.StatusCode, "bot token endpoint: HTTP %d", resp.StatusCode)
+	require.Nil(t, json.NewDecoder(resp.Body).Decode(&tr), "bot token endpoint: HTTP %d", resp.StatusCode)
+	require.NotEqual(t, "", tr.AccessToken, "bot token endpoint: HTTP %d", resp.StatusCode)
 	return tr.AccessToken
 }
 
@@ -376,38 +373,31 @@ func TestProvisionalAndChildTokens(t *testing.T) {
 	var prov *tokens
 	c.GetProvisionalToken(appID, AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken, botIssued, tokenCallback(&prov))
 	await(t, "GetProvisionalToken", func() bool { return prov != nil })
-	if !prov.result.Successful() || prov.access == "" {
-		t.Fatalf("GetProvisionalToken = %s", prov.result.ToString())
-	}
+	require.True(t, prov.result.Successful(), "GetProvisionalToken = %s", prov.result.ToString())
+	require.NotEqual(t, "", prov.access, "GetProvisionalToken = %s", prov.result.ToString())
 
 	var bad *tokens
 	c.GetProvisionalToken(appID, AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken, "not-a-token", tokenCallback(&bad))
 	await(t, "GetProvisionalToken with a bad token", func() bool { return bad != nil })
-	if bad.result.Successful() || bad.result.Status() < 400 || bad.result.Status() >= 500 {
-		t.Fatalf("bad external token = %s", bad.result.ToString())
-	}
+	require.False(t, bad.result.Successful(), "bad external token = %s", bad.result.ToString())
+	require.GreaterOrEqual(t, bad.result.Status(), HttpStatusCode(400), "bad external token = %s", bad.result.ToString())
+	require.Less(t, bad.result.Status(), HttpStatusCode(500), "bad external token = %s", bad.result.ToString())
 
 	// Renaming needs a token; then it works.
 	var noTok *ClientResult
 	c.UpdateProvisionalAccountDisplayName("New Name", resultCallback(&noTok))
 	await(t, "rename without a token", func() bool { return noTok != nil })
-	if noTok.Type() != ErrorTypeClientNotReady {
-		t.Fatal(noTok.ToString())
-	}
+	require.Equal(t, ErrorTypeClientNotReady, noTok.Type(), noTok.ToString())
 	var up, ren *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, prov.access, resultCallback(&up))
 	c.UpdateProvisionalAccountDisplayName("New Name", resultCallback(&ren))
 	await(t, "rename", func() bool { return ren != nil })
-	if !ren.Successful() {
-		t.Fatalf("UpdateProvisionalAccountDisplayName = %s / %s", ren.ToString(), ren.ResponseBody())
-	}
+	require.True(t, ren.Successful(), "UpdateProvisionalAccountDisplayName = %s / %s", ren.ToString(), ren.ResponseBody())
 	var name string
 	var fres *ClientResult
 	c.FetchCurrentUser(AuthorizationTokenTypeBearer, prov.access, Func(func(r *ClientResult, _ uint64, n string) { fres, name = r, n }))
 	await(t, "FetchCurrentUser", func() bool { return fres != nil })
-	if name != "New Name" {
-		t.Fatalf("display name %q (%s)", name, fres.ToString())
-	}
+	require.Equal(t, "New Name", name, "display name %q (%s)", name, fres.ToString())
 
 	// rule AU-4: a parent token is exchanged for a child application's token, without refresh.
 	cc, code, redirect, verifier := authorize(t, env)
@@ -424,28 +414,35 @@ func TestProvisionalAndChildTokens(t *testing.T) {
 		child.r, child.access, child.typ, done = r, access, typ, true
 	}))
 	await(t, "ExchangeChildToken", func() bool { return done })
-	if !child.r.Successful() || child.access == "" || child.access == parent.access || child.typ != AuthorizationTokenTypeBearer {
-		t.Fatalf("ExchangeChildToken = %s", child.r.ToString())
-	}
+	assert.True(t, child.r.Successful(), "ExchangeChildToken = %s", child.r.ToString())
+	assert.NotEqual(t, "", child.access, "ExchangeChildToken = %s", child.r.ToString())
+	assert.NotEqual(t, parent.access, child.access, "ExchangeChildToken = %s", child.r.ToString())
+	assert.Equal(t, AuthorizationTokenTypeBearer, child.typ, "ExchangeChildToken = %s", child.r.ToString())
 }
 
-// The expiration callback fires five minutes before a known token expires.
+// The expiration callback fires five minutes before a known token expires, on the Client's
+// clock.
 func TestTokenExpirationCallback(t *testing.T) {
 	c := NewClient()
 	defer c.Close()
+	clk := onFakeClock(c)
 	fired := 0
 	c.SetTokenExpirationCallback(Func(func() { fired++ }))
 	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(expiryWarning/time.Second) + 1}, 0)
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, "expiring-token-123", resultCallback(&up))
-	await(t, "the expiration callback", func() bool { return fired == 1 })
-	// A token the SDK did not issue has no known expiry: no callback.
-	c.UpdateToken(AuthorizationTokenTypeBearer, "someone-elses-token", resultCallback(&up))
-	time.Sleep(20 * time.Millisecond)
+	clk.Advance(time.Second - time.Millisecond)
 	RunCallbacks()
-	if fired != 1 {
-		t.Fatalf("fired %d", fired)
-	}
+	require.Equal(t, 0, fired, "fired before five minutes from expiry")
+	clk.Advance(time.Millisecond)
+	RunCallbacks()
+	require.Equal(t, 1, fired, "at five minutes from expiry")
+	// A token the SDK did not issue has no known expiry: no timer, no callback.
+	c.UpdateToken(AuthorizationTokenTypeBearer, "someone-elses-token", resultCallback(&up))
+	assert.Zero(t, clk.Pending(), "a timer for a token of unknown expiry")
+	clk.Advance(30 * 24 * time.Hour)
+	RunCallbacks()
+	assert.Equal(t, 1, fired)
 }
 
 // Dropping the Client mid-operation: the callback still fires once, with ClientDestroyed.
@@ -462,9 +459,8 @@ func TestCloseDuringOperation(t *testing.T) {
 	c.Close()
 	await(t, "the destroyed callback", func() bool { return res != nil })
 	RunCallbacks()
-	if calls != 1 || res.Type() != ErrorTypeClientDestroyed {
-		t.Fatalf("calls=%d %s", calls, res.ToString())
-	}
+	assert.EqualValues(t, 1, calls, "calls=%d %s", calls, res.ToString())
+	assert.Equal(t, ErrorTypeClientDestroyed, res.Type(), "calls=%d %s", calls, res.ToString())
 }
 
 // The backend-driven device flow: the verification page opens with the user code, and closing
@@ -474,23 +470,20 @@ func TestAuthorizeDeviceScreen(t *testing.T) {
 	var opened string
 	c := newSDKClient(t, env, func(u string) { opened = u })
 	closed, released := 0, 0
-	c.SetAuthorizeDeviceScreenClosedCallback(Callback[ClientAuthorizeDeviceScreenClosedCallback]{Fn: func() { t.Error("the replaced handler ran") }, Release: func() { released++ }})
+	c.SetAuthorizeDeviceScreenClosedCallback(Callback[ClientAuthorizeDeviceScreenClosedCallback]{Fn: func() { assert.Fail(t, "the replaced handler ran") }, Release: func() { released++ }})
 	c.SetAuthorizeDeviceScreenClosedCallback(Func(func() { closed++ }))
-	if released != 1 {
-		t.Fatalf("released %d", released)
-	}
+	require.EqualValues(t, 1, released, "released %d", released)
 	c.CloseAuthorizeDeviceScreen() // nothing open: nothing runs
 	c.OpenAuthorizeDeviceScreen(0, "ABCD-EFGH")
 	await(t, "the verification page", func() bool { return opened != "" })
 	p, err := url.Parse(opened)
-	if err != nil || p.Path != "/activate" || p.Query().Get("user_code") != "ABCD-EFGH" || p.Query().Get("client_id") != env.App.ID.String() {
-		t.Fatalf("opened %q", opened)
-	}
+	require.NoError(t, err, "opened %q", opened)
+	require.Equal(t, "/activate", p.Path, "opened %q", opened)
+	require.Equal(t, "ABCD-EFGH", p.Query().Get("user_code"), "opened %q", opened)
+	require.Equal(t, env.App.ID.String(), p.Query().Get("client_id"), "opened %q", opened)
 	c.CloseAuthorizeDeviceScreen()
 	c.CloseAuthorizeDeviceScreen()
 	await(t, "the closed handler", func() bool { return closed == 1 })
 	RunCallbacks()
-	if closed != 1 {
-		t.Fatalf("closed %d times", closed)
-	}
+	assert.EqualValues(t, 1, closed, "closed %d times", closed)
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"sdkpp/core/internal/wait"
+	"sdkpp/core/clock"
 	"sdkpp/core/rest"
 	"sdkpp/wire"
 )
@@ -123,7 +123,7 @@ func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
 			page = nil // the lobby is gone or the player left: deliver what was held
 		case err != nil:
 			c.logf(LoggingSeverityWarning, "catch-up of lobby %d failed: %v; retrying", lobbyID, err)
-			if wait.Sleep(ctx, retry) != nil {
+			if clock.Sleep(ctx, c.clock, retry) != nil {
 				return false
 			}
 			retry = min(retry*2, 5*time.Second)

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"sdkpp/core/clock"
 	"sdkpp/core/dispatch"
 	"sdkpp/core/rest"
 )
@@ -72,6 +73,7 @@ func ResetCallbacks() { queue.Reset() }
 type Client struct {
 	scope *dispatch.Scope
 	log   logger
+	clock clock.Clock // the time of every expiry, timer and backoff; tests set a clock.Fake
 
 	apiBase string
 	webBase string
@@ -116,7 +118,7 @@ func NewClientWithBases(apiBase, webBase string) *Client {
 
 // NewClientWithOptions returns a Client configured by o (which it copies).
 func NewClientWithOptions(o *ClientCreateOptions) *Client {
-	c := &Client{options: o.Clone()}
+	c := &Client{options: o.Clone(), clock: clock.Real{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.scope = queue.NewScope(nil)
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
@@ -170,6 +172,17 @@ func (c *Client) Close() {
 		c.log.close()
 		c.scope.Close()
 	})
+}
+
+// withTimeout is context.WithTimeout on the Client's clock: when d has passed on it, ctx is
+// cancelled with the cause context.DeadlineExceeded (read it with context.Cause).
+func (c *Client) withTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := c.clock.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return ctx, func() {
+		timer.Stop()
+		cancel(context.Canceled)
+	}
 }
 
 // logf writes a redacted message to this client's log, or to standard error if nothing took it.
@@ -244,7 +257,7 @@ func (c *Client) SetLogDir(path string, min LoggingSeverity) bool {
 		c.logf(LoggingSeverityError, "SetLogDir(%q): %v", path, err)
 		return false
 	}
-	c.log.setFile(&fileSink{f: f, minSev: min, now: time.Now})
+	c.log.setFile(&fileSink{f: f, minSev: min, now: c.clock.Now})
 	return true
 }
 

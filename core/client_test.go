@@ -3,12 +3,14 @@ package core
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // drain runs every queued callback.
@@ -25,11 +27,15 @@ func captureLogs(c *Client, min LoggingSeverity) func() []string {
 }
 
 func TestDefaultScopes(t *testing.T) {
-	if got := ClientGetDefaultCommunicationScopes(); got != "openid sdk.social_layer" { // rule SC-1
-		t.Fatalf("communication scopes = %q", got)
-	}
-	if got := ClientGetDefaultPresenceScopes(); got != "openid sdk.social_layer_presence" { // rule SC-2
-		t.Fatalf("presence scopes = %q", got)
+	for _, tc := range []struct {
+		name string
+		got  func() string
+		want string
+	}{
+		{"communication scopes", ClientGetDefaultCommunicationScopes, "openid sdk.social_layer"}, // rule SC-1
+		{"presence scopes", ClientGetDefaultPresenceScopes, "openid sdk.social_layer_presence"},  // rule SC-2
+	} {
+		assert.Equal(t, tc.want, tc.got(), tc.name)
 	}
 }
 
@@ -38,32 +44,26 @@ func TestHTTPTimeout(t *testing.T) {
 	c := NewClient()
 	defer c.Close()
 	logs := captureLogs(c, LoggingSeverityWarning)
-	if got := c.GetHttpRequestTimeout(); got != 30000 {
-		t.Fatalf("default = %d ms", got)
-	}
+	got := c.GetHttpRequestTimeout()
+	require.EqualValues(t, 30000, got, "default = %d ms", got)
 	c.SetHttpRequestTimeout(2500)
-	if c.GetHttpRequestTimeout() != 2500 || c.HTTPTimeout().Milliseconds() != 2500 {
-		t.Fatalf("after set = %d", c.GetHttpRequestTimeout())
-	}
+	require.EqualValues(t, 2500, c.GetHttpRequestTimeout(), "after set = %d", c.GetHttpRequestTimeout())
+	require.EqualValues(t, 2500, c.HTTPTimeout().Milliseconds(), "after set = %d", c.GetHttpRequestTimeout())
 	c.SetHttpRequestTimeout(0)
 	c.SetHttpRequestTimeout(-7)
-	if c.GetHttpRequestTimeout() != 2500 {
-		t.Fatalf("a refused value changed the timeout to %d", c.GetHttpRequestTimeout())
-	}
-	if l := logs(); len(l) != 2 || !strings.Contains(l[1], "-7 ms") {
-		t.Fatalf("logs = %q", l)
-	}
+	require.EqualValues(t, 2500, c.GetHttpRequestTimeout(), "a refused value changed the timeout to %d", c.GetHttpRequestTimeout())
+	l := logs()
+	require.Len(t, l, 2, "logs = %q", l)
+	assert.Contains(t, l[1], "-7 ms", "logs = %q", l)
 }
 
 // rule OPT-1: the three create options, and bases that are not URLs fall back with a log.
 func TestClientCreateOptions(t *testing.T) {
 	o := NewClientCreateOptions()
-	if o.ExperimentalAudioSystem() != AudioSystemStandard || o.ExperimentalAndroidPreventCommsForBluetooth() {
-		t.Fatal("defaults")
-	}
-	if _, ok := o.CpuAffinityMask(); ok {
-		t.Fatal("CpuAffinityMask set by default")
-	}
+	require.Equal(t, AudioSystemStandard, o.ExperimentalAudioSystem(), "defaults")
+	require.False(t, o.ExperimentalAndroidPreventCommsForBluetooth(), "defaults")
+	_, ok := o.CpuAffinityMask()
+	require.False(t, ok, "CpuAffinityMask set by default")
 	mask := uint64(0b1010)
 	o.SetExperimentalAudioSystem(AudioSystemGame)
 	o.SetExperimentalAndroidPreventCommsForBluetooth(true)
@@ -71,19 +71,19 @@ func TestClientCreateOptions(t *testing.T) {
 	mask = 0 // the option holds its own copy
 	cp := o.Clone()
 	o.SetCpuAffinityMask(nil)
-	if m, ok := cp.CpuAffinityMask(); !ok || m != 0b1010 || cp.ExperimentalAudioSystem() != AudioSystemGame || !cp.ExperimentalAndroidPreventCommsForBluetooth() {
-		t.Fatalf("clone = %+v", cp)
-	}
+	m, ok := cp.CpuAffinityMask()
+	require.True(t, ok, "clone = %+v", cp)
+	require.EqualValues(t, 0b1010, m, "clone = %+v", cp)
+	require.Equal(t, AudioSystemGame, cp.ExperimentalAudioSystem(), "clone = %+v", cp)
+	require.True(t, cp.ExperimentalAndroidPreventCommsForBluetooth(), "clone = %+v", cp)
 	c := NewClientWithBases("ftp://example", "not a url")
 	defer c.Close()
-	if c.apiBase != DefaultAPIBase || c.webBase != DefaultWebBase {
-		t.Fatalf("bases = %q %q", c.apiBase, c.webBase)
-	}
+	require.Equal(t, DefaultAPIBase, c.apiBase, "bases = %q %q", c.apiBase, c.webBase)
+	require.Equal(t, DefaultWebBase, c.webBase, "bases = %q %q", c.apiBase, c.webBase)
 	c2 := NewClientWithBases("http://127.0.0.1:9/api", "https://web.example")
 	defer c2.Close()
-	if c2.apiBase != "http://127.0.0.1:9/api" || c2.webBase != "https://web.example" {
-		t.Fatalf("bases = %q %q", c2.apiBase, c2.webBase)
-	}
+	assert.Equal(t, "http://127.0.0.1:9/api", c2.apiBase, "bases = %q %q", c2.apiBase, c2.webBase)
+	assert.Equal(t, "https://web.example", c2.webBase, "bases = %q %q", c2.apiBase, c2.webBase)
 }
 
 func TestAuthorizationArgsCloneIsDeep(t *testing.T) {
@@ -98,12 +98,11 @@ func TestAuthorizationArgsCloneIsDeep(t *testing.T) {
 	b := a.Clone()
 	b.SetState(nil)
 	b.CodeChallenge().SetChallenge("ignored") // getters return copies
-	if v, ok := a.State(); !ok || v != "state" {
-		t.Fatal("clone shares State")
-	}
-	if a.CodeChallenge().Challenge() != "abc" || b.CodeChallenge().Challenge() != "abc" {
-		t.Fatal("challenge not copied")
-	}
+	v, ok := a.State()
+	assert.True(t, ok, "clone shares State")
+	assert.Equal(t, "state", v, "clone shares State")
+	assert.Equal(t, "abc", a.CodeChallenge().Challenge(), "challenge not copied")
+	assert.Equal(t, "abc", b.CodeChallenge().Challenge(), "challenge not copied")
 }
 
 // rule AA-5 (local part): the verifier and challenge are a valid S256 PKCE pair.
@@ -111,19 +110,15 @@ func TestCreateAuthorizationCodeVerifier(t *testing.T) {
 	c := NewClient()
 	defer c.Close()
 	v := c.CreateAuthorizationCodeVerifier()
-	if n := len(v.Verifier()); n < 43 || n > 128 {
-		t.Fatalf("verifier length %d", n)
-	}
+	n := len(v.Verifier())
+	require.GreaterOrEqual(t, n, 43, "verifier length %d", n)
+	require.LessOrEqual(t, n, 128, "verifier length %d", n)
 	sum := sha256.Sum256([]byte(v.Verifier()))
-	if want := base64.RawURLEncoding.EncodeToString(sum[:]); v.Challenge().Challenge() != want {
-		t.Fatalf("challenge %q, want %q", v.Challenge().Challenge(), want)
-	}
-	if v.Challenge().Method() != AuthenticationCodeChallengeMethodS256 {
-		t.Fatal("method")
-	}
-	if w := c.CreateAuthorizationCodeVerifier(); w.Verifier() == v.Verifier() {
-		t.Fatal("two verifiers are equal")
-	}
+	want := base64.RawURLEncoding.EncodeToString(sum[:])
+	require.Equal(t, want, v.Challenge().Challenge(), "challenge %q, want %q", v.Challenge().Challenge(), want)
+	require.Equal(t, AuthenticationCodeChallengeMethodS256, v.Challenge().Method(), "method")
+	w := c.CreateAuthorizationCodeVerifier()
+	assert.NotEqual(t, v.Verifier(), w.Verifier(), "two verifiers are equal")
 }
 
 func fixedRand(b []byte) error {
@@ -196,37 +191,29 @@ func TestAuthorizeRequest(t *testing.T) {
 			c.args(args)
 			req, err := buildAuthorizeRequest(args, c.appID, "http://127.0.0.1:7710/", c.target, fixedRand)
 			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("err = %v, want %q", err, c.err)
-				}
-				if c.name == "rule AA-2 no scopes" && !errors.Is(err, ErrNoScopes) {
-					t.Fatalf("err = %v, want ErrNoScopes", err)
+				require.Error(t, err, "err = %v, want %q", err, c.err)
+				require.Contains(t, err.Error(), c.err, "err = %v, want %q", err, c.err)
+				if c.name == "rule AA-2 no scopes" {
+					require.ErrorIs(t, err, ErrNoScopes, "err = %v, want ErrNoScopes", err)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			u, err := url.Parse(req.URL)
-			if err != nil || u.Path != "/oauth2/authorize" || u.Host != "127.0.0.1:7710" {
-				t.Fatalf("URL %q", req.URL)
-			}
+			require.NoError(t, err, "URL %q", req.URL)
+			require.Equal(t, "/oauth2/authorize", u.Path, "URL %q", req.URL)
+			require.Equal(t, "127.0.0.1:7710", u.Host, "URL %q", req.URL)
 			q := u.Query()
 			for k, v := range c.want {
-				if q.Get(k) != v {
-					t.Errorf("%s = %q, want %q", k, q.Get(k), v)
-				}
+				assert.Equal(t, v, q.Get(k), "%s = %q, want %q", k, q.Get(k), v)
 			}
 			for _, k := range c.absent {
-				if q.Has(k) {
-					t.Errorf("%s present", k)
-				}
+				assert.False(t, q.Has(k), "%s present", k)
 			}
-			if q.Get("state") != req.State || q.Get("redirect_uri") != req.RedirectURI {
-				t.Errorf("request fields disagree with URL: %+v", req)
-			}
-			if c.redir != "" && req.RedirectURI != c.redir {
-				t.Errorf("redirect = %q, want %q", req.RedirectURI, c.redir)
+			assert.Equal(t, req.State, q.Get("state"), "request fields disagree with URL: %+v", req)
+			assert.Equal(t, req.RedirectURI, q.Get("redirect_uri"), "request fields disagree with URL: %+v", req)
+			if c.redir != "" {
+				assert.Equal(t, c.redir, req.RedirectURI, "redirect = %q, want %q", req.RedirectURI, c.redir)
 			}
 		})
 	}
@@ -235,9 +222,8 @@ func TestAuthorizeRequest(t *testing.T) {
 	args.SetScopes("openid")
 	r1, _ := buildAuthorizeRequest(args, 1, DefaultWebBase, desktop, nil)
 	r2, _ := buildAuthorizeRequest(args, 1, DefaultWebBase, desktop, nil)
-	if r1.State == r2.State || len(r1.State) < 40 {
-		t.Fatalf("states %q %q", r1.State, r2.State)
-	}
+	assert.NotEqual(t, r2.State, r1.State, "states %q %q", r1.State, r2.State)
+	assert.GreaterOrEqual(t, len(r1.State), 40, "states %q %q", r1.State, r2.State)
 }
 
 // rule AU-10: no log sink ever sees a credential, at any level.
@@ -245,9 +231,7 @@ func TestLogsAreRedacted(t *testing.T) {
 	c := NewClient()
 	defer c.Close()
 	dir := t.TempDir()
-	if !c.SetLogDir(dir, LoggingSeverityVerbose) {
-		t.Fatal("SetLogDir failed")
-	}
+	require.True(t, c.SetLogDir(dir, LoggingSeverityVerbose), "SetLogDir failed")
 	logs := captureLogs(c, LoggingSeverityVerbose)
 	v := c.CreateAuthorizationCodeVerifier()
 	c.logf(LoggingSeverityVerbose, "token response: %s", `{"access_token":"at-123456789","refresh_token":"rt-987654321"}`)
@@ -255,22 +239,14 @@ func TestLogsAreRedacted(t *testing.T) {
 	c.logf(LoggingSeverityError, "exchanging code with verifier %s", v.Verifier())
 	Log(LoggingSeverityWarning, "global: client_secret=s3cr3t-value")
 	file, err := os.ReadFile(filepath.Join(dir, "sdkpp.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := logs()
-	if len(got) != 4 {
-		t.Fatalf("got %d messages: %q", len(got), got)
-	}
+	require.Len(t, got, 4, "got %d messages: %q", len(got), got)
 	all := strings.Join(got, "\n") + string(file)
 	for _, secret := range []string{"at-123456789", "rt-987654321", "abc.def-ghi", v.Verifier(), "s3cr3t-value"} {
-		if strings.Contains(all, secret) {
-			t.Errorf("%q reached a log:\n%s", secret, all)
-		}
+		assert.NotContains(t, all, secret, "%q reached a log:\n%s", secret, all)
 	}
-	if strings.Count(string(file), "\n") != 4 {
-		t.Errorf("log file:\n%s", file)
-	}
+	assert.EqualValues(t, 4, strings.Count(string(file), "\n"), "log file:\n%s", file)
 }
 
 func TestLogSeverityFilterAndBacklogBound(t *testing.T) {
@@ -284,14 +260,13 @@ func TestLogSeverityFilterAndBacklogBound(t *testing.T) {
 	}
 	drain()
 	// The backlog holds maxPendingLogs messages; the first delivery says how many were dropped.
-	if len(got) != maxPendingLogs+1 || !strings.Contains(got[0], "5 log messages were dropped") || got[1] != "loud 0" {
-		t.Fatalf("delivered %d, first %q", len(got), got[:2])
-	}
+	require.Len(t, got, maxPendingLogs+1, "delivered %d, first %q", len(got), got[:2])
+	require.Contains(t, got[0], "5 log messages were dropped", "delivered %d, first %q", len(got), got[:2])
+	require.Equal(t, "loud 0", got[1], "delivered %d, first %q", len(got), got[:2])
 	c.logf(LoggingSeverityError, "after")
 	drain()
-	if got[len(got)-1] != "after" || len(got) != maxPendingLogs+2 {
-		t.Fatalf("tail = %q", got[len(got)-2:])
-	}
+	assert.Equal(t, "after", got[len(got)-1], "tail = %q", got[len(got)-2:])
+	assert.Len(t, got, maxPendingLogs+2, "tail = %q", got[len(got)-2:])
 }
 
 func TestSetLogDirFailure(t *testing.T) {
@@ -300,15 +275,11 @@ func TestSetLogDirFailure(t *testing.T) {
 	logs := captureLogs(c, LoggingSeverityError)
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
-	if c.SetLogDir(filepath.Join(file, "sub"), LoggingSeverityInfo) {
-		t.Fatal("SetLogDir under a file succeeded")
-	}
-	if c.SetLogDir("", LoggingSeverityInfo) {
-		t.Fatal("empty SetLogDir succeeded")
-	}
-	if l := logs(); len(l) != 2 || !strings.Contains(l[0], "SetLogDir") {
-		t.Fatalf("logs = %q", l)
-	}
+	require.False(t, c.SetLogDir(filepath.Join(file, "sub"), LoggingSeverityInfo), "SetLogDir under a file succeeded")
+	require.False(t, c.SetLogDir("", LoggingSeverityInfo), "empty SetLogDir succeeded")
+	l := logs()
+	require.Len(t, l, 2, "logs = %q", l)
+	assert.Contains(t, l[0], "SetLogDir", "logs = %q", l)
 }
 
 // One-shots fire once inside RunCallbacks; a Client closed first makes them ClientDestroyed, and
@@ -323,54 +294,46 @@ func TestOneShotsAndClose(t *testing.T) {
 	c.OpenConnectedGamesSettingsInPlatform(Callback[ClientOpenConnectedGamesSettingsInPlatformCallback]{
 		Fn: func(r *ClientResult) { results = append(results, r) }, Release: rel})
 	c.AddLogCallback(Callback[ClientLogCallback]{Fn: func(string, LoggingSeverity) {}, Release: rel}, LoggingSeverityInfo)
-	if len(installed)+len(results) != 0 {
-		t.Fatal("callbacks ran outside RunCallbacks")
-	}
+	require.Empty(t, installed, "callbacks ran outside RunCallbacks")
+	require.Empty(t, results, "callbacks ran outside RunCallbacks")
 	drain()
-	if len(installed) != 1 || installed[0] || len(results) != 1 || results[0].Type() != ErrorTypeClientNotReady || released != 2 {
-		t.Fatalf("installed=%v results=%v released=%d", installed, results, released)
-	}
+	require.Len(t, installed, 1, "installed=%v results=%v released=%d", installed, results, released)
+	require.False(t, installed[0], "installed=%v results=%v released=%d", installed, results, released)
+	require.Len(t, results, 1, "installed=%v results=%v released=%d", installed, results, released)
+	require.Equal(t, ErrorTypeClientNotReady, results[0].Type(), "installed=%v results=%v released=%d", installed, results, released)
+	require.EqualValues(t, 2, released, "installed=%v results=%v released=%d", installed, results, released)
 	c.OpenConnectedGamesSettingsInPlatform(Callback[ClientOpenConnectedGamesSettingsInPlatformCallback]{
 		Fn: func(r *ClientResult) { results = append(results, r) }, Release: rel})
 	c.Close()
 	c.Close()
-	if released != 3 {
-		t.Fatalf("log callback not released on Close: %d", released)
-	}
+	require.EqualValues(t, 3, released, "log callback not released on Close: %d", released)
 	drain()
-	if len(results) != 2 || results[1].Type() != ErrorTypeClientDestroyed || released != 4 {
-		t.Fatalf("results=%v released=%d", results, released)
-	}
-	if !strings.Contains(results[1].ToString(), "ClientDestroyed") {
-		t.Fatal(results[1].ToString())
-	}
+	require.Len(t, results, 2, "results=%v released=%d", results, released)
+	require.Equal(t, ErrorTypeClientDestroyed, results[1].Type(), "results=%v released=%d", results, released)
+	require.EqualValues(t, 4, released, "results=%v released=%d", results, released)
+	require.Contains(t, results[1].ToString(), "ClientDestroyed", results[1].ToString())
 	// Calls on a closed client still answer exactly once.
 	c.IsDiscordAppInstalled(Callback[ClientIsDiscordAppInstalledCallback]{Fn: func(b bool) { installed = append(installed, b) }, Release: rel})
 	drain()
-	if len(installed) != 2 || released != 5 {
-		t.Fatalf("after close: installed=%v released=%d", installed, released)
-	}
+	assert.Len(t, installed, 2, "after close: installed=%v released=%d", installed, released)
+	assert.EqualValues(t, 5, released, "after close: installed=%v released=%d", installed, released)
 }
 
 func TestClientResultToString(t *testing.T) {
-	if Success().ToString() != "ClientResult{Successful}" {
-		t.Fatal(Success().ToString())
-	}
+	require.Equal(t, "ClientResult{Successful}", Success().ToString(), Success().ToString())
 	r := Failure(ErrorTypeHTTPError, "rate limited, Bearer abcdefghijk")
 	r.SetStatus(HttpStatusCodeTooManyRequests)
 	r.SetErrorCode(0)
 	r.SetRetryable(true)
 	r.SetRetryAfter(1.5)
 	s := r.ToString()
-	if !strings.Contains(s, "HTTPError") || !strings.Contains(s, "429") || !strings.Contains(s, "RetryAfter: 1.5s") || strings.Contains(s, "abcdefghijk") {
-		t.Fatal(s)
-	}
-	if !HttpStatusCode(418).Valid() || HttpStatusCode(418).String() != "unknown" {
-		t.Fatal("HttpStatusCode is an open enum")
-	}
-	if IntegrationType(5).Valid() {
-		t.Fatal("IntegrationType(5) is valid")
-	}
+	assert.Contains(t, s, "HTTPError", s)
+	assert.Contains(t, s, "429", s)
+	assert.Contains(t, s, "RetryAfter: 1.5s", s)
+	assert.NotContains(t, s, "abcdefghijk", s)
+	assert.True(t, HttpStatusCode(418).Valid(), "HttpStatusCode is an open enum")
+	assert.Equal(t, "unknown", HttpStatusCode(418).String(), "HttpStatusCode is an open enum")
+	assert.False(t, IntegrationType(5).Valid(), "IntegrationType(5) is valid")
 }
 
 func TestManyClients(t *testing.T) {
@@ -384,7 +347,5 @@ func TestManyClients(t *testing.T) {
 	clients.mu.Lock()
 	n := len(clients.set)
 	clients.mu.Unlock()
-	if n != 0 {
-		t.Fatalf("%d clients still registered", n)
-	}
+	assert.Zero(t, n, "%d clients still registered", n)
 }

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"sdkpp/server/servertest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type statusChange struct {
@@ -18,9 +21,7 @@ func TestConnectReadyCurrentUserDisconnect(t *testing.T) {
 	c := newSDKClient(t, env, nil)
 	var changes []statusChange
 	c.SetStatusChangedCallback(Func(func(s ClientStatus, e ClientError, d int32) { changes = append(changes, statusChange{s, e, d}) }))
-	if c.GetCurrentUserV2() != nil {
-		t.Fatal("a current user before Ready")
-	}
+	require.Nil(t, c.GetCurrentUserV2(), "a current user before Ready")
 	tok := botProvisionalToken(t, env, "conn-player")
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, tok, resultCallback(&up))
@@ -30,31 +31,28 @@ func TestConnectReadyCurrentUserDisconnect(t *testing.T) {
 	})
 	want := []ClientStatus{ClientStatusConnecting, ClientStatusConnected, ClientStatusReady}
 	for i, w := range want {
-		if i >= len(changes) || changes[i].s != w || changes[i].e != ClientErrorNone {
-			t.Fatalf("status changes %v, want %v", changes, want)
-		}
+		require.Less(t, i, len(changes), "status changes %v, want %v", changes, want)
+		require.Equal(t, w, changes[i].s, "status changes %v, want %v", changes, want)
+		require.Equal(t, ClientErrorNone, changes[i].e, "status changes %v, want %v", changes, want)
 	}
 	me := c.GetCurrentUserV2()
-	if me == nil || me.Id() == 0 || !me.IsProvisional() || me.DisplayName() != "Guest conn-player" {
-		t.Fatalf("current user %+v (%q)", me, me.DisplayName())
-	}
-	if got := c.GetUser(me.Id()); got == nil || got.Username() != me.Username() {
-		t.Fatal("GetUser of the current user")
-	}
-	if c.GetUser(12345) != nil {
-		t.Fatal("GetUser of an unknown user")
-	}
+	require.NotNil(t, me, "current user %+v (%q)", me, me.DisplayName())
+	require.NotZero(t, me.Id(), "current user %+v (%q)", me, me.DisplayName())
+	require.True(t, me.IsProvisional(), "current user %+v (%q)", me, me.DisplayName())
+	require.Equal(t, "Guest conn-player", me.DisplayName(), "current user %+v (%q)", me, me.DisplayName())
+	got := c.GetUser(me.Id())
+	require.NotNil(t, got, "GetUser of the current user")
+	require.Equal(t, me.Username(), got.Username(), "GetUser of the current user")
+	require.Nil(t, c.GetUser(12345), "GetUser of an unknown user")
 	c.Disconnect()
 	await(t, "Disconnected", func() bool { return c.GetStatus() == ClientStatusDisconnected })
 	RunCallbacks()
-	if last := changes[len(changes)-1]; last.s != ClientStatusDisconnected {
-		t.Fatalf("last change %+v", last)
-	}
+	last := changes[len(changes)-1]
+	require.Equal(t, ClientStatusDisconnected, last.s, "last change %+v", last)
 	// The handle is a live view: once the Client is gone it reads defaults.
 	c.Close()
-	if me.Id() != 0 || me.Username() != "" {
-		t.Fatal("a handle of a closed Client still reads values")
-	}
+	assert.Zero(t, me.Id(), "a handle of a closed Client still reads values")
+	assert.Equal(t, "", me.Username(), "a handle of a closed Client still reads values")
 }
 
 func TestConnectWithoutTokenOrWithABadOne(t *testing.T) {
@@ -64,9 +62,8 @@ func TestConnectWithoutTokenOrWithABadOne(t *testing.T) {
 	c.SetStatusChangedCallback(Func(func(s ClientStatus, e ClientError, d int32) { changes = append(changes, statusChange{s, e, d}) }))
 	c.Connect()
 	await(t, "the refusal", func() bool { return len(changes) == 1 })
-	if changes[0].s != ClientStatusDisconnected || changes[0].e != ClientErrorConnectionFailed {
-		t.Fatalf("no token: %+v", changes)
-	}
+	require.Equal(t, ClientStatusDisconnected, changes[0].s, "no token: %+v", changes)
+	require.Equal(t, ClientErrorConnectionFailed, changes[0].e, "no token: %+v", changes)
 
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, "no-such-token-123", resultCallback(&up))
@@ -75,9 +72,9 @@ func TestConnectWithoutTokenOrWithABadOne(t *testing.T) {
 		n := len(changes)
 		return n > 1 && changes[n-1].s == ClientStatusDisconnected
 	})
-	if last := changes[len(changes)-1]; last.e != ClientErrorConnectionFailed || last.detail != 4004 {
-		t.Fatalf("bad token: %+v", changes)
-	}
+	last := changes[len(changes)-1]
+	require.Equal(t, ClientErrorConnectionFailed, last.e, "bad token: %+v", changes)
+	require.EqualValues(t, 4004, last.detail, "bad token: %+v", changes)
 
 	// A good token afterwards connects.
 	c.UpdateToken(AuthorizationTokenTypeBearer, botProvisionalToken(t, env, "retry-player"), resultCallback(&up))
@@ -102,12 +99,10 @@ func TestRevocationEndsTheConnection(t *testing.T) {
 		n := len(changes)
 		return rev != nil && n > 0 && changes[n-1].s == ClientStatusDisconnected
 	})
-	if !rev.Successful() {
-		t.Fatal(rev.ToString())
-	}
-	if last := changes[len(changes)-1]; last.e != ClientErrorConnectionFailed || last.detail != 4004 {
-		t.Fatalf("changes %+v", changes)
-	}
+	require.True(t, rev.Successful(), rev.ToString())
+	last := changes[len(changes)-1]
+	assert.Equal(t, ClientErrorConnectionFailed, last.e, "changes %+v", changes)
+	assert.EqualValues(t, 4004, last.detail, "changes %+v", changes)
 }
 
 // UpdateToken with a new token while connected renews the connection with it: the status passes
@@ -122,13 +117,9 @@ func TestUpdateTokenRenewsTheConnection(t *testing.T) {
 	await(t, "the renewal", func() bool {
 		return res != nil && slices.Contains(seen, ClientStatusReconnecting) && c.GetStatus() == ClientStatusReady
 	})
-	if slices.Contains(seen, ClientStatusDisconnected) {
-		t.Fatalf("statuses %v", seen)
-	}
+	require.NotContains(t, seen, ClientStatusDisconnected, "statuses %v", seen)
 	var joined *ClientResult
 	c.CreateOrJoinLobby("renewed", Func(func(r *ClientResult, _ uint64) { joined = r }))
 	await(t, "a request with the new token", func() bool { return joined != nil })
-	if !joined.Successful() {
-		t.Fatal(joined.ToString())
-	}
+	assert.True(t, joined.Successful(), joined.ToString())
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"sdkpp/core/internal/wait"
+	"sdkpp/core/clock"
 	"sdkpp/core/rest"
 )
 
@@ -47,9 +47,6 @@ type deviceCode struct {
 	ExpiresIn               int    `json:"expires_in"`
 	Interval                int    `json:"interval"`
 }
-
-// deviceSleep waits between polls; tests shorten it.
-var deviceSleep = wait.Sleep
 
 // GetTokenFromDevice runs the device flow: it shows the verification page (through the URL
 // opener) and polls until the user approves on another device, declines, or the code expires.
@@ -124,7 +121,7 @@ func (c *Client) pollDevice(ctx context.Context, clientID, scopes string, extra 
 		form[k] = v
 	}
 	for {
-		if err := deviceSleep(ctx, interval); err != nil {
+		if err := clock.Sleep(ctx, c.clock, interval); err != nil {
 			return nil, aborted(err)
 		}
 		var t tokenResponse

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,9 @@ import (
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A member's Connected flag follows the member's gateway session: true while connected, false
@@ -25,9 +29,7 @@ func TestLobbyMemberConnected(t *testing.T) {
 		var res *ClientResult
 		p.CreateOrJoinLobby("conn", Func(func(r *ClientResult, id uint64) { res, lobbyID = r, id }))
 		await(t, "join", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatal(res.ToString())
-		}
+		require.True(t, res.Successful(), res.ToString())
 	}
 	other := p2.GetCurrentUserV2().Id()
 	var updates int
@@ -41,9 +43,8 @@ func TestLobbyMemberConnected(t *testing.T) {
 		m := h.GetLobbyMemberHandle(other)
 		return m != nil && m.Connected()
 	})
-	if h := p1.GetLobbyHandle(lobbyID); h.LinkedChannel() != nil {
-		t.Fatal("a lobby without a link shows a linked channel")
-	}
+	h := p1.GetLobbyHandle(lobbyID)
+	require.Nil(t, h.LinkedChannel(), "a lobby without a link shows a linked channel")
 	p2.Close()
 	await(t, "p2 disconnected in p1's view", func() bool {
 		return !p1.GetLobbyHandle(lobbyID).GetLobbyMemberHandle(other).Connected() && updates > 0
@@ -66,12 +67,11 @@ func TestRateLimitedResultIsRetryable(t *testing.T) {
 	await(t, "first", func() bool { return first != nil })
 	p.UnlinkChannelFromLobby(id, resultCallback(&second))
 	await(t, "second", func() bool { return second != nil })
-	if first.Status() == 429 || first.Retryable() {
-		t.Fatalf("first: %s", first.ToString())
-	}
-	if second.Status() != 429 || !second.Retryable() || second.RetryAfter() != 3 {
-		t.Fatalf("second: %s", second.ToString())
-	}
+	assert.NotEqual(t, HttpStatusCodeTooManyRequests, first.Status(), "first: %s", first.ToString())
+	assert.False(t, first.Retryable(), "first: %s", first.ToString())
+	assert.EqualValues(t, 429, second.Status(), "second: %s", second.ToString())
+	assert.True(t, second.Retryable(), "second: %s", second.ToString())
+	assert.EqualValues(t, 3, second.RetryAfter(), "second: %s", second.ToString())
 }
 
 // linkedPlayer returns a Client of the seeded user username (a full account, with guilds),
@@ -88,15 +88,11 @@ func linkedPlayer(t *testing.T, env *servertest.Env, username string) *sdkClient
 	var code, redirect string
 	c.Authorize(args, Func(func(r *ClientResult, cd, ru string) { res, code, redirect = r, cd, ru }))
 	await(t, username+" Authorize", func() bool { return res != nil })
-	if !res.Successful() {
-		t.Fatalf("Authorize: %s", res.ToString())
-	}
+	require.True(t, res.Successful(), "Authorize: %s", res.ToString())
 	var tok *tokens
 	c.GetToken(uint64(env.App.ID), code, v.Verifier(), redirect, tokenCallback(&tok))
 	await(t, username+" GetToken", func() bool { return tok != nil })
-	if !tok.result.Successful() {
-		t.Fatalf("GetToken: %s", tok.result.ToString())
-	}
+	require.True(t, tok.result.Successful(), "GetToken: %s", tok.result.ToString())
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, tok.access, resultCallback(&up))
 	c.Connect()
@@ -126,24 +122,16 @@ func guildChannels(t *testing.T, c *sdkClient, guild uint64) (*ClientResult, []*
 
 func guildNamed(t *testing.T, list []*GuildMinimal, name string) *GuildMinimal {
 	t.Helper()
-	for _, g := range list {
-		if g.Name() == name {
-			return g
-		}
-	}
-	t.Fatalf("no guild %q", name)
-	return nil
+	i := slices.IndexFunc(list, func(g *GuildMinimal) bool { return g.Name() == name })
+	require.NotEqual(t, -1, i, "no guild %q", name)
+	return list[i]
 }
 
 func sdkChannelNamed(t *testing.T, list []*GuildChannel, name string) *GuildChannel {
 	t.Helper()
-	for _, c := range list {
-		if c.Name() == name {
-			return c
-		}
-	}
-	t.Fatalf("no channel %q", name)
-	return nil
+	i := slices.IndexFunc(list, func(c *GuildChannel) bool { return c.Name() == name })
+	require.NotEqual(t, -1, i, "no channel %q", name)
+	return list[i]
 }
 
 // Rule GCH-1: GetUserGuilds lists the player's guilds; GetGuildChannels answers a guild's
@@ -152,28 +140,22 @@ func TestGetUserGuildsAndChannels(t *testing.T) {
 	env := servertest.Start(t)
 	alice := linkedPlayer(t, env, "alice")
 	res, guilds := userGuilds(t, alice)
-	if !res.Successful() || len(guilds) != 3 {
-		t.Fatalf("GetUserGuilds: %s %d", res.ToString(), len(guilds))
-	}
+	require.True(t, res.Successful(), "GetUserGuilds: %s %d", res.ToString(), len(guilds))
+	require.Len(t, guilds, 3, "GetUserGuilds: %s %d", res.ToString(), len(guilds))
 	own := guildNamed(t, guilds, "Alice's Guild")
 	guildNamed(t, guilds, "Bob's Guild")
-	if own.Id() == 0 {
-		t.Fatal("guild without an id")
-	}
+	require.NotZero(t, own.Id(), "guild without an id")
 	res, chans := guildChannels(t, alice, own.Id())
-	if !res.Successful() {
-		t.Fatal(res.ToString())
-	}
+	require.True(t, res.Successful(), res.ToString())
 	var names []string
 	for i, c := range chans {
 		names = append(names, c.Name())
-		if i > 0 && chans[i-1].Position() > c.Position() { // rule GCH-1: sorted by position
-			t.Errorf("not sorted by position at %d", i)
-		}
+		if i > 0 {
+			assert.LessOrEqual(t, chans[i-1].Position(), c.Position(), "not sorted by position at %d", i)
+		} // rule GCH-1: sorted by position
 	}
-	if got := strings.Join(names, ","); got != "Text Channels,general,looking-for-group,Voice Channels,Lounge" {
-		t.Fatalf("channels in order: %s", got)
-	}
+	got := strings.Join(names, ",")
+	require.Equal(t, "Text Channels,general,looking-for-group,Voice Channels,Lounge", got, "channels in order: %s", got)
 	text, general, voice, lounge := chans[0], chans[1], chans[3], chans[4]
 	for _, c := range []struct {
 		ch       *GuildChannel
@@ -188,24 +170,24 @@ func TestGetUserGuildsAndChannels(t *testing.T) {
 		{lounge, ChannelTypeGuildVoice, voice.Id(), false},
 	} {
 		p, has := c.ch.ParentId()
-		if c.ch.Type() != c.typ || has != (c.parent != 0) || p != c.parent || c.ch.IsLinkable() != c.linkable ||
-			!c.ch.IsViewableAndWriteableByAllMembers() || c.ch.LinkedLobby() != nil {
-			t.Errorf("%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
-		}
+		assert.Equal(t, c.typ, c.ch.Type(), "%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
+		assert.Equal(t, (c.parent != 0), has, "%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
+		assert.Equal(t, c.parent, p, "%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
+		assert.Equal(t, c.linkable, c.ch.IsLinkable(), "%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
+		assert.True(t, c.ch.IsViewableAndWriteableByAllMembers(), "%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
+		assert.Nil(t, c.ch.LinkedLobby(), "%s: type %v parent %d,%v linkable %v", c.ch.Name(), c.ch.Type(), p, has, c.ch.IsLinkable())
 	}
 	// The records are copies the game may change.
 	cp := general.Clone()
 	cp.SetParentId(nil)
 	cp.SetLinkedLobby(NewLinkedLobby())
-	if _, has := general.ParentId(); !has || general.LinkedLobby() != nil {
-		t.Error("a clone shares state with its original")
-	}
+	_, has := general.ParentId()
+	assert.True(t, has, "a clone shares state with its original")
+	assert.Nil(t, general.LinkedLobby(), "a clone shares state with its original")
 
 	// Bad input: guild 0, an unknown guild, a guild alice is not in, no token.
 	lonely, err := env.Server.CreateGuild(wire.GuildSpec{Name: "Alone", OwnerID: env.User("bob").ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, bad := range []struct {
 		name   string
 		guild  uint64
@@ -218,14 +200,15 @@ func TestGetUserGuildsAndChannels(t *testing.T) {
 		{"not a member", uint64(lonely.ID), ErrorTypeHTTPError, 403, wire.CodeMissingAccess},
 	} {
 		res, list := guildChannels(t, alice, bad.guild)
-		if res.Successful() || res.Type() != bad.typ || res.Status() != bad.status || res.ErrorCode() != bad.code || list != nil {
-			t.Errorf("%s: %s", bad.name, res.ToString())
-		}
+		assert.False(t, res.Successful(), "%s: %s", bad.name, res.ToString())
+		assert.Equal(t, bad.typ, res.Type(), "%s: %s", bad.name, res.ToString())
+		assert.Equal(t, bad.status, res.Status(), "%s: %s", bad.name, res.ToString())
+		assert.Equal(t, bad.code, res.ErrorCode(), "%s: %s", bad.name, res.ToString())
+		assert.Nil(t, list, "%s: %s", bad.name, res.ToString())
 	}
 	fresh := newSDKClient(t, env, nil)
-	if res, _ := userGuilds(t, fresh); res.Type() != ErrorTypeClientNotReady {
-		t.Errorf("without a token: %s", res.ToString())
-	}
+	res, _ = userGuilds(t, fresh)
+	assert.Equal(t, ErrorTypeClientNotReady, res.Type(), "without a token: %s", res.ToString())
 }
 
 // Rule LOB-5: linking a channel from the SDK (after the backend grants CanLinkLobby), the
@@ -242,9 +225,7 @@ func TestChannelLinkingAndJoinLinkedLobbyGuild(t *testing.T) {
 		var res *ClientResult
 		p.CreateOrJoinLobby("linked", Func(func(r *ClientResult, id uint64) { res, lobbyID = r, id }))
 		await(t, "join", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatal(res.ToString())
-		}
+		require.True(t, res.Successful(), res.ToString())
 	}
 	_, guilds := userGuilds(t, alice)
 	own := guildNamed(t, guilds, "Alice's Guild")
@@ -256,9 +237,9 @@ func TestChannelLinkingAndJoinLinkedLobbyGuild(t *testing.T) {
 		await(t, "LinkChannelToLobby", func() bool { return res != nil })
 		return res
 	}
-	if res := link(alice, general.Id()); res.Status() != 403 || res.ErrorCode() != wire.CodeMissingPermissions {
-		t.Fatalf("link without CanLinkLobby: %s", res.ToString())
-	}
+	res := link(alice, general.Id())
+	require.EqualValues(t, 403, res.Status(), "link without CanLinkLobby: %s", res.ToString())
+	require.EqualValues(t, wire.CodeMissingPermissions, res.ErrorCode(), "link without CanLinkLobby: %s", res.ToString())
 	aliceID := alice.GetCurrentUserV2().Id()
 	botRequest(t, env, http.MethodPut, "/lobbies/"+strconv.FormatUint(lobbyID, 10)+"/members/"+strconv.FormatUint(aliceID, 10), map[string]any{"flags": 1}, 200)
 	await(t, "CanLinkLobby in alice's view", func() bool {
@@ -274,65 +255,64 @@ func TestChannelLinkingAndJoinLinkedLobbyGuild(t *testing.T) {
 		{"voice channel", lounge.Id(), 400, wire.CodeInvalidFormBody},
 		{"unknown channel", 42, 404, wire.CodeUnknownChannel},
 	} {
-		if res := link(alice, bad.channel); res.Status() != bad.status || res.ErrorCode() != bad.code {
-			t.Errorf("%s: %s", bad.name, res.ToString())
-		}
+		res := link(alice, bad.channel)
+		assert.Equal(t, bad.status, res.Status(), "%s: %s", bad.name, res.ToString())
+		assert.Equal(t, bad.code, res.ErrorCode(), "%s: %s", bad.name, res.ToString())
 	}
 	join := func(p *sdkClient) (merge bool, res *ClientResult, url string) {
 		p.JoinLinkedLobbyGuild(lobbyID, Func(func() { merge = true }), Func(func(r *ClientResult, u string) { res, url = r, u }))
 		await(t, "JoinLinkedLobbyGuild", func() bool { return merge || res != nil })
 		return merge, res, url
 	}
-	if merge, res, _ := join(bob); merge || res.Successful() || res.ErrorCode() != wire.CodeUnknownChannel {
-		t.Errorf("JoinLinkedLobbyGuild before a link: %v %s", merge, res.ToString())
-	}
+	merge, res, _ := join(bob)
+	assert.False(t, merge, "JoinLinkedLobbyGuild before a link: %v %s", merge, res.ToString())
+	assert.False(t, res.Successful(), "JoinLinkedLobbyGuild before a link: %v %s", merge, res.ToString())
+	assert.EqualValues(t, wire.CodeUnknownChannel, res.ErrorCode(), "JoinLinkedLobbyGuild before a link: %v %s", merge, res.ToString())
 
-	if res := link(alice, general.Id()); !res.Successful() {
-		t.Fatalf("link: %s", res.ToString())
-	}
+	res = link(alice, general.Id())
+	require.True(t, res.Successful(), "link: %s", res.ToString())
 	await(t, "the link in bob's view", func() bool {
 		lc := bob.GetLobbyHandle(lobbyID).LinkedChannel()
 		return lc != nil && lc.Id() == general.Id() && lc.GuildId() == own.Id() && lc.Name() == "general"
 	})
 	_, chans = guildChannels(t, alice, own.Id())
-	if ll := sdkChannelNamed(t, chans, "general").LinkedLobby(); ll == nil || ll.LobbyId() != lobbyID || ll.ApplicationId() != uint64(env.App.ID) {
-		t.Errorf("general's LinkedLobby: %+v", ll)
-	}
+	ll := sdkChannelNamed(t, chans, "general").LinkedLobby()
+	assert.NotNil(t, ll, "general's LinkedLobby: %+v", ll)
+	assert.Equal(t, lobbyID, ll.LobbyId(), "general's LinkedLobby: %+v", ll)
+	assert.Equal(t, uint64(env.App.ID), ll.ApplicationId(), "general's LinkedLobby: %+v", ll)
 
 	// Rule LOB-5: bob's invite is a single-use web URL to the linked channel's guild.
 	merge, res, url := join(bob)
-	if merge || !res.Successful() || !strings.HasPrefix(url, env.URL+"/invite/") {
-		t.Fatalf("JoinLinkedLobbyGuild: %v %s %q", merge, res.ToString(), url)
-	}
+	require.False(t, merge, "JoinLinkedLobbyGuild: %v %s %q", merge, res.ToString(), url)
+	require.True(t, res.Successful(), "JoinLinkedLobbyGuild: %v %s %q", merge, res.ToString(), url)
+	require.True(t, strings.HasPrefix(url, env.URL+"/invite/"), "JoinLinkedLobbyGuild: %v %s %q", merge, res.ToString(), url)
 	code := strings.TrimPrefix(url, env.URL+"/invite/")
 	resp, err := http.Get(env.APIURL + "/invites/" + code)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var inv wire.Invite
 	err = json.NewDecoder(resp.Body).Decode(&inv)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || inv.MaxUses != 1 || inv.MaxAge != 3600 || uint64(inv.Guild.ID) != own.Id() || uint64(inv.Channel.ID) != general.Id() {
-		t.Errorf("invite %+v", inv)
-	}
+	assert.NoError(t, err, "invite %+v", inv)
+	assert.EqualValues(t, 200, resp.StatusCode, "invite %+v", inv)
+	assert.EqualValues(t, 1, inv.MaxUses, "invite %+v", inv)
+	assert.EqualValues(t, 3600, inv.MaxAge, "invite %+v", inv)
+	assert.Equal(t, own.Id(), uint64(inv.Guild.ID), "invite %+v", inv)
+	assert.Equal(t, general.Id(), uint64(inv.Channel.ID), "invite %+v", inv)
 	// A provisional player: only the merge callback, and no invite request (bob's next request
 	// is the only one the service logs after it).
 	await(t, "the service logged bob's invite requests", func() bool { return invites() == 2 })
-	if merge, res, _ := join(guest); !merge || res != nil {
-		t.Errorf("provisional player: merge %v, result %v", merge, res)
-	}
-	if merge, res, _ := join(bob); merge || !res.Successful() {
-		t.Errorf("bob's second invite: %s", res.ToString())
-	}
+	merge, res, _ = join(guest)
+	assert.True(t, merge, "provisional player: merge %v, result %v", merge, res)
+	assert.Nil(t, res, "provisional player: merge %v, result %v", merge, res)
+	merge, res, _ = join(bob)
+	assert.False(t, merge, "bob's second invite: %s", res.ToString())
+	assert.True(t, res.Successful(), "bob's second invite: %s", res.ToString())
 	await(t, "the service logged bob's third invite request", func() bool { return invites() >= 3 })
-	if n := invites(); n != 3 {
-		t.Errorf("%d invite requests logged, want 3: the provisional player's call made a request", n)
-	}
+	n := invites()
+	assert.EqualValues(t, 3, n, "%d invite requests logged, want 3: the provisional player's call made a request", n)
 
 	var unlinked *ClientResult
 	alice.UnlinkChannelFromLobby(lobbyID, resultCallback(&unlinked))
 	await(t, "unlink", func() bool { return unlinked != nil && bob.GetLobbyHandle(lobbyID).LinkedChannel() == nil })
-	if !unlinked.Successful() {
-		t.Fatal(unlinked.ToString())
-	}
+	assert.True(t, unlinked.Successful(), unlinked.ToString())
 }

@@ -42,13 +42,11 @@ func TestLobbyCreateOrJoinBySecret(t *testing.T) {
 		p.CreateOrJoinLobbyWithMetadata("secret-42", map[string]string{"map": "harbor"},
 			map[string]string{"class": fmt.Sprint("class-", i)}, Func(func(r *ClientResult, id uint64) { res, lobbyIDs[i] = r, id }))
 		await(t, "CreateOrJoinLobby", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatalf("player %d: %s %s", i, res.ToString(), res.ResponseBody())
-		}
+		require.True(t, res.Successful(), "player %d: %s %s", i, res.ToString(), res.ResponseBody())
 	}
-	if lobbyIDs[0] == 0 || lobbyIDs[1] != lobbyIDs[0] || lobbyIDs[2] != lobbyIDs[0] { // rule LOB-1
-		t.Fatalf("lobby ids %v", lobbyIDs)
-	}
+	require.NotZero(t, lobbyIDs[0], "lobby ids %v", lobbyIDs)
+	require.Equal(t, lobbyIDs[0], lobbyIDs[1], "lobby ids %v", lobbyIDs)
+	require.Equal(t, lobbyIDs[0], lobbyIDs[2], "lobby ids %v", lobbyIDs) // rule LOB-1
 	id := lobbyIDs[0]
 	p3 := players[2].GetCurrentUserV2().Id()
 	await(t, "the first player to see everyone", func() bool {
@@ -56,48 +54,39 @@ func TestLobbyCreateOrJoinBySecret(t *testing.T) {
 		return h != nil && len(h.LobbyMemberIds()) == 3
 	})
 	h := players[0].GetLobbyHandle(id)
-	if h.Metadata()["map"] != "harbor" || !slices.Contains(players[0].GetLobbyIds(), id) {
-		t.Fatalf("lobby %v %v", h.Metadata(), players[0].GetLobbyIds())
-	}
+	require.Equal(t, "harbor", h.Metadata()["map"], "lobby %v %v", h.Metadata(), players[0].GetLobbyIds())
+	require.Contains(t, players[0].GetLobbyIds(), id, "lobby %v %v", h.Metadata(), players[0].GetLobbyIds())
 	m := h.GetLobbyMemberHandle(p3)
-	if m == nil || m.Metadata()["class"] != "class-2" || m.CanLinkLobby() {
-		t.Fatalf("member %+v", m)
-	}
-	if !slices.Contains(added[0], p3) {
-		t.Fatalf("the first player did not hear the third arrive: %v", added[0])
-	}
+	require.NotNil(t, m, "member %+v", m)
+	require.Equal(t, "class-2", m.Metadata()["class"], "member %+v", m)
+	require.False(t, m.CanLinkLobby(), "member %+v", m)
+	require.Contains(t, added[0], p3, "the first player did not hear the third arrive: %v", added[0])
 
 	// rule LOB-2: a member sends a message.
 	var sent *ClientResult
 	var mid uint64
 	players[1].SendLobbyMessageWithMetadata(id, "gg", map[string]string{"k": "v"}, Func(func(r *ClientResult, m uint64) { sent, mid = r, m }))
 	await(t, "SendLobbyMessage", func() bool { return sent != nil })
-	if !sent.Successful() || mid == 0 {
-		t.Fatalf("send: %s", sent.ToString())
-	}
+	require.True(t, sent.Successful(), "send: %s", sent.ToString())
+	require.NotZero(t, mid, "send: %s", sent.ToString())
 
 	// The third player leaves: the others see it, and the lobby leaves the third's cache.
 	var left *ClientResult
 	players[2].LeaveLobby(id, resultCallback(&left))
 	await(t, "LeaveLobby", func() bool { return left != nil })
-	if !left.Successful() || players[2].GetLobbyHandle(id) != nil {
-		t.Fatalf("leave: %s", left.ToString())
-	}
+	require.True(t, left.Successful(), "leave: %s", left.ToString())
+	require.Nil(t, players[2].GetLobbyHandle(id), "leave: %s", left.ToString())
 	await(t, "the others to see the third leave", func() bool {
 		return slices.Contains(removed[0], p3) && len(players[0].GetLobbyHandle(id).LobbyMemberIds()) == 2
 	})
-	if m.Id() != 0 {
-		t.Fatal("a member handle of a member who left still reads values")
-	}
+	require.Zero(t, m.Id(), "a member handle of a member who left still reads values")
 
 	// Not connected, nothing is sent.
 	off := newSDKClient(t, env, nil)
 	var res *ClientResult
 	off.CreateOrJoinLobby("secret-42", Func(func(r *ClientResult, _ uint64) { res = r }))
 	await(t, "refusal", func() bool { return res != nil })
-	if res.Type() != ErrorTypeClientNotReady {
-		t.Fatal(res.ToString())
-	}
+	require.Equal(t, ErrorTypeClientNotReady, res.Type(), res.ToString())
 }
 
 // LobbyMemberHandle.User: each member's user, with its game profile, comes with the lobby and
@@ -112,21 +101,19 @@ func TestLobbyMemberUser(t *testing.T) {
 			id := p.GetCurrentUserV2().Id()
 			m := who.GetLobbyHandle(lobby).GetLobbyMemberHandle(id)
 			u := m.User()
-			if u == nil || u.Id() != id || u.Username() != p.GetCurrentUserV2().Username() {
-				t.Fatalf("member %d: user %+v", id, u)
-			}
-			if profiles := who.GetUserApplicationProfiles(id); len(profiles) != 1 || profiles[0].ProviderIssuedUserId() == "" {
-				t.Fatalf("member %d: %d game profiles", id, len(profiles))
-			}
+			require.NotNil(t, u, "member %d: user %+v", id, u)
+			require.Equal(t, id, u.Id(), "member %d: user %+v", id, u)
+			require.Equal(t, p.GetCurrentUserV2().Username(), u.Username(), "member %d: user %+v", id, u)
+			profiles := who.GetUserApplicationProfiles(id)
+			require.Len(t, profiles, 1, "member %d: %d game profiles", id, len(profiles))
+			require.NotEqual(t, "", profiles[0].ProviderIssuedUserId(), "member %d: %d game profiles", id, len(profiles))
 		}
 	}
 	seat := a.GetLobbyHandle(lobby).GetLobbyMemberHandle(bID)
 	var left *ClientResult
 	b.LeaveLobby(lobby, resultCallback(&left))
 	await(t, "b leaves", func() bool { return left != nil && seat.Id() == 0 })
-	if seat.User() != nil {
-		t.Fatal("the seat of a member who left still has a user")
-	}
+	require.Nil(t, seat.User(), "the seat of a member who left still has a user")
 }
 
 // The demo's race, made deterministic: the member-added event of bob's join reaches alice before

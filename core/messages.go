@@ -327,7 +327,7 @@ func (c *Client) cachedHistory(channelID uint64, limit int) ([]uint64, bool) {
 	if ch == nil || (!ch.complete && ch.newest < limit) {
 		return nil, false
 	}
-	cutoff := time.Now().Add(-MessageHistoryWindow)
+	cutoff := c.clock.Now().Add(-MessageHistoryWindow)
 	ids := ch.ids[max(0, len(ch.ids)-limit):]
 	var out []uint64
 	for _, id := range ids {

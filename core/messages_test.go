@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"sdkpp/server/servertest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // botRequest makes a request as the application's backend and fails the test unless it gets want.
@@ -23,13 +26,9 @@ func botRequest(t *testing.T, env *servertest.Env, method, path string, body any
 	req.Header.Set("Authorization", "Bot "+env.App.BotToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: %d, want %d", method, path, resp.StatusCode, want)
-	}
+	require.Equal(t, want, resp.StatusCode, "%s %s: %d, want %d", method, path, resp.StatusCode, want)
 }
 
 // joined returns connected players who all joined one lobby by secret, and the lobby's id.
@@ -42,9 +41,7 @@ func joined(t *testing.T, env *servertest.Env, secret string, names ...string) (
 		var res *ClientResult
 		p.CreateOrJoinLobby(secret, Func(func(r *ClientResult, l uint64) { res, id = r, l }))
 		await(t, n+" joins", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatalf("%s: %s", n, res.ToString())
-		}
+		require.True(t, res.Successful(), "%s: %s", n, res.ToString())
 		players = append(players, p)
 	}
 	await(t, "everyone sees everyone", func() bool {
@@ -81,48 +78,46 @@ func TestLobbyMessages(t *testing.T) {
 		writer.SendLobbyMessageWithMetadata(lobby, "hello "+strconv.Itoa(i), map[string]string{"n": strconv.Itoa(i)},
 			Func(func(r *ClientResult, id uint64) { res = r; sent = append(sent, id) }))
 		await(t, "send", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatal(res.ToString())
-		}
+		require.True(t, res.Successful(), res.ToString())
 	}
 	await(t, "the reader to get five messages", func() bool { return len(created) == 5 })
-	if !slices.Equal(created, sent) {
-		t.Fatalf("created %v, sent %v", created, sent)
-	}
+	require.Equal(t, created, sent, "created %v, sent %v", created, sent)
 	m := reader.GetMessageHandle(sent[2])
-	if m == nil || m.Content() != "hello 2" || m.RawContent() != "hello 2" || m.AuthorId() != writerID || m.ChannelId() != lobby ||
-		m.Metadata()["n"] != "2" || m.RecipientId() != 0 || !m.SentFromGame() || m.SentTimestamp() == 0 || m.EditedTimestamp() != 0 {
-		t.Fatalf("message %+v", m.message())
-	}
-	if app, ok := m.ApplicationId(); !ok || app != uint64(env.App.ID) { // rule MSG-1
-		t.Fatalf("application id %d %v", app, ok)
-	}
-	if name, ok := m.AdditionalName(); !ok || name != "Sir Write" { // rule MSG-2
-		t.Fatalf("additional name %q %v", name, ok)
-	}
-	if a := m.Author(); a == nil || a.Id() != writerID {
-		t.Fatal("the author is not in the cache")
-	}
-	if l := m.Lobby(); l == nil || l.Id() != lobby {
-		t.Fatal("the message's lobby")
-	}
+	require.NotNil(t, m, "message %+v", m.message())
+	require.Equal(t, "hello 2", m.Content(), "message %+v", m.message())
+	require.Equal(t, "hello 2", m.RawContent(), "message %+v", m.message())
+	require.Equal(t, writerID, m.AuthorId(), "message %+v", m.message())
+	require.Equal(t, lobby, m.ChannelId(), "message %+v", m.message())
+	require.Equal(t, "2", m.Metadata()["n"], "message %+v", m.message())
+	require.Zero(t, m.RecipientId(), "message %+v", m.message())
+	require.True(t, m.SentFromGame(), "message %+v", m.message())
+	require.NotZero(t, m.SentTimestamp(), "message %+v", m.message())
+	require.Zero(t, m.EditedTimestamp(), "message %+v", m.message())
+	app, ok := m.ApplicationId()
+	require.True(t, ok, "application id %d %v", app, ok)
+	require.Equal(t, uint64(env.App.ID), app, "application id %d %v", app, ok) // rule MSG-1
+	name, ok := m.AdditionalName()
+	require.True(t, ok, "additional name %q %v", name, ok)
+	require.Equal(t, "Sir Write", name, "additional name %q %v", name, ok) // rule MSG-2
+	a := m.Author()
+	require.NotNil(t, a, "the author is not in the cache")
+	require.Equal(t, writerID, a.Id(), "the author is not in the cache")
+	l := m.Lobby()
+	require.NotNil(t, l, "the message's lobby")
+	require.Equal(t, lobby, l.Id(), "the message's lobby")
 
 	// A dispatch seen twice (a replay) is delivered once.
 	raw, _ := json.Marshal(map[string]any{"id": strconv.FormatUint(sent[4], 10), "lobby_id": strconv.FormatUint(lobby, 10),
 		"content": "dup", "author": map[string]any{"id": strconv.FormatUint(writerID, 10)}})
 	reader.onMessageDispatch("LOBBY_MESSAGE_CREATE", raw)
 	RunCallbacks()
-	if len(created) != 5 {
-		t.Fatalf("a duplicate was delivered: %v", created)
-	}
+	require.Len(t, created, 5, "a duplicate was delivered: %v", created)
 
 	// rules MODR-1, MSG-3: the backend sets moderation metadata; the handle reads it live.
 	botRequest(t, env, http.MethodPut, fmt.Sprintf("/lobbies/%d/messages/%d/moderation-metadata", lobby, sent[2]),
 		map[string]string{"verdict": "ok"}, http.StatusNoContent)
 	await(t, "the update", func() bool { return slices.Contains(updated, sent[2]) })
-	if m.ModerationMetadata()["verdict"] != "ok" {
-		t.Fatalf("moderation metadata %v", m.ModerationMetadata())
-	}
+	require.Equal(t, "ok", m.ModerationMetadata()["verdict"], "moderation metadata %v", m.ModerationMetadata())
 
 	// rules LOB-3, LIM-2: history, newest first, capped.
 	late := connected(t, env, "m3")
@@ -130,35 +125,31 @@ func TestLobbyMessages(t *testing.T) {
 	var got []*MessageHandle
 	late.GetLobbyMessagesWithLimit(lobby, 3, Func(func(r *ClientResult, ms []*MessageHandle) { res, got = r, ms }))
 	await(t, "history of a lobby the player is not in", func() bool { return res != nil })
-	if res.Type() != ErrorTypeValidationError {
-		t.Fatalf("a non-member read history: %s", res.ToString())
-	}
+	require.Equal(t, ErrorTypeValidationError, res.Type(), "a non-member read history: %s", res.ToString())
 	res = nil
 	reader.GetLobbyMessagesWithLimit(lobby, 3, Func(func(r *ClientResult, ms []*MessageHandle) { res, got = r, ms }))
 	await(t, "history", func() bool { return res != nil })
-	if !res.Successful() || len(got) != 3 || got[0].Id() != sent[4] || got[2].Id() != sent[2] {
-		t.Fatalf("history %s %d", res.ToString(), len(got))
-	}
+	require.True(t, res.Successful(), "history %s %d", res.ToString(), len(got))
+	require.Len(t, got, 3, "history %s %d", res.ToString(), len(got))
+	require.Equal(t, sent[4], got[0].Id(), "history %s %d", res.ToString(), len(got))
+	require.Equal(t, sent[2], got[2].Id(), "history %s %d", res.ToString(), len(got))
 	for _, limit := range []int32{0, -1} {
 		res = nil
 		reader.GetLobbyMessagesWithLimit(lobby, limit, Func(func(r *ClientResult, ms []*MessageHandle) { res = r }))
 		await(t, "bad limit", func() bool { return res != nil })
-		if res.Type() != ErrorTypeValidationError {
-			t.Fatalf("limit %d: %s", limit, res.ToString())
-		}
+		require.Equal(t, ErrorTypeValidationError, res.Type(), "limit %d: %s", limit, res.ToString())
 	}
 	res = nil
 	reader.GetLobbyMessagesWithLimit(lobby, 5000, Func(func(r *ClientResult, ms []*MessageHandle) { res, got = r, ms }))
 	await(t, "big limit", func() bool { return res != nil })
-	if !res.Successful() || len(got) != 5 {
-		t.Fatalf("limit 5000 is capped at 200: %s %d", res.ToString(), len(got))
-	}
+	require.True(t, res.Successful(), "limit 5000 is capped at 200: %s %d", res.ToString(), len(got))
+	require.Len(t, got, 5, "limit 5000 is capped at 200: %s %d", res.ToString(), len(got))
 
 	// Handles default once the Client is gone.
 	reader.Close()
-	if m.Id() != 0 || m.Content() != "" || m.Metadata() != nil {
-		t.Fatal("a handle of a closed client reads values")
-	}
+	assert.Zero(t, m.Id(), "a handle of a closed client reads values")
+	assert.Equal(t, "", m.Content(), "a handle of a closed client reads values")
+	assert.Nil(t, m.Metadata(), "a handle of a closed client reads values")
 }
 
 // Rules LIM-2, MSG-1, MSG-3, MODR-1, WH-2: direct messages through the SDK: sent, received live,
@@ -167,9 +158,7 @@ func TestLobbyMessages(t *testing.T) {
 func TestDirectMessagesThroughTheSDK(t *testing.T) {
 	env := servertest.Start(t)
 	hooks := servertest.NewReceiver(t, env.App.PublicKey)
-	if err := env.Server.SetWebhookURL(uint64(env.App.ID), hooks.URL); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, env.Server.SetWebhookURL(uint64(env.App.ID), hooks.URL))
 	ann, bob := connected(t, env, "dm-ann"), connected(t, env, "dm-bob")
 	annID, bobID := ann.GetCurrentUserV2().Id(), bob.GetCurrentUserV2().Id()
 	var created, updated []uint64
@@ -184,49 +173,47 @@ func TestDirectMessagesThroughTheSDK(t *testing.T) {
 		var id uint64
 		c.SendUserMessageWithMetadata(to, content, map[string]string{"from": "test"}, Func(func(r *ClientResult, m uint64) { res, id = r, m }))
 		await(t, "SendUserMessage", func() bool { return res != nil })
-		if !res.Successful() || id == 0 {
-			t.Fatalf("send: %s %s", res.ToString(), res.ResponseBody())
-		}
+		require.True(t, res.Successful(), "send: %s %s", res.ToString(), res.ResponseBody())
+		require.NotZero(t, id, "send: %s %s", res.ToString(), res.ResponseBody())
 		return id
 	}
 	first := send(ann, bobID, "hello bob")
 	await(t, "bob to get the message", func() bool { return slices.Contains(created, first) })
 	m := bob.GetMessageHandle(first)
-	if m == nil || m.Content() != "hello bob" || m.AuthorId() != annID || m.RecipientId() != bobID || m.Metadata()["from"] != "test" {
-		t.Fatalf("message %+v", m.message())
-	}
-	if app, ok := m.ApplicationId(); !ok || app != uint64(env.App.ID) { // rule MSG-1
-		t.Fatal("application id")
-	}
-	if r := m.Recipient(); r == nil || r.Id() != bobID {
-		t.Fatal("recipient")
-	}
-	if ev := hooks.Next(t, 5*time.Second); ev.Event.Event.Type != "GAME_DIRECT_MESSAGE_CREATE" || !ev.SignatureOK { // rule WH-2
-		t.Fatalf("webhook %+v", ev.Event)
-	}
+	require.NotNil(t, m, "message %+v", m.message())
+	require.Equal(t, "hello bob", m.Content(), "message %+v", m.message())
+	require.Equal(t, annID, m.AuthorId(), "message %+v", m.message())
+	require.Equal(t, bobID, m.RecipientId(), "message %+v", m.message())
+	require.Equal(t, "test", m.Metadata()["from"], "message %+v", m.message())
+	app, ok := m.ApplicationId()
+	require.True(t, ok, "application id")
+	require.Equal(t, uint64(env.App.ID), app, "application id") // rule MSG-1
+	recipient := m.Recipient()
+	require.NotNil(t, recipient, "recipient")
+	require.Equal(t, bobID, recipient.Id(), "recipient")
+	ev := hooks.Next(t, 5*time.Second)
+	require.Equal(t, "GAME_DIRECT_MESSAGE_CREATE", ev.Event.Event.Type, "webhook %+v", ev.Event)
+	require.True(t, ev.SignatureOK, "webhook %+v", ev.Event) // rule WH-2
 
 	// Edit: bob's handle reads the new content.
 	var res *ClientResult
 	ann.EditUserMessage(bobID, first, "hello bob!", resultCallback(&res))
 	await(t, "edit", func() bool { return res != nil && slices.Contains(updated, first) })
-	if !res.Successful() || m.Content() != "hello bob!" || m.EditedTimestamp() == 0 {
-		t.Fatalf("edit: %s %q", res.ToString(), m.Content())
-	}
+	require.True(t, res.Successful(), "edit: %s %q", res.ToString(), m.Content())
+	require.Equal(t, "hello bob!", m.Content(), "edit: %s %q", res.ToString(), m.Content())
+	require.NotZero(t, m.EditedTimestamp(), "edit: %s %q", res.ToString(), m.Content())
 	res = nil
 	bob.EditUserMessage(annID, first, "not mine", resultCallback(&res))
 	await(t, "refused edit", func() bool { return res != nil })
-	if res.Successful() || res.Status() != HttpStatusCodeForbidden {
-		t.Fatalf("bob edited ann's message: %s", res.ToString())
-	}
+	require.False(t, res.Successful(), "bob edited ann's message: %s", res.ToString())
+	require.Equal(t, HttpStatusCodeForbidden, res.Status(), "bob edited ann's message: %s", res.ToString())
 
 	// rules MODR-1, MSG-3: the backend's moderation metadata shows on the handle.
 	updated = nil
 	botRequest(t, env, http.MethodPut, fmt.Sprintf("/partner-sdk/dms/%d/%d/messages/%d/moderation-metadata", annID, bobID, first),
 		map[string]string{"toxicity": "0.01"}, http.StatusNoContent)
 	await(t, "moderation update", func() bool { return slices.Contains(updated, first) })
-	if m.ModerationMetadata()["toxicity"] != "0.01" {
-		t.Fatalf("moderation %v", m.ModerationMetadata())
-	}
+	require.Equal(t, "0.01", m.ModerationMetadata()["toxicity"], "moderation %v", m.ModerationMetadata())
 
 	// History: from the service first, then from the local cache, which live messages extend.
 	second := send(ann, bobID, "second")
@@ -237,64 +224,59 @@ func TestDirectMessagesThroughTheSDK(t *testing.T) {
 		var got []*MessageHandle
 		bob.GetUserMessagesWithLimit(annID, 10, Func(func(r *ClientResult, ms []*MessageHandle) { res, got = r, ms }))
 		await(t, "history", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatal(res.ToString())
-		}
+		require.True(t, res.Successful(), res.ToString())
 		return got
 	}
-	if got := history(); len(got) != 2 || got[0].Id() != second || got[1].Id() != first {
-		t.Fatalf("history %d", len(got))
-	}
+	got := history()
+	require.Len(t, got, 2, "history %d", len(got))
+	require.Equal(t, second, got[0].Id(), "history %d", len(got))
+	require.Equal(t, first, got[1].Id(), "history %d", len(got))
 	third := send(ann, bobID, "third")
 	await(t, "third", func() bool { return slices.Contains(created, third) })
 	before := len(bob.logs)
-	if got := history(); len(got) != 3 || got[0].Id() != third {
-		t.Fatalf("history from the cache %d", len(got))
-	}
+	got = history()
+	require.Len(t, got, 3, "history from the cache %d", len(got))
+	require.Equal(t, third, got[0].Id(), "history from the cache %d", len(got))
 	bob.mu.Lock()
 	fromCache := slices.ContainsFunc(bob.logs[before:], func(l string) bool { return strings.Contains(l, "from the cache") })
 	bob.mu.Unlock()
-	if !fromCache {
-		t.Fatal("the second history request went to the service")
-	}
+	require.True(t, fromCache, "the second history request went to the service")
 
 	// Summaries: one conversation, with its newest message.
 	var sums []*UserMessageSummary
 	res = nil
 	ann.GetUserMessageSummaries(Func(func(r *ClientResult, s []*UserMessageSummary) { res, sums = r, s }))
 	await(t, "summaries", func() bool { return res != nil })
-	if !res.Successful() || len(sums) != 1 || sums[0].UserId() != bobID || sums[0].LastMessageId() != third {
-		t.Fatalf("summaries %s %+v", res.ToString(), sums)
-	}
+	require.True(t, res.Successful(), "summaries %s %+v", res.ToString(), sums)
+	require.Len(t, sums, 1, "summaries %s %+v", res.ToString(), sums)
+	require.Equal(t, bobID, sums[0].UserId(), "summaries %s %+v", res.ToString(), sums)
+	require.Equal(t, third, sums[0].LastMessageId(), "summaries %s %+v", res.ToString(), sums)
 
 	// Delete: bob's handle goes empty and the callback names the channel.
 	res = nil
 	channel := m.ChannelId()
 	ann.DeleteUserMessage(bobID, first, resultCallback(&res))
 	await(t, "delete", func() bool { return res != nil && len(deleted) == 1 })
-	if !res.Successful() || deleted[0][0] != first || channel == 0 || deleted[0][1] != channel {
-		t.Fatalf("delete: %s %v", res.ToString(), deleted)
-	}
-	if m.Id() != 0 || bob.GetMessageHandle(first) != nil {
-		t.Fatal("a deleted message is still cached")
-	}
+	require.True(t, res.Successful(), "delete: %s %v", res.ToString(), deleted)
+	require.Equal(t, first, deleted[0][0], "delete: %s %v", res.ToString(), deleted)
+	require.NotZero(t, channel, "delete: %s %v", res.ToString(), deleted)
+	require.Equal(t, channel, deleted[0][1], "delete: %s %v", res.ToString(), deleted)
+	require.Zero(t, m.Id(), "a deleted message is still cached")
+	require.Nil(t, bob.GetMessageHandle(first), "a deleted message is still cached")
 
 	// Refused before any request: empty and oversized content, bad limits.
 	for _, content := range []string{"", strings.Repeat("x", 2001)} {
 		var r *ClientResult
 		ann.SendUserMessage(bobID, content, Func(func(x *ClientResult, _ uint64) { r = x }))
 		await(t, "refusal", func() bool { return r != nil })
-		if r.Type() != ErrorTypeValidationError {
-			t.Fatalf("content of %d characters: %s", len(content), r.ToString())
-		}
+		require.Equal(t, ErrorTypeValidationError, r.Type(), "content of %d characters: %s", len(content), r.ToString())
 	}
 	// A user who is not a player of the game cannot be messaged.
 	var r *ClientResult
 	ann.SendUserMessage(987654321, "hi", Func(func(x *ClientResult, _ uint64) { r = x }))
 	await(t, "unknown recipient", func() bool { return r != nil })
-	if r.Successful() || r.Status() != HttpStatusCodeNotFound {
-		t.Fatalf("unknown recipient: %s", r.ToString())
-	}
+	assert.False(t, r.Successful(), "unknown recipient: %s", r.ToString())
+	assert.Equal(t, HttpStatusCodeNotFound, r.Status(), "unknown recipient: %s", r.ToString())
 }
 
 // Concurrent senders: the service dispatches in commit order, so a reader, which drops any
@@ -310,9 +292,7 @@ func TestConcurrentLobbySendersLoseNothing(t *testing.T) {
 	for _, w := range players[1:] {
 		for i := range each {
 			w.SendLobbyMessage(lobby, "x"+strconv.Itoa(i), Func(func(r *ClientResult, _ uint64) {
-				if !r.Successful() {
-					t.Errorf("send: %s", r.ToString())
-				}
+				assert.True(t, r.Successful(), "send: %s", r.ToString())
 				mu.Lock()
 				sent++
 				mu.Unlock()
@@ -323,9 +303,8 @@ func TestConcurrentLobbySendersLoseNothing(t *testing.T) {
 	// The members may see a message before its sender has the answer: wait for every answer, so
 	// that none comes after the test has ended.
 	await(t, "every answer", func() bool { mu.Lock(); defer mu.Unlock(); return sent == 3*each })
-	if !slices.IsSorted(created) || len(slices.Compact(slices.Clone(created))) != len(created) {
-		t.Fatalf("created out of order or repeated: %v", created)
-	}
+	assert.True(t, slices.IsSorted(created), "created out of order or repeated: %v", created)
+	assert.Len(t, slices.Compact(slices.Clone(created)), len(created), "created out of order or repeated: %v", created)
 }
 
 // A player who joined a lobby but had seen no message in it still catches up after a new session:
@@ -351,9 +330,7 @@ func TestCatchUpWithoutASeenMessage(t *testing.T) {
 	missed := sendN(t, writer, lobby, "missed", 3)
 	reader.Connect()
 	await(t, "the missed messages", func() bool { return len(created) == len(missed) })
-	if !slices.Equal(created, missed) {
-		t.Fatalf("created %v, missed %v (older history %v must not be delivered)", created, missed, before)
-	}
+	assert.Equal(t, created, missed, "created %v, missed %v (older history %v must not be delivered)", created, missed, before)
 }
 
 // sendN sends n lobby messages one after the other and returns their ids.
@@ -364,9 +341,7 @@ func sendN(t *testing.T, c *sdkClient, lobby uint64, prefix string, n int) []uin
 		var res *ClientResult
 		c.SendLobbyMessage(lobby, prefix+strconv.Itoa(i), Func(func(r *ClientResult, id uint64) { res = r; ids = append(ids, id) }))
 		await(t, "send", func() bool { return res != nil })
-		if !res.Successful() {
-			t.Fatal(res.ToString())
-		}
+		require.True(t, res.Successful(), res.ToString())
 	}
 	return ids
 }

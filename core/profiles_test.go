@@ -9,6 +9,9 @@ import (
 
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A provisional player's identity shows as a game profile of the signed-in user, through the
@@ -35,25 +38,19 @@ func TestUserApplicationProfiles(t *testing.T) {
 		"locked": c.GetUserApplicationProfiles(me.Id()), "no lock": c.GetUserApplicationProfilesNoLock(me.Id()),
 		"inside a callback": insideCallback, "from the user handle": me.UserApplicationProfiles(),
 	} {
-		if len(got) != 1 {
-			t.Fatalf("%s: %d profiles", name, len(got))
-		}
+		require.Len(t, got, 1, "%s: %d profiles", name, len(got))
 		p := got[0]
-		if p.ProviderType() != ExternalIdentityProviderTypeDiscordBot || p.ProviderIssuedUserId() != "profile-ext-7" ||
-			p.Username() != "Guest profile-ext-7" || p.AvatarHash() != "" {
-			t.Fatalf("%s: profile %+v", name, *p.p)
-		}
-		if _, ok := p.ProviderId(); ok {
-			t.Fatalf("%s: a provider id out of nowhere", name)
-		}
+		require.Equal(t, ExternalIdentityProviderTypeDiscordBot, p.ProviderType(), "%s: profile %+v", name, *p.p)
+		require.Equal(t, "profile-ext-7", p.ProviderIssuedUserId(), "%s: profile %+v", name, *p.p)
+		require.Equal(t, "Guest profile-ext-7", p.Username(), "%s: profile %+v", name, *p.p)
+		require.Equal(t, "", p.AvatarHash(), "%s: profile %+v", name, *p.p)
+		_, ok := p.ProviderId()
+		require.False(t, ok, "%s: a provider id out of nowhere", name)
 	}
-	if got := c.GetUserApplicationProfiles(424242); len(got) != 0 {
-		t.Fatalf("an unknown user has %d profiles", len(got))
-	}
+	got := c.GetUserApplicationProfiles(424242)
+	require.Empty(t, got, "an unknown user has %d profiles", len(got))
 	c.Close()
-	if got := c.GetUserApplicationProfiles(me.Id()); len(got) != 0 {
-		t.Fatal("a closed client still answers")
-	}
+	assert.Empty(t, c.GetUserApplicationProfiles(me.Id()), "a closed client still answers")
 }
 
 // Two players befriend: each sees the other's provisional profile, already inside the
@@ -62,9 +59,8 @@ func TestFriendApplicationProfiles(t *testing.T) {
 	env := servertest.Start(t)
 	alice, bob := connected(t, env, "prof-alice"), connected(t, env, "prof-bob")
 	aliceID, bobID := alice.GetCurrentUserV2().Id(), bob.GetCurrentUserV2().Id()
-	if got := bob.GetUserApplicationProfiles(aliceID); len(got) != 0 {
-		t.Fatalf("bob knows %d profiles of a stranger", len(got))
-	}
+	got := bob.GetUserApplicationProfiles(aliceID)
+	require.Empty(t, got, "bob knows %d profiles of a stranger", len(got))
 	inCallback := map[uint64]int{}
 	for _, c := range []*sdkClient{alice, bob} {
 		c := c
@@ -79,25 +75,22 @@ func TestFriendApplicationProfiles(t *testing.T) {
 	check := func(who string, c *sdkClient, friend uint64, ext string) {
 		t.Helper()
 		u := c.GetUser(friend)
-		if u == nil {
-			t.Fatalf("%s: the friend is not cached", who)
-		}
+		require.NotNil(t, u, "%s: the friend is not cached", who)
 		for name, got := range map[string][]*UserApplicationProfileHandle{
 			"locked": c.GetUserApplicationProfiles(friend), "no lock": c.GetUserApplicationProfilesNoLock(friend),
 			"user handle": u.UserApplicationProfiles(),
 		} {
-			if len(got) != 1 || got[0].ProviderType() != ExternalIdentityProviderTypeDiscordBot ||
-				got[0].ProviderIssuedUserId() != ext || got[0].Username() != "Guest "+ext {
-				t.Fatalf("%s, %s: %d profiles %v", who, name, len(got), got)
-			}
+			require.Len(t, got, 1, "%s, %s: %d profiles %v", who, name, len(got), got)
+			require.Equal(t, ExternalIdentityProviderTypeDiscordBot, got[0].ProviderType(), "%s, %s: %d profiles %v", who, name, len(got), got)
+			require.Equal(t, ext, got[0].ProviderIssuedUserId(), "%s, %s: %d profiles %v", who, name, len(got), got)
+			require.Equal(t, "Guest "+ext, got[0].Username(), "%s, %s: %d profiles %v", who, name, len(got), got)
 		}
 	}
 	await(t, "the created callbacks", func() bool { return len(inCallback) == 2 })
 	check("alice", alice, bobID, "prof-bob")
 	check("bob", bob, aliceID, "prof-alice")
-	if inCallback[aliceID] != 1 || inCallback[bobID] != 1 {
-		t.Fatalf("profiles seen inside RelationshipCreated: %v", inCallback)
-	}
+	require.EqualValues(t, 1, inCallback[aliceID], "profiles seen inside RelationshipCreated: %v", inCallback)
+	require.EqualValues(t, 1, inCallback[bobID], "profiles seen inside RelationshipCreated: %v", inCallback)
 
 	// A new session of alice's learns bob's profile from READY's relationships.
 	again := newSDKClient(t, env, nil)
@@ -137,15 +130,12 @@ func TestProfilesFollowMergeAndUnmerge(t *testing.T) {
 	await(t, "bob sees alice in the lobby", func() bool {
 		return bob.GetLobbyHandle(lobby).GetLobbyMemberHandle(aliceID).User() != nil
 	})
-	if got := bob.GetUserApplicationProfiles(aliceID); len(got) != 0 {
-		t.Fatalf("a full account without an identity in the game has %d game profiles", len(got))
-	}
+	got := bob.GetUserApplicationProfiles(aliceID)
+	require.Empty(t, got, "a full account without an identity in the game has %d game profiles", len(got))
 
 	// alice links a Steam identity to her account (the code exchange with external credentials).
 	steam, err := extauth.DevToken(appID, env.App.ClientSecret, extauth.SteamSessionTicket, "steam-alice", env.Clock.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	code, redirect, verifier = authorizeCode(t, alice)
 	var merged *tokens
 	alice.GetTokenFromProvisionalMerge(appID, code, verifier, redirect, AuthenticationExternalAuthTypeSteamSessionTicket, steam, tokenCallback(&merged))
@@ -157,21 +147,17 @@ func TestProfilesFollowMergeAndUnmerge(t *testing.T) {
 	}
 	await(t, "bob sees alice's new game profile", func() bool { return hasSteam(bob) })
 	await(t, "alice's session sees her new game profile", func() bool { return hasSteam(alice) })
-	if u := bob.GetLobbyHandle(lobby).GetLobbyMemberHandle(aliceID).User(); u == nil || len(u.UserApplicationProfiles()) != 1 {
-		t.Fatal("the member's user does not carry the new profile")
-	}
+	u := bob.GetLobbyHandle(lobby).GetLobbyMemberHandle(aliceID).User()
+	require.NotNil(t, u, "the member's user does not carry the new profile")
+	require.Len(t, u.UserApplicationProfiles(), 1, "the member's user does not carry the new profile")
 
 	// The game's backend unmerges it (rule ST-2): it goes back to a provisional account.
 	body, _ := json.Marshal(map[string]any{"client_id": env.App.ID.String(), "client_secret": env.App.ClientSecret,
 		"external_auth_type": extauth.SteamSessionTicket, "external_auth_token": steam})
 	resp, err := http.Post(env.APIURL+"/partner-sdk/provisional-accounts/unmerge", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("unmerge: HTTP %d", resp.StatusCode)
-	}
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, "unmerge: HTTP %d", resp.StatusCode)
 	await(t, "bob sees alice without the profile", func() bool { return len(bob.GetUserApplicationProfiles(aliceID)) == 0 })
 }
 

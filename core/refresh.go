@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"time"
 
+	"sdkpp/core/clock"
 	"sdkpp/core/gateway"
-	"sdkpp/core/internal/wait"
 	"sdkpp/core/rest"
 )
 
@@ -29,7 +29,7 @@ type issuedToken struct {
 }
 
 // refreshBackoff spaces the attempts of an automatic refresh that failed on the network or with
-// a retryable status; tests shorten it.
+// a retryable status; the waits run on the Client's clock.
 var refreshBackoff = gateway.Backoff{Initial: time.Second, Max: time.Minute, Jitter: 0.5}
 
 // refreshLead is how long before expiry a token of the given lifetime is refreshed: the
@@ -64,14 +64,14 @@ func (c *Client) autoRefresh(old string) {
 				c.tokenExpiring()
 				return
 			}
-			if !time.Now().Before(it.expires) {
+			if !c.clock.Now().Before(it.expires) {
 				c.logf(LoggingSeverityError, "automatic token refresh failed until the token expired: %v", err)
 				c.tokenExpiring()
 				return
 			}
 			d := refreshBackoff.Delay(attempt, rand.Float64())
 			c.logf(LoggingSeverityWarning, "automatic token refresh failed: %v; retrying in %v", err, d.Round(time.Millisecond))
-			if wait.Sleep(ctx, d) != nil {
+			if clock.Sleep(ctx, c.clock, d) != nil {
 				return
 			}
 		}

@@ -1,6 +1,7 @@
 package core
 
 // Tests of the automatic token refresh against the real service with short-lived access tokens.
+// The Client runs on a fake clock, which the tests move past each refresh instead of waiting.
 
 import (
 	"bytes"
@@ -16,7 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"sdkpp/core/gateway"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/core/clock"
 	"sdkpp/server"
 	"sdkpp/server/servertest"
 )
@@ -26,12 +30,14 @@ func shortTokens(t *testing.T, ttl time.Duration) *servertest.Env {
 	return servertest.Start(t, servertest.WithConfig(func(c *server.Config) { c.AccessTokenTTL = ttl }))
 }
 
-// signedIn authorizes alice through a new Client's own exchange and sets the token.
-func signedIn(t *testing.T, env *servertest.Env) (*sdkClient, *tokens) {
+// signedIn authorizes alice through a new Client, on a fake clock, with its own exchange and
+// sets the token.
+func signedIn(t *testing.T, env *servertest.Env) (*sdkClient, *clock.Fake, *tokens) {
 	t.Helper()
 	alice := env.User("alice")
 	c := newSDKClient(t, env, func(u string) { follow(t, env.Approve(t, u, alice.Username, alice.Password)) })
-	return c, signIn(t, env, c)
+	clk := onFakeClock(c.Client)
+	return c, clk, signIn(t, env, c)
 }
 
 // signIn authorizes on c, exchanges the code and sets the access token; it returns the tokens.
@@ -41,9 +47,8 @@ func signIn(t *testing.T, env *servertest.Env, c *sdkClient) *tokens {
 	var tok *tokens
 	c.GetToken(uint64(env.App.ID), code, verifier, redirect, tokenCallback(&tok))
 	await(t, "GetToken", func() bool { return tok != nil })
-	if !tok.result.Successful() || tok.fresh == "" {
-		t.Fatalf("GetToken = %s", tok.result.ToString())
-	}
+	require.True(t, tok.result.Successful(), "GetToken = %s", tok.result.ToString())
+	require.NotEmpty(t, tok.fresh, "GetToken gave no refresh token")
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, tok.access, resultCallback(&up))
 	await(t, "UpdateToken", func() bool { return up != nil })
@@ -70,7 +75,7 @@ func (c *Client) tokenInUse() string {
 // spent (rotation; rule AU-6 for its reuse). No token reaches the log.
 func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 	env := shortTokens(t, 6*time.Second)
-	c, first := signedIn(t, env)
+	c, clk, first := signedIn(t, env)
 	expired := 0
 	c.SetTokenExpirationCallback(Func(func() { expired++ }))
 	var stored []string // the pair the game would store: access, refresh
@@ -87,18 +92,20 @@ func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 	var lobbyID uint64
 	c.CreateOrJoinLobby("refresh-lobby", Func(func(r *ClientResult, id uint64) { joined, lobbyID = r, id }))
 	await(t, "CreateOrJoinLobby", func() bool { return joined != nil })
-	if !joined.Successful() {
-		t.Fatal(joined.ToString())
-	}
+	require.True(t, joined.Successful(), joined.ToString())
 	var added []uint64
 	c.SetLobbyMemberAddedCallback(Func(func(_, member uint64) { added = append(added, member) }))
 
 	// Half the lifetime (3 s) before expiry the SDK refreshes and renews the connection.
+	clk.Advance(3*time.Second - time.Millisecond)
+	assert.Equal(t, first.access, c.tokenInUse(), "refreshed before half the lifetime")
+	env.Clock.Advance(3 * time.Second) // the service's time goes on with the SDK's
+	clk.Advance(time.Millisecond)
 	await(t, "the automatic refresh", func() bool { return c.tokenInUse() != first.access })
 	await(t, "the refreshed tokens handed to the game", func() bool { return stored != nil })
-	if stored[0] != c.tokenInUse() || stored[1] == "" || stored[1] == first.fresh {
-		t.Fatal("TokenRefreshedCallback did not get the new pair")
-	}
+	assert.Equal(t, c.tokenInUse(), stored[0], "TokenRefreshedCallback's access token")
+	assert.NotEmpty(t, stored[1], "TokenRefreshedCallback's refresh token")
+	assert.NotEqual(t, first.fresh, stored[1], "the refresh token did not rotate")
 	renewed := len(changes)
 	await(t, "Ready after the renewal", func() bool {
 		return slices.ContainsFunc(changes[renewed-1:], func(s statusChange) bool { return s.s == ClientStatusReady }) &&
@@ -122,32 +129,26 @@ func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 	p2.CreateOrJoinLobby("refresh-lobby", Func(func(r *ClientResult, _ uint64) { res = r }))
 	other := p2.GetCurrentUserV2().Id()
 	await(t, "the new member's event", func() bool { return res != nil && slices.Contains(added, other) })
-	if h := c.GetLobbyHandle(lobbyID); h == nil || !slices.Contains(h.LobbyMemberIds(), other) {
-		t.Fatal("the lobby cache missed the new member")
-	}
+	h := c.GetLobbyHandle(lobbyID)
+	require.NotNil(t, h, "the lobby left the cache")
+	assert.Contains(t, h.LobbyMemberIds(), other, "the lobby cache missed the new member")
 
 	for _, s := range changes {
-		if s.s == ClientStatusDisconnected {
-			t.Fatalf("the status reached Disconnected: %+v", changes)
-		}
+		assert.NotEqual(t, ClientStatusDisconnected, s.s, "the status reached Disconnected: %+v", changes)
 	}
-	if !slices.ContainsFunc(changes, func(s statusChange) bool { return s.s == ClientStatusReconnecting && s.e == ClientErrorNone }) {
-		t.Fatalf("no Reconnecting in %+v", changes)
-	}
+	assert.True(t, slices.ContainsFunc(changes, func(s statusChange) bool { return s.s == ClientStatusReconnecting && s.e == ClientErrorNone }),
+		"no Reconnecting in %+v", changes)
 	RunCallbacks()
-	if expired != 0 {
-		t.Fatalf("the expiration callback ran %d times", expired)
-	}
+	assert.Zero(t, expired, "the expiration callback ran")
 	// Refresh rotates: the refresh token the game was given is spent (rule AU-6).
 	var again *tokens
 	c.RefreshToken(uint64(env.App.ID), first.fresh, tokenCallback(&again))
 	await(t, "RefreshToken with the spent token", func() bool { return again != nil })
-	if again.result.Type() != ErrorTypeAuthorizationFailed {
-		t.Fatalf("spent refresh token = %s", again.result.ToString())
-	}
+	assert.Equal(t, ErrorTypeAuthorizationFailed, again.result.Type(), "spent refresh token = %s", again.result.ToString())
 	logs := c.logText()
-	if !strings.Contains(logs, "access token was refreshed") || strings.Contains(logs, first.access) || strings.Contains(logs, first.fresh) || strings.Contains(logs, c.tokenInUse()) {
-		t.Fatalf("logs:\n%s", logs)
+	assert.Contains(t, logs, "access token was refreshed")
+	for _, secret := range []string{first.access, first.fresh, c.tokenInUse()} {
+		assert.NotContains(t, logs, secret, "a token reached the log")
 	}
 }
 
@@ -155,23 +156,20 @@ func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 // expiration callback and logs why, without the token.
 func TestAutoRefreshRefused(t *testing.T) {
 	env := shortTokens(t, 4*time.Second)
-	c, first := signedIn(t, env)
+	c, clk, first := signedIn(t, env)
 	expired := 0
 	c.SetTokenExpirationCallback(Func(func() { expired++ }))
 	var rev *ClientResult
 	c.RevokeToken(uint64(env.App.ID), first.fresh, resultCallback(&rev)) // revokes the whole grant
 	await(t, "RevokeToken", func() bool { return rev != nil })
-	if !rev.Successful() {
-		t.Fatal(rev.ToString())
-	}
+	require.True(t, rev.Successful(), rev.ToString())
+	clk.Advance(2 * time.Second) // the refresh, half the lifetime before expiry
 	await(t, "the expiration callback", func() bool { return expired == 1 })
 	logs := c.logText()
-	if !strings.Contains(logs, "automatic token refresh refused") || !strings.Contains(logs, "invalid_grant") || strings.Contains(logs, first.fresh) {
-		t.Fatalf("logs:\n%s", logs)
-	}
-	if c.tokenInUse() != first.access {
-		t.Fatal("a refused refresh changed the token")
-	}
+	assert.Contains(t, logs, "automatic token refresh refused")
+	assert.Contains(t, logs, "invalid_grant")
+	assert.NotContains(t, logs, first.fresh)
+	assert.Equal(t, first.access, c.tokenInUse(), "a refused refresh changed the token")
 }
 
 // failingFront forwards to the service, but cuts the first n refresh_token grants without an
@@ -202,31 +200,36 @@ func failingFront(t *testing.T, env *servertest.Env, n int32) (*httptest.Server,
 // A refresh that fails on the network is retried with backoff until it succeeds; the game sees
 // nothing but the new token in use.
 func TestAutoRefreshRetriesNetworkErrors(t *testing.T) {
-	saved := refreshBackoff
-	refreshBackoff = gateway.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond}
-	t.Cleanup(func() { refreshBackoff = saved })
 	env := shortTokens(t, 4*time.Second)
 	front, cut := failingFront(t, env, 2)
 	alice := env.User("alice")
 	c := &sdkClient{Client: NewClientWithBases(front.URL+"/api/v10", env.URL)}
 	t.Cleanup(c.Close)
+	clk := onFakeClock(c.Client)
 	c.SetApplicationId(uint64(env.App.ID))
 	c.AddLogCallback(Func(func(m string, _ LoggingSeverity) { c.mu.Lock(); c.logs = append(c.logs, m); c.mu.Unlock() }), LoggingSeverityVerbose)
 	c.SetOpenUrlCallback(Func(func(u string) { follow(t, env.Approve(t, u, alice.Username, alice.Password)) }))
 	expired := 0
 	c.SetTokenExpirationCallback(Func(func() { expired++ }))
 	tok := signIn(t, env, c)
+
+	// The refresh at half the lifetime fails twice on the network; each failure waits out its
+	// backoff (at most Initial, then twice Initial, with jitter) on the clock before the next try.
+	armed := clk.Armed()
+	clk.Advance(2 * time.Second)
+	for i := range 2 {
+		require.NoError(t, clk.WaitArmed(t.Context(), armed+uint64(i)+1), "the backoff after failure %d", i+1)
+		clk.Advance(refreshBackoff.Delay(i, 0))
+	}
 	await(t, "the refresh after two network failures", func() bool { return c.tokenInUse() != tok.access })
-	if cut.Load() != 2 || expired != 0 {
-		t.Fatalf("cut %d, expired %d", cut.Load(), expired)
-	}
-	if logs := c.logText(); strings.Count(logs, "automatic token refresh failed") != 2 || !strings.Contains(logs, "retrying in") {
-		t.Fatalf("logs:\n%s", logs)
-	}
+	RunCallbacks()
+	assert.EqualValues(t, 2, cut.Load(), "refresh grants cut")
+	assert.Zero(t, expired, "the expiration callback ran")
+	logs := c.logText()
+	assert.Equal(t, 2, strings.Count(logs, "automatic token refresh failed"), logs)
+	assert.Contains(t, logs, "retrying in")
 	var fres *ClientResult
 	c.FetchCurrentUser(AuthorizationTokenTypeBearer, c.tokenInUse(), Func(func(r *ClientResult, _ uint64, _ string) { fres = r }))
 	await(t, "FetchCurrentUser with the new token", func() bool { return fres != nil })
-	if !fres.Successful() {
-		t.Fatal(fres.ToString())
-	}
+	assert.True(t, fres.Successful(), fres.ToString())
 }

@@ -3,11 +3,13 @@ package core
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"sdkpp/server/servertest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func strp(s string) *string { return &s }
@@ -23,9 +25,7 @@ func call(t *testing.T, what string, op func(cb Callback[func(*ClientResult)])) 
 
 func mustSucceed(t *testing.T, what string, r *ClientResult) {
 	t.Helper()
-	if !r.Successful() {
-		t.Fatalf("%s: %s %s", what, r.ToString(), r.ResponseBody())
-	}
+	require.True(t, r.Successful(), "%s: %s %s", what, r.ToString(), r.ResponseBody())
 }
 
 // befriend makes a and b platform friends through the SDK.
@@ -63,9 +63,7 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 	}))
 	bob.SetRelationshipGroupsUpdatedCallback(Func(func(uint64) { groups++ }))
 	befriend(t, alice, bob)
-	if !slices.Contains(created, aliceID) {
-		t.Fatalf("bob's RelationshipCreated callback did not fire for alice: %v", created)
-	}
+	require.Contains(t, created, aliceID, "bob's RelationshipCreated callback did not fire for alice: %v", created)
 	await(t, "alice online in bob's list", func() bool {
 		return len(bob.GetRelationshipsByGroup(RelationshipGroupTypeOnlineElsewhere)) == 1
 	})
@@ -109,25 +107,24 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 	lu, _ := got.Assets().LargeUrl()
 	smu, _ := got.Assets().SmallUrl()
 	app, _ := got.ApplicationId()
-	if got.Name() != "Harbor Siege" || st != "In a match" || su != "https://game.example/state" ||
-		du != "https://game.example/details" || lu != "https://game.example/large" || smu != "https://game.example/small" ||
-		app != uint64(env.App.ID) || len(got.GetButtons()) != 1 || got.GetButtons()[0].Label() != "Watch" {
-		t.Fatalf("activity as bob sees it: %+v", got.toWire())
-	}
-	if got.Secrets() != nil {
-		t.Fatal("the join secret reached a friend's presence")
-	}
+	require.Equal(t, "Harbor Siege", got.Name(), "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "In a match", st, "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "https://game.example/state", su, "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "https://game.example/details", du, "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "https://game.example/large", lu, "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "https://game.example/small", smu, "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, uint64(env.App.ID), app, "activity as bob sees it: %+v", got.toWire())
+	require.Len(t, got.GetButtons(), 1, "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "Watch", got.GetButtons()[0].Label(), "activity as bob sees it: %+v", got.toWire())
+	require.Nil(t, got.Secrets(), "the join secret reached a friend's presence")
 	// Two snapshots of one presence are equal; the friend's lacks the secret the game set.
-	if !got.Equals(u.GameActivity()) || got.Equals(a) {
-		t.Fatal("Activity.Equals: snapshots of one presence differ, or the friend's equals the sender's")
-	}
-	if u.Status() != StatusTypeOnline {
-		t.Fatalf("status %s", u.Status())
-	}
+	require.True(t, got.Equals(u.GameActivity()), "Activity.Equals: snapshots of one presence differ, or the friend's equals the sender's")
+	require.False(t, got.Equals(a), "Activity.Equals: snapshots of one presence differ, or the friend's equals the sender's")
+	require.Equal(t, StatusTypeOnline, u.Status(), "status %s", u.Status())
 	playing := bob.GetRelationshipsByGroup(RelationshipGroupTypeOnlinePlayingGame)
-	if len(playing) != 1 || playing[0].Id() != aliceID || groups == 0 {
-		t.Fatalf("playing group %v (groups updated %d times)", playing, groups)
-	}
+	require.Len(t, playing, 1, "playing group %v (groups updated %d times)", playing, groups)
+	require.Equal(t, aliceID, playing[0].Id(), "playing group %v (groups updated %d times)", playing, groups)
+	require.NotZero(t, groups, "playing group %v (groups updated %d times)", playing, groups)
 	// The handle is live: a new value shows without a new handle.
 	mustSucceed(t, "SetOnlineStatus", call(t, "SetOnlineStatus", func(cb Callback[func(*ClientResult)]) {
 		alice.SetOnlineStatus(StatusTypeDnd, Callback[ClientUpdateStatusCallback](cb))
@@ -142,9 +139,7 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 	}))
 	ab := alice.GetUser(bobID)
 	await(t, "alice to see bob's activity", func() bool { return ab.GameActivity() != nil })
-	if ab.GameActivity().Name() != env.App.Name {
-		t.Fatalf("name %q, want the application's %q", ab.GameActivity().Name(), env.App.Name)
-	}
+	require.Equal(t, env.App.Name, ab.GameActivity().Name(), "name %q, want the application's %q", ab.GameActivity().Name(), env.App.Name)
 
 	// Bad input is refused before anything is sent: three buttons, a non-http URL, a short state.
 	for name, bad := range map[string]func(*Activity){
@@ -157,9 +152,7 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 		r := call(t, name, func(cb Callback[func(*ClientResult)]) {
 			bob.UpdateRichPresence(x, Callback[ClientUpdateRichPresenceCallback](cb))
 		})
-		if r.Type() != ErrorTypeValidationError {
-			t.Errorf("%s: %s", name, r.ToString())
-		}
+		assert.Equal(t, ErrorTypeValidationError, r.Type(), "%s: %s", name, r.ToString())
 	}
 
 	alice.ClearRichPresence()
@@ -169,9 +162,7 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 	await(t, "alice offline", func() bool {
 		return u.Status() == StatusTypeOffline && len(bob.GetRelationshipsByGroup(RelationshipGroupTypeOffline)) == 1
 	})
-	if alice.GetRelationshipHandle(bobID).DiscordRelationshipType() != RelationshipTypeNone {
-		t.Fatal("a relationship handle of a dropped Client still reads values")
-	}
+	assert.Equal(t, RelationshipTypeNone, alice.GetRelationshipHandle(bobID).DiscordRelationshipType(), "a relationship handle of a dropped Client still reads values")
 }
 
 // Relationship operations: game friends, reject, cancel, block, and clear refusals.
@@ -192,9 +183,7 @@ func TestRelationshipOperations(t *testing.T) {
 	r := call(t, "accept wrong side", func(cb Callback[func(*ClientResult)]) {
 		a.AcceptGameFriendRequest(bID, Callback[ClientUpdateRelationshipCallback](cb))
 	})
-	if r.Type() != ErrorTypeValidationError {
-		t.Fatal(r.ToString())
-	}
+	require.Equal(t, ErrorTypeValidationError, r.Type(), r.ToString())
 	mustSucceed(t, "accept", call(t, "AcceptGameFriendRequest", func(cb Callback[func(*ClientResult)]) {
 		b.AcceptGameFriendRequest(aID, Callback[ClientUpdateRelationshipCallback](cb))
 	}))
@@ -202,9 +191,9 @@ func TestRelationshipOperations(t *testing.T) {
 		rh := a.GetRelationshipHandle(bID)
 		return rh.GameRelationshipType() == RelationshipTypeFriend && rh.DiscordRelationshipType() == RelationshipTypeNone
 	})
-	if got := a.SearchFriendsByUsername(strings.ToUpper(b.GetCurrentUserV2().Username()[:5])); len(got) != 1 || got[0].Id() != bID {
-		t.Fatalf("search: %v", got)
-	}
+	got := a.SearchFriendsByUsername(strings.ToUpper(b.GetCurrentUserV2().Username()[:5]))
+	require.Len(t, got, 1, "search: %v", got)
+	require.Equal(t, bID, got[0].Id(), "search: %v", got)
 
 	// A platform request, cancelled; another, rejected.
 	mustSucceed(t, "send", call(t, "send", func(cb Callback[func(*ClientResult)]) {
@@ -223,9 +212,7 @@ func TestRelationshipOperations(t *testing.T) {
 	await(t, "incoming", func() bool {
 		return b.GetRelationshipHandle(aID).DiscordRelationshipType() == RelationshipTypePendingIncoming
 	})
-	if b.GetRelationshipHandle(aID).IsSpamRequest() {
-		t.Fatal("a single request is not spam (rule REL-1)")
-	}
+	require.False(t, b.GetRelationshipHandle(aID).IsSpamRequest(), "a single request is not spam (rule REL-1)")
 	mustSucceed(t, "reject", call(t, "reject", func(cb Callback[func(*ClientResult)]) {
 		b.RejectDiscordFriendRequest(aID, Callback[ClientUpdateRelationshipCallback](cb))
 	}))
@@ -242,9 +229,9 @@ func TestRelationshipOperations(t *testing.T) {
 	r = call(t, "request while blocked", func(cb Callback[func(*ClientResult)]) {
 		a.SendDiscordFriendRequestById(bID, Callback[ClientUpdateRelationshipCallback](cb))
 	})
-	if r.Successful() || r.ErrorCode() != 80000 || r.Status() != 400 {
-		t.Fatal(r.ToString())
-	}
+	require.False(t, r.Successful(), r.ToString())
+	require.EqualValues(t, 80000, r.ErrorCode(), r.ToString())
+	require.EqualValues(t, 400, r.Status(), r.ToString())
 	mustSucceed(t, "unblock", call(t, "unblock", func(cb Callback[func(*ClientResult)]) {
 		b.UnblockUser(aID, Callback[ClientUpdateRelationshipCallback](cb))
 	}))
@@ -254,15 +241,12 @@ func TestRelationshipOperations(t *testing.T) {
 	r = call(t, "unknown", func(cb Callback[func(*ClientResult)]) {
 		a.SendDiscordFriendRequest("no-such-user-anywhere", Callback[ClientSendFriendRequestCallback](cb))
 	})
-	if r.ErrorCode() != 10013 || r.Status() != 404 {
-		t.Fatal(r.ToString())
-	}
+	require.EqualValues(t, 10013, r.ErrorCode(), r.ToString())
+	require.EqualValues(t, 404, r.Status(), r.ToString())
 	r = call(t, "empty", func(cb Callback[func(*ClientResult)]) {
 		a.SendGameFriendRequest(" ", Callback[ClientSendFriendRequestCallback](cb))
 	})
-	if r.Type() != ErrorTypeValidationError {
-		t.Fatal(r.ToString())
-	}
+	assert.Equal(t, ErrorTypeValidationError, r.Type(), r.ToString())
 }
 
 // rule REL-1: a burst of friend requests marks the later ones as spam for their recipients.
@@ -279,9 +263,8 @@ func TestSpamRequestFlag(t *testing.T) {
 		await(t, "incoming", func() bool {
 			return target.GetRelationshipHandle(sid).DiscordRelationshipType() == RelationshipTypePendingIncoming
 		})
-		if spam := target.GetRelationshipHandle(sid).IsSpamRequest(); spam != (i >= 5) { // rule REL-1
-			t.Fatalf("request %d: IsSpamRequest %v", i, spam)
-		}
+		spam := target.GetRelationshipHandle(sid).IsSpamRequest()
+		require.Equal(t, (i >= 5), spam, "request %d: IsSpamRequest %v", i, spam) // rule REL-1
 		last = target
 	}
 	_ = last
@@ -295,9 +278,7 @@ func TestInviteAcceptedOnOneDeviceFiresOnBoth(t *testing.T) {
 	host := connected(t, env, "inv-host")
 	guest1 := connected(t, env, "inv-guest")
 	guest2 := connected(t, env, "inv-guest") // the same player on a second device
-	if guest1.GetCurrentUserV2().Id() != guest2.GetCurrentUserV2().Id() {
-		t.Fatal("the two devices are not one player")
-	}
+	require.Equal(t, guest2.GetCurrentUserV2().Id(), guest1.GetCurrentUserV2().Id(), "the two devices are not one player")
 	befriend(t, host, guest1)
 	hostID := host.GetCurrentUserV2().Id()
 
@@ -305,9 +286,8 @@ func TestInviteAcceptedOnOneDeviceFiresOnBoth(t *testing.T) {
 	r := call(t, "invite without party", func(cb Callback[func(*ClientResult)]) {
 		host.SendActivityInvite(guest1.GetCurrentUserV2().Id(), "come", Callback[ClientSendActivityInviteCallback](cb))
 	})
-	if r.Status() != 400 || r.ErrorCode() != 50035 {
-		t.Fatal(r.ToString())
-	}
+	require.EqualValues(t, 400, r.Status(), r.ToString())
+	require.EqualValues(t, 50035, r.ErrorCode(), r.ToString())
 
 	a := NewActivity()
 	p := NewActivityParty()
@@ -330,29 +310,31 @@ func TestInviteAcceptedOnOneDeviceFiresOnBoth(t *testing.T) {
 	}))
 	await(t, "the invite on both devices", func() bool { return len(got1) == 1 && len(got2) == 1 })
 	inv := got1[0]
-	if inv.SenderId() != hostID || inv.Type() != ActivityActionTypesJoin || inv.ApplicationId() != uint64(env.App.ID) || // rule INV-1
-		inv.PartyId() != "party-7" || !inv.IsValid() || inv.MessageId() == 0 {
-		t.Fatalf("invite %+v", inv)
-	}
+	// rule INV-1
+	require.Equal(t, hostID, inv.SenderId(), "invite %+v", inv)
+	require.Equal(t, ActivityActionTypesJoin, inv.Type(), "invite %+v", inv)
+	require.Equal(t, uint64(env.App.ID), inv.ApplicationId(), "invite %+v", inv)
+	require.Equal(t, "party-7", inv.PartyId(), "invite %+v", inv)
+	require.True(t, inv.IsValid(), "invite %+v", inv)
+	require.NotZero(t, inv.MessageId(), "invite %+v", inv)
 	// The invite's channel is the players' DM channel: a direct message between them lands there.
 	var sent *ClientResult
 	var dm uint64
 	guest1.SendUserMessage(hostID, "on my way", Func(func(r *ClientResult, id uint64) { sent, dm = r, id }))
 	await(t, "a direct message", func() bool { return sent != nil })
 	mustSucceed(t, "SendUserMessage", sent)
-	if m := guest1.GetMessageHandle(dm); inv.ChannelId() == 0 || m == nil || m.ChannelId() != inv.ChannelId() ||
-		got2[0].ChannelId() != inv.ChannelId() {
-		t.Fatalf("invite channel %d, DM channel %v", inv.ChannelId(), m)
-	}
+	m := guest1.GetMessageHandle(dm)
+	require.NotZero(t, inv.ChannelId(), "invite channel %d, DM channel %v", inv.ChannelId(), m)
+	require.NotNil(t, m, "invite channel %d, DM channel %v", inv.ChannelId(), m)
+	require.Equal(t, inv.ChannelId(), m.ChannelId(), "invite channel %d, DM channel %v", inv.ChannelId(), m)
+	require.Equal(t, inv.ChannelId(), got2[0].ChannelId(), "invite channel %d, DM channel %v", inv.ChannelId(), m)
 
 	var secret string
 	var res *ClientResult
 	guest2.AcceptActivityInvite(got2[0], Func(func(r *ClientResult, s string) { res, secret = r, s }))
 	await(t, "accept", func() bool { return res != nil })
 	mustSucceed(t, "accept", res)
-	if secret != "the-join-secret" {
-		t.Fatalf("join secret %q", secret)
-	}
+	require.Equal(t, "the-join-secret", secret, "join secret %q", secret)
 	// rule EVT-1: accepted on device 2, the callback fires on device 1 (and on 2).
 	await(t, "the acceptance on both devices", func() bool { return len(got1) == 2 && len(got2) == 2 })
 
@@ -364,9 +346,8 @@ func TestInviteAcceptedOnOneDeviceFiresOnBoth(t *testing.T) {
 	res = nil
 	guest1.AcceptActivityInvite(inv, Func(func(r *ClientResult, s string) { res = r }))
 	await(t, "accept stale", func() bool { return res != nil })
-	if res.Successful() || res.Status() != 400 {
-		t.Fatal(res.ToString())
-	}
+	assert.False(t, res.Successful(), res.ToString())
+	assert.EqualValues(t, 400, res.Status(), res.ToString())
 }
 
 // Join request and reply: the guest asks, the host answers with an invite.
@@ -391,9 +372,7 @@ func TestJoinRequestAndReply(t *testing.T) {
 		guest.SendActivityJoinRequest(host.GetCurrentUserV2().Id(), Callback[ClientSendActivityInviteCallback](cb))
 	}))
 	await(t, "the request", func() bool { return len(requests) == 1 })
-	if requests[0].Type() != ActivityActionTypesJoinRequest {
-		t.Fatal(requests[0].Type())
-	}
+	require.Equal(t, ActivityActionTypesJoinRequest, requests[0].Type(), requests[0].Type())
 	mustSucceed(t, "reply", call(t, "SendActivityJoinRequestReply", func(cb Callback[func(*ClientResult)]) {
 		host.SendActivityJoinRequestReply(requests[0], Callback[ClientSendActivityInviteCallback](cb))
 	}))
@@ -406,21 +385,14 @@ func TestRegisterLaunch(t *testing.T) {
 	t.Setenv(LaunchDirEnv, dir)
 	c := NewClient()
 	defer c.Close()
-	if c.RegisterLaunchCommand(0, "/games/harbor --join") {
-		t.Fatal("no application id, yet registered")
-	}
-	if !c.RegisterLaunchCommand(42, "/games/harbor --join") || !c.RegisterLaunchStoreApplication(43, 1234) {
-		t.Fatal("registration failed")
-	}
+	require.False(t, c.RegisterLaunchCommand(0, "/games/harbor --join"), "no application id, yet registered")
+	require.True(t, c.RegisterLaunchCommand(42, "/games/harbor --join"), "registration failed")
+	require.True(t, c.RegisterLaunchStoreApplication(43, 1234), "registration failed")
 	raw, err := os.ReadFile(filepath.Join(dir, "42.json"))
-	if err != nil || !strings.Contains(string(raw), `"command": "/games/harbor --join"`) {
-		t.Fatalf("%s %v", raw, err)
-	}
+	require.NoError(t, err, "%s", raw)
+	require.Contains(t, string(raw), `"command": "/games/harbor --join"`, "%s %v", raw, err)
 	raw, err = os.ReadFile(filepath.Join(dir, "43.json"))
-	if err != nil || !strings.Contains(string(raw), `"store_app_id": 1234`) {
-		t.Fatalf("%s %v", raw, err)
-	}
-	if c.RegisterLaunchStoreApplication(43, 0) {
-		t.Fatal("store app id 0 accepted")
-	}
+	assert.NoError(t, err, "%s", raw)
+	assert.Contains(t, string(raw), `"store_app_id": 1234`, "%s %v", raw, err)
+	assert.False(t, c.RegisterLaunchStoreApplication(43, 0), "store app id 0 accepted")
 }

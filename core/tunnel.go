@@ -166,12 +166,12 @@ func (c *Client) viaGateway(ctx context.Context, req rest.Request, out any) erro
 		c.tunnel.forget(nonce)
 		return errTunnelLost
 	}
-	timer := time.NewTimer(tunnelWait)
+	timer := c.clock.NewTimer(tunnelWait)
 	defer timer.Stop()
 	var a tunnelAnswer
 	select {
 	case a = <-ch:
-	case <-timer.C:
+	case <-timer.C():
 		c.tunnel.forget(nonce)
 		return errTunnelLost
 	case <-ctx.Done():

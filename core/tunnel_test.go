@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,9 @@ import (
 
 	"sdkpp/server"
 	"sdkpp/server/servertest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Rule LOB-2 over the gateway: SendLobbyMessage goes over the Ready gateway connection (no HTTP
@@ -69,9 +71,8 @@ func TestSendLobbyMessageOverTheGateway(t *testing.T) {
 	failed := 0
 	send := func(n int) {
 		writer.SendLobbyMessage(lobby, "m"+strconv.Itoa(n), Func(func(r *ClientResult, id uint64) {
-			if !r.Successful() {
+			if !assert.True(t, r.Successful(), "send %d: %s", n, r.ToString()) {
 				failed++
-				t.Errorf("send %d: %s", n, r.ToString())
 			}
 			sent = append(sent, id)
 		}))
@@ -81,9 +82,8 @@ func TestSendLobbyMessageOverTheGateway(t *testing.T) {
 		send(n)
 	}
 	await(t, "five answers", func() bool { return len(sent)+failed == 5 })
-	if p := posts.Load(); p != 0 {
-		t.Fatalf("%d messages went over HTTP while the gateway was Ready", p)
-	}
+	p := posts.Load()
+	require.Zero(t, p, "%d messages went over HTTP while the gateway was Ready", p)
 
 	const rounds, each = 10, 6
 	const cut = rounds * each
@@ -97,22 +97,16 @@ func TestSendLobbyMessageOverTheGateway(t *testing.T) {
 	await(t, "every answer", func() bool { return len(sent)+failed == 5+cut })
 	await(t, "every message", func() bool { return len(created) >= len(sent) })
 	RunCallbacks()
-	if proxy.Cuts() == 0 {
-		t.Fatal("the proxy never cut a connection")
-	}
-	if !slices.Equal(slices.Sorted(slices.Values(created)), slices.Sorted(slices.Values(sent))) ||
-		len(slices.Compact(slices.Sorted(slices.Values(sent)))) != len(sent) {
-		t.Fatalf("sent %v\ncreated %v", sent, created)
-	}
+	require.NotZero(t, proxy.Cuts(), "the proxy never cut a connection")
+	require.Equal(t, slices.Sorted(slices.Values(created)), slices.Sorted(slices.Values(sent)), "sent %v\ncreated %v", sent, created)
+	require.Len(t, slices.Compact(slices.Sorted(slices.Values(sent))), len(sent), "sent %v\ncreated %v", sent, created)
 
 	writer.Disconnect()
 	await(t, "writer offline", func() bool { return writer.GetStatus() == ClientStatusDisconnected })
 	before := posts.Load()
 	send(-1)
 	await(t, "the answer over HTTP", func() bool { return len(sent)+failed == 5+cut+1 })
-	if posts.Load() != before+1 {
-		t.Fatalf("a send without a gateway connection made %d HTTP requests", posts.Load()-before)
-	}
+	require.Equal(t, before+1, posts.Load(), "a send without a gateway connection made %d HTTP requests", posts.Load()-before)
 	await(t, "the last message", func() bool { return len(created) == len(sent) })
 	t.Logf("%d sends through %d cuts; %d over HTTP", len(sent), proxy.Cuts(), posts.Load())
 }
@@ -129,9 +123,9 @@ func TestSendLobbyMessageWithoutGatewayRequests(t *testing.T) {
 	players[1].SetMessageCreatedCallback(Func(func(id uint64) { created = append(created, id) }))
 	sent := sendN(t, players[0], lobby, "plain", 3)
 	await(t, "three messages", func() bool { return len(created) == 3 })
-	if !slices.Equal(created, sent) || statuses != 0 || players[0].GetStatus() != ClientStatusReady {
-		t.Fatalf("sent %v, created %v, %d status changes", sent, created, statuses)
-	}
+	assert.Equal(t, created, sent, "sent %v, created %v, %d status changes", sent, created, statuses)
+	assert.Zero(t, statuses, "sent %v, created %v, %d status changes", sent, created, statuses)
+	assert.Equal(t, ClientStatusReady, players[0].GetStatus(), "sent %v, created %v, %d status changes", sent, created, statuses)
 }
 
 // Over the gateway a lobby message meets the API's rate limits as over HTTP (50 per second per
@@ -154,14 +148,15 @@ func TestGatewayRequestsAreRateLimited(t *testing.T) {
 				limited++
 			default:
 				other++
-				t.Errorf("send %d: %s", i, r.ToString())
+				assert.Fail(t, "an unexpected result", "send %d: %s", i, r.ToString())
 			}
 		}))
 	}
 	await(t, "every answer", func() bool { return ok+limited+other == n })
-	if limited == 0 || ok == 0 || ok > 50 || statuses != 0 {
-		t.Fatalf("%d sent, %d limited, %d status changes", ok, limited, statuses)
-	}
+	assert.NotZero(t, limited, "%d sent, %d limited, %d status changes", ok, limited, statuses)
+	assert.NotZero(t, ok, "%d sent, %d limited, %d status changes", ok, limited, statuses)
+	assert.LessOrEqual(t, ok, 50, "%d sent, %d limited, %d status changes", ok, limited, statuses)
+	assert.Zero(t, statuses, "%d sent, %d limited, %d status changes", ok, limited, statuses)
 }
 
 // op 100's d carries the request as the service reads it, the body as it was encoded, and no body
@@ -176,12 +171,11 @@ func TestRequestData(t *testing.T) {
 		{"n2", "GET", "/users/@me", nil},
 	} {
 		d, err := requestData(tc.Nonce, tc.Method, tc.Path, tc.Body)
-		if err != nil || !json.Valid(d) {
-			t.Fatalf("%s: %s %v", tc.Nonce, d, err)
-		}
+		require.NoError(t, err, "%s: %s", tc.Nonce, d)
+		require.True(t, json.Valid(d), "%s: %s %v", tc.Nonce, d, err)
 		var got request
-		if err := json.Unmarshal(d, &got); err != nil || !reflect.DeepEqual(got, tc) {
-			t.Fatalf("%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
-		}
+		err = json.Unmarshal(d, &got)
+		require.NoError(t, err, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
+		require.Equal(t, tc, got, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPostRunsOnlyInRun(t *testing.T) {
@@ -13,15 +16,13 @@ func TestPostRunsOnlyInRun(t *testing.T) {
 	ran := 0
 	s.Post(func() { ran++ })
 	s.Post(func() { ran++ })
-	if ran != 0 || q.Len() != 2 {
-		t.Fatalf("ran=%d len=%d before Run", ran, q.Len())
-	}
-	if n := q.Run(); n != 2 || ran != 2 {
-		t.Fatalf("Run = %d, ran %d", n, ran)
-	}
-	if n := q.Run(); n != 0 {
-		t.Fatalf("second Run = %d", n)
-	}
+	require.Zero(t, ran, "ran=%d len=%d before Run", ran, q.Len())
+	require.EqualValues(t, 2, q.Len(), "ran=%d len=%d before Run", ran, q.Len())
+	n := q.Run()
+	require.EqualValues(t, 2, n, "Run = %d, ran %d", n, ran)
+	require.EqualValues(t, 2, ran, "Run = %d, ran %d", n, ran)
+	n = q.Run()
+	assert.Zero(t, n, "second Run = %d", n)
 }
 
 func TestItemsQueuedDuringRunWaitForNextRun(t *testing.T) {
@@ -33,13 +34,9 @@ func TestItemsQueuedDuringRunWaitForNextRun(t *testing.T) {
 		s.Post(func() { order = append(order, 2) })
 	})
 	q.Run()
-	if len(order) != 1 {
-		t.Fatalf("order = %v after first Run", order)
-	}
+	require.Len(t, order, 1, "order = %v after first Run", order)
 	q.Run()
-	if len(order) != 2 {
-		t.Fatalf("order = %v after second Run", order)
-	}
+	assert.Len(t, order, 2, "order = %v after second Run", order)
 }
 
 func TestOnceFiresExactlyOnceThenReleases(t *testing.T) {
@@ -47,18 +44,14 @@ func TestOnceFiresExactlyOnceThenReleases(t *testing.T) {
 	s := q.NewScope(nil)
 	fired, cancelled, released := 0, 0, 0
 	o := s.Once(func() { cancelled++ }, func() { released++ })
-	if !o.Fire(func() { fired++ }) {
-		t.Fatal("first Fire refused")
-	}
-	if o.Fire(func() { fired++ }) {
-		t.Fatal("second Fire accepted")
-	}
+	require.True(t, o.Fire(func() { fired++ }), "first Fire refused")
+	require.False(t, o.Fire(func() { fired++ }), "second Fire accepted")
 	s.Close() // after Fire, before Run: cancel replaces fire
 	q.Run()
 	q.Run()
-	if fired != 0 || cancelled != 1 || released != 1 {
-		t.Fatalf("fired=%d cancelled=%d released=%d", fired, cancelled, released)
-	}
+	assert.Zero(t, fired, "fired=%d cancelled=%d released=%d", fired, cancelled, released)
+	assert.EqualValues(t, 1, cancelled, "fired=%d cancelled=%d released=%d", fired, cancelled, released)
+	assert.EqualValues(t, 1, released, "fired=%d cancelled=%d released=%d", fired, cancelled, released)
 }
 
 func TestCloseCancelsPendingOnce(t *testing.T) {
@@ -67,20 +60,16 @@ func TestCloseCancelsPendingOnce(t *testing.T) {
 	var got []string
 	o := s.Once(func() { got = append(got, "cancel") }, func() { got = append(got, "release") })
 	s.Close()
-	if o.Fire(func() { got = append(got, "fire") }) {
-		t.Fatal("Fire after Close accepted")
-	}
+	require.False(t, o.Fire(func() { got = append(got, "fire") }), "Fire after Close accepted")
 	q.Run()
-	if len(got) != 2 || got[0] != "cancel" || got[1] != "release" {
-		t.Fatalf("got %v", got)
-	}
+	require.Len(t, got, 2, "got %v", got)
+	require.Equal(t, "cancel", got[0], "got %v", got)
+	require.Equal(t, "release", got[1], "got %v", got)
 	// A Once made on a closed scope is cancelled too.
 	got = nil
 	s.Once(func() { got = append(got, "cancel") }, nil)
 	q.Run()
-	if len(got) != 1 {
-		t.Fatalf("once on closed scope: %v", got)
-	}
+	assert.Len(t, got, 1, "once on closed scope: %v", got)
 }
 
 func TestClosedScopeSkipsPostsAndReleasesOnce(t *testing.T) {
@@ -93,20 +82,13 @@ func TestClosedScopeSkipsPostsAndReleasesOnce(t *testing.T) {
 	parent.Close()
 	parent.Close()
 	child.Close()
-	if released != 1 {
-		t.Fatalf("released %d times", released)
-	}
-	if child.Post(func() { ran++ }) {
-		t.Fatal("Post on closed scope accepted")
-	}
+	require.EqualValues(t, 1, released, "released %d times", released)
+	require.False(t, child.Post(func() { ran++ }), "Post on closed scope accepted")
 	q.Run()
-	if ran != 0 {
-		t.Fatalf("closed scope ran %d items", ran)
-	}
+	require.Zero(t, ran, "closed scope ran %d items", ran)
 	late := parent.NewScope(func() { released++ })
-	if !late.Closed() || released != 2 {
-		t.Fatalf("child of closed scope: closed=%v released=%d", late.Closed(), released)
-	}
+	assert.True(t, late.Closed(), "child of closed scope: closed=%v released=%d", late.Closed(), released)
+	assert.EqualValues(t, 2, released, "child of closed scope: closed=%v released=%d", late.Closed(), released)
 }
 
 // Closing a scope from inside one of its callbacks defers the release to the end of Run, so the
@@ -118,14 +100,10 @@ func TestReleaseWaitsForRunningCallback(t *testing.T) {
 	s = q.NewScope(func() { freed = true })
 	s.Post(func() {
 		s.Close()
-		if freed {
-			t.Error("released while its callback was running")
-		}
+		assert.False(t, freed, "released while its callback was running")
 	})
 	q.Run()
-	if !freed {
-		t.Fatal("not released after Run")
-	}
+	assert.True(t, freed, "not released after Run")
 }
 
 func TestReentrantRunReturnsZero(t *testing.T) {
@@ -137,9 +115,7 @@ func TestReentrantRunReturnsZero(t *testing.T) {
 		inner = q.Run()
 	})
 	q.Run()
-	if inner != 0 {
-		t.Fatalf("nested Run = %d", inner)
-	}
+	assert.Zero(t, inner, "nested Run = %d", inner)
 }
 
 func TestResetReleasesWithoutCalling(t *testing.T) {
@@ -150,9 +126,9 @@ func TestResetReleasesWithoutCalling(t *testing.T) {
 	s.Post(func() { called++ })
 	q.Reset()
 	q.Run()
-	if called != 0 || released != 1 || q.Len() != 0 {
-		t.Fatalf("called=%d released=%d len=%d", called, released, q.Len())
-	}
+	assert.Zero(t, called, "called=%d released=%d len=%d", called, released, q.Len())
+	assert.EqualValues(t, 1, released, "called=%d released=%d len=%d", called, released, q.Len())
+	assert.Zero(t, q.Len(), "called=%d released=%d len=%d", called, released, q.Len())
 }
 
 func TestPanicIsReportedAndRunGoesOn(t *testing.T) {
@@ -164,9 +140,8 @@ func TestPanicIsReportedAndRunGoesOn(t *testing.T) {
 	s.Post(func() { panic("boom") })
 	s.Post(func() { after = true })
 	q.Run()
-	if reported != "boom" || !after {
-		t.Fatalf("reported=%v after=%v", reported, after)
-	}
+	assert.Equal(t, "boom", reported, "reported=%v after=%v", reported, after)
+	assert.True(t, after, "reported=%v after=%v", reported, after)
 }
 
 // Many goroutines fire one-shots and close scopes while one thread runs: every one-shot runs
@@ -201,9 +176,8 @@ func TestConcurrentExactlyOnce(t *testing.T) {
 		select {
 		case <-done:
 			q.Run()
-			if calls.Load() != 8*n || releases.Load() != 8*n {
-				t.Fatalf("calls=%d releases=%d, want %d each", calls.Load(), releases.Load(), 8*n)
-			}
+			require.EqualValues(t, 8*n, calls.Load(), "calls=%d releases=%d, want %d each", calls.Load(), releases.Load(), 8*n)
+			require.EqualValues(t, 8*n, releases.Load(), "calls=%d releases=%d, want %d each", calls.Load(), releases.Load(), 8*n)
 			return
 		default:
 		}
@@ -220,24 +194,16 @@ func BenchmarkRunEmpty(b *testing.B) {
 func TestWaitReportsQueuedItemsWithoutRunningThem(t *testing.T) {
 	q := New()
 	s := q.NewScope(nil)
-	if q.Wait(0) {
-		t.Fatal("Wait(0) on an empty queue reported items")
-	}
-	if q.Wait(time.Millisecond) {
-		t.Fatal("Wait on an empty queue reported items after its timeout")
-	}
+	require.False(t, q.Wait(0), "Wait(0) on an empty queue reported items")
+	require.False(t, q.Wait(time.Millisecond), "Wait on an empty queue reported items after its timeout")
 	ran := false
 	s.Post(func() { ran = true })
-	if !q.Wait(0) || !q.Wait(time.Hour) {
-		t.Fatal("Wait did not report the queued item")
-	}
-	if ran {
-		t.Fatal("Wait ran the item")
-	}
+	require.True(t, q.Wait(0), "Wait did not report the queued item")
+	require.True(t, q.Wait(time.Hour), "Wait did not report the queued item")
+	require.False(t, ran, "Wait ran the item")
 	q.Run()
-	if !ran || q.Wait(0) {
-		t.Fatalf("after Run: ran=%v, Wait(0)=%v", ran, q.Wait(0))
-	}
+	assert.True(t, ran, "after Run: ran=%v, Wait(0)=%v", ran, q.Wait(0))
+	assert.False(t, q.Wait(0), "after Run: ran=%v, Wait(0)=%v", ran, q.Wait(0))
 }
 
 // Every waiting thread wakes on one push, long before its timeout; the test would hang for an
@@ -258,13 +224,9 @@ func TestWaitWakesEveryWaiterOnPush(t *testing.T) {
 	entered.Wait()
 	s.Post(func() {})
 	for range waiters {
-		if !<-results {
-			t.Fatal("a waiter woke without the queued item")
-		}
+		require.True(t, <-results, "a waiter woke without the queued item")
 	}
 	// The next wait needs a new push: the closed signal of the last one is gone.
 	q.Run()
-	if q.Wait(time.Millisecond) {
-		t.Fatal("Wait reported items after Run took them")
-	}
+	assert.False(t, q.Wait(time.Millisecond), "Wait reported items after Run took them")
 }

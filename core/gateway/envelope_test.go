@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // decodePayload must agree with encoding/json on every input: the same payload for valid
@@ -21,9 +24,8 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 		`{"op":-0,"d":0}`,
 	}
 	for _, in := range fast {
-		if _, ok := fastPayload([]byte(in)); !ok {
-			t.Errorf("%s: took the slow path", in)
-		}
+		_, ok := fastPayload([]byte(in))
+		assert.True(t, ok, "%s: took the slow path", in)
 		agree(t, []byte(in))
 	}
 	slow := []string{
@@ -61,16 +63,14 @@ func agree(t *testing.T, in []byte) {
 	var want Payload
 	werr := json.Unmarshal(in, &want)
 	got, gerr := decodePayload(in)
-	if (werr != nil) != (gerr != nil) {
-		t.Fatalf("%q: encoding/json error %v, decodePayload error %v", in, werr, gerr)
-	}
+	require.Equal(t, (gerr != nil), (werr != nil), "%q: encoding/json error %v, decodePayload error %v", in, werr, gerr)
 	if werr != nil {
 		return
 	}
-	if got.Op != want.Op || got.T != want.T || !bytes.Equal(got.D, want.D) ||
-		(got.S == nil) != (want.S == nil) || (got.S != nil && *got.S != *want.S) {
-		t.Fatalf("%q: decodePayload %+v, encoding/json %+v", in, *got, want)
-	}
+	require.Equal(t, want.Op, got.Op, "%q: op", in)
+	require.Equal(t, want.T, got.T, "%q: t", in)
+	require.Equal(t, string(want.D), string(got.D), "%q: d", in)
+	require.Equal(t, want.S, got.S, "%q: s", in)
 }
 
 func BenchmarkDecodePayload(b *testing.B) {

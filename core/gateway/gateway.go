@@ -24,7 +24,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"sdkpp/core/internal/wait"
+	"sdkpp/core/clock"
 	gwire "sdkpp/wire/gateway"
 )
 
@@ -146,7 +146,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.MaxMessage = 4 << 20
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = wait.Sleep
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, clock.Real{}, d) }
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64

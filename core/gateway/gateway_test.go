@@ -12,6 +12,9 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // start runs the service behind the proxy and returns it with a user's access token.
@@ -31,21 +34,16 @@ func start(t *testing.T) (*servertest.Env, *servertest.Proxy, string, wire.Snowf
 	req.Header.Set("Authorization", "Bot "+env.App.BotToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	var tr wire.TokenResponse
-	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&tr) != nil {
-		t.Fatalf("bot token: HTTP %d", resp.StatusCode)
-	}
+	require.EqualValues(t, 200, resp.StatusCode, "bot token: HTTP %d", resp.StatusCode)
+	require.Nil(t, json.NewDecoder(resp.Body).Decode(&tr), "bot token: HTTP %d", resp.StatusCode)
 	var me wire.User
 	r2, _ := http.NewRequest(http.MethodGet, "http://"+addr+server.APIVersionPath+"/users/@me", nil)
 	r2.Header.Set("Authorization", "Bearer "+tr.AccessToken)
 	resp2, err := http.DefaultClient.Do(r2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp2.Body.Close()
 	json.NewDecoder(resp2.Body).Decode(&me)
 	return env, p, tr.AccessToken, me.ID
@@ -92,9 +90,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
 		time.Sleep(5 * time.Millisecond)
 	}
 }
@@ -105,9 +101,7 @@ func newClient(t *testing.T, url, tok string, rec *recorder) *Client {
 		OnStatus: rec.status, OnDispatch: rec.dispatch,
 		Backoff: Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.5},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c
 }
@@ -119,20 +113,14 @@ func TestIdentifyReadyAndClose(t *testing.T) {
 	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, tok, rec)
 	c.Start()
 	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
-	if rec.count("READY") != 1 {
-		t.Fatalf("events %v", rec.events)
-	}
+	require.EqualValues(t, 1, rec.count("READY"), "events %v", rec.events)
 	c.Close()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	want := []Status{Connecting, Connected, Ready, Disconnecting, Disconnected}
-	if len(rec.statuses) != len(want) {
-		t.Fatalf("statuses %v, want %v", rec.statuses, want)
-	}
+	require.Len(t, rec.statuses, len(want), "statuses %v, want %v", rec.statuses, want)
 	for i := range want {
-		if rec.statuses[i] != want[i] {
-			t.Fatalf("statuses %v, want %v", rec.statuses, want)
-		}
+		require.Equal(t, want[i], rec.statuses[i], "statuses %v, want %v", rec.statuses, want)
 	}
 }
 
@@ -159,7 +147,10 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 	}
 	waitUntil(t, "every event", func() bool { return rec.count("TEST_EVENT") >= n })
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// One more event after the cuts: the session delivers in sequence order, so a duplicate of
+	// an earlier event, replayed by a resume, would come before it.
+	env.Server.Hub().Dispatch(uint64(userID), "TEST_LAST", map[string]int{"n": n + 1})
+	waitUntil(t, "the last event", func() bool { return rec.count("TEST_LAST") == 1 })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	next := 1
@@ -169,14 +160,10 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 		}
 		var d struct{ N int }
 		json.Unmarshal(rec.payloads[i], &d)
-		if d.N != next {
-			t.Fatalf("event %d arrived where %d was due (duplicate or out of order)", d.N, next)
-		}
+		require.Equal(t, next, d.N, "event %d arrived where %d was due (duplicate or out of order)", d.N, next)
 		next++
 	}
-	if next != n+1 {
-		t.Fatalf("got %d events, want %d", next-1, n)
-	}
+	require.Equal(t, n+1, next, "got %d events, want %d", next-1, n)
 	resumed, ready := 0, 0
 	for _, e := range rec.events {
 		switch e {
@@ -186,9 +173,8 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 			ready++
 		}
 	}
-	if resumed == 0 || ready != 1 {
-		t.Fatalf("READY %d, RESUMED %d: the session was not resumed", ready, resumed)
-	}
+	require.NotZero(t, resumed, "READY %d, RESUMED %d: the session was not resumed", ready, resumed)
+	require.EqualValues(t, 1, ready, "READY %d, RESUMED %d: the session was not resumed", ready, resumed)
 	t.Logf("%d events through %d resumes", n, resumed)
 }
 
@@ -207,13 +193,11 @@ func TestAuthenticationFailureIsFinal(t *testing.T) {
 	rec.mu.Lock()
 	err := rec.lastErr
 	rec.mu.Unlock()
-	if !asClose(err, &ce) || ce.Code != 4004 || !ce.Final() {
-		t.Fatalf("err = %v", err)
-	}
-	time.Sleep(100 * time.Millisecond)
-	if c.Status() != Disconnected {
-		t.Fatalf("reconnected after a final close: %v", c.Status())
-	}
+	require.True(t, asClose(err, &ce), "err = %v", err)
+	require.EqualValues(t, 4004, ce.Code, "err = %v", err)
+	require.True(t, ce.Final(), "err = %v", err)
+	<-c.done // the connection loop ended: nothing reconnects
+	assert.Equal(t, Disconnected, c.Status(), "reconnected after a final close: %v", c.Status())
 }
 
 func asClose(err error, ce **CloseError) bool {
@@ -232,8 +216,7 @@ func TestBackoffDelay(t *testing.T) {
 		want time.Duration
 	}{{0, 0, 100 * time.Millisecond}, {1, 0, 200 * time.Millisecond}, {5, 0, time.Second}, {9, 0.5, 750 * time.Millisecond}, {0, 0.999, 50*time.Millisecond + 50*time.Microsecond}}
 	for _, c := range cases {
-		if got := b.Delay(c.n, c.r); got != c.want {
-			t.Errorf("Delay(%d, %v) = %v, want %v", c.n, c.r, got, c.want)
-		}
+		got := b.Delay(c.n, c.r)
+		assert.Equal(t, c.want, got, "Delay(%d, %v) = %v, want %v", c.n, c.r, got, c.want)
 	}
 }

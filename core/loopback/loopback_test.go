@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"testing"
-	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func get(t *testing.T, url string) int {
@@ -20,17 +22,13 @@ func get(t *testing.T, url string) int {
 
 func TestReceivesCode(t *testing.T) {
 	r, err := Listen("st")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer r.Close()
-	if got := get(t, r.RedirectURI()+"?code=abc&state=st"); got != 200 {
-		t.Fatalf("status %d", got)
-	}
+	got := get(t, r.RedirectURI()+"?code=abc&state=st")
+	require.EqualValues(t, 200, got, "status %d", got)
 	code, err := r.Wait(context.Background())
-	if err != nil || code != "abc" {
-		t.Fatalf("Wait = %q, %v", code, err)
-	}
+	assert.NoError(t, err, "Wait = %q,", code)
+	assert.Equal(t, "abc", code, "Wait = %q, %v", code, err)
 }
 
 func TestRejections(t *testing.T) {
@@ -48,32 +46,24 @@ func TestRejections(t *testing.T) {
 	}
 	for _, c := range cases {
 		r, err := Listen("st")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := get(t, r.RedirectURI()+c.query); got != 400 {
-			t.Errorf("%s: status %d", c.query, got)
-		}
-		if _, err := r.Wait(context.Background()); !c.check(err) {
-			t.Errorf("%s: %v", c.query, err)
-		}
+		require.NoError(t, err)
+		got := get(t, r.RedirectURI()+c.query)
+		assert.EqualValues(t, 400, got, "%s: status %d", c.query, got)
+		_, err = r.Wait(context.Background())
+		assert.True(t, c.check(err), "%s: %v", c.query, err)
 		r.Close()
 	}
 }
 
 func TestCloseAndCancel(t *testing.T) {
 	r, err := Listen("st")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 0) // past its deadline already
 	defer cancel()
-	if _, err := r.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Wait = %v", err)
-	}
+	_, err = r.Wait(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "Wait = %v", err)
 	uri := r.RedirectURI()
 	r.Close()
-	if got := get(t, uri+"?code=late&state=st"); got != -1 {
-		t.Fatalf("a redirect after Close got status %d", got)
-	}
+	got := get(t, uri+"?code=late&state=st")
+	assert.EqualValues(t, -1, got, "a redirect after Close got status %d", got)
 }

@@ -1,8 +1,10 @@
 package redact
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // rule AU-10: credentials are masked in every shape a log line may carry them.
@@ -25,12 +27,9 @@ func TestPatterns(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := Patterns(c.in)
-			if strings.Contains(out, c.secret) {
-				t.Fatalf("secret survived: %q", out)
-			}
-			if !strings.Contains(out, Mask) || !strings.Contains(out, c.keep) {
-				t.Fatalf("over- or under-redacted: %q", out)
-			}
+			assert.NotContains(t, out, c.secret, "secret survived: %q", out)
+			assert.Contains(t, out, Mask, "over- or under-redacted: %q", out)
+			assert.Contains(t, out, c.keep, "over- or under-redacted: %q", out)
 		})
 	}
 }
@@ -41,9 +40,8 @@ func TestPlainTextIsKept(t *testing.T) {
 		`{"code": 50035, "message": "Invalid Form Body"}`,
 		"SetHttpRequestTimeout: -1 ms is not a positive timeout",
 	} {
-		if got := Patterns(s); got != s {
-			t.Errorf("Patterns(%q) = %q", s, got)
-		}
+		got := Patterns(s)
+		assert.Equal(t, s, got, "Patterns(%q) = %q", s, got)
 	}
 }
 
@@ -53,13 +51,10 @@ func TestSetMasksKnownValues(t *testing.T) {
 	s.Add("short")
 	s.Add("opaque-token-value-123")
 	out := s.String("path /tmp/opaque-token-value-123/x and short")
-	if strings.Contains(out, "opaque-token-value-123") || !strings.Contains(out, "short") {
-		t.Fatalf("got %q", out)
-	}
+	require.NotContains(t, out, "opaque-token-value-123", "got %q", out)
+	require.Contains(t, out, "short", "got %q", out)
 	var nilSet *Set
-	if nilSet.String("Bearer abcdefgh") != "Bearer "+Mask {
-		t.Fatal("nil Set does not apply patterns")
-	}
+	assert.Equal(t, "Bearer "+Mask, nilSet.String("Bearer abcdefgh"), "nil Set does not apply patterns")
 }
 
 func TestSetForgetsOldest(t *testing.T) {
@@ -68,7 +63,7 @@ func TestSetForgetsOldest(t *testing.T) {
 	s.Add("secret-two-222")
 	s.Add("secret-three-333")
 	out := s.String("secret-one-111 secret-two-222 secret-three-333")
-	if !strings.Contains(out, "secret-one-111") || strings.Contains(out, "secret-two-222") || strings.Contains(out, "secret-three-333") {
-		t.Fatalf("got %q", out)
-	}
+	assert.Contains(t, out, "secret-one-111", "got %q", out)
+	assert.NotContains(t, out, "secret-two-222", "got %q", out)
+	assert.NotContains(t, out, "secret-three-333", "got %q", out)
 }

@@ -1,14 +1,17 @@
 package rest
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDo(t *testing.T) {
@@ -38,56 +41,73 @@ func TestDo(t *testing.T) {
 			w.Header().Set("Retry-After", "7")
 			w.WriteHeader(503)
 			io.WriteString(w, "<html>down</html>")
-		case "/api/slow":
-			time.Sleep(300 * time.Millisecond)
+		case "/api/slow": // answers only once the client gave up
+			<-r.Context().Done()
 		case "/api/garbage":
 			io.WriteString(w, "{not json")
 		}
 	}))
 	defer srv.Close()
-	c := &Client{Base: srv.URL + "/api/", Timeout: func() time.Duration { return 100 * time.Millisecond }}
+	timeout := 10 * time.Second // only /slow runs on a short one
+	c := &Client{Base: srv.URL + "/api/", Timeout: func() time.Duration { return timeout }}
 	ctx := context.Background()
 
 	var out struct{ Echo string }
-	if err := c.Do(ctx, Request{Method: "POST", Path: "/ok", Form: url.Values{"a": {"x y"}}, Auth: "Bearer tok"}, &out); err != nil || out.Echo != "x y" {
-		t.Fatalf("ok: %v %+v", err, out)
-	}
+	require.NoError(t, c.Do(ctx, Request{Method: "POST", Path: "/ok", Form: url.Values{"a": {"x y"}}, Auth: "Bearer tok"}, &out), "ok")
+	assert.Equal(t, "x y", out.Echo)
 	var js struct{ A int }
-	if err := c.Do(ctx, Request{Method: "POST", Path: "/json", JSON: map[string]int{"a": 5}}, &js); err != nil || js.A != 5 {
-		t.Fatalf("json: %v %+v", err, js)
-	}
+	require.NoError(t, c.Do(ctx, Request{Method: "POST", Path: "/json", JSON: map[string]int{"a": 5}}, &js), "json")
+	assert.Equal(t, 5, js.A)
 
 	cases := []struct {
-		path  string
-		check func(*Error) bool
+		path    string
+		timeout time.Duration
+		want    func(t *testing.T, e *Error)
 	}{
-		{"/invalid", func(e *Error) bool {
-			return e.Status == 400 && e.Code == 50035 && e.Message == "Invalid Form Body" && !e.Retryable()
+		{"/invalid", 0, func(t *testing.T, e *Error) {
+			assert.Equal(t, 400, e.Status)
+			assert.Equal(t, 50035, e.Code)
+			assert.Equal(t, "Invalid Form Body", e.Message)
+			assert.False(t, e.Retryable())
 		}},
-		{"/oauth", func(e *Error) bool {
-			return e.OAuthError == "invalid_grant" && e.OAuthDescription == "the code was used"
+		{"/oauth", 0, func(t *testing.T, e *Error) {
+			assert.Equal(t, "invalid_grant", e.OAuthError)
+			assert.Equal(t, "the code was used", e.OAuthDescription)
 		}},
-		{"/ratelimit", func(e *Error) bool { return e.Status == 429 && e.RetryAfter == 1.25 && e.Retryable() }},
-		{"/plain", func(e *Error) bool {
-			return e.Status == 503 && e.RetryAfter == 7 && e.Retryable() && e.Message == "Service Unavailable"
+		{"/ratelimit", 0, func(t *testing.T, e *Error) {
+			assert.Equal(t, 429, e.Status)
+			assert.Equal(t, 1.25, e.RetryAfter)
+			assert.True(t, e.Retryable())
 		}},
-		{"/slow", func(e *Error) bool { return e.Network && e.Timeout && e.Retryable() }},
-		{"/garbage", func(e *Error) bool { return e.Status == 200 && e.Body == "{not json" }},
+		{"/plain", 0, func(t *testing.T, e *Error) {
+			assert.Equal(t, 503, e.Status)
+			assert.EqualValues(t, 7, e.RetryAfter)
+			assert.True(t, e.Retryable())
+			assert.Equal(t, "Service Unavailable", e.Message)
+		}},
+		{"/slow", 50 * time.Millisecond, func(t *testing.T, e *Error) {
+			assert.True(t, e.Network)
+			assert.True(t, e.Timeout)
+			assert.True(t, e.Retryable())
+		}},
+		{"/garbage", 0, func(t *testing.T, e *Error) {
+			assert.Equal(t, 200, e.Status)
+			assert.Equal(t, "{not json", e.Body)
+		}},
 	}
 	for _, tc := range cases {
-		err := c.Do(ctx, Request{Path: tc.path}, &out)
-		var e *Error
-		if !errors.As(err, &e) || !tc.check(e) {
-			t.Errorf("%s: %#v", tc.path, err)
-		}
-		if e != nil && e.Error() == "" {
-			t.Errorf("%s: empty message", tc.path)
-		}
+		t.Run(tc.path, func(t *testing.T) {
+			timeout = cmp.Or(tc.timeout, 10*time.Second)
+			var e *Error
+			require.ErrorAs(t, c.Do(ctx, Request{Path: tc.path}, &out), &e)
+			tc.want(t, e)
+			assert.NotEmpty(t, e.Error(), "the error's message")
+		})
 	}
 
 	dead := &Client{Base: "http://127.0.0.1:1"}
 	var e *Error
-	if err := dead.Do(ctx, Request{Path: "/"}, nil); !errors.As(err, &e) || !e.Network || e.Timeout {
-		t.Fatalf("refused connection: %#v", err)
-	}
+	require.ErrorAs(t, dead.Do(ctx, Request{Path: "/"}, nil), &e, "refused connection")
+	assert.True(t, e.Network, "refused connection: a network error")
+	assert.False(t, e.Timeout, "refused connection: not a timeout")
 }

@@ -39,7 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/core/internal/wait"
+	"sdkpp/core/clock"
 )
 
 // Errors of Command and Subscribe. A command in flight when the connection drops fails with an
@@ -173,7 +173,7 @@ func New(cfg Config) (*Client, error) {
 	setDefault(&cfg.CommandTimeout, 10*time.Second)
 	setDefault(&cfg.WriteTimeout, 5*time.Second)
 	if cfg.Sleep == nil {
-		cfg.Sleep = wait.Sleep
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, clock.Real{}, d) }
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64

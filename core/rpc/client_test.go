@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"sdkpp/core/clock"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const appID = 1234567890123
@@ -35,9 +39,7 @@ func socketDir(t *testing.T) string {
 		return d
 	}
 	d, err := os.MkdirTemp("", "ipc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
 }
@@ -45,9 +47,7 @@ func socketDir(t *testing.T) string {
 func startPeer(t *testing.T, dir string) *peer.Peer {
 	t.Helper()
 	p, err := peer.Listen(peer.Config{Dir: dir, Guilds: []rpc.Guild{testGuild}, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
 }
@@ -83,7 +83,7 @@ func (e *events) wait(t *testing.T, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-timeout:
-			t.Fatalf("timed out waiting for %s", what)
+			require.FailNow(t, "timed out waiting for "+what)
 		}
 	}
 }
@@ -104,9 +104,7 @@ func newClient(t *testing.T, dir string, edit ...func(*rpc.Config)) (*rpc.Client
 		f(&cfg)
 	}
 	c, err := rpc.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c, ev
 }
@@ -126,9 +124,7 @@ func waitReady(t *testing.T, c *rpc.Client) rpc.Ready {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	r, err := c.WaitReady(ctx)
-	if err != nil {
-		t.Fatalf("WaitReady: %v", err)
-	}
+	require.NoError(t, err, "WaitReady")
 	return r
 }
 
@@ -136,9 +132,7 @@ func waitPeer(t *testing.T, p *peer.Peer, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := p.Wait(ctx, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	require.NoError(t, p.Wait(ctx, cond), "waiting for %s", what)
 }
 
 func ctx5s(t *testing.T) context.Context {
@@ -174,7 +168,7 @@ func (c *counter) wait(t *testing.T, what string) {
 	select {
 	case <-c.ch:
 	case <-time.After(5 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
+		require.FailNow(t, "timed out waiting for "+what)
 	}
 }
 
@@ -194,9 +188,7 @@ func checkNoGoroutines(t *testing.T) {
 		if len(left) == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines left:\n%s", len(left), strings.Join(left, "\n\n"))
-		}
+		require.False(t, time.Now().After(deadline), "%d goroutines left:\n%s", len(left), strings.Join(left, "\n\n"))
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -207,49 +199,45 @@ func TestRPC1HandshakeReady(t *testing.T) {
 	p := startPeer(t, dir)
 	c, ev := newClient(t, dir)
 	r := waitReady(t, c)
-	if r.V != 1 || r.User != peer.DefaultUser {
-		t.Fatalf("READY = %+v", r)
-	}
-	if c.State() != rpc.Connected {
-		t.Fatalf("State = %v", c.State())
-	}
+	require.EqualValues(t, 1, r.V, "READY = %+v", r)
+	require.Equal(t, peer.DefaultUser, r.User, "READY = %+v", r)
+	require.Equal(t, rpc.Connected, c.State(), "State = %v", c.State())
 	ev.wait(t, "OnReady", func() bool { return ev.ready == 1 })
-	if p.Connections() != 1 {
-		t.Fatalf("peer sees %d connections", p.Connections())
-	}
+	assert.EqualValues(t, 1, p.Connections(), "peer sees %d connections", p.Connections())
 }
 
 func TestDialWaitsForTheDesktopClient(t *testing.T) {
 	dir := socketDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	if _, err := rpc.Dial(ctx, rpc.Config{ApplicationID: appID, Dir: dir}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Dial without a peer: %v", err)
-	}
-	// The desktop client starts after the game.
-	c, _ := newClient(t, dir)
-	time.Sleep(20 * time.Millisecond)
-	if c.State() == rpc.Connected {
-		t.Fatal("connected to nothing")
-	}
+	_, err := rpc.Dial(ctx, rpc.Config{ApplicationID: appID, Dir: dir})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "Dial without a peer: %v", err)
+	// The desktop client starts after the game: the client's first attempt fails and it backs off.
+	backingOff := make(chan struct{}, 1)
+	c, _ := newClient(t, dir, func(cfg *rpc.Config) {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			select {
+			case backingOff <- struct{}{}:
+			default:
+			}
+			return clock.Sleep(ctx, clock.Real{}, d)
+		}
+	})
+	<-backingOff
+	require.NotEqual(t, rpc.Connected, c.State(), "connected to nothing")
 	startPeer(t, dir)
 	waitReady(t, c)
-	if _, err := rpc.New(rpc.Config{}); err == nil {
-		t.Fatal("New accepted a Config without ApplicationID")
-	}
+	_, err = rpc.New(rpc.Config{})
+	assert.Error(t, err, "New accepted a Config without ApplicationID")
 }
 
 // The client takes the first index that answers, here 3.
 func TestConnectsToAnyIndex(t *testing.T) {
 	dir := socketDir(t)
 	p, err := peer.Listen(peer.Config{Dir: dir, Index: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer p.Close()
-	if filepath.Base(p.Path()) != rpc.DefaultPrefix+"3" {
-		t.Fatalf("peer path %q", p.Path())
-	}
+	require.Equal(t, rpc.DefaultPrefix+"3", filepath.Base(p.Path()), "peer path %q", p.Path())
 	c, _ := newClient(t, dir)
 	waitReady(t, c)
 }
@@ -264,9 +252,8 @@ func TestCommandRoundTripMatchesNonces(t *testing.T) {
 	})
 
 	g, err := c.GetGuild(ctx5s(t), testGuild.ID)
-	if err != nil || g != testGuild {
-		t.Fatalf("GetGuild = %+v, %v", g, err)
-	}
+	require.NoError(t, err, "GetGuild = %+v,", g)
+	require.Equal(t, testGuild, g, "GetGuild = %+v, %v", g, err)
 
 	type result struct {
 		data string
@@ -280,9 +267,8 @@ func TestCommandRoundTripMatchesNonces(t *testing.T) {
 			results[name] <- result{string(data), err}
 		}()
 		m := <-held
-		if len(m.Nonce) != 36 || !strings.Contains(string(m.Args), name) {
-			t.Fatalf("command %s arrived as %+v", name, m)
-		}
+		require.Len(t, m.Nonce, 36, "command %s arrived as %+v", name, m)
+		require.Contains(t, string(m.Args), name, "command %s arrived as %+v", name, m)
 		nonces[name] = m.Nonce
 	}
 	// Answer b first, then a.
@@ -290,9 +276,8 @@ func TestCommandRoundTripMatchesNonces(t *testing.T) {
 		b, _ := json.Marshal(rpc.Message{Cmd: "HOLD", Data: json.RawMessage(`"reply-` + name + `"`), Nonce: nonces[name]})
 		p.WriteRaw(rpc.AppendFrame(nil, rpc.OpFrame, b))
 		r := <-results[name]
-		if r.err != nil || r.data != `"reply-`+name+`"` {
-			t.Fatalf("command %s got %q, %v", name, r.data, r.err)
-		}
+		require.NoError(t, r.err, "command %s got %q,", name, r.data)
+		require.Equal(t, `"reply-`+name+`"`, r.data, "command %s got %q, %v", name, r.data, r.err)
 	}
 }
 
@@ -300,35 +285,47 @@ func TestCommandRoundTripMatchesNonces(t *testing.T) {
 func TestRPC1ErrorReplyIsTypedError(t *testing.T) {
 	p, c, ev := connected(t)
 
-	_, err := c.Command(ctx5s(t), "NO_SUCH_COMMAND", nil)
-	var e *rpc.Error
-	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidCommand || e.Cmd != "NO_SUCH_COMMAND" {
-		t.Fatalf("unknown command: %v", err)
-	}
-	_, err = c.GetGuild(ctx5s(t), "404")
-	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidGuild || e.Cmd != rpc.CmdGetGuild {
-		t.Fatalf("unknown guild: %v", err)
-	}
-	unsub, err := c.Subscribe(ctx5s(t), "NO_SUCH_EVENT", nil, func(json.RawMessage) {})
-	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidEvent || unsub != nil {
-		t.Fatalf("refused subscription: %v", err)
-	}
 	p.Handle("FAIL", func(*rpc.Message) (any, error) { return nil, errors.New("it broke") })
-	_, err = c.Command(ctx5s(t), "FAIL", nil)
-	if !errors.As(err, &e) || e.Code != rpc.CodeUnknownError || e.Message != "it broke" {
-		t.Fatalf("failing handler: %v", err)
+	var unsub func()
+	for _, tc := range []struct {
+		name string
+		call func() error
+		code int
+		cmd  string // "" when not checked
+		msg  string // "" when not checked
+	}{
+		{"unknown command", func() error { _, err := c.Command(ctx5s(t), "NO_SUCH_COMMAND", nil); return err },
+			rpc.CodeInvalidCommand, "NO_SUCH_COMMAND", ""},
+		{"unknown guild", func() error { _, err := c.GetGuild(ctx5s(t), "404"); return err },
+			rpc.CodeInvalidGuild, rpc.CmdGetGuild, ""},
+		{"refused subscription", func() error {
+			var err error
+			unsub, err = c.Subscribe(ctx5s(t), "NO_SUCH_EVENT", nil, func(json.RawMessage) {})
+			return err
+		}, rpc.CodeInvalidEvent, "", ""},
+		{"failing handler", func() error { _, err := c.Command(ctx5s(t), "FAIL", nil); return err },
+			rpc.CodeUnknownError, "", "it broke"},
+	} {
+		var e *rpc.Error
+		require.ErrorAs(t, tc.call(), &e, tc.name)
+		require.Equal(t, tc.code, e.Code, tc.name)
+		if tc.cmd != "" {
+			require.Equal(t, tc.cmd, e.Cmd, tc.name)
+		}
+		if tc.msg != "" {
+			require.Equal(t, tc.msg, e.Message, tc.name)
+		}
 	}
+	require.Nil(t, unsub, "a refused subscription returned an unsubscribe function")
 
-	if n := p.SendError(4321, "something went wrong"); n != 1 {
-		t.Fatalf("ERROR event reached %d", n)
-	}
+	n := p.SendError(4321, "something went wrong")
+	require.EqualValues(t, 1, n, "ERROR event reached %d", n)
 	ev.wait(t, "the ERROR event", func() bool { return len(ev.errs) == 1 })
-	if got := ev.errs[0]; got.Code != 4321 || got.Message != "something went wrong" || got.Cmd != rpc.CmdDispatch {
-		t.Fatalf("OnError got %+v", got)
-	}
-	if c.State() != rpc.Connected {
-		t.Fatal("an ERROR event dropped the connection")
-	}
+	got := ev.errs[0]
+	assert.EqualValues(t, 4321, got.Code, "OnError got %+v", got)
+	assert.Equal(t, "something went wrong", got.Message, "OnError got %+v", got)
+	assert.Equal(t, rpc.CmdDispatch, got.Cmd, "OnError got %+v", got)
+	assert.Equal(t, rpc.Connected, c.State(), "an ERROR event dropped the connection")
 }
 
 // Rule RPC-1: GUILD_STATUS is a subscribable event delivered to its subscribers.
@@ -339,27 +336,23 @@ func TestRPC1GuildStatusSubscription(t *testing.T) {
 
 	got := make(chan rpc.GuildStatus, 10)
 	unsub, err := c.SubscribeGuildStatus(ctx5s(t), testGuild.ID, func(st rpc.GuildStatus) { got <- st })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer unsub()
-	if n, err := p.GuildStatus(other.ID, 1); n != 0 || err != nil {
-		t.Fatalf("an unsubscribed guild's status reached %d (%v)", n, err)
-	}
-	if n, err := p.GuildStatus(testGuild.ID, 42); n != 1 || err != nil {
-		t.Fatalf("GUILD_STATUS reached %d (%v)", n, err)
-	}
+	n, err := p.GuildStatus(other.ID, 1)
+	require.Zero(t, n, "an unsubscribed guild's status reached %d (%v)", n, err)
+	require.NoError(t, err, "an unsubscribed guild's status reached %d (%v)", n, err)
+	n, err = p.GuildStatus(testGuild.ID, 42)
+	require.EqualValues(t, 1, n, "GUILD_STATUS reached %d (%v)", n, err)
+	require.NoError(t, err, "GUILD_STATUS reached %d (%v)", n, err)
 	select {
 	case st := <-got:
-		if st.Guild != testGuild || st.Online != 42 {
-			t.Fatalf("GUILD_STATUS = %+v", st)
-		}
+		require.Equal(t, testGuild, st.Guild, "GUILD_STATUS = %+v", st)
+		require.EqualValues(t, 42, st.Online, "GUILD_STATUS = %+v", st)
 	case <-time.After(5 * time.Second):
-		t.Fatal("no GUILD_STATUS")
+		require.FailNow(t, "no GUILD_STATUS")
 	}
-	if _, err := c.SubscribeGuildStatus(ctx5s(t), "404", func(rpc.GuildStatus) {}); err == nil {
-		t.Fatal("subscribed to an unknown guild")
-	}
+	_, err = c.SubscribeGuildStatus(ctx5s(t), "404", func(rpc.GuildStatus) {})
+	assert.Error(t, err, "subscribed to an unknown guild")
 }
 
 // Rule RPC-2: AUTHORIZE_REQUEST reaches its subscriber, and the same subscription still receives
@@ -368,20 +361,15 @@ func TestRPC1GuildStatusSubscription(t *testing.T) {
 func TestRPC2AuthorizeRequestSurvivesPeerRestart(t *testing.T) {
 	dir := socketDir(t)
 	p1, err := peer.Listen(peer.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, ev := newClient(t, dir)
 	waitReady(t, c)
 	hits := newCounter()
 	unsub, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer unsub()
-	if n := p1.AuthorizeRequest(); n != 1 {
-		t.Fatalf("AUTHORIZE_REQUEST reached %d", n)
-	}
+	n := p1.AuthorizeRequest()
+	require.EqualValues(t, 1, n, "AUTHORIZE_REQUEST reached %d", n)
 	hits.wait(t, "the first AUTHORIZE_REQUEST")
 
 	// The desktop client quits...
@@ -389,23 +377,16 @@ func TestRPC2AuthorizeRequestSurvivesPeerRestart(t *testing.T) {
 	ev.wait(t, "the disconnect", func() bool { return len(ev.disconnects) == 1 })
 	// ...and starts again on the same path.
 	p2, err := peer.Listen(peer.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer p2.Close()
-	if p2.Path() != p1.Path() {
-		t.Fatalf("restarted on %q, was %q", p2.Path(), p1.Path())
-	}
+	require.Equal(t, p1.Path(), p2.Path(), "restarted on %q, was %q", p2.Path(), p1.Path())
 	waitPeer(t, p2, "the re-subscription", func() bool { return p2.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
 	waitReady(t, c)
 	ev.wait(t, "the second READY", func() bool { return ev.ready == 2 })
-	if n := p2.AuthorizeRequest(); n != 1 {
-		t.Fatalf("AUTHORIZE_REQUEST after the restart reached %d", n)
-	}
+	n = p2.AuthorizeRequest()
+	require.EqualValues(t, 1, n, "AUTHORIZE_REQUEST after the restart reached %d", n)
 	hits.wait(t, "AUTHORIZE_REQUEST after the restart")
-	if hits.count() != 2 {
-		t.Fatalf("handler ran %d times", hits.count())
-	}
+	require.EqualValues(t, 2, hits.count(), "handler ran %d times", hits.count())
 
 	// A dropped connection (the peer stays up) is survived the same way.
 	p2.Kick()
@@ -420,37 +401,27 @@ func TestUnsubscribeStopsDelivery(t *testing.T) {
 
 	first, second := newCounter(), newCounter()
 	unsub1, err := c.SubscribeAuthorizeRequest(ctx5s(t), first.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	unsub2, err := c.SubscribeAuthorizeRequest(ctx5s(t), second.fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Two local subscribers share one subscription on the wire.
 	unsub1()
 	unsub1()
 	p.AuthorizeRequest()
 	second.wait(t, "the remaining subscriber")
-	if first.count() != 0 {
-		t.Fatal("an unsubscribed handler ran")
-	}
+	require.Zero(t, first.count(), "an unsubscribed handler ran")
 	// The last one sends UNSUBSCRIBE.
 	unsub2()
 	waitPeer(t, p, "UNSUBSCRIBE", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 0 })
-	if n := p.AuthorizeRequest(); n != 0 {
-		t.Fatalf("AUTHORIZE_REQUEST reached %d after UNSUBSCRIBE", n)
-	}
+	n := p.AuthorizeRequest()
+	require.Zero(t, n, "AUTHORIZE_REQUEST reached %d after UNSUBSCRIBE", n)
 	// An unsubscribed subscription is not re-sent after a reconnect.
 	p.Kick()
 	waitPeer(t, p, "the reconnect", func() bool { return p.Connections() == 1 })
 	waitReady(t, c)
-	if p.Subscribers(rpc.EvtAuthorizeRequest) != 0 {
-		t.Fatal("an unsubscribed subscription came back")
-	}
-	if first.count() != 0 || second.count() != 1 {
-		t.Fatalf("handlers ran %d and %d times", first.count(), second.count())
-	}
+	assert.Zero(t, p.Subscribers(rpc.EvtAuthorizeRequest), "an unsubscribed subscription came back")
+	assert.Zero(t, first.count(), "handlers ran %d and %d times", first.count(), second.count())
+	assert.EqualValues(t, 1, second.count(), "handlers ran %d and %d times", first.count(), second.count())
 }
 
 // A subscription made while disconnected is sent once connected.
@@ -458,9 +429,8 @@ func TestSubscribeWhileDisconnected(t *testing.T) {
 	dir := socketDir(t)
 	c, _ := newClient(t, dir)
 	hits := newCounter()
-	if _, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn)
+	require.NoError(t, err)
 	p := startPeer(t, dir)
 	waitPeer(t, p, "the subscription", func() bool { return p.Subscribers(rpc.EvtAuthorizeRequest) == 1 })
 	p.AuthorizeRequest()
@@ -498,55 +468,45 @@ func TestCommandsFailPromptly(t *testing.T) {
 	p.Kick()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, rpc.ErrDisconnected) || errors.Is(err, rpc.ErrClosed) {
-			t.Fatalf("in flight at a disconnect: %v", err)
-		}
+		require.ErrorIs(t, err, rpc.ErrDisconnected, "in flight at a disconnect: %v", err)
+		require.NotErrorIs(t, err, rpc.ErrClosed, "in flight at a disconnect: %v", err)
 	case <-time.After(2 * time.Second):
-		t.Fatal("a command in flight hung after the disconnect")
+		require.FailNow(t, "a command in flight hung after the disconnect")
 	}
 
 	// The context ends first.
 	waitReady(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := c.Command(ctx, "HOLD", nil); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("past its deadline: %v", err)
-	}
+	_, err := c.Command(ctx, "HOLD", nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "past its deadline: %v", err)
 	<-arrived
 
 	// Without a peer, commands fail at once.
 	p.Close()
 	waitFor(t, "the disconnect", func() bool { return c.State() != rpc.Connected })
-	if _, err := c.Command(context.Background(), "HOLD", nil); !errors.Is(err, rpc.ErrNotConnected) {
-		t.Fatalf("while disconnected: %v", err)
-	}
+	_, err = c.Command(context.Background(), "HOLD", nil)
+	assert.ErrorIs(t, err, rpc.ErrNotConnected, "while disconnected: %v", err)
 }
 
 func TestCloseFailsCommandsInFlight(t *testing.T) {
 	_, c, arrived := holdingPeer(t)
 	errc := hold(c, arrived)
 	c.Close()
-	if err := <-errc; !errors.Is(err, rpc.ErrClosed) {
-		t.Fatalf("in flight at Close: %v", err)
-	}
-	if _, err := c.Command(context.Background(), "HOLD", nil); !errors.Is(err, rpc.ErrClosed) {
-		t.Fatalf("after Close: %v", err)
-	}
-	if _, err := c.Subscribe(context.Background(), rpc.EvtAuthorizeRequest, nil, func(json.RawMessage) {}); !errors.Is(err, rpc.ErrClosed) {
-		t.Fatalf("Subscribe after Close: %v", err)
-	}
-	if c.State() != rpc.Closed {
-		t.Fatalf("State = %v", c.State())
-	}
+	err := <-errc
+	require.ErrorIs(t, err, rpc.ErrClosed, "in flight at Close: %v", err)
+	_, err = c.Command(context.Background(), "HOLD", nil)
+	require.ErrorIs(t, err, rpc.ErrClosed, "after Close: %v", err)
+	_, err = c.Subscribe(context.Background(), rpc.EvtAuthorizeRequest, nil, func(json.RawMessage) {})
+	assert.ErrorIs(t, err, rpc.ErrClosed, "Subscribe after Close: %v", err)
+	assert.Equal(t, rpc.Closed, c.State(), "State = %v", c.State())
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
 		time.Sleep(2 * time.Millisecond)
 	}
 }
@@ -556,9 +516,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestBadFramesAreSurvived(t *testing.T) {
 	p, c, ev := connected(t)
 	hits := newCounter()
-	if _, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn)
+	require.NoError(t, err)
 	oversize := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, uint32(rpc.OpFrame)), rpc.MaxPayload+1)
 	bad := map[string][]byte{
 		"malformed JSON":  rpc.AppendFrame(nil, rpc.OpFrame, []byte(`{"cmd":"DISPATCH","evt":`)),
@@ -584,9 +543,7 @@ func TestBadFramesAreSurvived(t *testing.T) {
 	p.WriteRaw(rpc.AppendFrame(nil, rpc.OpFrame, []byte(`{"cmd":"GET_GUILD","data":{},"nonce":"nobody"}`)))
 	p.AuthorizeRequest()
 	hits.wait(t, "AUTHORIZE_REQUEST after harmless frames")
-	if len(ev.disconnects) != drops {
-		t.Fatal("a harmless frame dropped the connection")
-	}
+	assert.Len(t, ev.disconnects, drops, "a harmless frame dropped the connection")
 }
 
 func TestPingAndClose(t *testing.T) {
@@ -597,9 +554,9 @@ func TestPingAndClose(t *testing.T) {
 	p.CloseAll(4000, "Invalid Client ID")
 	ev.wait(t, "the CLOSE", func() bool { return len(ev.disconnects) == 1 })
 	var ce *rpc.CloseError
-	if !errors.As(ev.disconnects[0], &ce) || ce.Code != 4000 || ce.Message != "Invalid Client ID" {
-		t.Fatalf("OnDisconnect got %v", ev.disconnects[0])
-	}
+	require.ErrorAs(t, ev.disconnects[0], &ce, "OnDisconnect got %v", ev.disconnects[0])
+	require.EqualValues(t, 4000, ce.Code, "OnDisconnect got %v", ev.disconnects[0])
+	require.Equal(t, "Invalid Client ID", ce.Message, "OnDisconnect got %v", ev.disconnects[0])
 	waitReady(t, c)
 }
 
@@ -631,9 +588,7 @@ func TestReconnectBackoff(t *testing.T) {
 	c.Close()
 	want := []time.Duration{200, 400, 400, 400, 400}
 	for i, w := range want {
-		if delays[i] != w*time.Millisecond {
-			t.Fatalf("delays %v, want %v ms", delays, want)
-		}
+		require.Equal(t, w*time.Millisecond, delays[i], "delays %v, want %v ms", delays, want)
 	}
 }
 
@@ -641,25 +596,20 @@ func TestReconnectBackoff(t *testing.T) {
 func TestCloseLeavesNoGoroutines(t *testing.T) {
 	dir := socketDir(t)
 	p, err := peer.Listen(peer.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var clients []*rpc.Client
 	for range 3 {
 		c, _ := newClient(t, dir)
 		waitReady(t, c)
-		if _, err := c.SubscribeAuthorizeRequest(ctx5s(t), func() {}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := c.SubscribeAuthorizeRequest(ctx5s(t), func() {})
+		require.NoError(t, err)
 		clients = append(clients, c)
 	}
 	// One client that has nothing to connect to, sleeping in its backoff.
 	idle, _ := newClient(t, socketDir(t), func(cfg *rpc.Config) { cfg.Backoff = rpc.Backoff{Initial: time.Hour, Max: time.Hour} })
 	clients = append(clients, idle)
 	for _, c := range clients {
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Close())
 		c.Close()
 	}
 	p.Close()
@@ -679,16 +629,14 @@ func TestPeerRefusesBadHandshake(t *testing.T) {
 		{`nonsense`, rpc.CloseInvalidEncoding},
 	} {
 		conn, err := rpc.DialIPC(ctx5s(t), p.Path())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rpc.WriteFrame(conn, rpc.OpHandshake, []byte(tc.hs))
 		op, payload, err := rpc.ReadFrame(conn)
 		var cd rpc.CloseData
 		json.Unmarshal(payload, &cd)
-		if err != nil || op != rpc.OpClose || cd.Code != tc.code {
-			t.Errorf("handshake %s: %v %s %v", tc.hs, op, payload, err)
-		}
+		assert.NoError(t, err, "handshake %s: %v %s", tc.hs, op, payload)
+		assert.Equal(t, rpc.OpClose, op, "handshake %s: %v %s %v", tc.hs, op, payload, err)
+		assert.Equal(t, tc.code, cd.Code, "handshake %s: %v %s %v", tc.hs, op, payload, err)
 		conn.Close()
 	}
 }
@@ -696,9 +644,8 @@ func TestPeerRefusesBadHandshake(t *testing.T) {
 func TestPeerExec(t *testing.T) {
 	p, c, _ := connected(t)
 	hits := newCounter()
-	if _, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.SubscribeAuthorizeRequest(ctx5s(t), hits.fn)
+	require.NoError(t, err)
 	statuses := make(chan rpc.GuildStatus, 1)
 
 	for _, tc := range []struct{ line, want string }{
@@ -709,31 +656,26 @@ func TestPeerExec(t *testing.T) {
 		{"status", "connections=1 subscriptions=[AUTHORIZE_REQUEST=1]"},
 	} {
 		got, err := p.Exec(tc.line)
-		if err != nil || got != tc.want {
-			t.Errorf("Exec(%q) = %q, %v; want %q", tc.line, got, err, tc.want)
-		}
+		assert.NoError(t, err, "Exec(%q) = %q, %v; want %q", tc.line, got, err, tc.want)
+		assert.Equal(t, tc.want, got, "Exec(%q) = %q, %v; want %q", tc.line, got, err, tc.want)
 	}
 	hits.wait(t, "AUTHORIZE_REQUEST")
-	if _, err := c.SubscribeGuildStatus(ctx5s(t), "9", func(st rpc.GuildStatus) { statuses <- st }); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := p.Exec("guild-status 9 3"); err != nil || got != "sent GUILD_STATUS to 1" {
-		t.Fatalf("guild-status: %q %v", got, err)
-	}
-	if st := <-statuses; st.Online != 3 || st.Guild.Name != "Nine" {
-		t.Fatalf("GUILD_STATUS %+v", st)
-	}
+	_, err = c.SubscribeGuildStatus(ctx5s(t), "9", func(st rpc.GuildStatus) { statuses <- st })
+	require.NoError(t, err)
+	got, err := p.Exec("guild-status 9 3")
+	require.NoError(t, err, "guild-status: %q", got)
+	require.Equal(t, "sent GUILD_STATUS to 1", got, "guild-status: %q %v", got, err)
+	st := <-statuses
+	require.EqualValues(t, 3, st.Online, "GUILD_STATUS %+v", st)
+	require.Equal(t, "Nine", st.Guild.Name, "GUILD_STATUS %+v", st)
 	for _, bad := range []string{"guild-status 404 1", "guild-status 9 x", "frobnicate", "error x y", "guild 1"} {
-		if _, err := p.Exec(bad); err == nil {
-			t.Errorf("Exec(%q) succeeded", bad)
-		}
+		_, err := p.Exec(bad)
+		assert.Error(t, err, "Exec(%q) succeeded", bad)
 	}
-	if _, err := p.Exec("quit"); !errors.Is(err, peer.ErrQuit) {
-		t.Fatalf("quit: %v", err)
-	}
-	if got, _ := p.Exec("kick"); got != "dropped 1" {
-		t.Fatalf("kick: %q", got)
-	}
+	_, err = p.Exec("quit")
+	require.ErrorIs(t, err, peer.ErrQuit, "quit: %v", err)
+	got, _ = p.Exec("kick")
+	assert.Equal(t, "dropped 1", got, "kick: %q", got)
 }
 
 // Subscriptions, unsubscriptions and commands from many goroutines while the connection keeps
@@ -763,16 +705,17 @@ func TestConcurrentUseAcrossDrops(t *testing.T) {
 			for i := range 100 {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				unsub, err := c.SubscribeAuthorizeRequest(ctx, func() {})
-				if err != nil && !errors.Is(err, rpc.ErrNotConnected) {
-					t.Errorf("Subscribe: %v", err)
+				if err != nil {
+					assert.ErrorIs(t, err, rpc.ErrNotConnected, "Subscribe: %v", err)
 				}
 				_, err = c.GetGuild(ctx, testGuild.ID)
-				if err == nil {
+				switch {
+				case err == nil:
 					succeeded.Add(1)
-				} else if errors.Is(err, rpc.ErrNotConnected) {
+				case errors.Is(err, rpc.ErrNotConnected):
 					c.WaitReady(ctx)
-				} else if !errors.Is(err, rpc.ErrDisconnected) {
-					t.Errorf("GetGuild: %v", err)
+				default:
+					assert.ErrorIs(t, err, rpc.ErrDisconnected, "GetGuild")
 				}
 				cancel()
 				// Goroutine 0 keeps its last subscription.
@@ -785,9 +728,7 @@ func TestConcurrentUseAcrossDrops(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	<-kicked
-	if succeeded.Load() == 0 {
-		t.Fatal("no command succeeded")
-	}
+	require.NotZero(t, succeeded.Load(), "no command succeeded")
 	t.Logf("%d of %d commands succeeded", succeeded.Load(), 8*100)
 	waitReady(t, c)
 	waitPeer(t, p, "exactly the kept subscription", func() bool {

@@ -3,52 +3,43 @@ package rpc
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"io"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	payload := []byte(`{"v":1,"client_id":"42"}`)
-	if err := WriteFrame(&buf, OpHandshake, payload); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteFrame(&buf, OpHandshake, payload))
 	want := append([]byte{0, 0, 0, 0, byte(len(payload)), 0, 0, 0}, payload...)
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Fatalf("encoded % x, want % x", buf.Bytes(), want)
-	}
+	require.Equal(t, want, buf.Bytes(), "encoded % x, want % x", buf.Bytes(), want)
 	op, got, err := ReadFrame(&buf)
-	if err != nil || op != OpHandshake || !bytes.Equal(got, payload) {
-		t.Fatalf("ReadFrame = %v %q %v", op, got, err)
-	}
-	if _, _, err := ReadFrame(&buf); err != io.EOF {
-		t.Fatalf("at the end: %v, want io.EOF", err)
-	}
+	require.NoError(t, err, "ReadFrame = %v %q", op, got)
+	require.Equal(t, OpHandshake, op, "ReadFrame = %v %q %v", op, got, err)
+	require.Equal(t, payload, got, "ReadFrame = %v %q %v", op, got, err)
+	_, _, err = ReadFrame(&buf)
+	assert.Equal(t, io.EOF, err, "at the end: %v, want io.EOF", err)
 }
 
 func TestFrameLimits(t *testing.T) {
-	if err := WriteFrame(io.Discard, OpFrame, make([]byte, MaxPayload+1)); !errors.Is(err, ErrFrameTooLarge) {
-		t.Fatalf("writing an oversize frame: %v", err)
-	}
-	if err := WriteFrame(io.Discard, OpFrame, make([]byte, MaxPayload)); err != nil {
-		t.Fatalf("writing a frame of MaxPayload: %v", err)
-	}
+	err := WriteFrame(io.Discard, OpFrame, make([]byte, MaxPayload+1))
+	require.ErrorIs(t, err, ErrFrameTooLarge, "writing an oversize frame: %v", err)
+	require.NoError(t, WriteFrame(io.Discard, OpFrame, make([]byte, MaxPayload)), "writing a frame of MaxPayload")
 	big := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 1), 1<<31)
-	if _, _, err := ReadFrame(bytes.NewReader(big)); !errors.Is(err, ErrFrameTooLarge) {
-		t.Fatalf("reading a 2 GiB header: %v", err)
-	}
+	_, _, err = ReadFrame(bytes.NewReader(big))
+	require.ErrorIs(t, err, ErrFrameTooLarge, "reading a 2 GiB header: %v", err)
 	bad := AppendFrame(nil, 9, []byte("{}"))
-	if _, _, err := ReadFrame(bytes.NewReader(bad)); !errors.Is(err, ErrBadOpcode) {
-		t.Fatalf("reading opcode 9: %v", err)
-	}
+	_, _, err = ReadFrame(bytes.NewReader(bad))
+	require.ErrorIs(t, err, ErrBadOpcode, "reading opcode 9: %v", err)
 	short := AppendFrame(nil, OpFrame, []byte("{}"))[:9]
-	if _, _, err := ReadFrame(bytes.NewReader(short)); err != io.ErrUnexpectedEOF {
-		t.Fatalf("reading a truncated frame: %v", err)
-	}
+	_, _, err = ReadFrame(bytes.NewReader(short))
+	assert.Equal(t, io.ErrUnexpectedEOF, err, "reading a truncated frame: %v", err)
 }
 
 // FuzzReadFrame feeds arbitrary bytes to the decoder and the message parser: they never panic,
@@ -71,41 +62,33 @@ func FuzzReadFrame(f *testing.F) {
 			if err != nil {
 				break
 			}
-			if len(payload) > MaxPayload || op > OpPong {
-				t.Fatalf("accepted opcode %d with %d bytes", op, len(payload))
-			}
+			require.LessOrEqual(t, len(payload), MaxPayload, "accepted opcode %d with %d bytes", op, len(payload))
+			require.LessOrEqual(t, op, OpPong, "accepted opcode %d with %d bytes", op, len(payload))
 			again = AppendFrame(again, op, payload)
 			if m, err := ParseMessage(payload); err == nil {
-				if m.Cmd == "" {
-					t.Fatal("parsed a message without cmd")
-				}
+				require.NotEqual(t, "", m.Cmd, "parsed a message without cmd")
 				ErrorOf(m)
 			}
 		}
-		if !bytes.HasPrefix(data, again) {
-			t.Fatalf("re-encoding differs: % x is not a prefix of % x", again, data)
-		}
+		require.True(t, bytes.HasPrefix(data, again), "re-encoding differs: % x is not a prefix of % x", again, data)
 	})
 }
 
 func TestParseMessage(t *testing.T) {
 	for _, bad := range []string{``, `{`, `[]`, `"x"`, `{}`, `{"cmd":""}`, `{"cmd":1}`} {
-		if _, err := ParseMessage([]byte(bad)); err == nil {
-			t.Errorf("ParseMessage(%q) accepted", bad)
-		}
+		_, err := ParseMessage([]byte(bad))
+		assert.Error(t, err, "ParseMessage(%q) accepted", bad)
 	}
 	m, err := ParseMessage([]byte(`{"cmd":"SUBSCRIBE","evt":"ERROR","data":{"code":4004,"message":"Invalid event"},"nonce":"n1"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e := ErrorOf(m)
-	if e == nil || e.Code != 4004 || e.Cmd != "SUBSCRIBE" || !strings.Contains(e.Error(), "SUBSCRIBE failed: 4004") {
-		t.Fatalf("ErrorOf = %#v", e)
-	}
+	require.NotNil(t, e, "ErrorOf = %#v", e)
+	require.EqualValues(t, 4004, e.Code, "ErrorOf = %#v", e)
+	require.Equal(t, "SUBSCRIBE", e.Cmd, "ErrorOf = %#v", e)
+	require.Contains(t, e.Error(), "SUBSCRIBE failed: 4004", "ErrorOf = %#v", e)
 	m, _ = ParseMessage([]byte(`{"cmd":"DISPATCH","evt":"READY","data":{},"nonce":null}`))
-	if ErrorOf(m) != nil || m.Nonce != "" {
-		t.Fatalf("READY: %#v", m)
-	}
+	assert.Nil(t, ErrorOf(m), "READY: %#v", m)
+	assert.Equal(t, "", m.Nonce, "READY: %#v", m)
 }
 
 func TestNewNonceIsUUIDv4(t *testing.T) {
@@ -113,9 +96,8 @@ func TestNewNonceIsUUIDv4(t *testing.T) {
 	seen := map[string]bool{}
 	for range 100 {
 		n := NewNonce()
-		if !re.MatchString(n) || seen[n] {
-			t.Fatalf("nonce %q", n)
-		}
+		require.True(t, re.MatchString(n), "nonce %q", n)
+		require.False(t, seen[n], "nonce %q", n)
 		seen[n] = true
 	}
 }
@@ -124,31 +106,23 @@ func TestBackoffDelay(t *testing.T) {
 	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}
 	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
 	for i, w := range want {
-		if got := b.Delay(i, 0); got != w*time.Millisecond {
-			t.Errorf("Delay(%d, 0) = %v, want %v", i, got, w*time.Millisecond)
-		}
+		got := b.Delay(i, 0)
+		assert.Equal(t, w*time.Millisecond, got, "Delay(%d, 0) = %v, want %v", i, got, w*time.Millisecond)
 	}
-	if got := b.Delay(2, 0.999999); got <= 200*time.Millisecond || got > 201*time.Millisecond {
-		t.Errorf("Delay(2, ~1) = %v, want about half of 400ms", got)
-	}
-	if got := b.Delay(1000, 0); got != time.Second {
-		t.Errorf("Delay(1000, 0) = %v, want the cap", got)
-	}
+	got := b.Delay(2, 0.999999)
+	assert.Greater(t, got, 200*time.Millisecond, "Delay(2, ~1) = %v, want about half of 400ms", got)
+	assert.LessOrEqual(t, got, 201*time.Millisecond, "Delay(2, ~1) = %v, want about half of 400ms", got)
+	got = b.Delay(1000, 0)
+	assert.Equal(t, time.Second, got, "Delay(1000, 0) = %v, want the cap", got)
 }
 
 func TestPath(t *testing.T) {
 	p := Path("d", "", 3)
-	if !strings.HasSuffix(p, DefaultPrefix+"3") {
-		t.Fatalf("Path = %q", p)
-	}
+	require.True(t, strings.HasSuffix(p, DefaultPrefix+"3"), "Path = %q", p)
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("TMPDIR", "")
-	if DefaultDir() != "/tmp" && DefaultDir() != "" {
-		t.Fatalf("DefaultDir without variables = %q", DefaultDir())
-	}
+	require.Contains(t, []string{"/tmp", ""}, DefaultDir(), "DefaultDir without variables")
 	t.Setenv("TMPDIR", "tmpdir")
 	t.Setenv("XDG_RUNTIME_DIR", "xdg")
-	if d := DefaultDir(); d != "xdg" && d != "" {
-		t.Fatalf("DefaultDir = %q, want XDG_RUNTIME_DIR first", d)
-	}
+	assert.Contains(t, []string{"xdg", ""}, DefaultDir(), "DefaultDir: XDG_RUNTIME_DIR first")
 }
