@@ -12,15 +12,16 @@ require (
 )
 
 require (
+	github.com/gen2brain/malgo v0.11.24
 	github.com/gobwas/ws v1.5.0
 	github.com/hraban/opus v0.0.0-20260708213942-bde8e4304501
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/net v0.62.0
 )
 
 require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/gen2brain/malgo v0.11.24 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -28,3 +28,9 @@ echo
 echo "== realtime: lobby messages and idle gateway connections, against Redis and a bare WebSocket server =="
 go build -o "$out/realtime" ./bench/realtime
 "$out/realtime"
+
+echo
+echo "== voice relay: forwarding against a minimal C forwarder (recvmmsg/sendmmsg) =="
+cc -std=c11 -O2 bench/relay_fwd.c -o "$out/relay_fwd"
+go build -o "$out/relay" ./bench/relay
+"$out/relay" -fwd "$out/relay_fwd"

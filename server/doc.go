@@ -23,6 +23,8 @@
 //	server/users      GET /users/@me, provisional display name
 //	server/gateway    the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
 //	server/lobbies    lobbies, their members and messages, moderation metadata
+//	server/voice      voice calls of lobbies: signaling over the gateway (wire/voice)
+//	server/relay      the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
 //	server/admin      dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
 //	server/devseed    dev seed data and test helpers that create apps and users
 //	server/browser    drives the consent and device pages like a browser (tests, sdkpp-browser)

@@ -62,7 +62,7 @@ func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire
 func (s *Server) newHub() *gateway.Hub {
 	s.presence = &presence.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "presence")}
 	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships")}
-	return gateway.New(gateway.Config{
+	hub := gateway.New(gateway.Config{
 		OnPresence:        func(who gateway.Identity, d json.RawMessage) { s.presence.OnPresence(who.UserID, who.AppID, d) },
 		OnSession:         func(who gateway.Identity) { s.presence.OnSession(who.UserID, who.AppID) },
 		ReadyExtra:        s.readySocial,
@@ -73,7 +73,10 @@ func (s *Server) newHub() *gateway.Hub {
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
+		Voice:             s.voice,
 	})
+	s.voice.Hub = hub
+	return hub
 }
 
 // gatewayRequests is the handler of API requests over the gateway (gwire.OpRequest): the API

@@ -34,11 +34,14 @@ import (
 	"sdkpp/server/presence"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/relationships"
+	"sdkpp/server/relay"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
+	"sdkpp/server/voice"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // DefaultAddr is the listen address when Config.Addr is empty.
@@ -78,6 +81,11 @@ type Config struct {
 	// RateLimits sets the HTTP API's rate limits (package ratelimit); the zero value takes the
 	// platform-like defaults.
 	RateLimits ratelimit.Config
+	// VoiceAddr is the UDP address the voice relay listens on; default the host of Addr with
+	// port 0 (a free port). VoiceEndpoint is that address as clients reach it (host:port, sent
+	// in VOICE_SERVER_UPDATE); default the relay's address, with the public URL's host when the
+	// relay listens on every interface.
+	VoiceAddr, VoiceEndpoint string
 	// NoGatewayRequests turns off API requests over the gateway (op 100, an sdkpp extension):
 	// READY does not offer them, and SDKs send everything over HTTP.
 	NoGatewayRequests bool
@@ -116,6 +124,8 @@ type Server struct {
 	social     *relationships.Service
 	presence   *presence.Service
 	creds      wire.DevCredentials
+	relay      *relay.Relay   // the voice media relay; from Start
+	voice      *voice.Service // the voice calls
 
 	mu       sync.Mutex
 	started  bool
@@ -196,9 +206,14 @@ func (s *Server) Start() error {
 	if s.url == "" {
 		s.url = "http://" + ln.Addr().String()
 	}
+	if err := s.startRelay(ln.Addr().String()); err != nil {
+		ln.Close()
+		return err
+	}
 	handler, err := s.routes()
 	if err != nil {
 		ln.Close()
+		s.relay.Close()
 		return err
 	}
 	s.listener = ln
@@ -241,7 +256,7 @@ func (s *Server) routes() (http.Handler, error) {
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users"), OnRenamed: s.renamed}
 	s.hub = s.newHub()
-	s.lobbies.Notifier = lobbyNotifier{s.hub}
+	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub}
 	s.lobbies.Connected = s.hub.OnlineApp
@@ -446,6 +461,7 @@ func (s *Server) Close() error {
 		<-s.served
 		s.dispatcher.Close()
 		s.lobbies.Close()
+		errs = append(errs, s.relay.Close()) // after the hub: the calls have ended
 	}
 	errs = append(errs, s.store.Close())
 	s.log.Info("sdkpp-server stopped")
@@ -467,8 +483,20 @@ func (s *Server) APIRoutes() []string { return s.apiRoutes() }
 func (s *Server) APIURL() string { return s.URL() + APIVersionPath }
 
 // lobbyNotifier delivers lobby events through the gateway to the members' sessions of that game.
-type lobbyNotifier struct{ hub *gateway.Hub }
+// A member who leaves the lobby leaves its call, and a lobby that goes ends its call.
+type lobbyNotifier struct {
+	hub   *gateway.Hub
+	voice *voice.Service
+}
 
 func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {
 	n.hub.DispatchAppMany(appID, userIDs, event, data) // encoded once for the whole lobby
+	switch d := data.(type) {
+	case wire.LobbyMemberEvent:
+		if event == gwire.EventLobbyMemberRemove {
+			n.voice.MemberLeft(uint64(d.LobbyID), uint64(d.Member.ID))
+		}
+	case wire.LobbyDeleted:
+		n.voice.LobbyGone(uint64(d.ID))
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
+	"sdkpp/wire/voice"
 )
 
 // closeReq says how a connection ends: code 0 means the peer is gone (no close frame is sent);
@@ -168,13 +169,17 @@ func (c *conn) hand(in inbound) bool {
 	}
 }
 
-// readMax is the largest payload the reader takes: gwire.OpRequest payloads may be longer than others,
-// which handle checks against MaxPayloadBytes.
+// readMax is the largest payload the reader takes: gwire.OpRequest and gwire.OpVoiceKeys payloads
+// may be longer than others, which handle checks against MaxPayloadBytes.
 func (c *conn) readMax() int {
+	n := c.h.cfg.MaxPayloadBytes
 	if c.h.cfg.Requests != nil {
-		return max(c.h.cfg.MaxPayloadBytes, c.h.cfg.MaxRequestBytes)
+		n = max(n, c.h.cfg.MaxRequestBytes)
 	}
-	return c.h.cfg.MaxPayloadBytes
+	if c.h.cfg.Voice != nil {
+		n = max(n, voice.MaxKeysPayloadBytes)
+	}
+	return n
 }
 
 // finish ends the connection: it detaches (or ends) the session first, so that a client that
@@ -186,7 +191,9 @@ func (c *conn) finish(r closeReq) {
 	h := c.h
 	h.mu.Lock()
 	wentOffline := false
+	var left Session // the session this connection lets go: it leaves its call
 	if s := c.sess; s != nil && s.conn == c {
+		left = Session{Identity: s.who, ID: s.id}
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
 		if r.end {
@@ -197,6 +204,7 @@ func (c *conn) finish(r closeReq) {
 	c.sess = nil
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
+	h.voiceGone(left)
 	if wentOffline {
 		h.connection(c.who, false)
 	}
@@ -363,7 +371,11 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 	if !c.allow(c.h.cfg.Clock.Now()) {
 		return closeReq{code: gwire.CloseRateLimited, reason: "rate limited"}, true
 	}
-	if len(data) > c.h.cfg.MaxPayloadBytes {
+	limit := c.h.cfg.MaxPayloadBytes
+	if *p.Op == gwire.OpVoiceKeys && c.h.cfg.Voice != nil {
+		limit = voice.MaxKeysPayloadBytes
+	}
+	if len(data) > limit {
 		return closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
 	}
 	switch *p.Op {
@@ -398,6 +410,10 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 			f(c.who, json.RawMessage(bytes.Clone(p.D)))
 		}
 		return closeReq{}, false
+	case gwire.OpVoiceStateUpdate, gwire.OpVoiceKeys:
+		if c.h.cfg.Voice != nil {
+			return c.voiceOp(*p.Op, p.D)
+		}
 	}
 	return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
 }
@@ -590,6 +606,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	h.mu.Unlock()
 	if old != nil {
 		old.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session resumed elsewhere"})
+		h.voiceGone(Session{Identity: s.who, ID: s.id}) // the call was the old connection's
 	}
 	c.authed, c.who = true, s.who
 	c.requester.Store(&requester{token: c.token, sess: s})

@@ -61,6 +61,18 @@
 // lobby messages this way (with an idempotency nonce), and repeats over HTTP what had no answer
 // when a connection broke.
 //
+// # Voice signaling
+//
+// With Config.Voice set (READY's sdkpp_features then lists "voice"), an identified connection
+// may send Voice State Update (op 4, d a wire/voice StateUpdate) and Voice Keys (op 101, an
+// sdkpp extension, d a wire/voice Keys, up to voice.MaxKeysPayloadBytes). The hub decodes and
+// checks them (a malformed one closes with 4002) and hands them to Config.Voice with the
+// session; the answers are dispatches to sessions (Hub.DispatchSession): VOICE_STATE_UPDATE,
+// VOICE_SERVER_UPDATE, SDKPP_VOICE_KEYS, and SDKPP_VOICE_ERROR for a refusal (package
+// wire/voice lists its codes). A call belongs to a connection: when the connection ends, or its
+// session is resumed on another one, the hub tells Config.Voice, and the session leaves its call.
+// Both ops count against the rate limit.
+//
 // # Resuming
 //
 // When a connection drops, its session waits Config.ResumeWindow (default 2 minutes) for a gwire.Resume
@@ -90,7 +102,8 @@
 //
 //   - Client payloads: at most Config.MaxPayloadBytes (default 4096 bytes, the platform's limit);
 //     a larger one, a binary frame, malformed JSON or a field of the wrong type closes with 4002.
-//     Op 100 may be up to Config.MaxRequestBytes (64 KiB). A payload may come in fragments
+//     Op 100 may be up to Config.MaxRequestBytes (64 KiB), op 101 up to voice.MaxKeysPayloadBytes
+//     (24 KiB). A payload may come in fragments
 //     (the limit counts the whole message; a frame that announces more is refused from its
 //     header); it must be UTF-8 text, else the connection is closed with 1007.
 //   - Rate: at most Config.RateLimit payloads (default 120, every op but 100 counts) per
@@ -115,9 +128,11 @@
 //
 //	4000 unknown error: an internal failure (token or user lookup), a session resumed elsewhere,
 //	     or a client too far behind; reconnect and resume
-//	4001 unknown opcode: anything but ops 1, 2, 3 and 6 from a client
+//	4001 unknown opcode: anything but ops 1, 2, 3 and 6 from a client (and 4 and 101 with
+//	     Config.Voice, 100 with Config.Requests)
 //	4002 decode error: see Limits; also unsupported encoding or compression
-//	4003 not authenticated: Presence Update before gwire.Identify (Heartbeat is allowed before it)
+//	4003 not authenticated: Presence Update or a voice op before gwire.Identify (Heartbeat is
+//	     allowed before it)
 //	4004 authentication failed (final): bad, expired or revoked token, a token without the
 //	     gateway scope, or Hub.EndSessions
 //	4005 already authenticated: a second gwire.Identify, or a gwire.Resume after gwire.Identify

@@ -112,6 +112,10 @@ type Config struct {
 	// AllowIntents, when set, decides whether who's application may use the intents of an
 	// gwire.Identify; false closes with gwire.CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool
+	// Voice, when set, serves voice signaling: Voice State Update (op 4) and Voice Keys (op
+	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
+	// each session's connection. Nil: both are unknown opcodes.
+	Voice Voice
 }
 
 // Hub is the WebSocket gateway: it serves connections (ServeHTTP), keeps sessions and their
@@ -343,16 +347,23 @@ func (h *Hub) DispatchAppMany(appID uint64, userIDs []uint64, event string, data
 	h.dispatch(userIDs, appID, event, data)
 }
 
-func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
-	var d []byte
+// encode encodes a dispatch's data; false (logged) when it cannot be encoded.
+func (h *Hub) encode(event string, data any) ([]byte, bool) {
 	if a, ok := data.(wire.Appender); ok {
-		d = a.AppendJSON(nil)
-	} else {
-		var err error
-		if d, err = json.Marshal(data); err != nil {
-			h.log.Error("gateway: dispatch data cannot be encoded", "event", event, "err", err)
-			return
-		}
+		return a.AppendJSON(nil), true
+	}
+	d, err := json.Marshal(data)
+	if err != nil {
+		h.log.Error("gateway: dispatch data cannot be encoded", "event", event, "err", err)
+		return nil, false
+	}
+	return d, true
+}
+
+func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
+	d, ok := h.encode(event, data)
+	if !ok {
+		return
 	}
 	ev, _ := json.Marshal(event) // a string always encodes
 	var live []*conn

@@ -14,10 +14,14 @@ import (
 
 // features lists READY's sdkpp_features.
 func (h *Hub) features() []string {
-	if h.cfg.Requests == nil {
-		return nil
+	var f []string
+	if h.cfg.Requests != nil {
+		f = append(f, gwire.FeatureRequests)
 	}
-	return []string{gwire.FeatureRequests}
+	if h.cfg.Voice != nil {
+		f = append(f, gwire.FeatureVoice)
+	}
+	return f
 }
 
 // validRequest checks an gwire.OpRequest's d.

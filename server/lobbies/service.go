@@ -3,6 +3,7 @@ package lobbies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -467,4 +468,21 @@ func withRevision(data any, rev uint64) any {
 		return d
 	}
 	return data
+}
+
+// CheckMember tells whether userID is a member of lobby lobbyID of application appID now: nil
+// when it is, wire.UnknownLobby() (10031) when the lobby does not exist, expired or is another
+// application's, wire.MissingAccess() (50001) when the user is not a member, or the store's
+// error. Voice calls admit only the lobby's members with it.
+func (s *Service) CheckMember(ctx context.Context, appID, lobbyID, userID uint64) error {
+	l, err := s.live(ctx, s.Store, lobbyID, appID, s.Clock.Now())
+	if err != nil {
+		return err
+	}
+	if _, err := s.Store.GetLobbyMember(ctx, l.ID, userID); errors.Is(err, store.ErrNotFound) {
+		return wire.MissingAccess()
+	} else if err != nil {
+		return fmt.Errorf("lobbies: membership of %d in %d: %w", userID, lobbyID, err)
+	}
+	return nil
 }

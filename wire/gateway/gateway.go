@@ -16,20 +16,28 @@ const APIVersion = 10
 
 // Opcodes of the gateway payload's "op" field.
 const (
-	OpDispatch       = 0  // server → client: an event, with s and t
-	OpHeartbeat      = 1  // client → server: d is the last sequence number received, or null
-	OpIdentify       = 2  // client → server: start a new session
-	OpPresenceUpdate = 3  // client → server: update the user's presence
-	OpResume         = 6  // client → server: resume a dropped session
-	OpReconnect      = 7  // server → client: reconnect and resume
-	OpInvalidSession = 9  // server → client: d is false; identify again
-	OpHello          = 10 // server → client: first payload, d is {heartbeat_interval}
-	OpHeartbeatACK   = 11 // server → client: answer to OpHeartbeat
+	OpDispatch       = 0 // server → client: an event, with s and t
+	OpHeartbeat      = 1 // client → server: d is the last sequence number received, or null
+	OpIdentify       = 2 // client → server: start a new session
+	OpPresenceUpdate = 3 // client → server: update the user's presence
+	// OpVoiceStateUpdate is client → server: join, move or leave a lobby's call, or change
+	// self mute and deafen; d is a wire/voice StateUpdate. Served when READY's sdkpp_features
+	// has FeatureVoice.
+	OpVoiceStateUpdate = 4
+	OpResume           = 6  // client → server: resume a dropped session
+	OpReconnect        = 7  // server → client: reconnect and resume
+	OpInvalidSession   = 9  // server → client: d is false; identify again
+	OpHello            = 10 // server → client: first payload, d is {heartbeat_interval}
+	OpHeartbeatACK     = 11 // server → client: answer to OpHeartbeat
 
 	// OpRequest (sdkpp) is client → server: d is a Request, an API request served over the
 	// gateway; its answer is an EventRequestResult dispatch. It does not count against the payload
 	// rate limit (the API's own limits apply) and may be up to MaxRequestBytes long.
 	OpRequest = 100
+	// OpVoiceKeys (sdkpp) is client → server: d is a wire/voice Keys, media keys sealed to other
+	// participants of the sender's call, which the service forwards unread as EventVoiceKeys
+	// dispatches. It may be up to voice.MaxKeysPayloadBytes long.
+	OpVoiceKeys = 101
 )
 
 // Close codes, with the platform's meanings. IsFinal tells which ones a client must not reconnect
@@ -124,6 +132,18 @@ const (
 
 	// EventRequestResult (sdkpp) is the dispatch that answers an OpRequest: d is a RequestResult.
 	EventRequestResult = "SDKPP_REQUEST_RESULT"
+
+	// EventVoiceStateUpdate is a participant's voice state (d a wire/voice State), to the
+	// call's participants.
+	EventVoiceStateUpdate = "VOICE_STATE_UPDATE"
+	// EventVoiceServerUpdate gives a session that joined a call the relay's endpoint and its flow
+	// token (d a wire/voice ServerUpdate).
+	EventVoiceServerUpdate = "VOICE_SERVER_UPDATE"
+	// EventVoiceKeys (sdkpp) delivers one sealed media key of an OpVoiceKeys (d a wire/voice
+	// KeyDelivery).
+	EventVoiceKeys = "SDKPP_VOICE_KEYS"
+	// EventVoiceError (sdkpp) refuses an OpVoiceStateUpdate or OpVoiceKeys (d a wire/voice Error).
+	EventVoiceError = "SDKPP_VOICE_ERROR"
 )
 
 // Payload is the envelope of every gateway message: {op, d, s, t}. S and T are set on dispatches
@@ -180,7 +200,7 @@ type Ready struct {
 	Application      ReadyApplication  `json:"application"`
 	Shard            []int             `json:"shard,omitempty"` // the Identify's shard, when given
 	// SdkppFeatures (sdkpp) names the extensions the service serves, so that an SDK uses them
-	// only where they exist: FeatureRequests for OpRequest.
+	// only where they exist: FeatureRequests for OpRequest, FeatureVoice for voice calls.
 	SdkppFeatures []string `json:"sdkpp_features,omitempty"`
 }
 
@@ -188,6 +208,10 @@ type Ready struct {
 // (OpRequest). A service without it (another implementation of the platform's API, an older
 // sdkpp) would close the connection on an unknown opcode.
 const FeatureRequests = "requests"
+
+// FeatureVoice in READY's sdkpp_features: the service has voice calls (OpVoiceStateUpdate,
+// OpVoiceKeys and their dispatches).
+const FeatureVoice = "voice"
 
 // ReadyApplication is the application object of READY.
 type ReadyApplication struct {

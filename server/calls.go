@@ -1,0 +1,52 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+
+	"sdkpp/server/relay"
+	"sdkpp/server/voice"
+)
+
+// startRelay starts the voice relay and prepares the calls (voice signaling); listen is the
+// HTTP listener's address, whose host the relay takes by default.
+func (s *Server) startRelay(listen string) error {
+	addr := s.cfg.VoiceAddr
+	if addr == "" {
+		host, _, err := net.SplitHostPort(listen)
+		if err != nil {
+			return fmt.Errorf("server: voice relay address: %w", err)
+		}
+		addr = net.JoinHostPort(host, "0")
+	}
+	r, err := relay.New(relay.Config{Addr: addr, Clock: s.cfg.Clock, Logger: s.log.With("component", "relay")})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.relay = r
+	s.voice = &voice.Service{Members: s.lobbies, Relay: r, Endpoint: s.voiceEndpoint(r.Addr()),
+		Logger: s.log.With("component", "voice")}
+	s.log.Info("voice relay listening", "addr", r.Addr().String(), "endpoint", s.voice.Endpoint)
+	return nil
+}
+
+// voiceEndpoint is the relay's address as clients reach it: Config.VoiceEndpoint, or the
+// relay's own address, with the public URL's host in place of an unspecified one.
+func (s *Server) voiceEndpoint(bound netip.AddrPort) string {
+	if s.cfg.VoiceEndpoint != "" {
+		return s.cfg.VoiceEndpoint
+	}
+	if !bound.Addr().IsUnspecified() {
+		return bound.String()
+	}
+	host := "127.0.0.1"
+	if u, err := url.Parse(s.url); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return net.JoinHostPort(host, fmt.Sprint(bound.Port()))
+}
+
+// Calls is the service's voice calls (after Start).
+func (s *Server) Calls() *voice.Service { return s.voice }
