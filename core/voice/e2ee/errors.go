@@ -14,7 +14,7 @@ var (
 	ErrDecrypt = errors.New("decryption failed")
 	// ErrReplay reports a frame whose (generation, counter) has already been opened.
 	ErrReplay = errors.New("replayed frame")
-	// ErrTooOld reports a frame more than ReplayWindow frames behind the newest one opened.
+	// ErrTooOld reports a frame ReplayWindow or more counters behind the highest one opened.
 	ErrTooOld = errors.New("frame older than the replay window")
 	// ErrUnknownGeneration reports a frame sealed under a generation whose key has not arrived.
 	ErrUnknownGeneration = errors.New("unknown key generation")

@@ -1,7 +1,8 @@
 package e2ee
 
-// ReplayWindow is how many frames behind the newest opened one a frame may arrive and still be
-// opened (2.56 s of 20 ms frames). Older frames are refused with ErrTooOld.
+// ReplayWindow is the width of the replay window per key generation (2.56 s of 20 ms frames): a
+// frame up to ReplayWindow-1 counters behind the highest one opened may still be opened once;
+// one ReplayWindow or more behind is refused with ErrTooOld.
 const ReplayWindow = 128
 
 // window is a sliding bitmap of the counters opened under one key generation: bit d of bits says

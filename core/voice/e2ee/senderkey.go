@@ -129,7 +129,7 @@ func (id *Identity) OpenKey(sender PublicKeys, msg []byte) (SenderKey, error) {
 	if !ed25519.Verify(sender.signer(), keySigned(info, sealed), sig) {
 		return key, fmt.Errorf("e2ee: open key: generation %d: %w", gen, ErrBadSignature)
 	}
-	secret, err := hpke.Open(id.hpke, hpkeKDF, hpkeAEAD, info, sealed)
+	secret, err := hpkeOpen(id, info, sealed)
 	if err != nil || len(secret) != KeySize {
 		return key, fmt.Errorf("e2ee: open key: generation %d: %w", gen, ErrDecrypt)
 	}
@@ -137,4 +137,10 @@ func (id *Identity) OpenKey(sender PublicKeys, msg []byte) (SenderKey, error) {
 	copy(key.Secret[:], secret)
 	clear(secret)
 	return key, nil
+}
+
+// hpkeOpen decrypts the HPKE part of a key message (encapsulated key and ciphertext) with id's
+// private key.
+func hpkeOpen(id *Identity, info, sealed []byte) ([]byte, error) {
+	return hpke.Open(id.hpke, hpkeKDF, hpkeAEAD, info, sealed)
 }
