@@ -113,6 +113,8 @@
 //   - Leave: the leavers' keys are forgotten, and the new key goes to the remaining participants
 //     only. A leaver never receives a key made after it left, so it cannot open later frames.
 //   - A newcomer's own Session starts at generation 1 and Joins everyone present, rotating to 2.
+//   - If a rotation after a Leave fails (no randomness), the Sealer is blocked: nothing more is
+//     sealed under the key the leaver holds until Session.Rotate succeeds (fail closed).
 //
 // Every participant does the same when it sees the change, so afterwards all senders' frames are
 // under keys only the present participants hold. A participant that left is remembered with the

@@ -28,4 +28,8 @@ var (
 	// ErrExhausted reports a sender that cannot seal more frames under its key (counter) or
 	// rotate further (generation).
 	ErrExhausted = errors.New("counter exhausted")
+	// ErrNeedsRotation reports a Seal refused because a participant left and the rotation that
+	// must follow failed: frames under the current key could be opened by the leaver. A
+	// successful Session.Rotate clears it.
+	ErrNeedsRotation = errors.New("sender key must rotate first")
 )

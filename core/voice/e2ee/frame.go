@@ -72,6 +72,7 @@ type Sealer struct {
 	gen     uint32
 	aead    cipher.AEAD
 	next    uint64 // counter of the next frame under gen
+	blocked bool   // Seal refuses until the next Rotate (see Block)
 	scratch []byte
 }
 
@@ -96,8 +97,16 @@ func (s *Sealer) Rotate(key SenderKey) error {
 	if key.Generation <= s.gen {
 		return fmt.Errorf("e2ee: rotate to generation %d from %d: %w", key.Generation, s.gen, ErrStaleKey)
 	}
-	s.gen, s.aead, s.next = key.Generation, aead, 0
+	s.gen, s.aead, s.next, s.blocked = key.Generation, aead, 0, false
 	return nil
+}
+
+// Block makes Seal refuse (ErrNeedsRotation) until the next successful Rotate: the current key
+// must not be used any more (someone who holds it has left) but no new key could be made yet.
+func (s *Sealer) Block() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocked = true
 }
 
 // Generation returns the generation of the key frames are sealed under now.
@@ -119,6 +128,9 @@ func (s *Sealer) Seal(dst, header, payload []byte) ([]byte, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.blocked {
+		return dst, fmt.Errorf("e2ee: seal: generation %d: %w", s.gen, ErrNeedsRotation)
+	}
 	if s.next == math.MaxUint64 {
 		return dst, fmt.Errorf("e2ee: seal: generation %d: %w", s.gen, ErrExhausted)
 	}
@@ -185,6 +197,9 @@ func (o *Opener) AddKey(key SenderKey, now time.Duration) error {
 		return fmt.Errorf("e2ee: add key: generation %d, holding %d: %w", key.Generation, o.cur.gen, ErrStaleKey)
 	}
 	o.prev = o.cur
+	if o.prev != nil && o.prev.aead == nil {
+		o.prev = nil // forgotten: only its generation number was kept
+	}
 	if o.prev != nil {
 		o.prev.retireAt = now + o.grace
 	}

@@ -293,3 +293,15 @@ func TestSealLimits(t *testing.T) {
 	_, err = s.Seal(nil, testHeader, opusFrame(1))
 	assert.NoError(t, err)
 }
+
+// TestForgottenKeyStaysGoneAfterNewKey: a key forgotten (the sender left) does not come back as
+// the previous generation when the sender returns with a newer key.
+func TestForgottenKeyStaysGoneAfterNewKey(t *testing.T) {
+	k1, k2 := newKey(t, 1, 1), newKey(t, 2, 2)
+	_, s, o := pair(t, k1)
+	old := seal(t, s, testHeader, opusFrame(0))
+	o.Forget()
+	require.NoError(t, o.AddKey(k2, 0))
+	_, err := o.Open(nil, testHeader, old, 0)
+	assert.ErrorIs(t, err, ErrRetiredGeneration)
+}

@@ -113,7 +113,8 @@ func (s *Session) Join(joiners ...PublicKeys) ([]KeyDelivery, error) {
 }
 
 // Leave removes the given participants, forgets their keys and rotates the local sender key,
-// sealing it to the remaining participants only (see Session). Keys of participants not present
+// sealing it to the remaining participants only (see Session). If the rotation fails, the
+// participants are still removed and Seal refuses (ErrNeedsRotation) until Rotate succeeds. Keys of participants not present
 // are ignored; if nobody present is named, nothing changes and Leave returns no messages.
 func (s *Session) Leave(leavers ...PublicKeys) ([]KeyDelivery, error) {
 	s.mu.Lock()
@@ -133,7 +134,22 @@ func (s *Session) Leave(leavers ...PublicKeys) ([]KeyDelivery, error) {
 	}
 	deliveries, err := s.rotateLocked(s.activeLocked())
 	if err != nil {
+		// Fail closed: the leavers hold the current key, so nothing more is sealed under it.
+		s.sealer.Block()
 		return nil, fmt.Errorf("e2ee: leave: %w", err)
+	}
+	return deliveries, nil
+}
+
+// Rotate moves to a new sender key now and seals it to everyone present, without a membership
+// change: after a failed Leave (Seal refuses with ErrNeedsRotation until a rotation succeeds), or
+// to limit how long one key is used.
+func (s *Session) Rotate() ([]KeyDelivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	deliveries, err := s.rotateLocked(s.activeLocked())
+	if err != nil {
+		return nil, fmt.Errorf("e2ee: rotate: %w", err)
 	}
 	return deliveries, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -321,4 +322,44 @@ func TestVerificationCodeKnownAnswer(t *testing.T) {
 		groups = append(groups, fmt.Sprintf("%05d", v%100000))
 	}
 	assert.Equal(t, strings.Join(groups, " "), VerificationCode(testCallID, pks))
+}
+
+// failingReader yields n bytes of zeros and then fails.
+type failingReader struct{ n int }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	k := min(len(p), r.n)
+	clear(p[:k])
+	r.n -= k
+	return k, nil
+}
+
+// TestSessionFailedLeaveFailsClosed: if no new key can be made when someone leaves, nothing more
+// is sealed under the key the leaver holds until a rotation succeeds.
+func TestSessionFailedLeaveFailsClosed(t *testing.T) {
+	c := newCall(t)
+	c.join("alice")
+	c.join("bob")
+	alice := c.sessions["alice"]
+	gen := alice.Generation()
+	rand := alice.rand
+	alice.rand = &failingReader{}
+	_, err := alice.Leave(c.pk("bob"))
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	_, err = alice.Seal(nil, testHeader, opusFrame(0))
+	assert.ErrorIs(t, err, ErrNeedsRotation)
+	assert.Equal(t, gen, alice.Generation())
+	_, err = alice.Rotate()
+	assert.Error(t, err, "still no randomness")
+
+	alice.rand = rand
+	ds, err := alice.Rotate()
+	require.NoError(t, err)
+	assert.Empty(t, ds, "nobody else is present")
+	assert.Equal(t, gen+1, alice.Generation())
+	_, err = alice.Seal(nil, testHeader, opusFrame(0))
+	assert.NoError(t, err)
 }
