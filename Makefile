@@ -15,7 +15,7 @@ CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
 RPATH = -Wl,-rpath,$(abspath $(BUILD))
 
-.PHONY: all lib tools generate check-generated deps test test-go test-native test-csharp test-e2e test-browser bench windows demo clean
+.PHONY: all lib tools generate check-generated deps test test-go test-fuzz fuzz test-native test-csharp test-e2e test-browser bench windows demo clean
 
 all: lib tools
 
@@ -53,20 +53,34 @@ windows:
 	@echo "built $(DLL)"
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library.
-test: deps check-generated test-go test-native test-csharp test-e2e test-browser
+test: deps check-generated test-go test-fuzz test-native test-csharp test-e2e test-browser
 	@echo "make test: all suites passed"
 
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
+# Fuzzing: test-go runs every target's committed corpus as plain tests; test-fuzz fuzzes each
+# target briefly, make fuzz long (FUZZTIME each: a duration, or a count of inputs like 5000x).
+FUZZTIME_TEST ?= 3s
+FUZZTIME ?= 3m
+test-fuzz:
+	GO=$(GO) bash build/scripts/fuzz.sh $(FUZZTIME_TEST)
+
+fuzz:
+	GO=$(GO) bash build/scripts/fuzz.sh $(FUZZTIME)
+
 NATIVE := $(BUILD)/test/native
+# Random calls to every export, from STRESS_THREADS threads (tests/c/stress_test.c).
+STRESS_CALLS ?= 1000000
+STRESS_THREADS ?= 4
 test-native: $(LIB)
 	@mkdir -p $(NATIVE)
 	@# The generated header must agree with cgo's own prototypes of the exports.
 	$(CC) $(CFLAGS) -I$(BUILD) -fsyntax-only tests/c/header_match.c
 	$(CC) $(CFLAGS) tests/c/handle_test.c -o $(NATIVE)/handle_test -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	$(CC) $(CFLAGS) -D_DEFAULT_SOURCE tests/c/abuse_test.c -o $(NATIVE)/abuse_test -L$(BUILD) -lsdkpp $(RPATH)
+	$(CC) $(CFLAGS) tests/c/stress_test.c -o $(NATIVE)/stress_test -L$(BUILD) -lsdkpp -lpthread -lm $(RPATH)
 	$(CXX) $(CXXFLAGS) tests/cpp/handle_test.cpp -o $(NATIVE)/handle_test_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	@# The README's C++ quick start compiles and runs exactly as written; its account-linking
 	@# fragment compiles inside a function that supplies client and appId.
@@ -81,6 +95,7 @@ test-native: $(LIB)
 	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_chat.cpp
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
+	$(NATIVE)/stress_test $(STRESS_CALLS) $(STRESS_THREADS)
 	$(NATIVE)/handle_test_cpp
 	$(NATIVE)/readme_quickstart
 
