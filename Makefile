@@ -38,7 +38,7 @@ export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a l
 EXPORTS_MAP := capi/exports.map
 SHARED_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP))
 
-.PHONY: all lib tools clibs generate check-generated check-linkage deps test test-go test-audio test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: all lib tools clibs generate check-generated check-linkage deps test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -147,7 +147,7 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library, and
 # the Windows DLL under Wine.
-test: deps check-generated test-go check-linkage test-native test-csharp test-e2e test-browser test-windows
+test: deps check-generated test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows
 	@echo "make test: all suites passed"
 
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.
@@ -160,13 +160,27 @@ test-audio: $(CLIBS)
 	$(GO) vet ./audio/... ./tests/linkprobe
 	$(GO) test -count=1 -race ./audio/...
 
+# Fuzzing: test-go runs every target's committed corpus as plain tests; test-fuzz fuzzes each
+# target briefly, make fuzz long (FUZZTIME each: a duration, or a count of inputs like 5000x).
+FUZZTIME_TEST ?= 3s
+FUZZTIME ?= 3m
+test-fuzz: $(CLIBS)
+	GO=$(GO) bash build/scripts/fuzz.sh $(FUZZTIME_TEST)
+
+fuzz: $(CLIBS)
+	GO=$(GO) bash build/scripts/fuzz.sh $(FUZZTIME)
+
 NATIVE := $(BUILD)/test/native
+# Random calls to every export, from STRESS_THREADS threads (tests/c/stress_test.c).
+STRESS_CALLS ?= 1000000
+STRESS_THREADS ?= 4
 test-native: $(LIB)
 	@mkdir -p $(NATIVE)
 	@# The generated header must agree with cgo's own prototypes of the exports.
 	$(CC) $(CFLAGS) -I$(BUILD) -fsyntax-only tests/c/header_match.c
 	$(CC) $(CFLAGS) tests/c/handle_test.c -o $(NATIVE)/handle_test -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	$(CC) $(CFLAGS) -D_DEFAULT_SOURCE tests/c/abuse_test.c -o $(NATIVE)/abuse_test -L$(BUILD) -lsdkpp $(RPATH)
+	$(CC) $(CFLAGS) tests/c/stress_test.c -o $(NATIVE)/stress_test -L$(BUILD) -lsdkpp -lpthread -lm $(RPATH)
 	$(CXX) $(CXXFLAGS) tests/cpp/handle_test.cpp -o $(NATIVE)/handle_test_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	@# The README's C++ quick start compiles and runs exactly as written; its account-linking
 	@# fragment compiles inside a function that supplies client and appId.
@@ -181,6 +195,7 @@ test-native: $(LIB)
 	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_chat.cpp
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
+	$(NATIVE)/stress_test $(STRESS_CALLS) $(STRESS_THREADS)
 	$(NATIVE)/handle_test_cpp
 	$(NATIVE)/readme_quickstart
 

@@ -30,9 +30,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
+	"sdkpp/capi/internal/borrow"
 	"sdkpp/capi/internal/handle"
 	"sdkpp/core"
 )
@@ -132,37 +132,31 @@ func drop(fn string, self unsafe.Pointer, typ handle.Type) (any, bool) {
 	return e.Value, true
 }
 
-// goString copies a borrowed C string, refusing a NULL pointer with a size and invalid UTF-8.
+// goString copies a borrowed C string, refusing a NULL pointer with a size, a size over the
+// limit and invalid UTF-8.
 func goString(fn, param string, s C.Sdkpp_String) (string, bool) {
-	if s.size == 0 {
-		return "", true
-	}
-	if s.ptr == nil {
-		refuse(fn, "%s: NULL string pointer with size %d", param, uint64(s.size))
-		return "", false
-	}
-	if uint64(s.size) > maxStringSize {
-		refuse(fn, "%s: string of %d bytes is over the %d byte limit", param, uint64(s.size), maxStringSize)
-		return "", false
-	}
-	v := C.GoStringN((*C.char)(unsafe.Pointer(s.ptr)), C.int(s.size))
-	if !utf8.ValidString(v) {
-		refuse(fn, "%s: validation error: the string is not valid UTF-8", param)
+	v, err := borrow.Str(*(*borrow.String)(unsafe.Pointer(&s)))
+	if err != nil {
+		refuse(fn, "%s: %v", param, err)
 		return "", false
 	}
 	return v, true
 }
 
-// Limits on what a game passes in, checked before anything is allocated or read: a size beyond
-// them is refused with a logged error, never an abort.
-const (
-	maxProperties = 1 << 16 // entries of one Sdkpp_Properties
-	maxSpan       = 1 << 20 // elements of one span
-	maxAlloc      = 1 << 30 // bytes of one Sdkpp_Alloc
+// The Go mirrors of the C layouts that borrow reads must match them exactly: a compile error
+// (a constant index out of range) here says they drifted.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(C.Sdkpp_String{})-unsafe.Sizeof(borrow.String{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(borrow.String{})-unsafe.Sizeof(C.Sdkpp_String{})]
+	_ = [1]struct{}{}[unsafe.Offsetof(C.Sdkpp_String{}.size)-unsafe.Offsetof(borrow.String{}.Size)]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.Sdkpp_Properties{})-unsafe.Sizeof(borrow.Properties{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(borrow.Properties{})-unsafe.Sizeof(C.Sdkpp_Properties{})]
+	_ = [1]struct{}{}[unsafe.Offsetof(C.Sdkpp_Properties{}.keys)-unsafe.Offsetof(borrow.Properties{}.Keys)]
+	_ = [1]struct{}{}[unsafe.Offsetof(C.Sdkpp_Properties{}.values)-unsafe.Offsetof(borrow.Properties{}.Values)]
 )
 
-// maxStringSize bounds one string passed in (256 MiB).
-const maxStringSize = 256 << 20
+// maxProperties bounds the entries of one Sdkpp_Properties.
+const maxProperties = borrow.MaxProperties
 
 // cString returns s in memory the caller frees with Sdkpp_Free. It is NUL-terminated for
 // convenience; size excludes the NUL.
@@ -180,34 +174,10 @@ func cString(s string) C.Sdkpp_String {
 
 // goProperties copies a borrowed string map, refusing bad strings and duplicate keys.
 func goProperties(fn, param string, p C.Sdkpp_Properties) (map[string]string, bool) {
-	if p.size == 0 {
-		return map[string]string{}, true
-	}
-	if p.keys == nil || p.values == nil {
-		refuse(fn, "%s: NULL keys or values with size %d", param, uint64(p.size))
+	m, err := borrow.Props(*(*borrow.Properties)(unsafe.Pointer(&p)))
+	if err != nil {
+		refuse(fn, "%s: %v", param, err)
 		return nil, false
-	}
-	if uint64(p.size) > maxProperties {
-		refuse(fn, "%s: %d entries are over the limit of %d", param, uint64(p.size), maxProperties)
-		return nil, false
-	}
-	m := make(map[string]string, int(p.size))
-	keys := unsafe.Slice(p.keys, int(p.size))
-	values := unsafe.Slice(p.values, int(p.size))
-	for i := range keys {
-		k, ok := goString(fn, fmt.Sprintf("%s key %d", param, i), keys[i])
-		if !ok {
-			return nil, false
-		}
-		v, ok := goString(fn, fmt.Sprintf("%s value %d", param, i), values[i])
-		if !ok {
-			return nil, false
-		}
-		if _, dup := m[k]; dup {
-			refuse(fn, "%s: key %q appears twice", param, k)
-			return nil, false
-		}
-		m[k] = v
 	}
 	return m, true
 }
@@ -232,18 +202,21 @@ func cProperties(m map[string]string) C.Sdkpp_Properties {
 
 // goUint64s copies a borrowed span of ids.
 func goUint64s(fn, param string, ptr unsafe.Pointer, size uint64) ([]uint64, bool) {
-	if size == 0 {
-		return nil, true
-	}
-	if ptr == nil {
-		refuse(fn, "%s: NULL span with size %d", param, size)
+	ids, err := borrow.Uint64s(ptr, size)
+	if err != nil {
+		refuse(fn, "%s: %v", param, err)
 		return nil, false
 	}
-	if size > maxSpan {
-		refuse(fn, "%s: a span of %d elements is over the limit of %d", param, size, maxSpan)
-		return nil, false
+	return ids, true
+}
+
+// goSpan checks a borrowed span of objects before its elements are read.
+func goSpan(fn, param string, ptr unsafe.Pointer, size uint64) bool {
+	if err := borrow.Span(ptr, size); err != nil {
+		refuse(fn, "%s: %v", param, err)
+		return false
 	}
-	return append([]uint64(nil), unsafe.Slice((*uint64)(ptr), int(size))...), true
+	return true
 }
 
 // cUint64s copies ids into memory the caller frees with Sdkpp_Free.
@@ -282,13 +255,12 @@ func userDataReleaser(free C.Sdkpp_FreeFn, ud C.uintptr_t) func() {
 //export Sdkpp_Alloc
 func Sdkpp_Alloc(size C.size_t) unsafe.Pointer {
 	defer guard("Alloc")
-	if uint64(size) > maxAlloc {
-		refuse("Alloc", "%d bytes are over the limit of %d", uint64(size), maxAlloc)
+	n, err := borrow.Alloc(uint64(size))
+	if err != nil {
+		refuse("Alloc", "%v", err)
 		return nil
 	}
-	if size == 0 {
-		size = 1
-	}
+	size = C.size_t(n)
 	p := C.sdkpp_malloc(size)
 	if p == nil {
 		refuse("Alloc", "out of memory for %d bytes", uint64(size))

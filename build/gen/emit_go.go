@@ -344,8 +344,8 @@ func (cw *capiWriter) convertParams(params []desc.Param, fail string) []string {
 		case desc.List:
 			if t.Elem.Kind == desc.ClassT {
 				cl := t.Elem.Class
-				cw.w("\tvar %s %s\n\tif %s.size > 0 && %s.ptr == nil {\n\t\trefuse(fn, \"%s: NULL span with size %%d\", uint64(%s.size))\n\t\treturn%s\n\t}\n",
-					v, goCore(t), n, n, n, n, fail)
+				cw.w("\tvar %s %s\n\tif !goSpan(fn, %q, unsafe.Pointer(%s.ptr), uint64(%s.size)) {\n\t\treturn%s\n\t}\n",
+					v, goCore(t), n, n, n, fail)
 				cw.w("\tfor i, el := range unsafe.Slice(%s.ptr, int(%s.size)) {\n", n, n)
 				cw.w("\t\to, e, ok := get%s(fn+\": %s element\", &el)\n\t\tif !ok {\n\t\t\t_ = i\n\t\t\treturn%s\n\t\t}\n", cl.Name, n, fail)
 				cw.lock(cl.Kind == desc.KindRecord, "e")

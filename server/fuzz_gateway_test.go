@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server"
+	gwire "sdkpp/wire/gateway"
+)
+
+// Flags of a FuzzGateway input.
+const (
+	gatewayIdentified = 1 << iota // identify before the fuzzed frame
+	gatewayBinary                 // send the frame as a binary message
+)
+
+// FuzzGateway sends one frame to the live service's gateway, on a connection that has identified
+// or not, then a heartbeat. The hub decodes it as it decodes every payload (its decoders are
+// unexported, so this goes through a real connection); whatever the frame, the connection must
+// either answer the heartbeat, with any request the frame made answered with a status below 500,
+// or be closed with a close code that names the client's fault: never an internal error, never a
+// dropped connection, never a crash of the service.
+func FuzzGateway(f *testing.F) {
+	e := startFuzzService(f)
+	token := e.Token(f, "alice", "identify openid sdk.social_layer").AccessToken
+	me, app := e.User("alice").ID.String(), e.App.ID.String()
+	url := "ws" + strings.TrimPrefix(e.URL, "http") + server.GatewayPath + "?v=10&encoding=json"
+	identify, err := json.Marshal(map[string]any{"op": gwire.OpIdentify, "d": map[string]any{"token": token, "intents": 0,
+		"properties": map[string]string{"os": "linux", "browser": "sdkpp", "device": "sdkpp"}}})
+	require.NoError(f, err)
+
+	for _, s := range []string{
+		`{"op":1,"d":null}`, `{"op":1,"d":5}`, `{"op":1,"d":"x"}`, string(identify), `{"op":2,"d":{"token":"x","intents":0}}`,
+		`{"op":2,"d":{"token":"` + token + `","intents":-1}}`, `{"op":2,"d":{"token":"` + token + `","intents":0,"shard":[1,1]}}`,
+		`{"op":6,"d":{"token":"` + token + `","session_id":"s","seq":99}}`,
+		`{"op":3,"d":{"since":null,"activities":[{"name":"g","type":0}],"status":"online","afk":false}}`,
+		`{"op":3,"d":{"activities":[{"name":"` + strings.Repeat("x", 300) + `","type":99}]}}`,
+		`{"op":100,"d":{"nonce":"n","method":"GET","path":"/users/@me"}}`,
+		`{"op":100,"d":{"nonce":"n","method":"GET","path":"/users/` + me + `"}}`,
+		`{"op":100,"d":{"nonce":"n","method":"GET","path":"/lobbies/9223372036854775808"}}`,
+		`{"op":100,"d":{"nonce":"n","method":"POST","path":"/lobbies","body":{"metadata":{"k":"v"}}}}`,
+		`{"op":100,"d":{"nonce":"n","method":"PUT","path":"/lobbies","body":{"secret":"s","application_id":"` + app + `"}}}`,
+		`{"op":100,"d":{"nonce":"n","method":"POST","path":"/users/@me/messages/18446744073709551615","body":{"content":"hi"}}}`,
+		`{"op":100,"d":{"nonce":"n\u00e9","method":"GET","path":"/users/@me","extra":1}}`,
+		`{"op":100,"d":{"nonce":"","method":"GET","path":"/"}}`, `{"op":100,"d":{"nonce":"n","method":"TRACE","path":"/users/@me"}}`,
+		`{"op":100,"d":{"nonce":"n","method":"GET","path":"//evil"}}`, `{"op":100,"d":"x"}`, `{"op":100}`,
+		`{"op":0,"d":{}}`, `{"op":11}`, `{"op":99,"d":null}`, `{"op":"1"}`, `{"op":1.5}`, `[]`, `null`, ``, `{`,
+		"{\"op\":1,\"d\":null,\"x\":\"\xff\"}", `{"OP":1,"D":null}`, `{"op":1,"op":100,"d":{"nonce":"n","method":"GET","path":"/users/@me"}}`,
+	} {
+		for _, flags := range []uint8{0, gatewayIdentified} {
+			f.Add([]byte(s), flags)
+		}
+	}
+	f.Add([]byte(`{"op":1,"d":null}`), uint8(gatewayIdentified|gatewayBinary))
+
+	f.Fuzz(func(t *testing.T, frame []byte, flags uint8) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		ws, _, err := websocket.Dial(ctx, url, nil)
+		require.NoError(t, err)
+		defer ws.CloseNow()
+		ws.SetReadLimit(1 << 22)
+		gw := fuzzConn{t: t, ctx: ctx, ws: ws}
+		gw.expectOp(gwire.OpHello)
+		if flags&gatewayIdentified != 0 {
+			gw.write(websocket.MessageText, identify)
+			p := gw.expectOp(gwire.OpDispatch)
+			require.Equal(t, gwire.EventReady, *p.T)
+		}
+		typ := websocket.MessageText
+		if flags&gatewayBinary != 0 {
+			typ = websocket.MessageBinary
+		}
+		gw.write(typ, frame)
+		gw.write(websocket.MessageText, []byte(`{"op":1,"d":null}`))
+		for {
+			p, ok := gw.read(frame)
+			if !ok || p.Op == gwire.OpHeartbeatACK {
+				return
+			}
+			if p.Op == gwire.OpDispatch && p.T != nil && *p.T == gwire.EventRequestResult {
+				var res gwire.RequestResult
+				require.NoError(t, json.Unmarshal(p.D, &res))
+				require.Less(t, res.Status, 500, "frame %q: request answered %d: %s", frame, res.Status, res.Body)
+			}
+		}
+	})
+}
+
+// fuzzConn is one fuzzed gateway connection.
+type fuzzConn struct {
+	t   *testing.T
+	ctx context.Context
+	ws  *websocket.Conn
+}
+
+func (c *fuzzConn) write(typ websocket.MessageType, b []byte) {
+	if err := c.ws.Write(c.ctx, typ, b); err != nil {
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) { // a close that raced the write is read below
+			c.t.Logf("write: %v", err)
+		}
+	}
+}
+
+// read returns the next payload, or false once the service has closed the connection with a
+// code that blames the client (anything else fails the test).
+func (c *fuzzConn) read(frame []byte) (gwire.Payload, bool) {
+	_, raw, err := c.ws.Read(c.ctx)
+	if err != nil {
+		code := websocket.CloseStatus(err)
+		switch {
+		case code == -1:
+			c.t.Fatalf("frame %q: the connection was dropped without a close frame: %v", frame, err)
+		case code == gwire.CloseUnknownError || code == websocket.StatusInternalError:
+			c.t.Fatalf("frame %q: closed with an internal error: %v", frame, err)
+		}
+		return gwire.Payload{}, false
+	}
+	var p gwire.Payload
+	require.NoError(c.t, json.Unmarshal(raw, &p), "payload %s", raw)
+	return p, true
+}
+
+// expectOp reads the next payload, which must have opcode op.
+func (c *fuzzConn) expectOp(op int) gwire.Payload {
+	p, ok := c.read(nil)
+	require.True(c.t, ok, "connection closed before op %d", op)
+	require.Equal(c.t, op, p.Op)
+	return p
+}

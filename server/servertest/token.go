@@ -1,0 +1,44 @@
+package servertest
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"sdkpp/wire"
+)
+
+// tokenRedirect is the loopback redirect URI Token authorizes with.
+const tokenRedirect = "http://127.0.0.1:53124/authorize/callback"
+
+// Token links the dev user username to the main application through the consent page (with
+// PKCE) and returns the token the code is exchanged for, with the given scopes.
+func (e *Env) Token(t testing.TB, username, scope string) wire.TokenResponse {
+	t.Helper()
+	verifier := strings.Repeat("v", 43)
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"response_type": {"code"}, "client_id": {e.App.ID.String()}, "scope": {scope},
+		"redirect_uri": {tokenRedirect}, "state": {"s"}, "code_challenge_method": {"S256"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}}
+	u := e.User(username)
+	loc, err := url.Parse(e.Approve(t, e.URL+"/oauth2/authorize?"+q.Encode(), u.Username, u.Password))
+	if err != nil {
+		t.Fatalf("servertest: consent redirect: %v", err)
+	}
+	res, err := http.PostForm(e.APIURL+"/oauth2/token", url.Values{"grant_type": {"authorization_code"},
+		"code": {loc.Query().Get("code")}, "client_id": {e.App.ID.String()}, "redirect_uri": {tokenRedirect},
+		"code_verifier": {verifier}})
+	if err != nil {
+		t.Fatalf("servertest: token request: %v", err)
+	}
+	defer res.Body.Close()
+	var tr wire.TokenResponse
+	if err := json.NewDecoder(res.Body).Decode(&tr); err != nil || res.StatusCode != http.StatusOK || tr.AccessToken == "" {
+		t.Fatalf("servertest: token request: HTTP %d (%v)", res.StatusCode, err)
+	}
+	return tr
+}
