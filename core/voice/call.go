@@ -131,7 +131,7 @@ type Call struct {
 
 	speaking chan speakingChange // from the audio thread to the media sender
 	free     chan *outFrame      // frames the audio thread may fill
-	out  chan *outFrame // frames to seal and send
+	out      chan *outFrame      // frames to seal and send
 
 	opsWake chan struct{}
 	opsDone chan struct{}
