@@ -101,6 +101,7 @@ type Client struct {
 
 	profiles profileState // published snapshots; read without mu
 	tunnel   tunnel       // API requests over the gateway; its own lock
+	calls    callState    // voice calls (calls.go); its own lock
 
 	closeOnce sync.Once
 }
@@ -162,6 +163,7 @@ func (c *Client) Close() {
 		c.closed = true
 		c.mu.Unlock()
 		c.cancel()
+		c.stopCalls()
 		c.closeRPC()
 		c.stopConnection()
 		c.wg.Wait()

@@ -150,6 +150,7 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 		// A request written just before the connection broke may never have been read, even if
 		// the session resumes: repeat what waits over HTTP (tunnel.go).
 		c.tunnel.lost()
+		c.onVoiceSignalingLost() // the service ends a call with its gateway connection (ST-4)
 	}
 	c.setStatus(ClientStatus(s), e, detail)
 	if s == gateway.Ready {
@@ -165,6 +166,9 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 		return
 	case strings.HasPrefix(event, "LOBBY_MESSAGE_") || strings.HasPrefix(event, "MESSAGE_"):
 		c.onMessageDispatch(event, data)
+		return
+	case strings.HasPrefix(event, "VOICE_") || strings.HasPrefix(event, "SDKPP_VOICE_"):
+		c.onVoiceDispatch(event, data)
 		return
 	case strings.HasPrefix(event, "LOBBY_"):
 		c.onLobbyDispatch(event, data)
