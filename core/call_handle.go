@@ -213,9 +213,17 @@ func setCallHandler[F any](h *Call, slot func(*callEntry) *handlerSlot[F], cb Ca
 	setHandler(h.c, slot(e), cb)
 }
 
-// SetStatusChangedCallback sets the handler of the call's status changes.
+// SetStatusChangedCallback sets the handler of the call's status changes. It is called once at
+// once (queued) with the current status, so that a change reported before the game set the
+// handler (a refusal arrives quickly) is not missed.
 func (h *Call) SetStatusChangedCallback(cb Callback[CallOnStatusChanged]) {
 	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnStatusChanged] { return &e.status }, cb)
+	if e := h.c.callEntry(h.lobby); e != nil {
+		h.c.mu.Lock()
+		last := e.last
+		h.c.mu.Unlock()
+		postHandler(h.c, &e.status, func(f CallOnStatusChanged) { f(last.status, last.err, last.detail) })
+	}
 }
 
 // SetParticipantChangedCallback sets the handler of participants joining and leaving the call.

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"slices"
 	"sync"
 
@@ -30,9 +29,10 @@ type callState struct {
 	devices     handlerSlot[ClientDeviceChangeCallback]
 	noInputCb   handlerSlot[ClientNoAudioInputCallback]
 
-	// Test hooks: the engine factory (nil: voice.NewEngine) and the relay dialer.
+	// Test hooks: the engine factory (nil: voice.NewEngine), and a last change to each call's
+	// configuration (its relay dialer, signaling, timing).
 	newEngine func(voice.EngineConfig) (voice.Engine, error)
-	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
+	tune      func(*voice.Config)
 
 	speakerWarned sync.Once
 }
@@ -44,6 +44,13 @@ type callEntry struct {
 	participant handlerSlot[CallOnParticipantChanged]
 	speaking    handlerSlot[CallOnSpeakingStatusChanged]
 	voiceState  handlerSlot[CallOnVoiceStateChanged]
+
+	// last is the newest status, for a handler set after it was reported (Client.mu guards it).
+	last struct {
+		status CallStatus
+		err    CallError
+		detail int32
+	}
 }
 
 // initCallsLocked sets the defaults once.
@@ -87,6 +94,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		return nil
 	}
 	e := &callEntry{}
+	e.last.status = CallStatusJoining // voice.Start returns the call Joining
 	ecfg := voice.EngineConfig{InputDevice: s.inDev, OutputDevice: s.outDev,
 		OnNoInput: func(silent bool) {
 			postHandler(c, &c.calls.noInputCb, func(f ClientNoAudioInputCallback) { f(!silent) })
@@ -108,17 +116,19 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		fn := captured.Fn
 		ecfg.Captured = func(samples []int16) { fn(samples, uint64(len(samples)), 48000, 1) }
 	}
-	call, err := voice.Start(voice.Config{
+	cfg := voice.Config{
 		LobbyID: lobbyID, UserID: self,
 		Send:      gw.Send,
 		NewEngine: s.newEngine,
 		Engine:    ecfg,
-		Dial:      s.dial,
 		Clock:     c.clock,
 		Logf:      func(f string, a ...any) { c.logf(LoggingSeverityVerbose, f, a...) },
 		SelfMute:  s.muteAll, SelfDeaf: s.deafAll,
 		Events: voice.Events{
 			Status: func(st voice.Status, er voice.Error, d int32) {
+				c.mu.Lock()
+				e.last.status, e.last.err, e.last.detail = st, er, d
+				c.mu.Unlock()
 				postHandler(c, &e.status, func(f CallOnStatusChanged) { f(st, er, d) })
 			},
 			Participant: func(user uint64, added bool) {
@@ -132,7 +142,11 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 				postHandler(c, &e.speaking, func(f CallOnSpeakingStatusChanged) { f(user, on) })
 			},
 		},
-	})
+	}
+	if s.tune != nil {
+		s.tune(&cfg)
+	}
+	call, err := voice.Start(cfg)
 	if err != nil {
 		s.mu.Unlock()
 		c.logf(LoggingSeverityError, "StartCall(%d): %v", lobbyID, err)

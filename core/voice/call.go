@@ -136,6 +136,8 @@ type Call struct {
 	opsWake chan struct{}
 	opsDone chan struct{}
 
+	gate atomic.Bool // self mute or deafen: the audio thread drops frames at once
+
 	stats struct{ sent, received, replayed, undecryptable, dropped atomic.Uint64 }
 
 	mu        sync.Mutex
@@ -236,6 +238,7 @@ func Start(cfg Config) (*Call, error) {
 		_ = c.engine.Close()
 		return nil, fmt.Errorf("voice: start call: engine: %w", err)
 	}
+	c.gate.Store(c.selfMute || c.selfDeaf)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.self = participant{userID: cfg.UserID, keys: id.Public()}
 	go c.sendOps()
@@ -625,7 +628,7 @@ func (c *Call) sendBindLocked() {
 // onPacket takes an encoded frame from the audio thread: it copies it into a free buffer and
 // queues it for the sender, dropping it if none is free. It neither blocks nor allocates.
 func (c *Call) onPacket(p Packet) {
-	if len(p.Payload) > maxFrame {
+	if len(p.Payload) > maxFrame || c.gate.Load() {
 		c.stats.dropped.Add(1)
 		return
 	}

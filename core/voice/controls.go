@@ -15,6 +15,7 @@ func (c *Call) SetSelfMute(mute bool) {
 	}
 	c.selfMute = mute
 	c.engine.SetSelfMute(mute)
+	c.gate.Store(c.selfMute || c.selfDeaf)
 	c.sendStateIfJoinedLocked()
 }
 
@@ -35,6 +36,7 @@ func (c *Call) SetSelfDeaf(deaf bool) {
 	}
 	c.selfDeaf = deaf
 	c.engine.SetSelfDeaf(deaf)
+	c.gate.Store(c.selfMute || c.selfDeaf)
 	c.sendStateIfJoinedLocked()
 }
 
