@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/rest"
 	"sdkpp/wire"
@@ -90,9 +91,9 @@ func timeOf(s *string) time.Time {
 	return t
 }
 
-// userOf converts a user object of the service.
+// userOf converts a user object of the service (the SDK's one converter); nil for none.
 func userOf(u *wire.User) *userData {
-	if u.ID == 0 {
+	if u == nil || u.ID == 0 {
 		return nil
 	}
 	return &userData{id: uint64(u.ID), username: u.Username, globalName: u.GlobalName, avatar: u.Avatar, isProvisional: u.IsProvisional}

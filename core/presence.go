@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 
+	gwire "sdkpp/wire/gateway"
+
 	"sdkpp/core/rest"
 	"sdkpp/wire"
 )
-
-// opPresenceUpdate is the gateway's Presence Update opcode.
-const opPresenceUpdate = 3
 
 // presenceLocked is the player's presence as op 3 sends it; c.mu is held.
 func (c *Client) presenceLocked() wire.Presence {
@@ -46,7 +45,7 @@ func (c *Client) sendPresence(ctx context.Context) error {
 	if gw == nil {
 		return errNotReady
 	}
-	return gw.Send(ctx, opPresenceUpdate, p)
+	return gw.Send(ctx, gwire.OpPresenceUpdate, p)
 }
 
 // resendPresence sends the player's presence again once a session is Ready: the service forgets
