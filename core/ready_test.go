@@ -71,3 +71,25 @@ func TestDispatchRegistry(t *testing.T) {
 	c.onDispatch("NOT_AN_EVENT", json.RawMessage(`{}`)) // no handler, no effect
 	assert.Nil(t, c.GetCurrentUserV2())
 }
+
+// A one-shot whose Client is dropped first fires once with ClientDestroyed and zero values, and
+// its release runs after it (resultOnce, resultOnce1: the one place for that plumbing).
+func TestOneShotOnDestroy(t *testing.T) {
+	c := NewClient()
+	var got []*ClientResult
+	var id uint64 = 99
+	released := 0
+	one := resultOnce(c, Callback[ClientLeaveLobbyCallback]{Fn: func(r *ClientResult) { got = append(got, r) }, Release: func() { released++ }})
+	two := resultOnce1(c, Callback[ClientCreateOrJoinLobbyCallback]{Fn: func(r *ClientResult, v uint64) { got, id = append(got, r), v },
+		Release: func() { released++ }})
+	require.NotNil(t, one)
+	require.NotNil(t, two)
+	c.Close()
+	RunCallbacks()
+	require.Len(t, got, 2)
+	for _, r := range got {
+		assert.Equal(t, ErrorTypeClientDestroyed, r.Type())
+	}
+	assert.Zero(t, id)
+	assert.Equal(t, 2, released)
+}

@@ -371,7 +371,7 @@ func relPath(game bool, userID uint64) string {
 func (c *Client) relCall(what string, req rest.Request, game bool, userID uint64, want *RelationshipType, cb Callback[func(*ClientResult)]) {
 	auth := c.authHeader()
 	fail := func(err error) {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(err)) })
 	}
 	if auth == "" {
@@ -401,7 +401,7 @@ func typeRef(t RelationshipType) *RelationshipType { return &t }
 
 func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*ClientResult)]) {
 	if strings.TrimSpace(username) == "" {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(invalid("%s: the username is empty", what))) })
 		return
 	}
@@ -475,7 +475,7 @@ func (c *Client) RemoveGameFriend(userId uint64, cb Callback[ClientUpdateRelatio
 // RemoveDiscordAndGameFriend removes the game friendship and then the platform one.
 func (c *Client) RemoveDiscordAndGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
 	auth := c.authHeader()
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	if auth == "" || userId == 0 {
 		err := errNotReady
 		if auth != "" {
