@@ -38,7 +38,7 @@ export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a l
 EXPORTS_MAP := capi/exports.map
 SHARED_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP))
 
-.PHONY: all lib tools clibs generate check-generated check-linkage deps test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: all lib tools clibs generate check-generated check-layers check-linkage deps test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -68,6 +68,13 @@ generate: $(CLIBS)
 
 check-generated: $(CLIBS)
 	$(GO) run ./build/gen -check
+
+# The layers' arrows go one way: nothing the library links is under server/, and the service
+# links nothing of the SDK's core/ or audio/.
+check-layers: $(CLIBS)
+	@! $(GO) list -deps ./capi | grep '^sdkpp/server' || { echo "check-layers: the library links server/" >&2; exit 1; }
+	@! $(GO) list -deps ./cmd/sdkpp-server | grep -E '^sdkpp/(core|audio|capi)' || { echo "check-layers: the service links the SDK" >&2; exit 1; }
+	@echo "check-layers: capi links nothing under server/; the service nothing of core/, audio/, capi/"
 
 # The library, and a probe library that links audio/codec and audio/apm the same way (until capi
 # imports audio), need nothing at run time beyond the C runtime and export no ma_, opus_ or
@@ -147,7 +154,7 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library, and
 # the Windows DLL under Wine.
-test: deps check-generated test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows
+test: deps check-generated check-layers test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows
 	@echo "make test: all suites passed"
 
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.

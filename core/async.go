@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"sdkpp/core/dispatch"
+
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
 )
@@ -85,7 +87,7 @@ var (
 
 // getList answers cb with the converted list a GET of path returns.
 func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
+	once := resultOnce1(c, cb)
 	auth := c.authHeader()
 	if auth == "" {
 		once.Fire(func() { cb.Fn(resultOf(errNotReady), nil) })
@@ -101,4 +103,19 @@ func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientRes
 		out := convert(list)
 		once.Fire(func() { cb.Fn(Success(), out) })
 	})
+}
+
+// resultOnce is the one-shot of an operation whose callback takes only a result: if the Client is
+// dropped first, the callback gets ErrorType ClientDestroyed; either way cb.Release runs after it.
+func resultOnce[F ~func(*ClientResult)](c *Client, cb Callback[F]) *dispatch.Once {
+	return c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+}
+
+// resultOnce1 is resultOnce for a callback that takes a result and one value (zero when the
+// Client is dropped first).
+func resultOnce1[T any, F ~func(*ClientResult, T)](c *Client, cb Callback[F]) *dispatch.Once {
+	return c.scope.Once(func() {
+		var zero T
+		cb.Fn(destroyed(), zero)
+	}, cb.Release)
 }

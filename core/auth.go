@@ -169,7 +169,7 @@ func (c *Client) GetTokenFromProvisionalMerge(applicationId uint64, code, codeVe
 
 // resultCall runs one API request whose callback takes only a ClientResult.
 func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*ClientResult)], after func()) {
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	c.start(func(ctx context.Context) {
 		err := c.api.Do(ctx, req, nil)
 		if err != nil {
@@ -200,7 +200,7 @@ func (c *Client) RevokeToken(applicationId uint64, token string, cb Callback[Cli
 
 // UpdateToken sets the token the client uses for the service.
 func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb Callback[ClientUpdateTokenCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	if token == "" {
 		once.Fire(func() { cb.Fn(resultOf(invalid("UpdateToken: the token is empty"))) })
 		return
@@ -364,7 +364,7 @@ const ProvisionalDisplayNamePath = "/users/@me/provisional-display-name"
 func (c *Client) UpdateProvisionalAccountDisplayName(name string, cb Callback[ClientUpdateProvisionalAccountDisplayNameCallback]) {
 	auth := c.authHeader()
 	if auth == "" {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
 		return
 	}

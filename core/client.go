@@ -294,7 +294,7 @@ func (c *Client) IsDiscordAppInstalled(cb Callback[ClientIsDiscordAppInstalledCa
 // OpenConnectedGamesSettingsInPlatform asks the platform client to open its connected-games
 // settings. It needs a connection to the service; without one it fails with ClientNotReady.
 func (c *Client) OpenConnectedGamesSettingsInPlatform(cb Callback[ClientOpenConnectedGamesSettingsInPlatformCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	if st := c.GetStatus(); st != ClientStatusReady {
 		once.Fire(func() { cb.Fn(Failure(ErrorTypeClientNotReady, "the client is not connected (status %s)", st)) })
 		return

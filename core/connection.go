@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	gwire "sdkpp/wire/gateway"
 	"slices"
-	"strconv"
-	"strings"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
@@ -21,25 +20,6 @@ type userData struct {
 	globalName    *string
 	avatar        *string
 	isProvisional bool
-}
-
-// wireUser is the user object of the gateway and the HTTP API.
-type wireUser struct {
-	ID            string  `json:"id"`
-	Username      string  `json:"username"`
-	GlobalName    *string `json:"global_name"`
-	Avatar        *string `json:"avatar"`
-	IsProvisional bool    `json:"is_provisional"`
-	// ApplicationProfiles is set (possibly empty) in READY's user; nil elsewhere.
-	ApplicationProfiles []wire.ApplicationProfile `json:"application_profiles"`
-}
-
-func (u *wireUser) data() (*userData, bool) {
-	id, err := strconv.ParseUint(u.ID, 10, 64)
-	if err != nil || id == 0 {
-		return nil, false
-	}
-	return &userData{id: id, username: u.Username, globalName: u.GlobalName, avatar: u.Avatar, isProvisional: u.IsProvisional}, true
 }
 
 // connState is the Client's connection, guarded by Client.mu.
@@ -158,51 +138,78 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 	}
 }
 
+// dispatchers routes each gateway event to the part of the client that applies it; events not
+// listed are ignored. Each capability registers its own events here, by name (wire/gateway).
+var dispatchers = map[string]func(c *Client, event string, data json.RawMessage){
+	gwire.EventReady:         func(c *Client, _ string, data json.RawMessage) { c.onReady(data) },
+	gwire.EventRequestResult: func(c *Client, _ string, data json.RawMessage) { c.tunnel.answer(data) },
+}
+
+// route registers one handler for several events.
+func route(handler func(c *Client, event string, data json.RawMessage), events ...string) {
+	for _, e := range events {
+		dispatchers[e] = handler
+	}
+}
+
+func init() {
+	route((*Client).onMessageDispatch, gwire.EventLobbyMessageCreate, gwire.EventLobbyMessageUpdate,
+		gwire.EventMessageCreate, gwire.EventMessageUpdate, gwire.EventMessageDelete)
+	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate, gwire.EventLobbyDelete,
+		gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove)
+	route(func(c *Client, event string, data json.RawMessage) { c.onSocialDispatch(event, data) },
+		gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate, gwire.EventRelationshipRemove,
+		gwire.EventGameRelationshipAdd, gwire.EventGameRelationshipUpdate, gwire.EventGameRelationshipRemove,
+		gwire.EventApplicationProfilesUpdate, gwire.EventPresenceUpdate,
+		gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
+	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
+		gwire.EventVoiceKeys, gwire.EventVoiceError)
+}
+
 // onDispatch updates the cache from a gateway dispatch.
 func (c *Client) onDispatch(event string, data json.RawMessage) {
-	switch {
-	case event == gwire.EventRequestResult:
-		c.tunnel.answer(data)
-		return
-	case strings.HasPrefix(event, "LOBBY_MESSAGE_") || strings.HasPrefix(event, "MESSAGE_"):
-		c.onMessageDispatch(event, data)
-		return
-	case strings.HasPrefix(event, "VOICE_") || strings.HasPrefix(event, "SDKPP_VOICE_"):
-		c.onVoiceDispatch(event, data)
-		return
-	case strings.HasPrefix(event, "LOBBY_"):
-		c.onLobbyDispatch(event, data)
+	if h := dispatchers[event]; h != nil {
+		h(c, event, data)
+	}
+}
+
+// readyData is what the client reads of READY: the session's user, the service's extensions, and
+// the social state (relationships and presences).
+type readyData struct {
+	User          wire.User `json:"user"`
+	SdkppFeatures []string  `json:"sdkpp_features"`
+	Application   struct {
+		ID wire.Snowflake `json:"id"`
+	} `json:"application"`
+	Relationships     []wire.Relationship   `json:"relationships"`
+	GameRelationships []wire.Relationship   `json:"game_relationships"`
+	Presences         []wire.PresenceUpdate `json:"presences"`
+}
+
+// onReady applies READY in one step: READY is decoded once, and the current user, the
+// relationships and the presences change under one lock, so that a reader never sees the new
+// user with the old session's relationships, or none.
+func (c *Client) onReady(data json.RawMessage) {
+	c.tunnel.lost() // a new session: the old one's answers will not come
+	var r readyData
+	if err := json.Unmarshal(data, &r); err != nil {
+		c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
 		return
 	}
-	if c.onSocialDispatch(event, data) {
-		return
+	c.tunnel.enable(slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
+	c.mu.Lock()
+	if u := userOf(&r.User); u != nil {
+		c.cacheUserLocked(u)
+		c.conn.currentUserID = u.id
+		c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{u.id: r.User.ApplicationProfiles})
 	}
-	switch event {
-	case "READY":
-		c.tunnel.lost() // a new session: the old one's answers will not come
-		var r struct {
-			User          wireUser `json:"user"`
-			SdkppFeatures []string `json:"sdkpp_features"`
-		}
-		if err := json.Unmarshal(data, &r); err != nil {
-			c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
-			return
-		}
-		c.tunnel.enable(slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
-		c.mu.Lock()
-		if u, ok := r.User.data(); ok {
-			c.cacheUserLocked(u)
-			c.conn.currentUserID = u.id
-			c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{u.id: r.User.ApplicationProfiles})
-		}
-		// A new session may follow a gap: no cached history is known to be gap-free any more.
-		for _, ch := range c.msg.channels {
-			ch.newest, ch.complete = 0, false
-		}
-		c.mu.Unlock()
-		c.startCatchUp() // fetch the lobby messages a lost session missed (catchup.go)
-		c.onSocialReady(data)
+	// A new session may follow a gap: no cached history is known to be gap-free any more.
+	for _, ch := range c.msg.channels {
+		ch.newest, ch.complete = 0, false
 	}
+	c.applySocialReadyLocked(&r)
+	c.mu.Unlock()
+	c.startCatchUp() // fetch the lobby messages a lost session missed (catchup.go)
 }
 
 func (c *Client) cacheUserLocked(u *userData) {

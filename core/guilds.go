@@ -179,7 +179,7 @@ func (c *Client) GetUserGuilds(cb Callback[ClientGetUserGuildsCallback]) {
 // GCH-1).
 func (c *Client) GetGuildChannels(guildId uint64, cb Callback[ClientGetGuildChannelsCallback]) {
 	if guildId == 0 {
-		once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
+		once := resultOnce1(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(invalid("GetGuildChannels: guildId is 0")), nil) })
 		return
 	}
@@ -273,7 +273,7 @@ func (c *Client) UnlinkChannelFromLobby(lobbyId uint64, cb Callback[ClientLinkOr
 func (c *Client) channelLinking(lobbyId uint64, channel *wire.Snowflake, what string, cb Callback[func(*ClientResult)]) {
 	auth := c.authHeader()
 	if auth == "" {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
 		return
 	}

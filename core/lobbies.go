@@ -87,7 +87,7 @@ func (c *Client) CreateOrJoinLobby(secret string, cb Callback[ClientCreateOrJoin
 // CreateOrJoinLobbyWithMetadata is CreateOrJoinLobby that also sets the lobby's metadata and the
 // player's member metadata.
 func (c *Client) CreateOrJoinLobbyWithMetadata(secret string, lobbyMetadata, memberMetadata map[string]string, cb Callback[ClientCreateOrJoinLobbyCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), 0) }, cb.Release)
+	once := resultOnce1(c, cb)
 	Secrets.Add(secret)
 	auth := c.authHeader()
 	if auth == "" {
@@ -112,7 +112,7 @@ func (c *Client) CreateOrJoinLobbyWithMetadata(secret string, lobbyMetadata, mem
 func (c *Client) LeaveLobby(lobbyId uint64, cb Callback[ClientLeaveLobbyCallback]) {
 	auth := c.authHeader()
 	if auth == "" {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
 		return
 	}
@@ -127,7 +127,7 @@ func (c *Client) SendLobbyMessage(lobbyId uint64, content string, cb Callback[Cl
 
 // SendLobbyMessageWithMetadata is SendLobbyMessage with sender metadata.
 func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), 0) }, cb.Release)
+	once := resultOnce1(c, cb)
 	auth := c.authHeader()
 	if auth == "" {
 		once.Fire(func() { cb.Fn(resultOf(errNotReady), 0) })

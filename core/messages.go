@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"time"
+
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/rest"
 	"sdkpp/wire"
@@ -90,9 +91,9 @@ func timeOf(s *string) time.Time {
 	return t
 }
 
-// userOf converts a user object of the service.
+// userOf converts a user object of the service (the SDK's one converter); nil for none.
 func userOf(u *wire.User) *userData {
-	if u.ID == 0 {
+	if u == nil || u.ID == 0 {
 		return nil
 	}
 	return &userData{id: uint64(u.ID), username: u.Username, globalName: u.GlobalName, avatar: u.Avatar, isProvisional: u.IsProvisional}
@@ -357,7 +358,7 @@ func (c *Client) GetLobbyMessagesWithLimit(lobbyId uint64, limit int32, cb Callb
 // startHistory checks a history request. It returns the authorization, the capped limit and
 // the function that answers the request; ok is false when the request was refused and answered.
 func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientResult, []*MessageHandle)]) (auth string, n int, answer func([]uint64, error), ok bool) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), nil) }, cb.Release)
+	once := resultOnce1(c, cb)
 	answer = func(ids []uint64, err error) {
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "%s failed: %v", op, err)
@@ -420,7 +421,7 @@ func (c *Client) SendUserMessage(recipientId uint64, content string, cb Callback
 
 // SendUserMessageWithMetadata sends a direct message with sender metadata.
 func (c *Client) SendUserMessageWithMetadata(recipientId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), 0) }, cb.Release)
+	once := resultOnce1(c, cb)
 	fail := func(err error) { once.Fire(func() { cb.Fn(resultOf(err), 0) }) }
 	auth := c.authHeader()
 	if auth == "" {
@@ -487,7 +488,7 @@ func messagePath(channelID, messageID uint64) string {
 // failResult fires a result-only callback with err at once.
 func (c *Client) failResult(op string, cb Callback[func(*ClientResult)], err error) {
 	c.logf(LoggingSeverityWarning, "%s: %v", op, err)
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	once.Fire(func() { cb.Fn(resultOf(err)) })
 }
 
@@ -499,7 +500,7 @@ func (c *Client) dmCall(op string, recipientID uint64, req func(channelID uint64
 		c.failResult(op, cb, errNotReady)
 		return
 	}
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	c.start(func(ctx context.Context) {
 		ch, err := c.dmChannel(ctx, auth, recipientID)
 		var body json.RawMessage

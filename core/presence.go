@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 
+	gwire "sdkpp/wire/gateway"
+
 	"sdkpp/core/rest"
 	"sdkpp/wire"
 )
-
-// opPresenceUpdate is the gateway's Presence Update opcode.
-const opPresenceUpdate = 3
 
 // presenceLocked is the player's presence as op 3 sends it; c.mu is held.
 func (c *Client) presenceLocked() wire.Presence {
@@ -46,7 +45,7 @@ func (c *Client) sendPresence(ctx context.Context) error {
 	if gw == nil {
 		return errNotReady
 	}
-	return gw.Send(ctx, opPresenceUpdate, p)
+	return gw.Send(ctx, gwire.OpPresenceUpdate, p)
 }
 
 // resendPresence sends the player's presence again once a session is Ready: the service forgets
@@ -67,7 +66,7 @@ func (c *Client) resendPresence() {
 // presenceCall changes the player's presence with change (under c.mu) and sends it; the result
 // goes to cb. A validation error of check comes first and changes nothing.
 func (c *Client) presenceCall(what string, check func() error, change func(), cb Callback[func(*ClientResult)]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	if err := check(); err != nil {
 		once.Fire(func() { cb.Fn(resultOf(err)) })
 		return
@@ -151,7 +150,7 @@ func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInvite
 		err = invalid("%s: the content is longer than %d characters", what, wire.MaxInviteContent)
 	}
 	if err != nil {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(err)) })
 		return
 	}
@@ -173,7 +172,7 @@ func (c *Client) SendActivityJoinRequest(userId uint64, cb Callback[ClientSendAc
 // SendActivityJoinRequestReply answers a join request with an invite to the player's party.
 func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callback[ClientSendActivityInviteCallback]) {
 	if invite == nil || invite.Type() != ActivityActionTypesJoinRequest {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(invalid("SendActivityJoinRequestReply: the invite is not a join request"))) })
 		return
 	}
@@ -184,7 +183,7 @@ func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callbac
 // AcceptActivityInvite accepts an invite; the callback gets the secret to join with. Every
 // connected session of the player hears of it through the invite-created callback (rule EVT-1).
 func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[ClientAcceptActivityInviteCallback]) {
-	once := c.scope.Once(func() { cb.Fn(destroyed(), "") }, cb.Release)
+	once := resultOnce1(c, cb)
 	auth := c.authHeader()
 	var err error
 	switch {

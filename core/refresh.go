@@ -15,8 +15,9 @@ import (
 	"strconv"
 	"time"
 
+	"sdkpp/core/internal/backoff"
+
 	"sdkpp/core/clock"
-	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
 )
 
@@ -30,7 +31,7 @@ type issuedToken struct {
 
 // refreshBackoff spaces the attempts of an automatic refresh that failed on the network or with
 // a retryable status; the waits run on the Client's clock.
-var refreshBackoff = gateway.Backoff{Initial: time.Second, Max: time.Minute, Jitter: 0.5}
+var refreshBackoff = backoff.Policy{Initial: time.Second, Max: time.Minute, Jitter: 0.5}
 
 // refreshLead is how long before expiry a token of the given lifetime is refreshed: the
 // expiration warning's five minutes, or half the lifetime of a shorter-lived token.

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sdkpp/core/rpc"
-	gwire "sdkpp/wire/gateway"
 	"slices"
 	"strconv"
 	"strings"
+
+	"sdkpp/core/rpc"
+	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/rest"
 	"sdkpp/wire"
@@ -115,21 +116,8 @@ func (c *Client) subscribeActivityJoin() {
 
 // ---- gateway events
 
-// onSocialReady fills the cache from READY's relationships and presences.
-func (c *Client) onSocialReady(data json.RawMessage) {
-	var r struct {
-		Application struct {
-			ID wire.Snowflake `json:"id"`
-		} `json:"application"`
-		Relationships     []wire.Relationship   `json:"relationships"`
-		GameRelationships []wire.Relationship   `json:"game_relationships"`
-		Presences         []wire.PresenceUpdate `json:"presences"`
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		c.logf(LoggingSeverityWarning, "malformed READY relationships: %v", err)
-		return
-	}
-	c.mu.Lock()
+// applySocialReadyLocked fills the cache from READY's relationships and presences; c.mu is held.
+func (c *Client) applySocialReadyLocked(r *readyData) {
 	c.social.appID = uint64(r.Application.ID)
 	c.social.rels = map[uint64]*relData{}
 	c.social.presences = map[uint64]wire.PresenceUpdate{}
@@ -148,7 +136,6 @@ func (c *Client) onSocialReady(data json.RawMessage) {
 	for _, p := range r.Presences {
 		c.social.presences[uint64(p.User.ID)] = p
 	}
-	c.mu.Unlock()
 }
 
 // applyRelLocked applies a relationship object; removed says it went away.
@@ -174,17 +161,9 @@ func (c *Client) applyRelLocked(rel wire.Relationship, platform, removed bool) {
 	if d.platform == RelationshipTypeNone && d.game == RelationshipTypeNone {
 		delete(c.social.rels, id)
 	}
-	if u, ok := userFromWire(rel.User); ok {
+	if u := userOf(&rel.User); u != nil {
 		c.cacheUserLocked(u)
 	}
-}
-
-func userFromWire(u wire.User) (*userData, bool) {
-	if u.ID == 0 {
-		return nil, false
-	}
-	return &userData{id: uint64(u.ID), username: u.Username, globalName: u.GlobalName, avatar: u.Avatar,
-		isProvisional: u.IsProvisional}, true
 }
 
 // onSocialDispatch applies a relationship, presence or invite event; false when event is not one.
@@ -228,7 +207,7 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 		}
 		id := uint64(u.ID)
 		c.mu.Lock()
-		if d, ok := userFromWire(u); ok {
+		if d := userOf(&u); d != nil {
 			c.cacheUserLocked(d)
 		}
 		changed := c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles})
@@ -392,7 +371,7 @@ func relPath(game bool, userID uint64) string {
 func (c *Client) relCall(what string, req rest.Request, game bool, userID uint64, want *RelationshipType, cb Callback[func(*ClientResult)]) {
 	auth := c.authHeader()
 	fail := func(err error) {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(err)) })
 	}
 	if auth == "" {
@@ -422,7 +401,7 @@ func typeRef(t RelationshipType) *RelationshipType { return &t }
 
 func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*ClientResult)]) {
 	if strings.TrimSpace(username) == "" {
-		once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(invalid("%s: the username is empty", what))) })
 		return
 	}
@@ -496,7 +475,7 @@ func (c *Client) RemoveGameFriend(userId uint64, cb Callback[ClientUpdateRelatio
 // RemoveDiscordAndGameFriend removes the game friendship and then the platform one.
 func (c *Client) RemoveDiscordAndGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
 	auth := c.authHeader()
-	once := c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
+	once := resultOnce(c, cb)
 	if auth == "" || userId == 0 {
 		err := errNotReady
 		if auth != "" {

@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sdkpp/core/internal/backoff"
+
 	"github.com/coder/websocket"
 
 	"sdkpp/core/clock"
@@ -69,24 +71,8 @@ func (e *CloseError) Error() string {
 // Final reports whether reconnecting cannot help (authentication failed, bad shard or intents).
 func (e *CloseError) Final() bool { return gwire.IsFinal(e.Code) }
 
-// Backoff is the delay between connection attempts: Initial, doubling up to Max, each randomly
-// shortened by up to Jitter (a fraction).
-type Backoff struct {
-	Initial, Max time.Duration
-	Jitter       float64
-}
-
-// Delay is the wait before attempt number n (0 is the first retry), given r in [0, 1).
-func (b Backoff) Delay(n int, r float64) time.Duration {
-	d := b.Initial
-	for i := 0; i < n && d < b.Max; i++ {
-		d *= 2
-	}
-	if d > b.Max {
-		d = b.Max
-	}
-	return d - time.Duration(float64(d)*b.Jitter*r)
-}
+// Backoff is the delay between connection attempts (the SDK's one retry policy).
+type Backoff = backoff.Policy
 
 // Config configures a Client. URL and Token are required.
 type Config struct {

@@ -207,16 +207,3 @@ func asClose(err error, ce **CloseError) bool {
 	}
 	return ok
 }
-
-func TestBackoffDelay(t *testing.T) {
-	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}
-	cases := []struct {
-		n    int
-		r    float64
-		want time.Duration
-	}{{0, 0, 100 * time.Millisecond}, {1, 0, 200 * time.Millisecond}, {5, 0, time.Second}, {9, 0.5, 750 * time.Millisecond}, {0, 0.999, 50*time.Millisecond + 50*time.Microsecond}}
-	for _, c := range cases {
-		got := b.Delay(c.n, c.r)
-		assert.Equal(t, c.want, got, "Delay(%d, %v) = %v, want %v", c.n, c.r, got, c.want)
-	}
-}

@@ -39,6 +39,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sdkpp/core/internal/backoff"
+
 	"sdkpp/core/clock"
 )
 
@@ -75,27 +77,12 @@ func (s State) String() string {
 	return "state(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Backoff is the delay between connection attempts: Initial after the first failure, doubling
-// up to Max, each delay shortened by a random fraction of up to Jitter (0 to 1). A successful
+// Backoff is the delay between connection attempts (the SDK's one retry policy); a successful
 // handshake starts over from Initial.
-type Backoff struct {
-	Initial, Max time.Duration
-	Jitter       float64
-}
+type Backoff = backoff.Policy
 
 // DefaultBackoff retries after 250 ms, then 0.5 s, 1 s, ... up to 10 s, with 50% jitter.
 var DefaultBackoff = Backoff{Initial: 250 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.5}
-
-// Delay is the delay before retry number attempt (0 is the first), given r in [0, 1).
-func (b Backoff) Delay(attempt int, r float64) time.Duration {
-	d := b.Initial
-	for i := 0; i < attempt && d < b.Max; i++ {
-		d *= 2
-	}
-	d = min(d, b.Max)
-	j := min(max(b.Jitter, 0), 1)
-	return d - time.Duration(float64(d)*j*r)
-}
 
 // Config configures a Client. Only ApplicationID is required.
 type Config struct {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,20 +99,6 @@ func TestNewNonceIsUUIDv4(t *testing.T) {
 		require.False(t, seen[n], "nonce %q", n)
 		seen[n] = true
 	}
-}
-
-func TestBackoffDelay(t *testing.T) {
-	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}
-	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
-	for i, w := range want {
-		got := b.Delay(i, 0)
-		assert.Equal(t, w*time.Millisecond, got, "Delay(%d, 0) = %v, want %v", i, got, w*time.Millisecond)
-	}
-	got := b.Delay(2, 0.999999)
-	assert.Greater(t, got, 200*time.Millisecond, "Delay(2, ~1) = %v, want about half of 400ms", got)
-	assert.LessOrEqual(t, got, 201*time.Millisecond, "Delay(2, ~1) = %v, want about half of 400ms", got)
-	got = b.Delay(1000, 0)
-	assert.Equal(t, time.Second, got, "Delay(1000, 0) = %v, want the cap", got)
 }
 
 func TestPath(t *testing.T) {

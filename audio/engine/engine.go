@@ -1,0 +1,542 @@
+// Package engine is one player's voice engine: it ties the audio packages together between the
+// devices and the network.
+//
+// An Engine owns one processing goroutine, started by Start and ended by Close. The capture ring
+// wakes it every device period (10 ms), so the device clock drives it; each time a whole 20 ms
+// frame has been captured it runs one processing step:
+//
+//   - capture: input volume, echo cancellation against exactly what was handed to playback, noise
+//     suppression and gain control (package apm), voice activity (vad), the push-to-talk or voice
+//     activity gate with its release delay and end-of-speech marker (ptt), self mute, the captured
+//     hook, Opus encoding (codec), and OnPacket; and the no-input detector;
+//   - playback: the packets Receive queued go into one jitter buffer per sender; each sender's
+//     frame is decoded, recovered from FEC or concealed (or faded out after an end-of-speech
+//     marker), passed to the received hook, and mixed (mixer) into the frame written to the
+//     playback ring; speaking changes are reported as edges.
+//
+// The callbacks of voice.EngineConfig (OnPacket, OnSpeaking, OnNoInput, Captured, Received) run
+// on the processing goroutine, every frame, without queueing: they must not block, and must copy
+// what they keep (a Packet's Payload and the hooks' samples are reused by the next frame).
+// OnDevicesChanged runs on the engine's device-watching goroutine.
+//
+// A processing step allocates nothing. Every method of Engine may be called from any goroutine.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sdkpp/audio/apm"
+	"sdkpp/audio/codec"
+	"sdkpp/audio/device"
+	"sdkpp/audio/jitter"
+	"sdkpp/audio/mixer"
+	"sdkpp/audio/pcm"
+	"sdkpp/audio/ptt"
+	"sdkpp/audio/vad"
+	"sdkpp/core/voice"
+)
+
+// Defaults of Options.
+const (
+	// DefaultNoInputThresholdDBFS is the level below which the input counts as silent.
+	DefaultNoInputThresholdDBFS = -90
+	// DefaultNoInputDuration is how long the input must stay silent before OnNoInput(true).
+	DefaultNoInputDuration = 5 * time.Second
+	// DefaultEchoTailMs is the echo tail the canceller models.
+	DefaultEchoTailMs = apm.DefaultTailMs
+)
+
+// ErrClosed reports a call on a closed Engine.
+var ErrClosed = errors.New("engine: closed")
+
+// Options are the engine's settings beyond what the call layer gives (voice.EngineConfig).
+type Options struct {
+	// Devices is the sound system; nil opens a device.Context on the platform's default backend
+	// at Start, which Close closes.
+	Devices Devices
+	// Now is the clock that stamps received packets and paces the jitter buffers, on one
+	// monotonic scale; nil uses the time since New.
+	Now func() time.Duration
+	// Jitter shapes each sender's jitter buffer (zero fields take jitter's defaults).
+	Jitter jitter.Config
+	// EchoTailMs is the echo tail the canceller models (0: DefaultEchoTailMs).
+	EchoTailMs int
+	// NoInputDuration is how long the input must stay below the no-input threshold before
+	// OnNoInput(true) (0: DefaultNoInputDuration).
+	NoInputDuration time.Duration
+	// AfterFrame, if set, runs on the processing goroutine after each processing step (tests use
+	// it to follow the engine).
+	AfterFrame func()
+}
+
+// Engine is one player's voice engine. It implements voice.Engine.
+type Engine struct {
+	cfg  voice.EngineConfig
+	opts Options
+	now  func() time.Duration
+
+	// Control: the devices, the stream and the processing goroutine. ctl orders Start, Close
+	// and device changes; none of them runs on the processing goroutine.
+	ctl       sync.Mutex
+	devs      Devices
+	ownDevs   *device.Context
+	stream    device.Stream
+	stop      chan struct{} // closed to end the processing goroutine
+	done      chan struct{} // closed by the processing goroutine when it ends
+	watchStop chan struct{}
+	watchDone chan struct{}
+	inputID   string
+	outputID  string
+	inUse     device.StreamInfo
+	started   bool
+	closed    bool
+
+	// Settings any goroutine changes; the processing step reads them.
+	inputVolume  atomic.Int32 // percent
+	selfMute     atomic.Bool
+	expectedLoss atomic.Int32 // percent; -1 until set
+	noInputDBFS  atomic.Uint64
+	lossReport   atomic.Uint64 // float64 bits
+
+	// Per-sender settings set before or after the sender's first packet.
+	sendersMu sync.Mutex
+	settings  map[uint64]*senderSettings
+	removed   []uint64
+
+	rx *queue
+
+	// The processing step's state, owned by the processing goroutine.
+	apm      *apm.Processor
+	vad      *vad.Detector
+	noInput  *vad.NoInput
+	gate     *ptt.Gate
+	enc      *codec.Encoder
+	mix      *mixer.Mixer
+	senders  map[uint64]*sender
+	order    []*sender // senders in arrival order, for a stable mix
+	inputs   []mixer.Input
+	in       []int16
+	out      []int16
+	payload  []byte
+	seq      uint16
+	ts       uint32
+	spurt    bool // a talk spurt is open (packets left since the last end-of-speech)
+	speaking bool // the local player's speaking state last reported
+	lossSet  int32
+	pushFn   func(*queued)
+	noInThr  float64
+}
+
+// sender is one remote player's playback path.
+type sender struct {
+	id      uint64
+	jb      *jitter.Buffer
+	dec     *codec.Decoder
+	ch      *mixer.Channel
+	pcm     []int16
+	fading  bool // the last frame played carried end-of-speech: stay silent, do not conceal
+	playing bool
+}
+
+// senderSettings are a sender's volume and local mute as last set.
+type senderSettings struct {
+	volume int
+	muted  bool
+	ch     *mixer.Channel
+}
+
+var _ voice.Engine = (*Engine)(nil)
+
+// New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
+func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
+	p, err := apm.New(pcm.FrameSamples, opts.EchoTailMs)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	enc, err := codec.NewEncoder()
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if opts.NoInputDuration <= 0 {
+		opts.NoInputDuration = DefaultNoInputDuration
+	}
+	e := &Engine{
+		cfg:      cfg,
+		opts:     opts,
+		devs:     opts.Devices,
+		inputID:  cfg.InputDevice,
+		outputID: cfg.OutputDevice,
+		settings: map[uint64]*senderSettings{},
+		rx:       newQueue(),
+		apm:      p,
+		vad:      vad.New(),
+		noInput:  vad.NewNoInput(DefaultNoInputThresholdDBFS, opts.NoInputDuration),
+		gate:     ptt.New(),
+		enc:      enc,
+		mix:      mixer.New(),
+		senders:  map[uint64]*sender{},
+		in:       make([]int16, pcm.FrameSamples),
+		out:      make([]int16, pcm.FrameSamples),
+		payload:  make([]byte, codec.MaxPacketBytes),
+		lossSet:  -1,
+		noInThr:  DefaultNoInputThresholdDBFS,
+	}
+	e.now = opts.Now
+	if e.now == nil {
+		start := time.Now()
+		e.now = func() time.Duration { return time.Since(start) }
+	}
+	e.inputVolume.Store(100)
+	e.expectedLoss.Store(-1)
+	e.noInputDBFS.Store(math.Float64bits(DefaultNoInputThresholdDBFS))
+	e.pushFn = e.pushQueued
+	e.gate.SetMode(ptt.VoiceActivity)
+	return e, nil
+}
+
+// Start opens the devices and starts the processing goroutine.
+func (e *Engine) Start() error {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	if e.closed {
+		return fmt.Errorf("engine: start: %w", ErrClosed)
+	}
+	if e.started {
+		return nil
+	}
+	if e.devs == nil {
+		c, err := device.NewContext(device.Options{})
+		if err != nil {
+			return fmt.Errorf("engine: start: %w", err)
+		}
+		e.ownDevs, e.devs = c, c
+	}
+	if err := e.openLocked(); err != nil {
+		if e.ownDevs != nil {
+			_ = e.ownDevs.Close()
+			e.ownDevs, e.devs = nil, nil
+		}
+		return fmt.Errorf("engine: start: %w", err)
+	}
+	e.started = true
+	e.watchStop, e.watchDone = make(chan struct{}), make(chan struct{})
+	go e.watch(e.devs.Events(), e.watchStop, e.watchDone)
+	return nil
+}
+
+// openLocked opens and starts the stream on the selected devices and the processing goroutine.
+func (e *Engine) openLocked() error {
+	s, err := e.devs.Open(device.Config{Capture: true, CaptureID: e.inputID, Playback: true, PlaybackID: e.outputID})
+	if err != nil {
+		return err
+	}
+	if err := s.Start(); err != nil {
+		_ = s.Close()
+		return err
+	}
+	e.stream, e.inUse = s, s.Info()
+	e.stop, e.done = make(chan struct{}), make(chan struct{})
+	go e.run(s, e.stop, e.done)
+	return nil
+}
+
+// closeStreamLocked ends the processing goroutine and closes the stream.
+func (e *Engine) closeStreamLocked() error {
+	if e.stream == nil {
+		return nil
+	}
+	close(e.stop)
+	<-e.done
+	err := e.stream.Close()
+	e.stream = nil
+	return err
+}
+
+// Close stops processing, closes the devices and frees the engine; it returns once the engine's
+// goroutines have ended. It is safe to call more than once.
+func (e *Engine) Close() error {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	err := e.closeStreamLocked()
+	if e.started {
+		close(e.watchStop)
+		<-e.watchDone
+	}
+	if e.ownDevs != nil {
+		if cerr := e.ownDevs.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	e.apm.Close()
+	if err != nil {
+		return fmt.Errorf("engine: close: %w", err)
+	}
+	return nil
+}
+
+// run is the processing goroutine: woken by the capture ring, one step per captured frame.
+func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
+	defer close(done)
+	capture, playback := s.Capture(), s.Playback()
+	// One period of silence ahead, so that the playback device does not run dry while a step
+	// computes the next frame.
+	var lead [pcm.PeriodSamples]int16
+	playback.Write(lead[:])
+	for capture.WaitData(pcm.FrameSamples, stop) {
+		capture.Read(e.in)
+		playback.Write(e.step(e.in))
+		if e.opts.AfterFrame != nil {
+			e.opts.AfterFrame()
+		}
+	}
+}
+
+// watch reports device changes until stop.
+func (e *Engine) watch(events <-chan device.Event, stop, done chan struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-stop:
+			return
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+			if e.cfg.OnDevicesChanged == nil {
+				continue
+			}
+			list, err := e.devs.Devices()
+			if err != nil {
+				continue
+			}
+			e.cfg.OnDevicesChanged(toVoice(list.Capture), toVoice(list.Playback))
+		}
+	}
+}
+
+// Receive hands a packet from sender to the engine, stamped with the engine's clock now. It
+// copies the packet and never waits for the processing goroutine.
+func (e *Engine) Receive(sender uint64, p voice.Packet) {
+	e.ReceiveAt(sender, p, e.now())
+}
+
+// ReceiveAt is Receive with the arrival time given on the scale of Options.Now.
+func (e *Engine) ReceiveAt(sender uint64, p voice.Packet, arrival time.Duration) {
+	e.rx.push(sender, jitter.Packet{Seq: p.Seq, Timestamp: p.Timestamp, EndOfSpeech: p.EndOfSpeech, Payload: p.Payload}, arrival)
+}
+
+// RemoveSender forgets a sender that left; its buffered audio is dropped at the next frame.
+func (e *Engine) RemoveSender(sender uint64) {
+	e.sendersMu.Lock()
+	delete(e.settings, sender)
+	e.removed = append(e.removed, sender)
+	e.sendersMu.Unlock()
+}
+
+// SetMode selects voice activity or push-to-talk.
+func (e *Engine) SetMode(m voice.Mode) {
+	if m == voice.ModePushToTalk {
+		e.gate.SetMode(ptt.PushToTalk)
+	} else {
+		e.gate.SetMode(ptt.VoiceActivity)
+	}
+}
+
+// SetPTTActive presses or releases the push-to-talk key.
+func (e *Engine) SetPTTActive(on bool) { e.gate.SetActive(on) }
+
+// SetPTTReleaseDelay sets how long sending goes on after the key is released (or the voice
+// stops), honoured in whole 20 ms frames.
+func (e *Engine) SetPTTReleaseDelay(ms uint32) { e.gate.SetReleaseDelay(ms) }
+
+// SetVADThreshold selects the automatic threshold or a manual one in dBFS (-100..0).
+func (e *Engine) SetVADThreshold(automatic bool, dbfs float32) { e.vad.SetThreshold(automatic, dbfs) }
+
+// SetSelfMute stops (or resumes) sending; a talk spurt in progress ends with an end-of-speech
+// marker.
+func (e *Engine) SetSelfMute(on bool) { e.selfMute.Store(on) }
+
+// SetSelfDeaf silences playback.
+func (e *Engine) SetSelfDeaf(on bool) { e.mix.SetDeafened(on) }
+
+// SetInputVolume scales the microphone signal: 100 percent leaves it unchanged, 0 silences it,
+// up to 200 doubles it.
+func (e *Engine) SetInputVolume(percent float32) {
+	e.inputVolume.Store(int32(clampPercent(percent)))
+}
+
+// SetOutputVolume sets the playback volume (0..200 percent).
+func (e *Engine) SetOutputVolume(percent float32) { e.mix.SetVolume(clampPercent(percent)) }
+
+// SetSenderVolume sets one sender's volume (0..200 percent), also before its first packet.
+func (e *Engine) SetSenderVolume(sender uint64, percent float32) {
+	v := clampPercent(percent)
+	e.sendersMu.Lock()
+	s := e.settingsLocked(sender)
+	s.volume = v
+	if s.ch != nil {
+		s.ch.SetVolume(v)
+	}
+	e.sendersMu.Unlock()
+}
+
+// SetLocalMute mutes or unmutes one sender for the local player only.
+func (e *Engine) SetLocalMute(sender uint64, mute bool) {
+	e.sendersMu.Lock()
+	s := e.settingsLocked(sender)
+	s.muted = mute
+	if s.ch != nil {
+		s.ch.SetMuted(mute)
+	}
+	e.sendersMu.Unlock()
+}
+
+func (e *Engine) settingsLocked(sender uint64) *senderSettings {
+	s := e.settings[sender]
+	if s == nil {
+		s = &senderSettings{volume: mixer.UnityVolume}
+		e.settings[sender] = s
+	}
+	return s
+}
+
+// SetEchoCancellation switches echo cancellation.
+func (e *Engine) SetEchoCancellation(on bool) { e.apm.SetEchoCancellation(on) }
+
+// SetNoiseSuppression switches noise suppression.
+func (e *Engine) SetNoiseSuppression(on bool) { e.apm.SetNoiseSuppression(on) }
+
+// SetAutoGain switches automatic gain control.
+func (e *Engine) SetAutoGain(on bool) { e.apm.SetAutoGain(on) }
+
+// SetNoInputThreshold sets the level (dBFS) below which the input counts as silent for the
+// no-input detector.
+func (e *Engine) SetNoInputThreshold(dbfs float32) {
+	e.noInputDBFS.Store(math.Float64bits(float64(dbfs)))
+}
+
+// SetExpectedLoss feeds the far ends' loss report (percent) to the encoder's FEC.
+func (e *Engine) SetExpectedLoss(percent int) { e.expectedLoss.Store(int32(max(0, min(100, percent)))) }
+
+// LossReport returns the loss fraction (0..1) the local jitter buffers measured: the largest
+// over the senders, for the call layer to report to them.
+func (e *Engine) LossReport() float64 { return math.Float64frombits(e.lossReport.Load()) }
+
+// InputDevices lists the capture devices.
+func (e *Engine) InputDevices() ([]voice.Device, error) {
+	list, err := e.list()
+	if err != nil {
+		return nil, err
+	}
+	return toVoice(list.Capture), nil
+}
+
+// OutputDevices lists the playback devices.
+func (e *Engine) OutputDevices() ([]voice.Device, error) {
+	list, err := e.list()
+	if err != nil {
+		return nil, err
+	}
+	return toVoice(list.Playback), nil
+}
+
+func (e *Engine) list() (device.List, error) {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	if e.closed {
+		return device.List{}, fmt.Errorf("engine: list devices: %w", ErrClosed)
+	}
+	if e.devs == nil {
+		return device.List{}, fmt.Errorf("engine: list devices: not started")
+	}
+	list, err := e.devs.Devices()
+	if err != nil {
+		return device.List{}, fmt.Errorf("engine: list devices: %w", err)
+	}
+	return list, nil
+}
+
+// SetInputDevice selects the capture device by id (empty: the default) and, when running,
+// reopens the stream on it.
+func (e *Engine) SetInputDevice(id string) error { return e.setDevices(&e.inputID, id) }
+
+// SetOutputDevice selects the playback device by id (empty: the default) and, when running,
+// reopens the stream on it.
+func (e *Engine) SetOutputDevice(id string) error { return e.setDevices(&e.outputID, id) }
+
+func (e *Engine) setDevices(field *string, id string) error {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	if e.closed {
+		return fmt.Errorf("engine: select device: %w", ErrClosed)
+	}
+	old := *field
+	*field = id
+	if e.stream == nil {
+		return nil
+	}
+	if err := e.closeStreamLocked(); err != nil {
+		return fmt.Errorf("engine: select device %q: %w", id, err)
+	}
+	if err := e.openLocked(); err != nil {
+		*field = old
+		if rerr := e.openLocked(); rerr != nil {
+			return fmt.Errorf("engine: select device %q: %w (and reopening the previous one: %w)", id, err, rerr)
+		}
+		return fmt.Errorf("engine: select device %q: %w", id, err)
+	}
+	return nil
+}
+
+// CurrentInputDevice reports the capture device in use (zero when stopped).
+func (e *Engine) CurrentInputDevice() voice.Device {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	d := e.inUse.Capture
+	return voice.Device{ID: d.ID, Name: d.Name, IsDefault: d.IsDefault}
+}
+
+// CurrentOutputDevice reports the playback device in use (zero when stopped).
+func (e *Engine) CurrentOutputDevice() voice.Device {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	d := e.inUse.Playback
+	return voice.Device{ID: d.ID, Name: d.Name, IsDefault: d.IsDefault}
+}
+
+// Stats reports the stream's device periods and ring glitches (zero when stopped).
+func (e *Engine) Stats() device.Stats {
+	e.ctl.Lock()
+	defer e.ctl.Unlock()
+	if e.stream == nil {
+		return device.Stats{}
+	}
+	return e.stream.Stats()
+}
+
+// SenderStats returns a sender's jitter buffer statistics. It must not run concurrently with
+// processing: call it on a stopped engine, or from AfterFrame.
+func (e *Engine) SenderStats(sender uint64) (jitter.Stats, bool) {
+	s := e.senders[sender]
+	if s == nil {
+		return jitter.Stats{}, false
+	}
+	return s.jb.Stats(), true
+}
+
+func clampPercent(p float32) int {
+	if p != p || p < 0 { // NaN or negative
+		return 0
+	}
+	return int(min(p, mixer.MaxVolume) + 0.5)
+}
