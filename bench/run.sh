@@ -21,6 +21,11 @@ echo "== audio: Opus (audio/codec) and speexdsp (audio/apm) per frame, against a
 go test -run '^$' -bench . -benchtime 500x ./audio/codec ./audio/apm | grep -E '^Benchmark'
 
 echo
+echo "== audio/engine: one 8-party processing step against bare libopus (1 encode, 7 decodes); target <= 1.5x =="
+go test -run '^$' -bench 'EightParty' -benchtime 1000x ./audio/engine | grep -E '^Benchmark' |
+	awk '{print} /EightPartyMix/ {m=$3} /BareOpus/ {o=$3} END {if (m && o) printf "ratio engine/bare-opus: %.2fx\n", m/o}'
+
+echo
 echo "== account linking on loopback =="
 go run ./bench/auth
 
