@@ -49,6 +49,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
@@ -83,6 +84,12 @@ type Service struct {
 	// OnChange, when set, runs after a commit that changed what a and b are to each other (for
 	// example presence, which friends see).
 	OnChange func(a, b uint64)
+
+	// order is held from a change's transaction until its events and OnChange calls are done, so
+	// that users get relationship events in commit order: two players' crossing friend requests
+	// commit one after the other (pending, then friends), and without it the second's events
+	// could reach a player before the first's, leaving its SDK with the older state.
+	order sync.Mutex
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -486,6 +493,8 @@ func (c *changes) profiles(peer uint64) (map[uint64]wire.User, error) {
 
 // tx runs fn in a transaction and, once committed, sends the events and calls OnChange.
 func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
+	s.order.Lock()
+	defer s.order.Unlock()
 	var c *changes
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
 		c = &changes{ctx: ctx, s: s, st: st, now: s.Clock.Now()}
