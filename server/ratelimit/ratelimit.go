@@ -103,17 +103,6 @@ func New(cfg Config, c clock.Clock) *Limiter {
 	return &Limiter{cfg: cfg, clock: c, windows: map[string]*window{}}
 }
 
-// Wrap limits the requests that mux has a route for and passes the admitted ones to next (which
-// serves mux); requests no route matches pass to next unlimited (they get its 404 or 405).
-func (l *Limiter) Wrap(next http.Handler, mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" && !l.Admit(w, r, pattern) {
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // Admit counts a request that the route pattern matched, and writes the rate limit headers; false
 // means it answered 429 and the request must not be served. A disabled Limiter admits everything.
 func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request, pattern string) bool {

@@ -32,7 +32,15 @@ func newFixture(cfg ratelimit.Config) *fixture {
 	if cfg.Identify == nil { // every Bearer credential authenticates as itself
 		cfg.Identify = func(r *http.Request) string { return httpx.Credential(r, "Bearer") }
 	}
-	return &fixture{clock: c, h: ratelimit.New(cfg, c).Wrap(mux, mux)}
+	l := ratelimit.New(cfg, c)
+	// As the service's router does: a request a route matches passes the limiter first.
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" && !l.Admit(w, r, pattern) {
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return &fixture{clock: c, h: h}
 }
 
 func (f *fixture) do(method, path, auth string) *httptest.ResponseRecorder {
