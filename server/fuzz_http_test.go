@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/server"
 	"sdkpp/server/servertest"
 )
@@ -88,14 +90,10 @@ func FuzzAPI(f *testing.F) {
 			}
 		}
 		res, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: the service broke the connection: %v", method, path, err)
-		}
+		require.NoError(t, err, "%s %s: the service broke the connection", method, path)
 		answer, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode >= 500 {
-			t.Fatalf("%s %s %q: HTTP %d (never a 5xx): %s", method, path, body, res.StatusCode, answer)
-		}
+		require.Less(t, res.StatusCode, 500, "%s %s %q: never a 5xx: %s", method, path, body, answer)
 	})
 }
 

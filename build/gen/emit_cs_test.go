@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/build/gen/desc"
 )
 
@@ -11,9 +14,7 @@ import (
 func parseAPI(t *testing.T, src string) *desc.API {
 	t.Helper()
 	api, err := desc.Parse(strings.NewReader(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return api
 }
 
@@ -44,15 +45,11 @@ func TestCSharpEquals(t *testing.T) {
 		`h = h * 31 + (this.Label() ?? "").GetHashCode();`,
 		"h = h * 31 + this.Kind().GetHashCode();",
 	} {
-		if !strings.Contains(cs, want) {
-			t.Errorf("the C# binding lacks %q", want)
-		}
+		assert.Contains(t, cs, want, "the C# binding lacks it")
 	}
 	// Floats and optional values stay out of the hash.
 	for _, not := range []string{"this.Weight().GetHashCode()", "this.Note()"} {
-		if strings.Contains(cs, not) {
-			t.Errorf("GetHashCode uses %q", not)
-		}
+		assert.NotContains(t, cs, not, "GetHashCode uses it")
 	}
 
 	for name, src := range map[string]string{
@@ -65,12 +62,7 @@ func TestCSharpEquals(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			api := parseAPI(t, head+src)
-			defer func() {
-				if recover() == nil {
-					t.Fatal("csCheckNames accepted it")
-				}
-			}()
-			csCheckNames(api)
+			assert.Panics(t, func() { csCheckNames(api) }, "csCheckNames accepted it")
 		})
 	}
 }
