@@ -178,6 +178,7 @@ fuzz: $(CLIBS)
 	GO=$(GO) bash build/scripts/fuzz.sh $(FUZZTIME)
 
 NATIVE := $(BUILD)/test/native
+SAMPLE_GAME := $(BUILD)/demo/sample_game
 # Random calls to every export, from STRESS_THREADS threads (tests/c/stress_test.c).
 STRESS_CALLS ?= 1000000
 STRESS_THREADS ?= 4
@@ -211,10 +212,14 @@ test-csharp: $(LIB)
 
 # C++ and C# programs linked to the real library, against a live service (tests/e2e).
 E2E := $(BUILD)/test/e2e
-test-e2e: $(LIB) $(BUILD)/sdkpp-browser
+test-e2e: $(LIB) $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-server $(SAMPLE_GAME)
 	@mkdir -p $(E2E)
 	$(CXX) $(CXXFLAGS) tests/cpp/auth_e2e.cpp -o $(E2E)/auth_e2e_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	bash tests/csharp/e2e/build.sh
+	@# The demo, as make demo runs it (tests/e2e/demo_test.go).
+	@build/scripts/deps.sh demo
+	$(GO) build -o $(E2E)/demo ./examples/demo
+	SDKPP_DEMO=$(abspath $(E2E))/demo SDKPP_DEMO_BIN=$(abspath $(BUILD)) \
 	LD_LIBRARY_PATH=$(abspath $(BUILD)) SDKPP_E2E_CPP=$(abspath $(E2E))/auth_e2e_cpp \
 		SDKPP_E2E_CSHARP=$(abspath $(E2E))/AuthE2E.exe SDKPP_BROWSER=$(abspath $(BUILD))/sdkpp-browser \
 		$(GO) test -count=1 -v ./tests/e2e/
@@ -230,10 +235,13 @@ bench: $(CLIBS)
 	bash bench/run.sh
 
 # Starts sdkpp-server on its default address and runs the sample game for two players.
-demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser
-	@mkdir -p $(BUILD)/demo
-	$(CXX) $(CXXFLAGS) examples/cpp/sample_game.cpp -o $(BUILD)/demo/sample_game -L$(BUILD) -lsdkpp $(RPATH)
+demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_GAME)
+	@build/scripts/deps.sh demo
 	@$(GO) run ./examples/demo -bin $(BUILD)
+
+$(SAMPLE_GAME): examples/cpp/sample_game.cpp $(HEADERS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) examples/cpp/sample_game.cpp -o $@ -L$(BUILD) -lsdkpp $(RPATH)
 
 clean:
 	@# build/clibs stays: rebuilding it takes minutes and clibs.sh knows when it is stale.

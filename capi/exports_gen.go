@@ -5,6 +5,22 @@ package main
 /*
 #include "sdkpp.h"
 
+static inline void sdkpp_call_Call_OnStatusChanged(Sdkpp_Call_OnStatusChanged cb, Sdkpp_Call_Status status, Sdkpp_Call_Error error, int32_t errorDetail, uintptr_t userData) {
+	cb(status, error, errorDetail, (void*)userData);
+}
+
+static inline void sdkpp_call_Call_OnParticipantChanged(Sdkpp_Call_OnParticipantChanged cb, uint64_t userId, bool added, uintptr_t userData) {
+	cb(userId, added, (void*)userData);
+}
+
+static inline void sdkpp_call_Call_OnSpeakingStatusChanged(Sdkpp_Call_OnSpeakingStatusChanged cb, uint64_t userId, bool isPlayingSound, uintptr_t userData) {
+	cb(userId, isPlayingSound, (void*)userData);
+}
+
+static inline void sdkpp_call_Call_OnVoiceStateChanged(Sdkpp_Call_OnVoiceStateChanged cb, uint64_t userId, uintptr_t userData) {
+	cb(userId, (void*)userData);
+}
+
 static inline void sdkpp_call_Client_LogCallback(Sdkpp_Client_LogCallback cb, Sdkpp_String message, Sdkpp_LoggingSeverity severity, uintptr_t userData) {
 	cb(message, severity, (void*)userData);
 }
@@ -162,6 +178,54 @@ static inline void sdkpp_call_Client_ProvisionalUserMergeRequiredCallback(Sdkpp_
 	cb((void*)userData);
 }
 
+static inline void sdkpp_call_Client_VoiceParticipantChangedCallback(Sdkpp_Client_VoiceParticipantChangedCallback cb, uint64_t lobbyId, uint64_t memberId, bool added, uintptr_t userData) {
+	cb(lobbyId, memberId, added, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_EndCallCallback(Sdkpp_Client_EndCallCallback cb, uintptr_t userData) {
+	cb((void*)userData);
+}
+
+static inline void sdkpp_call_Client_EndCallsCallback(Sdkpp_Client_EndCallsCallback cb, uintptr_t userData) {
+	cb((void*)userData);
+}
+
+static inline void sdkpp_call_Client_GetInputDevicesCallback(Sdkpp_Client_GetInputDevicesCallback cb, Sdkpp_AudioDeviceSpan devices, uintptr_t userData) {
+	cb(devices, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_GetOutputDevicesCallback(Sdkpp_Client_GetOutputDevicesCallback cb, Sdkpp_AudioDeviceSpan devices, uintptr_t userData) {
+	cb(devices, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_GetCurrentInputDeviceCallback(Sdkpp_Client_GetCurrentInputDeviceCallback cb, uintptr_t device, uintptr_t userData) {
+	Sdkpp_AudioDevice device_obj; device_obj.opaque = (void*)device;
+	cb(&device_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_GetCurrentOutputDeviceCallback(Sdkpp_Client_GetCurrentOutputDeviceCallback cb, uintptr_t device, uintptr_t userData) {
+	Sdkpp_AudioDevice device_obj; device_obj.opaque = (void*)device;
+	cb(&device_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_SetInputDeviceCallback(Sdkpp_Client_SetInputDeviceCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_SetOutputDeviceCallback(Sdkpp_Client_SetOutputDeviceCallback cb, uintptr_t result, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	cb(&result_obj, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_DeviceChangeCallback(Sdkpp_Client_DeviceChangeCallback cb, Sdkpp_AudioDeviceSpan inputDevices, Sdkpp_AudioDeviceSpan outputDevices, uintptr_t userData) {
+	cb(inputDevices, outputDevices, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_NoAudioInputCallback(Sdkpp_Client_NoAudioInputCallback cb, bool inputDetected, uintptr_t userData) {
+	cb(inputDetected, (void*)userData);
+}
+
 static inline void sdkpp_call_Client_GetUserGuildsCallback(Sdkpp_Client_GetUserGuildsCallback cb, uintptr_t result, Sdkpp_GuildMinimalSpan guilds, uintptr_t userData) {
 	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
 	cb(&result_obj, guilds, (void*)userData);
@@ -255,7 +319,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1282281210
+const abiVersion = 1179065397
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.
@@ -284,6 +348,10 @@ const (
 	typeLobbyHandle                  handle.Type = 26715
 	typeMessageHandle                handle.Type = 43926
 	typeUserMessageSummary           handle.Type = 20329
+	typeAudioDevice                  handle.Type = 43112
+	typeVADThresholdSettings         handle.Type = 27932
+	typeVoiceStateHandle             handle.Type = 35287
+	typeCall                         handle.Type = 6387
 	typeClient                       handle.Type = 39232
 )
 
@@ -313,6 +381,10 @@ var typeNames = map[handle.Type]string{
 	typeLobbyHandle:                  "LobbyHandle",
 	typeMessageHandle:                "MessageHandle",
 	typeUserMessageSummary:           "UserMessageSummary",
+	typeAudioDevice:                  "AudioDevice",
+	typeVADThresholdSettings:         "VADThresholdSettings",
+	typeVoiceStateHandle:             "VoiceStateHandle",
+	typeCall:                         "Call",
 	typeClient:                       "Client",
 }
 
@@ -487,7 +559,9 @@ func Sdkpp_AuthorizationCodeVerifier_Challenge(self *C.Sdkpp_AuthorizationCodeVe
 	e.Mu.Lock()
 	v := o.Challenge()
 	e.Mu.Unlock()
-	add(fn, unsafe.Pointer(returnValue), typeAuthorizationCodeChallenge, v)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeAuthorizationCodeChallenge, v)
+	}
 }
 
 //export Sdkpp_AuthorizationCodeVerifier_SetChallenge
@@ -4477,7 +4551,9 @@ func Sdkpp_UserHandle_Relationship(self *C.Sdkpp_UserHandle, returnValue *C.Sdkp
 	}
 	_ = e
 	v := o.Relationship()
-	add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+	}
 }
 
 //export Sdkpp_UserHandle_UserApplicationProfiles
@@ -5236,6 +5312,739 @@ func Sdkpp_UserMessageSummary_LastMessageId(self *C.Sdkpp_UserMessageSummary) C.
 	return C.uint64_t(v)
 }
 
+// getAudioDevice finds the AudioDevice behind self, or logs why it cannot.
+func getAudioDevice(fn string, self *C.Sdkpp_AudioDevice) (*core.AudioDevice, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeAudioDevice)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.AudioDevice), e, true
+}
+
+//export Sdkpp_AudioDevice_Drop
+func Sdkpp_AudioDevice_Drop(self *C.Sdkpp_AudioDevice) {
+	const fn = "AudioDevice_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeAudioDevice)
+}
+
+//export Sdkpp_AudioDevice_Clone
+func Sdkpp_AudioDevice_Clone(self *C.Sdkpp_AudioDevice, other *C.Sdkpp_AudioDevice) {
+	const fn = "AudioDevice_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getAudioDevice(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeAudioDevice, v)
+}
+
+//export Sdkpp_AudioDevice_Id
+func Sdkpp_AudioDevice_Id(self *C.Sdkpp_AudioDevice, returnValue *C.Sdkpp_String) {
+	const fn = "AudioDevice_Id"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getAudioDevice(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Id()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_AudioDevice_Name
+func Sdkpp_AudioDevice_Name(self *C.Sdkpp_AudioDevice, returnValue *C.Sdkpp_String) {
+	const fn = "AudioDevice_Name"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getAudioDevice(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Name()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_AudioDevice_IsDefault
+func Sdkpp_AudioDevice_IsDefault(self *C.Sdkpp_AudioDevice) C.bool {
+	const fn = "AudioDevice_IsDefault"
+	defer guard(fn)
+	o, e, ok := getAudioDevice(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.IsDefault()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_AudioDevice_Equals
+func Sdkpp_AudioDevice_Equals(self *C.Sdkpp_AudioDevice, rhs *C.Sdkpp_AudioDevice) C.bool {
+	const fn = "AudioDevice_Equals"
+	defer guard(fn)
+	o, e, ok := getAudioDevice(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_rhs_o, arg_rhs_e, ok := getAudioDevice(fn+": rhs", rhs)
+	if !ok {
+		return false
+	}
+	arg_rhs_e.Mu.Lock()
+	arg_rhs := arg_rhs_o.Clone()
+	arg_rhs_e.Mu.Unlock()
+	e.Mu.Lock()
+	v := o.Equals(arg_rhs)
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+// getVADThresholdSettings finds the VADThresholdSettings behind self, or logs why it cannot.
+func getVADThresholdSettings(fn string, self *C.Sdkpp_VADThresholdSettings) (*core.VADThresholdSettings, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeVADThresholdSettings)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.VADThresholdSettings), e, true
+}
+
+//export Sdkpp_VADThresholdSettings_Drop
+func Sdkpp_VADThresholdSettings_Drop(self *C.Sdkpp_VADThresholdSettings) {
+	const fn = "VADThresholdSettings_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeVADThresholdSettings)
+}
+
+//export Sdkpp_VADThresholdSettings_VadThreshold
+func Sdkpp_VADThresholdSettings_VadThreshold(self *C.Sdkpp_VADThresholdSettings) C.float {
+	const fn = "VADThresholdSettings_VadThreshold"
+	defer guard(fn)
+	o, e, ok := getVADThresholdSettings(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.VadThreshold()
+	e.Mu.Unlock()
+	return C.float(v)
+}
+
+//export Sdkpp_VADThresholdSettings_Automatic
+func Sdkpp_VADThresholdSettings_Automatic(self *C.Sdkpp_VADThresholdSettings) C.bool {
+	const fn = "VADThresholdSettings_Automatic"
+	defer guard(fn)
+	o, e, ok := getVADThresholdSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.Automatic()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+// getVoiceStateHandle finds the VoiceStateHandle behind self, or logs why it cannot.
+func getVoiceStateHandle(fn string, self *C.Sdkpp_VoiceStateHandle) (*core.VoiceStateHandle, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeVoiceStateHandle)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.VoiceStateHandle), e, true
+}
+
+//export Sdkpp_VoiceStateHandle_Drop
+func Sdkpp_VoiceStateHandle_Drop(self *C.Sdkpp_VoiceStateHandle) {
+	const fn = "VoiceStateHandle_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeVoiceStateHandle)
+}
+
+//export Sdkpp_VoiceStateHandle_Clone
+func Sdkpp_VoiceStateHandle_Clone(self *C.Sdkpp_VoiceStateHandle, other *C.Sdkpp_VoiceStateHandle) {
+	const fn = "VoiceStateHandle_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getVoiceStateHandle(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeVoiceStateHandle, v)
+}
+
+//export Sdkpp_VoiceStateHandle_SelfMute
+func Sdkpp_VoiceStateHandle_SelfMute(self *C.Sdkpp_VoiceStateHandle) C.bool {
+	const fn = "VoiceStateHandle_SelfMute"
+	defer guard(fn)
+	o, e, ok := getVoiceStateHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.SelfMute()
+	return C.bool(v)
+}
+
+//export Sdkpp_VoiceStateHandle_SelfDeaf
+func Sdkpp_VoiceStateHandle_SelfDeaf(self *C.Sdkpp_VoiceStateHandle) C.bool {
+	const fn = "VoiceStateHandle_SelfDeaf"
+	defer guard(fn)
+	o, e, ok := getVoiceStateHandle(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.SelfDeaf()
+	return C.bool(v)
+}
+
+// getCall finds the Call behind self, or logs why it cannot.
+func getCall(fn string, self *C.Sdkpp_Call) (*core.Call, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeCall)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.Call), e, true
+}
+
+//export Sdkpp_Call_Drop
+func Sdkpp_Call_Drop(self *C.Sdkpp_Call) {
+	const fn = "Call_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeCall)
+}
+
+//export Sdkpp_Call_Clone
+func Sdkpp_Call_Clone(self *C.Sdkpp_Call, other *C.Sdkpp_Call) {
+	const fn = "Call_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, _, ok := getCall(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	v := o.Clone()
+	add(fn, unsafe.Pointer(self), typeCall, v)
+}
+
+//export Sdkpp_Call_ErrorToString
+func Sdkpp_Call_ErrorToString(type_ C.Sdkpp_Call_Error, returnValue *C.Sdkpp_String) {
+	const fn = "Call_ErrorToString"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	arg_type_ := core.CallError(type_)
+	if !arg_type_.Valid() {
+		refuse(fn, "type_: %d is not a value of Call::Error", int64(type_))
+		return
+	}
+	v := core.CallErrorToString(arg_type_)
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_Call_StatusToString
+func Sdkpp_Call_StatusToString(type_ C.Sdkpp_Call_Status, returnValue *C.Sdkpp_String) {
+	const fn = "Call_StatusToString"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	arg_type_ := core.CallStatus(type_)
+	if !arg_type_.Valid() {
+		refuse(fn, "type_: %d is not a value of Call::Status", int64(type_))
+		return
+	}
+	v := core.CallStatusToString(arg_type_)
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_Call_GetStatus
+func Sdkpp_Call_GetStatus(self *C.Sdkpp_Call) C.Sdkpp_Call_Status {
+	const fn = "Call_GetStatus"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetStatus()
+	return C.Sdkpp_Call_Status(v)
+}
+
+//export Sdkpp_Call_GetChannelId
+func Sdkpp_Call_GetChannelId(self *C.Sdkpp_Call) C.uint64_t {
+	const fn = "Call_GetChannelId"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetChannelId()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_Call_GetGuildId
+func Sdkpp_Call_GetGuildId(self *C.Sdkpp_Call) C.uint64_t {
+	const fn = "Call_GetGuildId"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetGuildId()
+	return C.uint64_t(v)
+}
+
+//export Sdkpp_Call_GetParticipants
+func Sdkpp_Call_GetParticipants(self *C.Sdkpp_Call, returnValue *C.Sdkpp_UInt64Span) {
+	const fn = "Call_GetParticipants"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_UInt64Span{}
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.GetParticipants()
+	ptr, n := cUint64s(v)
+	*returnValue = C.Sdkpp_UInt64Span{ptr: (*C.uint64_t)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Call_GetVoiceStateHandle
+func Sdkpp_Call_GetVoiceStateHandle(self *C.Sdkpp_Call, userId C.uint64_t, returnValue *C.Sdkpp_VoiceStateHandle) C.bool {
+	const fn = "Call_GetVoiceStateHandle"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return false
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetVoiceStateHandle(arg_userId)
+	if v == nil {
+		return false
+	}
+	add(fn, unsafe.Pointer(returnValue), typeVoiceStateHandle, v)
+	return true
+}
+
+//export Sdkpp_Call_GetAudioMode
+func Sdkpp_Call_GetAudioMode(self *C.Sdkpp_Call) C.Sdkpp_AudioModeType {
+	const fn = "Call_GetAudioMode"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetAudioMode()
+	return C.Sdkpp_AudioModeType(v)
+}
+
+//export Sdkpp_Call_SetAudioMode
+func Sdkpp_Call_SetAudioMode(self *C.Sdkpp_Call, audioMode C.Sdkpp_AudioModeType) {
+	const fn = "Call_SetAudioMode"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_audioMode := core.AudioModeType(audioMode)
+	if !arg_audioMode.Valid() {
+		refuse(fn, "audioMode: %d is not a value of AudioModeType", int64(audioMode))
+		return
+	}
+	o.SetAudioMode(arg_audioMode)
+}
+
+//export Sdkpp_Call_GetPTTActive
+func Sdkpp_Call_GetPTTActive(self *C.Sdkpp_Call) C.bool {
+	const fn = "Call_GetPTTActive"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetPTTActive()
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetPTTActive
+func Sdkpp_Call_SetPTTActive(self *C.Sdkpp_Call, active C.bool) {
+	const fn = "Call_SetPTTActive"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_active := bool(active)
+	o.SetPTTActive(arg_active)
+}
+
+//export Sdkpp_Call_GetPTTReleaseDelay
+func Sdkpp_Call_GetPTTReleaseDelay(self *C.Sdkpp_Call) C.uint32_t {
+	const fn = "Call_GetPTTReleaseDelay"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetPTTReleaseDelay()
+	return C.uint32_t(v)
+}
+
+//export Sdkpp_Call_SetPTTReleaseDelay
+func Sdkpp_Call_SetPTTReleaseDelay(self *C.Sdkpp_Call, releaseDelayMs C.uint32_t) {
+	const fn = "Call_SetPTTReleaseDelay"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_releaseDelayMs := uint32(releaseDelayMs)
+	o.SetPTTReleaseDelay(arg_releaseDelayMs)
+}
+
+//export Sdkpp_Call_GetSelfMute
+func Sdkpp_Call_GetSelfMute(self *C.Sdkpp_Call) C.bool {
+	const fn = "Call_GetSelfMute"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetSelfMute()
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetSelfMute
+func Sdkpp_Call_SetSelfMute(self *C.Sdkpp_Call, mute C.bool) {
+	const fn = "Call_SetSelfMute"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_mute := bool(mute)
+	o.SetSelfMute(arg_mute)
+}
+
+//export Sdkpp_Call_GetSelfDeaf
+func Sdkpp_Call_GetSelfDeaf(self *C.Sdkpp_Call) C.bool {
+	const fn = "Call_GetSelfDeaf"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetSelfDeaf()
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetSelfDeaf
+func Sdkpp_Call_SetSelfDeaf(self *C.Sdkpp_Call, deaf C.bool) {
+	const fn = "Call_SetSelfDeaf"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_deaf := bool(deaf)
+	o.SetSelfDeaf(arg_deaf)
+}
+
+//export Sdkpp_Call_GetLocalMute
+func Sdkpp_Call_GetLocalMute(self *C.Sdkpp_Call, userId C.uint64_t) C.bool {
+	const fn = "Call_GetLocalMute"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetLocalMute(arg_userId)
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetLocalMute
+func Sdkpp_Call_SetLocalMute(self *C.Sdkpp_Call, userId C.uint64_t, mute C.bool) {
+	const fn = "Call_SetLocalMute"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	arg_mute := bool(mute)
+	o.SetLocalMute(arg_userId, arg_mute)
+}
+
+//export Sdkpp_Call_GetParticipantVolume
+func Sdkpp_Call_GetParticipantVolume(self *C.Sdkpp_Call, userId C.uint64_t) C.float {
+	const fn = "Call_GetParticipantVolume"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetParticipantVolume(arg_userId)
+	return C.float(v)
+}
+
+//export Sdkpp_Call_SetParticipantVolume
+func Sdkpp_Call_SetParticipantVolume(self *C.Sdkpp_Call, userId C.uint64_t, volume C.float) {
+	const fn = "Call_SetParticipantVolume"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	arg_volume := float32(volume)
+	o.SetParticipantVolume(arg_userId, arg_volume)
+}
+
+//export Sdkpp_Call_GetVADThreshold
+func Sdkpp_Call_GetVADThreshold(self *C.Sdkpp_Call, returnValue *C.Sdkpp_VADThresholdSettings) {
+	const fn = "Call_GetVADThreshold"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.GetVADThreshold()
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeVADThresholdSettings, v)
+	}
+}
+
+//export Sdkpp_Call_SetVADThreshold
+func Sdkpp_Call_SetVADThreshold(self *C.Sdkpp_Call, automatic C.bool, threshold C.float) {
+	const fn = "Call_SetVADThreshold"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_automatic := bool(automatic)
+	arg_threshold := float32(threshold)
+	o.SetVADThreshold(arg_automatic, arg_threshold)
+}
+
+//export Sdkpp_Call_GetVerificationCode
+func Sdkpp_Call_GetVerificationCode(self *C.Sdkpp_Call, returnValue *C.Sdkpp_String) {
+	const fn = "Call_GetVerificationCode"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.GetVerificationCode()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_Call_SetStatusChangedCallback
+func Sdkpp_Call_SetStatusChangedCallback(self *C.Sdkpp_Call, cb C.Sdkpp_Call_OnStatusChanged, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Call_SetStatusChangedCallback"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.CallOnStatusChanged]{
+		Fn: func(status core.CallStatus, error core.CallError, errorDetail int32) {
+			C.sdkpp_call_Call_OnStatusChanged(cb, C.Sdkpp_Call_Status(status), C.Sdkpp_Call_Error(error), C.int32_t(errorDetail), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetStatusChangedCallback(arg_cb)
+}
+
+//export Sdkpp_Call_SetParticipantChangedCallback
+func Sdkpp_Call_SetParticipantChangedCallback(self *C.Sdkpp_Call, cb C.Sdkpp_Call_OnParticipantChanged, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Call_SetParticipantChangedCallback"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.CallOnParticipantChanged]{
+		Fn: func(userId uint64, added bool) {
+			C.sdkpp_call_Call_OnParticipantChanged(cb, C.uint64_t(userId), C.bool(added), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetParticipantChangedCallback(arg_cb)
+}
+
+//export Sdkpp_Call_SetSpeakingStatusChangedCallback
+func Sdkpp_Call_SetSpeakingStatusChangedCallback(self *C.Sdkpp_Call, cb C.Sdkpp_Call_OnSpeakingStatusChanged, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Call_SetSpeakingStatusChangedCallback"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.CallOnSpeakingStatusChanged]{
+		Fn: func(userId uint64, isPlayingSound bool) {
+			C.sdkpp_call_Call_OnSpeakingStatusChanged(cb, C.uint64_t(userId), C.bool(isPlayingSound), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetSpeakingStatusChangedCallback(arg_cb)
+}
+
+//export Sdkpp_Call_SetOnVoiceStateChangedCallback
+func Sdkpp_Call_SetOnVoiceStateChangedCallback(self *C.Sdkpp_Call, cb C.Sdkpp_Call_OnVoiceStateChanged, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Call_SetOnVoiceStateChangedCallback"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.CallOnVoiceStateChanged]{
+		Fn: func(userId uint64) {
+			C.sdkpp_call_Call_OnVoiceStateChanged(cb, C.uint64_t(userId), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetOnVoiceStateChangedCallback(arg_cb)
+}
+
 // getClient finds the Client behind self, or logs why it cannot.
 func getClient(fn string, self *C.Sdkpp_Client) (*core.Client, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeClient)
@@ -5463,7 +6272,9 @@ func Sdkpp_Client_CreateAuthorizationCodeVerifier(self *C.Sdkpp_Client, returnVa
 	}
 	_ = e
 	v := o.CreateAuthorizationCodeVerifier()
-	add(fn, unsafe.Pointer(returnValue), typeAuthorizationCodeVerifier, v)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeAuthorizationCodeVerifier, v)
+	}
 }
 
 //export Sdkpp_Client_AddLogCallback
@@ -7568,7 +8379,9 @@ func Sdkpp_Client_GetRelationshipHandle(self *C.Sdkpp_Client, userId C.uint64_t,
 	_ = e
 	arg_userId := uint64(userId)
 	v := o.GetRelationshipHandle(arg_userId)
-	add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeRelationshipHandle, v)
+	}
 }
 
 //export Sdkpp_Client_SearchFriendsByUsername
@@ -8525,5 +9338,590 @@ func Sdkpp_Client_RegisterLaunchStoreApplication(self *C.Sdkpp_Client, applicati
 	arg_applicationId := uint64(applicationId)
 	arg_storeAppId := uint32(storeAppId)
 	v := o.RegisterLaunchStoreApplication(arg_applicationId, arg_storeAppId)
+	return C.bool(v)
+}
+
+//export Sdkpp_Client_StartCall
+func Sdkpp_Client_StartCall(self *C.Sdkpp_Client, lobbyId C.uint64_t, returnValue *C.Sdkpp_Call) {
+	const fn = "Client_StartCall"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	v := o.StartCall(arg_lobbyId)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeCall, v)
+	}
+}
+
+//export Sdkpp_Client_GetCall
+func Sdkpp_Client_GetCall(self *C.Sdkpp_Client, lobbyId C.uint64_t, returnValue *C.Sdkpp_Call) {
+	const fn = "Client_GetCall"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	v := o.GetCall(arg_lobbyId)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeCall, v)
+	}
+}
+
+//export Sdkpp_Client_GetCalls
+func Sdkpp_Client_GetCalls(self *C.Sdkpp_Client, returnValue *C.Sdkpp_CallSpan) {
+	const fn = "Client_GetCalls"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_CallSpan{}
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	v := o.GetCalls()
+	ptr, n := cObjects(typeCall, len(v), func(i int) any { return v[i] })
+	*returnValue = C.Sdkpp_CallSpan{ptr: (*C.Sdkpp_Call)(ptr), size: C.size_t(n)}
+}
+
+//export Sdkpp_Client_EndCall
+func Sdkpp_Client_EndCall(self *C.Sdkpp_Client, lobbyId C.uint64_t, callback C.Sdkpp_Client_EndCallCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_EndCall"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientEndCallCallback]{
+		Fn: func() {
+			C.sdkpp_call_Client_EndCallCallback(callback, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.EndCall(arg_lobbyId, arg_callback)
+}
+
+//export Sdkpp_Client_EndCalls
+func Sdkpp_Client_EndCalls(self *C.Sdkpp_Client, callback C.Sdkpp_Client_EndCallsCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_EndCalls"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientEndCallsCallback]{
+		Fn: func() {
+			C.sdkpp_call_Client_EndCallsCallback(callback, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.EndCalls(arg_callback)
+}
+
+//export Sdkpp_Client_SetVoiceParticipantChangedCallback
+func Sdkpp_Client_SetVoiceParticipantChangedCallback(self *C.Sdkpp_Client, cb C.Sdkpp_Client_VoiceParticipantChangedCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_SetVoiceParticipantChangedCallback"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientVoiceParticipantChangedCallback]{
+		Fn: func(lobbyId uint64, memberId uint64, added bool) {
+			C.sdkpp_call_Client_VoiceParticipantChangedCallback(cb, C.uint64_t(lobbyId), C.uint64_t(memberId), C.bool(added), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetVoiceParticipantChangedCallback(arg_cb)
+}
+
+//export Sdkpp_Client_SetSelfMuteAll
+func Sdkpp_Client_SetSelfMuteAll(self *C.Sdkpp_Client, mute C.bool) {
+	const fn = "Client_SetSelfMuteAll"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_mute := bool(mute)
+	o.SetSelfMuteAll(arg_mute)
+}
+
+//export Sdkpp_Client_GetSelfMuteAll
+func Sdkpp_Client_GetSelfMuteAll(self *C.Sdkpp_Client) C.bool {
+	const fn = "Client_GetSelfMuteAll"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetSelfMuteAll()
+	return C.bool(v)
+}
+
+//export Sdkpp_Client_SetSelfDeafAll
+func Sdkpp_Client_SetSelfDeafAll(self *C.Sdkpp_Client, deaf C.bool) {
+	const fn = "Client_SetSelfDeafAll"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_deaf := bool(deaf)
+	o.SetSelfDeafAll(arg_deaf)
+}
+
+//export Sdkpp_Client_GetSelfDeafAll
+func Sdkpp_Client_GetSelfDeafAll(self *C.Sdkpp_Client) C.bool {
+	const fn = "Client_GetSelfDeafAll"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetSelfDeafAll()
+	return C.bool(v)
+}
+
+//export Sdkpp_Client_SetInputVolume
+func Sdkpp_Client_SetInputVolume(self *C.Sdkpp_Client, inputVolume C.float) {
+	const fn = "Client_SetInputVolume"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_inputVolume := float32(inputVolume)
+	o.SetInputVolume(arg_inputVolume)
+}
+
+//export Sdkpp_Client_GetInputVolume
+func Sdkpp_Client_GetInputVolume(self *C.Sdkpp_Client) C.float {
+	const fn = "Client_GetInputVolume"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetInputVolume()
+	return C.float(v)
+}
+
+//export Sdkpp_Client_SetOutputVolume
+func Sdkpp_Client_SetOutputVolume(self *C.Sdkpp_Client, outputVolume C.float) {
+	const fn = "Client_SetOutputVolume"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_outputVolume := float32(outputVolume)
+	o.SetOutputVolume(arg_outputVolume)
+}
+
+//export Sdkpp_Client_GetOutputVolume
+func Sdkpp_Client_GetOutputVolume(self *C.Sdkpp_Client) C.float {
+	const fn = "Client_GetOutputVolume"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	v := o.GetOutputVolume()
+	return C.float(v)
+}
+
+//export Sdkpp_Client_GetInputDevices
+func Sdkpp_Client_GetInputDevices(self *C.Sdkpp_Client, cb C.Sdkpp_Client_GetInputDevicesCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetInputDevices"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetInputDevicesCallback]{
+		Fn: func(devices []*core.AudioDevice) {
+			devices_ptr, devices_n := cObjects(typeAudioDevice, len(devices), func(i int) any { return devices[i] })
+			C.sdkpp_call_Client_GetInputDevicesCallback(cb, C.Sdkpp_AudioDeviceSpan{ptr: (*C.Sdkpp_AudioDevice)(devices_ptr), size: C.size_t(devices_n)}, cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetInputDevices(arg_cb)
+}
+
+//export Sdkpp_Client_GetOutputDevices
+func Sdkpp_Client_GetOutputDevices(self *C.Sdkpp_Client, cb C.Sdkpp_Client_GetOutputDevicesCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetOutputDevices"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetOutputDevicesCallback]{
+		Fn: func(devices []*core.AudioDevice) {
+			devices_ptr, devices_n := cObjects(typeAudioDevice, len(devices), func(i int) any { return devices[i] })
+			C.sdkpp_call_Client_GetOutputDevicesCallback(cb, C.Sdkpp_AudioDeviceSpan{ptr: (*C.Sdkpp_AudioDevice)(devices_ptr), size: C.size_t(devices_n)}, cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetOutputDevices(arg_cb)
+}
+
+//export Sdkpp_Client_GetCurrentInputDevice
+func Sdkpp_Client_GetCurrentInputDevice(self *C.Sdkpp_Client, cb C.Sdkpp_Client_GetCurrentInputDeviceCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetCurrentInputDevice"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetCurrentInputDeviceCallback]{
+		Fn: func(device *core.AudioDevice) {
+			C.sdkpp_call_Client_GetCurrentInputDeviceCallback(cb, C.uintptr_t(addAdopted(typeAudioDevice, device)), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetCurrentInputDevice(arg_cb)
+}
+
+//export Sdkpp_Client_GetCurrentOutputDevice
+func Sdkpp_Client_GetCurrentOutputDevice(self *C.Sdkpp_Client, cb C.Sdkpp_Client_GetCurrentOutputDeviceCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetCurrentOutputDevice"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetCurrentOutputDeviceCallback]{
+		Fn: func(device *core.AudioDevice) {
+			C.sdkpp_call_Client_GetCurrentOutputDeviceCallback(cb, C.uintptr_t(addAdopted(typeAudioDevice, device)), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetCurrentOutputDevice(arg_cb)
+}
+
+//export Sdkpp_Client_SetInputDevice
+func Sdkpp_Client_SetInputDevice(self *C.Sdkpp_Client, deviceId C.Sdkpp_String, cb C.Sdkpp_Client_SetInputDeviceCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_SetInputDevice"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_deviceId, ok := goString(fn, "deviceId", deviceId)
+	if !ok {
+		return
+	}
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientSetInputDeviceCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SetInputDeviceCallback(cb, C.uintptr_t(addAdopted(typeClientResult, result)), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetInputDevice(arg_deviceId, arg_cb)
+}
+
+//export Sdkpp_Client_SetOutputDevice
+func Sdkpp_Client_SetOutputDevice(self *C.Sdkpp_Client, deviceId C.Sdkpp_String, cb C.Sdkpp_Client_SetOutputDeviceCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_SetOutputDevice"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_deviceId, ok := goString(fn, "deviceId", deviceId)
+	if !ok {
+		return
+	}
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientSetOutputDeviceCallback]{
+		Fn: func(result *core.ClientResult) {
+			C.sdkpp_call_Client_SetOutputDeviceCallback(cb, C.uintptr_t(addAdopted(typeClientResult, result)), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetOutputDevice(arg_deviceId, arg_cb)
+}
+
+//export Sdkpp_Client_SetDeviceChangeCallback
+func Sdkpp_Client_SetDeviceChangeCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_DeviceChangeCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetDeviceChangeCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientDeviceChangeCallback]{
+		Fn: func(inputDevices []*core.AudioDevice, outputDevices []*core.AudioDevice) {
+			inputDevices_ptr, inputDevices_n := cObjects(typeAudioDevice, len(inputDevices), func(i int) any { return inputDevices[i] })
+			outputDevices_ptr, outputDevices_n := cObjects(typeAudioDevice, len(outputDevices), func(i int) any { return outputDevices[i] })
+			C.sdkpp_call_Client_DeviceChangeCallback(callback, C.Sdkpp_AudioDeviceSpan{ptr: (*C.Sdkpp_AudioDevice)(inputDevices_ptr), size: C.size_t(inputDevices_n)}, C.Sdkpp_AudioDeviceSpan{ptr: (*C.Sdkpp_AudioDevice)(outputDevices_ptr), size: C.size_t(outputDevices_n)}, callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetDeviceChangeCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetNoAudioInputThreshold
+func Sdkpp_Client_SetNoAudioInputThreshold(self *C.Sdkpp_Client, dBFSThreshold C.float) {
+	const fn = "Client_SetNoAudioInputThreshold"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_dBFSThreshold := float32(dBFSThreshold)
+	o.SetNoAudioInputThreshold(arg_dBFSThreshold)
+}
+
+//export Sdkpp_Client_SetNoAudioInputCallback
+func Sdkpp_Client_SetNoAudioInputCallback(self *C.Sdkpp_Client, callback C.Sdkpp_Client_NoAudioInputCallback, callback__userDataFree C.Sdkpp_FreeFn, callback__userData unsafe.Pointer) {
+	const fn = "Client_SetNoAudioInputCallback"
+	defer guard(fn)
+	accepted := false
+	callback_ud := C.uintptr_t(uintptr(callback__userData))
+	callback_release := userDataReleaser(callback__userDataFree, callback_ud)
+	defer func() {
+		if !accepted {
+			callback_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if callback == nil {
+		refuse(fn, "callback is NULL")
+		return
+	}
+	arg_callback := core.Callback[core.ClientNoAudioInputCallback]{
+		Fn: func(inputDetected bool) {
+			C.sdkpp_call_Client_NoAudioInputCallback(callback, C.bool(inputDetected), callback_ud)
+		},
+		Release: callback_release,
+	}
+	accepted = true
+	o.SetNoAudioInputCallback(arg_callback)
+}
+
+//export Sdkpp_Client_SetEchoCancellation
+func Sdkpp_Client_SetEchoCancellation(self *C.Sdkpp_Client, on C.bool) {
+	const fn = "Client_SetEchoCancellation"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_on := bool(on)
+	o.SetEchoCancellation(arg_on)
+}
+
+//export Sdkpp_Client_SetNoiseSuppression
+func Sdkpp_Client_SetNoiseSuppression(self *C.Sdkpp_Client, on C.bool) {
+	const fn = "Client_SetNoiseSuppression"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_on := bool(on)
+	o.SetNoiseSuppression(arg_on)
+}
+
+//export Sdkpp_Client_SetAutomaticGainControl
+func Sdkpp_Client_SetAutomaticGainControl(self *C.Sdkpp_Client, on C.bool) {
+	const fn = "Client_SetAutomaticGainControl"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_on := bool(on)
+	o.SetAutomaticGainControl(arg_on)
+}
+
+//export Sdkpp_Client_SetSpeakerMode
+func Sdkpp_Client_SetSpeakerMode(self *C.Sdkpp_Client, speakerMode C.bool) C.bool {
+	const fn = "Client_SetSpeakerMode"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_speakerMode := bool(speakerMode)
+	v := o.SetSpeakerMode(arg_speakerMode)
 	return C.bool(v)
 }

@@ -9,6 +9,18 @@ const (
 	VersionPatch = 0
 )
 
+// CallOnStatusChanged: The call's status changed; errorDetail is the service's refusal code, if any.
+type CallOnStatusChanged = func(status CallStatus, error CallError, errorDetail int32)
+
+// CallOnParticipantChanged: A participant joined (added) or left the call.
+type CallOnParticipantChanged = func(userId uint64, added bool)
+
+// CallOnSpeakingStatusChanged: A participant started or stopped being heard.
+type CallOnSpeakingStatusChanged = func(userId uint64, isPlayingSound bool)
+
+// CallOnVoiceStateChanged: A participant's self mute or deafen changed.
+type CallOnVoiceStateChanged = func(userId uint64)
+
 // ClientLogCallback: Receives non-voice log messages; bearer tokens and secrets are always removed.
 type ClientLogCallback = func(message string, severity LoggingSeverity)
 
@@ -115,6 +127,39 @@ type ClientMessageDeletedCallback = func(messageId uint64, channelId uint64)
 // ClientProvisionalUserMergeRequiredCallback: The operation needs a full account: the game should offer to link the provisional account
 // and call the operation again.
 type ClientProvisionalUserMergeRequiredCallback = func()
+
+// ClientVoiceParticipantChangedCallback: A participant joined or left one of the player's calls.
+type ClientVoiceParticipantChangedCallback = func(lobbyId uint64, memberId uint64, added bool)
+
+// ClientEndCallCallback: EndCall has finished.
+type ClientEndCallCallback = func()
+
+// ClientEndCallsCallback: EndCalls has finished.
+type ClientEndCallsCallback = func()
+
+// ClientGetInputDevicesCallback: The input devices.
+type ClientGetInputDevicesCallback = func(devices []*AudioDevice)
+
+// ClientGetOutputDevicesCallback: The output devices.
+type ClientGetOutputDevicesCallback = func(devices []*AudioDevice)
+
+// ClientGetCurrentInputDeviceCallback: The input device in use.
+type ClientGetCurrentInputDeviceCallback = func(device *AudioDevice)
+
+// ClientGetCurrentOutputDeviceCallback: The output device in use.
+type ClientGetCurrentOutputDeviceCallback = func(device *AudioDevice)
+
+// ClientSetInputDeviceCallback: Result of SetInputDevice.
+type ClientSetInputDeviceCallback = func(result *ClientResult)
+
+// ClientSetOutputDeviceCallback: Result of SetOutputDevice.
+type ClientSetOutputDeviceCallback = func(result *ClientResult)
+
+// ClientDeviceChangeCallback: Devices appeared or disappeared.
+type ClientDeviceChangeCallback = func(inputDevices []*AudioDevice, outputDevices []*AudioDevice)
+
+// ClientNoAudioInputCallback: The input rose above (true) or fell below (false) the no-input threshold.
+type ClientNoAudioInputCallback = func(inputDetected bool)
 
 // ClientGetUserGuildsCallback: Result of GetUserGuilds.
 type ClientGetUserGuildsCallback = func(result *ClientResult, guilds []*GuildMinimal)
@@ -882,6 +927,112 @@ func (e ChannelType) String() string {
 
 // Valid reports whether e is one of the enumerators.
 func (e ChannelType) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// CallStatus: A voice call's state. After a temporary network loss a call may go to Disconnected instead of
+// reconnecting: the game ends it and starts it again (ST-4).
+type CallStatus int32
+
+// Values of CallStatus.
+const (
+	CallStatusDisconnected       CallStatus = 0
+	CallStatusJoining            CallStatus = 1
+	CallStatusConnecting         CallStatus = 2
+	CallStatusSignalingConnected CallStatus = 3
+	CallStatusConnected          CallStatus = 4
+	CallStatusReconnecting       CallStatus = 5
+	CallStatusDisconnecting      CallStatus = 6
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e CallStatus) String() string {
+	switch e {
+	case CallStatusDisconnected:
+		return "Disconnected"
+	case CallStatusJoining:
+		return "Joining"
+	case CallStatusConnecting:
+		return "Connecting"
+	case CallStatusSignalingConnected:
+		return "SignalingConnected"
+	case CallStatusConnected:
+		return "Connected"
+	case CallStatusReconnecting:
+		return "Reconnecting"
+	case CallStatusDisconnecting:
+		return "Disconnecting"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e CallStatus) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// CallError: Why a voice call failed.
+type CallError int32
+
+// Values of CallError.
+const (
+	CallErrorNone                      CallError = 0
+	CallErrorSignalingConnectionFailed CallError = 1
+	CallErrorSignalingUnexpectedClose  CallError = 2
+	CallErrorVoiceConnectionFailed     CallError = 3
+	CallErrorJoinTimeout               CallError = 4
+	CallErrorForbidden                 CallError = 5
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e CallError) String() string {
+	switch e {
+	case CallErrorNone:
+		return "None"
+	case CallErrorSignalingConnectionFailed:
+		return "SignalingConnectionFailed"
+	case CallErrorSignalingUnexpectedClose:
+		return "SignalingUnexpectedClose"
+	case CallErrorVoiceConnectionFailed:
+		return "VoiceConnectionFailed"
+	case CallErrorJoinTimeout:
+		return "JoinTimeout"
+	case CallErrorForbidden:
+		return "Forbidden"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e CallError) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// AudioModeType: A call's input mode: voice activity detection or push-to-talk.
+type AudioModeType int32
+
+// Values of AudioModeType.
+const (
+	AudioModeTypeMODE_UNINIT AudioModeType = 0
+	AudioModeTypeMODE_VAD    AudioModeType = 1
+	AudioModeTypeMODE_PTT    AudioModeType = 2
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e AudioModeType) String() string {
+	switch e {
+	case AudioModeTypeMODE_UNINIT:
+		return "MODE_UNINIT"
+	case AudioModeTypeMODE_VAD:
+		return "MODE_VAD"
+	case AudioModeTypeMODE_PTT:
+		return "MODE_PTT"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e AudioModeType) Valid() bool {
 	return e.String() != "unknown"
 }
 

@@ -9,6 +9,9 @@ type Call struct {
 	lobby uint64
 }
 
+// CallStatus and CallError (generated from api/sdkpp.api) have the values of voice.Status and
+// voice.Error, which the call layer reports: TestCallEnumsMatchTheCallLayer holds them together.
+
 // CallErrorToString names a call error.
 func CallErrorToString(e CallError) string { return e.String() }
 
@@ -29,7 +32,7 @@ func (h *Call) v() *voice.Call {
 // GetStatus returns the call's status; Disconnected once it has ended.
 func (h *Call) GetStatus() CallStatus {
 	if v := h.v(); v != nil {
-		return v.Status()
+		return CallStatus(v.Status())
 	}
 	return CallStatusDisconnected
 }
@@ -294,6 +297,9 @@ func (d *AudioDevice) Name() string { return d.name }
 
 // IsDefault reports whether it is the system's default device.
 func (d *AudioDevice) IsDefault() bool { return d.isDefault }
+
+// Clone returns a copy.
+func (d *AudioDevice) Clone() *AudioDevice { v := *d; return &v }
 
 // Equals reports whether two devices are the same.
 func (d *AudioDevice) Equals(rhs *AudioDevice) bool { return rhs != nil && *d == *rhs }

@@ -10,6 +10,15 @@ import (
 	"sdkpp/core/voice"
 )
 
+// ClientUserAudioReceivedCallback runs on the audio thread (not queued) for each participant's
+// decoded frame: data is valid only during the call and may be edited; set *outShouldMute to
+// suppress playback. It must copy and return.
+type ClientUserAudioReceivedCallback = func(userId uint64, data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64, outShouldMute *bool)
+
+// ClientUserAudioCapturedCallback runs on the audio thread (not queued) for each captured frame:
+// data is valid only during the call and may be edited. It must copy and return.
+type ClientUserAudioCapturedCallback = func(data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64)
+
 // callState is the Client's voice calls and audio settings; mu guards it. Lock order: a
 // voice.Call's lock, then Client.mu (call events post handlers); mu is never held while calling
 // into a voice.Call that could take its lock and then Client.mu.
@@ -127,9 +136,9 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		Events: voice.Events{
 			Status: func(st voice.Status, er voice.Error, d int32) {
 				c.mu.Lock()
-				e.last.status, e.last.err, e.last.detail = st, er, d
+				e.last.status, e.last.err, e.last.detail = CallStatus(st), CallError(er), d
 				c.mu.Unlock()
-				postHandler(c, &e.status, func(f CallOnStatusChanged) { f(st, er, d) })
+				postHandler(c, &e.status, func(f CallOnStatusChanged) { f(CallStatus(st), CallError(er), d) })
 			},
 			Participant: func(user uint64, added bool) {
 				postHandler(c, &e.participant, func(f CallOnParticipantChanged) { f(user, added) })

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1282281210u
+#define SDKPP_ABI_VERSION 1179065397u
 
 #ifdef __cplusplus
 extern "C" {
@@ -299,6 +299,40 @@ typedef enum Sdkpp_ChannelType {
     Sdkpp_ChannelType_forceint = 0x7FFFFFFF
 } Sdkpp_ChannelType;
 
+/**
+ * A voice call's state. After a temporary network loss a call may go to Disconnected instead of
+ * reconnecting: the game ends it and starts it again (ST-4).
+ */
+typedef enum Sdkpp_Call_Status {
+    Sdkpp_Call_Status_Disconnected = 0,
+    Sdkpp_Call_Status_Joining = 1,
+    Sdkpp_Call_Status_Connecting = 2,
+    Sdkpp_Call_Status_SignalingConnected = 3,
+    Sdkpp_Call_Status_Connected = 4,
+    Sdkpp_Call_Status_Reconnecting = 5,
+    Sdkpp_Call_Status_Disconnecting = 6,
+    Sdkpp_Call_Status_forceint = 0x7FFFFFFF
+} Sdkpp_Call_Status;
+
+/** Why a voice call failed. */
+typedef enum Sdkpp_Call_Error {
+    Sdkpp_Call_Error_None = 0,
+    Sdkpp_Call_Error_SignalingConnectionFailed = 1,
+    Sdkpp_Call_Error_SignalingUnexpectedClose = 2,
+    Sdkpp_Call_Error_VoiceConnectionFailed = 3,
+    Sdkpp_Call_Error_JoinTimeout = 4,
+    Sdkpp_Call_Error_Forbidden = 5,
+    Sdkpp_Call_Error_forceint = 0x7FFFFFFF
+} Sdkpp_Call_Error;
+
+/** A call's input mode: voice activity detection or push-to-talk. */
+typedef enum Sdkpp_AudioModeType {
+    Sdkpp_AudioModeType_MODE_UNINIT = 0,
+    Sdkpp_AudioModeType_MODE_VAD = 1,
+    Sdkpp_AudioModeType_MODE_PTT = 2,
+    Sdkpp_AudioModeType_forceint = 0x7FFFFFFF
+} Sdkpp_AudioModeType;
+
 /** Connection status of a Client; it is usable at Ready. */
 typedef enum Sdkpp_Client_Status {
     Sdkpp_Client_Status_Disconnected = 0,
@@ -386,6 +420,18 @@ typedef struct Sdkpp_LobbyHandle { void* opaque; } Sdkpp_LobbyHandle;
 typedef struct Sdkpp_MessageHandle { void* opaque; } Sdkpp_MessageHandle;
 /** One direct-message conversation of the player: the other user and the newest message. */
 typedef struct Sdkpp_UserMessageSummary { void* opaque; } Sdkpp_UserMessageSummary;
+/** An audio input or output device. */
+typedef struct Sdkpp_AudioDevice { void* opaque; } Sdkpp_AudioDevice;
+/** A call's voice activity threshold. */
+typedef struct Sdkpp_VADThresholdSettings { void* opaque; } Sdkpp_VADThresholdSettings;
+/** A call participant's voice state, as the participant set it: a live view. */
+typedef struct Sdkpp_VoiceStateHandle { void* opaque; } Sdkpp_VoiceStateHandle;
+/**
+ * One of the player's voice calls (the voice call of a lobby): a live view. Once the call has
+ * ended its getters return defaults and its setters do nothing. Calls are end-to-end encrypted
+ * (VER-2): a client without encryption cannot join.
+ */
+typedef struct Sdkpp_Call { void* opaque; } Sdkpp_Call;
 /** The SDK client: one per signed-in player. */
 typedef struct Sdkpp_Client { void* opaque; } Sdkpp_Client;
 
@@ -394,11 +440,21 @@ typedef struct Sdkpp_UserApplicationProfileHandleSpan { Sdkpp_UserApplicationPro
 typedef struct Sdkpp_LobbyMemberHandleSpan { Sdkpp_LobbyMemberHandle* ptr; size_t size; } Sdkpp_LobbyMemberHandleSpan;
 typedef struct Sdkpp_RelationshipHandleSpan { Sdkpp_RelationshipHandle* ptr; size_t size; } Sdkpp_RelationshipHandleSpan;
 typedef struct Sdkpp_UserHandleSpan { Sdkpp_UserHandle* ptr; size_t size; } Sdkpp_UserHandleSpan;
+typedef struct Sdkpp_CallSpan { Sdkpp_Call* ptr; size_t size; } Sdkpp_CallSpan;
 typedef struct Sdkpp_MessageHandleSpan { Sdkpp_MessageHandle* ptr; size_t size; } Sdkpp_MessageHandleSpan;
 typedef struct Sdkpp_UserMessageSummarySpan { Sdkpp_UserMessageSummary* ptr; size_t size; } Sdkpp_UserMessageSummarySpan;
+typedef struct Sdkpp_AudioDeviceSpan { Sdkpp_AudioDevice* ptr; size_t size; } Sdkpp_AudioDeviceSpan;
 typedef struct Sdkpp_GuildMinimalSpan { Sdkpp_GuildMinimal* ptr; size_t size; } Sdkpp_GuildMinimalSpan;
 typedef struct Sdkpp_GuildChannelSpan { Sdkpp_GuildChannel* ptr; size_t size; } Sdkpp_GuildChannelSpan;
 
+/** The call's status changed; errorDetail is the service's refusal code, if any. */
+typedef void (SDKPP_CALL *Sdkpp_Call_OnStatusChanged)(Sdkpp_Call_Status status, Sdkpp_Call_Error error, int32_t errorDetail, void* userData);
+/** A participant joined (added) or left the call. */
+typedef void (SDKPP_CALL *Sdkpp_Call_OnParticipantChanged)(uint64_t userId, bool added, void* userData);
+/** A participant started or stopped being heard. */
+typedef void (SDKPP_CALL *Sdkpp_Call_OnSpeakingStatusChanged)(uint64_t userId, bool isPlayingSound, void* userData);
+/** A participant's self mute or deafen changed. */
+typedef void (SDKPP_CALL *Sdkpp_Call_OnVoiceStateChanged)(uint64_t userId, void* userData);
 /** Receives non-voice log messages; bearer tokens and secrets are always removed. */
 typedef void (SDKPP_CALL *Sdkpp_Client_LogCallback)(Sdkpp_String message, Sdkpp_LoggingSeverity severity, void* userData);
 /** Result of IsDiscordAppInstalled. */
@@ -475,6 +531,28 @@ typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageI
  * and call the operation again.
  */
 typedef void (SDKPP_CALL *Sdkpp_Client_ProvisionalUserMergeRequiredCallback)(void* userData);
+/** A participant joined or left one of the player's calls. */
+typedef void (SDKPP_CALL *Sdkpp_Client_VoiceParticipantChangedCallback)(uint64_t lobbyId, uint64_t memberId, bool added, void* userData);
+/** EndCall has finished. */
+typedef void (SDKPP_CALL *Sdkpp_Client_EndCallCallback)(void* userData);
+/** EndCalls has finished. */
+typedef void (SDKPP_CALL *Sdkpp_Client_EndCallsCallback)(void* userData);
+/** The input devices. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetInputDevicesCallback)(Sdkpp_AudioDeviceSpan devices, void* userData);
+/** The output devices. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetOutputDevicesCallback)(Sdkpp_AudioDeviceSpan devices, void* userData);
+/** The input device in use. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetCurrentInputDeviceCallback)(Sdkpp_AudioDevice* device, void* userData);
+/** The output device in use. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetCurrentOutputDeviceCallback)(Sdkpp_AudioDevice* device, void* userData);
+/** Result of SetInputDevice. */
+typedef void (SDKPP_CALL *Sdkpp_Client_SetInputDeviceCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Result of SetOutputDevice. */
+typedef void (SDKPP_CALL *Sdkpp_Client_SetOutputDeviceCallback)(Sdkpp_ClientResult* result, void* userData);
+/** Devices appeared or disappeared. */
+typedef void (SDKPP_CALL *Sdkpp_Client_DeviceChangeCallback)(Sdkpp_AudioDeviceSpan inputDevices, Sdkpp_AudioDeviceSpan outputDevices, void* userData);
+/** The input rose above (true) or fell below (false) the no-input threshold. */
+typedef void (SDKPP_CALL *Sdkpp_Client_NoAudioInputCallback)(bool inputDetected, void* userData);
 /** Result of GetUserGuilds. */
 typedef void (SDKPP_CALL *Sdkpp_Client_GetUserGuildsCallback)(Sdkpp_ClientResult* result, Sdkpp_GuildMinimalSpan guilds, void* userData);
 /** Result of GetGuildChannels: sorted by position. */
@@ -1037,6 +1115,107 @@ SDKPP_API uint64_t SDKPP_CALL Sdkpp_UserMessageSummary_UserId(Sdkpp_UserMessageS
 /** The id of the newest message. */
 SDKPP_API uint64_t SDKPP_CALL Sdkpp_UserMessageSummary_LastMessageId(Sdkpp_UserMessageSummary* self);
 
+/* AudioDevice */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_AudioDevice_Drop(Sdkpp_AudioDevice* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_AudioDevice_Clone(Sdkpp_AudioDevice* self, Sdkpp_AudioDevice* other);
+/** The device's id, to pass to SetInputDevice or SetOutputDevice. */
+SDKPP_API void SDKPP_CALL Sdkpp_AudioDevice_Id(Sdkpp_AudioDevice* self, Sdkpp_String* returnValue);
+/** The name the sound system shows. */
+SDKPP_API void SDKPP_CALL Sdkpp_AudioDevice_Name(Sdkpp_AudioDevice* self, Sdkpp_String* returnValue);
+/** Whether it is the system's default device of its kind. */
+SDKPP_API bool SDKPP_CALL Sdkpp_AudioDevice_IsDefault(Sdkpp_AudioDevice* self);
+/** Whether rhs is the same device. */
+SDKPP_API bool SDKPP_CALL Sdkpp_AudioDevice_Equals(Sdkpp_AudioDevice* self, Sdkpp_AudioDevice* rhs);
+
+/* VADThresholdSettings */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_VADThresholdSettings_Drop(Sdkpp_VADThresholdSettings* self);
+/** The threshold in dBFS, -100..0 (default -60). */
+SDKPP_API float SDKPP_CALL Sdkpp_VADThresholdSettings_VadThreshold(Sdkpp_VADThresholdSettings* self);
+/** Whether the SDK picks the threshold itself. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VADThresholdSettings_Automatic(Sdkpp_VADThresholdSettings* self);
+
+/* VoiceStateHandle */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_VoiceStateHandle_Drop(Sdkpp_VoiceStateHandle* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_VoiceStateHandle_Clone(Sdkpp_VoiceStateHandle* self, Sdkpp_VoiceStateHandle* other);
+/** Whether the participant muted their microphone. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceStateHandle_SelfMute(Sdkpp_VoiceStateHandle* self);
+/** Whether the participant deafened themselves. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceStateHandle_SelfDeaf(Sdkpp_VoiceStateHandle* self);
+
+/* Call */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_Drop(Sdkpp_Call* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_Clone(Sdkpp_Call* self, Sdkpp_Call* other);
+/** The name of an error. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_ErrorToString(Sdkpp_Call_Error type, Sdkpp_String* returnValue);
+/** The name of a status. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_StatusToString(Sdkpp_Call_Status type, Sdkpp_String* returnValue);
+/** The call's status; Disconnected once it has ended. */
+SDKPP_API Sdkpp_Call_Status SDKPP_CALL Sdkpp_Call_GetStatus(Sdkpp_Call* self);
+/** The lobby's id. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_Call_GetChannelId(Sdkpp_Call* self);
+/** The guild's id: 0, calls are lobby calls. */
+SDKPP_API uint64_t SDKPP_CALL Sdkpp_Call_GetGuildId(Sdkpp_Call* self);
+/** The user ids in the call, the player's own included. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_GetParticipants(Sdkpp_Call* self, Sdkpp_UInt64Span* returnValue);
+/** A participant's voice state, if the user is in the call. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetVoiceStateHandle(Sdkpp_Call* self, uint64_t userId, Sdkpp_VoiceStateHandle* returnValue);
+/** Voice activity (MODE_VAD) or push-to-talk (MODE_PTT). */
+SDKPP_API Sdkpp_AudioModeType SDKPP_CALL Sdkpp_Call_GetAudioMode(Sdkpp_Call* self);
+/** Selects voice activity or push-to-talk. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetAudioMode(Sdkpp_Call* self, Sdkpp_AudioModeType audioMode);
+/** Whether the game holds push-to-talk. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetPTTActive(Sdkpp_Call* self);
+/**
+ * Presses or releases push-to-talk; the game calls it on its own key (the SDK has no key
+ * bindings).
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetPTTActive(Sdkpp_Call* self, bool active);
+/** How long sending goes on after push-to-talk is released, in milliseconds. */
+SDKPP_API uint32_t SDKPP_CALL Sdkpp_Call_GetPTTReleaseDelay(Sdkpp_Call* self);
+/** Sets the push-to-talk release delay in milliseconds (default 0). */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetPTTReleaseDelay(Sdkpp_Call* self, uint32_t releaseDelayMs);
+/** Whether the player is muted in this call. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetSelfMute(Sdkpp_Call* self);
+/** Mutes the player in this call. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetSelfMute(Sdkpp_Call* self, bool mute);
+/** Whether the player is deafened in this call. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetSelfDeaf(Sdkpp_Call* self);
+/** Deafens the player in this call. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetSelfDeaf(Sdkpp_Call* self, bool deaf);
+/** Whether the player muted a participant for themselves. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetLocalMute(Sdkpp_Call* self, uint64_t userId);
+/** Mutes a participant for the player only. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetLocalMute(Sdkpp_Call* self, uint64_t userId, bool mute);
+/** A participant's volume for the player, 0..200 (100 is unchanged). */
+SDKPP_API float SDKPP_CALL Sdkpp_Call_GetParticipantVolume(Sdkpp_Call* self, uint64_t userId);
+/** Sets a participant's volume for the player only, 0..200. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantVolume(Sdkpp_Call* self, uint64_t userId, float volume);
+/** The voice activity threshold. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_GetVADThreshold(Sdkpp_Call* self, Sdkpp_VADThresholdSettings* returnValue);
+/** Sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetVADThreshold(Sdkpp_Call* self, bool automatic, float threshold);
+/**
+ * sdkpp: the end-to-end encryption verification code, derived from every participant's public
+ * key: the same on every participant's screen, and it changes when participants change. Players
+ * compare it to know that nobody is in the middle. Empty until the call is connected.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_GetVerificationCode(Sdkpp_Call* self, Sdkpp_String* returnValue);
+/** Sets the status handler. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetStatusChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnStatusChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Sets the handler of participants joining and leaving. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnParticipantChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Sets the handler of speaking status changes. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetSpeakingStatusChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnSpeakingStatusChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Sets the handler of participants' voice state changes. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetOnVoiceStateChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnVoiceStateChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_Init(Sdkpp_Client* self);
@@ -1299,6 +1478,66 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetActivityJoinWithApplicationCallback(Sd
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchCommand(Sdkpp_Client* self, uint64_t applicationId, Sdkpp_String command);
 /** Registers the game's store application for launching; false on failure. */
 SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchStoreApplication(Sdkpp_Client* self, uint64_t applicationId, uint32_t storeAppId);
+/**
+ * Joins the voice call of a lobby the player is in. The returned Call is invalid if the player
+ * is already in that call or the client is not ready.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_StartCall(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Call* returnValue);
+/** The player's call in a lobby; invalid if none. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetCall(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Call* returnValue);
+/** The player's calls. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetCalls(Sdkpp_Client* self, Sdkpp_CallSpan* returnValue);
+/** Leaves a lobby's call. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_EndCall(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_EndCallCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Leaves every call. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_EndCalls(Sdkpp_Client* self, Sdkpp_Client_EndCallsCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Sets the handler of participants joining and leaving any of the player's calls. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetVoiceParticipantChangedCallback(Sdkpp_Client* self, Sdkpp_Client_VoiceParticipantChangedCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Mutes the player in every call (overrides the per-call setting). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetSelfMuteAll(Sdkpp_Client* self, bool mute);
+/** Whether the player is muted in every call. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetSelfMuteAll(Sdkpp_Client* self);
+/** Deafens the player in every call (overrides the per-call setting). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetSelfDeafAll(Sdkpp_Client* self, bool deaf);
+/** Whether the player is deafened in every call. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_GetSelfDeafAll(Sdkpp_Client* self);
+/** The microphone volume, 0..100. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetInputVolume(Sdkpp_Client* self, float inputVolume);
+/** The microphone volume. */
+SDKPP_API float SDKPP_CALL Sdkpp_Client_GetInputVolume(Sdkpp_Client* self);
+/** The playback volume, 0..200. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOutputVolume(Sdkpp_Client* self, float outputVolume);
+/** The playback volume. */
+SDKPP_API float SDKPP_CALL Sdkpp_Client_GetOutputVolume(Sdkpp_Client* self);
+/** Lists the input devices. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetInputDevices(Sdkpp_Client* self, Sdkpp_Client_GetInputDevicesCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Lists the output devices. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetOutputDevices(Sdkpp_Client* self, Sdkpp_Client_GetOutputDevicesCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** The input device actually in use. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetCurrentInputDevice(Sdkpp_Client* self, Sdkpp_Client_GetCurrentInputDeviceCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** The output device actually in use. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetCurrentOutputDevice(Sdkpp_Client* self, Sdkpp_Client_GetCurrentOutputDeviceCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Selects the input device by id (an empty id selects the system's default). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetInputDevice(Sdkpp_Client* self, Sdkpp_String deviceId, Sdkpp_Client_SetInputDeviceCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Selects the output device by id (an empty id selects the system's default). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOutputDevice(Sdkpp_Client* self, Sdkpp_String deviceId, Sdkpp_Client_SetOutputDeviceCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/** Sets the handler of devices appearing and disappearing. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetDeviceChangeCallback(Sdkpp_Client* self, Sdkpp_Client_DeviceChangeCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** The level (dBFS) below which the input counts as silent for the no-input callback. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoAudioInputThreshold(Sdkpp_Client* self, float dBFSThreshold);
+/** Sets the handler told when the input goes silent or comes back. */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoAudioInputCallback(Sdkpp_Client* self, Sdkpp_Client_NoAudioInputCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
+/** Echo cancellation (default on). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetEchoCancellation(Sdkpp_Client* self, bool on);
+/** Noise suppression (default on). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoiseSuppression(Sdkpp_Client* self, bool on);
+/** Automatic gain control (default on). */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetAutomaticGainControl(Sdkpp_Client* self, bool on);
+/**
+ * Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
+ * warning once. Returns false: no platform here has a speakerphone route.
+ */
+SDKPP_API bool SDKPP_CALL Sdkpp_Client_SetSpeakerMode(Sdkpp_Client* self, bool speakerMode);
 
 #endif /* SDKPP_NO_PROTOTYPES */
 

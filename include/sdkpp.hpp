@@ -251,6 +251,13 @@ enum class ChannelType : int32_t {
     EphemeralDm = 18,
 };
 
+/// A call's input mode: voice activity detection or push-to-talk.
+enum class AudioModeType : int32_t {
+    MODE_UNINIT = 0,
+    MODE_VAD = 1,
+    MODE_PTT = 2,
+};
+
 class AuthorizationCodeChallenge;
 class AuthorizationCodeVerifier;
 class AuthorizationArgs;
@@ -275,6 +282,10 @@ class LobbyMemberHandle;
 class LobbyHandle;
 class MessageHandle;
 class UserMessageSummary;
+class AudioDevice;
+class VADThresholdSettings;
+class VoiceStateHandle;
+class Call;
 class Client;
 
 /// A PKCE code challenge: the S256 hash of a verifier.
@@ -1279,6 +1290,216 @@ public:
     uint64_t LastMessageId() const;
 };
 
+/// An audio input or output device.
+class AudioDevice {
+    mutable Sdkpp_AudioDevice instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_AudioDevice* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const AudioDevice nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit AudioDevice(Sdkpp_AudioDevice instance, SdkppObjectState state);
+    ~AudioDevice();
+    AudioDevice(AudioDevice&& other) noexcept;
+    AudioDevice& operator=(AudioDevice&& other) noexcept;
+    /// A deep copy.
+    AudioDevice(const AudioDevice& other);
+    /// Becomes a deep copy of other.
+    AudioDevice& operator=(const AudioDevice& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The device's id, to pass to SetInputDevice or SetOutputDevice.
+    std::string Id() const;
+    /// The name the sound system shows.
+    std::string Name() const;
+    /// Whether it is the system's default device of its kind.
+    bool IsDefault() const;
+    /// Whether rhs is the same device.
+    bool Equals(sdkpp::AudioDevice rhs) const;
+};
+
+/// A call's voice activity threshold.
+class VADThresholdSettings {
+    mutable Sdkpp_VADThresholdSettings instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_VADThresholdSettings* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const VADThresholdSettings nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit VADThresholdSettings(Sdkpp_VADThresholdSettings instance, SdkppObjectState state);
+    ~VADThresholdSettings();
+    VADThresholdSettings(VADThresholdSettings&& other) noexcept;
+    VADThresholdSettings& operator=(VADThresholdSettings&& other) noexcept;
+    VADThresholdSettings(const VADThresholdSettings&) = delete;
+    VADThresholdSettings& operator=(const VADThresholdSettings&) = delete;
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The threshold in dBFS, -100..0 (default -60).
+    float VadThreshold() const;
+    /// Whether the SDK picks the threshold itself.
+    bool Automatic() const;
+};
+
+/// A call participant's voice state, as the participant set it: a live view.
+class VoiceStateHandle {
+    mutable Sdkpp_VoiceStateHandle instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_VoiceStateHandle* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const VoiceStateHandle nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit VoiceStateHandle(Sdkpp_VoiceStateHandle instance, SdkppObjectState state);
+    ~VoiceStateHandle();
+    VoiceStateHandle(VoiceStateHandle&& other) noexcept;
+    VoiceStateHandle& operator=(VoiceStateHandle&& other) noexcept;
+    /// A deep copy.
+    VoiceStateHandle(const VoiceStateHandle& other);
+    /// Becomes a deep copy of other.
+    VoiceStateHandle& operator=(const VoiceStateHandle& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Whether the participant muted their microphone.
+    bool SelfMute() const;
+    /// Whether the participant deafened themselves.
+    bool SelfDeaf() const;
+};
+
+/// One of the player's voice calls (the voice call of a lobby): a live view. Once the call has
+/// ended its getters return defaults and its setters do nothing. Calls are end-to-end encrypted
+/// (VER-2): a client without encryption cannot join.
+class Call {
+    mutable Sdkpp_Call instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// A voice call's state. After a temporary network loss a call may go to Disconnected instead of
+    /// reconnecting: the game ends it and starts it again (ST-4).
+    enum class Status : int32_t {
+        Disconnected = 0,
+        Joining = 1,
+        Connecting = 2,
+        SignalingConnected = 3,
+        Connected = 4,
+        Reconnecting = 5,
+        Disconnecting = 6,
+    };
+
+    /// Why a voice call failed.
+    enum class Error : int32_t {
+        None = 0,
+        SignalingConnectionFailed = 1,
+        SignalingUnexpectedClose = 2,
+        VoiceConnectionFailed = 3,
+        JoinTimeout = 4,
+        Forbidden = 5,
+    };
+
+    /// The call's status changed; errorDetail is the service's refusal code, if any.
+    using OnStatusChanged = std::function<void(sdkpp::Call::Status status, sdkpp::Call::Error error, int32_t errorDetail)>;
+    /// A participant joined (added) or left the call.
+    using OnParticipantChanged = std::function<void(uint64_t userId, bool added)>;
+    /// A participant started or stopped being heard.
+    using OnSpeakingStatusChanged = std::function<void(uint64_t userId, bool isPlayingSound)>;
+    /// A participant's self mute or deafen changed.
+    using OnVoiceStateChanged = std::function<void(uint64_t userId)>;
+
+    /// The C object this wraps.
+    Sdkpp_Call* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const Call nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit Call(Sdkpp_Call instance, SdkppObjectState state);
+    ~Call();
+    Call(Call&& other) noexcept;
+    Call& operator=(Call&& other) noexcept;
+    /// A deep copy.
+    Call(const Call& other);
+    /// Becomes a deep copy of other.
+    Call& operator=(const Call& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// The name of an error.
+    static std::string ErrorToString(sdkpp::Call::Error type);
+    /// The name of a status.
+    static std::string StatusToString(sdkpp::Call::Status type);
+    /// The call's status; Disconnected once it has ended.
+    sdkpp::Call::Status GetStatus() const;
+    /// The lobby's id.
+    uint64_t GetChannelId() const;
+    /// The guild's id: 0, calls are lobby calls.
+    uint64_t GetGuildId() const;
+    /// The user ids in the call, the player's own included.
+    std::vector<uint64_t> GetParticipants() const;
+    /// A participant's voice state, if the user is in the call.
+    std::optional<sdkpp::VoiceStateHandle> GetVoiceStateHandle(uint64_t userId) const;
+    /// Voice activity (MODE_VAD) or push-to-talk (MODE_PTT).
+    sdkpp::AudioModeType GetAudioMode();
+    /// Selects voice activity or push-to-talk.
+    void SetAudioMode(sdkpp::AudioModeType audioMode);
+    /// Whether the game holds push-to-talk.
+    bool GetPTTActive();
+    /// Presses or releases push-to-talk; the game calls it on its own key (the SDK has no key
+    /// bindings).
+    void SetPTTActive(bool active);
+    /// How long sending goes on after push-to-talk is released, in milliseconds.
+    uint32_t GetPTTReleaseDelay();
+    /// Sets the push-to-talk release delay in milliseconds (default 0).
+    void SetPTTReleaseDelay(uint32_t releaseDelayMs);
+    /// Whether the player is muted in this call.
+    bool GetSelfMute();
+    /// Mutes the player in this call.
+    void SetSelfMute(bool mute);
+    /// Whether the player is deafened in this call.
+    bool GetSelfDeaf();
+    /// Deafens the player in this call.
+    void SetSelfDeaf(bool deaf);
+    /// Whether the player muted a participant for themselves.
+    bool GetLocalMute(uint64_t userId);
+    /// Mutes a participant for the player only.
+    void SetLocalMute(uint64_t userId, bool mute);
+    /// A participant's volume for the player, 0..200 (100 is unchanged).
+    float GetParticipantVolume(uint64_t userId);
+    /// Sets a participant's volume for the player only, 0..200.
+    void SetParticipantVolume(uint64_t userId, float volume);
+    /// The voice activity threshold.
+    sdkpp::VADThresholdSettings GetVADThreshold() const;
+    /// Sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.
+    void SetVADThreshold(bool automatic, float threshold);
+    /// sdkpp: the end-to-end encryption verification code, derived from every participant's public
+    /// key: the same on every participant's screen, and it changes when participants change. Players
+    /// compare it to know that nobody is in the middle. Empty until the call is connected.
+    std::string GetVerificationCode() const;
+    /// Sets the status handler.
+    void SetStatusChangedCallback(sdkpp::Call::OnStatusChanged cb);
+    /// Sets the handler of participants joining and leaving.
+    void SetParticipantChangedCallback(sdkpp::Call::OnParticipantChanged cb);
+    /// Sets the handler of speaking status changes.
+    void SetSpeakingStatusChangedCallback(sdkpp::Call::OnSpeakingStatusChanged cb);
+    /// Sets the handler of participants' voice state changes.
+    void SetOnVoiceStateChangedCallback(sdkpp::Call::OnVoiceStateChanged cb);
+};
+
 /// The SDK client: one per signed-in player.
 class Client {
     mutable Sdkpp_Client instance_{};
@@ -1383,6 +1604,28 @@ public:
     /// The operation needs a full account: the game should offer to link the provisional account
     /// and call the operation again.
     using ProvisionalUserMergeRequiredCallback = std::function<void()>;
+    /// A participant joined or left one of the player's calls.
+    using VoiceParticipantChangedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId, bool added)>;
+    /// EndCall has finished.
+    using EndCallCallback = std::function<void()>;
+    /// EndCalls has finished.
+    using EndCallsCallback = std::function<void()>;
+    /// The input devices.
+    using GetInputDevicesCallback = std::function<void(std::vector<sdkpp::AudioDevice> devices)>;
+    /// The output devices.
+    using GetOutputDevicesCallback = std::function<void(std::vector<sdkpp::AudioDevice> devices)>;
+    /// The input device in use.
+    using GetCurrentInputDeviceCallback = std::function<void(sdkpp::AudioDevice device)>;
+    /// The output device in use.
+    using GetCurrentOutputDeviceCallback = std::function<void(sdkpp::AudioDevice device)>;
+    /// Result of SetInputDevice.
+    using SetInputDeviceCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Result of SetOutputDevice.
+    using SetOutputDeviceCallback = std::function<void(sdkpp::ClientResult result)>;
+    /// Devices appeared or disappeared.
+    using DeviceChangeCallback = std::function<void(std::vector<sdkpp::AudioDevice> inputDevices, std::vector<sdkpp::AudioDevice> outputDevices)>;
+    /// The input rose above (true) or fell below (false) the no-input threshold.
+    using NoAudioInputCallback = std::function<void(bool inputDetected)>;
     /// Result of GetUserGuilds.
     using GetUserGuildsCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::GuildMinimal> guilds)>;
     /// Result of GetGuildChannels: sorted by position.
@@ -1678,6 +1921,62 @@ public:
     bool RegisterLaunchCommand(uint64_t applicationId, std::string const& command);
     /// Registers the game's store application for launching; false on failure.
     bool RegisterLaunchStoreApplication(uint64_t applicationId, uint32_t storeAppId);
+    /// Joins the voice call of a lobby the player is in. The returned Call is invalid if the player
+    /// is already in that call or the client is not ready.
+    sdkpp::Call StartCall(uint64_t lobbyId);
+    /// The player's call in a lobby; invalid if none.
+    sdkpp::Call GetCall(uint64_t lobbyId);
+    /// The player's calls.
+    std::vector<sdkpp::Call> GetCalls();
+    /// Leaves a lobby's call.
+    void EndCall(uint64_t lobbyId, sdkpp::Client::EndCallCallback callback);
+    /// Leaves every call.
+    void EndCalls(sdkpp::Client::EndCallsCallback callback);
+    /// Sets the handler of participants joining and leaving any of the player's calls.
+    void SetVoiceParticipantChangedCallback(sdkpp::Client::VoiceParticipantChangedCallback cb);
+    /// Mutes the player in every call (overrides the per-call setting).
+    void SetSelfMuteAll(bool mute);
+    /// Whether the player is muted in every call.
+    bool GetSelfMuteAll() const;
+    /// Deafens the player in every call (overrides the per-call setting).
+    void SetSelfDeafAll(bool deaf);
+    /// Whether the player is deafened in every call.
+    bool GetSelfDeafAll() const;
+    /// The microphone volume, 0..100.
+    void SetInputVolume(float inputVolume);
+    /// The microphone volume.
+    float GetInputVolume();
+    /// The playback volume, 0..200.
+    void SetOutputVolume(float outputVolume);
+    /// The playback volume.
+    float GetOutputVolume();
+    /// Lists the input devices.
+    void GetInputDevices(sdkpp::Client::GetInputDevicesCallback cb);
+    /// Lists the output devices.
+    void GetOutputDevices(sdkpp::Client::GetOutputDevicesCallback cb);
+    /// The input device actually in use.
+    void GetCurrentInputDevice(sdkpp::Client::GetCurrentInputDeviceCallback cb);
+    /// The output device actually in use.
+    void GetCurrentOutputDevice(sdkpp::Client::GetCurrentOutputDeviceCallback cb);
+    /// Selects the input device by id (an empty id selects the system's default).
+    void SetInputDevice(std::string const& deviceId, sdkpp::Client::SetInputDeviceCallback cb);
+    /// Selects the output device by id (an empty id selects the system's default).
+    void SetOutputDevice(std::string const& deviceId, sdkpp::Client::SetOutputDeviceCallback cb);
+    /// Sets the handler of devices appearing and disappearing.
+    void SetDeviceChangeCallback(sdkpp::Client::DeviceChangeCallback callback);
+    /// The level (dBFS) below which the input counts as silent for the no-input callback.
+    void SetNoAudioInputThreshold(float dBFSThreshold);
+    /// Sets the handler told when the input goes silent or comes back.
+    void SetNoAudioInputCallback(sdkpp::Client::NoAudioInputCallback callback);
+    /// Echo cancellation (default on).
+    void SetEchoCancellation(bool on);
+    /// Noise suppression (default on).
+    void SetNoiseSuppression(bool on);
+    /// Automatic gain control (default on).
+    void SetAutomaticGainControl(bool on);
+    /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
+    /// warning once. Returns false: no platform here has a speakerphone route.
+    bool SetSpeakerMode(bool speakerMode);
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -2087,6 +2386,65 @@ inline const char* EnumToString(sdkpp::ChannelType value)
         return "Lobby";
     case sdkpp::ChannelType::EphemeralDm:
         return "EphemeralDm";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a Call::Status value, or "unknown".
+inline const char* EnumToString(sdkpp::Call::Status value)
+{
+    switch (value) {
+    case sdkpp::Call::Status::Disconnected:
+        return "Disconnected";
+    case sdkpp::Call::Status::Joining:
+        return "Joining";
+    case sdkpp::Call::Status::Connecting:
+        return "Connecting";
+    case sdkpp::Call::Status::SignalingConnected:
+        return "SignalingConnected";
+    case sdkpp::Call::Status::Connected:
+        return "Connected";
+    case sdkpp::Call::Status::Reconnecting:
+        return "Reconnecting";
+    case sdkpp::Call::Status::Disconnecting:
+        return "Disconnecting";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a Call::Error value, or "unknown".
+inline const char* EnumToString(sdkpp::Call::Error value)
+{
+    switch (value) {
+    case sdkpp::Call::Error::None:
+        return "None";
+    case sdkpp::Call::Error::SignalingConnectionFailed:
+        return "SignalingConnectionFailed";
+    case sdkpp::Call::Error::SignalingUnexpectedClose:
+        return "SignalingUnexpectedClose";
+    case sdkpp::Call::Error::VoiceConnectionFailed:
+        return "VoiceConnectionFailed";
+    case sdkpp::Call::Error::JoinTimeout:
+        return "JoinTimeout";
+    case sdkpp::Call::Error::Forbidden:
+        return "Forbidden";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a AudioModeType value, or "unknown".
+inline const char* EnumToString(sdkpp::AudioModeType value)
+{
+    switch (value) {
+    case sdkpp::AudioModeType::MODE_UNINIT:
+        return "MODE_UNINIT";
+    case sdkpp::AudioModeType::MODE_VAD:
+        return "MODE_VAD";
+    case sdkpp::AudioModeType::MODE_PTT:
+        return "MODE_PTT";
     default:
         return "unknown";
     }
@@ -4695,6 +5053,378 @@ uint64_t UserMessageSummary::LastMessageId() const
     return Sdkpp_UserMessageSummary_LastMessageId(&instance_);
 }
 
+AudioDevice::AudioDevice(Sdkpp_AudioDevice instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+AudioDevice::~AudioDevice()
+{
+    Drop();
+}
+AudioDevice::AudioDevice(AudioDevice&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_AudioDevice{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+AudioDevice& AudioDevice::operator=(AudioDevice&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_AudioDevice{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+AudioDevice::AudioDevice(const AudioDevice& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_AudioDevice_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+AudioDevice& AudioDevice::operator=(const AudioDevice& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_AudioDevice_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void AudioDevice::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_AudioDevice_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string AudioDevice::Id() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_AudioDevice_Id(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+std::string AudioDevice::Name() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_AudioDevice_Name(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+bool AudioDevice::IsDefault() const
+{
+    return Sdkpp_AudioDevice_IsDefault(&instance_);
+}
+bool AudioDevice::Equals(sdkpp::AudioDevice rhs) const
+{
+    return Sdkpp_AudioDevice_Equals(&instance_, rhs.instance());
+}
+
+VADThresholdSettings::VADThresholdSettings(Sdkpp_VADThresholdSettings instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+VADThresholdSettings::~VADThresholdSettings()
+{
+    Drop();
+}
+VADThresholdSettings::VADThresholdSettings(VADThresholdSettings&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_VADThresholdSettings{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+VADThresholdSettings& VADThresholdSettings::operator=(VADThresholdSettings&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_VADThresholdSettings{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+void VADThresholdSettings::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_VADThresholdSettings_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+float VADThresholdSettings::VadThreshold() const
+{
+    return Sdkpp_VADThresholdSettings_VadThreshold(&instance_);
+}
+bool VADThresholdSettings::Automatic() const
+{
+    return Sdkpp_VADThresholdSettings_Automatic(&instance_);
+}
+
+VoiceStateHandle::VoiceStateHandle(Sdkpp_VoiceStateHandle instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+VoiceStateHandle::~VoiceStateHandle()
+{
+    Drop();
+}
+VoiceStateHandle::VoiceStateHandle(VoiceStateHandle&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_VoiceStateHandle{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+VoiceStateHandle& VoiceStateHandle::operator=(VoiceStateHandle&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_VoiceStateHandle{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+VoiceStateHandle::VoiceStateHandle(const VoiceStateHandle& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_VoiceStateHandle_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+VoiceStateHandle& VoiceStateHandle::operator=(const VoiceStateHandle& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_VoiceStateHandle_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void VoiceStateHandle::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_VoiceStateHandle_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+bool VoiceStateHandle::SelfMute() const
+{
+    return Sdkpp_VoiceStateHandle_SelfMute(&instance_);
+}
+bool VoiceStateHandle::SelfDeaf() const
+{
+    return Sdkpp_VoiceStateHandle_SelfDeaf(&instance_);
+}
+
+Call::Call(Sdkpp_Call instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+Call::~Call()
+{
+    Drop();
+}
+Call::Call(Call&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_Call{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+Call& Call::operator=(Call&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_Call{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+Call::Call(const Call& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_Call_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+Call& Call::operator=(const Call& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_Call_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void Call::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_Call_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+std::string Call::ErrorToString(sdkpp::Call::Error type)
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_Call_ErrorToString(static_cast<Sdkpp_Call_Error>(type), &returnValue);
+    return detail::Take(returnValue);
+}
+std::string Call::StatusToString(sdkpp::Call::Status type)
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_Call_StatusToString(static_cast<Sdkpp_Call_Status>(type), &returnValue);
+    return detail::Take(returnValue);
+}
+sdkpp::Call::Status Call::GetStatus() const
+{
+    return static_cast<sdkpp::Call::Status>(Sdkpp_Call_GetStatus(&instance_));
+}
+uint64_t Call::GetChannelId() const
+{
+    return Sdkpp_Call_GetChannelId(&instance_);
+}
+uint64_t Call::GetGuildId() const
+{
+    return Sdkpp_Call_GetGuildId(&instance_);
+}
+std::vector<uint64_t> Call::GetParticipants() const
+{
+    Sdkpp_UInt64Span returnValue{};
+    Sdkpp_Call_GetParticipants(&instance_, &returnValue);
+    return detail::TakeIds(returnValue);
+}
+std::optional<sdkpp::VoiceStateHandle> Call::GetVoiceStateHandle(uint64_t userId) const
+{
+    Sdkpp_VoiceStateHandle returnValue{};
+    if (!Sdkpp_Call_GetVoiceStateHandle(&instance_, userId, &returnValue)) {
+        return std::nullopt;
+    }
+    return sdkpp::VoiceStateHandle(returnValue, detail::StateOf(returnValue.opaque));
+}
+sdkpp::AudioModeType Call::GetAudioMode()
+{
+    return static_cast<sdkpp::AudioModeType>(Sdkpp_Call_GetAudioMode(&instance_));
+}
+void Call::SetAudioMode(sdkpp::AudioModeType audioMode)
+{
+    Sdkpp_Call_SetAudioMode(&instance_, static_cast<Sdkpp_AudioModeType>(audioMode));
+}
+bool Call::GetPTTActive()
+{
+    return Sdkpp_Call_GetPTTActive(&instance_);
+}
+void Call::SetPTTActive(bool active)
+{
+    Sdkpp_Call_SetPTTActive(&instance_, active);
+}
+uint32_t Call::GetPTTReleaseDelay()
+{
+    return Sdkpp_Call_GetPTTReleaseDelay(&instance_);
+}
+void Call::SetPTTReleaseDelay(uint32_t releaseDelayMs)
+{
+    Sdkpp_Call_SetPTTReleaseDelay(&instance_, releaseDelayMs);
+}
+bool Call::GetSelfMute()
+{
+    return Sdkpp_Call_GetSelfMute(&instance_);
+}
+void Call::SetSelfMute(bool mute)
+{
+    Sdkpp_Call_SetSelfMute(&instance_, mute);
+}
+bool Call::GetSelfDeaf()
+{
+    return Sdkpp_Call_GetSelfDeaf(&instance_);
+}
+void Call::SetSelfDeaf(bool deaf)
+{
+    Sdkpp_Call_SetSelfDeaf(&instance_, deaf);
+}
+bool Call::GetLocalMute(uint64_t userId)
+{
+    return Sdkpp_Call_GetLocalMute(&instance_, userId);
+}
+void Call::SetLocalMute(uint64_t userId, bool mute)
+{
+    Sdkpp_Call_SetLocalMute(&instance_, userId, mute);
+}
+float Call::GetParticipantVolume(uint64_t userId)
+{
+    return Sdkpp_Call_GetParticipantVolume(&instance_, userId);
+}
+void Call::SetParticipantVolume(uint64_t userId, float volume)
+{
+    Sdkpp_Call_SetParticipantVolume(&instance_, userId, volume);
+}
+sdkpp::VADThresholdSettings Call::GetVADThreshold() const
+{
+    Sdkpp_VADThresholdSettings returnValue{};
+    Sdkpp_Call_GetVADThreshold(&instance_, &returnValue);
+    return sdkpp::VADThresholdSettings(returnValue, detail::StateOf(returnValue.opaque));
+}
+void Call::SetVADThreshold(bool automatic, float threshold)
+{
+    Sdkpp_Call_SetVADThreshold(&instance_, automatic, threshold);
+}
+std::string Call::GetVerificationCode() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_Call_GetVerificationCode(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+void Call::SetStatusChangedCallback(sdkpp::Call::OnStatusChanged cb)
+{
+    auto* cb__userData = new sdkpp::Call::OnStatusChanged(std::move(cb));
+    Sdkpp_Call_OnStatusChanged cb__trampoline = [](Sdkpp_Call_Status status, Sdkpp_Call_Error error, int32_t errorDetail, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Call::OnStatusChanged*>(userData__);
+        auto status__arg = static_cast<sdkpp::Call::Status>(status);
+        auto error__arg = static_cast<sdkpp::Call::Error>(error);
+        auto errorDetail__arg = errorDetail;
+        detail::Invoke([&] { fn__(std::move(status__arg), std::move(error__arg), std::move(errorDetail__arg)); });
+    };
+    Sdkpp_Call_SetStatusChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Call::OnStatusChanged>, cb__userData);
+}
+void Call::SetParticipantChangedCallback(sdkpp::Call::OnParticipantChanged cb)
+{
+    auto* cb__userData = new sdkpp::Call::OnParticipantChanged(std::move(cb));
+    Sdkpp_Call_OnParticipantChanged cb__trampoline = [](uint64_t userId, bool added, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Call::OnParticipantChanged*>(userData__);
+        auto userId__arg = userId;
+        auto added__arg = added;
+        detail::Invoke([&] { fn__(std::move(userId__arg), std::move(added__arg)); });
+    };
+    Sdkpp_Call_SetParticipantChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Call::OnParticipantChanged>, cb__userData);
+}
+void Call::SetSpeakingStatusChangedCallback(sdkpp::Call::OnSpeakingStatusChanged cb)
+{
+    auto* cb__userData = new sdkpp::Call::OnSpeakingStatusChanged(std::move(cb));
+    Sdkpp_Call_OnSpeakingStatusChanged cb__trampoline = [](uint64_t userId, bool isPlayingSound, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Call::OnSpeakingStatusChanged*>(userData__);
+        auto userId__arg = userId;
+        auto isPlayingSound__arg = isPlayingSound;
+        detail::Invoke([&] { fn__(std::move(userId__arg), std::move(isPlayingSound__arg)); });
+    };
+    Sdkpp_Call_SetSpeakingStatusChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Call::OnSpeakingStatusChanged>, cb__userData);
+}
+void Call::SetOnVoiceStateChangedCallback(sdkpp::Call::OnVoiceStateChanged cb)
+{
+    auto* cb__userData = new sdkpp::Call::OnVoiceStateChanged(std::move(cb));
+    Sdkpp_Call_OnVoiceStateChanged cb__trampoline = [](uint64_t userId, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Call::OnVoiceStateChanged*>(userData__);
+        auto userId__arg = userId;
+        detail::Invoke([&] { fn__(std::move(userId__arg)); });
+    };
+    Sdkpp_Call_SetOnVoiceStateChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Call::OnVoiceStateChanged>, cb__userData);
+}
+
 Client::Client(Sdkpp_Client instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -5768,6 +6498,187 @@ bool Client::RegisterLaunchStoreApplication(uint64_t applicationId, uint32_t sto
 {
     return Sdkpp_Client_RegisterLaunchStoreApplication(&instance_, applicationId, storeAppId);
 }
+sdkpp::Call Client::StartCall(uint64_t lobbyId)
+{
+    Sdkpp_Call returnValue{};
+    Sdkpp_Client_StartCall(&instance_, lobbyId, &returnValue);
+    return sdkpp::Call(returnValue, detail::StateOf(returnValue.opaque));
+}
+sdkpp::Call Client::GetCall(uint64_t lobbyId)
+{
+    Sdkpp_Call returnValue{};
+    Sdkpp_Client_GetCall(&instance_, lobbyId, &returnValue);
+    return sdkpp::Call(returnValue, detail::StateOf(returnValue.opaque));
+}
+std::vector<sdkpp::Call> Client::GetCalls()
+{
+    Sdkpp_CallSpan returnValue{};
+    Sdkpp_Client_GetCalls(&instance_, &returnValue);
+    return detail::TakeObjects<sdkpp::Call>(returnValue);
+}
+void Client::EndCall(uint64_t lobbyId, sdkpp::Client::EndCallCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::EndCallCallback(std::move(callback));
+    Sdkpp_Client_EndCallCallback callback__trampoline = [](void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::EndCallCallback*>(userData__);
+        detail::Invoke([&] { fn__(); });
+    };
+    Sdkpp_Client_EndCall(&instance_, lobbyId, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::EndCallCallback>, callback__userData);
+}
+void Client::EndCalls(sdkpp::Client::EndCallsCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::EndCallsCallback(std::move(callback));
+    Sdkpp_Client_EndCallsCallback callback__trampoline = [](void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::EndCallsCallback*>(userData__);
+        detail::Invoke([&] { fn__(); });
+    };
+    Sdkpp_Client_EndCalls(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::EndCallsCallback>, callback__userData);
+}
+void Client::SetVoiceParticipantChangedCallback(sdkpp::Client::VoiceParticipantChangedCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::VoiceParticipantChangedCallback(std::move(cb));
+    Sdkpp_Client_VoiceParticipantChangedCallback cb__trampoline = [](uint64_t lobbyId, uint64_t memberId, bool added, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::VoiceParticipantChangedCallback*>(userData__);
+        auto lobbyId__arg = lobbyId;
+        auto memberId__arg = memberId;
+        auto added__arg = added;
+        detail::Invoke([&] { fn__(std::move(lobbyId__arg), std::move(memberId__arg), std::move(added__arg)); });
+    };
+    Sdkpp_Client_SetVoiceParticipantChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::VoiceParticipantChangedCallback>, cb__userData);
+}
+void Client::SetSelfMuteAll(bool mute)
+{
+    Sdkpp_Client_SetSelfMuteAll(&instance_, mute);
+}
+bool Client::GetSelfMuteAll() const
+{
+    return Sdkpp_Client_GetSelfMuteAll(&instance_);
+}
+void Client::SetSelfDeafAll(bool deaf)
+{
+    Sdkpp_Client_SetSelfDeafAll(&instance_, deaf);
+}
+bool Client::GetSelfDeafAll() const
+{
+    return Sdkpp_Client_GetSelfDeafAll(&instance_);
+}
+void Client::SetInputVolume(float inputVolume)
+{
+    Sdkpp_Client_SetInputVolume(&instance_, inputVolume);
+}
+float Client::GetInputVolume()
+{
+    return Sdkpp_Client_GetInputVolume(&instance_);
+}
+void Client::SetOutputVolume(float outputVolume)
+{
+    Sdkpp_Client_SetOutputVolume(&instance_, outputVolume);
+}
+float Client::GetOutputVolume()
+{
+    return Sdkpp_Client_GetOutputVolume(&instance_);
+}
+void Client::GetInputDevices(sdkpp::Client::GetInputDevicesCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetInputDevicesCallback(std::move(cb));
+    Sdkpp_Client_GetInputDevicesCallback cb__trampoline = [](Sdkpp_AudioDeviceSpan devices, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetInputDevicesCallback*>(userData__);
+        auto devices__arg = detail::TakeObjects<sdkpp::AudioDevice>(devices);
+        detail::Invoke([&] { fn__(std::move(devices__arg)); });
+    };
+    Sdkpp_Client_GetInputDevices(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetInputDevicesCallback>, cb__userData);
+}
+void Client::GetOutputDevices(sdkpp::Client::GetOutputDevicesCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetOutputDevicesCallback(std::move(cb));
+    Sdkpp_Client_GetOutputDevicesCallback cb__trampoline = [](Sdkpp_AudioDeviceSpan devices, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetOutputDevicesCallback*>(userData__);
+        auto devices__arg = detail::TakeObjects<sdkpp::AudioDevice>(devices);
+        detail::Invoke([&] { fn__(std::move(devices__arg)); });
+    };
+    Sdkpp_Client_GetOutputDevices(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetOutputDevicesCallback>, cb__userData);
+}
+void Client::GetCurrentInputDevice(sdkpp::Client::GetCurrentInputDeviceCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetCurrentInputDeviceCallback(std::move(cb));
+    Sdkpp_Client_GetCurrentInputDeviceCallback cb__trampoline = [](Sdkpp_AudioDevice* device, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetCurrentInputDeviceCallback*>(userData__);
+        auto device__arg = sdkpp::AudioDevice(*device, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(device__arg)); });
+    };
+    Sdkpp_Client_GetCurrentInputDevice(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetCurrentInputDeviceCallback>, cb__userData);
+}
+void Client::GetCurrentOutputDevice(sdkpp::Client::GetCurrentOutputDeviceCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetCurrentOutputDeviceCallback(std::move(cb));
+    Sdkpp_Client_GetCurrentOutputDeviceCallback cb__trampoline = [](Sdkpp_AudioDevice* device, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetCurrentOutputDeviceCallback*>(userData__);
+        auto device__arg = sdkpp::AudioDevice(*device, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(device__arg)); });
+    };
+    Sdkpp_Client_GetCurrentOutputDevice(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetCurrentOutputDeviceCallback>, cb__userData);
+}
+void Client::SetInputDevice(std::string const& deviceId, sdkpp::Client::SetInputDeviceCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::SetInputDeviceCallback(std::move(cb));
+    Sdkpp_Client_SetInputDeviceCallback cb__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SetInputDeviceCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SetInputDevice(&instance_, detail::Borrow(deviceId), *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::SetInputDeviceCallback>, cb__userData);
+}
+void Client::SetOutputDevice(std::string const& deviceId, sdkpp::Client::SetOutputDeviceCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::SetOutputDeviceCallback(std::move(cb));
+    Sdkpp_Client_SetOutputDeviceCallback cb__trampoline = [](Sdkpp_ClientResult* result, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::SetOutputDeviceCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(result__arg)); });
+    };
+    Sdkpp_Client_SetOutputDevice(&instance_, detail::Borrow(deviceId), *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::SetOutputDeviceCallback>, cb__userData);
+}
+void Client::SetDeviceChangeCallback(sdkpp::Client::DeviceChangeCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::DeviceChangeCallback(std::move(callback));
+    Sdkpp_Client_DeviceChangeCallback callback__trampoline = [](Sdkpp_AudioDeviceSpan inputDevices, Sdkpp_AudioDeviceSpan outputDevices, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::DeviceChangeCallback*>(userData__);
+        auto inputDevices__arg = detail::TakeObjects<sdkpp::AudioDevice>(inputDevices);
+        auto outputDevices__arg = detail::TakeObjects<sdkpp::AudioDevice>(outputDevices);
+        detail::Invoke([&] { fn__(std::move(inputDevices__arg), std::move(outputDevices__arg)); });
+    };
+    Sdkpp_Client_SetDeviceChangeCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::DeviceChangeCallback>, callback__userData);
+}
+void Client::SetNoAudioInputThreshold(float dBFSThreshold)
+{
+    Sdkpp_Client_SetNoAudioInputThreshold(&instance_, dBFSThreshold);
+}
+void Client::SetNoAudioInputCallback(sdkpp::Client::NoAudioInputCallback callback)
+{
+    auto* callback__userData = new sdkpp::Client::NoAudioInputCallback(std::move(callback));
+    Sdkpp_Client_NoAudioInputCallback callback__trampoline = [](bool inputDetected, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::NoAudioInputCallback*>(userData__);
+        auto inputDetected__arg = inputDetected;
+        detail::Invoke([&] { fn__(std::move(inputDetected__arg)); });
+    };
+    Sdkpp_Client_SetNoAudioInputCallback(&instance_, *callback__userData ? callback__trampoline : nullptr, detail::Delete<sdkpp::Client::NoAudioInputCallback>, callback__userData);
+}
+void Client::SetEchoCancellation(bool on)
+{
+    Sdkpp_Client_SetEchoCancellation(&instance_, on);
+}
+void Client::SetNoiseSuppression(bool on)
+{
+    Sdkpp_Client_SetNoiseSuppression(&instance_, on);
+}
+void Client::SetAutomaticGainControl(bool on)
+{
+    Sdkpp_Client_SetAutomaticGainControl(&instance_, on);
+}
+bool Client::SetSpeakerMode(bool speakerMode)
+{
+    return Sdkpp_Client_SetSpeakerMode(&instance_, speakerMode);
+}
 const AuthorizationCodeChallenge AuthorizationCodeChallenge::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationCodeVerifier AuthorizationCodeVerifier::nullobj{{}, SdkppObjectState::Invalid};
 const AuthorizationArgs AuthorizationArgs::nullobj{{}, SdkppObjectState::Invalid};
@@ -5792,6 +6703,10 @@ const LobbyMemberHandle LobbyMemberHandle::nullobj{{}, SdkppObjectState::Invalid
 const LobbyHandle LobbyHandle::nullobj{{}, SdkppObjectState::Invalid};
 const MessageHandle MessageHandle::nullobj{{}, SdkppObjectState::Invalid};
 const UserMessageSummary UserMessageSummary::nullobj{{}, SdkppObjectState::Invalid};
+const AudioDevice AudioDevice::nullobj{{}, SdkppObjectState::Invalid};
+const VADThresholdSettings VADThresholdSettings::nullobj{{}, SdkppObjectState::Invalid};
+const VoiceStateHandle VoiceStateHandle::nullobj{{}, SdkppObjectState::Invalid};
+const Call Call::nullobj{{}, SdkppObjectState::Invalid};
 const Client Client::nullobj{{}, SdkppObjectState::Invalid};
 } // namespace sdkpp
 #endif // SDKPP_IMPLEMENTATION

@@ -456,10 +456,18 @@ func (e *Engine) list() (device.List, error) {
 	if e.closed {
 		return device.List{}, fmt.Errorf("engine: list devices: %w", ErrClosed)
 	}
-	if e.devs == nil {
-		return device.List{}, fmt.Errorf("engine: list devices: not started")
+	devs := e.devs
+	if devs == nil {
+		// Not started: a game's settings menu lists devices before any call. A context of
+		// its own, closed here, lists them without opening a stream.
+		c, err := device.NewContext(device.Options{})
+		if err != nil {
+			return device.List{}, fmt.Errorf("engine: list devices: %w", err)
+		}
+		defer c.Close()
+		devs = c
 	}
-	list, err := e.devs.Devices()
+	list, err := devs.Devices()
 	if err != nil {
 		return device.List{}, fmt.Errorf("engine: list devices: %w", err)
 	}

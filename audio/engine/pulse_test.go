@@ -243,3 +243,25 @@ func TestPulseEchoCancellation(t *testing.T) {
 	assert.Greater(t, off, -40.0, "the echo is there without cancellation")
 	assert.GreaterOrEqual(t, off-on, 15.0)
 }
+
+// A game lists devices for its settings menu before any call: an engine that was never started
+// lists the sound server's devices with a context of its own.
+func TestPulseDevicesBeforeStart(t *testing.T) {
+	pulsetest.Start(t, "mic-test", "ear-test")
+	e, err := New(voice.EngineConfig{}, Options{})
+	require.NoError(t, err)
+	defer e.Close()
+	in, err := e.InputDevices()
+	require.NoError(t, err)
+	out, err := e.OutputDevices()
+	require.NoError(t, err)
+	names := func(ds []voice.Device) (n []string) {
+		for _, d := range ds {
+			n = append(n, d.Name)
+		}
+		return n
+	}
+	assert.Contains(t, names(in), "Monitor of mic-test")
+	assert.Contains(t, names(out), "ear-test")
+	assert.Equal(t, voice.Device{}, e.CurrentInputDevice(), "listing opened no stream")
+}

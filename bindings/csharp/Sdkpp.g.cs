@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1282281210u;
+        internal const uint AbiVersion = 1179065397u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -383,6 +383,17 @@ namespace Sdkpp
         Lobby = 17,
         /// <summary>Sdkpp_ChannelType_EphemeralDm = 18.</summary>
         EphemeralDm = 18,
+    }
+
+    /// <summary>A call's input mode: voice activity detection or push-to-talk.</summary>
+    public enum AudioModeType : int
+    {
+        /// <summary>Sdkpp_AudioModeType_MODE_UNINIT = 0.</summary>
+        MODE_UNINIT = 0,
+        /// <summary>Sdkpp_AudioModeType_MODE_VAD = 1.</summary>
+        MODE_VAD = 1,
+        /// <summary>Sdkpp_AudioModeType_MODE_PTT = 2.</summary>
+        MODE_PTT = 2,
     }
 
     /// <summary>A PKCE code challenge: the S256 hash of a verifier.</summary>
@@ -4141,6 +4152,708 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>An audio input or output device.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class AudioDevice : global::System.IDisposable, global::System.IEquatable<global::Sdkpp.AudioDevice>
+    {
+        // The library's object id (the opaque field of Sdkpp_AudioDevice); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal AudioDevice(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static AudioDevice Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new AudioDevice(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_AudioDevice_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~AudioDevice()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_AudioDevice_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_AudioDevice_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public AudioDevice Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_AudioDevice_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The device's id, to pass to SetInputDevice or SetOutputDevice.</summary>
+        public string Id()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_AudioDevice_Id(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The name the sound system shows.</summary>
+        public string Name()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_AudioDevice_Name(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Whether it is the system's default device of its kind.</summary>
+        public bool IsDefault()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_AudioDevice_IsDefault(ref this.handle);
+        }
+
+        /// <summary>Whether rhs is the same device.</summary>
+        /// <remarks>
+        /// False when other is null; true when other is this object.
+        /// </remarks>
+        public bool Equals(global::Sdkpp.AudioDevice rhs)
+        {
+            if (global::System.Object.ReferenceEquals(rhs, null))
+            {
+                return false;
+            }
+            if (global::System.Object.ReferenceEquals(rhs, this))
+            {
+                return true;
+            }
+            global::Sdkpp.Native.BindThread();
+            if (rhs == null) { throw new global::System.ArgumentNullException("rhs"); }
+            global::System.IntPtr __a_rhs = rhs.handle;
+            bool __result;
+            __result = global::Sdkpp.Native.Sdkpp_AudioDevice_Equals(ref this.handle, ref __a_rhs);
+            global::System.GC.KeepAlive(rhs);
+            return __result;
+        }
+
+        /// <summary>True when obj is a non-null AudioDevice that Equals(AudioDevice) finds equal to this one.</summary>
+        public override bool Equals(object obj)
+        {
+            return this.Equals(obj as global::Sdkpp.AudioDevice);
+        }
+
+        /// <summary>A hash code consistent with Equals: equal objects have equal hash codes.</summary>
+        /// <remarks>
+        /// It changes when the object changes; do not change an object while it is a key of a hash table.
+        /// It combines Id, Name, IsDefault.
+        /// </remarks>
+        public override int GetHashCode()
+        {
+            int h = 17;
+            unchecked
+            {
+                h = h * 31 + (this.Id() ?? "").GetHashCode();
+                h = h * 31 + (this.Name() ?? "").GetHashCode();
+                h = h * 31 + this.IsDefault().GetHashCode();
+            }
+            return h;
+        }
+    }
+
+    /// <summary>A call's voice activity threshold.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class VADThresholdSettings : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_VADThresholdSettings); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal VADThresholdSettings(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static VADThresholdSettings Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new VADThresholdSettings(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_VADThresholdSettings_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~VADThresholdSettings()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_VADThresholdSettings_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>The threshold in dBFS, -100..0 (default -60).</summary>
+        public float VadThreshold()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VADThresholdSettings_VadThreshold(ref this.handle);
+        }
+
+        /// <summary>Whether the SDK picks the threshold itself.</summary>
+        public bool Automatic()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VADThresholdSettings_Automatic(ref this.handle);
+        }
+    }
+
+    /// <summary>A call participant's voice state, as the participant set it: a live view.</summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class VoiceStateHandle : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_VoiceStateHandle); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal VoiceStateHandle(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static VoiceStateHandle Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new VoiceStateHandle(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_VoiceStateHandle_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~VoiceStateHandle()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_VoiceStateHandle_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_VoiceStateHandle_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public VoiceStateHandle Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_VoiceStateHandle_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Whether the participant muted their microphone.</summary>
+        public bool SelfMute()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceStateHandle_SelfMute(ref this.handle);
+        }
+
+        /// <summary>Whether the participant deafened themselves.</summary>
+        public bool SelfDeaf()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceStateHandle_SelfDeaf(ref this.handle);
+        }
+    }
+
+    /// <summary>
+    /// One of the player's voice calls (the voice call of a lobby): a live view. Once the call has
+    /// ended its getters return defaults and its setters do nothing. Calls are end-to-end encrypted
+    /// (VER-2): a client without encryption cannot join.
+    /// </summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class Call : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_Call); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        /// <summary>
+        /// A voice call's state. After a temporary network loss a call may go to Disconnected instead of
+        /// reconnecting: the game ends it and starts it again (ST-4).
+        /// </summary>
+        public enum Status : int
+        {
+            /// <summary>Sdkpp_Call_Status_Disconnected = 0.</summary>
+            Disconnected = 0,
+            /// <summary>Sdkpp_Call_Status_Joining = 1.</summary>
+            Joining = 1,
+            /// <summary>Sdkpp_Call_Status_Connecting = 2.</summary>
+            Connecting = 2,
+            /// <summary>Sdkpp_Call_Status_SignalingConnected = 3.</summary>
+            SignalingConnected = 3,
+            /// <summary>Sdkpp_Call_Status_Connected = 4.</summary>
+            Connected = 4,
+            /// <summary>Sdkpp_Call_Status_Reconnecting = 5.</summary>
+            Reconnecting = 5,
+            /// <summary>Sdkpp_Call_Status_Disconnecting = 6.</summary>
+            Disconnecting = 6,
+        }
+
+        /// <summary>Why a voice call failed.</summary>
+        public enum Error : int
+        {
+            /// <summary>Sdkpp_Call_Error_None = 0.</summary>
+            None = 0,
+            /// <summary>Sdkpp_Call_Error_SignalingConnectionFailed = 1.</summary>
+            SignalingConnectionFailed = 1,
+            /// <summary>Sdkpp_Call_Error_SignalingUnexpectedClose = 2.</summary>
+            SignalingUnexpectedClose = 2,
+            /// <summary>Sdkpp_Call_Error_VoiceConnectionFailed = 3.</summary>
+            VoiceConnectionFailed = 3,
+            /// <summary>Sdkpp_Call_Error_JoinTimeout = 4.</summary>
+            JoinTimeout = 4,
+            /// <summary>Sdkpp_Call_Error_Forbidden = 5.</summary>
+            Forbidden = 5,
+        }
+
+        /// <summary>The call's status changed; errorDetail is the service's refusal code, if any.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void OnStatusChanged(global::Sdkpp.Call.Status status, global::Sdkpp.Call.Error error, int errorDetail);
+
+        /// <summary>A participant joined (added) or left the call.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void OnParticipantChanged(ulong userId, bool added);
+
+        /// <summary>A participant started or stopped being heard.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void OnSpeakingStatusChanged(ulong userId, bool isPlayingSound);
+
+        /// <summary>A participant's self mute or deafen changed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void OnVoiceStateChanged(ulong userId);
+
+        // Adopts an id the library returned.
+        internal Call(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static Call Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new Call(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_Call_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~Call()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_Call_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_Call_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public Call Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_Call_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>The name of an error.</summary>
+        public static string ErrorToString(global::Sdkpp.Call.Error type)
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_Call_ErrorToString(type, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The name of a status.</summary>
+        public static string StatusToString(global::Sdkpp.Call.Status type)
+        {
+            global::Sdkpp.Abi.Ensure();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_Call_StatusToString(type, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The call's status; Disconnected once it has ended.</summary>
+        public global::Sdkpp.Call.Status GetStatus()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetStatus(ref this.handle);
+        }
+
+        /// <summary>The lobby's id.</summary>
+        public ulong GetChannelId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetChannelId(ref this.handle);
+        }
+
+        /// <summary>The guild's id: 0, calls are lobby calls.</summary>
+        public ulong GetGuildId()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetGuildId(ref this.handle);
+        }
+
+        /// <summary>The user ids in the call, the player's own included.</summary>
+        public ulong[] GetParticipants()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Call_GetParticipants(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
+        }
+
+        /// <summary>A participant's voice state, if the user is in the call.</summary>
+        /// <remarks>
+        /// Null when the value is absent.
+        /// </remarks>
+        public global::Sdkpp.VoiceStateHandle GetVoiceStateHandle(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            return global::Sdkpp.Native.Sdkpp_Call_GetVoiceStateHandle(ref this.handle, userId, out __rv) ? global::Sdkpp.VoiceStateHandle.Adopt(__rv) : null;
+        }
+
+        /// <summary>Voice activity (MODE_VAD) or push-to-talk (MODE_PTT).</summary>
+        public global::Sdkpp.AudioModeType GetAudioMode()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetAudioMode(ref this.handle);
+        }
+
+        /// <summary>Selects voice activity or push-to-talk.</summary>
+        public void SetAudioMode(global::Sdkpp.AudioModeType audioMode)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetAudioMode(ref this.handle, audioMode);
+        }
+
+        /// <summary>Whether the game holds push-to-talk.</summary>
+        public bool GetPTTActive()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetPTTActive(ref this.handle);
+        }
+
+        /// <summary>
+        /// Presses or releases push-to-talk; the game calls it on its own key (the SDK has no key
+        /// bindings).
+        /// </summary>
+        public void SetPTTActive(bool active)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetPTTActive(ref this.handle, active);
+        }
+
+        /// <summary>How long sending goes on after push-to-talk is released, in milliseconds.</summary>
+        public uint GetPTTReleaseDelay()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetPTTReleaseDelay(ref this.handle);
+        }
+
+        /// <summary>Sets the push-to-talk release delay in milliseconds (default 0).</summary>
+        public void SetPTTReleaseDelay(uint releaseDelayMs)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetPTTReleaseDelay(ref this.handle, releaseDelayMs);
+        }
+
+        /// <summary>Whether the player is muted in this call.</summary>
+        public bool GetSelfMute()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetSelfMute(ref this.handle);
+        }
+
+        /// <summary>Mutes the player in this call.</summary>
+        public void SetSelfMute(bool mute)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetSelfMute(ref this.handle, mute);
+        }
+
+        /// <summary>Whether the player is deafened in this call.</summary>
+        public bool GetSelfDeaf()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetSelfDeaf(ref this.handle);
+        }
+
+        /// <summary>Deafens the player in this call.</summary>
+        public void SetSelfDeaf(bool deaf)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetSelfDeaf(ref this.handle, deaf);
+        }
+
+        /// <summary>Whether the player muted a participant for themselves.</summary>
+        public bool GetLocalMute(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetLocalMute(ref this.handle, userId);
+        }
+
+        /// <summary>Mutes a participant for the player only.</summary>
+        public void SetLocalMute(ulong userId, bool mute)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetLocalMute(ref this.handle, userId, mute);
+        }
+
+        /// <summary>A participant's volume for the player, 0..200 (100 is unchanged).</summary>
+        public float GetParticipantVolume(ulong userId)
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Call_GetParticipantVolume(ref this.handle, userId);
+        }
+
+        /// <summary>Sets a participant's volume for the player only, 0..200.</summary>
+        public void SetParticipantVolume(ulong userId, float volume)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetParticipantVolume(ref this.handle, userId, volume);
+        }
+
+        /// <summary>The voice activity threshold.</summary>
+        /// <remarks>
+        /// The caller owns the returned object; null if the library refused the call.
+        /// </remarks>
+        public global::Sdkpp.VADThresholdSettings GetVADThreshold()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            global::Sdkpp.Native.Sdkpp_Call_GetVADThreshold(ref this.handle, out __rv);
+            return global::Sdkpp.VADThresholdSettings.Adopt(__rv);
+        }
+
+        /// <summary>Sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.</summary>
+        public void SetVADThreshold(bool automatic, float threshold)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Call_SetVADThreshold(ref this.handle, automatic, threshold);
+        }
+
+        /// <summary>
+        /// sdkpp: the end-to-end encryption verification code, derived from every participant's public
+        /// key: the same on every participant's screen, and it changes when participants change. Players
+        /// compare it to know that nobody is in the middle. Empty until the call is connected.
+        /// </summary>
+        public string GetVerificationCode()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_Call_GetVerificationCode(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>Sets the status handler.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetStatusChangedCallback(global::Sdkpp.Call.OnStatusChanged cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Call_SetStatusChangedCallback(ref this.handle, global::Sdkpp.Trampolines.Call_OnStatusChanged, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of participants joining and leaving.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetParticipantChangedCallback(global::Sdkpp.Call.OnParticipantChanged cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Call_SetParticipantChangedCallback(ref this.handle, global::Sdkpp.Trampolines.Call_OnParticipantChanged, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of speaking status changes.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetSpeakingStatusChangedCallback(global::Sdkpp.Call.OnSpeakingStatusChanged cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Call_SetSpeakingStatusChangedCallback(ref this.handle, global::Sdkpp.Trampolines.Call_OnSpeakingStatusChanged, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of participants' voice state changes.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetOnVoiceStateChangedCallback(global::Sdkpp.Call.OnVoiceStateChanged cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Call_SetOnVoiceStateChangedCallback(ref this.handle, global::Sdkpp.Trampolines.Call_OnVoiceStateChanged, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+    }
+
     /// <summary>The SDK client: one per signed-in player.</summary>
     /// <remarks>
     /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
@@ -4430,6 +5143,80 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void ProvisionalUserMergeRequiredCallback();
+
+        /// <summary>A participant joined or left one of the player's calls.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void VoiceParticipantChangedCallback(ulong lobbyId, ulong memberId, bool added);
+
+        /// <summary>EndCall has finished.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void EndCallCallback();
+
+        /// <summary>EndCalls has finished.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void EndCallsCallback();
+
+        /// <summary>The input devices.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The devices object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetInputDevicesCallback(global::Sdkpp.AudioDevice[] devices);
+
+        /// <summary>The output devices.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The devices object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetOutputDevicesCallback(global::Sdkpp.AudioDevice[] devices);
+
+        /// <summary>The input device in use.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The device object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetCurrentInputDeviceCallback(global::Sdkpp.AudioDevice device);
+
+        /// <summary>The output device in use.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The device object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetCurrentOutputDeviceCallback(global::Sdkpp.AudioDevice device);
+
+        /// <summary>Result of SetInputDevice.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void SetInputDeviceCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Result of SetOutputDevice.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void SetOutputDeviceCallback(global::Sdkpp.ClientResult result);
+
+        /// <summary>Devices appeared or disappeared.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The inputDevices object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The outputDevices object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void DeviceChangeCallback(global::Sdkpp.AudioDevice[] inputDevices, global::Sdkpp.AudioDevice[] outputDevices);
+
+        /// <summary>The input rose above (true) or fell below (false) the no-input threshold.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// </remarks>
+        public delegate void NoAudioInputCallback(bool inputDetected);
 
         /// <summary>Result of GetUserGuilds.</summary>
         /// <remarks>
@@ -6913,10 +7700,424 @@ namespace Sdkpp
             global::Sdkpp.Native.BindThread();
             return global::Sdkpp.Native.Sdkpp_Client_RegisterLaunchStoreApplication(ref this.handle, applicationId, storeAppId);
         }
+
+        /// <summary>
+        /// Joins the voice call of a lobby the player is in. The returned Call is invalid if the player
+        /// is already in that call or the client is not ready.
+        /// </summary>
+        /// <remarks>
+        /// The caller owns the returned object; null if the library refused the call.
+        /// </remarks>
+        public global::Sdkpp.Call StartCall(ulong lobbyId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            global::Sdkpp.Native.Sdkpp_Client_StartCall(ref this.handle, lobbyId, out __rv);
+            return global::Sdkpp.Call.Adopt(__rv);
+        }
+
+        /// <summary>The player's call in a lobby; invalid if none.</summary>
+        /// <remarks>
+        /// The caller owns the returned object; null if the library refused the call.
+        /// </remarks>
+        public global::Sdkpp.Call GetCall(ulong lobbyId)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetCall(ref this.handle, lobbyId, out __rv);
+            return global::Sdkpp.Call.Adopt(__rv);
+        }
+
+        /// <summary>The player's calls.</summary>
+        public global::Sdkpp.Call[] GetCalls()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeSpan __rv;
+            global::Sdkpp.Native.Sdkpp_Client_GetCalls(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.Call>(__rv, global::Sdkpp.Call.Adopt);
+        }
+
+        /// <summary>Leaves a lobby's call.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void EndCall(ulong lobbyId, global::Sdkpp.Client.EndCallCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_EndCall(ref this.handle, lobbyId, global::Sdkpp.Trampolines.Client_EndCallCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Leaves every call.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void EndCalls(global::Sdkpp.Client.EndCallsCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_EndCalls(ref this.handle, global::Sdkpp.Trampolines.Client_EndCallsCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of participants joining and leaving any of the player's calls.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetVoiceParticipantChangedCallback(global::Sdkpp.Client.VoiceParticipantChangedCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetVoiceParticipantChangedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_VoiceParticipantChangedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>Mutes the player in every call (overrides the per-call setting).</summary>
+        public void SetSelfMuteAll(bool mute)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetSelfMuteAll(ref this.handle, mute);
+        }
+
+        /// <summary>Whether the player is muted in every call.</summary>
+        public bool GetSelfMuteAll()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetSelfMuteAll(ref this.handle);
+        }
+
+        /// <summary>Deafens the player in every call (overrides the per-call setting).</summary>
+        public void SetSelfDeafAll(bool deaf)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetSelfDeafAll(ref this.handle, deaf);
+        }
+
+        /// <summary>Whether the player is deafened in every call.</summary>
+        public bool GetSelfDeafAll()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetSelfDeafAll(ref this.handle);
+        }
+
+        /// <summary>The microphone volume, 0..100.</summary>
+        public void SetInputVolume(float inputVolume)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetInputVolume(ref this.handle, inputVolume);
+        }
+
+        /// <summary>The microphone volume.</summary>
+        public float GetInputVolume()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetInputVolume(ref this.handle);
+        }
+
+        /// <summary>The playback volume, 0..200.</summary>
+        public void SetOutputVolume(float outputVolume)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetOutputVolume(ref this.handle, outputVolume);
+        }
+
+        /// <summary>The playback volume.</summary>
+        public float GetOutputVolume()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_GetOutputVolume(ref this.handle);
+        }
+
+        /// <summary>Lists the input devices.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetInputDevices(global::Sdkpp.Client.GetInputDevicesCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetInputDevices(ref this.handle, global::Sdkpp.Trampolines.Client_GetInputDevicesCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>Lists the output devices.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetOutputDevices(global::Sdkpp.Client.GetOutputDevicesCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetOutputDevices(ref this.handle, global::Sdkpp.Trampolines.Client_GetOutputDevicesCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>The input device actually in use.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetCurrentInputDevice(global::Sdkpp.Client.GetCurrentInputDeviceCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetCurrentInputDevice(ref this.handle, global::Sdkpp.Trampolines.Client_GetCurrentInputDeviceCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>The output device actually in use.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetCurrentOutputDevice(global::Sdkpp.Client.GetCurrentOutputDeviceCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetCurrentOutputDevice(ref this.handle, global::Sdkpp.Trampolines.Client_GetCurrentOutputDeviceCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>Selects the input device by id (an empty id selects the system's default).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetInputDevice(string deviceId, global::Sdkpp.Client.SetInputDeviceCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_deviceId = __arena.String(deviceId, "deviceId");
+                if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+                global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SetInputDevice(ref this.handle, __a_deviceId, global::Sdkpp.Trampolines.Client_SetInputDeviceCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Selects the output device by id (an empty id selects the system's default).</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetOutputDevice(string deviceId, global::Sdkpp.Client.SetOutputDeviceCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_deviceId = __arena.String(deviceId, "deviceId");
+                if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+                global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+                bool __handedOver = false;
+                try
+                {
+                    global::Sdkpp.Native.Sdkpp_Client_SetOutputDevice(ref this.handle, __a_deviceId, global::Sdkpp.Trampolines.Client_SetOutputDeviceCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                    __handedOver = true;
+                }
+                finally
+                {
+                    if (!__handedOver)
+                    {
+                        global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Sets the handler of devices appearing and disappearing.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetDeviceChangeCallback(global::Sdkpp.Client.DeviceChangeCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetDeviceChangeCallback(ref this.handle, global::Sdkpp.Trampolines.Client_DeviceChangeCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>The level (dBFS) below which the input counts as silent for the no-input callback.</summary>
+        public void SetNoAudioInputThreshold(float dBFSThreshold)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetNoAudioInputThreshold(ref this.handle, dBFSThreshold);
+        }
+
+        /// <summary>Sets the handler told when the input goes silent or comes back.</summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetNoAudioInputCallback(global::Sdkpp.Client.NoAudioInputCallback callback)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
+            global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetNoAudioInputCallback(ref this.handle, global::Sdkpp.Trampolines.Client_NoAudioInputCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_callback);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_callback);
+                }
+            }
+        }
+
+        /// <summary>Echo cancellation (default on).</summary>
+        public void SetEchoCancellation(bool on)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetEchoCancellation(ref this.handle, on);
+        }
+
+        /// <summary>Noise suppression (default on).</summary>
+        public void SetNoiseSuppression(bool on)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetNoiseSuppression(ref this.handle, on);
+        }
+
+        /// <summary>Automatic gain control (default on).</summary>
+        public void SetAutomaticGainControl(bool on)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetAutomaticGainControl(ref this.handle, on);
+        }
+
+        /// <summary>
+        /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
+        /// warning once. Returns false: no platform here has a speakerphone route.
+        /// </summary>
+        public bool SetSpeakerMode(bool speakerMode)
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_Client_SetSpeakerMode(ref this.handle, speakerMode);
+        }
     }
 
     internal static partial class Native
     {
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Call_OnStatusChanged(global::Sdkpp.Call.Status status, global::Sdkpp.Call.Error error, int errorDetail, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Call_OnParticipantChanged(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Call_OnSpeakingStatusChanged(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isPlayingSound, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Call_OnVoiceStateChanged(ulong userId, global::System.IntPtr userData);
+
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_LogCallback(global::Sdkpp.NativeString message, global::Sdkpp.LoggingSeverity severity, global::System.IntPtr userData);
 
@@ -7021,6 +8222,39 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_ProvisionalUserMergeRequiredCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_VoiceParticipantChangedCallback(ulong lobbyId, ulong memberId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_EndCallCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_EndCallsCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetInputDevicesCallback(global::Sdkpp.NativeSpan devices, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetOutputDevicesCallback(global::Sdkpp.NativeSpan devices, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetCurrentInputDeviceCallback(global::System.IntPtr device, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetCurrentOutputDeviceCallback(global::System.IntPtr device, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_SetInputDeviceCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_SetOutputDeviceCallback(global::System.IntPtr result, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_DeviceChangeCallback(global::Sdkpp.NativeSpan inputDevices, global::Sdkpp.NativeSpan outputDevices, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_NoAudioInputCallback([global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool inputDetected, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_GetUserGuildsCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan guilds, global::System.IntPtr userData);
@@ -7947,6 +9181,145 @@ namespace Sdkpp
         internal static extern ulong Sdkpp_UserMessageSummary_LastMessageId(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_AudioDevice_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_AudioDevice_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_AudioDevice_Id(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_AudioDevice_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_AudioDevice_IsDefault(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_AudioDevice_Equals(ref global::System.IntPtr self, ref global::System.IntPtr rhs);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_VADThresholdSettings_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern float Sdkpp_VADThresholdSettings_VadThreshold(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VADThresholdSettings_Automatic(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_VoiceStateHandle_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_VoiceStateHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceStateHandle_SelfMute(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceStateHandle_SelfDeaf(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_ErrorToString(global::Sdkpp.Call.Error type, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_StatusToString(global::Sdkpp.Call.Status type, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.Call.Status Sdkpp_Call_GetStatus(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_Call_GetChannelId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern ulong Sdkpp_Call_GetGuildId(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_GetParticipants(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Call_GetVoiceStateHandle(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.AudioModeType Sdkpp_Call_GetAudioMode(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetAudioMode(ref global::System.IntPtr self, global::Sdkpp.AudioModeType audioMode);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Call_GetPTTActive(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetPTTActive(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool active);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern uint Sdkpp_Call_GetPTTReleaseDelay(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetPTTReleaseDelay(ref global::System.IntPtr self, uint releaseDelayMs);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Call_GetSelfMute(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetSelfMute(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Call_GetSelfDeaf(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetSelfDeaf(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Call_GetLocalMute(ref global::System.IntPtr self, ulong userId);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetLocalMute(ref global::System.IntPtr self, ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern float Sdkpp_Call_GetParticipantVolume(ref global::System.IntPtr self, ulong userId);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetParticipantVolume(ref global::System.IntPtr self, ulong userId, float volume);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_GetVADThreshold(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetVADThreshold(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool automatic, float threshold);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_GetVerificationCode(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnParticipantChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetSpeakingStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnSpeakingStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Call_SetOnVoiceStateChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnVoiceStateChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_Init(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -8307,11 +9680,179 @@ namespace Sdkpp
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
         internal static extern bool Sdkpp_Client_RegisterLaunchStoreApplication(ref global::System.IntPtr self, ulong applicationId, uint storeAppId);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_StartCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetCalls(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_EndCall(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_EndCallCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_EndCalls(ref global::System.IntPtr self, global::Sdkpp.Native.Client_EndCallsCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetVoiceParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceParticipantChangedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetSelfMuteAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_GetSelfMuteAll(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetSelfDeafAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_GetSelfDeafAll(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetInputVolume(ref global::System.IntPtr self, float inputVolume);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern float Sdkpp_Client_GetInputVolume(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetOutputVolume(ref global::System.IntPtr self, float outputVolume);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern float Sdkpp_Client_GetOutputVolume(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetInputDevices(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetInputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetOutputDevices(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetOutputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetCurrentInputDevice(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetCurrentOutputDevice(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetInputDevice(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetOutputDevice(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetDeviceChangeCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_DeviceChangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetNoAudioInputThreshold(ref global::System.IntPtr self, float dBFSThreshold);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetNoAudioInputCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_NoAudioInputCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetEchoCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetNoiseSuppression(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetAutomaticGainControl(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_Client_SetSpeakerMode(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool speakerMode);
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
     internal static class Trampolines
     {
+        internal static readonly global::Sdkpp.Native.Call_OnStatusChanged Call_OnStatusChanged = Call_OnStatusChanged_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnStatusChanged))]
+        static void Call_OnStatusChanged_Impl(global::Sdkpp.Call.Status status, global::Sdkpp.Call.Error error, int errorDetail, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Call.OnStatusChanged __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Call.OnStatusChanged;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(status, error, errorDetail);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Call.OnStatusChanged", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Call_OnParticipantChanged Call_OnParticipantChanged = Call_OnParticipantChanged_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnParticipantChanged))]
+        static void Call_OnParticipantChanged_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Call.OnParticipantChanged __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Call.OnParticipantChanged;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId, added);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Call.OnParticipantChanged", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Call_OnSpeakingStatusChanged Call_OnSpeakingStatusChanged = Call_OnSpeakingStatusChanged_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnSpeakingStatusChanged))]
+        static void Call_OnSpeakingStatusChanged_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isPlayingSound, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Call.OnSpeakingStatusChanged __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Call.OnSpeakingStatusChanged;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId, isPlayingSound);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Call.OnSpeakingStatusChanged", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Call_OnVoiceStateChanged Call_OnVoiceStateChanged = Call_OnVoiceStateChanged_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnVoiceStateChanged))]
+        static void Call_OnVoiceStateChanged_Impl(ulong userId, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Call.OnVoiceStateChanged __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Call.OnVoiceStateChanged;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Call.OnVoiceStateChanged", __e);
+            }
+        }
+
         internal static readonly global::Sdkpp.Native.Client_LogCallback Client_LogCallback = Client_LogCallback_Impl;
 
         [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LogCallback))]
@@ -9097,6 +10638,253 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.ProvisionalUserMergeRequiredCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_VoiceParticipantChangedCallback Client_VoiceParticipantChangedCallback = Client_VoiceParticipantChangedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_VoiceParticipantChangedCallback))]
+        static void Client_VoiceParticipantChangedCallback_Impl(ulong lobbyId, ulong memberId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.VoiceParticipantChangedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.VoiceParticipantChangedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(lobbyId, memberId, added);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.VoiceParticipantChangedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_EndCallCallback Client_EndCallCallback = Client_EndCallCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EndCallCallback))]
+        static void Client_EndCallCallback_Impl(global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.EndCallCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.EndCallCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb();
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.EndCallCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_EndCallsCallback Client_EndCallsCallback = Client_EndCallsCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EndCallsCallback))]
+        static void Client_EndCallsCallback_Impl(global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.EndCallsCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.EndCallsCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb();
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.EndCallsCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetInputDevicesCallback Client_GetInputDevicesCallback = Client_GetInputDevicesCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetInputDevicesCallback))]
+        static void Client_GetInputDevicesCallback_Impl(global::Sdkpp.NativeSpan devices, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.AudioDevice[] __a_devices = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.AudioDevice>(devices, global::Sdkpp.AudioDevice.Adopt);
+                global::Sdkpp.Client.GetInputDevicesCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetInputDevicesCallback;
+                if (__cb == null)
+                {
+                    foreach (global::Sdkpp.AudioDevice __o in __a_devices) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_devices);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetInputDevicesCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetOutputDevicesCallback Client_GetOutputDevicesCallback = Client_GetOutputDevicesCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetOutputDevicesCallback))]
+        static void Client_GetOutputDevicesCallback_Impl(global::Sdkpp.NativeSpan devices, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.AudioDevice[] __a_devices = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.AudioDevice>(devices, global::Sdkpp.AudioDevice.Adopt);
+                global::Sdkpp.Client.GetOutputDevicesCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetOutputDevicesCallback;
+                if (__cb == null)
+                {
+                    foreach (global::Sdkpp.AudioDevice __o in __a_devices) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_devices);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetOutputDevicesCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback Client_GetCurrentInputDeviceCallback = Client_GetCurrentInputDeviceCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback))]
+        static void Client_GetCurrentInputDeviceCallback_Impl(global::System.IntPtr device, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.AudioDevice __a_device = global::Sdkpp.AudioDevice.Adopt(global::Sdkpp.Marshaling.ReadId(device));
+                global::Sdkpp.Client.GetCurrentInputDeviceCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetCurrentInputDeviceCallback;
+                if (__cb == null)
+                {
+                    if (__a_device != null) { __a_device.Dispose(); }
+                    return;
+                }
+                __cb(__a_device);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetCurrentInputDeviceCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback Client_GetCurrentOutputDeviceCallback = Client_GetCurrentOutputDeviceCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback))]
+        static void Client_GetCurrentOutputDeviceCallback_Impl(global::System.IntPtr device, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.AudioDevice __a_device = global::Sdkpp.AudioDevice.Adopt(global::Sdkpp.Marshaling.ReadId(device));
+                global::Sdkpp.Client.GetCurrentOutputDeviceCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetCurrentOutputDeviceCallback;
+                if (__cb == null)
+                {
+                    if (__a_device != null) { __a_device.Dispose(); }
+                    return;
+                }
+                __cb(__a_device);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetCurrentOutputDeviceCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_SetInputDeviceCallback Client_SetInputDeviceCallback = Client_SetInputDeviceCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SetInputDeviceCallback))]
+        static void Client_SetInputDeviceCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.SetInputDeviceCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.SetInputDeviceCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.SetInputDeviceCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_SetOutputDeviceCallback Client_SetOutputDeviceCallback = Client_SetOutputDeviceCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SetOutputDeviceCallback))]
+        static void Client_SetOutputDeviceCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.Client.SetOutputDeviceCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.SetOutputDeviceCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    return;
+                }
+                __cb(__a_result);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.SetOutputDeviceCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_DeviceChangeCallback Client_DeviceChangeCallback = Client_DeviceChangeCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_DeviceChangeCallback))]
+        static void Client_DeviceChangeCallback_Impl(global::Sdkpp.NativeSpan inputDevices, global::Sdkpp.NativeSpan outputDevices, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.AudioDevice[] __a_inputDevices = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.AudioDevice>(inputDevices, global::Sdkpp.AudioDevice.Adopt);
+                global::Sdkpp.AudioDevice[] __a_outputDevices = global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.AudioDevice>(outputDevices, global::Sdkpp.AudioDevice.Adopt);
+                global::Sdkpp.Client.DeviceChangeCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.DeviceChangeCallback;
+                if (__cb == null)
+                {
+                    foreach (global::Sdkpp.AudioDevice __o in __a_inputDevices) { if (__o != null) { __o.Dispose(); } }
+                    foreach (global::Sdkpp.AudioDevice __o in __a_outputDevices) { if (__o != null) { __o.Dispose(); } }
+                    return;
+                }
+                __cb(__a_inputDevices, __a_outputDevices);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.DeviceChangeCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_NoAudioInputCallback Client_NoAudioInputCallback = Client_NoAudioInputCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_NoAudioInputCallback))]
+        static void Client_NoAudioInputCallback_Impl([global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool inputDetected, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.NoAudioInputCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.NoAudioInputCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(inputDetected);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.NoAudioInputCallback", __e);
             }
         }
 

@@ -525,7 +525,8 @@ func outAssign(t *desc.Type, v string) string {
 	case desc.EnumT:
 		return "*returnValue = " + goCType(t) + "(" + v + ")"
 	case desc.ClassT:
-		return fmt.Sprintf("add(fn, unsafe.Pointer(returnValue), type%s, %s)", t.Class.Name, v)
+		// A nil object (StartCall refused, say) leaves returnValue invalid.
+		return fmt.Sprintf("if %s != nil {\n\t\tadd(fn, unsafe.Pointer(returnValue), type%s, %s)\n\t}", v, t.Class.Name, v)
 	case desc.Props:
 		return "*returnValue = cProperties(" + v + ")"
 	case desc.List:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|windows|wine|browser|all]
+# Usage: build/scripts/deps.sh [test|bench|demo|windows|wine|browser|all]
 # bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
 # cross-compilers; wine adds Debian's Wine to run what they build (test includes wine).
 set -euo pipefail
@@ -17,6 +17,11 @@ have make || need+=(make)
 have dpkg-source || need+=(dpkg-dev)
 [ "$want" = bench ] && { want=test; have redis-server || need+=(redis-server); }
 [ "$want" = all ] && { have redis-server || need+=(redis-server); }
+# The demo's voice call: a private sound server, and paplay to speak into each player's microphone.
+if [ "$want" = demo ]; then
+  have pulseaudio || need+=(pulseaudio)
+  have paplay || need+=(pulseaudio-utils)
+fi
 if [ "$want" = test ] || [ "$want" = all ]; then
   have mcs || need+=(mono-mcs)
   have mono || need+=(mono-runtime)

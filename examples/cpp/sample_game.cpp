@@ -1,6 +1,6 @@
 // A sample game: a player links their account with sdkpp, goes online, befriends the other
-// player and shows rich presence, joins the match lobby, chats there, and the game prints what
-// happens.
+// player and shows rich presence, joins the match lobby, chats there, talks in the lobby's
+// end-to-end encrypted voice call with push-to-talk, and the game prints what happens.
 //
 // `make demo` runs it for two players at once against a live sdkpp-server, with the environment:
 //   SDKPP_API_BASE, SDKPP_WEB_BASE   where the service is
@@ -8,10 +8,12 @@
 //   SDKPP_PLAYER, SDKPP_PASSWORD     the player, who approves on the consent page
 //   SDKPP_BROWSER                    the stand-in browser that plays the player's part
 //   SDKPP_PLAYERS                    how many players meet in the lobby (default 2)
+//   SDKPP_MICROPHONE, SDKPP_SPEAKER  names of the audio devices to use (default: the system's)
 // A real game lets the SDK open the system browser instead (no SetOpenUrlCallback).
 #define SDKPP_IMPLEMENTATION
 #include "sdkpp.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +41,113 @@ static bool RunFramesUntil(std::function<bool()> done)
         Frame();
     }
     return done();
+}
+
+// UseDevice selects the input or output device whose name is in the environment variable env,
+// as a game's audio settings menu would; without it the system's default device stays.
+static void UseDevice(sdkpp::Client& client, char const* env, bool input)
+{
+    std::string want = Env(env);
+    if (want.empty()) return;
+    bool done = false;
+    auto pick = [&](std::vector<sdkpp::AudioDevice> devices) {
+        for (auto& d : devices) {
+            if (d.Name() != want) continue;
+            auto report = [&, name = d.Name()](sdkpp::ClientResult r) {
+                std::printf("voice: %s device \"%s\" -> %s\n", input ? "input" : "output", name.c_str(),
+                            r.Successful() ? "selected" : r.ToString().c_str());
+                done = true;
+            };
+            if (input) client.SetInputDevice(d.Id(), report);
+            else client.SetOutputDevice(d.Id(), report);
+            return;
+        }
+        std::printf("voice: no %s device named \"%s\" among %zu\n", input ? "input" : "output", want.c_str(), devices.size());
+        done = true;
+    };
+    if (input) client.GetInputDevices(pick);
+    else client.GetOutputDevices(pick);
+    RunFramesUntil([&] { return done; });
+}
+
+// Talk joins the lobby's voice call. Players take turns in lobby order: each holds push-to-talk
+// for two seconds while the others listen, then says "over" in the lobby chat. Every player
+// prints the call's verification code: the same code on every screen means nobody is in the
+// middle of the end-to-end encryption.
+static bool Talk(sdkpp::Client& client, uint64_t lobby, size_t players, uint64_t myId)
+{
+    UseDevice(client, "SDKPP_MICROPHONE", true);
+    UseDevice(client, "SDKPP_SPEAKER", false);
+    sdkpp::Call call = client.StartCall(lobby);
+    if (!call) {
+        std::printf("voice: StartCall refused\n");
+        return false;
+    }
+    bool connected = false;
+    call.SetStatusChangedCallback([&](sdkpp::Call::Status s, sdkpp::Call::Error e, int32_t) {
+        if (e != sdkpp::Call::Error::None) std::printf("voice: call %s (%s)\n", sdkpp::EnumToString(s), sdkpp::EnumToString(e));
+        else if (s == sdkpp::Call::Status::Connected && !connected) std::printf("voice: call connected\n");
+        connected = s == sdkpp::Call::Status::Connected;
+    });
+    auto name = [&](uint64_t id) {
+        auto u = client.GetUser(id);
+        return u ? u->DisplayName() : std::to_string(id);
+    };
+    // Who is heard, and how many times each started speaking: speech has pauses, so a talker
+    // may start and stop several times in one turn.
+    std::vector<uint64_t> heard;
+    call.SetSpeakingStatusChangedCallback([&](uint64_t id, bool speaking) {
+        if (!speaking || id == myId) return;
+        if (std::find(heard.begin(), heard.end(), id) == heard.end()) {
+            heard.push_back(id);
+            std::printf("voice: hears %s speaking\n", name(id).c_str());
+        }
+    });
+    call.SetAudioMode(sdkpp::AudioModeType::MODE_PTT);
+    call.SetPTTReleaseDelay(200);
+    bool ready = RunFramesUntil([&] {
+        return connected && call.GetParticipants().size() >= players;
+    });
+    bool ended = false;
+    auto end = [&] {
+        // The call's and the chat's handlers capture this function's locals: end the call and
+        // replace the chat handler before they go.
+        client.SetMessageCreatedCallback([](uint64_t) {});
+        client.EndCall(lobby, [&] { ended = true; });
+        RunFramesUntil([&] { return ended; });
+        std::printf("voice: left the call\n");
+    };
+    if (!ready) {
+        std::printf("voice: the call did not connect with every player\n");
+        end();
+        return false;
+    }
+    std::printf("voice: in the call with %zu players, verification code %s\n", call.GetParticipants().size(),
+                call.GetVerificationCode().c_str());
+
+    // Turns follow the lobby's member order; a player speaks once everyone before them said "over".
+    auto members = client.GetLobbyHandle(lobby)->LobbyMemberIds();
+    std::sort(members.begin(), members.end());
+    size_t myTurn = std::find(members.begin(), members.end(), myId) - members.begin();
+    size_t overs = 0;
+    client.SetMessageCreatedCallback([&](uint64_t id) {
+        auto m = client.GetMessageHandle(id);
+        if (!m || m->ChannelId() != lobby || m->Content() != "over") return;
+        ++overs;
+        if (m->AuthorId() != myId) std::printf("voice: %s is done talking\n", name(m->AuthorId()).c_str());
+    });
+    RunFramesUntil([&] { return overs >= myTurn; });
+    std::printf("voice: presses push-to-talk\n");
+    call.SetPTTActive(true);
+    for (int i = 0; i < 120; ++i) Frame(); // about two seconds of speech
+    call.SetPTTActive(false);
+    std::printf("voice: releases push-to-talk\n");
+    for (int i = 0; i < 30; ++i) Frame(); // the release delay and the last packets
+    client.SendLobbyMessage(lobby, "over", [](sdkpp::ClientResult, uint64_t) {});
+    bool all = RunFramesUntil([&] { return overs >= players && heard.size() >= players - 1; });
+    if (!all) std::printf("voice: heard %zu of the %zu other players\n", heard.size(), players - 1);
+    end();
+    return all;
 }
 
 // Play connects, joins the match lobby by its secret, says hello, and waits until it has heard
@@ -146,6 +255,8 @@ static bool Play(sdkpp::Client& client, std::string const& player)
     });
     RunFramesUntil([&] { return fetched; });
     std::printf("game: the lobby's history holds %zu messages\n", history.size());
+
+    ok = Talk(client, lobby, players, me ? me->Id() : 0) && ok;
 
     // Stay a moment so that the others hear this player too, then leave.
     for (int i = 0; i < 30; ++i) Frame();

@@ -1,7 +1,9 @@
 // Command demo is what `make demo` runs: it starts sdkpp-server on its default address in dev
-// mode, then runs the C++ sample game for two players at once: they link their accounts, go
-// online, meet in a lobby and chat. It prints a readable transcript, each line marked with its
-// player.
+// mode and a private PulseAudio, then runs the C++ sample game for two players at once: they link
+// their accounts, go online, meet in a lobby, chat, and talk in the lobby's voice call. Each player
+// has two null sinks of their own: "mic-<player>", into which the demo plays that player's recorded
+// speech in a loop (the game captures its monitor as the microphone), and "ear-<player>", the
+// game's speaker. It prints a readable transcript, each line marked with its player.
 //
 //	go run ./examples/demo -bin build
 package main
@@ -23,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"sdkpp/internal/pulseserver"
 	"sdkpp/wire"
 )
 
@@ -43,14 +46,15 @@ type credentials struct {
 func main() {
 	bin := flag.String("bin", "build", "directory of sdkpp-server, sdkpp-browser and demo/sample_game")
 	addr := flag.String("addr", wire.DefaultAddr, "address of the service")
+	speech := flag.String("speech", "audio/internal/speech/testdata", "directory of <player>.wav, each player's recorded speech")
 	flag.Parse()
-	if err := run(*bin, *addr); err != nil {
+	if err := run(*bin, *addr, *speech); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, addr string) error {
+func run(bin, addr, speech string) error {
 	work, err := os.MkdirTemp("", "sdkpp-demo")
 	if err != nil {
 		return err
@@ -79,14 +83,42 @@ func run(bin, addr string) error {
 	app := creds.Applications[0]
 	say("service ready: API %s, consent pages %s, application %q (%s)", creds.APIBase, creds.WebBase, app.Name, app.ID)
 
-	fmt.Println()
 	players := creds.Users[:2]
+	var sinks []string
+	for _, u := range players {
+		sinks = append(sinks, "mic-"+u.Username, "ear-"+u.Username)
+	}
+	pulse, err := pulseserver.Start(sinks...)
+	if err != nil {
+		return fmt.Errorf("start the private sound server: %w", err)
+	}
+	defer pulse.Close()
+	say("private sound server ready: sinks %s", strings.Join(sinks, ", "))
+	ctx, stopSpeech := context.WithCancel(context.Background())
+	var speaking sync.WaitGroup
+	defer func() { stopSpeech(); speaking.Wait() }()
+	for _, u := range players {
+		file := filepath.Join(speech, u.Username+".wav")
+		if _, err := os.Stat(file); err != nil {
+			return fmt.Errorf("speech for %s: %w", u.Username, err)
+		}
+		speaking.Add(1)
+		go func(sink string) {
+			defer speaking.Done()
+			playLoop(ctx, pulse, sink, file)
+		}("mic-" + u.Username)
+	}
+
+	fmt.Println()
 	errs := make(chan error, len(players))
 	var mu sync.Mutex // one transcript line at a time
 	for _, u := range players {
 		say("player %s starts the sample game", u.Username)
 		game := exec.Command(filepath.Join(bin, "demo", "sample_game"))
-		game.Env = append(os.Environ(),
+		// The game finds its devices by the names the sound server shows (a null sink's monitor
+		// is "Monitor of <sink>").
+		game.Env = append(os.Environ(), "PULSE_SERVER="+pulse.Address,
+			"SDKPP_MICROPHONE=Monitor of mic-"+u.Username, "SDKPP_SPEAKER=ear-"+u.Username,
 			"SDKPP_API_BASE="+creds.APIBase, "SDKPP_WEB_BASE="+creds.WebBase, "SDKPP_APP_ID="+app.ID.String(),
 			"SDKPP_PLAYER="+u.Username, "SDKPP_PASSWORD="+u.Password, fmt.Sprintf("SDKPP_PLAYERS=%d", len(players)),
 			"SDKPP_BROWSER="+filepath.Join(bin, "sdkpp-browser"))
@@ -118,8 +150,20 @@ func run(bin, addr string) error {
 		}
 	}
 	fmt.Println()
-	say("both players linked their accounts, became friends, saw each other's rich presence, met in a lobby and chatted")
+	say("both players linked their accounts, became friends, saw each other's rich presence, met in a lobby, chatted and talked in its voice call")
 	return nil
+}
+
+// playLoop plays file into sink again and again until ctx ends.
+func playLoop(ctx context.Context, pulse *pulseserver.Server, sink, file string) {
+	for ctx.Err() == nil {
+		cmd := exec.CommandContext(ctx, "paplay", "--device="+sink, file)
+		cmd.Env = pulse.Env()
+		if out, err := cmd.CombinedOutput(); err != nil && ctx.Err() == nil {
+			say("paplay into %s failed: %v %s", sink, err, strings.TrimSpace(string(out)))
+			return
+		}
+	}
 }
 
 // waitReady waits for the credentials file and a healthy service.

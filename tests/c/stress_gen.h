@@ -26,6 +26,10 @@ enum {
     CLASS_LobbyHandle,
     CLASS_MessageHandle,
     CLASS_UserMessageSummary,
+    CLASS_AudioDevice,
+    CLASS_VADThresholdSettings,
+    CLASS_VoiceStateHandle,
+    CLASS_Call,
     CLASS_Client,
     CLASS_COUNT
 };
@@ -55,6 +59,10 @@ static const char* const stress_class_names[CLASS_COUNT] = {
     "LobbyHandle",
     "MessageHandle",
     "UserMessageSummary",
+    "AudioDevice",
+    "VADThresholdSettings",
+    "VoiceStateHandle",
+    "Call",
     "Client",
 };
 
@@ -179,6 +187,26 @@ static void stress_drop_UserMessageSummary(void* id)
     Sdkpp_UserMessageSummary h = {id};
     Sdkpp_UserMessageSummary_Drop(&h);
 }
+static void stress_drop_AudioDevice(void* id)
+{
+    Sdkpp_AudioDevice h = {id};
+    Sdkpp_AudioDevice_Drop(&h);
+}
+static void stress_drop_VADThresholdSettings(void* id)
+{
+    Sdkpp_VADThresholdSettings h = {id};
+    Sdkpp_VADThresholdSettings_Drop(&h);
+}
+static void stress_drop_VoiceStateHandle(void* id)
+{
+    Sdkpp_VoiceStateHandle h = {id};
+    Sdkpp_VoiceStateHandle_Drop(&h);
+}
+static void stress_drop_Call(void* id)
+{
+    Sdkpp_Call h = {id};
+    Sdkpp_Call_Drop(&h);
+}
 static void stress_drop_Client(void* id)
 {
     Sdkpp_Client h = {id};
@@ -209,6 +237,10 @@ static void (*const stress_drop[CLASS_COUNT])(void*) = {
     stress_drop_LobbyHandle,
     stress_drop_MessageHandle,
     stress_drop_UserMessageSummary,
+    stress_drop_AudioDevice,
+    stress_drop_VADThresholdSettings,
+    stress_drop_VoiceStateHandle,
+    stress_drop_Call,
     stress_drop_Client,
 };
 
@@ -226,6 +258,30 @@ static void call_Sdkpp_CheckAbi(Rng* r);
 static void call_Sdkpp_GetObjectCount(Rng* r);
 
 /* Callback trampolines: each takes what it is given and counts its call on userData. */
+static void SDKPP_CALL stress_cb_Call_OnStatusChanged(Sdkpp_Call_Status a_status, Sdkpp_Call_Error a_error, int32_t a_errorDetail, void* userData)
+{
+    (void)a_status;
+    (void)a_error;
+    (void)a_errorDetail;
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Call_OnParticipantChanged(uint64_t a_userId, bool a_added, void* userData)
+{
+    (void)a_userId;
+    (void)a_added;
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Call_OnSpeakingStatusChanged(uint64_t a_userId, bool a_isPlayingSound, void* userData)
+{
+    (void)a_userId;
+    (void)a_isPlayingSound;
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Call_OnVoiceStateChanged(uint64_t a_userId, void* userData)
+{
+    (void)a_userId;
+    ud_called(userData);
+}
 static void SDKPP_CALL stress_cb_Client_LogCallback(Sdkpp_String a_message, Sdkpp_LoggingSeverity a_severity, void* userData)
 {
     Sdkpp_Free(a_message.ptr);
@@ -433,6 +489,74 @@ static void SDKPP_CALL stress_cb_Client_MessageDeletedCallback(uint64_t a_messag
 }
 static void SDKPP_CALL stress_cb_Client_ProvisionalUserMergeRequiredCallback(void* userData)
 {
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_VoiceParticipantChangedCallback(uint64_t a_lobbyId, uint64_t a_memberId, bool a_added, void* userData)
+{
+    (void)a_lobbyId;
+    (void)a_memberId;
+    (void)a_added;
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_EndCallCallback(void* userData)
+{
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_EndCallsCallback(void* userData)
+{
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_GetInputDevicesCallback(Sdkpp_AudioDeviceSpan a_devices, void* userData)
+{
+    for (size_t i = 0; i < a_devices.size; i++) {
+        take_obj(CLASS_AudioDevice, a_devices.ptr[i].opaque);
+    }
+    Sdkpp_Free(a_devices.ptr);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_GetOutputDevicesCallback(Sdkpp_AudioDeviceSpan a_devices, void* userData)
+{
+    for (size_t i = 0; i < a_devices.size; i++) {
+        take_obj(CLASS_AudioDevice, a_devices.ptr[i].opaque);
+    }
+    Sdkpp_Free(a_devices.ptr);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_GetCurrentInputDeviceCallback(Sdkpp_AudioDevice* a_device, void* userData)
+{
+    take_obj(CLASS_AudioDevice, a_device->opaque);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_GetCurrentOutputDeviceCallback(Sdkpp_AudioDevice* a_device, void* userData)
+{
+    take_obj(CLASS_AudioDevice, a_device->opaque);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_SetInputDeviceCallback(Sdkpp_ClientResult* a_result, void* userData)
+{
+    take_obj(CLASS_ClientResult, a_result->opaque);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_SetOutputDeviceCallback(Sdkpp_ClientResult* a_result, void* userData)
+{
+    take_obj(CLASS_ClientResult, a_result->opaque);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_DeviceChangeCallback(Sdkpp_AudioDeviceSpan a_inputDevices, Sdkpp_AudioDeviceSpan a_outputDevices, void* userData)
+{
+    for (size_t i = 0; i < a_inputDevices.size; i++) {
+        take_obj(CLASS_AudioDevice, a_inputDevices.ptr[i].opaque);
+    }
+    Sdkpp_Free(a_inputDevices.ptr);
+    for (size_t i = 0; i < a_outputDevices.size; i++) {
+        take_obj(CLASS_AudioDevice, a_outputDevices.ptr[i].opaque);
+    }
+    Sdkpp_Free(a_outputDevices.ptr);
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_NoAudioInputCallback(bool a_inputDetected, void* userData)
+{
+    (void)a_inputDetected;
     ud_called(userData);
 }
 static void SDKPP_CALL stress_cb_Client_GetUserGuildsCallback(Sdkpp_ClientResult* a_result, Sdkpp_GuildMinimalSpan a_guilds, void* userData)
@@ -2633,6 +2757,318 @@ static void call_Sdkpp_UserMessageSummary_LastMessageId(Rng* r)
     Sdkpp_UserMessageSummary self = {rnd_id(r, CLASS_UserMessageSummary)};
     (void)Sdkpp_UserMessageSummary_LastMessageId(rnd_null(r) ? NULL : &self);
 }
+static void call_Sdkpp_AudioDevice_Drop(Rng* r)
+{
+    (void)r;
+    if (rnd_null(r)) {
+        Sdkpp_AudioDevice_Drop(NULL);
+        return;
+    }
+    Sdkpp_AudioDevice self = {rnd_take(r, CLASS_AudioDevice)};
+    Sdkpp_AudioDevice_Drop(&self);
+}
+static void call_Sdkpp_AudioDevice_Clone(Rng* r)
+{
+    (void)r;
+    Sdkpp_AudioDevice self = {0};
+    Sdkpp_AudioDevice other = {rnd_id(r, CLASS_AudioDevice)};
+    Sdkpp_AudioDevice_Clone(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &other);
+    take_obj(CLASS_AudioDevice, self.opaque);
+}
+static void call_Sdkpp_AudioDevice_Id(Rng* r)
+{
+    (void)r;
+    Sdkpp_AudioDevice self = {rnd_id(r, CLASS_AudioDevice)};
+    Sdkpp_String returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_AudioDevice_Id(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_AudioDevice_Name(Rng* r)
+{
+    (void)r;
+    Sdkpp_AudioDevice self = {rnd_id(r, CLASS_AudioDevice)};
+    Sdkpp_String returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_AudioDevice_Name(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_AudioDevice_IsDefault(Rng* r)
+{
+    (void)r;
+    Sdkpp_AudioDevice self = {rnd_id(r, CLASS_AudioDevice)};
+    (void)Sdkpp_AudioDevice_IsDefault(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_AudioDevice_Equals(Rng* r)
+{
+    (void)r;
+    Sdkpp_AudioDevice self = {rnd_id(r, CLASS_AudioDevice)};
+    Sdkpp_AudioDevice a_rhs = {rnd_id(r, CLASS_AudioDevice)};
+    (void)Sdkpp_AudioDevice_Equals(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &a_rhs);
+}
+static void call_Sdkpp_VADThresholdSettings_Drop(Rng* r)
+{
+    (void)r;
+    if (rnd_null(r)) {
+        Sdkpp_VADThresholdSettings_Drop(NULL);
+        return;
+    }
+    Sdkpp_VADThresholdSettings self = {rnd_take(r, CLASS_VADThresholdSettings)};
+    Sdkpp_VADThresholdSettings_Drop(&self);
+}
+static void call_Sdkpp_VADThresholdSettings_VadThreshold(Rng* r)
+{
+    (void)r;
+    Sdkpp_VADThresholdSettings self = {rnd_id(r, CLASS_VADThresholdSettings)};
+    (void)Sdkpp_VADThresholdSettings_VadThreshold(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VADThresholdSettings_Automatic(Rng* r)
+{
+    (void)r;
+    Sdkpp_VADThresholdSettings self = {rnd_id(r, CLASS_VADThresholdSettings)};
+    (void)Sdkpp_VADThresholdSettings_Automatic(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceStateHandle_Drop(Rng* r)
+{
+    (void)r;
+    if (rnd_null(r)) {
+        Sdkpp_VoiceStateHandle_Drop(NULL);
+        return;
+    }
+    Sdkpp_VoiceStateHandle self = {rnd_take(r, CLASS_VoiceStateHandle)};
+    Sdkpp_VoiceStateHandle_Drop(&self);
+}
+static void call_Sdkpp_VoiceStateHandle_Clone(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceStateHandle self = {0};
+    Sdkpp_VoiceStateHandle other = {rnd_id(r, CLASS_VoiceStateHandle)};
+    Sdkpp_VoiceStateHandle_Clone(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &other);
+    take_obj(CLASS_VoiceStateHandle, self.opaque);
+}
+static void call_Sdkpp_VoiceStateHandle_SelfMute(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceStateHandle self = {rnd_id(r, CLASS_VoiceStateHandle)};
+    (void)Sdkpp_VoiceStateHandle_SelfMute(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceStateHandle_SelfDeaf(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceStateHandle self = {rnd_id(r, CLASS_VoiceStateHandle)};
+    (void)Sdkpp_VoiceStateHandle_SelfDeaf(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_Drop(Rng* r)
+{
+    (void)r;
+    if (rnd_null(r)) {
+        Sdkpp_Call_Drop(NULL);
+        return;
+    }
+    Sdkpp_Call self = {rnd_take(r, CLASS_Call)};
+    Sdkpp_Call_Drop(&self);
+}
+static void call_Sdkpp_Call_Clone(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {0};
+    Sdkpp_Call other = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_Clone(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &other);
+    take_obj(CLASS_Call, self.opaque);
+}
+static void call_Sdkpp_Call_ErrorToString(Rng* r)
+{
+    (void)r;
+    Sdkpp_String returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Call_ErrorToString((Sdkpp_Call_Error)rnd_enum(r), rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_Call_StatusToString(Rng* r)
+{
+    (void)r;
+    Sdkpp_String returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Call_StatusToString((Sdkpp_Call_Status)rnd_enum(r), rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_Call_GetStatus(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetStatus(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_GetChannelId(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetChannelId(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_GetGuildId(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetGuildId(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_GetParticipants(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_UInt64Span returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Call_GetParticipants(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_Call_GetVoiceStateHandle(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_VoiceStateHandle returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    if (Sdkpp_Call_GetVoiceStateHandle(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_null(r) ? NULL : &returnValue)) {
+        take_obj(CLASS_VoiceStateHandle, returnValue.opaque);
+    }
+}
+static void call_Sdkpp_Call_GetAudioMode(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetAudioMode(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetAudioMode(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetAudioMode(rnd_null(r) ? NULL : &self, (Sdkpp_AudioModeType)rnd_enum(r));
+}
+static void call_Sdkpp_Call_GetPTTActive(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetPTTActive(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetPTTActive(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetPTTActive(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetPTTReleaseDelay(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetPTTReleaseDelay(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetPTTReleaseDelay(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetPTTReleaseDelay(rnd_null(r) ? NULL : &self, (uint32_t)rnd_u64(r));
+}
+static void call_Sdkpp_Call_GetSelfMute(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetSelfMute(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetSelfMute(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetSelfMute(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetSelfDeaf(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetSelfDeaf(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetSelfDeaf(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetSelfDeaf(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetLocalMute(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetLocalMute(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r));
+}
+static void call_Sdkpp_Call_SetLocalMute(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetLocalMute(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetParticipantVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetParticipantVolume(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r));
+}
+static void call_Sdkpp_Call_SetParticipantVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetParticipantVolume(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_float(r));
+}
+static void call_Sdkpp_Call_GetVADThreshold(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_VADThresholdSettings returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Call_GetVADThreshold(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    take_obj(CLASS_VADThresholdSettings, returnValue.opaque);
+}
+static void call_Sdkpp_Call_SetVADThreshold(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetVADThreshold(rnd_null(r) ? NULL : &self, rnd_bool(r), rnd_float(r));
+}
+static void call_Sdkpp_Call_GetVerificationCode(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_String returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Call_GetVerificationCode(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_Call_SetStatusChangedCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Call_SetStatusChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Call_OnStatusChanged, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Call_SetParticipantChangedCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Call_SetParticipantChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Call_OnParticipantChanged, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Call_SetSpeakingStatusChangedCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Call_SetSpeakingStatusChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Call_OnSpeakingStatusChanged, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Call_SetOnVoiceStateChangedCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Call_SetOnVoiceStateChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Call_OnVoiceStateChanged, a_cb_free, a_cb_ud);
+}
 static void call_Sdkpp_Client_Init(Rng* r)
 {
     (void)r;
@@ -3573,6 +4009,202 @@ static void call_Sdkpp_Client_RegisterLaunchStoreApplication(Rng* r)
     Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
     (void)Sdkpp_Client_RegisterLaunchStoreApplication(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), (uint32_t)rnd_u64(r));
 }
+static void call_Sdkpp_Client_StartCall(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Call returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Client_StartCall(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_null(r) ? NULL : &returnValue);
+    take_obj(CLASS_Call, returnValue.opaque);
+}
+static void call_Sdkpp_Client_GetCall(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Call returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Client_GetCall(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_null(r) ? NULL : &returnValue);
+    take_obj(CLASS_Call, returnValue.opaque);
+}
+static void call_Sdkpp_Client_GetCalls(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_CallSpan returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Client_GetCalls(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    for (size_t i = 0; i < returnValue.size; i++) {
+        take_obj(CLASS_Call, returnValue.ptr[i].opaque);
+    }
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_Client_EndCall(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_callback_free;
+    void* a_callback_ud = ud_new(r, &a_callback_free);
+    Sdkpp_Client_EndCall(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_null(r) ? NULL : stress_cb_Client_EndCallCallback, a_callback_free, a_callback_ud);
+}
+static void call_Sdkpp_Client_EndCalls(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_callback_free;
+    void* a_callback_ud = ud_new(r, &a_callback_free);
+    Sdkpp_Client_EndCalls(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_EndCallsCallback, a_callback_free, a_callback_ud);
+}
+static void call_Sdkpp_Client_SetVoiceParticipantChangedCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_SetVoiceParticipantChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_VoiceParticipantChangedCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_SetSelfMuteAll(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetSelfMuteAll(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_GetSelfMuteAll(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    (void)Sdkpp_Client_GetSelfMuteAll(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Client_SetSelfDeafAll(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetSelfDeafAll(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_GetSelfDeafAll(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    (void)Sdkpp_Client_GetSelfDeafAll(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Client_SetInputVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetInputVolume(rnd_null(r) ? NULL : &self, rnd_float(r));
+}
+static void call_Sdkpp_Client_GetInputVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    (void)Sdkpp_Client_GetInputVolume(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Client_SetOutputVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetOutputVolume(rnd_null(r) ? NULL : &self, rnd_float(r));
+}
+static void call_Sdkpp_Client_GetOutputVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    (void)Sdkpp_Client_GetOutputVolume(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Client_GetInputDevices(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_GetInputDevices(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_GetInputDevicesCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_GetOutputDevices(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_GetOutputDevices(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_GetOutputDevicesCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_GetCurrentInputDevice(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_GetCurrentInputDevice(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_GetCurrentInputDeviceCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_GetCurrentOutputDevice(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_GetCurrentOutputDevice(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_GetCurrentOutputDeviceCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_SetInputDevice(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_SetInputDevice(rnd_null(r) ? NULL : &self, rnd_string(r), rnd_null(r) ? NULL : stress_cb_Client_SetInputDeviceCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_SetOutputDevice(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_SetOutputDevice(rnd_null(r) ? NULL : &self, rnd_string(r), rnd_null(r) ? NULL : stress_cb_Client_SetOutputDeviceCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_SetDeviceChangeCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_callback_free;
+    void* a_callback_ud = ud_new(r, &a_callback_free);
+    Sdkpp_Client_SetDeviceChangeCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_DeviceChangeCallback, a_callback_free, a_callback_ud);
+}
+static void call_Sdkpp_Client_SetNoAudioInputThreshold(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetNoAudioInputThreshold(rnd_null(r) ? NULL : &self, rnd_float(r));
+}
+static void call_Sdkpp_Client_SetNoAudioInputCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_callback_free;
+    void* a_callback_ud = ud_new(r, &a_callback_free);
+    Sdkpp_Client_SetNoAudioInputCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_NoAudioInputCallback, a_callback_free, a_callback_ud);
+}
+static void call_Sdkpp_Client_SetEchoCancellation(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetEchoCancellation(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetNoiseSuppression(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetNoiseSuppression(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetAutomaticGainControl(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetAutomaticGainControl(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetSpeakerMode(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    (void)Sdkpp_Client_SetSpeakerMode(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
 
 /* Every export of sdkpp.h. */
 static const struct {
@@ -3853,6 +4485,49 @@ static const struct {
     {"Sdkpp_UserMessageSummary_Clone", call_Sdkpp_UserMessageSummary_Clone},
     {"Sdkpp_UserMessageSummary_UserId", call_Sdkpp_UserMessageSummary_UserId},
     {"Sdkpp_UserMessageSummary_LastMessageId", call_Sdkpp_UserMessageSummary_LastMessageId},
+    {"Sdkpp_AudioDevice_Drop", call_Sdkpp_AudioDevice_Drop},
+    {"Sdkpp_AudioDevice_Clone", call_Sdkpp_AudioDevice_Clone},
+    {"Sdkpp_AudioDevice_Id", call_Sdkpp_AudioDevice_Id},
+    {"Sdkpp_AudioDevice_Name", call_Sdkpp_AudioDevice_Name},
+    {"Sdkpp_AudioDevice_IsDefault", call_Sdkpp_AudioDevice_IsDefault},
+    {"Sdkpp_AudioDevice_Equals", call_Sdkpp_AudioDevice_Equals},
+    {"Sdkpp_VADThresholdSettings_Drop", call_Sdkpp_VADThresholdSettings_Drop},
+    {"Sdkpp_VADThresholdSettings_VadThreshold", call_Sdkpp_VADThresholdSettings_VadThreshold},
+    {"Sdkpp_VADThresholdSettings_Automatic", call_Sdkpp_VADThresholdSettings_Automatic},
+    {"Sdkpp_VoiceStateHandle_Drop", call_Sdkpp_VoiceStateHandle_Drop},
+    {"Sdkpp_VoiceStateHandle_Clone", call_Sdkpp_VoiceStateHandle_Clone},
+    {"Sdkpp_VoiceStateHandle_SelfMute", call_Sdkpp_VoiceStateHandle_SelfMute},
+    {"Sdkpp_VoiceStateHandle_SelfDeaf", call_Sdkpp_VoiceStateHandle_SelfDeaf},
+    {"Sdkpp_Call_Drop", call_Sdkpp_Call_Drop},
+    {"Sdkpp_Call_Clone", call_Sdkpp_Call_Clone},
+    {"Sdkpp_Call_ErrorToString", call_Sdkpp_Call_ErrorToString},
+    {"Sdkpp_Call_StatusToString", call_Sdkpp_Call_StatusToString},
+    {"Sdkpp_Call_GetStatus", call_Sdkpp_Call_GetStatus},
+    {"Sdkpp_Call_GetChannelId", call_Sdkpp_Call_GetChannelId},
+    {"Sdkpp_Call_GetGuildId", call_Sdkpp_Call_GetGuildId},
+    {"Sdkpp_Call_GetParticipants", call_Sdkpp_Call_GetParticipants},
+    {"Sdkpp_Call_GetVoiceStateHandle", call_Sdkpp_Call_GetVoiceStateHandle},
+    {"Sdkpp_Call_GetAudioMode", call_Sdkpp_Call_GetAudioMode},
+    {"Sdkpp_Call_SetAudioMode", call_Sdkpp_Call_SetAudioMode},
+    {"Sdkpp_Call_GetPTTActive", call_Sdkpp_Call_GetPTTActive},
+    {"Sdkpp_Call_SetPTTActive", call_Sdkpp_Call_SetPTTActive},
+    {"Sdkpp_Call_GetPTTReleaseDelay", call_Sdkpp_Call_GetPTTReleaseDelay},
+    {"Sdkpp_Call_SetPTTReleaseDelay", call_Sdkpp_Call_SetPTTReleaseDelay},
+    {"Sdkpp_Call_GetSelfMute", call_Sdkpp_Call_GetSelfMute},
+    {"Sdkpp_Call_SetSelfMute", call_Sdkpp_Call_SetSelfMute},
+    {"Sdkpp_Call_GetSelfDeaf", call_Sdkpp_Call_GetSelfDeaf},
+    {"Sdkpp_Call_SetSelfDeaf", call_Sdkpp_Call_SetSelfDeaf},
+    {"Sdkpp_Call_GetLocalMute", call_Sdkpp_Call_GetLocalMute},
+    {"Sdkpp_Call_SetLocalMute", call_Sdkpp_Call_SetLocalMute},
+    {"Sdkpp_Call_GetParticipantVolume", call_Sdkpp_Call_GetParticipantVolume},
+    {"Sdkpp_Call_SetParticipantVolume", call_Sdkpp_Call_SetParticipantVolume},
+    {"Sdkpp_Call_GetVADThreshold", call_Sdkpp_Call_GetVADThreshold},
+    {"Sdkpp_Call_SetVADThreshold", call_Sdkpp_Call_SetVADThreshold},
+    {"Sdkpp_Call_GetVerificationCode", call_Sdkpp_Call_GetVerificationCode},
+    {"Sdkpp_Call_SetStatusChangedCallback", call_Sdkpp_Call_SetStatusChangedCallback},
+    {"Sdkpp_Call_SetParticipantChangedCallback", call_Sdkpp_Call_SetParticipantChangedCallback},
+    {"Sdkpp_Call_SetSpeakingStatusChangedCallback", call_Sdkpp_Call_SetSpeakingStatusChangedCallback},
+    {"Sdkpp_Call_SetOnVoiceStateChangedCallback", call_Sdkpp_Call_SetOnVoiceStateChangedCallback},
     {"Sdkpp_Client_Init", call_Sdkpp_Client_Init},
     {"Sdkpp_Client_InitWithBases", call_Sdkpp_Client_InitWithBases},
     {"Sdkpp_Client_InitWithOptions", call_Sdkpp_Client_InitWithOptions},
@@ -3971,6 +4646,33 @@ static const struct {
     {"Sdkpp_Client_SetActivityJoinWithApplicationCallback", call_Sdkpp_Client_SetActivityJoinWithApplicationCallback},
     {"Sdkpp_Client_RegisterLaunchCommand", call_Sdkpp_Client_RegisterLaunchCommand},
     {"Sdkpp_Client_RegisterLaunchStoreApplication", call_Sdkpp_Client_RegisterLaunchStoreApplication},
+    {"Sdkpp_Client_StartCall", call_Sdkpp_Client_StartCall},
+    {"Sdkpp_Client_GetCall", call_Sdkpp_Client_GetCall},
+    {"Sdkpp_Client_GetCalls", call_Sdkpp_Client_GetCalls},
+    {"Sdkpp_Client_EndCall", call_Sdkpp_Client_EndCall},
+    {"Sdkpp_Client_EndCalls", call_Sdkpp_Client_EndCalls},
+    {"Sdkpp_Client_SetVoiceParticipantChangedCallback", call_Sdkpp_Client_SetVoiceParticipantChangedCallback},
+    {"Sdkpp_Client_SetSelfMuteAll", call_Sdkpp_Client_SetSelfMuteAll},
+    {"Sdkpp_Client_GetSelfMuteAll", call_Sdkpp_Client_GetSelfMuteAll},
+    {"Sdkpp_Client_SetSelfDeafAll", call_Sdkpp_Client_SetSelfDeafAll},
+    {"Sdkpp_Client_GetSelfDeafAll", call_Sdkpp_Client_GetSelfDeafAll},
+    {"Sdkpp_Client_SetInputVolume", call_Sdkpp_Client_SetInputVolume},
+    {"Sdkpp_Client_GetInputVolume", call_Sdkpp_Client_GetInputVolume},
+    {"Sdkpp_Client_SetOutputVolume", call_Sdkpp_Client_SetOutputVolume},
+    {"Sdkpp_Client_GetOutputVolume", call_Sdkpp_Client_GetOutputVolume},
+    {"Sdkpp_Client_GetInputDevices", call_Sdkpp_Client_GetInputDevices},
+    {"Sdkpp_Client_GetOutputDevices", call_Sdkpp_Client_GetOutputDevices},
+    {"Sdkpp_Client_GetCurrentInputDevice", call_Sdkpp_Client_GetCurrentInputDevice},
+    {"Sdkpp_Client_GetCurrentOutputDevice", call_Sdkpp_Client_GetCurrentOutputDevice},
+    {"Sdkpp_Client_SetInputDevice", call_Sdkpp_Client_SetInputDevice},
+    {"Sdkpp_Client_SetOutputDevice", call_Sdkpp_Client_SetOutputDevice},
+    {"Sdkpp_Client_SetDeviceChangeCallback", call_Sdkpp_Client_SetDeviceChangeCallback},
+    {"Sdkpp_Client_SetNoAudioInputThreshold", call_Sdkpp_Client_SetNoAudioInputThreshold},
+    {"Sdkpp_Client_SetNoAudioInputCallback", call_Sdkpp_Client_SetNoAudioInputCallback},
+    {"Sdkpp_Client_SetEchoCancellation", call_Sdkpp_Client_SetEchoCancellation},
+    {"Sdkpp_Client_SetNoiseSuppression", call_Sdkpp_Client_SetNoiseSuppression},
+    {"Sdkpp_Client_SetAutomaticGainControl", call_Sdkpp_Client_SetAutomaticGainControl},
+    {"Sdkpp_Client_SetSpeakerMode", call_Sdkpp_Client_SetSpeakerMode},
     {"Sdkpp_Alloc", call_Sdkpp_Alloc},
     {"Sdkpp_Free", call_Sdkpp_Free},
     {"Sdkpp_FreeProperties", call_Sdkpp_FreeProperties},
