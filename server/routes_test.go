@@ -107,10 +107,18 @@ type gatewayConn struct {
 // dialGateway connects to the service's gateway and reads Hello.
 func dialGateway(t *testing.T, e *servertest.Env) *gatewayConn {
 	t.Helper()
+	return dialGatewayAt(t, e, "")
+}
+
+// dialGatewayAt connects to the gateway's path followed by suffix (a slash, a query) and reads
+// Hello.
+func dialGatewayAt(t *testing.T, e *servertest.Env, suffix string) *gatewayConn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.URL, "http")+server.GatewayPath, nil)
-	require.NoError(t, err)
+	u := "ws" + strings.TrimPrefix(e.URL, "http") + server.GatewayPath + suffix
+	ws, _, err := websocket.Dial(ctx, u, nil)
+	require.NoError(t, err, "dial %s", u)
 	t.Cleanup(func() { _ = ws.CloseNow() })
 	c := &gatewayConn{t: t, ws: ws}
 	c.expectOp(gwire.OpHello)

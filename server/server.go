@@ -287,6 +287,8 @@ func (s *Server) routes() (http.Handler, error) {
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
 	root.Handle("GET "+GatewayPath, s.hub)
+	// Client libraries append their query to the URL of GET /gateway, some after a slash.
+	root.Handle("GET "+GatewayPath+"/{$}", s.hub)
 	root.HandleFunc("GET /.well-known/openid-configuration", provider.ServeDiscovery)
 	root.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

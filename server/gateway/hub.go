@@ -180,8 +180,8 @@ func positive[T int | time.Duration](v *T, def T) {
 }
 
 // ServeHTTP upgrades a GET request to a WebSocket connection and serves the gateway protocol on
-// it until the connection ends. Query parameters: v (10, or absent), encoding (json, or absent);
-// compress is refused. Other methods get 405; after Close, 503.
+// it until the connection ends. Query parameters: v (9 or 10, which speak the same protocol here,
+// or absent), encoding (json, or absent); compress is refused. Other methods get 405; after Close, 503.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
@@ -240,7 +240,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	q := r.URL.Query()
 	switch {
-	case q.Has("v") && q.Get("v") != "10":
+	case q.Has("v") && q.Get("v") != "10" && q.Get("v") != "9":
 		c.finish(closeReq{code: gwire.CloseInvalidAPIVersion, reason: "invalid API version"})
 	case q.Has("encoding") && q.Get("encoding") != "json":
 		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported encoding"})

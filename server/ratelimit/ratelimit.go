@@ -13,8 +13,8 @@
 //	X-RateLimit-Reset-After  seconds (with milliseconds) until then
 //	X-RateLimit-Bucket       an opaque id of the route bucket
 //
-// A request over either limit is not served: it gets 429 with X-RateLimit-Global ("true" when the
-// global bucket refused it), X-RateLimit-Scope ("user" for a caller's bucket, "global" for the
+// A request over either limit is not served: it gets 429 with X-RateLimit-Global: true (sent only
+// when the global bucket refused it, as clients read its presence), X-RateLimit-Scope ("user" for a caller's bucket, "global" for the
 // global one), Retry-After (whole seconds, rounded up) and the body {"message": "You are being
 // rate limited.", "retry_after": <seconds, float>, "global": <bool>}. A refused request does not
 // count. Every time is read from the injected clock, so tests are deterministic.
@@ -149,7 +149,9 @@ func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, pattern string) 
 		after, scope = globalReset.Sub(now), "global"
 	}
 	retry := after.Seconds()
-	h.Set("X-RateLimit-Global", strconv.FormatBool(isGlobal))
+	if isGlobal {
+		h.Set("X-RateLimit-Global", "true")
+	}
 	h.Set("X-RateLimit-Scope", scope)
 	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(retry))))
 	httpx.JSON(w, http.StatusTooManyRequests, Body{Message: "You are being rate limited.", RetryAfter: roundMillis(retry), Global: isGlobal})

@@ -110,6 +110,10 @@ func (h *Handler) Register(mux httpx.Router) {
 func (h *Handler) auth() token.Auth { return token.Auth{Store: h.Store, Clock: h.Clock} }
 
 func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
+	if isBot(r) {
+		h.botMe(w, r)
+		return
+	}
 	t, err := h.auth().Bearer(r)
 	if err != nil {
 		httpx.Error(w, r, h.Logger, err)
