@@ -31,7 +31,7 @@ func TestCallAudioHooks(t *testing.T) {
 		Fn: func(user uint64, data []int16, n uint64, rate int32, ch uint64, mute *bool) {
 			got.sender, got.n, got.rate, got.ch, got.first = user, n, rate, ch, data[0]
 			got.frames++
-			data[0] = 7         // the game may edit the frame in place
+			data[0] = 7        // the game may edit the frame in place
 			*mute = user == 42 // and keep a sender from being played
 		},
 		Release: func() { released["received"]++ },

@@ -1221,6 +1221,9 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	w.line("{")
 	w.line("try")
 	w.line("{")
+	if cb.Direct {
+		w.line("%sAudioThread.Enter();", csNS)
+	}
 	w.line("// Take ownership of every argument first, so that nothing leaks whatever happens next.")
 	w.lines(conv)
 	w.line("%s __cb = %sCallbackRegistry.Get(__userData) as %s;", csCallbackRef(cb), csNS, csCallbackRef(cb))
