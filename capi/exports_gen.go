@@ -178,6 +178,14 @@ static inline void sdkpp_call_Client_ProvisionalUserMergeRequiredCallback(Sdkpp_
 	cb((void*)userData);
 }
 
+static inline void sdkpp_call_Client_UserAudioReceivedCallback(Sdkpp_Client_UserAudioReceivedCallback cb, uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool* outShouldMute, uintptr_t userData) {
+	cb(userId, data, samplesPerChannel, sampleRate, channels, outShouldMute, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_UserAudioCapturedCallback(Sdkpp_Client_UserAudioCapturedCallback cb, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, uintptr_t userData) {
+	cb(data, samplesPerChannel, sampleRate, channels, (void*)userData);
+}
+
 static inline void sdkpp_call_Client_VoiceParticipantChangedCallback(Sdkpp_Client_VoiceParticipantChangedCallback cb, uint64_t lobbyId, uint64_t memberId, bool added, uintptr_t userData) {
 	cb(lobbyId, memberId, added, (void*)userData);
 }
@@ -319,7 +327,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1179065397
+const abiVersion = 945515493
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.
@@ -9357,6 +9365,63 @@ func Sdkpp_Client_StartCall(self *C.Sdkpp_Client, lobbyId C.uint64_t, returnValu
 	_ = e
 	arg_lobbyId := uint64(lobbyId)
 	v := o.StartCall(arg_lobbyId)
+	if v != nil {
+		add(fn, unsafe.Pointer(returnValue), typeCall, v)
+	}
+}
+
+//export Sdkpp_Client_StartCallWithAudioCallbacks
+func Sdkpp_Client_StartCallWithAudioCallbacks(self *C.Sdkpp_Client, lobbyId C.uint64_t, receivedCb C.Sdkpp_Client_UserAudioReceivedCallback, receivedCb__userDataFree C.Sdkpp_FreeFn, receivedCb__userData unsafe.Pointer, capturedCb C.Sdkpp_Client_UserAudioCapturedCallback, capturedCb__userDataFree C.Sdkpp_FreeFn, capturedCb__userData unsafe.Pointer, returnValue *C.Sdkpp_Call) {
+	const fn = "Client_StartCallWithAudioCallbacks"
+	defer guard(fn)
+	accepted := false
+	receivedCb_ud := C.uintptr_t(uintptr(receivedCb__userData))
+	receivedCb_release := userDataReleaser(receivedCb__userDataFree, receivedCb_ud)
+	defer func() {
+		if !accepted {
+			receivedCb_release()
+		}
+	}()
+	capturedCb_ud := C.uintptr_t(uintptr(capturedCb__userData))
+	capturedCb_release := userDataReleaser(capturedCb__userDataFree, capturedCb_ud)
+	defer func() {
+		if !accepted {
+			capturedCb_release()
+		}
+	}()
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	setID(unsafe.Pointer(returnValue), 0)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_lobbyId := uint64(lobbyId)
+	if receivedCb == nil {
+		refuse(fn, "receivedCb is NULL")
+		return
+	}
+	arg_receivedCb := core.Callback[core.ClientUserAudioReceivedCallback]{
+		Fn: func(userId uint64, data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64, outShouldMute *bool) {
+			C.sdkpp_call_Client_UserAudioReceivedCallback(receivedCb, C.uint64_t(userId), (*C.int16_t)(unsafe.Pointer(unsafe.SliceData(data))), C.uint64_t(samplesPerChannel), C.int32_t(sampleRate), C.uint64_t(channels), (*C.bool)(unsafe.Pointer(outShouldMute)), receivedCb_ud)
+		},
+		Release: receivedCb_release,
+	}
+	if capturedCb == nil {
+		refuse(fn, "capturedCb is NULL")
+		return
+	}
+	arg_capturedCb := core.Callback[core.ClientUserAudioCapturedCallback]{
+		Fn: func(data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64) {
+			C.sdkpp_call_Client_UserAudioCapturedCallback(capturedCb, (*C.int16_t)(unsafe.Pointer(unsafe.SliceData(data))), C.uint64_t(samplesPerChannel), C.int32_t(sampleRate), C.uint64_t(channels), capturedCb_ud)
+		},
+		Release: capturedCb_release,
+	}
+	accepted = true
+	v := o.StartCallWithAudioCallbacks(arg_lobbyId, arg_receivedCb, arg_capturedCb)
 	if v != nil {
 		add(fn, unsafe.Pointer(returnValue), typeCall, v)
 	}

@@ -10,15 +10,6 @@ import (
 	"sdkpp/core/voice"
 )
 
-// ClientUserAudioReceivedCallback runs on the audio thread (not queued) for each participant's
-// decoded frame: data is valid only during the call and may be edited; set *outShouldMute to
-// suppress playback. It must copy and return.
-type ClientUserAudioReceivedCallback = func(userId uint64, data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64, outShouldMute *bool)
-
-// ClientUserAudioCapturedCallback runs on the audio thread (not queued) for each captured frame:
-// data is valid only during the call and may be edited. It must copy and return.
-type ClientUserAudioCapturedCallback = func(data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64)
-
 // callState is the Client's voice calls and audio settings; mu guards it. Lock order: a
 // voice.Call's lock, then Client.mu (call events post handlers); mu is never held while calling
 // into a voice.Call that could take its lock and then Client.mu.
@@ -53,6 +44,8 @@ type callEntry struct {
 	participant handlerSlot[CallOnParticipantChanged]
 	speaking    handlerSlot[CallOnSpeakingStatusChanged]
 	voiceState  handlerSlot[CallOnVoiceStateChanged]
+	// audio holds the raw PCM hooks' releases, run once the call's engine has stopped.
+	audio []*dispatch.Scope
 
 	// last is the newest status, for a handler set after it was reported (Client.mu guards it).
 	last struct {
@@ -87,6 +80,17 @@ func (c *Client) StartCallWithAudioCallbacks(lobbyId uint64, received Callback[C
 }
 
 func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioReceivedCallback], captured *Callback[ClientUserAudioCapturedCallback]) *Call {
+	// The hooks' game data is released when the call ends, or now when it does not start.
+	started := false
+	defer func() {
+		if !started {
+			for _, r := range []func(){releaseOf(received), releaseOf(captured)} {
+				if r != nil {
+					r()
+				}
+			}
+		}
+	}()
 	c.mu.Lock()
 	gw, self, closed := c.conn.gw, c.conn.currentUserID, c.closed
 	c.mu.Unlock()
@@ -115,10 +119,13 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 	}
 	if received != nil && received.Fn != nil {
 		fn := received.Fn
+		// The engine calls Received from its one processing goroutine: one flag, allocated
+		// here, serves every frame.
+		mute := new(bool)
 		ecfg.Received = func(sender uint64, samples []int16) bool {
-			var mute bool
-			fn(sender, samples, uint64(len(samples)), 48000, 1, &mute)
-			return mute
+			*mute = false
+			fn(sender, samples, uint64(len(samples)), 48000, 1, mute)
+			return *mute
 		}
 	}
 	if captured != nil && captured.Fn != nil {
@@ -168,14 +175,15 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 	eng.SetEchoCancellation(s.settings.aec)
 	eng.SetNoiseSuppression(s.settings.ns)
 	eng.SetAutoGain(s.settings.agc)
+	for _, r := range []func(){releaseOf(received), releaseOf(captured)} {
+		if r != nil {
+			e.audio = append(e.audio, c.scope.NewScope(r)) // endCall closes them after End
+		}
+	}
+	started = true
 	s.calls[lobbyID] = e
 	e.call = call
 	s.mu.Unlock()
-	for _, r := range []func(){releaseOf(received), releaseOf(captured)} {
-		if r != nil {
-			c.scope.NewScope(r) // released when the Client closes, after the engine is gone
-		}
-	}
 	return &Call{c: c, lobby: lobbyID}
 }
 
@@ -284,6 +292,7 @@ func (c *Client) EndCalls(cb Callback[ClientEndCallsCallback]) {
 func (c *Client) endEntry(e *callEntry, done func()) {
 	finish := func() {
 		e.call.End()
+		closeAll(e.audio) // the engine has stopped: no hook runs again
 		c.mu.Lock()
 		scopes := []*dispatch.Scope{e.status.scope, e.participant.scope, e.speaking.scope, e.voiceState.scope}
 		c.mu.Unlock()
@@ -307,6 +316,14 @@ func (c *Client) stopCalls() {
 	c.calls.mu.Unlock()
 	for _, e := range entries {
 		e.call.End()
+		closeAll(e.audio)
+	}
+}
+
+// closeAll closes scopes.
+func closeAll(scopes []*dispatch.Scope) {
+	for _, s := range scopes {
+		s.Close()
 	}
 }
 

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1179065397u
+#define SDKPP_ABI_VERSION 945515493u
 
 #ifdef __cplusplus
 extern "C" {
@@ -531,6 +531,20 @@ typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageI
  * and call the operation again.
  */
 typedef void (SDKPP_CALL *Sdkpp_Client_ProvisionalUserMergeRequiredCallback)(void* userData);
+/**
+ * Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
+ * RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+ * may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
+ * need and return at once: no allocation, locks or calls into the SDK.
+ */
+typedef void (SDKPP_CALL *Sdkpp_Client_UserAudioReceivedCallback)(uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool* outShouldMute, void* userData);
+/**
+ * Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
+ * for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+ * and may be edited in place (what it holds then is sent). Copy what you need and return at once:
+ * no allocation, locks or calls into the SDK.
+ */
+typedef void (SDKPP_CALL *Sdkpp_Client_UserAudioCapturedCallback)(int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, void* userData);
 /** A participant joined or left one of the player's calls. */
 typedef void (SDKPP_CALL *Sdkpp_Client_VoiceParticipantChangedCallback)(uint64_t lobbyId, uint64_t memberId, bool added, void* userData);
 /** EndCall has finished. */
@@ -1483,6 +1497,11 @@ SDKPP_API bool SDKPP_CALL Sdkpp_Client_RegisterLaunchStoreApplication(Sdkpp_Clie
  * is already in that call or the client is not ready.
  */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_StartCall(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Call* returnValue);
+/**
+ * StartCall with raw PCM hooks that run on the SDK's audio thread for every frame (see
+ * UserAudioReceivedCallback and UserAudioCapturedCallback).
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_StartCallWithAudioCallbacks(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Client_UserAudioReceivedCallback receivedCb, Sdkpp_FreeFn receivedCb__userDataFree, void* receivedCb__userData, Sdkpp_Client_UserAudioCapturedCallback capturedCb, Sdkpp_FreeFn capturedCb__userDataFree, void* capturedCb__userData, Sdkpp_Call* returnValue);
 /** The player's call in a lobby; invalid if none. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_GetCall(Sdkpp_Client* self, uint64_t lobbyId, Sdkpp_Call* returnValue);
 /** The player's calls. */

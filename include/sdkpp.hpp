@@ -1604,6 +1604,16 @@ public:
     /// The operation needs a full account: the game should offer to link the provisional account
     /// and call the operation again.
     using ProvisionalUserMergeRequiredCallback = std::function<void()>;
+    /// Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
+    /// RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+    /// may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
+    /// need and return at once: no allocation, locks or calls into the SDK.
+    using UserAudioReceivedCallback = std::function<void(uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool& outShouldMute)>;
+    /// Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
+    /// for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+    /// and may be edited in place (what it holds then is sent). Copy what you need and return at once:
+    /// no allocation, locks or calls into the SDK.
+    using UserAudioCapturedCallback = std::function<void(int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels)>;
     /// A participant joined or left one of the player's calls.
     using VoiceParticipantChangedCallback = std::function<void(uint64_t lobbyId, uint64_t memberId, bool added)>;
     /// EndCall has finished.
@@ -1924,6 +1934,9 @@ public:
     /// Joins the voice call of a lobby the player is in. The returned Call is invalid if the player
     /// is already in that call or the client is not ready.
     sdkpp::Call StartCall(uint64_t lobbyId);
+    /// StartCall with raw PCM hooks that run on the SDK's audio thread for every frame (see
+    /// UserAudioReceivedCallback and UserAudioCapturedCallback).
+    sdkpp::Call StartCallWithAudioCallbacks(uint64_t lobbyId, sdkpp::Client::UserAudioReceivedCallback receivedCb, sdkpp::Client::UserAudioCapturedCallback capturedCb);
     /// The player's call in a lobby; invalid if none.
     sdkpp::Call GetCall(uint64_t lobbyId);
     /// The player's calls.
@@ -1976,7 +1989,7 @@ public:
     void SetAutomaticGainControl(bool on);
     /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
     /// warning once. Returns false: no platform here has a speakerphone route.
-    bool SetSpeakerMode(bool speakerMode);
+    [[deprecated("see the SDK's documentation of Client::SetSpeakerMode")]] bool SetSpeakerMode(bool speakerMode);
 };
 
 /// The name of a ErrorType value, or "unknown".
@@ -6502,6 +6515,32 @@ sdkpp::Call Client::StartCall(uint64_t lobbyId)
 {
     Sdkpp_Call returnValue{};
     Sdkpp_Client_StartCall(&instance_, lobbyId, &returnValue);
+    return sdkpp::Call(returnValue, detail::StateOf(returnValue.opaque));
+}
+sdkpp::Call Client::StartCallWithAudioCallbacks(uint64_t lobbyId, sdkpp::Client::UserAudioReceivedCallback receivedCb, sdkpp::Client::UserAudioCapturedCallback capturedCb)
+{
+    auto* receivedCb__userData = new sdkpp::Client::UserAudioReceivedCallback(std::move(receivedCb));
+    Sdkpp_Client_UserAudioReceivedCallback receivedCb__trampoline = [](uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool* outShouldMute, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UserAudioReceivedCallback*>(userData__);
+        auto userId__arg = userId;
+        auto data__arg = data;
+        auto samplesPerChannel__arg = samplesPerChannel;
+        auto sampleRate__arg = sampleRate;
+        auto channels__arg = channels;
+        auto& outShouldMute__arg = *outShouldMute;
+        detail::Invoke([&] { fn__(std::move(userId__arg), std::move(data__arg), std::move(samplesPerChannel__arg), std::move(sampleRate__arg), std::move(channels__arg), outShouldMute__arg); });
+    };
+    auto* capturedCb__userData = new sdkpp::Client::UserAudioCapturedCallback(std::move(capturedCb));
+    Sdkpp_Client_UserAudioCapturedCallback capturedCb__trampoline = [](int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::UserAudioCapturedCallback*>(userData__);
+        auto data__arg = data;
+        auto samplesPerChannel__arg = samplesPerChannel;
+        auto sampleRate__arg = sampleRate;
+        auto channels__arg = channels;
+        detail::Invoke([&] { fn__(std::move(data__arg), std::move(samplesPerChannel__arg), std::move(sampleRate__arg), std::move(channels__arg)); });
+    };
+    Sdkpp_Call returnValue{};
+    Sdkpp_Client_StartCallWithAudioCallbacks(&instance_, lobbyId, *receivedCb__userData ? receivedCb__trampoline : nullptr, detail::Delete<sdkpp::Client::UserAudioReceivedCallback>, receivedCb__userData, *capturedCb__userData ? capturedCb__trampoline : nullptr, detail::Delete<sdkpp::Client::UserAudioCapturedCallback>, capturedCb__userData, &returnValue);
     return sdkpp::Call(returnValue, detail::StateOf(returnValue.opaque));
 }
 sdkpp::Call Client::GetCall(uint64_t lobbyId)

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,6 +287,11 @@ func (e *Engine) Close() error {
 
 // run is the processing goroutine: woken by the capture ring, one step per captured frame.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
+	// The processing step and the game's raw-audio hooks run on an OS thread of their own that
+	// ends with this goroutine (a goroutine that exits locked takes its thread with it): a
+	// runtime the hooks attached the thread to (Mono, IL2CPP) sees it exit and detaches it,
+	// instead of waiting at shutdown for a thread the SDK keeps in its pool.
+	runtime.LockOSThread()
 	defer close(done)
 	capture, playback := s.Capture(), s.Playback()
 	// One period of silence ahead, so that the playback device does not run dry while a step

@@ -341,3 +341,38 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}
 	assert.Zero(t, testing.AllocsPerRun(200, tick), "a processing step allocates nothing")
 }
+
+// The captured hook runs before voice activity detection: audio a game puts into a silent frame
+// is detected and sent, and while self-muted the hook sees silence and nothing it writes leaves.
+func TestCapturedHookFeedsVoiceActivity(t *testing.T) {
+	p := newPipe(t, Options{})
+	p.a.SetMode(voice.ModeVoiceActivity)
+	speech := quality.SpeechLike(pcm.SampleRate, pcm.SampleRate, 4)
+	var seen []int16
+	i := 0
+	p.a.cfg.Captured = func(s []int16) {
+		seen = append(seen[:0], s...)
+		copy(s, speech[(i%50)*pcm.FrameSamples:])
+		i++
+	}
+	silent := make([]int16, pcm.FrameSamples)
+	for range 20 {
+		p.clock.advance(20 * time.Millisecond)
+		p.a.step(silent)
+		clear(silent)
+	}
+	assert.NotEmpty(t, p.pkts, "the hook's audio is detected as voice and sent")
+
+	p.pkts = nil
+	p.a.SetSelfMute(true)
+	for range 5 {
+		p.clock.advance(20 * time.Millisecond)
+		p.a.step(silent)
+		clear(silent)
+	}
+	assert.Equal(t, make([]int16, pcm.FrameSamples), seen, "muted, the hook sees silence")
+	for _, pk := range p.pkts {
+		assert.True(t, pk.EndOfSpeech, "muted, only the end-of-speech marker leaves")
+	}
+	assert.LessOrEqual(t, len(p.pkts), 1)
+}

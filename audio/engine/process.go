@@ -30,6 +30,17 @@ func (e *Engine) capture(frame []int16) {
 	}
 	_ = e.apm.Capture(frame, frame) // fails only on a wrong frame size or after Close
 
+	// The game's captured hook sees the processed frame (silence while muted) and may replace it:
+	// what it leaves is what voice activity, the no-input detector and the encoder see, so a game
+	// that feeds its own audio through the hook is heard.
+	muted := e.selfMute.Load()
+	if muted {
+		clear(frame)
+	}
+	if e.cfg.Captured != nil {
+		e.cfg.Captured(frame)
+	}
+
 	level := pcm.LevelDBFS(frame)
 	speaking := e.vad.ProcessLevel(level)
 	if thr := math.Float64frombits(e.noInputDBFS.Load()); thr != e.noInThr {
@@ -49,13 +60,10 @@ func (e *Engine) capture(frame []int16) {
 
 	d := e.gate.Next(speaking)
 	send, eos := d.Sends(), d == ptt.SendEndOfSpeech
-	if e.selfMute.Load() {
+	if muted {
 		// Muted: nothing leaves, but a talk spurt in progress ends with a silent marker.
 		send, eos = e.spurt, e.spurt
 		clear(frame)
-	}
-	if e.cfg.Captured != nil {
-		e.cfg.Captured(frame)
 	}
 
 	if loss := e.expectedLoss.Load(); loss >= 0 && loss != e.lossSet {

@@ -652,6 +652,25 @@ namespace Sdkpp
     /// pointer or a GCHandle; the library's free function (FreeUserData) removes the entry once the
     /// callback will never be called again.
     /// </summary>
+    /// <summary>The SDK's audio thread as the runtime sees it.</summary>
+    internal static class AudioThread
+    {
+        [ThreadStatic] static bool entered;
+
+        /// <summary>Called first by every audio-thread callback. The SDK owns that thread, so the
+        /// runtime must not wait for it at exit: the first call marks it as a background thread.
+        /// Later calls only read a thread-static flag.</summary>
+        internal static void Enter()
+        {
+            if (entered)
+            {
+                return;
+            }
+            entered = true;
+            Thread.CurrentThread.IsBackground = true;
+        }
+    }
+
     internal static class CallbackRegistry
     {
         static readonly object mu = new object();

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1179065397u;
+        internal const uint AbiVersion = 945515493u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -5144,6 +5144,28 @@ namespace Sdkpp
         /// </remarks>
         public delegate void ProvisionalUserMergeRequiredCallback();
 
+        /// <summary>
+        /// Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
+        /// RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+        /// may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
+        /// need and return at once: no allocation, locks or calls into the SDK.
+        /// </summary>
+        /// <remarks>
+        /// It runs on the SDK's audio thread for every 20 ms frame, not inside Sdk.RunCallbacks: copy what you need (Marshal.Copy into a buffer you keep) and return at once; do not allocate, lock or call the SDK.
+        /// </remarks>
+        public delegate void UserAudioReceivedCallback(ulong userId, global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, ref bool outShouldMute);
+
+        /// <summary>
+        /// Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
+        /// for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+        /// and may be edited in place (what it holds then is sent). Copy what you need and return at once:
+        /// no allocation, locks or calls into the SDK.
+        /// </summary>
+        /// <remarks>
+        /// It runs on the SDK's audio thread for every 20 ms frame, not inside Sdk.RunCallbacks: copy what you need (Marshal.Copy into a buffer you keep) and return at once; do not allocate, lock or call the SDK.
+        /// </remarks>
+        public delegate void UserAudioCapturedCallback(global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels);
+
         /// <summary>A participant joined or left one of the player's calls.</summary>
         /// <remarks>
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
@@ -7716,6 +7738,41 @@ namespace Sdkpp
             return global::Sdkpp.Call.Adopt(__rv);
         }
 
+        /// <summary>
+        /// StartCall with raw PCM hooks that run on the SDK's audio thread for every frame (see
+        /// UserAudioReceivedCallback and UserAudioCapturedCallback).
+        /// </summary>
+        /// <remarks>
+        /// Its audio callbacks run on the SDK's audio thread for every frame, not inside Sdk.RunCallbacks; the binding keeps them until the library releases them.
+        /// The caller owns the returned object; null if the library refused the call.
+        /// </remarks>
+        public global::Sdkpp.Call StartCallWithAudioCallbacks(ulong lobbyId, global::Sdkpp.Client.UserAudioReceivedCallback receivedCb, global::Sdkpp.Client.UserAudioCapturedCallback capturedCb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (receivedCb == null) { throw new global::System.ArgumentNullException("receivedCb"); }
+            if (capturedCb == null) { throw new global::System.ArgumentNullException("capturedCb"); }
+            global::Sdkpp.Call __result;
+            global::System.IntPtr __ud_receivedCb = global::Sdkpp.CallbackRegistry.Register(receivedCb);
+            global::System.IntPtr __ud_capturedCb = global::Sdkpp.CallbackRegistry.Register(capturedCb);
+            bool __handedOver = false;
+            try
+            {
+                global::System.IntPtr __rv;
+                global::Sdkpp.Native.Sdkpp_Client_StartCallWithAudioCallbacks(ref this.handle, lobbyId, global::Sdkpp.Trampolines.Client_UserAudioReceivedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_receivedCb, global::Sdkpp.Trampolines.Client_UserAudioCapturedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_capturedCb, out __rv);
+                __result = global::Sdkpp.Call.Adopt(__rv);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_receivedCb);
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_capturedCb);
+                }
+            }
+            return __result;
+        }
+
         /// <summary>The player's call in a lobby; invalid if none.</summary>
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
@@ -8097,6 +8154,7 @@ namespace Sdkpp
         /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
         /// warning once. Returns false: no platform here has a speakerphone route.
         /// </summary>
+        [global::System.Obsolete("Deprecated: see the documentation of Client.SetSpeakerMode.")]
         public bool SetSpeakerMode(bool speakerMode)
         {
             global::Sdkpp.Native.BindThread();
@@ -8222,6 +8280,12 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_ProvisionalUserMergeRequiredCallback(global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UserAudioReceivedCallback(ulong userId, global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] ref bool outShouldMute, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_UserAudioCapturedCallback(global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_VoiceParticipantChangedCallback(ulong lobbyId, ulong memberId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr userData);
@@ -9685,6 +9749,9 @@ namespace Sdkpp
         internal static extern void Sdkpp_Client_StartCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_StartCallWithAudioCallbacks(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_UserAudioReceivedCallback receivedCb, global::Sdkpp.NativeFreeFn receivedCb__userDataFree, global::System.IntPtr receivedCb__userData, global::Sdkpp.Native.Client_UserAudioCapturedCallback capturedCb, global::Sdkpp.NativeFreeFn capturedCb__userDataFree, global::System.IntPtr capturedCb__userData, out global::System.IntPtr returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_GetCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -10638,6 +10705,50 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.ProvisionalUserMergeRequiredCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UserAudioReceivedCallback Client_UserAudioReceivedCallback = Client_UserAudioReceivedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserAudioReceivedCallback))]
+        static void Client_UserAudioReceivedCallback_Impl(ulong userId, global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] ref bool outShouldMute, global::System.IntPtr __userData)
+        {
+            try
+            {
+                global::Sdkpp.AudioThread.Enter();
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.UserAudioReceivedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserAudioReceivedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(userId, data, samplesPerChannel, sampleRate, channels, ref outShouldMute);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UserAudioReceivedCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_UserAudioCapturedCallback Client_UserAudioCapturedCallback = Client_UserAudioCapturedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserAudioCapturedCallback))]
+        static void Client_UserAudioCapturedCallback_Impl(global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, global::System.IntPtr __userData)
+        {
+            try
+            {
+                global::Sdkpp.AudioThread.Enter();
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.Client.UserAudioCapturedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserAudioCapturedCallback;
+                if (__cb == null)
+                {
+                    return;
+                }
+                __cb(data, samplesPerChannel, sampleRate, channels);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.UserAudioCapturedCallback", __e);
             }
         }
 

@@ -79,6 +79,10 @@ func cRet(t *desc.Type) (ret, out string) {
 // cCallbackArg is the C type of a callback argument of type t.
 func cCallbackArg(t *desc.Type) string {
 	switch t.Kind {
+	case desc.Samples:
+		return "int16_t*"
+	case desc.Out:
+		return cValue(t.Elem) + "*"
 	case desc.ClassT:
 		return cClass(t.Class) + "*"
 	case desc.Opt:

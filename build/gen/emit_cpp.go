@@ -76,6 +76,10 @@ func cppType(t *desc.Type) string {
 		return "sdkpp::" + t.Class.Name
 	case desc.CallbackT:
 		return "sdkpp::" + t.Callback.Owner.Name + "::" + t.Callback.Name
+	case desc.Samples:
+		return "int16_t*"
+	case desc.Out:
+		return cppType(t.Elem) + "&"
 	case desc.Opt:
 		return "std::optional<" + cppType(t.Elem) + ">"
 	case desc.List:
@@ -234,8 +238,10 @@ func cppArgs(b *strings.Builder, ps []desc.Param) []string {
 				case cp.Type.Kind == desc.Opt && cp.Type.Elem.Kind == desc.ClassT:
 					conv = append(conv, fmt.Sprintf("%s ? std::optional<%s>(%s(*%s, SdkppObjectState::Owned)) : std::nullopt",
 						cp.Name, cppType(cp.Type.Elem), cppType(cp.Type.Elem), cp.Name))
-				case cp.Type.Kind == desc.Prim:
+				case cp.Type.Kind == desc.Prim || cp.Type.Kind == desc.Samples:
 					conv = append(conv, cp.Name)
+				case cp.Type.Kind == desc.Out:
+					conv = append(conv, "*"+cp.Name)
 				case cp.Type.Kind == desc.List || cp.Type.Kind == desc.Props:
 					conv = append(conv, cppFromC(cp.Type, cp.Name)) // the callback owns the span or map
 				default:
@@ -246,10 +252,18 @@ func cppArgs(b *strings.Builder, ps []desc.Param) []string {
 			w("    %s %s__trampoline = [](%s) {\n", cCallback(cb), n, strings.Join(cps, ", "))
 			w("        auto& fn__ = *static_cast<%s*>(userData__);\n", full)
 			for i, cp := range cb.Params {
+				if cp.Type.Kind == desc.Out {
+					w("        auto& %s__arg = %s;\n", cp.Name, conv[i])
+					continue
+				}
 				w("        auto %s__arg = %s;\n", cp.Name, conv[i])
 			}
 			var call []string
 			for _, cp := range cb.Params {
+				if cp.Type.Kind == desc.Out {
+					call = append(call, cp.Name+"__arg")
+					continue
+				}
 				call = append(call, "std::move("+cp.Name+"__arg)")
 			}
 			w("        detail::Invoke([&] { fn__(%s); });\n    };\n", strings.Join(call, ", "))
@@ -276,6 +290,9 @@ func cppMethod(decl, impl *strings.Builder, c *desc.Class, mt *desc.Method, sett
 	prefix := "    "
 	if mt.Static {
 		prefix = "    static "
+	}
+	if mt.Deprecated {
+		prefix += "[[deprecated(\"see the SDK's documentation of " + c.Name + "::" + mt.Name + "\")]] "
 	}
 	d("%s%s %s(%s)%s;\n", prefix, ret, mt.Name, params, qual)
 

@@ -112,6 +112,10 @@ func isValueOpt(t *desc.Type) bool {
 // csOut is the public C# type of a value the library gives out (return, getter, callback argument).
 func csOut(t *desc.Type) string {
 	switch t.Kind {
+	case desc.Samples:
+		return csIntPtr
+	case desc.Out:
+		return "ref " + csOut(t.Elem)
 	case desc.Prim:
 		return csPrim[t.Prim]
 	case desc.EnumT:
@@ -206,8 +210,13 @@ func csNativeRet(t *desc.Type) (typ, attr string) {
 // csCallbackNativeArg is the type of a callback argument in the native delegate (cCallbackArg).
 func csCallbackNativeArg(t *desc.Type) string {
 	switch t.Kind {
-	case desc.ClassT, desc.Opt:
+	case desc.ClassT, desc.Opt, desc.Samples:
 		return csIntPtr
+	case desc.Out:
+		if t.Elem.Kind == desc.Prim && t.Elem.Prim == "bool" {
+			return csI1 + " ref bool" // C's one-byte bool, written back
+		}
+		return "ref " + csNativeValue(t.Elem)
 	case desc.CallbackT:
 		panic("emit_cs: a callback cannot take a callback")
 	}
@@ -768,6 +777,9 @@ func csClass(w *csWriter, c *desc.Class) {
 		w.line("")
 		var ps []string
 		remarks := []string{"It runs inside Sdk.RunCallbacks on the thread that calls it."}
+		if cb.Direct {
+			remarks = []string{"It runs on the SDK's audio thread for every 20 ms frame, not inside Sdk.RunCallbacks: copy what you need (Marshal.Copy into a buffer you keep) and return at once; do not allocate, lock or call the SDK."}
+		}
 		for _, p := range cb.Params {
 			ps = append(ps, csOut(p.Type)+" "+csIdent(p.Name))
 			if e := csOptElem(p.Type); e.Kind == desc.ClassT || (e.Kind == desc.List && e.Elem.Kind == desc.ClassT) {
@@ -890,7 +902,16 @@ func csClass(w *csWriter, c *desc.Class) {
 			}
 		}
 		var remarks []string
-		if hasCallback {
+		direct := false
+		for _, p := range m.Params {
+			if p.Type.Kind == desc.CallbackT && p.Type.Callback.Direct {
+				direct = true
+			}
+		}
+		switch {
+		case direct:
+			remarks = append(remarks, "Its audio callbacks run on the SDK's audio thread for every frame, not inside Sdk.RunCallbacks; the binding keeps them until the library releases them.")
+		case hasCallback:
 			remarks = append(remarks, "The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.")
 		}
 		if m.Ret != nil {
@@ -904,6 +925,9 @@ func csClass(w *csWriter, c *desc.Class) {
 			remarks = append(remarks, "False when other is null; true when other is this object.")
 		}
 		w.doc(m.Doc, "Calls "+cClass(c)+"_"+m.Name+".", remarks...)
+		if m.Deprecated {
+			w.line("[global::System.Obsolete(\"Deprecated: see the documentation of %s.%s.\")]", c.Name, m.Name)
+		}
 		switch {
 		case csIsToString(m):
 			w.line("public override string ToString()")
@@ -1177,8 +1201,11 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 		case t.Kind == desc.List && t.Elem.Kind == desc.ClassT:
 			expr = csTake(t, n)
 			cleanup = append(cleanup, fmt.Sprintf("foreach (%s __o in %s) { if (__o != null) { __o.Dispose(); } }", csClassRef(t.Elem.Class), a))
-		case t.Kind == desc.EnumT || (t.Kind == desc.Prim && !t.IsString()):
+		case t.Kind == desc.EnumT || (t.Kind == desc.Prim && !t.IsString()) || t.Kind == desc.Samples:
 			args = append(args, n) // passed as is
+			continue
+		case t.Kind == desc.Out:
+			args = append(args, "ref "+n) // the game writes through it
 			continue
 		default:
 			expr = csTake(t, n)
@@ -1194,6 +1221,9 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	w.line("{")
 	w.line("try")
 	w.line("{")
+	if cb.Direct {
+		w.line("%sAudioThread.Enter();", csNS)
+	}
 	w.line("// Take ownership of every argument first, so that nothing leaks whatever happens next.")
 	w.lines(conv)
 	w.line("%s __cb = %sCallbackRegistry.Get(__userData) as %s;", csCallbackRef(cb), csNS, csCallbackRef(cb))

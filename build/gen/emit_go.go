@@ -109,6 +109,10 @@ func goCore(t *desc.Type) string {
 		return "map[string]string"
 	case desc.CallbackT:
 		return "core.Callback[core." + t.Callback.GoName() + "]"
+	case desc.Samples:
+		return "[]int16"
+	case desc.Out:
+		return "*" + goCore(t.Elem)
 	case desc.Opt:
 		if t.Elem.Kind == desc.ClassT {
 			return goCore(t.Elem)
@@ -171,6 +175,9 @@ func (cw *capiWriter) trampoline(cb *desc.Callback) {
 		case p.Type.Kind == desc.Opt:
 			params = append(params, "bool "+p.Name+"_has", cValue(p.Type.Elem)+" "+p.Name)
 			args = append(args, p.Name+"_has ? &"+p.Name+" : NULL")
+		case p.Type.Kind == desc.Samples || p.Type.Kind == desc.Out:
+			params = append(params, cCallbackArg(p.Type)+" "+p.Name)
+			args = append(args, p.Name)
 		default:
 			params = append(params, cValue(p.Type)+" "+p.Name)
 			args = append(args, p.Name)
@@ -375,6 +382,11 @@ func (cw *capiWriter) callbackArg(p desc.Param, fail string) {
 		params = append(params, cn+" "+goCore(cp.Type))
 		t := cp.Type
 		switch {
+		case t.Kind == desc.Samples:
+			// Go memory without pointers, valid for the C call only: the game edits it in place.
+			args = append(args, fmt.Sprintf("(*C.int16_t)(unsafe.Pointer(unsafe.SliceData(%s)))", cn))
+		case t.Kind == desc.Out:
+			args = append(args, fmt.Sprintf("(*C.%s)(unsafe.Pointer(%s))", cPrim[t.Elem.Prim], cn))
 		case t.Kind == desc.Props:
 			args = append(args, "cProperties("+cn+")")
 		case t.Kind == desc.List && t.Elem.Kind == desc.ClassT:

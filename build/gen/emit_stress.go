@@ -237,6 +237,10 @@ func stressTake(t *desc.Type, v string) string {
 // stressTakeArg releases a callback argument of type t.
 func stressTakeArg(t *desc.Type, v string) string {
 	switch t.Kind {
+	case desc.Samples:
+		return fmt.Sprintf("    if (%s) {\n        %s[0] = 0;\n    }\n", v, v)
+	case desc.Out:
+		return fmt.Sprintf("    if (%s) {\n        *%s = false;\n    }\n", v, v)
 	case desc.ClassT:
 		return fmt.Sprintf("    take_obj(CLASS_%s, %s->opaque);\n", t.Class.Name, v)
 	case desc.Opt:

@@ -44,7 +44,8 @@ type EngineConfig struct {
 	OnNoInput func(silent bool)
 	// OnDevicesChanged reports devices appearing or disappearing.
 	OnDevicesChanged func(inputs, outputs []Device)
-	// Captured, if set, sees each captured 20 ms frame before it is encoded and may edit it.
+	// Captured, if set, sees each captured 20 ms frame after echo cancellation and noise
+	// suppression, before voice activity detection and encoding, and may edit it.
 	Captured func(samples []int16)
 	// Received, if set, sees each sender's decoded 20 ms frame before it is mixed and may edit it;
 	// returning true mutes that frame.

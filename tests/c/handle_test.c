@@ -336,6 +336,60 @@ static void test_client_churn(void)
     }
 }
 
+static void SDKPP_CALL on_pcm_received(uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate,
+                                        uint64_t channels, bool* outShouldMute, void* ud)
+{
+    (void)userId, (void)data, (void)samplesPerChannel, (void)sampleRate, (void)channels, (void)outShouldMute;
+    ((struct probe*)ud)->calls++;
+}
+
+static void SDKPP_CALL on_pcm_captured(int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels,
+                                       void* ud)
+{
+    (void)data, (void)samplesPerChannel, (void)sampleRate, (void)channels;
+    ((struct probe*)ud)->calls++;
+}
+
+/* The Call handle: a call that cannot start (the client is not connected) gives an invalid Call
+ * and releases both raw-audio hooks' userData at once; NULL hooks, forged and dropped Call
+ * handles are refused with defaults. */
+static void test_call_handle(void)
+{
+    Sdkpp_Client c;
+    Sdkpp_Client_Init(&c);
+    struct probe rx = {0}, tx = {0};
+    Sdkpp_Call call;
+    Sdkpp_Client_StartCallWithAudioCallbacks(&c, 1, on_pcm_received, probe_free, &rx, on_pcm_captured, probe_free, &tx, &call);
+    CHECK(call.opaque == NULL);
+    CHECK(rx.frees == 1 && tx.frees == 1 && rx.calls == 0 && tx.calls == 0);
+
+    struct probe n1 = {0}, n2 = {0};
+    Sdkpp_Client_StartCallWithAudioCallbacks(&c, 1, NULL, probe_free, &n1, on_pcm_captured, probe_free, &n2, &call);
+    CHECK(call.opaque == NULL && n1.frees == 1 && n2.frees == 1);
+    Sdkpp_Client_StartCall(&c, 1, &call);
+    CHECK(call.opaque == NULL);
+    Sdkpp_Client_GetCall(&c, 1, &call);
+    CHECK(call.opaque == NULL);
+    Sdkpp_CallSpan calls = {0};
+    Sdkpp_Client_GetCalls(&c, &calls);
+    CHECK(calls.size == 0);
+    Sdkpp_Free(calls.ptr);
+
+    Sdkpp_Call forged = {(void*)(uintptr_t)0x7fff00010001};
+    CHECK(Sdkpp_Call_GetStatus(&forged) == Sdkpp_Call_Status_Disconnected);
+    CHECK(Sdkpp_Call_GetChannelId(&forged) == 0);
+    Sdkpp_Call_SetPTTActive(&forged, true);
+    CHECK(!Sdkpp_Call_GetPTTActive(&forged));
+    struct probe st = {0};
+    Sdkpp_Call_SetStatusChangedCallback(&forged, NULL, probe_free, &st);
+    CHECK(st.frees == 1);
+    Sdkpp_Call_SetStatusChangedCallback(NULL, NULL, probe_free, &st);
+    CHECK(st.frees == 2);
+    Sdkpp_Call_Drop(&forged);
+    Sdkpp_Call_Drop(NULL);
+    Sdkpp_Client_Drop(&c);
+}
+
 int main(void)
 {
     test_abi();
@@ -346,6 +400,7 @@ int main(void)
     test_wait_for_callbacks();
     test_log_callback_and_redaction();
     test_client_churn();
+    test_call_handle();
     CHECK(Sdkpp_GetObjectCount() == before); /* nothing leaked in the object table */
     return check_report("handle_test");
 }

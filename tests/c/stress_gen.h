@@ -491,6 +491,30 @@ static void SDKPP_CALL stress_cb_Client_ProvisionalUserMergeRequiredCallback(voi
 {
     ud_called(userData);
 }
+static void SDKPP_CALL stress_cb_Client_UserAudioReceivedCallback(uint64_t a_userId, int16_t* a_data, uint64_t a_samplesPerChannel, int32_t a_sampleRate, uint64_t a_channels, bool* a_outShouldMute, void* userData)
+{
+    (void)a_userId;
+    if (a_data) {
+        a_data[0] = 0;
+    }
+    (void)a_samplesPerChannel;
+    (void)a_sampleRate;
+    (void)a_channels;
+    if (a_outShouldMute) {
+        *a_outShouldMute = false;
+    }
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_UserAudioCapturedCallback(int16_t* a_data, uint64_t a_samplesPerChannel, int32_t a_sampleRate, uint64_t a_channels, void* userData)
+{
+    if (a_data) {
+        a_data[0] = 0;
+    }
+    (void)a_samplesPerChannel;
+    (void)a_sampleRate;
+    (void)a_channels;
+    ud_called(userData);
+}
 static void SDKPP_CALL stress_cb_Client_VoiceParticipantChangedCallback(uint64_t a_lobbyId, uint64_t a_memberId, bool a_added, void* userData)
 {
     (void)a_lobbyId;
@@ -4018,6 +4042,19 @@ static void call_Sdkpp_Client_StartCall(Rng* r)
     Sdkpp_Client_StartCall(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_null(r) ? NULL : &returnValue);
     take_obj(CLASS_Call, returnValue.opaque);
 }
+static void call_Sdkpp_Client_StartCallWithAudioCallbacks(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_receivedCb_free;
+    void* a_receivedCb_ud = ud_new(r, &a_receivedCb_free);
+    Sdkpp_FreeFn a_capturedCb_free;
+    void* a_capturedCb_ud = ud_new(r, &a_capturedCb_free);
+    Sdkpp_Call returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_Client_StartCallWithAudioCallbacks(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_null(r) ? NULL : stress_cb_Client_UserAudioReceivedCallback, a_receivedCb_free, a_receivedCb_ud, rnd_null(r) ? NULL : stress_cb_Client_UserAudioCapturedCallback, a_capturedCb_free, a_capturedCb_ud, rnd_null(r) ? NULL : &returnValue);
+    take_obj(CLASS_Call, returnValue.opaque);
+}
 static void call_Sdkpp_Client_GetCall(Rng* r)
 {
     (void)r;
@@ -4647,6 +4684,7 @@ static const struct {
     {"Sdkpp_Client_RegisterLaunchCommand", call_Sdkpp_Client_RegisterLaunchCommand},
     {"Sdkpp_Client_RegisterLaunchStoreApplication", call_Sdkpp_Client_RegisterLaunchStoreApplication},
     {"Sdkpp_Client_StartCall", call_Sdkpp_Client_StartCall},
+    {"Sdkpp_Client_StartCallWithAudioCallbacks", call_Sdkpp_Client_StartCallWithAudioCallbacks},
     {"Sdkpp_Client_GetCall", call_Sdkpp_Client_GetCall},
     {"Sdkpp_Client_GetCalls", call_Sdkpp_Client_GetCalls},
     {"Sdkpp_Client_EndCall", call_Sdkpp_Client_EndCall},

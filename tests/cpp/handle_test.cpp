@@ -3,6 +3,8 @@
 #include "sdkpp.hpp"
 
 #include <cstdio>
+#include <functional>
+#include <string>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -244,6 +246,39 @@ static void TestActivityEquals()
     CHECK(!b.Equals(moved) && !moved.Equals(b)); // refused, not fatal
 }
 
+// The Call surface: the raw audio hooks take the frame as int16_t* and the mute flag as bool&; a
+// call that cannot start (not connected) is an invalid Call and its hooks, released at once, never
+// run; an invalid Call answers defaults.
+static void TestCallHandle()
+{
+    static_assert(std::is_same_v<Client::UserAudioReceivedCallback,
+                                 std::function<void(uint64_t, int16_t*, uint64_t, int32_t, uint64_t, bool&)>>);
+    auto alive = std::make_shared<int>(0);
+    int frames = 0;
+    {
+        Client client;
+        Call call = client.StartCallWithAudioCallbacks(
+            1,
+            [&frames, alive](uint64_t, int16_t* data, uint64_t n, int32_t, uint64_t, bool& mute) {
+                ++frames;
+                if (n) data[0] = 0;
+                mute = true;
+            },
+            [&frames, alive](int16_t*, uint64_t, int32_t, uint64_t) { ++frames; });
+        CHECK(!call);
+        CHECK(alive.use_count() == 1); // both hooks were released when the start was refused
+        CHECK(!client.GetCall(1));
+        CHECK(client.GetCalls().empty());
+        CHECK(call.GetStatus() == Call::Status::Disconnected);
+        CHECK(call.GetParticipants().empty());
+        CHECK(call.GetVerificationCode().empty());
+        RunCallbacks();
+    }
+    CHECK(frames == 0);
+    CHECK(Call::StatusToString(Call::Status::Connected) == "Connected");
+    CHECK(std::string(EnumToString(Call::Error::Forbidden)) == "Forbidden");
+}
+
 int main()
 {
     uint64_t before = GetObjectCount();
@@ -253,6 +288,7 @@ int main()
     TestCallbacks();
     TestWaitForCallbacks();
     TestClientRecreate();
+    TestCallHandle();
     RunCallbacks();
     CHECK(GetObjectCount() == before);
     std::printf("handle_test_cpp: %d passed, %d failed\n%d passed, %d failed\n", passed, failed, passed, failed);

@@ -861,6 +861,31 @@ static partial class Program
             Check(!called, "never called");
         });
 
+        Test("Call: a call that cannot start is null; the raw audio hooks never run; names", () =>
+        {
+            ulong before = Sdk.GetObjectCount();
+            using (var c = new Client())
+            {
+                int frames = 0;
+                Client.UserAudioReceivedCallback rx = (ulong user, IntPtr data, ulong n, int rate, ulong ch, ref bool mute) =>
+                {
+                    frames++;
+                    mute = true;
+                };
+                Client.UserAudioCapturedCallback tx = (IntPtr data, ulong n, int rate, ulong ch) => { frames++; };
+                Check(c.StartCallWithAudioCallbacks(1, rx, tx) == null, "not connected: no call");
+                Check(c.StartCall(1) == null, "StartCall: no call");
+                Check(c.GetCall(1) == null, "GetCall: none");
+                Eq(0, c.GetCalls().Length, "GetCalls");
+                RunCallbacks();
+                Eq(0, frames, "the hooks never ran");
+                Eq("Forbidden", Call.ErrorToString(Call.Error.Forbidden), "ErrorToString");
+                Eq("Reconnecting", Call.StatusToString(Call.Status.Reconnecting), "StatusToString");
+                Eq(2, (int)AudioModeType.MODE_PTT, "AudioModeType.MODE_PTT");
+            }
+            Eq(before, Sdk.GetObjectCount(), "no object left");
+        });
+
         Test("Clients: create, use and dispose 200 times in one process", () =>
         {
             ulong before = Sdk.GetObjectCount();

@@ -33,6 +33,7 @@ import (
 
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
+	"sdkpp/internal/pulseserver"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 )
@@ -257,6 +258,26 @@ func TestAccountLinking(t *testing.T) {
 			h.run("lobby", "SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("lobby-a-"+prog.name)),
 				"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("lobby-b-"+prog.name)))
 
+			// rule VER-2: three players in an end-to-end encrypted voice call with the real engine,
+			// on a private PulseAudio. Not under Wine, which has no sound server here. Not yet
+			// from C#: the C# phase passes its checks, but a Mono process that ran a call does
+			// not exit (an open defect of the voice issue), so it is not run here.
+			if prog.wine == nil && prog.name != "csharp" {
+				pulse, err := pulseserver.Start()
+				require.NoError(t, err, "the voice phase needs PulseAudio (build/scripts/deps.sh test)")
+				// Recorded speech into the default sink, whose monitor is every player's
+				// microphone, for as long as the phase runs.
+				speech, err := filepath.Abs("../../audio/internal/speech/testdata/alice.wav")
+				require.NoError(t, err)
+				stopSpeech := playLoop(t, pulse, speech)
+				h.run("voice", "PULSE_SERVER="+pulse.Address,
+					"SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("voice-a-"+prog.name)),
+					"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("voice-b-"+prog.name)),
+					"SDKPP_BOT_ISSUED_TOKEN3="+h.secret(h.botToken("voice-c-"+prog.name)))
+				stopSpeech()
+				assert.NoError(t, pulse.Close())
+			}
+
 			// rules LOB-1..LOB-3, LIM-2, MSG-1, MSG-3, MODR-1, WH-2: three players chat in one
 			// lobby; the harness moderates a message as the game's backend; one player reconnects
 			// and reads the history; two exchange direct messages. The webhook hears of every
@@ -290,6 +311,25 @@ func TestAccountLinking(t *testing.T) {
 
 		})
 	}
+}
+
+// playLoop plays file into the server's default sink again and again until the returned stop
+// function is called; stop waits for the player to end.
+func playLoop(t *testing.T, pulse *pulseserver.Server, file string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cmd := exec.CommandContext(ctx, "paplay", file)
+			cmd.Env = pulse.Env()
+			if out, err := cmd.CombinedOutput(); err != nil && ctx.Err() == nil {
+				t.Errorf("paplay: %v %s", err, out)
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // credentialShapes are what a leaked token, code or verifier looks like in a log line.

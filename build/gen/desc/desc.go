@@ -102,6 +102,8 @@ type Method struct {
 	Static bool
 	Const  bool
 	Doc    []string
+	// Deprecated: still works (and logs a warning once); bindings mark it so that compilers warn.
+	Deprecated bool
 }
 
 // Callback is a callback type nested in a class.
@@ -110,6 +112,9 @@ type Callback struct {
 	Name   string
 	Params []Param
 	Doc    []string
+	// Direct: the SDK calls it on its audio thread for every frame, not queued for
+	// RunCallbacks. Only direct callbacks may take samples and out parameters.
+	Direct bool
 }
 
 // FullName is "Client_LogCallback".
@@ -136,6 +141,8 @@ const (
 	Opt
 	List
 	Props
+	Samples // a mutable buffer of int16 PCM samples, valid during a direct callback
+	Out     // an out parameter (Elem: bool) of a direct callback
 )
 
 // Type is a parameter, property or return type.
@@ -334,14 +341,28 @@ func (p *parser) member(l string) error {
 		c.Props = append(c.Props, pr)
 		return nil
 	case "callback":
+		direct := false
+		if r, ok := strings.CutSuffix(rest, " direct"); ok {
+			direct, rest = true, strings.TrimSpace(r)
+		}
 		name, params, _, err := p.signature(rest, c)
 		if err != nil {
 			return err
 		}
-		c.Callbacks = append(c.Callbacks, &Callback{Owner: c, Name: name, Params: params, Doc: doc})
+		if !direct {
+			for _, prm := range params {
+				if prm.Type.Kind == Samples || prm.Type.Kind == Out {
+					return fmt.Errorf("callback %s: parameter %s: samples and out parameters are only for direct callbacks", name, prm.Name)
+				}
+			}
+		}
+		c.Callbacks = append(c.Callbacks, &Callback{Owner: c, Name: name, Params: params, Doc: doc, Direct: direct})
 		return nil
 	case "ctor", "method", "static", "const":
 		m := &Method{Class: c, Doc: doc}
+		if r, ok := strings.CutSuffix(rest, " deprecated"); ok {
+			m.Deprecated, rest = true, strings.TrimSpace(r)
+		}
 		switch word {
 		case "static":
 			m.Static = true
@@ -436,6 +457,12 @@ func (p *parser) parseType(s string, owner *Class) (*Type, error) {
 	if prims[s] {
 		return &Type{Kind: Prim, Prim: s}, nil
 	}
+	if s == "samples" {
+		return &Type{Kind: Samples}, nil
+	}
+	if s == "out bool" {
+		return &Type{Kind: Out, Elem: &Type{Kind: Prim, Prim: "bool"}}, nil
+	}
 	if s == "props" {
 		return &Type{Kind: Props}, nil
 	}
@@ -491,6 +518,32 @@ func (p *parser) resolve() error {
 			return fmt.Errorf("enum %s.%s: no class %s", e.Owner, e.Name, e.Owner)
 		}
 		c.Enums = append(c.Enums, e)
+	}
+	onlyDirect := func(t *Type) bool {
+		return t != nil && (t.Kind == Samples || t.Kind == Out || (t.Elem != nil && (t.Elem.Kind == Samples || t.Elem.Kind == Out)))
+	}
+	for _, c := range p.api.Classes {
+		for _, pr := range c.Props {
+			if onlyDirect(pr.Type) {
+				return fmt.Errorf("%s.%s: samples and out are only for parameters of direct callbacks", c.Name, pr.Name)
+			}
+		}
+		for _, m := range append(append([]*Method{}, c.Methods...), c.Ctors...) {
+			bad := onlyDirect(m.Ret)
+			for _, prm := range m.Params {
+				bad = bad || onlyDirect(prm.Type)
+			}
+			if bad {
+				return fmt.Errorf("%s.%s: samples and out are only for parameters of direct callbacks", c.Name, m.Name)
+			}
+		}
+		for _, cb := range c.Callbacks {
+			for _, prm := range cb.Params {
+				if t := prm.Type; (t.Kind == Opt || t.Kind == List) && onlyDirect(t) {
+					return fmt.Errorf("%s.%s: samples and out cannot be optional or in a list", c.Name, cb.Name)
+				}
+			}
+		}
 	}
 	for _, c := range p.api.Classes {
 		for _, m := range c.Methods {

@@ -94,6 +94,30 @@ class Thing record ctor {
 	assert.Same(t, th.Callbacks[0], th.Methods[2].Params[0].Type.Callback)
 }
 
+func TestParseDirectCallback(t *testing.T) {
+	api, err := Parse(strings.NewReader("class A record {\n callback Heard(id: u64, data: samples, n: u64, mute: out bool) direct\n callback Queued(id: u64)\n}\n"))
+	require.NoError(t, err)
+	cbs := api.Classes[0].Callbacks
+	require.Len(t, cbs, 2)
+	assert.True(t, cbs[0].Direct)
+	assert.Equal(t, "Heard", cbs[0].Name)
+	assert.Equal(t, Samples, cbs[0].Params[1].Type.Kind)
+	assert.Equal(t, Out, cbs[0].Params[3].Type.Kind)
+	assert.Equal(t, "bool", cbs[0].Params[3].Type.Elem.Prim)
+	assert.False(t, cbs[1].Direct)
+}
+
+func TestParseDeprecated(t *testing.T) {
+	api, err := Parse(strings.NewReader("class A record {\n method Old(on: bool) -> bool deprecated\n method New()\n}\n"))
+	require.NoError(t, err)
+	ms := api.Classes[0].Methods
+	require.Len(t, ms, 2)
+	assert.True(t, ms[0].Deprecated)
+	assert.Equal(t, "Old", ms[0].Name)
+	assert.Equal(t, "bool", ms[0].Ret.Prim)
+	assert.False(t, ms[1].Deprecated)
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := map[string]string{
 		"unknown type":      "class A record {\n prop X: Nope\n}\n",
@@ -109,6 +133,12 @@ func TestParseErrors(t *testing.T) {
 		"ctor with return":  "class A record {\n ctor X() -> u8\n}\n",
 		"nested enum owner": "enum Nope.E {\n A = 0\n}\n",
 		"bad version":       "version 1.2\n",
+		"samples queued":    "class A record {\n callback C(data: samples)\n}\n",
+		"out queued":        "class A record {\n callback C(mute: out bool)\n}\n",
+		"samples prop":      "class A record {\n prop X: samples\n}\n",
+		"out param":         "class A record {\n method M(x: out bool)\n}\n",
+		"samples return":    "class A record {\n method M() -> samples\n}\n",
+		"opt samples":       "class A record {\n callback C(data: opt samples) direct\n}\n",
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) {
