@@ -201,6 +201,10 @@ test-native: $(LIB)
 	{ echo '#include "sdkpp.hpp"'; echo '#include <cstdio>'; echo 'void Chat(sdkpp::Client& client) {'; \
 	  awk '/^```cpp/{n++; on=(n==3); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_chat.cpp
 	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_chat.cpp
+	@# Its voice fragment compiles inside a function that supplies client and lobbyId.
+	{ echo '#include "sdkpp.hpp"'; echo '#include <cstdio>'; echo 'void Voice(sdkpp::Client& client, uint64_t lobbyId) {'; \
+	  awk '/^```cpp/{n++; on=(n==4); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_voice.cpp
+	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_voice.cpp
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
 	$(NATIVE)/stress_test $(STRESS_CALLS) $(STRESS_THREADS)
