@@ -652,13 +652,15 @@ namespace Sdkpp
     /// pointer or a GCHandle; the library's free function (FreeUserData) removes the entry once the
     /// callback will never be called again.
     /// </summary>
-    /// <summary>The SDK's audio thread as the runtime sees it.</summary>
-    internal static class AudioThread
+    /// <summary>The SDK's own threads as the runtime sees them.</summary>
+    internal static class SdkThread
     {
         [ThreadStatic] static bool entered;
 
-        /// <summary>Called first by every audio-thread callback. The SDK owns that thread, so the
-        /// runtime must not wait for it at exit: the first call marks it as a background thread.
+        /// <summary>Called first by every entry into managed code that may run on a thread the SDK
+        /// owns (the audio-thread callbacks, the userData free function). The runtime attaches such
+        /// a thread when it first enters, as a foreground thread, and would wait for it at exit
+        /// forever, since the SDK keeps its threads: the first call marks it as a background thread.
         /// Later calls only read a thread-static flag.</summary>
         internal static void Enter()
         {
@@ -732,6 +734,7 @@ namespace Sdkpp
         {
             try
             {
+                SdkThread.Enter(); // released from one of the SDK's threads as often as from the game's
                 Remove(userData);
             }
             catch (Exception e)

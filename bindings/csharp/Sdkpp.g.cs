@@ -10715,7 +10715,7 @@ namespace Sdkpp
         {
             try
             {
-                global::Sdkpp.AudioThread.Enter();
+                global::Sdkpp.SdkThread.Enter();
                 // Take ownership of every argument first, so that nothing leaks whatever happens next.
                 global::Sdkpp.Client.UserAudioReceivedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserAudioReceivedCallback;
                 if (__cb == null)
@@ -10737,7 +10737,7 @@ namespace Sdkpp
         {
             try
             {
-                global::Sdkpp.AudioThread.Enter();
+                global::Sdkpp.SdkThread.Enter();
                 // Take ownership of every argument first, so that nothing leaks whatever happens next.
                 global::Sdkpp.Client.UserAudioCapturedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.UserAudioCapturedCallback;
                 if (__cb == null)

@@ -1222,7 +1222,7 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	w.line("try")
 	w.line("{")
 	if cb.Direct {
-		w.line("%sAudioThread.Enter();", csNS)
+		w.line("%sSdkThread.Enter();", csNS)
 	}
 	w.line("// Take ownership of every argument first, so that nothing leaks whatever happens next.")
 	w.lines(conv)
