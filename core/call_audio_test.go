@@ -64,8 +64,13 @@ func TestCallAudioHooks(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(200, func() { cfg.Captured(frame) }), "captured hook allocations per frame")
 	assert.Empty(t, released, "nothing is released while the call runs")
 
+	// The release is queued with the end's callback and runs in that RunCallbacks, on the game's
+	// thread: never on a thread of the SDK's, which a managed runtime would attach (Mono then
+	// waits for it at exit).
 	ended := false
 	p1.EndCall(lobby, Func(func() { ended = true }))
+	await(t, "the end queued", func() bool { return queue.Len() >= 2 })
+	assert.Empty(t, released, "nothing is released before RunCallbacks")
 	await(t, "EndCall", func() bool { RunCallbacks(); return ended })
 	assert.Equal(t, map[string]int{"received": 1, "captured": 1}, released, "released once when the call ends")
 

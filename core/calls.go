@@ -288,10 +288,11 @@ func (c *Client) EndCalls(cb Callback[ClientEndCallsCallback]) {
 }
 
 // endEntry ends a call off the caller's thread (End waits for the leave to be written) and then
-// releases its callbacks.
+// releases its callbacks on the game's thread, in the next RunCallbacks: a free function never
+// runs on a thread of the SDK's (a managed runtime would attach that thread and, like Mono, wait
+// for it at exit). done runs after the release is queued.
 func (c *Client) endEntry(e *callEntry, done func()) {
-	finish := func() {
-		e.call.End()
+	release := func() {
 		closeAll(e.audio) // the engine has stopped: no hook runs again
 		c.mu.Lock()
 		scopes := []*dispatch.Scope{e.status.scope, e.participant.scope, e.speaking.scope, e.voiceState.scope}
@@ -301,10 +302,17 @@ func (c *Client) endEntry(e *callEntry, done func()) {
 				s.Close()
 			}
 		}
-		done()
 	}
-	if !c.start(func(context.Context) { finish() }) {
-		finish()
+	if !c.start(func(context.Context) {
+		e.call.End()
+		// A one-shot whose release is the work: Run, Reset or the Client's close performs it,
+		// each on the game's thread.
+		c.scope.Once(nil, release).Fire(nil)
+		done()
+	}) {
+		e.call.End() // the client is closing, on the game's thread
+		release()
+		done()
 	}
 }
 

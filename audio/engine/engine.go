@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +33,7 @@ import (
 	"sdkpp/audio/apm"
 	"sdkpp/audio/codec"
 	"sdkpp/audio/device"
+	"sdkpp/audio/internal/osthread"
 	"sdkpp/audio/jitter"
 	"sdkpp/audio/mixer"
 	"sdkpp/audio/pcm"
@@ -241,9 +241,16 @@ func (e *Engine) openLocked() error {
 		_ = s.Close()
 		return err
 	}
-	e.stream, e.inUse = s, s.Info()
-	e.stop, e.done = make(chan struct{}), make(chan struct{})
-	go e.run(s, e.stop, e.done)
+	stop, done := make(chan struct{}), make(chan struct{})
+	e.stream, e.inUse, e.stop, e.done = s, s.Info(), stop, done
+	// The processing step and the game's raw-audio hooks run on an OS thread of their own that
+	// ends with the stream: a runtime the hooks attached the thread to (Mono, IL2CPP) sees it
+	// exit and detaches it, instead of waiting at shutdown for a thread the SDK keeps.
+	if err := osthread.Go(func() { e.run(s, stop, done) }); err != nil {
+		e.stream = nil
+		_ = s.Close()
+		return err
+	}
 	return nil
 }
 
@@ -285,13 +292,9 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// run is the processing goroutine: woken by the capture ring, one step per captured frame.
+// run is the processing goroutine, on a thread of its own (osthread): woken by the capture ring,
+// one step per captured frame.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
-	// The processing step and the game's raw-audio hooks run on an OS thread of their own that
-	// ends with this goroutine (a goroutine that exits locked takes its thread with it): a
-	// runtime the hooks attached the thread to (Mono, IL2CPP) sees it exit and detaches it,
-	// instead of waiting at shutdown for a thread the SDK keeps in its pool.
-	runtime.LockOSThread()
 	defer close(done)
 	capture, playback := s.Capture(), s.Playback()
 	// One period of silence ahead, so that the playback device does not run dry while a step

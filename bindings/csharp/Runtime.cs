@@ -25,6 +25,7 @@
 //    GC that suspends threads with signals (Mono, Unity) when two threads make it at once.
 
 using System;
+using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -675,8 +676,9 @@ namespace Sdkpp
 
     internal static class CallbackRegistry
     {
-        static readonly object mu = new object();
-        static readonly Dictionary<long, Delegate> callbacks = new Dictionary<long, Delegate>();
+        // Lock-free for readers: the audio-thread trampolines look their callback up for every
+        // 20 ms frame, and must never wait for a game thread that is registering one.
+        static readonly ConcurrentDictionary<long, Delegate> callbacks = new ConcurrentDictionary<long, Delegate>();
         static long next;
 
         /// <summary>The free function given with every callback.</summary>
@@ -685,48 +687,41 @@ namespace Sdkpp
         /// <summary>Stores callback and returns its userData key.</summary>
         internal static IntPtr Register(Delegate callback)
         {
-            long max = IntPtr.Size == 4 ? int.MaxValue : long.MaxValue;
-            lock (mu)
+            while (true)
             {
-                do
+                // A positive key that fits userData, reused only after wrapping around and only
+                // when free again.
+                long key = Interlocked.Increment(ref next) & (IntPtr.Size == 4 ? int.MaxValue : long.MaxValue);
+                if (key == 0)
                 {
-                    next = next >= max ? 1 : next + 1;
-                } while (callbacks.ContainsKey(next));
-                callbacks.Add(next, callback);
-                return new IntPtr(next);
+                    continue;
+                }
+                if (callbacks.TryAdd(key, callback))
+                {
+                    return new IntPtr(key);
+                }
             }
         }
 
-        /// <summary>The callback stored under userData, or null.</summary>
+        /// <summary>The callback stored under userData, or null. Lock-free.</summary>
         internal static Delegate Get(IntPtr userData)
         {
-            lock (mu)
-            {
-                Delegate d;
-                callbacks.TryGetValue(userData.ToInt64(), out d);
-                return d;
-            }
+            Delegate d;
+            callbacks.TryGetValue(userData.ToInt64(), out d);
+            return d;
         }
 
         /// <summary>Forgets the callback stored under userData.</summary>
         internal static void Remove(IntPtr userData)
         {
-            lock (mu)
-            {
-                callbacks.Remove(userData.ToInt64());
-            }
+            Delegate d;
+            callbacks.TryRemove(userData.ToInt64(), out d);
         }
 
         /// <summary>How many callbacks the library may still call.</summary>
         internal static int Count
         {
-            get
-            {
-                lock (mu)
-                {
-                    return callbacks.Count;
-                }
-            }
+            get { return callbacks.Count; }
         }
 
         [AOT.MonoPInvokeCallback(typeof(NativeFreeFn))]

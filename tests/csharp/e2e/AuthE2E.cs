@@ -16,6 +16,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Text;
 using System.Threading;
+using System.Runtime.InteropServices;
 using Sdkpp;
 
 static class AuthE2E
@@ -467,10 +468,10 @@ static class AuthE2E
     // Three players in one lobby's end-to-end encrypted voice call, with the real engine on the
     // harness's private PulseAudio, where the harness plays recorded speech into the sink whose
     // monitor every player's microphone captures: each player must hear both others speak
-    // (speaking status, on the RunCallbacks thread). All show one verification code (rule VER-2:
-    // calls are always encrypted); the Call API's state round-trips. Every check passes, but the
-    // Mono process does not exit after a call (an open defect), so tests/e2e does not run this
-    // phase yet; the C++ twin also covers the raw-audio hooks.
+    // (speaking status, on the RunCallbacks thread), and player 0's raw PCM hooks see the frames.
+    // All show one verification code (rule VER-2: calls are always encrypted); the Call API's
+    // state round-trips. The process must then exit: the SDK frees userData only on the game's
+    // thread, so Mono has no SDK thread to wait for.
     static void PhaseVoice()
     {
         Client[] clients =
@@ -494,10 +495,31 @@ static class AuthE2E
 
         var heard = new bool[3, 3]; // heard[listener, speaker]
         var calls = new Call[3];
+        // Player 0 joins with the raw PCM hooks: they run on the SDK's audio thread, through the
+        // binding's static trampolines, for every 20 ms frame.
+        var loudFrom = new long[3];
+        long capturedFrames = 0;
+        Client.UserAudioReceivedCallback received = (ulong user, IntPtr data, ulong n, int rate, ulong channels, ref bool mute) =>
+        {
+            int loud = 0;
+            for (int k = 0; k < (int)n; k += 40)
+            {
+                short v = Marshal.ReadInt16(data, 2 * k);
+                if (v > 2000 || v < -2000) loud++;
+            }
+            for (int j = 0; j < 3; j++)
+            {
+                if (loud > 0 && ids[j] == user) Interlocked.Increment(ref loudFrom[j]);
+            }
+        };
+        Client.UserAudioCapturedCallback captured = (IntPtr data, ulong n, int rate, ulong channels) =>
+        {
+            if (n == 960 && rate == 48000 && channels == 1) Interlocked.Increment(ref capturedFrames);
+        };
         for (int i = 0; i < 3; i++)
         {
             int me = i;
-            calls[i] = clients[i].StartCall(lobby);
+            calls[i] = i == 0 ? clients[i].StartCallWithAudioCallbacks(lobby, received, captured) : clients[i].StartCall(lobby);
             if (calls[i] == null) continue;
             calls[i].SetSpeakingStatusChangedCallback((user, speaking) =>
             {
@@ -522,6 +544,9 @@ static class AuthE2E
             return true;
         }, 60);
         Check(all, "each player hears both others speak through the relay, decrypted");
+        Check(Pump(() => Interlocked.Read(ref loudFrom[1]) > 10 && Interlocked.Read(ref loudFrom[2]) > 10),
+            "player 0's received hook sees both others' decoded speech, on the audio thread");
+        Check(Interlocked.Read(ref capturedFrames) > 0, "player 0's captured hook sees 20 ms mono frames at 48 kHz");
 
         calls[1].SetAudioMode(AudioModeType.MODE_PTT);
         Check(calls[1].GetAudioMode() == AudioModeType.MODE_PTT, "audio mode PTT");
