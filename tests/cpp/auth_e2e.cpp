@@ -379,11 +379,69 @@ static Client Connected(std::string const& token)
     return c;
 }
 
+// ReadWav48k returns the samples of a 48 kHz mono 16-bit PCM WAV file, or nothing.
+static std::vector<int16_t> ReadWav48k(std::string const& path)
+{
+    std::vector<int16_t> out;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return out;
+    std::vector<unsigned char> b;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) b.insert(b.end(), buf, buf + n);
+    std::fclose(f);
+    auto u32 = [&](size_t at) { return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24; };
+    auto u16 = [&](size_t at) { return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8; };
+    if (b.size() < 12 || std::memcmp(&b[0], "RIFF", 4) != 0 || std::memcmp(&b[8], "WAVE", 4) != 0) return out;
+    bool format = false;
+    for (size_t at = 12; at + 8 <= b.size();) {
+        uint32_t size = u32(at + 4);
+        if (at + 8 + size > b.size()) break;
+        if (std::memcmp(&b[at], "fmt ", 4) == 0 && size >= 16) {
+            format = u16(at + 8) == 1 && u16(at + 10) == 1 && u32(at + 12) == 48000 && u16(at + 22) == 16;
+        } else if (std::memcmp(&b[at], "data", 4) == 0 && format) {
+            out.resize(size / 2);
+            for (size_t k = 0; k < out.size(); ++k) out[k] = int16_t(u16(at + 8 + 2 * k));
+            return out;
+        }
+        at += 8 + size + (size & 1);
+    }
+    return out;
+}
+
+// WriteRaw writes samples as little-endian 16-bit PCM; false on failure.
+static bool WriteRaw(std::string const& path, std::vector<int16_t> const& samples)
+{
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) return false;
+    std::vector<unsigned char> b(samples.size() * 2);
+    for (size_t k = 0; k < samples.size(); ++k) {
+        b[2 * k] = uint16_t(samples[k]) & 0xff;
+        b[2 * k + 1] = uint16_t(samples[k]) >> 8;
+    }
+    bool ok = std::fwrite(b.data(), 1, b.size(), f) == b.size();
+    return std::fclose(f) == 0 && ok;
+}
+
+// The speech part of PhaseVoice: each player's captured hook plays a recorded voice once, and
+// each player's received hook records every other player, time-aligned by its own 20 ms steps,
+// into buffers allocated before the call (the hooks only copy). The harness compares what each
+// player heard with what the other sent (log-spectral distance, the engine issue's metric).
+struct SpeechTake {
+    std::atomic<bool> talk{false};
+    std::atomic<int> step[3] = {{0}, {0}, {0}}; // each player's steps since talk began
+    std::vector<int16_t> sent[3];
+    std::vector<int16_t> got[3][3]; // got[listener][sender]
+    int frames = 0;                 // steps to record: the longest voice and 1.5 s of tail
+};
+static SpeechTake speech;
+
 // Three players in one lobby's end-to-end encrypted voice call, with the real engine on the
 // harness's private PulseAudio: each one's captured-audio hook replaces the microphone's silence
 // with a tone, and each one's received-audio hook (on the audio thread: it reads samples and
-// counts atomically, allocating nothing) must hear both others. All show one verification code
-// (rule VER-2: calls are always encrypted); the Call API's state round-trips.
+// counts atomically, allocating nothing) must hear both others. Then each plays a recorded voice
+// (SpeechTake) that the harness scores. All show one verification code (rule VER-2: calls are
+// always encrypted); the Call API's state round-trips.
 static void PhaseVoice()
 {
     std::vector<Client> clients;
@@ -413,16 +471,33 @@ static void PhaseVoice()
         calls.push_back(clients[i].StartCallWithAudioCallbacks(
             lobby,
             [i, ids](uint64_t user, int16_t* data, uint64_t n, int32_t, uint64_t, bool&) {
+                int from = -1;
+                for (int j = 0; j < 3; ++j) {
+                    if (ids[j] == user) from = j;
+                }
+                if (from < 0) return;
+                if (speech.talk) {
+                    // The captured hook of this step ran first: this is step[i] - 1.
+                    size_t at = size_t(speech.step[i] - 1) * 960;
+                    std::vector<int16_t>& got = speech.got[i][from];
+                    if (speech.step[i] > 0 && at + n <= got.size()) std::memcpy(&got[at], data, n * sizeof(int16_t));
+                    return;
+                }
                 int loud = 0;
                 for (uint64_t k = 0; k < n; k += 40) loud += data[k] > 2000 || data[k] < -2000;
-                if (!loud) return;
-                for (int j = 0; j < 3; ++j) {
-                    if (ids[j] == user) heard[i][j]++;
-                }
+                if (loud) heard[i][from]++;
             },
             [i](int16_t* data, uint64_t n, int32_t, uint64_t) {
-                std::memcpy(data, tone, sizeof(int16_t) * std::min<uint64_t>(n, 960));
                 captured[i]++;
+                if (!speech.talk) {
+                    std::memcpy(data, tone, sizeof(int16_t) * std::min<uint64_t>(n, 960));
+                    return;
+                }
+                size_t at = size_t(speech.step[i]++) * 960;
+                std::vector<int16_t> const& voice = speech.sent[i];
+                size_t k = at < voice.size() ? std::min<size_t>(n, voice.size() - at) : 0;
+                if (k) std::memcpy(data, &voice[at], k * sizeof(int16_t));
+                std::memset(data + k, 0, (n - k) * sizeof(int16_t));
             }));
     }
     Check(calls[0] && calls[1] && calls[2], "StartCallWithAudioCallbacks gives a Call to each player");
@@ -452,6 +527,33 @@ static void PhaseVoice()
     Check(all, "each player hears both others' audio through the relay, decrypted");
     Check(captured[0] > 0 && captured[1] > 0 && captured[2] > 0, "the captured-audio hooks ran");
 
+    // Speech: the gate held open (push-to-talk pressed), each voice played once and recorded by
+    // the two others, for the harness to score.
+    std::string voices = Env("SDKPP_VOICE_SPEECH_DIR"), out = Env("SDKPP_VOICE_RECORD_DIR");
+    char const* names[3] = {"alice", "bob", "carol"};
+    size_t longest = 0;
+    for (int i = 0; i < 3; ++i) {
+        speech.sent[i] = ReadWav48k(voices + "/" + names[i] + ".wav");
+        longest = std::max(longest, speech.sent[i].size());
+    }
+    Check(!speech.sent[0].empty() && !speech.sent[1].empty() && !speech.sent[2].empty(), "three recorded voices to play");
+    speech.frames = int(longest / 960) + 75;
+    for (auto& row : speech.got) {
+        for (auto& got : row) got.assign(size_t(speech.frames) * 960, 0);
+    }
+    for (auto& c : calls) {
+        c.SetAudioMode(AudioModeType::MODE_PTT);
+        c.SetPTTActive(true);
+    }
+    speech.talk = true;
+    bool recorded = Pump([&] { return speech.step[0] >= speech.frames && speech.step[1] >= speech.frames && speech.step[2] >= speech.frames; }, 60);
+    speech.talk = false;
+    Check(recorded, "each player played its voice and recorded the two others");
+    for (auto& c : calls) {
+        c.SetPTTActive(false);
+        c.SetAudioMode(AudioModeType::MODE_VAD);
+    }
+
     calls[1].SetAudioMode(AudioModeType::MODE_PTT);
     Check(calls[1].GetAudioMode() == AudioModeType::MODE_PTT, "audio mode PTT");
     calls[1].SetPTTReleaseDelay(250);
@@ -475,6 +577,16 @@ static void PhaseVoice()
     Pump([&] { return ended == 3; });
     Check(ended == 3, "EndCall completes for each player");
     Check(!clients[0].GetCall(lobby), "no call after EndCall");
+
+    // The engines have stopped: the recordings are complete and no hook writes them any more.
+    bool written = true;
+    for (int s = 0; s < 3; ++s) {
+        written = WriteRaw(out + "/sent-" + std::to_string(s) + ".raw", speech.sent[s]) && written;
+        for (int l = 0; l < 3; ++l) {
+            if (l != s) written = WriteRaw(out + "/got-" + std::to_string(l) + "-" + std::to_string(s) + ".raw", speech.got[l][s]) && written;
+        }
+    }
+    Check(written, "the recordings are written for the harness");
 }
 
 static void PhaseLobby()

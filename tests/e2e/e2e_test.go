@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/audio/codec"
+	"sdkpp/audio/quality"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
 	"sdkpp/internal/pulseserver"
@@ -270,11 +273,14 @@ func TestAccountLinking(t *testing.T) {
 				speech, err := filepath.Abs("../../audio/internal/speech/testdata/alice.wav")
 				require.NoError(t, err)
 				stopSpeech := playLoop(t, pulse, speech)
+				records := t.TempDir()
 				h.run("voice", "PULSE_SERVER="+pulse.Address,
 					"SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("voice-a-"+prog.name)),
 					"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("voice-b-"+prog.name)),
-					"SDKPP_BOT_ISSUED_TOKEN3="+h.secret(h.botToken("voice-c-"+prog.name)))
+					"SDKPP_BOT_ISSUED_TOKEN3="+h.secret(h.botToken("voice-c-"+prog.name)),
+					"SDKPP_VOICE_SPEECH_DIR="+filepath.Dir(speech), "SDKPP_VOICE_RECORD_DIR="+records)
 				stopSpeech()
+				scoreSpeech(t, records)
 				assert.NoError(t, pulse.Close())
 			}
 
@@ -510,4 +516,61 @@ func (h *harness) chat() {
 		json.Unmarshal(ev.Event.Event.Data, &m)
 		delete(want, ev.Event.Event.Type+" "+m.Content)
 	}
+}
+
+// speechMargin is how far, in dB of log-spectral distance, speech one player hears may be from
+// what another player's hook played, beyond the codec's own floor for that voice (Opus alone, as
+// the engine configures it, without network or engine): the voice engine issue's quality metric,
+// here in real time through two engines, the gateway's keys and the relay.
+const speechMargin = 1.0
+
+// scoreSpeech compares what each player of the voice phase heard of each other player
+// (got-<listener>-<sender>.raw, written by the program) with what that player played
+// (sent-<sender>.raw), for every pair.
+func scoreSpeech(t *testing.T, dir string) {
+	t.Helper()
+	read := func(name string) []int16 {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, "the voice phase's recording %s", name)
+		out := make([]int16, len(b)/2)
+		for i := range out {
+			out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		return out
+	}
+	for s := range 3 {
+		sent := read(fmt.Sprintf("sent-%d.raw", s))
+		floor := quality.LogSpectralDistance(sent, opusRoundTrip(t, sent), 48000)
+		for l := range 3 {
+			if l == s {
+				continue
+			}
+			got := read(fmt.Sprintf("got-%d-%d.raw", l, s))
+			lsd := quality.LogSpectralDistance(sent, got, 48000)
+			t.Logf("player %d hears player %d's voice at %.2f dB log-spectral distance (Opus alone %.2f dB; %d ms after its step)",
+				l, s, lsd, floor, quality.Align(sent, got)/48)
+			assert.LessOrEqual(t, lsd, floor+speechMargin, "player %d hearing player %d", l, s)
+		}
+	}
+}
+
+// opusRoundTrip encodes samples with the engine's codec settings and decodes every packet.
+func opusRoundTrip(t *testing.T, samples []int16) []int16 {
+	t.Helper()
+	enc, err := codec.NewEncoder()
+	require.NoError(t, err)
+	dec, err := codec.NewDecoder()
+	require.NoError(t, err)
+	out := make([]int16, 0, len(samples))
+	frame, decoded := make([]int16, 960), make([]int16, 960)
+	packet := make([]byte, codec.MaxPacketBytes)
+	for at := 0; at+960 <= len(samples); at += 960 {
+		copy(frame, samples[at:])
+		n, err := enc.Encode(frame, packet)
+		require.NoError(t, err)
+		_, err = dec.Decode(packet[:n], decoded)
+		require.NoError(t, err)
+		out = append(out, decoded...)
+	}
+	return out
 }

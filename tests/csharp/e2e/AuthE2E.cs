@@ -468,7 +468,8 @@ static class AuthE2E
     // Three players in one lobby's end-to-end encrypted voice call, with the real engine on the
     // harness's private PulseAudio, where the harness plays recorded speech into the sink whose
     // monitor every player's microphone captures: each player must hear both others speak
-    // (speaking status, on the RunCallbacks thread), and player 0's raw PCM hooks see the frames.
+    // (speaking status, on the RunCallbacks thread), and player 0's raw PCM hooks see the frames;
+    // then each plays a recorded voice (SpeechTake) that the harness scores.
     // All show one verification code (rule VER-2: calls are always encrypted); the Call API's
     // state round-trips. The process must then exit: the SDK frees userData only on the game's
     // thread, so Mono has no SDK thread to wait for.
@@ -495,31 +496,40 @@ static class AuthE2E
 
         var heard = new bool[3, 3]; // heard[listener, speaker]
         var calls = new Call[3];
-        // Player 0 joins with the raw PCM hooks: they run on the SDK's audio thread, through the
-        // binding's static trampolines, for every 20 ms frame.
+        // Every player joins with the raw PCM hooks: they run on the SDK's audio thread, through
+        // the binding's static trampolines, for every 20 ms frame. Until the speech part they only
+        // look (the microphones carry the harness's speech); then each plays a recorded voice and
+        // records the two others (SpeechTake), copying only.
         var loudFrom = new long[3];
         long capturedFrames = 0;
-        Client.UserAudioReceivedCallback received = (ulong user, IntPtr data, ulong n, int rate, ulong channels, ref bool mute) =>
-        {
-            int loud = 0;
-            for (int k = 0; k < (int)n; k += 40)
-            {
-                short v = Marshal.ReadInt16(data, 2 * k);
-                if (v > 2000 || v < -2000) loud++;
-            }
-            for (int j = 0; j < 3; j++)
-            {
-                if (loud > 0 && ids[j] == user) Interlocked.Increment(ref loudFrom[j]);
-            }
-        };
-        Client.UserAudioCapturedCallback captured = (IntPtr data, ulong n, int rate, ulong channels) =>
-        {
-            if (n == 960 && rate == 48000 && channels == 1) Interlocked.Increment(ref capturedFrames);
-        };
+        var take = new SpeechTake();
         for (int i = 0; i < 3; i++)
         {
             int me = i;
-            calls[i] = i == 0 ? clients[i].StartCallWithAudioCallbacks(lobby, received, captured) : clients[i].StartCall(lobby);
+            Client.UserAudioReceivedCallback received = (ulong user, IntPtr data, ulong n, int rate, ulong channels, ref bool mute) =>
+            {
+                int from = Array.IndexOf(ids, user);
+                if (from < 0) return;
+                if (take.Talk)
+                {
+                    take.Record(me, from, data, (int)n);
+                    return;
+                }
+                if (me != 0) return;
+                int loud = 0;
+                for (int k = 0; k < (int)n; k += 40)
+                {
+                    short v = Marshal.ReadInt16(data, 2 * k);
+                    if (v > 2000 || v < -2000) loud++;
+                }
+                if (loud > 0) Interlocked.Increment(ref loudFrom[from]);
+            };
+            Client.UserAudioCapturedCallback captured = (IntPtr data, ulong n, int rate, ulong channels) =>
+            {
+                if (me == 0 && n == 960 && rate == 48000 && channels == 1) Interlocked.Increment(ref capturedFrames);
+                if (take.Talk) take.Play(me, data, (int)n);
+            };
+            calls[i] = clients[i].StartCallWithAudioCallbacks(lobby, received, captured);
             if (calls[i] == null) continue;
             calls[i].SetSpeakingStatusChangedCallback((user, speaking) =>
             {
@@ -548,6 +558,27 @@ static class AuthE2E
             "player 0's received hook sees both others' decoded speech, on the audio thread");
         Check(Interlocked.Read(ref capturedFrames) > 0, "player 0's captured hook sees 20 ms mono frames at 48 kHz");
 
+        // Speech: the gate held open (push-to-talk pressed), each voice played once and recorded
+        // by the two others, for the harness to score.
+        string[] names = { "alice", "bob", "carol" };
+        for (int i = 0; i < 3; i++) take.Sent[i] = ReadWav48k(Env("SDKPP_VOICE_SPEECH_DIR") + "/" + names[i] + ".wav");
+        Check(take.Sent.All(v => v.Length > 0), "three recorded voices to play");
+        take.Prepare();
+        foreach (Call c in calls)
+        {
+            c.SetAudioMode(AudioModeType.MODE_PTT);
+            c.SetPTTActive(true);
+        }
+        take.Talk = true;
+        bool recorded = Pump(() => take.Done(), 60);
+        take.Talk = false;
+        Check(recorded, "each player played its voice and recorded the two others");
+        foreach (Call c in calls)
+        {
+            c.SetPTTActive(false);
+            c.SetAudioMode(AudioModeType.MODE_VAD);
+        }
+
         calls[1].SetAudioMode(AudioModeType.MODE_PTT);
         Check(calls[1].GetAudioMode() == AudioModeType.MODE_PTT, "audio mode PTT");
         calls[1].SetPTTReleaseDelay(250);
@@ -573,6 +604,117 @@ static class AuthE2E
         Check(clients[0].GetCall(lobby) == null, "no call after EndCall");
         foreach (Call c in calls) c.Dispose();
         foreach (Client c in clients) c.Dispose();
+        // The engines have stopped: the recordings are complete and no hook writes them any more.
+        Check(take.Write(Env("SDKPP_VOICE_RECORD_DIR")), "the recordings are written for the harness");
+    }
+
+    // The speech part of PhaseVoice: each player's captured hook plays a recorded voice once, and
+    // each player's received hook records every other player, time-aligned by its own 20 ms steps,
+    // into arrays allocated before (the hooks only copy). The harness compares what each player
+    // heard with what the other sent (log-spectral distance, the engine issue's metric).
+    sealed class SpeechTake
+    {
+        volatile bool talk;
+        readonly int[] step = new int[3]; // each player's steps since talk began; its audio thread's
+        internal readonly short[][] Sent = new short[3][];
+        readonly short[,][] got = new short[3, 3][]; // [listener, sender]
+        int frames;
+
+        internal bool Talk { get { return talk; } set { talk = value; } }
+
+        internal void Prepare()
+        {
+            frames = Sent.Max(v => v.Length) / 960 + 75; // the longest voice and 1.5 s of tail
+            for (int l = 0; l < 3; l++)
+                for (int s = 0; s < 3; s++)
+                    got[l, s] = new short[frames * 960];
+        }
+
+        internal bool Done()
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                if (Volatile.Read(ref step[i]) < frames) return false;
+            }
+            return true;
+        }
+
+        // Play runs first in each of player me's steps: the voice's next frame, then silence.
+        internal void Play(int me, IntPtr data, int n)
+        {
+            int at = step[me] * 960;
+            Volatile.Write(ref step[me], step[me] + 1);
+            short[] voice = Sent[me];
+            int k = at < voice.Length ? Math.Min(n, voice.Length - at) : 0;
+            if (k > 0) Marshal.Copy(voice, at, data, k);
+            for (int j = k; j < n; j++) Marshal.WriteInt16(data, 2 * j, 0);
+        }
+
+        // Record keeps what player me heard of sender in this step (Play of this step ran first).
+        internal void Record(int me, int sender, IntPtr data, int n)
+        {
+            int at = (step[me] - 1) * 960;
+            short[] dst = got[me, sender];
+            if (at >= 0 && at + n <= dst.Length) Marshal.Copy(data, dst, at, n);
+        }
+
+        internal bool Write(string dir)
+        {
+            try
+            {
+                for (int s = 0; s < 3; s++)
+                {
+                    WriteRaw(System.IO.Path.Combine(dir, "sent-" + s + ".raw"), Sent[s]);
+                    for (int l = 0; l < 3; l++)
+                    {
+                        if (l != s) WriteRaw(System.IO.Path.Combine(dir, "got-" + l + "-" + s + ".raw"), got[l, s]);
+                    }
+                }
+                return true;
+            }
+            catch (Exception e)
+            {
+                Console.WriteLine("        writing the recordings: " + e.Message);
+                return false;
+            }
+        }
+
+        static void WriteRaw(string path, short[] samples)
+        {
+            var b = new byte[samples.Length * 2];
+            Buffer.BlockCopy(samples, 0, b, 0, b.Length); // little-endian, as Mono runs here
+            System.IO.File.WriteAllBytes(path, b);
+        }
+    }
+
+    // ReadWav48k returns the samples of a 48 kHz mono 16-bit PCM WAV file, or none.
+    static short[] ReadWav48k(string path)
+    {
+        byte[] b;
+        try { b = System.IO.File.ReadAllBytes(path); }
+        catch (Exception) { return new short[0]; }
+        Func<int, uint> u32 = at => BitConverter.ToUInt32(b, at);
+        Func<int, uint> u16 = at => BitConverter.ToUInt16(b, at);
+        if (b.Length < 12 || Encoding.ASCII.GetString(b, 0, 4) != "RIFF" || Encoding.ASCII.GetString(b, 8, 4) != "WAVE") return new short[0];
+        bool format = false;
+        for (int at = 12; at + 8 <= b.Length;)
+        {
+            int size = (int)u32(at + 4);
+            if (size < 0 || at + 8 + size > b.Length) break;
+            string id = Encoding.ASCII.GetString(b, at, 4);
+            if (id == "fmt " && size >= 16)
+            {
+                format = u16(at + 8) == 1 && u16(at + 10) == 1 && u32(at + 12) == 48000 && u16(at + 22) == 16;
+            }
+            else if (id == "data" && format)
+            {
+                var out_ = new short[size / 2];
+                Buffer.BlockCopy(b, at + 8, out_, 0, out_.Length * 2);
+                return out_;
+            }
+            at += 8 + size + (size & 1);
+        }
+        return new short[0];
     }
 
     static void PhaseLobby()
