@@ -554,6 +554,20 @@ static void PhaseVoice()
         c.SetAudioMode(AudioModeType::MODE_VAD);
     }
 
+    // A player who is not in the lobby gets a Call, which the service refuses: Forbidden.
+    {
+        Client outsider = Connected(Env("SDKPP_BOT_ISSUED_TOKEN4"));
+        Call oc = outsider.StartCall(lobby);
+        Call::Error refusal = Call::Error::None;
+        if (oc) oc.SetStatusChangedCallback([&](Call::Status, Call::Error e, int32_t) { if (e != Call::Error::None) refusal = e; });
+        bool refused = oc && Pump([&] { return refusal != Call::Error::None; });
+        Check(refused && refusal == Call::Error::Forbidden && oc.GetStatus() == Call::Status::Disconnected,
+              "a player outside the lobby is refused: Call::Error::Forbidden, " + Call::ErrorToString(refusal));
+        bool ended = false;
+        outsider.EndCall(lobby, [&] { ended = true; });
+        Pump([&] { return ended; });
+    }
+
     calls[1].SetAudioMode(AudioModeType::MODE_PTT);
     Check(calls[1].GetAudioMode() == AudioModeType::MODE_PTT, "audio mode PTT");
     calls[1].SetPTTReleaseDelay(250);

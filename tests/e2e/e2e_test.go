@@ -278,6 +278,7 @@ func TestAccountLinking(t *testing.T) {
 					"SDKPP_BOT_ISSUED_TOKEN="+h.secret(h.botToken("voice-a-"+prog.name)),
 					"SDKPP_BOT_ISSUED_TOKEN2="+h.secret(h.botToken("voice-b-"+prog.name)),
 					"SDKPP_BOT_ISSUED_TOKEN3="+h.secret(h.botToken("voice-c-"+prog.name)),
+					"SDKPP_BOT_ISSUED_TOKEN4="+h.secret(h.botToken("voice-outsider-"+prog.name)),
 					"SDKPP_VOICE_SPEECH_DIR="+filepath.Dir(speech), "SDKPP_VOICE_RECORD_DIR="+records)
 				stopSpeech()
 				scoreSpeech(t, records)
@@ -521,8 +522,11 @@ func (h *harness) chat() {
 // speechMargin is how far, in dB of log-spectral distance, speech one player hears may be from
 // what another player's hook played, beyond the codec's own floor for that voice (Opus alone, as
 // the engine configures it, without network or engine): the voice engine issue's quality metric,
-// here in real time through two engines, the gateway's keys and the relay.
-const speechMargin = 1.0
+// here in real time through two engines, the gateway's keys and the relay. On a quiet machine
+// the live path measures at or below the floor; 2 dB leaves room for a burst of concealed frames
+// on a busy one (+1.5 dB seen once under a concurrent stress run), and still fails on speech that
+// is missing, misaligned or garbled (10 dB and more).
+const speechMargin = 2.0
 
 // scoreSpeech compares what each player of the voice phase heard of each other player
 // (got-<listener>-<sender>.raw, written by the program) with what that player played

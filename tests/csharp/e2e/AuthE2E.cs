@@ -579,6 +579,20 @@ static class AuthE2E
             c.SetAudioMode(AudioModeType.MODE_VAD);
         }
 
+        // A player who is not in the lobby gets a Call, which the service refuses: Forbidden.
+        using (Client outsider = Connected(Env("SDKPP_BOT_ISSUED_TOKEN4")))
+        using (Call oc = outsider.StartCall(lobby))
+        {
+            Call.Error refusal = Call.Error.None;
+            if (oc != null) oc.SetStatusChangedCallback((st, e, detail) => { if (e != Call.Error.None) refusal = e; });
+            bool refused = oc != null && Pump(() => refusal != Call.Error.None);
+            Check(refused && refusal == Call.Error.Forbidden && oc.GetStatus() == Call.Status.Disconnected,
+                "a player outside the lobby is refused: Call.Error.Forbidden, " + Call.ErrorToString(refusal));
+            bool outsiderEnded = false;
+            outsider.EndCall(lobby, () => outsiderEnded = true);
+            Pump(() => outsiderEnded);
+        }
+
         calls[1].SetAudioMode(AudioModeType.MODE_PTT);
         Check(calls[1].GetAudioMode() == AudioModeType.MODE_PTT, "audio mode PTT");
         calls[1].SetPTTReleaseDelay(250);
