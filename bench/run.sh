@@ -39,3 +39,8 @@ echo "== voice relay: forwarding against a minimal C forwarder (recvmmsg/sendmms
 cc -std=c11 -O2 bench/relay_fwd.c -o "$out/relay_fwd"
 go build -o "$out/relay" ./bench/relay
 "$out/relay" -fwd "$out/relay_fwd"
+
+echo
+echo "== voice: mouth-to-ear through the relay on loopback, against the engine's own floor (in-process) =="
+go build -o "$out/voice" ./bench/voice
+"$out/voice"

@@ -1,0 +1,298 @@
+// Command voice measures a voice call's mouth-to-ear latency through the service's relay on
+// loopback, against the engine's own floor in the same run.
+//
+// Two players' voice engines (audio/engine) run on in-memory sound devices that this program
+// plays in real time, one 10 ms device period at a time: it feeds the talker's microphone a 40 ms
+// tone burst every 400 ms and watches the listener's speaker for each burst's onset. The latency
+// of a burst is the distance, in device samples, between the burst's first sample going into the
+// talker's capture and the listener's first loud output sample: the device clock is the one both
+// sides share, as a person's mouth and ear do.
+//
+//   - relay: the whole SDK (core.Client, its gateway signaling and end-to-end encryption, the UDP
+//     relay of an in-process sdkpp-server on loopback), push-to-talk held.
+//   - floor: the same two engines with the talker's packets handed straight to the listener's
+//     engine, in-process: capture buffering, the processing step, Opus, the jitter buffer and the
+//     playback buffer, with no network.
+//
+// Run by bench/run.sh (make bench).
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"sdkpp/audio/device"
+	"sdkpp/audio/engine"
+	"sdkpp/audio/pcm"
+	"sdkpp/core"
+	"sdkpp/core/voice"
+	"sdkpp/server"
+	"sdkpp/server/ratelimit"
+	"sdkpp/wire"
+)
+
+const (
+	period     = pcm.SampleRate / 100 // 10 ms device period
+	burstEvery = 40                   // periods between bursts (400 ms)
+	burstLen   = 4                    // periods of tone (40 ms)
+	loud       = 2000                 // an output sample above this starts a heard burst
+)
+
+func main() {
+	bursts := flag.Int("bursts", 30, "bursts measured per path")
+	flag.Parse()
+	if err := run(*bursts); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/voice:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bursts int) error {
+	floor, err := measureFloor(bursts)
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	relay, err := measureRelay(bursts)
+	if err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	fp, rp := percentiles(floor), percentiles(relay)
+	fmt.Printf("mouth-to-ear, engine floor (in-process)    p50 %5.1f ms  p90 %5.1f ms  max %5.1f ms  (%d bursts)\n", fp[0], fp[1], fp[2], len(floor))
+	fmt.Printf("mouth-to-ear, through the relay (loopback) p50 %5.1f ms  p90 %5.1f ms  max %5.1f ms  (%d bursts)\n", rp[0], rp[1], rp[2], len(relay))
+	fmt.Printf("ratio relay/floor: p50 %.2fx, p90 %.2fx; the relay path adds %.1f ms at p50\n", rp[0]/fp[0], rp[1]/fp[1], rp[0]-fp[0])
+	return nil
+}
+
+// percentiles returns p50, p90 and the maximum, in milliseconds.
+func percentiles(ms []float64) [3]float64 {
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[int(math.Ceil(q*float64(len(s))))-1] }
+	return [3]float64{at(0.5), at(0.9), s[len(s)-1]}
+}
+
+// measureFloor joins two engines in-process: the talker's packets go straight to the listener.
+func measureFloor(bursts int) ([]float64, error) {
+	var listener *engine.Engine
+	var mu sync.Mutex
+	talkerDevs, listenerDevs := engine.NewMemoryDevices(), engine.NewMemoryDevices()
+	talker, err := engine.New(voice.EngineConfig{OnPacket: func(p voice.Packet) {
+		p.Payload = bytes.Clone(p.Payload) // valid only during OnPacket
+		mu.Lock()
+		l := listener
+		mu.Unlock()
+		if l != nil {
+			l.Receive(1, p)
+		}
+	}}, engine.Options{Devices: talkerDevs})
+	if err != nil {
+		return nil, err
+	}
+	defer talker.Close()
+	l, err := engine.New(voice.EngineConfig{}, engine.Options{Devices: listenerDevs})
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	mu.Lock()
+	listener = l
+	mu.Unlock()
+	talker.SetMode(voice.ModePushToTalk)
+	talker.SetPTTActive(true)
+	for _, e := range []*engine.Engine{talker, l} {
+		if err := e.Start(); err != nil {
+			return nil, err
+		}
+	}
+	return drive(talkerDevs.Stream(), listenerDevs.Stream(), bursts, nil)
+}
+
+// measureRelay runs two SDK clients in one lobby's call through an in-process service.
+func measureRelay(bursts int) ([]float64, error) {
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true,
+		RateLimits: ratelimit.Config{Disabled: true},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	defer srv.Close()
+	base := srv.URL()
+	botToken := srv.DevCredentials().Applications[0].BotToken
+
+	// Each StartCall makes its engine through the factory, on memory devices handed out in order.
+	devs := make(chan *engine.MemoryDevices, 2)
+	voice.SetEngineFactory(func(cfg voice.EngineConfig) (voice.Engine, error) {
+		select {
+		case d := <-devs:
+			return engine.New(cfg, engine.Options{Devices: d})
+		default:
+			return nil, errors.New("no memory devices left")
+		}
+	})
+	talkerDevs, listenerDevs := engine.NewMemoryDevices(), engine.NewMemoryDevices()
+
+	var clients [2]*core.Client
+	for i := range clients {
+		token, err := botPlayerToken(base, botToken, fmt.Sprintf("voice-bench-%d", i))
+		if err != nil {
+			return nil, err
+		}
+		c := core.NewClientWithBases(base+server.APIVersionPath, base)
+		defer c.Close()
+		c.UpdateToken(core.AuthorizationTokenTypeBearer, token, core.Func(func(*core.ClientResult) {}))
+		c.Connect()
+		if !pump(10*time.Second, func() bool { return c.GetStatus() == core.ClientStatusReady }) {
+			return nil, fmt.Errorf("player %d did not connect", i)
+		}
+		clients[i] = c
+	}
+	var lobby uint64
+	for i, c := range clients {
+		var res *core.ClientResult
+		c.CreateOrJoinLobby("voice-bench", core.Func(func(r *core.ClientResult, id uint64) { res, lobby = r, id }))
+		if !pump(10*time.Second, func() bool { return res != nil }) || !res.Successful() {
+			return nil, fmt.Errorf("player %d could not join the lobby", i)
+		}
+	}
+	devs <- talkerDevs
+	talk := clients[0].StartCall(lobby)
+	devs <- listenerDevs
+	hear := clients[1].StartCall(lobby)
+	if talk == nil || hear == nil {
+		return nil, errors.New("StartCall refused")
+	}
+	if !pump(20*time.Second, func() bool {
+		return talk.GetStatus() == core.CallStatusConnected && hear.GetStatus() == core.CallStatusConnected &&
+			len(talk.GetParticipants()) == 2 && len(hear.GetParticipants()) == 2
+	}) {
+		return nil, errors.New("the call did not connect")
+	}
+	talk.SetAudioMode(core.AudioModeTypeMODE_PTT)
+	talk.SetPTTActive(true)
+	// The first bursts may be sealed under a key the listener has not received yet: drop what
+	// comes before the listener hears anything.
+	return drive(talkerDevs.Stream(), listenerDevs.Stream(), bursts, func() { core.RunCallbacks() })
+}
+
+// drive plays both sound systems in real time, one period every 10 ms, until bursts bursts have
+// been heard after the first, and returns each one's latency in milliseconds. each, if set, runs
+// once a period (the game's frame).
+func drive(talker, listener *device.Memory, bursts int, each func()) ([]float64, error) {
+	in, silence := make([]int16, period), make([]int16, period)
+	out, discard := make([]int16, period), make([]int16, period)
+	var sent []int64 // sample index of each burst's start
+	var heard []int64
+	inBurst := false
+	quietFor := 0
+	start := time.Now()
+	limit := (bursts + 10) * burstEvery * 4 // periods: give up after four times the time needed
+	for k := 0; k < limit && len(heard) < bursts+1; k++ {
+		if d := time.Until(start.Add(time.Duration(k) * 10 * time.Millisecond)); d > 0 {
+			time.Sleep(d)
+		}
+		phase := k % burstEvery
+		if phase < burstLen {
+			for i := range in {
+				n := phase*period + i
+				in[i] = int16(16000 * math.Sin(2*math.Pi*1000*float64(n)/pcm.SampleRate))
+			}
+			if phase == 0 {
+				sent = append(sent, int64(k)*period)
+			}
+			talker.Period(in, discard)
+		} else {
+			talker.Period(silence, discard)
+		}
+		listener.Period(silence, out)
+		for i, v := range out {
+			if v > loud || v < -loud {
+				if !inBurst {
+					heard = append(heard, int64(k)*period+int64(i))
+					inBurst = true
+				}
+				quietFor = 0
+			}
+		}
+		if inBurst {
+			quietFor++
+			if quietFor > burstEvery/2 {
+				inBurst = false
+			}
+		}
+		if each != nil {
+			each()
+		}
+	}
+	if len(heard) < bursts+1 {
+		return nil, fmt.Errorf("heard %d bursts of %d sent", len(heard), len(sent))
+	}
+	// Each heard burst belongs to the latest burst sent before it; the first one heard is dropped
+	// (the call may have started mid-burst or before the keys arrived).
+	var ms []float64
+	for _, h := range heard[1:] {
+		var s int64 = -1
+		for _, t := range sent {
+			if t <= h {
+				s = t
+			}
+		}
+		if s < 0 {
+			continue
+		}
+		ms = append(ms, float64(h-s)*1000/pcm.SampleRate)
+	}
+	return ms, nil
+}
+
+// pump runs the SDK's callbacks until done or the timeout.
+func pump(timeout time.Duration, done func() bool) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+		core.RunCallbacks()
+		if done() {
+			return true
+		}
+		core.WaitCallbacks(10 * time.Millisecond)
+	}
+	return false
+}
+
+// botPlayerToken gets a provisional player's token from the bot endpoint, as a game backend does.
+func botPlayerToken(base, botToken, externalID string) (string, error) {
+	body, _ := json.Marshal(wire.BotTokenRequest{ExternalUserID: externalID})
+	req, err := http.NewRequest(http.MethodPost, base+server.APIVersionPath+"/partner-sdk/token/bot", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bot "+botToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return "", fmt.Errorf("bot token: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	var tr wire.TokenResponse
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
+		return "", err
+	}
+	return tr.AccessToken, nil
+}
