@@ -32,12 +32,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/audio/codec"
-	"sdkpp/audio/quality"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
 	"sdkpp/internal/pulseserver"
 	"sdkpp/server/servertest"
+	"sdkpp/tests/internal/speechscore"
 	"sdkpp/wire"
 )
 
@@ -519,18 +518,9 @@ func (h *harness) chat() {
 	}
 }
 
-// speechMargin is how far, in dB of log-spectral distance, speech one player hears may be from
-// what another player's hook played, beyond the codec's own floor for that voice (Opus alone, as
-// the engine configures it, without network or engine): the voice engine issue's quality metric,
-// here in real time through two engines, the gateway's keys and the relay. On a quiet machine
-// the live path measures at or below the floor; 2 dB leaves room for a burst of concealed frames
-// on a busy one (+1.5 dB seen once under a concurrent stress run), and still fails on speech that
-// is missing, misaligned or garbled (10 dB and more).
-const speechMargin = 2.0
-
 // scoreSpeech compares what each player of the voice phase heard of each other player
 // (got-<listener>-<sender>.raw, written by the program) with what that player played
-// (sent-<sender>.raw), for every pair.
+// (sent-<sender>.raw), for every pair (package speechscore).
 func scoreSpeech(t *testing.T, dir string) {
 	t.Helper()
 	read := func(name string) []int16 {
@@ -544,37 +534,14 @@ func scoreSpeech(t *testing.T, dir string) {
 	}
 	for s := range 3 {
 		sent := read(fmt.Sprintf("sent-%d.raw", s))
-		floor := quality.LogSpectralDistance(sent, opusRoundTrip(t, sent), 48000)
 		for l := range 3 {
 			if l == s {
 				continue
 			}
-			got := read(fmt.Sprintf("got-%d-%d.raw", l, s))
-			lsd := quality.LogSpectralDistance(sent, got, 48000)
-			t.Logf("player %d hears player %d's voice at %.2f dB log-spectral distance (Opus alone %.2f dB; %d ms after its step)",
-				l, s, lsd, floor, quality.Align(sent, got)/48)
-			assert.LessOrEqual(t, lsd, floor+speechMargin, "player %d hearing player %d", l, s)
+			score, err := speechscore.Compare(sent, read(fmt.Sprintf("got-%d-%d.raw", l, s)))
+			require.NoError(t, err)
+			t.Logf("player %d hears player %d's voice at %s", l, s, score)
+			assert.True(t, score.OK(), "player %d hearing player %d: %s", l, s, score)
 		}
 	}
-}
-
-// opusRoundTrip encodes samples with the engine's codec settings and decodes every packet.
-func opusRoundTrip(t *testing.T, samples []int16) []int16 {
-	t.Helper()
-	enc, err := codec.NewEncoder()
-	require.NoError(t, err)
-	dec, err := codec.NewDecoder()
-	require.NoError(t, err)
-	out := make([]int16, 0, len(samples))
-	frame, decoded := make([]int16, 960), make([]int16, 960)
-	packet := make([]byte, codec.MaxPacketBytes)
-	for at := 0; at+960 <= len(samples); at += 960 {
-		copy(frame, samples[at:])
-		n, err := enc.Encode(frame, packet)
-		require.NoError(t, err)
-		_, err = dec.Decode(packet[:n], decoded)
-		require.NoError(t, err)
-		out = append(out, decoded...)
-	}
-	return out
 }

@@ -1,0 +1,41 @@
+package speechscore
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/audio/pcm"
+	"sdkpp/audio/quality"
+)
+
+// Speech heard as sent, or as Opus alone leaves it, is within the margin; speech heard as
+// nothing, or as another voice, is not.
+func TestCompare(t *testing.T) {
+	sent := quality.SpeechLike(3*pcm.SampleRate, pcm.SampleRate, 1)
+	other := quality.SpeechLike(3*pcm.SampleRate, pcm.SampleRate, 2)
+	opus, err := OpusRoundTrip(sent)
+	require.NoError(t, err)
+	quiet := make([]int16, len(sent))
+	for i := range quiet {
+		quiet[i] = int16(i%7) - 3 // a faint hiss, where the speech should be
+	}
+	for _, tc := range []struct {
+		name  string
+		heard []int16
+		ok    bool
+	}{
+		{"as sent", sent, true},
+		{"through Opus", opus, true},
+		{"nothing", quiet, false},
+		{"another voice", other, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compare(sent, tc.heard)
+			require.NoError(t, err)
+			t.Log(s)
+			assert.Equal(t, tc.ok, s.OK(), "%s", s)
+		})
+	}
+}
