@@ -39,6 +39,10 @@ type player struct {
 	id     uint64
 	voice  []int16 // what its microphone says once the speech starts
 
+	// power[j] is the power of player j's tone at this player's speaker, averaged over the last
+	// periods (written by the sound-system goroutine).
+	power [players]atomic.Uint64 // math.Float64bits
+
 	// Written by the engine's processing thread (the hooks), read after the call ends or
 	// atomically.
 	steps atomic.Int64          // processing steps since the speech started
@@ -46,10 +50,28 @@ type player struct {
 	heard [players][]int16      // each other player's voice, by this player's steps
 }
 
+// toneHz is player i's tone: whole cycles in one 10 ms period, so that each is one bin of it.
+func toneHz(i int) float64 { return float64(300 + 100*i) }
+
+// powerOf returns the power of the tone of hz in one period, relative to a full-scale tone's
+// (Goertzel).
+func powerOf(x []int16, hz float64) float64 {
+	w := 2 * math.Pi * hz / pcm.SampleRate
+	c := 2 * math.Cos(w)
+	var s1, s2 float64
+	for _, v := range x {
+		s0 := float64(v)/32768 + c*s1 - s2
+		s2, s1 = s1, s0
+	}
+	amp := 2 / float64(len(x))
+	return max(s1*s1+s2*s2-c*s1*s2, 0) * amp * amp
+}
+
 // rule VER-2: three players talk in an end-to-end encrypted call through the service's relay:
 // each one's recorded voice, captured by its engine from its in-memory microphone, reaches both
 // others, scored by log-spectral distance against the same voice through Opus alone
-// (speechscore).
+// (speechscore). Then, heard at the speakers: participant volume, local mute, deafen,
+// push-to-talk and self mute do what they say.
 func TestThreePlayersHearEachOther(t *testing.T) {
 	env := servertest.Start(t)
 	devs := make(chan *engine.MemoryDevices, players)
@@ -167,7 +189,7 @@ func TestThreePlayersHearEachOther(t *testing.T) {
 				}
 				if !speaking.Load() {
 					for n := range in {
-						in[n] = int16(8000 * math.Sin(2*math.Pi*float64(300+100*i)*float64(k*period+n)/pcm.SampleRate))
+						in[n] = int16(8000 * math.Sin(2*math.Pi*toneHz(i)*float64(k*period+n)/pcm.SampleRate))
 					}
 				} else {
 					if started[i].Load() == 0 {
@@ -180,6 +202,10 @@ func TestThreePlayersHearEachOther(t *testing.T) {
 					}
 				}
 				s.Period(in, out)
+				for j := range ps {
+					old := math.Float64frombits(p.power[j].Load())
+					p.power[j].Store(math.Float64bits(0.9*old + 0.1*powerOf(out, toneHz(j))))
+				}
 			}
 		}
 	}()
@@ -204,6 +230,52 @@ func TestThreePlayersHearEachOther(t *testing.T) {
 		return true
 	}), "each voice played and recorded")
 	speaking.Store(false)
+
+	// The controls, heard at the speakers: each player's tone is one frequency, so each speaker's
+	// mix tells who is audible in it.
+	level := func(listener, sender int) float64 { // dBFS
+		return 10 * math.Log10(math.Float64frombits(ps[listener].power[sender].Load())+1e-12)
+	}
+	audible := func(l, s int) bool { return level(l, s) > -30 } // the tones are sent at -12 dBFS
+	silent := func(l, s int) bool { return level(l, s) < -60 }
+	require.True(t, pump(30*time.Second, func() bool {
+		for l := range ps {
+			for s := range ps {
+				if l != s && level(l, s) < -14 { // settled near the tones' -12 dBFS
+					return false
+				}
+			}
+		}
+		return true
+	}), "every speaker plays both others' tones")
+	// Player 2 hears players 0 and 1 alike; at volume 50, player 0 is 6 dB below player 1.
+	require.True(t, pump(10*time.Second, func() bool { return math.Abs(level(2, 0)-level(2, 1)) < 1 }),
+		"players 0 and 1 equally loud at player 2's speaker (%.1f, %.1f dBFS)", level(2, 0), level(2, 1))
+	ps[2].call.SetParticipantVolume(ps[0].id, 50)
+	assert.True(t, pump(10*time.Second, func() bool { return math.Abs(level(2, 0)-level(2, 1)+6.02) < 1 }),
+		"participant volume 50: player 0 is 6 dB below player 1 at player 2's speaker (%.1f, %.1f dBFS)", level(2, 0), level(2, 1))
+	ps[2].call.SetParticipantVolume(ps[0].id, 100)
+
+	ps[1].call.SetLocalMute(ps[0].id, true)
+	assert.True(t, pump(10*time.Second, func() bool { return silent(1, 0) }), "local mute: player 1 no longer plays player 0")
+	assert.True(t, audible(1, 2), "local mute: player 1 still plays player 2")
+	ps[1].call.SetLocalMute(ps[0].id, false)
+	assert.True(t, pump(10*time.Second, func() bool { return audible(1, 0) }), "local mute undone")
+
+	ps[2].call.SetSelfDeaf(true)
+	assert.True(t, pump(10*time.Second, func() bool { return silent(2, 0) && silent(2, 1) }), "deafen: player 2's speaker plays no one")
+	ps[2].call.SetSelfDeaf(false)
+
+	ps[0].call.SetPTTActive(false)
+	assert.True(t, pump(10*time.Second, func() bool { return silent(1, 0) && silent(2, 0) }),
+		"push-to-talk released: no one hears player 0")
+	assert.True(t, audible(0, 1) && audible(1, 2), "the others still talk")
+	ps[0].call.SetPTTActive(true)
+	assert.True(t, pump(10*time.Second, func() bool { return audible(1, 0) }), "push-to-talk pressed: player 0 is heard again")
+
+	ps[1].call.SetSelfMute(true)
+	assert.True(t, pump(10*time.Second, func() bool { return silent(0, 1) && silent(2, 1) }), "self mute: no one hears player 1")
+	assert.True(t, pump(10*time.Second, func() bool { return audible(0, 2) }), "player 2 is still heard")
 
 	ended := 0
 	for _, p := range ps {
