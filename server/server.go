@@ -163,6 +163,14 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	}
+	for name, v := range map[string]string{"VoiceAddr": cfg.VoiceAddr, "VoiceEndpoint": cfg.VoiceEndpoint} {
+		if v == "" {
+			continue
+		}
+		if host, port, err := net.SplitHostPort(v); err != nil || port == "" || (name == "VoiceEndpoint" && host == "") {
+			return nil, fmt.Errorf("server: %s %q is not a host:port UDP address", name, v)
+		}
+	}
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, cfg.DataDir)
 	if err != nil {

@@ -77,6 +77,9 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	retry := fs.Duration("webhook-retry", envDuration("SDKPP_WEBHOOK_RETRY", 2*time.Second), "first webhook retry delay")
 	loopback := fs.Bool("oidc-allow-loopback", envBool("SDKPP_OIDC_ALLOW_LOOPBACK_FOR_TESTS"), "tests only: accept OIDC issuers on loopback")
 	caFile := fs.String("oidc-ca-file", env("SDKPP_OIDC_CA_FILE", ""), "tests only: PEM CA trusted for OIDC issuers")
+	voiceAddr := fs.String("voice-addr", env("SDKPP_VOICE_ADDR", ""), "UDP address of the voice relay (default: the host of -addr, a free port)")
+	voiceEndpoint := fs.String("voice-endpoint", env("SDKPP_VOICE_ENDPOINT", ""),
+		"host:port clients send voice to, when it differs from -voice-addr (behind NAT or a load balancer)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,7 +110,7 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 
 	cfg := server.Config{Addr: *addr, PublicURL: *publicURL, DataDir: *dataDir, Dev: *dev, DevCredentialsFile: *creds,
 		Clock: clk, Logger: logger, WebhookURL: *webhookURL, WebhookBackoff: webhook.Backoff{Base: *retry},
-		OIDCAllowLoopbackForTests: *loopback}
+		OIDCAllowLoopbackForTests: *loopback, VoiceAddr: *voiceAddr, VoiceEndpoint: *voiceEndpoint}
 	if *caFile != "" {
 		client, err := clientTrusting(*caFile)
 		if err != nil {

@@ -46,7 +46,8 @@ func TestServeDevModeAndShutDown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", filepath.Join(dir, "data"),
-			"-dev-credentials", credsFile, "-log-format", "json", "-log-level", "debug"}, &logs)
+			"-dev-credentials", credsFile, "-log-format", "json", "-log-level", "debug",
+			"-voice-addr", "127.0.0.1:0", "-voice-endpoint", "voice.example.test:3478"}, &logs)
 	}()
 	var creds wire.DevCredentials
 	require.Eventually(t, func() bool {
@@ -81,11 +82,14 @@ func TestServeDevModeAndShutDown(t *testing.T) {
 		require.FailNow(t, "no graceful shutdown")
 	}
 	require.Contains(t, logs.String(), "sdkpp-server stopped", "logs:\n%s", logs.String())
+	// The relay listens where -voice-addr says, and calls are told the endpoint a studio gave.
+	assert.Regexp(t, `"msg":"voice relay listening","addr":"127\.0\.0\.1:[1-9][0-9]*","endpoint":"voice\.example\.test:3478"`, logs.String())
 }
 
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-clock", "bogus"}, {"-log-level", "loud"}, {"-log-format", "xml"}, {"extra"},
-		{"-public-url", "ftp://x"}, {"-oidc-ca-file", "/nonexistent/ca.pem"}} {
+		{"-public-url", "ftp://x"}, {"-oidc-ca-file", "/nonexistent/ca.pem"},
+		{"-voice-addr", "nonsense"}, {"-voice-endpoint", ":3478"}, {"-voice-addr", "256.0.0.1:1"}} {
 		assert.Error(t, run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, args...), &bytes.Buffer{}), "%v accepted", args)
 	}
 }
