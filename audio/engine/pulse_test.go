@@ -213,6 +213,12 @@ func median(v []float64) float64 {
 // TestPulseEchoCancellation plays far-end speech through an engine's playback into the same null
 // sink its microphone (the sink's monitor) captures: after the canceller converges, the echo that
 // reaches the encoder is at least 15 dB below what it is with cancellation off.
+//
+// Alone it measures 27 dB, also beside two busy loops; run in parallel with the rest of the Go
+// suite it measured 14.7 dB once: when the processing thread falls behind, the delay between the
+// far-end reference and its echo moves and the canceller converges again. make test-go runs it
+// (and TestPulseSpeechQuality) after the rest, alone. Keeping the reference aligned under load is
+// open work of the voice engine.
 func TestPulseEchoCancellation(t *testing.T) {
 	pulsetest.Start(t)
 	c := pulseContext(t)
