@@ -159,7 +159,7 @@ test: deps check-generated check-layers test-go test-fuzz check-linkage test-nat
 
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.
 # The engine's real-time quality tests through the sound server run afterwards, alone, with their
-# figures printed: beside the rest of the suite the echo canceller loses half its effect (see
+# figures printed: beside other test packages the echo canceller loses much of its effect (see
 # audio/engine/pulse_test.go).
 REALTIME_TESTS := ^TestPulse(SpeechQuality|EchoCancellation)$$
 test-go: $(CLIBS)
