@@ -22,8 +22,12 @@ go test -run '^$' -bench . -benchtime 500x ./audio/codec ./audio/apm | grep -E '
 
 echo
 echo "== audio/engine: one 8-party processing step against bare libopus (1 encode, 7 decodes); target <= 1.5x =="
-go test -run '^$' -bench 'EightParty' -benchtime 1000x ./audio/engine | grep -E '^Benchmark' |
-	awk '{print} /EightPartyMix/ {m=$3} /BareOpus/ {o=$3} END {if (m && o) printf "ratio engine/bare-opus: %.2fx\n", m/o}'
+echo "(the two take turns, three times; the ratio is of each one's fastest turn, as the machine is shared)"
+go test -c -o "$out/engine.test" ./audio/engine
+for turn in 1 2 3; do
+	"$out/engine.test" -test.run '^$' -test.bench 'EightParty' -test.benchtime 1000x | grep -E '^Benchmark'
+done | awk '{print} /EightPartyMix/ && (!m || $3 < m) {m=$3} /BareOpus/ && (!o || $3 < o) {o=$3}
+	END {if (m && o) printf "ratio engine/bare-opus: %.2fx (fastest turns: %d ns against %d ns)\n", m/o, m, o}'
 
 echo
 echo "== account linking on loopback =="
