@@ -108,7 +108,10 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 	}
 	e := &callEntry{}
 	e.last.status = CallStatusJoining // voice.Start returns the call Joining
+	c.voice.callStarted.Store(true)
 	ecfg := voice.EngineConfig{InputDevice: s.inDev, OutputDevice: s.outDev,
+		AecDump: c.aecDumpPrefix(lobbyID),
+		Logf:    func(f string, a ...any) { c.voiceLogf(LoggingSeverityInfo, f, a...) },
 		OnNoInput: func(silent bool) {
 			postHandler(c, &c.calls.noInputCb, func(f ClientNoAudioInputCallback) { f(!silent) })
 		},
@@ -138,7 +141,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		NewEngine: s.newEngine,
 		Engine:    ecfg,
 		Clock:     c.clock,
-		Logf:      func(f string, a ...any) { c.logf(LoggingSeverityVerbose, f, a...) },
+		Logf:      func(f string, a ...any) { c.voiceLogf(LoggingSeverityVerbose, f, a...) },
 		SelfMute:  s.muteAll, SelfDeaf: s.deafAll,
 		Events: voice.Events{
 			Status: func(st voice.Status, er voice.Error, d int32) {
