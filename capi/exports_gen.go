@@ -338,7 +338,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1855221755
+const abiVersion = 573261881
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.
@@ -10240,6 +10240,33 @@ func Sdkpp_Client_SetAutomaticGainControl(self *C.Sdkpp_Client, on C.bool) {
 	_ = e
 	arg_on := bool(on)
 	o.SetAutomaticGainControl(arg_on)
+}
+
+//export Sdkpp_Client_SetNoiseCancellation
+func Sdkpp_Client_SetNoiseCancellation(self *C.Sdkpp_Client, on C.bool) {
+	const fn = "Client_SetNoiseCancellation"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_on := bool(on)
+	o.SetNoiseCancellation(arg_on)
+}
+
+//export Sdkpp_Client_SetOpusHardwareCoding
+func Sdkpp_Client_SetOpusHardwareCoding(self *C.Sdkpp_Client, encode C.bool, decode C.bool) {
+	const fn = "Client_SetOpusHardwareCoding"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_encode := bool(encode)
+	arg_decode := bool(decode)
+	o.SetOpusHardwareCoding(arg_encode, arg_decode)
 }
 
 //export Sdkpp_Client_SetVoiceLogDir

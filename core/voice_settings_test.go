@@ -228,3 +228,16 @@ func TestSetEngineManagedAudioSession(t *testing.T) {
 	require.Len(t, l, 1)
 	assert.Contains(t, l[0], "refused")
 }
+
+// SetOpusHardwareCoding is recorded, and says that the software codec is used.
+func TestSetOpusHardwareCoding(t *testing.T) {
+	c := NewClient()
+	defer c.Close()
+	logs := captureLogs(c, LoggingSeverityInfo)
+	c.SetOpusHardwareCoding(true, false)
+	assert.True(t, c.voice.opusHWEncode.Load())
+	assert.False(t, c.voice.opusHWDecode.Load())
+	l := logs()
+	require.Len(t, l, 1)
+	assert.Contains(t, l[0], "libopus")
+}

@@ -24,6 +24,8 @@ type voiceDiag struct {
 	aecDump bool
 
 	engineManaged atomic.Bool
+	opusHWEncode  atomic.Bool // SetOpusHardwareCoding, recorded only
+	opusHWDecode  atomic.Bool
 	callStarted   atomic.Bool // a call has started: the audio session is settled
 }
 
@@ -177,5 +179,16 @@ func (c *Client) closeVoiceLog() {
 	c.voice.mu.Unlock()
 	if f != nil {
 		f.close()
+	}
+}
+
+// SetOpusHardwareCoding records whether to use a hardware Opus encoder and decoder. No platform
+// sdkpp runs on has one, so calls always use the software codec (libopus); the choice is kept
+// and logged so that a port to a platform with a hardware codec honours it.
+func (c *Client) SetOpusHardwareCoding(encode, decode bool) {
+	c.voice.opusHWEncode.Store(encode)
+	c.voice.opusHWDecode.Store(decode)
+	if encode || decode {
+		c.logf(LoggingSeverityInfo, "SetOpusHardwareCoding(%v, %v): no hardware Opus codec on this platform; using libopus", encode, decode)
 	}
 }

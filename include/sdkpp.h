@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1855221755u
+#define SDKPP_ABI_VERSION 573261881u
 
 #ifdef __cplusplus
 extern "C" {
@@ -1608,6 +1608,16 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetEchoCancellation(Sdkpp_Client* self, b
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoiseSuppression(Sdkpp_Client* self, bool on);
 /** Automatic gain control (default on). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetAutomaticGainControl(Sdkpp_Client* self, bool on);
+/**
+ * Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
+ * (disables) noise suppression.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoiseCancellation(Sdkpp_Client* self, bool on);
+/**
+ * Hardware Opus encoding and decoding; call right after construction. Recorded only: the
+ * platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOpusHardwareCoding(Sdkpp_Client* self, bool encode, bool decode);
 /**
  * Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
  * in path, with tokens redacted; a path that cannot be used is logged as an error.

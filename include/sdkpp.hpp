@@ -2053,6 +2053,12 @@ public:
     void SetNoiseSuppression(bool on);
     /// Automatic gain control (default on).
     void SetAutomaticGainControl(bool on);
+    /// Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
+    /// (disables) noise suppression.
+    void SetNoiseCancellation(bool on);
+    /// Hardware Opus encoding and decoding; call right after construction. Recorded only: the
+    /// platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
+    void SetOpusHardwareCoding(bool encode, bool decode);
     /// Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
     /// in path, with tokens redacted; a path that cannot be used is logged as an error.
     void SetVoiceLogDir(std::string const& path, sdkpp::LoggingSeverity minSeverity);
@@ -6915,6 +6921,14 @@ void Client::SetNoiseSuppression(bool on)
 void Client::SetAutomaticGainControl(bool on)
 {
     Sdkpp_Client_SetAutomaticGainControl(&instance_, on);
+}
+void Client::SetNoiseCancellation(bool on)
+{
+    Sdkpp_Client_SetNoiseCancellation(&instance_, on);
+}
+void Client::SetOpusHardwareCoding(bool encode, bool decode)
+{
+    Sdkpp_Client_SetOpusHardwareCoding(&instance_, encode, decode);
 }
 void Client::SetVoiceLogDir(std::string const& path, sdkpp::LoggingSeverity minSeverity)
 {

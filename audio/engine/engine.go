@@ -456,6 +456,10 @@ func (e *Engine) SetEchoCancellation(on bool) { e.apm.SetEchoCancellation(on) }
 // SetNoiseSuppression switches noise suppression.
 func (e *Engine) SetNoiseSuppression(on bool) { e.apm.SetNoiseSuppression(on) }
 
+// SetNoiseCancellation switches noise cancellation (off by default); while on it replaces noise
+// suppression.
+func (e *Engine) SetNoiseCancellation(on bool) { e.apm.SetNoiseCancellation(on) }
+
 // SetAutoGain switches automatic gain control.
 func (e *Engine) SetAutoGain(on bool) { e.apm.SetAutoGain(on) }
 

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1855221755u;
+        internal const uint AbiVersion = 573261881u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -8373,6 +8373,26 @@ namespace Sdkpp
         }
 
         /// <summary>
+        /// Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
+        /// (disables) noise suppression.
+        /// </summary>
+        public void SetNoiseCancellation(bool on)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetNoiseCancellation(ref this.handle, on);
+        }
+
+        /// <summary>
+        /// Hardware Opus encoding and decoding; call right after construction. Recorded only: the
+        /// platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
+        /// </summary>
+        public void SetOpusHardwareCoding(bool encode, bool decode)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetOpusHardwareCoding(ref this.handle, encode, decode);
+        }
+
+        /// <summary>
         /// Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
         /// in path, with tokens redacted; a path that cannot be used is logged as an error.
         /// </summary>
@@ -10138,6 +10158,12 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetAutomaticGainControl(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetNoiseCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetOpusHardwareCoding(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool encode, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool decode);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetVoiceLogDir(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity);

@@ -85,6 +85,7 @@ type Engine interface {
 	SetLocalMute(sender uint64, mute bool)
 	SetEchoCancellation(bool)
 	SetNoiseSuppression(bool)
+	SetNoiseCancellation(bool) // off by default; while on it replaces noise suppression
 	SetAutoGain(bool)
 	SetNoInputThreshold(dbfs float32)
 

@@ -4354,6 +4354,18 @@ static void call_Sdkpp_Client_SetAutomaticGainControl(Rng* r)
     Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
     Sdkpp_Client_SetAutomaticGainControl(rnd_null(r) ? NULL : &self, rnd_bool(r));
 }
+static void call_Sdkpp_Client_SetNoiseCancellation(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetNoiseCancellation(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetOpusHardwareCoding(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetOpusHardwareCoding(rnd_null(r) ? NULL : &self, rnd_bool(r), rnd_bool(r));
+}
 static void call_Sdkpp_Client_SetVoiceLogDir(Rng* r)
 {
     (void)r;
@@ -4860,6 +4872,8 @@ static const struct {
     {"Sdkpp_Client_SetEchoCancellation", call_Sdkpp_Client_SetEchoCancellation},
     {"Sdkpp_Client_SetNoiseSuppression", call_Sdkpp_Client_SetNoiseSuppression},
     {"Sdkpp_Client_SetAutomaticGainControl", call_Sdkpp_Client_SetAutomaticGainControl},
+    {"Sdkpp_Client_SetNoiseCancellation", call_Sdkpp_Client_SetNoiseCancellation},
+    {"Sdkpp_Client_SetOpusHardwareCoding", call_Sdkpp_Client_SetOpusHardwareCoding},
     {"Sdkpp_Client_SetVoiceLogDir", call_Sdkpp_Client_SetVoiceLogDir},
     {"Sdkpp_Client_SetAecDump", call_Sdkpp_Client_SetAecDump},
     {"Sdkpp_Client_SetEngineManagedAudioSession", call_Sdkpp_Client_SetEngineManagedAudioSession},
