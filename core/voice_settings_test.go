@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
+	"sdkpp/server/servertest"
 )
 
 // startDesktop runs the stand-in desktop client in a directory of its own, which the Client looks
@@ -240,4 +242,41 @@ func TestSetOpusHardwareCoding(t *testing.T) {
 	l := logs()
 	require.Len(t, l, 1)
 	assert.Contains(t, l[0], "libopus")
+}
+
+// A real call's voice messages reach the voice log file with no credential in it; with the AEC
+// dump on, its engine is told to dump into the voice log dir; the audio session setting is
+// refused once the call has started.
+func TestVoiceDiagnosticsOfACall(t *testing.T) {
+	env := servertest.Start(t)
+	p1, p2 := newCaller(t, env, "diag-p1"), newCaller(t, env, "diag-p2")
+	dir := t.TempDir()
+	p1.SetVoiceLogDir(dir, LoggingSeverityVerbose)
+	p1.SetAecDump(true)
+	p1.SetEngineManagedAudioSession(true)
+	lobby := lobbyOf(t, "diag-secret", p1, p2)
+	c1, c2 := p1.start(t, lobby), p2.start(t, lobby)
+	for _, c := range []*Call{c1, c2} {
+		await(t, "Connected", func() bool { return c.GetStatus() == CallStatusConnected && len(c.GetParticipants()) == 2 })
+	}
+	prefix := p1.engine.cfg.AecDump
+	assert.Equal(t, dir, filepath.Dir(prefix), "the dump goes into the voice log dir")
+	assert.True(t, strings.HasPrefix(filepath.Base(prefix), fmt.Sprintf("aec-%d-", lobby)), prefix)
+	assert.Empty(t, p2.engine.cfg.AecDump, "off by default")
+	require.NotNil(t, p1.engine.cfg.Logf, "the engine logs into the voice log")
+	p1.engine.cfg.Logf("engine: a diagnostic")
+
+	p1.SetEngineManagedAudioSession(false)
+	assert.True(t, p1.voice.engineManaged.Load(), "refused once a call has started")
+
+	var ended bool
+	p1.EndCall(lobby, Func(func() { ended = true }))
+	await(t, "EndCall", func() bool { return ended })
+	p1.Close()
+	b, err := os.ReadFile(filepath.Join(dir, voiceLogName))
+	require.NoError(t, err)
+	log := string(b)
+	assert.Contains(t, log, fmt.Sprintf("call %d: status Connected", lobby), "the call's messages")
+	assert.Contains(t, log, "engine: a diagnostic", "the engine's messages")
+	assert.NotRegexp(t, `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|(Bearer|Bot) [A-Za-z0-9_\-.]{20,}`, log, "no token in the voice log")
 }

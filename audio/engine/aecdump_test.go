@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -37,8 +38,10 @@ func TestAecDumpWritesThreeWavFilesOfEveryFrame(t *testing.T) {
 func TestAecDumpBadPathStillStarts(t *testing.T) {
 	var logged []string
 	r := startRunning(t, voice.EngineConfig{AecDump: filepath.Join(t.TempDir(), "missing", "call"),
-		Logf: func(f string, a ...any) { logged = append(logged, f) }})
+		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
 	r.run(3)
 	require.NoError(t, r.e.Close())
-	assert.NotEmpty(t, logged, "the failed dump is logged")
+	require.NotEmpty(t, logged)
+	assert.Contains(t, logged[0], "aec dump", "the failed dump is logged: %q", logged)
+	assert.Contains(t, logged[len(logged)-1], "engine: started", "and the engine starts: %q", logged)
 }

@@ -241,6 +241,8 @@ func (e *Engine) Start() error {
 		return fmt.Errorf("engine: start: %w", err)
 	}
 	e.started = true
+	e.logf("engine: started: capture %q, playback %q, %d Hz, periods of %d samples",
+		e.inUse.Capture.Name, e.inUse.Playback.Name, e.inUse.SampleRate, e.inUse.PeriodSamples)
 	e.watchStop, e.watchDone = make(chan struct{}), make(chan struct{})
 	go e.watch(e.devs.Events(), e.watchStop, e.watchDone)
 	return nil
