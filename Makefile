@@ -218,7 +218,7 @@ test-native: $(LIB)
 	$(NATIVE)/handle_test_cpp
 	$(NATIVE)/readme_quickstart
 
-test-csharp: $(LIB)
+test-csharp: $(LIB) $(BUILD)/sdkpp-desktop
 	bash tests/csharp/run.sh
 
 # C++ and C# programs linked to the real library, against a live service (tests/e2e).

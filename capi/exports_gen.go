@@ -234,6 +234,17 @@ static inline void sdkpp_call_Client_NoAudioInputCallback(Sdkpp_Client_NoAudioIn
 	cb(inputDetected, (void*)userData);
 }
 
+static inline void sdkpp_call_Client_GetVoiceSettingsCallback(Sdkpp_Client_GetVoiceSettingsCallback cb, uintptr_t result, bool settings_has, uintptr_t settings, uintptr_t userData) {
+	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
+	Sdkpp_VoiceSettings settings_obj; settings_obj.opaque = (void*)settings;
+	cb(&result_obj, settings_has ? &settings_obj : NULL, (void*)userData);
+}
+
+static inline void sdkpp_call_Client_VoiceSettingsUpdatedCallback(Sdkpp_Client_VoiceSettingsUpdatedCallback cb, uintptr_t settings, uintptr_t userData) {
+	Sdkpp_VoiceSettings settings_obj; settings_obj.opaque = (void*)settings;
+	cb(&settings_obj, (void*)userData);
+}
+
 static inline void sdkpp_call_Client_GetUserGuildsCallback(Sdkpp_Client_GetUserGuildsCallback cb, uintptr_t result, Sdkpp_GuildMinimalSpan guilds, uintptr_t userData) {
 	Sdkpp_ClientResult result_obj; result_obj.opaque = (void*)result;
 	cb(&result_obj, guilds, (void*)userData);
@@ -327,7 +338,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 945515493
+const abiVersion = 573261881
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.
@@ -357,6 +368,7 @@ const (
 	typeMessageHandle                handle.Type = 43926
 	typeUserMessageSummary           handle.Type = 20329
 	typeAudioDevice                  handle.Type = 43112
+	typeVoiceSettings                handle.Type = 25528
 	typeVADThresholdSettings         handle.Type = 27932
 	typeVoiceStateHandle             handle.Type = 35287
 	typeCall                         handle.Type = 6387
@@ -390,6 +402,7 @@ var typeNames = map[handle.Type]string{
 	typeMessageHandle:                "MessageHandle",
 	typeUserMessageSummary:           "UserMessageSummary",
 	typeAudioDevice:                  "AudioDevice",
+	typeVoiceSettings:                "VoiceSettings",
 	typeVADThresholdSettings:         "VADThresholdSettings",
 	typeVoiceStateHandle:             "VoiceStateHandle",
 	typeCall:                         "Call",
@@ -5432,6 +5445,196 @@ func Sdkpp_AudioDevice_Equals(self *C.Sdkpp_AudioDevice, rhs *C.Sdkpp_AudioDevic
 	return C.bool(v)
 }
 
+// getVoiceSettings finds the VoiceSettings behind self, or logs why it cannot.
+func getVoiceSettings(fn string, self *C.Sdkpp_VoiceSettings) (*core.VoiceSettings, *handle.Entry, bool) {
+	e, ok := lookup(fn, unsafe.Pointer(self), typeVoiceSettings)
+	if !ok {
+		return nil, nil, false
+	}
+	return e.Value.(*core.VoiceSettings), e, true
+}
+
+//export Sdkpp_VoiceSettings_Drop
+func Sdkpp_VoiceSettings_Drop(self *C.Sdkpp_VoiceSettings) {
+	const fn = "VoiceSettings_Drop"
+	defer guard(fn)
+	drop(fn, unsafe.Pointer(self), typeVoiceSettings)
+}
+
+//export Sdkpp_VoiceSettings_Clone
+func Sdkpp_VoiceSettings_Clone(self *C.Sdkpp_VoiceSettings, other *C.Sdkpp_VoiceSettings) {
+	const fn = "VoiceSettings_Clone"
+	defer guard(fn)
+	if self == nil {
+		refuse(fn, "self is NULL")
+		return
+	}
+	o, e, ok := getVoiceSettings(fn, other)
+	setID(unsafe.Pointer(self), 0)
+	if !ok {
+		return
+	}
+	e.Mu.Lock()
+	v := o.Clone()
+	e.Mu.Unlock()
+	add(fn, unsafe.Pointer(self), typeVoiceSettings, v)
+}
+
+//export Sdkpp_VoiceSettings_SelfMute
+func Sdkpp_VoiceSettings_SelfMute(self *C.Sdkpp_VoiceSettings) C.bool {
+	const fn = "VoiceSettings_SelfMute"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.SelfMute()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_VoiceSettings_SelfDeaf
+func Sdkpp_VoiceSettings_SelfDeaf(self *C.Sdkpp_VoiceSettings) C.bool {
+	const fn = "VoiceSettings_SelfDeaf"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.SelfDeaf()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_VoiceSettings_InputMode
+func Sdkpp_VoiceSettings_InputMode(self *C.Sdkpp_VoiceSettings) C.Sdkpp_VoiceInputModeType {
+	const fn = "VoiceSettings_InputMode"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.InputMode()
+	e.Mu.Unlock()
+	return C.Sdkpp_VoiceInputModeType(v)
+}
+
+//export Sdkpp_VoiceSettings_PttKey
+func Sdkpp_VoiceSettings_PttKey(self *C.Sdkpp_VoiceSettings, returnValue *C.Sdkpp_String) {
+	const fn = "VoiceSettings_PttKey"
+	defer guard(fn)
+	if returnValue == nil {
+		refuse(fn, "returnValue is NULL")
+		return
+	}
+	*returnValue = C.Sdkpp_String{}
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.PttKey()
+	e.Mu.Unlock()
+	*returnValue = cString(v)
+}
+
+//export Sdkpp_VoiceSettings_InputVolume
+func Sdkpp_VoiceSettings_InputVolume(self *C.Sdkpp_VoiceSettings) C.float {
+	const fn = "VoiceSettings_InputVolume"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.InputVolume()
+	e.Mu.Unlock()
+	return C.float(v)
+}
+
+//export Sdkpp_VoiceSettings_OutputVolume
+func Sdkpp_VoiceSettings_OutputVolume(self *C.Sdkpp_VoiceSettings) C.float {
+	const fn = "VoiceSettings_OutputVolume"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return 0
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.OutputVolume()
+	e.Mu.Unlock()
+	return C.float(v)
+}
+
+//export Sdkpp_VoiceSettings_EchoCancellation
+func Sdkpp_VoiceSettings_EchoCancellation(self *C.Sdkpp_VoiceSettings) C.bool {
+	const fn = "VoiceSettings_EchoCancellation"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.EchoCancellation()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_VoiceSettings_NoiseSuppression
+func Sdkpp_VoiceSettings_NoiseSuppression(self *C.Sdkpp_VoiceSettings) C.bool {
+	const fn = "VoiceSettings_NoiseSuppression"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.NoiseSuppression()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_VoiceSettings_NoiseCancellation
+func Sdkpp_VoiceSettings_NoiseCancellation(self *C.Sdkpp_VoiceSettings) C.bool {
+	const fn = "VoiceSettings_NoiseCancellation"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.NoiseCancellation()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
+//export Sdkpp_VoiceSettings_AutomaticGainControl
+func Sdkpp_VoiceSettings_AutomaticGainControl(self *C.Sdkpp_VoiceSettings) C.bool {
+	const fn = "VoiceSettings_AutomaticGainControl"
+	defer guard(fn)
+	o, e, ok := getVoiceSettings(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	e.Mu.Lock()
+	v := o.AutomaticGainControl()
+	e.Mu.Unlock()
+	return C.bool(v)
+}
+
 // getVADThresholdSettings finds the VADThresholdSettings behind self, or logs why it cannot.
 func getVADThresholdSettings(fn string, self *C.Sdkpp_VADThresholdSettings) (*core.VADThresholdSettings, *handle.Entry, bool) {
 	e, ok := lookup(fn, unsafe.Pointer(self), typeVADThresholdSettings)
@@ -9561,6 +9764,68 @@ func Sdkpp_Client_SetVoiceParticipantChangedCallback(self *C.Sdkpp_Client, cb C.
 	o.SetVoiceParticipantChangedCallback(arg_cb)
 }
 
+//export Sdkpp_Client_GetVoiceSettings
+func Sdkpp_Client_GetVoiceSettings(self *C.Sdkpp_Client, cb C.Sdkpp_Client_GetVoiceSettingsCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_GetVoiceSettings"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientGetVoiceSettingsCallback]{
+		Fn: func(result *core.ClientResult, settings *core.VoiceSettings) {
+			C.sdkpp_call_Client_GetVoiceSettingsCallback(cb, C.uintptr_t(addAdopted(typeClientResult, result)), C.bool(settings != nil), C.uintptr_t(addAdoptedOpt(typeVoiceSettings, settings)), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.GetVoiceSettings(arg_cb)
+}
+
+//export Sdkpp_Client_SetVoiceSettingsUpdatedCallback
+func Sdkpp_Client_SetVoiceSettingsUpdatedCallback(self *C.Sdkpp_Client, cb C.Sdkpp_Client_VoiceSettingsUpdatedCallback, cb__userDataFree C.Sdkpp_FreeFn, cb__userData unsafe.Pointer) {
+	const fn = "Client_SetVoiceSettingsUpdatedCallback"
+	defer guard(fn)
+	accepted := false
+	cb_ud := C.uintptr_t(uintptr(cb__userData))
+	cb_release := userDataReleaser(cb__userDataFree, cb_ud)
+	defer func() {
+		if !accepted {
+			cb_release()
+		}
+	}()
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	if cb == nil {
+		refuse(fn, "cb is NULL")
+		return
+	}
+	arg_cb := core.Callback[core.ClientVoiceSettingsUpdatedCallback]{
+		Fn: func(settings *core.VoiceSettings) {
+			C.sdkpp_call_Client_VoiceSettingsUpdatedCallback(cb, C.uintptr_t(addAdopted(typeVoiceSettings, settings)), cb_ud)
+		},
+		Release: cb_release,
+	}
+	accepted = true
+	o.SetVoiceSettingsUpdatedCallback(arg_cb)
+}
+
 //export Sdkpp_Client_SetSelfMuteAll
 func Sdkpp_Client_SetSelfMuteAll(self *C.Sdkpp_Client, mute C.bool) {
 	const fn = "Client_SetSelfMuteAll"
@@ -9975,6 +10240,80 @@ func Sdkpp_Client_SetAutomaticGainControl(self *C.Sdkpp_Client, on C.bool) {
 	_ = e
 	arg_on := bool(on)
 	o.SetAutomaticGainControl(arg_on)
+}
+
+//export Sdkpp_Client_SetNoiseCancellation
+func Sdkpp_Client_SetNoiseCancellation(self *C.Sdkpp_Client, on C.bool) {
+	const fn = "Client_SetNoiseCancellation"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_on := bool(on)
+	o.SetNoiseCancellation(arg_on)
+}
+
+//export Sdkpp_Client_SetOpusHardwareCoding
+func Sdkpp_Client_SetOpusHardwareCoding(self *C.Sdkpp_Client, encode C.bool, decode C.bool) {
+	const fn = "Client_SetOpusHardwareCoding"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_encode := bool(encode)
+	arg_decode := bool(decode)
+	o.SetOpusHardwareCoding(arg_encode, arg_decode)
+}
+
+//export Sdkpp_Client_SetVoiceLogDir
+func Sdkpp_Client_SetVoiceLogDir(self *C.Sdkpp_Client, path C.Sdkpp_String, minSeverity C.Sdkpp_LoggingSeverity) {
+	const fn = "Client_SetVoiceLogDir"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_path, ok := goString(fn, "path", path)
+	if !ok {
+		return
+	}
+	arg_minSeverity := core.LoggingSeverity(minSeverity)
+	if !arg_minSeverity.Valid() {
+		refuse(fn, "minSeverity: %d is not a value of LoggingSeverity", int64(minSeverity))
+		return
+	}
+	o.SetVoiceLogDir(arg_path, arg_minSeverity)
+}
+
+//export Sdkpp_Client_SetAecDump
+func Sdkpp_Client_SetAecDump(self *C.Sdkpp_Client, on C.bool) {
+	const fn = "Client_SetAecDump"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_on := bool(on)
+	o.SetAecDump(arg_on)
+}
+
+//export Sdkpp_Client_SetEngineManagedAudioSession
+func Sdkpp_Client_SetEngineManagedAudioSession(self *C.Sdkpp_Client, isEngineManaged C.bool) {
+	const fn = "Client_SetEngineManagedAudioSession"
+	defer guard(fn)
+	o, e, ok := getClient(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_isEngineManaged := bool(isEngineManaged)
+	o.SetEngineManagedAudioSession(arg_isEngineManaged)
 }
 
 //export Sdkpp_Client_SetSpeakerMode

@@ -173,6 +173,12 @@ type ClientDeviceChangeCallback = func(inputDevices []*AudioDevice, outputDevice
 // ClientNoAudioInputCallback: The input rose above (true) or fell below (false) the no-input threshold.
 type ClientNoAudioInputCallback = func(inputDetected bool)
 
+// ClientGetVoiceSettingsCallback: sdkpp: result of GetVoiceSettings; settings is absent when no desktop client runs.
+type ClientGetVoiceSettingsCallback = func(result *ClientResult, settings *VoiceSettings)
+
+// ClientVoiceSettingsUpdatedCallback: sdkpp: the desktop client's voice settings changed.
+type ClientVoiceSettingsUpdatedCallback = func(settings *VoiceSettings)
+
 // ClientGetUserGuildsCallback: Result of GetUserGuilds.
 type ClientGetUserGuildsCallback = func(result *ClientResult, guilds []*GuildMinimal)
 
@@ -1045,6 +1051,32 @@ func (e AudioModeType) String() string {
 
 // Valid reports whether e is one of the enumerators.
 func (e AudioModeType) Valid() bool {
+	return e.String() != "unknown"
+}
+
+// VoiceInputModeType: sdkpp: the input mode of the player's desktop client (VoiceSettings.InputMode); values chosen
+// by sdkpp.
+type VoiceInputModeType int32
+
+// Values of VoiceInputModeType.
+const (
+	VoiceInputModeTypeVoiceActivity VoiceInputModeType = 0
+	VoiceInputModeTypePushToTalk    VoiceInputModeType = 1
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e VoiceInputModeType) String() string {
+	switch e {
+	case VoiceInputModeTypeVoiceActivity:
+		return "VoiceActivity"
+	case VoiceInputModeTypePushToTalk:
+		return "PushToTalk"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e VoiceInputModeType) Valid() bool {
 	return e.String() != "unknown"
 }
 

@@ -23,7 +23,7 @@ type callState struct {
 	inDev    string
 	outDev   string
 	noInput  float32
-	settings struct{ aec, ns, agc bool }
+	settings struct{ aec, ns, agc, nc bool }
 
 	participant handlerSlot[ClientVoiceParticipantChangedCallback] // Client.mu guards the slots
 	devices     handlerSlot[ClientDeviceChangeCallback]
@@ -108,7 +108,10 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 	}
 	e := &callEntry{}
 	e.last.status = CallStatusJoining // voice.Start returns the call Joining
+	c.voice.callStarted.Store(true)
 	ecfg := voice.EngineConfig{InputDevice: s.inDev, OutputDevice: s.outDev,
+		AecDump: c.aecDumpPrefix(lobbyID),
+		Logf:    func(f string, a ...any) { c.voiceLogf(LoggingSeverityInfo, f, a...) },
 		OnNoInput: func(silent bool) {
 			postHandler(c, &c.calls.noInputCb, func(f ClientNoAudioInputCallback) { f(!silent) })
 		},
@@ -138,7 +141,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		NewEngine: s.newEngine,
 		Engine:    ecfg,
 		Clock:     c.clock,
-		Logf:      func(f string, a ...any) { c.logf(LoggingSeverityVerbose, f, a...) },
+		Logf:      func(f string, a ...any) { c.voiceLogf(LoggingSeverityVerbose, f, a...) },
 		SelfMute:  s.muteAll, SelfDeaf: s.deafAll,
 		Events: voice.Events{
 			Status: func(st voice.Status, er voice.Error, d int32) {
@@ -175,6 +178,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 	eng.SetEchoCancellation(s.settings.aec)
 	eng.SetNoiseSuppression(s.settings.ns)
 	eng.SetAutoGain(s.settings.agc)
+	eng.SetNoiseCancellation(s.settings.nc)
 	for _, r := range []func(){releaseOf(received), releaseOf(captured)} {
 		if r != nil {
 			e.audio = append(e.audio, c.scope.NewScope(r)) // endCall closes them after End
@@ -449,6 +453,16 @@ func (c *Client) SetNoiseSuppression(on bool) {
 	c.calls.settings.ns = on
 	c.calls.mu.Unlock()
 	c.forEachCall(func(call *voice.Call) { call.Engine().SetNoiseSuppression(on) })
+}
+
+// SetNoiseCancellation turns noise cancellation on or off in every call (default off): the noise
+// suppressor at its strongest (-45 dB instead of -15 dB). While on, it replaces noise suppression.
+func (c *Client) SetNoiseCancellation(on bool) {
+	c.calls.mu.Lock()
+	c.calls.initLocked()
+	c.calls.settings.nc = on
+	c.calls.mu.Unlock()
+	c.forEachCall(func(call *voice.Call) { call.Engine().SetNoiseCancellation(on) })
 }
 
 // SetAutomaticGainControl turns automatic gain control on or off in every call (default on).

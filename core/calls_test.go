@@ -86,6 +86,7 @@ func (e *testEngine) SetSenderVolume(uint64, float32) {}
 func (e *testEngine) SetLocalMute(uint64, bool)       {}
 func (e *testEngine) SetEchoCancellation(bool)        {}
 func (e *testEngine) SetNoiseSuppression(bool)        {}
+func (e *testEngine) SetNoiseCancellation(bool)       {}
 func (e *testEngine) SetAutoGain(bool)                {}
 func (e *testEngine) SetNoInputThreshold(float32)     {}
 func (e *testEngine) SetExpectedLoss(p int)           { e.mu.Lock(); e.expLoss = p; e.mu.Unlock() }

@@ -10,10 +10,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sdkpp/wire"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sdkpp/wire"
 
 	"golang.org/x/oauth2"
 
@@ -93,6 +94,7 @@ type Client struct {
 	closed  bool
 	auth    authState
 	rpc     rpcLink
+	voice   voiceDiag // guarded by its own lock
 	conn    connState
 	lobby   lobbyState
 	msg     messageState
@@ -172,6 +174,7 @@ func (c *Client) Close() {
 		c.stopExpiryLocked()
 		c.mu.Unlock()
 		c.log.close()
+		c.closeVoiceLog()
 		c.scope.Close()
 	})
 }
@@ -254,7 +257,7 @@ func (c *Client) AddLogCallback(cb Callback[ClientLogCallback], min LoggingSever
 // SetLogDir writes messages at or above min to path/sdkpp.log, replacing an earlier log
 // directory. It reports false, and logs why, when the file cannot be opened.
 func (c *Client) SetLogDir(path string, min LoggingSeverity) bool {
-	f, err := openLogFile(path)
+	f, err := openLogFile(path, "sdkpp.log")
 	if err != nil {
 		c.logf(LoggingSeverityError, "SetLogDir(%q): %v", path, err)
 		return false

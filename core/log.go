@@ -71,7 +71,7 @@ func (s *fileSink) write(msg string, sev LoggingSeverity) {
 	if s.f == nil {
 		return
 	}
-	fmt.Fprintf(s.f, "%s [%s] %s\n", s.now().UTC().Format(time.RFC3339Nano), sev, msg)
+	s.f.WriteString(logLine(s.now(), sev, msg))
 }
 
 func (s *fileSink) close() {
@@ -141,15 +141,20 @@ func (l *logger) close() {
 	}
 }
 
-// openLogFile opens dir/sdkpp.log for appending, creating dir.
-func openLogFile(dir string) (*os.File, error) {
+// logLine is one line of a log file.
+func logLine(now time.Time, sev LoggingSeverity, msg string) string {
+	return fmt.Sprintf("%s [%s] %s\n", now.UTC().Format(time.RFC3339Nano), sev, msg)
+}
+
+// openLogFile opens dir/name for appending, creating dir.
+func openLogFile(dir, name string) (*os.File, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("empty log directory")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "sdkpp.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open log file: %w", err)
 	}

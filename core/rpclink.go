@@ -13,6 +13,8 @@ type rpcLink struct {
 	client *rpc.Client
 	auth   rpcSub // AUTHORIZE_REQUEST
 	join   rpcSub // ACTIVITY_JOIN
+
+	voiceSettings rpcSub // VOICE_SETTINGS_UPDATE
 }
 
 // rpcSub is one event subscription to the desktop client: the handler's scope and the way to

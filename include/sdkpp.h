@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 945515493u
+#define SDKPP_ABI_VERSION 573261881u
 
 #ifdef __cplusplus
 extern "C" {
@@ -333,6 +333,16 @@ typedef enum Sdkpp_AudioModeType {
     Sdkpp_AudioModeType_forceint = 0x7FFFFFFF
 } Sdkpp_AudioModeType;
 
+/**
+ * sdkpp: the input mode of the player's desktop client (VoiceSettings.InputMode); values chosen
+ * by sdkpp.
+ */
+typedef enum Sdkpp_VoiceInputModeType {
+    Sdkpp_VoiceInputModeType_VoiceActivity = 0,
+    Sdkpp_VoiceInputModeType_PushToTalk = 1,
+    Sdkpp_VoiceInputModeType_forceint = 0x7FFFFFFF
+} Sdkpp_VoiceInputModeType;
+
 /** Connection status of a Client; it is usable at Ready. */
 typedef enum Sdkpp_Client_Status {
     Sdkpp_Client_Status_Disconnected = 0,
@@ -422,6 +432,12 @@ typedef struct Sdkpp_MessageHandle { void* opaque; } Sdkpp_MessageHandle;
 typedef struct Sdkpp_UserMessageSummary { void* opaque; } Sdkpp_UserMessageSummary;
 /** An audio input or output device. */
 typedef struct Sdkpp_AudioDevice { void* opaque; } Sdkpp_AudioDevice;
+/**
+ * sdkpp: a read-only snapshot of the player's voice settings in the locally running platform
+ * desktop client (not per call), issued by the SDK only (VS-1): there is no setter, and the desktop
+ * client refuses writes.
+ */
+typedef struct Sdkpp_VoiceSettings { void* opaque; } Sdkpp_VoiceSettings;
 /** A call's voice activity threshold. */
 typedef struct Sdkpp_VADThresholdSettings { void* opaque; } Sdkpp_VADThresholdSettings;
 /** A call participant's voice state, as the participant set it: a live view. */
@@ -567,6 +583,10 @@ typedef void (SDKPP_CALL *Sdkpp_Client_SetOutputDeviceCallback)(Sdkpp_ClientResu
 typedef void (SDKPP_CALL *Sdkpp_Client_DeviceChangeCallback)(Sdkpp_AudioDeviceSpan inputDevices, Sdkpp_AudioDeviceSpan outputDevices, void* userData);
 /** The input rose above (true) or fell below (false) the no-input threshold. */
 typedef void (SDKPP_CALL *Sdkpp_Client_NoAudioInputCallback)(bool inputDetected, void* userData);
+/** sdkpp: result of GetVoiceSettings; settings is absent when no desktop client runs. */
+typedef void (SDKPP_CALL *Sdkpp_Client_GetVoiceSettingsCallback)(Sdkpp_ClientResult* result, Sdkpp_VoiceSettings* settings, void* userData);
+/** sdkpp: the desktop client's voice settings changed. */
+typedef void (SDKPP_CALL *Sdkpp_Client_VoiceSettingsUpdatedCallback)(Sdkpp_VoiceSettings* settings, void* userData);
 /** Result of GetUserGuilds. */
 typedef void (SDKPP_CALL *Sdkpp_Client_GetUserGuildsCallback)(Sdkpp_ClientResult* result, Sdkpp_GuildMinimalSpan guilds, void* userData);
 /** Result of GetGuildChannels: sorted by position. */
@@ -1143,6 +1163,32 @@ SDKPP_API bool SDKPP_CALL Sdkpp_AudioDevice_IsDefault(Sdkpp_AudioDevice* self);
 /** Whether rhs is the same device. */
 SDKPP_API bool SDKPP_CALL Sdkpp_AudioDevice_Equals(Sdkpp_AudioDevice* self, Sdkpp_AudioDevice* rhs);
 
+/* VoiceSettings */
+/** Releases the object and zeroes self; later calls on it are refused. */
+SDKPP_API void SDKPP_CALL Sdkpp_VoiceSettings_Drop(Sdkpp_VoiceSettings* self);
+/** Makes self a deep copy of other (self's old contents are not read). */
+SDKPP_API void SDKPP_CALL Sdkpp_VoiceSettings_Clone(Sdkpp_VoiceSettings* self, Sdkpp_VoiceSettings* other);
+/** Whether the player muted their microphone in the desktop client. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceSettings_SelfMute(Sdkpp_VoiceSettings* self);
+/** Whether the player deafened themselves in the desktop client. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceSettings_SelfDeaf(Sdkpp_VoiceSettings* self);
+/** Voice activity or push-to-talk. */
+SDKPP_API Sdkpp_VoiceInputModeType SDKPP_CALL Sdkpp_VoiceSettings_InputMode(Sdkpp_VoiceSettings* self);
+/** Display text of the push-to-talk binding (e.g. "SHIFT + F"); empty when unbound. */
+SDKPP_API void SDKPP_CALL Sdkpp_VoiceSettings_PttKey(Sdkpp_VoiceSettings* self, Sdkpp_String* returnValue);
+/** The microphone volume, 0..100. */
+SDKPP_API float SDKPP_CALL Sdkpp_VoiceSettings_InputVolume(Sdkpp_VoiceSettings* self);
+/** The playback volume, 0..200. */
+SDKPP_API float SDKPP_CALL Sdkpp_VoiceSettings_OutputVolume(Sdkpp_VoiceSettings* self);
+/** Whether echo cancellation is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceSettings_EchoCancellation(Sdkpp_VoiceSettings* self);
+/** Whether noise suppression is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceSettings_NoiseSuppression(Sdkpp_VoiceSettings* self);
+/** Whether noise cancellation is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceSettings_NoiseCancellation(Sdkpp_VoiceSettings* self);
+/** Whether automatic gain control is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_VoiceSettings_AutomaticGainControl(Sdkpp_VoiceSettings* self);
+
 /* VADThresholdSettings */
 /** Releases the object and zeroes self; later calls on it are refused. */
 SDKPP_API void SDKPP_CALL Sdkpp_VADThresholdSettings_Drop(Sdkpp_VADThresholdSettings* self);
@@ -1512,6 +1558,16 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_EndCall(Sdkpp_Client* self, uint64_t lobb
 SDKPP_API void SDKPP_CALL Sdkpp_Client_EndCalls(Sdkpp_Client* self, Sdkpp_Client_EndCallsCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Sets the handler of participants joining and leaving any of the player's calls. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetVoiceParticipantChangedCallback(Sdkpp_Client* self, Sdkpp_Client_VoiceParticipantChangedCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/**
+ * sdkpp: reads the voice settings of the locally running platform desktop client. Without a
+ * desktop client the result is successful and settings is absent; a lost link fails the result.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_GetVoiceSettings(Sdkpp_Client* self, Sdkpp_Client_GetVoiceSettingsCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/**
+ * sdkpp: sets the handler told each time the desktop client's voice settings change (while the
+ * desktop client is connected).
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetVoiceSettingsUpdatedCallback(Sdkpp_Client* self, Sdkpp_Client_VoiceSettingsUpdatedCallback cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
 /** Mutes the player in every call (overrides the per-call setting). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetSelfMuteAll(Sdkpp_Client* self, bool mute);
 /** Whether the player is muted in every call. */
@@ -1552,6 +1608,32 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_SetEchoCancellation(Sdkpp_Client* self, b
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoiseSuppression(Sdkpp_Client* self, bool on);
 /** Automatic gain control (default on). */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetAutomaticGainControl(Sdkpp_Client* self, bool on);
+/**
+ * Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
+ * (disables) noise suppression.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetNoiseCancellation(Sdkpp_Client* self, bool on);
+/**
+ * Hardware Opus encoding and decoding; call right after construction. Recorded only: the
+ * platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOpusHardwareCoding(Sdkpp_Client* self, bool encode, bool decode);
+/**
+ * Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
+ * in path, with tokens redacted; a path that cannot be used is logged as an error.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetVoiceLogDir(Sdkpp_Client* self, Sdkpp_String path, Sdkpp_LoggingSeverity minSeverity);
+/**
+ * Echo-cancellation diagnostics (default off): while on, each call writes the engine's near
+ * (microphone), far (playback) and output (sent) PCM as WAV files into the voice log dir.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetAecDump(Sdkpp_Client* self, bool on);
+/**
+ * Mobile: whether the game, not the SDK, owns the platform audio session (iOS AVAudioSession
+ * category and activation, Android audio mode and focus). Call before any call starts; later
+ * calls are refused with a warning. Recorded only on desktop, where no audio session exists.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Client_SetEngineManagedAudioSession(Sdkpp_Client* self, bool isEngineManaged);
 /**
  * Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
  * warning once. Returns false: no platform here has a speakerphone route.

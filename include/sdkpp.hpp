@@ -258,6 +258,13 @@ enum class AudioModeType : int32_t {
     MODE_PTT = 2,
 };
 
+/// sdkpp: the input mode of the player's desktop client (VoiceSettings.InputMode); values chosen
+/// by sdkpp.
+enum class VoiceInputModeType : int32_t {
+    VoiceActivity = 0,
+    PushToTalk = 1,
+};
+
 class AuthorizationCodeChallenge;
 class AuthorizationCodeVerifier;
 class AuthorizationArgs;
@@ -283,6 +290,7 @@ class LobbyHandle;
 class MessageHandle;
 class UserMessageSummary;
 class AudioDevice;
+class VoiceSettings;
 class VADThresholdSettings;
 class VoiceStateHandle;
 class Call;
@@ -1324,6 +1332,54 @@ public:
     bool Equals(sdkpp::AudioDevice rhs) const;
 };
 
+/// sdkpp: a read-only snapshot of the player's voice settings in the locally running platform
+/// desktop client (not per call), issued by the SDK only (VS-1): there is no setter, and the desktop
+/// client refuses writes.
+class VoiceSettings {
+    mutable Sdkpp_VoiceSettings instance_{};
+    SdkppObjectState state_ = SdkppObjectState::Invalid;
+
+public:
+    /// The C object this wraps.
+    Sdkpp_VoiceSettings* instance() const { return &instance_; }
+    /// An instance that holds no object.
+    static const VoiceSettings nullobj;
+    /// Adopts a C object (Owned: this wrapper drops it).
+    explicit VoiceSettings(Sdkpp_VoiceSettings instance, SdkppObjectState state);
+    ~VoiceSettings();
+    VoiceSettings(VoiceSettings&& other) noexcept;
+    VoiceSettings& operator=(VoiceSettings&& other) noexcept;
+    /// A deep copy.
+    VoiceSettings(const VoiceSettings& other);
+    /// Becomes a deep copy of other.
+    VoiceSettings& operator=(const VoiceSettings& other);
+    /// Releases the object now; the wrapper becomes invalid.
+    void Drop();
+    /// True while the wrapper holds an object.
+    operator bool() const { return state_ != SdkppObjectState::Invalid; }
+
+    /// Whether the player muted their microphone in the desktop client.
+    bool SelfMute() const;
+    /// Whether the player deafened themselves in the desktop client.
+    bool SelfDeaf() const;
+    /// Voice activity or push-to-talk.
+    sdkpp::VoiceInputModeType InputMode() const;
+    /// Display text of the push-to-talk binding (e.g. "SHIFT + F"); empty when unbound.
+    std::string PttKey() const;
+    /// The microphone volume, 0..100.
+    float InputVolume() const;
+    /// The playback volume, 0..200.
+    float OutputVolume() const;
+    /// Whether echo cancellation is on.
+    bool EchoCancellation() const;
+    /// Whether noise suppression is on.
+    bool NoiseSuppression() const;
+    /// Whether noise cancellation is on.
+    bool NoiseCancellation() const;
+    /// Whether automatic gain control is on.
+    bool AutomaticGainControl() const;
+};
+
 /// A call's voice activity threshold.
 class VADThresholdSettings {
     mutable Sdkpp_VADThresholdSettings instance_{};
@@ -1636,6 +1692,10 @@ public:
     using DeviceChangeCallback = std::function<void(std::vector<sdkpp::AudioDevice> inputDevices, std::vector<sdkpp::AudioDevice> outputDevices)>;
     /// The input rose above (true) or fell below (false) the no-input threshold.
     using NoAudioInputCallback = std::function<void(bool inputDetected)>;
+    /// sdkpp: result of GetVoiceSettings; settings is absent when no desktop client runs.
+    using GetVoiceSettingsCallback = std::function<void(sdkpp::ClientResult result, std::optional<sdkpp::VoiceSettings> settings)>;
+    /// sdkpp: the desktop client's voice settings changed.
+    using VoiceSettingsUpdatedCallback = std::function<void(sdkpp::VoiceSettings settings)>;
     /// Result of GetUserGuilds.
     using GetUserGuildsCallback = std::function<void(sdkpp::ClientResult result, std::vector<sdkpp::GuildMinimal> guilds)>;
     /// Result of GetGuildChannels: sorted by position.
@@ -1947,6 +2007,12 @@ public:
     void EndCalls(sdkpp::Client::EndCallsCallback callback);
     /// Sets the handler of participants joining and leaving any of the player's calls.
     void SetVoiceParticipantChangedCallback(sdkpp::Client::VoiceParticipantChangedCallback cb);
+    /// sdkpp: reads the voice settings of the locally running platform desktop client. Without a
+    /// desktop client the result is successful and settings is absent; a lost link fails the result.
+    void GetVoiceSettings(sdkpp::Client::GetVoiceSettingsCallback cb);
+    /// sdkpp: sets the handler told each time the desktop client's voice settings change (while the
+    /// desktop client is connected).
+    void SetVoiceSettingsUpdatedCallback(sdkpp::Client::VoiceSettingsUpdatedCallback cb);
     /// Mutes the player in every call (overrides the per-call setting).
     void SetSelfMuteAll(bool mute);
     /// Whether the player is muted in every call.
@@ -1987,6 +2053,22 @@ public:
     void SetNoiseSuppression(bool on);
     /// Automatic gain control (default on).
     void SetAutomaticGainControl(bool on);
+    /// Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
+    /// (disables) noise suppression.
+    void SetNoiseCancellation(bool on);
+    /// Hardware Opus encoding and decoding; call right after construction. Recorded only: the
+    /// platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
+    void SetOpusHardwareCoding(bool encode, bool decode);
+    /// Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
+    /// in path, with tokens redacted; a path that cannot be used is logged as an error.
+    void SetVoiceLogDir(std::string const& path, sdkpp::LoggingSeverity minSeverity);
+    /// Echo-cancellation diagnostics (default off): while on, each call writes the engine's near
+    /// (microphone), far (playback) and output (sent) PCM as WAV files into the voice log dir.
+    void SetAecDump(bool on);
+    /// Mobile: whether the game, not the SDK, owns the platform audio session (iOS AVAudioSession
+    /// category and activation, Android audio mode and focus). Call before any call starts; later
+    /// calls are refused with a warning. Recorded only on desktop, where no audio session exists.
+    void SetEngineManagedAudioSession(bool isEngineManaged);
     /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
     /// warning once. Returns false: no platform here has a speakerphone route.
     [[deprecated("see the SDK's documentation of Client::SetSpeakerMode")]] bool SetSpeakerMode(bool speakerMode);
@@ -2458,6 +2540,19 @@ inline const char* EnumToString(sdkpp::AudioModeType value)
         return "MODE_VAD";
     case sdkpp::AudioModeType::MODE_PTT:
         return "MODE_PTT";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a VoiceInputModeType value, or "unknown".
+inline const char* EnumToString(sdkpp::VoiceInputModeType value)
+{
+    switch (value) {
+    case sdkpp::VoiceInputModeType::VoiceActivity:
+        return "VoiceActivity";
+    case sdkpp::VoiceInputModeType::PushToTalk:
+        return "PushToTalk";
     default:
         return "unknown";
     }
@@ -5136,6 +5231,98 @@ bool AudioDevice::Equals(sdkpp::AudioDevice rhs) const
     return Sdkpp_AudioDevice_Equals(&instance_, rhs.instance());
 }
 
+VoiceSettings::VoiceSettings(Sdkpp_VoiceSettings instance, SdkppObjectState state)
+    : instance_(instance)
+    , state_(state)
+{
+}
+VoiceSettings::~VoiceSettings()
+{
+    Drop();
+}
+VoiceSettings::VoiceSettings(VoiceSettings&& other) noexcept
+    : instance_(std::exchange(other.instance_, Sdkpp_VoiceSettings{}))
+    , state_(std::exchange(other.state_, SdkppObjectState::Invalid))
+{
+}
+VoiceSettings& VoiceSettings::operator=(VoiceSettings&& other) noexcept
+{
+    if (this != &other) {
+        Drop();
+        instance_ = std::exchange(other.instance_, Sdkpp_VoiceSettings{});
+        state_ = std::exchange(other.state_, SdkppObjectState::Invalid);
+    }
+    return *this;
+}
+VoiceSettings::VoiceSettings(const VoiceSettings& other)
+{
+    if (other.state_ == SdkppObjectState::Owned) {
+        Sdkpp_VoiceSettings_Clone(&instance_, other.instance());
+        state_ = detail::StateOf(instance_.opaque);
+    }
+}
+VoiceSettings& VoiceSettings::operator=(const VoiceSettings& other)
+{
+    if (this != &other) {
+        Drop();
+        if (other.state_ == SdkppObjectState::Owned) {
+            Sdkpp_VoiceSettings_Clone(&instance_, other.instance());
+            state_ = detail::StateOf(instance_.opaque);
+        }
+    }
+    return *this;
+}
+void VoiceSettings::Drop()
+{
+    if (state_ != SdkppObjectState::Owned) {
+        return;
+    }
+    Sdkpp_VoiceSettings_Drop(&instance_);
+    state_ = SdkppObjectState::Invalid;
+}
+bool VoiceSettings::SelfMute() const
+{
+    return Sdkpp_VoiceSettings_SelfMute(&instance_);
+}
+bool VoiceSettings::SelfDeaf() const
+{
+    return Sdkpp_VoiceSettings_SelfDeaf(&instance_);
+}
+sdkpp::VoiceInputModeType VoiceSettings::InputMode() const
+{
+    return static_cast<sdkpp::VoiceInputModeType>(Sdkpp_VoiceSettings_InputMode(&instance_));
+}
+std::string VoiceSettings::PttKey() const
+{
+    Sdkpp_String returnValue{};
+    Sdkpp_VoiceSettings_PttKey(&instance_, &returnValue);
+    return detail::Take(returnValue);
+}
+float VoiceSettings::InputVolume() const
+{
+    return Sdkpp_VoiceSettings_InputVolume(&instance_);
+}
+float VoiceSettings::OutputVolume() const
+{
+    return Sdkpp_VoiceSettings_OutputVolume(&instance_);
+}
+bool VoiceSettings::EchoCancellation() const
+{
+    return Sdkpp_VoiceSettings_EchoCancellation(&instance_);
+}
+bool VoiceSettings::NoiseSuppression() const
+{
+    return Sdkpp_VoiceSettings_NoiseSuppression(&instance_);
+}
+bool VoiceSettings::NoiseCancellation() const
+{
+    return Sdkpp_VoiceSettings_NoiseCancellation(&instance_);
+}
+bool VoiceSettings::AutomaticGainControl() const
+{
+    return Sdkpp_VoiceSettings_AutomaticGainControl(&instance_);
+}
+
 VADThresholdSettings::VADThresholdSettings(Sdkpp_VADThresholdSettings instance, SdkppObjectState state)
     : instance_(instance)
     , state_(state)
@@ -6585,6 +6772,27 @@ void Client::SetVoiceParticipantChangedCallback(sdkpp::Client::VoiceParticipantC
     };
     Sdkpp_Client_SetVoiceParticipantChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::VoiceParticipantChangedCallback>, cb__userData);
 }
+void Client::GetVoiceSettings(sdkpp::Client::GetVoiceSettingsCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::GetVoiceSettingsCallback(std::move(cb));
+    Sdkpp_Client_GetVoiceSettingsCallback cb__trampoline = [](Sdkpp_ClientResult* result, Sdkpp_VoiceSettings* settings, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::GetVoiceSettingsCallback*>(userData__);
+        auto result__arg = sdkpp::ClientResult(*result, SdkppObjectState::Owned);
+        auto settings__arg = settings ? std::optional<sdkpp::VoiceSettings>(sdkpp::VoiceSettings(*settings, SdkppObjectState::Owned)) : std::nullopt;
+        detail::Invoke([&] { fn__(std::move(result__arg), std::move(settings__arg)); });
+    };
+    Sdkpp_Client_GetVoiceSettings(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::GetVoiceSettingsCallback>, cb__userData);
+}
+void Client::SetVoiceSettingsUpdatedCallback(sdkpp::Client::VoiceSettingsUpdatedCallback cb)
+{
+    auto* cb__userData = new sdkpp::Client::VoiceSettingsUpdatedCallback(std::move(cb));
+    Sdkpp_Client_VoiceSettingsUpdatedCallback cb__trampoline = [](Sdkpp_VoiceSettings* settings, void* userData__) {
+        auto& fn__ = *static_cast<sdkpp::Client::VoiceSettingsUpdatedCallback*>(userData__);
+        auto settings__arg = sdkpp::VoiceSettings(*settings, SdkppObjectState::Owned);
+        detail::Invoke([&] { fn__(std::move(settings__arg)); });
+    };
+    Sdkpp_Client_SetVoiceSettingsUpdatedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Client::VoiceSettingsUpdatedCallback>, cb__userData);
+}
 void Client::SetSelfMuteAll(bool mute)
 {
     Sdkpp_Client_SetSelfMuteAll(&instance_, mute);
@@ -6714,6 +6922,26 @@ void Client::SetAutomaticGainControl(bool on)
 {
     Sdkpp_Client_SetAutomaticGainControl(&instance_, on);
 }
+void Client::SetNoiseCancellation(bool on)
+{
+    Sdkpp_Client_SetNoiseCancellation(&instance_, on);
+}
+void Client::SetOpusHardwareCoding(bool encode, bool decode)
+{
+    Sdkpp_Client_SetOpusHardwareCoding(&instance_, encode, decode);
+}
+void Client::SetVoiceLogDir(std::string const& path, sdkpp::LoggingSeverity minSeverity)
+{
+    Sdkpp_Client_SetVoiceLogDir(&instance_, detail::Borrow(path), static_cast<Sdkpp_LoggingSeverity>(minSeverity));
+}
+void Client::SetAecDump(bool on)
+{
+    Sdkpp_Client_SetAecDump(&instance_, on);
+}
+void Client::SetEngineManagedAudioSession(bool isEngineManaged)
+{
+    Sdkpp_Client_SetEngineManagedAudioSession(&instance_, isEngineManaged);
+}
 bool Client::SetSpeakerMode(bool speakerMode)
 {
     return Sdkpp_Client_SetSpeakerMode(&instance_, speakerMode);
@@ -6743,6 +6971,7 @@ const LobbyHandle LobbyHandle::nullobj{{}, SdkppObjectState::Invalid};
 const MessageHandle MessageHandle::nullobj{{}, SdkppObjectState::Invalid};
 const UserMessageSummary UserMessageSummary::nullobj{{}, SdkppObjectState::Invalid};
 const AudioDevice AudioDevice::nullobj{{}, SdkppObjectState::Invalid};
+const VoiceSettings VoiceSettings::nullobj{{}, SdkppObjectState::Invalid};
 const VADThresholdSettings VADThresholdSettings::nullobj{{}, SdkppObjectState::Invalid};
 const VoiceStateHandle VoiceStateHandle::nullobj{{}, SdkppObjectState::Invalid};
 const Call Call::nullobj{{}, SdkppObjectState::Invalid};

@@ -44,6 +44,10 @@ const (
 	MaxTailMs = 1000
 	// referenceFrames is how many far-end frames Playback can queue ahead of Capture.
 	referenceFrames = 8
+	// suppressDB is how far noise suppression lowers stationary noise (speexdsp's default), and
+	// cancelDB how far noise cancellation does: the same denoiser at its strongest.
+	suppressDB = -15
+	cancelDB   = -45
 )
 
 // ErrFrameSize is returned when a frame passed to Playback or Capture is not the Processor's
@@ -68,9 +72,9 @@ type Processor struct {
 	scratch    []int16 // a copy of the input when Capture works in place
 
 	// Wanted settings (any goroutine) and the ones applied to the C state (Capture only).
-	wantAEC, wantNS, wantAGC atomic.Bool
-	aec, ns, agc             bool
-	closed                   atomic.Bool
+	wantAEC, wantNS, wantAGC, wantNC atomic.Bool
+	aec, ns, agc, nc                 bool
+	closed                           atomic.Bool
 }
 
 // New returns a Processor for frames of frameSamples samples at 48 kHz mono (10 or 20 ms, that is
@@ -120,8 +124,8 @@ func (p *Processor) init() error {
 
 // apply brings the C state in line with the wanted settings. Only Capture's goroutine calls it.
 func (p *Processor) apply(force bool) error {
-	aec, ns, agc := p.wantAEC.Load(), p.wantNS.Load(), p.wantAGC.Load()
-	if !force && aec == p.aec && ns == p.ns && agc == p.agc {
+	aec, ns, agc, nc := p.wantAEC.Load(), p.wantNS.Load(), p.wantAGC.Load(), p.wantNC.Load()
+	if !force && aec == p.aec && ns == p.ns && agc == p.agc && nc == p.nc {
 		return nil
 	}
 	if aec != p.aec || force {
@@ -136,13 +140,19 @@ func (p *Processor) apply(force bool) error {
 			return errors.New("apm: link echo canceller to preprocessor")
 		}
 	}
-	if C.sdkpp_preprocess_set(p.pre, C.SPEEX_PREPROCESS_SET_DENOISE, boolInt(ns)) != 0 {
+	// Noise cancellation takes the denoiser over from noise suppression.
+	level := suppressDB
+	if nc {
+		level = cancelDB
+	}
+	if C.sdkpp_preprocess_set(p.pre, C.SPEEX_PREPROCESS_SET_DENOISE, boolInt(ns || nc)) != 0 ||
+		C.sdkpp_preprocess_set(p.pre, C.SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, C.int(level)) != 0 {
 		return errors.New("apm: switch noise suppression")
 	}
 	if C.sdkpp_preprocess_set(p.pre, C.SPEEX_PREPROCESS_SET_AGC, boolInt(agc)) != 0 {
 		return errors.New("apm: switch gain control")
 	}
-	p.aec, p.ns, p.agc = aec, ns, agc
+	p.aec, p.ns, p.agc, p.nc = aec, ns, agc, nc
 	return nil
 }
 
@@ -158,6 +168,10 @@ func (p *Processor) SetEchoCancellation(on bool) { p.wantAEC.Store(on) }
 
 // SetNoiseSuppression switches noise suppression (on by default).
 func (p *Processor) SetNoiseSuppression(on bool) { p.wantNS.Store(on) }
+
+// SetNoiseCancellation switches noise cancellation (off by default): the denoiser at its
+// strongest (-45 dB instead of -15 dB). While on, it replaces noise suppression.
+func (p *Processor) SetNoiseCancellation(on bool) { p.wantNC.Store(on) }
 
 // SetAutoGain switches automatic gain control (on by default).
 func (p *Processor) SetAutoGain(on bool) { p.wantAGC.Store(on) }
@@ -219,7 +233,7 @@ func (p *Processor) Capture(in, out []int16) error {
 	if head != tail {
 		p.head.Store(head + 1)
 	}
-	if p.ns || p.agc {
+	if p.ns || p.nc || p.agc {
 		C.speex_preprocess_run(p.pre, (*C.spx_int16_t)(&out[0]))
 	}
 	return nil

@@ -105,6 +105,20 @@ func TestNoiseSuppressionLowersStationaryNoise(t *testing.T) {
 	assert.Less(t, gOn, -10.0)
 }
 
+// Noise cancellation lowers stationary noise further than suppression, and replaces it: with
+// suppression off it still works.
+func TestNoiseCancellationLowersNoiseFurther(t *testing.T) {
+	noise := testsignal.Noise(13, 5*pcm.SampleRate, -40)
+	last := len(noise) - 2*pcm.SampleRate
+	ns := run(t, newProcessor(t, false, true, false), nil, noise)
+	nc := newProcessor(t, false, false, false)
+	nc.SetNoiseCancellation(true)
+	cancelled := run(t, nc, nil, noise)
+	gNS, gNC := gainDB(noise, ns, last, len(noise)), gainDB(noise, cancelled, last, len(noise))
+	t.Logf("stationary noise: %.1f dB with suppression, %.1f dB with cancellation", gNS, gNC)
+	assert.Less(t, gNC, gNS-6)
+}
+
 func TestAutoGainRaisesQuietSpeech(t *testing.T) {
 	quiet := testsignal.Voiced(14, 10*pcm.SampleRate, 0.02)
 	last := len(quiet) - 3*pcm.SampleRate

@@ -131,6 +131,11 @@ type Engine struct {
 	lossSet  int32
 	pushFn   func(*queued)
 	noInThr  float64
+
+	// dump writes the echo-cancellation diagnostics (EngineConfig.AecDump) between Start and
+	// Close; dumpFrame is the step's frame of it, nil when the writer is behind.
+	dump      *aecDump
+	dumpFrame *aecFrame
 }
 
 // sender is one remote player's playback path.
@@ -211,9 +216,18 @@ func (e *Engine) Start() error {
 	if e.started {
 		return nil
 	}
+	if e.cfg.AecDump != "" {
+		d, err := startAecDump(e.cfg.AecDump, e.logf)
+		if err != nil {
+			e.logf("engine: %v", err) // diagnostics only: the call goes on without them
+		} else {
+			e.dump = d
+		}
+	}
 	if e.devs == nil {
 		c, err := device.NewContext(device.Options{})
 		if err != nil {
+			e.stopDump()
 			return fmt.Errorf("engine: start: %w", err)
 		}
 		e.ownDevs, e.devs = c, c
@@ -223,9 +237,12 @@ func (e *Engine) Start() error {
 			_ = e.ownDevs.Close()
 			e.ownDevs, e.devs = nil, nil
 		}
+		e.stopDump()
 		return fmt.Errorf("engine: start: %w", err)
 	}
 	e.started = true
+	e.logf("engine: started: capture %q, playback %q, %d Hz, periods of %d samples",
+		e.inUse.Capture.Name, e.inUse.Playback.Name, e.inUse.SampleRate, e.inUse.PeriodSamples)
 	e.watchStop, e.watchDone = make(chan struct{}), make(chan struct{})
 	go e.watch(e.devs.Events(), e.watchStop, e.watchDone)
 	return nil
@@ -276,6 +293,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	err := e.closeStreamLocked()
+	e.stopDump()
 	if e.started {
 		close(e.watchStop)
 		<-e.watchDone
@@ -290,6 +308,21 @@ func (e *Engine) Close() error {
 		return fmt.Errorf("engine: close: %w", err)
 	}
 	return nil
+}
+
+// stopDump ends the AEC dump's writer, if any; the processing goroutine has ended.
+func (e *Engine) stopDump() {
+	if e.dump != nil {
+		e.dump.stop()
+		e.dump = nil
+	}
+}
+
+// logf writes a diagnostic to EngineConfig.Logf.
+func (e *Engine) logf(format string, args ...any) {
+	if e.cfg.Logf != nil {
+		e.cfg.Logf(format, args...)
+	}
 }
 
 // run is the processing goroutine, on a thread of its own (osthread): woken by the capture ring,
@@ -424,6 +457,10 @@ func (e *Engine) SetEchoCancellation(on bool) { e.apm.SetEchoCancellation(on) }
 
 // SetNoiseSuppression switches noise suppression.
 func (e *Engine) SetNoiseSuppression(on bool) { e.apm.SetNoiseSuppression(on) }
+
+// SetNoiseCancellation switches noise cancellation (off by default); while on it replaces noise
+// suppression.
+func (e *Engine) SetNoiseCancellation(on bool) { e.apm.SetNoiseCancellation(on) }
 
 // SetAutoGain switches automatic gain control.
 func (e *Engine) SetAutoGain(on bool) { e.apm.SetAutoGain(on) }

@@ -17,8 +17,16 @@ import (
 // place); the result is the frame to hand to playback, valid until the next step. It allocates
 // nothing once every sender has been seen.
 func (e *Engine) step(frame []int16) []int16 {
+	if e.dump != nil {
+		e.dumpFrame = e.dump.take()
+	}
 	e.capture(frame)
-	return e.playback()
+	out := e.playback()
+	if f := e.dumpFrame; f != nil {
+		e.dumpFrame = nil
+		e.dump.put(f)
+	}
+	return out
 }
 
 // capture runs the capture path on one frame.
@@ -28,7 +36,13 @@ func (e *Engine) capture(frame []int16) {
 			frame[i] = pcm.Clamp16(int32(s) * v / 100)
 		}
 	}
+	if f := e.dumpFrame; f != nil {
+		copy(f.near[:], frame)
+	}
 	_ = e.apm.Capture(frame, frame) // fails only on a wrong frame size or after Close
+	if f := e.dumpFrame; f != nil {
+		copy(f.out[:], frame)
+	}
 
 	// The game's captured hook sees the processed frame (silence while muted) and may replace it:
 	// what it leaves is what voice activity, the no-input detector and the encoder see, so a game
@@ -112,6 +126,9 @@ func (e *Engine) playback() []int16 {
 		for _, ev := range e.mix.Events() {
 			e.cfg.OnSpeaking(ev.Channel.ID(), ev.Speaking)
 		}
+	}
+	if f := e.dumpFrame; f != nil {
+		copy(f.far[:], e.out)
 	}
 	_ = e.apm.Playback(e.out)
 	return e.out

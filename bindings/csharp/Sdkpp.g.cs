@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 945515493u;
+        internal const uint AbiVersion = 573261881u;
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -394,6 +394,18 @@ namespace Sdkpp
         MODE_VAD = 1,
         /// <summary>Sdkpp_AudioModeType_MODE_PTT = 2.</summary>
         MODE_PTT = 2,
+    }
+
+    /// <summary>
+    /// sdkpp: the input mode of the player's desktop client (VoiceSettings.InputMode); values chosen
+    /// by sdkpp.
+    /// </summary>
+    public enum VoiceInputModeType : int
+    {
+        /// <summary>Sdkpp_VoiceInputModeType_VoiceActivity = 0.</summary>
+        VoiceActivity = 0,
+        /// <summary>Sdkpp_VoiceInputModeType_PushToTalk = 1.</summary>
+        PushToTalk = 1,
     }
 
     /// <summary>A PKCE code challenge: the S256 hash of a verifier.</summary>
@@ -4288,6 +4300,147 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>
+    /// sdkpp: a read-only snapshot of the player's voice settings in the locally running platform
+    /// desktop client (not per call), issued by the SDK only (VS-1): there is no setter, and the desktop
+    /// client refuses writes.
+    /// </summary>
+    /// <remarks>
+    /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
+    /// </remarks>
+    public sealed class VoiceSettings : global::System.IDisposable
+    {
+        // The library's object id (the opaque field of Sdkpp_VoiceSettings); zero once dropped.
+        internal global::System.IntPtr handle;
+        // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
+        int disposed;
+
+        // Adopts an id the library returned.
+        internal VoiceSettings(global::System.IntPtr id)
+        {
+            this.handle = id;
+        }
+
+        // Wraps an id the library returned, or gives null for 0 (the library refused the call).
+        internal static VoiceSettings Adopt(global::System.IntPtr id)
+        {
+            return id == global::System.IntPtr.Zero ? null : new VoiceSettings(id);
+        }
+
+        /// <summary>Releases the native object now (Sdkpp_VoiceSettings_Drop).</summary>
+        /// <remarks>
+        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// </remarks>
+        public void Dispose()
+        {
+            this.Drop();
+            global::System.GC.SuppressFinalize(this);
+        }
+
+        /// <summary>Releases the native object if Dispose was not called.</summary>
+        ~VoiceSettings()
+        {
+            this.Drop();
+        }
+
+        void Drop()
+        {
+            if (global::System.Threading.Interlocked.Exchange(ref this.disposed, 1) != 0)
+            {
+                return;
+            }
+            if (this.handle != global::System.IntPtr.Zero)
+            {
+                global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
+                global::Sdkpp.Native.Sdkpp_VoiceSettings_Drop(ref this.handle);
+            }
+        }
+
+        /// <summary>Returns a deep copy (Sdkpp_VoiceSettings_Clone); changing one does not change the other.</summary>
+        /// <remarks>
+        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// </remarks>
+        public VoiceSettings Clone()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::System.IntPtr copy = global::System.IntPtr.Zero;
+            global::Sdkpp.Native.Sdkpp_VoiceSettings_Clone(ref copy, ref this.handle);
+            return Adopt(copy);
+        }
+
+        /// <summary>Whether the player muted their microphone in the desktop client.</summary>
+        public bool SelfMute()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_SelfMute(ref this.handle);
+        }
+
+        /// <summary>Whether the player deafened themselves in the desktop client.</summary>
+        public bool SelfDeaf()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_SelfDeaf(ref this.handle);
+        }
+
+        /// <summary>Voice activity or push-to-talk.</summary>
+        public global::Sdkpp.VoiceInputModeType InputMode()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_InputMode(ref this.handle);
+        }
+
+        /// <summary>Display text of the push-to-talk binding (e.g. "SHIFT + F"); empty when unbound.</summary>
+        public string PttKey()
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.NativeString __rv;
+            global::Sdkpp.Native.Sdkpp_VoiceSettings_PttKey(ref this.handle, out __rv);
+            return global::Sdkpp.Marshaling.TakeString(__rv);
+        }
+
+        /// <summary>The microphone volume, 0..100.</summary>
+        public float InputVolume()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_InputVolume(ref this.handle);
+        }
+
+        /// <summary>The playback volume, 0..200.</summary>
+        public float OutputVolume()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_OutputVolume(ref this.handle);
+        }
+
+        /// <summary>Whether echo cancellation is on.</summary>
+        public bool EchoCancellation()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_EchoCancellation(ref this.handle);
+        }
+
+        /// <summary>Whether noise suppression is on.</summary>
+        public bool NoiseSuppression()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_NoiseSuppression(ref this.handle);
+        }
+
+        /// <summary>Whether noise cancellation is on.</summary>
+        public bool NoiseCancellation()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_NoiseCancellation(ref this.handle);
+        }
+
+        /// <summary>Whether automatic gain control is on.</summary>
+        public bool AutomaticGainControl()
+        {
+            global::Sdkpp.Native.BindThread();
+            return global::Sdkpp.Native.Sdkpp_VoiceSettings_AutomaticGainControl(ref this.handle);
+        }
+    }
+
     /// <summary>A call's voice activity threshold.</summary>
     /// <remarks>
     /// Dispose releases the native object; an object that is not disposed is released by its finalizer.
@@ -5239,6 +5392,21 @@ namespace Sdkpp
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
         /// </remarks>
         public delegate void NoAudioInputCallback(bool inputDetected);
+
+        /// <summary>sdkpp: result of GetVoiceSettings; settings is absent when no desktop client runs.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The result object belongs to the callback: dispose it (or let its finalizer release it).
+        /// The settings object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void GetVoiceSettingsCallback(global::Sdkpp.ClientResult result, global::Sdkpp.VoiceSettings settings);
+
+        /// <summary>sdkpp: the desktop client's voice settings changed.</summary>
+        /// <remarks>
+        /// It runs inside Sdk.RunCallbacks on the thread that calls it.
+        /// The settings object belongs to the callback: dispose it (or let its finalizer release it).
+        /// </remarks>
+        public delegate void VoiceSettingsUpdatedCallback(global::Sdkpp.VoiceSettings settings);
 
         /// <summary>Result of GetUserGuilds.</summary>
         /// <remarks>
@@ -7866,6 +8034,60 @@ namespace Sdkpp
             }
         }
 
+        /// <summary>
+        /// sdkpp: reads the voice settings of the locally running platform desktop client. Without a
+        /// desktop client the result is successful and settings is absent; a lost link fails the result.
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void GetVoiceSettings(global::Sdkpp.Client.GetVoiceSettingsCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_GetVoiceSettings(ref this.handle, global::Sdkpp.Trampolines.Client_GetVoiceSettingsCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
+        /// <summary>
+        /// sdkpp: sets the handler told each time the desktop client's voice settings change (while the
+        /// desktop client is connected).
+        /// </summary>
+        /// <remarks>
+        /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
+        /// </remarks>
+        public void SetVoiceSettingsUpdatedCallback(global::Sdkpp.Client.VoiceSettingsUpdatedCallback cb)
+        {
+            global::Sdkpp.Native.BindThread();
+            if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
+            global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
+            bool __handedOver = false;
+            try
+            {
+                global::Sdkpp.Native.Sdkpp_Client_SetVoiceSettingsUpdatedCallback(ref this.handle, global::Sdkpp.Trampolines.Client_VoiceSettingsUpdatedCallback, global::Sdkpp.CallbackRegistry.FreeUserData, __ud_cb);
+                __handedOver = true;
+            }
+            finally
+            {
+                if (!__handedOver)
+                {
+                    global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
+                }
+            }
+        }
+
         /// <summary>Mutes the player in every call (overrides the per-call setting).</summary>
         public void SetSelfMuteAll(bool mute)
         {
@@ -8151,6 +8373,61 @@ namespace Sdkpp
         }
 
         /// <summary>
+        /// Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
+        /// (disables) noise suppression.
+        /// </summary>
+        public void SetNoiseCancellation(bool on)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetNoiseCancellation(ref this.handle, on);
+        }
+
+        /// <summary>
+        /// Hardware Opus encoding and decoding; call right after construction. Recorded only: the
+        /// platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
+        /// </summary>
+        public void SetOpusHardwareCoding(bool encode, bool decode)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetOpusHardwareCoding(ref this.handle, encode, decode);
+        }
+
+        /// <summary>
+        /// Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
+        /// in path, with tokens redacted; a path that cannot be used is logged as an error.
+        /// </summary>
+        public void SetVoiceLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
+        {
+            global::Sdkpp.Native.BindThread();
+            using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
+            {
+                global::Sdkpp.NativeString __a_path = __arena.String(path, "path");
+                global::Sdkpp.Native.Sdkpp_Client_SetVoiceLogDir(ref this.handle, __a_path, minSeverity);
+            }
+        }
+
+        /// <summary>
+        /// Echo-cancellation diagnostics (default off): while on, each call writes the engine's near
+        /// (microphone), far (playback) and output (sent) PCM as WAV files into the voice log dir.
+        /// </summary>
+        public void SetAecDump(bool on)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetAecDump(ref this.handle, on);
+        }
+
+        /// <summary>
+        /// Mobile: whether the game, not the SDK, owns the platform audio session (iOS AVAudioSession
+        /// category and activation, Android audio mode and focus). Call before any call starts; later
+        /// calls are refused with a warning. Recorded only on desktop, where no audio session exists.
+        /// </summary>
+        public void SetEngineManagedAudioSession(bool isEngineManaged)
+        {
+            global::Sdkpp.Native.BindThread();
+            global::Sdkpp.Native.Sdkpp_Client_SetEngineManagedAudioSession(ref this.handle, isEngineManaged);
+        }
+
+        /// <summary>
         /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
         /// warning once. Returns false: no platform here has a speakerphone route.
         /// </summary>
@@ -8319,6 +8596,12 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_NoAudioInputCallback([global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool inputDetected, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_GetVoiceSettingsCallback(global::System.IntPtr result, global::System.IntPtr settings, global::System.IntPtr userData);
+
+        [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal delegate void Client_VoiceSettingsUpdatedCallback(global::System.IntPtr settings, global::System.IntPtr userData);
 
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_GetUserGuildsCallback(global::System.IntPtr result, global::Sdkpp.NativeSpan guilds, global::System.IntPtr userData);
@@ -9265,6 +9548,48 @@ namespace Sdkpp
         internal static extern bool Sdkpp_AudioDevice_Equals(ref global::System.IntPtr self, ref global::System.IntPtr rhs);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_VoiceSettings_Drop(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_VoiceSettings_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceSettings_SelfMute(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceSettings_SelfDeaf(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern global::Sdkpp.VoiceInputModeType Sdkpp_VoiceSettings_InputMode(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_VoiceSettings_PttKey(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern float Sdkpp_VoiceSettings_InputVolume(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern float Sdkpp_VoiceSettings_OutputVolume(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceSettings_EchoCancellation(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceSettings_NoiseSuppression(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceSettings_NoiseCancellation(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        internal static extern bool Sdkpp_VoiceSettings_AutomaticGainControl(ref global::System.IntPtr self);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_VADThresholdSettings_Drop(ref global::System.IntPtr self);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -9767,6 +10092,12 @@ namespace Sdkpp
         internal static extern void Sdkpp_Client_SetVoiceParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceParticipantChangedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_GetVoiceSettings(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetVoiceSettingsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetVoiceSettingsUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetSelfMuteAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
@@ -9827,6 +10158,21 @@ namespace Sdkpp
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal static extern void Sdkpp_Client_SetAutomaticGainControl(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetNoiseCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetOpusHardwareCoding(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool encode, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool decode);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetVoiceLogDir(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetAecDump(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        internal static extern void Sdkpp_Client_SetEngineManagedAudioSession(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isEngineManaged);
 
         [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
@@ -10996,6 +11342,54 @@ namespace Sdkpp
             catch (global::System.Exception __e)
             {
                 global::Sdkpp.CallbackRegistry.Report("callback Client.NoAudioInputCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_GetVoiceSettingsCallback Client_GetVoiceSettingsCallback = Client_GetVoiceSettingsCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetVoiceSettingsCallback))]
+        static void Client_GetVoiceSettingsCallback_Impl(global::System.IntPtr result, global::System.IntPtr settings, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.ClientResult __a_result = global::Sdkpp.ClientResult.Adopt(global::Sdkpp.Marshaling.ReadId(result));
+                global::Sdkpp.VoiceSettings __a_settings = global::Sdkpp.VoiceSettings.Adopt(global::Sdkpp.Marshaling.ReadId(settings));
+                global::Sdkpp.Client.GetVoiceSettingsCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.GetVoiceSettingsCallback;
+                if (__cb == null)
+                {
+                    if (__a_result != null) { __a_result.Dispose(); }
+                    if (__a_settings != null) { __a_settings.Dispose(); }
+                    return;
+                }
+                __cb(__a_result, __a_settings);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.GetVoiceSettingsCallback", __e);
+            }
+        }
+
+        internal static readonly global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback Client_VoiceSettingsUpdatedCallback = Client_VoiceSettingsUpdatedCallback_Impl;
+
+        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback))]
+        static void Client_VoiceSettingsUpdatedCallback_Impl(global::System.IntPtr settings, global::System.IntPtr __userData)
+        {
+            try
+            {
+                // Take ownership of every argument first, so that nothing leaks whatever happens next.
+                global::Sdkpp.VoiceSettings __a_settings = global::Sdkpp.VoiceSettings.Adopt(global::Sdkpp.Marshaling.ReadId(settings));
+                global::Sdkpp.Client.VoiceSettingsUpdatedCallback __cb = global::Sdkpp.CallbackRegistry.Get(__userData) as global::Sdkpp.Client.VoiceSettingsUpdatedCallback;
+                if (__cb == null)
+                {
+                    if (__a_settings != null) { __a_settings.Dispose(); }
+                    return;
+                }
+                __cb(__a_settings);
+            }
+            catch (global::System.Exception __e)
+            {
+                global::Sdkpp.CallbackRegistry.Report("callback Client.VoiceSettingsUpdatedCallback", __e);
             }
         }
 

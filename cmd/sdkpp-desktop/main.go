@@ -1,7 +1,8 @@
 // Command sdkpp-desktop is a stand-in for the platform's desktop client: the IPC peer of the
 // SDK's local RPC transport, for tests and the demo. It listens on the endpoint the SDK looks
 // for (a unix socket, or a named pipe on Windows), answers the handshake with READY, answers
-// SUBSCRIBE, UNSUBSCRIBE and GET_GUILD, and sends events when told to.
+// SUBSCRIBE, UNSUBSCRIBE, GET_GUILD and GET_VOICE_SETTINGS (its voice settings change with the
+// "voice" command), and sends events when told to.
 //
 // It is driven by line commands (run "help" for the list) read from standard input and, with
 // -http, posted to http://ADDR/control (one command a line in the body; loopback addresses only;

@@ -129,6 +129,7 @@ type Client struct {
 	changed chan struct{} // closed and replaced at each change of state
 	nextID  uint64
 	subs    map[string]map[uint64]*sub // by subscription key, then by id
+	tried   bool                       // a connection attempt has started
 
 	closeOnce sync.Once
 }
@@ -232,6 +233,30 @@ func (c *Client) WaitReady(ctx context.Context) (Ready, error) {
 	}
 }
 
+// Settle waits until the first connection attempt has ended, and any attempt under way, and
+// returns the state then: Connected, Disconnected (no desktop client answered) or Closed. It
+// returns ctx's error if ctx ends first.
+func (c *Client) Settle(ctx context.Context) (State, error) {
+	for {
+		c.mu.Lock()
+		tried, st, changed := c.tried, c.State(), c.changed
+		c.mu.Unlock()
+		if c.ctx.Err() != nil {
+			return Closed, nil
+		}
+		if tried && st != Connecting {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-c.ctx.Done():
+			return Closed, nil
+		case <-changed:
+		}
+	}
+}
+
 // setState records a new state and wakes WaitReady; c.mu is held.
 func (c *Client) setState(s State) {
 	c.state.Store(int32(s))
@@ -281,6 +306,18 @@ func (c *Client) GetGuild(ctx context.Context, guildID string) (Guild, error) {
 		err = json.Unmarshal(data, &g)
 	}
 	return g, err
+}
+
+// GetVoiceSettings returns the user's voice settings (GET_VOICE_SETTINGS).
+func (c *Client) GetVoiceSettings(ctx context.Context) (VoiceSettings, error) {
+	var vs VoiceSettings
+	data, err := c.Command(ctx, CmdGetVoiceSettings, nil)
+	if err == nil {
+		if err = json.Unmarshal(data, &vs); err != nil {
+			err = fmt.Errorf("rpc: %s: %w", CmdGetVoiceSettings, err)
+		}
+	}
+	return vs, err
 }
 
 // Subscribe calls handler with the data of every evt event, until the returned function is
@@ -483,7 +520,10 @@ func (c *Client) supervise() {
 	defer c.wg.Done()
 	failures := 0
 	for c.ctx.Err() == nil {
-		c.setStateLocked(Connecting)
+		c.mu.Lock()
+		c.tried = true
+		c.setState(Connecting)
+		c.mu.Unlock()
 		cn, ready, err := c.connect()
 		if err == nil {
 			failures = 0

@@ -735,3 +735,27 @@ func TestConcurrentUseAcrossDrops(t *testing.T) {
 		return p.Connections() == 1 && p.Subscribers(rpc.EvtAuthorizeRequest) == 1
 	})
 }
+
+// Settle reports the outcome of the connection attempt: Disconnected when no desktop client
+// answers (without waiting for a retry), Connected when one does, Closed after Close.
+func TestSettle(t *testing.T) {
+	dir := socketDir(t)
+	// A long backoff: Settle must not wait for the retry.
+	c, _ := newClient(t, dir, func(cfg *rpc.Config) { cfg.Backoff = rpc.Backoff{Initial: time.Hour, Max: time.Hour} })
+	st, err := c.Settle(ctx5s(t))
+	require.NoError(t, err)
+	assert.Equal(t, rpc.Disconnected, st, "no desktop client")
+	c.Close()
+	st, err = c.Settle(ctx5s(t))
+	require.NoError(t, err)
+	assert.Equal(t, rpc.Closed, st)
+
+	p := startPeer(t, dir)
+	c2, _ := newClient(t, dir)
+	st, err = c2.Settle(ctx5s(t))
+	require.NoError(t, err)
+	assert.Equal(t, rpc.Connected, st, "a desktop client answers")
+	vs, err := c2.GetVoiceSettings(ctx5s(t))
+	require.NoError(t, err)
+	assert.Equal(t, p.VoiceSettings(), vs)
+}

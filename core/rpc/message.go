@@ -13,6 +13,11 @@ const (
 	CmdSubscribe   = "SUBSCRIBE"   // evt NAME, args the event's; data {"evt":NAME}
 	CmdUnsubscribe = "UNSUBSCRIBE" // evt NAME, args the event's; data {"evt":NAME}
 	CmdGetGuild    = "GET_GUILD"   // args {"guild_id":ID}; data Guild
+
+	CmdGetVoiceSettings = "GET_VOICE_SETTINGS" // no args; data VoiceSettings
+	// CmdSetVoiceSettings names the write the desktop client refuses with CodeReadOnly: the
+	// voice settings are read-only to a game (rule VS-1).
+	CmdSetVoiceSettings = "SET_VOICE_SETTINGS"
 )
 
 // Events.
@@ -22,6 +27,8 @@ const (
 	EvtGuildStatus      = "GUILD_STATUS"      // subscribable, args {"guild_id":ID}; data GuildStatus (rule RPC-1)
 	EvtAuthorizeRequest = "AUTHORIZE_REQUEST" // subscribable, no args: the user started account linking from the desktop client (rule RPC-2)
 	EvtActivityJoin     = "ACTIVITY_JOIN"     // subscribable, no args: the user joined a party from the desktop client; data ActivityJoin
+
+	EvtVoiceSettingsUpdate = "VOICE_SETTINGS_UPDATE" // subscribable, no args: the user changed a voice setting; data VoiceSettings
 )
 
 // Error codes carried by ERROR.
@@ -31,6 +38,7 @@ const (
 	CodeInvalidCommand = 4002
 	CodeInvalidGuild   = 4003
 	CodeInvalidEvent   = 4004
+	CodeReadOnly       = 4010 // sdkpp: a write to something a game may only read (rule VS-1)
 )
 
 // Close codes carried by CLOSE.
@@ -102,6 +110,45 @@ type Guild struct {
 type ActivityJoin struct {
 	Secret        string `json:"secret"`
 	ApplicationID string `json:"application_id,omitempty"`
+}
+
+// Voice input modes of VoiceMode.Type.
+const (
+	VoiceModeActivity   = "VOICE_ACTIVITY"
+	VoiceModePushToTalk = "PUSH_TO_TALK"
+)
+
+// VoiceSettings is the data of GET_VOICE_SETTINGS and VOICE_SETTINGS_UPDATE: the user's voice
+// settings in the desktop client.
+type VoiceSettings struct {
+	Mute                 bool        `json:"mute"`
+	Deaf                 bool        `json:"deaf"`
+	Mode                 VoiceMode   `json:"mode"`
+	Input                VoiceVolume `json:"input"`  // volume 0..100
+	Output               VoiceVolume `json:"output"` // volume 0..200
+	EchoCancellation     bool        `json:"echo_cancellation"`
+	NoiseSuppression     bool        `json:"noise_suppression"`
+	NoiseCancellation    bool        `json:"noise_cancellation"`
+	AutomaticGainControl bool        `json:"automatic_gain_control"`
+}
+
+// VoiceMode is the input mode of VoiceSettings.
+type VoiceMode struct {
+	Type     string `json:"type"`     // VoiceModeActivity or VoiceModePushToTalk
+	Shortcut string `json:"shortcut"` // display text of the push-to-talk binding; "" when unbound
+}
+
+// VoiceVolume is a device volume of VoiceSettings.
+type VoiceVolume struct {
+	Volume float32 `json:"volume"`
+}
+
+// DefaultVoiceSettings are a fresh desktop client's voice settings.
+var DefaultVoiceSettings = VoiceSettings{
+	Mode:             VoiceMode{Type: VoiceModeActivity},
+	Input:            VoiceVolume{Volume: 100},
+	Output:           VoiceVolume{Volume: 100},
+	EchoCancellation: true, NoiseSuppression: true, AutomaticGainControl: true,
 }
 
 // GuildStatus is the data of GUILD_STATUS.

@@ -52,6 +52,12 @@ type EngineConfig struct {
 	Received func(sender uint64, samples []int16) (mute bool)
 	// InputDevice and OutputDevice select devices by id; empty is the default device.
 	InputDevice, OutputDevice string
+	// AecDump, if set, is the path prefix of echo-cancellation diagnostics: while the engine
+	// runs it writes the near (microphone, as the canceller gets it), far (playback reference)
+	// and output (processed capture) PCM to AecDump+"-near.wav", "-far.wav" and "-out.wav".
+	AecDump string
+	// Logf, if set, receives the engine's diagnostics (the voice log).
+	Logf func(format string, args ...any)
 }
 
 // Engine is one player's audio engine as a call drives it. Its methods may be called from any
@@ -79,6 +85,7 @@ type Engine interface {
 	SetLocalMute(sender uint64, mute bool)
 	SetEchoCancellation(bool)
 	SetNoiseSuppression(bool)
+	SetNoiseCancellation(bool) // off by default; while on it replaces noise suppression
 	SetAutoGain(bool)
 	SetNoInputThreshold(dbfs float32)
 

@@ -27,6 +27,7 @@ enum {
     CLASS_MessageHandle,
     CLASS_UserMessageSummary,
     CLASS_AudioDevice,
+    CLASS_VoiceSettings,
     CLASS_VADThresholdSettings,
     CLASS_VoiceStateHandle,
     CLASS_Call,
@@ -60,6 +61,7 @@ static const char* const stress_class_names[CLASS_COUNT] = {
     "MessageHandle",
     "UserMessageSummary",
     "AudioDevice",
+    "VoiceSettings",
     "VADThresholdSettings",
     "VoiceStateHandle",
     "Call",
@@ -192,6 +194,11 @@ static void stress_drop_AudioDevice(void* id)
     Sdkpp_AudioDevice h = {id};
     Sdkpp_AudioDevice_Drop(&h);
 }
+static void stress_drop_VoiceSettings(void* id)
+{
+    Sdkpp_VoiceSettings h = {id};
+    Sdkpp_VoiceSettings_Drop(&h);
+}
 static void stress_drop_VADThresholdSettings(void* id)
 {
     Sdkpp_VADThresholdSettings h = {id};
@@ -238,6 +245,7 @@ static void (*const stress_drop[CLASS_COUNT])(void*) = {
     stress_drop_MessageHandle,
     stress_drop_UserMessageSummary,
     stress_drop_AudioDevice,
+    stress_drop_VoiceSettings,
     stress_drop_VADThresholdSettings,
     stress_drop_VoiceStateHandle,
     stress_drop_Call,
@@ -581,6 +589,19 @@ static void SDKPP_CALL stress_cb_Client_DeviceChangeCallback(Sdkpp_AudioDeviceSp
 static void SDKPP_CALL stress_cb_Client_NoAudioInputCallback(bool a_inputDetected, void* userData)
 {
     (void)a_inputDetected;
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_GetVoiceSettingsCallback(Sdkpp_ClientResult* a_result, Sdkpp_VoiceSettings* a_settings, void* userData)
+{
+    take_obj(CLASS_ClientResult, a_result->opaque);
+    if (a_settings) {
+        take_obj(CLASS_VoiceSettings, a_settings->opaque);
+    }
+    ud_called(userData);
+}
+static void SDKPP_CALL stress_cb_Client_VoiceSettingsUpdatedCallback(Sdkpp_VoiceSettings* a_settings, void* userData)
+{
+    take_obj(CLASS_VoiceSettings, a_settings->opaque);
     ud_called(userData);
 }
 static void SDKPP_CALL stress_cb_Client_GetUserGuildsCallback(Sdkpp_ClientResult* a_result, Sdkpp_GuildMinimalSpan a_guilds, void* userData)
@@ -2830,6 +2851,87 @@ static void call_Sdkpp_AudioDevice_Equals(Rng* r)
     Sdkpp_AudioDevice a_rhs = {rnd_id(r, CLASS_AudioDevice)};
     (void)Sdkpp_AudioDevice_Equals(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &a_rhs);
 }
+static void call_Sdkpp_VoiceSettings_Drop(Rng* r)
+{
+    (void)r;
+    if (rnd_null(r)) {
+        Sdkpp_VoiceSettings_Drop(NULL);
+        return;
+    }
+    Sdkpp_VoiceSettings self = {rnd_take(r, CLASS_VoiceSettings)};
+    Sdkpp_VoiceSettings_Drop(&self);
+}
+static void call_Sdkpp_VoiceSettings_Clone(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {0};
+    Sdkpp_VoiceSettings other = {rnd_id(r, CLASS_VoiceSettings)};
+    Sdkpp_VoiceSettings_Clone(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &other);
+    take_obj(CLASS_VoiceSettings, self.opaque);
+}
+static void call_Sdkpp_VoiceSettings_SelfMute(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_SelfMute(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_SelfDeaf(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_SelfDeaf(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_InputMode(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_InputMode(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_PttKey(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    Sdkpp_String returnValue;
+    memset(&returnValue, 0, sizeof returnValue);
+    Sdkpp_VoiceSettings_PttKey(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : &returnValue);
+    Sdkpp_Free(returnValue.ptr);
+}
+static void call_Sdkpp_VoiceSettings_InputVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_InputVolume(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_OutputVolume(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_OutputVolume(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_EchoCancellation(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_EchoCancellation(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_NoiseSuppression(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_NoiseSuppression(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_NoiseCancellation(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_NoiseCancellation(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_VoiceSettings_AutomaticGainControl(Rng* r)
+{
+    (void)r;
+    Sdkpp_VoiceSettings self = {rnd_id(r, CLASS_VoiceSettings)};
+    (void)Sdkpp_VoiceSettings_AutomaticGainControl(rnd_null(r) ? NULL : &self);
+}
 static void call_Sdkpp_VADThresholdSettings_Drop(Rng* r)
 {
     (void)r;
@@ -4100,6 +4202,22 @@ static void call_Sdkpp_Client_SetVoiceParticipantChangedCallback(Rng* r)
     void* a_cb_ud = ud_new(r, &a_cb_free);
     Sdkpp_Client_SetVoiceParticipantChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_VoiceParticipantChangedCallback, a_cb_free, a_cb_ud);
 }
+static void call_Sdkpp_Client_GetVoiceSettings(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_GetVoiceSettings(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_GetVoiceSettingsCallback, a_cb_free, a_cb_ud);
+}
+static void call_Sdkpp_Client_SetVoiceSettingsUpdatedCallback(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_FreeFn a_cb_free;
+    void* a_cb_ud = ud_new(r, &a_cb_free);
+    Sdkpp_Client_SetVoiceSettingsUpdatedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Client_VoiceSettingsUpdatedCallback, a_cb_free, a_cb_ud);
+}
 static void call_Sdkpp_Client_SetSelfMuteAll(Rng* r)
 {
     (void)r;
@@ -4235,6 +4353,36 @@ static void call_Sdkpp_Client_SetAutomaticGainControl(Rng* r)
     (void)r;
     Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
     Sdkpp_Client_SetAutomaticGainControl(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetNoiseCancellation(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetNoiseCancellation(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetOpusHardwareCoding(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetOpusHardwareCoding(rnd_null(r) ? NULL : &self, rnd_bool(r), rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetVoiceLogDir(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetVoiceLogDir(rnd_null(r) ? NULL : &self, rnd_string(r), (Sdkpp_LoggingSeverity)rnd_enum(r));
+}
+static void call_Sdkpp_Client_SetAecDump(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetAecDump(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Client_SetEngineManagedAudioSession(Rng* r)
+{
+    (void)r;
+    Sdkpp_Client self = {rnd_id(r, CLASS_Client)};
+    Sdkpp_Client_SetEngineManagedAudioSession(rnd_null(r) ? NULL : &self, rnd_bool(r));
 }
 static void call_Sdkpp_Client_SetSpeakerMode(Rng* r)
 {
@@ -4528,6 +4676,18 @@ static const struct {
     {"Sdkpp_AudioDevice_Name", call_Sdkpp_AudioDevice_Name},
     {"Sdkpp_AudioDevice_IsDefault", call_Sdkpp_AudioDevice_IsDefault},
     {"Sdkpp_AudioDevice_Equals", call_Sdkpp_AudioDevice_Equals},
+    {"Sdkpp_VoiceSettings_Drop", call_Sdkpp_VoiceSettings_Drop},
+    {"Sdkpp_VoiceSettings_Clone", call_Sdkpp_VoiceSettings_Clone},
+    {"Sdkpp_VoiceSettings_SelfMute", call_Sdkpp_VoiceSettings_SelfMute},
+    {"Sdkpp_VoiceSettings_SelfDeaf", call_Sdkpp_VoiceSettings_SelfDeaf},
+    {"Sdkpp_VoiceSettings_InputMode", call_Sdkpp_VoiceSettings_InputMode},
+    {"Sdkpp_VoiceSettings_PttKey", call_Sdkpp_VoiceSettings_PttKey},
+    {"Sdkpp_VoiceSettings_InputVolume", call_Sdkpp_VoiceSettings_InputVolume},
+    {"Sdkpp_VoiceSettings_OutputVolume", call_Sdkpp_VoiceSettings_OutputVolume},
+    {"Sdkpp_VoiceSettings_EchoCancellation", call_Sdkpp_VoiceSettings_EchoCancellation},
+    {"Sdkpp_VoiceSettings_NoiseSuppression", call_Sdkpp_VoiceSettings_NoiseSuppression},
+    {"Sdkpp_VoiceSettings_NoiseCancellation", call_Sdkpp_VoiceSettings_NoiseCancellation},
+    {"Sdkpp_VoiceSettings_AutomaticGainControl", call_Sdkpp_VoiceSettings_AutomaticGainControl},
     {"Sdkpp_VADThresholdSettings_Drop", call_Sdkpp_VADThresholdSettings_Drop},
     {"Sdkpp_VADThresholdSettings_VadThreshold", call_Sdkpp_VADThresholdSettings_VadThreshold},
     {"Sdkpp_VADThresholdSettings_Automatic", call_Sdkpp_VADThresholdSettings_Automatic},
@@ -4690,6 +4850,8 @@ static const struct {
     {"Sdkpp_Client_EndCall", call_Sdkpp_Client_EndCall},
     {"Sdkpp_Client_EndCalls", call_Sdkpp_Client_EndCalls},
     {"Sdkpp_Client_SetVoiceParticipantChangedCallback", call_Sdkpp_Client_SetVoiceParticipantChangedCallback},
+    {"Sdkpp_Client_GetVoiceSettings", call_Sdkpp_Client_GetVoiceSettings},
+    {"Sdkpp_Client_SetVoiceSettingsUpdatedCallback", call_Sdkpp_Client_SetVoiceSettingsUpdatedCallback},
     {"Sdkpp_Client_SetSelfMuteAll", call_Sdkpp_Client_SetSelfMuteAll},
     {"Sdkpp_Client_GetSelfMuteAll", call_Sdkpp_Client_GetSelfMuteAll},
     {"Sdkpp_Client_SetSelfDeafAll", call_Sdkpp_Client_SetSelfDeafAll},
@@ -4710,6 +4872,11 @@ static const struct {
     {"Sdkpp_Client_SetEchoCancellation", call_Sdkpp_Client_SetEchoCancellation},
     {"Sdkpp_Client_SetNoiseSuppression", call_Sdkpp_Client_SetNoiseSuppression},
     {"Sdkpp_Client_SetAutomaticGainControl", call_Sdkpp_Client_SetAutomaticGainControl},
+    {"Sdkpp_Client_SetNoiseCancellation", call_Sdkpp_Client_SetNoiseCancellation},
+    {"Sdkpp_Client_SetOpusHardwareCoding", call_Sdkpp_Client_SetOpusHardwareCoding},
+    {"Sdkpp_Client_SetVoiceLogDir", call_Sdkpp_Client_SetVoiceLogDir},
+    {"Sdkpp_Client_SetAecDump", call_Sdkpp_Client_SetAecDump},
+    {"Sdkpp_Client_SetEngineManagedAudioSession", call_Sdkpp_Client_SetEngineManagedAudioSession},
     {"Sdkpp_Client_SetSpeakerMode", call_Sdkpp_Client_SetSpeakerMode},
     {"Sdkpp_Alloc", call_Sdkpp_Alloc},
     {"Sdkpp_Free", call_Sdkpp_Free},

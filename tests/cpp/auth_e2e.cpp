@@ -369,6 +369,43 @@ static void PhaseRpc()
     c.RemoveAuthorizeRequestCallback();
 }
 
+// rule VS-1: the desktop client's voice settings (set by the harness), an update when they change
+// there, and a successful result with none once the desktop client has gone.
+static void PhaseVoiceSettings()
+{
+    Client c = NewClient("");
+    // read calls GetVoiceSettings once and waits for its callback.
+    auto read = [&c](bool& ok) {
+        bool done = false;
+        std::optional<VoiceSettings> got;
+        c.GetVoiceSettings([&](ClientResult r, std::optional<VoiceSettings> s) {
+            ok = r.Successful();
+            got = std::move(s);
+            done = true;
+        });
+        Pump([&] { return done; });
+        return got;
+    };
+    bool ok = false;
+    std::optional<VoiceSettings> vs;
+    Pump([&] { return (vs = read(ok)).has_value(); }, 60);
+    Check(ok && vs->InputMode() == VoiceInputModeType::PushToTalk && vs->PttKey() == "SHIFT + F" &&
+              vs->OutputVolume() == 150.0f && vs->InputVolume() == 100.0f && !vs->SelfDeaf(),
+          "GetVoiceSettings reads the desktop client's voice settings (rule VS-1)");
+
+    std::optional<VoiceSettings> updated;
+    c.SetVoiceSettingsUpdatedCallback([&](VoiceSettings s) { updated = std::move(s); });
+    Pump([&] { return updated.has_value(); }, 60);
+    Check(updated->SelfDeaf() && updated->InputMode() == VoiceInputModeType::PushToTalk,
+          "the update callback fires with the changed settings");
+    std::printf("updated\n");
+    std::fflush(stdout);
+
+    std::optional<VoiceSettings> none;
+    Pump([&] { return !(none = read(ok)).has_value() && ok; }, 60);
+    Check(ok && !none.has_value(), "without a desktop client: a successful result and no settings");
+}
+
 // Connected returns a client of the player behind token, Ready on the gateway.
 static Client Connected(std::string const& token)
 {
@@ -1007,7 +1044,7 @@ int main(int argc, char** argv)
     std::map<std::string, void (*)()> phases = {
         {"link", PhaseLink},         {"provisional", PhaseProvisional}, {"merge-banned", PhaseMergeBanned},
         {"unmerge", PhaseUnmerge},   {"device", PhaseDevice},           {"child", PhaseChild},
-        {"rpc", PhaseRpc},           {"lobby", PhaseLobby}, {"voice", PhaseVoice},             {"chat", PhaseChat},
+        {"rpc", PhaseRpc},           {"voicesettings", PhaseVoiceSettings}, {"lobby", PhaseLobby}, {"voice", PhaseVoice},             {"chat", PhaseChat},
         {"social", PhaseSocial},           {"guilds", PhaseGuilds},
     };
     if (argc != 2 || !phases.count(argv[1])) {

@@ -14,7 +14,9 @@
 
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.IO;
+using System.Linq;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Text;
@@ -179,6 +181,22 @@ static partial class Program
             return;
         }
         throw new Exception(what + ": object count " + got + ", want " + before + " + " + alive + " wrapper(s) the GC still holds");
+    }
+
+    // Pump runs callbacks until cond holds or seconds pass, and reports whether it held.
+    static bool Pump(Func<bool> cond, int seconds)
+    {
+        var deadline = Stopwatch.StartNew();
+        while (!cond())
+        {
+            if (deadline.Elapsed.TotalSeconds > seconds)
+            {
+                return false;
+            }
+            Sdk.WaitForCallbacks(TimeSpan.FromMilliseconds(100));
+            RunCallbacks();
+        }
+        return true;
     }
 
     // RunCallbacks while noting that callbacks are expected.
@@ -884,6 +902,79 @@ static partial class Program
                 Eq(2, (int)AudioModeType.MODE_PTT, "AudioModeType.MODE_PTT");
             }
             Eq(before, Sdk.GetObjectCount(), "no object left");
+        });
+
+        Test("rule VS-1: voice settings from the desktop client, read-only, with updates", () =>
+        {
+            // run.sh gives this process a socket directory of its own (XDG_RUNTIME_DIR) and the
+            // stand-in desktop client (SDKPP_DESKTOP).
+            string desktop = Environment.GetEnvironmentVariable("SDKPP_DESKTOP");
+            Check(!string.IsNullOrEmpty(desktop), "SDKPP_DESKTOP names the stand-in desktop client");
+            Check(typeof(VoiceSettings).GetMethods().All(m => !m.Name.StartsWith("Set")), "VS-1: VoiceSettings has no setter");
+            Check(typeof(VoiceSettings).GetConstructors().Length == 0, "VS-1: VoiceSettings has no public constructor");
+            using (var c = new Client())
+            {
+                c.SetApplicationId(42);
+                // No desktop client: a successful result and no settings.
+                Func<Tuple<ClientResult, VoiceSettings>> get = () =>
+                {
+                    Tuple<ClientResult, VoiceSettings> got = null;
+                    c.GetVoiceSettings((r, v) => { got = Tuple.Create(r, v); });
+                    Check(Pump(() => got != null, 30), "the GetVoiceSettings callback");
+                    return got;
+                };
+                var none = get();
+                Check(none.Item1.Successful(), "no desktop client is not a failure: " + none.Item1.Error());
+                Check(none.Item2 == null, "no desktop client: no settings");
+
+                var psi = new ProcessStartInfo(desktop, "-index 0")
+                {
+                    UseShellExecute = false, RedirectStandardInput = true, RedirectStandardOutput = true,
+                };
+                using (var p = Process.Start(psi))
+                {
+                    try
+                    {
+                        Func<string, string> exec = line =>
+                        {
+                            p.StandardInput.WriteLine(line);
+                            p.StandardInput.Flush();
+                            return p.StandardOutput.ReadLine();
+                        };
+                        Check(p.StandardOutput.ReadLine().StartsWith("listening "), "the desktop client listens");
+                        exec("voice mode ptt");
+                        exec("voice ptt-key SHIFT + F");
+                        exec("voice input-volume 80");
+                        // The SDK finds it on its next connection attempt.
+                        Tuple<ClientResult, VoiceSettings> some = null;
+                        Check(Pump(() => { some = get(); return some.Item2 != null; }, 30), "the settings once the desktop client runs");
+                        Check(some.Item1.Successful(), "GetVoiceSettings succeeds");
+                        Eq(VoiceInputModeType.PushToTalk, some.Item2.InputMode(), "InputMode");
+                        Eq("SHIFT + F", some.Item2.PttKey(), "PttKey");
+                        Eq(80f, some.Item2.InputVolume(), "InputVolume");
+                        Eq(100f, some.Item2.OutputVolume(), "OutputVolume");
+                        Check(!some.Item2.SelfMute() && !some.Item2.SelfDeaf(), "not muted or deafened");
+                        some.Item2.Dispose();
+
+                        VoiceSettings updated = null;
+                        c.SetVoiceSettingsUpdatedCallback(v => { updated = v; });
+                        Check(Pump(() => exec("status").Contains("VOICE_SETTINGS_UPDATE=1"), 30), "the update subscription");
+                        Eq("sent VOICE_SETTINGS_UPDATE to 1", exec("voice deaf true"), "the change reaches the SDK");
+                        Check(Pump(() => updated != null, 30), "the update callback fires on a change");
+                        Check(updated.SelfDeaf(), "the update carries the change");
+                        Eq(VoiceInputModeType.PushToTalk, updated.InputMode(), "and the rest of the settings");
+                        updated.Dispose();
+                        exec("quit");
+                    }
+                    finally
+                    {
+                        if (!p.WaitForExit(10000))
+                        {
+                            p.Kill();
+                        }
+                    }
+                }
+            }
         });
 
         Test("Clients: create, use and dispose 200 times in one process", () =>

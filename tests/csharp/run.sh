@@ -2,6 +2,7 @@
 # Builds and runs the C# binding tests with Mono against build/libsdkpp.so.
 #
 #   go run ./build/gen && go build -buildmode=c-shared -o build/libsdkpp.so ./capi
+#   go build -o build/sdkpp-desktop ./cmd/sdkpp-desktop
 #   bash tests/csharp/run.sh
 #
 # It compiles, into build/test/csharp/:
@@ -60,6 +61,15 @@ mcs "${mcsflags[@]}" -target:library -out:"$out/abi-mismatch/Sdkpp.dll" \
 cp "$out/SdkppTests.exe" "$out/abi-mismatch/"
 
 export LD_LIBRARY_PATH="$root/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The voice settings test starts the stand-in desktop client; the tests look for desktop clients in
+# a socket directory of their own, where no other program's is found.
+export SDKPP_DESKTOP="$root/build/sdkpp-desktop"
+if [ ! -x "$SDKPP_DESKTOP" ]; then
+    echo "run.sh: $SDKPP_DESKTOP is missing; build it first: make build/sdkpp-desktop" >&2
+    exit 2
+fi
+mkdir -p "$out/ipc"
+export XDG_RUNTIME_DIR="$out/ipc"
 
 total_passed=0
 total_failed=0

@@ -311,6 +311,10 @@ func TestAccountLinking(t *testing.T) {
 			wait()
 			p.Close()
 
+			// rule VS-1: the desktop client's voice settings through the binding, an update when
+			// they change there, and none once it has gone.
+			h.voiceSettings()
+
 			// rule AU-10: the whole run's logs, the service's at Debug and the SDK's at Verbose,
 			// hold no credential.
 			h.checkLogs()
@@ -361,6 +365,8 @@ type desktop interface {
 	Subscribers(evt string) int
 	// AuthorizeRequest sends AUTHORIZE_REQUEST to its subscribers and returns how many.
 	AuthorizeRequest() int
+	// Exec runs one of its line commands (peer.Usage) and returns the reply.
+	Exec(line string) (string, error)
 	// Close stops the desktop client.
 	Close() error
 }
@@ -437,6 +443,9 @@ func (d *wineDesktop) exec(command string) string {
 	return strings.TrimSpace(b.String())
 }
 
+// Exec runs one control command.
+func (d *wineDesktop) Exec(line string) (string, error) { return d.exec(line), nil }
+
 // Subscribers reads the count from the status line, "connections=N subscriptions=[EVT=N ...]".
 func (d *wineDesktop) Subscribers(evt string) int {
 	_, rest, _ := strings.Cut(d.exec("status"), "subscriptions=[")
@@ -467,6 +476,36 @@ func (d *wineDesktop) Close() error {
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("sdkpp-desktop.exe still runs 30 s after quit")
 	}
+}
+
+// voiceSettings runs the voicesettings phase against a desktop client whose settings it sets,
+// changes one once the program subscribes, and stops the desktop client once the program has the
+// update (rule VS-1).
+func (h *harness) voiceSettings() {
+	h.t.Helper()
+	p := h.listenDesktop()
+	defer p.Close()
+	for _, line := range []string{"voice mode ptt", "voice ptt-key SHIFT + F", "voice output-volume 150"} {
+		_, err := p.Exec(line)
+		require.NoError(h.t, err, line)
+	}
+	wait, lines := h.start("voicesettings")
+	eventually(h.t, "the VOICE_SETTINGS_UPDATE subscription", func() bool { return p.Subscribers(rpc.EvtVoiceSettingsUpdate) == 1 })
+	reply, err := p.Exec("voice deaf true")
+	require.NoError(h.t, err)
+	assert.Equal(h.t, "sent VOICE_SETTINGS_UPDATE to 1", reply)
+	deadline := time.After(60 * time.Second)
+	for updated := false; !updated; {
+		select {
+		case l := <-lines:
+			updated = l == "updated"
+		case <-deadline:
+			h.t.Error("the program did not report the voice settings update")
+			updated = true
+		}
+	}
+	p.Close()
+	wait()
 }
 
 // chat runs the chat phase, answering its "moderate <lobby> <message>" line as the game's backend,

@@ -3,6 +3,7 @@
 package wav
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -129,6 +130,74 @@ func WriteFile(path string, a Audio) error {
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("wav: %w", err)
+	}
+	return nil
+}
+
+// Writer streams 16-bit PCM into a WAV file whose length is not known in advance: it writes the
+// header with zero sizes, and Close patches them in.
+type Writer struct {
+	f        *os.File
+	w        *bufio.Writer
+	channels int
+	n        int64 // data bytes written
+	buf      []byte
+}
+
+// Create creates path and writes the header of a WAV file of the given format.
+func Create(path string, sampleRate, channels int) (*Writer, error) {
+	if channels < 1 || sampleRate < 1 {
+		return nil, fmt.Errorf("wav: create %d Hz, %d channels: invalid format", sampleRate, channels)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("wav: %w", err)
+	}
+	w := &Writer{f: f, w: bufio.NewWriter(f), channels: channels}
+	var hdr bytes.Buffer
+	if err := Encode(&hdr, Audio{SampleRate: sampleRate, Channels: channels}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := w.w.Write(hdr.Bytes()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("wav: write: %w", err)
+	}
+	return w, nil
+}
+
+// Write appends interleaved samples.
+func (w *Writer) Write(samples []int16) error {
+	w.buf = w.buf[:0]
+	for _, s := range samples {
+		w.buf = binary.LittleEndian.AppendUint16(w.buf, uint16(s))
+	}
+	n, err := w.w.Write(w.buf)
+	w.n += int64(n)
+	if err != nil {
+		return fmt.Errorf("wav: write: %w", err)
+	}
+	return nil
+}
+
+// Close writes the sizes into the header and closes the file.
+func (w *Writer) Close() error {
+	err := w.w.Flush()
+	var sizes [4]byte
+	for _, at := range []struct {
+		off  int64
+		size int64
+	}{{4, 36 + w.n}, {40, w.n}} {
+		binary.LittleEndian.PutUint32(sizes[:], uint32(at.size))
+		if _, werr := w.f.WriteAt(sizes[:], at.off); err == nil && werr != nil {
+			err = werr
+		}
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("wav: close: %w", err)
 	}
 	return nil
 }

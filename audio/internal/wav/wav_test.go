@@ -60,3 +60,15 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	assert.Error(t, Encode(&b, Audio{}))
 }
+
+func TestWriterStreamsAValidFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.wav")
+	w, err := Create(path, 48000, 1)
+	require.NoError(t, err)
+	require.NoError(t, w.Write([]int16{1, -2, 3}))
+	require.NoError(t, w.Write([]int16{32767, -32768}))
+	require.NoError(t, w.Close())
+	a, err := ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, Audio{SampleRate: 48000, Channels: 1, Samples: []int16{1, -2, 3, 32767, -32768}}, a)
+}

@@ -17,6 +17,9 @@ var ErrQuit = errors.New("quit")
 const Usage = `authorize-request              send AUTHORIZE_REQUEST to its subscribers
 guild <id> <name> [icon_url]   add or replace a guild (GET_GUILD, GUILD_STATUS)
 guild-status <id> <online>     send GUILD_STATUS of a guild to its subscribers
+voice <field> <value...>       change a voice setting and send VOICE_SETTINGS_UPDATE; fields:
+                               mute deaf echo noise-suppression noise-cancellation agc (true/false),
+                               input-volume output-volume (numbers), mode (vad/ptt), ptt-key (text)
 error <code> <message...>      send an ERROR event to every connection
 ping [payload]                 send PING to every connection
 close <code> <message...>      send CLOSE to every connection and drop them
@@ -70,6 +73,15 @@ func (p *Peer) Exec(line string) (string, error) {
 			return fmt.Sprintf("closed %d", p.CloseAll(c, rest(2))), nil
 		}
 		return fmt.Sprintf("sent ERROR to %d", p.SendError(c, rest(2))), nil
+	case "voice":
+		if len(f) < 2 {
+			return "", errors.New("usage: voice <field> <value...>")
+		}
+		edit, err := voiceEdit(f[1], rest(2))
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("sent VOICE_SETTINGS_UPDATE to %d", p.UpdateVoiceSettings(edit)), nil
 	case "ping":
 		return fmt.Sprintf("sent PING to %d", p.Ping(rest(1))), nil
 	case "kick":
@@ -82,6 +94,51 @@ func (p *Peer) Exec(line string) (string, error) {
 		return "bye", ErrQuit
 	}
 	return "", fmt.Errorf("unknown command %q (try help)", f[0])
+}
+
+// voiceEdit parses one "voice" line command into a change of the voice settings.
+func voiceEdit(field, value string) (func(*rpc.VoiceSettings), error) {
+	flags := map[string]func(*rpc.VoiceSettings) *bool{
+		"mute":               func(v *rpc.VoiceSettings) *bool { return &v.Mute },
+		"deaf":               func(v *rpc.VoiceSettings) *bool { return &v.Deaf },
+		"echo":               func(v *rpc.VoiceSettings) *bool { return &v.EchoCancellation },
+		"noise-suppression":  func(v *rpc.VoiceSettings) *bool { return &v.NoiseSuppression },
+		"noise-cancellation": func(v *rpc.VoiceSettings) *bool { return &v.NoiseCancellation },
+		"agc":                func(v *rpc.VoiceSettings) *bool { return &v.AutomaticGainControl },
+	}
+	volumes := map[string]struct {
+		max float64
+		at  func(*rpc.VoiceSettings) *float32
+	}{
+		"input-volume":  {100, func(v *rpc.VoiceSettings) *float32 { return &v.Input.Volume }},
+		"output-volume": {200, func(v *rpc.VoiceSettings) *float32 { return &v.Output.Volume }},
+	}
+	if at, ok := flags[field]; ok {
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return nil, fmt.Errorf("voice %s: %w", field, err)
+		}
+		return func(v *rpc.VoiceSettings) { *at(v) = b }, nil
+	}
+	if vol, ok := volumes[field]; ok {
+		x, err := strconv.ParseFloat(value, 32)
+		if err != nil || x < 0 || x > vol.max {
+			return nil, fmt.Errorf("voice %s: want a number 0..%g", field, vol.max)
+		}
+		return func(v *rpc.VoiceSettings) { *vol.at(v) = float32(x) }, nil
+	}
+	switch field {
+	case "mode":
+		modes := map[string]string{"vad": rpc.VoiceModeActivity, "ptt": rpc.VoiceModePushToTalk}
+		m, ok := modes[value]
+		if !ok {
+			return nil, errors.New("voice mode: want vad or ptt")
+		}
+		return func(v *rpc.VoiceSettings) { v.Mode.Type = m }, nil
+	case "ptt-key":
+		return func(v *rpc.VoiceSettings) { v.Mode.Shortcut = value }, nil
+	}
+	return nil, fmt.Errorf("voice: unknown field %q", field)
 }
 
 // status describes the connections and their subscriptions.

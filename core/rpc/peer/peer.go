@@ -1,7 +1,8 @@
 // Package peer is a stand-in for the platform's desktop client on the IPC side of the desktop
 // RPC: it listens on an endpoint named as package rpc names them, accepts handshakes, answers
-// READY, SUBSCRIBE, UNSUBSCRIBE and GET_GUILD, and sends GUILD_STATUS, AUTHORIZE_REQUEST, ERROR,
-// PING and CLOSE when told to, through its methods or through Exec's line commands. Tests start
+// READY, SUBSCRIBE, UNSUBSCRIBE, GET_GUILD and GET_VOICE_SETTINGS (refusing SET_VOICE_SETTINGS),
+// and sends GUILD_STATUS, AUTHORIZE_REQUEST, VOICE_SETTINGS_UPDATE, ERROR, PING and CLOSE when told
+// to, through its methods or through Exec's line commands. Tests start
 // it in-process; cmd/sdkpp-desktop wraps it in a program.
 package peer
 
@@ -29,6 +30,9 @@ type Config struct {
 	User         rpc.User         // announced in READY; zero is a default user
 	ServerConfig rpc.ServerConfig // announced in READY
 	Guilds       []rpc.Guild      // known to GET_GUILD and GUILD_STATUS
+	// VoiceSettings are the user's voice settings (GET_VOICE_SETTINGS); nil is
+	// rpc.DefaultVoiceSettings.
+	VoiceSettings *rpc.VoiceSettings
 
 	HandshakeTimeout time.Duration // 0 is 5 s
 	Logf             func(format string, args ...any)
@@ -54,6 +58,7 @@ type Peer struct {
 	mu       sync.Mutex
 	conns    map[*pconn]struct{}
 	guilds   map[string]rpc.Guild
+	voice    rpc.VoiceSettings
 	handlers map[string]Handler
 	pongs    int
 	closed   bool
@@ -85,6 +90,10 @@ func Listen(cfg Config) (*Peer, error) {
 		handlers: map[string]Handler{}, changed: make(chan struct{})}
 	for _, g := range cfg.Guilds {
 		p.guilds[g.ID] = g
+	}
+	p.voice = rpc.DefaultVoiceSettings
+	if cfg.VoiceSettings != nil {
+		p.voice = *cfg.VoiceSettings
 	}
 	var err error
 	if cfg.Index >= 0 {
@@ -135,6 +144,24 @@ func (p *Peer) SetGuild(g rpc.Guild) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.guilds[g.ID] = g
+}
+
+// VoiceSettings returns the user's voice settings.
+func (p *Peer) VoiceSettings() rpc.VoiceSettings {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.voice
+}
+
+// UpdateVoiceSettings changes the user's voice settings with edit, as the user would in the
+// desktop client, sends VOICE_SETTINGS_UPDATE to every subscribed connection and returns how
+// many it reached.
+func (p *Peer) UpdateVoiceSettings(edit func(*rpc.VoiceSettings)) int {
+	p.mu.Lock()
+	edit(&p.voice)
+	vs := p.voice
+	p.mu.Unlock()
+	return p.event(subKey{evt: rpc.EvtVoiceSettingsUpdate}, vs)
 }
 
 // AuthorizeRequest sends AUTHORIZE_REQUEST to every connection subscribed to it and returns how
@@ -392,6 +419,10 @@ func (p *Peer) command(c *pconn, m *rpc.Message) *rpc.Message {
 		data, err = p.subscribe(c, m)
 	case m.Cmd == rpc.CmdGetGuild:
 		data, err = p.getGuild(m.Args)
+	case m.Cmd == rpc.CmdGetVoiceSettings:
+		data = p.VoiceSettings()
+	case m.Cmd == rpc.CmdSetVoiceSettings: // VS-1: a game only reads them
+		err = &rpc.Error{Code: rpc.CodeReadOnly, Message: "Voice settings are read-only"}
 	default:
 		err = &rpc.Error{Code: rpc.CodeInvalidCommand, Message: "Invalid command: " + m.Cmd}
 	}
@@ -418,7 +449,7 @@ func (p *Peer) command(c *pconn, m *rpc.Message) *rpc.Message {
 func (p *Peer) subscribe(c *pconn, m *rpc.Message) (any, error) {
 	key := subKey{evt: m.Evt}
 	switch m.Evt {
-	case rpc.EvtAuthorizeRequest, rpc.EvtActivityJoin:
+	case rpc.EvtAuthorizeRequest, rpc.EvtActivityJoin, rpc.EvtVoiceSettingsUpdate:
 	case rpc.EvtGuildStatus:
 		g, err := p.getGuild(m.Args)
 		if err != nil {

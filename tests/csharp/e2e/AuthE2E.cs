@@ -451,6 +451,41 @@ static class AuthE2E
         }
     }
 
+    // rule VS-1: the desktop client's voice settings (set by the harness), an update when they
+    // change there, and a successful result with none once the desktop client has gone.
+    static void PhaseVoiceSettings()
+    {
+        using (Client c = NewClient(""))
+        {
+            bool ok = false;
+            Func<VoiceSettings> read = () =>
+            {
+                bool done = false;
+                VoiceSettings got = null;
+                c.GetVoiceSettings((r, s) => { ok = r.Successful(); got = s; done = true; });
+                Pump(() => done);
+                return got;
+            };
+            VoiceSettings vs = null;
+            bool some = Pump(() => (vs = read()) != null, 60);
+            Check(some && ok && vs.InputMode() == VoiceInputModeType.PushToTalk && vs.PttKey() == "SHIFT + F" &&
+                  vs.OutputVolume() == 150f && vs.InputVolume() == 100f && !vs.SelfDeaf(),
+                  "GetVoiceSettings reads the desktop client's voice settings (rule VS-1)");
+
+            VoiceSettings updated = null;
+            c.SetVoiceSettingsUpdatedCallback(s => { updated = s; });
+            bool fired = Pump(() => updated != null, 60);
+            Check(fired && updated.SelfDeaf() && updated.InputMode() == VoiceInputModeType.PushToTalk,
+                  "the update callback fires with the changed settings");
+            Console.WriteLine("updated");
+            Console.Out.Flush();
+
+            VoiceSettings none = null;
+            Pump(() => (none = read()) == null && ok, 60);
+            Check(ok && none == null, "without a desktop client: a successful result and no settings");
+        }
+    }
+
     // Connected returns a client of the player behind token, Ready on the gateway.
     static Client Connected(string token)
     {
@@ -1214,7 +1249,7 @@ static class AuthE2E
         {
             { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
             { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
-            { "rpc", PhaseRpc },         { "lobby", PhaseLobby }, { "voice", PhaseVoice },             { "chat", PhaseChat },
+            { "rpc", PhaseRpc },         { "voicesettings", PhaseVoiceSettings }, { "lobby", PhaseLobby }, { "voice", PhaseVoice },             { "chat", PhaseChat },
             { "social", PhaseSocial },         { "guilds", PhaseGuilds },
         };
         if (argv.Length != 1 || !phases.ContainsKey(argv[0]))
