@@ -136,6 +136,10 @@ type Engine struct {
 	// Close; dumpFrame is the step's frame of it, nil when the writer is behind.
 	dump      *aecDump
 	dumpFrame *aecFrame
+
+	// trimmed counts output frames left out to bring the playback ring back to its working
+	// fill (run).
+	trimmed atomic.Int64
 }
 
 // sender is one remote player's playback path.
@@ -336,7 +340,16 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	playback.Write(lead[:])
 	for capture.WaitData(pcm.FrameSamples, stop) {
 		capture.Read(e.in)
-		playback.Write(e.step(e.in))
+		out := e.step(e.in)
+		// The playback ring holds the lead and at most what the device has not taken yet of
+		// the last frame. More piles up when playback starts later than capture, or after the
+		// device stalled, and would stay as latency for the rest of the call: leave a frame out
+		// instead (and count it), until the ring is back to its working fill.
+		if playback.Len() > pcm.FrameSamples {
+			e.trimmed.Add(1)
+		} else {
+			playback.Write(out)
+		}
 		if e.opts.AfterFrame != nil {
 			e.opts.AfterFrame()
 		}
@@ -577,6 +590,10 @@ func (e *Engine) Stats() device.Stats {
 	}
 	return e.stream.Stats()
 }
+
+// TrimmedFrames returns how many output frames the engine left out to keep the playback latency
+// from growing (when playback started later than capture, or the device stalled).
+func (e *Engine) TrimmedFrames() int64 { return e.trimmed.Load() }
 
 // SenderStats returns a sender's jitter buffer statistics. It must not run concurrently with
 // processing: call it on a stopped engine, or from AfterFrame.

@@ -381,3 +381,25 @@ func TestCapturedHookFeedsVoiceActivity(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(p.pkts), 1)
 }
+
+// Output that piled up in the playback ring while the speaker was not taking any (a device that
+// started later than the microphone, or stalled) does not stay as latency: the engine leaves
+// frames out until the ring is back to its working fill, and counts them.
+func TestPlaybackLatencyDoesNotPileUp(t *testing.T) {
+	r := startRunning(t, voice.EngineConfig{})
+	s := r.devs.Stream()
+	in := make([]int16, pcm.PeriodSamples)
+	// 200 ms of microphone with a speaker that takes nothing: ten steps' output waits.
+	for range 10 {
+		for range 2 {
+			require.True(t, s.Period(in, nil))
+		}
+		<-r.frames
+	}
+	piled := s.Playback().Len()
+	// Then both run: within a few frames the ring is back to the lead and at most one frame.
+	r.run(10)
+	assert.LessOrEqual(t, s.Playback().Len(), pcm.FrameSamples+pcm.PeriodSamples,
+		"playback ring after both sides run (it held %d samples)", piled)
+	assert.Positive(t, r.e.TrimmedFrames())
+}

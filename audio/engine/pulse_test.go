@@ -267,7 +267,7 @@ func TestPulseEchoCancellation(t *testing.T) {
 			<-tick.C // the far end's packets come in real time
 			e.Receive(7, p)
 		}
-		t.Logf("cancellation %v: device stats %+v", cancel, e.Stats())
+		t.Logf("cancellation %v: device stats %+v, output frames trimmed %d", cancel, e.Stats(), e.TrimmedFrames())
 		require.NoError(t, e.Close())
 		mu.Lock()
 		defer mu.Unlock()
