@@ -467,8 +467,14 @@ func (d *wineDesktop) AuthorizeRequest() int {
 	return n
 }
 
-// Close tells it to quit and waits until it has exited, so that its pipe is free.
+// Close tells it to quit and waits until it has exited, so that its pipe is free. Once it has
+// exited, Close does nothing.
 func (d *wineDesktop) Close() error {
+	select {
+	case <-d.exited:
+		return nil
+	default:
+	}
 	d.exec("quit")
 	select {
 	case <-d.exited:
