@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"sdkpp/audio/device"
@@ -72,37 +70,12 @@ func measurePulse(bursts int) (loopback, wire, engines []float64, err error) {
 		return nil, nil, nil, fmt.Errorf("plain wire: %w", err)
 	}
 
-	var listener *engine.Engine
-	var mu sync.Mutex
-	talker, err := engine.New(voice.EngineConfig{InputDevice: ids.mouthMon, OutputDevice: ids.void,
-		OnPacket: func(p voice.Packet) {
-			p.Payload = bytes.Clone(p.Payload)
-			mu.Lock()
-			l := listener
-			mu.Unlock()
-			if l != nil {
-				l.Receive(1, p)
-			}
-		}}, engine.Options{Devices: c})
+	stop, err := startPair(voice.EngineConfig{InputDevice: ids.mouthMon, OutputDevice: ids.void}, engine.Options{Devices: c},
+		voice.EngineConfig{InputDevice: ids.voidMon, OutputDevice: ids.ear}, engine.Options{Devices: c})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer talker.Close()
-	l, err := engine.New(voice.EngineConfig{InputDevice: ids.voidMon, OutputDevice: ids.ear}, engine.Options{Devices: c})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer l.Close()
-	mu.Lock()
-	listener = l
-	mu.Unlock()
-	talker.SetMode(voice.ModePushToTalk)
-	talker.SetPTTActive(true)
-	for _, e := range []*engine.Engine{talker, l} {
-		if err := e.Start(); err != nil {
-			return nil, nil, nil, err
-		}
-	}
+	defer stop()
 	if engines, err = probe(c, ids.mouth, ids.earMon, bursts); err != nil {
 		return nil, nil, nil, fmt.Errorf("through two engines: %w", err)
 	}
