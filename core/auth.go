@@ -258,7 +258,7 @@ func (c *Client) scheduleExpiryLocked() {
 	case !known:
 	case it.refresh != "" && it.appID != 0:
 		c.auth.expiryTimer = c.clock.AfterFunc(it.expires.Add(-refreshLead(it.lifetime)).Sub(c.clock.Now()), func() { c.autoRefresh(token) })
-	case c.auth.expiry.scope != nil:
+	case c.auth.expiry.isSet():
 		c.auth.expiryTimer = c.clock.AfterFunc(it.expires.Add(-expiryWarning).Sub(c.clock.Now()), c.tokenExpiring)
 	}
 }

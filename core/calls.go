@@ -92,8 +92,9 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		}
 	}()
 	c.mu.Lock()
-	gw, self, closed := c.conn.gw, c.conn.currentUserID, c.closed
+	gw, closed := c.conn.gw, c.closed
 	c.mu.Unlock()
+	self := c.users.Current()
 	if closed || gw == nil || self == 0 || lobbyID == 0 {
 		c.logf(LoggingSeverityError, "StartCall(%d): the client is not ready", lobbyID)
 		return nil

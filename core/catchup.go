@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"sdkpp/core/clock"
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
+	"sdkpp/core/users"
 	"sdkpp/wire"
 )
 
@@ -32,42 +33,13 @@ const catchUpPageSize = 200
 // catchUpRetry is the first wait after a failed catch-up request; it doubles up to 5 s.
 const catchUpRetry = 100 * time.Millisecond
 
-// heldMessage is a live lobby message waiting for its lobby's catch-up.
-type heldMessage struct {
-	m      *message
-	author *userData
-}
-
-// catchUpState is the catch-up in progress; c.mu guards it.
-type catchUpState struct {
-	gen  uint64                   // the session's number: a catch-up of an older one gives way
-	held map[uint64][]heldMessage // lobby id → live messages held; a lobby is catching up while present
-}
-
-// startCatchUp begins catching up every cached lobby with a known last message; READY calls it.
+// startCatchUp begins a new session's catch-up of every cached lobby with a known last message;
+// READY calls it.
 func (c *Client) startCatchUp() {
-	c.mu.Lock()
-	c.catchUp.gen++
-	gen := c.catchUp.gen
-	if c.catchUp.held == nil {
-		c.catchUp.held = map[uint64][]heldMessage{}
-	}
-	var todo []uint64
-	for _, id := range c.lobby.cache.IDs() {
-		ch := c.msg.channels[id]
-		if ch == nil || (ch.lastCreated == 0 && !ch.hasBaseline) {
-			continue
-		}
-		todo = append(todo, id)
-		if _, catching := c.catchUp.held[id]; !catching {
-			c.catchUp.held[id] = []heldMessage{} // keeps what an interrupted catch-up held
-		}
-	}
-	c.mu.Unlock()
+	gen, todo := c.msg.cache.NewSession(c.lobby.cache.IDs())
 	if len(todo) == 0 {
 		return
 	}
-	slices.Sort(todo)
 	c.start(func(ctx context.Context) {
 		for _, id := range todo {
 			if !c.catchUpLobby(ctx, gen, id) {
@@ -77,42 +49,13 @@ func (c *Client) startCatchUp() {
 	})
 }
 
-// catchUpFrom is the id after which a lobby's missed messages start: the last one delivered, or
-// the lobby's newest message when the client first saw it.
-func (c *Client) catchUpFrom(lobbyID uint64) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ch := c.msg.channels[lobbyID]; ch != nil {
-		return max(ch.lastCreated, ch.baseline)
-	}
-	return 0
-}
-
-// holdLive holds a live lobby message while its lobby catches up, and reports whether it did.
-func (c *Client) holdLive(m *message, author *userData) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	list, catching := c.catchUp.held[m.lobbyID]
-	if catching {
-		c.catchUp.held[m.lobbyID] = append(list, heldMessage{m, author})
-	}
-	return catching
-}
-
-// current tells whether gen is still the newest session.
-func (c *Client) current(gen uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.catchUp.gen == gen
-}
-
 // catchUpLobby fetches and delivers one lobby's missed messages, then the live ones it held. It
 // returns false when it stopped because a newer session started or the client is closing; the
 // held messages then stay for the newer catch-up.
 func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
-	after := c.catchUpFrom(lobbyID)
+	after := c.msg.cache.CatchUpFrom(lobbyID)
 	for retry := catchUpRetry; ; {
-		if !c.current(gen) || ctx.Err() != nil {
+		if !c.msg.cache.Current(gen) || ctx.Err() != nil {
 			return false
 		}
 		page, err := c.missedPage(ctx, lobbyID, after)
@@ -134,7 +77,7 @@ func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
 			if uint64(w.LobbyID) != lobbyID {
 				continue
 			}
-			c.deliverCreated(lobbyMessage(w), userOf(&w.Author))
+			c.deliverCreated(messages.FromLobby(w), users.Of(&w.Author))
 			after = max(after, uint64(w.ID))
 		}
 		if len(page) < catchUpPageSize {
@@ -161,21 +104,15 @@ func (c *Client) missedPage(ctx context.Context, lobbyID, after uint64) ([]wire.
 func (c *Client) releaseHeld(gen, lobbyID uint64) int {
 	n := 0
 	for {
-		c.mu.Lock()
-		if c.catchUp.gen != gen {
-			c.mu.Unlock()
+		list, done, ok := c.msg.cache.TakeHeld(gen, lobbyID)
+		switch {
+		case !ok:
 			return -1
-		}
-		list := c.catchUp.held[lobbyID]
-		if len(list) == 0 {
-			delete(c.catchUp.held, lobbyID) // from now on live messages go straight through
-			c.mu.Unlock()
+		case done:
 			return n
 		}
-		c.catchUp.held[lobbyID] = []heldMessage{}
-		c.mu.Unlock()
 		for _, h := range list {
-			c.deliverCreated(h.m, h.author)
+			c.deliverCreated(h.M, h.Author)
 		}
 		n += len(list)
 	}

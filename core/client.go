@@ -21,6 +21,8 @@ import (
 	"sdkpp/core/clock"
 	"sdkpp/core/dispatch"
 	"sdkpp/core/rest"
+	"sdkpp/core/tunnel"
+	"sdkpp/core/users"
 )
 
 // Default service addresses: the sdkpp service on its default local port.
@@ -90,20 +92,23 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex // guards the fields below
-	closed  bool
-	auth    authState
-	rpc     rpcLink
-	voice   voiceDiag // guarded by its own lock
-	conn    connState
-	lobby   lobbyState
-	msg     messageState
-	catchUp catchUpState
-	social  socialState
+	// mu guards the client's life (closed), its token, its gateway connection and its link to the
+	// desktop client. Each capability below owns its state behind a lock of its own (a leaf:
+	// nothing else is locked while it is held), and handler slots lock themselves, so mu is never
+	// held around a capability's calls except where noted.
+	mu     sync.Mutex
+	closed bool
+	auth   authState
+	rpc    rpcLink
+	conn   connState
 
-	profiles profileState // published snapshots; read without mu
-	tunnel   tunnel       // API requests over the gateway; its own lock
-	calls    callState    // voice calls (calls.go); its own lock
+	users  users.Cache   // the one user cache, with game profiles (core/users)
+	social socialState   // relationships and presences (core/social)
+	msg    messageState  // messages and their catch-up (core/messages)
+	lobby  lobbyState    // lobbies, applied in the service's order (core/lobbies)
+	tunnel tunnel.Tunnel // API requests over the gateway (core/tunnel)
+	voice  voiceDiag     // voice logs and diagnostics; its own lock
+	calls  callState     // voice calls (calls.go, core/voice); its own lock
 
 	closeOnce sync.Once
 }
@@ -177,6 +182,13 @@ func (c *Client) Close() {
 		c.closeVoiceLog()
 		c.scope.Close()
 	})
+}
+
+// isClosed reports whether Close has begun.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // withTimeout is context.WithTimeout on the Client's clock: when d has passed on it, ctx is

@@ -10,24 +10,21 @@ import (
 
 	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
+	"sdkpp/core/users"
 	"sdkpp/wire"
 )
 
-// userData is what the client knows of a user.
-type userData struct {
-	id            uint64
-	username      string
-	globalName    *string
-	avatar        *string
-	isProvisional bool
+// connState is the Client's gateway connection, guarded by Client.mu, and its status handler.
+type connState struct {
+	gw     *gateway.Client
+	status handlerSlot[ClientOnStatusChanged]
 }
 
-// connState is the Client's connection, guarded by Client.mu.
-type connState struct {
-	gw            *gateway.Client
-	status        handlerSlot[ClientOnStatusChanged]
-	currentUserID uint64
-	users         map[uint64]*userData
+// gateway returns the gateway connection, nil when there is none.
+func (c *Client) gateway() *gateway.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.gw
 }
 
 // SetStatusChangedCallback sets the handler of status changes, replacing the previous one.
@@ -129,7 +126,7 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 	if s != gateway.Ready {
 		// A request written just before the connection broke may never have been read, even if
 		// the session resumes: repeat what waits over HTTP (tunnel.go).
-		c.tunnel.lost()
+		c.tunnel.Lost()
 		c.onVoiceSignalingLost() // the service ends a call with its gateway connection (ST-4)
 	}
 	c.setStatus(ClientStatus(s), e, detail)
@@ -142,7 +139,7 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 // listed are ignored. Each capability registers its own events here, by name (wire/gateway).
 var dispatchers = map[string]func(c *Client, event string, data json.RawMessage){
 	gwire.EventReady:         func(c *Client, _ string, data json.RawMessage) { c.onReady(data) },
-	gwire.EventRequestResult: func(c *Client, _ string, data json.RawMessage) { c.tunnel.answer(data) },
+	gwire.EventRequestResult: func(c *Client, _ string, data json.RawMessage) { c.tunnel.Answer(data) },
 }
 
 // route registers one handler for several events.
@@ -186,37 +183,36 @@ type readyData struct {
 	Presences         []wire.PresenceUpdate `json:"presences"`
 }
 
-// onReady applies READY in one step: READY is decoded once, and the current user, the
-// relationships and the presences change under one lock, so that a reader never sees the new
-// user with the old session's relationships, or none.
+// onReady applies READY in one step: READY is decoded once, and each capability takes its part
+// of it. The relationships and presences are in place before the current user is, so a reader
+// that sees the new session's user also sees its relationships.
 func (c *Client) onReady(data json.RawMessage) {
-	c.tunnel.lost() // a new session: the old one's answers will not come
+	c.tunnel.Lost() // a new session: the old one's answers will not come
 	var r readyData
 	if err := json.Unmarshal(data, &r); err != nil {
 		c.logf(LoggingSeverityWarning, "malformed READY: %v", err)
 		return
 	}
-	c.tunnel.enable(slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
-	c.mu.Lock()
-	if u := userOf(&r.User); u != nil {
-		c.cacheUserLocked(u)
-		c.conn.currentUserID = u.id
-		c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{u.id: r.User.ApplicationProfiles})
+	c.tunnel.Enable(slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
+	// READY's relationship objects carry the other users and their profiles in this game.
+	profiles := map[uint64][]wire.ApplicationProfile{}
+	for _, list := range [][]wire.Relationship{r.Relationships, r.GameRelationships} {
+		for i := range list {
+			if u := users.Of(&list[i].User); u != nil {
+				c.users.Put(u)
+				profiles[u.ID] = list[i].User.ApplicationProfiles
+			}
+		}
 	}
-	// A new session may follow a gap: no cached history is known to be gap-free any more.
-	for _, ch := range c.msg.channels {
-		ch.newest, ch.complete = 0, false
+	c.social.state.ApplyReady(uint64(r.Application.ID), r.Relationships, r.GameRelationships, r.Presences)
+	if u := users.Of(&r.User); u != nil {
+		profiles[u.ID] = r.User.ApplicationProfiles
+		c.users.SetProfiles(profiles)
+		c.users.SetCurrent(u)
+	} else {
+		c.users.SetProfiles(profiles)
 	}
-	c.applySocialReadyLocked(&r)
-	c.mu.Unlock()
-	c.startCatchUp() // fetch the lobby messages a lost session missed (catchup.go)
-}
-
-func (c *Client) cacheUserLocked(u *userData) {
-	if c.conn.users == nil {
-		c.conn.users = map[uint64]*userData{}
-	}
-	c.conn.users[u.id] = u
+	c.startCatchUp() // a new session may follow a gap: fetch the lobby messages it missed (catchup.go)
 }
 
 // stopConnection closes the gateway; called by Close.
@@ -232,19 +228,15 @@ func (c *Client) stopConnection() {
 
 // GetCurrentUserV2 returns the signed-in user once the client is Ready, else nil.
 func (c *Client) GetCurrentUserV2() *UserHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn.currentUserID == 0 {
-		return nil
+	if id := c.users.Current(); id != 0 && !c.isClosed() {
+		return &UserHandle{c: c, id: id}
 	}
-	return &UserHandle{c: c, id: c.conn.currentUserID}
+	return nil
 }
 
 // GetUser returns a user from the cache, or nil; it makes no request.
 func (c *Client) GetUser(userId uint64) *UserHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn.users[userId] == nil {
+	if _, ok := c.users.Get(userId); !ok || c.isClosed() {
 		return nil
 	}
 	return &UserHandle{c: c, id: userId}
@@ -261,29 +253,28 @@ type UserHandle struct {
 func (h *UserHandle) Clone() *UserHandle { v := *h; return &v }
 
 // user returns a copy of the cached data, or empty data.
-func (h *UserHandle) user() userData {
-	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	if h.c.closed || h.c.conn.users[h.id] == nil {
-		return userData{}
+func (h *UserHandle) user() users.User {
+	if h.c.isClosed() {
+		return users.User{}
 	}
-	return *h.c.conn.users[h.id]
+	u, _ := h.c.users.Get(h.id)
+	return u
 }
 
 // Id returns the user's id, 0 once the Client is gone.
-func (h *UserHandle) Id() uint64 { return h.user().id }
+func (h *UserHandle) Id() uint64 { return h.user().ID }
 
 // Username returns the unique username.
-func (h *UserHandle) Username() string { return h.user().username }
+func (h *UserHandle) Username() string { return h.user().Username }
 
 // GlobalName returns the display name the user chose, if any.
-func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().globalName) }
+func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().GlobalName) }
 
 // DisplayName returns GlobalName if set, else Username.
-func (h *UserHandle) DisplayName() string { return displayName(h.user()) }
+func (h *UserHandle) DisplayName() string { return h.user().DisplayName() }
 
 // Avatar returns the avatar hash, if any.
-func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().avatar) }
+func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().Avatar) }
 
 // IsProvisional reports whether the user is a provisional account.
-func (h *UserHandle) IsProvisional() bool { return h.user().isProvisional }
+func (h *UserHandle) IsProvisional() bool { return h.user().IsProvisional }

@@ -4,46 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	gwire "sdkpp/wire/gateway"
 	"strconv"
 
-	"sdkpp/core/dispatch"
+	gwire "sdkpp/wire/gateway"
+
 	"sdkpp/core/lobbies"
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
+	"sdkpp/core/tunnel"
+	"sdkpp/core/users"
 	"sdkpp/wire"
 )
 
-// handlerSlot holds one replaceable game callback; c.mu guards it.
-type handlerSlot[F any] struct {
-	scope *dispatch.Scope
-	fn    F
-}
-
-// setHandler replaces the handler in slot; the old one is released.
-func setHandler[F any](c *Client, slot *handlerSlot[F], cb Callback[F]) {
-	scope := c.scope.NewScope(cb.Release)
-	c.mu.Lock()
-	old := slot.scope
-	slot.scope, slot.fn = scope, cb.Fn
-	c.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
-}
-
-// postHandler queues call with the handler in slot, if there is one.
-func postHandler[F any](c *Client, slot *handlerSlot[F], call func(F)) {
-	c.mu.Lock()
-	scope, fn := slot.scope, slot.fn
-	c.mu.Unlock()
-	if scope != nil {
-		scope.Post(func() { call(fn) })
-	}
-}
-
-// lobbyState is the Client's lobby cache and handlers; c.mu guards the handlers.
+// lobbyState is the Client's lobby cache (its own lock) and handlers.
 type lobbyState struct {
-	cache lobbies.Cache // has its own lock; c.mu may be held around its calls
+	cache lobbies.Cache
 
 	created, deleted, updated             handlerSlot[ClientLobbyCreatedCallback]
 	memberAdded, memberRemoved, memberUpd handlerSlot[ClientLobbyMemberAddedCallback]
@@ -137,57 +112,47 @@ func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, me
 		// Over the gateway when connected (tunnel.go); the nonce makes a repeat over HTTP safe.
 		var m wire.LobbyMessage
 		err := c.doIdempotent(ctx, rest.Request{Method: http.MethodPost, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/messages",
-			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata, Nonce: newNonce(), EnforceNonce: true}}, &m)
+			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata, Nonce: tunnel.NewNonce(), EnforceNonce: true}}, &m)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
 		} else {
-			c.mu.Lock()
-			c.storeLocked(lobbyMessage(&m), userOf(&m.Author))
-			c.mu.Unlock()
+			c.storeMessage(messages.FromLobby(&m), users.Of(&m.Author))
 		}
 		once.Fire(func() { cb.Fn(resultOf(err), uint64(m.ID)) })
 	})
 }
 
-// learnMembersLocked caches the users lobby members carry, with their game profiles, for
+// learnMembers caches the users lobby members carry, with their game profiles, for
 // LobbyMemberHandle.User and UserHandle.
-func (c *Client) learnMembersLocked(members []wire.LobbyMember) {
+func (c *Client) learnMembers(members []wire.LobbyMember) {
 	var profiles map[uint64][]wire.ApplicationProfile
 	for _, m := range members {
-		if m.User == nil {
+		u := users.Of(m.User)
+		if u == nil {
 			continue
 		}
-		if u := userOf(m.User); u != nil {
-			c.cacheUserLocked(u)
-			if m.User.ApplicationProfiles != nil {
-				if profiles == nil {
-					profiles = map[uint64][]wire.ApplicationProfile{}
-				}
-				profiles[u.id] = m.User.ApplicationProfiles
+		c.users.Put(u)
+		if m.User.ApplicationProfiles != nil {
+			if profiles == nil {
+				profiles = map[uint64][]wire.ApplicationProfile{}
 			}
+			profiles[u.ID] = m.User.ApplicationProfiles
 		}
 	}
 	if profiles != nil {
-		c.setProfilesLocked(profiles)
+		c.users.SetProfiles(profiles)
 	}
 }
 
 // cacheLobby stores l unless the cache holds a newer state of it, learns its members' users, and
 // reports whether the lobby was new.
 func (c *Client) cacheLobby(l *wire.Lobby) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	applied, added := c.lobby.cache.Apply(*l)
 	if !applied {
 		return false
 	}
-	c.learnMembersLocked(l.Members)
-	if ch := c.channelLocked(uint64(l.ID)); !ch.hasBaseline {
-		ch.hasBaseline = true
-		if l.LastMessageID != nil {
-			ch.baseline = uint64(*l.LastMessageID)
-		}
-	}
+	c.learnMembers(l.Members)
+	c.msg.cache.NoteLobby(uint64(l.ID), l.LastMessageID)
 	return added
 }
 
@@ -223,7 +188,7 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 			return
 		}
 		lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
-		me := c.currentUserID()
+		me := c.users.Current()
 		kind := lobbies.MemberUpdated
 		switch event {
 		case gwire.EventLobbyMemberAdd:
@@ -231,10 +196,8 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		case gwire.EventLobbyMemberRemove:
 			kind = lobbies.MemberRemoved
 		}
-		c.mu.Lock()
 		c.lobby.cache.ApplyMember(kind, m)
-		c.learnMembersLocked([]wire.LobbyMember{m.Member})
-		c.mu.Unlock()
+		c.learnMembers([]wire.LobbyMember{m.Member})
 		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
 		switch event {
 		case gwire.EventLobbyMemberAdd:
@@ -248,12 +211,6 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 			}
 		}
 	}
-}
-
-func (c *Client) currentUserID() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.conn.currentUserID
 }
 
 // GetLobbyHandle returns a lobby the player is in, or nil.
@@ -280,10 +237,7 @@ func (h *LobbyHandle) Clone() *LobbyHandle { v := *h; return &v }
 
 // lobby returns a deep copy of the cached lobby, or an empty one.
 func (h *LobbyHandle) lobby() wire.Lobby {
-	h.c.mu.Lock()
-	closed := h.c.closed
-	h.c.mu.Unlock()
-	if closed {
+	if h.c.isClosed() {
 		return wire.Lobby{}
 	}
 	l, _ := h.c.lobby.cache.Get(h.id)

@@ -11,7 +11,9 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
+	"sdkpp/core/users"
 	"sdkpp/wire"
 )
 
@@ -22,42 +24,9 @@ const (
 	MessageHistoryWindow = 72 * time.Hour
 )
 
-// messageCacheSize is how many of the newest messages of each channel the client keeps.
-const messageCacheSize = 500
-
-// message is a cached message, direct or in a lobby.
-type message struct {
-	id, channelID, lobbyID uint64
-	authorID, recipientID  uint64
-	appID                  uint64 // 0 when unknown
-	content                string
-	sent, edited           time.Time
-	metadata, moderation   map[string]string
-	additionalName         *string
-}
-
-// channelLog is what the client knows of one channel's messages.
-type channelLog struct {
-	ids []uint64 // cached message ids, oldest first, at most messageCacheSize
-	// lastCreated is the newest message delivered as created: an event for it or an older one is
-	// a duplicate (message ids grow with time).
-	lastCreated uint64
-	// newest is how many of the channel's newest messages the cache holds without a gap, known
-	// from a history request; complete means the cache holds the whole history window.
-	newest   int
-	complete bool
-	// baseline is the newest message when the client first learned of the lobby (its
-	// last_message_id), and hasBaseline says it is known: a catch-up starts there when no message
-	// was delivered yet.
-	baseline    uint64
-	hasBaseline bool
-}
-
-// messageState is the Client's message cache and handlers; c.mu guards it.
+// messageState is the Client's message cache (its own lock) and handlers.
 type messageState struct {
-	byID       map[uint64]*message
-	channels   map[uint64]*channelLog
-	dmChannels map[uint64]uint64 // recipient id → DM channel id
+	cache messages.Cache
 
 	created handlerSlot[ClientMessageCreatedCallback]
 	updated handlerSlot[ClientMessageUpdatedCallback]
@@ -79,121 +48,29 @@ func (c *Client) SetMessageDeletedCallback(cb Callback[ClientMessageDeletedCallb
 	setHandler(c, &c.msg.deleted, cb)
 }
 
-// timeOf parses an RFC 3339 timestamp of the service; the zero time when absent or malformed.
-func timeOf(s *string) time.Time {
-	if s == nil {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, *s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// userOf converts a user object of the service (the SDK's one converter); nil for none.
-func userOf(u *wire.User) *userData {
-	if u == nil || u.ID == 0 {
-		return nil
-	}
-	return &userData{id: uint64(u.ID), username: u.Username, globalName: u.GlobalName, avatar: u.Avatar, isProvisional: u.IsProvisional}
-}
-
-// lobbyMessage converts a lobby message of the service.
-func lobbyMessage(w *wire.LobbyMessage) *message {
-	return &message{id: uint64(w.ID), channelID: uint64(w.LobbyID), lobbyID: uint64(w.LobbyID), authorID: uint64(w.Author.ID),
-		appID: uint64(w.ApplicationID), content: w.Content, sent: timeOf(&w.Timestamp), edited: timeOf(w.EditedTimestamp),
-		metadata: w.Metadata, moderation: w.ModerationMetadata, additionalName: w.LobbyMember.AdditionalName}
-}
-
-// directMessage converts a direct message of the service.
-func directMessage(w *wire.Message) *message {
-	return &message{id: uint64(w.ID), channelID: uint64(w.ChannelID), authorID: uint64(w.Author.ID), recipientID: uint64(w.RecipientID),
-		appID: uint64(w.ApplicationID), content: w.Content, sent: timeOf(&w.Timestamp), edited: timeOf(w.EditedTimestamp),
-		metadata: w.Metadata, moderation: w.ModerationMetadata}
-}
-
-// channelLocked returns the log of a channel, making it.
-func (c *Client) channelLocked(id uint64) *channelLog {
-	if c.msg.channels == nil {
-		c.msg.channels = map[uint64]*channelLog{}
-	}
-	ch := c.msg.channels[id]
-	if ch == nil {
-		ch = &channelLog{}
-		c.msg.channels[id] = ch
-	}
-	return ch
-}
-
-// storeLocked puts m (and its author) into the cache, replacing an older copy. It reports whether
-// the message was new to the cache.
-func (c *Client) storeLocked(m *message, author *userData) bool {
-	if author != nil {
-		c.cacheUserLocked(author)
-	}
-	if c.msg.byID == nil {
-		c.msg.byID = map[uint64]*message{}
-	}
-	_, known := c.msg.byID[m.id]
-	c.msg.byID[m.id] = m
-	if known {
-		return false
-	}
-	ch := c.channelLocked(m.channelID)
-	i, _ := slices.BinarySearch(ch.ids, m.id)
-	ch.ids = slices.Insert(ch.ids, i, m.id)
-	if len(ch.ids) > messageCacheSize {
-		drop := len(ch.ids) - messageCacheSize
-		for _, id := range ch.ids[:drop] {
-			delete(c.msg.byID, id)
-		}
-		ch.ids = slices.Delete(ch.ids, 0, drop)
-		ch.complete = false
-		ch.newest = min(ch.newest, len(ch.ids))
-	}
-	return true
-}
-
 // deliverCreated caches a message that arrived live (a dispatch, or a message fetched to catch
-// up after a new session) and queues the created handler, exactly once per message and in id
-// order per channel: a message not newer than the last one delivered is dropped. It reports
-// whether the message was delivered.
-func (c *Client) deliverCreated(m *message, author *userData) bool {
-	c.mu.Lock()
-	ch := c.channelLocked(m.channelID)
-	if m.id <= ch.lastCreated {
-		c.mu.Unlock()
+// up after a new session) with its author, and queues the created handler, exactly once per
+// message and in id order per channel. It reports whether the message was delivered.
+func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
+	c.users.Put(author)
+	if !c.msg.cache.Created(m) {
 		return false
 	}
-	ch.lastCreated = m.id
-	if c.storeLocked(m, author) && ch.newest > 0 {
-		ch.newest++ // a live message extends the gap-free window at its newest end
-	}
-	c.mu.Unlock()
-	postHandler(c, &c.msg.created, func(f ClientMessageCreatedCallback) { f(m.id) })
+	postHandler(c, &c.msg.created, func(f ClientMessageCreatedCallback) { f(m.ID) })
 	return true
 }
 
 // deliverUpdated replaces a cached message and queues the updated handler.
-func (c *Client) deliverUpdated(m *message, author *userData) {
-	c.mu.Lock()
-	c.storeLocked(m, author)
-	c.mu.Unlock()
-	postHandler(c, &c.msg.updated, func(f ClientMessageUpdatedCallback) { f(m.id) })
+func (c *Client) deliverUpdated(m *messages.Message, author *users.User) {
+	c.users.Put(author)
+	c.msg.cache.Store(m)
+	postHandler(c, &c.msg.updated, func(f ClientMessageUpdatedCallback) { f(m.ID) })
 }
 
-// forgetMessage removes a message from the cache.
-func (c *Client) forgetMessage(id, channelID uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.msg.byID, id)
-	if ch := c.msg.channels[channelID]; ch != nil {
-		if i, found := slices.BinarySearch(ch.ids, id); found {
-			ch.ids = slices.Delete(ch.ids, i, i+1)
-			ch.newest = min(ch.newest, len(ch.ids))
-		}
-	}
+// storeMessage caches a message the player sent or edited, with its author.
+func (c *Client) storeMessage(m *messages.Message, author *users.User) {
+	c.users.Put(author)
+	c.msg.cache.Store(m)
 }
 
 // onMessageDispatch applies a message event from the gateway.
@@ -206,11 +83,11 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			return
 		}
 		if event == wire.EventLobbyMessageCreate {
-			if m, a := lobbyMessage(&w), userOf(&w.Author); !c.holdLive(m, a) { // held while catching up
+			if m, a := messages.FromLobby(&w), users.Of(&w.Author); !c.msg.cache.Hold(messages.Held{M: m, Author: a}) { // held while catching up
 				c.deliverCreated(m, a)
 			}
 		} else {
-			c.deliverUpdated(lobbyMessage(&w), userOf(&w.Author))
+			c.deliverUpdated(messages.FromLobby(&w), users.Of(&w.Author))
 		}
 	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
 		var w wire.Message
@@ -220,9 +97,9 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 		}
 		c.noteDMChannel(&w)
 		if event == gwire.EventMessageCreate {
-			c.deliverCreated(directMessage(&w), userOf(&w.Author))
+			c.deliverCreated(messages.FromDirect(&w), users.Of(&w.Author))
 		} else {
-			c.deliverUpdated(directMessage(&w), userOf(&w.Author))
+			c.deliverUpdated(messages.FromDirect(&w), users.Of(&w.Author))
 		}
 	case gwire.EventMessageDelete:
 		var d wire.MessageDelete
@@ -230,31 +107,23 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			c.logf(LoggingSeverityWarning, "malformed %s", event)
 			return
 		}
-		c.forgetMessage(uint64(d.ID), uint64(d.ChannelID))
+		c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
 		postHandler(c, &c.msg.deleted, func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 	}
 }
 
 // noteDMChannel remembers the DM channel of a direct message's other party.
 func (c *Client) noteDMChannel(w *wire.Message) {
-	me := c.currentUserID()
 	other := uint64(w.RecipientID)
-	if other == me {
+	if other == c.users.Current() {
 		other = uint64(w.Author.ID)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.msg.dmChannels == nil {
-		c.msg.dmChannels = map[uint64]uint64{}
-	}
-	c.msg.dmChannels[other] = uint64(w.ChannelID)
+	c.msg.cache.SetDMChannel(other, uint64(w.ChannelID))
 }
 
 // GetMessageHandle returns a message from the cache, or nil; it makes no request.
 func (c *Client) GetMessageHandle(messageId uint64) *MessageHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.msg.byID[messageId] == nil {
+	if _, ok := c.msg.cache.Get(messageId); !ok {
 		return nil
 	}
 	return &MessageHandle{c: c, id: messageId}
@@ -281,15 +150,15 @@ func historyLimit(limit int32) (int, error) {
 // oldest first. A reply shorter than limit is the whole history window.
 func (c *Client) fetchHistory(ctx context.Context, auth, path string, limit int, channelID uint64, isLobby bool) ([]uint64, error) {
 	req := rest.Request{Path: path + "?limit=" + strconv.Itoa(limit), Auth: auth}
-	var msgs []*message
-	var authors []*userData
+	var msgs []*messages.Message
 	if isLobby {
 		var ws []wire.LobbyMessage
 		if err := c.api.Do(ctx, req, &ws); err != nil {
 			return nil, err
 		}
 		for i := range ws {
-			msgs, authors = append(msgs, lobbyMessage(&ws[i])), append(authors, userOf(&ws[i].Author))
+			msgs = append(msgs, messages.FromLobby(&ws[i]))
+			c.users.Put(users.Of(&ws[i].Author))
 		}
 	} else {
 		var ws []wire.Message
@@ -297,46 +166,11 @@ func (c *Client) fetchHistory(ctx context.Context, auth, path string, limit int,
 			return nil, err
 		}
 		for i := range ws {
-			msgs, authors = append(msgs, directMessage(&ws[i])), append(authors, userOf(&ws[i].Author))
+			msgs = append(msgs, messages.FromDirect(&ws[i]))
+			c.users.Put(users.Of(&ws[i].Author))
 		}
 	}
-	ids := make([]uint64, 0, len(msgs))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, m := range msgs {
-		if m.channelID != channelID {
-			continue // the service answered for another channel; ignore it rather than mix caches
-		}
-		c.storeLocked(m, authors[i])
-		ids = append(ids, m.id)
-	}
-	slices.Sort(ids)
-	ch := c.channelLocked(channelID)
-	ch.newest = max(ch.newest, len(ids))
-	if len(msgs) < limit {
-		ch.complete = true
-	}
-	return ids, nil
-}
-
-// cachedHistory returns the newest limit messages of a channel from the cache, oldest first,
-// when the cache is known to hold them without a gap.
-func (c *Client) cachedHistory(channelID uint64, limit int) ([]uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := c.msg.channels[channelID]
-	if ch == nil || (!ch.complete && ch.newest < limit) {
-		return nil, false
-	}
-	cutoff := c.clock.Now().Add(-MessageHistoryWindow)
-	ids := ch.ids[max(0, len(ch.ids)-limit):]
-	var out []uint64
-	for _, id := range ids {
-		if m := c.msg.byID[id]; m != nil && m.sent.After(cutoff) {
-			out = append(out, id)
-		}
-	}
-	return out, true
+	return c.msg.cache.StoreHistory(channelID, msgs, limit), nil
 }
 
 // GetLobbyMessagesWithLimit fetches the newest messages of a lobby the player is in, newest
@@ -381,10 +215,7 @@ func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientRe
 
 // dmChannel returns the DM channel with a user, opening it on the service the first time.
 func (c *Client) dmChannel(ctx context.Context, auth string, recipientID uint64) (uint64, error) {
-	c.mu.Lock()
-	id := c.msg.dmChannels[recipientID]
-	c.mu.Unlock()
-	if id != 0 {
+	if id := c.msg.cache.DMChannel(recipientID); id != 0 {
 		return id, nil
 	}
 	var ch wire.DMChannel
@@ -392,17 +223,10 @@ func (c *Client) dmChannel(ctx context.Context, auth string, recipientID uint64)
 		JSON: wire.CreateDMRequest{RecipientID: wire.Snowflake(recipientID)}}, &ch); err != nil {
 		return 0, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.msg.dmChannels == nil {
-		c.msg.dmChannels = map[uint64]uint64{}
-	}
 	for i := range ch.Recipients {
-		if u := userOf(&ch.Recipients[i]); u != nil {
-			c.cacheUserLocked(u)
-		}
+		c.users.Put(users.Of(&ch.Recipients[i]))
 	}
-	c.msg.dmChannels[recipientID] = uint64(ch.ID)
+	c.msg.cache.SetDMChannel(recipientID, uint64(ch.ID))
 	return uint64(ch.ID), nil
 }
 
@@ -444,9 +268,7 @@ func (c *Client) SendUserMessageWithMetadata(recipientId uint64, content string,
 			fail(err)
 			return
 		}
-		c.mu.Lock()
-		c.storeLocked(directMessage(&w), userOf(&w.Author))
-		c.mu.Unlock()
+		c.storeMessage(messages.FromDirect(&w), users.Of(&w.Author))
 		once.Fire(func() { cb.Fn(Success(), uint64(w.ID)) })
 	})
 }
@@ -462,9 +284,7 @@ func (c *Client) EditUserMessage(recipientId uint64, messageId uint64, content s
 	}, Callback[func(*ClientResult)](cb), func(body []byte) {
 		var w wire.Message
 		if json.Unmarshal(body, &w) == nil && w.ID != 0 {
-			c.mu.Lock()
-			c.storeLocked(directMessage(&w), userOf(&w.Author))
-			c.mu.Unlock()
+			c.storeMessage(messages.FromDirect(&w), users.Of(&w.Author))
 		}
 	})
 }
@@ -474,10 +294,7 @@ func (c *Client) DeleteUserMessage(recipientId uint64, messageId uint64, cb Call
 	c.dmCall("DeleteUserMessage", recipientId, func(ch uint64) rest.Request {
 		return rest.Request{Method: http.MethodDelete, Path: messagePath(ch, messageId)}
 	}, Callback[func(*ClientResult)](cb), func([]byte) {
-		c.mu.Lock()
-		ch := c.msg.dmChannels[recipientId]
-		c.mu.Unlock()
-		c.forgetMessage(messageId, ch)
+		c.msg.cache.Forget(messageId, c.msg.cache.DMChannel(recipientId))
 	})
 }
 
@@ -525,11 +342,8 @@ func (c *Client) GetUserMessagesWithLimit(recipientId uint64, limit int32, cb Ca
 	if !ok {
 		return
 	}
-	c.mu.Lock()
-	ch := c.msg.dmChannels[recipientId]
-	c.mu.Unlock()
-	if ch != 0 {
-		if ids, ok := c.cachedHistory(ch, n); ok {
+	if ch := c.msg.cache.DMChannel(recipientId); ch != 0 {
+		if ids, ok := c.msg.cache.History(ch, n, c.clock.Now().Add(-MessageHistoryWindow)); ok {
 			c.logf(LoggingSeverityVerbose, "GetUserMessagesWithLimit: %d messages from the cache", len(ids))
 			answer(ids, nil)
 			return
@@ -548,21 +362,16 @@ func (c *Client) GetUserMessagesWithLimit(recipientId uint64, limit int32, cb Ca
 // GetUserMessageSummaries lists the player's direct-message conversations, newest first.
 func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesCallback]) {
 	getList(c, "GetUserMessageSummaries", "/users/@me/channels", cb, func(chans []wire.DMChannel) []*UserMessageSummary {
-		me := c.currentUserID()
+		me := c.users.Current()
 		var out []*UserMessageSummary
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.msg.dmChannels == nil {
-			c.msg.dmChannels = map[uint64]uint64{}
-		}
 		for _, ch := range chans {
 			for i := range ch.Recipients {
 				u := &ch.Recipients[i]
 				if uint64(u.ID) == me || u.ID == 0 {
 					continue
 				}
-				c.cacheUserLocked(userOf(u))
-				c.msg.dmChannels[uint64(u.ID)] = uint64(ch.ID)
+				c.users.Put(users.Of(u))
+				c.msg.cache.SetDMChannel(uint64(u.ID), uint64(ch.ID))
 				if ch.LastMessageID != nil {
 					out = append(out, &UserMessageSummary{userID: uint64(u.ID), lastMessageID: uint64(*ch.LastMessageID)})
 				}
@@ -597,40 +406,38 @@ type MessageHandle struct {
 func (h *MessageHandle) Clone() *MessageHandle { v := *h; return &v }
 
 // message returns a copy of the cached message, or an empty one.
-func (h *MessageHandle) message() message {
-	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	m := h.c.msg.byID[h.id]
-	if h.c.closed || m == nil {
-		return message{}
+func (h *MessageHandle) message() messages.Message {
+	if h.c.isClosed() {
+		return messages.Message{}
 	}
-	return *m
+	m, _ := h.c.msg.cache.Get(h.id)
+	return m
 }
 
 // Id returns the message's id, 0 once it has left the cache.
-func (h *MessageHandle) Id() uint64 { return h.message().id }
+func (h *MessageHandle) Id() uint64 { return h.message().ID }
 
 // Content returns the content as shown (sdkpp renders no markup: the content as sent).
-func (h *MessageHandle) Content() string { return h.message().content }
+func (h *MessageHandle) Content() string { return h.message().Content }
 
 // RawContent returns the content as sent.
-func (h *MessageHandle) RawContent() string { return h.message().content }
+func (h *MessageHandle) RawContent() string { return h.message().Content }
 
 // AuthorId returns the author's user id.
-func (h *MessageHandle) AuthorId() uint64 { return h.message().authorID }
+func (h *MessageHandle) AuthorId() uint64 { return h.message().AuthorID }
 
 // Author returns the author, if the client knows the user.
-func (h *MessageHandle) Author() *UserHandle { return h.c.GetUser(h.message().authorID) }
+func (h *MessageHandle) Author() *UserHandle { return h.c.GetUser(h.message().AuthorID) }
 
 // ChannelId returns the lobby's id or the DM channel's id.
-func (h *MessageHandle) ChannelId() uint64 { return h.message().channelID }
+func (h *MessageHandle) ChannelId() uint64 { return h.message().ChannelID }
 
 // RecipientId returns the recipient of a direct message, 0 for a lobby message.
-func (h *MessageHandle) RecipientId() uint64 { return h.message().recipientID }
+func (h *MessageHandle) RecipientId() uint64 { return h.message().RecipientID }
 
 // Recipient returns the recipient of a direct message, if the client knows the user.
 func (h *MessageHandle) Recipient() *UserHandle {
-	id := h.message().recipientID
+	id := h.message().RecipientID
 	if id == 0 {
 		return nil
 	}
@@ -639,7 +446,7 @@ func (h *MessageHandle) Recipient() *UserHandle {
 
 // Lobby returns the lobby of a lobby message the player is still in.
 func (h *MessageHandle) Lobby() *LobbyHandle {
-	id := h.message().lobbyID
+	id := h.message().LobbyID
 	if id == 0 {
 		return nil
 	}
@@ -654,26 +461,26 @@ func unixMillis(t time.Time) uint64 {
 }
 
 // SentTimestamp returns when the message was sent, in milliseconds since the Unix epoch.
-func (h *MessageHandle) SentTimestamp() uint64 { return unixMillis(h.message().sent) }
+func (h *MessageHandle) SentTimestamp() uint64 { return unixMillis(h.message().Sent) }
 
 // EditedTimestamp returns when the message was last edited, 0 if never.
-func (h *MessageHandle) EditedTimestamp() uint64 { return unixMillis(h.message().edited) }
+func (h *MessageHandle) EditedTimestamp() uint64 { return unixMillis(h.message().Edited) }
 
 // SentFromGame reports whether a game's SDK sent the message.
-func (h *MessageHandle) SentFromGame() bool { return h.message().appID != 0 }
+func (h *MessageHandle) SentFromGame() bool { return h.message().AppID != 0 }
 
 // Metadata returns the sender's metadata.
-func (h *MessageHandle) Metadata() map[string]string { return h.message().metadata }
+func (h *MessageHandle) Metadata() map[string]string { return h.message().Metadata }
 
 // ModerationMetadata returns the moderation metadata set by the game's backend (rule MSG-3).
-func (h *MessageHandle) ModerationMetadata() map[string]string { return h.message().moderation }
+func (h *MessageHandle) ModerationMetadata() map[string]string { return h.message().Moderation }
 
 // ApplicationId returns the application that sent the message (rule MSG-1).
 func (h *MessageHandle) ApplicationId() (uint64, bool) {
-	id := h.message().appID
+	id := h.message().AppID
 	return id, id != 0
 }
 
 // AdditionalName returns the author's extra display name in a lobby, set only by the game's
 // backend (rule MSG-2).
-func (h *MessageHandle) AdditionalName() (string, bool) { return optOf(h.message().additionalName) }
+func (h *MessageHandle) AdditionalName() (string, bool) { return optOf(h.message().AdditionalName) }

@@ -15,15 +15,6 @@ import (
 	"sdkpp/wire"
 )
 
-// presenceLocked is the player's presence as op 3 sends it; c.mu is held.
-func (c *Client) presenceLocked() wire.Presence {
-	p := wire.Presence{Status: statusName(c.social.status), Activities: []wire.Activity{}}
-	if c.social.activity != nil {
-		p.Activities = append(p.Activities, *c.social.activity)
-	}
-	return p
-}
-
 func statusName(s StatusType) string {
 	switch s {
 	case StatusTypeIdle:
@@ -38,10 +29,8 @@ func statusName(s StatusType) string {
 
 // sendPresence sends the player's presence on the gateway; an error means it was not sent.
 func (c *Client) sendPresence(ctx context.Context) error {
-	c.mu.Lock()
-	gw := c.conn.gw
-	p := c.presenceLocked()
-	c.mu.Unlock()
+	gw := c.gateway()
+	p, _ := c.social.state.Own()
 	if gw == nil {
 		return errNotReady
 	}
@@ -51,10 +40,7 @@ func (c *Client) sendPresence(ctx context.Context) error {
 // resendPresence sends the player's presence again once a session is Ready: the service forgets
 // it when the player's last connection ends.
 func (c *Client) resendPresence() {
-	c.mu.Lock()
-	set := c.social.activity != nil || c.social.status != StatusTypeOnline
-	c.mu.Unlock()
-	if set {
+	if _, set := c.social.state.Own(); set {
 		c.start(func(ctx context.Context) {
 			if err := c.sendPresence(ctx); err != nil {
 				c.logf(LoggingSeverityWarning, "restoring the rich presence failed: %v", err)
@@ -63,7 +49,7 @@ func (c *Client) resendPresence() {
 	}
 }
 
-// presenceCall changes the player's presence with change (under c.mu) and sends it; the result
+// presenceCall changes the player's presence with change and sends it; the result
 // goes to cb. A validation error of check comes first and changes nothing.
 func (c *Client) presenceCall(what string, check func() error, change func(), cb Callback[func(*ClientResult)]) {
 	once := resultOnce(c, cb)
@@ -75,9 +61,7 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
 		return
 	}
-	c.mu.Lock()
 	change()
-	c.mu.Unlock()
 	c.start(func(ctx context.Context) {
 		err := c.sendPresence(ctx)
 		if err != nil {
@@ -107,14 +91,12 @@ func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdate
 			return invalid("UpdateRichPresence: %s: %s", err.Message, raw)
 		}
 		return nil
-	}, func() { c.social.activity = &w }, Callback[func(*ClientResult)](cb))
+	}, func() { c.social.state.SetActivity(&w) }, Callback[func(*ClientResult)](cb))
 }
 
 // ClearRichPresence clears the player's rich presence.
 func (c *Client) ClearRichPresence() {
-	c.mu.Lock()
-	c.social.activity = nil
-	c.mu.Unlock()
+	c.social.state.SetActivity(nil)
 	if c.GetStatus() == ClientStatusReady {
 		c.start(func(ctx context.Context) {
 			if err := c.sendPresence(ctx); err != nil {
@@ -133,7 +115,7 @@ func (c *Client) SetOnlineStatus(status StatusType, cb Callback[ClientUpdateStat
 			return nil
 		}
 		return invalid("SetOnlineStatus: %s cannot be set", status)
-	}, func() { c.social.status = status }, Callback[func(*ClientResult)](cb))
+	}, func() { c.social.state.SetStatus(statusName(status)) }, Callback[func(*ClientResult)](cb))
 }
 
 // ---- invites

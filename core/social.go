@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -12,18 +13,15 @@ import (
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/rest"
+	"sdkpp/core/social"
+	"sdkpp/core/users"
 	"sdkpp/wire"
 )
 
-// socialState is the Client's cache of relationships, presences and the player's own presence,
-// and the handlers of their events; c.mu guards it.
+// socialState is the Client's cache of relationships, presences and the player's own presence
+// (core/social, its own lock), and the handlers of their events.
 type socialState struct {
-	appID     uint64 // the application of the gateway session (READY)
-	rels      map[uint64]*relData
-	presences map[uint64]wire.PresenceUpdate
-
-	status   StatusType     // the player's chosen status
-	activity *wire.Activity // the player's rich presence, nil when cleared
+	state social.State
 
 	groupsUpdated            handlerSlot[ClientRelationshipGroupsUpdatedCallback]
 	relCreated, relDeleted   handlerSlot[ClientRelationshipCreatedCallback]
@@ -31,16 +29,6 @@ type socialState struct {
 	inviteCreated, inviteUpd handlerSlot[ClientActivityInviteCallback]
 	join                     handlerSlot[ClientActivityJoinCallback]
 	joinWithApp              handlerSlot[ClientActivityJoinWithApplicationCallback]
-}
-
-// relData is what one user is to the player.
-type relData struct {
-	platform, game RelationshipType
-	spam           bool
-}
-
-func (r *relData) friend() bool {
-	return r != nil && (r.platform == RelationshipTypeFriend || r.game == RelationshipTypeFriend)
 }
 
 // SetUserUpdatedCallback sets the handler of changes to any known user.
@@ -116,56 +104,6 @@ func (c *Client) subscribeActivityJoin() {
 
 // ---- gateway events
 
-// applySocialReadyLocked fills the cache from READY's relationships and presences; c.mu is held.
-func (c *Client) applySocialReadyLocked(r *readyData) {
-	c.social.appID = uint64(r.Application.ID)
-	c.social.rels = map[uint64]*relData{}
-	c.social.presences = map[uint64]wire.PresenceUpdate{}
-	// READY's relationship objects carry the other users' profiles in this game (none when
-	// absent).
-	profiles := map[uint64][]wire.ApplicationProfile{}
-	for i, list := range [][]wire.Relationship{r.Relationships, r.GameRelationships} {
-		for _, rel := range list {
-			c.applyRelLocked(rel, i == 0, false)
-			if rel.User.ID != 0 {
-				profiles[uint64(rel.User.ID)] = rel.User.ApplicationProfiles
-			}
-		}
-	}
-	c.setProfilesLocked(profiles)
-	for _, p := range r.Presences {
-		c.social.presences[uint64(p.User.ID)] = p
-	}
-}
-
-// applyRelLocked applies a relationship object; removed says it went away.
-func (c *Client) applyRelLocked(rel wire.Relationship, platform, removed bool) {
-	if c.social.rels == nil {
-		c.social.rels = map[uint64]*relData{}
-	}
-	id := uint64(rel.ID)
-	d := c.social.rels[id]
-	if d == nil {
-		d = &relData{}
-		c.social.rels[id] = d
-	}
-	typ := RelationshipType(rel.Type)
-	if removed {
-		typ = RelationshipTypeNone
-	}
-	if platform {
-		d.platform, d.spam = typ, rel.IsSpamRequest && !removed
-	} else {
-		d.game = typ
-	}
-	if d.platform == RelationshipTypeNone && d.game == RelationshipTypeNone {
-		delete(c.social.rels, id)
-	}
-	if u := userOf(&rel.User); u != nil {
-		c.cacheUserLocked(u)
-	}
-}
-
 // onSocialDispatch applies a relationship, presence or invite event; false when event is not one.
 func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 	switch event {
@@ -179,16 +117,13 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 		platform := !strings.HasPrefix(event, "GAME_")
 		id := uint64(rel.ID)
 		removed := strings.HasSuffix(event, "_REMOVE")
-		c.mu.Lock()
-		wasFriend := c.social.rels[id].friend()
-		c.applyRelLocked(rel, platform, removed)
-		isFriend := c.social.rels[id].friend()
+		c.users.Put(users.Of(&rel.User))
 		if !platform && !removed && rel.User.ID != 0 {
 			// A game relationship's user carries its profiles in this game; a platform one's
 			// cannot (APPLICATION_PROFILES_UPDATE came before it).
-			c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{uint64(rel.User.ID): rel.User.ApplicationProfiles})
+			c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{uint64(rel.User.ID): rel.User.ApplicationProfiles})
 		}
-		c.mu.Unlock()
+		wasFriend, isFriend := c.social.state.Apply(rel, platform, removed)
 		switch {
 		case strings.HasSuffix(event, "_ADD"):
 			postHandler(c, &c.social.relCreated, func(f ClientRelationshipCreatedCallback) { f(id, platform) })
@@ -206,12 +141,8 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 			return true
 		}
 		id := uint64(u.ID)
-		c.mu.Lock()
-		if d := userOf(&u); d != nil {
-			c.cacheUserLocked(d)
-		}
-		changed := c.setProfilesLocked(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles})
-		c.mu.Unlock()
+		c.users.Put(users.Of(&u))
+		changed := c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles})
 		if changed {
 			postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
 		}
@@ -222,13 +153,7 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 			return true
 		}
 		id := uint64(p.User.ID)
-		c.mu.Lock()
-		if c.social.presences == nil {
-			c.social.presences = map[uint64]wire.PresenceUpdate{}
-		}
-		c.social.presences[id] = p
-		friend := c.social.rels[id].friend()
-		c.mu.Unlock()
+		friend := c.social.state.ApplyPresence(p)
 		if friend {
 			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
 		}
@@ -254,13 +179,7 @@ func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
 
 // GetRelationships returns views of every relationship, by user id.
 func (c *Client) GetRelationships() []*RelationshipHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ids := make([]uint64, 0, len(c.social.rels))
-	for id := range c.social.rels {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := c.social.state.IDs()
 	out := make([]*RelationshipHandle, len(ids))
 	for i, id := range ids {
 		out[i] = &RelationshipHandle{c: c, id: id}
@@ -268,30 +187,15 @@ func (c *Client) GetRelationships() []*RelationshipHandle {
 	return out
 }
 
-// groupLocked is the friends-list group of a friend.
-func (c *Client) groupLocked(id uint64) RelationshipGroupType {
-	p, ok := c.social.presences[id]
-	if !ok || p.Status == "offline" || p.Status == "invisible" || p.Status == "" {
+// groupOf is the friends-list group of a friend.
+func (c *Client) groupOf(id uint64) RelationshipGroupType {
+	switch {
+	case !c.social.state.Online(id):
 		return RelationshipGroupTypeOffline
-	}
-	if c.gameActivityLocked(id) != nil {
+	case c.social.state.GameActivity(id, c.appID.Load()) != nil:
 		return RelationshipGroupTypeOnlinePlayingGame
 	}
 	return RelationshipGroupTypeOnlineElsewhere
-}
-
-// gameActivityLocked returns the user's activity in this game, or nil.
-func (c *Client) gameActivityLocked(id uint64) *wire.Activity {
-	app := c.social.appID
-	if app == 0 {
-		app = c.appID.Load()
-	}
-	for _, a := range c.social.presences[id].Activities {
-		if a.Type != wire.ActivityCustomStatus && a.ApplicationID != nil && uint64(*a.ApplicationID) == app {
-			return &a
-		}
-	}
-	return nil
 }
 
 // GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
@@ -302,23 +206,21 @@ func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*Relatio
 		id   uint64
 	}
 	var list []entry
-	c.mu.Lock()
-	for id, r := range c.social.rels {
-		if !r.friend() || c.groupLocked(id) != group {
+	for _, id := range c.social.state.Friends() {
+		if c.groupOf(id) != group {
 			continue
 		}
 		name := strconv.FormatUint(id, 10)
-		if u := c.conn.users[id]; u != nil {
-			name = displayName(*u)
+		if u, ok := c.users.Get(id); ok {
+			name = u.DisplayName()
 		}
 		list = append(list, entry{strings.ToLower(name), id})
 	}
-	c.mu.Unlock()
 	slices.SortFunc(list, func(a, b entry) int {
 		if a.name != b.name {
 			return strings.Compare(a.name, b.name)
 		}
-		return int(a.id>>1) - int(b.id>>1)
+		return cmp.Compare(a.id, b.id)
 	})
 	out := make([]*RelationshipHandle, len(list))
 	for i, e := range list {
@@ -337,17 +239,15 @@ func (c *Client) GetRelationshipHandle(userId uint64) *RelationshipHandle {
 func (c *Client) SearchFriendsByUsername(s string) []*UserHandle {
 	needle := strings.ToLower(strings.TrimSpace(s))
 	var out []*UserHandle
-	c.mu.Lock()
-	for id, r := range c.social.rels {
-		u := c.conn.users[id]
-		if !r.friend() || u == nil {
+	for _, id := range c.social.state.Friends() {
+		u, ok := c.users.Get(id)
+		if !ok {
 			continue
 		}
-		if strings.Contains(strings.ToLower(u.username), needle) || strings.Contains(strings.ToLower(displayName(*u)), needle) {
+		if strings.Contains(strings.ToLower(u.Username), needle) || strings.Contains(strings.ToLower(u.DisplayName()), needle) {
 			out = append(out, &UserHandle{c: c, id: id})
 		}
 	}
-	c.mu.Unlock()
 	slices.SortFunc(out, func(a, b *UserHandle) int {
 		return strings.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
 	})
@@ -519,33 +419,33 @@ type RelationshipHandle struct {
 // Clone returns another view of the same relationship.
 func (h *RelationshipHandle) Clone() *RelationshipHandle { v := *h; return &v }
 
-func (h *RelationshipHandle) rel() relData {
-	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	if h.c.closed || h.c.social.rels[h.id] == nil {
-		return relData{}
+func (h *RelationshipHandle) rel() social.Rel {
+	if h.c.isClosed() {
+		return social.Rel{}
 	}
-	return *h.c.social.rels[h.id]
+	return h.c.social.state.Rel(h.id)
 }
 
 // Id returns the other user's id (0 once the Client is gone).
 func (h *RelationshipHandle) Id() uint64 {
-	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	if h.c.closed {
+	if h.c.isClosed() {
 		return 0
 	}
 	return h.id
 }
 
 // DiscordRelationshipType returns the platform-account relationship.
-func (h *RelationshipHandle) DiscordRelationshipType() RelationshipType { return h.rel().platform }
+func (h *RelationshipHandle) DiscordRelationshipType() RelationshipType {
+	return RelationshipType(h.rel().Platform)
+}
 
 // GameRelationshipType returns the in-game relationship.
-func (h *RelationshipHandle) GameRelationshipType() RelationshipType { return h.rel().game }
+func (h *RelationshipHandle) GameRelationshipType() RelationshipType {
+	return RelationshipType(h.rel().Game)
+}
 
 // IsSpamRequest reports whether a pending incoming request is believed to be spam (rule REL-1).
-func (h *RelationshipHandle) IsSpamRequest() bool { return h.rel().spam }
+func (h *RelationshipHandle) IsSpamRequest() bool { return h.rel().Spam }
 
 // User returns the other user, if known.
 func (h *RelationshipHandle) User() *UserHandle { return h.c.GetUser(h.id) }
@@ -554,16 +454,10 @@ func (h *RelationshipHandle) User() *UserHandle { return h.c.GetUser(h.id) }
 
 // Status returns the user's online status; Offline when unknown.
 func (h *UserHandle) Status() StatusType {
-	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	if h.c.closed {
+	if h.c.isClosed() {
 		return StatusTypeOffline
 	}
-	p, ok := h.c.social.presences[h.id]
-	if !ok {
-		return StatusTypeOffline
-	}
-	switch p.Status {
+	switch h.c.social.state.Status(h.id) {
 	case "online":
 		return StatusTypeOnline
 	case "idle":
@@ -578,12 +472,10 @@ func (h *UserHandle) Status() StatusType {
 
 // GameActivity returns the user's activity in the current game, if any.
 func (h *UserHandle) GameActivity() *Activity {
-	h.c.mu.Lock()
-	defer h.c.mu.Unlock()
-	if h.c.closed {
+	if h.c.isClosed() {
 		return nil
 	}
-	if a := h.c.gameActivityLocked(h.id); a != nil {
+	if a := h.c.social.state.GameActivity(h.id, h.c.appID.Load()); a != nil {
 		return activityFromWire(*a)
 	}
 	return nil
@@ -591,11 +483,3 @@ func (h *UserHandle) GameActivity() *Activity {
 
 // Relationship returns a view of what the user is to the player.
 func (h *UserHandle) Relationship() *RelationshipHandle { return &RelationshipHandle{c: h.c, id: h.id} }
-
-// displayName is the global name if set, else the username.
-func displayName(u userData) string {
-	if u.globalName != nil && strings.TrimSpace(*u.globalName) != "" {
-		return *u.globalName
-	}
-	return u.username
-}

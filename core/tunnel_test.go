@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -157,25 +156,4 @@ func TestGatewayRequestsAreRateLimited(t *testing.T) {
 	assert.NotZero(t, ok, "%d sent, %d limited, %d status changes", ok, limited, statuses)
 	assert.LessOrEqual(t, ok, 50, "%d sent, %d limited, %d status changes", ok, limited, statuses)
 	assert.Zero(t, statuses, "%d sent, %d limited, %d status changes", ok, limited, statuses)
-}
-
-// op 100's d carries the request as the service reads it, the body as it was encoded, and no body
-// at all when there is none.
-func TestRequestData(t *testing.T) {
-	type request struct {
-		Nonce, Method, Path string
-		Body                json.RawMessage
-	}
-	for _, tc := range []request{
-		{"n1", "POST", "/lobbies/1/messages", json.RawMessage(`{"content":"<é \"quoted\">","metadata":{"k":"v"}}`)},
-		{"n2", "GET", "/users/@me", nil},
-	} {
-		d, err := requestData(tc.Nonce, tc.Method, tc.Path, tc.Body)
-		require.NoError(t, err, "%s: %s", tc.Nonce, d)
-		require.True(t, json.Valid(d), "%s: %s %v", tc.Nonce, d, err)
-		var got request
-		err = json.Unmarshal(d, &got)
-		require.NoError(t, err, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
-		require.Equal(t, tc, got, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
-	}
 }

@@ -1,0 +1,44 @@
+package core
+
+import (
+	"sync"
+
+	"sdkpp/core/dispatch"
+)
+
+// handlerSlot holds one replaceable game callback. Its lock is its own and a leaf, so a
+// capability sets and posts its handlers without any other lock.
+type handlerSlot[F any] struct {
+	mu    sync.Mutex
+	scope *dispatch.Scope
+	fn    F
+}
+
+// isSet reports whether a handler is set.
+func (s *handlerSlot[F]) isSet() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scope != nil
+}
+
+// setHandler replaces the handler in slot; the old one is released.
+func setHandler[F any](c *Client, slot *handlerSlot[F], cb Callback[F]) {
+	scope := c.scope.NewScope(cb.Release)
+	slot.mu.Lock()
+	old := slot.scope
+	slot.scope, slot.fn = scope, cb.Fn
+	slot.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
+
+// postHandler queues call with the handler in slot, if there is one.
+func postHandler[F any](c *Client, slot *handlerSlot[F], call func(F)) {
+	slot.mu.Lock()
+	scope, fn := slot.scope, slot.fn
+	slot.mu.Unlock()
+	if scope != nil {
+		scope.Post(func() { call(fn) })
+	}
+}

@@ -1,0 +1,181 @@
+// Package tunnel sends API requests over the gateway connection (the service's op 100, an sdkpp
+// extension) and matches their answers (SDKPP_REQUEST_RESULT dispatches) to their callers.
+//
+// A lobby message sent over the gateway connection the SDK already holds reaches the other
+// players sooner than one sent as an HTTP request: no connection to take from the pool, no
+// headers, no token lookup. When the connection breaks before the answer (even if the session
+// then resumes, the request may have been lost on the way), or no answer comes in time, the
+// sender cannot know whether the request ran: Do fails with ErrLost, and the caller repeats it
+// over HTTP, which is safe only for requests the service makes idempotent with a nonce (a lobby
+// message with enforce_nonce). An answer that comes later is dropped.
+package tunnel
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sdkpp/core/clock"
+	"sdkpp/core/rest"
+	gwire "sdkpp/wire/gateway"
+)
+
+// Wait is how long a request waits for its answer over the gateway before Do gives up on it.
+const Wait = 15 * time.Second
+
+// ErrLost means the request was not sent, or may or may not have run: the session it was sent
+// on ended before its answer, or the answer was late.
+var ErrLost = errors.New("the gateway session ended before the answer")
+
+// Sender writes one gateway payload; the gateway client (core/gateway) is one.
+type Sender interface {
+	SendRaw(ctx context.Context, op int, d []byte) error
+}
+
+// Tunnel matches the answers of requests sent over the gateway to their callers. Its zero value
+// is ready to use; its methods may be called from any goroutine.
+type Tunnel struct {
+	enabled atomic.Bool // the service named gwire.FeatureRequests in the last READY
+	mu      sync.Mutex
+	pending map[string]chan answer // by nonce
+}
+
+// Enable records whether the service of the current session takes requests over the gateway.
+func (t *Tunnel) Enable(on bool) { t.enabled.Store(on) }
+
+// answer is a request's result, or lost.
+type answer struct {
+	status int
+	body   json.RawMessage
+	lost   bool
+}
+
+// NewNonce returns 20 random hex characters: an idempotency nonce and a request's id.
+func NewNonce() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+func (t *Tunnel) wait(nonce string) chan answer {
+	ch := make(chan answer, 1)
+	t.mu.Lock()
+	if t.pending == nil {
+		t.pending = make(map[string]chan answer)
+	}
+	t.pending[nonce] = ch
+	t.mu.Unlock()
+	return ch
+}
+
+func (t *Tunnel) forget(nonce string) {
+	t.mu.Lock()
+	delete(t.pending, nonce)
+	t.mu.Unlock()
+}
+
+// Answer delivers an SDKPP_REQUEST_RESULT dispatch to its caller; an unknown nonce (a caller that
+// gave up) is dropped.
+func (t *Tunnel) Answer(data json.RawMessage) {
+	var r struct {
+		Nonce  string          `json:"nonce"`
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
+	}
+	if json.Unmarshal(data, &r) != nil || r.Nonce == "" {
+		return
+	}
+	t.mu.Lock()
+	ch := t.pending[r.Nonce]
+	delete(t.pending, r.Nonce)
+	t.mu.Unlock()
+	if ch != nil {
+		ch <- answer{status: r.Status, body: r.Body}
+	}
+}
+
+// Lost tells every waiting caller that its answer may not come (the connection broke).
+func (t *Tunnel) Lost() {
+	t.mu.Lock()
+	pending := t.pending
+	t.pending = nil
+	t.mu.Unlock()
+	for _, ch := range pending {
+		ch <- answer{lost: true}
+	}
+}
+
+// requestData is op 100's d, {"nonce","method","path","body"}, with body (encoded by
+// encoding/json, so valid) put in as it is: marshalling it inside a struct would check and copy
+// it again, for every message sent.
+func requestData(nonce, method, path string, body json.RawMessage) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Nonce  string `json:"nonce"`
+		Method string `json:"method"`
+		Path   string `json:"path"`
+	}{nonce, method, path})
+	if err != nil || len(body) == 0 {
+		return head, err
+	}
+	d := make([]byte, 0, len(head)+len(body)+9)
+	d = append(d, head[:len(head)-1]...) // without its closing brace
+	d = append(d, `,"body":`...)
+	d = append(d, body...)
+	return append(d, '}'), nil
+}
+
+// Do sends req over gw (nil when there is no connection) and waits, on clk, for its answer, which
+// out receives as JSON. It fails with ErrLost when the request was not sent or may or may not
+// have run; with a *rest.Error when the service answered with an error.
+func (t *Tunnel) Do(ctx context.Context, gw Sender, clk clock.Clock, req rest.Request, out any) error {
+	var body json.RawMessage
+	if req.JSON != nil {
+		b, err := json.Marshal(req.JSON)
+		if err != nil {
+			return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
+		}
+		body = b
+	}
+	if gw == nil || req.Form != nil || !t.enabled.Load() {
+		return ErrLost // not sent: HTTP is the way
+	}
+	nonce := NewNonce()
+	d, err := requestData(nonce, req.Method, req.Path, body)
+	if err != nil {
+		return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
+	}
+	ch := t.wait(nonce)
+	if err := gw.SendRaw(ctx, gwire.OpRequest, d); err != nil { // not Ready, or the write failed: perhaps sent
+		t.forget(nonce)
+		return ErrLost
+	}
+	timer := clk.NewTimer(Wait)
+	defer timer.Stop()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-timer.C():
+		t.forget(nonce)
+		return ErrLost
+	case <-ctx.Done():
+		t.forget(nonce)
+		return ErrLost
+	}
+	switch {
+	case a.lost:
+		return ErrLost
+	case a.status >= 400:
+		return rest.ErrorOf(a.status, a.body)
+	case out == nil || len(a.body) == 0 || string(a.body) == "null":
+		return nil
+	}
+	if err := json.Unmarshal(a.body, out); err != nil {
+		return &rest.Error{Status: a.status, Message: "malformed response: " + err.Error(), Body: string(a.body), Err: err}
+	}
+	return nil
+}

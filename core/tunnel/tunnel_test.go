@@ -1,0 +1,155 @@
+package tunnel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/core/clock"
+	"sdkpp/core/rest"
+	gwire "sdkpp/wire/gateway"
+)
+
+// sender records what Do writes, and fails when told to.
+type sender struct {
+	mu   sync.Mutex
+	sent [][]byte
+	fail error
+}
+
+func (s *sender) SendRaw(_ context.Context, op int, d []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if op != gwire.OpRequest {
+		return errors.New("unexpected op")
+	}
+	if s.fail != nil {
+		return s.fail
+	}
+	s.sent = append(s.sent, d)
+	return nil
+}
+
+// nonce waits until Do has written its request and returns the request's nonce.
+func (s *sender) nonce(t *testing.T) string {
+	t.Helper()
+	var n string
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.sent) == 0 {
+			return false
+		}
+		var r struct{ Nonce string }
+		require.NoError(t, json.Unmarshal(s.sent[len(s.sent)-1], &r))
+		n = r.Nonce
+		return true
+	}, 5*time.Second, time.Millisecond)
+	return n
+}
+
+func result(nonce string, status int, body string) json.RawMessage {
+	d, _ := json.Marshal(map[string]any{"nonce": nonce, "status": status, "body": json.RawMessage(body)})
+	return d
+}
+
+// Every way a request over the gateway ends: answered, answered with an error, lost with the
+// connection, late, not sendable, or never sent because the service does not take requests.
+func TestDo(t *testing.T) {
+	type out struct {
+		ID string `json:"id"`
+	}
+	for _, tc := range []struct {
+		name     string
+		disabled bool
+		noGW     bool
+		sendErr  error
+		end      func(tn *Tunnel, clk *clock.Fake, nonce string)
+		check    func(t *testing.T, err error, got out)
+	}{
+		{name: "answered", end: func(tn *Tunnel, _ *clock.Fake, n string) { tn.Answer(result(n, 200, `{"id":"7"}`)) },
+			check: func(t *testing.T, err error, got out) { require.NoError(t, err); assert.Equal(t, "7", got.ID) }},
+		{name: "refused", end: func(tn *Tunnel, _ *clock.Fake, n string) {
+			tn.Answer(result(n, 403, `{"code":50001,"message":"Missing Access"}`))
+		}, check: func(t *testing.T, err error, _ out) {
+			var re *rest.Error
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, 403, re.Status)
+			assert.Equal(t, 50001, re.Code)
+		}},
+		{name: "connection lost", end: func(tn *Tunnel, _ *clock.Fake, _ string) { tn.Lost() },
+			check: func(t *testing.T, err error, _ out) { assert.ErrorIs(t, err, ErrLost) }},
+		{name: "late", end: func(_ *Tunnel, clk *clock.Fake, _ string) {
+			require.NoError(t, clk.WaitArmed(context.Background(), 1))
+			clk.Advance(Wait)
+		}, check: func(t *testing.T, err error, _ out) { assert.ErrorIs(t, err, ErrLost) }},
+		{name: "write failed", sendErr: errors.New("not ready"),
+			check: func(t *testing.T, err error, _ out) { assert.ErrorIs(t, err, ErrLost) }},
+		{name: "no connection", noGW: true,
+			check: func(t *testing.T, err error, _ out) { assert.ErrorIs(t, err, ErrLost) }},
+		{name: "service without requests", disabled: true,
+			check: func(t *testing.T, err error, _ out) { assert.ErrorIs(t, err, ErrLost) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tn Tunnel
+			tn.Enable(!tc.disabled)
+			clk := clock.NewFake(time.Unix(0, 0))
+			s := &sender{fail: tc.sendErr}
+			var gw Sender = s
+			if tc.noGW {
+				gw = nil
+			}
+			done := make(chan struct{})
+			var err error
+			var got out
+			go func() {
+				defer close(done)
+				err = tn.Do(context.Background(), gw, clk, rest.Request{Method: "POST", Path: "/lobbies/1/messages", JSON: map[string]string{"content": "hi"}}, &got)
+			}()
+			if tc.end != nil {
+				tc.end(&tn, clk, s.nonce(t))
+			}
+			<-done
+			tc.check(t, err, got)
+			tn.mu.Lock()
+			assert.Empty(t, tn.pending, "a finished request leaves nothing registered")
+			tn.mu.Unlock()
+		})
+	}
+}
+
+// An answer whose caller gave up, or that is malformed, is dropped without harm.
+func TestAnswerUnknown(t *testing.T) {
+	var tn Tunnel
+	tn.Answer(result("nobody", 200, `{}`))
+	tn.Answer(json.RawMessage(`{"nonce":`))
+	tn.Answer(json.RawMessage(`null`))
+	assert.Empty(t, tn.pending)
+}
+
+// op 100's d carries the request as the service reads it, the body as it was encoded, and no body
+// at all when there is none.
+func TestRequestData(t *testing.T) {
+	type request struct {
+		Nonce, Method, Path string
+		Body                json.RawMessage
+	}
+	for _, tc := range []request{
+		{"n1", "POST", "/lobbies/1/messages", json.RawMessage(`{"content":"<é \"quoted\">","metadata":{"k":"v"}}`)},
+		{"n2", "GET", "/users/@me", nil},
+	} {
+		d, err := requestData(tc.Nonce, tc.Method, tc.Path, tc.Body)
+		require.NoError(t, err, "%s: %s", tc.Nonce, d)
+		require.True(t, json.Valid(d), "%s: %s %v", tc.Nonce, d, err)
+		var got request
+		err = json.Unmarshal(d, &got)
+		require.NoError(t, err, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
+		require.Equal(t, tc, got, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
+	}
+}
