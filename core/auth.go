@@ -12,21 +12,18 @@ import (
 	"strings"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
+	"sdkpp/core/token"
 )
 
 // AuthorizeTimeout bounds how long Authorize waits for the user in the browser.
 const AuthorizeTimeout = 10 * time.Minute
 
-// expiryWarning is how long before a token's expiry the expiration callback fires.
-const expiryWarning = 5 * time.Minute
-
-// authState is the Client's authorization state, guarded by Client.mu.
+// authState is the Client's authorization state: the token store (core/token, its own lock), the
+// flows in progress (guarded by Client.mu) and the handlers.
 type authState struct {
-	tokenType AuthorizationTokenType
-	token     string
+	tokens *token.Store
 
 	authorizeCancel context.CancelFunc // the Authorize in progress
 	deviceCancel    context.CancelFunc // the device flow in progress
@@ -34,11 +31,8 @@ type authState struct {
 	opener       handlerSlot[ClientOpenUrlCallback] // the game's URL opener, if set
 	expiry       handlerSlot[ClientTokenExpirationCallback]
 	refreshed    handlerSlot[ClientTokenRefreshedCallback]
-	expiryTimer  clock.Timer
 	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
 	screenOpen   bool
-
-	issued map[string]issuedToken // the access tokens this client obtained (refresh.go)
 }
 
 // tokenResponse is the body of a successful token call.
@@ -85,17 +79,7 @@ func (c *Client) remember(t *tokenResponse, appID uint64) {
 	Secrets.Add(t.AccessToken)
 	Secrets.Add(t.RefreshToken)
 	Secrets.Add(t.IDToken)
-	if t.AccessToken == "" || t.ExpiresIn <= 0 {
-		return
-	}
-	lifetime := time.Duration(t.ExpiresIn) * time.Second
-	c.mu.Lock()
-	if c.auth.issued == nil {
-		c.auth.issued = map[string]issuedToken{}
-	}
-	c.auth.issued[t.AccessToken] = issuedToken{expires: c.clock.Now().Add(lifetime), lifetime: lifetime,
-		refresh: t.RefreshToken, appID: appID}
-	c.mu.Unlock()
+	c.auth.tokens.Remember(t.AccessToken, t.RefreshToken, time.Duration(t.ExpiresIn)*time.Second, appID)
 }
 
 // tokenOp answers cb, exactly once, with the tokens fetch obtains on a goroutine of c; what names
@@ -188,14 +172,7 @@ func (c *Client) RevokeToken(applicationId uint64, token string, cb Callback[Cli
 	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/oauth2/token/revoke", Form: url.Values{
 		"client_id": {strconv.FormatUint(c.appIDOr(applicationId), 10)},
 		"token":     {token},
-	}}, "RevokeToken", Callback[func(*ClientResult)](cb), func() {
-		c.mu.Lock()
-		if c.auth.token == token {
-			c.auth.token = ""
-			c.stopExpiryLocked()
-		}
-		c.mu.Unlock()
-	})
+	}}, "RevokeToken", Callback[func(*ClientResult)](cb), func() { c.auth.tokens.Clear(token) })
 }
 
 // UpdateToken sets the token the client uses for the service.
@@ -206,13 +183,8 @@ func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb 
 		return
 	}
 	Secrets.Add(token)
-	c.mu.Lock()
-	changed := c.auth.token != "" && c.auth.token != token
-	c.auth.tokenType, c.auth.token = tokenType, token
-	c.scheduleExpiryLocked()
-	gw := c.conn.gw
-	c.mu.Unlock()
-	if changed && gw != nil {
+	changed := c.auth.tokens.Set(token)
+	if gw := c.gateway(); changed && gw != nil {
 		// A live connection is renewed, so that the service authenticates it with the new token.
 		c.logf(LoggingSeverityInfo, "UpdateToken: a new token; renewing the gateway connection")
 		gw.Renew()
@@ -221,21 +193,10 @@ func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb 
 }
 
 // IsAuthenticated reports whether a token is set.
-func (c *Client) IsAuthenticated() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.auth.token != ""
-}
+func (c *Client) IsAuthenticated() bool { return c.auth.tokens.Get() != "" }
 
 // authHeader is the Authorization header for the client's token, or "".
-func (c *Client) authHeader() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.auth.token == "" {
-		return ""
-	}
-	return "Bearer " + c.auth.token
-}
+func (c *Client) authHeader() string { return c.auth.tokens.Header() }
 
 // SetTokenExpirationCallback sets the handler that runs when the token set by UpdateToken is five
 // minutes from expiry (or already expired) and the SDK cannot refresh it itself: the SDK knows the
@@ -243,36 +204,12 @@ func (c *Client) authHeader() string {
 // (refresh.go); the handler then runs only when that refresh is refused or keeps failing.
 func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCallback]) {
 	setHandler(c, &c.auth.expiry, cb)
-	c.mu.Lock()
-	c.scheduleExpiryLocked()
-	c.mu.Unlock()
-}
-
-// scheduleExpiryLocked arms the timer of the current token: its automatic refresh when the client
-// holds its refresh token, else the expiration callback. c.mu is held.
-func (c *Client) scheduleExpiryLocked() {
-	c.stopExpiryLocked()
-	token := c.auth.token
-	it, known := c.auth.issued[token]
-	switch {
-	case !known:
-	case it.refresh != "" && it.appID != 0:
-		c.auth.expiryTimer = c.clock.AfterFunc(it.expires.Add(-refreshLead(it.lifetime)).Sub(c.clock.Now()), func() { c.autoRefresh(token) })
-	case c.auth.expiry.isSet():
-		c.auth.expiryTimer = c.clock.AfterFunc(it.expires.Add(-expiryWarning).Sub(c.clock.Now()), c.tokenExpiring)
-	}
+	c.auth.tokens.Reschedule()
 }
 
 // tokenExpiring queues the expiration callback.
 func (c *Client) tokenExpiring() {
 	postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
-}
-
-func (c *Client) stopExpiryLocked() {
-	if c.auth.expiryTimer != nil {
-		c.auth.expiryTimer.Stop()
-		c.auth.expiryTimer = nil
-	}
 }
 
 // currentUser is the body of GET /users/@me.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/core/clock"
+	"sdkpp/core/token"
 	"sdkpp/server/servertest"
 )
 
@@ -54,7 +55,7 @@ type sdkClient struct {
 // onFakeClock puts c, which has not started anything yet, on a fake clock showing the time now.
 func onFakeClock(c *Client) *clock.Fake {
 	clk := clock.NewFake(time.Now())
-	c.clock = clk
+	c.setClock(clk)
 	return clk
 }
 
@@ -428,7 +429,7 @@ func TestTokenExpirationCallback(t *testing.T) {
 	clk := onFakeClock(c)
 	fired := 0
 	c.SetTokenExpirationCallback(Func(func() { fired++ }))
-	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(expiryWarning/time.Second) + 1}, 0)
+	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(token.ExpiryWarning/time.Second) + 1}, 0)
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, "expiring-token-123", resultCallback(&up))
 	clk.Advance(time.Second - time.Millisecond)

@@ -21,6 +21,7 @@ import (
 	"sdkpp/core/clock"
 	"sdkpp/core/dispatch"
 	"sdkpp/core/rest"
+	"sdkpp/core/token"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
 )
@@ -126,9 +127,10 @@ func NewClientWithBases(apiBase, webBase string) *Client {
 
 // NewClientWithOptions returns a Client configured by o (which it copies).
 func NewClientWithOptions(o *ClientCreateOptions) *Client {
-	c := &Client{options: o.Clone(), clock: clock.Real{}}
+	c := &Client{options: o.Clone()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.scope = queue.NewScope(nil)
+	c.setClock(clock.Real{})
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
 	clients.mu.Lock()
@@ -175,13 +177,17 @@ func (c *Client) Close() {
 		c.stopConnection()
 		c.wg.Wait()
 		c.api.HTTP.CloseIdleConnections()
-		c.mu.Lock()
-		c.stopExpiryLocked()
-		c.mu.Unlock()
+		c.auth.tokens.Stop()
 		c.log.close()
 		c.closeVoiceLog()
 		c.scope.Close()
 	})
+}
+
+// setClock puts the Client on clk (tests use a clock.Fake); only before anything has started.
+func (c *Client) setClock(clk clock.Clock) {
+	c.clock = clk
+	c.auth.tokens = token.New(clk, token.Timers{Refresh: c.autoRefresh, Expiring: c.tokenExpiring, Warn: c.auth.expiry.isSet})
 }
 
 // isClosed reports whether Close has begun.

@@ -68,12 +68,8 @@ func (c *Client) Connect() {
 			return
 		}
 		gw, err := gateway.New(gateway.Config{
-			URL: g.URL,
-			Token: func() string {
-				c.mu.Lock()
-				defer c.mu.Unlock()
-				return c.auth.token
-			},
+			URL:        g.URL,
+			Token:      c.auth.tokens.Get,
 			OnStatus:   c.onGatewayStatus,
 			OnDispatch: c.onDispatch,
 			Logf:       func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },

@@ -19,36 +19,20 @@ import (
 
 	"sdkpp/core/clock"
 	"sdkpp/core/rest"
+	"sdkpp/core/token"
 )
-
-// issuedToken is what the Client knows of an access token it obtained.
-type issuedToken struct {
-	expires  time.Time
-	lifetime time.Duration
-	refresh  string // "" when the exchange gave none
-	appID    uint64 // the application the token was issued to
-}
 
 // refreshBackoff spaces the attempts of an automatic refresh that failed on the network or with
 // a retryable status; the waits run on the Client's clock.
 var refreshBackoff = backoff.Policy{Initial: time.Second, Max: time.Minute, Jitter: 0.5}
-
-// refreshLead is how long before expiry a token of the given lifetime is refreshed: the
-// expiration warning's five minutes, or half the lifetime of a shorter-lived token.
-func refreshLead(lifetime time.Duration) time.Duration {
-	return min(expiryWarning, lifetime/2)
-}
 
 // autoRefresh refreshes the access token old, if it is still the one in use, and renews the
 // connection with the new one. It runs on a goroutine of the Client, which Close stops.
 func (c *Client) autoRefresh(old string) {
 	c.start(func(ctx context.Context) {
 		for attempt := 0; ; attempt++ {
-			c.mu.Lock()
-			it, known := c.auth.issued[old]
-			current := c.auth.token == old
-			c.mu.Unlock()
-			if !known || !current {
+			it, inUse := c.auth.tokens.InUse(old)
+			if !inUse {
 				return // the game set another token meanwhile
 			}
 			t, err := c.refreshGrant(ctx, it)
@@ -56,16 +40,16 @@ func (c *Client) autoRefresh(old string) {
 				return
 			}
 			if err == nil {
-				c.swapToken(old, t, it.appID)
+				c.swapToken(old, t, it.AppID)
 				return
 			}
 			var re *rest.Error
 			if errors.As(err, &re) && !re.Retryable() {
-				c.logf(LoggingSeverityError, "automatic token refresh refused: %v; the token expires at %s and the user must sign in again", err, it.expires.Format(time.RFC3339))
+				c.logf(LoggingSeverityError, "automatic token refresh refused: %v; the token expires at %s and the user must sign in again", err, it.Expires.Format(time.RFC3339))
 				c.tokenExpiring()
 				return
 			}
-			if !c.clock.Now().Before(it.expires) {
+			if !c.clock.Now().Before(it.Expires) {
 				c.logf(LoggingSeverityError, "automatic token refresh failed until the token expired: %v", err)
 				c.tokenExpiring()
 				return
@@ -80,12 +64,12 @@ func (c *Client) autoRefresh(old string) {
 }
 
 // refreshGrant runs the refresh_token grant for it.
-func (c *Client) refreshGrant(ctx context.Context, it issuedToken) (*tokenResponse, error) {
+func (c *Client) refreshGrant(ctx context.Context, it token.Issued) (*tokenResponse, error) {
 	var t tokenResponse
 	err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: url.Values{
 		"grant_type":    {"refresh_token"},
-		"client_id":     {strconv.FormatUint(it.appID, 10)},
-		"refresh_token": {it.refresh},
+		"client_id":     {strconv.FormatUint(it.AppID, 10)},
+		"refresh_token": {it.Refresh},
 	}}, &t)
 	if err == nil && t.AccessToken == "" {
 		err = &rest.Error{Status: http.StatusOK, Message: "the token response has no access_token"}
@@ -97,16 +81,10 @@ func (c *Client) refreshGrant(ctx context.Context, it issuedToken) (*tokenRespon
 // gateway connection so that the service re-authenticates the session with it.
 func (c *Client) swapToken(old string, t *tokenResponse, appID uint64) {
 	c.remember(t, appID)
-	c.mu.Lock()
-	if c.auth.token != old { // the game set another token while the refresh ran
-		c.mu.Unlock()
+	if !c.auth.tokens.Swap(old, t.AccessToken) { // the game set another token while the refresh ran
 		return
 	}
-	c.auth.token = t.AccessToken
-	delete(c.auth.issued, old)
-	c.scheduleExpiryLocked()
-	gw := c.conn.gw
-	c.mu.Unlock()
+	gw := c.gateway()
 	c.logf(LoggingSeverityInfo, "the access token was refreshed; renewing the gateway connection")
 	if gw != nil {
 		gw.Renew()

@@ -63,11 +63,7 @@ func (c *sdkClient) logText() string {
 }
 
 // tokenInUse returns the access token the Client uses now.
-func (c *Client) tokenInUse() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.auth.token
-}
+func (c *Client) tokenInUse() string { return c.auth.tokens.Get() }
 
 // A token the Client obtained with a refresh token is refreshed before it expires, the gateway
 // session is re-authenticated with the new token and keeps delivering lobby events, the status
