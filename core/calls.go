@@ -25,7 +25,7 @@ type callState struct {
 	noInput  float32
 	settings struct{ aec, ns, agc, nc bool }
 
-	participant handlerSlot[ClientVoiceParticipantChangedCallback] // Client.mu guards the slots
+	participant handlerSlot[ClientVoiceParticipantChangedCallback]
 	devices     handlerSlot[ClientDeviceChangeCallback]
 	noInputCb   handlerSlot[ClientNoAudioInputCallback]
 
@@ -37,7 +37,7 @@ type callState struct {
 	speakerWarned sync.Once
 }
 
-// callEntry is one call and the game's callbacks for it (Client.mu guards the slots).
+// callEntry is one call and the game's callbacks for it.
 type callEntry struct {
 	call        *voice.Call
 	status      handlerSlot[CallOnStatusChanged]
@@ -299,10 +299,7 @@ func (c *Client) EndCalls(cb Callback[ClientEndCallsCallback]) {
 func (c *Client) endEntry(e *callEntry, done func()) {
 	release := func() {
 		closeAll(e.audio) // the engine has stopped: no hook runs again
-		c.mu.Lock()
-		scopes := []*dispatch.Scope{e.status.scope, e.participant.scope, e.speaking.scope, e.voiceState.scope}
-		c.mu.Unlock()
-		for _, s := range scopes {
+		for _, s := range []*dispatch.Scope{e.status.take(), e.participant.take(), e.speaking.take(), e.voiceState.take()} {
 			if s != nil {
 				s.Close()
 			}

@@ -1,6 +1,17 @@
 // Package core is the sdkpp client: an ordinary Go library with no cgo and no C types. capi/
 // adapts it to the C ABI.
 //
+// Client is a facade: it checks what the game passes, makes the requests, and converts between
+// the generated records of the public surface and the state of the capabilities, each of which
+// lives in a package of its own with its own lock (core/users, core/social, core/messages,
+// core/lobbies, core/token, core/tunnel, core/voice). Gateway events reach the capabilities
+// through one registry of handlers by event name (connection.go).
+//
+// Locks: Client.mu guards the client's life, its gateway connection, the flows of authorization
+// in progress, the desktop link and each call's last status. The capabilities' locks and the handler slots' locks are
+// leaves: nothing else is taken while one is held, so they may be taken with or without
+// Client.mu. A calls' lock (calls.go) may be held while taking Client.mu, never the reverse.
+//
 // Callbacks given to core never run on core's goroutines: they are queued and run inside
 // RunCallbacks, on the thread that calls it.
 package core

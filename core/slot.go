@@ -21,6 +21,16 @@ func (s *handlerSlot[F]) isSet() bool {
 	return s.scope != nil
 }
 
+// take empties the slot and returns its scope, nil when none was set; the caller closes it.
+func (s *handlerSlot[F]) take() *dispatch.Scope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	scope := s.scope
+	var zero F
+	s.scope, s.fn = nil, zero
+	return scope
+}
+
 // setHandler replaces the handler in slot; the old one is released.
 func setHandler[F any](c *Client, slot *handlerSlot[F], cb Callback[F]) {
 	scope := c.scope.NewScope(cb.Release)
