@@ -65,6 +65,8 @@ func resultOf(err error) *ClientResult {
 		r.typ = ErrorTypeAborted
 	case errors.Is(err, errNotReady):
 		r.typ = ErrorTypeClientNotReady
+	case errors.Is(err, errClosed):
+		r.typ = ErrorTypeClientDestroyed
 	default:
 		r.typ = ErrorTypeNetworkError
 	}
@@ -83,6 +85,7 @@ func invalid(format string, args ...any) error {
 var (
 	errAborted  = errors.New("aborted")
 	errNotReady = errors.New("the client is not ready")
+	errClosed   = errors.New("the client is closed")
 )
 
 // getList answers cb with the converted list a GET of path returns.

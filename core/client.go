@@ -8,7 +8,8 @@
 // through one registry of handlers by event name (connection.go).
 //
 // Locks: Client.mu guards the client's life, its gateway connection, the flows of authorization
-// in progress, the desktop link and each call's last status. The capabilities' locks and the handler slots' locks are
+// in progress and each call's last status. The desktop link (rpclink.go, over core/rpc) has its
+// own lock, taken without Client.mu held. The capabilities' locks and the handler slots' locks are
 // leaves: nothing else is taken while one is held, so they may be taken with or without
 // Client.mu. A calls' lock (calls.go) may be held while taking Client.mu, never the reverse.
 //
@@ -111,9 +112,9 @@ type Client struct {
 	mu     sync.Mutex
 	closed bool
 	auth   authState
-	rpc    rpcLink
 	conn   connState
 
+	rpc    rpcLink       // the desktop link (core/rpc); its own lock
 	users  users.Cache   // the one user cache, with game profiles (core/users)
 	social socialState   // relationships and presences (core/social)
 	msg    messageState  // messages and their catch-up (core/messages)

@@ -3,13 +3,18 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"sync"
 
 	"sdkpp/core/dispatch"
 	"sdkpp/core/rpc"
 )
 
-// rpcLink is the Client's connection to the local desktop client, made on first use.
+// rpcLink is the Client's connection to the local desktop client (core/rpc), made on first use,
+// and its event subscriptions. Its lock is its own; Client.mu is never taken while it is held.
 type rpcLink struct {
+	mu     sync.Mutex
+	closed bool // set by closeRPC: no connection is made after it
 	client *rpc.Client
 	auth   rpcSub // AUTHORIZE_REQUEST
 	join   rpcSub // ACTIVITY_JOIN
@@ -25,10 +30,14 @@ type rpcSub struct {
 	seq   uint64
 }
 
-// rpcClient returns the desktop-client connection, starting it on first use. c.mu is held.
+// rpcClientLocked returns the desktop-client connection, starting it on first use. c.rpc.mu is
+// held.
 func (c *Client) rpcClientLocked() (*rpc.Client, error) {
 	if c.rpc.client != nil {
 		return c.rpc.client, nil
+	}
+	if c.rpc.closed {
+		return nil, errClosed
 	}
 	if c.appID.Load() == 0 {
 		return nil, invalid("call SetApplicationId first: the desktop client needs the application id")
@@ -60,11 +69,11 @@ func (c *Client) RegisterAuthorizeRequestCallback(cb Callback[ClientAuthorizeReq
 // returns (nil to skip an event) in scope, on the game's thread. It lasts across restarts of the
 // desktop client until it is removed or the Client closes.
 func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatch.Scope, handle func(json.RawMessage) func()) {
-	c.mu.Lock()
+	c.rpc.mu.Lock()
 	rc, err := c.rpcClientLocked()
-	if err != nil || c.closed {
-		c.mu.Unlock()
-		if err != nil {
+	if err != nil {
+		c.rpc.mu.Unlock()
+		if !errors.Is(err, errClosed) {
 			c.logf(LoggingSeverityError, "%s: %v", op, err)
 		}
 		scope.Close()
@@ -74,7 +83,7 @@ func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatc
 	sub.seq++
 	seq := sub.seq
 	sub.scope = scope
-	c.mu.Unlock()
+	c.rpc.mu.Unlock()
 
 	c.start(func(ctx context.Context) {
 		unsub, err := rc.Subscribe(ctx, evt, nil, func(data json.RawMessage) {
@@ -88,12 +97,12 @@ func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatc
 			}
 			return
 		}
-		c.mu.Lock()
+		c.rpc.mu.Lock()
 		current := sub.seq == seq && sub.scope == scope
 		if current {
 			sub.unsub = unsub
 		}
-		c.mu.Unlock()
+		c.rpc.mu.Unlock()
 		if !current {
 			unsub() // removed or replaced while subscribing
 		}
@@ -103,12 +112,12 @@ func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatc
 // RemoveAuthorizeRequestCallback ends the AUTHORIZE_REQUEST subscription and releases its
 // callback.
 func (c *Client) RemoveAuthorizeRequestCallback() {
-	c.mu.Lock()
+	c.rpc.mu.Lock()
 	c.rpc.auth.removeLocked()
-	c.mu.Unlock()
+	c.rpc.mu.Unlock()
 }
 
-// removeLocked ends the subscription and releases its handler. c.mu is held.
+// removeLocked ends the subscription and releases its handler. c.rpc.mu is held.
 func (s *rpcSub) removeLocked() {
 	if s.unsub != nil {
 		s.unsub()
@@ -122,10 +131,10 @@ func (s *rpcSub) removeLocked() {
 
 // closeRPC stops the desktop-client connection. Called by Close.
 func (c *Client) closeRPC() {
-	c.mu.Lock()
+	c.rpc.mu.Lock()
 	rc := c.rpc.client
-	c.rpc.client = nil
-	c.mu.Unlock()
+	c.rpc.client, c.rpc.closed = nil, true
+	c.rpc.mu.Unlock()
 	if rc != nil {
 		rc.Close()
 	}

@@ -110,3 +110,17 @@ func TestActivityJoinFromTheDesktopClient(t *testing.T) {
 	assert.EqualValues(t, 42, apps[0], "secrets %v, applications %v", secrets, apps)
 	assert.EqualValues(t, 77, apps[1], "secrets %v, applications %v", secrets, apps)
 }
+
+// A subscription asked for after Close makes no desktop-client connection (which nothing would
+// close) and releases its callback.
+func TestDesktopLinkNotMadeAfterClose(t *testing.T) {
+	c := NewClient()
+	c.SetApplicationId(1)
+	c.Close()
+	released := false
+	c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() {}, Release: func() { released = true }})
+	waitFor(t, "the release", func() bool { return released })
+	c.rpc.mu.Lock()
+	defer c.rpc.mu.Unlock()
+	assert.Nil(t, c.rpc.client)
+}

@@ -79,9 +79,9 @@ func (c *Client) SetActivityJoinWithApplicationCallback(cb Callback[ClientActivi
 
 // subscribeActivityJoin subscribes to ACTIVITY_JOIN once; each event runs both join handlers.
 func (c *Client) subscribeActivityJoin() {
-	c.mu.Lock()
+	c.rpc.mu.Lock()
 	subscribed := c.rpc.join.scope != nil
-	c.mu.Unlock()
+	c.rpc.mu.Unlock()
 	if subscribed {
 		return
 	}

@@ -71,9 +71,9 @@ func (v *VoiceSettings) AutomaticGainControl() bool { return v.autoGainControl }
 // and nil settings. A link lost while reading, or a refusal, fails the result.
 func (c *Client) GetVoiceSettings(cb Callback[ClientGetVoiceSettingsCallback]) {
 	once := resultOnce1(c, cb)
-	c.mu.Lock()
+	c.rpc.mu.Lock()
 	rc, err := c.rpcClientLocked()
-	c.mu.Unlock()
+	c.rpc.mu.Unlock()
 	if err != nil {
 		once.Fire(func() { cb.Fn(resultOf(err), nil) })
 		return
