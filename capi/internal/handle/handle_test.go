@@ -1,7 +1,6 @@
 package handle
 
 import (
-	"errors"
 	"sync"
 	"testing"
 
@@ -12,25 +11,16 @@ import (
 func TestAddGetRemove(t *testing.T) {
 	var tab Table
 	id, err := tab.Add(3, "three")
-	if err != nil || id == 0 {
-		t.Fatalf("Add = %v, %v", id, err)
-	}
-	if id.Type() != 3 {
-		t.Fatalf("type = %d, want 3", id.Type())
-	}
+	require.NoError(t, err)
+	require.NotZero(t, id)
+	assert.Equal(t, Type(3), id.Type())
 	e, err := tab.Get(id, 3)
-	if err != nil || e.Value != "three" {
-		t.Fatalf("Get = %v, %v", e, err)
-	}
-	if tab.Len() != 1 {
-		t.Fatalf("Len = %d", tab.Len())
-	}
-	if _, err := tab.Remove(id, 3); err != nil {
-		t.Fatal(err)
-	}
-	if tab.Len() != 0 {
-		t.Fatalf("Len after Remove = %d", tab.Len())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "three", e.Value)
+	assert.Equal(t, 1, tab.Len())
+	_, err = tab.Remove(id, 3)
+	require.NoError(t, err)
+	assert.Zero(t, tab.Len(), "after Remove")
 }
 
 // TestIDLayout: a tag uses all 16 bits (the generator hashes class names into them), and tag,
@@ -89,30 +79,26 @@ func TestBadIDs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := tab.Get(c.id, c.typ); !errors.Is(err, c.want) {
-				t.Fatalf("Get(%#x) = %v, want %v", uint64(c.id), err, c.want)
-			}
-			if _, err := tab.Remove(c.id, c.typ); err == nil {
-				t.Fatalf("Remove(%#x) succeeded", uint64(c.id))
-			}
+			_, err := tab.Get(c.id, c.typ)
+			assert.ErrorIs(t, err, c.want, "Get(%#x)", uint64(c.id))
+			_, err = tab.Remove(c.id, c.typ)
+			assert.Error(t, err, "Remove(%#x)", uint64(c.id))
 		})
 	}
 	var wt *WrongTypeError
-	if _, err := tab.Get(other, 1); !errors.As(err, &wt) || wt.Got != 2 || wt.Want != 1 {
-		t.Fatalf("Get of another type = %v", err)
-	}
-	if e, err := tab.Get(reused, 1); err != nil || e.Value != "d" {
-		t.Fatalf("reused slot = %v, %v", e, err)
-	}
-	if _, err := tab.Remove(live, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tab.Remove(live, 1); !errors.Is(err, ErrStale) {
-		t.Fatalf("double Remove = %v, want ErrStale", err)
-	}
-	if _, err := tab.Add(0, "x"); err == nil {
-		t.Fatal("Add with type 0 succeeded")
-	}
+	_, err := tab.Get(other, 1)
+	require.ErrorAs(t, err, &wt, "Get of another type")
+	assert.Equal(t, Type(2), wt.Got)
+	assert.Equal(t, Type(1), wt.Want)
+	e, err := tab.Get(reused, 1)
+	require.NoError(t, err, "the reused slot")
+	assert.Equal(t, "d", e.Value)
+	_, err = tab.Remove(live, 1)
+	require.NoError(t, err)
+	_, err = tab.Remove(live, 1)
+	assert.ErrorIs(t, err, ErrStale, "double Remove")
+	_, err = tab.Add(0, "x")
+	assert.Error(t, err, "Add with type 0")
 }
 
 // Concurrent adds, gets and removes (with -race) keep the count right and never confuse ids.
@@ -125,25 +111,22 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 5000; i++ {
 				id, err := tab.Add(Type(g+1), i)
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
-				if e, err := tab.Get(id, Type(g+1)); err != nil || e.Value != i {
-					t.Errorf("Get = %v, %v", e, err)
+				e, err := tab.Get(id, Type(g+1))
+				if !assert.NoError(t, err) || !assert.Equal(t, i, e.Value) {
 					return
 				}
-				if _, err := tab.Remove(id, Type(g+1)); err != nil {
-					t.Error(err)
+				_, err = tab.Remove(id, Type(g+1))
+				if !assert.NoError(t, err) {
 					return
 				}
 			}
 		}(g)
 	}
 	wg.Wait()
-	if tab.Len() != 0 {
-		t.Fatalf("Len = %d after all removed", tab.Len())
-	}
+	assert.Zero(t, tab.Len(), "after all removed")
 }
 
 func TestGrowsAcrossChunks(t *testing.T) {
@@ -153,9 +136,9 @@ func TestGrowsAcrossChunks(t *testing.T) {
 		ids[i], _ = tab.Add(1, i)
 	}
 	for i, id := range ids {
-		if e, err := tab.Get(id, 1); err != nil || e.Value != i {
-			t.Fatalf("Get(%d) = %v, %v", i, e, err)
-		}
+		e, err := tab.Get(id, 1)
+		require.NoError(t, err, "Get(%d)", i)
+		require.Equal(t, i, e.Value, "Get(%d)", i)
 	}
 }
 
