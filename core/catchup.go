@@ -3,11 +3,13 @@ package core
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
 
 	"sdkpp/core/clock"
+	"sdkpp/core/internal/backoff"
 	"sdkpp/core/messages"
 	"sdkpp/core/rest"
 	"sdkpp/core/users"
@@ -30,8 +32,9 @@ import (
 // catchUpPageSize is how many messages one catch-up request asks for (the service's maximum).
 const catchUpPageSize = 200
 
-// catchUpRetry is the first wait after a failed catch-up request; it doubles up to 5 s.
-const catchUpRetry = 100 * time.Millisecond
+// catchUpBackoff spaces the retries of a failed catch-up request. Its jitter spreads the players
+// who all catch up at once after a service restart.
+var catchUpBackoff = backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}
 
 // startCatchUp begins a new session's catch-up of every cached lobby with a known last message;
 // READY calls it.
@@ -54,7 +57,7 @@ func (c *Client) startCatchUp() {
 // held messages then stay for the newer catch-up.
 func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
 	after := c.msg.cache.CatchUpFrom(lobbyID)
-	for retry := catchUpRetry; ; {
+	for attempt := 0; ; {
 		if !c.msg.cache.Current(gen) || ctx.Err() != nil {
 			return false
 		}
@@ -66,10 +69,10 @@ func (c *Client) catchUpLobby(ctx context.Context, gen, lobbyID uint64) bool {
 			page = nil // the lobby is gone or the player left: deliver what was held
 		case err != nil:
 			c.logf(LoggingSeverityWarning, "catch-up of lobby %d failed: %v; retrying", lobbyID, err)
-			if clock.Sleep(ctx, c.clock, retry) != nil {
+			if clock.Sleep(ctx, c.clock, catchUpBackoff.Delay(attempt, rand.Float64())) != nil {
 				return false
 			}
-			retry = min(retry*2, 5*time.Second)
+			attempt++
 			continue
 		}
 		for i := len(page) - 1; i >= 0; i-- { // the page is newest first

@@ -1,5 +1,6 @@
 // Package backoff is the SDK's one retry policy: exponential delays with jitter, used by the
-// gateway's reconnects, the desktop-client link's reconnects and the token refresh's retries.
+// gateway's reconnects, the desktop-client link's reconnects, the token refresh's retries and the
+// message catch-up's retries.
 package backoff
 
 import "time"
