@@ -43,6 +43,9 @@ func (g gatewayTokens) ResolveBearer(ctx context.Context, tok string) (gateway.I
 type gatewayUsers struct{ s *Server }
 
 func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire.User, error) {
+	if who.Bot {
+		return g.s.botReadyUser(ctx, who)
+	}
 	u, err := g.s.store.GetUser(ctx, who.UserID)
 	if err != nil {
 		return wire.User{}, err
@@ -74,6 +77,8 @@ func (s *Server) newHub() *gateway.Hub {
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
 		Voice:             s.voice,
+		Guilds:            s.botGuilds,
+		Members:           s.botMembers,
 	})
 	s.voice.Hub = hub
 	return hub
@@ -90,6 +95,11 @@ func (s *Server) gatewayRequests() http.Handler {
 
 // gatewayURL answers GET /gateway with the WebSocket URL, as the platform does.
 func (s *Server) gatewayURL(w http.ResponseWriter, r *http.Request) {
+	httpx.JSON(w, http.StatusOK, map[string]string{"url": s.gatewayWS()})
+}
+
+// gatewayWS is the gateway's WebSocket URL.
+func (s *Server) gatewayWS() string {
 	u := s.url
 	switch {
 	case strings.HasPrefix(u, "https://"):
@@ -97,7 +107,7 @@ func (s *Server) gatewayURL(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(u, "http://"):
 		u = "ws://" + strings.TrimPrefix(u, "http://")
 	}
-	httpx.JSON(w, http.StatusOK, map[string]string{"url": u + GatewayPath})
+	return u + GatewayPath
 }
 
 // Hub is the service's WebSocket gateway, through which other parts dispatch events.
