@@ -27,6 +27,7 @@ type botFixture struct {
 	e                 *servertest.Env
 	alice, bob, carol string // bearer tokens
 	guild             wire.DevGuild
+	other             wire.DevGuild // alice's, without the bot
 	botID             wire.Snowflake
 	mod, quiet        wire.Role
 }
@@ -67,6 +68,8 @@ func newBotFixture(t *testing.T, opts ...servertest.Option) *botFixture {
 				{Everyone: true, Deny: wire.Permissions(guilds.PermViewChannel)}}},
 			{Name: "voice", Type: wire.ChannelGuildVoice, Position: 3},
 		}})
+	require.NoError(t, err)
+	f.other, err = e.Server.CreateGuild(wire.GuildSpec{Name: "Elsewhere", OwnerID: e.User("alice").ID})
 	require.NoError(t, err)
 	r := do(t, http.MethodGet, e.APIURL+"/guilds/"+f.guild.ID.String()+"/roles", nil, bot(e.App.BotToken))
 	require.Equal(t, http.StatusOK, r.Status, "roles: %s", r.Body)

@@ -66,8 +66,17 @@ func (s *Server) newHub() *gateway.Hub {
 	s.presence = &presence.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "presence")}
 	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships")}
 	hub := gateway.New(gateway.Config{
-		OnPresence:        func(who gateway.Identity, d json.RawMessage) { s.presence.OnPresence(who.UserID, who.AppID, d) },
-		OnSession:         func(who gateway.Identity) { s.presence.OnSession(who.UserID, who.AppID) },
+		// A bot session has none of a player's social state: no presence, relationships or lobbies.
+		OnPresence: func(who gateway.Identity, d json.RawMessage) {
+			if !who.Bot {
+				s.presence.OnPresence(who.UserID, who.AppID, d)
+			}
+		},
+		OnSession: func(who gateway.Identity) {
+			if !who.Bot {
+				s.presence.OnSession(who.UserID, who.AppID)
+			}
+		},
 		ReadyExtra:        s.readySocial,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
@@ -117,6 +126,9 @@ func (s *Server) Hub() *gateway.Hub { return s.hub }
 // flag changed (LOBBY_MEMBER_UPDATE): the user's first gateway session of the game started or
 // the last one ended.
 func (s *Server) memberConnection(who gateway.Identity, _ bool) {
+	if who.Bot {
+		return
+	}
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
 	}
@@ -209,6 +221,9 @@ func (s *Server) wireSocial() {
 // with the other users' game profiles in that game, and friends' presences, so that a fresh
 // session starts complete.
 func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[string]any, error) {
+	if who.Bot {
+		return nil, nil
+	}
 	rows, err := s.store.ListRelationships(ctx, who.UserID, who.AppID)
 	if err != nil {
 		return nil, err

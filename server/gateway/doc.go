@@ -177,8 +177,7 @@
 // nothing more, drops what the client sends until the client's close frame, and then closes
 // the TCP connection, or cuts it when that frame does not come within 2 s. Dispatches are
 // written as whole text frames (binary ones when compressed) by the hub itself (see Writes),
-// several in one system call
-// when several wait.
+// several in one system call when several wait.
 //
 // # Goroutines
 //

@@ -3,10 +3,20 @@
 //
 // # Routes (under /api/v10)
 //
-//	GET  /users/@me/guilds            Bearer (guilds)      -> 200 [partial guild {id, name, icon, owner, permissions, features}]
+//	GET  /users/@me/guilds            Bearer (guilds) or Bot -> 200 [partial guild {id, name, icon, owner, permissions, features}];
+//	                                  a bot may give ?shard= (rule GLD-1)
 //	GET  /guilds/{guild_id}/channels  Bearer (guilds, member) -> 200 [channel], sorted by position (rule GCH-1)
 //	GET  /invites/{code}              anyone               -> 200 invite
 //	POST /invites/{code}              Bearer (guilds.join) -> 200 invite; the caller joins the guild, using the invite
+//
+// The routes a bot needs (RegisterBots; Bearer with guilds, or Bot), with the platform's
+// objects: GET /guilds/{id}, GET /guilds/{id}/roles, GET /guilds/{id}/members?limit=&after=,
+// GET /guilds/{id}/members/{user}, PATCH /guilds/{id}/members/@me (bots, rule MEM-1),
+// DELETE /users/@me/guilds/{id}, GET /channels/{id}, and a guild text channel's messages:
+// POST, GET (before/after/around/limit), GET, PATCH and DELETE /channels/{id}/messages[/{mid}],
+// whose paths the DM routes share (Channels). Permissions come from @everyone, roles and
+// channel overwrites (Access, rule PERM-1); bots get GUILD_MEMBER_* and MESSAGE_* events by
+// intent through Service.Bots.
 //
 // A channel is {id, type, guild_id, name, position, parent_id, is_linkable,
 // is_viewable_and_writeable_by_all_members, linked_lobby?}: type is the platform's channel type,
@@ -15,11 +25,11 @@
 //
 // # Permissions
 //
-// The service has one guild permission beyond membership: "manage channels". The owner and
-// members with it may link the guild's text channels to lobbies (see package lobbies,
-// PATCH /lobbies/{id}/channel-linking). Permissions in the partial guild are the platform's
-// string-serialized bits: VIEW_CHANNEL | SEND_MESSAGES, plus MANAGE_CHANNELS, or every bit for
-// the owner.
+// A member's permissions are @everyone's (DefaultEveryone for a guild without stored roles)
+// and those of the member's roles, plus MANAGE_CHANNELS for a member given it, or every bit for
+// the owner and ADMINISTRATOR. The owner and members with MANAGE_CHANNELS may link the guild's
+// text channels to lobbies (see package lobbies, PATCH /lobbies/{id}/channel-linking).
+// Permissions in the partial guild are the platform's string-serialized bits.
 //
 // # Invites
 //
