@@ -121,7 +121,10 @@ func TestGuildsAndChannels(t *testing.T) {
 	expectAPIError(t, "unknown guild", do(t, http.MethodGet, api+"/guilds/42/channels", nil, bearer(f.bob)), 404, wire.CodeUnknownGuild)
 	expectAPIError(t, "bad id", do(t, http.MethodGet, api+"/guilds/x1/channels", nil, bearer(f.bob)), 400, wire.CodeInvalidFormBody)
 	expectAPIError(t, "no token", do(t, http.MethodGet, api+"/users/@me/guilds", nil, nil), 401, 0)
-	expectAPIError(t, "bot token", do(t, http.MethodGet, api+"/users/@me/guilds", nil, bot(f.e.App.BotToken)), 401, 0)
+	botGuilds := do(t, http.MethodGet, api+"/users/@me/guilds", nil, bot(f.e.App.BotToken)) // a bot in no guild
+	assert.Equal(t, http.StatusOK, botGuilds.Status, "bot token: %s", botGuilds.Body)
+	assert.JSONEq(t, "[]", string(botGuilds.Body), "bot token")
+	expectAPIError(t, "wrong bot token", do(t, http.MethodGet, api+"/users/@me/guilds", nil, bot("nope")), 401, 0)
 	narrow := linkedTokens(t, f.e, "bob", "openid identify").AccessToken
 	expectAPIError(t, "without the guilds scope", do(t, http.MethodGet, api+"/users/@me/guilds", nil, bearer(narrow)), 403, wire.CodeMissingAccess)
 

@@ -43,6 +43,9 @@ func (g gatewayTokens) ResolveBearer(ctx context.Context, tok string) (gateway.I
 type gatewayUsers struct{ s *Server }
 
 func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire.User, error) {
+	if who.Bot {
+		return g.s.botReadyUser(ctx, who)
+	}
 	u, err := g.s.store.GetUser(ctx, who.UserID)
 	if err != nil {
 		return wire.User{}, err
@@ -63,8 +66,17 @@ func (s *Server) newHub() *gateway.Hub {
 	s.presence = &presence.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "presence")}
 	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships")}
 	hub := gateway.New(gateway.Config{
-		OnPresence:        func(who gateway.Identity, d json.RawMessage) { s.presence.OnPresence(who.UserID, who.AppID, d) },
-		OnSession:         func(who gateway.Identity) { s.presence.OnSession(who.UserID, who.AppID) },
+		// A bot session has none of a player's social state: no presence, relationships or lobbies.
+		OnPresence: func(who gateway.Identity, d json.RawMessage) {
+			if !who.Bot {
+				s.presence.OnPresence(who.UserID, who.AppID, d)
+			}
+		},
+		OnSession: func(who gateway.Identity) {
+			if !who.Bot {
+				s.presence.OnSession(who.UserID, who.AppID)
+			}
+		},
 		ReadyExtra:        s.readySocial,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
@@ -74,6 +86,8 @@ func (s *Server) newHub() *gateway.Hub {
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
 		Voice:             s.voice,
+		Guilds:            s.botGuilds,
+		Members:           s.botMembers,
 	})
 	s.voice.Hub = hub
 	return hub
@@ -90,6 +104,11 @@ func (s *Server) gatewayRequests() http.Handler {
 
 // gatewayURL answers GET /gateway with the WebSocket URL, as the platform does.
 func (s *Server) gatewayURL(w http.ResponseWriter, r *http.Request) {
+	httpx.JSON(w, http.StatusOK, map[string]string{"url": s.gatewayWS()})
+}
+
+// gatewayWS is the gateway's WebSocket URL.
+func (s *Server) gatewayWS() string {
 	u := s.url
 	switch {
 	case strings.HasPrefix(u, "https://"):
@@ -97,7 +116,7 @@ func (s *Server) gatewayURL(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(u, "http://"):
 		u = "ws://" + strings.TrimPrefix(u, "http://")
 	}
-	httpx.JSON(w, http.StatusOK, map[string]string{"url": u + GatewayPath})
+	return u + GatewayPath
 }
 
 // Hub is the service's WebSocket gateway, through which other parts dispatch events.
@@ -107,6 +126,9 @@ func (s *Server) Hub() *gateway.Hub { return s.hub }
 // flag changed (LOBBY_MEMBER_UPDATE): the user's first gateway session of the game started or
 // the last one ended.
 func (s *Server) memberConnection(who gateway.Identity, _ bool) {
+	if who.Bot {
+		return
+	}
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
 	}
@@ -199,6 +221,9 @@ func (s *Server) wireSocial() {
 // with the other users' game profiles in that game, and friends' presences, so that a fresh
 // session starts complete.
 func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[string]any, error) {
+	if who.Bot {
+		return nil, nil
+	}
 	rows, err := s.store.ListRelationships(ctx, who.UserID, who.AppID)
 	if err != nil {
 		return nil, err

@@ -264,6 +264,7 @@ func (s *Server) routes() (http.Handler, error) {
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users"), OnRenamed: s.renamed}
 	s.hub = s.newHub()
+	gs.Bots = s.hub
 	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub}
@@ -279,12 +280,14 @@ func (s *Server) routes() (http.Handler, error) {
 	s.partner.Register(api)
 	us.Register(api)
 	s.lobbies.Register(api)
-	directMessages.Register(api)
+	directMessages.Register(gs.Channels(api)) // guild channels share the DM message routes
 	gs.Register(api)
+	gs.RegisterBots(api)
 	s.social.Register(api)
 	s.presence.Register(api)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
+	api.HandleFunc("GET /gateway/bot", s.gatewayBot)
 	if s.cfg.Dev {
 		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
 			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild}
@@ -308,8 +311,11 @@ func (s *Server) routes() (http.Handler, error) {
 	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
-		if strings.HasPrefix(rest, "/v10/") {
-			rest = strings.TrimPrefix(rest, "/v10")
+		for _, v := range []string{"/v10", "/v9"} { // both versions serve the same API
+			if strings.HasPrefix(rest, v+"/") {
+				rest = strings.TrimPrefix(rest, v)
+				break
+			}
 		}
 		r2 := r.Clone(r.Context())
 		r2.URL.Path, r2.URL.RawPath = rest, ""

@@ -135,12 +135,38 @@ type GuildSpec struct {
 	OwnerID Snowflake          `json:"owner_id"`
 	Members []GuildMemberSpec  `json:"members,omitempty"`
 	Channel []GuildChannelSpec `json:"channels,omitempty"`
+	// Roles are made after @everyone (whose permissions Everyone sets, when given); members and
+	// overwrites name them by index.
+	Roles    []RoleSpec   `json:"roles,omitempty"`
+	Everyone *Permissions `json:"everyone_permissions,omitempty"`
+	Features []string     `json:"features,omitempty"`
 }
 
-// GuildMemberSpec adds a member to a guild (dev routes).
+// GuildMemberSpec adds a member to a guild (dev routes); Roles are indexes into GuildSpec.Roles.
 type GuildMemberSpec struct {
 	ID             Snowflake `json:"id"`
 	ManageChannels bool      `json:"manage_channels"`
+	Roles          []int     `json:"roles,omitempty"`
+}
+
+// RoleSpec makes a role (dev routes); Colors are the gradient's secondary and tertiary colors.
+type RoleSpec struct {
+	Name           string      `json:"name"`
+	Color          int         `json:"color"`
+	SecondaryColor *int        `json:"secondary_color,omitempty"`
+	TertiaryColor  *int        `json:"tertiary_color,omitempty"`
+	Permissions    Permissions `json:"permissions"`
+	Hoist          bool        `json:"hoist,omitempty"`
+}
+
+// OverwriteSpec makes a channel permission overwrite (dev routes) for @everyone, a role of the
+// request (by index) or a user.
+type OverwriteSpec struct {
+	Everyone bool        `json:"everyone,omitempty"`
+	Role     *int        `json:"role,omitempty"`
+	User     *Snowflake  `json:"user,omitempty"`
+	Allow    Permissions `json:"allow"`
+	Deny     Permissions `json:"deny"`
 }
 
 // GuildChannelSpec makes a channel (dev routes). Parent is the index, in the same request, of
@@ -151,6 +177,8 @@ type GuildChannelSpec struct {
 	Position int        `json:"position"`
 	ParentID *Snowflake `json:"parent_id,omitempty"`
 	Parent   *int       `json:"parent,omitempty"`
+	// Overwrites are the channel's permission overwrites.
+	Overwrites []OverwriteSpec `json:"overwrites,omitempty"`
 }
 
 // DevGuild is the answer of POST /dev/guilds: the guild and its channels in request order.

@@ -41,6 +41,19 @@ type batchConn struct {
 	// a header allocates nothing.
 	hdr [ws.MaxHeaderSize]byte
 	app appender
+
+	// z compresses text messages (compress.go); nil sends them as they are. Guarded by mu.
+	z *compressor
+}
+
+// compress makes the connection's later text messages go out compressed in mode, unless they
+// already are (transport compression takes precedence over payload compression).
+func (b *batchConn) compress(mode int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.z == nil {
+		b.z = newCompressor(mode)
+	}
 }
 
 // appender is an io.Writer that appends to its slice.
@@ -65,9 +78,19 @@ func (b *batchConn) appendHeaderLocked(dst []byte, op ws.OpCode, n int) []byte {
 
 // appendDispatchLocked appends the entry's dispatch as one text frame to *buf, its payload built
 // in place.
-func (b *batchConn) appendDispatchLocked(buf *[]byte, e entry) {
+func (b *batchConn) appendDispatchLocked(buf *[]byte, e entry) error {
+	if b.z != nil {
+		op, p, err := b.z.frame(e.frame(), true)
+		if err != nil {
+			return err
+		}
+		*buf = b.appendHeaderLocked(*buf, op, len(p))
+		*buf = append(*buf, p...)
+		return nil
+	}
 	*buf = b.appendHeaderLocked(*buf, ws.OpText, dispatchLen(e.seq, e.event, e.d))
 	*buf = appendDispatch(*buf, e.seq, e.event, e.d)
+	return nil
 }
 
 // writeFrame writes one frame of op with payload p: kept while the connection is held (and
@@ -81,6 +104,12 @@ func (b *batchConn) writeFrame(op ws.OpCode, p []byte, timeout time.Duration) er
 	}
 	if op == ws.OpClose {
 		b.closeSent = true
+	}
+	if op == ws.OpText {
+		var err error
+		if op, p, err = b.z.frame(p, false); err != nil {
+			return err
+		}
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
@@ -122,7 +151,14 @@ func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 		buf = batchBufs.Get().(*[]byte)
 	}
 	for _, e := range list {
-		b.appendDispatchLocked(buf, e)
+		if err := b.appendDispatchLocked(buf, e); err != nil {
+			*buf = (*buf)[:0]
+			batchBufs.Put(buf)
+			if b.buf == buf {
+				b.buf = nil
+			}
+			return false, err
+		}
 	}
 	if b.holding || b.buf != nil || !canWriteNow(b.Conn) {
 		b.buf = buf
@@ -172,7 +208,9 @@ func (b *batchConn) writeDispatch(e entry) error {
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
 	}
-	b.appendDispatchLocked(b.buf, e)
+	if err := b.appendDispatchLocked(b.buf, e); err != nil {
+		return err
+	}
 	if len(*b.buf) >= maxBatchBytes {
 		return b.writeLocked()
 	}

@@ -64,7 +64,7 @@ type conn struct {
 	rate      []time.Time // ring of the last RateLimit payload times
 	rateNext  int
 	readerRan chan struct{} // closed when the reader goroutine has returned
-	token     string        // the identified session's access token, for gwire.OpRequest; never logged
+	token     string        // the identified session's credential with its scheme ("Bearer x", "Bot x"), for gwire.OpRequest; never logged
 
 	remoteAddr string                    // the client's address, for gwire.OpRequest
 	requester  atomic.Pointer[requester] // set by the loop once identified; read by the reader
@@ -414,6 +414,10 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		if c.h.cfg.Voice != nil {
 			return c.voiceOp(*p.Op, p.D)
 		}
+	case gwire.OpRequestGuildMembers:
+		if c.h.cfg.Members != nil {
+			return c.requestMembers(p.D)
+		}
 	}
 	return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
 }
@@ -427,31 +431,50 @@ func nullIfAbsent(raw json.RawMessage) []byte {
 
 // authenticate resolves a token from gwire.Identify or gwire.Resume; a zero code means success, and then
 // the connection keeps the token for gwire.OpRequest.
+// A token is a user's access token ("Bearer " optional) or a bot token ("Bot " optional: a bare
+// token that is no access token is tried as a bot token, as client libraries send either).
 func (c *conn) authenticate(token string) (Identity, closeReq) {
 	token = strings.TrimSpace(token)
-	if len(token) > 7 && strings.EqualFold(token[:7], "Bearer ") {
-		token = strings.TrimSpace(token[7:])
+	bearer, bot := true, true
+	switch {
+	case len(token) > 7 && strings.EqualFold(token[:7], "Bearer "):
+		token, bot = strings.TrimSpace(token[7:]), false
+	case len(token) > 4 && strings.EqualFold(token[:4], "Bot "):
+		token, bearer = strings.TrimSpace(token[4:]), false
 	}
-	who, r := c.resolve(token)
+	who, r := c.resolve(token, bearer, bot)
 	if r.code == 0 {
-		c.token = token
+		c.token = "Bearer " + token
+		if who.Bot {
+			c.token = "Bot " + token
+		}
 	}
 	return who, r
 }
 
-func (c *conn) resolve(token string) (Identity, closeReq) {
+func (c *conn) resolve(token string, bearer, bot bool) (Identity, closeReq) {
 	failed := closeReq{code: gwire.CloseAuthenticationFailed, reason: "authentication failed"}
 	if token == "" {
 		return Identity{}, failed
 	}
 	ctx, cancel := context.WithTimeout(c.h.ctx, c.h.cfg.WriteTimeout)
 	defer cancel()
-	who, ok, err := c.h.cfg.Tokens.ResolveBearer(ctx, token)
+	var who Identity
+	var ok bool
+	var err error
+	if bearer {
+		who, ok, err = c.h.cfg.Tokens.ResolveBearer(ctx, token)
+	}
+	if bot && err == nil && !ok {
+		if who, ok, err = c.h.cfg.Tokens.ResolveBot(ctx, token); ok {
+			who.Bot = true
+		}
+	}
 	switch {
 	case err != nil:
 		c.h.log.Warn("gateway: token lookup failed", "err", err)
 		return Identity{}, closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}
-	case !ok || who.UserID == 0 || !hasGatewayScope(who.Scopes):
+	case !ok || who.UserID == 0 || (!who.Bot && !hasGatewayScope(who.Scopes)):
 		return Identity{}, failed
 	}
 	return who, closeReq{}
@@ -468,8 +491,6 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		return decodeError("properties must be an object")
 	case !isNull(id.Presence) && !isObject(id.Presence):
 		return decodeError("presence must be an object")
-	case id.Compress:
-		return decodeError("payload compression is not supported")
 	case id.Shard != nil && (len(id.Shard) != 2 || id.Shard[1] < 1 || id.Shard[0] < 0 || id.Shard[0] >= id.Shard[1]):
 		return closeReq{code: gwire.CloseInvalidShard, reason: "invalid shard"}, true
 	case id.Intents == nil || *id.Intents < 0 || uint64(*id.Intents)&^gwire.KnownIntents != 0:
@@ -483,8 +504,15 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if h.cfg.AllowIntents != nil && !h.cfg.AllowIntents(who.AppID, intents) {
 		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}, true
 	}
+	if who.Bot && !h.startSession(who.AppID) { // the day's session starts are used up
+		return c.invalidSession()
+	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
 	user, err := h.cfg.Users.ReadyUser(ctx, who)
+	var guilds []BotGuild
+	if err == nil && who.Bot && h.cfg.Guilds != nil {
+		guilds, err = h.cfg.Guilds(ctx, who, intents, id.Shard)
+	}
 	cancel()
 	if err != nil {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
@@ -494,9 +522,18 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if id.Capabilities != nil {
 		s.capabilities = *id.Capabilities
 	}
-	ready, err := json.Marshal(gwire.Ready{V: gwire.APIVersion, User: user, Guilds: []json.RawMessage{}, SessionID: s.id,
-		ResumeGatewayURL: c.resumeURL, Application: gwire.ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard,
-		SdkppFeatures: h.features()})
+	listed := make([]json.RawMessage, 0, len(guilds))
+	for _, g := range guilds {
+		raw, _ := json.Marshal(wire.UnavailableGuild{ID: wire.Snowflake(g.ID), Unavailable: true}) // always encodes
+		listed = append(listed, raw)
+	}
+	var ready []byte
+	creates, err := encodeCreates(guilds)
+	if err == nil {
+		ready, err = json.Marshal(gwire.Ready{V: gwire.APIVersion, User: user, Guilds: listed, SessionID: s.id,
+			ResumeGatewayURL: c.resumeURL, Application: gwire.ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard,
+			SdkppFeatures: h.features()})
+	}
 	if err == nil && h.cfg.ReadyExtra != nil {
 		ready, err = h.readyExtra(who, ready)
 	}
@@ -504,12 +541,18 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		h.log.Warn("gateway: READY failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
+	if id.Compress {
+		c.tcp.compress(compressPayload)
+	}
 	c.flushMu.Lock()
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, 0
 	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
+	for _, d := range creates {
+		s.push([]byte(`"`+gwire.EventGuildCreate+`"`), d, h.cfg.ReplayLimit)
+	}
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()

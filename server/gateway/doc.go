@@ -10,9 +10,15 @@
 //
 // # Connecting
 //
-// A client opens a WebSocket with GET on the mount point, optionally with ?v=10&encoding=json.
-// Another v is closed with 4012, another encoding or any compress parameter with 4002 (the hub
-// speaks plain JSON text frames only). Any origin may connect: clients authenticate in band.
+// A client opens a WebSocket with GET on the mount point, optionally with
+// ?v=10&encoding=json&compress=zlib-stream (v 9 speaks the same protocol). Another v is closed
+// with 4012, another encoding or compress value with 4002. Any origin may connect: clients
+// authenticate in band.
+//
+// With compress=zlib-stream, every message the hub sends (Hello first) is a binary frame that
+// continues one zlib stream of the connection, each ending with a sync flush (00 00 ff ff).
+// Without it, Identify's compress: true makes each later dispatch a binary frame holding a
+// zlib stream of its own; other payloads stay text.
 //
 // # Payloads
 //
@@ -27,15 +33,15 @@
 //	{"op":1,"d":3}
 //	{"op":11,"d":null,"s":null,"t":null}
 //
-// It identifies with a user's OAuth2 access token (with or without "Bearer "). The token must
+// A user identifies with an OAuth2 access token (with or without "Bearer "). The token must
 // carry gateway.connect, directly or through sdk.social_layer or sdk.social_layer_presence:
 //
 //	{"op":2,"d":{"token":"<access token>","properties":{"os":"linux","browser":"sdkpp","device":"sdkpp"},
 //	 "intents":0,"capabilities":32768,"presence":{"status":"online","activities":[]}}}
 //
-// intents is required (bits of gwire.KnownIntents); shard, when given, is [id, count]; compress must
-// not be true; presence, when given, goes to Config.OnPresence after READY. The server answers
-// with READY, sequence number 1 of the new session:
+// intents is required (bits of gwire.KnownIntents); shard, when given, is [id, count]; presence,
+// when given, goes to Config.OnPresence after READY. The server answers with READY, sequence
+// number 1 of the new session:
 //
 //	{"op":0,"d":{"v":10,"user":{"id":"1234","username":"alice",...},"guilds":[],
 //	 "session_id":"9f0c...(32 hex)","resume_gateway_url":"ws://127.0.0.1:7710/gateway",
@@ -44,6 +50,19 @@
 // Each later dispatch of the session takes the next sequence number (s is strictly increasing
 // by 1 per session). Presence Update (op 3) takes an object, {"op":3,"d":{...}}; the hub checks
 // only that d is a JSON object and hands it to Config.OnPresence.
+//
+// # Bots
+//
+// An application's bot identifies with its bot token ("Bot " optional; a bare token that is no
+// access token is tried as a bot token). READY's user is the bot, its guilds (Config.Guilds, of
+// the Identify's shard) are listed as {id, unavailable: true}, and a GUILD_CREATE follows for
+// each (with the GUILDS intent). Each bot Identify counts against Config.SessionStarts per
+// Config.SessionStartWindow of its application (Hub.SessionStartLimit, for GET /gateway/bot);
+// past it, Identify gets Invalid Session. Guild events reach bot sessions by intent
+// (Hub.DispatchBots). A bot session may send Request Guild Members (op 8, served by
+// Config.Members): the answer is GUILD_MEMBERS_CHUNK dispatches of at most 1000 members; a
+// request for all members (query "", limit 0) of a guild more than once per
+// Config.MembersRateWindow (30 s) per bot gets a RATE_LIMITED dispatch instead (rule GW-2).
 //
 // # API requests (sdkpp extension)
 //
@@ -129,12 +148,12 @@
 //	4000 unknown error: an internal failure (token or user lookup), a session resumed elsewhere,
 //	     or a client too far behind; reconnect and resume
 //	4001 unknown opcode: anything but ops 1, 2, 3 and 6 from a client (and 4 and 101 with
-//	     Config.Voice, 100 with Config.Requests)
+//	     Config.Voice, 100 with Config.Requests, 8 from a bot with Config.Members)
 //	4002 decode error: see Limits; also unsupported encoding or compression
 //	4003 not authenticated: Presence Update or a voice op before gwire.Identify (Heartbeat is
 //	     allowed before it)
-//	4004 authentication failed (final): bad, expired or revoked token, a token without the
-//	     gateway scope, or Hub.EndSessions
+//	4004 authentication failed (final): bad, expired or revoked token, a user token without
+//	     the gateway scope, or Hub.EndSessions
 //	4005 already authenticated: a second gwire.Identify, or a gwire.Resume after gwire.Identify
 //	4007 invalid seq: gwire.Resume with a negative seq or one the session never reached
 //	4008 rate limited
@@ -157,8 +176,8 @@
 // and then closes the TCP connection. When the hub closes, it sends its close frame, sends
 // nothing more, drops what the client sends until the client's close frame, and then closes
 // the TCP connection, or cuts it when that frame does not come within 2 s. Dispatches are
-// written as whole text frames by the hub itself (see Writes), several in one system call
-// when several wait.
+// written as whole text frames (binary ones when compressed) by the hub itself (see Writes),
+// several in one system call when several wait.
 //
 // # Goroutines
 //

@@ -310,3 +310,13 @@ func (e *env) numSessions() int {
 	defer e.hub.mu.Unlock()
 	return len(e.hub.sessions)
 }
+
+// ResolveBot knows "bot-N": the bot user N of testApp.
+func (testTokens) ResolveBot(_ context.Context, tok string) (Identity, bool, error) {
+	kind, num, ok := strings.Cut(tok, "-")
+	id, err := strconv.ParseUint(num, 10, 64)
+	if !ok || err != nil || kind != "bot" {
+		return Identity{}, false, nil
+	}
+	return Identity{UserID: id, AppID: testApp}, true, nil
+}

@@ -39,6 +39,9 @@ type Identity struct {
 	AppID  uint64
 	// Scopes are the token's granted scopes; the hub expands the SDK scopes itself.
 	Scopes []string
+	// Bot is set for an application's bot user, identified with its bot token (UserID is the
+	// bot user, AppID its application).
+	Bot bool
 }
 
 // Tokens resolves the bearer tokens that clients send in gwire.Identify and gwire.Resume. server.go adapts
@@ -48,6 +51,9 @@ type Tokens interface {
 	// "Bearer " prefix). ok is false for an unknown, expired or revoked token; err is for a failure
 	// to look it up, which the client sees as gwire.CloseUnknownError and may retry.
 	ResolveBearer(ctx context.Context, token string) (who Identity, ok bool, err error)
+	// ResolveBot returns the identity of an application's bot token (sent without the "Bot "
+	// prefix), Bot set; ok and err as for ResolveBearer.
+	ResolveBot(ctx context.Context, token string) (who Identity, ok bool, err error)
 }
 
 // Users gives the user object of READY.
@@ -112,6 +118,23 @@ type Config struct {
 	// AllowIntents, when set, decides whether who's application may use the intents of an
 	// gwire.Identify; false closes with gwire.CloseDisallowedIntents. Nil allows every known intent.
 	AllowIntents func(appID uint64, intents uint64) bool
+	// Guilds, when set, gives a bot session its guilds (those of the Identify's shard, when
+	// given): READY lists each as unavailable, then a GUILD_CREATE dispatch follows for each one
+	// whose Create is not nil. Nil: bots get no guilds.
+	Guilds func(ctx context.Context, who Identity, intents uint64, shard []int) ([]BotGuild, error)
+	// Members, when set, serves Request Guild Members (op 8) of bot sessions: the members of the
+	// guild matching query (a username prefix; "" for all) up to limit (0 for no limit), or the
+	// given userIDs, and those of userIDs that are not members. An error that is a
+	// *wire.APIError (the bot is not a member, say) gets no answer, as on the platform. Nil:
+	// op 8 is an unknown opcode.
+	Members func(ctx context.Context, who Identity, guildID uint64, query string, limit int, userIDs []uint64) (members []wire.Member, notFound []uint64, err error)
+	// SessionStarts is how many Identifies a bot may make per SessionStartWindow (GET
+	// /gateway/bot's session_start_limit); default 1000 per 24 hours.
+	SessionStarts      int
+	SessionStartWindow time.Duration
+	// MembersRateWindow is how often a bot may request all members of one guild (rule GW-2);
+	// default 30 s.
+	MembersRateWindow time.Duration
 	// Voice, when set, serves voice signaling: Voice State Update (op 4) and Voice Keys (op
 	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
 	// each session's connection. Nil: both are unknown opcodes.
@@ -140,6 +163,10 @@ type Hub struct {
 	lastSweep time.Time
 
 	rate *rateMeter // dispatches per second, for write pacing (pace.go)
+
+	// Bots (bots.go), guarded by mu.
+	starts     map[uint64]*startCount // by application: Identifies in the current window
+	memberAsks map[memberAsk]time.Time
 }
 
 // New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
@@ -160,6 +187,9 @@ func New(cfg Config) *Hub {
 	positive(&cfg.MaxRequestBytes, gwire.MaxRequestBytes)
 	positive(&cfg.WriteTimeout, DefaultWriteTimeout)
 	positive(&cfg.CloseGrace, DefaultCloseGrace)
+	positive(&cfg.SessionStarts, DefaultSessionStarts)
+	positive(&cfg.SessionStartWindow, DefaultSessionStartWindow)
+	positive(&cfg.MembersRateWindow, DefaultMembersRateWindow)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -168,7 +198,8 @@ func New(cfg Config) *Hub {
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
-		rate: newRateMeter(),
+		rate:   newRateMeter(),
+		starts: map[uint64]*startCount{}, memberAsks: map[memberAsk]time.Time{},
 	}
 }
 
@@ -181,7 +212,8 @@ func positive[T int | time.Duration](v *T, def T) {
 
 // ServeHTTP upgrades a GET request to a WebSocket connection and serves the gateway protocol on
 // it until the connection ends. Query parameters: v (9 or 10, which speak the same protocol here,
-// or absent), encoding (json, or absent); compress is refused. Other methods get 405; after Close, 503.
+// or absent), encoding (json, or absent), compress (zlib-stream, or absent). Other methods get
+// 405; after Close, 503.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
@@ -244,9 +276,12 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.finish(closeReq{code: gwire.CloseInvalidAPIVersion, reason: "invalid API version"})
 	case q.Has("encoding") && q.Get("encoding") != "json":
 		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported encoding"})
-	case q.Get("compress") != "":
+	case q.Get("compress") != "" && q.Get("compress") != "zlib-stream":
 		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported compression"})
 	default:
+		if q.Get("compress") == "zlib-stream" {
+			tcp.compress(compressStream) // before Hello: every message is compressed
+		}
 		c.run()
 	}
 }
@@ -361,6 +396,12 @@ func (h *Hub) encode(event string, data any) ([]byte, bool) {
 }
 
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
+	h.dispatchTo(userIDs, event, data, func(s *session) bool { return appID == 0 || s.who.AppID == appID })
+}
+
+// dispatchTo pushes the event to the sessions of userIDs (duplicates once) that keep accepts,
+// and gets it written.
+func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*session) bool) {
 	d, ok := h.encode(event, data)
 	if !ok {
 		return
@@ -377,7 +418,7 @@ func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
 		}
 		seen[u] = true
 		for s := range h.byUser[u] {
-			if h.expireLocked(s, now) || (appID != 0 && s.who.AppID != appID) {
+			if h.expireLocked(s, now) || !keep(s) {
 				continue
 			}
 			s.push(ev, d, h.cfg.ReplayLimit)

@@ -174,7 +174,7 @@ func (c *conn) serve(token string, r gwire.Request) (res gwire.RequestResult) {
 		return gwire.RequestResult{Nonce: r.Nonce, Status: http.StatusBadRequest, Body: errorBody(50035, "Invalid Form Body")}
 	}
 	hr.RemoteAddr = c.remoteAddr
-	hr.Header.Set("Authorization", "Bearer "+token)
+	hr.Header.Set("Authorization", token) // with its scheme: Bearer, or Bot for a bot session
 	if len(r.Body) > 0 {
 		hr.Header.Set("Content-Type", "application/json")
 	}

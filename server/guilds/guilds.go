@@ -3,10 +3,20 @@
 //
 // # Routes (under /api/v10)
 //
-//	GET  /users/@me/guilds            Bearer (guilds)      -> 200 [partial guild {id, name, icon, owner, permissions, features}]
+//	GET  /users/@me/guilds            Bearer (guilds) or Bot -> 200 [partial guild {id, name, icon, owner, permissions, features}];
+//	                                  a bot may give ?shard= (rule GLD-1)
 //	GET  /guilds/{guild_id}/channels  Bearer (guilds, member) -> 200 [channel], sorted by position (rule GCH-1)
 //	GET  /invites/{code}              anyone               -> 200 invite
 //	POST /invites/{code}              Bearer (guilds.join) -> 200 invite; the caller joins the guild, using the invite
+//
+// The routes a bot needs (RegisterBots; Bearer with guilds, or Bot), with the platform's
+// objects: GET /guilds/{id}, GET /guilds/{id}/roles, GET /guilds/{id}/members?limit=&after=,
+// GET /guilds/{id}/members/{user}, PATCH /guilds/{id}/members/@me (bots, rule MEM-1),
+// DELETE /users/@me/guilds/{id}, GET /channels/{id}, and a guild text channel's messages:
+// POST, GET (before/after/around/limit), GET, PATCH and DELETE /channels/{id}/messages[/{mid}],
+// whose paths the DM routes share (Channels). Permissions come from @everyone, roles and
+// channel overwrites (Access, rule PERM-1); bots get GUILD_MEMBER_* and MESSAGE_* events by
+// intent through Service.Bots.
 //
 // A channel is {id, type, guild_id, name, position, parent_id, is_linkable,
 // is_viewable_and_writeable_by_all_members, linked_lobby?}: type is the platform's channel type,
@@ -15,11 +25,11 @@
 //
 // # Permissions
 //
-// The service has one guild permission beyond membership: "manage channels". The owner and
-// members with it may link the guild's text channels to lobbies (see package lobbies,
-// PATCH /lobbies/{id}/channel-linking). Permissions in the partial guild are the platform's
-// string-serialized bits: VIEW_CHANNEL | SEND_MESSAGES, plus MANAGE_CHANNELS, or every bit for
-// the owner.
+// A member's permissions are @everyone's (DefaultEveryone for a guild without stored roles)
+// and those of the member's roles, plus MANAGE_CHANNELS for a member given it, or every bit for
+// the owner and ADMINISTRATOR. The owner and members with MANAGE_CHANNELS may link the guild's
+// text channels to lobbies (see package lobbies, PATCH /lobbies/{id}/channel-linking).
+// Permissions in the partial guild are the platform's string-serialized bits.
 //
 // # Invites
 //
@@ -80,11 +90,13 @@ type Service struct {
 	Clock  clock.Clock
 	IDs    *snowflake.Generator
 	Logger *slog.Logger
+	// Bots delivers guild events to bot sessions (set before serving); nil sends none.
+	Bots BotNotifier
 }
 
 // Register adds the routes to mux (paths relative to the API base).
 func (s *Service) Register(mux httpx.Router) {
-	mux.HandleFunc("GET /users/@me/guilds", s.route(scopes.Guilds, s.userGuilds))
+	mux.HandleFunc("GET /users/@me/guilds", s.callerRoute(s.userGuilds))
 	mux.HandleFunc("GET /guilds/{guild_id}/channels", s.route(scopes.Guilds, s.channels))
 	mux.HandleFunc("GET /invites/{code}", s.getInvite)
 	mux.HandleFunc("POST /invites/{code}", s.route(scopes.GuildsJoin, s.acceptInvite))
@@ -120,23 +132,20 @@ func pathID(r *http.Request, name string) (uint64, error) {
 	return uint64(id), nil
 }
 
-// Permissions returns the user's permission bits in the guild; ok is false for a non-member.
+// Permissions returns the user's guild-wide permission bits (Access.Base); ok is false for a
+// non-member.
 func Permissions(ctx context.Context, st store.Store, g *store.Guild, userID uint64) (perms uint64, ok bool, err error) {
-	if g.OwnerID == userID {
-		return permAll, true, nil
-	}
-	m, err := st.GetGuildMember(ctx, g.ID, userID)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, false, nil
-	}
+	a, err := LoadAccess(ctx, st, g, userID)
 	if err != nil {
 		return 0, false, err
 	}
-	perms = PermViewChannel | PermSendMessages
-	if m.ManageChannels {
-		perms |= PermManageChannels
+	if a.Member == nil {
+		if g.OwnerID == userID {
+			return permAll, true, nil
+		}
+		return 0, false, nil
 	}
-	return perms, true, nil
+	return a.Base(), true, nil
 }
 
 // MayLink tells whether the user may link the channel to a lobby: a text channel of a guild the
@@ -158,19 +167,23 @@ func partial(g *store.Guild, perms uint64, userID uint64) wire.PartialGuild {
 		Permissions: strconv.FormatUint(perms, 10), Features: []string{}}
 }
 
-// userGuilds serves GET /users/@me/guilds.
-func (s *Service) userGuilds(r *http.Request, t *store.Token) (any, error) {
-	list, err := s.Store.ListUserGuilds(r.Context(), t.UserID)
+// userGuilds serves GET /users/@me/guilds to a user or a bot; a bot may give ?shard= (rule
+// GLD-1, see shardOf).
+func (s *Service) userGuilds(q *caller) (any, error) {
+	list, err := s.Store.ListUserGuilds(q.ctx, q.userID)
 	if err != nil {
+		return nil, err
+	}
+	if list, err = s.shardOf(q, list); err != nil {
 		return nil, err
 	}
 	out := make([]wire.PartialGuild, 0, len(list))
 	for i := range list {
-		perms, _, err := Permissions(r.Context(), s.Store, &list[i], t.UserID)
+		perms, _, err := Permissions(q.ctx, s.Store, &list[i], q.userID)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, partial(&list[i], perms, t.UserID))
+		out = append(out, partial(&list[i], perms, q.userID))
 	}
 	return out, nil
 }
@@ -329,7 +342,9 @@ func (s *Service) acceptInvite(r *http.Request, t *store.Token) (any, error) {
 // made for (rule LOB-5). Nothing is stored on an error.
 func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) (*Invite, error) {
 	var out *Invite
+	var joined uint64 // the guild userID joined
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
+		joined = 0
 		now := s.Clock.Now()
 		u, err := st.GetUser(ctx, userID)
 		if err != nil {
@@ -359,12 +374,16 @@ func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) 
 		if _, member, err := Permissions(ctx, st, g, userID); err != nil {
 			return err
 		} else if !member {
+			joined = g.ID
 			return st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: userID, JoinedAt: now})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if joined != 0 {
+		s.MemberJoined(ctx, joined, userID)
 	}
 	return out, nil
 }
@@ -389,14 +408,22 @@ func Create(ctx context.Context, st store.Store, ids *snowflake.Generator, now t
 		if err := st.CreateGuild(ctx, g); err != nil {
 			return err
 		}
+		roles, err := createRoles(ctx, st, ids, g, spec)
+		if err != nil {
+			return err
+		}
 		members := append([]wire.GuildMemberSpec{{ID: spec.OwnerID, ManageChannels: true}}, spec.Members...)
 		for i, m := range members {
+			at := "members." + strconv.Itoa(i-1)
 			if i > 0 {
-				if err := checkUser(ctx, st, "members."+strconv.Itoa(i-1)+".id", uint64(m.ID)); err != nil {
+				if err := checkUser(ctx, st, at+".id", uint64(m.ID)); err != nil {
 					return err
 				}
 			}
 			if err := st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: uint64(m.ID), ManageChannels: m.ManageChannels, JoinedAt: now}); err != nil {
+				return err
+			}
+			if err := setSpecRoles(ctx, st, g.ID, uint64(m.ID), roles, m.Roles, at); err != nil {
 				return err
 			}
 		}
@@ -408,6 +435,9 @@ func Create(ctx context.Context, st store.Store, ids *snowflake.Generator, now t
 			}
 			ch.ID, ch.CreatedAt = ids.Next(), now
 			if err := st.CreateGuildChannel(ctx, ch); err != nil {
+				return err
+			}
+			if err := createOverwrites(ctx, st, g.ID, ch.ID, roles, c.Overwrites, "channels."+strconv.Itoa(i)); err != nil {
 				return err
 			}
 			made[i] = ch
@@ -466,10 +496,11 @@ func checkName(at, name string) error {
 	return nil
 }
 
-// checkUser refuses an unknown user, a bot or a provisional account as a guild member.
+// checkUser refuses an unknown user or a provisional account as a guild member (a bot user may
+// be one).
 func checkUser(ctx context.Context, st store.Store, at string, id uint64) error {
 	u, err := st.GetUser(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (u.Bot || u.Provisional)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Provisional) {
 		return wire.InvalidAt(at, "USER_UNKNOWN", "Unknown user.")
 	}
 	return err

@@ -21,6 +21,9 @@ type GuildMember struct {
 	UserID         uint64
 	ManageChannels bool
 	JoinedAt       time.Time
+	// Nick, Avatar, Banner and Bio are the member's guild profile ("" when unset); Avatar and
+	// Banner are image hashes (rule MEM-1).
+	Nick, Avatar, Banner, Bio string
 }
 
 // GuildChannel is a channel of a guild. ParentID is its category's id, 0 when none (rule GCH-1).
@@ -129,22 +132,27 @@ func (s *SQLite) ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, er
 // ---- guild members
 
 func (s *SQLite) PutGuildMember(ctx context.Context, m *GuildMember) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_members (guild_id, user_id, manage_channels, joined_at)
-		VALUES (?,?,?,?)`, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt))
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_members (`+guildMemberColumns+`)
+		VALUES (?,?,?,?,?,?,?,?)`, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt), m.Nick, m.Avatar, m.Banner, m.Bio)
 	return err
 }
 
-func (s *SQLite) GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error) {
+const guildMemberColumns = `guild_id, user_id, manage_channels, joined_at, nick, avatar, banner, bio`
+
+func scanGuildMember(row interface{ Scan(...any) error }) (*GuildMember, error) {
 	var m GuildMember
 	var manage int
 	var joined int64
-	err := s.q.QueryRowContext(ctx, `SELECT guild_id, user_id, manage_channels, joined_at FROM guild_members
-		WHERE guild_id=? AND user_id=?`, guildID, userID).Scan(&m.GuildID, &m.UserID, &manage, &joined)
-	if err != nil {
+	if err := row.Scan(&m.GuildID, &m.UserID, &manage, &joined, &m.Nick, &m.Avatar, &m.Banner, &m.Bio); err != nil {
 		return nil, notFound(err)
 	}
 	m.ManageChannels, m.JoinedAt = manage != 0, fromTS(joined)
 	return &m, nil
+}
+
+func (s *SQLite) GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error) {
+	return scanGuildMember(s.q.QueryRowContext(ctx, `SELECT `+guildMemberColumns+` FROM guild_members
+		WHERE guild_id=? AND user_id=?`, guildID, userID))
 }
 
 // ---- guild channels

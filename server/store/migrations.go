@@ -288,4 +288,55 @@ CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, nonce) 
 	`
 CREATE INDEX lobby_messages_nonce_time ON lobby_messages(created_at) WHERE nonce IS NOT NULL;
 `,
+	// 10: what a bot sees of a guild: its features, roles (the @everyone role has the guild's id),
+	// the members' roles and profile, channel permission overwrites, and guild channel messages.
+	`
+ALTER TABLE guilds ADD COLUMN features TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE guild_members ADD COLUMN nick TEXT NOT NULL DEFAULT '';
+ALTER TABLE guild_members ADD COLUMN avatar TEXT NOT NULL DEFAULT '';
+ALTER TABLE guild_members ADD COLUMN banner TEXT NOT NULL DEFAULT '';
+ALTER TABLE guild_members ADD COLUMN bio TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE guild_roles (
+	id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	color INTEGER NOT NULL DEFAULT 0,
+	secondary_color INTEGER,
+	tertiary_color INTEGER,
+	permissions INTEGER NOT NULL DEFAULT 0,
+	position INTEGER NOT NULL DEFAULT 0,
+	hoist INTEGER NOT NULL DEFAULT 0,
+	mentionable INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX guild_roles_guild ON guild_roles(guild_id);
+
+CREATE TABLE guild_member_roles (
+	guild_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	role_id INTEGER NOT NULL,
+	PRIMARY KEY (guild_id, user_id, role_id)
+);
+
+CREATE TABLE channel_overwrites (
+	channel_id INTEGER NOT NULL,
+	target_id INTEGER NOT NULL,
+	type INTEGER NOT NULL,
+	allow INTEGER NOT NULL DEFAULT 0,
+	deny INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (channel_id, target_id)
+);
+
+CREATE TABLE guild_messages (
+	id INTEGER PRIMARY KEY,
+	channel_id INTEGER NOT NULL,
+	guild_id INTEGER NOT NULL,
+	author_id INTEGER NOT NULL,
+	content TEXT NOT NULL,
+	mentions TEXT NOT NULL DEFAULT '[]',
+	created_at INTEGER NOT NULL,
+	edited_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX guild_messages_channel ON guild_messages(channel_id, id);
+`,
 }

@@ -140,7 +140,9 @@ func (s *SQLite) MaxID(ctx context.Context) (uint64, error) {
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM dm_channels
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM dm_messages
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guilds
-		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_channels)`).Scan(&max)
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_channels
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_roles
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_messages)`).Scan(&max)
 	return uint64(max), err
 }
 

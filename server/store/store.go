@@ -253,5 +253,6 @@ type Store interface {
 	LobbyStore
 	DMStore
 	GuildStore
+	GuildBotStore
 	RelationshipStore
 }

@@ -24,11 +24,14 @@ const (
 	// self mute and deafen; d is a wire/voice StateUpdate. Served when READY's sdkpp_features
 	// has FeatureVoice.
 	OpVoiceStateUpdate = 4
-	OpResume           = 6  // client → server: resume a dropped session
-	OpReconnect        = 7  // server → client: reconnect and resume
-	OpInvalidSession   = 9  // server → client: d is false; identify again
-	OpHello            = 10 // server → client: first payload, d is {heartbeat_interval}
-	OpHeartbeatACK     = 11 // server → client: answer to OpHeartbeat
+	OpResume           = 6 // client → server: resume a dropped session
+	// OpRequestGuildMembers is client → server (bots): d is a wire.RequestGuildMembers; the
+	// answer is GUILD_MEMBERS_CHUNK dispatches, or RATE_LIMITED (rule GW-2).
+	OpRequestGuildMembers = 8
+	OpReconnect           = 7  // server → client: reconnect and resume
+	OpInvalidSession      = 9  // server → client: d is false; identify again
+	OpHello               = 10 // server → client: first payload, d is {heartbeat_interval}
+	OpHeartbeatACK        = 11 // server → client: answer to OpHeartbeat
 
 	// OpRequest (sdkpp) is client → server: d is a Request, an API request served over the
 	// gateway; its answer is an EventRequestResult dispatch. It does not count against the payload
@@ -74,6 +77,12 @@ func IsFinal(code int) bool {
 // is closed with CloseInvalidIntents.
 const KnownIntents uint64 = 1<<17 - 1 | 1<<20 | 1<<21 | 1<<24 | 1<<25
 
+// Intents of guild events.
+const (
+	IntentGuilds        uint64 = 1 << 0
+	IntentGuildMessages uint64 = 1 << 9
+)
+
 // Privileged intents: GUILD_MEMBERS, GUILD_PRESENCES and MESSAGE_CONTENT.
 const (
 	IntentGuildMembers   uint64 = 1 << 1
@@ -104,6 +113,13 @@ const (
 	EventPresenceUpdate         = "PRESENCE_UPDATE"
 	EventActivityInviteCreate   = "ACTIVITY_INVITE_CREATE"
 	EventActivityInviteUpdate   = "ACTIVITY_INVITE_UPDATE"
+
+	EventGuildCreate       = "GUILD_CREATE"
+	EventGuildMemberAdd    = "GUILD_MEMBER_ADD"
+	EventGuildMemberUpdate = "GUILD_MEMBER_UPDATE"
+	EventGuildMemberRemove = "GUILD_MEMBER_REMOVE"
+	EventGuildMembersChunk = "GUILD_MEMBERS_CHUNK"
+	EventRateLimited       = "RATE_LIMITED"
 
 	EventMessageCreate = "MESSAGE_CREATE"
 	EventMessageUpdate = "MESSAGE_UPDATE"
@@ -174,10 +190,11 @@ type Identify struct {
 	Presence json.RawMessage `json:"presence,omitempty"`
 	// Shard is an optional [shard_id, num_shards].
 	Shard []int `json:"shard,omitempty"`
-	// Compress asks for per-payload compression, which the service does not offer: true is
-	// refused with CloseDecodeError.
+	// Compress asks for payload compression: each dispatch then comes as a binary frame holding
+	// a zlib stream of its own (ignored on a connection with transport compression).
 	Compress bool `json:"compress,omitempty"`
-	// LargeThreshold is accepted and ignored (user sessions get no guilds).
+	// LargeThreshold is accepted and ignored: a bot's GUILD_CREATE lists all members of a guild
+	// of at most 250 (with GUILD_MEMBERS).
 	LargeThreshold *int `json:"large_threshold,omitempty"`
 }
 
@@ -194,7 +211,7 @@ type Resume struct {
 type Ready struct {
 	V                int               `json:"v"`
 	User             wire.User         `json:"user"`
-	Guilds           []json.RawMessage `json:"guilds"` // always empty
+	Guilds           []json.RawMessage `json:"guilds"` // a bot's guilds, as unavailable guilds; empty for users
 	SessionID        string            `json:"session_id"`
 	ResumeGatewayURL string            `json:"resume_gateway_url"`
 	Application      ReadyApplication  `json:"application"`

@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
+)
+
+// Defaults of the bot settings of Config.
+const (
+	DefaultSessionStarts      = 1000
+	DefaultSessionStartWindow = 24 * time.Hour
+	DefaultMembersRateWindow  = 30 * time.Second
+)
+
+// Limits of Request Guild Members (op 8), the platform's.
+const (
+	maxMembersChunk  = 1000 // members per GUILD_MEMBERS_CHUNK
+	maxMemberUserIDs = 100  // user_ids of one request
+	maxMembersNonce  = 32   // bytes of its nonce
+)
+
+// BotGuild is a guild of a bot session (Config.Guilds): its id, and the d of its GUILD_CREATE
+// (nil sends none, when the session's intents leave it out).
+type BotGuild struct {
+	ID     uint64
+	Create any
+}
+
+// encodeCreates encodes the GUILD_CREATE data of guilds.
+func encodeCreates(guilds []BotGuild) ([][]byte, error) {
+	var out [][]byte
+	for _, g := range guilds {
+		if g.Create == nil {
+			continue
+		}
+		d, err := json.Marshal(g.Create)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// startCount counts a bot's Identifies in the window that began at since.
+type startCount struct {
+	since time.Time
+	used  int
+}
+
+// currentLocked returns the application's count, starting a new window when the last has passed.
+func (h *Hub) currentLocked(appID uint64, now time.Time) *startCount {
+	c := h.starts[appID]
+	if c == nil || !now.Before(c.since.Add(h.cfg.SessionStartWindow)) {
+		c = &startCount{since: now}
+		h.starts[appID] = c
+	}
+	return c
+}
+
+// startSession counts one Identify of the application's bot; false when the window's starts
+// are used up.
+func (h *Hub) startSession(appID uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.currentLocked(appID, h.cfg.Clock.Now())
+	if c.used >= h.cfg.SessionStarts {
+		return false
+	}
+	c.used++
+	return true
+}
+
+// SessionStartLimit returns the application's bot's session_start_limit for GET /gateway/bot,
+// counted on the hub's clock; maxConcurrency is passed through.
+func (h *Hub) SessionStartLimit(appID uint64, maxConcurrency int) wire.SessionStartLimit {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.cfg.Clock.Now()
+	out := wire.SessionStartLimit{Total: h.cfg.SessionStarts, Remaining: h.cfg.SessionStarts, MaxConcurrency: maxConcurrency}
+	c := h.starts[appID]
+	if c == nil || !now.Before(c.since.Add(h.cfg.SessionStartWindow)) {
+		out.ResetAfter = h.cfg.SessionStartWindow.Milliseconds()
+		return out
+	}
+	out.Remaining -= c.used
+	out.ResetAfter = c.since.Add(h.cfg.SessionStartWindow).Sub(now).Milliseconds()
+	return out
+}
+
+// DispatchBots is Dispatch to the bot sessions among userIDs' sessions whose intents include
+// one of the bits of intent (guild events reach bots only, by intent).
+func (h *Hub) DispatchBots(userIDs []uint64, intent uint64, event string, data any) {
+	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.who.Bot && s.intents&intent != 0 })
+}
+
+// memberAsk keys the rate limit of requests for all members: one per guild per bot (GW-2).
+type memberAsk struct{ appID, guildID uint64 }
+
+// snowflakes reads a snowflake or an array of snowflakes.
+func snowflakes(raw json.RawMessage) ([]uint64, bool) {
+	if isNull(raw) {
+		return nil, true
+	}
+	var one wire.Snowflake
+	if json.Unmarshal(raw, &one) == nil {
+		return []uint64{uint64(one)}, true
+	}
+	var many []wire.Snowflake
+	if json.Unmarshal(raw, &many) != nil {
+		return nil, false
+	}
+	out := make([]uint64, len(many))
+	for i, id := range many {
+		out[i] = uint64(id)
+	}
+	return out, true
+}
+
+// requestMembers serves op 8 of a bot session: malformed payloads close with 4002; a request
+// for all members of a guild more than once per MembersRateWindow gets RATE_LIMITED (rule GW-2);
+// the answer is GUILD_MEMBERS_CHUNK dispatches of at most 1000 members, which no rate limit
+// holds back.
+func (c *conn) requestMembers(d json.RawMessage) (closeReq, bool) {
+	h := c.h
+	if !c.authed {
+		return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
+	}
+	if !c.who.Bot {
+		return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
+	}
+	var rq wire.RequestGuildMembers
+	if !decodeObject(d, &rq) {
+		return decodeError("invalid request guild members payload")
+	}
+	guild, ok := snowflakes(rq.GuildID)
+	if !ok || len(guild) != 1 || isArray(rq.GuildID) {
+		return decodeError("guild_id must be one snowflake")
+	}
+	userIDs, ok := snowflakes(rq.UserIDs)
+	switch {
+	case !ok || len(userIDs) > maxMemberUserIDs:
+		return decodeError("user_ids must be at most 100 snowflakes")
+	case rq.Query == nil && userIDs == nil:
+		return decodeError("query or user_ids is required")
+	case rq.Query != nil && userIDs != nil:
+		return decodeError("give query or user_ids, not both")
+	case rq.Query != nil && (rq.Limit == nil || *rq.Limit < 0):
+		return decodeError("limit is required with query and may not be negative")
+	case len(rq.Nonce) > maxMembersNonce:
+		return decodeError("nonce is at most 32 bytes")
+	}
+	query, limit := "", 0
+	if rq.Query != nil {
+		query, limit = *rq.Query, *rq.Limit
+	}
+	h.mu.Lock()
+	sid := ""
+	if c.sess != nil {
+		sid = c.sess.id
+	}
+	now := h.cfg.Clock.Now()
+	if rq.Query != nil && query == "" && limit == 0 { // all members: rate limited (GW-2)
+		key := memberAsk{c.who.AppID, guild[0]}
+		if last, ok := h.memberAsks[key]; ok && now.Before(last.Add(h.cfg.MembersRateWindow)) {
+			h.mu.Unlock()
+			h.DispatchSession(sid, gwire.EventRateLimited, wire.RateLimitedEvent{Opcode: gwire.OpRequestGuildMembers,
+				RetryAfter: last.Add(h.cfg.MembersRateWindow).Sub(now).Seconds(),
+				Meta:       wire.RateLimitedMeta{GuildID: wire.Snowflake(guild[0]), Nonce: rq.Nonce}})
+			return closeReq{}, false
+		}
+		for k, at := range h.memberAsks { // forget what no longer limits anything
+			if !now.Before(at.Add(h.cfg.MembersRateWindow)) {
+				delete(h.memberAsks, k)
+			}
+		}
+		h.memberAsks[key] = now
+	}
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
+	members, missing, err := h.cfg.Members(ctx, c.who, guild[0], query, limit, userIDs)
+	cancel()
+	var apiErr *wire.APIError
+	switch {
+	case errors.As(err, &apiErr): // not the bot's guild: no answer
+		return closeReq{}, false
+	case err != nil:
+		h.log.Warn("gateway: member lookup failed", "user_id", c.who.UserID, "err", err)
+		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
+	}
+	count := max(1, (len(members)+maxMembersChunk-1)/maxMembersChunk)
+	for i := range count {
+		chunk := wire.GuildMembersChunk{GuildID: wire.Snowflake(guild[0]), Members: members[min(i*maxMembersChunk, len(members)):min((i+1)*maxMembersChunk, len(members))],
+			ChunkIndex: i, ChunkCount: count, Nonce: rq.Nonce}
+		if chunk.Members == nil {
+			chunk.Members = []wire.Member{}
+		}
+		if i == 0 {
+			for _, id := range missing {
+				chunk.NotFound = append(chunk.NotFound, wire.Snowflake(id))
+			}
+		}
+		h.DispatchSession(sid, gwire.EventGuildMembersChunk, chunk)
+	}
+	return closeReq{}, false
+}
+
+// isArray tells whether raw is a JSON array.
+func isArray(raw []byte) bool {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return b == '['
+	}
+	return false
+}

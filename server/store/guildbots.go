@@ -1,0 +1,322 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+)
+
+// GuildRole is a role of a guild. The @everyone role has the guild's id. Colors: Color is the
+// primary color; SecondaryColor and TertiaryColor make a gradient (guild feature
+// ENHANCED_ROLE_COLORS, rule ROLE-1), nil when unset.
+type GuildRole struct {
+	ID                            uint64
+	GuildID                       uint64
+	Name                          string
+	Color                         int
+	SecondaryColor, TertiaryColor *int
+	Permissions                   uint64
+	Position                      int
+	Hoist, Mentionable            bool
+}
+
+// Overwrite types of ChannelOverwrite.
+const (
+	OverwriteRole   = 0
+	OverwriteMember = 1
+)
+
+// ChannelOverwrite is a permission overwrite of a channel for a role or a member.
+type ChannelOverwrite struct {
+	ChannelID   uint64
+	TargetID    uint64
+	Type        int // OverwriteRole or OverwriteMember
+	Allow, Deny uint64
+}
+
+// GuildMessage is a message of a guild channel.
+type GuildMessage struct {
+	ID        uint64
+	ChannelID uint64
+	GuildID   uint64
+	AuthorID  uint64
+	Content   string
+	Mentions  []uint64 // ids of the users the content mentions
+	CreatedAt time.Time
+	EditedAt  time.Time // zero until edited
+}
+
+// MessagePage selects guild channel messages: those before or after an id (both 0: the
+// newest), at most Limit.
+type MessagePage struct {
+	Before, After uint64
+	Limit         int
+}
+
+// GuildBotStore keeps what bots see of guilds: features, roles, the members' roles and
+// profiles, channel overwrites and guild channel messages.
+type GuildBotStore interface {
+	GetGuildFeatures(ctx context.Context, guildID uint64) ([]string, error)
+	SetGuildFeatures(ctx context.Context, guildID uint64, features []string) error
+
+	// PutGuildRole inserts or replaces a role.
+	PutGuildRole(ctx context.Context, r *GuildRole) error
+	// ListGuildRoles returns the guild's roles by position, then id.
+	ListGuildRoles(ctx context.Context, guildID uint64) ([]GuildRole, error)
+
+	// SetMemberRoles replaces the member's roles.
+	SetMemberRoles(ctx context.Context, guildID, userID uint64, roleIDs []uint64) error
+	// ListMemberRoles returns the member's role ids, ascending.
+	ListMemberRoles(ctx context.Context, guildID, userID uint64) ([]uint64, error)
+	// ListGuildMembers returns up to limit members with a user id above after, by user id.
+	ListGuildMembers(ctx context.Context, guildID, after uint64, limit int) ([]GuildMember, error)
+	// CountGuildMembers returns how many members the guild has.
+	CountGuildMembers(ctx context.Context, guildID uint64) (int, error)
+	// DeleteGuildMember removes a membership and its roles; ErrNotFound when there was none.
+	DeleteGuildMember(ctx context.Context, guildID, userID uint64) error
+
+	// PutChannelOverwrite inserts or replaces the overwrite of its target on its channel.
+	PutChannelOverwrite(ctx context.Context, o *ChannelOverwrite) error
+	// ListChannelOverwrites returns the channel's overwrites by target id.
+	ListChannelOverwrites(ctx context.Context, channelID uint64) ([]ChannelOverwrite, error)
+
+	InsertGuildMessage(ctx context.Context, m *GuildMessage) error
+	// GetGuildMessage returns message id of the channel (ErrNotFound when it is another's).
+	GetGuildMessage(ctx context.Context, channelID, id uint64) (*GuildMessage, error)
+	// UpdateGuildMessage writes Content, Mentions and EditedAt.
+	UpdateGuildMessage(ctx context.Context, m *GuildMessage) error
+	// DeleteGuildMessage deletes a message; ErrNotFound when there was none.
+	DeleteGuildMessage(ctx context.Context, channelID, id uint64) error
+	// ListGuildMessages returns a page of the channel's messages, newest first.
+	ListGuildMessages(ctx context.Context, channelID uint64, p MessagePage) ([]GuildMessage, error)
+}
+
+// ---- features
+
+func (s *SQLite) GetGuildFeatures(ctx context.Context, guildID uint64) ([]string, error) {
+	var raw string
+	if err := s.q.QueryRowContext(ctx, `SELECT features FROM guilds WHERE id=?`, guildID).Scan(&raw); err != nil {
+		return nil, notFound(err)
+	}
+	out := []string{}
+	return out, json.Unmarshal([]byte(raw), &out)
+}
+
+func (s *SQLite) SetGuildFeatures(ctx context.Context, guildID uint64, features []string) error {
+	if features == nil {
+		features = []string{}
+	}
+	raw, err := json.Marshal(features)
+	if err != nil {
+		return err
+	}
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE guilds SET features=? WHERE id=?`, string(raw), guildID))
+}
+
+// ---- roles
+
+const guildRoleColumns = `id, guild_id, name, color, secondary_color, tertiary_color, permissions, position, hoist, mentionable`
+
+func scanGuildRole(row interface{ Scan(...any) error }) (*GuildRole, error) {
+	var r GuildRole
+	var second, third sql.NullInt64
+	var perms int64
+	var hoist, mention int
+	if err := row.Scan(&r.ID, &r.GuildID, &r.Name, &r.Color, &second, &third, &perms, &r.Position, &hoist, &mention); err != nil {
+		return nil, notFound(err)
+	}
+	if second.Valid {
+		v := int(second.Int64)
+		r.SecondaryColor = &v
+	}
+	if third.Valid {
+		v := int(third.Int64)
+		r.TertiaryColor = &v
+	}
+	r.Permissions, r.Hoist, r.Mentionable = uint64(perms), hoist != 0, mention != 0
+	return &r, nil
+}
+
+func nullInt(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func (s *SQLite) PutGuildRole(ctx context.Context, r *GuildRole) error {
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_roles (`+guildRoleColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.GuildID, r.Name, r.Color, nullInt(r.SecondaryColor), nullInt(r.TertiaryColor), int64(r.Permissions),
+		r.Position, b2i(r.Hoist), b2i(r.Mentionable))
+	return err
+}
+
+func (s *SQLite) ListGuildRoles(ctx context.Context, guildID uint64) ([]GuildRole, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildRoleColumns+` FROM guild_roles WHERE guild_id=?
+		ORDER BY position, id`, guildID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuildRole)
+}
+
+// ---- member roles and members
+
+func (s *SQLite) SetMemberRoles(ctx context.Context, guildID, userID uint64, roleIDs []uint64) error {
+	return s.WithTx(ctx, func(st Store) error {
+		tx := st.(*SQLite)
+		if _, err := tx.q.ExecContext(ctx, `DELETE FROM guild_member_roles WHERE guild_id=? AND user_id=?`, guildID, userID); err != nil {
+			return err
+		}
+		for _, id := range roleIDs {
+			if _, err := tx.q.ExecContext(ctx, `INSERT OR IGNORE INTO guild_member_roles (guild_id, user_id, role_id)
+				VALUES (?,?,?)`, guildID, userID, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *SQLite) ListMemberRoles(ctx context.Context, guildID, userID uint64) ([]uint64, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT role_id FROM guild_member_roles WHERE guild_id=? AND user_id=?
+		ORDER BY role_id`, guildID, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []uint64{}
+	for rows.Next() {
+		var id uint64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func (s *SQLite) ListGuildMembers(ctx context.Context, guildID, after uint64, limit int) ([]GuildMember, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildMemberColumns+` FROM guild_members WHERE guild_id=? AND user_id>?
+		ORDER BY user_id LIMIT ?`, guildID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuildMember)
+}
+
+func (s *SQLite) CountGuildMembers(ctx context.Context, guildID uint64) (int, error) {
+	var n int
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_members WHERE guild_id=?`, guildID).Scan(&n)
+	return n, err
+}
+
+func (s *SQLite) DeleteGuildMember(ctx context.Context, guildID, userID uint64) error {
+	return s.WithTx(ctx, func(st Store) error {
+		tx := st.(*SQLite)
+		if _, err := tx.q.ExecContext(ctx, `DELETE FROM guild_member_roles WHERE guild_id=? AND user_id=?`, guildID, userID); err != nil {
+			return err
+		}
+		return mustAffect(tx.q.ExecContext(ctx, `DELETE FROM guild_members WHERE guild_id=? AND user_id=?`, guildID, userID))
+	})
+}
+
+// ---- overwrites
+
+func (s *SQLite) PutChannelOverwrite(ctx context.Context, o *ChannelOverwrite) error {
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO channel_overwrites (channel_id, target_id, type, allow, deny)
+		VALUES (?,?,?,?,?)`, o.ChannelID, o.TargetID, o.Type, int64(o.Allow), int64(o.Deny))
+	return err
+}
+
+func (s *SQLite) ListChannelOverwrites(ctx context.Context, channelID uint64) ([]ChannelOverwrite, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT channel_id, target_id, type, allow, deny FROM channel_overwrites
+		WHERE channel_id=? ORDER BY target_id`, channelID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, func(row interface{ Scan(...any) error }) (*ChannelOverwrite, error) {
+		var o ChannelOverwrite
+		var allow, deny int64
+		if err := row.Scan(&o.ChannelID, &o.TargetID, &o.Type, &allow, &deny); err != nil {
+			return nil, err
+		}
+		o.Allow, o.Deny = uint64(allow), uint64(deny)
+		return &o, nil
+	})
+}
+
+// ---- guild messages
+
+const guildMessageColumns = `id, channel_id, guild_id, author_id, content, mentions, created_at, edited_at`
+
+func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error) {
+	var m GuildMessage
+	var mentions string
+	var created, edited int64
+	if err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.AuthorID, &m.Content, &mentions, &created, &edited); err != nil {
+		return nil, notFound(err)
+	}
+	if err := json.Unmarshal([]byte(mentions), &m.Mentions); err != nil {
+		return nil, err
+	}
+	m.CreatedAt, m.EditedAt = fromTS(created), fromTS(edited)
+	return &m, nil
+}
+
+func mentionsJSON(ids []uint64) (string, error) {
+	if ids == nil {
+		ids = []uint64{}
+	}
+	raw, err := json.Marshal(ids)
+	return string(raw), err
+}
+
+func (s *SQLite) InsertGuildMessage(ctx context.Context, m *GuildMessage) error {
+	mentions, err := mentionsJSON(m.Mentions)
+	if err != nil {
+		return err
+	}
+	_, err = s.q.ExecContext(ctx, `INSERT INTO guild_messages (`+guildMessageColumns+`) VALUES (?,?,?,?,?,?,?,?)`,
+		m.ID, m.ChannelID, m.GuildID, m.AuthorID, m.Content, mentions, ts(m.CreatedAt), ts(m.EditedAt))
+	return err
+}
+
+func (s *SQLite) GetGuildMessage(ctx context.Context, channelID, id uint64) (*GuildMessage, error) {
+	return scanGuildMessage(s.q.QueryRowContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages
+		WHERE id=? AND channel_id=?`, id, channelID))
+}
+
+func (s *SQLite) UpdateGuildMessage(ctx context.Context, m *GuildMessage) error {
+	mentions, err := mentionsJSON(m.Mentions)
+	if err != nil {
+		return err
+	}
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_messages SET content=?, mentions=?, edited_at=?
+		WHERE id=? AND channel_id=?`, m.Content, mentions, ts(m.EditedAt), m.ID, m.ChannelID))
+}
+
+func (s *SQLite) DeleteGuildMessage(ctx context.Context, channelID, id uint64) error {
+	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM guild_messages WHERE id=? AND channel_id=?`, id, channelID))
+}
+
+func (s *SQLite) ListGuildMessages(ctx context.Context, channelID uint64, p MessagePage) ([]GuildMessage, error) {
+	var rows *sql.Rows
+	var err error
+	switch {
+	case p.After != 0: // the oldest ones after, then newest first
+		rows, err = s.q.QueryContext(ctx, `SELECT * FROM (SELECT `+guildMessageColumns+` FROM guild_messages
+			WHERE channel_id=? AND id>? ORDER BY id LIMIT ?) ORDER BY id DESC`, channelID, p.After, p.Limit)
+	case p.Before != 0:
+		rows, err = s.q.QueryContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages
+			WHERE channel_id=? AND id<? ORDER BY id DESC LIMIT ?`, channelID, p.Before, p.Limit)
+	default:
+		rows, err = s.q.QueryContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages
+			WHERE channel_id=? ORDER BY id DESC LIMIT ?`, channelID, p.Limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuildMessage)
+}

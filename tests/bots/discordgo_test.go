@@ -1,0 +1,203 @@
+// Package bots runs bots written with client libraries of the platform, unchanged but for their
+// endpoints, against the service.
+package bots
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server"
+	"sdkpp/server/ratelimit"
+	"sdkpp/server/servertest"
+	"sdkpp/wire"
+)
+
+// pointDiscordgo sets discordgo's endpoint variables to the service's base URL (the only change
+// a bot needs), and puts them back when the test ends. discordgo builds the rest from these.
+func pointDiscordgo(t *testing.T, base string) {
+	vars := []*string{&discordgo.EndpointDiscord, &discordgo.EndpointAPI, &discordgo.EndpointGuilds,
+		&discordgo.EndpointChannels, &discordgo.EndpointUsers, &discordgo.EndpointGateway, &discordgo.EndpointGatewayBot,
+		&discordgo.EndpointWebhooks, &discordgo.EndpointStickers, &discordgo.EndpointStageInstances, &discordgo.EndpointSKUs,
+		&discordgo.EndpointVoice, &discordgo.EndpointVoiceRegions, &discordgo.EndpointApplications, &discordgo.EndpointOAuth2}
+	saved := make([]string, len(vars))
+	for i, v := range vars {
+		saved[i] = *v
+	}
+	t.Cleanup(func() {
+		for i, v := range vars {
+			*v = saved[i]
+		}
+	})
+	discordgo.EndpointDiscord = base + "/"
+	discordgo.EndpointAPI = discordgo.EndpointDiscord + "api/v" + discordgo.APIVersion + "/"
+	discordgo.EndpointGuilds = discordgo.EndpointAPI + "guilds/"
+	discordgo.EndpointChannels = discordgo.EndpointAPI + "channels/"
+	discordgo.EndpointUsers = discordgo.EndpointAPI + "users/"
+	discordgo.EndpointGateway = discordgo.EndpointAPI + "gateway"
+	discordgo.EndpointGatewayBot = discordgo.EndpointGateway + "/bot"
+	discordgo.EndpointWebhooks = discordgo.EndpointAPI + "webhooks/"
+	discordgo.EndpointStickers = discordgo.EndpointAPI + "stickers/"
+	discordgo.EndpointStageInstances = discordgo.EndpointAPI + "stage-instances"
+	discordgo.EndpointSKUs = discordgo.EndpointAPI + "skus"
+	discordgo.EndpointVoice = discordgo.EndpointAPI + "/voice/"
+	discordgo.EndpointVoiceRegions = discordgo.EndpointVoice + "regions"
+	discordgo.EndpointApplications = discordgo.EndpointAPI + "applications"
+	discordgo.EndpointOAuth2 = discordgo.EndpointAPI + "oauth2/"
+}
+
+// memberRoute is the route whose limit the test makes small, so that the bot meets a 429.
+const memberRoute = "GET /guilds/{guild_id}/members/{user_id}"
+
+// A bot built with discordgo logs in with its bot token, receives READY and GUILD_CREATE,
+// answers a message in a guild text channel, reads members and roles, and waits out a 429 and
+// retries, as discordgo does.
+func TestDiscordgoBot(t *testing.T) {
+	e := servertest.Start(t, servertest.WithConfig(func(c *server.Config) {
+		// One request per second in the bucket of one guild's members.
+		c.RateLimits.Routes = map[string]ratelimit.Rule{memberRoute: {Limit: 1, Window: time.Second}}
+	}))
+	alice, bob := e.User("alice"), e.User("bob")
+	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Bot Lab", OwnerID: alice.ID,
+		Roles:   []wire.RoleSpec{{Name: "helper", Color: 0x3498db, Permissions: wire.Permissions(1 << 13)}},
+		Members: []wire.GuildMemberSpec{{ID: bob.ID}, {ID: e.App.BotUserID, Roles: []int{0}}},
+		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
+	require.NoError(t, err)
+	general := guild.Channels[0].ID.String()
+	aliceToken := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
+	pointDiscordgo(t, e.URL)
+
+	dg, err := discordgo.New("Bot " + e.App.BotToken)
+	require.NoError(t, err)
+	// Handlers run in order on discordgo's reader: with its default (a goroutine each), a READY
+	// handler reading the guild list races with discordgo's own state filling those guilds in
+	// from GUILD_CREATE (the race detector sees it inside discordgo).
+	dg.SyncEvents = true
+	dg.Identify.Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMembers | discordgo.IntentsGuildMessages |
+		discordgo.IntentsMessageContent
+	// The handlers copy what the test reads: discordgo's state keeps the event's objects and
+	// changes them on its own goroutine.
+	type readySeen struct {
+		userID string
+		bot    bool
+		guilds []string
+	}
+	type guildSeen struct {
+		name     string
+		channels []string
+		members  int
+	}
+	ready := make(chan readySeen, 1)
+	created := make(chan guildSeen, 1)
+	answered := make(chan *discordgo.Message, 1)
+	limited := make(chan *discordgo.RateLimit, 4)
+	dg.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+		seen := readySeen{userID: r.User.ID, bot: r.User.Bot}
+		for _, g := range r.Guilds {
+			seen.guilds = append(seen.guilds, g.ID)
+		}
+		ready <- seen
+	})
+	dg.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
+		seen := guildSeen{name: g.Name, members: len(g.Members)}
+		for _, c := range g.Channels {
+			seen.channels = append(seen.channels, c.Name)
+		}
+		created <- seen
+	})
+	dg.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
+		if m.Author.ID == s.State.User.ID || m.Content != "!ping" {
+			return
+		}
+		reply, err := s.ChannelMessageSendReply(m.ChannelID, "pong", m.Reference())
+		if err != nil {
+			t.Errorf("reply: %v", err)
+			return
+		}
+		answered <- reply
+	})
+	dg.AddHandler(func(_ *discordgo.Session, r *discordgo.RateLimit) { limited <- r })
+	require.NoError(t, dg.Open())
+	t.Cleanup(func() { _ = dg.Close() })
+
+	r := receive(t, ready, "READY")
+	assert.Equal(t, readySeen{userID: e.App.BotUserID.String(), bot: true, guilds: []string{guild.ID.String()}}, r)
+	g := receive(t, created, "GUILD_CREATE")
+	assert.Equal(t, guildSeen{name: "Bot Lab", channels: []string{"general"}, members: 3}, g)
+	cached, err := dg.State.Channel(general)
+	require.NoError(t, err, "discordgo's state holds the guild's channel")
+	assert.Equal(t, discordgo.ChannelTypeGuildText, cached.Type)
+
+	// alice writes "!ping" in the guild's text channel; the bot answers.
+	body, _ := json.Marshal(map[string]string{"content": "!ping"})
+	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/channels/"+general+"/messages", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	reply := receive(t, answered, "the bot's answer")
+	assert.Equal(t, "pong", reply.Content)
+	assert.Equal(t, guild.ID.String(), reply.GuildID)
+	history, err := dg.ChannelMessages(general, 10, "", "", "")
+	require.NoError(t, err)
+	require.Len(t, history, 2)
+	assert.Equal(t, "pong", history[0].Content)
+	assert.Equal(t, "!ping", history[1].Content)
+	assert.Equal(t, "alice", history[1].Author.Username)
+
+	// Members and roles.
+	members, err := dg.GuildMembers(guild.ID.String(), "", 100)
+	require.NoError(t, err)
+	assert.Len(t, members, 3)
+	roles, err := dg.GuildRoles(guild.ID.String())
+	require.NoError(t, err)
+	require.Len(t, roles, 2)
+	assert.Equal(t, "helper", roles[1].Name)
+	assert.Equal(t, 0x3498db, roles[1].Color)
+	assert.Equal(t, int64(1<<13), roles[1].Permissions)
+
+	// Another process of the same bot has just used the one request per second of the members
+	// bucket: discordgo's first request there meets the service's 429, waits retry_after as the
+	// answer says, and retries.
+	raw, err := http.NewRequest(http.MethodGet, e.APIURL+"/guilds/"+guild.ID.String()+"/members/"+alice.ID.String(), nil)
+	require.NoError(t, err)
+	raw.Header.Set("Authorization", "Bot "+e.App.BotToken)
+	res, err = http.DefaultClient.Do(raw)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	start := time.Now()
+	member, err := dg.GuildMember(guild.ID.String(), bob.ID.String())
+	require.NoError(t, err, "discordgo retries after the 429")
+	assert.Equal(t, "bob", member.User.Username)
+	assert.Equal(t, guild.ID.String(), member.GuildID)
+	met := receive(t, limited, "the 429")
+	assert.Greater(t, met.RetryAfter, time.Duration(0))
+	assert.LessOrEqual(t, met.RetryAfter, time.Second)
+	assert.True(t, strings.Contains(met.URL, "/members/"+bob.ID.String()), "the limited request: %s", met.URL)
+	assert.GreaterOrEqual(t, time.Since(start), met.RetryAfter, "it waited retry_after")
+	assert.Empty(t, limited, "one 429 only")
+}
+
+// receive waits for a value of what (real time: discordgo runs on its own goroutines).
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "no "+what)
+		var zero T
+		return zero
+	}
+}
