@@ -283,11 +283,13 @@ func (s *Server) routes() (http.Handler, error) {
 	gs.Register(api)
 	s.social.Register(api)
 	s.presence.Register(api)
+	as := s.registerUsersApps(api, gs)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	if s.cfg.Dev {
 		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
-			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild}
+			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild,
+			Apps: as}
 		ad.Register(api)
 	}
 
@@ -315,7 +317,7 @@ func (s *Server) routes() (http.Handler, error) {
 		r2.URL.Path, r2.URL.RawPath = rest, ""
 		apiHandler.ServeHTTP(w, r2)
 	}))
-	return httpx.Logging(s.log.With("component", "http"), jsonErrors(root, s.log)), nil
+	return httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log))), nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
