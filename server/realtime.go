@@ -66,6 +66,7 @@ func (s *Server) newHub() *gateway.Hub {
 		OnPresence:        func(who gateway.Identity, d json.RawMessage) { s.presence.OnPresence(who.UserID, who.AppID, d) },
 		OnSession:         func(who gateway.Identity) { s.presence.OnSession(who.UserID, who.AppID) },
 		ReadyExtra:        s.readySocial,
+		ChannelInfo:       s.channelInfo,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
 		Clock:             s.cfg.Clock,

@@ -39,6 +39,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/users"
 	"sdkpp/server/voice"
+	"sdkpp/server/voicestatus"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -126,6 +127,8 @@ type Server struct {
 	creds      wire.DevCredentials
 	relay      *relay.Relay   // the voice media relay; from Start
 	voice      *voice.Service // the voice calls
+	// voiceStatus serves voice channel statuses and Request Channel Info; set by routes.
+	voiceStatus *voicestatus.Service
 
 	mu       sync.Mutex
 	started  bool

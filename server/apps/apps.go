@@ -63,20 +63,7 @@ func (s *Service) Register(mux httpx.Router) {
 
 // bot authenticates a bot token and writes the handler's answer.
 func (s *Service) bot(h func(r *http.Request, app *store.Application) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		out, err := func() (any, error) {
-			app, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bot(r)
-			if err != nil {
-				return nil, err
-			}
-			return h(r, app)
-		}()
-		if err != nil {
-			httpx.Error(w, r, s.Logger, err)
-			return
-		}
-		httpx.JSON(w, http.StatusOK, out)
-	}
+	return token.Auth{Store: s.Store, Clock: s.Clock}.BotRoute(s.Logger, h)
 }
 
 // Object is the wire form of app, with its bot user (rule APP-1 for the flags).
@@ -179,15 +166,6 @@ func unknownApplication() *wire.APIError {
 	return &wire.APIError{Status: http.StatusNotFound, Code: wire.CodeUnknownApplication, Message: "Unknown Application"}
 }
 
-// pathID reads a snowflake path value; a malformed one is a 50035 naming it.
-func pathID(r *http.Request, name string) (uint64, error) {
-	id, ok := wire.ParseSnowflake(r.PathValue(name))
-	if !ok {
-		return 0, wire.Invalid(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-	}
-	return uint64(id), nil
-}
-
 // SubscriptionObject is the wire form of x at now (its status by rule ST-3).
 func SubscriptionObject(x *store.Subscription, now time.Time) wire.Subscription {
 	out := wire.Subscription{ID: wire.Snowflake(x.ID), UserID: wire.Snowflake(x.UserID),
@@ -204,7 +182,7 @@ func SubscriptionObject(x *store.Subscription, now time.Time) wire.Subscription 
 
 // sku loads the path's SKU of the application; 404 for another application's.
 func (s *Service) sku(r *http.Request, app *store.Application) (*store.SKU, error) {
-	id, err := pathID(r, "sku_id")
+	id, err := httpx.PathID(r, "sku_id")
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +240,7 @@ func (s *Service) getSubscription(r *http.Request, app *store.Application) (any,
 	if err != nil {
 		return nil, err
 	}
-	id, err := pathID(r, "subscription_id")
+	id, err := httpx.PathID(r, "subscription_id")
 	if err != nil {
 		return nil, err
 	}

@@ -379,6 +379,10 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		return closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
 	}
 	switch *p.Op {
+	case gwire.OpRequestChannelInfo:
+		if c.h.cfg.ChannelInfo != nil {
+			return c.channelInfo(p.D)
+		}
 	case gwire.OpHeartbeat:
 		var seq *int64
 		if json.Unmarshal(nullIfAbsent(p.D), &seq) != nil {

@@ -346,4 +346,27 @@ CREATE TABLE subscriptions (
 );
 CREATE INDEX subscriptions_sku ON subscriptions(sku_id, id);
 `,
+	// 11: voice channel statuses (rule VCS-1) with the start of the channel's voice session, and
+	// the guild audit log (rule AUD-1); options is the entry's JSON options object.
+	`
+CREATE TABLE voice_channel_status (
+	channel_id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	status TEXT NOT NULL DEFAULT '',
+	voice_start_time INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX voice_channel_status_guild ON voice_channel_status(guild_id);
+
+CREATE TABLE audit_log (
+	id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	target_id INTEGER NOT NULL,
+	action_type INTEGER NOT NULL,
+	options TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX audit_log_guild ON audit_log(guild_id, id);
+`,
 }

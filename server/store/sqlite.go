@@ -134,6 +134,7 @@ func (s *SQLite) MaxID(ctx context.Context) (uint64, error) {
 		SELECT COALESCE(MAX(id), 0) AS m FROM applications
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM skus
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM subscriptions
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM audit_log
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM users
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM authorizations
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries

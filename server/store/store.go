@@ -262,6 +262,7 @@ type Store interface {
 	PutSetting(ctx context.Context, key string, value []byte) error
 
 	UsersAppsStore
+	VoiceStatusStore
 
 	LobbyStore
 	DMStore
