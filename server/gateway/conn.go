@@ -484,6 +484,9 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if fail.code != 0 {
 		return fail, true
 	}
+	if id.Capabilities != nil { // the session's hooks see them (rule GW-1)
+		who.Capabilities = *id.Capabilities
+	}
 	if h.cfg.AllowIntents != nil && !h.cfg.AllowIntents(who.AppID, intents) {
 		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}, true
 	}

@@ -35,6 +35,10 @@ const closeTimeout = 2 * time.Second
 
 // Identity is who a bearer token speaks for.
 type Identity struct {
+	// Capabilities are the Identify's capabilities bits (0 before an Identify): 1<<15 opts a
+	// bot into channel obfuscation (rule GW-1).
+	Capabilities int64
+
 	UserID uint64
 	AppID  uint64
 	// Scopes are the token's granted scopes; the hub expands the SDK scopes itself.

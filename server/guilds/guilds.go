@@ -4,7 +4,8 @@
 // # Routes (under /api/v10)
 //
 //	GET  /users/@me/guilds            Bearer (guilds)      -> 200 [partial guild {id, name, icon, owner, permissions, features}]
-//	GET  /guilds/{guild_id}/channels  Bearer (guilds, member) -> 200 [channel], sorted by position (rule GCH-1)
+//	GET  /guilds/{guild_id}/channels  Bearer (guilds, member) -> 200 [channel], sorted by position (rule GCH-1);
+//	                                  from Nov 16, 2026 only those the caller can view (rule GCL-1)
 //	GET  /invites/{code}              anyone               -> 200 invite
 //	POST /invites/{code}              Bearer (guilds.join) -> 200 invite; the caller joins the guild, using the invite
 //
@@ -201,6 +202,12 @@ func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
 		return nil, err
 	}
 	now := s.Clock.Now()
+	list, err = VisibleChannels(list, now, func(c *store.GuildChannel) (uint64, error) { // rule GCL-1
+		return ChannelPermissions(ctx, s.Store, g, c, t.UserID)
+	})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]wire.GuildChannel, 0, len(list))
 	for i := range list {
 		c := &list[i]

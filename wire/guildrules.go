@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 // Channel obfuscation (rules CH-2, CH-3).
 const (
 	// ChannelFlagObfuscated marks an obfuscated channel (rule CH-2).
@@ -7,6 +9,10 @@ const (
 	// ObfuscatedChannelName is the name of every obfuscated channel (rule CH-3).
 	ObfuscatedChannelName = "___hidden___"
 )
+
+// ChannelsOmittedFrom is when GET /guilds/{guild_id}/channels starts omitting the channels the
+// caller lacks VIEW_CHANNEL for (rule GCL-1; no earlier opt-in over HTTP).
+var ChannelsOmittedFrom = time.Date(2026, time.November, 16, 0, 0, 0, 0, time.UTC)
 
 // Permission bits of voice channel status and the audit log (the platform's values).
 const (
