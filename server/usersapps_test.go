@@ -197,6 +197,32 @@ func TestApplicationFlags(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, do(t, http.MethodGet, e.APIURL+path, nil, bearer("nope")).Status)
 	}
 
+	r = do(t, http.MethodGet, e.APIURL+"/oauth2/applications/"+e.App.ID.String(), nil, bot(e.App.BotToken))
+	require.Equal(t, http.StatusOK, r.Status, "client libraries ask for their own id: %s", r.Body)
+	assert.JSONEq(t, `"`+strconv.FormatUint(all, 10)+`"`, string(jsonField(t, r.Body, "flags_new")), "APP-1")
+	r = do(t, http.MethodGet, e.APIURL+"/oauth2/applications/"+e.ChildApp.ID.String(), nil, bot(e.App.BotToken))
+	assert.Equal(t, http.StatusNotFound, r.Status)
+	assert.Equal(t, wire.CodeUnknownApplication, r.apiError(t).Code)
+
+	// GET /oauth2/@me: a Bearer token's authorization with its application.
+	for _, tc := range []struct {
+		scope    string
+		withUser bool
+	}{{"identify guilds", true}, {"guilds", false}} {
+		access := e.Token(t, "alice", tc.scope).AccessToken
+		r := do(t, http.MethodGet, e.APIURL+"/oauth2/@me", nil, bearer(access))
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		var cur wire.CurrentAuthorization
+		r.json(t, &cur)
+		assert.Equal(t, e.App.ID, cur.Application.ID)
+		assert.Equal(t, strconv.FormatUint(all, 10), cur.Application.FlagsNew, "APP-1")
+		assert.Equal(t, int32(wire.AppFlagGatewayMessageContent|wire.AppFlagEmbedded), cur.Application.Flags, "APP-1")
+		assert.ElementsMatch(t, strings.Fields(tc.scope), cur.Scopes)
+		assert.NotEmpty(t, cur.Expires)
+		assert.Equal(t, tc.withUser, cur.User != nil, "the user with scope identify only")
+	}
+	assert.Equal(t, http.StatusUnauthorized, do(t, http.MethodGet, e.APIURL+"/oauth2/@me", nil, bot(e.App.BotToken)).Status)
+
 	patch := func(body string) resp {
 		return do(t, http.MethodPatch, e.APIURL+"/applications/@me", strings.NewReader(body),
 			http.Header{"Authorization": {"Bot " + e.App.BotToken}, "Content-Type": {"application/json"}})
@@ -273,7 +299,27 @@ func TestSubscriptionStatuses(t *testing.T) {
 	assert.Equal(t, canceled.ID, list[0].ID)
 	require.NotNil(t, list[0].CanceledAt)
 
-	for _, q := range []string{"?limit=0", "?limit=101", "?user_id=x", "?before=-1"} {
+	// before and after as times, as client libraries send them.
+	for _, tc := range []struct {
+		query string
+		n     int
+	}{
+		{"?before=" + start.Add(-time.Second).Format(time.RFC3339), 0}, {"?after=" + start.Add(-time.Second).Format(time.RFC3339), 2},
+		{"?before=" + start.Add(time.Second).Format(time.RFC3339), 2}, {"?after=" + start.Add(time.Second).Format(time.RFC3339), 0},
+		{"?after=" + kept.ID.String(), 1}, {"?before=" + canceled.ID.String(), 1},
+	} {
+		r := do(t, http.MethodGet, e.APIURL+"/skus/"+sku.ID.String()+"/subscriptions"+tc.query, nil, bot(e.App.BotToken))
+		require.Equal(t, http.StatusOK, r.Status, "%s: %s", tc.query, r.Body)
+		var list []wire.Subscription
+		r.json(t, &list)
+		assert.Len(t, list, tc.n, tc.query)
+	}
+	byUser := e.APIURL + "/skus/" + sku.ID.String() + "/subscriptions/" + kept.ID.String() + "?user_id="
+	assert.Equal(t, http.StatusOK, do(t, http.MethodGet, byUser+e.User("alice").ID.String(), nil, bot(e.App.BotToken)).Status)
+	assert.Equal(t, http.StatusNotFound, do(t, http.MethodGet, byUser+e.User("bob").ID.String(), nil, bot(e.App.BotToken)).Status)
+	assert.Equal(t, http.StatusBadRequest, do(t, http.MethodGet, byUser+"x", nil, bot(e.App.BotToken)).Status)
+
+	for _, q := range []string{"?limit=0", "?limit=101", "?user_id=x", "?before=-1", "?after=yesterday", "?user_id=2026-01-01T00:00:00Z"} {
 		r := do(t, http.MethodGet, e.APIURL+"/skus/"+sku.ID.String()+"/subscriptions"+q, nil, bot(e.App.BotToken))
 		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", q, r.Body)
 	}
@@ -332,10 +378,13 @@ func TestUsersAppsBadInput(t *testing.T) {
 		{"POST", "/dev/applications/" + e.App.ID.String() + "/skus"}, {"POST", "/dev/skus/1/subscriptions"},
 		{"POST", "/dev/subscriptions/x/cancel"}, {"POST", "/dev/subscriptions/1/cancel"},
 		{"PATCH", "/applications/@me"}, {"GET", "/skus/x/subscriptions"}, {"GET", "/skus/1/subscriptions/x"},
+		{"GET", "/oauth2/applications/x"}, {"GET", "/oauth2/@me"}, {"PUT", "/channels/x/voice-status"},
+		{"PUT", "/channels/1/voice-status"}, {"GET", "/guilds/x/audit-logs"}, {"GET", "/guilds/1/audit-logs"},
+		{"POST", "/guilds"}, {"POST", "/guilds/templates/x"},
 	}
 	bodies := []string{"", "{", "[]", "null", `{"tag": 5}`, `{"tag": "` + strings.Repeat("x", 1000) + `"}`,
 		`{"identity_guild_id": "x"}`, `{"identity_guild_id": "1"}`, `{"type": 9, "name": ""}`, `{"user_id": "1", "period_seconds": -1}`,
-		`{"flags": {}}`, `{"flags": "18446744073709551615"}`, `{"type": "steam", "id": "` + strings.Repeat("i", 200) + `"}`}
+		`{"flags": {}}`, `{"flags": "18446744073709551615"}`, `{"status": 1}`, `{"status": "` + strings.Repeat("s", 600) + `"}`, `{"type": "steam", "id": "` + strings.Repeat("i", 200) + `"}`}
 	for _, p := range paths {
 		for _, b := range bodies {
 			for _, auth := range []string{"Admin " + e.Creds.AdminToken, "Bot " + e.App.BotToken, ""} {

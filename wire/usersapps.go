@@ -142,10 +142,19 @@ type Application struct {
 	// Flags is a 32-bit integer (bits 0 to 30); FlagsNew every bit as a string (rule APP-1).
 	Flags                  int32    `json:"flags"`
 	FlagsNew               string   `json:"flags_new"`
-	RedirectURIs           []string `json:"redirect_uris"`
+	RedirectURIs           []string `json:"redirect_uris,omitempty"`
 	InteractionsEndpoint   *string  `json:"interactions_endpoint_url"`
 	ApproximateGuildCount  int      `json:"approximate_guild_count"`
 	IntegrationTypesConfig struct{} `json:"integration_types_config"`
+}
+
+// CurrentAuthorization is the answer of GET /oauth2/@me: the token's application, scopes and
+// expiry (RFC 3339), and its user when the token has scope identify.
+type CurrentAuthorization struct {
+	Application Application `json:"application"`
+	Scopes      []string    `json:"scopes"`
+	Expires     string      `json:"expires"`
+	User        *User       `json:"user,omitempty"`
 }
 
 // ApplicationFlagsRequest is the body of the dev route PUT /dev/applications/{id}/flags: the

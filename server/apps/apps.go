@@ -5,9 +5,14 @@
 //
 //	GET   /applications/@me                                Bot -> application
 //	GET   /oauth2/applications/@me                         Bot -> application
+//	GET   /oauth2/applications/{application_id}            Bot (its own id) -> application
+//	GET   /oauth2/@me                                      Bearer -> {application, scopes, expires, user?}
 //	PATCH /applications/@me                                Bot; {"flags"?: int, "description"?: string} -> application
 //	GET   /skus/{sku_id}/subscriptions                     Bot; ?user_id&before&after&limit (1-100, default 50) -> [subscription]
-//	GET   /skus/{sku_id}/subscriptions/{subscription_id}   Bot -> subscription
+//	GET   /skus/{sku_id}/subscriptions/{subscription_id}   Bot; ?user_id -> subscription
+//
+// before and after of the list are subscription ids, or RFC 3339 times (as some client
+// libraries send them).
 //
 // The application object carries flags, a 32-bit integer with bits 0 to 30, and flags_new, every
 // bit as a decimal string (rule APP-1). Request payloads keep using flags: PATCH takes an
@@ -36,6 +41,7 @@ import (
 
 	"sdkpp/server/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
@@ -56,6 +62,8 @@ type Service struct {
 func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /applications/@me", s.bot(s.getApp))
 	mux.HandleFunc("GET /oauth2/applications/@me", s.bot(s.getApp))
+	mux.HandleFunc("GET /oauth2/applications/{application_id}", s.bot(s.getAppByID))
+	mux.HandleFunc("GET /oauth2/@me", s.authorization)
 	mux.HandleFunc("PATCH /applications/@me", s.bot(s.patchApp))
 	mux.HandleFunc("GET /skus/{sku_id}/subscriptions", s.bot(s.listSubscriptions))
 	mux.HandleFunc("GET /skus/{sku_id}/subscriptions/{subscription_id}", s.bot(s.getSubscription))
@@ -87,6 +95,51 @@ func Object(ctx context.Context, st store.Store, app *store.Application) (wire.A
 
 func (s *Service) getApp(r *http.Request, app *store.Application) (any, error) {
 	return Object(r.Context(), s.Store, app)
+}
+
+// getAppByID serves GET /oauth2/applications/{application_id}, which client libraries call with
+// the bot's own application id: another application is unknown to it (404 10002).
+func (s *Service) getAppByID(r *http.Request, app *store.Application) (any, error) {
+	id, err := httpx.PathID(r, "application_id")
+	if err != nil {
+		return nil, err
+	}
+	if id != app.ID {
+		return nil, unknownApplication()
+	}
+	return Object(r.Context(), s.Store, app)
+}
+
+// authorization serves GET /oauth2/@me: the current authorization of a Bearer token, with its
+// application (rule APP-1), scopes, expiry and user (with scope identify).
+func (s *Service) authorization(w http.ResponseWriter, r *http.Request) {
+	out, err := func() (any, error) {
+		t, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bearer(r)
+		if err != nil {
+			return nil, err
+		}
+		app, err := s.Store.GetApplication(r.Context(), t.AppID)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := Object(r.Context(), s.Store, app)
+		if err != nil {
+			return nil, err
+		}
+		obj.Bot, obj.RedirectURIs = nil, nil // not a bot's view of its own application
+		out := wire.CurrentAuthorization{Application: obj, Scopes: append([]string{}, t.Scopes...),
+			Expires: t.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+		if scopes.Has(t.Scopes, scopes.Identify) {
+			u, err := s.Store.GetUser(r.Context(), t.UserID)
+			if err != nil {
+				return nil, err
+			}
+			obj := users.Object(u, users.PremiumVisible(app, t.Scopes))
+			out.User = &obj
+		}
+		return out, nil
+	}()
+	httpx.Answer(w, r, s.Logger, out, err)
 }
 
 // EditableFlags are the flags PATCH /applications/@me may change: the limited gateway intents.
@@ -207,12 +260,22 @@ func (s *Service) listSubscriptions(r *http.Request, app *store.Application) (an
 	q := r.URL.Query()
 	var ids [3]uint64
 	for i, name := range []string{"user_id", "before", "after"} {
-		if v := q.Get(name); v != "" {
-			id, ok := wire.ParseSnowflake(v)
-			if !ok {
-				return nil, wire.Invalid(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-			}
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		if id, ok := wire.ParseSnowflake(v); ok {
 			ids[i] = uint64(id)
+			continue
+		}
+		// before and after may also be a time, as some client libraries send them: the
+		// subscriptions made before (after) it.
+		at, err := time.Parse(time.RFC3339Nano, v)
+		if name == "user_id" || err != nil {
+			return nil, wire.Invalid(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+		}
+		if ids[i] = snowflake.At(at); ids[i] == 0 {
+			ids[i] = 1 // an id boundary of 0 would mean none
 		}
 	}
 	limit := DefaultSubscriptionLimit
@@ -244,8 +307,16 @@ func (s *Service) getSubscription(r *http.Request, app *store.Application) (any,
 	if err != nil {
 		return nil, err
 	}
+	var userID uint64 // a user_id given must be the subscription's
+	if v := r.URL.Query().Get("user_id"); v != "" {
+		u, ok := wire.ParseSnowflake(v)
+		if !ok {
+			return nil, wire.Invalid("user_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+		}
+		userID = uint64(u)
+	}
 	x, err := s.Store.GetSubscription(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && x.SKUID != k.ID) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (x.SKUID != k.ID || (userID != 0 && x.UserID != userID))) {
 		return nil, wire.NotFound()
 	}
 	if err != nil {
