@@ -4,8 +4,7 @@
 // # Routes (under /api/v10)
 //
 //	GET  /users/@me/guilds            Bearer (guilds)      -> 200 [partial guild {id, name, icon, owner, permissions, features}]
-//	GET  /guilds/{guild_id}/channels  Bearer (guilds, member) -> 200 [channel], sorted by position (rule GCH-1);
-//	                                  from Nov 16, 2026 only those the caller can view (rule GCL-1)
+//	GET  /guilds/{guild_id}/channels  Bearer (guilds, member) -> 200 [channel], sorted by position (rule GCH-1)
 //	GET  /invites/{code}              anyone               -> 200 invite
 //	POST /invites/{code}              Bearer (guilds.join) -> 200 invite; the caller joins the guild, using the invite
 //
@@ -176,7 +175,8 @@ func (s *Service) userGuilds(r *http.Request, t *store.Token) (any, error) {
 	return out, nil
 }
 
-// channels serves GET /guilds/{guild_id}/channels to a member: the channels by position (GCH-1).
+// channels serves GET /guilds/{guild_id}/channels to a member: the channels by position (GCH-1),
+// from Nov 16, 2026 only those the member can view (GCL-1).
 func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
 	id, err := pathID(r, "guild_id")
 	if err != nil {
