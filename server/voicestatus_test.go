@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
@@ -198,16 +197,6 @@ func TestRequestChannelInfo(t *testing.T) {
 // identifyUser identifies a dev user on the gateway with an SDK token of the main application.
 func identifyUser(t *testing.T, e *servertest.Env, username string) *caller {
 	t.Helper()
-	c := &caller{t: t, e: e, name: username, token: e.Token(t, username, "openid sdk.social_layer").AccessToken}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.URL, "http")+"/gateway?v=10&encoding=json", nil)
-	require.NoError(t, err)
-	ws.SetReadLimit(1 << 20)
-	t.Cleanup(func() { _ = ws.CloseNow() })
-	c.ws = ws
-	require.Equal(t, gwire.OpHello, c.read().Op)
-	c.send(gwire.OpIdentify, map[string]any{"token": c.token, "intents": 1})
-	c.event(gwire.EventReady)
+	c, _ := dialCaller(t, e, username, e.Token(t, username, "openid sdk.social_layer").AccessToken, 1)
 	return c
 }
