@@ -7,7 +7,7 @@
 //	GET   /oauth2/applications/@me                         Bot -> application
 //	GET   /oauth2/applications/{application_id}            Bot (its own id) -> application
 //	GET   /oauth2/@me                                      Bearer -> {application, scopes, expires, user?}
-//	PATCH /applications/@me                                Bot; {"flags"?: int, "description"?: string} -> application
+//	PATCH /applications/@me                                Bot; {"flags"?: int} -> application
 //	GET   /skus/{sku_id}/subscriptions                     Bot; ?user_id&before&after&limit (1-100, default 50) -> [subscription]
 //	GET   /skus/{sku_id}/subscriptions/{subscription_id}   Bot; ?user_id -> subscription
 //
@@ -146,23 +146,16 @@ func (s *Service) authorization(w http.ResponseWriter, r *http.Request) {
 const EditableFlags = wire.AppFlagGatewayPresenceLimited | wire.AppFlagGatewayGuildMembersLimited |
 	wire.AppFlagGatewayMessageContentLimited
 
-// MaxDescriptionChars bounds an application's description.
-const MaxDescriptionChars = 400
-
 // patchRequest is the body of PATCH /applications/@me. Flags is the 32-bit integer field
 // (rule APP-1: request payloads keep using it).
 type patchRequest struct {
-	Flags       json.RawMessage `json:"flags"`
-	Description *string         `json:"description"`
+	Flags json.RawMessage `json:"flags"`
 }
 
 func (s *Service) patchApp(r *http.Request, app *store.Application) (any, error) {
 	var body patchRequest
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return nil, err
-	}
-	if body.Description != nil && (utf8.RuneCountInString(*body.Description) > MaxDescriptionChars || !utf8.ValidString(*body.Description)) {
-		return nil, wire.Invalid("description", "BASE_TYPE_MAX_LENGTH", "Must be 400 or fewer in length.")
 	}
 	if len(body.Flags) > 0 && string(body.Flags) != "null" {
 		v, err := strconv.ParseInt(string(body.Flags), 10, 32) // a JSON integer, never a string
