@@ -20,7 +20,11 @@
 //	server/webhook    signed webhook deliveries, queued in the store, retried with backoff
 //	server/oauth      authorize + consent page, token, device, revoke (form fields documented there)
 //	server/partner    provisional accounts, child tokens, unmerge, OIDC configuration
-//	server/users      GET /users/@me, provisional display name
+//	server/users      GET /users/@me, provisional display name, connections (CON-1), primary
+//	                  guild tags (USR-2, LIM-5)
+//	server/apps       the application object (APP-1), SKU subscriptions (ST-3)
+//	server/voicestatus voice channel statuses (VCS-1, GW-4), their audit log (AUD-1), channel
+//	                  info (GW-3)
 //	server/gateway    the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
 //	server/lobbies    lobbies, their members and messages, moderation metadata
 //	server/voice      voice calls of lobbies: signaling over the gateway (wire/voice)
@@ -34,7 +38,8 @@
 //
 // Web pages are at the service root: /oauth2/authorize and /activate (package oauth), /healthz,
 // /.well-known/openid-configuration. The HTTP API is under /api/v10 (also /api): see packages
-// oauth, partner, users and admin for each route's request and response.
+// oauth, partner, users, apps and admin for each route's request and response. Every path may
+// also be given with the /.proxy prefix of activities (rule VER-5).
 //
 // Errors follow the platform: {"code": 50035, "message": "Invalid Form Body", "errors":
 // {"<field>": {"_errors": [{"code", "message"}]}}} for validation; {"code", "message"} otherwise

@@ -59,6 +59,10 @@ func FuzzGateway(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"op":1,"d":null}`), uint8(gatewayIdentified|gatewayBinary))
+	for _, s := range []string{`{"op":43,"d":{"guild_id":"1","fields":["status","voice_start_time"]}}`, // rule GW-3
+		`{"op":43,"d":{"guild_id":"9223372036854775808"}}`, `{"op":43,"d":{"fields":["x"]}}`, `{"op":43,"d":null}`} {
+		f.Add([]byte(s), uint8(gatewayIdentified))
+	}
 
 	f.Fuzz(func(t *testing.T, frame []byte, flags uint8) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -78,6 +78,7 @@ func (s *Server) newHub() *gateway.Hub {
 			}
 		},
 		ReadyExtra:        s.readySocial,
+		ChannelInfo:       s.channelInfo,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
 		Clock:             s.cfg.Clock,

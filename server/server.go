@@ -39,6 +39,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/users"
 	"sdkpp/server/voice"
+	"sdkpp/server/voicestatus"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -126,6 +127,8 @@ type Server struct {
 	creds      wire.DevCredentials
 	relay      *relay.Relay   // the voice media relay; from Start
 	voice      *voice.Service // the voice calls
+	// voiceStatus serves voice channel statuses and Request Channel Info; set by routes.
+	voiceStatus *voicestatus.Service
 
 	mu       sync.Mutex
 	started  bool
@@ -285,12 +288,14 @@ func (s *Server) routes() (http.Handler, error) {
 	gs.RegisterBots(api)
 	s.social.Register(api)
 	s.presence.Register(api)
+	as := s.registerUsersApps(api, gs)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	api.HandleFunc("GET /gateway/bot", s.gatewayBot)
 	if s.cfg.Dev {
 		ad := &admin.Handler{Token: s.creds.AdminToken, Store: s.store, Clock: s.cfg.Clock,
-			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild}
+			Logger: s.log.With("component", "admin"), Accounts: s.accounts, CreateGuild: s.createGuild,
+			Apps: as}
 		ad.Register(api)
 	}
 
@@ -321,7 +326,7 @@ func (s *Server) routes() (http.Handler, error) {
 		r2.URL.Path, r2.URL.RawPath = rest, ""
 		apiHandler.ServeHTTP(w, r2)
 	}))
-	return httpx.Logging(s.log.With("component", "http"), jsonErrors(root, s.log)), nil
+	return httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log))), nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application

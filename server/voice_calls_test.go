@@ -46,7 +46,15 @@ func newCaller(t *testing.T, e *servertest.Env, name string) *caller {
 	r := botToken(t, e, e.App, "voice-"+name, &name)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	r.json(t, &tok)
-	c := &caller{t: t, e: e, name: name, token: tok.AccessToken}
+	c, ready := dialCaller(t, e, name, tok.AccessToken, 0)
+	assert.Contains(t, ready.SdkppFeatures, gwire.FeatureVoice)
+	return c
+}
+
+// dialCaller connects to the gateway and identifies with token and intents.
+func dialCaller(t *testing.T, e *servertest.Env, name, token string, intents int) (*caller, gwire.Ready) {
+	t.Helper()
+	c := &caller{t: t, e: e, name: name, token: token}
 	ctx, cancel := context.WithTimeout(context.Background(), voiceWait)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.URL, "http")+"/gateway?v=10&encoding=json", nil)
@@ -55,12 +63,11 @@ func newCaller(t *testing.T, e *servertest.Env, name string) *caller {
 	t.Cleanup(func() { _ = ws.CloseNow() })
 	c.ws = ws
 	require.Equal(t, gwire.OpHello, c.read().Op)
-	c.send(gwire.OpIdentify, map[string]any{"token": c.token, "intents": 0})
+	c.send(gwire.OpIdentify, map[string]any{"token": c.token, "intents": intents})
 	var ready gwire.Ready
 	require.NoError(t, json.Unmarshal(c.event(gwire.EventReady), &ready))
-	assert.Contains(t, ready.SdkppFeatures, gwire.FeatureVoice)
 	c.userID, c.session = ready.User.ID, ready.SessionID
-	return c
+	return c, ready
 }
 
 func (c *caller) send(op int, d any) {

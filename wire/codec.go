@@ -87,6 +87,10 @@ func (u *User) appendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(u.PublicFlags), 10)
 	dst = append(dst, `,"is_provisional":`...)
 	dst = strconv.AppendBool(dst, u.IsProvisional)
+	if u.PrimaryGuild != nil {
+		dst = append(dst, `,"primary_guild":`...)
+		dst = u.PrimaryGuild.appendJSON(dst)
+	}
 	if len(u.ApplicationProfiles) > 0 {
 		dst = append(dst, `,"application_profiles":[`...)
 		for i := range u.ApplicationProfiles {
@@ -97,6 +101,27 @@ func (u *User) appendJSON(dst []byte) []byte {
 		}
 		dst = append(dst, ']')
 	}
+	return append(dst, '}')
+}
+
+// appendJSON appends g as encoding/json encodes the struct.
+func (g *PrimaryGuild) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"identity_guild_id":`...)
+	if g.IdentityGuildID == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendSnowflake(dst, *g.IdentityGuildID)
+	}
+	dst = append(dst, `,"identity_enabled":`...)
+	if g.IdentityEnabled == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendBool(dst, *g.IdentityEnabled)
+	}
+	dst = append(dst, `,"tag":`...)
+	dst = appendStringPtr(dst, g.Tag)
+	dst = append(dst, `,"badge":`...)
+	dst = appendStringPtr(dst, g.Badge)
 	return append(dst, '}')
 }
 
@@ -290,6 +315,8 @@ func decodeUser(b []byte, u *User) bool {
 			return boolField(v, &u.IsProvisional)
 		case "application_profiles":
 			return json.Unmarshal(v, &u.ApplicationProfiles) == nil
+		case "primary_guild":
+			return json.Unmarshal(v, &u.PrimaryGuild) == nil
 		}
 		return false
 	})

@@ -29,6 +29,13 @@ func sampleMessages() []LobbyMessage {
 			m.Author.ApplicationProfiles = []ApplicationProfile{{ApplicationID: 3, Username: s, ProviderID: str(s), ProviderType: "OIDC"}, {}}
 			m.EditedTimestamp = str(s)
 		}
+		if i%3 == 1 { // rule USR-2: the author's primary guild, each field null or set
+			id, on := Snowflake(1<<62+i), i%2 == 0
+			m.Author.PrimaryGuild = &PrimaryGuild{Tag: str(s)}
+			if i%4 == 1 {
+				m.Author.PrimaryGuild = &PrimaryGuild{IdentityGuildID: &id, IdentityEnabled: &on, Tag: str(s), Badge: str(s)}
+			}
+		}
 		out = append(out, m)
 	}
 	return out

@@ -76,6 +76,10 @@ type GuildChannel struct {
 	// IsViewableAndWriteableByAllMembers: no permission overwrite hides it (always, here).
 	IsViewableAndWriteableByAllMembers bool         `json:"is_viewable_and_writeable_by_all_members"`
 	LinkedLobby                        *LinkedLobby `json:"linked_lobby,omitempty"`
+	// Flags are the channel's flags (ChannelFlagObfuscated: rule CH-2).
+	Flags int `json:"flags"`
+	// ApplicationID is the application that made the channel: null for guild channels (rule CH-1).
+	ApplicationID *Snowflake `json:"application_id"`
 }
 
 // LinkedLobby is the lobby a channel is linked to.

@@ -70,6 +70,8 @@ type User struct {
 	PublicFlags int `json:"public_flags"`
 	// IsProvisional is true for provisional accounts (rule AU-5).
 	IsProvisional bool `json:"is_provisional"`
+	// PrimaryGuild is the guild whose tag the user shows (rule USR-2); absent when none.
+	PrimaryGuild *PrimaryGuild `json:"primary_guild,omitempty"`
 	// ApplicationProfiles (sdkpp) are the user's external identities in the application of the
 	// session or token: given in READY for the signed-in user, and for other users in the
 	// relationship objects of READY, of the relationship list and of game relationship events,

@@ -14,6 +14,15 @@
 //	                             -> {"id", "name", "owner_id", "channels": [channel]} (package guilds)
 //	POST   /dev/clock/advance   {"seconds": 601}               -> {"now": ...} (409 when the
 //	                                                              service's clock is not movable)
+//	PUT    /dev/guilds/{guild_id}/tag        {"tag": "1-4 chars" | null, "badge"?}     -> 204 (rule LIM-5)
+//	PUT    /dev/users/{user_id}/primary-guild {"identity_guild_id", "identity_enabled"?} -> primary_guild (USR-2)
+//	POST   /dev/users/{user_id}/connections  {"type", "id", "name", "verified"?, "visibility"?} -> connection,
+//	                                          made now by the service's clock (rule CON-1)
+//	PUT    /dev/applications/{application_id}/flags {"flags": "<all bits>", "channel_obfuscation"?: bool}
+//	                                          -> application (rules APP-1, GW-1)
+//	POST   /dev/applications/{application_id}/skus {"type", "name"} -> sku
+//	POST   /dev/skus/{sku_id}/subscriptions  {"user_id", "period_seconds", "country"?} -> subscription
+//	POST   /dev/subscriptions/{subscription_id}/cancel                -> subscription (ending, rule ST-3)
 //
 // Paths are relative to the API base (/api/v10).
 package admin
@@ -27,6 +36,7 @@ import (
 	"time"
 
 	"sdkpp/server/accounts"
+	"sdkpp/server/apps"
 	"sdkpp/server/clock"
 	"sdkpp/server/extauth"
 	"sdkpp/server/httpx"
@@ -43,6 +53,8 @@ type Handler struct {
 	Accounts *accounts.Service
 	// CreateGuild makes a guild for POST /dev/guilds (nil: the route is not served).
 	CreateGuild func(ctx context.Context, spec wire.GuildSpec) (wire.DevGuild, error)
+	// Apps makes SKUs and subscriptions (nil: those routes are not served).
+	Apps *apps.Service
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -57,6 +69,7 @@ func (h *Handler) Register(mux httpx.Router) {
 	if h.CreateGuild != nil {
 		mux.HandleFunc("POST /dev/guilds", h.guard(h.guild))
 	}
+	h.registerUsersApps(mux)
 }
 
 type handlerFunc func(r *http.Request) (status int, body any, err error)

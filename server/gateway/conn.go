@@ -379,6 +379,10 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		return closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
 	}
 	switch *p.Op {
+	case gwire.OpRequestChannelInfo:
+		if c.h.cfg.ChannelInfo != nil {
+			return c.channelInfo(p.D)
+		}
 	case gwire.OpHeartbeat:
 		var seq *int64
 		if json.Unmarshal(nullIfAbsent(p.D), &seq) != nil {
@@ -500,6 +504,9 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	who, fail := c.authenticate(id.Token)
 	if fail.code != 0 {
 		return fail, true
+	}
+	if id.Capabilities != nil { // the session's hooks see them (rule GW-1)
+		who.Capabilities = *id.Capabilities
 	}
 	if h.cfg.AllowIntents != nil && !h.cfg.AllowIntents(who.AppID, intents) {
 		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}, true

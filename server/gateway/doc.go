@@ -92,6 +92,13 @@
 // session is resumed on another one, the hub tells Config.Voice, and the session leaves its call.
 // Both ops count against the rate limit.
 //
+// # Channel info
+//
+// With Config.ChannelInfo set, an identified connection may send Request Channel Info (op 43, d
+// {guild_id, fields}, fields among "status" and "voice_start_time"; rule GW-3). A malformed one
+// closes with 4002; the answer is a CHANNEL_INFO dispatch to the session, and a request the
+// service refuses (a guild the user is not in) gets none. It counts against the rate limit.
+//
 // # Resuming
 //
 // When a connection drops, its session waits Config.ResumeWindow (default 2 minutes) for a gwire.Resume

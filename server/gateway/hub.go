@@ -35,6 +35,10 @@ const closeTimeout = 2 * time.Second
 
 // Identity is who a bearer token speaks for.
 type Identity struct {
+	// Capabilities are the Identify's capabilities bits (0 before an Identify): 1<<15 opts a
+	// bot into channel obfuscation (rule GW-1).
+	Capabilities int64
+
 	UserID uint64
 	AppID  uint64
 	// Scopes are the token's granted scopes; the hub expands the SDK scopes itself.
@@ -110,6 +114,10 @@ type Config struct {
 	// presences), each encoded as JSON; the standard fields cannot be replaced. An error closes
 	// the connection with gwire.CloseUnknownError.
 	ReadyExtra func(ctx context.Context, who Identity) (map[string]any, error)
+	// ChannelInfo, when set, answers Request Channel Info (op 43, rule GW-3) with the d of
+	// CHANNEL_INFO: the fields asked for of the guild's channels. A *wire.APIError refuses the
+	// request (no answer). It runs on the connection's goroutine. Nil: op 43 is an unknown opcode.
+	ChannelInfo func(ctx context.Context, who Identity, guildID uint64, fields []string) (any, error)
 	// Requests, when set, serves API requests sent over the gateway (gwire.OpRequest): the API's
 	// handler, with paths below the API base. Nil: gwire.OpRequest is an unknown opcode.
 	Requests http.Handler

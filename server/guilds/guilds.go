@@ -188,7 +188,8 @@ func (s *Service) userGuilds(q *caller) (any, error) {
 	return out, nil
 }
 
-// channels serves GET /guilds/{guild_id}/channels to a member: the channels by position (GCH-1).
+// channels serves GET /guilds/{guild_id}/channels to a member: the channels by position (GCH-1),
+// from Nov 16, 2026 only those the member can view (GCL-1).
 func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
 	id, err := pathID(r, "guild_id")
 	if err != nil {
@@ -214,6 +215,12 @@ func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
 		return nil, err
 	}
 	now := s.Clock.Now()
+	list, err = VisibleChannels(list, now, func(c *store.GuildChannel) (uint64, error) { // rule GCL-1
+		return ChannelPermissions(ctx, s.Store, g, c, t.UserID)
+	})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]wire.GuildChannel, 0, len(list))
 	for i := range list {
 		c := &list[i]

@@ -56,6 +56,28 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	}
 }
 
+// Answer writes a handler's result: err as Error does, a nil out as 204 No Content, anything
+// else as JSON with 200.
+func Answer(w http.ResponseWriter, r *http.Request, log *slog.Logger, out any, err error) {
+	switch {
+	case err != nil:
+		Error(w, r, log, err)
+	case out == nil:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		JSON(w, http.StatusOK, out)
+	}
+}
+
+// PathID reads the snowflake path value name; a malformed one is a 400 50035 naming it.
+func PathID(r *http.Request, name string) (uint64, error) {
+	id, ok := wire.ParseSnowflake(r.PathValue(name))
+	if !ok {
+		return 0, wire.Invalid(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	}
+	return uint64(id), nil
+}
+
 // DecodeJSON reads a JSON body into v. A non-JSON content type, a body over MaxBody or invalid
 // JSON is a 400 (50109), unknown fields are ignored as the platform does.
 func DecodeJSON(r *http.Request, v any) error {

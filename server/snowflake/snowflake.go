@@ -43,3 +43,14 @@ func (g *Generator) Next() uint64 {
 
 // Time returns the creation time encoded in id.
 func Time(id uint64) time.Time { return time.UnixMilli(int64(id>>22) + Epoch).UTC() }
+
+// At returns the smallest id of the millisecond of t (0 before the epoch): ids made before t are
+// below it, and so are ids made in that millisecond before the one a clock standing still there
+// counts on from.
+func At(t time.Time) uint64 {
+	ms := t.UnixMilli() - Epoch
+	if ms < 0 {
+		return 0
+	}
+	return uint64(ms) << 22
+}

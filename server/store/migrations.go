@@ -339,4 +339,85 @@ CREATE TABLE guild_messages (
 );
 CREATE INDEX guild_messages_channel ON guild_messages(channel_id, id);
 `,
+	// 11: users and apps (rules USR-2, APP-1, GW-1, CON-1, ST-3): a user's primary guild with a
+	// copy of its tag, which PutGuildTag keeps current; guild tags; the application's flags and
+	// its channel obfuscation bot setting; users' connections; SKUs and their subscriptions.
+	`
+ALTER TABLE users ADD COLUMN primary_guild_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN primary_guild_enabled INTEGER;
+ALTER TABLE users ADD COLUMN primary_guild_tag TEXT;
+ALTER TABLE users ADD COLUMN primary_guild_badge TEXT;
+CREATE INDEX users_primary_guild ON users(primary_guild_id) WHERE primary_guild_id != 0;
+
+CREATE TABLE guild_tags (
+	guild_id INTEGER PRIMARY KEY,
+	tag TEXT NOT NULL,
+	badge TEXT
+);
+
+ALTER TABLE applications ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE applications ADD COLUMN channel_obfuscation INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE connections (
+	user_id INTEGER NOT NULL,
+	type TEXT NOT NULL,
+	id TEXT NOT NULL,
+	name TEXT NOT NULL,
+	verified INTEGER NOT NULL DEFAULT 0,
+	visibility INTEGER NOT NULL DEFAULT 0,
+	friend_sync INTEGER NOT NULL DEFAULT 0,
+	show_activity INTEGER NOT NULL DEFAULT 0,
+	two_way_link INTEGER NOT NULL DEFAULT 0,
+	revoked INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (user_id, type, id)
+);
+
+CREATE TABLE skus (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	type INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	slug TEXT NOT NULL,
+	flags INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX skus_app ON skus(app_id);
+
+CREATE TABLE subscriptions (
+	id INTEGER PRIMARY KEY,
+	sku_id INTEGER NOT NULL,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	current_period_start INTEGER NOT NULL,
+	current_period_end INTEGER NOT NULL,
+	canceled_at INTEGER NOT NULL DEFAULT 0,
+	country TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX subscriptions_sku ON subscriptions(sku_id, id);
+`,
+	// 12: voice channel statuses (rule VCS-1) with the start of the channel's voice session, and
+	// the guild audit log (rule AUD-1); options is the entry's JSON options object.
+	`
+CREATE TABLE voice_channel_status (
+	channel_id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	status TEXT NOT NULL DEFAULT '',
+	voice_start_time INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX voice_channel_status_guild ON voice_channel_status(guild_id);
+
+CREATE TABLE audit_log (
+	id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	target_id INTEGER NOT NULL,
+	action_type INTEGER NOT NULL,
+	options TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX audit_log_guild ON audit_log(guild_id, id);
+`,
 }

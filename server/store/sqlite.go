@@ -132,6 +132,9 @@ func (s *SQLite) MaxID(ctx context.Context) (uint64, error) {
 	var max int64
 	err := s.q.QueryRowContext(ctx, `SELECT MAX(m) FROM (
 		SELECT COALESCE(MAX(id), 0) AS m FROM applications
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM skus
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM subscriptions
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM audit_log
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM users
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM authorizations
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries
@@ -202,19 +205,23 @@ func mustAffect(res sql.Result, err error) error {
 // ---- applications
 
 const appColumns = `id, name, publisher_id, parent_id, public_client, premium_approved, redirect_uris,
-	webhook_url, client_secret_hash, bot_token_hash, bot_user_id, webhook_key, created_at, sdk_terms_accepted`
+	webhook_url, client_secret_hash, bot_token_hash, bot_user_id, webhook_key, created_at, sdk_terms_accepted,
+	flags, channel_obfuscation`
 
 func scanApp(row interface{ Scan(...any) error }) (*Application, error) {
 	var a Application
 	var uris string
 	var created int64
-	var public, premium, terms int
+	var public, premium, terms, obfuscation int
+	var flags int64
 	err := row.Scan(&a.ID, &a.Name, &a.PublisherID, &a.ParentID, &public, &premium, &uris,
-		&a.WebhookURL, &a.ClientSecretHash, &a.BotTokenHash, &a.BotUserID, &a.WebhookKey, &created, &terms)
+		&a.WebhookURL, &a.ClientSecretHash, &a.BotTokenHash, &a.BotUserID, &a.WebhookKey, &created, &terms,
+		&flags, &obfuscation)
 	if err != nil {
 		return nil, notFound(err)
 	}
 	a.PublicClient, a.PremiumApproved, a.SDKTermsAccepted = public != 0, premium != 0, terms != 0
+	a.Flags, a.ChannelObfuscation = uint64(flags), obfuscation != 0
 	a.CreatedAt = fromTS(created)
 	if uris == "[]" { // most applications: no decoding on every message send (webhook lookup)
 		a.RedirectURIs = []string{}
@@ -226,10 +233,10 @@ func scanApp(row interface{ Scan(...any) error }) (*Application, error) {
 
 func (s *SQLite) CreateApplication(ctx context.Context, a *Application) error {
 	uris, _ := json.Marshal(nonNil(a.RedirectURIs))
-	_, err := s.q.ExecContext(ctx, `INSERT INTO applications (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO applications (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		a.ID, a.Name, a.PublisherID, a.ParentID, b2i(a.PublicClient), b2i(a.PremiumApproved), string(uris),
 		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, ts(a.CreatedAt),
-		b2i(a.SDKTermsAccepted))
+		b2i(a.SDKTermsAccepted), int64(a.Flags&MaxApplicationFlags), b2i(a.ChannelObfuscation))
 	if isUnique(err) {
 		return ErrConflict
 	}
@@ -241,9 +248,11 @@ func (s *SQLite) UpdateApplication(ctx context.Context, a *Application) error {
 	uris, _ := json.Marshal(nonNil(a.RedirectURIs))
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE applications SET name=?, publisher_id=?, parent_id=?,
 		public_client=?, premium_approved=?, redirect_uris=?, webhook_url=?, client_secret_hash=?,
-		bot_token_hash=?, bot_user_id=?, webhook_key=?, sdk_terms_accepted=? WHERE id=?`,
+		bot_token_hash=?, bot_user_id=?, webhook_key=?, sdk_terms_accepted=?, flags=?, channel_obfuscation=?
+		WHERE id=?`,
 		a.Name, a.PublisherID, a.ParentID, b2i(a.PublicClient), b2i(a.PremiumApproved), string(uris),
-		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, b2i(a.SDKTermsAccepted), a.ID))
+		a.WebhookURL, a.ClientSecretHash, a.BotTokenHash, a.BotUserID, a.WebhookKey, b2i(a.SDKTermsAccepted),
+		int64(a.Flags&MaxApplicationFlags), b2i(a.ChannelObfuscation), a.ID))
 }
 
 func (s *SQLite) GetApplication(ctx context.Context, id uint64) (*Application, error) {
@@ -263,25 +272,32 @@ func nonNil(s []string) []string {
 
 // ---- users
 
-const userColumns = `id, username, global_name, password_hash, bot, provisional, provisional_app_id,
+// userInsertColumns are the columns CreateUser writes; userColumns, which scanUser reads, add the
+// user's primary guild (usersapps.go), which only SetPrimaryGuild and PutGuildTag write.
+const (
+	userInsertColumns = `id, username, global_name, password_hash, bot, provisional, provisional_app_id,
 	premium_type, ban_permanent, banned_until, restricted_by, created_at`
+	userColumns = userInsertColumns + `, ` + primaryGuildColumns
+)
 
 func scanUser(row interface{ Scan(...any) error }) (*User, error) {
 	var u User
 	var bot, prov, perm int
 	var until, created int64
+	var pg primaryGuildRow
 	err := row.Scan(&u.ID, &u.Username, &u.GlobalName, &u.PasswordHash, &bot, &prov, &u.ProvisionalAppID,
-		&u.PremiumType, &perm, &until, &u.RestrictedBy, &created)
+		&u.PremiumType, &perm, &until, &u.RestrictedBy, &created, &pg.guildID, &pg.enabled, &pg.tag, &pg.badge)
 	if err != nil {
 		return nil, notFound(err)
 	}
+	u.PrimaryGuild = pg.value()
 	u.Bot, u.Provisional, u.BanPermanent = bot != 0, prov != 0, perm != 0
 	u.BannedUntil, u.CreatedAt = fromTS(until), fromTS(created)
 	return &u, nil
 }
 
 func (s *SQLite) CreateUser(ctx context.Context, u *User) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO users (`+userInsertColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		u.ID, u.Username, u.GlobalName, u.PasswordHash, b2i(u.Bot), b2i(u.Provisional), u.ProvisionalAppID,
 		u.PremiumType, b2i(u.BanPermanent), ts(u.BannedUntil), u.RestrictedBy, ts(u.CreatedAt))
 	if isUnique(err) {

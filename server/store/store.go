@@ -35,7 +35,15 @@ type Application struct {
 	BotUserID        uint64
 	WebhookKey       []byte // Ed25519 seed that signs this app's webhooks
 	CreatedAt        time.Time
+	// Flags are the application's flags, every bit (rule APP-1); at most MaxApplicationFlags.
+	Flags uint64
+	// ChannelObfuscation is the bot setting that opts the app's bot into channel obfuscation on
+	// the gateway, as the Identify capability does (rule GW-1).
+	ChannelObfuscation bool
 }
+
+// MaxApplicationFlags bounds Application.Flags: the store keeps them in a signed 64-bit integer.
+const MaxApplicationFlags = 1<<63 - 1
 
 // User is a full account, a provisional account, or an application's bot user.
 type User struct {
@@ -55,6 +63,9 @@ type User struct {
 	// banned user. Merges from it fail with 530017 while that ban lasts.
 	RestrictedBy uint64
 	CreatedAt    time.Time
+	// PrimaryGuild is the guild whose tag the user shows (rule USR-2); nil when none. Only
+	// SetPrimaryGuild and PutGuildTag change it (UpdateUser does not).
+	PrimaryGuild *PrimaryGuild
 }
 
 // Banned tells whether the user is banned at now.
@@ -249,6 +260,9 @@ type Store interface {
 	// GetSetting and PutSetting keep small named values (signing keys, dev credentials).
 	GetSetting(ctx context.Context, key string) ([]byte, error)
 	PutSetting(ctx context.Context, key string, value []byte) error
+
+	UsersAppsStore
+	VoiceStatusStore
 
 	LobbyStore
 	DMStore

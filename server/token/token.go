@@ -7,6 +7,7 @@ package token
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -124,4 +125,17 @@ func (a Auth) Bot(r *http.Request) (*store.Application, error) {
 		return nil, wire.Unauthorized()
 	}
 	return app, err
+}
+
+// BotRoute authenticates a bot token (Bot) and answers with h's result (httpx.Answer).
+func (a Auth) BotRoute(log *slog.Logger, h func(r *http.Request, app *store.Application) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		app, err := a.Bot(r)
+		if err != nil {
+			httpx.Error(w, r, log, err)
+			return
+		}
+		out, err := h(r, app)
+		httpx.Answer(w, r, log, out, err)
+	}
 }

@@ -1,10 +1,17 @@
 // Package users serves the user endpoints of the HTTP API:
 //
-//	GET   /users/@me                             (Bearer, scope identify) -> user object
+//	GET   /users/@me                             (Bearer, scope identify; or Bot) -> user object
 //	PATCH /users/@me/provisional-display-name    (Bearer; body {"global_name": "..."}) -> user object
+//	GET   /users/@me/connections                 (Bearer, scope connections) -> [connection]
 //
 // The second is what Client::UpdateProvisionalAccountDisplayName calls: it renames a provisional
-// account (1 to 32 characters after trimming); for a full account it fails with 530010.
+// account (1 to 32 characters after trimming); for a full account it fails with 530010. The
+// third leaves out the connections of two game-platform providers as rule CON-1 dates it, by the
+// service's clock (connections.go).
+//
+// A user object carries primary_guild, the guild whose tag the user shows (rule USR-2), when
+// the user has one: {identity_guild_id, identity_enabled, tag, badge}, each nullable. A guild's
+// tag is 1 to 4 characters (rule LIM-5), checked where it is set (primaryguild.go).
 package users
 
 import (
@@ -37,6 +44,7 @@ func Object(u *store.User, premiumVisible bool) wire.User {
 	if premiumVisible {
 		out.PremiumType = u.PremiumType
 	}
+	out.PrimaryGuild = PrimaryGuildObject(u.PrimaryGuild)
 	return out
 }
 
@@ -105,6 +113,7 @@ type Handler struct {
 func (h *Handler) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /users/@me", h.me)
 	mux.HandleFunc("PATCH /users/@me/provisional-display-name", h.rename)
+	mux.HandleFunc("GET /users/@me/connections", h.connections)
 }
 
 func (h *Handler) auth() token.Auth { return token.Auth{Store: h.Store, Clock: h.Clock} }

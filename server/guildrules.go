@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"sdkpp/server/apps"
+	"sdkpp/server/gateway"
+	"sdkpp/server/guilds"
+	"sdkpp/server/httpx"
+	"sdkpp/server/voicestatus"
+)
+
+// registerUsersApps adds the routes of applications and their subscriptions (package apps), of
+// voice channel statuses and the audit log (package voicestatus) and the refusal of Create Guild
+// (rule GLD-5); it returns the apps service for the dev routes.
+func (s *Server) registerUsersApps(api httpx.Router, gs *guilds.Service) *apps.Service {
+	as := &apps.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "apps")}
+	as.Register(api)
+	gs.RegisterRemoved(api)
+	s.voiceStatus = &voicestatus.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
+		Logger: s.log.With("component", "voicestatus")}
+	s.voiceStatus.Register(api)
+	return as
+}
+
+// channelInfo answers Request Channel Info (gateway op 43, rule GW-3).
+func (s *Server) channelInfo(ctx context.Context, who gateway.Identity, guildID uint64, fields []string) (any, error) {
+	return s.voiceStatus.ChannelInfo(ctx, who.UserID, guildID, fields)
+}
+
+// ProxyPrefix is the path prefix of requests from an activity through the platform's proxy. It is
+// optional (rule VER-5): /.proxy/<path> is served as /<path>.
+const ProxyPrefix = "/.proxy"
+
+// proxyOptional serves a request whose path starts with ProxyPrefix as the path without it.
+func proxyOptional(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, ProxyPrefix)
+		if !ok || !strings.HasPrefix(rest, "/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = rest, ""
+		next.ServeHTTP(w, r2)
+	})
+}
