@@ -50,6 +50,11 @@ func (s *Server) botGuilds(ctx context.Context, who gateway.Identity, intents ui
 	if err != nil {
 		return nil, err
 	}
+	app, err := s.store.GetApplication(ctx, who.AppID)
+	if err != nil {
+		return nil, err
+	}
+	obfuscate := guilds.ObfuscationOn(who.Capabilities, app) // rule GW-1
 	out := make([]gateway.BotGuild, 0, len(list))
 	for i := range list {
 		g := &list[i]
@@ -58,7 +63,7 @@ func (s *Server) botGuilds(ctx context.Context, who gateway.Identity, intents ui
 		}
 		bg := gateway.BotGuild{ID: g.ID}
 		if intents&gwire.IntentGuilds != 0 {
-			if bg.Create, err = guilds.GuildCreate(ctx, s.store, g, who.UserID, intents&gwire.IntentGuildMembers != 0); err != nil {
+			if bg.Create, err = guilds.GuildCreate(ctx, s.store, g, who.UserID, intents&gwire.IntentGuildMembers != 0, obfuscate); err != nil {
 				return nil, err
 			}
 		}

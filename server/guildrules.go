@@ -20,7 +20,7 @@ func (s *Server) registerUsersApps(api httpx.Router, gs *guilds.Service) *apps.S
 	as.Register(api)
 	gs.RegisterRemoved(api)
 	s.voiceStatus = &voicestatus.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
-		Logger: s.log.With("component", "voicestatus")}
+		Logger: s.log.With("component", "voicestatus"), Events: gs}
 	s.voiceStatus.Register(api)
 	return as
 }
@@ -46,4 +46,13 @@ func proxyOptional(next http.Handler) http.Handler {
 		r2.URL.Path, r2.URL.RawPath = rest, ""
 		next.ServeHTTP(w, r2)
 	})
+}
+
+// appFlags gives READY's application its flags (rule APP-1).
+func (s *Server) appFlags(ctx context.Context, appID uint64) (uint64, error) {
+	app, err := s.store.GetApplication(ctx, appID)
+	if err != nil {
+		return 0, err
+	}
+	return app.Flags, nil
 }

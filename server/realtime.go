@@ -79,6 +79,7 @@ func (s *Server) newHub() *gateway.Hub {
 		},
 		ReadyExtra:        s.readySocial,
 		ChannelInfo:       s.channelInfo,
+		AppFlags:          s.appFlags,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
 		Clock:             s.cfg.Clock,

@@ -516,6 +516,12 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
 	user, err := h.cfg.Users.ReadyUser(ctx, who)
+	app := gwire.ReadyApplication{ID: wire.Snowflake(who.AppID)}
+	if err == nil && h.cfg.AppFlags != nil {
+		var flags uint64
+		flags, err = h.cfg.AppFlags(ctx, who.AppID)
+		app.Flags, _ = wire.ApplicationFlags(flags)
+	}
 	var guilds []BotGuild
 	if err == nil && who.Bot && h.cfg.Guilds != nil {
 		guilds, err = h.cfg.Guilds(ctx, who, intents, id.Shard)
@@ -538,7 +544,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	creates, err := encodeCreates(guilds)
 	if err == nil {
 		ready, err = json.Marshal(gwire.Ready{V: gwire.APIVersion, User: user, Guilds: listed, SessionID: s.id,
-			ResumeGatewayURL: c.resumeURL, Application: gwire.ReadyApplication{ID: wire.Snowflake(who.AppID)}, Shard: id.Shard,
+			ResumeGatewayURL: c.resumeURL, Application: app, Shard: id.Shard,
 			SdkppFeatures: h.features()})
 	}
 	if err == nil && h.cfg.ReadyExtra != nil {

@@ -34,7 +34,7 @@ func TestHelloIdentifyReady(t *testing.T) {
 	for field, want := range map[string]string{
 		"v":                  `10`,
 		"guilds":             `[]`,
-		"application":        `{"id":"500"}`,
+		"application":        `{"id":"500","flags":0}`,
 		"resume_gateway_url": fmt.Sprintf("%q", e.wsURL("")),
 	} {
 		assert.Equal(t, want, string(d[field]), "READY %s", field)

@@ -118,6 +118,9 @@ type Config struct {
 	// CHANNEL_INFO: the fields asked for of the guild's channels. A *wire.APIError refuses the
 	// request (no answer). It runs on the connection's goroutine. Nil: op 43 is an unknown opcode.
 	ChannelInfo func(ctx context.Context, who Identity, guildID uint64, fields []string) (any, error)
+	// AppFlags, when set, gives the flags of READY's application (rule APP-1); an error closes
+	// the connection with gwire.CloseUnknownError. Nil: flags 0.
+	AppFlags func(ctx context.Context, appID uint64) (uint64, error)
 	// Requests, when set, serves API requests sent over the gateway (gwire.OpRequest): the API's
 	// handler, with paths below the API base. Nil: gwire.OpRequest is an unknown opcode.
 	Requests http.Handler

@@ -97,7 +97,7 @@ type Service struct {
 // Register adds the routes to mux (paths relative to the API base).
 func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /users/@me/guilds", s.callerRoute(s.userGuilds))
-	mux.HandleFunc("GET /guilds/{guild_id}/channels", s.route(scopes.Guilds, s.channels))
+	mux.HandleFunc("GET /guilds/{guild_id}/channels", s.callerRoute(s.channels))
 	mux.HandleFunc("GET /invites/{code}", s.getInvite)
 	mux.HandleFunc("POST /invites/{code}", s.route(scopes.GuildsJoin, s.acceptInvite))
 }
@@ -190,12 +190,12 @@ func (s *Service) userGuilds(q *caller) (any, error) {
 
 // channels serves GET /guilds/{guild_id}/channels to a member: the channels by position (GCH-1),
 // from Nov 16, 2026 only those the member can view (GCL-1).
-func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
-	id, err := pathID(r, "guild_id")
+func (s *Service) channels(q *caller) (any, error) {
+	id, err := pathID(q.Request, "guild_id")
 	if err != nil {
 		return nil, err
 	}
-	ctx := r.Context()
+	ctx := q.ctx
 	g, err := s.Store.GetGuild(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, wire.UnknownGuild()
@@ -203,7 +203,7 @@ func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	perms, member, err := Permissions(ctx, s.Store, g, t.UserID)
+	perms, member, err := Permissions(ctx, s.Store, g, q.userID)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Service) channels(r *http.Request, t *store.Token) (any, error) {
 	}
 	now := s.Clock.Now()
 	list, err = VisibleChannels(list, now, func(c *store.GuildChannel) (uint64, error) { // rule GCL-1
-		return ChannelPermissions(ctx, s.Store, g, c, t.UserID)
+		return ChannelPermissions(ctx, s.Store, g, c, q.userID)
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package guilds
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -224,7 +225,9 @@ const LargeThreshold = 250
 // GuildCreate is the d of GUILD_CREATE for userID (a bot): the guild, its channels (with
 // GUILDS), and its members (all of them with GUILD_MEMBERS in a guild of at most LargeThreshold
 // members, else the bot's own member).
-func GuildCreate(ctx context.Context, st store.Store, g *store.Guild, userID uint64, allMembers bool) (wire.GuildCreate, error) {
+//
+// With obfuscate (rule GW-1), the channels userID cannot view come obfuscated (rule CH-3).
+func GuildCreate(ctx context.Context, st store.Store, g *store.Guild, userID uint64, allMembers, obfuscate bool) (wire.GuildCreate, error) {
 	obj, err := GuildObject(ctx, st, g)
 	if err != nil {
 		return wire.GuildCreate{}, err
@@ -267,7 +270,22 @@ func GuildCreate(ctx context.Context, st store.Store, g *store.Guild, userID uin
 			return wire.GuildCreate{}, err
 		}
 		c.GuildID = nil // implied by the guild, as on the platform
+		if obfuscate {
+			if c, err = obfuscated(ctx, st, g, &chans[i], userID, c); err != nil {
+				return wire.GuildCreate{}, err
+			}
+		}
 		out.Channels = append(out.Channels, c)
 	}
 	return out, nil
+}
+
+// obfuscated is c as userID sees it with channel obfuscation on (ChannelFor).
+func obfuscated(ctx context.Context, st store.Store, g *store.Guild, ch *store.GuildChannel, userID uint64, c wire.Channel) (wire.Channel, error) {
+	raw, err := ChannelFor(ctx, st, g, ch, userID, true, c)
+	if err != nil {
+		return c, err
+	}
+	var out wire.Channel
+	return out, json.Unmarshal(raw, &out)
 }

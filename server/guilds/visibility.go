@@ -19,11 +19,22 @@ func ObfuscationOn(capabilities int64, app *store.Application) bool {
 	return capabilities&gwire.CapabilityChannelObfuscation != 0 || (app != nil && app.ChannelObfuscation)
 }
 
-// ChannelPermissions returns userID's permissions in the channel ch of guild g: 0 for a
-// non-member. The guild's permissions apply to every channel (Permissions).
+// ChannelPermissions returns userID's permissions in the channel ch of guild g, its overwrites
+// applied (Access.Channel): 0 for a non-member.
 func ChannelPermissions(ctx context.Context, st store.Store, g *store.Guild, ch *store.GuildChannel, userID uint64) (uint64, error) {
-	perms, _, err := Permissions(ctx, st, g, userID)
-	return perms, err
+	a, err := LoadAccess(ctx, st, g, userID)
+	if err != nil {
+		return 0, err
+	}
+	return a.Channel(ctx, st, ch)
+}
+
+// GuildEvent delivers a guild event to the guild's bots whose sessions have the GUILDS intent
+// (voicestatus.GuildEvents).
+func (s *Service) GuildEvent(ctx context.Context, guildID uint64, event string, data any) {
+	if s.Bots != nil {
+		s.Bots.DispatchBots(s.botMembers(ctx, guildID), gwire.IntentGuilds, event, data)
+	}
 }
 
 // VisibleChannels returns the channels of list that GET /guilds/{guild_id}/channels returns at

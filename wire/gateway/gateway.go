@@ -233,6 +233,8 @@ const FeatureVoice = "voice"
 // ReadyApplication is the application object of READY.
 type ReadyApplication struct {
 	ID wire.Snowflake `json:"id"`
+	// Flags are the application's flags, bits 0 to 30 (rule APP-1).
+	Flags int32 `json:"flags"`
 }
 
 // Request is the d of OpRequest.
