@@ -38,6 +38,7 @@ import (
 
 	"sdkpp/capi/internal/borrow"
 	"sdkpp/capi/internal/handle"
+	_ "sdkpp/capi/internal/hookrelay" // sdkpp_hook_relay, which the direct callbacks' trampolines call
 	"sdkpp/core"
 )
 

@@ -204,14 +204,33 @@ namespace Sdkpp
             return n;
         }
 
-        /// <summary>Takes the gate again as often as Release let it go.</summary>
+        /// <summary>
+        /// Takes the gate again as often as Release let it go. The thread goes back into the
+        /// library after it, so an interrupt cannot stop it: it is passed on once the gate is held.
+        /// </summary>
         internal static void Reacquire(int n)
         {
+            bool interrupted = false;
             for (int i = 0; i < n; i++)
             {
-                Monitor.Enter(mu);
+                while (true)
+                {
+                    try
+                    {
+                        Monitor.Enter(mu);
+                        break;
+                    }
+                    catch (ThreadInterruptedException)
+                    {
+                        interrupted = true;
+                    }
+                }
             }
             depth = n;
+            if (interrupted)
+            {
+                Thread.CurrentThread.Interrupt();
+            }
         }
     }
 
@@ -678,21 +697,16 @@ namespace Sdkpp
         }
     }
 
-    /// <summary>
-    /// The callbacks given to the library. userData is an integer key into this table, never a
-    /// pointer or a GCHandle; the library's free function (FreeUserData) removes the entry once the
-    /// callback will never be called again.
-    /// </summary>
     /// <summary>The SDK's own threads as the runtime sees them.</summary>
     internal static class SdkThread
     {
         [ThreadStatic] static bool entered;
 
         /// <summary>Called first by every entry into managed code that may run on a thread the SDK
-        /// owns (the audio-thread callbacks, the userData free function). The runtime attaches such
-        /// a thread when it first enters, as a foreground thread, and would wait for it at exit
-        /// forever, since the SDK keeps its threads: the first call marks it as a background thread.
-        /// Later calls only read a thread-static flag.</summary>
+        /// owns (the audio callbacks, on the audio thread's companion; the userData free function).
+        /// The runtime attaches such a thread when it first enters, as a foreground thread, and
+        /// would wait for it at exit forever, since the SDK keeps its threads: the first call marks
+        /// it as a background thread. Later calls only read a thread-static flag.</summary>
         internal static void Enter()
         {
             if (entered)
@@ -704,6 +718,11 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>
+    /// The callbacks given to the library. userData is an integer key into this table, never a
+    /// pointer or a GCHandle; the library's free function (FreeUserData) removes the entry once the
+    /// callback will never be called again.
+    /// </summary>
     internal static class CallbackRegistry
     {
         // Lock-free for readers: the audio-thread trampolines look their callback up for every
