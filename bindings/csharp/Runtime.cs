@@ -163,12 +163,15 @@ namespace Sdkpp
     /// scheduler, on the thread's stack, when A blocks on a contended sync.Mutex), and thread B
     /// waits for that lock on its goroutine stack, Mono resumes B and finds it in Go again,
     /// forever: the GC never finishes and every managed thread hangs (seen as GC.Collect spinning
-    /// in sgen_unified_suspend_stop_world with the finalizer in runtime.lock2). With one
-    /// managed thread in the library at a time, no attached thread ever waits in Go for another
-    /// one. The SDK's own threads are never suspended by Mono unless they run managed code.
+    /// in sgen_unified_suspend_stop_world with the finalizer in runtime.lock2). No contention of
+    /// the SDK's own is needed: every call from C into Go takes the lock of one runtime channel.
+    /// With one managed thread in the library at a time, no attached thread ever waits in Go for
+    /// another one. The SDK's own threads never run managed code (the raw-audio hooks run on a
+    /// companion thread that runs no Go), so Mono never suspends them.
     /// A thread that runs the game's code from inside a call (a callback inside RunCallbacks) lets
     /// the gate go for that time (Release and Reacquire), so a callback may wait for a thread that
-    /// calls the SDK.
+    /// calls the SDK. Sdkpp_WaitForCallbacks sleeps outside Go, without the gate; only its entry
+    /// and return run Go code ungated.
     /// </remarks>
     internal static class Gate
     {
