@@ -307,16 +307,10 @@ func Sdkpp_RunCallbacks() {
 	core.RunCallbacks()
 }
 
-// callbackWaiters counts the threads inside Sdkpp_WaitForCallbacks: only while there are any does
-// queuing a callback wake them (a call into C).
-var callbackWaiters atomic.Int32
-
+// Every queued callback counts in wait.c, for Sdkpp_WaitForCallbacks and
+// Sdkpp_WaitForCallbackSignal.
 func init() {
-	core.OnCallbackQueued(func() {
-		if callbackWaiters.Load() > 0 {
-			C.sdkpp_wait_wake()
-		}
-	})
+	core.OnCallbackQueued(func() { C.sdkpp_wait_wake() })
 }
 
 // Sdkpp_WaitForCallbacks sleeps in C (wait.c), not in Go: a managed runtime that suspends threads
@@ -330,8 +324,6 @@ func Sdkpp_WaitForCallbacks(timeoutMs C.uint32_t) (queued C.bool) {
 	if core.WaitCallbacks(0) || timeoutMs == 0 {
 		return C.bool(core.WaitCallbacks(0))
 	}
-	callbackWaiters.Add(1)
-	defer callbackWaiters.Add(-1)
 	seen := C.sdkpp_wait_seq() // before the check: a callback queued after it changes the count
 	if core.WaitCallbacks(0) {
 		return true

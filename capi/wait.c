@@ -1,9 +1,11 @@
-// The wait of Sdkpp_WaitForCallbacks, outside Go: a thread of a managed runtime that suspends
-// threads in native code with signals (Mono) must not block in Go, where it would wait on a
-// goroutine stack for locks the runtime's other suspended threads may hold. Go bumps a counter
-// (sdkpp_wait_wake) each time a callback is queued while someone waits; waiters sleep here until
-// it changes or their timeout passes.
+// The wait of Sdkpp_WaitForCallbacks and Sdkpp_WaitForCallbackSignal, outside Go: a thread of a
+// managed runtime that suspends threads in native code with signals (Mono) must not block in Go,
+// where it would wait on a goroutine stack for locks the runtime's other suspended threads may
+// hold. Go bumps a counter (sdkpp_wait_wake) each time a callback is queued; waiters sleep here
+// until it changes or their timeout passes.
 #include <stdint.h>
+
+#include "sdkpp.h"
 
 #ifdef _WIN32
 #include <windows.h>
@@ -93,3 +95,15 @@ void sdkpp_wait_for_wake(uint64_t seen, uint32_t timeout_ms) {
 	pthread_mutex_unlock(&sdkpp_wait_mu);
 }
 #endif
+
+SDKPP_API bool SDKPP_CALL Sdkpp_WaitForCallbackSignal(uint64_t* seen, uint32_t timeoutMs) {
+	if (seen == NULL) {
+		return false;
+	}
+	uint64_t was = *seen;
+	if (timeoutMs > 0 && sdkpp_wait_seq() == was) {
+		sdkpp_wait_for_wake(was, timeoutMs);
+	}
+	*seen = sdkpp_wait_seq();
+	return *seen != was;
+}

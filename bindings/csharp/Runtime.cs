@@ -143,15 +143,18 @@ namespace Sdkpp
         // The other runtime functions of sdkpp.h are declared in Sdkpp.g.cs, each with a wrapper
         // that calls it holding the Gate.
 
-        /// <summary>Not gated: it blocks until a callback is queued (see Sdk.WaitForCallbacks).</summary>
+        /// <summary>
+        /// Not gated: it runs no Go code, and it blocks until a callback is queued (see
+        /// Sdk.WaitForCallbacks).
+        /// </summary>
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         [return: MarshalAs(UnmanagedType.I1)]
-        internal static extern bool Sdkpp_WaitForCallbacks(uint timeoutMs);
+        internal static extern bool Sdkpp_WaitForCallbackSignal(ref ulong seen, uint timeoutMs);
     }
 
     /// <summary>
-    /// Lets one thread at a time run the library's code; every P/Invoke into the library except
-    /// Sdkpp_WaitForCallbacks goes through it.
+    /// Lets one thread at a time run the library's code; every P/Invoke into the library goes
+    /// through it, except Sdkpp_WaitForCallbackSignal, which runs no Go code.
     /// </summary>
     /// <remarks>
     /// Mono stops the world for its GC by suspending every attached thread that is in native code
@@ -170,8 +173,8 @@ namespace Sdkpp
     /// companion thread that runs no Go), so Mono never suspends them.
     /// A thread that runs the game's code from inside a call (a callback inside RunCallbacks) lets
     /// the gate go for that time (Release and Reacquire), so a callback may wait for a thread that
-    /// calls the SDK. Sdkpp_WaitForCallbacks sleeps outside Go, without the gate; only its entry
-    /// and return run Go code ungated.
+    /// calls the SDK. Sdk.WaitForCallbacks sleeps in Sdkpp_WaitForCallbackSignal, in C, without
+    /// the gate.
     /// </remarks>
     internal static class Gate
     {
@@ -843,15 +846,26 @@ namespace Sdkpp
             Abi.Ensure();
             double ms = Math.Ceiling(timeout.TotalMilliseconds);
             uint arg = ms <= 0 ? 0u : ms >= uint.MaxValue ? uint.MaxValue : (uint)ms;
-            int held = Gate.Release(); // waiting, it must not keep other threads out (from a callback too)
+            // The count of queued callbacks first, then the queue: one queued in between changes it.
+            ulong seen = 0;
+            Native.Sdkpp_WaitForCallbackSignal(ref seen, 0);
+            bool queued = Native.Sdkpp_WaitForCallbacks(0);
+            if (queued || arg == 0)
+            {
+                return queued;
+            }
+            // Sleeps in C, without the gate (from a callback too): it must not keep other threads
+            // out, and Go code must not run without the gate.
+            int held = Gate.Release();
             try
             {
-                return Native.Sdkpp_WaitForCallbacks(arg);
+                Native.Sdkpp_WaitForCallbackSignal(ref seen, arg);
             }
             finally
             {
                 Gate.Reacquire(held);
             }
+            return Native.Sdkpp_WaitForCallbacks(0);
         }
 
         /// <summary>Discards queued callbacks without running them; their resources are still released.</summary>

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 573261881u;
+        internal const uint AbiVersion = 967757834u;
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
@@ -66,6 +66,17 @@ namespace Sdkpp
         {
             global::Sdkpp.Gate.Enter();
             try { Sdkpp_RunCallbacks_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_WaitForCallbacks", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_WaitForCallbacks_Raw(uint timeoutMs);
+
+        internal static bool Sdkpp_WaitForCallbacks(uint timeoutMs)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_WaitForCallbacks_Raw(timeoutMs); }
             finally { global::Sdkpp.Gate.Exit(); }
         }
 

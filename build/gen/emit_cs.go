@@ -296,12 +296,13 @@ func csNativeFuncsOf(c *desc.Class) []csNativeFunc {
 }
 
 // csRuntimeFuncs are the runtime functions of sdkpp.h that Runtime.cs calls, except
-// Sdkpp_WaitForCallbacks, which blocks and is declared there without the gate.
+// Sdkpp_WaitForCallbackSignal, which runs no Go code and is declared there without the gate.
 var csRuntimeFuncs = []csNativeFunc{
 	{name: "Sdkpp_Alloc", ret: csIntPtr, params: []string{"global::System.UIntPtr size"}},
 	{name: "Sdkpp_Free", ret: "void", params: []string{csIntPtr + " ptr"}},
 	{name: "Sdkpp_FreeProperties", ret: "void", params: []string{csNS + "NativeProperties props"}},
 	{name: "Sdkpp_RunCallbacks", ret: "void"},
+	{name: "Sdkpp_WaitForCallbacks", ret: "bool", attr: csI1Return, params: []string{"uint timeoutMs"}},
 	{name: "Sdkpp_ResetCallbacks", ret: "void"},
 	{name: "Sdkpp_GetVersion", ret: "uint"},
 	{name: "Sdkpp_GetAbiVersion", ret: "uint"},
