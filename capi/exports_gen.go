@@ -5,6 +5,9 @@ package main
 /*
 #include "sdkpp.h"
 
+// capi/internal/hookrelay: runs fn(arg) on the calling thread's companion thread.
+void sdkpp_hook_relay(void (*fn)(void*), void* arg);
+
 static inline void sdkpp_call_Call_OnStatusChanged(Sdkpp_Call_OnStatusChanged cb, Sdkpp_Call_Status status, Sdkpp_Call_Error error, int32_t errorDetail, uintptr_t userData) {
 	cb(status, error, errorDetail, (void*)userData);
 }
@@ -178,12 +181,44 @@ static inline void sdkpp_call_Client_ProvisionalUserMergeRequiredCallback(Sdkpp_
 	cb((void*)userData);
 }
 
+typedef struct {
+	Sdkpp_Client_UserAudioReceivedCallback cb;
+	uint64_t userId;
+	int16_t* data;
+	uint64_t samplesPerChannel;
+	int32_t sampleRate;
+	uint64_t channels;
+	bool* outShouldMute;
+	uintptr_t userData;
+} sdkpp_args_Client_UserAudioReceivedCallback;
+
+static inline void sdkpp_relayed_Client_UserAudioReceivedCallback(void* p) {
+	sdkpp_args_Client_UserAudioReceivedCallback* a = p;
+	a->cb(a->userId, a->data, a->samplesPerChannel, a->sampleRate, a->channels, a->outShouldMute, (void*)a->userData);
+}
+
 static inline void sdkpp_call_Client_UserAudioReceivedCallback(Sdkpp_Client_UserAudioReceivedCallback cb, uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool* outShouldMute, uintptr_t userData) {
-	cb(userId, data, samplesPerChannel, sampleRate, channels, outShouldMute, (void*)userData);
+	sdkpp_args_Client_UserAudioReceivedCallback a = {cb, userId, data, samplesPerChannel, sampleRate, channels, outShouldMute, userData};
+	sdkpp_hook_relay(sdkpp_relayed_Client_UserAudioReceivedCallback, &a);
+}
+
+typedef struct {
+	Sdkpp_Client_UserAudioCapturedCallback cb;
+	int16_t* data;
+	uint64_t samplesPerChannel;
+	int32_t sampleRate;
+	uint64_t channels;
+	uintptr_t userData;
+} sdkpp_args_Client_UserAudioCapturedCallback;
+
+static inline void sdkpp_relayed_Client_UserAudioCapturedCallback(void* p) {
+	sdkpp_args_Client_UserAudioCapturedCallback* a = p;
+	a->cb(a->data, a->samplesPerChannel, a->sampleRate, a->channels, (void*)a->userData);
 }
 
 static inline void sdkpp_call_Client_UserAudioCapturedCallback(Sdkpp_Client_UserAudioCapturedCallback cb, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, uintptr_t userData) {
-	cb(data, samplesPerChannel, sampleRate, channels, (void*)userData);
+	sdkpp_args_Client_UserAudioCapturedCallback a = {cb, data, samplesPerChannel, sampleRate, channels, userData};
+	sdkpp_hook_relay(sdkpp_relayed_Client_UserAudioCapturedCallback, &a);
 }
 
 static inline void sdkpp_call_Client_VoiceParticipantChangedCallback(Sdkpp_Client_VoiceParticipantChangedCallback cb, uint64_t lobbyId, uint64_t memberId, bool added, uintptr_t userData) {
@@ -338,7 +373,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 573261881
+const abiVersion = 967757834
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.

@@ -21,6 +21,11 @@ static inline void sdkpp_fill_abi(Sdkpp_AbiInfo* info) {
 	Sdkpp_AbiInfo mine = SDKPP_ABI_INFO_INIT;
 	*info = mine;
 }
+
+// wait.c
+uint64_t sdkpp_wait_seq(void);
+void sdkpp_wait_wake(void);
+void sdkpp_wait_for_wake(uint64_t seen, uint32_t timeout_ms);
 */
 import "C"
 
@@ -29,11 +34,11 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"sdkpp/capi/internal/borrow"
 	"sdkpp/capi/internal/handle"
+	_ "sdkpp/capi/internal/hookrelay" // sdkpp_hook_relay, which the direct callbacks' trampolines call
 	"sdkpp/core"
 )
 
@@ -302,10 +307,29 @@ func Sdkpp_RunCallbacks() {
 	core.RunCallbacks()
 }
 
+// Every queued callback counts in wait.c, for Sdkpp_WaitForCallbacks and
+// Sdkpp_WaitForCallbackSignal.
+func init() {
+	core.OnCallbackQueued(func() { C.sdkpp_wait_wake() })
+}
+
+// Sdkpp_WaitForCallbacks sleeps in C (wait.c), not in Go: a managed runtime that suspends threads
+// with signals (Mono) retries a thread it finds on a goroutine stack, and one waiting in Go for a
+// lock held by a thread it has already suspended would make it retry for ever. Here the waiter
+// takes no Go lock: it reads the queue's length atomically and sleeps on a C condition.
+//
 //export Sdkpp_WaitForCallbacks
 func Sdkpp_WaitForCallbacks(timeoutMs C.uint32_t) (queued C.bool) {
 	defer guard("WaitForCallbacks")
-	return C.bool(core.WaitCallbacks(time.Duration(timeoutMs) * time.Millisecond))
+	if core.WaitCallbacks(0) || timeoutMs == 0 {
+		return C.bool(core.WaitCallbacks(0))
+	}
+	seen := C.sdkpp_wait_seq() // before the check: a callback queued after it changes the count
+	if core.WaitCallbacks(0) {
+		return true
+	}
+	C.sdkpp_wait_for_wake(seen, timeoutMs)
+	return C.bool(core.WaitCallbacks(0))
 }
 
 //export Sdkpp_ResetCallbacks

@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 573261881u
+#define SDKPP_ABI_VERSION 967757834u
 
 #ifdef __cplusplus
 extern "C" {
@@ -1663,6 +1663,14 @@ SDKPP_API void SDKPP_CALL Sdkpp_RunCallbacks(void);
  * of polling Sdkpp_RunCallbacks in a loop. 0 only checks.
  */
 SDKPP_API bool SDKPP_CALL Sdkpp_WaitForCallbacks(uint32_t timeoutMs);
+/**
+ * Sdkpp_WaitForCallbacks for a runtime that suspends threads inside native code with signals
+ * (Mono): it runs none of the library's Go code, which such a runtime can deadlock. It waits
+ * until a callback is queued after *seen was written or timeoutMs milliseconds pass, writes the
+ * count of queued callbacks to *seen and returns whether it changed. Take the count with
+ * timeoutMs 0, check Sdkpp_WaitForCallbacks(0), then wait here and check again. NULL: false.
+ */
+SDKPP_API bool SDKPP_CALL Sdkpp_WaitForCallbackSignal(uint64_t* seen, uint32_t timeoutMs);
 /** Discards queued callbacks without running them (their userData is still freed). */
 SDKPP_API void SDKPP_CALL Sdkpp_ResetCallbacks(void);
 /** Kept for source compatibility: sdkpp always runs callbacks inside Sdkpp_RunCallbacks. */

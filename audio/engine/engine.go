@@ -264,9 +264,10 @@ func (e *Engine) openLocked() error {
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	e.stream, e.inUse, e.stop, e.done = s, s.Info(), stop, done
-	// The processing step and the game's raw-audio hooks run on an OS thread of their own that
-	// ends with the stream: a runtime the hooks attached the thread to (Mono, IL2CPP) sees it
-	// exit and detaches it, instead of waiting at shutdown for a thread the SDK keeps.
+	// The processing step runs on an OS thread of its own that ends with the stream. The C ABI
+	// runs the game's raw-audio hooks on that thread's companion (capi/internal/hookrelay), which
+	// ends with it: a runtime the hooks attached the companion to (Mono, IL2CPP) sees it exit and
+	// detaches it, instead of waiting at shutdown for a thread the SDK keeps.
 	if err := osthread.Go(func() { e.run(s, stop, done) }); err != nil {
 		e.stream = nil
 		_ = s.Close()

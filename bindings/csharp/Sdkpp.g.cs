@@ -27,7 +27,109 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 573261881u;
+        internal const uint AbiVersion = 967757834u;
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
+
+        internal static global::System.IntPtr Sdkpp_Alloc(global::System.UIntPtr size)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Alloc_Raw(size); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Free", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Free_Raw(global::System.IntPtr ptr);
+
+        internal static void Sdkpp_Free(global::System.IntPtr ptr)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Free_Raw(ptr); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_FreeProperties", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_FreeProperties_Raw(global::Sdkpp.NativeProperties props);
+
+        internal static void Sdkpp_FreeProperties(global::Sdkpp.NativeProperties props)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_FreeProperties_Raw(props); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RunCallbacks", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_RunCallbacks_Raw();
+
+        internal static void Sdkpp_RunCallbacks()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_RunCallbacks_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_WaitForCallbacks", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_WaitForCallbacks_Raw(uint timeoutMs);
+
+        internal static bool Sdkpp_WaitForCallbacks(uint timeoutMs)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_WaitForCallbacks_Raw(timeoutMs); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ResetCallbacks", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ResetCallbacks_Raw();
+
+        internal static void Sdkpp_ResetCallbacks()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ResetCallbacks_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GetVersion", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern uint Sdkpp_GetVersion_Raw();
+
+        internal static uint Sdkpp_GetVersion()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GetVersion_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GetAbiVersion", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern uint Sdkpp_GetAbiVersion_Raw();
+
+        internal static uint Sdkpp_GetAbiVersion()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GetAbiVersion_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_CheckAbi", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_CheckAbi_Raw(ref global::Sdkpp.AbiInfo info);
+
+        internal static bool Sdkpp_CheckAbi(ref global::Sdkpp.AbiInfo info)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_CheckAbi_Raw(ref info); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GetObjectCount", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_GetObjectCount_Raw();
+
+        internal static ulong Sdkpp_GetObjectCount()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GetObjectCount_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
     }
 
     #pragma warning disable 649 // measured by the ABI check, never written
@@ -8654,1529 +8756,4903 @@ namespace Sdkpp
         [global::System.Runtime.InteropServices.UnmanagedFunctionPointer(global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         internal delegate void Client_ActivityJoinWithApplicationCallback(ulong applicationId, global::Sdkpp.NativeString joinSecret, global::System.IntPtr userData);
 
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeChallenge_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeChallenge_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.AuthenticationCodeChallengeMethod Sdkpp_AuthorizationCodeChallenge_Method(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeChallenge_SetMethod(ref global::System.IntPtr self, global::Sdkpp.AuthenticationCodeChallengeMethod value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeChallenge_Challenge(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeChallenge_SetChallenge(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeVerifier_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeVerifier_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeVerifier_Challenge(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeVerifier_SetChallenge(ref global::System.IntPtr self, ref global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeVerifier_Verifier(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationCodeVerifier_SetVerifier(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_AuthorizationArgs_ClientId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetClientId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_Scopes(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetScopes(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AuthorizationArgs_State(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetState(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AuthorizationArgs_Nonce(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetNonce(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AuthorizationArgs_CodeChallenge(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetCodeChallenge(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AuthorizationArgs_IntegrationType(ref global::System.IntPtr self, out global::Sdkpp.IntegrationType returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetIntegrationType(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AuthorizationArgs_CustomSchemeParam(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AuthorizationArgs_SetCustomSchemeParam(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_DeviceAuthorizationArgs_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_DeviceAuthorizationArgs_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_DeviceAuthorizationArgs_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_DeviceAuthorizationArgs_ClientId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_DeviceAuthorizationArgs_SetClientId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_DeviceAuthorizationArgs_Scopes(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_DeviceAuthorizationArgs_SetScopes(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_WebBase(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_SetWebBase(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_ApiBase(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_SetApiBase(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.AudioSystem Sdkpp_ClientCreateOptions_ExperimentalAudioSystem(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem(ref global::System.IntPtr self, global::Sdkpp.AudioSystem value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ClientCreateOptions_CpuAffinityMask(ref global::System.IntPtr self, out ulong returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientCreateOptions_SetCpuAffinityMask(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ErrorType Sdkpp_ClientResult_Type(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetType(ref global::System.IntPtr self, global::Sdkpp.ErrorType value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_Error(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetError(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_ClientResult_ErrorCode(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetErrorCode(ref global::System.IntPtr self, int value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.HttpStatusCode Sdkpp_ClientResult_Status(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetStatus(ref global::System.IntPtr self, global::Sdkpp.HttpStatusCode value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_ResponseBody(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetResponseBody(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ClientResult_Successful(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetSuccessful(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ClientResult_Retryable(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetRetryable(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_ClientResult_RetryAfter(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_SetRetryAfter(ref global::System.IntPtr self, float value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ClientResult_ToString(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_Label(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_SetLabel(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_Url(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityButton_SetUrl(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_LargeImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetLargeImage(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_LargeText(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetLargeText(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_LargeUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetLargeUrl(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_SmallImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetSmallImage(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_SmallText(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetSmallText(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_SmallUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetSmallUrl(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityAssets_InviteCoverImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityAssets_SetInviteCoverImage(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityTimestamps_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityTimestamps_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityTimestamps_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityTimestamps_Start(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityTimestamps_SetStart(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityTimestamps_End(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityTimestamps_SetEnd(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_Id(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_SetId(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_ActivityParty_CurrentSize(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_SetCurrentSize(ref global::System.IntPtr self, int value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_ActivityParty_MaxSize(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_SetMaxSize(ref global::System.IntPtr self, int value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ActivityPartyPrivacy Sdkpp_ActivityParty_Privacy(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityParty_SetPrivacy(ref global::System.IntPtr self, global::Sdkpp.ActivityPartyPrivacy value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivitySecrets_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivitySecrets_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivitySecrets_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivitySecrets_Join(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivitySecrets_SetJoin(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ActivityTypes Sdkpp_Activity_Type(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetType(ref global::System.IntPtr self, global::Sdkpp.ActivityTypes value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_StatusDisplayType(ref global::System.IntPtr self, out global::Sdkpp.StatusDisplayTypes returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetStatusDisplayType(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_State(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetState(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_StateUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetStateUrl(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_Details(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetDetails(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_DetailsUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetDetailsUrl(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_ApplicationId(ref global::System.IntPtr self, out ulong returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetApplicationId(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_ParentApplicationId(ref global::System.IntPtr self, out ulong returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetParentApplicationId(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_Assets(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetAssets(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_Timestamps(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetTimestamps(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_Party(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetParty(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_Secrets(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetSecrets(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ActivityGamePlatforms Sdkpp_Activity_SupportedPlatforms(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_SetSupportedPlatforms(ref global::System.IntPtr self, global::Sdkpp.ActivityGamePlatforms value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_AddButton(ref global::System.IntPtr self, ref global::System.IntPtr button);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Activity_GetButtons(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Activity_Equals(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityInvite_SenderId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetSenderId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityInvite_ChannelId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetChannelId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityInvite_MessageId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetMessageId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ActivityActionTypes Sdkpp_ActivityInvite_Type(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetType(ref global::System.IntPtr self, global::Sdkpp.ActivityActionTypes value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityInvite_ApplicationId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetApplicationId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_ActivityInvite_ParentApplicationId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetParentApplicationId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_PartyId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetPartyId(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SessionId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetSessionId(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_ActivityInvite_IsValid(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_ActivityInvite_SetIsValid(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedLobby_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedLobby_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedLobby_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_LinkedLobby_ApplicationId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedLobby_SetApplicationId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_LinkedLobby_LobbyId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedLobby_SetLobbyId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedChannel_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedChannel_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_LinkedChannel_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedChannel_SetId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedChannel_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedChannel_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_LinkedChannel_GuildId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LinkedChannel_SetGuildId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildMinimal_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildMinimal_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_GuildMinimal_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildMinimal_SetId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildMinimal_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildMinimal_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_GuildChannel_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetId(ref global::System.IntPtr self, ulong value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ChannelType Sdkpp_GuildChannel_Type(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetType(ref global::System.IntPtr self, global::Sdkpp.ChannelType value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_GuildChannel_Position(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetPosition(ref global::System.IntPtr self, int value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_GuildChannel_ParentId(ref global::System.IntPtr self, out ulong returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetParentId(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_GuildChannel_IsLinkable(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetIsLinkable(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_GuildChannel_LinkedLobby(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_GuildChannel_SetLinkedLobby(ref global::System.IntPtr self, global::System.IntPtr value);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserApplicationProfileHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserApplicationProfileHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserApplicationProfileHandle_Username(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserApplicationProfileHandle_AvatarHash(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserApplicationProfileHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_UserApplicationProfileHandle_ProviderId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.ExternalIdentityProviderType Sdkpp_UserApplicationProfileHandle_ProviderType(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_UserHandle_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserHandle_Username(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_UserHandle_GlobalName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserHandle_DisplayName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_UserHandle_Avatar(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_UserHandle_IsProvisional(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.StatusType Sdkpp_UserHandle_Status(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_UserHandle_GameActivity(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserHandle_Relationship(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserHandle_UserApplicationProfiles(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_RelationshipHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_RelationshipHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_RelationshipHandle_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_DiscordRelationshipType(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_GameRelationshipType(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_RelationshipHandle_IsSpamRequest(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_RelationshipHandle_User(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyMemberHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyMemberHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_LobbyMemberHandle_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_LobbyMemberHandle_CanLinkLobby(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_LobbyMemberHandle_Connected(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyMemberHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_LobbyMemberHandle_User(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_LobbyHandle_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyHandle_LobbyMemberIds(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyHandle_LobbyMembers(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_LobbyHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref global::System.IntPtr self, ulong memberId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_LobbyHandle_LinkedChannel(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_MessageHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_MessageHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_MessageHandle_Id(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_MessageHandle_Content(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_MessageHandle_RawContent(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_MessageHandle_AuthorId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_MessageHandle_ChannelId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_MessageHandle_RecipientId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_MessageHandle_SentTimestamp(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_MessageHandle_EditedTimestamp(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_MessageHandle_SentFromGame(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_MessageHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_MessageHandle_ModerationMetadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_MessageHandle_ApplicationId(ref global::System.IntPtr self, out ulong returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_MessageHandle_AdditionalName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_MessageHandle_Author(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_MessageHandle_Recipient(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_MessageHandle_Lobby(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserMessageSummary_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_UserMessageSummary_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_UserMessageSummary_UserId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_UserMessageSummary_LastMessageId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AudioDevice_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AudioDevice_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AudioDevice_Id(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_AudioDevice_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AudioDevice_IsDefault(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_AudioDevice_Equals(ref global::System.IntPtr self, ref global::System.IntPtr rhs);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_VoiceSettings_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_VoiceSettings_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceSettings_SelfMute(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceSettings_SelfDeaf(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.VoiceInputModeType Sdkpp_VoiceSettings_InputMode(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_VoiceSettings_PttKey(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_VoiceSettings_InputVolume(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_VoiceSettings_OutputVolume(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceSettings_EchoCancellation(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceSettings_NoiseSuppression(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceSettings_NoiseCancellation(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceSettings_AutomaticGainControl(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_VADThresholdSettings_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_VADThresholdSettings_VadThreshold(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VADThresholdSettings_Automatic(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_VoiceStateHandle_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_VoiceStateHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceStateHandle_SelfMute(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_VoiceStateHandle_SelfDeaf(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_ErrorToString(global::Sdkpp.Call.Error type, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_StatusToString(global::Sdkpp.Call.Status type, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.Call.Status Sdkpp_Call_GetStatus(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_Call_GetChannelId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_Call_GetGuildId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_GetParticipants(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Call_GetVoiceStateHandle(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.AudioModeType Sdkpp_Call_GetAudioMode(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetAudioMode(ref global::System.IntPtr self, global::Sdkpp.AudioModeType audioMode);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Call_GetPTTActive(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetPTTActive(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool active);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern uint Sdkpp_Call_GetPTTReleaseDelay(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetPTTReleaseDelay(ref global::System.IntPtr self, uint releaseDelayMs);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Call_GetSelfMute(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetSelfMute(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Call_GetSelfDeaf(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetSelfDeaf(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Call_GetLocalMute(ref global::System.IntPtr self, ulong userId);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetLocalMute(ref global::System.IntPtr self, ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_Call_GetParticipantVolume(ref global::System.IntPtr self, ulong userId);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetParticipantVolume(ref global::System.IntPtr self, ulong userId, float volume);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_GetVADThreshold(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetVADThreshold(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool automatic, float threshold);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_GetVerificationCode(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnParticipantChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetSpeakingStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnSpeakingStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Call_SetOnVoiceStateChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnVoiceStateChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_Init(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_InitWithBases(ref global::System.IntPtr self, global::Sdkpp.NativeString apiBase, global::Sdkpp.NativeString webBase);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_InitWithOptions(ref global::System.IntPtr self, ref global::System.IntPtr options);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_Drop(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetDefaultCommunicationScopes(out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetDefaultPresenceScopes(out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_Client_GetVersionMajor();
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_Client_GetVersionMinor();
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_Client_GetVersionPatch();
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetVersionHash(out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_ErrorToString(global::Sdkpp.Client.Error type, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_StatusToString(global::Sdkpp.Client.Status type, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_ThreadToString(global::Sdkpp.Client.Thread type, out global::Sdkpp.NativeString returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetApplicationId(ref global::System.IntPtr self, ulong applicationId);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern ulong Sdkpp_Client_GetApplicationId(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_CreateAuthorizationCodeVerifier(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_AddLogCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData, global::Sdkpp.LoggingSeverity minSeverity);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_SetLogDir(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetHttpRequestTimeout(ref global::System.IntPtr self, int httpTimeoutInMilliseconds);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern int Sdkpp_Client_GetHttpRequestTimeout(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern global::Sdkpp.Client.Status Sdkpp_Client_GetStatus(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_IsDiscordAppInstalled(ref global::System.IntPtr self, global::Sdkpp.Native.Client_IsDiscordAppInstalledCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_Authorize(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_AuthorizationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_AbortAuthorize(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RefreshToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString refreshToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RevokeToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_RevokeTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_UpdateToken(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_UpdateTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_IsAuthenticated(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetTokenExpirationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenExpirationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetTokenRefreshedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenRefreshedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_FetchCurrentUser(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_FetchCurrentUserCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_ExchangeChildToken(ref global::System.IntPtr self, global::Sdkpp.NativeString parentApplicationToken, ulong childApplicationId, global::Sdkpp.Native.Client_ExchangeChildTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetProvisionalToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetTokenFromProvisionalMerge(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_UnmergeIntoProvisionalAccount(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_UpdateProvisionalAccountDisplayName(ref global::System.IntPtr self, global::Sdkpp.NativeString name, global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetTokenFromDevice(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_AbortGetTokenFromDevice(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_OpenAuthorizeDeviceScreen(ref global::System.IntPtr self, ulong clientId, global::Sdkpp.NativeString userCode);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_CloseAuthorizeDeviceScreen(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetOpenUrlCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenUrlCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RegisterAuthorizeRequestCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RemoveAuthorizeRequestCallback(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_Connect(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_Disconnect(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OnStatusChanged callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_GetCurrentUserV2(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_GetUser(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetUserApplicationProfiles(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetUserApplicationProfilesNoLock(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_CreateOrJoinLobby(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_CreateOrJoinLobbyWithMetadata(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.NativeProperties lobbyMetadata, global::Sdkpp.NativeProperties memberMetadata, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_LeaveLobby(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LeaveLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_GetLobbyHandle(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetLobbyIds(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendLobbyMessage(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendLobbyMessageWithMetadata(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetLobbyCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetLobbyDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetLobbyUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetLobbyMemberAddedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberAddedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetLobbyMemberRemovedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberRemovedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetLobbyMemberUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetUserGuilds(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetUserGuildsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetGuildChannels(ref global::System.IntPtr self, ulong guildId, global::Sdkpp.Native.Client_GetGuildChannelsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_LinkChannelToLobby(ref global::System.IntPtr self, ulong lobbyId, ulong channelId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_UnlinkChannelFromLobby(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_JoinLinkedLobbyGuild(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.NativeFreeFn provisionalUserMergeRequiredCallback__userDataFree, global::System.IntPtr provisionalUserMergeRequiredCallback__userData, global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendUserMessage(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendUserMessageWithMetadata(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_EditUserMessage(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_EditUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_DeleteUserMessage(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.Native.Client_DeleteUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_GetMessageHandle(ref global::System.IntPtr self, ulong messageId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetUserMessageSummaries(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserMessageSummariesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetUserMessagesWithLimit(ref global::System.IntPtr self, ulong recipientId, int limit, global::Sdkpp.Native.Client_UserMessagesWithLimitCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetLobbyMessagesWithLimit(ref global::System.IntPtr self, ulong lobbyId, int limit, global::Sdkpp.Native.Client_GetLobbyMessagesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetMessageCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetMessageUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetMessageDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetUserUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetRelationships(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetRelationshipsByGroup(ref global::System.IntPtr self, global::Sdkpp.RelationshipGroupType groupType, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetRelationshipHandle(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SearchFriendsByUsername(ref global::System.IntPtr self, global::Sdkpp.NativeString searchStr, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetRelationshipCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetRelationshipDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendDiscordFriendRequest(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendDiscordFriendRequestById(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendGameFriendRequest(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendGameFriendRequestById(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_AcceptDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_AcceptGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RejectDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RejectGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_CancelDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_CancelGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RemoveGameFriend(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_RemoveDiscordAndGameFriend(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_BlockUser(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_UnblockUser(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_UpdateRichPresence(ref global::System.IntPtr self, ref global::System.IntPtr activity, global::Sdkpp.Native.Client_UpdateRichPresenceCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_ClearRichPresence(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetOnlineStatus(ref global::System.IntPtr self, global::Sdkpp.StatusType status, global::Sdkpp.Native.Client_UpdateStatusCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendActivityInvite(ref global::System.IntPtr self, ulong userId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendActivityJoinRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SendActivityJoinRequestReply(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_AcceptActivityInvite(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_AcceptActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetActivityInviteCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetActivityInviteUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetActivityJoinCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetActivityJoinWithApplicationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_RegisterLaunchCommand(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString command);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_RegisterLaunchStoreApplication(ref global::System.IntPtr self, ulong applicationId, uint storeAppId);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_StartCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_StartCallWithAudioCallbacks(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_UserAudioReceivedCallback receivedCb, global::Sdkpp.NativeFreeFn receivedCb__userDataFree, global::System.IntPtr receivedCb__userData, global::Sdkpp.Native.Client_UserAudioCapturedCallback capturedCb, global::Sdkpp.NativeFreeFn capturedCb__userDataFree, global::System.IntPtr capturedCb__userData, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetCalls(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_EndCall(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_EndCallCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_EndCalls(ref global::System.IntPtr self, global::Sdkpp.Native.Client_EndCallsCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetVoiceParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceParticipantChangedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetVoiceSettings(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetVoiceSettingsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetVoiceSettingsUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetSelfMuteAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_GetSelfMuteAll(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetSelfDeafAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_GetSelfDeafAll(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetInputVolume(ref global::System.IntPtr self, float inputVolume);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_Client_GetInputVolume(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetOutputVolume(ref global::System.IntPtr self, float outputVolume);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern float Sdkpp_Client_GetOutputVolume(ref global::System.IntPtr self);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetInputDevices(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetInputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetOutputDevices(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetOutputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetCurrentInputDevice(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_GetCurrentOutputDevice(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetInputDevice(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetOutputDevice(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetDeviceChangeCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_DeviceChangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetNoAudioInputThreshold(ref global::System.IntPtr self, float dBFSThreshold);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetNoAudioInputCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_NoAudioInputCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetEchoCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetNoiseSuppression(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetAutomaticGainControl(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetNoiseCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetOpusHardwareCoding(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool encode, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool decode);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetVoiceLogDir(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetAecDump(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        internal static extern void Sdkpp_Client_SetEngineManagedAudioSession(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isEngineManaged);
-
-        [global::System.Runtime.InteropServices.DllImport(Library, CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
-        internal static extern bool Sdkpp_Client_SetSpeakerMode(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool speakerMode);
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeChallenge_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_AuthorizationCodeChallenge_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeChallenge_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeChallenge_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_AuthorizationCodeChallenge_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeChallenge_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeChallenge_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_AuthorizationCodeChallenge_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeChallenge_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_Method", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.AuthenticationCodeChallengeMethod Sdkpp_AuthorizationCodeChallenge_Method_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.AuthenticationCodeChallengeMethod Sdkpp_AuthorizationCodeChallenge_Method(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationCodeChallenge_Method_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_SetMethod", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeChallenge_SetMethod_Raw(ref global::System.IntPtr self, global::Sdkpp.AuthenticationCodeChallengeMethod value);
+
+        internal static void Sdkpp_AuthorizationCodeChallenge_SetMethod(ref global::System.IntPtr self, global::Sdkpp.AuthenticationCodeChallengeMethod value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeChallenge_SetMethod_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_Challenge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeChallenge_Challenge_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_AuthorizationCodeChallenge_Challenge(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeChallenge_Challenge_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeChallenge_SetChallenge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeChallenge_SetChallenge_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_AuthorizationCodeChallenge_SetChallenge(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeChallenge_SetChallenge_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeVerifier_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeVerifier_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_AuthorizationCodeVerifier_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeVerifier_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeVerifier_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeVerifier_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_AuthorizationCodeVerifier_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeVerifier_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeVerifier_Challenge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeVerifier_Challenge_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_AuthorizationCodeVerifier_Challenge(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeVerifier_Challenge_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeVerifier_SetChallenge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeVerifier_SetChallenge_Raw(ref global::System.IntPtr self, ref global::System.IntPtr value);
+
+        internal static void Sdkpp_AuthorizationCodeVerifier_SetChallenge(ref global::System.IntPtr self, ref global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeVerifier_SetChallenge_Raw(ref self, ref value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeVerifier_Verifier", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeVerifier_Verifier_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_AuthorizationCodeVerifier_Verifier(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeVerifier_Verifier_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationCodeVerifier_SetVerifier", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationCodeVerifier_SetVerifier_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_AuthorizationCodeVerifier_SetVerifier(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationCodeVerifier_SetVerifier_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_AuthorizationArgs_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_AuthorizationArgs_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_AuthorizationArgs_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_ClientId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_AuthorizationArgs_ClientId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_AuthorizationArgs_ClientId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationArgs_ClientId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetClientId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetClientId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetClientId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetClientId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_Scopes", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_Scopes_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_AuthorizationArgs_Scopes(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_Scopes_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetScopes", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetScopes_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetScopes(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetScopes_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_State", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AuthorizationArgs_State_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_AuthorizationArgs_State(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationArgs_State_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetState", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetState_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetState(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetState_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_Nonce", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AuthorizationArgs_Nonce_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_AuthorizationArgs_Nonce(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationArgs_Nonce_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetNonce", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetNonce_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetNonce(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetNonce_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_CodeChallenge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AuthorizationArgs_CodeChallenge_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_AuthorizationArgs_CodeChallenge(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationArgs_CodeChallenge_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetCodeChallenge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetCodeChallenge_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetCodeChallenge(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetCodeChallenge_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_IntegrationType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AuthorizationArgs_IntegrationType_Raw(ref global::System.IntPtr self, out global::Sdkpp.IntegrationType returnValue);
+
+        internal static bool Sdkpp_AuthorizationArgs_IntegrationType(ref global::System.IntPtr self, out global::Sdkpp.IntegrationType returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationArgs_IntegrationType_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetIntegrationType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetIntegrationType_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetIntegrationType(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetIntegrationType_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_CustomSchemeParam", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AuthorizationArgs_CustomSchemeParam_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_AuthorizationArgs_CustomSchemeParam(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AuthorizationArgs_CustomSchemeParam_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AuthorizationArgs_SetCustomSchemeParam", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AuthorizationArgs_SetCustomSchemeParam_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_AuthorizationArgs_SetCustomSchemeParam(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AuthorizationArgs_SetCustomSchemeParam_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_DeviceAuthorizationArgs_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_DeviceAuthorizationArgs_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_DeviceAuthorizationArgs_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_DeviceAuthorizationArgs_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_DeviceAuthorizationArgs_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_DeviceAuthorizationArgs_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_DeviceAuthorizationArgs_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_DeviceAuthorizationArgs_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_DeviceAuthorizationArgs_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_ClientId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_DeviceAuthorizationArgs_ClientId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_DeviceAuthorizationArgs_ClientId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_DeviceAuthorizationArgs_ClientId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_SetClientId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_DeviceAuthorizationArgs_SetClientId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_DeviceAuthorizationArgs_SetClientId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_DeviceAuthorizationArgs_SetClientId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_Scopes", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_DeviceAuthorizationArgs_Scopes_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_DeviceAuthorizationArgs_Scopes(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_DeviceAuthorizationArgs_Scopes_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_DeviceAuthorizationArgs_SetScopes", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_DeviceAuthorizationArgs_SetScopes_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_DeviceAuthorizationArgs_SetScopes(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_DeviceAuthorizationArgs_SetScopes_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ClientCreateOptions_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ClientCreateOptions_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ClientCreateOptions_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_WebBase", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_WebBase_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ClientCreateOptions_WebBase(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_WebBase_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_SetWebBase", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_SetWebBase_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ClientCreateOptions_SetWebBase(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_SetWebBase_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_ApiBase", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_ApiBase_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ClientCreateOptions_ApiBase(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_ApiBase_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_SetApiBase", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_SetApiBase_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ClientCreateOptions_SetApiBase(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_SetApiBase_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_ExperimentalAudioSystem", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.AudioSystem Sdkpp_ClientCreateOptions_ExperimentalAudioSystem_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.AudioSystem Sdkpp_ClientCreateOptions_ExperimentalAudioSystem(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientCreateOptions_ExperimentalAudioSystem_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem_Raw(ref global::System.IntPtr self, global::Sdkpp.AudioSystem value);
+
+        internal static void Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem(ref global::System.IntPtr self, global::Sdkpp.AudioSystem value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        internal static void Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_CpuAffinityMask", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ClientCreateOptions_CpuAffinityMask_Raw(ref global::System.IntPtr self, out ulong returnValue);
+
+        internal static bool Sdkpp_ClientCreateOptions_CpuAffinityMask(ref global::System.IntPtr self, out ulong returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientCreateOptions_CpuAffinityMask_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientCreateOptions_SetCpuAffinityMask", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientCreateOptions_SetCpuAffinityMask_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ClientCreateOptions_SetCpuAffinityMask(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientCreateOptions_SetCpuAffinityMask_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ClientResult_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ClientResult_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Type", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ErrorType Sdkpp_ClientResult_Type_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ErrorType Sdkpp_ClientResult_Type(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientResult_Type_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetType_Raw(ref global::System.IntPtr self, global::Sdkpp.ErrorType value);
+
+        internal static void Sdkpp_ClientResult_SetType(ref global::System.IntPtr self, global::Sdkpp.ErrorType value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetType_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Error", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_Error_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ClientResult_Error(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_Error_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetError", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetError_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ClientResult_SetError(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetError_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_ErrorCode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_ClientResult_ErrorCode_Raw(ref global::System.IntPtr self);
+
+        internal static int Sdkpp_ClientResult_ErrorCode(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientResult_ErrorCode_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetErrorCode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetErrorCode_Raw(ref global::System.IntPtr self, int value);
+
+        internal static void Sdkpp_ClientResult_SetErrorCode(ref global::System.IntPtr self, int value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetErrorCode_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Status", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.HttpStatusCode Sdkpp_ClientResult_Status_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.HttpStatusCode Sdkpp_ClientResult_Status(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientResult_Status_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetStatus", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetStatus_Raw(ref global::System.IntPtr self, global::Sdkpp.HttpStatusCode value);
+
+        internal static void Sdkpp_ClientResult_SetStatus(ref global::System.IntPtr self, global::Sdkpp.HttpStatusCode value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetStatus_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_ResponseBody", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_ResponseBody_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ClientResult_ResponseBody(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_ResponseBody_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetResponseBody", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetResponseBody_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ClientResult_SetResponseBody(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetResponseBody_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Successful", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ClientResult_Successful_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_ClientResult_Successful(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientResult_Successful_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetSuccessful", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetSuccessful_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        internal static void Sdkpp_ClientResult_SetSuccessful(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetSuccessful_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Retryable", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ClientResult_Retryable_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_ClientResult_Retryable(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientResult_Retryable_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetRetryable", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetRetryable_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        internal static void Sdkpp_ClientResult_SetRetryable(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetRetryable_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_RetryAfter", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_ClientResult_RetryAfter_Raw(ref global::System.IntPtr self);
+
+        internal static float Sdkpp_ClientResult_RetryAfter(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ClientResult_RetryAfter_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetRetryAfter", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_SetRetryAfter_Raw(ref global::System.IntPtr self, float value);
+
+        internal static void Sdkpp_ClientResult_SetRetryAfter(ref global::System.IntPtr self, float value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_SetRetryAfter_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_ToString", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ClientResult_ToString_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ClientResult_ToString(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ClientResult_ToString_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityButton_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityButton_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ActivityButton_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_Label", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_Label_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ActivityButton_Label(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_Label_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_SetLabel", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_SetLabel_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ActivityButton_SetLabel(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_SetLabel_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_Url", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_Url_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ActivityButton_Url(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_Url_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityButton_SetUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityButton_SetUrl_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ActivityButton_SetUrl(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityButton_SetUrl_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityAssets_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityAssets_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ActivityAssets_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_LargeImage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_LargeImage_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_LargeImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_LargeImage_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetLargeImage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetLargeImage_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetLargeImage(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetLargeImage_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_LargeText", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_LargeText_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_LargeText(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_LargeText_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetLargeText", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetLargeText_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetLargeText(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetLargeText_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_LargeUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_LargeUrl_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_LargeUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_LargeUrl_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetLargeUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetLargeUrl_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetLargeUrl(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetLargeUrl_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SmallImage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_SmallImage_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_SmallImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_SmallImage_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetSmallImage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetSmallImage_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetSmallImage(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetSmallImage_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SmallText", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_SmallText_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_SmallText(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_SmallText_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetSmallText", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetSmallText_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetSmallText(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetSmallText_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SmallUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_SmallUrl_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_SmallUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_SmallUrl_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetSmallUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetSmallUrl_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetSmallUrl(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetSmallUrl_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_InviteCoverImage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityAssets_InviteCoverImage_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_ActivityAssets_InviteCoverImage(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityAssets_InviteCoverImage_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityAssets_SetInviteCoverImage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityAssets_SetInviteCoverImage_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_ActivityAssets_SetInviteCoverImage(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityAssets_SetInviteCoverImage_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityTimestamps_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityTimestamps_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityTimestamps_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityTimestamps_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityTimestamps_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityTimestamps_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityTimestamps_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ActivityTimestamps_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityTimestamps_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_Start", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityTimestamps_Start_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityTimestamps_Start(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityTimestamps_Start_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_SetStart", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityTimestamps_SetStart_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityTimestamps_SetStart(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityTimestamps_SetStart_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_End", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityTimestamps_End_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityTimestamps_End(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityTimestamps_End_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityTimestamps_SetEnd", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityTimestamps_SetEnd_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityTimestamps_SetEnd(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityTimestamps_SetEnd_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityParty_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityParty_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ActivityParty_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_Id_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ActivityParty_Id(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_Id_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_SetId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_SetId_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ActivityParty_SetId(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_SetId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_CurrentSize", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_ActivityParty_CurrentSize_Raw(ref global::System.IntPtr self);
+
+        internal static int Sdkpp_ActivityParty_CurrentSize(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityParty_CurrentSize_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_SetCurrentSize", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_SetCurrentSize_Raw(ref global::System.IntPtr self, int value);
+
+        internal static void Sdkpp_ActivityParty_SetCurrentSize(ref global::System.IntPtr self, int value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_SetCurrentSize_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_MaxSize", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_ActivityParty_MaxSize_Raw(ref global::System.IntPtr self);
+
+        internal static int Sdkpp_ActivityParty_MaxSize(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityParty_MaxSize_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_SetMaxSize", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_SetMaxSize_Raw(ref global::System.IntPtr self, int value);
+
+        internal static void Sdkpp_ActivityParty_SetMaxSize(ref global::System.IntPtr self, int value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_SetMaxSize_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_Privacy", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ActivityPartyPrivacy Sdkpp_ActivityParty_Privacy_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ActivityPartyPrivacy Sdkpp_ActivityParty_Privacy(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityParty_Privacy_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityParty_SetPrivacy", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityParty_SetPrivacy_Raw(ref global::System.IntPtr self, global::Sdkpp.ActivityPartyPrivacy value);
+
+        internal static void Sdkpp_ActivityParty_SetPrivacy(ref global::System.IntPtr self, global::Sdkpp.ActivityPartyPrivacy value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityParty_SetPrivacy_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivitySecrets_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivitySecrets_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivitySecrets_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivitySecrets_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivitySecrets_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivitySecrets_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivitySecrets_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivitySecrets_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivitySecrets_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivitySecrets_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ActivitySecrets_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivitySecrets_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivitySecrets_Join", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivitySecrets_Join_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ActivitySecrets_Join(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivitySecrets_Join_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivitySecrets_SetJoin", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivitySecrets_SetJoin_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ActivitySecrets_SetJoin(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivitySecrets_SetJoin_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Activity_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Activity_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_Activity_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Name", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_Name_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Activity_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_Name_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetName_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_Activity_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetName_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Type", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ActivityTypes Sdkpp_Activity_Type_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ActivityTypes Sdkpp_Activity_Type(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Type_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetType_Raw(ref global::System.IntPtr self, global::Sdkpp.ActivityTypes value);
+
+        internal static void Sdkpp_Activity_SetType(ref global::System.IntPtr self, global::Sdkpp.ActivityTypes value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetType_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_StatusDisplayType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_StatusDisplayType_Raw(ref global::System.IntPtr self, out global::Sdkpp.StatusDisplayTypes returnValue);
+
+        internal static bool Sdkpp_Activity_StatusDisplayType(ref global::System.IntPtr self, out global::Sdkpp.StatusDisplayTypes returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_StatusDisplayType_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetStatusDisplayType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetStatusDisplayType_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetStatusDisplayType(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetStatusDisplayType_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_State", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_State_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_Activity_State(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_State_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetState", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetState_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetState(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetState_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_StateUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_StateUrl_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_Activity_StateUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_StateUrl_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetStateUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetStateUrl_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetStateUrl(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetStateUrl_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Details", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_Details_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_Activity_Details(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Details_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetDetails", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetDetails_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetDetails(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetDetails_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_DetailsUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_DetailsUrl_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_Activity_DetailsUrl(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_DetailsUrl_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetDetailsUrl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetDetailsUrl_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetDetailsUrl(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetDetailsUrl_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_ApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_ApplicationId_Raw(ref global::System.IntPtr self, out ulong returnValue);
+
+        internal static bool Sdkpp_Activity_ApplicationId(ref global::System.IntPtr self, out ulong returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_ApplicationId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetApplicationId_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetApplicationId(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetApplicationId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_ParentApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_ParentApplicationId_Raw(ref global::System.IntPtr self, out ulong returnValue);
+
+        internal static bool Sdkpp_Activity_ParentApplicationId(ref global::System.IntPtr self, out ulong returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_ParentApplicationId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetParentApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetParentApplicationId_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetParentApplicationId(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetParentApplicationId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Assets", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_Assets_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Activity_Assets(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Assets_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetAssets", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetAssets_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetAssets(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetAssets_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Timestamps", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_Timestamps_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Activity_Timestamps(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Timestamps_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetTimestamps", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetTimestamps_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetTimestamps(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetTimestamps_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Party", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_Party_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Activity_Party(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Party_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetParty", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetParty_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetParty(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetParty_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Secrets", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_Secrets_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Activity_Secrets(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Secrets_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetSecrets", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetSecrets_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_Activity_SetSecrets(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetSecrets_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SupportedPlatforms", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ActivityGamePlatforms Sdkpp_Activity_SupportedPlatforms_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ActivityGamePlatforms Sdkpp_Activity_SupportedPlatforms(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_SupportedPlatforms_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_SetSupportedPlatforms", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_SetSupportedPlatforms_Raw(ref global::System.IntPtr self, global::Sdkpp.ActivityGamePlatforms value);
+
+        internal static void Sdkpp_Activity_SetSupportedPlatforms(ref global::System.IntPtr self, global::Sdkpp.ActivityGamePlatforms value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_SetSupportedPlatforms_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_AddButton", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_AddButton_Raw(ref global::System.IntPtr self, ref global::System.IntPtr button);
+
+        internal static void Sdkpp_Activity_AddButton(ref global::System.IntPtr self, ref global::System.IntPtr button)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_AddButton_Raw(ref self, ref button); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_GetButtons", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Activity_GetButtons_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Activity_GetButtons(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Activity_GetButtons_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Activity_Equals", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Activity_Equals_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static bool Sdkpp_Activity_Equals(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Activity_Equals_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityInvite_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_ActivityInvite_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_ActivityInvite_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SenderId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityInvite_SenderId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityInvite_SenderId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_SenderId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetSenderId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetSenderId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityInvite_SetSenderId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetSenderId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_ChannelId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityInvite_ChannelId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityInvite_ChannelId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_ChannelId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetChannelId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetChannelId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityInvite_SetChannelId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetChannelId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_MessageId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityInvite_MessageId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityInvite_MessageId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_MessageId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetMessageId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetMessageId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityInvite_SetMessageId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetMessageId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_Type", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ActivityActionTypes Sdkpp_ActivityInvite_Type_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ActivityActionTypes Sdkpp_ActivityInvite_Type(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_Type_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetType_Raw(ref global::System.IntPtr self, global::Sdkpp.ActivityActionTypes value);
+
+        internal static void Sdkpp_ActivityInvite_SetType(ref global::System.IntPtr self, global::Sdkpp.ActivityActionTypes value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetType_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_ApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityInvite_ApplicationId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityInvite_ApplicationId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_ApplicationId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetApplicationId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityInvite_SetApplicationId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetApplicationId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_ParentApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_ActivityInvite_ParentApplicationId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_ActivityInvite_ParentApplicationId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_ParentApplicationId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetParentApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetParentApplicationId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_ActivityInvite_SetParentApplicationId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetParentApplicationId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_PartyId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_PartyId_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ActivityInvite_PartyId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_PartyId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetPartyId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetPartyId_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ActivityInvite_SetPartyId(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetPartyId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SessionId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SessionId_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_ActivityInvite_SessionId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SessionId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetSessionId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetSessionId_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_ActivityInvite_SetSessionId(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetSessionId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_IsValid", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_ActivityInvite_IsValid_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_ActivityInvite_IsValid(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_ActivityInvite_IsValid_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ActivityInvite_SetIsValid", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_ActivityInvite_SetIsValid_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        internal static void Sdkpp_ActivityInvite_SetIsValid(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_ActivityInvite_SetIsValid_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedLobby_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_LinkedLobby_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedLobby_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedLobby_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_LinkedLobby_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedLobby_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedLobby_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_LinkedLobby_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedLobby_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_ApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_LinkedLobby_ApplicationId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_LinkedLobby_ApplicationId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LinkedLobby_ApplicationId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_SetApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedLobby_SetApplicationId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_LinkedLobby_SetApplicationId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedLobby_SetApplicationId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_LobbyId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_LinkedLobby_LobbyId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_LinkedLobby_LobbyId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LinkedLobby_LobbyId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedLobby_SetLobbyId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedLobby_SetLobbyId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_LinkedLobby_SetLobbyId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedLobby_SetLobbyId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedChannel_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_LinkedChannel_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedChannel_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedChannel_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_LinkedChannel_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedChannel_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_LinkedChannel_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_LinkedChannel_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LinkedChannel_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_SetId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedChannel_SetId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_LinkedChannel_SetId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedChannel_SetId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_Name", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedChannel_Name_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_LinkedChannel_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedChannel_Name_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_SetName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedChannel_SetName_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_LinkedChannel_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedChannel_SetName_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_GuildId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_LinkedChannel_GuildId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_LinkedChannel_GuildId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LinkedChannel_GuildId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LinkedChannel_SetGuildId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LinkedChannel_SetGuildId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_LinkedChannel_SetGuildId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LinkedChannel_SetGuildId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildMinimal_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildMinimal_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_GuildMinimal_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildMinimal_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildMinimal_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildMinimal_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_GuildMinimal_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildMinimal_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildMinimal_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_GuildMinimal_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_GuildMinimal_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildMinimal_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildMinimal_SetId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildMinimal_SetId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_GuildMinimal_SetId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildMinimal_SetId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildMinimal_Name", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildMinimal_Name_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_GuildMinimal_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildMinimal_Name_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildMinimal_SetName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildMinimal_SetName_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_GuildMinimal_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildMinimal_SetName_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_GuildChannel_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_GuildChannel_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_GuildChannel_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_GuildChannel_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetId_Raw(ref global::System.IntPtr self, ulong value);
+
+        internal static void Sdkpp_GuildChannel_SetId(ref global::System.IntPtr self, ulong value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_Name", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_Name_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_GuildChannel_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_Name_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetName_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString value);
+
+        internal static void Sdkpp_GuildChannel_SetName(ref global::System.IntPtr self, global::Sdkpp.NativeString value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetName_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_Type", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ChannelType Sdkpp_GuildChannel_Type_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ChannelType Sdkpp_GuildChannel_Type(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_Type_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetType_Raw(ref global::System.IntPtr self, global::Sdkpp.ChannelType value);
+
+        internal static void Sdkpp_GuildChannel_SetType(ref global::System.IntPtr self, global::Sdkpp.ChannelType value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetType_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_Position", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_GuildChannel_Position_Raw(ref global::System.IntPtr self);
+
+        internal static int Sdkpp_GuildChannel_Position(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_Position_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetPosition", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetPosition_Raw(ref global::System.IntPtr self, int value);
+
+        internal static void Sdkpp_GuildChannel_SetPosition(ref global::System.IntPtr self, int value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetPosition_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_ParentId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_GuildChannel_ParentId_Raw(ref global::System.IntPtr self, out ulong returnValue);
+
+        internal static bool Sdkpp_GuildChannel_ParentId(ref global::System.IntPtr self, out ulong returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_ParentId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetParentId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetParentId_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_GuildChannel_SetParentId(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetParentId_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_IsLinkable", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_GuildChannel_IsLinkable_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_GuildChannel_IsLinkable(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_IsLinkable_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetIsLinkable", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetIsLinkable_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        internal static void Sdkpp_GuildChannel_SetIsLinkable(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetIsLinkable_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value);
+
+        internal static void Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_LinkedLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_GuildChannel_LinkedLobby_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_GuildChannel_LinkedLobby(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_GuildChannel_LinkedLobby_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_GuildChannel_SetLinkedLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_GuildChannel_SetLinkedLobby_Raw(ref global::System.IntPtr self, global::System.IntPtr value);
+
+        internal static void Sdkpp_GuildChannel_SetLinkedLobby(ref global::System.IntPtr self, global::System.IntPtr value)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_GuildChannel_SetLinkedLobby_Raw(ref self, value); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserApplicationProfileHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_UserApplicationProfileHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserApplicationProfileHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserApplicationProfileHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_UserApplicationProfileHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserApplicationProfileHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_Username", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserApplicationProfileHandle_Username_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_UserApplicationProfileHandle_Username(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserApplicationProfileHandle_Username_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_AvatarHash", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserApplicationProfileHandle_AvatarHash_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_UserApplicationProfileHandle_AvatarHash(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserApplicationProfileHandle_AvatarHash_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_Metadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserApplicationProfileHandle_Metadata_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_UserApplicationProfileHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserApplicationProfileHandle_Metadata_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_ProviderId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_UserApplicationProfileHandle_ProviderId_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_UserApplicationProfileHandle_ProviderId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserApplicationProfileHandle_ProviderId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserApplicationProfileHandle_ProviderType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.ExternalIdentityProviderType Sdkpp_UserApplicationProfileHandle_ProviderType_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.ExternalIdentityProviderType Sdkpp_UserApplicationProfileHandle_ProviderType(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserApplicationProfileHandle_ProviderType_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_UserHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_UserHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_UserHandle_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_UserHandle_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserHandle_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Username", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserHandle_Username_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_UserHandle_Username(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserHandle_Username_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_GlobalName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_UserHandle_GlobalName_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_UserHandle_GlobalName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserHandle_GlobalName_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_DisplayName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserHandle_DisplayName_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_UserHandle_DisplayName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserHandle_DisplayName_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Avatar", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_UserHandle_Avatar_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_UserHandle_Avatar(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserHandle_Avatar_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_IsProvisional", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_UserHandle_IsProvisional_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_UserHandle_IsProvisional(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserHandle_IsProvisional_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Status", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.StatusType Sdkpp_UserHandle_Status_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.StatusType Sdkpp_UserHandle_Status(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserHandle_Status_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_GameActivity", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_UserHandle_GameActivity_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_UserHandle_GameActivity(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserHandle_GameActivity_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_Relationship", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserHandle_Relationship_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_UserHandle_Relationship(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserHandle_Relationship_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserHandle_UserApplicationProfiles", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserHandle_UserApplicationProfiles_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_UserHandle_UserApplicationProfiles(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserHandle_UserApplicationProfiles_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_RelationshipHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_RelationshipHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_RelationshipHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_RelationshipHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_RelationshipHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_RelationshipHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_RelationshipHandle_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_RelationshipHandle_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_RelationshipHandle_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_DiscordRelationshipType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_DiscordRelationshipType_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_DiscordRelationshipType(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_RelationshipHandle_DiscordRelationshipType_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_GameRelationshipType", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_GameRelationshipType_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.RelationshipType Sdkpp_RelationshipHandle_GameRelationshipType(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_RelationshipHandle_GameRelationshipType_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_IsSpamRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_RelationshipHandle_IsSpamRequest_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_RelationshipHandle_IsSpamRequest(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_RelationshipHandle_IsSpamRequest_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_RelationshipHandle_User", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_RelationshipHandle_User_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_RelationshipHandle_User(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_RelationshipHandle_User_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyMemberHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_LobbyMemberHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyMemberHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyMemberHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_LobbyMemberHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyMemberHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_LobbyMemberHandle_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_LobbyMemberHandle_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyMemberHandle_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_CanLinkLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_LobbyMemberHandle_CanLinkLobby_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_LobbyMemberHandle_CanLinkLobby(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyMemberHandle_CanLinkLobby_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_Connected", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_LobbyMemberHandle_Connected_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_LobbyMemberHandle_Connected(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyMemberHandle_Connected_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_Metadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyMemberHandle_Metadata_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        internal static void Sdkpp_LobbyMemberHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyMemberHandle_Metadata_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyMemberHandle_User", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_LobbyMemberHandle_User_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_LobbyMemberHandle_User(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyMemberHandle_User_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_LobbyHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_LobbyHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_LobbyHandle_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_LobbyHandle_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyHandle_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_LobbyMemberIds", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyHandle_LobbyMemberIds_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_LobbyHandle_LobbyMemberIds(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyHandle_LobbyMemberIds_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_LobbyMembers", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyHandle_LobbyMembers_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_LobbyHandle_LobbyMembers(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyHandle_LobbyMembers_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_Metadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_LobbyHandle_Metadata_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        internal static void Sdkpp_LobbyHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_LobbyHandle_Metadata_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_GetLobbyMemberHandle", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_LobbyHandle_GetLobbyMemberHandle_Raw(ref global::System.IntPtr self, ulong memberId, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref global::System.IntPtr self, ulong memberId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyHandle_GetLobbyMemberHandle_Raw(ref self, memberId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_LobbyHandle_LinkedChannel", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_LobbyHandle_LinkedChannel_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_LobbyHandle_LinkedChannel(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_LobbyHandle_LinkedChannel_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_MessageHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_MessageHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_MessageHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_MessageHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_MessageHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_MessageHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_MessageHandle_Id_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_MessageHandle_Id(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_Id_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Content", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_MessageHandle_Content_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_MessageHandle_Content(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_MessageHandle_Content_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_RawContent", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_MessageHandle_RawContent_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_MessageHandle_RawContent(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_MessageHandle_RawContent_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_AuthorId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_MessageHandle_AuthorId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_MessageHandle_AuthorId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_AuthorId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_ChannelId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_MessageHandle_ChannelId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_MessageHandle_ChannelId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_ChannelId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_RecipientId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_MessageHandle_RecipientId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_MessageHandle_RecipientId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_RecipientId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_SentTimestamp", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_MessageHandle_SentTimestamp_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_MessageHandle_SentTimestamp(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_SentTimestamp_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_EditedTimestamp", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_MessageHandle_EditedTimestamp_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_MessageHandle_EditedTimestamp(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_EditedTimestamp_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_SentFromGame", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_MessageHandle_SentFromGame_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_MessageHandle_SentFromGame(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_SentFromGame_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Metadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_MessageHandle_Metadata_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        internal static void Sdkpp_MessageHandle_Metadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_MessageHandle_Metadata_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_ModerationMetadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_MessageHandle_ModerationMetadata_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue);
+
+        internal static void Sdkpp_MessageHandle_ModerationMetadata(ref global::System.IntPtr self, out global::Sdkpp.NativeProperties returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_MessageHandle_ModerationMetadata_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_ApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_MessageHandle_ApplicationId_Raw(ref global::System.IntPtr self, out ulong returnValue);
+
+        internal static bool Sdkpp_MessageHandle_ApplicationId(ref global::System.IntPtr self, out ulong returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_ApplicationId_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_AdditionalName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_MessageHandle_AdditionalName_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static bool Sdkpp_MessageHandle_AdditionalName(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_AdditionalName_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Author", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_MessageHandle_Author_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_MessageHandle_Author(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_Author_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Recipient", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_MessageHandle_Recipient_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_MessageHandle_Recipient(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_Recipient_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_MessageHandle_Lobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_MessageHandle_Lobby_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_MessageHandle_Lobby(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_MessageHandle_Lobby_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserMessageSummary_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserMessageSummary_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_UserMessageSummary_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserMessageSummary_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserMessageSummary_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_UserMessageSummary_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_UserMessageSummary_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_UserMessageSummary_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserMessageSummary_UserId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_UserMessageSummary_UserId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_UserMessageSummary_UserId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserMessageSummary_UserId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_UserMessageSummary_LastMessageId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_UserMessageSummary_LastMessageId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_UserMessageSummary_LastMessageId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_UserMessageSummary_LastMessageId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AudioDevice_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AudioDevice_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_AudioDevice_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AudioDevice_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AudioDevice_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AudioDevice_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_AudioDevice_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AudioDevice_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AudioDevice_Id", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AudioDevice_Id_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_AudioDevice_Id(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AudioDevice_Id_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AudioDevice_Name", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_AudioDevice_Name_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_AudioDevice_Name(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_AudioDevice_Name_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AudioDevice_IsDefault", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AudioDevice_IsDefault_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_AudioDevice_IsDefault(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AudioDevice_IsDefault_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_AudioDevice_Equals", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_AudioDevice_Equals_Raw(ref global::System.IntPtr self, ref global::System.IntPtr rhs);
+
+        internal static bool Sdkpp_AudioDevice_Equals(ref global::System.IntPtr self, ref global::System.IntPtr rhs)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_AudioDevice_Equals_Raw(ref self, ref rhs); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_VoiceSettings_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_VoiceSettings_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_VoiceSettings_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_VoiceSettings_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_VoiceSettings_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_VoiceSettings_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_SelfMute", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceSettings_SelfMute_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceSettings_SelfMute(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_SelfMute_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_SelfDeaf", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceSettings_SelfDeaf_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceSettings_SelfDeaf(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_SelfDeaf_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_InputMode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.VoiceInputModeType Sdkpp_VoiceSettings_InputMode_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.VoiceInputModeType Sdkpp_VoiceSettings_InputMode(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_InputMode_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_PttKey", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_VoiceSettings_PttKey_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_VoiceSettings_PttKey(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_VoiceSettings_PttKey_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_InputVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_VoiceSettings_InputVolume_Raw(ref global::System.IntPtr self);
+
+        internal static float Sdkpp_VoiceSettings_InputVolume(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_InputVolume_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_OutputVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_VoiceSettings_OutputVolume_Raw(ref global::System.IntPtr self);
+
+        internal static float Sdkpp_VoiceSettings_OutputVolume(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_OutputVolume_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_EchoCancellation", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceSettings_EchoCancellation_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceSettings_EchoCancellation(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_EchoCancellation_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_NoiseSuppression", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceSettings_NoiseSuppression_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceSettings_NoiseSuppression(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_NoiseSuppression_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_NoiseCancellation", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceSettings_NoiseCancellation_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceSettings_NoiseCancellation(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_NoiseCancellation_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceSettings_AutomaticGainControl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceSettings_AutomaticGainControl_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceSettings_AutomaticGainControl(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceSettings_AutomaticGainControl_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VADThresholdSettings_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_VADThresholdSettings_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_VADThresholdSettings_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_VADThresholdSettings_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VADThresholdSettings_VadThreshold", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_VADThresholdSettings_VadThreshold_Raw(ref global::System.IntPtr self);
+
+        internal static float Sdkpp_VADThresholdSettings_VadThreshold(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VADThresholdSettings_VadThreshold_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VADThresholdSettings_Automatic", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VADThresholdSettings_Automatic_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VADThresholdSettings_Automatic(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VADThresholdSettings_Automatic_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceStateHandle_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_VoiceStateHandle_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_VoiceStateHandle_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_VoiceStateHandle_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceStateHandle_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_VoiceStateHandle_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_VoiceStateHandle_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_VoiceStateHandle_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceStateHandle_SelfMute", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceStateHandle_SelfMute_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceStateHandle_SelfMute(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceStateHandle_SelfMute_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_VoiceStateHandle_SelfDeaf", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_VoiceStateHandle_SelfDeaf_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_VoiceStateHandle_SelfDeaf(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_VoiceStateHandle_SelfDeaf_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Call_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_Clone", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_Clone_Raw(ref global::System.IntPtr self, ref global::System.IntPtr other);
+
+        internal static void Sdkpp_Call_Clone(ref global::System.IntPtr self, ref global::System.IntPtr other)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_Clone_Raw(ref self, ref other); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_ErrorToString", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_ErrorToString_Raw(global::Sdkpp.Call.Error type, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Call_ErrorToString(global::Sdkpp.Call.Error type, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_ErrorToString_Raw(type, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_StatusToString", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_StatusToString_Raw(global::Sdkpp.Call.Status type, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Call_StatusToString(global::Sdkpp.Call.Status type, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_StatusToString_Raw(type, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetStatus", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.Call.Status Sdkpp_Call_GetStatus_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.Call.Status Sdkpp_Call_GetStatus(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetStatus_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetChannelId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_Call_GetChannelId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_Call_GetChannelId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetChannelId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetGuildId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_Call_GetGuildId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_Call_GetGuildId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetGuildId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetParticipants", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_GetParticipants_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Call_GetParticipants(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_GetParticipants_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetVoiceStateHandle", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetVoiceStateHandle_Raw(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Call_GetVoiceStateHandle(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetVoiceStateHandle_Raw(ref self, userId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetAudioMode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.AudioModeType Sdkpp_Call_GetAudioMode_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.AudioModeType Sdkpp_Call_GetAudioMode(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetAudioMode_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetAudioMode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetAudioMode_Raw(ref global::System.IntPtr self, global::Sdkpp.AudioModeType audioMode);
+
+        internal static void Sdkpp_Call_SetAudioMode(ref global::System.IntPtr self, global::Sdkpp.AudioModeType audioMode)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetAudioMode_Raw(ref self, audioMode); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetPTTActive", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetPTTActive_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Call_GetPTTActive(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetPTTActive_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetPTTActive", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetPTTActive_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool active);
+
+        internal static void Sdkpp_Call_SetPTTActive(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool active)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetPTTActive_Raw(ref self, active); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetPTTReleaseDelay", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern uint Sdkpp_Call_GetPTTReleaseDelay_Raw(ref global::System.IntPtr self);
+
+        internal static uint Sdkpp_Call_GetPTTReleaseDelay(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetPTTReleaseDelay_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetPTTReleaseDelay", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetPTTReleaseDelay_Raw(ref global::System.IntPtr self, uint releaseDelayMs);
+
+        internal static void Sdkpp_Call_SetPTTReleaseDelay(ref global::System.IntPtr self, uint releaseDelayMs)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetPTTReleaseDelay_Raw(ref self, releaseDelayMs); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetSelfMute", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetSelfMute_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Call_GetSelfMute(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetSelfMute_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetSelfMute", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetSelfMute_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
+
+        internal static void Sdkpp_Call_SetSelfMute(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetSelfMute_Raw(ref self, mute); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetSelfDeaf", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetSelfDeaf_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Call_GetSelfDeaf(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetSelfDeaf_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetSelfDeaf", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetSelfDeaf_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf);
+
+        internal static void Sdkpp_Call_SetSelfDeaf(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetSelfDeaf_Raw(ref self, deaf); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetLocalMute", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetLocalMute_Raw(ref global::System.IntPtr self, ulong userId);
+
+        internal static bool Sdkpp_Call_GetLocalMute(ref global::System.IntPtr self, ulong userId)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetLocalMute_Raw(ref self, userId); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetLocalMute", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetLocalMute_Raw(ref global::System.IntPtr self, ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
+
+        internal static void Sdkpp_Call_SetLocalMute(ref global::System.IntPtr self, ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetLocalMute_Raw(ref self, userId, mute); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetParticipantVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_Call_GetParticipantVolume_Raw(ref global::System.IntPtr self, ulong userId);
+
+        internal static float Sdkpp_Call_GetParticipantVolume(ref global::System.IntPtr self, ulong userId)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetParticipantVolume_Raw(ref self, userId); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetParticipantVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetParticipantVolume_Raw(ref global::System.IntPtr self, ulong userId, float volume);
+
+        internal static void Sdkpp_Call_SetParticipantVolume(ref global::System.IntPtr self, ulong userId, float volume)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetParticipantVolume_Raw(ref self, userId, volume); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetVADThreshold", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_GetVADThreshold_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_Call_GetVADThreshold(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_GetVADThreshold_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetVADThreshold", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetVADThreshold_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool automatic, float threshold);
+
+        internal static void Sdkpp_Call_SetVADThreshold(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool automatic, float threshold)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetVADThreshold_Raw(ref self, automatic, threshold); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetVerificationCode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_GetVerificationCode_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Call_GetVerificationCode(ref global::System.IntPtr self, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_GetVerificationCode_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetStatusChangedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetStatusChangedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Call_SetStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetStatusChangedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetParticipantChangedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetParticipantChangedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnParticipantChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Call_SetParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnParticipantChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetParticipantChangedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetSpeakingStatusChangedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetSpeakingStatusChangedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnSpeakingStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Call_SetSpeakingStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnSpeakingStatusChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetSpeakingStatusChangedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetOnVoiceStateChangedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetOnVoiceStateChangedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnVoiceStateChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Call_SetOnVoiceStateChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Call_OnVoiceStateChanged cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetOnVoiceStateChangedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_Init", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_Init_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_Init(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_Init_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_InitWithBases", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_InitWithBases_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString apiBase, global::Sdkpp.NativeString webBase);
+
+        internal static void Sdkpp_Client_InitWithBases(ref global::System.IntPtr self, global::Sdkpp.NativeString apiBase, global::Sdkpp.NativeString webBase)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_InitWithBases_Raw(ref self, apiBase, webBase); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_InitWithOptions", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_InitWithOptions_Raw(ref global::System.IntPtr self, ref global::System.IntPtr options);
+
+        internal static void Sdkpp_Client_InitWithOptions(ref global::System.IntPtr self, ref global::System.IntPtr options)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_InitWithOptions_Raw(ref self, ref options); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_Drop", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_Drop_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_Drop(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_Drop_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetDefaultCommunicationScopes", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetDefaultCommunicationScopes_Raw(out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Client_GetDefaultCommunicationScopes(out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetDefaultCommunicationScopes_Raw(out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetDefaultPresenceScopes", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetDefaultPresenceScopes_Raw(out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Client_GetDefaultPresenceScopes(out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetDefaultPresenceScopes_Raw(out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetVersionMajor", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_Client_GetVersionMajor_Raw();
+
+        internal static int Sdkpp_Client_GetVersionMajor()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetVersionMajor_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetVersionMinor", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_Client_GetVersionMinor_Raw();
+
+        internal static int Sdkpp_Client_GetVersionMinor()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetVersionMinor_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetVersionPatch", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_Client_GetVersionPatch_Raw();
+
+        internal static int Sdkpp_Client_GetVersionPatch()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetVersionPatch_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetVersionHash", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetVersionHash_Raw(out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Client_GetVersionHash(out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetVersionHash_Raw(out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_ErrorToString", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_ErrorToString_Raw(global::Sdkpp.Client.Error type, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Client_ErrorToString(global::Sdkpp.Client.Error type, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_ErrorToString_Raw(type, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_StatusToString", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_StatusToString_Raw(global::Sdkpp.Client.Status type, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Client_StatusToString(global::Sdkpp.Client.Status type, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_StatusToString_Raw(type, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_ThreadToString", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_ThreadToString_Raw(global::Sdkpp.Client.Thread type, out global::Sdkpp.NativeString returnValue);
+
+        internal static void Sdkpp_Client_ThreadToString(global::Sdkpp.Client.Thread type, out global::Sdkpp.NativeString returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_ThreadToString_Raw(type, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetApplicationId_Raw(ref global::System.IntPtr self, ulong applicationId);
+
+        internal static void Sdkpp_Client_SetApplicationId(ref global::System.IntPtr self, ulong applicationId)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetApplicationId_Raw(ref self, applicationId); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetApplicationId", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern ulong Sdkpp_Client_GetApplicationId_Raw(ref global::System.IntPtr self);
+
+        internal static ulong Sdkpp_Client_GetApplicationId(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetApplicationId_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_CreateAuthorizationCodeVerifier", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_CreateAuthorizationCodeVerifier_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_Client_CreateAuthorizationCodeVerifier(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_CreateAuthorizationCodeVerifier_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_AddLogCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_AddLogCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData, global::Sdkpp.LoggingSeverity minSeverity);
+
+        internal static void Sdkpp_Client_AddLogCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData, global::Sdkpp.LoggingSeverity minSeverity)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_AddLogCallback_Raw(ref self, callback, callback__userDataFree, callback__userData, minSeverity); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLogDir", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_SetLogDir_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity);
+
+        internal static bool Sdkpp_Client_SetLogDir(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_SetLogDir_Raw(ref self, path, minSeverity); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetHttpRequestTimeout", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetHttpRequestTimeout_Raw(ref global::System.IntPtr self, int httpTimeoutInMilliseconds);
+
+        internal static void Sdkpp_Client_SetHttpRequestTimeout(ref global::System.IntPtr self, int httpTimeoutInMilliseconds)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetHttpRequestTimeout_Raw(ref self, httpTimeoutInMilliseconds); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetHttpRequestTimeout", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern int Sdkpp_Client_GetHttpRequestTimeout_Raw(ref global::System.IntPtr self);
+
+        internal static int Sdkpp_Client_GetHttpRequestTimeout(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetHttpRequestTimeout_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetStatus", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern global::Sdkpp.Client.Status Sdkpp_Client_GetStatus_Raw(ref global::System.IntPtr self);
+
+        internal static global::Sdkpp.Client.Status Sdkpp_Client_GetStatus(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetStatus_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_IsDiscordAppInstalled", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_IsDiscordAppInstalled_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_IsDiscordAppInstalledCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_IsDiscordAppInstalled(ref global::System.IntPtr self, global::Sdkpp.Native.Client_IsDiscordAppInstalledCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_IsDiscordAppInstalled_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_OpenConnectedGamesSettingsInPlatform", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_OpenConnectedGamesSettingsInPlatform_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_OpenConnectedGamesSettingsInPlatform(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_OpenConnectedGamesSettingsInPlatform_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_Authorize", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_Authorize_Raw(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_AuthorizationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_Authorize(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_AuthorizationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_Authorize_Raw(ref self, ref args, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_AbortAuthorize", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_AbortAuthorize_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_AbortAuthorize(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_AbortAuthorize_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetToken", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetToken_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetToken_Raw(ref self, applicationId, code, codeVerifier, redirectUri, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RefreshToken", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RefreshToken_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString refreshToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RefreshToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString refreshToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RefreshToken_Raw(ref self, applicationId, refreshToken, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RevokeToken", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RevokeToken_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_RevokeTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RevokeToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_RevokeTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RevokeToken_Raw(ref self, applicationId, token, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_UpdateToken", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_UpdateToken_Raw(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_UpdateTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_UpdateToken(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_UpdateTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_UpdateToken_Raw(ref self, tokenType, token, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_IsAuthenticated", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_IsAuthenticated_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Client_IsAuthenticated(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_IsAuthenticated_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetTokenExpirationCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetTokenExpirationCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenExpirationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetTokenExpirationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenExpirationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetTokenExpirationCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetTokenRefreshedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetTokenRefreshedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenRefreshedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetTokenRefreshedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_TokenRefreshedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetTokenRefreshedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_FetchCurrentUser", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_FetchCurrentUser_Raw(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_FetchCurrentUserCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_FetchCurrentUser(ref global::System.IntPtr self, global::Sdkpp.AuthorizationTokenType tokenType, global::Sdkpp.NativeString token, global::Sdkpp.Native.Client_FetchCurrentUserCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_FetchCurrentUser_Raw(ref self, tokenType, token, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_ExchangeChildToken", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_ExchangeChildToken_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString parentApplicationToken, ulong childApplicationId, global::Sdkpp.Native.Client_ExchangeChildTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_ExchangeChildToken(ref global::System.IntPtr self, global::Sdkpp.NativeString parentApplicationToken, ulong childApplicationId, global::Sdkpp.Native.Client_ExchangeChildTokenCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_ExchangeChildToken_Raw(ref self, parentApplicationToken, childApplicationId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetProvisionalToken", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetProvisionalToken_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetProvisionalToken(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetProvisionalToken_Raw(ref self, applicationId, externalAuthType, externalAuthToken, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetTokenFromProvisionalMerge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetTokenFromProvisionalMerge_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetTokenFromProvisionalMerge(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString code, global::Sdkpp.NativeString codeVerifier, global::Sdkpp.NativeString redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetTokenFromProvisionalMerge_Raw(ref self, applicationId, code, codeVerifier, redirectUri, externalAuthType, externalAuthToken, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_UnmergeIntoProvisionalAccount", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_UnmergeIntoProvisionalAccount_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_UnmergeIntoProvisionalAccount(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_UnmergeIntoProvisionalAccount_Raw(ref self, applicationId, externalAuthType, externalAuthToken, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_UpdateProvisionalAccountDisplayName", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_UpdateProvisionalAccountDisplayName_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString name, global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_UpdateProvisionalAccountDisplayName(ref global::System.IntPtr self, global::Sdkpp.NativeString name, global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_UpdateProvisionalAccountDisplayName_Raw(ref self, name, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetTokenFromDevice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetTokenFromDevice_Raw(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetTokenFromDevice(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetTokenFromDevice_Raw(ref self, ref args, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetTokenFromDeviceProvisionalMerge", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetTokenFromDeviceProvisionalMerge_Raw(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetTokenFromDeviceProvisionalMerge(ref global::System.IntPtr self, ref global::System.IntPtr args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, global::Sdkpp.NativeString externalAuthToken, global::Sdkpp.Native.Client_TokenExchangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetTokenFromDeviceProvisionalMerge_Raw(ref self, ref args, externalAuthType, externalAuthToken, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_AbortGetTokenFromDevice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_AbortGetTokenFromDevice_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_AbortGetTokenFromDevice(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_AbortGetTokenFromDevice_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_OpenAuthorizeDeviceScreen", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_OpenAuthorizeDeviceScreen_Raw(ref global::System.IntPtr self, ulong clientId, global::Sdkpp.NativeString userCode);
+
+        internal static void Sdkpp_Client_OpenAuthorizeDeviceScreen(ref global::System.IntPtr self, ulong clientId, global::Sdkpp.NativeString userCode)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_OpenAuthorizeDeviceScreen_Raw(ref self, clientId, userCode); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_CloseAuthorizeDeviceScreen", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_CloseAuthorizeDeviceScreen_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_CloseAuthorizeDeviceScreen(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_CloseAuthorizeDeviceScreen_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetAuthorizeDeviceScreenClosedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetOpenUrlCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetOpenUrlCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenUrlCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetOpenUrlCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OpenUrlCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetOpenUrlCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RegisterAuthorizeRequestCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RegisterAuthorizeRequestCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RegisterAuthorizeRequestCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_AuthorizeRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RegisterAuthorizeRequestCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RemoveAuthorizeRequestCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RemoveAuthorizeRequestCallback_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_RemoveAuthorizeRequestCallback(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RemoveAuthorizeRequestCallback_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_Connect", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_Connect_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_Connect(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_Connect_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_Disconnect", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_Disconnect_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_Disconnect(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_Disconnect_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetStatusChangedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetStatusChangedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OnStatusChanged callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetStatusChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_OnStatusChanged callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetStatusChangedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetCurrentUserV2", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_GetCurrentUserV2_Raw(ref global::System.IntPtr self, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Client_GetCurrentUserV2(ref global::System.IntPtr self, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetCurrentUserV2_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetUser", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_GetUser_Raw(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Client_GetUser(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetUser_Raw(ref self, userId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetUserApplicationProfiles", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetUserApplicationProfiles_Raw(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_GetUserApplicationProfiles(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetUserApplicationProfiles_Raw(ref self, userId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetUserApplicationProfilesNoLock", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetUserApplicationProfilesNoLock_Raw(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_GetUserApplicationProfilesNoLock(ref global::System.IntPtr self, ulong userId, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetUserApplicationProfilesNoLock_Raw(ref self, userId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_CreateOrJoinLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_CreateOrJoinLobby_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_CreateOrJoinLobby(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_CreateOrJoinLobby_Raw(ref self, secret, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_CreateOrJoinLobbyWithMetadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_CreateOrJoinLobbyWithMetadata_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.NativeProperties lobbyMetadata, global::Sdkpp.NativeProperties memberMetadata, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_CreateOrJoinLobbyWithMetadata(ref global::System.IntPtr self, global::Sdkpp.NativeString secret, global::Sdkpp.NativeProperties lobbyMetadata, global::Sdkpp.NativeProperties memberMetadata, global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_CreateOrJoinLobbyWithMetadata_Raw(ref self, secret, lobbyMetadata, memberMetadata, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_LeaveLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_LeaveLobby_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LeaveLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_LeaveLobby(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LeaveLobbyCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_LeaveLobby_Raw(ref self, lobbyId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetLobbyHandle", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_GetLobbyHandle_Raw(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Client_GetLobbyHandle(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetLobbyHandle_Raw(ref self, lobbyId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetLobbyIds", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetLobbyIds_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_GetLobbyIds(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetLobbyIds_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendLobbyMessage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendLobbyMessage_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendLobbyMessage(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendLobbyMessage_Raw(ref self, lobbyId, content, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendLobbyMessageWithMetadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendLobbyMessageWithMetadata_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendLobbyMessageWithMetadata(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendLobbyMessageWithMetadata_Raw(ref self, lobbyId, content, metadata, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLobbyCreatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetLobbyCreatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetLobbyCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetLobbyCreatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLobbyDeletedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetLobbyDeletedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetLobbyDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetLobbyDeletedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLobbyUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetLobbyUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetLobbyUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetLobbyUpdatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLobbyMemberAddedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetLobbyMemberAddedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberAddedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetLobbyMemberAddedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberAddedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetLobbyMemberAddedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLobbyMemberRemovedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetLobbyMemberRemovedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberRemovedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetLobbyMemberRemovedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberRemovedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetLobbyMemberRemovedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetLobbyMemberUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetLobbyMemberUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetLobbyMemberUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetLobbyMemberUpdatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetUserGuilds", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetUserGuilds_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetUserGuildsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetUserGuilds(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetUserGuildsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetUserGuilds_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetGuildChannels", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetGuildChannels_Raw(ref global::System.IntPtr self, ulong guildId, global::Sdkpp.Native.Client_GetGuildChannelsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetGuildChannels(ref global::System.IntPtr self, ulong guildId, global::Sdkpp.Native.Client_GetGuildChannelsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetGuildChannels_Raw(ref self, guildId, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_LinkChannelToLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_LinkChannelToLobby_Raw(ref global::System.IntPtr self, ulong lobbyId, ulong channelId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_LinkChannelToLobby(ref global::System.IntPtr self, ulong lobbyId, ulong channelId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_LinkChannelToLobby_Raw(ref self, lobbyId, channelId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_UnlinkChannelFromLobby", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_UnlinkChannelFromLobby_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_UnlinkChannelFromLobby(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_UnlinkChannelFromLobby_Raw(ref self, lobbyId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_JoinLinkedLobbyGuild", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_JoinLinkedLobbyGuild_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.NativeFreeFn provisionalUserMergeRequiredCallback__userDataFree, global::System.IntPtr provisionalUserMergeRequiredCallback__userData, global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_JoinLinkedLobbyGuild(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.NativeFreeFn provisionalUserMergeRequiredCallback__userDataFree, global::System.IntPtr provisionalUserMergeRequiredCallback__userData, global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_JoinLinkedLobbyGuild_Raw(ref self, lobbyId, provisionalUserMergeRequiredCallback, provisionalUserMergeRequiredCallback__userDataFree, provisionalUserMergeRequiredCallback__userData, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendUserMessage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendUserMessage_Raw(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendUserMessage(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendUserMessage_Raw(ref self, recipientId, content, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendUserMessageWithMetadata", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendUserMessageWithMetadata_Raw(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendUserMessageWithMetadata(ref global::System.IntPtr self, ulong recipientId, global::Sdkpp.NativeString content, global::Sdkpp.NativeProperties metadata, global::Sdkpp.Native.Client_SendUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendUserMessageWithMetadata_Raw(ref self, recipientId, content, metadata, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_EditUserMessage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_EditUserMessage_Raw(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_EditUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_EditUserMessage(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_EditUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_EditUserMessage_Raw(ref self, recipientId, messageId, content, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_DeleteUserMessage", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_DeleteUserMessage_Raw(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.Native.Client_DeleteUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_DeleteUserMessage(ref global::System.IntPtr self, ulong recipientId, ulong messageId, global::Sdkpp.Native.Client_DeleteUserMessageCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_DeleteUserMessage_Raw(ref self, recipientId, messageId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetMessageHandle", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_GetMessageHandle_Raw(ref global::System.IntPtr self, ulong messageId, out global::System.IntPtr returnValue);
+
+        internal static bool Sdkpp_Client_GetMessageHandle(ref global::System.IntPtr self, ulong messageId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetMessageHandle_Raw(ref self, messageId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetUserMessageSummaries", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetUserMessageSummaries_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserMessageSummariesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetUserMessageSummaries(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserMessageSummariesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetUserMessageSummaries_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetUserMessagesWithLimit", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetUserMessagesWithLimit_Raw(ref global::System.IntPtr self, ulong recipientId, int limit, global::Sdkpp.Native.Client_UserMessagesWithLimitCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetUserMessagesWithLimit(ref global::System.IntPtr self, ulong recipientId, int limit, global::Sdkpp.Native.Client_UserMessagesWithLimitCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetUserMessagesWithLimit_Raw(ref self, recipientId, limit, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetLobbyMessagesWithLimit", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetLobbyMessagesWithLimit_Raw(ref global::System.IntPtr self, ulong lobbyId, int limit, global::Sdkpp.Native.Client_GetLobbyMessagesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_GetLobbyMessagesWithLimit(ref global::System.IntPtr self, ulong lobbyId, int limit, global::Sdkpp.Native.Client_GetLobbyMessagesCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetLobbyMessagesWithLimit_Raw(ref self, lobbyId, limit, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetMessageCreatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetMessageCreatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetMessageCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetMessageCreatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetMessageUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetMessageUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetMessageUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetMessageUpdatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetMessageDeletedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetMessageDeletedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetMessageDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_MessageDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetMessageDeletedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetUserUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetUserUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetUserUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_UserUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetUserUpdatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetRelationships", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetRelationships_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_GetRelationships(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetRelationships_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetRelationshipsByGroup", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetRelationshipsByGroup_Raw(ref global::System.IntPtr self, global::Sdkpp.RelationshipGroupType groupType, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_GetRelationshipsByGroup(ref global::System.IntPtr self, global::Sdkpp.RelationshipGroupType groupType, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetRelationshipsByGroup_Raw(ref self, groupType, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetRelationshipHandle", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetRelationshipHandle_Raw(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_Client_GetRelationshipHandle(ref global::System.IntPtr self, ulong userId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetRelationshipHandle_Raw(ref self, userId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SearchFriendsByUsername", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SearchFriendsByUsername_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString searchStr, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_SearchFriendsByUsername(ref global::System.IntPtr self, global::Sdkpp.NativeString searchStr, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SearchFriendsByUsername_Raw(ref self, searchStr, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetRelationshipGroupsUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetRelationshipGroupsUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetRelationshipGroupsUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetRelationshipGroupsUpdatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetRelationshipCreatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetRelationshipCreatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetRelationshipCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipCreatedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetRelationshipCreatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetRelationshipDeletedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetRelationshipDeletedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetRelationshipDeletedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_RelationshipDeletedCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetRelationshipDeletedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendDiscordFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendDiscordFriendRequest_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendDiscordFriendRequest(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendDiscordFriendRequest_Raw(ref self, username, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendDiscordFriendRequestById", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendDiscordFriendRequestById_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendDiscordFriendRequestById(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendDiscordFriendRequestById_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendGameFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendGameFriendRequest_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendGameFriendRequest(ref global::System.IntPtr self, global::Sdkpp.NativeString username, global::Sdkpp.Native.Client_SendFriendRequestCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendGameFriendRequest_Raw(ref self, username, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendGameFriendRequestById", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendGameFriendRequestById_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendGameFriendRequestById(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendGameFriendRequestById_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_AcceptDiscordFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_AcceptDiscordFriendRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_AcceptDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_AcceptDiscordFriendRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_AcceptGameFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_AcceptGameFriendRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_AcceptGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_AcceptGameFriendRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RejectDiscordFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RejectDiscordFriendRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RejectDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RejectDiscordFriendRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RejectGameFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RejectGameFriendRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RejectGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RejectGameFriendRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_CancelDiscordFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_CancelDiscordFriendRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_CancelDiscordFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_CancelDiscordFriendRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_CancelGameFriendRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_CancelGameFriendRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_CancelGameFriendRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_CancelGameFriendRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RemoveGameFriend", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RemoveGameFriend_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RemoveGameFriend(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RemoveGameFriend_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RemoveDiscordAndGameFriend", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_RemoveDiscordAndGameFriend_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_RemoveDiscordAndGameFriend(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_RemoveDiscordAndGameFriend_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_BlockUser", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_BlockUser_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_BlockUser(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_BlockUser_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_UnblockUser", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_UnblockUser_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_UnblockUser(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_UpdateRelationshipCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_UnblockUser_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_UpdateRichPresence", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_UpdateRichPresence_Raw(ref global::System.IntPtr self, ref global::System.IntPtr activity, global::Sdkpp.Native.Client_UpdateRichPresenceCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_UpdateRichPresence(ref global::System.IntPtr self, ref global::System.IntPtr activity, global::Sdkpp.Native.Client_UpdateRichPresenceCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_UpdateRichPresence_Raw(ref self, ref activity, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_ClearRichPresence", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_ClearRichPresence_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Client_ClearRichPresence(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_ClearRichPresence_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetOnlineStatus", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetOnlineStatus_Raw(ref global::System.IntPtr self, global::Sdkpp.StatusType status, global::Sdkpp.Native.Client_UpdateStatusCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetOnlineStatus(ref global::System.IntPtr self, global::Sdkpp.StatusType status, global::Sdkpp.Native.Client_UpdateStatusCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetOnlineStatus_Raw(ref self, status, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendActivityInvite", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendActivityInvite_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendActivityInvite(ref global::System.IntPtr self, ulong userId, global::Sdkpp.NativeString content, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendActivityInvite_Raw(ref self, userId, content, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendActivityJoinRequest", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendActivityJoinRequest_Raw(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendActivityJoinRequest(ref global::System.IntPtr self, ulong userId, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendActivityJoinRequest_Raw(ref self, userId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SendActivityJoinRequestReply", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SendActivityJoinRequestReply_Raw(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SendActivityJoinRequestReply(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_SendActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SendActivityJoinRequestReply_Raw(ref self, ref invite, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_AcceptActivityInvite", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_AcceptActivityInvite_Raw(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_AcceptActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_AcceptActivityInvite(ref global::System.IntPtr self, ref global::System.IntPtr invite, global::Sdkpp.Native.Client_AcceptActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_AcceptActivityInvite_Raw(ref self, ref invite, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetActivityInviteCreatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetActivityInviteCreatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetActivityInviteCreatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetActivityInviteCreatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetActivityInviteUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetActivityInviteUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetActivityInviteUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityInviteCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetActivityInviteUpdatedCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetActivityJoinCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetActivityJoinCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetActivityJoinCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetActivityJoinCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetActivityJoinWithApplicationCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetActivityJoinWithApplicationCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetActivityJoinWithApplicationCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetActivityJoinWithApplicationCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RegisterLaunchCommand", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_RegisterLaunchCommand_Raw(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString command);
+
+        internal static bool Sdkpp_Client_RegisterLaunchCommand(ref global::System.IntPtr self, ulong applicationId, global::Sdkpp.NativeString command)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_RegisterLaunchCommand_Raw(ref self, applicationId, command); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_RegisterLaunchStoreApplication", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_RegisterLaunchStoreApplication_Raw(ref global::System.IntPtr self, ulong applicationId, uint storeAppId);
+
+        internal static bool Sdkpp_Client_RegisterLaunchStoreApplication(ref global::System.IntPtr self, ulong applicationId, uint storeAppId)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_RegisterLaunchStoreApplication_Raw(ref self, applicationId, storeAppId); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_StartCall", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_StartCall_Raw(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_Client_StartCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_StartCall_Raw(ref self, lobbyId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_StartCallWithAudioCallbacks", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_StartCallWithAudioCallbacks_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_UserAudioReceivedCallback receivedCb, global::Sdkpp.NativeFreeFn receivedCb__userDataFree, global::System.IntPtr receivedCb__userData, global::Sdkpp.Native.Client_UserAudioCapturedCallback capturedCb, global::Sdkpp.NativeFreeFn capturedCb__userDataFree, global::System.IntPtr capturedCb__userData, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_Client_StartCallWithAudioCallbacks(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_UserAudioReceivedCallback receivedCb, global::Sdkpp.NativeFreeFn receivedCb__userDataFree, global::System.IntPtr receivedCb__userData, global::Sdkpp.Native.Client_UserAudioCapturedCallback capturedCb, global::Sdkpp.NativeFreeFn capturedCb__userDataFree, global::System.IntPtr capturedCb__userData, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_StartCallWithAudioCallbacks_Raw(ref self, lobbyId, receivedCb, receivedCb__userDataFree, receivedCb__userData, capturedCb, capturedCb__userDataFree, capturedCb__userData, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetCall", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetCall_Raw(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue);
+
+        internal static void Sdkpp_Client_GetCall(ref global::System.IntPtr self, ulong lobbyId, out global::System.IntPtr returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetCall_Raw(ref self, lobbyId, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetCalls", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetCalls_Raw(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue);
+
+        internal static void Sdkpp_Client_GetCalls(ref global::System.IntPtr self, out global::Sdkpp.NativeSpan returnValue)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetCalls_Raw(ref self, out returnValue); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_EndCall", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_EndCall_Raw(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_EndCallCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_EndCall(ref global::System.IntPtr self, ulong lobbyId, global::Sdkpp.Native.Client_EndCallCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_EndCall_Raw(ref self, lobbyId, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_EndCalls", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_EndCalls_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_EndCallsCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_EndCalls(ref global::System.IntPtr self, global::Sdkpp.Native.Client_EndCallsCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_EndCalls_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetVoiceParticipantChangedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetVoiceParticipantChangedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceParticipantChangedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_SetVoiceParticipantChangedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceParticipantChangedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetVoiceParticipantChangedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetVoiceSettings", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetVoiceSettings_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetVoiceSettingsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetVoiceSettings(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetVoiceSettingsCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetVoiceSettings_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetVoiceSettingsUpdatedCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetVoiceSettingsUpdatedCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_SetVoiceSettingsUpdatedCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetVoiceSettingsUpdatedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetSelfMuteAll", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetSelfMuteAll_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute);
+
+        internal static void Sdkpp_Client_SetSelfMuteAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool mute)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetSelfMuteAll_Raw(ref self, mute); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetSelfMuteAll", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_GetSelfMuteAll_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Client_GetSelfMuteAll(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetSelfMuteAll_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetSelfDeafAll", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetSelfDeafAll_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf);
+
+        internal static void Sdkpp_Client_SetSelfDeafAll(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool deaf)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetSelfDeafAll_Raw(ref self, deaf); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetSelfDeafAll", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_GetSelfDeafAll_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Client_GetSelfDeafAll(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetSelfDeafAll_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetInputVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetInputVolume_Raw(ref global::System.IntPtr self, float inputVolume);
+
+        internal static void Sdkpp_Client_SetInputVolume(ref global::System.IntPtr self, float inputVolume)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetInputVolume_Raw(ref self, inputVolume); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetInputVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_Client_GetInputVolume_Raw(ref global::System.IntPtr self);
+
+        internal static float Sdkpp_Client_GetInputVolume(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetInputVolume_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetOutputVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetOutputVolume_Raw(ref global::System.IntPtr self, float outputVolume);
+
+        internal static void Sdkpp_Client_SetOutputVolume(ref global::System.IntPtr self, float outputVolume)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetOutputVolume_Raw(ref self, outputVolume); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetOutputVolume", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern float Sdkpp_Client_GetOutputVolume_Raw(ref global::System.IntPtr self);
+
+        internal static float Sdkpp_Client_GetOutputVolume(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_GetOutputVolume_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetInputDevices", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetInputDevices_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetInputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetInputDevices(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetInputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetInputDevices_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetOutputDevices", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetOutputDevices_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetOutputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetOutputDevices(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetOutputDevicesCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetOutputDevices_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetCurrentInputDevice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetCurrentInputDevice_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetCurrentInputDevice(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetCurrentInputDevice_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_GetCurrentOutputDevice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_GetCurrentOutputDevice_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_GetCurrentOutputDevice(ref global::System.IntPtr self, global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_GetCurrentOutputDevice_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetInputDevice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetInputDevice_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_SetInputDevice(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetInputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetInputDevice_Raw(ref self, deviceId, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetOutputDevice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetOutputDevice_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData);
+
+        internal static void Sdkpp_Client_SetOutputDevice(ref global::System.IntPtr self, global::Sdkpp.NativeString deviceId, global::Sdkpp.Native.Client_SetOutputDeviceCallback cb, global::Sdkpp.NativeFreeFn cb__userDataFree, global::System.IntPtr cb__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetOutputDevice_Raw(ref self, deviceId, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetDeviceChangeCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetDeviceChangeCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_DeviceChangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetDeviceChangeCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_DeviceChangeCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetDeviceChangeCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetNoAudioInputThreshold", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetNoAudioInputThreshold_Raw(ref global::System.IntPtr self, float dBFSThreshold);
+
+        internal static void Sdkpp_Client_SetNoAudioInputThreshold(ref global::System.IntPtr self, float dBFSThreshold)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetNoAudioInputThreshold_Raw(ref self, dBFSThreshold); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetNoAudioInputCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetNoAudioInputCallback_Raw(ref global::System.IntPtr self, global::Sdkpp.Native.Client_NoAudioInputCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData);
+
+        internal static void Sdkpp_Client_SetNoAudioInputCallback(ref global::System.IntPtr self, global::Sdkpp.Native.Client_NoAudioInputCallback callback, global::Sdkpp.NativeFreeFn callback__userDataFree, global::System.IntPtr callback__userData)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetNoAudioInputCallback_Raw(ref self, callback, callback__userDataFree, callback__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetEchoCancellation", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetEchoCancellation_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        internal static void Sdkpp_Client_SetEchoCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetEchoCancellation_Raw(ref self, on); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetNoiseSuppression", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetNoiseSuppression_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        internal static void Sdkpp_Client_SetNoiseSuppression(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetNoiseSuppression_Raw(ref self, on); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetAutomaticGainControl", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetAutomaticGainControl_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        internal static void Sdkpp_Client_SetAutomaticGainControl(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetAutomaticGainControl_Raw(ref self, on); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetNoiseCancellation", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetNoiseCancellation_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        internal static void Sdkpp_Client_SetNoiseCancellation(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetNoiseCancellation_Raw(ref self, on); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetOpusHardwareCoding", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetOpusHardwareCoding_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool encode, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool decode);
+
+        internal static void Sdkpp_Client_SetOpusHardwareCoding(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool encode, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool decode)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetOpusHardwareCoding_Raw(ref self, encode, decode); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetVoiceLogDir", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetVoiceLogDir_Raw(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity);
+
+        internal static void Sdkpp_Client_SetVoiceLogDir(ref global::System.IntPtr self, global::Sdkpp.NativeString path, global::Sdkpp.LoggingSeverity minSeverity)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetVoiceLogDir_Raw(ref self, path, minSeverity); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetAecDump", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetAecDump_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on);
+
+        internal static void Sdkpp_Client_SetAecDump(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool on)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetAecDump_Raw(ref self, on); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetEngineManagedAudioSession", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Client_SetEngineManagedAudioSession_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isEngineManaged);
+
+        internal static void Sdkpp_Client_SetEngineManagedAudioSession(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isEngineManaged)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Client_SetEngineManagedAudioSession_Raw(ref self, isEngineManaged); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Client_SetSpeakerMode", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Client_SetSpeakerMode_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool speakerMode);
+
+        internal static bool Sdkpp_Client_SetSpeakerMode(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool speakerMode)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Client_SetSpeakerMode_Raw(ref self, speakerMode); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
     }
 
     /// <summary>The static functions the library calls back; each adapts a C callback to its delegate.</summary>
@@ -10195,7 +13671,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(status, error, errorDetail);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(status, error, errorDetail);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10216,7 +13701,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId, added);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId, added);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10237,7 +13731,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId, isPlayingSound);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId, isPlayingSound);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10258,7 +13761,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10280,7 +13792,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(__a_message, severity);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_message, severity);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10301,7 +13822,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(installed);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(installed);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10324,7 +13854,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10349,7 +13888,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, __a_code, __a_redirectUri);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_code, __a_redirectUri);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10375,7 +13923,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, __a_accessToken, __a_refreshToken, tokenType, expiresIn, __a_scopes);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_accessToken, __a_refreshToken, tokenType, expiresIn, __a_scopes);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10398,7 +13955,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10421,7 +13987,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10442,7 +14017,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb();
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb();
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10466,7 +14050,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(__a_accessToken, __a_refreshToken, tokenType, expiresIn, __a_scopes);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_accessToken, __a_refreshToken, tokenType, expiresIn, __a_scopes);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10490,7 +14083,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, id, __a_name);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, id, __a_name);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10515,7 +14117,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, __a_accessToken, tokenType, expiresIn, __a_scopes);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_accessToken, tokenType, expiresIn, __a_scopes);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10538,7 +14149,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10561,7 +14181,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10582,7 +14211,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb();
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb();
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10604,7 +14242,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(__a_url);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_url);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10625,7 +14272,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb();
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb();
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10646,7 +14302,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(status, error, errorDetail);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(status, error, errorDetail);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10669,7 +14334,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, lobbyId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, lobbyId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10692,7 +14366,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10715,7 +14398,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, messageId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, messageId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10736,7 +14428,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10757,7 +14458,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10778,7 +14488,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10799,7 +14518,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId, memberId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId, memberId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10820,7 +14548,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId, memberId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId, memberId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10841,7 +14578,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId, memberId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId, memberId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10866,7 +14612,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.MessageHandle __o in __a_messages) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_result, __a_messages);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_messages);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10891,7 +14646,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.MessageHandle __o in __a_messages) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_result, __a_messages);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_messages);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10916,7 +14680,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.UserMessageSummary __o in __a_summaries) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_result, __a_summaries);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_summaries);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10939,7 +14712,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10962,7 +14744,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -10983,7 +14774,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(messageId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(messageId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11004,7 +14804,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(messageId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(messageId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11025,7 +14834,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(messageId, channelId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(messageId, channelId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11046,7 +14864,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb();
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb();
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11068,7 +14895,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId, data, samplesPerChannel, sampleRate, channels, ref outShouldMute);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId, data, samplesPerChannel, sampleRate, channels, ref outShouldMute);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11090,7 +14926,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(data, samplesPerChannel, sampleRate, channels);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(data, samplesPerChannel, sampleRate, channels);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11111,7 +14956,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(lobbyId, memberId, added);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(lobbyId, memberId, added);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11132,7 +14986,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb();
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb();
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11153,7 +15016,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb();
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb();
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11176,7 +15048,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.AudioDevice __o in __a_devices) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_devices);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_devices);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11199,7 +15080,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.AudioDevice __o in __a_devices) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_devices);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_devices);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11222,7 +15112,16 @@ namespace Sdkpp
                     if (__a_device != null) { __a_device.Dispose(); }
                     return;
                 }
-                __cb(__a_device);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_device);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11245,7 +15144,16 @@ namespace Sdkpp
                     if (__a_device != null) { __a_device.Dispose(); }
                     return;
                 }
-                __cb(__a_device);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_device);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11268,7 +15176,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11291,7 +15208,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11316,7 +15242,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.AudioDevice __o in __a_outputDevices) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_inputDevices, __a_outputDevices);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_inputDevices, __a_outputDevices);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11337,7 +15272,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(inputDetected);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(inputDetected);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11362,7 +15306,16 @@ namespace Sdkpp
                     if (__a_settings != null) { __a_settings.Dispose(); }
                     return;
                 }
-                __cb(__a_result, __a_settings);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_settings);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11385,7 +15338,16 @@ namespace Sdkpp
                     if (__a_settings != null) { __a_settings.Dispose(); }
                     return;
                 }
-                __cb(__a_settings);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_settings);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11410,7 +15372,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.GuildMinimal __o in __a_guilds) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_result, __a_guilds);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_guilds);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11435,7 +15406,16 @@ namespace Sdkpp
                     foreach (global::Sdkpp.GuildChannel __o in __a_guildChannels) { if (__o != null) { __o.Dispose(); } }
                     return;
                 }
-                __cb(__a_result, __a_guildChannels);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_guildChannels);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11458,7 +15438,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11482,7 +15471,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, __a_inviteUrl);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_inviteUrl);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11503,7 +15501,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11524,7 +15531,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId, isDiscordRelationshipUpdate);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId, isDiscordRelationshipUpdate);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11545,7 +15561,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId, isDiscordRelationshipUpdate);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId, isDiscordRelationshipUpdate);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11568,7 +15593,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11591,7 +15625,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11612,7 +15655,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(userId);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(userId);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11635,7 +15687,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11658,7 +15719,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11681,7 +15751,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11705,7 +15784,16 @@ namespace Sdkpp
                     if (__a_result != null) { __a_result.Dispose(); }
                     return;
                 }
-                __cb(__a_result, __a_joinSecret);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_result, __a_joinSecret);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11728,7 +15816,16 @@ namespace Sdkpp
                     if (__a_invite != null) { __a_invite.Dispose(); }
                     return;
                 }
-                __cb(__a_invite);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_invite);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11750,7 +15847,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(__a_joinSecret);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(__a_joinSecret);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {
@@ -11772,7 +15878,16 @@ namespace Sdkpp
                 {
                     return;
                 }
-                __cb(applicationId, __a_joinSecret);
+                // The game's code runs without the gate, so that it may wait for a thread that calls the SDK.
+                int __held = global::Sdkpp.Gate.Release();
+                try
+                {
+                    __cb(applicationId, __a_joinSecret);
+                }
+                finally
+                {
+                    global::Sdkpp.Gate.Reacquire(__held);
+                }
             }
             catch (global::System.Exception __e)
             {

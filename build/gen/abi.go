@@ -230,6 +230,13 @@ var (
 			"callbacks and has nothing else to do (a server, a tool, an engine's network thread), instead",
 			"of polling Sdkpp_RunCallbacks in a loop. 0 only checks.",
 		}},
+		{Name: "Sdkpp_WaitForCallbackSignal", Ret: "bool", Params: []cField{{"uint64_t*", "seen"}, {"uint32_t", "timeoutMs"}}, Doc: []string{
+			"Sdkpp_WaitForCallbacks for a runtime that suspends threads inside native code with signals",
+			"(Mono): it runs none of the library's Go code, which such a runtime can deadlock. It waits",
+			"until a callback is queued after *seen was written or timeoutMs milliseconds pass, writes the",
+			"count of queued callbacks to *seen and returns whether it changed. Take the count with",
+			"timeoutMs 0, check Sdkpp_WaitForCallbacks(0), then wait here and check again. NULL: false.",
+		}},
 		{Name: "Sdkpp_ResetCallbacks", Ret: "void",
 			Doc: []string{"Discards queued callbacks without running them (their userData is still freed)."}},
 		{Name: "Sdkpp_SetFreeThreaded", Ret: "void",

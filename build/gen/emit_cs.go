@@ -63,7 +63,7 @@ func init() {
 		MarshalAs MarshalAsAttribute UnmanagedType StructLayout StructLayoutAttribute LayoutKind
 		DllImport DllImportAttribute CallingConvention UnmanagedFunctionPointer
 		UnmanagedFunctionPointerAttribute UTF8Encoding Encoding Volatile Interlocked List Dictionary
-		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute`) {
+		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute Gate SdkThread Monitor`) {
 		csReserved[k] = true
 	}
 }
@@ -295,6 +295,53 @@ func csNativeFuncsOf(c *desc.Class) []csNativeFunc {
 	return fs
 }
 
+// csRuntimeFuncs are the runtime functions of sdkpp.h that Runtime.cs calls, except
+// Sdkpp_WaitForCallbackSignal, which runs no Go code and is declared there without the gate.
+var csRuntimeFuncs = []csNativeFunc{
+	{name: "Sdkpp_Alloc", ret: csIntPtr, params: []string{"global::System.UIntPtr size"}},
+	{name: "Sdkpp_Free", ret: "void", params: []string{csIntPtr + " ptr"}},
+	{name: "Sdkpp_FreeProperties", ret: "void", params: []string{csNS + "NativeProperties props"}},
+	{name: "Sdkpp_RunCallbacks", ret: "void"},
+	{name: "Sdkpp_WaitForCallbacks", ret: "bool", attr: csI1Return, params: []string{"uint timeoutMs"}},
+	{name: "Sdkpp_ResetCallbacks", ret: "void"},
+	{name: "Sdkpp_GetVersion", ret: "uint"},
+	{name: "Sdkpp_GetAbiVersion", ret: "uint"},
+	{name: "Sdkpp_CheckAbi", ret: "bool", attr: csI1Return, params: []string{"ref " + csNS + "AbiInfo info"}},
+	{name: "Sdkpp_GetObjectCount", ret: "ulong"},
+}
+
+// csGatedImport writes the P/Invoke declaration of f under the name f.name + "_Raw" and the
+// wrapper the binding calls, named f.name, which makes the call holding Gate (see Runtime.cs).
+func csGatedImport(w *csWriter, f csNativeFunc) {
+	w.line("[%s.DllImport(Library, EntryPoint = %q, CallingConvention = %s.CallingConvention.Cdecl)]", csInterop, f.name, csInterop)
+	if f.attr != "" {
+		w.line("%s", f.attr)
+	}
+	w.line("static extern %s %s_Raw(%s);", f.ret, f.name, strings.Join(f.params, ", "))
+	w.line("")
+	var args []string
+	for _, p := range f.params {
+		fields := strings.Fields(p)
+		arg := fields[len(fields)-1]
+		for _, mod := range fields[:len(fields)-1] {
+			if mod == "ref" || mod == "out" {
+				arg = mod + " " + arg
+			}
+		}
+		args = append(args, arg)
+	}
+	call := fmt.Sprintf("%s_Raw(%s);", f.name, strings.Join(args, ", "))
+	if f.ret != "void" {
+		call = "return " + call
+	}
+	w.line("internal static %s %s(%s)", f.ret, f.name, strings.Join(f.params, ", "))
+	w.line("{")
+	w.line("%sGate.Enter();", csNS)
+	w.line("try { %s }", call)
+	w.line("finally { %sGate.Exit(); }", csNS)
+	w.line("}")
+}
+
 // csWriter is an indenting line writer.
 type csWriter struct {
 	b      strings.Builder
@@ -394,6 +441,10 @@ func emitCSharp(api *desc.API) string {
 	w.line("internal const uint Version = %du;", version)
 	w.line("/// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>")
 	w.line("internal const uint AbiVersion = %du;", abi)
+	for _, f := range csRuntimeFuncs {
+		w.line("")
+		csGatedImport(w, f)
+	}
 	w.line("}")
 	w.line("")
 	enumProbe := "int"
@@ -456,11 +507,7 @@ func emitCSharp(api *desc.API) string {
 				w.line("")
 			}
 			first = false
-			w.line("[%s.DllImport(Library, CallingConvention = %s.CallingConvention.Cdecl)]", csInterop, csInterop)
-			if f.attr != "" {
-				w.line("%s", f.attr)
-			}
-			w.line("internal static extern %s %s(%s);", f.ret, f.name, strings.Join(f.params, ", "))
+			csGatedImport(w, f)
 		}
 	}
 	w.line("}")
@@ -1232,7 +1279,16 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	w.lines(cleanup)
 	w.line("return;")
 	w.line("}")
+	w.line("// The game's code runs without the gate, so that it may wait for a thread that calls the SDK.")
+	w.line("int __held = %sGate.Release();", csNS)
+	w.line("try")
+	w.line("{")
 	w.line("__cb(%s);", strings.Join(args, ", "))
+	w.line("}")
+	w.line("finally")
+	w.line("{")
+	w.line("%sGate.Reacquire(__held);", csNS)
+	w.line("}")
 	w.line("}")
 	w.line("catch (global::System.Exception __e)")
 	w.line("{")

@@ -66,3 +66,36 @@ func TestCSharpEquals(t *testing.T) {
 		})
 	}
 }
+
+// TestCSharpGate: every P/Invoke into the library is private and reached only through a wrapper
+// that holds Gate, so that no two managed threads run Go code at once (see Gate in Runtime.cs);
+// the game's callback runs with the gate let go.
+func TestCSharpGate(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nclass Box record ctor {\n  prop Size: u32\n  prop Name: string\n  callback Done(ok: bool)\n  method Wait(cb: Done)\n}\n")
+	csCheckNames(api)
+	cs := emitCSharp(api)
+	lines := strings.Split(cs, "\n")
+	imports := 0
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		if !strings.Contains(l, " extern ") {
+			continue
+		}
+		imports++
+		require.True(t, strings.HasPrefix(l, "static extern "), "a P/Invoke others can call: %s", l)
+		raw := strings.Fields(strings.SplitN(l, "(", 2)[0])
+		name := strings.TrimSuffix(raw[len(raw)-1], "_Raw")
+		require.NotEqual(t, raw[len(raw)-1], name, "a P/Invoke not named _Raw: %s", l)
+		require.Less(t, i+7, len(lines))
+		wrapper := strings.Join(lines[i+1:i+8], "\n")
+		assert.Contains(t, wrapper, " "+name+"(", "the wrapper of %s", name)
+		assert.Contains(t, wrapper, "global::Sdkpp.Gate.Enter();\n", "the wrapper of %s", name)
+		assert.Contains(t, wrapper, "try { ", "the wrapper of %s", name)
+		assert.Contains(t, wrapper, name+"_Raw(", "the wrapper of %s", name)
+		assert.Contains(t, wrapper, "finally { global::Sdkpp.Gate.Exit(); }", "the wrapper of %s", name)
+	}
+	// Init, Drop, Clone, Size and SetSize, Name and SetName, Wait, and the runtime functions.
+	assert.Equal(t, 8+len(csRuntimeFuncs), imports, "P/Invoke declarations")
+	assert.Contains(t, cs, "int __held = global::Sdkpp.Gate.Release();", "the trampoline lets the gate go")
+	assert.Contains(t, cs, "global::Sdkpp.Gate.Reacquire(__held);", "the trampoline takes the gate back")
+}

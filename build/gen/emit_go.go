@@ -132,6 +132,8 @@ func (cw *capiWriter) w(format string, a ...any) { fmt.Fprintf(&cw.b, format, a.
 func emitCapi(api *desc.API) string {
 	cw := &capiWriter{}
 	cw.w("// %s\n\npackage main\n\n/*\n#include \"sdkpp.h\"\n\n", generatedNote)
+	cw.w("// capi/internal/hookrelay: runs fn(arg) on the calling thread's companion thread.\n")
+	cw.w("void sdkpp_hook_relay(void (*fn)(void*), void* arg);\n\n")
 	for _, c := range api.Classes {
 		for _, cb := range c.Callbacks {
 			cw.trampoline(cb)
@@ -185,11 +187,47 @@ func (cw *capiWriter) trampoline(cb *desc.Callback) {
 	}
 	params = append(params, "uintptr_t userData")
 	args = append(args, "(void*)userData")
+	if cb.Direct {
+		cw.relayTrampoline(cb, params, pre)
+		return
+	}
 	cw.w("static inline void sdkpp_call_%s(%s) {\n", cb.FullName(), strings.Join(params, ", "))
 	for _, p := range pre {
 		cw.w("\t%s\n", p)
 	}
 	cw.w("\tcb(%s);\n}\n\n", strings.Join(args, ", "))
+}
+
+// relayTrampoline writes the C function through which Go calls a direct (audio-thread) callback:
+// it packs the arguments and has the calling thread's companion make the call
+// (capi/internal/hookrelay), so that the thread that runs the audio processing in Go never runs
+// the game's code and a managed runtime never attaches it.
+func (cw *capiWriter) relayTrampoline(cb *desc.Callback, params, pre []string) {
+	for _, p := range cb.Params {
+		if len(pre) > 0 || p.Type.Kind == desc.Opt || p.Type.Kind == desc.ClassT {
+			panic("emit_go: direct callback " + cb.FullName() + " takes an object or an optional value, which a relayed call does not carry")
+		}
+	}
+	name := cb.FullName()
+	cw.w("typedef struct {\n")
+	var fields, args []string
+	for _, p := range params {
+		cw.w("\t%s;\n", p)
+		fields = append(fields, p[strings.LastIndexAny(p, " *")+1:])
+	}
+	cw.w("} sdkpp_args_%s;\n\n", name)
+	for _, f := range fields[1:] {
+		if f == "userData" {
+			args = append(args, "(void*)a->userData")
+		} else {
+			args = append(args, "a->"+f)
+		}
+	}
+	cw.w("static inline void sdkpp_relayed_%s(void* p) {\n", name)
+	cw.w("\tsdkpp_args_%s* a = p;\n\ta->cb(%s);\n}\n\n", name, strings.Join(args, ", "))
+	cw.w("static inline void sdkpp_call_%s(%s) {\n", name, strings.Join(params, ", "))
+	cw.w("\tsdkpp_args_%s a = {%s};\n", name, strings.Join(fields, ", "))
+	cw.w("\tsdkpp_hook_relay(sdkpp_relayed_%s, &a);\n}\n\n", name)
 }
 
 func (cw *capiWriter) class(c *desc.Class) {

@@ -27,6 +27,10 @@ type Queue struct {
 	// OnPanic, if set, receives the value of a callback that panicked; Run then goes on with the
 	// next item. Set it before the first Run.
 	OnPanic func(v any)
+
+	// OnPush, if set, runs after each item is queued, on the queuing thread, outside the queue's
+	// lock: for waiters that wait elsewhere than in Wait. Set it before the first item is queued.
+	OnPush func()
 }
 
 type item struct {
@@ -51,6 +55,9 @@ func (q *Queue) push(it item) {
 		q.wake = nil
 	}
 	q.mu.Unlock()
+	if q.OnPush != nil {
+		q.OnPush()
+	}
 }
 
 // Wait blocks the calling thread until an item is queued or timeout passes, and reports whether

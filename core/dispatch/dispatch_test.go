@@ -230,3 +230,31 @@ func TestWaitWakesEveryWaiterOnPush(t *testing.T) {
 	q.Run()
 	assert.False(t, q.Wait(time.Millisecond), "Wait reported items after Run took them")
 }
+
+// TestOnPushFollowsEveryQueuedItem: posts, fires and the cancels a close queues each run OnPush
+// once, after the item is visible to Len, and outside the queue's lock (OnPush may use the queue).
+func TestOnPushFollowsEveryQueuedItem(t *testing.T) {
+	q := New()
+	pushes, seen, unlocked := 0, 0, 0
+	q.OnPush = func() {
+		pushes++
+		seen = q.Len()
+		if q.mu.TryLock() {
+			unlocked++
+			q.mu.Unlock()
+		}
+	}
+	s := q.NewScope(nil)
+	s.Post(func() {})
+	assert.Equal(t, 1, pushes, "after Post")
+	assert.Equal(t, 1, seen, "Len inside OnPush after Post")
+	s.Once(func() {}, nil).Fire(func() {})
+	assert.Equal(t, 2, pushes, "after Fire")
+	s.Once(func() {}, nil)
+	s.Close() // queues the pending one-shot's cancel
+	assert.Equal(t, 3, pushes, "after Close")
+	assert.Equal(t, 3, seen, "Len inside OnPush after Close")
+	assert.Equal(t, 3, unlocked, "OnPush runs outside the queue's lock")
+	q.Run()
+	assert.Equal(t, 3, pushes, "Run queues nothing")
+}

@@ -235,6 +235,50 @@ static void test_wait_for_callbacks(void)
     Sdkpp_RunCallbacks();
 }
 
+struct signal_wait {
+    uint64_t seen;
+    bool woke;
+};
+
+static void* wait_signal_thread(void* arg)
+{
+    struct signal_wait* w = arg;
+    w->woke = Sdkpp_WaitForCallbackSignal(&w->seen, 600000);
+    return NULL;
+}
+
+/* WaitForCallbackSignal, the wait that runs no Go code: with timeout 0 it reads the count of
+ * queued callbacks, and a thread waiting in it wakes when one is queued (with a ten-minute timeout,
+ * the test would hang if it did not); NULL is refused. */
+static void test_wait_for_callback_signal(void)
+{
+    Sdkpp_RunCallbacks();
+    CHECK(!Sdkpp_WaitForCallbackSignal(NULL, 1));
+    uint64_t seen = 0;
+    (void)Sdkpp_WaitForCallbackSignal(&seen, 0);
+    uint64_t again = seen;
+    CHECK(!Sdkpp_WaitForCallbackSignal(&again, 0) && again == seen);
+    CHECK(!Sdkpp_WaitForCallbackSignal(&again, 1) && again == seen);
+
+    Sdkpp_Client c;
+    Sdkpp_Client_Init(&c);
+    struct probe p = {0};
+    struct signal_wait w = {seen, false};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_signal_thread, &w);
+    Sdkpp_Client_IsDiscordAppInstalled(&c, on_installed, probe_free, &p);
+    pthread_join(t, NULL);
+    CHECK(w.woke && w.seen != seen);
+    CHECK(Sdkpp_WaitForCallbacks(0));
+    CHECK(p.calls == 0); /* waiting runs nothing */
+    again = seen;
+    CHECK(Sdkpp_WaitForCallbackSignal(&again, 0) && again != seen);
+    Sdkpp_RunCallbacks();
+    CHECK(p.calls == 1 && p.frees == 1);
+    Sdkpp_Client_Drop(&c);
+    Sdkpp_RunCallbacks();
+}
+
 /* One-shot callbacks fire exactly once, inside RunCallbacks, on the calling thread; userData is
  * freed after. */
 static void test_one_shot_callbacks(void)
@@ -398,6 +442,7 @@ int main(void)
     test_client_basics();
     test_one_shot_callbacks();
     test_wait_for_callbacks();
+    test_wait_for_callback_signal();
     test_log_callback_and_redaction();
     test_client_churn();
     test_call_handle();

@@ -258,6 +258,7 @@ static void call_Sdkpp_Free(Rng* r);
 static void call_Sdkpp_FreeProperties(Rng* r);
 static void call_Sdkpp_RunCallbacks(Rng* r);
 static void call_Sdkpp_WaitForCallbacks(Rng* r);
+static void call_Sdkpp_WaitForCallbackSignal(Rng* r);
 static void call_Sdkpp_ResetCallbacks(Rng* r);
 static void call_Sdkpp_SetFreeThreaded(Rng* r);
 static void call_Sdkpp_GetVersion(Rng* r);
@@ -4883,6 +4884,7 @@ static const struct {
     {"Sdkpp_FreeProperties", call_Sdkpp_FreeProperties},
     {"Sdkpp_RunCallbacks", call_Sdkpp_RunCallbacks},
     {"Sdkpp_WaitForCallbacks", call_Sdkpp_WaitForCallbacks},
+    {"Sdkpp_WaitForCallbackSignal", call_Sdkpp_WaitForCallbackSignal},
     {"Sdkpp_ResetCallbacks", call_Sdkpp_ResetCallbacks},
     {"Sdkpp_SetFreeThreaded", call_Sdkpp_SetFreeThreaded},
     {"Sdkpp_GetVersion", call_Sdkpp_GetVersion},

@@ -338,6 +338,12 @@ static void call_Sdkpp_RunCallbacks(Rng* r)
 
 static void call_Sdkpp_WaitForCallbacks(Rng* r) { (void)Sdkpp_WaitForCallbacks((uint32_t)(next(r) % 3)); }
 
+static void call_Sdkpp_WaitForCallbackSignal(Rng* r)
+{
+    uint64_t seen = next(r) % 4;
+    (void)Sdkpp_WaitForCallbackSignal(chance(r, 8) ? NULL : &seen, (uint32_t)(next(r) % 3));
+}
+
 static void call_Sdkpp_ResetCallbacks(Rng* r)
 {
     if (chance(r, 8)) Sdkpp_ResetCallbacks(); /* it discards the other threads' results too */

@@ -152,6 +152,64 @@ static partial class Program
     // Mono scans stacks and registers conservatively, so now and then a stale root keeps a wrapper
     // (and so its native object) alive; a short weak reference tells those apart from leaks. More
     // than a handful, or any difference between the two numbers, fails.
+    // Runs body(0..n-1) on n new threads at once, waits for all of them and rethrows the first
+    // exception one of them threw.
+    static void OnThreads(int n, Action<int> body)
+    {
+        var errors = new List<Exception>();
+        var threads = new Thread[n];
+        for (int t = 0; t < n; t++)
+        {
+            int index = t;
+            threads[t] = new Thread(() =>
+            {
+                try
+                {
+                    body(index);
+                }
+                catch (Exception e)
+                {
+                    lock (errors)
+                    {
+                        errors.Add(e);
+                    }
+                }
+            });
+            threads[t].Start();
+        }
+        foreach (var t in threads)
+        {
+            t.Join();
+        }
+        if (errors.Count > 0)
+        {
+            throw errors[0];
+        }
+    }
+
+    // Runs step over and over on a thread of its own while body runs, and stops it after.
+    static void WhileRepeating(Action step, Action body)
+    {
+        bool done = false;
+        var loop = new Thread(() =>
+        {
+            while (!Volatile.Read(ref done))
+            {
+                step();
+            }
+        });
+        loop.Start();
+        try
+        {
+            body();
+        }
+        finally
+        {
+            Volatile.Write(ref done, true);
+            loop.Join();
+        }
+    }
+
     static void ExpectReleased(ulong before, List<WeakReference> tracked, string what)
     {
         ulong got = 0;
@@ -1033,66 +1091,32 @@ static partial class Program
             Collect();
             ulong before = Sdk.GetObjectCount();
             const int threadCount = 4, perThread = 50000;
-            var errors = new List<Exception>();
             // The objects left to finalizers, for ExpectReleased.
             var weak = new List<WeakReference>[threadCount];
-            bool done = false;
-            var gc = new Thread(() =>
-            {
-                while (!Volatile.Read(ref done))
-                {
-                    GC.Collect();
-                    Thread.Sleep(2);
-                }
-            });
-            gc.Start();
-            var threads = new Thread[threadCount];
             for (int t = 0; t < threadCount; t++)
             {
-                int seed = t;
                 weak[t] = new List<WeakReference>(perThread / 2 + 1);
-                threads[t] = new Thread(() =>
+            }
+            WhileRepeating(() => { GC.Collect(); Thread.Sleep(2); }, () => OnThreads(threadCount, seed =>
+            {
+                for (int i = 0; i < perThread; i++)
                 {
-                    try
+                    var a = new AuthorizationArgs();
+                    a.SetClientId((ulong)i);
+                    if ((i + seed) % 2 == 0)
                     {
-                        for (int i = 0; i < perThread; i++)
+                        if (a.ClientId() != (ulong)i)
                         {
-                            var a = new AuthorizationArgs();
-                            a.SetClientId((ulong)i);
-                            if ((i + seed) % 2 == 0)
-                            {
-                                if (a.ClientId() != (ulong)i)
-                                {
-                                    throw new Exception("ClientId mismatch in churn");
-                                }
-                                a.Dispose();
-                            }
-                            else
-                            {
-                                weak[seed].Add(new WeakReference(a));
-                            }
+                            throw new Exception("ClientId mismatch in churn");
                         }
+                        a.Dispose();
                     }
-                    catch (Exception e)
+                    else
                     {
-                        lock (errors)
-                        {
-                            errors.Add(e);
-                        }
+                        weak[seed].Add(new WeakReference(a));
                     }
-                });
-                threads[t].Start();
-            }
-            foreach (var t in threads)
-            {
-                t.Join();
-            }
-            Volatile.Write(ref done, true);
-            gc.Join();
-            if (errors.Count > 0)
-            {
-                throw errors[0];
-            }
+                }
+            }));
             var tracked = new List<WeakReference>();
             foreach (var list in weak)
             {

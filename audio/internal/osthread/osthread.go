@@ -4,9 +4,10 @@
 // A goroutine locked with runtime.LockOSThread takes its thread with it when it exits, except
 // when it was scheduled onto the runtime's first thread, which Go never ends. Code that lends its
 // thread to a foreign runtime needs a thread that certainly ends: the game's raw-audio hooks make
-// Mono and IL2CPP attach the thread they run on, and Mono waits at exit for every thread it
-// attached. This package creates the thread in C; the function runs there as a cgo callback,
-// which keeps it on that thread from start to end.
+// Mono and IL2CPP attach the thread they run on (the C ABI runs them on a companion of the audio
+// thread that ends with it), and Mono waits at exit for every thread it attached. This package
+// creates the thread in C; the function runs there as a cgo callback, which keeps it on that
+// thread from start to end.
 package osthread
 
 /*

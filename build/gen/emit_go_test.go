@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestCapiDirectCallbacksAreRelayed: Go calls a direct (audio-thread) callback through the calling
+// thread's companion (sdkpp_hook_relay), never on the thread that runs Go; a queued callback is
+// called in place, inside RunCallbacks.
+func TestCapiDirectCallbacksAreRelayed(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nclass Box record ctor {\n"+
+		"  callback Hook(data: samples, n: u64, mute: out bool) direct\n"+
+		"  callback Done(ok: bool)\n"+
+		"  method Listen(hook: Hook, done: Done)\n}\n")
+	out := emitCapi(api)
+	hook := trampolineOf(t, out, "Box_Hook")
+	assert.Contains(t, hook, "sdkpp_hook_relay(sdkpp_relayed_Box_Hook, &a);", "the direct callback is relayed")
+	assert.NotContains(t, hook, "\tcb(", "the direct callback is called in place")
+	assert.Contains(t, out, "a->cb(a->data, a->n, a->mute, (void*)a->userData);", "the relayed call passes every argument")
+	done := trampolineOf(t, out, "Box_Done")
+	assert.Contains(t, done, "\tcb(ok, (void*)userData);", "the queued callback is called in place")
+	assert.NotContains(t, done, "sdkpp_hook_relay", "the queued callback is relayed")
+
+	api = parseAPI(t, "version 1.0.0\nclass Item record ctor {\n}\nclass Box record ctor {\n"+
+		"  callback Hook(item: Item) direct\n  method Listen(hook: Hook)\n}\n")
+	assert.PanicsWithValue(t, "emit_go: direct callback Box_Hook takes an object or an optional value, which a relayed call does not carry",
+		func() { emitCapi(api) }, "a direct callback that takes an object")
+}
+
+// trampolineOf returns the body of sdkpp_call_<name> in the generated capi.
+func trampolineOf(t *testing.T, out, name string) string {
+	t.Helper()
+	start := strings.Index(out, "static inline void sdkpp_call_"+name+"(")
+	if start < 0 {
+		t.Fatalf("no trampoline sdkpp_call_%s", name)
+	}
+	end := strings.Index(out[start:], "\n}\n")
+	return out[start : start+end]
+}
