@@ -183,6 +183,10 @@ func (p *Processor) FrameSamples() int { return p.frame }
 // referenceFrames behind.
 func (p *Processor) DroppedReference() uint64 { return p.dropped.Load() }
 
+// QueuedReference returns how many far-end frames Playback has queued since New (dropped ones
+// not counted).
+func (p *Processor) QueuedReference() uint64 { return p.tail.Load() }
+
 // Playback queues far, the frame being played to the speakers, as the reference the next Capture
 // cancels against. Call it once per played frame, silence included (or not at all while nothing
 // plays: Capture then takes silence as the reference).

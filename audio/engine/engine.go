@@ -5,8 +5,8 @@
 // wakes it every device period (10 ms), so the device clock drives it; each time a whole 20 ms
 // frame has been captured it runs one processing step:
 //
-//   - capture: input volume, echo cancellation against exactly what was handed to playback, noise
-//     suppression and gain control (package apm), voice activity (vad), the push-to-talk or voice
+//   - capture: input volume, echo cancellation against exactly what was played, noise
+//     suppression and gain control (package apm, in 10 ms blocks), voice activity (vad), the push-to-talk or voice
 //     activity gate with its release delay and end-of-speech marker (ptt), self mute, the captured
 //     hook, Opus encoding (codec), and OnPacket; and the no-input detector;
 //   - playback: the packets Receive queued go into one jitter buffer per sender; each sender's
@@ -164,7 +164,7 @@ var _ voice.Engine = (*Engine)(nil)
 
 // New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
 func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
-	p, err := apm.New(pcm.FrameSamples, opts.EchoTailMs)
+	p, err := apm.New(pcm.PeriodSamples, opts.EchoTailMs)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -340,12 +340,14 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	playback.Write(lead[:])
 	for capture.WaitData(pcm.FrameSamples, stop) {
 		capture.Read(e.in)
-		out := e.step(e.in)
 		// The playback ring holds the lead and at most what the device has not taken yet of
 		// the last frame. More piles up when playback starts later than capture, or after the
 		// device stalled, and would stay as latency for the rest of the call: leave a frame out
-		// instead (and count it), until the ring is back to its working fill.
-		if playback.Len() > pcm.FrameSamples {
+		// instead (and count it), until the ring is back to its working fill. A frame left out
+		// is never played, so it is not the echo canceller's reference either.
+		trim := playback.Len() > pcm.FrameSamples
+		out := e.process(e.in, !trim)
+		if trim {
 			e.trimmed.Add(1)
 		} else {
 			playback.Write(out)
