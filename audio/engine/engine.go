@@ -6,9 +6,10 @@
 // frame has been captured it runs one processing step:
 //
 //   - capture: input volume, echo cancellation against exactly what was played, noise
-//     suppression and gain control (package apm, in 10 ms blocks), voice activity (vad), the push-to-talk or voice
-//     activity gate with its release delay and end-of-speech marker (ptt), self mute, the captured
-//     hook, Opus encoding (codec), and OnPacket; and the no-input detector;
+//     suppression and gain control (package apm, in 10 ms blocks), voice activity (vad), the
+//     push-to-talk or voice activity gate with its release delay and end-of-speech marker (ptt),
+//     self mute, the captured hook, Opus encoding (codec), and OnPacket; and the no-input
+//     detector;
 //   - playback: the packets Receive queued go into one jitter buffer per sender; each sender's
 //     frame is decoded, recovered from FEC or concealed (or faded out after an end-of-speech
 //     marker), passed to the received hook, and mixed (mixer) into the frame written to the
