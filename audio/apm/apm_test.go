@@ -248,3 +248,31 @@ func BenchmarkCapture(b *testing.B) {
 		}
 	}
 }
+
+// When the echo delay inside the sound system moves (40 ms, then 90 ms, as a busy machine makes
+// PulseAudio buffer more), the delay estimate follows it and delays the reference to match: the
+// canceller keeps its echo path instead of adapting to a new one for seconds.
+func TestEchoDelayEstimateFollowsAMovingDelay(t *testing.T) {
+	n, jump := 12*pcm.SampleRate, 6*pcm.SampleRate
+	far := testsignal.Voiced(11, n, 0.5)
+	mic := testsignal.Noise(12, n, -80)
+	for i := range n {
+		d := 40 * pcm.SampleRate / 1000
+		if i >= jump {
+			d = 90 * pcm.SampleRate / 1000
+		}
+		if i >= d {
+			mic[i] = pcm.Clamp16(int32(mic[i]) + int32(far[i-d])/2)
+		}
+	}
+	p := newProcessor(t, true, true, true)
+	before := run(t, p, far[:jump], mic[:jump])
+	assert.InDelta(t, (40-10)*samplesPerMs, p.EchoDelayShift(), shiftTolerance,
+		"the reference is delayed by the echo delay less the canceller's margin")
+	after := run(t, p, far[jump:], mic[jump:])
+	assert.InDelta(t, (90-10)*samplesPerMs, p.EchoDelayShift(), shiftTolerance, "the shift follows the new delay")
+	g := gainDB(mic[jump:], after, pcm.SampleRate, 3*pcm.SampleRate)
+	t.Logf("residual echo %.1f dB before the move, %.1f dB in the 2 s from 1 s after it",
+		gainDB(mic, before, jump-pcm.SampleRate, jump), g)
+	assert.Less(t, g, -25.0, "the canceller keeps cancelling once the estimate follows")
+}
