@@ -71,6 +71,7 @@ type Processor struct {
 	silence    []int16 // the reference while nothing plays
 	delay      *delayEstimator
 	shift      atomic.Int64 // the delay's shift as last applied, for EchoDelayShift
+	known      atomic.Int64 // SetKnownDelay's samples, -1 until set
 	scratch    []int16      // a copy of the input when Capture works in place
 
 	// Wanted settings (any goroutine) and the ones applied to the C state (Capture only).
@@ -99,6 +100,7 @@ func New(frameSamples, tailMs int) (*Processor, error) {
 		scratch: make([]int16, frameSamples),
 		delay:   newDelayEstimator(frameSamples),
 	}
+	p.known.Store(-1)
 	p.echo = C.speex_echo_state_init(C.int(frameSamples), C.int(tailMs*pcm.SampleRate/1000))
 	if p.echo == nil {
 		return nil, errors.New("apm: speex_echo_state_init failed")
@@ -194,6 +196,12 @@ func (p *Processor) DroppedReference() uint64 { return p.dropped.Load() }
 // the sound system's buffering moves.
 func (p *Processor) EchoDelayShift() int { return int(p.shift.Load()) }
 
+// SetKnownDelay tells the Processor how many samples of its caller's own buffering now lie
+// between a frame handed to Playback and its echo in Capture's input (say, what waits in the
+// playback and capture rings): a change moves the reference at once, where the estimate would
+// take half a second to see it.
+func (p *Processor) SetKnownDelay(samples int) { p.known.Store(int64(max(0, samples))) }
+
 // QueuedReference returns how many far-end frames Playback has queued since New (dropped ones
 // not counted).
 func (p *Processor) QueuedReference() uint64 { return p.tail.Load() }
@@ -241,6 +249,9 @@ func (p *Processor) Capture(in, out []int16) error {
 			in = p.scratch
 		}
 		// The reference, delayed to keep the echo delay the canceller sees where it was.
+		if k := p.known.Load(); k >= 0 {
+			p.delay.setKnown(int(k))
+		}
 		ref := p.delay.push(far, in)
 		if s := int64(p.delay.shift); s != p.shift.Load() {
 			p.shift.Store(s)

@@ -265,14 +265,34 @@ func TestEchoDelayEstimateFollowsAMovingDelay(t *testing.T) {
 			mic[i] = pcm.Clamp16(int32(mic[i]) + int32(far[i-d])/2)
 		}
 	}
+	t.Run("estimated", func(t *testing.T) { testMovingDelay(t, far, mic, jump, false) })
+	t.Run("known", func(t *testing.T) { testMovingDelay(t, far, mic, jump, true) })
+}
+
+// testMovingDelay runs the scene of TestEchoDelayEstimateFollowsAMovingDelay, the move either
+// found by the estimate or told by SetKnownDelay (as the engine does for its rings).
+func testMovingDelay(t *testing.T, far, mic []int16, jump int, known bool) {
 	p := newProcessor(t, true, true, true)
+	if known {
+		p.SetKnownDelay(1000)
+	}
 	before := run(t, p, far[:jump], mic[:jump])
+	gBefore := gainDB(mic, before, jump-pcm.SampleRate, jump)
 	assert.InDelta(t, (40-10)*samplesPerMs, p.EchoDelayShift(), shiftTolerance,
 		"the reference is delayed by the echo delay less the canceller's margin")
+	if known {
+		// The caller's buffering grew by the move: the reference follows at once.
+		p.SetKnownDelay(1000 + 50*samplesPerMs)
+		first := run(t, p, far[jump:jump+pcm.SampleRate/2], mic[jump:jump+pcm.SampleRate/2])
+		g := gainDB(mic[jump:], first, 0, pcm.SampleRate/2)
+		t.Logf("residual echo %.1f dB in the 0.5 s after the move", g)
+		assert.Less(t, g, -15.0, "a known move is followed at once (the estimate alone leaves about -5 dB here)")
+		jump += pcm.SampleRate / 2
+	}
 	after := run(t, p, far[jump:], mic[jump:])
 	assert.InDelta(t, (90-10)*samplesPerMs, p.EchoDelayShift(), shiftTolerance, "the shift follows the new delay")
 	g := gainDB(mic[jump:], after, pcm.SampleRate, 3*pcm.SampleRate)
 	t.Logf("residual echo %.1f dB before the move, %.1f dB in the 2 s from 1 s after it",
-		gainDB(mic, before, jump-pcm.SampleRate, jump), g)
+		gBefore, g)
 	assert.Less(t, g, -25.0, "the canceller keeps cancelling once the estimate follows")
 }

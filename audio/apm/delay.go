@@ -44,6 +44,13 @@ type delayEstimator struct {
 	shift          int // samples the reference is delayed by
 	pending        int // the last estimate's wanted shift, awaiting a second that agrees; -1: none
 	out            []int16
+
+	// The delay the caller knows about (its own buffering, SetKnownDelay): its moves shift the
+	// reference at once, between estimates. base is the shift the last applied estimate
+	// wanted, at the known delay knownAt.
+	known, knownAt int
+	base           int
+	haveKnown      bool
 }
 
 func newDelayEstimator(frame int) *delayEstimator {
@@ -65,6 +72,16 @@ func (d *delayEstimator) reset() {
 	clear(d.micEnv)
 	d.n, d.envN, d.accFar, d.accMic, d.accN, d.sinceEstimate = 0, 0, 0, 0, 0, 0
 	d.shift, d.pending = 0, -1
+	d.known, d.knownAt, d.base, d.haveKnown = 0, 0, 0, false
+}
+
+// setKnown records the delay the caller's own buffering adds now, in samples.
+func (d *delayEstimator) setKnown(samples int) {
+	if !d.haveKnown {
+		d.knownAt, d.haveKnown = samples, true
+	}
+	d.known = samples
+	d.shift = max(0, min(maxDelaySamples, d.base+d.known-d.knownAt))
 }
 
 // push records one block of the far reference and the microphone (the same length), estimates
@@ -121,7 +138,7 @@ func (d *delayEstimator) estimate() {
 	}
 	want := max(0, d.refine(lag*envChunk)-delayMargin)
 	if d.pending >= 0 && abs(want-d.pending) <= shiftTolerance {
-		d.shift, d.pending = want, -1
+		d.shift, d.base, d.knownAt, d.pending = want, want, d.known, -1
 		return
 	}
 	d.pending = want

@@ -330,6 +330,10 @@ func (e *Engine) logf(format string, args ...any) {
 	}
 }
 
+// knownDelayBase keeps the delay told to the echo canceller positive while microphone samples
+// dropped outnumber speaker underruns.
+const knownDelayBase = 1 << 20
+
 // run is the processing goroutine, on a thread of its own (osthread): woken by the capture ring,
 // one step per captured frame.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
@@ -353,6 +357,11 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		} else {
 			playback.Write(out)
 		}
+		// Every sample of silence the speaker played for want of output delays what it plays
+		// after, and every microphone sample dropped brings the echo that much earlier: the echo
+		// canceller's reference follows these moves at once (its estimate finds the others).
+		ps, cs := playback.Stats(), capture.Stats()
+		e.apm.SetKnownDelay(knownDelayBase + int(ps.UnderrunSamples) - int(cs.OverrunSamples))
 		if e.opts.AfterFrame != nil {
 			e.opts.AfterFrame()
 		}
