@@ -17,7 +17,7 @@ const (
 	envChunk         = samplesPerMs              // samples per envelope value: 1 ms
 	maxDelayMs       = 300                       // longest echo delay looked for
 	envWindowMs      = 500                       // microphone envelope correlated per estimate
-	estimateEveryMs  = 250                       // time between estimates
+	estimateEveryMs  = 500                       // time between estimates
 	refineSamples    = 2400                      // full-rate window (50 ms) refining an estimate
 	delayMargin      = 10 * samplesPerMs         // delay left to the canceller, in samples
 	shiftTolerance   = 32                        // samples two estimates may differ by and agree

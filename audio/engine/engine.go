@@ -49,8 +49,9 @@ const (
 	DefaultNoInputThresholdDBFS = -90
 	// DefaultNoInputDuration is how long the input must stay silent before OnNoInput(true).
 	DefaultNoInputDuration = 5 * time.Second
-	// DefaultEchoTailMs is the echo tail the canceller models.
-	DefaultEchoTailMs = apm.DefaultTailMs
+	// DefaultEchoTailMs is the echo tail the canceller models: the echo's delay estimate keeps
+	// the delay it sees near 10 ms, which leaves most of it to the room's reverberation.
+	DefaultEchoTailMs = 100
 )
 
 // ErrClosed reports a call on a closed Engine.
@@ -165,6 +166,9 @@ var _ voice.Engine = (*Engine)(nil)
 
 // New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
 func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
+	if opts.EchoTailMs == 0 {
+		opts.EchoTailMs = DefaultEchoTailMs
+	}
 	p, err := apm.New(pcm.PeriodSamples, opts.EchoTailMs)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
