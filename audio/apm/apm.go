@@ -69,7 +69,10 @@ type Processor struct {
 	head, tail atomic.Uint64 // frames consumed, frames produced
 	dropped    atomic.Uint64
 	silence    []int16 // the reference while nothing plays
-	scratch    []int16 // a copy of the input when Capture works in place
+	delay      *delayEstimator
+	shift      atomic.Int64 // the delay's shift as last applied, for EchoDelayShift
+	known      atomic.Int64 // SetKnownDelay's samples, -1 until set
+	scratch    []int16      // a copy of the input when Capture works in place
 
 	// Wanted settings (any goroutine) and the ones applied to the C state (Capture only).
 	wantAEC, wantNS, wantAGC, wantNC atomic.Bool
@@ -95,7 +98,9 @@ func New(frameSamples, tailMs int) (*Processor, error) {
 		ref:     make([]int16, referenceFrames*frameSamples),
 		silence: make([]int16, frameSamples),
 		scratch: make([]int16, frameSamples),
+		delay:   newDelayEstimator(frameSamples),
 	}
+	p.known.Store(-1)
 	p.echo = C.speex_echo_state_init(C.int(frameSamples), C.int(tailMs*pcm.SampleRate/1000))
 	if p.echo == nil {
 		return nil, errors.New("apm: speex_echo_state_init failed")
@@ -135,6 +140,8 @@ func (p *Processor) apply(force bool) error {
 			echo = nil
 		} else if !p.aec {
 			C.speex_echo_state_reset(p.echo) // its history is stale after a pause
+			p.delay.reset()
+			p.shift.Store(0)
 		}
 		if C.sdkpp_preprocess_set_echo(p.pre, echo) != 0 {
 			return errors.New("apm: link echo canceller to preprocessor")
@@ -183,6 +190,22 @@ func (p *Processor) FrameSamples() int { return p.frame }
 // referenceFrames behind.
 func (p *Processor) DroppedReference() uint64 { return p.dropped.Load() }
 
+// EchoDelayShift returns how many samples the echo delay estimate currently delays the far
+// reference by, beyond the reference queue: it follows the echo delay inside the sound system,
+// less a margin the canceller models itself, so that the canceller keeps its echo path when
+// the sound system's buffering moves.
+func (p *Processor) EchoDelayShift() int { return int(p.shift.Load()) }
+
+// SetKnownDelay tells the Processor how many samples of its caller's own buffering now lie
+// between a frame handed to Playback and its echo in Capture's input (say, what waits in the
+// playback and capture rings): a change moves the reference at once, where the estimate would
+// take half a second to see it.
+func (p *Processor) SetKnownDelay(samples int) { p.known.Store(int64(max(0, samples))) }
+
+// QueuedReference returns how many far-end frames Playback has queued since New (dropped ones
+// not counted).
+func (p *Processor) QueuedReference() uint64 { return p.tail.Load() }
+
 // Playback queues far, the frame being played to the speakers, as the reference the next Capture
 // cancels against. Call it once per played frame, silence included (or not at all while nothing
 // plays: Capture then takes silence as the reference).
@@ -225,7 +248,15 @@ func (p *Processor) Capture(in, out []int16) error {
 			copy(p.scratch, in)
 			in = p.scratch
 		}
-		C.speex_echo_cancellation(p.echo, (*C.spx_int16_t)(&in[0]), (*C.spx_int16_t)(&far[0]),
+		// The reference, delayed to keep the echo delay the canceller sees where it was.
+		if k := p.known.Load(); k >= 0 {
+			p.delay.setKnown(int(k))
+		}
+		ref := p.delay.push(far, in)
+		if s := int64(p.delay.shift); s != p.shift.Load() {
+			p.shift.Store(s)
+		}
+		C.speex_echo_cancellation(p.echo, (*C.spx_int16_t)(&in[0]), (*C.spx_int16_t)(&ref[0]),
 			(*C.spx_int16_t)(&out[0]))
 	} else {
 		copy(out, in)

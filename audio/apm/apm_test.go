@@ -248,3 +248,51 @@ func BenchmarkCapture(b *testing.B) {
 		}
 	}
 }
+
+// When the echo delay inside the sound system moves (40 ms, then 90 ms, as a busy machine makes
+// PulseAudio buffer more), the delay estimate follows it and delays the reference to match: the
+// canceller keeps its echo path instead of adapting to a new one for seconds.
+func TestEchoDelayEstimateFollowsAMovingDelay(t *testing.T) {
+	n, jump := 12*pcm.SampleRate, 6*pcm.SampleRate
+	far := testsignal.Voiced(11, n, 0.5)
+	mic := testsignal.Noise(12, n, -80)
+	for i := range n {
+		d := 40 * pcm.SampleRate / 1000
+		if i >= jump {
+			d = 90 * pcm.SampleRate / 1000
+		}
+		if i >= d {
+			mic[i] = pcm.Clamp16(int32(mic[i]) + int32(far[i-d])/2)
+		}
+	}
+	t.Run("estimated", func(t *testing.T) { testMovingDelay(t, far, mic, jump, false) })
+	t.Run("known", func(t *testing.T) { testMovingDelay(t, far, mic, jump, true) })
+}
+
+// testMovingDelay runs the scene of TestEchoDelayEstimateFollowsAMovingDelay, the move either
+// found by the estimate or told by SetKnownDelay (as the engine does for its rings).
+func testMovingDelay(t *testing.T, far, mic []int16, jump int, known bool) {
+	p := newProcessor(t, true, true, true)
+	if known {
+		p.SetKnownDelay(1000)
+	}
+	before := run(t, p, far[:jump], mic[:jump])
+	gBefore := gainDB(mic, before, jump-pcm.SampleRate, jump)
+	assert.InDelta(t, (40-10)*samplesPerMs, p.EchoDelayShift(), shiftTolerance,
+		"the reference is delayed by the echo delay less the canceller's margin")
+	if known {
+		// The caller's buffering grew by the move: the reference follows at once.
+		p.SetKnownDelay(1000 + 50*samplesPerMs)
+		first := run(t, p, far[jump:jump+pcm.SampleRate/2], mic[jump:jump+pcm.SampleRate/2])
+		g := gainDB(mic[jump:], first, 0, pcm.SampleRate/2)
+		t.Logf("residual echo %.1f dB in the 0.5 s after the move", g)
+		assert.Less(t, g, -15.0, "a known move is followed at once (the estimate alone leaves about -5 dB here)")
+		jump += pcm.SampleRate / 2
+	}
+	after := run(t, p, far[jump:], mic[jump:])
+	assert.InDelta(t, (90-10)*samplesPerMs, p.EchoDelayShift(), shiftTolerance, "the shift follows the new delay")
+	g := gainDB(mic[jump:], after, 3*pcm.SampleRate/2, 3*pcm.SampleRate)
+	t.Logf("residual echo %.1f dB before the move, %.1f dB from 1.5 s to 3 s after it",
+		gBefore, g)
+	assert.Less(t, g, -25.0, "the canceller keeps cancelling once the estimate follows")
+}

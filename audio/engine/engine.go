@@ -5,10 +5,11 @@
 // wakes it every device period (10 ms), so the device clock drives it; each time a whole 20 ms
 // frame has been captured it runs one processing step:
 //
-//   - capture: input volume, echo cancellation against exactly what was handed to playback, noise
-//     suppression and gain control (package apm), voice activity (vad), the push-to-talk or voice
-//     activity gate with its release delay and end-of-speech marker (ptt), self mute, the captured
-//     hook, Opus encoding (codec), and OnPacket; and the no-input detector;
+//   - capture: input volume, echo cancellation against exactly what was played, noise
+//     suppression and gain control (package apm, in 10 ms blocks), voice activity (vad), the
+//     push-to-talk or voice activity gate with its release delay and end-of-speech marker (ptt),
+//     self mute, the captured hook, Opus encoding (codec), and OnPacket; and the no-input
+//     detector;
 //   - playback: the packets Receive queued go into one jitter buffer per sender; each sender's
 //     frame is decoded, recovered from FEC or concealed (or faded out after an end-of-speech
 //     marker), passed to the received hook, and mixed (mixer) into the frame written to the
@@ -48,8 +49,9 @@ const (
 	DefaultNoInputThresholdDBFS = -90
 	// DefaultNoInputDuration is how long the input must stay silent before OnNoInput(true).
 	DefaultNoInputDuration = 5 * time.Second
-	// DefaultEchoTailMs is the echo tail the canceller models.
-	DefaultEchoTailMs = apm.DefaultTailMs
+	// DefaultEchoTailMs is the echo tail the canceller models: the echo's delay estimate keeps
+	// the delay it sees near 10 ms, which leaves most of it to the room's reverberation.
+	DefaultEchoTailMs = 100
 )
 
 // ErrClosed reports a call on a closed Engine.
@@ -164,7 +166,10 @@ var _ voice.Engine = (*Engine)(nil)
 
 // New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
 func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
-	p, err := apm.New(pcm.FrameSamples, opts.EchoTailMs)
+	if opts.EchoTailMs == 0 {
+		opts.EchoTailMs = DefaultEchoTailMs
+	}
+	p, err := apm.New(pcm.PeriodSamples, opts.EchoTailMs)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -330,6 +335,10 @@ func (e *Engine) logf(format string, args ...any) {
 	}
 }
 
+// knownDelayBase keeps the delay told to the echo canceller positive while microphone samples
+// dropped outnumber speaker underruns.
+const knownDelayBase = 1 << 20
+
 // run is the processing goroutine, on a thread of its own (osthread): woken by the capture ring,
 // one step per captured frame.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
@@ -341,16 +350,23 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	playback.Write(lead[:])
 	for capture.WaitData(pcm.FrameSamples, stop) {
 		capture.Read(e.in)
-		out := e.step(e.in)
 		// The playback ring holds the lead and at most what the device has not taken yet of
 		// the last frame. More piles up when playback starts later than capture, or after the
 		// device stalled, and would stay as latency for the rest of the call: leave a frame out
-		// instead (and count it), until the ring is back to its working fill.
-		if playback.Len() > pcm.FrameSamples {
+		// instead (and count it), until the ring is back to its working fill. A frame left out
+		// is never played, so it is not the echo canceller's reference either.
+		trim := playback.Len() > pcm.FrameSamples
+		out := e.process(e.in, !trim)
+		if trim {
 			e.trimmed.Add(1)
 		} else {
 			playback.Write(out)
 		}
+		// Every sample of silence the speaker played for want of output delays what it plays
+		// after, and every microphone sample dropped brings the echo that much earlier: the echo
+		// canceller's reference follows these moves at once (its estimate finds the others).
+		ps, cs := playback.Stats(), capture.Stats()
+		e.apm.SetKnownDelay(knownDelayBase + int(ps.UnderrunSamples) - int(cs.OverrunSamples))
 		if e.opts.AfterFrame != nil {
 			e.opts.AfterFrame()
 		}

@@ -402,4 +402,9 @@ func TestPlaybackLatencyDoesNotPileUp(t *testing.T) {
 	assert.LessOrEqual(t, s.Playback().Len(), pcm.FrameSamples+pcm.PeriodSamples,
 		"playback ring after both sides run (it held %d samples)", piled)
 	assert.Positive(t, r.e.TrimmedFrames())
+	// A frame left out is never played: the echo canceller's reference holds only the frames
+	// written to the ring, or it would run one frame late for every frame trimmed.
+	blocks := uint64(pcm.FrameSamples / r.e.apm.FrameSamples())
+	assert.Equal(t, uint64(20-r.e.TrimmedFrames())*blocks, r.e.apm.QueuedReference()+r.e.apm.DroppedReference(),
+		"reference blocks queued after 20 steps, %d of them trimmed", r.e.TrimmedFrames())
 }

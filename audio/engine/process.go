@@ -16,12 +16,17 @@ import (
 // step runs one 20 ms processing step: frame is what the microphone captured (it is processed in
 // place); the result is the frame to hand to playback, valid until the next step. It allocates
 // nothing once every sender has been seen.
-func (e *Engine) step(frame []int16) []int16 {
+func (e *Engine) step(frame []int16) []int16 { return e.process(frame, true) }
+
+// process is step; played false says the result will be left out of the playback ring (run
+// trims it), so it is not queued as the echo canceller's reference: the reference stays the
+// frames the speaker plays, in step with the echo they cause.
+func (e *Engine) process(frame []int16, played bool) []int16 {
 	if e.dump != nil {
 		e.dumpFrame = e.dump.take()
 	}
 	e.capture(frame)
-	out := e.playback()
+	out := e.playback(played)
 	if f := e.dumpFrame; f != nil {
 		e.dumpFrame = nil
 		e.dump.put(f)
@@ -39,7 +44,11 @@ func (e *Engine) capture(frame []int16) {
 	if f := e.dumpFrame; f != nil {
 		copy(f.near[:], frame)
 	}
-	_ = e.apm.Capture(frame, frame) // fails only on a wrong frame size or after Close
+	// The canceller and preprocessor work on device periods: their overlap delays the output by
+	// a block, and a 10 ms block is half a frame's delay.
+	for b, near := e.apm.FrameSamples(), frame; len(near) >= b; near = near[b:] {
+		_ = e.apm.Capture(near[:b], near[:b]) // fails only on a wrong frame size or after Close
+	}
 	if f := e.dumpFrame; f != nil {
 		copy(f.out[:], frame)
 	}
@@ -104,8 +113,9 @@ func (e *Engine) capture(frame []int16) {
 }
 
 // playback runs the playback path: received packets into the jitter buffers, one frame from each
-// sender, the mix. It returns the mixed frame, which is also the echo canceller's reference.
-func (e *Engine) playback() []int16 {
+// sender, the mix. It returns the mixed frame, which is also the echo canceller's reference when
+// it is played.
+func (e *Engine) playback(played bool) []int16 {
 	e.applyRemovals()
 	e.rx.drain(e.pushFn)
 
@@ -130,7 +140,11 @@ func (e *Engine) playback() []int16 {
 	if f := e.dumpFrame; f != nil {
 		copy(f.far[:], e.out)
 	}
-	_ = e.apm.Playback(e.out)
+	if played {
+		for b, far := e.apm.FrameSamples(), e.out; len(far) >= b; far = far[b:] {
+			_ = e.apm.Playback(far[:b])
+		}
+	}
 	return e.out
 }
 

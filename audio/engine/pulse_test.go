@@ -267,7 +267,8 @@ func TestPulseEchoCancellation(t *testing.T) {
 			<-tick.C // the far end's packets come in real time
 			e.Receive(7, p)
 		}
-		t.Logf("cancellation %v: device stats %+v, output frames trimmed %d", cancel, e.Stats(), e.TrimmedFrames())
+		t.Logf("cancellation %v: device stats %+v, output frames trimmed %d, reference delayed by %d samples",
+			cancel, e.Stats(), e.TrimmedFrames(), e.apm.EchoDelayShift())
 		require.NoError(t, e.Close())
 		mu.Lock()
 		defer mu.Unlock()
