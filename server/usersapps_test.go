@@ -194,6 +194,9 @@ func TestApplicationFlags(t *testing.T) {
 		assert.Equal(t, e.App.PublicKey, app.VerifyKey)
 		require.NotNil(t, app.Bot)
 		assert.Equal(t, e.App.BotUserID, app.Bot.ID)
+		require.NotNil(t, app.Owner, "%s: the owner, which client libraries read", path)
+		assert.Equal(t, 1<<10, app.Owner.Flags, "the owner is the publisher's team pseudo-user")
+		assert.Equal(t, "team"+app.Owner.ID.String(), app.Owner.Username)
 		assert.Equal(t, http.StatusUnauthorized, do(t, http.MethodGet, e.APIURL+path, nil, bearer("nope")).Status)
 	}
 

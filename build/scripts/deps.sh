@@ -31,6 +31,8 @@ if [ "$want" = test ] || [ "$want" = all ]; then
   have pactl || need+=(pulseaudio-utils)
   have espeak-ng || need+=(espeak-ng)
   have sox || need+=(sox)
+  # tests/bots runs a bot written with discord.py under Debian's own Python.
+  installed python3-discord || need+=(python3-discord)
 fi
 if [ "$want" = browser ] || [ "$want" = test ] || [ "$want" = all ]; then
   have chromium || need+=(chromium)

@@ -80,6 +80,7 @@ func Object(ctx context.Context, st store.Store, app *store.Application) (wire.A
 	out := wire.Application{ID: wire.Snowflake(app.ID), Name: app.Name, BotPublic: true,
 		VerifyKey: webhook.PublicKeyHex(app.WebhookKey), Flags: flags, FlagsNew: flagsNew,
 		RedirectURIs: append([]string{}, app.RedirectURIs...)}
+	out.Owner = publisherOwner(app)
 	if app.BotUserID != 0 {
 		u, err := st.GetUser(ctx, app.BotUserID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -91,6 +92,22 @@ func Object(ctx context.Context, st store.Store, app *store.Application) (wire.A
 		}
 	}
 	return out, nil
+}
+
+// teamPseudoUser is the user flag of the pseudo-user that stands for a team (the platform's
+// TEAM_PSEUDO_USER, 1 << 10).
+const teamPseudoUser = 1 << 10
+
+// publisherOwner is the application's owner as the platform shows an application that a team
+// owns: a pseudo-user named for the team. Here the owner is the application's publisher (the
+// application itself when it has none). Client libraries read it (discord.py requires it).
+func publisherOwner(app *store.Application) *wire.User {
+	id := app.PublisherID
+	if id == 0 {
+		id = app.ID
+	}
+	return &wire.User{ID: wire.Snowflake(id), Username: "team" + strconv.FormatUint(id, 10), Discriminator: "0000",
+		Flags: teamPseudoUser}
 }
 
 func (s *Service) getApp(r *http.Request, app *store.Application) (any, error) {

@@ -1,0 +1,111 @@
+package bots
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/servertest"
+	"sdkpp/wire"
+)
+
+// debianPython is the interpreter of Debian's python3-discord (build/scripts/deps.sh installs
+// it); another python3 on the PATH may not see that package.
+const debianPython = "/usr/bin/python3"
+
+// A bot written with discord.py (another language's client library), changed in nothing but its
+// base URL: it logs in with its bot token (GET /users/@me, the application, GET /gateway/bot, a
+// zlib-stream gateway session), sees its guild and channel from GUILD_CREATE, answers "!ping"
+// with a reply, and reads members and roles.
+func TestDiscordPyBot(t *testing.T) {
+	if _, err := os.Stat(debianPython); err != nil || exec.Command(debianPython, "-c", "import discord").Run() != nil {
+		if os.Getenv("SDKPP_REQUIRE_BOTS") != "" {
+			require.FailNow(t, "python3-discord is not installed (build/scripts/deps.sh test installs it)")
+		}
+		t.Skip("python3-discord is not installed; make test installs it")
+	}
+	e := servertest.Start(t)
+	alice, bob := e.User("alice"), e.User("bob")
+	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Py Lab", OwnerID: alice.ID,
+		Roles:   []wire.RoleSpec{{Name: "helper", Color: 0x3498db, Permissions: wire.Permissions(1 << 13)}},
+		Members: []wire.GuildMemberSpec{{ID: bob.ID}, {ID: e.App.BotUserID, Roles: []int{0}}},
+		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
+	require.NoError(t, err)
+	general := guild.Channels[0].ID.String()
+	aliceToken := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, debianPython, "testdata/pingbot.py")
+	cmd.Env = append(os.Environ(), "SDKPP_API_BASE="+e.APIURL, "SDKPP_BOT_TOKEN="+e.App.BotToken, "SDKPP_BOT_LOG=20")
+	// Its log goes to a file that the test reads only to explain a failure.
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "bot.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	cmd.Stderr = logFile
+	botLog := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	next := func(what string) string {
+		require.True(t, lines.Scan(), "no %s from the bot; its log:\n%s", what, botLog())
+		return lines.Text()
+	}
+	require.Equal(t, "READY", next("READY"), "its log:\n%s", botLog())
+
+	body, _ := json.Marshal(map[string]string{"content": "!ping"})
+	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/channels/"+general+"/messages", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	var seen struct {
+		User       string   `json:"user"`
+		Bot        bool     `json:"bot"`
+		Guilds     []string `json:"guilds"`
+		Channels   []string `json:"channels"`
+		Reply      string   `json:"reply"`
+		ReplyGuild string   `json:"reply_guild"`
+		Members    []string `json:"members"`
+		RawRoles   [][]any  `json:"roles"`
+		Error      string   `json:"error"`
+	}
+	line := next("its report")
+	require.NoError(t, json.Unmarshal([]byte(line), &seen), line)
+	require.Empty(t, seen.Error, "the bot failed; its log:\n%s", botLog())
+	assert.Equal(t, e.App.BotUserID.String(), seen.User)
+	assert.True(t, seen.Bot)
+	assert.Equal(t, []string{guild.ID.String()}, seen.Guilds)
+	assert.Equal(t, []string{"general"}, seen.Channels)
+	assert.Equal(t, "pong", seen.Reply)
+	assert.Equal(t, guild.ID.String(), seen.ReplyGuild)
+	assert.Len(t, seen.Members, 3)
+	assert.Contains(t, seen.Members, "bob")
+	require.Len(t, seen.RawRoles, 2, "@everyone and helper")
+	var helper []any
+	for _, r := range seen.RawRoles {
+		if r[0] == "helper" {
+			helper = r
+		}
+	}
+	require.NotNil(t, helper, "roles: %v", seen.RawRoles)
+	assert.Equal(t, []any{"helper", float64(0x3498db), float64(1 << 13)}, helper)
+	assert.False(t, strings.Contains(botLog(), "Traceback"), "its log:\n%s", botLog())
+}
