@@ -19,6 +19,7 @@ import (
 const (
 	gatewayIdentified = 1 << iota // identify before the fuzzed frame
 	gatewayBinary                 // send the frame as a binary message
+	gatewayBot                    // identify with the application's bot token instead (before the fuzzed frame)
 )
 
 // FuzzGateway sends one frame to the live service's gateway, on a connection that has identified
@@ -35,6 +36,20 @@ func FuzzGateway(f *testing.F) {
 	identify, err := json.Marshal(map[string]any{"op": gwire.OpIdentify, "d": map[string]any{"token": token, "intents": 0,
 		"properties": map[string]string{"os": "linux", "browser": "sdkpp", "device": "sdkpp"}}})
 	require.NoError(f, err)
+	botIdentify, err := json.Marshal(map[string]any{"op": gwire.OpIdentify, "d": map[string]any{"token": "Bot " + e.App.BotToken,
+		"intents": gwire.IntentGuilds | gwire.IntentGuildMembers, "compress": false}})
+	require.NoError(f, err)
+	for _, s := range []string{
+		`{"op":8,"d":{"guild_id":"1","query":"","limit":0}}`, `{"op":8,"d":{"guild_id":"1","user_ids":["1","2"],"nonce":"n"}}`,
+		`{"op":8,"d":{"guild_id":"` + me + `","query":"a","limit":5,"presences":true}}`, `{"op":8,"d":{"guild_id":["1"]}}`,
+		`{"op":8,"d":{"guild_id":"9223372036854775808","query":"","limit":0}}`, `{"op":8,"d":null}`, `{"op":8}`,
+		`{"op":100,"d":{"nonce":"n","method":"GET","path":"/guilds/1/members?limit=x"}}`,
+		`{"op":100,"d":{"nonce":"n","method":"PATCH","path":"/guilds/1/members/@me","body":{"avatar":"data:image/png;base64,%%"}}}`,
+		`{"op":100,"d":{"nonce":"n","method":"POST","path":"/channels/1/messages","body":{"content":""}}}`,
+	} {
+		f.Add([]byte(s), uint8(gatewayBot))
+		f.Add([]byte(s), uint8(gatewayIdentified))
+	}
 
 	for _, s := range []string{
 		`{"op":1,"d":null}`, `{"op":1,"d":5}`, `{"op":1,"d":"x"}`, string(identify), `{"op":2,"d":{"token":"x","intents":0}}`,
@@ -73,7 +88,15 @@ func FuzzGateway(f *testing.F) {
 		ws.SetReadLimit(1 << 22)
 		gw := fuzzConn{t: t, ctx: ctx, ws: ws}
 		gw.expectOp(gwire.OpHello)
-		if flags&gatewayIdentified != 0 {
+		switch {
+		case flags&gatewayBot != 0:
+			gw.write(websocket.MessageText, botIdentify)
+			if p := gw.expectAny(); p.Op == gwire.OpInvalidSession {
+				return // the bot's session starts of the day are used up (a long fuzzing run)
+			} else {
+				require.Equal(t, gwire.EventReady, *p.T)
+			}
+		case flags&gatewayIdentified != 0:
 			gw.write(websocket.MessageText, identify)
 			p := gw.expectOp(gwire.OpDispatch)
 			require.Equal(t, gwire.EventReady, *p.T)
@@ -131,6 +154,13 @@ func (c *fuzzConn) read(frame []byte) (gwire.Payload, bool) {
 	var p gwire.Payload
 	require.NoError(c.t, json.Unmarshal(raw, &p), "payload %s", raw)
 	return p, true
+}
+
+// expectAny reads the next payload, whatever its opcode.
+func (c *fuzzConn) expectAny() gwire.Payload {
+	p, ok := c.read(nil)
+	require.True(c.t, ok, "connection closed")
+	return p
 }
 
 // expectOp reads the next payload, which must have opcode op.
