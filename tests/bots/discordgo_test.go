@@ -65,13 +65,8 @@ func TestDiscordgoBot(t *testing.T) {
 		c.RateLimits.Routes = map[string]ratelimit.Rule{memberRoute: {Limit: 1, Window: time.Second}}
 	}))
 	alice, bob := e.User("alice"), e.User("bob")
-	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Bot Lab", OwnerID: alice.ID,
-		Roles:   []wire.RoleSpec{{Name: "helper", Color: 0x3498db, Permissions: wire.Permissions(1 << 13)}},
-		Members: []wire.GuildMemberSpec{{ID: bob.ID}, {ID: e.App.BotUserID, Roles: []int{0}}},
-		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
-	require.NoError(t, err)
+	guild := botLab(t, e, "Bot Lab")
 	general := guild.Channels[0].ID.String()
-	aliceToken := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
 	pointDiscordgo(t, e.URL)
 
 	dg, err := discordgo.New("Bot " + e.App.BotToken)
@@ -136,15 +131,7 @@ func TestDiscordgoBot(t *testing.T) {
 	assert.Equal(t, discordgo.ChannelTypeGuildText, cached.Type)
 
 	// alice writes "!ping" in the guild's text channel; the bot answers.
-	body, _ := json.Marshal(map[string]string{"content": "!ping"})
-	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/channels/"+general+"/messages", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+aliceToken)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
+	alicePings(t, e, general)
 	reply := receive(t, answered, "the bot's answer")
 	assert.Equal(t, "pong", reply.Content)
 	assert.Equal(t, guild.ID.String(), reply.GuildID)
@@ -172,7 +159,7 @@ func TestDiscordgoBot(t *testing.T) {
 	raw, err := http.NewRequest(http.MethodGet, e.APIURL+"/guilds/"+guild.ID.String()+"/members/"+alice.ID.String(), nil)
 	require.NoError(t, err)
 	raw.Header.Set("Authorization", "Bot "+e.App.BotToken)
-	res, err = http.DefaultClient.Do(raw)
+	res, err := http.DefaultClient.Do(raw)
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
@@ -200,4 +187,32 @@ func receive[T any](t *testing.T, c <-chan T, what string) T {
 		var zero T
 		return zero
 	}
+}
+
+// botLab makes a guild owned by alice with bob and the application's bot as members, a "helper"
+// role (color 0x3498db, MANAGE_MESSAGES) given to the bot, and one text channel, "general".
+func botLab(t *testing.T, e *servertest.Env, name string) wire.DevGuild {
+	t.Helper()
+	alice, bob := e.User("alice"), e.User("bob")
+	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: name, OwnerID: alice.ID,
+		Roles:   []wire.RoleSpec{{Name: "helper", Color: 0x3498db, Permissions: wire.Permissions(1 << 13)}},
+		Members: []wire.GuildMemberSpec{{ID: bob.ID}, {ID: e.App.BotUserID, Roles: []int{0}}},
+		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
+	require.NoError(t, err)
+	return guild
+}
+
+// alicePings posts "!ping" as alice in a guild channel.
+func alicePings(t *testing.T, e *servertest.Env, channel string) {
+	t.Helper()
+	token := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
+	body, _ := json.Marshal(map[string]string{"content": "!ping"})
+	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/channels/"+channel+"/messages", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
 }

@@ -2,10 +2,8 @@ package bots
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
-	"sdkpp/wire"
 )
 
 // debianPython is the interpreter of Debian's python3-discord (build/scripts/deps.sh installs
@@ -36,14 +33,8 @@ func TestDiscordPyBot(t *testing.T) {
 		t.Skip("python3-discord is not installed; make test installs it")
 	}
 	e := servertest.Start(t)
-	alice, bob := e.User("alice"), e.User("bob")
-	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Py Lab", OwnerID: alice.ID,
-		Roles:   []wire.RoleSpec{{Name: "helper", Color: 0x3498db, Permissions: wire.Permissions(1 << 13)}},
-		Members: []wire.GuildMemberSpec{{ID: bob.ID}, {ID: e.App.BotUserID, Roles: []int{0}}},
-		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
-	require.NoError(t, err)
+	guild := botLab(t, e, "Py Lab")
 	general := guild.Channels[0].ID.String()
-	aliceToken := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -66,15 +57,7 @@ func TestDiscordPyBot(t *testing.T) {
 	}
 	require.Equal(t, "READY", next("READY"), "its log:\n%s", botLog())
 
-	body, _ := json.Marshal(map[string]string{"content": "!ping"})
-	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/channels/"+general+"/messages", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+aliceToken)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
+	alicePings(t, e, general)
 
 	var seen struct {
 		User       string   `json:"user"`
