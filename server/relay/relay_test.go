@@ -226,17 +226,19 @@ func TestRateLimit(t *testing.T) {
 	for _, pkt := range sent[:4] {
 		b.expect(pkt)
 	}
-	c := b.media([]byte("fence")) // b's own burst is untouched
-	_ = c
+	// b's own burst is untouched. Its packet reaches a only after the relay has read a's last
+	// two (one socket, read in order): then they have been counted, and they cannot take the
+	// refill below.
+	a.expect(b.media([]byte("fence")))
 	assert.Equal(t, uint64(2), e.r.Stats().RateLimited)
 
 	e.clk.Advance(200 * time.Millisecond) // two more packets
 	for i := range 3 {
 		sent = append(sent, a.media(fmt.Appendf(nil, "later %d", i)))
 	}
-	a.recv() // b's fence
 	b.expect(sent[6])
 	b.expect(sent[7])
+	a.expect(b.media([]byte("fence 2"))) // "later 2" has been read
 	assert.Equal(t, uint64(3), e.r.Stats().RateLimited)
 }
 
