@@ -68,6 +68,7 @@ type Processor struct {
 	ref        []int16
 	head, tail atomic.Uint64 // frames consumed, frames produced
 	dropped    atomic.Uint64
+	starved    atomic.Uint64
 	silence    []int16 // the reference while nothing plays
 	delay      *delayEstimator
 	shift      atomic.Int64 // the delay's shift as last applied, for EchoDelayShift
@@ -202,6 +203,10 @@ func (p *Processor) EchoDelayShift() int { return int(p.shift.Load()) }
 // take half a second to see it.
 func (p *Processor) SetKnownDelay(samples int) { p.known.Store(int64(max(0, samples))) }
 
+// StarvedReference returns how many microphone frames Capture cleaned against silence because no
+// far-end frame was queued.
+func (p *Processor) StarvedReference() uint64 { return p.starved.Load() }
+
 // QueuedReference returns how many far-end frames Playback has queued since New (dropped ones
 // not counted).
 func (p *Processor) QueuedReference() uint64 { return p.tail.Load() }
@@ -241,6 +246,8 @@ func (p *Processor) Capture(in, out []int16) error {
 	if head != tail {
 		i := int(head%referenceFrames) * p.frame
 		far = p.ref[i : i+p.frame]
+	} else {
+		p.starved.Add(1)
 	}
 	if p.aec {
 		if &in[0] == &out[0] {

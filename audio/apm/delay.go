@@ -12,14 +12,16 @@ import (
 // adapted again. The estimator follows the delay between the far reference and the microphone by
 // correlating their envelopes, refines it to a sample, and delays the reference by the difference,
 // so that the canceller keeps seeing the same short delay (delayMargin) whatever the sound system
-// does.
+// does. The margin keeps the echo clear of the canceller's first block (10 ms), where an estimate
+// a few milliseconds off would put the echo ahead of its reference: through a PulseAudio null
+// sink a 10 ms margin removed 11.7-22.5 dB of echo, 20, 30 and 45 ms removed 29.2-29.6 dB.
 const (
 	envChunk         = samplesPerMs              // samples per envelope value: 1 ms
 	maxDelayMs       = 300                       // longest echo delay looked for
 	envWindowMs      = 500                       // microphone envelope correlated per estimate
 	estimateEveryMs  = 500                       // time between estimates
 	refineSamples    = 2400                      // full-rate window (50 ms) refining an estimate
-	delayMargin      = 10 * samplesPerMs         // delay left to the canceller, in samples
+	delayMargin      = 20 * samplesPerMs         // delay left to the canceller, in samples
 	shiftTolerance   = 32                        // samples two estimates may differ by and agree
 	minCorrelation   = 0.6                       // envelope correlation an estimate needs
 	samplesPerMs     = pcm.SampleRate / 1000     // samples per millisecond

@@ -1,19 +1,22 @@
 // Package engine is one player's voice engine: it ties the audio packages together between the
 // devices and the network.
 //
-// An Engine owns one processing goroutine, started by Start and ended by Close. The capture ring
-// wakes it every device period (10 ms), so the device clock drives it; each time a whole 20 ms
-// frame has been captured it runs one processing step:
+// An Engine owns one processing goroutine, started by Start and ended by Close. The device clock
+// drives it through the two rings: every period (10 ms) the microphone delivers wakes it, and so
+// does every period the speaker takes.
 //
-//   - capture: input volume, echo cancellation against exactly what was played, noise
-//     suppression and gain control (package apm, in 10 ms blocks), voice activity (vad), the
-//     push-to-talk or voice activity gate with its release delay and end-of-speech marker (ptt),
-//     self mute, the captured hook, Opus encoding (codec), and OnPacket; and the no-input
-//     detector;
-//   - playback: the packets Receive queued go into one jitter buffer per sender; each sender's
-//     frame is decoded, recovered from FEC or concealed (or faded out after an end-of-speech
-//     marker), passed to the received hook, and mixed (mixer) into the frame written to the
-//     playback ring; speaking changes are reported as edges.
+//   - capture, as each period arrives: input volume, then echo cancellation against exactly what
+//     was played, noise suppression and gain control (package apm, on periods); once a whole
+//     20 ms frame is in: voice activity (vad), the push-to-talk or voice activity gate with its
+//     release delay and end-of-speech marker (ptt), self mute, the captured hook, Opus encoding
+//     (codec), OnPacket, and the no-input detector;
+//   - playback, as the speaker takes a period: the next period goes into the playback ring, which
+//     holds just that (plus a lead that speaker underruns raise and calm lowers). When the last
+//     mixed frame has been played, the packets Receive queued go into one jitter buffer per
+//     sender; each sender's frame is decoded, recovered from FEC or concealed (or faded out after
+//     an end-of-speech marker), passed to the received hook, and mixed (mixer); speaking changes
+//     are reported as edges. While nobody is heard only a period of the silent mix is played, so
+//     that a talk spurt starts at the next period rather than the next frame.
 //
 // The callbacks of voice.EngineConfig (OnPacket, OnSpeaking, OnNoInput, Captured, Received) run
 // on the processing goroutine, every frame, without queueing: they must not block, and must copy
@@ -50,7 +53,7 @@ const (
 	// DefaultNoInputDuration is how long the input must stay silent before OnNoInput(true).
 	DefaultNoInputDuration = 5 * time.Second
 	// DefaultEchoTailMs is the echo tail the canceller models: the echo's delay estimate keeps
-	// the delay it sees near 10 ms, which leaves most of it to the room's reverberation.
+	// the delay it sees near 20 ms, which leaves most of it to the room's reverberation.
 	DefaultEchoTailMs = 100
 )
 
@@ -123,8 +126,11 @@ type Engine struct {
 	senders  map[uint64]*sender
 	order    []*sender // senders in arrival order, for a stable mix
 	inputs   []mixer.Input
-	in       []int16
-	out      []int16
+	in       []int16 // the frame being captured, a period at a time
+	inFill   int     // samples of in captured so far
+	out      []int16 // the frame being played, a period at a time
+	outPos   int     // samples of out written to the speaker so far (len(out): none left)
+	lead     leadControl
 	payload  []byte
 	seq      uint16
 	ts       uint32
@@ -135,13 +141,11 @@ type Engine struct {
 	noInThr  float64
 
 	// dump writes the echo-cancellation diagnostics (EngineConfig.AecDump) between Start and
-	// Close; dumpFrame is the step's frame of it, nil when the writer is behind.
+	// Close; dumpFrame is the capture frame's share of it, nil when the writer is behind, and
+	// farHist the last frame's worth of what was played.
 	dump      *aecDump
 	dumpFrame *aecFrame
-
-	// trimmed counts output frames left out to bring the playback ring back to its working
-	// fill (run).
-	trimmed atomic.Int64
+	farHist   [pcm.FrameSamples]int16
 }
 
 // sender is one remote player's playback path.
@@ -198,6 +202,7 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 		senders:  map[uint64]*sender{},
 		in:       make([]int16, pcm.FrameSamples),
 		out:      make([]int16, pcm.FrameSamples),
+		outPos:   pcm.FrameSamples,
 		payload:  make([]byte, codec.MaxPacketBytes),
 		lossSet:  -1,
 		noInThr:  DefaultNoInputThresholdDBFS,
@@ -339,37 +344,101 @@ func (e *Engine) logf(format string, args ...any) {
 // dropped outnumber speaker underruns.
 const knownDelayBase = 1 << 20
 
-// run is the processing goroutine, on a thread of its own (osthread): woken by the capture ring,
-// one step per captured frame.
+// run is the processing goroutine, on a thread of its own (osthread). The two device sides drive
+// it: each period the microphone delivers goes through the capture path at once (a whole frame
+// is then sent), and each period the speaker takes is replaced at once by the next one. The
+// playback ring thus holds one period, plus the lead that speaker underruns call for: a packet
+// that arrives is heard one period after the next time the speaker takes audio.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	defer close(done)
 	capture, playback := s.Capture(), s.Playback()
-	// One period of silence ahead, so that the playback device does not run dry while a step
-	// computes the next frame.
-	var lead [pcm.PeriodSamples]int16
-	playback.Write(lead[:])
-	for capture.WaitData(pcm.FrameSamples, stop) {
-		capture.Read(e.in)
-		// The playback ring holds the lead and at most what the device has not taken yet of
-		// the last frame. More piles up when playback starts later than capture, or after the
-		// device stalled, and would stay as latency for the rest of the call: leave a frame out
-		// instead (and count it), until the ring is back to its working fill. A frame left out
-		// is never played, so it is not the echo canceller's reference either.
-		trim := playback.Len() > pcm.FrameSamples
-		out := e.process(e.in, !trim)
-		if trim {
-			e.trimmed.Add(1)
-		} else {
-			playback.Write(out)
+	e.lead.reset(playback.Stats().UnderrunSamples)
+	for {
+		busy := false
+		for capture.Len() >= pcm.PeriodSamples {
+			block := e.in[e.inFill : e.inFill+pcm.PeriodSamples]
+			capture.Read(block)
+			e.captureBlock(block, e.inFill)
+			e.inFill += pcm.PeriodSamples
+			if e.inFill == len(e.in) {
+				e.inFill = 0
+				e.captureFrame(e.in)
+				if e.opts.AfterFrame != nil {
+					e.opts.AfterFrame()
+				}
+			}
+			busy = true
 		}
-		// Every sample of silence the speaker played for want of output delays what it plays
-		// after, and every microphone sample dropped brings the echo that much earlier: the echo
-		// canceller's reference follows these moves at once (its estimate finds the others).
 		ps, cs := playback.Stats(), capture.Stats()
-		e.apm.SetKnownDelay(knownDelayBase + int(ps.UnderrunSamples) - int(cs.OverrunSamples))
-		if e.opts.AfterFrame != nil {
-			e.opts.AfterFrame()
+		want := (1 + e.lead.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
+		for playback.Len() < want {
+			playback.Write(e.nextPeriod())
+			e.lead.wrote()
+			busy = true
 		}
+		if busy {
+			// Every sample of silence the speaker played for want of output delays what it plays
+			// after, and every microphone sample dropped brings the echo that much earlier: the
+			// echo canceller's reference follows these moves at once (its estimate finds the
+			// others).
+			e.apm.SetKnownDelay(knownDelayBase + int(ps.UnderrunSamples) - int(cs.OverrunSamples))
+		}
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		data, space := capture.DataSignal(), playback.SpaceSignal()
+		if capture.Len() >= pcm.PeriodSamples || playback.Len() < want {
+			continue
+		}
+		select {
+		case <-data:
+		case <-space:
+		case <-stop:
+			return
+		}
+	}
+}
+
+// Lead bounds: the playback ring holds one period plus a lead of up to maxLeadPeriods, raised at
+// each speaker underrun by the periods it lacked and lowered by one after leadCalmPeriods written
+// without one.
+const (
+	maxLeadPeriods  = 4
+	leadCalmPeriods = 500 // 5 s
+)
+
+// leadControl is the extra playback buffering that underruns call for. A speaker that takes audio
+// while the processing thread is late (a loaded machine, a device that takes periods in bursts)
+// plays silence; a period more in the ring absorbs that next time, and goes again once the device
+// has been steady for a while.
+type leadControl struct {
+	lead      int
+	underruns uint64 // the speaker's underrun samples last seen
+	calm      int    // periods written since the last underrun or change of lead
+}
+
+// reset starts over on a new stream whose underrun count is at underruns.
+func (l *leadControl) reset(underruns uint64) { *l = leadControl{underruns: underruns} }
+
+// periods returns the lead to keep, given the speaker's underrun samples so far.
+func (l *leadControl) periods(underruns uint64) int {
+	if underruns != l.underruns {
+		lacked := (int(underruns-l.underruns) + pcm.PeriodSamples - 1) / pcm.PeriodSamples
+		l.underruns = underruns
+		l.lead = min(l.lead+lacked, maxLeadPeriods)
+		l.calm = 0
+	}
+	return l.lead
+}
+
+// wrote counts a period written to the speaker.
+func (l *leadControl) wrote() {
+	l.calm++
+	if l.calm >= leadCalmPeriods && l.lead > 0 {
+		l.lead--
+		l.calm = 0
 	}
 }
 
@@ -608,9 +677,10 @@ func (e *Engine) Stats() device.Stats {
 	return e.stream.Stats()
 }
 
-// TrimmedFrames returns how many output frames the engine left out to keep the playback latency
-// from growing (when playback started later than capture, or the device stalled).
-func (e *Engine) TrimmedFrames() int64 { return e.trimmed.Load() }
+// PlaybackLead returns how many periods the engine keeps in the playback ring beyond the one the
+// speaker takes next, raised by speaker underruns. It must not run concurrently with processing:
+// call it on a stopped engine, or from AfterFrame.
+func (e *Engine) PlaybackLead() int { return e.lead.lead }
 
 // SenderStats returns a sender's jitter buffer statistics. It must not run concurrently with
 // processing: call it on a stopped engine, or from AfterFrame.

@@ -382,29 +382,51 @@ func TestCapturedHookFeedsVoiceActivity(t *testing.T) {
 	assert.LessOrEqual(t, len(p.pkts), 1)
 }
 
-// Output that piled up in the playback ring while the speaker was not taking any (a device that
-// started later than the microphone, or stalled) does not stay as latency: the engine leaves
-// frames out until the ring is back to its working fill, and counts them.
-func TestPlaybackLatencyDoesNotPileUp(t *testing.T) {
+// The playback ring holds the period the speaker takes next and no more: a speaker that took
+// nothing for 200 ms finds one period waiting, not 200 ms of stale output, and from then on each
+// period it takes is replaced by exactly one, which is also the echo canceller's reference.
+func TestPlaybackDoesNotPileUp(t *testing.T) {
 	r := startRunning(t, voice.EngineConfig{})
 	s := r.devs.Stream()
 	in := make([]int16, pcm.PeriodSamples)
-	// 200 ms of microphone with a speaker that takes nothing: ten steps' output waits.
 	for range 10 {
 		for range 2 {
 			require.True(t, s.Period(in, nil))
 		}
 		<-r.frames
 	}
-	piled := s.Playback().Len()
-	// Then both run: within a few frames the ring is back to the lead and at most one frame.
-	r.run(10)
-	assert.LessOrEqual(t, s.Playback().Len(), pcm.FrameSamples+pcm.PeriodSamples,
-		"playback ring after both sides run (it held %d samples)", piled)
-	assert.Positive(t, r.e.TrimmedFrames())
-	// A frame left out is never played: the echo canceller's reference holds only the frames
-	// written to the ring, or it would run one frame late for every frame trimmed.
-	blocks := uint64(pcm.FrameSamples / r.e.apm.FrameSamples())
-	assert.Equal(t, uint64(20-r.e.TrimmedFrames())*blocks, r.e.apm.QueuedReference()+r.e.apm.DroppedReference(),
-		"reference blocks queued after 20 steps, %d of them trimmed", r.e.TrimmedFrames())
+	assert.Equal(t, pcm.PeriodSamples, s.Playback().Len(), "a speaker that took nothing finds one period")
+	out := make([]int16, pcm.PeriodSamples)
+	for i := range 20 {
+		require.True(t, s.Period(in, out))
+		// The engine answers the speaker's period with the next one.
+		require.Eventually(t, func() bool { return s.Playback().Len() == pcm.PeriodSamples }, 5*time.Second,
+			100*time.Microsecond, "period %d: one period waits for the speaker", i)
+		assert.Equal(t, uint64(i+2), r.e.apm.QueuedReference(),
+			"reference periods: the first one written, and one for each period the speaker took")
+	}
+	assert.Zero(t, s.Stats().Playback.Underruns, "the speaker never ran dry")
+	assert.Zero(t, r.e.apm.DroppedReference())
+}
+
+// Each speaker underrun keeps as many periods more in the playback ring as it lacked, up to a
+// bound; five seconds of periods without one give a period back.
+func TestLeadFollowsUnderruns(t *testing.T) {
+	var l leadControl
+	l.reset(100)
+	assert.Zero(t, l.periods(100), "no underrun since the start: no lead")
+	assert.Equal(t, 1, l.periods(580), "one period lacked")
+	assert.Equal(t, 1, l.periods(580), "the same underrun counts once")
+	assert.Equal(t, 3, l.periods(1061), "a period and a sample lacked")
+	assert.Equal(t, maxLeadPeriods, l.periods(1061+590), "bounded")
+	for range leadCalmPeriods - 1 {
+		l.wrote()
+	}
+	assert.Equal(t, maxLeadPeriods, l.periods(1651))
+	l.wrote()
+	assert.Equal(t, maxLeadPeriods-1, l.periods(1651), "calm gives a period back")
+	for range maxLeadPeriods * leadCalmPeriods {
+		l.wrote()
+	}
+	assert.Zero(t, l.periods(1651))
 }

@@ -13,46 +13,54 @@ import (
 	"sdkpp/core/voice"
 )
 
-// step runs one 20 ms processing step: frame is what the microphone captured (it is processed in
-// place); the result is the frame to hand to playback, valid until the next step. It allocates
-// nothing once every sender has been seen.
-func (e *Engine) step(frame []int16) []int16 { return e.process(frame, true) }
-
-// process is step; played false says the result will be left out of the playback ring (run
-// trims it), so it is not queued as the echo canceller's reference: the reference stays the
-// frames the speaker plays, in step with the echo they cause.
-func (e *Engine) process(frame []int16, played bool) []int16 {
-	if e.dump != nil {
-		e.dumpFrame = e.dump.take()
-	}
+// step runs one 20 ms frame through both paths at once, for tests and benchmarks that play the
+// engine without devices: frame is what the microphone captured (processed in place); the
+// result is the mixed frame to play, queued whole as the echo canceller's reference and valid
+// until the next step. It allocates nothing once every sender has been seen.
+func (e *Engine) step(frame []int16) []int16 {
 	e.capture(frame)
-	out := e.playback(played)
-	if f := e.dumpFrame; f != nil {
-		e.dumpFrame = nil
-		e.dump.put(f)
+	e.mixFrame()
+	for b := 0; b < len(e.out); b += pcm.PeriodSamples {
+		e.played(e.out[b : b+pcm.PeriodSamples])
 	}
-	return out
+	e.outPos = len(e.out)
+	return e.out
 }
 
-// capture runs the capture path on one frame.
+// capture runs the capture path on one whole frame, in place.
 func (e *Engine) capture(frame []int16) {
+	for b := 0; b < len(frame); b += pcm.PeriodSamples {
+		e.captureBlock(frame[b:b+pcm.PeriodSamples], b)
+	}
+	e.captureFrame(frame)
+}
+
+// captureBlock runs the first part of the capture path on one device period of the microphone,
+// in place, as soon as the device delivers it: input volume, then echo cancellation, noise
+// suppression and gain control (apm works on periods). off is the period's offset in its frame.
+func (e *Engine) captureBlock(block []int16, off int) {
+	if off == 0 && e.dump != nil {
+		e.dumpFrame = e.dump.take()
+	}
 	if v := e.inputVolume.Load(); v != 100 {
-		for i, s := range frame {
-			frame[i] = pcm.Clamp16(int32(s) * v / 100)
+		for i, s := range block {
+			block[i] = pcm.Clamp16(int32(s) * v / 100)
 		}
 	}
-	if f := e.dumpFrame; f != nil {
-		copy(f.near[:], frame)
+	f := e.dumpFrame
+	if f != nil {
+		copy(f.near[off:], block)
 	}
-	// The canceller and preprocessor work on device periods: their overlap delays the output by
-	// a block, and a 10 ms block is half a frame's delay.
-	for b, near := e.apm.FrameSamples(), frame; len(near) >= b; near = near[b:] {
-		_ = e.apm.Capture(near[:b], near[:b]) // fails only on a wrong frame size or after Close
+	_ = e.apm.Capture(block, block) // fails only on a wrong block size or after Close
+	if f != nil {
+		copy(f.out[off:], block)
 	}
-	if f := e.dumpFrame; f != nil {
-		copy(f.out[:], frame)
-	}
+}
 
+// captureFrame runs the rest of the capture path on a frame whose periods went through
+// captureBlock: self mute, the captured hook, voice activity, the no-input detector, the
+// push-to-talk or voice activity gate, and the encoder.
+func (e *Engine) captureFrame(frame []int16) {
 	// The game's captured hook sees the processed frame (silence while muted) and may replace it:
 	// what it leaves is what voice activity, the no-input detector and the encoder see, so a game
 	// that feeds its own audio through the hook is heard.
@@ -110,23 +118,57 @@ func (e *Engine) capture(frame []int16) {
 			e.cfg.OnSpeaking(0, talking)
 		}
 	}
+	if f := e.dumpFrame; f != nil {
+		e.dumpFrame = nil
+		copy(f.far[:], e.farHist[:])
+		e.dump.put(f)
+	}
 }
 
-// playback runs the playback path: received packets into the jitter buffers, one frame from each
-// sender, the mix. It returns the mixed frame, which is also the echo canceller's reference when
-// it is played.
-func (e *Engine) playback(played bool) []int16 {
+// nextPeriod returns the next device period to play, mixing a new frame when the last one has
+// been played, and queues it as the echo canceller's reference. When nobody is heard the frame's
+// second period is left out, so that the next mix, and the first frame of a talk spurt with it,
+// comes a period sooner.
+func (e *Engine) nextPeriod() []int16 {
+	if e.outPos >= len(e.out) {
+		e.outPos = 0
+		if !e.mixFrame() {
+			e.outPos = len(e.out) - pcm.PeriodSamples
+		}
+	}
+	p := e.out[e.outPos : e.outPos+pcm.PeriodSamples]
+	e.outPos += pcm.PeriodSamples
+	e.played(p)
+	return p
+}
+
+// played records a period written to the speaker: the echo canceller's reference, and the last
+// frame's worth of it for the AEC dump.
+func (e *Engine) played(p []int16) {
+	_ = e.apm.Playback(p)
+	if e.dump != nil {
+		n := copy(e.farHist[:], e.farHist[len(p):])
+		copy(e.farHist[n:], p)
+	}
+}
+
+// mixFrame runs the playback path into e.out: received packets into the jitter buffers, one
+// frame from each sender, the mix. It reports whether anything was heard or a sender's speaking
+// state is still open; otherwise e.out is silence.
+func (e *Engine) mixFrame() bool {
 	e.applyRemovals()
 	e.rx.drain(e.pushFn)
 
 	now := e.now()
 	e.inputs = e.inputs[:0]
 	var loss float64
+	heard := false
 	for _, s := range e.order {
 		samples := e.decode(s, now)
 		if samples != nil && e.cfg.Received != nil && e.cfg.Received(s.id, samples) {
 			samples = nil
 		}
+		heard = heard || samples != nil || s.ch.Speaking()
 		e.inputs = append(e.inputs, mixer.Input{Channel: s.ch, Samples: samples})
 		loss = max(loss, s.jb.Stats().LossFraction)
 	}
@@ -137,15 +179,7 @@ func (e *Engine) playback(played bool) []int16 {
 			e.cfg.OnSpeaking(ev.Channel.ID(), ev.Speaking)
 		}
 	}
-	if f := e.dumpFrame; f != nil {
-		copy(f.far[:], e.out)
-	}
-	if played {
-		for b, far := e.apm.FrameSamples(), e.out; len(far) >= b; far = far[b:] {
-			_ = e.apm.Playback(far[:b])
-		}
-	}
-	return e.out
+	return heard
 }
 
 // decode produces a sender's frame for this tick, or nil for silence.

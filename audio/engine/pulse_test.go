@@ -267,9 +267,10 @@ func TestPulseEchoCancellation(t *testing.T) {
 			<-tick.C // the far end's packets come in real time
 			e.Receive(7, p)
 		}
-		t.Logf("cancellation %v: device stats %+v, output frames trimmed %d, reference delayed by %d samples",
-			cancel, e.Stats(), e.TrimmedFrames(), e.apm.EchoDelayShift())
+		stats, shift := e.Stats(), e.apm.EchoDelayShift()
 		require.NoError(t, e.Close())
+		t.Logf("cancellation %v: device stats %+v, playback lead %d periods, reference delayed by %d samples, %d periods cleaned without a reference",
+			cancel, stats, e.PlaybackLead(), shift, e.apm.StarvedReference())
 		mu.Lock()
 		defer mu.Unlock()
 		require.Positive(t, count)

@@ -9,7 +9,9 @@
 // could have arrived: the transit time of every packet (arrival minus its sender timestamp) is
 // compared with the smallest recent transit, and the largest such excess over the last couple of
 // seconds, bounded by Config.MinDelay and Config.MaxDelay, is the target. The target therefore
-// rises with the first late packet and falls again a few seconds after the network calms. The
+// rises with the first late packet and falls again a few seconds after the network calms. While
+// packets are being lost the target is at least one frame, so that the packet after a lost one is
+// there in time to recover it from its FEC data. The
 // buffer follows it by inserting concealed frames (expansion) when it is too short and by skipping
 // a frame now and then (acceleration) when it is too long.
 //
@@ -31,8 +33,12 @@ import (
 const (
 	// MaxPayload is the largest payload a packet may carry (Opus's maximum frame size).
 	MaxPayload = 1275
-	// DefaultMinDelay is the default lower bound of the target delay: one frame.
-	DefaultMinDelay = pcm.FrameDurationMs * time.Millisecond
+	// DefaultMinDelay is the default lower bound of the target delay: none, a network without
+	// jitter or loss is played as soon as the packets arrive.
+	DefaultMinDelay time.Duration = 0
+	// FECLossFraction is the smoothed loss fraction from which the target is at least one frame
+	// (see the package doc).
+	FECLossFraction = 0.01
 	// DefaultMaxDelay is the default upper bound of the target delay.
 	DefaultMaxDelay = 200 * time.Millisecond
 	// DefaultCapacity is the default number of packet slots (1.28 s of 20 ms frames).
@@ -123,7 +129,7 @@ type Frame struct {
 
 // Config shapes a Buffer; zero fields take the defaults.
 type Config struct {
-	// MinDelay is the smallest target delay (DefaultMinDelay, one frame).
+	// MinDelay is the smallest target delay (DefaultMinDelay: none).
 	MinDelay time.Duration
 	// MaxDelay is the largest target delay (DefaultMaxDelay).
 	MaxDelay time.Duration
@@ -211,9 +217,7 @@ type Buffer struct {
 
 // New returns an empty buffer shaped by cfg.
 func New(cfg Config) *Buffer {
-	if cfg.MinDelay <= 0 {
-		cfg.MinDelay = DefaultMinDelay
-	}
+	cfg.MinDelay = max(cfg.MinDelay, DefaultMinDelay)
 	if cfg.MaxDelay <= 0 {
 		cfg.MaxDelay = DefaultMaxDelay
 	}
@@ -407,8 +411,11 @@ func (b *Buffer) account(lost int) {
 // target returns the delay to steer towards.
 func (b *Buffer) target() time.Duration {
 	ex, _ := b.excess.Value()
-	t := time.Duration(ex * float64(time.Second))
-	return min(max(t, b.cfg.MinDelay), b.cfg.MaxDelay)
+	t := max(time.Duration(ex*float64(time.Second)), b.cfg.MinDelay)
+	if b.stats.LossFraction >= FECLossFraction {
+		t = max(t, frame)
+	}
+	return min(t, b.cfg.MaxDelay)
 }
 
 // delay returns how long past its earliest possible arrival the frame at ext is played at now.

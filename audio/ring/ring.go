@@ -139,6 +139,15 @@ func (r *Ring) WaitSpace(n int, done <-chan struct{}) bool {
 	return r.space.wait(func() bool { return r.Free() >= n }, done)
 }
 
+// DataSignal arms the ring for a consumer that waits for samples and for other events at once:
+// the returned channel receives at the producer's next Write. Check Len after arming and select
+// on the channel only if it is still short, as WaitData does; a stale signal costs one more check.
+func (r *Ring) DataSignal() <-chan struct{} { return r.data.arm() }
+
+// SpaceSignal is DataSignal for a producer: the returned channel receives at the consumer's next
+// Read or Discard.
+func (r *Ring) SpaceSignal() <-chan struct{} { return r.space.arm() }
+
 // Stats counts the ring's overruns (writes that did not fit) and underruns (reads that found too
 // few samples), as events and as samples lost or missing.
 type Stats struct {
@@ -181,6 +190,12 @@ func (k *waker) wake() {
 	case k.ch <- struct{}{}:
 	default:
 	}
+}
+
+// arm announces a waiter and returns the channel its wake-up comes on.
+func (k *waker) arm() <-chan struct{} {
+	k.waiting.Store(true)
+	return k.ch
 }
 
 // wait returns true as soon as ready does, or false once done is closed. The waiter announces

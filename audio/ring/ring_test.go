@@ -82,6 +82,28 @@ func TestWaitReturnsAtOnceWhenReadyAndFalseWhenDone(t *testing.T) {
 	assert.False(t, r.WaitSpace(6, done), "room for six never appears")
 }
 
+// An armed signal receives at the other side's next move, once; an unarmed side sends nothing.
+func TestSignalsWakeAtTheOtherSidesNextMove(t *testing.T) {
+	r := New(8)
+	r.Write([]int16{1})
+	data := r.DataSignal()
+	assert.Empty(t, data, "armed, nothing written since")
+	r.Write([]int16{2})
+	assert.Len(t, data, 1, "the next Write signals")
+	<-data
+	r.Write([]int16{3})
+	assert.Empty(t, data, "disarmed by the signal: a second Write sends nothing")
+
+	space := r.SpaceSignal()
+	var out [1]int16
+	r.Read(out[:])
+	assert.Len(t, space, 1, "the next Read signals")
+	<-space
+	space = r.SpaceSignal()
+	r.Discard(1)
+	assert.Len(t, space, 1, "so does Discard")
+}
+
 func TestWaitDataCappedAtCap(t *testing.T) {
 	r := New(4)
 	r.Write([]int16{1, 2, 3, 4})

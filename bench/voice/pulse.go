@@ -71,7 +71,7 @@ func measurePulse(bursts int) (loopback, wire, engines []float64, err error) {
 	}
 
 	stop, err := startPair(voice.EngineConfig{InputDevice: ids.mouthMon, OutputDevice: ids.void}, engine.Options{Devices: c},
-		voice.EngineConfig{InputDevice: ids.voidMon, OutputDevice: ids.ear}, engine.Options{Devices: c})
+		voice.EngineConfig{InputDevice: ids.voidMon, OutputDevice: ids.ear}, engine.Options{Devices: c}, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
