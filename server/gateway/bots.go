@@ -99,6 +99,12 @@ func (h *Hub) DispatchBots(userIDs []uint64, intent uint64, event string, data a
 	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.who.Bot && s.intents&intent != 0 })
 }
 
+// DispatchIntent is Dispatch to those of userIDs' sessions, bots' or players', whose intents
+// include one of the bits of intent (a guild's voice states reach every session that asks).
+func (h *Hub) DispatchIntent(userIDs []uint64, intent uint64, event string, data any) {
+	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.intents&intent != 0 })
+}
+
 // memberAsk keys the rate limit of requests for all members: one per guild per bot (GW-2).
 type memberAsk struct{ appID, guildID uint64 }
 

@@ -430,6 +430,9 @@ func (s *Service) leave(q *caller) (any, error) {
 		s.Bots.DispatchBots(append(bots, q.userID), gwire.IntentGuildMembers, gwire.EventGuildMemberRemove,
 			wire.MemberRemove{GuildID: wire.Snowflake(a.Guild.ID), User: userObject(u)})
 	}
+	if s.OnMemberLeft != nil {
+		s.OnMemberLeft(a.Guild.ID, q.userID)
+	}
 	return nil, nil
 }
 

@@ -92,6 +92,8 @@ type Service struct {
 	Logger *slog.Logger
 	// Bots delivers guild events to bot sessions (set before serving); nil sends none.
 	Bots BotNotifier
+	// OnMemberLeft, when set, is told that a member left a guild (after the GUILD_MEMBER_REMOVE).
+	OnMemberLeft func(guildID, userID uint64)
 }
 
 // Register adds the routes to mux (paths relative to the API base).
