@@ -202,8 +202,8 @@ func botLab(t *testing.T, e *servertest.Env, name string) wire.DevGuild {
 	return guild
 }
 
-// alicePings posts "!ping" as alice in a guild channel.
-func alicePings(t *testing.T, e *servertest.Env, channel string) {
+// alicePings posts "!ping" as alice in a guild channel and returns the message's id.
+func alicePings(t *testing.T, e *servertest.Env, channel string) string {
 	t.Helper()
 	token := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
 	body, _ := json.Marshal(map[string]string{"content": "!ping"})
@@ -213,6 +213,11 @@ func alicePings(t *testing.T, e *servertest.Env, channel string) {
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	res.Body.Close()
+	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
+	var msg struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&msg))
+	return msg.ID
 }
