@@ -169,7 +169,9 @@ type UnavailableGuild struct {
 }
 
 // GuildMessage is a message of a guild text channel, and the d of its MESSAGE_CREATE and
-// MESSAGE_UPDATE dispatches (which add ChannelType).
+// MESSAGE_UPDATE dispatches (which add ChannelType). A bot session without the MESSAGE_CONTENT
+// intent gets those dispatches with content, embeds, attachments and components empty, unless
+// the bot wrote the message or is mentioned in it.
 type GuildMessage struct {
 	ID              Snowflake  `json:"id"`
 	Type            int        `json:"type"`
@@ -186,6 +188,7 @@ type GuildMessage struct {
 	MentionRoles    []string   `json:"mention_roles"`
 	Attachments     []struct{} `json:"attachments"`
 	Embeds          []struct{} `json:"embeds"`
+	Components      []struct{} `json:"components"`
 	Pinned          bool       `json:"pinned"`
 	Flags           int        `json:"flags"`
 	Nonce           any        `json:"nonce,omitempty"`

@@ -25,6 +25,9 @@ import (
 // include intent (package gateway's Hub).
 type BotNotifier interface {
 	DispatchBots(userIDs []uint64, intent uint64, event string, data any)
+	// DispatchBotsSplit is DispatchBots of with to the sessions whose intents also include
+	// split, and of without to the others.
+	DispatchBotsSplit(userIDs []uint64, intent, split uint64, event string, with, without any)
 }
 
 // Limits of the bot routes (the platform's).
@@ -558,7 +561,7 @@ func userObject(u *store.User) wire.User {
 func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
 	out := wire.GuildMessage{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(m.ChannelID), GuildID: wire.Snowflake(m.GuildID),
 		Content: m.Content, Timestamp: Timestamp(m.CreatedAt), Mentions: []wire.Mention{}, MentionRoles: []string{},
-		Attachments: []struct{}{}, Embeds: []struct{}{}}
+		Attachments: []struct{}{}, Embeds: []struct{}{}, Components: []struct{}{}}
 	if !m.EditedAt.IsZero() {
 		e := Timestamp(m.EditedAt)
 		out.EditedTimestamp = &e
@@ -657,7 +660,9 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 }
 
 // messageEvent sends a message event to the guild's bots with GUILD_MESSAGES that can view the
-// channel, with the channel's type.
+// channel, with the channel's type. A message's content reaches a bot session only with the
+// MESSAGE_CONTENT intent, or when the bot is its author or mentioned in it; the others get it
+// without content, embeds, attachments and components.
 func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, event string, m any) {
 	if s.Bots == nil {
 		return
@@ -677,12 +682,29 @@ func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, even
 			to = append(to, id)
 		}
 	}
-	if msg, ok := m.(wire.GuildMessage); ok {
-		t := ch.Type
-		msg.ChannelType = &t
-		m = msg
+	msg, ok := m.(wire.GuildMessage)
+	if !ok {
+		s.Bots.DispatchBots(to, gwire.IntentGuildMessages, event, m)
+		return
 	}
-	s.Bots.DispatchBots(to, gwire.IntentGuildMessages, event, m)
+	t := ch.Type
+	msg.ChannelType = &t
+	involved := map[uint64]bool{uint64(msg.Author.ID): true}
+	for _, men := range msg.Mentions {
+		involved[uint64(men.ID)] = true
+	}
+	var always, others []uint64
+	for _, id := range to {
+		if involved[id] {
+			always = append(always, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	s.Bots.DispatchBots(always, gwire.IntentGuildMessages, event, msg)
+	redacted := msg
+	redacted.Content, redacted.Embeds, redacted.Attachments, redacted.Components = "", []struct{}{}, []struct{}{}, []struct{}{}
+	s.Bots.DispatchBotsSplit(others, gwire.IntentGuildMessages, gwire.IntentMessageContent, event, msg, redacted)
 }
 
 // readable loads the path's channel for reading its messages: VIEW_CHANNEL and
