@@ -90,8 +90,9 @@ func (s *Service) callerRoute(h func(q *caller) (any, error)) http.HandlerFunc {
 	}
 }
 
-// RegisterBots adds the routes a bot needs (paths relative to the API base). The message routes
-// of guild channels share their paths with the DM routes: see Channels.
+// RegisterBots adds the routes a bot needs (paths relative to the API base). GET
+// /channels/{channel_id} and the message routes of guild channels share their paths with the DM
+// routes: see Channels.
 func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /guilds/{guild_id}", s.callerRoute(s.getGuild))
 	mux.HandleFunc("GET /guilds/{guild_id}/roles", s.callerRoute(s.roles))
@@ -99,12 +100,12 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /guilds/{guild_id}/members/{user_id}", s.callerRoute(s.member))
 	mux.HandleFunc("PATCH /guilds/{guild_id}/members/@me", s.callerRoute(s.modifyMe))
 	mux.HandleFunc("DELETE /users/@me/guilds/{guild_id}", s.callerRoute(s.leave))
-	mux.HandleFunc("GET /channels/{channel_id}", s.callerRoute(s.getChannel))
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
 }
 
 // guildMessageRoutes are the DM routes whose paths guild channels share.
 var guildMessageRoutes = map[string]func(s *Service) func(q *caller) (any, error){
+	"GET /channels/{channel_id}":                          func(s *Service) func(*caller) (any, error) { return s.getChannel },
 	"POST /channels/{channel_id}/messages":                func(s *Service) func(*caller) (any, error) { return s.sendMessage },
 	"GET /channels/{channel_id}/messages":                 func(s *Service) func(*caller) (any, error) { return s.listMessages },
 	"PATCH /channels/{channel_id}/messages/{message_id}":  func(s *Service) func(*caller) (any, error) { return s.editMessage },
