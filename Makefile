@@ -38,7 +38,7 @@ export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a l
 EXPORTS_MAP := capi/exports.map
 SHARED_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP))
 
-.PHONY: all lib tools clibs generate check-generated check-layers check-linkage deps test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: all lib tools clibs generate check-generated check-layers check-linkage deps bots test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -157,6 +157,22 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 test: deps check-generated check-layers test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows
 	@echo "make test: all suites passed"
 
+# tests/bots runs a bot written with discord.js: npm installs the version that
+# tests/bots/testdata/package-lock.json pins into build/bots/discordjs (npm ci: exactly the lock
+# file, whose entries carry no registry address, so npm takes them from the registry it is set up
+# with and checks each against its integrity hash), before and outside the timed tests; the stamp
+# makes it a no-op until the lock file changes. To change the version, edit package.json there and
+# run in that directory: npm install --package-lock-only --omit-lockfile-registry-resolved
+DISCORDJS := $(BUILD)/bots/discordjs
+bots: $(DISCORDJS)/stamp
+$(DISCORDJS)/stamp: tests/bots/testdata/package.json tests/bots/testdata/package-lock.json
+	@build/scripts/deps.sh node
+	rm -rf $(DISCORDJS)
+	mkdir -p $(DISCORDJS)
+	cp $^ $(DISCORDJS)/
+	cd $(DISCORDJS) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.
 # The tests that play sound in real time and score what is heard (the engine through the sound
 # server, and the three-player call of tests/voicecall) run afterwards, one package at a time, with
@@ -164,7 +180,7 @@ test: deps check-generated check-layers test-go test-fuzz check-linkage test-nat
 # deadlines and the echo canceller loses much of its effect (see audio/engine/pulse_test.go).
 REALTIME_TESTS := ^(TestPulse(SpeechQuality|EchoCancellation)|TestThreePlayersHearEachOther)$$
 REALTIME_PKGS := ./audio/engine ./tests/voicecall
-test-go: $(CLIBS)
+test-go: $(CLIBS) $(DISCORDJS)/stamp
 	$(GO) vet ./...
 	SDKPP_REQUIRE_AUDIO=1 SDKPP_REQUIRE_BOTS=1 $(GO) test -count=1 -skip '$(REALTIME_TESTS)' ./...
 	@mkdir -p $(BUILD)/test

@@ -63,9 +63,14 @@ func (s *Server) botGuilds(ctx context.Context, who gateway.Identity, intents ui
 		}
 		bg := gateway.BotGuild{ID: g.ID}
 		if intents&gwire.IntentGuilds != 0 {
-			if bg.Create, err = guilds.GuildCreate(ctx, s.store, g, who.UserID, intents&gwire.IntentGuildMembers != 0, obfuscate); err != nil {
+			gc, err := guilds.GuildCreate(ctx, s.store, g, who.UserID, intents&gwire.IntentGuildMembers != 0, obfuscate)
+			if err != nil {
 				return nil, err
 			}
+			if intents&gwire.IntentGuildVoiceStates != 0 {
+				gc.VoiceStates = s.guildVoice.States(g.ID)
+			}
+			bg.Create = gc
 		}
 		out = append(out, bg)
 	}

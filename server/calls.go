@@ -6,8 +6,11 @@ import (
 	"net/netip"
 	"net/url"
 
+	"sdkpp/server/gateway"
+	"sdkpp/server/guildvoice"
 	"sdkpp/server/relay"
 	"sdkpp/server/voice"
+	vwire "sdkpp/wire/voice"
 )
 
 // startRelay starts the voice relay and prepares the calls (voice signaling); listen is the
@@ -46,6 +49,29 @@ func (s *Server) voiceEndpoint(bound netip.AddrPort) string {
 		host = u.Hostname()
 	}
 	return net.JoinHostPort(host, fmt.Sprint(bound.Port()))
+}
+
+// voiceRouter serves the gateway's voice payloads: a Voice State Update with a guild_id goes to
+// the guilds' voice channels, every other one, and Voice Keys, to the lobbies' calls; a session
+// that goes leaves both.
+type voiceRouter struct {
+	calls  *voice.Service
+	guilds *guildvoice.Service
+}
+
+func (v voiceRouter) VoiceStateUpdate(s gateway.Session, u vwire.StateUpdate) {
+	if u.GuildID != nil {
+		v.guilds.Update(s, u)
+		return
+	}
+	v.calls.VoiceStateUpdate(s, u)
+}
+
+func (v voiceRouter) VoiceKeys(s gateway.Session, k vwire.Keys) { v.calls.VoiceKeys(s, k) }
+
+func (v voiceRouter) VoiceSessionGone(s gateway.Session) {
+	v.calls.VoiceSessionGone(s)
+	v.guilds.SessionGone(s)
 }
 
 // Calls is the service's voice calls (after Start).

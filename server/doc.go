@@ -28,6 +28,8 @@
 //	server/gateway    the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
 //	server/lobbies    lobbies, their members and messages, moderation metadata
 //	server/voice      voice calls of lobbies: signaling over the gateway (wire/voice)
+//	server/guildvoice who is in guilds' voice channels: VOICE_STATE_UPDATE, voice_start_time
+//	                  (GW-3, GW-4)
 //	server/relay      the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
 //	server/admin      dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
 //	server/devseed    dev seed data and test helpers that create apps and users

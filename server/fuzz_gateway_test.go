@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
+	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 
@@ -23,7 +24,9 @@ const (
 )
 
 // FuzzGateway sends one frame to the live service's gateway, on a connection that has identified
-// or not, then a heartbeat. The hub decodes it as it decodes every payload (its decoders are
+// or not, then a heartbeat. In the frame, {guild}, {voice} and {text} stand for a guild that
+// alice owns and the bot is in, and its voice and text channels, so that the guild ops (4, 8,
+// 43) reach their handlers with real ids. The hub decodes it as it decodes every payload (its decoders are
 // unexported, so this goes through a real connection); whatever the frame, the connection must
 // either answer the heartbeat, with any request the frame made answered with a status below 500,
 // or be closed with a close code that names the client's fault: never an internal error, never a
@@ -37,8 +40,41 @@ func FuzzGateway(f *testing.F) {
 		"properties": map[string]string{"os": "linux", "browser": "sdkpp", "device": "sdkpp"}}})
 	require.NoError(f, err)
 	botIdentify, err := json.Marshal(map[string]any{"op": gwire.OpIdentify, "d": map[string]any{"token": "Bot " + e.App.BotToken,
-		"intents": gwire.IntentGuilds | gwire.IntentGuildMembers, "compress": false}})
+		"intents": gwire.IntentGuilds | gwire.IntentGuildMembers | gwire.IntentGuildVoiceStates, "compress": false}})
 	require.NoError(f, err)
+	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Fuzz", OwnerID: e.User("alice").ID,
+		Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID}},
+		Channel: []wire.GuildChannelSpec{{Name: "voice", Type: wire.ChannelGuildVoice}, {Name: "text", Type: wire.ChannelGuildText}}})
+	require.NoError(f, err)
+	ids := strings.NewReplacer("{guild}", guild.ID.String(), "{voice}", guild.Channels[0].ID.String(),
+		"{text}", guild.Channels[1].ID.String())
+	for _, s := range []string{
+		// Update Voice State in the guild: joins, moves, leaves, and malformed ones.
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":"{voice}","self_mute":true,"self_deaf":false}}`,
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":null}}`, `{"op":4,"d":{"guild_id":"{guild}","channel_id":"{text}"}}`,
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":"{voice}","self_mute":"yes"}}`,
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":"{voice}","self_deaf":1e999}}`,
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":"18446744073709551616"}}`,
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":"-1"}}`, `{"op":4,"d":{"guild_id":"{voice}","channel_id":"{voice}"}}`,
+		`{"op":4,"d":{"guild_id":"9223372036854775808","channel_id":"{voice}"}}`, `{"op":4,"d":{"guild_id":"{guild}","channel_id":["{voice}"]}}`,
+		`{"op":4,"d":{"guild_id":"{guild}","channel_id":"{voice}","sdkpp_e2ee_public_keys":"%%"}}`,
+		`{"op":4,"d":{"guild_id":"\u0000","channel_id":"{voice}"}}`, "{\"op\":4,\"d\":{\"guild_id\":\"{guild}\",\"x\":\"\xff\"}}",
+		// Request Guild Members and Request Channel Info of the real guild.
+		`{"op":8,"d":{"guild_id":"{guild}","query":"","limit":0}}`, `{"op":8,"d":{"guild_id":"{guild}","query":"a","limit":-1}}`,
+		`{"op":8,"d":{"guild_id":"{guild}","query":"` + strings.Repeat("\u00e9", 200) + `","limit":99999999999}}`,
+		`{"op":8,"d":{"guild_id":"{guild}","user_ids":["x"]}}`, `{"op":8,"d":{"guild_id":"{guild}","user_ids":"{guild}","nonce":"` + strings.Repeat("n", 40) + `"}}`,
+		`{"op":8,"d":{"guild_id":"{guild}","query":"","limit":0,"presences":"x"}}`,
+		`{"op":43,"d":{"guild_id":"{guild}","fields":["status","voice_start_time"]}}`, `{"op":43,"d":{"guild_id":"{guild}","fields":"status"}}`,
+		`{"op":43,"d":{"guild_id":"{guild}","fields":[5]}}`, `{"op":43,"d":{"guild_id":-1}}`,
+		`{"op":14,"d":{"guild_id":"{guild}","typing":true,"channels":{"{text}":[[0,99]]}}}`, `{"op":14,"d":null}`,
+		`{"op":100,"d":{"nonce":"n","method":"PUT","path":"/channels/{voice}/voice-status","body":{"status":5}}}`,
+		`{"op":100,"d":{"nonce":"n","method":"GET","path":"/channels/{text}/messages?limit=-1&around=x"}}`,
+		`{"op":100,"d":{"nonce":"n","method":"POST","path":"/channels/{text}/messages","body":{"content":["x"]}}}`,
+		`{"op":100,"d":{"nonce":"n","method":"PATCH","path":"/guilds/{guild}/members/@me","body":{"nick":5}}}`,
+	} {
+		f.Add([]byte(s), uint8(gatewayBot))
+		f.Add([]byte(s), uint8(gatewayIdentified))
+	}
 	for _, s := range []string{
 		`{"op":8,"d":{"guild_id":"1","query":"","limit":0}}`, `{"op":8,"d":{"guild_id":"1","user_ids":["1","2"],"nonce":"n"}}`,
 		`{"op":8,"d":{"guild_id":"` + me + `","query":"a","limit":5,"presences":true}}`, `{"op":8,"d":{"guild_id":["1"]}}`,
@@ -80,6 +116,7 @@ func FuzzGateway(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, frame []byte, flags uint8) {
+		frame = []byte(ids.Replace(string(frame)))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		ws, _, err := websocket.Dial(ctx, url, nil)

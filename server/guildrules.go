@@ -20,7 +20,7 @@ func (s *Server) registerUsersApps(api httpx.Router, gs *guilds.Service) *apps.S
 	as.Register(api)
 	gs.RegisterRemoved(api)
 	s.voiceStatus = &voicestatus.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
-		Logger: s.log.With("component", "voicestatus"), Events: gs}
+		Logger: s.log.With("component", "voicestatus"), Events: gs, Voice: s.guildVoice}
 	s.voiceStatus.Register(api)
 	return as
 }

@@ -87,7 +87,7 @@ func (s *Server) newHub() *gateway.Hub {
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
-		Voice:             s.voice,
+		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
 		Guilds:            s.botGuilds,
 		Members:           s.botMembers,
 	})

@@ -26,6 +26,7 @@ import (
 	"sdkpp/server/extauth"
 	"sdkpp/server/gateway"
 	"sdkpp/server/guilds"
+	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/oauth"
@@ -127,6 +128,8 @@ type Server struct {
 	creds      wire.DevCredentials
 	relay      *relay.Relay   // the voice media relay; from Start
 	voice      *voice.Service // the voice calls
+	// guildVoice keeps the voice states of guild voice channels; set by routes.
+	guildVoice *guildvoice.Service
 	// voiceStatus serves voice channel statuses and Request Channel Info; set by routes.
 	voiceStatus *voicestatus.Service
 
@@ -266,8 +269,11 @@ func (s *Server) routes() (http.Handler, error) {
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users"), OnRenamed: s.renamed}
+	s.guildVoice = &guildvoice.Service{Store: s.store, Clock: s.cfg.Clock, Events: gs, Logger: s.log.With("component", "guildvoice")}
+	gs.OnMemberLeft = s.guildVoice.MemberLeft
 	s.hub = s.newHub()
 	gs.Bots = s.hub
+	s.guildVoice.Hub = s.hub
 	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub}

@@ -138,7 +138,28 @@ type GuildCreate struct {
 	Channels    []Channel  `json:"channels"`
 	Threads     []struct{} `json:"threads"`
 	Presences   []struct{} `json:"presences"`
-	VoiceStates []struct{} `json:"voice_states"`
+	// VoiceStates are the guild's voice states (without guild_id and member), for a session with
+	// the GUILD_VOICE_STATES intent; empty otherwise.
+	VoiceStates []VoiceState `json:"voice_states"`
+}
+
+// VoiceState is a user's voice state in a guild: the d of a guild's VOICE_STATE_UPDATE (with
+// GuildID and Member; ChannelID null when the user left), and an entry of GUILD_CREATE's
+// voice_states (without them). The service has no server-side mute, deafen, video, stream or
+// stage suppression: those fields are always false, and request_to_speak_timestamp null.
+type VoiceState struct {
+	GuildID                 *Snowflake `json:"guild_id,omitempty"`
+	ChannelID               *Snowflake `json:"channel_id"`
+	UserID                  Snowflake  `json:"user_id"`
+	Member                  *Member    `json:"member,omitempty"`
+	SessionID               string     `json:"session_id"`
+	Deaf                    bool       `json:"deaf"`
+	Mute                    bool       `json:"mute"`
+	SelfDeaf                bool       `json:"self_deaf"`
+	SelfMute                bool       `json:"self_mute"`
+	SelfVideo               bool       `json:"self_video"`
+	Suppress                bool       `json:"suppress"`
+	RequestToSpeakTimestamp *string    `json:"request_to_speak_timestamp"`
 }
 
 // UnavailableGuild is an entry of READY's guilds for a bot.
@@ -148,7 +169,9 @@ type UnavailableGuild struct {
 }
 
 // GuildMessage is a message of a guild text channel, and the d of its MESSAGE_CREATE and
-// MESSAGE_UPDATE dispatches (which add ChannelType).
+// MESSAGE_UPDATE dispatches (which add ChannelType). A bot session without the MESSAGE_CONTENT
+// intent gets those dispatches with content, embeds, attachments and components empty, unless
+// the bot wrote the message or is mentioned in it.
 type GuildMessage struct {
 	ID              Snowflake  `json:"id"`
 	Type            int        `json:"type"`
@@ -165,6 +188,7 @@ type GuildMessage struct {
 	MentionRoles    []string   `json:"mention_roles"`
 	Attachments     []struct{} `json:"attachments"`
 	Embeds          []struct{} `json:"embeds"`
+	Components      []struct{} `json:"components"`
 	Pinned          bool       `json:"pinned"`
 	Flags           int        `json:"flags"`
 	Nonce           any        `json:"nonce,omitempty"`

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|demo|windows|wine|browser|all]
+# Usage: build/scripts/deps.sh [test|bench|demo|windows|wine|browser|node|all]
 # bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
-# cross-compilers; wine adds Debian's Wine to run what they build (test includes wine).
+# cross-compilers; wine adds Debian's Wine to run what they build (test includes wine). node is
+# Node.js and npm, which tests/bots's discord.js bot runs on (test includes node).
 set -euo pipefail
 want=${1:-test}
 
@@ -33,6 +34,10 @@ if [ "$want" = test ] || [ "$want" = all ]; then
   have sox || need+=(sox)
   # tests/bots runs a bot written with discord.py under Debian's own Python.
   installed python3-discord || need+=(python3-discord)
+fi
+if [ "$want" = node ] || [ "$want" = test ] || [ "$want" = all ]; then
+  have node || need+=(nodejs)
+  have npm || need+=(npm)
 fi
 if [ "$want" = browser ] || [ "$want" = test ] || [ "$want" = all ]; then
   have chromium || need+=(chromium)

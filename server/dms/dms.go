@@ -6,6 +6,7 @@
 //
 //	POST   /users/@me/channels {recipient_id}                       open (or find) the DM channel
 //	GET    /users/@me/channels                                      the player's conversations
+//	GET    /channels/{channel_id}                                   one of them (dm_channels.read)
 //	POST   /channels/{channel_id}/messages {content, metadata, flags}
 //	GET    /channels/{channel_id}/messages?limit=                   newest first, 1..200, 72 hours
 //	PATCH  /channels/{channel_id}/messages/{message_id} {content}   the author edits
@@ -80,6 +81,7 @@ type Service struct {
 func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("POST /users/@me/channels", s.route(scopes.DMMessagesWrite, s.open))
 	mux.HandleFunc("GET /users/@me/channels", s.route(scopes.DMChannelsRead, s.list))
+	mux.HandleFunc("GET /channels/{channel_id}", s.route(scopes.DMChannelsRead, s.get))
 	mux.HandleFunc("POST /channels/{channel_id}/messages", s.route(scopes.DMMessagesWrite, s.send))
 	mux.HandleFunc("GET /channels/{channel_id}/messages", s.route(scopes.DMChannelsMessagesRead, s.history))
 	mux.HandleFunc("PATCH /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.edit))
@@ -266,6 +268,16 @@ func (s *Service) list(q *request) (any, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// get serves GET /channels/{channel_id} for a DM channel the player is in (404 10003 for any
+// other).
+func (s *Service) get(q *request) (any, error) {
+	c, err := q.channel(s.Store)
+	if err != nil {
+		return nil, err
+	}
+	return channelObject(q.ctx, s.Store, c)
 }
 
 // channel loads the channel of the path; one the player is not in is unknown (404 10003).

@@ -137,6 +137,12 @@ func TestDirectMessages(t *testing.T) {
 	require.Len(t, chans, 1, "summaries %+v", chans)
 	require.NotNil(t, chans[0].LastMessageID, "summaries %+v", chans)
 	require.Equal(t, m.ID, *chans[0].LastMessageID, "summaries %+v", chans)
+	// GET /channels/{id}: the same channel object, to either player.
+	for _, p := range []player{a, b} {
+		var one wire.DMChannel
+		e.api.Do("GET", fmt.Sprintf("/channels/%d", ch.ID), p.auth, nil).OK(t, 200, &one)
+		require.Equal(t, chans[0], one, "GET /channels/{id}")
+	}
 
 	mpath := fmt.Sprintf("%s/%d", path, m.ID)
 	e.clock.Advance(time.Minute)
@@ -213,6 +219,10 @@ func TestDirectMessagesBadInput(t *testing.T) {
 		{"channel unknown", "POST", "/channels/77/messages", a.auth, map[string]any{"content": "x"}, 404, wire.CodeUnknownChannel, ""},
 		{"channel not the caller's", "POST", path, stranger.auth, map[string]any{"content": "x"}, 404, wire.CodeUnknownChannel, ""},
 		{"read not the caller's", "GET", path, stranger.auth, nil, 404, wire.CodeUnknownChannel, ""},
+		{"get a channel not the caller's", "GET", fmt.Sprintf("/channels/%d", ch.ID), stranger.auth, nil, 404, wire.CodeUnknownChannel, ""},
+		{"get an unknown channel", "GET", "/channels/77", a.auth, nil, 404, wire.CodeUnknownChannel, ""},
+		{"get a malformed channel id", "GET", "/channels/x", a.auth, nil, 400, wire.CodeInvalidFormBody, "channel_id"},
+		{"get without dm_channels.read", "GET", fmt.Sprintf("/channels/%d", ch.ID), noScope.auth, nil, 403, wire.CodeMissingAccess, ""},
 		{"limit zero", "GET", path + "?limit=0", a.auth, nil, 400, wire.CodeInvalidFormBody, "limit"},
 		{"limit 201", "GET", path + "?limit=201", a.auth, nil, 400, wire.CodeInvalidFormBody, "limit"},
 		{"limit not a number", "GET", path + "?limit=x", a.auth, nil, 400, wire.CodeInvalidFormBody, "limit"},

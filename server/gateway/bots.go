@@ -99,6 +99,24 @@ func (h *Hub) DispatchBots(userIDs []uint64, intent uint64, event string, data a
 	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.who.Bot && s.intents&intent != 0 })
 }
 
+// DispatchBotsSplit is DispatchBots of with to the sessions whose intents also include one of
+// the bits of split, and of without to the others (a message's content goes only to sessions
+// with MESSAGE_CONTENT).
+func (h *Hub) DispatchBotsSplit(userIDs []uint64, intent, split uint64, event string, with, without any) {
+	h.dispatchTo(userIDs, event, with, func(s *session) bool {
+		return s.who.Bot && s.intents&intent != 0 && s.intents&split != 0
+	})
+	h.dispatchTo(userIDs, event, without, func(s *session) bool {
+		return s.who.Bot && s.intents&intent != 0 && s.intents&split == 0
+	})
+}
+
+// DispatchIntent is Dispatch to those of userIDs' sessions, bots' or players', whose intents
+// include one of the bits of intent (a guild's voice states reach every session that asks).
+func (h *Hub) DispatchIntent(userIDs []uint64, intent uint64, event string, data any) {
+	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.intents&intent != 0 })
+}
+
 // memberAsk keys the rate limit of requests for all members: one per guild per bot (GW-2).
 type memberAsk struct{ appID, guildID uint64 }
 

@@ -88,8 +88,10 @@
 // checks them (a malformed one closes with 4002) and hands them to Config.Voice with the
 // session; the answers are dispatches to sessions (Hub.DispatchSession): VOICE_STATE_UPDATE,
 // VOICE_SERVER_UPDATE, SDKPP_VOICE_KEYS, and SDKPP_VOICE_ERROR for a refusal (package
-// wire/voice lists its codes). A call belongs to a connection: when the connection ends, or its
-// session is resumed on another one, the hub tells Config.Voice, and the session leaves its call.
+// wire/voice lists its codes). An op 4 with a guild_id is the platform's Update Voice State for
+// a guild's voice channel (the service's package guildvoice). A call belongs to a connection:
+// when the connection ends, or its session is resumed on another one, the hub tells
+// Config.Voice, and the session leaves its call and its guild voice channels.
 // Both ops count against the rate limit.
 //
 // # Channel info

@@ -25,6 +25,9 @@ import (
 // include intent (package gateway's Hub).
 type BotNotifier interface {
 	DispatchBots(userIDs []uint64, intent uint64, event string, data any)
+	// DispatchBotsSplit is DispatchBots of with to the sessions whose intents also include
+	// split, and of without to the others.
+	DispatchBotsSplit(userIDs []uint64, intent, split uint64, event string, with, without any)
 }
 
 // Limits of the bot routes (the platform's).
@@ -87,8 +90,9 @@ func (s *Service) callerRoute(h func(q *caller) (any, error)) http.HandlerFunc {
 	}
 }
 
-// RegisterBots adds the routes a bot needs (paths relative to the API base). The message routes
-// of guild channels share their paths with the DM routes: see Channels.
+// RegisterBots adds the routes a bot needs (paths relative to the API base). GET
+// /channels/{channel_id} and the message routes of guild channels share their paths with the DM
+// routes: see Channels.
 func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /guilds/{guild_id}", s.callerRoute(s.getGuild))
 	mux.HandleFunc("GET /guilds/{guild_id}/roles", s.callerRoute(s.roles))
@@ -96,12 +100,12 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /guilds/{guild_id}/members/{user_id}", s.callerRoute(s.member))
 	mux.HandleFunc("PATCH /guilds/{guild_id}/members/@me", s.callerRoute(s.modifyMe))
 	mux.HandleFunc("DELETE /users/@me/guilds/{guild_id}", s.callerRoute(s.leave))
-	mux.HandleFunc("GET /channels/{channel_id}", s.callerRoute(s.getChannel))
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
 }
 
 // guildMessageRoutes are the DM routes whose paths guild channels share.
 var guildMessageRoutes = map[string]func(s *Service) func(q *caller) (any, error){
+	"GET /channels/{channel_id}":                          func(s *Service) func(*caller) (any, error) { return s.getChannel },
 	"POST /channels/{channel_id}/messages":                func(s *Service) func(*caller) (any, error) { return s.sendMessage },
 	"GET /channels/{channel_id}/messages":                 func(s *Service) func(*caller) (any, error) { return s.listMessages },
 	"PATCH /channels/{channel_id}/messages/{message_id}":  func(s *Service) func(*caller) (any, error) { return s.editMessage },
@@ -430,6 +434,9 @@ func (s *Service) leave(q *caller) (any, error) {
 		s.Bots.DispatchBots(append(bots, q.userID), gwire.IntentGuildMembers, gwire.EventGuildMemberRemove,
 			wire.MemberRemove{GuildID: wire.Snowflake(a.Guild.ID), User: userObject(u)})
 	}
+	if s.OnMemberLeft != nil {
+		s.OnMemberLeft(a.Guild.ID, q.userID)
+	}
 	return nil, nil
 }
 
@@ -555,7 +562,7 @@ func userObject(u *store.User) wire.User {
 func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
 	out := wire.GuildMessage{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(m.ChannelID), GuildID: wire.Snowflake(m.GuildID),
 		Content: m.Content, Timestamp: Timestamp(m.CreatedAt), Mentions: []wire.Mention{}, MentionRoles: []string{},
-		Attachments: []struct{}{}, Embeds: []struct{}{}}
+		Attachments: []struct{}{}, Embeds: []struct{}{}, Components: []struct{}{}}
 	if !m.EditedAt.IsZero() {
 		e := Timestamp(m.EditedAt)
 		out.EditedTimestamp = &e
@@ -654,7 +661,9 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 }
 
 // messageEvent sends a message event to the guild's bots with GUILD_MESSAGES that can view the
-// channel, with the channel's type.
+// channel, with the channel's type. A message's content reaches a bot session only with the
+// MESSAGE_CONTENT intent, or when the bot is its author or mentioned in it; the others get it
+// without content, embeds, attachments and components.
 func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, event string, m any) {
 	if s.Bots == nil {
 		return
@@ -674,12 +683,29 @@ func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, even
 			to = append(to, id)
 		}
 	}
-	if msg, ok := m.(wire.GuildMessage); ok {
-		t := ch.Type
-		msg.ChannelType = &t
-		m = msg
+	msg, ok := m.(wire.GuildMessage)
+	if !ok {
+		s.Bots.DispatchBots(to, gwire.IntentGuildMessages, event, m)
+		return
 	}
-	s.Bots.DispatchBots(to, gwire.IntentGuildMessages, event, m)
+	t := ch.Type
+	msg.ChannelType = &t
+	involved := map[uint64]bool{uint64(msg.Author.ID): true}
+	for _, men := range msg.Mentions {
+		involved[uint64(men.ID)] = true
+	}
+	var always, others []uint64
+	for _, id := range to {
+		if involved[id] {
+			always = append(always, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	s.Bots.DispatchBots(always, gwire.IntentGuildMessages, event, msg)
+	redacted := msg
+	redacted.Content, redacted.Embeds, redacted.Attachments, redacted.Components = "", []struct{}{}, []struct{}{}, []struct{}{}
+	s.Bots.DispatchBotsSplit(others, gwire.IntentGuildMessages, gwire.IntentMessageContent, event, msg, redacted)
 }
 
 // readable loads the path's channel for reading its messages: VIEW_CHANNEL and

@@ -12,11 +12,12 @@
 // The routes a bot needs (RegisterBots; Bearer with guilds, or Bot), with the platform's
 // objects: GET /guilds/{id}, GET /guilds/{id}/roles, GET /guilds/{id}/members?limit=&after=,
 // GET /guilds/{id}/members/{user}, PATCH /guilds/{id}/members/@me (bots, rule MEM-1),
-// DELETE /users/@me/guilds/{id}, GET /channels/{id}, and a guild text channel's messages:
+// DELETE /users/@me/guilds/{id}, and GET /channels/{id} and a guild text channel's messages:
 // POST, GET (before/after/around/limit), GET, PATCH and DELETE /channels/{id}/messages[/{mid}],
 // whose paths the DM routes share (Channels). Permissions come from @everyone, roles and
 // channel overwrites (Access, rule PERM-1); bots get GUILD_MEMBER_* and MESSAGE_* events by
-// intent through Service.Bots.
+// intent through Service.Bots, a message's content only with MESSAGE_CONTENT or when the bot
+// wrote the message or is mentioned in it.
 //
 // A channel is {id, type, guild_id, name, position, parent_id, is_linkable,
 // is_viewable_and_writeable_by_all_members, linked_lobby?}: type is the platform's channel type,
@@ -92,6 +93,8 @@ type Service struct {
 	Logger *slog.Logger
 	// Bots delivers guild events to bot sessions (set before serving); nil sends none.
 	Bots BotNotifier
+	// OnMemberLeft, when set, is told that a member left a guild (after the GUILD_MEMBER_REMOVE).
+	OnMemberLeft func(guildID, userID uint64)
 }
 
 // Register adds the routes to mux (paths relative to the API base).

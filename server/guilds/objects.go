@@ -232,7 +232,7 @@ func GuildCreate(ctx context.Context, st store.Store, g *store.Guild, userID uin
 	if err != nil {
 		return wire.GuildCreate{}, err
 	}
-	out := wire.GuildCreate{Guild: obj, Threads: []struct{}{}, Presences: []struct{}{}, VoiceStates: []struct{}{}}
+	out := wire.GuildCreate{Guild: obj, Threads: []struct{}{}, Presences: []struct{}{}, VoiceStates: []wire.VoiceState{}}
 	if out.MemberCount, err = st.CountGuildMembers(ctx, g.ID); err != nil {
 		return wire.GuildCreate{}, err
 	}

@@ -12,11 +12,16 @@ const (
 	PermAdministrator      uint64 = 1 << 3
 	PermManageMessages     uint64 = 1 << 13
 	PermReadMessageHistory uint64 = 1 << 16
+	PermConnect            uint64 = 1 << 20
+	PermSpeak              uint64 = 1 << 21
 	PermChangeNickname     uint64 = 1 << 26
 )
 
-// DefaultEveryone are the permissions of a guild's @everyone role when the guild stores none.
-const DefaultEveryone = PermViewChannel | PermSendMessages | PermReadMessageHistory | PermChangeNickname
+// DefaultEveryone are the permissions of a guild's @everyone role when the guild stores none,
+// and of the @everyone role a new guild gets: as on the platform, members may join voice
+// channels (CONNECT, SPEAK).
+const DefaultEveryone = PermViewChannel | PermSendMessages | PermReadMessageHistory | PermConnect | PermSpeak |
+	PermChangeNickname
 
 // Access is what decides a user's permissions in a guild: the guild, its roles and the user's
 // membership. Member is nil for a user who is not a member.

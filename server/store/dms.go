@@ -10,7 +10,7 @@ type DMChannel struct {
 	ID                uint64
 	UserLow, UserHigh uint64
 	CreatedAt         time.Time
-	// LastMessageID is the newest message's id, 0 when there is none (filled by ListDMChannels).
+	// LastMessageID is the newest message's id, 0 when there is none.
 	LastMessageID uint64
 }
 
@@ -69,12 +69,15 @@ func (s *SQLite) PutDMChannel(ctx context.Context, c *DMChannel) (*DMChannel, er
 	return s.FindDMChannel(ctx, c.UserLow, c.UserHigh)
 }
 
-const dmChannelColumns = `id, user_low, user_high, created_at`
+// dmChannelColumns are a channel's columns and its newest message's id (0 for none), selected
+// from dm_channels.
+const dmChannelColumns = `id, user_low, user_high, created_at,
+	COALESCE((SELECT MAX(m.id) FROM dm_messages m WHERE m.channel_id = dm_channels.id), 0)`
 
 func scanDMChannel(row interface{ Scan(...any) error }) (*DMChannel, error) {
 	var c DMChannel
 	var created int64
-	if err := row.Scan(&c.ID, &c.UserLow, &c.UserHigh, &created); err != nil {
+	if err := row.Scan(&c.ID, &c.UserLow, &c.UserHigh, &created, &c.LastMessageID); err != nil {
 		return nil, notFound(err)
 	}
 	c.CreatedAt = fromTS(created)

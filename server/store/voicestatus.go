@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// VoiceStatus is a voice channel's status (rule VCS-1) and the start of its voice session (rule
-// GW-3); Status "" is none, VoiceStartTime zero is no session.
+// VoiceStatus is a voice channel's status (rule VCS-1); Status "" is none. (Who is in a voice
+// channel, and since when, lives in memory with the gateway sessions: package guildvoice. The
+// table's voice_start_time column is unused.)
 type VoiceStatus struct {
-	ChannelID      uint64
-	GuildID        uint64
-	Status         string
-	VoiceStartTime time.Time
-	UpdatedAt      time.Time
+	ChannelID uint64
+	GuildID   uint64
+	Status    string
+	UpdatedAt time.Time
 }
 
 // AuditEntry is an entry of a guild's audit log (rule AUD-1). Options is the JSON object of the
@@ -49,21 +49,21 @@ type VoiceStatusStore interface {
 	ListAuditEntries(ctx context.Context, guildID uint64, q AuditQuery) ([]AuditEntry, error)
 }
 
-const voiceStatusColumns = `channel_id, guild_id, status, voice_start_time, updated_at`
+const voiceStatusColumns = `channel_id, guild_id, status, updated_at`
 
 func scanVoiceStatus(row interface{ Scan(...any) error }) (*VoiceStatus, error) {
 	var v VoiceStatus
-	var start, updated int64
-	if err := row.Scan(&v.ChannelID, &v.GuildID, &v.Status, &start, &updated); err != nil {
+	var updated int64
+	if err := row.Scan(&v.ChannelID, &v.GuildID, &v.Status, &updated); err != nil {
 		return nil, notFound(err)
 	}
-	v.VoiceStartTime, v.UpdatedAt = fromTS(start), fromTS(updated)
+	v.UpdatedAt = fromTS(updated)
 	return &v, nil
 }
 
 func (s *SQLite) PutVoiceStatus(ctx context.Context, v *VoiceStatus) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO voice_channel_status (`+voiceStatusColumns+`) VALUES (?,?,?,?,?)`,
-		v.ChannelID, v.GuildID, v.Status, ts(v.VoiceStartTime), ts(v.UpdatedAt))
+	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO voice_channel_status (`+voiceStatusColumns+`) VALUES (?,?,?,?)`,
+		v.ChannelID, v.GuildID, v.Status, ts(v.UpdatedAt))
 	return err
 }
 

@@ -92,7 +92,9 @@ func (s *Service) logger() *slog.Logger {
 	return s.Logger
 }
 
-// VoiceStateUpdate serves op 4 (gateway.Voice).
+// VoiceStateUpdate serves op 4 (gateway.Voice) for lobby calls: the service hands an op 4 with a
+// guild_id to package guildvoice instead, and one that reaches this is refused as of an unknown
+// guild.
 func (s *Service) VoiceStateUpdate(sess gateway.Session, u vwire.StateUpdate) {
 	if u.ChannelID == nil {
 		s.mu.Lock()
@@ -106,7 +108,7 @@ func (s *Service) VoiceStateUpdate(sess gateway.Session, u vwire.StateUpdate) {
 	lobbyID := uint64(*u.ChannelID)
 	switch {
 	case u.GuildID != nil:
-		s.refuse(sess, u.ChannelID, vwire.CodeUnknownGuild, "Unknown Guild: only lobby calls exist")
+		s.refuse(sess, u.ChannelID, vwire.CodeUnknownGuild, "Unknown Guild: a lobby call has no guild")
 		return
 	case len(u.E2EEPublicKeys) == 0:
 		s.refuse(sess, u.ChannelID, vwire.CodeE2EERequired, "E2EE required: a Voice State Update must carry the participant's public keys")

@@ -8,15 +8,14 @@
 //	                                          -> {"audit_log_entries": [...], "users": [...], ...}
 //
 // Setting a status needs VIEW_CHANNEL and SET_VOICE_CHANNEL_STATUS in the guild, and also
-// MANAGE_CHANNELS when the bot is not connected to the voice channel (the service has no voice
-// sessions in guild channels, so it always is not). A status that changes is dispatched to the
+// MANAGE_CHANNELS when the bot is not connected to the voice channel (Service.Voice). A status that changes is dispatched to the
 // guild as VOICE_CHANNEL_STATUS_UPDATE (rule GW-4) and recorded in the audit log as
 // VOICE_CHANNEL_STATUS_UPDATE (192, options.status the new status) or, when cleared (null or ""),
 // VOICE_CHANNEL_STATUS_DELETE (193) (rule AUD-1). Setting the status a channel already has changes
 // nothing. Reading the audit log needs VIEW_AUDIT_LOG.
 //
 // Request Channel Info (gateway op 43, rule GW-3) of a guild member gets the status and
-// voice_start_time of the guild's voice channels (ChannelInfo).
+// voice_start_time of the guild's voice channels (ChannelInfo); the start times are Voice's.
 //
 // # Errors
 //
@@ -47,6 +46,15 @@ import (
 	gwire "sdkpp/wire/gateway"
 )
 
+// VoiceChannels tells who is in the guild's voice channels (package guildvoice's Service).
+type VoiceChannels interface {
+	// Channel returns the voice channel the user is in in the guild, 0 when none.
+	Channel(guildID, userID uint64) uint64
+	// StartTimes returns when the voice session of each channel of the guild that has one
+	// started.
+	StartTimes(guildID uint64) map[uint64]time.Time
+}
+
 // GuildEvents delivers an event of a guild to the bot sessions in it that have the GUILDS intent.
 type GuildEvents interface {
 	GuildEvent(ctx context.Context, guildID uint64, event string, data any)
@@ -60,6 +68,8 @@ type Service struct {
 	Logger *slog.Logger
 	// Events, when set, receives VOICE_CHANNEL_STATUS_UPDATE (rule GW-4); nil tells no one.
 	Events GuildEvents
+	// Voice tells who is in the voice channels; required.
+	Voice VoiceChannels
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -99,10 +109,6 @@ func guildPerms(ctx context.Context, st store.Store, guildID, userID uint64) (*s
 	return g, perms, nil
 }
 
-// connected tells whether the user is connected to the voice channel; the service has no voice
-// sessions in guild channels (its calls are lobbies'), so no one is.
-func connected(uint64, uint64) bool { return false }
-
 // setStatus serves PUT /channels/{channel_id}/voice-status (rules VCS-1, GW-4, AUD-1).
 func (s *Service) setStatus(r *http.Request, app *store.Application) (any, error) {
 	ctx := r.Context()
@@ -135,7 +141,7 @@ func (s *Service) setStatus(r *http.Request, app *store.Application) (any, error
 			return err
 		}
 		need := guilds.PermViewChannel | wire.PermSetVoiceChannelStatus
-		if !connected(app.BotUserID, ch.ID) {
+		if s.Voice.Channel(ch.GuildID, app.BotUserID) != ch.ID {
 			need |= guilds.PermManageChannels
 		}
 		if perms&need != need {
@@ -303,6 +309,7 @@ func (s *Service) ChannelInfo(ctx context.Context, userID, guildID uint64, field
 	if err != nil {
 		return out, err
 	}
+	starts := s.Voice.StartTimes(guildID)
 	byChannel := make(map[uint64]*store.VoiceStatus, len(statuses))
 	for i := range statuses {
 		byChannel[statuses[i].ChannelID] = &statuses[i]
@@ -322,9 +329,9 @@ func (s *Service) ChannelInfo(ctx context.Context, userID, guildID uint64, field
 			status := v.Status
 			e.Status = &status
 		}
-		if wantStart && !v.VoiceStartTime.IsZero() {
-			start := v.VoiceStartTime.Unix()
-			e.VoiceStartTime = &start
+		if start, ok := starts[ch.ID]; wantStart && ok {
+			sec := start.Unix()
+			e.VoiceStartTime = &sec
 		}
 		out.Channels = append(out.Channels, e)
 	}

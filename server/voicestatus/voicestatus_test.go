@@ -16,6 +16,7 @@ import (
 
 	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
+	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -66,7 +67,8 @@ func TestStatusUpdateDispatchedOnChange(t *testing.T) {
 		Type: wire.ChannelGuildVoice, CreatedAt: clk.Now()}))
 
 	rec := &events{}
-	s := &Service{Store: st, Clock: clk, IDs: ids, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Events: rec}
+	s := &Service{Store: st, Clock: clk, IDs: ids, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Events: rec,
+		Voice: &guildvoice.Service{}}
 	mux := httpx.NewMux()
 	s.Register(mux)
 	put := func(body string) {

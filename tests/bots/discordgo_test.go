@@ -202,8 +202,8 @@ func botLab(t *testing.T, e *servertest.Env, name string) wire.DevGuild {
 	return guild
 }
 
-// alicePings posts "!ping" as alice in a guild channel.
-func alicePings(t *testing.T, e *servertest.Env, channel string) {
+// alicePings posts "!ping" as alice in a guild channel and returns the message's id.
+func alicePings(t *testing.T, e *servertest.Env, channel string) string {
 	t.Helper()
 	token := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
 	body, _ := json.Marshal(map[string]string{"content": "!ping"})
@@ -213,6 +213,74 @@ func alicePings(t *testing.T, e *servertest.Env, channel string) {
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	res.Body.Close()
+	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
+	var msg struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&msg))
+	return msg.ID
+}
+
+// A discordgo bot with GUILD_VOICE_STATES joins a guild voice channel with its Update Voice State
+// (ChannelVoiceJoinManual, op 4), sees its own VOICE_STATE_UPDATE in discordgo's state, and the
+// channel's voice session start as VOICE_CHANNEL_START_TIME_UPDATE (rule GW-4), which discordgo
+// hands on as a raw event; leaving clears both. The service has no voice server for guild
+// channels: no VOICE_SERVER_UPDATE comes, so discordgo's ChannelVoiceJoin, which waits for one
+// to open a voice connection, cannot be used.
+func TestDiscordgoVoiceState(t *testing.T) {
+	e := servertest.Start(t, servertest.WithFrozenClock(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)))
+	guild, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Voice Lab", OwnerID: e.User("alice").ID,
+		Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID}},
+		Channel: []wire.GuildChannelSpec{{Name: "lounge", Type: wire.ChannelGuildVoice}}})
+	require.NoError(t, err)
+	lounge := guild.Channels[0].ID.String()
+	pointDiscordgo(t, e.URL)
+	dg, err := discordgo.New("Bot " + e.App.BotToken)
+	require.NoError(t, err)
+	dg.SyncEvents = true
+	dg.Identify.Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildVoiceStates
+	type stateSeen struct {
+		user, channel, before string
+		mute                  bool
+	}
+	created := make(chan struct{}, 1)
+	states := make(chan stateSeen, 4)
+	starts := make(chan map[string]any, 4)
+	dg.AddHandler(func(_ *discordgo.Session, _ *discordgo.GuildCreate) { created <- struct{}{} })
+	dg.AddHandler(func(_ *discordgo.Session, v *discordgo.VoiceStateUpdate) {
+		seen := stateSeen{user: v.UserID, channel: v.ChannelID, mute: v.SelfMute}
+		if v.BeforeUpdate != nil {
+			seen.before = v.BeforeUpdate.ChannelID
+		}
+		states <- seen
+	})
+	dg.AddHandler(func(_ *discordgo.Session, ev *discordgo.Event) {
+		if ev.Type == "VOICE_CHANNEL_START_TIME_UPDATE" {
+			var d map[string]any
+			if err := json.Unmarshal(ev.RawData, &d); err != nil {
+				t.Errorf("VOICE_CHANNEL_START_TIME_UPDATE: %v", err)
+			}
+			starts <- d
+		}
+	})
+	require.NoError(t, dg.Open())
+	t.Cleanup(func() { _ = dg.Close() })
+	receive(t, created, "GUILD_CREATE")
+
+	bot := e.App.BotUserID.String()
+	require.NoError(t, dg.ChannelVoiceJoinManual(guild.ID.String(), lounge, true, false))
+	assert.Equal(t, stateSeen{user: bot, channel: lounge, mute: true}, receive(t, states, "the bot's voice state"))
+	vs, err := dg.State.VoiceState(guild.ID.String(), bot)
+	require.NoError(t, err, "discordgo's state holds the voice state")
+	assert.Equal(t, lounge, vs.ChannelID)
+	assert.NotEmpty(t, vs.SessionID)
+	start := receive(t, starts, "GW-4: the voice session's start")
+	assert.Equal(t, lounge, start["id"])
+	assert.Equal(t, float64(e.Clock.Now().Unix()), start["voice_start_time"], "GW-4")
+
+	require.NoError(t, dg.ChannelVoiceJoinManual(guild.ID.String(), "", false, false))
+	assert.Equal(t, stateSeen{user: bot, before: lounge}, receive(t, states, "the bot's leave"))
+	end := receive(t, starts, "GW-4: the voice session's end")
+	assert.Equal(t, map[string]any{"id": lounge, "guild_id": guild.ID.String(), "voice_start_time": nil}, end, "GW-4")
 }

@@ -1,15 +1,11 @@
 package bots
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,25 +32,10 @@ func TestDiscordPyBot(t *testing.T) {
 	guild := botLab(t, e, "Py Lab")
 	general := guild.Channels[0].ID.String()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, debianPython, "testdata/pingbot.py")
-	cmd.Env = append(os.Environ(), "SDKPP_API_BASE="+e.APIURL, "SDKPP_BOT_TOKEN="+e.App.BotToken, "SDKPP_BOT_LOG=20")
-	// Its log goes to a file that the test reads only to explain a failure.
-	logFile, err := os.Create(filepath.Join(t.TempDir(), "bot.log"))
-	require.NoError(t, err)
-	defer logFile.Close()
-	cmd.Stderr = logFile
-	botLog := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	next := func(what string) string {
-		require.True(t, lines.Scan(), "no %s from the bot; its log:\n%s", what, botLog())
-		return lines.Text()
-	}
+	bot := startBot(t, []string{"SDKPP_API_BASE=" + e.APIURL, "SDKPP_BOT_TOKEN=" + e.App.BotToken, "SDKPP_BOT_LOG=20"},
+		debianPython, "testdata/pingbot.py")
+	botLog := bot.log
+	next := func(what string) string { return string(bot.next(t, what)) }
 	require.Equal(t, "READY", next("READY"), "its log:\n%s", botLog())
 
 	alicePings(t, e, general)

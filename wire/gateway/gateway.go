@@ -20,9 +20,10 @@ const (
 	OpHeartbeat      = 1 // client → server: d is the last sequence number received, or null
 	OpIdentify       = 2 // client → server: start a new session
 	OpPresenceUpdate = 3 // client → server: update the user's presence
-	// OpVoiceStateUpdate is client → server: join, move or leave a lobby's call, or change
-	// self mute and deafen; d is a wire/voice StateUpdate. Served when READY's sdkpp_features
-	// has FeatureVoice.
+	// OpVoiceStateUpdate is client → server: join, move or leave a lobby's call (guild_id null)
+	// or a guild's voice channel (guild_id set), or change self mute and deafen; d is a
+	// wire/voice StateUpdate. Lobby calls are served when READY's sdkpp_features has
+	// FeatureVoice.
 	OpVoiceStateUpdate = 4
 	OpResume           = 6 // client → server: resume a dropped session
 	// OpRequestGuildMembers is client → server (bots): d is a wire.RequestGuildMembers; the
@@ -79,8 +80,9 @@ const KnownIntents uint64 = 1<<17 - 1 | 1<<20 | 1<<21 | 1<<24 | 1<<25
 
 // Intents of guild events.
 const (
-	IntentGuilds        uint64 = 1 << 0
-	IntentGuildMessages uint64 = 1 << 9
+	IntentGuilds           uint64 = 1 << 0
+	IntentGuildVoiceStates uint64 = 1 << 7
+	IntentGuildMessages    uint64 = 1 << 9
 )
 
 // Privileged intents: GUILD_MEMBERS, GUILD_PRESENCES and MESSAGE_CONTENT.
@@ -149,8 +151,9 @@ const (
 	// EventRequestResult (sdkpp) is the dispatch that answers an OpRequest: d is a RequestResult.
 	EventRequestResult = "SDKPP_REQUEST_RESULT"
 
-	// EventVoiceStateUpdate is a participant's voice state (d a wire/voice State), to the
-	// call's participants.
+	// EventVoiceStateUpdate is a participant's voice state: in a lobby's call (d a wire/voice
+	// State), to the call's participants; in a guild (d a wire.VoiceState), to the guild's
+	// sessions with IntentGuildVoiceStates.
 	EventVoiceStateUpdate = "VOICE_STATE_UPDATE"
 	// EventVoiceServerUpdate gives a session that joined a call the relay's endpoint and its flow
 	// token (d a wire/voice ServerUpdate).
@@ -158,7 +161,8 @@ const (
 	// EventVoiceKeys (sdkpp) delivers one sealed media key of an OpVoiceKeys (d a wire/voice
 	// KeyDelivery).
 	EventVoiceKeys = "SDKPP_VOICE_KEYS"
-	// EventVoiceError (sdkpp) refuses an OpVoiceStateUpdate or OpVoiceKeys (d a wire/voice Error).
+	// EventVoiceError (sdkpp) refuses an OpVoiceStateUpdate or OpVoiceKeys (d a wire/voice
+	// Error), to the session that sent it.
 	EventVoiceError = "SDKPP_VOICE_ERROR"
 )
 

@@ -29,10 +29,22 @@
 //
 //	CodeUnknownLobby   10031  the lobby does not exist, expired, or is another game's
 //	CodeMissingAccess  50001  the user is not a member of the lobby
-//	CodeUnknownGuild   10004  guild_id set: the service has only lobby calls
 //	CodeE2EERequired   4017   no sdkpp_e2ee_public_keys (rule VER-2; the platform's voice close
 //	                          code for "E2EE required")
 //	CodeCallFull       30033  the call already has MaxParticipants participants
+//
+// # Guild voice channels
+//
+// An op 4 with guild_id set is the platform's Update Voice State: channel_id a voice (or stage)
+// channel of that guild joins or moves there, null leaves; self_mute and self_deaf are kept.
+// Joining needs VIEW_CHANNEL and CONNECT in the channel. The guild's sessions with the
+// GUILD_VOICE_STATES intent get VOICE_STATE_UPDATE, d the platform's voice state (package wire's
+// VoiceState, not a State). A user has one voice state per guild; the service has no voice
+// server for guild channels, so no VOICE_SERVER_UPDATE follows: a guild voice state is presence
+// in the channel only. Refusals are SDKPP_VOICE_ERROR with CodeUnknownGuild (no such guild, or
+// the user is not a member), CodeUnknownChannel (not a channel of the guild), CodeMissingAccess
+// (the channel is not viewable), CodeMissingPermissions (no CONNECT) or CodeInvalidChannelType
+// (not a voice channel).
 //
 // A malformed op 4 or op 101 (not an object, a field of the wrong type, a key longer than its
 // limit) closes the gateway connection with 4002, like any other malformed payload.

@@ -25,23 +25,29 @@ const (
 // Error codes of an Error dispatch (see the package documentation); an SDK maps each to
 // Call::Error Forbidden with the code as the detail.
 const (
-	CodeUnknownGuild  = 10004
-	CodeUnknownLobby  = 10031
-	CodeCallFull      = 30033
-	CodeMissingAccess = wire.CodeMissingAccess
-	CodeE2EERequired  = 4017
+	CodeUnknownGuild       = 10004
+	CodeUnknownChannel     = 10003
+	CodeUnknownLobby       = 10031
+	CodeMissingPermissions = wire.CodeMissingPermissions
+	CodeInvalidChannelType = 50024
+	CodeCallFull           = 30033
+	CodeMissingAccess      = wire.CodeMissingAccess
+	CodeE2EERequired       = 4017
 )
 
 // StateUpdate is the d of Voice State Update (op 4), client → service.
 type StateUpdate struct {
-	// GuildID must be absent or null: the service has only lobby calls.
+	// GuildID is absent or null for a lobby's call; set, ChannelID is a voice channel of that
+	// guild (the platform's Update Voice State).
 	GuildID *wire.Snowflake `json:"guild_id,omitempty"`
-	// ChannelID is the lobby whose call to join or stay in; null (or absent) leaves the call.
+	// ChannelID is the lobby whose call, or the guild voice channel, to join or stay in; null
+	// (or absent) leaves it.
 	ChannelID *wire.Snowflake `json:"channel_id"`
 	SelfMute  bool            `json:"self_mute"`
 	SelfDeaf  bool            `json:"self_deaf"`
 	// E2EEPublicKeys (sdkpp) are the participant's public keys for this call in the e2ee
-	// package's encoding, opaque to the service, base64 in JSON; required to join (rule VER-2).
+	// package's encoding, opaque to the service, base64 in JSON; required to join a lobby's call
+	// (rule VER-2), ignored in a guild.
 	E2EEPublicKeys []byte `json:"sdkpp_e2ee_public_keys,omitempty"`
 }
 

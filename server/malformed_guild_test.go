@@ -1,0 +1,116 @@
+package server_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server"
+	"sdkpp/server/guilds"
+	"sdkpp/server/servertest"
+	"sdkpp/wire"
+)
+
+// TestMalformedGuildInputNeverGives5xx drives every guild, channel, role, member, message,
+// voice-status and users-and-apps route with ids of a real guild the bot is in (its guild,
+// channels, members, a message) and with malformed bodies, queries and ids: every answer is a
+// 4xx or a success, never a 5xx (do fails the test on one), and every 4xx carries the
+// platform's error body {code, message}. It runs in the fixture's guild, where the bot has few
+// permissions, and in one where it is an administrator, so that every handler gets past its
+// permission checks.
+func TestMalformedGuildInputNeverGives5xx(t *testing.T) {
+	f := newBotFixture(t, servertest.WithConfig(func(c *server.Config) { c.RateLimits.Disabled = true }))
+	admin, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Admin", OwnerID: f.e.User("alice").ID,
+		Roles:   []wire.RoleSpec{{Name: "admin", Permissions: wire.Permissions(guilds.PermAdministrator)}},
+		Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID}, {ID: f.botID, Roles: []int{0}}},
+		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}, {Name: "voice", Type: wire.ChannelGuildVoice}}})
+	require.NoError(t, err)
+	t.Run("few permissions", func(t *testing.T) { malformedGuildInput(t, f, f.guild) })
+	t.Run("administrator", func(t *testing.T) { malformedGuildInput(t, f, admin) })
+}
+
+func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
+	e := f.e
+	general, voice := g.Channels[0].ID.String(), g.Channels[len(g.Channels)-1].ID.String()
+	var msg wire.Message
+	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general+"/messages"), map[string]string{"content": "hi"}, f.botHeader()), &msg)
+	guild, bob, message := g.ID.String(), e.User("bob").ID.String(), msg.ID.String()
+	ids := strings.NewReplacer("{guild}", guild, "{general}", general, "{voice}", voice, "{bob}", bob,
+		"{message}", message, "{app}", e.App.ID.String())
+
+	type route struct{ method, path string }
+	routes := []route{
+		{"GET", "/users/@me/guilds"}, {"GET", "/guilds/{guild}"}, {"GET", "/guilds/{guild}/channels"},
+		{"GET", "/guilds/{guild}/roles"}, {"GET", "/guilds/{guild}/members"}, {"GET", "/guilds/{guild}/members/{bob}"},
+		{"PATCH", "/guilds/{guild}/members/@me"}, {"GET", "/channels/{general}"}, {"GET", "/channels/{voice}"},
+		{"POST", "/channels/{general}/messages"}, {"GET", "/channels/{general}/messages"},
+		{"GET", "/channels/{general}/messages/{message}"}, {"PATCH", "/channels/{general}/messages/{message}"},
+		{"POST", "/channels/{voice}/messages"}, {"PUT", "/channels/{voice}/voice-status"},
+		{"PUT", "/channels/{general}/voice-status"}, {"GET", "/guilds/{guild}/audit-logs"},
+		{"GET", "/users/@me/connections"}, {"GET", "/applications/@me"}, {"PATCH", "/applications/@me"},
+		{"GET", "/oauth2/applications/@me"}, {"GET", "/oauth2/applications/{app}"}, {"GET", "/oauth2/@me"},
+		{"GET", "/skus/{app}/subscriptions"}, {"GET", "/skus/{app}/subscriptions/{app}"}, {"GET", "/gateway/bot"},
+		{"POST", "/guilds"}, {"POST", "/guilds/templates/x"},
+		// Last: these take the message, and the bot out of the guild.
+		{"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
+	}
+	long := strings.Repeat("x", 1<<16)
+	bodies := []string{"", "{", "[]", "null", "0", `"x"`, "\xff\xfe\x00", `{"content": 5}`, `{"content": ["hi"]}`,
+		`{"content": "` + long + `"}`, `{"content": "\ud800"}`, "{\"content\": \"\xff\"}", `{"nick": 5}`,
+		`{"nick": "` + long + `"}`, `{"nick": "\udfff"}`, `{"avatar": "data:image/png;base64,%%"}`, `{"avatar": 1e999}`,
+		`{"banner": []}`, `{"bio": {"a": 1}}`, `{"status": 5}`, `{"status": "` + long + `"}`, `{"status": "\ud800"}`,
+		`{"message_reference": {"message_id": "x"}}`, `{"message_reference": {"message_id": "{message}", "channel_id": 1e30}}`,
+		`{"message_reference": 5}`, `{"content": "a", "nonce": {"x": 1}}`, `{"content": "a", "nonce": 99999999999999999999999}`,
+		`{"content": "a", "tts": "yes"}`, `{"content": "a", "flags": -1}`, `{"content": "a", "flags": 1e300}`,
+		`{"content": "a", "allowed_mentions": {"parse": "everyone"}}`, `{"content": "a", "embeds": [{"title": 5}]}`,
+		`{"content": "a", "sticker_ids": ["x"]}`, `{"description": 5}`, `{"flags": "x"}`, `{"flags": -1}`,
+		`{"interactions_endpoint_url": "` + long + `"}`, `{"tags": [5]}`, `{"name": "` + long + `"}`,
+		`{"content": ` + strings.Repeat("[", 5000) + `}`, strings.Repeat(`{"a":`, 5000),
+	}
+	headers := []http.Header{
+		{"Content-Type": {"application/json"}, "Authorization": {"Bot " + e.App.BotToken}},
+		{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.alice}},
+		{"Content-Type": {"text/plain"}, "Authorization": {"Bot " + e.App.BotToken}},
+		{"Content-Type": {"application/json"}},
+	}
+	queries := []string{"?limit=-1", "?limit=0", "?limit=99999999999999999999", "?limit=x", "?limit=1.5",
+		"?before=x&after=-1", "?around=18446744073709551616", "?before=0&after=0&around=0", "?after=9223372036854775808",
+		"?with_counts=2", "?shard=-1", "?shard=99999999999999999999", "?user_id=x", "?action_type=-5", "?action_type=1e9",
+		"?limit=1&limit=2", "?%zz", "?limit=%ff", "?query=\xff"}
+	badIDs := []string{"0", "-1", "x", "1e3", "18446744073709551616", "9223372036854775808", "%ff", "@me", strings.Repeat("9", 500)}
+
+	send := func(method, path, body string, h http.Header) {
+		t.Helper()
+		r := do(t, method, e.APIURL+ids.Replace(path), bytes.NewReader([]byte(ids.Replace(body))), h)
+		if r.Status >= 400 && r.Status != http.StatusMethodNotAllowed {
+			var apiErr struct {
+				Code    *int    `json:"code"`
+				Message *string `json:"message"`
+			}
+			r.json(t, &apiErr)
+			assert.True(t, apiErr.Code != nil && apiErr.Message != nil, "%s %s %.80q: HTTP %d without the platform's body: %s",
+				method, path, body, r.Status, r.Body)
+		}
+	}
+	for _, r := range routes {
+		for _, q := range queries {
+			send(r.method, r.path+q, "", headers[0])
+		}
+		for _, id := range badIDs { // each real id of the path in turn replaced by a malformed one
+			for _, param := range []string{"{guild}", "{general}", "{voice}", "{bob}", "{message}", "{app}"} {
+				if strings.Contains(r.path, param) {
+					send(r.method, strings.Replace(r.path, param, id, 1), `{"content":"hi"}`, headers[0])
+				}
+			}
+		}
+		for _, h := range headers {
+			for _, b := range bodies {
+				send(r.method, r.path, b, h)
+			}
+		}
+	}
+}
