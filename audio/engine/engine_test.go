@@ -213,6 +213,55 @@ func newPipe(t *testing.T, jcfg Options) *pipe {
 	return p
 }
 
+// When the packets come to arrive a period earlier than the playout phase set when they started,
+// the engine leaves one quiet period out and plays them a period sooner; it does not while they
+// arrive just in time.
+func TestPlayoutPhaseMovesEarlier(t *testing.T) {
+	p := newPipe(t, Options{})
+	// Talk in 20 ms tone bursts every 100 ms, push-to-talk held: a packet every frame, quiet ones
+	// between the bursts.
+	const frames, faster = 600, 100
+	burst := quality.SpeechLike(pcm.FrameSamples, pcm.SampleRate, 9)
+	frame := make([]int16, pcm.FrameSamples)
+	for i := range frames {
+		clear(frame)
+		if i%5 == 0 {
+			copy(frame, burst)
+		}
+		p.a.capture(frame)
+	}
+	require.Len(t, p.pkts, frames)
+	arrival := func(i int) time.Duration {
+		at := time.Duration(i)*20*time.Millisecond + time.Millisecond
+		if i < faster {
+			at += 10 * time.Millisecond // then the network gets 10 ms faster
+		}
+		return at
+	}
+	next := 0
+	var delayBefore time.Duration
+	for k := range 2 * frames {
+		now := time.Duration(k) * 10 * time.Millisecond
+		p.clock.t.Store(int64(now))
+		for ; next < frames && arrival(next) <= now; next++ {
+			p.b.ReceiveAt(1, p.pkts[next], arrival(next))
+		}
+		p.b.nextPeriod()
+		if next == faster {
+			st, ok := p.b.SenderStats(1)
+			require.True(t, ok)
+			delayBefore = st.CurrentDelay
+			assert.Zero(t, p.b.AdvancedPeriods(), "packets in time: the phase stays")
+		}
+	}
+	st, _ := p.b.SenderStats(1)
+	t.Logf("delay %v before the network got faster, %v at the end; %+v", delayBefore, st.CurrentDelay, st)
+	assert.Less(t, delayBefore, 10*time.Millisecond)
+	assert.Equal(t, int64(1), p.b.AdvancedPeriods(), "one period left out")
+	assert.Less(t, st.CurrentDelay, 10*time.Millisecond, "played a period sooner")
+	assert.Zero(t, st.Concealed, "nothing was missing for it")
+}
+
 func TestJitterThroughNetsim(t *testing.T) {
 	p := newPipe(t, Options{})
 	speech := quality.SpeechLike(20*pcm.SampleRate, pcm.SampleRate, 3)
@@ -402,31 +451,37 @@ func TestPlaybackDoesNotPileUp(t *testing.T) {
 		// The engine answers the speaker's period with the next one.
 		require.Eventually(t, func() bool { return s.Playback().Len() == pcm.PeriodSamples }, 5*time.Second,
 			100*time.Microsecond, "period %d: one period waits for the speaker", i)
-		assert.Equal(t, uint64(i+2), r.e.apm.QueuedReference(),
-			"reference periods: the first one written, and one for each period the speaker took")
+		assert.Equal(t, uint64(i+3), r.e.apm.QueuedReference(),
+			"reference periods: the silent one ahead, the first one written, and one for each period the speaker took")
 	}
 	assert.Zero(t, s.Stats().Playback.Underruns, "the speaker never ran dry")
 	assert.Zero(t, r.e.apm.DroppedReference())
 }
 
 // Each speaker underrun keeps as many periods more in the playback ring as it lacked, up to a
-// bound; five seconds of periods without one give a period back.
-func TestLeadFollowsUnderruns(t *testing.T) {
-	var l leadControl
-	l.reset(100)
-	assert.Zero(t, l.periods(100), "no underrun since the start: no lead")
-	assert.Equal(t, 1, l.periods(580), "one period lacked")
-	assert.Equal(t, 1, l.periods(580), "the same underrun counts once")
-	assert.Equal(t, 3, l.periods(1061), "a period and a sample lacked")
-	assert.Equal(t, maxLeadPeriods, l.periods(1061+590), "bounded")
-	for range leadCalmPeriods - 1 {
-		l.wrote()
+// bound, and doubles the calm spell after which a period of lead goes again.
+func TestPacingFollowsUnderruns(t *testing.T) {
+	var p pacing
+	p.reset(100)
+	assert.Zero(t, p.periods(100), "no underrun since the start: no lead")
+	assert.Equal(t, 1, p.periods(580), "one period lacked")
+	assert.Equal(t, 1, p.periods(580), "the same underrun counts once")
+	assert.Equal(t, 2*firstCalm, p.calmSpell, "the calm spell doubles")
+	assert.Equal(t, 3, p.periods(1061), "a period and a sample lacked")
+	assert.Equal(t, maxLeadPeriods, p.periods(1061+590), "bounded")
+	for range 10 {
+		p.periods(p.underruns + 1)
 	}
-	assert.Equal(t, maxLeadPeriods, l.periods(1651))
-	l.wrote()
-	assert.Equal(t, maxLeadPeriods-1, l.periods(1651), "calm gives a period back")
-	for range maxLeadPeriods * leadCalmPeriods {
-		l.wrote()
+	assert.Equal(t, maxCalm, p.calmSpell, "the calm spell is bounded too")
+
+	for range maxCalm - 1 {
+		p.wrote()
 	}
-	assert.Zero(t, l.periods(1651))
+	assert.Equal(t, maxLeadPeriods, p.periods(p.underruns))
+	p.wrote()
+	assert.Equal(t, maxLeadPeriods-1, p.periods(p.underruns), "a calm spell gives a period back")
+	for range (maxLeadPeriods - 1) * maxCalm {
+		p.wrote()
+	}
+	assert.Zero(t, p.periods(p.underruns))
 }
