@@ -344,8 +344,8 @@ func (e *Engine) logf(format string, args ...any) {
 	}
 }
 
-// knownDelayBase keeps the delay told to the echo canceller positive while microphone samples
-// dropped outnumber speaker underruns.
+// knownDelayBase keeps the delay told to the echo canceller positive as microphone samples are
+// dropped.
 const knownDelayBase = 1 << 20
 
 // run is the processing goroutine, on a thread of its own (osthread). The two device sides drive
@@ -397,11 +397,12 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		}
 		left = playback.Len()
 		if busy {
-			// Every sample of silence the speaker played for want of output delays what it plays
-			// after, and every microphone sample dropped brings the echo that much earlier: the
-			// echo canceller's reference follows these moves at once (its estimate finds the
-			// others).
-			e.apm.SetKnownDelay(knownDelayBase + int(ps.UnderrunSamples) - int(cs.OverrunSamples))
+			// Every microphone sample dropped brings the echo that much earlier: the echo
+			// canceller's reference follows at once (its estimate finds the other moves). A
+			// period of silence the speaker played for want of output needs no such move: the
+			// next period is written (and queued as the reference) when the speaker takes the
+			// silent one, a period late like its sound (TestEchoCancellationAcrossUnderruns).
+			e.apm.SetKnownDelay(knownDelayBase - int(cs.OverrunSamples))
 		}
 
 		select {
