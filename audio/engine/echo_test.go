@@ -15,10 +15,11 @@ import (
 	"sdkpp/core/voice"
 )
 
-// farPackets encodes a far end's speech into packets, one per frame.
-func farPackets(t *testing.T) []voice.Packet {
+// farPackets encodes the named speech fixtures, one after the other, into a far end's packets,
+// one per frame.
+func farPackets(t *testing.T, names ...string) []voice.Packet {
 	var far []int16
-	for _, name := range speech.Names {
+	for _, name := range names {
 		far = append(far, speech.MustLoad(name)...)
 	}
 	enc, err := codec.NewEncoder()
@@ -38,7 +39,7 @@ func farPackets(t *testing.T) []voice.Packet {
 // takes audio twice in a row, faster than the engine refills it, now and then. The silence it
 // plays delays what comes after; the canceller's reference follows at once.
 func TestEchoCancellationAcrossUnderruns(t *testing.T) {
-	pkts := farPackets(t)
+	pkts := farPackets(t, speech.Names...)
 	const echoPeriods = 3
 	periods := 2 * len(pkts)
 	underrunAt := map[int]bool{periods * 4 / 10: true, periods * 6 / 10: true, periods * 8 / 10: true}

@@ -222,17 +222,7 @@ func median(v []float64) float64 {
 func TestPulseEchoCancellation(t *testing.T) {
 	pulsetest.Start(t)
 	c := pulseContext(t)
-	far := speech.MustLoad(speech.Bob)
-	far = append(far, speech.MustLoad(speech.Carol)...)
-	enc, err := codec.NewEncoder()
-	require.NoError(t, err)
-	var pkts []voice.Packet
-	buf := make([]byte, codec.MaxPacketBytes)
-	for i := 0; i+pcm.FrameSamples <= len(far); i += pcm.FrameSamples {
-		n, err := enc.Encode(far[i:i+pcm.FrameSamples], buf)
-		require.NoError(t, err)
-		pkts = append(pkts, voice.Packet{Seq: uint16(len(pkts)), Timestamp: uint32(i), Payload: append([]byte(nil), buf[:n]...)})
-	}
+	pkts := farPackets(t, speech.Bob, speech.Carol)
 
 	echo := func(cancel bool) float64 {
 		var mu sync.Mutex
