@@ -269,6 +269,32 @@ func TestEchoDelayEstimateFollowsAMovingDelay(t *testing.T) {
 	t.Run("known", func(t *testing.T) { testMovingDelay(t, far, mic, jump, true) })
 }
 
+// An echo delay shorter than the margin is where the canceller converges; when it then grows
+// (PulseAudio raising its latency after an underrun), the reference follows by the move, not by
+// the move beyond the margin.
+func TestShortEchoDelayMoveIsFollowed(t *testing.T) {
+	n, jump := 12*pcm.SampleRate, 6*pcm.SampleRate
+	far := testsignal.Voiced(11, n, 0.5)
+	mic := testsignal.Noise(12, n, -80)
+	for i := range n {
+		d := 8 * samplesPerMs
+		if i >= jump {
+			d = 18 * samplesPerMs
+		}
+		if i >= d {
+			mic[i] = pcm.Clamp16(int32(mic[i]) + int32(far[i-d])/2)
+		}
+	}
+	p := newProcessor(t, true, false, false)
+	run(t, p, far[:jump], mic[:jump])
+	assert.Zero(t, p.EchoDelayShift(), "a delay within the margin is left to the canceller")
+	after := run(t, p, far[jump:], mic[jump:])
+	assert.InDelta(t, 10*samplesPerMs, p.EchoDelayShift(), shiftTolerance, "the shift follows the 10 ms move")
+	g := gainDB(mic[jump:], after, 3*pcm.SampleRate, 6*pcm.SampleRate)
+	t.Logf("residual echo %.1f dB from 3 s to 6 s after the move", g)
+	assert.Less(t, g, -25.0)
+}
+
 // testMovingDelay runs the scene of TestEchoDelayEstimateFollowsAMovingDelay, the move either
 // found by the estimate or told by SetKnownDelay (as the engine does for its rings).
 func testMovingDelay(t *testing.T, far, mic []int16, jump int, known bool) {

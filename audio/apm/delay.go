@@ -45,6 +45,9 @@ type delayEstimator struct {
 	sinceEstimate  int // envelope values since the last estimate
 	shift          int // samples the reference is delayed by
 	pending        int // the last estimate's wanted shift, awaiting a second that agrees; -1: none
+	// target is the delay the canceller is kept at: delayMargin, or the echo delay first found
+	// when that is shorter (the canceller converged on it); -1 until the first estimate is applied.
+	target int
 	out            []int16
 
 	// The delay the caller knows about (its own buffering, SetKnownDelay): its moves shift the
@@ -62,6 +65,7 @@ func newDelayEstimator(frame int) *delayEstimator {
 		farEnv:  make([]float32, delayFarEnvSize),
 		micEnv:  make([]float32, delayMicEnvSize),
 		pending: -1,
+		target:  -1,
 		out:     make([]int16, frame),
 	}
 }
@@ -73,7 +77,7 @@ func (d *delayEstimator) reset() {
 	clear(d.farEnv)
 	clear(d.micEnv)
 	d.n, d.envN, d.accFar, d.accMic, d.accN, d.sinceEstimate = 0, 0, 0, 0, 0, 0
-	d.shift, d.pending = 0, -1
+	d.shift, d.pending, d.target = 0, -1, -1
 	d.known, d.knownAt, d.base, d.haveKnown = 0, 0, 0, false
 }
 
@@ -127,20 +131,27 @@ func abs16(v int16) int32 {
 }
 
 // estimate finds the echo delay and, when two estimates in a row agree on a shift other than
-// the current one, applies it.
+// the current one, applies it. The first estimate applied sets the delay the canceller is kept
+// at: delayMargin, or the echo delay itself when it is shorter, so that a later move is followed
+// from where the canceller converged rather than from the margin.
 func (d *delayEstimator) estimate() {
 	lag, ok := d.envelopeLag()
 	if !ok {
 		d.pending = -1
 		return
 	}
-	if math.Abs(float64(lag*envChunk-(d.shift+delayMargin))) <= 2*envChunk {
+	if d.target >= 0 && math.Abs(float64(lag*envChunk-(d.shift+d.target))) <= 2*envChunk {
 		d.pending = -1 // the canceller sees the delay it should
 		return
 	}
-	want := max(0, d.refine(lag*envChunk)-delayMargin)
+	found := d.refine(lag * envChunk)
+	target := d.target
+	if target < 0 {
+		target = min(found, delayMargin)
+	}
+	want := max(0, found-target)
 	if d.pending >= 0 && abs(want-d.pending) <= shiftTolerance {
-		d.shift, d.base, d.knownAt, d.pending = want, want, d.known, -1
+		d.shift, d.base, d.knownAt, d.pending, d.target = want, want, d.known, -1, target
 		return
 	}
 	d.pending = want
