@@ -69,6 +69,7 @@ type Processor struct {
 	head, tail atomic.Uint64 // frames consumed, frames produced
 	dropped    atomic.Uint64
 	starved    atomic.Uint64
+	hurry      atomic.Bool // EchoPathMayMove was called: Capture hurries the estimate
 	silence    []int16 // the reference while nothing plays
 	delay      *delayEstimator
 	shift      atomic.Int64 // the delay's shift as last applied, for EchoDelayShift
@@ -203,6 +204,12 @@ func (p *Processor) EchoDelayShift() int { return int(p.shift.Load()) }
 // take half a second to see it.
 func (p *Processor) SetKnownDelay(samples int) { p.known.Store(int64(max(0, samples))) }
 
+// EchoPathMayMove tells the Processor that the echo's delay may have moved by an amount its
+// caller does not know (the speaker lacked audio, and a sound server may raise its latency then):
+// the delay estimate looks again five times as often for two seconds, so that the canceller is
+// back on the echo within about half a second instead of converging again for seconds.
+func (p *Processor) EchoPathMayMove() { p.hurry.Store(true) }
+
 // StarvedReference returns how many microphone frames Capture cleaned against silence because no
 // far-end frame was queued.
 func (p *Processor) StarvedReference() uint64 { return p.starved.Load() }
@@ -258,6 +265,9 @@ func (p *Processor) Capture(in, out []int16) error {
 		// The reference, delayed to keep the echo delay the canceller sees where it was.
 		if k := p.known.Load(); k >= 0 {
 			p.delay.setKnown(int(k))
+		}
+		if p.hurry.Swap(false) {
+			p.delay.hurry()
 		}
 		ref := p.delay.push(far, in)
 		if s := int64(p.delay.shift); s != p.shift.Load() {

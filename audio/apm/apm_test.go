@@ -271,7 +271,9 @@ func TestEchoDelayEstimateFollowsAMovingDelay(t *testing.T) {
 
 // An echo delay shorter than the margin is where the canceller converges; when it then grows
 // (PulseAudio raising its latency after an underrun), the reference follows by the move, not by
-// the move beyond the margin.
+// the move beyond the margin. Told that the path may have moved, the estimate follows within
+// about half a second, and the canceller is back on the echo sooner (measured: -13 dB against -4.6
+// dB over 0.5-2 s after the move).
 func TestShortEchoDelayMoveIsFollowed(t *testing.T) {
 	n, jump := 12*pcm.SampleRate, 6*pcm.SampleRate
 	far := testsignal.Voiced(11, n, 0.5)
@@ -285,14 +287,26 @@ func TestShortEchoDelayMoveIsFollowed(t *testing.T) {
 			mic[i] = pcm.Clamp16(int32(mic[i]) + int32(far[i-d])/2)
 		}
 	}
-	p := newProcessor(t, true, false, false)
-	run(t, p, far[:jump], mic[:jump])
-	assert.Zero(t, p.EchoDelayShift(), "a delay within the margin is left to the canceller")
-	after := run(t, p, far[jump:], mic[jump:])
-	assert.InDelta(t, 10*samplesPerMs, p.EchoDelayShift(), shiftTolerance, "the shift follows the 10 ms move")
-	g := gainDB(mic[jump:], after, 3*pcm.SampleRate, 6*pcm.SampleRate)
-	t.Logf("residual echo %.1f dB from 3 s to 6 s after the move", g)
-	assert.Less(t, g, -25.0)
+	var soonUntold float64
+	for _, hurry := range []bool{false, true} {
+		p := newProcessor(t, true, false, false)
+		run(t, p, far[:jump], mic[:jump])
+		assert.Zero(t, p.EchoDelayShift(), "a delay within the margin is left to the canceller")
+		if hurry {
+			p.EchoPathMayMove()
+		}
+		after := run(t, p, far[jump:], mic[jump:])
+		assert.InDelta(t, 10*samplesPerMs, p.EchoDelayShift(), shiftTolerance, "the shift follows the 10 ms move")
+		soon := gainDB(mic[jump:], after, pcm.SampleRate/2, 2*pcm.SampleRate)
+		late := gainDB(mic[jump:], after, 3*pcm.SampleRate, 6*pcm.SampleRate)
+		t.Logf("told of the move %v: residual echo %.1f dB from 0.5 s to 2 s after it, %.1f dB from 3 s to 6 s", hurry, soon, late)
+		assert.Less(t, late, -25.0)
+		if hurry {
+			assert.Less(t, soon, soonUntold-5, "told, the canceller is back on the echo sooner")
+		} else {
+			soonUntold = soon
+		}
+	}
 }
 
 // testMovingDelay runs the scene of TestEchoDelayEstimateFollowsAMovingDelay, the move either

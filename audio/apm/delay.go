@@ -20,6 +20,8 @@ const (
 	maxDelayMs       = 300                       // longest echo delay looked for
 	envWindowMs      = 500                       // microphone envelope correlated per estimate
 	estimateEveryMs  = 500                       // time between estimates
+	hurryEveryMs     = 100                       // time between estimates while hurried
+	hurryMs          = 2000                      // how long a hurry lasts
 	refineSamples    = 2400                      // full-rate window (50 ms) refining an estimate
 	delayMargin      = 20 * samplesPerMs         // delay left to the canceller, in samples
 	shiftTolerance   = 32                        // samples two estimates may differ by and agree
@@ -42,7 +44,8 @@ type delayEstimator struct {
 	envN           uint64    // envelope values pushed
 	accFar, accMic float32
 	accN           int
-	sinceEstimate  int // envelope values since the last estimate
+	sinceEstimate  int    // envelope values since the last estimate
+	hurryUntil     uint64 // envN up to which estimates come every hurryEveryMs
 	shift          int // samples the reference is delayed by
 	pending        int // the last estimate's wanted shift, awaiting a second that agrees; -1: none
 	// target is the delay the canceller is kept at: delayMargin, or the echo delay first found
@@ -81,6 +84,13 @@ func (d *delayEstimator) reset() {
 	d.known, d.knownAt, d.base, d.haveKnown = 0, 0, 0, false
 }
 
+// hurry makes the estimates come every hurryEveryMs for the next hurryMs: the echo path may
+// just have moved (the speaker lacked audio, and PulseAudio raises its latency then).
+func (d *delayEstimator) hurry() {
+	d.hurryUntil = d.envN + hurryMs
+	d.pending = -1
+}
+
 // setKnown records the delay the caller's own buffering adds now, in samples.
 func (d *delayEstimator) setKnown(samples int) {
 	if !d.haveKnown {
@@ -109,7 +119,11 @@ func (d *delayEstimator) push(far, mic []int16) []int16 {
 		}
 	}
 	d.n += uint64(len(far))
-	if d.sinceEstimate >= estimateEveryMs && d.envN >= envHistoryNeeded {
+	every := estimateEveryMs
+	if d.envN < d.hurryUntil {
+		every = hurryEveryMs
+	}
+	if d.sinceEstimate >= every && d.envN >= envHistoryNeeded {
 		d.sinceEstimate = 0
 		d.estimate()
 	}

@@ -389,6 +389,11 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			// the engine being late.
 			e.pace.reset(ps.UnderrunSamples)
 		}
+		if speakerOn && ps.UnderrunSamples != e.pace.underruns {
+			// The speaker lacked audio: PulseAudio raises a stream's latency then, which moves
+			// the echo by an amount nobody here knows. The delay estimate looks again at once.
+			e.apm.EchoPathMayMove()
+		}
 		want := (1 + e.pace.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
 		for playback.Len() < want {
 			playback.Write(e.nextPeriod())
