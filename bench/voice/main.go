@@ -55,7 +55,15 @@ const (
 func main() {
 	bursts := flag.Int("bursts", 30, "bursts measured per path")
 	floorOnly := flag.Bool("floor", false, "measure only the engine's in-process floor")
+	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
 	flag.Parse()
+	if *pulseOnly {
+		if err := runPulse(*bursts); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/voice:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *floorOnly {
 		if err := runFloor(*bursts); err != nil {
 			fmt.Fprintln(os.Stderr, "bench/voice:", err)
@@ -104,6 +112,11 @@ func run(bursts int) error {
 	fmt.Printf("mouth-to-ear, through the relay (loopback) p50 %5.1f ms  p90 %5.1f ms  max %5.1f ms  (%d bursts)\n", rp[0], rp[1], rp[2], len(relay))
 	fmt.Printf("ratio relay/floor: p50 %.2fx, p90 %.2fx; the relay path adds %.1f ms at p50\n", rp[0]/fp[0], rp[1]/fp[1], rp[0]-fp[0])
 
+	return runPulse(bursts)
+}
+
+// runPulse measures and prints the PulseAudio paths against the device loopback.
+func runPulse(bursts int) error {
 	loop, wire, eng, err := measurePulse(bursts)
 	if err != nil {
 		return fmt.Errorf("through PulseAudio: %w", err)
