@@ -48,6 +48,10 @@ type Signal struct {
 	Gap time.Duration
 	// Timeout bounds how long one signal may take to be heard; zero means two seconds.
 	Timeout time.Duration
+	// Stagger, when set, delays the i-th signal by Stagger[i%len(Stagger)] samples of silence
+	// after the start of its first buffer (the delay is not measured), so that the signals'
+	// onsets fall at different points of the buffers and of any framing further down the path.
+	Stagger []int
 }
 
 // Click is the signal MeasureLoopback plays: four samples at half of full scale, no gap.
@@ -74,7 +78,8 @@ type clicker struct {
 	base    time.Time
 	signal  []int16
 	level   int16
-	pos     int // samples of signal played so far (playback callback only)
+	lead    atomic.Int64 // samples of silence before the next signal
+	pos     int          // samples of signal played so far, negative during the lead (playback callback only)
 	state   atomic.Int32
 	sentAt  atomic.Int64 // since base, ns
 	foundAt atomic.Int64 // since base, ns
@@ -88,11 +93,19 @@ func (k *clicker) play(out, _ []byte, _ uint32) {
 	s := samples(out)
 	clear(s)
 	if len(s) > 0 && k.state.CompareAndSwap(signalArmed, signalPlaying) {
-		k.pos = 0
-		k.sentAt.Store(int64(time.Since(k.base)))
+		lead := k.lead.Load()
+		k.pos = -int(lead)
+		k.sentAt.Store(int64(time.Since(k.base) + time.Duration(lead)*time.Second/pcm.SampleRate))
 	}
 	if k.pos < len(k.signal) && k.state.Load() != signalIdle {
-		k.pos += copy(s, k.signal[k.pos:])
+		if k.pos < 0 {
+			skip := min(-k.pos, len(s))
+			k.pos += skip
+			s = s[skip:]
+		}
+		if k.pos >= 0 {
+			k.pos += copy(s, k.signal[k.pos:])
+		}
 	}
 }
 
@@ -134,6 +147,9 @@ func (c *Context) MeasureSignal(playbackID, captureID string, sig Signal, n int)
 	if len(sig.Samples) == 0 || sig.Threshold <= 0 {
 		return Loopback{}, errors.New("device: loopback: the signal needs samples and a positive threshold")
 	}
+	if slices.ContainsFunc(sig.Stagger, func(n int) bool { return n < 0 }) {
+		return Loopback{}, errors.New("device: loopback: a negative stagger")
+	}
 	timeout := sig.Timeout
 	if timeout <= 0 {
 		timeout = signalTimeout
@@ -160,6 +176,9 @@ func (c *Context) MeasureSignal(playbackID, captureID string, sig Signal, n int)
 	var l Loopback
 	period := time.Second / pcm.SampleRate
 	for i := range n {
+		if len(sig.Stagger) > 0 {
+			k.lead.Store(int64(sig.Stagger[i%len(sig.Stagger)]))
+		}
 		k.state.Store(signalArmed)
 		select {
 		case <-k.found:

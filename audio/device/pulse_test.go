@@ -262,6 +262,13 @@ func TestPulseSignalThroughARelay(t *testing.T) {
 	direct, err := c.MeasureSignal(pulseID("mouth"), pulseID("mouth.monitor"), sig, 5)
 	require.NoError(t, err)
 	require.Len(t, direct.Raw, 5)
+	// A stagger of two whole periods puts the onsets at the same place in the buffers, later:
+	// the delay measured from the onset is the same.
+	staggered := sig
+	staggered.Stagger = []int{2 * pcm.PeriodSamples}
+	shifted, err := c.MeasureSignal(pulseID("mouth"), pulseID("mouth.monitor"), staggered, 5)
+	require.NoError(t, err)
+	assert.InDelta(t, direct.MedianRaw().Seconds(), shifted.MedianRaw().Seconds(), 0.002, "staggered %v, direct %v", shifted.Raw, direct.Raw)
 
 	relay, err := c.Open(device.Config{Capture: true, CaptureID: pulseID("mouth.monitor"), Playback: true, PlaybackID: pulseID("ear")})
 	require.NoError(t, err)
@@ -291,5 +298,7 @@ func TestMeasureSignalRejectsAnEmptySignal(t *testing.T) {
 	_, err := c.MeasureSignal("", "", device.Signal{Threshold: 100}, 1)
 	require.Error(t, err)
 	_, err = c.MeasureSignal("", "", device.Signal{Samples: []int16{1000}}, 1)
+	require.Error(t, err)
+	_, err = c.MeasureSignal("", "", device.Signal{Samples: []int16{1000}, Threshold: 100, Stagger: []int{-1}}, 1)
 	require.Error(t, err)
 }

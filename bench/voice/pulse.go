@@ -108,13 +108,21 @@ func wired(c *device.Context, captureID, playbackID string, measure func() ([]fl
 }
 
 // burstSignal is the probe's signal: one 40 ms 1 kHz tone burst, then quiet until the next one
-// 400 ms after it. A click would not survive the engines' noise suppression and Opus.
+// 400 ms after it. A click would not survive the engines' noise suppression and Opus. The bursts
+// start 0, 1, ... 19 ms into a device period in turn: every device in the path runs on the same
+// clock, so bursts that all started on a period boundary would all meet the talker's 20 ms
+// frames at the one phase the streams' start-up happened to set, and the figure would move from
+// run to run by up to a frame.
 func burstSignal() device.Signal {
 	tone := make([]int16, burstLen*period)
 	for i := range tone {
 		tone[i] = int16(16000 * math.Sin(2*math.Pi*1000*float64(i)/pcm.SampleRate))
 	}
-	return device.Signal{Samples: tone, Threshold: loud, Gap: (burstEvery - burstLen) * 10 * time.Millisecond}
+	stagger := make([]int, pcm.FrameDurationMs)
+	for i := range stagger {
+		stagger[i] = i * pcm.SampleRate / 1000
+	}
+	return device.Signal{Samples: tone, Threshold: loud, Gap: (burstEvery - burstLen) * 10 * time.Millisecond, Stagger: stagger}
 }
 
 // probe plays bursts into playID and listens on captureID with a playback and a capture device
