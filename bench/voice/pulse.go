@@ -90,7 +90,6 @@ func wired(c *device.Context, captureID, playbackID string, measure func() ([]fl
 		return nil, err
 	}
 	defer w.Close()
-	w.Playback().Write(make([]int16, period))
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
@@ -100,7 +99,11 @@ func wired(c *device.Context, captureID, playbackID string, measure func() ([]fl
 		buf := make([]int16, period)
 		for w.Capture().WaitData(period, stop) {
 			w.Capture().Read(buf)
-			w.Playback().Write(buf)
+			// Like the engine, keep the playback ring at one period: a period the start-up
+			// left over would otherwise stay in the ring for good.
+			if w.Playback().Len() < period {
+				w.Playback().Write(buf)
+			}
 		}
 	}()
 	defer func() { close(stop); <-done }()
