@@ -11,7 +11,10 @@
 //   - relay: the whole SDK (core.Client, its gateway signaling and end-to-end encryption, the UDP
 //     relay of an in-process sdkpp-server on loopback), push-to-talk held.
 //   - PulseAudio: the floor's two engines on a private sound server's null sinks, against the
-//     device loopback alone and against a plain wire in the engines' place.
+//     device loopback alone and against a plain wire in the engines' place. Those devices keep
+//     no shared sample clock with this program, so each burst is timed by the wall clock, from
+//     the probe's playback callback that plays it to its capture callback that hears it, and
+//     the bursts' onsets are spread over a 20 ms frame (-pulse measures only these paths).
 //   - floor: the same two engines with the talker's packets handed straight to the listener's
 //     engine, in-process: capture buffering, the processing step, Opus, the jitter buffer and the
 //     playback buffer, with no network. It is also printed against one 20 ms frame, the floor
