@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -36,57 +37,89 @@ func median(d []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// Settings of MeasureLoopback.
+// Signal is what MeasureSignal plays and listens for.
+type Signal struct {
+	// Samples is played from the start of a playback buffer, across as many buffers as it takes.
+	Samples []int16
+	// Threshold: the first captured sample above it (or below its negation) is the signal's onset.
+	Threshold int16
+	// Gap is how long to wait after an onset is heard before playing the next signal, so that
+	// the rest of it (and whatever it set ringing) has passed.
+	Gap time.Duration
+	// Timeout bounds how long one signal may take to be heard; zero means two seconds.
+	Timeout time.Duration
+	// Stagger, when set, delays the i-th signal by Stagger[i%len(Stagger)] samples of silence
+	// after the start of its first buffer (the delay is not measured), so that the signals'
+	// onsets fall at different points of the buffers and of any framing further down the path.
+	Stagger []int
+}
+
+// Click is the signal MeasureLoopback plays: four samples at half of full scale, no gap.
+var Click = Signal{Samples: []int16{16000, 16000, 16000, 16000}, Threshold: 8000}
+
+// Settings of MeasureSignal.
 const (
-	clickLevel     = 16000
-	clickSamples   = 4
-	clickThreshold = clickLevel / 2
 	loopbackWarmUp = 200 * time.Millisecond
-	clickTimeout   = 2 * time.Second
+	signalTimeout  = 2 * time.Second
 )
 
-// Click states: the measuring goroutine arms, the playback callback sends, the capture callback
-// finds.
+// Signal states: the measuring goroutine arms, the playback callback starts playing, the capture
+// callback finds.
 const (
-	clickIdle int32 = iota
-	clickArmed
-	clickSent
-	clickFound
+	signalIdle int32 = iota
+	signalArmed
+	signalPlaying
+	signalFound
 )
 
-// clicker is the state the two measurement callbacks share, all atomic.
+// clicker is the state the two measurement callbacks share. The playback callback alone writes
+// pos; the rest is atomic.
 type clicker struct {
 	base    time.Time
+	signal  []int16
+	level   int16
+	lead    atomic.Int64 // samples of silence before the next signal
+	pos     int          // samples of signal played so far, negative during the lead (playback callback only)
 	state   atomic.Int32
 	sentAt  atomic.Int64 // since base, ns
 	foundAt atomic.Int64 // since base, ns
-	after   atomic.Int64 // samples after the click in its capture buffer
+	after   atomic.Int64 // samples after the onset in its capture buffer
 	found   chan struct{}
 }
 
-// play is the playback callback: silence, with a click at the start of the buffer when armed.
+// play is the playback callback: silence, with the signal from the start of the buffer once
+// armed, continued over the next buffers until it has all been played.
 func (k *clicker) play(out, _ []byte, _ uint32) {
 	s := samples(out)
 	clear(s)
-	if len(s) >= clickSamples && k.state.CompareAndSwap(clickArmed, clickSent) {
-		for i := range clickSamples {
-			s[i] = clickLevel
+	if len(s) > 0 && k.state.CompareAndSwap(signalArmed, signalPlaying) {
+		lead := k.lead.Load()
+		k.pos = -int(lead)
+		k.sentAt.Store(int64(time.Since(k.base) + time.Duration(lead)*time.Second/pcm.SampleRate))
+	}
+	if k.pos < len(k.signal) && k.state.Load() != signalIdle {
+		if k.pos < 0 {
+			skip := min(-k.pos, len(s))
+			k.pos += skip
+			s = s[skip:]
 		}
-		k.sentAt.Store(int64(time.Since(k.base)))
+		if k.pos >= 0 {
+			k.pos += copy(s, k.signal[k.pos:])
+		}
 	}
 }
 
-// capture is the capture callback: it looks for the click once one has been sent.
+// capture is the capture callback: it looks for the signal's onset while it plays.
 func (k *clicker) capture(_, in []byte, _ uint32) {
-	if k.state.Load() != clickSent {
+	if k.state.Load() != signalPlaying {
 		return
 	}
 	s := samples(in)
 	for i, v := range s {
-		if v > clickThreshold || v < -clickThreshold {
+		if v > k.level || v < -k.level {
 			k.foundAt.Store(int64(time.Since(k.base)))
 			k.after.Store(int64(len(s) - i))
-			k.state.Store(clickFound)
+			k.state.Store(signalFound)
 			select {
 			case k.found <- struct{}{}:
 			default:
@@ -98,11 +131,30 @@ func (k *clicker) capture(_, in []byte, _ uint32) {
 
 // MeasureLoopback plays clicks on the playback device playbackID and finds them on the capture
 // device captureID (empty IDs select the defaults), one at a time, and returns the delay of each.
-// The devices are opened for the measurement alone, with the same format and period as streams,
-// and closed before it returns. The capture device must hear the playback device (a sink's
-// monitor); a click not heard within two seconds fails the measurement.
+// It is MeasureSignal with Click.
 func (c *Context) MeasureLoopback(playbackID, captureID string, clicks int) (Loopback, error) {
-	k := &clicker{base: time.Now(), found: make(chan struct{}, 1)}
+	return c.MeasureSignal(playbackID, captureID, Click, clicks)
+}
+
+// MeasureSignal plays sig n times on the playback device playbackID and finds each onset on the
+// capture device captureID (empty IDs select the defaults), one at a time, and returns the delay
+// of each, from the playback callback that wrote the signal's first sample to the capture
+// callback that delivered its onset. The devices are opened for the measurement alone, with the
+// same configuration as streams, and closed before it returns. Whatever lies between the two
+// devices (a sink's monitor, or other streams and engines relaying the sound) is measured; a
+// signal not heard within sig.Timeout fails the measurement.
+func (c *Context) MeasureSignal(playbackID, captureID string, sig Signal, n int) (Loopback, error) {
+	if len(sig.Samples) == 0 || sig.Threshold <= 0 {
+		return Loopback{}, errors.New("device: loopback: the signal needs samples and a positive threshold")
+	}
+	if slices.ContainsFunc(sig.Stagger, func(n int) bool { return n < 0 }) {
+		return Loopback{}, errors.New("device: loopback: a negative stagger")
+	}
+	timeout := sig.Timeout
+	if timeout <= 0 {
+		timeout = signalTimeout
+	}
+	k := &clicker{base: time.Now(), signal: sig.Samples, level: sig.Threshold, found: make(chan struct{}, 1)}
 	capture, playback, err := c.openClicker(k, playbackID, captureID)
 	if err != nil {
 		return Loopback{}, err
@@ -119,21 +171,25 @@ func (c *Context) MeasureLoopback(playbackID, captureID string, clicks int) (Loo
 	if err := playback.dev.Start(); err != nil {
 		return Loopback{}, fmt.Errorf("device: loopback: start playback: %w", err)
 	}
-	time.Sleep(loopbackWarmUp) // let both streams settle before the first click
+	time.Sleep(loopbackWarmUp) // let both streams settle before the first signal
 
 	var l Loopback
 	period := time.Second / pcm.SampleRate
-	for i := range clicks {
-		k.state.Store(clickArmed)
+	for i := range n {
+		if len(sig.Stagger) > 0 {
+			k.lead.Store(int64(sig.Stagger[i%len(sig.Stagger)]))
+		}
+		k.state.Store(signalArmed)
 		select {
 		case <-k.found:
-		case <-time.After(clickTimeout):
-			return l, fmt.Errorf("device: loopback: click %d not heard within %v (state %d)", i, clickTimeout, k.state.Load())
+		case <-time.After(timeout):
+			return l, fmt.Errorf("device: loopback: signal %d not heard within %v (state %d)", i, timeout, k.state.Load())
 		}
 		raw := time.Duration(k.foundAt.Load() - k.sentAt.Load())
 		l.Raw = append(l.Raw, raw)
 		l.Adjusted = append(l.Adjusted, raw-time.Duration(k.after.Load())*period)
-		k.state.Store(clickIdle)
+		time.Sleep(sig.Gap)
+		k.state.Store(signalIdle)
 	}
 	return l, nil
 }

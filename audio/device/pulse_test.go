@@ -3,6 +3,7 @@ package device_test
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,4 +244,61 @@ func BenchmarkPulseLoopback(b *testing.B) {
 	b.ReportMetric(float64(med.MedianRaw().Microseconds())/1000, "ms-raw")
 	b.ReportMetric(float64(med.MedianAdjusted().Microseconds())/1000, "ms-adjusted")
 	b.ReportMetric(0, "ns/op")
+}
+
+// TestPulseSignalThroughARelay plays a tone burst, the bench's probe signal, into one sink and
+// hears it on that sink's monitor, then on a second sink's monitor while a stream relays the
+// first monitor into the second sink: every burst is heard, and the relayed path, which adds a
+// capture and a playback device, is the longer one.
+func TestPulseSignalThroughARelay(t *testing.T) {
+	pulsetest.Start(t, "mouth", "ear")
+	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
+	tone := make([]int16, 4*pcm.PeriodSamples)
+	for i := range tone {
+		tone[i] = int16(16000 * math.Sin(2*math.Pi*1000*float64(i)/pcm.SampleRate))
+	}
+	sig := device.Signal{Samples: tone, Threshold: 2000, Gap: 100 * time.Millisecond}
+
+	direct, err := c.MeasureSignal(pulseID("mouth"), pulseID("mouth.monitor"), sig, 5)
+	require.NoError(t, err)
+	require.Len(t, direct.Raw, 5)
+	// A stagger of two whole periods puts the onsets at the same place in the buffers, later:
+	// the delay measured from the onset is the same.
+	staggered := sig
+	staggered.Stagger = []int{2 * pcm.PeriodSamples}
+	shifted, err := c.MeasureSignal(pulseID("mouth"), pulseID("mouth.monitor"), staggered, 5)
+	require.NoError(t, err)
+	assert.InDelta(t, direct.MedianRaw().Seconds(), shifted.MedianRaw().Seconds(), 0.002, "staggered %v, direct %v", shifted.Raw, direct.Raw)
+
+	relay, err := c.Open(device.Config{Capture: true, CaptureID: pulseID("mouth.monitor"), Playback: true, PlaybackID: pulseID("ear")})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, relay.Close()) })
+	require.NoError(t, relay.Start())
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]int16, pcm.PeriodSamples)
+		for relay.Capture().WaitData(len(buf), stop) {
+			relay.Capture().Read(buf)
+			relay.Playback().Write(buf)
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+
+	relayed, err := c.MeasureSignal(pulseID("mouth"), pulseID("ear.monitor"), sig, 5)
+	require.NoError(t, err)
+	require.Len(t, relayed.Raw, 5)
+	t.Logf("tone burst: direct %v, relayed %v", direct.MedianRaw(), relayed.MedianRaw())
+	assert.Greater(t, relayed.MedianRaw(), direct.MedianRaw())
+	assert.Greater(t, direct.MedianRaw(), direct.MedianAdjusted())
+}
+
+func TestMeasureSignalRejectsAnEmptySignal(t *testing.T) {
+	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
+	_, err := c.MeasureSignal("", "", device.Signal{Threshold: 100}, 1)
+	require.Error(t, err)
+	_, err = c.MeasureSignal("", "", device.Signal{Samples: []int16{1000}}, 1)
+	require.Error(t, err)
+	_, err = c.MeasureSignal("", "", device.Signal{Samples: []int16{1000}, Threshold: 100, Stagger: []int{-1}}, 1)
+	require.Error(t, err)
 }

@@ -37,6 +37,14 @@ type side struct {
 
 // deviceConfig is the malgo configuration of every device: 48 kHz mono S16, LowLatency with 10 ms
 // periods, and callbacks of exactly one period.
+//
+// On PulseAudio a 10 ms stream gets fragments of one period to capture and 7.5 ms of playback
+// buffer requested 2.5 ms at a time, so miniaudio keeps up to a period of its own between the
+// playback callback and the server to hand out whole periods. Measured on a null sink, letting
+// playback callbacks take what the server asks instead cuts the loopback from 17.5 ms to 7.5 ms
+// for an onset at the start of a period (12.5 to 9.5 ms at the median of onsets spread over a
+// frame) but leaves an engine, which keeps one period in its playback ring, short: its speaker
+// underran and its echo canceller lost alignment. That period is what the engine needs.
 func deviceConfig(k Kind) malgo.DeviceConfig {
 	cfg := malgo.DefaultDeviceConfig(malgoKind(k))
 	cfg.SampleRate = pcm.SampleRate

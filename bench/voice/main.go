@@ -11,7 +11,10 @@
 //   - relay: the whole SDK (core.Client, its gateway signaling and end-to-end encryption, the UDP
 //     relay of an in-process sdkpp-server on loopback), push-to-talk held.
 //   - PulseAudio: the floor's two engines on a private sound server's null sinks, against the
-//     device loopback alone and against a plain wire in the engines' place.
+//     device loopback alone and against a plain wire in the engines' place. Those devices keep
+//     no shared sample clock with this program, so each burst is timed by the wall clock, from
+//     the probe's playback callback that plays it to its capture callback that hears it, and
+//     the bursts' onsets are spread over a 20 ms frame (-pulse measures only these paths).
 //   - floor: the same two engines with the talker's packets handed straight to the listener's
 //     engine, in-process: capture buffering, the processing step, Opus, the jitter buffer and the
 //     playback buffer, with no network. It is also printed against one 20 ms frame, the floor
@@ -55,7 +58,15 @@ const (
 func main() {
 	bursts := flag.Int("bursts", 30, "bursts measured per path")
 	floorOnly := flag.Bool("floor", false, "measure only the engine's in-process floor")
+	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
 	flag.Parse()
+	if *pulseOnly {
+		if err := runPulse(*bursts); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/voice:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *floorOnly {
 		if err := runFloor(*bursts); err != nil {
 			fmt.Fprintln(os.Stderr, "bench/voice:", err)
@@ -104,6 +115,11 @@ func run(bursts int) error {
 	fmt.Printf("mouth-to-ear, through the relay (loopback) p50 %5.1f ms  p90 %5.1f ms  max %5.1f ms  (%d bursts)\n", rp[0], rp[1], rp[2], len(relay))
 	fmt.Printf("ratio relay/floor: p50 %.2fx, p90 %.2fx; the relay path adds %.1f ms at p50\n", rp[0]/fp[0], rp[1]/fp[1], rp[0]-fp[0])
 
+	return runPulse(bursts)
+}
+
+// runPulse measures and prints the PulseAudio paths against the device loopback.
+func runPulse(bursts int) error {
 	loop, wire, eng, err := measurePulse(bursts)
 	if err != nil {
 		return fmt.Errorf("through PulseAudio: %w", err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,7 +18,8 @@ import (
 // engines joined in-process (the talker captures the sink "mouth" from its monitor, the listener
 // plays into the sink "ear") against the device loopback alone ("mouth" into its own monitor), and
 // the same two device hops with a plain wire instead of the engines, all with the same probe: a
-// stream that plays bursts into "mouth" and listens on a monitor.
+// playback and a capture device opened as the engines' devices are, timing each burst by the
+// wall clock from the callback that plays it to the callback that hears it.
 func measurePulse(bursts int) (loopback, wire, engines []float64, err error) {
 	srv, err := pulseserver.Start("mouth", "ear", "void")
 	if err != nil {
@@ -90,7 +90,6 @@ func wired(c *device.Context, captureID, playbackID string, measure func() ([]fl
 		return nil, err
 	}
 	defer w.Close()
-	w.Playback().Write(make([]int16, period))
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
@@ -100,89 +99,47 @@ func wired(c *device.Context, captureID, playbackID string, measure func() ([]fl
 		buf := make([]int16, period)
 		for w.Capture().WaitData(period, stop) {
 			w.Capture().Read(buf)
-			w.Playback().Write(buf)
+			// Like the engine, keep the playback ring at one period: a period the start-up
+			// left over would otherwise stay in the ring for good.
+			if w.Playback().Len() < period {
+				w.Playback().Write(buf)
+			}
 		}
 	}()
 	defer func() { close(stop); <-done }()
 	return measure()
 }
 
-// probe plays a 40 ms tone burst every 400 ms into playID and listens on captureID, one stream
-// whose two rings move in step with the devices: the capture ring is read a period at a time and
-// the playback ring is written as much, so the sample written n-th plays n samples (plus the
-// silence of any underrun before it) after the first, and the sample read n-th was captured n
-// samples after the first. A burst's latency is the distance between its first sample played and
-// its first loud sample read.
+// burstSignal is the probe's signal: one 40 ms 1 kHz tone burst, then quiet until the next one
+// 400 ms after it. A click would not survive the engines' noise suppression and Opus. The bursts
+// start 0, 1, ... 19 ms into a device period in turn: every device in the path runs on the same
+// clock, so bursts that all started on a period boundary would all meet the talker's 20 ms
+// frames at the one phase the streams' start-up happened to set, and the figure would move from
+// run to run by up to a frame.
+func burstSignal() device.Signal {
+	tone := make([]int16, burstLen*period)
+	for i := range tone {
+		tone[i] = int16(16000 * math.Sin(2*math.Pi*1000*float64(i)/pcm.SampleRate))
+	}
+	stagger := make([]int, pcm.FrameDurationMs)
+	for i := range stagger {
+		stagger[i] = i * pcm.SampleRate / 1000
+	}
+	return device.Signal{Samples: tone, Threshold: loud, Gap: (burstEvery - burstLen) * 10 * time.Millisecond, Stagger: stagger}
+}
+
+// probe plays bursts into playID and listens on captureID with a playback and a capture device
+// opened as the engine's are, and returns each burst's latency in milliseconds: from the playback
+// callback that wrote its first sample to the capture callback that delivered its onset, by the
+// wall clock. The first burst, heard while the path may still settle, is dropped.
 func probe(c *device.Context, playID, captureID string, bursts int) ([]float64, error) {
-	s, err := c.Open(device.Config{Playback: true, PlaybackID: playID, Capture: true, CaptureID: captureID})
+	l, err := c.MeasureSignal(playID, captureID, burstSignal(), bursts+1)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
-	lead := make([]int16, 2*period)
-	s.Playback().Write(lead) // the playback ring's constant fill
-	if err := s.Start(); err != nil {
-		return nil, err
-	}
-	in, out := make([]int16, period), make([]int16, period)
-	var sent, heard []int64
-	written := int64(len(lead)) // the lead plays first
-	read := int64(0)
-	inBurst, quiet := false, 0
-	stop := make(chan struct{})
-	timeout := time.AfterFunc(time.Duration(bursts+10)*burstEvery*40*time.Millisecond, func() { close(stop) })
-	defer timeout.Stop()
-	for k := 0; len(heard) < bursts+1; k++ {
-		if !s.Capture().WaitData(period, stop) {
-			return nil, fmt.Errorf("heard %d bursts of %d sent (stats %+v)", len(heard), len(sent), s.Stats())
-		}
-		s.Capture().Read(in)
-		for i, v := range in {
-			if v > loud || v < -loud {
-				if !inBurst {
-					heard = append(heard, read+int64(i))
-					inBurst = true
-				}
-				quiet = 0
-			}
-		}
-		if inBurst {
-			if quiet++; quiet > burstEvery/2 {
-				inBurst = false
-			}
-		}
-		read += period
-		phase := k % burstEvery
-		clear(out)
-		if phase < burstLen {
-			if phase == 0 {
-				// Underruns before this burst played silence the ring did not hold: the burst
-				// plays that much later than its place in what was written.
-				sent = append(sent, written+int64(s.Stats().Playback.UnderrunSamples))
-			}
-			for i := range out {
-				out[i] = int16(16000 * math.Sin(2*math.Pi*1000*float64(phase*period+i)/pcm.SampleRate))
-			}
-		}
-		if n := s.Playback().Write(out); n != len(out) {
-			return nil, errors.New("the playback ring is full")
-		}
-		written += period
-	}
-	if st := s.Stats(); st.Capture.OverrunSamples > 0 {
-		return nil, fmt.Errorf("the probe's capture lost samples, its timeline is off: %+v", st)
-	}
-	var ms []float64
-	for _, h := range heard[1:] {
-		var b int64 = -1
-		for _, t := range sent {
-			if t <= h {
-				b = t
-			}
-		}
-		if b >= 0 {
-			ms = append(ms, float64(h-b)*1000/pcm.SampleRate)
-		}
+	ms := make([]float64, 0, bursts)
+	for _, d := range l.Raw[1:] {
+		ms = append(ms, float64(d)/float64(time.Millisecond))
 	}
 	return ms, nil
 }
