@@ -70,7 +70,7 @@ type Processor struct {
 	dropped    atomic.Uint64
 	starved    atomic.Uint64
 	hurry      atomic.Bool // EchoPathMayMove was called: Capture hurries the estimate
-	silence    []int16 // the reference while nothing plays
+	silence    []int16     // the reference while nothing plays
 	delay      *delayEstimator
 	shift      atomic.Int64 // the delay's shift as last applied, for EchoDelayShift
 	known      atomic.Int64 // SetKnownDelay's samples, -1 until set

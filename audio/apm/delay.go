@@ -46,12 +46,12 @@ type delayEstimator struct {
 	accN           int
 	sinceEstimate  int    // envelope values since the last estimate
 	hurryUntil     uint64 // envN up to which estimates come every hurryEveryMs
-	shift          int // samples the reference is delayed by
-	pending        int // the last estimate's wanted shift, awaiting a second that agrees; -1: none
+	shift          int    // samples the reference is delayed by
+	pending        int    // the last estimate's wanted shift, awaiting a second that agrees; -1: none
 	// target is the delay the canceller is kept at: delayMargin, or the echo delay first found
 	// when that is shorter (the canceller converged on it); -1 until the first estimate is applied.
 	target int
-	out            []int16
+	out    []int16
 
 	// The delay the caller knows about (its own buffering, SetKnownDelay): its moves shift the
 	// reference at once, between estimates. base is the shift the last applied estimate

@@ -131,7 +131,6 @@ type Engine struct {
 	out      []int16 // the frame being played, a period at a time
 	outPos   int     // samples of out written to the speaker so far (len(out): none left)
 	pace     pacing
-	early    int // frames in a row heard with a period of delay to spare (nextPeriod)
 	payload  []byte
 	seq      uint16
 	ts       uint32
@@ -147,9 +146,6 @@ type Engine struct {
 	dump      *aecDump
 	dumpFrame *aecFrame
 	farHist   [pcm.FrameSamples]int16
-
-	// advanced counts the periods left out to move the playout phase earlier.
-	advanced atomic.Int64
 }
 
 // sender is one remote player's playback path.
@@ -662,10 +658,6 @@ func (e *Engine) Stats() device.Stats {
 	}
 	return e.stream.Stats()
 }
-
-// AdvancedPeriods returns how many times the engine left a quiet period out to play the senders
-// a period sooner, once their packets had come to arrive a period before they were played.
-func (e *Engine) AdvancedPeriods() int64 { return e.advanced.Load() }
 
 // PlaybackLead returns how many periods the engine keeps in the playback ring beyond the one the
 // speaker takes next, raised by speaker underruns. It must not run concurrently with processing:

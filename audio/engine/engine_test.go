@@ -213,55 +213,6 @@ func newPipe(t *testing.T, jcfg Options) *pipe {
 	return p
 }
 
-// When the packets come to arrive a period earlier than the playout phase set when they started,
-// the engine leaves one quiet period out and plays them a period sooner; it does not while they
-// arrive just in time.
-func TestPlayoutPhaseMovesEarlier(t *testing.T) {
-	p := newPipe(t, Options{})
-	// Talk in 20 ms tone bursts every 100 ms, push-to-talk held: a packet every frame, quiet ones
-	// between the bursts.
-	const frames, faster = 600, 100
-	burst := quality.SpeechLike(pcm.FrameSamples, pcm.SampleRate, 9)
-	frame := make([]int16, pcm.FrameSamples)
-	for i := range frames {
-		clear(frame)
-		if i%5 == 0 {
-			copy(frame, burst)
-		}
-		p.a.capture(frame)
-	}
-	require.Len(t, p.pkts, frames)
-	arrival := func(i int) time.Duration {
-		at := time.Duration(i)*20*time.Millisecond + time.Millisecond
-		if i < faster {
-			at += 10 * time.Millisecond // then the network gets 10 ms faster
-		}
-		return at
-	}
-	next := 0
-	var delayBefore time.Duration
-	for k := range 2 * frames {
-		now := time.Duration(k) * 10 * time.Millisecond
-		p.clock.t.Store(int64(now))
-		for ; next < frames && arrival(next) <= now; next++ {
-			p.b.ReceiveAt(1, p.pkts[next], arrival(next))
-		}
-		p.b.nextPeriod()
-		if next == faster {
-			st, ok := p.b.SenderStats(1)
-			require.True(t, ok)
-			delayBefore = st.CurrentDelay
-			assert.Zero(t, p.b.AdvancedPeriods(), "packets in time: the phase stays")
-		}
-	}
-	st, _ := p.b.SenderStats(1)
-	t.Logf("delay %v before the network got faster, %v at the end; %+v", delayBefore, st.CurrentDelay, st)
-	assert.Less(t, delayBefore, 10*time.Millisecond)
-	assert.Equal(t, int64(1), p.b.AdvancedPeriods(), "one period left out")
-	assert.Less(t, st.CurrentDelay, 10*time.Millisecond, "played a period sooner")
-	assert.Zero(t, st.Concealed, "nothing was missing for it")
-}
-
 func TestJitterThroughNetsim(t *testing.T) {
 	p := newPipe(t, Options{})
 	speech := quality.SpeechLike(20*pcm.SampleRate, pcm.SampleRate, 3)

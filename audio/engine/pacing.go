@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"time"
-
-	"sdkpp/audio/pcm"
-)
+import "sdkpp/audio/pcm"
 
 // Lead bounds: the playback ring holds the speaker's next period plus a lead of up to
 // maxLeadPeriods.
@@ -15,9 +11,6 @@ const (
 	firstCalm = 500
 	maxCalm   = 3200
 )
-
-// periodDuration is one device period.
-const periodDuration = pcm.PeriodSamples * time.Second / pcm.SampleRate
 
 // pacing is the lead the engine keeps in the playback ring beyond the speaker's next period. A
 // speaker that takes audio while the processing thread is late (a loaded machine, a device that

@@ -125,28 +125,12 @@ func (e *Engine) captureFrame(frame []int16) {
 	}
 }
 
-// Playout phase. Frames are mixed every 20 ms at a phase set when playout starts; packets whose
-// arrival drifts to just after that phase wait almost a frame. When every sender has been heard
-// with a period more delay than its jitter buffer needs for advanceAfter frames in a row, the
-// engine leaves out the second period of a quiet frame (below advanceQuietDBFS) and mixes the next
-// frame a period sooner.
-const (
-	advanceAfter     = 10
-	advanceQuietDBFS = -50
-)
-
 // nextPeriod returns the next device period to play, mixing a new frame when the last one has
 // been played, and queues it as the echo canceller's reference. When nobody is heard the frame's
 // second period is left out, so that the next mix, and the first frame of a talk spurt with it,
-// comes a period sooner; so it is when the playout phase can move a period earlier.
+// comes a period sooner.
 func (e *Engine) nextPeriod() []int16 {
-	advance := e.outPos == pcm.PeriodSamples && e.early >= advanceAfter &&
-		pcm.LevelDBFS(e.out[pcm.PeriodSamples:]) < advanceQuietDBFS
-	if advance {
-		e.early = 0
-		e.advanced.Add(1)
-	}
-	if e.outPos >= len(e.out) || advance {
+	if e.outPos >= len(e.out) {
 		e.outPos = 0
 		if !e.mixFrame() {
 			e.outPos = len(e.out) - pcm.PeriodSamples
@@ -178,25 +162,15 @@ func (e *Engine) mixFrame() bool {
 	now := e.now()
 	e.inputs = e.inputs[:0]
 	var loss float64
-	heard, decoded, early := false, false, true
+	heard := false
 	for _, s := range e.order {
 		samples := e.decode(s, now)
-		st := s.jb.Stats()
-		if samples != nil {
-			decoded = true
-			early = early && st.CurrentDelay-st.TargetDelay >= periodDuration+time.Millisecond
-		}
 		if samples != nil && e.cfg.Received != nil && e.cfg.Received(s.id, samples) {
 			samples = nil
 		}
 		heard = heard || samples != nil || s.ch.Speaking()
 		e.inputs = append(e.inputs, mixer.Input{Channel: s.ch, Samples: samples})
-		loss = max(loss, st.LossFraction)
-	}
-	if decoded && early {
-		e.early++
-	} else {
-		e.early = 0
+		loss = max(loss, s.jb.Stats().LossFraction)
 	}
 	e.lossReport.Store(math.Float64bits(loss))
 	e.mix.Mix(e.out, e.inputs)

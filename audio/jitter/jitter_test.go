@@ -261,7 +261,7 @@ func TestStreamStopsWithoutMarker(t *testing.T) {
 }
 
 func TestLossFraction(t *testing.T) {
-	b := New(Config{})
+	b := New(Config{MinDelay: -1}) // no minimum: the wait below is the FEC rule's
 	sim := netsim.New(netsim.Config{Seed: 11, Loss: 0.1, Delay: 20 * time.Millisecond})
 	simulate(t, b, stream{}, 3000, sim, 0, 3010)
 	st := b.Stats()
