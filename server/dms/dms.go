@@ -115,14 +115,7 @@ func (s *Service) route(scope string, h func(q *request) (any, error)) http.Hand
 
 func (s *Service) answer(w http.ResponseWriter, r *http.Request, h func() (any, error)) {
 	out, err := h()
-	switch {
-	case err != nil:
-		httpx.Error(w, r, s.Logger, err)
-	case out == nil:
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		httpx.JSON(w, http.StatusOK, out)
-	}
+	httpx.Answer(w, r, s.Logger, out, err)
 }
 
 // pathID reads a snowflake path value; a malformed one is a 50035 naming it.

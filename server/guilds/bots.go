@@ -79,14 +79,7 @@ func (s *Service) callerRoute(h func(q *caller) (any, error)) http.HandlerFunc {
 			}
 			return h(q)
 		}()
-		switch {
-		case err != nil:
-			httpx.Error(w, r, s.Logger, err)
-		case out == nil:
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			httpx.JSON(w, http.StatusOK, out)
-		}
+		httpx.Answer(w, r, s.Logger, out, err)
 	}
 }
 

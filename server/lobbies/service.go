@@ -147,14 +147,7 @@ type handler func(q *request) (any, error)
 func (s *Service) route(by who, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := s.serve(r, by, h)
-		switch {
-		case err != nil:
-			httpx.Error(w, r, s.Logger, err) // a store error becomes a logged 500
-		case out == nil:
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			httpx.JSON(w, http.StatusOK, out)
-		}
+		httpx.Answer(w, r, s.Logger, out, err)
 	}
 }
 

@@ -123,14 +123,7 @@ func (s *Service) route(scope string, h handler) http.HandlerFunc {
 		if err == nil {
 			out, err = h(&request{Request: r, user: t.UserID, app: t.AppID})
 		}
-		switch {
-		case err != nil:
-			httpx.Error(w, r, s.Logger, err)
-		case out == nil:
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			httpx.JSON(w, http.StatusOK, out)
-		}
+		httpx.Answer(w, r, s.Logger, out, err)
 	}
 }
 
