@@ -33,10 +33,17 @@ func eightParty(b *testing.B) (pkts [][]voice.Packet, local []int16) {
 	return pkts, local
 }
 
-// BenchmarkEightPartyMix is one engine's processing step in an eight-party call: one encode, seven
-// jitter buffers and decodes, the mixer (echo cancellation and the rest of the input processing
-// on). Compare with BenchmarkBareOpusEightParty.
-func BenchmarkEightPartyMix(b *testing.B) {
+// BenchmarkEightPartyMix is one engine's processing step in an eight-party call as issue 13
+// bounds it: one encode, seven jitter buffers and decodes, the mixer (and the voice activity,
+// push-to-talk and level steps around them), with echo cancellation, noise suppression and gain
+// control off. Compare with BenchmarkBareOpusEightParty.
+func BenchmarkEightPartyMix(b *testing.B) { benchEightParty(b, false) }
+
+// BenchmarkEightPartyMixProcessed is BenchmarkEightPartyMix with the input processing on, as
+// the engine starts: speexdsp's echo canceller and preprocessor on every 10 ms block besides.
+func BenchmarkEightPartyMixProcessed(b *testing.B) { benchEightParty(b, true) }
+
+func benchEightParty(b *testing.B, processed bool) {
 	pkts, local := eightParty(b)
 	clock := &fakeClock{}
 	e, err := New(voice.EngineConfig{OnPacket: func(voice.Packet) {}}, Options{Now: clock.now})
@@ -44,6 +51,9 @@ func BenchmarkEightPartyMix(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
+	e.SetEchoCancellation(processed)
+	e.SetNoiseSuppression(processed)
+	e.SetAutoGain(processed)
 	e.SetMode(voice.ModePushToTalk)
 	e.SetPTTActive(true)
 	frame := make([]int16, pcm.FrameSamples)

@@ -17,13 +17,14 @@ import (
 // measurePulse measures, through a private PulseAudio, the capture-to-playback latency of two
 // engines joined in-process (the talker captures the sink "mouth" from its monitor, the listener
 // plays into the sink "ear") against the device loopback alone ("mouth" into its own monitor), and
-// the same two device hops with a plain wire instead of the engines, all with the same probe: a
-// playback and a capture device opened as the engines' devices are, timing each burst by the
-// wall clock from the callback that plays it to the callback that hears it.
-func measurePulse(bursts int) (loopback, wire, engines []float64, err error) {
+// the same two device hops with a plain wire instead of the engines, period by period and in
+// whole 20 ms frames, all with the same probe: a playback and a capture device opened as the
+// engines' devices are, timing each burst by the wall clock from the callback that plays it to
+// the callback that hears it.
+func measurePulse(bursts int) (p pulsePaths, err error) {
 	srv, err := pulseserver.Start("mouth", "ear", "void")
 	if err != nil {
-		return nil, nil, nil, err
+		return p, err
 	}
 	defer srv.Close()
 	for _, kv := range srv.Env() {
@@ -33,12 +34,12 @@ func measurePulse(bursts int) (loopback, wire, engines []float64, err error) {
 	}
 	c, err := device.NewContext(device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
 	if err != nil {
-		return nil, nil, nil, err
+		return p, err
 	}
 	defer c.Close()
 	list, err := c.Devices()
 	if err != nil {
-		return nil, nil, nil, err
+		return p, err
 	}
 	id := func(infos []device.Info, name string) (string, error) {
 		for _, d := range infos {
@@ -59,32 +60,45 @@ func measurePulse(bursts int) (loopback, wire, engines []float64, err error) {
 		{&ids.void, list.Playback, "void"}, {&ids.voidMon, list.Capture, "Monitor of void"},
 	} {
 		if *x.dst, err = id(x.infos, x.name); err != nil {
-			return nil, nil, nil, err
+			return p, err
 		}
 	}
 
-	if loopback, err = probe(c, ids.mouth, ids.mouthMon, bursts); err != nil {
-		return nil, nil, nil, fmt.Errorf("device loopback: %w", err)
+	if p.loopback, err = probe(c, ids.mouth, ids.mouthMon, bursts); err != nil {
+		return p, fmt.Errorf("device loopback: %w", err)
 	}
-	if wire, err = wired(c, ids.mouthMon, ids.ear, func() ([]float64, error) { return probe(c, ids.mouth, ids.earMon, bursts) }); err != nil {
-		return nil, nil, nil, fmt.Errorf("plain wire: %w", err)
+	hops := func() ([]float64, error) { return probe(c, ids.mouth, ids.earMon, bursts) }
+	if p.wire, err = wired(c, ids.mouthMon, ids.ear, period, hops); err != nil {
+		return p, fmt.Errorf("plain wire: %w", err)
+	}
+	if p.frameWire, err = wired(c, ids.mouthMon, ids.ear, pcm.FrameSamples, hops); err != nil {
+		return p, fmt.Errorf("one-frame wire: %w", err)
 	}
 
 	stop, err := startPair(voice.EngineConfig{InputDevice: ids.mouthMon, OutputDevice: ids.void}, engine.Options{Devices: c},
 		voice.EngineConfig{InputDevice: ids.voidMon, OutputDevice: ids.ear}, engine.Options{Devices: c}, true)
 	if err != nil {
-		return nil, nil, nil, err
+		return p, err
 	}
 	defer stop()
-	if engines, err = probe(c, ids.mouth, ids.earMon, bursts); err != nil {
-		return nil, nil, nil, fmt.Errorf("through two engines: %w", err)
+	if p.engines, err = probe(c, ids.mouth, ids.earMon, bursts); err != nil {
+		return p, fmt.Errorf("through two engines: %w", err)
 	}
-	return loopback, wire, engines, nil
+	return p, nil
 }
 
-// wired runs measure while a plain device stream copies captureID to playbackID, period by
-// period, with no engine: the device layer's own cost of a capture and a playback hop.
-func wired(c *device.Context, captureID, playbackID string, measure func() ([]float64, error)) ([]float64, error) {
+// pulsePaths are the PulseAudio measurements, in milliseconds per burst.
+type pulsePaths struct {
+	loopback  []float64 // one device hop
+	wire      []float64 // two hops, copied period by period
+	frameWire []float64 // two hops, copied in whole 20 ms frames as the engines send them
+	engines   []float64 // two hops, through two engines
+}
+
+// wired runs measure while a plain device stream copies captureID to playbackID chunk samples
+// at a time, with no engine: the device layer's own cost of a capture and a playback hop, and
+// with chunk a 20 ms frame the cost of framing the voice as the engines do.
+func wired(c *device.Context, captureID, playbackID string, chunk int, measure func() ([]float64, error)) ([]float64, error) {
 	w, err := c.Open(device.Config{Capture: true, CaptureID: captureID, Playback: true, PlaybackID: playbackID})
 	if err != nil {
 		return nil, err
@@ -96,8 +110,8 @@ func wired(c *device.Context, captureID, playbackID string, measure func() ([]fl
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]int16, period)
-		for w.Capture().WaitData(period, stop) {
+		buf := make([]int16, chunk)
+		for w.Capture().WaitData(chunk, stop) {
 			w.Capture().Read(buf)
 			// Like the engine, keep the playback ring at one period: a period the start-up
 			// left over would otherwise stay in the ring for good.
