@@ -39,7 +39,11 @@ const (
 func Align(ref, deg []int16) (lag int) { return AlignWithin(ref, deg, MaxLag) }
 
 // AlignWithin is Align with the largest lag searched given.
-func AlignWithin(ref, deg []int16, maxLag int) (lag int) {
+func AlignWithin(ref, deg []int16, maxLag int) (lag int) { return bestLag(ref, deg, -maxLag, maxLag) }
+
+// bestLag returns the lag from..to (clamped to the lengths) at which the cross-correlation of
+// ref and deg peaks, computed by FFT; 0 when either is empty.
+func bestLag(ref, deg []int16, from, to int) (lag int) {
 	if len(ref) == 0 || len(deg) == 0 {
 		return 0
 	}
@@ -59,7 +63,7 @@ func AlignWithin(ref, deg []int16, maxLag int) (lag int) {
 	}
 	fft(x, true) // x[k] = sum_i ref[i] deg[i+k], negative k wrapped to n+k
 	best := math.Inf(-1)
-	for k := -min(maxLag, len(ref)-1); k <= min(maxLag, len(deg)-1); k++ {
+	for k := max(from, -(len(ref) - 1)); k <= min(to, len(deg)-1); k++ {
 		i := k
 		if i < 0 {
 			i += n
@@ -109,6 +113,36 @@ func speechFrames(ref []int16, size, hop int) []int {
 // It returns NaN when no frame carries speech.
 func LogSpectralDistance(ref, deg []int16, sampleRate int) float64 {
 	ref, deg = aligned(ref, deg)
+	return logSpectralDistance(ref, deg, sampleRate, func(int) int { return 0 })
+}
+
+// LogSpectralDistanceSegmented is LogSpectralDistance with deg aligned again for every segment
+// samples of ref, within maxShift samples either way of the lag of the whole, as PESQ aligns
+// each utterance: a jitter buffer that stretches or shortens its delay moves all that follows by
+// a frame, which one alignment would score as distortion to the end. What the change itself
+// costs (the concealed frame it inserts, the frame it skips) is still scored.
+func LogSpectralDistanceSegmented(ref, deg []int16, sampleRate, segment, maxShift int) float64 {
+	whole := Align(ref, deg)
+	segment = max(segment, 1)
+	lags := make([]int, (len(ref)+segment-1)/segment)
+	for k := range lags {
+		lo, hi := k*segment, min((k+1)*segment, len(ref))
+		// deg from lo+whole-maxShift on: a lag of l there is a lag of l+lo+whole-maxShift in deg.
+		start := max(lo+whole-maxShift, 0)
+		end := min(hi+whole+maxShift, len(deg))
+		lags[k] = whole
+		if start < end {
+			base := start - lo
+			lags[k] = base + bestLag(ref[lo:hi], deg[start:end], whole-maxShift-base, whole+maxShift-base)
+		}
+	}
+	return logSpectralDistance(ref, deg, sampleRate, func(s int) int { return lags[s/segment] })
+}
+
+// logSpectralDistance is LogSpectralDistance with the lag of the frame starting at ref[s] given
+// by lagAt(s): deg[s+lagAt(s)] corresponds to ref[s]. Frames that the lag puts outside deg are
+// left out.
+func logSpectralDistance(ref, deg []int16, sampleRate int, lagAt func(s int) int) float64 {
 	size := sampleRate / 50
 	m := nextPow2(size)
 	window := make([]float64, size)
@@ -122,13 +156,17 @@ func LogSpectralDistance(ref, deg []int16, sampleRate int) float64 {
 	a := make([]complex128, m)
 	b := make([]complex128, m)
 	var total float64
-	frames := speechFrames(ref, size, size/2)
-	for _, s := range frames {
+	scored := 0
+	for _, s := range speechFrames(ref, size, size/2) {
+		d := s + lagAt(s)
+		if d < 0 || d+size > len(deg) {
+			continue
+		}
 		for i := range m {
 			a[i], b[i] = 0, 0
 			if i < size {
 				a[i] = complex(float64(ref[s+i])/32768*window[i], 0)
-				b[i] = complex(float64(deg[s+i])/32768*window[i], 0)
+				b[i] = complex(float64(deg[d+i])/32768*window[i], 0)
 			}
 		}
 		fft(a, false)
@@ -141,11 +179,12 @@ func LogSpectralDistance(ref, deg []int16, sampleRate int) float64 {
 			sum += d * d
 		}
 		total += math.Sqrt(sum / float64(hi-lo+1))
+		scored++
 	}
-	if len(frames) == 0 {
+	if scored == 0 {
 		return math.NaN()
 	}
-	return total / float64(len(frames))
+	return total / float64(scored)
 }
 
 func sqAbs(c complex128) float64 { return real(c)*real(c) + imag(c)*imag(c) }

@@ -109,6 +109,38 @@ func TestLogSpectralDistance(t *testing.T) {
 	assert.True(t, math.IsNaN(LogSpectralDistance(make([]int16, rate), make([]int16, rate), rate)))
 }
 
+// stretched returns x delayed by lag with a frame of zeros inserted at at: what a jitter buffer
+// that stretches its delay once plays.
+func stretched(x []int16, lag, at, frame int) []int16 {
+	out := make([]int16, lag, len(x)+lag+frame)
+	out = append(out, x[:at]...)
+	out = append(out, make([]int16, frame)...)
+	return append(out, x[at:]...)
+}
+
+func TestLogSpectralDistanceSegmented(t *testing.T) {
+	ref := SpeechLike(6*rate, rate, 7)
+	const segment, shift, frame = rate / 2, rate / 10, pcm.FrameSamples
+	assert.InDelta(t, 0, LogSpectralDistanceSegmented(ref, ref, rate, segment, shift), 1e-9, "identical")
+	assert.InDelta(t, 0, LogSpectralDistanceSegmented(ref, delayed(ref, 4444), rate, segment, shift), 1e-9, "a delayed copy")
+
+	// A frame inserted a third of the way in: one alignment scores the part it does not fit as
+	// noise; aligned segment by segment only the segment around the insertion costs anything.
+	warped := stretched(ref, 2000, 2*rate+rate/3, frame)
+	once := LogSpectralDistance(ref, warped, rate)
+	each := LogSpectralDistanceSegmented(ref, warped, rate, segment, shift)
+	t.Logf("one frame inserted: %.2f dB aligned once, %.2f dB segment by segment", once, each)
+	assert.Greater(t, once, 3.0, "aligned once") // speechscore's margin is 2 dB
+	assert.Less(t, each, 1.0, "segment by segment")
+
+	// Noise still counts, and a shift beyond maxShift is not followed.
+	noisy := LogSpectralDistanceSegmented(ref, withNoise(ref, -30, 9), rate, segment, shift)
+	assert.InDelta(t, LogSpectralDistance(ref, withNoise(ref, -30, 9), rate), noisy, 0.3, "noise")
+	far := stretched(ref, 0, 3*rate, rate/5) // 200 ms inserted: beyond 100 ms of shift
+	assert.Greater(t, LogSpectralDistanceSegmented(ref, far, rate, segment, shift), 3.0, "a shift beyond maxShift")
+	assert.True(t, math.IsNaN(LogSpectralDistanceSegmented(make([]int16, rate), make([]int16, rate), rate, segment, shift)))
+}
+
 func TestSegmentalSNR(t *testing.T) {
 	ref := SpeechLike(4*rate, rate, 6)
 	assert.Equal(t, MaxSegmentSNR, SegmentalSNR(ref, ref, rate))

@@ -34,6 +34,14 @@ func (s Score) String() string {
 		s.LSD, s.Floor, s.Floor+Margin, s.Lag*1000/pcm.SampleRate)
 }
 
+// Segment and MaxShift are how Compare aligns: again every half second of what was sent, within
+// 100 ms either way of the alignment of the whole. A jitter buffer that stretches its delay by a
+// frame on a busy machine moves all that follows; aligned once, the rest would score as noise.
+const (
+	Segment  = pcm.SampleRate / 2
+	MaxShift = pcm.SampleRate / 10
+)
+
 // Compare scores heard against sent, both 48 kHz mono.
 func Compare(sent, heard []int16) (Score, error) {
 	floor, err := OpusRoundTrip(sent)
@@ -41,8 +49,8 @@ func Compare(sent, heard []int16) (Score, error) {
 		return Score{}, err
 	}
 	return Score{
-		LSD:   quality.LogSpectralDistance(sent, heard, pcm.SampleRate),
-		Floor: quality.LogSpectralDistance(sent, floor, pcm.SampleRate),
+		LSD:   quality.LogSpectralDistanceSegmented(sent, heard, pcm.SampleRate, Segment, MaxShift),
+		Floor: quality.LogSpectralDistanceSegmented(sent, floor, pcm.SampleRate, Segment, MaxShift),
 		Lag:   quality.Align(sent, heard),
 	}, nil
 }

@@ -17,6 +17,9 @@ func TestCompare(t *testing.T) {
 	other := quality.SpeechLike(3*pcm.SampleRate, pcm.SampleRate, 2)
 	opus, err := OpusRoundTrip(sent)
 	require.NoError(t, err)
+	// A frame of silence inserted halfway, as a jitter buffer stretching its delay plays it.
+	half := len(opus) / 2
+	stretched := append(append(append([]int16(nil), opus[:half]...), make([]int16, pcm.FrameSamples)...), opus[half:]...)
 	quiet := make([]int16, len(sent))
 	for i := range quiet {
 		quiet[i] = int16(i%7) - 3 // a faint hiss, where the speech should be
@@ -28,6 +31,7 @@ func TestCompare(t *testing.T) {
 	}{
 		{"as sent", sent, true},
 		{"through Opus", opus, true},
+		{"through Opus, stretched by a frame", stretched, true},
 		{"nothing", quiet, false},
 		{"another voice", other, false},
 	} {
