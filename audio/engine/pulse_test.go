@@ -215,11 +215,16 @@ func median(v []float64) float64 {
 // reaches the encoder is at least 15 dB below what it is with cancellation off.
 //
 // The echo is measured in half seconds after the first three, and the test holds the medians:
-// the sound server moves the echo now and then (a buffer resized, a period the microphone
-// found no reference for), and for the half second after a move the canceller is converging
-// again. Measured here over 11 runs: medians 23.4-38.7 dB below (ten of them over 35 dB), with
-// up to three of the 13 half seconds within 15 dB of cancellation off. Held as one mean over the
-// seven seconds, a single such half second failed a run (10 dB).
+// the sound server moves the echo now and then (a buffer resized, a period the microphone found
+// no reference for), and for the half second after a move the canceller is converging again.
+// Held as one mean over the seven seconds, a single such half second failed a run (10 dB).
+//
+// On a virtual machine the sound server also stopped calling the speaker's stream now and then
+// (up to a seventh of its periods, for a minute at a time): each period it skips moves the echo
+// by a period, and runs that lost a dozen in ten seconds fell to 4-11 dB. A measurement that
+// falls short while the speaker's stream lost more than lostPeriods periods is taken again,
+// twice at most; one that falls short while it played on fails. Measured here over 30 runs:
+// medians 17-39 dB below where the stream played on, most over 35 dB.
 //
 // A speaker underrun used to take it down to about 10 dB: the engine moved the canceller's
 // reference for the silence the speaker played, which the reference queue had already followed
@@ -231,8 +236,14 @@ func TestPulseEchoCancellation(t *testing.T) {
 	pkts := farPackets(t, speech.Bob, speech.Carol)
 
 	// echo returns the level (dBFS) of what reaches the encoder in each half second after the
-	// canceller's first three seconds.
-	echo := func(cancel bool) []float64 {
+	// canceller's first three seconds, and whether the sound server kept its playback going
+	// (lost no more than lostPeriods of the periods it captured). In some runs on a virtual
+	// machine it called the speaker's stream up to a seventh less often than the microphone's,
+	// for a minute at a time (1312 playback periods to 1535 captured): each period it skipped
+	// moves the echo by a period and sets the canceller converging again, and runs that lost
+	// a dozen periods in ten seconds fell to 10 dB.
+	const lostPeriods = 5
+	echo := func(cancel bool) (levels []float64, kept bool) {
 		const converge = 150 // frames: 3 s
 		const half = 25      // frames: 0.5 s
 		var mu sync.Mutex
@@ -274,29 +285,35 @@ func TestPulseEchoCancellation(t *testing.T) {
 			cancel, stats, e.PlaybackLead(), shift, e.apm.StarvedReference())
 		mu.Lock()
 		defer mu.Unlock()
-		levels := make([]float64, 0, len(energy))
 		for _, en := range energy[:max(len(energy)-1, 0)] { // the last half second is partial
 			levels = append(levels, 10*math.Log10(en/(half*pcm.FrameSamples)/(32768*32768)+1e-12))
 		}
 		require.NotEmpty(t, levels)
-		return levels
+		return levels, stats.PlaybackPeriods+lostPeriods >= stats.CapturePeriods
 	}
-	off := echo(false)
-	on := echo(true)
-	n := min(len(off), len(on))
-	within := 0
-	for i := range n {
-		if off[i]-on[i] < 15 {
-			within++
-		}
-	}
-	offMed, onMed := median(off), median(on)
-	t.Logf("echo reaching the encoder, median of %d half seconds: %.1f dBFS without cancellation, %.1f dBFS with (%.1f dB less); %d of them within 15 dB",
-		n, offMed, onMed, offMed-onMed, within)
-	t.Logf("each half second, cancellation off: %.0f", off)
-	t.Logf("each half second, cancellation on:  %.0f", on)
+	off, _ := echo(false)
+	offMed := median(off)
 	assert.Greater(t, offMed, -40.0, "the echo is there without cancellation")
-	assert.GreaterOrEqual(t, offMed-onMed, 15.0)
+	for attempt := 1; ; attempt++ {
+		on, kept := echo(true)
+		n := min(len(off), len(on))
+		within := 0
+		for i := range n {
+			if off[i]-on[i] < 15 {
+				within++
+			}
+		}
+		onMed := median(on)
+		t.Logf("echo reaching the encoder, median of %d half seconds: %.1f dBFS without cancellation, %.1f dBFS with (%.1f dB less); %d of them within 15 dB",
+			n, offMed, onMed, offMed-onMed, within)
+		t.Logf("each half second, cancellation off: %.0f", off)
+		t.Logf("each half second, cancellation on:  %.0f", on)
+		if offMed-onMed >= 15 || kept || attempt == 3 {
+			assert.GreaterOrEqual(t, offMed-onMed, 15.0, "attempt %d; the sound server kept its playback going: %v", attempt, kept)
+			return
+		}
+		t.Logf("attempt %d: the sound server lost playback periods; measuring again", attempt)
+	}
 }
 
 // A game lists devices for its settings menu before any call: an engine that was never started
