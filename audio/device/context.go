@@ -163,10 +163,23 @@ func (c *Context) Devices() (List, error) {
 	return c.devicesLocked()
 }
 
+// listRetries are the waits before listing a kind of device again after the sound system
+// failed to: a busy PulseAudio now and then answers an enumeration with an error (miniaudio's
+// MA_ERROR, "Unknown error") that the next one does not repeat, as make test's parallel
+// packages showed.
+var listRetries = []time.Duration{10 * time.Millisecond, 50 * time.Millisecond}
+
 func (c *Context) devicesLocked() (List, error) {
 	var l List
 	for _, k := range []Kind{Capture, Playback} {
 		infos, err := c.ctx.Devices(malgoKind(k))
+		for _, wait := range listRetries {
+			if err == nil {
+				break
+			}
+			time.Sleep(wait)
+			infos, err = c.ctx.Devices(malgoKind(k))
+		}
 		if err != nil {
 			return List{}, fmt.Errorf("device: list %s devices: %w", k, err)
 		}
