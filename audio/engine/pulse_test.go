@@ -20,6 +20,17 @@ import (
 	"sdkpp/core/voice"
 )
 
+// lostPeriods is how many more periods a stream may capture than it plays before a sound-server
+// test counts the sound server as having stopped calling the speaker's stream. On a virtual
+// machine it now and then called it up to a seventh less often than the microphone's, for a
+// minute at a time (1312 playback periods to 1535 captured): each period it skips moves the
+// echo by a period and leaves a gap in what it plays. A measurement that falls short while that
+// happened is taken again, twice at most; one that falls short while the stream played on fails.
+const lostPeriods = 5
+
+// keptPlaying reports whether a stream's speaker side kept up with its microphone side.
+func keptPlaying(st device.Stats) bool { return st.PlaybackPeriods+lostPeriods >= st.CapturePeriods }
+
 // pulseID is the device ID of a PulseAudio sink or source (miniaudio's ID is its name).
 func pulseID(name string) string { return hex.EncodeToString([]byte(name)) }
 
@@ -32,8 +43,9 @@ func pulseContext(t *testing.T) *device.Context {
 
 // captureThroughSink plays speech into the sink "vsink" and lets an engine capture it from the
 // sink's monitor, with its input processing off and the gate open, and returns the packets the
-// engine sent and the frames it encoded (from the captured hook), in order.
-func captureThroughSink(t *testing.T, c *device.Context, played []int16, expectedLoss int) ([]voice.Packet, [][]int16) {
+// engine sent and the frames it encoded (from the captured hook), in order, and whether the
+// engine's stream kept playing (keptPlaying).
+func captureThroughSink(t *testing.T, c *device.Context, played []int16, expectedLoss int) ([]voice.Packet, [][]int16, bool) {
 	var rec recorder
 	var frames struct {
 		sync.Mutex
@@ -92,7 +104,7 @@ func captureThroughSink(t *testing.T, c *device.Context, played []int16, expecte
 	pkts := rec.take()
 	frames.Lock()
 	defer frames.Unlock()
-	return pkts, frames.list[:min(len(pkts), len(frames.list))]
+	return pkts, frames.list[:min(len(pkts), len(frames.list))], keptPlaying(st)
 }
 
 // encodeFrames encodes frames as the engine does, for the given expected loss (0: no FEC).
@@ -161,13 +173,12 @@ func playThrough(t *testing.T, pkts []voice.Packet, lossPercent float64, seed ui
 // simulated network with loss and jitter: the log-spectral distance to the fixture stays within
 // the bounds of issue 13. FEC is compared with concealment alone on the same captured audio,
 // encoded both ways, so that the difference between two real-time captures does not blur it.
+// A recording that falls short of the clean bound while the sound server skipped the speaker's
+// periods is made again (lostPeriods): one such recording measured 14 dB in every condition.
 func TestPulseSpeechQuality(t *testing.T) {
 	pulsetest.Start(t, "vsink", "quiet")
 	c := pulseContext(t)
 	ref := speech.MustLoad(speech.Alice)
-
-	sent, frames := captureThroughSink(t, c, ref, 20)
-	require.NotEmpty(t, frames)
 
 	lsd := func(pkts []voice.Packet, loss float64, seeds uint64) float64 {
 		var all []float64
@@ -176,7 +187,19 @@ func TestPulseSpeechQuality(t *testing.T) {
 		}
 		return median(all)
 	}
-	clean := lsd(sent, 0, 3)
+	var sent []voice.Packet
+	var frames [][]int16
+	var clean float64
+	for attempt := 1; ; attempt++ {
+		var kept bool
+		sent, frames, kept = captureThroughSink(t, c, ref, 20)
+		require.NotEmpty(t, frames)
+		clean = lsd(sent, 0, 3)
+		if clean <= 7.5 || kept || attempt == 3 {
+			break
+		}
+		t.Logf("attempt %d: %.2f dB while the sound server lost playback periods; recording again", attempt, clean)
+	}
 	loss10 := lsd(sent, 10, 3)
 	loss20 := lsd(sent, 20, 3)
 	// FEC restores a lost frame's waveform, which segmental SNR sees better than the spectra do.
@@ -219,12 +242,9 @@ func median(v []float64) float64 {
 // no reference for), and for the half second after a move the canceller is converging again.
 // Held as one mean over the seven seconds, a single such half second failed a run (10 dB).
 //
-// On a virtual machine the sound server also stopped calling the speaker's stream now and then
-// (up to a seventh of its periods, for a minute at a time): each period it skips moves the echo
-// by a period, and runs that lost a dozen in ten seconds fell to 4-11 dB. A measurement that
-// falls short while the speaker's stream lost more than lostPeriods periods is taken again,
-// twice at most; one that falls short while it played on fails. Measured here over 30 runs:
-// medians 17-39 dB below where the stream played on, most over 35 dB.
+// Runs in which the sound server skipped a dozen speaker periods in ten seconds fell to 4-11 dB;
+// such a measurement is taken again (lostPeriods). Measured here over 30 runs: medians 17-39 dB
+// below where the stream played on, most over 35 dB.
 //
 // A speaker underrun used to take it down to about 10 dB: the engine moved the canceller's
 // reference for the silence the speaker played, which the reference queue had already followed
@@ -237,12 +257,7 @@ func TestPulseEchoCancellation(t *testing.T) {
 
 	// echo returns the level (dBFS) of what reaches the encoder in each half second after the
 	// canceller's first three seconds, and whether the sound server kept its playback going
-	// (lost no more than lostPeriods of the periods it captured). In some runs on a virtual
-	// machine it called the speaker's stream up to a seventh less often than the microphone's,
-	// for a minute at a time (1312 playback periods to 1535 captured): each period it skipped
-	// moves the echo by a period and sets the canceller converging again, and runs that lost
-	// a dozen periods in ten seconds fell to 10 dB.
-	const lostPeriods = 5
+	// (keptPlaying).
 	echo := func(cancel bool) (levels []float64, kept bool) {
 		const converge = 150 // frames: 3 s
 		const half = 25      // frames: 0.5 s
@@ -289,7 +304,7 @@ func TestPulseEchoCancellation(t *testing.T) {
 			levels = append(levels, 10*math.Log10(en/(half*pcm.FrameSamples)/(32768*32768)+1e-12))
 		}
 		require.NotEmpty(t, levels)
-		return levels, stats.PlaybackPeriods+lostPeriods >= stats.CapturePeriods
+		return levels, keptPlaying(stats)
 	}
 	off, _ := echo(false)
 	offMed := median(off)
