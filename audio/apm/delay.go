@@ -13,9 +13,10 @@ import (
 // correlating their envelopes, refines it to a sample, and delays the reference by the difference,
 // so that the canceller keeps seeing the same short delay (delayMargin) whatever the sound system
 // does. Between those estimates, every 20 ms, a look around the echo's expected place (track)
-// follows small moves at once. The margin keeps the echo clear of the canceller's first block (10 ms), where an estimate
-// a few milliseconds off would put the echo ahead of its reference: through a PulseAudio null
-// sink a 10 ms margin removed 11.7-22.5 dB of echo, 20, 30 and 45 ms removed 29.2-29.6 dB.
+// follows small moves at once. The margin keeps the echo clear of the canceller's first block
+// (10 ms), where an estimate a few milliseconds off would put the echo ahead of its reference:
+// through a PulseAudio null sink a 10 ms margin removed 11.7-22.5 dB of echo, 20, 30 and 45 ms
+// removed 29.2-29.6 dB.
 const (
 	envChunk         = samplesPerMs              // samples per envelope value: 1 ms
 	maxDelayMs       = 300                       // longest echo delay looked for

@@ -183,37 +183,27 @@ func measureFloor(bursts int, preprocess bool) ([]float64, error) {
 // adds to one frame is the devices' share: a frame waits in the speaker's ring for its periods.
 func measureFrameWire(bursts int) ([]float64, error) {
 	both := device.Config{Capture: true, Playback: true} // drive runs both sides of each
-	talker, err := device.NewMemory(both)
-	if err != nil {
-		return nil, err
-	}
-	listener, err := device.NewMemory(both)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range []*device.Memory{talker, listener} {
+	var sides [2]*device.Memory                          // talker, listener
+	for i := range sides {
+		m, err := device.NewMemory(both)
+		if err != nil {
+			return nil, err
+		}
 		defer m.Close()
 		if err := m.Start(); err != nil {
 			return nil, err
 		}
+		sides[i] = m
 	}
+	talker, listener := sides[0], sides[1]
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		capture, playback := talker.Capture(), listener.Playback()
 		frame := make([]int16, pcm.FrameSamples)
-		for {
-			data := capture.DataSignal() // armed before the look, so no period slips past
-			if capture.Len() >= len(frame) {
-				capture.Read(frame)
-				playback.Write(frame)
-				continue
-			}
-			select {
-			case <-data:
-			case <-stop:
-				return
-			}
+		for capture.WaitData(len(frame), stop) {
+			capture.Read(frame)
+			playback.Write(frame)
 		}
 	}()
 	defer func() { close(stop); <-done }()
