@@ -17,6 +17,7 @@ import (
 	"sdkpp/audio/netsim"
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/quality"
+	"sdkpp/audio/ring"
 	"sdkpp/core/voice"
 )
 
@@ -31,6 +32,9 @@ const lostPeriods = 5
 // keptPlaying reports whether a stream's speaker side kept up with its microphone side.
 func keptPlaying(st device.Stats) bool { return st.PlaybackPeriods+lostPeriods >= st.CapturePeriods }
 
+// playLatency is how much of a reference recording pacat keeps buffered in the sound server.
+const playLatency = 300 * time.Millisecond
+
 // pulseID is the device ID of a PulseAudio sink or source (miniaudio's ID is its name).
 func pulseID(name string) string { return hex.EncodeToString([]byte(name)) }
 
@@ -43,9 +47,11 @@ func pulseContext(t *testing.T) *device.Context {
 
 // captureThroughSink plays speech into the sink "vsink" and lets an engine capture it from the
 // sink's monitor, with its input processing off and the gate open, and returns the packets the
-// engine sent and the frames it encoded (from the captured hook), in order, and whether the
-// engine's stream kept playing (keptPlaying).
-func captureThroughSink(t *testing.T, c *device.Context, played []int16, expectedLoss int) ([]voice.Packet, [][]int16, bool) {
+// engine sent and the frames it encoded (from the captured hook), in order, and the engine's
+// device stats. The speech is played by pacat with a deep buffer (pulsetest.Server.Play): played
+// through a low-latency stream of this process it lost periods now and then, when the process
+// was not scheduled in time, and the gaps scored as the engine's distortion.
+func captureThroughSink(t *testing.T, srv *pulsetest.Server, c *device.Context, played []int16, expectedLoss int) ([]voice.Packet, [][]int16, device.Stats) {
 	var rec recorder
 	var frames struct {
 		sync.Mutex
@@ -67,11 +73,9 @@ func captureThroughSink(t *testing.T, c *device.Context, played []int16, expecte
 	e.SetMode(voice.ModePushToTalk)
 	e.SetPTTActive(true)
 
-	total := len(played) + pcm.SampleRate/2
-	out, err := c.Open(device.Config{Playback: true, PlaybackID: pulseID("vsink"), RingSamples: total})
-	require.NoError(t, err)
-	defer out.Close()
-	require.Equal(t, len(played), out.Playback().Write(played))
+	// A second more than the speech: pacat's start and its buffer delay the speech by up to
+	// half of that.
+	total := len(played) + pcm.SampleRate
 	require.NoError(t, e.Start())
 	// Start the speech once the engine runs, so that its capture holds all of it.
 	deadline := time.Now().Add(time.Minute)
@@ -88,7 +92,7 @@ func captureThroughSink(t *testing.T, c *device.Context, played []int16, expecte
 	frames.Lock()
 	frames.list = nil // from here on, each captured frame is the packet of the same index
 	frames.Unlock()
-	require.NoError(t, out.Start())
+	waitPlayed := srv.Play(t, "vsink", played, playLatency)
 	want := total / pcm.FrameSamples
 	for {
 		n := sentSoFar()
@@ -100,11 +104,32 @@ func captureThroughSink(t *testing.T, c *device.Context, played []int16, expecte
 	}
 	st := e.Stats()
 	require.NoError(t, e.Close())
-	t.Logf("capture device stats: %+v; playback of the speech: %+v", st, out.Stats())
+	waitPlayed()
+	t.Logf("capture device stats: %+v", st)
 	pkts := rec.take()
 	frames.Lock()
 	defer frames.Unlock()
-	return pkts, frames.list[:min(len(pkts), len(frames.list))], keptPlaying(st)
+	return pkts, frames.list[:min(len(pkts), len(frames.list))], st
+}
+
+// recordingFidelity compares what an engine recorded (frames, in order) with what was played into
+// the sink: the log-spectral distance of the two, and the offset in ms into the recording of the
+// first sample that differs after aligning them (-1 when none does). Through a null sink at full
+// volume a healthy sound server hands the engine a bit-exact copy: 0 dB and -1.
+func recordingFidelity(played []int16, frames [][]int16) (lsd float64, firstDiffMS int) {
+	var rec []int16
+	for _, f := range frames {
+		rec = append(rec, f...)
+	}
+	lag := quality.Align(played, rec)
+	firstDiffMS = -1
+	for i := max(0, -lag); i < len(played) && i+lag < len(rec); i++ {
+		if played[i] != rec[i+lag] {
+			firstDiffMS = (i + lag) * 1000 / pcm.SampleRate
+			break
+		}
+	}
+	return quality.LogSpectralDistance(played, rec, pcm.SampleRate), firstDiffMS
 }
 
 // encodeFrames encodes frames as the engine does, for the given expected loss (0: no FEC).
@@ -173,10 +198,17 @@ func playThrough(t *testing.T, pkts []voice.Packet, lossPercent float64, seed ui
 // simulated network with loss and jitter: the log-spectral distance to the fixture stays within
 // the bounds of issue 13. FEC is compared with concealment alone on the same captured audio,
 // encoded both ways, so that the difference between two real-time captures does not blur it.
-// A recording that falls short of the clean bound while the sound server skipped the speaker's
-// periods is made again (lostPeriods): one such recording measured 14 dB in every condition.
+//
+// The bounds hold the engine, so they are held on a faithful recording. Through a healthy null
+// sink the engine records a bit-exact copy of the fixture (recordingFidelity); now and then, on a
+// busy virtual machine, the sound server handed it something else: played by a low-latency stream
+// of this process, the speech lost periods whenever the process was not scheduled in time (one
+// recording measured 14 dB in every condition, another 10.4 dB and one passed the bounds but not
+// FEC's). pacat now plays it with a deep buffer. A recording that is still not a faithful copy
+// although the engine's own capture ring lost nothing is made again, twice at most, and the log
+// tells where it first differs; the bounds are held on the last one made.
 func TestPulseSpeechQuality(t *testing.T) {
-	pulsetest.Start(t, "vsink", "quiet")
+	srv := pulsetest.Start(t, "vsink", "quiet")
 	c := pulseContext(t)
 	ref := speech.MustLoad(speech.Alice)
 
@@ -191,14 +223,18 @@ func TestPulseSpeechQuality(t *testing.T) {
 	var frames [][]int16
 	var clean float64
 	for attempt := 1; ; attempt++ {
-		var kept bool
-		sent, frames, kept = captureThroughSink(t, c, ref, 20)
+		var st device.Stats
+		sent, frames, st = captureThroughSink(t, srv, c, ref, 20)
 		require.NotEmpty(t, frames)
 		clean = lsd(sent, 0, 3)
-		if clean <= 7.5 || kept || attempt == 3 {
+		recLSD, firstDiff := recordingFidelity(ref, frames)
+		t.Logf("attempt %d: the recording is %.2f dB from the fixture (first differing sample at %d ms; -1: none); clean %.2f dB",
+			attempt, recLSD, firstDiff, clean)
+		engineLost := st.Capture != (ring.Stats{})
+		if firstDiff < 0 || engineLost || attempt == 3 {
 			break
 		}
-		t.Logf("attempt %d: %.2f dB while the sound server lost playback periods; recording again", attempt, clean)
+		t.Logf("attempt %d: the sound server did not deliver the fixture intact, and the engine's capture ring lost nothing; recording again", attempt)
 	}
 	loss10 := lsd(sent, 10, 3)
 	loss20 := lsd(sent, 20, 3)

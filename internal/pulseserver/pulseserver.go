@@ -163,6 +163,33 @@ func (s *Server) Pactl(args ...string) (string, error) {
 	return string(out), nil
 }
 
+// Play plays samples (48 kHz mono, 16-bit) into sink with pacat, asking the server to hold
+// latency of them ahead of the sink, and returns at once; wait returns when pacat has played
+// them all (it drains the stream before it exits) or failed. A buffer of a few hundred ms keeps
+// the sound played whole when this process is not scheduled for a while, as a test's reference
+// playback must be; a low-latency stream would underrun and leave a gap.
+func (s *Server) Play(sink string, samples []int16, latency time.Duration) (wait func() error, err error) {
+	raw := make([]byte, 2*len(samples))
+	for i, v := range samples {
+		raw[2*i], raw[2*i+1] = byte(v), byte(uint16(v)>>8)
+	}
+	cmd := exec.Command("pacat", "--playback", "--raw", "--format=s16le", "--rate=48000", "--channels=1",
+		"--device="+sink, "--latency-msec="+strconv.Itoa(int(latency/time.Millisecond)))
+	cmd.Env = s.env
+	cmd.Stdin = bytes.NewReader(raw)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("pulseserver: start pacat: %w", err)
+	}
+	return func() error {
+		if err := cmd.Wait(); err != nil {
+			return fmt.Errorf("pulseserver: pacat into %s: %w: %s", sink, err, strings.TrimSpace(stderr.String()))
+		}
+		return nil
+	}, nil
+}
+
 // Log returns what the server has printed so far.
 func (s *Server) Log() string { return s.log.String() }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"sdkpp/internal/pulseserver"
 )
@@ -80,4 +81,20 @@ func (s *Server) Pactl(t testing.TB, args ...string) string {
 		t.Fatalf("pulsetest: %v", err)
 	}
 	return out
+}
+
+// Play plays samples into sink through pacat (see pulseserver.Server.Play) and returns a function
+// that waits until they are played, failing the test if pacat fails.
+func (s *Server) Play(t testing.TB, sink string, samples []int16, latency time.Duration) (wait func()) {
+	t.Helper()
+	w, err := s.Server.Play(sink, samples, latency)
+	if err != nil {
+		t.Fatalf("pulsetest: %v", err)
+	}
+	return func() {
+		t.Helper()
+		if err := w(); err != nil {
+			t.Errorf("pulsetest: %v", err)
+		}
+	}
 }
