@@ -55,6 +55,9 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		{"GET", "/oauth2/applications/@me"}, {"GET", "/oauth2/applications/{app}"}, {"GET", "/oauth2/@me"},
 		{"GET", "/skus/{app}/subscriptions"}, {"GET", "/skus/{app}/subscriptions/{app}"}, {"GET", "/gateway/bot"},
 		{"POST", "/guilds"}, {"POST", "/guilds/templates/x"},
+		{"GET", "/channels/{general}/messages/pins"}, {"PUT", "/channels/{general}/messages/pins/{message}"},
+		{"GET", "/channels/{general}/pins"}, {"PUT", "/channels/{general}/pins/{message}"},
+		{"DELETE", "/channels/{general}/messages/pins/{message}"}, {"DELETE", "/channels/{general}/pins/{message}"},
 		// Last: these take the message, and the bot out of the guild.
 		{"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
 	}

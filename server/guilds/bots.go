@@ -94,6 +94,7 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("PATCH /guilds/{guild_id}/members/@me", s.callerRoute(s.modifyMe))
 	mux.HandleFunc("DELETE /users/@me/guilds/{guild_id}", s.callerRoute(s.leave))
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
+	s.registerPins(mux)
 }
 
 // guildMessageRoutes are the DM routes whose paths guild channels share.
@@ -560,6 +561,11 @@ func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wir
 		e := Timestamp(m.EditedAt)
 		out.EditedTimestamp = &e
 	}
+	pinnedAt, err := s.Store.GuildMessagePinnedAt(ctx, m.ChannelID, m.ID)
+	if err != nil {
+		return out, err
+	}
+	out.Pinned = !pinnedAt.IsZero()
 	author, err := s.Store.GetUser(ctx, m.AuthorID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -661,21 +667,7 @@ func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, even
 	if s.Bots == nil {
 		return
 	}
-	g, err := s.Store.GetGuild(ctx, ch.GuildID)
-	if err != nil {
-		s.Logger.Warn("message event not sent", "channel_id", ch.ID, "err", err)
-		return
-	}
-	var to []uint64
-	for _, id := range s.botMembers(ctx, ch.GuildID) {
-		a, err := LoadAccess(ctx, s.Store, g, id)
-		if err != nil {
-			continue
-		}
-		if perms, err := a.Channel(ctx, s.Store, ch); err == nil && perms&PermViewChannel != 0 {
-			to = append(to, id)
-		}
-	}
+	to := s.channelViewers(ctx, ch)
 	msg, ok := m.(wire.GuildMessage)
 	if !ok {
 		s.Bots.DispatchBots(to, gwire.IntentGuildMessages, event, m)

@@ -298,7 +298,11 @@ func (s *SQLite) UpdateGuildMessage(ctx context.Context, m *GuildMessage) error 
 }
 
 func (s *SQLite) DeleteGuildMessage(ctx context.Context, channelID, id uint64) error {
-	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM guild_messages WHERE id=? AND channel_id=?`, id, channelID))
+	if err := mustAffect(s.q.ExecContext(ctx, `DELETE FROM guild_messages WHERE id=? AND channel_id=?`, id, channelID)); err != nil {
+		return err
+	}
+	_, err := s.q.ExecContext(ctx, `DELETE FROM guild_pins WHERE channel_id=? AND message_id=?`, channelID, id)
+	return err
 }
 
 func (s *SQLite) ListGuildMessages(ctx context.Context, channelID uint64, p MessagePage) ([]GuildMessage, error) {

@@ -420,4 +420,15 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX audit_log_guild ON audit_log(guild_id, id);
 `,
+	// 13: pinned messages of guild channels (rule PIN-1), newest pin first; a message's pin goes
+	// with it.
+	`
+CREATE TABLE guild_pins (
+	channel_id INTEGER NOT NULL,
+	message_id INTEGER NOT NULL,
+	pinned_at INTEGER NOT NULL,
+	PRIMARY KEY (channel_id, message_id)
+);
+CREATE INDEX guild_pins_time ON guild_pins(channel_id, pinned_at);
+`,
 }

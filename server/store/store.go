@@ -268,5 +268,6 @@ type Store interface {
 	DMStore
 	GuildStore
 	GuildBotStore
+	GuildPinStore
 	RelationshipStore
 }

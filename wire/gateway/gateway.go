@@ -126,6 +126,9 @@ const (
 	EventMessageCreate = "MESSAGE_CREATE"
 	EventMessageUpdate = "MESSAGE_UPDATE"
 	EventMessageDelete = "MESSAGE_DELETE"
+	// EventChannelPinsUpdate follows a pin or an unpin in a channel (rule PIN-1); its d is a
+	// wire.ChannelPinsUpdate.
+	EventChannelPinsUpdate = "CHANNEL_PINS_UPDATE"
 
 	EventLobbyCreate        = "LOBBY_CREATE"
 	EventLobbyUpdate        = "LOBBY_UPDATE"

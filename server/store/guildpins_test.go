@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// PIN-1: pins are kept per channel, the most recent first; pinning twice keeps the first time,
+// a message's pin goes with it, and a message of another channel is unknown.
+func TestGuildPins(t *testing.T) {
+	ctx := context.Background()
+	s := openMemory(t)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for id := uint64(1); id <= 3; id++ {
+		require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: id, ChannelID: 10, GuildID: 5, AuthorID: 7, Content: "m", CreatedAt: t0}))
+	}
+	require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: 4, ChannelID: 11, GuildID: 5, AuthorID: 7, Content: "m", CreatedAt: t0}))
+
+	for i, id := range []uint64{2, 1, 3} {
+		pinned, err := s.PinGuildMessage(ctx, 10, id, t0.Add(time.Duration(i)*time.Second))
+		require.NoError(t, err)
+		assert.True(t, pinned, "message %d", id)
+	}
+	pinned, err := s.PinGuildMessage(ctx, 10, 2, t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.False(t, pinned, "pinned already")
+	at, err := s.GuildMessagePinnedAt(ctx, 10, 2)
+	require.NoError(t, err)
+	assert.True(t, at.Equal(t0), "the first pin's time stays: %v", at)
+
+	_, err = s.PinGuildMessage(ctx, 10, 4, t0)
+	assert.ErrorIs(t, err, ErrNotFound, "message 4 is another channel's")
+	_, err = s.UnpinGuildMessage(ctx, 10, 99)
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	ids := func(pins []GuildPin) (out []uint64) {
+		for _, p := range pins {
+			out = append(out, p.Message.ID)
+		}
+		return out
+	}
+	all, err := s.ListGuildPins(ctx, 10, time.Time{}, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{3, 1, 2}, ids(all), "the most recent pin first")
+	assert.Equal(t, "m", all[0].Message.Content)
+	older, err := s.ListGuildPins(ctx, 10, all[1].PinnedAt, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{2}, ids(older), "pins made before the given time")
+	n, err := s.CountGuildPins(ctx, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+
+	unpinned, err := s.UnpinGuildMessage(ctx, 10, 3)
+	require.NoError(t, err)
+	assert.True(t, unpinned)
+	unpinned, err = s.UnpinGuildMessage(ctx, 10, 3)
+	require.NoError(t, err)
+	assert.False(t, unpinned, "not pinned any more")
+	require.NoError(t, s.DeleteGuildMessage(ctx, 10, 1))
+	all, err = s.ListGuildPins(ctx, 10, time.Time{}, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{2}, ids(all), "a deleted message's pin goes with it")
+	at, err = s.GuildMessagePinnedAt(ctx, 10, 3)
+	require.NoError(t, err)
+	assert.True(t, at.IsZero(), "unpinned")
+}
