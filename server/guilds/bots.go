@@ -89,6 +89,7 @@ func (s *Service) callerRoute(h func(q *caller) (any, error)) http.HandlerFunc {
 func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /guilds/{guild_id}", s.callerRoute(s.getGuild))
 	mux.HandleFunc("GET /guilds/{guild_id}/roles", s.callerRoute(s.roles))
+	mux.HandleFunc("GET /guilds/{guild_id}/roles/member-counts", s.callerRoute(s.roleMemberCounts))
 	mux.HandleFunc("GET /guilds/{guild_id}/members", s.callerRoute(s.members))
 	mux.HandleFunc("GET /guilds/{guild_id}/members/{user_id}", s.callerRoute(s.member))
 	mux.HandleFunc("PATCH /guilds/{guild_id}/members/@me", s.callerRoute(s.modifyMe))
@@ -190,6 +191,26 @@ func (s *Service) getGuild(q *caller) (any, error) {
 			return nil, err
 		}
 		out.ApproximateMemberCount = &n
+	}
+	return out, nil
+}
+
+// roleMemberCounts serves GET /guilds/{guild_id}/roles/member-counts (rule GLD-4): a map of each
+// role's id to how many members have it, 0 for a role nobody has; @everyone is left out.
+func (s *Service) roleMemberCounts(q *caller) (any, error) {
+	a, err := s.memberGuild(q)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.Store.CountRoleMembers(q.ctx, a.Guild.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(a.Roles))
+	for _, r := range a.Roles {
+		if r.ID != a.Guild.ID {
+			out[strconv.FormatUint(r.ID, 10)] = counts[r.ID]
+		}
 	}
 	return out, nil
 }

@@ -69,6 +69,9 @@ type GuildBotStore interface {
 	SetMemberRoles(ctx context.Context, guildID, userID uint64, roleIDs []uint64) error
 	// ListMemberRoles returns the member's role ids, ascending.
 	ListMemberRoles(ctx context.Context, guildID, userID uint64) ([]uint64, error)
+	// CountRoleMembers returns how many members have each role of the guild that any member
+	// has (rule GLD-4).
+	CountRoleMembers(ctx context.Context, guildID uint64) (map[uint64]int, error)
 	// ListGuildMembers returns up to limit members with a user id above after, by user id.
 	ListGuildMembers(ctx context.Context, guildID, after uint64, limit int) ([]GuildMember, error)
 	// CountGuildMembers returns how many members the guild has.
@@ -195,6 +198,24 @@ func (s *SQLite) ListMemberRoles(ctx context.Context, guildID, userID uint64) ([
 		out = append(out, id)
 	}
 	return out, rows.Err()
+}
+
+func (s *SQLite) CountRoleMembers(ctx context.Context, guildID uint64) (map[uint64]int, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT role_id, COUNT(*) FROM guild_member_roles WHERE guild_id=? GROUP BY role_id`, guildID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	counts := make(map[uint64]int)
+	for rows.Next() {
+		var id uint64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		counts[id] = n
+	}
+	return counts, rows.Err()
 }
 
 func (s *SQLite) ListGuildMembers(ctx context.Context, guildID, after uint64, limit int) ([]GuildMember, error) {

@@ -1,0 +1,32 @@
+package server_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// GLD-4: Get Guild Role Member Counts maps every role but @everyone to how many members have it;
+// a guild the caller is not in is 50001, an unknown one 10004.
+func TestRoleMemberCounts(t *testing.T) {
+	f := newBotFixture(t)
+	for _, h := range []http.Header{f.botHeader(), bearer(f.bob)} {
+		var counts map[string]int
+		ok(t, do(t, http.MethodGet, f.api(f.gpath("/roles/member-counts")), nil, h), &counts)
+		assert.Equal(t, map[string]int{f.mod.ID.String(): 2, f.quiet.ID.String(): 0}, counts, "GLD-4: carol and the bot are mods")
+	}
+	for _, tc := range []struct {
+		path         string
+		status, code int
+	}{
+		{"/guilds/" + f.other.ID.String() + "/roles/member-counts", http.StatusForbidden, 50001},
+		{"/guilds/1/roles/member-counts", http.StatusNotFound, 10004},
+		{"/guilds/x/roles/member-counts", http.StatusBadRequest, 50035},
+	} {
+		r := do(t, http.MethodGet, f.api(tc.path), nil, f.botHeader())
+		require.Equal(t, tc.status, r.Status, "%s: %s", tc.path, r.Body)
+		assert.Equal(t, tc.code, r.apiError(t).Code, "%s", tc.path)
+	}
+}
