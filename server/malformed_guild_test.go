@@ -45,7 +45,7 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 	type route struct{ method, path string }
 	routes := []route{
 		{"GET", "/users/@me/guilds"}, {"GET", "/guilds/{guild}"}, {"GET", "/guilds/{guild}/channels"},
-		{"GET", "/guilds/{guild}/roles"}, {"GET", "/guilds/{guild}/roles/member-counts"}, {"GET", "/guilds/{guild}/members"}, {"GET", "/guilds/{guild}/members/{bob}"},
+		{"GET", "/guilds/{guild}/roles"}, {"GET", "/guilds/{guild}/roles/member-counts"}, {"GET", "/guilds/{guild}/messages/search"}, {"GET", "/guilds/{guild}/members"}, {"GET", "/guilds/{guild}/members/{bob}"},
 		{"PATCH", "/guilds/{guild}/members/@me"}, {"GET", "/channels/{general}"}, {"GET", "/channels/{voice}"},
 		{"POST", "/channels/{general}/messages"}, {"GET", "/channels/{general}/messages"},
 		{"GET", "/channels/{general}/messages/{message}"}, {"PATCH", "/channels/{general}/messages/{message}"},

@@ -36,6 +36,7 @@ import (
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/relationships"
 	"sdkpp/server/relay"
+	"sdkpp/server/search"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -132,6 +133,8 @@ type Server struct {
 	guildVoice *guildvoice.Service
 	// voiceStatus serves voice channel statuses and Request Channel Info; set by routes.
 	voiceStatus *voicestatus.Service
+	// search indexes guilds' messages for Search Guild Messages; set by routes.
+	search *search.Indexer
 
 	mu       sync.Mutex
 	started  bool
@@ -332,6 +335,9 @@ func (s *Server) routes() (http.Handler, error) {
 		r2.URL.Path, r2.URL.RawPath = rest, ""
 		apiHandler.ServeHTTP(w, r2)
 	}))
+	// Last, so that no error above leaves its goroutine running; Close stops it.
+	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
+	gs.Search = s.search
 	return httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log))), nil
 }
 
@@ -488,6 +494,8 @@ func (s *Server) Close() error {
 		<-s.served
 		s.dispatcher.Close()
 		s.lobbies.Close()
+		// After the HTTP server: no search requests indexing any more.
+		s.search.Close()
 		errs = append(errs, s.relay.Close()) // after the hub: the calls have ended
 	}
 	errs = append(errs, s.store.Close())

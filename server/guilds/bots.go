@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,6 +91,7 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /guilds/{guild_id}", s.callerRoute(s.getGuild))
 	mux.HandleFunc("GET /guilds/{guild_id}/roles", s.callerRoute(s.roles))
 	mux.HandleFunc("GET /guilds/{guild_id}/roles/member-counts", s.callerRoute(s.roleMemberCounts))
+	mux.HandleFunc("GET /guilds/{guild_id}/messages/search", s.callerRoute(s.searchMessages))
 	mux.HandleFunc("GET /guilds/{guild_id}/members", s.callerRoute(s.members))
 	mux.HandleFunc("GET /guilds/{guild_id}/members/{user_id}", s.callerRoute(s.member))
 	mux.HandleFunc("PATCH /guilds/{guild_id}/members/@me", s.callerRoute(s.modifyMe))
@@ -226,8 +228,10 @@ func (s *Service) roles(q *caller) (any, error) {
 }
 
 // queryID reads an optional snowflake query parameter.
-func queryID(r *http.Request, name string) (uint64, error) {
-	v := r.URL.Query()
+func queryID(r *http.Request, name string) (uint64, error) { return valuesID(r.URL.Query(), name) }
+
+// valuesID reads an optional snowflake of a query.
+func valuesID(v url.Values, name string) (uint64, error) {
 	if !v.Has(name) {
 		return 0, nil
 	}

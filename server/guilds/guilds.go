@@ -95,6 +95,8 @@ type Service struct {
 	Bots BotNotifier
 	// OnMemberLeft, when set, is told that a member left a guild (after the GUILD_MEMBER_REMOVE).
 	OnMemberLeft func(guildID, userID uint64)
+	// Search builds guilds' search indexes (rule GLD-3); nil leaves unindexed guilds so.
+	Search SearchIndexer
 }
 
 // Register adds the routes to mux (paths relative to the API base).

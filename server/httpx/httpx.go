@@ -56,14 +56,23 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	}
 }
 
-// Answer writes a handler's result: err as Error does, a nil out as 204 No Content, anything
-// else as JSON with 200.
+// Reply is a handler result answered with a status other than 200: Body as JSON with Status.
+type Reply struct {
+	Status int
+	Body   any
+}
+
+// Answer writes a handler's result: err as Error does, a nil out as 204 No Content, a Reply with
+// its status, anything else as JSON with 200.
 func Answer(w http.ResponseWriter, r *http.Request, log *slog.Logger, out any, err error) {
+	reply, isReply := out.(Reply)
 	switch {
 	case err != nil:
 		Error(w, r, log, err)
 	case out == nil:
 		w.WriteHeader(http.StatusNoContent)
+	case isReply:
+		JSON(w, reply.Status, reply.Body)
 	default:
 		JSON(w, http.StatusOK, out)
 	}

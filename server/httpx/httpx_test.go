@@ -3,6 +3,7 @@ package httpx
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"testing"
 
@@ -21,4 +22,29 @@ func TestJSONOfAnAppender(t *testing.T) {
 	require.Equal(t, want.String(), rec.Body.String(), "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
 	require.Equal(t, 200, rec.Code, "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
 	require.Equal(t, "application/json", rec.Header().Get("Content-Type"), "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
+}
+
+// Answer: an error as the platform's body, nil as 204, a Reply with its status, a value as 200.
+func TestAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		out    any
+		err    error
+		status int
+		body   string
+	}{
+		{"value", map[string]int{"a": 1}, nil, 200, `{"a":1}`},
+		{"nothing", nil, nil, 204, ``},
+		{"reply", Reply{Status: 202, Body: map[string]int{"retry_after": 2}}, nil, 202, `{"retry_after":2}`},
+		{"error", nil, wire.MissingAccess(), 403, `{"code":50001,"message":"Missing Access"}`},
+	} {
+		rec := httptest.NewRecorder()
+		Answer(rec, httptest.NewRequest("GET", "/", nil), slog.New(slog.DiscardHandler), tc.out, tc.err)
+		require.Equal(t, tc.status, rec.Code, tc.name)
+		if tc.body == "" {
+			require.Empty(t, rec.Body.String(), tc.name)
+		} else {
+			require.JSONEq(t, tc.body, rec.Body.String(), tc.name)
+		}
+	}
 }

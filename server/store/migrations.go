@@ -431,4 +431,26 @@ CREATE TABLE guild_pins (
 );
 CREATE INDEX guild_pins_time ON guild_pins(channel_id, pinned_at);
 `,
+	// 14: the search index of guild messages (rule GLD-3). A guild is indexed from the moment
+	// IndexGuildMessages copies its messages into guild_message_fts (its row in guild_search);
+	// from then on the triggers keep its entries current.
+	`
+CREATE VIRTUAL TABLE guild_message_fts USING fts5(content, tokenize='unicode61');
+CREATE TABLE guild_search (
+	guild_id INTEGER PRIMARY KEY,
+	indexed_at INTEGER NOT NULL
+);
+CREATE TRIGGER guild_message_fts_insert AFTER INSERT ON guild_messages
+WHEN EXISTS (SELECT 1 FROM guild_search WHERE guild_id=new.guild_id) BEGIN
+	INSERT INTO guild_message_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER guild_message_fts_update AFTER UPDATE OF content ON guild_messages
+WHEN EXISTS (SELECT 1 FROM guild_search WHERE guild_id=new.guild_id) BEGIN
+	DELETE FROM guild_message_fts WHERE rowid=old.id;
+	INSERT INTO guild_message_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER guild_message_fts_delete AFTER DELETE ON guild_messages BEGIN
+	DELETE FROM guild_message_fts WHERE rowid=old.id;
+END;
+`,
 }
