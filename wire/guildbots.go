@@ -170,8 +170,9 @@ type UnavailableGuild struct {
 
 // GuildMessage is a message of a guild text channel, and the d of its MESSAGE_CREATE and
 // MESSAGE_UPDATE dispatches (which add ChannelType). A bot session without the MESSAGE_CONTENT
-// intent gets those dispatches with content, embeds, attachments and components empty, unless
-// the bot wrote the message or is mentioned in it.
+// intent gets those dispatches with content, embeds, attachments and components empty (and its
+// snapshots' content), unless the bot wrote the message or is mentioned in it; so do REST reads
+// by a bot whose application may not read message content.
 type GuildMessage struct {
 	ID              Snowflake  `json:"id"`
 	Type            int        `json:"type"`
@@ -194,6 +195,14 @@ type GuildMessage struct {
 	Nonce           any        `json:"nonce,omitempty"`
 	// ChannelType is the channel's type, on dispatches.
 	ChannelType *int `json:"channel_type,omitempty"`
+	// MessageReference is the message a reply (Type MessageTypeReply) answers or a forward
+	// carries; absent on other messages.
+	MessageReference *MessageReference `json:"message_reference,omitempty"`
+	// ReferencedMessage is, on a reply only, the message it answers (null once deleted).
+	ReferencedMessage ReferencedMessage `json:"referenced_message,omitzero"`
+	// MessageSnapshots are a forward's copy of the message it carries (rule FWD-1); a forward
+	// has no content of its own and the flag MessageFlagHasSnapshot.
+	MessageSnapshots []MessageSnapshot `json:"message_snapshots,omitempty"`
 }
 
 // Mention is a user a message mentions, with that user's member in the guild.
@@ -210,11 +219,13 @@ type GuildMessageDelete struct {
 }
 
 // GuildMessageRequest is the body of POST and PATCH /channels/{id}/messages(/{mid}) for a guild
-// channel.
+// channel. MessageReference (POST) makes a reply or a forward: it is kept raw, to be read with
+// ParseMessageReference, so that a malformed one is a form error naming its field.
 type GuildMessageRequest struct {
-	Content *string `json:"content"`
-	Nonce   any     `json:"nonce,omitempty"`
-	TTS     bool    `json:"tts,omitempty"`
+	Content          *string         `json:"content"`
+	Nonce            any             `json:"nonce,omitempty"`
+	TTS              bool            `json:"tts,omitempty"`
+	MessageReference json.RawMessage `json:"message_reference,omitempty"`
 }
 
 // MemberRemove is the d of GUILD_MEMBER_REMOVE.

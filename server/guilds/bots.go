@@ -48,6 +48,9 @@ type caller struct {
 	userID uint64
 	appID  uint64
 	bot    bool
+	// readsContent tells whether the caller may read every message's content (see
+	// mayReadContent): a user always, a bot when its application may read message content.
+	readsContent bool
 }
 
 // who authenticates a bot or a user with the guilds scope.
@@ -58,7 +61,8 @@ func (s *Service) who(r *http.Request) (*caller, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &caller{Request: r, ctx: r.Context(), userID: app.BotUserID, appID: app.ID, bot: true}, nil
+		return &caller{Request: r, ctx: r.Context(), userID: app.BotUserID, appID: app.ID, bot: true,
+			readsContent: AppReadsMessageContent(app.Flags)}, nil
 	}
 	t, err := auth.Bearer(r)
 	if err != nil {
@@ -67,7 +71,7 @@ func (s *Service) who(r *http.Request) (*caller, error) {
 	if !scopes.Has(t.Scopes, scopes.Guilds) {
 		return nil, wire.MissingAccess()
 	}
-	return &caller{Request: r, ctx: r.Context(), userID: t.UserID, appID: t.AppID}, nil
+	return &caller{Request: r, ctx: r.Context(), userID: t.UserID, appID: t.AppID, readsContent: true}, nil
 }
 
 // callerRoute authenticates (who) and answers with h's value as JSON, nil as 204.
@@ -509,6 +513,11 @@ func (s *Service) guildChannel(q *caller) (*store.GuildChannel, *Access, uint64,
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	return s.channelAccess(q, id)
+}
+
+// channelAccess is guildChannel for channel id.
+func (s *Service) channelAccess(q *caller, id uint64) (*store.GuildChannel, *Access, uint64, error) {
 	ch, err := s.Store.GetGuildChannel(q.ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, 0, wire.UnknownChannel()
@@ -577,8 +586,28 @@ func userObject(u *store.User) wire.User {
 }
 
 // messageObject is the wire form of a guild message, with its author's member and its
-// mentions' members.
+// mentions' members, its message_reference and message_snapshots, and for a reply the message
+// it answers (referenced_message, null once deleted; without its own referenced_message).
 func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
+	out, err := s.messageFields(ctx, m)
+	if err != nil || m.Reference == nil || m.Reference.Type != store.ReferenceReply {
+		return out, err
+	}
+	out.ReferencedMessage.Present = true
+	ref, err := s.Store.GetGuildMessage(ctx, m.Reference.ChannelID, m.Reference.MessageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	r, err := s.messageFields(ctx, ref)
+	out.ReferencedMessage.Message = &r
+	return out, err
+}
+
+// messageFields is messageObject without referenced_message.
+func (s *Service) messageFields(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
 	out := wire.GuildMessage{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(m.ChannelID), GuildID: wire.Snowflake(m.GuildID),
 		Content: m.Content, Timestamp: Timestamp(m.CreatedAt), Mentions: []wire.Mention{}, MentionRoles: []string{},
 		Attachments: []struct{}{}, Embeds: []struct{}{}, Components: []struct{}{}}
@@ -621,7 +650,7 @@ func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wir
 		}
 		out.Mentions = append(out.Mentions, men)
 	}
-	return out, nil
+	return out, s.referenceFields(ctx, m, &out)
 }
 
 func isAPIError(err error) bool {
@@ -635,15 +664,23 @@ func readContent(r *http.Request, required bool) (*string, any, error) {
 	if err := httpx.DecodeJSON(r, &body); err != nil {
 		return nil, nil, err
 	}
-	switch {
-	case body.Content == nil && !required:
-		return nil, body.Nonce, nil
-	case body.Content == nil || *body.Content == "":
-		return nil, nil, &wire.APIError{Status: http.StatusBadRequest, Code: 50006, Message: "Cannot send an empty message"}
-	case utf8.RuneCountInString(*body.Content) > wire.MaxMessageContentChars || !utf8.ValidString(*body.Content):
-		return nil, nil, wire.InvalidAt("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
+	if err := checkContent(body.Content, required); err != nil {
+		return nil, nil, err
 	}
 	return body.Content, body.Nonce, nil
+}
+
+// checkContent checks a message body's content (readContent).
+func checkContent(content *string, required bool) error {
+	switch {
+	case content == nil && !required:
+		return nil
+	case content == nil || *content == "":
+		return &wire.APIError{Status: http.StatusBadRequest, Code: 50006, Message: "Cannot send an empty message"}
+	case utf8.RuneCountInString(*content) > wire.MaxMessageContentChars || !utf8.ValidString(*content):
+		return wire.InvalidAt("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
+	}
+	return nil
 }
 
 // textChannel tells whether messages may be sent in a channel of type t.
@@ -651,9 +688,10 @@ func textChannel(t int) bool { return t == wire.ChannelGuildText || t == wire.Ch
 
 // sendMessage serves POST /channels/{channel_id}/messages for a guild text channel: needs
 // VIEW_CHANNEL and SEND_MESSAGES; the guild's bots that can view the channel get MESSAGE_CREATE
-// with guild_id, channel_type, mentions and member.
+// with guild_id, channel_type, mentions and member. A message_reference makes it a reply or a
+// forward (see reference).
 func (s *Service) sendMessage(q *caller) (any, error) {
-	content, nonce, err := readContent(q.Request, true)
+	content, nonce, ref, err := readSend(q.Request)
 	if err != nil {
 		return nil, err
 	}
@@ -667,8 +705,11 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 	if perms&PermSendMessages == 0 {
 		return nil, wire.MissingPermissions()
 	}
-	m := &store.GuildMessage{ID: s.IDs.Next(), ChannelID: ch.ID, GuildID: ch.GuildID, AuthorID: q.userID, Content: *content,
+	m := &store.GuildMessage{ID: s.IDs.Next(), ChannelID: ch.ID, GuildID: ch.GuildID, AuthorID: q.userID, Content: content,
 		CreatedAt: s.Clock.Now()}
+	if err := s.reference(q, ch, perms, ref, m); err != nil {
+		return nil, err
+	}
 	if m.Mentions, err = s.mentions(q.ctx, ch.GuildID, m.Content); err != nil {
 		return nil, err
 	}
@@ -681,13 +722,14 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 	}
 	out.Nonce = nonce
 	s.messageEvent(q.ctx, ch, gwire.EventMessageCreate, out)
+	out, _ = contentFor(out, q.userID, q.readsContent)
 	return out, nil
 }
 
 // messageEvent sends a message event to the guild's bots with GUILD_MESSAGES that can view the
 // channel, with the channel's type. A message's content reaches a bot session only with the
-// MESSAGE_CONTENT intent, or when the bot is its author or mentioned in it; the others get it
-// without content, embeds, attachments and components.
+// MESSAGE_CONTENT intent, or when the bot is its author or mentioned in it (mayReadContent); the
+// others get it without content, embeds, attachments and components (contentFor).
 func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, event string, m any) {
 	if s.Bots == nil {
 		return
@@ -700,22 +742,18 @@ func (s *Service) messageEvent(ctx context.Context, ch *store.GuildChannel, even
 	}
 	t := ch.Type
 	msg.ChannelType = &t
-	involved := map[uint64]bool{uint64(msg.Author.ID): true}
-	for _, men := range msg.Mentions {
-		involved[uint64(men.ID)] = true
-	}
-	var always, others []uint64
+	var always []uint64
 	for _, id := range to {
-		if involved[id] {
+		// A session with MESSAGE_CONTENT reads everything; what one without it reads depends on
+		// the bot (its own messages, its mentions).
+		redacted, changed := contentFor(msg, id, false)
+		if !changed {
 			always = append(always, id)
-		} else {
-			others = append(others, id)
+			continue
 		}
+		s.Bots.DispatchBotsSplit([]uint64{id}, gwire.IntentGuildMessages, gwire.IntentMessageContent, event, msg, redacted)
 	}
 	s.Bots.DispatchBots(always, gwire.IntentGuildMessages, event, msg)
-	redacted := msg
-	redacted.Content, redacted.Embeds, redacted.Attachments, redacted.Components = "", []struct{}{}, []struct{}{}, []struct{}{}
-	s.Bots.DispatchBotsSplit(others, gwire.IntentGuildMessages, gwire.IntentMessageContent, event, msg, redacted)
 }
 
 // readable loads the path's channel for reading its messages: VIEW_CHANNEL and
@@ -732,7 +770,8 @@ func (s *Service) readable(q *caller) (*store.GuildChannel, error) {
 }
 
 // listMessages serves GET /channels/{channel_id}/messages?limit=&before=|after=|around=:
-// newest first, limit 1 to 100 (default 50).
+// newest first, limit 1 to 100 (default 50). A bot whose application may not read message
+// content gets them as a gateway session without MESSAGE_CONTENT does (contentFor).
 func (s *Service) listMessages(q *caller) (any, error) {
 	limit, err := queryLimit(q.Request, DefaultMessages, MaxMessagesList)
 	if err != nil {
@@ -769,15 +808,7 @@ func (s *Service) listMessages(q *caller) (any, error) {
 	} else if list, err = s.Store.ListGuildMessages(q.ctx, ch.ID, store.MessagePage{Before: page[0], After: page[1], Limit: limit}); err != nil {
 		return nil, err
 	}
-	out := make([]wire.GuildMessage, 0, len(list))
-	for i := range list {
-		m, err := s.messageObject(q.ctx, &list[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return readerMessages(s, q, list, func(m *store.GuildMessage) *store.GuildMessage { return m })
 }
 
 // message loads the path's message of ch: 404 10008 when it is not there.
@@ -793,7 +824,8 @@ func (s *Service) message(q *caller, ch *store.GuildChannel) (*store.GuildMessag
 	return m, err
 }
 
-// getMessage serves GET /channels/{channel_id}/messages/{message_id}.
+// getMessage serves GET /channels/{channel_id}/messages/{message_id}, with content as
+// listMessages.
 func (s *Service) getMessage(q *caller) (any, error) {
 	ch, err := s.readable(q)
 	if err != nil {
@@ -803,7 +835,30 @@ func (s *Service) getMessage(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.messageObject(q.ctx, m)
+	return s.readerMessage(q, m)
+}
+
+// readerMessage is the wire form of m as the caller may read it (contentFor).
+func (s *Service) readerMessage(q *caller, m *store.GuildMessage) (wire.GuildMessage, error) {
+	out, err := s.messageObject(q.ctx, m)
+	if err != nil {
+		return out, err
+	}
+	out, _ = contentFor(out, q.userID, q.readsContent)
+	return out, nil
+}
+
+// readerMessages is readerMessage of the message of each item of list.
+func readerMessages[T any](s *Service, q *caller, list []T, message func(*T) *store.GuildMessage) ([]wire.GuildMessage, error) {
+	out := make([]wire.GuildMessage, 0, len(list))
+	for i := range list {
+		m, err := s.readerMessage(q, message(&list[i]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // editMessage serves PATCH /channels/{channel_id}/messages/{message_id}: the author replaces
@@ -824,6 +879,9 @@ func (s *Service) editMessage(q *caller) (any, error) {
 	if m.AuthorID != q.userID {
 		return nil, &wire.APIError{Status: http.StatusForbidden, Code: 50005, Message: "Cannot edit a message authored by another user"}
 	}
+	if content != nil && m.Snapshot != nil {
+		return nil, forwardContentError()
+	}
 	if content != nil {
 		m.Content = *content
 		if m.Mentions, err = s.mentions(q.ctx, ch.GuildID, m.Content); err != nil {
@@ -839,6 +897,7 @@ func (s *Service) editMessage(q *caller) (any, error) {
 		return nil, err
 	}
 	s.messageEvent(q.ctx, ch, gwire.EventMessageUpdate, out)
+	out, _ = contentFor(out, q.userID, q.readsContent)
 	return out, nil
 }
 

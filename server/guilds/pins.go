@@ -132,13 +132,15 @@ func (s *Service) listPins(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := wire.ChannelPins{Items: []wire.ChannelPin{}, HasMore: len(pins) > limit}
-	for i := range pins[:min(len(pins), limit)] {
-		m, err := s.messageObject(q.ctx, &pins[i].Message)
-		if err != nil {
-			return nil, err
-		}
-		out.Items = append(out.Items, wire.ChannelPin{PinnedAt: Timestamp(pins[i].PinnedAt), Message: m})
+	hasMore := len(pins) > limit
+	pins = pins[:min(len(pins), limit)]
+	msgs, err := readerMessages(s, q, pins, func(p *store.GuildPin) *store.GuildMessage { return &p.Message })
+	if err != nil {
+		return nil, err
+	}
+	out := wire.ChannelPins{Items: make([]wire.ChannelPin, len(pins)), HasMore: hasMore}
+	for i, m := range msgs {
+		out.Items[i] = wire.ChannelPin{PinnedAt: Timestamp(pins[i].PinnedAt), Message: m}
 	}
 	return out, nil
 }
@@ -154,15 +156,7 @@ func (s *Service) pinnedMessages(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]wire.GuildMessage, 0, len(pins))
-	for i := range pins {
-		m, err := s.messageObject(q.ctx, &pins[i].Message)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return readerMessages(s, q, pins, func(p *store.GuildPin) *store.GuildMessage { return &p.Message })
 }
 
 // channelViewers returns the guild's bot members that can view the channel.

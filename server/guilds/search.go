@@ -109,9 +109,13 @@ func searchQuery(v url.Values) (q store.GuildSearch, channels []uint64, none boo
 			q.HasLink = &yes
 		case "-link":
 			q.HasLink = &no
-		case "embed", "file", "image", "video", "sound", "sticker", "poll", "snapshot":
+		case "snapshot":
+			q.HasSnapshot = &yes
+		case "-snapshot":
+			q.HasSnapshot = &no
+		case "embed", "file", "image", "video", "sound", "sticker", "poll":
 			none = true // the service stores no such message
-		case "-embed", "-file", "-image", "-video", "-sound", "-sticker", "-poll", "-snapshot":
+		case "-embed", "-file", "-image", "-video", "-sound", "-sticker", "-poll":
 		default:
 			return q, nil, false, wire.InvalidAt("has", "ENUM_TYPE_COERCE", "Value \""+h+"\" is not a valid enum value.")
 		}
@@ -148,14 +152,8 @@ func (s *Service) searchMessages(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if q.bot {
-		app, err := s.Store.GetApplication(q.ctx, q.appID)
-		if err != nil {
-			return nil, err
-		}
-		if app.Flags&(wire.AppFlagGatewayMessageContent|wire.AppFlagGatewayMessageContentLimited) == 0 {
-			return nil, wire.MissingAccess()
-		}
+	if !q.readsContent {
+		return nil, wire.MissingAccess()
 	}
 	all, err := s.Store.ListGuildChannels(q.ctx, a.Guild.ID)
 	if err != nil {
@@ -206,14 +204,14 @@ func (s *Service) searchMessages(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := wire.GuildSearchResult{TotalResults: total, Messages: make([][]wire.GuildMessage, 0, len(page)),
+	msgs, err := readerMessages(s, q, page, func(m *store.GuildMessage) *store.GuildMessage { return m })
+	if err != nil {
+		return nil, err
+	}
+	out := wire.GuildSearchResult{TotalResults: total, Messages: make([][]wire.GuildMessage, len(msgs)),
 		Threads: []struct{}{}, Members: []struct{}{}}
-	for i := range page {
-		m, err := s.messageObject(q.ctx, &page[i])
-		if err != nil {
-			return nil, err
-		}
-		out.Messages = append(out.Messages, []wire.GuildMessage{m})
+	for i, m := range msgs {
+		out.Messages[i] = []wire.GuildMessage{m}
 	}
 	return out, nil
 }

@@ -45,6 +45,44 @@ type GuildMessage struct {
 	Mentions  []uint64 // ids of the users the content mentions
 	CreatedAt time.Time
 	EditedAt  time.Time // zero until edited
+	// Reference is the message this one replies to or forwards; nil for a plain message.
+	Reference *MessageReference
+	// Snapshot is a forward's copy of the message it forwards, taken when it was forwarded.
+	Snapshot *MessageSnapshot
+}
+
+// Types of MessageReference (the platform's message_reference types).
+const (
+	ReferenceReply   = 0
+	ReferenceForward = 1
+)
+
+// MessageReference names the message a guild message replies to (ReferenceReply) or forwards
+// (ReferenceForward). The message may have been deleted since.
+type MessageReference struct {
+	Type                          int
+	MessageID, ChannelID, GuildID uint64
+}
+
+// MessageSnapshot is what a forward keeps of the message it forwards, as it was then.
+type MessageSnapshot struct {
+	Type      int // the message type of the forwarded message
+	Content   string
+	Mentions  []uint64
+	Flags     int
+	CreatedAt time.Time
+	EditedAt  time.Time // zero when it had not been edited
+}
+
+// snapshotJSON is the form of a MessageSnapshot in the snapshot column (times as the store's
+// other timestamps).
+type snapshotJSON struct {
+	Type     int      `json:"type"`
+	Content  string   `json:"content"`
+	Mentions []uint64 `json:"mentions"`
+	Flags    int      `json:"flags"`
+	Created  int64    `json:"created_at"`
+	Edited   int64    `json:"edited_at"`
 }
 
 // MessagePage selects guild channel messages: those before or after an id (both 0: the
@@ -84,6 +122,7 @@ type GuildBotStore interface {
 	// ListChannelOverwrites returns the channel's overwrites by target id.
 	ListChannelOverwrites(ctx context.Context, channelID uint64) ([]ChannelOverwrite, error)
 
+	// InsertGuildMessage stores a message with its reference and snapshot.
 	InsertGuildMessage(ctx context.Context, m *GuildMessage) error
 	// GetGuildMessage returns message id of the channel (ErrNotFound when it is another's).
 	GetGuildMessage(ctx context.Context, channelID, id uint64) (*GuildMessage, error)
@@ -270,20 +309,54 @@ func (s *SQLite) ListChannelOverwrites(ctx context.Context, channelID uint64) ([
 
 // ---- guild messages
 
-const guildMessageColumns = `id, channel_id, guild_id, author_id, content, mentions, created_at, edited_at`
+const guildMessageColumns = `id, channel_id, guild_id, author_id, content, mentions, created_at, edited_at,
+	ref_type, ref_message_id, ref_channel_id, ref_guild_id, snapshot`
 
 func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error) {
 	var m GuildMessage
 	var mentions string
 	var created, edited int64
-	if err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.AuthorID, &m.Content, &mentions, &created, &edited); err != nil {
+	var refType sql.NullInt64
+	var ref MessageReference
+	var snapshot sql.NullString
+	if err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.AuthorID, &m.Content, &mentions, &created, &edited,
+		&refType, &ref.MessageID, &ref.ChannelID, &ref.GuildID, &snapshot); err != nil {
 		return nil, notFound(err)
 	}
 	if err := json.Unmarshal([]byte(mentions), &m.Mentions); err != nil {
 		return nil, err
 	}
 	m.CreatedAt, m.EditedAt = fromTS(created), fromTS(edited)
+	if refType.Valid {
+		ref.Type = int(refType.Int64)
+		m.Reference = &ref
+	}
+	if snapshot.Valid {
+		var j snapshotJSON
+		if err := json.Unmarshal([]byte(snapshot.String), &j); err != nil {
+			return nil, err
+		}
+		m.Snapshot = &MessageSnapshot{Type: j.Type, Content: j.Content, Mentions: j.Mentions, Flags: j.Flags,
+			CreatedAt: fromTS(j.Created), EditedAt: fromTS(j.Edited)}
+	}
 	return &m, nil
+}
+
+// referenceColumns are the values of a message's ref_* and snapshot columns.
+func referenceColumns(m *GuildMessage) ([]any, error) {
+	out := []any{nil, 0, 0, 0, nil}
+	if r := m.Reference; r != nil {
+		out[0], out[1], out[2], out[3] = r.Type, r.MessageID, r.ChannelID, r.GuildID
+	}
+	if p := m.Snapshot; p != nil {
+		raw, err := json.Marshal(snapshotJSON{Type: p.Type, Content: p.Content, Mentions: p.Mentions, Flags: p.Flags,
+			Created: ts(p.CreatedAt), Edited: ts(p.EditedAt)})
+		if err != nil {
+			return nil, err
+		}
+		out[4] = string(raw)
+	}
+	return out, nil
 }
 
 func mentionsJSON(ids []uint64) (string, error) {
@@ -299,8 +372,12 @@ func (s *SQLite) InsertGuildMessage(ctx context.Context, m *GuildMessage) error 
 	if err != nil {
 		return err
 	}
-	_, err = s.q.ExecContext(ctx, `INSERT INTO guild_messages (`+guildMessageColumns+`) VALUES (?,?,?,?,?,?,?,?)`,
-		m.ID, m.ChannelID, m.GuildID, m.AuthorID, m.Content, mentions, ts(m.CreatedAt), ts(m.EditedAt))
+	refs, err := referenceColumns(m)
+	if err != nil {
+		return err
+	}
+	_, err = s.q.ExecContext(ctx, `INSERT INTO guild_messages (`+guildMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		append([]any{m.ID, m.ChannelID, m.GuildID, m.AuthorID, m.Content, mentions, ts(m.CreatedAt), ts(m.EditedAt)}, refs...)...)
 	return err
 }
 

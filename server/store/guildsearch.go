@@ -27,6 +27,8 @@ type GuildSearch struct {
 	AuthorBot *bool
 	// HasLink selects messages with (true) or without (false) an http(s) link in the content.
 	HasLink *bool
+	// HasSnapshot selects forwards (true) or other messages (false).
+	HasSnapshot *bool
 	// MinID and MaxID bound the message ids, exclusive; 0 leaves a side open.
 	MinID, MaxID uint64
 	// ByRelevance orders by how well the content matches Query (then newest first); otherwise
@@ -96,16 +98,17 @@ func (s *SQLite) IndexGuildMessages(ctx context.Context, guildID uint64, at time
 }
 
 // guildSearchFilter is the WHERE clause of every search: ?1 guild, ?2 channels, ?3 authors,
-// ?4 mentions (JSON arrays), ?5 pinned, ?6 author is a bot, ?7 has a link (NULL: either),
-// ?8 and ?9 the id bounds.
-const guildSearchFilter = `m.guild_id=?1
+// ?4 mentions (JSON arrays), ?5 pinned, ?6 author is a bot, ?7 has a link, ?8 is a forward
+// (NULL: either), ?9 and ?10 the id bounds.
+var guildSearchFilter = `m.guild_id=?1
 	AND m.channel_id IN (SELECT value FROM json_each(?2))
 	AND (?3='[]' OR m.author_id IN (SELECT value FROM json_each(?3)))
 	AND (?4='[]' OR EXISTS (SELECT 1 FROM json_each(m.mentions) j WHERE j.value IN (SELECT value FROM json_each(?4))))
 	AND (?5 IS NULL OR EXISTS (SELECT 1 FROM guild_pins p WHERE p.channel_id=m.channel_id AND p.message_id=m.id)=?5)
 	AND (?6 IS NULL OR (SELECT u.bot FROM users u WHERE u.id=m.author_id)=?6)
 	AND (?7 IS NULL OR (m.content LIKE '%http://%' OR m.content LIKE '%https://%')=?7)
-	AND m.id>?8 AND m.id<?9`
+	AND (?8 IS NULL OR (m.ref_type IS NOT NULL AND m.ref_type=` + strconv.Itoa(ReferenceForward) + `)=?8)
+	AND m.id>?9 AND m.id<?10`
 
 func (s *SQLite) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, []GuildMessage, error) {
 	ids := func(v []uint64) string {
@@ -126,7 +129,7 @@ func (s *SQLite) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, [
 		maxID = min(q.MaxID, maxID)
 	}
 	args := []any{q.GuildID, ids(q.ChannelIDs), ids(q.AuthorIDs), ids(q.Mentions), flag(q.Pinned), flag(q.AuthorBot),
-		flag(q.HasLink), min(q.MinID, 1<<63-1), maxID}
+		flag(q.HasLink), flag(q.HasSnapshot), min(q.MinID, 1<<63-1), maxID}
 	from := `guild_messages m`
 	order := `m.id DESC`
 	if q.Ascending {
@@ -134,7 +137,7 @@ func (s *SQLite) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, [
 	}
 	if q.Query != "" {
 		from = `guild_messages m JOIN (SELECT rowid AS id, bm25(guild_message_fts) AS rank FROM guild_message_fts
-			WHERE guild_message_fts MATCH ?10) r ON r.id=m.id`
+			WHERE guild_message_fts MATCH ?11) r ON r.id=m.id`
 		args = append(args, q.Query)
 		if q.ByRelevance {
 			order = `r.rank, m.id DESC`

@@ -110,6 +110,18 @@ func TestSearchGuildMessages(t *testing.T) {
 	_, ids = search(GuildSearch{Query: FTSQuery("potions")})
 	assert.Empty(t, ids, "a deleted message leaves the index")
 
+	// A forward carries a snapshot; a reply does not.
+	require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: 110, ChannelID: 10, GuildID: 1, AuthorID: 7, CreatedAt: t0,
+		Reference: &MessageReference{Type: ReferenceForward, MessageID: 101, ChannelID: 10, GuildID: 1},
+		Snapshot:  &MessageSnapshot{Content: "the raid starts at nine", CreatedAt: t0}}))
+	require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: 111, ChannelID: 10, GuildID: 1, AuthorID: 7, CreatedAt: t0,
+		Content: "ok", Reference: &MessageReference{Type: ReferenceReply, MessageID: 101, ChannelID: 10, GuildID: 1}}))
+	total, ids = search(GuildSearch{HasSnapshot: &yes})
+	assert.Equal(t, 1, total)
+	assert.Equal(t, []uint64{110}, ids, "forwards")
+	_, ids = search(GuildSearch{HasSnapshot: &no, ChannelIDs: []uint64{10}})
+	assert.Equal(t, []uint64{111, 101}, ids, "not forwards")
+
 	// Guild 2 was never indexed: its later messages are not in the index either, until it is.
 	add(106, 20, 2, 7, "raid again")
 	n, err = s.IndexGuildMessages(ctx, 2, t0)

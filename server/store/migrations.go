@@ -453,4 +453,13 @@ CREATE TRIGGER guild_message_fts_delete AFTER DELETE ON guild_messages BEGIN
 	DELETE FROM guild_message_fts WHERE rowid=old.id;
 END;
 `,
+	// 15: replies and forwards of guild messages (rule FWD-1): the message a message replies to
+	// or forwards (ref_type NULL for a plain message), and a forward's snapshot of it (JSON).
+	`
+ALTER TABLE guild_messages ADD COLUMN ref_type INTEGER;
+ALTER TABLE guild_messages ADD COLUMN ref_message_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_messages ADD COLUMN ref_channel_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_messages ADD COLUMN ref_guild_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_messages ADD COLUMN snapshot TEXT;
+`,
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,7 @@ func TestDiscordgoBot(t *testing.T) {
 	guild := botLab(t, e, "Bot Lab")
 	general := guild.Channels[0].ID.String()
 	pointDiscordgo(t, e.URL)
+	allowMessageContent(t, e) // the bot reads alice's message back over REST
 
 	dg, err := discordgo.New("Bot " + e.App.BotToken)
 	require.NoError(t, err)
@@ -130,11 +132,16 @@ func TestDiscordgoBot(t *testing.T) {
 	require.NoError(t, err, "discordgo's state holds the guild's channel")
 	assert.Equal(t, discordgo.ChannelTypeGuildText, cached.Type)
 
-	// alice writes "!ping" in the guild's text channel; the bot answers.
-	alicePings(t, e, general)
+	// alice writes "!ping" in the guild's text channel; the bot answers with a reply.
+	ping := alicePings(t, e, general)
 	reply := receive(t, answered, "the bot's answer")
 	assert.Equal(t, "pong", reply.Content)
 	assert.Equal(t, guild.ID.String(), reply.GuildID)
+	assert.Equal(t, discordgo.MessageTypeReply, reply.Type)
+	require.NotNil(t, reply.MessageReference)
+	assert.Equal(t, ping, reply.MessageReference.MessageID)
+	require.NotNil(t, reply.ReferencedMessage)
+	assert.Equal(t, "!ping", reply.ReferencedMessage.Content)
 	history, err := dg.ChannelMessages(general, 10, "", "", "")
 	require.NoError(t, err)
 	require.Len(t, history, 2)
@@ -200,6 +207,22 @@ func botLab(t *testing.T, e *servertest.Env, name string) wire.DevGuild {
 		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
 	require.NoError(t, err)
 	return guild
+}
+
+// allowMessageContent gives the dev application the MESSAGE_CONTENT privileged intent
+// (GATEWAY_MESSAGE_CONTENT_LIMITED, as the intent's toggle in the app's settings does): without
+// it, the bot reads other users' messages over REST without their content.
+func allowMessageContent(t *testing.T, e *servertest.Env) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"flags": strconv.FormatUint(wire.AppFlagGatewayMessageContentLimited, 10)})
+	req, err := http.NewRequest(http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Admin "+e.Creds.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
 }
 
 // alicePings posts "!ping" as alice in a guild channel and returns the message's id.

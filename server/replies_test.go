@@ -1,0 +1,504 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/guilds"
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
+)
+
+// formError requires a 400 50035 answer and returns the code of its first error at path (dotted,
+// as wire.InvalidAt nests it).
+func formError(t *testing.T, r resp, path string) string {
+	t.Helper()
+	require.Equal(t, http.StatusBadRequest, r.Status, "HTTP %d %s", r.Status, r.Body)
+	e := r.apiError(t)
+	require.Equal(t, wire.CodeInvalidFormBody, e.Code, "%s", r.Body)
+	var node any = e.Errors
+	for _, p := range strings.Split(path, ".") {
+		m, ok := node.(map[string]any)
+		require.True(t, ok, "no %s in %s", path, r.Body)
+		node = m[p]
+	}
+	m, _ := node.(map[string]any)
+	list, _ := m["_errors"].([]any)
+	require.NotEmpty(t, list, "no errors at %s in %s", path, r.Body)
+	first, _ := list[0].(map[string]any)
+	code, _ := first["code"].(string)
+	return code
+}
+
+// setAppFlags sets every flag of the fixture's application (the dev route).
+func setAppFlags(t *testing.T, f *botFixture, flags uint64) {
+	t.Helper()
+	r := sendJSON(t, http.MethodPut, f.api("/dev/applications/"+f.e.App.ID.String()+"/flags"),
+		map[string]any{"flags": strconv.FormatUint(flags, 10)}, admin(f.e))
+	require.Equal(t, http.StatusOK, r.Status, "set flags: %s", r.Body)
+}
+
+// messagesURL is the URL of a channel's messages, or of one of them.
+func (f *botFixture) messagesURL(ch wire.Snowflake, id ...wire.Snowflake) string {
+	u := f.api("/channels/" + ch.String() + "/messages")
+	for _, m := range id {
+		u += "/" + m.String()
+	}
+	return u
+}
+
+// postMessage sends a message body and requires 200.
+func (f *botFixture) postMessage(t *testing.T, ch wire.Snowflake, body map[string]any, h http.Header) wire.GuildMessage {
+	t.Helper()
+	var m wire.GuildMessage
+	ok(t, sendJSON(t, http.MethodPost, f.messagesURL(ch), body, h), &m)
+	return m
+}
+
+func reference(fields ...any) map[string]any {
+	out := map[string]any{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		out[fields[i].(string)] = fields[i+1]
+	}
+	return out
+}
+
+// Replies: a message_reference (type 0 or absent) to a message of the same channel makes a
+// message of type 19 (REPLY) carrying message_reference {type 0, message_id, channel_id,
+// guild_id} and referenced_message (the whole message replied to), on the POST answer,
+// MESSAGE_CREATE, GET and the list; referenced_message is null once the original is deleted.
+// An unknown message is 400 50035 MESSAGE_REFERENCE_UNKNOWN_MESSAGE, unless fail_if_not_exists
+// is false: then the message goes out plain. Another channel's message cannot be replied to.
+func TestReplies(t *testing.T) {
+	f := newBotFixture(t)
+	g := dialBot(t, f.e, "")
+	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
+	general, staff := f.channel("general").ID, f.channel("staff").ID
+
+	orig := f.postMessage(t, general, map[string]any{"content": "who is in?"}, bearer(f.alice))
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+
+	wantRef := &wire.MessageReference{Type: wire.MessageReferenceDefault, MessageID: orig.ID, ChannelID: general, GuildID: f.guild.ID}
+	check := func(what string, m wire.GuildMessage) {
+		t.Helper()
+		assert.Equal(t, wire.MessageTypeReply, m.Type, "%s: type", what)
+		assert.Equal(t, "me", m.Content, what)
+		assert.Equal(t, wantRef, m.MessageReference, "%s: message_reference", what)
+		assert.Empty(t, m.MessageSnapshots, what)
+		require.True(t, m.ReferencedMessage.Present, "%s: referenced_message", what)
+		ref := m.ReferencedMessage.Message
+		require.NotNil(t, ref, "%s: referenced_message", what)
+		assert.Equal(t, orig.ID, ref.ID, what)
+		assert.Equal(t, "who is in?", ref.Content, what)
+		assert.Equal(t, "alice", ref.Author.Username, what)
+		assert.Equal(t, orig.Timestamp, ref.Timestamp, what)
+		assert.Equal(t, wire.MessageTypeDefault, ref.Type, what)
+		assert.Nil(t, ref.MessageReference, what)
+	}
+
+	// bob replies with every field of message_reference.
+	reply := f.postMessage(t, general, map[string]any{"content": "me", "message_reference": reference("type", 0,
+		"message_id", orig.ID, "channel_id", general, "guild_id", f.guild.ID, "fail_if_not_exists", true)}, bearer(f.bob))
+	check("POST", reply)
+	var created wire.GuildMessage
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate, &created)
+	check("MESSAGE_CREATE", created)
+	var one wire.GuildMessage
+	ok(t, do(t, http.MethodGet, f.messagesURL(general, reply.ID), nil, bearer(f.carol)), &one)
+	check("GET", one)
+	var list []wire.GuildMessage
+	ok(t, do(t, http.MethodGet, f.messagesURL(general)+"?limit=1", nil, bearer(f.carol)), &list)
+	require.Len(t, list, 1)
+	check("list", list[0])
+
+	// carol replies with message_id alone, as most libraries send it.
+	short := f.postMessage(t, general, map[string]any{"content": "me", "message_reference": reference("message_id", orig.ID.String())},
+		bearer(f.carol))
+	check("message_id only", short)
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+
+	// The original is deleted: the reply keeps message_reference; referenced_message is null.
+	r := do(t, http.MethodDelete, f.messagesURL(general, orig.ID), nil, bearer(f.alice))
+	require.Equal(t, http.StatusNoContent, r.Status, "delete: %s", r.Body)
+	g.expect(gwire.OpDispatch, gwire.EventMessageDelete)
+	r = do(t, http.MethodGet, f.messagesURL(general, reply.ID), nil, bearer(f.carol))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Equal(t, "null", string(jsonField(t, r.Body, "referenced_message")), "null once deleted: %s", r.Body)
+	var after wire.GuildMessage
+	r.json(t, &after)
+	assert.Equal(t, wantRef, after.MessageReference)
+	assert.Equal(t, wire.MessageTypeReply, after.Type)
+
+	// Replying to it now: unknown, unless fail_if_not_exists is false.
+	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "late",
+		"message_reference": reference("message_id", orig.ID)}, bearer(f.bob))
+	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", formError(t, r, "message_reference"))
+	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "late",
+		"message_reference": reference("message_id", orig.ID, "fail_if_not_exists", false)}, bearer(f.bob))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	for _, field := range []string{"message_reference", "referenced_message", "message_snapshots"} {
+		assert.Nil(t, jsonField(t, r.Body, field), "a plain message has no %s: %s", field, r.Body)
+	}
+	assert.JSONEq(t, "0", string(jsonField(t, r.Body, "type")))
+	assert.JSONEq(t, `"late"`, string(jsonField(t, r.Body, "content")))
+	p := g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	assert.Nil(t, jsonField(t, p.D, "message_reference"), "MESSAGE_CREATE of the plain message: %s", p.D)
+
+	// A message of another channel: refused when named, unknown when looked up in this one.
+	staffNote := f.postMessage(t, staff, map[string]any{"content": "staff note"}, bearer(f.carol))
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "x",
+		"message_reference": reference("message_id", staffNote.ID, "channel_id", staff)}, bearer(f.carol))
+	assert.Equal(t, "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", formError(t, r, "message_reference"))
+	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "x",
+		"message_reference": reference("message_id", staffNote.ID)}, bearer(f.carol))
+	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", formError(t, r, "message_reference"))
+	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "x",
+		"message_reference": reference("message_id", reply.ID, "guild_id", f.other.ID)}, bearer(f.carol))
+	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", formError(t, r, "message_reference"), "another guild's id")
+	// A reply needs READ_MESSAGE_HISTORY in the channel.
+	sealed := archiveGuild(t, f).Channels[1].ID
+	note := f.postMessage(t, sealed, map[string]any{"content": "note"}, bearer(f.alice))
+	expectAPIError(t, "reply without READ_MESSAGE_HISTORY", sendJSON(t, http.MethodPost, f.messagesURL(sealed),
+		map[string]any{"content": "x", "message_reference": reference("message_id", note.ID)}, bearer(f.bob)), 403, wire.CodeMissingPermissions)
+	f.postMessage(t, sealed, map[string]any{"content": "x", "message_reference": reference("message_id", note.ID)}, bearer(f.alice))
+	// A reply needs content as any message.
+	expectAPIError(t, "reply without content", sendJSON(t, http.MethodPost, f.messagesURL(general),
+		map[string]any{"message_reference": reference("message_id", reply.ID)}, bearer(f.carol)), 400, 50006)
+	g.sync() // nothing for the refused ones
+}
+
+// archiveGuild makes a guild of alice's with bob (not the bot), and text channels "open" and
+// "sealed", where @everyone may not READ_MESSAGE_HISTORY.
+func archiveGuild(t *testing.T, f *botFixture) wire.DevGuild {
+	t.Helper()
+	g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Archive", OwnerID: f.e.User("alice").ID,
+		Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID}},
+		Channel: []wire.GuildChannelSpec{{Name: "open", Type: wire.ChannelGuildText},
+			{Name: "sealed", Type: wire.ChannelGuildText, Position: 1, Overwrites: []wire.OverwriteSpec{
+				{Everyone: true, Deny: wire.Permissions(guilds.PermReadMessageHistory)}}}}})
+	require.NoError(t, err)
+	return g
+}
+
+// snapshotOf is the message_snapshots entry a forward of m carries (rule FWD-1).
+func snapshotOf(m wire.GuildMessage) wire.SnapshotMessage {
+	users := []wire.User{}
+	for _, men := range m.Mentions {
+		users = append(users, men.User)
+	}
+	return wire.SnapshotMessage{Type: m.Type, Content: m.Content, Embeds: []struct{}{}, Attachments: []struct{}{},
+		Timestamp: m.Timestamp, EditedTimestamp: m.EditedTimestamp, Flags: m.Flags, Mentions: users, MentionRoles: []string{}}
+}
+
+// Rule FWD-1: message_reference type 1 forwards a message, from the same channel, another one or
+// another guild's, that the caller may view and read: the forward has no content of its own,
+// the flag HAS_SNAPSHOT, message_reference {type 1, message_id, channel_id, guild_id} and
+// message_snapshots [{message: {type, content, embeds, attachments, timestamp, edited_timestamp,
+// flags, mentions, mention_roles}}] copied when forwarded; later edits of the original do not
+// reach it.
+func TestForward(t *testing.T) {
+	f := newBotFixture(t)
+	g := dialBot(t, f.e, "")
+	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
+	general, staff := f.channel("general").ID, f.channel("staff").ID
+	forwardOf := func(src wire.GuildMessage, extra ...any) map[string]any {
+		return map[string]any{"message_reference": reference(append([]any{"type", 1, "message_id", src.ID,
+			"channel_id", src.ChannelID}, extra...)...)}
+	}
+	check := func(what string, fwd, src wire.GuildMessage) {
+		t.Helper()
+		assert.Equal(t, wire.MessageTypeDefault, fwd.Type, "FWD-1 %s: type", what)
+		assert.Equal(t, "", fwd.Content, "FWD-1 %s: no content of its own", what)
+		assert.Equal(t, wire.MessageFlagHasSnapshot, fwd.Flags, "FWD-1 %s: HAS_SNAPSHOT", what)
+		assert.Equal(t, &wire.MessageReference{Type: wire.MessageReferenceForward, MessageID: src.ID, ChannelID: src.ChannelID,
+			GuildID: src.GuildID}, fwd.MessageReference, "FWD-1 %s: message_reference", what)
+		assert.False(t, fwd.ReferencedMessage.Present, "FWD-1 %s: no referenced_message", what)
+		require.Len(t, fwd.MessageSnapshots, 1, "FWD-1 %s", what)
+		assert.Equal(t, snapshotOf(src), fwd.MessageSnapshots[0].Message, "FWD-1 %s: snapshot", what)
+	}
+
+	// Within the channel: carol forwards alice's message, which mentions bob.
+	src := f.postMessage(t, general, map[string]any{"content": "look <@" + f.e.User("bob").ID.String() + ">"}, bearer(f.alice))
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	require.Len(t, src.Mentions, 1)
+	r := sendJSON(t, http.MethodPost, f.messagesURL(general), forwardOf(src), bearer(f.carol))
+	require.Equal(t, http.StatusOK, r.Status, "FWD-1: %s", r.Body)
+	var fwd wire.GuildMessage
+	r.json(t, &fwd)
+	check("POST", fwd, src)
+	var snapshots []struct {
+		Message map[string]json.RawMessage `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal(jsonField(t, r.Body, "message_snapshots"), &snapshots))
+	require.Len(t, snapshots, 1)
+	var keys []string
+	for k := range snapshots[0].Message {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"type", "content", "embeds", "attachments", "timestamp", "edited_timestamp", "flags",
+		"mentions", "mention_roles"}, keys, "FWD-1: the snapshot's fields")
+	var created wire.GuildMessage
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate, &created)
+	check("MESSAGE_CREATE", created, src)
+	var one wire.GuildMessage
+	ok(t, do(t, http.MethodGet, f.messagesURL(general, fwd.ID), nil, bearer(f.bob)), &one)
+	check("GET", one, src)
+
+	// Edited later: the forward keeps what it copied; the forward itself takes no content.
+	var edited wire.GuildMessage
+	ok(t, sendJSON(t, http.MethodPatch, f.messagesURL(general, src.ID), map[string]any{"content": "never mind"}, bearer(f.alice)), &edited)
+	g.expect(gwire.OpDispatch, gwire.EventMessageUpdate)
+	ok(t, do(t, http.MethodGet, f.messagesURL(general, fwd.ID), nil, bearer(f.bob)), &one)
+	check("after the original's edit", one, src)
+	r = sendJSON(t, http.MethodPatch, f.messagesURL(general, fwd.ID), map[string]any{"content": "x"}, bearer(f.carol))
+	assert.Equal(t, "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED", formError(t, r, "content"), "FWD-1: editing content into a forward")
+
+	// Across channels: from staff (carol may view it) into general; the edited original's
+	// snapshot carries its edited_timestamp.
+	staffNote := f.postMessage(t, staff, map[string]any{"content": "staff note"}, bearer(f.carol))
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	check("across channels", f.postMessage(t, general, forwardOf(staffNote), bearer(f.carol)), staffNote)
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	require.NotNil(t, edited.EditedTimestamp)
+	check("edited original", f.postMessage(t, general, forwardOf(edited), bearer(f.bob)), edited)
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	// A forward of a forward carries the original's snapshot.
+	again := f.postMessage(t, staff, forwardOf(fwd), bearer(f.carol))
+	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	require.Len(t, again.MessageSnapshots, 1)
+	assert.Equal(t, snapshotOf(src), again.MessageSnapshots[0].Message, "FWD-1: a forward of a forward")
+
+	// Another guild, where the caller is a member: bob forwards into it; a channel of it that
+	// denies READ_MESSAGE_HISTORY cannot be forwarded from.
+	archive := archiveGuild(t, f)
+	open, sealed := archive.Channels[0].ID, archive.Channels[1].ID
+	check("across guilds", f.postMessage(t, open, forwardOf(edited), bearer(f.bob)), edited) // the bot is not in Archive
+	secret := f.postMessage(t, sealed, map[string]any{"content": "sealed"}, bearer(f.alice))
+
+	msgs := f.messagesURL(general)
+	for _, tc := range []struct {
+		what         string
+		body         map[string]any
+		header       http.Header
+		status, code int
+	}{
+		{"a channel the caller cannot view", forwardOf(staffNote), bearer(f.bob), 403, wire.CodeMissingAccess},
+		{"a channel without READ_MESSAGE_HISTORY", forwardOf(secret), bearer(f.bob), 403, wire.CodeMissingPermissions},
+		{"an unknown channel", forwardOf(wire.GuildMessage{ID: src.ID, ChannelID: 42}), bearer(f.bob), 404, wire.CodeUnknownChannel},
+	} {
+		expectAPIError(t, "FWD-1: "+tc.what, sendJSON(t, http.MethodPost, msgs, tc.body, tc.header), tc.status, tc.code)
+	}
+	for _, tc := range []struct {
+		what, path, code string
+		body             map[string]any
+	}{
+		{"an unknown message", "message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
+			forwardOf(wire.GuildMessage{ID: 42, ChannelID: general})},
+		{"an unknown message, fail_if_not_exists false", "message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
+			forwardOf(wire.GuildMessage{ID: 42, ChannelID: general}, "fail_if_not_exists", false)},
+		{"another guild's id", "message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", forwardOf(src, "guild_id", archive.ID)},
+		{"content", "content", "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED", map[string]any{"content": "see this",
+			"message_reference": reference("type", 1, "message_id", src.ID)}},
+	} {
+		assert.Equal(t, tc.code, formError(t, sendJSON(t, http.MethodPost, msgs, tc.body, bearer(f.carol)), tc.path), "FWD-1: %s", tc.what)
+	}
+	g.sync() // nothing for the refused ones
+}
+
+// Rule FWD-1: forwarding needs the app to read the message's content (the MESSAGE_CONTENT rule
+// of gateway dispatches, with the application's flags for the intent): a bot whose app has
+// neither GATEWAY_MESSAGE_CONTENT nor GATEWAY_MESSAGE_CONTENT_LIMITED gets 403 160014 with the
+// spec's text for another's message, and may forward its own messages and those that mention
+// it; with either flag it may forward any. A user may always.
+func TestForwardNeedsContentAccess(t *testing.T) {
+	f := newBotFixture(t)
+	general := f.channel("general").ID
+	other := f.postMessage(t, general, map[string]any{"content": "secret plan"}, bearer(f.alice))
+	mentioning := f.postMessage(t, general, map[string]any{"content": "ping <@" + f.botID.String() + ">"}, bearer(f.alice))
+	own := f.postMessage(t, general, map[string]any{"content": "bot note"}, f.botHeader())
+	// carol's forward of other: its snapshot holds other's content, which the bot may not read.
+	carols := f.postMessage(t, general, map[string]any{"message_reference": reference("type", 1, "message_id", other.ID)}, bearer(f.carol))
+	forward := func(src wire.GuildMessage, h http.Header) resp {
+		return sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"message_reference": reference("type", 1,
+			"message_id", src.ID)}, h)
+	}
+	for _, tc := range []struct {
+		name   string
+		flags  uint64
+		others bool // may forward alice's and carol's messages
+	}{
+		{"no flags", 0, false},
+		{"another privileged intent only", wire.AppFlagGatewayGuildMembers | wire.AppFlagGatewayPresence, false},
+		{"GATEWAY_MESSAGE_CONTENT_LIMITED", wire.AppFlagGatewayMessageContentLimited, true},
+		{"GATEWAY_MESSAGE_CONTENT", wire.AppFlagGatewayMessageContent, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setAppFlags(t, f, tc.flags)
+			for _, src := range []wire.GuildMessage{other, carols} {
+				r := forward(src, f.botHeader())
+				if !tc.others {
+					expectAPIError(t, "FWD-1", r, http.StatusForbidden, 160014)
+					assert.Equal(t, "You cannot forward a message whose content you cannot read.", r.apiError(t).Message, "FWD-1")
+					continue
+				}
+				var fwd wire.GuildMessage
+				ok(t, r, &fwd)
+				require.Len(t, fwd.MessageSnapshots, 1, "FWD-1")
+				assert.Equal(t, "secret plan", fwd.MessageSnapshots[0].Message.Content, "FWD-1")
+			}
+			for _, src := range []wire.GuildMessage{own, mentioning} {
+				var fwd wire.GuildMessage
+				ok(t, forward(src, f.botHeader()), &fwd) // FWD-1: the bot may read these
+				require.Len(t, fwd.MessageSnapshots, 1, "FWD-1")
+				assert.Equal(t, src.Content, fwd.MessageSnapshots[0].Message.Content, "FWD-1")
+			}
+		})
+	}
+	setAppFlags(t, f, 0)
+	ok(t, forward(other, bearer(f.bob)), nil) // FWD-1: a user reads every message they may view
+}
+
+// contentView is what a reader sees of a message's content: its own, its referenced message's
+// and its snapshot's.
+type contentView struct{ Content, Referenced, Snapshot string }
+
+func viewOf(m wire.GuildMessage) contentView {
+	v := contentView{Content: m.Content}
+	if m.ReferencedMessage.Message != nil {
+		v.Referenced = m.ReferencedMessage.Message.Content
+	}
+	if len(m.MessageSnapshots) > 0 {
+		v.Snapshot = m.MessageSnapshots[0].Message.Content
+	}
+	return v
+}
+
+// The MESSAGE_CONTENT rule on REST reads: GET /channels/{id}/messages and
+// /channels/{id}/messages/{mid} by a bot whose app may not read message content return messages
+// with content, embeds, attachments and components empty (and snapshot content), except those
+// the bot wrote or is mentioned in; a reply's referenced_message follows its own author and
+// mentions. A bot session without the MESSAGE_CONTENT intent gets the same from MESSAGE_CREATE:
+// both paths use one rule. With GATEWAY_MESSAGE_CONTENT(_LIMITED), and for users, everything.
+func TestMessageContentREST(t *testing.T) {
+	f := newBotFixture(t)
+	gw := dialBot(t, f.e, "")
+	gw.identify(f.e.App.BotToken, gwire.IntentGuildMessages)
+	general := f.channel("general").ID
+
+	plain := f.postMessage(t, general, map[string]any{"content": "hello all"}, bearer(f.alice))
+	mention := f.postMessage(t, general, map[string]any{"content": "hi <@" + f.botID.String() + ">"}, bearer(f.alice))
+	own := f.postMessage(t, general, map[string]any{"content": "bot here"}, f.botHeader())
+	toBot := f.postMessage(t, general, map[string]any{"content": "thanks bot",
+		"message_reference": reference("message_id", own.ID)}, bearer(f.bob))
+	toAlice := f.postMessage(t, general, map[string]any{"content": "hi alice",
+		"message_reference": reference("message_id", plain.ID)}, f.botHeader())
+	fwd := f.postMessage(t, general, map[string]any{"message_reference": reference("type", 1, "message_id", plain.ID)}, bearer(f.carol))
+	sent := []wire.GuildMessage{plain, mention, own, toBot, toAlice, fwd}
+
+	whole := []contentView{{"hello all", "", ""}, {mention.Content, "", ""}, {"bot here", "", ""},
+		{"thanks bot", "bot here", ""}, {"hi alice", "hello all", ""}, {"", "", "hello all"}}
+	redacted := []contentView{{"", "", ""}, {mention.Content, "", ""}, {"bot here", "", ""},
+		{"", "bot here", ""}, {"hi alice", "", ""}, {"", "", ""}}
+
+	// The gateway, without MESSAGE_CONTENT.
+	var dispatched []contentView
+	for range sent {
+		var m wire.GuildMessage
+		p := gw.expect(gwire.OpDispatch, gwire.EventMessageCreate, &m)
+		for _, k := range []string{"embeds", "attachments", "components"} {
+			assert.JSONEq(t, "[]", string(jsonField(t, p.D, k)), "%s: %s", k, p.D)
+		}
+		dispatched = append(dispatched, viewOf(m))
+	}
+	assert.Equal(t, redacted, dispatched, "MESSAGE_CREATE without MESSAGE_CONTENT")
+
+	// read returns what GET by id and the list give the caller, requiring them to agree.
+	read := func(t *testing.T, h http.Header) []contentView {
+		t.Helper()
+		r := do(t, http.MethodGet, f.messagesURL(general), nil, h)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		var raw []map[string]json.RawMessage
+		r.json(t, &raw)
+		for _, m := range raw {
+			for _, k := range []string{"embeds", "attachments", "components"} {
+				assert.JSONEq(t, "[]", string(m[k]), k)
+			}
+		}
+		var list []wire.GuildMessage
+		r.json(t, &list)
+		require.Len(t, list, len(sent))
+		var out []contentView
+		for i, m := range sent {
+			var one wire.GuildMessage
+			ok(t, do(t, http.MethodGet, f.messagesURL(general, m.ID), nil, h), &one)
+			v := viewOf(one)
+			assert.Equal(t, v, viewOf(list[len(list)-1-i]), "GET and list agree on %s", m.ID)
+			out = append(out, v)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		flags  uint64
+		header http.Header
+		want   []contentView
+	}{
+		{"bot without the privilege", 0, f.botHeader(), redacted},
+		{"bot with another privileged intent", wire.AppFlagGatewayGuildMembers, f.botHeader(), redacted},
+		{"bot with GATEWAY_MESSAGE_CONTENT_LIMITED", wire.AppFlagGatewayMessageContentLimited, f.botHeader(), whole},
+		{"bot with GATEWAY_MESSAGE_CONTENT", wire.AppFlagGatewayMessageContent, f.botHeader(), whole},
+		{"user", 0, bearer(f.bob), whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setAppFlags(t, f, tc.flags)
+			got := read(t, tc.header)
+			assert.Equal(t, tc.want, got)
+			if tc.want[0].Content == "" {
+				assert.Equal(t, dispatched, got, "REST and the gateway agree")
+			}
+		})
+	}
+	gw.sync()
+}
+
+// A malformed message_reference is a 400 50035 naming its field, never a 5xx nor a message
+// sent: not an object, no message_id, a bad snowflake, a type other than 0 and 1, a
+// fail_if_not_exists that is not a boolean, and a forward (FWD-1) with content.
+func TestMalformedMessageReference(t *testing.T) {
+	f := newBotFixture(t)
+	general := f.channel("general").ID
+	msg := f.postMessage(t, general, map[string]any{"content": "hi"}, bearer(f.alice))
+	id := msg.ID.String()
+	for _, tc := range []struct{ body, path, code string }{
+		{`{"content": "a", "message_reference": 5}`, "message_reference", "MODEL_TYPE_CONVERT"},
+		{`{"content": "a", "message_reference": "` + id + `"}`, "message_reference", "MODEL_TYPE_CONVERT"},
+		{`{"content": "a", "message_reference": []}`, "message_reference", "MODEL_TYPE_CONVERT"},
+		{`{"content": "a", "message_reference": {}}`, "message_reference.message_id", "BASE_TYPE_REQUIRED"},
+		{`{"content": "a", "message_reference": {"message_id": "x"}}`, "message_reference.message_id", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "-` + id + `"}}`, "message_reference.message_id", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "99999999999999999999"}}`, "message_reference.message_id", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "channel_id": 1e30}}`, "message_reference.channel_id", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "guild_id": [1]}}`, "message_reference.guild_id", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "type": 7}}`, "message_reference.type", "ENUM_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "type": "forward"}}`, "message_reference.type", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "type": 1.5}}`, "message_reference.type", "NUMBER_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "fail_if_not_exists": "no"}}`, "message_reference.fail_if_not_exists", "BOOLEAN_TYPE_COERCE"},
+		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "type": 1}}`, "content", "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED"}, // FWD-1
+	} {
+		for _, h := range []http.Header{bearer(f.bob), f.botHeader()} {
+			h.Set("Content-Type", "application/json")
+			r := do(t, http.MethodPost, f.messagesURL(general), strings.NewReader(tc.body), h)
+			assert.Equal(t, tc.code, formError(t, r, tc.path), "%s", tc.body)
+		}
+	}
+	var list []wire.GuildMessage
+	ok(t, do(t, http.MethodGet, f.messagesURL(general), nil, bearer(f.bob)), &list)
+	assert.Len(t, list, 1, "nothing was sent")
+}
