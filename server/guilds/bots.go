@@ -96,6 +96,7 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("DELETE /users/@me/guilds/{guild_id}", s.callerRoute(s.leave))
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
 	s.registerPins(mux)
+	s.registerInvites(mux)
 }
 
 // guildMessageRoutes are the DM routes whose paths guild channels share.

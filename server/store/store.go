@@ -269,5 +269,6 @@ type Store interface {
 	GuildStore
 	GuildBotStore
 	GuildPinStore
+	GuildInviteStore
 	RelationshipStore
 }
