@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,8 +17,9 @@ import (
 )
 
 // TestMalformedGuildInputNeverGives5xx drives every guild, channel, role, member, message,
-// voice-status and users-and-apps route with ids of a real guild the bot is in (its guild,
-// channels, members, a message) and with malformed bodies, queries and ids: every answer is a
+// voice-status, invite, target-users (rules INVT-1, INVT-2, INVT-3, TU-1) and users-and-apps
+// route with ids of a real guild the bot is in (its guild, channels, members, a message, an
+// invite) and with malformed bodies (JSON, multipart and CSV), queries and ids: every answer is a
 // 4xx or a success, never a 5xx (do fails the test on one), and every 4xx carries the
 // platform's error body {code, message}. It runs in the fixture's guild, where the bot has few
 // permissions, and in one where it is an administrator, so that every handler gets past its
@@ -38,9 +40,11 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 	general, voice := g.Channels[0].ID.String(), g.Channels[len(g.Channels)-1].ID.String()
 	var msg wire.Message
 	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general+"/messages"), map[string]string{"content": "hi"}, f.botHeader()), &msg)
+	var inv wire.Invite // the owner's: the bot may lack CREATE_INSTANT_INVITE
+	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general+"/invites"), map[string]any{"max_age": 0}, bearer(f.alice)), &inv)
 	guild, bob, message := g.ID.String(), e.User("bob").ID.String(), msg.ID.String()
 	ids := strings.NewReplacer("{guild}", guild, "{general}", general, "{voice}", voice, "{bob}", bob,
-		"{message}", message, "{app}", e.App.ID.String())
+		"{message}", message, "{app}", e.App.ID.String(), "{invite}", inv.Code)
 
 	type route struct{ method, path string }
 	routes := []route{
@@ -58,6 +62,11 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		{"GET", "/channels/{general}/messages/pins"}, {"PUT", "/channels/{general}/messages/pins/{message}"},
 		{"GET", "/channels/{general}/pins"}, {"PUT", "/channels/{general}/pins/{message}"},
 		{"DELETE", "/channels/{general}/messages/pins/{message}"}, {"DELETE", "/channels/{general}/pins/{message}"},
+		{"POST", "/channels/{general}/invites"}, {"POST", "/channels/{voice}/invites"}, {"GET", "/channels/{general}/invites"},
+		{"GET", "/invites/{invite}/target-users"}, {"PUT", "/invites/{invite}/target-users"},
+		{"GET", "/invites/{invite}/target-users/job-status"}, {"PUT", "/invites/{invite}/target-users/{bob}"},
+		{"DELETE", "/invites/{invite}/target-users/{bob}"}, {"POST", "/invites/{invite}/target-users/bulk-add"},
+		{"POST", "/invites/{invite}/target-users/bulk-delete"},
 		// Last: these take the message, and the bot out of the guild.
 		{"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
 	}
@@ -87,11 +96,22 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		`{"interactions_endpoint_url": "` + long + `"}`, `{"tags": [5]}`, `{"name": "` + long + `"}`,
 		`{"content": ` + strings.Repeat("[", 5000) + `}`, strings.Repeat(`{"a":`, 5000),
 	}
+	// The invite routes also take these bodies, and multipart and CSV uploads.
+	inviteBodies := []string{`{"max_age": "x"}`, `{"max_age": -1, "max_uses": 1e999}`, `{"temporary": "yes", "unique": []}`,
+		`{"target_user_ids": "{bob}"}`, `{"target_user_ids": [1e999, null, -1]}`, `{"target_user_ids": ["9223372036854775808"]}`,
+		`{"role_ids": [{}]}`, `{"role_ids": ["{guild}"]}`, `{"role_ids": ["{bob}"]}`, `{"user_ids": null}`, `{"user_ids": [-1]}`,
+		`{"user_ids": {"a": 1}}`, `{"user_ids": ["{bob}", "0"]}`, "user_id\n{bob}\n", "user_id\n\xff\n", "--x\r\n\r\n--x--",
+	}
 	headers := []http.Header{
 		{"Content-Type": {"application/json"}, "Authorization": {"Bot " + e.App.BotToken}},
 		{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.alice}},
 		{"Content-Type": {"text/plain"}, "Authorization": {"Bot " + e.App.BotToken}},
 		{"Content-Type": {"application/json"}},
+	}
+	uploadHeaders := []http.Header{
+		{"Content-Type": {"multipart/form-data; boundary=x"}, "Authorization": {"Bot " + e.App.BotToken}},
+		{"Content-Type": {"multipart/form-data"}, "Authorization": {"Bot " + e.App.BotToken}},
+		{"Content-Type": {"text/csv"}, "Authorization": {"Bot " + e.App.BotToken}},
 	}
 	queries := []string{"?limit=-1", "?limit=0", "?limit=99999999999999999999", "?limit=x", "?limit=1.5",
 		"?before=x&after=-1", "?around=18446744073709551616", "?before=0&after=0&around=0", "?after=9223372036854775808",
@@ -117,14 +137,18 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 			send(r.method, r.path+q, "", headers[0])
 		}
 		for _, id := range badIDs { // each real id of the path in turn replaced by a malformed one
-			for _, param := range []string{"{guild}", "{general}", "{voice}", "{bob}", "{message}", "{app}"} {
+			for _, param := range []string{"{guild}", "{general}", "{voice}", "{bob}", "{message}", "{app}", "{invite}"} {
 				if strings.Contains(r.path, param) {
 					send(r.method, strings.Replace(r.path, param, id, 1), `{"content":"hi"}`, headers[0])
 				}
 			}
 		}
-		for _, h := range headers {
-			for _, b := range bodies {
+		hs, bs := headers, bodies
+		if strings.Contains(r.path, "/invites") {
+			hs, bs = append(slices.Clip(headers), uploadHeaders...), append(slices.Clip(bodies), inviteBodies...)
+		}
+		for _, h := range hs {
+			for _, b := range bs {
 				send(r.method, r.path, b, h)
 			}
 		}

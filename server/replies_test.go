@@ -15,27 +15,6 @@ import (
 	gwire "sdkpp/wire/gateway"
 )
 
-// formError requires a 400 50035 answer and returns the code of its first error at path (dotted,
-// as wire.InvalidAt nests it).
-func formError(t *testing.T, r resp, path string) string {
-	t.Helper()
-	require.Equal(t, http.StatusBadRequest, r.Status, "HTTP %d %s", r.Status, r.Body)
-	e := r.apiError(t)
-	require.Equal(t, wire.CodeInvalidFormBody, e.Code, "%s", r.Body)
-	var node any = e.Errors
-	for _, p := range strings.Split(path, ".") {
-		m, ok := node.(map[string]any)
-		require.True(t, ok, "no %s in %s", path, r.Body)
-		node = m[p]
-	}
-	m, _ := node.(map[string]any)
-	list, _ := m["_errors"].([]any)
-	require.NotEmpty(t, list, "no errors at %s in %s", path, r.Body)
-	first, _ := list[0].(map[string]any)
-	code, _ := first["code"].(string)
-	return code
-}
-
 // setAppFlags sets every flag of the fixture's application (the dev route).
 func setAppFlags(t *testing.T, f *botFixture, flags uint64) {
 	t.Helper()

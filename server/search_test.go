@@ -3,7 +3,6 @@ package server_test
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"testing"
 	"time"
 
@@ -45,10 +44,7 @@ func TestSearchGuildMessages(t *testing.T) {
 	r, _ := f.searchGuild(t, url.Values{"content": {"raid"}}, f.botHeader())
 	require.Equal(t, http.StatusForbidden, r.Status, "GLD-3: the app has no message content intent: %s", r.Body)
 	assert.Equal(t, 50001, r.apiError(t).Code)
-	r = sendJSON(t, http.MethodPut, f.e.APIURL+"/dev/applications/"+f.e.App.ID.String()+"/flags",
-		map[string]any{"flags": strconv.FormatUint(wire.AppFlagGatewayMessageContentLimited, 10)},
-		http.Header{"Authorization": {"Admin " + f.e.Creds.AdminToken}})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	setAppFlags(t, f, wire.AppFlagGatewayMessageContentLimited)
 
 	r, _ = f.searchGuild(t, url.Values{"content": {"raid"}}, f.botHeader())
 	require.Equal(t, http.StatusAccepted, r.Status, "GLD-3: the first search of a guild: %s", r.Body)

@@ -92,6 +92,9 @@ type Config struct {
 	// NoGatewayRequests turns off API requests over the gateway (op 100, an sdkpp extension):
 	// READY does not offer them, and SDKs send everything over HTTP.
 	NoGatewayRequests bool
+	// OnTargetUsersJob, when set, is called as a target-users job of an invite starts and ends
+	// (guilds.Service.OnTargetUsersJob): tests wait for a job with it, or hold it in progress.
+	OnTargetUsersJob func(ctx context.Context, code string, status int)
 	// ReadHeaderTimeout bounds reading a request's header, ReadTimeout reading the whole
 	// request with its body (a body that never finishes does not hold its connection), and
 	// IdleTimeout a keep-alive connection's wait for its next request; zero takes
@@ -135,6 +138,8 @@ type Server struct {
 	voiceStatus *voicestatus.Service
 	// search indexes guilds' messages for Search Guild Messages; set by routes.
 	search *search.Indexer
+	// guilds serves the guild routes and owns the target-users jobs; set by routes.
+	guilds *guilds.Service
 
 	mu       sync.Mutex
 	started  bool
@@ -233,6 +238,7 @@ func (s *Server) Start() error {
 		s.relay.Close()
 		return err
 	}
+	s.guilds.StartJobs() // before serving: requests queue its jobs
 	s.listener = ln
 	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
@@ -265,7 +271,9 @@ func (s *Server) routes() (http.Handler, error) {
 	}
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
-	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
+	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds"),
+		OnTargetUsersJob: s.cfg.OnTargetUsersJob}
+	s.guilds = gs
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
 		Invites: gs}
@@ -496,6 +504,7 @@ func (s *Server) Close() error {
 		s.lobbies.Close()
 		// After the HTTP server: no search requests indexing any more.
 		s.search.Close()
+		s.guilds.Close()
 		errs = append(errs, s.relay.Close()) // after the hub: the calls have ended
 	}
 	errs = append(errs, s.store.Close())

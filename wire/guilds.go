@@ -106,19 +106,25 @@ type InviteCode struct {
 	Code string `json:"code"`
 }
 
-// Invite is the invite object of GET /invites/{code}.
+// Invite is the invite object of GET /invites/{code}, with the metadata of Create and Get
+// Channel Invites.
 type Invite struct {
-	Code      string         `json:"code"`
-	Type      int            `json:"type"` // 0: a guild invite
-	Guild     PartialGuild   `json:"guild"`
-	Channel   InviteChannel  `json:"channel"`
-	Inviter   *User          `json:"inviter,omitempty"`
-	MaxAge    int            `json:"max_age"` // seconds
-	MaxUses   int            `json:"max_uses"`
-	Uses      int            `json:"uses"`
-	ExpiresAt string         `json:"expires_at"`
-	Temporary bool           `json:"temporary"`
-	Lobby     *InviteLobbyID `json:"lobby,omitempty"`
+	Code    string        `json:"code"`
+	Type    int           `json:"type"` // 0: a guild invite
+	Guild   PartialGuild  `json:"guild"`
+	Channel InviteChannel `json:"channel"`
+	Inviter *User         `json:"inviter,omitempty"`
+	MaxAge  int           `json:"max_age"`  // seconds; 0 never expires
+	MaxUses int           `json:"max_uses"` // 0 is unlimited
+	Uses    int           `json:"uses"`
+	// ExpiresAt is RFC 3339, null for an invite that never expires.
+	ExpiresAt *string `json:"expires_at"`
+	Temporary bool    `json:"temporary"`
+	// CreatedAt is RFC 3339.
+	CreatedAt string `json:"created_at,omitempty"`
+	// Roles are given to the user who accepts the invite (rules INVT-1, ROLE-2); absent when none.
+	Roles []InviteRole   `json:"roles,omitempty"`
+	Lobby *InviteLobbyID `json:"lobby,omitempty"`
 }
 
 // InviteChannel is the channel of an invite.

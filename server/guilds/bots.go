@@ -102,6 +102,7 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("DELETE /users/@me/guilds/{guild_id}", s.callerRoute(s.leave))
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
 	s.registerPins(mux)
+	s.registerInvites(mux)
 }
 
 // guildMessageRoutes are the DM routes whose paths guild channels share.
@@ -465,14 +466,20 @@ func (s *Service) leave(q *caller) (any, error) {
 
 // MemberJoined tells the guild's bots that userID joined (GUILD_MEMBER_ADD, GW-6).
 func (s *Service) MemberJoined(ctx context.Context, guildID, userID uint64) {
+	s.memberChanged(ctx, guildID, userID, gwire.EventGuildMemberAdd)
+}
+
+// memberChanged sends event (GUILD_MEMBER_ADD or GUILD_MEMBER_UPDATE) with userID's member, its
+// guild_id set, to the guild's bots.
+func (s *Service) memberChanged(ctx context.Context, guildID, userID uint64, event string) {
 	m, err := LoadMember(ctx, s.Store, guildID, userID, true)
 	if err != nil {
-		s.Logger.Warn("guild member add not sent", "guild_id", guildID, "err", err)
+		s.Logger.Warn("guild member event not sent", "event", event, "guild_id", guildID, "err", err)
 		return
 	}
 	gid := wire.Snowflake(guildID)
 	m.GuildID = &gid
-	s.memberEvent(ctx, guildID, gwire.EventGuildMemberAdd, m)
+	s.memberEvent(ctx, guildID, event, m)
 }
 
 // memberEvent sends a member event to the guild's bots with GUILD_MEMBERS.

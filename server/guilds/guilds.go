@@ -35,8 +35,12 @@
 // # Invites
 //
 // Lobby channel invites (rule LOB-5) are made by package lobbies: single use, valid one hour,
-// and only the lobby member they were made for may accept them (403 50001 for anyone else). An
-// invite that is used up or expired is unknown (404 10006). Provisional accounts cannot join
+// and only the lobby member they were made for may accept them (403 50001 for anyone else).
+// Bots make channel invites with Create Channel Invite and list them with Get Channel Invites
+// (invites.go): an invite may give roles on acceptance and may be for target users only, a list
+// managed under /invites/{code}/target-users, replaced from a CSV upload by a job (targetjobs.go;
+// rules INVT-1, INVT-2, INVT-3, TU-1, ROLE-2). An invite that is used up or expired is unknown
+// (404 10006); max_uses 0 is unlimited, max_age 0 never expires. Provisional accounts cannot join
 // guilds (403 50001). The invite object carries its inviter. AcceptInvite is the one code path
 // that joins a guild by invite: the API's POST /invites/{code} and the service's web page
 // /invite/{code} (package oauth) both call it.
@@ -97,6 +101,14 @@ type Service struct {
 	OnMemberLeft func(guildID, userID uint64)
 	// Search builds guilds' search indexes (rule GLD-3); nil leaves unindexed guilds so.
 	Search SearchIndexer
+	// OnTargetUsersJob, when set, is called on the goroutine of the target-users jobs (StartJobs)
+	// when it takes up an invite's job (status wire.TargetUsersJobProcessing) and when the job
+	// has ended (its final status; a job a later upload replaced gets no second call). The job
+	// waits while it runs: a test holds a job in progress this way. ctx is done once Close has
+	// been called: a hook that waits must stop waiting then.
+	OnTargetUsersJob func(ctx context.Context, code string, status int)
+
+	jobs jobRunner // the target-users jobs (targetjobs.go)
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -269,10 +281,12 @@ func LinkedLobby(ctx context.Context, st store.Store, channelID uint64, now time
 	return &wire.LinkedLobby{ApplicationID: wire.Snowflake(l.AppID), LobbyID: wire.Snowflake(l.ID)}, nil
 }
 
-// usable loads an invite that still has a use left at now (404 10006 otherwise).
+// usable loads an invite that still has a use left at now (404 10006 otherwise): max_uses 0 is
+// unlimited, a zero expiry never comes.
 func (s *Service) usable(ctx context.Context, st store.Store, code string, now time.Time) (*store.GuildInvite, error) {
 	inv, err := st.GetGuildInvite(ctx, code)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (inv.Uses >= inv.MaxUses || !now.Before(inv.ExpiresAt))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && ((inv.MaxUses > 0 && inv.Uses >= inv.MaxUses) ||
+		(!inv.ExpiresAt.IsZero() && !now.Before(inv.ExpiresAt)))) {
 		return nil, wire.UnknownInvite()
 	}
 	return inv, err
@@ -281,13 +295,21 @@ func (s *Service) usable(ctx context.Context, st store.Store, code string, now t
 // Invite is a usable invite with what the service's invite page needs beyond its wire form.
 type Invite struct {
 	wire.Invite
-	// TargetUserID is the only user who may accept the invite (a lobby channel invite's member,
-	// rule LOB-5); 0 lets anyone holding the code.
-	TargetUserID uint64
+	// Targeted: only the invite's target users may accept it (a lobby channel invite's member,
+	// rule LOB-5; the target users of Create Channel Invite, rule INVT-1). Otherwise anyone
+	// holding the code may.
+	Targeted bool
+	st       store.Store // the service's store, which For reads
 }
 
-// For tells whether userID may accept the invite.
-func (i *Invite) For(userID uint64) bool { return i.TargetUserID == 0 || i.TargetUserID == userID }
+// For tells whether userID may accept the invite. It reads the service's store: it is not for
+// use inside one of the store's transactions.
+func (i *Invite) For(ctx context.Context, userID uint64) (bool, error) {
+	if !i.Targeted {
+		return true, nil
+	}
+	return i.st.IsInviteTarget(ctx, i.Code, userID)
+}
 
 // inviteObject is the wire form of an invite, with its inviter.
 func (s *Service) inviteObject(ctx context.Context, st store.Store, inv *store.GuildInvite) (*Invite, error) {
@@ -299,11 +321,18 @@ func (s *Service) inviteObject(ctx context.Context, st store.Store, inv *store.G
 	if err != nil {
 		return nil, err
 	}
-	out := &Invite{TargetUserID: inv.TargetUserID, Invite: wire.Invite{Code: inv.Code, Guild: partial(g, 0, 0),
+	out := &Invite{Targeted: inv.Targeted, st: s.Store, Invite: wire.Invite{Code: inv.Code, Guild: partial(g, 0, 0),
 		Channel: wire.InviteChannel{ID: wire.Snowflake(ch.ID), Name: ch.Name, Type: ch.Type},
-		MaxAge:  int(inv.ExpiresAt.Sub(inv.CreatedAt) / time.Second), MaxUses: inv.MaxUses, Uses: inv.Uses,
-		ExpiresAt: inv.ExpiresAt.UTC().Format(time.RFC3339)}}
+		MaxAge:  maxAge(inv), MaxUses: inv.MaxUses, Uses: inv.Uses, Temporary: inv.Temporary,
+		CreatedAt: inv.CreatedAt.UTC().Format(time.RFC3339)}}
+	if !inv.ExpiresAt.IsZero() {
+		exp := inv.ExpiresAt.UTC().Format(time.RFC3339)
+		out.ExpiresAt = &exp
+	}
 	out.Guild.Permissions = "0"
+	if out.Roles, err = inviteRoles(ctx, st, inv); err != nil {
+		return nil, err
+	}
 	if inv.LobbyID != 0 {
 		out.Lobby = &wire.InviteLobbyID{ID: wire.Snowflake(inv.LobbyID)}
 	}
@@ -348,15 +377,17 @@ func (s *Service) acceptInvite(r *http.Request, t *store.Token) (any, error) {
 }
 
 // AcceptInvite makes userID join the invite's guild, using the invite once (a member already in
-// the guild uses it too, as on the platform). It is the one way an invite is accepted: by the
-// API (POST /invites/{code}) and by the service's invite page. Errors: 404 10006 for an unknown,
-// used-up or expired code; 403 50001 for a provisional account or a user the invite was not
-// made for (rule LOB-5). Nothing is stored on an error.
+// the guild uses it too, as on the platform), and gives the user the invite's roles (rule
+// INVT-1). It is the one way an invite is accepted: by the API (POST /invites/{code}) and by the
+// service's invite page. Errors: 404 10006 for an unknown, used-up or expired code; 403 50001
+// for a provisional account or a user the invite was not made for (not one of its target users:
+// rules LOB-5, INVT-1). Nothing is stored on an error.
 func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) (*Invite, error) {
 	var out *Invite
-	var joined uint64 // the guild userID joined
+	var joined uint64  // the guild userID joined
+	var updated uint64 // the guild where userID, a member already, got roles
 	err := s.Store.WithTx(ctx, func(st store.Store) error {
-		joined = 0
+		joined, updated = 0, 0
 		now := s.Clock.Now()
 		u, err := st.GetUser(ctx, userID)
 		if err != nil {
@@ -372,8 +403,12 @@ func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) 
 		if out, err = s.inviteObject(ctx, st, inv); err != nil {
 			return err
 		}
-		if !out.For(userID) {
-			return wire.MissingAccess()
+		if inv.Targeted {
+			if ok, err := st.IsInviteTarget(ctx, inv.Code, userID); err != nil {
+				return err
+			} else if !ok {
+				return wire.MissingAccess()
+			}
 		}
 		if err := st.UseGuildInvite(ctx, inv.Code, now); err != nil {
 			return err
@@ -383,11 +418,20 @@ func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) 
 		if err != nil {
 			return err
 		}
-		if _, member, err := Permissions(ctx, st, g, userID); err != nil {
+		_, member, err := Permissions(ctx, st, g, userID)
+		if err != nil {
 			return err
-		} else if !member {
+		}
+		if !member {
 			joined = g.ID
-			return st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: userID, JoinedAt: now})
+			if err := st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: userID, JoinedAt: now}); err != nil {
+				return err
+			}
+		}
+		if gave, err := giveInviteRoles(ctx, st, g.ID, userID, inv.RoleIDs); err != nil {
+			return err
+		} else if gave && member {
+			updated = g.ID
 		}
 		return nil
 	})
@@ -396,6 +440,9 @@ func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) 
 	}
 	if joined != 0 {
 		s.MemberJoined(ctx, joined, userID)
+	}
+	if updated != 0 {
+		s.memberUpdated(ctx, updated, userID)
 	}
 	return out, nil
 }

@@ -213,7 +213,7 @@ func (s *Service) invite(q *request, userID uint64, self bool) (any, error) {
 		}
 		for range 5 {
 			inv := &store.GuildInvite{Code: secret.Random(inviteCodeLen)[:inviteCodeLen], GuildID: c.GuildID, ChannelID: c.ID,
-				InviterID: userID, TargetUserID: userID, LobbyID: l.ID, MaxUses: InviteMaxUses, ExpiresAt: now.Add(InviteLifetime), CreatedAt: now}
+				InviterID: userID, TargetUserIDs: []uint64{userID}, LobbyID: l.ID, MaxUses: InviteMaxUses, ExpiresAt: now.Add(InviteLifetime), CreatedAt: now}
 			err := st.InsertGuildInvite(q.ctx, inv)
 			if errors.Is(err, store.ErrConflict) {
 				continue

@@ -24,8 +24,13 @@ func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user, errText := h.sessionUser(r), ""
-	if user != nil && !inv.For(user.ID) {
-		user, errText = nil, notInvitee
+	if user != nil {
+		if ok, err := inv.For(r.Context(), user.ID); err != nil {
+			h.inviteError(w, r, err)
+			return
+		} else if !ok {
+			user, errText = nil, notInvitee
+		}
 	}
 	h.renderInvite(w, r, inv, http.StatusOK, user, errText)
 }
@@ -65,7 +70,10 @@ func (h *Handler) inviteSubmit(w http.ResponseWriter, r *http.Request) {
 		h.renderInvite(w, r, inv, le.status, nil, le.text)
 		return
 	}
-	if !inv.For(user.ID) {
+	if ok, err := inv.For(r.Context(), user.ID); err != nil {
+		h.inviteError(w, r, err)
+		return
+	} else if !ok {
 		h.Logger.InfoContext(r.Context(), "invite refused: made for another user", "user_id", user.ID)
 		h.renderInvite(w, r, inv, http.StatusForbidden, nil, notInvitee)
 		return

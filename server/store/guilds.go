@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -46,12 +47,20 @@ type GuildInvite struct {
 	ChannelID uint64
 	InviterID uint64
 	LobbyID   uint64 // 0 unless made for a lobby's linked channel
-	// TargetUserID is the only user who may accept the invite; 0 lets anyone holding the code.
-	TargetUserID uint64
-	MaxUses      int
-	Uses         int
-	ExpiresAt    time.Time
-	CreatedAt    time.Time
+	// Targeted: only the invite's target users (GuildInviteStore) may accept it; otherwise
+	// anyone holding the code may.
+	Targeted bool
+	// TargetUserIDs are written by InsertGuildInvite as the invite's target users (a non-empty
+	// list makes it Targeted); GetGuildInvite leaves it nil: the list is read with
+	// ListInviteTargets and IsInviteTarget.
+	TargetUserIDs []uint64
+	// RoleIDs are the roles given to the user who accepts the invite (rule INVT-1).
+	RoleIDs   []uint64
+	Temporary bool
+	MaxUses   int // 0 is unlimited
+	Uses      int
+	ExpiresAt time.Time // zero: never
+	CreatedAt time.Time
 }
 
 // LobbyLink links a lobby to a guild channel: each lobby has at most one linked channel and each
@@ -83,8 +92,8 @@ type GuildStore interface {
 	// InsertGuildInvite inserts i; ErrConflict when its code is taken.
 	InsertGuildInvite(ctx context.Context, i *GuildInvite) error
 	GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error)
-	// UseGuildInvite counts one use of the invite if it has uses left and has not expired at now;
-	// ErrNotFound otherwise.
+	// UseGuildInvite counts one use of the invite if it has uses left (MaxUses 0: always) and
+	// has not expired at now (a zero ExpiresAt never does); ErrNotFound otherwise.
 	UseGuildInvite(ctx context.Context, code string, now time.Time) error
 
 	// PutLobbyLink links a lobby to a channel, replacing the lobby's link; ErrConflict when the
@@ -190,32 +199,46 @@ func (s *SQLite) ListGuildChannels(ctx context.Context, guildID uint64) ([]Guild
 
 // ---- guild invites
 
-const guildInviteColumns = `code, guild_id, channel_id, inviter_id, lobby_id, target_user_id, max_uses, uses, expires_at, created_at`
+const guildInviteColumns = `code, guild_id, channel_id, inviter_id, lobby_id, targeted, role_ids, temporary, max_uses, uses,
+	expires_at, created_at`
 
 func (s *SQLite) InsertGuildInvite(ctx context.Context, i *GuildInvite) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_invites (`+guildInviteColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		i.Code, i.GuildID, i.ChannelID, i.InviterID, i.LobbyID, i.TargetUserID, i.MaxUses, i.Uses, ts(i.ExpiresAt), ts(i.CreatedAt))
+	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_invites (`+guildInviteColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		i.Code, i.GuildID, i.ChannelID, i.InviterID, i.LobbyID, b2i(i.Targeted || len(i.TargetUserIDs) > 0), idsJSON(i.RoleIDs),
+		b2i(i.Temporary), i.MaxUses, i.Uses, ts(i.ExpiresAt), ts(i.CreatedAt))
 	if isUnique(err) {
 		return ErrConflict
 	}
+	if err != nil || len(i.TargetUserIDs) == 0 {
+		return err
+	}
+	_, err = s.AddInviteTargets(ctx, i.Code, i.TargetUserIDs)
 	return err
 }
 
-func (s *SQLite) GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error) {
+func scanGuildInvite(row interface{ Scan(...any) error }) (*GuildInvite, error) {
 	var i GuildInvite
+	var targeted, temporary int
+	var roles string
 	var exp, created int64
-	err := s.q.QueryRowContext(ctx, `SELECT `+guildInviteColumns+` FROM guild_invites WHERE code=?`, code).Scan(
-		&i.Code, &i.GuildID, &i.ChannelID, &i.InviterID, &i.LobbyID, &i.TargetUserID, &i.MaxUses, &i.Uses, &exp, &created)
-	if err != nil {
+	if err := row.Scan(&i.Code, &i.GuildID, &i.ChannelID, &i.InviterID, &i.LobbyID, &targeted, &roles, &temporary,
+		&i.MaxUses, &i.Uses, &exp, &created); err != nil {
 		return nil, notFound(err)
 	}
-	i.ExpiresAt, i.CreatedAt = fromTS(exp), fromTS(created)
+	if err := json.Unmarshal([]byte(roles), &i.RoleIDs); err != nil {
+		return nil, err
+	}
+	i.Targeted, i.Temporary, i.ExpiresAt, i.CreatedAt = targeted != 0, temporary != 0, fromTS(exp), fromTS(created)
 	return &i, nil
+}
+
+func (s *SQLite) GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error) {
+	return scanGuildInvite(s.q.QueryRowContext(ctx, `SELECT `+guildInviteColumns+` FROM guild_invites WHERE code=?`, code))
 }
 
 func (s *SQLite) UseGuildInvite(ctx context.Context, code string, now time.Time) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invites SET uses=uses+1
-		WHERE code=? AND uses<max_uses AND expires_at>?`, code, ts(now)))
+		WHERE code=? AND (max_uses=0 OR uses<max_uses) AND (expires_at=0 OR expires_at>?)`, code, ts(now)))
 }
 
 // ---- lobby links

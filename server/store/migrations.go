@@ -462,4 +462,36 @@ ALTER TABLE guild_messages ADD COLUMN ref_channel_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE guild_messages ADD COLUMN ref_guild_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE guild_messages ADD COLUMN snapshot TEXT;
 `,
+	// 16: guild channel invites of bots (rules INVT-1, INVT-2, INVT-3): the target users of an
+	// invite move from target_user_id to their own table (targeted marks an invite only they may
+	// accept, even when its list is empty); the roles given on acceptance (a JSON array of ids);
+	// temporary membership; and each invite's latest target-users upload job (user_ids, a JSON
+	// array, is kept while it is processing).
+	`
+CREATE TABLE guild_invite_targets (
+	code TEXT NOT NULL,
+	user_id INTEGER NOT NULL,
+	PRIMARY KEY (code, user_id)
+) WITHOUT ROWID;
+ALTER TABLE guild_invites ADD COLUMN targeted INTEGER NOT NULL DEFAULT 0;
+INSERT INTO guild_invite_targets (code, user_id) SELECT code, target_user_id FROM guild_invites WHERE target_user_id != 0;
+UPDATE guild_invites SET targeted = 1 WHERE target_user_id != 0;
+ALTER TABLE guild_invites DROP COLUMN target_user_id;
+ALTER TABLE guild_invites ADD COLUMN role_ids TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE guild_invites ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX guild_invites_channel ON guild_invites(channel_id, created_at);
+
+CREATE TABLE guild_invite_jobs (
+	code TEXT PRIMARY KEY,
+	seq INTEGER NOT NULL,
+	status INTEGER NOT NULL,
+	user_ids TEXT NOT NULL DEFAULT '[]',
+	total_users INTEGER NOT NULL,
+	processed_users INTEGER NOT NULL DEFAULT 0,
+	error_message TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	completed_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX guild_invite_jobs_processing ON guild_invite_jobs(created_at) WHERE status = 1;
+`,
 }

@@ -270,5 +270,6 @@ type Store interface {
 	GuildBotStore
 	GuildPinStore
 	GuildSearchStore
+	GuildInviteStore
 	RelationshipStore
 }

@@ -1,0 +1,751 @@
+package guilds
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"sdkpp/server/httpx"
+	"sdkpp/server/secret"
+	"sdkpp/server/store"
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
+)
+
+// inviteCodeBytes is the randomness of a channel invite's code (base64url: 11 characters).
+const inviteCodeBytes = 8
+
+// registerInvites adds the routes of guild channel invites (rules INVT-1, INVT-2, INVT-3, TU-1,
+// ROLE-2), for a bot or a user with the guilds scope:
+//
+//	POST   /channels/{id}/invites                      Create Channel Invite (CREATE_INSTANT_INVITE) -> 200 invite
+//	GET    /channels/{id}/invites                      Get Channel Invites (MANAGE_CHANNELS) -> 200 [invite]
+//	GET    /invites/{code}/target-users                Get Target Users -> 200 text/csv
+//	PUT    /invites/{code}/target-users                Update Target Users (a CSV upload) -> 204, a job
+//	GET    /invites/{code}/target-users/job-status     Get Target Users Job Status -> 200
+//	PUT    /invites/{code}/target-users/{user_id}      Add Target User -> 204
+//	DELETE /invites/{code}/target-users/{user_id}      Remove Target User -> 204
+//	POST   /invites/{code}/target-users/bulk-add       Bulk-Add Target Users {user_ids} -> 204
+//	POST   /invites/{code}/target-users/bulk-delete    Bulk-Delete Target Users {user_ids} -> 204
+//
+// The target users of an invite are managed by its inviter, while a member of the guild, and
+// by members with MANAGE_GUILD; members with VIEW_AUDIT_LOG may read them too (the platform's
+// rule). An invite made with target users, or given some later (Update, Add, Bulk-Add), is for
+// its target users only from then on, even when removals empty the list. Uploads
+// (multipart/form-data) are bounded by wire.MaxInviteUploadBytes; a list, a file and a bulk
+// call hold at most wire.MaxTargetUsers users.
+func (s *Service) registerInvites(mux httpx.Router) {
+	mux.HandleFunc("POST /channels/{channel_id}/invites", limitBody(wire.MaxInviteUploadBytes, s.callerRoute(s.createInvite)))
+	mux.HandleFunc("GET /channels/{channel_id}/invites", s.callerRoute(s.channelInvites))
+	mux.HandleFunc("GET /invites/{code}/target-users", s.targetUsersCSV)
+	mux.HandleFunc("PUT /invites/{code}/target-users", limitBody(wire.MaxInviteUploadBytes, s.callerRoute(s.updateTargetUsers)))
+	mux.HandleFunc("GET /invites/{code}/target-users/job-status", s.callerRoute(s.targetUsersJobStatus))
+	mux.HandleFunc("PUT /invites/{code}/target-users/{user_id}", s.callerRoute(s.addTargetUser))
+	mux.HandleFunc("DELETE /invites/{code}/target-users/{user_id}", s.callerRoute(s.removeTargetUser))
+	mux.HandleFunc("POST /invites/{code}/target-users/bulk-add", s.callerRoute(s.bulkAddTargetUsers))
+	mux.HandleFunc("POST /invites/{code}/target-users/bulk-delete", s.callerRoute(s.bulkDeleteTargetUsers))
+}
+
+// limitBody bounds the request body at n bytes: reading past it fails with *http.MaxBytesError
+// (bodyError turns it into a 413).
+func limitBody(n int64, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, n)
+		h(w, r)
+	}
+}
+
+// bodyError is the answer to a failed body read: 413 past the bound, else 400 50035.
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return wire.RequestTooLarge()
+	}
+	return wire.InvalidAt("", "MULTIPART_INVALID", "The multipart/form-data body could not be read.")
+}
+
+// maxAge is an invite's max_age in seconds: 0 for one that never expires.
+func maxAge(inv *store.GuildInvite) int {
+	if inv.ExpiresAt.IsZero() {
+		return 0
+	}
+	return int(inv.ExpiresAt.Sub(inv.CreatedAt) / time.Second)
+}
+
+// InviteRoleObject is the partial role of an invite (rule ROLE-2): id, name, position, color,
+// colors, icon and unicode_emoji only.
+func InviteRoleObject(r *store.GuildRole) wire.InviteRole {
+	full := RoleObject(r)
+	return wire.InviteRole{ID: full.ID, Name: full.Name, Position: full.Position, Color: full.Color, Colors: full.Colors,
+		Icon: full.Icon, UnicodeEmoji: full.UnicodeEmoji}
+}
+
+// inviteRoles are the partial roles an invite gives (rule ROLE-2), in the invite's order,
+// without those deleted since; nil when it gives none.
+func inviteRoles(ctx context.Context, st store.Store, inv *store.GuildInvite) ([]wire.InviteRole, error) {
+	if len(inv.RoleIDs) == 0 {
+		return nil, nil
+	}
+	roles, err := st.ListGuildRoles(ctx, inv.GuildID)
+	if err != nil {
+		return nil, err
+	}
+	var out []wire.InviteRole
+	for _, id := range inv.RoleIDs {
+		if i := slices.IndexFunc(roles, func(r store.GuildRole) bool { return r.ID == id }); i >= 0 {
+			out = append(out, InviteRoleObject(&roles[i]))
+		}
+	}
+	return out, nil
+}
+
+// giveInviteRoles adds an accepted invite's roles (those that still exist) to the member's
+// roles; gave tells whether the member had not had them all.
+func giveInviteRoles(ctx context.Context, st store.Store, guildID, userID uint64, roleIDs []uint64) (gave bool, err error) {
+	if len(roleIDs) == 0 {
+		return false, nil
+	}
+	roles, err := st.ListGuildRoles(ctx, guildID)
+	if err != nil {
+		return false, err
+	}
+	have, err := st.ListMemberRoles(ctx, guildID, userID)
+	if err != nil {
+		return false, err
+	}
+	next := slices.Clone(have)
+	for _, id := range roleIDs {
+		if id != guildID && hasRoleID(roles, id) && !slices.Contains(next, id) {
+			next = append(next, id)
+		}
+	}
+	if len(next) == len(have) {
+		return false, nil
+	}
+	return true, st.SetMemberRoles(ctx, guildID, userID, next)
+}
+
+// memberUpdated tells the guild's bots that userID's membership changed (GUILD_MEMBER_UPDATE).
+func (s *Service) memberUpdated(ctx context.Context, guildID, userID uint64) {
+	s.memberChanged(ctx, guildID, userID, gwire.EventGuildMemberUpdate)
+}
+
+// ---- request bodies
+
+// inviteRequest is a read Create Channel Invite request.
+type inviteRequest struct {
+	maxAge, maxUses   int
+	temporary, unique bool
+	targets           []uint64 // target_user_ids, nil when none were given
+	roles             []uint64
+	file              []uint64 // the users of target_users_file, nil without one
+}
+
+// readCreateInvite reads Create Channel Invite's body: JSON, multipart/form-data with a
+// payload_json part and a target_users_file part (rule INVT-1), or no body at all.
+func readCreateInvite(r *http.Request) (*inviteRequest, error) {
+	req := &inviteRequest{maxAge: wire.DefaultInviteAge}
+	ct := r.Header.Get("Content-Type")
+	mt, params, _ := mime.ParseMediaType(ct)
+	switch {
+	case mt == "multipart/form-data":
+		parts, err := readParts(r, params["boundary"])
+		if err != nil {
+			return nil, err
+		}
+		if parts.payload != nil {
+			if err := req.decode(parts.payload); err != nil {
+				return nil, err
+			}
+		}
+		if parts.file != nil {
+			if req.file, err = parseTargetUsersFile(parts.file); err != nil {
+				return nil, err
+			}
+		}
+	case ct == "" && r.ContentLength == 0:
+	default:
+		var raw json.RawMessage
+		if err := httpx.DecodeJSON(r, &raw); err != nil {
+			return nil, err
+		}
+		if err := req.decode(raw); err != nil {
+			return nil, err
+		}
+	}
+	if req.targets != nil && req.file != nil {
+		return nil, wire.InvalidAt("target_user_ids", "TARGET_USERS_EXCLUSIVE", "Give target_user_ids or target_users_file, not both.")
+	}
+	return req, nil
+}
+
+// decode reads the JSON fields of Create Channel Invite, naming a field of a wrong type.
+func (req *inviteRequest) decode(raw []byte) error {
+	var body struct {
+		MaxAge        json.RawMessage `json:"max_age"`
+		MaxUses       json.RawMessage `json:"max_uses"`
+		Temporary     json.RawMessage `json:"temporary"`
+		Unique        json.RawMessage `json:"unique"`
+		TargetUserIDs json.RawMessage `json:"target_user_ids"`
+		RoleIDs       json.RawMessage `json:"role_ids"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return wire.InvalidJSON()
+		}
+		return wire.InvalidAt("", "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType")
+	}
+	var err error
+	if req.maxAge, err = intField("max_age", body.MaxAge, req.maxAge, wire.MaxInviteAge); err != nil {
+		return err
+	}
+	if req.maxUses, err = intField("max_uses", body.MaxUses, 0, wire.MaxInviteUses); err != nil {
+		return err
+	}
+	if req.temporary, err = boolField("temporary", body.Temporary); err != nil {
+		return err
+	}
+	if req.unique, err = boolField("unique", body.Unique); err != nil {
+		return err
+	}
+	if req.targets, err = idsField("target_user_ids", body.TargetUserIDs, wire.MaxTargetUsers); err != nil {
+		return err
+	}
+	req.roles, err = idsField("role_ids", body.RoleIDs, wire.MaxInviteRoles)
+	return err
+}
+
+// intField reads an integer field between 0 and max; absent or null gives def.
+func intField(field string, raw json.RawMessage, def, max int) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return def, nil
+	}
+	var v int
+	if json.Unmarshal(raw, &v) != nil {
+		return 0, wire.InvalidAt(field, "NUMBER_TYPE_COERCE", "The value is not int.")
+	}
+	if v < 0 || v > max {
+		return 0, wire.InvalidAt(field, "NUMBER_TYPE_MAX", "Must be between 0 and "+strconv.Itoa(max)+".")
+	}
+	return v, nil
+}
+
+// boolField reads a boolean field; absent or null is false.
+func boolField(field string, raw json.RawMessage) (bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false, nil
+	}
+	var v bool
+	if json.Unmarshal(raw, &v) != nil {
+		return false, wire.InvalidAt(field, "BOOLEAN_TYPE_COERCE", "Must be either true or false.")
+	}
+	return v, nil
+}
+
+// idsField reads an array of at most max snowflakes, each kept once in the order given; absent,
+// null or empty gives nil. A bad element is named by its index.
+func idsField(field string, raw json.RawMessage, max int) ([]uint64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil {
+		return nil, wire.InvalidAt(field, "LIST_TYPE_CONVERT", "Must be an array of snowflakes.")
+	}
+	if len(elems) > max {
+		return nil, wire.InvalidAt(field, "BASE_TYPE_MAX_LENGTH", "Must be "+strconv.Itoa(max)+" or fewer in length.")
+	}
+	var out []uint64
+	seen := make(map[uint64]bool, len(elems))
+	for i, e := range elems {
+		var id wire.Snowflake
+		if json.Unmarshal(e, &id) != nil || id == 0 {
+			return nil, wire.InvalidAt(field+"."+strconv.Itoa(i), "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+		}
+		if !seen[uint64(id)] {
+			seen[uint64(id)] = true
+			out = append(out, uint64(id))
+		}
+	}
+	return out, nil
+}
+
+// parts are the parts of a multipart upload the invite routes read.
+type parts struct {
+	payload []byte // payload_json, nil when absent
+	file    []byte // target_users_file, nil when absent
+}
+
+// readParts reads a multipart/form-data body: payload_json (at most httpx.MaxBody) and
+// target_users_file (at most wire.MaxTargetUsersFileBytes), each at most once; other parts are
+// skipped.
+func readParts(r *http.Request, boundary string) (*parts, error) {
+	if boundary == "" {
+		return nil, wire.InvalidAt("", "MULTIPART_INVALID", "The multipart/form-data content type has no boundary.")
+	}
+	out := &parts{}
+	mr := multipart.NewReader(r.Body, boundary)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF { // the final boundary; a body that ends before it is an EOF wrapped in an error
+			return out, nil
+		}
+		if err != nil {
+			return nil, bodyError(err)
+		}
+		var dst *[]byte
+		var limit int64
+		switch p.FormName() {
+		case wire.PayloadJSONPart:
+			dst, limit = &out.payload, httpx.MaxBody
+		case wire.TargetUsersFilePart:
+			dst, limit = &out.file, wire.MaxTargetUsersFileBytes
+		default:
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				return nil, bodyError(err)
+			}
+			continue
+		}
+		if *dst != nil {
+			return nil, wire.InvalidAt(p.FormName(), "MULTIPART_DUPLICATE", "Give this part once.")
+		}
+		b, err := io.ReadAll(io.LimitReader(p, limit+1))
+		if err != nil {
+			return nil, bodyError(err)
+		}
+		if int64(len(b)) > limit {
+			return nil, wire.InvalidAt(p.FormName(), "BINARY_TYPE_MAX_SIZE", "Must be "+strconv.FormatInt(limit, 10)+" bytes or fewer.")
+		}
+		if b == nil {
+			b = []byte{}
+		}
+		*dst = b
+	}
+}
+
+// parseTargetUsersFile reads a target-users file (rule TU-1) into user ids.
+func parseTargetUsersFile(data []byte) ([]uint64, error) {
+	ids, err := wire.ParseTargetUsersCSV(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, len(ids))
+	for i, id := range ids {
+		out[i] = uint64(id)
+	}
+	return out, nil
+}
+
+// ---- Create and Get Channel Invites
+
+// createInvite serves POST /channels/{channel_id}/invites (rule INVT-1): needs VIEW_CHANNEL and
+// CREATE_INSTANT_INVITE there (50013). max_age 0 to 604800 s (0 never expires, default 86400),
+// max_uses 0 to 100 (0 unlimited), temporary, unique (false: an existing invite of the caller
+// with the same settings and without target users or roles is answered instead), role_ids
+// (each a role of the guild other than @everyone that the caller may give: the owner, or
+// MANAGE_ROLES and the role below the caller's highest role), and the target users: either
+// target_user_ids, each a known user, or a target_users_file (CSV, rule TU-1), processed as a
+// job (the invite lets nobody in until the job completes). 200 with the invite.
+func (s *Service) createInvite(q *caller) (any, error) {
+	ch, a, perms, err := s.guildChannel(q)
+	if err != nil {
+		return nil, err
+	}
+	if perms&wire.PermCreateInstantInvite == 0 {
+		return nil, wire.MissingPermissions()
+	}
+	if ch.Type == wire.ChannelGuildCategory {
+		return nil, &wire.APIError{Status: http.StatusBadRequest, Code: wire.CodeInvalidChannelType,
+			Message: "Cannot execute action on this channel type"}
+	}
+	req, err := readCreateInvite(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayGiveRoles(a, q.userID, req.roles); err != nil {
+		return nil, err
+	}
+	if err := s.knownUsers(q.ctx, "target_user_ids", req.targets); err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	var inv *store.GuildInvite
+	err = s.Store.WithTx(q.ctx, func(st store.Store) error {
+		if !req.unique && req.targets == nil && req.file == nil && req.roles == nil {
+			old, err := reusable(q.ctx, st, ch.ID, q.userID, req, now)
+			if err != nil || old != nil {
+				inv = old
+				return err
+			}
+		}
+		inv = &store.GuildInvite{GuildID: ch.GuildID, ChannelID: ch.ID, InviterID: q.userID, TargetUserIDs: req.targets,
+			Targeted: req.file != nil, RoleIDs: req.roles, Temporary: req.temporary, MaxUses: req.maxUses, CreatedAt: now}
+		if req.maxAge > 0 {
+			inv.ExpiresAt = now.Add(time.Duration(req.maxAge) * time.Second)
+		}
+		err := store.ErrConflict
+		for try := 0; try < 5 && errors.Is(err, store.ErrConflict); try++ {
+			inv.Code = secret.Random(inviteCodeBytes)
+			err = st.InsertGuildInvite(q.ctx, inv)
+		}
+		if err != nil || req.file == nil {
+			return err
+		}
+		_, err = st.StartInviteTargetJob(q.ctx, inv.Code, req.file, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.file != nil {
+		s.jobs.kick()
+	}
+	out, err := s.inviteObject(q.ctx, s.Store, inv)
+	if err != nil {
+		return nil, err
+	}
+	return out.Invite, nil
+}
+
+// reusable returns a usable invite of the channel that inviterID made with the request's
+// settings, without target users, roles or a lobby; nil when there is none.
+func reusable(ctx context.Context, st store.Store, channelID, inviterID uint64, req *inviteRequest, now time.Time) (*store.GuildInvite, error) {
+	list, err := st.ListChannelInvites(ctx, channelID, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		inv := &list[i]
+		if inv.InviterID == inviterID && inv.LobbyID == 0 && !inv.Targeted && len(inv.RoleIDs) == 0 &&
+			inv.Temporary == req.temporary && inv.MaxUses == req.maxUses && maxAge(inv) == req.maxAge {
+			return inv, nil
+		}
+	}
+	return nil, nil
+}
+
+// mayGiveRoles checks the role_ids of Create Channel Invite: each must be a role of the guild
+// other than @everyone (400 50035 naming it), and the caller must be allowed to give it (50013):
+// the owner may give any role, another member one below its highest role with MANAGE_ROLES.
+func mayGiveRoles(a *Access, userID uint64, ids []uint64) error {
+	highest := -1
+	for _, r := range a.Roles {
+		if hasRole(a.MemberRoles, r.ID) && r.Position > highest {
+			highest = r.Position
+		}
+	}
+	for i, id := range ids {
+		j := slices.IndexFunc(a.Roles, func(r store.GuildRole) bool { return r.ID == id })
+		if j < 0 || id == a.Guild.ID {
+			return wire.InvalidAt("role_ids."+strconv.Itoa(i), "ROLE_UNKNOWN", "Unknown role.")
+		}
+		if a.Guild.OwnerID == userID {
+			continue
+		}
+		if a.Base()&wire.PermManageRoles == 0 || a.Roles[j].Position >= highest {
+			return wire.MissingPermissions()
+		}
+	}
+	return nil
+}
+
+// knownUsers refuses ids of which one names no user: 400 50035 naming the first at field.N.
+func (s *Service) knownUsers(ctx context.Context, field string, ids []uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	missing, err := s.Store.MissingUsers(ctx, ids)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	i := slices.Index(ids, missing[0])
+	return wire.InvalidAt(field+"."+strconv.Itoa(i), "USER_UNKNOWN", "Unknown user.")
+}
+
+// channelInvites serves GET /channels/{channel_id}/invites: needs VIEW_CHANNEL and
+// MANAGE_CHANNELS there (50013); the channel's usable invites with their metadata, oldest first,
+// their roles partial (rule ROLE-2).
+func (s *Service) channelInvites(q *caller) (any, error) {
+	ch, _, perms, err := s.guildChannel(q)
+	if err != nil {
+		return nil, err
+	}
+	if perms&PermManageChannels == 0 {
+		return nil, wire.MissingPermissions()
+	}
+	list, err := s.Store.ListChannelInvites(q.ctx, ch.ID, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Invite, 0, len(list))
+	for i := range list {
+		inv, err := s.inviteObject(q.ctx, s.Store, &list[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inv.Invite)
+	}
+	return out, nil
+}
+
+// ---- target users
+
+// managedInvite loads the path's invite for a target-users route: 404 10006 for an unknown,
+// used-up or expired code; 403 50001 for a caller who is not a member of its guild; 403 50013
+// for a member who is neither its inviter nor has MANAGE_GUILD (to read: or VIEW_AUDIT_LOG).
+func (s *Service) managedInvite(q *caller, write bool) (*store.GuildInvite, error) {
+	inv, err := s.usable(q.ctx, s.Store, q.PathValue("code"), s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.Store.GetGuild(q.ctx, inv.GuildID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := LoadAccess(q.ctx, s.Store, g, q.userID)
+	if err != nil {
+		return nil, err
+	}
+	if !a.IsMember() {
+		return nil, wire.MissingAccess()
+	}
+	perms := a.Base()
+	if inv.InviterID != q.userID && perms&wire.PermManageGuild == 0 && (write || perms&wire.PermViewAuditLog == 0) {
+		return nil, wire.MissingPermissions()
+	}
+	return inv, nil
+}
+
+// targetUsersCSV serves GET /invites/{code}/target-users (rule INVT-3): the target users as a
+// CSV file (rule TU-1), text/csv; just the header when there are none.
+func (s *Service) targetUsersCSV(w http.ResponseWriter, r *http.Request) {
+	body, err := func() ([]byte, error) {
+		q, err := s.who(r)
+		if err != nil {
+			return nil, err
+		}
+		inv, err := s.managedInvite(q, false)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.Store.ListInviteTargets(q.ctx, inv.Code)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]wire.Snowflake, len(list))
+		for i, id := range list {
+			ids[i] = wire.Snowflake(id)
+		}
+		return wire.AppendTargetUsersCSV(nil, ids), nil
+	}()
+	if err != nil {
+		httpx.Error(w, r, s.Logger, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// readTargetUsersFile reads Update Target Users' file: the target_users_file part of a
+// multipart/form-data body (other parts are skipped), or a text/csv body.
+func readTargetUsersFile(r *http.Request) ([]uint64, error) {
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var file []byte
+	switch mt {
+	case "multipart/form-data":
+		p, err := readParts(r, params["boundary"])
+		if err != nil {
+			return nil, err
+		}
+		file = p.file
+	case "text/csv":
+		b, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxTargetUsersFileBytes+1))
+		if err != nil {
+			return nil, bodyError(err)
+		}
+		file = b
+	default:
+		return nil, &wire.APIError{Status: http.StatusUnsupportedMediaType, Code: wire.CodeInvalidFormBody,
+			Message: "The request body must be multipart/form-data with a target_users_file part."}
+	}
+	if file == nil {
+		return nil, wire.Required(wire.TargetUsersFilePart)
+	}
+	return parseTargetUsersFile(file)
+}
+
+// updateTargetUsers serves PUT /invites/{code}/target-users (rule INVT-2): the file is checked
+// at once (rule TU-1: 400 50035 naming target_users_file), then a job replaces the invite's
+// whole target list with it (its users must all exist, else the job fails and the list stays);
+// 204. A later upload replaces a job still processing.
+func (s *Service) updateTargetUsers(q *caller) (any, error) {
+	inv, err := s.managedInvite(q, true)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := readTargetUsersFile(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Store.StartInviteTargetJob(q.ctx, inv.Code, ids, s.Clock.Now()); err != nil {
+		return nil, err
+	}
+	s.jobs.kick()
+	return nil, nil
+}
+
+// timestampOrNil is t as RFC 3339, nil for the zero time.
+func timestampOrNil(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UTC().Format(time.RFC3339)
+	return &v
+}
+
+// targetUsersJobStatus serves GET /invites/{code}/target-users/job-status (rule INVT-2): the
+// status of the invite's latest upload; status 0 (unspecified) with null times when it has had
+// none. completed_at is set once the job has completed, error_message once it has failed.
+func (s *Service) targetUsersJobStatus(q *caller) (any, error) {
+	inv, err := s.managedInvite(q, false)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.Store.GetInviteTargetJob(q.ctx, inv.Code)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.TargetUsersJobStatus{Status: wire.TargetUsersJobUnspecified}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := wire.TargetUsersJobStatus{Status: j.Status, TotalUsers: j.Total, ProcessedUsers: j.Processed,
+		CreatedAt: timestampOrNil(j.CreatedAt)}
+	switch j.Status {
+	case store.InviteJobCompleted:
+		out.CompletedAt = timestampOrNil(j.CompletedAt)
+	case store.InviteJobFailed:
+		out.ErrorMessage = &j.Error
+	}
+	return out, nil
+}
+
+// addTargets adds known users to the invite's target list, which holds at most
+// wire.MaxTargetUsers (400 50035 naming field beyond).
+func (s *Service) addTargets(ctx context.Context, code, field string, ids []uint64) error {
+	return s.Store.WithTx(ctx, func(st store.Store) error {
+		if _, err := st.AddInviteTargets(ctx, code, ids); err != nil {
+			return err
+		}
+		n, err := st.CountInviteTargets(ctx, code)
+		if err != nil {
+			return err
+		}
+		if n > wire.MaxTargetUsers {
+			return wire.InvalidAt(field, "TARGET_USERS_MAX", "An invite has at most "+strconv.Itoa(wire.MaxTargetUsers)+" target users.")
+		}
+		return nil
+	})
+}
+
+// addTargetUser serves PUT /invites/{code}/target-users/{user_id} (rule INVT-3): the user (10013
+// when unknown) becomes one of the invite's target users; 204, also when it was one already.
+func (s *Service) addTargetUser(q *caller) (any, error) {
+	userID, err := pathID(q.Request, "user_id")
+	if err != nil {
+		return nil, err
+	}
+	inv, err := s.managedInvite(q, true)
+	if err != nil {
+		return nil, err
+	}
+	if missing, err := s.Store.MissingUsers(q.ctx, []uint64{userID}); err != nil {
+		return nil, err
+	} else if len(missing) > 0 {
+		return nil, wire.UnknownUser()
+	}
+	return nil, s.addTargets(q.ctx, inv.Code, "user_id", []uint64{userID})
+}
+
+// removeTargetUser serves DELETE /invites/{code}/target-users/{user_id} (rule INVT-3): the user
+// is no longer one of the invite's target users; 204, also when it was not one. The invite stays
+// for its target users only, even with none left.
+func (s *Service) removeTargetUser(q *caller) (any, error) {
+	userID, err := pathID(q.Request, "user_id")
+	if err != nil {
+		return nil, err
+	}
+	inv, err := s.managedInvite(q, true)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.Store.RemoveInviteTargets(q.ctx, inv.Code, []uint64{userID})
+	return nil, err
+}
+
+// readUserIDs reads the body of the bulk routes: user_ids, 1 to wire.MaxTargetUsers snowflakes.
+func readUserIDs(r *http.Request) ([]uint64, error) {
+	var raw json.RawMessage
+	if err := httpx.DecodeJSON(r, &raw); err != nil {
+		return nil, err
+	}
+	var body struct {
+		UserIDs json.RawMessage `json:"user_ids"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return nil, wire.InvalidAt("", "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType")
+	}
+	if len(bytes.TrimSpace(body.UserIDs)) == 0 || string(body.UserIDs) == "null" {
+		return nil, wire.Required("user_ids")
+	}
+	ids, err := idsField("user_ids", body.UserIDs, wire.MaxTargetUsers)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, wire.InvalidAt("user_ids", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and "+strconv.Itoa(wire.MaxTargetUsers)+" in length.")
+	}
+	return ids, nil
+}
+
+// bulkAddTargetUsers serves POST /invites/{code}/target-users/bulk-add (rule INVT-3): every
+// user of user_ids (each known: 400 50035 naming the first unknown) becomes a target user; 204.
+func (s *Service) bulkAddTargetUsers(q *caller) (any, error) {
+	inv, err := s.managedInvite(q, true)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := readUserIDs(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.knownUsers(q.ctx, "user_ids", ids); err != nil {
+		return nil, err
+	}
+	return nil, s.addTargets(q.ctx, inv.Code, "user_ids", ids)
+}
+
+// bulkDeleteTargetUsers serves POST /invites/{code}/target-users/bulk-delete (rule INVT-3): no
+// user of user_ids is a target user any more; 204.
+func (s *Service) bulkDeleteTargetUsers(q *caller) (any, error) {
+	inv, err := s.managedInvite(q, true)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := readUserIDs(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.Store.RemoveInviteTargets(q.ctx, inv.Code, ids)
+	return nil, err
+}
