@@ -80,6 +80,8 @@ func TestSearchGuildMessages(t *testing.T) {
 		{"channel", url.Values{"channel_id": {f.channel("staff").ID.String()}}, 1, []wire.Snowflake{staff.ID}},
 		{"not pinned", url.Values{"pinned": {"false"}, "content": {"nine"}}, 1, []wire.Snowflake{nine.ID}},
 		{"files: the service has none", url.Values{"has": {"file"}}, 0, nil},
+		{"content without a word", url.Values{"content": {"?!"}}, 0, nil},
+		{"empty content: no filter", url.Values{"content": {""}, "author_id": {f.botID.String()}}, 1, []wire.Snowflake{loud.ID}},
 		{"id bounds", url.Values{"min_id": {nine.ID.String()}, "max_id": {late.ID.String()}}, 2, []wire.Snowflake{staff.ID, loud.ID}},
 	} {
 		r, res := f.searchGuild(t, tc.q, f.botHeader())

@@ -73,8 +73,7 @@ func searchQuery(v url.Values) (q store.GuildSearch, channels []uint64, none boo
 			return q, nil, false, err
 		}
 	}
-	if v.Has("content") {
-		c := v.Get("content")
+	if c := v.Get("content"); c != "" {
 		if !utf8.ValidString(c) || utf8.RuneCountInString(c) > wire.MaxSearchContentChars {
 			return q, nil, false, wire.InvalidAt("content", "BASE_TYPE_MAX_LENGTH", "Must be 1024 or fewer in length.")
 		}
