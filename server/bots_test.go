@@ -159,6 +159,7 @@ const allGuildIntents = gwire.IntentGuilds | gwire.IntentGuildMembers | gwire.In
 // and colors, rule ROLE-1) and, with GUILD_MEMBERS, every member; without it, the bot's own.
 func TestBotGatewayLogin(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, botIntents) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "/?v=10&encoding=json")
 	ready := g.identify("Bot "+f.e.App.BotToken, allGuildIntents)
 	var user wire.User

@@ -22,7 +22,8 @@
 //	server/partner    provisional accounts, child tokens, unmerge, OIDC configuration
 //	server/users      GET /users/@me, provisional display name, connections (CON-1), primary
 //	                  guild tags (USR-2, LIM-5)
-//	server/apps       the application object (APP-1), SKU subscriptions (ST-3)
+//	server/apps       the application object (APP-1), privileged intents and their review
+//	                  threshold (LIM-4), SKU subscriptions (ST-3)
 //	server/voicestatus voice channel statuses (VCS-1, GW-4), their audit log (AUD-1), channel
 //	                  info (GW-3)
 //	server/gateway    the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch

@@ -33,6 +33,7 @@ const (
 // dropped connection, never a crash of the service.
 func FuzzGateway(f *testing.F) {
 	e := startFuzzService(f)
+	enableIntents(f, e, wire.AppFlagGatewayGuildMembersLimited) // the bot identifies with GUILD_MEMBERS (rule LIM-4)
 	token := e.Token(f, "alice", "identify openid sdk.social_layer").AccessToken
 	me, app := e.User("alice").ID.String(), e.App.ID.String()
 	url := "ws" + strings.TrimPrefix(e.URL, "http") + server.GatewayPath + "?v=10&encoding=json"

@@ -146,6 +146,7 @@ var png = "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("\
 // (null clears one); the guild's bots with GUILD_MEMBERS get GUILD_MEMBER_UPDATE (rule GW-6).
 func TestModifyCurrentMember(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
 	path := f.api(f.gpath("/members/@me"))
@@ -202,6 +203,7 @@ func TestModifyCurrentMember(t *testing.T) {
 // without the intent gets none.
 func TestGuildMemberEvents(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
 	quiet := dialBot(t, f.e, "")
@@ -246,6 +248,7 @@ func TestGuildMemberEvents(t *testing.T) {
 // a second one within 30 s RATE_LIMITED; one for user ids is answered at once.
 func TestRequestGuildMembersService(t *testing.T) {
 	f := newBotFixture(t, servertest.WithFrozenClock(time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)))
+	enableIntents(t, f.e, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
 	all := map[string]any{"guild_id": f.guild.ID.String(), "query": "", "limit": 0, "nonce": "a"}
@@ -282,6 +285,7 @@ func messagesQuery(ch wire.GuildChannel, q url.Values) string {
 // member.
 func TestGuildMessages(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
 	general, staff, hidden := f.channel("general"), f.channel("staff"), f.channel("hidden")

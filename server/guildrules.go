@@ -48,6 +48,20 @@ func proxyOptional(next http.Handler) http.Handler {
 	})
 }
 
+// allowIntents decides which intents a gateway session may identify with: a bot's privileged
+// intents need its application's approved or limited flag (rule LIM-4); user sessions of the SDK
+// are not bots and need none.
+func (s *Server) allowIntents(ctx context.Context, who gateway.Identity, intents uint64) (bool, error) {
+	if !who.Bot {
+		return true, nil
+	}
+	flags, err := s.appFlags(ctx, who.AppID)
+	if err != nil {
+		return false, err
+	}
+	return apps.AllowsIntents(flags, intents), nil
+}
+
 // appFlags gives READY's application its flags (rule APP-1).
 func (s *Server) appFlags(ctx context.Context, appID uint64) (uint64, error) {
 	app, err := s.store.GetApplication(ctx, appID)

@@ -474,6 +474,7 @@ func TestCreateChannelInviteBadInput(t *testing.T) {
 // GUILD_MEMBER_ADD and GUILD_MEMBER_UPDATE.
 func TestInviteRolesGivenOnAcceptance(t *testing.T) {
 	f := newChanInviteFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
 	r := sendJSON(t, http.MethodPost, f.api(f.invitesPath()), map[string]any{"role_ids": []wire.Snowflake{f.low.ID}}, f.botHeader())

@@ -17,6 +17,7 @@ import (
 // the message or is mentioned in it; a session with it gets them whole.
 func TestMessageContentIntent(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
 	with := dialBot(t, f.e, "")
 	with.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
 	without := dialBot(t, f.e, "")

@@ -80,6 +80,7 @@ func (s *Server) newHub() *gateway.Hub {
 		ReadyExtra:        s.readySocial,
 		ChannelInfo:       s.channelInfo,
 		AppFlags:          s.appFlags,
+		AllowIntents:      s.allowIntents,
 		Tokens:            gatewayTokens{s},
 		Users:             gatewayUsers{s},
 		Clock:             s.cfg.Clock,

@@ -56,6 +56,7 @@ func reference(fields ...any) map[string]any {
 // is false: then the message goes out plain. Another channel's message cannot be replied to.
 func TestReplies(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
 	general, staff := f.channel("general").ID, f.channel("staff").ID
@@ -184,6 +185,7 @@ func snapshotOf(m wire.GuildMessage) wire.SnapshotMessage {
 // reach it.
 func TestForward(t *testing.T) {
 	f := newBotFixture(t)
+	enableIntents(t, f.e, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
 	g := dialBot(t, f.e, "")
 	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
 	general, staff := f.channel("general").ID, f.channel("staff").ID

@@ -19,7 +19,8 @@
 //	POST   /dev/users/{user_id}/connections  {"type", "id", "name", "verified"?, "visibility"?} -> connection,
 //	                                          made now by the service's clock (rule CON-1)
 //	PUT    /dev/applications/{application_id}/flags {"flags": "<all bits>", "channel_obfuscation"?: bool}
-//	                                          -> application (rules APP-1, GW-1)
+//	                                          -> application (rules APP-1, GW-1); stands in for the
+//	                                          platform's review of privileged intents (LIM-4)
 //	POST   /dev/applications/{application_id}/skus {"type", "name"} -> sku
 //	POST   /dev/skus/{sku_id}/subscriptions  {"user_id", "period_seconds", "country"?} -> subscription
 //	POST   /dev/subscriptions/{subscription_id}/cancel                -> subscription (ending, rule ST-3)

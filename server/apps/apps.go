@@ -16,7 +16,13 @@
 //
 // The application object carries flags, a 32-bit integer with bits 0 to 30, and flags_new, every
 // bit as a decimal string (rule APP-1). Request payloads keep using flags: PATCH takes an
-// integer, and only the three "limited" gateway intent bits may be set there.
+// integer, and only the three "limited" gateway intent bits may be set there, and turned on only
+// while the application reaches fewer than ReviewThresholdUsers users (rule LIM-4): the distinct
+// members of the guilds its bot is in. At or above it, turning one on is 400 50035 on flags
+// (APPLICATION_INTENTS_REVIEW_REQUIRED); flags already on stay on and may be turned off. The
+// approved intent flags are set only by the dev route, standing in for the platform's review.
+// A bot identifies with a privileged intent only when its application has the intent's approved
+// or limited flag (AllowsIntents; otherwise the gateway closes with 4014).
 //
 // A subscription's status follows from its period and cancellation on the service's clock
 // (rule ST-3): 0 active, 2 ending (canceled, the period still running), 1 inactive (the period
@@ -181,6 +187,11 @@ func (s *Service) patchApp(r *http.Request, app *store.Application) (any, error)
 		}
 		if uint64(v)&^EditableFlags != (app.Flags&wire.AppFlagsLegacyMask)&^EditableFlags {
 			return nil, wire.Invalid("flags", "APPLICATION_FLAGS_INVALID", "Only the limited gateway intent flags can be changed.")
+		}
+		if added := uint64(v) & EditableFlags &^ app.Flags; added != 0 {
+			if err := s.checkReviewThreshold(r.Context(), app); err != nil {
+				return nil, err
+			}
 		}
 		app.Flags = app.Flags&^EditableFlags | uint64(v)&EditableFlags
 	}

@@ -508,8 +508,8 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if id.Capabilities != nil { // the session's hooks see them (rule GW-1)
 		who.Capabilities = *id.Capabilities
 	}
-	if h.cfg.AllowIntents != nil && !h.cfg.AllowIntents(who.AppID, intents) {
-		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}, true
+	if fail := c.allowIntents(who, intents); fail.code != 0 {
+		return fail, true
 	}
 	if who.Bot && !h.startSession(who.AppID) { // the day's session starts are used up
 		return c.invalidSession()
@@ -603,6 +603,14 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	if fail.code != 0 {
 		return fail, true
 	}
+	if intents, ok := h.sessionIntents(rs.SessionID, who); ok {
+		if fail := c.allowIntents(who, intents); fail.code != 0 {
+			if fail.code == gwire.CloseDisallowedIntents {
+				h.endDetached(rs.SessionID) // final: nothing is left to resume
+			}
+			return fail, true
+		}
+	}
 	a, r, stop := c.attach(rs.SessionID, *rs.Seq, who)
 	if a.first { // even if the replay's write failed: finish reports the user gone again
 		h.connection(who, true)
@@ -615,6 +623,47 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 		h.cfg.OnSession(who)
 	}
 	return c.flush()
+}
+
+// allowIntents asks Config.AllowIntents whether who may use intents: no close when it may,
+// gwire.CloseDisallowedIntents when it may not, gwire.CloseUnknownError when the answer failed.
+func (c *conn) allowIntents(who Identity, intents uint64) closeReq {
+	h := c.h
+	if h.cfg.AllowIntents == nil {
+		return closeReq{}
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
+	ok, err := h.cfg.AllowIntents(ctx, who, intents)
+	cancel()
+	switch {
+	case err != nil:
+		h.log.Warn("gateway: intents check failed", "user_id", who.UserID, "app_id", who.AppID, "err", err)
+		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}
+	case !ok:
+		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}
+	}
+	return closeReq{}
+}
+
+// sessionIntents returns the intents of the session a gwire.Resume by who names, if it exists and
+// is who's; attach decides what happens to a session that does not.
+func (h *Hub) sessionIntents(sessionID string, who Identity) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[sessionID]
+	if s == nil || s.who.UserID != who.UserID || s.who.AppID != who.AppID {
+		return 0, false
+	}
+	return s.intents, true
+}
+
+// endDetached removes the session unless a connection holds it.
+func (h *Hub) endDetached(sessionID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.sessions[sessionID]; s != nil && s.conn == nil {
+		h.removeLocked(s)
+	}
 }
 
 // attached is a session a gwire.Resume re-attached.

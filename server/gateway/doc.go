@@ -171,7 +171,8 @@
 //	4011 sharding required (final): never sent; user sessions need no sharding
 //	4012 invalid API version (final): ?v= other than 10
 //	4013 invalid intents (final): intents missing, negative, or with undefined bits
-//	4014 disallowed intents (final): refused by Config.AllowIntents
+//	4014 disallowed intents (final): refused by Config.AllowIntents, on gwire.Identify or on a
+//	     gwire.Resume (which then leaves no detached session behind)
 //	1012 service restart: after Reconnect (op 7) when the hub closes
 //	1002 protocol error: a frame that breaks RFC 6455 (unmasked, reserved bits or opcodes, a
 //	     fragmented or long control frame, a continuation out of place, a malformed close frame)

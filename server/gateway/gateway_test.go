@@ -3,12 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,6 +249,46 @@ func TestResumeAfterDrop(t *testing.T) {
 	b.heartbeat()
 	assert.True(t, e.hub.Online(1), "the resumed session is online")
 	assert.Equal(t, 1, e.hub.Sessions(1))
+}
+
+// A gwire.Resume asks Config.AllowIntents again about the session's intents: once they are no
+// longer allowed (the application's flags changed), it is closed with 4014 and the session is
+// gone; a failing check is 4000 and leaves the session to resume.
+func TestResumeRechecksIntents(t *testing.T) {
+	var allow, fail atomic.Bool
+	allow.Store(true)
+	var asked atomic.Uint64
+	e := newEnv(t, func(c *Config) {
+		c.AllowIntents = func(_ context.Context, who Identity, intents uint64) (bool, error) {
+			asked.Store(intents)
+			if fail.Load() {
+				return false, errors.New("store down")
+			}
+			return allow.Load(), nil
+		}
+	})
+	a := e.dial()
+	d := identifyData("user-1")
+	d["intents"] = gwire.IntentGuildMembers
+	a.send(gwire.OpIdentify, d)
+	var r gwire.Ready
+	require.NoError(t, json.Unmarshal(a.expectDispatch(gwire.EventReady, 1).D, &r))
+	a.drop()
+	e.waitOffline(1)
+
+	fail.Store(true)
+	b := e.dial()
+	b.resume("user-1", r.SessionID, 1)
+	b.expectClose(gwire.CloseUnknownError)
+	assert.Equal(t, gwire.IntentGuildMembers, asked.Load(), "the session's intents are checked")
+	assert.Equal(t, 1, e.numSessions(), "a failed check leaves the session")
+
+	fail.Store(false)
+	allow.Store(false)
+	c := e.dial()
+	c.resume("user-1", r.SessionID, 1)
+	c.expectClose(gwire.CloseDisallowedIntents)
+	assert.Zero(t, e.numSessions(), "4014 is final: nothing left to resume")
 }
 
 // Repeated drops, with dispatches in between: every event reaches the client exactly once, in

@@ -116,7 +116,9 @@ func startEnv(t *testing.T, e *env, mod func(*Config)) *env {
 		OnPresence: func(who Identity, p json.RawMessage) {
 			e.presences <- presenceCall{who, p}
 		},
-		AllowIntents: func(_ uint64, intents uint64) bool { return intents&gwire.IntentMessageContent == 0 },
+		AllowIntents: func(_ context.Context, _ Identity, intents uint64) (bool, error) {
+			return intents&gwire.IntentMessageContent == 0, nil
+		},
 	}
 	if mod != nil {
 		mod(&cfg)

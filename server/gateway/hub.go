@@ -126,9 +126,11 @@ type Config struct {
 	Requests http.Handler
 	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int
-	// AllowIntents, when set, decides whether who's application may use the intents of an
-	// gwire.Identify; false closes with gwire.CloseDisallowedIntents. Nil allows every known intent.
-	AllowIntents func(appID uint64, intents uint64) bool
+	// AllowIntents, when set, decides whether who may use the intents of a gwire.Identify, or
+	// those of the session a gwire.Resume re-attaches (the application's flags may have changed
+	// since); false closes with gwire.CloseDisallowedIntents, an error with
+	// gwire.CloseUnknownError. Nil allows every known intent.
+	AllowIntents func(ctx context.Context, who Identity, intents uint64) (bool, error)
 	// Guilds, when set, gives a bot session its guilds (those of the Identify's shard, when
 	// given): READY lists each as unavailable, then a GUILD_CREATE dispatch follows for each one
 	// whose Create is not nil. Nil: bots get no guilds.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 
+	"sdkpp/server/apps"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // AppReadsMessageContent tells whether an application with these flags may read the content of
@@ -15,7 +17,7 @@ import (
 // (GATEWAY_MESSAGE_CONTENT) or enabled below the review threshold
 // (GATEWAY_MESSAGE_CONTENT_LIMITED).
 func AppReadsMessageContent(flags uint64) bool {
-	return flags&(wire.AppFlagGatewayMessageContent|wire.AppFlagGatewayMessageContentLimited) != 0
+	return apps.AllowsIntents(flags, gwire.IntentMessageContent)
 }
 
 // mayReadContent is the MESSAGE_CONTENT rule, the one answer to "may this reader read this

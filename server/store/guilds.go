@@ -83,6 +83,9 @@ type GuildStore interface {
 	// PutGuildMember inserts or replaces a membership.
 	PutGuildMember(ctx context.Context, m *GuildMember) error
 	GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error)
+	// CountReachableUsers returns how many distinct users other than userID are members of the
+	// guilds userID is a member of: the users a bot reaches (rule LIM-4).
+	CountReachableUsers(ctx context.Context, userID uint64) (int, error)
 
 	CreateGuildChannel(ctx context.Context, c *GuildChannel) error
 	GetGuildChannel(ctx context.Context, id uint64) (*GuildChannel, error)
@@ -144,6 +147,13 @@ func (s *SQLite) PutGuildMember(ctx context.Context, m *GuildMember) error {
 	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_members (`+guildMemberColumns+`)
 		VALUES (?,?,?,?,?,?,?,?)`, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt), m.Nick, m.Avatar, m.Banner, m.Bio)
 	return err
+}
+
+func (s *SQLite) CountReachableUsers(ctx context.Context, userID uint64) (int, error) {
+	var n int
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(DISTINCT m.user_id) FROM guild_members b
+		JOIN guild_members m ON m.guild_id=b.guild_id WHERE b.user_id=? AND m.user_id<>?`, userID, userID).Scan(&n)
+	return n, err
 }
 
 const guildMemberColumns = `guild_id, user_id, manage_channels, joined_at, nick, avatar, banner, bio`

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +68,7 @@ func TestDiscordgoBot(t *testing.T) {
 	guild := botLab(t, e, "Bot Lab")
 	general := guild.Channels[0].ID.String()
 	pointDiscordgo(t, e.URL)
-	allowMessageContent(t, e) // the bot reads alice's message back over REST
+	enableIntents(t, e) // it identifies with GUILD_MEMBERS and MESSAGE_CONTENT, and reads alice's message back over REST
 
 	dg, err := discordgo.New("Bot " + e.App.BotToken)
 	require.NoError(t, err)
@@ -209,15 +208,18 @@ func botLab(t *testing.T, e *servertest.Env, name string) wire.DevGuild {
 	return guild
 }
 
-// allowMessageContent gives the dev application the MESSAGE_CONTENT privileged intent
-// (GATEWAY_MESSAGE_CONTENT_LIMITED, as the intent's toggle in the app's settings does): without
-// it, the bot reads other users' messages over REST without their content.
-func allowMessageContent(t *testing.T, e *servertest.Env) {
+// enableIntents turns on the privileged intents the test bots identify with, GUILD_MEMBERS and
+// MESSAGE_CONTENT, as a bot owner does with the intents' toggles in the app's settings: PATCH
+// /applications/@me with GATEWAY_GUILD_MEMBERS_LIMITED and GATEWAY_MESSAGE_CONTENT_LIMITED (the
+// dev application reaches fewer than 10,000 users, rule LIM-4). Without them the gateway closes
+// the bot's session with 4014, and the bot reads other users' messages over REST without their
+// content.
+func enableIntents(t *testing.T, e *servertest.Env) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"flags": strconv.FormatUint(wire.AppFlagGatewayMessageContentLimited, 10)})
-	req, err := http.NewRequest(http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags", bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]uint64{"flags": wire.AppFlagGatewayGuildMembersLimited | wire.AppFlagGatewayMessageContentLimited})
+	req, err := http.NewRequest(http.MethodPatch, e.APIURL+"/applications/@me", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Admin "+e.Creds.AdminToken)
+	req.Header.Set("Authorization", "Bot "+e.App.BotToken)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

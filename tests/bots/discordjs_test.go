@@ -56,6 +56,7 @@ func TestDiscordjsBot(t *testing.T) {
 	}))
 	alice, bob := e.User("alice"), e.User("bob")
 	guild := botLab(t, e, "JS Lab")
+	enableIntents(t, e) // the bot identifies with GUILD_MEMBERS and MESSAGE_CONTENT
 	general := guild.Channels[0].ID.String()
 
 	bot := startBot(t, []string{"NODE_PATH=" + modules, "SDKPP_API_BASE=" + e.URL + "/api", "SDKPP_BOT_TOKEN=" + e.App.BotToken},

@@ -30,6 +30,7 @@ func TestDiscordPyBot(t *testing.T) {
 	}
 	e := servertest.Start(t)
 	guild := botLab(t, e, "Py Lab")
+	enableIntents(t, e) // the bot identifies with GUILD_MEMBERS and MESSAGE_CONTENT
 	general := guild.Channels[0].ID.String()
 
 	bot := startBot(t, []string{"SDKPP_API_BASE=" + e.APIURL, "SDKPP_BOT_TOKEN=" + e.App.BotToken, "SDKPP_BOT_LOG=20"},
