@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,9 +20,9 @@ import (
 // TestMalformedGuildInputNeverGives5xx drives every guild, channel, role, member, message,
 // voice-status, invite, target-users (rules INVT-1, INVT-2, INVT-3, TU-1) and users-and-apps
 // route with ids of a real guild the bot is in (its guild, channels, members, a message, an
-// invite) and with malformed bodies (JSON, multipart and CSV), queries and ids: every answer is a
-// 4xx or a success, never a 5xx (do fails the test on one), and every 4xx carries the
-// platform's error body {code, message}. It runs in the fixture's guild, where the bot has few
+// invite) and with malformed bodies (JSON, multipart and CSV; attachments, rules ATT-1, ATT-2,
+// LIM-1), queries and ids: every answer is a 4xx or a success, never a 5xx (do fails the test on
+// one), and every 4xx carries the platform's error body {code, message}. It runs in the fixture's guild, where the bot has few
 // permissions, and in one where it is an administrator, so that every handler gets past its
 // permission checks.
 func TestMalformedGuildInputNeverGives5xx(t *testing.T) {
@@ -102,6 +103,37 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		`{"role_ids": [{}]}`, `{"role_ids": ["{guild}"]}`, `{"role_ids": ["{bob}"]}`, `{"user_ids": null}`, `{"user_ids": [-1]}`,
 		`{"user_ids": {"a": 1}}`, `{"user_ids": ["{bob}", "0"]}`, "user_id\n{bob}\n", "user_id\n\xff\n", "--x\r\n\r\n--x--",
 	}
+	// The message routes also take attachments (rules ATT-1, ATT-2, LIM-1), in JSON and in
+	// multipart bodies (boundary x).
+	mp := func(parts ...string) string { return "--x\r\n" + strings.Join(parts, "\r\n--x\r\n") + "\r\n--x--\r\n" }
+	filePart := func(name, filename, body string) string {
+		return `Content-Disposition: form-data; name="` + name + `"; filename="` + filename + "\"\r\n\r\n" + body
+	}
+	payload := func(json string) string {
+		return "Content-Disposition: form-data; name=\"payload_json\"\r\n\r\n" + json
+	}
+	messageBodies := []string{`{"attachments": 5}`, `{"attachments": [5]}`, `{"attachments": {"id": 0}}`,
+		`{"attachments": [{"id": "x"}]}`, `{"attachments": [{"id": -1}]}`, `{"attachments": [{"id": 1e999}]}`,
+		`{"attachments": [{"id": "18446744073709551616"}]}`, `{"attachments": [{"id": 0, "is_spoiler": "yes"}]}`,
+		`{"attachments": [{"id": 0, "is_spoiler": null, "description": 5}]}`, `{"attachments": [{"id": 0, "flags": -1}]}`,
+		`{"attachments": [{"id": 0, "filename": ["a"]}]}`, `{"attachments": [{"id": 0}, {"id": "0"}]}`,
+		`{"attachments": [{}]}`, `{"content": "a", "attachments": [{"id": "{message}"}]}`, `{"content": "", "attachments": []}`,
+		`{"attachments": [{"id": 0, "description": "` + long + `"}]}`,
+		`{"attachments": [` + strings.TrimSuffix(strings.Repeat(`{"id": 0},`, 11), ",") + `]}`,
+		mp(filePart("files[0]", "a\xff.txt", "abc")), mp(filePart("files[0]", "../../a\\b", "abc")),
+		mp(filePart("files[0]", "", "")), mp(filePart("files[-1]", "a", "a")), mp(filePart("files[]", "a", "a")),
+		mp(filePart("files[99999999999999999999]", "a", "a")), mp(filePart("files[0", "a", "a")), mp(filePart("file", "a", "a")),
+		mp(payload(`{"attachments": [{"id": 0, "is_spoiler": "x"}]}`), filePart("files[0]", "a.txt", "abc")),
+		mp(payload(`{"attachments": [{"id": 1}]}`), filePart("files[0]", "a.txt", "abc")),
+		mp(payload(`{"attachments": [{"id": "{message}"}]}`), filePart("files[0]", "a.txt", "abc")),
+		mp(payload("{"), filePart("files[0]", "a.txt", "abc")), mp(payload("{}"), payload("{}")),
+		mp(payload(`{"message_reference": {"message_id": "{message}", "type": 1}}`), filePart("files[0]", "a.txt", "abc")),
+		mp(filePart("files[0]", "a", "a"), filePart("files[0]", "b", "b")), mp(payload(`{"content": "\ud800"}`)),
+		mp(strings.Repeat(filePart("files[0]", "a", "a"), 2)), "--x\r\nContent-Disposition: form-data; name=\"files[0]\"\r\n\r\nabc",
+	}
+	for i := range 11 {
+		messageBodies = append(messageBodies, mp(strings.Repeat(filePart("files["+strconv.Itoa(i)+"]", "a", "a")+"\r\n--x\r\n", i)+filePart("files[99]", "b", "b")))
+	}
 	headers := []http.Header{
 		{"Content-Type": {"application/json"}, "Authorization": {"Bot " + e.App.BotToken}},
 		{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.alice}},
@@ -132,6 +164,14 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 				method, path, body, r.Status, r.Body)
 		}
 	}
+	// The attachments' files, at the web base: unknown ids and names are 404s.
+	for _, id := range append(badIDs, general, message) {
+		for _, path := range []string{"/attachments/" + id + "/" + message + "/a.txt", "/attachments/" + general + "/" + id + "/a.txt",
+			"/attachments/" + general + "/" + message + "/" + id, "/attachments/" + general + "/" + id + "/%ff"} {
+			r := do(t, http.MethodGet, e.URL+path, nil, nil)
+			assert.Contains(t, []int{http.StatusNotFound, http.StatusBadRequest, http.StatusMovedPermanently}, r.Status, "GET %s", path)
+		}
+	}
 	for _, r := range routes {
 		for _, q := range queries {
 			send(r.method, r.path+q, "", headers[0])
@@ -146,6 +186,9 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		hs, bs := headers, bodies
 		if strings.Contains(r.path, "/invites") {
 			hs, bs = append(slices.Clip(headers), uploadHeaders...), append(slices.Clip(bodies), inviteBodies...)
+		}
+		if strings.Contains(r.path, "/messages") {
+			hs, bs = append(slices.Clip(headers), uploadHeaders[:2]...), append(slices.Clip(bodies), messageBodies...)
 		}
 		for _, h := range hs {
 			for _, b := range bs {

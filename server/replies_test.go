@@ -173,7 +173,7 @@ func snapshotOf(m wire.GuildMessage) wire.SnapshotMessage {
 	for _, men := range m.Mentions {
 		users = append(users, men.User)
 	}
-	return wire.SnapshotMessage{Type: m.Type, Content: m.Content, Embeds: []struct{}{}, Attachments: []struct{}{},
+	return wire.SnapshotMessage{Type: m.Type, Content: m.Content, Embeds: []struct{}{}, Attachments: []wire.Attachment{},
 		Timestamp: m.Timestamp, EditedTimestamp: m.EditedTimestamp, Flags: m.Flags, Mentions: users, MentionRoles: []string{}}
 }
 

@@ -272,7 +272,7 @@ func (s *Server) routes() (http.Handler, error) {
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
 	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds"),
-		OnTargetUsersJob: s.cfg.OnTargetUsersJob}
+		OnTargetUsersJob: s.cfg.OnTargetUsersJob, PublicURL: s.url}
 	s.guilds = gs
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
@@ -319,6 +319,7 @@ func (s *Server) routes() (http.Handler, error) {
 	root := http.NewServeMux()
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
+	gs.RegisterAttachments(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
 	root.Handle("GET "+GatewayPath+"/{$}", s.hub)

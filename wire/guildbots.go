@@ -174,25 +174,25 @@ type UnavailableGuild struct {
 // snapshots' content), unless the bot wrote the message or is mentioned in it; so do REST reads
 // by a bot whose application may not read message content.
 type GuildMessage struct {
-	ID              Snowflake  `json:"id"`
-	Type            int        `json:"type"`
-	ChannelID       Snowflake  `json:"channel_id"`
-	GuildID         Snowflake  `json:"guild_id"`
-	Author          User       `json:"author"`
-	Member          *Member    `json:"member,omitempty"` // the author's member, without user
-	Content         string     `json:"content"`
-	Timestamp       string     `json:"timestamp"`
-	EditedTimestamp *string    `json:"edited_timestamp"`
-	TTS             bool       `json:"tts"`
-	MentionEveryone bool       `json:"mention_everyone"`
-	Mentions        []Mention  `json:"mentions"`
-	MentionRoles    []string   `json:"mention_roles"`
-	Attachments     []struct{} `json:"attachments"`
-	Embeds          []struct{} `json:"embeds"`
-	Components      []struct{} `json:"components"`
-	Pinned          bool       `json:"pinned"`
-	Flags           int        `json:"flags"`
-	Nonce           any        `json:"nonce,omitempty"`
+	ID              Snowflake    `json:"id"`
+	Type            int          `json:"type"`
+	ChannelID       Snowflake    `json:"channel_id"`
+	GuildID         Snowflake    `json:"guild_id"`
+	Author          User         `json:"author"`
+	Member          *Member      `json:"member,omitempty"` // the author's member, without user
+	Content         string       `json:"content"`
+	Timestamp       string       `json:"timestamp"`
+	EditedTimestamp *string      `json:"edited_timestamp"`
+	TTS             bool         `json:"tts"`
+	MentionEveryone bool         `json:"mention_everyone"`
+	Mentions        []Mention    `json:"mentions"`
+	MentionRoles    []string     `json:"mention_roles"`
+	Attachments     []Attachment `json:"attachments"`
+	Embeds          []struct{}   `json:"embeds"`
+	Components      []struct{}   `json:"components"`
+	Pinned          bool         `json:"pinned"`
+	Flags           int          `json:"flags"`
+	Nonce           any          `json:"nonce,omitempty"`
 	// ChannelType is the channel's type, on dispatches.
 	ChannelType *int `json:"channel_type,omitempty"`
 	// MessageReference is the message a reply (Type MessageTypeReply) answers or a forward
@@ -226,6 +226,9 @@ type GuildMessageRequest struct {
 	Nonce            any             `json:"nonce,omitempty"`
 	TTS              bool            `json:"tts,omitempty"`
 	MessageReference json.RawMessage `json:"message_reference,omitempty"`
+	// Attachments describe the files of a multipart request and, when editing, the existing
+	// attachments the message keeps (rule ATT-1); kept raw, read with ParseAttachmentRequests.
+	Attachments json.RawMessage `json:"attachments,omitempty"`
 }
 
 // MemberRemove is the d of GUILD_MEMBER_REMOVE.

@@ -94,15 +94,15 @@ type MessageSnapshot struct {
 // SnapshotMessage is the forwarded message as it was when it was forwarded: the fields the
 // platform copies.
 type SnapshotMessage struct {
-	Type            int        `json:"type"`
-	Content         string     `json:"content"`
-	Embeds          []struct{} `json:"embeds"`
-	Attachments     []struct{} `json:"attachments"`
-	Timestamp       string     `json:"timestamp"`
-	EditedTimestamp *string    `json:"edited_timestamp"`
-	Flags           int        `json:"flags"`
-	Mentions        []User     `json:"mentions"`
-	MentionRoles    []string   `json:"mention_roles"`
+	Type            int          `json:"type"`
+	Content         string       `json:"content"`
+	Embeds          []struct{}   `json:"embeds"`
+	Attachments     []Attachment `json:"attachments"`
+	Timestamp       string       `json:"timestamp"`
+	EditedTimestamp *string      `json:"edited_timestamp"`
+	Flags           int          `json:"flags"`
+	Mentions        []User       `json:"mentions"`
+	MentionRoles    []string     `json:"mention_roles"`
 }
 
 // MessageReferenceRequest is the message_reference of a request that sends a message, as read by

@@ -617,7 +617,7 @@ func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wir
 func (s *Service) messageFields(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
 	out := wire.GuildMessage{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(m.ChannelID), GuildID: wire.Snowflake(m.GuildID),
 		Content: m.Content, Timestamp: Timestamp(m.CreatedAt), Mentions: []wire.Mention{}, MentionRoles: []string{},
-		Attachments: []struct{}{}, Embeds: []struct{}{}, Components: []struct{}{}}
+		Attachments: []wire.Attachment{}, Embeds: []struct{}{}, Components: []struct{}{}}
 	if !m.EditedAt.IsZero() {
 		e := Timestamp(m.EditedAt)
 		out.EditedTimestamp = &e
@@ -657,6 +657,9 @@ func (s *Service) messageFields(ctx context.Context, m *store.GuildMessage) (wir
 		}
 		out.Mentions = append(out.Mentions, men)
 	}
+	if out.Attachments, err = s.attachmentObjects(ctx, m); err != nil {
+		return out, err
+	}
 	return out, s.referenceFields(ctx, m, &out)
 }
 
@@ -665,19 +668,7 @@ func isAPIError(err error) bool {
 	return errors.As(err, &e)
 }
 
-// readContent reads a message body's content: 1 to 2000 characters (50006 when empty).
-func readContent(r *http.Request, required bool) (*string, any, error) {
-	var body wire.GuildMessageRequest
-	if err := httpx.DecodeJSON(r, &body); err != nil {
-		return nil, nil, err
-	}
-	if err := checkContent(body.Content, required); err != nil {
-		return nil, nil, err
-	}
-	return body.Content, body.Nonce, nil
-}
-
-// checkContent checks a message body's content (readContent).
+// checkContent checks a message body's content: 1 to 2000 characters (50006 when empty).
 func checkContent(content *string, required bool) error {
 	switch {
 	case content == nil && !required:
@@ -698,7 +689,7 @@ func textChannel(t int) bool { return t == wire.ChannelGuildText || t == wire.Ch
 // with guild_id, channel_type, mentions and member. A message_reference makes it a reply or a
 // forward (see reference).
 func (s *Service) sendMessage(q *caller) (any, error) {
-	content, nonce, ref, err := readSend(q.Request)
+	req, content, ref, err := readSend(q.Request)
 	if err != nil {
 		return nil, err
 	}
@@ -709,8 +700,12 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 	if !textChannel(ch.Type) {
 		return nil, &wire.APIError{Status: http.StatusBadRequest, Code: 50008, Message: "Cannot send messages in a non-text channel"}
 	}
-	if perms&PermSendMessages == 0 {
+	if perms&PermSendMessages == 0 || (len(req.files) > 0 && perms&PermAttachFiles == 0) {
 		return nil, wire.MissingPermissions()
+	}
+	atts, err := s.attachmentsOf(req, nil)
+	if err != nil {
+		return nil, err
 	}
 	m := &store.GuildMessage{ID: s.IDs.Next(), ChannelID: ch.ID, GuildID: ch.GuildID, AuthorID: q.userID, Content: content,
 		CreatedAt: s.Clock.Now()}
@@ -720,14 +715,14 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 	if m.Mentions, err = s.mentions(q.ctx, ch.GuildID, m.Content); err != nil {
 		return nil, err
 	}
-	if err := s.Store.InsertGuildMessage(q.ctx, m); err != nil {
+	if err := s.saveMessage(q.ctx, m, true, atts); err != nil {
 		return nil, err
 	}
 	out, err := s.messageObject(q.ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	out.Nonce = nonce
+	out.Nonce = req.body.Nonce
 	s.messageEvent(q.ctx, ch, gwire.EventMessageCreate, out)
 	out, _ = contentFor(out, q.userID, q.readsContent)
 	return out, nil
@@ -869,13 +864,21 @@ func readerMessages[T any](s *Service, q *caller, list []T, message func(*T) *st
 }
 
 // editMessage serves PATCH /channels/{channel_id}/messages/{message_id}: the author replaces
-// the content (50005 for another's message); MESSAGE_UPDATE follows.
+// the content (50005 for another's message) and, with an attachments array, the attachments the
+// message keeps, with their description and is_spoiler (rule ATT-1); new files may come with a
+// multipart body (ATTACH_FILES). MESSAGE_UPDATE follows.
 func (s *Service) editMessage(q *caller) (any, error) {
-	content, _, err := readContent(q.Request, false)
+	req, err := readMessageRequest(q.Request)
 	if err != nil {
 		return nil, err
 	}
-	ch, _, _, err := s.guildChannel(q)
+	content := req.body.Content
+	if content != nil && *content != "" { // "" may leave a message of attachments only: checked below
+		if err := checkContent(content, false); err != nil {
+			return nil, err
+		}
+	}
+	ch, _, perms, err := s.guildChannel(q)
 	if err != nil {
 		return nil, err
 	}
@@ -889,14 +892,47 @@ func (s *Service) editMessage(q *caller) (any, error) {
 	if content != nil && m.Snapshot != nil {
 		return nil, forwardContentError()
 	}
+	if len(req.files) > 0 && perms&PermAttachFiles == 0 {
+		return nil, wire.MissingPermissions()
+	}
+	var atts []store.GuildAttachment // nil: unchanged
+	if req.listed || len(req.files) > 0 {
+		if m.Snapshot != nil && len(req.files) > 0 {
+			return nil, wire.InvalidAt("attachments", "MESSAGE_FORWARD_ATTACHMENTS_NOT_ALLOWED",
+				"A forwarded message cannot have attachments.")
+		}
+		existing, err := s.Store.ListGuildAttachments(q.ctx, ch.ID, m.ID)
+		if err != nil {
+			return nil, err
+		}
+		if atts, err = s.attachmentsOf(req, existing); err != nil {
+			return nil, err
+		}
+		if atts == nil {
+			atts = []store.GuildAttachment{} // all removed
+		}
+	}
 	if content != nil {
 		m.Content = *content
 		if m.Mentions, err = s.mentions(q.ctx, ch.GuildID, m.Content); err != nil {
 			return nil, err
 		}
 	}
+	if m.Content == "" && m.Snapshot == nil {
+		n := len(atts)
+		if atts == nil {
+			kept, err := s.Store.ListGuildAttachments(q.ctx, ch.ID, m.ID)
+			if err != nil {
+				return nil, err
+			}
+			n = len(kept)
+		}
+		if n == 0 {
+			return nil, &wire.APIError{Status: http.StatusBadRequest, Code: 50006, Message: "Cannot send an empty message"}
+		}
+	}
 	m.EditedAt = s.Clock.Now()
-	if err := s.Store.UpdateGuildMessage(q.ctx, m); err != nil {
+	if err := s.saveMessage(q.ctx, m, false, atts); err != nil {
 		return nil, err
 	}
 	out, err := s.messageObject(q.ctx, m)

@@ -107,6 +107,9 @@ type Service struct {
 	// waits while it runs: a test holds a job in progress this way. ctx is done once Close has
 	// been called: a hook that waits must stop waiting then.
 	OnTargetUsersJob func(ctx context.Context, code string, status int)
+	// PublicURL is the web base the URLs of attachments start with (RegisterAttachments serves
+	// them), e.g. http://127.0.0.1:7710.
+	PublicURL string
 
 	jobs jobRunner // the target-users jobs (targetjobs.go)
 }

@@ -289,19 +289,8 @@ type parts struct {
 // target_users_file (at most wire.MaxTargetUsersFileBytes), each at most once; other parts are
 // skipped.
 func readParts(r *http.Request, boundary string) (*parts, error) {
-	if boundary == "" {
-		return nil, wire.InvalidAt("", "MULTIPART_INVALID", "The multipart/form-data content type has no boundary.")
-	}
 	out := &parts{}
-	mr := multipart.NewReader(r.Body, boundary)
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF { // the final boundary; a body that ends before it is an EOF wrapped in an error
-			return out, nil
-		}
-		if err != nil {
-			return nil, bodyError(err)
-		}
+	err := eachPart(r, boundary, func(p *multipart.Part) error {
 		var dst *[]byte
 		var limit int64
 		switch p.FormName() {
@@ -310,26 +299,25 @@ func readParts(r *http.Request, boundary string) (*parts, error) {
 		case wire.TargetUsersFilePart:
 			dst, limit = &out.file, wire.MaxTargetUsersFileBytes
 		default:
-			if _, err := io.Copy(io.Discard, p); err != nil {
-				return nil, bodyError(err)
-			}
-			continue
+			return nil
 		}
 		if *dst != nil {
-			return nil, wire.InvalidAt(p.FormName(), "MULTIPART_DUPLICATE", "Give this part once.")
+			return wire.InvalidAt(p.FormName(), "MULTIPART_DUPLICATE", "Give this part once.")
 		}
-		b, err := io.ReadAll(io.LimitReader(p, limit+1))
+		b, tooLarge, err := readPart(p, limit)
 		if err != nil {
-			return nil, bodyError(err)
+			return err
 		}
-		if int64(len(b)) > limit {
-			return nil, wire.InvalidAt(p.FormName(), "BINARY_TYPE_MAX_SIZE", "Must be "+strconv.FormatInt(limit, 10)+" bytes or fewer.")
-		}
-		if b == nil {
-			b = []byte{}
+		if tooLarge {
+			return wire.InvalidAt(p.FormName(), "BINARY_TYPE_MAX_SIZE", "Must be "+strconv.FormatInt(limit, 10)+" bytes or fewer.")
 		}
 		*dst = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // parseTargetUsersFile reads a target-users file (rule TU-1) into user ids.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"sdkpp/server/apps"
-	"sdkpp/server/httpx"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -53,11 +52,11 @@ func mayReadContent(reader uint64, privileged bool, m *wire.GuildMessage) bool {
 // removed. m's slices are not changed.
 func contentFor(m wire.GuildMessage, reader uint64, privileged bool) (out wire.GuildMessage, changed bool) {
 	if !mayReadContent(reader, privileged, &m) {
-		m.Content, m.Embeds, m.Attachments, m.Components = "", []struct{}{}, []struct{}{}, []struct{}{}
+		m.Content, m.Embeds, m.Attachments, m.Components = "", []struct{}{}, []wire.Attachment{}, []struct{}{}
 		if len(m.MessageSnapshots) > 0 {
 			snaps := make([]wire.MessageSnapshot, len(m.MessageSnapshots))
 			for i, s := range m.MessageSnapshots {
-				s.Message.Content, s.Message.Embeds, s.Message.Attachments = "", []struct{}{}, []struct{}{}
+				s.Message.Content, s.Message.Embeds, s.Message.Attachments = "", []struct{}{}, []wire.Attachment{}
 				snaps[i] = s
 			}
 			m.MessageSnapshots = snaps
@@ -79,27 +78,36 @@ func forwardContentError() *wire.APIError {
 	return wire.InvalidAt("content", "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED", "A forwarded message cannot have content.")
 }
 
-// readSend reads the body of POST /channels/{id}/messages: its content (required, but for a
-// forward, which may have none), nonce and message_reference.
-func readSend(r *http.Request) (string, any, *wire.MessageReferenceRequest, error) {
-	var body wire.GuildMessageRequest
-	if err := httpx.DecodeJSON(r, &body); err != nil {
-		return "", nil, nil, err
+// readSend reads the body of POST /channels/{id}/messages (readMessageRequest): its content
+// (required, but for a forward, which may have none, and for a message with files), nonce,
+// message_reference and attachments. A forward carries neither content nor files.
+func readSend(r *http.Request) (*messageRequest, string, *wire.MessageReferenceRequest, error) {
+	req, err := readMessageRequest(r)
+	if err != nil {
+		return nil, "", nil, err
 	}
+	body := &req.body
 	ref, err := wire.ParseMessageReference(body.MessageReference)
 	if err != nil {
-		return "", nil, nil, err
+		return nil, "", nil, err
 	}
 	if ref != nil && ref.Type == wire.MessageReferenceForward {
 		if body.Content != nil && *body.Content != "" {
-			return "", nil, nil, forwardContentError()
+			return nil, "", nil, forwardContentError()
 		}
-		return "", body.Nonce, ref, nil
+		if len(req.files) > 0 || len(req.attachments) > 0 {
+			return nil, "", nil, wire.InvalidAt("attachments", "MESSAGE_FORWARD_ATTACHMENTS_NOT_ALLOWED",
+				"A forwarded message cannot have attachments.")
+		}
+		return req, "", ref, nil
+	}
+	if len(req.files) > 0 && (body.Content == nil || *body.Content == "") {
+		return req, "", ref, nil // attachments without content
 	}
 	if err := checkContent(body.Content, true); err != nil {
-		return "", nil, nil, err
+		return nil, "", nil, err
 	}
-	return *body.Content, body.Nonce, ref, nil
+	return req, *body.Content, ref, nil
 }
 
 // reference makes m, about to be sent in ch where the caller has perms, the reply or forward
@@ -202,7 +210,7 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 		return nil
 	}
 	out.Flags |= wire.MessageFlagHasSnapshot
-	sm := wire.SnapshotMessage{Type: snap.Type, Content: snap.Content, Embeds: []struct{}{}, Attachments: []struct{}{},
+	sm := wire.SnapshotMessage{Type: snap.Type, Content: snap.Content, Embeds: []struct{}{}, Attachments: []wire.Attachment{},
 		Timestamp: Timestamp(snap.CreatedAt), Flags: snap.Flags, Mentions: []wire.User{}, MentionRoles: []string{}}
 	if !snap.EditedAt.IsZero() {
 		e := Timestamp(snap.EditedAt)

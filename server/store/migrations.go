@@ -494,4 +494,27 @@ CREATE TABLE guild_invite_jobs (
 );
 CREATE INDEX guild_invite_jobs_processing ON guild_invite_jobs(created_at) WHERE status = 1;
 `,
+	// 17: attachments of guild messages (rules ATT-1, ATT-2, LIM-1): metadata and bytes (data
+	// last, so that reading the metadata does not read the blob); a message's attachments go
+	// with it.
+	`
+CREATE TABLE guild_attachments (
+	id INTEGER PRIMARY KEY,
+	message_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	position INTEGER NOT NULL,
+	filename TEXT NOT NULL,
+	description TEXT NOT NULL DEFAULT '',
+	content_type TEXT NOT NULL,
+	size INTEGER NOT NULL,
+	width INTEGER NOT NULL DEFAULT 0,
+	height INTEGER NOT NULL DEFAULT 0,
+	flags INTEGER NOT NULL DEFAULT 0,
+	data BLOB NOT NULL
+);
+CREATE INDEX guild_attachments_message ON guild_attachments(message_id, position);
+CREATE TRIGGER guild_attachments_delete AFTER DELETE ON guild_messages BEGIN
+	DELETE FROM guild_attachments WHERE message_id=old.id;
+END;
+`,
 }

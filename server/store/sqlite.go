@@ -145,7 +145,8 @@ func (s *SQLite) MaxID(ctx context.Context) (uint64, error) {
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guilds
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_channels
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_roles
-		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_messages)`).Scan(&max)
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_messages
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_attachments)`).Scan(&max)
 	return uint64(max), err
 }
 

@@ -271,5 +271,6 @@ type Store interface {
 	GuildPinStore
 	GuildSearchStore
 	GuildInviteStore
+	GuildAttachmentStore
 	RelationshipStore
 }
