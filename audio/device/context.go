@@ -166,8 +166,9 @@ func (c *Context) Devices() (List, error) {
 // listRetries are the waits before listing a kind of device again after the sound system
 // failed to: a busy PulseAudio now and then answers an enumeration with an error (miniaudio's
 // MA_ERROR, "Unknown error") that the next one does not repeat, as make test's parallel
-// packages showed.
-var listRetries = []time.Duration{10 * time.Millisecond, 50 * time.Millisecond}
+// packages showed; once in fifteen runs of a sound-server test the first two retries failed
+// too. At most 310 ms in all, which a game's device menu can wait.
+var listRetries = []time.Duration{10 * time.Millisecond, 50 * time.Millisecond, 250 * time.Millisecond}
 
 func (c *Context) devicesLocked() (List, error) {
 	var l List
