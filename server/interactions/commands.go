@@ -35,9 +35,15 @@ type Service struct {
 	Clock  clock.Clock
 	IDs    *snowflake.Generator
 	Logger *slog.Logger
+	// Notifier delivers interactions and modals (set before serving); nil sends none.
+	Notifier Notifier
+	// Messages posts the messages of responses and reads target messages.
+	Messages Messages
 
 	mu       sync.Mutex
 	commands map[scope][]wire.ApplicationCommand // by application and guild (0: global)
+	pending  map[uint64]*pending                 // the interactions, by id
+	modals   map[uint64]*openModal               // the open modals, by the id of their interaction
 }
 
 // scope is where commands are registered: an application, globally (guild 0) or in a guild.
