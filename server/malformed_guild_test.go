@@ -68,6 +68,12 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		{"GET", "/invites/{invite}/target-users/job-status"}, {"PUT", "/invites/{invite}/target-users/{bob}"},
 		{"DELETE", "/invites/{invite}/target-users/{bob}"}, {"POST", "/invites/{invite}/target-users/bulk-add"},
 		{"POST", "/invites/{invite}/target-users/bulk-delete"},
+		{"GET", "/applications/{app}/commands"}, {"POST", "/applications/{app}/commands"},
+		{"PUT", "/applications/{app}/commands"}, {"GET", "/applications/{app}/commands/{bob}"},
+		{"PATCH", "/applications/{app}/commands/{bob}"}, {"DELETE", "/applications/{app}/commands/{bob}"},
+		{"POST", "/applications/{app}/guilds/{guild}/commands"}, {"PUT", "/applications/{app}/guilds/{guild}/commands"},
+		{"PATCH", "/applications/{app}/guilds/{guild}/commands/x"}, {"POST", "/applications/x/commands"},
+		{"POST", "/interactions"}, {"POST", "/interactions/{message}/x/callback"}, {"POST", "/interactions/x/x/callback"},
 		// Last: these take the message, and the bot out of the guild.
 		{"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
 	}
@@ -96,6 +102,13 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		`{"content": "a", "sticker_ids": ["x"]}`, `{"description": 5}`, `{"flags": "x"}`, `{"flags": -1}`,
 		`{"interactions_endpoint_url": "` + long + `"}`, `{"tags": [5]}`, `{"name": "` + long + `"}`,
 		`{"content": ` + strings.Repeat("[", 5000) + `}`, strings.Repeat(`{"a":`, 5000),
+		`{"name": "a", "description": "b", "type": 4}`, `{"name": "a", "description": "b", "options": [{"type": 1e99}]}`,
+		`[{"name": "a", "description": "b"}, 5]`, `{"name": "a", "description": "b", "options": 5}`, `[null]`,
+		`{"type": 2, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{bob}", "options": [{"name": "x", "value": {}}]}}`,
+		`{"type": 5, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{message}", "components": [{"type": 18, "component": null}, {"type": 1}]}}`,
+		`{"type": 2, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{voice}", "data": null}`,
+		`{"type": 9, "data": {"custom_id": "m", "title": "t", "components": [{"type": 18}, {"type": 1, "components": [{}]}]}}`,
+		`{"type": 4, "data": {"content": 5}}`, `{"type": 9, "data": []}`,
 	}
 	// The invite routes also take these bodies, and multipart and CSV uploads.
 	inviteBodies := []string{`{"max_age": "x"}`, `{"max_age": -1, "max_uses": 1e999}`, `{"temporary": "yes", "unique": []}`,

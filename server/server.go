@@ -28,6 +28,7 @@ import (
 	"sdkpp/server/guilds"
 	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
+	"sdkpp/server/interactions"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
@@ -303,6 +304,10 @@ func (s *Server) routes() (http.Handler, error) {
 	directMessages.Register(gs.Channels(api)) // guild channels share the DM message routes
 	gs.Register(api)
 	gs.RegisterBots(api)
+	ix := &interactions.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
+		Logger: s.log.With("component", "interactions"), Notifier: s.hub, Messages: gs}
+	ix.Register(api)
+	ix.RegisterInteractions(api)
 	s.social.Register(api)
 	s.presence.Register(api)
 	as := s.registerUsersApps(api, gs)

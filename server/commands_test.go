@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server"
+	"sdkpp/server/servertest"
+	"sdkpp/wire"
+)
+
+// commandsURL is the URL of the app's global commands, or of a guild's with guild.
+func (f *botFixture) commandsURL(app wire.Snowflake, guild ...wire.Snowflake) string {
+	if len(guild) > 0 {
+		return f.api("/applications/" + app.String() + "/guilds/" + guild[0].String() + "/commands")
+	}
+	return f.api("/applications/" + app.String() + "/commands")
+}
+
+// CMD-1: at most 15 USER and 15 MESSAGE commands per scope (global, each guild); the 16th is
+// 400 30032, while CHAT_INPUT commands go on to 100. POST of an existing name and type replaces
+// that command (200, same id) and does not count twice.
+func TestCommandLimitsPerType(t *testing.T) {
+	f := newBotFixture(t, servertest.WithConfig(func(c *server.Config) { c.RateLimits.Disabled = true }))
+	h := bot(f.e.App.BotToken)
+	for _, scope := range []string{f.commandsURL(f.e.App.ID), f.commandsURL(f.e.App.ID, f.guild.ID)} {
+		for _, typ := range []int{wire.CommandUser, wire.CommandMessage} {
+			for i := range 15 {
+				r := sendJSON(t, http.MethodPost, scope, map[string]any{"type": typ, "name": fmt.Sprintf("Menu %d", i)}, h)
+				require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			}
+			r := sendJSON(t, http.MethodPost, scope, map[string]any{"type": typ, "name": "Menu 16"}, h)
+			require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+			assert.Equal(t, wire.CodeMaxApplicationCommands, r.apiError(t).Code)
+			r = sendJSON(t, http.MethodPost, scope, map[string]any{"type": typ, "name": "Menu 3"}, h)
+			require.Equal(t, http.StatusOK, r.Status, "an upsert of an existing name: %s", r.Body)
+		}
+		r := sendJSON(t, http.MethodPost, scope, map[string]any{"name": "ping", "description": "Ping"}, h)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	}
+	var list []wire.ApplicationCommand
+	ok(t, do(t, http.MethodGet, f.commandsURL(f.e.App.ID), nil, h), &list)
+	assert.Len(t, list, 31)
+
+	// PUT of 16 MESSAGE commands is refused as a whole; 100 CHAT_INPUT and 15 of each menu pass.
+	var many []map[string]any
+	for i := range 16 {
+		many = append(many, map[string]any{"type": wire.CommandMessage, "name": "m" + strconv.Itoa(i)})
+	}
+	r := sendJSON(t, http.MethodPut, f.commandsURL(f.e.App.ID), many, h)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, wire.CodeMaxApplicationCommands, r.apiError(t).Code)
+	many = many[:15]
+	for i := range 100 {
+		many = append(many, map[string]any{"name": "c" + strconv.Itoa(i), "description": "d"})
+	}
+	ok(t, sendJSON(t, http.MethodPut, f.commandsURL(f.e.App.ID), many, h), &list)
+	assert.Len(t, list, 115)
+	r = sendJSON(t, http.MethodPost, f.commandsURL(f.e.App.ID), map[string]any{"name": "c100", "description": "d"}, h)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, wire.CodeMaxApplicationCommands, r.apiError(t).Code)
+}
+
+// Commands are validated as on the platform; only the app's own bot manages them; GET, PATCH
+// and DELETE of one; PUT keeps the ids of commands it keeps.
+func TestCommandsCRUD(t *testing.T) {
+	f := newBotFixture(t)
+	h := bot(f.e.App.BotToken)
+	u := f.commandsURL(f.e.App.ID, f.guild.ID)
+	bad := []struct {
+		name string
+		body any
+	}{
+		{"no name", map[string]any{"description": "d"}},
+		{"upper-case chat name", map[string]any{"name": "Ping", "description": "d"}},
+		{"space in chat name", map[string]any{"name": "a b", "description": "d"}},
+		{"long name", map[string]any{"name": "abcdefghijabcdefghijabcdefghijabc", "description": "d"}},
+		{"no description", map[string]any{"name": "ping"}},
+		{"long description", map[string]any{"name": "ping", "description": string(make([]byte, 101))}},
+		{"menu with description", map[string]any{"type": 2, "name": "User info", "description": "d"}},
+		{"menu with options", map[string]any{"type": 3, "name": "Quote", "options": []any{map[string]any{"type": 3, "name": "x", "description": "d"}}}},
+		{"unknown type", map[string]any{"type": 4, "name": "launch"}},
+		{"option type", map[string]any{"name": "ping", "description": "d", "options": []any{map[string]any{"type": 1, "name": "x", "description": "d"}}}},
+		{"option name", map[string]any{"name": "ping", "description": "d", "options": []any{map[string]any{"type": 3, "name": "X", "description": "d"}}}},
+		{"option description", map[string]any{"name": "ping", "description": "d", "options": []any{map[string]any{"type": 3, "name": "x"}}}},
+		{"duplicate options", map[string]any{"name": "ping", "description": "d", "options": []any{
+			map[string]any{"type": 3, "name": "x", "description": "d"}, map[string]any{"type": 4, "name": "x", "description": "d"}}}},
+		{"required after optional", map[string]any{"name": "ping", "description": "d", "options": []any{
+			map[string]any{"type": 3, "name": "x", "description": "d"}, map[string]any{"type": 4, "name": "y", "description": "d", "required": true}}}},
+	}
+	for _, c := range bad {
+		r := sendJSON(t, http.MethodPost, u, c.body, h)
+		require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", c.name, r.Body)
+		assert.Equal(t, wire.CodeInvalidFormBody, r.apiError(t).Code, c.name)
+	}
+	// Another app's bot, a user, no token; an unknown guild.
+	child := bot(f.e.ChildApp.BotToken)
+	assert.Equal(t, http.StatusForbidden, do(t, http.MethodGet, u, nil, child).Status)
+	assert.Equal(t, http.StatusUnauthorized, do(t, http.MethodGet, u, nil, bearer(f.alice)).Status)
+	assert.Equal(t, http.StatusNotFound, do(t, http.MethodGet, f.commandsURL(f.e.App.ID, f.botID), nil, h).Status)
+
+	var c wire.ApplicationCommand
+	r := sendJSON(t, http.MethodPost, u, map[string]any{"name": "roll", "description": "Roll dice",
+		"options": []any{map[string]any{"type": 4, "name": "sides", "description": "Sides", "required": true}}}, h)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	r.json(t, &c)
+	assert.Equal(t, f.e.App.ID, c.ApplicationID)
+	require.NotNil(t, c.GuildID)
+	assert.Equal(t, f.guild.ID, *c.GuildID)
+	one := u + "/" + c.ID.String()
+	var got wire.ApplicationCommand
+	ok(t, do(t, http.MethodGet, one, nil, h), &got)
+	assert.Equal(t, c, got)
+	ok(t, sendJSON(t, http.MethodPatch, one, map[string]any{"description": "Roll some dice"}, h), &got)
+	assert.Equal(t, "Roll some dice", got.Description)
+	assert.Equal(t, c.ID, got.ID)
+	assert.Equal(t, http.StatusBadRequest, sendJSON(t, http.MethodPatch, one, map[string]any{"name": "Bad"}, h).Status)
+
+	var list []wire.ApplicationCommand
+	ok(t, sendJSON(t, http.MethodPut, u, []any{map[string]any{"name": "roll", "description": "d"},
+		map[string]any{"type": 2, "name": "Wave"}}, h), &list)
+	require.Len(t, list, 2)
+	assert.Equal(t, c.ID, list[0].ID, "PUT keeps the id of a kept command")
+	r = sendJSON(t, http.MethodPut, u, []any{map[string]any{"name": "a", "description": "d"}, map[string]any{"name": "a", "description": "e"}}, h)
+	assert.Equal(t, http.StatusBadRequest, r.Status, "duplicate names: %s", r.Body)
+
+	assert.Equal(t, http.StatusNoContent, do(t, http.MethodDelete, one, nil, h).Status)
+	r = do(t, http.MethodGet, one, nil, h)
+	require.Equal(t, http.StatusNotFound, r.Status)
+	assert.Equal(t, wire.CodeUnknownApplicationCommand, r.apiError(t).Code)
+	ok(t, do(t, http.MethodGet, f.commandsURL(f.e.App.ID), nil, h), &list)
+	assert.Empty(t, list, "guild commands are not global")
+}

@@ -1,0 +1,7 @@
+package gateway
+
+// DispatchBotSessions is Dispatch to the bot sessions among userIDs' sessions, whatever their
+// intents: INTERACTION_CREATE needs no intent.
+func (h *Hub) DispatchBotSessions(userIDs []uint64, event string, data any) {
+	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.who.Bot })
+}

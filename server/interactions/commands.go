@@ -1,0 +1,383 @@
+// Package interactions serves application commands (global and per guild) for the bots of
+// applications, and validates the modals of interaction responses.
+package interactions
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"sdkpp/server/clock"
+	"sdkpp/server/httpx"
+	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
+	"sdkpp/server/token"
+	"sdkpp/wire"
+)
+
+// Limits of application commands per scope (global, or one guild), by type (rule CMD-1).
+var maxCommands = map[int]int{wire.CommandChatInput: 100, wire.CommandUser: 15, wire.CommandMessage: 15}
+
+// MaxOptions is the number of options a CHAT_INPUT command may have.
+const MaxOptions = 25
+
+// chatName is the name of a CHAT_INPUT command or option: 1 to 32 lowercase letters, digits, -
+// and _.
+var chatName = regexp.MustCompile(`^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$`)
+
+// Service keeps the applications' commands (in memory) and serves their routes.
+type Service struct {
+	Store  store.Store
+	Clock  clock.Clock
+	IDs    *snowflake.Generator
+	Logger *slog.Logger
+	// Notifier delivers interactions and modals (set before serving); nil sends none.
+	Notifier Notifier
+	// Messages posts the messages of responses and reads target messages.
+	Messages Messages
+
+	mu       sync.Mutex
+	commands map[scope][]wire.ApplicationCommand // by application and guild (0: global)
+	pending  map[uint64]*pending                 // the interactions, by id
+	modals   map[uint64]*openModal               // the open modals, by the id of their interaction
+}
+
+// scope is where commands are registered: an application, globally (guild 0) or in a guild.
+type scope struct{ app, guild uint64 }
+
+// Register adds the command routes to mux (paths relative to the API base).
+func (s *Service) Register(mux httpx.Router) {
+	for _, base := range []string{"/applications/{app}/commands", "/applications/{app}/guilds/{guild}/commands"} {
+		mux.HandleFunc("GET "+base, s.route(s.list))
+		mux.HandleFunc("POST "+base, s.route(s.create))
+		mux.HandleFunc("PUT "+base, s.route(s.overwrite))
+		mux.HandleFunc("GET "+base+"/{id}", s.route(s.get))
+		mux.HandleFunc("PATCH "+base+"/{id}", s.route(s.edit))
+		mux.HandleFunc("DELETE "+base+"/{id}", s.route(s.remove))
+	}
+}
+
+// route authenticates the application's bot (403 50001 for another app's) and resolves the
+// scope of the path: 404 10004 for an unknown guild.
+func (s *Service) route(h func(r *http.Request, sc scope) (any, int, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, status, err := func() (any, int, error) {
+			app, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bot(r)
+			if err != nil {
+				return nil, 0, err
+			}
+			id, err := httpx.PathID(r, "app")
+			if err != nil {
+				return nil, 0, err
+			}
+			if id != app.ID {
+				return nil, 0, wire.MissingAccess()
+			}
+			sc := scope{app: app.ID}
+			if r.PathValue("guild") != "" {
+				if sc.guild, err = httpx.PathID(r, "guild"); err != nil {
+					return nil, 0, err
+				}
+				if _, err := s.Store.GetGuild(r.Context(), sc.guild); errors.Is(err, store.ErrNotFound) {
+					return nil, 0, &wire.APIError{Status: http.StatusNotFound, Code: 10004, Message: "Unknown Guild"}
+				} else if err != nil {
+					return nil, 0, err
+				}
+			}
+			return h(r, sc)
+		}()
+		if err == nil && status != 0 && status != http.StatusOK {
+			httpx.JSON(w, status, out)
+			return
+		}
+		httpx.Answer(w, r, s.Logger, out, err)
+	}
+}
+
+func unknownCommand() error {
+	return &wire.APIError{Status: http.StatusNotFound, Code: wire.CodeUnknownApplicationCommand, Message: "Unknown application command"}
+}
+
+// Commands returns a copy of the scope's commands (for invocations).
+func (s *Service) Commands(app, guild uint64) []wire.ApplicationCommand {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]wire.ApplicationCommand(nil), s.commands[scope{app, guild}]...)
+}
+
+func (s *Service) list(r *http.Request, sc scope) (any, int, error) {
+	out := s.Commands(sc.app, sc.guild)
+	if out == nil {
+		out = []wire.ApplicationCommand{}
+	}
+	return out, 0, nil
+}
+
+func commandID(r *http.Request) (uint64, error) { return httpx.PathID(r, "id") }
+
+func (s *Service) get(r *http.Request, sc scope) (any, int, error) {
+	id, err := commandID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, c := range s.Commands(sc.app, sc.guild) {
+		if uint64(c.ID) == id {
+			return c, 0, nil
+		}
+	}
+	return nil, 0, unknownCommand()
+}
+
+// build validates a spec at path (prefix of the field names) into a command of the scope.
+func (s *Service) build(path string, spec *wire.CommandSpec, sc scope) (wire.ApplicationCommand, error) {
+	c := wire.ApplicationCommand{ApplicationID: wire.Snowflake(sc.app), Type: wire.CommandChatInput}
+	if sc.guild != 0 {
+		g := wire.Snowflake(sc.guild)
+		c.GuildID = &g
+	}
+	if spec.Type != nil {
+		c.Type = *spec.Type
+	}
+	if _, ok := maxCommands[c.Type]; !ok {
+		return c, wire.InvalidAt(path+"type", "BASE_TYPE_CHOICES", "Value must be one of (1, 2, 3).")
+	}
+	if spec.Name == nil {
+		return c, wire.InvalidAt(path+"name", "BASE_TYPE_REQUIRED", "This field is required")
+	}
+	c.Name = *spec.Name
+	if spec.Description != nil {
+		c.Description = *spec.Description
+	}
+	if spec.Options != nil {
+		c.Options = *spec.Options
+	}
+	if c.Type == wire.CommandChatInput {
+		if !chatName.MatchString(c.Name) || strings.ToLower(c.Name) != c.Name {
+			return c, wire.InvalidAt(path+"name", "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
+		}
+		if err := length(path+"description", c.Description, 1, 100); err != nil {
+			return c, err
+		}
+		return c, checkOptionsOf(path+"options", c.Options)
+	}
+	if err := length(path+"name", c.Name, 1, 32); err != nil {
+		return c, err
+	}
+	if c.Description != "" {
+		return c, wire.InvalidAt(path+"description", "APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION",
+			"Context menu commands cannot have description")
+	}
+	if len(c.Options) > 0 {
+		return c, wire.InvalidAt(path+"options", "APPLICATION_COMMAND_OPTIONS_NOT_ALLOWED",
+			"Context menu commands cannot have options")
+	}
+	return c, nil
+}
+
+// checkOptionsOf validates a CHAT_INPUT command's options: types 3 STRING to 11 ATTACHMENT,
+// names as the command's and unique, descriptions 1 to 100, required ones first.
+func checkOptionsOf(path string, opts []wire.CommandOption) error {
+	if len(opts) > MaxOptions {
+		return wire.InvalidAt(path, "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+	}
+	names := map[string]bool{}
+	optional := false
+	for i, o := range opts {
+		p := path + "." + strconv.Itoa(i) + "."
+		if o.Type < 3 || o.Type > 11 {
+			return wire.InvalidAt(p+"type", "BASE_TYPE_CHOICES", "Value must be one of (3, 4, 5, 6, 7, 8, 9, 10, 11).")
+		}
+		if !chatName.MatchString(o.Name) || strings.ToLower(o.Name) != o.Name {
+			return wire.InvalidAt(p+"name", "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
+		}
+		if names[o.Name] {
+			return wire.InvalidAt(p+"name", "APPLICATION_COMMAND_OPTIONS_NAME_ALREADY_EXISTS", "Option names must be unique")
+		}
+		names[o.Name] = true
+		if err := length(p+"description", o.Description, 1, 100); err != nil {
+			return err
+		}
+		if o.Required && optional {
+			return wire.InvalidAt(p+"required", "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
+				"Required options must be placed before non-required options")
+		}
+		optional = optional || !o.Required
+	}
+	return nil
+}
+
+// place puts c into list: in place of the command of its name and type (keeping that one's id),
+// or appended with a new id. It fails with 30032 when the scope's limit of c's type is reached
+// (rule CMD-1). replaced tells whether it took an existing command's place.
+func (s *Service) place(list []wire.ApplicationCommand, c wire.ApplicationCommand) ([]wire.ApplicationCommand, bool, error) {
+	c.Version = wire.Snowflake(s.IDs.Next())
+	n := 0
+	for i := range list {
+		if list[i].Type == c.Type && list[i].Name == c.Name {
+			c.ID = list[i].ID
+			list[i] = c
+			return list, true, nil
+		}
+		if list[i].Type == c.Type {
+			n++
+		}
+	}
+	if n >= maxCommands[c.Type] {
+		return nil, false, wire.Coded(wire.CodeMaxApplicationCommands, "Maximum number of application commands reached ("+
+			strconv.Itoa(maxCommands[c.Type])+")")
+	}
+	c.ID = wire.Snowflake(s.IDs.Next())
+	return append(list, c), false, nil
+}
+
+// create serves POST: a command of an existing name and type replaces it (200), a new one is
+// 201.
+func (s *Service) create(r *http.Request, sc scope) (any, int, error) {
+	var spec wire.CommandSpec
+	if err := httpx.DecodeJSON(r, &spec); err != nil {
+		return nil, 0, err
+	}
+	c, err := s.build("", &spec, sc)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list, replaced, err := s.place(append([]wire.ApplicationCommand(nil), s.commands[sc]...), c)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.set(sc, list)
+	for _, x := range list {
+		if x.Type == c.Type && x.Name == c.Name {
+			c = x
+		}
+	}
+	if replaced {
+		return c, 0, nil
+	}
+	return c, http.StatusCreated, nil
+}
+
+func (s *Service) set(sc scope, list []wire.ApplicationCommand) {
+	if s.commands == nil {
+		s.commands = map[scope][]wire.ApplicationCommand{}
+	}
+	if len(list) == 0 {
+		delete(s.commands, sc)
+		return
+	}
+	s.commands[sc] = list
+}
+
+// overwrite serves PUT: the scope's commands become the body's; those of a name and type that
+// already exist keep their ids.
+func (s *Service) overwrite(r *http.Request, sc scope) (any, int, error) {
+	var specs []wire.CommandSpec
+	if err := httpx.DecodeJSON(r, &specs); err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.commands[sc]
+	var list []wire.ApplicationCommand
+	for i := range specs {
+		path := strconv.Itoa(i) + "."
+		c, err := s.build(path, &specs[i], sc)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, x := range list {
+			if x.Type == c.Type && x.Name == c.Name {
+				return nil, 0, wire.InvalidAt(path+"name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+			}
+		}
+		for _, x := range old {
+			if x.Type == c.Type && x.Name == c.Name {
+				c.ID = x.ID
+			}
+		}
+		id := c.ID
+		var err2 error
+		if list, _, err2 = s.place(list, c); err2 != nil {
+			return nil, 0, err2
+		}
+		if id != 0 {
+			list[len(list)-1].ID = id
+		}
+	}
+	s.set(sc, list)
+	if list == nil {
+		list = []wire.ApplicationCommand{}
+	}
+	return list, 0, nil
+}
+
+// edit serves PATCH: the fields given change; the name may not clash with another command.
+func (s *Service) edit(r *http.Request, sc scope) (any, int, error) {
+	id, err := commandID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	var spec wire.CommandSpec
+	if err := httpx.DecodeJSON(r, &spec); err != nil {
+		return nil, 0, err
+	}
+	if spec.Type != nil {
+		return nil, 0, wire.InvalidAt("type", "APPLICATION_COMMAND_TYPE_IMMUTABLE", "A command's type cannot change.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := append([]wire.ApplicationCommand(nil), s.commands[sc]...)
+	for i, c := range list {
+		if uint64(c.ID) != id {
+			continue
+		}
+		full := wire.CommandSpec{Type: &c.Type, Name: &c.Name, Description: &c.Description, Options: &c.Options}
+		if spec.Name != nil {
+			full.Name = spec.Name
+		}
+		if spec.Description != nil {
+			full.Description = spec.Description
+		}
+		if spec.Options != nil {
+			full.Options = spec.Options
+		}
+		n, err := s.build("", &full, sc)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, x := range list {
+			if x.ID != c.ID && x.Type == n.Type && x.Name == n.Name {
+				return nil, 0, wire.InvalidAt("name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+			}
+		}
+		n.ID, n.Version = c.ID, wire.Snowflake(s.IDs.Next())
+		list[i] = n
+		s.set(sc, list)
+		return n, 0, nil
+	}
+	return nil, 0, unknownCommand()
+}
+
+// remove serves DELETE (204).
+func (s *Service) remove(r *http.Request, sc scope) (any, int, error) {
+	id, err := commandID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.commands[sc]
+	for i, c := range list {
+		if uint64(c.ID) == id {
+			s.set(sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
+			return nil, 0, nil
+		}
+	}
+	return nil, 0, unknownCommand()
+}
