@@ -136,3 +136,40 @@ func TestCommandsCRUD(t *testing.T) {
 	ok(t, do(t, http.MethodGet, f.commandsURL(f.e.App.ID), nil, h), &list)
 	assert.Empty(t, list, "guild commands are not global")
 }
+
+// CMD-1: commands are kept in the store: after a restart on the same data the global and the
+// guild commands are still there, ids and all, and the 16th context-menu command is still refused.
+func TestCommandsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	e := servertest.Start(t, servertest.WithDataDir(dir))
+	h := bot(e.App.BotToken)
+	g, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Kept", OwnerID: e.User("alice").ID, Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID}}})
+	require.NoError(t, err)
+	global := e.APIURL + "/applications/" + e.App.ID.String() + "/commands"
+	guild := e.APIURL + "/applications/" + e.App.ID.String() + "/guilds/" + g.ID.String() + "/commands"
+	var made []wire.ApplicationCommand
+	for i := range 15 {
+		var c wire.ApplicationCommand
+		r := sendJSON(t, http.MethodPost, global, map[string]any{"type": wire.CommandUser, "name": fmt.Sprintf("Menu %d", i)}, h)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		r.json(t, &c)
+		made = append(made, c)
+	}
+	var ping wire.ApplicationCommand
+	r := sendJSON(t, http.MethodPost, guild, map[string]any{"name": "ping", "description": "Ping"}, h)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	r.json(t, &ping)
+
+	require.NoError(t, e.Server.Close())
+	e = servertest.Start(t, servertest.WithDataDir(dir))
+	h = bot(e.App.BotToken)
+	var list []wire.ApplicationCommand
+	ok(t, do(t, http.MethodGet, e.APIURL+"/applications/"+e.App.ID.String()+"/commands", nil, h), &list)
+	assert.Equal(t, made, list, "the global commands after a restart")
+	ok(t, do(t, http.MethodGet, e.APIURL+"/applications/"+e.App.ID.String()+"/guilds/"+g.ID.String()+"/commands", nil, h), &list)
+	assert.Equal(t, []wire.ApplicationCommand{ping}, list, "the guild's commands after a restart")
+	r = sendJSON(t, http.MethodPost, e.APIURL+"/applications/"+e.App.ID.String()+"/commands",
+		map[string]any{"type": wire.CommandUser, "name": "Menu 16"}, h)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, wire.CodeMaxApplicationCommands, r.apiError(t).Code)
+}

@@ -3,7 +3,10 @@
 package interactions
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -29,7 +32,8 @@ const MaxOptions = 25
 // and _.
 var chatName = regexp.MustCompile(`^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$`)
 
-// Service keeps the applications' commands (in memory) and serves their routes.
+// Service keeps the applications' commands (in the store, cached in memory) and serves their
+// routes.
 type Service struct {
 	Store  store.Store
 	Clock  clock.Clock
@@ -41,7 +45,7 @@ type Service struct {
 	Messages Messages
 
 	mu       sync.Mutex
-	commands map[scope][]wire.ApplicationCommand // by application and guild (0: global)
+	commands map[scope][]wire.ApplicationCommand // the store's, by application and guild (0: global), as read
 	pending  map[uint64]*pending                 // the interactions, by id
 	modals   map[uint64]*openModal               // the open modals, by the id of their interaction
 }
@@ -103,18 +107,39 @@ func unknownCommand() error {
 }
 
 // Commands returns a copy of the scope's commands (for invocations).
-func (s *Service) Commands(app, guild uint64) []wire.ApplicationCommand {
+func (s *Service) Commands(ctx context.Context, app, guild uint64) ([]wire.ApplicationCommand, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]wire.ApplicationCommand(nil), s.commands[scope{app, guild}]...)
+	list, err := s.scopeCommands(ctx, scope{app, guild})
+	return append([]wire.ApplicationCommand{}, list...), err
+}
+
+// scopeCommands returns the scope's commands, read from the store the first time; s.mu is held.
+// The slice is shared: copy it to change it.
+func (s *Service) scopeCommands(ctx context.Context, sc scope) ([]wire.ApplicationCommand, error) {
+	if list, ok := s.commands[sc]; ok {
+		return list, nil
+	}
+	doc, err := s.Store.GetApplicationCommands(ctx, sc.app, sc.guild)
+	if err != nil {
+		return nil, fmt.Errorf("interactions: read commands: %w", err)
+	}
+	var list []wire.ApplicationCommand
+	if doc != nil {
+		if err := json.Unmarshal(doc, &list); err != nil {
+			return nil, fmt.Errorf("interactions: stored commands of app %d, guild %d: %w", sc.app, sc.guild, err)
+		}
+	}
+	if s.commands == nil {
+		s.commands = map[scope][]wire.ApplicationCommand{}
+	}
+	s.commands[sc] = list
+	return list, nil
 }
 
 func (s *Service) list(r *http.Request, sc scope) (any, int, error) {
-	out := s.Commands(sc.app, sc.guild)
-	if out == nil {
-		out = []wire.ApplicationCommand{}
-	}
-	return out, 0, nil
+	out, err := s.Commands(r.Context(), sc.app, sc.guild)
+	return out, 0, err
 }
 
 func commandID(r *http.Request) (uint64, error) { return httpx.PathID(r, "id") }
@@ -124,7 +149,11 @@ func (s *Service) get(r *http.Request, sc scope) (any, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	for _, c := range s.Commands(sc.app, sc.guild) {
+	list, err := s.Commands(r.Context(), sc.app, sc.guild)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, c := range list {
 		if uint64(c.ID) == id {
 			return c, 0, nil
 		}
@@ -247,11 +276,17 @@ func (s *Service) create(r *http.Request, sc scope) (any, int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list, replaced, err := s.place(append([]wire.ApplicationCommand(nil), s.commands[sc]...), c)
+	have, err := s.scopeCommands(r.Context(), sc)
 	if err != nil {
 		return nil, 0, err
 	}
-	s.set(sc, list)
+	list, replaced, err := s.place(append([]wire.ApplicationCommand(nil), have...), c)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.set(r.Context(), sc, list); err != nil {
+		return nil, 0, err
+	}
 	for _, x := range list {
 		if x.Type == c.Type && x.Name == c.Name {
 			c = x
@@ -263,15 +298,23 @@ func (s *Service) create(r *http.Request, sc scope) (any, int, error) {
 	return c, http.StatusCreated, nil
 }
 
-func (s *Service) set(sc scope, list []wire.ApplicationCommand) {
+// set makes list the scope's commands, in the store and then in memory; s.mu is held.
+func (s *Service) set(ctx context.Context, sc scope, list []wire.ApplicationCommand) error {
+	var doc []byte
+	if len(list) > 0 {
+		var err error
+		if doc, err = json.Marshal(list); err != nil {
+			return fmt.Errorf("interactions: encode commands: %w", err)
+		}
+	}
+	if err := s.Store.PutApplicationCommands(ctx, sc.app, sc.guild, doc); err != nil {
+		return fmt.Errorf("interactions: write commands: %w", err)
+	}
 	if s.commands == nil {
 		s.commands = map[scope][]wire.ApplicationCommand{}
 	}
-	if len(list) == 0 {
-		delete(s.commands, sc)
-		return
-	}
 	s.commands[sc] = list
+	return nil
 }
 
 // overwrite serves PUT: the scope's commands become the body's; those of a name and type that
@@ -283,7 +326,10 @@ func (s *Service) overwrite(r *http.Request, sc scope) (any, int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.commands[sc]
+	old, err := s.scopeCommands(r.Context(), sc)
+	if err != nil {
+		return nil, 0, err
+	}
 	var list []wire.ApplicationCommand
 	for i := range specs {
 		path := strconv.Itoa(i) + "."
@@ -310,7 +356,9 @@ func (s *Service) overwrite(r *http.Request, sc scope) (any, int, error) {
 			list[len(list)-1].ID = id
 		}
 	}
-	s.set(sc, list)
+	if err := s.set(r.Context(), sc, list); err != nil {
+		return nil, 0, err
+	}
 	if list == nil {
 		list = []wire.ApplicationCommand{}
 	}
@@ -332,7 +380,11 @@ func (s *Service) edit(r *http.Request, sc scope) (any, int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := append([]wire.ApplicationCommand(nil), s.commands[sc]...)
+	have, err := s.scopeCommands(r.Context(), sc)
+	if err != nil {
+		return nil, 0, err
+	}
+	list := append([]wire.ApplicationCommand(nil), have...)
 	for i, c := range list {
 		if uint64(c.ID) != id {
 			continue
@@ -358,7 +410,9 @@ func (s *Service) edit(r *http.Request, sc scope) (any, int, error) {
 		}
 		n.ID, n.Version = c.ID, wire.Snowflake(s.IDs.Next())
 		list[i] = n
-		s.set(sc, list)
+		if err := s.set(r.Context(), sc, list); err != nil {
+			return nil, 0, err
+		}
 		return n, 0, nil
 	}
 	return nil, 0, unknownCommand()
@@ -372,11 +426,13 @@ func (s *Service) remove(r *http.Request, sc scope) (any, int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := s.commands[sc]
+	list, err := s.scopeCommands(r.Context(), sc)
+	if err != nil {
+		return nil, 0, err
+	}
 	for i, c := range list {
 		if uint64(c.ID) == id {
-			s.set(sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
-			return nil, 0, nil
+			return nil, 0, s.set(r.Context(), sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
 		}
 	}
 	return nil, 0, unknownCommand()

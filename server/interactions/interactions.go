@@ -251,9 +251,16 @@ func (s *Service) command(in *invocation, d *wire.InvocationData, meta *wire.Int
 		typ = wire.CommandChatInput
 	}
 	var cmd *wire.ApplicationCommand
-	candidates := s.Commands(in.app.ID, in.g.ID)
+	candidates, err := s.Commands(in.ctx, in.app.ID, in.g.ID)
+	if err != nil {
+		return wire.InteractionData{}, err
+	}
 	if in.botIn {
-		candidates = append(candidates, s.Commands(in.app.ID, 0)...)
+		global, err := s.Commands(in.ctx, in.app.ID, 0)
+		if err != nil {
+			return wire.InteractionData{}, err
+		}
+		candidates = append(candidates, global...)
 	}
 	for i := range candidates {
 		if candidates[i].ID == d.ID && candidates[i].Name == d.Name && candidates[i].Type == typ {

@@ -517,4 +517,14 @@ CREATE TRIGGER guild_attachments_delete AFTER DELETE ON guild_messages BEGIN
 	DELETE FROM guild_attachments WHERE message_id=old.id;
 END;
 `,
+	// 18: applications' commands (rule CMD-1), one JSON document per application and guild (0:
+	// global), read and written whole by package interactions.
+	`
+CREATE TABLE application_commands (
+	app_id INTEGER NOT NULL,
+	guild_id INTEGER NOT NULL,
+	commands TEXT NOT NULL,
+	PRIMARY KEY (app_id, guild_id)
+);
+`,
 }

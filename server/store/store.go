@@ -270,6 +270,7 @@ type Store interface {
 	GuildBotStore
 	GuildPinStore
 	GuildSearchStore
+	CommandStore
 	GuildInviteStore
 	GuildAttachmentStore
 	RelationshipStore
