@@ -517,4 +517,13 @@ CREATE TRIGGER guild_attachments_delete AFTER DELETE ON guild_messages BEGIN
 	DELETE FROM guild_attachments WHERE message_id=old.id;
 END;
 `,
+	// 18: settings of guild channels set by Modify Channel (rule VER-1): slowmode interval in
+	// seconds and topic.
+	`
+CREATE TABLE guild_channel_settings (
+	channel_id INTEGER PRIMARY KEY,
+	rate_limit_per_user INTEGER NOT NULL DEFAULT 0,
+	topic TEXT NOT NULL DEFAULT ''
+);
+`,
 }

@@ -272,5 +272,6 @@ type Store interface {
 	GuildSearchStore
 	GuildInviteStore
 	GuildAttachmentStore
+	ChannelSettingsStore
 	RelationshipStore
 }
