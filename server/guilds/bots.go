@@ -103,6 +103,7 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
 	s.registerPins(mux)
 	s.registerSlowmode(mux)
+	s.registerExpressions(mux)
 	s.registerInvites(mux)
 }
 

@@ -273,5 +273,6 @@ type Store interface {
 	GuildInviteStore
 	GuildAttachmentStore
 	ChannelSettingsStore
+	GuildExpressionStore
 	RelationshipStore
 }
