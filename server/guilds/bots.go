@@ -104,6 +104,7 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	s.registerPins(mux)
 	s.registerSlowmode(mux)
 	s.registerExpressions(mux)
+	s.registerPrune(mux)
 	s.registerInvites(mux)
 }
 
@@ -724,6 +725,7 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 		return nil, err
 	}
 	s.slowmodeSent(q, ch)
+	s.memberSeen(q, ch.GuildID)
 	out, err := s.messageObject(q.ctx, m)
 	if err != nil {
 		return nil, err

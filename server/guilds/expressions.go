@@ -32,6 +32,7 @@ func (s *Service) registerExpressions(mux httpx.Router) {
 var guildPosts = map[string]func(s *Service) func(q *caller) (any, error){
 	"emojis":           func(s *Service) func(*caller) (any, error) { return s.createEmoji },
 	"scheduled-events": func(s *Service) func(*caller) (any, error) { return s.createEvent },
+	"prune":            func(s *Service) func(*caller) (any, error) { return s.beginPrune },
 }
 
 // guildPost serves POST /guilds/{guild_id}/{action} with the route of guildPosts (404 for

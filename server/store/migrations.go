@@ -556,4 +556,14 @@ CREATE TABLE guild_scheduled_events (
 );
 CREATE INDEX guild_scheduled_events_guild ON guild_scheduled_events(guild_id);
 `,
+	// 20: when each guild member was last seen (rule GLD-2, prune): its messages in the guild
+	// and its gateway sessions.
+	`
+CREATE TABLE guild_member_activity (
+	guild_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	seen_at INTEGER NOT NULL,
+	PRIMARY KEY (guild_id, user_id)
+) WITHOUT ROWID;
+`,
 }

@@ -274,5 +274,6 @@ type Store interface {
 	GuildAttachmentStore
 	ChannelSettingsStore
 	GuildExpressionStore
+	GuildActivityStore
 	RelationshipStore
 }
