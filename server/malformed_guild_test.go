@@ -59,7 +59,11 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 		{"GET", "/users/@me/connections"}, {"GET", "/applications/@me"}, {"PATCH", "/applications/@me"},
 		{"GET", "/oauth2/applications/@me"}, {"GET", "/oauth2/applications/{app}"}, {"GET", "/oauth2/@me"},
 		{"GET", "/skus/{app}/subscriptions"}, {"GET", "/skus/{app}/subscriptions/{app}"}, {"GET", "/gateway/bot"},
-		{"POST", "/guilds"}, {"POST", "/guilds/templates/x"},
+		{"POST", "/guilds"}, {"POST", "/guilds/templates/x"}, {"PATCH", "/channels/{general}"}, {"PATCH", "/channels/{voice}"},
+		{"GET", "/guilds/{guild}/emojis"}, {"POST", "/guilds/{guild}/emojis"}, {"DELETE", "/guilds/{guild}/emojis/{message}"},
+		{"GET", "/guilds/{guild}/scheduled-events"}, {"POST", "/guilds/{guild}/scheduled-events"},
+		{"DELETE", "/guilds/{guild}/scheduled-events/{message}"}, {"POST", "/guilds/{guild}/unknown-action"},
+		{"GET", "/guilds/{guild}/prune"}, {"POST", "/guilds/{guild}/prune"},
 		{"GET", "/channels/{general}/messages/pins"}, {"PUT", "/channels/{general}/messages/pins/{message}"},
 		{"GET", "/channels/{general}/pins"}, {"PUT", "/channels/{general}/pins/{message}"},
 		{"DELETE", "/channels/{general}/messages/pins/{message}"}, {"DELETE", "/channels/{general}/pins/{message}"},
@@ -81,7 +85,10 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 	bodies := []string{"", "{", "[]", "null", "0", `"x"`, "\xff\xfe\x00", `{"content": 5}`, `{"content": ["hi"]}`,
 		`{"content": "` + long + `"}`, `{"content": "\ud800"}`, "{\"content\": \"\xff\"}", `{"nick": 5}`,
 		`{"nick": "` + long + `"}`, `{"nick": "\udfff"}`, `{"avatar": "data:image/png;base64,%%"}`, `{"avatar": 1e999}`,
-		`{"banner": []}`, `{"bio": {"a": 1}}`, `{"status": 5}`, `{"status": "` + long + `"}`, `{"status": "\ud800"}`,
+		`{"banner": []}`, `{"bio": {"a": 1}}`, `{"rate_limit_per_user": 1e999}`, `{"rate_limit_per_user": "5"}`, `{"topic": 5, "name": null}`, `{"days": 1e999}`, `{"days": 7, "include_roles": [5]}`, `{"compute_prune_count": "no"}`, `{"name": "ab", "image": 5}`, `{"name": "ab", "image": "data:image/gif;base64,R0lGODlh"}`,
+		`{"name": "e", "privacy_level": 2, "entity_type": 3, "scheduled_start_time": "2999-01-01T00:00:00Z", "scheduled_end_time": 5}`,
+		`{"name": "e", "privacy_level": 2, "entity_type": 2, "channel_id": "{voice}", "scheduled_start_time": "2999-01-01T00:00:00Z"}`,
+		`{"name": "e", "privacy_level": 2, "entity_type": 3, "entity_metadata": [], "scheduled_start_time": "2999-01-01T00:00:00Z"}`, `{"status": 5}`, `{"status": "` + long + `"}`, `{"status": "\ud800"}`,
 		`{"message_reference": {"message_id": "x"}}`, `{"message_reference": {"message_id": "{message}", "channel_id": 1e30}}`,
 		`{"message_reference": 5}`, `{"content": "a", "message_reference": []}`, `{"content": "a", "message_reference": {}}`,
 		`{"content": "a", "message_reference": {"message_id": "{message}", "type": 7}}`,
@@ -161,7 +168,7 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 	queries := []string{"?limit=-1", "?limit=0", "?limit=99999999999999999999", "?limit=x", "?limit=1.5",
 		"?before=x&after=-1", "?around=18446744073709551616", "?before=0&after=0&around=0", "?after=9223372036854775808",
 		"?with_counts=2", "?shard=-1", "?shard=99999999999999999999", "?user_id=x", "?action_type=-5", "?action_type=1e9",
-		"?limit=1&limit=2", "?%zz", "?limit=%ff", "?query=\xff"}
+		"?limit=1&limit=2", "?days=0", "?days=31", "?days=1e9", "?include_roles=,", "?include_roles={bob},x", "?%zz", "?limit=%ff", "?query=\xff"}
 	badIDs := []string{"0", "-1", "x", "1e3", "18446744073709551616", "9223372036854775808", "%ff", "@me", strings.Repeat("9", 500)}
 
 	send := func(method, path, body string, h http.Header) {

@@ -132,6 +132,9 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 	if who.Bot {
 		return
 	}
+	if s.guilds != nil { // a session's start and end count as activity in the user's guilds (prune)
+		s.guilds.UserSeen(context.Background(), who.UserID)
+	}
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
 	}

@@ -102,6 +102,9 @@ func (s *Service) RegisterBots(mux httpx.Router) {
 	mux.HandleFunc("DELETE /users/@me/guilds/{guild_id}", s.callerRoute(s.leave))
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.callerRoute(s.getMessage))
 	s.registerPins(mux)
+	s.registerSlowmode(mux)
+	s.registerExpressions(mux)
+	s.registerPrune(mux)
 	s.registerInvites(mux)
 }
 
@@ -703,6 +706,9 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 	if perms&PermSendMessages == 0 || (len(req.files) > 0 && perms&PermAttachFiles == 0) {
 		return nil, wire.MissingPermissions()
 	}
+	if slow, err := s.slowmodeCheck(q, ch, perms); slow != nil || err != nil {
+		return slow, err
+	}
 	atts, err := s.attachmentsOf(req, nil)
 	if err != nil {
 		return nil, err
@@ -718,6 +724,8 @@ func (s *Service) sendMessage(q *caller) (any, error) {
 	if err := s.saveMessage(q.ctx, m, true, atts); err != nil {
 		return nil, err
 	}
+	s.slowmodeSent(q, ch)
+	s.memberSeen(q, ch.GuildID)
 	out, err := s.messageObject(q.ctx, m)
 	if err != nil {
 		return nil, err

@@ -112,6 +112,7 @@ type Service struct {
 	PublicURL string
 
 	jobs jobRunner // the target-users jobs (targetjobs.go)
+	slow slowmode  // when members last sent in each channel (slowmode.go)
 }
 
 // Register adds the routes to mux (paths relative to the API base).

@@ -182,6 +182,11 @@ func FullChannel(ctx context.Context, st store.Store, c *store.GuildChannel) (wi
 		p := wire.Snowflake(c.ParentID)
 		out.ParentID = &p
 	}
+	cs, err := st.GetChannelSettings(ctx, c.ID)
+	if err != nil {
+		return wire.Channel{}, err
+	}
+	out.RateLimitPerUser, out.Topic = cs.RateLimitPerUser, optString(cs.Topic)
 	for _, o := range ows {
 		out.PermissionOverwrites = append(out.PermissionOverwrites, wire.Overwrite{ID: wire.Snowflake(o.TargetID), Type: o.Type,
 			Allow: wire.Permissions(o.Allow), Deny: wire.Permissions(o.Deny)})

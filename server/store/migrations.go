@@ -527,4 +527,53 @@ CREATE TABLE application_commands (
 	PRIMARY KEY (app_id, guild_id)
 );
 `,
+	// 19: settings of guild channels set by Modify Channel (rule VER-1): slowmode interval in
+	// seconds and topic.
+	`
+CREATE TABLE guild_channel_settings (
+	channel_id INTEGER PRIMARY KEY,
+	rate_limit_per_user INTEGER NOT NULL DEFAULT 0,
+	topic TEXT NOT NULL DEFAULT ''
+);
+`,
+	// 20: custom emoji and scheduled events of guilds (rules VER-1, ERR-1); an emoji keeps the
+	// hash of its image only. end_at 0 is none.
+	`
+CREATE TABLE guild_emojis (
+	id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	image TEXT NOT NULL,
+	animated INTEGER NOT NULL DEFAULT 0,
+	creator_id INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX guild_emojis_guild ON guild_emojis(guild_id);
+CREATE TABLE guild_scheduled_events (
+	id INTEGER PRIMARY KEY,
+	guild_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL DEFAULT 0,
+	creator_id INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	description TEXT NOT NULL DEFAULT '',
+	privacy_level INTEGER NOT NULL,
+	status INTEGER NOT NULL,
+	entity_type INTEGER NOT NULL,
+	location TEXT NOT NULL DEFAULT '',
+	start_at INTEGER NOT NULL,
+	end_at INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX guild_scheduled_events_guild ON guild_scheduled_events(guild_id);
+`,
+	// 21: when each guild member was last seen (rule GLD-2, prune): its messages in the guild
+	// and its gateway sessions.
+	`
+CREATE TABLE guild_member_activity (
+	guild_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	seen_at INTEGER NOT NULL,
+	PRIMARY KEY (guild_id, user_id)
+) WITHOUT ROWID;
+`,
 }

@@ -273,5 +273,8 @@ type Store interface {
 	CommandStore
 	GuildInviteStore
 	GuildAttachmentStore
+	ChannelSettingsStore
+	GuildExpressionStore
+	GuildActivityStore
 	RelationshipStore
 }

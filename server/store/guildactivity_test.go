@@ -1,0 +1,35 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// GLD-2: a member's last activity only moves forward; a user's session touches each of its
+// guilds; a former member's activity is not reported.
+func TestGuildActivity(t *testing.T) {
+	ctx := context.Background()
+	s := openMemory(t)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, m := range []GuildMember{{GuildID: 5, UserID: 7, JoinedAt: t0}, {GuildID: 6, UserID: 7, JoinedAt: t0}, {GuildID: 5, UserID: 8, JoinedAt: t0}} {
+		require.NoError(t, s.PutGuildMember(ctx, &m))
+	}
+	require.NoError(t, s.TouchGuildMember(ctx, 5, 7, t0.Add(time.Hour)))
+	require.NoError(t, s.TouchGuildMember(ctx, 5, 7, t0.Add(time.Minute)))
+	require.NoError(t, s.TouchUserGuilds(ctx, 8, t0.Add(2*time.Hour)))
+	require.NoError(t, s.TouchUserGuilds(ctx, 7, t0.Add(30*time.Minute)))
+	seen, err := s.GuildMembersLastSeen(ctx, 5)
+	require.NoError(t, err)
+	assert.Equal(t, map[uint64]time.Time{7: t0.Add(time.Hour), 8: t0.Add(2 * time.Hour)}, seen)
+	seen, err = s.GuildMembersLastSeen(ctx, 6)
+	require.NoError(t, err)
+	assert.Equal(t, map[uint64]time.Time{7: t0.Add(30 * time.Minute)}, seen)
+	require.NoError(t, s.DeleteGuildMember(ctx, 5, 8))
+	seen, err = s.GuildMembersLastSeen(ctx, 5)
+	require.NoError(t, err)
+	assert.NotContains(t, seen, uint64(8), "a former member")
+}
