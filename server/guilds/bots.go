@@ -160,6 +160,12 @@ func (s *Service) memberGuild(q *caller) (*Access, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.memberAccess(q, id)
+}
+
+// memberAccess loads guild id and the caller's access: 404 10004 for an unknown guild, 403 50001
+// for a non-member.
+func (s *Service) memberAccess(q *caller, id uint64) (*Access, error) {
 	g, err := s.Store.GetGuild(q.ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, wire.UnknownGuild()

@@ -495,16 +495,9 @@ func (s *Service) managedInvite(q *caller, write bool) (*store.GuildInvite, erro
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.Store.GetGuild(q.ctx, inv.GuildID)
+	a, err := s.memberAccess(q, inv.GuildID)
 	if err != nil {
 		return nil, err
-	}
-	a, err := LoadAccess(q.ctx, s.Store, g, q.userID)
-	if err != nil {
-		return nil, err
-	}
-	if !a.IsMember() {
-		return nil, wire.MissingAccess()
 	}
 	perms := a.Base()
 	if inv.InviterID != q.userID && perms&wire.PermManageGuild == 0 && (write || perms&wire.PermViewAuditLog == 0) {

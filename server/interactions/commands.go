@@ -67,37 +67,33 @@ func (s *Service) Register(mux httpx.Router) {
 
 // route authenticates the application's bot (403 50001 for another app's) and resolves the
 // scope of the path: 404 10004 for an unknown guild.
-func (s *Service) route(h func(r *http.Request, sc scope) (any, int, error)) http.HandlerFunc {
+func (s *Service) route(h func(r *http.Request, sc scope) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out, status, err := func() (any, int, error) {
+		out, err := func() (any, error) {
 			app, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bot(r)
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
 			id, err := httpx.PathID(r, "app")
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
 			if id != app.ID {
-				return nil, 0, wire.MissingAccess()
+				return nil, wire.MissingAccess()
 			}
 			sc := scope{app: app.ID}
 			if r.PathValue("guild") != "" {
 				if sc.guild, err = httpx.PathID(r, "guild"); err != nil {
-					return nil, 0, err
+					return nil, err
 				}
 				if _, err := s.Store.GetGuild(r.Context(), sc.guild); errors.Is(err, store.ErrNotFound) {
-					return nil, 0, &wire.APIError{Status: http.StatusNotFound, Code: 10004, Message: "Unknown Guild"}
+					return nil, &wire.APIError{Status: http.StatusNotFound, Code: 10004, Message: "Unknown Guild"}
 				} else if err != nil {
-					return nil, 0, err
+					return nil, err
 				}
 			}
 			return h(r, sc)
 		}()
-		if err == nil && status != 0 && status != http.StatusOK {
-			httpx.JSON(w, status, out)
-			return
-		}
 		httpx.Answer(w, r, s.Logger, out, err)
 	}
 }
@@ -137,28 +133,28 @@ func (s *Service) scopeCommands(ctx context.Context, sc scope) ([]wire.Applicati
 	return list, nil
 }
 
-func (s *Service) list(r *http.Request, sc scope) (any, int, error) {
+func (s *Service) list(r *http.Request, sc scope) (any, error) {
 	out, err := s.Commands(r.Context(), sc.app, sc.guild)
-	return out, 0, err
+	return out, err
 }
 
 func commandID(r *http.Request) (uint64, error) { return httpx.PathID(r, "id") }
 
-func (s *Service) get(r *http.Request, sc scope) (any, int, error) {
+func (s *Service) get(r *http.Request, sc scope) (any, error) {
 	id, err := commandID(r)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	list, err := s.Commands(r.Context(), sc.app, sc.guild)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for _, c := range list {
 		if uint64(c.ID) == id {
-			return c, 0, nil
+			return c, nil
 		}
 	}
-	return nil, 0, unknownCommand()
+	return nil, unknownCommand()
 }
 
 // build validates a spec at path (prefix of the field names) into a command of the scope.
@@ -265,27 +261,27 @@ func (s *Service) place(list []wire.ApplicationCommand, c wire.ApplicationComman
 
 // create serves POST: a command of an existing name and type replaces it (200), a new one is
 // 201.
-func (s *Service) create(r *http.Request, sc scope) (any, int, error) {
+func (s *Service) create(r *http.Request, sc scope) (any, error) {
 	var spec wire.CommandSpec
 	if err := httpx.DecodeJSON(r, &spec); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	c, err := s.build("", &spec, sc)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	have, err := s.scopeCommands(r.Context(), sc)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	list, replaced, err := s.place(append([]wire.ApplicationCommand(nil), have...), c)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if err := s.set(r.Context(), sc, list); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for _, x := range list {
 		if x.Type == c.Type && x.Name == c.Name {
@@ -293,9 +289,9 @@ func (s *Service) create(r *http.Request, sc scope) (any, int, error) {
 		}
 	}
 	if replaced {
-		return c, 0, nil
+		return c, nil
 	}
-	return c, http.StatusCreated, nil
+	return httpx.Reply{Status: http.StatusCreated, Body: c}, nil
 }
 
 // set makes list the scope's commands, in the store and then in memory; s.mu is held.
@@ -319,27 +315,27 @@ func (s *Service) set(ctx context.Context, sc scope, list []wire.ApplicationComm
 
 // overwrite serves PUT: the scope's commands become the body's; those of a name and type that
 // already exist keep their ids.
-func (s *Service) overwrite(r *http.Request, sc scope) (any, int, error) {
+func (s *Service) overwrite(r *http.Request, sc scope) (any, error) {
 	var specs []wire.CommandSpec
 	if err := httpx.DecodeJSON(r, &specs); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, err := s.scopeCommands(r.Context(), sc)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	var list []wire.ApplicationCommand
 	for i := range specs {
 		path := strconv.Itoa(i) + "."
 		c, err := s.build(path, &specs[i], sc)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		for _, x := range list {
 			if x.Type == c.Type && x.Name == c.Name {
-				return nil, 0, wire.InvalidAt(path+"name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+				return nil, wire.InvalidAt(path+"name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
 			}
 		}
 		for _, x := range old {
@@ -350,39 +346,39 @@ func (s *Service) overwrite(r *http.Request, sc scope) (any, int, error) {
 		id := c.ID
 		var err2 error
 		if list, _, err2 = s.place(list, c); err2 != nil {
-			return nil, 0, err2
+			return nil, err2
 		}
 		if id != 0 {
 			list[len(list)-1].ID = id
 		}
 	}
 	if err := s.set(r.Context(), sc, list); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if list == nil {
 		list = []wire.ApplicationCommand{}
 	}
-	return list, 0, nil
+	return list, nil
 }
 
 // edit serves PATCH: the fields given change; the name may not clash with another command.
-func (s *Service) edit(r *http.Request, sc scope) (any, int, error) {
+func (s *Service) edit(r *http.Request, sc scope) (any, error) {
 	id, err := commandID(r)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	var spec wire.CommandSpec
 	if err := httpx.DecodeJSON(r, &spec); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if spec.Type != nil {
-		return nil, 0, wire.InvalidAt("type", "APPLICATION_COMMAND_TYPE_IMMUTABLE", "A command's type cannot change.")
+		return nil, wire.InvalidAt("type", "APPLICATION_COMMAND_TYPE_IMMUTABLE", "A command's type cannot change.")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	have, err := s.scopeCommands(r.Context(), sc)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	list := append([]wire.ApplicationCommand(nil), have...)
 	for i, c := range list {
@@ -401,39 +397,39 @@ func (s *Service) edit(r *http.Request, sc scope) (any, int, error) {
 		}
 		n, err := s.build("", &full, sc)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		for _, x := range list {
 			if x.ID != c.ID && x.Type == n.Type && x.Name == n.Name {
-				return nil, 0, wire.InvalidAt("name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+				return nil, wire.InvalidAt("name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
 			}
 		}
 		n.ID, n.Version = c.ID, wire.Snowflake(s.IDs.Next())
 		list[i] = n
 		if err := s.set(r.Context(), sc, list); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		return n, 0, nil
+		return n, nil
 	}
-	return nil, 0, unknownCommand()
+	return nil, unknownCommand()
 }
 
 // remove serves DELETE (204).
-func (s *Service) remove(r *http.Request, sc scope) (any, int, error) {
+func (s *Service) remove(r *http.Request, sc scope) (any, error) {
 	id, err := commandID(r)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list, err := s.scopeCommands(r.Context(), sc)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for i, c := range list {
 		if uint64(c.ID) == id {
-			return nil, 0, s.set(r.Context(), sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
+			return nil, s.set(r.Context(), sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
 		}
 	}
-	return nil, 0, unknownCommand()
+	return nil, unknownCommand()
 }
