@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -55,17 +55,17 @@ func newBotFixture(t *testing.T, opts ...servertest.Option) *botFixture {
 		Features: []string{wire.FeatureEnhancedRoleColors},
 		Roles: []wire.RoleSpec{
 			{Name: "mod", Color: 0xff0000, SecondaryColor: intp(0x00ff00), TertiaryColor: intp(0x0000ff),
-				Permissions: wire.Permissions(guilds.PermManageMessages)},
+				Permissions: wire.Permissions(guildaccess.PermManageMessages)},
 			{Name: "quiet", Color: 0x888888},
 		},
 		Members: []wire.GuildMemberSpec{{ID: e.User("bob").ID}, {ID: e.User("carol").ID, Roles: []int{0}}, {ID: f.botID, Roles: []int{0}}},
 		Channel: []wire.GuildChannelSpec{
 			{Name: "general", Type: wire.ChannelGuildText},
 			{Name: "staff", Type: wire.ChannelGuildText, Position: 1, Overwrites: []wire.OverwriteSpec{
-				{Everyone: true, Deny: wire.Permissions(guilds.PermViewChannel)},
-				{Role: &mod, Allow: wire.Permissions(guilds.PermViewChannel)}}},
+				{Everyone: true, Deny: wire.Permissions(guildaccess.PermViewChannel)},
+				{Role: &mod, Allow: wire.Permissions(guildaccess.PermViewChannel)}}},
 			{Name: "hidden", Type: wire.ChannelGuildText, Position: 2, Overwrites: []wire.OverwriteSpec{
-				{Everyone: true, Deny: wire.Permissions(guilds.PermViewChannel)}}},
+				{Everyone: true, Deny: wire.Permissions(guildaccess.PermViewChannel)}}},
 			{Name: "voice", Type: wire.ChannelGuildVoice, Position: 3},
 		}})
 	require.NoError(t, err)

@@ -7,18 +7,16 @@ import (
 
 	"sdkpp/server/apps"
 	"sdkpp/server/gateway"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/voicestatus"
 )
 
 // registerUsersApps adds the routes of applications and their subscriptions (package apps), of
-// voice channel statuses and the audit log (package voicestatus) and the refusal of Create Guild
-// (rule GLD-5); it returns the apps service for the dev routes.
-func (s *Server) registerUsersApps(api httpx.Router, gs *guilds.Service) *apps.Service {
+// voice channel statuses and the audit log (package voicestatus); it returns the apps service for the dev routes.
+func (s *Server) registerUsersApps(api httpx.Router, gs *guildaccess.Base) *apps.Service {
 	as := &apps.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "apps")}
 	as.Register(api)
-	gs.RegisterRemoved(api)
 	s.voiceStatus = &voicestatus.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
 		Logger: s.log.With("component", "voicestatus"), Events: gs, Voice: s.guildVoice}
 	s.voiceStatus.Register(api)

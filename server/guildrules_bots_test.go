@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -59,7 +59,7 @@ func TestGuildCreateObfuscation(t *testing.T) {
 				assert.Equal(t, wire.ObfuscatedChannelName, obf.Name, "CH-3")
 				require.Len(t, obf.PermissionOverwrites, 1, "CH-3")
 				assert.Equal(t, f.guild.ID, obf.PermissionOverwrites[0].ID, "CH-3: @everyone")
-				assert.Equal(t, wire.Permissions(guilds.PermViewChannel), obf.PermissionOverwrites[0].Deny, "CH-3")
+				assert.Equal(t, wire.Permissions(guildaccess.PermViewChannel), obf.PermissionOverwrites[0].Deny, "CH-3")
 				assert.Equal(t, hidden.Position, obf.Position)
 			} else {
 				assert.Contains(t, chans, "hidden")
@@ -73,7 +73,7 @@ func TestGuildCreateObfuscation(t *testing.T) {
 func TestVoiceStatusDispatchedToBots(t *testing.T) {
 	e := servertest.Start(t)
 	g0, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Voice", OwnerID: e.User("alice").ID,
-		Roles:   []wire.RoleSpec{{Name: "dj", Permissions: wire.Permissions(wire.PermSetVoiceChannelStatus | guilds.PermManageChannels)}},
+		Roles:   []wire.RoleSpec{{Name: "dj", Permissions: wire.Permissions(wire.PermSetVoiceChannelStatus | guildaccess.PermManageChannels)}},
 		Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID, Roles: []int{0}}},
 		Channel: []wire.GuildChannelSpec{{Name: "Lounge", Type: wire.ChannelGuildVoice}}})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -41,8 +41,8 @@ func newVoiceLab(t *testing.T) *voiceLab {
 	g, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Voice Lab", OwnerID: alice.ID,
 		Roles:   []wire.RoleSpec{{Name: "status", Permissions: wire.Permissions(wire.PermSetVoiceChannelStatus)}},
 		Members: []wire.GuildMemberSpec{{ID: bob.ID}, {ID: e.App.BotUserID, Roles: []int{0}}},
-		Channel: []wire.GuildChannelSpec{voice("lounge", 0, 0), voice("den", 1, 0), voice("locked", 2, guilds.PermConnect),
-			voice("hidden", 3, guilds.PermViewChannel), {Name: "general", Type: wire.ChannelGuildText, Position: 4}}})
+		Channel: []wire.GuildChannelSpec{voice("lounge", 0, 0), voice("den", 1, 0), voice("locked", 2, guildaccess.PermConnect),
+			voice("hidden", 3, guildaccess.PermViewChannel), {Name: "general", Type: wire.ChannelGuildText, Position: 4}}})
 	require.NoError(t, err)
 	far, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Far", OwnerID: bob.ID,
 		Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID}}, Channel: []wire.GuildChannelSpec{voice("far", 0, 0)}})

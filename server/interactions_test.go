@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -89,7 +89,7 @@ func TestInteractionCommandAndResponse(t *testing.T) {
 	require.NotNil(t, ix.Member.User)
 	assert.Equal(t, x.e.User("alice").ID, ix.Member.User.ID)
 	assert.NotEmpty(t, ix.Token)
-	botPerms := guilds.PermViewChannel | guilds.PermSendMessages
+	botPerms := guildaccess.PermViewChannel | guildaccess.PermSendMessages
 	assert.Equal(t, botPerms, uint64(ix.AppPermissions)&botPerms, "the bot's permissions in the channel")
 	require.NotNil(t, ix.Data.Resolved)
 	rc, ok := ix.Data.Resolved.Channels[general.ID.String()]

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -96,7 +96,7 @@ func newChanInviteFixture(t *testing.T, opts ...servertest.Option) *chanInviteFi
 	var err error
 	f.g, err = f.e.Server.CreateGuild(wire.GuildSpec{Name: "Invites", OwnerID: f.e.User("alice").ID,
 		Roles: []wire.RoleSpec{{Name: "low", Color: 0x111111}, {Name: "inviter",
-			Permissions: wire.Permissions(wire.PermCreateInstantInvite | wire.PermManageRoles | guilds.PermManageChannels)},
+			Permissions: wire.Permissions(wire.PermCreateInstantInvite | wire.PermManageRoles | guildaccess.PermManageChannels)},
 			{Name: "high"}, {Name: "auditor", Permissions: wire.Permissions(wire.PermViewAuditLog)}},
 		Members: []wire.GuildMemberSpec{{ID: f.botID, Roles: []int{1}}, {ID: f.e.User("carol").ID, Roles: []int{3}}},
 		Channel: []wire.GuildChannelSpec{{Name: "welcome", Type: wire.ChannelGuildText},

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 )
@@ -28,7 +28,7 @@ import (
 func TestMalformedGuildInputNeverGives5xx(t *testing.T) {
 	f := newBotFixture(t, servertest.WithConfig(func(c *server.Config) { c.RateLimits.Disabled = true }))
 	admin, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Admin", OwnerID: f.e.User("alice").ID,
-		Roles:   []wire.RoleSpec{{Name: "admin", Permissions: wire.Permissions(guilds.PermAdministrator)}},
+		Roles:   []wire.RoleSpec{{Name: "admin", Permissions: wire.Permissions(guildaccess.PermAdministrator)}},
 		Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID}, {ID: f.botID, Roles: []int{0}}},
 		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}, {Name: "voice", Type: wire.ChannelGuildVoice}}})
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -54,7 +54,7 @@ func TestPinMessages(t *testing.T) {
 			return
 		}
 		require.NotNil(t, d.LastPinTimestamp)
-		assert.Equal(t, guilds.Timestamp(*last), *d.LastPinTimestamp, "PIN-1")
+		assert.Equal(t, guildaccess.Timestamp(*last), *d.LastPinTimestamp, "PIN-1")
 	}
 	noContent := func(method, path string) {
 		t.Helper()
@@ -84,12 +84,12 @@ func TestPinMessages(t *testing.T) {
 	require.Len(t, page.Items, 2)
 	assert.True(t, page.HasMore, "PIN-1: one more pin is older")
 	assert.Equal(t, []string{"third", "second"}, []string{page.Items[0].Message.Content, page.Items[1].Message.Content})
-	assert.Equal(t, guilds.Timestamp(times[2]), page.Items[0].PinnedAt)
+	assert.Equal(t, guildaccess.Timestamp(times[2]), page.Items[0].PinnedAt)
 	assert.True(t, page.Items[0].Message.Pinned)
 	ok(t, do(t, http.MethodGet, f.api(pinsPath(general)+"?before="+url.QueryEscape(page.Items[1].PinnedAt)), nil, owner), &page)
 	require.Len(t, page.Items, 1)
 	assert.Equal(t, "first", page.Items[0].Message.Content)
-	assert.Equal(t, guilds.Timestamp(times[0]), page.Items[0].PinnedAt, "pinning again kept the first pin's time")
+	assert.Equal(t, guildaccess.Timestamp(times[0]), page.Items[0].PinnedAt, "pinning again kept the first pin's time")
 	assert.False(t, page.HasMore)
 
 	var old []wire.GuildMessage
@@ -128,7 +128,7 @@ func TestPinPermissionFromDate(t *testing.T) {
 		e := f.e
 		g, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Pins", OwnerID: e.User("alice").ID,
 			Roles: []wire.RoleSpec{
-				{Name: "manager", Permissions: wire.Permissions(guilds.PermManageMessages)},
+				{Name: "manager", Permissions: wire.Permissions(guildaccess.PermManageMessages)},
 				{Name: "pinner", Permissions: wire.Permissions(wire.PermPinMessages)},
 			},
 			Members: []wire.GuildMemberSpec{{ID: e.User("carol").ID, Roles: []int{0}}, {ID: e.User("bob").ID, Roles: []int{1}},

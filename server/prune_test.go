@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -124,7 +124,7 @@ func TestGuildPrunePermissions(t *testing.T) {
 		{"KICK_MEMBERS only", wire.PermKickMembers, nil, http.StatusForbidden},
 		{"MANAGE_GUILD only", wire.PermManageGuild, nil, http.StatusForbidden},
 		{"both, PRUNE_REQUIRES_ADMIN", both, []string{wire.FeaturePruneRequiresAdmin}, http.StatusForbidden},
-		{"ADMINISTRATOR, PRUNE_REQUIRES_ADMIN", guilds.PermAdministrator, []string{wire.FeaturePruneRequiresAdmin}, http.StatusOK},
+		{"ADMINISTRATOR, PRUNE_REQUIRES_ADMIN", guildaccess.PermAdministrator, []string{wire.FeaturePruneRequiresAdmin}, http.StatusOK},
 	} {
 		g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "P", OwnerID: f.e.User("alice").ID,
 			Roles:   []wire.RoleSpec{{Name: "r", Permissions: wire.Permissions(tc.perms)}},

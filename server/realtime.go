@@ -89,8 +89,8 @@ func (s *Server) newHub() *gateway.Hub {
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
 		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
-		Guilds:            s.botGuilds,
-		Members:           s.botMembers,
+		Guilds:            s.guilds.guilds.BotGuilds,
+		Members:           s.guilds.guilds.RequestMembers,
 	})
 	s.voice.Hub = hub
 	return hub
@@ -133,7 +133,7 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 		return
 	}
 	if s.guilds != nil { // a session's start and end count as activity in the user's guilds (prune)
-		s.guilds.UserSeen(context.Background(), who.UserID)
+		s.guilds.base.UserSeen(context.Background(), who.UserID)
 	}
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -162,7 +162,7 @@ func archiveGuild(t *testing.T, f *botFixture) wire.DevGuild {
 		Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID}},
 		Channel: []wire.GuildChannelSpec{{Name: "open", Type: wire.ChannelGuildText},
 			{Name: "sealed", Type: wire.ChannelGuildText, Position: 1, Overwrites: []wire.OverwriteSpec{
-				{Everyone: true, Deny: wire.Permissions(guilds.PermReadMessageHistory)}}}}})
+				{Everyone: true, Deny: wire.Permissions(guildaccess.PermReadMessageHistory)}}}}})
 	require.NoError(t, err)
 	return g
 }

@@ -25,7 +25,6 @@ import (
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
 	"sdkpp/server/gateway"
-	"sdkpp/server/guilds"
 	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
@@ -94,7 +93,7 @@ type Config struct {
 	// READY does not offer them, and SDKs send everything over HTTP.
 	NoGatewayRequests bool
 	// OnTargetUsersJob, when set, is called as a target-users job of an invite starts and ends
-	// (guilds.Service.OnTargetUsersJob): tests wait for a job with it, or hold it in progress.
+	// (invites.Service.OnTargetUsersJob): tests wait for a job with it, or hold it in progress.
 	OnTargetUsersJob func(ctx context.Context, code string, status int)
 	// ReadHeaderTimeout bounds reading a request's header, ReadTimeout reading the whole
 	// request with its body (a body that never finishes does not hold its connection), and
@@ -139,8 +138,8 @@ type Server struct {
 	voiceStatus *voicestatus.Service
 	// search indexes guilds' messages for Search Guild Messages; set by routes.
 	search *search.Indexer
-	// guilds serves the guild routes and owns the target-users jobs; set by routes.
-	guilds *guilds.Service
+	// guilds serve the guild resources; its invites own the target-users jobs; set by routes.
+	guilds *guildServices
 
 	mu       sync.Mutex
 	started  bool
@@ -239,7 +238,7 @@ func (s *Server) Start() error {
 		s.relay.Close()
 		return err
 	}
-	s.guilds.StartJobs() // before serving: requests queue its jobs
+	s.guilds.invites.StartJobs() // before serving: requests queue its jobs
 	s.listener = ln
 	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
@@ -272,19 +271,18 @@ func (s *Server) routes() (http.Handler, error) {
 	}
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
-	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds"),
-		OnTargetUsersJob: s.cfg.OnTargetUsersJob, PublicURL: s.url}
+	gs := s.newGuildServices()
 	s.guilds = gs
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
-		Invites: gs}
+		Invites: gs.guilds}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users"), OnRenamed: s.renamed}
-	s.guildVoice = &guildvoice.Service{Store: s.store, Clock: s.cfg.Clock, Events: gs, Logger: s.log.With("component", "guildvoice")}
-	gs.OnMemberLeft = s.guildVoice.MemberLeft
+	s.guildVoice = &guildvoice.Service{Store: s.store, Clock: s.cfg.Clock, Events: gs.base, Logger: s.log.With("component", "guildvoice")}
+	gs.guilds.OnMemberLeft, gs.guilds.VoiceStates = s.guildVoice.MemberLeft, s.guildVoice.States
 	s.hub = s.newHub()
-	gs.Bots = s.hub
+	gs.base.Bots = s.hub
 	s.guildVoice.Hub = s.hub
 	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
@@ -295,22 +293,20 @@ func (s *Server) routes() (http.Handler, error) {
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 	s.accounts.OnProfiles = s.profilesChanged
 
-	api := httpx.NewMux()
+	api, root := httpx.NewMux(), http.NewServeMux()
 	s.apiRoutes = api.Patterns
 	oa.RegisterAPI(api)
 	s.partner.Register(api)
 	us.Register(api)
 	s.lobbies.Register(api)
-	directMessages.Register(gs.Channels(api)) // guild channels share the DM message routes
-	gs.Register(api)
-	gs.RegisterBots(api)
+	gs.register(api, root, directMessages.Register) // guild channels share the DM message routes
 	ix := &interactions.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
-		Logger: s.log.With("component", "interactions"), Notifier: s.hub, Messages: gs}
+		Logger: s.log.With("component", "interactions"), Notifier: s.hub, Messages: gs.messages}
 	ix.Register(api)
 	ix.RegisterInteractions(api)
 	s.social.Register(api)
 	s.presence.Register(api)
-	as := s.registerUsersApps(api, gs)
+	as := s.registerUsersApps(api, gs.base)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	api.HandleFunc("GET /gateway/bot", s.gatewayBot)
@@ -321,10 +317,8 @@ func (s *Server) routes() (http.Handler, error) {
 		ad.Register(api)
 	}
 
-	root := http.NewServeMux()
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
-	gs.RegisterAttachments(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
 	root.Handle("GET "+GatewayPath+"/{$}", s.hub)
@@ -351,7 +345,7 @@ func (s *Server) routes() (http.Handler, error) {
 	}))
 	// Last, so that no error above leaves its goroutine running; Close stops it.
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
-	gs.Search = s.search
+	gs.messages.Search = s.search
 	return httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log))), nil
 }
 
@@ -510,7 +504,7 @@ func (s *Server) Close() error {
 		s.lobbies.Close()
 		// After the HTTP server: no search requests indexing any more.
 		s.search.Close()
-		s.guilds.Close()
+		s.guilds.invites.Close()
 		errs = append(errs, s.relay.Close()) // after the hub: the calls have ended
 	}
 	errs = append(errs, s.store.Close())

@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
+	"sdkpp/server/messages"
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 )
@@ -59,9 +60,9 @@ func TestSlowmodeBypassFromDate(t *testing.T) {
 			perms    uint64
 			bypasses bool
 		}{
-			{"MANAGE_MESSAGES", guilds.PermManageMessages, before},
-			{"MANAGE_CHANNELS", guilds.PermManageChannels, before},
-			{"MANAGE_THREADS", guilds.PermManageThreads, before},
+			{"MANAGE_MESSAGES", guildaccess.PermManageMessages, before},
+			{"MANAGE_CHANNELS", guildaccess.PermManageChannels, before},
+			{"MANAGE_THREADS", messages.PermManageThreads, before},
 			{"BYPASS_SLOWMODE", wire.PermBypassSlowmode, !before},
 			{"no permission", 0, false},
 		} {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
@@ -49,15 +50,15 @@ func InShard(guildID uint64, id, count int) bool {
 // shardOf keeps the guilds of the ?shard= of a bot's GET /users/@me/guilds (rule GLD-1): shard
 // is 0 to max_concurrency-1, and an application using large bot sharding (max_concurrency
 // above 1) must give it (400 otherwise).
-func (s *Service) shardOf(q *caller, list []store.Guild) ([]store.Guild, error) {
+func (s *Service) shardOf(q *guildaccess.Caller, list []store.Guild) ([]store.Guild, error) {
 	v := q.URL.Query()
-	if !q.bot {
+	if !q.Bot {
 		if v.Has("shard") {
 			return nil, wire.InvalidAt("shard", "BOT_ONLY", "Only bots may give shard.")
 		}
 		return list, nil
 	}
-	n, err := MaxConcurrency(q.ctx, s.Store, q.appID)
+	n, err := MaxConcurrency(q.Ctx, s.Store, q.AppID)
 	if err != nil {
 		return nil, err
 	}

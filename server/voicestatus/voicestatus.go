@@ -36,7 +36,7 @@ import (
 	"unicode/utf8"
 
 	"sdkpp/server/clock"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -99,7 +99,7 @@ func guildPerms(ctx context.Context, st store.Store, guildID, userID uint64) (*s
 	} else if err != nil {
 		return nil, 0, err
 	}
-	perms, member, err := guilds.Permissions(ctx, st, g, userID)
+	perms, member, err := guildaccess.Permissions(ctx, st, g, userID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -140,9 +140,9 @@ func (s *Service) setStatus(r *http.Request, app *store.Application) (any, error
 		if err != nil {
 			return err
 		}
-		need := guilds.PermViewChannel | wire.PermSetVoiceChannelStatus
+		need := guildaccess.PermViewChannel | wire.PermSetVoiceChannelStatus
 		if s.Voice.Channel(ch.GuildID, app.BotUserID) != ch.ID {
-			need |= guilds.PermManageChannels
+			need |= guildaccess.PermManageChannels
 		}
 		if perms&need != need {
 			return missingPermissions()

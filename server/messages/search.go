@@ -1,4 +1,4 @@
-package guilds
+package messages
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -69,7 +70,7 @@ func searchQuery(v url.Values) (q store.GuildSearch, channels []uint64, none boo
 		name string
 		to   *uint64
 	}{{"min_id", &q.MinID}, {"max_id", &q.MaxID}} {
-		if *bound.to, err = valuesID(v, bound.name); err != nil {
+		if *bound.to, err = httpx.QueryID(v, bound.name); err != nil {
 			return q, nil, false, err
 		}
 	}
@@ -142,29 +143,29 @@ func searchQuery(v url.Values) (q store.GuildSearch, channels []uint64, none boo
 // in, or those of channel_id, each of which must be such a channel of the guild (10003, 50001).
 // A guild is indexed the first time it is searched: until its index is built the answer is 202
 // with code 110000 and retry_after.
-func (s *Service) searchMessages(q *caller) (any, error) {
+func (s *Service) searchMessages(q *guildaccess.Caller) (any, error) {
 	query, named, none, err := searchQuery(q.URL.Query())
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.memberGuild(q)
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
-	if !q.readsContent {
+	if !q.ReadsContent {
 		return nil, wire.MissingAccess()
 	}
-	all, err := s.Store.ListGuildChannels(q.ctx, a.Guild.ID)
+	all, err := s.Store.ListGuildChannels(q.Ctx, a.Guild.ID)
 	if err != nil {
 		return nil, err
 	}
 	readable := map[uint64]bool{}
 	for i := range all {
-		perms, err := a.Channel(q.ctx, s.Store, &all[i])
+		perms, err := a.Channel(q.Ctx, s.Store, &all[i])
 		if err != nil {
 			return nil, err
 		}
-		readable[all[i].ID] = textChannel(all[i].Type) && perms&(PermViewChannel|PermReadMessageHistory) == PermViewChannel|PermReadMessageHistory
+		readable[all[i].ID] = guildaccess.TextChannel(all[i].Type) && perms&(guildaccess.PermViewChannel|guildaccess.PermReadMessageHistory) == guildaccess.PermViewChannel|guildaccess.PermReadMessageHistory
 	}
 	channels := []uint64{}
 	if named == nil {
@@ -188,7 +189,7 @@ func (s *Service) searchMessages(q *caller) (any, error) {
 		query.ChannelIDs = channels
 	}
 	query.GuildID = a.Guild.ID
-	at, err := s.Store.GuildIndexedAt(q.ctx, a.Guild.ID)
+	at, err := s.Store.GuildIndexedAt(q.Ctx, a.Guild.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +200,7 @@ func (s *Service) searchMessages(q *caller) (any, error) {
 		return httpx.Reply{Status: http.StatusAccepted, Body: wire.SearchIndexNotReady{Code: wire.CodeSearchIndexNotReady,
 			Message: "Index not yet available. Try again later", RetryAfter: wire.SearchRetryAfter}}, nil
 	}
-	total, page, err := s.Store.SearchGuildMessages(q.ctx, query)
+	total, page, err := s.Store.SearchGuildMessages(q.Ctx, query)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package guilds
+package expressions
 
 import (
 	"encoding/base64"
@@ -9,41 +9,31 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
-// registerExpressions adds guild emoji (GET and POST /guilds/{id}/emojis, DELETE
-// /guilds/{id}/emojis/{emoji_id}) and scheduled events (GET and POST
-// /guilds/{id}/scheduled-events, DELETE .../{event_id}), with the dated permissions of creating
-// them (rules VER-1, ERR-1).
-func (s *Service) registerExpressions(mux httpx.Router) {
-	mux.HandleFunc("GET /guilds/{guild_id}/emojis", s.callerRoute(s.listEmojis))
-	mux.HandleFunc("POST /guilds/{guild_id}/{action}", s.guildPost)
-	mux.HandleFunc("DELETE /guilds/{guild_id}/emojis/{emoji_id}", s.callerRoute(s.deleteEmoji))
-	mux.HandleFunc("GET /guilds/{guild_id}/scheduled-events", s.callerRoute(s.listEvents))
-	mux.HandleFunc("DELETE /guilds/{guild_id}/scheduled-events/{event_id}", s.callerRoute(s.deleteEvent))
+// Service serves guild emoji and scheduled events. Set its fields before Register.
+type Service struct {
+	*guildaccess.Base
 }
 
-// guildPosts are the POST routes /guilds/{guild_id}/{action}. They are served through one
-// pattern: a pattern /guilds/{guild_id}/emojis would conflict with the removed route
-// POST /guilds/templates/{code}, which stays more specific than /guilds/{guild_id}/{action}.
-var guildPosts = map[string]func(s *Service) func(q *caller) (any, error){
-	"emojis":           func(s *Service) func(*caller) (any, error) { return s.createEmoji },
-	"scheduled-events": func(s *Service) func(*caller) (any, error) { return s.createEvent },
-	"prune":            func(s *Service) func(*caller) (any, error) { return s.beginPrune },
+// Register adds the routes to mux (paths relative to the API base): GET /guilds/{id}/emojis,
+// DELETE /guilds/{id}/emojis/{emoji_id}, GET /guilds/{id}/scheduled-events and DELETE
+// .../{event_id}. Their POST routes are served through guildaccess.Base.Actions (see Actions).
+func (s *Service) Register(mux httpx.Router) {
+	mux.HandleFunc("GET /guilds/{guild_id}/emojis", s.Route(s.listEmojis))
+	mux.HandleFunc("DELETE /guilds/{guild_id}/emojis/{emoji_id}", s.Route(s.deleteEmoji))
+	mux.HandleFunc("GET /guilds/{guild_id}/scheduled-events", s.Route(s.listEvents))
+	mux.HandleFunc("DELETE /guilds/{guild_id}/scheduled-events/{event_id}", s.Route(s.deleteEvent))
 }
 
-// guildPost serves POST /guilds/{guild_id}/{action} with the route of guildPosts (404 for
-// another action).
-func (s *Service) guildPost(w http.ResponseWriter, r *http.Request) {
-	h, ok := guildPosts[r.PathValue("action")]
-	if !ok {
-		httpx.Answer(w, r, s.Logger, nil, &wire.APIError{Status: http.StatusNotFound, Code: 0, Message: "404: Not Found"})
-		return
-	}
-	s.callerRoute(h(s))(w, r)
+// Actions are the routes POST /guilds/{guild_id}/{action} of this package: Create Guild Emoji and
+// Create Guild Scheduled Event.
+func (s *Service) Actions() guildaccess.Routes {
+	return guildaccess.Routes{"emojis": s.createEmoji, "scheduled-events": s.createEvent}
 }
 
 // createPermission returns the permissions any of which lets a caller create what create (from
@@ -85,7 +75,7 @@ func emojiImage(uri string) (string, bool, error) {
 	if raw, err := base64.StdEncoding.DecodeString(data); err == nil && len(raw) > wire.MaxEmojiImageBytes {
 		return "", false, wire.InvalidAt("image", "BINARY_TYPE_MAX_SIZE", "File cannot be larger than 256.0 kb.")
 	}
-	h, err := imageHash("image", uri)
+	h, err := guildaccess.ImageHash("image", uri)
 	if err != nil {
 		return "", false, err
 	}
@@ -111,12 +101,12 @@ func cutDataURI(uri string) (kind, data string, ok bool) {
 }
 
 // emojiObject is the wire form of e, with its creator when known.
-func (s *Service) emojiObject(q *caller, e *store.GuildEmoji) (wire.Emoji, error) {
+func (s *Service) emojiObject(q *guildaccess.Caller, e *store.GuildEmoji) (wire.Emoji, error) {
 	out := wire.Emoji{ID: wire.Snowflake(e.ID), Name: e.Name, Roles: []string{}, RequireColons: true, Animated: e.Animated, Available: true}
-	u, err := s.Store.GetUser(q.ctx, e.CreatorID)
+	u, err := s.Store.GetUser(q.Ctx, e.CreatorID)
 	switch {
 	case err == nil:
-		uo := userObject(u)
+		uo := guildaccess.UserObject(u)
 		out.User = &uo
 	case !errors.Is(err, store.ErrNotFound):
 		return out, err
@@ -125,12 +115,12 @@ func (s *Service) emojiObject(q *caller, e *store.GuildEmoji) (wire.Emoji, error
 }
 
 // listEmojis serves GET /guilds/{guild_id}/emojis: the guild's emoji, for a member.
-func (s *Service) listEmojis(q *caller) (any, error) {
-	a, err := s.memberGuild(q)
+func (s *Service) listEmojis(q *guildaccess.Caller) (any, error) {
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.Store.ListGuildEmojis(q.ctx, a.Guild.ID)
+	list, err := s.Store.ListGuildEmojis(q.Ctx, a.Guild.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -148,19 +138,19 @@ func (s *Service) listEmojis(q *caller) (any, error) {
 // createEmoji serves POST /guilds/{guild_id}/emojis {name, image} (rules VER-1, ERR-1): name 2 to
 // 32 characters of A-Z, a-z, 0-9 and _, image a data URI (png, jpeg, gif, webp) of at most 256
 // KiB; needs EmojiCreatePermission (403 50013). Answers 201 with the emoji.
-func (s *Service) createEmoji(q *caller) (any, error) {
+func (s *Service) createEmoji(q *guildaccess.Caller) (any, error) {
 	var body wire.CreateEmoji
 	if err := httpx.DecodeJSON(q.Request, &body); err != nil {
 		return nil, err
 	}
-	name, _, err := optionalString("name", body.Name)
+	name, _, err := httpx.OptionalString("name", body.Name)
 	if err != nil {
 		return nil, err
 	}
 	if !emojiNameRE.MatchString(name) {
 		return nil, wire.InvalidAt("name", "BASE_TYPE_BAD_LENGTH", "Must be between 2 and 32 in length and contain only letters, digits and _.")
 	}
-	image, _, err := optionalString("image", body.Image)
+	image, _, err := httpx.OptionalString("image", body.Image)
 	if err != nil {
 		return nil, err
 	}
@@ -171,17 +161,17 @@ func (s *Service) createEmoji(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.memberGuild(q)
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Clock.Now()
-	if a.Base()&EmojiCreatePermission(now, q.bot) == 0 {
+	if a.Base()&EmojiCreatePermission(now, q.Bot) == 0 {
 		return nil, wire.MissingPermissions()
 	}
-	e := &store.GuildEmoji{ID: s.IDs.Next(), GuildID: a.Guild.ID, Name: name, Image: hash, Animated: animated, CreatorID: q.userID,
+	e := &store.GuildEmoji{ID: s.IDs.Next(), GuildID: a.Guild.ID, Name: name, Image: hash, Animated: animated, CreatorID: q.UserID,
 		CreatedAt: now}
-	if err := s.Store.InsertGuildEmoji(q.ctx, e); err != nil {
+	if err := s.Store.InsertGuildEmoji(q.Ctx, e); err != nil {
 		return nil, err
 	}
 	out, err := s.emojiObject(q, e)
@@ -194,16 +184,16 @@ func (s *Service) createEmoji(q *caller) (any, error) {
 // deleteEmoji serves DELETE /guilds/{guild_id}/emojis/{emoji_id}: 204; needs
 // MANAGE_GUILD_EXPRESSIONS, or CREATE_GUILD_EXPRESSIONS for one's own emoji. 404 10014 for an
 // unknown emoji.
-func (s *Service) deleteEmoji(q *caller) (any, error) {
-	id, err := pathID(q.Request, "emoji_id")
+func (s *Service) deleteEmoji(q *guildaccess.Caller) (any, error) {
+	id, err := httpx.PathID(q.Request, "emoji_id")
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.memberGuild(q)
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.Store.GetGuildEmoji(q.ctx, a.Guild.ID, id)
+	e, err := s.Store.GetGuildEmoji(q.Ctx, a.Guild.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &wire.APIError{Status: http.StatusNotFound, Code: 10014, Message: "Unknown Emoji"}
 	}
@@ -211,10 +201,10 @@ func (s *Service) deleteEmoji(q *caller) (any, error) {
 		return nil, err
 	}
 	perms := a.Base()
-	if perms&wire.PermManageGuildExpressions == 0 && (e.CreatorID != q.userID || perms&wire.PermCreateGuildExpressions == 0) {
+	if perms&wire.PermManageGuildExpressions == 0 && (e.CreatorID != q.UserID || perms&wire.PermCreateGuildExpressions == 0) {
 		return nil, wire.MissingPermissions()
 	}
-	if err := s.Store.DeleteGuildEmoji(q.ctx, a.Guild.ID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.Store.DeleteGuildEmoji(q.Ctx, a.Guild.ID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
 	return nil, nil
@@ -223,14 +213,14 @@ func (s *Service) deleteEmoji(q *caller) (any, error) {
 // eventObject is the wire form of e.
 func eventObject(e *store.GuildScheduledEvent) wire.ScheduledEvent {
 	out := wire.ScheduledEvent{ID: wire.Snowflake(e.ID), GuildID: wire.Snowflake(e.GuildID), CreatorID: wire.Snowflake(e.CreatorID),
-		Name: e.Name, Description: optString(e.Description), ScheduledStartTime: Timestamp(e.StartAt), PrivacyLevel: e.PrivacyLevel,
+		Name: e.Name, Description: guildaccess.OptString(e.Description), ScheduledStartTime: guildaccess.Timestamp(e.StartAt), PrivacyLevel: e.PrivacyLevel,
 		Status: e.Status, EntityType: e.EntityType}
 	if e.ChannelID != 0 {
 		c := wire.Snowflake(e.ChannelID)
 		out.ChannelID = &c
 	}
 	if !e.EndAt.IsZero() {
-		end := Timestamp(e.EndAt)
+		end := guildaccess.Timestamp(e.EndAt)
 		out.ScheduledEndTime = &end
 	}
 	if e.EntityType == wire.EventEntityExternal {
@@ -240,12 +230,12 @@ func eventObject(e *store.GuildScheduledEvent) wire.ScheduledEvent {
 }
 
 // listEvents serves GET /guilds/{guild_id}/scheduled-events: the guild's events, for a member.
-func (s *Service) listEvents(q *caller) (any, error) {
-	a, err := s.memberGuild(q)
+func (s *Service) listEvents(q *guildaccess.Caller) (any, error) {
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.Store.ListGuildScheduledEvents(q.ctx, a.Guild.ID)
+	list, err := s.Store.ListGuildScheduledEvents(q.Ctx, a.Guild.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -256,25 +246,6 @@ func (s *Service) listEvents(q *caller) (any, error) {
 	return out, nil
 }
 
-// timeField reads a required or optional ISO 8601 timestamp field (zero when absent or null).
-func timeField(field string, raw json.RawMessage, required bool) (time.Time, error) {
-	v, set, err := optionalString(field, raw)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if !set || v == "" {
-		if required {
-			return time.Time{}, wire.InvalidAt(field, "BASE_TYPE_REQUIRED", "This field is required")
-		}
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, wire.InvalidAt(field, "DATE_TIME_TYPE_PARSE", "Could not parse "+v+". Should be ISO8601.")
-	}
-	return t, nil
-}
-
 // readEvent reads and checks the body of Create Guild Scheduled Event, short of its channel.
 func readEvent(r *http.Request, now time.Time) (*store.GuildScheduledEvent, uint64, error) {
 	var body wire.CreateScheduledEvent
@@ -283,38 +254,38 @@ func readEvent(r *http.Request, now time.Time) (*store.GuildScheduledEvent, uint
 	}
 	e := &store.GuildScheduledEvent{Status: wire.EventStatusScheduled}
 	var err error
-	if e.Name, _, err = optionalString("name", body.Name); err != nil {
+	if e.Name, _, err = httpx.OptionalString("name", body.Name); err != nil {
 		return nil, 0, err
 	}
 	if n := utf8.RuneCountInString(e.Name); n < 1 || n > wire.MaxEventNameChars || !utf8.ValidString(e.Name) {
 		return nil, 0, wire.InvalidAt("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
 	}
-	if e.Description, _, err = optionalString("description", body.Description); err != nil {
+	if e.Description, _, err = httpx.OptionalString("description", body.Description); err != nil {
 		return nil, 0, err
 	}
 	if utf8.RuneCountInString(e.Description) > wire.MaxEventDescriptionChars || !utf8.ValidString(e.Description) {
 		return nil, 0, wire.InvalidAt("description", "BASE_TYPE_MAX_LENGTH", "Must be 1000 or fewer in length.")
 	}
-	if e.PrivacyLevel, err = intField("privacy_level", body.PrivacyLevel, 0, 1<<30); err != nil {
+	if e.PrivacyLevel, err = httpx.IntField("privacy_level", body.PrivacyLevel, 0, 1<<30); err != nil {
 		return nil, 0, err
 	}
 	if e.PrivacyLevel != wire.EventPrivacyGuildOnly {
 		return nil, 0, wire.InvalidAt("privacy_level", "BASE_TYPE_CHOICES", "Value must be one of {2}.")
 	}
-	if e.EntityType, err = intField("entity_type", body.EntityType, 0, 1<<30); err != nil {
+	if e.EntityType, err = httpx.IntField("entity_type", body.EntityType, 0, 1<<30); err != nil {
 		return nil, 0, err
 	}
 	if e.EntityType < wire.EventEntityStageInstance || e.EntityType > wire.EventEntityExternal {
 		return nil, 0, wire.InvalidAt("entity_type", "BASE_TYPE_CHOICES", "Value must be one of {1, 2, 3}.")
 	}
-	if e.StartAt, err = timeField("scheduled_start_time", body.ScheduledStartTime, true); err != nil {
+	if e.StartAt, err = httpx.TimeField("scheduled_start_time", body.ScheduledStartTime, true); err != nil {
 		return nil, 0, err
 	}
 	if !e.StartAt.After(now) {
 		return nil, 0, wire.InvalidAt("scheduled_start_time", "GUILD_SCHEDULED_EVENT_SCHEDULE_PAST", "Cannot schedule event in the past.")
 	}
 	external := e.EntityType == wire.EventEntityExternal
-	if e.EndAt, err = timeField("scheduled_end_time", body.ScheduledEndTime, external); err != nil {
+	if e.EndAt, err = httpx.TimeField("scheduled_end_time", body.ScheduledEndTime, external); err != nil {
 		return nil, 0, err
 	}
 	if !e.EndAt.IsZero() && !e.EndAt.After(e.StartAt) {
@@ -354,21 +325,21 @@ func readEvent(r *http.Request, now time.Time) (*store.GuildScheduledEvent, uint
 // stage channel), 2 (voice, channel_id of a voice channel) or 3 (external, with
 // entity_metadata.location and scheduled_end_time); needs EventCreatePermission (403 50013).
 // Answers with the event.
-func (s *Service) createEvent(q *caller) (any, error) {
+func (s *Service) createEvent(q *guildaccess.Caller) (any, error) {
 	now := s.Clock.Now()
 	e, channelID, err := readEvent(q.Request, now)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.memberGuild(q)
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
-	if a.Base()&EventCreatePermission(now, q.bot) == 0 {
+	if a.Base()&EventCreatePermission(now, q.Bot) == 0 {
 		return nil, wire.MissingPermissions()
 	}
 	if channelID != 0 {
-		ch, err := s.Store.GetGuildChannel(q.ctx, channelID)
+		ch, err := s.Store.GetGuildChannel(q.Ctx, channelID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && ch.GuildID != a.Guild.ID) {
 			return nil, wire.InvalidAt("channel_id", "CHANNEL_UNKNOWN", "Unknown channel.")
 		}
@@ -384,13 +355,13 @@ func (s *Service) createEvent(q *caller) (any, error) {
 		}
 		e.ChannelID = channelID
 	}
-	e.ID, e.GuildID, e.CreatorID, e.CreatedAt = s.IDs.Next(), a.Guild.ID, q.userID, now
-	if err := s.Store.InsertGuildScheduledEvent(q.ctx, e); err != nil {
+	e.ID, e.GuildID, e.CreatorID, e.CreatedAt = s.IDs.Next(), a.Guild.ID, q.UserID, now
+	if err := s.Store.InsertGuildScheduledEvent(q.Ctx, e); err != nil {
 		return nil, err
 	}
 	out := eventObject(e)
-	if u, err := s.Store.GetUser(q.ctx, q.userID); err == nil {
-		uo := userObject(u)
+	if u, err := s.Store.GetUser(q.Ctx, q.UserID); err == nil {
+		uo := guildaccess.UserObject(u)
 		out.Creator = &uo
 	}
 	return out, nil
@@ -398,16 +369,16 @@ func (s *Service) createEvent(q *caller) (any, error) {
 
 // deleteEvent serves DELETE /guilds/{guild_id}/scheduled-events/{event_id}: 204; needs
 // MANAGE_EVENTS, or CREATE_EVENTS for one's own event. 404 10070 for an unknown event.
-func (s *Service) deleteEvent(q *caller) (any, error) {
-	id, err := pathID(q.Request, "event_id")
+func (s *Service) deleteEvent(q *guildaccess.Caller) (any, error) {
+	id, err := httpx.PathID(q.Request, "event_id")
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.memberGuild(q)
+	a, err := s.MemberGuild(q)
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.Store.GetGuildScheduledEvent(q.ctx, a.Guild.ID, id)
+	e, err := s.Store.GetGuildScheduledEvent(q.Ctx, a.Guild.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &wire.APIError{Status: http.StatusNotFound, Code: 10070, Message: "Unknown Guild Scheduled Event"}
 	}
@@ -415,10 +386,10 @@ func (s *Service) deleteEvent(q *caller) (any, error) {
 		return nil, err
 	}
 	perms := a.Base()
-	if perms&wire.PermManageEvents == 0 && (e.CreatorID != q.userID || perms&wire.PermCreateEvents == 0) {
+	if perms&wire.PermManageEvents == 0 && (e.CreatorID != q.UserID || perms&wire.PermCreateEvents == 0) {
 		return nil, wire.MissingPermissions()
 	}
-	if err := s.Store.DeleteGuildScheduledEvent(q.ctx, a.Guild.ID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.Store.DeleteGuildScheduledEvent(q.Ctx, a.Guild.ID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
 	return nil, nil

@@ -1,4 +1,4 @@
-package guilds
+package messages
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func (s *Service) PostInteractionMessage(ctx context.Context, ch *store.GuildCha
 	}
 	t := ch.Type
 	msg.ChannelType = &t
-	for _, id := range s.channelViewers(ctx, ch) {
+	for _, id := range s.ChannelViewers(ctx, ch) {
 		with := wire.InteractionMessage{GuildMessage: msg, InteractionMetadata: meta}
 		redacted, _ := contentFor(msg, id, false)
 		without := wire.InteractionMessage{GuildMessage: redacted, InteractionMetadata: meta}

@@ -1,23 +1,14 @@
-package guilds
+package messages
 
 import (
 	"context"
 	"errors"
 	"net/http"
 
-	"sdkpp/server/apps"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/store"
 	"sdkpp/wire"
-	gwire "sdkpp/wire/gateway"
 )
-
-// AppReadsMessageContent tells whether an application with these flags may read the content of
-// every message over REST: it has the MESSAGE_CONTENT privileged intent, approved
-// (GATEWAY_MESSAGE_CONTENT) or enabled below the review threshold
-// (GATEWAY_MESSAGE_CONTENT_LIMITED).
-func AppReadsMessageContent(flags uint64) bool {
-	return apps.AllowsIntents(flags, gwire.IntentMessageContent)
-}
 
 // mayReadContent is the MESSAGE_CONTENT rule, the one answer to "may this reader read this
 // message's content" for gateway dispatches, REST reads and forwards (rule FWD-1). The content
@@ -127,7 +118,7 @@ func readSend(r *http.Request) (*messageRequest, string, *wire.MessageReferenceR
 // (mayReadContent, with the caller's REST privilege), else 403 160014. m gets a snapshot of the
 // message as it is now (of the message it forwards, when that is itself a forward) and no
 // content of its own.
-func (s *Service) reference(q *caller, ch *store.GuildChannel, perms uint64, ref *wire.MessageReferenceRequest, m *store.GuildMessage) error {
+func (s *Service) reference(q *guildaccess.Caller, ch *store.GuildChannel, perms uint64, ref *wire.MessageReferenceRequest, m *store.GuildMessage) error {
 	if ref == nil {
 		return nil
 	}
@@ -137,10 +128,10 @@ func (s *Service) reference(q *caller, ch *store.GuildChannel, perms uint64, ref
 	if ref.ChannelID != 0 && uint64(ref.ChannelID) != ch.ID {
 		return wire.InvalidAt("message_reference", "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", "Cannot reply to a message in a different channel")
 	}
-	if perms&PermReadMessageHistory == 0 {
+	if perms&guildaccess.PermReadMessageHistory == 0 {
 		return wire.MissingPermissions()
 	}
-	_, err := s.Store.GetGuildMessage(q.ctx, ch.ID, uint64(ref.MessageID))
+	_, err := s.Store.GetGuildMessage(q.Ctx, ch.ID, uint64(ref.MessageID))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && ref.GuildID != 0 && uint64(ref.GuildID) != ch.GuildID) {
 		if !ref.FailIfNotExists {
 			return nil
@@ -156,33 +147,33 @@ func (s *Service) reference(q *caller, ch *store.GuildChannel, perms uint64, ref
 }
 
 // forward is reference for a forward.
-func (s *Service) forward(q *caller, ref *wire.MessageReferenceRequest, m *store.GuildMessage) error {
+func (s *Service) forward(q *guildaccess.Caller, ref *wire.MessageReferenceRequest, m *store.GuildMessage) error {
 	from := m.ChannelID
 	if ref.ChannelID != 0 {
 		from = uint64(ref.ChannelID)
 	}
-	src, _, perms, err := s.channelAccess(q, from)
+	src, _, perms, err := s.ChannelAccess(q, from)
 	if err != nil {
 		return err
 	}
-	if perms&PermReadMessageHistory == 0 {
+	if perms&guildaccess.PermReadMessageHistory == 0 {
 		return wire.MissingPermissions()
 	}
 	if ref.GuildID != 0 && uint64(ref.GuildID) != src.GuildID {
 		return wire.UnknownReferencedMessage()
 	}
-	orig, err := s.Store.GetGuildMessage(q.ctx, src.ID, uint64(ref.MessageID))
+	orig, err := s.Store.GetGuildMessage(q.Ctx, src.ID, uint64(ref.MessageID))
 	if errors.Is(err, store.ErrNotFound) {
 		return wire.UnknownReferencedMessage()
 	}
 	if err != nil {
 		return err
 	}
-	obj, err := s.messageFields(q.ctx, orig)
+	obj, err := s.messageFields(q.Ctx, orig)
 	if err != nil {
 		return err
 	}
-	if !mayReadContent(q.userID, q.readsContent, &obj) {
+	if !mayReadContent(q.UserID, q.ReadsContent, &obj) {
 		return wire.CannotForwardUnreadable() // rule FWD-1
 	}
 	snap := orig.Snapshot
@@ -211,9 +202,9 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 	}
 	out.Flags |= wire.MessageFlagHasSnapshot
 	sm := wire.SnapshotMessage{Type: snap.Type, Content: snap.Content, Embeds: []struct{}{}, Attachments: []wire.Attachment{},
-		Timestamp: Timestamp(snap.CreatedAt), Flags: snap.Flags, Mentions: []wire.User{}, MentionRoles: []string{}}
+		Timestamp: guildaccess.Timestamp(snap.CreatedAt), Flags: snap.Flags, Mentions: []wire.User{}, MentionRoles: []string{}}
 	if !snap.EditedAt.IsZero() {
-		e := Timestamp(snap.EditedAt)
+		e := guildaccess.Timestamp(snap.EditedAt)
 		sm.EditedTimestamp = &e
 	}
 	for _, id := range snap.Mentions {
@@ -224,7 +215,7 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 		if err != nil {
 			return err
 		}
-		sm.Mentions = append(sm.Mentions, userObject(u))
+		sm.Mentions = append(sm.Mentions, guildaccess.UserObject(u))
 	}
 	out.MessageSnapshots = []wire.MessageSnapshot{{Message: sm}}
 	return nil

@@ -1,4 +1,4 @@
-package guilds
+package guildaccess
 
 import (
 	"bytes"
@@ -27,14 +27,6 @@ func ChannelPermissions(ctx context.Context, st store.Store, g *store.Guild, ch 
 		return 0, err
 	}
 	return a.Channel(ctx, st, ch)
-}
-
-// GuildEvent delivers a guild event to the guild's bots whose sessions have the GUILDS intent
-// (voicestatus.GuildEvents).
-func (s *Service) GuildEvent(ctx context.Context, guildID uint64, event string, data any) {
-	if s.Bots != nil {
-		s.Bots.DispatchBots(s.botMembers(ctx, guildID), gwire.IntentGuilds, event, data)
-	}
 }
 
 // VisibleChannels returns the channels of list that GET /guilds/{guild_id}/channels returns at

@@ -1,4 +1,4 @@
-package guilds
+package messages
 
 import (
 	"bytes"
@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	_ "image/gif" // image.DecodeConfig of GIF attachments
-	_ "image/jpeg"
-	_ "image/png"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -22,20 +19,6 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
-
-// Attachments of guild channel messages (rules ATT-1, ATT-2, LIM-1); see package wire's
-// attachments.go for the routes' shapes.
-//
-// Choices where the platform's behaviour is not published:
-//   - content_type is sniffed from the bytes (http.DetectContentType), never taken from the
-//     part's header, so that the service never serves a type the uploader chose;
-//   - a files[n] part without an attachments entry is attached with its part's filename (the
-//     platform accepts such uploads); an entry that names neither a file of the request nor
-//     (when editing) an attachment of the message is a 400 50035 at attachments.n.id;
-//   - parts other than payload_json and files[n] are a 400 50035;
-//   - a filename is sanitised (wire.SanitizeFilename), but one that is not UTF-8 is a 400;
-//   - when editing, is_spoiler left out keeps the flag, true or false sets it (a SPOILER_
-//     filename marks a spoiler when the file is uploaded).
 
 // PermAttachFiles lets a member upload files with messages (the platform's bit).
 const PermAttachFiles uint64 = 1 << 15
@@ -75,13 +58,13 @@ func readMessageRequest(r *http.Request) (*messageRequest, error) {
 	r.Body = http.MaxBytesReader(nil, r.Body, wire.MaxMessageUploadBytes)
 	var payload []byte
 	seen := map[uint64]bool{}
-	err := eachPart(r, params["boundary"], func(p *multipart.Part) error {
+	err := httpx.EachPart(r, params["boundary"], func(p *multipart.Part) error {
 		name := p.FormName()
 		if name == wire.PayloadJSONPart {
 			if payload != nil {
 				return wire.InvalidAt(name, "MULTIPART_DUPLICATE", "Give this part once.")
 			}
-			b, tooLarge, err := readPart(p, httpx.MaxBody)
+			b, tooLarge, err := httpx.ReadPart(p, httpx.MaxBody)
 			if err != nil {
 				return err
 			}
@@ -102,7 +85,7 @@ func readMessageRequest(r *http.Request) (*messageRequest, error) {
 			return wire.TooManyAttachments()
 		}
 		seen[n] = true
-		data, tooLarge, err := readPart(p, wire.MaxUploadBytes)
+		data, tooLarge, err := httpx.ReadPart(p, wire.MaxUploadBytes)
 		if err != nil {
 			return err
 		}

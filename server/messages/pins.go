@@ -1,10 +1,10 @@
-package guilds
+package messages
 
 import (
 	"context"
-	"errors"
 	"time"
 
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -16,27 +16,27 @@ import (
 // served: Get Pinned Messages (GET /channels/{id}/pins, a plain array of at most 50 messages)
 // and the old pin and unpin routes.
 func (s *Service) registerPins(mux httpx.Router) {
-	mux.HandleFunc("GET /channels/{channel_id}/messages/pins", s.callerRoute(s.listPins))
-	mux.HandleFunc("PUT /channels/{channel_id}/messages/pins/{message_id}", s.callerRoute(s.pin))
-	mux.HandleFunc("DELETE /channels/{channel_id}/messages/pins/{message_id}", s.callerRoute(s.unpin))
-	mux.HandleFunc("GET /channels/{channel_id}/pins", s.callerRoute(s.pinnedMessages))
-	mux.HandleFunc("PUT /channels/{channel_id}/pins/{message_id}", s.callerRoute(s.pin))
-	mux.HandleFunc("DELETE /channels/{channel_id}/pins/{message_id}", s.callerRoute(s.unpin))
+	mux.HandleFunc("GET /channels/{channel_id}/messages/pins", s.Route(s.listPins))
+	mux.HandleFunc("PUT /channels/{channel_id}/messages/pins/{message_id}", s.Route(s.pin))
+	mux.HandleFunc("DELETE /channels/{channel_id}/messages/pins/{message_id}", s.Route(s.unpin))
+	mux.HandleFunc("GET /channels/{channel_id}/pins", s.Route(s.pinnedMessages))
+	mux.HandleFunc("PUT /channels/{channel_id}/pins/{message_id}", s.Route(s.pin))
+	mux.HandleFunc("DELETE /channels/{channel_id}/pins/{message_id}", s.Route(s.unpin))
 }
 
 // PinPermission is the permission pinning and unpinning need at t: PIN_MESSAGES from
 // wire.PinPermissionFrom, MANAGE_MESSAGES before (rules VER-1, ERR-1).
 func PinPermission(t time.Time) uint64 {
 	if t.Before(wire.PinPermissionFrom) {
-		return PermManageMessages
+		return guildaccess.PermManageMessages
 	}
 	return wire.PermPinMessages
 }
 
 // pinnable loads the path's channel and message for a pin or an unpin: VIEW_CHANNEL and the pin
 // permission of the moment (50013 without), a known message (10008).
-func (s *Service) pinnable(q *caller) (*store.GuildChannel, *store.GuildMessage, error) {
-	ch, _, perms, err := s.guildChannel(q)
+func (s *Service) pinnable(q *guildaccess.Caller) (*store.GuildChannel, *store.GuildMessage, error) {
+	ch, _, perms, err := s.GuildChannel(q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,41 +53,41 @@ func (s *Service) pinnable(q *caller) (*store.GuildChannel, *store.GuildMessage,
 // pin serves PUT /channels/{channel_id}/messages/pins/{message_id} (and the deprecated
 // /pins/{message_id}): 204, and CHANNEL_PINS_UPDATE when the message was not pinned yet. A
 // channel holds at most wire.MaxPins pins (30003).
-func (s *Service) pin(q *caller) (any, error) {
+func (s *Service) pin(q *guildaccess.Caller) (any, error) {
 	ch, m, err := s.pinnable(q)
 	if err != nil {
 		return nil, err
 	}
-	if at, err := s.Store.GuildMessagePinnedAt(q.ctx, ch.ID, m.ID); err != nil || !at.IsZero() {
+	if at, err := s.Store.GuildMessagePinnedAt(q.Ctx, ch.ID, m.ID); err != nil || !at.IsZero() {
 		return nil, err // pinned already: nothing changes
 	}
-	n, err := s.Store.CountGuildPins(q.ctx, ch.ID)
+	n, err := s.Store.CountGuildPins(q.Ctx, ch.ID)
 	if err != nil {
 		return nil, err
 	}
 	if n >= wire.MaxPins {
 		return nil, wire.Coded(wire.CodeMaxPins, "Maximum number of pins reached (250)")
 	}
-	pinned, err := s.Store.PinGuildMessage(q.ctx, ch.ID, m.ID, s.Clock.Now())
+	pinned, err := s.Store.PinGuildMessage(q.Ctx, ch.ID, m.ID, s.Clock.Now())
 	if err != nil || !pinned {
 		return nil, err
 	}
-	s.pinsChanged(q.ctx, ch)
+	s.pinsChanged(q.Ctx, ch)
 	return nil, nil
 }
 
 // unpin serves DELETE /channels/{channel_id}/messages/pins/{message_id} (and the deprecated
 // /pins/{message_id}): 204, and CHANNEL_PINS_UPDATE when the message was pinned.
-func (s *Service) unpin(q *caller) (any, error) {
+func (s *Service) unpin(q *guildaccess.Caller) (any, error) {
 	ch, m, err := s.pinnable(q)
 	if err != nil {
 		return nil, err
 	}
-	unpinned, err := s.Store.UnpinGuildMessage(q.ctx, ch.ID, m.ID)
+	unpinned, err := s.Store.UnpinGuildMessage(q.Ctx, ch.ID, m.ID)
 	if err != nil || !unpinned {
 		return nil, err
 	}
-	s.pinsChanged(q.ctx, ch)
+	s.pinsChanged(q.Ctx, ch)
 	return nil, nil
 }
 
@@ -104,17 +104,17 @@ func (s *Service) pinsChanged(ctx context.Context, ch *store.GuildChannel) {
 	}
 	d := wire.ChannelPinsUpdate{GuildID: wire.Snowflake(ch.GuildID), ChannelID: wire.Snowflake(ch.ID)}
 	if len(newest) == 1 {
-		at := Timestamp(newest[0].PinnedAt)
+		at := guildaccess.Timestamp(newest[0].PinnedAt)
 		d.LastPinTimestamp = &at
 	}
-	s.Bots.DispatchBots(s.channelViewers(ctx, ch), gwire.IntentGuilds, gwire.EventChannelPinsUpdate, d)
+	s.Bots.DispatchBots(s.ChannelViewers(ctx, ch), gwire.IntentGuilds, gwire.EventChannelPinsUpdate, d)
 }
 
 // listPins serves GET /channels/{channel_id}/messages/pins?before=&limit=: needs VIEW_CHANNEL and
 // READ_MESSAGE_HISTORY; the pins made before before (an ISO 8601 timestamp), the most recent
 // first, limit 1 to 50 (default 50), and has_more when older ones remain.
-func (s *Service) listPins(q *caller) (any, error) {
-	limit, err := queryLimit(q.Request, wire.MaxPinsPage, wire.MaxPinsPage)
+func (s *Service) listPins(q *guildaccess.Caller) (any, error) {
+	limit, err := httpx.QueryLimit(q.URL.Query(), wire.MaxPinsPage, wire.MaxPinsPage)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *Service) listPins(q *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pins, err := s.Store.ListGuildPins(q.ctx, ch.ID, before, limit+1)
+	pins, err := s.Store.ListGuildPins(q.Ctx, ch.ID, before, limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -140,43 +140,21 @@ func (s *Service) listPins(q *caller) (any, error) {
 	}
 	out := wire.ChannelPins{Items: make([]wire.ChannelPin, len(pins)), HasMore: hasMore}
 	for i, m := range msgs {
-		out.Items[i] = wire.ChannelPin{PinnedAt: Timestamp(pins[i].PinnedAt), Message: m}
+		out.Items[i] = wire.ChannelPin{PinnedAt: guildaccess.Timestamp(pins[i].PinnedAt), Message: m}
 	}
 	return out, nil
 }
 
 // pinnedMessages serves the deprecated GET /channels/{channel_id}/pins: the channel's 50 most
 // recent pins as an array of messages.
-func (s *Service) pinnedMessages(q *caller) (any, error) {
+func (s *Service) pinnedMessages(q *guildaccess.Caller) (any, error) {
 	ch, err := s.readable(q)
 	if err != nil {
 		return nil, err
 	}
-	pins, err := s.Store.ListGuildPins(q.ctx, ch.ID, time.Time{}, wire.MaxPinsPage)
+	pins, err := s.Store.ListGuildPins(q.Ctx, ch.ID, time.Time{}, wire.MaxPinsPage)
 	if err != nil {
 		return nil, err
 	}
 	return readerMessages(s, q, pins, func(p *store.GuildPin) *store.GuildMessage { return &p.Message })
-}
-
-// channelViewers returns the guild's bot members that can view the channel.
-func (s *Service) channelViewers(ctx context.Context, ch *store.GuildChannel) []uint64 {
-	g, err := s.Store.GetGuild(ctx, ch.GuildID)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			s.Logger.Warn("channel event not sent", "channel_id", ch.ID, "err", err)
-		}
-		return nil
-	}
-	var to []uint64
-	for _, id := range s.botMembers(ctx, ch.GuildID) {
-		a, err := LoadAccess(ctx, s.Store, g, id)
-		if err != nil {
-			continue
-		}
-		if perms, err := a.Channel(ctx, s.Store, ch); err == nil && perms&PermViewChannel != 0 {
-			to = append(to, id)
-		}
-	}
-	return to
 }

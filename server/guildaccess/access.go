@@ -1,4 +1,4 @@
-package guilds
+package guildaccess
 
 import (
 	"context"
@@ -6,6 +6,30 @@ import (
 
 	"sdkpp/server/store"
 )
+
+// Permission bits of the partial guild (the platform's values).
+const (
+	PermManageChannels uint64 = 1 << 4
+	PermViewChannel    uint64 = 1 << 10
+	PermSendMessages   uint64 = 1 << 11
+	permAll            uint64 = 1<<53 - 1
+)
+
+// Permissions returns the user's guild-wide permission bits (Access.Base); ok is false for a
+// non-member.
+func Permissions(ctx context.Context, st store.Store, g *store.Guild, userID uint64) (perms uint64, ok bool, err error) {
+	a, err := LoadAccess(ctx, st, g, userID)
+	if err != nil {
+		return 0, false, err
+	}
+	if a.Member == nil {
+		if g.OwnerID == userID {
+			return permAll, true, nil
+		}
+		return 0, false, nil
+	}
+	return a.Base(), true, nil
+}
 
 // More permission bits (the platform's values).
 const (
@@ -107,7 +131,7 @@ func (a *Access) In(overwrites []store.ChannelOverwrite) uint64 {
 		switch {
 		case o.Type == store.OverwriteRole && o.TargetID == a.Guild.ID:
 			perms = perms&^o.Deny | o.Allow
-		case o.Type == store.OverwriteRole && hasRole(a.MemberRoles, o.TargetID):
+		case o.Type == store.OverwriteRole && HasRole(a.MemberRoles, o.TargetID):
 			roleAllow |= o.Allow
 			roleDeny |= o.Deny
 		case o.Type == store.OverwriteMember && o.TargetID == a.Member.UserID:
@@ -136,7 +160,7 @@ func (a *Access) Channel(ctx context.Context, st store.Store, ch *store.GuildCha
 	return a.In(ows), nil
 }
 
-func hasRole(roles []uint64, id uint64) bool {
+func HasRole(roles []uint64, id uint64) bool {
 	for _, r := range roles {
 		if r == id {
 			return true

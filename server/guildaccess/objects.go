@@ -1,116 +1,83 @@
-package guilds
+package guildaccess
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
-	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
 	"sdkpp/wire"
 )
 
-// MaxRolesCreate bounds the roles of one Create call.
-const MaxRolesCreate = 250
+// Limits of the objects of guilds (the platform's).
+const (
+	MaxNameChars      = 100      // guild and channel names
+	MaxImageDataBytes = 10 << 20 // a decoded image of a data URI: an avatar, a banner, an emoji
+)
 
-// maxColor is the largest RGB color value.
-const maxColor = 0xFFFFFF
-
-// createRoles makes the guild's @everyone role (id = guild id) and spec's roles, and stores its
-// features; it returns the made roles in spec order.
-func createRoles(ctx context.Context, st store.Store, ids *snowflake.Generator, g *store.Guild, spec wire.GuildSpec) ([]store.GuildRole, error) {
-	if len(spec.Roles) > MaxRolesCreate {
-		return nil, wire.InvalidAt("roles", "BASE_TYPE_MAX_LENGTH", "Must be 250 or fewer in length.")
+// imageHash reads an image data URI (data:image/png|jpeg|gif|webp;base64,...) and returns the
+// hash it is kept as.
+func ImageHash(field, uri string) (string, error) {
+	bad := wire.InvalidAt(field, "IMAGE_INVALID", "Invalid image data")
+	rest, ok := strings.CutPrefix(uri, "data:image/")
+	if !ok {
+		return "", bad
 	}
-	everyone := store.GuildRole{ID: g.ID, GuildID: g.ID, Name: "@everyone", Permissions: DefaultEveryone}
-	if spec.Everyone != nil {
-		everyone.Permissions = uint64(*spec.Everyone)
+	kind, data, ok := strings.Cut(rest, ";base64,")
+	switch {
+	case !ok:
+		return "", bad
+	case kind != "png" && kind != "jpeg" && kind != "gif" && kind != "webp":
+		return "", bad
+	case base64.StdEncoding.DecodedLen(len(data)) > MaxImageDataBytes:
+		return "", wire.InvalidAt(field, "BINARY_TYPE_MAX_SIZE", "File cannot be larger than 10240.0 kb.")
 	}
-	if err := st.PutGuildRole(ctx, &everyone); err != nil {
-		return nil, err
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || len(raw) == 0 {
+		return "", bad
 	}
-	features := slices.Clone(spec.Features)
-	for i, f := range features {
-		if f != wire.FeatureEnhancedRoleColors {
-			return nil, wire.InvalidAt("features."+strconv.Itoa(i), "BASE_TYPE_CHOICES", "Value must be one of {ENHANCED_ROLE_COLORS}.")
-		}
+	sum := sha256.Sum256(raw)
+	h := hex.EncodeToString(sum[:16])
+	if kind == "gif" {
+		h = "a_" + h
 	}
-	if err := st.SetGuildFeatures(ctx, g.ID, features); err != nil {
-		return nil, err
-	}
-	out := make([]store.GuildRole, 0, len(spec.Roles))
-	for i, r := range spec.Roles {
-		at := "roles." + strconv.Itoa(i)
-		if err := checkName(at+".name", r.Name); err != nil {
-			return nil, err
-		}
-		for _, c := range []struct {
-			field string
-			v     *int
-		}{{"color", &r.Color}, {"secondary_color", r.SecondaryColor}, {"tertiary_color", r.TertiaryColor}} {
-			if c.v != nil && (*c.v < 0 || *c.v > maxColor) {
-				return nil, wire.InvalidAt(at+"."+c.field, "NUMBER_TYPE_MAX", "Must be between 0 and 16777215.")
-			}
-		}
-		if (r.SecondaryColor != nil || r.TertiaryColor != nil) && !slices.Contains(features, wire.FeatureEnhancedRoleColors) {
-			return nil, wire.InvalidAt(at+".secondary_color", "GUILD_FEATURE_REQUIRED", "The guild needs ENHANCED_ROLE_COLORS for gradient colors.")
-		}
-		role := store.GuildRole{ID: ids.Next(), GuildID: g.ID, Name: r.Name, Color: r.Color, SecondaryColor: r.SecondaryColor,
-			TertiaryColor: r.TertiaryColor, Permissions: uint64(r.Permissions), Position: i + 1, Hoist: r.Hoist}
-		if err := st.PutGuildRole(ctx, &role); err != nil {
-			return nil, err
-		}
-		out = append(out, role)
-	}
-	return out, nil
+	return h, nil
 }
 
-// setSpecRoles gives a member the roles of a Create call named by index.
-func setSpecRoles(ctx context.Context, st store.Store, guildID, userID uint64, roles []store.GuildRole, idx []int, at string) error {
-	if len(idx) == 0 {
-		return nil
+func UserObject(u *store.User) wire.User {
+	out := wire.User{ID: wire.Snowflake(u.ID), Username: u.Username, Discriminator: "0", Bot: u.Bot}
+	if u.GlobalName != "" {
+		n := u.GlobalName
+		out.GlobalName = &n
 	}
-	list := make([]uint64, 0, len(idx))
-	for j, i := range idx {
-		if i < 0 || i >= len(roles) {
-			return wire.InvalidAt(at+".roles."+strconv.Itoa(j), "ROLE_UNKNOWN", "Not a role of this request.")
-		}
-		list = append(list, roles[i].ID)
-	}
-	return st.SetMemberRoles(ctx, guildID, userID, list)
+	return out
 }
 
-// createOverwrites stores a channel's overwrites of a Create call.
-func createOverwrites(ctx context.Context, st store.Store, guildID, channelID uint64, roles []store.GuildRole, specs []wire.OverwriteSpec, at string) error {
-	for j, o := range specs {
-		at := at + ".overwrites." + strconv.Itoa(j)
-		ow := store.ChannelOverwrite{ChannelID: channelID, Allow: uint64(o.Allow), Deny: uint64(o.Deny)}
-		switch {
-		case o.Everyone && o.Role == nil && o.User == nil:
-			ow.TargetID, ow.Type = guildID, store.OverwriteRole
-		case !o.Everyone && o.Role != nil && o.User == nil:
-			if *o.Role < 0 || *o.Role >= len(roles) {
-				return wire.InvalidAt(at+".role", "ROLE_UNKNOWN", "Not a role of this request.")
-			}
-			ow.TargetID, ow.Type = roles[*o.Role].ID, store.OverwriteRole
-		case !o.Everyone && o.Role == nil && o.User != nil:
-			if _, err := st.GetGuildMember(ctx, guildID, uint64(*o.User)); err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					return wire.InvalidAt(at+".user", "USER_UNKNOWN", "Not a member of the guild.")
-				}
-				return err
-			}
-			ow.TargetID, ow.Type = uint64(*o.User), store.OverwriteMember
-		default:
-			return wire.InvalidAt(at, "OVERWRITE_TARGET", "Give one of everyone, role or user.")
-		}
-		if err := st.PutChannelOverwrite(ctx, &ow); err != nil {
-			return err
-		}
+// textChannel tells whether messages may be sent in a channel of type t.
+func TextChannel(t int) bool { return t == wire.ChannelGuildText || t == wire.ChannelGuildNews }
+
+// ChannelObject is the wire form of a channel, without the caller-specific fields.
+func ChannelObject(c *store.GuildChannel) wire.GuildChannel {
+	out := wire.GuildChannel{ID: wire.Snowflake(c.ID), Type: c.Type, GuildID: wire.Snowflake(c.GuildID), Name: c.Name,
+		Position: c.Position, IsViewableAndWriteableByAllMembers: true}
+	if c.ParentID != 0 {
+		p := wire.Snowflake(c.ParentID)
+		out.ParentID = &p
+	}
+	return out
+}
+
+func CheckName(at, name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameChars || !utf8.ValidString(name) {
+		return wire.InvalidAt(at, "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
 	}
 	return nil
 }
@@ -126,7 +93,7 @@ func RoleObject(r *store.GuildRole) wire.Role {
 // Timestamp is the platform's timestamp form.
 func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }
 
-func optString(s string) *string {
+func OptString(s string) *string {
 	if s == "" {
 		return nil
 	}
@@ -135,7 +102,7 @@ func optString(s string) *string {
 
 // MemberObject is the wire form of a member with the given role ids; withUser adds the user.
 func MemberObject(ctx context.Context, st store.Store, m *store.GuildMember, roles []uint64, withUser bool) (wire.Member, error) {
-	out := wire.Member{Nick: optString(m.Nick), Avatar: optString(m.Avatar), Banner: optString(m.Banner), Bio: m.Bio,
+	out := wire.Member{Nick: OptString(m.Nick), Avatar: OptString(m.Avatar), Banner: OptString(m.Banner), Bio: m.Bio,
 		Roles: make([]wire.Snowflake, 0, len(roles)), JoinedAt: Timestamp(m.JoinedAt)}
 	for _, id := range roles {
 		out.Roles = append(out.Roles, wire.Snowflake(id))
@@ -186,7 +153,7 @@ func FullChannel(ctx context.Context, st store.Store, c *store.GuildChannel) (wi
 	if err != nil {
 		return wire.Channel{}, err
 	}
-	out.RateLimitPerUser, out.Topic = cs.RateLimitPerUser, optString(cs.Topic)
+	out.RateLimitPerUser, out.Topic = cs.RateLimitPerUser, OptString(cs.Topic)
 	for _, o := range ows {
 		out.PermissionOverwrites = append(out.PermissionOverwrites, wire.Overwrite{ID: wire.Snowflake(o.TargetID), Type: o.Type,
 			Allow: wire.Permissions(o.Allow), Deny: wire.Permissions(o.Deny)})
@@ -206,7 +173,7 @@ func GuildObject(ctx context.Context, st store.Store, g *store.Guild) (wire.Guil
 	}
 	out := wire.Guild{ID: wire.Snowflake(g.ID), Name: g.Name, OwnerID: wire.Snowflake(g.OwnerID), Roles: make([]wire.Role, 0, len(roles)),
 		Emojis: []struct{}{}, Stickers: []struct{}{}, Features: features, PreferredLocale: "en-US"}
-	if !hasRoleID(roles, g.ID) { // a guild made before roles: its implicit @everyone
+	if !HasRoleID(roles, g.ID) { // a guild made before roles: its implicit @everyone
 		out.Roles = append(out.Roles, wire.Role{ID: wire.Snowflake(g.ID), Name: "@everyone", Permissions: wire.Permissions(DefaultEveryone)})
 	}
 	for i := range roles {
@@ -215,7 +182,7 @@ func GuildObject(ctx context.Context, st store.Store, g *store.Guild) (wire.Guil
 	return out, nil
 }
 
-func hasRoleID(roles []store.GuildRole, id uint64) bool {
+func HasRoleID(roles []store.GuildRole, id uint64) bool {
 	for _, r := range roles {
 		if r.ID == id {
 			return true
@@ -293,4 +260,11 @@ func obfuscated(ctx context.Context, st store.Store, g *store.Guild, ch *store.G
 	}
 	var out wire.Channel
 	return out, json.Unmarshal(raw, &out)
+}
+
+// PartialGuild is the partial guild of GET /users/@me/guilds and of invites: perms are the
+// caller's permission bits in it, string-serialized as the platform does.
+func PartialGuild(g *store.Guild, perms uint64, userID uint64) wire.PartialGuild {
+	return wire.PartialGuild{ID: wire.Snowflake(g.ID), Name: g.Name, Owner: g.OwnerID == userID,
+		Permissions: strconv.FormatUint(perms, 10), Features: []string{}}
 }
