@@ -2,6 +2,7 @@ package guilds
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,13 +97,9 @@ func (s *Service) prunable(ctx context.Context, g *store.Guild, days int, includ
 // of role ids whose members may be pruned too.
 func (s *Service) pruneCount(q *guildaccess.Caller) (any, error) {
 	v := q.URL.Query()
-	days := wire.DefaultPruneDays
-	if v.Has("days") {
-		n, err := strconv.Atoi(v.Get("days"))
-		if err != nil {
-			return nil, wire.InvalidAt("days", "NUMBER_TYPE_COERCE", "The value is not int.")
-		}
-		days = n
+	days, err := httpx.QueryInt(v, "days", wire.DefaultPruneDays, math.MinInt, math.MaxInt)
+	if err != nil {
+		return nil, err
 	}
 	if err := pruneDays(days); err != nil {
 		return nil, err

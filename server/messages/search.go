@@ -22,48 +22,19 @@ type SearchIndexer interface {
 // to the caller's permissions), the channel ids it names, and whether it asks for something no
 // stored message has (a webhook author, an attachment, an embed...), which matches nothing.
 func searchQuery(v url.Values) (q store.GuildSearch, channels []uint64, none bool, err error) {
-	q.Limit = wire.MaxSearchLimit
-	intIn := func(name string, lo, hi int, to *int) error {
-		if !v.Has(name) {
-			return nil
-		}
-		n, err := strconv.Atoi(v.Get(name))
-		if err != nil {
-			return wire.InvalidAt(name, "NUMBER_TYPE_COERCE", "The value is not int.")
-		}
-		if n < lo || n > hi {
-			return wire.InvalidAt(name, "NUMBER_TYPE_MAX", "Must be between "+strconv.Itoa(lo)+" and "+strconv.Itoa(hi)+".")
-		}
-		*to = n
-		return nil
-	}
-	if err := intIn("limit", 1, wire.MaxSearchLimit, &q.Limit); err != nil {
+	if q.Limit, err = httpx.QueryInt(v, "limit", wire.MaxSearchLimit, 1, wire.MaxSearchLimit); err != nil {
 		return q, nil, false, err
 	}
-	if err := intIn("offset", 0, wire.MaxSearchOffset, &q.Offset); err != nil {
+	if q.Offset, err = httpx.QueryInt(v, "offset", 0, 0, wire.MaxSearchOffset); err != nil {
 		return q, nil, false, err
 	}
-	ids := func(name string, max int) ([]uint64, error) {
-		var out []uint64
-		for _, raw := range v[name] {
-			id, ok := wire.ParseSnowflake(raw)
-			if !ok {
-				return nil, wire.InvalidAt(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-			}
-			out = append(out, uint64(id))
-		}
-		if len(out) > max {
-			return nil, wire.InvalidAt(name, "BASE_TYPE_MAX_LENGTH", "Must be "+strconv.Itoa(max)+" or fewer in length.")
-		}
-		return out, nil
-	}
-	if channels, err = ids("channel_id", wire.MaxSearchValues); err != nil {
+	if channels, err = httpx.QueryIDs(v, "channel_id", wire.MaxSearchValues); err != nil {
 		return q, nil, false, err
 	}
-	if q.AuthorIDs, err = ids("author_id", wire.MaxSearchValues); err != nil {
+	if q.AuthorIDs, err = httpx.QueryIDs(v, "author_id", wire.MaxSearchValues); err != nil {
 		return q, nil, false, err
 	}
-	if q.Mentions, err = ids("mentions", wire.MaxSearchValues); err != nil {
+	if q.Mentions, err = httpx.QueryIDs(v, "mentions", wire.MaxSearchValues); err != nil {
 		return q, nil, false, err
 	}
 	for _, bound := range []struct {

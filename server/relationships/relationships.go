@@ -129,11 +129,11 @@ func (s *Service) route(scope string, h handler) http.HandlerFunc {
 
 // peer reads the user_id path value: a known user other than the caller.
 func (s *Service) peer(q *request) (uint64, error) {
-	id, ok := wire.ParseSnowflake(q.PathValue("user_id"))
-	if !ok {
-		return 0, wire.InvalidAt("user_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	id, err := httpx.PathID(q.Request, "user_id")
+	if err != nil {
+		return 0, err
 	}
-	return s.known(q, uint64(id))
+	return s.known(q, id)
 }
 
 func (s *Service) known(q *request, id uint64) (uint64, error) {

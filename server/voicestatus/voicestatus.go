@@ -219,12 +219,8 @@ func (s *Service) auditLog(r *http.Request, app *store.Application) (any, error)
 		name string
 		v    *uint64
 	}{{"user_id", &q.UserID}, {"before", &q.Before}, {"after", &q.After}} {
-		if v := query.Get(f.name); v != "" {
-			n, ok := wire.ParseSnowflake(v)
-			if !ok {
-				return nil, wire.Invalid(f.name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-			}
-			*f.v = uint64(n)
+		if *f.v, err = httpx.QueryID(query, f.name); err != nil {
+			return nil, err
 		}
 	}
 	if v := query.Get("action_type"); v != "" {
@@ -234,12 +230,8 @@ func (s *Service) auditLog(r *http.Request, app *store.Application) (any, error)
 		}
 		q.ActionType = n
 	}
-	if v := query.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxAuditLimit {
-			return nil, wire.Invalid("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
-		}
-		q.Limit = n
+	if q.Limit, err = httpx.QueryLimit(query, q.Limit, MaxAuditLimit); err != nil {
+		return nil, err
 	}
 	_, perms, err := guildPerms(ctx, s.Store, id, app.BotUserID)
 	if err != nil {
