@@ -12,15 +12,16 @@ import (
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 
 // guildCreateChannels reads the GUILD_CREATE after READY and returns its channels by name.
-func guildCreateChannels(t *testing.T, g *botGW) map[string]wire.Channel {
+func guildCreateChannels(t *testing.T, g *guildtest.Gateway) map[string]wire.Channel {
 	t.Helper()
 	var gc wire.GuildCreate
-	g.expect(gwire.OpDispatch, gwire.EventGuildCreate, &gc)
+	g.Expect(gwire.OpDispatch, gwire.EventGuildCreate, &gc)
 	out := map[string]wire.Channel{}
 	for _, c := range gc.Channels {
 		if c.Flags&wire.ChannelFlagObfuscated != 0 {
@@ -35,8 +36,8 @@ func guildCreateChannels(t *testing.T, g *botGW) map[string]wire.Channel {
 // GW-1, CH-2, CH-3: with the Identify capability or the app's bot setting, the channels the bot
 // cannot view come obfuscated in GUILD_CREATE; without either, as they are.
 func TestGuildCreateObfuscation(t *testing.T) {
-	f := newBotFixture(t)
-	hidden := f.channel("hidden")
+	f := guildtest.NewBots(t)
+	hidden := f.Channel("hidden")
 	for _, tc := range []struct {
 		name    string
 		caps    int64
@@ -44,13 +45,13 @@ func TestGuildCreateObfuscation(t *testing.T) {
 		hidden  bool
 	}{{"neither", 0, false, false}, {"capability", gwire.CapabilityChannelObfuscation, false, true}, {"bot setting", 0, true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := sendJSON(t, http.MethodPut, f.e.APIURL+"/dev/applications/"+f.e.App.ID.String()+"/flags",
-				map[string]any{"channel_obfuscation": tc.setting}, http.Header{"Authorization": {"Admin " + f.e.Creds.AdminToken}})
+			r := guildtest.SendJSON(t, http.MethodPut, f.E.APIURL+"/dev/applications/"+f.E.App.ID.String()+"/flags",
+				map[string]any{"channel_obfuscation": tc.setting}, http.Header{"Authorization": {"Admin " + f.E.Creds.AdminToken}})
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-			g := dialBot(t, f.e, "/?v=10&encoding=json")
-			g.send(gwire.OpIdentify, map[string]any{"token": f.e.App.BotToken, "intents": gwire.IntentGuilds, "capabilities": tc.caps,
+			g := guildtest.Dial(t, f.E, "/?v=10&encoding=json")
+			g.Send(gwire.OpIdentify, map[string]any{"token": f.E.App.BotToken, "intents": gwire.IntentGuilds, "capabilities": tc.caps,
 				"properties": map[string]string{"os": "linux", "browser": "test", "device": "test"}})
-			g.expect(gwire.OpDispatch, gwire.EventReady)
+			g.Expect(gwire.OpDispatch, gwire.EventReady)
 			chans := guildCreateChannels(t, g)
 			assert.Contains(t, chans, "staff", "the bot's role may view staff")
 			obf, isHidden := chans["#"+hidden.ID.String()]
@@ -58,7 +59,7 @@ func TestGuildCreateObfuscation(t *testing.T) {
 			if isHidden {
 				assert.Equal(t, wire.ObfuscatedChannelName, obf.Name, "CH-3")
 				require.Len(t, obf.PermissionOverwrites, 1, "CH-3")
-				assert.Equal(t, f.guild.ID, obf.PermissionOverwrites[0].ID, "CH-3: @everyone")
+				assert.Equal(t, f.Guild.ID, obf.PermissionOverwrites[0].ID, "CH-3: @everyone")
 				assert.Equal(t, wire.Permissions(guildaccess.PermViewChannel), obf.PermissionOverwrites[0].Deny, "CH-3")
 				assert.Equal(t, hidden.Position, obf.Position)
 			} else {
@@ -78,24 +79,24 @@ func TestVoiceStatusDispatchedToBots(t *testing.T) {
 		Channel: []wire.GuildChannelSpec{{Name: "Lounge", Type: wire.ChannelGuildVoice}}})
 	require.NoError(t, err)
 	voiceCh := g0.Channels[0]
-	g := dialBot(t, e, "/?v=10&encoding=json")
-	g.identify(e.App.BotToken, gwire.IntentGuilds)
-	g.expect(gwire.OpDispatch, gwire.EventGuildCreate)
+	g := guildtest.Dial(t, e, "/?v=10&encoding=json")
+	g.Identify(e.App.BotToken, gwire.IntentGuilds)
+	g.Expect(gwire.OpDispatch, gwire.EventGuildCreate)
 	put := func(body string) {
-		r := do(t, http.MethodPut, e.APIURL+"/channels/"+voiceCh.ID.String()+"/voice-status", strings.NewReader(body),
+		r := guildtest.Do(t, http.MethodPut, e.APIURL+"/channels/"+voiceCh.ID.String()+"/voice-status", strings.NewReader(body),
 			http.Header{"Authorization": {"Bot " + e.App.BotToken}, "Content-Type": {"application/json"}})
 		require.Equal(t, http.StatusNoContent, r.Status, "VCS-1: %s", r.Body)
 	}
 	put(`{"status":"Raid night"}`)
 	var u gwire.VoiceChannelStatusUpdate
-	g.expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
+	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
 	require.NotNil(t, u.Status, "GW-4")
 	assert.Equal(t, "Raid night", *u.Status, "GW-4")
 	assert.Equal(t, voiceCh.ID, u.ID)
 	put(`{"status":"Raid night"}`)
-	g.sync() // GW-4: no dispatch before the ACK for an unchanged status
+	g.Sync() // GW-4: no dispatch before the ACK for an unchanged status
 	put(`{"status":null}`)
-	g.expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
+	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
 	assert.Nil(t, u.Status, "GW-4: cleared")
 }
 
@@ -105,11 +106,11 @@ func TestGuildChannelsOmittedFromDate(t *testing.T) {
 		at     time.Time
 		listed bool
 	}{{wire.ChannelsOmittedFrom.Add(-time.Millisecond), true}, {wire.ChannelsOmittedFrom, false}} {
-		f := newBotFixture(t, servertest.WithFrozenClock(tc.at))
-		r := do(t, http.MethodGet, f.e.APIURL+"/guilds/"+f.guild.ID.String()+"/channels", nil, bot(f.e.App.BotToken))
+		f := guildtest.NewBots(t, servertest.WithFrozenClock(tc.at))
+		r := guildtest.Do(t, http.MethodGet, f.E.APIURL+"/guilds/"+f.Guild.ID.String()+"/channels", nil, guildtest.Bot(f.E.App.BotToken))
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		var list []wire.GuildChannel
-		r.json(t, &list)
+		r.JSON(t, &list)
 		var names []string
 		for _, c := range list {
 			names = append(names, c.Name)
@@ -123,11 +124,11 @@ func TestGuildChannelsOmittedFromDate(t *testing.T) {
 func TestReadyApplicationFlags(t *testing.T) {
 	e := servertest.Start(t)
 	const all = uint64(1)<<40 | wire.AppFlagGatewayMessageContentLimited
-	r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags",
+	r := guildtest.SendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags",
 		map[string]any{"flags": strconv.FormatUint(all, 10)}, http.Header{"Authorization": {"Admin " + e.Creds.AdminToken}})
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	g := dialBot(t, e, "/?v=10&encoding=json")
-	ready := g.identify(e.App.BotToken, 0)
+	g := guildtest.Dial(t, e, "/?v=10&encoding=json")
+	ready := g.Identify(e.App.BotToken, 0)
 	assert.JSONEq(t, `{"id":"`+e.App.ID.String()+`","flags":`+strconv.FormatUint(wire.AppFlagGatewayMessageContentLimited, 10)+`}`,
 		string(ready["application"]), "APP-1")
 }

@@ -13,6 +13,7 @@ import (
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 	vwire "sdkpp/wire/voice"
@@ -56,14 +57,14 @@ func newVoiceLab(t *testing.T) *voiceLab {
 
 // bot dials a bot session with intents and reads its READY and GUILD_CREATEs (the lab's guild's
 // last), returning that one.
-func (l *voiceLab) bot(t *testing.T, intents uint64) (*botGW, wire.GuildCreate) {
+func (l *voiceLab) bot(t *testing.T, intents uint64) (*guildtest.Gateway, wire.GuildCreate) {
 	t.Helper()
-	g := dialBot(t, l.e, "/?v=10&encoding=json")
-	g.identify("Bot "+l.e.App.BotToken, intents)
+	g := guildtest.Dial(t, l.e, "/?v=10&encoding=json")
+	g.Identify("Bot "+l.e.App.BotToken, intents)
 	var gc wire.GuildCreate
 	for range 2 {
 		var one wire.GuildCreate
-		g.expect(gwire.OpDispatch, gwire.EventGuildCreate, &one)
+		g.Expect(gwire.OpDispatch, gwire.EventGuildCreate, &one)
 		if one.ID == l.guild.ID {
 			gc = one
 		}
@@ -73,29 +74,29 @@ func (l *voiceLab) bot(t *testing.T, intents uint64) (*botGW, wire.GuildCreate) 
 }
 
 // player dials a player's session (a user token) with intents.
-func (l *voiceLab) player(t *testing.T, name string, intents uint64) *botGW {
+func (l *voiceLab) player(t *testing.T, name string, intents uint64) *guildtest.Gateway {
 	t.Helper()
-	g := dialBot(t, l.e, "")
-	g.identify(l.e.Token(t, name, "openid sdk.social_layer").AccessToken, intents)
+	g := guildtest.Dial(t, l.e, "")
+	g.Identify(l.e.Token(t, name, "openid sdk.social_layer").AccessToken, intents)
 	return g
 }
 
 // join sends op 4 for the lab's guild; channel 0 leaves.
-func (l *voiceLab) join(g *botGW, channel wire.Snowflake, mute bool) {
+func (l *voiceLab) join(g *guildtest.Gateway, channel wire.Snowflake, mute bool) {
 	d := map[string]any{"guild_id": l.guild.ID, "channel_id": nil, "self_mute": mute, "self_deaf": false}
 	if channel != 0 {
 		d["channel_id"] = channel
 	}
-	g.send(gwire.OpVoiceStateUpdate, d)
+	g.Send(gwire.OpVoiceStateUpdate, d)
 }
 
 // voiceNext reads the next payload that is not a PRESENCE_UPDATE (which a player's session gets
 // whenever its own or a friend's presence changes), checks its op and event, and decodes its d
 // into out.
-func voiceNext(g *botGW, op int, event string, out any) {
-	g.t.Helper()
+func voiceNext(g *guildtest.Gateway, op int, event string, out any) {
+	g.T.Helper()
 	for {
-		p := g.next()
+		p := g.Next()
 		if p.T != nil && *p.T == gwire.EventPresenceUpdate {
 			continue
 		}
@@ -103,32 +104,32 @@ func voiceNext(g *botGW, op int, event string, out any) {
 		if p.T != nil {
 			t = *p.T
 		}
-		require.Equal(g.t, [2]any{op, event}, [2]any{p.Op, t}, "payload d %s", p.D)
+		require.Equal(g.T, [2]any{op, event}, [2]any{p.Op, t}, "payload d %s", p.D)
 		if out != nil {
-			require.NoError(g.t, json.Unmarshal(p.D, out), "d %s", p.D)
+			require.NoError(g.T, json.Unmarshal(p.D, out), "d %s", p.D)
 		}
 		return
 	}
 }
 
 // fence sends a heartbeat and reads up to its ACK (presences aside): nothing else came before.
-func fence(g *botGW) {
-	g.t.Helper()
-	g.send(gwire.OpHeartbeat, nil)
+func fence(g *guildtest.Gateway) {
+	g.T.Helper()
+	g.Send(gwire.OpHeartbeat, nil)
 	voiceNext(g, gwire.OpHeartbeatACK, "", nil)
 }
 
 // state reads a VOICE_STATE_UPDATE.
-func state(g *botGW) wire.VoiceState {
-	g.t.Helper()
+func state(g *guildtest.Gateway) wire.VoiceState {
+	g.T.Helper()
 	var v wire.VoiceState
 	voiceNext(g, gwire.OpDispatch, gwire.EventVoiceStateUpdate, &v)
 	return v
 }
 
 // startTime reads a VOICE_CHANNEL_START_TIME_UPDATE.
-func startTime(g *botGW) gwire.VoiceChannelStartTimeUpdate {
-	g.t.Helper()
+func startTime(g *guildtest.Gateway) gwire.VoiceChannelStartTimeUpdate {
+	g.T.Helper()
 	var v gwire.VoiceChannelStartTimeUpdate
 	voiceNext(g, gwire.OpDispatch, gwire.EventVoiceChannelStartTimeUpdate, &v)
 	return v
@@ -182,9 +183,9 @@ func TestGuildVoiceStartTime(t *testing.T) {
 	fence(watcher) // no start time update: the session was already on
 
 	// GW-3: Request Channel Info reports it.
-	watcher.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": l.guild.ID, "fields": []string{"voice_start_time"}})
+	watcher.Send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": l.guild.ID, "fields": []string{"voice_start_time"}})
 	var info gwire.ChannelInfo
-	watcher.expect(gwire.OpDispatch, gwire.EventChannelInfo, &info)
+	watcher.Expect(gwire.OpDispatch, gwire.EventChannelInfo, &info)
 	starts := map[wire.Snowflake]*int64{}
 	for _, c := range info.Channels {
 		starts[c.ID] = c.VoiceStartTime
@@ -223,13 +224,13 @@ func TestGuildVoiceStartTime(t *testing.T) {
 	assert.Equal(t, gwire.VoiceChannelStartTimeUpdate{ID: l.lounge, GuildID: l.guild.ID}, startTime(watcher), "GW-4: the last one left")
 	assert.Equal(t, gwire.VoiceChannelStartTimeUpdate{ID: l.den, GuildID: l.guild.ID, VoiceStartTime: unix(moved)},
 		startTime(watcher), "GW-4")
-	third.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": l.guild.ID, "fields": []string{"voice_start_time", "status"}})
+	third.Send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": l.guild.ID, "fields": []string{"voice_start_time", "status"}})
 	// third reads what the move sent it first.
 	assert.Equal(t, l.den, *state(third).ChannelID)
 	assert.Nil(t, startTime(third).VoiceStartTime)
 	assert.Equal(t, unix(moved), startTime(third).VoiceStartTime)
 	var after gwire.ChannelInfo
-	third.expect(gwire.OpDispatch, gwire.EventChannelInfo, &after)
+	third.Expect(gwire.OpDispatch, gwire.EventChannelInfo, &after)
 	require.Len(t, after.Channels, 4)
 	for _, c := range after.Channels {
 		switch c.ID {
@@ -241,7 +242,7 @@ func TestGuildVoiceStartTime(t *testing.T) {
 	}
 
 	// The bot's connection ends: it leaves the den, whose session ends.
-	require.NoError(t, watcher.ws.CloseNow())
+	require.NoError(t, watcher.WS.CloseNow())
 	v = state(third)
 	assert.Equal(t, bot, v.UserID)
 	assert.Nil(t, v.ChannelID)
@@ -261,7 +262,7 @@ func TestGuildVoiceRefusals(t *testing.T) {
 	carol := l.player(t, "carol", gwire.IntentGuildVoiceStates) // not a member
 	for _, tc := range []struct {
 		what    string
-		g       *botGW
+		g       *guildtest.Gateway
 		guild   wire.Snowflake
 		channel wire.Snowflake
 		code    int
@@ -274,7 +275,7 @@ func TestGuildVoiceRefusals(t *testing.T) {
 		{"an unknown guild", bp, 42, l.lounge, vwire.CodeUnknownGuild},
 		{"not a member", carol, l.guild.ID, l.lounge, vwire.CodeUnknownGuild},
 	} {
-		tc.g.send(gwire.OpVoiceStateUpdate, map[string]any{"guild_id": tc.guild, "channel_id": tc.channel})
+		tc.g.Send(gwire.OpVoiceStateUpdate, map[string]any{"guild_id": tc.guild, "channel_id": tc.channel})
 		var refused vwire.Error
 		voiceNext(tc.g, gwire.OpDispatch, gwire.EventVoiceError, &refused)
 		assert.Equal(t, tc.code, refused.Code, "%s: %+v", tc.what, refused)
@@ -292,8 +293,8 @@ func TestGuildVoiceRefusals(t *testing.T) {
 	l.join(bp, l.lounge, false)
 	assert.Equal(t, l.lounge, *state(ap).ChannelID)
 	assert.Equal(t, l.lounge, *state(bp).ChannelID)
-	r := do(t, http.MethodDelete, e.APIURL+"/users/@me/guilds/"+l.guild.ID.String(), nil,
-		bearer(e.Token(t, "bob", "openid sdk.social_layer guilds").AccessToken))
+	r := guildtest.Do(t, http.MethodDelete, e.APIURL+"/users/@me/guilds/"+l.guild.ID.String(), nil,
+		guildtest.Bearer(e.Token(t, "bob", "openid sdk.social_layer guilds").AccessToken))
 	require.Equal(t, http.StatusNoContent, r.Status, "leave: %s", r.Body)
 	v := state(ap)
 	assert.Equal(t, e.User("bob").ID, v.UserID)
@@ -305,12 +306,12 @@ func TestGuildVoiceRefusals(t *testing.T) {
 // VCS-1: a bot connected to the voice channel sets its status without MANAGE_CHANNELS.
 func TestVoiceStatusWhenConnected(t *testing.T) {
 	l := newVoiceLab(t)
-	status := func() resp {
-		return do(t, http.MethodPut, l.e.APIURL+"/channels/"+l.lounge.String()+"/voice-status",
+	status := func() guildtest.Resp {
+		return guildtest.Do(t, http.MethodPut, l.e.APIURL+"/channels/"+l.lounge.String()+"/voice-status",
 			strings.NewReader(`{"status":"Raid night"}`), http.Header{"Content-Type": {"application/json"},
 				"Authorization": {"Bot " + l.e.App.BotToken}})
 	}
-	expectAPIError(t, "VCS-1: not connected, no MANAGE_CHANNELS", status(), http.StatusForbidden, wire.CodeMissingPermissions)
+	guildtest.ExpectAPIError(t, "VCS-1: not connected, no MANAGE_CHANNELS", status(), http.StatusForbidden, wire.CodeMissingPermissions)
 	g, _ := l.bot(t, gwire.IntentGuilds|gwire.IntentGuildVoiceStates)
 	l.join(g, l.lounge, false)
 	state(g)
@@ -318,7 +319,7 @@ func TestVoiceStatusWhenConnected(t *testing.T) {
 	r := status()
 	require.Equal(t, http.StatusNoContent, r.Status, "VCS-1: connected: %s", r.Body)
 	var upd gwire.VoiceChannelStatusUpdate
-	g.expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &upd)
+	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &upd)
 	require.NotNil(t, upd.Status)
 	assert.Equal(t, "Raid night", *upd.Status)
 }
@@ -331,8 +332,8 @@ func TestGuildVoiceMalformed(t *testing.T) {
 		`{"guild_id":"` + l.guild.ID.String() + `","channel_id":"0"}`, `{"guild_id":"` + l.guild.ID.String() + `","self_mute":"yes"}`,
 		`{"guild_id":["1"],"channel_id":null}`, `{"guild_id":"18446744073709551616","channel_id":null}`} {
 		g, _ := l.bot(t, gwire.IntentGuilds)
-		require.NoError(t, g.ws.Write(t.Context(), websocket.MessageText, []byte(`{"op":4,"d":`+d+`}`)))
-		_, _, err := g.ws.Read(t.Context())
+		require.NoError(t, g.WS.Write(t.Context(), websocket.MessageText, []byte(`{"op":4,"d":`+d+`}`)))
+		_, _, err := g.WS.Read(t.Context())
 		assert.Equal(t, websocket.StatusCode(gwire.CloseDecodeError), websocket.CloseStatus(err), "%s: %v", d, err)
 	}
 }

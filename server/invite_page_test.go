@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/browser"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
 
@@ -34,14 +35,14 @@ func newInviteFixture(t *testing.T) *inviteFixture {
 	require.NoError(t, err)
 	var lobby wire.Lobby
 	for _, tok := range []string{f.alice, f.bob, f.carol} {
-		r := sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "invite-page"}, bearer(tok))
+		r := guildtest.SendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "invite-page"}, guildtest.Bearer(tok))
 		require.Equal(t, 200, r.Status, "join lobby: %d %s", r.Status, r.Body)
-		r.json(t, &lobby)
+		r.JSON(t, &lobby)
 	}
 	f.lobbyURL = api + "/lobbies/" + lobby.ID.String()
-	r := sendJSON(t, http.MethodPut, f.lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken))
+	r := guildtest.SendJSON(t, http.MethodPut, f.lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, guildtest.Bot(f.e.App.BotToken))
 	require.Equal(t, 200, r.Status, "CanLinkLobby: %d %s", r.Status, r.Body)
-	r = sendJSON(t, http.MethodPatch, f.lobbyURL+"/channel-linking", map[string]any{"channel_id": f.guild.Channels[0].ID}, bearer(f.alice))
+	r = guildtest.SendJSON(t, http.MethodPatch, f.lobbyURL+"/channel-linking", map[string]any{"channel_id": f.guild.Channels[0].ID}, guildtest.Bearer(f.alice))
 	require.Equal(t, 200, r.Status, "link: %d %s", r.Status, r.Body)
 	return f
 }
@@ -50,9 +51,9 @@ func newInviteFixture(t *testing.T) *inviteFixture {
 // and returns its page URL.
 func (f *inviteFixture) invite(t *testing.T, tok string) string {
 	t.Helper()
-	r := sendJSON(t, http.MethodPost, f.lobbyURL+"/members/@me/invites", nil, bearer(tok))
+	r := guildtest.SendJSON(t, http.MethodPost, f.lobbyURL+"/members/@me/invites", nil, guildtest.Bearer(tok))
 	var c wire.InviteCode
-	r.json(t, &c)
+	r.JSON(t, &c)
 	require.Equal(t, 200, r.Status, "invite: %d %s", r.Status, r.Body)
 	require.NotEmpty(t, c.Code, "invite: %d %s", r.Status, r.Body)
 	return f.e.URL + "/invite/" + c.Code
@@ -64,9 +65,9 @@ func (f *inviteFixture) inGuild(t *testing.T, tok string) bool {
 }
 
 // apiInvite is GET /invites/{code} for a page URL.
-func (f *inviteFixture) apiInvite(t *testing.T, pageURL string) resp {
+func (f *inviteFixture) apiInvite(t *testing.T, pageURL string) guildtest.Resp {
 	t.Helper()
-	return do(t, http.MethodGet, f.e.APIURL+"/invites/"+pageURL[strings.LastIndex(pageURL, "/")+1:], nil, nil)
+	return guildtest.Do(t, http.MethodGet, f.e.APIURL+"/invites/"+pageURL[strings.LastIndex(pageURL, "/")+1:], nil, nil)
 }
 
 func page(t *testing.T, b *browser.Browser, method, u string, form url.Values) *browser.Page {
@@ -118,7 +119,7 @@ func TestInvitePageJoinsTheGuild(t *testing.T) {
 	p = page(t, b, http.MethodGet, link, nil)
 	assert.Equal(t, http.StatusNotFound, p.Status, "used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
 	assert.Contains(t, p.Body, "Invite not valid", "used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
-	expectAPIError(t, "used invite (LOB-5 single use)", f.apiInvite(t, link), 404, wire.CodeUnknownInvite)
+	guildtest.ExpectAPIError(t, "used invite (LOB-5 single use)", f.apiInvite(t, link), 404, wire.CodeUnknownInvite)
 
 	// The browser keeps its session: the next invite shows "Signed in as" and joins without a login.
 	second := f.invite(t, f.carol)
@@ -140,7 +141,7 @@ func TestInviteBoundToItsMember(t *testing.T) {
 	link := f.invite(t, f.carol)
 	code := link[strings.LastIndex(link, "/")+1:]
 
-	expectAPIError(t, "accept by another user", do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, bearer(f.bob)), 403, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "accept by another user", guildtest.Do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, guildtest.Bearer(f.bob)), 403, wire.CodeMissingAccess)
 
 	bob := f.e.User("bob")
 	b := browser.New()
@@ -156,21 +157,21 @@ func TestInviteBoundToItsMember(t *testing.T) {
 	assert.False(t, f.inGuild(t, f.bob), "bob joined with carol's invite")
 	var inv wire.Invite
 	r := f.apiInvite(t, link)
-	r.json(t, &inv)
+	r.JSON(t, &inv)
 	require.Equal(t, 200, r.Status, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	require.Equal(t, 0, inv.Uses, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	require.NotNil(t, inv.Inviter, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	require.Equal(t, f.e.User("carol").ID, inv.Inviter.ID, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	// Its member still joins by the API.
-	r = do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, bearer(f.carol))
+	r = guildtest.Do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, guildtest.Bearer(f.carol))
 	require.Equal(t, 200, r.Status, "accept by its member: %d %s", r.Status, r.Body)
 	require.True(t, f.inGuild(t, f.carol), "accept by its member: %d %s", r.Status, r.Body)
 	// Rule LOB-5: an invite the backend makes for a member (Bot route) is bound to that member too.
-	r = sendJSON(t, http.MethodPost, f.lobbyURL+"/members/"+bob.ID.String()+"/invites", nil, bot(f.e.App.BotToken))
+	r = guildtest.SendJSON(t, http.MethodPost, f.lobbyURL+"/members/"+bob.ID.String()+"/invites", nil, guildtest.Bot(f.e.App.BotToken))
 	var c wire.InviteCode
-	r.json(t, &c)
+	r.JSON(t, &c)
 	require.Equal(t, 200, r.Status, "bot invite: %d %s", r.Status, r.Body)
-	expectAPIError(t, "accept a bot-made invite by another user", do(t, http.MethodPost, f.e.APIURL+"/invites/"+c.Code, nil, bearer(f.carol)), 403, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "accept a bot-made invite by another user", guildtest.Do(t, http.MethodPost, f.e.APIURL+"/invites/"+c.Code, nil, guildtest.Bearer(f.carol)), 403, wire.CodeMissingAccess)
 	msg := f.e.JoinInvite(t, f.e.URL+"/invite/"+c.Code, bob.Username, bob.Password)
 	require.Equal(t, "You joined Raid <Night>", msg, "bob joins with his invite: %q", msg)
 	require.True(t, f.inGuild(t, f.bob), "bob joins with his invite: %q", msg)
@@ -214,7 +215,7 @@ func TestInvitePageBadInput(t *testing.T) {
 	noLogin := url.Values{"csrf_token": {form.Fields.Get("csrf_token")}, "action": {"approve"}}
 	p = page(t, b, http.MethodPost, link, noLogin)
 	assert.Equal(t, http.StatusUnauthorized, p.Status, "POST without a session or login: %d", p.Status)
-	r := do(t, http.MethodPost, link, strings.NewReader(`{"username":"carol"}`), http.Header{"Content-Type": {"application/json"}})
+	r := guildtest.Do(t, http.MethodPost, link, strings.NewReader(`{"username":"carol"}`), http.Header{"Content-Type": {"application/json"}})
 	assert.Equal(t, http.StatusBadRequest, r.Status, "POST with a JSON body: %d", r.Status)
 	require.False(t, f.inGuild(t, f.carol), "a refused post joined the guild")
 	r = f.apiInvite(t, link)

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,12 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
-
-func admin(e *servertest.Env) http.Header {
-	return http.Header{"Authorization": {"Admin " + e.Creds.AdminToken}}
-}
 
 // USR-2, LIM-5: a guild tag is 1 to 4 characters, checked where it is set; a member who makes
 // the guild their primary guild carries primary_guild in their user object, which follows the
@@ -39,17 +35,17 @@ func TestPrimaryGuildTag(t *testing.T) {
 		{"", 400}, {"A", 204}, {"AB", 204}, {"ABCD", 204}, {"ABCDE", 400}, {"日本語漢", 204}, {"日本語漢字", 400},
 		{"a b", 400}, {"a\x01", 400}, {"é!", 204}, {"\u00e9\u0301", 204},
 	} {
-		r := sendJSON(t, http.MethodPut, tagURL, wire.GuildTagRequest{Tag: &tc.tag}, admin(e))
+		r := sendJSON(t, http.MethodPut, tagURL, wire.GuildTagRequest{Tag: &tc.tag}, guildtest.Admin(e))
 		assert.Equal(t, tc.status, r.Status, "LIM-5: tag %q: %s", tc.tag, r.Body)
 		if tc.status == 400 {
 			assert.Equal(t, wire.CodeInvalidFormBody, r.apiError(t).Code, "LIM-5: tag %q", tc.tag)
 		}
 	}
-	r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/guilds/999/tag", map[string]string{"tag": "OK"}, admin(e))
+	r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/guilds/999/tag", map[string]string{"tag": "OK"}, guildtest.Admin(e))
 	assert.Equal(t, http.StatusNotFound, r.Status)
 
 	tag, badge := "GG", "b4dge"
-	require.Equal(t, 204, sendJSON(t, http.MethodPut, tagURL, wire.GuildTagRequest{Tag: &tag, Badge: &badge}, admin(e)).Status)
+	require.Equal(t, 204, sendJSON(t, http.MethodPut, tagURL, wire.GuildTagRequest{Tag: &tag, Badge: &badge}, guildtest.Admin(e)).Status)
 	pgURL := e.APIURL + "/dev/users/" + bob.ID.String() + "/primary-guild"
 	for _, bad := range []struct {
 		name   string
@@ -64,47 +60,39 @@ func TestPrimaryGuildTag(t *testing.T) {
 		if bad.name == "not a member" {
 			u = e.APIURL + "/dev/users/" + e.User("carol").ID.String() + "/primary-guild"
 		}
-		r := sendJSON(t, http.MethodPut, u, bad.body, admin(e))
+		r := sendJSON(t, http.MethodPut, u, bad.body, guildtest.Admin(e))
 		assert.Equal(t, bad.status, r.Status, "USR-2: %s: %s", bad.name, r.Body)
 	}
 
 	access := e.Token(t, "bob", "identify").AccessToken
 	me, _ := getMe(t, e, access)
 	assert.Nil(t, me.PrimaryGuild, "USR-2: no primary guild yet")
-	r = sendJSON(t, http.MethodPut, pgURL, map[string]any{"identity_guild_id": g.ID}, admin(e))
+	r = sendJSON(t, http.MethodPut, pgURL, map[string]any{"identity_guild_id": g.ID}, guildtest.Admin(e))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 
 	me, raw := getMe(t, e, access)
 	require.NotNil(t, me.PrimaryGuild, "USR-2: %s", raw.Body)
 	assert.JSONEq(t, `{"identity_guild_id":"`+g.ID.String()+`","identity_enabled":true,"tag":"GG","badge":"b4dge"}`,
-		string(jsonField(t, raw.Body, "primary_guild")), "USR-2")
+		string(guildtest.JSONField(t, raw.Body, "primary_guild")), "USR-2")
 
 	newTag := "PRO"
-	require.Equal(t, 204, sendJSON(t, http.MethodPut, tagURL, wire.GuildTagRequest{Tag: &newTag}, admin(e)).Status)
+	require.Equal(t, 204, sendJSON(t, http.MethodPut, tagURL, wire.GuildTagRequest{Tag: &newTag}, guildtest.Admin(e)).Status)
 	me, _ = getMe(t, e, access)
 	require.NotNil(t, me.PrimaryGuild)
 	assert.Equal(t, "PRO", *me.PrimaryGuild.Tag, "USR-2: the user's tag follows the guild's")
 	assert.Nil(t, me.PrimaryGuild.Badge)
 
-	r = do(t, http.MethodPut, tagURL, strings.NewReader(`{"tag":null}`), http.Header{"Authorization": admin(e)["Authorization"],
+	r = do(t, http.MethodPut, tagURL, strings.NewReader(`{"tag":null}`), http.Header{"Authorization": guildtest.Admin(e)["Authorization"],
 		"Content-Type": {"application/json"}})
 	require.Equal(t, 204, r.Status)
 	me, raw = getMe(t, e, access)
 	assert.JSONEq(t, `{"identity_guild_id":"`+g.ID.String()+`","identity_enabled":null,"tag":null,"badge":null}`,
-		string(jsonField(t, raw.Body, "primary_guild")), "USR-2: a removed tag clears the identity")
+		string(guildtest.JSONField(t, raw.Body, "primary_guild")), "USR-2: a removed tag clears the identity")
 
-	r = sendJSON(t, http.MethodPut, pgURL, map[string]any{"identity_guild_id": nil}, admin(e))
+	r = sendJSON(t, http.MethodPut, pgURL, map[string]any{"identity_guild_id": nil}, guildtest.Admin(e))
 	require.Equal(t, http.StatusOK, r.Status)
 	me, _ = getMe(t, e, access)
 	assert.Nil(t, me.PrimaryGuild, "USR-2: cleared")
-}
-
-// jsonField returns the raw value of a top-level field of a JSON object.
-func jsonField(t *testing.T, body []byte, name string) []byte {
-	t.Helper()
-	var m map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(body, &m))
-	return m[name]
 }
 
 // CON-1, VER-3: GET /users/@me/connections leaves out the connections of the two game-platform
@@ -119,7 +107,7 @@ func TestConnectionsDatedRules(t *testing.T) {
 		t.Helper()
 		e.Clock.Set(at)
 		r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/users/"+alice.ID.String()+"/connections",
-			wire.ConnectionRequest{Type: typ, ID: id, Name: id, Verified: true, Visibility: 1}, admin(e))
+			wire.ConnectionRequest{Type: typ, ID: id, Name: id, Verified: true, Visibility: 1}, guildtest.Admin(e))
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	}
 	newFrom := wire.ConnectionsNewHiddenFrom
@@ -165,10 +153,10 @@ func TestConnectionsDatedRules(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, do(t, http.MethodGet, e.APIURL+"/users/@me/connections", nil, nil).Status)
 	for _, bad := range []wire.ConnectionRequest{{Type: "nope", ID: "x", Name: "x"}, {Type: "steam", Name: "x"},
 		{Type: "steam", ID: "x", Name: strings.Repeat("n", 101)}, {Type: "steam", ID: "x", Name: "x", Visibility: 2}} {
-		r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/users/"+alice.ID.String()+"/connections", bad, admin(e))
+		r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/users/"+alice.ID.String()+"/connections", bad, guildtest.Admin(e))
 		assert.Equal(t, http.StatusBadRequest, r.Status, "%+v: %s", bad, r.Body)
 	}
-	r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/users/77/connections", wire.ConnectionRequest{Type: "steam", ID: "x", Name: "x"}, admin(e))
+	r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/users/77/connections", wire.ConnectionRequest{Type: "steam", ID: "x", Name: "x"}, guildtest.Admin(e))
 	assert.Equal(t, http.StatusNotFound, r.Status)
 }
 
@@ -178,15 +166,15 @@ func TestApplicationFlags(t *testing.T) {
 	e := servertest.Start(t)
 	const all = uint64(1)<<40 | uint64(1)<<31 | wire.AppFlagGatewayMessageContent | wire.AppFlagEmbedded
 	r := sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags",
-		map[string]any{"flags": strconv.FormatUint(all, 10)}, admin(e))
+		map[string]any{"flags": strconv.FormatUint(all, 10)}, guildtest.Admin(e))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 
 	for _, path := range []string{"/applications/@me", "/oauth2/applications/@me"} {
 		r := do(t, http.MethodGet, e.APIURL+path, nil, bot(e.App.BotToken))
 		require.Equal(t, http.StatusOK, r.Status, "%s: %s", path, r.Body)
 		assert.JSONEq(t, strconv.FormatUint(wire.AppFlagGatewayMessageContent|wire.AppFlagEmbedded, 10),
-			string(jsonField(t, r.Body, "flags")), "APP-1: %s flags holds bits 0-30 as an integer", path)
-		assert.JSONEq(t, `"`+strconv.FormatUint(all, 10)+`"`, string(jsonField(t, r.Body, "flags_new")),
+			string(guildtest.JSONField(t, r.Body, "flags")), "APP-1: %s flags holds bits 0-30 as an integer", path)
+		assert.JSONEq(t, `"`+strconv.FormatUint(all, 10)+`"`, string(guildtest.JSONField(t, r.Body, "flags_new")),
 			"APP-1: %s flags_new holds every bit as a string", path)
 		var app wire.Application
 		r.json(t, &app)
@@ -202,7 +190,7 @@ func TestApplicationFlags(t *testing.T) {
 
 	r = do(t, http.MethodGet, e.APIURL+"/oauth2/applications/"+e.App.ID.String(), nil, bot(e.App.BotToken))
 	require.Equal(t, http.StatusOK, r.Status, "client libraries ask for their own id: %s", r.Body)
-	assert.JSONEq(t, `"`+strconv.FormatUint(all, 10)+`"`, string(jsonField(t, r.Body, "flags_new")), "APP-1")
+	assert.JSONEq(t, `"`+strconv.FormatUint(all, 10)+`"`, string(guildtest.JSONField(t, r.Body, "flags_new")), "APP-1")
 	r = do(t, http.MethodGet, e.APIURL+"/oauth2/applications/"+e.ChildApp.ID.String(), nil, bot(e.App.BotToken))
 	assert.Equal(t, http.StatusNotFound, r.Status)
 	assert.Equal(t, wire.CodeUnknownApplication, r.apiError(t).Code)
@@ -244,7 +232,7 @@ func TestApplicationFlags(t *testing.T) {
 	}
 	for _, bad := range []string{`{"flags":"x"}`, `{"flags":"9223372036854775808"}`, `{"flags":[]}`} {
 		r := do(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags", strings.NewReader(bad),
-			http.Header{"Authorization": admin(e)["Authorization"], "Content-Type": {"application/json"}})
+			http.Header{"Authorization": guildtest.Admin(e)["Authorization"], "Content-Type": {"application/json"}})
 		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", bad, r.Body)
 	}
 }
@@ -255,13 +243,13 @@ func TestSubscriptionStatuses(t *testing.T) {
 	start := time.Date(2026, time.November, 1, 12, 0, 0, 0, time.UTC)
 	e := servertest.Start(t, servertest.WithFrozenClock(start))
 	r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/skus",
-		wire.SKURequest{Type: wire.SKUSubscription, Name: "Premium"}, admin(e))
+		wire.SKURequest{Type: wire.SKUSubscription, Name: "Premium"}, guildtest.Admin(e))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	var sku wire.SKU
 	r.json(t, &sku)
 	subscribe := func(user wire.Snowflake) wire.Subscription {
 		r := sendJSON(t, http.MethodPost, e.APIURL+"/dev/skus/"+sku.ID.String()+"/subscriptions",
-			wire.SubscriptionRequest{UserID: user, PeriodSeconds: 3600, Country: "FR"}, admin(e))
+			wire.SubscriptionRequest{UserID: user, PeriodSeconds: 3600, Country: "FR"}, guildtest.Admin(e))
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		var x wire.Subscription
 		r.json(t, &x)
@@ -269,7 +257,7 @@ func TestSubscriptionStatuses(t *testing.T) {
 	}
 	kept, canceled := subscribe(e.User("alice").ID), subscribe(e.User("bob").ID)
 	e.Clock.Set(start.Add(10 * time.Minute))
-	require.Equal(t, http.StatusOK, do(t, http.MethodPost, e.APIURL+"/dev/subscriptions/"+canceled.ID.String()+"/cancel", nil, admin(e)).Status)
+	require.Equal(t, http.StatusOK, do(t, http.MethodPost, e.APIURL+"/dev/subscriptions/"+canceled.ID.String()+"/cancel", nil, guildtest.Admin(e)).Status)
 
 	get := func(id wire.Snowflake) wire.Subscription {
 		r := do(t, http.MethodGet, e.APIURL+"/skus/"+sku.ID.String()+"/subscriptions/"+id.String(), nil, bot(e.App.BotToken))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -54,21 +55,21 @@ func newBotGuild(t *testing.T, e *servertest.Env) *botGuild {
 	return g
 }
 
-func (g *botGuild) setStatus(t *testing.T, channel uint64, body string, auth http.Header) resp {
+func (g *botGuild) setStatus(t *testing.T, channel uint64, body string, auth http.Header) guildtest.Resp {
 	t.Helper()
 	h := http.Header{"Content-Type": {"application/json"}}
 	for k, v := range auth {
 		h[k] = v
 	}
-	return do(t, http.MethodPut, g.e.APIURL+"/channels/"+wire.Snowflake(channel).String()+"/voice-status", strings.NewReader(body), h)
+	return guildtest.Do(t, http.MethodPut, g.e.APIURL+"/channels/"+wire.Snowflake(channel).String()+"/voice-status", strings.NewReader(body), h)
 }
 
-func (g *botGuild) auditLog(t *testing.T, guild uint64, query string) (wire.AuditLog, resp) {
+func (g *botGuild) auditLog(t *testing.T, guild uint64, query string) (wire.AuditLog, guildtest.Resp) {
 	t.Helper()
-	r := do(t, http.MethodGet, g.e.APIURL+"/guilds/"+wire.Snowflake(guild).String()+"/audit-logs"+query, nil, bot(g.e.App.BotToken))
+	r := guildtest.Do(t, http.MethodGet, g.e.APIURL+"/guilds/"+wire.Snowflake(guild).String()+"/audit-logs"+query, nil, guildtest.Bot(g.e.App.BotToken))
 	var out wire.AuditLog
 	if r.Status == http.StatusOK {
-		r.json(t, &out)
+		r.JSON(t, &out)
 	}
 	return out, r
 }
@@ -79,7 +80,7 @@ func (g *botGuild) auditLog(t *testing.T, guild uint64, query string) (wire.Audi
 func TestVoiceChannelStatus(t *testing.T) {
 	e := servertest.Start(t)
 	g := newBotGuild(t, e)
-	botAuth := bot(e.App.BotToken)
+	botAuth := guildtest.Bot(e.App.BotToken)
 	access := e.Token(t, "alice", "identify guilds").AccessToken
 
 	refusals := []struct {
@@ -91,7 +92,7 @@ func TestVoiceChannelStatus(t *testing.T) {
 		code    int
 	}{
 		{"no credential", wire.Snowflake(g.voice).String(), `{"status":"x"}`, nil, 401, 0},
-		{"a user's token", wire.Snowflake(g.voice).String(), `{"status":"x"}`, bearer(access), 401, 0},
+		{"a user's token", wire.Snowflake(g.voice).String(), `{"status":"x"}`, guildtest.Bearer(access), 401, 0},
 		{"malformed id", "abc", `{"status":"x"}`, botAuth, 400, wire.CodeInvalidFormBody},
 		{"unknown channel", "77", `{"status":"x"}`, botAuth, 404, wire.CodeUnknownChannel},
 		{"bot not in the guild", wire.Snowflake(g.none + 1).String(), `{"status":"x"}`, botAuth, 403, wire.CodeMissingAccess},
@@ -102,10 +103,10 @@ func TestVoiceChannelStatus(t *testing.T) {
 		{"not JSON", wire.Snowflake(g.voice).String(), `{`, botAuth, 400, wire.CodeInvalidJSON},
 	}
 	for _, tc := range refusals {
-		r := do(t, http.MethodPut, e.APIURL+"/channels/"+tc.channel+"/voice-status", strings.NewReader(tc.body),
+		r := guildtest.Do(t, http.MethodPut, e.APIURL+"/channels/"+tc.channel+"/voice-status", strings.NewReader(tc.body),
 			http.Header{"Content-Type": {"application/json"}, "Authorization": tc.auth["Authorization"]})
 		assert.Equal(t, tc.status, r.Status, "VCS-1: %s: %s", tc.name, r.Body)
-		assert.Equal(t, tc.code, r.apiError(t).Code, "VCS-1: %s", tc.name)
+		assert.Equal(t, tc.code, r.APIError(t).Code, "VCS-1: %s", tc.name)
 	}
 	log, _ := g.auditLog(t, g.id, "")
 	assert.Empty(t, log.AuditLogEntries, "AUD-1: a refused change is no entry")
@@ -164,7 +165,7 @@ func strPtr(s string) *string { return &s }
 func TestRequestChannelInfo(t *testing.T) {
 	e := servertest.Start(t)
 	g := newBotGuild(t, e)
-	require.Equal(t, http.StatusNoContent, g.setStatus(t, g.voice, `{"status":"Raid night"}`, bot(e.App.BotToken)).Status)
+	require.Equal(t, http.StatusNoContent, g.setStatus(t, g.voice, `{"status":"Raid night"}`, guildtest.Bot(e.App.BotToken)).Status)
 
 	c := identifyUser(t, e, "alice")
 	c.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(12345), "fields": []string{"status"}})

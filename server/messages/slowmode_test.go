@@ -1,4 +1,4 @@
-package server_test
+package messages_test
 
 import (
 	"net/http"
@@ -11,39 +11,40 @@ import (
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/messages"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
 
 // VER-1: Modify Channel sets a guild text channel's name, topic and slowmode
 // (rate_limit_per_user, 0 to 21600 seconds); it needs MANAGE_CHANNELS, and bad values are 400.
 func TestModifyChannelSlowmode(t *testing.T) {
-	f := newBotFixture(t)
-	general := f.channel("general").ID
-	path := f.api("/channels/" + general.String())
+	f := guildtest.NewBots(t)
+	general := f.Channel("general").ID
+	path := f.API("/channels/" + general.String())
 	var ch wire.Channel
-	ok(t, sendJSON(t, http.MethodPatch, path, map[string]any{"rate_limit_per_user": 30, "topic": "news", "name": "lobby"}, bearer(f.alice)), &ch)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPatch, path, map[string]any{"rate_limit_per_user": 30, "topic": "news", "name": "lobby"}, guildtest.Bearer(f.Alice)), &ch)
 	assert.Equal(t, 30, ch.RateLimitPerUser)
 	require.NotNil(t, ch.Topic)
 	assert.Equal(t, "news", *ch.Topic)
 	assert.Equal(t, "lobby", ch.Name)
-	ok(t, do(t, http.MethodGet, path, nil, f.botHeader()), &ch)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, path, nil, f.BotHeader()), &ch)
 	assert.Equal(t, 30, ch.RateLimitPerUser, "GET /channels/{id} shows the slowmode")
-	ok(t, sendJSON(t, http.MethodPatch, path, map[string]any{"topic": nil}, bearer(f.alice)), &ch)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPatch, path, map[string]any{"topic": nil}, guildtest.Bearer(f.Alice)), &ch)
 	assert.Nil(t, ch.Topic)
 	assert.Equal(t, 30, ch.RateLimitPerUser, "an absent field is kept")
 
-	r := sendJSON(t, http.MethodPatch, path, map[string]any{"rate_limit_per_user": 0}, bearer(f.bob))
+	r := guildtest.SendJSON(t, http.MethodPatch, path, map[string]any{"rate_limit_per_user": 0}, guildtest.Bearer(f.Bob))
 	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, 50013, r.apiError(t).Code, "MANAGE_CHANNELS is needed")
+	assert.Equal(t, 50013, r.APIError(t).Code, "MANAGE_CHANNELS is needed")
 	for _, body := range []map[string]any{
 		{"rate_limit_per_user": wire.MaxRateLimitPerUser + 1}, {"rate_limit_per_user": -1}, {"rate_limit_per_user": "x"},
 		{"rate_limit_per_user": 1.5}, {"name": ""}, {"name": 5}, {"topic": string(make([]byte, wire.MaxTopicChars+1))},
 	} {
-		r := sendJSON(t, http.MethodPatch, path, body, bearer(f.alice))
+		r := guildtest.SendJSON(t, http.MethodPatch, path, body, guildtest.Bearer(f.Alice))
 		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", body, r.Body)
-		assert.Equal(t, wire.CodeInvalidFormBody, r.apiError(t).Code)
+		assert.Equal(t, wire.CodeInvalidFormBody, r.APIError(t).Code)
 	}
-	r = sendJSON(t, http.MethodPatch, f.api("/channels/"+f.channel("voice").ID.String()), map[string]any{"rate_limit_per_user": 5}, bearer(f.alice))
+	r = guildtest.SendJSON(t, http.MethodPatch, f.API("/channels/"+f.Channel("voice").ID.String()), map[string]any{"rate_limit_per_user": 5}, guildtest.Bearer(f.Alice))
 	assert.Equal(t, http.StatusBadRequest, r.Status, "a voice channel has no slowmode: %s", r.Body)
 }
 
@@ -54,7 +55,7 @@ func TestModifyChannelSlowmode(t *testing.T) {
 func TestSlowmodeBypassFromDate(t *testing.T) {
 	for _, at := range []time.Time{wire.BypassSlowmodeFrom.Add(-time.Millisecond), wire.BypassSlowmodeFrom} {
 		before := at.Before(wire.BypassSlowmodeFrom)
-		f := newBotFixture(t, servertest.WithFrozenClock(at))
+		f := guildtest.NewBots(t, servertest.WithFrozenClock(at))
 		for _, tc := range []struct {
 			name     string
 			perms    uint64
@@ -66,35 +67,35 @@ func TestSlowmodeBypassFromDate(t *testing.T) {
 			{"BYPASS_SLOWMODE", wire.PermBypassSlowmode, !before},
 			{"no permission", 0, false},
 		} {
-			g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Slow", OwnerID: f.e.User("alice").ID,
+			g, err := f.E.Server.CreateGuild(wire.GuildSpec{Name: "Slow", OwnerID: f.E.User("alice").ID,
 				Roles:   []wire.RoleSpec{{Name: "r", Permissions: wire.Permissions(tc.perms)}},
-				Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID, Roles: []int{0}}, {ID: f.botID}},
+				Members: []wire.GuildMemberSpec{{ID: f.E.User("bob").ID, Roles: []int{0}}, {ID: f.BotID}},
 				Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
 			require.NoError(t, err)
 			ch := g.Channels[0].ID
-			ok(t, sendJSON(t, http.MethodPatch, f.api("/channels/"+ch.String()), map[string]any{"rate_limit_per_user": 10}, bearer(f.alice)), nil)
-			send := func(h http.Header) resp {
-				return sendJSON(t, http.MethodPost, f.api("/channels/"+ch.String()+"/messages"), map[string]any{"content": "hi"}, h)
+			guildtest.OK(t, guildtest.SendJSON(t, http.MethodPatch, f.API("/channels/"+ch.String()), map[string]any{"rate_limit_per_user": 10}, guildtest.Bearer(f.Alice)), nil)
+			send := func(h http.Header) guildtest.Resp {
+				return guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+ch.String()+"/messages"), map[string]any{"content": "hi"}, h)
 			}
-			f.e.Clock.Set(at.Add(-4 * time.Second))
-			ok(t, send(bearer(f.bob)), nil)
-			f.e.Clock.Set(at) // the send that the rule decides is exactly at the moment tested
-			r := send(bearer(f.bob))
+			f.E.Clock.Set(at.Add(-4 * time.Second))
+			guildtest.OK(t, send(guildtest.Bearer(f.Bob)), nil)
+			f.E.Clock.Set(at) // the send that the rule decides is exactly at the moment tested
+			r := send(guildtest.Bearer(f.Bob))
 			if tc.bypasses {
 				require.Equal(t, http.StatusOK, r.Status, "VER-1 at %s: %s bypasses slowmode: %s", at, tc.name, r.Body)
 			} else {
 				require.Equal(t, http.StatusTooManyRequests, r.Status, "VER-1 at %s: %s waits: %s", at, tc.name, r.Body)
 				var body wire.SlowmodeRateLimited
-				r.json(t, &body)
+				r.JSON(t, &body)
 				assert.Equal(t, wire.CodeSlowmodeRateLimited, body.Code)
 				assert.InDelta(t, 6.0, body.RetryAfter, 1e-9, "seconds left of the 10 s interval")
-				f.e.Clock.Advance(6 * time.Second)
-				ok(t, send(bearer(f.bob)), nil) // the interval has passed
+				f.E.Clock.Advance(6 * time.Second)
+				guildtest.OK(t, send(guildtest.Bearer(f.Bob)), nil) // the interval has passed
 			}
-			ok(t, send(f.botHeader()), nil)
-			ok(t, send(f.botHeader()), nil) // bots are unaffected
-			ok(t, send(bearer(f.alice)), nil)
-			ok(t, send(bearer(f.alice)), nil) // the owner has every permission
+			guildtest.OK(t, send(f.BotHeader()), nil)
+			guildtest.OK(t, send(f.BotHeader()), nil) // bots are unaffected
+			guildtest.OK(t, send(guildtest.Bearer(f.Alice)), nil)
+			guildtest.OK(t, send(guildtest.Bearer(f.Alice)), nil) // the owner has every permission
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package server_test
+package expressions_test
 
 import (
 	"encoding/base64"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
 
@@ -29,17 +30,17 @@ func eventBody(now time.Time) map[string]any {
 // a voice channel for entity_type 2, a location and an end for 3). Bad input is 400.
 func TestGuildEmojiAndScheduledEvents(t *testing.T) {
 	t0 := wire.ExpressionPermissionsFrom.Add(24 * time.Hour)
-	f := newBotFixture(t, servertest.WithFrozenClock(t0))
-	owner := bearer(f.alice)
-	emojis := f.api(f.gpath("/emojis"))
-	r := sendJSON(t, http.MethodPost, emojis, map[string]any{"name": "party_1", "image": pngURI}, owner)
+	f := guildtest.NewBots(t, servertest.WithFrozenClock(t0))
+	owner := guildtest.Bearer(f.Alice)
+	emojis := f.API(f.GuildPath("/emojis"))
+	r := guildtest.SendJSON(t, http.MethodPost, emojis, map[string]any{"name": "party_1", "image": pngURI}, owner)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	var e wire.Emoji
-	r.json(t, &e)
+	r.JSON(t, &e)
 	assert.Equal(t, "party_1", e.Name)
 	assert.False(t, e.Animated)
 	var list []wire.Emoji
-	ok(t, do(t, http.MethodGet, emojis, nil, f.botHeader()), &list)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, emojis, nil, f.BotHeader()), &list)
 	require.Len(t, list, 1)
 	assert.Equal(t, e.ID, list[0].ID)
 	big := "data:image/png;base64," + base64.StdEncoding.EncodeToString(make([]byte, wire.MaxEmojiImageBytes+1))
@@ -48,30 +49,30 @@ func TestGuildEmojiAndScheduledEvents(t *testing.T) {
 		{"name": 5, "image": pngURI}, {"name": "ok_name"}, {"name": "ok_name", "image": "data:image/bmp;base64,AAAA"},
 		{"name": "ok_name", "image": big}, {"name": "ok_name", "image": "data:image/png;base64,%%"},
 	} {
-		r := sendJSON(t, http.MethodPost, emojis, body, owner)
+		r := guildtest.SendJSON(t, http.MethodPost, emojis, body, owner)
 		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", body["name"], r.Body)
 	}
-	r = do(t, http.MethodDelete, emojis+"/"+e.ID.String(), nil, f.botHeader())
+	r = guildtest.Do(t, http.MethodDelete, emojis+"/"+e.ID.String(), nil, f.BotHeader())
 	assert.Equal(t, http.StatusForbidden, r.Status, "the bot may not manage expressions: %s", r.Body)
-	r = do(t, http.MethodDelete, emojis+"/"+e.ID.String(), nil, owner)
+	r = guildtest.Do(t, http.MethodDelete, emojis+"/"+e.ID.String(), nil, owner)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
-	r = do(t, http.MethodDelete, emojis+"/"+e.ID.String(), nil, owner)
+	r = guildtest.Do(t, http.MethodDelete, emojis+"/"+e.ID.String(), nil, owner)
 	assert.Equal(t, http.StatusNotFound, r.Status)
 
-	events := f.api(f.gpath("/scheduled-events"))
+	events := f.API(f.GuildPath("/scheduled-events"))
 	var ev wire.ScheduledEvent
-	ok(t, sendJSON(t, http.MethodPost, events, eventBody(t0), owner), &ev)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, events, eventBody(t0), owner), &ev)
 	assert.Equal(t, 3, ev.EntityType)
 	require.NotNil(t, ev.EntityMetadata)
 	assert.Equal(t, "The park", ev.EntityMetadata.Location)
-	voice := f.channel("voice").ID
+	voice := f.Channel("voice").ID
 	var vev wire.ScheduledEvent
-	ok(t, sendJSON(t, http.MethodPost, events, map[string]any{"name": "Voice", "privacy_level": 2, "entity_type": 2,
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, events, map[string]any{"name": "Voice", "privacy_level": 2, "entity_type": 2,
 		"channel_id": voice, "scheduled_start_time": t0.Add(time.Minute).Format(time.RFC3339)}, owner), &vev)
 	require.NotNil(t, vev.ChannelID)
 	assert.Equal(t, voice, *vev.ChannelID)
 	var evs []wire.ScheduledEvent
-	ok(t, do(t, http.MethodGet, events, nil, f.botHeader()), &evs)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, events, nil, f.BotHeader()), &evs)
 	assert.Len(t, evs, 2)
 	bad := func(change map[string]any) map[string]any {
 		b := eventBody(t0)
@@ -90,15 +91,15 @@ func TestGuildEmojiAndScheduledEvents(t *testing.T) {
 		bad(map[string]any{"scheduled_start_time": "tomorrow"}), bad(map[string]any{"scheduled_end_time": nil}),
 		bad(map[string]any{"scheduled_end_time": t0.Format(time.RFC3339)}), bad(map[string]any{"entity_metadata": nil}),
 		bad(map[string]any{"entity_metadata": "x"}), bad(map[string]any{"channel_id": voice}),
-		bad(map[string]any{"entity_type": 2}), bad(map[string]any{"entity_type": 2, "channel_id": f.channel("general").ID}),
+		bad(map[string]any{"entity_type": 2}), bad(map[string]any{"entity_type": 2, "channel_id": f.Channel("general").ID}),
 		bad(map[string]any{"entity_type": 1, "channel_id": voice}), bad(map[string]any{"entity_type": 2, "channel_id": "x"}),
 	} {
-		r := sendJSON(t, http.MethodPost, events, body, owner)
+		r := guildtest.SendJSON(t, http.MethodPost, events, body, owner)
 		require.Equal(t, http.StatusBadRequest, r.Status, "%v: %s", body, r.Body)
 	}
-	r = do(t, http.MethodDelete, events+"/"+ev.ID.String(), nil, owner)
+	r = guildtest.Do(t, http.MethodDelete, events+"/"+ev.ID.String(), nil, owner)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
-	r = do(t, http.MethodDelete, events+"/"+ev.ID.String(), nil, owner)
+	r = guildtest.Do(t, http.MethodDelete, events+"/"+ev.ID.String(), nil, owner)
 	assert.Equal(t, http.StatusNotFound, r.Status)
 }
 
@@ -110,7 +111,7 @@ func TestExpressionPermissionsFromDate(t *testing.T) {
 	create := wire.PermCreateGuildExpressions | wire.PermCreateEvents
 	for _, at := range []time.Time{wire.ExpressionPermissionsFrom.Add(-time.Millisecond), wire.ExpressionPermissionsFrom} {
 		before := at.Before(wire.ExpressionPermissionsFrom)
-		f := newBotFixture(t, servertest.WithFrozenClock(at))
+		f := guildtest.NewBots(t, servertest.WithFrozenClock(at))
 		for _, tc := range []struct {
 			name    string
 			perms   uint64
@@ -120,21 +121,21 @@ func TestExpressionPermissionsFromDate(t *testing.T) {
 			{"CREATE_GUILD_EXPRESSIONS, CREATE_EVENTS", create, !before},
 			{"none", 0, false},
 		} {
-			g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Expr", OwnerID: f.e.User("alice").ID,
+			g, err := f.E.Server.CreateGuild(wire.GuildSpec{Name: "Expr", OwnerID: f.E.User("alice").ID,
 				Roles:   []wire.RoleSpec{{Name: "r", Permissions: wire.Permissions(tc.perms)}},
-				Members: []wire.GuildMemberSpec{{ID: f.botID, Roles: []int{0}}}})
+				Members: []wire.GuildMemberSpec{{ID: f.BotID, Roles: []int{0}}}})
 			require.NoError(t, err)
 			base := "/guilds/" + g.ID.String()
-			emoji := sendJSON(t, http.MethodPost, f.api(base+"/emojis"), map[string]any{"name": "em", "image": pngURI}, f.botHeader())
-			event := sendJSON(t, http.MethodPost, f.api(base+"/scheduled-events"), eventBody(at), f.botHeader())
+			emoji := guildtest.SendJSON(t, http.MethodPost, f.API(base+"/emojis"), map[string]any{"name": "em", "image": pngURI}, f.BotHeader())
+			event := guildtest.SendJSON(t, http.MethodPost, f.API(base+"/scheduled-events"), eventBody(at), f.BotHeader())
 			if tc.creates {
 				assert.Equal(t, http.StatusCreated, emoji.Status, "VER-1 at %s: %s creates emoji: %s", at, tc.name, emoji.Body)
 				assert.Equal(t, http.StatusOK, event.Status, "VER-1 at %s: %s creates events: %s", at, tc.name, event.Body)
 				continue
 			}
-			for _, r := range []resp{emoji, event} {
+			for _, r := range []guildtest.Resp{emoji, event} {
 				require.Equal(t, http.StatusForbidden, r.Status, "ERR-1 at %s: %s: %s", at, tc.name, r.Body)
-				assert.Equal(t, 50013, r.apiError(t).Code, "ERR-1")
+				assert.Equal(t, 50013, r.APIError(t).Code, "ERR-1")
 			}
 		}
 	}

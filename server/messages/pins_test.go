@@ -1,4 +1,4 @@
-package server_test
+package messages_test
 
 import (
 	"net/http"
@@ -12,6 +12,7 @@ import (
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -31,24 +32,24 @@ func pinsPath(ch wire.Snowflake, msg ...wire.Snowflake) string {
 // pinned; the deprecated routes still work; a deleted message's pin goes with it.
 func TestPinMessages(t *testing.T) {
 	t0 := wire.PinPermissionFrom.Add(24 * time.Hour)
-	f := newBotFixture(t, servertest.WithFrozenClock(t0))
-	g := dialBot(t, f.e, "")
-	g.identify(f.e.App.BotToken, gwire.IntentGuilds)
-	g.expect(0, gwire.EventGuildCreate)
-	general := f.channel("general").ID
-	owner := bearer(f.alice)
+	f := guildtest.NewBots(t, servertest.WithFrozenClock(t0))
+	g := guildtest.Dial(t, f.E, "")
+	g.Identify(f.E.App.BotToken, gwire.IntentGuilds)
+	g.Expect(0, gwire.EventGuildCreate)
+	general := f.Channel("general").ID
+	owner := guildtest.Bearer(f.Alice)
 	var msgs []wire.GuildMessage
 	for _, c := range []string{"first", "second", "third"} {
 		var m wire.GuildMessage
-		ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general.String()+"/messages"), map[string]any{"content": c}, owner), &m)
+		guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+general.String()+"/messages"), map[string]any{"content": c}, owner), &m)
 		msgs = append(msgs, m)
 	}
 	// pinned expects the CHANNEL_PINS_UPDATE of a pin change with the given newest pin time.
 	pinned := func(last *time.Time) {
 		t.Helper()
 		var d wire.ChannelPinsUpdate
-		g.expect(0, gwire.EventChannelPinsUpdate, &d)
-		assert.Equal(t, wire.ChannelPinsUpdate{GuildID: f.guild.ID, ChannelID: general}, wire.ChannelPinsUpdate{GuildID: d.GuildID, ChannelID: d.ChannelID})
+		g.Expect(0, gwire.EventChannelPinsUpdate, &d)
+		assert.Equal(t, wire.ChannelPinsUpdate{GuildID: f.Guild.ID, ChannelID: general}, wire.ChannelPinsUpdate{GuildID: d.GuildID, ChannelID: d.ChannelID})
 		if last == nil {
 			assert.Nil(t, d.LastPinTimestamp, "PIN-1: no pin left")
 			return
@@ -58,13 +59,13 @@ func TestPinMessages(t *testing.T) {
 	}
 	noContent := func(method, path string) {
 		t.Helper()
-		r := do(t, method, f.api(path), nil, owner)
+		r := guildtest.Do(t, method, f.API(path), nil, owner)
 		require.Equal(t, http.StatusNoContent, r.Status, "%s %s: %s", method, path, r.Body)
 	}
 	times := make([]time.Time, 3)
 	for i, m := range msgs {
-		f.e.Clock.Advance(time.Second)
-		times[i] = f.e.Clock.Now()
+		f.E.Clock.Advance(time.Second)
+		times[i] = f.E.Clock.Now()
 		if i == 1 {
 			noContent(http.MethodPut, "/channels/"+general.String()+"/pins/"+m.ID.String()) // the deprecated route
 		} else {
@@ -72,43 +73,43 @@ func TestPinMessages(t *testing.T) {
 		}
 		pinned(&times[i])
 	}
-	f.e.Clock.Advance(time.Second)
+	f.E.Clock.Advance(time.Second)
 	noContent(http.MethodPut, pinsPath(general, msgs[0].ID))
-	g.sync() // pinned already: no event before the heartbeat's ACK
+	g.Sync() // pinned already: no event before the heartbeat's ACK
 
 	var page wire.ChannelPins
-	ok(t, do(t, http.MethodGet, f.api(pinsPath(general)+"?limit=1"), nil, f.botHeader()), &page)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(pinsPath(general)+"?limit=1"), nil, f.BotHeader()), &page)
 	require.Len(t, page.Items, 1)
 	assert.Empty(t, page.Items[0].Message.Content, "the bot's app may not read content: pins follow the REST content rule")
-	ok(t, do(t, http.MethodGet, f.api(pinsPath(general)+"?limit=2"), nil, owner), &page)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(pinsPath(general)+"?limit=2"), nil, owner), &page)
 	require.Len(t, page.Items, 2)
 	assert.True(t, page.HasMore, "PIN-1: one more pin is older")
 	assert.Equal(t, []string{"third", "second"}, []string{page.Items[0].Message.Content, page.Items[1].Message.Content})
 	assert.Equal(t, guildaccess.Timestamp(times[2]), page.Items[0].PinnedAt)
 	assert.True(t, page.Items[0].Message.Pinned)
-	ok(t, do(t, http.MethodGet, f.api(pinsPath(general)+"?before="+url.QueryEscape(page.Items[1].PinnedAt)), nil, owner), &page)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(pinsPath(general)+"?before="+url.QueryEscape(page.Items[1].PinnedAt)), nil, owner), &page)
 	require.Len(t, page.Items, 1)
 	assert.Equal(t, "first", page.Items[0].Message.Content)
 	assert.Equal(t, guildaccess.Timestamp(times[0]), page.Items[0].PinnedAt, "pinning again kept the first pin's time")
 	assert.False(t, page.HasMore)
 
 	var old []wire.GuildMessage
-	ok(t, do(t, http.MethodGet, f.api("/channels/"+general.String()+"/pins"), nil, owner), &old)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+general.String()+"/pins"), nil, owner), &old)
 	require.Len(t, old, 3, "the deprecated Get Pinned Messages")
 	assert.Equal(t, msgs[2].ID, old[0].ID)
 
 	noContent(http.MethodDelete, pinsPath(general, msgs[2].ID))
 	pinned(&times[1])
 	noContent(http.MethodDelete, pinsPath(general, msgs[2].ID))
-	g.sync() // not pinned: nothing changed
+	g.Sync() // not pinned: nothing changed
 	var m wire.GuildMessage
-	ok(t, do(t, http.MethodGet, f.api("/channels/"+general.String()+"/messages/"+msgs[2].ID.String()), nil, f.botHeader()), &m)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+general.String()+"/messages/"+msgs[2].ID.String()), nil, f.BotHeader()), &m)
 	assert.False(t, m.Pinned)
-	ok(t, do(t, http.MethodGet, f.api("/channels/"+general.String()+"/messages/"+msgs[1].ID.String()), nil, f.botHeader()), &m)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+general.String()+"/messages/"+msgs[1].ID.String()), nil, f.BotHeader()), &m)
 	assert.True(t, m.Pinned)
 
 	noContent(http.MethodDelete, "/channels/"+general.String()+"/messages/"+msgs[1].ID.String())
-	ok(t, do(t, http.MethodGet, f.api(pinsPath(general)), nil, f.botHeader()), &page)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(pinsPath(general)), nil, f.BotHeader()), &page)
 	require.Len(t, page.Items, 1, "the deleted message's pin is gone")
 	noContent(http.MethodDelete, "/channels/"+general.String()+"/pins/"+msgs[0].ID.String()) // the deprecated route
 	pinned(nil)
@@ -124,30 +125,30 @@ func TestPinPermissionFromDate(t *testing.T) {
 		{wire.PinPermissionFrom.Add(-time.Millisecond), http.StatusNoContent, http.StatusForbidden, http.StatusForbidden},
 		{wire.PinPermissionFrom, http.StatusForbidden, http.StatusNoContent, http.StatusForbidden},
 	} {
-		f := newBotFixture(t, servertest.WithFrozenClock(tc.at))
-		e := f.e
+		f := guildtest.NewBots(t, servertest.WithFrozenClock(tc.at))
+		e := f.E
 		g, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Pins", OwnerID: e.User("alice").ID,
 			Roles: []wire.RoleSpec{
 				{Name: "manager", Permissions: wire.Permissions(guildaccess.PermManageMessages)},
 				{Name: "pinner", Permissions: wire.Permissions(wire.PermPinMessages)},
 			},
 			Members: []wire.GuildMemberSpec{{ID: e.User("carol").ID, Roles: []int{0}}, {ID: e.User("bob").ID, Roles: []int{1}},
-				{ID: f.botID}},
+				{ID: f.BotID}},
 			Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
 		require.NoError(t, err)
 		ch := g.Channels[0].ID
 		var m wire.GuildMessage
-		ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+ch.String()+"/messages"), map[string]any{"content": "pin me"}, bearer(f.alice)), &m)
+		guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+ch.String()+"/messages"), map[string]any{"content": "pin me"}, guildtest.Bearer(f.Alice)), &m)
 		for _, who := range []struct {
 			name   string
 			header http.Header
 			want   int
-		}{{"manager", bearer(f.carol), tc.manager}, {"pinner", bearer(f.bob), tc.pinner}, {"plain bot", f.botHeader(), tc.plain}} {
+		}{{"manager", guildtest.Bearer(f.Carol), tc.manager}, {"pinner", guildtest.Bearer(f.Bob), tc.pinner}, {"plain bot", f.BotHeader(), tc.plain}} {
 			for _, method := range []string{http.MethodPut, http.MethodDelete} {
-				r := do(t, method, f.api(pinsPath(ch, m.ID)), nil, who.header)
+				r := guildtest.Do(t, method, f.API(pinsPath(ch, m.ID)), nil, who.header)
 				require.Equal(t, who.want, r.Status, "VER-1 at %s: %s %s: %s", tc.at, who.name, method, r.Body)
 				if r.Status == http.StatusForbidden {
-					assert.Equal(t, 50013, r.apiError(t).Code, "ERR-1")
+					assert.Equal(t, 50013, r.APIError(t).Code, "ERR-1")
 				}
 			}
 		}
@@ -157,13 +158,13 @@ func TestPinPermissionFromDate(t *testing.T) {
 // PIN-1: bad ids, an unknown message, a channel the caller cannot view, a bad before or limit,
 // and a 251st pin get the platform's errors; nothing is pinned by them.
 func TestPinBadInput(t *testing.T) {
-	f := newBotFixture(t, servertest.WithFrozenClock(wire.PinPermissionFrom.Add(time.Hour)))
-	general := f.channel("general").ID
-	owner := bearer(f.alice)
+	f := guildtest.NewBots(t, servertest.WithFrozenClock(wire.PinPermissionFrom.Add(time.Hour)))
+	general := f.Channel("general").ID
+	owner := guildtest.Bearer(f.Alice)
 	var m wire.GuildMessage
-	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general.String()+"/messages"), map[string]any{"content": "x"}, owner), &m)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+general.String()+"/messages"), map[string]any{"content": "x"}, owner), &m)
 	var hidden wire.GuildMessage
-	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+f.channel("hidden").ID.String()+"/messages"), map[string]any{"content": "y"}, owner), &hidden)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+f.Channel("hidden").ID.String()+"/messages"), map[string]any{"content": "y"}, owner), &hidden)
 	for _, tc := range []struct {
 		name, method, path string
 		header             http.Header
@@ -175,32 +176,32 @@ func TestPinBadInput(t *testing.T) {
 		{"unknown message, unpin", http.MethodDelete, pinsPath(general, m.ID+1), owner, 404, 10008},
 		{"unknown channel", http.MethodPut, pinsPath(m.ID, m.ID), owner, 404, 10003},
 		{"another channel's message", http.MethodPut, pinsPath(general, hidden.ID), owner, 404, 10008},
-		{"a channel bob cannot view", http.MethodPut, pinsPath(f.channel("hidden").ID, hidden.ID), bearer(f.bob), 403, 50001},
-		{"list a channel bob cannot view", http.MethodGet, pinsPath(f.channel("hidden").ID), bearer(f.bob), 403, 50001},
+		{"a channel bob cannot view", http.MethodPut, pinsPath(f.Channel("hidden").ID, hidden.ID), guildtest.Bearer(f.Bob), 403, 50001},
+		{"list a channel bob cannot view", http.MethodGet, pinsPath(f.Channel("hidden").ID), guildtest.Bearer(f.Bob), 403, 50001},
 		{"before not a time", http.MethodGet, pinsPath(general) + "?before=yesterday", owner, 400, 50035},
 		{"limit 0", http.MethodGet, pinsPath(general) + "?limit=0", owner, 400, 50035},
 		{"limit 51", http.MethodGet, pinsPath(general) + "?limit=51", owner, 400, 50035},
 		{"no token", http.MethodPut, pinsPath(general, m.ID), nil, 401, 0},
 	} {
-		r := do(t, tc.method, f.api(tc.path), nil, tc.header)
+		r := guildtest.Do(t, tc.method, f.API(tc.path), nil, tc.header)
 		require.Equal(t, tc.status, r.Status, "%s: %s", tc.name, r.Body)
-		assert.Equal(t, tc.code, r.apiError(t).Code, "%s: %s", tc.name, r.Body)
+		assert.Equal(t, tc.code, r.APIError(t).Code, "%s: %s", tc.name, r.Body)
 	}
 	var page wire.ChannelPins
-	ok(t, do(t, http.MethodGet, f.api(pinsPath(general)), nil, owner), &page)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(pinsPath(general)), nil, owner), &page)
 	assert.Empty(t, page.Items, "nothing was pinned")
 
 	// A channel holds 250 pins: the 251st is 30003.
-	st := f.e.Server.Store()
+	st := f.E.Server.Store()
 	ctx := t.Context()
 	for i := range wire.MaxPins {
 		id := uint64(m.ID) + 1000 + uint64(i)
-		require.NoError(t, st.InsertGuildMessage(ctx, &store.GuildMessage{ID: id, ChannelID: uint64(general), GuildID: uint64(f.guild.ID),
-			AuthorID: uint64(f.botID), Content: strconv.Itoa(i), CreatedAt: f.e.Clock.Now()}))
-		_, err := st.PinGuildMessage(ctx, uint64(general), id, f.e.Clock.Now())
+		require.NoError(t, st.InsertGuildMessage(ctx, &store.GuildMessage{ID: id, ChannelID: uint64(general), GuildID: uint64(f.Guild.ID),
+			AuthorID: uint64(f.BotID), Content: strconv.Itoa(i), CreatedAt: f.E.Clock.Now()}))
+		_, err := st.PinGuildMessage(ctx, uint64(general), id, f.E.Clock.Now())
 		require.NoError(t, err)
 	}
-	r := do(t, http.MethodPut, f.api(pinsPath(general, m.ID)), nil, owner)
+	r := guildtest.Do(t, http.MethodPut, f.API(pinsPath(general, m.ID)), nil, owner)
 	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
-	assert.Equal(t, wire.CodeMaxPins, r.apiError(t).Code, "PIN-1: %s", r.Body)
+	assert.Equal(t, wire.CodeMaxPins, r.APIError(t).Code, "PIN-1: %s", r.Body)
 }

@@ -1,9 +1,8 @@
-package server_test
+package messages_test
 
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,34 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/guildaccess"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
-
-// setAppFlags sets every flag of the fixture's application (the dev route).
-func setAppFlags(t *testing.T, f *botFixture, flags uint64) {
-	t.Helper()
-	r := sendJSON(t, http.MethodPut, f.api("/dev/applications/"+f.e.App.ID.String()+"/flags"),
-		map[string]any{"flags": strconv.FormatUint(flags, 10)}, admin(f.e))
-	require.Equal(t, http.StatusOK, r.Status, "set flags: %s", r.Body)
-}
-
-// messagesURL is the URL of a channel's messages, or of one of them.
-func (f *botFixture) messagesURL(ch wire.Snowflake, id ...wire.Snowflake) string {
-	u := f.api("/channels/" + ch.String() + "/messages")
-	for _, m := range id {
-		u += "/" + m.String()
-	}
-	return u
-}
-
-// postMessage sends a message body and requires 200.
-func (f *botFixture) postMessage(t *testing.T, ch wire.Snowflake, body map[string]any, h http.Header) wire.GuildMessage {
-	t.Helper()
-	var m wire.GuildMessage
-	ok(t, sendJSON(t, http.MethodPost, f.messagesURL(ch), body, h), &m)
-	return m
-}
 
 func reference(fields ...any) map[string]any {
 	out := map[string]any{}
@@ -55,16 +30,16 @@ func reference(fields ...any) map[string]any {
 // An unknown message is 400 50035 MESSAGE_REFERENCE_UNKNOWN_MESSAGE, unless fail_if_not_exists
 // is false: then the message goes out plain. Another channel's message cannot be replied to.
 func TestReplies(t *testing.T) {
-	f := newBotFixture(t)
-	enableIntents(t, f.e, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
-	g := dialBot(t, f.e, "")
-	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
-	general, staff := f.channel("general").ID, f.channel("staff").ID
+	f := guildtest.NewBots(t)
+	guildtest.EnableIntents(t, f.E, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
+	g := guildtest.Dial(t, f.E, "")
+	g.Identify(f.E.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
+	general, staff := f.Channel("general").ID, f.Channel("staff").ID
 
-	orig := f.postMessage(t, general, map[string]any{"content": "who is in?"}, bearer(f.alice))
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	orig := f.PostMessage(t, general, map[string]any{"content": "who is in?"}, guildtest.Bearer(f.Alice))
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
 
-	wantRef := &wire.MessageReference{Type: wire.MessageReferenceDefault, MessageID: orig.ID, ChannelID: general, GuildID: f.guild.ID}
+	wantRef := &wire.MessageReference{Type: wire.MessageReferenceDefault, MessageID: orig.ID, ChannelID: general, GuildID: f.Guild.ID}
 	check := func(what string, m wire.GuildMessage) {
 		t.Helper()
 		assert.Equal(t, wire.MessageTypeReply, m.Type, "%s: type", what)
@@ -83,83 +58,83 @@ func TestReplies(t *testing.T) {
 	}
 
 	// bob replies with every field of message_reference.
-	reply := f.postMessage(t, general, map[string]any{"content": "me", "message_reference": reference("type", 0,
-		"message_id", orig.ID, "channel_id", general, "guild_id", f.guild.ID, "fail_if_not_exists", true)}, bearer(f.bob))
+	reply := f.PostMessage(t, general, map[string]any{"content": "me", "message_reference": reference("type", 0,
+		"message_id", orig.ID, "channel_id", general, "guild_id", f.Guild.ID, "fail_if_not_exists", true)}, guildtest.Bearer(f.Bob))
 	check("POST", reply)
 	var created wire.GuildMessage
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate, &created)
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate, &created)
 	check("MESSAGE_CREATE", created)
 	var one wire.GuildMessage
-	ok(t, do(t, http.MethodGet, f.messagesURL(general, reply.ID), nil, bearer(f.carol)), &one)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, reply.ID), nil, guildtest.Bearer(f.Carol)), &one)
 	check("GET", one)
 	var list []wire.GuildMessage
-	ok(t, do(t, http.MethodGet, f.messagesURL(general)+"?limit=1", nil, bearer(f.carol)), &list)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general)+"?limit=1", nil, guildtest.Bearer(f.Carol)), &list)
 	require.Len(t, list, 1)
 	check("list", list[0])
 
 	// carol replies with message_id alone, as most libraries send it.
-	short := f.postMessage(t, general, map[string]any{"content": "me", "message_reference": reference("message_id", orig.ID.String())},
-		bearer(f.carol))
+	short := f.PostMessage(t, general, map[string]any{"content": "me", "message_reference": reference("message_id", orig.ID.String())},
+		guildtest.Bearer(f.Carol))
 	check("message_id only", short)
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
 
 	// The original is deleted: the reply keeps message_reference; referenced_message is null.
-	r := do(t, http.MethodDelete, f.messagesURL(general, orig.ID), nil, bearer(f.alice))
+	r := guildtest.Do(t, http.MethodDelete, f.MessagesURL(general, orig.ID), nil, guildtest.Bearer(f.Alice))
 	require.Equal(t, http.StatusNoContent, r.Status, "delete: %s", r.Body)
-	g.expect(gwire.OpDispatch, gwire.EventMessageDelete)
-	r = do(t, http.MethodGet, f.messagesURL(general, reply.ID), nil, bearer(f.carol))
+	g.Expect(gwire.OpDispatch, gwire.EventMessageDelete)
+	r = guildtest.Do(t, http.MethodGet, f.MessagesURL(general, reply.ID), nil, guildtest.Bearer(f.Carol))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	assert.Equal(t, "null", string(jsonField(t, r.Body, "referenced_message")), "null once deleted: %s", r.Body)
+	assert.Equal(t, "null", string(guildtest.JSONField(t, r.Body, "referenced_message")), "null once deleted: %s", r.Body)
 	var after wire.GuildMessage
-	r.json(t, &after)
+	r.JSON(t, &after)
 	assert.Equal(t, wantRef, after.MessageReference)
 	assert.Equal(t, wire.MessageTypeReply, after.Type)
 
 	// Replying to it now: unknown, unless fail_if_not_exists is false.
-	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "late",
-		"message_reference": reference("message_id", orig.ID)}, bearer(f.bob))
-	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", formError(t, r, "message_reference"))
-	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "late",
-		"message_reference": reference("message_id", orig.ID, "fail_if_not_exists", false)}, bearer(f.bob))
+	r = guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), map[string]any{"content": "late",
+		"message_reference": reference("message_id", orig.ID)}, guildtest.Bearer(f.Bob))
+	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", guildtest.FormError(t, r, "message_reference"))
+	r = guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), map[string]any{"content": "late",
+		"message_reference": reference("message_id", orig.ID, "fail_if_not_exists", false)}, guildtest.Bearer(f.Bob))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	for _, field := range []string{"message_reference", "referenced_message", "message_snapshots"} {
-		assert.Nil(t, jsonField(t, r.Body, field), "a plain message has no %s: %s", field, r.Body)
+		assert.Nil(t, guildtest.JSONField(t, r.Body, field), "a plain message has no %s: %s", field, r.Body)
 	}
-	assert.JSONEq(t, "0", string(jsonField(t, r.Body, "type")))
-	assert.JSONEq(t, `"late"`, string(jsonField(t, r.Body, "content")))
-	p := g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
-	assert.Nil(t, jsonField(t, p.D, "message_reference"), "MESSAGE_CREATE of the plain message: %s", p.D)
+	assert.JSONEq(t, "0", string(guildtest.JSONField(t, r.Body, "type")))
+	assert.JSONEq(t, `"late"`, string(guildtest.JSONField(t, r.Body, "content")))
+	p := g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	assert.Nil(t, guildtest.JSONField(t, p.D, "message_reference"), "MESSAGE_CREATE of the plain message: %s", p.D)
 
 	// A message of another channel: refused when named, unknown when looked up in this one.
-	staffNote := f.postMessage(t, staff, map[string]any{"content": "staff note"}, bearer(f.carol))
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
-	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "x",
-		"message_reference": reference("message_id", staffNote.ID, "channel_id", staff)}, bearer(f.carol))
-	assert.Equal(t, "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", formError(t, r, "message_reference"))
-	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "x",
-		"message_reference": reference("message_id", staffNote.ID)}, bearer(f.carol))
-	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", formError(t, r, "message_reference"))
-	r = sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"content": "x",
-		"message_reference": reference("message_id", reply.ID, "guild_id", f.other.ID)}, bearer(f.carol))
-	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", formError(t, r, "message_reference"), "another guild's id")
+	staffNote := f.PostMessage(t, staff, map[string]any{"content": "staff note"}, guildtest.Bearer(f.Carol))
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	r = guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), map[string]any{"content": "x",
+		"message_reference": reference("message_id", staffNote.ID, "channel_id", staff)}, guildtest.Bearer(f.Carol))
+	assert.Equal(t, "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", guildtest.FormError(t, r, "message_reference"))
+	r = guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), map[string]any{"content": "x",
+		"message_reference": reference("message_id", staffNote.ID)}, guildtest.Bearer(f.Carol))
+	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", guildtest.FormError(t, r, "message_reference"))
+	r = guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), map[string]any{"content": "x",
+		"message_reference": reference("message_id", reply.ID, "guild_id", f.Other.ID)}, guildtest.Bearer(f.Carol))
+	assert.Equal(t, "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", guildtest.FormError(t, r, "message_reference"), "another guild's id")
 	// A reply needs READ_MESSAGE_HISTORY in the channel.
 	sealed := archiveGuild(t, f).Channels[1].ID
-	note := f.postMessage(t, sealed, map[string]any{"content": "note"}, bearer(f.alice))
-	expectAPIError(t, "reply without READ_MESSAGE_HISTORY", sendJSON(t, http.MethodPost, f.messagesURL(sealed),
-		map[string]any{"content": "x", "message_reference": reference("message_id", note.ID)}, bearer(f.bob)), 403, wire.CodeMissingPermissions)
-	f.postMessage(t, sealed, map[string]any{"content": "x", "message_reference": reference("message_id", note.ID)}, bearer(f.alice))
+	note := f.PostMessage(t, sealed, map[string]any{"content": "note"}, guildtest.Bearer(f.Alice))
+	guildtest.ExpectAPIError(t, "reply without READ_MESSAGE_HISTORY", guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(sealed),
+		map[string]any{"content": "x", "message_reference": reference("message_id", note.ID)}, guildtest.Bearer(f.Bob)), 403, wire.CodeMissingPermissions)
+	f.PostMessage(t, sealed, map[string]any{"content": "x", "message_reference": reference("message_id", note.ID)}, guildtest.Bearer(f.Alice))
 	// A reply needs content as any message.
-	expectAPIError(t, "reply without content", sendJSON(t, http.MethodPost, f.messagesURL(general),
-		map[string]any{"message_reference": reference("message_id", reply.ID)}, bearer(f.carol)), 400, 50006)
-	g.sync() // nothing for the refused ones
+	guildtest.ExpectAPIError(t, "reply without content", guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general),
+		map[string]any{"message_reference": reference("message_id", reply.ID)}, guildtest.Bearer(f.Carol)), 400, 50006)
+	g.Sync() // nothing for the refused ones
 }
 
 // archiveGuild makes a guild of alice's with bob (not the bot), and text channels "open" and
 // "sealed", where @everyone may not READ_MESSAGE_HISTORY.
-func archiveGuild(t *testing.T, f *botFixture) wire.DevGuild {
+func archiveGuild(t *testing.T, f *guildtest.Bots) wire.DevGuild {
 	t.Helper()
-	g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Archive", OwnerID: f.e.User("alice").ID,
-		Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID}},
+	g, err := f.E.Server.CreateGuild(wire.GuildSpec{Name: "Archive", OwnerID: f.E.User("alice").ID,
+		Members: []wire.GuildMemberSpec{{ID: f.E.User("bob").ID}},
 		Channel: []wire.GuildChannelSpec{{Name: "open", Type: wire.ChannelGuildText},
 			{Name: "sealed", Type: wire.ChannelGuildText, Position: 1, Overwrites: []wire.OverwriteSpec{
 				{Everyone: true, Deny: wire.Permissions(guildaccess.PermReadMessageHistory)}}}}})
@@ -184,11 +159,11 @@ func snapshotOf(m wire.GuildMessage) wire.SnapshotMessage {
 // flags, mentions, mention_roles}}] copied when forwarded; later edits of the original do not
 // reach it.
 func TestForward(t *testing.T) {
-	f := newBotFixture(t)
-	enableIntents(t, f.e, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
-	g := dialBot(t, f.e, "")
-	g.identify(f.e.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
-	general, staff := f.channel("general").ID, f.channel("staff").ID
+	f := guildtest.NewBots(t)
+	guildtest.EnableIntents(t, f.E, wire.AppFlagGatewayMessageContentLimited) // the owner turns the intent on (rule LIM-4)
+	g := guildtest.Dial(t, f.E, "")
+	g.Identify(f.E.App.BotToken, gwire.IntentGuildMessages|gwire.IntentMessageContent)
+	general, staff := f.Channel("general").ID, f.Channel("staff").ID
 	forwardOf := func(src wire.GuildMessage, extra ...any) map[string]any {
 		return map[string]any{"message_reference": reference(append([]any{"type", 1, "message_id", src.ID,
 			"channel_id", src.ChannelID}, extra...)...)}
@@ -206,18 +181,18 @@ func TestForward(t *testing.T) {
 	}
 
 	// Within the channel: carol forwards alice's message, which mentions bob.
-	src := f.postMessage(t, general, map[string]any{"content": "look <@" + f.e.User("bob").ID.String() + ">"}, bearer(f.alice))
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	src := f.PostMessage(t, general, map[string]any{"content": "look <@" + f.E.User("bob").ID.String() + ">"}, guildtest.Bearer(f.Alice))
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
 	require.Len(t, src.Mentions, 1)
-	r := sendJSON(t, http.MethodPost, f.messagesURL(general), forwardOf(src), bearer(f.carol))
+	r := guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), forwardOf(src), guildtest.Bearer(f.Carol))
 	require.Equal(t, http.StatusOK, r.Status, "FWD-1: %s", r.Body)
 	var fwd wire.GuildMessage
-	r.json(t, &fwd)
+	r.JSON(t, &fwd)
 	check("POST", fwd, src)
 	var snapshots []struct {
 		Message map[string]json.RawMessage `json:"message"`
 	}
-	require.NoError(t, json.Unmarshal(jsonField(t, r.Body, "message_snapshots"), &snapshots))
+	require.NoError(t, json.Unmarshal(guildtest.JSONField(t, r.Body, "message_snapshots"), &snapshots))
 	require.Len(t, snapshots, 1)
 	var keys []string
 	for k := range snapshots[0].Message {
@@ -226,33 +201,33 @@ func TestForward(t *testing.T) {
 	assert.ElementsMatch(t, []string{"type", "content", "embeds", "attachments", "timestamp", "edited_timestamp", "flags",
 		"mentions", "mention_roles"}, keys, "FWD-1: the snapshot's fields")
 	var created wire.GuildMessage
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate, &created)
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate, &created)
 	check("MESSAGE_CREATE", created, src)
 	var one wire.GuildMessage
-	ok(t, do(t, http.MethodGet, f.messagesURL(general, fwd.ID), nil, bearer(f.bob)), &one)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, fwd.ID), nil, guildtest.Bearer(f.Bob)), &one)
 	check("GET", one, src)
 
 	// Edited later: the forward keeps what it copied; the forward itself takes no content.
 	var edited wire.GuildMessage
-	ok(t, sendJSON(t, http.MethodPatch, f.messagesURL(general, src.ID), map[string]any{"content": "never mind"}, bearer(f.alice)), &edited)
-	g.expect(gwire.OpDispatch, gwire.EventMessageUpdate)
-	ok(t, do(t, http.MethodGet, f.messagesURL(general, fwd.ID), nil, bearer(f.bob)), &one)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPatch, f.MessagesURL(general, src.ID), map[string]any{"content": "never mind"}, guildtest.Bearer(f.Alice)), &edited)
+	g.Expect(gwire.OpDispatch, gwire.EventMessageUpdate)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, fwd.ID), nil, guildtest.Bearer(f.Bob)), &one)
 	check("after the original's edit", one, src)
-	r = sendJSON(t, http.MethodPatch, f.messagesURL(general, fwd.ID), map[string]any{"content": "x"}, bearer(f.carol))
-	assert.Equal(t, "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED", formError(t, r, "content"), "FWD-1: editing content into a forward")
+	r = guildtest.SendJSON(t, http.MethodPatch, f.MessagesURL(general, fwd.ID), map[string]any{"content": "x"}, guildtest.Bearer(f.Carol))
+	assert.Equal(t, "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED", guildtest.FormError(t, r, "content"), "FWD-1: editing content into a forward")
 
 	// Across channels: from staff (carol may view it) into general; the edited original's
 	// snapshot carries its edited_timestamp.
-	staffNote := f.postMessage(t, staff, map[string]any{"content": "staff note"}, bearer(f.carol))
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
-	check("across channels", f.postMessage(t, general, forwardOf(staffNote), bearer(f.carol)), staffNote)
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	staffNote := f.PostMessage(t, staff, map[string]any{"content": "staff note"}, guildtest.Bearer(f.Carol))
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	check("across channels", f.PostMessage(t, general, forwardOf(staffNote), guildtest.Bearer(f.Carol)), staffNote)
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
 	require.NotNil(t, edited.EditedTimestamp)
-	check("edited original", f.postMessage(t, general, forwardOf(edited), bearer(f.bob)), edited)
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	check("edited original", f.PostMessage(t, general, forwardOf(edited), guildtest.Bearer(f.Bob)), edited)
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
 	// A forward of a forward carries the original's snapshot.
-	again := f.postMessage(t, staff, forwardOf(fwd), bearer(f.carol))
-	g.expect(gwire.OpDispatch, gwire.EventMessageCreate)
+	again := f.PostMessage(t, staff, forwardOf(fwd), guildtest.Bearer(f.Carol))
+	g.Expect(gwire.OpDispatch, gwire.EventMessageCreate)
 	require.Len(t, again.MessageSnapshots, 1)
 	assert.Equal(t, snapshotOf(src), again.MessageSnapshots[0].Message, "FWD-1: a forward of a forward")
 
@@ -260,21 +235,21 @@ func TestForward(t *testing.T) {
 	// denies READ_MESSAGE_HISTORY cannot be forwarded from.
 	archive := archiveGuild(t, f)
 	open, sealed := archive.Channels[0].ID, archive.Channels[1].ID
-	check("across guilds", f.postMessage(t, open, forwardOf(edited), bearer(f.bob)), edited) // the bot is not in Archive
-	secret := f.postMessage(t, sealed, map[string]any{"content": "sealed"}, bearer(f.alice))
+	check("across guilds", f.PostMessage(t, open, forwardOf(edited), guildtest.Bearer(f.Bob)), edited) // the bot is not in Archive
+	secret := f.PostMessage(t, sealed, map[string]any{"content": "sealed"}, guildtest.Bearer(f.Alice))
 
-	msgs := f.messagesURL(general)
+	msgs := f.MessagesURL(general)
 	for _, tc := range []struct {
 		what         string
 		body         map[string]any
 		header       http.Header
 		status, code int
 	}{
-		{"a channel the caller cannot view", forwardOf(staffNote), bearer(f.bob), 403, wire.CodeMissingAccess},
-		{"a channel without READ_MESSAGE_HISTORY", forwardOf(secret), bearer(f.bob), 403, wire.CodeMissingPermissions},
-		{"an unknown channel", forwardOf(wire.GuildMessage{ID: src.ID, ChannelID: 42}), bearer(f.bob), 404, wire.CodeUnknownChannel},
+		{"a channel the caller cannot view", forwardOf(staffNote), guildtest.Bearer(f.Bob), 403, wire.CodeMissingAccess},
+		{"a channel without READ_MESSAGE_HISTORY", forwardOf(secret), guildtest.Bearer(f.Bob), 403, wire.CodeMissingPermissions},
+		{"an unknown channel", forwardOf(wire.GuildMessage{ID: src.ID, ChannelID: 42}), guildtest.Bearer(f.Bob), 404, wire.CodeUnknownChannel},
 	} {
-		expectAPIError(t, "FWD-1: "+tc.what, sendJSON(t, http.MethodPost, msgs, tc.body, tc.header), tc.status, tc.code)
+		guildtest.ExpectAPIError(t, "FWD-1: "+tc.what, guildtest.SendJSON(t, http.MethodPost, msgs, tc.body, tc.header), tc.status, tc.code)
 	}
 	for _, tc := range []struct {
 		what, path, code string
@@ -288,9 +263,9 @@ func TestForward(t *testing.T) {
 		{"content", "content", "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED", map[string]any{"content": "see this",
 			"message_reference": reference("type", 1, "message_id", src.ID)}},
 	} {
-		assert.Equal(t, tc.code, formError(t, sendJSON(t, http.MethodPost, msgs, tc.body, bearer(f.carol)), tc.path), "FWD-1: %s", tc.what)
+		assert.Equal(t, tc.code, guildtest.FormError(t, guildtest.SendJSON(t, http.MethodPost, msgs, tc.body, guildtest.Bearer(f.Carol)), tc.path), "FWD-1: %s", tc.what)
 	}
-	g.sync() // nothing for the refused ones
+	g.Sync() // nothing for the refused ones
 }
 
 // Rule FWD-1: forwarding needs the app to read the message's content (the MESSAGE_CONTENT rule
@@ -299,15 +274,15 @@ func TestForward(t *testing.T) {
 // spec's text for another's message, and may forward its own messages and those that mention
 // it; with either flag it may forward any. A user may always.
 func TestForwardNeedsContentAccess(t *testing.T) {
-	f := newBotFixture(t)
-	general := f.channel("general").ID
-	other := f.postMessage(t, general, map[string]any{"content": "secret plan"}, bearer(f.alice))
-	mentioning := f.postMessage(t, general, map[string]any{"content": "ping <@" + f.botID.String() + ">"}, bearer(f.alice))
-	own := f.postMessage(t, general, map[string]any{"content": "bot note"}, f.botHeader())
+	f := guildtest.NewBots(t)
+	general := f.Channel("general").ID
+	other := f.PostMessage(t, general, map[string]any{"content": "secret plan"}, guildtest.Bearer(f.Alice))
+	mentioning := f.PostMessage(t, general, map[string]any{"content": "ping <@" + f.BotID.String() + ">"}, guildtest.Bearer(f.Alice))
+	own := f.PostMessage(t, general, map[string]any{"content": "bot note"}, f.BotHeader())
 	// carol's forward of other: its snapshot holds other's content, which the bot may not read.
-	carols := f.postMessage(t, general, map[string]any{"message_reference": reference("type", 1, "message_id", other.ID)}, bearer(f.carol))
-	forward := func(src wire.GuildMessage, h http.Header) resp {
-		return sendJSON(t, http.MethodPost, f.messagesURL(general), map[string]any{"message_reference": reference("type", 1,
+	carols := f.PostMessage(t, general, map[string]any{"message_reference": reference("type", 1, "message_id", other.ID)}, guildtest.Bearer(f.Carol))
+	forward := func(src wire.GuildMessage, h http.Header) guildtest.Resp {
+		return guildtest.SendJSON(t, http.MethodPost, f.MessagesURL(general), map[string]any{"message_reference": reference("type", 1,
 			"message_id", src.ID)}, h)
 	}
 	for _, tc := range []struct {
@@ -321,29 +296,29 @@ func TestForwardNeedsContentAccess(t *testing.T) {
 		{"GATEWAY_MESSAGE_CONTENT", wire.AppFlagGatewayMessageContent, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			setAppFlags(t, f, tc.flags)
+			guildtest.SetAppFlags(t, f.E, tc.flags)
 			for _, src := range []wire.GuildMessage{other, carols} {
-				r := forward(src, f.botHeader())
+				r := forward(src, f.BotHeader())
 				if !tc.others {
-					expectAPIError(t, "FWD-1", r, http.StatusForbidden, 160014)
-					assert.Equal(t, "You cannot forward a message whose content you cannot read.", r.apiError(t).Message, "FWD-1")
+					guildtest.ExpectAPIError(t, "FWD-1", r, http.StatusForbidden, 160014)
+					assert.Equal(t, "You cannot forward a message whose content you cannot read.", r.APIError(t).Message, "FWD-1")
 					continue
 				}
 				var fwd wire.GuildMessage
-				ok(t, r, &fwd)
+				guildtest.OK(t, r, &fwd)
 				require.Len(t, fwd.MessageSnapshots, 1, "FWD-1")
 				assert.Equal(t, "secret plan", fwd.MessageSnapshots[0].Message.Content, "FWD-1")
 			}
 			for _, src := range []wire.GuildMessage{own, mentioning} {
 				var fwd wire.GuildMessage
-				ok(t, forward(src, f.botHeader()), &fwd) // FWD-1: the bot may read these
+				guildtest.OK(t, forward(src, f.BotHeader()), &fwd) // FWD-1: the bot may read these
 				require.Len(t, fwd.MessageSnapshots, 1, "FWD-1")
 				assert.Equal(t, src.Content, fwd.MessageSnapshots[0].Message.Content, "FWD-1")
 			}
 		})
 	}
-	setAppFlags(t, f, 0)
-	ok(t, forward(other, bearer(f.bob)), nil) // FWD-1: a user reads every message they may view
+	guildtest.SetAppFlags(t, f.E, 0)
+	guildtest.OK(t, forward(other, guildtest.Bearer(f.Bob)), nil) // FWD-1: a user reads every message they may view
 }
 
 // contentView is what a reader sees of a message's content: its own, its referenced message's
@@ -368,19 +343,19 @@ func viewOf(m wire.GuildMessage) contentView {
 // mentions. A bot session without the MESSAGE_CONTENT intent gets the same from MESSAGE_CREATE:
 // both paths use one rule. With GATEWAY_MESSAGE_CONTENT(_LIMITED), and for users, everything.
 func TestMessageContentREST(t *testing.T) {
-	f := newBotFixture(t)
-	gw := dialBot(t, f.e, "")
-	gw.identify(f.e.App.BotToken, gwire.IntentGuildMessages)
-	general := f.channel("general").ID
+	f := guildtest.NewBots(t)
+	gw := guildtest.Dial(t, f.E, "")
+	gw.Identify(f.E.App.BotToken, gwire.IntentGuildMessages)
+	general := f.Channel("general").ID
 
-	plain := f.postMessage(t, general, map[string]any{"content": "hello all"}, bearer(f.alice))
-	mention := f.postMessage(t, general, map[string]any{"content": "hi <@" + f.botID.String() + ">"}, bearer(f.alice))
-	own := f.postMessage(t, general, map[string]any{"content": "bot here"}, f.botHeader())
-	toBot := f.postMessage(t, general, map[string]any{"content": "thanks bot",
-		"message_reference": reference("message_id", own.ID)}, bearer(f.bob))
-	toAlice := f.postMessage(t, general, map[string]any{"content": "hi alice",
-		"message_reference": reference("message_id", plain.ID)}, f.botHeader())
-	fwd := f.postMessage(t, general, map[string]any{"message_reference": reference("type", 1, "message_id", plain.ID)}, bearer(f.carol))
+	plain := f.PostMessage(t, general, map[string]any{"content": "hello all"}, guildtest.Bearer(f.Alice))
+	mention := f.PostMessage(t, general, map[string]any{"content": "hi <@" + f.BotID.String() + ">"}, guildtest.Bearer(f.Alice))
+	own := f.PostMessage(t, general, map[string]any{"content": "bot here"}, f.BotHeader())
+	toBot := f.PostMessage(t, general, map[string]any{"content": "thanks bot",
+		"message_reference": reference("message_id", own.ID)}, guildtest.Bearer(f.Bob))
+	toAlice := f.PostMessage(t, general, map[string]any{"content": "hi alice",
+		"message_reference": reference("message_id", plain.ID)}, f.BotHeader())
+	fwd := f.PostMessage(t, general, map[string]any{"message_reference": reference("type", 1, "message_id", plain.ID)}, guildtest.Bearer(f.Carol))
 	sent := []wire.GuildMessage{plain, mention, own, toBot, toAlice, fwd}
 
 	whole := []contentView{{"hello all", "", ""}, {mention.Content, "", ""}, {"bot here", "", ""},
@@ -392,9 +367,9 @@ func TestMessageContentREST(t *testing.T) {
 	var dispatched []contentView
 	for range sent {
 		var m wire.GuildMessage
-		p := gw.expect(gwire.OpDispatch, gwire.EventMessageCreate, &m)
+		p := gw.Expect(gwire.OpDispatch, gwire.EventMessageCreate, &m)
 		for _, k := range []string{"embeds", "attachments", "components"} {
-			assert.JSONEq(t, "[]", string(jsonField(t, p.D, k)), "%s: %s", k, p.D)
+			assert.JSONEq(t, "[]", string(guildtest.JSONField(t, p.D, k)), "%s: %s", k, p.D)
 		}
 		dispatched = append(dispatched, viewOf(m))
 	}
@@ -403,22 +378,22 @@ func TestMessageContentREST(t *testing.T) {
 	// read returns what GET by id and the list give the caller, requiring them to agree.
 	read := func(t *testing.T, h http.Header) []contentView {
 		t.Helper()
-		r := do(t, http.MethodGet, f.messagesURL(general), nil, h)
+		r := guildtest.Do(t, http.MethodGet, f.MessagesURL(general), nil, h)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		var raw []map[string]json.RawMessage
-		r.json(t, &raw)
+		r.JSON(t, &raw)
 		for _, m := range raw {
 			for _, k := range []string{"embeds", "attachments", "components"} {
 				assert.JSONEq(t, "[]", string(m[k]), k)
 			}
 		}
 		var list []wire.GuildMessage
-		r.json(t, &list)
+		r.JSON(t, &list)
 		require.Len(t, list, len(sent))
 		var out []contentView
 		for i, m := range sent {
 			var one wire.GuildMessage
-			ok(t, do(t, http.MethodGet, f.messagesURL(general, m.ID), nil, h), &one)
+			guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, m.ID), nil, h), &one)
 			v := viewOf(one)
 			assert.Equal(t, v, viewOf(list[len(list)-1-i]), "GET and list agree on %s", m.ID)
 			out = append(out, v)
@@ -431,14 +406,14 @@ func TestMessageContentREST(t *testing.T) {
 		header http.Header
 		want   []contentView
 	}{
-		{"bot without the privilege", 0, f.botHeader(), redacted},
-		{"bot with another privileged intent", wire.AppFlagGatewayGuildMembers, f.botHeader(), redacted},
-		{"bot with GATEWAY_MESSAGE_CONTENT_LIMITED", wire.AppFlagGatewayMessageContentLimited, f.botHeader(), whole},
-		{"bot with GATEWAY_MESSAGE_CONTENT", wire.AppFlagGatewayMessageContent, f.botHeader(), whole},
-		{"user", 0, bearer(f.bob), whole},
+		{"bot without the privilege", 0, f.BotHeader(), redacted},
+		{"bot with another privileged intent", wire.AppFlagGatewayGuildMembers, f.BotHeader(), redacted},
+		{"bot with GATEWAY_MESSAGE_CONTENT_LIMITED", wire.AppFlagGatewayMessageContentLimited, f.BotHeader(), whole},
+		{"bot with GATEWAY_MESSAGE_CONTENT", wire.AppFlagGatewayMessageContent, f.BotHeader(), whole},
+		{"user", 0, guildtest.Bearer(f.Bob), whole},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			setAppFlags(t, f, tc.flags)
+			guildtest.SetAppFlags(t, f.E, tc.flags)
 			got := read(t, tc.header)
 			assert.Equal(t, tc.want, got)
 			if tc.want[0].Content == "" {
@@ -446,16 +421,16 @@ func TestMessageContentREST(t *testing.T) {
 			}
 		})
 	}
-	gw.sync()
+	gw.Sync()
 }
 
 // A malformed message_reference is a 400 50035 naming its field, never a 5xx nor a message
 // sent: not an object, no message_id, a bad snowflake, a type other than 0 and 1, a
 // fail_if_not_exists that is not a boolean, and a forward (FWD-1) with content.
 func TestMalformedMessageReference(t *testing.T) {
-	f := newBotFixture(t)
-	general := f.channel("general").ID
-	msg := f.postMessage(t, general, map[string]any{"content": "hi"}, bearer(f.alice))
+	f := guildtest.NewBots(t)
+	general := f.Channel("general").ID
+	msg := f.PostMessage(t, general, map[string]any{"content": "hi"}, guildtest.Bearer(f.Alice))
 	id := msg.ID.String()
 	for _, tc := range []struct{ body, path, code string }{
 		{`{"content": "a", "message_reference": 5}`, "message_reference", "MODEL_TYPE_CONVERT"},
@@ -473,13 +448,13 @@ func TestMalformedMessageReference(t *testing.T) {
 		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "fail_if_not_exists": "no"}}`, "message_reference.fail_if_not_exists", "BOOLEAN_TYPE_COERCE"},
 		{`{"content": "a", "message_reference": {"message_id": "` + id + `", "type": 1}}`, "content", "MESSAGE_FORWARD_CONTENT_NOT_ALLOWED"}, // FWD-1
 	} {
-		for _, h := range []http.Header{bearer(f.bob), f.botHeader()} {
+		for _, h := range []http.Header{guildtest.Bearer(f.Bob), f.BotHeader()} {
 			h.Set("Content-Type", "application/json")
-			r := do(t, http.MethodPost, f.messagesURL(general), strings.NewReader(tc.body), h)
-			assert.Equal(t, tc.code, formError(t, r, tc.path), "%s", tc.body)
+			r := guildtest.Do(t, http.MethodPost, f.MessagesURL(general), strings.NewReader(tc.body), h)
+			assert.Equal(t, tc.code, guildtest.FormError(t, r, tc.path), "%s", tc.body)
 		}
 	}
 	var list []wire.GuildMessage
-	ok(t, do(t, http.MethodGet, f.messagesURL(general), nil, bearer(f.bob)), &list)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general), nil, guildtest.Bearer(f.Bob)), &list)
 	assert.Len(t, list, 1, "nothing was sent")
 }

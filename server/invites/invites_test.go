@@ -1,13 +1,8 @@
-package server_test
+package invites_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +16,7 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -80,7 +76,7 @@ func (w *jobWatch) expect(t *testing.T, code string, statuses ...int) {
 // (4: VIEW_AUDIT_LOG; carol has it). Channels: "welcome" (text) and "lobby" (a category). Its
 // service reports its target-users jobs to jobs, on a clock frozen at t0.
 type chanInviteFixture struct {
-	*botFixture
+	*guildtest.Bots
 	g                           wire.DevGuild
 	low, inviter, high, auditor wire.Role
 	jobs                        *jobWatch
@@ -92,18 +88,18 @@ func newChanInviteFixture(t *testing.T, opts ...servertest.Option) *chanInviteFi
 	t0 := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	opts = append([]servertest.Option{servertest.WithFrozenClock(t0),
 		servertest.WithConfig(func(c *server.Config) { c.OnTargetUsersJob = jobs.hook })}, opts...)
-	f := &chanInviteFixture{botFixture: newBotFixture(t, opts...), jobs: jobs, t0: t0}
+	f := &chanInviteFixture{Bots: guildtest.NewBots(t, opts...), jobs: jobs, t0: t0}
 	var err error
-	f.g, err = f.e.Server.CreateGuild(wire.GuildSpec{Name: "Invites", OwnerID: f.e.User("alice").ID,
+	f.g, err = f.E.Server.CreateGuild(wire.GuildSpec{Name: "Invites", OwnerID: f.E.User("alice").ID,
 		Roles: []wire.RoleSpec{{Name: "low", Color: 0x111111}, {Name: "inviter",
 			Permissions: wire.Permissions(wire.PermCreateInstantInvite | wire.PermManageRoles | guildaccess.PermManageChannels)},
 			{Name: "high"}, {Name: "auditor", Permissions: wire.Permissions(wire.PermViewAuditLog)}},
-		Members: []wire.GuildMemberSpec{{ID: f.botID, Roles: []int{1}}, {ID: f.e.User("carol").ID, Roles: []int{3}}},
+		Members: []wire.GuildMemberSpec{{ID: f.BotID, Roles: []int{1}}, {ID: f.E.User("carol").ID, Roles: []int{3}}},
 		Channel: []wire.GuildChannelSpec{{Name: "welcome", Type: wire.ChannelGuildText},
 			{Name: "lobby", Type: wire.ChannelGuildCategory, Position: 1}}})
 	require.NoError(t, err)
 	var roles []wire.Role
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+f.g.ID.String()+"/roles"), nil, f.botHeader()), &roles)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+f.g.ID.String()+"/roles"), nil, f.BotHeader()), &roles)
 	require.Len(t, roles, 5)
 	f.low, f.inviter, f.high, f.auditor = roles[1], roles[2], roles[3], roles[4]
 	return f
@@ -121,7 +117,7 @@ func (f *chanInviteFixture) targetsPath(code string, rest ...string) string {
 func (f *chanInviteFixture) create(t *testing.T, body any) wire.Invite {
 	t.Helper()
 	var inv wire.Invite
-	ok(t, sendJSON(t, http.MethodPost, f.api(f.invitesPath()), body, f.botHeader()), &inv)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API(f.invitesPath()), body, f.BotHeader()), &inv)
 	require.NotEmpty(t, inv.Code)
 	return inv
 }
@@ -129,7 +125,7 @@ func (f *chanInviteFixture) create(t *testing.T, body any) wire.Invite {
 // targets reads an invite's target users file as the bot.
 func (f *chanInviteFixture) targets(t *testing.T, code string) string {
 	t.Helper()
-	r := do(t, http.MethodGet, f.api(f.targetsPath(code)), nil, f.botHeader())
+	r := guildtest.Do(t, http.MethodGet, f.API(f.targetsPath(code)), nil, f.BotHeader())
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	assert.Equal(t, "text/csv", r.Header.Get("Content-Type"))
 	return string(r.Body)
@@ -138,18 +134,18 @@ func (f *chanInviteFixture) targets(t *testing.T, code string) string {
 // jobStatus reads an invite's job status as the bot, raw and decoded.
 func (f *chanInviteFixture) jobStatus(t *testing.T, code string) (wire.TargetUsersJobStatus, map[string]any) {
 	t.Helper()
-	r := do(t, http.MethodGet, f.api(f.targetsPath(code, "/job-status")), nil, f.botHeader())
+	r := guildtest.Do(t, http.MethodGet, f.API(f.targetsPath(code, "/job-status")), nil, f.BotHeader())
 	var st wire.TargetUsersJobStatus
-	ok(t, r, &st)
+	guildtest.OK(t, r, &st)
 	var raw map[string]any
-	r.json(t, &raw)
+	r.JSON(t, &raw)
 	return st, raw
 }
 
 // accept accepts an invite with a user's token.
-func (f *chanInviteFixture) accept(t *testing.T, code, tok string) resp {
+func (f *chanInviteFixture) accept(t *testing.T, code, tok string) guildtest.Resp {
 	t.Helper()
-	return do(t, http.MethodPost, f.api("/invites/"+code), nil, bearer(tok))
+	return guildtest.Do(t, http.MethodPost, f.API("/invites/"+code), nil, guildtest.Bearer(tok))
 }
 
 // csvOf is a target users file of ids.
@@ -157,74 +153,17 @@ func csvOf(ids ...wire.Snowflake) string {
 	return string(wire.AppendTargetUsersCSV(nil, ids))
 }
 
-// part is a part of a multipart body.
-type part struct{ name, filename, contentType, body string }
-
-// multipartBody builds a multipart/form-data body of parts and its content type.
-func multipartBody(t *testing.T, parts ...part) (io.Reader, string) {
-	t.Helper()
-	var b bytes.Buffer
-	w := multipart.NewWriter(&b)
-	for _, p := range parts {
-		h := textproto.MIMEHeader{}
-		disp := `form-data; name="` + p.name + `"`
-		if p.filename != "" {
-			disp += `; filename="` + p.filename + `"`
-		}
-		h.Set("Content-Disposition", disp)
-		if p.contentType != "" {
-			h.Set("Content-Type", p.contentType)
-		}
-		pw, err := w.CreatePart(h)
-		require.NoError(t, err)
-		_, err = io.WriteString(pw, p.body)
-		require.NoError(t, err)
-	}
-	require.NoError(t, w.Close())
-	return &b, w.FormDataContentType()
-}
-
-func payloadPart(v any) part {
-	raw, _ := json.Marshal(v)
-	return part{name: wire.PayloadJSONPart, contentType: "application/json", body: string(raw)}
-}
-
-func filePart(csv string) part {
-	return part{name: wire.TargetUsersFilePart, filename: "users.csv", contentType: "text/csv", body: csv}
+func filePart(csv string) guildtest.Part {
+	return guildtest.Part{Name: wire.TargetUsersFilePart, Filename: "users.csv", ContentType: "text/csv", Body: csv}
 }
 
 // upload sends a multipart request as the bot.
-func (f *chanInviteFixture) upload(t *testing.T, method, path string, parts ...part) resp {
+func (f *chanInviteFixture) upload(t *testing.T, method, path string, parts ...guildtest.Part) guildtest.Resp {
 	t.Helper()
-	body, ct := multipartBody(t, parts...)
-	h := f.botHeader()
+	body, ct := guildtest.MultipartBody(t, parts...)
+	h := f.BotHeader()
 	h.Set("Content-Type", ct)
-	return do(t, method, f.api(path), body, h)
-}
-
-// formError requires a 400 50035 and returns the code of the error at path ("" for the body).
-func formError(t *testing.T, r resp, path string) string {
-	t.Helper()
-	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
-	var body struct {
-		Code   int            `json:"code"`
-		Errors map[string]any `json:"errors"`
-	}
-	r.json(t, &body)
-	require.Equal(t, wire.CodeInvalidFormBody, body.Code, "%s", r.Body)
-	node := any(body.Errors)
-	if path != "" {
-		for _, p := range strings.Split(path, ".") {
-			m, isMap := node.(map[string]any)
-			require.True(t, isMap, "no %s in %s", path, r.Body)
-			node = m[p]
-		}
-	}
-	m, isMap := node.(map[string]any)
-	require.True(t, isMap, "no %s in %s", path, r.Body)
-	errs, isList := m["_errors"].([]any)
-	require.True(t, isList && len(errs) > 0, "no _errors at %s in %s", path, r.Body)
-	return errs[0].(map[string]any)["code"].(string)
+	return guildtest.Do(t, method, f.API(path), body, h)
 }
 
 // makeUsers stores n users with ids from base and returns their ids.
@@ -251,14 +190,14 @@ func makeUsers(t *testing.T, e *servertest.Env, base uint64, n int) []wire.Snowf
 // unique false answers an existing invite with the same settings.
 func TestCreateChannelInviteWithTargetUsers(t *testing.T) {
 	f := newChanInviteFixture(t)
-	bob, carol := f.e.User("bob").ID, f.e.User("carol").ID
+	bob, carol := f.E.User("bob").ID, f.E.User("carol").ID
 	inv := f.create(t, map[string]any{"target_user_ids": []string{bob.String()}, "max_age": 3600, "max_uses": 5,
 		"temporary": true})
 	assert.Equal(t, f.g.ID, inv.Guild.ID)
 	assert.Equal(t, f.g.Channels[0].ID, inv.Channel.ID)
 	assert.Equal(t, "welcome", inv.Channel.Name)
 	require.NotNil(t, inv.Inviter)
-	assert.Equal(t, f.botID, inv.Inviter.ID)
+	assert.Equal(t, f.BotID, inv.Inviter.ID)
 	assert.Equal(t, 3600, inv.MaxAge)
 	assert.Equal(t, 5, inv.MaxUses)
 	assert.Zero(t, inv.Uses)
@@ -269,14 +208,14 @@ func TestCreateChannelInviteWithTargetUsers(t *testing.T) {
 	assert.Empty(t, inv.Roles)
 	assert.Equal(t, csvOf(bob), f.targets(t, inv.Code), "rule INVT-1")
 
-	expectAPIError(t, "INVT-1: carol is not a target user", f.accept(t, inv.Code, f.carol), http.StatusForbidden, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "INVT-1: carol is not a target user", f.accept(t, inv.Code, f.Carol), http.StatusForbidden, wire.CodeMissingAccess)
 	var public wire.Invite
-	ok(t, do(t, http.MethodGet, f.api("/invites/"+inv.Code), nil, nil), &public)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/invites/"+inv.Code), nil, nil), &public)
 	assert.Zero(t, public.Uses, "a refused acceptance does not use the invite")
 	var joined wire.Invite
-	ok(t, f.accept(t, inv.Code, f.bob), &joined)
+	guildtest.OK(t, f.accept(t, inv.Code, f.Bob), &joined)
 	assert.Equal(t, 1, joined.Uses)
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+f.g.ID.String()+"/members/"+bob.String()), nil, f.botHeader()), nil)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+f.g.ID.String()+"/members/"+bob.String()), nil, f.BotHeader()), nil)
 
 	// Defaults: 24 hours, unlimited uses; max_age 0 never expires (expires_at null).
 	def := f.create(t, map[string]any{"unique": true})
@@ -284,17 +223,17 @@ func TestCreateChannelInviteWithTargetUsers(t *testing.T) {
 	assert.Zero(t, def.MaxUses)
 	require.NotNil(t, def.ExpiresAt)
 	assert.Equal(t, f.t0.Add(24*time.Hour).Format(time.RFC3339), *def.ExpiresAt)
-	r := sendJSON(t, http.MethodPost, f.api(f.invitesPath()), map[string]any{"max_age": 0, "unique": true}, f.botHeader())
+	r := guildtest.SendJSON(t, http.MethodPost, f.API(f.invitesPath()), map[string]any{"max_age": 0, "unique": true}, f.BotHeader())
 	var raw map[string]any
-	ok(t, r, &raw)
+	guildtest.OK(t, r, &raw)
 	assert.Contains(t, raw, "expires_at")
 	assert.Nil(t, raw["expires_at"], "never expires: %s", r.Body)
 	assert.EqualValues(t, 0, raw["max_age"])
 	forever := raw["code"].(string)
-	f.e.Clock.Advance(30 * 24 * time.Hour) // past the longest max_age, and the tokens' lifetime
-	carolTok := linkedTokens(t, f.e, "carol", "openid sdk.social_layer").AccessToken
+	f.E.Clock.Advance(30 * 24 * time.Hour) // past the longest max_age, and the tokens' lifetime
+	carolTok := f.E.Token(t, "carol", "openid sdk.social_layer").AccessToken
 	for range 4 {
-		ok(t, f.accept(t, forever, carolTok), nil) // open to anyone holding the code; max_uses 0: unlimited
+		guildtest.OK(t, f.accept(t, forever, carolTok), nil) // open to anyone holding the code; max_uses 0: unlimited
 	}
 
 	// unique false (the default) answers the caller's invite with the same settings.
@@ -313,24 +252,24 @@ func TestCreateChannelInviteWithTargetUsers(t *testing.T) {
 // only its users.
 func TestCreateChannelInviteWithTargetUsersFile(t *testing.T) {
 	f := newChanInviteFixture(t)
-	bob := f.e.User("bob").ID
+	bob := f.E.User("bob").ID
 	f.jobs.hold.Store(true)
-	r := f.upload(t, http.MethodPost, f.invitesPath(), payloadPart(map[string]any{"max_uses": 2}),
+	r := f.upload(t, http.MethodPost, f.invitesPath(), guildtest.PayloadPart(map[string]any{"max_uses": 2}),
 		filePart("user_id\r\n"+bob.String()+"\r\n"))
 	var inv wire.Invite
-	ok(t, r, &inv)
+	guildtest.OK(t, r, &inv)
 	assert.Equal(t, 2, inv.MaxUses, "payload_json was read")
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobProcessing)
 	st, _ := f.jobStatus(t, inv.Code)
 	assert.Equal(t, wire.TargetUsersJobStatus{Status: wire.TargetUsersJobProcessing, TotalUsers: 1, CreatedAt: ptr(f.t0.Format(time.RFC3339))}, st,
 		"rule INVT-2")
-	expectAPIError(t, "INVT-1: the file's users are not in yet", f.accept(t, inv.Code, f.bob), http.StatusForbidden, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "INVT-1: the file's users are not in yet", f.accept(t, inv.Code, f.Bob), http.StatusForbidden, wire.CodeMissingAccess)
 	f.jobs.release <- struct{}{}
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobCompleted)
 
 	assert.Equal(t, csvOf(bob), f.targets(t, inv.Code), "rule TU-1")
-	expectAPIError(t, "INVT-1: carol is not in the file", f.accept(t, inv.Code, f.carol), http.StatusForbidden, wire.CodeMissingAccess)
-	ok(t, f.accept(t, inv.Code, f.bob), nil)
+	guildtest.ExpectAPIError(t, "INVT-1: carol is not in the file", f.accept(t, inv.Code, f.Carol), http.StatusForbidden, wire.CodeMissingAccess)
+	guildtest.OK(t, f.accept(t, inv.Code, f.Bob), nil)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -339,7 +278,7 @@ func ptr[T any](v T) *T { return &v }
 // makes no invite; so do callers without the permissions.
 func TestCreateChannelInviteBadInput(t *testing.T) {
 	f := newChanInviteFixture(t)
-	bob := f.e.User("bob").ID.String()
+	bob := f.E.User("bob").ID.String()
 	path := f.invitesPath()
 	jsonCases := []struct {
 		name  string
@@ -366,17 +305,17 @@ func TestCreateChannelInviteBadInput(t *testing.T) {
 		{"role_ids with an object", `{"role_ids": [{}]}`, "role_ids.0", "NUMBER_TYPE_COERCE", 0},
 		{"role_ids with an unknown role", `{"role_ids": ["12345"]}`, "role_ids.0", "ROLE_UNKNOWN", 0},
 		{"role_ids with @everyone", `{"role_ids": ["` + f.g.ID.String() + `"]}`, "role_ids.0", "ROLE_UNKNOWN", 0},
-		{"role_ids with another guild's role", `{"role_ids": ["` + f.mod.ID.String() + `"]}`, "role_ids.0", "ROLE_UNKNOWN", 0},
+		{"role_ids with another guild's role", `{"role_ids": ["` + f.Mod.ID.String() + `"]}`, "role_ids.0", "ROLE_UNKNOWN", 0},
 	}
 	for _, tc := range jsonCases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := do(t, http.MethodPost, f.api(path), strings.NewReader(tc.body),
-				http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bot " + f.e.App.BotToken}})
+			r := guildtest.Do(t, http.MethodPost, f.API(path), strings.NewReader(tc.body),
+				http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bot " + f.E.App.BotToken}})
 			if tc.want == "" {
-				expectAPIError(t, tc.name, r, http.StatusBadRequest, tc.code)
+				guildtest.ExpectAPIError(t, tc.name, r, http.StatusBadRequest, tc.code)
 				return
 			}
-			assert.Equal(t, tc.want, formError(t, r, tc.field), "%s", r.Body)
+			assert.Equal(t, tc.want, guildtest.FormError(t, r, tc.field), "%s", r.Body)
 		})
 	}
 	t.Run("too many target users", func(t *testing.T) {
@@ -384,44 +323,44 @@ func TestCreateChannelInviteBadInput(t *testing.T) {
 		for i := range ids {
 			ids[i] = strconv.Itoa(1000 + i)
 		}
-		r := sendJSON(t, http.MethodPost, f.api(path), map[string]any{"target_user_ids": ids}, f.botHeader())
-		assert.Equal(t, "BASE_TYPE_MAX_LENGTH", formError(t, r, "target_user_ids"))
+		r := guildtest.SendJSON(t, http.MethodPost, f.API(path), map[string]any{"target_user_ids": ids}, f.BotHeader())
+		assert.Equal(t, "BASE_TYPE_MAX_LENGTH", guildtest.FormError(t, r, "target_user_ids"))
 	})
 
 	// Multipart uploads: a bad file (rule TU-1), bad framing, oversized parts and bodies.
-	good := filePart(csvOf(f.e.User("bob").ID))
+	good := filePart(csvOf(f.E.User("bob").ID))
 	multipartCases := []struct {
 		name   string
-		parts  []part
+		parts  []guildtest.Part
 		field  string
 		want   string
 		status int
 	}{
-		{"wrong header", []part{filePart("id\n" + bob + "\n")}, wire.TargetUsersFilePart, "CSV_HEADER_INVALID", 400},
-		{"bad id", []part{filePart("user_id\n" + bob + "\nnobody\n")}, wire.TargetUsersFilePart, "CSV_ROW_INVALID", 400},
-		{"two columns", []part{filePart("user_id\n" + bob + ",x\n")}, wire.TargetUsersFilePart, "CSV_ROW_INVALID", 400},
-		{"invalid UTF-8", []part{filePart("user_id\n\xff\xfe\n")}, wire.TargetUsersFilePart, "CSV_INVALID_UTF8", 400},
-		{"empty file", []part{filePart("")}, wire.TargetUsersFilePart, "CSV_EMPTY", 400},
-		{"header only", []part{filePart("user_id\n")}, wire.TargetUsersFilePart, "CSV_EMPTY", 400},
-		{"file too large", []part{filePart("user_id\n" + strings.Repeat("1\n", wire.MaxTargetUsersFileBytes))},
+		{"wrong header", []guildtest.Part{filePart("id\n" + bob + "\n")}, wire.TargetUsersFilePart, "CSV_HEADER_INVALID", 400},
+		{"bad id", []guildtest.Part{filePart("user_id\n" + bob + "\nnobody\n")}, wire.TargetUsersFilePart, "CSV_ROW_INVALID", 400},
+		{"two columns", []guildtest.Part{filePart("user_id\n" + bob + ",x\n")}, wire.TargetUsersFilePart, "CSV_ROW_INVALID", 400},
+		{"invalid UTF-8", []guildtest.Part{filePart("user_id\n\xff\xfe\n")}, wire.TargetUsersFilePart, "CSV_INVALID_UTF8", 400},
+		{"empty file", []guildtest.Part{filePart("")}, wire.TargetUsersFilePart, "CSV_EMPTY", 400},
+		{"header only", []guildtest.Part{filePart("user_id\n")}, wire.TargetUsersFilePart, "CSV_EMPTY", 400},
+		{"file too large", []guildtest.Part{filePart("user_id\n" + strings.Repeat("1\n", wire.MaxTargetUsersFileBytes))},
 			wire.TargetUsersFilePart, "BINARY_TYPE_MAX_SIZE", 400},
-		{"two files", []part{good, good}, wire.TargetUsersFilePart, "MULTIPART_DUPLICATE", 400},
-		{"payload_json not JSON", []part{{name: wire.PayloadJSONPart, body: "{"}}, "", "", 400},
-		{"payload_json of a wrong type", []part{payloadPart(map[string]any{"max_uses": "x"})}, "max_uses", "NUMBER_TYPE_COERCE", 400},
-		{"target_user_ids and a file", []part{payloadPart(map[string]any{"target_user_ids": []string{bob}}), good},
+		{"two files", []guildtest.Part{good, good}, wire.TargetUsersFilePart, "MULTIPART_DUPLICATE", 400},
+		{"payload_json not JSON", []guildtest.Part{{Name: wire.PayloadJSONPart, Body: "{"}}, "", "", 400},
+		{"payload_json of a wrong type", []guildtest.Part{guildtest.PayloadPart(map[string]any{"max_uses": "x"})}, "max_uses", "NUMBER_TYPE_COERCE", 400},
+		{"target_user_ids and a file", []guildtest.Part{guildtest.PayloadPart(map[string]any{"target_user_ids": []string{bob}}), good},
 			"target_user_ids", "TARGET_USERS_EXCLUSIVE", 400},
-		{"body too large", []part{{name: "padding", body: strings.Repeat("x", wire.MaxInviteUploadBytes)}, good}, "", "", 413},
+		{"body too large", []guildtest.Part{{Name: "padding", Body: strings.Repeat("x", wire.MaxInviteUploadBytes)}, good}, "", "", 413},
 	}
 	for _, tc := range multipartCases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := f.upload(t, http.MethodPost, path, tc.parts...)
 			switch {
 			case tc.status == 413:
-				expectAPIError(t, tc.name, r, http.StatusRequestEntityTooLarge, wire.CodeRequestTooLarge)
+				guildtest.ExpectAPIError(t, tc.name, r, http.StatusRequestEntityTooLarge, wire.CodeRequestTooLarge)
 			case tc.want == "":
-				expectAPIError(t, tc.name, r, http.StatusBadRequest, wire.CodeInvalidJSON)
+				guildtest.ExpectAPIError(t, tc.name, r, http.StatusBadRequest, wire.CodeInvalidJSON)
 			default:
-				assert.Equal(t, tc.want, formError(t, r, tc.field), "rule TU-1: %s", r.Body)
+				assert.Equal(t, tc.want, guildtest.FormError(t, r, tc.field), "rule TU-1: %s", r.Body)
 			}
 		})
 	}
@@ -431,36 +370,36 @@ func TestCreateChannelInviteBadInput(t *testing.T) {
 			{"multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"target_users_file\"\r\n\r\nuser_id\n1"}, // truncated
 			{"multipart/form-data; boundary=x", "garbage"},
 		} {
-			h := f.botHeader()
+			h := f.BotHeader()
 			h.Set("Content-Type", body.ct)
-			r := do(t, http.MethodPost, f.api(path), strings.NewReader(body.body), h)
-			assert.Equal(t, "MULTIPART_INVALID", formError(t, r, ""), "%q", body.body)
+			r := guildtest.Do(t, http.MethodPost, f.API(path), strings.NewReader(body.body), h)
+			assert.Equal(t, "MULTIPART_INVALID", guildtest.FormError(t, r, ""), "%q", body.body)
 		}
-		h := f.botHeader()
+		h := f.BotHeader()
 		h.Set("Content-Type", "text/plain")
-		expectAPIError(t, "another content type", do(t, http.MethodPost, f.api(path), strings.NewReader("{}"), h),
+		guildtest.ExpectAPIError(t, "another content type", guildtest.Do(t, http.MethodPost, f.API(path), strings.NewReader("{}"), h),
 			http.StatusUnsupportedMediaType, wire.CodeInvalidJSON)
 	})
 
 	// Who may create: CREATE_INSTANT_INVITE in the channel; roles only below one's highest with
 	// MANAGE_ROLES (the owner any); not in a category.
-	expectAPIError(t, "carol lacks CREATE_INSTANT_INVITE", sendJSON(t, http.MethodPost, f.api(path), map[string]any{}, bearer(f.carol)),
+	guildtest.ExpectAPIError(t, "carol lacks CREATE_INSTANT_INVITE", guildtest.SendJSON(t, http.MethodPost, f.API(path), map[string]any{}, guildtest.Bearer(f.Carol)),
 		http.StatusForbidden, wire.CodeMissingPermissions)
-	expectAPIError(t, "bob is not a member", sendJSON(t, http.MethodPost, f.api(path), map[string]any{}, bearer(f.bob)),
+	guildtest.ExpectAPIError(t, "bob is not a member", guildtest.SendJSON(t, http.MethodPost, f.API(path), map[string]any{}, guildtest.Bearer(f.Bob)),
 		http.StatusForbidden, wire.CodeMissingAccess)
-	expectAPIError(t, "no token", sendJSON(t, http.MethodPost, f.api(path), map[string]any{}, nil), http.StatusUnauthorized, 0)
+	guildtest.ExpectAPIError(t, "no token", guildtest.SendJSON(t, http.MethodPost, f.API(path), map[string]any{}, nil), http.StatusUnauthorized, 0)
 	for _, role := range []wire.Role{f.inviter, f.high} {
-		expectAPIError(t, "INVT-1: a role not below the bot's highest: "+role.Name,
-			sendJSON(t, http.MethodPost, f.api(path), map[string]any{"role_ids": []wire.Snowflake{role.ID}}, f.botHeader()),
+		guildtest.ExpectAPIError(t, "INVT-1: a role not below the bot's highest: "+role.Name,
+			guildtest.SendJSON(t, http.MethodPost, f.API(path), map[string]any{"role_ids": []wire.Snowflake{role.ID}}, f.BotHeader()),
 			http.StatusForbidden, wire.CodeMissingPermissions)
 	}
-	expectAPIError(t, "a category", sendJSON(t, http.MethodPost, f.api("/channels/"+f.g.Channels[1].ID.String()+"/invites"),
-		map[string]any{}, f.botHeader()), http.StatusBadRequest, wire.CodeInvalidChannelType)
-	expectAPIError(t, "unknown channel", sendJSON(t, http.MethodPost, f.api("/channels/12345/invites"), map[string]any{}, f.botHeader()),
+	guildtest.ExpectAPIError(t, "a category", guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+f.g.Channels[1].ID.String()+"/invites"),
+		map[string]any{}, f.BotHeader()), http.StatusBadRequest, wire.CodeInvalidChannelType)
+	guildtest.ExpectAPIError(t, "unknown channel", guildtest.SendJSON(t, http.MethodPost, f.API("/channels/12345/invites"), map[string]any{}, f.BotHeader()),
 		http.StatusNotFound, wire.CodeUnknownChannel)
 
 	var list []wire.Invite
-	ok(t, do(t, http.MethodGet, f.api(path), nil, f.botHeader()), &list)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(path), nil, f.BotHeader()), &list)
 	assert.Empty(t, list, "no bad request made an invite")
 	select {
 	case ev := <-f.jobs.events:
@@ -474,45 +413,45 @@ func TestCreateChannelInviteBadInput(t *testing.T) {
 // GUILD_MEMBER_ADD and GUILD_MEMBER_UPDATE.
 func TestInviteRolesGivenOnAcceptance(t *testing.T) {
 	f := newChanInviteFixture(t)
-	enableIntents(t, f.e, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
-	g := dialBot(t, f.e, "")
-	g.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
-	r := sendJSON(t, http.MethodPost, f.api(f.invitesPath()), map[string]any{"role_ids": []wire.Snowflake{f.low.ID}}, f.botHeader())
+	guildtest.EnableIntents(t, f.E, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
+	g := guildtest.Dial(t, f.E, "")
+	g.Identify(f.E.App.BotToken, gwire.IntentGuildMembers)
+	r := guildtest.SendJSON(t, http.MethodPost, f.API(f.invitesPath()), map[string]any{"role_ids": []wire.Snowflake{f.low.ID}}, f.BotHeader())
 	var inv wire.Invite
-	ok(t, r, &inv)
+	guildtest.OK(t, r, &inv)
 	require.Len(t, inv.Roles, 1)
 	assert.Equal(t, wire.InviteRole{ID: f.low.ID, Name: "low", Position: 1, Color: 0x111111,
 		Colors: wire.RoleColors{PrimaryColor: 0x111111}}, inv.Roles[0], "rule ROLE-2")
 	var raw struct {
 		Roles []map[string]any `json:"roles"`
 	}
-	r.json(t, &raw)
+	r.JSON(t, &raw)
 	assert.ElementsMatch(t, []string{"id", "name", "position", "color", "colors", "icon", "unicode_emoji"}, keys(raw.Roles[0]), "rule ROLE-2")
 
 	var joined wire.Invite
-	ok(t, f.accept(t, inv.Code, f.bob), &joined)
+	guildtest.OK(t, f.accept(t, inv.Code, f.Bob), &joined)
 	var m wire.Member
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+f.g.ID.String()+"/members/"+f.e.User("bob").ID.String()), nil, f.botHeader()), &m)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+f.g.ID.String()+"/members/"+f.E.User("bob").ID.String()), nil, f.BotHeader()), &m)
 	assert.Equal(t, []wire.Snowflake{f.low.ID}, m.Roles, "rule INVT-1: the new member has the invite's roles")
 	var add wire.Member
-	g.expect(gwire.OpDispatch, gwire.EventGuildMemberAdd, &add)
-	assert.Equal(t, f.e.User("bob").ID, add.User.ID)
+	g.Expect(gwire.OpDispatch, gwire.EventGuildMemberAdd, &add)
+	assert.Equal(t, f.E.User("bob").ID, add.User.ID)
 	assert.Equal(t, []wire.Snowflake{f.low.ID}, add.Roles)
 
 	// The owner may give any role; a member already in the guild gets it too.
 	var high wire.Invite
-	ok(t, sendJSON(t, http.MethodPost, f.api(f.invitesPath()), map[string]any{"role_ids": []wire.Snowflake{f.high.ID, f.low.ID, f.high.ID}},
-		bearer(f.alice)), &high)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API(f.invitesPath()), map[string]any{"role_ids": []wire.Snowflake{f.high.ID, f.low.ID, f.high.ID}},
+		guildtest.Bearer(f.Alice)), &high)
 	require.Len(t, high.Roles, 2, "each role once")
-	ok(t, f.accept(t, high.Code, f.carol), nil)
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+f.g.ID.String()+"/members/"+f.e.User("carol").ID.String()), nil, f.botHeader()), &m)
+	guildtest.OK(t, f.accept(t, high.Code, f.Carol), nil)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+f.g.ID.String()+"/members/"+f.E.User("carol").ID.String()), nil, f.BotHeader()), &m)
 	assert.ElementsMatch(t, []wire.Snowflake{f.auditor.ID, f.high.ID, f.low.ID}, m.Roles, "rule INVT-1")
 	var upd wire.Member
-	g.expect(gwire.OpDispatch, gwire.EventGuildMemberUpdate, &upd)
-	assert.Equal(t, f.e.User("carol").ID, upd.User.ID)
+	g.Expect(gwire.OpDispatch, gwire.EventGuildMemberUpdate, &upd)
+	assert.Equal(t, f.E.User("carol").ID, upd.User.ID)
 	assert.ElementsMatch(t, m.Roles, upd.Roles)
-	ok(t, f.accept(t, high.Code, f.carol), nil) // has the roles already: no update
-	g.sync()
+	guildtest.OK(t, f.accept(t, high.Code, f.Carol), nil) // has the roles already: no update
+	g.Sync()
 }
 
 func keys(m map[string]any) []string {
@@ -529,36 +468,36 @@ func keys(m map[string]any) []string {
 func TestGetChannelInvites(t *testing.T) {
 	f := newChanInviteFixture(t)
 	withRoles := f.create(t, map[string]any{"role_ids": []wire.Snowflake{f.low.ID}, "max_uses": 10, "temporary": true})
-	f.e.Clock.Advance(time.Second)
+	f.E.Clock.Advance(time.Second)
 	single := f.create(t, map[string]any{"max_uses": 1, "max_age": 60})
-	f.e.Clock.Advance(time.Second)
+	f.E.Clock.Advance(time.Second)
 	plain := f.create(t, map[string]any{})
 
-	r := do(t, http.MethodGet, f.api(f.invitesPath()), nil, f.botHeader())
+	r := guildtest.Do(t, http.MethodGet, f.API(f.invitesPath()), nil, f.BotHeader())
 	var list []wire.Invite
-	ok(t, r, &list)
+	guildtest.OK(t, r, &list)
 	require.Len(t, list, 3)
 	assert.Equal(t, []string{withRoles.Code, single.Code, plain.Code}, []string{list[0].Code, list[1].Code, list[2].Code}, "oldest first")
 	assert.Equal(t, withRoles, list[0], "the metadata of Create")
 	var raw []struct {
 		Roles []map[string]any `json:"roles"`
 	}
-	r.json(t, &raw)
+	r.JSON(t, &raw)
 	require.Len(t, raw[0].Roles, 1)
 	assert.ElementsMatch(t, []string{"id", "name", "position", "color", "colors", "icon", "unicode_emoji"}, keys(raw[0].Roles[0]),
 		"rule ROLE-2: %s", r.Body)
 	assert.Empty(t, raw[1].Roles)
 
-	ok(t, f.accept(t, single.Code, f.bob), nil) // used up
-	f.e.Clock.Advance(2 * 24 * time.Hour)       // plain expired (24 h); withRoles too
-	ok(t, do(t, http.MethodGet, f.api(f.invitesPath()), nil, f.botHeader()), &list)
+	guildtest.OK(t, f.accept(t, single.Code, f.Bob), nil) // used up
+	f.E.Clock.Advance(2 * 24 * time.Hour)                 // plain expired (24 h); withRoles too
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API(f.invitesPath()), nil, f.BotHeader()), &list)
 	assert.Empty(t, list, "used up and expired invites are gone")
 
-	expectAPIError(t, "carol lacks MANAGE_CHANNELS", do(t, http.MethodGet, f.api(f.invitesPath()), nil, bearer(f.carol)),
+	guildtest.ExpectAPIError(t, "carol lacks MANAGE_CHANNELS", guildtest.Do(t, http.MethodGet, f.API(f.invitesPath()), nil, guildtest.Bearer(f.Carol)),
 		http.StatusForbidden, wire.CodeMissingPermissions)
-	expectAPIError(t, "bob in the Bots guild, without MANAGE_CHANNELS", do(t, http.MethodGet, f.api("/channels/"+f.channel("general").ID.String()+"/invites"), nil,
-		bearer(f.bob)), http.StatusForbidden, wire.CodeMissingPermissions)
-	expectAPIError(t, "unknown channel", do(t, http.MethodGet, f.api("/channels/12345/invites"), nil, f.botHeader()),
+	guildtest.ExpectAPIError(t, "bob in the Bots guild, without MANAGE_CHANNELS", guildtest.Do(t, http.MethodGet, f.API("/channels/"+f.Channel("general").ID.String()+"/invites"), nil,
+		guildtest.Bearer(f.Bob)), http.StatusForbidden, wire.CodeMissingPermissions)
+	guildtest.ExpectAPIError(t, "unknown channel", guildtest.Do(t, http.MethodGet, f.API("/channels/12345/invites"), nil, f.BotHeader()),
 		http.StatusNotFound, wire.CodeUnknownChannel)
 }
 
@@ -567,7 +506,7 @@ func TestGetChannelInvites(t *testing.T) {
 // user fails its job and leaves the list; Get Target Users answers the list as CSV.
 func TestUpdateTargetUsersJob(t *testing.T) {
 	f := newChanInviteFixture(t)
-	bob, carol := f.e.User("bob").ID, f.e.User("carol").ID
+	bob, carol := f.E.User("bob").ID, f.E.User("carol").ID
 	inv := f.create(t, map[string]any{"target_user_ids": []wire.Snowflake{bob}})
 	st, raw := f.jobStatus(t, inv.Code)
 	assert.Equal(t, wire.TargetUsersJobStatus{}, st, "no upload yet: unspecified")
@@ -577,28 +516,28 @@ func TestUpdateTargetUsersJob(t *testing.T) {
 	}
 
 	// More users than one step of the job checks, and carol.
-	users := append(makeUsers(t, f.e, 7<<60, 2500), carol)
+	users := append(makeUsers(t, f.E, 7<<60, 2500), carol)
 	f.jobs.hold.Store(true)
-	f.e.Clock.Advance(time.Minute)
+	f.E.Clock.Advance(time.Minute)
 	r := f.upload(t, http.MethodPut, f.targetsPath(inv.Code), filePart(csvOf(users...)))
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobProcessing)
-	started := f.e.Clock.Now().Format(time.RFC3339)
+	started := f.E.Clock.Now().Format(time.RFC3339)
 	st, _ = f.jobStatus(t, inv.Code)
 	assert.Equal(t, wire.TargetUsersJobStatus{Status: wire.TargetUsersJobProcessing, TotalUsers: len(users), CreatedAt: &started}, st,
 		"rule INVT-2: processing")
 	assert.Equal(t, csvOf(bob), f.targets(t, inv.Code), "the list changes when the job completes")
-	f.e.Clock.Advance(time.Second)
+	f.E.Clock.Advance(time.Second)
 	f.jobs.release <- struct{}{}
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobCompleted)
 	st, _ = f.jobStatus(t, inv.Code)
-	done := f.e.Clock.Now().Format(time.RFC3339)
+	done := f.E.Clock.Now().Format(time.RFC3339)
 	assert.Equal(t, wire.TargetUsersJobStatus{Status: wire.TargetUsersJobCompleted, TotalUsers: len(users), ProcessedUsers: len(users),
 		CreatedAt: &started, CompletedAt: &done}, st, "rule INVT-2: completed")
 	sorted := append([]wire.Snowflake(nil), users...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	assert.Equal(t, csvOf(sorted...), f.targets(t, inv.Code), "rule INVT-3: the whole list replaced, as CSV (TU-1)")
-	expectAPIError(t, "bob was replaced", f.accept(t, inv.Code, f.bob), http.StatusForbidden, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "bob was replaced", f.accept(t, inv.Code, f.Bob), http.StatusForbidden, wire.CodeMissingAccess)
 
 	// An unknown user: the job fails, the list stays.
 	f.jobs.hold.Store(false)
@@ -616,21 +555,21 @@ func TestUpdateTargetUsersJob(t *testing.T) {
 	// A file that is not a target-users file is refused at once (rule TU-1): no job.
 	for _, bad := range []string{"id\n1\n", "user_id\nx\n", "", "user_id\n\xff\n"} {
 		r = f.upload(t, http.MethodPut, f.targetsPath(inv.Code), filePart(bad))
-		formError(t, r, wire.TargetUsersFilePart)
+		guildtest.FormError(t, r, wire.TargetUsersFilePart)
 	}
-	r = f.upload(t, http.MethodPut, f.targetsPath(inv.Code), payloadPart(map[string]any{}))
-	assert.Equal(t, "BASE_TYPE_REQUIRED", formError(t, r, wire.TargetUsersFilePart), "no file part")
-	expectAPIError(t, "JSON is not an upload", sendJSON(t, http.MethodPut, f.api(f.targetsPath(inv.Code)), map[string]any{}, f.botHeader()),
+	r = f.upload(t, http.MethodPut, f.targetsPath(inv.Code), guildtest.PayloadPart(map[string]any{}))
+	assert.Equal(t, "BASE_TYPE_REQUIRED", guildtest.FormError(t, r, wire.TargetUsersFilePart), "no file part")
+	guildtest.ExpectAPIError(t, "JSON is not an upload", guildtest.SendJSON(t, http.MethodPut, f.API(f.targetsPath(inv.Code)), map[string]any{}, f.BotHeader()),
 		http.StatusUnsupportedMediaType, wire.CodeInvalidFormBody)
 
 	// A text/csv body is the file itself.
-	h := f.botHeader()
+	h := f.BotHeader()
 	h.Set("Content-Type", "text/csv")
-	r = do(t, http.MethodPut, f.api(f.targetsPath(inv.Code)), strings.NewReader(csvOf(bob)), h)
+	r = guildtest.Do(t, http.MethodPut, f.API(f.targetsPath(inv.Code)), strings.NewReader(csvOf(bob)), h)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobProcessing, wire.TargetUsersJobCompleted)
 	assert.Equal(t, csvOf(bob), f.targets(t, inv.Code))
-	ok(t, f.accept(t, inv.Code, f.bob), nil)
+	guildtest.OK(t, f.accept(t, inv.Code, f.Bob), nil)
 	select {
 	case ev := <-f.jobs.events:
 		t.Fatalf("a refused upload started a job: %+v", ev)
@@ -642,7 +581,7 @@ func TestUpdateTargetUsersJob(t *testing.T) {
 // service starts on the same data: the job goroutine is stopped by Close, never left running.
 func TestTargetUsersJobSurvivesRestart(t *testing.T) {
 	f := newChanInviteFixture(t, servertest.WithDataDir(t.TempDir()))
-	bob, carol := f.e.User("bob").ID, f.e.User("carol").ID
+	bob, carol := f.E.User("bob").ID, f.E.User("carol").ID
 	inv := f.create(t, map[string]any{"target_user_ids": []wire.Snowflake{bob}})
 	f.jobs.hold.Store(true)
 	r := f.upload(t, http.MethodPut, f.targetsPath(inv.Code), filePart(csvOf(carol)))
@@ -650,7 +589,7 @@ func TestTargetUsersJobSurvivesRestart(t *testing.T) {
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobProcessing)
 
 	f.jobs.hold.Store(false)
-	f.e = f.e.Restart(t) // Close stops the held job; the new service resumes it
+	f.E = f.E.Restart(t) // Close stops the held job; the new service resumes it
 	f.jobs.expect(t, inv.Code, wire.TargetUsersJobProcessing, wire.TargetUsersJobCompleted)
 	st, _ := f.jobStatus(t, inv.Code)
 	assert.Equal(t, wire.TargetUsersJobCompleted, st.Status, "rule INVT-2")
@@ -662,14 +601,14 @@ func TestTargetUsersJobSurvivesRestart(t *testing.T) {
 // wire.MaxTargetUsers target users.
 func TestTargetUsersAddRemoveBulk(t *testing.T) {
 	f := newChanInviteFixture(t)
-	alice, bob, carol := f.e.User("alice").ID, f.e.User("bob").ID, f.e.User("carol").ID
+	alice, bob, carol := f.E.User("alice").ID, f.E.User("bob").ID, f.E.User("carol").ID
 	inv := f.create(t, map[string]any{"target_user_ids": []wire.Snowflake{bob}})
-	send := func(method, path string, body any) resp {
+	send := func(method, path string, body any) guildtest.Resp {
 		t.Helper()
 		if body == nil {
-			return do(t, method, f.api(path), nil, f.botHeader())
+			return guildtest.Do(t, method, f.API(path), nil, f.BotHeader())
 		}
-		return sendJSON(t, method, f.api(path), body, f.botHeader())
+		return guildtest.SendJSON(t, method, f.API(path), body, f.BotHeader())
 	}
 	noContent := func(method, path string, body any) {
 		t.Helper()
@@ -687,43 +626,43 @@ func TestTargetUsersAddRemoveBulk(t *testing.T) {
 	noContent(http.MethodDelete, one(bob), nil)
 	noContent(http.MethodDelete, one(bob), nil) // not there any more: still 204
 	assert.Equal(t, csvOf(carol), f.targets(t, inv.Code), "rule INVT-3: remove")
-	expectAPIError(t, "bob was removed", f.accept(t, inv.Code, f.bob), http.StatusForbidden, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "bob was removed", f.accept(t, inv.Code, f.Bob), http.StatusForbidden, wire.CodeMissingAccess)
 	noContent(http.MethodPost, f.targetsPath(inv.Code, "/bulk-add"), ids(bob, alice, bob))
 	assert.Equal(t, csvOf(sortIDs(alice, bob, carol)...), f.targets(t, inv.Code), "rule INVT-3: bulk-add")
 	noContent(http.MethodPost, f.targetsPath(inv.Code, "/bulk-delete"), ids(alice, carol, 12345))
 	assert.Equal(t, csvOf(bob), f.targets(t, inv.Code), "rule INVT-3: bulk-delete")
 	noContent(http.MethodPost, f.targetsPath(inv.Code, "/bulk-delete"), ids(bob))
 	assert.Equal(t, csvOf(), f.targets(t, inv.Code), "no target users: the header alone")
-	expectAPIError(t, "an emptied list lets nobody in", f.accept(t, inv.Code, f.bob), http.StatusForbidden, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "an emptied list lets nobody in", f.accept(t, inv.Code, f.Bob), http.StatusForbidden, wire.CodeMissingAccess)
 
 	// Bad input.
-	expectAPIError(t, "unknown user", send(http.MethodPut, one(12345), nil), http.StatusNotFound, wire.CodeUnknownUser)
-	assert.Equal(t, "NUMBER_TYPE_COERCE", formError(t, send(http.MethodPut, f.targetsPath(inv.Code, "/abc"), nil), "user_id"))
-	assert.Equal(t, "NUMBER_TYPE_COERCE", formError(t, send(http.MethodDelete, f.targetsPath(inv.Code, "/-1"), nil), "user_id"))
+	guildtest.ExpectAPIError(t, "unknown user", send(http.MethodPut, one(12345), nil), http.StatusNotFound, wire.CodeUnknownUser)
+	assert.Equal(t, "NUMBER_TYPE_COERCE", guildtest.FormError(t, send(http.MethodPut, f.targetsPath(inv.Code, "/abc"), nil), "user_id"))
+	assert.Equal(t, "NUMBER_TYPE_COERCE", guildtest.FormError(t, send(http.MethodDelete, f.targetsPath(inv.Code, "/-1"), nil), "user_id"))
 	for _, route := range []string{"/bulk-add", "/bulk-delete"} {
 		p := f.targetsPath(inv.Code, route)
-		assert.Equal(t, "BASE_TYPE_REQUIRED", formError(t, send(http.MethodPost, p, map[string]any{}), "user_ids"), route)
-		assert.Equal(t, "BASE_TYPE_BAD_LENGTH", formError(t, send(http.MethodPost, p, ids()), "user_ids"), route)
-		assert.Equal(t, "LIST_TYPE_CONVERT", formError(t, send(http.MethodPost, p, map[string]any{"user_ids": bob}), "user_ids"), route)
-		assert.Equal(t, "NUMBER_TYPE_COERCE", formError(t, send(http.MethodPost, p, map[string]any{"user_ids": []any{bob, true}}),
+		assert.Equal(t, "BASE_TYPE_REQUIRED", guildtest.FormError(t, send(http.MethodPost, p, map[string]any{}), "user_ids"), route)
+		assert.Equal(t, "BASE_TYPE_BAD_LENGTH", guildtest.FormError(t, send(http.MethodPost, p, ids()), "user_ids"), route)
+		assert.Equal(t, "LIST_TYPE_CONVERT", guildtest.FormError(t, send(http.MethodPost, p, map[string]any{"user_ids": bob}), "user_ids"), route)
+		assert.Equal(t, "NUMBER_TYPE_COERCE", guildtest.FormError(t, send(http.MethodPost, p, map[string]any{"user_ids": []any{bob, true}}),
 			"user_ids.1"), route)
-		assert.Equal(t, "DICT_TYPE_CONVERT", formError(t, send(http.MethodPost, p, []int{1}), ""), route)
-		expectAPIError(t, route+": malformed JSON", do(t, http.MethodPost, f.api(p), strings.NewReader("{"),
-			http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bot " + f.e.App.BotToken}}), http.StatusBadRequest, wire.CodeInvalidJSON)
+		assert.Equal(t, "DICT_TYPE_CONVERT", guildtest.FormError(t, send(http.MethodPost, p, []int{1}), ""), route)
+		guildtest.ExpectAPIError(t, route+": malformed JSON", guildtest.Do(t, http.MethodPost, f.API(p), strings.NewReader("{"),
+			http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bot " + f.E.App.BotToken}}), http.StatusBadRequest, wire.CodeInvalidJSON)
 		many := make([]wire.Snowflake, wire.MaxTargetUsers+1)
 		for i := range many {
 			many[i] = wire.Snowflake(1000 + i)
 		}
-		assert.Equal(t, "BASE_TYPE_MAX_LENGTH", formError(t, send(http.MethodPost, p, ids(many...)), "user_ids"), route)
+		assert.Equal(t, "BASE_TYPE_MAX_LENGTH", guildtest.FormError(t, send(http.MethodPost, p, ids(many...)), "user_ids"), route)
 	}
-	assert.Equal(t, "USER_UNKNOWN", formError(t, send(http.MethodPost, f.targetsPath(inv.Code, "/bulk-add"), ids(bob, 12345)), "user_ids.1"))
+	assert.Equal(t, "USER_UNKNOWN", guildtest.FormError(t, send(http.MethodPost, f.targetsPath(inv.Code, "/bulk-add"), ids(bob, 12345)), "user_ids.1"))
 	assert.Equal(t, csvOf(), f.targets(t, inv.Code), "refused calls change nothing")
 
 	// The most target users an invite holds.
-	users := makeUsers(t, f.e, 6<<60, wire.MaxTargetUsers)
+	users := makeUsers(t, f.E, 6<<60, wire.MaxTargetUsers)
 	noContent(http.MethodPost, f.targetsPath(inv.Code, "/bulk-add"), ids(users...))
-	assert.Equal(t, "TARGET_USERS_MAX", formError(t, send(http.MethodPut, one(bob), nil), "user_id"))
-	assert.Equal(t, "TARGET_USERS_MAX", formError(t, send(http.MethodPost, f.targetsPath(inv.Code, "/bulk-add"), ids(bob)), "user_ids"))
+	assert.Equal(t, "TARGET_USERS_MAX", guildtest.FormError(t, send(http.MethodPut, one(bob), nil), "user_id"))
+	assert.Equal(t, "TARGET_USERS_MAX", guildtest.FormError(t, send(http.MethodPost, f.targetsPath(inv.Code, "/bulk-add"), ids(bob)), "user_ids"))
 	noContent(http.MethodPut, one(users[0]), nil) // there already: the list does not grow
 }
 
@@ -737,7 +676,7 @@ func sortIDs(ids ...wire.Snowflake) []wire.Snowflake {
 // an unknown, used-up or expired invite is 10006.
 func TestTargetUsersPermissions(t *testing.T) {
 	f := newChanInviteFixture(t)
-	bob, carol := f.e.User("bob").ID, f.e.User("carol").ID
+	bob, carol := f.E.User("bob").ID, f.E.User("carol").ID
 	inv := f.create(t, map[string]any{"target_user_ids": []wire.Snowflake{bob}, "max_age": 3600})
 	type call struct {
 		method, path string
@@ -753,21 +692,21 @@ func TestTargetUsersPermissions(t *testing.T) {
 		{http.MethodPost, f.targetsPath(inv.Code, "/bulk-delete"), map[string]any{"user_ids": []wire.Snowflake{carol}}, true},
 		{http.MethodPut, f.targetsPath(inv.Code), "upload", true},
 	}
-	send := func(c call, h http.Header) resp {
+	send := func(c call, h http.Header) guildtest.Resp {
 		t.Helper()
 		switch c.body {
 		case nil:
-			return do(t, c.method, f.api(c.path), nil, h)
+			return guildtest.Do(t, c.method, f.API(c.path), nil, h)
 		case "upload":
-			body, ct := multipartBody(t, filePart(csvOf(bob)))
+			body, ct := guildtest.MultipartBody(t, filePart(csvOf(bob)))
 			h = h.Clone()
 			if h == nil {
 				h = http.Header{}
 			}
 			h.Set("Content-Type", ct)
-			return do(t, c.method, f.api(c.path), body, h)
+			return guildtest.Do(t, c.method, f.API(c.path), body, h)
 		default:
-			return sendJSON(t, c.method, f.api(c.path), c.body, h)
+			return guildtest.SendJSON(t, c.method, f.API(c.path), c.body, h)
 		}
 	}
 	for _, c := range calls {
@@ -775,27 +714,27 @@ func TestTargetUsersPermissions(t *testing.T) {
 		for _, who := range []struct {
 			name string
 			h    http.Header
-		}{{"the inviter (the bot)", f.botHeader()}, {"the owner (MANAGE_GUILD)", bearer(f.alice)}} {
+		}{{"the inviter (the bot)", f.BotHeader()}, {"the owner (MANAGE_GUILD)", guildtest.Bearer(f.Alice)}} {
 			r := send(c, who.h)
 			assert.Less(t, r.Status, 300, "%s by %s: %s", what, who.name, r.Body)
 			if c.body == "upload" && r.Status < 300 { // the job ends before the next upload
 				f.jobs.expect(t, inv.Code, wire.TargetUsersJobProcessing, wire.TargetUsersJobCompleted)
 			}
 		}
-		r := send(c, bearer(f.carol))
+		r := send(c, guildtest.Bearer(f.Carol))
 		if c.write {
-			expectAPIError(t, what+" by carol (VIEW_AUDIT_LOG only)", r, http.StatusForbidden, wire.CodeMissingPermissions)
+			guildtest.ExpectAPIError(t, what+" by carol (VIEW_AUDIT_LOG only)", r, http.StatusForbidden, wire.CodeMissingPermissions)
 		} else {
 			assert.Equal(t, http.StatusOK, r.Status, "%s by carol (VIEW_AUDIT_LOG): %s", what, r.Body)
 		}
-		expectAPIError(t, what+" by bob (not a member)", send(c, bearer(f.bob)), http.StatusForbidden, wire.CodeMissingAccess)
-		expectAPIError(t, what+" without a token", send(c, nil), http.StatusUnauthorized, 0)
+		guildtest.ExpectAPIError(t, what+" by bob (not a member)", send(c, guildtest.Bearer(f.Bob)), http.StatusForbidden, wire.CodeMissingAccess)
+		guildtest.ExpectAPIError(t, what+" without a token", send(c, nil), http.StatusUnauthorized, 0)
 		unknown := c
 		unknown.path = strings.Replace(c.path, inv.Code, "nope", 1)
-		expectAPIError(t, what+" of an unknown invite", send(unknown, f.botHeader()), http.StatusNotFound, wire.CodeUnknownInvite)
+		guildtest.ExpectAPIError(t, what+" of an unknown invite", send(unknown, f.BotHeader()), http.StatusNotFound, wire.CodeUnknownInvite)
 	}
-	f.e.Clock.Advance(time.Hour)
+	f.E.Clock.Advance(time.Hour)
 	for _, c := range calls {
-		expectAPIError(t, c.method+" "+c.path+" of an expired invite", send(c, f.botHeader()), http.StatusNotFound, wire.CodeUnknownInvite)
+		guildtest.ExpectAPIError(t, c.method+" "+c.path+" of an expired invite", send(c, f.BotHeader()), http.StatusNotFound, wire.CodeUnknownInvite)
 	}
 }

@@ -1,4 +1,4 @@
-package server_test
+package guilds_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -19,10 +20,10 @@ import (
 const day = 24 * time.Hour
 
 // pruneCount asks Get Guild Prune Count with query q as the bot, expecting 200.
-func pruneCount(t *testing.T, f *botFixture, g wire.DevGuild, q string) int {
+func pruneCount(t *testing.T, f *guildtest.Bots, g wire.DevGuild, q string) int {
 	t.Helper()
 	var out wire.PruneCount
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/prune"+q), nil, f.botHeader()), &out)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/prune"+q), nil, f.BotHeader()), &out)
 	require.NotNil(t, out.Pruned)
 	return *out.Pruned
 }
@@ -33,22 +34,22 @@ func pruneCount(t *testing.T, f *botFixture, g wire.DevGuild, q string) int {
 // leaving does, and answers pruned null when compute_prune_count is false.
 func TestGuildPrune(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	f := newBotFixture(t, servertest.WithFrozenClock(t0))
-	enableIntents(t, f.e, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
-	g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Prune", OwnerID: f.e.User("alice").ID,
+	f := guildtest.NewBots(t, servertest.WithFrozenClock(t0))
+	guildtest.EnableIntents(t, f.E, wire.AppFlagGatewayGuildMembersLimited) // the owner turns the intent on (rule LIM-4)
+	g, err := f.E.Server.CreateGuild(wire.GuildSpec{Name: "Prune", OwnerID: f.E.User("alice").ID,
 		Roles: []wire.RoleSpec{{Name: "pruner", Permissions: wire.Permissions(wire.PermKickMembers | wire.PermManageGuild)},
 			{Name: "r"}},
-		Members: []wire.GuildMemberSpec{{ID: f.botID, Roles: []int{0}}, {ID: f.e.User("bob").ID}, {ID: f.e.User("carol").ID, Roles: []int{1}}},
+		Members: []wire.GuildMemberSpec{{ID: f.BotID, Roles: []int{0}}, {ID: f.E.User("bob").ID}, {ID: f.E.User("carol").ID, Roles: []int{1}}},
 		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
 	require.NoError(t, err)
 	var roles []wire.Role
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/roles"), nil, f.botHeader()), &roles)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/roles"), nil, f.BotHeader()), &roles)
 	r := roles[len(roles)-1]
 	require.Equal(t, "r", r.Name)
 
-	f.e.Clock.Advance(2 * day)
-	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+g.Channels[0].ID.String()+"/messages"), map[string]any{"content": "hi"}, bearer(f.bob)), nil)
-	f.e.Clock.Advance(6 * day) // bob was seen 6 days ago, the others joined 8 days ago
+	f.E.Clock.Advance(2 * day)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+g.Channels[0].ID.String()+"/messages"), map[string]any{"content": "hi"}, guildtest.Bearer(f.Bob)), nil)
+	f.E.Clock.Advance(6 * day) // bob was seen 6 days ago, the others joined 8 days ago
 
 	assert.Equal(t, 0, pruneCount(t, f, g, "?days=7"), "bob was seen, carol has a role, the owner and the bot never go")
 	assert.Equal(t, 1, pruneCount(t, f, g, "?days=7&include_roles="+r.ID.String()), "carol's role is included")
@@ -57,62 +58,62 @@ func TestGuildPrune(t *testing.T) {
 	assert.Equal(t, 0, pruneCount(t, f, g, ""), "days defaults to 7")
 
 	// carol's gateway session counts as activity (with a new token: the first has expired).
-	c := dialBot(t, f.e, "")
-	c.identify(linkedTokens(t, f.e, "carol", "openid sdk.social_layer").AccessToken, 0)
-	c.send(gwire.OpHeartbeat, nil)
-	for c.next().Op != gwire.OpHeartbeatACK { // past the session's own dispatches: Identify was handled
+	c := guildtest.Dial(t, f.E, "")
+	c.Identify(f.E.Token(t, "carol", "openid sdk.social_layer").AccessToken, 0)
+	c.Send(gwire.OpHeartbeat, nil)
+	for c.Next().Op != gwire.OpHeartbeatACK { // past the session's own dispatches: Identify was handled
 	}
 	assert.Equal(t, 1, pruneCount(t, f, g, "?days=5&include_roles="+r.ID.String()), "carol was seen just now")
 
 	for _, q := range []string{"?days=0", "?days=31", "?days=x", "?include_roles=x", "?include_roles=1,,2"} {
-		res := do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/prune"+q), nil, f.botHeader())
+		res := guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/prune"+q), nil, f.BotHeader())
 		assert.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", q, res.Body)
 	}
 	for _, body := range []map[string]any{{"days": 0}, {"days": 31}, {"days": "x"}, {"compute_prune_count": "x"}, {"include_roles": "x"}} {
-		res := sendJSON(t, http.MethodPost, f.api("/guilds/"+g.ID.String()+"/prune"), body, f.botHeader())
+		res := guildtest.SendJSON(t, http.MethodPost, f.API("/guilds/"+g.ID.String()+"/prune"), body, f.BotHeader())
 		assert.Equal(t, http.StatusBadRequest, res.Status, "%v: %s", body, res.Body)
 	}
 
-	gw := dialBot(t, f.e, "")
-	gw.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
-	gw.sync()
+	gw := guildtest.Dial(t, f.E, "")
+	gw.Identify(f.E.App.BotToken, gwire.IntentGuildMembers)
+	gw.Sync()
 	var out wire.PruneCount
-	ok(t, sendJSON(t, http.MethodPost, f.api("/guilds/"+g.ID.String()+"/prune"), map[string]any{"days": 5}, f.botHeader()), &out)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/guilds/"+g.ID.String()+"/prune"), map[string]any{"days": 5}, f.BotHeader()), &out)
 	require.NotNil(t, out.Pruned)
 	assert.Equal(t, 1, *out.Pruned, "GLD-2: bob is pruned")
 	var rm wire.MemberRemove
-	gw.expect(gwire.OpDispatch, gwire.EventGuildMemberRemove, &rm)
-	assert.Equal(t, f.e.User("bob").ID, rm.User.ID)
+	gw.Expect(gwire.OpDispatch, gwire.EventGuildMemberRemove, &rm)
+	assert.Equal(t, f.E.User("bob").ID, rm.User.ID)
 	assert.Equal(t, g.ID, rm.GuildID)
-	expectAPIError(t, "bob is gone", do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/members/"+f.e.User("bob").ID.String()), nil, f.botHeader()),
+	guildtest.ExpectAPIError(t, "bob is gone", guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/members/"+f.E.User("bob").ID.String()), nil, f.BotHeader()),
 		404, wire.CodeUnknownMember)
 
 	// The end of carol's session counts too: moving the clock times it out, and carol is seen then.
-	f.e.Clock.Advance(6 * day)
+	f.E.Clock.Advance(6 * day)
 	require.Eventually(t, func() bool {
 		var n wire.PruneCount
-		r := do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/prune?days=1&include_roles="+r.ID.String()), nil, f.botHeader())
+		r := guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/prune?days=1&include_roles="+r.ID.String()), nil, f.BotHeader())
 		return r.Status == http.StatusOK && json.Unmarshal(r.Body, &n) == nil && n.Pruned != nil && *n.Pruned == 0
 	}, 10*time.Second, 5*time.Millisecond, "carol's session ended just now")
-	f.e.Clock.Advance(6 * day)
-	gw = dialBot(t, f.e, "") // the first session timed out as the clock moved
-	gw.identify(f.e.App.BotToken, gwire.IntentGuildMembers)
-	gw.sync()
-	res := sendJSON(t, http.MethodPost, f.api("/guilds/"+g.ID.String()+"/prune"),
-		map[string]any{"days": 5, "compute_prune_count": false, "include_roles": []string{r.ID.String()}}, f.botHeader())
+	f.E.Clock.Advance(6 * day)
+	gw = guildtest.Dial(t, f.E, "") // the first session timed out as the clock moved
+	gw.Identify(f.E.App.BotToken, gwire.IntentGuildMembers)
+	gw.Sync()
+	res := guildtest.SendJSON(t, http.MethodPost, f.API("/guilds/"+g.ID.String()+"/prune"),
+		map[string]any{"days": 5, "compute_prune_count": false, "include_roles": []string{r.ID.String()}}, f.BotHeader())
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	assert.JSONEq(t, `{"pruned": null}`, string(res.Body))
-	gw.expect(gwire.OpDispatch, gwire.EventGuildMemberRemove, &rm)
-	assert.Equal(t, f.e.User("carol").ID, rm.User.ID, "carol is pruned")
+	gw.Expect(gwire.OpDispatch, gwire.EventGuildMemberRemove, &rm)
+	assert.Equal(t, f.E.User("carol").ID, rm.User.ID, "carol is pruned")
 	var members []wire.Member
-	ok(t, do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/members?limit=10"), nil, f.botHeader()), &members)
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/members?limit=10"), nil, f.BotHeader()), &members)
 	assert.Len(t, members, 2, "the owner and the bot stay")
 }
 
 // GLD-2: prune needs MANAGE_GUILD and KICK_MEMBERS (403 50013 without either), and ADMINISTRATOR
 // as well when the guild has the PRUNE_REQUIRES_ADMIN feature.
 func TestGuildPrunePermissions(t *testing.T) {
-	f := newBotFixture(t)
+	f := guildtest.NewBots(t)
 	both := wire.PermKickMembers | wire.PermManageGuild
 	for _, tc := range []struct {
 		name     string
@@ -126,19 +127,19 @@ func TestGuildPrunePermissions(t *testing.T) {
 		{"both, PRUNE_REQUIRES_ADMIN", both, []string{wire.FeaturePruneRequiresAdmin}, http.StatusForbidden},
 		{"ADMINISTRATOR, PRUNE_REQUIRES_ADMIN", guildaccess.PermAdministrator, []string{wire.FeaturePruneRequiresAdmin}, http.StatusOK},
 	} {
-		g, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "P", OwnerID: f.e.User("alice").ID,
+		g, err := f.E.Server.CreateGuild(wire.GuildSpec{Name: "P", OwnerID: f.E.User("alice").ID,
 			Roles:   []wire.RoleSpec{{Name: "r", Permissions: wire.Permissions(tc.perms)}},
-			Members: []wire.GuildMemberSpec{{ID: f.botID, Roles: []int{0}}}})
+			Members: []wire.GuildMemberSpec{{ID: f.BotID, Roles: []int{0}}}})
 		require.NoError(t, err)
 		// The owner turns the feature on (no route of this service does).
-		require.NoError(t, f.e.Server.Store().SetGuildFeatures(context.Background(), uint64(g.ID), tc.features))
-		for _, res := range []resp{
-			do(t, http.MethodGet, f.api("/guilds/"+g.ID.String()+"/prune"), nil, f.botHeader()),
-			sendJSON(t, http.MethodPost, f.api("/guilds/"+g.ID.String()+"/prune"), map[string]any{}, f.botHeader()),
+		require.NoError(t, f.E.Server.Store().SetGuildFeatures(context.Background(), uint64(g.ID), tc.features))
+		for _, res := range []guildtest.Resp{
+			guildtest.Do(t, http.MethodGet, f.API("/guilds/"+g.ID.String()+"/prune"), nil, f.BotHeader()),
+			guildtest.SendJSON(t, http.MethodPost, f.API("/guilds/"+g.ID.String()+"/prune"), map[string]any{}, f.BotHeader()),
 		} {
 			require.Equal(t, tc.want, res.Status, "GLD-2: %s: %s", tc.name, res.Body)
 			if tc.want == http.StatusForbidden {
-				assert.Equal(t, 50013, res.apiError(t).Code)
+				assert.Equal(t, 50013, res.APIError(t).Code)
 			}
 		}
 	}
