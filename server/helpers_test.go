@@ -75,12 +75,8 @@ var (
 
 func getMe(t *testing.T, e *servertest.Env, access string) (wire.User, resp) {
 	t.Helper()
-	r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(access))
-	var u wire.User
-	if r.Status == http.StatusOK {
-		r.json(t, &u)
-	}
-	return u, r
+	u, r := guildtest.GetMe(t, e, access)
+	return u, resp(r)
 }
 
 // pkce returns a verifier and its S256 challenge.

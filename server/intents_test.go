@@ -18,9 +18,6 @@ import (
 	gwire "sdkpp/wire/gateway"
 )
 
-// botIntents are the limited flags of the privileged intents the bot fixtures identify with.
-const botIntents = wire.AppFlagGatewayGuildMembersLimited | wire.AppFlagGatewayMessageContentLimited
-
 // LIM-4: a bot identifying with a privileged intent needs its application's approved or limited
 // flag for that intent, or it is closed with 4014 (final); non-privileged intents need no flag;
 // a flag for another privileged intent does not do.

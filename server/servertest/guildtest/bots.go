@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,21 +143,38 @@ func (g *Gateway) Send(op int, d any) {
 	g.T.Helper()
 	raw, err := json.Marshal(map[string]any{"op": op, "d": d})
 	require.NoError(g.T, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(g.T, g.WS.Write(ctx, websocket.MessageText, raw))
+	g.SendRaw(string(raw))
 }
 
 // Next reads the next payload.
 func (g *Gateway) Next() gwire.Payload {
 	g.T.Helper()
+	p, err := g.TryRead()
+	require.NoError(g.T, err)
+	return p
+}
+
+// TryRead reads the next payload, or the error that ends the connection.
+func (g *Gateway) TryRead() (gwire.Payload, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, raw, err := g.WS.Read(ctx)
-	require.NoError(g.T, err)
+	if err != nil {
+		return gwire.Payload{}, err
+	}
 	var p gwire.Payload
-	require.NoError(g.T, json.Unmarshal(raw, &p), "payload %s", raw)
-	return p
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, fmt.Errorf("payload %s: %w", raw, err)
+	}
+	return p, nil
+}
+
+// SendRaw sends a text frame as it is.
+func (g *Gateway) SendRaw(s string) {
+	g.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(g.T, g.WS.Write(ctx, websocket.MessageText, []byte(s)))
 }
 
 // Expect reads the next payload, checks its op and event, and decodes its d into out.
@@ -236,3 +254,6 @@ func (g *Gateway) ExpectClosed(code int) {
 		g.T.Logf("before the close: %s", raw)
 	}
 }
+
+// BotIntents are the limited flags of the privileged intents the bot fixtures identify with.
+const BotIntents = wire.AppFlagGatewayGuildMembersLimited | wire.AppFlagGatewayMessageContentLimited

@@ -185,3 +185,14 @@ func JSONField(t testing.TB, body []byte, name string) []byte {
 	require.NoError(t, json.Unmarshal(body, &m))
 	return m[name]
 }
+
+// GetMe is GET /users/@me with the access token: the user on a 200, and the answer.
+func GetMe(t testing.TB, e *servertest.Env, access string) (wire.User, Resp) {
+	t.Helper()
+	r := Do(t, http.MethodGet, e.APIURL+"/users/@me", nil, Bearer(access))
+	var u wire.User
+	if r.Status == http.StatusOK {
+		r.JSON(t, &u)
+	}
+	return u, r
+}

@@ -1,4 +1,4 @@
-package server_test
+package guildvoice_test
 
 import (
 	"encoding/json"

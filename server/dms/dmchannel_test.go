@@ -1,4 +1,4 @@
-package server_test
+package dms_test
 
 import (
 	"net/http"

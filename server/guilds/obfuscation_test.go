@@ -1,8 +1,7 @@
-package server_test
+package guilds_test
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,37 +68,6 @@ func TestGuildCreateObfuscation(t *testing.T) {
 	}
 }
 
-// GW-4, VCS-1: a bot whose role grants SET_VOICE_CHANNEL_STATUS and MANAGE_CHANNELS sets a
-// status; the change reaches the guild's bot sessions with GUILDS, an unchanged status does not.
-func TestVoiceStatusDispatchedToBots(t *testing.T) {
-	e := servertest.Start(t)
-	g0, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Voice", OwnerID: e.User("alice").ID,
-		Roles:   []wire.RoleSpec{{Name: "dj", Permissions: wire.Permissions(wire.PermSetVoiceChannelStatus | guildaccess.PermManageChannels)}},
-		Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID, Roles: []int{0}}},
-		Channel: []wire.GuildChannelSpec{{Name: "Lounge", Type: wire.ChannelGuildVoice}}})
-	require.NoError(t, err)
-	voiceCh := g0.Channels[0]
-	g := guildtest.Dial(t, e, "/?v=10&encoding=json")
-	g.Identify(e.App.BotToken, gwire.IntentGuilds)
-	g.Expect(gwire.OpDispatch, gwire.EventGuildCreate)
-	put := func(body string) {
-		r := guildtest.Do(t, http.MethodPut, e.APIURL+"/channels/"+voiceCh.ID.String()+"/voice-status", strings.NewReader(body),
-			http.Header{"Authorization": {"Bot " + e.App.BotToken}, "Content-Type": {"application/json"}})
-		require.Equal(t, http.StatusNoContent, r.Status, "VCS-1: %s", r.Body)
-	}
-	put(`{"status":"Raid night"}`)
-	var u gwire.VoiceChannelStatusUpdate
-	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
-	require.NotNil(t, u.Status, "GW-4")
-	assert.Equal(t, "Raid night", *u.Status, "GW-4")
-	assert.Equal(t, voiceCh.ID, u.ID)
-	put(`{"status":"Raid night"}`)
-	g.Sync() // GW-4: no dispatch before the ACK for an unchanged status
-	put(`{"status":null}`)
-	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
-	assert.Nil(t, u.Status, "GW-4: cleared")
-}
-
 // GCL-1 (VER-3): a bot's GET /guilds/{id}/channels lists "hidden" until Nov 16, 2026, not after.
 func TestGuildChannelsOmittedFromDate(t *testing.T) {
 	for _, tc := range []struct {
@@ -118,17 +86,4 @@ func TestGuildChannelsOmittedFromDate(t *testing.T) {
 		assert.Equal(t, tc.listed, strings.Contains(strings.Join(names, ","), "hidden"), "GCL-1 at %s: %v", tc.at, names)
 		assert.Contains(t, names, "staff")
 	}
-}
-
-// APP-1: READY's application carries the 32-bit flags.
-func TestReadyApplicationFlags(t *testing.T) {
-	e := servertest.Start(t)
-	const all = uint64(1)<<40 | wire.AppFlagGatewayMessageContentLimited
-	r := guildtest.SendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags",
-		map[string]any{"flags": strconv.FormatUint(all, 10)}, http.Header{"Authorization": {"Admin " + e.Creds.AdminToken}})
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	g := guildtest.Dial(t, e, "/?v=10&encoding=json")
-	ready := g.Identify(e.App.BotToken, 0)
-	assert.JSONEq(t, `{"id":"`+e.App.ID.String()+`","flags":`+strconv.FormatUint(wire.AppFlagGatewayMessageContentLimited, 10)+`}`,
-		string(ready["application"]), "APP-1")
 }

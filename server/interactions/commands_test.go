@@ -1,4 +1,4 @@
-package server_test
+package interactions_test
 
 import (
 	"fmt"

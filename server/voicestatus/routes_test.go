@@ -1,4 +1,4 @@
-package server_test
+package voicestatus_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
 	"sdkpp/server/store"
@@ -168,11 +169,11 @@ func TestRequestChannelInfo(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, g.setStatus(t, g.voice, `{"status":"Raid night"}`, guildtest.Bot(e.App.BotToken)).Status)
 
 	c := identifyUser(t, e, "alice")
-	c.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(12345), "fields": []string{"status"}})
-	c.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(g.bobs), "fields": []string{"status"}})
-	c.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(g.id), "fields": []string{"status", "voice_start_time"}})
+	c.Send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(12345), "fields": []string{"status"}})
+	c.Send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(g.bobs), "fields": []string{"status"}})
+	c.Send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(g.id), "fields": []string{"status", "voice_start_time"}})
 	var info gwire.ChannelInfo
-	require.NoError(t, json.Unmarshal(c.event(gwire.EventChannelInfo), &info))
+	require.NoError(t, json.Unmarshal(event(c, gwire.EventChannelInfo), &info))
 	// The first CHANNEL_INFO is the third request's: the two refused ones got none (GW-3).
 	assert.Equal(t, wire.Snowflake(g.id), info.GuildID, "GW-3")
 	require.Len(t, info.Channels, 1, "GW-3: the guild's voice channels")
@@ -181,23 +182,65 @@ func TestRequestChannelInfo(t *testing.T) {
 	assert.Equal(t, "Raid night", *info.Channels[0].Status, "GW-3")
 	assert.Nil(t, info.Channels[0].VoiceStartTime, "GW-3: no voice session in the channel")
 
-	c.send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(g.id), "fields": []string{}})
-	raw := c.event(gwire.EventChannelInfo)
+	c.Send(gwire.OpRequestChannelInfo, map[string]any{"guild_id": wire.Snowflake(g.id), "fields": []string{}})
+	raw := event(c, gwire.EventChannelInfo)
 	assert.JSONEq(t, `{"guild_id":"`+wire.Snowflake(g.id).String()+`","channels":[{"id":"`+wire.Snowflake(g.voice).String()+`"}]}`,
 		string(raw), "GW-3: fields not asked for are absent")
 
 	for _, bad := range []string{`{"op":43,"d":{"fields":["status"]}}`, `{"op":43,"d":{"guild_id":"1","fields":["topic"]}}`,
 		`{"op":43,"d":[]}`, `{"op":43,"d":{"guild_id":"x"}}`} {
 		c := identifyUser(t, e, "alice")
-		c.sendRaw(bad)
-		_, err := c.tryRead()
+		c.SendRaw(bad)
+		_, err := c.TryRead()
 		assert.Equal(t, websocket.StatusCode(gwire.CloseDecodeError), websocket.CloseStatus(err), "%s: %v", bad, err)
 	}
 }
 
 // identifyUser identifies a dev user on the gateway with an SDK token of the main application.
-func identifyUser(t *testing.T, e *servertest.Env, username string) *caller {
+func identifyUser(t *testing.T, e *servertest.Env, username string) *guildtest.Gateway {
 	t.Helper()
-	c, _ := dialCaller(t, e, username, e.Token(t, username, "openid sdk.social_layer").AccessToken, 1)
-	return c
+	g := guildtest.Dial(t, e, "?v=10&encoding=json")
+	g.Send(gwire.OpIdentify, map[string]any{"token": e.Token(t, username, "openid sdk.social_layer").AccessToken, "intents": 1})
+	var ready gwire.Ready
+	g.Until(gwire.EventReady, &ready)
+	return g
+}
+
+// event reads up to the dispatch of name and returns its d.
+func event(g *guildtest.Gateway, name string) json.RawMessage {
+	g.T.Helper()
+	var raw json.RawMessage
+	g.Until(name, &raw)
+	return raw
+}
+
+// GW-4, VCS-1: a bot whose role grants SET_VOICE_CHANNEL_STATUS and MANAGE_CHANNELS sets a
+// status; the change reaches the guild's bot sessions with GUILDS, an unchanged status does not.
+func TestVoiceStatusDispatchedToBots(t *testing.T) {
+	e := servertest.Start(t)
+	g0, err := e.Server.CreateGuild(wire.GuildSpec{Name: "Voice", OwnerID: e.User("alice").ID,
+		Roles:   []wire.RoleSpec{{Name: "dj", Permissions: wire.Permissions(wire.PermSetVoiceChannelStatus | guildaccess.PermManageChannels)}},
+		Members: []wire.GuildMemberSpec{{ID: e.App.BotUserID, Roles: []int{0}}},
+		Channel: []wire.GuildChannelSpec{{Name: "Lounge", Type: wire.ChannelGuildVoice}}})
+	require.NoError(t, err)
+	voiceCh := g0.Channels[0]
+	g := guildtest.Dial(t, e, "/?v=10&encoding=json")
+	g.Identify(e.App.BotToken, gwire.IntentGuilds)
+	g.Expect(gwire.OpDispatch, gwire.EventGuildCreate)
+	put := func(body string) {
+		r := guildtest.Do(t, http.MethodPut, e.APIURL+"/channels/"+voiceCh.ID.String()+"/voice-status", strings.NewReader(body),
+			http.Header{"Authorization": {"Bot " + e.App.BotToken}, "Content-Type": {"application/json"}})
+		require.Equal(t, http.StatusNoContent, r.Status, "VCS-1: %s", r.Body)
+	}
+	put(`{"status":"Raid night"}`)
+	var u gwire.VoiceChannelStatusUpdate
+	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
+	require.NotNil(t, u.Status, "GW-4")
+	assert.Equal(t, "Raid night", *u.Status, "GW-4")
+	assert.Equal(t, voiceCh.ID, u.ID)
+	put(`{"status":"Raid night"}`)
+	g.Sync() // GW-4: no dispatch before the ACK for an unchanged status
+	put(`{"status":null}`)
+	g.Expect(gwire.OpDispatch, gwire.EventVoiceChannelStatusUpdate, &u)
+	assert.Nil(t, u.Status, "GW-4: cleared")
 }
