@@ -15,10 +15,6 @@ import (
 	"sdkpp/wire"
 )
 
-// guildsPerShard is how many guilds GET /gateway/bot plans per shard (the platform's 1000,
-// rounded to a multiple of max_concurrency for large bot sharding).
-const guildsPerShard = 1000
-
 // ResolveBot resolves an application's bot token for the gateway: the bot user of the
 // application.
 func (g gatewayTokens) ResolveBot(ctx context.Context, tok string) (gateway.Identity, bool, error) {
@@ -49,23 +45,13 @@ func (s *Server) gatewayBot(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		conc, err := guilds.MaxConcurrency(r.Context(), s.store, app.ID)
+		shards, conc, err := guilds.RecommendedShards(r.Context(), s.store, app)
 		if err != nil {
 			return nil, err
 		}
-		list, err := s.store.ListUserGuilds(r.Context(), app.BotUserID)
-		if err != nil {
-			return nil, err
-		}
-		shards := max(1, (len(list)+guildsPerShard-1)/guildsPerShard)
-		shards = (shards + conc - 1) / conc * conc
 		return wire.GatewayBot{URL: s.gatewayWS(), Shards: shards, SessionStartLimit: s.hub.SessionStartLimit(app.ID, conc)}, nil
 	}()
-	if err != nil {
-		httpx.Error(w, r, s.log, err)
-		return
-	}
-	httpx.JSON(w, http.StatusOK, out)
+	httpx.Answer(w, r, s.log, out, err)
 }
 
 // SetMaxConcurrency sets an application's max_concurrency: above 1, the application uses large

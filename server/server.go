@@ -329,7 +329,7 @@ func (s *Server) routes() (http.Handler, error) {
 	})
 	limits := s.cfg.RateLimits
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
-	apiHandler := apiRoutes(api.ServeMux, ratelimit.New(limits, s.cfg.Clock), s.log)
+	apiHandler := httpx.Admitted(api.ServeMux, ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
 	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
@@ -346,7 +346,7 @@ func (s *Server) routes() (http.Handler, error) {
 	// Last, so that no error above leaves its goroutine running; Close stops it.
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
 	gs.messages.Search = s.search
-	return httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log))), nil
+	return httpx.Logging(s.log.With("component", "http"), proxyOptional(httpx.JSONErrors(root, s.log))), nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
@@ -362,86 +362,6 @@ func callerIdentity(auth token.Auth) func(r *http.Request) string {
 		}
 		return ""
 	}
-}
-
-// apiRoutes serves the API's routes: a request that no route matches gets the platform's JSON
-// 404 or 405 (notMatched), one that a route matches passes the rate limiter first. The route is
-// found once for both.
-func apiRoutes(mux *http.ServeMux, limiter *ratelimit.Limiter, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		switch {
-		case pattern == "":
-			notMatched(w, r, mux, h, log)
-		case limiter.Admit(w, r, pattern):
-			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
-		}
-	})
-}
-
-// jsonErrors answers requests no route matches with the platform's JSON 404 or 405 instead of
-// ServeMux's plain text.
-func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		if pattern != "" {
-			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
-			return
-		}
-		notMatched(w, r, mux, h, log)
-	})
-}
-
-// notMatched answers a request no route of mux matches, h being the handler mux.Handler gave for
-// it: the redirect ServeMux makes to clean a path, or the platform's JSON 405 (with the methods
-// of the routes of that path in Allow, as ServeMux gives them) or 404. The routes of other
-// methods are found by asking mux.Handler, so the answer comes from the mux's documented
-// matching, not from running its error handlers.
-func notMatched(w http.ResponseWriter, r *http.Request, mux *http.ServeMux, h http.Handler, log *slog.Logger) {
-	if r.Method != http.MethodConnect && !canonicalPath(r.URL.EscapedPath()) {
-		h.ServeHTTP(w, r) // ServeMux redirects to the cleaned path (its documented Handler)
-		return
-	}
-	if allow := allowedMethods(mux, r); len(allow) > 0 {
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		httpx.Error(w, r, log, wire.MethodNotAllowed())
-		return
-	}
-	httpx.Error(w, r, log, wire.NotFound())
-}
-
-// routeMethods are the methods a route may be registered for.
-var routeMethods = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
-	http.MethodOptions, http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodTrace}
-
-// allowedMethods lists, sorted, the methods for which mux has a route of r's path.
-func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
-	var allow []string
-	for _, m := range routeMethods { // sorted
-		if m == r.Method {
-			continue
-		}
-		probe := r.WithContext(r.Context()) // a shallow copy
-		probe.Method = m
-		if _, pattern := mux.Handler(probe); pattern != "" {
-			allow = append(allow, m)
-		}
-	}
-	return allow
-}
-
-// canonicalPath tells whether ServeMux takes the escaped path p as it is: it redirects a path
-// with a "." or ".." segment or a repeated slash to a cleaner one.
-func canonicalPath(p string) bool {
-	if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
-		return false
-	}
-	for seg := range strings.SplitSeq(p[1:], "/") {
-		if seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

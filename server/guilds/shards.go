@@ -81,3 +81,22 @@ func (s *Service) shardOf(q *guildaccess.Caller, list []store.Guild) ([]store.Gu
 	}
 	return out, nil
 }
+
+// GuildsPerShard is how many guilds RecommendedShards plans per shard (the platform's 1000).
+const GuildsPerShard = 1000
+
+// RecommendedShards is the shard count GET /gateway/bot recommends to the application's bot: one
+// per GuildsPerShard of its guilds, rounded up to a multiple of its max_concurrency (large bot
+// sharding, rule GLD-1), which it returns too.
+func RecommendedShards(ctx context.Context, st store.Store, app *store.Application) (shards, maxConcurrency int, err error) {
+	conc, err := MaxConcurrency(ctx, st, app.ID)
+	if err != nil {
+		return 0, 0, err
+	}
+	list, err := st.ListUserGuilds(ctx, app.BotUserID)
+	if err != nil {
+		return 0, 0, err
+	}
+	shards = max(1, (len(list)+GuildsPerShard-1)/GuildsPerShard)
+	return (shards + conc - 1) / conc * conc, conc, nil
+}

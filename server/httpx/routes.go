@@ -1,0 +1,90 @@
+package httpx
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"sdkpp/wire"
+)
+
+// Admitted serves mux's routes: a request that no route matches gets the platform's JSON 404 or
+// 405 (as JSONErrors), one that a route matches is served if admit (a rate limiter, given the
+// route's pattern) lets it through; admit answers the request it refuses. The route is found
+// once for both.
+func Admitted(mux *http.ServeMux, admit func(w http.ResponseWriter, r *http.Request, pattern string) bool, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		switch {
+		case pattern == "":
+			notMatched(w, r, mux, h, log)
+		case admit(w, r, pattern):
+			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+		}
+	})
+}
+
+// JSONErrors serves mux's routes, and answers requests no route matches with the platform's JSON
+// 404 or 405 instead of ServeMux's plain text.
+func JSONErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+			return
+		}
+		notMatched(w, r, mux, h, log)
+	})
+}
+
+// notMatched answers a request no route of mux matches, h being the handler mux.Handler gave for
+// it: the redirect ServeMux makes to clean a path, or the platform's JSON 405 (with the methods
+// of the routes of that path in Allow, as ServeMux gives them) or 404. The routes of other
+// methods are found by asking mux.Handler, so the answer comes from the mux's documented
+// matching, not from running its error handlers.
+func notMatched(w http.ResponseWriter, r *http.Request, mux *http.ServeMux, h http.Handler, log *slog.Logger) {
+	if r.Method != http.MethodConnect && !canonicalPath(r.URL.EscapedPath()) {
+		h.ServeHTTP(w, r) // ServeMux redirects to the cleaned path (its documented Handler)
+		return
+	}
+	if allow := allowedMethods(mux, r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		Error(w, r, log, wire.MethodNotAllowed())
+		return
+	}
+	Error(w, r, log, wire.NotFound())
+}
+
+// routeMethods are the methods a route may be registered for.
+var routeMethods = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
+	http.MethodOptions, http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodTrace}
+
+// allowedMethods lists, sorted, the methods for which mux has a route of r's path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range routeMethods { // sorted
+		if m == r.Method {
+			continue
+		}
+		probe := r.WithContext(r.Context()) // a shallow copy
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// canonicalPath tells whether ServeMux takes the escaped path p as it is: it redirects a path
+// with a "." or ".." segment or a repeated slash to a cleaner one.
+func canonicalPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
