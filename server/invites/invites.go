@@ -527,11 +527,7 @@ func readTargetUsersFile(r *http.Request) ([]uint64, error) {
 // whole target list with it (its users must all exist, else the job fails and the list stays);
 // 204. A later upload replaces a job still processing.
 func (s *Service) updateTargetUsers(q *guildaccess.Caller) (any, error) {
-	inv, err := s.managedInvite(q, true)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := readTargetUsersFile(q.Request)
+	inv, ids, err := s.managedTargets(q, readTargetUsersFile)
 	if err != nil {
 		return nil, err
 	}
@@ -595,14 +591,21 @@ func (s *Service) addTargets(ctx context.Context, code, field string, ids []uint
 	})
 }
 
+// managedTarget reads the path's user_id and loads the invite the caller manages (managedInvite,
+// to change it).
+func (s *Service) managedTarget(q *guildaccess.Caller) (*store.GuildInvite, uint64, error) {
+	userID, err := httpx.PathID(q.Request, "user_id")
+	if err != nil {
+		return nil, 0, err
+	}
+	inv, err := s.managedInvite(q, true)
+	return inv, userID, err
+}
+
 // addTargetUser serves PUT /invites/{code}/target-users/{user_id} (rule INVT-3): the user (10013
 // when unknown) becomes one of the invite's target users; 204, also when it was one already.
 func (s *Service) addTargetUser(q *guildaccess.Caller) (any, error) {
-	userID, err := httpx.PathID(q.Request, "user_id")
-	if err != nil {
-		return nil, err
-	}
-	inv, err := s.managedInvite(q, true)
+	inv, userID, err := s.managedTarget(q)
 	if err != nil {
 		return nil, err
 	}
@@ -618,16 +621,23 @@ func (s *Service) addTargetUser(q *guildaccess.Caller) (any, error) {
 // is no longer one of the invite's target users; 204, also when it was not one. The invite stays
 // for its target users only, even with none left.
 func (s *Service) removeTargetUser(q *guildaccess.Caller) (any, error) {
-	userID, err := httpx.PathID(q.Request, "user_id")
-	if err != nil {
-		return nil, err
-	}
-	inv, err := s.managedInvite(q, true)
+	inv, userID, err := s.managedTarget(q)
 	if err != nil {
 		return nil, err
 	}
 	_, err = s.Store.RemoveInviteTargets(q.Ctx, inv.Code, []uint64{userID})
 	return nil, err
+}
+
+// managedTargets loads the invite the caller manages (managedInvite, to change it) and the user
+// ids read reads from the request.
+func (s *Service) managedTargets(q *guildaccess.Caller, read func(*http.Request) ([]uint64, error)) (*store.GuildInvite, []uint64, error) {
+	inv, err := s.managedInvite(q, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := read(q.Request)
+	return inv, ids, err
 }
 
 // readUserIDs reads the body of the bulk routes: user_ids, 1 to wire.MaxTargetUsers snowflakes.
@@ -658,11 +668,7 @@ func readUserIDs(r *http.Request) ([]uint64, error) {
 // bulkAddTargetUsers serves POST /invites/{code}/target-users/bulk-add (rule INVT-3): every
 // user of user_ids (each known: 400 50035 naming the first unknown) becomes a target user; 204.
 func (s *Service) bulkAddTargetUsers(q *guildaccess.Caller) (any, error) {
-	inv, err := s.managedInvite(q, true)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := readUserIDs(q.Request)
+	inv, ids, err := s.managedTargets(q, readUserIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -675,11 +681,7 @@ func (s *Service) bulkAddTargetUsers(q *guildaccess.Caller) (any, error) {
 // bulkDeleteTargetUsers serves POST /invites/{code}/target-users/bulk-delete (rule INVT-3): no
 // user of user_ids is a target user any more; 204.
 func (s *Service) bulkDeleteTargetUsers(q *guildaccess.Caller) (any, error) {
-	inv, err := s.managedInvite(q, true)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := readUserIDs(q.Request)
+	inv, ids, err := s.managedTargets(q, readUserIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -312,6 +312,17 @@ func (s *Service) message(q *guildaccess.Caller, ch *store.GuildChannel) (*store
 	return m, err
 }
 
+// channelMessage loads the path's channel (GuildChannel: the caller may view it), the caller's
+// permissions there and the path's message (message).
+func (s *Service) channelMessage(q *guildaccess.Caller) (*store.GuildChannel, uint64, *store.GuildMessage, error) {
+	ch, _, perms, err := s.GuildChannel(q)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	m, err := s.message(q, ch)
+	return ch, perms, m, err
+}
+
 // getMessage serves GET /channels/{channel_id}/messages/{message_id}, with content as
 // listMessages.
 func (s *Service) getMessage(q *guildaccess.Caller) (any, error) {
@@ -364,11 +375,7 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 			return nil, err
 		}
 	}
-	ch, _, perms, err := s.GuildChannel(q)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.message(q, ch)
+	ch, perms, m, err := s.channelMessage(q)
 	if err != nil {
 		return nil, err
 	}
@@ -433,11 +440,7 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 // deleteMessage serves DELETE /channels/{channel_id}/messages/{message_id}: the author, or a
 // member with MANAGE_MESSAGES; 204, and MESSAGE_DELETE.
 func (s *Service) deleteMessage(q *guildaccess.Caller) (any, error) {
-	ch, _, perms, err := s.GuildChannel(q)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.message(q, ch)
+	ch, perms, m, err := s.channelMessage(q)
 	if err != nil {
 		return nil, err
 	}
