@@ -291,6 +291,8 @@ func (s *Server) routes() (http.Handler, error) {
 	s.wireSocial()
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
+	// So does a grant revoked for a replayed code or a reused refresh token (RFC 9700 4.14.2).
+	oa.OnGrantRevoked = func(g store.Grant) { s.hub.EndGrantSessions(g.UserID, g.ID) }
 	s.accounts.OnProfiles = s.profilesChanged
 
 	api, root := httpx.NewMux(), http.NewServeMux()

@@ -531,7 +531,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
-	s := &session{id: newSessionID(), who: who, intents: intents}
+	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant}
 	if id.Capabilities != nil {
 		s.capabilities = *id.Capabilities
 	}
@@ -560,7 +560,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	c.flushMu.Lock()
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
-	s.conn = c
+	s.conn, s.grant = c, who.Grant
 	c.sess, c.sent = s, 0
 	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
 	for _, d := range creates {
@@ -706,7 +706,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
 	pending := append(replay, s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
 	first := h.liveLocked(who.AppID, who.UserID) == 0
-	s.conn = c
+	s.conn, s.grant = c, who.Grant
 	c.sess, c.sent = s, s.seq
 	h.mu.Unlock()
 	if old != nil {
