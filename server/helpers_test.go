@@ -3,12 +3,14 @@ package server_test
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
@@ -140,3 +142,23 @@ func browserChoice(user, pw string) browser.Choice {
 }
 
 func sha(s string) []byte { return secret.Hash(s) }
+
+// botGW is a gateway connection (guildtest.Gateway) under the names the root's OAuth tests use.
+type botGW struct {
+	*guildtest.Gateway
+	t  testing.TB
+	ws *websocket.Conn
+}
+
+// dialBot is guildtest.Dial.
+func dialBot(t *testing.T, e *servertest.Env, query string) *botGW {
+	t.Helper()
+	g := guildtest.Dial(t, e, query)
+	return &botGW{Gateway: g, t: g.T, ws: g.WS}
+}
+
+// identify is guildtest.Gateway.Identify.
+func (g *botGW) identify(token string, intents uint64) map[string]json.RawMessage {
+	g.t.Helper()
+	return g.Identify(token, intents)
+}
