@@ -68,8 +68,8 @@
 //	server/servertest/guildtest the guild fixtures, requests and bot gateway client the guild
 //	                     packages' tests and the root's flows share
 //
-// This package only wires them together (server.go, realtime.go, calls.go, guildroutes.go) and
-// keeps the tests of that wiring and of flows across packages.
+// This package only wires them together (routes, the gateway hub and its hooks, start and stop)
+// and keeps the tests of that wiring and of flows across packages.
 //
 // # URLs
 //

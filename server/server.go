@@ -348,7 +348,7 @@ func (s *Server) routes() (http.Handler, error) {
 	// Last, so that no error above leaves its goroutine running; Close stops it.
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
 	gs.messages.Search = s.search
-	return httpx.Logging(s.log.With("component", "http"), proxyOptional(httpx.JSONErrors(root, s.log))), nil
+	return httpx.Logging(s.log.With("component", "http"), httpx.OptionalPrefix(ProxyPrefix, httpx.JSONErrors(root, s.log))), nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application

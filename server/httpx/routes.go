@@ -88,3 +88,18 @@ func canonicalPath(p string) bool {
 	}
 	return true
 }
+
+// OptionalPrefix serves a request whose path starts with prefix and a slash as the path without
+// the prefix, and any other request as it is.
+func OptionalPrefix(prefix string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || !strings.HasPrefix(rest, "/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = rest, ""
+		next.ServeHTTP(w, r2)
+	})
+}

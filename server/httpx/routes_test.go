@@ -54,3 +54,14 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code, "a refused request is not served")
 	assert.Empty(t, rec.Body.String())
 }
+
+// OptionalPrefix: /.proxy/<path> is served as /<path>; other paths, and the prefix alone or
+// followed by more than a slash, as they are.
+func TestOptionalPrefix(t *testing.T) {
+	h := OptionalPrefix("/.proxy", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.URL.Path) }))
+	for in, want := range map[string]string{"/.proxy/api/x": "/api/x", "/api/x": "/api/x", "/.proxy": "/.proxy", "/.proxyx/y": "/.proxyx/y"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, in, nil))
+		assert.Equal(t, want, rec.Body.String(), in)
+	}
+}

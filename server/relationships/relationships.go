@@ -73,6 +73,8 @@ const (
 type Notifier interface {
 	Dispatch(userID uint64, event string, data any)
 	DispatchApp(appID, userID uint64, event string, data any)
+	// DispatchAppMany is DispatchApp to each of userIDs once.
+	DispatchAppMany(appID uint64, userIDs []uint64, event string, data any)
 }
 
 // Service serves the relationship routes. Set its fields before Register.

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
-	"strings"
 
 	"sdkpp/server/apps"
 	"sdkpp/server/gateway"
@@ -29,22 +27,8 @@ func (s *Server) channelInfo(ctx context.Context, who gateway.Identity, guildID 
 }
 
 // ProxyPrefix is the path prefix of requests from an activity through the platform's proxy. It is
-// optional (rule VER-5): /.proxy/<path> is served as /<path>.
+// optional (rule VER-5): /.proxy/<path> is served as /<path> (httpx.OptionalPrefix).
 const ProxyPrefix = "/.proxy"
-
-// proxyOptional serves a request whose path starts with ProxyPrefix as the path without it.
-func proxyOptional(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rest, ok := strings.CutPrefix(r.URL.Path, ProxyPrefix)
-		if !ok || !strings.HasPrefix(rest, "/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		r2 := r.Clone(r.Context())
-		r2.URL.Path, r2.URL.RawPath = rest, ""
-		next.ServeHTTP(w, r2)
-	})
-}
 
 // allowIntents decides which intents a gateway session may identify with: a bot's privileged
 // intents need its application's approved or limited flag (rule LIM-4); user sessions of the SDK
