@@ -57,6 +57,11 @@
 //	                     (GW-3, GW-4)
 //	server/relay         the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
 //
+// Operations:
+//
+//	server/metrics       Prometheus metrics of every part on a listener of its own, and a Grafana
+//	                     dashboard of them
+//
 // Dev mode and tests:
 //
 //	server/admin         dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)

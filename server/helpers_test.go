@@ -19,6 +19,7 @@ import (
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // resp is a decoded API answer.
@@ -162,3 +163,15 @@ func (g *botGW) identify(token string, intents uint64) map[string]json.RawMessag
 	g.t.Helper()
 	return g.Identify(token, intents)
 }
+
+// send is guildtest.Gateway.Send.
+func (g *botGW) send(op int, d any) { g.t.Helper(); g.Send(op, d) }
+
+// expect is guildtest.Gateway.Expect.
+func (g *botGW) expect(op int, event string, out ...any) gwire.Payload {
+	g.t.Helper()
+	return g.Expect(op, event, out...)
+}
+
+// sync is guildtest.Gateway.Sync.
+func (g *botGW) sync() { g.t.Helper(); g.Sync() }

@@ -210,6 +210,7 @@ func (c *conn) finish(r closeReq) {
 	}
 
 	c.closeWith(r.code, r.reason)
+	h.stats.closed(r.code)
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -575,6 +576,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if first {
 		h.connection(who, true)
 	}
+	h.stats.identifies.Add(1)
 	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
 	if r, stop := c.flush(); stop {
 		return r, true
@@ -618,6 +620,8 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	if stop || a.s == nil {
 		return r, stop
 	}
+	h.stats.resumes.Add(1)
+	h.stats.replayed.Add(uint64(a.replayed))
 	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", a.replayed)
 	if h.cfg.OnSession != nil {
 		h.cfg.OnSession(who)

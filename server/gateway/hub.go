@@ -178,7 +178,8 @@ type Hub struct {
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
 
-	rate *rateMeter // dispatches per second, for write pacing (pace.go)
+	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
+	stats hubStats   // what Stats reports
 
 	// Bots (bots.go), guarded by mu.
 	starts     map[uint64]*startCount // by application: Identifies in the current window
@@ -446,6 +447,7 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*se
 	}
 	h.mu.Unlock()
 	h.rate.add(pushed)
+	h.stats.dispatched(event, pushed)
 	h.deliver(live)
 }
 

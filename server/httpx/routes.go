@@ -10,30 +10,40 @@ import (
 
 // Admitted serves mux's routes: a request that no route matches gets the platform's JSON 404 or
 // 405 (as JSONErrors), one that a route matches is served if admit (a rate limiter, given the
-// route's pattern) lets it through; admit answers the request it refuses. The route is found
-// once for both.
-func Admitted(mux *http.ServeMux, admit func(w http.ResponseWriter, r *http.Request, pattern string) bool, log *slog.Logger) http.Handler {
+// route's pattern) lets it through; admit answers the request it refuses. matched, when not nil,
+// is told the pattern of each request a route matches, before admit (the metrics' route label).
+// The route is found once for all.
+func Admitted(mux *http.ServeMux, matched func(r *http.Request, pattern string),
+	admit func(w http.ResponseWriter, r *http.Request, pattern string) bool, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
-		switch {
-		case pattern == "":
+		if pattern == "" {
 			notMatched(w, r, mux, h, log)
-		case admit(w, r, pattern):
+			return
+		}
+		if matched != nil {
+			matched(r, pattern)
+		}
+		if admit(w, r, pattern) {
 			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 		}
 	})
 }
 
 // JSONErrors serves mux's routes, and answers requests no route matches with the platform's JSON
-// 404 or 405 instead of ServeMux's plain text.
-func JSONErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
+// 404 or 405 instead of ServeMux's plain text. matched, when not nil, is told the pattern of each
+// request a route matches.
+func JSONErrors(mux *http.ServeMux, matched func(r *http.Request, pattern string), log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
-		if pattern != "" {
-			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+		if pattern == "" {
+			notMatched(w, r, mux, h, log)
 			return
 		}
-		notMatched(w, r, mux, h, log)
+		if matched != nil {
+			matched(r, pattern)
+		}
+		mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 	})
 }
 

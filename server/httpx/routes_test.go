@@ -26,7 +26,10 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 		}
 		return true
 	}
-	for name, h := range map[string]http.Handler{"Admitted": Admitted(mux, admit, log), "JSONErrors": JSONErrors(mux, log)} {
+	var matched []string
+	onMatch := func(r *http.Request, pattern string) { matched = append(matched, pattern) }
+	for name, h := range map[string]http.Handler{"Admitted": Admitted(mux, onMatch, admit, log), "JSONErrors": JSONErrors(mux, onMatch, log)} {
+		matched = nil
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range []struct {
 				method, path string
@@ -46,11 +49,13 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 				}
 				assert.Equal(t, tc.allow, rec.Header().Get("Allow"), "%s %s", tc.method, tc.path)
 			}
+			assert.Equal(t, []string{"GET /things/{id}", "GET /things/{id}"}, matched,
+				"matched is told the pattern of a matched request and of the route a redirect leads to, of no other")
 		})
 	}
 	refuse["GET /things/{id}"] = true
 	rec := httptest.NewRecorder()
-	Admitted(mux, admit, log).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/things/7", nil))
+	Admitted(mux, nil, admit, log).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/things/7", nil))
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code, "a refused request is not served")
 	assert.Empty(t, rec.Body.String())
 }
