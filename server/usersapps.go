@@ -30,25 +30,12 @@ func (s *Server) channelInfo(ctx context.Context, who gateway.Identity, guildID 
 // optional (rule VER-5): /.proxy/<path> is served as /<path> (httpx.OptionalPrefix).
 const ProxyPrefix = "/.proxy"
 
-// allowIntents decides which intents a gateway session may identify with: a bot's privileged
-// intents need its application's approved or limited flag (rule LIM-4); user sessions of the SDK
-// are not bots and need none.
+// allowIntents decides which intents a gateway session may identify with (apps.SessionAllows).
 func (s *Server) allowIntents(ctx context.Context, who gateway.Identity, intents uint64) (bool, error) {
-	if !who.Bot {
-		return true, nil
-	}
-	flags, err := s.appFlags(ctx, who.AppID)
-	if err != nil {
-		return false, err
-	}
-	return apps.AllowsIntents(flags, intents), nil
+	return apps.SessionAllows(ctx, s.store, who.AppID, who.Bot, intents)
 }
 
-// appFlags gives READY's application its flags (rule APP-1).
+// appFlags gives READY's application its flags (apps.Flags).
 func (s *Server) appFlags(ctx context.Context, appID uint64) (uint64, error) {
-	app, err := s.store.GetApplication(ctx, appID)
-	if err != nil {
-		return 0, err
-	}
-	return app.Flags, nil
+	return apps.Flags(ctx, s.store, appID)
 }
