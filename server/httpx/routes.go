@@ -34,17 +34,7 @@ func Admitted(mux *http.ServeMux, matched func(r *http.Request, pattern string),
 // 404 or 405 instead of ServeMux's plain text. matched, when not nil, is told the pattern of each
 // request a route matches.
 func JSONErrors(mux *http.ServeMux, matched func(r *http.Request, pattern string), log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		if pattern == "" {
-			notMatched(w, r, mux, h, log)
-			return
-		}
-		if matched != nil {
-			matched(r, pattern)
-		}
-		mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
-	})
+	return Admitted(mux, matched, func(http.ResponseWriter, *http.Request, string) bool { return true }, log)
 }
 
 // notMatched answers a request no route of mux matches, h being the handler mux.Handler gave for
