@@ -45,6 +45,10 @@ func (r Resp) APIError(t testing.TB) wire.APIError {
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
+// CloseIdleConnections closes the idle connections of the client Do uses, such as one it
+// dialled for concurrent requests and never used: the service's shutdown waits for those.
+func CloseIdleConnections() { noRedirects.CloseIdleConnections() }
+
 // Do sends a request with the header's values, follows no redirect, and checks that the
 // answer is not a 5xx (bad input never gets one).
 func Do(t testing.TB, method, u string, body io.Reader, header http.Header) Resp {
