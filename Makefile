@@ -10,6 +10,7 @@ LDFLAGS := -X sdkpp/core.versionHash=$(VERSION_HASH)
 # the library reaches (wire/, internal/, audio/ ...) rebuilds it.
 LIB_DEPS_FMT := {{if .Module}}{{if .Module.Main}}{{range .GoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .CgoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .CFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .HFiles}}{{$$.Dir}}/{{.}} {{end}}{{end}}{{end}}
 GO_SOURCES := $(shell $(GO) list -deps -f '$(LIB_DEPS_FMT)' ./capi 2>/dev/null) go.mod go.sum
+GO_SOURCES_WINDOWS := $(shell CGO_ENABLED=1 GOOS=windows $(GO) list -deps -f '$(LIB_DEPS_FMT)' ./capi 2>/dev/null) go.mod go.sum
 HEADERS := include/sdkpp.h include/sdkpp.hpp
 CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
@@ -37,8 +38,15 @@ export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a l
 # The library exports only its Sdkpp_ functions (not miniaudio's ma_*, opus_* or speex_*).
 EXPORTS_MAP := capi/exports.map
 SHARED_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP))
+# The library's version is the one api/sdkpp.api declares (Sdkpp_Client_GetVersion* report it);
+# its SONAME carries the major version, and build/ holds that name as a link to libsdkpp.so so
+# that programs linked there find it.
+VERSION := $(shell awk '$$1 == "version" {print $$2; exit}' api/sdkpp.api)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+SONAME := libsdkpp.so.$(VERSION_MAJOR)
+LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP)),-soname,$(SONAME)
 
-.PHONY: all lib tools clibs generate check-generated check-layers check-linkage deps bots test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: all lib tools dist install test-dist clibs generate check-generated check-layers check-linkage deps bots test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -53,7 +61,8 @@ $(BUILD)/clibs/%/stamp: build/scripts/clibs.sh
 # The library and its headers.
 lib: $(LIB)
 $(LIB): $(GO_SOURCES) $(HEADERS) $(EXPORTS_MAP) $(CLIBS)
-	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(SHARED_LDFLAGS)" -o $@ ./capi
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(LIB_LDFLAGS)" -o $@ ./capi
+	ln -sf $(@F) $(BUILD)/$(SONAME)
 
 # The service and its companions: sdkpp-server, the stand-in browser for tests, and the stand-in
 # desktop client.
@@ -88,19 +97,40 @@ check-linkage: $(LIB) $(PROBE)
 	$(dir $(PROBE))linkprobe
 
 # The Windows DLL, cross-built with mingw (posix threads), links the same libraries cross-built
-# with mingw; the C test is linked to it.
+# with mingw; the C test is linked to it. It exports only the functions of include/sdkpp.h, listed
+# in build/sdkpp.def: Go's linker would otherwise hand the linker a .def of every cgo export,
+# the internal callbacks of its dependencies (goDataCallback, sdkppOSThreadRun ...) included; it
+# does not when the flags name --export-all-symbols, which --exclude-all-symbols then cancels.
+# The same link writes mingw's import library, build/libsdkpp.dll.a; llvm-dlltool writes from
+# the .def the short-format import library MSVC's own tools write, build/sdkpp.lib.
 MINGW_CC := x86_64-w64-mingw32-gcc-posix
 MINGW_CXX := x86_64-w64-mingw32-g++-posix
 WIN := $(BUILD)/test/windows
-windows: export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,windows-amd64)/lib/pkgconfig
-windows: export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
-windows: export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,windows-amd64)/lib/,libopus.a libspeexdsp.a) -lm
-windows: $(CLIBS_WINDOWS)
+DEF := $(BUILD)/sdkpp.def
+IMPLIB_GNU := $(BUILD)/libsdkpp.dll.a
+IMPLIB_MSVC := $(BUILD)/sdkpp.lib
+DLL_LDFLAGS := '-extldflags=-Wl,--export-all-symbols -Wl,--exclude-all-symbols $(abspath $(DEF)) -Wl,--out-implib,$(abspath $(IMPLIB_GNU))'
+windows $(DLL): export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,windows-amd64)/lib/pkgconfig
+windows $(DLL): export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
+windows $(DLL): export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,windows-amd64)/lib/,libopus.a libspeexdsp.a) -lm
+
+$(DEF): include/sdkpp.h
+	@mkdir -p $(@D)
+	{ echo 'LIBRARY sdkpp.dll'; echo 'EXPORTS'; \
+	  sed -n 's/^SDKPP_API .* SDKPP_CALL \(Sdkpp_[A-Za-z0-9_]*\)(.*/    \1/p' $<; } > $@
+
+$(DLL) $(IMPLIB_GNU) &: $(GO_SOURCES_WINDOWS) $(HEADERS) $(DEF) $(CLIBS_WINDOWS)
 	@build/scripts/deps.sh windows
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) \
-		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(DLL) ./capi
+		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(DLL_LDFLAGS)" -o $(DLL) ./capi
 	@# cgo writes its export header beside the DLL as sdkpp.h; it would shadow include/sdkpp.h.
 	rm -f $(BUILD)/sdkpp.h
+
+$(IMPLIB_MSVC): $(DEF)
+	@build/scripts/deps.sh windows
+	llvm-dlltool -m i386:x86-64 -d $< -l $@
+
+windows: $(DLL) $(IMPLIB_MSVC)
 	@# The C test compiles against the header's Windows declarations and links to the DLL.
 	@mkdir -p $(WIN)
 	$(MINGW_CC) $(CFLAGS) tests/c/handle_test.c -o $(WIN)/handle_test.exe $(DLL) -lpthread
@@ -152,9 +182,38 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 	SDKPP_E2E_WINE=$(abspath $(WIN)) SDKPP_WINE=$(WINE) $(GO) test -count=1 -v -run 'TestAccountLinking' ./tests/e2e/
 	$(WINE) wineserver -w
 
+# What a game team downloads, into build/dist/ from the libraries built above (build/scripts/dist.sh):
+# the Linux and Windows archives, each a prefix with include/, lib/ (CMake config package and
+# pkg-config file included) and the docs. make install copies the Linux one into
+# $(DESTDIR)$(PREFIX).
+DIST := $(BUILD)/dist
+LINUX_STAGE := $(DIST)/sdkpp-$(VERSION)-linux-x64
+WIN_STAGE := $(DIST)/sdkpp-$(VERSION)-win-x64
+DIST_COMMON := $(HEADERS) README.md $(wildcard docs/*.md) $(wildcard build/package/*) build/scripts/dist.sh
+PREFIX ?= /usr/local
+dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip
+
+$(LINUX_STAGE).tar.gz: $(LIB) $(DIST_COMMON)
+	@build/scripts/deps.sh dist
+	build/scripts/dist.sh linux $(VERSION) $(LINUX_STAGE)
+
+$(WIN_STAGE).zip: $(DLL) $(IMPLIB_GNU) $(IMPLIB_MSVC) $(DIST_COMMON)
+	@build/scripts/deps.sh dist
+	build/scripts/dist.sh windows $(VERSION) $(WIN_STAGE)
+
+install: $(LINUX_STAGE).tar.gz
+	build/scripts/dist.sh install $(LINUX_STAGE) "$(DESTDIR)$(PREFIX)"
+
+# The packages in build/dist/, unpacked afresh, as a game team would use them (tests/dist/run.sh).
+test-dist: dist $(WINE_SYSTEM)/bcryptprimitives.dll
+	rm -rf $(BUILD)/test/dist-install
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD))/test/dist-install PREFIX=/opt/sdkpp
+	MINGW_CC=$(MINGW_CC) WINE=$(WINE) SONAME=$(SONAME) \
+		bash tests/dist/run.sh $(VERSION) $(abspath $(BUILD))/test/dist-install/opt/sdkpp
+
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library, and
 # the Windows DLL under Wine.
-test: deps check-generated check-layers test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows
+test: deps check-generated check-layers test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows test-dist
 	@echo "make test: all suites passed"
 
 # tests/bots runs a bot written with discord.js: npm installs the version that
@@ -274,4 +333,4 @@ $(SAMPLE_GAME): examples/cpp/sample_game.cpp $(HEADERS) $(LIB)
 
 clean:
 	@# build/clibs stays: rebuilding it takes minutes and clibs.sh knows when it is stale.
-	rm -rf $(LIB) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench $(BUILD)/wine
+	rm -rf $(LIB) $(BUILD)/$(SONAME) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(DEF) $(IMPLIB_GNU) $(IMPLIB_MSVC) $(DIST) $(BUILD)/test $(BUILD)/demo $(BUILD)/bench $(BUILD)/wine
