@@ -289,18 +289,27 @@ test-native: $(LIB)
 	{ echo '#include "sdkpp.hpp"'; echo '#include <cstdio>'; echo 'void Voice(sdkpp::Client& client, uint64_t lobbyId) {'; \
 	  awk '/^```cpp/{n++; on=(n==4); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_voice.cpp
 	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_voice.cpp
+	@# The README's C quick start compiles and runs exactly as written.
+	awk '/^```c$$/{n++; on=(n==1); next} /^```/{on=0} on' README.md > $(NATIVE)/readme_quickstart_c.c
+	$(CC) $(CFLAGS) $(NATIVE)/readme_quickstart_c.c -o $(NATIVE)/readme_quickstart_c -L$(BUILD) -lsdkpp $(RPATH)
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
 	$(NATIVE)/stress_test $(STRESS_CALLS) $(STRESS_THREADS)
 	$(NATIVE)/handle_test_cpp
 	$(NATIVE)/readme_quickstart
+	$(NATIVE)/readme_quickstart_c
 
 test-csharp: $(LIB) $(BUILD)/sdkpp-desktop
 	bash tests/csharp/run.sh
+	@# The README's C# quick start compiles against the binding (built by run.sh) and runs as written.
+	awk '/^```csharp$$/{n++; on=(n==1); next} /^```/{on=0} on' README.md > $(BUILD)/test/csharp/QuickStart.cs
+	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -r:$(BUILD)/test/csharp/Sdkpp.dll \
+		-out:$(BUILD)/test/csharp/QuickStart.exe $(BUILD)/test/csharp/QuickStart.cs
+	cd $(BUILD)/test/csharp && LD_LIBRARY_PATH=$(abspath $(BUILD)) mono QuickStart.exe
 
 # C++ and C# programs linked to the real library, against a live service (tests/e2e).
 E2E := $(BUILD)/test/e2e
-test-e2e: $(LIB) $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-server $(SAMPLE_GAME)
+test-e2e: $(LIB) $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-server $(SAMPLE_GAME) $(SAMPLE_GAME_C) $(SAMPLE_GAME_CS)
 	@mkdir -p $(E2E)
 	$(CXX) $(CXXFLAGS) tests/cpp/auth_e2e.cpp -o $(E2E)/auth_e2e_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	bash tests/csharp/e2e/build.sh
@@ -322,14 +331,32 @@ bench: $(CLIBS)
 	@build/scripts/deps.sh bench
 	bash bench/run.sh
 
-# Starts sdkpp-server on its default address and runs the sample game for two players.
-demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_GAME)
+# Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp
+# (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono).
+SAMPLE ?= cpp
+SAMPLE_GAME_C := $(BUILD)/demo/sample_game_c
+SAMPLE_GAME_CS := $(BUILD)/demo/csharp/SampleGame.exe
+SAMPLE_PROGRAM_cpp := $(SAMPLE_GAME)
+SAMPLE_PROGRAM_c := $(SAMPLE_GAME_C)
+SAMPLE_PROGRAM_csharp := $(SAMPLE_GAME_CS)
+demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_PROGRAM_$(SAMPLE))
 	@build/scripts/deps.sh demo
-	@$(GO) run ./examples/demo -bin $(BUILD)
+	@$(GO) run ./examples/demo -bin $(BUILD) -sample $(SAMPLE)
 
 $(SAMPLE_GAME): examples/cpp/sample_game.cpp $(HEADERS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) examples/cpp/sample_game.cpp -o $@ -L$(BUILD) -lsdkpp $(RPATH)
+
+$(SAMPLE_GAME_C): examples/c/sample_game.c include/sdkpp.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) examples/c/sample_game.c -o $@ -L$(BUILD) -lsdkpp $(RPATH)
+
+# The C# sample against the binding compiled as its own assembly, as a game uses it.
+$(SAMPLE_GAME_CS): examples/csharp/SampleGame.cs $(wildcard bindings/csharp/*.cs)
+	@build/scripts/deps.sh mono
+	@mkdir -p $(dir $@)
+	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -target:library -out:$(dir $@)Sdkpp.dll bindings/csharp/*.cs
+	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -target:exe -r:$(dir $@)Sdkpp.dll -out:$@ examples/csharp/SampleGame.cs
 
 clean:
 	@# build/clibs stays: rebuilding it takes minutes and clibs.sh knows when it is stale.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|demo|windows|wine|dist|browser|node|all]
+# Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|all]
 # bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
 # cross-compilers; wine adds Debian's Wine to run what they build (test includes wine). node is
 # Node.js and npm, which tests/bots's discord.js bot runs on (test includes node). windows also
@@ -26,9 +26,12 @@ if [ "$want" = demo ]; then
   have pulseaudio || need+=(pulseaudio)
   have paplay || need+=(pulseaudio-utils)
 fi
-if [ "$want" = test ] || [ "$want" = all ]; then
+# mono: Mono's compiler and runtime, for the C# binding and its sample (test includes mono).
+if [ "$want" = mono ] || [ "$want" = test ] || [ "$want" = all ]; then
   have mcs || need+=(mono-mcs)
   have mono || need+=(mono-runtime)
+fi
+if [ "$want" = test ] || [ "$want" = all ]; then
   # The audio tests' private sound server (pulseaudio brings pactl), and the speech fixtures'
   # generator (go generate ./audio/internal/speech).
   have pulseaudio || need+=(pulseaudio)
