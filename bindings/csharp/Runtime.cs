@@ -32,13 +32,14 @@ using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
 
-#if !UNITY_5_3_OR_NEWER
-namespace AOT
+namespace Sdkpp.AOT
 {
     /// <summary>
     /// Marks a static method that native code calls through a delegate, so that ahead-of-time
-    /// compilers (Unity IL2CPP, Mono full AOT) emit a native entry point for it. Unity provides its
-    /// own AOT.MonoPInvokeCallbackAttribute; this one is used elsewhere (they are recognised by name).
+    /// compilers (Unity IL2CPP, Mono full AOT) emit a native entry point for it. They recognise the
+    /// attribute by its name, in any namespace: the binding declares its own, always, so that it
+    /// compiles with Unity's engine references (whose AOT.MonoPInvokeCallbackAttribute it would
+    /// otherwise clash with) and without them (an assembly definition with noEngineReferences).
     /// </summary>
     [AttributeUsage(AttributeTargets.Method)]
     internal sealed class MonoPInvokeCallbackAttribute : Attribute
@@ -47,7 +48,6 @@ namespace AOT
         public MonoPInvokeCallbackAttribute(Type delegateType) { }
     }
 }
-#endif
 
 namespace Sdkpp
 {

@@ -1263,7 +1263,7 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	ps = append(ps, csIntPtr+" __userData")
 	w.line("internal static readonly %s %s = %s_Impl;", csNativeDelegate(cb), name, name)
 	w.line("")
-	w.line("[global::AOT.MonoPInvokeCallback(typeof(%s))]", csNativeDelegate(cb))
+	w.line("[global::Sdkpp.AOT.MonoPInvokeCallback(typeof(%s))]", csNativeDelegate(cb))
 	w.line("static void %s_Impl(%s)", name, strings.Join(ps, ", "))
 	w.line("{")
 	w.line("try")
