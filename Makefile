@@ -191,7 +191,8 @@ LINUX_STAGE := $(DIST)/sdkpp-$(VERSION)-linux-x64
 WIN_STAGE := $(DIST)/sdkpp-$(VERSION)-win-x64
 DIST_COMMON := $(HEADERS) README.md $(wildcard docs/*.md) $(wildcard build/package/*) build/scripts/dist.sh
 PREFIX ?= /usr/local
-dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip
+NUGET := $(DIST)/Sdkpp.$(VERSION).nupkg
+dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip $(NUGET)
 
 $(LINUX_STAGE).tar.gz: $(LIB) $(DIST_COMMON)
 	@build/scripts/deps.sh dist
@@ -200,6 +201,12 @@ $(LINUX_STAGE).tar.gz: $(LIB) $(DIST_COMMON)
 $(WIN_STAGE).zip: $(DLL) $(IMPLIB_GNU) $(IMPLIB_MSVC) $(DIST_COMMON)
 	@build/scripts/deps.sh dist
 	build/scripts/dist.sh windows $(VERSION) $(WIN_STAGE)
+
+# The NuGet package: the C# binding (lib/netstandard2.0/) and both libraries (runtimes/).
+$(NUGET): $(LIB) $(DLL) $(wildcard bindings/csharp/*.cs) build/package/Sdkpp.nuspec.in build/scripts/dist.sh README.md
+	@build/scripts/deps.sh dist
+	@build/scripts/deps.sh mono
+	build/scripts/dist.sh nuget $(VERSION) $(DIST)/nuget
 
 install: $(LINUX_STAGE).tar.gz
 	build/scripts/dist.sh install $(LINUX_STAGE) "$(DESTDIR)$(PREFIX)"
@@ -299,13 +306,16 @@ test-native: $(LIB)
 	$(NATIVE)/readme_quickstart
 	$(NATIVE)/readme_quickstart_c
 
-test-csharp: $(LIB) $(BUILD)/sdkpp-desktop
-	bash tests/csharp/run.sh
+# The C# tests run against the binding and the library unpacked from build/dist's NuGet package.
+test-csharp: $(NUGET) $(BUILD)/sdkpp-desktop
+	rm -rf $(BUILD)/test/nuget && mkdir -p $(BUILD)/test/nuget
+	unzip -q $(NUGET) -d $(BUILD)/test/nuget
+	SDKPP_CSHARP_PACKAGE=$(abspath $(BUILD))/test/nuget bash tests/csharp/run.sh
 	@# The README's C# quick start compiles against the binding (built by run.sh) and runs as written.
 	awk '/^```csharp$$/{n++; on=(n==1); next} /^```/{on=0} on' README.md > $(BUILD)/test/csharp/QuickStart.cs
 	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -r:$(BUILD)/test/csharp/Sdkpp.dll \
 		-out:$(BUILD)/test/csharp/QuickStart.exe $(BUILD)/test/csharp/QuickStart.cs
-	cd $(BUILD)/test/csharp && LD_LIBRARY_PATH=$(abspath $(BUILD)) mono QuickStart.exe
+	cd $(BUILD)/test/csharp && LD_LIBRARY_PATH=$(abspath $(BUILD))/test/nuget/runtimes/linux-x64/native mono QuickStart.exe
 
 # C++ and C# programs linked to the real library, against a live service (tests/e2e).
 E2E := $(BUILD)/test/e2e

@@ -63,7 +63,8 @@ func init() {
 		MarshalAs MarshalAsAttribute UnmanagedType StructLayout StructLayoutAttribute LayoutKind
 		DllImport DllImportAttribute CallingConvention UnmanagedFunctionPointer
 		UnmanagedFunctionPointerAttribute UTF8Encoding Encoding Volatile Interlocked List Dictionary
-		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute Gate SdkThread Monitor`) {
+		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute Gate SdkThread Monitor
+		NativeLibraryResolver DllImportSearchPath AppDomain`) {
 		csReserved[k] = true
 	}
 }

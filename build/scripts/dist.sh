@@ -4,6 +4,8 @@
 #   build/scripts/dist.sh linux VERSION STAGE     STAGE/ and STAGE.tar.gz from build/libsdkpp.so
 #   build/scripts/dist.sh windows VERSION STAGE   STAGE/ and STAGE.zip from build/sdkpp.dll and
 #                                                 its import libraries
+#   build/scripts/dist.sh nuget VERSION STAGE     STAGE/ and Sdkpp.VERSION.nupkg beside it: the C#
+#                                                 binding and both libraries
 #   build/scripts/dist.sh install STAGE DEST      copies a staged Linux tree into DEST (a prefix)
 #
 # Each tree is a prefix: include/ (sdkpp.h, sdkpp.hpp), lib/ (the library, lib/cmake/sdkpp/ and
@@ -13,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-usage() { echo "usage: $0 linux|windows VERSION STAGE | install STAGE DEST" >&2; exit 2; }
+usage() { echo "usage: $0 linux|windows|nuget VERSION STAGE | install STAGE DEST" >&2; exit 2; }
 [ $# -eq 3 ] || usage
 
 # fill TEMPLATE OUT: build/package/TEMPLATE with @VERSION@, @VERSION_MAJOR@, @VERSION_MINOR@.
@@ -63,6 +65,44 @@ linux | windows)
     (cd "$(dirname "$stage")" && find "$name" | LC_ALL=C sort | zip -q -X "$name.zip" -@)
     echo "dist: $stage.zip"
   fi
+  ;;
+nuget)
+  # A NuGet package is a zip of a .nuspec, the OPC parts NuGet writes ([Content_Types].xml and
+  # _rels/.rels) and the payload: lib/netstandard2.0/Sdkpp.dll (the binding, compiled by Mono's
+  # mcs, with its XML docs) and runtimes/RID/native/ (the libraries of this build). .NET copies
+  # the library of the game's RID beside it; the binding's NativeLibrary resolver finds it in
+  # runtimes/ when a host does not.
+  version=$2 stage=$3
+  rm -rf "$stage"
+  mkdir -p "$stage/lib/netstandard2.0" "$stage/runtimes/linux-x64/native" "$stage/runtimes/win-x64/native" "$stage/_rels"
+  mcs -langversion:7 -nologo -warn:4 -warnaserror+ -optimize+ -target:library \
+    -doc:"$stage/lib/netstandard2.0/Sdkpp.xml" -out:"$stage/lib/netstandard2.0/Sdkpp.dll" bindings/csharp/*.cs
+  cp build/libsdkpp.so "$stage/runtimes/linux-x64/native/libsdkpp.so"
+  cp build/sdkpp.dll "$stage/runtimes/win-x64/native/sdkpp.dll"
+  sed -e "s/@VERSION@/$version/g" build/package/Sdkpp.nuspec.in >"$stage/Sdkpp.nuspec"
+  cp README.md "$stage/README.md"
+  cat >"$stage/[Content_Types].xml" <<'XML'
+<?xml version="1.0" encoding="utf-8"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
+  <Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml" />
+  <Default Extension="nuspec" ContentType="application/octet" />
+  <Default Extension="dll" ContentType="application/octet" />
+  <Default Extension="so" ContentType="application/octet" />
+  <Default Extension="xml" ContentType="application/octet" />
+  <Default Extension="md" ContentType="application/octet" />
+</Types>
+XML
+  cat >"$stage/_rels/.rels" <<'XML'
+<?xml version="1.0" encoding="utf-8"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">
+  <Relationship Type="http://schemas.microsoft.com/packaging/2010/07/manifest" Target="/Sdkpp.nuspec" Id="R1" />
+</Relationships>
+XML
+  find "$stage" -exec touch -h -d "$mtime" {} +
+  pkg=$(cd "$(dirname "$stage")" && pwd)/Sdkpp.$version.nupkg
+  rm -f "$pkg"
+  (cd "$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | zip -q -X "$pkg" -@)
+  echo "dist: $pkg"
   ;;
 install)
   stage=$2 dest=$3

@@ -8,6 +8,7 @@
 #     a C++ game against sdkpp::sdkpp, and runs them;
 #   - a C game built with pkg-config against the archive runs;
 #   - mingw links the C game against lib/sdkpp.lib (MSVC's import library), and it runs under Wine;
+#   - the NuGet package holds the binding, both libraries (the archives' own) and its manifest;
 #   - make install's tree (DESTDIR given by the Makefile) has the same files as the archive.
 # Usage: MINGW_CC=... WINE=build/scripts/wine.sh SONAME=libsdkpp.so.0 tests/dist/run.sh VERSION
 #        [DESTDIR_PREFIX]
@@ -85,6 +86,20 @@ mkdir -p "$out/win"
 x86_64-w64-mingw32-objdump -p "$out/win/game.exe" | grep -q 'DLL Name: sdkpp.dll' || fail "game.exe does not import sdkpp.dll"
 cp "$dll" "$out/win/"
 "$WINE" "$out/win/game.exe"
+
+step "NuGet package: layout and manifest"
+nupkg=$dist/Sdkpp.$version.nupkg
+unzip -Z1 "$nupkg" | LC_ALL=C sort >"$out/nupkg-entries.txt"
+printf '%s\n' '[Content_Types].xml' README.md Sdkpp.nuspec _rels/.rels lib/netstandard2.0/Sdkpp.dll \
+  lib/netstandard2.0/Sdkpp.xml runtimes/linux-x64/native/libsdkpp.so runtimes/win-x64/native/sdkpp.dll \
+  | LC_ALL=C sort >"$out/nupkg-want.txt"
+diff -u "$out/nupkg-want.txt" "$out/nupkg-entries.txt" || fail "the NuGet package's entries differ (- want, + package)"
+unzip -p "$nupkg" Sdkpp.nuspec >"$out/Sdkpp.nuspec"
+grep -q "<id>Sdkpp</id>" "$out/Sdkpp.nuspec" && grep -q "<version>$version</version>" "$out/Sdkpp.nuspec" \
+  || fail "Sdkpp.nuspec does not name Sdkpp $version"
+unzip -p "$nupkg" runtimes/linux-x64/native/libsdkpp.so | cmp - "$so" || fail "the package's libsdkpp.so is not the archive's"
+unzip -p "$nupkg" runtimes/win-x64/native/sdkpp.dll | cmp - "$dll" || fail "the package's sdkpp.dll is not the archive's"
+echo "$(wc -l <"$out/nupkg-entries.txt") entries; the same libraries as the archives (make test-csharp runs the C# tests against it)"
 
 if [ -n "$installed" ]; then
   step "make install's tree"
