@@ -192,7 +192,8 @@ WIN_STAGE := $(DIST)/sdkpp-$(VERSION)-win-x64
 DIST_COMMON := $(HEADERS) README.md $(wildcard docs/*.md) $(wildcard build/package/*) build/scripts/dist.sh
 PREFIX ?= /usr/local
 NUGET := $(DIST)/Sdkpp.$(VERSION).nupkg
-dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip $(NUGET)
+UPM := $(DIST)/com.sdkpp.sdk-$(VERSION).tgz
+dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip $(NUGET) $(UPM)
 
 $(LINUX_STAGE).tar.gz: $(LIB) $(DIST_COMMON)
 	@build/scripts/deps.sh dist
@@ -207,6 +208,11 @@ $(NUGET): $(LIB) $(DLL) $(wildcard bindings/csharp/*.cs) build/package/Sdkpp.nus
 	@build/scripts/deps.sh dist
 	@build/scripts/deps.sh mono
 	build/scripts/dist.sh nuget $(VERSION) $(DIST)/nuget
+
+# The Unity package: the binding with its assembly definition, both libraries with their import
+# settings, and a sample (build/package/upm/).
+$(UPM): $(LIB) $(DLL) $(wildcard bindings/csharp/*.cs) $(shell find build/package/upm -type f) build/scripts/dist.sh README.md
+	build/scripts/dist.sh upm $(VERSION) $(DIST)/upm
 
 install: $(LINUX_STAGE).tar.gz
 	build/scripts/dist.sh install $(LINUX_STAGE) "$(DESTDIR)$(PREFIX)"

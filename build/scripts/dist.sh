@@ -6,6 +6,8 @@
 #                                                 its import libraries
 #   build/scripts/dist.sh nuget VERSION STAGE     STAGE/ and Sdkpp.VERSION.nupkg beside it: the C#
 #                                                 binding and both libraries
+#   build/scripts/dist.sh upm VERSION STAGE       STAGE/package/ and com.sdkpp.sdk-VERSION.tgz beside
+#                                                 it: the Unity package
 #   build/scripts/dist.sh install STAGE DEST      copies a staged Linux tree into DEST (a prefix)
 #
 # Each tree is a prefix: include/ (sdkpp.h, sdkpp.hpp), lib/ (the library, lib/cmake/sdkpp/ and
@@ -15,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-usage() { echo "usage: $0 linux|windows|nuget VERSION STAGE | install STAGE DEST" >&2; exit 2; }
+usage() { echo "usage: $0 linux|windows|nuget|upm VERSION STAGE | install STAGE DEST" >&2; exit 2; }
 [ $# -eq 3 ] || usage
 
 # fill TEMPLATE OUT: build/package/TEMPLATE with @VERSION@, @VERSION_MAJOR@, @VERSION_MINOR@.
@@ -34,6 +36,55 @@ common() {
   fill sdkpp.pc.in "$stage/lib/pkgconfig/sdkpp.pc"
   cp README.md "$stage/share/doc/sdkpp/"
   if [ -d docs ]; then cp -R docs "$stage/share/doc/sdkpp/"; fi
+}
+
+# guid PATH: the Unity GUID of a file of the Unity package, from its path: unique within the package
+# and the same in every version, so that a project's references survive an upgrade.
+guid() { printf 'com.sdkpp.sdk/%s' "$1" | md5sum | cut -c1-32; }
+
+# meta ROOT PATH: writes ROOT/PATH.meta, the importer settings Unity expects for that file or folder.
+meta() {
+  local root=$1 rel=$2 out="$1/$2.meta"
+  printf 'fileFormatVersion: 2\nguid: %s\n' "$(guid "$rel")" >"$out"
+  if [ -d "$root/$rel" ]; then
+    printf 'folderAsset: yes\nDefaultImporter:\n' >>"$out"
+  else
+    case $rel in
+    *.cs) printf 'MonoImporter:\n  serializedVersion: 2\n  defaultReferences: []\n  executionOrder: 0\n  icon: {instanceID: 0}\n' >>"$out" ;;
+    *.asmdef) printf 'AssemblyDefinitionImporter:\n' >>"$out" ;;
+    package.json) printf 'PackageManifestImporter:\n' >>"$out" ;;
+    *.so) plugin_meta Linux Linux64 >>"$out"; return ;;
+    *.dll) plugin_meta Windows Win64 >>"$out"; return ;;
+    *) printf 'TextScriptImporter:\n' >>"$out" ;;
+    esac
+  fi
+  printf '  externalObjects: {}\n  userData: \n  assetBundleName: \n  assetBundleVariant: \n' >>"$out"
+}
+
+# plugin_meta OS STANDALONE: a native plugin enabled for the editor on OS and for the standalone
+# player STANDALONE (Linux64 or Win64), x86_64, and for nothing else: each OS loads only its own
+# library, by the name the binding imports (sdkpp: libsdkpp.so, sdkpp.dll).
+plugin_meta() {
+  local os=$1 player=$2 target
+  printf 'PluginImporter:\n  externalObjects: {}\n  serializedVersion: 2\n  iconMap: {}\n  executionOrder: {}\n'
+  printf '  defineConstraints: []\n  isPreloaded: 0\n  isOverridable: 0\n  isExplicitlyReferenced: 0\n  validateReferences: 1\n'
+  printf '  platformData:\n'
+  printf '  - first:\n      : Any\n    second:\n      enabled: 0\n      settings:\n'
+  printf '        Exclude Editor: 0\n'
+  for target in Linux64 OSXUniversal Win Win64; do
+    printf '        Exclude %s: %d\n' "$target" "$([ "$target" = "$player" ] && echo 0 || echo 1)"
+  done
+  printf '  - first:\n      Any: \n    second:\n      enabled: 0\n      settings: {}\n'
+  printf '  - first:\n      Editor: Editor\n    second:\n      enabled: 1\n      settings:\n'
+  printf '        CPU: x86_64\n        DefaultValueInitialized: true\n        OS: %s\n' "$os"
+  for target in Linux64 OSXUniversal Win Win64; do
+    if [ "$target" = "$player" ]; then
+      printf '  - first:\n      Standalone: %s\n    second:\n      enabled: 1\n      settings:\n        CPU: x86_64\n' "$target"
+    else
+      printf '  - first:\n      Standalone: %s\n    second:\n      enabled: 0\n      settings:\n        CPU: None\n' "$target"
+    fi
+  done
+  printf '  userData: \n  assetBundleName: \n  assetBundleVariant: \n'
 }
 
 # Archives list their entries sorted, owned by root, dated by the last commit: the same build
@@ -103,6 +154,27 @@ XML
   rm -f "$pkg"
   (cd "$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | zip -q -X "$pkg" -@)
   echo "dist: $pkg"
+  ;;
+upm)
+  # A UPM tarball is an npm-style tarball whose root folder is package/. Every file and folder
+  # Unity imports has a .meta; Samples~ (hidden from Unity until the sample is imported) is the
+  # sample's source, with metas of its own so that an imported sample keeps stable GUIDs.
+  version=$2 stage=$3
+  rm -rf "$stage"
+  pkg=$stage/package
+  mkdir -p "$pkg/Runtime/Plugins/x86_64" "$pkg/Samples~"
+  sed -e "s/@VERSION@/$version/g" build/package/upm/package.json.in >"$pkg/package.json"
+  cp README.md "$pkg/README.md"
+  cp bindings/csharp/*.cs build/package/upm/Sdkpp.asmdef "$pkg/Runtime/"
+  cp build/libsdkpp.so build/sdkpp.dll "$pkg/Runtime/Plugins/x86_64/"
+  cp -R "build/package/upm/Samples~/." "$pkg/Samples~/"
+  (cd "$pkg" && find . -mindepth 1 ! -name 'Samples~' | sed 's|^\./||' | LC_ALL=C sort) | while read -r rel; do
+    meta "$pkg" "$rel"
+  done
+  find "$stage" -exec touch -h -d "$mtime" {} +
+  tgz=$(cd "$(dirname "$stage")" && pwd)/com.sdkpp.sdk-$version.tgz
+  tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -czf "$tgz" package
+  echo "dist: $tgz"
   ;;
 install)
   stage=$2 dest=$3

@@ -9,6 +9,10 @@
 #   - a C game built with pkg-config against the archive runs;
 #   - mingw links the C game against lib/sdkpp.lib (MSVC's import library), and it runs under Wine;
 #   - the NuGet package holds the binding, both libraries (the archives' own) and its manifest;
+#   - the Unity package: its Runtime compiled by mcs with UNITY_5_3_OR_NEWER without engine
+#     assemblies (noEngineReferences) and with a stand-in UnityEngine.dll (tests/dist/unity), and
+#     without the symbol; its sample against them; package.json, metas, GUIDs and the native
+#     import settings (tests/dist/upm_test.go); its libraries the archives';
 #   - make install's tree (DESTDIR given by the Makefile) has the same files as the archive.
 # Usage: MINGW_CC=... WINE=build/scripts/wine.sh SONAME=libsdkpp.so.0 tests/dist/run.sh VERSION
 #        [DESTDIR_PREFIX]
@@ -100,6 +104,25 @@ grep -q "<id>Sdkpp</id>" "$out/Sdkpp.nuspec" && grep -q "<version>$version</vers
 unzip -p "$nupkg" runtimes/linux-x64/native/libsdkpp.so | cmp - "$so" || fail "the package's libsdkpp.so is not the archive's"
 unzip -p "$nupkg" runtimes/win-x64/native/sdkpp.dll | cmp - "$dll" || fail "the package's sdkpp.dll is not the archive's"
 echo "$(wc -l <"$out/nupkg-entries.txt") entries; the same libraries as the archives (make test-csharp runs the C# tests against it)"
+
+step "Unity package: compiles as Unity would, with and without engine references"
+upm=$dist/com.sdkpp.sdk-$version.tgz
+tar -C "$out" -xzf "$upm"
+mkdir -p "$out/unity/engine" "$out/unity/plain"
+mcsflags=(-langversion:7 -nologo -warn:4 -warnaserror+)
+mcs "${mcsflags[@]}" -target:library -nowarn:1591 -out:"$out/unity/UnityEngine.dll" tests/dist/unity/UnityEngine.cs
+# The Runtime assembly as its asmdef builds it (noEngineReferences: Unity defines the symbols but
+# gives no engine assembly), as an assembly with engine references (where the engine's own
+# AOT.MonoPInvokeCallbackAttribute exists too), and outside Unity.
+mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -out:"$out/unity/Sdkpp.dll" "$out"/package/Runtime/*.cs
+mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -r:"$out/unity/UnityEngine.dll" \
+  -out:"$out/unity/engine/Sdkpp.dll" "$out"/package/Runtime/*.cs
+mcs "${mcsflags[@]}" -target:library -out:"$out/unity/plain/Sdkpp.dll" "$out"/package/Runtime/*.cs
+mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -r:"$out/unity/UnityEngine.dll" -r:"$out/unity/Sdkpp.dll" \
+  -out:"$out/unity/Sdkpp.Samples.Basic.dll" "$out"/package/Samples~/Basic/*.cs
+cmp "$out/package/Runtime/Plugins/x86_64/libsdkpp.so" "$so" || fail "the Unity package's libsdkpp.so is not the archive's"
+cmp "$out/package/Runtime/Plugins/x86_64/sdkpp.dll" "$dll" || fail "the Unity package's sdkpp.dll is not the archive's"
+SDKPP_UPM=$upm SDKPP_VERSION=$version go test -count=1 -run TestUPMPackage ./tests/dist/
 
 if [ -n "$installed" ]; then
   step "make install's tree"
