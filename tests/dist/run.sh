@@ -74,7 +74,8 @@ cmake --build "$out/cmake" >"$out/cmake-build.log" 2>&1 || { cat "$out/cmake-bui
 "$out/cmake/game_c"
 "$out/cmake/game_cpp"
 for exe in game_c game_cpp; do
-  readelf -d "$out/cmake/$exe" | grep -q "NEEDED.*\[libsdkpp.so.$major\]" || fail "$exe does not need libsdkpp.so.$major"
+  # (grep reads all of its input: with -q it could stop early and fail the pipe under pipefail)
+  readelf -d "$out/cmake/$exe" | grep "NEEDED.*\[libsdkpp.so.$major\]" >/dev/null || fail "$exe does not need libsdkpp.so.$major"
 done
 
 step "pkg-config on the unpacked archive"
@@ -87,7 +88,7 @@ LD_LIBRARY_PATH=$linux/lib "$out/game_pc"
 step "mingw against lib/sdkpp.lib, run under Wine"
 mkdir -p "$out/win"
 "$MINGW_CC" -std=c11 -Wall -Wextra -Werror -I"$win/include" tests/dist/cmake/game.c -o "$out/win/game.exe" "$win/lib/sdkpp.lib"
-x86_64-w64-mingw32-objdump -p "$out/win/game.exe" | grep -q 'DLL Name: sdkpp.dll' || fail "game.exe does not import sdkpp.dll"
+x86_64-w64-mingw32-objdump -p "$out/win/game.exe" | grep 'DLL Name: sdkpp.dll' >/dev/null || fail "game.exe does not import sdkpp.dll"
 cp "$dll" "$out/win/"
 "$WINE" "$out/win/game.exe"
 
