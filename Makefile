@@ -276,6 +276,8 @@ fuzz: $(CLIBS)
 
 NATIVE := $(BUILD)/test/native
 SAMPLE_GAME := $(BUILD)/demo/sample_game
+SAMPLE_GAME_C := $(BUILD)/demo/sample_game_c
+SAMPLE_GAME_CS := $(BUILD)/demo/csharp/SampleGame.exe
 # Random calls to every export, from STRESS_THREADS threads (tests/c/stress_test.c).
 STRESS_CALLS ?= 1000000
 STRESS_THREADS ?= 4
@@ -350,8 +352,6 @@ bench: $(CLIBS)
 # Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp
 # (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono).
 SAMPLE ?= cpp
-SAMPLE_GAME_C := $(BUILD)/demo/sample_game_c
-SAMPLE_GAME_CS := $(BUILD)/demo/csharp/SampleGame.exe
 SAMPLE_PROGRAM_cpp := $(SAMPLE_GAME)
 SAMPLE_PROGRAM_c := $(SAMPLE_GAME_C)
 SAMPLE_PROGRAM_csharp := $(SAMPLE_GAME_CS)
