@@ -195,8 +195,8 @@ NUGET := $(DIST)/Sdkpp.$(VERSION).nupkg
 UPM := $(DIST)/com.sdkpp.sdk-$(VERSION).tgz
 dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip $(NUGET) $(UPM)
 
+# (tar and gzip only: make install needs none of the Windows tools deps.sh dist brings.)
 $(LINUX_STAGE).tar.gz: $(LIB) $(DIST_COMMON)
-	@build/scripts/deps.sh dist
 	build/scripts/dist.sh linux $(VERSION) $(LINUX_STAGE)
 
 $(WIN_STAGE).zip: $(DLL) $(IMPLIB_GNU) $(IMPLIB_MSVC) $(DIST_COMMON)
