@@ -13,8 +13,8 @@
 // Conventions of the binding (see also the comments in Sdkpp.g.cs):
 //  - Every object is a sealed IDisposable class holding the library's object id. Dispose releases it
 //    at once; an object that is not disposed is released by its finalizer (any thread is fine).
-//    After Dispose every call is refused by the library, which logs an error and returns the
-//    default (0, false, "", null).
+//    After Dispose, or after Sdk.Shutdown dropped every object, a call throws
+//    ObjectDisposedException.
 //  - Strings are System.String in and out, converted to and from UTF-8. A null string (or list,
 //    map or object) where the description does not say "opt" throws ArgumentNullException.
 //  - Optional values are nullable (ulong?, IntegrationType?, or null for strings and objects).
@@ -418,6 +418,16 @@ namespace Sdkpp
                 {
                     throw new SdkppAbiException(failure);
                 }
+            }
+        }
+
+        /// <summary>Forgets the check's outcome (Sdk.Shutdown: the library forgot a refusal too).</summary>
+        internal static void Reset()
+        {
+            lock (mu)
+            {
+                state = 0;
+                failure = null;
             }
         }
 
@@ -841,12 +851,47 @@ namespace Sdkpp
     /// pointer or a GCHandle; the library's free function (FreeUserData) removes the entry once the
     /// callback will never be called again.
     /// </summary>
+    /// <remarks>
+    /// A key is an epoch in its high bits and a counter in its low bits. The epoch starts random in
+    /// each domain and changes at every Sdk.Shutdown, so a key the library kept from an earlier
+    /// domain (a Unity domain reload that skipped Shutdown) or from before a Shutdown never names a
+    /// callback registered since: it finds nothing, and the trampoline does nothing.
+    /// </remarks>
     internal static class CallbackRegistry
     {
         // Lock-free for readers: the audio-thread trampolines look their callback up for every
         // 20 ms frame, and must never wait for a game thread that is registering one.
         static readonly ConcurrentDictionary<long, Delegate> callbacks = new ConcurrentDictionary<long, Delegate>();
         static long next;
+        // Bits of a key below the epoch: 32 on 64-bit, 20 on 32-bit (userData is pointer-sized).
+        static readonly int counterBits = IntPtr.Size == 4 ? 20 : 32;
+        static long epoch = NewEpoch(0);
+
+        /// <summary>A random epoch unlike previous, that fits above the counter in a positive key.</summary>
+        static long NewEpoch(long previous)
+        {
+            long max = (IntPtr.Size == 4 ? int.MaxValue : long.MaxValue) >> counterBits;
+            var random = new Random(Guid.NewGuid().GetHashCode());
+            while (true)
+            {
+                long e = (long)(random.NextDouble() * max) + 1;
+                if (e <= max && e != previous)
+                {
+                    return e;
+                }
+            }
+        }
+
+        /// <summary>
+        /// Forgets every callback and starts a new epoch: for Sdk.Shutdown, after the library freed
+        /// (or forgot) every userData.
+        /// </summary>
+        internal static void Reset()
+        {
+            Interlocked.Exchange(ref epoch, NewEpoch(Interlocked.Read(ref epoch)));
+            Interlocked.Exchange(ref next, 0);
+            callbacks.Clear();
+        }
 
         /// <summary>The free function given with every callback.</summary>
         internal static readonly NativeFreeFn FreeUserData = FreeUserDataImpl;
@@ -856,13 +901,14 @@ namespace Sdkpp
         {
             while (true)
             {
-                // A positive key that fits userData, reused only after wrapping around and only
-                // when free again.
-                long key = Interlocked.Increment(ref next) & (IntPtr.Size == 4 ? int.MaxValue : long.MaxValue);
-                if (key == 0)
+                // A positive key that fits userData: the epoch, then a counter reused only after
+                // wrapping around and only when free again.
+                long counter = Interlocked.Increment(ref next) & ((1L << counterBits) - 1);
+                if (counter == 0)
                 {
                     continue;
                 }
+                long key = (Interlocked.Read(ref epoch) << counterBits) | counter;
                 if (callbacks.TryAdd(key, callback))
                 {
                     return new IntPtr(key);
@@ -905,20 +951,40 @@ namespace Sdkpp
             }
         }
 
-        /// <summary>Reports an exception caught at the native boundary; never throws.</summary>
+        /// <summary>
+        /// Reports an exception caught at the native boundary to Sdk.UnhandledException, or to
+        /// Console.Error when nobody subscribed; then to Sdk.CallbackException. Never throws.
+        /// </summary>
         internal static void Report(string where, Exception e)
         {
+            bool handled = false;
             try
             {
-                Console.Error.WriteLine("sdkpp: exception in " + where + " (caught at the native boundary, not rethrown): " + e);
+                EventHandler<SdkExceptionEventArgs> handler = Volatile.Read(ref Sdk.unhandledException);
+                if (handler != null)
+                {
+                    handled = true;
+                    handler(null, new SdkExceptionEventArgs(where, e));
+                }
             }
             catch (Exception)
             {
-                // Nothing more can be done.
+                // A throwing handler must not reach native code either.
+            }
+            if (!handled)
+            {
+                try
+                {
+                    Console.Error.WriteLine("sdkpp: exception in " + where + " (caught at the native boundary, not rethrown): " + e);
+                }
+                catch (Exception)
+                {
+                    // Nothing more can be done.
+                }
             }
             try
             {
-                Action<Exception> handler = Sdk.callbackException;
+                Action<Exception> handler = Volatile.Read(ref Sdk.callbackException);
                 if (handler != null)
                 {
                     handler(e);
@@ -931,11 +997,89 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>An exception a game callback threw, caught where it would have entered the library.</summary>
+    public sealed class SdkExceptionEventArgs : EventArgs
+    {
+        /// <summary>Makes the arguments.</summary>
+        /// <param name="where">What was running: a callback's name.</param>
+        /// <param name="exception">What it threw.</param>
+        public SdkExceptionEventArgs(string where, Exception exception)
+        {
+            Where = where;
+            Exception = exception;
+        }
+
+        /// <summary>What was running when it was thrown (a callback's name).</summary>
+        public string Where { get; private set; }
+
+        /// <summary>The exception the callback threw.</summary>
+        public Exception Exception { get; private set; }
+    }
+
     /// <summary>Process-wide functions of the SDK.</summary>
     public static class Sdk
     {
         static readonly object eventMu = new object();
-        internal static volatile Action<Exception> callbackException;
+        // Read with Volatile.Read, written by Subscribe.
+        internal static Action<Exception> callbackException;
+        internal static EventHandler<SdkExceptionEventArgs> unhandledException;
+        static int epoch;
+
+        /// <summary>
+        /// The number of Shutdown calls so far in this domain. Every object remembers the epoch it
+        /// was made in and is dead (ObjectDisposedException) in a later one.
+        /// </summary>
+        internal static int Epoch
+        {
+            get { return Volatile.Read(ref epoch); }
+        }
+
+        /// <summary>
+        /// Returns the SDK to its state before the first call (Sdkpp_Shutdown), for a game that
+        /// starts it again in the same process, and for engines that reload their scripts without
+        /// unloading the native library (Unity's domain reload, which the Unity package handles by
+        /// calling this before every assembly reload and on quit).
+        /// </summary>
+        /// <remarks>
+        /// The library drops every object and closes every Client, ending its calls; callbacks still
+        /// pending run now, on the calling thread (each one-shot exactly once, with
+        /// ErrorType.ClientDestroyed unless its result was already queued), and then every callback
+        /// the library held is released. Afterwards every object made before is dead: a call on it
+        /// throws ObjectDisposedException and disposing it does nothing. Keys of callbacks start a
+        /// new epoch, so nothing the library kept from before can reach a callback registered
+        /// after. A refused ABI check is forgotten and runs again at the next call. Call it from the
+        /// thread that runs callbacks, not from inside a callback.
+        /// </remarks>
+        public static void Shutdown()
+        {
+            Native.BindThread();
+            Native.Sdkpp_Shutdown(); // the pending callbacks run in it, with the objects still alive
+            Interlocked.Increment(ref epoch);
+            CallbackRegistry.Reset();
+            Abi.Reset();
+        }
+
+        /// <summary>Adds handler to (or removes it from) the event field.</summary>
+        static void Subscribe<T>(ref T field, T handler, bool add) where T : class
+        {
+            lock (eventMu)
+            {
+                Delegate d = add ? Delegate.Combine(field as Delegate, handler as Delegate) : Delegate.Remove(field as Delegate, handler as Delegate);
+                Volatile.Write(ref field, (T)(object)d);
+            }
+        }
+
+        /// <summary>
+        /// Receives every exception a game callback threw, inside RunCallbacks (or on the SDK's
+        /// audio thread for the audio hooks). With no subscriber the exception is written to
+        /// Console.Error; the Unity package subscribes and sends it to Debug.LogException. An
+        /// exception a subscriber throws is ignored.
+        /// </summary>
+        public static event EventHandler<SdkExceptionEventArgs> UnhandledException
+        {
+            add { Subscribe(ref unhandledException, value, true); }
+            remove { Subscribe(ref unhandledException, value, false); }
+        }
 
         /// <summary>
         /// Runs every queued callback on the calling thread. Call it once per frame from the thread
@@ -1035,25 +1179,13 @@ namespace Sdkpp
         }
 
         /// <summary>
-        /// Receives every exception a callback threw, after it was written to Console.Error. It runs
-        /// inside RunCallbacks; exceptions it throws are ignored.
+        /// Receives every exception a callback threw, after UnhandledException (or Console.Error).
+        /// It runs inside RunCallbacks; exceptions it throws are ignored.
         /// </summary>
         public static event Action<Exception> CallbackException
         {
-            add
-            {
-                lock (eventMu)
-                {
-                    callbackException = (Action<Exception>)Delegate.Combine(callbackException, value);
-                }
-            }
-            remove
-            {
-                lock (eventMu)
-                {
-                    callbackException = (Action<Exception>)Delegate.Remove(callbackException, value);
-                }
-            }
+            add { Subscribe(ref callbackException, value, true); }
+            remove { Subscribe(ref callbackException, value, false); }
         }
     }
 }

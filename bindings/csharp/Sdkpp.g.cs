@@ -6,8 +6,8 @@
 //
 // Conventions:
 //  - Each class is sealed and IDisposable. Dispose releases the native object at once; an object
-//    that is not disposed is released by its finalizer. Using an object after Dispose is refused by
-//    the library (it logs an error) and returns the default: 0, false, "", null.
+//    that is not disposed is released by its finalizer. Using an object after Dispose, or after
+//    Sdk.Shutdown dropped it, throws ObjectDisposedException.
 //  - Property P is read with P() and written with SetP(value). Classes the description does not
 //    mark nocopy have Clone(), a deep copy that must be disposed on its own.
 //  - Strings are UTF-8 on the native side. A null argument that is not optional throws
@@ -16,7 +16,7 @@
 //    would return an object returns null when the library refused the call.
 //  - Nested enums and callbacks are nested types: Client.Status, Client.LogCallback.
 //  - Callbacks run only inside Sdk.RunCallbacks, on the calling thread. Exceptions they throw are
-//    caught, written to Console.Error and passed to Sdk.CallbackException.
+//    caught and passed to Sdk.UnhandledException (Console.Error without one) and Sdk.CallbackException.
 //  - The binding checks before its first call that the library was built from the same
 //    description (Sdkpp_CheckAbi) and throws SdkppAbiException if not.
 
@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 967757834u;
+        internal const uint AbiVersion = 146796355u;
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
@@ -128,6 +128,16 @@ namespace Sdkpp
         {
             global::Sdkpp.Gate.Enter();
             try { return Sdkpp_GetObjectCount_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Shutdown", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Shutdown_Raw();
+
+        internal static void Sdkpp_Shutdown()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Shutdown_Raw(); }
             finally { global::Sdkpp.Gate.Exit(); }
         }
     }
@@ -520,6 +530,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new AuthorizationCodeChallenge (Sdkpp_AuthorizationCodeChallenge_Init).</summary>
         public AuthorizationCodeChallenge()
@@ -542,7 +554,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AuthorizationCodeChallenge_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -562,20 +574,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AuthorizationCodeChallenge");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AuthorizationCodeChallenge_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AuthorizationCodeChallenge Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -584,21 +606,21 @@ namespace Sdkpp
         /// <summary>Challenge method; always S256.</summary>
         public global::Sdkpp.AuthenticationCodeChallengeMethod Method()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Method(ref this.handle);
         }
 
         /// <summary>Sets Method: Challenge method; always S256.</summary>
         public void SetMethod(global::Sdkpp.AuthenticationCodeChallengeMethod value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_SetMethod(ref this.handle, value);
         }
 
         /// <summary>The base64url challenge string.</summary>
         public string Challenge()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Challenge(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -610,7 +632,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetChallenge(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -629,6 +651,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal AuthorizationCodeVerifier(global::System.IntPtr id)
@@ -644,7 +668,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AuthorizationCodeVerifier_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -664,20 +688,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AuthorizationCodeVerifier");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AuthorizationCodeVerifier_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AuthorizationCodeVerifier Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -689,7 +723,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeChallenge Challenge()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Challenge(ref this.handle, out __rv);
             return global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv);
@@ -701,7 +735,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetChallenge(global::Sdkpp.AuthorizationCodeChallenge value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (value == null) { throw new global::System.ArgumentNullException("value"); }
             global::System.IntPtr __a_value = value.handle;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_SetChallenge(ref this.handle, ref __a_value);
@@ -711,7 +745,7 @@ namespace Sdkpp
         /// <summary>Goes into Client::GetToken; keep it secret.</summary>
         public string Verifier()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Verifier(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -723,7 +757,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetVerifier(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -742,6 +776,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new AuthorizationArgs (Sdkpp_AuthorizationArgs_Init).</summary>
         public AuthorizationArgs()
@@ -764,7 +800,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AuthorizationArgs_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -784,20 +820,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AuthorizationArgs");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AuthorizationArgs_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AuthorizationArgs Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -806,21 +852,21 @@ namespace Sdkpp
         /// <summary>Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public ulong ClientId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_ClientId(ref this.handle);
         }
 
         /// <summary>Sets ClientId: Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public void SetClientId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetClientId(ref this.handle, value);
         }
 
         /// <summary>Required: space-separated OAuth scopes.</summary>
         public string Scopes()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Scopes(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -832,7 +878,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetScopes(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -846,7 +892,7 @@ namespace Sdkpp
         /// </remarks>
         public string State()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -857,7 +903,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetState(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -871,7 +917,7 @@ namespace Sdkpp
         /// </remarks>
         public string Nonce()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Nonce(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -882,7 +928,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetNonce(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -896,7 +942,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeChallenge CodeChallenge()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CodeChallenge(ref this.handle, out __rv) ? global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv) : null;
         }
@@ -907,7 +953,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetCodeChallenge(global::Sdkpp.AuthorizationCodeChallenge value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -922,7 +968,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.IntegrationType? IntegrationType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.IntegrationType __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_IntegrationType(ref this.handle, out __rv) ? (global::Sdkpp.IntegrationType?)__rv : null;
         }
@@ -933,7 +979,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetIntegrationType(global::Sdkpp.IntegrationType? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
@@ -947,7 +993,7 @@ namespace Sdkpp
         /// </remarks>
         public string CustomSchemeParam()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CustomSchemeParam(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -958,7 +1004,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetCustomSchemeParam(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -977,6 +1023,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new DeviceAuthorizationArgs (Sdkpp_DeviceAuthorizationArgs_Init).</summary>
         public DeviceAuthorizationArgs()
@@ -999,7 +1047,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_DeviceAuthorizationArgs_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1019,20 +1067,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.DeviceAuthorizationArgs");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_DeviceAuthorizationArgs_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public DeviceAuthorizationArgs Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1041,21 +1099,21 @@ namespace Sdkpp
         /// <summary>Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public ulong ClientId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_ClientId(ref this.handle);
         }
 
         /// <summary>Sets ClientId: Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public void SetClientId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_SetClientId(ref this.handle, value);
         }
 
         /// <summary>Required: space-separated OAuth scopes.</summary>
         public string Scopes()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Scopes(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1067,7 +1125,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetScopes(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1086,6 +1144,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ClientCreateOptions (Sdkpp_ClientCreateOptions_Init).</summary>
         public ClientCreateOptions()
@@ -1108,7 +1168,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ClientCreateOptions_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1128,20 +1188,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ClientCreateOptions_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ClientCreateOptions");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ClientCreateOptions_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ClientCreateOptions Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1150,7 +1220,7 @@ namespace Sdkpp
         /// <summary>Base URL of the web app (consent pages).</summary>
         public string WebBase()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_WebBase(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1162,7 +1232,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetWebBase(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1173,7 +1243,7 @@ namespace Sdkpp
         /// <summary>Base URL of the HTTP API.</summary>
         public string ApiBase()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ApiBase(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1185,7 +1255,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetApiBase(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1196,28 +1266,28 @@ namespace Sdkpp
         /// <summary>Audio system; Game uses media streams on mobile.</summary>
         public global::Sdkpp.AudioSystem ExperimentalAudioSystem()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAudioSystem(ref this.handle);
         }
 
         /// <summary>Sets ExperimentalAudioSystem: Audio system; Game uses media streams on mobile.</summary>
         public void SetExperimentalAudioSystem(global::Sdkpp.AudioSystem value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem(ref this.handle, value);
         }
 
         /// <summary>Android: do not enter communications mode on Bluetooth.</summary>
         public bool ExperimentalAndroidPreventCommsForBluetooth()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth(ref this.handle);
         }
 
         /// <summary>Sets ExperimentalAndroidPreventCommsForBluetooth: Android: do not enter communications mode on Bluetooth.</summary>
         public void SetExperimentalAndroidPreventCommsForBluetooth(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth(ref this.handle, value);
         }
 
@@ -1227,7 +1297,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? CpuAffinityMask()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_CpuAffinityMask(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -1238,7 +1308,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetCpuAffinityMask(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -1257,6 +1327,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal ClientResult(global::System.IntPtr id)
@@ -1272,7 +1344,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ClientResult_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1292,20 +1364,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ClientResult_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ClientResult");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ClientResult_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ClientResult Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ClientResult_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1314,21 +1396,21 @@ namespace Sdkpp
         /// <summary>Failure category; None on success.</summary>
         public global::Sdkpp.ErrorType Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Failure category; None on success.</summary>
         public void SetType(global::Sdkpp.ErrorType value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetType(ref this.handle, value);
         }
 
         /// <summary>Error message; empty on success.</summary>
         public string Error()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_Error(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1340,7 +1422,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetError(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1351,35 +1433,35 @@ namespace Sdkpp
         /// <summary>Backend error code, such as 530017.</summary>
         public int ErrorCode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_ErrorCode(ref this.handle);
         }
 
         /// <summary>Sets ErrorCode: Backend error code, such as 530017.</summary>
         public void SetErrorCode(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetErrorCode(ref this.handle, value);
         }
 
         /// <summary>HTTP status, None when there was no HTTP response.</summary>
         public global::Sdkpp.HttpStatusCode Status()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Status(ref this.handle);
         }
 
         /// <summary>Sets Status: HTTP status, None when there was no HTTP response.</summary>
         public void SetStatus(global::Sdkpp.HttpStatusCode value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetStatus(ref this.handle, value);
         }
 
         /// <summary>Raw HTTP response body.</summary>
         public string ResponseBody()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_ResponseBody(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1391,7 +1473,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetResponseBody(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1402,49 +1484,49 @@ namespace Sdkpp
         /// <summary>True when the operation succeeded.</summary>
         public bool Successful()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Successful(ref this.handle);
         }
 
         /// <summary>Sets Successful: True when the operation succeeded.</summary>
         public void SetSuccessful(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetSuccessful(ref this.handle, value);
         }
 
         /// <summary>True when trying again may succeed (HTTP 429 and transient network errors).</summary>
         public bool Retryable()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Retryable(ref this.handle);
         }
 
         /// <summary>Sets Retryable: True when trying again may succeed (HTTP 429 and transient network errors).</summary>
         public void SetRetryable(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetRetryable(ref this.handle, value);
         }
 
         /// <summary>Seconds to wait before trying again.</summary>
         public float RetryAfter()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_RetryAfter(ref this.handle);
         }
 
         /// <summary>Sets RetryAfter: Seconds to wait before trying again.</summary>
         public void SetRetryAfter(float value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetRetryAfter(ref this.handle, value);
         }
 
         /// <summary>A readable one-line summary.</summary>
         public override string ToString()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_ToString(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1461,6 +1543,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityButton (Sdkpp_ActivityButton_Init).</summary>
         public ActivityButton()
@@ -1483,7 +1567,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityButton_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1503,20 +1587,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityButton_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityButton");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityButton_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityButton Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityButton_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1525,7 +1619,7 @@ namespace Sdkpp
         /// <summary>The button's text.</summary>
         public string Label()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityButton_Label(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1537,7 +1631,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLabel(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1548,7 +1642,7 @@ namespace Sdkpp
         /// <summary>The http(s) URL it opens.</summary>
         public string Url()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityButton_Url(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1560,7 +1654,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1579,6 +1673,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityAssets (Sdkpp_ActivityAssets_Init).</summary>
         public ActivityAssets()
@@ -1601,7 +1697,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityAssets_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1621,20 +1717,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityAssets_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityAssets");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityAssets_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityAssets Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityAssets_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1646,7 +1752,7 @@ namespace Sdkpp
         /// </remarks>
         public string LargeImage()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1657,7 +1763,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLargeImage(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1671,7 +1777,7 @@ namespace Sdkpp
         /// </remarks>
         public string LargeText()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeText(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1682,7 +1788,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLargeText(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1696,7 +1802,7 @@ namespace Sdkpp
         /// </remarks>
         public string LargeUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1707,7 +1813,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLargeUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1721,7 +1827,7 @@ namespace Sdkpp
         /// </remarks>
         public string SmallImage()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1732,7 +1838,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSmallImage(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1746,7 +1852,7 @@ namespace Sdkpp
         /// </remarks>
         public string SmallText()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallText(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1757,7 +1863,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSmallText(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1771,7 +1877,7 @@ namespace Sdkpp
         /// </remarks>
         public string SmallUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1782,7 +1888,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSmallUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1796,7 +1902,7 @@ namespace Sdkpp
         /// </remarks>
         public string InviteCoverImage()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_InviteCoverImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1807,7 +1913,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetInviteCoverImage(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1826,6 +1932,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityTimestamps (Sdkpp_ActivityTimestamps_Init).</summary>
         public ActivityTimestamps()
@@ -1848,7 +1956,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityTimestamps_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1868,20 +1976,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityTimestamps");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityTimestamps_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityTimestamps Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1890,28 +2008,28 @@ namespace Sdkpp
         /// <summary>Start: a count-up timer.</summary>
         public ulong Start()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Start(ref this.handle);
         }
 
         /// <summary>Sets Start: Start: a count-up timer.</summary>
         public void SetStart(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityTimestamps_SetStart(ref this.handle, value);
         }
 
         /// <summary>End: a countdown timer.</summary>
         public ulong End()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityTimestamps_End(ref this.handle);
         }
 
         /// <summary>Sets End: End: a countdown timer.</summary>
         public void SetEnd(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityTimestamps_SetEnd(ref this.handle, value);
         }
     }
@@ -1926,6 +2044,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityParty (Sdkpp_ActivityParty_Init).</summary>
         public ActivityParty()
@@ -1948,7 +2068,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityParty_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1968,20 +2088,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityParty_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityParty");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityParty_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityParty Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityParty_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1990,7 +2120,7 @@ namespace Sdkpp
         /// <summary>Party id, the same for all members (2 to 128 characters).</summary>
         public string Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityParty_Id(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2002,7 +2132,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetId(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2013,42 +2143,42 @@ namespace Sdkpp
         /// <summary>Players in the party, at least 1.</summary>
         public int CurrentSize()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityParty_CurrentSize(ref this.handle);
         }
 
         /// <summary>Sets CurrentSize: Players in the party, at least 1.</summary>
         public void SetCurrentSize(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityParty_SetCurrentSize(ref this.handle, value);
         }
 
         /// <summary>Room in the party; 0 shows no maximum.</summary>
         public int MaxSize()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityParty_MaxSize(ref this.handle);
         }
 
         /// <summary>Sets MaxSize: Room in the party; 0 shows no maximum.</summary>
         public void SetMaxSize(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityParty_SetMaxSize(ref this.handle, value);
         }
 
         /// <summary>Who may join.</summary>
         public global::Sdkpp.ActivityPartyPrivacy Privacy()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityParty_Privacy(ref this.handle);
         }
 
         /// <summary>Sets Privacy: Who may join.</summary>
         public void SetPrivacy(global::Sdkpp.ActivityPartyPrivacy value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityParty_SetPrivacy(ref this.handle, value);
         }
     }
@@ -2063,6 +2193,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivitySecrets (Sdkpp_ActivitySecrets_Init).</summary>
         public ActivitySecrets()
@@ -2085,7 +2217,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivitySecrets_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2105,20 +2237,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivitySecrets_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivitySecrets");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivitySecrets_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivitySecrets Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivitySecrets_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2127,7 +2269,7 @@ namespace Sdkpp
         /// <summary>The secret a player needs to join (2 to 128 characters).</summary>
         public string Join()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivitySecrets_Join(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2139,7 +2281,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetJoin(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2158,6 +2300,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new Activity (Sdkpp_Activity_Init).</summary>
         public Activity()
@@ -2180,7 +2324,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_Activity_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2200,20 +2344,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Activity_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.Activity");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_Activity_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public Activity Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_Activity_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2222,7 +2376,7 @@ namespace Sdkpp
         /// <summary>Displayed name; empty shows the application's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Activity_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2234,7 +2388,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2245,14 +2399,14 @@ namespace Sdkpp
         /// <summary>Kind of activity; normally Playing.</summary>
         public global::Sdkpp.ActivityTypes Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Activity_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Kind of activity; normally Playing.</summary>
         public void SetType(global::Sdkpp.ActivityTypes value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Activity_SetType(ref this.handle, value);
         }
 
@@ -2262,7 +2416,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.StatusDisplayTypes? StatusDisplayType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.StatusDisplayTypes __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_StatusDisplayType(ref this.handle, out __rv) ? (global::Sdkpp.StatusDisplayTypes?)__rv : null;
         }
@@ -2273,7 +2427,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetStatusDisplayType(global::Sdkpp.StatusDisplayTypes? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
@@ -2287,7 +2441,7 @@ namespace Sdkpp
         /// </remarks>
         public string State()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2298,7 +2452,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetState(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2312,7 +2466,7 @@ namespace Sdkpp
         /// </remarks>
         public string StateUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_StateUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2323,7 +2477,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetStateUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2337,7 +2491,7 @@ namespace Sdkpp
         /// </remarks>
         public string Details()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Details(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2348,7 +2502,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetDetails(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2362,7 +2516,7 @@ namespace Sdkpp
         /// </remarks>
         public string DetailsUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_DetailsUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2373,7 +2527,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetDetailsUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2387,7 +2541,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_ApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -2398,7 +2552,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetApplicationId(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -2412,7 +2566,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ParentApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_ParentApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -2423,7 +2577,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParentApplicationId(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -2437,7 +2591,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivityAssets Assets()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Assets(ref this.handle, out __rv) ? global::Sdkpp.ActivityAssets.Adopt(__rv) : null;
         }
@@ -2448,7 +2602,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetAssets(global::Sdkpp.ActivityAssets value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2463,7 +2617,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivityTimestamps Timestamps()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Timestamps(ref this.handle, out __rv) ? global::Sdkpp.ActivityTimestamps.Adopt(__rv) : null;
         }
@@ -2474,7 +2628,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetTimestamps(global::Sdkpp.ActivityTimestamps value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2489,7 +2643,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivityParty Party()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Party(ref this.handle, out __rv) ? global::Sdkpp.ActivityParty.Adopt(__rv) : null;
         }
@@ -2500,7 +2654,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParty(global::Sdkpp.ActivityParty value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2515,7 +2669,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivitySecrets Secrets()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Secrets(ref this.handle, out __rv) ? global::Sdkpp.ActivitySecrets.Adopt(__rv) : null;
         }
@@ -2526,7 +2680,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSecrets(global::Sdkpp.ActivitySecrets value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2538,21 +2692,21 @@ namespace Sdkpp
         /// <summary>Where the activity can be joined from.</summary>
         public global::Sdkpp.ActivityGamePlatforms SupportedPlatforms()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Activity_SupportedPlatforms(ref this.handle);
         }
 
         /// <summary>Sets SupportedPlatforms: Where the activity can be joined from.</summary>
         public void SetSupportedPlatforms(global::Sdkpp.ActivityGamePlatforms value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Activity_SetSupportedPlatforms(ref this.handle, value);
         }
 
         /// <summary>Adds a link button (at most 2).</summary>
         public void AddButton(global::Sdkpp.ActivityButton button)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (button == null) { throw new global::System.ArgumentNullException("button"); }
             global::System.IntPtr __a_button = button.handle;
             global::Sdkpp.Native.Sdkpp_Activity_AddButton(ref this.handle, ref __a_button);
@@ -2562,7 +2716,7 @@ namespace Sdkpp
         /// <summary>The buttons.</summary>
         public global::Sdkpp.ActivityButton[] GetButtons()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Activity_GetButtons(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.ActivityButton>(__rv, global::Sdkpp.ActivityButton.Adopt);
@@ -2585,7 +2739,7 @@ namespace Sdkpp
             {
                 return true;
             }
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (other == null) { throw new global::System.ArgumentNullException("other"); }
             global::System.IntPtr __a_other = other.handle;
             bool __result;
@@ -2628,6 +2782,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityInvite (Sdkpp_ActivityInvite_Init).</summary>
         public ActivityInvite()
@@ -2650,7 +2806,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityInvite_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2670,20 +2826,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityInvite_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityInvite");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityInvite_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityInvite Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityInvite_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2692,91 +2858,91 @@ namespace Sdkpp
         /// <summary>Who sent it.</summary>
         public ulong SenderId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_SenderId(ref this.handle);
         }
 
         /// <summary>Sets SenderId: Who sent it.</summary>
         public void SetSenderId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetSenderId(ref this.handle, value);
         }
 
         /// <summary>Channel of the invite message.</summary>
         public ulong ChannelId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_ChannelId(ref this.handle);
         }
 
         /// <summary>Sets ChannelId: Channel of the invite message.</summary>
         public void SetChannelId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetChannelId(ref this.handle, value);
         }
 
         /// <summary>The invite message.</summary>
         public ulong MessageId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_MessageId(ref this.handle);
         }
 
         /// <summary>Sets MessageId: The invite message.</summary>
         public void SetMessageId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetMessageId(ref this.handle, value);
         }
 
         /// <summary>Join or JoinRequest.</summary>
         public global::Sdkpp.ActivityActionTypes Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Join or JoinRequest.</summary>
         public void SetType(global::Sdkpp.ActivityActionTypes value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetType(ref this.handle, value);
         }
 
         /// <summary>The game it is for; identifies invites from sibling applications.</summary>
         public ulong ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_ApplicationId(ref this.handle);
         }
 
         /// <summary>Sets ApplicationId: The game it is for; identifies invites from sibling applications.</summary>
         public void SetApplicationId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetApplicationId(ref this.handle, value);
         }
 
         /// <summary>The publisher's parent application, if any.</summary>
         public ulong ParentApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_ParentApplicationId(ref this.handle);
         }
 
         /// <summary>Sets ParentApplicationId: The publisher's parent application, if any.</summary>
         public void SetParentApplicationId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetParentApplicationId(ref this.handle, value);
         }
 
         /// <summary>The party it is for.</summary>
         public string PartyId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityInvite_PartyId(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2788,7 +2954,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetPartyId(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2799,7 +2965,7 @@ namespace Sdkpp
         /// <summary>The sender's session.</summary>
         public string SessionId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SessionId(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2811,7 +2977,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSessionId(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2822,14 +2988,14 @@ namespace Sdkpp
         /// <summary>False once stale (over 6 hours old, or the sender left the party).</summary>
         public bool IsValid()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_IsValid(ref this.handle);
         }
 
         /// <summary>Sets IsValid: False once stale (over 6 hours old, or the sender left the party).</summary>
         public void SetIsValid(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetIsValid(ref this.handle, value);
         }
     }
@@ -2844,6 +3010,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new LinkedLobby (Sdkpp_LinkedLobby_Init).</summary>
         public LinkedLobby()
@@ -2866,7 +3034,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LinkedLobby_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2886,20 +3054,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LinkedLobby_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LinkedLobby");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LinkedLobby_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LinkedLobby Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LinkedLobby_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2908,28 +3086,28 @@ namespace Sdkpp
         /// <summary>The lobby's application.</summary>
         public ulong ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedLobby_ApplicationId(ref this.handle);
         }
 
         /// <summary>Sets ApplicationId: The lobby's application.</summary>
         public void SetApplicationId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedLobby_SetApplicationId(ref this.handle, value);
         }
 
         /// <summary>The lobby's id.</summary>
         public ulong LobbyId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedLobby_LobbyId(ref this.handle);
         }
 
         /// <summary>Sets LobbyId: The lobby's id.</summary>
         public void SetLobbyId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedLobby_SetLobbyId(ref this.handle, value);
         }
     }
@@ -2944,6 +3122,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal LinkedChannel(global::System.IntPtr id)
@@ -2959,7 +3139,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LinkedChannel_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2979,20 +3159,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LinkedChannel_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LinkedChannel");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LinkedChannel_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LinkedChannel Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LinkedChannel_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3001,21 +3191,21 @@ namespace Sdkpp
         /// <summary>The channel's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedChannel_Id(ref this.handle);
         }
 
         /// <summary>Sets Id: The channel's id.</summary>
         public void SetId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedChannel_SetId(ref this.handle, value);
         }
 
         /// <summary>The channel's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_LinkedChannel_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3027,7 +3217,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -3038,14 +3228,14 @@ namespace Sdkpp
         /// <summary>The id of the channel's guild.</summary>
         public ulong GuildId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedChannel_GuildId(ref this.handle);
         }
 
         /// <summary>Sets GuildId: The id of the channel's guild.</summary>
         public void SetGuildId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedChannel_SetGuildId(ref this.handle, value);
         }
     }
@@ -3060,6 +3250,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal GuildMinimal(global::System.IntPtr id)
@@ -3075,7 +3267,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_GuildMinimal_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3095,20 +3287,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_GuildMinimal_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.GuildMinimal");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_GuildMinimal_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public GuildMinimal Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_GuildMinimal_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3117,21 +3319,21 @@ namespace Sdkpp
         /// <summary>The guild's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildMinimal_Id(ref this.handle);
         }
 
         /// <summary>Sets Id: The guild's id.</summary>
         public void SetId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildMinimal_SetId(ref this.handle, value);
         }
 
         /// <summary>The guild's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_GuildMinimal_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3143,7 +3345,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -3162,6 +3364,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal GuildChannel(global::System.IntPtr id)
@@ -3177,7 +3381,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_GuildChannel_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3197,20 +3401,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_GuildChannel_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.GuildChannel");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_GuildChannel_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public GuildChannel Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_GuildChannel_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3219,21 +3433,21 @@ namespace Sdkpp
         /// <summary>The channel's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_Id(ref this.handle);
         }
 
         /// <summary>Sets Id: The channel's id.</summary>
         public void SetId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetId(ref this.handle, value);
         }
 
         /// <summary>The channel's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_GuildChannel_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3245,7 +3459,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -3256,28 +3470,28 @@ namespace Sdkpp
         /// <summary>The kind of channel.</summary>
         public global::Sdkpp.ChannelType Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: The kind of channel.</summary>
         public void SetType(global::Sdkpp.ChannelType value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetType(ref this.handle, value);
         }
 
         /// <summary>Its place in the guild's channel list; GetGuildChannels sorts by it.</summary>
         public int Position()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_Position(ref this.handle);
         }
 
         /// <summary>Sets Position: Its place in the guild's channel list; GetGuildChannels sorts by it.</summary>
         public void SetPosition(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetPosition(ref this.handle, value);
         }
 
@@ -3287,7 +3501,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ParentId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_GuildChannel_ParentId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -3298,7 +3512,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParentId(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -3309,28 +3523,28 @@ namespace Sdkpp
         /// <summary>Whether the player may link it to a lobby.</summary>
         public bool IsLinkable()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_IsLinkable(ref this.handle);
         }
 
         /// <summary>Sets IsLinkable: Whether the player may link it to a lobby.</summary>
         public void SetIsLinkable(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetIsLinkable(ref this.handle, value);
         }
 
         /// <summary>Whether every member of the guild can see it and write in it.</summary>
         public bool IsViewableAndWriteableByAllMembers()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(ref this.handle);
         }
 
         /// <summary>Sets IsViewableAndWriteableByAllMembers: Whether every member of the guild can see it and write in it.</summary>
         public void SetIsViewableAndWriteableByAllMembers(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(ref this.handle, value);
         }
 
@@ -3340,7 +3554,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.LinkedLobby LinkedLobby()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_GuildChannel_LinkedLobby(ref this.handle, out __rv) ? global::Sdkpp.LinkedLobby.Adopt(__rv) : null;
         }
@@ -3351,7 +3565,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLinkedLobby(global::Sdkpp.LinkedLobby value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -3374,6 +3588,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal UserApplicationProfileHandle(global::System.IntPtr id)
@@ -3389,7 +3605,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_UserApplicationProfileHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3409,20 +3625,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.UserApplicationProfileHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_UserApplicationProfileHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public UserApplicationProfileHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3431,7 +3657,7 @@ namespace Sdkpp
         /// <summary>The in-game name.</summary>
         public string Username()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Username(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3440,7 +3666,7 @@ namespace Sdkpp
         /// <summary>The avatar hash; empty when none.</summary>
         public string AvatarHash()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_AvatarHash(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3449,7 +3675,7 @@ namespace Sdkpp
         /// <summary>Developer metadata; empty when none.</summary>
         public string Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3461,7 +3687,7 @@ namespace Sdkpp
         /// </remarks>
         public string ProviderId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderId(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -3469,7 +3695,7 @@ namespace Sdkpp
         /// <summary>The user's id at the provider.</summary>
         public string ProviderIssuedUserId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3478,7 +3704,7 @@ namespace Sdkpp
         /// <summary>The kind of provider.</summary>
         public global::Sdkpp.ExternalIdentityProviderType ProviderType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderType(ref this.handle);
         }
     }
@@ -3496,6 +3722,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal UserHandle(global::System.IntPtr id)
@@ -3511,7 +3739,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_UserHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3531,20 +3759,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_UserHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.UserHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_UserHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public UserHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_UserHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3553,14 +3791,14 @@ namespace Sdkpp
         /// <summary>The user's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserHandle_Id(ref this.handle);
         }
 
         /// <summary>Unique username.</summary>
         public string Username()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_Username(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3572,7 +3810,7 @@ namespace Sdkpp
         /// </remarks>
         public string GlobalName()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_UserHandle_GlobalName(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -3580,7 +3818,7 @@ namespace Sdkpp
         /// <summary>GlobalName if set, else Username.</summary>
         public string DisplayName()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_DisplayName(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3592,7 +3830,7 @@ namespace Sdkpp
         /// </remarks>
         public string Avatar()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_UserHandle_Avatar(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -3600,14 +3838,14 @@ namespace Sdkpp
         /// <summary>Whether this is a provisional account.</summary>
         public bool IsProvisional()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserHandle_IsProvisional(ref this.handle);
         }
 
         /// <summary>Online status; Offline when unknown.</summary>
         public global::Sdkpp.StatusType Status()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserHandle_Status(ref this.handle);
         }
 
@@ -3617,7 +3855,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.Activity GameActivity()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_UserHandle_GameActivity(ref this.handle, out __rv) ? global::Sdkpp.Activity.Adopt(__rv) : null;
         }
@@ -3628,7 +3866,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.RelationshipHandle Relationship()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_Relationship(ref this.handle, out __rv);
             return global::Sdkpp.RelationshipHandle.Adopt(__rv);
@@ -3637,7 +3875,7 @@ namespace Sdkpp
         /// <summary>sdkpp: the user's game profiles from external identity providers, in this game.</summary>
         public global::Sdkpp.UserApplicationProfileHandle[] UserApplicationProfiles()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_UserApplicationProfiles(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
@@ -3654,6 +3892,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal RelationshipHandle(global::System.IntPtr id)
@@ -3669,7 +3909,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_RelationshipHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3689,20 +3929,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_RelationshipHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.RelationshipHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_RelationshipHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public RelationshipHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_RelationshipHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3711,28 +3961,28 @@ namespace Sdkpp
         /// <summary>The other user's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_Id(ref this.handle);
         }
 
         /// <summary>The platform-account relationship.</summary>
         public global::Sdkpp.RelationshipType DiscordRelationshipType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_DiscordRelationshipType(ref this.handle);
         }
 
         /// <summary>The in-game relationship.</summary>
         public global::Sdkpp.RelationshipType GameRelationshipType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_GameRelationshipType(ref this.handle);
         }
 
         /// <summary>Whether a pending incoming request is believed to be spam.</summary>
         public bool IsSpamRequest()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_IsSpamRequest(ref this.handle);
         }
 
@@ -3742,7 +3992,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle User()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_User(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -3758,6 +4008,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal LobbyMemberHandle(global::System.IntPtr id)
@@ -3773,7 +4025,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LobbyMemberHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3793,20 +4045,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LobbyMemberHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LobbyMemberHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LobbyMemberHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3815,28 +4077,28 @@ namespace Sdkpp
         /// <summary>The member's user id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Id(ref this.handle);
         }
 
         /// <summary>Whether the member may link a channel to the lobby (set by the game's backend).</summary>
         public bool CanLinkLobby()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_CanLinkLobby(ref this.handle);
         }
 
         /// <summary>Whether the member has a live connection to the service (online in the lobby).</summary>
         public bool Connected()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Connected(ref this.handle);
         }
 
         /// <summary>The member's metadata.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -3848,7 +4110,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle User()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_User(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -3864,6 +4126,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal LobbyHandle(global::System.IntPtr id)
@@ -3879,7 +4143,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LobbyHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3899,20 +4163,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LobbyHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LobbyHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LobbyHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LobbyHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3921,14 +4195,14 @@ namespace Sdkpp
         /// <summary>The lobby's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_Id(ref this.handle);
         }
 
         /// <summary>The user ids of the members.</summary>
         public ulong[] LobbyMemberIds()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_LobbyMemberIds(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
@@ -3937,7 +4211,7 @@ namespace Sdkpp
         /// <summary>The members.</summary>
         public global::Sdkpp.LobbyMemberHandle[] LobbyMembers()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_LobbyMembers(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.LobbyMemberHandle>(__rv, global::Sdkpp.LobbyMemberHandle.Adopt);
@@ -3946,7 +4220,7 @@ namespace Sdkpp
         /// <summary>The lobby's metadata.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -3958,7 +4232,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.LobbyMemberHandle GetLobbyMemberHandle(ulong memberId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref this.handle, memberId, out __rv) ? global::Sdkpp.LobbyMemberHandle.Adopt(__rv) : null;
         }
@@ -3969,7 +4243,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.LinkedChannel LinkedChannel()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_LinkedChannel(ref this.handle, out __rv) ? global::Sdkpp.LinkedChannel.Adopt(__rv) : null;
         }
@@ -3989,6 +4263,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal MessageHandle(global::System.IntPtr id)
@@ -4004,7 +4280,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_MessageHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4024,20 +4300,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_MessageHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.MessageHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_MessageHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public MessageHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_MessageHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4046,14 +4332,14 @@ namespace Sdkpp
         /// <summary>The message's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Id(ref this.handle);
         }
 
         /// <summary>The content as shown to the player.</summary>
         public string Content()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_Content(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4062,7 +4348,7 @@ namespace Sdkpp
         /// <summary>The content as it was sent.</summary>
         public string RawContent()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_RawContent(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4071,49 +4357,49 @@ namespace Sdkpp
         /// <summary>The author's user id.</summary>
         public ulong AuthorId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_AuthorId(ref this.handle);
         }
 
         /// <summary>The channel: the lobby's id for a lobby message, the DM channel's id for a direct message.</summary>
         public ulong ChannelId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_ChannelId(ref this.handle);
         }
 
         /// <summary>The recipient of a direct message; 0 for a lobby message.</summary>
         public ulong RecipientId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_RecipientId(ref this.handle);
         }
 
         /// <summary>When it was sent, in milliseconds since the Unix epoch.</summary>
         public ulong SentTimestamp()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_SentTimestamp(ref this.handle);
         }
 
         /// <summary>When it was last edited, in milliseconds since the Unix epoch; 0 if never.</summary>
         public ulong EditedTimestamp()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_EditedTimestamp(ref this.handle);
         }
 
         /// <summary>Whether a game sent it (rather than the platform's own client).</summary>
         public bool SentFromGame()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_SentFromGame(ref this.handle);
         }
 
         /// <summary>The metadata its sender attached.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -4122,7 +4408,7 @@ namespace Sdkpp
         /// <summary>Key/value moderation information set by the game's backend.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> ModerationMetadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_ModerationMetadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -4134,7 +4420,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_ApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -4148,7 +4434,7 @@ namespace Sdkpp
         /// </remarks>
         public string AdditionalName()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_AdditionalName(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -4159,7 +4445,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle Author()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Author(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -4170,7 +4456,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle Recipient()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Recipient(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -4181,7 +4467,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.LobbyHandle Lobby()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Lobby(ref this.handle, out __rv) ? global::Sdkpp.LobbyHandle.Adopt(__rv) : null;
         }
@@ -4197,6 +4483,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal UserMessageSummary(global::System.IntPtr id)
@@ -4212,7 +4500,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_UserMessageSummary_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4232,20 +4520,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_UserMessageSummary_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.UserMessageSummary");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_UserMessageSummary_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public UserMessageSummary Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_UserMessageSummary_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4254,14 +4552,14 @@ namespace Sdkpp
         /// <summary>The other user's id.</summary>
         public ulong UserId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserMessageSummary_UserId(ref this.handle);
         }
 
         /// <summary>The id of the newest message.</summary>
         public ulong LastMessageId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserMessageSummary_LastMessageId(ref this.handle);
         }
     }
@@ -4276,6 +4574,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal AudioDevice(global::System.IntPtr id)
@@ -4291,7 +4591,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AudioDevice_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4311,20 +4611,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AudioDevice_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AudioDevice");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AudioDevice_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AudioDevice Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AudioDevice_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4333,7 +4643,7 @@ namespace Sdkpp
         /// <summary>The device's id, to pass to SetInputDevice or SetOutputDevice.</summary>
         public string Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AudioDevice_Id(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4342,7 +4652,7 @@ namespace Sdkpp
         /// <summary>The name the sound system shows.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AudioDevice_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4351,7 +4661,7 @@ namespace Sdkpp
         /// <summary>Whether it is the system's default device of its kind.</summary>
         public bool IsDefault()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_AudioDevice_IsDefault(ref this.handle);
         }
 
@@ -4369,7 +4679,7 @@ namespace Sdkpp
             {
                 return true;
             }
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (rhs == null) { throw new global::System.ArgumentNullException("rhs"); }
             global::System.IntPtr __a_rhs = rhs.handle;
             bool __result;
@@ -4416,6 +4726,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal VoiceSettings(global::System.IntPtr id)
@@ -4431,7 +4743,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_VoiceSettings_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4451,20 +4763,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_VoiceSettings_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.VoiceSettings");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_VoiceSettings_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public VoiceSettings Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_VoiceSettings_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4473,28 +4795,28 @@ namespace Sdkpp
         /// <summary>Whether the player muted their microphone in the desktop client.</summary>
         public bool SelfMute()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_SelfMute(ref this.handle);
         }
 
         /// <summary>Whether the player deafened themselves in the desktop client.</summary>
         public bool SelfDeaf()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_SelfDeaf(ref this.handle);
         }
 
         /// <summary>Voice activity or push-to-talk.</summary>
         public global::Sdkpp.VoiceInputModeType InputMode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_InputMode(ref this.handle);
         }
 
         /// <summary>Display text of the push-to-talk binding (e.g. "SHIFT + F"); empty when unbound.</summary>
         public string PttKey()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_VoiceSettings_PttKey(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4503,42 +4825,42 @@ namespace Sdkpp
         /// <summary>The microphone volume, 0..100.</summary>
         public float InputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_InputVolume(ref this.handle);
         }
 
         /// <summary>The playback volume, 0..200.</summary>
         public float OutputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_OutputVolume(ref this.handle);
         }
 
         /// <summary>Whether echo cancellation is on.</summary>
         public bool EchoCancellation()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_EchoCancellation(ref this.handle);
         }
 
         /// <summary>Whether noise suppression is on.</summary>
         public bool NoiseSuppression()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_NoiseSuppression(ref this.handle);
         }
 
         /// <summary>Whether noise cancellation is on.</summary>
         public bool NoiseCancellation()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_NoiseCancellation(ref this.handle);
         }
 
         /// <summary>Whether automatic gain control is on.</summary>
         public bool AutomaticGainControl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_AutomaticGainControl(ref this.handle);
         }
     }
@@ -4553,6 +4875,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal VADThresholdSettings(global::System.IntPtr id)
@@ -4568,7 +4892,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_VADThresholdSettings_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4588,24 +4912,34 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_VADThresholdSettings_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.VADThresholdSettings");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>The threshold in dBFS, -100..0 (default -60).</summary>
         public float VadThreshold()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VADThresholdSettings_VadThreshold(ref this.handle);
         }
 
         /// <summary>Whether the SDK picks the threshold itself.</summary>
         public bool Automatic()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VADThresholdSettings_Automatic(ref this.handle);
         }
     }
@@ -4620,6 +4954,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal VoiceStateHandle(global::System.IntPtr id)
@@ -4635,7 +4971,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_VoiceStateHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4655,20 +4991,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_VoiceStateHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.VoiceStateHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_VoiceStateHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public VoiceStateHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_VoiceStateHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4677,14 +5023,14 @@ namespace Sdkpp
         /// <summary>Whether the participant muted their microphone.</summary>
         public bool SelfMute()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceStateHandle_SelfMute(ref this.handle);
         }
 
         /// <summary>Whether the participant deafened themselves.</summary>
         public bool SelfDeaf()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceStateHandle_SelfDeaf(ref this.handle);
         }
     }
@@ -4703,6 +5049,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>
         /// A voice call's state. After a temporary network loss a call may go to Disconnected instead of
@@ -4781,7 +5129,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_Call_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4801,20 +5149,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Call_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.Call");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_Call_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public Call Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_Call_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4841,28 +5199,28 @@ namespace Sdkpp
         /// <summary>The call's status; Disconnected once it has ended.</summary>
         public global::Sdkpp.Call.Status GetStatus()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetStatus(ref this.handle);
         }
 
         /// <summary>The lobby's id.</summary>
         public ulong GetChannelId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetChannelId(ref this.handle);
         }
 
         /// <summary>The guild's id: 0, calls are lobby calls.</summary>
         public ulong GetGuildId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetGuildId(ref this.handle);
         }
 
         /// <summary>The user ids in the call, the player's own included.</summary>
         public ulong[] GetParticipants()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Call_GetParticipants(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
@@ -4874,7 +5232,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.VoiceStateHandle GetVoiceStateHandle(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Call_GetVoiceStateHandle(ref this.handle, userId, out __rv) ? global::Sdkpp.VoiceStateHandle.Adopt(__rv) : null;
         }
@@ -4882,21 +5240,21 @@ namespace Sdkpp
         /// <summary>Voice activity (MODE_VAD) or push-to-talk (MODE_PTT).</summary>
         public global::Sdkpp.AudioModeType GetAudioMode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetAudioMode(ref this.handle);
         }
 
         /// <summary>Selects voice activity or push-to-talk.</summary>
         public void SetAudioMode(global::Sdkpp.AudioModeType audioMode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetAudioMode(ref this.handle, audioMode);
         }
 
         /// <summary>Whether the game holds push-to-talk.</summary>
         public bool GetPTTActive()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetPTTActive(ref this.handle);
         }
 
@@ -4906,77 +5264,77 @@ namespace Sdkpp
         /// </summary>
         public void SetPTTActive(bool active)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetPTTActive(ref this.handle, active);
         }
 
         /// <summary>How long sending goes on after push-to-talk is released, in milliseconds.</summary>
         public uint GetPTTReleaseDelay()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetPTTReleaseDelay(ref this.handle);
         }
 
         /// <summary>Sets the push-to-talk release delay in milliseconds (default 0).</summary>
         public void SetPTTReleaseDelay(uint releaseDelayMs)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetPTTReleaseDelay(ref this.handle, releaseDelayMs);
         }
 
         /// <summary>Whether the player is muted in this call.</summary>
         public bool GetSelfMute()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetSelfMute(ref this.handle);
         }
 
         /// <summary>Mutes the player in this call.</summary>
         public void SetSelfMute(bool mute)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetSelfMute(ref this.handle, mute);
         }
 
         /// <summary>Whether the player is deafened in this call.</summary>
         public bool GetSelfDeaf()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetSelfDeaf(ref this.handle);
         }
 
         /// <summary>Deafens the player in this call.</summary>
         public void SetSelfDeaf(bool deaf)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetSelfDeaf(ref this.handle, deaf);
         }
 
         /// <summary>Whether the player muted a participant for themselves.</summary>
         public bool GetLocalMute(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetLocalMute(ref this.handle, userId);
         }
 
         /// <summary>Mutes a participant for the player only.</summary>
         public void SetLocalMute(ulong userId, bool mute)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetLocalMute(ref this.handle, userId, mute);
         }
 
         /// <summary>A participant's volume for the player, 0..200 (100 is unchanged).</summary>
         public float GetParticipantVolume(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetParticipantVolume(ref this.handle, userId);
         }
 
         /// <summary>Sets a participant's volume for the player only, 0..200.</summary>
         public void SetParticipantVolume(ulong userId, float volume)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetParticipantVolume(ref this.handle, userId, volume);
         }
 
@@ -4986,7 +5344,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.VADThresholdSettings GetVADThreshold()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Call_GetVADThreshold(ref this.handle, out __rv);
             return global::Sdkpp.VADThresholdSettings.Adopt(__rv);
@@ -4995,7 +5353,7 @@ namespace Sdkpp
         /// <summary>Sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.</summary>
         public void SetVADThreshold(bool automatic, float threshold)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetVADThreshold(ref this.handle, automatic, threshold);
         }
 
@@ -5006,7 +5364,7 @@ namespace Sdkpp
         /// </summary>
         public string GetVerificationCode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Call_GetVerificationCode(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -5018,7 +5376,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetStatusChangedCallback(global::Sdkpp.Call.OnStatusChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5042,7 +5400,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParticipantChangedCallback(global::Sdkpp.Call.OnParticipantChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5066,7 +5424,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSpeakingStatusChangedCallback(global::Sdkpp.Call.OnSpeakingStatusChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5090,7 +5448,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetOnVoiceStateChangedCallback(global::Sdkpp.Call.OnVoiceStateChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5119,6 +5477,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Connection status of a Client; it is usable at Ready.</summary>
         public enum Status : int
@@ -5671,7 +6031,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_Client_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -5691,11 +6051,21 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Client_Drop(ref this.handle);
             }
+        }
+
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.Client");
+            }
+            global::Sdkpp.Native.BindThread();
         }
 
         /// <summary>"openid sdk.social_layer"</summary>
@@ -5776,14 +6146,14 @@ namespace Sdkpp
         /// <summary>Application id used for authorization, presence and invites.</summary>
         public void SetApplicationId(ulong applicationId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetApplicationId(ref this.handle, applicationId);
         }
 
         /// <summary>The application id set by SetApplicationId, 0 if none.</summary>
         public ulong GetApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetApplicationId(ref this.handle);
         }
 
@@ -5793,7 +6163,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeVerifier CreateAuthorizationCodeVerifier()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_CreateAuthorizationCodeVerifier(ref this.handle, out __rv);
             return global::Sdkpp.AuthorizationCodeVerifier.Adopt(__rv);
@@ -5805,7 +6175,7 @@ namespace Sdkpp
         /// </remarks>
         public void AddLogCallback(global::Sdkpp.Client.LogCallback callback, global::Sdkpp.LoggingSeverity minSeverity)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -5826,7 +6196,7 @@ namespace Sdkpp
         /// <summary>Writes log messages at or above minSeverity to a file in path; false if it cannot be opened.</summary>
         public bool SetLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_path = __arena.String(path, "path");
@@ -5837,21 +6207,21 @@ namespace Sdkpp
         /// <summary>Timeout of every HTTP request; default 30000 ms.</summary>
         public void SetHttpRequestTimeout(int httpTimeoutInMilliseconds)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetHttpRequestTimeout(ref this.handle, httpTimeoutInMilliseconds);
         }
 
         /// <summary>sdkpp: the HTTP request timeout in milliseconds.</summary>
         public int GetHttpRequestTimeout()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetHttpRequestTimeout(ref this.handle);
         }
 
         /// <summary>Current connection status.</summary>
         public global::Sdkpp.Client.Status GetStatus()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetStatus(ref this.handle);
         }
 
@@ -5861,7 +6231,7 @@ namespace Sdkpp
         /// </remarks>
         public void IsDiscordAppInstalled(global::Sdkpp.Client.IsDiscordAppInstalledCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -5885,7 +6255,7 @@ namespace Sdkpp
         /// </remarks>
         public void OpenConnectedGamesSettingsInPlatform(global::Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -5909,7 +6279,7 @@ namespace Sdkpp
         /// </remarks>
         public void Authorize(global::Sdkpp.AuthorizationArgs args, global::Sdkpp.Client.AuthorizationCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (args == null) { throw new global::System.ArgumentNullException("args"); }
             global::System.IntPtr __a_args = args.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -5933,7 +6303,7 @@ namespace Sdkpp
         /// <summary>Ends the Authorize in progress; its callback fires with ErrorType Aborted.</summary>
         public void AbortAuthorize()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_AbortAuthorize(ref this.handle);
         }
 
@@ -5943,7 +6313,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetToken(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_code = __arena.String(code, "code");
@@ -5973,7 +6343,7 @@ namespace Sdkpp
         /// </remarks>
         public void RefreshToken(ulong applicationId, string refreshToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_refreshToken = __arena.String(refreshToken, "refreshToken");
@@ -6001,7 +6371,7 @@ namespace Sdkpp
         /// </remarks>
         public void RevokeToken(ulong applicationId, string token, global::Sdkpp.Client.RevokeTokenCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
@@ -6029,7 +6399,7 @@ namespace Sdkpp
         /// </remarks>
         public void UpdateToken(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.UpdateTokenCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
@@ -6054,7 +6424,7 @@ namespace Sdkpp
         /// <summary>Whether a token is set.</summary>
         public bool IsAuthenticated()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_IsAuthenticated(ref this.handle);
         }
 
@@ -6064,7 +6434,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetTokenExpirationCallback(global::Sdkpp.Client.TokenExpirationCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6091,7 +6461,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetTokenRefreshedCallback(global::Sdkpp.Client.TokenRefreshedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6115,7 +6485,7 @@ namespace Sdkpp
         /// </remarks>
         public void FetchCurrentUser(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.FetchCurrentUserCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
@@ -6143,7 +6513,7 @@ namespace Sdkpp
         /// </remarks>
         public void ExchangeChildToken(string parentApplicationToken, ulong childApplicationId, global::Sdkpp.Client.ExchangeChildTokenCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_parentApplicationToken = __arena.String(parentApplicationToken, "parentApplicationToken");
@@ -6171,7 +6541,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetProvisionalToken(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
@@ -6199,7 +6569,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetTokenFromProvisionalMerge(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_code = __arena.String(code, "code");
@@ -6230,7 +6600,7 @@ namespace Sdkpp
         /// </remarks>
         public void UnmergeIntoProvisionalAccount(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.UnmergeIntoProvisionalAccountCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
@@ -6258,7 +6628,7 @@ namespace Sdkpp
         /// </remarks>
         public void UpdateProvisionalAccountDisplayName(string name, global::Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_name = __arena.String(name, "name");
@@ -6286,7 +6656,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetTokenFromDevice(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (args == null) { throw new global::System.ArgumentNullException("args"); }
             global::System.IntPtr __a_args = args.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -6313,7 +6683,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetTokenFromDeviceProvisionalMerge(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 if (args == null) { throw new global::System.ArgumentNullException("args"); }
@@ -6341,14 +6711,14 @@ namespace Sdkpp
         /// <summary>Ends the device flow in progress; its callback fires with ErrorType Aborted.</summary>
         public void AbortGetTokenFromDevice()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_AbortGetTokenFromDevice(ref this.handle);
         }
 
         /// <summary>Shows the verification page for a user code obtained by the game's backend.</summary>
         public void OpenAuthorizeDeviceScreen(ulong clientId, string userCode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_userCode = __arena.String(userCode, "userCode");
@@ -6359,7 +6729,7 @@ namespace Sdkpp
         /// <summary>Closes the verification page opened by OpenAuthorizeDeviceScreen.</summary>
         public void CloseAuthorizeDeviceScreen()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_CloseAuthorizeDeviceScreen(ref this.handle);
         }
 
@@ -6369,7 +6739,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetAuthorizeDeviceScreenClosedCallback(global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6393,7 +6763,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetOpenUrlCallback(global::Sdkpp.Client.OpenUrlCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6420,7 +6790,7 @@ namespace Sdkpp
         /// </remarks>
         public void RegisterAuthorizeRequestCallback(global::Sdkpp.Client.AuthorizeRequestCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6441,21 +6811,21 @@ namespace Sdkpp
         /// <summary>Ends the AUTHORIZE_REQUEST subscription and releases its callback.</summary>
         public void RemoveAuthorizeRequestCallback()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_RemoveAuthorizeRequestCallback(ref this.handle);
         }
 
         /// <summary>Connects to the service with the token set by UpdateToken; watch the status.</summary>
         public void Connect()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_Connect(ref this.handle);
         }
 
         /// <summary>Disconnects; the status goes to Disconnected.</summary>
         public void Disconnect()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_Disconnect(ref this.handle);
         }
 
@@ -6465,7 +6835,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetStatusChangedCallback(global::Sdkpp.Client.OnStatusChanged callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6489,7 +6859,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle GetCurrentUserV2()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetCurrentUserV2(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -6500,7 +6870,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle GetUser(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetUser(ref this.handle, userId, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -6508,7 +6878,7 @@ namespace Sdkpp
         /// <summary>sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.</summary>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfiles(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetUserApplicationProfiles(ref this.handle, userId, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
@@ -6520,7 +6890,7 @@ namespace Sdkpp
         /// </summary>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfilesNoLock(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetUserApplicationProfilesNoLock(ref this.handle, userId, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
@@ -6532,7 +6902,7 @@ namespace Sdkpp
         /// </remarks>
         public void CreateOrJoinLobby(string secret, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_secret = __arena.String(secret, "secret");
@@ -6560,7 +6930,7 @@ namespace Sdkpp
         /// </remarks>
         public void CreateOrJoinLobbyWithMetadata(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_secret = __arena.String(secret, "secret");
@@ -6590,7 +6960,7 @@ namespace Sdkpp
         /// </remarks>
         public void LeaveLobby(ulong lobbyId, global::Sdkpp.Client.LeaveLobbyCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6614,7 +6984,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.LobbyHandle GetLobbyHandle(ulong lobbyId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetLobbyHandle(ref this.handle, lobbyId, out __rv) ? global::Sdkpp.LobbyHandle.Adopt(__rv) : null;
         }
@@ -6622,7 +6992,7 @@ namespace Sdkpp
         /// <summary>The lobbies the player is in.</summary>
         public ulong[] GetLobbyIds()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetLobbyIds(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
@@ -6634,7 +7004,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendLobbyMessage(ulong lobbyId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -6662,7 +7032,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendLobbyMessageWithMetadata(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -6691,7 +7061,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLobbyCreatedCallback(global::Sdkpp.Client.LobbyCreatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6715,7 +7085,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLobbyDeletedCallback(global::Sdkpp.Client.LobbyDeletedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6739,7 +7109,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLobbyUpdatedCallback(global::Sdkpp.Client.LobbyUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6763,7 +7133,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLobbyMemberAddedCallback(global::Sdkpp.Client.LobbyMemberAddedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6787,7 +7157,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLobbyMemberRemovedCallback(global::Sdkpp.Client.LobbyMemberRemovedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6811,7 +7181,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLobbyMemberUpdatedCallback(global::Sdkpp.Client.LobbyMemberUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6835,7 +7205,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetUserGuilds(global::Sdkpp.Client.GetUserGuildsCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -6859,7 +7229,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetGuildChannels(ulong guildId, global::Sdkpp.Client.GetGuildChannelsCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -6886,7 +7256,7 @@ namespace Sdkpp
         /// </remarks>
         public void LinkChannelToLobby(ulong lobbyId, ulong channelId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6910,7 +7280,7 @@ namespace Sdkpp
         /// </remarks>
         public void UnlinkChannelFromLobby(ulong lobbyId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6938,7 +7308,7 @@ namespace Sdkpp
         /// </remarks>
         public void JoinLinkedLobbyGuild(ulong lobbyId, global::Sdkpp.Client.ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.Client.JoinLinkedLobbyGuildCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (provisionalUserMergeRequiredCallback == null) { throw new global::System.ArgumentNullException("provisionalUserMergeRequiredCallback"); }
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_provisionalUserMergeRequiredCallback = global::Sdkpp.CallbackRegistry.Register(provisionalUserMergeRequiredCallback);
@@ -6965,7 +7335,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendUserMessage(ulong recipientId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -6993,7 +7363,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendUserMessageWithMetadata(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -7022,7 +7392,7 @@ namespace Sdkpp
         /// </remarks>
         public void EditUserMessage(ulong recipientId, ulong messageId, string content, global::Sdkpp.Client.EditUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -7050,7 +7420,7 @@ namespace Sdkpp
         /// </remarks>
         public void DeleteUserMessage(ulong recipientId, ulong messageId, global::Sdkpp.Client.DeleteUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7074,7 +7444,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.MessageHandle GetMessageHandle(ulong messageId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetMessageHandle(ref this.handle, messageId, out __rv) ? global::Sdkpp.MessageHandle.Adopt(__rv) : null;
         }
@@ -7085,7 +7455,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetUserMessageSummaries(global::Sdkpp.Client.UserMessageSummariesCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7112,7 +7482,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetUserMessagesWithLimit(ulong recipientId, int limit, global::Sdkpp.Client.UserMessagesWithLimitCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7139,7 +7509,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetLobbyMessagesWithLimit(ulong lobbyId, int limit, global::Sdkpp.Client.GetLobbyMessagesCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7163,7 +7533,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetMessageCreatedCallback(global::Sdkpp.Client.MessageCreatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7187,7 +7557,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetMessageUpdatedCallback(global::Sdkpp.Client.MessageUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7211,7 +7581,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetMessageDeletedCallback(global::Sdkpp.Client.MessageDeletedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7235,7 +7605,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetUserUpdatedCallback(global::Sdkpp.Client.UserUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7256,7 +7626,7 @@ namespace Sdkpp
         /// <summary>Platform and game relationships.</summary>
         public global::Sdkpp.RelationshipHandle[] GetRelationships()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetRelationships(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.RelationshipHandle>(__rv, global::Sdkpp.RelationshipHandle.Adopt);
@@ -7265,7 +7635,7 @@ namespace Sdkpp
         /// <summary>Friends of one group, sorted by display name, for a friends list.</summary>
         public global::Sdkpp.RelationshipHandle[] GetRelationshipsByGroup(global::Sdkpp.RelationshipGroupType groupType)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetRelationshipsByGroup(ref this.handle, groupType, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.RelationshipHandle>(__rv, global::Sdkpp.RelationshipHandle.Adopt);
@@ -7277,7 +7647,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.RelationshipHandle GetRelationshipHandle(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetRelationshipHandle(ref this.handle, userId, out __rv);
             return global::Sdkpp.RelationshipHandle.Adopt(__rv);
@@ -7286,7 +7656,7 @@ namespace Sdkpp
         /// <summary>Friends whose username or display name contains searchStr (case-insensitive).</summary>
         public global::Sdkpp.UserHandle[] SearchFriendsByUsername(string searchStr)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_searchStr = __arena.String(searchStr, "searchStr");
@@ -7302,7 +7672,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetRelationshipGroupsUpdatedCallback(global::Sdkpp.Client.RelationshipGroupsUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7326,7 +7696,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetRelationshipCreatedCallback(global::Sdkpp.Client.RelationshipCreatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7350,7 +7720,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetRelationshipDeletedCallback(global::Sdkpp.Client.RelationshipDeletedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7374,7 +7744,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendDiscordFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_username = __arena.String(username, "username");
@@ -7402,7 +7772,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendDiscordFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7426,7 +7796,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendGameFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_username = __arena.String(username, "username");
@@ -7454,7 +7824,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendGameFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7478,7 +7848,7 @@ namespace Sdkpp
         /// </remarks>
         public void AcceptDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7502,7 +7872,7 @@ namespace Sdkpp
         /// </remarks>
         public void AcceptGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7526,7 +7896,7 @@ namespace Sdkpp
         /// </remarks>
         public void RejectDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7550,7 +7920,7 @@ namespace Sdkpp
         /// </remarks>
         public void RejectGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7574,7 +7944,7 @@ namespace Sdkpp
         /// </remarks>
         public void CancelDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7598,7 +7968,7 @@ namespace Sdkpp
         /// </remarks>
         public void CancelGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7622,7 +7992,7 @@ namespace Sdkpp
         /// </remarks>
         public void RemoveGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7646,7 +8016,7 @@ namespace Sdkpp
         /// </remarks>
         public void RemoveDiscordAndGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7670,7 +8040,7 @@ namespace Sdkpp
         /// </remarks>
         public void BlockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7694,7 +8064,7 @@ namespace Sdkpp
         /// </remarks>
         public void UnblockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7718,7 +8088,7 @@ namespace Sdkpp
         /// </remarks>
         public void UpdateRichPresence(global::Sdkpp.Activity activity, global::Sdkpp.Client.UpdateRichPresenceCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (activity == null) { throw new global::System.ArgumentNullException("activity"); }
             global::System.IntPtr __a_activity = activity.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -7742,7 +8112,7 @@ namespace Sdkpp
         /// <summary>Clears the player's rich presence.</summary>
         public void ClearRichPresence()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_ClearRichPresence(ref this.handle);
         }
 
@@ -7752,7 +8122,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetOnlineStatus(global::Sdkpp.StatusType status, global::Sdkpp.Client.UpdateStatusCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7776,7 +8146,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendActivityInvite(ulong userId, string content, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -7804,7 +8174,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendActivityJoinRequest(ulong userId, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7828,7 +8198,7 @@ namespace Sdkpp
         /// </remarks>
         public void SendActivityJoinRequestReply(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (invite == null) { throw new global::System.ArgumentNullException("invite"); }
             global::System.IntPtr __a_invite = invite.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -7855,7 +8225,7 @@ namespace Sdkpp
         /// </remarks>
         public void AcceptActivityInvite(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.AcceptActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (invite == null) { throw new global::System.ArgumentNullException("invite"); }
             global::System.IntPtr __a_invite = invite.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -7882,7 +8252,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetActivityInviteCreatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7906,7 +8276,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetActivityInviteUpdatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7930,7 +8300,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetActivityJoinCallback(global::Sdkpp.Client.ActivityJoinCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7957,7 +8327,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetActivityJoinWithApplicationCallback(global::Sdkpp.Client.ActivityJoinWithApplicationCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7978,7 +8348,7 @@ namespace Sdkpp
         /// <summary>Registers how the platform's desktop client launches the game; false on failure.</summary>
         public bool RegisterLaunchCommand(ulong applicationId, string command)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_command = __arena.String(command, "command");
@@ -7989,7 +8359,7 @@ namespace Sdkpp
         /// <summary>Registers the game's store application for launching; false on failure.</summary>
         public bool RegisterLaunchStoreApplication(ulong applicationId, uint storeAppId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_RegisterLaunchStoreApplication(ref this.handle, applicationId, storeAppId);
         }
 
@@ -8002,7 +8372,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.Call StartCall(ulong lobbyId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_StartCall(ref this.handle, lobbyId, out __rv);
             return global::Sdkpp.Call.Adopt(__rv);
@@ -8018,7 +8388,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.Call StartCallWithAudioCallbacks(ulong lobbyId, global::Sdkpp.Client.UserAudioReceivedCallback receivedCb, global::Sdkpp.Client.UserAudioCapturedCallback capturedCb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (receivedCb == null) { throw new global::System.ArgumentNullException("receivedCb"); }
             if (capturedCb == null) { throw new global::System.ArgumentNullException("capturedCb"); }
             global::Sdkpp.Call __result;
@@ -8049,7 +8419,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.Call GetCall(ulong lobbyId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetCall(ref this.handle, lobbyId, out __rv);
             return global::Sdkpp.Call.Adopt(__rv);
@@ -8058,7 +8428,7 @@ namespace Sdkpp
         /// <summary>The player's calls.</summary>
         public global::Sdkpp.Call[] GetCalls()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetCalls(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.Call>(__rv, global::Sdkpp.Call.Adopt);
@@ -8070,7 +8440,7 @@ namespace Sdkpp
         /// </remarks>
         public void EndCall(ulong lobbyId, global::Sdkpp.Client.EndCallCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8094,7 +8464,7 @@ namespace Sdkpp
         /// </remarks>
         public void EndCalls(global::Sdkpp.Client.EndCallsCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8118,7 +8488,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetVoiceParticipantChangedCallback(global::Sdkpp.Client.VoiceParticipantChangedCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8145,7 +8515,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetVoiceSettings(global::Sdkpp.Client.GetVoiceSettingsCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8172,7 +8542,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetVoiceSettingsUpdatedCallback(global::Sdkpp.Client.VoiceSettingsUpdatedCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8193,56 +8563,56 @@ namespace Sdkpp
         /// <summary>Mutes the player in every call (overrides the per-call setting).</summary>
         public void SetSelfMuteAll(bool mute)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetSelfMuteAll(ref this.handle, mute);
         }
 
         /// <summary>Whether the player is muted in every call.</summary>
         public bool GetSelfMuteAll()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetSelfMuteAll(ref this.handle);
         }
 
         /// <summary>Deafens the player in every call (overrides the per-call setting).</summary>
         public void SetSelfDeafAll(bool deaf)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetSelfDeafAll(ref this.handle, deaf);
         }
 
         /// <summary>Whether the player is deafened in every call.</summary>
         public bool GetSelfDeafAll()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetSelfDeafAll(ref this.handle);
         }
 
         /// <summary>The microphone volume, 0..100.</summary>
         public void SetInputVolume(float inputVolume)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetInputVolume(ref this.handle, inputVolume);
         }
 
         /// <summary>The microphone volume.</summary>
         public float GetInputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetInputVolume(ref this.handle);
         }
 
         /// <summary>The playback volume, 0..200.</summary>
         public void SetOutputVolume(float outputVolume)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetOutputVolume(ref this.handle, outputVolume);
         }
 
         /// <summary>The playback volume.</summary>
         public float GetOutputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetOutputVolume(ref this.handle);
         }
 
@@ -8252,7 +8622,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetInputDevices(global::Sdkpp.Client.GetInputDevicesCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8276,7 +8646,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetOutputDevices(global::Sdkpp.Client.GetOutputDevicesCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8300,7 +8670,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetCurrentInputDevice(global::Sdkpp.Client.GetCurrentInputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8324,7 +8694,7 @@ namespace Sdkpp
         /// </remarks>
         public void GetCurrentOutputDevice(global::Sdkpp.Client.GetCurrentOutputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8348,7 +8718,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetInputDevice(string deviceId, global::Sdkpp.Client.SetInputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_deviceId = __arena.String(deviceId, "deviceId");
@@ -8376,7 +8746,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetOutputDevice(string deviceId, global::Sdkpp.Client.SetOutputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_deviceId = __arena.String(deviceId, "deviceId");
@@ -8404,7 +8774,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetDeviceChangeCallback(global::Sdkpp.Client.DeviceChangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8425,7 +8795,7 @@ namespace Sdkpp
         /// <summary>The level (dBFS) below which the input counts as silent for the no-input callback.</summary>
         public void SetNoAudioInputThreshold(float dBFSThreshold)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetNoAudioInputThreshold(ref this.handle, dBFSThreshold);
         }
 
@@ -8435,7 +8805,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetNoAudioInputCallback(global::Sdkpp.Client.NoAudioInputCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8456,21 +8826,21 @@ namespace Sdkpp
         /// <summary>Echo cancellation (default on).</summary>
         public void SetEchoCancellation(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetEchoCancellation(ref this.handle, on);
         }
 
         /// <summary>Noise suppression (default on).</summary>
         public void SetNoiseSuppression(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetNoiseSuppression(ref this.handle, on);
         }
 
         /// <summary>Automatic gain control (default on).</summary>
         public void SetAutomaticGainControl(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetAutomaticGainControl(ref this.handle, on);
         }
 
@@ -8480,7 +8850,7 @@ namespace Sdkpp
         /// </summary>
         public void SetNoiseCancellation(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetNoiseCancellation(ref this.handle, on);
         }
 
@@ -8490,7 +8860,7 @@ namespace Sdkpp
         /// </summary>
         public void SetOpusHardwareCoding(bool encode, bool decode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetOpusHardwareCoding(ref this.handle, encode, decode);
         }
 
@@ -8500,7 +8870,7 @@ namespace Sdkpp
         /// </summary>
         public void SetVoiceLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_path = __arena.String(path, "path");
@@ -8514,7 +8884,7 @@ namespace Sdkpp
         /// </summary>
         public void SetAecDump(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetAecDump(ref this.handle, on);
         }
 
@@ -8525,7 +8895,7 @@ namespace Sdkpp
         /// </summary>
         public void SetEngineManagedAudioSession(bool isEngineManaged)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetEngineManagedAudioSession(ref this.handle, isEngineManaged);
         }
 
@@ -8536,7 +8906,7 @@ namespace Sdkpp
         [global::System.Obsolete("Deprecated: see the documentation of Client.SetSpeakerMode.")]
         public bool SetSpeakerMode(bool speakerMode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_SetSpeakerMode(ref this.handle, speakerMode);
         }
     }

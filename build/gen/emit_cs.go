@@ -309,6 +309,7 @@ var csRuntimeFuncs = []csNativeFunc{
 	{name: "Sdkpp_GetAbiVersion", ret: "uint"},
 	{name: "Sdkpp_CheckAbi", ret: "bool", attr: csI1Return, params: []string{"ref " + csNS + "AbiInfo info"}},
 	{name: "Sdkpp_GetObjectCount", ret: "ulong"},
+	{name: "Sdkpp_Shutdown", ret: "void"},
 }
 
 // csGatedImport writes the P/Invoke declaration of f under the name f.name + "_Raw" and the
@@ -417,8 +418,8 @@ func emitCSharp(api *desc.API) string {
 		"//",
 		"// Conventions:",
 		"//  - Each class is sealed and IDisposable. Dispose releases the native object at once; an object",
-		"//    that is not disposed is released by its finalizer. Using an object after Dispose is refused by",
-		"//    the library (it logs an error) and returns the default: 0, false, \"\", null.",
+		"//    that is not disposed is released by its finalizer. Using an object after Dispose, or after",
+		"//    Sdk.Shutdown dropped it, throws ObjectDisposedException.",
 		"//  - Property P is read with P() and written with SetP(value). Classes the description does not",
 		"//    mark nocopy have Clone(), a deep copy that must be disposed on its own.",
 		"//  - Strings are UTF-8 on the native side. A null argument that is not optional throws",
@@ -427,7 +428,7 @@ func emitCSharp(api *desc.API) string {
 		"//    would return an object returns null when the library refused the call.",
 		"//  - Nested enums and callbacks are nested types: Client.Status, Client.LogCallback.",
 		"//  - Callbacks run only inside Sdk.RunCallbacks, on the calling thread. Exceptions they throw are",
-		"//    caught, written to Console.Error and passed to Sdk.CallbackException.",
+		"//    caught and passed to Sdk.UnhandledException (Console.Error without one) and Sdk.CallbackException.",
 		"//  - The binding checks before its first call that the library was built from the same",
 		"//    description (Sdkpp_CheckAbi) and throws SdkppAbiException if not.",
 		"",
@@ -612,7 +613,7 @@ func csCheckNames(api *desc.API) {
 		claim(top, c.Name, "class "+c.Name)
 		members := map[string]string{}
 		// Members the binding itself gives every class.
-		for _, n := range []string{"Dispose", "Adopt", "Drop", "handle", "disposed"} {
+		for _, n := range []string{"Dispose", "Adopt", "Drop", "Live", "handle", "disposed", "epoch"} {
 			members[n] = "the binding's " + n
 		}
 		if !c.NoCopy {
@@ -816,6 +817,8 @@ func csClass(w *csWriter, c *desc.Class) {
 	w.line("internal %s handle;", csIntPtr)
 	w.line("// Set once by Dispose or the finalizer, so that the object is dropped exactly once.")
 	w.line("int disposed;")
+	w.line("// The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.")
+	w.line("readonly int epoch = %sSdk.Epoch;", csNS)
 
 	for _, e := range c.Enums {
 		w.line("")
@@ -876,7 +879,7 @@ func csClass(w *csWriter, c *desc.Class) {
 
 	w.line("")
 	w.doc([]string{"Releases the native object now (" + cClass(c) + "_Drop)."}, "",
-		"Calling it again does nothing. Later calls on this object are refused by the library and return defaults.")
+		"Calling it again does nothing. Later calls on this object throw ObjectDisposedException.")
 	w.line("public void Dispose()")
 	w.line("{")
 	w.line("this.Drop();")
@@ -895,20 +898,30 @@ func csClass(w *csWriter, c *desc.Class) {
 	w.line("{")
 	w.line("return;")
 	w.line("}")
-	w.line("if (this.handle != %s.Zero)", csIntPtr)
+	w.line("if (this.handle != %s.Zero && this.epoch == %sSdk.Epoch) // Shutdown dropped the others", csIntPtr, csNS)
 	w.line("{")
 	w.line("%sNative.BindThread(); // the finalizer thread's first call may be this one", csNS)
 	w.line("%s_Drop(ref this.handle);", native)
 	w.line("}")
 	w.line("}")
+	w.line("")
+	w.line("// Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.")
+	w.line("void Live()")
+	w.line("{")
+	w.line("if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != %sSdk.Epoch)", csNS)
+	w.line("{")
+	w.line("throw new global::System.ObjectDisposedException(%q);", "Sdkpp."+name)
+	w.line("}")
+	w.line("%sNative.BindThread();", csNS)
+	w.line("}")
 
 	if !c.NoCopy {
 		w.line("")
 		w.doc([]string{"Returns a deep copy (" + cClass(c) + "_Clone); changing one does not change the other."}, "",
-			"The copy is a separate object to dispose. Null if this object was disposed.")
+			"The copy is a separate object to dispose.")
 		w.line("public %s Clone()", name)
 		w.line("{")
-		w.line("%sNative.BindThread();", csNS)
+		w.line("this.Live();")
 		w.line("%s copy = %s.Zero;", csIntPtr, csIntPtr)
 		w.line("%s_Clone(ref copy, ref this.handle);", native)
 		w.line("return Adopt(copy);")
@@ -1027,13 +1040,13 @@ func csNullRemark(t *desc.Type, out bool) []string {
 // csBody writes the statements of a wrapper: argument conversion, the P/Invoke call and the
 // conversion of its result.
 //
-// bind says to call Native.BindThread first; constructors and static methods have already
-// called Abi.Ensure, which does.
+// bind says to call this.Live() first (an instance member: it throws after Dispose and binds the
+// thread); constructors and static methods have already called Abi.Ensure, which binds it.
 func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, bind bool) {
 	var pre, args, post, callbacks []string
 	arena := false
 	if bind {
-		w.line("%sNative.BindThread();", csNS)
+		w.line("this.Live();")
 	}
 	if self != "" {
 		args = append(args, self)

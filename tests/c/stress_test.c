@@ -349,6 +349,13 @@ static void call_Sdkpp_ResetCallbacks(Rng* r)
     if (chance(r, 8)) Sdkpp_ResetCallbacks(); /* it discards the other threads' results too */
 }
 
+static void call_Sdkpp_Shutdown(Rng* r)
+{
+    /* It drops the other threads' objects and runs their callbacks: rarely, so that most calls
+     * still reach live objects. Every userData is still freed exactly once, which the end checks. */
+    if (chance(r, 256)) Sdkpp_Shutdown();
+}
+
 static void call_Sdkpp_SetFreeThreaded(Rng* r)
 {
     (void)r;
