@@ -15,6 +15,7 @@ const maxShutdownRounds = 8
 //export Sdkpp_Shutdown
 func Sdkpp_Shutdown() {
 	defer guard("Shutdown")
+	core.SetFallbackLogCallback(core.Callback[core.ClientLogCallback]{}, core.LoggingSeverityNone)
 	entries := objects.RemoveAll()
 	for _, e := range entries {
 		if c, ok := e.Value.(*core.Client); ok { // its connection, calls, timers and handlers end

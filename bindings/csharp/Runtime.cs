@@ -1070,6 +1070,27 @@ namespace Sdkpp
         }
 
         /// <summary>
+        /// Sends the SDK's log messages at or above minSeverity that no Client's log callback took
+        /// (messages of no Client, and of Clients without AddLogCallback) to callback, inside
+        /// RunCallbacks, instead of standard error, which a Unity console does not show. The Unity
+        /// package sets one that writes to Debug.Log, Debug.LogWarning and Debug.LogError. Null
+        /// restores standard error. Sdk.Shutdown clears it.
+        /// </summary>
+        /// <param name="callback">Receives each message and its severity; null for standard error.</param>
+        /// <param name="minSeverity">The least severity delivered.</param>
+        public static void SetLogCallback(Client.LogCallback callback, LoggingSeverity minSeverity)
+        {
+            Abi.Ensure();
+            if (callback == null)
+            {
+                Native.Sdkpp_SetLogCallback(null, null, IntPtr.Zero, minSeverity);
+                return;
+            }
+            IntPtr userData = CallbackRegistry.Register(callback);
+            Native.Sdkpp_SetLogCallback(Trampolines.Client_LogCallback, CallbackRegistry.FreeUserData, userData, minSeverity);
+        }
+
+        /// <summary>
         /// Receives every exception a game callback threw, inside RunCallbacks (or on the SDK's
         /// audio thread for the audio hooks). With no subscriber the exception is written to
         /// Console.Error; the Unity package subscribes and sends it to Debug.LogException. An

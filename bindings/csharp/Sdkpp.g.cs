@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 146796355u;
+        internal const uint AbiVersion = 1285212593u;
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
@@ -128,6 +128,16 @@ namespace Sdkpp
         {
             global::Sdkpp.Gate.Enter();
             try { return Sdkpp_GetObjectCount_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_SetLogCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_SetLogCallback_Raw(global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn userDataFree, global::System.IntPtr userData, global::Sdkpp.LoggingSeverity minSeverity);
+
+        internal static void Sdkpp_SetLogCallback(global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn userDataFree, global::System.IntPtr userData, global::Sdkpp.LoggingSeverity minSeverity)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_SetLogCallback_Raw(callback, userDataFree, userData, minSeverity); }
             finally { global::Sdkpp.Gate.Exit(); }
         }
 

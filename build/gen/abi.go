@@ -252,6 +252,12 @@ var (
 		}},
 		{Name: "Sdkpp_GetObjectCount", Ret: "uint64_t",
 			Doc: []string{"Number of live objects (all classes); for finding leaks."}},
+		{Name: "Sdkpp_SetLogCallback", Ret: "void", Params: []cField{{"Sdkpp_Client_LogCallback", "callback"}, {"Sdkpp_FreeFn", "userDataFree"}, {"void*", "userData"}, {"Sdkpp_LoggingSeverity", "minSeverity"}}, Doc: []string{
+			"Sends the log messages at or above minSeverity that no Client's log callback took (messages",
+			"of no Client, and of Clients without one) to callback, inside Sdkpp_RunCallbacks, instead of",
+			"standard error. NULL restores standard error. The callback it replaces, and this one after",
+			"Sdkpp_Shutdown, is released with its free function.",
+		}},
 		{Name: "Sdkpp_Shutdown", Ret: "void", Doc: []string{
 			"Returns the library to its state at load: drops every object (each handle the game still",
 			"holds becomes stale), closes every Client (ending its calls), runs the callbacks that were",

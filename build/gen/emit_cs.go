@@ -309,6 +309,7 @@ var csRuntimeFuncs = []csNativeFunc{
 	{name: "Sdkpp_GetAbiVersion", ret: "uint"},
 	{name: "Sdkpp_CheckAbi", ret: "bool", attr: csI1Return, params: []string{"ref " + csNS + "AbiInfo info"}},
 	{name: "Sdkpp_GetObjectCount", ret: "ulong"},
+	{name: "Sdkpp_SetLogCallback", ret: "void", params: []string{csNS + "Native.Client_LogCallback callback", csNS + "NativeFreeFn userDataFree", csIntPtr + " userData", csNS + "LoggingSeverity minSeverity"}},
 	{name: "Sdkpp_Shutdown", ret: "void"},
 }
 

@@ -349,6 +349,20 @@ static void call_Sdkpp_ResetCallbacks(Rng* r)
     if (chance(r, 8)) Sdkpp_ResetCallbacks(); /* it discards the other threads' results too */
 }
 
+static void SDKPP_CALL stress_fallback_log(Sdkpp_String message, Sdkpp_LoggingSeverity severity, void* userData)
+{
+    (void)severity;
+    Sdkpp_Free(message.ptr);
+    ud_called(userData);
+}
+
+static void call_Sdkpp_SetLogCallback(Rng* r)
+{
+    Sdkpp_FreeFn free_fn;
+    void* ud = ud_new(r, &free_fn);
+    Sdkpp_SetLogCallback(chance(r, 4) ? NULL : stress_fallback_log, free_fn, ud, (Sdkpp_LoggingSeverity)(next(r) % 6));
+}
+
 static void call_Sdkpp_Shutdown(Rng* r)
 {
     /* It drops the other threads' objects and runs their callbacks: rarely, so that most calls

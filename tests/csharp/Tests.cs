@@ -974,6 +974,29 @@ static partial class Program
             Check(!called, "never called");
         });
 
+        Test("Sdk.SetLogCallback receives, inside RunCallbacks, what no Client's log took", () =>
+        {
+            var got = new List<string>();
+            int thread = -1;
+            Sdk.SetLogCallback((m, sev) => { got.Add(sev + " " + m); thread = Thread.CurrentThread.ManagedThreadId; }, LoggingSeverity.Warning);
+            try
+            {
+                IntPtr forged = new IntPtr(0x7777);
+                Raw.Sdkpp_AuthorizationArgs_Drop(ref forged); // refused: an error of no Client
+                Eq(0, got.Count, "not before RunCallbacks");
+                RunCallbacks();
+                Eq(1, got.Count, "the refusal's error");
+                Check(got[0].StartsWith("Error ") && got[0].Contains("AuthorizationArgs_Drop"), "the message: " + got[0]);
+                Eq(mainThread, thread, "on the thread calling RunCallbacks");
+            }
+            finally
+            {
+                Sdk.SetLogCallback(null, LoggingSeverity.None);
+            }
+            RunCallbacks();
+            Eq(0, Sdk.GetPendingCallbackCount(), "the replaced callback was released");
+        });
+
         Test("Sdk.UnhandledException receives a callback's exception, with where it was thrown", () =>
         {
             var seen = new List<SdkExceptionEventArgs>();

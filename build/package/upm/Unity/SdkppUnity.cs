@@ -10,7 +10,8 @@ namespace Sdkpp.Unity
 {
     /// <summary>
     /// Installed before the first scene loads: calls Sdk.Shutdown when the application quits (in the
-    /// editor: when play mode ends) and routes Sdk.UnhandledException to Debug.LogException. The
+    /// editor: when play mode ends), routes Sdk.UnhandledException to Debug.LogException and the
+    /// SDK's log (Sdk.SetLogCallback) to Debug.Log, Debug.LogWarning and Debug.LogError. The
     /// editor also shuts the SDK down before every assembly reload (SdkppEditorHooks), so that
     /// entering play mode again starts it afresh.
     /// </summary>
@@ -18,17 +19,43 @@ namespace Sdkpp.Unity
     {
         static bool installed;
 
-        /// <summary>Subscribes to the engine's events; more calls do nothing.</summary>
+        /// <summary>
+        /// Subscribes to the engine's events (once) and sends the SDK's log to the console (again
+        /// after each Shutdown, which clears it).
+        /// </summary>
         [RuntimeInitializeOnLoadMethod(RuntimeInitializeLoadType.SubsystemRegistration)]
         public static void Install()
         {
-            if (installed)
+            if (!installed)
             {
-                return;
+                installed = true;
+                Sdk.UnhandledException += LogException;
+                Application.quitting += Shutdown;
             }
-            installed = true;
-            Sdk.UnhandledException += LogException;
-            Application.quitting += Shutdown;
+            try
+            {
+                Sdk.SetLogCallback(LogMessage, LoggingSeverity.Info);
+            }
+            catch (Exception e)
+            {
+                Debug.LogException(e); // a mismatched library (SdkppAbiException): say so at start
+            }
+        }
+
+        static void LogMessage(string message, LoggingSeverity severity)
+        {
+            switch (severity)
+            {
+                case LoggingSeverity.Error:
+                    Debug.LogError("sdkpp: " + message);
+                    break;
+                case LoggingSeverity.Warning:
+                    Debug.LogWarning("sdkpp: " + message);
+                    break;
+                default:
+                    Debug.Log("sdkpp: " + message);
+                    break;
+            }
         }
 
         /// <summary>Sdk.Shutdown, logging instead of throwing: it runs from the engine's events.</summary>
