@@ -1016,6 +1016,104 @@ namespace Sdkpp
         public Exception Exception { get; private set; }
     }
 
+    /// <summary>
+    /// The handlers of one generated event (an event over a SetXCallback slot). The dispatcher the
+    /// event installs holds this slot, never the object, and calls the handlers subscribed when it
+    /// runs: a removed handler is neither called nor kept.
+    /// </summary>
+    internal sealed class EventSlot<T> where T : class
+    {
+        readonly object mu = new object();
+        T handlers;
+        bool installed;
+
+        /// <summary>The slot in field, made on first use.</summary>
+        internal static EventSlot<T> Of(ref EventSlot<T> field)
+        {
+            EventSlot<T> s = Volatile.Read(ref field);
+            if (s == null)
+            {
+                Interlocked.CompareExchange(ref field, new EventSlot<T>(), null);
+                s = Volatile.Read(ref field);
+            }
+            return s;
+        }
+
+        /// <summary>The handlers now (a multicast delegate), or null.</summary>
+        internal T Handlers
+        {
+            get { return Volatile.Read(ref handlers); }
+        }
+
+        /// <summary>
+        /// Adds handler, and installs the dispatcher with install(owner, this) the first time (through
+        /// the owner's SetXCallback method, which throws ObjectDisposedException on a dead object: then nothing
+        /// is kept).
+        /// </summary>
+        internal void Subscribe<TObject>(T handler, TObject owner, Action<TObject, EventSlot<T>> install)
+        {
+            if (!Add(handler))
+            {
+                return;
+            }
+            bool installed = false;
+            try
+            {
+                install(owner, this);
+                installed = true;
+            }
+            finally
+            {
+                if (!installed)
+                {
+                    Failed(handler);
+                }
+            }
+        }
+
+        /// <summary>Adds handler; true when the dispatcher is not installed yet and the caller must install it.</summary>
+        bool Add(T handler)
+        {
+            if (handler == null)
+            {
+                return false;
+            }
+            lock (mu)
+            {
+                Volatile.Write(ref handlers, (T)(object)Delegate.Combine(handlers as Delegate, handler as Delegate));
+                if (installed)
+                {
+                    return false;
+                }
+                installed = true;
+                return true;
+            }
+        }
+
+        /// <summary>Removes the last subscription of handler; the dispatcher stays, calling nobody when none is left.</summary>
+        internal void Remove(T handler)
+        {
+            if (handler == null)
+            {
+                return;
+            }
+            lock (mu)
+            {
+                Volatile.Write(ref handlers, (T)(object)Delegate.Remove(handlers as Delegate, handler as Delegate));
+            }
+        }
+
+        /// <summary>Undoes Add when installing the dispatcher threw (the object was disposed).</summary>
+        void Failed(T handler)
+        {
+            lock (mu)
+            {
+                installed = false;
+            }
+            Remove(handler);
+        }
+    }
+
     /// <summary>Process-wide functions of the SDK.</summary>
     public static class Sdk
     {

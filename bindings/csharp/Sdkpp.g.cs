@@ -5475,6 +5475,106 @@ namespace Sdkpp
                 }
             }
         }
+
+        /// <summary>The call's status changed; errorDetail is the service's refusal code, if any.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetStatusChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnStatusChanged StatusChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Subscribe(value, this, (__self, __slot) => __self.SetStatusChangedCallback((__p_status, __p_error, __p_errorDetail) =>
+                {
+                    global::Sdkpp.Call.OnStatusChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_status, __p_error, __p_errorDetail);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnStatusChanged> __ev_StatusChanged;
+
+        /// <summary>A participant joined (added) or left the call.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetParticipantChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnParticipantChanged ParticipantChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnParticipantChanged>.Of(ref this.__ev_ParticipantChanged).Subscribe(value, this, (__self, __slot) => __self.SetParticipantChangedCallback((__p_userId, __p_added) =>
+                {
+                    global::Sdkpp.Call.OnParticipantChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_added);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnParticipantChanged>.Of(ref this.__ev_ParticipantChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnParticipantChanged> __ev_ParticipantChanged;
+
+        /// <summary>A participant started or stopped being heard.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetSpeakingStatusChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnSpeakingStatusChanged SpeakingStatusChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnSpeakingStatusChanged>.Of(ref this.__ev_SpeakingStatusChanged).Subscribe(value, this, (__self, __slot) => __self.SetSpeakingStatusChangedCallback((__p_userId, __p_isPlayingSound) =>
+                {
+                    global::Sdkpp.Call.OnSpeakingStatusChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_isPlayingSound);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnSpeakingStatusChanged>.Of(ref this.__ev_SpeakingStatusChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnSpeakingStatusChanged> __ev_SpeakingStatusChanged;
+
+        /// <summary>A participant's self mute or deafen changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetOnVoiceStateChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnVoiceStateChanged VoiceStateChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnVoiceStateChanged>.Of(ref this.__ev_VoiceStateChanged).Subscribe(value, this, (__self, __slot) => __self.SetOnVoiceStateChangedCallback((__p_userId) =>
+                {
+                    global::Sdkpp.Call.OnVoiceStateChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnVoiceStateChanged>.Of(ref this.__ev_VoiceStateChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnVoiceStateChanged> __ev_VoiceStateChanged;
     }
 
     /// <summary>The SDK client: one per signed-in player.</summary>
@@ -8919,6 +9019,695 @@ namespace Sdkpp
             this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_SetSpeakerMode(ref this.handle, speakerMode);
         }
+
+        /// <summary>The token set by UpdateToken is about to expire or has expired.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetTokenExpirationCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.TokenExpirationCallback TokenExpiration
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenExpirationCallback>.Of(ref this.__ev_TokenExpiration).Subscribe(value, this, (__self, __slot) => __self.SetTokenExpirationCallback(() =>
+                {
+                    global::Sdkpp.Client.TokenExpirationCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h();
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenExpirationCallback>.Of(ref this.__ev_TokenExpiration).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenExpirationCallback> __ev_TokenExpiration;
+
+        /// <summary>
+        /// sdkpp: the SDK refreshed the token on its own; the refresh token the game saved is no longer
+        /// valid, so store this pair instead.
+        /// </summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetTokenRefreshedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.TokenRefreshedCallback TokenRefreshed
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenRefreshedCallback>.Of(ref this.__ev_TokenRefreshed).Subscribe(value, this, (__self, __slot) => __self.SetTokenRefreshedCallback((__p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) =>
+                {
+                    global::Sdkpp.Client.TokenRefreshedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenRefreshedCallback>.Of(ref this.__ev_TokenRefreshed).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenRefreshedCallback> __ev_TokenRefreshed;
+
+        /// <summary>The device verification screen was closed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetAuthorizeDeviceScreenClosedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback AuthorizeDeviceScreenClosed
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback>.Of(ref this.__ev_AuthorizeDeviceScreenClosed).Subscribe(value, this, (__self, __slot) => __self.SetAuthorizeDeviceScreenClosedCallback(() =>
+                {
+                    global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h();
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback>.Of(ref this.__ev_AuthorizeDeviceScreenClosed).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback> __ev_AuthorizeDeviceScreenClosed;
+
+        /// <summary>sdkpp: opens a URL for the user (the consent page, the device verification page).</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetOpenUrlCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.OpenUrlCallback OpenUrl
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OpenUrlCallback>.Of(ref this.__ev_OpenUrl).Subscribe(value, this, (__self, __slot) => __self.SetOpenUrlCallback((__p_url) =>
+                {
+                    global::Sdkpp.Client.OpenUrlCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_url);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OpenUrlCallback>.Of(ref this.__ev_OpenUrl).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.OpenUrlCallback> __ev_OpenUrl;
+
+        /// <summary>The connection status changed; errorDetail is the close code of a lost connection.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetStatusChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.OnStatusChanged StatusChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Subscribe(value, this, (__self, __slot) => __self.SetStatusChangedCallback((__p_status, __p_error, __p_errorDetail) =>
+                {
+                    global::Sdkpp.Client.OnStatusChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_status, __p_error, __p_errorDetail);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.OnStatusChanged> __ev_StatusChanged;
+
+        /// <summary>A lobby became available.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyCreatedCallback LobbyCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyCreatedCallback>.Of(ref this.__ev_LobbyCreated).Subscribe(value, this, (__self, __slot) => __self.SetLobbyCreatedCallback((__p_lobbyId) =>
+                {
+                    global::Sdkpp.Client.LobbyCreatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyCreatedCallback>.Of(ref this.__ev_LobbyCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyCreatedCallback> __ev_LobbyCreated;
+
+        /// <summary>A lobby is gone, or the player left it.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyDeletedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyDeletedCallback LobbyDeleted
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyDeletedCallback>.Of(ref this.__ev_LobbyDeleted).Subscribe(value, this, (__self, __slot) => __self.SetLobbyDeletedCallback((__p_lobbyId) =>
+                {
+                    global::Sdkpp.Client.LobbyDeletedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyDeletedCallback>.Of(ref this.__ev_LobbyDeleted).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyDeletedCallback> __ev_LobbyDeleted;
+
+        /// <summary>A lobby's metadata changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyUpdatedCallback LobbyUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyUpdatedCallback>.Of(ref this.__ev_LobbyUpdated).Subscribe(value, this, (__self, __slot) => __self.SetLobbyUpdatedCallback((__p_lobbyId) =>
+                {
+                    global::Sdkpp.Client.LobbyUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyUpdatedCallback>.Of(ref this.__ev_LobbyUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyUpdatedCallback> __ev_LobbyUpdated;
+
+        /// <summary>A member joined a lobby.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyMemberAddedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyMemberAddedCallback LobbyMemberAdded
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberAddedCallback>.Of(ref this.__ev_LobbyMemberAdded).Subscribe(value, this, (__self, __slot) => __self.SetLobbyMemberAddedCallback((__p_lobbyId, __p_memberId) =>
+                {
+                    global::Sdkpp.Client.LobbyMemberAddedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberAddedCallback>.Of(ref this.__ev_LobbyMemberAdded).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberAddedCallback> __ev_LobbyMemberAdded;
+
+        /// <summary>A member left a lobby.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyMemberRemovedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyMemberRemovedCallback LobbyMemberRemoved
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberRemovedCallback>.Of(ref this.__ev_LobbyMemberRemoved).Subscribe(value, this, (__self, __slot) => __self.SetLobbyMemberRemovedCallback((__p_lobbyId, __p_memberId) =>
+                {
+                    global::Sdkpp.Client.LobbyMemberRemovedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberRemovedCallback>.Of(ref this.__ev_LobbyMemberRemoved).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberRemovedCallback> __ev_LobbyMemberRemoved;
+
+        /// <summary>A member's metadata changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyMemberUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyMemberUpdatedCallback LobbyMemberUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberUpdatedCallback>.Of(ref this.__ev_LobbyMemberUpdated).Subscribe(value, this, (__self, __slot) => __self.SetLobbyMemberUpdatedCallback((__p_lobbyId, __p_memberId) =>
+                {
+                    global::Sdkpp.Client.LobbyMemberUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberUpdatedCallback>.Of(ref this.__ev_LobbyMemberUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberUpdatedCallback> __ev_LobbyMemberUpdated;
+
+        /// <summary>A message arrived, direct or in a lobby; read it with GetMessageHandle.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetMessageCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.MessageCreatedCallback MessageCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageCreatedCallback>.Of(ref this.__ev_MessageCreated).Subscribe(value, this, (__self, __slot) => __self.SetMessageCreatedCallback((__p_messageId) =>
+                {
+                    global::Sdkpp.Client.MessageCreatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_messageId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageCreatedCallback>.Of(ref this.__ev_MessageCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageCreatedCallback> __ev_MessageCreated;
+
+        /// <summary>A message was edited or its moderation metadata changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetMessageUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.MessageUpdatedCallback MessageUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageUpdatedCallback>.Of(ref this.__ev_MessageUpdated).Subscribe(value, this, (__self, __slot) => __self.SetMessageUpdatedCallback((__p_messageId) =>
+                {
+                    global::Sdkpp.Client.MessageUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_messageId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageUpdatedCallback>.Of(ref this.__ev_MessageUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageUpdatedCallback> __ev_MessageUpdated;
+
+        /// <summary>A message was deleted.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetMessageDeletedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.MessageDeletedCallback MessageDeleted
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageDeletedCallback>.Of(ref this.__ev_MessageDeleted).Subscribe(value, this, (__self, __slot) => __self.SetMessageDeletedCallback((__p_messageId, __p_channelId) =>
+                {
+                    global::Sdkpp.Client.MessageDeletedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_messageId, __p_channelId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageDeletedCallback>.Of(ref this.__ev_MessageDeleted).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageDeletedCallback> __ev_MessageDeleted;
+
+        /// <summary>A known user changed (name, status, activity, relationship).</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetUserUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.UserUpdatedCallback UserUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.UserUpdatedCallback>.Of(ref this.__ev_UserUpdated).Subscribe(value, this, (__self, __slot) => __self.SetUserUpdatedCallback((__p_userId) =>
+                {
+                    global::Sdkpp.Client.UserUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.UserUpdatedCallback>.Of(ref this.__ev_UserUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.UserUpdatedCallback> __ev_UserUpdated;
+
+        /// <summary>A friend moved between relationship groups; query them again.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetRelationshipGroupsUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.RelationshipGroupsUpdatedCallback RelationshipGroupsUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipGroupsUpdatedCallback>.Of(ref this.__ev_RelationshipGroupsUpdated).Subscribe(value, this, (__self, __slot) => __self.SetRelationshipGroupsUpdatedCallback((__p_userId) =>
+                {
+                    global::Sdkpp.Client.RelationshipGroupsUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipGroupsUpdatedCallback>.Of(ref this.__ev_RelationshipGroupsUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipGroupsUpdatedCallback> __ev_RelationshipGroupsUpdated;
+
+        /// <summary>A relationship appeared; isDiscordRelationshipUpdate tells platform from game.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetRelationshipCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.RelationshipCreatedCallback RelationshipCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipCreatedCallback>.Of(ref this.__ev_RelationshipCreated).Subscribe(value, this, (__self, __slot) => __self.SetRelationshipCreatedCallback((__p_userId, __p_isDiscordRelationshipUpdate) =>
+                {
+                    global::Sdkpp.Client.RelationshipCreatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_isDiscordRelationshipUpdate);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipCreatedCallback>.Of(ref this.__ev_RelationshipCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipCreatedCallback> __ev_RelationshipCreated;
+
+        /// <summary>A relationship went away; isDiscordRelationshipUpdate tells platform from game.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetRelationshipDeletedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.RelationshipDeletedCallback RelationshipDeleted
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipDeletedCallback>.Of(ref this.__ev_RelationshipDeleted).Subscribe(value, this, (__self, __slot) => __self.SetRelationshipDeletedCallback((__p_userId, __p_isDiscordRelationshipUpdate) =>
+                {
+                    global::Sdkpp.Client.RelationshipDeletedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_isDiscordRelationshipUpdate);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipDeletedCallback>.Of(ref this.__ev_RelationshipDeleted).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipDeletedCallback> __ev_RelationshipDeleted;
+
+        /// <summary>An invite arrived, was accepted on one of the player's devices, or changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityInviteCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityInviteCallback ActivityInviteCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteCreated).Subscribe(value, this, (__self, __slot) => __self.SetActivityInviteCreatedCallback((__p_invite) =>
+                {
+                    global::Sdkpp.Client.ActivityInviteCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_invite);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_invite != null) { __p_invite.Dispose(); }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback> __ev_ActivityInviteCreated;
+
+        /// <summary>An invite arrived, was accepted on one of the player's devices, or changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityInviteUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityInviteCallback ActivityInviteUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteUpdated).Subscribe(value, this, (__self, __slot) => __self.SetActivityInviteUpdatedCallback((__p_invite) =>
+                {
+                    global::Sdkpp.Client.ActivityInviteCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_invite);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_invite != null) { __p_invite.Dispose(); }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback> __ev_ActivityInviteUpdated;
+
+        /// <summary>The player joined a party through the platform: the join secret.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityJoinCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityJoinCallback ActivityJoin
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinCallback>.Of(ref this.__ev_ActivityJoin).Subscribe(value, this, (__self, __slot) => __self.SetActivityJoinCallback((__p_joinSecret) =>
+                {
+                    global::Sdkpp.Client.ActivityJoinCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_joinSecret);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinCallback>.Of(ref this.__ev_ActivityJoin).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinCallback> __ev_ActivityJoin;
+
+        /// <summary>
+        /// The player joined a party through the platform's desktop client: the party's application
+        /// (the game's own or a sibling's) and the join secret.
+        /// </summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityJoinWithApplicationCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityJoinWithApplicationCallback ActivityJoinWithApplication
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinWithApplicationCallback>.Of(ref this.__ev_ActivityJoinWithApplication).Subscribe(value, this, (__self, __slot) => __self.SetActivityJoinWithApplicationCallback((__p_applicationId, __p_joinSecret) =>
+                {
+                    global::Sdkpp.Client.ActivityJoinWithApplicationCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_applicationId, __p_joinSecret);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinWithApplicationCallback>.Of(ref this.__ev_ActivityJoinWithApplication).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinWithApplicationCallback> __ev_ActivityJoinWithApplication;
+
+        /// <summary>A participant joined or left one of the player's calls.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetVoiceParticipantChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.VoiceParticipantChangedCallback VoiceParticipantChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceParticipantChangedCallback>.Of(ref this.__ev_VoiceParticipantChanged).Subscribe(value, this, (__self, __slot) => __self.SetVoiceParticipantChangedCallback((__p_lobbyId, __p_memberId, __p_added) =>
+                {
+                    global::Sdkpp.Client.VoiceParticipantChangedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId, __p_added);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceParticipantChangedCallback>.Of(ref this.__ev_VoiceParticipantChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceParticipantChangedCallback> __ev_VoiceParticipantChanged;
+
+        /// <summary>sdkpp: the desktop client's voice settings changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetVoiceSettingsUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.VoiceSettingsUpdatedCallback VoiceSettingsUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceSettingsUpdatedCallback>.Of(ref this.__ev_VoiceSettingsUpdated).Subscribe(value, this, (__self, __slot) => __self.SetVoiceSettingsUpdatedCallback((__p_settings) =>
+                {
+                    global::Sdkpp.Client.VoiceSettingsUpdatedCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_settings);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_settings != null) { __p_settings.Dispose(); }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceSettingsUpdatedCallback>.Of(ref this.__ev_VoiceSettingsUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceSettingsUpdatedCallback> __ev_VoiceSettingsUpdated;
+
+        /// <summary>Devices appeared or disappeared.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetDeviceChangeCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.DeviceChangeCallback DeviceChange
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.DeviceChangeCallback>.Of(ref this.__ev_DeviceChange).Subscribe(value, this, (__self, __slot) => __self.SetDeviceChangeCallback((__p_inputDevices, __p_outputDevices) =>
+                {
+                    global::Sdkpp.Client.DeviceChangeCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_inputDevices, __p_outputDevices);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_inputDevices != null) { foreach (var __o in __p_inputDevices) { if (__o != null) { __o.Dispose(); } } }
+                        if (__p_outputDevices != null) { foreach (var __o in __p_outputDevices) { if (__o != null) { __o.Dispose(); } } }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.DeviceChangeCallback>.Of(ref this.__ev_DeviceChange).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.DeviceChangeCallback> __ev_DeviceChange;
+
+        /// <summary>The input rose above (true) or fell below (false) the no-input threshold.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetNoAudioInputCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.NoAudioInputCallback NoAudioInput
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback>.Of(ref this.__ev_NoAudioInput).Subscribe(value, this, (__self, __slot) => __self.SetNoAudioInputCallback((__p_inputDetected) =>
+                {
+                    global::Sdkpp.Client.NoAudioInputCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_inputDetected);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback>.Of(ref this.__ev_NoAudioInput).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback> __ev_NoAudioInput;
     }
 
     internal static partial class Native

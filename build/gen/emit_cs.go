@@ -661,6 +661,10 @@ func csCheckNames(api *desc.API) {
 				csCheckType(p.Type, false)
 			}
 		}
+		for _, ev := range csEvents(c) {
+			member(ev.name, "event "+ev.name+" (of "+ev.setter.Name+")")
+			member("__ev_"+ev.name, "the field of event "+ev.name)
+		}
 		ctors := map[string]string{}
 		if c.Ctor {
 			ctors[""] = "the parameterless constructor (ctor flag)"
@@ -1020,7 +1024,107 @@ func csClass(w *csWriter, c *desc.Class) {
 			csEqualityOverrides(w, c)
 		}
 	}
+	for _, ev := range csEvents(c) {
+		w.line("")
+		csEvent(w, ev)
+	}
 	w.line("}")
+}
+
+// csEventInfo is an event the binding adds for a SetXCallback method: a handler slot the method
+// fills.
+type csEventInfo struct {
+	name   string       // the event: SetLobbyCreatedCallback gives LobbyCreated
+	setter *desc.Method // the SetXCallback method
+	cb     *desc.Callback
+}
+
+// csEvents lists c's events: one per method Set<X>Callback whose only parameter is a callback
+// that runs inside RunCallbacks. The name is X without a leading "On".
+func csEvents(c *desc.Class) []csEventInfo {
+	var out []csEventInfo
+	for _, m := range c.Methods {
+		if m.Static || m.Ret != nil || len(m.Params) != 1 || m.Params[0].Type.Kind != desc.CallbackT {
+			continue
+		}
+		cb := m.Params[0].Type.Callback
+		if cb.Direct || !strings.HasPrefix(m.Name, "Set") || !strings.HasSuffix(m.Name, "Callback") {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(m.Name, "Set"), "Callback")
+		if strings.HasPrefix(name, "On") && len(name) > 2 && name[2] >= 'A' && name[2] <= 'Z' {
+			name = name[2:]
+		}
+		if name == "" {
+			continue
+		}
+		out = append(out, csEventInfo{name: name, setter: m, cb: cb})
+	}
+	return out
+}
+
+// csEvent writes an event over a SetXCallback slot: the first subscriber installs, through the
+// setter, a dispatcher that calls the handlers subscribed at that moment. The dispatcher holds
+// the handler list, not the object, so a removed handler (and what it captured) is collectable.
+func csEvent(w *csWriter, ev csEventInfo) {
+	dtype := csCallbackRef(ev.cb)
+	field := "__ev_" + ev.name
+	var params, args, disposals []string
+	for _, p := range ev.cb.Params {
+		n := "__p_" + p.Name
+		params = append(params, n)
+		args = append(args, n)
+		if e := csOptElem(p.Type); e.Kind == desc.ClassT {
+			disposals = append(disposals, fmt.Sprintf("if (%s != null) { %s.Dispose(); }", n, n))
+		} else if e.Kind == desc.List && e.Elem.Kind == desc.ClassT {
+			disposals = append(disposals, fmt.Sprintf("if (%s != null) { foreach (var __o in %s) { if (__o != null) { __o.Dispose(); } } }", n, n))
+		}
+	}
+	doc := append([]string{}, ev.cb.Doc...)
+	if len(doc) == 0 {
+		doc = []string{"Raised for each " + ev.cb.Name + "."}
+	}
+	remarks := []string{
+		"Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.",
+		"The event fills the slot of " + ev.setter.Name + ": calling that method replaces the event's handlers until the next += installs them again.",
+	}
+	if len(disposals) > 0 {
+		remarks = append(remarks, "The objects given to the handlers are disposed after the last handler returns: Clone what you keep.")
+	}
+	w.doc(doc, "", remarks...)
+	w.line("public event %s %s", dtype, ev.name)
+	w.line("{")
+	w.line("add")
+	w.line("{")
+	// The lambdas do not capture this: the dispatcher must not keep the object alive.
+	w.line("%sEventSlot<%s>.Of(ref this.%s).Subscribe(value, this, (__self, __slot) => __self.%s((%s) =>", csNS, dtype, field, csIdent(ev.setter.Name), strings.Join(params, ", "))
+	w.line("{")
+	w.line("%s __h = __slot.Handlers;", dtype)
+	if len(disposals) > 0 {
+		w.line("try")
+		w.line("{")
+	}
+	w.line("if (__h != null)")
+	w.line("{")
+	w.line("__h(%s);", strings.Join(args, ", "))
+	w.line("}")
+	if len(disposals) > 0 {
+		w.line("}")
+		w.line("finally")
+		w.line("{")
+		for _, d := range disposals {
+			w.line("%s", d)
+		}
+		w.line("}")
+	}
+	w.line("}));")
+	w.line("}")
+	w.line("remove")
+	w.line("{")
+	w.line("%sEventSlot<%s>.Of(ref this.%s).Remove(value);", csNS, dtype, field)
+	w.line("}")
+	w.line("}")
+	w.line("%sEventSlot<%s> %s;", csNS, dtype, field)
 }
 
 // csNullRemark documents what null means for a value of type t.

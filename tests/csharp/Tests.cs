@@ -974,6 +974,8 @@ static partial class Program
             Check(!called, "never called");
         });
 
+        EventTests();
+
         Test("Sdk.SetLogCallback receives, inside RunCallbacks, what no Client's log took", () =>
         {
             var got = new List<string>();
