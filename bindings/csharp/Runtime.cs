@@ -1017,6 +1017,116 @@ namespace Sdkpp
     }
 
     /// <summary>
+    /// The outcome of an SDK call as its Task form (a method named ...Async) gives it: a read-only
+    /// copy of the call's ClientResult, which needs no disposal. Calls with outputs give a subclass
+    /// with them (Client.CreateOrJoinLobbyResult.LobbyId, ...).
+    /// </summary>
+    public class SdkResult
+    {
+        /// <summary>Copies result and disposes it.</summary>
+        internal SdkResult(ClientResult result)
+        {
+            if (result == null)
+            {
+                Type = ErrorType.ClientDestroyed;
+                Error = "sdkpp: the call gave no result";
+                return;
+            }
+            using (result)
+            {
+                Successful = result.Successful();
+                Type = result.Type();
+                Error = result.Error();
+                ErrorCode = result.ErrorCode();
+                Status = result.Status();
+                ResponseBody = result.ResponseBody();
+                Retryable = result.Retryable();
+                RetryAfter = result.RetryAfter();
+                Message = result.ToString();
+            }
+        }
+
+        /// <summary>True when the call succeeded.</summary>
+        public bool Successful { get; private set; }
+
+        /// <summary>The failure's category; <see cref="ErrorType.None"/> on success.</summary>
+        public ErrorType Type { get; private set; }
+
+        /// <summary>The error message; empty on success.</summary>
+        public string Error { get; private set; }
+
+        /// <summary>The service's error code, such as 530017; 0 when there is none.</summary>
+        public int ErrorCode { get; private set; }
+
+        /// <summary>The HTTP status, None when there was no HTTP response.</summary>
+        public HttpStatusCode Status { get; private set; }
+
+        /// <summary>The raw HTTP response body.</summary>
+        public string ResponseBody { get; private set; }
+
+        /// <summary>True when trying again may succeed (HTTP 429 and transient network errors).</summary>
+        public bool Retryable { get; private set; }
+
+        /// <summary>Seconds to wait before trying again.</summary>
+        public float RetryAfter { get; private set; }
+
+        /// <summary>A readable one-line summary (ClientResult.ToString).</summary>
+        public string Message { get; private set; }
+
+        /// <summary>The one-line summary.</summary>
+        /// <returns><see cref="Message"/>.</returns>
+        public override string ToString()
+        {
+            return Message ?? "";
+        }
+
+        /// <summary>The action a cancellation token runs: abort, unless task completed already.</summary>
+        internal static Action Aborter<TObject>(TObject owner, global::System.Threading.Tasks.Task task, Action<TObject> abort)
+        {
+            return () =>
+            {
+                if (!task.IsCompleted)
+                {
+                    abort(owner);
+                }
+            };
+        }
+    }
+
+    /// <summary>A failed SDK call, thrown by <see cref="SdkResultExtensions.ThrowIfFailed{T}(T)"/>.</summary>
+    public sealed class SdkException : Exception
+    {
+        /// <summary>Makes the exception for a failed result.</summary>
+        /// <param name="result">The failed call's outcome.</param>
+        public SdkException(SdkResult result)
+            : base(result == null ? "sdkpp: the call failed" : "sdkpp: " + result.Type + ": " + result.Message)
+        {
+            Result = result;
+        }
+
+        /// <summary>The failed call's outcome, with its error type, code and message.</summary>
+        public SdkResult Result { get; private set; }
+    }
+
+    /// <summary>The opt-in exception form of results: <c>(await client.GetTokenAsync(...)).ThrowIfFailed()</c>.</summary>
+    public static class SdkResultExtensions
+    {
+        /// <summary>Returns result when it succeeded; throws SdkException when it did not.</summary>
+        /// <typeparam name="T">The result's type, kept for the caller.</typeparam>
+        /// <param name="result">A call's outcome.</param>
+        /// <returns>result, when it succeeded.</returns>
+        /// <exception cref="SdkException">The call failed.</exception>
+        public static T ThrowIfFailed<T>(this T result) where T : SdkResult
+        {
+            if (result == null || !result.Successful)
+            {
+                throw new SdkException(result);
+            }
+            return result;
+        }
+    }
+
+    /// <summary>
     /// The handlers of one generated event (an event over a SetXCallback slot). The dispatcher the
     /// event installs holds this slot, never the object, and calls the handlers subscribed when it
     /// runs: a removed handler is neither called nor kept.

@@ -9708,6 +9708,923 @@ namespace Sdkpp
             }
         }
         global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback> __ev_NoAudioInput;
+
+        /// <summary>The outcome of a call that AuthorizationCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class AuthorizationResult : global::Sdkpp.SdkResult
+        {
+            internal AuthorizationResult(global::Sdkpp.ClientResult result, string code, string redirectUri) : base(result)
+            {
+                this.Code = code;
+                this.RedirectUri = redirectUri;
+            }
+
+            /// <summary>The code the call gave (see AuthorizationCallback).</summary>
+            public string Code { get; private set; }
+
+            /// <summary>The redirectUri the call gave (see AuthorizationCallback).</summary>
+            public string RedirectUri { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that TokenExchangeCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class TokenExchangeResult : global::Sdkpp.SdkResult
+        {
+            internal TokenExchangeResult(global::Sdkpp.ClientResult result, string accessToken, string refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes) : base(result)
+            {
+                this.AccessToken = accessToken;
+                this.RefreshToken = refreshToken;
+                this.TokenType = tokenType;
+                this.ExpiresIn = expiresIn;
+                this.Scopes = scopes;
+            }
+
+            /// <summary>The accessToken the call gave (see TokenExchangeCallback).</summary>
+            public string AccessToken { get; private set; }
+
+            /// <summary>The refreshToken the call gave (see TokenExchangeCallback).</summary>
+            public string RefreshToken { get; private set; }
+
+            /// <summary>The tokenType the call gave (see TokenExchangeCallback).</summary>
+            public global::Sdkpp.AuthorizationTokenType TokenType { get; private set; }
+
+            /// <summary>The expiresIn the call gave (see TokenExchangeCallback).</summary>
+            public int ExpiresIn { get; private set; }
+
+            /// <summary>The scopes the call gave (see TokenExchangeCallback).</summary>
+            public string Scopes { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that FetchCurrentUserCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class FetchCurrentUserResult : global::Sdkpp.SdkResult
+        {
+            internal FetchCurrentUserResult(global::Sdkpp.ClientResult result, ulong id, string name) : base(result)
+            {
+                this.Id = id;
+                this.Name = name;
+            }
+
+            /// <summary>The id the call gave (see FetchCurrentUserCallback).</summary>
+            public ulong Id { get; private set; }
+
+            /// <summary>The name the call gave (see FetchCurrentUserCallback).</summary>
+            public string Name { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that ExchangeChildTokenCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class ExchangeChildTokenResult : global::Sdkpp.SdkResult
+        {
+            internal ExchangeChildTokenResult(global::Sdkpp.ClientResult result, string accessToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes) : base(result)
+            {
+                this.AccessToken = accessToken;
+                this.TokenType = tokenType;
+                this.ExpiresIn = expiresIn;
+                this.Scopes = scopes;
+            }
+
+            /// <summary>The accessToken the call gave (see ExchangeChildTokenCallback).</summary>
+            public string AccessToken { get; private set; }
+
+            /// <summary>The tokenType the call gave (see ExchangeChildTokenCallback).</summary>
+            public global::Sdkpp.AuthorizationTokenType TokenType { get; private set; }
+
+            /// <summary>The expiresIn the call gave (see ExchangeChildTokenCallback).</summary>
+            public int ExpiresIn { get; private set; }
+
+            /// <summary>The scopes the call gave (see ExchangeChildTokenCallback).</summary>
+            public string Scopes { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that CreateOrJoinLobbyCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class CreateOrJoinLobbyResult : global::Sdkpp.SdkResult
+        {
+            internal CreateOrJoinLobbyResult(global::Sdkpp.ClientResult result, ulong lobbyId) : base(result)
+            {
+                this.LobbyId = lobbyId;
+            }
+
+            /// <summary>The lobbyId the call gave (see CreateOrJoinLobbyCallback).</summary>
+            public ulong LobbyId { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that SendUserMessageCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class SendUserMessageResult : global::Sdkpp.SdkResult
+        {
+            internal SendUserMessageResult(global::Sdkpp.ClientResult result, ulong messageId) : base(result)
+            {
+                this.MessageId = messageId;
+            }
+
+            /// <summary>The messageId the call gave (see SendUserMessageCallback).</summary>
+            public ulong MessageId { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetLobbyMessagesCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetLobbyMessagesResult : global::Sdkpp.SdkResult
+        {
+            internal GetLobbyMessagesResult(global::Sdkpp.ClientResult result, global::Sdkpp.MessageHandle[] messages) : base(result)
+            {
+                this.Messages = messages;
+            }
+
+            /// <summary>The messages the call gave (see GetLobbyMessagesCallback).</summary>
+            public global::Sdkpp.MessageHandle[] Messages { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that UserMessagesWithLimitCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class UserMessagesWithLimitResult : global::Sdkpp.SdkResult
+        {
+            internal UserMessagesWithLimitResult(global::Sdkpp.ClientResult result, global::Sdkpp.MessageHandle[] messages) : base(result)
+            {
+                this.Messages = messages;
+            }
+
+            /// <summary>The messages the call gave (see UserMessagesWithLimitCallback).</summary>
+            public global::Sdkpp.MessageHandle[] Messages { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that UserMessageSummariesCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class UserMessageSummariesResult : global::Sdkpp.SdkResult
+        {
+            internal UserMessageSummariesResult(global::Sdkpp.ClientResult result, global::Sdkpp.UserMessageSummary[] summaries) : base(result)
+            {
+                this.Summaries = summaries;
+            }
+
+            /// <summary>The summaries the call gave (see UserMessageSummariesCallback).</summary>
+            public global::Sdkpp.UserMessageSummary[] Summaries { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetVoiceSettingsCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetVoiceSettingsResult : global::Sdkpp.SdkResult
+        {
+            internal GetVoiceSettingsResult(global::Sdkpp.ClientResult result, global::Sdkpp.VoiceSettings settings) : base(result)
+            {
+                this.Settings = settings;
+            }
+
+            /// <summary>The settings the call gave (see GetVoiceSettingsCallback).</summary>
+            /// <remarks>
+            /// Null when the value is absent.
+            /// </remarks>
+            public global::Sdkpp.VoiceSettings Settings { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetUserGuildsCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetUserGuildsResult : global::Sdkpp.SdkResult
+        {
+            internal GetUserGuildsResult(global::Sdkpp.ClientResult result, global::Sdkpp.GuildMinimal[] guilds) : base(result)
+            {
+                this.Guilds = guilds;
+            }
+
+            /// <summary>The guilds the call gave (see GetUserGuildsCallback).</summary>
+            public global::Sdkpp.GuildMinimal[] Guilds { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetGuildChannelsCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetGuildChannelsResult : global::Sdkpp.SdkResult
+        {
+            internal GetGuildChannelsResult(global::Sdkpp.ClientResult result, global::Sdkpp.GuildChannel[] guildChannels) : base(result)
+            {
+                this.GuildChannels = guildChannels;
+            }
+
+            /// <summary>The guildChannels the call gave (see GetGuildChannelsCallback).</summary>
+            public global::Sdkpp.GuildChannel[] GuildChannels { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that JoinLinkedLobbyGuildCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class JoinLinkedLobbyGuildResult : global::Sdkpp.SdkResult
+        {
+            internal JoinLinkedLobbyGuildResult(global::Sdkpp.ClientResult result, string inviteUrl) : base(result)
+            {
+                this.InviteUrl = inviteUrl;
+            }
+
+            /// <summary>The inviteUrl the call gave (see JoinLinkedLobbyGuildCallback).</summary>
+            public string InviteUrl { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that AcceptActivityInviteCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class AcceptActivityInviteResult : global::Sdkpp.SdkResult
+        {
+            internal AcceptActivityInviteResult(global::Sdkpp.ClientResult result, string joinSecret) : base(result)
+            {
+                this.JoinSecret = joinSecret;
+            }
+
+            /// <summary>The joinSecret the call gave (see AcceptActivityInviteCallback).</summary>
+            public string JoinSecret { get; private set; }
+        }
+
+        /// <summary>Opens the connected-games settings in the platform client; fails when not connected.</summary>
+        /// <remarks>
+        /// The Task form of OpenConnectedGamesSettingsInPlatform: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> OpenConnectedGamesSettingsInPlatformAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.OpenConnectedGamesSettingsInPlatform((__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Starts the OAuth2 authorization code flow: opens the consent page and answers with the code.</summary>
+        /// <remarks>
+        /// The Task form of Authorize: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// Cancelling cancellationToken calls AbortAuthorize; the result then has ErrorType.Aborted.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.AuthorizationResult> AuthorizeAsync(global::Sdkpp.AuthorizationArgs args, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.AuthorizationResult>();
+            global::System.Threading.CancellationTokenRegistration __reg = default(global::System.Threading.CancellationTokenRegistration);
+            this.Authorize(args, (__p_result, __p_code, __p_redirectUri) =>
+            {
+                __reg.Dispose();
+                __tcs.TrySetResult(new global::Sdkpp.Client.AuthorizationResult(__p_result, __p_code, __p_redirectUri));
+            });
+            if (cancellationToken.CanBeCanceled)
+            {
+                __reg = cancellationToken.Register(global::Sdkpp.SdkResult.Aborter(this, __tcs.Task, __self => __self.AbortAuthorize()));
+            }
+            return __tcs.Task;
+        }
+
+        /// <summary>Exchanges an authorization code and its PKCE verifier for tokens.</summary>
+        /// <remarks>
+        /// The Task form of GetToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenAsync(ulong applicationId, string code, string codeVerifier, string redirectUri)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetToken(applicationId, code, codeVerifier, redirectUri, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Exchanges a refresh token for new tokens; the old ones stop working.</summary>
+        /// <remarks>
+        /// The Task form of RefreshToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> RefreshTokenAsync(ulong applicationId, string refreshToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.RefreshToken(applicationId, refreshToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Revokes every token of the user for the application.</summary>
+        /// <remarks>
+        /// The Task form of RevokeToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RevokeTokenAsync(ulong applicationId, string token)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RevokeToken(applicationId, token, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sets the token the client uses for the service.</summary>
+        /// <remarks>
+        /// The Task form of UpdateToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateTokenAsync(global::Sdkpp.AuthorizationTokenType tokenType, string token)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UpdateToken(tokenType, token, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Validates a token by fetching its user.</summary>
+        /// <remarks>
+        /// The Task form of FetchCurrentUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.FetchCurrentUserResult> FetchCurrentUserAsync(global::Sdkpp.AuthorizationTokenType tokenType, string token)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.FetchCurrentUserResult>();
+            this.FetchCurrentUser(tokenType, token, (__p_result, __p_id, __p_name) => __tcs.TrySetResult(new global::Sdkpp.Client.FetchCurrentUserResult(__p_result, __p_id, __p_name)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Exchanges a parent application's token for a child application's token.</summary>
+        /// <remarks>
+        /// The Task form of ExchangeChildToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.ExchangeChildTokenResult> ExchangeChildTokenAsync(string parentApplicationToken, ulong childApplicationId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.ExchangeChildTokenResult>();
+            this.ExchangeChildToken(parentApplicationToken, childApplicationId, (__p_result, __p_accessToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.ExchangeChildTokenResult(__p_result, __p_accessToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Signs in a provisional account with external credentials.</summary>
+        /// <remarks>
+        /// The Task form of GetProvisionalToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetProvisionalTokenAsync(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetProvisionalToken(applicationId, externalAuthType, externalAuthToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>GetToken that also merges the provisional account of the external credentials.</summary>
+        /// <remarks>
+        /// The Task form of GetTokenFromProvisionalMerge: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromProvisionalMergeAsync(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetTokenFromProvisionalMerge(applicationId, code, codeVerifier, redirectUri, externalAuthType, externalAuthToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Splits the provisional account back out of the user's account.</summary>
+        /// <remarks>
+        /// The Task form of UnmergeIntoProvisionalAccount: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnmergeIntoProvisionalAccountAsync(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UnmergeIntoProvisionalAccount(applicationId, externalAuthType, externalAuthToken, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Renames the signed-in provisional account.</summary>
+        /// <remarks>
+        /// The Task form of UpdateProvisionalAccountDisplayName: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateProvisionalAccountDisplayNameAsync(string name)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UpdateProvisionalAccountDisplayName(name, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The device flow: shows the verification page and polls until the user approves.</summary>
+        /// <remarks>
+        /// The Task form of GetTokenFromDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// Cancelling cancellationToken calls AbortGetTokenFromDevice; the result then has ErrorType.Aborted.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromDeviceAsync(global::Sdkpp.DeviceAuthorizationArgs args, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            global::System.Threading.CancellationTokenRegistration __reg = default(global::System.Threading.CancellationTokenRegistration);
+            this.GetTokenFromDevice(args, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) =>
+            {
+                __reg.Dispose();
+                __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes));
+            });
+            if (cancellationToken.CanBeCanceled)
+            {
+                __reg = cancellationToken.Register(global::Sdkpp.SdkResult.Aborter(this, __tcs.Task, __self => __self.AbortGetTokenFromDevice()));
+            }
+            return __tcs.Task;
+        }
+
+        /// <summary>GetTokenFromDevice that also merges the provisional account of the external credentials.</summary>
+        /// <remarks>
+        /// The Task form of GetTokenFromDeviceProvisionalMerge: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromDeviceProvisionalMergeAsync(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetTokenFromDeviceProvisionalMerge(args, externalAuthType, externalAuthToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Creates the lobby of this secret for the game, or joins it.</summary>
+        /// <remarks>
+        /// The Task form of CreateOrJoinLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.CreateOrJoinLobbyResult> CreateOrJoinLobbyAsync(string secret)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.CreateOrJoinLobbyResult>();
+            this.CreateOrJoinLobby(secret, (__p_result, __p_lobbyId) => __tcs.TrySetResult(new global::Sdkpp.Client.CreateOrJoinLobbyResult(__p_result, __p_lobbyId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>CreateOrJoinLobby that also sets the lobby's and the player's member metadata.</summary>
+        /// <remarks>
+        /// The Task form of CreateOrJoinLobbyWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.CreateOrJoinLobbyResult> CreateOrJoinLobbyWithMetadataAsync(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.CreateOrJoinLobbyResult>();
+            this.CreateOrJoinLobbyWithMetadata(secret, lobbyMetadata, memberMetadata, (__p_result, __p_lobbyId) => __tcs.TrySetResult(new global::Sdkpp.Client.CreateOrJoinLobbyResult(__p_result, __p_lobbyId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Leaves a lobby joined with a secret.</summary>
+        /// <remarks>
+        /// The Task form of LeaveLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> LeaveLobbyAsync(ulong lobbyId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.LeaveLobby(lobbyId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a message to a lobby (at most 2000 characters).</summary>
+        /// <remarks>
+        /// The Task form of SendLobbyMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendLobbyMessageAsync(ulong lobbyId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendLobbyMessage(lobbyId, content, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>SendLobbyMessage with sender metadata.</summary>
+        /// <remarks>
+        /// The Task form of SendLobbyMessageWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendLobbyMessageWithMetadataAsync(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendLobbyMessageWithMetadata(lobbyId, content, metadata, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The guilds the player is in, for a channel-linking UI.</summary>
+        /// <remarks>
+        /// The Task form of GetUserGuilds: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetUserGuildsResult> GetUserGuildsAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetUserGuildsResult>();
+            this.GetUserGuilds((__p_result, __p_guilds) => __tcs.TrySetResult(new global::Sdkpp.Client.GetUserGuildsResult(__p_result, __p_guilds)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The channels of a guild the player is in, sorted by position.</summary>
+        /// <remarks>
+        /// The Task form of GetGuildChannels: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetGuildChannelsResult> GetGuildChannelsAsync(ulong guildId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetGuildChannelsResult>();
+            this.GetGuildChannels(guildId, (__p_result, __p_guildChannels) => __tcs.TrySetResult(new global::Sdkpp.Client.GetGuildChannelsResult(__p_result, __p_guildChannels)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// Links a guild text channel to a lobby; needs CanLinkLobby and the right to manage the
+        /// guild's channels.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of LinkChannelToLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> LinkChannelToLobbyAsync(ulong lobbyId, ulong channelId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.LinkChannelToLobby(lobbyId, channelId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Removes the lobby's linked channel.</summary>
+        /// <remarks>
+        /// The Task form of UnlinkChannelFromLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnlinkChannelFromLobbyAsync(ulong lobbyId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UnlinkChannelFromLobby(lobbyId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a direct message to a user (at most 2000 characters).</summary>
+        /// <remarks>
+        /// The Task form of SendUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendUserMessageAsync(ulong recipientId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendUserMessage(recipientId, content, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>SendUserMessage with sender metadata.</summary>
+        /// <remarks>
+        /// The Task form of SendUserMessageWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendUserMessageWithMetadataAsync(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendUserMessageWithMetadata(recipientId, content, metadata, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Replaces the content of a direct message the player sent.</summary>
+        /// <remarks>
+        /// The Task form of EditUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> EditUserMessageAsync(ulong recipientId, ulong messageId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.EditUserMessage(recipientId, messageId, content, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Deletes a direct message the player sent.</summary>
+        /// <remarks>
+        /// The Task form of DeleteUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> DeleteUserMessageAsync(ulong recipientId, ulong messageId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.DeleteUserMessage(recipientId, messageId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The player's direct-message conversations.</summary>
+        /// <remarks>
+        /// The Task form of GetUserMessageSummaries: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.UserMessageSummariesResult> GetUserMessageSummariesAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.UserMessageSummariesResult>();
+            this.GetUserMessageSummaries((__p_result, __p_summaries) => __tcs.TrySetResult(new global::Sdkpp.Client.UserMessageSummariesResult(__p_result, __p_summaries)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// The newest direct messages with a user, newest first: at most 200 from the last 72 hours,
+        /// served from the local cache when it already holds enough.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of GetUserMessagesWithLimit: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.UserMessagesWithLimitResult> GetUserMessagesWithLimitAsync(ulong recipientId, int limit)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.UserMessagesWithLimitResult>();
+            this.GetUserMessagesWithLimit(recipientId, limit, (__p_result, __p_messages) => __tcs.TrySetResult(new global::Sdkpp.Client.UserMessagesWithLimitResult(__p_result, __p_messages)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// The newest messages of a lobby the player is in, newest first: at most 200 from the last 72
+        /// hours.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of GetLobbyMessagesWithLimit: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetLobbyMessagesResult> GetLobbyMessagesWithLimitAsync(ulong lobbyId, int limit)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetLobbyMessagesResult>();
+            this.GetLobbyMessagesWithLimit(lobbyId, limit, (__p_result, __p_messages) => __tcs.TrySetResult(new global::Sdkpp.Client.GetLobbyMessagesResult(__p_result, __p_messages)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a platform friend request by unique username (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendDiscordFriendRequestAsync(string username)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendDiscordFriendRequest(username, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a platform friend request (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendDiscordFriendRequestById: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendDiscordFriendRequestByIdAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendDiscordFriendRequestById(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a game friend request by unique username (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendGameFriendRequestAsync(string username)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendGameFriendRequest(username, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a game friend request (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendGameFriendRequestById: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendGameFriendRequestByIdAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendGameFriendRequestById(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Accepts a pending incoming platform friend request.</summary>
+        /// <remarks>
+        /// The Task form of AcceptDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> AcceptDiscordFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.AcceptDiscordFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Accepts a pending incoming game friend request.</summary>
+        /// <remarks>
+        /// The Task form of AcceptGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> AcceptGameFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.AcceptGameFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Rejects a pending incoming platform friend request.</summary>
+        /// <remarks>
+        /// The Task form of RejectDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RejectDiscordFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RejectDiscordFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Rejects a pending incoming game friend request.</summary>
+        /// <remarks>
+        /// The Task form of RejectGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RejectGameFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RejectGameFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Cancels a pending outgoing platform friend request.</summary>
+        /// <remarks>
+        /// The Task form of CancelDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> CancelDiscordFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.CancelDiscordFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Cancels a pending outgoing game friend request.</summary>
+        /// <remarks>
+        /// The Task form of CancelGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> CancelGameFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.CancelGameFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Removes a game friend.</summary>
+        /// <remarks>
+        /// The Task form of RemoveGameFriend: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RemoveGameFriendAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RemoveGameFriend(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Removes both the platform and the game friendship.</summary>
+        /// <remarks>
+        /// The Task form of RemoveDiscordAndGameFriend: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RemoveDiscordAndGameFriendAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RemoveDiscordAndGameFriend(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Blocks a user; every other relationship with them goes.</summary>
+        /// <remarks>
+        /// The Task form of BlockUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> BlockUserAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.BlockUser(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Unblocks a user.</summary>
+        /// <remarks>
+        /// The Task form of UnblockUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnblockUserAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UnblockUser(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sets the player's rich presence in this game.</summary>
+        /// <remarks>
+        /// The Task form of UpdateRichPresence: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateRichPresenceAsync(global::Sdkpp.Activity activity)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UpdateRichPresence(activity, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sets the player's online status.</summary>
+        /// <remarks>
+        /// The Task form of SetOnlineStatus: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetOnlineStatusAsync(global::Sdkpp.StatusType status)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SetOnlineStatus(status, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Invites a friend to the player's party.</summary>
+        /// <remarks>
+        /// The Task form of SendActivityInvite: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityInviteAsync(ulong userId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendActivityInvite(userId, content, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Asks a friend to let the player join their party.</summary>
+        /// <remarks>
+        /// The Task form of SendActivityJoinRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityJoinRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendActivityJoinRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Answers a join request with an invite.</summary>
+        /// <remarks>
+        /// The Task form of SendActivityJoinRequestReply: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityJoinRequestReplyAsync(global::Sdkpp.ActivityInvite invite)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendActivityJoinRequestReply(invite, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Accepts an invite: the callback gets the secret to join with.</summary>
+        /// <remarks>
+        /// The Task form of AcceptActivityInvite: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.AcceptActivityInviteResult> AcceptActivityInviteAsync(global::Sdkpp.ActivityInvite invite)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.AcceptActivityInviteResult>();
+            this.AcceptActivityInvite(invite, (__p_result, __p_joinSecret) => __tcs.TrySetResult(new global::Sdkpp.Client.AcceptActivityInviteResult(__p_result, __p_joinSecret)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// sdkpp: reads the voice settings of the locally running platform desktop client. Without a
+        /// desktop client the result is successful and settings is absent; a lost link fails the result.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of GetVoiceSettings: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetVoiceSettingsResult> GetVoiceSettingsAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetVoiceSettingsResult>();
+            this.GetVoiceSettings((__p_result, __p_settings) => __tcs.TrySetResult(new global::Sdkpp.Client.GetVoiceSettingsResult(__p_result, __p_settings)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Selects the input device by id (an empty id selects the system's default).</summary>
+        /// <remarks>
+        /// The Task form of SetInputDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetInputDeviceAsync(string deviceId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SetInputDevice(deviceId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Selects the output device by id (an empty id selects the system's default).</summary>
+        /// <remarks>
+        /// The Task form of SetOutputDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetOutputDeviceAsync(string deviceId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SetOutputDevice(deviceId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
     }
 
     internal static partial class Native

@@ -665,6 +665,19 @@ func csCheckNames(api *desc.API) {
 			member(ev.name, "event "+ev.name+" (of "+ev.setter.Name+")")
 			member("__ev_"+ev.name, "the field of event "+ev.name)
 		}
+		results := map[*desc.Callback]bool{}
+		for _, a := range csAsyncs(c) {
+			member(a.m.Name+"Async", "the Task form of "+a.m.Name)
+			if a.cb.Owner == c && len(a.cb.Params) > 1 && !results[a.cb] {
+				results[a.cb] = true
+				member(csResultName(a.cb), "the result class of "+a.cb.Name)
+				for _, p := range a.cb.Params[1:] {
+					if csResultBase[csPascal(p.Name)] {
+						panic(fmt.Sprintf("emit_cs: output %s of %s would hide SdkResult.%s", p.Name, a.cb.Name, csPascal(p.Name)))
+					}
+				}
+			}
+		}
 		ctors := map[string]string{}
 		if c.Ctor {
 			ctors[""] = "the parameterless constructor (ctor flag)"
@@ -1028,6 +1041,168 @@ func csClass(w *csWriter, c *desc.Class) {
 		w.line("")
 		csEvent(w, ev)
 	}
+	done := map[*desc.Callback]bool{}
+	for _, cb := range c.Callbacks {
+		if csIsOneShot(cb) && len(cb.Params) > 1 && !done[cb] {
+			done[cb] = true
+			w.line("")
+			csResultClass(w, cb)
+		}
+	}
+	for _, a := range csAsyncs(c) {
+		w.line("")
+		csAsync(w, c, a)
+	}
+	w.line("}")
+}
+
+// csResultBase are the members of SdkResult (Runtime.cs), which a result's outputs must not hide.
+var csResultBase = map[string]bool{"Successful": true, "Type": true, "Error": true, "ErrorCode": true,
+	"Status": true, "ResponseBody": true, "Retryable": true, "RetryAfter": true, "Message": true}
+
+// csIsOneShot says whether cb answers one call once: its first parameter is the call's
+// ClientResult, and the SDK queues it for RunCallbacks.
+func csIsOneShot(cb *desc.Callback) bool {
+	if cb.Direct || len(cb.Params) == 0 {
+		return false
+	}
+	p := cb.Params[0]
+	return p.Name == "result" && p.Type.Kind == desc.ClassT && p.Type.Class.Name == "ClientResult"
+}
+
+// csAsyncInfo is a method with a Task form: its last parameter is a one-shot callback.
+type csAsyncInfo struct {
+	m     *desc.Method
+	cb    *desc.Callback
+	abort *desc.Method // Abort<Name>(), which a CancellationToken calls; nil when the API has none
+}
+
+// csAsyncs lists c's methods that get a Task form: instance methods returning nothing whose only
+// callback is their last parameter, a one-shot callback.
+func csAsyncs(c *desc.Class) []csAsyncInfo {
+	var out []csAsyncInfo
+	for _, m := range c.Methods {
+		if m.Static || m.Ret != nil || len(m.Params) == 0 {
+			continue
+		}
+		last := m.Params[len(m.Params)-1].Type
+		if last.Kind != desc.CallbackT || !csIsOneShot(last.Callback) {
+			continue
+		}
+		other := false
+		for _, p := range m.Params[:len(m.Params)-1] {
+			if p.Type.Kind == desc.CallbackT {
+				other = true
+			}
+		}
+		if other {
+			continue
+		}
+		a := csAsyncInfo{m: m, cb: last.Callback}
+		for _, x := range c.Methods {
+			if x.Name == "Abort"+m.Name && len(x.Params) == 0 && x.Ret == nil && !x.Static {
+				a.abort = x
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// csPascal is a parameter name as a property name: lobbyId gives LobbyId.
+func csPascal(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
+
+// csResultName is the class of the outcome of calls answered by cb: CreateOrJoinLobbyCallback
+// gives CreateOrJoinLobbyResult.
+func csResultName(cb *desc.Callback) string { return strings.TrimSuffix(cb.Name, "Callback") + "Result" }
+
+// csResultType is the C# type a Task form's task gives: SdkResult when cb has no outputs.
+func csResultType(cb *desc.Callback) string {
+	if len(cb.Params) == 1 {
+		return csNS + "SdkResult"
+	}
+	return csNS + cb.Owner.Name + "." + csResultName(cb)
+}
+
+// csResultClass writes the read-only outcome of the calls cb answers: SdkResult's fields and
+// cb's outputs.
+func csResultClass(w *csWriter, cb *desc.Callback) {
+	name := csResultName(cb)
+	w.doc([]string{"The outcome of a call that " + cb.Name + " answers, as its Task form gives it: the result and the outputs."}, "",
+		"Read-only; it holds no native object unless an output is one (those belong to the caller).")
+	w.line("public sealed class %s : %sSdkResult", name, csNS)
+	w.line("{")
+	var ps, sets []string
+	for _, p := range cb.Params[1:] {
+		ps = append(ps, csOut(p.Type)+" "+csIdent(p.Name))
+		sets = append(sets, fmt.Sprintf("this.%s = %s;", csPascal(p.Name), csIdent(p.Name)))
+	}
+	w.line("internal %s(%sClientResult result, %s) : base(result)", name, csNS, strings.Join(ps, ", "))
+	w.line("{")
+	for _, st := range sets {
+		w.line("%s", st)
+	}
+	w.line("}")
+	for _, p := range cb.Params[1:] {
+		w.line("")
+		w.doc([]string{"The " + p.Name + " the call gave (see " + cb.Name + ")."}, "", csNullRemark(p.Type, true)...)
+		w.line("public %s %s { get; private set; }", csOut(p.Type), csPascal(p.Name))
+	}
+	w.line("}")
+}
+
+// csAsync writes the Task form of a method: it completes inside the callback, which runs in
+// Sdk.RunCallbacks, so that continuations run on that thread (or on the awaiting code's
+// SynchronizationContext).
+func csAsync(w *csWriter, c *desc.Class, a csAsyncInfo) {
+	rt := csResultType(a.cb)
+	task := "global::System.Threading.Tasks.Task<" + rt + ">"
+	var ps, args, cbps []string
+	for _, p := range a.m.Params[:len(a.m.Params)-1] {
+		ps = append(ps, csIn(p.Type)+" "+csIdent(p.Name))
+		args = append(args, csIdent(p.Name))
+	}
+	for _, p := range a.cb.Params {
+		cbps = append(cbps, "__p_"+p.Name)
+	}
+	if a.abort != nil {
+		ps = append(ps, "global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken)")
+	}
+	remarks := []string{
+		"The Task form of " + a.m.Name + ": the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).",
+		"A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.",
+	}
+	if a.abort != nil {
+		remarks = append(remarks, "Cancelling cancellationToken calls "+a.abort.Name+"; the result then has ErrorType.Aborted.")
+	}
+	w.doc(a.m.Doc, "Calls "+a.m.Name+" and gives its outcome as a task.", remarks...)
+	if a.m.Deprecated {
+		w.line("[global::System.Obsolete(\"Deprecated: see the documentation of %s.%s.\")]", c.Name, a.m.Name)
+	}
+	w.line("public %s %sAsync(%s)", task, a.m.Name, strings.Join(ps, ", "))
+	w.line("{")
+	w.line("var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<%s>();", rt)
+	var result string
+	if len(a.cb.Params) == 1 {
+		result = "new " + rt + "(__p_result)"
+	} else {
+		result = "new " + rt + "(" + strings.Join(cbps, ", ") + ")"
+	}
+	if a.abort != nil {
+		w.line("global::System.Threading.CancellationTokenRegistration __reg = default(global::System.Threading.CancellationTokenRegistration);")
+		w.line("this.%s(%s(%s) =>", csIdent(a.m.Name), strings.Join(append(args, ""), ", "), strings.Join(cbps, ", "))
+		w.line("{")
+		w.line("__reg.Dispose();")
+		w.line("__tcs.TrySetResult(%s);", result)
+		w.line("});")
+		w.line("if (cancellationToken.CanBeCanceled)")
+		w.line("{")
+		w.line("__reg = cancellationToken.Register(%sSdkResult.Aborter(this, __tcs.Task, __self => __self.%s()));", csNS, csIdent(a.abort.Name))
+		w.line("}")
+	} else {
+		w.line("this.%s(%s(%s) => __tcs.TrySetResult(%s));", csIdent(a.m.Name), strings.Join(append(args, ""), ", "), strings.Join(cbps, ", "), result)
+	}
+	w.line("return __tcs.Task;")
 	w.line("}")
 }
 

@@ -975,6 +975,7 @@ static partial class Program
         });
 
         EventTests();
+        AsyncTests();
 
         Test("Sdk.SetLogCallback receives, inside RunCallbacks, what no Client's log took", () =>
         {
