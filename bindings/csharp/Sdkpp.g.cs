@@ -410,7 +410,9 @@ namespace Sdkpp
     /// <summary>Platforms an activity can be joined from (bit flags).</summary>
     /// <remarks>
     /// Open: any 32-bit value is valid, not only the named ones.
+    /// Bit flags: combine values with |.
     /// </remarks>
+    [global::System.Flags]
     public enum ActivityGamePlatforms : int
     {
         /// <summary>Sdkpp_ActivityGamePlatforms_Desktop = 1.</summary>

@@ -800,12 +800,36 @@ func csEqualityOverrides(w *csWriter, c *desc.Class) {
 }
 
 // csEnum writes an enum.
+// csIsFlags says whether e is a set of bit flags: at least three named values besides zero, each
+// a distinct power of two (ActivityGamePlatforms), so that [Flags] prints combinations by name.
+func csIsFlags(e *desc.Enum) bool {
+	n := 0
+	seen := int64(0)
+	for _, v := range e.Values {
+		if v.Value == 0 {
+			continue
+		}
+		if v.Value < 0 || v.Value&(v.Value-1) != 0 || seen&v.Value != 0 {
+			return false
+		}
+		seen |= v.Value
+		n++
+	}
+	return n >= 3
+}
+
 func csEnum(w *csWriter, e *desc.Enum) {
 	var remarks []string
 	if e.Open {
 		remarks = append(remarks, "Open: any 32-bit value is valid, not only the named ones.")
 	}
+	if csIsFlags(e) {
+		remarks = append(remarks, "Bit flags: combine values with |.")
+	}
 	w.doc(e.Doc, "The "+e.CppName()+" enum.", remarks...)
+	if csIsFlags(e) {
+		w.line("[global::System.Flags]")
+	}
 	w.line("public enum %s : int", csIdent(e.Name))
 	w.line("{")
 	for _, v := range e.Values {

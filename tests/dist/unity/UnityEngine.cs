@@ -47,6 +47,13 @@ namespace UnityEngine
     {
         public RuntimeInitializeOnLoadMethodAttribute(RuntimeInitializeLoadType type) { }
     }
+
+    public static class GUILayout
+    {
+        public static void Label(string text) { }
+        public static string TextField(string text) { return text; }
+        public static bool Button(string text) { return false; }
+    }
 }
 
 namespace UnityEditor
@@ -59,12 +66,5 @@ namespace UnityEditor
         public delegate void AssemblyReloadCallback();
         public static event AssemblyReloadCallback beforeAssemblyReload;
         internal static void Reload() { if (beforeAssemblyReload != null) beforeAssemblyReload(); }
-    }
-
-    public static class GUILayout
-    {
-        public static void Label(string text) { }
-        public static string TextField(string text) { return text; }
-        public static bool Button(string text) { return false; }
     }
 }
