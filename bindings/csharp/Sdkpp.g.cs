@@ -1536,6 +1536,7 @@ namespace Sdkpp
         }
 
         /// <summary>A readable one-line summary.</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public override string ToString()
         {
             this.Live();
@@ -2716,6 +2717,7 @@ namespace Sdkpp
         }
 
         /// <summary>Adds a link button (at most 2).</summary>
+        /// <param name="button">A <see cref="Sdkpp.ActivityButton"/>; the library copies what it needs during the call.</param>
         public void AddButton(global::Sdkpp.ActivityButton button)
         {
             this.Live();
@@ -2726,6 +2728,7 @@ namespace Sdkpp
         }
 
         /// <summary>The buttons.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.ActivityButton[] GetButtons()
         {
             this.Live();
@@ -2741,6 +2744,8 @@ namespace Sdkpp
         /// <remarks>
         /// False when other is null; true when other is this object.
         /// </remarks>
+        /// <param name="other">A <see cref="Sdkpp.Activity"/>; the library copies what it needs during the call.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool Equals(global::Sdkpp.Activity other)
         {
             if (global::System.Object.ReferenceEquals(other, null))
@@ -3885,6 +3890,7 @@ namespace Sdkpp
         }
 
         /// <summary>sdkpp: the user's game profiles from external identity providers, in this game.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] UserApplicationProfiles()
         {
             this.Live();
@@ -4242,6 +4248,8 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="memberId">The member id.</param>
+        /// <returns>A new <see cref="Sdkpp.LobbyMemberHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyMemberHandle GetLobbyMemberHandle(ulong memberId)
         {
             this.Live();
@@ -4253,6 +4261,7 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LinkedChannel"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LinkedChannel LinkedChannel()
         {
             this.Live();
@@ -4455,6 +4464,7 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle Author()
         {
             this.Live();
@@ -4466,6 +4476,7 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle Recipient()
         {
             this.Live();
@@ -4477,6 +4488,7 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyHandle Lobby()
         {
             this.Live();
@@ -4681,6 +4693,8 @@ namespace Sdkpp
         /// <remarks>
         /// False when other is null; true when other is this object.
         /// </remarks>
+        /// <param name="rhs">A <see cref="Sdkpp.AudioDevice"/>; the library copies what it needs during the call.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool Equals(global::Sdkpp.AudioDevice rhs)
         {
             if (global::System.Object.ReferenceEquals(rhs, null))
@@ -5033,6 +5047,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the participant muted their microphone.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool SelfMute()
         {
             this.Live();
@@ -5040,6 +5055,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the participant deafened themselves.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool SelfDeaf()
         {
             this.Live();
@@ -5191,6 +5207,8 @@ namespace Sdkpp
         }
 
         /// <summary>The name of an error.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Call.Error"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string ErrorToString(global::Sdkpp.Call.Error type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5200,6 +5218,8 @@ namespace Sdkpp
         }
 
         /// <summary>The name of a status.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Call.Status"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string StatusToString(global::Sdkpp.Call.Status type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5209,6 +5229,7 @@ namespace Sdkpp
         }
 
         /// <summary>The call's status; Disconnected once it has ended.</summary>
+        /// <returns>A <see cref="Sdkpp.Call.Status"/> value.</returns>
         public global::Sdkpp.Call.Status GetStatus()
         {
             this.Live();
@@ -5216,6 +5237,7 @@ namespace Sdkpp
         }
 
         /// <summary>The lobby's id.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public ulong GetChannelId()
         {
             this.Live();
@@ -5223,6 +5245,7 @@ namespace Sdkpp
         }
 
         /// <summary>The guild's id: 0, calls are lobby calls.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public ulong GetGuildId()
         {
             this.Live();
@@ -5230,6 +5253,7 @@ namespace Sdkpp
         }
 
         /// <summary>The user ids in the call, the player's own included.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public ulong[] GetParticipants()
         {
             this.Live();
@@ -5242,6 +5266,8 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.VoiceStateHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.VoiceStateHandle GetVoiceStateHandle(ulong userId)
         {
             this.Live();
@@ -5250,6 +5276,7 @@ namespace Sdkpp
         }
 
         /// <summary>Voice activity (MODE_VAD) or push-to-talk (MODE_PTT).</summary>
+        /// <returns>A <see cref="Sdkpp.AudioModeType"/> value.</returns>
         public global::Sdkpp.AudioModeType GetAudioMode()
         {
             this.Live();
@@ -5257,6 +5284,7 @@ namespace Sdkpp
         }
 
         /// <summary>Selects voice activity or push-to-talk.</summary>
+        /// <param name="audioMode">A <see cref="Sdkpp.AudioModeType"/> value.</param>
         public void SetAudioMode(global::Sdkpp.AudioModeType audioMode)
         {
             this.Live();
@@ -5264,6 +5292,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the game holds push-to-talk.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetPTTActive()
         {
             this.Live();
@@ -5274,6 +5303,7 @@ namespace Sdkpp
         /// Presses or releases push-to-talk; the game calls it on its own key (the SDK has no key
         /// bindings).
         /// </summary>
+        /// <param name="active">The active.</param>
         public void SetPTTActive(bool active)
         {
             this.Live();
@@ -5281,6 +5311,7 @@ namespace Sdkpp
         }
 
         /// <summary>How long sending goes on after push-to-talk is released, in milliseconds.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public uint GetPTTReleaseDelay()
         {
             this.Live();
@@ -5288,6 +5319,7 @@ namespace Sdkpp
         }
 
         /// <summary>Sets the push-to-talk release delay in milliseconds (default 0).</summary>
+        /// <param name="releaseDelayMs">The release delay ms.</param>
         public void SetPTTReleaseDelay(uint releaseDelayMs)
         {
             this.Live();
@@ -5295,6 +5327,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the player is muted in this call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfMute()
         {
             this.Live();
@@ -5302,6 +5335,7 @@ namespace Sdkpp
         }
 
         /// <summary>Mutes the player in this call.</summary>
+        /// <param name="mute">The mute.</param>
         public void SetSelfMute(bool mute)
         {
             this.Live();
@@ -5309,6 +5343,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the player is deafened in this call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfDeaf()
         {
             this.Live();
@@ -5316,6 +5351,7 @@ namespace Sdkpp
         }
 
         /// <summary>Deafens the player in this call.</summary>
+        /// <param name="deaf">The deaf.</param>
         public void SetSelfDeaf(bool deaf)
         {
             this.Live();
@@ -5323,6 +5359,8 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the player muted a participant for themselves.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetLocalMute(ulong userId)
         {
             this.Live();
@@ -5330,6 +5368,8 @@ namespace Sdkpp
         }
 
         /// <summary>Mutes a participant for the player only.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <param name="mute">The mute.</param>
         public void SetLocalMute(ulong userId, bool mute)
         {
             this.Live();
@@ -5337,6 +5377,8 @@ namespace Sdkpp
         }
 
         /// <summary>A participant's volume for the player, 0..200 (100 is unchanged).</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public float GetParticipantVolume(ulong userId)
         {
             this.Live();
@@ -5344,6 +5386,8 @@ namespace Sdkpp
         }
 
         /// <summary>Sets a participant's volume for the player only, 0..200.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <param name="volume">The volume.</param>
         public void SetParticipantVolume(ulong userId, float volume)
         {
             this.Live();
@@ -5354,6 +5398,7 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.VADThresholdSettings"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.VADThresholdSettings GetVADThreshold()
         {
             this.Live();
@@ -5363,6 +5408,8 @@ namespace Sdkpp
         }
 
         /// <summary>Sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.</summary>
+        /// <param name="automatic">The automatic.</param>
+        /// <param name="threshold">The threshold.</param>
         public void SetVADThreshold(bool automatic, float threshold)
         {
             this.Live();
@@ -5374,6 +5421,7 @@ namespace Sdkpp
         /// key: the same on every participant's screen, and it changes when participants change. Players
         /// compare it to know that nobody is in the middle. Empty until the call is connected.
         /// </summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public string GetVerificationCode()
         {
             this.Live();
@@ -5386,6 +5434,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnStatusChanged"/>).</param>
         public void SetStatusChangedCallback(global::Sdkpp.Call.OnStatusChanged cb)
         {
             this.Live();
@@ -5410,6 +5459,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnParticipantChanged"/>).</param>
         public void SetParticipantChangedCallback(global::Sdkpp.Call.OnParticipantChanged cb)
         {
             this.Live();
@@ -5434,6 +5484,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnSpeakingStatusChanged"/>).</param>
         public void SetSpeakingStatusChangedCallback(global::Sdkpp.Call.OnSpeakingStatusChanged cb)
         {
             this.Live();
@@ -5458,6 +5509,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnVoiceStateChanged"/>).</param>
         public void SetOnVoiceStateChangedCallback(global::Sdkpp.Call.OnVoiceStateChanged cb)
         {
             this.Live();
@@ -6108,6 +6160,8 @@ namespace Sdkpp
         }
 
         /// <summary>A Client talking to the given HTTP API and web bases.</summary>
+        /// <param name="apiBase">The api base. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="webBase">The web base. UTF-8 text; null throws ArgumentNullException.</param>
         public Client(string apiBase, string webBase)
         {
             global::Sdkpp.Abi.Ensure();
@@ -6120,6 +6174,7 @@ namespace Sdkpp
         }
 
         /// <summary>A Client made with create options.</summary>
+        /// <param name="options">A <see cref="Sdkpp.ClientCreateOptions"/>; the library copies what it needs during the call.</param>
         public Client(global::Sdkpp.ClientCreateOptions options)
         {
             global::Sdkpp.Abi.Ensure();
@@ -6181,6 +6236,7 @@ namespace Sdkpp
         }
 
         /// <summary>"openid sdk.social_layer"</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string GetDefaultCommunicationScopes()
         {
             global::Sdkpp.Abi.Ensure();
@@ -6190,6 +6246,7 @@ namespace Sdkpp
         }
 
         /// <summary>"openid sdk.social_layer_presence"</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string GetDefaultPresenceScopes()
         {
             global::Sdkpp.Abi.Ensure();
@@ -6199,6 +6256,7 @@ namespace Sdkpp
         }
 
         /// <summary>Major version of the library.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public static int GetVersionMajor()
         {
             global::Sdkpp.Abi.Ensure();
@@ -6206,6 +6264,7 @@ namespace Sdkpp
         }
 
         /// <summary>Minor version of the library.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public static int GetVersionMinor()
         {
             global::Sdkpp.Abi.Ensure();
@@ -6213,6 +6272,7 @@ namespace Sdkpp
         }
 
         /// <summary>Patch version of the library.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public static int GetVersionPatch()
         {
             global::Sdkpp.Abi.Ensure();
@@ -6220,6 +6280,7 @@ namespace Sdkpp
         }
 
         /// <summary>The build's source revision.</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string GetVersionHash()
         {
             global::Sdkpp.Abi.Ensure();
@@ -6229,6 +6290,8 @@ namespace Sdkpp
         }
 
         /// <summary>Name of a Client::Error value.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Client.Error"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string ErrorToString(global::Sdkpp.Client.Error type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -6238,6 +6301,8 @@ namespace Sdkpp
         }
 
         /// <summary>Name of a Client::Status value.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Client.Status"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string StatusToString(global::Sdkpp.Client.Status type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -6247,6 +6312,8 @@ namespace Sdkpp
         }
 
         /// <summary>Name of a Client::Thread value.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Client.Thread"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string ThreadToString(global::Sdkpp.Client.Thread type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -6256,6 +6323,7 @@ namespace Sdkpp
         }
 
         /// <summary>Application id used for authorization, presence and invites.</summary>
+        /// <param name="applicationId">The application id.</param>
         public void SetApplicationId(ulong applicationId)
         {
             this.Live();
@@ -6263,6 +6331,7 @@ namespace Sdkpp
         }
 
         /// <summary>The application id set by SetApplicationId, 0 if none.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public ulong GetApplicationId()
         {
             this.Live();
@@ -6273,6 +6342,7 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.AuthorizationCodeVerifier"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.AuthorizationCodeVerifier CreateAuthorizationCodeVerifier()
         {
             this.Live();
@@ -6285,6 +6355,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LogCallback"/>).</param>
+        /// <param name="minSeverity">A <see cref="Sdkpp.LoggingSeverity"/> value.</param>
         public void AddLogCallback(global::Sdkpp.Client.LogCallback callback, global::Sdkpp.LoggingSeverity minSeverity)
         {
             this.Live();
@@ -6306,6 +6378,9 @@ namespace Sdkpp
         }
 
         /// <summary>Writes log messages at or above minSeverity to a file in path; false if it cannot be opened.</summary>
+        /// <param name="path">The path. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="minSeverity">A <see cref="Sdkpp.LoggingSeverity"/> value.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool SetLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
             this.Live();
@@ -6317,6 +6392,7 @@ namespace Sdkpp
         }
 
         /// <summary>Timeout of every HTTP request; default 30000 ms.</summary>
+        /// <param name="httpTimeoutInMilliseconds">The http timeout in milliseconds.</param>
         public void SetHttpRequestTimeout(int httpTimeoutInMilliseconds)
         {
             this.Live();
@@ -6324,6 +6400,7 @@ namespace Sdkpp
         }
 
         /// <summary>sdkpp: the HTTP request timeout in milliseconds.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public int GetHttpRequestTimeout()
         {
             this.Live();
@@ -6331,6 +6408,7 @@ namespace Sdkpp
         }
 
         /// <summary>Current connection status.</summary>
+        /// <returns>A <see cref="Sdkpp.Client.Status"/> value.</returns>
         public global::Sdkpp.Client.Status GetStatus()
         {
             this.Live();
@@ -6341,6 +6419,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.IsDiscordAppInstalledCallback"/>).</param>
         public void IsDiscordAppInstalled(global::Sdkpp.Client.IsDiscordAppInstalledCallback callback)
         {
             this.Live();
@@ -6365,6 +6444,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback"/>).</param>
         public void OpenConnectedGamesSettingsInPlatform(global::Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback callback)
         {
             this.Live();
@@ -6389,6 +6469,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.AuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.AuthorizationCallback"/>).</param>
         public void Authorize(global::Sdkpp.AuthorizationArgs args, global::Sdkpp.Client.AuthorizationCallback callback)
         {
             this.Live();
@@ -6423,6 +6505,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetToken(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
             this.Live();
@@ -6453,6 +6540,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="refreshToken">The refresh token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void RefreshToken(ulong applicationId, string refreshToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
             this.Live();
@@ -6481,6 +6571,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.RevokeTokenCallback"/>).</param>
         public void RevokeToken(ulong applicationId, string token, global::Sdkpp.Client.RevokeTokenCallback callback)
         {
             this.Live();
@@ -6509,6 +6602,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateTokenCallback"/>).</param>
         public void UpdateToken(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.UpdateTokenCallback callback)
         {
             this.Live();
@@ -6534,6 +6630,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether a token is set.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool IsAuthenticated()
         {
             this.Live();
@@ -6544,6 +6641,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.TokenExpirationCallback"/>).</param>
         public void SetTokenExpirationCallback(global::Sdkpp.Client.TokenExpirationCallback callback)
         {
             this.Live();
@@ -6571,6 +6669,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.TokenRefreshedCallback"/>).</param>
         public void SetTokenRefreshedCallback(global::Sdkpp.Client.TokenRefreshedCallback callback)
         {
             this.Live();
@@ -6595,6 +6694,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.FetchCurrentUserCallback"/>).</param>
         public void FetchCurrentUser(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.FetchCurrentUserCallback callback)
         {
             this.Live();
@@ -6623,6 +6725,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="parentApplicationToken">The parent application token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="childApplicationId">The child application id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.ExchangeChildTokenCallback"/>).</param>
         public void ExchangeChildToken(string parentApplicationToken, ulong childApplicationId, global::Sdkpp.Client.ExchangeChildTokenCallback callback)
         {
             this.Live();
@@ -6651,6 +6756,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetProvisionalToken(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
             this.Live();
@@ -6679,6 +6788,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetTokenFromProvisionalMerge(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
             this.Live();
@@ -6710,6 +6826,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UnmergeIntoProvisionalAccountCallback"/>).</param>
         public void UnmergeIntoProvisionalAccount(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.UnmergeIntoProvisionalAccountCallback callback)
         {
             this.Live();
@@ -6738,6 +6858,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="name">The name. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback"/>).</param>
         public void UpdateProvisionalAccountDisplayName(string name, global::Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback callback)
         {
             this.Live();
@@ -6766,6 +6888,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetTokenFromDevice(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
             this.Live();
@@ -6793,6 +6917,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetTokenFromDeviceProvisionalMerge(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
             this.Live();
@@ -6828,6 +6956,8 @@ namespace Sdkpp
         }
 
         /// <summary>Shows the verification page for a user code obtained by the game's backend.</summary>
+        /// <param name="clientId">The client id.</param>
+        /// <param name="userCode">The user code. UTF-8 text; null throws ArgumentNullException.</param>
         public void OpenAuthorizeDeviceScreen(ulong clientId, string userCode)
         {
             this.Live();
@@ -6849,6 +6979,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.AuthorizeDeviceScreenClosedCallback"/>).</param>
         public void SetAuthorizeDeviceScreenClosedCallback(global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback callback)
         {
             this.Live();
@@ -6873,6 +7004,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.OpenUrlCallback"/>).</param>
         public void SetOpenUrlCallback(global::Sdkpp.Client.OpenUrlCallback callback)
         {
             this.Live();
@@ -6900,6 +7032,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.AuthorizeRequestCallback"/>).</param>
         public void RegisterAuthorizeRequestCallback(global::Sdkpp.Client.AuthorizeRequestCallback callback)
         {
             this.Live();
@@ -6945,6 +7078,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.OnStatusChanged"/>).</param>
         public void SetStatusChangedCallback(global::Sdkpp.Client.OnStatusChanged callback)
         {
             this.Live();
@@ -6969,6 +7103,7 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle GetCurrentUserV2()
         {
             this.Live();
@@ -6980,6 +7115,8 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle GetUser(ulong userId)
         {
             this.Live();
@@ -6988,6 +7125,8 @@ namespace Sdkpp
         }
 
         /// <summary>sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfiles(ulong userId)
         {
             this.Live();
@@ -7000,6 +7139,8 @@ namespace Sdkpp
         /// sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
         /// callback; it may miss an update made at the same moment.
         /// </summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfilesNoLock(ulong userId)
         {
             this.Live();
@@ -7012,6 +7153,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.CreateOrJoinLobbyCallback"/>).</param>
         public void CreateOrJoinLobby(string secret, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
         {
             this.Live();
@@ -7040,6 +7183,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="lobbyMetadata">A string map; the library copies it during the call.</param>
+        /// <param name="memberMetadata">A string map; the library copies it during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.CreateOrJoinLobbyCallback"/>).</param>
         public void CreateOrJoinLobbyWithMetadata(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
         {
             this.Live();
@@ -7070,6 +7217,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.LeaveLobbyCallback"/>).</param>
         public void LeaveLobby(ulong lobbyId, global::Sdkpp.Client.LeaveLobbyCallback callback)
         {
             this.Live();
@@ -7094,6 +7243,8 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyHandle GetLobbyHandle(ulong lobbyId)
         {
             this.Live();
@@ -7102,6 +7253,7 @@ namespace Sdkpp
         }
 
         /// <summary>The lobbies the player is in.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public ulong[] GetLobbyIds()
         {
             this.Live();
@@ -7114,6 +7266,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendLobbyMessage(ulong lobbyId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
             this.Live();
@@ -7142,6 +7297,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendLobbyMessageWithMetadata(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
             this.Live();
@@ -7171,6 +7330,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyCreatedCallback"/>).</param>
         public void SetLobbyCreatedCallback(global::Sdkpp.Client.LobbyCreatedCallback callback)
         {
             this.Live();
@@ -7195,6 +7355,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyDeletedCallback"/>).</param>
         public void SetLobbyDeletedCallback(global::Sdkpp.Client.LobbyDeletedCallback callback)
         {
             this.Live();
@@ -7219,6 +7380,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyUpdatedCallback"/>).</param>
         public void SetLobbyUpdatedCallback(global::Sdkpp.Client.LobbyUpdatedCallback callback)
         {
             this.Live();
@@ -7243,6 +7405,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyMemberAddedCallback"/>).</param>
         public void SetLobbyMemberAddedCallback(global::Sdkpp.Client.LobbyMemberAddedCallback callback)
         {
             this.Live();
@@ -7267,6 +7430,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyMemberRemovedCallback"/>).</param>
         public void SetLobbyMemberRemovedCallback(global::Sdkpp.Client.LobbyMemberRemovedCallback callback)
         {
             this.Live();
@@ -7291,6 +7455,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyMemberUpdatedCallback"/>).</param>
         public void SetLobbyMemberUpdatedCallback(global::Sdkpp.Client.LobbyMemberUpdatedCallback callback)
         {
             this.Live();
@@ -7315,6 +7480,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetUserGuildsCallback"/>).</param>
         public void GetUserGuilds(global::Sdkpp.Client.GetUserGuildsCallback cb)
         {
             this.Live();
@@ -7339,6 +7505,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="guildId">The guild id.</param>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetGuildChannelsCallback"/>).</param>
         public void GetGuildChannels(ulong guildId, global::Sdkpp.Client.GetGuildChannelsCallback cb)
         {
             this.Live();
@@ -7366,6 +7534,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="channelId">The channel id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.LinkOrUnlinkChannelCallback"/>).</param>
         public void LinkChannelToLobby(ulong lobbyId, ulong channelId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
         {
             this.Live();
@@ -7390,6 +7561,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.LinkOrUnlinkChannelCallback"/>).</param>
         public void UnlinkChannelFromLobby(ulong lobbyId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
         {
             this.Live();
@@ -7418,6 +7591,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="provisionalUserMergeRequiredCallback">The handler (<see cref="Sdkpp.Client.ProvisionalUserMergeRequiredCallback"/>).</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.JoinLinkedLobbyGuildCallback"/>).</param>
         public void JoinLinkedLobbyGuild(ulong lobbyId, global::Sdkpp.Client.ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.Client.JoinLinkedLobbyGuildCallback callback)
         {
             this.Live();
@@ -7445,6 +7621,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendUserMessage(ulong recipientId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
             this.Live();
@@ -7473,6 +7652,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendUserMessageWithMetadata(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
             this.Live();
@@ -7502,6 +7685,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.EditUserMessageCallback"/>).</param>
         public void EditUserMessage(ulong recipientId, ulong messageId, string content, global::Sdkpp.Client.EditUserMessageCallback callback)
         {
             this.Live();
@@ -7530,6 +7717,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.DeleteUserMessageCallback"/>).</param>
         public void DeleteUserMessage(ulong recipientId, ulong messageId, global::Sdkpp.Client.DeleteUserMessageCallback callback)
         {
             this.Live();
@@ -7554,6 +7744,8 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="messageId">The message id.</param>
+        /// <returns>A new <see cref="Sdkpp.MessageHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.MessageHandle GetMessageHandle(ulong messageId)
         {
             this.Live();
@@ -7565,6 +7757,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UserMessageSummariesCallback"/>).</param>
         public void GetUserMessageSummaries(global::Sdkpp.Client.UserMessageSummariesCallback callback)
         {
             this.Live();
@@ -7592,6 +7785,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UserMessagesWithLimitCallback"/>).</param>
         public void GetUserMessagesWithLimit(ulong recipientId, int limit, global::Sdkpp.Client.UserMessagesWithLimitCallback callback)
         {
             this.Live();
@@ -7619,6 +7815,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetLobbyMessagesCallback"/>).</param>
         public void GetLobbyMessagesWithLimit(ulong lobbyId, int limit, global::Sdkpp.Client.GetLobbyMessagesCallback callback)
         {
             this.Live();
@@ -7643,6 +7842,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.MessageCreatedCallback"/>).</param>
         public void SetMessageCreatedCallback(global::Sdkpp.Client.MessageCreatedCallback callback)
         {
             this.Live();
@@ -7667,6 +7867,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.MessageUpdatedCallback"/>).</param>
         public void SetMessageUpdatedCallback(global::Sdkpp.Client.MessageUpdatedCallback callback)
         {
             this.Live();
@@ -7691,6 +7892,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.MessageDeletedCallback"/>).</param>
         public void SetMessageDeletedCallback(global::Sdkpp.Client.MessageDeletedCallback callback)
         {
             this.Live();
@@ -7715,6 +7917,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.UserUpdatedCallback"/>).</param>
         public void SetUserUpdatedCallback(global::Sdkpp.Client.UserUpdatedCallback callback)
         {
             this.Live();
@@ -7736,6 +7939,7 @@ namespace Sdkpp
         }
 
         /// <summary>Platform and game relationships.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.RelationshipHandle[] GetRelationships()
         {
             this.Live();
@@ -7745,6 +7949,8 @@ namespace Sdkpp
         }
 
         /// <summary>Friends of one group, sorted by display name, for a friends list.</summary>
+        /// <param name="groupType">A <see cref="Sdkpp.RelationshipGroupType"/> value.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.RelationshipHandle[] GetRelationshipsByGroup(global::Sdkpp.RelationshipGroupType groupType)
         {
             this.Live();
@@ -7757,6 +7963,8 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.RelationshipHandle"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.RelationshipHandle GetRelationshipHandle(ulong userId)
         {
             this.Live();
@@ -7766,6 +7974,8 @@ namespace Sdkpp
         }
 
         /// <summary>Friends whose username or display name contains searchStr (case-insensitive).</summary>
+        /// <param name="searchStr">The search str. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserHandle[] SearchFriendsByUsername(string searchStr)
         {
             this.Live();
@@ -7782,6 +7992,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.RelationshipGroupsUpdatedCallback"/>).</param>
         public void SetRelationshipGroupsUpdatedCallback(global::Sdkpp.Client.RelationshipGroupsUpdatedCallback callback)
         {
             this.Live();
@@ -7806,6 +8017,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.RelationshipCreatedCallback"/>).</param>
         public void SetRelationshipCreatedCallback(global::Sdkpp.Client.RelationshipCreatedCallback callback)
         {
             this.Live();
@@ -7830,6 +8042,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.RelationshipDeletedCallback"/>).</param>
         public void SetRelationshipDeletedCallback(global::Sdkpp.Client.RelationshipDeletedCallback callback)
         {
             this.Live();
@@ -7854,6 +8067,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendFriendRequestCallback"/>).</param>
         public void SendDiscordFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
         {
             this.Live();
@@ -7882,6 +8097,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void SendDiscordFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -7906,6 +8123,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendFriendRequestCallback"/>).</param>
         public void SendGameFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
         {
             this.Live();
@@ -7934,6 +8153,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void SendGameFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -7958,6 +8179,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void AcceptDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -7982,6 +8205,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void AcceptGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8006,6 +8231,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RejectDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8030,6 +8257,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RejectGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8054,6 +8283,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void CancelDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8078,6 +8309,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void CancelGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8102,6 +8335,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RemoveGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8126,6 +8361,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RemoveDiscordAndGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8150,6 +8387,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void BlockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8174,6 +8413,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void UnblockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
             this.Live();
@@ -8198,6 +8439,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="activity">A <see cref="Sdkpp.Activity"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRichPresenceCallback"/>).</param>
         public void UpdateRichPresence(global::Sdkpp.Activity activity, global::Sdkpp.Client.UpdateRichPresenceCallback callback)
         {
             this.Live();
@@ -8232,6 +8475,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="status">A <see cref="Sdkpp.StatusType"/> value.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateStatusCallback"/>).</param>
         public void SetOnlineStatus(global::Sdkpp.StatusType status, global::Sdkpp.Client.UpdateStatusCallback callback)
         {
             this.Live();
@@ -8256,6 +8501,9 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendActivityInviteCallback"/>).</param>
         public void SendActivityInvite(ulong userId, string content, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
             this.Live();
@@ -8284,6 +8532,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendActivityInviteCallback"/>).</param>
         public void SendActivityJoinRequest(ulong userId, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
             this.Live();
@@ -8308,6 +8558,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendActivityInviteCallback"/>).</param>
         public void SendActivityJoinRequestReply(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
             this.Live();
@@ -8335,6 +8587,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.AcceptActivityInviteCallback"/>).</param>
         public void AcceptActivityInvite(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.AcceptActivityInviteCallback callback)
         {
             this.Live();
@@ -8362,6 +8616,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityInviteCallback"/>).</param>
         public void SetActivityInviteCreatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
         {
             this.Live();
@@ -8386,6 +8641,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityInviteCallback"/>).</param>
         public void SetActivityInviteUpdatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
         {
             this.Live();
@@ -8410,6 +8666,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityJoinCallback"/>).</param>
         public void SetActivityJoinCallback(global::Sdkpp.Client.ActivityJoinCallback callback)
         {
             this.Live();
@@ -8437,6 +8694,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityJoinWithApplicationCallback"/>).</param>
         public void SetActivityJoinWithApplicationCallback(global::Sdkpp.Client.ActivityJoinWithApplicationCallback callback)
         {
             this.Live();
@@ -8458,6 +8716,9 @@ namespace Sdkpp
         }
 
         /// <summary>Registers how the platform's desktop client launches the game; false on failure.</summary>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="command">The command. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool RegisterLaunchCommand(ulong applicationId, string command)
         {
             this.Live();
@@ -8469,6 +8730,9 @@ namespace Sdkpp
         }
 
         /// <summary>Registers the game's store application for launching; false on failure.</summary>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="storeAppId">The store app id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool RegisterLaunchStoreApplication(ulong applicationId, uint storeAppId)
         {
             this.Live();
@@ -8482,6 +8746,8 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call StartCall(ulong lobbyId)
         {
             this.Live();
@@ -8498,6 +8764,10 @@ namespace Sdkpp
         /// Its audio callbacks run on the SDK's audio thread for every frame, not inside Sdk.RunCallbacks; the binding keeps them until the library releases them.
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="receivedCb">The handler (<see cref="Sdkpp.Client.UserAudioReceivedCallback"/>).</param>
+        /// <param name="capturedCb">The handler (<see cref="Sdkpp.Client.UserAudioCapturedCallback"/>).</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call StartCallWithAudioCallbacks(ulong lobbyId, global::Sdkpp.Client.UserAudioReceivedCallback receivedCb, global::Sdkpp.Client.UserAudioCapturedCallback capturedCb)
         {
             this.Live();
@@ -8529,6 +8799,8 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call GetCall(ulong lobbyId)
         {
             this.Live();
@@ -8538,6 +8810,7 @@ namespace Sdkpp
         }
 
         /// <summary>The player's calls.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.Call[] GetCalls()
         {
             this.Live();
@@ -8550,6 +8823,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.EndCallCallback"/>).</param>
         public void EndCall(ulong lobbyId, global::Sdkpp.Client.EndCallCallback callback)
         {
             this.Live();
@@ -8574,6 +8849,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.EndCallsCallback"/>).</param>
         public void EndCalls(global::Sdkpp.Client.EndCallsCallback callback)
         {
             this.Live();
@@ -8598,6 +8874,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.VoiceParticipantChangedCallback"/>).</param>
         public void SetVoiceParticipantChangedCallback(global::Sdkpp.Client.VoiceParticipantChangedCallback cb)
         {
             this.Live();
@@ -8625,6 +8902,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetVoiceSettingsCallback"/>).</param>
         public void GetVoiceSettings(global::Sdkpp.Client.GetVoiceSettingsCallback cb)
         {
             this.Live();
@@ -8652,6 +8930,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.VoiceSettingsUpdatedCallback"/>).</param>
         public void SetVoiceSettingsUpdatedCallback(global::Sdkpp.Client.VoiceSettingsUpdatedCallback cb)
         {
             this.Live();
@@ -8673,6 +8952,7 @@ namespace Sdkpp
         }
 
         /// <summary>Mutes the player in every call (overrides the per-call setting).</summary>
+        /// <param name="mute">The mute.</param>
         public void SetSelfMuteAll(bool mute)
         {
             this.Live();
@@ -8680,6 +8960,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the player is muted in every call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfMuteAll()
         {
             this.Live();
@@ -8687,6 +8968,7 @@ namespace Sdkpp
         }
 
         /// <summary>Deafens the player in every call (overrides the per-call setting).</summary>
+        /// <param name="deaf">The deaf.</param>
         public void SetSelfDeafAll(bool deaf)
         {
             this.Live();
@@ -8694,6 +8976,7 @@ namespace Sdkpp
         }
 
         /// <summary>Whether the player is deafened in every call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfDeafAll()
         {
             this.Live();
@@ -8701,6 +8984,7 @@ namespace Sdkpp
         }
 
         /// <summary>The microphone volume, 0..100.</summary>
+        /// <param name="inputVolume">The input volume.</param>
         public void SetInputVolume(float inputVolume)
         {
             this.Live();
@@ -8708,6 +8992,7 @@ namespace Sdkpp
         }
 
         /// <summary>The microphone volume.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public float GetInputVolume()
         {
             this.Live();
@@ -8715,6 +9000,7 @@ namespace Sdkpp
         }
 
         /// <summary>The playback volume, 0..200.</summary>
+        /// <param name="outputVolume">The output volume.</param>
         public void SetOutputVolume(float outputVolume)
         {
             this.Live();
@@ -8722,6 +9008,7 @@ namespace Sdkpp
         }
 
         /// <summary>The playback volume.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public float GetOutputVolume()
         {
             this.Live();
@@ -8732,6 +9019,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetInputDevicesCallback"/>).</param>
         public void GetInputDevices(global::Sdkpp.Client.GetInputDevicesCallback cb)
         {
             this.Live();
@@ -8756,6 +9044,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetOutputDevicesCallback"/>).</param>
         public void GetOutputDevices(global::Sdkpp.Client.GetOutputDevicesCallback cb)
         {
             this.Live();
@@ -8780,6 +9069,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetCurrentInputDeviceCallback"/>).</param>
         public void GetCurrentInputDevice(global::Sdkpp.Client.GetCurrentInputDeviceCallback cb)
         {
             this.Live();
@@ -8804,6 +9094,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetCurrentOutputDeviceCallback"/>).</param>
         public void GetCurrentOutputDevice(global::Sdkpp.Client.GetCurrentOutputDeviceCallback cb)
         {
             this.Live();
@@ -8828,6 +9119,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SetInputDeviceCallback"/>).</param>
         public void SetInputDevice(string deviceId, global::Sdkpp.Client.SetInputDeviceCallback cb)
         {
             this.Live();
@@ -8856,6 +9149,8 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SetOutputDeviceCallback"/>).</param>
         public void SetOutputDevice(string deviceId, global::Sdkpp.Client.SetOutputDeviceCallback cb)
         {
             this.Live();
@@ -8884,6 +9179,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.DeviceChangeCallback"/>).</param>
         public void SetDeviceChangeCallback(global::Sdkpp.Client.DeviceChangeCallback callback)
         {
             this.Live();
@@ -8905,6 +9201,7 @@ namespace Sdkpp
         }
 
         /// <summary>The level (dBFS) below which the input counts as silent for the no-input callback.</summary>
+        /// <param name="dBFSThreshold">The d b f s threshold.</param>
         public void SetNoAudioInputThreshold(float dBFSThreshold)
         {
             this.Live();
@@ -8915,6 +9212,7 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.NoAudioInputCallback"/>).</param>
         public void SetNoAudioInputCallback(global::Sdkpp.Client.NoAudioInputCallback callback)
         {
             this.Live();
@@ -8936,6 +9234,7 @@ namespace Sdkpp
         }
 
         /// <summary>Echo cancellation (default on).</summary>
+        /// <param name="on">The on.</param>
         public void SetEchoCancellation(bool on)
         {
             this.Live();
@@ -8943,6 +9242,7 @@ namespace Sdkpp
         }
 
         /// <summary>Noise suppression (default on).</summary>
+        /// <param name="on">The on.</param>
         public void SetNoiseSuppression(bool on)
         {
             this.Live();
@@ -8950,6 +9250,7 @@ namespace Sdkpp
         }
 
         /// <summary>Automatic gain control (default on).</summary>
+        /// <param name="on">The on.</param>
         public void SetAutomaticGainControl(bool on)
         {
             this.Live();
@@ -8960,6 +9261,7 @@ namespace Sdkpp
         /// Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
         /// (disables) noise suppression.
         /// </summary>
+        /// <param name="on">The on.</param>
         public void SetNoiseCancellation(bool on)
         {
             this.Live();
@@ -8970,6 +9272,8 @@ namespace Sdkpp
         /// Hardware Opus encoding and decoding; call right after construction. Recorded only: the
         /// platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
         /// </summary>
+        /// <param name="encode">The encode.</param>
+        /// <param name="decode">The decode.</param>
         public void SetOpusHardwareCoding(bool encode, bool decode)
         {
             this.Live();
@@ -8980,6 +9284,8 @@ namespace Sdkpp
         /// Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
         /// in path, with tokens redacted; a path that cannot be used is logged as an error.
         /// </summary>
+        /// <param name="path">The path. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="minSeverity">A <see cref="Sdkpp.LoggingSeverity"/> value.</param>
         public void SetVoiceLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
             this.Live();
@@ -8994,6 +9300,7 @@ namespace Sdkpp
         /// Echo-cancellation diagnostics (default off): while on, each call writes the engine's near
         /// (microphone), far (playback) and output (sent) PCM as WAV files into the voice log dir.
         /// </summary>
+        /// <param name="on">The on.</param>
         public void SetAecDump(bool on)
         {
             this.Live();
@@ -9005,6 +9312,7 @@ namespace Sdkpp
         /// category and activation, Android audio mode and focus). Call before any call starts; later
         /// calls are refused with a warning. Recorded only on desktop, where no audio session exists.
         /// </summary>
+        /// <param name="isEngineManaged">The is engine managed.</param>
         public void SetEngineManagedAudioSession(bool isEngineManaged)
         {
             this.Live();
@@ -9015,6 +9323,8 @@ namespace Sdkpp
         /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
         /// warning once. Returns false: no platform here has a speakerphone route.
         /// </summary>
+        /// <param name="speakerMode">The speaker mode.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         [global::System.Obsolete("Deprecated: see the documentation of Client.SetSpeakerMode.")]
         public bool SetSpeakerMode(bool speakerMode)
         {
@@ -9965,6 +10275,7 @@ namespace Sdkpp
         /// The Task form of OpenConnectedGamesSettingsInPlatform: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> OpenConnectedGamesSettingsInPlatformAsync()
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -9978,6 +10289,9 @@ namespace Sdkpp
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// Cancelling cancellationToken calls AbortAuthorize; the result then has ErrorType.Aborted.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.AuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="cancellationToken">Cancelling it calls AbortAuthorize.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.AuthorizationResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.AuthorizationResult> AuthorizeAsync(global::Sdkpp.AuthorizationArgs args, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.AuthorizationResult>();
@@ -9999,6 +10313,11 @@ namespace Sdkpp
         /// The Task form of GetToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenAsync(ulong applicationId, string code, string codeVerifier, string redirectUri)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
@@ -10011,6 +10330,9 @@ namespace Sdkpp
         /// The Task form of RefreshToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="refreshToken">The refresh token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> RefreshTokenAsync(ulong applicationId, string refreshToken)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
@@ -10023,6 +10345,9 @@ namespace Sdkpp
         /// The Task form of RevokeToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RevokeTokenAsync(ulong applicationId, string token)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10035,6 +10360,9 @@ namespace Sdkpp
         /// The Task form of UpdateToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateTokenAsync(global::Sdkpp.AuthorizationTokenType tokenType, string token)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10047,6 +10375,9 @@ namespace Sdkpp
         /// The Task form of FetchCurrentUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.FetchCurrentUserResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.FetchCurrentUserResult> FetchCurrentUserAsync(global::Sdkpp.AuthorizationTokenType tokenType, string token)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.FetchCurrentUserResult>();
@@ -10059,6 +10390,9 @@ namespace Sdkpp
         /// The Task form of ExchangeChildToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="parentApplicationToken">The parent application token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="childApplicationId">The child application id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.ExchangeChildTokenResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.ExchangeChildTokenResult> ExchangeChildTokenAsync(string parentApplicationToken, ulong childApplicationId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.ExchangeChildTokenResult>();
@@ -10071,6 +10405,10 @@ namespace Sdkpp
         /// The Task form of GetProvisionalToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetProvisionalTokenAsync(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
@@ -10083,6 +10421,13 @@ namespace Sdkpp
         /// The Task form of GetTokenFromProvisionalMerge: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromProvisionalMergeAsync(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
@@ -10095,6 +10440,10 @@ namespace Sdkpp
         /// The Task form of UnmergeIntoProvisionalAccount: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnmergeIntoProvisionalAccountAsync(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10107,6 +10456,8 @@ namespace Sdkpp
         /// The Task form of UpdateProvisionalAccountDisplayName: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="name">The name. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateProvisionalAccountDisplayNameAsync(string name)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10120,6 +10471,9 @@ namespace Sdkpp
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// Cancelling cancellationToken calls AbortGetTokenFromDevice; the result then has ErrorType.Aborted.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="cancellationToken">Cancelling it calls AbortGetTokenFromDevice.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromDeviceAsync(global::Sdkpp.DeviceAuthorizationArgs args, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
@@ -10141,6 +10495,10 @@ namespace Sdkpp
         /// The Task form of GetTokenFromDeviceProvisionalMerge: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromDeviceProvisionalMergeAsync(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
@@ -10153,6 +10511,8 @@ namespace Sdkpp
         /// The Task form of CreateOrJoinLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.CreateOrJoinLobbyResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.CreateOrJoinLobbyResult> CreateOrJoinLobbyAsync(string secret)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.CreateOrJoinLobbyResult>();
@@ -10165,6 +10525,10 @@ namespace Sdkpp
         /// The Task form of CreateOrJoinLobbyWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="lobbyMetadata">A string map; the library copies it during the call.</param>
+        /// <param name="memberMetadata">A string map; the library copies it during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.CreateOrJoinLobbyResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.CreateOrJoinLobbyResult> CreateOrJoinLobbyWithMetadataAsync(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.CreateOrJoinLobbyResult>();
@@ -10177,6 +10541,8 @@ namespace Sdkpp
         /// The Task form of LeaveLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> LeaveLobbyAsync(ulong lobbyId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10189,6 +10555,9 @@ namespace Sdkpp
         /// The Task form of SendLobbyMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendLobbyMessageAsync(ulong lobbyId, string content)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
@@ -10201,6 +10570,10 @@ namespace Sdkpp
         /// The Task form of SendLobbyMessageWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendLobbyMessageWithMetadataAsync(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
@@ -10213,6 +10586,7 @@ namespace Sdkpp
         /// The Task form of GetUserGuilds: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetUserGuildsResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetUserGuildsResult> GetUserGuildsAsync()
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetUserGuildsResult>();
@@ -10225,6 +10599,8 @@ namespace Sdkpp
         /// The Task form of GetGuildChannels: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="guildId">The guild id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetGuildChannelsResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetGuildChannelsResult> GetGuildChannelsAsync(ulong guildId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetGuildChannelsResult>();
@@ -10240,6 +10616,9 @@ namespace Sdkpp
         /// The Task form of LinkChannelToLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="channelId">The channel id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> LinkChannelToLobbyAsync(ulong lobbyId, ulong channelId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10252,6 +10631,8 @@ namespace Sdkpp
         /// The Task form of UnlinkChannelFromLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnlinkChannelFromLobbyAsync(ulong lobbyId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10264,6 +10645,9 @@ namespace Sdkpp
         /// The Task form of SendUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendUserMessageAsync(ulong recipientId, string content)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
@@ -10276,6 +10660,10 @@ namespace Sdkpp
         /// The Task form of SendUserMessageWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendUserMessageWithMetadataAsync(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
@@ -10288,6 +10676,10 @@ namespace Sdkpp
         /// The Task form of EditUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> EditUserMessageAsync(ulong recipientId, ulong messageId, string content)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10300,6 +10692,9 @@ namespace Sdkpp
         /// The Task form of DeleteUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> DeleteUserMessageAsync(ulong recipientId, ulong messageId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10312,6 +10707,7 @@ namespace Sdkpp
         /// The Task form of GetUserMessageSummaries: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.UserMessageSummariesResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.UserMessageSummariesResult> GetUserMessageSummariesAsync()
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.UserMessageSummariesResult>();
@@ -10327,6 +10723,9 @@ namespace Sdkpp
         /// The Task form of GetUserMessagesWithLimit: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.UserMessagesWithLimitResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.UserMessagesWithLimitResult> GetUserMessagesWithLimitAsync(ulong recipientId, int limit)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.UserMessagesWithLimitResult>();
@@ -10342,6 +10741,9 @@ namespace Sdkpp
         /// The Task form of GetLobbyMessagesWithLimit: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetLobbyMessagesResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetLobbyMessagesResult> GetLobbyMessagesWithLimitAsync(ulong lobbyId, int limit)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetLobbyMessagesResult>();
@@ -10354,6 +10756,8 @@ namespace Sdkpp
         /// The Task form of SendDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendDiscordFriendRequestAsync(string username)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10366,6 +10770,8 @@ namespace Sdkpp
         /// The Task form of SendDiscordFriendRequestById: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendDiscordFriendRequestByIdAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10378,6 +10784,8 @@ namespace Sdkpp
         /// The Task form of SendGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendGameFriendRequestAsync(string username)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10390,6 +10798,8 @@ namespace Sdkpp
         /// The Task form of SendGameFriendRequestById: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendGameFriendRequestByIdAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10402,6 +10812,8 @@ namespace Sdkpp
         /// The Task form of AcceptDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> AcceptDiscordFriendRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10414,6 +10826,8 @@ namespace Sdkpp
         /// The Task form of AcceptGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> AcceptGameFriendRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10426,6 +10840,8 @@ namespace Sdkpp
         /// The Task form of RejectDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RejectDiscordFriendRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10438,6 +10854,8 @@ namespace Sdkpp
         /// The Task form of RejectGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RejectGameFriendRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10450,6 +10868,8 @@ namespace Sdkpp
         /// The Task form of CancelDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> CancelDiscordFriendRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10462,6 +10882,8 @@ namespace Sdkpp
         /// The Task form of CancelGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> CancelGameFriendRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10474,6 +10896,8 @@ namespace Sdkpp
         /// The Task form of RemoveGameFriend: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RemoveGameFriendAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10486,6 +10910,8 @@ namespace Sdkpp
         /// The Task form of RemoveDiscordAndGameFriend: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RemoveDiscordAndGameFriendAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10498,6 +10924,8 @@ namespace Sdkpp
         /// The Task form of BlockUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> BlockUserAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10510,6 +10938,8 @@ namespace Sdkpp
         /// The Task form of UnblockUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnblockUserAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10522,6 +10952,8 @@ namespace Sdkpp
         /// The Task form of UpdateRichPresence: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="activity">A <see cref="Sdkpp.Activity"/>; the library copies what it needs during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateRichPresenceAsync(global::Sdkpp.Activity activity)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10534,6 +10966,8 @@ namespace Sdkpp
         /// The Task form of SetOnlineStatus: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="status">A <see cref="Sdkpp.StatusType"/> value.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetOnlineStatusAsync(global::Sdkpp.StatusType status)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10546,6 +10980,9 @@ namespace Sdkpp
         /// The Task form of SendActivityInvite: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityInviteAsync(ulong userId, string content)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10558,6 +10995,8 @@ namespace Sdkpp
         /// The Task form of SendActivityJoinRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityJoinRequestAsync(ulong userId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10570,6 +11009,8 @@ namespace Sdkpp
         /// The Task form of SendActivityJoinRequestReply: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityJoinRequestReplyAsync(global::Sdkpp.ActivityInvite invite)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10582,6 +11023,8 @@ namespace Sdkpp
         /// The Task form of AcceptActivityInvite: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.AcceptActivityInviteResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.AcceptActivityInviteResult> AcceptActivityInviteAsync(global::Sdkpp.ActivityInvite invite)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.AcceptActivityInviteResult>();
@@ -10597,6 +11040,7 @@ namespace Sdkpp
         /// The Task form of GetVoiceSettings: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetVoiceSettingsResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetVoiceSettingsResult> GetVoiceSettingsAsync()
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetVoiceSettingsResult>();
@@ -10609,6 +11053,8 @@ namespace Sdkpp
         /// The Task form of SetInputDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetInputDeviceAsync(string deviceId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
@@ -10621,6 +11067,8 @@ namespace Sdkpp
         /// The Task form of SetOutputDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
         /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
         public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetOutputDeviceAsync(string deviceId)
         {
             var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();

@@ -404,6 +404,80 @@ func (w *csWriter) doc(doc []string, fallback string, remarks ...string) {
 	}
 }
 
+// csCref is a cref to a type named by csEnumRef, csClassRef or csCallbackRef.
+func csCref(ref string) string {
+	return "<see cref=\"" + strings.TrimPrefix(ref, "global::") + "\"/>"
+}
+
+// csWords spells a camelCase name as words: applicationId gives "application id".
+func csWords(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToLower(b.String())
+}
+
+// csTypeDoc describes a value of type t for <param> and <returns> (XML, crefs included).
+func csTypeDoc(t *desc.Type, out bool) string {
+	switch t.Kind {
+	case desc.Opt:
+		if out {
+			return csTypeDoc(t.Elem, out) + " Null when absent."
+		}
+		return csTypeDoc(t.Elem, out) + " Null for none."
+	case desc.EnumT:
+		return "A " + csCref(csEnumRef(t.Enum)) + " value."
+	case desc.ClassT:
+		if out {
+			return "A new " + csCref(csClassRef(t.Class)) + " the caller owns (dispose it); null if the library refused the call."
+		}
+		return "A " + csCref(csClassRef(t.Class)) + "; the library copies what it needs during the call."
+	case desc.CallbackT:
+		if csIsOneShot(t.Callback) {
+			return "Called once with the outcome, inside Sdk.RunCallbacks (" + csCref(csCallbackRef(t.Callback)) + ")."
+		}
+		return "The handler (" + csCref(csCallbackRef(t.Callback)) + ")."
+	case desc.List:
+		if out {
+			return "A new array (empty when the library refused the call)."
+		}
+		return "The list; the library copies it during the call."
+	case desc.Props:
+		return "A string map; the library copies it during the call."
+	}
+	if t.IsString() {
+		if out {
+			return "The text; empty when the library refused the call."
+		}
+		return "UTF-8 text; null throws ArgumentNullException."
+	}
+	if out {
+		return "The value; the default when the library refused the call."
+	}
+	return ""
+}
+
+// paramDocs writes a <param> for each of params and a <returns> for ret (nil: none).
+func (w *csWriter) paramDocs(params []desc.Param, ret *desc.Type) {
+	for _, p := range params {
+		text := csTypeDoc(p.Type, false)
+		if text == "" || p.Type.Kind == desc.Prim {
+			text = "The " + csWords(p.Name) + "."
+			if extra := csTypeDoc(p.Type, false); extra != "" {
+				text += " " + extra
+			}
+		}
+		w.line("/// <param name=\"%s\">%s</param>", p.Name, text)
+	}
+	if ret != nil {
+		w.line("/// <returns>%s</returns>", csTypeDoc(ret, true))
+	}
+}
+
 // emitCSharp writes bindings/csharp/Sdkpp.g.cs.
 func emitCSharp(api *desc.API) string {
 	csCheckNames(api)
@@ -899,6 +973,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			ps = append(ps, csIn(p.Type)+" "+csIdent(p.Name))
 		}
 		w.doc(m.Doc, "Makes a new "+name+" ("+cClass(c)+"_"+m.Name+").")
+		w.paramDocs(m.Params, nil)
 		w.line("public %s(%s)", name, strings.Join(ps, ", "))
 		w.line("{")
 		w.line("%sAbi.Ensure();", csNS)
@@ -1028,6 +1103,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			remarks = append(remarks, "False when other is null; true when other is this object.")
 		}
 		w.doc(m.Doc, "Calls "+cClass(c)+"_"+m.Name+".", remarks...)
+		w.paramDocs(m.Params, m.Ret)
 		if m.Deprecated {
 			w.line("[global::System.Obsolete(\"Deprecated: see the documentation of %s.%s.\")]", c.Name, m.Name)
 		}
@@ -1138,7 +1214,9 @@ func csPascal(name string) string { return strings.ToUpper(name[:1]) + name[1:] 
 
 // csResultName is the class of the outcome of calls answered by cb: CreateOrJoinLobbyCallback
 // gives CreateOrJoinLobbyResult.
-func csResultName(cb *desc.Callback) string { return strings.TrimSuffix(cb.Name, "Callback") + "Result" }
+func csResultName(cb *desc.Callback) string {
+	return strings.TrimSuffix(cb.Name, "Callback") + "Result"
+}
 
 // csResultType is the C# type a Task form's task gives: SdkResult when cb has no outputs.
 func csResultType(cb *desc.Callback) string {
@@ -1200,6 +1278,11 @@ func csAsync(w *csWriter, c *desc.Class, a csAsyncInfo) {
 		remarks = append(remarks, "Cancelling cancellationToken calls "+a.abort.Name+"; the result then has ErrorType.Aborted.")
 	}
 	w.doc(a.m.Doc, "Calls "+a.m.Name+" and gives its outcome as a task.", remarks...)
+	w.paramDocs(a.m.Params[:len(a.m.Params)-1], nil)
+	if a.abort != nil {
+		w.line("/// <param name=\"cancellationToken\">Cancelling it calls %s.</param>", a.abort.Name)
+	}
+	w.line("/// <returns>A task that completes inside Sdk.RunCallbacks with %s.</returns>", csCref(csResultType(a.cb)))
 	if a.m.Deprecated {
 		w.line("[global::System.Obsolete(\"Deprecated: see the documentation of %s.%s.\")]", c.Name, a.m.Name)
 	}
