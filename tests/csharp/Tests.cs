@@ -1287,6 +1287,18 @@ static partial class Program
             Raw.Sdkpp_AuthorizationArgs_Init(ref id);
             Eq(IntPtr.Zero, id, "the raw Init is refused too");
         });
+
+        Test("abi: Sdk.Shutdown lifts the refusal (an editor need not restart after a mismatch)", () =>
+        {
+            Sdk.Shutdown();
+            using (var a = new AuthorizationArgs())
+            {
+                Eq(1UL, Sdk.GetObjectCount(), "an object again");
+                a.SetScopes("after shutdown");
+                Eq("after shutdown", a.Scopes(), "it works");
+            }
+            Eq(0UL, Sdk.GetObjectCount(), "dropped");
+        });
     }
 
     // Run against a binding compiled with a wrong SDKPP_ABI_VERSION (see run.sh).
