@@ -474,7 +474,9 @@ static int stress(long calls, int threads, uint64_t seed, const char* filter)
     double ran = seconds() - start;
 
     /* Drop what is held; callbacks still queued run (a dropped Client's with ClientDestroyed) and
-     * may hand over more objects, which are dropped in turn. */
+     * may hand over more objects, which are dropped in turn. The process-wide log callback is
+     * the one callback no drop releases: clearing it frees its userData. */
+    Sdkpp_SetLogCallback(NULL, NULL, NULL, Sdkpp_LoggingSeverity_None);
     int quiet = 0;
     for (int round = 0; round < 2000 && quiet < 5; round++) {
         bool held = drain();
