@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
@@ -110,13 +110,13 @@ func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientRes
 
 // resultOnce is the one-shot of an operation whose callback takes only a result: if the Client is
 // dropped first, the callback gets ErrorType ClientDestroyed; either way cb.Release runs after it.
-func resultOnce[F ~func(*ClientResult)](c *Client, cb Callback[F]) *dispatch.Once {
+func resultOnce[F ~func(*ClientResult)](c *Client, cb Callback[F]) *callbacks.Once {
 	return c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
 }
 
 // resultOnce1 is resultOnce for a callback that takes a result and one value (zero when the
 // Client is dropped first).
-func resultOnce1[T any, F ~func(*ClientResult, T)](c *Client, cb Callback[F]) *dispatch.Once {
+func resultOnce1[T any, F ~func(*ClientResult, T)](c *Client, cb Callback[F]) *callbacks.Once {
 	return c.scope.Once(func() {
 		var zero T
 		cb.Fn(destroyed(), zero)

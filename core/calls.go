@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 	"sdkpp/core/voice"
 )
 
@@ -45,7 +45,7 @@ type callEntry struct {
 	speaking    handlerSlot[CallOnSpeakingStatusChanged]
 	voiceState  handlerSlot[CallOnVoiceStateChanged]
 	// audio holds the raw PCM hooks' releases, run once the call's engine has stopped.
-	audio []*dispatch.Scope
+	audio []*callbacks.Scope
 
 	// last is the newest status, for a handler set after it was reported (Client.mu guards it).
 	last struct {
@@ -299,7 +299,7 @@ func (c *Client) EndCalls(cb Callback[ClientEndCallsCallback]) {
 func (c *Client) endEntry(e *callEntry, done func()) {
 	release := func() {
 		closeAll(e.audio) // the engine has stopped: no hook runs again
-		for _, s := range []*dispatch.Scope{e.status.take(), e.participant.take(), e.speaking.take(), e.voiceState.take()} {
+		for _, s := range []*callbacks.Scope{e.status.take(), e.participant.take(), e.speaking.take(), e.voiceState.take()} {
 			if s != nil {
 				s.Close()
 			}
@@ -331,7 +331,7 @@ func (c *Client) stopCalls() {
 }
 
 // closeAll closes scopes.
-func closeAll(scopes []*dispatch.Scope) {
+func closeAll(scopes []*callbacks.Scope) {
 	for _, s := range scopes {
 		s.Close()
 	}

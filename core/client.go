@@ -30,8 +30,8 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"sdkpp/core/callbacks"
 	"sdkpp/core/clock"
-	"sdkpp/core/dispatch"
 	"sdkpp/core/rest"
 	"sdkpp/core/token"
 	"sdkpp/core/tunnel"
@@ -68,8 +68,8 @@ type Callback[F any] struct {
 func Func[F any](fn F) Callback[F] { return Callback[F]{Fn: fn} }
 
 // queue is the process's one callback queue, drained by RunCallbacks.
-var queue = func() *dispatch.Queue {
-	q := dispatch.New()
+var queue = func() *callbacks.Queue {
+	q := callbacks.New()
 	q.OnPanic = func(v any) { Log(LoggingSeverityError, "a callback panicked: %v", v) }
 	return q
 }()
@@ -91,7 +91,7 @@ func ResetCallbacks() { queue.Reset() }
 
 // Client is one player's connection to the service. Its methods are safe for concurrent use.
 type Client struct {
-	scope *dispatch.Scope
+	scope *callbacks.Scope
 	log   logger
 	clock clock.Clock // the time of every expiry, timer and backoff; tests set a clock.Fake
 

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 	"sdkpp/core/redact"
 )
 
@@ -29,7 +29,7 @@ type logSink interface {
 
 // callbackSink delivers log messages to a game's log callback through the queue.
 type callbackSink struct {
-	scope   *dispatch.Scope
+	scope   *callbacks.Scope
 	fn      ClientLogCallback
 	minSev  LoggingSeverity
 	pending atomic.Int64

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"sync"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 	"sdkpp/core/rpc"
 )
 
@@ -25,7 +25,7 @@ type rpcLink struct {
 // rpcSub is one event subscription to the desktop client: the handler's scope and the way to
 // end it. seq tells a finished subscribe call whether it is still wanted.
 type rpcSub struct {
-	scope *dispatch.Scope
+	scope *callbacks.Scope
 	unsub func()
 	seq   uint64
 }
@@ -68,7 +68,7 @@ func (c *Client) RegisterAuthorizeRequestCallback(cb Callback[ClientAuthorizeReq
 // subscribeRPC replaces sub with a subscription to evt whose events run the function handle
 // returns (nil to skip an event) in scope, on the game's thread. It lasts across restarts of the
 // desktop client until it is removed or the Client closes.
-func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatch.Scope, handle func(json.RawMessage) func()) {
+func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *callbacks.Scope, handle func(json.RawMessage) func()) {
 	c.rpc.mu.Lock()
 	rc, err := c.rpcClientLocked()
 	if err != nil {
