@@ -3,9 +3,9 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"sdkpp/core/callbacks"
+	"sdkpp/core/internal/sdkerr"
 
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
@@ -41,7 +41,7 @@ func resultOf(err error) *ClientResult {
 	r := &ClientResult{err: Secrets.String(err.Error())}
 	var re *rest.Error
 	var denied *loopback.DeniedError
-	var ve *validationError
+	var ve *sdkerr.ValidationError
 	switch {
 	case errors.As(err, &ve):
 		r.typ = ErrorTypeValidationError
@@ -73,20 +73,29 @@ func resultOf(err error) *ClientResult {
 	return r
 }
 
-// validationError is a request the SDK refused before sending anything.
-type validationError struct{ msg string }
-
-func (e *validationError) Error() string { return e.msg }
-
-func invalid(format string, args ...any) error {
-	return &validationError{msg: fmt.Sprintf(format, args...)}
-}
+// invalid is a request the SDK refused before sending anything.
+func invalid(format string, args ...any) error { return sdkerr.Invalid(format, args...) }
 
 var (
-	errAborted  = errors.New("aborted")
-	errNotReady = errors.New("the client is not ready")
-	errClosed   = errors.New("the client is closed")
+	errAborted  = sdkerr.ErrAborted
+	errNotReady = sdkerr.ErrNotReady
+	errClosed   = sdkerr.ErrClosed
 )
+
+// resultCall runs one API request whose callback takes only a ClientResult; after, if set, runs
+// when the request succeeded.
+func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*ClientResult)], after func()) {
+	once := resultOnce(c, cb)
+	c.start(func(ctx context.Context) {
+		err := c.api.Do(ctx, req, nil)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
+		} else if after != nil {
+			after()
+		}
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+	})
+}
 
 // getList answers cb with the converted list a GET of path returns.
 func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {

@@ -28,12 +28,9 @@ import (
 
 	"sdkpp/wire"
 
-	"golang.org/x/oauth2"
-
 	"sdkpp/core/callbacks"
 	"sdkpp/core/clock"
 	"sdkpp/core/rest"
-	"sdkpp/core/token"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
 )
@@ -146,7 +143,6 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c := &Client{options: o.Clone()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.scope = queue.NewScope(nil)
-	c.setClock(clock.Real{})
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
 	clients.mu.Lock()
@@ -160,6 +156,7 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	// A transport of its own: Close drops its idle connections, which a shared one would keep.
 	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout,
 		HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+	c.setClock(clock.Real{})
 	return c
 }
 
@@ -203,7 +200,7 @@ func (c *Client) Close() {
 // setClock puts the Client on clk (tests use a clock.Fake); only before anything has started.
 func (c *Client) setClock(clk clock.Clock) {
 	c.clock = clk
-	c.auth.tokens = token.New(clk, token.Timers{Refresh: c.autoRefresh, Expiring: c.tokenExpiring, Warn: c.auth.expiry.isSet})
+	c.setAuth(clk)
 }
 
 // isClosed reports whether Close has begun.
@@ -211,17 +208,6 @@ func (c *Client) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
-}
-
-// withTimeout is context.WithTimeout on the Client's clock: when d has passed on it, ctx is
-// cancelled with the cause context.DeadlineExceeded (read it with context.Cause).
-func (c *Client) withTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	timer := c.clock.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
-	return ctx, func() {
-		timer.Stop()
-		cancel(context.Canceled)
-	}
 }
 
 // logf writes a redacted message to this client's log, or to standard error if nothing took it.
@@ -264,19 +250,6 @@ func (c *Client) SetApplicationId(id uint64) { c.appID.Store(id) }
 
 // GetApplicationId returns the application id, 0 if none was set.
 func (c *Client) GetApplicationId() uint64 { return c.appID.Load() }
-
-// CreateAuthorizationCodeVerifier returns a new PKCE verifier and its S256 challenge.
-func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
-	v := oauth2.GenerateVerifier()
-	Secrets.Add(v)
-	return &AuthorizationCodeVerifier{
-		challenge: AuthorizationCodeChallenge{
-			method:    AuthenticationCodeChallengeMethodS256,
-			challenge: oauth2.S256ChallengeFromVerifier(v),
-		},
-		verifier: v,
-	}
-}
 
 // AddLogCallback adds cb for messages at or above min. Messages are redacted (rule AU-10) and
 // delivered inside RunCallbacks; cb is released when the Client closes.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sdkpp/core/auth"
 	"strings"
 	"testing"
 
@@ -129,8 +130,8 @@ func fixedRand(b []byte) error {
 }
 
 func TestAuthorizeRequest(t *testing.T) {
-	mobile := RedirectTarget{}
-	desktop := RedirectTarget{Loopback: "127.0.0.1:53124"}
+	mobile := auth.RedirectTarget{}
+	desktop := auth.RedirectTarget{Loopback: "127.0.0.1:53124"}
 	state := "fixed-state"
 	ch := NewAuthorizationCodeChallenge()
 	ch.SetChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
@@ -142,7 +143,7 @@ func TestAuthorizeRequest(t *testing.T) {
 		name   string
 		args   func(*AuthorizationArgs)
 		appID  uint64
-		target RedirectTarget
+		target auth.RedirectTarget
 		want   map[string]string // query values that must be present
 		absent []string
 		redir  string
@@ -189,7 +190,7 @@ func TestAuthorizeRequest(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			args := NewAuthorizationArgs()
 			c.args(args)
-			req, err := buildAuthorizeRequest(args, c.appID, "http://127.0.0.1:7710/", c.target, fixedRand)
+			req, err := auth.BuildRequest(authArgs(args), c.appID, "http://127.0.0.1:7710/", c.target, fixedRand)
 			if c.err != "" {
 				require.Error(t, err, "err = %v, want %q", err, c.err)
 				require.Contains(t, err.Error(), c.err, "err = %v, want %q", err, c.err)
@@ -220,8 +221,8 @@ func TestAuthorizeRequest(t *testing.T) {
 	// Without an injected source the state is random.
 	args := NewAuthorizationArgs()
 	args.SetScopes("openid")
-	r1, _ := buildAuthorizeRequest(args, 1, DefaultWebBase, desktop, nil)
-	r2, _ := buildAuthorizeRequest(args, 1, DefaultWebBase, desktop, nil)
+	r1, _ := auth.BuildRequest(authArgs(args), 1, DefaultWebBase, desktop, nil)
+	r2, _ := auth.BuildRequest(authArgs(args), 1, DefaultWebBase, desktop, nil)
 	assert.NotEqual(t, r2.State, r1.State, "states %q %q", r1.State, r2.State)
 	assert.GreaterOrEqual(t, len(r1.State), 40, "states %q %q", r1.State, r2.State)
 }

@@ -174,6 +174,30 @@ func (a *AuthorizationArgs) CustomSchemeParam() (string, bool) { return optOf(a.
 // SetCustomSchemeParam sets the mobile redirect scheme; nil clears it.
 func (a *AuthorizationArgs) SetCustomSchemeParam(s *string) { a.customSchemeParam = clonePtr(s) }
 
+// DeviceAuthorizationArgs are the arguments of the device flow (consoles and TVs).
+type DeviceAuthorizationArgs struct {
+	clientID uint64
+	scopes   string
+}
+
+// NewDeviceAuthorizationArgs returns empty arguments.
+func NewDeviceAuthorizationArgs() *DeviceAuthorizationArgs { return &DeviceAuthorizationArgs{} }
+
+// Clone returns a copy.
+func (a *DeviceAuthorizationArgs) Clone() *DeviceAuthorizationArgs { c := *a; return &c }
+
+// ClientId returns the application id; 0 means the Client's.
+func (a *DeviceAuthorizationArgs) ClientId() uint64 { return a.clientID }
+
+// SetClientId sets the application id.
+func (a *DeviceAuthorizationArgs) SetClientId(id uint64) { a.clientID = id }
+
+// Scopes returns the space-separated scopes.
+func (a *DeviceAuthorizationArgs) Scopes() string { return a.scopes }
+
+// SetScopes sets the space-separated scopes.
+func (a *DeviceAuthorizationArgs) SetScopes(s string) { a.scopes = s }
+
 // ClientCreateOptions configure a new Client.
 type ClientCreateOptions struct {
 	webBase           string

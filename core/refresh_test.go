@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"sdkpp/core/auth"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -215,7 +216,7 @@ func TestAutoRefreshRetriesNetworkErrors(t *testing.T) {
 	clk.Advance(2 * time.Second)
 	for i := range 2 {
 		require.NoError(t, clk.WaitArmed(t.Context(), armed+uint64(i)+1), "the backoff after failure %d", i+1)
-		clk.Advance(refreshBackoff.Delay(i, 0))
+		clk.Advance(auth.RefreshBackoff.Delay(i, 0))
 	}
 	await(t, "the refresh after two network failures", func() bool { return c.tokenInUse() != tok.access })
 	RunCallbacks()
