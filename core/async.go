@@ -38,7 +38,7 @@ func resultOf(err error) *ClientResult {
 	if err == nil {
 		return Success()
 	}
-	r := &ClientResult{err: Secrets.String(err.Error())}
+	r := &ClientResult{error: Secrets.String(err.Error())}
 	var re *rest.Error
 	var denied *loopback.DeniedError
 	var ve *sdkerr.ValidationError

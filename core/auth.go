@@ -278,7 +278,7 @@ func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
 
 // authArgs converts the game's AuthorizationArgs.
 func authArgs(a *AuthorizationArgs) auth.Args {
-	args := auth.Args{ClientID: a.clientID, Scopes: a.scopes, State: clonePtr(a.state), Nonce: clonePtr(a.nonce),
+	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: clonePtr(a.state), Nonce: clonePtr(a.nonce),
 		CustomSchemeParam: clonePtr(a.customSchemeParam)}
 	if a.codeChallenge != nil {
 		args.CodeChallenge = &a.codeChallenge.challenge

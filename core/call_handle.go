@@ -277,32 +277,17 @@ type VADThresholdSettings struct {
 	automatic    bool
 }
 
-// VadThreshold returns the threshold in dBFS (-100..0).
-func (s *VADThresholdSettings) VadThreshold() float32 { return s.vadThreshold }
-
-// Automatic reports whether the SDK picks the threshold.
-func (s *VADThresholdSettings) Automatic() bool { return s.automatic }
-
 // AudioDevice is an audio input or output device.
 type AudioDevice struct {
 	id, name  string
 	isDefault bool
 }
 
-// Id returns the device's id (pass it to SetInputDevice or SetOutputDevice).
-func (d *AudioDevice) Id() string { return d.id }
-
-// Name returns the device's name.
-func (d *AudioDevice) Name() string { return d.name }
-
-// IsDefault reports whether it is the system's default device.
-func (d *AudioDevice) IsDefault() bool { return d.isDefault }
-
 // Clone returns a copy.
-func (d *AudioDevice) Clone() *AudioDevice { v := *d; return &v }
+func (a *AudioDevice) Clone() *AudioDevice { v := *a; return &v }
 
 // Equals reports whether two devices are the same.
-func (d *AudioDevice) Equals(rhs *AudioDevice) bool { return rhs != nil && *d == *rhs }
+func (a *AudioDevice) Equals(rhs *AudioDevice) bool { return rhs != nil && *a == *rhs }
 
 // audioDevices converts the engine's devices.
 func audioDevices(ds []voice.Device) []*AudioDevice {

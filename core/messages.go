@@ -373,28 +373,22 @@ func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesC
 				c.users.Put(users.Of(u))
 				c.msg.cache.SetDMChannel(uint64(u.ID), uint64(ch.ID))
 				if ch.LastMessageID != nil {
-					out = append(out, &UserMessageSummary{userID: uint64(u.ID), lastMessageID: uint64(*ch.LastMessageID)})
+					out = append(out, &UserMessageSummary{userId: uint64(u.ID), lastMessageId: uint64(*ch.LastMessageID)})
 				}
 			}
 		}
-		slices.SortFunc(out, func(a, b *UserMessageSummary) int { return cmp.Compare(b.lastMessageID, a.lastMessageID) })
+		slices.SortFunc(out, func(a, b *UserMessageSummary) int { return cmp.Compare(b.lastMessageId, a.lastMessageId) })
 		return out
 	})
 }
 
 // UserMessageSummary is one direct-message conversation: the other user and the newest message.
 type UserMessageSummary struct {
-	userID, lastMessageID uint64
+	userId, lastMessageId uint64
 }
 
 // Clone returns a copy.
-func (s *UserMessageSummary) Clone() *UserMessageSummary { v := *s; return &v }
-
-// UserId returns the other user's id.
-func (s *UserMessageSummary) UserId() uint64 { return s.userID }
-
-// LastMessageId returns the id of the newest message.
-func (s *UserMessageSummary) LastMessageId() uint64 { return s.lastMessageID }
+func (u *UserMessageSummary) Clone() *UserMessageSummary { v := *u; return &v }
 
 // MessageHandle is a live view of a cached message.
 type MessageHandle struct {

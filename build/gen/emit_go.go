@@ -597,3 +597,83 @@ func optElem(t *desc.Type) *desc.Type {
 	}
 	return t
 }
+
+// emitCoreRecords writes core/records_gen.go: the getters and setters of every record's
+// properties. A record's struct is written by hand in core, with one field per property named
+// by recordField; a property marked custom has hand-written accessors instead.
+func emitCoreRecords(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage core\n", generatedNote)
+	for _, c := range api.Classes {
+		if c.Kind != desc.KindRecord {
+			continue
+		}
+		r := recordRecv(c.Name)
+		for _, p := range c.Props {
+			if p.Custom {
+				continue
+			}
+			f := r + "." + recordField(p.Name)
+			get, set := recordAccess(p.Type, f)
+			w("\n")
+			writeGoDoc(&b, p.Name, p.Doc)
+			w("func (%s *%s) %s() %s {\n\t%s\n}\n", r, c.Name, p.Name, getterType(p.Type), get)
+			if p.ReadOnly {
+				continue
+			}
+			w("\n// Set%s sets %s.\n", p.Name, p.Name)
+			w("func (%s *%s) Set%s(v %s) {\n", r, c.Name, p.Name, strings.ReplaceAll(goCore(p.Type), "core.", ""))
+			if p.Secret {
+				if p.Type.Kind != desc.Prim || p.Type.Prim != "string" {
+					panic("emit_go: secret property " + c.Name + "." + p.Name + " is not a string")
+				}
+				w("\tSecrets.Add(v)\n")
+			}
+			w("\t%s\n}\n", set)
+		}
+	}
+	return b.String()
+}
+
+// recordRecv is the receiver name of a record's methods: its first letter, lowered.
+func recordRecv(class string) string { return strings.ToLower(class[:1]) }
+
+// recordField is the struct field that holds property name: its name with the first letter
+// lowered ("type" becomes typ).
+func recordField(name string) string {
+	f := strings.ToLower(name[:1]) + name[1:]
+	if f == "type" {
+		return "typ"
+	}
+	return f
+}
+
+// getterType is the result of a record's getter of type t.
+func getterType(t *desc.Type) string {
+	g := strings.ReplaceAll(goCore(t), "core.", "")
+	if t.Kind == desc.Opt && t.Elem.Kind != desc.ClassT {
+		return "(" + strings.TrimPrefix(g, "*") + ", bool)"
+	}
+	if t.Kind == desc.ClassT {
+		return "*" + strings.TrimPrefix(g, "*")
+	}
+	return g
+}
+
+// recordAccess returns the bodies of the getter and the setter of a property of type t held in
+// field f. Records are value snapshots: getters return copies, setters store copies.
+func recordAccess(t *desc.Type, f string) (get, set string) {
+	switch {
+	case t.Kind == desc.Prim || t.Kind == desc.EnumT:
+		return "return " + f, f + " = v"
+	case t.Kind == desc.ClassT: // held by value
+		return "return " + f + ".Clone()", f + " = *v.Clone()"
+	case t.Kind == desc.Opt && t.Elem.Kind == desc.ClassT:
+		return "if " + f + " == nil {\n\t\treturn nil\n\t}\n\treturn " + f + ".Clone()",
+			"if v == nil {\n\t\t" + f + " = nil\n\t\treturn\n\t}\n\t" + f + " = v.Clone()"
+	case t.Kind == desc.Opt:
+		return "return optOf(" + f + ")", f + " = clonePtr(v)"
+	}
+	panic("emit_go: a record property of kind " + fmt.Sprint(t.Kind) + " is not supported")
+}
