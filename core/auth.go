@@ -28,10 +28,7 @@ type authState struct {
 	tokens *token.Store
 	flows  *auth.Flows
 
-	opener       handlerSlot[ClientOpenUrlCallback] // the game's URL opener, if set
-	expiry       handlerSlot[ClientTokenExpirationCallback]
-	refreshed    handlerSlot[ClientTokenRefreshedCallback]
-	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
+	expiry handlerSlot[ClientTokenExpirationCallback]
 }
 
 // setAuth makes the token store and the flows of c, on clk.
@@ -48,7 +45,7 @@ func (c *Client) setAuth(clk clock.Clock) {
 		},
 		Expiring: c.tokenExpiring,
 		Refreshed: func(t *auth.Tokens) {
-			postHandler(c, &c.auth.refreshed, func(f ClientTokenRefreshedCallback) {
+			postHandler(c, &c.handlers.tokenRefreshed, func(f ClientTokenRefreshedCallback) {
 				f(t.AccessToken, t.RefreshToken, tokenTypeOf(t), t.ExpiresIn, t.Scope)
 			})
 		},
@@ -176,13 +173,6 @@ func (c *Client) tokenExpiring() {
 	postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
 }
 
-// SetTokenRefreshedCallback sets the handler of the SDK's own token refreshes, replacing the
-// previous one. Refresh tokens rotate: a game that stores tokens between launches must store the
-// pair this handler gets.
-func (c *Client) SetTokenRefreshedCallback(cb Callback[ClientTokenRefreshedCallback]) {
-	setHandler(c, &c.auth.refreshed, cb)
-}
-
 // FetchCurrentUser validates token by fetching its user.
 func (c *Client) FetchCurrentUser(tokenType AuthorizationTokenType, token string, cb Callback[ClientFetchCurrentUserCallback]) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), 0, "") }, cb.Release)
@@ -235,17 +225,11 @@ func (c *Client) UpdateProvisionalAccountDisplayName(name string, cb Callback[Cl
 	c.resultCall(auth.DisplayNameRequest(header, name), "UpdateProvisionalAccountDisplayName", Callback[func(*ClientResult)](cb), nil)
 }
 
-// SetOpenUrlCallback makes the SDK hand the URLs it would open in the system browser (the
-// consent page, the device verification page) to cb instead, inside RunCallbacks.
-func (c *Client) SetOpenUrlCallback(cb Callback[ClientOpenUrlCallback]) {
-	setHandler(c, &c.auth.opener, cb)
-}
-
 // openURL shows u to the user: through the game's opener, or the system browser.
 func (c *Client) openURL(u string) error {
-	c.auth.opener.mu.Lock()
-	scope, fn := c.auth.opener.scope, c.auth.opener.fn
-	c.auth.opener.mu.Unlock()
+	c.handlers.openUrl.mu.Lock()
+	scope, fn := c.handlers.openUrl.scope, c.handlers.openUrl.fn
+	c.handlers.openUrl.mu.Unlock()
 	if scope != nil && scope.Post(func() { fn(u) }) {
 		return nil
 	}
@@ -351,11 +335,6 @@ func (c *Client) OpenAuthorizeDeviceScreen(clientId uint64, userCode string) {
 // the screen-closed callback runs.
 func (c *Client) CloseAuthorizeDeviceScreen() {
 	if c.auth.flows.CloseDeviceScreen() {
-		postHandler(c, &c.auth.screenClosed, func(f ClientAuthorizeDeviceScreenClosedCallback) { f() })
+		postHandler(c, &c.handlers.authorizeDeviceScreenClosed, func(f ClientAuthorizeDeviceScreenClosedCallback) { f() })
 	}
-}
-
-// SetAuthorizeDeviceScreenClosedCallback sets the handler of CloseAuthorizeDeviceScreen.
-func (c *Client) SetAuthorizeDeviceScreenClosedCallback(cb Callback[ClientAuthorizeDeviceScreenClosedCallback]) {
-	setHandler(c, &c.auth.screenClosed, cb)
 }

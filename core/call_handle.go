@@ -23,8 +23,8 @@ func (h *Call) Clone() *Call { v := *h; return &v }
 
 // v returns the live call, or nil.
 func (h *Call) v() *voice.Call {
-	if e := h.c.callEntry(h.lobby); e != nil {
-		return e.call
+	if e := h.c.calls.reg.Get(h.lobby); e != nil {
+		return e.Call
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ func (h *Call) GetVerificationCode() string {
 }
 
 // setCallHandler sets one of the call's handler slots.
-func setCallHandler[F any](h *Call, slot func(*callEntry) *handlerSlot[F], cb Callback[F]) {
+func setCallHandler[F any](h *Call, slot func(*callHooks) *handlerSlot[F], cb Callback[F]) {
 	e := h.c.callEntry(h.lobby)
 	if e == nil {
 		if cb.Release != nil {
@@ -220,7 +220,7 @@ func setCallHandler[F any](h *Call, slot func(*callEntry) *handlerSlot[F], cb Ca
 // once (queued) with the current status, so that a change reported before the game set the
 // handler (a refusal arrives quickly) is not missed.
 func (h *Call) SetStatusChangedCallback(cb Callback[CallOnStatusChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnStatusChanged] { return &e.status }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnStatusChanged] { return &e.status }, cb)
 	if e := h.c.callEntry(h.lobby); e != nil {
 		h.c.mu.Lock()
 		last := e.last
@@ -231,17 +231,17 @@ func (h *Call) SetStatusChangedCallback(cb Callback[CallOnStatusChanged]) {
 
 // SetParticipantChangedCallback sets the handler of participants joining and leaving the call.
 func (h *Call) SetParticipantChangedCallback(cb Callback[CallOnParticipantChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnParticipantChanged] { return &e.participant }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnParticipantChanged] { return &e.participant }, cb)
 }
 
 // SetSpeakingStatusChangedCallback sets the handler of participants starting and stopping to be heard.
 func (h *Call) SetSpeakingStatusChangedCallback(cb Callback[CallOnSpeakingStatusChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnSpeakingStatusChanged] { return &e.speaking }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnSpeakingStatusChanged] { return &e.speaking }, cb)
 }
 
 // SetOnVoiceStateChangedCallback sets the handler of participants' self mute and deafen changes.
 func (h *Call) SetOnVoiceStateChangedCallback(cb Callback[CallOnVoiceStateChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnVoiceStateChanged] { return &e.voiceState }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnVoiceStateChanged] { return &e.voiceState }, cb)
 }
 
 // VoiceStateHandle is a live view of a participant's voice state in a call.

@@ -1,17 +1,24 @@
 // Package core is the sdkpp client: an ordinary Go library with no cgo and no C types. capi/
 // adapts it to the C ABI.
 //
-// Client is a facade: it checks what the game passes, makes the requests, and converts between
-// the generated records of the public surface and the state of the capabilities, each of which
-// lives in a package of its own with its own lock (core/users, core/social, core/messages,
-// core/lobbies, core/token, core/tunnel, core/voice). Gateway events reach the capabilities
-// through one registry of handlers by event name (connection.go).
+// Client is a facade: it checks what the game passes, converts between the records of the public
+// surface and the capabilities' own types, and delegates. Each capability lives in a package of
+// its own with its own lock: core/auth (authorization: Authorize, PKCE, the device flow, token
+// grants, provisional accounts, the automatic refresh), core/token (the token in use), core/users,
+// core/social, core/messages (the cache and the catch-up after a new session), core/lobbies,
+// core/tunnel, core/voice (calls, their registry and the settings of all calls). Gateway events
+// reach the capabilities through one table of handlers by event name (connection.go), with the
+// relationship events described by wire/gateway.RelationshipEvents. What follows mechanically
+// from api/sdkpp.api is generated: the enums and callback types (api_gen.go), the records'
+// getters and setters (records_gen.go), and the Client's callback slots with their Set...Callback
+// methods (handlers_gen.go).
 //
-// Locks: Client.mu guards the client's life, its gateway connection, the flows of authorization
-// in progress and each call's last status. The desktop link (rpclink.go, over core/rpc) has its
-// own lock, taken without Client.mu held. The capabilities' locks and the handler slots' locks are
-// leaves: nothing else is taken while one is held, so they may be taken with or without
-// Client.mu. A calls' lock (calls.go) may be held while taking Client.mu, never the reverse.
+// Locks: Client.mu guards the client's life, its gateway connection and each call's last status.
+// The desktop link (rpclink.go, over core/rpc) has its own lock, taken without Client.mu held.
+// The capabilities' locks and the handler slots' locks are leaves: nothing else is taken while
+// one is held, so they may be taken with or without Client.mu. The one exception is the call
+// registry's lock (core/voice.Registry): it is held while a call starts, and a call's events
+// take Client.mu, so the registry's lock may be held while taking Client.mu, never the reverse.
 //
 // Callbacks given to core never run on core's goroutines: they are queued and run inside
 // RunCallbacks, on the thread that calls it.
@@ -124,6 +131,8 @@ type Client struct {
 	voice  voiceDiag     // voice logs and diagnostics; its own lock
 	calls  callState     // voice calls (calls.go, core/voice); its own lock
 
+	handlers handlers // the game's callbacks set by Set...Callback (handlers_gen.go)
+
 	closeOnce sync.Once
 }
 
@@ -216,6 +225,11 @@ func (c *Client) logf(sev LoggingSeverity, format string, args ...any) {
 	if !c.log.log(msg, sev) {
 		fallback(msg, sev)
 	}
+}
+
+// logAt returns logf at severity sev.
+func (c *Client) logAt(sev LoggingSeverity) func(format string, args ...any) {
+	return func(format string, args ...any) { c.logf(sev, format, args...) }
 }
 
 // ClientGetDefaultCommunicationScopes returns "openid sdk.social_layer" (rule SC-1).

@@ -16,8 +16,7 @@ import (
 
 // connState is the Client's gateway connection, guarded by Client.mu, and its status handler.
 type connState struct {
-	gw     *gateway.Client
-	status handlerSlot[ClientOnStatusChanged]
+	gw *gateway.Client
 }
 
 // gateway returns the gateway connection, nil when there is none.
@@ -27,18 +26,13 @@ func (c *Client) gateway() *gateway.Client {
 	return c.conn.gw
 }
 
-// SetStatusChangedCallback sets the handler of status changes, replacing the previous one.
-func (c *Client) SetStatusChangedCallback(cb Callback[ClientOnStatusChanged]) {
-	setHandler(c, &c.conn.status, cb)
-}
-
 // setStatus records a status and queues the status callback.
 func (c *Client) setStatus(s ClientStatus, e ClientError, detail int32) {
 	if ClientStatus(c.status.Swap(int32(s))) == s && e == ClientErrorNone {
 		return
 	}
 	c.logf(LoggingSeverityInfo, "status %s", s)
-	postHandler(c, &c.conn.status, func(f ClientOnStatusChanged) { f(s, e, detail) })
+	postHandler(c, &c.handlers.statusChanged, func(f ClientOnStatusChanged) { f(s, e, detail) })
 }
 
 // Connect connects to the service's gateway with the token set by UpdateToken. The status goes
@@ -150,11 +144,12 @@ func init() {
 		gwire.EventMessageCreate, gwire.EventMessageUpdate, gwire.EventMessageDelete)
 	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate, gwire.EventLobbyDelete,
 		gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove)
-	route(func(c *Client, event string, data json.RawMessage) { c.onSocialDispatch(event, data) },
-		gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate, gwire.EventRelationshipRemove,
-		gwire.EventGameRelationshipAdd, gwire.EventGameRelationshipUpdate, gwire.EventGameRelationshipRemove,
-		gwire.EventApplicationProfilesUpdate, gwire.EventPresenceUpdate,
-		gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
+	for event := range gwire.RelationshipEvents {
+		route((*Client).onRelationshipDispatch, event)
+	}
+	route((*Client).onProfilesDispatch, gwire.EventApplicationProfilesUpdate)
+	route((*Client).onPresenceDispatch, gwire.EventPresenceUpdate)
+	route((*Client).onInviteDispatch, gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
 	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
 		gwire.EventVoiceKeys, gwire.EventVoiceError)
 }
@@ -208,7 +203,7 @@ func (c *Client) onReady(data json.RawMessage) {
 	} else {
 		c.users.SetProfiles(profiles)
 	}
-	c.startCatchUp() // a new session may follow a gap: fetch the lobby messages it missed (catchup.go)
+	c.startCatchUp() // a new session may follow a gap: fetch the lobby messages it missed (core/messages)
 }
 
 // stopConnection closes the gateway; called by Close.

@@ -19,39 +19,6 @@ import (
 // lobbyState is the Client's lobby cache (its own lock) and handlers.
 type lobbyState struct {
 	cache lobbies.Cache
-
-	created, deleted, updated             handlerSlot[ClientLobbyCreatedCallback]
-	memberAdded, memberRemoved, memberUpd handlerSlot[ClientLobbyMemberAddedCallback]
-}
-
-// SetLobbyCreatedCallback sets the handler of lobbies becoming available.
-func (c *Client) SetLobbyCreatedCallback(cb Callback[ClientLobbyCreatedCallback]) {
-	setHandler(c, &c.lobby.created, cb)
-}
-
-// SetLobbyDeletedCallback sets the handler of lobbies going away.
-func (c *Client) SetLobbyDeletedCallback(cb Callback[ClientLobbyDeletedCallback]) {
-	setHandler(c, &c.lobby.deleted, cb)
-}
-
-// SetLobbyUpdatedCallback sets the handler of lobby metadata changes.
-func (c *Client) SetLobbyUpdatedCallback(cb Callback[ClientLobbyUpdatedCallback]) {
-	setHandler(c, &c.lobby.updated, cb)
-}
-
-// SetLobbyMemberAddedCallback sets the handler of members joining.
-func (c *Client) SetLobbyMemberAddedCallback(cb Callback[ClientLobbyMemberAddedCallback]) {
-	setHandler(c, &c.lobby.memberAdded, cb)
-}
-
-// SetLobbyMemberRemovedCallback sets the handler of members leaving.
-func (c *Client) SetLobbyMemberRemovedCallback(cb Callback[ClientLobbyMemberRemovedCallback]) {
-	setHandler(c, &c.lobby.memberRemoved, cb)
-}
-
-// SetLobbyMemberUpdatedCallback sets the handler of member metadata changes.
-func (c *Client) SetLobbyMemberUpdatedCallback(cb Callback[ClientLobbyMemberUpdatedCallback]) {
-	setHandler(c, &c.lobby.memberUpd, cb)
 }
 
 // CreateOrJoinLobby creates the game's lobby of this secret or joins it (rule LOB-1).
@@ -172,14 +139,14 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		c.cacheLobby(&l)
 		id := uint64(l.ID)
 		if event == gwire.EventLobbyCreate {
-			postHandler(c, &c.lobby.created, func(f ClientLobbyCreatedCallback) { f(id) })
+			postHandler(c, &c.handlers.lobbyCreated, func(f ClientLobbyCreatedCallback) { f(id) })
 		} else {
-			postHandler(c, &c.lobby.updated, func(f ClientLobbyUpdatedCallback) { f(id) })
+			postHandler(c, &c.handlers.lobbyUpdated, func(f ClientLobbyUpdatedCallback) { f(id) })
 		}
 	case gwire.EventLobbyDelete:
 		var d wire.LobbyDeleted
 		if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID), uint64(d.Revision)) {
-			postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
+			postHandler(c, &c.handlers.lobbyDeleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
 		}
 	case gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove:
 		var m wire.LobbyMemberEvent
@@ -201,13 +168,13 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
 		switch event {
 		case gwire.EventLobbyMemberAdd:
-			postHandler(c, &c.lobby.memberAdded, call)
+			postHandler(c, &c.handlers.lobbyMemberAdded, call)
 		case gwire.EventLobbyMemberUpdate:
-			postHandler(c, &c.lobby.memberUpd, call)
+			postHandler(c, &c.handlers.lobbyMemberUpdated, call)
 		default:
-			postHandler(c, &c.lobby.memberRemoved, call)
+			postHandler(c, &c.handlers.lobbyMemberRemoved, call)
 			if memberID == me && c.forgetLobby(lobbyID, uint64(m.Revision)) { // the player left or was removed
-				postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) })
+				postHandler(c, &c.handlers.lobbyDeleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) })
 			}
 		}
 	}

@@ -27,25 +27,6 @@ const (
 // messageState is the Client's message cache (its own lock) and handlers.
 type messageState struct {
 	cache messages.Cache
-
-	created handlerSlot[ClientMessageCreatedCallback]
-	updated handlerSlot[ClientMessageUpdatedCallback]
-	deleted handlerSlot[ClientMessageDeletedCallback]
-}
-
-// SetMessageCreatedCallback sets the handler of new messages, replacing the previous one.
-func (c *Client) SetMessageCreatedCallback(cb Callback[ClientMessageCreatedCallback]) {
-	setHandler(c, &c.msg.created, cb)
-}
-
-// SetMessageUpdatedCallback sets the handler of edited messages, replacing the previous one.
-func (c *Client) SetMessageUpdatedCallback(cb Callback[ClientMessageUpdatedCallback]) {
-	setHandler(c, &c.msg.updated, cb)
-}
-
-// SetMessageDeletedCallback sets the handler of deleted messages, replacing the previous one.
-func (c *Client) SetMessageDeletedCallback(cb Callback[ClientMessageDeletedCallback]) {
-	setHandler(c, &c.msg.deleted, cb)
 }
 
 // deliverCreated caches a message that arrived live (a dispatch, or a message fetched to catch
@@ -56,7 +37,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 	if !c.msg.cache.Created(m) {
 		return false
 	}
-	postHandler(c, &c.msg.created, func(f ClientMessageCreatedCallback) { f(m.ID) })
+	postHandler(c, &c.handlers.messageCreated, func(f ClientMessageCreatedCallback) { f(m.ID) })
 	return true
 }
 
@@ -64,7 +45,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 func (c *Client) deliverUpdated(m *messages.Message, author *users.User) {
 	c.users.Put(author)
 	c.msg.cache.Store(m)
-	postHandler(c, &c.msg.updated, func(f ClientMessageUpdatedCallback) { f(m.ID) })
+	postHandler(c, &c.handlers.messageUpdated, func(f ClientMessageUpdatedCallback) { f(m.ID) })
 }
 
 // storeMessage caches a message the player sent or edited, with its author.
@@ -108,7 +89,7 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			return
 		}
 		c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
-		postHandler(c, &c.msg.deleted, func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
+		postHandler(c, &c.handlers.messageDeleted, func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 	}
 }
 
@@ -478,3 +459,16 @@ func (h *MessageHandle) ApplicationId() (uint64, bool) {
 // AdditionalName returns the author's extra display name in a lobby, set only by the game's
 // backend (rule MSG-2).
 func (h *MessageHandle) AdditionalName() (string, bool) { return optOf(h.message().AdditionalName) }
+
+// startCatchUp begins a new session's catch-up of every cached lobby with a known last message
+// (core/messages); READY calls it.
+func (c *Client) startCatchUp() {
+	gen, todo := c.msg.cache.NewSession(c.lobby.cache.IDs())
+	if len(todo) == 0 {
+		return
+	}
+	f := &messages.Fetcher{API: c.api, Clock: c.clock, Auth: c.authHeader,
+		Deliver: func(m *messages.Message, author *users.User) { c.deliverCreated(m, author) },
+		Verbose: c.logAt(LoggingSeverityVerbose), Info: c.logAt(LoggingSeverityInfo), Warn: c.logAt(LoggingSeverityWarning)}
+	c.start(func(ctx context.Context) { c.msg.cache.CatchUp(ctx, f, gen, todo) })
+}

@@ -677,3 +677,48 @@ func recordAccess(t *desc.Type, f string) (get, set string) {
 	}
 	panic("emit_go: a record property of kind " + fmt.Sprint(t.Kind) + " is not supported")
 }
+
+// handlerSetters are the Client's methods that only fill a slot with a game's callback:
+// Set...Callback(cb) of the client class, not marked custom.
+func handlerSetters(api *desc.API) []*desc.Method {
+	var out []*desc.Method
+	for _, c := range api.Classes {
+		if c.Kind != desc.KindClient {
+			continue
+		}
+		for _, m := range c.Methods {
+			if !m.Custom && m.Ret == nil && !m.Static && len(m.Params) == 1 && m.Params[0].Type.Kind == desc.CallbackT &&
+				strings.HasPrefix(m.Name, "Set") && strings.HasSuffix(m.Name, "Callback") {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// handlerSlot is the field of the handlers struct that SetXCallback fills: x.
+func handlerSlot(m *desc.Method) string {
+	return recordField(strings.TrimSuffix(strings.TrimPrefix(m.Name, "Set"), "Callback"))
+}
+
+// emitCoreHandlers writes core/handlers_gen.go: the Client's handler slots, one per
+// Set...Callback of the description, and the methods that fill them.
+func emitCoreHandlers(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage core\n\n", generatedNote)
+	setters := handlerSetters(api)
+	w("// handlers are the Client's replaceable game callbacks: one slot per Set...Callback method of\n")
+	w("// the description. Each slot locks itself, with a leaf lock.\ntype handlers struct {\n")
+	for _, m := range setters {
+		w("\t%s handlerSlot[%s]\n", handlerSlot(m), m.Params[0].Type.Callback.GoName())
+	}
+	w("}\n")
+	for _, m := range setters {
+		w("\n")
+		writeGoDoc(&b, m.Name, m.Doc)
+		w("func (c *Client) %s(cb Callback[%s]) {\n\tsetHandler(c, &c.handlers.%s, cb)\n}\n",
+			m.Name, m.Params[0].Type.Callback.GoName(), handlerSlot(m))
+	}
+	return b.String()
+}

@@ -109,6 +109,9 @@ type Method struct {
 	Doc    []string
 	// Deprecated: still works (and logs a warning once); bindings mark it so that compilers warn.
 	Deprecated bool
+	// Custom: a Set...Callback method of the Client that core writes by hand (it does more than
+	// fill the callback's slot); the generator writes neither the method nor the slot.
+	Custom bool
 }
 
 // Callback is a callback type nested in a class.
@@ -370,6 +373,9 @@ func (p *parser) member(l string) error {
 		return nil
 	case "ctor", "method", "static", "const":
 		m := &Method{Class: c, Doc: doc}
+		if r, ok := strings.CutSuffix(rest, " custom"); ok {
+			m.Custom, rest = true, strings.TrimSpace(r)
+		}
 		if r, ok := strings.CutSuffix(rest, " deprecated"); ok {
 			m.Deprecated, rest = true, strings.TrimSpace(r)
 		}
