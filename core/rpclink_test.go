@@ -2,8 +2,8 @@ package core
 
 import (
 	"os"
+	"sdkpp/core/internal/testwait"
 	"testing"
-	"time"
 
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
@@ -15,12 +15,7 @@ import (
 // waitFor runs callbacks until cond holds or the test times out.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
-		RunCallbacks()
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, what, func() bool { RunCallbacks(); return cond() })
 }
 
 // rule RPC-2: AUTHORIZE_REQUEST reaches the registered callback, and still does after the
