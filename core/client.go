@@ -37,6 +37,7 @@ import (
 
 	"sdkpp/core/callbacks"
 	"sdkpp/core/clock"
+	"sdkpp/core/logs"
 	"sdkpp/core/rest"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
@@ -96,7 +97,7 @@ func ResetCallbacks() { queue.Reset() }
 // Client is one player's connection to the service. Its methods are safe for concurrent use.
 type Client struct {
 	scope *callbacks.Scope
-	log   logger
+	log   logs.Logger
 	clock clock.Clock // the time of every expiry, timer and backoff; tests set a clock.Fake
 
 	apiBase string
@@ -200,7 +201,7 @@ func (c *Client) Close() {
 		c.wg.Wait()
 		c.api.HTTP.CloseIdleConnections()
 		c.auth.tokens.Stop()
-		c.log.close()
+		c.log.Close()
 		c.closeVoiceLog()
 		c.scope.Close()
 	})
@@ -222,7 +223,7 @@ func (c *Client) isClosed() bool {
 // logf writes a redacted message to this client's log, or to standard error if nothing took it.
 func (c *Client) logf(sev LoggingSeverity, format string, args ...any) {
 	msg := Secrets.String(fmt.Sprintf(format, args...))
-	if !c.log.log(msg, sev) {
+	if !c.log.Log(msg, logs.Severity(sev)) {
 		fallback(msg, sev)
 	}
 }
@@ -272,18 +273,18 @@ func (c *Client) AddLogCallback(cb Callback[ClientLogCallback], min LoggingSever
 	if scope.Closed() {
 		return
 	}
-	c.log.add(&callbackSink{scope: scope, fn: cb.Fn, minSev: min})
+	c.log.Add(logs.NewCallbackSink(scope, func(msg string, sev logs.Severity) { cb.Fn(msg, LoggingSeverity(sev)) }, logs.Severity(min)))
 }
 
 // SetLogDir writes messages at or above min to path/sdkpp.log, replacing an earlier log
 // directory. It reports false, and logs why, when the file cannot be opened.
 func (c *Client) SetLogDir(path string, min LoggingSeverity) bool {
-	f, err := openLogFile(path, "sdkpp.log")
+	f, err := logs.OpenFile(path, "sdkpp.log", logs.Severity(min), c.clock.Now)
 	if err != nil {
 		c.logf(LoggingSeverityError, "SetLogDir(%q): %v", path, err)
 		return false
 	}
-	c.log.setFile(&fileSink{f: f, minSev: min, now: c.clock.Now})
+	c.log.SetFile(f)
 	return true
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sdkpp/core/auth"
+	"sdkpp/core/logs"
 	"strings"
 	"testing"
 
@@ -256,18 +257,18 @@ func TestLogSeverityFilterAndBacklogBound(t *testing.T) {
 	var got []string
 	c.AddLogCallback(Func(func(m string, _ LoggingSeverity) { got = append(got, m) }), LoggingSeverityWarning)
 	c.logf(LoggingSeverityInfo, "quiet")
-	for i := 0; i < maxPendingLogs+5; i++ {
+	for i := 0; i < logs.MaxPending+5; i++ {
 		c.logf(LoggingSeverityError, "loud %d", i)
 	}
 	drain()
-	// The backlog holds maxPendingLogs messages; the first delivery says how many were dropped.
-	require.Len(t, got, maxPendingLogs+1, "delivered %d, first %q", len(got), got[:2])
+	// The backlog holds logs.MaxPending messages; the first delivery says how many were dropped.
+	require.Len(t, got, logs.MaxPending+1, "delivered %d, first %q", len(got), got[:2])
 	require.Contains(t, got[0], "5 log messages were dropped", "delivered %d, first %q", len(got), got[:2])
 	require.Equal(t, "loud 0", got[1], "delivered %d, first %q", len(got), got[:2])
 	c.logf(LoggingSeverityError, "after")
 	drain()
 	assert.Equal(t, "after", got[len(got)-1], "tail = %q", got[len(got)-2:])
-	assert.Len(t, got, maxPendingLogs+2, "tail = %q", got[len(got)-2:])
+	assert.Len(t, got, logs.MaxPending+2, "tail = %q", got[len(got)-2:])
 }
 
 func TestSetLogDirFailure(t *testing.T) {
