@@ -12,12 +12,6 @@ type Call struct {
 // CallStatus and CallError (generated from api/sdkpp.api) have the values of voice.Status and
 // voice.Error, which the call layer reports: TestCallEnumsMatchTheCallLayer holds them together.
 
-// CallErrorToString names a call error.
-func CallErrorToString(e CallError) string { return e.String() }
-
-// CallStatusToString names a call status.
-func CallStatusToString(s CallStatus) string { return s.String() }
-
 // Clone returns another handle to the same call.
 func (h *Call) Clone() *Call { v := *h; return &v }
 

@@ -239,26 +239,8 @@ func ClientGetDefaultCommunicationScopes() string { return CommunicationScopes }
 // ClientGetDefaultPresenceScopes returns "openid sdk.social_layer_presence" (rule SC-2).
 func ClientGetDefaultPresenceScopes() string { return PresenceScopes }
 
-// ClientGetVersionMajor returns the major version.
-func ClientGetVersionMajor() int32 { return VersionMajor }
-
-// ClientGetVersionMinor returns the minor version.
-func ClientGetVersionMinor() int32 { return VersionMinor }
-
-// ClientGetVersionPatch returns the patch version.
-func ClientGetVersionPatch() int32 { return VersionPatch }
-
 // ClientGetVersionHash returns the build's source revision.
 func ClientGetVersionHash() string { return versionHash }
-
-// ClientErrorToString names a Client error.
-func ClientErrorToString(e ClientError) string { return e.String() }
-
-// ClientStatusToString names a Client status.
-func ClientStatusToString(s ClientStatus) string { return s.String() }
-
-// ClientThreadToString names an SDK thread.
-func ClientThreadToString(t ClientThread) string { return t.String() }
 
 // SetApplicationId sets the application id used when AuthorizationArgs has none (rule AA-1).
 func (c *Client) SetApplicationId(id uint64) { c.appID.Store(id) }

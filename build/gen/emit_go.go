@@ -25,6 +25,14 @@ func emitCoreEnums(api *desc.API) string {
 			w("type %s = func(%s)\n\n", cb.GoName(), strings.Join(ps, ", "))
 		}
 	}
+	for _, c := range api.Classes {
+		for _, m := range c.Methods {
+			if f := mechanicalStatic(m); f != "" {
+				writeGoDoc(&b, c.Name+m.Name, m.Doc)
+				w("%s\n\n", f)
+			}
+		}
+	}
 	for _, e := range api.Enums {
 		g := e.GoName()
 		writeGoDoc(&b, g, e.Doc)
@@ -721,4 +729,23 @@ func emitCoreHandlers(api *desc.API) string {
 			m.Name, m.Params[0].Type.Callback.GoName(), handlerSlot(m))
 	}
 	return b.String()
+}
+
+// mechanicalStatic is the Go of a class-level function that follows from the description alone,
+// or "": an enum's XToString(e) (its name) and the client's GetVersionMajor, Minor and Patch.
+func mechanicalStatic(m *desc.Method) string {
+	if !m.Static || m.Ret == nil {
+		return ""
+	}
+	name := m.Class.Name + m.Name
+	if len(m.Params) == 1 && m.Params[0].Type.Kind == desc.EnumT && m.Ret.IsString() && strings.HasSuffix(m.Name, "ToString") {
+		return fmt.Sprintf("func %s(e %s) string { return e.String() }", name, m.Params[0].Type.Enum.GoName())
+	}
+	if m.Class.Kind == desc.KindClient && len(m.Params) == 0 {
+		switch m.Name {
+		case "GetVersionMajor", "GetVersionMinor", "GetVersionPatch":
+			return fmt.Sprintf("func %s() int32 { return Version%s }", name, strings.TrimPrefix(m.Name, "GetVersion"))
+		}
+	}
+	return ""
 }
