@@ -23,6 +23,21 @@ func (h *Call) v() *voice.Call {
 	return nil
 }
 
+// get reads the live call with f, or returns def once the call has ended.
+func get[T any](h *Call, def T, f func(*voice.Call) T) T {
+	if v := h.v(); v != nil {
+		return f(v)
+	}
+	return def
+}
+
+// do applies f to the live call, if the call has not ended.
+func (h *Call) do(f func(*voice.Call)) {
+	if v := h.v(); v != nil {
+		f(v)
+	}
+}
+
 // GetStatus returns the call's status; Disconnected once it has ended.
 func (h *Call) GetStatus() CallStatus {
 	if v := h.v(); v != nil {
@@ -38,12 +53,7 @@ func (h *Call) GetChannelId() uint64 { return h.lobby }
 func (h *Call) GetGuildId() uint64 { return 0 }
 
 // GetParticipants returns the user ids in the call, the player's own included.
-func (h *Call) GetParticipants() []uint64 {
-	if v := h.v(); v != nil {
-		return v.Participants()
-	}
-	return nil
-}
+func (h *Call) GetParticipants() []uint64 { return get(h, nil, (*voice.Call).Participants) }
 
 // GetVoiceStateHandle returns a participant's voice state, or nil if it is not in the call.
 func (h *Call) GetVoiceStateHandle(userId uint64) *VoiceStateHandle {
@@ -81,94 +91,50 @@ func (h *Call) SetAudioMode(audioMode AudioModeType) {
 }
 
 // GetPTTActive reports whether the game holds push-to-talk.
-func (h *Call) GetPTTActive() bool {
-	if v := h.v(); v != nil {
-		return v.PTTActive()
-	}
-	return false
-}
+func (h *Call) GetPTTActive() bool { return get(h, false, (*voice.Call).PTTActive) }
 
 // SetPTTActive presses or releases push-to-talk; the game calls it on its key (the SDK has no
 // key bindings).
-func (h *Call) SetPTTActive(active bool) {
-	if v := h.v(); v != nil {
-		v.SetPTTActive(active)
-	}
-}
+func (h *Call) SetPTTActive(active bool) { h.do(func(v *voice.Call) { v.SetPTTActive(active) }) }
 
 // GetPTTReleaseDelay returns how long sending goes on after push-to-talk is released (ms).
-func (h *Call) GetPTTReleaseDelay() uint32 {
-	if v := h.v(); v != nil {
-		return v.PTTReleaseDelay()
-	}
-	return 0
-}
+func (h *Call) GetPTTReleaseDelay() uint32 { return get(h, 0, (*voice.Call).PTTReleaseDelay) }
 
 // SetPTTReleaseDelay sets the push-to-talk release delay (ms).
 func (h *Call) SetPTTReleaseDelay(releaseDelayMs uint32) {
-	if v := h.v(); v != nil {
-		v.SetPTTReleaseDelay(releaseDelayMs)
-	}
+	h.do(func(v *voice.Call) { v.SetPTTReleaseDelay(releaseDelayMs) })
 }
 
 // GetSelfMute reports whether the player is muted in this call.
-func (h *Call) GetSelfMute() bool {
-	if v := h.v(); v != nil {
-		return v.SelfMute()
-	}
-	return false
-}
+func (h *Call) GetSelfMute() bool { return get(h, false, (*voice.Call).SelfMute) }
 
 // SetSelfMute mutes or unmutes the player in this call; the others see it.
-func (h *Call) SetSelfMute(mute bool) {
-	if v := h.v(); v != nil {
-		v.SetSelfMute(mute)
-	}
-}
+func (h *Call) SetSelfMute(mute bool) { h.do(func(v *voice.Call) { v.SetSelfMute(mute) }) }
 
 // GetSelfDeaf reports whether the player is deafened in this call.
-func (h *Call) GetSelfDeaf() bool {
-	if v := h.v(); v != nil {
-		return v.SelfDeaf()
-	}
-	return false
-}
+func (h *Call) GetSelfDeaf() bool { return get(h, false, (*voice.Call).SelfDeaf) }
 
 // SetSelfDeaf deafens or undeafens the player in this call; the others see it.
-func (h *Call) SetSelfDeaf(deaf bool) {
-	if v := h.v(); v != nil {
-		v.SetSelfDeaf(deaf)
-	}
-}
+func (h *Call) SetSelfDeaf(deaf bool) { h.do(func(v *voice.Call) { v.SetSelfDeaf(deaf) }) }
 
 // GetLocalMute reports whether a participant is muted for this player only.
 func (h *Call) GetLocalMute(userId uint64) bool {
-	if v := h.v(); v != nil {
-		return v.LocalMute(userId)
-	}
-	return false
+	return get(h, false, func(v *voice.Call) bool { return v.LocalMute(userId) })
 }
 
 // SetLocalMute mutes a participant for this player only.
 func (h *Call) SetLocalMute(userId uint64, mute bool) {
-	if v := h.v(); v != nil {
-		v.SetLocalMute(userId, mute)
-	}
+	h.do(func(v *voice.Call) { v.SetLocalMute(userId, mute) })
 }
 
 // GetParticipantVolume returns a participant's volume for this player (0..200, 100 default).
 func (h *Call) GetParticipantVolume(userId uint64) float32 {
-	if v := h.v(); v != nil {
-		return v.ParticipantVolume(userId)
-	}
-	return 100
+	return get(h, 100, func(v *voice.Call) float32 { return v.ParticipantVolume(userId) })
 }
 
 // SetParticipantVolume sets a participant's volume for this player (0..200).
 func (h *Call) SetParticipantVolume(userId uint64, volume float32) {
-	if v := h.v(); v != nil {
-		v.SetParticipantVolume(userId, volume)
-	}
+	h.do(func(v *voice.Call) { v.SetParticipantVolume(userId, volume) })
 }
 
 // GetVADThreshold returns the voice activity threshold.
@@ -182,21 +148,14 @@ func (h *Call) GetVADThreshold() *VADThresholdSettings {
 
 // SetVADThreshold sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.
 func (h *Call) SetVADThreshold(automatic bool, threshold float32) {
-	if v := h.v(); v != nil {
-		v.SetVADThreshold(automatic, threshold)
-	}
+	h.do(func(v *voice.Call) { v.SetVADThreshold(automatic, threshold) })
 }
 
 // GetVerificationCode (sdkpp) returns the call's end-to-end encryption verification code: 30
 // digits in six groups, derived from every participant's public keys. Every participant sees the
 // same code while they see the same participants; players compare it out of band to detect a
 // service that substituted keys. It changes whenever someone joins or leaves. Empty once ended.
-func (h *Call) GetVerificationCode() string {
-	if v := h.v(); v != nil {
-		return v.VerificationCode()
-	}
-	return ""
-}
+func (h *Call) GetVerificationCode() string { return get(h, "", (*voice.Call).VerificationCode) }
 
 // setCallHandler sets one of the call's handler slots.
 func setCallHandler[F any](h *Call, slot func(*callHooks) *handlerSlot[F], cb Callback[F]) {

@@ -38,6 +38,7 @@ import (
 	"sdkpp/core/callbacks"
 	"sdkpp/core/clock"
 	"sdkpp/core/logs"
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
@@ -166,6 +167,7 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	// A transport of its own: Close drops its idle connections, which a shared one would keep.
 	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout,
 		HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+	c.msg.remote = messages.Remote{API: c.api, Cache: &c.msg.cache, Users: &c.users}
 	c.setClock(clock.Real{})
 	return c
 }

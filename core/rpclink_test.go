@@ -15,7 +15,13 @@ import (
 // waitFor runs callbacks until cond holds or the test times out.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testwait.Until(t, what, func() bool { RunCallbacks(); return cond() })
+	testwait.Until(t, what, func() bool {
+		if cond() {
+			return true
+		}
+		RunCallbacks()
+		return false
+	})
 }
 
 // rule RPC-2: AUTHORIZE_REQUEST reaches the registered callback, and still does after the

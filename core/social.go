@@ -1,11 +1,9 @@
 package core
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -159,46 +157,21 @@ func (c *Client) GetRelationships() []*RelationshipHandle {
 	return out
 }
 
-// groupOf is the friends-list group of a friend.
-func (c *Client) groupOf(id uint64) RelationshipGroupType {
-	switch {
-	case !c.social.state.Online(id):
-		return RelationshipGroupTypeOffline
-	case c.social.state.GameActivity(id, c.appID.Load()) != nil:
-		return RelationshipGroupTypeOnlinePlayingGame
-	}
-	return RelationshipGroupTypeOnlineElsewhere
-}
-
 // GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
 // name then id: playing this game, online elsewhere, or offline.
 func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
-	type entry struct {
-		name string
-		id   uint64
-	}
-	var list []entry
-	for _, id := range c.social.state.Friends() {
-		if c.groupOf(id) != group {
-			continue
-		}
-		name := strconv.FormatUint(id, 10)
-		if u, ok := c.users.Get(id); ok {
-			name = u.DisplayName()
-		}
-		list = append(list, entry{strings.ToLower(name), id})
-	}
-	slices.SortFunc(list, func(a, b entry) int {
-		if a.name != b.name {
-			return strings.Compare(a.name, b.name)
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	out := make([]*RelationshipHandle, len(list))
-	for i, e := range list {
-		out[i] = &RelationshipHandle{c: c, id: e.id}
+	ids := c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names)
+	out := make([]*RelationshipHandle, len(ids))
+	for i, id := range ids {
+		out[i] = &RelationshipHandle{c: c, id: id}
 	}
 	return out
+}
+
+// names returns the names of a cached user.
+func (c *Client) names(id uint64) (social.Names, bool) {
+	u, ok := c.users.Get(id)
+	return social.Names{Username: u.Username, Display: u.DisplayName()}, ok
 }
 
 // GetRelationshipHandle returns a view of the relationship with a user (type None when none).
@@ -209,20 +182,10 @@ func (c *Client) GetRelationshipHandle(userId uint64) *RelationshipHandle {
 // SearchFriendsByUsername returns the friends whose username or display name contains s,
 // ignoring case, sorted by display name.
 func (c *Client) SearchFriendsByUsername(s string) []*UserHandle {
-	needle := strings.ToLower(strings.TrimSpace(s))
 	var out []*UserHandle
-	for _, id := range c.social.state.Friends() {
-		u, ok := c.users.Get(id)
-		if !ok {
-			continue
-		}
-		if strings.Contains(strings.ToLower(u.Username), needle) || strings.Contains(strings.ToLower(u.DisplayName()), needle) {
-			out = append(out, &UserHandle{c: c, id: id})
-		}
+	for _, id := range c.social.state.SearchFriends(s, c.names) {
+		out = append(out, &UserHandle{c: c, id: id})
 	}
-	slices.SortFunc(out, func(a, b *UserHandle) int {
-		return strings.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
-	})
 	return out
 }
 
