@@ -116,9 +116,12 @@ func (c *Client) GetToken(applicationId uint64, code, codeVerifier, redirectUri 
 }
 
 // RefreshToken exchanges a refresh token for new tokens; the old ones stop working. A revoked
-// grant fails with ErrorType AuthorizationFailed (rule AU-6).
+// grant fails with ErrorType AuthorizationFailed (rule AU-6). A refresh token this Client has
+// presented already (its own automatic refresh, or an earlier call) fails the same way without
+// being sent: the service would take a second use for theft and revoke the grant (RFC 9700
+// 4.14.2).
 func (c *Client) RefreshToken(applicationId uint64, refreshToken string, cb Callback[ClientTokenExchangeCallback]) {
-	c.grant(auth.RefreshGrant(c.appIDOr(applicationId), refreshToken), cb)
+	c.tokenOp("token request (refresh_token)", cb, c.auth.flows.Refresh(c.appIDOr(applicationId), refreshToken))
 }
 
 // GetTokenFromProvisionalMerge exchanges an authorization code like GetToken and merges the

@@ -24,14 +24,48 @@ import (
 // a retryable status; the waits run on the Client's clock.
 var RefreshBackoff = backoff.Policy{Initial: time.Second, Max: time.Minute, Jitter: 0.5}
 
+// ErrSpentRefresh answers a refresh with a refresh token the Client presented before.
+var ErrSpentRefresh = &rest.Error{Status: http.StatusBadRequest, OAuthError: "invalid_grant",
+	OAuthDescription: "this refresh token was used already (by the SDK's automatic refresh or an earlier RefreshToken) and is not sent again; use the tokens from TokenRefreshedCallback or sign in again"}
+
+// Refresh prepares the game's refresh of a refresh token (RefreshToken) and returns what runs
+// it. The token is spent at once (token.Store.Spend): one this Client presented already (its own
+// automatic refresh, or an earlier call) fails with ErrSpentRefresh without being sent, since the
+// service would take a second use for theft and revoke the grant (RFC 9700 4.14.2). A failure
+// that proves the service never acted on it (rest.Error.Unprocessed) gives it back.
+func (f *Flows) Refresh(appID uint64, refresh string) func(context.Context) (*Tokens, error) {
+	f.Secrets.Add(refresh)
+	spent := !f.Tokens.Spend(refresh)
+	return func(ctx context.Context) (*Tokens, error) {
+		if spent {
+			return nil, ErrSpentRefresh
+		}
+		t, err := f.Exchange(ctx, RefreshGrant(appID, refresh))
+		var re *rest.Error
+		if errors.As(err, &re) && re.Unprocessed() {
+			f.Tokens.Unspend(refresh) // the service never saw it: the game may try again
+		}
+		return t, err
+	}
+}
+
 // AutoRefresh refreshes the access token old, if it is still the one in use, and renews the
 // connection with the new one. It runs on a goroutine of the Client, which Close stops. It is the
 // Refresh timer of the token store.
+//
+// Its refresh token is spent first (token.Store.Spend), so a second refresh of old, racing this
+// one, presents nothing; and it is sent again only after a failure that proves the service never
+// acted on it (rest.Error.Unprocessed). After any other failure the service may have rotated it,
+// and a second presentation would revoke the whole grant (RFC 9700 4.14.2), so the refresh stops
+// and the game is told as for a refused refresh.
 func (f *Flows) AutoRefresh(old string) {
+	it, inUse := f.Tokens.InUse(old)
+	if !inUse || !f.Tokens.Spend(it.Refresh) {
+		return // the game set another token meanwhile, or another refresh holds this one
+	}
 	f.Start(func(ctx context.Context) {
 		for attempt := 0; ; attempt++ {
-			it, inUse := f.Tokens.InUse(old)
-			if !inUse {
+			if _, inUse := f.Tokens.InUse(old); !inUse {
 				return // the game set another token meanwhile
 			}
 			t, err := f.refreshGrant(ctx, it)
@@ -43,7 +77,13 @@ func (f *Flows) AutoRefresh(old string) {
 				return
 			}
 			var re *rest.Error
-			if errors.As(err, &re) && !re.Retryable() {
+			switch {
+			case errors.As(err, &re) && re.Unprocessed():
+			case errors.As(err, &re) && re.Network:
+				f.Logf(Error, "automatic token refresh failed: %v; the service may have used the refresh token, so it is not sent again; the token expires at %s and the user must sign in again", err, it.Expires.Format(time.RFC3339))
+				f.Expiring()
+				return
+			default:
 				f.Logf(Error, "automatic token refresh refused: %v; the token expires at %s and the user must sign in again", err, it.Expires.Format(time.RFC3339))
 				f.Expiring()
 				return
