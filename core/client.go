@@ -40,6 +40,7 @@ import (
 	"sdkpp/core/logs"
 	"sdkpp/core/messages"
 	"sdkpp/core/rest"
+	"sdkpp/core/rpc"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
 )
@@ -124,7 +125,7 @@ type Client struct {
 	auth   authState
 	conn   connState
 
-	rpc    rpcLink       // the desktop link (core/rpc); its own lock
+	rpc    *rpc.Link     // the desktop link (core/rpc); its own lock
 	users  users.Cache   // the one user cache, with game profiles (core/users)
 	social socialState   // relationships and presences (core/social)
 	msg    messageState  // messages and their catch-up (core/messages)
@@ -167,6 +168,7 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	// A transport of its own: Close drops its idle connections, which a shared one would keep.
 	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout,
 		HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+	c.rpc = c.newRPCLink()
 	c.msg.remote = messages.Remote{API: c.api, Cache: &c.msg.cache, Users: &c.users}
 	c.setClock(clock.Real{})
 	return c
@@ -198,7 +200,7 @@ func (c *Client) Close() {
 		c.mu.Unlock()
 		c.cancel()
 		c.stopCalls()
-		c.closeRPC()
+		c.rpc.Close()
 		c.stopConnection()
 		c.wg.Wait()
 		c.api.HTTP.CloseIdleConnections()

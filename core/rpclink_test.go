@@ -121,7 +121,6 @@ func TestDesktopLinkNotMadeAfterClose(t *testing.T) {
 	released := false
 	c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() {}, Release: func() { released = true }})
 	waitFor(t, "the release", func() bool { return released })
-	c.rpc.mu.Lock()
-	defer c.rpc.mu.Unlock()
-	assert.Nil(t, c.rpc.client)
+	_, err := c.rpc.Client()
+	assert.ErrorIs(t, err, errClosed, "a connection was made after Close")
 }

@@ -42,13 +42,10 @@ func (c *Client) SetActivityJoinWithApplicationCallback(cb Callback[ClientActivi
 
 // subscribeActivityJoin subscribes to ACTIVITY_JOIN once; each event runs both join handlers.
 func (c *Client) subscribeActivityJoin() {
-	c.rpc.mu.Lock()
-	subscribed := c.rpc.join.scope != nil
-	c.rpc.mu.Unlock()
-	if subscribed {
+	if c.rpc.Subscribed(subActivityJoin) {
 		return
 	}
-	c.subscribeRPC("SetActivityJoinCallback", &c.rpc.join, rpc.EvtActivityJoin, c.scope.NewScope(nil), func(data json.RawMessage) func() {
+	c.subscribeRPC(subActivityJoin, rpc.EvtActivityJoin, c.scope.NewScope(nil), func(data json.RawMessage) func() {
 		var d rpc.ActivityJoin
 		if err := json.Unmarshal(data, &d); err != nil || d.Secret == "" {
 			c.logf(LoggingSeverityWarning, "malformed ACTIVITY_JOIN from the desktop client")

@@ -41,9 +41,7 @@ func (v *VoiceSettings) Clone() *VoiceSettings { c := *v; return &c }
 // and nil settings. A link lost while reading, or a refusal, fails the result.
 func (c *Client) GetVoiceSettings(cb Callback[ClientGetVoiceSettingsCallback]) {
 	once := resultOnce1(c, cb)
-	c.rpc.mu.Lock()
-	rc, err := c.rpcClientLocked()
-	c.rpc.mu.Unlock()
+	rc, err := c.rpc.Client()
 	if err != nil {
 		once.Fire(func() { cb.Fn(resultOf(err), nil) })
 		return
@@ -75,14 +73,13 @@ func (c *Client) GetVoiceSettings(cb Callback[ClientGetVoiceSettingsCallback]) {
 // voice setting in the desktop client (VOICE_SETTINGS_UPDATE). The subscription lasts across
 // restarts of the desktop client until Close; a new registration replaces the previous one.
 func (c *Client) SetVoiceSettingsUpdatedCallback(cb Callback[ClientVoiceSettingsUpdatedCallback]) {
-	c.subscribeRPC("SetVoiceSettingsUpdatedCallback", &c.rpc.voiceSettings, rpc.EvtVoiceSettingsUpdate,
-		c.scope.NewScope(cb.Release), func(data json.RawMessage) func() {
-			var w rpc.VoiceSettings
-			if err := json.Unmarshal(data, &w); err != nil {
-				c.logf(LoggingSeverityWarning, "dropped a malformed %s event: %v", rpc.EvtVoiceSettingsUpdate, err)
-				return nil
-			}
-			vs := voiceSettingsOf(w)
-			return func() { cb.Fn(vs) }
-		})
+	c.subscribeRPC(subVoiceSettings, rpc.EvtVoiceSettingsUpdate, c.scope.NewScope(cb.Release), func(data json.RawMessage) func() {
+		var w rpc.VoiceSettings
+		if err := json.Unmarshal(data, &w); err != nil {
+			c.logf(LoggingSeverityWarning, "dropped a malformed %s event: %v", rpc.EvtVoiceSettingsUpdate, err)
+			return nil
+		}
+		vs := voiceSettingsOf(w)
+		return func() { cb.Fn(vs) }
+	})
 }
