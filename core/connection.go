@@ -142,8 +142,11 @@ func route(handler func(c *Client, event string, data json.RawMessage), events .
 func init() {
 	route((*Client).onMessageDispatch, gwire.EventLobbyMessageCreate, gwire.EventLobbyMessageUpdate,
 		gwire.EventMessageCreate, gwire.EventMessageUpdate, gwire.EventMessageDelete)
-	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate, gwire.EventLobbyDelete,
-		gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove)
+	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate)
+	route((*Client).onLobbyDeleteDispatch, gwire.EventLobbyDelete)
+	for event := range memberEvents {
+		route((*Client).onMemberDispatch, event)
+	}
 	for event := range gwire.RelationshipEvents {
 		route((*Client).onRelationshipDispatch, event)
 	}
