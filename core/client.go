@@ -4,19 +4,20 @@
 // Client is a facade: it checks what the game passes, converts between the records of the public
 // surface and the capabilities' own types, and delegates. Each capability lives in a package of
 // its own with its own lock: core/auth (authorization: Authorize, PKCE, the device flow, token
-// grants, provisional accounts, the automatic refresh), core/token (the token in use), core/users,
-// core/social, core/messages (the cache and the catch-up after a new session), core/lobbies,
-// core/tunnel, core/voice (calls, their registry and the settings of all calls). Gateway events
-// reach the capabilities through one table of handlers by event name (connection.go), with the
-// relationship events described by wire/gateway.RelationshipEvents. What follows mechanically
-// from api/sdkpp.api is generated: the enums and callback types (api_gen.go), the records'
-// getters and setters (records_gen.go), and the Client's callback slots with their Set...Callback
-// methods (handlers_gen.go).
+// grants, provisional accounts, the automatic refresh), core/token (the token in use),
+// core/users, core/social, core/messages (the cache, its endpoints and the catch-up after a new
+// session), core/lobbies, core/tunnel, core/voice (calls, their registry and the settings of all
+// calls), core/rpc (the link to the desktop client), core/logs and core/launch. Gateway events
+// reach the capabilities through one table of handlers by event name (connection.go); the
+// relationship events are described by wire/gateway.RelationshipEvents. What follows
+// mechanically from api/sdkpp.api is generated: the enums and callback types (api_gen.go), the
+// records' getters and setters (records_gen.go), and the Client's callback slots with their
+// Set...Callback methods (handlers_gen.go).
 //
 // Locks: Client.mu guards the client's life, its gateway connection and each call's last status.
-// The desktop link (rpclink.go, over core/rpc) has its own lock, taken without Client.mu held.
-// The capabilities' locks and the handler slots' locks are leaves: nothing else is taken while
-// one is held, so they may be taken with or without Client.mu. The one exception is the call
+// The desktop link (core/rpc.Link) has its own lock, taken without Client.mu held. The
+// capabilities' locks and the handler slots' locks are leaves: nothing else is taken while one
+// is held, so they may be taken with or without Client.mu. The one exception is the call
 // registry's lock (core/voice.Registry): it is held while a call starts, and a call's events
 // take Client.mu, so the registry's lock may be held while taking Client.mu, never the reverse.
 //
