@@ -6,8 +6,8 @@ import (
 	"runtime"
 
 	"sdkpp/core/auth"
-	"sdkpp/core/clock"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 )
 
 // The authorization surface of the Client: each method checks and converts what the game passes,

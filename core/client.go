@@ -37,13 +37,13 @@ import (
 	"sdkpp/wire"
 
 	"sdkpp/core/callbacks"
-	"sdkpp/core/clock"
 	"sdkpp/core/logs"
 	"sdkpp/core/messages"
 	"sdkpp/core/rest"
 	"sdkpp/core/rpc"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
+	"sdkpp/internal/clock"
 )
 
 // Default service addresses: the sdkpp service on its default local port.

@@ -6,7 +6,7 @@
 //
 // Foundations:
 //
-//	server/clock         injectable clock (real, offset, frozen) that every expiry and backoff reads
+//	internal/clock       (top level) the injectable clock every expiry, backoff and dated rule reads
 //	server/snowflake     ids
 //	server/store         storage interface and its SQLite implementation (migrations at start)
 //	server/secret        random secrets, their hashes, password hashing

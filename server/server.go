@@ -18,9 +18,9 @@ import (
 
 	"sdkpp/server/token"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
-	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"

@@ -35,8 +35,8 @@ import (
 	"syscall"
 	"time"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server"
-	"sdkpp/server/clock"
 	"sdkpp/server/webhook"
 )
 

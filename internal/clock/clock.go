@@ -43,6 +43,13 @@ type Controllable interface {
 // Until returns a timer of c that fires when c shows t: at once when it already does.
 func Until(c Clock, t time.Time) Timer { return c.NewTimer(t.Sub(c.Now())) }
 
+// At returns the channel of a timer of c that fires when c shows t (at once when it already
+// does) and the function that stops it, for loops that wait on it beside other channels.
+func At(c Clock, t time.Time) (<-chan time.Time, func()) {
+	tm := Until(c, t)
+	return tm.C(), func() { tm.Stop() }
+}
+
 // Sleep waits on c for d, or returns ctx's error as soon as ctx is done.
 func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	t := c.NewTimer(d)
@@ -52,6 +59,17 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// WithTimeout is context.WithTimeout on c: when d has passed on c, ctx is cancelled with the
+// cause context.DeadlineExceeded (read it with context.Cause).
+func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := c.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return ctx, func() {
+		timer.Stop()
+		cancel(context.Canceled)
 	}
 }
 

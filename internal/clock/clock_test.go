@@ -195,3 +195,19 @@ func TestParse(t *testing.T) {
 	r, _, _ := Parse("")
 	assert.Equal(t, Real{}, r, "empty spec is not the real clock")
 }
+
+func TestWithTimeout(t *testing.T) {
+	f := NewFake(epoch)
+	ctx, cancel := WithTimeout(context.Background(), f, time.Minute)
+	defer cancel()
+	f.Advance(59 * time.Second)
+	require.NoError(t, ctx.Err(), "cancelled early")
+	f.Advance(time.Second)
+	require.Error(t, ctx.Err())
+	assert.ErrorIs(t, context.Cause(ctx), context.DeadlineExceeded)
+
+	ctx2, cancel2 := WithTimeout(context.Background(), f, time.Minute)
+	cancel2()
+	assert.ErrorIs(t, context.Cause(ctx2), context.Canceled)
+	assert.Equal(t, 0, f.Pending(), "cancel stops the timer")
+}

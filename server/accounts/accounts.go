@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/extauth"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gobwas/ws"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/scopes"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
@@ -118,7 +118,7 @@ type env struct {
 	t          *testing.T
 	w          *world.World
 	st         *store.SQLite
-	clock      *clock.Offset
+	clock      *clock.Fake
 	hub        *hub
 	svc        *presence.Service
 	rel        *relationships.Service

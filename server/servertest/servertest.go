@@ -22,9 +22,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server"
 	"sdkpp/server/browser"
-	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 )
 
 // Epoch is the first millisecond of 2015, the platform's snowflake epoch.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 )
 
 func TestIDsIncreaseWhenTheClockStandsStill(t *testing.T) {
