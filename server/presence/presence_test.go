@@ -110,7 +110,7 @@ func (h *hub) events(userID uint64, event string) []wire.ActivityInvite {
 type env struct {
 	t          *testing.T
 	w          *world.World
-	st         *store.SQLite
+	st         *store.DB
 	clock      *clock.Offset
 	hub        *hub
 	svc        *presence.Service

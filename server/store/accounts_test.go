@@ -10,17 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMigrationsAndRestart(t *testing.T) {
+func TestMigrationsAndRestart(t *testing.T) { forEachDatabase(t, testMigrationsAndRestart) }
+
+func testMigrationsAndRestart(t *testing.T, open func() (*DB, error)) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := OpenSQLite(ctx, dir)
+	s, err := open()
 	require.NoError(t, err)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.CreateUser(ctx, &User{ID: 42, Username: "alice", PasswordHash: []byte("x"), CreatedAt: now}))
 	require.ErrorIs(t, s.CreateUser(ctx, &User{ID: 43, Username: "alice", CreatedAt: now}), ErrConflict, "duplicate username")
 	require.NoError(t, s.Close())
 	// Reopening applies no migration twice and keeps the data.
-	s, err = OpenSQLite(ctx, dir)
+	s, err = open()
 	require.NoError(t, err)
 	defer s.Close()
 	u, err := s.GetUserByUsername(ctx, "alice")
@@ -31,9 +32,10 @@ func TestMigrationsAndRestart(t *testing.T) {
 	require.Equal(t, uint64(42), max, "MaxID = %d", max)
 }
 
-func TestAuthCodeIsUsedOnce(t *testing.T) {
+func TestAuthCodeIsUsedOnce(t *testing.T) { forEachStore(t, testAuthCodeIsUsedOnce) }
+
+func testAuthCodeIsUsedOnce(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	require.NoError(t, s.InsertAuthCode(ctx, &AuthCode{Hash: []byte("h"), AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: 1}))
 	c, err := s.UseAuthCode(ctx, []byte("h"))
 	require.NoError(t, err, "first use: %+v", c)
@@ -47,9 +49,10 @@ func TestAuthCodeIsUsedOnce(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound, "unknown code")
 }
 
-func TestTransactionRollsBack(t *testing.T) {
+func TestTransactionRollsBack(t *testing.T) { forEachStore(t, testTransactionRollsBack) }
+
+func testTransactionRollsBack(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	boom := errors.New("boom")
 	err := s.WithTx(ctx, func(tx Store) error {
 		if err := tx.CreateUser(ctx, &User{ID: 7, Username: "x"}); err != nil {
@@ -70,9 +73,11 @@ func TestTransactionRollsBack(t *testing.T) {
 
 // Two first grants of one user and application at once (two token requests racing) make one
 // authorization: neither fails on the unique index, and both get its id.
-func TestPutAuthorizationRace(t *testing.T) {
+func TestPutAuthorizationRace(t *testing.T) { forEachDatabase(t, testPutAuthorizationRace) }
+
+func testPutAuthorizationRace(t *testing.T, open func() (*DB, error)) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, t.TempDir())
+	s, err := open()
 	require.NoError(t, err)
 	defer s.Close()
 	const n = 16
@@ -106,13 +111,4 @@ func TestPutAuthorizationRace(t *testing.T) {
 	got, err := s.GetAuthorization(ctx, a.ID)
 	require.NoError(t, err, "scopes after update: %+v", got)
 	require.Len(t, got.Scopes, 2, "scopes after update: %+v", got)
-}
-
-// openMemory opens an in-memory store that the test closes when it ends.
-func openMemory(t *testing.T) *SQLite {
-	t.Helper()
-	s, err := OpenSQLite(context.Background(), "")
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A private PostgreSQL for tests and local runs: Debian's postgresql package, its data in DIR,
+# listening on 127.0.0.1:PORT and on a socket in DIR, trust authentication (loopback only).
+# PostgreSQL refuses to run as root: as root it runs as the postgres user the package creates.
+# Usage: build/scripts/pg.sh start DIR PORT   (creates the cluster when DIR has none)
+#        build/scripts/pg.sh stop DIR
+#        build/scripts/pg.sh bindir             (prints where Debian's server binaries are)
+set -euo pipefail
+
+bindir() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$d" ] && [ -x "$d/pg_ctl" ] || { echo "pg.sh: PostgreSQL server binaries not found (apt-get install postgresql)" >&2; exit 1; }
+  echo "$d"
+}
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+  bindir) bindir ;;
+  start)
+    dir=$2 port=$3
+    bin=$(bindir)
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir" && chmod 700 "$dir"
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+      as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+        { cat "$dir/initdb.log" >&2; exit 1; }
+    fi
+    # fsync off: test data need not survive a power loss, and it spares the shared disk.
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null ||
+      { cat "$dir/server.log" >&2; exit 1; }
+    ;;
+  stop)
+    dir=$2
+    bin=$(bindir)
+    [ -f "$dir/data/postmaster.pid" ] || exit 0
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    ;;
+  *) echo "usage: $0 start DIR PORT | stop DIR | bindir" >&2; exit 2 ;;
+esac
