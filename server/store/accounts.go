@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -425,18 +427,35 @@ func (s *DB) EnqueueWebhook(ctx context.Context, d *WebhookDelivery) error {
 	return err
 }
 
+// claimUntil is the end of a claim made at now: 0 (no claim) where the store claims nothing.
+func (s *DB) claimUntil(now time.Time) int64 {
+	if s.opts.claimLease <= 0 {
+		return 0
+	}
+	return ts(now.Add(s.opts.claimLease))
+}
+
+// DueWebhooks claims the deliveries in one statement; rows another node is claiming are
+// skipped, not waited for.
 func (s *DB) DueWebhooks(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error) {
-	rows, err := s.q.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries
-		WHERE state=? AND next_attempt_at<=? ORDER BY next_attempt_at, id LIMIT ?`, WebhookPending, ts(now), limit)
+	rows, err := s.q.QueryContext(ctx, `UPDATE webhook_deliveries SET claimed_until=? WHERE id IN
+		(SELECT id FROM webhook_deliveries WHERE state=? AND next_attempt_at<=? AND claimed_until<=?
+		ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
+		RETURNING `+webhookColumns, s.claimUntil(now), WebhookPending, ts(now), ts(now), limit)
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scanWebhook)
+	due, err := collect(rows, scanWebhook)
+	slices.SortFunc(due, func(a, b WebhookDelivery) int { // RETURNING has no order
+		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	return due, err
 }
 
 func (s *DB) NextWebhookDue(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := s.q.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE state=?`,
+	err := s.q.QueryRowContext(ctx, `SELECT MIN(CASE WHEN claimed_until > next_attempt_at THEN claimed_until
+		ELSE next_attempt_at END) FROM webhook_deliveries WHERE state=?`,
 		WebhookPending).Scan(&next)
 	if err != nil || !next.Valid {
 		return time.Time{}, false, err
@@ -446,7 +465,7 @@ func (s *DB) NextWebhookDue(ctx context.Context) (time.Time, bool, error) {
 
 func (s *DB) UpdateWebhook(ctx context.Context, d *WebhookDelivery) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE webhook_deliveries SET state=?, attempts=?, next_attempt_at=?,
-		last_error=?, delivered_at=? WHERE id=?`,
+		last_error=?, delivered_at=?, claimed_until=0 WHERE id=?`,
 		d.State, d.Attempts, ts(d.NextAttemptAt), d.LastError, ts(d.DeliveredAt), d.ID))
 }
 

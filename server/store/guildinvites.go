@@ -61,7 +61,9 @@ type GuildInviteStore interface {
 	StartInviteTargetJob(ctx context.Context, code string, ids []uint64, now time.Time) (*InviteTargetJob, error)
 	// GetInviteTargetJob returns the invite's latest job; ErrNotFound when it has had none.
 	GetInviteTargetJob(ctx context.Context, code string) (*InviteTargetJob, error)
-	// NextInviteTargetJob returns the processing job created first; ErrNotFound when none is.
+	// NextInviteTargetJob claims and returns the processing job created first that no other node
+	// has claimed; ErrNotFound when none is. A claim (PostgreSQL) lasts the claim lease from the
+	// store's wall clock, renewed by ProgressInviteTargetJob, so each job runs on one node.
 	NextInviteTargetJob(ctx context.Context) (*InviteTargetJob, error)
 	// ProgressInviteTargetJob records how many users job seq of the invite has processed;
 	// ErrNotFound when that job is no longer the invite's latest or no longer processing.
@@ -215,7 +217,8 @@ func (s *DB) StartInviteTargetJob(ctx context.Context, code string, ids []uint64
 		(code, seq, status, user_ids, total_users, processed_users, error_message, created_at, completed_at)
 		VALUES (?, 1, ?, ?, ?, 0, '', ?, 0)
 		ON CONFLICT (code) DO UPDATE SET seq=guild_invite_jobs.seq+1, status=excluded.status, user_ids=excluded.user_ids,
-			total_users=excluded.total_users, processed_users=0, error_message='', created_at=excluded.created_at, completed_at=0
+			total_users=excluded.total_users, processed_users=0, error_message='', created_at=excluded.created_at, completed_at=0,
+			claimed_until=0
 		RETURNING `+inviteJobColumns, code, InviteJobProcessing, idsJSON(ids), len(ids), ts(now)))
 }
 
@@ -226,14 +229,17 @@ func (s *DB) GetInviteTargetJob(ctx context.Context, code string) (*InviteTarget
 
 // NextInviteTargetJob implements GuildInviteStore.
 func (s *DB) NextInviteTargetJob(ctx context.Context) (*InviteTargetJob, error) {
-	return scanInviteJob(s.q.QueryRowContext(ctx, `SELECT `+inviteJobColumns+` FROM guild_invite_jobs
-		WHERE status=? ORDER BY created_at, code LIMIT 1`, InviteJobProcessing))
+	now := s.opts.now()
+	return scanInviteJob(s.q.QueryRowContext(ctx, `UPDATE guild_invite_jobs SET claimed_until=? WHERE code IN
+		(SELECT code FROM guild_invite_jobs WHERE status=? AND claimed_until<=?
+		ORDER BY created_at, code LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING `+inviteJobColumns, s.claimUntil(now), InviteJobProcessing, ts(now)))
 }
 
 // ProgressInviteTargetJob implements GuildInviteStore.
 func (s *DB) ProgressInviteTargetJob(ctx context.Context, code string, seq int64, processed int) error {
-	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET processed_users=?
-		WHERE code=? AND seq=? AND status=?`, processed, code, seq, InviteJobProcessing))
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET processed_users=?, claimed_until=?
+		WHERE code=? AND seq=? AND status=?`, processed, s.claimUntil(s.opts.now()), code, seq, InviteJobProcessing))
 }
 
 // EndInviteTargetJob implements GuildInviteStore.
@@ -243,6 +249,6 @@ func (s *DB) EndInviteTargetJob(ctx context.Context, code string, seq int64, pro
 		status = InviteJobFailed
 	}
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET status=?, processed_users=?, error_message=?,
-		completed_at=?, user_ids='[]' WHERE code=? AND seq=? AND status=?`,
+		completed_at=?, user_ids='[]', claimed_until=0 WHERE code=? AND seq=? AND status=?`,
 		status, processed, errMsg, ts(at), code, seq, InviteJobProcessing))
 }

@@ -576,4 +576,10 @@ CREATE TABLE guild_member_activity (
 	PRIMARY KEY (guild_id, user_id)
 ) WITHOUT ROWID;
 `,
+	// 22: claims of queued work (webhook deliveries, target-users jobs): until when a node has
+	// taken it (Unix nanoseconds; 0 unclaimed). SQLite, one process, never claims.
+	`
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+`,
 }

@@ -509,4 +509,9 @@ $$;
 CREATE TRIGGER guild_attachments_delete AFTER DELETE ON guild_messages
 	FOR EACH ROW EXECUTE FUNCTION guild_attachments_delete();
 `,
+	// 2 (SQLite's 22): claims of queued work.
+	`
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
+`,
 }
