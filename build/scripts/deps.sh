@@ -32,6 +32,9 @@ if [ "$want" = test ] || [ "$want" = all ]; then
   have pactl || need+=(pulseaudio-utils)
   have espeak-ng || need+=(espeak-ng)
   have sox || need+=(sox)
+  # The store's conformance suite and the service's PostgreSQL tests start a private server
+  # (build/scripts/pg.sh) from Debian's package.
+  ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
   # tests/bots runs a bot written with discord.py under Debian's own Python.
   installed python3-discord || need+=(python3-discord)
 fi

@@ -2,6 +2,8 @@
 # A private PostgreSQL for tests and local runs: Debian's postgresql package, its data in DIR,
 # listening on 127.0.0.1:PORT and on a socket in DIR, trust authentication (loopback only).
 # PostgreSQL refuses to run as root: as root it runs as the postgres user the package creates.
+# When that user cannot reach DIR (a checkout under a private home), the cluster lives in a
+# private directory under /tmp instead, which DIR/location names, and stop removes.
 # Usage: build/scripts/pg.sh start DIR PORT   (creates the cluster when DIR has none)
 #        build/scripts/pg.sh stop DIR
 #        build/scripts/pg.sh bindir             (prints where Debian's server binaries are)
@@ -30,7 +32,17 @@ case "$cmd" in
     bin=$(bindir)
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    [ "$(id -u)" = 0 ] && chown postgres: "$dir" && chmod 700 "$dir"
+    if [ -f "$dir/location" ]; then
+      dir=$(cat "$dir/location")
+    elif [ "$(id -u)" = 0 ]; then
+      chown postgres: "$dir" && chmod 700 "$dir"
+      if ! runuser -u postgres -- test -w "$dir"; then
+        real=$(mktemp -d /tmp/sdkpp-pg.XXXXXX)
+        chown postgres: "$real"
+        echo "$real" >"$dir/location"
+        dir=$real
+      fi
+    fi
     if [ ! -f "$dir/data/PG_VERSION" ]; then
       as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
         { cat "$dir/initdb.log" >&2; exit 1; }
@@ -43,8 +55,13 @@ case "$cmd" in
   stop)
     dir=$2
     bin=$(bindir)
-    [ -f "$dir/data/postmaster.pid" ] || exit 0
-    as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    real=$dir
+    [ -f "$dir/location" ] && real=$(cat "$dir/location")
+    if [ -f "$real/data/postmaster.pid" ]; then
+      as_owner "$bin/pg_ctl" -D "$real/data" -m fast -w stop >/dev/null
+    fi
+    [ "$real" != "$dir" ] && rm -rf "$real"
+    exit 0
     ;;
   *) echo "usage: $0 start DIR PORT | stop DIR | bindir" >&2; exit 2 ;;
 esac
