@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +14,7 @@ import (
 	"sdkpp/server/store/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // -store postgres://... runs the service on PostgreSQL with -node-id; a second node with the
 // same id is refused; the password of the store URL reaches neither a log line nor an error.

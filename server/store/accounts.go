@@ -320,7 +320,9 @@ func (s *DB) UseAuthCode(ctx context.Context, hash []byte) (*AuthCode, error) {
 		var scopes string
 		var exp int64
 		var used int
-		err := q.QueryRowContext(ctx, `SELECT `+codeColumns+` FROM auth_codes WHERE hash=?`, hash).
+		// The row lock makes a concurrent use on another connection (PostgreSQL) wait and then
+		// read the code used.
+		err := q.QueryRowContext(ctx, `SELECT `+codeColumns+` FROM auth_codes WHERE hash=? FOR UPDATE`, hash).
 			Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &scopes, &c.CodeChallenge, &c.Nonce,
 				&c.IntegrationType, &exp, &used)
 		if err != nil {

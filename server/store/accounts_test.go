@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,6 +48,31 @@ func testAuthCodeIsUsedOnce(t *testing.T, s *DB) {
 	require.True(t, c.Used, "second use must report used: %+v", c)
 	_, err = s.UseAuthCode(ctx, []byte("nope"))
 	require.ErrorIs(t, err, ErrNotFound, "unknown code")
+
+	// Uses at once: exactly one use of each code finds it unused.
+	const codes, uses = 20, 8
+	for i := range codes {
+		require.NoError(t, s.InsertAuthCode(ctx, &AuthCode{Hash: []byte{'r', byte(i)}, AppID: 1, UserID: 2}))
+	}
+	var mu sync.Mutex
+	unused := map[byte]int{}
+	var wg sync.WaitGroup
+	for i := range codes * uses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := s.UseAuthCode(ctx, []byte{'r', byte(i % codes)})
+			if assert.NoError(t, err) && !c.Used {
+				mu.Lock()
+				unused[byte(i%codes)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range codes {
+		require.Equal(t, 1, unused[byte(i)], "uses of code %d that found it unused", i)
+	}
 }
 
 func TestTransactionRollsBack(t *testing.T) { forEachStore(t, testTransactionRollsBack) }
@@ -111,4 +137,21 @@ func testPutAuthorizationRace(t *testing.T, open func() (*DB, error)) {
 	got, err := s.GetAuthorization(ctx, a.ID)
 	require.NoError(t, err, "scopes after update: %+v", got)
 	require.Len(t, got.Scopes, 2, "scopes after update: %+v", got)
+}
+
+// Any string may be looked up, bytes PostgreSQL's text cannot hold included (found in URLs).
+func TestLookupOfAnyString(t *testing.T) { forEachStore(t, testLookupOfAnyString) }
+
+func testLookupOfAnyString(t *testing.T, s *DB) {
+	ctx := context.Background()
+	for _, name := range []string{"\x00", "\xff", "a\x00\xffb"} {
+		_, err := s.GetUserByUsername(ctx, name)
+		require.ErrorIs(t, err, ErrNotFound, "%q", name)
+		_, err = s.GetGuildInvite(ctx, name)
+		require.ErrorIs(t, err, ErrNotFound, "%q", name)
+	}
+	require.NoError(t, s.PutSetting(ctx, "k", []byte{0, 0xff}), "bytes are bytes")
+	v, err := s.GetSetting(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, []byte{0, 0xff}, v)
 }

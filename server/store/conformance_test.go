@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,11 +11,7 @@ import (
 
 // The store's tests are its conformance suite: each runs against SQLite and against PostgreSQL
 // (package pgtest: skipped with the reason where there is none, failed under make test).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // forEachStore runs test on a fresh empty store of each dialect.
 func forEachStore(t *testing.T, test func(t *testing.T, s *DB)) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,9 @@ type dialect struct {
 	lockMigrations string
 	// search is the full-text part of guild message search.
 	search ftsDialect
+	// textArgs, when set, changes the string arguments of every statement (PostgreSQL's text
+	// cannot hold every Go string).
+	textArgs func(string) string
 
 	mu        sync.Mutex
 	rewritten map[string]string
@@ -86,15 +90,39 @@ type rewriting struct {
 }
 
 func (r rewriting) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return r.q.ExecContext(ctx, r.d.text(query), args...)
+	return r.q.ExecContext(ctx, r.d.text(query), r.d.args(args)...)
 }
 
 func (r rewriting) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return r.q.QueryContext(ctx, r.d.text(query), args...)
+	return r.q.QueryContext(ctx, r.d.text(query), r.d.args(args)...)
 }
 
 func (r rewriting) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return r.q.QueryRowContext(ctx, r.d.text(query), args...)
+	return r.q.QueryRowContext(ctx, r.d.text(query), r.d.args(args)...)
+}
+
+// args returns args with textArgs applied to the strings it changes; args itself when none.
+func (d *dialect) args(args []any) []any {
+	if d.textArgs == nil {
+		return args
+	}
+	var out []any
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			continue
+		}
+		if t := d.textArgs(s); t != s {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i] = t
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // querierOn is the querier of the database (tx nil) or of a transaction.

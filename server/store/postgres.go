@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -139,7 +140,18 @@ func postgresDialect() *dialect {
 		migrations:     migrationsPostgres,
 		lockMigrations: `SELECT pg_advisory_xact_lock(23505, 1)`,
 		search:         postgresFTS{},
+		textArgs:       pgText,
 	}
+}
+
+// pgText makes s fit PostgreSQL's text, which holds valid UTF-8 without NUL: invalid bytes and
+// NUL become U+FFFD (SQLite keeps them). Such a string can only come from a URL's path or query
+// (the JSON decoder already replaces invalid UTF-8) and, looked up, finds nothing either way.
+func pgText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // RedactURL returns a store URL or connection string fit for a log line: the password (in the

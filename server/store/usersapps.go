@@ -268,7 +268,7 @@ func (s *DB) GetSubscription(ctx context.Context, id uint64) (*Subscription, err
 }
 
 func (s *DB) ListSubscriptions(ctx context.Context, skuID, userID, before, after uint64, limit int) ([]Subscription, error) {
-	q := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE sku_id=? AND (?=0 OR user_id=?)`
+	q := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE sku_id=? AND (CAST(? AS BIGINT)=0 OR user_id=?)`
 	args := []any{skuID, userID, userID}
 	if before != 0 {
 		q += ` AND id<? ORDER BY id DESC LIMIT ?`

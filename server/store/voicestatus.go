@@ -107,8 +107,8 @@ func (s *DB) InsertAuditEntry(ctx context.Context, e *AuditEntry) error {
 }
 
 func (s *DB) ListAuditEntries(ctx context.Context, guildID uint64, q AuditQuery) ([]AuditEntry, error) {
-	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE guild_id=? AND (?=0 OR action_type=?)
-		AND (?=0 OR user_id=?) AND (?=0 OR id<?) AND id>? ORDER BY id DESC LIMIT ?`
+	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE guild_id=? AND (CAST(? AS BIGINT)=0 OR action_type=?)
+		AND (CAST(? AS BIGINT)=0 OR user_id=?) AND (CAST(? AS BIGINT)=0 OR id<?) AND id>? ORDER BY id DESC LIMIT ?`
 	rows, err := s.q.QueryContext(ctx, query, guildID, q.ActionType, q.ActionType, q.UserID, q.UserID,
 		q.Before, q.Before, q.After, q.Limit)
 	if err != nil {

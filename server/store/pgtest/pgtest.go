@@ -56,7 +56,15 @@ func Admin(t testing.TB) string {
 	return admin
 }
 
-// Stop stops the server this package started, if any. Call it from TestMain after m.Run.
+// Main runs a package's tests and then stops the server this package started for them: call it
+// as the package's TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the server this package started, if any (Main calls it).
 func Stop() {
 	if dataDir == "" {
 		return
