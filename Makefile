@@ -190,7 +190,7 @@ test-go: $(CLIBS) $(DISCORDJS)/stamp
 # The service's test suite with every test server on PostgreSQL (a fresh database each, on a
 # private server build/scripts/pg.sh starts); make test runs the store's conformance suite on
 # both databases already.
-test-postgres:
+test-postgres: $(CLIBS)
 	@build/scripts/deps.sh postgres
 	SDKPP_TEST_STORE=postgres build/scripts/pg.sh run $(BUILD)/pg-suite $(GO) test -count=1 -tags=nolibopusfile ./server/... ./cmd/sdkpp-server
 
