@@ -4,40 +4,77 @@
 //
 // # Packages
 //
-//	server/clock      injectable clock (real, offset, frozen) that every expiry and backoff reads
-//	server/snowflake  ids
-//	server/store      storage interface and its SQLite implementation (migrations at start)
-//	server/secret     random secrets, their hashes, password hashing
-//	wire, wire/gateway (top level) the protocol shared with the SDK: JSON shapes, errors, gateway
-//	server/httpx      JSON responses, body decoding, request logging without secrets
-//	server/scopes     scope names, descriptions, expansion (SC-3), partial grants (SC-4), AU-2
-//	server/token      bearer tokens: issue, look up, Bearer and Bot authentication (AU-8)
-//	server/oidc       OIDC issuer validation and ID token verification (AU-9); the service's own
-//	                  ID tokens, discovery and keys
-//	server/extauth    external credential verifiers by external_auth_type (AU-5)
-//	server/accounts   account state changes: authorizations, revocation, merge, unmerge, bans
-//	                  (AU-4, AU-7, ST-1, ST-2, WH-1)
-//	server/webhook    signed webhook deliveries, queued in the store, retried with backoff
-//	server/oauth      authorize + consent page, token, device, revoke (form fields documented there)
-//	server/partner    provisional accounts, child tokens, unmerge, OIDC configuration
-//	server/users      GET /users/@me, provisional display name, connections (CON-1), primary
-//	                  guild tags (USR-2, LIM-5)
-//	server/apps       the application object (APP-1), privileged intents and their review
-//	                  threshold (LIM-4), SKU subscriptions (ST-3)
-//	server/voicestatus voice channel statuses (VCS-1, GW-4), their audit log (AUD-1), channel
-//	                  info (GW-3)
-//	server/gateway    the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
-//	server/lobbies    lobbies, their members and messages, moderation metadata
-//	server/voice      voice calls of lobbies: signaling over the gateway (wire/voice)
-//	server/guildvoice who is in guilds' voice channels: VOICE_STATE_UPDATE, voice_start_time
-//	                  (GW-3, GW-4)
-//	server/relay      the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
-//	server/metrics    Prometheus metrics of every part on a listener of its own, and a Grafana
-//	                  dashboard of them
-//	server/admin      dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
-//	server/devseed    dev seed data and test helpers that create apps and users
-//	server/browser    drives the consent and device pages like a browser (tests, sdkpp-browser)
-//	server/servertest starts a dev server for tests
+// Foundations:
+//
+//	server/clock         injectable clock (real, offset, frozen) that every expiry and backoff reads
+//	server/snowflake     ids
+//	server/store         storage interface and its SQLite implementation (migrations at start)
+//	server/secret        random secrets, their hashes, password hashing
+//	server/httpx         JSON responses, request parsing (ids, limits, fields, multipart), the JSON
+//	                     404/405 fallbacks, request logging without secrets
+//	server/ratelimit     the HTTP API's rate limits, per route and caller
+//	wire, wire/gateway   (top level) the protocol shared with the SDK: JSON shapes, errors, gateway
+//
+// Accounts and authorization:
+//
+//	server/scopes        scope names, descriptions, expansion (SC-3), partial grants (SC-4), AU-2
+//	server/token         bearer tokens: issue, look up, Bearer and Bot authentication (AU-8)
+//	server/oidc          OIDC issuer validation and ID token verification (AU-9); the service's own
+//	                     ID tokens, discovery and keys
+//	server/extauth       external credential verifiers by external_auth_type (AU-5)
+//	server/accounts      account state changes: authorizations, revocation, merge, unmerge, bans
+//	                     (AU-4, AU-7, ST-1, ST-2, WH-1)
+//	server/oauth         authorize + consent page, token, device, revoke, the invite page
+//	server/partner       provisional accounts, child tokens, unmerge, OIDC configuration
+//	server/webhook       signed webhook deliveries, queued in the store, retried with backoff
+//
+// Resources of the API (one resource group of the platform's API reference each):
+//
+//	server/users         GET /users/@me, provisional display name, connections (CON-1), primary
+//	                     guild tags (USR-2, LIM-5)
+//	server/apps          the application object (APP-1), privileged intents and their review
+//	                     threshold (LIM-4), SKU subscriptions (ST-3)
+//	server/relationships friends, friend requests and blocks
+//	server/presence      who is online and what they play; activity invites
+//	server/dms           game direct messages and their channels
+//	server/lobbies       lobbies, their members and messages, moderation metadata
+//	server/guilds        guilds, roles, members, prune (GLD-2), sharding (GLD-1), bots' READY guilds
+//	server/channels      guild channels, Modify Channel (slowmode settings), lobby linking checks
+//	server/messages      guild channel messages, attachments, replies and forwards, pins, search
+//	server/invites       guild invites, their target users and jobs, accepting an invite
+//	server/expressions   guild emoji and scheduled events (VER-1, ERR-1)
+//	server/guildaccess   what the guild packages share: callers, permissions, objects, bot events
+//	server/interactions  application commands, interactions and modals
+//	server/voicestatus   voice channel statuses (VCS-1, GW-4), their audit log (AUD-1), channel
+//	                     info (GW-3)
+//	server/search        the background index of guild messages for Search Guild Messages (GLD-3)
+//
+// Realtime:
+//
+//	server/gateway       the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
+//	server/voice         voice calls of lobbies: signaling over the gateway (wire/voice)
+//	server/guildvoice    who is in guilds' voice channels: VOICE_STATE_UPDATE, voice_start_time
+//	                     (GW-3, GW-4)
+//	server/relay         the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
+//
+// Operations:
+//
+//	server/metrics       Prometheus metrics of every part on a listener of its own, and a Grafana
+//	                     dashboard of them
+//
+// Dev mode and tests:
+//
+//	server/admin         dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
+//	server/devseed       dev seed data and test helpers that create apps and users
+//	server/browser       drives the consent and device pages like a browser (tests, sdkpp-browser)
+//	server/servertest    starts a dev server for tests; its log buffer
+//	server/servertest/apicheck  requests to a handler and their checks, for handler tests
+//	server/servertest/world     the store-backed test world of handler tests
+//	server/servertest/guildtest the guild fixtures, requests and bot gateway client the guild
+//	                     packages' tests and the root's flows share
+//
+// This package only wires them together (routes, the gateway hub and its hooks, start and stop)
+// and keeps the tests of that wiring and of flows across packages.
 //
 // # URLs
 //

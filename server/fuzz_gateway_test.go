@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -33,7 +34,7 @@ const (
 // dropped connection, never a crash of the service.
 func FuzzGateway(f *testing.F) {
 	e := startFuzzService(f)
-	enableIntents(f, e, wire.AppFlagGatewayGuildMembersLimited) // the bot identifies with GUILD_MEMBERS (rule LIM-4)
+	guildtest.EnableIntents(f, e, wire.AppFlagGatewayGuildMembersLimited) // the bot identifies with GUILD_MEMBERS (rule LIM-4)
 	token := e.Token(f, "alice", "identify openid sdk.social_layer").AccessToken
 	me, app := e.User("alice").ID.String(), e.App.ID.String()
 	url := "ws" + strings.TrimPrefix(e.URL, "http") + server.GatewayPath + "?v=10&encoding=json"

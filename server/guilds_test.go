@@ -12,271 +12,122 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
-
-// guildFixture is a dev service with bearer tokens of the three seeded users.
-type guildFixture struct {
-	e                 *servertest.Env
-	alice, bob, carol string
-}
-
-func newGuildFixture(t *testing.T) *guildFixture {
-	e := servertest.Start(t)
-	f := &guildFixture{e: e}
-	f.alice = linkedTokens(t, e, "alice", "openid sdk.social_layer").AccessToken
-	f.bob = linkedTokens(t, e, "bob", "openid sdk.social_layer").AccessToken
-	f.carol = linkedTokens(t, e, "carol", "openid sdk.social_layer").AccessToken
-	return f
-}
-
-func (f *guildFixture) guilds(t *testing.T, tok string) []wire.PartialGuild {
-	t.Helper()
-	r := do(t, http.MethodGet, f.e.APIURL+"/users/@me/guilds", nil, bearer(tok))
-	require.Equal(t, http.StatusOK, r.Status, "guilds: %d %s", r.Status, r.Body)
-	var out []wire.PartialGuild
-	r.json(t, &out)
-	return out
-}
-
-func (f *guildFixture) channels(t *testing.T, tok string, guild wire.Snowflake) []wire.GuildChannel {
-	t.Helper()
-	r := do(t, http.MethodGet, f.e.APIURL+"/guilds/"+guild.String()+"/channels", nil, bearer(tok))
-	require.Equal(t, http.StatusOK, r.Status, "channels: %d %s", r.Status, r.Body)
-	var out []wire.GuildChannel
-	r.json(t, &out)
-	return out
-}
-
-// ownGuild returns the guild the token's user owns.
-func (f *guildFixture) ownGuild(t *testing.T, tok string) wire.PartialGuild {
-	t.Helper()
-	for _, g := range f.guilds(t, tok) {
-		if g.Owner {
-			return g
-		}
-	}
-	require.FailNow(t, "no owned guild")
-	return wire.PartialGuild{}
-}
-
-func channelNamed(t *testing.T, list []wire.GuildChannel, name string) wire.GuildChannel {
-	t.Helper()
-	for _, c := range list {
-		if c.Name == name {
-			return c
-		}
-	}
-	require.FailNow(t, "no channel", "%q", name)
-	return wire.GuildChannel{}
-}
-
-func expectAPIError(t *testing.T, what string, r resp, status, code int) {
-	t.Helper()
-	assert.Equal(t, status, r.Status, "%s: HTTP %d %s, want %d code %d", what, r.Status, r.Body, status, code)
-	assert.Equal(t, code, r.apiError(t).Code, "%s: HTTP %d %s, want %d code %d", what, r.Status, r.Body, status, code)
-}
-
-// Rule GCH-1: a user's guilds, and each guild's channels with type, position and parent category
-// id, sorted by position; bad input on both routes.
-func TestGuildsAndChannels(t *testing.T) {
-	f := newGuildFixture(t)
-	list := f.guilds(t, f.alice)
-	require.Len(t, list, 3, "alice's guilds: %+v", list)
-	own := f.ownGuild(t, f.alice)
-	require.Equal(t, "Alice's Guild", own.Name, "own guild %+v", own)
-	require.NotEmpty(t, own.Permissions, "own guild %+v", own)
-	require.NotNil(t, own.Features, "own guild %+v", own)
-	chans := f.channels(t, f.alice, own.ID)
-	var names []string
-	for i, c := range chans {
-		names = append(names, c.Name)
-		// rule GCH-1: sorted by position
-		if i > 0 {
-			assert.LessOrEqual(t, chans[i-1].Position, c.Position, "not sorted by position: %+v", chans)
-		}
-	}
-	require.Equal(t, "Text Channels,general,looking-for-group,Voice Channels,Lounge", strings.Join(names, ","), "channels in order")
-	text, general, lounge := chans[0], chans[1], chans[4]
-	// rule GCH-1: type and parent category id.
-	require.Equal(t, wire.ChannelGuildCategory, text.Type, "types and parents: %+v", chans)
-	require.Nil(t, text.ParentID, "types and parents: %+v", chans)
-	require.Equal(t, wire.ChannelGuildText, general.Type, "types and parents: %+v", chans)
-	require.NotNil(t, general.ParentID, "types and parents: %+v", chans)
-	require.Equal(t, text.ID, *general.ParentID, "types and parents: %+v", chans)
-	require.Equal(t, wire.ChannelGuildVoice, lounge.Type, "types and parents: %+v", chans)
-	require.Equal(t, chans[3].ID, *lounge.ParentID, "types and parents: %+v", chans)
-	assert.True(t, general.IsLinkable, "the owner may link text channels only: %+v", chans)
-	assert.False(t, lounge.IsLinkable, "the owner may link text channels only: %+v", chans)
-	assert.False(t, text.IsLinkable, "the owner may link text channels only: %+v", chans)
-	// In alice's guild bob manages channels and carol does not.
-	assert.True(t, channelNamed(t, f.channels(t, f.bob, own.ID), "general").IsLinkable, "is_linkable does not follow the manage-channels permission")
-	assert.False(t, channelNamed(t, f.channels(t, f.carol, own.ID), "general").IsLinkable, "is_linkable does not follow the manage-channels permission")
-
-	// Bad input.
-	api := f.e.APIURL
-	lonely, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Alone", OwnerID: f.e.User("alice").ID})
-	require.NoError(t, err)
-	expectAPIError(t, "non-member", do(t, http.MethodGet, api+"/guilds/"+lonely.ID.String()+"/channels", nil, bearer(f.bob)), 403, wire.CodeMissingAccess)
-	expectAPIError(t, "unknown guild", do(t, http.MethodGet, api+"/guilds/42/channels", nil, bearer(f.bob)), 404, wire.CodeUnknownGuild)
-	expectAPIError(t, "bad id", do(t, http.MethodGet, api+"/guilds/x1/channels", nil, bearer(f.bob)), 400, wire.CodeInvalidFormBody)
-	expectAPIError(t, "no token", do(t, http.MethodGet, api+"/users/@me/guilds", nil, nil), 401, 0)
-	botGuilds := do(t, http.MethodGet, api+"/users/@me/guilds", nil, bot(f.e.App.BotToken)) // a bot in no guild
-	assert.Equal(t, http.StatusOK, botGuilds.Status, "bot token: %s", botGuilds.Body)
-	assert.JSONEq(t, "[]", string(botGuilds.Body), "bot token")
-	expectAPIError(t, "wrong bot token", do(t, http.MethodGet, api+"/users/@me/guilds", nil, bot("nope")), 401, 0)
-	narrow := linkedTokens(t, f.e, "bob", "openid identify").AccessToken
-	expectAPIError(t, "without the guilds scope", do(t, http.MethodGet, api+"/users/@me/guilds", nil, bearer(narrow)), 403, wire.CodeMissingAccess)
-
-	// The dev route refuses bad specs and stores nothing.
-	admin := http.Header{"Authorization": {"Admin " + f.e.Creds.AdminToken}}
-	one := 0
-	for _, bad := range []struct {
-		spec  wire.GuildSpec
-		field string
-	}{
-		{wire.GuildSpec{Name: "", OwnerID: f.e.User("bob").ID}, "name"},
-		{wire.GuildSpec{Name: strings.Repeat("n", 101), OwnerID: f.e.User("bob").ID}, "name"},
-		{wire.GuildSpec{Name: "g", OwnerID: 12345}, "owner_id"},
-		{wire.GuildSpec{Name: "g", OwnerID: f.e.User("bob").ID, Channel: []wire.GuildChannelSpec{{Name: "c", Type: 99}}}, "channels"},
-		{wire.GuildSpec{Name: "g", OwnerID: f.e.User("bob").ID, Channel: []wire.GuildChannelSpec{{Name: "t", Type: 0}, {Name: "c", Type: 0, Parent: &one}}}, "channels"},
-	} {
-		r := sendJSON(t, http.MethodPost, api+"/dev/guilds", bad.spec, admin)
-		e := r.apiError(t)
-		assert.Equal(t, 400, r.Status, "bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
-		assert.Equal(t, wire.CodeInvalidFormBody, e.Code, "bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
-		assert.False(t, e.Errors[bad.field] == nil, "bad spec %+v: %d %s", bad.spec, r.Status, r.Body)
-	}
-	n := len(f.guilds(t, f.bob))
-	assert.Equal(t, 3, n, "a refused spec stored a guild: bob is in %d guilds", n)
-	r := sendJSON(t, http.MethodPost, api+"/dev/guilds", wire.GuildSpec{Name: "Made", OwnerID: f.e.User("bob").ID,
-		Channel: []wire.GuildChannelSpec{{Name: "cat", Type: 4, Position: 1}, {Name: "t", Type: 0, Position: 0, Parent: &one}}}, admin)
-	var made wire.DevGuild
-	r.json(t, &made)
-	require.Equal(t, 200, r.Status, "dev guild: %d %s", r.Status, r.Body)
-	require.Len(t, made.Channels, 2, "dev guild: %d %s", r.Status, r.Body)
-	// sorted by position
-	got := f.channels(t, f.bob, made.ID)
-	if assert.Len(t, got, 2, "dev guild channels %+v", got) {
-		assert.Equal(t, "t", got[0].Name, "dev guild channels %+v", got)
-		assert.Equal(t, "cat", got[1].Name, "dev guild channels %+v", got)
-	}
-	r = sendJSON(t, http.MethodPost, api+"/dev/guilds", wire.GuildSpec{Name: "x"}, nil)
-	assert.Equal(t, 401, r.Status, "dev route without the admin token: %d", r.Status)
-}
 
 // Rule LOB-5: a member with CanLinkLobby links a text channel they manage; the lobby shows it as
 // linked_channel and the channel the lobby as linked_lobby; lobby channel invites are single use
 // and valid one hour; bad input on every route.
 func TestLobbyChannelLinkingAndInvites(t *testing.T) {
-	f := newGuildFixture(t)
-	api := f.e.APIURL
+	f := guildtest.NewSeeded(t)
+	api := f.E.APIURL
 	var lobby wire.Lobby
-	sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "linkme"}, bearer(f.alice)).json(t, &lobby)
-	sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "linkme"}, bearer(f.bob))
+	guildtest.SendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "linkme"}, guildtest.Bearer(f.Alice)).JSON(t, &lobby)
+	guildtest.SendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "linkme"}, guildtest.Bearer(f.Bob))
 	lobbyURL := api + "/lobbies/" + lobby.ID.String()
-	own := f.ownGuild(t, f.alice)
-	chans := f.channels(t, f.alice, own.ID)
-	general, lounge, category := channelNamed(t, chans, "general"), channelNamed(t, chans, "Lounge"), channelNamed(t, chans, "Text Channels")
-	link := func(tok string, body any) resp {
-		return sendJSON(t, http.MethodPatch, lobbyURL+"/channel-linking", body, bearer(tok))
+	own := f.OwnGuild(t, f.Alice)
+	chans := f.Channels(t, f.Alice, own.ID)
+	general, lounge, category := guildtest.ChannelNamed(t, chans, "general"), guildtest.ChannelNamed(t, chans, "Lounge"), guildtest.ChannelNamed(t, chans, "Text Channels")
+	link := func(tok string, body any) guildtest.Resp {
+		return guildtest.SendJSON(t, http.MethodPatch, lobbyURL+"/channel-linking", body, guildtest.Bearer(tok))
 	}
 	// Without the member flag CanLinkLobby: 50013.
-	expectAPIError(t, "no CanLinkLobby", link(f.alice, map[string]any{"channel_id": general.ID}), 403, wire.CodeMissingPermissions)
-	r := sendJSON(t, http.MethodPut, lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken))
+	guildtest.ExpectAPIError(t, "no CanLinkLobby", link(f.Alice, map[string]any{"channel_id": general.ID}), 403, wire.CodeMissingPermissions)
+	r := guildtest.SendJSON(t, http.MethodPut, lobbyURL+"/members/"+f.E.User("alice").ID.String(), map[string]any{"flags": 1}, guildtest.Bot(f.E.App.BotToken))
 	require.Equal(t, 200, r.Status, "set flag: %d %s", r.Status, r.Body)
 	// Bad input, nothing linked.
-	expectAPIError(t, "voice channel", link(f.alice, map[string]any{"channel_id": lounge.ID}), 400, wire.CodeInvalidFormBody)
-	expectAPIError(t, "category", link(f.alice, map[string]any{"channel_id": category.ID}), 400, wire.CodeInvalidFormBody)
-	expectAPIError(t, "unknown channel", link(f.alice, map[string]any{"channel_id": "42"}), 404, wire.CodeUnknownChannel)
-	expectAPIError(t, "malformed id", link(f.alice, map[string]any{"channel_id": "abc"}), 400, wire.CodeInvalidFormBody)
-	expectAPIError(t, "wrong type", link(f.alice, map[string]any{"channel_id": true}), 400, wire.CodeInvalidFormBody)
-	expectAPIError(t, "not an object", link(f.alice, []int{1}), 400, wire.CodeInvalidJSON)
-	expectAPIError(t, "malformed JSON", do(t, http.MethodPatch, lobbyURL+"/channel-linking", strings.NewReader("{"),
-		http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.alice}}), 400, wire.CodeInvalidJSON)
-	expectAPIError(t, "not a lobby member", link(f.carol, map[string]any{"channel_id": general.ID}), 403, wire.CodeMissingAccess)
-	expectAPIError(t, "bot token", sendJSON(t, http.MethodPatch, lobbyURL+"/channel-linking", map[string]any{}, bot(f.e.App.BotToken)), 401, 0)
-	expectAPIError(t, "unknown lobby", sendJSON(t, http.MethodPatch, api+"/lobbies/42/channel-linking", map[string]any{}, bearer(f.alice)), 404, wire.CodeUnknownLobby)
+	guildtest.ExpectAPIError(t, "voice channel", link(f.Alice, map[string]any{"channel_id": lounge.ID}), 400, wire.CodeInvalidFormBody)
+	guildtest.ExpectAPIError(t, "category", link(f.Alice, map[string]any{"channel_id": category.ID}), 400, wire.CodeInvalidFormBody)
+	guildtest.ExpectAPIError(t, "unknown channel", link(f.Alice, map[string]any{"channel_id": "42"}), 404, wire.CodeUnknownChannel)
+	guildtest.ExpectAPIError(t, "malformed id", link(f.Alice, map[string]any{"channel_id": "abc"}), 400, wire.CodeInvalidFormBody)
+	guildtest.ExpectAPIError(t, "wrong type", link(f.Alice, map[string]any{"channel_id": true}), 400, wire.CodeInvalidFormBody)
+	guildtest.ExpectAPIError(t, "not an object", link(f.Alice, []int{1}), 400, wire.CodeInvalidJSON)
+	guildtest.ExpectAPIError(t, "malformed JSON", guildtest.Do(t, http.MethodPatch, lobbyURL+"/channel-linking", strings.NewReader("{"),
+		http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.Alice}}), 400, wire.CodeInvalidJSON)
+	guildtest.ExpectAPIError(t, "not a lobby member", link(f.Carol, map[string]any{"channel_id": general.ID}), 403, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "bot token", guildtest.SendJSON(t, http.MethodPatch, lobbyURL+"/channel-linking", map[string]any{}, guildtest.Bot(f.E.App.BotToken)), 401, 0)
+	guildtest.ExpectAPIError(t, "unknown lobby", guildtest.SendJSON(t, http.MethodPatch, api+"/lobbies/42/channel-linking", map[string]any{}, guildtest.Bearer(f.Alice)), 404, wire.CodeUnknownLobby)
 	// A channel of bob's guild, where alice may not manage channels.
-	bobs := channelNamed(t, f.channels(t, f.bob, f.ownGuild(t, f.bob).ID), "general")
-	expectAPIError(t, "channel alice may not manage", link(f.alice, map[string]any{"channel_id": bobs.ID}), 403, wire.CodeMissingPermissions)
-	expectAPIError(t, "invite without a linked channel",
-		sendJSON(t, http.MethodPost, lobbyURL+"/members/@me/invites", nil, bearer(f.bob)), 404, wire.CodeUnknownChannel)
+	bobs := guildtest.ChannelNamed(t, f.Channels(t, f.Bob, f.OwnGuild(t, f.Bob).ID), "general")
+	guildtest.ExpectAPIError(t, "channel alice may not manage", link(f.Alice, map[string]any{"channel_id": bobs.ID}), 403, wire.CodeMissingPermissions)
+	guildtest.ExpectAPIError(t, "invite without a linked channel",
+		guildtest.SendJSON(t, http.MethodPost, lobbyURL+"/members/@me/invites", nil, guildtest.Bearer(f.Bob)), 404, wire.CodeUnknownChannel)
 
 	// Link: the lobby has linked_channel, the channel linked_lobby.
-	r = link(f.alice, map[string]any{"channel_id": general.ID})
+	r = link(f.Alice, map[string]any{"channel_id": general.ID})
 	var linked wire.Lobby
-	r.json(t, &linked)
+	r.JSON(t, &linked)
 	require.Equal(t, 200, r.Status, "link: %d %s", r.Status, r.Body)
 	require.NotNil(t, linked.LinkedChannel, "link: %d %s", r.Status, r.Body)
 	require.Equal(t, general.ID, linked.LinkedChannel.ID, "link: %d %s", r.Status, r.Body)
 	require.Equal(t, own.ID, linked.LinkedChannel.GuildID, "link: %d %s", r.Status, r.Body)
 	require.Equal(t, "general", linked.LinkedChannel.Name, "link: %d %s", r.Status, r.Body)
 	var got wire.Lobby
-	do(t, http.MethodGet, lobbyURL, nil, bearer(f.bob)).json(t, &got)
+	guildtest.Do(t, http.MethodGet, lobbyURL, nil, guildtest.Bearer(f.Bob)).JSON(t, &got)
 	if assert.NotNil(t, got.LinkedChannel, "GET lobby") {
 		assert.Equal(t, general.ID, got.LinkedChannel.ID, "GET lobby: %+v", got.LinkedChannel)
 	}
-	ll := channelNamed(t, f.channels(t, f.alice, own.ID), "general").LinkedLobby
+	ll := guildtest.ChannelNamed(t, f.Channels(t, f.Alice, own.ID), "general").LinkedLobby
 	if assert.NotNil(t, ll, "channel linked_lobby") {
 		assert.Equal(t, lobby.ID, ll.LobbyID, "channel linked_lobby %+v", ll)
-		assert.Equal(t, f.e.App.ID, ll.ApplicationID, "channel linked_lobby %+v", ll)
+		assert.Equal(t, f.E.App.ID, ll.ApplicationID, "channel linked_lobby %+v", ll)
 	}
 	// Another lobby cannot take the channel.
 	var other wire.Lobby
-	sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "other"}, bearer(f.alice)).json(t, &other)
-	sendJSON(t, http.MethodPut, api+"/lobbies/"+other.ID.String()+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken))
-	expectAPIError(t, "channel linked elsewhere", sendJSON(t, http.MethodPatch, api+"/lobbies/"+other.ID.String()+"/channel-linking",
-		map[string]any{"channel_id": general.ID}, bearer(f.alice)), 400, wire.CodeInvalidFormBody)
+	guildtest.SendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "other"}, guildtest.Bearer(f.Alice)).JSON(t, &other)
+	guildtest.SendJSON(t, http.MethodPut, api+"/lobbies/"+other.ID.String()+"/members/"+f.E.User("alice").ID.String(), map[string]any{"flags": 1}, guildtest.Bot(f.E.App.BotToken))
+	guildtest.ExpectAPIError(t, "channel linked elsewhere", guildtest.SendJSON(t, http.MethodPatch, api+"/lobbies/"+other.ID.String()+"/channel-linking",
+		map[string]any{"channel_id": general.ID}, guildtest.Bearer(f.Alice)), 400, wire.CodeInvalidFormBody)
 
 	// Rule LOB-5: invites for self (Bearer) and for a user (Bot), single use, one hour.
 	invite := func(path string, h http.Header) string {
 		t.Helper()
-		r := sendJSON(t, http.MethodPost, lobbyURL+path, nil, h)
+		r := guildtest.SendJSON(t, http.MethodPost, lobbyURL+path, nil, h)
 		var c wire.InviteCode
-		r.json(t, &c)
+		r.JSON(t, &c)
 		require.Equal(t, 200, r.Status, "invite %s: %d %s", path, r.Status, r.Body)
 		require.NotEmpty(t, c.Code, "invite %s: %d %s", path, r.Status, r.Body)
 		return c.Code
 	}
-	self := invite("/members/@me/invites", bearer(f.bob))
+	self := invite("/members/@me/invites", guildtest.Bearer(f.Bob))
 	var inv wire.Invite
-	do(t, http.MethodGet, api+"/invites/"+self, nil, nil).json(t, &inv)
+	guildtest.Do(t, http.MethodGet, api+"/invites/"+self, nil, nil).JSON(t, &inv)
 	require.Equal(t, 1, inv.MaxUses, "invite %+v", inv)
 	require.Equal(t, 3600, inv.MaxAge, "invite %+v", inv)
 	require.Equal(t, own.ID, inv.Guild.ID, "invite %+v", inv)
 	require.Equal(t, general.ID, inv.Channel.ID, "invite %+v", inv)
 	require.NotNil(t, inv.Lobby, "invite %+v", inv)
 	require.Equal(t, lobby.ID, inv.Lobby.ID, "invite %+v", inv)
-	r = do(t, http.MethodPost, api+"/invites/"+self, nil, bearer(f.bob))
+	r = guildtest.Do(t, http.MethodPost, api+"/invites/"+self, nil, guildtest.Bearer(f.Bob))
 	require.Equal(t, 200, r.Status, "accept: %d %s", r.Status, r.Body)
-	expectAPIError(t, "second use (LOB-5 single use)", do(t, http.MethodPost, api+"/invites/"+self, nil, bearer(f.carol)), 404, wire.CodeUnknownInvite)
-	expectAPIError(t, "used invite", do(t, http.MethodGet, api+"/invites/"+self, nil, nil), 404, wire.CodeUnknownInvite)
-	forBob := invite("/members/"+f.e.User("bob").ID.String()+"/invites", bot(f.e.App.BotToken))
-	expectAPIError(t, "bot invite for a non-member", sendJSON(t, http.MethodPost, lobbyURL+"/members/"+f.e.User("carol").ID.String()+"/invites", nil,
-		bot(f.e.App.BotToken)), 404, wire.CodeUnknownMember)
-	expectAPIError(t, "bot route with a bearer token", sendJSON(t, http.MethodPost, lobbyURL+"/members/"+f.e.User("bob").ID.String()+"/invites", nil,
-		bearer(f.bob)), 401, 0)
-	expectAPIError(t, "self invite by a non-member", sendJSON(t, http.MethodPost, lobbyURL+"/members/@me/invites", nil, bearer(f.carol)), 403, wire.CodeMissingAccess)
-	expectAPIError(t, "bad user id", sendJSON(t, http.MethodPost, lobbyURL+"/members/zz/invites", nil, bot(f.e.App.BotToken)), 400, wire.CodeInvalidFormBody)
-	expectAPIError(t, "unknown invite", do(t, http.MethodGet, api+"/invites/nope", nil, nil), 404, wire.CodeUnknownInvite)
+	guildtest.ExpectAPIError(t, "second use (LOB-5 single use)", guildtest.Do(t, http.MethodPost, api+"/invites/"+self, nil, guildtest.Bearer(f.Carol)), 404, wire.CodeUnknownInvite)
+	guildtest.ExpectAPIError(t, "used invite", guildtest.Do(t, http.MethodGet, api+"/invites/"+self, nil, nil), 404, wire.CodeUnknownInvite)
+	forBob := invite("/members/"+f.E.User("bob").ID.String()+"/invites", guildtest.Bot(f.E.App.BotToken))
+	guildtest.ExpectAPIError(t, "bot invite for a non-member", guildtest.SendJSON(t, http.MethodPost, lobbyURL+"/members/"+f.E.User("carol").ID.String()+"/invites", nil,
+		guildtest.Bot(f.E.App.BotToken)), 404, wire.CodeUnknownMember)
+	guildtest.ExpectAPIError(t, "bot route with a bearer token", guildtest.SendJSON(t, http.MethodPost, lobbyURL+"/members/"+f.E.User("bob").ID.String()+"/invites", nil,
+		guildtest.Bearer(f.Bob)), 401, 0)
+	guildtest.ExpectAPIError(t, "self invite by a non-member", guildtest.SendJSON(t, http.MethodPost, lobbyURL+"/members/@me/invites", nil, guildtest.Bearer(f.Carol)), 403, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "bad user id", guildtest.SendJSON(t, http.MethodPost, lobbyURL+"/members/zz/invites", nil, guildtest.Bot(f.E.App.BotToken)), 400, wire.CodeInvalidFormBody)
+	guildtest.ExpectAPIError(t, "unknown invite", guildtest.Do(t, http.MethodGet, api+"/invites/nope", nil, nil), 404, wire.CodeUnknownInvite)
 
 	// Unlink (channel_id null): the lobby loses linked_channel and the channel becomes free.
-	r = link(f.alice, map[string]any{"channel_id": nil})
+	r = link(f.Alice, map[string]any{"channel_id": nil})
 	var unlinked wire.Lobby
-	r.json(t, &unlinked)
+	r.JSON(t, &unlinked)
 	require.Equal(t, 200, r.Status, "unlink: %d %s", r.Status, r.Body)
 	require.Nil(t, unlinked.LinkedChannel, "unlink: %d %s", r.Status, r.Body)
-	ll = channelNamed(t, f.channels(t, f.alice, own.ID), "general").LinkedLobby
+	ll = guildtest.ChannelNamed(t, f.Channels(t, f.Alice, own.ID), "general").LinkedLobby
 	assert.Nil(t, ll, "unlinked channel still shows %+v", ll)
 
 	// Rule LOB-5: valid one hour, by the service's clock.
-	f.e.Clock.Advance(time.Hour - time.Second)
-	r = do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil)
+	f.E.Clock.Advance(time.Hour - time.Second)
+	r = guildtest.Do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil)
 	assert.Equal(t, 200, r.Status, "invite before its hour: %d %s", r.Status, r.Body)
-	f.e.Clock.Advance(2 * time.Second)
-	expectAPIError(t, "invite after its hour", do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil), 404, wire.CodeUnknownInvite)
-	expectAPIError(t, "accept after its hour", do(t, http.MethodPost, api+"/invites/"+forBob, nil, bearer(f.bob)), 404, wire.CodeUnknownInvite)
+	f.E.Clock.Advance(2 * time.Second)
+	guildtest.ExpectAPIError(t, "invite after its hour", guildtest.Do(t, http.MethodGet, api+"/invites/"+forBob, nil, nil), 404, wire.CodeUnknownInvite)
+	guildtest.ExpectAPIError(t, "accept after its hour", guildtest.Do(t, http.MethodPost, api+"/invites/"+forBob, nil, guildtest.Bearer(f.Bob)), 404, wire.CodeUnknownInvite)
 }
 
 // Rate limits on the live service: the platform's headers on every answer, 429 with its body and
@@ -286,9 +137,9 @@ func TestRateLimitHeadersAnd429(t *testing.T) {
 		servertest.WithConfig(func(c *server.Config) {
 			c.RateLimits = ratelimit.Config{Routes: map[string]ratelimit.Rule{"GET /users/@me": {Limit: 2, Window: 5 * time.Second}}}
 		}))
-	tok := linkedTokens(t, e, "alice", "openid sdk.social_layer").AccessToken
+	tok := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
 	for i, want := range []string{"1", "0"} {
-		r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok))
+		r := guildtest.Do(t, http.MethodGet, e.APIURL+"/users/@me", nil, guildtest.Bearer(tok))
 		require.Equal(t, 200, r.Status, "request %d: %d %v", i, r.Status, r.Header)
 		require.Equal(t, want, r.Header.Get("X-RateLimit-Remaining"), "request %d: %d %v", i, r.Status, r.Header)
 		require.Equal(t, "2", r.Header.Get("X-RateLimit-Limit"), "request %d: %d %v", i, r.Status, r.Header)
@@ -297,9 +148,9 @@ func TestRateLimitHeadersAnd429(t *testing.T) {
 		require.NotEmpty(t, r.Header.Get("X-RateLimit-Reset"), "request %d: %d %v", i, r.Status, r.Header)
 	}
 	e.Clock.Advance(time.Second)
-	r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok))
+	r := guildtest.Do(t, http.MethodGet, e.APIURL+"/users/@me", nil, guildtest.Bearer(tok))
 	var body ratelimit.Body
-	r.json(t, &body)
+	r.JSON(t, &body)
 	require.Equal(t, http.StatusTooManyRequests, r.Status, "429: %d %v %s", r.Status, r.Header, r.Body)
 	require.Equal(t, float64(4), body.RetryAfter, "429: %d %v %s", r.Status, r.Header, r.Body)
 	require.False(t, body.Global, "429: %d %v %s", r.Status, r.Header, r.Body)
@@ -308,6 +159,6 @@ func TestRateLimitHeadersAnd429(t *testing.T) {
 	require.Empty(t, r.Header.Values("X-RateLimit-Global"), "a route 429 carries no X-RateLimit-Global: %d %v %s", r.Status, r.Header, r.Body)
 	require.Equal(t, "user", r.Header.Get("X-RateLimit-Scope"), "429: %d %v %s", r.Status, r.Header, r.Body)
 	e.Clock.Advance(4 * time.Second)
-	r = do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(tok))
+	r = guildtest.Do(t, http.MethodGet, e.APIURL+"/users/@me", nil, guildtest.Bearer(tok))
 	require.Equal(t, 200, r.Status, "after the window: %d", r.Status)
 }

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -11,14 +10,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
 	"sdkpp/server/browser"
 	"sdkpp/server/secret"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // resp is a decoded API answer.
@@ -30,7 +31,7 @@ type resp struct {
 
 func (r resp) json(t *testing.T, v any) {
 	t.Helper()
-	require.NoError(t, json.Unmarshal(r.Body, v), "decode %s", r.Body)
+	guildtest.Resp(r).JSON(t, v)
 }
 
 func (r resp) oauthError(t *testing.T) string {
@@ -42,9 +43,7 @@ func (r resp) oauthError(t *testing.T) string {
 
 func (r resp) apiError(t *testing.T) wire.APIError {
 	t.Helper()
-	var e wire.APIError
-	r.json(t, &e)
-	return e
+	return guildtest.Resp(r).APIError(t)
 }
 
 func (r resp) token(t *testing.T) wire.TokenResponse {
@@ -55,21 +54,10 @@ func (r resp) token(t *testing.T) wire.TokenResponse {
 	return tr
 }
 
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
+// do sends a request (guildtest.Do: no redirect followed, never a 5xx).
 func do(t *testing.T, method, u string, body io.Reader, header http.Header) resp {
 	t.Helper()
-	req, err := http.NewRequest(method, u, body)
-	require.NoError(t, err)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	res, err := noRedirects.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	assert.Less(t, res.StatusCode, 500, "%s %s: HTTP %d (never a 5xx): %s", method, u, res.StatusCode, b)
-	return resp{Status: res.StatusCode, Header: res.Header, Body: b}
+	return resp(guildtest.Do(t, method, u, body, header))
 }
 
 func postForm(t *testing.T, u string, form url.Values) resp {
@@ -80,26 +68,18 @@ func postForm(t *testing.T, u string, form url.Values) resp {
 
 func sendJSON(t *testing.T, method, u string, v any, header http.Header) resp {
 	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	h := http.Header{"Content-Type": {"application/json"}}
-	for k, vs := range header {
-		h[k] = vs
-	}
-	return do(t, method, u, bytes.NewReader(b), h)
+	return resp(guildtest.SendJSON(t, method, u, v, header))
 }
 
-func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
-func bot(tok string) http.Header    { return http.Header{"Authorization": {"Bot " + tok}} }
+var (
+	bearer = guildtest.Bearer
+	bot    = guildtest.Bot
+)
 
 func getMe(t *testing.T, e *servertest.Env, access string) (wire.User, resp) {
 	t.Helper()
-	r := do(t, http.MethodGet, e.APIURL+"/users/@me", nil, bearer(access))
-	var u wire.User
-	if r.Status == http.StatusOK {
-		r.json(t, &u)
-	}
-	return u, r
+	u, r := guildtest.GetMe(t, e, access)
+	return u, resp(r)
 }
 
 // pkce returns a verifier and its S256 challenge.
@@ -163,3 +143,35 @@ func browserChoice(user, pw string) browser.Choice {
 }
 
 func sha(s string) []byte { return secret.Hash(s) }
+
+// botGW is a gateway connection (guildtest.Gateway) under the names the root's OAuth tests use.
+type botGW struct {
+	*guildtest.Gateway
+	t  testing.TB
+	ws *websocket.Conn
+}
+
+// dialBot is guildtest.Dial.
+func dialBot(t *testing.T, e *servertest.Env, query string) *botGW {
+	t.Helper()
+	g := guildtest.Dial(t, e, query)
+	return &botGW{Gateway: g, t: g.T, ws: g.WS}
+}
+
+// identify is guildtest.Gateway.Identify.
+func (g *botGW) identify(token string, intents uint64) map[string]json.RawMessage {
+	g.t.Helper()
+	return g.Identify(token, intents)
+}
+
+// send is guildtest.Gateway.Send.
+func (g *botGW) send(op int, d any) { g.t.Helper(); g.Send(op, d) }
+
+// expect is guildtest.Gateway.Expect.
+func (g *botGW) expect(op int, event string, out ...any) gwire.Payload {
+	g.t.Helper()
+	return g.Expect(op, event, out...)
+}
+
+// sync is guildtest.Gateway.Sync.
+func (g *botGW) sync() { g.t.Helper(); g.Sync() }

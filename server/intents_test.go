@@ -1,74 +1,28 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/apps"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 
-// enableIntents turns on limited privileged intent flags of the application, as its owner does in
-// the application's settings: PATCH /applications/@me with the bot token, keeping the other
-// flags (rule LIM-4: the test fixtures' bots reach far fewer than 10,000 users).
-func enableIntents(t testing.TB, e *servertest.Env, limited uint64) {
-	t.Helper()
-	app, err := e.Server.Store().GetApplication(context.Background(), uint64(e.App.ID))
-	require.NoError(t, err)
-	body, err := json.Marshal(map[string]uint64{"flags": (app.Flags | limited) & wire.AppFlagsLegacyMask})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPatch, e.APIURL+"/applications/@me", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bot "+e.App.BotToken)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode, "PATCH /applications/@me flags")
-}
-
-// botIntents are the limited flags of the privileged intents the bot fixtures identify with.
-const botIntents = wire.AppFlagGatewayGuildMembersLimited | wire.AppFlagGatewayMessageContentLimited
-
-// expectClosed reads until the connection closes and checks its close code.
-func (g *botGW) expectClosed(code int) {
-	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		_, raw, err := g.ws.Read(ctx)
-		if err != nil {
-			assert.Equal(g.t, websocket.StatusCode(code), websocket.CloseStatus(err), "close: %v", err)
-			return
-		}
-		g.t.Logf("before the close: %s", raw)
-	}
-}
-
-// identifyOnly sends Identify with the token and intents, without reading READY.
-func (g *botGW) identifyOnly(token string, intents uint64) {
-	g.t.Helper()
-	g.send(gwire.OpIdentify, map[string]any{"token": token, "intents": intents,
-		"properties": map[string]string{"os": "linux", "browser": "test", "device": "test"}})
-}
-
 // LIM-4: a bot identifying with a privileged intent needs its application's approved or limited
 // flag for that intent, or it is closed with 4014 (final); non-privileged intents need no flag;
 // a flag for another privileged intent does not do.
 func TestPrivilegedIntentsNeedFlags(t *testing.T) {
-	f := newBotFixture(t)
+	f := guildtest.NewBots(t)
 	nonPrivileged := gwire.KnownIntents &^ (gwire.IntentGuildMembers | gwire.IntentGuildPresences | gwire.IntentMessageContent)
 	cases := []struct {
 		name    string
@@ -100,16 +54,16 @@ func TestPrivilegedIntentsNeedFlags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			setAppFlags(t, f, tc.flags)
-			g := dialBot(t, f.e, "")
-			g.t = t
+			guildtest.SetAppFlags(t, f.E, tc.flags)
+			g := guildtest.Dial(t, f.E, "")
+			g.T = t
 			if tc.allowed {
-				ready := g.identify("Bot "+f.e.App.BotToken, tc.intents)
+				ready := g.Identify("Bot "+f.E.App.BotToken, tc.intents)
 				assert.Contains(t, ready, "session_id")
 				return
 			}
-			g.identifyOnly("Bot "+f.e.App.BotToken, tc.intents)
-			g.expectClosed(gwire.CloseDisallowedIntents)
+			g.IdentifyOnly("Bot "+f.E.App.BotToken, tc.intents)
+			g.ExpectClosed(gwire.CloseDisallowedIntents)
 		})
 	}
 	assert.True(t, gwire.IsFinal(gwire.CloseDisallowedIntents), "4014 is final")
@@ -118,26 +72,26 @@ func TestPrivilegedIntentsNeedFlags(t *testing.T) {
 // LIM-4: a resumed bot session is checked again: once its application lost the flag of one of
 // its privileged intents, Resume is closed with 4014.
 func TestResumeLosesPrivilegedIntent(t *testing.T) {
-	f := newBotFixture(t)
-	setAppFlags(t, f, wire.AppFlagGatewayGuildMembersLimited)
-	g := dialBot(t, f.e, "")
-	ready := g.identify("Bot "+f.e.App.BotToken, gwire.IntentGuilds|gwire.IntentGuildMembers)
+	f := guildtest.NewBots(t)
+	guildtest.SetAppFlags(t, f.E, wire.AppFlagGatewayGuildMembersLimited)
+	g := guildtest.Dial(t, f.E, "")
+	ready := g.Identify("Bot "+f.E.App.BotToken, gwire.IntentGuilds|gwire.IntentGuildMembers)
 	var sid string
 	require.NoError(t, json.Unmarshal(ready["session_id"], &sid))
-	_ = g.ws.CloseNow()
+	_ = g.WS.CloseNow()
 
-	setAppFlags(t, f, 0)
-	r := dialBot(t, f.e, "")
-	r.send(gwire.OpResume, map[string]any{"token": "Bot " + f.e.App.BotToken, "session_id": sid, "seq": 1})
-	r.expectClosed(gwire.CloseDisallowedIntents)
+	guildtest.SetAppFlags(t, f.E, 0)
+	r := guildtest.Dial(t, f.E, "")
+	r.Send(gwire.OpResume, map[string]any{"token": "Bot " + f.E.App.BotToken, "session_id": sid, "seq": 1})
+	r.ExpectClosed(gwire.CloseDisallowedIntents)
 }
 
 // User (OAuth) gateway sessions of the SDK are not bots: their intents need no application flag.
 func TestUserSessionsNeedNoIntentFlags(t *testing.T) {
-	f := newBotFixture(t)
-	setAppFlags(t, f, 0)
-	g := dialBot(t, f.e, "")
-	ready := g.identify(f.alice, gwire.IntentGuildMembers|gwire.IntentGuildPresences|gwire.IntentMessageContent)
+	f := guildtest.NewBots(t)
+	guildtest.SetAppFlags(t, f.E, 0)
+	g := guildtest.Dial(t, f.E, "")
+	ready := g.Identify(f.Alice, gwire.IntentGuildMembers|gwire.IntentGuildPresences|gwire.IntentMessageContent)
 	assert.Contains(t, ready, "session_id")
 }
 
@@ -172,13 +126,13 @@ func TestIntentsReviewThreshold(t *testing.T) {
 	}))
 	require.Equal(t, apps.ReviewThresholdUsers-1, count(), "9,999 users reachable")
 
-	patch := func(flags uint64) resp {
-		return sendJSON(t, http.MethodPatch, e.APIURL+"/applications/@me", map[string]uint64{"flags": flags}, bot(e.App.BotToken))
+	patch := func(flags uint64) guildtest.Resp {
+		return guildtest.SendJSON(t, http.MethodPatch, e.APIURL+"/applications/@me", map[string]uint64{"flags": flags}, guildtest.Bot(e.App.BotToken))
 	}
-	reviewRefused := func(r resp) {
+	reviewRefused := func(r guildtest.Resp) {
 		t.Helper()
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
-		apiErr := r.apiError(t)
+		apiErr := r.APIError(t)
 		assert.Equal(t, wire.CodeInvalidFormBody, apiErr.Code)
 		assert.Contains(t, string(r.Body), `"flags"`, "the error names flags")
 	}
@@ -211,9 +165,9 @@ func TestIntentsReviewThreshold(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	reviewRefused(patch(wire.AppFlagGatewayMessageContentLimited)) // and once off, it needs review
 	// The review (the dev route) sets the approved flags, and the bot identifies with them.
-	setFlags := sendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags",
-		map[string]any{"flags": strconv.FormatUint(wire.AppFlagGatewayGuildMembers, 10)}, admin(e))
+	setFlags := guildtest.SendJSON(t, http.MethodPut, e.APIURL+"/dev/applications/"+e.App.ID.String()+"/flags",
+		map[string]any{"flags": strconv.FormatUint(wire.AppFlagGatewayGuildMembers, 10)}, guildtest.Admin(e))
 	require.Equal(t, http.StatusOK, setFlags.Status, "%s", setFlags.Body)
-	g := dialBot(t, e, "")
-	assert.Contains(t, g.identify("Bot "+e.App.BotToken, gwire.IntentGuildMembers), "session_id")
+	g := guildtest.Dial(t, e, "")
+	assert.Contains(t, g.Identify("Bot "+e.App.BotToken, gwire.IntentGuildMembers), "session_id")
 }

@@ -13,35 +13,36 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/browser"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
 
 // inviteFixture is a lobby of alice, bob and carol linked to the text channel of a guild only
 // alice is in, so that joining it by invite is visible in the members' guild lists.
 type inviteFixture struct {
-	*guildFixture
+	*guildtest.Seeded
 	guild    wire.DevGuild
 	lobbyURL string
 }
 
 func newInviteFixture(t *testing.T) *inviteFixture {
 	t.Helper()
-	f := &inviteFixture{guildFixture: newGuildFixture(t)}
-	api := f.e.APIURL
+	f := &inviteFixture{Seeded: guildtest.NewSeeded(t)}
+	api := f.E.APIURL
 	var err error
-	f.guild, err = f.e.Server.CreateGuild(wire.GuildSpec{Name: "Raid <Night>", OwnerID: f.e.User("alice").ID,
+	f.guild, err = f.E.Server.CreateGuild(wire.GuildSpec{Name: "Raid <Night>", OwnerID: f.E.User("alice").ID,
 		Channel: []wire.GuildChannelSpec{{Name: "lobby-chat", Type: wire.ChannelGuildText}}})
 	require.NoError(t, err)
 	var lobby wire.Lobby
-	for _, tok := range []string{f.alice, f.bob, f.carol} {
-		r := sendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "invite-page"}, bearer(tok))
+	for _, tok := range []string{f.Alice, f.Bob, f.Carol} {
+		r := guildtest.SendJSON(t, http.MethodPut, api+"/lobbies", map[string]any{"secret": "invite-page"}, guildtest.Bearer(tok))
 		require.Equal(t, 200, r.Status, "join lobby: %d %s", r.Status, r.Body)
-		r.json(t, &lobby)
+		r.JSON(t, &lobby)
 	}
 	f.lobbyURL = api + "/lobbies/" + lobby.ID.String()
-	r := sendJSON(t, http.MethodPut, f.lobbyURL+"/members/"+f.e.User("alice").ID.String(), map[string]any{"flags": 1}, bot(f.e.App.BotToken))
+	r := guildtest.SendJSON(t, http.MethodPut, f.lobbyURL+"/members/"+f.E.User("alice").ID.String(), map[string]any{"flags": 1}, guildtest.Bot(f.E.App.BotToken))
 	require.Equal(t, 200, r.Status, "CanLinkLobby: %d %s", r.Status, r.Body)
-	r = sendJSON(t, http.MethodPatch, f.lobbyURL+"/channel-linking", map[string]any{"channel_id": f.guild.Channels[0].ID}, bearer(f.alice))
+	r = guildtest.SendJSON(t, http.MethodPatch, f.lobbyURL+"/channel-linking", map[string]any{"channel_id": f.guild.Channels[0].ID}, guildtest.Bearer(f.Alice))
 	require.Equal(t, 200, r.Status, "link: %d %s", r.Status, r.Body)
 	return f
 }
@@ -50,23 +51,23 @@ func newInviteFixture(t *testing.T) *inviteFixture {
 // and returns its page URL.
 func (f *inviteFixture) invite(t *testing.T, tok string) string {
 	t.Helper()
-	r := sendJSON(t, http.MethodPost, f.lobbyURL+"/members/@me/invites", nil, bearer(tok))
+	r := guildtest.SendJSON(t, http.MethodPost, f.lobbyURL+"/members/@me/invites", nil, guildtest.Bearer(tok))
 	var c wire.InviteCode
-	r.json(t, &c)
+	r.JSON(t, &c)
 	require.Equal(t, 200, r.Status, "invite: %d %s", r.Status, r.Body)
 	require.NotEmpty(t, c.Code, "invite: %d %s", r.Status, r.Body)
-	return f.e.URL + "/invite/" + c.Code
+	return f.E.URL + "/invite/" + c.Code
 }
 
 func (f *inviteFixture) inGuild(t *testing.T, tok string) bool {
 	t.Helper()
-	return slices.ContainsFunc(f.guilds(t, tok), func(g wire.PartialGuild) bool { return g.ID == f.guild.ID })
+	return slices.ContainsFunc(f.Guilds(t, tok), func(g wire.PartialGuild) bool { return g.ID == f.guild.ID })
 }
 
 // apiInvite is GET /invites/{code} for a page URL.
-func (f *inviteFixture) apiInvite(t *testing.T, pageURL string) resp {
+func (f *inviteFixture) apiInvite(t *testing.T, pageURL string) guildtest.Resp {
 	t.Helper()
-	return do(t, http.MethodGet, f.e.APIURL+"/invites/"+pageURL[strings.LastIndex(pageURL, "/")+1:], nil, nil)
+	return guildtest.Do(t, http.MethodGet, f.E.APIURL+"/invites/"+pageURL[strings.LastIndex(pageURL, "/")+1:], nil, nil)
 }
 
 func page(t *testing.T, b *browser.Browser, method, u string, form url.Values) *browser.Page {
@@ -95,8 +96,8 @@ func mustURL(t *testing.T, s string) *url.URL {
 // the guild then lists them; the invite is then used up (single use).
 func TestInvitePageJoinsTheGuild(t *testing.T) {
 	f := newInviteFixture(t)
-	require.False(t, f.inGuild(t, f.carol), "carol is in the new guild before joining")
-	link := f.invite(t, f.carol)
+	require.False(t, f.inGuild(t, f.Carol), "carol is in the new guild before joining")
+	link := f.invite(t, f.Carol)
 	b := browser.New()
 	p := page(t, b, http.MethodGet, link, nil)
 	form, err := browser.ParseForm(p.Body)
@@ -109,19 +110,19 @@ func TestInvitePageJoinsTheGuild(t *testing.T) {
 	require.NotEmpty(t, form.Fields.Get("csrf_token"), "invite page: %d %+v\n%s", p.Status, form, p.Body)
 	require.Equal(t, mustURL(t, link).Path, form.Action, "invite page: %d %+v\n%s", p.Status, form, p.Body)
 	require.Equal(t, http.MethodPost, form.Method, "invite page: %d %+v\n%s", p.Status, form, p.Body)
-	carol := f.e.User("carol")
+	carol := f.E.User("carol")
 	msg, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: carol.Username, Password: carol.Password})
 	require.NoError(t, err, "join: %q", msg)
 	require.Equal(t, "You joined Raid <Night>", msg, "join: %q", msg)
-	require.True(t, f.inGuild(t, f.carol), "the guild does not list carol after she joined by the page")
+	require.True(t, f.inGuild(t, f.Carol), "the guild does not list carol after she joined by the page")
 	// Rule LOB-5: single use: the page and the API know the invite no more.
 	p = page(t, b, http.MethodGet, link, nil)
 	assert.Equal(t, http.StatusNotFound, p.Status, "used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
 	assert.Contains(t, p.Body, "Invite not valid", "used invite page: %d %s", p.Status, browser.PageMessage(p.Body))
-	expectAPIError(t, "used invite (LOB-5 single use)", f.apiInvite(t, link), 404, wire.CodeUnknownInvite)
+	guildtest.ExpectAPIError(t, "used invite (LOB-5 single use)", f.apiInvite(t, link), 404, wire.CodeUnknownInvite)
 
 	// The browser keeps its session: the next invite shows "Signed in as" and joins without a login.
-	second := f.invite(t, f.carol)
+	second := f.invite(t, f.Carol)
 	p = page(t, b, http.MethodGet, second, nil)
 	form, err = browser.ParseForm(p.Body)
 	require.NoError(t, err, "signed-in invite page: %v %s", err, p.Body)
@@ -137,12 +138,12 @@ func TestInvitePageJoinsTheGuild(t *testing.T) {
 // invite stays usable by its member.
 func TestInviteBoundToItsMember(t *testing.T) {
 	f := newInviteFixture(t)
-	link := f.invite(t, f.carol)
+	link := f.invite(t, f.Carol)
 	code := link[strings.LastIndex(link, "/")+1:]
 
-	expectAPIError(t, "accept by another user", do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, bearer(f.bob)), 403, wire.CodeMissingAccess)
+	guildtest.ExpectAPIError(t, "accept by another user", guildtest.Do(t, http.MethodPost, f.E.APIURL+"/invites/"+code, nil, guildtest.Bearer(f.Bob)), 403, wire.CodeMissingAccess)
 
-	bob := f.e.User("bob")
+	bob := f.E.User("bob")
 	b := browser.New()
 	_, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: bob.Username, Password: bob.Password})
 	require.ErrorContains(t, err, "HTTP 403", "join by another user through the page")
@@ -153,27 +154,27 @@ func TestInviteBoundToItsMember(t *testing.T) {
 	require.NoError(t, err, "invite page in another user's session: %v %s", err, p.Body)
 	require.True(t, form.Login, "invite page in another user's session: %v %s", err, p.Body)
 	require.Contains(t, p.Body, "another account", "invite page in another user's session: %v %s", err, p.Body)
-	assert.False(t, f.inGuild(t, f.bob), "bob joined with carol's invite")
+	assert.False(t, f.inGuild(t, f.Bob), "bob joined with carol's invite")
 	var inv wire.Invite
 	r := f.apiInvite(t, link)
-	r.json(t, &inv)
+	r.JSON(t, &inv)
 	require.Equal(t, 200, r.Status, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	require.Equal(t, 0, inv.Uses, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	require.NotNil(t, inv.Inviter, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
-	require.Equal(t, f.e.User("carol").ID, inv.Inviter.ID, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
+	require.Equal(t, f.E.User("carol").ID, inv.Inviter.ID, "refused attempts used the invite, or the inviter is missing: %d %s", r.Status, r.Body)
 	// Its member still joins by the API.
-	r = do(t, http.MethodPost, f.e.APIURL+"/invites/"+code, nil, bearer(f.carol))
+	r = guildtest.Do(t, http.MethodPost, f.E.APIURL+"/invites/"+code, nil, guildtest.Bearer(f.Carol))
 	require.Equal(t, 200, r.Status, "accept by its member: %d %s", r.Status, r.Body)
-	require.True(t, f.inGuild(t, f.carol), "accept by its member: %d %s", r.Status, r.Body)
+	require.True(t, f.inGuild(t, f.Carol), "accept by its member: %d %s", r.Status, r.Body)
 	// Rule LOB-5: an invite the backend makes for a member (Bot route) is bound to that member too.
-	r = sendJSON(t, http.MethodPost, f.lobbyURL+"/members/"+bob.ID.String()+"/invites", nil, bot(f.e.App.BotToken))
+	r = guildtest.SendJSON(t, http.MethodPost, f.lobbyURL+"/members/"+bob.ID.String()+"/invites", nil, guildtest.Bot(f.E.App.BotToken))
 	var c wire.InviteCode
-	r.json(t, &c)
+	r.JSON(t, &c)
 	require.Equal(t, 200, r.Status, "bot invite: %d %s", r.Status, r.Body)
-	expectAPIError(t, "accept a bot-made invite by another user", do(t, http.MethodPost, f.e.APIURL+"/invites/"+c.Code, nil, bearer(f.carol)), 403, wire.CodeMissingAccess)
-	msg := f.e.JoinInvite(t, f.e.URL+"/invite/"+c.Code, bob.Username, bob.Password)
+	guildtest.ExpectAPIError(t, "accept a bot-made invite by another user", guildtest.Do(t, http.MethodPost, f.E.APIURL+"/invites/"+c.Code, nil, guildtest.Bearer(f.Carol)), 403, wire.CodeMissingAccess)
+	msg := f.E.JoinInvite(t, f.E.URL+"/invite/"+c.Code, bob.Username, bob.Password)
 	require.Equal(t, "You joined Raid <Night>", msg, "bob joins with his invite: %q", msg)
-	require.True(t, f.inGuild(t, f.bob), "bob joins with his invite: %q", msg)
+	require.True(t, f.inGuild(t, f.Bob), "bob joins with his invite: %q", msg)
 }
 
 // Rule LOB-5: bad input on the invite page: unknown, expired and used-up codes are 404 pages, a
@@ -181,16 +182,16 @@ func TestInviteBoundToItsMember(t *testing.T) {
 // nothing is joined or used; never a 5xx.
 func TestInvitePageBadInput(t *testing.T) {
 	f := newInviteFixture(t)
-	link := f.invite(t, f.carol)
-	carol := f.e.User("carol")
+	link := f.invite(t, f.Carol)
+	carol := f.E.User("carol")
 	b := browser.New()
-	for _, u := range []string{f.e.URL + "/invite/nope", f.e.URL + "/invite/" + strings.Repeat("x", 3000), f.e.URL + "/invite/%00%ff"} {
+	for _, u := range []string{f.E.URL + "/invite/nope", f.E.URL + "/invite/" + strings.Repeat("x", 3000), f.E.URL + "/invite/%00%ff"} {
 		p := page(t, b, http.MethodGet, u, nil)
 		assert.Equal(t, http.StatusNotFound, p.Status, "GET %.60s: %d %s", u, p.Status, browser.PageMessage(p.Body))
 		assert.Contains(t, p.Body, "Invite not valid", "GET %.60s: %d %s", u, p.Status, browser.PageMessage(p.Body))
 	}
 	login := url.Values{"username": {carol.Username}, "password": {carol.Password}, "action": {"approve"}}
-	p := page(t, b, http.MethodPost, f.e.URL+"/invite/nope", login)
+	p := page(t, b, http.MethodPost, f.E.URL+"/invite/nope", login)
 	assert.Equal(t, http.StatusNotFound, p.Status, "POST unknown code: %d", p.Status)
 
 	// Missing CSRF: the browser has no CSRF cookie and the form no token.
@@ -214,14 +215,14 @@ func TestInvitePageBadInput(t *testing.T) {
 	noLogin := url.Values{"csrf_token": {form.Fields.Get("csrf_token")}, "action": {"approve"}}
 	p = page(t, b, http.MethodPost, link, noLogin)
 	assert.Equal(t, http.StatusUnauthorized, p.Status, "POST without a session or login: %d", p.Status)
-	r := do(t, http.MethodPost, link, strings.NewReader(`{"username":"carol"}`), http.Header{"Content-Type": {"application/json"}})
+	r := guildtest.Do(t, http.MethodPost, link, strings.NewReader(`{"username":"carol"}`), http.Header{"Content-Type": {"application/json"}})
 	assert.Equal(t, http.StatusBadRequest, r.Status, "POST with a JSON body: %d", r.Status)
-	require.False(t, f.inGuild(t, f.carol), "a refused post joined the guild")
+	require.False(t, f.inGuild(t, f.Carol), "a refused post joined the guild")
 	r = f.apiInvite(t, link)
 	require.Equal(t, 200, r.Status, "a refused post used the invite: %d %s", r.Status, r.Body)
 
 	// Rule LOB-5: valid one hour, by the service's clock; the page says so with a 404.
-	f.e.Clock.Advance(time.Hour)
+	f.E.Clock.Advance(time.Hour)
 	p = page(t, b, http.MethodGet, link, nil)
 	assert.Equal(t, http.StatusNotFound, p.Status, "expired invite page: %d %s", p.Status, browser.PageMessage(p.Body))
 	assert.Contains(t, p.Body, "Invite not valid", "expired invite page: %d %s", p.Status, browser.PageMessage(p.Body))
@@ -231,14 +232,14 @@ func TestInvitePageBadInput(t *testing.T) {
 	}
 	p = page(t, b, http.MethodPost, link, withToken)
 	assert.Equal(t, http.StatusNotFound, p.Status, "join with an expired invite: %d", p.Status)
-	assert.False(t, f.inGuild(t, f.carol), "join with an expired invite: %d", p.Status)
+	assert.False(t, f.inGuild(t, f.Carol), "join with an expired invite: %d", p.Status)
 }
 
 // The invite page's No thanks declines without a login and changes nothing: the player is not in
 // the guild, and the invite stays usable by its member until it expires.
 func TestInvitePageDecline(t *testing.T) {
 	f := newInviteFixture(t)
-	link := f.invite(t, f.carol)
+	link := f.invite(t, f.Carol)
 	b := browser.New()
 	p := page(t, b, http.MethodGet, link, nil)
 	form, err := browser.ParseForm(p.Body)
@@ -248,13 +249,13 @@ func TestInvitePageDecline(t *testing.T) {
 	require.Equal(t, 200, p.Status, "decline: %d %s", p.Status, browser.PageMessage(p.Body))
 	require.Contains(t, p.Body, "Invite declined", "decline: %d %s", p.Status, browser.PageMessage(p.Body))
 	require.Contains(t, p.Body, "You did not join Raid &lt;Night&gt;", "decline: %d %s", p.Status, browser.PageMessage(p.Body))
-	require.False(t, f.inGuild(t, f.carol), "declining joined the guild")
+	require.False(t, f.inGuild(t, f.Carol), "declining joined the guild")
 	r := f.apiInvite(t, link)
 	require.Equal(t, 200, r.Status, "the declined invite is gone: %d %s", r.Status, r.Body)
 	// A decline without the form's CSRF token is refused like any other post.
 	p = page(t, b, http.MethodPost, link, url.Values{"action": {"deny"}})
 	require.Equal(t, http.StatusForbidden, p.Status, "decline without CSRF: %d", p.Status)
-	carol := f.e.User("carol")
+	carol := f.E.User("carol")
 	msg, err := b.JoinInvite(context.Background(), link, browser.Choice{Username: carol.Username, Password: carol.Password})
 	require.NoError(t, err, "join after declining: %q", msg)
 	require.Equal(t, "You joined Raid <Night>", msg, "join after declining: %q", msg)

@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
 )
 
@@ -26,23 +27,23 @@ import (
 // permissions, and in one where it is an administrator, so that every handler gets past its
 // permission checks.
 func TestMalformedGuildInputNeverGives5xx(t *testing.T) {
-	f := newBotFixture(t, servertest.WithConfig(func(c *server.Config) { c.RateLimits.Disabled = true }))
-	admin, err := f.e.Server.CreateGuild(wire.GuildSpec{Name: "Admin", OwnerID: f.e.User("alice").ID,
-		Roles:   []wire.RoleSpec{{Name: "admin", Permissions: wire.Permissions(guilds.PermAdministrator)}},
-		Members: []wire.GuildMemberSpec{{ID: f.e.User("bob").ID}, {ID: f.botID, Roles: []int{0}}},
+	f := guildtest.NewBots(t, servertest.WithConfig(func(c *server.Config) { c.RateLimits.Disabled = true }))
+	admin, err := f.E.Server.CreateGuild(wire.GuildSpec{Name: "Admin", OwnerID: f.E.User("alice").ID,
+		Roles:   []wire.RoleSpec{{Name: "admin", Permissions: wire.Permissions(guildaccess.PermAdministrator)}},
+		Members: []wire.GuildMemberSpec{{ID: f.E.User("bob").ID}, {ID: f.BotID, Roles: []int{0}}},
 		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}, {Name: "voice", Type: wire.ChannelGuildVoice}}})
 	require.NoError(t, err)
-	t.Run("few permissions", func(t *testing.T) { malformedGuildInput(t, f, f.guild) })
+	t.Run("few permissions", func(t *testing.T) { malformedGuildInput(t, f, f.Guild) })
 	t.Run("administrator", func(t *testing.T) { malformedGuildInput(t, f, admin) })
 }
 
-func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
-	e := f.e
+func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
+	e := f.E
 	general, voice := g.Channels[0].ID.String(), g.Channels[len(g.Channels)-1].ID.String()
 	var msg wire.Message
-	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general+"/messages"), map[string]string{"content": "hi"}, f.botHeader()), &msg)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+general+"/messages"), map[string]string{"content": "hi"}, f.BotHeader()), &msg)
 	var inv wire.Invite // the owner's: the bot may lack CREATE_INSTANT_INVITE
-	ok(t, sendJSON(t, http.MethodPost, f.api("/channels/"+general+"/invites"), map[string]any{"max_age": 0}, bearer(f.alice)), &inv)
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+general+"/invites"), map[string]any{"max_age": 0}, guildtest.Bearer(f.Alice)), &inv)
 	guild, bob, message := g.ID.String(), e.User("bob").ID.String(), msg.ID.String()
 	ids := strings.NewReplacer("{guild}", guild, "{general}", general, "{voice}", voice, "{bob}", bob,
 		"{message}", message, "{app}", e.App.ID.String(), "{invite}", inv.Code)
@@ -156,7 +157,7 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 	}
 	headers := []http.Header{
 		{"Content-Type": {"application/json"}, "Authorization": {"Bot " + e.App.BotToken}},
-		{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.alice}},
+		{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + f.Alice}},
 		{"Content-Type": {"text/plain"}, "Authorization": {"Bot " + e.App.BotToken}},
 		{"Content-Type": {"application/json"}},
 	}
@@ -173,13 +174,13 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 
 	send := func(method, path, body string, h http.Header) {
 		t.Helper()
-		r := do(t, method, e.APIURL+ids.Replace(path), bytes.NewReader([]byte(ids.Replace(body))), h)
+		r := guildtest.Do(t, method, e.APIURL+ids.Replace(path), bytes.NewReader([]byte(ids.Replace(body))), h)
 		if r.Status >= 400 && r.Status != http.StatusMethodNotAllowed {
 			var apiErr struct {
 				Code    *int    `json:"code"`
 				Message *string `json:"message"`
 			}
-			r.json(t, &apiErr)
+			r.JSON(t, &apiErr)
 			assert.True(t, apiErr.Code != nil && apiErr.Message != nil, "%s %s %.80q: HTTP %d without the platform's body: %s",
 				method, path, body, r.Status, r.Body)
 		}
@@ -188,7 +189,7 @@ func malformedGuildInput(t *testing.T, f *botFixture, g wire.DevGuild) {
 	for _, id := range append(badIDs, general, message) {
 		for _, path := range []string{"/attachments/" + id + "/" + message + "/a.txt", "/attachments/" + general + "/" + id + "/a.txt",
 			"/attachments/" + general + "/" + message + "/" + id, "/attachments/" + general + "/" + id + "/%ff"} {
-			r := do(t, http.MethodGet, e.URL+path, nil, nil)
+			r := guildtest.Do(t, http.MethodGet, e.URL+path, nil, nil)
 			assert.Contains(t, []int{http.StatusNotFound, http.StatusBadRequest, http.StatusMovedPermanently}, r.Status, "GET %s", path)
 		}
 	}

@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
-
-	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
@@ -89,8 +85,8 @@ func (s *Server) newHub() *gateway.Hub {
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
 		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
-		Guilds:            s.botGuilds,
-		Members:           s.botMembers,
+		Guilds:            s.guilds.guilds.BotGuilds,
+		Members:           s.guilds.guilds.RequestMembers,
 	})
 	s.voice.Hub = hub
 	return hub
@@ -133,7 +129,7 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 		return
 	}
 	if s.guilds != nil { // a session's start and end count as activity in the user's guilds (prune)
-		s.guilds.UserSeen(context.Background(), who.UserID)
+		s.guilds.base.UserSeen(context.Background(), who.UserID)
 	}
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)
@@ -144,73 +140,14 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 	}
 }
 
-// profilesChanged sends each user's game profiles in the application, as they are now after a
-// merge, an unmerge or a ban, to the sessions of that application of the players who see them:
-// the user, the user's friends and the user's lobby co-members (APPLICATION_PROFILES_UPDATE).
+// profilesChanged sends the users' game profiles after a merge, an unmerge or a ban
+// (relationships.Service.SendProfiles).
 func (s *Server) profilesChanged(p accounts.ProfilesChanged) {
-	ctx := context.Background()
-	for _, id := range p.UserIDs {
-		if err := s.sendProfiles(ctx, p.AppID, id); err != nil {
-			s.log.Warn("game profile update failed", "user_id", id, "app_id", p.AppID, "err", err)
-		}
-	}
+	s.social.ProfilesChanged(context.Background(), p.AppID, p.UserIDs)
 }
 
-// renamed sends a user's game profiles, which carry the new display name, and the user object
-// with it, to those who see the user in each game the user has profiles in.
-func (s *Server) renamed(ctx context.Context, userID uint64) {
-	u, err := s.store.GetUser(ctx, userID)
-	var all map[uint64][]wire.ApplicationProfile
-	if err == nil {
-		all, err = users.AllProfiles(ctx, s.store, u)
-	}
-	if err != nil {
-		s.log.Warn("display name update not sent", "user_id", userID, "err", err)
-		return
-	}
-	for _, app := range slices.Sorted(maps.Keys(all)) {
-		if err := s.sendProfiles(ctx, app, userID); err != nil {
-			s.log.Warn("display name update failed", "user_id", userID, "app_id", app, "err", err)
-		}
-	}
-}
-
-// sendProfiles sends the user with its game profiles in appID to the sessions of appID of the
-// user, the user's friends and the user's lobby co-members there.
-func (s *Server) sendProfiles(ctx context.Context, appID, userID uint64) error {
-	u, err := s.store.GetUser(ctx, userID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	profiles, err := users.Profiles(ctx, s.store, u, appID)
-	if err != nil {
-		return err
-	}
-	obj := users.Object(u, false)
-	obj.ApplicationProfiles = profiles
-	audience := []uint64{userID}
-	friends, err := relationships.Friends(ctx, s.store, userID)
-	if err != nil {
-		return err
-	}
-	audience = append(audience, slices.Sorted(maps.Keys(friends))...)
-	lobbies, err := s.store.ListUserLobbies(ctx, appID, userID)
-	if err != nil {
-		return err
-	}
-	for _, l := range lobbies {
-		members, err := s.store.ListLobbyMemberIDs(ctx, l.ID)
-		if err != nil {
-			return err
-		}
-		audience = append(audience, members...)
-	}
-	s.hub.DispatchAppMany(appID, audience, gwire.EventApplicationProfilesUpdate, obj) // duplicates go once
-	return nil
-}
+// renamed sends a renamed user's game profiles (relationships.Service.Renamed).
+func (s *Server) renamed(ctx context.Context, userID uint64) { s.social.Renamed(ctx, userID) }
 
 // wireSocial connects relationships and presence to the gateway once the hub exists.
 func (s *Server) wireSocial() {

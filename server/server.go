@@ -25,7 +25,6 @@ import (
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
 	"sdkpp/server/gateway"
-	"sdkpp/server/guilds"
 	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
@@ -101,7 +100,7 @@ type Config struct {
 	// READY does not offer them, and SDKs send everything over HTTP.
 	NoGatewayRequests bool
 	// OnTargetUsersJob, when set, is called as a target-users job of an invite starts and ends
-	// (guilds.Service.OnTargetUsersJob): tests wait for a job with it, or hold it in progress.
+	// (invites.Service.OnTargetUsersJob): tests wait for a job with it, or hold it in progress.
 	OnTargetUsersJob func(ctx context.Context, code string, status int)
 	// ReadHeaderTimeout bounds reading a request's header, ReadTimeout reading the whole
 	// request with its body (a body that never finishes does not hold its connection), and
@@ -151,8 +150,8 @@ type Server struct {
 	voiceStatus *voicestatus.Service
 	// search indexes guilds' messages for Search Guild Messages; set by routes.
 	search *search.Indexer
-	// guilds serves the guild routes and owns the target-users jobs; set by routes.
-	guilds *guilds.Service
+	// guilds serve the guild resources; its invites own the target-users jobs; set by routes.
+	guilds *guildServices
 
 	// metrics is the service's instrumentation; nil when Config.MetricsAddr is empty.
 	metrics *metrics.Metrics
@@ -276,7 +275,7 @@ func (s *Server) Start() error {
 	if mln != nil {
 		s.serveMetrics(mln)
 	}
-	s.guilds.StartJobs() // before serving: requests queue its jobs
+	s.guilds.invites.StartJobs() // before serving: requests queue its jobs
 	s.listener = ln
 	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
 	s.http, s.served = s.serve(ln, handler, "server")
@@ -301,19 +300,18 @@ func (s *Server) routes() (http.Handler, error) {
 	}
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
-	gs := &guilds.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds"),
-		OnTargetUsersJob: s.cfg.OnTargetUsersJob, PublicURL: s.url}
+	gs := s.newGuildServices()
 	s.guilds = gs
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
-		Invites: gs}
+		Invites: gs.invites}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
 	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users"), OnRenamed: s.renamed}
-	s.guildVoice = &guildvoice.Service{Store: s.store, Clock: s.cfg.Clock, Events: gs, Logger: s.log.With("component", "guildvoice")}
-	gs.OnMemberLeft = s.guildVoice.MemberLeft
+	s.guildVoice = &guildvoice.Service{Store: s.store, Clock: s.cfg.Clock, Events: gs.base, Logger: s.log.With("component", "guildvoice")}
+	gs.guilds.OnMemberLeft, gs.guilds.VoiceStates = s.guildVoice.MemberLeft, s.guildVoice.States
 	s.hub = s.newHub()
-	gs.Bots = s.hub
+	gs.base.Bots = s.hub
 	s.guildVoice.Hub = s.hub
 	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
@@ -326,22 +324,20 @@ func (s *Server) routes() (http.Handler, error) {
 	oa.OnGrantRevoked = func(g store.Grant) { s.hub.EndGrantSessions(g.UserID, g.ID) }
 	s.accounts.OnProfiles = s.profilesChanged
 
-	api := httpx.NewMux()
+	api, root := httpx.NewMux(), http.NewServeMux()
 	s.apiRoutes = api.Patterns
 	oa.RegisterAPI(api)
 	s.partner.Register(api)
 	us.Register(api)
 	s.lobbies.Register(api)
-	directMessages.Register(gs.Channels(api)) // guild channels share the DM message routes
-	gs.Register(api)
-	gs.RegisterBots(api)
+	gs.register(api, root, directMessages.Register) // guild channels share the DM message routes
 	ix := &interactions.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
-		Logger: s.log.With("component", "interactions"), Notifier: s.hub, Messages: gs}
+		Logger: s.log.With("component", "interactions"), Notifier: s.hub, Messages: gs.messages}
 	ix.Register(api)
 	ix.RegisterInteractions(api)
 	s.social.Register(api)
 	s.presence.Register(api)
-	as := s.registerUsersApps(api, gs)
+	as := s.registerUsersApps(api, gs.base)
 	api.HandleFunc("GET /oauth2/keys", provider.ServeKeys)
 	api.HandleFunc("GET /gateway", s.gatewayURL)
 	api.HandleFunc("GET /gateway/bot", s.gatewayBot)
@@ -352,10 +348,8 @@ func (s *Server) routes() (http.Handler, error) {
 		ad.Register(api)
 	}
 
-	root := http.NewServeMux()
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
-	gs.RegisterAttachments(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
 	root.Handle("GET "+GatewayPath+"/{$}", s.hub)
@@ -366,7 +360,8 @@ func (s *Server) routes() (http.Handler, error) {
 	})
 	limits := s.cfg.RateLimits
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
-	apiHandler := apiRoutes(api.ServeMux, ratelimit.New(limits, s.cfg.Clock), s.log)
+	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
+		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
 	s.gatewayAPI = s.metrics.HTTP("gateway", httpx.Logging(s.log.With("component", "gateway-api"), apiHandler))
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
@@ -382,8 +377,9 @@ func (s *Server) routes() (http.Handler, error) {
 	}))
 	// Last, so that no error above leaves its goroutine running; Close stops it.
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
-	gs.Search = s.search
-	return s.metrics.HTTP("http", httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log)))), nil
+	gs.messages.Search = s.search
+	return s.metrics.HTTP("http", httpx.Logging(s.log.With("component", "http"),
+		httpx.OptionalPrefix(ProxyPrefix, httpx.JSONErrors(root, metrics.SetRoute, s.log)))), nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
@@ -401,23 +397,6 @@ func callerIdentity(auth token.Auth) func(r *http.Request) string {
 	}
 }
 
-// apiRoutes serves the API's routes: a request that no route matches gets the platform's JSON
-// 404 or 405 (notMatched), one that a route matches passes the rate limiter first. The route is
-// found once for both.
-func apiRoutes(mux *http.ServeMux, limiter *ratelimit.Limiter, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		if pattern == "" {
-			notMatched(w, r, mux, h, log)
-			return
-		}
-		metrics.SetRoute(r, apiRoute(pattern))
-		if limiter.Admit(w, r, pattern) {
-			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
-		}
-	})
-}
-
 // apiRoute is the metrics' route label of an API pattern, which is relative to the API base:
 // "POST /lobbies/{lobby_id}/messages" is "POST /api/lobbies/{lobby_id}/messages".
 func apiRoute(pattern string) string {
@@ -426,72 +405,6 @@ func apiRoute(pattern string) string {
 		return "/api" + pattern
 	}
 	return method + " /api" + path
-}
-
-// jsonErrors answers requests no route matches with the platform's JSON 404 or 405 instead of
-// ServeMux's plain text.
-func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, pattern := mux.Handler(r)
-		if pattern != "" {
-			metrics.SetRoute(r, pattern)
-			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
-			return
-		}
-		notMatched(w, r, mux, h, log)
-	})
-}
-
-// notMatched answers a request no route of mux matches, h being the handler mux.Handler gave for
-// it: the redirect ServeMux makes to clean a path, or the platform's JSON 405 (with the methods
-// of the routes of that path in Allow, as ServeMux gives them) or 404. The routes of other
-// methods are found by asking mux.Handler, so the answer comes from the mux's documented
-// matching, not from running its error handlers.
-func notMatched(w http.ResponseWriter, r *http.Request, mux *http.ServeMux, h http.Handler, log *slog.Logger) {
-	if r.Method != http.MethodConnect && !canonicalPath(r.URL.EscapedPath()) {
-		h.ServeHTTP(w, r) // ServeMux redirects to the cleaned path (its documented Handler)
-		return
-	}
-	if allow := allowedMethods(mux, r); len(allow) > 0 {
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		httpx.Error(w, r, log, wire.MethodNotAllowed())
-		return
-	}
-	httpx.Error(w, r, log, wire.NotFound())
-}
-
-// routeMethods are the methods a route may be registered for.
-var routeMethods = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
-	http.MethodOptions, http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodTrace}
-
-// allowedMethods lists, sorted, the methods for which mux has a route of r's path.
-func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
-	var allow []string
-	for _, m := range routeMethods { // sorted
-		if m == r.Method {
-			continue
-		}
-		probe := r.WithContext(r.Context()) // a shallow copy
-		probe.Method = m
-		if _, pattern := mux.Handler(probe); pattern != "" {
-			allow = append(allow, m)
-		}
-	}
-	return allow
-}
-
-// canonicalPath tells whether ServeMux takes the escaped path p as it is: it redirects a path
-// with a "." or ".." segment or a repeated slash to a cleaner one.
-func canonicalPath(p string) bool {
-	if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") {
-		return false
-	}
-	for seg := range strings.SplitSeq(p[1:], "/") {
-		if seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -558,7 +471,7 @@ func (s *Server) Close() error {
 		s.lobbies.Close()
 		// After the HTTP server: no search requests indexing any more.
 		s.search.Close()
-		s.guilds.Close()
+		s.guilds.invites.Close()
 		errs = append(errs, s.relay.Close()) // after the hub: the calls have ended
 	}
 	errs = append(errs, s.store.Close())

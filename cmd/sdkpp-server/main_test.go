@@ -9,32 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/server/servertest"
 	"sdkpp/wire"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestServeDevModeAndShutDown(t *testing.T) {
 	dir := t.TempDir()
@@ -42,7 +25,7 @@ func TestServeDevModeAndShutDown(t *testing.T) {
 	t.Setenv("SDKPP_DEV", "1")
 	t.Setenv("SDKPP_CLOCK", "fixed:2026-02-23T00:00:00Z")
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs lockedBuffer
+	var logs servertest.LogBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", filepath.Join(dir, "data"),

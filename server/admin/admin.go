@@ -98,16 +98,8 @@ func (h *Handler) guard(fn handlerFunc) http.HandlerFunc {
 	}
 }
 
-func pathID(r *http.Request, name string) (uint64, error) {
-	id, ok := wire.ParseSnowflake(r.PathValue(name))
-	if !ok {
-		return 0, wire.Invalid(name, "NUMBER_TYPE_COERCE", "Value is not snowflake.")
-	}
-	return uint64(id), nil
-}
-
 func (h *Handler) ban(r *http.Request) (int, any, error) {
-	id, err := pathID(r, "user_id")
+	id, err := httpx.PathID(r, "user_id")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -125,7 +117,7 @@ func (h *Handler) ban(r *http.Request) (int, any, error) {
 }
 
 func (h *Handler) unban(r *http.Request) (int, any, error) {
-	id, err := pathID(r, "user_id")
+	id, err := httpx.PathID(r, "user_id")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -134,7 +126,7 @@ func (h *Handler) unban(r *http.Request) (int, any, error) {
 
 // updateApp loads the path's application, applies change and saves it.
 func (h *Handler) updateApp(r *http.Request, change func(*store.Application)) (int, any, error) {
-	id, err := pathID(r, "application_id")
+	id, err := httpx.PathID(r, "application_id")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -26,7 +26,7 @@ func (h *Handler) registerUsersApps(mux httpx.Router) {
 
 // decodeAt reads the JSON body and the path's id.
 func decodeAt(r *http.Request, param string, body any) (uint64, error) {
-	id, err := pathID(r, param)
+	id, err := httpx.PathID(r, param)
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +94,7 @@ func (h *Handler) subscribe(r *http.Request) (int, any, error) {
 }
 
 func (h *Handler) cancel(r *http.Request) (int, any, error) {
-	id, err := pathID(r, "subscription_id")
+	id, err := httpx.PathID(r, "subscription_id")
 	if err != nil {
 		return 0, nil, err
 	}

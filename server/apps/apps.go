@@ -299,13 +299,9 @@ func (s *Service) listSubscriptions(r *http.Request, app *store.Application) (an
 			ids[i] = 1 // an id boundary of 0 would mean none
 		}
 	}
-	limit := DefaultSubscriptionLimit
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxSubscriptionLimit {
-			return nil, wire.Invalid("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
-		}
-		limit = n
+	limit, err := httpx.QueryLimit(q, DefaultSubscriptionLimit, MaxSubscriptionLimit)
+	if err != nil {
+		return nil, err
 	}
 	list, err := s.Store.ListSubscriptions(r.Context(), k.ID, ids[0], ids[1], ids[2], limit)
 	if err != nil {

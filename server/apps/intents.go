@@ -2,6 +2,7 @@ package apps
 
 import (
 	"context"
+	"fmt"
 
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -31,6 +32,29 @@ func AllowsIntents(flags, intents uint64) bool {
 		}
 	}
 	return true
+}
+
+// SessionAllows decides which intents a gateway session may identify with: a bot's privileged
+// intents need its application's approved or limited flag (AllowsIntents, rule LIM-4); user
+// sessions of the SDK are not bots and need none.
+func SessionAllows(ctx context.Context, st store.Store, appID uint64, bot bool, intents uint64) (bool, error) {
+	if !bot {
+		return true, nil
+	}
+	flags, err := Flags(ctx, st, appID)
+	if err != nil {
+		return false, err
+	}
+	return AllowsIntents(flags, intents), nil
+}
+
+// Flags returns the application's flags: READY's application.flags (rule APP-1).
+func Flags(ctx context.Context, st store.Store, appID uint64) (uint64, error) {
+	app, err := st.GetApplication(ctx, appID)
+	if err != nil {
+		return 0, fmt.Errorf("apps: application %d: %w", appID, err)
+	}
+	return app.Flags, nil
 }
 
 // ReachableUsers returns how many distinct users the application's bot reaches: the members of

@@ -31,7 +31,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -116,15 +115,6 @@ func (s *Service) route(scope string, h func(q *request) (any, error)) http.Hand
 func (s *Service) answer(w http.ResponseWriter, r *http.Request, h func() (any, error)) {
 	out, err := h()
 	httpx.Answer(w, r, s.Logger, out, err)
-}
-
-// pathID reads a snowflake path value; a malformed one is a 50035 naming it.
-func pathID(r *http.Request, name string) (uint64, error) {
-	id, ok := wire.ParseSnowflake(r.PathValue(name))
-	if !ok {
-		return 0, wire.InvalidAt(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-	}
-	return uint64(id), nil
 }
 
 // event is a realtime event waiting for the commit.
@@ -275,7 +265,7 @@ func (s *Service) get(q *request) (any, error) {
 
 // channel loads the channel of the path; one the player is not in is unknown (404 10003).
 func (q *request) channel(st store.Store) (*store.DMChannel, error) {
-	id, err := pathID(q.Request, "channel_id")
+	id, err := httpx.PathID(q.Request, "channel_id")
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +278,7 @@ func (q *request) channel(st store.Store) (*store.DMChannel, error) {
 
 // message loads the message of the path in channel c.
 func (q *request) message(st store.Store, c *store.DMChannel) (*store.DirectMessage, error) {
-	id, err := pathID(q.Request, "message_id")
+	id, err := httpx.PathID(q.Request, "message_id")
 	if err != nil {
 		return nil, err
 	}
@@ -361,16 +351,9 @@ func (s *Service) send(q *request) (any, error) {
 // history serves GET /channels/{channel_id}/messages?limit=: newest first, at most limit (1 to
 // 200, default 50) messages of the last 72 hours.
 func (s *Service) history(q *request) (any, error) {
-	limit := int64(DefaultMessageList)
-	if v := q.URL.Query(); v.Has("limit") {
-		var err error
-		limit, err = strconv.ParseInt(v.Get("limit"), 10, 64)
-		if err != nil {
-			return nil, wire.InvalidAt("limit", "NUMBER_TYPE_COERCE", "The value is not int.")
-		}
-		if limit < 1 || limit > MaxMessageList {
-			return nil, wire.InvalidAt("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 200.")
-		}
+	limit, err := httpx.QueryLimit(q.URL.Query(), DefaultMessageList, MaxMessageList)
+	if err != nil {
+		return nil, err
 	}
 	c, err := q.channel(s.Store)
 	if err != nil {
@@ -451,7 +434,7 @@ func (s *Service) moderate(w http.ResponseWriter, r *http.Request) {
 		}
 		var ids [3]uint64
 		for i, name := range []string{"user1", "user2", "message_id"} {
-			if ids[i], err = pathID(r, name); err != nil {
+			if ids[i], err = httpx.PathID(r, name); err != nil {
 				return nil, err
 			}
 		}

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 
+	"sdkpp/server/httpx"
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/internal/jsonscan"
@@ -30,56 +30,7 @@ func validRequest(d json.RawMessage) (gwire.Request, bool) {
 	if !decodeObject(d, &r) {
 		return r, false
 	}
-	return r, checkRequest(r)
-}
-
-// checkRequest checks a decoded gwire.Request's fields.
-func checkRequest(r gwire.Request) bool {
-	switch r.Method {
-	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-	default:
-		return false
-	}
-	return r.Nonce != "" && len(r.Nonce) <= gwire.MaxNonceChars &&
-		strings.HasPrefix(r.Path, "/") && !strings.HasPrefix(r.Path, "//") && !strings.ContainsAny(r.Path, "#\r\n\x00")
-}
-
-// fastRequest reads the gwire.OpRequest the SDK sends, {"op":100,"d":{"nonce","method","path","body"}}
-// with plain strings, in one pass (jsonscan): encoding/json would scan the payload three times
-// and copy the body twice, which was a tenth of a lobby message's time in the service. It returns
-// what encoding/json would decode, and false for anything else (another opcode, an unusual
-// spelling, invalid JSON), which then takes the encoding/json path.
-func fastRequest(data []byte) (gwire.Request, bool) {
-	var r gwire.Request
-	var op, d []byte
-	if !jsonscan.Object(data, func(k, v []byte) bool {
-		switch string(k) {
-		case "op":
-			op = v
-		case "d":
-			d = v
-		}
-		return true
-	}) || string(op) != "100" || len(d) == 0 || d[0] != '{' {
-		return r, false
-	}
-	ok := jsonscan.Object(d, func(k, v []byte) bool {
-		var ok bool
-		switch string(k) {
-		case "nonce":
-			r.Nonce, ok = jsonscan.Plain(v)
-		case "method":
-			r.Method, ok = jsonscan.Plain(v)
-		case "path":
-			r.Path, ok = jsonscan.Plain(v)
-		case "body":
-			r.Body, ok = json.RawMessage(v), true
-		default:
-			ok = true // ignored, as encoding/json ignores it
-		}
-		return ok
-	})
-	return r, ok
+	return r, r.Valid()
 }
 
 // requester is what the reader goroutine needs to serve requests once the connection is
@@ -99,7 +50,7 @@ func (c *conn) serveInline(data []byte) bool {
 	if rq == nil || c.h.cfg.Requests == nil {
 		return false
 	}
-	r, ok := fastRequest(data)
+	r, ok := gwire.ReadRequest(data)
 	if !ok {
 		var p struct {
 			Op *int            `json:"op"`
@@ -111,7 +62,7 @@ func (c *conn) serveInline(data []byte) bool {
 		if r, ok = validRequest(p.D); !ok {
 			return false
 		}
-	} else if !checkRequest(r) {
+	} else if !r.Valid() {
 		return false
 	}
 	c.serveAndAnswer(rq, r)
@@ -178,16 +129,16 @@ func (c *conn) serve(token string, r gwire.Request) (res gwire.RequestResult) {
 	if len(r.Body) > 0 {
 		hr.Header.Set("Content-Type", "application/json")
 	}
-	w := &recorder{header: make(http.Header), status: http.StatusOK}
+	w := httpx.NewRecorder()
 	c.h.cfg.Requests.ServeHTTP(w, hr)
-	out := bytes.TrimSpace(w.body.Bytes())
+	out := bytes.TrimSpace(w.Body.Bytes())
 	switch {
 	case len(out) == 0:
 		out = []byte("null")
 	case !jsonscan.Valid(out):
 		out, _ = json.Marshal(string(out))
 	}
-	return gwire.RequestResult{Nonce: r.Nonce, Status: w.status, Body: out}
+	return gwire.RequestResult{Nonce: r.Nonce, Status: w.Status, Body: out}
 }
 
 // errorBody is the platform's {"code","message"} error body.
@@ -212,25 +163,4 @@ func (h *Hub) answer(s *session, d []byte) {
 	if c != nil {
 		h.deliver([]*conn{c})
 	}
-}
-
-// recorder is the http.ResponseWriter of a request over the gateway.
-type recorder struct {
-	header      http.Header
-	status      int
-	wroteHeader bool
-	body        bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(status int) {
-	if !w.wroteHeader {
-		w.status, w.wroteHeader = status, true
-	}
-}
-
-func (w *recorder) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(b)
 }

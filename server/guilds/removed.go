@@ -8,10 +8,10 @@ import (
 	"sdkpp/wire"
 )
 
-// RegisterRemoved adds the routes of Create Guild, which the platform removed: apps cannot create
+// registerRemoved adds the routes of Create Guild, which the platform removed: apps cannot create
 // guilds (rule GLD-5). POST /guilds and POST /guilds/templates/{code} answer a bot with 403
 // 20001 and a user's token with 403 50001, after the usual 401 for a missing or wrong credential.
-func (s *Service) RegisterRemoved(mux httpx.Router) {
+func (s *Service) registerRemoved(mux httpx.Router) {
 	mux.HandleFunc("POST /guilds", s.createRemoved)
 	mux.HandleFunc("POST /guilds/templates/{code}", s.createRemoved)
 }

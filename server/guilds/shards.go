@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
@@ -49,15 +50,15 @@ func InShard(guildID uint64, id, count int) bool {
 // shardOf keeps the guilds of the ?shard= of a bot's GET /users/@me/guilds (rule GLD-1): shard
 // is 0 to max_concurrency-1, and an application using large bot sharding (max_concurrency
 // above 1) must give it (400 otherwise).
-func (s *Service) shardOf(q *caller, list []store.Guild) ([]store.Guild, error) {
+func (s *Service) shardOf(q *guildaccess.Caller, list []store.Guild) ([]store.Guild, error) {
 	v := q.URL.Query()
-	if !q.bot {
+	if !q.Bot {
 		if v.Has("shard") {
 			return nil, wire.InvalidAt("shard", "BOT_ONLY", "Only bots may give shard.")
 		}
 		return list, nil
 	}
-	n, err := MaxConcurrency(q.ctx, s.Store, q.appID)
+	n, err := MaxConcurrency(q.Ctx, s.Store, q.AppID)
 	if err != nil {
 		return nil, err
 	}
@@ -79,4 +80,23 @@ func (s *Service) shardOf(q *caller, list []store.Guild) ([]store.Guild, error) 
 		}
 	}
 	return out, nil
+}
+
+// GuildsPerShard is how many guilds RecommendedShards plans per shard (the platform's 1000).
+const GuildsPerShard = 1000
+
+// RecommendedShards is the shard count GET /gateway/bot recommends to the application's bot: one
+// per GuildsPerShard of its guilds, rounded up to a multiple of its max_concurrency (large bot
+// sharding, rule GLD-1), which it returns too.
+func RecommendedShards(ctx context.Context, st store.Store, app *store.Application) (shards, maxConcurrency int, err error) {
+	conc, err := MaxConcurrency(ctx, st, app.ID)
+	if err != nil {
+		return 0, 0, err
+	}
+	list, err := st.ListUserGuilds(ctx, app.BotUserID)
+	if err != nil {
+		return 0, 0, err
+	}
+	shards = max(1, (len(list)+GuildsPerShard-1)/GuildsPerShard)
+	return (shards + conc - 1) / conc * conc, conc, nil
 }

@@ -33,7 +33,7 @@ import (
 
 	"sdkpp/server/clock"
 	"sdkpp/server/gateway"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -138,7 +138,7 @@ func (s *Service) check(ctx context.Context, userID, guildID, channelID uint64) 
 	} else if err != nil {
 		return 0, "", err
 	}
-	a, err := guilds.LoadAccess(ctx, s.Store, g, userID)
+	a, err := guildaccess.LoadAccess(ctx, s.Store, g, userID)
 	if err != nil {
 		return 0, "", err
 	}
@@ -155,11 +155,11 @@ func (s *Service) check(ctx context.Context, userID, guildID, channelID uint64) 
 	switch {
 	case err != nil:
 		return 0, "", err
-	case perms&guilds.PermViewChannel == 0:
+	case perms&guildaccess.PermViewChannel == 0:
 		return vwire.CodeMissingAccess, "Missing Access", nil
 	case ch.Type != wire.ChannelGuildVoice && ch.Type != wire.ChannelGuildStageVoice:
 		return vwire.CodeInvalidChannelType, "Cannot execute action on this channel type", nil
-	case perms&guilds.PermConnect == 0:
+	case perms&guildaccess.PermConnect == 0:
 		return vwire.CodeMissingPermissions, "Missing Permissions", nil
 	}
 	return 0, "", nil
@@ -254,7 +254,7 @@ func (st *state) object(guildID, userID uint64) wire.VoiceState {
 // guild's sessions with GUILD_VOICE_STATES. Events are best effort, as the platform's: a store
 // failure is logged and the event goes to fewer sessions.
 func (s *Service) dispatchState(ctx context.Context, guildID uint64, v wire.VoiceState) {
-	if m, err := guilds.LoadMember(ctx, s.Store, guildID, uint64(v.UserID), true); err == nil {
+	if m, err := guildaccess.LoadMember(ctx, s.Store, guildID, uint64(v.UserID), true); err == nil {
 		v.Member = &m
 	}
 	audience, err := s.memberIDs(ctx, guildID)
@@ -271,14 +271,14 @@ func (s *Service) memberIDs(ctx context.Context, guildID uint64) ([]uint64, erro
 	var out []uint64
 	after := uint64(0)
 	for {
-		list, err := s.Store.ListGuildMembers(ctx, guildID, after, guilds.MaxMembersList)
+		list, err := s.Store.ListGuildMembers(ctx, guildID, after, guildaccess.MaxMembersList)
 		if err != nil {
 			return out, err
 		}
 		for _, m := range list {
 			out = append(out, m.UserID)
 		}
-		if len(list) < guilds.MaxMembersList {
+		if len(list) < guildaccess.MaxMembersList {
 			return out, nil
 		}
 		after = list[len(list)-1].UserID

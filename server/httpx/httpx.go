@@ -245,3 +245,32 @@ func (m *Mux) HandleFunc(pattern string, handler func(http.ResponseWriter, *http
 
 // Patterns returns the registered patterns in registration order.
 func (m *Mux) Patterns() []string { return slices.Clone(m.patterns) }
+
+// Recorder is an http.ResponseWriter that keeps the status and the body a handler writes, for a
+// request served other than over HTTP (an API request over the gateway).
+type Recorder struct {
+	Status int // 200 unless the handler wrote another first
+	Body   bytes.Buffer
+
+	header      http.Header
+	wroteHeader bool
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder { return &Recorder{Status: http.StatusOK, header: make(http.Header)} }
+
+// Header returns the response's header, which the Recorder does not keep beyond the handler.
+func (w *Recorder) Header() http.Header { return w.header }
+
+// WriteHeader records the first status written.
+func (w *Recorder) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.Status, w.wroteHeader = status, true
+	}
+}
+
+// Write appends to the body.
+func (w *Recorder) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.Body.Write(b)
+}

@@ -48,3 +48,17 @@ func TestAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A Recorder keeps the first status written (200 when the handler only writes) and the body.
+func TestRecorder(t *testing.T) {
+	w := NewRecorder()
+	Answer(w, httptest.NewRequest("GET", "/", nil), slog.New(slog.DiscardHandler), nil, wire.MissingAccess())
+	w.WriteHeader(200)
+	require.Equal(t, 403, w.Status)
+	require.JSONEq(t, `{"code":50001,"message":"Missing Access"}`, w.Body.String())
+	w = NewRecorder()
+	_, _ = w.Write([]byte("x"))
+	w.WriteHeader(500)
+	require.Equal(t, 200, w.Status)
+	require.Equal(t, "x", w.Body.String())
+}

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"
@@ -41,7 +41,7 @@ type Notifier interface {
 }
 
 // Messages creates the messages of interaction responses and reads their target messages
-// (guilds.Service).
+// (messages.Service).
 type Messages interface {
 	PostInteractionMessage(ctx context.Context, ch *store.GuildChannel, botUserID uint64, content string,
 		meta *wire.InteractionMetadata) (wire.InteractionMessage, error)
@@ -103,7 +103,7 @@ type invocation struct {
 	ctx    context.Context
 	g      *store.Guild
 	ch     *store.GuildChannel
-	a      *guilds.Access
+	a      *guildaccess.Access
 	perms  uint64 // the user's in the channel
 	app    *store.Application
 	botIn  bool
@@ -145,7 +145,7 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	if ix.Channel.AppPermissions != nil {
 		ix.AppPermissions = *ix.Channel.AppPermissions
 	}
-	m, err := guilds.LoadMember(in.ctx, s.Store, in.g.ID, in.userID, true)
+	m, err := guildaccess.LoadMember(in.ctx, s.Store, in.g.ID, in.userID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -195,13 +195,13 @@ func (s *Service) load(ctx context.Context, userID uint64, body *wire.InvokeInte
 	} else if err != nil {
 		return nil, err
 	}
-	if in.a, err = guilds.LoadAccess(ctx, s.Store, in.g, userID); err != nil {
+	if in.a, err = guildaccess.LoadAccess(ctx, s.Store, in.g, userID); err != nil {
 		return nil, err
 	}
 	if in.perms, err = in.a.Channel(ctx, s.Store, in.ch); err != nil {
 		return nil, err
 	}
-	if !in.a.IsMember() || in.perms&guilds.PermViewChannel == 0 {
+	if !in.a.IsMember() || in.perms&guildaccess.PermViewChannel == 0 {
 		return nil, wire.MissingAccess()
 	}
 	if in.app, err = s.Store.GetApplication(ctx, uint64(body.ApplicationID)); errors.Is(err, store.ErrNotFound) {
@@ -232,7 +232,7 @@ func (s *Service) resolvedChannel(in *invocation, ch *store.GuildChannel) (wire.
 	}
 	out.Permissions = wire.Permissions(perms)
 	if in.botIn {
-		app, err := guilds.ChannelPermissions(in.ctx, s.Store, in.g, ch, in.app.BotUserID)
+		app, err := guildaccess.ChannelPermissions(in.ctx, s.Store, in.g, ch, in.app.BotUserID)
 		if err != nil {
 			return out, err
 		}
@@ -323,7 +323,7 @@ func (s *Service) resolveUser(in *invocation, res *wire.Resolved, id uint64, pat
 		res.Users = map[string]wire.User{}
 	}
 	res.Users[out.ID.String()] = out
-	m, err := guilds.LoadMember(in.ctx, s.Store, in.g.ID, id, false)
+	m, err := guildaccess.LoadMember(in.ctx, s.Store, in.g.ID, id, false)
 	if err == nil {
 		if res.Members == nil {
 			res.Members = map[string]wire.Member{}
@@ -438,7 +438,7 @@ func (s *Service) optionValue(in *invocation, res *wire.Resolved, path string, t
 				if res.Roles == nil {
 					res.Roles = map[string]wire.Role{}
 				}
-				res.Roles[strconv.FormatUint(id, 10)] = guilds.RoleObject(&r)
+				res.Roles[strconv.FormatUint(id, 10)] = guildaccess.RoleObject(&r)
 				return nil
 			}
 		}

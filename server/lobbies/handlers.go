@@ -8,6 +8,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -375,20 +376,13 @@ func (s *Service) toMembers(q *request, st store.Store, out *outbox, l *store.Lo
 // application. With after (a message id), they are the oldest messages above it, so that a client
 // pages forward through what it missed.
 func (s *Service) listMessages(q *request) (any, error) {
-	limit := int64(DefaultMessageList)
 	v := q.URL.Query()
-	if v.Has("limit") {
-		var err error
-		if limit, err = strconv.ParseInt(v.Get("limit"), 10, 64); err != nil {
-			return nil, wire.InvalidAt("limit", "NUMBER_TYPE_COERCE", "The value is not int.")
-		}
-		if err := checkRange("limit", limit, 1, MaxMessageList); err != nil {
-			return nil, err
-		}
+	limit, err := httpx.QueryLimit(v, DefaultMessageList, MaxMessageList)
+	if err != nil {
+		return nil, err
 	}
 	after, paging := uint64(0), v.Has("after")
 	if paging { // 0 pages from the first message
-		var err error
 		if after, err = strconv.ParseUint(v.Get("after"), 10, 64); err != nil || after > wire.MaxSnowflake {
 			return nil, wire.InvalidAt("after", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
 		}

@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"time"
 
-	gwire "sdkpp/wire/gateway"
-
-	"sdkpp/server/guilds"
+	"sdkpp/server/channels"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // Lobby channel invites (rule LOB-5): single use, valid one hour.
@@ -124,7 +124,7 @@ func (s *Service) link(q *request) (any, error) {
 		if c.Type != wire.ChannelGuildText {
 			return wire.InvalidAt("channel_id", "CHANNEL_TYPE_INVALID", "Only text channels can be linked to a lobby.")
 		}
-		if may, err := guilds.MayLink(q.ctx, ch.st, q.userID, c); err != nil {
+		if may, err := channels.MayLink(q.ctx, ch.st, q.userID, c); err != nil {
 			return err
 		} else if !may {
 			return wire.MissingPermissions()
@@ -133,7 +133,7 @@ func (s *Service) link(q *request) (any, error) {
 			return nil
 		}
 		if other, err := ch.st.GetChannelLink(q.ctx, c.ID); err == nil {
-			if ll, err := guilds.LinkedLobby(q.ctx, ch.st, c.ID, ch.now); err != nil {
+			if ll, err := channels.LinkedLobby(q.ctx, ch.st, c.ID, ch.now); err != nil {
 				return err
 			} else if ll != nil {
 				return wire.InvalidAt("channel_id", "CHANNEL_ALREADY_LINKED", "The channel is linked to another lobby.")
@@ -156,7 +156,7 @@ func guildMember(ctx context.Context, st store.Store, guildID, userID uint64) (*
 	if err != nil {
 		return nil, false, err
 	}
-	_, member, err := guilds.Permissions(ctx, st, g, userID)
+	_, member, err := guildaccess.Permissions(ctx, st, g, userID)
 	return g, member, err
 }
 

@@ -184,11 +184,7 @@ func (s *Service) serve(r *http.Request, by who, h handler) (any, error) {
 
 // id reads a snowflake path value; a malformed one is a 50035 naming it.
 func (q *request) id(name string) (uint64, error) {
-	id, ok := wire.ParseSnowflake(q.PathValue(name))
-	if !ok {
-		return 0, wire.InvalidAt(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-	}
-	return uint64(id), nil
+	return httpx.PathID(q.Request, name)
 }
 
 // ---- transactions and events

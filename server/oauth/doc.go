@@ -51,7 +51,7 @@
 // form took MaxLoginFailures wrong logins answers 429 the same way, from any address.
 //
 // The invite form (POST /invite/{code}) has csrf_token, username and password the same way and
-// two buttons: action "approve" joins the guild through guilds.Service.AcceptInvite, the code
+// two buttons: action "approve" joins the guild through invites.Service.AcceptInvite, the code
 // path of the API's POST /invites/{code}, and answers 200 with a "You joined <guild>" page;
 // action "deny" (no login needed) answers 200 with an "Invite declined" page and leaves the
 // invite as it was, usable until it expires. An

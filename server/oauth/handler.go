@@ -15,8 +15,8 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/clock"
 	"sdkpp/server/extauth"
-	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
+	"sdkpp/server/invites"
 	"sdkpp/server/oidc"
 	"sdkpp/server/scopes"
 	"sdkpp/server/secret"
@@ -51,7 +51,7 @@ type Handler struct {
 	// Tests shorten it to exercise the SDK's automatic refresh.
 	AccessTTL time.Duration
 	// Invites, when set, serves the invite page /invite/{code}; its join is the API's.
-	Invites *guilds.Service
+	Invites *invites.Service
 	// Logins throttles wrong passwords on the pages, by username and by address, and wrong
 	// user codes on the device pages, by address and by device request; nil throttles nothing.
 	Logins *LoginThrottle

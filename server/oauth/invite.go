@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"net/url"
 
-	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
+	"sdkpp/server/invites"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
@@ -40,7 +40,7 @@ const notInvitee = "This invite was made for another account. Log in with that a
 
 // inviteSubmit serves POST /invite/{code}: it checks the CSRF token; then it declines (action
 // deny: nothing changes), or signs in when the form carries a username and password (else uses
-// the session) and joins the guild through guilds.Service.AcceptInvite, the API's code path.
+// the session) and joins the guild through invites.Service.AcceptInvite, the API's code path.
 func (h *Handler) inviteSubmit(w http.ResponseWriter, r *http.Request) {
 	form, ok := httpx.Form(r)
 	if !ok {
@@ -88,7 +88,7 @@ func (h *Handler) inviteSubmit(w http.ResponseWriter, r *http.Request) {
 		Text: "You are a member of " + joined.Guild.Name + " now. You can close this window and return to the game."})
 }
 
-func (h *Handler) renderInvite(w http.ResponseWriter, r *http.Request, inv *guilds.Invite, status int, user *store.User, errText string) {
+func (h *Handler) renderInvite(w http.ResponseWriter, r *http.Request, inv *invites.Invite, status int, user *store.User, errText string) {
 	details := []string{"You are invited to #" + inv.Channel.Name + " of " + inv.Guild.Name + "."}
 	if inv.Inviter != nil {
 		name := inv.Inviter.Username

@@ -413,11 +413,10 @@ func notJoinable(who string) error {
 
 func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	ctx := r.Context()
-	rid, ok := wire.ParseSnowflake(r.PathValue("user_id"))
-	if !ok {
-		return nil, wire.InvalidAt("user_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	recipient, err := httpx.PathID(r, "user_id")
+	if err != nil {
+		return nil, err
 	}
-	recipient := uint64(rid)
 	var body wire.ActivityInviteRequest
 	if err := relationships.DecodeBody(r, &body); err != nil {
 		return nil, err
@@ -518,9 +517,9 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 }
 
 func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
-	id, ok := wire.ParseSnowflake(r.PathValue("invite_id"))
-	if !ok {
-		return nil, wire.InvalidAt("invite_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	id, err := httpx.PathID(r, "invite_id")
+	if err != nil {
+		return nil, err
 	}
 	now := s.Clock.Now()
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -45,6 +46,12 @@ func (h *hub) DispatchApp(appID, userID uint64, event string, data any) {
 	h.mu.Lock()
 	h.sent = append(h.sent, sent{userID, appID, event, raw})
 	h.mu.Unlock()
+}
+
+func (h *hub) DispatchAppMany(appID uint64, userIDs []uint64, event string, data any) {
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(userIDs))) {
+		h.DispatchApp(appID, id, event, data)
+	}
 }
 
 func (h *hub) Online(userID uint64) bool {

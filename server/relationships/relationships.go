@@ -73,6 +73,8 @@ const (
 type Notifier interface {
 	Dispatch(userID uint64, event string, data any)
 	DispatchApp(appID, userID uint64, event string, data any)
+	// DispatchAppMany is DispatchApp to each of userIDs once.
+	DispatchAppMany(appID uint64, userIDs []uint64, event string, data any)
 }
 
 // Service serves the relationship routes. Set its fields before Register.
@@ -129,11 +131,11 @@ func (s *Service) route(scope string, h handler) http.HandlerFunc {
 
 // peer reads the user_id path value: a known user other than the caller.
 func (s *Service) peer(q *request) (uint64, error) {
-	id, ok := wire.ParseSnowflake(q.PathValue("user_id"))
-	if !ok {
-		return 0, wire.InvalidAt("user_id", "NUMBER_TYPE_COERCE", "The value is not snowflake.")
+	id, err := httpx.PathID(q.Request, "user_id")
+	if err != nil {
+		return 0, err
 	}
-	return s.known(q, uint64(id))
+	return s.known(q, id)
 }
 
 func (s *Service) known(q *request, id uint64) (uint64, error) {

@@ -36,7 +36,7 @@ import (
 	"unicode/utf8"
 
 	"sdkpp/server/clock"
-	"sdkpp/server/guilds"
+	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -99,7 +99,7 @@ func guildPerms(ctx context.Context, st store.Store, guildID, userID uint64) (*s
 	} else if err != nil {
 		return nil, 0, err
 	}
-	perms, member, err := guilds.Permissions(ctx, st, g, userID)
+	perms, member, err := guildaccess.Permissions(ctx, st, g, userID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -140,9 +140,9 @@ func (s *Service) setStatus(r *http.Request, app *store.Application) (any, error
 		if err != nil {
 			return err
 		}
-		need := guilds.PermViewChannel | wire.PermSetVoiceChannelStatus
+		need := guildaccess.PermViewChannel | wire.PermSetVoiceChannelStatus
 		if s.Voice.Channel(ch.GuildID, app.BotUserID) != ch.ID {
-			need |= guilds.PermManageChannels
+			need |= guildaccess.PermManageChannels
 		}
 		if perms&need != need {
 			return missingPermissions()
@@ -219,12 +219,8 @@ func (s *Service) auditLog(r *http.Request, app *store.Application) (any, error)
 		name string
 		v    *uint64
 	}{{"user_id", &q.UserID}, {"before", &q.Before}, {"after", &q.After}} {
-		if v := query.Get(f.name); v != "" {
-			n, ok := wire.ParseSnowflake(v)
-			if !ok {
-				return nil, wire.Invalid(f.name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
-			}
-			*f.v = uint64(n)
+		if *f.v, err = httpx.QueryID(query, f.name); err != nil {
+			return nil, err
 		}
 	}
 	if v := query.Get("action_type"); v != "" {
@@ -234,12 +230,8 @@ func (s *Service) auditLog(r *http.Request, app *store.Application) (any, error)
 		}
 		q.ActionType = n
 	}
-	if v := query.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxAuditLimit {
-			return nil, wire.Invalid("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
-		}
-		q.Limit = n
+	if q.Limit, err = httpx.QueryLimit(query, q.Limit, MaxAuditLimit); err != nil {
+		return nil, err
 	}
 	_, perms, err := guildPerms(ctx, s.Store, id, app.BotUserID)
 	if err != nil {
