@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/server/servertest"
 	"sdkpp/server/store"
 	"sdkpp/server/store/pgtest"
 )
@@ -26,7 +27,7 @@ func TestStoreOnPostgres(t *testing.T) {
 	storeURL := u.String()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs lockedBuffer
+	var logs servertest.LogBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-voice-addr", "127.0.0.1:0", "-store", storeURL,
@@ -38,7 +39,7 @@ func TestStoreOnPostgres(t *testing.T) {
 	assert.Contains(t, logs.String(), `"store":"postgres","node_id":3`)
 
 	// Another node with the same id on the same database is refused at start.
-	var logs2 lockedBuffer
+	var logs2 servertest.LogBuffer
 	t.Setenv("SDKPP_STORE", storeURL)
 	t.Setenv("SDKPP_NODE_ID", "3")
 	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-voice-addr", "127.0.0.1:0"}, &logs2)
