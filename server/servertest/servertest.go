@@ -125,7 +125,7 @@ func postgresStore(t testing.TB) string {
 	if os.Getenv(pgtest.EnvURL) == "" {
 		t.Fatalf("servertest: %s=postgres needs %s (an admin URL)", EnvStore, pgtest.EnvURL)
 	}
-	return pgtest.Database(t, "sdkpp_server_template", func(u string) error {
+	return pgtest.Database(t, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
 		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
 		if err != nil {
 			return err

@@ -44,7 +44,7 @@ func openMemory(t *testing.T) *DB {
 // postgresDatabase returns the URL of a fresh migrated PostgreSQL database for t.
 func postgresDatabase(t *testing.T) string {
 	t.Helper()
-	return pgtest.Database(t, "sdkpp_store_template", func(u string) error {
+	return pgtest.Database(t, "sdkpp_schema_"+PostgresSchemaID(), func(u string) error {
 		s, err := OpenPostgres(context.Background(), u, PostgresOptions{})
 		if err != nil {
 			return err

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -154,6 +156,17 @@ func pgText(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// PostgresSchemaID names the schema PostgreSQL's migrations make (a hash of them), for tests
+// that keep a migrated template database per schema.
+func PostgresSchemaID() string {
+	h := sha256.New()
+	for _, m := range migrationsPostgres {
+		h.Write([]byte(m))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // RedactURL returns a store URL or connection string fit for a log line: the password (in the

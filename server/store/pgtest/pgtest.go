@@ -37,9 +37,6 @@ var (
 	why     error  // why unavailable
 	dataDir string // the server this package started, "" when none
 	seq     atomic.Int64
-
-	templateMu sync.Mutex
-	templates  = map[string]bool{}
 )
 
 // Admin returns the admin URL of the tests' PostgreSQL, starting one on first use; it skips t
@@ -153,43 +150,36 @@ func withDatabase(u, name string) string {
 
 // Database creates a fresh database for t, dropped when t ends, and returns its URL. When
 // template is not "", the database is a copy of the database of that name, which prepare makes
-// the first time (prepare gets its URL; it must close every connection it opened).
+// when the server has none (prepare gets its URL and must close every connection it opened).
+// Test binaries share the server and its templates: a template's name must change with what
+// prepare puts in it, and it is made and copied under an advisory lock, one binary at a time.
 func Database(t testing.TB, template string, prepare func(url string) error) string {
 	t.Helper()
 	root := Admin(t)
+	ctx := context.Background()
 	db, err := sql.Open("pgx", root)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	defer db.Close()
-	ctx := context.Background()
-	from := ""
-	if template != "" {
-		templateMu.Lock()
-		if !templates[template] {
-			if _, err := db.ExecContext(ctx, `DROP DATABASE IF EXISTS `+template); err != nil {
-				templateMu.Unlock()
-				t.Fatalf("pgtest: %v", err)
-			}
-			if _, err := db.ExecContext(ctx, `CREATE DATABASE `+template); err != nil {
-				templateMu.Unlock()
-				t.Fatalf("pgtest: %v", err)
-			}
-			if err := prepare(withDatabase(root, template)); err != nil {
-				templateMu.Unlock()
-				t.Fatalf("pgtest: prepare %s: %v", template, err)
-			}
-			templates[template] = true
-		}
-		templateMu.Unlock()
-		from = ` TEMPLATE ` + template
-	}
-	name := fmt.Sprintf("t_%d_%d", os.Getpid(), seq.Add(1))
-	// A template being copied may have no other session: copies are made one at a time.
-	templateMu.Lock()
-	_, err = db.ExecContext(ctx, `CREATE DATABASE `+name+from)
-	templateMu.Unlock()
+	conn, err := db.Conn(ctx) // the advisory lock is the session's
 	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close()
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), seq.Add(1))
+	create := `CREATE DATABASE ` + name
+	if template != "" {
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtext($1))`, template); err != nil {
+			t.Fatalf("pgtest: lock %s: %v", template, err)
+		}
+		defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock(hashtext($1))`, template)
+		if err := makeTemplate(ctx, conn, root, template, prepare); err != nil {
+			t.Fatalf("pgtest: template %s: %v", template, err)
+		}
+		create += ` TEMPLATE ` + template
+	}
+	if _, err := conn.ExecContext(ctx, create); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
@@ -201,4 +191,27 @@ func Database(t testing.TB, template string, prepare func(url string) error) str
 		_, _ = db.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
 	})
 	return withDatabase(root, name)
+}
+
+// makeTemplate makes database template with prepare unless it exists. It is made under another
+// name and renamed once prepared, so that a binary that died halfway leaves no template.
+func makeTemplate(ctx context.Context, conn *sql.Conn, root, template string, prepare func(string) error) error {
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_database WHERE datname=$1`, template).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	work := template + "_making"
+	for _, q := range []string{`DROP DATABASE IF EXISTS ` + work + ` WITH (FORCE)`, `CREATE DATABASE ` + work} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	if err := prepare(withDatabase(root, work)); err != nil {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, `ALTER DATABASE `+work+` RENAME TO `+template)
+	return err
 }
