@@ -10,6 +10,7 @@ LDFLAGS := -X sdkpp/core.versionHash=$(VERSION_HASH)
 # the library reaches (wire/, internal/, audio/ ...) rebuilds it.
 LIB_DEPS_FMT := {{if .Module}}{{if .Module.Main}}{{range .GoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .CgoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .CFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .HFiles}}{{$$.Dir}}/{{.}} {{end}}{{end}}{{end}}
 GO_SOURCES := $(shell $(GO) list -deps -f '$(LIB_DEPS_FMT)' ./capi 2>/dev/null) go.mod go.sum
+GO_SOURCES_WINDOWS := $(shell CGO_ENABLED=1 GOOS=windows $(GO) list -deps -f '$(LIB_DEPS_FMT)' ./capi 2>/dev/null) go.mod go.sum
 HEADERS := include/sdkpp.h include/sdkpp.hpp
 CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O1 -Iinclude
 CFLAGS := -std=c11 -Wall -Wextra -Werror -O1 -Iinclude
@@ -37,8 +38,15 @@ export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a l
 # The library exports only its Sdkpp_ functions (not miniaudio's ma_*, opus_* or speex_*).
 EXPORTS_MAP := capi/exports.map
 SHARED_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP))
+# The library's version is the one api/sdkpp.api declares (Sdkpp_Client_GetVersion* report it);
+# its SONAME carries the major version, and build/ holds that name as a link to libsdkpp.so so
+# that programs linked there find it.
+VERSION := $(shell awk '$$1 == "version" {print $$2; exit}' api/sdkpp.api)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+SONAME := libsdkpp.so.$(VERSION_MAJOR)
+LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP)),-soname,$(SONAME)
 
-.PHONY: all lib tools clibs generate check-generated check-layers check-linkage deps bots test test-go test-postgres test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: all lib tools dist install test-dist clibs generate check-generated check-layers check-linkage deps bots test test-go test-postgres test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -53,7 +61,8 @@ $(BUILD)/clibs/%/stamp: build/scripts/clibs.sh
 # The library and its headers.
 lib: $(LIB)
 $(LIB): $(GO_SOURCES) $(HEADERS) $(EXPORTS_MAP) $(CLIBS)
-	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(SHARED_LDFLAGS)" -o $@ ./capi
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(LIB_LDFLAGS)" -o $@ ./capi
+	ln -sf $(@F) $(BUILD)/$(SONAME)
 
 # The service and its companions: sdkpp-server, the stand-in browser for tests, and the stand-in
 # desktop client.
@@ -88,19 +97,40 @@ check-linkage: $(LIB) $(PROBE)
 	$(dir $(PROBE))linkprobe
 
 # The Windows DLL, cross-built with mingw (posix threads), links the same libraries cross-built
-# with mingw; the C test is linked to it.
+# with mingw; the C test is linked to it. It exports only the functions of include/sdkpp.h, listed
+# in build/sdkpp.def: Go's linker would otherwise hand the linker a .def of every cgo export,
+# the internal callbacks of its dependencies (goDataCallback, sdkppOSThreadRun ...) included; it
+# does not when the flags name --export-all-symbols, which --exclude-all-symbols then cancels.
+# The same link writes mingw's import library, build/libsdkpp.dll.a; llvm-dlltool writes from
+# the .def the short-format import library MSVC's own tools write, build/sdkpp.lib.
 MINGW_CC := x86_64-w64-mingw32-gcc-posix
 MINGW_CXX := x86_64-w64-mingw32-g++-posix
 WIN := $(BUILD)/test/windows
-windows: export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,windows-amd64)/lib/pkgconfig
-windows: export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
-windows: export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,windows-amd64)/lib/,libopus.a libspeexdsp.a) -lm
-windows: $(CLIBS_WINDOWS)
+DEF := $(BUILD)/sdkpp.def
+IMPLIB_GNU := $(BUILD)/libsdkpp.dll.a
+IMPLIB_MSVC := $(BUILD)/sdkpp.lib
+DLL_LDFLAGS := '-extldflags=-Wl,--export-all-symbols -Wl,--exclude-all-symbols $(abspath $(DEF)) -Wl,--out-implib,$(abspath $(IMPLIB_GNU))'
+windows $(DLL): export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,windows-amd64)/lib/pkgconfig
+windows $(DLL): export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
+windows $(DLL): export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,windows-amd64)/lib/,libopus.a libspeexdsp.a) -lm
+
+$(DEF): include/sdkpp.h
+	@mkdir -p $(@D)
+	{ echo 'LIBRARY sdkpp.dll'; echo 'EXPORTS'; \
+	  sed -n 's/^SDKPP_API .* SDKPP_CALL \(Sdkpp_[A-Za-z0-9_]*\)(.*/    \1/p' $<; } > $@
+
+$(DLL) $(IMPLIB_GNU) &: $(GO_SOURCES_WINDOWS) $(HEADERS) $(DEF) $(CLIBS_WINDOWS)
 	@build/scripts/deps.sh windows
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(MINGW_CC) \
-		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS)" -o $(DLL) ./capi
+		$(GO) build -buildmode=c-shared -ldflags "$(LDFLAGS) $(DLL_LDFLAGS)" -o $(DLL) ./capi
 	@# cgo writes its export header beside the DLL as sdkpp.h; it would shadow include/sdkpp.h.
 	rm -f $(BUILD)/sdkpp.h
+
+$(IMPLIB_MSVC): $(DEF)
+	@build/scripts/deps.sh windows
+	llvm-dlltool -m i386:x86-64 -d $< -l $@
+
+windows: $(DLL) $(IMPLIB_MSVC)
 	@# The C test compiles against the header's Windows declarations and links to the DLL.
 	@mkdir -p $(WIN)
 	$(MINGW_CC) $(CFLAGS) tests/c/handle_test.c -o $(WIN)/handle_test.exe $(DLL) -lpthread
@@ -152,9 +182,51 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 	SDKPP_E2E_WINE=$(abspath $(WIN)) SDKPP_WINE=$(WINE) $(GO) test -count=1 -v -run 'TestAccountLinking' ./tests/e2e/
 	$(WINE) wineserver -w
 
+# What a game team downloads, into build/dist/ from the libraries built above (build/scripts/dist.sh):
+# the Linux and Windows archives, each a prefix with include/, lib/ (CMake config package and
+# pkg-config file included) and the docs. make install copies the Linux one into
+# $(DESTDIR)$(PREFIX).
+DIST := $(BUILD)/dist
+LINUX_STAGE := $(DIST)/sdkpp-$(VERSION)-linux-x64
+WIN_STAGE := $(DIST)/sdkpp-$(VERSION)-win-x64
+DIST_COMMON := $(HEADERS) README.md $(wildcard docs/*.md) $(wildcard build/package/*) build/scripts/dist.sh
+PREFIX ?= /usr/local
+NUGET := $(DIST)/Sdkpp.$(VERSION).nupkg
+UPM := $(DIST)/com.sdkpp.sdk-$(VERSION).tgz
+dist: $(LINUX_STAGE).tar.gz $(WIN_STAGE).zip $(NUGET) $(UPM)
+
+# (tar and gzip only: make install needs none of the Windows tools deps.sh dist brings.)
+$(LINUX_STAGE).tar.gz: $(LIB) $(DIST_COMMON)
+	build/scripts/dist.sh linux $(VERSION) $(LINUX_STAGE)
+
+$(WIN_STAGE).zip: $(DLL) $(IMPLIB_GNU) $(IMPLIB_MSVC) $(DIST_COMMON)
+	@build/scripts/deps.sh dist
+	build/scripts/dist.sh windows $(VERSION) $(WIN_STAGE)
+
+# The NuGet package: the C# binding (lib/netstandard2.0/) and both libraries (runtimes/).
+$(NUGET): $(LIB) $(DLL) $(wildcard bindings/csharp/*.cs) build/package/Sdkpp.nuspec.in build/scripts/dist.sh README.md
+	@build/scripts/deps.sh dist
+	@build/scripts/deps.sh mono
+	build/scripts/dist.sh nuget $(VERSION) $(DIST)/nuget
+
+# The Unity package: the binding with its assembly definition, both libraries with their import
+# settings, and a sample (build/package/upm/).
+$(UPM): $(LIB) $(DLL) $(wildcard bindings/csharp/*.cs) $(shell find build/package/upm -type f) build/scripts/dist.sh README.md
+	build/scripts/dist.sh upm $(VERSION) $(DIST)/upm
+
+install: $(LINUX_STAGE).tar.gz
+	build/scripts/dist.sh install $(LINUX_STAGE) "$(DESTDIR)$(PREFIX)"
+
+# The packages in build/dist/, unpacked afresh, as a game team would use them (tests/dist/run.sh).
+test-dist: dist $(WINE_SYSTEM)/bcryptprimitives.dll
+	rm -rf $(BUILD)/test/dist-install
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD))/test/dist-install PREFIX=/opt/sdkpp
+	MINGW_CC=$(MINGW_CC) WINE=$(WINE) SONAME=$(SONAME) \
+		bash tests/dist/run.sh $(VERSION) $(abspath $(BUILD))/test/dist-install/opt/sdkpp
+
 # Every test: generated code current, Go tests, then C, C++ and C# against the real library, and
 # the Windows DLL under Wine.
-test: deps check-generated check-layers test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows
+test: deps check-generated check-layers test-go test-fuzz check-linkage test-native test-csharp test-e2e test-browser test-windows test-dist
 	@echo "make test: all suites passed"
 
 # tests/bots runs a bot written with discord.js: npm installs the version that
@@ -211,6 +283,8 @@ fuzz: $(CLIBS)
 
 NATIVE := $(BUILD)/test/native
 SAMPLE_GAME := $(BUILD)/demo/sample_game
+SAMPLE_GAME_C := $(BUILD)/demo/sample_game_c
+SAMPLE_GAME_CS := $(BUILD)/demo/csharp/SampleGame.exe
 # Random calls to every export, from STRESS_THREADS threads (tests/c/stress_test.c).
 STRESS_CALLS ?= 1000000
 STRESS_THREADS ?= 4
@@ -237,18 +311,30 @@ test-native: $(LIB)
 	{ echo '#include "sdkpp.hpp"'; echo '#include <cstdio>'; echo 'void Voice(sdkpp::Client& client, uint64_t lobbyId) {'; \
 	  awk '/^```cpp/{n++; on=(n==4); next} /^```/{on=0} on' README.md; echo '}'; } > $(NATIVE)/readme_voice.cpp
 	$(CXX) $(CXXFLAGS) -fsyntax-only $(NATIVE)/readme_voice.cpp
+	@# The README's C quick start compiles and runs exactly as written.
+	awk '/^```c$$/{n++; on=(n==1); next} /^```/{on=0} on' README.md > $(NATIVE)/readme_quickstart_c.c
+	$(CC) $(CFLAGS) $(NATIVE)/readme_quickstart_c.c -o $(NATIVE)/readme_quickstart_c -L$(BUILD) -lsdkpp $(RPATH)
 	$(NATIVE)/handle_test
 	$(NATIVE)/abuse_test
 	$(NATIVE)/stress_test $(STRESS_CALLS) $(STRESS_THREADS)
 	$(NATIVE)/handle_test_cpp
 	$(NATIVE)/readme_quickstart
+	$(NATIVE)/readme_quickstart_c
 
-test-csharp: $(LIB) $(BUILD)/sdkpp-desktop
-	bash tests/csharp/run.sh
+# The C# tests run against the binding and the library unpacked from build/dist's NuGet package.
+test-csharp: $(NUGET) $(BUILD)/sdkpp-desktop
+	rm -rf $(BUILD)/test/nuget && mkdir -p $(BUILD)/test/nuget
+	unzip -q $(NUGET) -d $(BUILD)/test/nuget
+	SDKPP_CSHARP_PACKAGE=$(abspath $(BUILD))/test/nuget bash tests/csharp/run.sh
+	@# The README's C# quick start compiles against the binding (built by run.sh) and runs as written.
+	awk '/^```csharp$$/{n++; on=(n==1); next} /^```/{on=0} on' README.md > $(BUILD)/test/csharp/QuickStart.cs
+	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -r:$(BUILD)/test/csharp/Sdkpp.dll \
+		-out:$(BUILD)/test/csharp/QuickStart.exe $(BUILD)/test/csharp/QuickStart.cs
+	cd $(BUILD)/test/csharp && LD_LIBRARY_PATH=$(abspath $(BUILD))/test/nuget/runtimes/linux-x64/native mono QuickStart.exe
 
 # C++ and C# programs linked to the real library, against a live service (tests/e2e).
 E2E := $(BUILD)/test/e2e
-test-e2e: $(LIB) $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-server $(SAMPLE_GAME)
+test-e2e: $(LIB) $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-server $(SAMPLE_GAME) $(SAMPLE_GAME_C) $(SAMPLE_GAME_CS)
 	@mkdir -p $(E2E)
 	$(CXX) $(CXXFLAGS) tests/cpp/auth_e2e.cpp -o $(E2E)/auth_e2e_cpp -L$(BUILD) -lsdkpp -lpthread $(RPATH)
 	bash tests/csharp/e2e/build.sh
@@ -270,15 +356,31 @@ bench: $(CLIBS)
 	@build/scripts/deps.sh bench
 	bash bench/run.sh
 
-# Starts sdkpp-server on its default address and runs the sample game for two players.
-demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_GAME)
+# Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp
+# (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono).
+SAMPLE ?= cpp
+SAMPLE_PROGRAM_cpp := $(SAMPLE_GAME)
+SAMPLE_PROGRAM_c := $(SAMPLE_GAME_C)
+SAMPLE_PROGRAM_csharp := $(SAMPLE_GAME_CS)
+demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_PROGRAM_$(SAMPLE))
 	@build/scripts/deps.sh demo
-	@$(GO) run ./examples/demo -bin $(BUILD)
+	@$(GO) run ./examples/demo -bin $(BUILD) -sample $(SAMPLE)
 
 $(SAMPLE_GAME): examples/cpp/sample_game.cpp $(HEADERS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) examples/cpp/sample_game.cpp -o $@ -L$(BUILD) -lsdkpp $(RPATH)
 
+$(SAMPLE_GAME_C): examples/c/sample_game.c include/sdkpp.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) examples/c/sample_game.c -o $@ -L$(BUILD) -lsdkpp $(RPATH)
+
+# The C# sample against the binding compiled as its own assembly, as a game uses it.
+$(SAMPLE_GAME_CS): examples/csharp/SampleGame.cs $(wildcard bindings/csharp/*.cs)
+	@build/scripts/deps.sh mono
+	@mkdir -p $(dir $@)
+	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -target:library -out:$(dir $@)Sdkpp.dll bindings/csharp/*.cs
+	mcs -langversion:7 -nologo -warn:4 -warnaserror+ -target:exe -r:$(dir $@)Sdkpp.dll -out:$@ examples/csharp/SampleGame.cs
+
 clean:
 	@# build/clibs stays: rebuilding it takes minutes and clibs.sh knows when it is stale.
-	rm -rf $(LIB) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(BUILD)/test $(BUILD)/demo $(BUILD)/bench $(BUILD)/wine
+	rm -rf $(LIB) $(BUILD)/$(SONAME) $(TOOLS) $(BUILD)/libsdkpp.h $(DLL) $(BUILD)/sdkpp.h $(DEF) $(IMPLIB_GNU) $(IMPLIB_MSVC) $(DIST) $(BUILD)/test $(BUILD)/demo $(BUILD)/bench $(BUILD)/wine

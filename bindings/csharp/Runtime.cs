@@ -32,13 +32,14 @@ using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
 
-#if !UNITY_5_3_OR_NEWER
-namespace AOT
+namespace Sdkpp.AOT
 {
     /// <summary>
     /// Marks a static method that native code calls through a delegate, so that ahead-of-time
-    /// compilers (Unity IL2CPP, Mono full AOT) emit a native entry point for it. Unity provides its
-    /// own AOT.MonoPInvokeCallbackAttribute; this one is used elsewhere (they are recognised by name).
+    /// compilers (Unity IL2CPP, Mono full AOT) emit a native entry point for it. They recognise the
+    /// attribute by its name, in any namespace: the binding declares its own, always, so that it
+    /// compiles with Unity's engine references (whose AOT.MonoPInvokeCallbackAttribute it would
+    /// otherwise clash with) and without them (an assembly definition with noEngineReferences).
     /// </summary>
     [AttributeUsage(AttributeTargets.Method)]
     internal sealed class MonoPInvokeCallbackAttribute : Attribute
@@ -47,7 +48,6 @@ namespace AOT
         public MonoPInvokeCallbackAttribute(Type delegateType) { }
     }
 }
-#endif
 
 namespace Sdkpp
 {
@@ -119,6 +119,12 @@ namespace Sdkpp
     {
         internal const string Library = "sdkpp";
 
+        /// <summary>Registers the NativeLibraryResolver before the first call into the library.</summary>
+        static Native()
+        {
+            NativeLibraryResolver.Register();
+        }
+
         [ThreadStatic] static bool threadBound;
 
         /// <summary>
@@ -150,6 +156,112 @@ namespace Sdkpp
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         [return: MarshalAs(UnmanagedType.I1)]
         internal static extern bool Sdkpp_WaitForCallbackSignal(ref ulong seen, uint timeoutMs);
+    }
+
+    /// <summary>
+    /// Finds the native library for .NET hosts that do not copy the NuGet package's
+    /// runtimes/RID/native/ folder beside the game (Godot .NET's export, a plain file copy): on .NET
+    /// Core 3.0 and later it registers a System.Runtime.InteropServices.NativeLibrary import
+    /// resolver for this assembly that looks in the game's and the binding's directories, in their
+    /// runtimes/RID/native/, and in the package's own layout (lib/netstandard2.0/ beside
+    /// runtimes/). Found nowhere, the runtime probes as usual. The binding targets netstandard2.0,
+    /// where NativeLibrary does not exist: it is reached by reflection, so Mono's compiler builds
+    /// the binding, and on Mono, Unity and .NET Framework (no NativeLibrary) nothing changes.
+    /// </summary>
+    internal static class NativeLibraryResolver
+    {
+        static int registered;
+        static global::System.Reflection.MethodInfo tryLoad;
+
+        internal static void Register()
+        {
+            if (Interlocked.Exchange(ref registered, 1) != 0)
+            {
+                return;
+            }
+            try
+            {
+                Type nativeLibrary = Type.GetType("System.Runtime.InteropServices.NativeLibrary", false);
+                Type resolverType = Type.GetType("System.Runtime.InteropServices.DllImportResolver", false);
+                if (nativeLibrary == null || resolverType == null)
+                {
+                    return;
+                }
+                global::System.Reflection.Assembly self = typeof(NativeLibraryResolver).Assembly;
+                var set = nativeLibrary.GetMethod("SetDllImportResolver",
+                    new[] { typeof(global::System.Reflection.Assembly), resolverType });
+                tryLoad = nativeLibrary.GetMethod("TryLoad",
+                    new[] { typeof(string), typeof(IntPtr).MakeByRefType() });
+                var resolve = typeof(NativeLibraryResolver).GetMethod("Resolve",
+                    global::System.Reflection.BindingFlags.NonPublic | global::System.Reflection.BindingFlags.Static);
+                if (set == null || tryLoad == null || resolve == null)
+                {
+                    return;
+                }
+                set.Invoke(null, new object[] { self, Delegate.CreateDelegate(resolverType, resolve) });
+            }
+            catch (Exception e)
+            {
+                // The host set a resolver of its own for this assembly: the runtime's probing stays.
+                Console.Error.WriteLine("sdkpp: the native library resolver was not registered: " + e.Message);
+            }
+        }
+
+        /// <summary>The resolver: a handle of the first candidate that loads, else zero.</summary>
+        static IntPtr Resolve(string libraryName, global::System.Reflection.Assembly assembly,
+            DllImportSearchPath? searchPath)
+        {
+            if (libraryName != Native.Library)
+            {
+                return IntPtr.Zero;
+            }
+            bool windows = global::System.IO.Path.DirectorySeparatorChar == '\\';
+            string assemblyDir = "";
+            try
+            {
+                assemblyDir = global::System.IO.Path.GetDirectoryName(assembly.Location) ?? "";
+            }
+            catch (Exception)
+            {
+                // No location (a single-file bundle): only the game's directory is looked in.
+            }
+            foreach (string path in Candidates(windows, AppDomain.CurrentDomain.BaseDirectory, assemblyDir))
+            {
+                if (!global::System.IO.File.Exists(path))
+                {
+                    continue;
+                }
+                object[] args = { path, IntPtr.Zero };
+                if ((bool)tryLoad.Invoke(null, args))
+                {
+                    return (IntPtr)args[1];
+                }
+            }
+            return IntPtr.Zero;
+        }
+
+        /// <summary>
+        /// Where the library may be, in order: each directory itself, its runtimes/RID/native/, and
+        /// ../../runtimes/RID/native/ (the package's layout, seen from lib/netstandard2.0/).
+        /// </summary>
+        internal static List<string> Candidates(bool windows, params string[] dirs)
+        {
+            string file = windows ? "sdkpp.dll" : "libsdkpp.so";
+            string rid = windows ? "win-x64" : "linux-x64";
+            var paths = new List<string>();
+            foreach (string dir in dirs)
+            {
+                if (string.IsNullOrEmpty(dir))
+                {
+                    continue;
+                }
+                string native = global::System.IO.Path.Combine("runtimes", rid, "native", file);
+                paths.Add(global::System.IO.Path.Combine(dir, file));
+                paths.Add(global::System.IO.Path.Combine(dir, native));
+                paths.Add(global::System.IO.Path.GetFullPath(global::System.IO.Path.Combine(dir, "..", "..", native)));
+            }
+            return paths;
+        }
     }
 
     /// <summary>

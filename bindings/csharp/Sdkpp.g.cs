@@ -13660,7 +13660,7 @@ namespace Sdkpp
     {
         internal static readonly global::Sdkpp.Native.Call_OnStatusChanged Call_OnStatusChanged = Call_OnStatusChanged_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnStatusChanged))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnStatusChanged))]
         static void Call_OnStatusChanged_Impl(global::Sdkpp.Call.Status status, global::Sdkpp.Call.Error error, int errorDetail, global::System.IntPtr __userData)
         {
             try
@@ -13690,7 +13690,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Call_OnParticipantChanged Call_OnParticipantChanged = Call_OnParticipantChanged_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnParticipantChanged))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnParticipantChanged))]
         static void Call_OnParticipantChanged_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr __userData)
         {
             try
@@ -13720,7 +13720,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Call_OnSpeakingStatusChanged Call_OnSpeakingStatusChanged = Call_OnSpeakingStatusChanged_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnSpeakingStatusChanged))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnSpeakingStatusChanged))]
         static void Call_OnSpeakingStatusChanged_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isPlayingSound, global::System.IntPtr __userData)
         {
             try
@@ -13750,7 +13750,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Call_OnVoiceStateChanged Call_OnVoiceStateChanged = Call_OnVoiceStateChanged_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnVoiceStateChanged))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Call_OnVoiceStateChanged))]
         static void Call_OnVoiceStateChanged_Impl(ulong userId, global::System.IntPtr __userData)
         {
             try
@@ -13780,7 +13780,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LogCallback Client_LogCallback = Client_LogCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LogCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LogCallback))]
         static void Client_LogCallback_Impl(global::Sdkpp.NativeString message, global::Sdkpp.LoggingSeverity severity, global::System.IntPtr __userData)
         {
             try
@@ -13811,7 +13811,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_IsDiscordAppInstalledCallback Client_IsDiscordAppInstalledCallback = Client_IsDiscordAppInstalledCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_IsDiscordAppInstalledCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_IsDiscordAppInstalledCallback))]
         static void Client_IsDiscordAppInstalledCallback_Impl([global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool installed, global::System.IntPtr __userData)
         {
             try
@@ -13841,7 +13841,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback Client_OpenConnectedGamesSettingsInPlatformCallback = Client_OpenConnectedGamesSettingsInPlatformCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OpenConnectedGamesSettingsInPlatformCallback))]
         static void Client_OpenConnectedGamesSettingsInPlatformCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -13873,7 +13873,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_AuthorizationCallback Client_AuthorizationCallback = Client_AuthorizationCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizationCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizationCallback))]
         static void Client_AuthorizationCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString code, global::Sdkpp.NativeString redirectUri, global::System.IntPtr __userData)
         {
             try
@@ -13907,7 +13907,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_TokenExchangeCallback Client_TokenExchangeCallback = Client_TokenExchangeCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenExchangeCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenExchangeCallback))]
         static void Client_TokenExchangeCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString accessToken, global::Sdkpp.NativeString refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr __userData)
         {
             try
@@ -13942,7 +13942,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_RevokeTokenCallback Client_RevokeTokenCallback = Client_RevokeTokenCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RevokeTokenCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RevokeTokenCallback))]
         static void Client_RevokeTokenCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -13974,7 +13974,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UpdateTokenCallback Client_UpdateTokenCallback = Client_UpdateTokenCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateTokenCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateTokenCallback))]
         static void Client_UpdateTokenCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -14006,7 +14006,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_TokenExpirationCallback Client_TokenExpirationCallback = Client_TokenExpirationCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenExpirationCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenExpirationCallback))]
         static void Client_TokenExpirationCallback_Impl(global::System.IntPtr __userData)
         {
             try
@@ -14036,7 +14036,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_TokenRefreshedCallback Client_TokenRefreshedCallback = Client_TokenRefreshedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenRefreshedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_TokenRefreshedCallback))]
         static void Client_TokenRefreshedCallback_Impl(global::Sdkpp.NativeString accessToken, global::Sdkpp.NativeString refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr __userData)
         {
             try
@@ -14069,7 +14069,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_FetchCurrentUserCallback Client_FetchCurrentUserCallback = Client_FetchCurrentUserCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_FetchCurrentUserCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_FetchCurrentUserCallback))]
         static void Client_FetchCurrentUserCallback_Impl(global::System.IntPtr result, ulong id, global::Sdkpp.NativeString name, global::System.IntPtr __userData)
         {
             try
@@ -14102,7 +14102,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_ExchangeChildTokenCallback Client_ExchangeChildTokenCallback = Client_ExchangeChildTokenCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ExchangeChildTokenCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ExchangeChildTokenCallback))]
         static void Client_ExchangeChildTokenCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString accessToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, global::Sdkpp.NativeString scopes, global::System.IntPtr __userData)
         {
             try
@@ -14136,7 +14136,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback Client_UnmergeIntoProvisionalAccountCallback = Client_UnmergeIntoProvisionalAccountCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UnmergeIntoProvisionalAccountCallback))]
         static void Client_UnmergeIntoProvisionalAccountCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -14168,7 +14168,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback Client_UpdateProvisionalAccountDisplayNameCallback = Client_UpdateProvisionalAccountDisplayNameCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateProvisionalAccountDisplayNameCallback))]
         static void Client_UpdateProvisionalAccountDisplayNameCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -14200,7 +14200,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback Client_AuthorizeDeviceScreenClosedCallback = Client_AuthorizeDeviceScreenClosedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizeDeviceScreenClosedCallback))]
         static void Client_AuthorizeDeviceScreenClosedCallback_Impl(global::System.IntPtr __userData)
         {
             try
@@ -14230,7 +14230,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_OpenUrlCallback Client_OpenUrlCallback = Client_OpenUrlCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OpenUrlCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OpenUrlCallback))]
         static void Client_OpenUrlCallback_Impl(global::Sdkpp.NativeString url, global::System.IntPtr __userData)
         {
             try
@@ -14261,7 +14261,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_AuthorizeRequestCallback Client_AuthorizeRequestCallback = Client_AuthorizeRequestCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizeRequestCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AuthorizeRequestCallback))]
         static void Client_AuthorizeRequestCallback_Impl(global::System.IntPtr __userData)
         {
             try
@@ -14291,7 +14291,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_OnStatusChanged Client_OnStatusChanged = Client_OnStatusChanged_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OnStatusChanged))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_OnStatusChanged))]
         static void Client_OnStatusChanged_Impl(global::Sdkpp.Client.Status status, global::Sdkpp.Client.Error error, int errorDetail, global::System.IntPtr __userData)
         {
             try
@@ -14321,7 +14321,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback Client_CreateOrJoinLobbyCallback = Client_CreateOrJoinLobbyCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_CreateOrJoinLobbyCallback))]
         static void Client_CreateOrJoinLobbyCallback_Impl(global::System.IntPtr result, ulong lobbyId, global::System.IntPtr __userData)
         {
             try
@@ -14353,7 +14353,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LeaveLobbyCallback Client_LeaveLobbyCallback = Client_LeaveLobbyCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LeaveLobbyCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LeaveLobbyCallback))]
         static void Client_LeaveLobbyCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -14385,7 +14385,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_SendUserMessageCallback Client_SendUserMessageCallback = Client_SendUserMessageCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendUserMessageCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendUserMessageCallback))]
         static void Client_SendUserMessageCallback_Impl(global::System.IntPtr result, ulong messageId, global::System.IntPtr __userData)
         {
             try
@@ -14417,7 +14417,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LobbyCreatedCallback Client_LobbyCreatedCallback = Client_LobbyCreatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyCreatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyCreatedCallback))]
         static void Client_LobbyCreatedCallback_Impl(ulong lobbyId, global::System.IntPtr __userData)
         {
             try
@@ -14447,7 +14447,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LobbyDeletedCallback Client_LobbyDeletedCallback = Client_LobbyDeletedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyDeletedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyDeletedCallback))]
         static void Client_LobbyDeletedCallback_Impl(ulong lobbyId, global::System.IntPtr __userData)
         {
             try
@@ -14477,7 +14477,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LobbyUpdatedCallback Client_LobbyUpdatedCallback = Client_LobbyUpdatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyUpdatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyUpdatedCallback))]
         static void Client_LobbyUpdatedCallback_Impl(ulong lobbyId, global::System.IntPtr __userData)
         {
             try
@@ -14507,7 +14507,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LobbyMemberAddedCallback Client_LobbyMemberAddedCallback = Client_LobbyMemberAddedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberAddedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberAddedCallback))]
         static void Client_LobbyMemberAddedCallback_Impl(ulong lobbyId, ulong memberId, global::System.IntPtr __userData)
         {
             try
@@ -14537,7 +14537,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LobbyMemberRemovedCallback Client_LobbyMemberRemovedCallback = Client_LobbyMemberRemovedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberRemovedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberRemovedCallback))]
         static void Client_LobbyMemberRemovedCallback_Impl(ulong lobbyId, ulong memberId, global::System.IntPtr __userData)
         {
             try
@@ -14567,7 +14567,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback Client_LobbyMemberUpdatedCallback = Client_LobbyMemberUpdatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LobbyMemberUpdatedCallback))]
         static void Client_LobbyMemberUpdatedCallback_Impl(ulong lobbyId, ulong memberId, global::System.IntPtr __userData)
         {
             try
@@ -14597,7 +14597,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetLobbyMessagesCallback Client_GetLobbyMessagesCallback = Client_GetLobbyMessagesCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetLobbyMessagesCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetLobbyMessagesCallback))]
         static void Client_GetLobbyMessagesCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan messages, global::System.IntPtr __userData)
         {
             try
@@ -14631,7 +14631,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UserMessagesWithLimitCallback Client_UserMessagesWithLimitCallback = Client_UserMessagesWithLimitCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserMessagesWithLimitCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserMessagesWithLimitCallback))]
         static void Client_UserMessagesWithLimitCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan messages, global::System.IntPtr __userData)
         {
             try
@@ -14665,7 +14665,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UserMessageSummariesCallback Client_UserMessageSummariesCallback = Client_UserMessageSummariesCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserMessageSummariesCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserMessageSummariesCallback))]
         static void Client_UserMessageSummariesCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan summaries, global::System.IntPtr __userData)
         {
             try
@@ -14699,7 +14699,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_EditUserMessageCallback Client_EditUserMessageCallback = Client_EditUserMessageCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EditUserMessageCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EditUserMessageCallback))]
         static void Client_EditUserMessageCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -14731,7 +14731,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_DeleteUserMessageCallback Client_DeleteUserMessageCallback = Client_DeleteUserMessageCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_DeleteUserMessageCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_DeleteUserMessageCallback))]
         static void Client_DeleteUserMessageCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -14763,7 +14763,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_MessageCreatedCallback Client_MessageCreatedCallback = Client_MessageCreatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageCreatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageCreatedCallback))]
         static void Client_MessageCreatedCallback_Impl(ulong messageId, global::System.IntPtr __userData)
         {
             try
@@ -14793,7 +14793,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_MessageUpdatedCallback Client_MessageUpdatedCallback = Client_MessageUpdatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageUpdatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageUpdatedCallback))]
         static void Client_MessageUpdatedCallback_Impl(ulong messageId, global::System.IntPtr __userData)
         {
             try
@@ -14823,7 +14823,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_MessageDeletedCallback Client_MessageDeletedCallback = Client_MessageDeletedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageDeletedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_MessageDeletedCallback))]
         static void Client_MessageDeletedCallback_Impl(ulong messageId, ulong channelId, global::System.IntPtr __userData)
         {
             try
@@ -14853,7 +14853,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback Client_ProvisionalUserMergeRequiredCallback = Client_ProvisionalUserMergeRequiredCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ProvisionalUserMergeRequiredCallback))]
         static void Client_ProvisionalUserMergeRequiredCallback_Impl(global::System.IntPtr __userData)
         {
             try
@@ -14883,7 +14883,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UserAudioReceivedCallback Client_UserAudioReceivedCallback = Client_UserAudioReceivedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserAudioReceivedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserAudioReceivedCallback))]
         static void Client_UserAudioReceivedCallback_Impl(ulong userId, global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] ref bool outShouldMute, global::System.IntPtr __userData)
         {
             try
@@ -14914,7 +14914,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UserAudioCapturedCallback Client_UserAudioCapturedCallback = Client_UserAudioCapturedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserAudioCapturedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserAudioCapturedCallback))]
         static void Client_UserAudioCapturedCallback_Impl(global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, global::System.IntPtr __userData)
         {
             try
@@ -14945,7 +14945,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_VoiceParticipantChangedCallback Client_VoiceParticipantChangedCallback = Client_VoiceParticipantChangedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_VoiceParticipantChangedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_VoiceParticipantChangedCallback))]
         static void Client_VoiceParticipantChangedCallback_Impl(ulong lobbyId, ulong memberId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool added, global::System.IntPtr __userData)
         {
             try
@@ -14975,7 +14975,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_EndCallCallback Client_EndCallCallback = Client_EndCallCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EndCallCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EndCallCallback))]
         static void Client_EndCallCallback_Impl(global::System.IntPtr __userData)
         {
             try
@@ -15005,7 +15005,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_EndCallsCallback Client_EndCallsCallback = Client_EndCallsCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EndCallsCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_EndCallsCallback))]
         static void Client_EndCallsCallback_Impl(global::System.IntPtr __userData)
         {
             try
@@ -15035,7 +15035,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetInputDevicesCallback Client_GetInputDevicesCallback = Client_GetInputDevicesCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetInputDevicesCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetInputDevicesCallback))]
         static void Client_GetInputDevicesCallback_Impl(global::Sdkpp.NativeSpan devices, global::System.IntPtr __userData)
         {
             try
@@ -15067,7 +15067,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetOutputDevicesCallback Client_GetOutputDevicesCallback = Client_GetOutputDevicesCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetOutputDevicesCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetOutputDevicesCallback))]
         static void Client_GetOutputDevicesCallback_Impl(global::Sdkpp.NativeSpan devices, global::System.IntPtr __userData)
         {
             try
@@ -15099,7 +15099,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback Client_GetCurrentInputDeviceCallback = Client_GetCurrentInputDeviceCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetCurrentInputDeviceCallback))]
         static void Client_GetCurrentInputDeviceCallback_Impl(global::System.IntPtr device, global::System.IntPtr __userData)
         {
             try
@@ -15131,7 +15131,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback Client_GetCurrentOutputDeviceCallback = Client_GetCurrentOutputDeviceCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetCurrentOutputDeviceCallback))]
         static void Client_GetCurrentOutputDeviceCallback_Impl(global::System.IntPtr device, global::System.IntPtr __userData)
         {
             try
@@ -15163,7 +15163,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_SetInputDeviceCallback Client_SetInputDeviceCallback = Client_SetInputDeviceCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SetInputDeviceCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SetInputDeviceCallback))]
         static void Client_SetInputDeviceCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15195,7 +15195,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_SetOutputDeviceCallback Client_SetOutputDeviceCallback = Client_SetOutputDeviceCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SetOutputDeviceCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SetOutputDeviceCallback))]
         static void Client_SetOutputDeviceCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15227,7 +15227,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_DeviceChangeCallback Client_DeviceChangeCallback = Client_DeviceChangeCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_DeviceChangeCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_DeviceChangeCallback))]
         static void Client_DeviceChangeCallback_Impl(global::Sdkpp.NativeSpan inputDevices, global::Sdkpp.NativeSpan outputDevices, global::System.IntPtr __userData)
         {
             try
@@ -15261,7 +15261,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_NoAudioInputCallback Client_NoAudioInputCallback = Client_NoAudioInputCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_NoAudioInputCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_NoAudioInputCallback))]
         static void Client_NoAudioInputCallback_Impl([global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool inputDetected, global::System.IntPtr __userData)
         {
             try
@@ -15291,7 +15291,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetVoiceSettingsCallback Client_GetVoiceSettingsCallback = Client_GetVoiceSettingsCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetVoiceSettingsCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetVoiceSettingsCallback))]
         static void Client_GetVoiceSettingsCallback_Impl(global::System.IntPtr result, global::System.IntPtr settings, global::System.IntPtr __userData)
         {
             try
@@ -15325,7 +15325,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback Client_VoiceSettingsUpdatedCallback = Client_VoiceSettingsUpdatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_VoiceSettingsUpdatedCallback))]
         static void Client_VoiceSettingsUpdatedCallback_Impl(global::System.IntPtr settings, global::System.IntPtr __userData)
         {
             try
@@ -15357,7 +15357,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetUserGuildsCallback Client_GetUserGuildsCallback = Client_GetUserGuildsCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetUserGuildsCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetUserGuildsCallback))]
         static void Client_GetUserGuildsCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan guilds, global::System.IntPtr __userData)
         {
             try
@@ -15391,7 +15391,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_GetGuildChannelsCallback Client_GetGuildChannelsCallback = Client_GetGuildChannelsCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetGuildChannelsCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_GetGuildChannelsCallback))]
         static void Client_GetGuildChannelsCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeSpan guildChannels, global::System.IntPtr __userData)
         {
             try
@@ -15425,7 +15425,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback Client_LinkOrUnlinkChannelCallback = Client_LinkOrUnlinkChannelCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_LinkOrUnlinkChannelCallback))]
         static void Client_LinkOrUnlinkChannelCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15457,7 +15457,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback Client_JoinLinkedLobbyGuildCallback = Client_JoinLinkedLobbyGuildCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_JoinLinkedLobbyGuildCallback))]
         static void Client_JoinLinkedLobbyGuildCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString inviteUrl, global::System.IntPtr __userData)
         {
             try
@@ -15490,7 +15490,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback Client_RelationshipGroupsUpdatedCallback = Client_RelationshipGroupsUpdatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipGroupsUpdatedCallback))]
         static void Client_RelationshipGroupsUpdatedCallback_Impl(ulong userId, global::System.IntPtr __userData)
         {
             try
@@ -15520,7 +15520,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_RelationshipCreatedCallback Client_RelationshipCreatedCallback = Client_RelationshipCreatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipCreatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipCreatedCallback))]
         static void Client_RelationshipCreatedCallback_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isDiscordRelationshipUpdate, global::System.IntPtr __userData)
         {
             try
@@ -15550,7 +15550,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_RelationshipDeletedCallback Client_RelationshipDeletedCallback = Client_RelationshipDeletedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipDeletedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_RelationshipDeletedCallback))]
         static void Client_RelationshipDeletedCallback_Impl(ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool isDiscordRelationshipUpdate, global::System.IntPtr __userData)
         {
             try
@@ -15580,7 +15580,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UpdateRelationshipCallback Client_UpdateRelationshipCallback = Client_UpdateRelationshipCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateRelationshipCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateRelationshipCallback))]
         static void Client_UpdateRelationshipCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15612,7 +15612,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_SendFriendRequestCallback Client_SendFriendRequestCallback = Client_SendFriendRequestCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendFriendRequestCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendFriendRequestCallback))]
         static void Client_SendFriendRequestCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15644,7 +15644,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UserUpdatedCallback Client_UserUpdatedCallback = Client_UserUpdatedCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserUpdatedCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UserUpdatedCallback))]
         static void Client_UserUpdatedCallback_Impl(ulong userId, global::System.IntPtr __userData)
         {
             try
@@ -15674,7 +15674,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UpdateRichPresenceCallback Client_UpdateRichPresenceCallback = Client_UpdateRichPresenceCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateRichPresenceCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateRichPresenceCallback))]
         static void Client_UpdateRichPresenceCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15706,7 +15706,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_UpdateStatusCallback Client_UpdateStatusCallback = Client_UpdateStatusCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateStatusCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_UpdateStatusCallback))]
         static void Client_UpdateStatusCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15738,7 +15738,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_SendActivityInviteCallback Client_SendActivityInviteCallback = Client_SendActivityInviteCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendActivityInviteCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_SendActivityInviteCallback))]
         static void Client_SendActivityInviteCallback_Impl(global::System.IntPtr result, global::System.IntPtr __userData)
         {
             try
@@ -15770,7 +15770,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_AcceptActivityInviteCallback Client_AcceptActivityInviteCallback = Client_AcceptActivityInviteCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AcceptActivityInviteCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_AcceptActivityInviteCallback))]
         static void Client_AcceptActivityInviteCallback_Impl(global::System.IntPtr result, global::Sdkpp.NativeString joinSecret, global::System.IntPtr __userData)
         {
             try
@@ -15803,7 +15803,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_ActivityInviteCallback Client_ActivityInviteCallback = Client_ActivityInviteCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityInviteCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityInviteCallback))]
         static void Client_ActivityInviteCallback_Impl(global::System.IntPtr invite, global::System.IntPtr __userData)
         {
             try
@@ -15835,7 +15835,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_ActivityJoinCallback Client_ActivityJoinCallback = Client_ActivityJoinCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityJoinCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityJoinCallback))]
         static void Client_ActivityJoinCallback_Impl(global::Sdkpp.NativeString joinSecret, global::System.IntPtr __userData)
         {
             try
@@ -15866,7 +15866,7 @@ namespace Sdkpp
 
         internal static readonly global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback Client_ActivityJoinWithApplicationCallback = Client_ActivityJoinWithApplicationCallback_Impl;
 
-        [global::AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback))]
+        [global::Sdkpp.AOT.MonoPInvokeCallback(typeof(global::Sdkpp.Native.Client_ActivityJoinWithApplicationCallback))]
         static void Client_ActivityJoinWithApplicationCallback_Impl(ulong applicationId, global::Sdkpp.NativeString joinSecret, global::System.IntPtr __userData)
         {
             try

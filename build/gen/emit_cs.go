@@ -63,7 +63,8 @@ func init() {
 		MarshalAs MarshalAsAttribute UnmanagedType StructLayout StructLayoutAttribute LayoutKind
 		DllImport DllImportAttribute CallingConvention UnmanagedFunctionPointer
 		UnmanagedFunctionPointerAttribute UTF8Encoding Encoding Volatile Interlocked List Dictionary
-		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute Gate SdkThread Monitor`) {
+		IDictionary IList KeyValuePair GC ThreadStatic ThreadStaticAttribute Gate SdkThread Monitor
+		NativeLibraryResolver DllImportSearchPath AppDomain`) {
 		csReserved[k] = true
 	}
 }
@@ -1263,7 +1264,7 @@ func csTrampoline(w *csWriter, cb *desc.Callback) {
 	ps = append(ps, csIntPtr+" __userData")
 	w.line("internal static readonly %s %s = %s_Impl;", csNativeDelegate(cb), name, name)
 	w.line("")
-	w.line("[global::AOT.MonoPInvokeCallback(typeof(%s))]", csNativeDelegate(cb))
+	w.line("[global::Sdkpp.AOT.MonoPInvokeCallback(typeof(%s))]", csNativeDelegate(cb))
 	w.line("static void %s_Impl(%s)", name, strings.Join(ps, ", "))
 	w.line("{")
 	w.line("try")

@@ -1,5 +1,5 @@
-// Command gen writes the C header, the C++ header, the C# binding and the Go glue of sdkpp from the
-// one description in api/sdkpp.api.
+// Command gen writes the C header, the C++ header, the C# binding, the Go glue and the Markdown
+// reference (docs/reference.md) of sdkpp from the one description in api/sdkpp.api.
 //
 //	go run ./build/gen          regenerate every output
 //	go run ./build/gen -check   fail if any committed output differs from a fresh generation
@@ -46,7 +46,10 @@ func run(root string, check bool) error {
 		{"bindings/csharp/Sdkpp.g.cs", emitCSharp(api), false},
 		{"capi/exports_gen.go", emitCapi(api), true},
 		{"core/api_gen.go", emitCoreEnums(api), true},
+		{"core/records_gen.go", emitCoreRecords(api), true},
+		{"core/handlers_gen.go", emitCoreHandlers(api), true},
 		{"tests/c/stress_gen.h", emitStress(api), false},
+		{"docs/reference.md", emitDocs(api), false},
 	}
 	stale := 0
 	for _, o := range outputs {

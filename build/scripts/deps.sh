@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|demo|windows|wine|browser|node|postgres|all]
+# Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|postgres|all]
 # bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
 # cross-compilers; wine adds Debian's Wine to run what they build (test includes wine). node is
-# Node.js and npm, which tests/bots's discord.js bot runs on (test includes node).
+# Node.js and npm, which tests/bots's discord.js bot runs on (test includes node). windows also
+# brings llvm (llvm-dlltool writes the MSVC import library); dist is windows plus zip and unzip
+# (make dist's archives) and cmake (tests/dist builds a CMake project against them; test
+# includes dist).
 set -euo pipefail
 want=${1:-test}
 
@@ -23,9 +26,12 @@ if [ "$want" = demo ]; then
   have pulseaudio || need+=(pulseaudio)
   have paplay || need+=(pulseaudio-utils)
 fi
-if [ "$want" = test ] || [ "$want" = all ]; then
+# mono: Mono's compiler and runtime, for the C# binding and its sample (test includes mono).
+if [ "$want" = mono ] || [ "$want" = test ] || [ "$want" = all ]; then
   have mcs || need+=(mono-mcs)
   have mono || need+=(mono-runtime)
+fi
+if [ "$want" = test ] || [ "$want" = all ]; then
   # The audio tests' private sound server (pulseaudio brings pactl), and the speech fixtures'
   # generator (go generate ./audio/internal/speech).
   have pulseaudio || need+=(pulseaudio)
@@ -47,9 +53,15 @@ fi
 if [ "$want" = browser ] || [ "$want" = test ] || [ "$want" = all ]; then
   have chromium || need+=(chromium)
 fi
-if [ "$want" = windows ] || [ "$want" = wine ] || [ "$want" = test ] || [ "$want" = all ]; then
+if [ "$want" = windows ] || [ "$want" = wine ] || [ "$want" = dist ] || [ "$want" = test ] || [ "$want" = all ]; then
   have x86_64-w64-mingw32-gcc-posix || need+=(gcc-mingw-w64-x86-64-posix)
   have x86_64-w64-mingw32-g++-posix || need+=(g++-mingw-w64-x86-64-posix)
+  have llvm-dlltool || need+=(llvm)
+fi
+if [ "$want" = dist ] || [ "$want" = test ] || [ "$want" = all ]; then
+  have zip || need+=(zip)
+  have unzip || need+=(unzip)
+  have cmake || need+=(cmake)
 fi
 if [ "$want" = wine ] || [ "$want" = test ] || [ "$want" = all ]; then
   # Its loader is not on the PATH (build/scripts/wine.sh finds it).

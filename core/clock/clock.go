@@ -41,6 +41,17 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	}
 }
 
+// WithTimeout is context.WithTimeout on c: when d has passed on c, ctx is cancelled with the
+// cause context.DeadlineExceeded (read it with context.Cause).
+func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := c.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return ctx, func() {
+		timer.Stop()
+		cancel(context.Canceled)
+	}
+}
+
 // Real is the machine's clock.
 type Real struct{}
 

@@ -1,5 +1,7 @@
 // Package rpc is the client side of the platform's desktop RPC over IPC: the local transport
 // between a game and the desktop client running on the same machine (rules RPC-1 and RPC-2).
+// Link (link.go) is a Client's use of it: the connection made on first use and the named event
+// subscriptions that last across restarts of the desktop client.
 //
 // # Wire
 //

@@ -1,11 +1,14 @@
 // Command demo is what `make demo` runs: it starts sdkpp-server on its default address in dev
-// mode and a private PulseAudio, then runs the C++ sample game for two players at once: they link
-// their accounts, go online, meet in a lobby, chat, and talk in the lobby's voice call. Each player
+// mode and a private PulseAudio, then runs a sample game for two players at once: they link their
+// accounts, go online, meet in a lobby, chat, and talk in the lobby's voice call. -sample picks the
+// sample: cpp (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono);
+// a comma-separated list gives each player theirs in turn (c,csharp: alice plays the C sample, bob
+// the C# one). Each player
 // has two null sinks of their own: "mic-<player>", into which the demo plays that player's recorded
 // speech in a loop (the game captures its monitor as the microphone), and "ear-<player>", the
 // game's speaker. It prints a readable transcript, each line marked with its player.
 //
-//	go run ./examples/demo -bin build
+//	go run ./examples/demo -bin build [-sample cpp|c|csharp]
 package main
 
 import (
@@ -44,17 +47,34 @@ type credentials struct {
 }
 
 func main() {
-	bin := flag.String("bin", "build", "directory of sdkpp-server, sdkpp-browser and demo/sample_game")
+	bin := flag.String("bin", "build", "directory of sdkpp-server, sdkpp-browser, libsdkpp.so and the samples under demo/")
 	addr := flag.String("addr", wire.DefaultAddr, "address of the service")
 	speech := flag.String("speech", "audio/internal/speech/testdata", "directory of <player>.wav, each player's recorded speech")
+	sample := flag.String("sample", "cpp", "the sample game: cpp, c or csharp; a comma-separated list gives each player theirs")
 	flag.Parse()
-	if err := run(*bin, *addr, *speech); err != nil {
+	samples := strings.Split(*sample, ",")
+	for _, s := range samples {
+		if _, ok := sampleCommands[s]; !ok {
+			fmt.Fprintf(os.Stderr, "demo: unknown sample %q (want cpp, c or csharp)\n", s)
+			os.Exit(2)
+		}
+	}
+	if err := run(*bin, *addr, *speech, samples); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, addr, speech string) error {
+// sampleCommands gives the command line of each sample game, built by the Makefile under bin/demo.
+var sampleCommands = map[string]func(bin string) []string{
+	"cpp": func(bin string) []string { return []string{filepath.Join(bin, "demo", "sample_game")} },
+	"c":   func(bin string) []string { return []string{filepath.Join(bin, "demo", "sample_game_c")} },
+	"csharp": func(bin string) []string {
+		return []string{"mono", filepath.Join(bin, "demo", "csharp", "SampleGame.exe")}
+	},
+}
+
+func run(bin, addr, speech string, samples []string) error {
 	work, err := os.MkdirTemp("", "sdkpp-demo")
 	if err != nil {
 		return err
@@ -112,12 +132,19 @@ func run(bin, addr, speech string) error {
 	fmt.Println()
 	errs := make(chan error, len(players))
 	var mu sync.Mutex // one transcript line at a time
-	for _, u := range players {
-		say("player %s starts the sample game", u.Username)
-		game := exec.Command(filepath.Join(bin, "demo", "sample_game"))
+	for i, u := range players {
+		sample := samples[i%len(samples)]
+		say("player %s starts the sample game (%s)", u.Username, sample)
+		argv := sampleCommands[sample](bin)
+		game := exec.Command(argv[0], argv[1:]...)
 		// The game finds its devices by the names the sound server shows (a null sink's monitor
 		// is "Monitor of <sink>").
-		game.Env = append(os.Environ(), "PULSE_SERVER="+pulse.Address,
+		// The C# sample's binding loads libsdkpp.so by name: from bin, as the others do by rpath.
+		libPath := bin
+		if p := os.Getenv("LD_LIBRARY_PATH"); p != "" {
+			libPath += string(os.PathListSeparator) + p
+		}
+		game.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libPath, "PULSE_SERVER="+pulse.Address,
 			"SDKPP_MICROPHONE=Monitor of mic-"+u.Username, "SDKPP_SPEAKER=ear-"+u.Username,
 			"SDKPP_API_BASE="+creds.APIBase, "SDKPP_WEB_BASE="+creds.WebBase, "SDKPP_APP_ID="+app.ID.String(),
 			"SDKPP_PLAYER="+u.Username, "SDKPP_PASSWORD="+u.Password, fmt.Sprintf("SDKPP_PLAYERS=%d", len(players)),

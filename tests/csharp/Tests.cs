@@ -312,6 +312,28 @@ static partial class Program
             Check(Client.GetVersionHash().Length > 0, "GetVersionHash is not empty");
         });
 
+        // The resolver that .NET hosts use (NativeLibrary; Mono has none, so its search is called
+        // here directly) finds each library in the NuGet package's layout, seen from the binding's
+        // lib/netstandard2.0/ directory. Run against a package (make test-csharp) only.
+        string package = Environment.GetEnvironmentVariable("SDKPP_CSHARP_PACKAGE") ?? "";
+        if (package.Length > 0)
+        {
+            Test("NuGet: the native library resolver finds each library in the package", () =>
+            {
+                var candidates = typeof(Sdk).Assembly.GetType("Sdkpp.NativeLibraryResolver", true)
+                    .GetMethod("Candidates", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
+                string binding = Path.Combine(package, "lib", "netstandard2.0");
+                foreach (bool windows in new[] { false, true })
+                {
+                    var paths = (List<string>)candidates.Invoke(null, new object[] { windows, new[] { binding } });
+                    string found = paths.FirstOrDefault(File.Exists);
+                    string want = Path.Combine(package, "runtimes", windows ? "win-x64" : "linux-x64", "native",
+                        windows ? "sdkpp.dll" : "libsdkpp.so");
+                    Eq(Path.GetFullPath(want), found, "the first existing candidate");
+                }
+            });
+        }
+
         Test("rule AA-1: AuthorizationArgs defaults (ClientId 0, optionals absent)", () =>
         {
             using (var a = new AuthorizationArgs())

@@ -18,12 +18,19 @@
 # The last line is "N passed, M failed" over all three; the exit status is non-zero on any failure.
 # Library messages (stderr) go to build/test/csharp/*.stderr and are printed when a run fails.
 # SDKPP_TEST_FILTER=a|b runs only the main tests whose names contain a or b.
+# SDKPP_CSHARP_PACKAGE=DIR runs them against an unpacked NuGet package instead (make test-csharp
+# does, with build/dist's): its lib/netstandard2.0/Sdkpp.dll is the binding and its
+# runtimes/linux-x64/native/libsdkpp.so the library.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="$root/build/test/csharp"
 lib="$root/build/libsdkpp.so"
+package="${SDKPP_CSHARP_PACKAGE:-}"
+if [ -n "$package" ]; then
+    lib="$package/runtimes/linux-x64/native/libsdkpp.so"
+fi
 
 if [ ! -f "$lib" ]; then
     echo "run.sh: $lib is missing; build it first: go build -buildmode=c-shared -o build/libsdkpp.so ./capi" >&2
@@ -39,9 +46,14 @@ mkdir -p "$out/abi-mismatch"
 mcsflags=(-langversion:7 -debug -nologo -warn:4)
 
 # The binding as its own assembly: it must compile standalone, with a doc comment on every public
-# member (CS1591 is an error here).
-mcs "${mcsflags[@]}" -target:library -warnaserror+ -doc:"$out/Sdkpp.xml" \
-    -out:"$out/Sdkpp.dll" "$root"/bindings/csharp/*.cs
+# member (CS1591 is an error here). The package's was compiled so by make dist.
+if [ -n "$package" ]; then
+    cp "$package/lib/netstandard2.0/Sdkpp.dll" "$package/lib/netstandard2.0/Sdkpp.xml" "$out/"
+    echo "run.sh: the binding and the library of the package in $package"
+else
+    mcs "${mcsflags[@]}" -target:library -warnaserror+ -doc:"$out/Sdkpp.xml" \
+        -out:"$out/Sdkpp.dll" "$root"/bindings/csharp/*.cs
+fi
 
 mcs "${mcsflags[@]}" -target:exe -r:"$out/Sdkpp.dll" -out:"$out/SdkppTests.exe" "$here"/*.cs
 
@@ -60,7 +72,7 @@ mcs "${mcsflags[@]}" -target:library -out:"$out/abi-mismatch/Sdkpp.dll" \
     "$out/abi-mismatch/Sdkpp.g.cs" "${others[@]}"
 cp "$out/SdkppTests.exe" "$out/abi-mismatch/"
 
-export LD_LIBRARY_PATH="$root/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The voice settings test starts the stand-in desktop client; the tests look for desktop clients in
 # a socket directory of their own, where no other program's is found.
 export SDKPP_DESKTOP="$root/build/sdkpp-desktop"

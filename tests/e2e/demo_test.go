@@ -16,24 +16,33 @@ import (
 )
 
 // TestDemo runs what `make demo` runs (SDKPP_DEMO names the built demo command, SDKPP_DEMO_BIN the
-// directory of sdkpp-server, sdkpp-browser and demo/sample_game) on a free port, and checks its
-// transcript: both players link, chat, and talk in the voice call, where each hears the other and
-// both show the same verification code.
+// directory of sdkpp-server, sdkpp-browser and the samples under demo/) on a free port, and checks
+// its transcript: both players link, chat, and talk in the voice call, where each hears the other
+// and both show the same verification code. It runs the C++ sample for both players, then the C
+// sample for alice against the C# one for bob: each of the three samples plays a whole match.
 func TestDemo(t *testing.T) {
 	demo, bin := os.Getenv("SDKPP_DEMO"), os.Getenv("SDKPP_DEMO_BIN")
 	if demo == "" || bin == "" {
 		t.Skip("set SDKPP_DEMO and SDKPP_DEMO_BIN (make test-e2e does)")
 	}
+	speech, err := filepath.Abs("../../audio/internal/speech/testdata")
+	require.NoError(t, err)
+	for _, sample := range []string{"cpp", "c,csharp"} {
+		t.Run(sample, func(t *testing.T) {
+			runDemo(t, demo, bin, speech, sample)
+		})
+	}
+}
+
+func runDemo(t *testing.T, demo, bin, speech, sample string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	speech, err := filepath.Abs("../../audio/internal/speech/testdata")
-	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, demo, "-bin", bin, "-addr", addr, "-speech", speech)
+	cmd := exec.CommandContext(ctx, demo, "-bin", bin, "-addr", addr, "-speech", speech, "-sample", sample)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -43,12 +52,15 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		`(?m)^  alice +\| game: linked as Alice`,
 		`(?m)^  bob +\| game: linked as Bob`,
+		`(?m)^  alice +\| presence: friend Bob is online`,
 		`(?m)^  alice +\| chat: <Bob> hello from bob`,
+		`(?m)^  bob +\| chat: <Alice> hello from alice`,
 		`(?m)^  bob +\| voice: call connected`,
 		`(?m)^  alice +\| voice: presses push-to-talk`,
 		`(?m)^  bob +\| voice: hears Alice speaking`,
 		`(?m)^  alice +\| voice: hears Bob speaking`,
 		`(?m)^  bob +\| voice: left the call`,
+		`(?m)^  (alice|bob) +\| game: exits; SDK objects still alive: 0$`,
 		`(?m)^demo: both players .* talked in its voice call`,
 	} {
 		assert.Regexp(t, regexp.MustCompile(want), transcript)

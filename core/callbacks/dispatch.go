@@ -1,11 +1,11 @@
-// Package dispatch is the callback queue of sdkpp: goroutines queue results and events, and Run
+// Package callbacks is the callback queue of sdkpp: goroutines queue results and events, and Run
 // executes them on whichever thread calls it (the game's thread, once per frame).
 //
 // Every callback belongs to a Scope (a Client, or one registered handler of it). Closing a scope
 // stops its queued events, resolves its pending one-shot callbacks through their cancel function
 // (so each one-shot runs exactly once), and releases the handler's resources once no Run can still
 // be calling it.
-package dispatch
+package callbacks
 
 import (
 	"sync"

@@ -1,6 +1,65 @@
 package core
 
-import "sdkpp/wire"
+// The Client's views of users: UserHandle (a live view of a cached user, core/users) and the
+// game profiles of a user (UserApplicationProfileHandle).
+
+import (
+	"sdkpp/core/users"
+	"sdkpp/wire"
+)
+
+// GetCurrentUserV2 returns the signed-in user once the client is Ready, else nil.
+func (c *Client) GetCurrentUserV2() *UserHandle {
+	if id := c.users.Current(); id != 0 && !c.isClosed() {
+		return &UserHandle{c: c, id: id}
+	}
+	return nil
+}
+
+// GetUser returns a user from the cache, or nil; it makes no request.
+func (c *Client) GetUser(userId uint64) *UserHandle {
+	if _, ok := c.users.Get(userId); !ok || c.isClosed() {
+		return nil
+	}
+	return &UserHandle{c: c, id: userId}
+}
+
+// UserHandle is a live view of a cached user: it reads the newest values, and defaults once the
+// Client is closed.
+type UserHandle struct {
+	c  *Client
+	id uint64
+}
+
+// Clone returns another view of the same user.
+func (h *UserHandle) Clone() *UserHandle { v := *h; return &v }
+
+// user returns a copy of the cached data, or empty data.
+func (h *UserHandle) user() users.User {
+	if h.c.isClosed() {
+		return users.User{}
+	}
+	u, _ := h.c.users.Get(h.id)
+	return u
+}
+
+// Id returns the user's id, 0 once the Client is gone.
+func (h *UserHandle) Id() uint64 { return h.user().ID }
+
+// Username returns the unique username.
+func (h *UserHandle) Username() string { return h.user().Username }
+
+// GlobalName returns the display name the user chose, if any.
+func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().GlobalName) }
+
+// DisplayName returns GlobalName if set, else Username.
+func (h *UserHandle) DisplayName() string { return h.user().DisplayName() }
+
+// Avatar returns the avatar hash, if any.
+func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().Avatar) }
+
+// IsProvisional reports whether the user is a provisional account.
+func (h *UserHandle) IsProvisional() bool { return h.user().IsProvisional }
 
 // profileHandles returns views of a user's profiles from the published snapshot.
 func (c *Client) profileHandles(userID uint64) []*UserApplicationProfileHandle {

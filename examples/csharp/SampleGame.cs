@@ -1,0 +1,497 @@
+// A sample game in C#, the same as examples/cpp/sample_game.cpp over the C# binding
+// (bindings/csharp, namespace Sdkpp): a player links their account with sdkpp, goes online,
+// befriends the other player and shows rich presence, joins the match lobby by its secret, chats
+// there, talks in the lobby's end-to-end encrypted voice call with push-to-talk, and the game
+// prints what happens, the call's verification code included.
+//
+// `make demo SAMPLE=csharp` runs it with Mono for two players at once against a live sdkpp-server,
+// with the environment the C++ sample reads (see its header): SDKPP_API_BASE, SDKPP_WEB_BASE,
+// SDKPP_APP_ID, SDKPP_PLAYER, SDKPP_PASSWORD, SDKPP_BROWSER, SDKPP_PLAYERS, SDKPP_MICROPHONE,
+// SDKPP_SPEAKER. Callbacks run only inside Sdk.RunCallbacks, on the game's thread.
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Linq;
+using System.Threading;
+using Sdkpp;
+
+static class SampleGame
+{
+    static string Env(string name)
+    {
+        return Environment.GetEnvironmentVariable(name) ?? "";
+    }
+
+    // Frame runs one game frame: the SDK's callbacks run here, on the game's thread.
+    static void Frame()
+    {
+        Sdk.RunCallbacks();
+        Thread.Sleep(16);
+    }
+
+    static bool RunFramesUntil(Func<bool> done)
+    {
+        for (int i = 0; i < 60 * 60 && !done(); i++) // at most about a minute
+        {
+            Frame();
+        }
+        return done();
+    }
+
+    // Text is "ok" for a successful result, else its description; it disposes the result.
+    static string Text(ClientResult result)
+    {
+        using (result)
+        {
+            return result.Successful() ? "ok" : result.ToString();
+        }
+    }
+
+    static string Name(Client client, ulong id)
+    {
+        using (UserHandle u = client.GetUser(id))
+        {
+            return u != null ? u.DisplayName() : id.ToString();
+        }
+    }
+
+    // UseDevice selects the input or output device whose name is in the environment variable env,
+    // as a game's audio settings menu would; without it the system's default device stays.
+    static void UseDevice(Client client, string env, bool input)
+    {
+        string want = Env(env);
+        if (want.Length == 0)
+        {
+            return;
+        }
+        bool done = false;
+        string kind = input ? "input" : "output";
+        Action<AudioDevice[]> pick = devices =>
+        {
+            AudioDevice found = devices.FirstOrDefault(d => d.Name() == want);
+            if (found == null)
+            {
+                Console.WriteLine("voice: no {0} device named \"{1}\" among {2}", kind, want, devices.Length);
+                done = true;
+            }
+            else if (input)
+            {
+                client.SetInputDevice(found.Id(), r => { Console.WriteLine("voice: {0} device \"{1}\" -> {2}", kind, want, Selected(r)); done = true; });
+            }
+            else
+            {
+                client.SetOutputDevice(found.Id(), r => { Console.WriteLine("voice: {0} device \"{1}\" -> {2}", kind, want, Selected(r)); done = true; });
+            }
+            foreach (AudioDevice d in devices)
+            {
+                d.Dispose();
+            }
+        };
+        if (input)
+        {
+            client.GetInputDevices(devices => pick(devices));
+        }
+        else
+        {
+            client.GetOutputDevices(devices => pick(devices));
+        }
+        RunFramesUntil(() => done);
+    }
+
+    static string Selected(ClientResult r)
+    {
+        string text = Text(r);
+        return text == "ok" ? "selected" : text;
+    }
+
+    // Talk joins the lobby's voice call. Players take turns in lobby order: each holds
+    // push-to-talk for two seconds while the others listen, then says "over" in the lobby chat.
+    // Every player prints the call's verification code: the same code on every screen means nobody
+    // is in the middle of the end-to-end encryption.
+    static bool Talk(Client client, ulong lobby, int players, ulong myId)
+    {
+        UseDevice(client, "SDKPP_MICROPHONE", true);
+        UseDevice(client, "SDKPP_SPEAKER", false);
+        using (Call call = client.StartCall(lobby))
+        {
+            if (call == null)
+            {
+                Console.WriteLine("voice: StartCall refused");
+                return false;
+            }
+            bool connected = false;
+            call.SetStatusChangedCallback((s, e, detail) =>
+            {
+                if (e != Call.Error.None)
+                {
+                    Console.WriteLine("voice: call {0} ({1})", s, e);
+                }
+                else if (s == Call.Status.Connected && !connected)
+                {
+                    Console.WriteLine("voice: call connected");
+                }
+                connected = s == Call.Status.Connected;
+            });
+            // Who is heard: speech has pauses, so a talker may start and stop several times.
+            HashSet<ulong> heard = new HashSet<ulong>();
+            call.SetSpeakingStatusChangedCallback((id, speaking) =>
+            {
+                if (speaking && id != myId && heard.Add(id))
+                {
+                    Console.WriteLine("voice: hears {0} speaking", Name(client, id));
+                }
+            });
+            call.SetAudioMode(AudioModeType.MODE_PTT);
+            call.SetPTTReleaseDelay(200);
+            bool ready = RunFramesUntil(() => connected && call.GetParticipants().Length >= players);
+            bool ended = false;
+            Action end = () =>
+            {
+                client.SetMessageCreatedCallback(id => { });
+                client.EndCall(lobby, () => ended = true);
+                RunFramesUntil(() => ended);
+                Console.WriteLine("voice: left the call");
+            };
+            if (!ready)
+            {
+                Console.WriteLine("voice: the call did not connect with every player");
+                end();
+                return false;
+            }
+            Console.WriteLine("voice: in the call with {0} players, verification code {1}",
+                call.GetParticipants().Length, call.GetVerificationCode());
+
+            // Turns follow the lobby's member order; a player speaks once everyone before them said "over".
+            ulong[] members;
+            using (LobbyHandle h = client.GetLobbyHandle(lobby))
+            {
+                members = h != null ? h.LobbyMemberIds() : new ulong[0];
+            }
+            Array.Sort(members);
+            int myTurn = Array.IndexOf(members, myId);
+            int overs = 0;
+            client.SetMessageCreatedCallback(id =>
+            {
+                using (MessageHandle m = client.GetMessageHandle(id))
+                {
+                    if (m == null || m.ChannelId() != lobby || m.Content() != "over")
+                    {
+                        return;
+                    }
+                    overs++;
+                    if (m.AuthorId() != myId)
+                    {
+                        Console.WriteLine("voice: {0} is done talking", Name(client, m.AuthorId()));
+                    }
+                }
+            });
+            RunFramesUntil(() => overs >= myTurn);
+            Console.WriteLine("voice: presses push-to-talk");
+            call.SetPTTActive(true);
+            for (int i = 0; i < 120; i++) Frame(); // about two seconds of speech
+            call.SetPTTActive(false);
+            Console.WriteLine("voice: releases push-to-talk");
+            for (int i = 0; i < 30; i++) Frame(); // the release delay and the last packets
+            client.SendLobbyMessage(lobby, "over", (r, id) => r.Dispose());
+            bool all = RunFramesUntil(() => overs >= players && heard.Count >= players - 1);
+            if (!all)
+            {
+                Console.WriteLine("voice: heard {0} of the {1} other players", heard.Count, players - 1);
+            }
+            end();
+            return all;
+        }
+    }
+
+    static bool HasFriend(Client client)
+    {
+        RelationshipHandle[] rels = client.GetRelationships();
+        bool found = rels.Any(r => r.GameRelationshipType() == RelationshipType.Friend);
+        foreach (RelationshipHandle r in rels) r.Dispose();
+        return found;
+    }
+
+    // FriendPresence prints the rich presence of a friend playing the game, once it has details.
+    static bool FriendPresence(Client client)
+    {
+        bool seen = false;
+        RelationshipHandle[] rels = client.GetRelationshipsByGroup(RelationshipGroupType.OnlinePlayingGame);
+        foreach (RelationshipHandle rel in rels)
+        {
+            using (rel)
+            using (UserHandle u = rel.User())
+            using (Activity act = u != null ? u.GameActivity() : null)
+            {
+                if (!seen && act != null && act.Details() != null)
+                {
+                    Console.WriteLine("presence: friend {0} is online in {1}: {2}, {3}", u.DisplayName(), act.Name(),
+                        act.Details(), act.State() ?? "");
+                    seen = true;
+                }
+            }
+        }
+        return seen;
+    }
+
+    // Play connects, joins the match lobby by its secret, says hello, and waits until it has heard
+    // every other player before it leaves.
+    static bool Play(Client client, string player)
+    {
+        int players = Env("SDKPP_PLAYERS").Length == 0 ? 2 : int.Parse(Env("SDKPP_PLAYERS"));
+        client.SetStatusChangedCallback((s, e, detail) => Console.WriteLine("sdk: status {0}", s));
+        client.Connect();
+        if (!RunFramesUntil(() => client.GetStatus() == Client.Status.Ready))
+        {
+            Console.WriteLine("game: could not connect");
+            return false;
+        }
+        ulong myId = 0;
+        using (UserHandle me = client.GetCurrentUserV2())
+        {
+            myId = me != null ? me.Id() : 0;
+            Console.WriteLine("game: online as {0}", me != null ? me.DisplayName() : "?");
+        }
+
+        // The two players become game friends: whoever asks second accepts the other's request.
+        string friendName = player == "alice" ? "bob" : "alice";
+        client.SendGameFriendRequest(friendName, r => Console.WriteLine("sdk: SendGameFriendRequest({0}) -> {1}", friendName, Text(r)));
+        RunFramesUntil(() => HasFriend(client));
+
+        // Rich presence: what the player is doing, shown to friends.
+        using (Activity activity = new Activity())
+        using (ActivityParty party = new ActivityParty())
+        {
+            activity.SetState("In the match lobby");
+            activity.SetDetails(player == "alice" ? "Playing the red team" : "Playing the blue team");
+            party.SetId("demo-match-1");
+            party.SetCurrentSize(1);
+            party.SetMaxSize(2);
+            activity.SetParty(party);
+            client.UpdateRichPresence(activity, r => Console.WriteLine("sdk: UpdateRichPresence -> {0}", Text(r)));
+        }
+        bool seen = false;
+        RunFramesUntil(() => seen || (seen = FriendPresence(client)));
+        if (!seen)
+        {
+            Console.WriteLine("game: the friend's rich presence did not arrive");
+        }
+
+        // Every message, direct or in a lobby, arrives through one callback on this thread.
+        int heard = 0;
+        client.SetMessageCreatedCallback(id =>
+        {
+            using (MessageHandle m = client.GetMessageHandle(id))
+            {
+                if (m == null)
+                {
+                    return;
+                }
+                Console.WriteLine("chat: <{0}> {1}", Name(client, m.AuthorId()), m.Content());
+                if (m.AuthorId() != myId)
+                {
+                    heard++;
+                }
+            }
+        });
+        client.SetLobbyMemberAddedCallback((lobbyId, member) =>
+        {
+            if (member != myId)
+            {
+                Console.WriteLine("game: a player joined the lobby ({0})", Name(client, member));
+            }
+        });
+
+        ulong lobby = 0;
+        bool joined = false;
+        client.CreateOrJoinLobbyWithMetadata("demo-match-1",
+            new Dictionary<string, string> { { "map", "harbor" } },
+            new Dictionary<string, string> { { "team", player == "alice" ? "red" : "blue" } },
+            (r, id) =>
+            {
+                joined = true;
+                lobby = r.Successful() ? id : 0;
+                string text = Text(r);
+                Console.WriteLine("sdk: CreateOrJoinLobby -> {0}", lobby != 0 ? "joined" : text);
+            });
+        RunFramesUntil(() => joined);
+        if (lobby == 0)
+        {
+            return false;
+        }
+        Func<int> memberCount = () =>
+        {
+            using (LobbyHandle h = client.GetLobbyHandle(lobby))
+            {
+                return h != null ? h.LobbyMemberIds().Length : 0;
+            }
+        };
+        RunFramesUntil(() => memberCount() >= players);
+        using (LobbyHandle h = client.GetLobbyHandle(lobby))
+        {
+            string map;
+            if (h == null || !h.Metadata().TryGetValue("map", out map))
+            {
+                map = "?";
+            }
+            Console.WriteLine("game: in lobby {0} on map {1} with {2} players", lobby, map, memberCount());
+        }
+
+        bool sent = false;
+        client.SendLobbyMessage(lobby, "hello from " + player + ", gl hf!", (r, id) =>
+        {
+            sent = true;
+            string text = Text(r);
+            if (text != "ok")
+            {
+                Console.WriteLine("sdk: SendLobbyMessage -> {0}", text);
+            }
+        });
+        bool ok = RunFramesUntil(() => sent && heard >= players - 1) && seen;
+
+        int history = -1;
+        client.GetLobbyMessagesWithLimit(lobby, 10, (r, messages) =>
+        {
+            history = messages.Length;
+            foreach (MessageHandle m in messages) m.Dispose();
+            string text = Text(r);
+            if (text != "ok")
+            {
+                Console.WriteLine("sdk: GetLobbyMessagesWithLimit -> {0}", text);
+            }
+        });
+        RunFramesUntil(() => history >= 0);
+        Console.WriteLine("game: the lobby's history holds {0} messages", Math.Max(history, 0));
+
+        ok = Talk(client, lobby, players, myId) && ok;
+
+        // Stay a moment so that the others hear this player too, then leave.
+        for (int i = 0; i < 30; i++) Frame();
+        bool left = false;
+        client.LeaveLobby(lobby, r => { left = true; Console.WriteLine("sdk: LeaveLobby -> {0}", Text(r)); });
+        RunFramesUntil(() => left);
+        client.Disconnect();
+        RunFramesUntil(() => client.GetStatus() == Client.Status.Disconnected);
+        return ok;
+    }
+
+    // LinkAccount runs the OAuth 2.0 flow with PKCE: the consent page (here the stand-in browser),
+    // the code exchange, and the token given to the SDK.
+    static bool LinkAccount(Client client, AuthorizationArgs args, AuthorizationCodeVerifier verifier, ulong appId, string player)
+    {
+        client.SetOpenUrlCallback(url =>
+        {
+            Console.WriteLine("sdk: opens the consent page; {0} logs in and presses Approve", player);
+            ProcessStartInfo browser = new ProcessStartInfo(Env("SDKPP_BROWSER"))
+            {
+                Arguments = "-user '" + player + "' -password '" + Env("SDKPP_PASSWORD") + "' '" + url + "'",
+                UseShellExecute = false,
+                RedirectStandardOutput = true,
+            };
+            using (Process p = Process.Start(browser))
+            {
+                p.StandardOutput.ReadToEnd();
+                p.WaitForExit();
+                if (p.ExitCode != 0)
+                {
+                    Console.WriteLine("game: the browser step failed");
+                }
+            }
+        });
+        string code = null, redirect = null;
+        bool authorized = false, failed = false;
+        client.Authorize(args, (r, c, redirectUri) =>
+        {
+            authorized = r.Successful();
+            failed = !authorized;
+            code = c;
+            redirect = redirectUri;
+            string text = Text(r);
+            Console.WriteLine("sdk: Authorize -> {0}, redirect {1}", authorized ? "approved" : text, redirect);
+        });
+        RunFramesUntil(() => authorized || failed);
+
+        string access = "";
+        bool exchanged = false;
+        if (authorized)
+        {
+            client.GetToken(appId, code, verifier.Verifier(), redirect, (r, a, refresh, type, expiresIn, scopes) =>
+            {
+                exchanged = true;
+                access = a;
+                Console.WriteLine("sdk: GetToken -> {0}; token valid {1} days, scopes \"{2}\"", Text(r), expiresIn / 86400, scopes);
+            });
+            RunFramesUntil(() => exchanged);
+        }
+        bool fetched = false;
+        if (access.Length > 0)
+        {
+            client.UpdateToken(AuthorizationTokenType.Bearer, access, r => r.Dispose());
+            client.FetchCurrentUser(AuthorizationTokenType.Bearer, access, (r, id, name) =>
+            {
+                fetched = r.Successful();
+                r.Dispose();
+                Console.WriteLine("game: linked as {0} (user {1}); authenticated: {2}", name, id,
+                    client.IsAuthenticated() ? "yes" : "no");
+            });
+            RunFramesUntil(() => fetched);
+        }
+        return fetched;
+    }
+
+    static int Main()
+    {
+        ulong objectsAtStart = Sdk.GetObjectCount();
+        Console.WriteLine("sdkpp {0}.{1}.{2} (build {3})", Client.GetVersionMajor(), Client.GetVersionMinor(),
+            Client.GetVersionPatch(), Client.GetVersionHash());
+        string player = Env("SDKPP_PLAYER");
+        bool online = Env("SDKPP_API_BASE").Length > 0;
+        int status = 0;
+        using (Client client = online ? new Client(Env("SDKPP_API_BASE"), Env("SDKPP_WEB_BASE")) : new Client())
+        {
+            client.AddLogCallback((message, severity) => Console.WriteLine("[sdk {0}] {1}", severity, message),
+                LoggingSeverity.Warning);
+            ulong appId = online ? ulong.Parse(Env("SDKPP_APP_ID")) : 1234567890UL;
+            client.SetApplicationId(appId);
+
+            // Account linking starts with the authorization arguments and a PKCE pair.
+            using (AuthorizationCodeVerifier verifier = client.CreateAuthorizationCodeVerifier())
+            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+            using (AuthorizationArgs args = new AuthorizationArgs())
+            {
+                args.SetScopes(Client.GetDefaultCommunicationScopes());
+                args.SetCodeChallenge(challenge);
+                string c = challenge.Challenge();
+                Console.WriteLine("game: asks to link the account, scopes \"{0}\", PKCE challenge {1}...", args.Scopes(),
+                    c.Substring(0, Math.Min(8, c.Length)));
+
+                if (!online)
+                {
+                    bool answered = false;
+                    client.OpenConnectedGamesSettingsInPlatform(r =>
+                    {
+                        answered = true;
+                        using (r)
+                        {
+                            Console.WriteLine("game: offline; the SDK answers: {0}", r);
+                        }
+                    });
+                    RunFramesUntil(() => answered);
+                }
+                else if (!LinkAccount(client, args, verifier, appId, player))
+                {
+                    Console.WriteLine("game: account linking did not complete");
+                    status = 1;
+                }
+                else if (!Play(client, player))
+                {
+                    Console.WriteLine("game: the match did not complete");
+                    status = 1;
+                }
+            }
+        } // the client is released here
+        Sdk.RunCallbacks();
+        Console.WriteLine("game: exits; SDK objects still alive: {0}", Sdk.GetObjectCount() - objectsAtStart);
+        return status;
+    }
+}
