@@ -59,7 +59,13 @@ type Config struct {
 	Addr      string // listen address; default 127.0.0.1:7710; "127.0.0.1:0" picks a free port
 	PublicURL string // base URL clients use; default http://<listen address>
 	DataDir   string // SQLite database directory; "" = in-memory
-	Dev       bool   // seed the dev applications and users and enable the /dev endpoints
+	// Store is the store URL (store.Open): "" or sqlite:[DIR] keeps SQLite in DataDir (or DIR);
+	// postgres://... is PostgreSQL, shared by the nodes of a cluster.
+	Store string
+	// NodeID (0 to 1023) goes into every id this node makes; on PostgreSQL a second live node
+	// with the same id is refused at start.
+	NodeID int
+	Dev    bool // seed the dev applications and users and enable the /dev endpoints
 	// AccessTokenTTL is the lifetime of the OAuth2 access tokens the token endpoint issues; 0 is
 	// the platform's 7 days (expires_in 604800). Tests shorten it.
 	AccessTokenTTL time.Duration
@@ -124,6 +130,7 @@ type Server struct {
 	apiRoutes  func() []string // the API's route patterns, relative to the API base
 	log        *slog.Logger
 	store      store.Store
+	storeKind  string // the store's database: sqlite or postgres
 	ids        *snowflake.Generator
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
@@ -198,7 +205,10 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, cfg.DataDir)
+	if cfg.NodeID < 0 || cfg.NodeID > snowflake.MaxNode {
+		return nil, fmt.Errorf("server: node id %d is not in 0..%d", cfg.NodeID, snowflake.MaxNode)
+	}
+	st, err := store.Open(ctx, cfg.Store, cfg.DataDir, cfg.NodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, ids: snowflake.New(cfg.Clock, floor)}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
@@ -273,7 +283,7 @@ func (s *Server) Start() error {
 	s.lobbies.Start()
 	s.started = true
 	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
-		"data_dir", s.cfg.DataDir != "")
+		"data_dir", s.cfg.DataDir != "", "store", s.storeKind, "node_id", s.cfg.NodeID)
 	if s.cfg.Dev && s.cfg.DevCredentialsFile != "" {
 		if err := s.writeCredentials(); err != nil {
 			return err

@@ -29,7 +29,7 @@ import (
 type env struct {
 	t      *testing.T
 	w      *world.World
-	st     *store.SQLite
+	st     *store.DB
 	clock  *clock.Fake
 	ids    *snowflake.Generator
 	svc    *lobbies.Service

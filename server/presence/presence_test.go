@@ -117,7 +117,7 @@ func (h *hub) events(userID uint64, event string) []wire.ActivityInvite {
 type env struct {
 	t          *testing.T
 	w          *world.World
-	st         *store.SQLite
+	st         *store.DB
 	clock      *clock.Fake
 	hub        *hub
 	svc        *presence.Service

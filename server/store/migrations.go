@@ -592,4 +592,10 @@ ALTER TABLE tokens ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
 ALTER TABLE auth_codes ADD COLUMN grant_id INTEGER NOT NULL DEFAULT 0;
 `,
+	// 23: claims of queued work (webhook deliveries, target-users jobs): until when a node has
+	// taken it (Unix nanoseconds; 0 unclaimed). SQLite, one process, never claims.
+	`
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+`,
 }

@@ -28,7 +28,7 @@ var Start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // World is the shared state of a handler test.
 type World struct {
 	T        testing.TB
-	Store    *store.SQLite
+	Store    *store.DB
 	Clock    *clock.Fake
 	IDs      *snowflake.Generator
 	Seed     *devseed.Seeder
