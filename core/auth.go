@@ -127,14 +127,36 @@ func (c *Client) GetToken(applicationId uint64, code, codeVerifier, redirectUri 
 }
 
 // RefreshToken exchanges a refresh token for new tokens; the old ones stop working. A revoked
-// grant fails with ErrorType AuthorizationFailed (rule AU-6).
+// grant fails with ErrorType AuthorizationFailed (rule AU-6). A refresh token this Client has
+// presented already (its own automatic refresh, or an earlier call) fails the same way without
+// being sent: the service would take a second use for theft and revoke the grant (RFC 9700
+// 4.14.2).
 func (c *Client) RefreshToken(applicationId uint64, refreshToken string, cb Callback[ClientTokenExchangeCallback]) {
-	c.tokenCall(url.Values{
+	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"client_id":     {strconv.FormatUint(c.appIDOr(applicationId), 10)},
 		"refresh_token": {refreshToken},
-	}, cb)
+	}
+	Secrets.Add(refreshToken)
+	spent := !c.auth.tokens.Spend(refreshToken)
+	appID, _ := strconv.ParseUint(form.Get("client_id"), 10, 64)
+	c.tokenOp(c.ctx, "token request (refresh_token)", appID, cb, func(ctx context.Context) (*tokenResponse, error) {
+		if spent {
+			return nil, errSpentRefresh
+		}
+		var t tokenResponse
+		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
+		var re *rest.Error
+		if errors.As(err, &re) && re.Unprocessed() {
+			c.auth.tokens.Unspend(refreshToken) // the service never saw it: the game may try again
+		}
+		return &t, err
+	})
 }
+
+// errSpentRefresh answers a RefreshToken with a refresh token the Client presented before.
+var errSpentRefresh = &rest.Error{Status: http.StatusBadRequest, OAuthError: "invalid_grant",
+	OAuthDescription: "this refresh token was used already (by the SDK's automatic refresh or an earlier RefreshToken) and is not sent again; use the tokens from TokenRefreshedCallback or sign in again"}
 
 // GetTokenFromProvisionalMerge exchanges an authorization code like GetToken and merges the
 // provisional account identified by the external credentials into the user's account.

@@ -131,14 +131,6 @@ func TestAuthorizeTokenRefreshRevoke(t *testing.T) {
 	require.EqualValues(t, 604800, tok.expiresIn, "GetToken = %s %+v", tok.result.ToString(), tok)
 	assert.Contains(t, tok.scopes, "sdk.social_layer", "scopes %q", tok.scopes)
 
-	// The same code again: single use.
-	var again *tokens
-	c.GetToken(appID, code, verifier, redirect, tokenCallback(&again))
-	await(t, "GetToken again", func() bool { return again != nil })
-	require.False(t, again.result.Successful(), "reused code = %s", again.result.ToString())
-	require.Equal(t, ErrorTypeAuthorizationFailed, again.result.Type(), "reused code = %s", again.result.ToString())
-	require.EqualValues(t, 400, again.result.Status(), "reused code = %s", again.result.ToString())
-
 	// FetchCurrentUser validates the token.
 	var uid uint64
 	var name string
@@ -184,6 +176,15 @@ func TestAuthorizeTokenRefreshRevoke(t *testing.T) {
 	await(t, "FetchCurrentUser after revoke", func() bool { return fres != nil })
 	require.False(t, fres.Successful(), "revoked access token = %s", fres.ToString())
 	require.EqualValues(t, 401, fres.Status(), "revoked access token = %s", fres.ToString())
+
+	// The same code again: single use (a replay also revokes what the code gave, RFC 6749
+	// 4.1.2; server/oauth_security_test.go shows it).
+	var again *tokens
+	c.GetToken(appID, code, verifier, redirect, tokenCallback(&again))
+	await(t, "GetToken again", func() bool { return again != nil })
+	require.False(t, again.result.Successful(), "reused code = %s", again.result.ToString())
+	require.Equal(t, ErrorTypeAuthorizationFailed, again.result.Type(), "reused code = %s", again.result.ToString())
+	require.EqualValues(t, 400, again.result.Status(), "reused code = %s", again.result.ToString())
 
 	// rule AU-10: no credential reached the log.
 	c.mu.Lock()

@@ -28,11 +28,20 @@ var refreshBackoff = backoff.Policy{Initial: time.Second, Max: time.Minute, Jitt
 
 // autoRefresh refreshes the access token old, if it is still the one in use, and renews the
 // connection with the new one. It runs on a goroutine of the Client, which Close stops.
+//
+// Its refresh token is spent first (token.Store.Spend), so a second refresh of old, racing this
+// one, presents nothing; and it is sent again only after a failure that proves the service never
+// acted on it (rest.Error.Unprocessed). After any other failure the service may have rotated it,
+// and a second presentation would revoke the whole grant (RFC 9700 4.14.2), so the refresh stops
+// and the game is told as for a refused refresh.
 func (c *Client) autoRefresh(old string) {
+	it, inUse := c.auth.tokens.InUse(old)
+	if !inUse || !c.auth.tokens.Spend(it.Refresh) {
+		return // the game set another token meanwhile, or another refresh holds this one
+	}
 	c.start(func(ctx context.Context) {
 		for attempt := 0; ; attempt++ {
-			it, inUse := c.auth.tokens.InUse(old)
-			if !inUse {
+			if _, inUse := c.auth.tokens.InUse(old); !inUse {
 				return // the game set another token meanwhile
 			}
 			t, err := c.refreshGrant(ctx, it)
@@ -44,7 +53,13 @@ func (c *Client) autoRefresh(old string) {
 				return
 			}
 			var re *rest.Error
-			if errors.As(err, &re) && !re.Retryable() {
+			switch {
+			case errors.As(err, &re) && re.Unprocessed():
+			case errors.As(err, &re) && re.Network:
+				c.logf(LoggingSeverityError, "automatic token refresh failed: %v; the service may have used the refresh token, so it is not sent again; the token expires at %s and the user must sign in again", err, it.Expires.Format(time.RFC3339))
+				c.tokenExpiring()
+				return
+			default:
 				c.logf(LoggingSeverityError, "automatic token refresh refused: %v; the token expires at %s and the user must sign in again", err, it.Expires.Format(time.RFC3339))
 				c.tokenExpiring()
 				return

@@ -13,7 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,11 +136,16 @@ func TestAutoRefreshRenewsTheConnection(t *testing.T) {
 		"no Reconnecting in %+v", changes)
 	RunCallbacks()
 	assert.Zero(t, expired, "the expiration callback ran")
-	// Refresh rotates: the refresh token the game was given is spent (rule AU-6).
+	// Refresh rotates: the refresh token the game was given is spent (rule AU-6). The SDK
+	// refuses it without sending it, so the grant survives (RFC 9700 4.14.2).
 	var again *tokens
 	c.RefreshToken(uint64(env.App.ID), first.fresh, tokenCallback(&again))
 	await(t, "RefreshToken with the spent token", func() bool { return again != nil })
 	assert.Equal(t, ErrorTypeAuthorizationFailed, again.result.Type(), "spent refresh token = %s", again.result.ToString())
+	var fres *ClientResult
+	c.FetchCurrentUser(AuthorizationTokenTypeBearer, c.tokenInUse(), Func(func(r *ClientResult, _ uint64, _ string) { fres = r }))
+	await(t, "FetchCurrentUser after the spent RefreshToken", func() bool { return fres != nil })
+	assert.True(t, fres.Successful(), "the grant was revoked: %s", fres.ToString())
 	logs := c.logText()
 	assert.Contains(t, logs, "access token was refreshed")
 	for _, secret := range []string{first.access, first.fresh, c.tokenInUse()} {
@@ -168,36 +173,66 @@ func TestAutoRefreshRefused(t *testing.T) {
 	assert.Equal(t, first.access, c.tokenInUse(), "a refused refresh changed the token")
 }
 
-// failingFront forwards to the service, but cuts the first n refresh_token grants without an
-// answer, as a flaky network would.
-func failingFront(t *testing.T, env *servertest.Env, n int32) (*httptest.Server, *atomic.Int32) {
+// frontAction is what a front does with one refresh_token grant.
+type frontAction int
+
+const (
+	forward     frontAction = iota // to the service
+	cut                            // read it, then drop the connection without an answer
+	unavailable                    // answer 503 without forwarding
+)
+
+// refreshFront forwards to the service; the nth refresh_token grant it sees (from 0) gets
+// act(n). It records every refresh token presented to it, in order.
+type refreshFront struct {
+	*httptest.Server
+	mu        sync.Mutex
+	presented []string
+}
+
+func newRefreshFront(t *testing.T, env *servertest.Env, act func(n int) frontAction) *refreshFront {
 	target, _ := url.Parse(env.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	var cut atomic.Int32
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f := &refreshFront{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		form, _ := url.ParseQuery(string(body))
-		if strings.HasSuffix(r.URL.Path, "/oauth2/token") && form.Get("grant_type") == "refresh_token" && cut.Load() < n {
-			cut.Add(1)
+		if !strings.HasSuffix(r.URL.Path, "/oauth2/token") || form.Get("grant_type") != "refresh_token" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		n := len(f.presented)
+		f.presented = append(f.presented, form.Get("refresh_token"))
+		f.mu.Unlock()
+		switch act(n) {
+		case cut:
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				conn.(*net.TCPConn).SetLinger(0)
 				conn.Close()
 			}
-			return
+		case unavailable:
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+		default:
+			proxy.ServeHTTP(w, r)
 		}
-		proxy.ServeHTTP(w, r)
 	}))
-	t.Cleanup(front.Close)
-	return front, &cut
+	t.Cleanup(f.Close)
+	return f
 }
 
-// A refresh that fails on the network is retried with backoff until it succeeds; the game sees
-// nothing but the new token in use.
-func TestAutoRefreshRetriesNetworkErrors(t *testing.T) {
-	env := shortTokens(t, 4*time.Second)
-	front, cut := failingFront(t, env, 2)
+// refreshes returns the refresh tokens presented so far.
+func (f *refreshFront) refreshes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.presented)
+}
+
+// frontClient is a Client whose API requests go through front, on a fake clock, signed in as
+// alice with its own exchange.
+func frontClient(t *testing.T, env *servertest.Env, front *refreshFront) (*sdkClient, *clock.Fake, *tokens) {
 	alice := env.User("alice")
 	c := &sdkClient{Client: NewClientWithBases(front.URL+"/api/v10", env.URL)}
 	t.Cleanup(c.Close)
@@ -205,21 +240,34 @@ func TestAutoRefreshRetriesNetworkErrors(t *testing.T) {
 	c.SetApplicationId(uint64(env.App.ID))
 	c.AddLogCallback(Func(func(m string, _ LoggingSeverity) { c.mu.Lock(); c.logs = append(c.logs, m); c.mu.Unlock() }), LoggingSeverityVerbose)
 	c.SetOpenUrlCallback(Func(func(u string) { follow(t, env.Approve(t, u, alice.Username, alice.Password)) }))
+	return c, clk, signIn(t, env, c)
+}
+
+// A refresh that the service provably did not act on (503 here; a refused connection likewise)
+// is retried with backoff until it succeeds; the game sees nothing but the new token in use.
+func TestAutoRefreshRetriesUnprocessedFailures(t *testing.T) {
+	env := shortTokens(t, 4*time.Second)
+	front := newRefreshFront(t, env, func(n int) frontAction {
+		if n < 2 {
+			return unavailable
+		}
+		return forward
+	})
+	c, clk, tok := frontClient(t, env, front)
 	expired := 0
 	c.SetTokenExpirationCallback(Func(func() { expired++ }))
-	tok := signIn(t, env, c)
 
-	// The refresh at half the lifetime fails twice on the network; each failure waits out its
-	// backoff (at most Initial, then twice Initial, with jitter) on the clock before the next try.
+	// The refresh at half the lifetime is refused twice; each refusal waits out its backoff (at
+	// most Initial, then twice Initial, with jitter) on the clock before the next try.
 	armed := clk.Armed()
 	clk.Advance(2 * time.Second)
 	for i := range 2 {
 		require.NoError(t, clk.WaitArmed(t.Context(), armed+uint64(i)+1), "the backoff after failure %d", i+1)
 		clk.Advance(refreshBackoff.Delay(i, 0))
 	}
-	await(t, "the refresh after two network failures", func() bool { return c.tokenInUse() != tok.access })
+	await(t, "the refresh after two refusals", func() bool { return c.tokenInUse() != tok.access })
 	RunCallbacks()
-	assert.EqualValues(t, 2, cut.Load(), "refresh grants cut")
+	assert.Equal(t, []string{tok.fresh, tok.fresh, tok.fresh}, front.refreshes(), "the unprocessed refresh token is sent again")
 	assert.Zero(t, expired, "the expiration callback ran")
 	logs := c.logText()
 	assert.Equal(t, 2, strings.Count(logs, "automatic token refresh failed"), logs)
@@ -228,4 +276,51 @@ func TestAutoRefreshRetriesNetworkErrors(t *testing.T) {
 	c.FetchCurrentUser(AuthorizationTokenTypeBearer, c.tokenInUse(), Func(func(r *ClientResult, _ uint64, _ string) { fres = r }))
 	await(t, "FetchCurrentUser with the new token", func() bool { return fres != nil })
 	assert.True(t, fres.Successful(), fres.ToString())
+}
+
+// RFC 9700 4.14.2: a refresh whose answer was lost after the request went out may have rotated
+// the refresh token on the service; sending it again would revoke the whole grant. The SDK
+// does not send it again: it logs why and runs the expiration callback, and the access token
+// in use stays valid until it expires.
+func TestAutoRefreshNeverResendsAfterAnAmbiguousFailure(t *testing.T) {
+	env := shortTokens(t, 4*time.Second)
+	front := newRefreshFront(t, env, func(int) frontAction { return cut })
+	c, clk, tok := frontClient(t, env, front)
+	expired := 0
+	c.SetTokenExpirationCallback(Func(func() { expired++ }))
+	clk.Advance(2 * time.Second)
+	await(t, "the expiration callback", func() bool { RunCallbacks(); return expired == 1 })
+	clk.Advance(time.Minute) // any backoff would have run by now
+	assert.Equal(t, []string{tok.fresh}, front.refreshes(), "the refresh token was presented again")
+	assert.Contains(t, c.logText(), "not sent again")
+	assert.Equal(t, tok.access, c.tokenInUse())
+	var fres *ClientResult
+	c.FetchCurrentUser(AuthorizationTokenTypeBearer, tok.access, Func(func(r *ClientResult, _ uint64, _ string) { fres = r }))
+	await(t, "FetchCurrentUser", func() bool { return fres != nil })
+	assert.True(t, fres.Successful(), "the grant was revoked: %s", fres.ToString())
+}
+
+// Two refreshes race for one refresh token: the SDK's timer fires twice (the game re-arming it
+// meanwhile) and the game calls RefreshToken with the same token. The service sees it once, so
+// it detects no reuse (RFC 9700 4.14.2) and the grant survives: the new token works, and the
+// game's call fails locally with AuthorizationFailed.
+func TestRacingRefreshesPresentTheTokenOnce(t *testing.T) {
+	env := shortTokens(t, 4*time.Second)
+	release := make(chan struct{})
+	front := newRefreshFront(t, env, func(int) frontAction { <-release; return forward })
+	c, clk, tok := frontClient(t, env, front)
+	clk.Advance(2 * time.Second) // the timer's refresh starts and waits at the front
+	await(t, "the automatic refresh at the front", func() bool { return len(front.refreshes()) == 1 })
+	c.autoRefresh(tok.access) // the timer again, as a re-arm during the refresh would
+	var game *tokens
+	c.RefreshToken(uint64(env.App.ID), tok.fresh, tokenCallback(&game))
+	await(t, "the game's RefreshToken", func() bool { return game != nil })
+	assert.Equal(t, ErrorTypeAuthorizationFailed, game.result.Type(), "RefreshToken = %s", game.result.ToString())
+	close(release)
+	await(t, "the automatic refresh", func() bool { return c.tokenInUse() != tok.access })
+	assert.Equal(t, []string{tok.fresh}, front.refreshes(), "a refresh token was presented twice")
+	var fres *ClientResult
+	c.FetchCurrentUser(AuthorizationTokenTypeBearer, c.tokenInUse(), Func(func(r *ClientResult, _ uint64, _ string) { fres = r }))
+	await(t, "FetchCurrentUser with the new token", func() bool { return fres != nil })
+	assert.True(t, fres.Successful(), "the grant was revoked: %s", fres.ToString())
 }

@@ -32,6 +32,8 @@
 //	server/guildvoice who is in guilds' voice channels: VOICE_STATE_UPDATE, voice_start_time
 //	                  (GW-3, GW-4)
 //	server/relay      the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
+//	server/metrics    Prometheus metrics of every part on a listener of its own, and a Grafana
+//	                  dashboard of them
 //	server/admin      dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
 //	server/devseed    dev seed data and test helpers that create apps and users
 //	server/browser    drives the consent and device pages like a browser (tests, sdkpp-browser)

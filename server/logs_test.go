@@ -54,8 +54,6 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 		"client_id": {e.App.ID.String()}, "client_secret": {e.App.ClientSecret}, "redirect_uri": {loopbackRedirect},
 		"code_verifier": {verifier}}).token(t)
 	keep(tr.AccessToken, tr.RefreshToken, tr.IDToken)
-	postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"authorization_code"}, "code": {code},
-		"client_id": {e.App.ID.String()}, "redirect_uri": {loopbackRedirect}, "code_verifier": {verifier}}) // reused
 	postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {e.App.ID.String()},
 		"client_secret": {"wrong-secret-abc"}})
 	keep("wrong-secret-abc")
@@ -65,7 +63,9 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	keep(child.AccessToken)
 	r2 := refresh(t, e, tr.RefreshToken).token(t)
 	keep(r2.AccessToken, r2.RefreshToken, r2.IDToken)
-	refresh(t, e, tr.RefreshToken) // dead refresh token
+	refresh(t, e, tr.RefreshToken) // a used refresh token: its grant is revoked, and logged
+	postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"client_id": {e.App.ID.String()}, "redirect_uri": {loopbackRedirect}, "code_verifier": {verifier}}) // reused: its grant is revoked again
 
 	// Device flow.
 	d := startDevice(t, e, "identify")

@@ -227,11 +227,9 @@ func TestRefreshRotationAndRevocation(t *testing.T) {
 	require.NotEqual(t, tr.RefreshToken, next.RefreshToken, "refresh did not rotate")
 	require.NotEqual(t, tr.AccessToken, next.AccessToken, "refresh did not rotate")
 	require.NotEmpty(t, next.IDToken, "refresh did not rotate")
-	r := refresh(t, e, tr.RefreshToken)
-	require.Equal(t, wire.OAuthInvalidGrant, r.oauthError(t), "old refresh token still works: %s", r.Body)
 	// Narrowing the scope on refresh works; widening fails.
 	narrow := refresh(t, e, next.RefreshToken).token(t)
-	r = postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {narrow.RefreshToken},
+	r := postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {narrow.RefreshToken},
 		"client_id": {e.App.ID.String()}, "scope": {"identify email"}})
 	require.Equal(t, wire.OAuthInvalidScope, r.oauthError(t), "widening refresh: %s", r.Body)
 	// Revoking the access token revokes the whole authorization (rule AU-7).
@@ -243,6 +241,10 @@ func TestRefreshRotationAndRevocation(t *testing.T) {
 	r = refresh(t, e, narrow.RefreshToken)
 	require.Equal(t, 400, r.Status, "rule AU-6: refresh after revocation: %d %s", r.Status, r.Body)
 	require.Equal(t, wire.OAuthInvalidGrant, r.oauthError(t), "rule AU-6: refresh after revocation: %d %s", r.Status, r.Body)
+	// The first refresh token, used at the first rotation, is dead too (its reuse alone would
+	// revoke its family: TestRFC9700_4_14_2_RefreshReuseRevokesFamily).
+	r = refresh(t, e, tr.RefreshToken)
+	require.Equal(t, wire.OAuthInvalidGrant, r.oauthError(t), "old refresh token still works: %s", r.Body)
 	got := recv.Next(t, 5*time.Second) // rules WH-1, ST-2
 	require.True(t, got.SignatureOK, "rule WH-1: webhook %s", got.Body)
 	require.Equal(t, wire.EventApplicationDeauthorized, got.Event.Event.Type, "rule WH-1: webhook %s", got.Body)

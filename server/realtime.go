@@ -36,7 +36,7 @@ func (g gatewayTokens) ResolveBearer(ctx context.Context, tok string) (gateway.I
 	if err != nil {
 		return gateway.Identity{}, false, err
 	}
-	return gateway.Identity{UserID: t.UserID, AppID: t.AppID, Scopes: t.Scopes}, true, nil
+	return gateway.Identity{UserID: t.UserID, AppID: t.AppID, Scopes: t.Scopes, Grant: t.GrantID}, true, nil
 }
 
 // gatewayUsers gives READY the user object /users/@me would give the same token.

@@ -30,6 +30,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
 	"sdkpp/server/lobbies"
+	"sdkpp/server/metrics"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
@@ -108,6 +109,10 @@ type Config struct {
 	// DefaultReadHeaderTimeout, DefaultReadTimeout and DefaultIdleTimeout. They bound the
 	// gateway's WebSocket connections only until the upgrade.
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// MetricsAddr, when set, is the address of a listener of its own that serves Prometheus
+	// metrics at /metrics (package metrics); "127.0.0.1:0" picks a free port (MetricsURL).
+	// Empty: no metrics are kept.
+	MetricsAddr string
 }
 
 // Defaults of the HTTP server's timeouts (Config).
@@ -149,6 +154,9 @@ type Server struct {
 	// guilds serves the guild routes and owns the target-users jobs; set by routes.
 	guilds *guilds.Service
 
+	// metrics is the service's instrumentation; nil when Config.MetricsAddr is empty.
+	metrics *metrics.Metrics
+
 	mu       sync.Mutex
 	started  bool
 	closed   bool
@@ -156,6 +164,10 @@ type Server struct {
 	listener net.Listener
 	http     *http.Server
 	served   chan struct{}
+	// metricsHTTP serves metrics on metricsURL until Close; nil without metrics.
+	metricsHTTP   *http.Server
+	metricsURL    string
+	metricsServed chan struct{}
 }
 
 // New opens the store (applying migrations), seeds dev data in dev mode, and prepares the
@@ -243,24 +255,31 @@ func (s *Server) Start() error {
 		ln.Close()
 		return err
 	}
+	var mln net.Listener
+	if s.cfg.MetricsAddr != "" {
+		if mln, err = net.Listen("tcp", s.cfg.MetricsAddr); err != nil {
+			ln.Close()
+			s.relay.Close()
+			return fmt.Errorf("server: metrics listen: %w", err)
+		}
+		s.metrics = metrics.New(ln.Addr().String())
+	}
 	handler, err := s.routes()
 	if err != nil {
 		ln.Close()
 		s.relay.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		return err
+	}
+	if mln != nil {
+		s.serveMetrics(mln)
 	}
 	s.guilds.StartJobs() // before serving: requests queue its jobs
 	s.listener = ln
 	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
-		IdleTimeout: s.cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	s.served = make(chan struct{})
-	go func() {
-		defer close(s.served)
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("server stopped", "err", err)
-		}
-	}()
+	s.http, s.served = s.serve(ln, handler, "server")
 	s.dispatcher.Start()
 	s.lobbies.Start()
 	s.started = true
@@ -303,6 +322,8 @@ func (s *Server) routes() (http.Handler, error) {
 	s.wireSocial()
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
+	// So does a grant revoked for a replayed code or a reused refresh token (RFC 9700 4.14.2).
+	oa.OnGrantRevoked = func(g store.Grant) { s.hub.EndGrantSessions(g.UserID, g.ID) }
 	s.accounts.OnProfiles = s.profilesChanged
 
 	api := httpx.NewMux()
@@ -346,7 +367,7 @@ func (s *Server) routes() (http.Handler, error) {
 	limits := s.cfg.RateLimits
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := apiRoutes(api.ServeMux, ratelimit.New(limits, s.cfg.Clock), s.log)
-	s.gatewayAPI = httpx.Logging(s.log.With("component", "gateway-api"), apiHandler)
+	s.gatewayAPI = s.metrics.HTTP("gateway", httpx.Logging(s.log.With("component", "gateway-api"), apiHandler))
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
 		for _, v := range []string{"/v10", "/v9"} { // both versions serve the same API
@@ -362,7 +383,7 @@ func (s *Server) routes() (http.Handler, error) {
 	// Last, so that no error above leaves its goroutine running; Close stops it.
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
 	gs.Search = s.search
-	return httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log))), nil
+	return s.metrics.HTTP("http", httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log)))), nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
@@ -386,13 +407,25 @@ func callerIdentity(auth token.Auth) func(r *http.Request) string {
 func apiRoutes(mux *http.ServeMux, limiter *ratelimit.Limiter, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
-		switch {
-		case pattern == "":
+		if pattern == "" {
 			notMatched(w, r, mux, h, log)
-		case limiter.Admit(w, r, pattern):
+			return
+		}
+		metrics.SetRoute(r, apiRoute(pattern))
+		if limiter.Admit(w, r, pattern) {
 			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 		}
 	})
+}
+
+// apiRoute is the metrics' route label of an API pattern, which is relative to the API base:
+// "POST /lobbies/{lobby_id}/messages" is "POST /api/lobbies/{lobby_id}/messages".
+func apiRoute(pattern string) string {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		return "/api" + pattern
+	}
+	return method + " /api" + path
 }
 
 // jsonErrors answers requests no route matches with the platform's JSON 404 or 405 instead of
@@ -401,6 +434,7 @@ func jsonErrors(mux *http.ServeMux, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
+			metrics.SetRoute(r, pattern)
 			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
 			return
 		}
@@ -514,6 +548,10 @@ func (s *Server) Close() error {
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, err, s.http.Close())
 		}
+		if s.metricsHTTP != nil {
+			errs = append(errs, s.metricsHTTP.Shutdown(ctx))
+			<-s.metricsServed
+		}
 		cancel()
 		<-s.served
 		s.dispatcher.Close()
@@ -526,6 +564,40 @@ func (s *Server) Close() error {
 	errs = append(errs, s.store.Close())
 	s.log.Info("sdkpp-server stopped")
 	return errors.Join(errs...)
+}
+
+// serveMetrics registers the collectors of the service's parts and serves the metrics on ln, on
+// a goroutine that Close stops.
+func (s *Server) serveMetrics(ln net.Listener) {
+	s.metrics.Register(metrics.Gateway(s.hub.Stats), metrics.Relay(s.relay.Stats), metrics.Voice(s.voice.Stats),
+		metrics.Webhooks(s.dispatcher.Stats))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	s.metricsURL = "http://" + ln.Addr().String() + "/metrics"
+	s.metricsHTTP, s.metricsServed = s.serve(ln, mux, "metrics server")
+}
+
+// serve serves handler on ln with the configured timeouts, on a goroutine that ends when the
+// returned server is shut down (Close), closing the returned channel; what names it in the log.
+func (s *Server) serve(ln net.Listener, handler http.Handler, what string) (*http.Server, chan struct{}) {
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
+		IdleTimeout: s.cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error(what+" stopped", "err", err)
+		}
+	}()
+	return hs, done
+}
+
+// MetricsURL returns the URL of the Prometheus metrics, e.g. http://127.0.0.1:9100/metrics;
+// empty before Start and without Config.MetricsAddr.
+func (s *Server) MetricsURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.metricsURL
 }
 
 // URL returns the base URL, e.g. http://127.0.0.1:7710 (empty before Start).

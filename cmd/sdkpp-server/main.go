@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	voiceAddr := fs.String("voice-addr", env("SDKPP_VOICE_ADDR", ""), "UDP address of the voice relay (default: the host of -addr, a free port)")
 	voiceEndpoint := fs.String("voice-endpoint", env("SDKPP_VOICE_ENDPOINT", ""),
 		"host:port clients send voice to, when it differs from -voice-addr (behind NAT or a load balancer)")
+	metricsAddr := fs.String("metrics-addr", env("SDKPP_METRICS_ADDR", ""),
+		"listen address of the Prometheus metrics, served at /metrics (empty: no metrics)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,7 +117,8 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	cfg := server.Config{Addr: *addr, PublicURL: *publicURL, DataDir: *dataDir, Store: *storeURL, NodeID: *nodeID,
 		Dev: *dev, DevCredentialsFile: *creds,
 		Clock: clk, Logger: logger, WebhookURL: *webhookURL, WebhookBackoff: webhook.Backoff{Base: *retry},
-		OIDCAllowLoopbackForTests: *loopback, VoiceAddr: *voiceAddr, VoiceEndpoint: *voiceEndpoint}
+		OIDCAllowLoopbackForTests: *loopback, VoiceAddr: *voiceAddr, VoiceEndpoint: *voiceEndpoint,
+		MetricsAddr: *metricsAddr}
 	if *caFile != "" {
 		client, err := clientTrusting(*caFile)
 		if err != nil {
@@ -134,6 +137,9 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	if err := srv.Start(); err != nil {
 		srv.Close()
 		return err
+	}
+	if u := srv.MetricsURL(); u != "" {
+		logger.Info("metrics served", "url", u)
 	}
 	<-ctx.Done()
 	logger.Info("shutting down")

@@ -48,7 +48,10 @@ type Error struct {
 	RetryAfter       float64 // seconds, from a 429 body or the Retry-After header
 	Network          bool    // no HTTP response was received
 	Timeout          bool    // the request timed out
-	Err              error   // the underlying error of a network failure
+	// Unsent is set when the request provably never reached the service: it could not be
+	// built, or no connection could be made.
+	Unsent bool
+	Err    error // the underlying error of a network failure
 }
 
 func (e *Error) Error() string {
@@ -69,6 +72,14 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Unprocessed reports whether the service provably did not act on the request: it was never
+// sent, or it was refused before being handled (429 Too Many Requests, 503 Service
+// Unavailable). Such a request may be sent again even when it must not run twice, as a refresh
+// token grant must not (a refresh token is used once).
+func (e *Error) Unprocessed() bool {
+	return e.Unsent || e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable
+}
 
 // Retryable reports whether the same request may succeed later: rate limits, gateway errors
 // and transient network failures.
@@ -92,7 +103,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	case req.JSON != nil:
 		b, err := json.Marshal(req.JSON)
 		if err != nil {
-			return &Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
+			return &Error{Network: true, Unsent: true, Message: "encode request: " + err.Error(), Err: err}
 		}
 		body = bytes.NewReader(b)
 		contentType = "application/json"
@@ -110,7 +121,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	}
 	hr, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Base, "/")+req.Path, body)
 	if err != nil {
-		return &Error{Network: true, Message: "build request: " + err.Error(), Err: err}
+		return &Error{Network: true, Unsent: true, Message: "build request: " + err.Error(), Err: err}
 	}
 	if contentType != "" {
 		hr.Header.Set("Content-Type", contentType)
@@ -147,6 +158,8 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 
 func networkError(ctx context.Context, err error) *Error {
 	e := &Error{Network: true, Message: err.Error(), Err: err}
+	var op *net.OpError
+	e.Unsent = errors.As(err, &op) && op.Op == "dial" // no connection: nothing was sent
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		e.Timeout = true

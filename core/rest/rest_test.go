@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +113,49 @@ func TestDo(t *testing.T) {
 	require.ErrorAs(t, dead.Do(ctx, Request{Path: "/"}, nil), &e, "refused connection")
 	assert.True(t, e.Network, "refused connection: a network error")
 	assert.False(t, e.Timeout, "refused connection: not a timeout")
+}
+
+// Unprocessed tells the failures after which the service provably did not act on a request: no
+// connection could be made, or it refused before handling (429, 503). A request cut after it
+// was sent, or a 502/504 from a proxy, may have been handled.
+func TestUnprocessed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now: the dial is refused
+
+	cutting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer cutting.Close()
+	status := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		w.WriteHeader(code)
+	}))
+	defer status.Close()
+
+	for _, tc := range []struct {
+		name, base, path string
+		unprocessed      bool
+	}{
+		{"connection refused", closed, "/", true},
+		{"cut after sending", cutting.URL, "/", false},
+		{"429", status.URL, "/429", true},
+		{"503", status.URL, "/503", true},
+		{"502", status.URL, "/502", false},
+		{"504", status.URL, "/504", false},
+		{"400", status.URL, "/400", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{Base: tc.base}
+			err := c.Do(context.Background(), Request{Method: http.MethodPost, Path: tc.path, Form: url.Values{"a": {"b"}}}, nil)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tc.unprocessed, e.Unprocessed(), "%v", e)
+		})
+	}
 }

@@ -2,9 +2,14 @@
 // itself (their expiry and refresh token), and the one timer that acts before the token in use
 // expires: an automatic refresh when the Client holds its refresh token, else the game's
 // expiration warning.
+//
+// A refresh token is presented to the service at most once (Spend): the service rotates it on
+// use and takes a second presentation for theft, revoking every token of its grant (RFC 9700
+// 4.14.2). So two refreshes that race, the SDK's own or the game's, never both send one.
 package token
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +52,15 @@ type Store struct {
 	token  string
 	issued map[string]Issued
 	timer  clock.Timer
+	// spent holds the refresh tokens handed to a refresh, in the order spentOrder, at most
+	// maxSpent of them.
+	spent      map[string]struct{}
+	spentOrder []string
 }
+
+// maxSpent bounds the spent refresh tokens a Store remembers; a Client refreshes about once a
+// token lifetime, so these span far longer than any refresh token is kept by a game.
+const maxSpent = 256
 
 // New returns an empty Store whose timer runs on clk.
 func New(clk clock.Clock, t Timers) *Store { return &Store{clock: clk, timers: t} }
@@ -124,6 +137,52 @@ func (s *Store) Swap(old, next string) bool {
 	return true
 }
 
+// Spend hands refresh to one refresh_token grant: it reports false when the token was spent
+// already, so that the caller must not present it. A spent token arms no automatic refresh;
+// a timer armed to refresh with it stops.
+func (s *Store) Spend(refresh string) bool {
+	if refresh == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.spent[refresh]; ok {
+		return false
+	}
+	if s.spent == nil {
+		s.spent = map[string]struct{}{}
+	}
+	if len(s.spentOrder) >= maxSpent {
+		delete(s.spent, s.spentOrder[0])
+		s.spentOrder = s.spentOrder[1:]
+	}
+	s.spent[refresh] = struct{}{}
+	s.spentOrder = append(s.spentOrder, refresh)
+	s.stopRefreshLocked(refresh)
+	return true
+}
+
+// Unspend gives refresh back after a grant that provably never reached the service (it could
+// not connect, or the service refused before reading the token: 429, 503).
+func (s *Store) Unspend(refresh string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.spent[refresh]; !ok {
+		return
+	}
+	delete(s.spent, refresh)
+	s.spentOrder = slices.DeleteFunc(s.spentOrder, func(r string) bool { return r == refresh })
+	s.scheduleLocked()
+}
+
+// stopRefreshLocked stops the timer when it would refresh the token in use with refresh: the
+// refresh that spent it acts instead, and says what happens when it fails.
+func (s *Store) stopRefreshLocked(refresh string) {
+	if it, ok := s.issued[s.token]; ok && it.Refresh == refresh {
+		s.stopLocked()
+	}
+}
+
 // Reschedule re-arms the timer, for example once the game sets or clears its warning handler.
 func (s *Store) Reschedule() {
 	s.mu.Lock()
@@ -146,11 +205,16 @@ func (s *Store) scheduleLocked() {
 	it, known := s.issued[token]
 	switch {
 	case !known:
-	case it.Refresh != "" && it.AppID != 0:
+	case it.Refresh != "" && it.AppID != 0 && !s.isSpentLocked(it.Refresh):
 		s.timer = s.clock.AfterFunc(it.Expires.Add(-Lead(it.Lifetime)).Sub(s.clock.Now()), func() { s.timers.Refresh(token) })
 	case s.timers.Warn():
 		s.timer = s.clock.AfterFunc(it.Expires.Add(-ExpiryWarning).Sub(s.clock.Now()), s.timers.Expiring)
 	}
+}
+
+func (s *Store) isSpentLocked(refresh string) bool {
+	_, ok := s.spent[refresh]
+	return ok
 }
 
 func (s *Store) stopLocked() {

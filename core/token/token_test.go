@@ -110,3 +110,31 @@ func TestRememberIgnoresTokensWithoutLifetime(t *testing.T) {
 	_, inUse := s.InUse("x")
 	assert.False(t, inUse, "unknown: the game's own token")
 }
+
+// RFC 9700 4.14.2: a refresh token is handed to one refresh only. Spending it stops the timer
+// that would refresh with it, so that racing refreshes never both present it; a refresh the
+// service never saw gives it back and re-arms the timer.
+func TestSpendHandsARefreshTokenOutOnce(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	r := &recorder{}
+	s := New(clk, r.timers())
+	s.Remember("a", "r1", time.Hour, 7)
+	s.Set("a")
+	require.True(t, s.Spend("r1"), "the first refresh gets it")
+	assert.False(t, s.Spend("r1"), "a racing refresh does not")
+	assert.False(t, s.Spend(""), "no refresh token is nothing to present")
+	clk.Advance(time.Hour)
+	refreshed, _ := r.state()
+	assert.Empty(t, refreshed, "the timer refreshed with a spent token")
+
+	s.Unspend("r1") // re-arms at the same expiry, which has passed: it fires at once
+	clk.Advance(time.Millisecond)
+	refreshed, _ = r.state()
+	assert.Equal(t, []string{"a"}, refreshed, "after Unspend the timer refreshes again")
+	require.True(t, s.Spend("r1"))
+
+	for i := range maxSpent {
+		s.Spend(string(rune('A' + i)))
+	}
+	assert.True(t, s.Spend("r1"), "the oldest spent tokens are forgotten past maxSpent")
+}

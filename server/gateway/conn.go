@@ -210,6 +210,7 @@ func (c *conn) finish(r closeReq) {
 	}
 
 	c.closeWith(r.code, r.reason)
+	h.stats.closed(r.code)
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -531,7 +532,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
-	s := &session{id: newSessionID(), who: who, intents: intents}
+	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant}
 	if id.Capabilities != nil {
 		s.capabilities = *id.Capabilities
 	}
@@ -560,7 +561,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	c.flushMu.Lock()
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
-	s.conn = c
+	s.conn, s.grant = c, who.Grant
 	c.sess, c.sent = s, 0
 	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
 	for _, d := range creates {
@@ -575,6 +576,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if first {
 		h.connection(who, true)
 	}
+	h.stats.identifies.Add(1)
 	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
 	if r, stop := c.flush(); stop {
 		return r, true
@@ -618,6 +620,8 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	if stop || a.s == nil {
 		return r, stop
 	}
+	h.stats.resumes.Add(1)
+	h.stats.replayed.Add(uint64(a.replayed))
 	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", a.replayed)
 	if h.cfg.OnSession != nil {
 		h.cfg.OnSession(who)
@@ -706,7 +710,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
 	pending := append(replay, s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
 	first := h.liveLocked(who.AppID, who.UserID) == 0
-	s.conn = c
+	s.conn, s.grant = c, who.Grant
 	c.sess, c.sent = s, s.seq
 	h.mu.Unlock()
 	if old != nil {

@@ -46,6 +46,9 @@ type Identity struct {
 	// Bot is set for an application's bot user, identified with its bot token (UserID is the
 	// bot user, AppID its application).
 	Bot bool
+	// Grant is the token grant of a user's access token (0 for none), so that the sessions of a
+	// revoked grant can be ended (EndGrantSessions).
+	Grant uint64
 }
 
 // Tokens resolves the bearer tokens that clients send in gwire.Identify and gwire.Resume. server.go adapts
@@ -175,7 +178,8 @@ type Hub struct {
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
 
-	rate *rateMeter // dispatches per second, for write pacing (pace.go)
+	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
+	stats hubStats   // what Stats reports
 
 	// Bots (bots.go), guarded by mu.
 	starts     map[uint64]*startCount // by application: Identifies in the current window
@@ -443,6 +447,7 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*se
 	}
 	h.mu.Unlock()
 	h.rate.add(pushed)
+	h.stats.dispatched(event, pushed)
 	h.deliver(live)
 }
 
@@ -513,18 +518,30 @@ func (h *Hub) Online(userID uint64) bool { return h.Sessions(userID) > 0 }
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
 // connected ones are closed with gwire.CloseAuthenticationFailed, and none can be resumed.
-func (h *Hub) EndSessions(userID uint64) { h.endSessions(0, userID) }
+func (h *Hub) EndSessions(userID uint64) { h.endSessions(userID, func(*session) bool { return true }) }
 
 // EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
 // when the user's authorization of that application is revoked.
-func (h *Hub) EndAppSessions(appID, userID uint64) { h.endSessions(appID, userID) }
+func (h *Hub) EndAppSessions(appID, userID uint64) {
+	h.endSessions(userID, func(s *session) bool { return s.who.AppID == appID })
+}
 
-// endSessions ends the user's sessions of appID, or of every application when appID is 0.
-func (h *Hub) endSessions(appID, userID uint64) {
+// EndGrantSessions ends the user's sessions that identified, or last resumed, with an access
+// token of grant: the grant was revoked because its authorization code was replayed or one of
+// its refresh tokens reused (RFC 9700 4.14.2). They close with 4004, as a revocation does.
+func (h *Hub) EndGrantSessions(userID, grant uint64) {
+	if grant == 0 {
+		return
+	}
+	h.endSessions(userID, func(s *session) bool { return s.grant == grant })
+}
+
+// endSessions ends the user's sessions that match; match runs with h.mu held.
+func (h *Hub) endSessions(userID uint64, match func(*session) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.byUser[userID] {
-		if appID != 0 && s.who.AppID != appID {
+		if !match(s) {
 			continue
 		}
 		if s.conn != nil {

@@ -32,6 +32,9 @@ type session struct {
 	// until expires.
 	conn    *conn
 	expires time.Time
+	// grant is the token grant of the access token that identified or last resumed the
+	// session (Identity.Grant); guarded by Hub.mu.
+	grant uint64
 }
 
 // newSessionID returns 32 hex characters from a cryptographic random source.

@@ -159,13 +159,17 @@ func Credential(r *http.Request, scheme string) string {
 	return ""
 }
 
-// statusWriter remembers the status a handler wrote.
-type statusWriter struct {
+// StatusWriter remembers the status a handler wrote. It gives http.ResponseController the writer
+// beneath (Unwrap), so that the gateway can still take the connection over for WebSocket.
+type StatusWriter struct {
 	http.ResponseWriter
 	status int
 }
 
-func (s *statusWriter) WriteHeader(code int) {
+// Status is the status code written so far; 0 before any.
+func (s *StatusWriter) Status() int { return s.status }
+
+func (s *StatusWriter) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
 	}
@@ -174,9 +178,9 @@ func (s *statusWriter) WriteHeader(code int) {
 
 // Unwrap gives http.ResponseController the underlying writer, so that the gateway can take the
 // connection over for WebSocket (Hijack).
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+func (s *StatusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-func (s *statusWriter) Write(b []byte) (int, error) {
+func (s *StatusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
@@ -188,7 +192,7 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 func Logging(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &StatusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -163,7 +163,8 @@ type loginError struct {
 
 // formUser returns the user of a consent form: the username and password when given (starting a
 // session), else the session's user.
-func (h *Handler) formUser(w http.ResponseWriter, r *http.Request, form url.Values) (*store.User, *loginError, error) {
+// more are further throttle keys the login counts against (a device request's).
+func (h *Handler) formUser(w http.ResponseWriter, r *http.Request, form url.Values, more ...string) (*store.User, *loginError, error) {
 	name, pw := form.Get("username"), form.Get("password")
 	if name == "" && pw == "" {
 		if u := h.sessionUser(r); u != nil {
@@ -171,9 +172,10 @@ func (h *Handler) formUser(w http.ResponseWriter, r *http.Request, form url.Valu
 		}
 		return nil, &loginError{http.StatusUnauthorized, "Log in to continue."}, nil
 	}
-	keys := throttleKeys(r, name)
+	keys := throttleKeys(r, name, more...)
 	if wait := h.Logins.locked(keys, h.Clock.Now()); wait > 0 {
 		h.Logger.InfoContext(r.Context(), "consent login throttled")
+		retryAfter(w, wait)
 		return nil, &loginError{http.StatusTooManyRequests, lockedText(wait)}, nil
 	}
 	u, err := h.Store.GetUserByUsername(r.Context(), name)

@@ -106,6 +106,7 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 		return nil, err
 	}
 	var approved *store.DeviceCode
+	var grant uint64
 	var answer error // a poll answer that must not roll back the recorded poll time
 	err := h.Store.WithTx(ctx, func(tx store.Store) error {
 		d, err := tx.GetDeviceCode(ctx, secret.Hash(dc))
@@ -127,7 +128,10 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 			return oauthErr(wire.OAuthAccessDenied, "The user denied the request")
 		case d.Status == store.DeviceApproved:
 			d.Status = store.DeviceConsumed
-			approved = d
+			approved, grant = d, h.Accounts.IDs.Next()
+			if err := token.NewGrant(ctx, tx, grant, now, d.AppID, d.UserID); err != nil {
+				return err
+			}
 			return tx.UpdateDeviceCode(ctx, d)
 		}
 		tooSoon := !d.LastPollAt.IsZero() && now.Sub(d.LastPollAt) < secondsDuration(d.Interval)
@@ -156,7 +160,7 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 	if err != nil {
 		return nil, err
 	}
-	return h.respond(ctx, a, token.Options{Refresh: true}, "")
+	return h.respond(ctx, a, token.Options{Refresh: true, Grant: grant}, "")
 }
 
 // activatePage serves GET /activate.
@@ -166,12 +170,38 @@ func (h *Handler) activatePage(w http.ResponseWriter, r *http.Request) {
 		writeHTML(w, http.StatusOK, askCodeTemplate, "")
 		return
 	}
-	d, app, ok := h.pendingDevice(r.Context(), code)
+	d, app, ok := h.tryUserCode(w, r, code)
 	if !ok {
-		writeHTML(w, http.StatusBadRequest, askCodeTemplate, "That code is not valid or has expired.")
 		return
 	}
 	h.renderActivate(w, r, d, app, http.StatusOK, h.sessionUser(r), "")
+}
+
+// tryUserCode finds the pending device request of a user code typed at r's address, within
+// the throttle (RFC 8628 5.1). When it reports false it has answered: 429 with the wait while
+// the address or the request is locked (the code is not looked up, so a lock gives nothing to
+// guess against), else 400 for a code that is not valid, counted against the address.
+func (h *Handler) tryUserCode(w http.ResponseWriter, r *http.Request, code string) (*store.DeviceCode, *store.Application, bool) {
+	now := h.Clock.Now()
+	if wait := h.Logins.locked([]string{codeKey(r)}, now); wait > 0 {
+		h.Logger.InfoContext(r.Context(), "device code attempts throttled")
+		retryAfter(w, wait)
+		writeHTML(w, http.StatusTooManyRequests, askCodeTemplate, codeLockedText(wait))
+		return nil, nil, false
+	}
+	d, app, ok := h.pendingDevice(r.Context(), code)
+	if !ok {
+		h.Logins.failed([]string{codeKey(r)}, now)
+		writeHTML(w, http.StatusBadRequest, askCodeTemplate, "That code is not valid or has expired.")
+		return nil, nil, false
+	}
+	if wait := h.Logins.locked([]string{deviceKey(d.UserCode)}, now); wait > 0 {
+		h.Logger.InfoContext(r.Context(), "device request throttled", "application_id", app.ID)
+		retryAfter(w, wait)
+		writeHTML(w, http.StatusTooManyRequests, askCodeTemplate, lockedText(wait))
+		return nil, nil, false
+	}
+	return d, app, true
 }
 
 func (h *Handler) renderActivate(w http.ResponseWriter, r *http.Request, d *store.DeviceCode, app *store.Application, status int, user *store.User, errText string) {
@@ -222,9 +252,8 @@ func (h *Handler) activateSubmit(w http.ResponseWriter, r *http.Request) {
 		errorPage(w, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
-	d, app, ok := h.pendingDevice(r.Context(), form.Get("user_code"))
+	d, app, ok := h.tryUserCode(w, r, form.Get("user_code"))
 	if !ok {
-		writeHTML(w, http.StatusBadRequest, askCodeTemplate, "That code is not valid or has expired.")
 		return
 	}
 	if !checkCSRF(r, form) {
@@ -240,7 +269,7 @@ func (h *Handler) activateSubmit(w http.ResponseWriter, r *http.Request) {
 		h.Logger.InfoContext(r.Context(), "device authorization denied", "application_id", app.ID)
 		writeHTML(w, http.StatusOK, messageTemplate, message{Title: "Request denied", Text: "You denied " + app.Name + ". You can close this window."})
 	case "approve":
-		user, le, err := h.formUser(w, r, form)
+		user, le, err := h.formUser(w, r, form, deviceKey(d.UserCode))
 		if err != nil {
 			errorPage(w, http.StatusInternalServerError, "The request could not be completed.")
 			return

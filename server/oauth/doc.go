@@ -45,6 +45,10 @@
 //
 // The activate form (POST /activate) has csrf_token, user_code, username, password, grant_scope and
 // action the same way; it answers 200 with a page saying the device is connected (or denied).
+// User codes are throttled (RFC 8628 5.1): after MaxCodeFailures unknown or expired codes from
+// one address within LoginLockout, GET /activate?user_code= and POST /activate answer 429 with
+// the wait on the page and in Retry-After, without looking the code up; a device request whose
+// form took MaxLoginFailures wrong logins answers 429 the same way, from any address.
 //
 // The invite form (POST /invite/{code}) has csrf_token, username and password the same way and
 // two buttons: action "approve" joins the guild through guilds.Service.AcceptInvite, the code
@@ -66,12 +70,15 @@
 //
 //   - authorization_code: code, redirect_uri (must equal the authorize request's), code_verifier
 //     (required when the authorize request had a code_challenge; a wrong one is invalid_grant, rule
-//     AA-5). A public client that sends no client_secret must have used PKCE. Codes are single-use
-//     and expire after 10 minutes. Adding external_auth_type and external_auth_token merges that
+//     AA-5; one sent for a code issued without a challenge is invalid_grant too, RFC 9700 2.1.1).
+//     A public client that sends no client_secret must have used PKCE. Codes are single-use
+//     and expire after 10 minutes; a code redeemed again is invalid_grant and revokes the
+//     tokens its first redemption issued (RFC 6749 4.1.2, grants below). Adding external_auth_type and external_auth_token merges that
 //     provisional account into the user (rule AU-5); merge errors are JSON API errors 530010,
 //     530014, 530016, 530017.
 //   - refresh_token: refresh_token[, scope (a subset)]; rotates: the old refresh token dies. A
-//     revoked or deleted one is invalid_grant (rule AU-6).
+//     revoked or deleted one is invalid_grant (rule AU-6). A used one presented again is
+//     invalid_grant and revokes its grant (RFC 9700 4.14.2).
 //   - client_credentials: needs the client secret; a token for the application's bot user, no
 //     refresh token.
 //   - urn:ietf:params:oauth:grant-type:device_code: device_code; answers authorization_pending,
@@ -82,6 +89,12 @@
 // "scope", "id_token" (when the scope has openid)}. "scope" lists the granted scopes with the
 // sdk.* scopes expanded (rule SC-3), sorted. Errors: HTTP 400 (401 for invalid_client)
 // {"error", "error_description"}.
+//
+// Grants (package token): the tokens issued from one authorization code, device approval or
+// provisional sign-in, with every rotation of their refresh tokens, form a grant. A replayed code
+// or a reused refresh token revokes its grant: its access and refresh tokens stop working (REST
+// 401, invalid_grant) and the gateway sessions they opened close with 4004 (OnGrantRevoked). The
+// player's other grants of the game (another device) and the authorization itself stay.
 //
 // Revocation of any token of an authorization revokes the whole authorization: every access and
 // refresh token of that user and application and every child token (rules AU-4, AU-7), and queues

@@ -52,9 +52,13 @@ type Handler struct {
 	AccessTTL time.Duration
 	// Invites, when set, serves the invite page /invite/{code}; its join is the API's.
 	Invites *guilds.Service
-	// Logins throttles wrong passwords on the pages, by username and by address; nil throttles
-	// nothing.
+	// Logins throttles wrong passwords on the pages, by username and by address, and wrong
+	// user codes on the device pages, by address and by device request; nil throttles nothing.
 	Logins *LoginThrottle
+	// OnGrantRevoked, when set, is told of every grant revoked for a replayed authorization
+	// code or a reused refresh token, after the revocation is committed (the service ends the
+	// gateway sessions of the grant's tokens).
+	OnGrantRevoked func(store.Grant)
 }
 
 // RegisterWeb adds the pages to mux.

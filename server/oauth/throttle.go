@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +17,15 @@ import (
 // wait) until the deciding failure is LoginLockout old. The password
 // is not checked while locked, so the lock gives no answer to guess against. A successful login
 // clears its username's failures.
+//
+// User codes on the device pages are throttled the same way (RFC 8628 5.1: the short code is
+// strong enough only with attempts limited): after MaxCodeFailures unknown or expired codes from
+// one address, that address's codes are not looked up until the lockout passes; and one device
+// request takes at most MaxLoginFailures wrong logins on its form.
 const (
 	MaxLoginFailures   = 5
 	MaxAddressFailures = 20
+	MaxCodeFailures    = 10
 	LoginLockout       = 15 * time.Minute
 	// maxThrottleKeys bounds the memory of failures; when full, the oldest keys are forgotten.
 	maxThrottleKeys = 1 << 16
@@ -31,19 +38,33 @@ type LoginThrottle struct {
 	failures map[string][]time.Time // each key's failures within LoginLockout, oldest first
 }
 
-// keys returns the throttle keys of a login attempt.
-func throttleKeys(r *http.Request, username string) []string {
+// throttleKeys returns the throttle keys of a login attempt: its username's, its address's, and
+// those of what it answers (deviceKey).
+func throttleKeys(r *http.Request, username string, more ...string) []string {
+	return append([]string{"user:" + strings.ToLower(strings.TrimSpace(username)), "ip:" + remoteHost(r)}, more...)
+}
+
+// codeKey is the throttle key of the user codes tried from r's address.
+func codeKey(r *http.Request) string { return "code:" + remoteHost(r) }
+
+// deviceKey is the throttle key of the logins on one device request's form.
+func deviceKey(userCode string) string { return "device:" + userCode }
+
+func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return []string{"user:" + strings.ToLower(strings.TrimSpace(username)), "ip:" + host}
+	return host
 }
 
 // limitOf is the number of failures that locks key.
 func limitOf(key string) int {
-	if strings.HasPrefix(key, "ip:") {
+	switch {
+	case strings.HasPrefix(key, "ip:"):
 		return MaxAddressFailures
+	case strings.HasPrefix(key, "code:"):
+		return MaxCodeFailures
 	}
 	return MaxLoginFailures
 }
@@ -122,10 +143,24 @@ func (t *LoginThrottle) sweepLocked(now time.Time) {
 
 // lockedText is the message of a refused login.
 func lockedText(wait time.Duration) string {
+	return "Too many failed sign-in attempts. Try again in " + minutesText(wait) + "."
+}
+
+// codeLockedText is the message of a refused user code.
+func codeLockedText(wait time.Duration) string {
+	return "Too many wrong codes. Try again in " + minutesText(wait) + "."
+}
+
+// minutesText is wait in whole minutes, rounded up: "1 minute", "15 minutes".
+func minutesText(wait time.Duration) string {
 	minutes := int(math.Ceil(wait.Minutes()))
-	unit := "minutes"
 	if minutes == 1 {
-		unit = "minute"
+		return "1 minute"
 	}
-	return fmt.Sprintf("Too many failed sign-in attempts. Try again in %d %s.", minutes, unit)
+	return fmt.Sprintf("%d minutes", minutes)
+}
+
+// retryAfter sets the Retry-After header of a refusal for wait, in whole seconds rounded up.
+func retryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 }

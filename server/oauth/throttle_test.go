@@ -35,3 +35,22 @@ func TestLoginThrottleByUsernameAndAddress(t *testing.T) {
 	assert.Zero(t, none.locked(keys("x"), now), "nil throttles nothing")
 	assert.Equal(t, "Too many failed sign-in attempts. Try again in 1 minute.", lockedText(30*time.Second))
 }
+
+// RFC 8628 5.1: an address's user codes lock after MaxCodeFailures, a device request's logins
+// after MaxLoginFailures; the texts name the wait in minutes.
+func TestUserCodeThrottleLimits(t *testing.T) {
+	var th LoginThrottle
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	code, device := []string{"code:10.0.0.1"}, []string{deviceKey("BCDFGHJK")}
+	for range MaxCodeFailures - 1 {
+		th.failed(code, now)
+	}
+	assert.Zero(t, th.locked(code, now), "below the limit")
+	th.failed(code, now)
+	assert.Equal(t, LoginLockout, th.locked(code, now))
+	for range MaxLoginFailures {
+		th.failed(device, now)
+	}
+	assert.Equal(t, LoginLockout, th.locked(device, now))
+	assert.Equal(t, "Too many wrong codes. Try again in 15 minutes.", codeLockedText(LoginLockout))
+}

@@ -79,6 +79,9 @@ func (h *Handler) respond(ctx context.Context, a *store.Authorization, opts toke
 		opts.ExpiresAt = now.Add(h.AccessTTL)
 	}
 	issued, err := token.Issue(ctx, h.Store, now, a, opts)
+	if errors.Is(err, token.ErrGrantRevoked) {
+		return nil, oauthErr(wire.OAuthInvalidGrant, "The grant was revoked")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +99,17 @@ func (h *Handler) grantCode(ctx context.Context, c *client, form url.Values) (*w
 	if code == "" {
 		return nil, oauthErr(wire.OAuthInvalidRequest, "code is required")
 	}
-	ac, err := h.Store.UseAuthCode(ctx, secret.Hash(code))
+	ac, err := h.Store.UseAuthCode(ctx, secret.Hash(code), store.Grant{ID: h.Accounts.IDs.Next(), CreatedAt: h.Clock.Now()})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, oauthErr(wire.OAuthInvalidGrant, "Invalid authorization code")
 	case err != nil:
 		return nil, err
 	case ac.Used:
+		// RFC 6749 4.1.2: whoever redeemed it first may not be the client; what it got dies.
+		if err := h.revokeGrant(ctx, ac.GrantID, "authorization code redeemed again"); err != nil {
+			return nil, err
+		}
 		return nil, oauthErr(wire.OAuthInvalidGrant, "The authorization code was already used")
 	case !h.Clock.Now().Before(ac.ExpiresAt):
 		return nil, oauthErr(wire.OAuthInvalidGrant, "The authorization code expired")
@@ -116,6 +123,10 @@ func (h *Handler) grantCode(ctx context.Context, c *client, form url.Values) (*w
 	}
 	verifier := form.Get("code_verifier")
 	switch {
+	case ac.CodeChallenge == "" && verifier != "":
+		// RFC 9700 2.1.1: a verifier for a code issued without a challenge is a PKCE downgrade
+		// (a code obtained without PKCE injected into a client that uses it).
+		return nil, oauthErr(wire.OAuthInvalidGrant, "code_verifier was sent, but the authorization request had no code_challenge")
 	case ac.CodeChallenge != "":
 		if verifier == "" {
 			return nil, oauthErr(wire.OAuthInvalidGrant, "code_verifier is required")
@@ -136,7 +147,24 @@ func (h *Handler) grantCode(ctx context.Context, c *client, form url.Values) (*w
 	if err != nil {
 		return nil, err
 	}
-	return h.respond(ctx, a, token.Options{Refresh: true}, ac.Nonce)
+	return h.respond(ctx, a, token.Options{Refresh: true, Grant: ac.GrantID}, ac.Nonce)
+}
+
+// revokeGrant revokes grant id (RFC 9700 4.14.2, RFC 6749 4.1.2) and ends the gateway sessions
+// its access tokens opened; a grant that is gone already is no error.
+func (h *Handler) revokeGrant(ctx context.Context, id uint64, reason string) error {
+	g, err := token.RevokeGrant(ctx, h.Store, h.Clock.Now(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	h.Logger.WarnContext(ctx, "token grant revoked: "+reason, "application_id", g.AppID, "user_id", g.UserID, "grant_id", g.ID)
+	if h.OnGrantRevoked != nil {
+		h.OnGrantRevoked(*g)
+	}
+	return nil
 }
 
 // checkUser refuses tokens for a user banned since the consent.
@@ -201,36 +229,36 @@ func (h *Handler) grantRefresh(w http.ResponseWriter, ctx context.Context, c *cl
 		return nil, err
 	}
 	now := h.Clock.Now()
-	old, err := token.Lookup(ctx, h.Store, now, rt, store.RefreshToken)
-	if errors.Is(err, token.ErrInvalid) {
-		return nil, oauthErr(wire.OAuthInvalidGrant, "Invalid refresh token") // rule AU-6
-	}
-	if err != nil {
-		return nil, err
-	}
-	if old.AppID != c.app.ID {
-		return nil, oauthErr(wire.OAuthInvalidGrant, "The refresh token was issued to another client")
-	}
-	granted := old.Scopes
-	if s := form.Get("scope"); s != "" {
-		granted = scopes.Expand(scopes.Parse(s))
-		if !scopes.Subset(granted, old.Scopes) {
-			return nil, oauthErr(wire.OAuthInvalidScope, "scope exceeds the granted scopes")
-		}
-	}
-	if err := h.checkUser(ctx, old.UserID); err != nil {
-		return nil, err
-	}
-	if h.deprecatedRefresh(ctx, old) {
-		w.Header().Set("Deprecation", "true")
-		h.Logger.WarnContext(ctx, "deprecated refresh_token grant for an OIDC provisional account; re-authenticate instead", "user_id", old.UserID)
-	}
 	var resp *wire.TokenResponse
-	err = h.Store.WithTx(ctx, func(tx store.Store) error {
-		if err := tx.DeleteToken(ctx, old.Hash); errors.Is(err, store.ErrNotFound) {
-			return oauthErr(wire.OAuthInvalidGrant, "Invalid refresh token") // used by a racing request
-		} else if err != nil {
+	var reused *store.Token
+	err := h.Store.WithTx(ctx, func(tx store.Store) error {
+		old, err := token.UseRefresh(ctx, tx, now, rt)
+		switch {
+		case errors.Is(err, token.ErrInvalid):
+			return oauthErr(wire.OAuthInvalidGrant, "Invalid refresh token") // rule AU-6
+		case errors.Is(err, token.ErrReused) && old.AppID == c.app.ID:
+			reused = old
+			return oauthErr(wire.OAuthInvalidGrant, "Invalid refresh token")
+		case err != nil && !errors.Is(err, token.ErrReused):
 			return err
+		case old.AppID != c.app.ID:
+			return oauthErr(wire.OAuthInvalidGrant, "The refresh token was issued to another client")
+		}
+		granted := old.Scopes
+		if s := form.Get("scope"); s != "" {
+			granted = scopes.Expand(scopes.Parse(s))
+			if !scopes.Subset(granted, old.Scopes) {
+				return oauthErr(wire.OAuthInvalidScope, "scope exceeds the granted scopes")
+			}
+		}
+		h2 := *h
+		h2.Store = tx
+		if err := h2.checkUser(ctx, old.UserID); err != nil {
+			return err
+		}
+		if h2.deprecatedRefresh(ctx, old) {
+			w.Header().Set("Deprecation", "true")
+			h.Logger.WarnContext(ctx, "deprecated refresh_token grant for an OIDC provisional account; re-authenticate instead", "user_id", old.UserID)
 		}
 		a, err := tx.GetAuthorization(ctx, old.AuthorizationID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -239,11 +267,16 @@ func (h *Handler) grantRefresh(w http.ResponseWriter, ctx context.Context, c *cl
 		if err != nil {
 			return err
 		}
-		h2 := *h
-		h2.Store = tx
-		resp, err = h2.respond(ctx, a, token.Options{Scopes: granted, Refresh: true}, "")
+		resp, err = h2.respond(ctx, a, token.Options{Scopes: granted, Refresh: true, Grant: old.GrantID}, "")
 		return err
 	})
+	if reused != nil {
+		// RFC 9700 2.2.2, 4.14.2: a used refresh token came back, so the client or an attacker
+		// holds a copy; neither can tell which, so the whole grant goes.
+		if rerr := h.revokeGrant(ctx, reused.GrantID, "a used refresh token was presented again"); rerr != nil {
+			return nil, rerr
+		}
+	}
 	return resp, err
 }
 

@@ -124,7 +124,12 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request, app *store.Appl
 		return
 	}
 	now := h.Clock.Now()
-	issued, err := token.Issue(ctx, h.Store, now, a, token.Options{Refresh: true})
+	grant := h.Accounts.IDs.Next()
+	if err := token.NewGrant(ctx, h.Store, grant, now, app.ID, u.ID); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	issued, err := token.Issue(ctx, h.Store, now, a, token.Options{Refresh: true, Grant: grant})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -320,6 +320,7 @@ func (o *outbox) add(pkt []byte, f *flow) {
 func (r *Relay) handleLocked(pkt []byte, from netip.AddrPort, ua *net.UDPAddr, now time.Time, out *outbox) {
 	st := &r.stats
 	st.received.Add(1)
+	st.receivedBytes.Add(uint64(len(pkt)))
 	h, payload, err := voice.Parse(pkt)
 	switch {
 	case errors.Is(err, voice.ErrTooLong):
@@ -366,6 +367,7 @@ func (r *Relay) handleLocked(pkt []byte, from netip.AddrPort, ua *net.UDPAddr, n
 		}
 	}
 	st.forwarded.Add(uint64(n))
+	st.forwardedBytes.Add(uint64(n * len(pkt)))
 }
 
 // bindLocked serves a bind packet.
@@ -425,6 +427,11 @@ type Stats struct {
 	Spoofed     uint64 // from a bound address with another participant's SSRC
 	RateLimited uint64 // over the flow's rate limit
 	SendErrors  uint64 // sends that failed
+
+	// ReceivedBytes and ForwardedBytes are the bytes of the packets received and forwarded.
+	ReceivedBytes, ForwardedBytes uint64
+	// Flows are the flows open now (BoundFlows of them bound to an address), Calls their calls.
+	Flows, BoundFlows, Calls int
 }
 
 // Dropped is the sum of the packets dropped for any reason.
@@ -434,16 +441,27 @@ func (s Stats) Dropped() uint64 {
 
 type counters struct {
 	received, forwarded, replies, binds, rebinds, expired                   atomic.Uint64
+	receivedBytes, forwardedBytes                                           atomic.Uint64
 	malformed, tooLong, unbound, badToken, spoofed, rateLimited, sendErrors atomic.Uint64
 }
 
-// Stats returns the counters.
+// Stats returns the counters, and the flows and calls open now.
 func (r *Relay) Stats() Stats {
 	c := &r.stats
-	return Stats{Received: c.received.Load(), Forwarded: c.forwarded.Load(), Replies: c.replies.Load(),
+	st := Stats{Received: c.received.Load(), Forwarded: c.forwarded.Load(), Replies: c.replies.Load(),
+		ReceivedBytes: c.receivedBytes.Load(), ForwardedBytes: c.forwardedBytes.Load(),
 		Binds: c.binds.Load(), Rebinds: c.rebinds.Load(), Expired: c.expired.Load(), Malformed: c.malformed.Load(),
 		TooLong: c.tooLong.Load(), Unbound: c.unbound.Load(), BadToken: c.badToken.Load(), Spoofed: c.spoofed.Load(),
 		RateLimited: c.rateLimited.Load(), SendErrors: c.sendErrors.Load()}
+	r.mu.Lock()
+	st.Flows, st.Calls = len(r.tokens), len(r.calls)
+	for _, f := range r.tokens {
+		if f.bound {
+			st.BoundFlows++
+		}
+	}
+	r.mu.Unlock()
+	return st
 }
 
 // isClosed tells whether Close has begun (a read error then ends the reader).

@@ -261,11 +261,12 @@ func (s *DB) DeleteAuthorization(ctx context.Context, id uint64) error {
 
 // ---- tokens
 
-const tokenColumns = `hash, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at`
+const tokenColumns = `hash, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at`
 
 func (s *DB) InsertToken(ctx context.Context, t *Token) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?)`,
-		t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt))
+	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt),
+		t.GrantID, ts(t.UsedAt))
 	return err
 }
 
@@ -287,13 +288,13 @@ func (s *DB) GetToken(ctx context.Context, hash []byte) (*Token, error) {
 func (s *DB) readToken(ctx context.Context, hash []byte) (*Token, error) {
 	var t Token
 	var scopes string
-	var exp, created int64
+	var exp, created, used int64
 	err := s.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash=?`, hash).
-		Scan(&t.Hash, &t.Kind, &t.AuthorizationID, &t.AppID, &t.UserID, &scopes, &exp, &created)
+		Scan(&t.Hash, &t.Kind, &t.AuthorizationID, &t.AppID, &t.UserID, &scopes, &exp, &created, &t.GrantID, &used)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	t.Scopes, t.ExpiresAt, t.CreatedAt = splitScopes(scopes), fromTS(exp), fromTS(created)
+	t.Scopes, t.ExpiresAt, t.CreatedAt, t.UsedAt = splitScopes(scopes), fromTS(exp), fromTS(created), fromTS(used)
 	return &t, nil
 }
 
@@ -302,18 +303,61 @@ func (s *DB) DeleteToken(ctx context.Context, hash []byte) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM tokens WHERE hash=?`, hash))
 }
 
-// ---- authorization codes
+func (s *DB) UseToken(ctx context.Context, hash []byte, at time.Time) error {
+	s.memo.changed()
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE tokens SET used_at=? WHERE hash=? AND used_at=0`, ts(at), hash))
+}
 
-const codeColumns = `hash, app_id, user_id, redirect_uri, scopes, code_challenge, nonce, integration_type, expires_at, used`
+// ---- grants
 
-func (s *DB) InsertAuthCode(ctx context.Context, c *AuthCode) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO auth_codes (`+codeColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		c.Hash, c.AppID, c.UserID, c.RedirectURI, joinScopes(c.Scopes), c.CodeChallenge, c.Nonce,
-		c.IntegrationType, ts(c.ExpiresAt), b2i(c.Used))
+func (s *DB) CreateGrant(ctx context.Context, g *Grant) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO token_grants (id, app_id, user_id, created_at, revoked_at) VALUES (?,?,?,?,?)`,
+		g.ID, g.AppID, g.UserID, ts(g.CreatedAt), ts(g.RevokedAt))
 	return err
 }
 
-func (s *DB) UseAuthCode(ctx context.Context, hash []byte) (*AuthCode, error) {
+func (s *DB) GetGrant(ctx context.Context, id uint64) (*Grant, error) {
+	var g Grant
+	var created, revoked int64
+	err := s.q.QueryRowContext(ctx, `SELECT id, app_id, user_id, created_at, revoked_at FROM token_grants WHERE id=?`, id).
+		Scan(&g.ID, &g.AppID, &g.UserID, &created, &revoked)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	g.CreatedAt, g.RevokedAt = fromTS(created), fromTS(revoked)
+	return &g, nil
+}
+
+func (s *DB) RevokeGrant(ctx context.Context, id uint64, at time.Time) (*Grant, error) {
+	s.memo.changed()
+	var g *Grant
+	err := s.WithTx(ctx, func(st Store) error {
+		q := st.(*DB).q
+		if _, err := q.ExecContext(ctx, `UPDATE token_grants SET revoked_at=? WHERE id=? AND revoked_at=0`, ts(at), id); err != nil {
+			return err
+		}
+		var err error
+		if g, err = st.GetGrant(ctx, id); err != nil {
+			return err
+		}
+		_, err = q.ExecContext(ctx, `DELETE FROM tokens WHERE grant_id=?`, id)
+		return err
+	})
+	return g, err
+}
+
+// ---- authorization codes
+
+const codeColumns = `hash, app_id, user_id, redirect_uri, scopes, code_challenge, nonce, integration_type, expires_at, used, grant_id`
+
+func (s *DB) InsertAuthCode(ctx context.Context, c *AuthCode) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO auth_codes (`+codeColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		c.Hash, c.AppID, c.UserID, c.RedirectURI, joinScopes(c.Scopes), c.CodeChallenge, c.Nonce,
+		c.IntegrationType, ts(c.ExpiresAt), b2i(c.Used), c.GrantID)
+	return err
+}
+
+func (s *DB) UseAuthCode(ctx context.Context, hash []byte, grant Grant) (*AuthCode, error) {
 	var c AuthCode
 	err := s.WithTx(ctx, func(st Store) error {
 		q := st.(*DB).q
@@ -324,12 +368,20 @@ func (s *DB) UseAuthCode(ctx context.Context, hash []byte) (*AuthCode, error) {
 		// read the code used.
 		err := q.QueryRowContext(ctx, `SELECT `+codeColumns+` FROM auth_codes WHERE hash=? FOR UPDATE`, hash).
 			Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &scopes, &c.CodeChallenge, &c.Nonce,
-				&c.IntegrationType, &exp, &used)
+				&c.IntegrationType, &exp, &used, &c.GrantID)
 		if err != nil {
 			return notFound(err)
 		}
 		c.Scopes, c.ExpiresAt, c.Used = splitScopes(scopes), fromTS(exp), used != 0
-		_, err = q.ExecContext(ctx, `UPDATE auth_codes SET used=1 WHERE hash=?`, hash)
+		if c.Used {
+			return nil
+		}
+		grant.AppID, grant.UserID, grant.RevokedAt = c.AppID, c.UserID, time.Time{}
+		if err := st.CreateGrant(ctx, &grant); err != nil {
+			return err
+		}
+		c.GrantID = grant.ID
+		_, err = q.ExecContext(ctx, `UPDATE auth_codes SET used=1, grant_id=? WHERE hash=?`, grant.ID, hash)
 		return err
 	})
 	if err != nil {

@@ -38,15 +38,22 @@ func TestAuthCodeIsUsedOnce(t *testing.T) { forEachStore(t, testAuthCodeIsUsedOn
 func testAuthCodeIsUsedOnce(t *testing.T, s *DB) {
 	ctx := context.Background()
 	require.NoError(t, s.InsertAuthCode(ctx, &AuthCode{Hash: []byte("h"), AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: 1}))
-	c, err := s.UseAuthCode(ctx, []byte("h"))
+	c, err := s.UseAuthCode(ctx, []byte("h"), Grant{ID: 70})
 	require.NoError(t, err, "first use: %+v", c)
 	require.False(t, c.Used, "first use: %+v", c)
 	require.Equal(t, 1, c.IntegrationType, "first use: %+v", c)
 	require.Equal(t, "identify", c.Scopes[0], "first use: %+v", c)
-	c, err = s.UseAuthCode(ctx, []byte("h"))
+	require.Equal(t, uint64(70), c.GrantID, "the first use opens the grant")
+	g, err := s.GetGrant(ctx, 70)
+	require.NoError(t, err)
+	require.Equal(t, Grant{ID: 70, AppID: 1, UserID: 2}, *g, "the grant is the code's app and user")
+	c, err = s.UseAuthCode(ctx, []byte("h"), Grant{ID: 71})
 	require.NoError(t, err, "second use must report used: %+v", c)
 	require.True(t, c.Used, "second use must report used: %+v", c)
-	_, err = s.UseAuthCode(ctx, []byte("nope"))
+	require.Equal(t, uint64(70), c.GrantID, "a replay names the first use's grant")
+	_, err = s.GetGrant(ctx, 71)
+	require.ErrorIs(t, err, ErrNotFound, "a replay opens no grant")
+	_, err = s.UseAuthCode(ctx, []byte("nope"), Grant{ID: 72})
 	require.ErrorIs(t, err, ErrNotFound, "unknown code")
 
 	// Uses at once: exactly one use of each code finds it unused.
@@ -61,7 +68,7 @@ func testAuthCodeIsUsedOnce(t *testing.T, s *DB) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := s.UseAuthCode(ctx, []byte{'r', byte(i % codes)})
+			c, err := s.UseAuthCode(ctx, []byte{'r', byte(i % codes)}, Grant{ID: uint64(1000 + i)})
 			if assert.NoError(t, err) && !c.Used {
 				mu.Lock()
 				unused[byte(i%codes)]++
@@ -73,6 +80,49 @@ func testAuthCodeIsUsedOnce(t *testing.T, s *DB) {
 	for i := range codes {
 		require.Equal(t, 1, unused[byte(i)], "uses of code %d that found it unused", i)
 	}
+}
+
+// A token is used once; revoking a grant deletes its tokens, keeps its first revocation time,
+// and leaves other grants' tokens alone.
+func TestTokenUseAndGrantRevocation(t *testing.T) { forEachStore(t, testTokenUseAndGrantRevocation) }
+
+func testTokenUseAndGrantRevocation(t *testing.T, s *DB) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CreateGrant(ctx, &Grant{ID: 5, AppID: 1, UserID: 2, CreatedAt: t0}))
+	require.NoError(t, s.CreateGrant(ctx, &Grant{ID: 6, AppID: 1, UserID: 2, CreatedAt: t0}))
+	for _, tok := range []Token{
+		{Hash: []byte("a5"), Kind: AccessToken, GrantID: 5},
+		{Hash: []byte("r5"), Kind: RefreshToken, GrantID: 5},
+		{Hash: []byte("a6"), Kind: AccessToken, GrantID: 6},
+	} {
+		require.NoError(t, s.InsertToken(ctx, &tok))
+	}
+	got, err := s.GetToken(ctx, []byte("r5"))
+	require.NoError(t, err)
+	require.True(t, got.UsedAt.IsZero())
+	require.NoError(t, s.UseToken(ctx, []byte("r5"), t0.Add(time.Minute)))
+	require.ErrorIs(t, s.UseToken(ctx, []byte("r5"), t0.Add(2*time.Minute)), ErrNotFound, "a token is used once")
+	require.ErrorIs(t, s.UseToken(ctx, []byte("none"), t0), ErrNotFound)
+	got, err = s.GetToken(ctx, []byte("r5"))
+	require.NoError(t, err, "a used token is kept")
+	require.True(t, got.UsedAt.Equal(t0.Add(time.Minute)), "used at %v", got.UsedAt)
+	require.Equal(t, uint64(5), got.GrantID)
+
+	g, err := s.RevokeGrant(ctx, 5, t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.True(t, g.RevokedAt.Equal(t0.Add(time.Hour)))
+	for _, h := range []string{"a5", "r5"} {
+		_, err := s.GetToken(ctx, []byte(h))
+		require.ErrorIs(t, err, ErrNotFound, "token %s of the revoked grant", h)
+	}
+	_, err = s.GetToken(ctx, []byte("a6"))
+	require.NoError(t, err, "another grant's token stays")
+	g, err = s.RevokeGrant(ctx, 5, t0.Add(2*time.Hour))
+	require.NoError(t, err)
+	require.True(t, g.RevokedAt.Equal(t0.Add(time.Hour)), "the first revocation time is kept")
+	_, err = s.RevokeGrant(ctx, 99, t0)
+	require.ErrorIs(t, err, ErrNotFound)
 }
 
 func TestTransactionRollsBack(t *testing.T) { forEachStore(t, testTransactionRollsBack) }

@@ -582,4 +582,20 @@ CREATE TABLE guild_member_activity (
 ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
 `,
+	// 23: token grants (RFC 9700): the tokens issued from one authorization code or device
+	// approval and their rotations form a grant, revoked whole when its code is replayed or a
+	// used refresh token comes back. A used refresh token is kept (used_at) to recognise reuse.
+	`
+CREATE TABLE token_grants (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	revoked_at INTEGER NOT NULL DEFAULT 0
+);
+ALTER TABLE tokens ADD COLUMN grant_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tokens ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
+ALTER TABLE auth_codes ADD COLUMN grant_id INTEGER NOT NULL DEFAULT 0;
+`,
 }

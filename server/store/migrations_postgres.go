@@ -514,4 +514,18 @@ CREATE TRIGGER guild_attachments_delete AFTER DELETE ON guild_messages
 ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
 `,
+	// 3 (SQLite's 23): token grants (RFC 9700).
+	`
+CREATE TABLE token_grants (
+	id BIGINT PRIMARY KEY,
+	app_id BIGINT NOT NULL,
+	user_id BIGINT NOT NULL,
+	created_at BIGINT NOT NULL,
+	revoked_at BIGINT NOT NULL DEFAULT 0
+);
+ALTER TABLE tokens ADD COLUMN grant_id BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tokens ADD COLUMN used_at BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
+ALTER TABLE auth_codes ADD COLUMN grant_id BIGINT NOT NULL DEFAULT 0;
+`,
 }

@@ -113,6 +113,22 @@ type Token struct {
 	Scopes          []string
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
+	// GrantID is the grant the token belongs to (0 for tokens issued outside a grant, such as
+	// client credentials and child tokens).
+	GrantID uint64
+	// UsedAt is when a refresh token was rotated; a used refresh token is kept until it expires
+	// so that its reuse is recognised.
+	UsedAt time.Time
+}
+
+// Grant is the family of tokens issued from one authorization code or device approval and
+// from their refresh tokens' rotations (RFC 9700 4.14.2). A revoked grant issues nothing more.
+type Grant struct {
+	ID        uint64
+	AppID     uint64
+	UserID    uint64
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while live
 }
 
 // AuthCode is an authorization code, stored by hash.
@@ -127,6 +143,8 @@ type AuthCode struct {
 	IntegrationType int
 	ExpiresAt       time.Time
 	Used            bool
+	// GrantID is the grant opened by the code's first redemption (0 before it).
+	GrantID uint64
 }
 
 // Device code states.
@@ -228,14 +246,28 @@ type Store interface {
 
 	InsertToken(ctx context.Context, t *Token) error
 	GetToken(ctx context.Context, hash []byte) (*Token, error)
-	// DeleteToken deletes one token; it returns ErrNotFound when there was none (so that two
-	// racing refreshes cannot both use one refresh token).
+	// DeleteToken deletes one token; it returns ErrNotFound when there was none.
 	DeleteToken(ctx context.Context, hash []byte) error
+	// UseToken marks an unused token used at at; it returns ErrNotFound when there is no such
+	// token or it was used already (so that two racing refreshes cannot both use one refresh
+	// token).
+	UseToken(ctx context.Context, hash []byte, at time.Time) error
+
+	// GetGrant returns a grant, revoked or not.
+	GetGrant(ctx context.Context, id uint64) (*Grant, error)
+	// RevokeGrant marks the grant revoked at at (keeping the first time) and deletes every
+	// token issued under it; it returns the grant, ErrNotFound when there is none.
+	RevokeGrant(ctx context.Context, id uint64, at time.Time) (*Grant, error)
 
 	InsertAuthCode(ctx context.Context, c *AuthCode) error
-	// UseAuthCode marks the code used and returns it as it was before; an already used code is
-	// returned with Used true and stays used.
-	UseAuthCode(ctx context.Context, hash []byte) (*AuthCode, error)
+	// UseAuthCode marks the code used and returns it with Used as it was before; an already
+	// used code is returned with Used true and stays used. The first use opens grant (its ID
+	// and CreatedAt; AppID and UserID are the code's) and records it on the code, and every
+	// use returns the code with that GrantID, so that a replay can revoke what the first use
+	// issued.
+	UseAuthCode(ctx context.Context, hash []byte, grant Grant) (*AuthCode, error)
+	// CreateGrant records a new live grant.
+	CreateGrant(ctx context.Context, g *Grant) error
 
 	InsertDeviceCode(ctx context.Context, d *DeviceCode) error // ErrConflict on a taken user code
 	GetDeviceCode(ctx context.Context, hash []byte) (*DeviceCode, error)

@@ -79,6 +79,13 @@ type participant struct {
 	token vwire.Token
 }
 
+// Stats returns how many calls there are and how many participants they have.
+func (s *Service) Stats() (calls, participants int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls), len(s.bySession)
+}
+
 func (s *Service) init() {
 	if s.calls == nil {
 		s.calls, s.bySession, s.byUser = map[uint64]*call{}, map[string]*participant{}, map[userKey]*participant{}

@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sdkpp/server/clock"
@@ -147,6 +148,20 @@ type Dispatcher struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	startOne sync.Once
+
+	delivered, retried, failed atomic.Uint64
+}
+
+// Stats counts the dispatcher's attempts since it was made.
+type Stats struct {
+	Delivered uint64 // deliveries the receiver accepted
+	Retried   uint64 // attempts that failed and will be retried
+	Failed    uint64 // deliveries given up
+}
+
+// Stats returns the dispatcher's counters.
+func (d *Dispatcher) Stats() Stats {
+	return Stats{Delivered: d.delivered.Load(), Retried: d.retried.Load(), Failed: d.failed.Load()}
 }
 
 // Start runs the dispatch loop in a goroutine owned by d.
@@ -240,11 +255,14 @@ func (d *Dispatcher) attempt(ctx context.Context, del *store.WebhookDelivery) {
 	switch {
 	case err == nil:
 		del.State, del.DeliveredAt, del.LastError = store.WebhookDelivered, now, ""
+		d.delivered.Add(1)
 		log.Info("webhook delivered")
 	case errors.Is(err, errNoURL) || del.Attempts >= d.Backoff.MaxAttempts:
 		del.State, del.LastError = store.WebhookFailed, err.Error()
+		d.failed.Add(1)
 		log.Warn("webhook given up", "err", err)
 	default:
+		d.retried.Add(1)
 		del.NextAttemptAt, del.LastError = now.Add(d.Backoff.Delay(del.Attempts)), err.Error()
 		log.Info("webhook attempt failed; will retry", "err", err, "retry_at", del.NextAttemptAt)
 	}

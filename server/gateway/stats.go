@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"maps"
+	"sync"
+	"sync/atomic"
+)
+
+// Stats is what a Hub has done since it was made, and what it holds now, for the service's
+// metrics. Reading it takes the hub's lock once.
+type Stats struct {
+	Connections int // open WebSocket connections
+	Sessions    int // sessions, attached to a connection or waiting to be resumed
+	Connected   int // sessions attached to a connection
+	// Queued is how many dispatches were pushed to connected sessions and not yet taken for
+	// writing; QueuedMax is the most for one connection.
+	Queued, QueuedMax int64
+
+	Identifies uint64 // sessions started by Identify
+	Resumes    uint64 // sessions re-attached by Resume
+	Replayed   uint64 // dispatches sent again by those resumes
+	// Events counts the dispatches by event name.
+	Events map[string]EventStats
+	// Closes counts ended connections by the close code sent (0: none, the peer went first).
+	Closes map[int]uint64
+}
+
+// EventStats counts the dispatches of one event.
+type EventStats struct {
+	// Dispatches counts the events dispatched, each once however many sessions got it (an
+	// event sent in two shapes, with and without message content, counts twice).
+	Dispatches uint64
+	Deliveries uint64 // sessions the dispatches were pushed to: the fan-out
+}
+
+// hubStats are the hub's counters.
+type hubStats struct {
+	identifies, resumes, replayed atomic.Uint64
+	events                        sync.Map // event name -> *eventCounts
+
+	mu     sync.Mutex
+	closes map[int]uint64
+}
+
+type eventCounts struct{ dispatches, deliveries atomic.Uint64 }
+
+// dispatched counts one dispatch of event pushed to sessions sessions.
+func (s *hubStats) dispatched(event string, sessions int) {
+	c, ok := s.events.Load(event)
+	if !ok {
+		c, _ = s.events.LoadOrStore(event, &eventCounts{})
+	}
+	ec := c.(*eventCounts)
+	ec.dispatches.Add(1)
+	ec.deliveries.Add(uint64(sessions))
+}
+
+// closed counts a connection ended with code.
+func (s *hubStats) closed(code int) {
+	s.mu.Lock()
+	if s.closes == nil {
+		s.closes = map[int]uint64{}
+	}
+	s.closes[code]++
+	s.mu.Unlock()
+}
+
+// Stats returns the hub's counters and its current connections, sessions and send queues.
+func (h *Hub) Stats() Stats {
+	st := Stats{Identifies: h.stats.identifies.Load(), Resumes: h.stats.resumes.Load(),
+		Replayed: h.stats.replayed.Load(), Events: map[string]EventStats{}}
+	h.stats.events.Range(func(k, v any) bool {
+		c := v.(*eventCounts)
+		st.Events[k.(string)] = EventStats{Dispatches: c.dispatches.Load(), Deliveries: c.deliveries.Load()}
+		return true
+	})
+	h.stats.mu.Lock()
+	st.Closes = maps.Clone(h.stats.closes)
+	h.stats.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st.Connections, st.Sessions = len(h.conns), len(h.sessions)
+	for _, s := range h.sessions {
+		if s.conn == nil {
+			continue
+		}
+		st.Connected++
+		q := s.seq - s.conn.sent
+		st.Queued += q
+		st.QueuedMax = max(st.QueuedMax, q)
+	}
+	return st
+}
