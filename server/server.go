@@ -21,6 +21,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
 	"sdkpp/server/clock"
+	"sdkpp/server/console"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
@@ -30,6 +31,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
 	"sdkpp/server/lobbies"
+	"sdkpp/server/loginthrottle"
 	"sdkpp/server/metrics"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
@@ -355,6 +357,7 @@ func (s *Server) routes() (http.Handler, error) {
 	root := http.NewServeMux()
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
+	s.console().Register(root)
 	gs.RegisterAttachments(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
@@ -384,6 +387,19 @@ func (s *Server) routes() (http.Handler, error) {
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})
 	gs.Search = s.search
 	return s.metrics.HTTP("http", httpx.Logging(s.log.With("component", "http"), proxyOptional(jsonErrors(root, s.log)))), nil
+}
+
+// console is the operator console of this node (package console).
+func (s *Server) console() *console.Handler {
+	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
+		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
+		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
+		Nodes: func() []console.Node {
+			st := s.hub.Stats()
+			calls, participants := s.voice.Stats()
+			return []console.Node{{ID: s.cfg.NodeID, URL: s.url, Self: true, Connections: st.Connections,
+				Sessions: st.Sessions, Calls: calls, Participants: participants}}
+		}}
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
