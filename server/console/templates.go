@@ -33,8 +33,8 @@ const layout = `<!doctype html>
 
 const style = `body{font-family:system-ui,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
 header{display:flex;gap:1.5em;align-items:center;background:#1d2330;color:#fff;padding:.7em 1.2em}
-header a{color:#c9d4ff;text-decoration:none;margin-right:1em}header a[aria-current]{color:#fff;text-decoration:underline}
-header .who{margin-left:auto}main{padding:1em 1.5em;max-width:70em}
+header a{color:#c9d4ff;text-decoration:none;margin-right:1em;white-space:nowrap}header a[aria-current]{color:#fff;text-decoration:underline}
+header nav{display:flex}header .who{margin-left:auto}main{padding:1em 1.5em;max-width:70em}
 table{border-collapse:collapse;background:#fff;margin:.5em 0 1.5em;width:100%}
 th,td{border:1px solid #d5d9e0;padding:.35em .6em;text-align:left;vertical-align:top;font-size:.92em}
 th{background:#eceff4}code{font-size:.9em}.error{color:#a00;font-weight:600}.banned{color:#a00;font-weight:700}
