@@ -34,6 +34,9 @@
 //	server/relay      the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
 //	server/metrics    Prometheus metrics of every part on a listener of its own, and a Grafana
 //	                  dashboard of them
+//	server/console    the operator console at /console: operators and their roles, players, bans,
+//	                  lobbies, webhook deliveries and their retry, nodes, the audit log
+//	server/loginthrottle sign-in throttling of the consent, device and invite pages and the console
 //	server/admin      dev-only admin endpoints (ban, webhook URL, clock, dev external tokens)
 //	server/devseed    dev seed data and test helpers that create apps and users
 //	server/browser    drives the consent and device pages like a browser (tests, sdkpp-browser)
@@ -41,7 +44,8 @@
 //
 // # URLs
 //
-// Web pages are at the service root: /oauth2/authorize and /activate (package oauth), /healthz,
+// Web pages are at the service root: /oauth2/authorize and /activate (package oauth), /console
+// (package console), /healthz,
 // /.well-known/openid-configuration. The HTTP API is under /api/v10 (also /api): see packages
 // oauth, partner, users, apps and admin for each route's request and response. Every path may
 // also be given with the /.proxy prefix of activities (rule VER-5).
