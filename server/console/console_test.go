@@ -201,6 +201,9 @@ func TestSignInAndPages(t *testing.T) {
 			assert.Contains(t, body, w, path)
 		}
 	}
+	res, _ = c.get("/console")
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "/console/players", res.Header.Get("Location"), "signed in, the console opens on the players page")
 	res, _ = c.get("/console/players?q=nobody")
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)
 
@@ -234,6 +237,13 @@ func TestRolesAndAudit(t *testing.T) {
 	mod.signIn("mod")
 	res, _ = mod.post(retryURL, url.Values{})
 	require.Equal(t, http.StatusForbidden, res.StatusCode, "a moderator may not retry webhooks")
+	require.NoError(t, f.st.CreateUser(ctx, &store.User{ID: 5150, Username: "robot", Bot: true}))
+	res, _ = mod.post("/console/players/5150/ban", url.Values{})
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, "a bot is not banned")
+	res, _ = mod.post("/console/players/5151/ban", url.Values{})
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+	res, _ = mod.post(banURL, url.Values{"duration": {"-1h"}})
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	res, body = mod.post(banURL, url.Values{"duration": {"24h"}})
 	require.Equal(t, http.StatusSeeOther, res.StatusCode, body)
 	u, err = f.st.GetUser(ctx, f.player.ID)

@@ -130,10 +130,17 @@ func (h *Handler) ban(w http.ResponseWriter, r *http.Request, rq *request) (stri
 		}
 		until, detail = h.Clock.Now().Add(d), "until "+h.Clock.Now().Add(d).UTC().Format(time.RFC3339)
 	}
-	err = h.Accounts.Ban(r.Context(), id, until, h.audited(r.Context(), rq.op, "ban", userTarget(id), detail))
+	u, err := h.Store.GetUser(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", notFound("Player")
 	}
+	if err != nil {
+		return "", err
+	}
+	if u.Bot {
+		return "", badRequest("A bot user cannot be banned.")
+	}
+	err = h.Accounts.Ban(r.Context(), id, until, h.audited(r.Context(), rq.op, "ban", userTarget(id), detail))
 	if err != nil {
 		return "", err
 	}
