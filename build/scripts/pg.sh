@@ -7,6 +7,8 @@
 # Usage: build/scripts/pg.sh start DIR PORT   (creates the cluster when DIR has none)
 #        build/scripts/pg.sh stop DIR
 #        build/scripts/pg.sh bindir             (prints where Debian's server binaries are)
+#        build/scripts/pg.sh run DIR CMD...     (starts one on a free port, runs CMD with
+#                                                SDKPP_TEST_POSTGRES set to its admin URL, stops it)
 set -euo pipefail
 
 bindir() {
@@ -63,5 +65,18 @@ case "$cmd" in
     [ "$real" != "$dir" ] && rm -rf "$real"
     exit 0
     ;;
-  *) echo "usage: $0 start DIR PORT | stop DIR | bindir" >&2; exit 2 ;;
+  run)
+    dir=$2
+    shift 2
+    port=
+    for try in $(seq 1 20); do
+      p=$((20000 + RANDOM % 30000))
+      (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
+    done
+    [ -n "$port" ] || { echo "pg.sh: no free port" >&2; exit 1; }
+    "$0" start "$dir" "$port"
+    trap '"$0" stop "$dir"' EXIT
+    SDKPP_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable" "$@"
+    ;;
+  *) echo "usage: $0 start DIR PORT | stop DIR | run DIR CMD... | bindir" >&2; exit 2 ;;
 esac

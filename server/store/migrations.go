@@ -576,13 +576,7 @@ CREATE TABLE guild_member_activity (
 	PRIMARY KEY (guild_id, user_id)
 ) WITHOUT ROWID;
 `,
-	// 22: claims of queued work (webhook deliveries, target-users jobs): until when a node has
-	// taken it (Unix nanoseconds; 0 unclaimed). SQLite, one process, never claims.
-	`
-ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
-`,
-	// 23: token grants (RFC 9700): the tokens issued from one authorization code or device
+	// 22: token grants (RFC 9700): the tokens issued from one authorization code or device
 	// approval and their rotations form a grant, revoked whole when its code is replayed or a
 	// used refresh token comes back. A used refresh token is kept (used_at) to recognise reuse.
 	`
@@ -597,6 +591,12 @@ ALTER TABLE tokens ADD COLUMN grant_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
 ALTER TABLE auth_codes ADD COLUMN grant_id INTEGER NOT NULL DEFAULT 0;
+`,
+	// 23: claims of queued work (webhook deliveries, target-users jobs): until when a node has
+	// taken it (Unix nanoseconds; 0 unclaimed). SQLite, one process, never claims.
+	`
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
 `,
 	// 24: the operator console (package console): operators, separate from players, with a
 	// role; their signed-in sessions; and the audit log of what they did.

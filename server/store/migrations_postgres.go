@@ -2,7 +2,8 @@ package store
 
 // migrationsPostgres are PostgreSQL's migrations, applied as migrations are in SQLite (each once,
 // counted in schema_migrations), all pending ones in one transaction. The first is the schema of
-// SQLite's migrations 1 to 21 at once; later ones follow SQLite's one for one where both change.
+// SQLite's migrations 1 to 21 at once; later ones follow SQLite's one for one (migration n is
+// SQLite's n+20).
 // Types: SQLite's INTEGER is BIGINT (ids are 64-bit, times Unix nanoseconds, flags 0 or 1), BLOB
 // is BYTEA. Append; never edit an applied migration.
 var migrationsPostgres = []string{
@@ -509,12 +510,7 @@ $$;
 CREATE TRIGGER guild_attachments_delete AFTER DELETE ON guild_messages
 	FOR EACH ROW EXECUTE FUNCTION guild_attachments_delete();
 `,
-	// 2 (SQLite's 22): claims of queued work.
-	`
-ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
-`,
-	// 3 (SQLite's 23): token grants (RFC 9700).
+	// 2 (SQLite's 22): token grants (RFC 9700).
 	`
 CREATE TABLE token_grants (
 	id BIGINT PRIMARY KEY,
@@ -527,6 +523,11 @@ ALTER TABLE tokens ADD COLUMN grant_id BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN used_at BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
 ALTER TABLE auth_codes ADD COLUMN grant_id BIGINT NOT NULL DEFAULT 0;
+`,
+	// 3 (SQLite's 23): claims of queued work.
+	`
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
 `,
 	// 4 (SQLite's 24): the operator console (package console): operators, separate from players, with a
 	// role; their signed-in sessions; and the audit log of what they did.

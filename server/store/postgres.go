@@ -13,10 +13,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"sdkpp/server/snowflake"
 )
 
-// MaxNodeID bounds a node id: ids carry it in 10 bits (package snowflake).
-const MaxNodeID = 1023
+// MaxNodeID bounds a node id: the ids a node makes carry it (package snowflake).
+const MaxNodeID = snowflake.MaxNode
 
 // DefaultClaimLease is how long a node keeps a webhook delivery or a target-users job it has
 // claimed from the others (PostgreSQL); a node that dies with a claim leaves the work to another
