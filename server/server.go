@@ -21,6 +21,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
+	"sdkpp/server/console"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
@@ -29,6 +30,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
 	"sdkpp/server/lobbies"
+	"sdkpp/server/loginthrottle"
 	"sdkpp/server/metrics"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
@@ -350,6 +352,7 @@ func (s *Server) routes() (http.Handler, error) {
 
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
+	s.console().Register(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
 	root.Handle("GET "+GatewayPath+"/{$}", s.hub)
@@ -380,6 +383,19 @@ func (s *Server) routes() (http.Handler, error) {
 	gs.messages.Search = s.search
 	return s.metrics.HTTP("http", httpx.Logging(s.log.With("component", "http"),
 		httpx.OptionalPrefix(ProxyPrefix, httpx.JSONErrors(root, metrics.SetRoute, s.log)))), nil
+}
+
+// console is the operator console of this node (package console).
+func (s *Server) console() *console.Handler {
+	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
+		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
+		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
+		Nodes: func() []console.Node {
+			st := s.hub.Stats()
+			calls, participants := s.voice.Stats()
+			return []console.Node{{ID: s.cfg.NodeID, URL: s.url, Self: true, Connections: st.Connections,
+				Sessions: st.Sessions, Calls: calls, Participants: participants}}
+		}}
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application

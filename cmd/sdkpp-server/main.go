@@ -18,6 +18,9 @@
 //	-oidc-ca-file     SDKPP_OIDC_CA_FILE     tests only: extra CA (PEM) trusted for OIDC issuers
 //
 // It stops gracefully on SIGINT or SIGTERM.
+//
+// "sdkpp-server operator add -username NAME -role viewer|moderator|admin [-data-dir DIR | -store URL]"
+// creates an account of the operator console (/console), reading its password from stdin.
 package main
 
 import (
@@ -57,7 +60,13 @@ func envBool(name string) bool {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "operator" {
+		err = operatorCommand(ctx, os.Args[2:], os.Stdin, os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sdkpp-server:", err)
 		os.Exit(1)
 	}

@@ -533,7 +533,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
-	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant}
+	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant, since: h.cfg.Clock.Now()}
 	if id.Capabilities != nil {
 		s.capabilities = *id.Capabilities
 	}

@@ -529,4 +529,33 @@ ALTER TABLE auth_codes ADD COLUMN grant_id BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until BIGINT NOT NULL DEFAULT 0;
 `,
+	// 4 (SQLite's 24): the operator console (package console): operators, separate from players, with a
+	// role; their signed-in sessions; and the audit log of what they did.
+	`
+CREATE TABLE operators (
+	id BIGINT PRIMARY KEY,
+	username TEXT NOT NULL,
+	username_key TEXT NOT NULL UNIQUE,
+	password_hash BYTEA NOT NULL,
+	role TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE TABLE operator_sessions (
+	hash BYTEA PRIMARY KEY,
+	operator_id BIGINT NOT NULL,
+	created_at BIGINT NOT NULL,
+	expires_at BIGINT NOT NULL
+);
+CREATE TABLE operator_actions (
+	id BIGINT PRIMARY KEY,
+	operator_id BIGINT NOT NULL,
+	operator TEXT NOT NULL,
+	action TEXT NOT NULL,
+	target TEXT NOT NULL,
+	detail TEXT NOT NULL DEFAULT '',
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX operator_actions_created ON operator_actions(created_at);
+CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
+`,
 }

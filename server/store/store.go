@@ -313,4 +313,5 @@ type Store interface {
 	GuildExpressionStore
 	GuildActivityStore
 	RelationshipStore
+	OperatorStore
 }
