@@ -14,7 +14,7 @@ cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude bench/cabi_bench.c -o "$out/
 
 echo
 echo "== Go micro-benchmarks of the pieces behind each call =="
-go test -run '^$' -bench . -benchtime 200000x ./capi/internal/handle ./core/dispatch | grep -E '^Benchmark'
+go test -run '^$' -bench . -benchtime 200000x ./capi/internal/handle ./core/callbacks | grep -E '^Benchmark'
 
 echo
 echo "== audio: Opus (audio/codec) and speexdsp (audio/apm) per frame, against a 20 ms frame's real time =="

@@ -77,11 +77,11 @@ func TestActivityEquals(t *testing.T) {
 		{"statusDisplayType", "status display type cleared", func(a *Activity) { a.SetStatusDisplayType(nil) }},
 		{"state", "state", func(a *Activity) { a.SetState(strp("In the lobby")) }},
 		{"state", "state cleared", func(a *Activity) { a.SetState(nil) }},
-		{"stateURL", "state url", func(a *Activity) { a.SetStateUrl(strp("https://game.example/other")) }}, // rule ACT-2
+		{"stateUrl", "state url", func(a *Activity) { a.SetStateUrl(strp("https://game.example/other")) }}, // rule ACT-2
 		{"details", "details", func(a *Activity) { a.SetDetails(strp("Defending")) }},
-		{"detailURL", "details url", func(a *Activity) { a.SetDetailsUrl(nil) }}, // rule ACT-2
-		{"applicationID", "application id", func(a *Activity) { a.SetApplicationId(&other) }},
-		{"parentID", "parent application id", func(a *Activity) { a.SetParentApplicationId(nil) }},
+		{"detailsUrl", "details url", func(a *Activity) { a.SetDetailsUrl(nil) }}, // rule ACT-2
+		{"applicationId", "application id", func(a *Activity) { a.SetApplicationId(&other) }},
+		{"parentApplicationId", "parent application id", func(a *Activity) { a.SetParentApplicationId(nil) }},
 		{"assets", "assets cleared", func(a *Activity) { a.SetAssets(nil) }},
 		{"assets", "large image", func(a *Activity) { editAssets(a, func(x *ActivityAssets) { x.SetLargeImage(strp("map_fort")) }) }},
 		{"assets", "large text", func(a *Activity) { editAssets(a, func(x *ActivityAssets) { x.SetLargeText(nil) }) }},
@@ -120,7 +120,7 @@ func TestActivityEquals(t *testing.T) {
 			a.AddButton(bs[0])
 			a.AddButton(bs[1])
 		}},
-		{"platforms", "supported platforms", func(a *Activity) { a.SetSupportedPlatforms(ActivityGamePlatformsDesktop) }},
+		{"supportedPlatforms", "supported platforms", func(a *Activity) { a.SetSupportedPlatforms(ActivityGamePlatformsDesktop) }},
 	}
 
 	base := fullActivity()
@@ -133,8 +133,8 @@ func TestActivityEquals(t *testing.T) {
 	// Through the wire and back only the application ids, which the service fills in, are lost.
 	back := activityFromWire(base.toWire())
 	require.False(t, base.Equals(back), "the application ids do not count")
-	back.SetApplicationId(base.applicationID)
-	back.SetParentApplicationId(base.parentID)
+	back.SetApplicationId(base.applicationId)
+	back.SetParentApplicationId(base.parentApplicationId)
 	require.True(t, base.Equals(back), "activity changed through its wire form: %+v", back.toWire())
 
 	covered := map[string]bool{}

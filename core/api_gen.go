@@ -231,6 +231,30 @@ type ClientActivityJoinCallback = func(joinSecret string)
 // (the game's own or a sibling's) and the join secret.
 type ClientActivityJoinWithApplicationCallback = func(applicationId uint64, joinSecret string)
 
+// CallErrorToString: The name of an error.
+func CallErrorToString(e CallError) string { return e.String() }
+
+// CallStatusToString: The name of a status.
+func CallStatusToString(e CallStatus) string { return e.String() }
+
+// ClientGetVersionMajor: Major version of the library.
+func ClientGetVersionMajor() int32 { return VersionMajor }
+
+// ClientGetVersionMinor: Minor version of the library.
+func ClientGetVersionMinor() int32 { return VersionMinor }
+
+// ClientGetVersionPatch: Patch version of the library.
+func ClientGetVersionPatch() int32 { return VersionPatch }
+
+// ClientErrorToString: Name of a Client::Error value.
+func ClientErrorToString(e ClientError) string { return e.String() }
+
+// ClientStatusToString: Name of a Client::Status value.
+func ClientStatusToString(e ClientStatus) string { return e.String() }
+
+// ClientThreadToString: Name of a Client::Thread value.
+func ClientThreadToString(e ClientThread) string { return e.String() }
+
 // ErrorType: Category of a failed ClientResult.
 type ErrorType int32
 

@@ -3,9 +3,9 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
+	"sdkpp/core/internal/sdkerr"
 
 	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
@@ -38,10 +38,10 @@ func resultOf(err error) *ClientResult {
 	if err == nil {
 		return Success()
 	}
-	r := &ClientResult{err: Secrets.String(err.Error())}
+	r := &ClientResult{error: Secrets.String(err.Error())}
 	var re *rest.Error
 	var denied *loopback.DeniedError
-	var ve *validationError
+	var ve *sdkerr.ValidationError
 	switch {
 	case errors.As(err, &ve):
 		r.typ = ErrorTypeValidationError
@@ -73,20 +73,29 @@ func resultOf(err error) *ClientResult {
 	return r
 }
 
-// validationError is a request the SDK refused before sending anything.
-type validationError struct{ msg string }
-
-func (e *validationError) Error() string { return e.msg }
-
-func invalid(format string, args ...any) error {
-	return &validationError{msg: fmt.Sprintf(format, args...)}
-}
+// invalid is a request the SDK refused before sending anything.
+func invalid(format string, args ...any) error { return sdkerr.Invalid(format, args...) }
 
 var (
-	errAborted  = errors.New("aborted")
-	errNotReady = errors.New("the client is not ready")
-	errClosed   = errors.New("the client is closed")
+	errAborted  = sdkerr.ErrAborted
+	errNotReady = sdkerr.ErrNotReady
+	errClosed   = sdkerr.ErrClosed
 )
+
+// resultCall runs one API request whose callback takes only a ClientResult; after, if set, runs
+// when the request succeeded.
+func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*ClientResult)], after func()) {
+	once := resultOnce(c, cb)
+	c.start(func(ctx context.Context) {
+		err := c.api.Do(ctx, req, nil)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
+		} else if after != nil {
+			after()
+		}
+		once.Fire(func() { cb.Fn(resultOf(err)) })
+	})
+}
 
 // getList answers cb with the converted list a GET of path returns.
 func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {
@@ -110,13 +119,13 @@ func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientRes
 
 // resultOnce is the one-shot of an operation whose callback takes only a result: if the Client is
 // dropped first, the callback gets ErrorType ClientDestroyed; either way cb.Release runs after it.
-func resultOnce[F ~func(*ClientResult)](c *Client, cb Callback[F]) *dispatch.Once {
+func resultOnce[F ~func(*ClientResult)](c *Client, cb Callback[F]) *callbacks.Once {
 	return c.scope.Once(func() { cb.Fn(destroyed()) }, cb.Release)
 }
 
 // resultOnce1 is resultOnce for a callback that takes a result and one value (zero when the
 // Client is dropped first).
-func resultOnce1[T any, F ~func(*ClientResult, T)](c *Client, cb Callback[F]) *dispatch.Once {
+func resultOnce1[T any, F ~func(*ClientResult, T)](c *Client, cb Callback[F]) *callbacks.Once {
 	return c.scope.Once(func() {
 		var zero T
 		cb.Fn(destroyed(), zero)

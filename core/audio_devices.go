@@ -9,7 +9,7 @@ import (
 // withEngine runs fn with an engine: a call's if there is one, else a temporary one that is not
 // started (device lists and selection need no running engine).
 func (c *Client) withEngine(fn func(voice.Engine) error) error {
-	if calls := c.liveCalls(); len(calls) > 0 {
+	if calls := c.calls.reg.Calls(); len(calls) > 0 {
 		return fn(calls[0].Engine())
 	}
 	c.calls.mu.Lock()
@@ -82,7 +82,7 @@ func (c *Client) setDevice(id string, cb Callback[func(*ClientResult)], input bo
 		set = voice.Engine.SetInputDevice
 	}
 	var err error
-	if calls := c.liveCalls(); len(calls) > 0 {
+	if calls := c.calls.reg.Calls(); len(calls) > 0 {
 		for _, call := range calls {
 			if e := set(call.Engine(), id); e != nil && err == nil {
 				err = e
@@ -95,12 +95,12 @@ func (c *Client) setDevice(id string, cb Callback[func(*ClientResult)], input bo
 		once.Fire(func() { cb.Fn(Failure(ErrorTypeValidationError, "selecting device %q: %v", id, err)) })
 		return
 	}
-	c.calls.mu.Lock()
-	if input {
-		c.calls.inDev = id
-	} else {
-		c.calls.outDev = id
-	}
-	c.calls.mu.Unlock()
+	c.setAll(func(s *voice.Settings) {
+		if input {
+			s.InputDevice = id
+		} else {
+			s.OutputDevice = id
+		}
+	}, nil)
 	once.Fire(func() { cb.Fn(Success()) })
 }

@@ -2,52 +2,64 @@ package core
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
-	"net/url"
 	"os/exec"
 	"runtime"
-	"strconv"
-	"strings"
-	"time"
 
-	"sdkpp/core/loopback"
-	"sdkpp/core/rest"
+	"sdkpp/core/auth"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 )
 
-// AuthorizeTimeout bounds how long Authorize waits for the user in the browser.
-const AuthorizeTimeout = 10 * time.Minute
+// The authorization surface of the Client: each method checks and converts what the game passes,
+// runs the flow of core/auth on a goroutine of the Client and answers the callback once.
 
-// authState is the Client's authorization state: the token store (core/token, its own lock), the
-// flows in progress (guarded by Client.mu) and the handlers.
+// AuthorizeTimeout bounds how long Authorize waits for the user in the browser.
+const AuthorizeTimeout = auth.AuthorizeTimeout
+
+// ErrNoScopes is returned for AuthorizationArgs without scopes (rule AA-2).
+var ErrNoScopes = auth.ErrNoScopes
+
+// ProvisionalDisplayNamePath is the endpoint of UpdateProvisionalAccountDisplayName.
+const ProvisionalDisplayNamePath = auth.ProvisionalDisplayNamePath
+
+// authState is the Client's authorization: the token store (core/token), the flows (core/auth),
+// each with its own lock, and the handlers.
 type authState struct {
 	tokens *token.Store
+	flows  *auth.Flows
 
-	authorizeCancel context.CancelFunc // the Authorize in progress
-	deviceCancel    context.CancelFunc // the device flow in progress
-
-	opener       handlerSlot[ClientOpenUrlCallback] // the game's URL opener, if set
-	expiry       handlerSlot[ClientTokenExpirationCallback]
-	refreshed    handlerSlot[ClientTokenRefreshedCallback]
-	screenClosed handlerSlot[ClientAuthorizeDeviceScreenClosedCallback]
-	screenOpen   bool
+	expiry handlerSlot[ClientTokenExpirationCallback]
 }
 
-// tokenResponse is the body of a successful token call.
-type tokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int32  `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
-	Scope        string `json:"scope"`
-	IDToken      string `json:"id_token"`
+// setAuth makes the token store and the flows of c, on clk.
+func (c *Client) setAuth(clk clock.Clock) {
+	c.auth.flows = auth.New(auth.Deps{
+		API: c.api, Clock: clk, Secrets: &Secrets, WebBase: c.webBase,
+		Logf:  func(sev auth.Severity, format string, args ...any) { c.logf(authSeverity[sev], format, args...) },
+		Open:  c.openURL,
+		Start: c.start,
+		Renew: func() {
+			if gw := c.gateway(); gw != nil {
+				gw.Renew()
+			}
+		},
+		Expiring: c.tokenExpiring,
+		Refreshed: func(t *auth.Tokens) {
+			postHandler(c, &c.handlers.tokenRefreshed, func(f ClientTokenRefreshedCallback) {
+				f(t.AccessToken, t.RefreshToken, tokenTypeOf(t), t.ExpiresIn, t.Scope)
+			})
+		},
+	})
+	c.auth.tokens = token.New(clk, token.Timers{Refresh: c.auth.flows.AutoRefresh, Expiring: c.tokenExpiring, Warn: c.auth.expiry.isSet})
+	c.auth.flows.Tokens = c.auth.tokens
 }
 
-// tokenType maps the wire token type to the enum.
-func (t *tokenResponse) tokenType() AuthorizationTokenType {
-	if strings.EqualFold(t.TokenType, "bearer") || t.TokenType == "" {
+var authSeverity = map[auth.Severity]LoggingSeverity{
+	auth.Info: LoggingSeverityInfo, auth.Warning: LoggingSeverityWarning, auth.Error: LoggingSeverityError}
+
+// tokenTypeOf maps the wire token type to the enum.
+func tokenTypeOf(t *auth.Tokens) AuthorizationTokenType {
+	if t.Bearer() {
 		return AuthorizationTokenTypeBearer
 	}
 	return AuthorizationTokenTypeUser
@@ -73,24 +85,13 @@ func (c *Client) appIDOr(id uint64) uint64 {
 	return id
 }
 
-// remember records a token response's secrets for redaction, and its expiry and refresh token
-// (obtained for application appID) for the automatic refresh and the expiration callback.
-func (c *Client) remember(t *tokenResponse, appID uint64) {
-	Secrets.Add(t.AccessToken)
-	Secrets.Add(t.RefreshToken)
-	Secrets.Add(t.IDToken)
-	c.auth.tokens.Remember(t.AccessToken, t.RefreshToken, time.Duration(t.ExpiresIn)*time.Second, appID)
-}
-
 // tokenOp answers cb, exactly once, with the tokens fetch obtains on a goroutine of c; what names
-// the operation in the log. fetch runs under ctx, which Close cancels.
-func (c *Client) tokenOp(ctx context.Context, what string, appID uint64, cb Callback[ClientTokenExchangeCallback], fetch func(context.Context) (*tokenResponse, error)) {
+// the operation in the log.
+func (c *Client) tokenOp(what string, cb Callback[ClientTokenExchangeCallback], fetch func(context.Context) (*auth.Tokens, error)) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
-	c.start(func(context.Context) {
+	c.start(func(ctx context.Context) {
 		t, err := fetch(ctx)
-		if err == nil {
-			c.remember(t, appID)
-		} else {
+		if err != nil {
 			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
 		}
 		once.Fire(func() {
@@ -98,32 +99,20 @@ func (c *Client) tokenOp(ctx context.Context, what string, appID uint64, cb Call
 				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
 				return
 			}
-			cb.Fn(Success(), t.AccessToken, t.RefreshToken, t.tokenType(), t.ExpiresIn, t.Scope)
+			cb.Fn(Success(), t.AccessToken, t.RefreshToken, tokenTypeOf(t), t.ExpiresIn, t.Scope)
 		})
 	})
 }
 
-// tokenCall runs a grant at /oauth2/token and answers cb.
-func (c *Client) tokenCall(form url.Values, cb Callback[ClientTokenExchangeCallback]) {
-	for _, k := range []string{"code", "code_verifier", "refresh_token", "external_auth_token"} {
-		Secrets.Add(form.Get(k))
-	}
-	appID, _ := strconv.ParseUint(form.Get("client_id"), 10, 64)
-	c.tokenOp(c.ctx, "token request ("+form.Get("grant_type")+")", appID, cb, func(ctx context.Context) (*tokenResponse, error) {
-		var t tokenResponse
-		return &t, c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
-	})
+// grant runs g at /oauth2/token and answers cb.
+func (c *Client) grant(g auth.Grant, cb Callback[ClientTokenExchangeCallback]) {
+	what := "token request (" + g["grant_type"][0] + ")"
+	c.tokenOp(what, cb, func(ctx context.Context) (*auth.Tokens, error) { return c.auth.flows.Exchange(ctx, g) })
 }
 
 // GetToken exchanges an authorization code and its PKCE verifier for tokens (rules AU-1, AA-5).
 func (c *Client) GetToken(applicationId uint64, code, codeVerifier, redirectUri string, cb Callback[ClientTokenExchangeCallback]) {
-	c.tokenCall(url.Values{
-		"grant_type":    {"authorization_code"},
-		"client_id":     {strconv.FormatUint(c.appIDOr(applicationId), 10)},
-		"code":          {code},
-		"code_verifier": {codeVerifier},
-		"redirect_uri":  {redirectUri},
-	}, cb)
+	c.grant(auth.CodeGrant(c.appIDOr(applicationId), code, codeVerifier, redirectUri), cb)
 }
 
 // RefreshToken exchanges a refresh token for new tokens; the old ones stop working. A revoked
@@ -132,69 +121,22 @@ func (c *Client) GetToken(applicationId uint64, code, codeVerifier, redirectUri 
 // being sent: the service would take a second use for theft and revoke the grant (RFC 9700
 // 4.14.2).
 func (c *Client) RefreshToken(applicationId uint64, refreshToken string, cb Callback[ClientTokenExchangeCallback]) {
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"client_id":     {strconv.FormatUint(c.appIDOr(applicationId), 10)},
-		"refresh_token": {refreshToken},
-	}
-	Secrets.Add(refreshToken)
-	spent := !c.auth.tokens.Spend(refreshToken)
-	appID, _ := strconv.ParseUint(form.Get("client_id"), 10, 64)
-	c.tokenOp(c.ctx, "token request (refresh_token)", appID, cb, func(ctx context.Context) (*tokenResponse, error) {
-		if spent {
-			return nil, errSpentRefresh
-		}
-		var t tokenResponse
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/oauth2/token", Form: form}, &t)
-		var re *rest.Error
-		if errors.As(err, &re) && re.Unprocessed() {
-			c.auth.tokens.Unspend(refreshToken) // the service never saw it: the game may try again
-		}
-		return &t, err
-	})
+	c.tokenOp("token request (refresh_token)", cb, c.auth.flows.Refresh(c.appIDOr(applicationId), refreshToken))
 }
-
-// errSpentRefresh answers a RefreshToken with a refresh token the Client presented before.
-var errSpentRefresh = &rest.Error{Status: http.StatusBadRequest, OAuthError: "invalid_grant",
-	OAuthDescription: "this refresh token was used already (by the SDK's automatic refresh or an earlier RefreshToken) and is not sent again; use the tokens from TokenRefreshedCallback or sign in again"}
 
 // GetTokenFromProvisionalMerge exchanges an authorization code like GetToken and merges the
 // provisional account identified by the external credentials into the user's account.
 func (c *Client) GetTokenFromProvisionalMerge(applicationId uint64, code, codeVerifier, redirectUri string,
 	externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
-	c.tokenCall(url.Values{
-		"grant_type":          {"authorization_code"},
-		"client_id":           {strconv.FormatUint(c.appIDOr(applicationId), 10)},
-		"code":                {code},
-		"code_verifier":       {codeVerifier},
-		"redirect_uri":        {redirectUri},
-		"external_auth_type":  {externalAuthNames[externalAuthType]},
-		"external_auth_token": {externalAuthToken},
-	}, cb)
-}
-
-// resultCall runs one API request whose callback takes only a ClientResult.
-func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*ClientResult)], after func()) {
-	once := resultOnce(c, cb)
-	c.start(func(ctx context.Context) {
-		err := c.api.Do(ctx, req, nil)
-		if err != nil {
-			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
-		} else if after != nil {
-			after()
-		}
-		once.Fire(func() { cb.Fn(resultOf(err)) })
-	})
+	c.grant(auth.CodeGrant(c.appIDOr(applicationId), code, codeVerifier, redirectUri).
+		WithExternal(externalAuthNames[externalAuthType], externalAuthToken), cb)
 }
 
 // RevokeToken revokes token and with it the whole authorization: every access and refresh token
 // of the user for the application (rule AU-7).
 func (c *Client) RevokeToken(applicationId uint64, token string, cb Callback[ClientRevokeTokenCallback]) {
-	Secrets.Add(token)
-	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/oauth2/token/revoke", Form: url.Values{
-		"client_id": {strconv.FormatUint(c.appIDOr(applicationId), 10)},
-		"token":     {token},
-	}}, "RevokeToken", Callback[func(*ClientResult)](cb), func() { c.auth.tokens.Clear(token) })
+	c.resultCall(c.auth.flows.RevokeRequest(c.appIDOr(applicationId), token), "RevokeToken",
+		Callback[func(*ClientResult)](cb), func() { c.auth.tokens.Clear(token) })
 }
 
 // UpdateToken sets the token the client uses for the service.
@@ -223,7 +165,7 @@ func (c *Client) authHeader() string { return c.auth.tokens.Header() }
 // SetTokenExpirationCallback sets the handler that runs when the token set by UpdateToken is five
 // minutes from expiry (or already expired) and the SDK cannot refresh it itself: the SDK knows the
 // expiry of the tokens it obtained, and refreshes those that came with a refresh token
-// (refresh.go); the handler then runs only when that refresh is refused or keeps failing.
+// (core/auth); the handler then runs only when that refresh is refused or keeps failing.
 func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCallback]) {
 	setHandler(c, &c.auth.expiry, cb)
 	c.auth.tokens.Reschedule()
@@ -234,35 +176,13 @@ func (c *Client) tokenExpiring() {
 	postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
 }
 
-// currentUser is the body of GET /users/@me.
-type currentUser struct {
-	ID         string `json:"id"`
-	Username   string `json:"username"`
-	GlobalName string `json:"global_name"`
-}
-
 // FetchCurrentUser validates token by fetching its user.
 func (c *Client) FetchCurrentUser(tokenType AuthorizationTokenType, token string, cb Callback[ClientFetchCurrentUserCallback]) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), 0, "") }, cb.Release)
 	Secrets.Add(token)
 	c.start(func(ctx context.Context) {
-		var u currentUser
-		err := c.api.Do(ctx, rest.Request{Path: "/users/@me", Auth: "Bearer " + token}, &u)
-		id, perr := strconv.ParseUint(u.ID, 10, 64)
-		if err == nil && perr != nil {
-			err = &rest.Error{Status: http.StatusOK, Message: "malformed user id " + strconv.Quote(u.ID)}
-		}
-		once.Fire(func() {
-			if err != nil {
-				cb.Fn(resultOf(err), 0, "")
-				return
-			}
-			name := u.GlobalName
-			if name == "" {
-				name = u.Username
-			}
-			cb.Fn(Success(), id, name)
-		})
+		id, name, err := c.auth.flows.CurrentUser(ctx, token)
+		once.Fire(func() { cb.Fn(resultOf(err), id, name) })
 	})
 }
 
@@ -272,76 +192,47 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "", AuthorizationTokenTypeBearer, 0, "") }, cb.Release)
 	Secrets.Add(parentApplicationToken)
 	c.start(func(ctx context.Context) {
-		var t tokenResponse
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/child-token", JSON: map[string]string{
-			"parent_access_token":  parentApplicationToken,
-			"child_application_id": strconv.FormatUint(childApplicationId, 10),
-		}}, &t)
-		if err == nil {
-			c.remember(&t, childApplicationId)
-		} else {
+		t, err := c.auth.flows.ChildToken(ctx, parentApplicationToken, childApplicationId)
+		if err != nil {
 			c.logf(LoggingSeverityWarning, "ExchangeChildToken failed: %v", err)
+			once.Fire(func() { cb.Fn(resultOf(err), "", AuthorizationTokenTypeBearer, 0, "") })
+			return
 		}
-		once.Fire(func() {
-			if err != nil {
-				cb.Fn(resultOf(err), "", AuthorizationTokenTypeBearer, 0, "")
-				return
-			}
-			cb.Fn(Success(), t.AccessToken, t.tokenType(), t.ExpiresIn, t.Scope)
-		})
+		once.Fire(func() { cb.Fn(Success(), t.AccessToken, tokenTypeOf(t), t.ExpiresIn, t.Scope) })
 	})
 }
 
 // GetProvisionalToken signs in a provisional account with external credentials (rule AU-5).
 func (c *Client) GetProvisionalToken(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
 	Secrets.Add(externalAuthToken)
-	c.tokenOp(c.ctx, "GetProvisionalToken", c.appIDOr(applicationId), cb, func(ctx context.Context) (*tokenResponse, error) {
-		var t tokenResponse
-		return &t, c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/partner-sdk/token", JSON: map[string]string{
-			"client_id":           strconv.FormatUint(c.appIDOr(applicationId), 10),
-			"external_auth_type":  externalAuthNames[externalAuthType],
-			"external_auth_token": externalAuthToken,
-		}}, &t)
+	c.tokenOp("GetProvisionalToken", cb, func(ctx context.Context) (*auth.Tokens, error) {
+		return c.auth.flows.ProvisionalToken(ctx, c.appIDOr(applicationId), externalAuthNames[externalAuthType], externalAuthToken)
 	})
 }
 
 // UnmergeIntoProvisionalAccount splits the provisional account back out of the user's account;
 // the user's tokens for the application stop working (rules AU-7, ST-2).
 func (c *Client) UnmergeIntoProvisionalAccount(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientUnmergeIntoProvisionalAccountCallback]) {
-	Secrets.Add(externalAuthToken)
-	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/partner-sdk/provisional-accounts/unmerge", JSON: map[string]string{
-		"client_id":           strconv.FormatUint(c.appIDOr(applicationId), 10),
-		"external_auth_type":  externalAuthNames[externalAuthType],
-		"external_auth_token": externalAuthToken,
-	}}, "UnmergeIntoProvisionalAccount", Callback[func(*ClientResult)](cb), nil)
+	c.resultCall(c.auth.flows.UnmergeRequest(c.appIDOr(applicationId), externalAuthNames[externalAuthType], externalAuthToken),
+		"UnmergeIntoProvisionalAccount", Callback[func(*ClientResult)](cb), nil)
 }
-
-// ProvisionalDisplayNamePath is the endpoint of UpdateProvisionalAccountDisplayName.
-const ProvisionalDisplayNamePath = "/users/@me/provisional-display-name"
 
 // UpdateProvisionalAccountDisplayName renames the signed-in provisional account.
 func (c *Client) UpdateProvisionalAccountDisplayName(name string, cb Callback[ClientUpdateProvisionalAccountDisplayNameCallback]) {
-	auth := c.authHeader()
-	if auth == "" {
+	header := c.authHeader()
+	if header == "" {
 		once := resultOnce(c, cb)
 		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
 		return
 	}
-	c.resultCall(rest.Request{Method: http.MethodPatch, Path: ProvisionalDisplayNamePath, Auth: auth,
-		JSON: map[string]string{"global_name": name}}, "UpdateProvisionalAccountDisplayName", Callback[func(*ClientResult)](cb), nil)
-}
-
-// SetOpenUrlCallback makes the SDK hand the URLs it would open in the system browser (the
-// consent page, the device verification page) to cb instead, inside RunCallbacks.
-func (c *Client) SetOpenUrlCallback(cb Callback[ClientOpenUrlCallback]) {
-	setHandler(c, &c.auth.opener, cb)
+	c.resultCall(auth.DisplayNameRequest(header, name), "UpdateProvisionalAccountDisplayName", Callback[func(*ClientResult)](cb), nil)
 }
 
 // openURL shows u to the user: through the game's opener, or the system browser.
 func (c *Client) openURL(u string) error {
-	c.mu.Lock()
-	scope, fn := c.auth.opener.scope, c.auth.opener.fn
-	c.mu.Unlock()
+	c.handlers.openUrl.mu.Lock()
+	scope, fn := c.handlers.openUrl.scope, c.handlers.openUrl.fn
+	c.handlers.openUrl.mu.Unlock()
 	if scope != nil && scope.Post(func() { fn(u) }) {
 		return nil
 	}
@@ -363,13 +254,27 @@ func (c *Client) openURL(u string) error {
 	return nil
 }
 
-// redirectTarget is where the authorization redirect lands on this platform: a loopback
-// listener on desktop, the custom scheme on mobile (rule AA-7).
-func redirectTargetFor(r *loopback.Receiver) RedirectTarget {
-	if runtime.GOOS == "android" || runtime.GOOS == "ios" || r == nil {
-		return RedirectTarget{}
+// CreateAuthorizationCodeVerifier returns a new PKCE verifier and its S256 challenge.
+func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
+	v := c.auth.flows.NewVerifier()
+	return &AuthorizationCodeVerifier{
+		challenge: AuthorizationCodeChallenge{method: AuthenticationCodeChallengeMethodS256, challenge: v.Challenge},
+		verifier:  v.Verifier,
 	}
-	return RedirectTarget{Loopback: r.Addr()}
+}
+
+// authArgs converts the game's AuthorizationArgs.
+func authArgs(a *AuthorizationArgs) auth.Args {
+	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: clonePtr(a.state), Nonce: clonePtr(a.nonce),
+		CustomSchemeParam: clonePtr(a.customSchemeParam)}
+	if a.codeChallenge != nil {
+		args.CodeChallenge = &a.codeChallenge.challenge
+	}
+	if a.integrationType != nil {
+		it := int32(*a.integrationType)
+		args.IntegrationType = &it
+	}
+	return args
 }
 
 // Authorize starts the OAuth2 authorization code flow (rule AU-1): it opens the consent page and
@@ -377,82 +282,62 @@ func redirectTargetFor(r *loopback.Receiver) RedirectTarget {
 // aborted by a new one.
 func (c *Client) Authorize(args *AuthorizationArgs, cb Callback[ClientAuthorizationCallback]) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "", "") }, cb.Release)
-	fail := func(err error) { once.Fire(func() { cb.Fn(resultOf(err), "", "") }) }
-	appID := c.appID.Load()
-	if err := validateAuthorize(args, appID); err != nil {
-		fail(err) // rule AA-2: nothing is sent
-		return
-	}
-	args = args.Clone()
-	state, ok := args.State()
-	if !ok {
-		s, err := randomState(nil) // rule AA-3
-		if err != nil {
-			fail(err)
-			return
-		}
-		state = s
-		args.SetState(&state)
-	}
-	Secrets.Add(state)
-	recv, err := loopback.Listen(state)
+	flow, err := c.auth.flows.StartAuthorize(c.ctx, authArgs(args), c.appID.Load())
 	if err != nil {
-		fail(err)
+		once.Fire(func() { cb.Fn(resultOf(err), "", "") })
 		return
 	}
-	req, err := buildAuthorizeRequest(args, appID, c.webBase, redirectTargetFor(recv), nil)
-	if err != nil {
-		recv.Close()
-		fail(err)
-		return
-	}
-	ctx, cancel := c.withTimeout(c.ctx, AuthorizeTimeout)
-	c.mu.Lock()
-	previous := c.auth.authorizeCancel
-	c.auth.authorizeCancel = cancel
-	c.mu.Unlock()
-	if previous != nil {
-		previous()
-	}
-	started := c.start(func(context.Context) {
-		defer cancel()
-		defer recv.Close()
-		if err := c.openURL(req.URL); err != nil {
-			fail(err)
-			return
-		}
-		code, err := recv.Wait(ctx)
-		if err != nil && ctx.Err() != nil {
-			err = context.Cause(ctx) // DeadlineExceeded when the clock ran out
-		}
-		if err != nil {
-			switch {
-			case errors.Is(err, context.Canceled):
-				err = errAborted
-			case errors.Is(err, context.DeadlineExceeded):
-				err = fmt.Errorf("%w: the user did not finish within %v", errAborted, AuthorizeTimeout)
-			}
-			c.logf(LoggingSeverityWarning, "Authorize: %v", err)
-			fail(err)
-			return
-		}
-		Secrets.Add(code)
-		once.Fire(func() { cb.Fn(Success(), code, req.RedirectURI) })
-	})
-	if !started {
-		cancel()
-		recv.Close()
+	if !c.start(func(context.Context) {
+		code, redirect, err := flow.Wait()
+		once.Fire(func() { cb.Fn(resultOf(err), code, redirect) })
+	}) {
+		flow.Close()
 	}
 }
 
 // AbortAuthorize ends the Authorize in progress; its callback fires with ErrorType Aborted. A
 // redirect arriving later finds nothing listening.
-func (c *Client) AbortAuthorize() {
-	c.mu.Lock()
-	cancel := c.auth.authorizeCancel
-	c.auth.authorizeCancel = nil
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+func (c *Client) AbortAuthorize() { c.auth.flows.AbortAuthorize() }
+
+// GetTokenFromDevice runs the device flow: it shows the verification page (through the URL
+// opener) and polls until the user approves on another device, declines, or the code expires.
+func (c *Client) GetTokenFromDevice(args *DeviceAuthorizationArgs, cb Callback[ClientTokenExchangeCallback]) {
+	c.deviceFlow(args, nil, cb)
+}
+
+// GetTokenFromDeviceProvisionalMerge is GetTokenFromDevice that also merges the provisional
+// account identified by the external credentials.
+func (c *Client) GetTokenFromDeviceProvisionalMerge(args *DeviceAuthorizationArgs, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
+	Secrets.Add(externalAuthToken)
+	c.deviceFlow(args, auth.Grant{}.WithExternal(externalAuthNames[externalAuthType], externalAuthToken), cb)
+}
+
+func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra auth.Grant, cb Callback[ClientTokenExchangeCallback]) {
+	clientID := c.appIDOr(args.ClientId())
+	scopes, err := auth.CheckDevice(clientID, args.Scopes())
+	if err != nil { // refused before anything is sent; a flow in progress goes on
+		c.tokenOp("device authorization", cb, func(context.Context) (*auth.Tokens, error) { return nil, err })
+		return
+	}
+	flow := c.auth.flows.StartDevice(c.ctx, clientID, scopes, extra)
+	c.tokenOp("device authorization", cb, func(context.Context) (*auth.Tokens, error) { return flow.Run() })
+}
+
+// AbortGetTokenFromDevice ends the device flow in progress; its callback fires with Aborted.
+func (c *Client) AbortGetTokenFromDevice() { c.auth.flows.AbortDevice() }
+
+// OpenAuthorizeDeviceScreen shows the verification page for a user code that the game's backend
+// obtained (the backend-driven device flow).
+func (c *Client) OpenAuthorizeDeviceScreen(clientId uint64, userCode string) {
+	if err := c.auth.flows.OpenDeviceScreen(c.appIDOr(clientId), userCode); err != nil {
+		c.logf(LoggingSeverityError, "OpenAuthorizeDeviceScreen: %v", err)
+	}
+}
+
+// CloseAuthorizeDeviceScreen closes the verification page opened by OpenAuthorizeDeviceScreen;
+// the screen-closed callback runs.
+func (c *Client) CloseAuthorizeDeviceScreen() {
+	if c.auth.flows.CloseDeviceScreen() {
+		postHandler(c, &c.handlers.authorizeDeviceScreenClosed, func(f ClientAuthorizeDeviceScreenClosedCallback) { f() })
 	}
 }

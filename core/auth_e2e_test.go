@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sdkpp/core/auth"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 	"sdkpp/server/servertest"
 )
 
@@ -358,7 +359,7 @@ func botProvisionalToken(t *testing.T, env *servertest.Env, externalID string) s
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var tr tokenResponse
+	var tr auth.Tokens
 	require.EqualValues(t, 200, resp.StatusCode, "bot token endpoint: HTTP %d", resp.StatusCode)
 	require.Nil(t, json.NewDecoder(resp.Body).Decode(&tr), "bot token endpoint: HTTP %d", resp.StatusCode)
 	require.NotEqual(t, "", tr.AccessToken, "bot token endpoint: HTTP %d", resp.StatusCode)
@@ -430,7 +431,7 @@ func TestTokenExpirationCallback(t *testing.T) {
 	clk := onFakeClock(c)
 	fired := 0
 	c.SetTokenExpirationCallback(Func(func() { fired++ }))
-	c.remember(&tokenResponse{AccessToken: "expiring-token-123", ExpiresIn: int32(token.ExpiryWarning/time.Second) + 1}, 0)
+	c.auth.flows.Remember(&auth.Tokens{AccessToken: "expiring-token-123", ExpiresIn: int32(token.ExpiryWarning/time.Second) + 1}, 0)
 	var up *ClientResult
 	c.UpdateToken(AuthorizationTokenTypeBearer, "expiring-token-123", resultCallback(&up))
 	clk.Advance(time.Second - time.Millisecond)

@@ -12,21 +12,30 @@ type Call struct {
 // CallStatus and CallError (generated from api/sdkpp.api) have the values of voice.Status and
 // voice.Error, which the call layer reports: TestCallEnumsMatchTheCallLayer holds them together.
 
-// CallErrorToString names a call error.
-func CallErrorToString(e CallError) string { return e.String() }
-
-// CallStatusToString names a call status.
-func CallStatusToString(s CallStatus) string { return s.String() }
-
 // Clone returns another handle to the same call.
 func (h *Call) Clone() *Call { v := *h; return &v }
 
 // v returns the live call, or nil.
 func (h *Call) v() *voice.Call {
-	if e := h.c.callEntry(h.lobby); e != nil {
-		return e.call
+	if e := h.c.calls.reg.Get(h.lobby); e != nil {
+		return e.Call
 	}
 	return nil
+}
+
+// get reads the live call with f, or returns def once the call has ended.
+func get[T any](h *Call, def T, f func(*voice.Call) T) T {
+	if v := h.v(); v != nil {
+		return f(v)
+	}
+	return def
+}
+
+// do applies f to the live call, if the call has not ended.
+func (h *Call) do(f func(*voice.Call)) {
+	if v := h.v(); v != nil {
+		f(v)
+	}
 }
 
 // GetStatus returns the call's status; Disconnected once it has ended.
@@ -44,12 +53,7 @@ func (h *Call) GetChannelId() uint64 { return h.lobby }
 func (h *Call) GetGuildId() uint64 { return 0 }
 
 // GetParticipants returns the user ids in the call, the player's own included.
-func (h *Call) GetParticipants() []uint64 {
-	if v := h.v(); v != nil {
-		return v.Participants()
-	}
-	return nil
-}
+func (h *Call) GetParticipants() []uint64 { return get(h, nil, (*voice.Call).Participants) }
 
 // GetVoiceStateHandle returns a participant's voice state, or nil if it is not in the call.
 func (h *Call) GetVoiceStateHandle(userId uint64) *VoiceStateHandle {
@@ -87,94 +91,50 @@ func (h *Call) SetAudioMode(audioMode AudioModeType) {
 }
 
 // GetPTTActive reports whether the game holds push-to-talk.
-func (h *Call) GetPTTActive() bool {
-	if v := h.v(); v != nil {
-		return v.PTTActive()
-	}
-	return false
-}
+func (h *Call) GetPTTActive() bool { return get(h, false, (*voice.Call).PTTActive) }
 
 // SetPTTActive presses or releases push-to-talk; the game calls it on its key (the SDK has no
 // key bindings).
-func (h *Call) SetPTTActive(active bool) {
-	if v := h.v(); v != nil {
-		v.SetPTTActive(active)
-	}
-}
+func (h *Call) SetPTTActive(active bool) { h.do(func(v *voice.Call) { v.SetPTTActive(active) }) }
 
 // GetPTTReleaseDelay returns how long sending goes on after push-to-talk is released (ms).
-func (h *Call) GetPTTReleaseDelay() uint32 {
-	if v := h.v(); v != nil {
-		return v.PTTReleaseDelay()
-	}
-	return 0
-}
+func (h *Call) GetPTTReleaseDelay() uint32 { return get(h, 0, (*voice.Call).PTTReleaseDelay) }
 
 // SetPTTReleaseDelay sets the push-to-talk release delay (ms).
 func (h *Call) SetPTTReleaseDelay(releaseDelayMs uint32) {
-	if v := h.v(); v != nil {
-		v.SetPTTReleaseDelay(releaseDelayMs)
-	}
+	h.do(func(v *voice.Call) { v.SetPTTReleaseDelay(releaseDelayMs) })
 }
 
 // GetSelfMute reports whether the player is muted in this call.
-func (h *Call) GetSelfMute() bool {
-	if v := h.v(); v != nil {
-		return v.SelfMute()
-	}
-	return false
-}
+func (h *Call) GetSelfMute() bool { return get(h, false, (*voice.Call).SelfMute) }
 
 // SetSelfMute mutes or unmutes the player in this call; the others see it.
-func (h *Call) SetSelfMute(mute bool) {
-	if v := h.v(); v != nil {
-		v.SetSelfMute(mute)
-	}
-}
+func (h *Call) SetSelfMute(mute bool) { h.do(func(v *voice.Call) { v.SetSelfMute(mute) }) }
 
 // GetSelfDeaf reports whether the player is deafened in this call.
-func (h *Call) GetSelfDeaf() bool {
-	if v := h.v(); v != nil {
-		return v.SelfDeaf()
-	}
-	return false
-}
+func (h *Call) GetSelfDeaf() bool { return get(h, false, (*voice.Call).SelfDeaf) }
 
 // SetSelfDeaf deafens or undeafens the player in this call; the others see it.
-func (h *Call) SetSelfDeaf(deaf bool) {
-	if v := h.v(); v != nil {
-		v.SetSelfDeaf(deaf)
-	}
-}
+func (h *Call) SetSelfDeaf(deaf bool) { h.do(func(v *voice.Call) { v.SetSelfDeaf(deaf) }) }
 
 // GetLocalMute reports whether a participant is muted for this player only.
 func (h *Call) GetLocalMute(userId uint64) bool {
-	if v := h.v(); v != nil {
-		return v.LocalMute(userId)
-	}
-	return false
+	return get(h, false, func(v *voice.Call) bool { return v.LocalMute(userId) })
 }
 
 // SetLocalMute mutes a participant for this player only.
 func (h *Call) SetLocalMute(userId uint64, mute bool) {
-	if v := h.v(); v != nil {
-		v.SetLocalMute(userId, mute)
-	}
+	h.do(func(v *voice.Call) { v.SetLocalMute(userId, mute) })
 }
 
 // GetParticipantVolume returns a participant's volume for this player (0..200, 100 default).
 func (h *Call) GetParticipantVolume(userId uint64) float32 {
-	if v := h.v(); v != nil {
-		return v.ParticipantVolume(userId)
-	}
-	return 100
+	return get(h, 100, func(v *voice.Call) float32 { return v.ParticipantVolume(userId) })
 }
 
 // SetParticipantVolume sets a participant's volume for this player (0..200).
 func (h *Call) SetParticipantVolume(userId uint64, volume float32) {
-	if v := h.v(); v != nil {
-		v.SetParticipantVolume(userId, volume)
-	}
+	h.do(func(v *voice.Call) { v.SetParticipantVolume(userId, volume) })
 }
 
 // GetVADThreshold returns the voice activity threshold.
@@ -188,24 +148,17 @@ func (h *Call) GetVADThreshold() *VADThresholdSettings {
 
 // SetVADThreshold sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.
 func (h *Call) SetVADThreshold(automatic bool, threshold float32) {
-	if v := h.v(); v != nil {
-		v.SetVADThreshold(automatic, threshold)
-	}
+	h.do(func(v *voice.Call) { v.SetVADThreshold(automatic, threshold) })
 }
 
 // GetVerificationCode (sdkpp) returns the call's end-to-end encryption verification code: 30
 // digits in six groups, derived from every participant's public keys. Every participant sees the
 // same code while they see the same participants; players compare it out of band to detect a
 // service that substituted keys. It changes whenever someone joins or leaves. Empty once ended.
-func (h *Call) GetVerificationCode() string {
-	if v := h.v(); v != nil {
-		return v.VerificationCode()
-	}
-	return ""
-}
+func (h *Call) GetVerificationCode() string { return get(h, "", (*voice.Call).VerificationCode) }
 
 // setCallHandler sets one of the call's handler slots.
-func setCallHandler[F any](h *Call, slot func(*callEntry) *handlerSlot[F], cb Callback[F]) {
+func setCallHandler[F any](h *Call, slot func(*callHooks) *handlerSlot[F], cb Callback[F]) {
 	e := h.c.callEntry(h.lobby)
 	if e == nil {
 		if cb.Release != nil {
@@ -220,7 +173,7 @@ func setCallHandler[F any](h *Call, slot func(*callEntry) *handlerSlot[F], cb Ca
 // once (queued) with the current status, so that a change reported before the game set the
 // handler (a refusal arrives quickly) is not missed.
 func (h *Call) SetStatusChangedCallback(cb Callback[CallOnStatusChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnStatusChanged] { return &e.status }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnStatusChanged] { return &e.status }, cb)
 	if e := h.c.callEntry(h.lobby); e != nil {
 		h.c.mu.Lock()
 		last := e.last
@@ -231,17 +184,17 @@ func (h *Call) SetStatusChangedCallback(cb Callback[CallOnStatusChanged]) {
 
 // SetParticipantChangedCallback sets the handler of participants joining and leaving the call.
 func (h *Call) SetParticipantChangedCallback(cb Callback[CallOnParticipantChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnParticipantChanged] { return &e.participant }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnParticipantChanged] { return &e.participant }, cb)
 }
 
 // SetSpeakingStatusChangedCallback sets the handler of participants starting and stopping to be heard.
 func (h *Call) SetSpeakingStatusChangedCallback(cb Callback[CallOnSpeakingStatusChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnSpeakingStatusChanged] { return &e.speaking }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnSpeakingStatusChanged] { return &e.speaking }, cb)
 }
 
 // SetOnVoiceStateChangedCallback sets the handler of participants' self mute and deafen changes.
 func (h *Call) SetOnVoiceStateChangedCallback(cb Callback[CallOnVoiceStateChanged]) {
-	setCallHandler(h, func(e *callEntry) *handlerSlot[CallOnVoiceStateChanged] { return &e.voiceState }, cb)
+	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnVoiceStateChanged] { return &e.voiceState }, cb)
 }
 
 // VoiceStateHandle is a live view of a participant's voice state in a call.
@@ -277,32 +230,17 @@ type VADThresholdSettings struct {
 	automatic    bool
 }
 
-// VadThreshold returns the threshold in dBFS (-100..0).
-func (s *VADThresholdSettings) VadThreshold() float32 { return s.vadThreshold }
-
-// Automatic reports whether the SDK picks the threshold.
-func (s *VADThresholdSettings) Automatic() bool { return s.automatic }
-
 // AudioDevice is an audio input or output device.
 type AudioDevice struct {
 	id, name  string
 	isDefault bool
 }
 
-// Id returns the device's id (pass it to SetInputDevice or SetOutputDevice).
-func (d *AudioDevice) Id() string { return d.id }
-
-// Name returns the device's name.
-func (d *AudioDevice) Name() string { return d.name }
-
-// IsDefault reports whether it is the system's default device.
-func (d *AudioDevice) IsDefault() bool { return d.isDefault }
-
 // Clone returns a copy.
-func (d *AudioDevice) Clone() *AudioDevice { v := *d; return &v }
+func (a *AudioDevice) Clone() *AudioDevice { v := *a; return &v }
 
 // Equals reports whether two devices are the same.
-func (d *AudioDevice) Equals(rhs *AudioDevice) bool { return rhs != nil && *d == *rhs }
+func (a *AudioDevice) Equals(rhs *AudioDevice) bool { return rhs != nil && *a == *rhs }
 
 // audioDevices converts the engine's devices.
 func audioDevices(ds []voice.Device) []*AudioDevice {

@@ -3,65 +3,43 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"slices"
+	"errors"
 	"sync"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 	"sdkpp/core/voice"
 )
 
-// callState is the Client's voice calls and audio settings; mu guards it. Lock order: a
-// voice.Call's lock, then Client.mu (call events post handlers); mu is never held while calling
-// into a voice.Call that could take its lock and then Client.mu.
+// callState is the Client's voice calls and the settings that apply to all of them, in a
+// registry of core/voice with its own lock. Lock order: the registry's lock, then a voice.Call's
+// lock, then Client.mu (call events post handlers); the registry's lock is never taken while
+// holding a call's lock or Client.mu.
 type callState struct {
-	mu       sync.Mutex
-	calls    map[uint64]*callEntry
-	muteAll  bool
-	deafAll  bool
-	inVol    float32 // 0..100
-	outVol   float32 // 0..200
-	inDev    string
-	outDev   string
-	noInput  float32
-	settings struct{ aec, ns, agc, nc bool }
+	reg voice.Registry[*callHooks]
 
-	participant handlerSlot[ClientVoiceParticipantChangedCallback]
-	devices     handlerSlot[ClientDeviceChangeCallback]
-	noInputCb   handlerSlot[ClientNoAudioInputCallback]
-
-	// Test hooks: the engine factory (nil: voice.NewEngine), and a last change to each call's
-	// configuration (its relay dialer, signaling, timing).
+	// Test hooks, guarded by mu: the engine factory (nil: voice.NewEngine), and a last change to
+	// each call's configuration (its relay dialer, signaling, timing).
+	mu        sync.Mutex
 	newEngine func(voice.EngineConfig) (voice.Engine, error)
 	tune      func(*voice.Config)
 
 	speakerWarned sync.Once
 }
 
-// callEntry is one call and the game's callbacks for it.
-type callEntry struct {
-	call        *voice.Call
+// callHooks are the game's callbacks for one call.
+type callHooks struct {
 	status      handlerSlot[CallOnStatusChanged]
 	participant handlerSlot[CallOnParticipantChanged]
 	speaking    handlerSlot[CallOnSpeakingStatusChanged]
 	voiceState  handlerSlot[CallOnVoiceStateChanged]
 	// audio holds the raw PCM hooks' releases, run once the call's engine has stopped.
-	audio []*dispatch.Scope
+	audio []*callbacks.Scope
 
 	// last is the newest status, for a handler set after it was reported (Client.mu guards it).
 	last struct {
 		status CallStatus
 		err    CallError
 		detail int32
-	}
-}
-
-// initCallsLocked sets the defaults once.
-func (s *callState) initLocked() {
-	if s.calls == nil {
-		s.calls = map[uint64]*callEntry{}
-		s.inVol, s.outVol = 100, 100
-		s.noInput = -100
-		s.settings.aec, s.settings.ns, s.settings.agc = true, true, true
 	}
 }
 
@@ -99,26 +77,55 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		c.logf(LoggingSeverityError, "StartCall(%d): the client is not ready", lobbyID)
 		return nil
 	}
-	s := &c.calls
-	s.mu.Lock()
-	s.initLocked()
-	if s.calls[lobbyID] != nil {
-		s.mu.Unlock()
+	c.calls.mu.Lock()
+	newEngine, tune := c.calls.newEngine, c.calls.tune
+	c.calls.mu.Unlock()
+	e := &callHooks{}
+	e.last.status = CallStatusJoining // voice.Start returns the call Joining
+	_, err := c.calls.reg.Start(lobbyID, func(set voice.Settings) (*voice.Entry[*callHooks], error) {
+		c.voice.callStarted.Store(true)
+		cfg := c.callConfig(lobbyID, self, gw.Send, e, set, received, captured)
+		cfg.NewEngine = newEngine
+		if tune != nil {
+			tune(&cfg)
+		}
+		call, err := voice.Start(cfg)
+		if err != nil {
+			return nil, err
+		}
+		set.ApplyTo(call.Engine())
+		for _, r := range []func(){releaseOf(received), releaseOf(captured)} {
+			if r != nil {
+				e.audio = append(e.audio, c.scope.NewScope(r)) // endEntry closes them after End
+			}
+		}
+		started = true
+		return &voice.Entry[*callHooks]{Call: call, Hooks: e}, nil
+	})
+	switch {
+	case errors.Is(err, voice.ErrInCall):
 		c.logf(LoggingSeverityWarning, "StartCall(%d): already in that call", lobbyID)
 		return nil
+	case err != nil:
+		c.logf(LoggingSeverityError, "StartCall(%d): %v", lobbyID, err)
+		return nil
 	}
-	e := &callEntry{}
-	e.last.status = CallStatusJoining // voice.Start returns the call Joining
-	c.voice.callStarted.Store(true)
-	ecfg := voice.EngineConfig{InputDevice: s.inDev, OutputDevice: s.outDev,
+	return &Call{c: c, lobby: lobbyID}
+}
+
+// callConfig is the configuration of a new call in lobbyID: the engine's hooks, the settings set
+// applies and the events that post the game's handlers of e.
+func (c *Client) callConfig(lobbyID, self uint64, send func(ctx context.Context, op int, d any) error, e *callHooks, set voice.Settings,
+	received *Callback[ClientUserAudioReceivedCallback], captured *Callback[ClientUserAudioCapturedCallback]) voice.Config {
+	ecfg := voice.EngineConfig{InputDevice: set.InputDevice, OutputDevice: set.OutputDevice,
 		AecDump: c.aecDumpPrefix(lobbyID),
 		Logf:    func(f string, a ...any) { c.voiceLogf(LoggingSeverityInfo, f, a...) },
 		OnNoInput: func(silent bool) {
-			postHandler(c, &c.calls.noInputCb, func(f ClientNoAudioInputCallback) { f(!silent) })
+			postHandler(c, &c.handlers.noAudioInput, func(f ClientNoAudioInputCallback) { f(!silent) })
 		},
 		OnDevicesChanged: func(in, out []voice.Device) {
 			ins, outs := audioDevices(in), audioDevices(out)
-			postHandler(c, &c.calls.devices, func(f ClientDeviceChangeCallback) { f(ins, outs) })
+			postHandler(c, &c.handlers.deviceChange, func(f ClientDeviceChangeCallback) { f(ins, outs) })
 		},
 	}
 	if received != nil && received.Fn != nil {
@@ -136,14 +143,13 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		fn := captured.Fn
 		ecfg.Captured = func(samples []int16) { fn(samples, uint64(len(samples)), 48000, 1) }
 	}
-	cfg := voice.Config{
+	return voice.Config{
 		LobbyID: lobbyID, UserID: self,
-		Send:      gw.Send,
-		NewEngine: s.newEngine,
-		Engine:    ecfg,
-		Clock:     c.clock,
-		Logf:      func(f string, a ...any) { c.voiceLogf(LoggingSeverityVerbose, f, a...) },
-		SelfMute:  s.muteAll, SelfDeaf: s.deafAll,
+		Send:     send,
+		Engine:   ecfg,
+		Clock:    c.clock,
+		Logf:     func(f string, a ...any) { c.voiceLogf(LoggingSeverityVerbose, f, a...) },
+		SelfMute: set.SelfMute, SelfDeaf: set.SelfDeaf,
 		Events: voice.Events{
 			Status: func(st voice.Status, er voice.Error, d int32) {
 				c.mu.Lock()
@@ -153,7 +159,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 			},
 			Participant: func(user uint64, added bool) {
 				postHandler(c, &e.participant, func(f CallOnParticipantChanged) { f(user, added) })
-				postHandler(c, &c.calls.participant, func(f ClientVoiceParticipantChangedCallback) { f(lobbyID, user, added) })
+				postHandler(c, &c.handlers.voiceParticipantChanged, func(f ClientVoiceParticipantChangedCallback) { f(lobbyID, user, added) })
 			},
 			VoiceState: func(user uint64) {
 				postHandler(c, &e.voiceState, func(f CallOnVoiceStateChanged) { f(user) })
@@ -163,33 +169,6 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 			},
 		},
 	}
-	if s.tune != nil {
-		s.tune(&cfg)
-	}
-	call, err := voice.Start(cfg)
-	if err != nil {
-		s.mu.Unlock()
-		c.logf(LoggingSeverityError, "StartCall(%d): %v", lobbyID, err)
-		return nil
-	}
-	eng := call.Engine()
-	eng.SetInputVolume(s.inVol)
-	eng.SetOutputVolume(s.outVol)
-	eng.SetNoInputThreshold(s.noInput)
-	eng.SetEchoCancellation(s.settings.aec)
-	eng.SetNoiseSuppression(s.settings.ns)
-	eng.SetAutoGain(s.settings.agc)
-	eng.SetNoiseCancellation(s.settings.nc)
-	for _, r := range []func(){releaseOf(received), releaseOf(captured)} {
-		if r != nil {
-			e.audio = append(e.audio, c.scope.NewScope(r)) // endCall closes them after End
-		}
-	}
-	started = true
-	s.calls[lobbyID] = e
-	e.call = call
-	s.mu.Unlock()
-	return &Call{c: c, lobby: lobbyID}
 }
 
 // releaseOf returns a callback's release function, or nil.
@@ -202,50 +181,29 @@ func releaseOf[F any](cb *Callback[F]) func() {
 
 // onVoiceDispatch hands a voice dispatch to the calls.
 func (c *Client) onVoiceDispatch(event string, data json.RawMessage) {
-	for _, call := range c.liveCalls() {
+	for _, call := range c.calls.reg.Calls() {
 		call.HandleDispatch(event, data)
 	}
 }
 
 // onVoiceSignalingLost tells every call that the gateway session dropped (rule ST-4).
 func (c *Client) onVoiceSignalingLost() {
-	for _, call := range c.liveCalls() {
+	for _, call := range c.calls.reg.Calls() {
 		call.SignalingLost()
 	}
 }
 
-// liveCalls returns the calls, in lobby order.
-func (c *Client) liveCalls() []*voice.Call {
-	c.calls.mu.Lock()
-	defer c.calls.mu.Unlock()
-	var out []*voice.Call
-	for _, e := range c.calls.calls {
-		out = append(out, e.call)
+// callEntry returns a call's hooks, or nil.
+func (c *Client) callEntry(lobbyID uint64) *callHooks {
+	if e := c.calls.reg.Get(lobbyID); e != nil {
+		return e.Hooks
 	}
-	slices.SortFunc(out, func(a, b *voice.Call) int { return cmpU64(a.LobbyID(), b.LobbyID()) })
-	return out
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// entry returns a call's entry, or nil.
-func (c *Client) callEntry(lobbyID uint64) *callEntry {
-	c.calls.mu.Lock()
-	defer c.calls.mu.Unlock()
-	return c.calls.calls[lobbyID]
+	return nil
 }
 
 // GetCall returns the handle of the call in a lobby, or nil.
 func (c *Client) GetCall(channelId uint64) *Call {
-	if c.callEntry(channelId) == nil {
+	if c.calls.reg.Get(channelId) == nil {
 		return nil
 	}
 	return &Call{c: c, lobby: channelId}
@@ -254,7 +212,7 @@ func (c *Client) GetCall(channelId uint64) *Call {
 // GetCalls returns the handles of every call, in lobby order.
 func (c *Client) GetCalls() []*Call {
 	var out []*Call
-	for _, call := range c.liveCalls() {
+	for _, call := range c.calls.reg.Calls() {
 		out = append(out, &Call{c: c, lobby: call.LobbyID()})
 	}
 	return out
@@ -263,10 +221,7 @@ func (c *Client) GetCalls() []*Call {
 // EndCall leaves a call and stops it; cb runs (queued) once it has stopped.
 func (c *Client) EndCall(channelId uint64, cb Callback[ClientEndCallCallback]) {
 	once := c.scope.Once(func() { cb.Fn() }, cb.Release)
-	c.calls.mu.Lock()
-	e := c.calls.calls[channelId]
-	delete(c.calls.calls, channelId)
-	c.calls.mu.Unlock()
+	e := c.calls.reg.Take(channelId)
 	if e == nil {
 		once.Fire(cb.Fn)
 		return
@@ -277,12 +232,8 @@ func (c *Client) EndCall(channelId uint64, cb Callback[ClientEndCallCallback]) {
 // EndCalls leaves and stops every call; cb runs (queued) once all have stopped.
 func (c *Client) EndCalls(cb Callback[ClientEndCallsCallback]) {
 	once := c.scope.Once(func() { cb.Fn() }, cb.Release)
-	c.calls.mu.Lock()
-	entries := c.calls.calls
-	c.calls.calls = map[uint64]*callEntry{}
-	c.calls.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, e := range entries {
+	for _, e := range c.calls.reg.TakeAll() {
 		wg.Add(1)
 		c.endEntry(e, wg.Done)
 	}
@@ -296,23 +247,24 @@ func (c *Client) EndCalls(cb Callback[ClientEndCallsCallback]) {
 // releases its callbacks on the game's thread, in the next RunCallbacks: a free function never
 // runs on a thread of the SDK's (a managed runtime would attach that thread and, like Mono, wait
 // for it at exit). done runs after the release is queued.
-func (c *Client) endEntry(e *callEntry, done func()) {
+func (c *Client) endEntry(e *voice.Entry[*callHooks], done func()) {
+	h := e.Hooks
 	release := func() {
-		closeAll(e.audio) // the engine has stopped: no hook runs again
-		for _, s := range []*dispatch.Scope{e.status.take(), e.participant.take(), e.speaking.take(), e.voiceState.take()} {
+		closeAll(h.audio) // the engine has stopped: no hook runs again
+		for _, s := range []*callbacks.Scope{h.status.take(), h.participant.take(), h.speaking.take(), h.voiceState.take()} {
 			if s != nil {
 				s.Close()
 			}
 		}
 	}
 	if !c.start(func(context.Context) {
-		e.call.End()
+		e.Call.End()
 		// A one-shot whose release is the work: Run, Reset or the Client's close performs it,
 		// each on the game's thread.
 		c.scope.Once(nil, release).Fire(nil)
 		done()
 	}) {
-		e.call.End() // the client is closing, on the game's thread
+		e.Call.End() // the client is closing, on the game's thread
 		release()
 		done()
 	}
@@ -320,156 +272,89 @@ func (c *Client) endEntry(e *callEntry, done func()) {
 
 // stopCalls ends every call; Close calls it before waiting for the client's goroutines.
 func (c *Client) stopCalls() {
-	c.calls.mu.Lock()
-	entries := c.calls.calls
-	c.calls.calls = nil
-	c.calls.mu.Unlock()
-	for _, e := range entries {
-		e.call.End()
-		closeAll(e.audio)
+	for _, e := range c.calls.reg.TakeAll() {
+		e.Call.End()
+		closeAll(e.Hooks.audio)
 	}
 }
 
 // closeAll closes scopes.
-func closeAll(scopes []*dispatch.Scope) {
+func closeAll(scopes []*callbacks.Scope) {
 	for _, s := range scopes {
 		s.Close()
 	}
 }
 
-// SetVoiceParticipantChangedCallback sets the handler of participants joining and leaving any of
-// the player's calls.
-func (c *Client) SetVoiceParticipantChangedCallback(cb Callback[ClientVoiceParticipantChangedCallback]) {
-	setHandler(c, &c.calls.participant, cb)
+// setAll changes a voice setting of every call, present and future: change records it, apply
+// (if not nil) sets it on each call.
+func (c *Client) setAll(change func(*voice.Settings), apply func(*voice.Call)) {
+	c.calls.reg.Set(change, apply)
 }
 
-// forEachCall applies fn to every call.
-func (c *Client) forEachCall(fn func(*voice.Call)) {
-	for _, call := range c.liveCalls() {
-		fn(call)
-	}
+// setEngines is setAll for a setting of the calls' engines.
+func (c *Client) setEngines(change func(*voice.Settings), apply func(voice.Engine)) {
+	c.calls.reg.Set(change, func(call *voice.Call) { apply(call.Engine()) })
 }
 
 // SetSelfMuteAll mutes or unmutes the player in every call, present and future.
 func (c *Client) SetSelfMuteAll(mute bool) {
-	c.calls.mu.Lock()
-	c.calls.muteAll = mute
-	c.calls.mu.Unlock()
-	c.forEachCall(func(v *voice.Call) { v.SetSelfMute(mute) })
+	c.setAll(func(s *voice.Settings) { s.SelfMute = mute }, func(v *voice.Call) { v.SetSelfMute(mute) })
 }
 
 // GetSelfMuteAll reports the SetSelfMuteAll setting.
-func (c *Client) GetSelfMuteAll() bool {
-	c.calls.mu.Lock()
-	defer c.calls.mu.Unlock()
-	return c.calls.muteAll
-}
+func (c *Client) GetSelfMuteAll() bool { return c.calls.reg.Settings().SelfMute }
 
 // SetSelfDeafAll deafens or undeafens the player in every call, present and future.
 func (c *Client) SetSelfDeafAll(deaf bool) {
-	c.calls.mu.Lock()
-	c.calls.deafAll = deaf
-	c.calls.mu.Unlock()
-	c.forEachCall(func(v *voice.Call) { v.SetSelfDeaf(deaf) })
+	c.setAll(func(s *voice.Settings) { s.SelfDeaf = deaf }, func(v *voice.Call) { v.SetSelfDeaf(deaf) })
 }
 
 // GetSelfDeafAll reports the SetSelfDeafAll setting.
-func (c *Client) GetSelfDeafAll() bool {
-	c.calls.mu.Lock()
-	defer c.calls.mu.Unlock()
-	return c.calls.deafAll
-}
+func (c *Client) GetSelfDeafAll() bool { return c.calls.reg.Settings().SelfDeaf }
 
 // SetInputVolume sets the microphone volume of every call (0..100).
 func (c *Client) SetInputVolume(inputVolume float32) {
 	v := min(max(inputVolume, 0), 100)
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.inVol = v
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetInputVolume(v) })
+	c.setEngines(func(s *voice.Settings) { s.InputVolume = v }, func(e voice.Engine) { e.SetInputVolume(v) })
 }
 
 // GetInputVolume returns the microphone volume (0..100).
-func (c *Client) GetInputVolume() float32 {
-	c.calls.mu.Lock()
-	defer c.calls.mu.Unlock()
-	c.calls.initLocked()
-	return c.calls.inVol
-}
+func (c *Client) GetInputVolume() float32 { return c.calls.reg.Settings().InputVolume }
 
 // SetOutputVolume sets the playback volume of every call (0..200).
 func (c *Client) SetOutputVolume(outputVolume float32) {
 	v := min(max(outputVolume, 0), 200)
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.outVol = v
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetOutputVolume(v) })
+	c.setEngines(func(s *voice.Settings) { s.OutputVolume = v }, func(e voice.Engine) { e.SetOutputVolume(v) })
 }
 
 // GetOutputVolume returns the playback volume (0..200).
-func (c *Client) GetOutputVolume() float32 {
-	c.calls.mu.Lock()
-	defer c.calls.mu.Unlock()
-	c.calls.initLocked()
-	return c.calls.outVol
-}
+func (c *Client) GetOutputVolume() float32 { return c.calls.reg.Settings().OutputVolume }
 
 // SetNoAudioInputThreshold sets the level (dBFS) below which the input counts as silent.
 func (c *Client) SetNoAudioInputThreshold(dBFSThreshold float32) {
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.noInput = dBFSThreshold
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetNoInputThreshold(dBFSThreshold) })
-}
-
-// SetNoAudioInputCallback sets the handler of the input going silent and coming back.
-func (c *Client) SetNoAudioInputCallback(cb Callback[ClientNoAudioInputCallback]) {
-	setHandler(c, &c.calls.noInputCb, cb)
-}
-
-// SetDeviceChangeCallback sets the handler of devices appearing and disappearing.
-func (c *Client) SetDeviceChangeCallback(cb Callback[ClientDeviceChangeCallback]) {
-	setHandler(c, &c.calls.devices, cb)
+	c.setEngines(func(s *voice.Settings) { s.NoInputThreshold = dBFSThreshold },
+		func(e voice.Engine) { e.SetNoInputThreshold(dBFSThreshold) })
 }
 
 // SetEchoCancellation turns echo cancellation on or off in every call (default on).
 func (c *Client) SetEchoCancellation(on bool) {
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.settings.aec = on
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetEchoCancellation(on) })
+	c.setEngines(func(s *voice.Settings) { s.EchoCancellation = on }, func(e voice.Engine) { e.SetEchoCancellation(on) })
 }
 
 // SetNoiseSuppression turns noise suppression on or off in every call (default on).
 func (c *Client) SetNoiseSuppression(on bool) {
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.settings.ns = on
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetNoiseSuppression(on) })
+	c.setEngines(func(s *voice.Settings) { s.NoiseSuppression = on }, func(e voice.Engine) { e.SetNoiseSuppression(on) })
 }
 
 // SetNoiseCancellation turns noise cancellation on or off in every call (default off): the noise
 // suppressor at its strongest (-45 dB instead of -15 dB). While on, it replaces noise suppression.
 func (c *Client) SetNoiseCancellation(on bool) {
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.settings.nc = on
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetNoiseCancellation(on) })
+	c.setEngines(func(s *voice.Settings) { s.NoiseCancellation = on }, func(e voice.Engine) { e.SetNoiseCancellation(on) })
 }
 
 // SetAutomaticGainControl turns automatic gain control on or off in every call (default on).
 func (c *Client) SetAutomaticGainControl(on bool) {
-	c.calls.mu.Lock()
-	c.calls.initLocked()
-	c.calls.settings.agc = on
-	c.calls.mu.Unlock()
-	c.forEachCall(func(call *voice.Call) { call.Engine().SetAutoGain(on) })
+	c.setEngines(func(s *voice.Settings) { s.AutoGain = on }, func(e voice.Engine) { e.SetAutoGain(on) })
 }
 
 // SetSpeakerMode is deprecated (rule VER-4): routing is automatic on the desktop platforms sdkpp

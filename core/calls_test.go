@@ -212,7 +212,7 @@ func (cl *caller) start(t *testing.T, lobby uint64) *Call {
 	return call
 }
 
-func (cl *caller) voiceCall(lobby uint64) *voice.Call { return cl.callEntry(lobby).call }
+func (cl *caller) voiceCall(lobby uint64) *voice.Call { return cl.calls.reg.Get(lobby).Call }
 
 func lobbyOf(t *testing.T, secret string, cs ...*caller) uint64 {
 	var id uint64

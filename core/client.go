@@ -1,17 +1,25 @@
 // Package core is the sdkpp client: an ordinary Go library with no cgo and no C types. capi/
 // adapts it to the C ABI.
 //
-// Client is a facade: it checks what the game passes, makes the requests, and converts between
-// the generated records of the public surface and the state of the capabilities, each of which
-// lives in a package of its own with its own lock (core/users, core/social, core/messages,
-// core/lobbies, core/token, core/tunnel, core/voice). Gateway events reach the capabilities
-// through one registry of handlers by event name (connection.go).
+// Client is a facade: it checks what the game passes, converts between the records of the public
+// surface and the capabilities' own types, and delegates. Each capability lives in a package of
+// its own with its own lock: core/auth (authorization: Authorize, PKCE, the device flow, token
+// grants, provisional accounts, the automatic refresh), core/token (the token in use),
+// core/users, core/social, core/messages (the cache, its endpoints and the catch-up after a new
+// session), core/lobbies, core/tunnel, core/voice (calls, their registry and the settings of all
+// calls), core/rpc (the link to the desktop client), core/logs and core/launch. Gateway events
+// reach the capabilities through one table of handlers by event name (connection.go); the
+// relationship events are described by wire/gateway.RelationshipEvents. What follows
+// mechanically from api/sdkpp.api is generated: the enums and callback types (api_gen.go), the
+// records' getters and setters (records_gen.go), and the Client's callback slots with their
+// Set...Callback methods (handlers_gen.go).
 //
-// Locks: Client.mu guards the client's life, its gateway connection, the flows of authorization
-// in progress and each call's last status. The desktop link (rpclink.go, over core/rpc) has its
-// own lock, taken without Client.mu held. The capabilities' locks and the handler slots' locks are
-// leaves: nothing else is taken while one is held, so they may be taken with or without
-// Client.mu. A calls' lock (calls.go) may be held while taking Client.mu, never the reverse.
+// Locks: Client.mu guards the client's life, its gateway connection and each call's last status.
+// The desktop link (core/rpc.Link) has its own lock, taken without Client.mu held. The
+// capabilities' locks and the handler slots' locks are leaves: nothing else is taken while one
+// is held, so they may be taken with or without Client.mu. The one exception is the call
+// registry's lock (core/voice.Registry): it is held while a call starts, and a call's events
+// take Client.mu, so the registry's lock may be held while taking Client.mu, never the reverse.
 //
 // Callbacks given to core never run on core's goroutines: they are queued and run inside
 // RunCallbacks, on the thread that calls it.
@@ -28,14 +36,14 @@ import (
 
 	"sdkpp/wire"
 
-	"golang.org/x/oauth2"
-
-	"sdkpp/core/clock"
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
+	"sdkpp/core/logs"
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
-	"sdkpp/core/token"
+	"sdkpp/core/rpc"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
+	"sdkpp/internal/clock"
 )
 
 // Default service addresses: the sdkpp service on its default local port.
@@ -68,8 +76,8 @@ type Callback[F any] struct {
 func Func[F any](fn F) Callback[F] { return Callback[F]{Fn: fn} }
 
 // queue is the process's one callback queue, drained by RunCallbacks.
-var queue = func() *dispatch.Queue {
-	q := dispatch.New()
+var queue = func() *callbacks.Queue {
+	q := callbacks.New()
 	q.OnPanic = func(v any) { Log(LoggingSeverityError, "a callback panicked: %v", v) }
 	return q
 }()
@@ -91,8 +99,8 @@ func ResetCallbacks() { queue.Reset() }
 
 // Client is one player's connection to the service. Its methods are safe for concurrent use.
 type Client struct {
-	scope *dispatch.Scope
-	log   logger
+	scope *callbacks.Scope
+	log   logs.Logger
 	clock clock.Clock // the time of every expiry, timer and backoff; tests set a clock.Fake
 
 	apiBase string
@@ -118,7 +126,7 @@ type Client struct {
 	auth   authState
 	conn   connState
 
-	rpc    rpcLink       // the desktop link (core/rpc); its own lock
+	rpc    *rpc.Link     // the desktop link (core/rpc); its own lock
 	users  users.Cache   // the one user cache, with game profiles (core/users)
 	social socialState   // relationships and presences (core/social)
 	msg    messageState  // messages and their catch-up (core/messages)
@@ -126,6 +134,8 @@ type Client struct {
 	tunnel tunnel.Tunnel // API requests over the gateway (core/tunnel)
 	voice  voiceDiag     // voice logs and diagnostics; its own lock
 	calls  callState     // voice calls (calls.go, core/voice); its own lock
+
+	handlers handlers // the game's callbacks set by Set...Callback (handlers_gen.go)
 
 	closeOnce sync.Once
 }
@@ -146,7 +156,6 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c := &Client{options: o.Clone()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.scope = queue.NewScope(nil)
-	c.setClock(clock.Real{})
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
 	clients.mu.Lock()
@@ -160,6 +169,9 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	// A transport of its own: Close drops its idle connections, which a shared one would keep.
 	c.api = &rest.Client{Base: c.apiBase, Timeout: c.HTTPTimeout,
 		HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+	c.rpc = c.newRPCLink()
+	c.msg.remote = messages.Remote{API: c.api, Cache: &c.msg.cache, Users: &c.users}
+	c.setClock(clock.Real{})
 	return c
 }
 
@@ -189,12 +201,12 @@ func (c *Client) Close() {
 		c.mu.Unlock()
 		c.cancel()
 		c.stopCalls()
-		c.closeRPC()
+		c.rpc.Close()
 		c.stopConnection()
 		c.wg.Wait()
 		c.api.HTTP.CloseIdleConnections()
 		c.auth.tokens.Stop()
-		c.log.close()
+		c.log.Close()
 		c.closeVoiceLog()
 		c.scope.Close()
 	})
@@ -203,7 +215,7 @@ func (c *Client) Close() {
 // setClock puts the Client on clk (tests use a clock.Fake); only before anything has started.
 func (c *Client) setClock(clk clock.Clock) {
 	c.clock = clk
-	c.auth.tokens = token.New(clk, token.Timers{Refresh: c.autoRefresh, Expiring: c.tokenExpiring, Warn: c.auth.expiry.isSet})
+	c.setAuth(clk)
 }
 
 // isClosed reports whether Close has begun.
@@ -213,23 +225,17 @@ func (c *Client) isClosed() bool {
 	return c.closed
 }
 
-// withTimeout is context.WithTimeout on the Client's clock: when d has passed on it, ctx is
-// cancelled with the cause context.DeadlineExceeded (read it with context.Cause).
-func (c *Client) withTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	timer := c.clock.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
-	return ctx, func() {
-		timer.Stop()
-		cancel(context.Canceled)
-	}
-}
-
 // logf writes a redacted message to this client's log, or to standard error if nothing took it.
 func (c *Client) logf(sev LoggingSeverity, format string, args ...any) {
 	msg := Secrets.String(fmt.Sprintf(format, args...))
-	if !c.log.log(msg, sev) {
+	if !c.log.Log(msg, logs.Severity(sev)) {
 		fallback(msg, sev)
 	}
+}
+
+// logAt returns logf at severity sev.
+func (c *Client) logAt(sev LoggingSeverity) func(format string, args ...any) {
+	return func(format string, args ...any) { c.logf(sev, format, args...) }
 }
 
 // ClientGetDefaultCommunicationScopes returns "openid sdk.social_layer" (rule SC-1).
@@ -238,45 +244,14 @@ func ClientGetDefaultCommunicationScopes() string { return CommunicationScopes }
 // ClientGetDefaultPresenceScopes returns "openid sdk.social_layer_presence" (rule SC-2).
 func ClientGetDefaultPresenceScopes() string { return PresenceScopes }
 
-// ClientGetVersionMajor returns the major version.
-func ClientGetVersionMajor() int32 { return VersionMajor }
-
-// ClientGetVersionMinor returns the minor version.
-func ClientGetVersionMinor() int32 { return VersionMinor }
-
-// ClientGetVersionPatch returns the patch version.
-func ClientGetVersionPatch() int32 { return VersionPatch }
-
 // ClientGetVersionHash returns the build's source revision.
 func ClientGetVersionHash() string { return versionHash }
-
-// ClientErrorToString names a Client error.
-func ClientErrorToString(e ClientError) string { return e.String() }
-
-// ClientStatusToString names a Client status.
-func ClientStatusToString(s ClientStatus) string { return s.String() }
-
-// ClientThreadToString names an SDK thread.
-func ClientThreadToString(t ClientThread) string { return t.String() }
 
 // SetApplicationId sets the application id used when AuthorizationArgs has none (rule AA-1).
 func (c *Client) SetApplicationId(id uint64) { c.appID.Store(id) }
 
 // GetApplicationId returns the application id, 0 if none was set.
 func (c *Client) GetApplicationId() uint64 { return c.appID.Load() }
-
-// CreateAuthorizationCodeVerifier returns a new PKCE verifier and its S256 challenge.
-func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
-	v := oauth2.GenerateVerifier()
-	Secrets.Add(v)
-	return &AuthorizationCodeVerifier{
-		challenge: AuthorizationCodeChallenge{
-			method:    AuthenticationCodeChallengeMethodS256,
-			challenge: oauth2.S256ChallengeFromVerifier(v),
-		},
-		verifier: v,
-	}
-}
 
 // AddLogCallback adds cb for messages at or above min. Messages are redacted (rule AU-10) and
 // delivered inside RunCallbacks; cb is released when the Client closes.
@@ -285,18 +260,18 @@ func (c *Client) AddLogCallback(cb Callback[ClientLogCallback], min LoggingSever
 	if scope.Closed() {
 		return
 	}
-	c.log.add(&callbackSink{scope: scope, fn: cb.Fn, minSev: min})
+	c.log.Add(logs.NewCallbackSink(scope, func(msg string, sev logs.Severity) { cb.Fn(msg, LoggingSeverity(sev)) }, logs.Severity(min)))
 }
 
 // SetLogDir writes messages at or above min to path/sdkpp.log, replacing an earlier log
 // directory. It reports false, and logs why, when the file cannot be opened.
 func (c *Client) SetLogDir(path string, min LoggingSeverity) bool {
-	f, err := openLogFile(path, "sdkpp.log")
+	f, err := logs.OpenFile(path, "sdkpp.log", logs.Severity(min), c.clock.Now)
 	if err != nil {
 		c.logf(LoggingSeverityError, "SetLogDir(%q): %v", path, err)
 		return false
 	}
-	c.log.setFile(&fileSink{f: f, minSev: min, now: c.clock.Now})
+	c.log.SetFile(f)
 	return true
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sdkpp/core/auth"
+	"sdkpp/core/logs"
 	"strings"
 	"testing"
 
@@ -129,8 +131,8 @@ func fixedRand(b []byte) error {
 }
 
 func TestAuthorizeRequest(t *testing.T) {
-	mobile := RedirectTarget{}
-	desktop := RedirectTarget{Loopback: "127.0.0.1:53124"}
+	mobile := auth.RedirectTarget{}
+	desktop := auth.RedirectTarget{Loopback: "127.0.0.1:53124"}
 	state := "fixed-state"
 	ch := NewAuthorizationCodeChallenge()
 	ch.SetChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
@@ -142,7 +144,7 @@ func TestAuthorizeRequest(t *testing.T) {
 		name   string
 		args   func(*AuthorizationArgs)
 		appID  uint64
-		target RedirectTarget
+		target auth.RedirectTarget
 		want   map[string]string // query values that must be present
 		absent []string
 		redir  string
@@ -189,7 +191,7 @@ func TestAuthorizeRequest(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			args := NewAuthorizationArgs()
 			c.args(args)
-			req, err := buildAuthorizeRequest(args, c.appID, "http://127.0.0.1:7710/", c.target, fixedRand)
+			req, err := auth.BuildRequest(authArgs(args), c.appID, "http://127.0.0.1:7710/", c.target, fixedRand)
 			if c.err != "" {
 				require.Error(t, err, "err = %v, want %q", err, c.err)
 				require.Contains(t, err.Error(), c.err, "err = %v, want %q", err, c.err)
@@ -220,8 +222,8 @@ func TestAuthorizeRequest(t *testing.T) {
 	// Without an injected source the state is random.
 	args := NewAuthorizationArgs()
 	args.SetScopes("openid")
-	r1, _ := buildAuthorizeRequest(args, 1, DefaultWebBase, desktop, nil)
-	r2, _ := buildAuthorizeRequest(args, 1, DefaultWebBase, desktop, nil)
+	r1, _ := auth.BuildRequest(authArgs(args), 1, DefaultWebBase, desktop, nil)
+	r2, _ := auth.BuildRequest(authArgs(args), 1, DefaultWebBase, desktop, nil)
 	assert.NotEqual(t, r2.State, r1.State, "states %q %q", r1.State, r2.State)
 	assert.GreaterOrEqual(t, len(r1.State), 40, "states %q %q", r1.State, r2.State)
 }
@@ -255,18 +257,18 @@ func TestLogSeverityFilterAndBacklogBound(t *testing.T) {
 	var got []string
 	c.AddLogCallback(Func(func(m string, _ LoggingSeverity) { got = append(got, m) }), LoggingSeverityWarning)
 	c.logf(LoggingSeverityInfo, "quiet")
-	for i := 0; i < maxPendingLogs+5; i++ {
+	for i := 0; i < logs.MaxPending+5; i++ {
 		c.logf(LoggingSeverityError, "loud %d", i)
 	}
 	drain()
-	// The backlog holds maxPendingLogs messages; the first delivery says how many were dropped.
-	require.Len(t, got, maxPendingLogs+1, "delivered %d, first %q", len(got), got[:2])
+	// The backlog holds logs.MaxPending messages; the first delivery says how many were dropped.
+	require.Len(t, got, logs.MaxPending+1, "delivered %d, first %q", len(got), got[:2])
 	require.Contains(t, got[0], "5 log messages were dropped", "delivered %d, first %q", len(got), got[:2])
 	require.Equal(t, "loud 0", got[1], "delivered %d, first %q", len(got), got[:2])
 	c.logf(LoggingSeverityError, "after")
 	drain()
 	assert.Equal(t, "after", got[len(got)-1], "tail = %q", got[len(got)-2:])
-	assert.Len(t, got, maxPendingLogs+2, "tail = %q", got[len(got)-2:])
+	assert.Len(t, got, logs.MaxPending+2, "tail = %q", got[len(got)-2:])
 }
 
 func TestSetLogDirFailure(t *testing.T) {

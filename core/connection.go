@@ -16,8 +16,7 @@ import (
 
 // connState is the Client's gateway connection, guarded by Client.mu, and its status handler.
 type connState struct {
-	gw     *gateway.Client
-	status handlerSlot[ClientOnStatusChanged]
+	gw *gateway.Client
 }
 
 // gateway returns the gateway connection, nil when there is none.
@@ -27,18 +26,13 @@ func (c *Client) gateway() *gateway.Client {
 	return c.conn.gw
 }
 
-// SetStatusChangedCallback sets the handler of status changes, replacing the previous one.
-func (c *Client) SetStatusChangedCallback(cb Callback[ClientOnStatusChanged]) {
-	setHandler(c, &c.conn.status, cb)
-}
-
 // setStatus records a status and queues the status callback.
 func (c *Client) setStatus(s ClientStatus, e ClientError, detail int32) {
 	if ClientStatus(c.status.Swap(int32(s))) == s && e == ClientErrorNone {
 		return
 	}
 	c.logf(LoggingSeverityInfo, "status %s", s)
-	postHandler(c, &c.conn.status, func(f ClientOnStatusChanged) { f(s, e, detail) })
+	postHandler(c, &c.handlers.statusChanged, func(f ClientOnStatusChanged) { f(s, e, detail) })
 }
 
 // Connect connects to the service's gateway with the token set by UpdateToken. The status goes
@@ -148,13 +142,17 @@ func route(handler func(c *Client, event string, data json.RawMessage), events .
 func init() {
 	route((*Client).onMessageDispatch, gwire.EventLobbyMessageCreate, gwire.EventLobbyMessageUpdate,
 		gwire.EventMessageCreate, gwire.EventMessageUpdate, gwire.EventMessageDelete)
-	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate, gwire.EventLobbyDelete,
-		gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove)
-	route(func(c *Client, event string, data json.RawMessage) { c.onSocialDispatch(event, data) },
-		gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate, gwire.EventRelationshipRemove,
-		gwire.EventGameRelationshipAdd, gwire.EventGameRelationshipUpdate, gwire.EventGameRelationshipRemove,
-		gwire.EventApplicationProfilesUpdate, gwire.EventPresenceUpdate,
-		gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
+	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate)
+	route((*Client).onLobbyDeleteDispatch, gwire.EventLobbyDelete)
+	for event := range memberEvents {
+		route((*Client).onMemberDispatch, event)
+	}
+	for event := range gwire.RelationshipEvents {
+		route((*Client).onRelationshipDispatch, event)
+	}
+	route((*Client).onProfilesDispatch, gwire.EventApplicationProfilesUpdate)
+	route((*Client).onPresenceDispatch, gwire.EventPresenceUpdate)
+	route((*Client).onInviteDispatch, gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
 	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
 		gwire.EventVoiceKeys, gwire.EventVoiceError)
 }
@@ -208,7 +206,7 @@ func (c *Client) onReady(data json.RawMessage) {
 	} else {
 		c.users.SetProfiles(profiles)
 	}
-	c.startCatchUp() // a new session may follow a gap: fetch the lobby messages it missed (catchup.go)
+	c.startCatchUp() // a new session may follow a gap: fetch the lobby messages it missed (core/messages)
 }
 
 // stopConnection closes the gateway; called by Close.
@@ -221,56 +219,3 @@ func (c *Client) stopConnection() {
 		gw.Close()
 	}
 }
-
-// GetCurrentUserV2 returns the signed-in user once the client is Ready, else nil.
-func (c *Client) GetCurrentUserV2() *UserHandle {
-	if id := c.users.Current(); id != 0 && !c.isClosed() {
-		return &UserHandle{c: c, id: id}
-	}
-	return nil
-}
-
-// GetUser returns a user from the cache, or nil; it makes no request.
-func (c *Client) GetUser(userId uint64) *UserHandle {
-	if _, ok := c.users.Get(userId); !ok || c.isClosed() {
-		return nil
-	}
-	return &UserHandle{c: c, id: userId}
-}
-
-// UserHandle is a live view of a cached user: it reads the newest values, and defaults once the
-// Client is closed.
-type UserHandle struct {
-	c  *Client
-	id uint64
-}
-
-// Clone returns another view of the same user.
-func (h *UserHandle) Clone() *UserHandle { v := *h; return &v }
-
-// user returns a copy of the cached data, or empty data.
-func (h *UserHandle) user() users.User {
-	if h.c.isClosed() {
-		return users.User{}
-	}
-	u, _ := h.c.users.Get(h.id)
-	return u
-}
-
-// Id returns the user's id, 0 once the Client is gone.
-func (h *UserHandle) Id() uint64 { return h.user().ID }
-
-// Username returns the unique username.
-func (h *UserHandle) Username() string { return h.user().Username }
-
-// GlobalName returns the display name the user chose, if any.
-func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().GlobalName) }
-
-// DisplayName returns GlobalName if set, else Username.
-func (h *UserHandle) DisplayName() string { return h.user().DisplayName() }
-
-// Avatar returns the avatar hash, if any.
-func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().Avatar) }
-
-// IsProvisional reports whether the user is a provisional account.
-func (h *UserHandle) IsProvisional() bool { return h.user().IsProvisional }

@@ -1,23 +1,32 @@
 package core
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"sdkpp/core/logs"
+)
+
+// fallbackSink is the sink of the fallback log callback.
+type fallbackSink struct{ logs.Sink }
 
 // fallbackLog, when set, takes the messages that no client's log took, instead of standard error.
-var fallbackLog atomic.Pointer[callbackSink]
+var fallbackLog atomic.Pointer[fallbackSink]
 
 // SetFallbackLogCallback makes cb receive, inside RunCallbacks, the messages at or above min that
 // no client's log took (those of no client, and those of a client without a log callback), in
 // place of standard error. A callback with a nil Fn clears it. The callback it replaces is
 // released once no RunCallbacks can be calling it.
 func SetFallbackLogCallback(cb Callback[ClientLogCallback], min LoggingSeverity) {
-	var s *callbackSink
+	var s *fallbackSink
 	if cb.Fn != nil {
-		s = &callbackSink{scope: queue.NewScope(cb.Release), fn: cb.Fn, minSev: min}
+		fn := cb.Fn
+		s = &fallbackSink{logs.NewCallbackSink(queue.NewScope(cb.Release),
+			func(msg string, sev logs.Severity) { fn(msg, LoggingSeverity(sev)) }, logs.Severity(min))}
 	} else if cb.Release != nil {
 		cb.Release()
 	}
 	if old := fallbackLog.Swap(s); old != nil {
-		old.close()
+		old.Close()
 	}
 }
 
@@ -28,8 +37,8 @@ func fallbackToCallback(msg string, sev LoggingSeverity) bool {
 	if s == nil {
 		return false
 	}
-	if sev >= s.min() && sev < LoggingSeverityNone {
-		s.write(msg, sev)
+	if logs.Severity(sev) >= s.Min() && sev < LoggingSeverityNone {
+		s.Write(msg, logs.Severity(sev))
 	}
 	return true
 }

@@ -34,7 +34,7 @@ type faultClient struct {
 // data directory and address, so every gateway session is lost): every connected player's
 // created callback sees every message exactly once, in order. Resumes replay what a cut connection
 // missed; after the restart the SDK starts new sessions and catches up with
-// GET /lobbies/{id}/messages?after= (catchup.go).
+// GET /lobbies/{id}/messages?after= (core/messages).
 func TestLobbyMessagesSurviveCutsAndRestart(t *testing.T) {
 	const total, players = 10000, 3
 	addr := servertest.FreeAddr(t)

@@ -14,34 +14,16 @@ import (
 
 // LinkedChannel is the guild channel linked to a lobby.
 type LinkedChannel struct {
-	id, guildID uint64
+	id, guildId uint64
 	name        string
 }
 
 // Clone returns a copy.
 func (l *LinkedChannel) Clone() *LinkedChannel { v := *l; return &v }
 
-// Id returns the channel's id.
-func (l *LinkedChannel) Id() uint64 { return l.id }
-
-// SetId sets the channel's id.
-func (l *LinkedChannel) SetId(id uint64) { l.id = id }
-
-// Name returns the channel's name.
-func (l *LinkedChannel) Name() string { return l.name }
-
-// SetName sets the channel's name.
-func (l *LinkedChannel) SetName(s string) { l.name = s }
-
-// GuildId returns the id of the channel's guild.
-func (l *LinkedChannel) GuildId() uint64 { return l.guildID }
-
-// SetGuildId sets the id of the channel's guild.
-func (l *LinkedChannel) SetGuildId(id uint64) { l.guildID = id }
-
 // LinkedLobby is the lobby a guild channel is linked to.
 type LinkedLobby struct {
-	applicationID, lobbyID uint64
+	applicationId, lobbyId uint64
 }
 
 // NewLinkedLobby returns an empty LinkedLobby.
@@ -49,18 +31,6 @@ func NewLinkedLobby() *LinkedLobby { return &LinkedLobby{} }
 
 // Clone returns a copy.
 func (l *LinkedLobby) Clone() *LinkedLobby { v := *l; return &v }
-
-// ApplicationId returns the lobby's application id.
-func (l *LinkedLobby) ApplicationId() uint64 { return l.applicationID }
-
-// SetApplicationId sets the lobby's application id.
-func (l *LinkedLobby) SetApplicationId(id uint64) { l.applicationID = id }
-
-// LobbyId returns the lobby's id.
-func (l *LinkedLobby) LobbyId() uint64 { return l.lobbyID }
-
-// SetLobbyId sets the lobby's id.
-func (l *LinkedLobby) SetLobbyId(id uint64) { l.lobbyID = id }
 
 // GuildMinimal is a guild the player is in, for a channel-linking UI.
 type GuildMinimal struct {
@@ -71,39 +41,27 @@ type GuildMinimal struct {
 // Clone returns a copy.
 func (g *GuildMinimal) Clone() *GuildMinimal { v := *g; return &v }
 
-// Id returns the guild's id.
-func (g *GuildMinimal) Id() uint64 { return g.id }
-
-// SetId sets the guild's id.
-func (g *GuildMinimal) SetId(id uint64) { g.id = id }
-
-// Name returns the guild's name.
-func (g *GuildMinimal) Name() string { return g.name }
-
-// SetName sets the guild's name.
-func (g *GuildMinimal) SetName(s string) { g.name = s }
-
 // GuildChannel is a channel of a guild, for a channel-linking UI (rule GCH-1).
 type GuildChannel struct {
-	id                 uint64
-	name               string
-	typ                ChannelType
-	position           int32
-	parentID           *uint64
-	linkable, allMembs bool
-	linkedLobby        *LinkedLobby
+	id                                             uint64
+	name                                           string
+	typ                                            ChannelType
+	position                                       int32
+	parentId                                       *uint64
+	isLinkable, isViewableAndWriteableByAllMembers bool
+	linkedLobby                                    *LinkedLobby
 }
 
 // guildChannelOf converts the wire form.
 func guildChannelOf(w *wire.GuildChannel) *GuildChannel {
 	g := &GuildChannel{id: uint64(w.ID), name: w.Name, typ: ChannelType(w.Type), position: int32(w.Position),
-		linkable: w.IsLinkable, allMembs: w.IsViewableAndWriteableByAllMembers}
+		isLinkable: w.IsLinkable, isViewableAndWriteableByAllMembers: w.IsViewableAndWriteableByAllMembers}
 	if w.ParentID != nil {
 		p := uint64(*w.ParentID)
-		g.parentID = &p
+		g.parentId = &p
 	}
 	if l := w.LinkedLobby; l != nil {
-		g.linkedLobby = &LinkedLobby{applicationID: uint64(l.ApplicationID), lobbyID: uint64(l.LobbyID)}
+		g.linkedLobby = &LinkedLobby{applicationId: uint64(l.ApplicationID), lobbyId: uint64(l.LobbyID)}
 	}
 	return g
 }
@@ -111,58 +69,10 @@ func guildChannelOf(w *wire.GuildChannel) *GuildChannel {
 // Clone returns a deep copy.
 func (g *GuildChannel) Clone() *GuildChannel {
 	v := *g
-	v.parentID = clonePtr(g.parentID)
+	v.parentId = clonePtr(g.parentId)
 	v.linkedLobby = clonePtr(g.linkedLobby)
 	return &v
 }
-
-// Id returns the channel's id.
-func (g *GuildChannel) Id() uint64 { return g.id }
-
-// SetId sets the channel's id.
-func (g *GuildChannel) SetId(id uint64) { g.id = id }
-
-// Name returns the channel's name.
-func (g *GuildChannel) Name() string { return g.name }
-
-// SetName sets the channel's name.
-func (g *GuildChannel) SetName(s string) { g.name = s }
-
-// Type returns the kind of channel.
-func (g *GuildChannel) Type() ChannelType { return g.typ }
-
-// SetType sets the kind of channel.
-func (g *GuildChannel) SetType(t ChannelType) { g.typ = t }
-
-// Position returns the channel's place in the guild's list.
-func (g *GuildChannel) Position() int32 { return g.position }
-
-// SetPosition sets the channel's place in the guild's list.
-func (g *GuildChannel) SetPosition(p int32) { g.position = p }
-
-// ParentId returns the id of the parent category, if any.
-func (g *GuildChannel) ParentId() (uint64, bool) { return optOf(g.parentID) }
-
-// SetParentId sets the parent category id; nil clears it.
-func (g *GuildChannel) SetParentId(id *uint64) { g.parentID = clonePtr(id) }
-
-// IsLinkable reports whether the player may link the channel to a lobby.
-func (g *GuildChannel) IsLinkable() bool { return g.linkable }
-
-// SetIsLinkable sets IsLinkable.
-func (g *GuildChannel) SetIsLinkable(b bool) { g.linkable = b }
-
-// IsViewableAndWriteableByAllMembers reports whether every member can see and write in it.
-func (g *GuildChannel) IsViewableAndWriteableByAllMembers() bool { return g.allMembs }
-
-// SetIsViewableAndWriteableByAllMembers sets IsViewableAndWriteableByAllMembers.
-func (g *GuildChannel) SetIsViewableAndWriteableByAllMembers(b bool) { g.allMembs = b }
-
-// LinkedLobby returns a copy of the lobby the channel is linked to, or nil.
-func (g *GuildChannel) LinkedLobby() *LinkedLobby { return clonePtr(g.linkedLobby) }
-
-// SetLinkedLobby sets a copy of l; nil clears it.
-func (g *GuildChannel) SetLinkedLobby(l *LinkedLobby) { g.linkedLobby = clonePtr(l) }
 
 // GetUserGuilds lists the guilds the player is in.
 func (c *Client) GetUserGuilds(cb Callback[ClientGetUserGuildsCallback]) {
@@ -252,7 +162,7 @@ func (h *LobbyHandle) LinkedChannel() *LinkedChannel {
 	if lc == nil {
 		return nil
 	}
-	return &LinkedChannel{id: uint64(lc.ID), guildID: uint64(lc.GuildID), name: lc.Name}
+	return &LinkedChannel{id: uint64(lc.ID), guildId: uint64(lc.GuildID), name: lc.Name}
 }
 
 // Connected reports whether the member has a live gateway session of the game.

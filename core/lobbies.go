@@ -19,39 +19,6 @@ import (
 // lobbyState is the Client's lobby cache (its own lock) and handlers.
 type lobbyState struct {
 	cache lobbies.Cache
-
-	created, deleted, updated             handlerSlot[ClientLobbyCreatedCallback]
-	memberAdded, memberRemoved, memberUpd handlerSlot[ClientLobbyMemberAddedCallback]
-}
-
-// SetLobbyCreatedCallback sets the handler of lobbies becoming available.
-func (c *Client) SetLobbyCreatedCallback(cb Callback[ClientLobbyCreatedCallback]) {
-	setHandler(c, &c.lobby.created, cb)
-}
-
-// SetLobbyDeletedCallback sets the handler of lobbies going away.
-func (c *Client) SetLobbyDeletedCallback(cb Callback[ClientLobbyDeletedCallback]) {
-	setHandler(c, &c.lobby.deleted, cb)
-}
-
-// SetLobbyUpdatedCallback sets the handler of lobby metadata changes.
-func (c *Client) SetLobbyUpdatedCallback(cb Callback[ClientLobbyUpdatedCallback]) {
-	setHandler(c, &c.lobby.updated, cb)
-}
-
-// SetLobbyMemberAddedCallback sets the handler of members joining.
-func (c *Client) SetLobbyMemberAddedCallback(cb Callback[ClientLobbyMemberAddedCallback]) {
-	setHandler(c, &c.lobby.memberAdded, cb)
-}
-
-// SetLobbyMemberRemovedCallback sets the handler of members leaving.
-func (c *Client) SetLobbyMemberRemovedCallback(cb Callback[ClientLobbyMemberRemovedCallback]) {
-	setHandler(c, &c.lobby.memberRemoved, cb)
-}
-
-// SetLobbyMemberUpdatedCallback sets the handler of member metadata changes.
-func (c *Client) SetLobbyMemberUpdatedCallback(cb Callback[ClientLobbyMemberUpdatedCallback]) {
-	setHandler(c, &c.lobby.memberUpd, cb)
 }
 
 // CreateOrJoinLobby creates the game's lobby of this secret or joins it (rule LOB-1).
@@ -125,23 +92,11 @@ func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, me
 // learnMembers caches the users lobby members carry, with their game profiles, for
 // LobbyMemberHandle.User and UserHandle.
 func (c *Client) learnMembers(members []wire.LobbyMember) {
-	var profiles map[uint64][]wire.ApplicationProfile
-	for _, m := range members {
-		u := users.Of(m.User)
-		if u == nil {
-			continue
-		}
-		c.users.Put(u)
-		if m.User.ApplicationProfiles != nil {
-			if profiles == nil {
-				profiles = map[uint64][]wire.ApplicationProfile{}
-			}
-			profiles[u.ID] = m.User.ApplicationProfiles
-		}
+	us := make([]*wire.User, len(members))
+	for i := range members {
+		us[i] = members[i].User
 	}
-	if profiles != nil {
-		c.users.SetProfiles(profiles)
-	}
+	c.users.Learn(us...)
 }
 
 // cacheLobby stores l unless the cache holds a newer state of it, learns its members' users, and
@@ -160,56 +115,53 @@ func (c *Client) cacheLobby(l *wire.Lobby) bool {
 // whether it was cached.
 func (c *Client) forgetLobby(id, rev uint64) bool { return c.lobby.cache.Remove(id, rev) }
 
-// onLobbyDispatch applies a lobby event from the gateway to the cache and queues the handlers.
+// onLobbyDispatch applies LOBBY_CREATE and LOBBY_UPDATE to the cache and queues the handlers.
 func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
-	switch event {
-	case gwire.EventLobbyCreate, gwire.EventLobbyUpdate:
-		var l wire.Lobby
-		if err := json.Unmarshal(data, &l); err != nil || l.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return
-		}
-		c.cacheLobby(&l)
-		id := uint64(l.ID)
-		if event == gwire.EventLobbyCreate {
-			postHandler(c, &c.lobby.created, func(f ClientLobbyCreatedCallback) { f(id) })
-		} else {
-			postHandler(c, &c.lobby.updated, func(f ClientLobbyUpdatedCallback) { f(id) })
-		}
-	case gwire.EventLobbyDelete:
-		var d wire.LobbyDeleted
-		if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID), uint64(d.Revision)) {
-			postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
-		}
-	case gwire.EventLobbyMemberAdd, gwire.EventLobbyMemberUpdate, gwire.EventLobbyMemberRemove:
-		var m wire.LobbyMemberEvent
-		if err := json.Unmarshal(data, &m); err != nil || m.LobbyID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return
-		}
-		lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
-		me := c.users.Current()
-		kind := lobbies.MemberUpdated
-		switch event {
-		case gwire.EventLobbyMemberAdd:
-			kind = lobbies.MemberAdded
-		case gwire.EventLobbyMemberRemove:
-			kind = lobbies.MemberRemoved
-		}
-		c.lobby.cache.ApplyMember(kind, m)
-		c.learnMembers([]wire.LobbyMember{m.Member})
-		call := func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) }
-		switch event {
-		case gwire.EventLobbyMemberAdd:
-			postHandler(c, &c.lobby.memberAdded, call)
-		case gwire.EventLobbyMemberUpdate:
-			postHandler(c, &c.lobby.memberUpd, call)
-		default:
-			postHandler(c, &c.lobby.memberRemoved, call)
-			if memberID == me && c.forgetLobby(lobbyID, uint64(m.Revision)) { // the player left or was removed
-				postHandler(c, &c.lobby.deleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) })
-			}
-		}
+	l, ok := decodeEvent(c, event, data, func(l *wire.Lobby) bool { return l.ID != 0 })
+	if !ok {
+		return
+	}
+	c.cacheLobby(l)
+	id := uint64(l.ID)
+	slot := &c.handlers.lobbyUpdated
+	if event == gwire.EventLobbyCreate {
+		slot = &c.handlers.lobbyCreated
+	}
+	postHandler(c, slot, func(f ClientLobbyUpdatedCallback) { f(id) })
+}
+
+// onLobbyDeleteDispatch applies LOBBY_DELETE.
+func (c *Client) onLobbyDeleteDispatch(_ string, data json.RawMessage) {
+	var d wire.LobbyDeleted
+	if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID), uint64(d.Revision)) {
+		postHandler(c, &c.handlers.lobbyDeleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
+	}
+}
+
+// memberEvents are the member changes of the lobby member events, and the slot each posts.
+var memberEvents = map[string]struct {
+	kind int // lobbies.MemberAdded, MemberUpdated or MemberRemoved
+	slot func(*handlers) *handlerSlot[ClientLobbyMemberAddedCallback]
+}{
+	gwire.EventLobbyMemberAdd:    {lobbies.MemberAdded, func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberAdded }},
+	gwire.EventLobbyMemberUpdate: {lobbies.MemberUpdated, func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberUpdated }},
+	gwire.EventLobbyMemberRemove: {lobbies.MemberRemoved, func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberRemoved }},
+}
+
+// onMemberDispatch applies a lobby member event (memberEvents); a player removed from a lobby
+// no longer has it.
+func (c *Client) onMemberDispatch(event string, data json.RawMessage) {
+	m, ok := decodeEvent(c, event, data, func(m *wire.LobbyMemberEvent) bool { return m.LobbyID != 0 })
+	if !ok {
+		return
+	}
+	ev := memberEvents[event]
+	lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
+	c.lobby.cache.ApplyMember(ev.kind, *m)
+	c.learnMembers([]wire.LobbyMember{m.Member})
+	postHandler(c, ev.slot(&c.handlers), func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) })
+	if ev.kind == lobbies.MemberRemoved && memberID == c.users.Current() && c.forgetLobby(lobbyID, uint64(m.Revision)) {
+		postHandler(c, &c.handlers.lobbyDeleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) }) // the player left or was removed
 	}
 }
 

@@ -124,7 +124,7 @@ func TestLobbyMemberEventBeforeJoinAnswer(t *testing.T) {
 	const lobbyID, alice, bob = 7, 1, 2
 	event, err := json.Marshal(wire.LobbyMemberEvent{LobbyID: lobbyID, Revision: 11, Member: wire.LobbyMember{ID: bob}})
 	require.NoError(t, err)
-	c.onLobbyDispatch(gwire.EventLobbyMemberAdd, event)
+	c.onDispatch(gwire.EventLobbyMemberAdd, event)
 	assert.Nil(t, c.GetLobbyHandle(lobbyID), "a lobby is not listed before its snapshot")
 
 	c.cacheLobby(&wire.Lobby{ID: lobbyID, Revision: 10, Members: []wire.LobbyMember{{ID: alice}}})

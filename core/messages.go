@@ -1,18 +1,13 @@
 package core
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"net/http"
-	"slices"
-	"strconv"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/messages"
-	"sdkpp/core/rest"
 	"sdkpp/core/users"
 	"sdkpp/wire"
 )
@@ -20,32 +15,14 @@ import (
 // Message limits of the SDK (rule LIM-2): a history request returns at most MaxMessageHistory
 // messages from at most the last MessageHistoryWindow.
 const (
-	MaxMessageHistory    = 200
-	MessageHistoryWindow = 72 * time.Hour
+	MaxMessageHistory    = messages.MaxHistory
+	MessageHistoryWindow = messages.HistoryWindow
 )
 
 // messageState is the Client's message cache (its own lock) and handlers.
 type messageState struct {
-	cache messages.Cache
-
-	created handlerSlot[ClientMessageCreatedCallback]
-	updated handlerSlot[ClientMessageUpdatedCallback]
-	deleted handlerSlot[ClientMessageDeletedCallback]
-}
-
-// SetMessageCreatedCallback sets the handler of new messages, replacing the previous one.
-func (c *Client) SetMessageCreatedCallback(cb Callback[ClientMessageCreatedCallback]) {
-	setHandler(c, &c.msg.created, cb)
-}
-
-// SetMessageUpdatedCallback sets the handler of edited messages, replacing the previous one.
-func (c *Client) SetMessageUpdatedCallback(cb Callback[ClientMessageUpdatedCallback]) {
-	setHandler(c, &c.msg.updated, cb)
-}
-
-// SetMessageDeletedCallback sets the handler of deleted messages, replacing the previous one.
-func (c *Client) SetMessageDeletedCallback(cb Callback[ClientMessageDeletedCallback]) {
-	setHandler(c, &c.msg.deleted, cb)
+	cache  messages.Cache
+	remote messages.Remote // its endpoints, filling cache and the user cache
 }
 
 // deliverCreated caches a message that arrived live (a dispatch, or a message fetched to catch
@@ -56,7 +33,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 	if !c.msg.cache.Created(m) {
 		return false
 	}
-	postHandler(c, &c.msg.created, func(f ClientMessageCreatedCallback) { f(m.ID) })
+	postHandler(c, &c.handlers.messageCreated, func(f ClientMessageCreatedCallback) { f(m.ID) })
 	return true
 }
 
@@ -64,7 +41,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 func (c *Client) deliverUpdated(m *messages.Message, author *users.User) {
 	c.users.Put(author)
 	c.msg.cache.Store(m)
-	postHandler(c, &c.msg.updated, func(f ClientMessageUpdatedCallback) { f(m.ID) })
+	postHandler(c, &c.handlers.messageUpdated, func(f ClientMessageUpdatedCallback) { f(m.ID) })
 }
 
 // storeMessage caches a message the player sent or edited, with its author.
@@ -108,7 +85,7 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			return
 		}
 		c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
-		postHandler(c, &c.msg.deleted, func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
+		postHandler(c, &c.handlers.messageDeleted, func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 	}
 }
 
@@ -138,41 +115,6 @@ func (c *Client) handles(ids []uint64) []*MessageHandle {
 	return out
 }
 
-// historyLimit checks a history request's limit and caps it at MaxMessageHistory (rule LIM-2).
-func historyLimit(limit int32) (int, error) {
-	if limit <= 0 {
-		return 0, invalid("limit must be positive, not %d", limit)
-	}
-	return min(int(limit), MaxMessageHistory), nil
-}
-
-// fetchHistory gets a channel's newest messages from path, caches them, and returns their ids,
-// oldest first. A reply shorter than limit is the whole history window.
-func (c *Client) fetchHistory(ctx context.Context, auth, path string, limit int, channelID uint64, isLobby bool) ([]uint64, error) {
-	req := rest.Request{Path: path + "?limit=" + strconv.Itoa(limit), Auth: auth}
-	var msgs []*messages.Message
-	if isLobby {
-		var ws []wire.LobbyMessage
-		if err := c.api.Do(ctx, req, &ws); err != nil {
-			return nil, err
-		}
-		for i := range ws {
-			msgs = append(msgs, messages.FromLobby(&ws[i]))
-			c.users.Put(users.Of(&ws[i].Author))
-		}
-	} else {
-		var ws []wire.Message
-		if err := c.api.Do(ctx, req, &ws); err != nil {
-			return nil, err
-		}
-		for i := range ws {
-			msgs = append(msgs, messages.FromDirect(&ws[i]))
-			c.users.Put(users.Of(&ws[i].Author))
-		}
-	}
-	return c.msg.cache.StoreHistory(channelID, msgs, limit), nil
-}
-
 // GetLobbyMessagesWithLimit fetches the newest messages of a lobby the player is in, newest
 // first: at most 200, from at most the last 72 hours (rule LIM-2).
 func (c *Client) GetLobbyMessagesWithLimit(lobbyId uint64, limit int32, cb Callback[ClientGetLobbyMessagesCallback]) {
@@ -184,9 +126,7 @@ func (c *Client) GetLobbyMessagesWithLimit(lobbyId uint64, limit int32, cb Callb
 		answer(nil, invalid("the player is not in lobby %d", lobbyId))
 		return
 	}
-	c.start(func(ctx context.Context) {
-		answer(c.fetchHistory(ctx, auth, "/lobbies/"+strconv.FormatUint(lobbyId, 10)+"/messages", n, lobbyId, true))
-	})
+	c.start(func(ctx context.Context) { answer(c.msg.remote.LobbyHistory(ctx, auth, lobbyId, n)) })
 }
 
 // startHistory checks a history request. It returns the authorization, the capped limit and
@@ -202,7 +142,7 @@ func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientRe
 		once.Fire(func() { cb.Fn(Success(), c.handles(ids)) })
 	}
 	auth = c.authHeader()
-	n, err := historyLimit(limit)
+	n, err := messages.HistoryLimit(limit)
 	if auth == "" {
 		err = errNotReady
 	}
@@ -211,31 +151,6 @@ func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientRe
 		return "", 0, nil, false
 	}
 	return auth, n, answer, true
-}
-
-// dmChannel returns the DM channel with a user, opening it on the service the first time.
-func (c *Client) dmChannel(ctx context.Context, auth string, recipientID uint64) (uint64, error) {
-	if id := c.msg.cache.DMChannel(recipientID); id != 0 {
-		return id, nil
-	}
-	var ch wire.DMChannel
-	if err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/users/@me/channels", Auth: auth,
-		JSON: wire.CreateDMRequest{RecipientID: wire.Snowflake(recipientID)}}, &ch); err != nil {
-		return 0, err
-	}
-	for i := range ch.Recipients {
-		c.users.Put(users.Of(&ch.Recipients[i]))
-	}
-	c.msg.cache.SetDMChannel(recipientID, uint64(ch.ID))
-	return uint64(ch.ID), nil
-}
-
-// checkContent refuses content the service would refuse, before any request.
-func checkContent(content string) error {
-	if n := len([]rune(content)); n == 0 || n > wire.MaxMessageContentChars {
-		return invalid("content must be 1 to %d characters, not %d", wire.MaxMessageContentChars, n)
-	}
-	return nil
 }
 
 // SendUserMessage sends a direct message.
@@ -252,54 +167,42 @@ func (c *Client) SendUserMessageWithMetadata(recipientId uint64, content string,
 		fail(errNotReady)
 		return
 	}
-	if err := checkContent(content); err != nil {
+	if err := messages.CheckContent(content); err != nil {
 		fail(err)
 		return
 	}
 	c.start(func(ctx context.Context) {
-		ch, err := c.dmChannel(ctx, auth, recipientId)
-		var w wire.Message
-		if err == nil {
-			err = c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/channels/" + strconv.FormatUint(ch, 10) + "/messages",
-				Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata}}, &w)
-		}
+		w, err := c.msg.remote.SendDirect(ctx, auth, recipientId, content, metadata)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "SendUserMessage failed: %v", err)
 			fail(err)
 			return
 		}
-		c.storeMessage(messages.FromDirect(&w), users.Of(&w.Author))
+		c.storeMessage(messages.FromDirect(w), users.Of(&w.Author))
 		once.Fire(func() { cb.Fn(Success(), uint64(w.ID)) })
 	})
 }
 
 // EditUserMessage replaces the content of a direct message the player sent.
 func (c *Client) EditUserMessage(recipientId uint64, messageId uint64, content string, cb Callback[ClientEditUserMessageCallback]) {
-	if err := checkContent(content); err != nil {
+	if err := messages.CheckContent(content); err != nil {
 		c.failResult("EditUserMessage", Callback[func(*ClientResult)](cb), err)
 		return
 	}
-	c.dmCall("EditUserMessage", recipientId, func(ch uint64) rest.Request {
-		return rest.Request{Method: http.MethodPatch, Path: messagePath(ch, messageId), JSON: wire.MessageEditRequest{Content: &content}}
-	}, Callback[func(*ClientResult)](cb), func(body []byte) {
-		var w wire.Message
-		if json.Unmarshal(body, &w) == nil && w.ID != 0 {
-			c.storeMessage(messages.FromDirect(&w), users.Of(&w.Author))
+	c.dmCall("EditUserMessage", Callback[func(*ClientResult)](cb), func(ctx context.Context, auth string) error {
+		w, err := c.msg.remote.EditDirect(ctx, auth, recipientId, messageId, content)
+		if w != nil {
+			c.storeMessage(messages.FromDirect(w), users.Of(&w.Author))
 		}
+		return err
 	})
 }
 
 // DeleteUserMessage deletes a direct message the player sent.
 func (c *Client) DeleteUserMessage(recipientId uint64, messageId uint64, cb Callback[ClientDeleteUserMessageCallback]) {
-	c.dmCall("DeleteUserMessage", recipientId, func(ch uint64) rest.Request {
-		return rest.Request{Method: http.MethodDelete, Path: messagePath(ch, messageId)}
-	}, Callback[func(*ClientResult)](cb), func([]byte) {
-		c.msg.cache.Forget(messageId, c.msg.cache.DMChannel(recipientId))
+	c.dmCall("DeleteUserMessage", Callback[func(*ClientResult)](cb), func(ctx context.Context, auth string) error {
+		return c.msg.remote.DeleteDirect(ctx, auth, recipientId, messageId)
 	})
-}
-
-func messagePath(channelID, messageID uint64) string {
-	return "/channels/" + strconv.FormatUint(channelID, 10) + "/messages/" + strconv.FormatUint(messageID, 10)
 }
 
 // failResult fires a result-only callback with err at once.
@@ -309,9 +212,9 @@ func (c *Client) failResult(op string, cb Callback[func(*ClientResult)], err err
 	once.Fire(func() { cb.Fn(resultOf(err)) })
 }
 
-// dmCall runs a request on the DM channel with a user and fires a result-only callback; done
-// runs with the response body on success, before the callback is queued.
-func (c *Client) dmCall(op string, recipientID uint64, req func(channelID uint64) rest.Request, cb Callback[func(*ClientResult)], done func(body []byte)) {
+// dmCall runs do, a request on a DM channel, with the player's authorization and fires a
+// result-only callback.
+func (c *Client) dmCall(op string, cb Callback[func(*ClientResult)], do func(ctx context.Context, auth string) error) {
 	auth := c.authHeader()
 	if auth == "" {
 		c.failResult(op, cb, errNotReady)
@@ -319,17 +222,9 @@ func (c *Client) dmCall(op string, recipientID uint64, req func(channelID uint64
 	}
 	once := resultOnce(c, cb)
 	c.start(func(ctx context.Context) {
-		ch, err := c.dmChannel(ctx, auth, recipientID)
-		var body json.RawMessage
-		if err == nil {
-			r := req(ch)
-			r.Auth = auth
-			err = c.api.Do(ctx, r, &body)
-		}
+		err := do(ctx, auth)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "%s failed: %v", op, err)
-		} else {
-			done(body)
 		}
 		once.Fire(func() { cb.Fn(resultOf(err)) })
 	})
@@ -342,59 +237,32 @@ func (c *Client) GetUserMessagesWithLimit(recipientId uint64, limit int32, cb Ca
 	if !ok {
 		return
 	}
-	if ch := c.msg.cache.DMChannel(recipientId); ch != 0 {
-		if ids, ok := c.msg.cache.History(ch, n, c.clock.Now().Add(-MessageHistoryWindow)); ok {
-			c.logf(LoggingSeverityVerbose, "GetUserMessagesWithLimit: %d messages from the cache", len(ids))
-			answer(ids, nil)
-			return
-		}
+	if ids, ok := c.msg.remote.CachedDirect(recipientId, n, c.clock.Now().Add(-MessageHistoryWindow)); ok {
+		c.logf(LoggingSeverityVerbose, "GetUserMessagesWithLimit: %d messages from the cache", len(ids))
+		answer(ids, nil)
+		return
 	}
-	c.start(func(ctx context.Context) {
-		ch, err := c.dmChannel(ctx, auth, recipientId)
-		if err != nil {
-			answer(nil, err)
-			return
-		}
-		answer(c.fetchHistory(ctx, auth, "/channels/"+strconv.FormatUint(ch, 10)+"/messages", n, ch, false))
-	})
+	c.start(func(ctx context.Context) { answer(c.msg.remote.DirectHistory(ctx, auth, recipientId, n)) })
 }
 
 // GetUserMessageSummaries lists the player's direct-message conversations, newest first.
 func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesCallback]) {
 	getList(c, "GetUserMessageSummaries", "/users/@me/channels", cb, func(chans []wire.DMChannel) []*UserMessageSummary {
-		me := c.users.Current()
 		var out []*UserMessageSummary
-		for _, ch := range chans {
-			for i := range ch.Recipients {
-				u := &ch.Recipients[i]
-				if uint64(u.ID) == me || u.ID == 0 {
-					continue
-				}
-				c.users.Put(users.Of(u))
-				c.msg.cache.SetDMChannel(uint64(u.ID), uint64(ch.ID))
-				if ch.LastMessageID != nil {
-					out = append(out, &UserMessageSummary{userID: uint64(u.ID), lastMessageID: uint64(*ch.LastMessageID)})
-				}
-			}
+		for _, s := range c.msg.remote.Summaries(chans, c.users.Current()) {
+			out = append(out, &UserMessageSummary{userId: s.UserID, lastMessageId: s.LastMessageID})
 		}
-		slices.SortFunc(out, func(a, b *UserMessageSummary) int { return cmp.Compare(b.lastMessageID, a.lastMessageID) })
 		return out
 	})
 }
 
 // UserMessageSummary is one direct-message conversation: the other user and the newest message.
 type UserMessageSummary struct {
-	userID, lastMessageID uint64
+	userId, lastMessageId uint64
 }
 
 // Clone returns a copy.
-func (s *UserMessageSummary) Clone() *UserMessageSummary { v := *s; return &v }
-
-// UserId returns the other user's id.
-func (s *UserMessageSummary) UserId() uint64 { return s.userID }
-
-// LastMessageId returns the id of the newest message.
-func (s *UserMessageSummary) LastMessageId() uint64 { return s.lastMessageID }
+func (u *UserMessageSummary) Clone() *UserMessageSummary { v := *u; return &v }
 
 // MessageHandle is a live view of a cached message.
 type MessageHandle struct {
@@ -484,3 +352,16 @@ func (h *MessageHandle) ApplicationId() (uint64, bool) {
 // AdditionalName returns the author's extra display name in a lobby, set only by the game's
 // backend (rule MSG-2).
 func (h *MessageHandle) AdditionalName() (string, bool) { return optOf(h.message().AdditionalName) }
+
+// startCatchUp begins a new session's catch-up of every cached lobby with a known last message
+// (core/messages); READY calls it.
+func (c *Client) startCatchUp() {
+	gen, todo := c.msg.cache.NewSession(c.lobby.cache.IDs())
+	if len(todo) == 0 {
+		return
+	}
+	f := &messages.Fetcher{API: c.api, Clock: c.clock, Auth: c.authHeader,
+		Deliver: func(m *messages.Message, author *users.User) { c.deliverCreated(m, author) },
+		Verbose: c.logAt(LoggingSeverityVerbose), Info: c.logAt(LoggingSeverityInfo), Warn: c.logAt(LoggingSeverityWarning)}
+	c.start(func(ctx context.Context) { c.msg.cache.CatchUp(ctx, f, gen, todo) })
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	gwire "sdkpp/wire/gateway"
@@ -192,93 +190,4 @@ func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[Client
 		}
 		once.Fire(func() { cb.Fn(resultOf(err), out.JoinSecret) })
 	})
-}
-
-// ---- launch registration
-
-// LaunchDirEnv names the environment variable that overrides where RegisterLaunchCommand and
-// RegisterLaunchStoreApplication write; by default the user's configuration directory, under
-// sdkpp/launch, where the platform's desktop client reads it.
-const LaunchDirEnv = "SDKPP_LAUNCH_DIR"
-
-// launchDir returns the launch registration directory.
-func launchDir() (string, error) {
-	if d := os.Getenv(LaunchDirEnv); d != "" {
-		return d, nil
-	}
-	base, err := os.UserConfigDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(base, "sdkpp", "launch"), nil
-}
-
-// LaunchRegistration is the file <launch dir>/<application id>.json.
-type LaunchRegistration struct {
-	ApplicationID string `json:"application_id"`
-	Command       string `json:"command,omitempty"`
-	StoreAppID    uint32 `json:"store_app_id,omitempty"`
-}
-
-// writeLaunch writes reg atomically; it reports false, logging why, on failure.
-func (c *Client) writeLaunch(what string, applicationID uint64, reg LaunchRegistration) bool {
-	if applicationID == 0 {
-		applicationID = c.appID.Load()
-	}
-	if applicationID == 0 {
-		c.logf(LoggingSeverityError, "%s: no application id (pass one or call SetApplicationId)", what)
-		return false
-	}
-	reg.ApplicationID = strconv.FormatUint(applicationID, 10)
-	err := func() error {
-		dir, err := launchDir()
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		raw, err := json.MarshalIndent(reg, "", "  ")
-		if err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(dir, ".launch-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		if _, err := tmp.Write(append(raw, '\n')); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), filepath.Join(dir, reg.ApplicationID+".json"))
-	}()
-	if err != nil {
-		c.logf(LoggingSeverityError, "%s: %v", what, err)
-		return false
-	}
-	return true
-}
-
-// RegisterLaunchCommand registers the command the platform's desktop client runs to launch the
-// game (for example when the player accepts an invite there).
-func (c *Client) RegisterLaunchCommand(applicationId uint64, command string) bool {
-	if command == "" {
-		c.logf(LoggingSeverityError, "RegisterLaunchCommand: the command is empty")
-		return false
-	}
-	return c.writeLaunch("RegisterLaunchCommand", applicationId, LaunchRegistration{Command: command})
-}
-
-// RegisterLaunchStoreApplication registers the game's store application id, through which the
-// desktop client launches it.
-func (c *Client) RegisterLaunchStoreApplication(applicationId uint64, storeAppId uint32) bool {
-	if storeAppId == 0 {
-		c.logf(LoggingSeverityError, "RegisterLaunchStoreApplication: the store application id is 0")
-		return false
-	}
-	return c.writeLaunch("RegisterLaunchStoreApplication", applicationId, LaunchRegistration{StoreAppID: storeAppId})
 }

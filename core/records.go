@@ -6,7 +6,9 @@ import (
 )
 
 // Records are value snapshots: getters return copies, setters copy what they are given.
-// They are not safe for concurrent use; the C ABI serializes calls on one record.
+// They are not safe for concurrent use; the C ABI serializes calls on one record. Each record's
+// struct is written here (or beside the capability it carries) with one field per property of
+// api/sdkpp.api, named after it; the getters and setters are generated into records_gen.go.
 
 // AuthorizationCodeChallenge is a PKCE code challenge: the S256 hash of a verifier.
 type AuthorizationCodeChallenge struct {
@@ -20,19 +22,7 @@ func NewAuthorizationCodeChallenge() *AuthorizationCodeChallenge {
 }
 
 // Clone returns a deep copy.
-func (c *AuthorizationCodeChallenge) Clone() *AuthorizationCodeChallenge { v := *c; return &v }
-
-// Method returns the challenge method.
-func (c *AuthorizationCodeChallenge) Method() AuthenticationCodeChallengeMethod { return c.method }
-
-// SetMethod sets the challenge method.
-func (c *AuthorizationCodeChallenge) SetMethod(m AuthenticationCodeChallengeMethod) { c.method = m }
-
-// Challenge returns the base64url challenge.
-func (c *AuthorizationCodeChallenge) Challenge() string { return c.challenge }
-
-// SetChallenge sets the base64url challenge.
-func (c *AuthorizationCodeChallenge) SetChallenge(s string) { c.challenge = s }
+func (a *AuthorizationCodeChallenge) Clone() *AuthorizationCodeChallenge { v := *a; return &v }
 
 // AuthorizationCodeVerifier is a PKCE pair made by Client.CreateAuthorizationCodeVerifier.
 type AuthorizationCodeVerifier struct {
@@ -41,28 +31,11 @@ type AuthorizationCodeVerifier struct {
 }
 
 // Clone returns a deep copy.
-func (v *AuthorizationCodeVerifier) Clone() *AuthorizationCodeVerifier { c := *v; return &c }
-
-// Challenge returns a copy of the challenge, for AuthorizationArgs.SetCodeChallenge.
-func (v *AuthorizationCodeVerifier) Challenge() *AuthorizationCodeChallenge {
-	return v.challenge.Clone()
-}
-
-// SetChallenge replaces the challenge with a copy of c.
-func (v *AuthorizationCodeVerifier) SetChallenge(c *AuthorizationCodeChallenge) { v.challenge = *c }
-
-// Verifier returns the verifier, for Client.GetToken.
-func (v *AuthorizationCodeVerifier) Verifier() string { return v.verifier }
-
-// SetVerifier sets the verifier.
-func (v *AuthorizationCodeVerifier) SetVerifier(s string) {
-	Secrets.Add(s)
-	v.verifier = s
-}
+func (a *AuthorizationCodeVerifier) Clone() *AuthorizationCodeVerifier { v := *a; return &v }
 
 // AuthorizationArgs are the arguments of Client.Authorize.
 type AuthorizationArgs struct {
-	clientID          uint64
+	clientId          uint64
 	scopes            string
 	state             *string
 	nonce             *string
@@ -119,68 +92,25 @@ func optOf[T any](p *T) (T, bool) {
 	return *p, true
 }
 
-// ClientId returns the application id; 0 means the Client's application id (rule AA-1).
-func (a *AuthorizationArgs) ClientId() uint64 { return a.clientID }
-
-// SetClientId sets the application id.
-func (a *AuthorizationArgs) SetClientId(id uint64) { a.clientID = id }
-
-// Scopes returns the space-separated scopes.
-func (a *AuthorizationArgs) Scopes() string { return a.scopes }
-
-// SetScopes sets the space-separated scopes.
-func (a *AuthorizationArgs) SetScopes(s string) { a.scopes = s }
-
-// State returns the OAuth state, if set.
-func (a *AuthorizationArgs) State() (string, bool) { return optOf(a.state) }
-
-// SetState sets the OAuth state; nil clears it.
-func (a *AuthorizationArgs) SetState(s *string) { a.state = clonePtr(s) }
-
-// Nonce returns the OpenID Connect nonce, if set.
-func (a *AuthorizationArgs) Nonce() (string, bool) { return optOf(a.nonce) }
-
-// SetNonce sets the nonce; nil clears it.
-func (a *AuthorizationArgs) SetNonce(s *string) { a.nonce = clonePtr(s) }
-
-// CodeChallenge returns a copy of the PKCE challenge, or nil.
-func (a *AuthorizationArgs) CodeChallenge() *AuthorizationCodeChallenge {
-	if a.codeChallenge == nil {
-		return nil
-	}
-	return a.codeChallenge.Clone()
+// DeviceAuthorizationArgs are the arguments of the device flow (consoles and TVs).
+type DeviceAuthorizationArgs struct {
+	clientId uint64
+	scopes   string
 }
 
-// SetCodeChallenge sets a copy of c; nil clears it.
-func (a *AuthorizationArgs) SetCodeChallenge(c *AuthorizationCodeChallenge) {
-	if c == nil {
-		a.codeChallenge = nil
-		return
-	}
-	a.codeChallenge = c.Clone()
-}
+// NewDeviceAuthorizationArgs returns empty arguments.
+func NewDeviceAuthorizationArgs() *DeviceAuthorizationArgs { return &DeviceAuthorizationArgs{} }
 
-// IntegrationType returns the installation context, if set.
-func (a *AuthorizationArgs) IntegrationType() (IntegrationType, bool) {
-	return optOf(a.integrationType)
-}
-
-// SetIntegrationType sets the installation context; nil clears it.
-func (a *AuthorizationArgs) SetIntegrationType(t *IntegrationType) { a.integrationType = clonePtr(t) }
-
-// CustomSchemeParam returns the mobile redirect scheme, if set.
-func (a *AuthorizationArgs) CustomSchemeParam() (string, bool) { return optOf(a.customSchemeParam) }
-
-// SetCustomSchemeParam sets the mobile redirect scheme; nil clears it.
-func (a *AuthorizationArgs) SetCustomSchemeParam(s *string) { a.customSchemeParam = clonePtr(s) }
+// Clone returns a copy.
+func (d *DeviceAuthorizationArgs) Clone() *DeviceAuthorizationArgs { v := *d; return &v }
 
 // ClientCreateOptions configure a new Client.
 type ClientCreateOptions struct {
-	webBase           string
-	apiBase           string
-	audioSystem       AudioSystem
-	preventCommsForBT bool
-	cpuAffinityMask   *uint64
+	webBase                                     string
+	apiBase                                     string
+	experimentalAudioSystem                     AudioSystem
+	experimentalAndroidPreventCommsForBluetooth bool
+	cpuAffinityMask                             *uint64
 }
 
 // NewClientCreateOptions returns the default options.
@@ -189,50 +119,16 @@ func NewClientCreateOptions() *ClientCreateOptions {
 }
 
 // Clone returns a deep copy.
-func (o *ClientCreateOptions) Clone() *ClientCreateOptions {
-	c := *o
-	c.cpuAffinityMask = clonePtr(o.cpuAffinityMask)
-	return &c
+func (c *ClientCreateOptions) Clone() *ClientCreateOptions {
+	v := *c
+	v.cpuAffinityMask = clonePtr(c.cpuAffinityMask)
+	return &v
 }
-
-// WebBase returns the web base URL.
-func (o *ClientCreateOptions) WebBase() string { return o.webBase }
-
-// SetWebBase sets the web base URL.
-func (o *ClientCreateOptions) SetWebBase(s string) { o.webBase = s }
-
-// ApiBase returns the HTTP API base URL.
-func (o *ClientCreateOptions) ApiBase() string { return o.apiBase }
-
-// SetApiBase sets the HTTP API base URL.
-func (o *ClientCreateOptions) SetApiBase(s string) { o.apiBase = s }
-
-// ExperimentalAudioSystem returns the audio system.
-func (o *ClientCreateOptions) ExperimentalAudioSystem() AudioSystem { return o.audioSystem }
-
-// SetExperimentalAudioSystem sets the audio system.
-func (o *ClientCreateOptions) SetExperimentalAudioSystem(a AudioSystem) { o.audioSystem = a }
-
-// ExperimentalAndroidPreventCommsForBluetooth returns the Android Bluetooth flag.
-func (o *ClientCreateOptions) ExperimentalAndroidPreventCommsForBluetooth() bool {
-	return o.preventCommsForBT
-}
-
-// SetExperimentalAndroidPreventCommsForBluetooth sets the Android Bluetooth flag.
-func (o *ClientCreateOptions) SetExperimentalAndroidPreventCommsForBluetooth(b bool) {
-	o.preventCommsForBT = b
-}
-
-// CpuAffinityMask returns the thread affinity hint, if set.
-func (o *ClientCreateOptions) CpuAffinityMask() (uint64, bool) { return optOf(o.cpuAffinityMask) }
-
-// SetCpuAffinityMask sets the thread affinity hint; nil clears it.
-func (o *ClientCreateOptions) SetCpuAffinityMask(m *uint64) { o.cpuAffinityMask = clonePtr(m) }
 
 // ClientResult is the outcome of an asynchronous operation.
 type ClientResult struct {
 	typ          ErrorType
-	err          string
+	error        string
 	errorCode    int32
 	status       HttpStatusCode
 	responseBody string
@@ -246,79 +142,31 @@ func Success() *ClientResult { return &ClientResult{successful: true} }
 
 // Failure returns a failed result of type t.
 func Failure(t ErrorType, format string, args ...any) *ClientResult {
-	return &ClientResult{typ: t, err: fmt.Sprintf(format, args...)}
+	return &ClientResult{typ: t, error: fmt.Sprintf(format, args...)}
 }
 
 // Clone returns a deep copy.
-func (r *ClientResult) Clone() *ClientResult { c := *r; return &c }
+func (c *ClientResult) Clone() *ClientResult { v := *c; return &v }
 
 // ToString returns a readable one-line summary.
-func (r *ClientResult) ToString() string {
-	if r.successful {
+func (c *ClientResult) ToString() string {
+	if c.successful {
 		return "ClientResult{Successful}"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "ClientResult{Type: %s", r.typ)
-	if r.err != "" {
-		fmt.Fprintf(&b, ", Error: %q", r.err)
+	fmt.Fprintf(&b, "ClientResult{Type: %s", c.typ)
+	if c.error != "" {
+		fmt.Fprintf(&b, ", Error: %q", c.error)
 	}
-	if r.errorCode != 0 {
-		fmt.Fprintf(&b, ", ErrorCode: %d", r.errorCode)
+	if c.errorCode != 0 {
+		fmt.Fprintf(&b, ", ErrorCode: %d", c.errorCode)
 	}
-	if r.status != HttpStatusCodeNone {
-		fmt.Fprintf(&b, ", Status: %d", int32(r.status))
+	if c.status != HttpStatusCodeNone {
+		fmt.Fprintf(&b, ", Status: %d", int32(c.status))
 	}
-	if r.retryable {
-		fmt.Fprintf(&b, ", Retryable, RetryAfter: %gs", r.retryAfter)
+	if c.retryable {
+		fmt.Fprintf(&b, ", Retryable, RetryAfter: %gs", c.retryAfter)
 	}
 	b.WriteString("}")
 	return Secrets.String(b.String())
 }
-
-// Type returns the failure category.
-func (r *ClientResult) Type() ErrorType { return r.typ }
-
-// SetType sets the failure category.
-func (r *ClientResult) SetType(t ErrorType) { r.typ = t }
-
-// Error returns the error message.
-func (r *ClientResult) Error() string { return r.err }
-
-// SetError sets the error message.
-func (r *ClientResult) SetError(s string) { r.err = s }
-
-// ErrorCode returns the backend error code.
-func (r *ClientResult) ErrorCode() int32 { return r.errorCode }
-
-// SetErrorCode sets the backend error code.
-func (r *ClientResult) SetErrorCode(c int32) { r.errorCode = c }
-
-// Status returns the HTTP status.
-func (r *ClientResult) Status() HttpStatusCode { return r.status }
-
-// SetStatus sets the HTTP status.
-func (r *ClientResult) SetStatus(s HttpStatusCode) { r.status = s }
-
-// ResponseBody returns the raw HTTP body.
-func (r *ClientResult) ResponseBody() string { return r.responseBody }
-
-// SetResponseBody sets the raw HTTP body.
-func (r *ClientResult) SetResponseBody(s string) { r.responseBody = s }
-
-// Successful reports success.
-func (r *ClientResult) Successful() bool { return r.successful }
-
-// SetSuccessful sets success.
-func (r *ClientResult) SetSuccessful(b bool) { r.successful = b }
-
-// Retryable reports whether trying again may succeed.
-func (r *ClientResult) Retryable() bool { return r.retryable }
-
-// SetRetryable sets Retryable.
-func (r *ClientResult) SetRetryable(b bool) { r.retryable = b }
-
-// RetryAfter returns the seconds to wait before trying again.
-func (r *ClientResult) RetryAfter() float32 { return r.retryAfter }
-
-// SetRetryAfter sets RetryAfter.
-func (r *ClientResult) SetRetryAfter(s float32) { r.retryAfter = s }

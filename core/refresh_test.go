@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"sdkpp/core/auth"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server"
 	"sdkpp/server/servertest"
 )
@@ -263,7 +264,7 @@ func TestAutoRefreshRetriesUnprocessedFailures(t *testing.T) {
 	clk.Advance(2 * time.Second)
 	for i := range 2 {
 		require.NoError(t, clk.WaitArmed(t.Context(), armed+uint64(i)+1), "the backoff after failure %d", i+1)
-		clk.Advance(refreshBackoff.Delay(i, 0))
+		clk.Advance(auth.RefreshBackoff.Delay(i, 0))
 	}
 	await(t, "the refresh after two refusals", func() bool { return c.tokenInUse() != tok.access })
 	RunCallbacks()
@@ -311,7 +312,7 @@ func TestRacingRefreshesPresentTheTokenOnce(t *testing.T) {
 	c, clk, tok := frontClient(t, env, front)
 	clk.Advance(2 * time.Second) // the timer's refresh starts and waits at the front
 	await(t, "the automatic refresh at the front", func() bool { return len(front.refreshes()) == 1 })
-	c.autoRefresh(tok.access) // the timer again, as a re-arm during the refresh would
+	c.auth.flows.AutoRefresh(tok.access) // the timer again, as a re-arm during the refresh would
 	var game *tokens
 	c.RefreshToken(uint64(env.App.ID), tok.fresh, tokenCallback(&game))
 	await(t, "the game's RefreshToken", func() bool { return game != nil })

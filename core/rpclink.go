@@ -1,59 +1,39 @@
 package core
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 	"sdkpp/core/rpc"
 )
 
-// rpcLink is the Client's connection to the local desktop client (core/rpc), made on first use,
-// and its event subscriptions. Its lock is its own; Client.mu is never taken while it is held.
-type rpcLink struct {
-	mu     sync.Mutex
-	closed bool // set by closeRPC: no connection is made after it
-	client *rpc.Client
-	auth   rpcSub // AUTHORIZE_REQUEST
-	join   rpcSub // ACTIVITY_JOIN
+// The Client's link to the local desktop client is a core/rpc.Link; these are its facade and the
+// subscriptions of the Client's callbacks.
 
-	voiceSettings rpcSub // VOICE_SETTINGS_UPDATE
-}
+// Names of the Client's subscriptions to the desktop client.
+const (
+	subAuthorizeRequest = "RegisterAuthorizeRequestCallback" // AUTHORIZE_REQUEST
+	subActivityJoin     = "SetActivityJoinCallback"          // ACTIVITY_JOIN
+	subVoiceSettings    = "SetVoiceSettingsUpdatedCallback"  // VOICE_SETTINGS_UPDATE
+)
 
-// rpcSub is one event subscription to the desktop client: the handler's scope and the way to
-// end it. seq tells a finished subscribe call whether it is still wanted.
-type rpcSub struct {
-	scope *dispatch.Scope
-	unsub func()
-	seq   uint64
-}
-
-// rpcClientLocked returns the desktop-client connection, starting it on first use. c.rpc.mu is
-// held.
-func (c *Client) rpcClientLocked() (*rpc.Client, error) {
-	if c.rpc.client != nil {
-		return c.rpc.client, nil
-	}
-	if c.rpc.closed {
-		return nil, errClosed
-	}
-	if c.appID.Load() == 0 {
-		return nil, invalid("call SetApplicationId first: the desktop client needs the application id")
-	}
-	rc, err := rpc.New(rpc.Config{
-		ApplicationID: c.appID.Load(),
-		Logf:          func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
-		OnError: func(e *rpc.Error) {
-			c.logf(LoggingSeverityWarning, "desktop client error: %v", e)
+// newRPCLink returns the Client's link to the desktop client.
+func (c *Client) newRPCLink() *rpc.Link {
+	return &rpc.Link{
+		Config: func() (rpc.Config, error) {
+			if c.appID.Load() == 0 {
+				return rpc.Config{}, invalid("call SetApplicationId first: the desktop client needs the application id")
+			}
+			return rpc.Config{
+				ApplicationID: c.appID.Load(),
+				Logf:          c.logAt(LoggingSeverityVerbose),
+				OnError:       func(e *rpc.Error) { c.logf(LoggingSeverityWarning, "desktop client error: %v", e) },
+			}, nil
 		},
-	})
-	if err != nil {
-		return nil, err
+		Start: c.start,
+		Warn:  c.logAt(LoggingSeverityWarning),
 	}
-	c.rpc.client = rc
-	return rc, nil
 }
 
 // RegisterAuthorizeRequestCallback runs cb each time the user starts account linking from the
@@ -61,81 +41,23 @@ func (c *Client) rpcClientLocked() (*rpc.Client, error) {
 // desktop client (rule RPC-2) until RemoveAuthorizeRequestCallback or Close; a new registration
 // replaces the previous one.
 func (c *Client) RegisterAuthorizeRequestCallback(cb Callback[ClientAuthorizeRequestCallback]) {
-	c.subscribeRPC("RegisterAuthorizeRequestCallback", &c.rpc.auth, rpc.EvtAuthorizeRequest,
-		c.scope.NewScope(cb.Release), func(json.RawMessage) func() { return cb.Fn })
+	c.subscribeRPC(subAuthorizeRequest, rpc.EvtAuthorizeRequest, c.scope.NewScope(cb.Release),
+		func(json.RawMessage) func() { return cb.Fn })
 }
 
-// subscribeRPC replaces sub with a subscription to evt whose events run the function handle
-// returns (nil to skip an event) in scope, on the game's thread. It lasts across restarts of the
-// desktop client until it is removed or the Client closes.
-func (c *Client) subscribeRPC(op string, sub *rpcSub, evt string, scope *dispatch.Scope, handle func(json.RawMessage) func()) {
-	c.rpc.mu.Lock()
-	rc, err := c.rpcClientLocked()
-	if err != nil {
-		c.rpc.mu.Unlock()
-		if !errors.Is(err, errClosed) {
-			c.logf(LoggingSeverityError, "%s: %v", op, err)
+// subscribeRPC makes name a subscription to evt whose events run the function handle returns
+// (nil to skip an event) in scope, on the game's thread.
+func (c *Client) subscribeRPC(name, evt string, scope *callbacks.Scope, handle func(json.RawMessage) func()) {
+	err := c.rpc.Subscribe(name, evt, func(data json.RawMessage) {
+		if fn := handle(data); fn != nil {
+			scope.Post(fn)
 		}
-		scope.Close()
-		return
+	}, scope.Close)
+	if err != nil && !errors.Is(err, errClosed) {
+		c.logf(LoggingSeverityError, "%s: %v", name, err)
 	}
-	sub.removeLocked()
-	sub.seq++
-	seq := sub.seq
-	sub.scope = scope
-	c.rpc.mu.Unlock()
-
-	c.start(func(ctx context.Context) {
-		unsub, err := rc.Subscribe(ctx, evt, nil, func(data json.RawMessage) {
-			if fn := handle(data); fn != nil {
-				scope.Post(fn)
-			}
-		})
-		if err != nil {
-			if ctx.Err() == nil { // not because the Client is closing
-				c.logf(LoggingSeverityWarning, "%s: %v", op, err)
-			}
-			return
-		}
-		c.rpc.mu.Lock()
-		current := sub.seq == seq && sub.scope == scope
-		if current {
-			sub.unsub = unsub
-		}
-		c.rpc.mu.Unlock()
-		if !current {
-			unsub() // removed or replaced while subscribing
-		}
-	})
 }
 
 // RemoveAuthorizeRequestCallback ends the AUTHORIZE_REQUEST subscription and releases its
 // callback.
-func (c *Client) RemoveAuthorizeRequestCallback() {
-	c.rpc.mu.Lock()
-	c.rpc.auth.removeLocked()
-	c.rpc.mu.Unlock()
-}
-
-// removeLocked ends the subscription and releases its handler. c.rpc.mu is held.
-func (s *rpcSub) removeLocked() {
-	if s.unsub != nil {
-		s.unsub()
-	}
-	if s.scope != nil {
-		s.scope.Close()
-	}
-	s.scope, s.unsub = nil, nil
-	s.seq++
-}
-
-// closeRPC stops the desktop-client connection. Called by Close.
-func (c *Client) closeRPC() {
-	c.rpc.mu.Lock()
-	rc := c.rpc.client
-	c.rpc.client, c.rpc.closed = nil, true
-	c.rpc.mu.Unlock()
-	if rc != nil {
-		rc.Close()
-	}
-}
+func (c *Client) RemoveAuthorizeRequestCallback() { c.rpc.Remove(subAuthorizeRequest) }

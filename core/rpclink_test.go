@@ -2,8 +2,8 @@ package core
 
 import (
 	"os"
+	"sdkpp/core/internal/testwait"
 	"testing"
-	"time"
 
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
@@ -15,12 +15,13 @@ import (
 // waitFor runs callbacks until cond holds or the test times out.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
+	testwait.Until(t, what, func() bool {
+		if cond() {
+			return true
+		}
 		RunCallbacks()
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // rule RPC-2: AUTHORIZE_REQUEST reaches the registered callback, and still does after the
@@ -120,7 +121,6 @@ func TestDesktopLinkNotMadeAfterClose(t *testing.T) {
 	released := false
 	c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() {}, Release: func() { released = true }})
 	waitFor(t, "the release", func() bool { return released })
-	c.rpc.mu.Lock()
-	defer c.rpc.mu.Unlock()
-	assert.Nil(t, c.rpc.client)
+	_, err := c.rpc.Client()
+	assert.ErrorIs(t, err, errClosed, "a connection was made after Close")
 }

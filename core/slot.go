@@ -3,14 +3,14 @@ package core
 import (
 	"sync"
 
-	"sdkpp/core/dispatch"
+	"sdkpp/core/callbacks"
 )
 
 // handlerSlot holds one replaceable game callback. Its lock is its own and a leaf, so a
 // capability sets and posts its handlers without any other lock.
 type handlerSlot[F any] struct {
 	mu    sync.Mutex
-	scope *dispatch.Scope
+	scope *callbacks.Scope
 	fn    F
 }
 
@@ -22,7 +22,7 @@ func (s *handlerSlot[F]) isSet() bool {
 }
 
 // take empties the slot and returns its scope, nil when none was set; the caller closes it.
-func (s *handlerSlot[F]) take() *dispatch.Scope {
+func (s *handlerSlot[F]) take() *callbacks.Scope {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	scope := s.scope

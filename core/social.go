@@ -1,11 +1,9 @@
 package core
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -23,43 +21,8 @@ import (
 type socialState struct {
 	state social.State
 
-	groupsUpdated            handlerSlot[ClientRelationshipGroupsUpdatedCallback]
-	relCreated, relDeleted   handlerSlot[ClientRelationshipCreatedCallback]
-	userUpdated              handlerSlot[ClientUserUpdatedCallback]
-	inviteCreated, inviteUpd handlerSlot[ClientActivityInviteCallback]
-	join                     handlerSlot[ClientActivityJoinCallback]
-	joinWithApp              handlerSlot[ClientActivityJoinWithApplicationCallback]
-}
-
-// SetUserUpdatedCallback sets the handler of changes to any known user.
-func (c *Client) SetUserUpdatedCallback(cb Callback[ClientUserUpdatedCallback]) {
-	setHandler(c, &c.social.userUpdated, cb)
-}
-
-// SetRelationshipGroupsUpdatedCallback sets the handler of friends moving between groups.
-func (c *Client) SetRelationshipGroupsUpdatedCallback(cb Callback[ClientRelationshipGroupsUpdatedCallback]) {
-	setHandler(c, &c.social.groupsUpdated, cb)
-}
-
-// SetRelationshipCreatedCallback sets the handler of new relationships.
-func (c *Client) SetRelationshipCreatedCallback(cb Callback[ClientRelationshipCreatedCallback]) {
-	setHandler(c, &c.social.relCreated, cb)
-}
-
-// SetRelationshipDeletedCallback sets the handler of relationships going away.
-func (c *Client) SetRelationshipDeletedCallback(cb Callback[ClientRelationshipDeletedCallback]) {
-	setHandler(c, &c.social.relDeleted, cb)
-}
-
-// SetActivityInviteCreatedCallback sets the handler of invites arriving, and of invites accepted
-// on any of the player's devices (rule EVT-1).
-func (c *Client) SetActivityInviteCreatedCallback(cb Callback[ClientActivityInviteCallback]) {
-	setHandler(c, &c.social.inviteCreated, cb)
-}
-
-// SetActivityInviteUpdatedCallback sets the handler of invites that stop being valid.
-func (c *Client) SetActivityInviteUpdatedCallback(cb Callback[ClientActivityInviteCallback]) {
-	setHandler(c, &c.social.inviteUpd, cb)
+	join        handlerSlot[ClientActivityJoinCallback]
+	joinWithApp handlerSlot[ClientActivityJoinWithApplicationCallback]
 }
 
 // SetActivityJoinCallback sets the handler of joining through the platform's desktop client:
@@ -79,13 +42,10 @@ func (c *Client) SetActivityJoinWithApplicationCallback(cb Callback[ClientActivi
 
 // subscribeActivityJoin subscribes to ACTIVITY_JOIN once; each event runs both join handlers.
 func (c *Client) subscribeActivityJoin() {
-	c.rpc.mu.Lock()
-	subscribed := c.rpc.join.scope != nil
-	c.rpc.mu.Unlock()
-	if subscribed {
+	if c.rpc.Subscribed(subActivityJoin) {
 		return
 	}
-	c.subscribeRPC("SetActivityJoinCallback", &c.rpc.join, rpc.EvtActivityJoin, c.scope.NewScope(nil), func(data json.RawMessage) func() {
+	c.subscribeRPC(subActivityJoin, rpc.EvtActivityJoin, c.scope.NewScope(nil), func(data json.RawMessage) func() {
 		var d rpc.ActivityJoin
 		if err := json.Unmarshal(data, &d); err != nil || d.Secret == "" {
 			c.logf(LoggingSeverityWarning, "malformed ACTIVITY_JOIN from the desktop client")
@@ -104,75 +64,82 @@ func (c *Client) subscribeActivityJoin() {
 
 // ---- gateway events
 
-// onSocialDispatch applies a relationship, presence or invite event; false when event is not one.
-func (c *Client) onSocialDispatch(event string, data json.RawMessage) bool {
-	switch event {
-	case gwire.EventRelationshipAdd, gwire.EventRelationshipUpdate, gwire.EventRelationshipRemove,
-		gwire.EventGameRelationshipAdd, gwire.EventGameRelationshipUpdate, gwire.EventGameRelationshipRemove:
-		var rel wire.Relationship
-		if err := json.Unmarshal(data, &rel); err != nil || rel.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return true
-		}
-		platform := !strings.HasPrefix(event, "GAME_")
-		id := uint64(rel.ID)
-		removed := strings.HasSuffix(event, "_REMOVE")
-		c.users.Put(users.Of(&rel.User))
-		if !platform && !removed && rel.User.ID != 0 {
-			// A game relationship's user carries its profiles in this game; a platform one's
-			// cannot (APPLICATION_PROFILES_UPDATE came before it).
-			c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{uint64(rel.User.ID): rel.User.ApplicationProfiles})
-		}
-		wasFriend, isFriend := c.social.state.Apply(rel, platform, removed)
-		switch {
-		case strings.HasSuffix(event, "_ADD"):
-			postHandler(c, &c.social.relCreated, func(f ClientRelationshipCreatedCallback) { f(id, platform) })
-		case strings.HasSuffix(event, "_REMOVE"):
-			postHandler(c, &c.social.relDeleted, func(f ClientRelationshipDeletedCallback) { f(id, platform) })
-		}
-		if wasFriend || isFriend {
-			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
-		}
-		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
-	case gwire.EventApplicationProfilesUpdate:
-		var u wire.User
-		if err := json.Unmarshal(data, &u); err != nil || u.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return true
-		}
-		id := uint64(u.ID)
-		c.users.Put(users.Of(&u))
-		changed := c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles})
-		if changed {
-			postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
-		}
-	case gwire.EventPresenceUpdate:
-		var p wire.PresenceUpdate
-		if err := json.Unmarshal(data, &p); err != nil || p.User.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return true
-		}
-		id := uint64(p.User.ID)
-		friend := c.social.state.ApplyPresence(p)
-		if friend {
-			postHandler(c, &c.social.groupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
-		}
-		postHandler(c, &c.social.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
-	case gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate:
-		var w wire.ActivityInvite
-		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return true
-		}
-		slot := &c.social.inviteUpd
-		if event == gwire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
-			slot = &c.social.inviteCreated // rule EVT-1: accepted on one device, heard on every one
-		}
-		postHandler(c, slot, func(f ClientActivityInviteCallback) { f(inviteFromWire(w)) })
-	default:
-		return false
+// onRelationshipDispatch applies a relationship event of either graph (gwire.RelationshipEvents).
+func (c *Client) onRelationshipDispatch(event string, data json.RawMessage) {
+	ev := gwire.RelationshipEvents[event]
+	rel, ok := decodeEvent(c, event, data, func(r *wire.Relationship) bool { return r.ID != 0 })
+	if !ok {
+		return
 	}
-	return true
+	platform, removed := !ev.Game, ev.Change == gwire.Removed
+	id := uint64(rel.ID)
+	c.users.Put(users.Of(&rel.User))
+	if ev.Game && !removed && rel.User.ID != 0 {
+		// A game relationship's user carries its profiles in this game; a platform one's
+		// cannot (APPLICATION_PROFILES_UPDATE came before it).
+		c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{uint64(rel.User.ID): rel.User.ApplicationProfiles})
+	}
+	wasFriend, isFriend := c.social.state.Apply(*rel, platform, removed)
+	switch ev.Change {
+	case gwire.Added:
+		postHandler(c, &c.handlers.relationshipCreated, func(f ClientRelationshipCreatedCallback) { f(id, platform) })
+	case gwire.Removed:
+		postHandler(c, &c.handlers.relationshipDeleted, func(f ClientRelationshipDeletedCallback) { f(id, platform) })
+	}
+	if wasFriend || isFriend {
+		postHandler(c, &c.handlers.relationshipGroupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+	}
+	postHandler(c, &c.handlers.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+}
+
+// decodeEvent decodes a dispatch's data; it logs and reports false when the data is malformed
+// or valid rejects it.
+func decodeEvent[T any](c *Client, event string, data json.RawMessage, valid func(*T) bool) (*T, bool) {
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil || !valid(v) {
+		c.logf(LoggingSeverityWarning, "malformed %s", event)
+		return nil, false
+	}
+	return v, true
+}
+
+// onProfilesDispatch applies APPLICATION_PROFILES_UPDATE: a user's profiles in this game.
+func (c *Client) onProfilesDispatch(event string, data json.RawMessage) {
+	u, ok := decodeEvent(c, event, data, func(u *wire.User) bool { return u.ID != 0 })
+	if !ok {
+		return
+	}
+	id := uint64(u.ID)
+	c.users.Put(users.Of(u))
+	if c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles}) {
+		postHandler(c, &c.handlers.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+	}
+}
+
+// onPresenceDispatch applies PRESENCE_UPDATE.
+func (c *Client) onPresenceDispatch(event string, data json.RawMessage) {
+	p, ok := decodeEvent(c, event, data, func(p *wire.PresenceUpdate) bool { return p.User.ID != 0 })
+	if !ok {
+		return
+	}
+	id := uint64(p.User.ID)
+	if c.social.state.ApplyPresence(*p) {
+		postHandler(c, &c.handlers.relationshipGroupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+	}
+	postHandler(c, &c.handlers.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+}
+
+// onInviteDispatch applies ACTIVITY_INVITE_CREATE and ACTIVITY_INVITE_UPDATE.
+func (c *Client) onInviteDispatch(event string, data json.RawMessage) {
+	w, ok := decodeEvent(c, event, data, func(w *wire.ActivityInvite) bool { return w.ID != 0 })
+	if !ok {
+		return
+	}
+	slot := &c.handlers.activityInviteUpdated
+	if event == gwire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
+		slot = &c.handlers.activityInviteCreated // rule EVT-1: accepted on one device, heard on every one
+	}
+	postHandler(c, slot, func(f ClientActivityInviteCallback) { f(inviteFromWire(*w)) })
 }
 
 // ---- relationships
@@ -187,46 +154,21 @@ func (c *Client) GetRelationships() []*RelationshipHandle {
 	return out
 }
 
-// groupOf is the friends-list group of a friend.
-func (c *Client) groupOf(id uint64) RelationshipGroupType {
-	switch {
-	case !c.social.state.Online(id):
-		return RelationshipGroupTypeOffline
-	case c.social.state.GameActivity(id, c.appID.Load()) != nil:
-		return RelationshipGroupTypeOnlinePlayingGame
-	}
-	return RelationshipGroupTypeOnlineElsewhere
-}
-
 // GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
 // name then id: playing this game, online elsewhere, or offline.
 func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
-	type entry struct {
-		name string
-		id   uint64
-	}
-	var list []entry
-	for _, id := range c.social.state.Friends() {
-		if c.groupOf(id) != group {
-			continue
-		}
-		name := strconv.FormatUint(id, 10)
-		if u, ok := c.users.Get(id); ok {
-			name = u.DisplayName()
-		}
-		list = append(list, entry{strings.ToLower(name), id})
-	}
-	slices.SortFunc(list, func(a, b entry) int {
-		if a.name != b.name {
-			return strings.Compare(a.name, b.name)
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	out := make([]*RelationshipHandle, len(list))
-	for i, e := range list {
-		out[i] = &RelationshipHandle{c: c, id: e.id}
+	ids := c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names)
+	out := make([]*RelationshipHandle, len(ids))
+	for i, id := range ids {
+		out[i] = &RelationshipHandle{c: c, id: id}
 	}
 	return out
+}
+
+// names returns the names of a cached user.
+func (c *Client) names(id uint64) (social.Names, bool) {
+	u, ok := c.users.Get(id)
+	return social.Names{Username: u.Username, Display: u.DisplayName()}, ok
 }
 
 // GetRelationshipHandle returns a view of the relationship with a user (type None when none).
@@ -237,20 +179,10 @@ func (c *Client) GetRelationshipHandle(userId uint64) *RelationshipHandle {
 // SearchFriendsByUsername returns the friends whose username or display name contains s,
 // ignoring case, sorted by display name.
 func (c *Client) SearchFriendsByUsername(s string) []*UserHandle {
-	needle := strings.ToLower(strings.TrimSpace(s))
 	var out []*UserHandle
-	for _, id := range c.social.state.Friends() {
-		u, ok := c.users.Get(id)
-		if !ok {
-			continue
-		}
-		if strings.Contains(strings.ToLower(u.Username), needle) || strings.Contains(strings.ToLower(u.DisplayName()), needle) {
-			out = append(out, &UserHandle{c: c, id: id})
-		}
+	for _, id := range c.social.state.SearchFriends(s, c.names) {
+		out = append(out, &UserHandle{c: c, id: id})
 	}
-	slices.SortFunc(out, func(a, b *UserHandle) int {
-		return strings.Compare(strings.ToLower(a.DisplayName()), strings.ToLower(b.DisplayName()))
-	})
 	return out
 }
 

@@ -11,12 +11,12 @@ import (
 // VoiceSettings is a read-only snapshot of the player's voice settings in the locally running
 // platform desktop client (rule VS-1: it has getters only, and the SDK never writes them).
 type VoiceSettings struct {
-	selfMute, selfDeaf                 bool
-	inputMode                          VoiceInputModeType
-	pttKey                             string
-	inputVolume, outputVolume          float32
-	echoCancellation, noiseSuppression bool
-	noiseCancellation, autoGainControl bool
+	selfMute, selfDeaf                      bool
+	inputMode                               VoiceInputModeType
+	pttKey                                  string
+	inputVolume, outputVolume               float32
+	echoCancellation, noiseSuppression      bool
+	noiseCancellation, automaticGainControl bool
 }
 
 // voiceSettingsOf converts the desktop client's wire form.
@@ -29,51 +29,19 @@ func voiceSettingsOf(w rpc.VoiceSettings) *VoiceSettings {
 		selfMute: w.Mute, selfDeaf: w.Deaf, inputMode: mode, pttKey: w.Mode.Shortcut,
 		inputVolume: w.Input.Volume, outputVolume: w.Output.Volume,
 		echoCancellation: w.EchoCancellation, noiseSuppression: w.NoiseSuppression,
-		noiseCancellation: w.NoiseCancellation, autoGainControl: w.AutomaticGainControl,
+		noiseCancellation: w.NoiseCancellation, automaticGainControl: w.AutomaticGainControl,
 	}
 }
 
 // Clone returns a copy.
 func (v *VoiceSettings) Clone() *VoiceSettings { c := *v; return &c }
 
-// SelfMute reports whether the player muted their microphone in the desktop client.
-func (v *VoiceSettings) SelfMute() bool { return v.selfMute }
-
-// SelfDeaf reports whether the player deafened themselves in the desktop client.
-func (v *VoiceSettings) SelfDeaf() bool { return v.selfDeaf }
-
-// InputMode is voice activity or push-to-talk.
-func (v *VoiceSettings) InputMode() VoiceInputModeType { return v.inputMode }
-
-// PttKey is the display text of the push-to-talk binding; empty when unbound.
-func (v *VoiceSettings) PttKey() string { return v.pttKey }
-
-// InputVolume is the microphone volume, 0..100.
-func (v *VoiceSettings) InputVolume() float32 { return v.inputVolume }
-
-// OutputVolume is the playback volume, 0..200.
-func (v *VoiceSettings) OutputVolume() float32 { return v.outputVolume }
-
-// EchoCancellation reports whether echo cancellation is on.
-func (v *VoiceSettings) EchoCancellation() bool { return v.echoCancellation }
-
-// NoiseSuppression reports whether noise suppression is on.
-func (v *VoiceSettings) NoiseSuppression() bool { return v.noiseSuppression }
-
-// NoiseCancellation reports whether noise cancellation is on.
-func (v *VoiceSettings) NoiseCancellation() bool { return v.noiseCancellation }
-
-// AutomaticGainControl reports whether automatic gain control is on.
-func (v *VoiceSettings) AutomaticGainControl() bool { return v.autoGainControl }
-
 // GetVoiceSettings reads the voice settings of the locally running desktop client. It waits for
 // the connection attempt under way; when no desktop client answers, cb gets a successful result
 // and nil settings. A link lost while reading, or a refusal, fails the result.
 func (c *Client) GetVoiceSettings(cb Callback[ClientGetVoiceSettingsCallback]) {
 	once := resultOnce1(c, cb)
-	c.rpc.mu.Lock()
-	rc, err := c.rpcClientLocked()
-	c.rpc.mu.Unlock()
+	rc, err := c.rpc.Client()
 	if err != nil {
 		once.Fire(func() { cb.Fn(resultOf(err), nil) })
 		return
@@ -105,14 +73,13 @@ func (c *Client) GetVoiceSettings(cb Callback[ClientGetVoiceSettingsCallback]) {
 // voice setting in the desktop client (VOICE_SETTINGS_UPDATE). The subscription lasts across
 // restarts of the desktop client until Close; a new registration replaces the previous one.
 func (c *Client) SetVoiceSettingsUpdatedCallback(cb Callback[ClientVoiceSettingsUpdatedCallback]) {
-	c.subscribeRPC("SetVoiceSettingsUpdatedCallback", &c.rpc.voiceSettings, rpc.EvtVoiceSettingsUpdate,
-		c.scope.NewScope(cb.Release), func(data json.RawMessage) func() {
-			var w rpc.VoiceSettings
-			if err := json.Unmarshal(data, &w); err != nil {
-				c.logf(LoggingSeverityWarning, "dropped a malformed %s event: %v", rpc.EvtVoiceSettingsUpdate, err)
-				return nil
-			}
-			vs := voiceSettingsOf(w)
-			return func() { cb.Fn(vs) }
-		})
+	c.subscribeRPC(subVoiceSettings, rpc.EvtVoiceSettingsUpdate, c.scope.NewScope(cb.Release), func(data json.RawMessage) func() {
+		var w rpc.VoiceSettings
+		if err := json.Unmarshal(data, &w); err != nil {
+			c.logf(LoggingSeverityWarning, "dropped a malformed %s event: %v", rpc.EvtVoiceSettingsUpdate, err)
+			return nil
+		}
+		vs := voiceSettingsOf(w)
+		return func() { cb.Fn(vs) }
+	})
 }

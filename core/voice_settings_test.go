@@ -178,24 +178,6 @@ func TestSetVoiceLogDir(t *testing.T) {
 	assert.Contains(t, l[0], "SetVoiceLogDir")
 }
 
-// The voice log rotates when full, keeping one older file.
-func TestVoiceLogRotates(t *testing.T) {
-	dir := t.TempDir()
-	f, err := openVoiceLog(dir, LoggingSeverityInfo, time.Now)
-	require.NoError(t, err)
-	defer f.close()
-	line := strings.Repeat("x", 1<<20)
-	for range 9 {
-		f.write(line, LoggingSeverityInfo)
-	}
-	old, err := os.Stat(filepath.Join(dir, voiceLogOld))
-	require.NoError(t, err, "the full file was rotated")
-	cur, err := os.Stat(filepath.Join(dir, voiceLogName))
-	require.NoError(t, err)
-	assert.LessOrEqual(t, old.Size(), int64(voiceLogMaxBytes))
-	assert.Less(t, cur.Size(), old.Size())
-}
-
 // SetAecDump names a dump in the voice log dir for calls that start while it is on, and warns
 // when there is no voice log dir.
 func TestSetAecDump(t *testing.T) {

@@ -2,11 +2,12 @@ package core
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sdkpp/core/logs"
 )
 
 // Voice log files: the current one and, once it reaches voiceLogMaxBytes, one older one.
@@ -20,7 +21,7 @@ const (
 // and the mobile audio-session setting.
 type voiceDiag struct {
 	mu      sync.Mutex
-	file    *voiceLogFile // nil until SetVoiceLogDir
+	file    *logs.File // nil until SetVoiceLogDir
 	aecDump bool
 
 	engineManaged atomic.Bool
@@ -29,73 +30,10 @@ type voiceDiag struct {
 	callStarted   atomic.Bool // a call has started: the audio session is settled
 }
 
-// voiceLogFile appends voice log lines to dir/sdkpp-voice.log, rotating it to sdkpp-voice.1.log
-// when it grows past voiceLogMaxBytes.
-type voiceLogFile struct {
-	mu     sync.Mutex
-	dir    string
-	f      *os.File
-	size   int64
-	minSev LoggingSeverity
-	now    func() time.Time
-}
-
 // openVoiceLog opens the voice log file in dir, creating dir.
-func openVoiceLog(dir string, min LoggingSeverity, now func() time.Time) (*voiceLogFile, error) {
-	v := &voiceLogFile{dir: dir, minSev: min, now: now}
-	if err := v.open(); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// open opens the current file for appending; v.mu is held or v is new.
-func (v *voiceLogFile) open() error {
-	f, err := openLogFile(v.dir, voiceLogName)
-	if err != nil {
-		return err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("open voice log file: %w", err)
-	}
-	v.f, v.size = f, st.Size()
-	return nil
-}
-
-// write appends one line, already redacted, rotating first when the file is full.
-func (v *voiceLogFile) write(msg string, sev LoggingSeverity) {
-	if sev < v.minSev {
-		return
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.f == nil {
-		return
-	}
-	line := logLine(v.now(), sev, msg)
-	if v.size > 0 && v.size+int64(len(line)) > voiceLogMaxBytes {
-		v.f.Close()
-		v.f = nil
-		// A failed rename leaves the full file to be reopened and appended to.
-		_ = os.Rename(filepath.Join(v.dir, voiceLogName), filepath.Join(v.dir, voiceLogOld))
-		if err := v.open(); err != nil {
-			fallback(Secrets.String(err.Error()), LoggingSeverityError)
-			return
-		}
-	}
-	n, _ := v.f.WriteString(line)
-	v.size += int64(n)
-}
-
-func (v *voiceLogFile) close() {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.f != nil {
-		v.f.Close()
-		v.f = nil
-	}
+func openVoiceLog(dir string, min LoggingSeverity, now func() time.Time) (*logs.File, error) {
+	return logs.OpenRotating(dir, voiceLogName, voiceLogOld, voiceLogMaxBytes, logs.Severity(min), now,
+		func(err error) { fallback(Secrets.String(err.Error()), LoggingSeverityError) })
 }
 
 // voiceLogf writes a voice message (calls and the audio engine) to the Client's log and to the
@@ -105,9 +43,8 @@ func (c *Client) voiceLogf(sev LoggingSeverity, format string, args ...any) {
 	c.voice.mu.Lock()
 	file := c.voice.file
 	c.voice.mu.Unlock()
-	took := c.log.log(msg, sev)
-	if file != nil && sev >= file.minSev {
-		file.write(msg, sev)
+	took := c.log.Log(msg, logs.Severity(sev))
+	if file != nil && logs.WriteTo([]logs.Sink{file}, msg, logs.Severity(sev)) {
 		took = true
 	}
 	if !took {
@@ -129,7 +66,7 @@ func (c *Client) SetVoiceLogDir(path string, minSeverity LoggingSeverity) {
 	c.voice.file = f
 	c.voice.mu.Unlock()
 	if old != nil {
-		old.close()
+		old.Close()
 	}
 }
 
@@ -155,7 +92,7 @@ func (c *Client) aecDumpPrefix(lobbyID uint64) string {
 	if !c.voice.aecDump || c.voice.file == nil {
 		return ""
 	}
-	return filepath.Join(c.voice.file.dir, fmt.Sprintf("aec-%d-%s", lobbyID, c.clock.Now().UTC().Format("20060102T150405.000")))
+	return filepath.Join(c.voice.file.Dir(), fmt.Sprintf("aec-%d-%s", lobbyID, c.clock.Now().UTC().Format("20060102T150405.000")))
 }
 
 // SetEngineManagedAudioSession records whether the game, not the SDK, owns the platform audio
@@ -178,7 +115,7 @@ func (c *Client) closeVoiceLog() {
 	c.voice.file = nil
 	c.voice.mu.Unlock()
 	if f != nil {
-		f.close()
+		f.Close()
 	}
 }
 

@@ -25,6 +25,14 @@ func emitCoreEnums(api *desc.API) string {
 			w("type %s = func(%s)\n\n", cb.GoName(), strings.Join(ps, ", "))
 		}
 	}
+	for _, c := range api.Classes {
+		for _, m := range c.Methods {
+			if f := mechanicalStatic(m); f != "" {
+				writeGoDoc(&b, c.Name+m.Name, m.Doc)
+				w("%s\n\n", f)
+			}
+		}
+	}
 	for _, e := range api.Enums {
 		g := e.GoName()
 		writeGoDoc(&b, g, e.Doc)
@@ -596,4 +604,148 @@ func optElem(t *desc.Type) *desc.Type {
 		return t.Elem
 	}
 	return t
+}
+
+// emitCoreRecords writes core/records_gen.go: the getters and setters of every record's
+// properties. A record's struct is written by hand in core, with one field per property named
+// by recordField; a property marked custom has hand-written accessors instead.
+func emitCoreRecords(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage core\n", generatedNote)
+	for _, c := range api.Classes {
+		if c.Kind != desc.KindRecord {
+			continue
+		}
+		r := recordRecv(c.Name)
+		for _, p := range c.Props {
+			if p.Custom {
+				continue
+			}
+			f := r + "." + recordField(p.Name)
+			get, set := recordAccess(p.Type, f)
+			w("\n")
+			writeGoDoc(&b, p.Name, p.Doc)
+			w("func (%s *%s) %s() %s {\n\t%s\n}\n", r, c.Name, p.Name, getterType(p.Type), get)
+			if p.ReadOnly {
+				continue
+			}
+			w("\n// Set%s sets %s.\n", p.Name, p.Name)
+			w("func (%s *%s) Set%s(v %s) {\n", r, c.Name, p.Name, strings.ReplaceAll(goCore(p.Type), "core.", ""))
+			if p.Secret {
+				if p.Type.Kind != desc.Prim || p.Type.Prim != "string" {
+					panic("emit_go: secret property " + c.Name + "." + p.Name + " is not a string")
+				}
+				w("\tSecrets.Add(v)\n")
+			}
+			w("\t%s\n}\n", set)
+		}
+	}
+	return b.String()
+}
+
+// recordRecv is the receiver name of a record's methods: its first letter, lowered.
+func recordRecv(class string) string { return strings.ToLower(class[:1]) }
+
+// recordField is the struct field that holds property name: its name with the first letter
+// lowered ("type" becomes typ).
+func recordField(name string) string {
+	f := strings.ToLower(name[:1]) + name[1:]
+	if f == "type" {
+		return "typ"
+	}
+	return f
+}
+
+// getterType is the result of a record's getter of type t.
+func getterType(t *desc.Type) string {
+	g := strings.ReplaceAll(goCore(t), "core.", "")
+	if t.Kind == desc.Opt && t.Elem.Kind != desc.ClassT {
+		return "(" + strings.TrimPrefix(g, "*") + ", bool)"
+	}
+	if t.Kind == desc.ClassT {
+		return "*" + strings.TrimPrefix(g, "*")
+	}
+	return g
+}
+
+// recordAccess returns the bodies of the getter and the setter of a property of type t held in
+// field f. Records are value snapshots: getters return copies, setters store copies.
+func recordAccess(t *desc.Type, f string) (get, set string) {
+	switch {
+	case t.Kind == desc.Prim || t.Kind == desc.EnumT:
+		return "return " + f, f + " = v"
+	case t.Kind == desc.ClassT: // held by value
+		return "return " + f + ".Clone()", f + " = *v.Clone()"
+	case t.Kind == desc.Opt && t.Elem.Kind == desc.ClassT:
+		return "if " + f + " == nil {\n\t\treturn nil\n\t}\n\treturn " + f + ".Clone()",
+			"if v == nil {\n\t\t" + f + " = nil\n\t\treturn\n\t}\n\t" + f + " = v.Clone()"
+	case t.Kind == desc.Opt:
+		return "return optOf(" + f + ")", f + " = clonePtr(v)"
+	}
+	panic("emit_go: a record property of kind " + fmt.Sprint(t.Kind) + " is not supported")
+}
+
+// handlerSetters are the Client's methods that only fill a slot with a game's callback:
+// Set...Callback(cb) of the client class, not marked custom.
+func handlerSetters(api *desc.API) []*desc.Method {
+	var out []*desc.Method
+	for _, c := range api.Classes {
+		if c.Kind != desc.KindClient {
+			continue
+		}
+		for _, m := range c.Methods {
+			if !m.Custom && m.Ret == nil && !m.Static && len(m.Params) == 1 && m.Params[0].Type.Kind == desc.CallbackT &&
+				strings.HasPrefix(m.Name, "Set") && strings.HasSuffix(m.Name, "Callback") {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// handlerSlot is the field of the handlers struct that SetXCallback fills: x.
+func handlerSlot(m *desc.Method) string {
+	return recordField(strings.TrimSuffix(strings.TrimPrefix(m.Name, "Set"), "Callback"))
+}
+
+// emitCoreHandlers writes core/handlers_gen.go: the Client's handler slots, one per
+// Set...Callback of the description, and the methods that fill them.
+func emitCoreHandlers(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage core\n\n", generatedNote)
+	setters := handlerSetters(api)
+	w("// handlers are the Client's replaceable game callbacks: one slot per Set...Callback method of\n")
+	w("// the description. Each slot locks itself, with a leaf lock.\ntype handlers struct {\n")
+	for _, m := range setters {
+		w("\t%s handlerSlot[%s]\n", handlerSlot(m), m.Params[0].Type.Callback.GoName())
+	}
+	w("}\n")
+	for _, m := range setters {
+		w("\n")
+		writeGoDoc(&b, m.Name, m.Doc)
+		w("func (c *Client) %s(cb Callback[%s]) {\n\tsetHandler(c, &c.handlers.%s, cb)\n}\n",
+			m.Name, m.Params[0].Type.Callback.GoName(), handlerSlot(m))
+	}
+	return b.String()
+}
+
+// mechanicalStatic is the Go of a class-level function that follows from the description alone,
+// or "": an enum's XToString(e) (its name) and the client's GetVersionMajor, Minor and Patch.
+func mechanicalStatic(m *desc.Method) string {
+	if !m.Static || m.Ret == nil {
+		return ""
+	}
+	name := m.Class.Name + m.Name
+	if len(m.Params) == 1 && m.Params[0].Type.Kind == desc.EnumT && m.Ret.IsString() && strings.HasSuffix(m.Name, "ToString") {
+		return fmt.Sprintf("func %s(e %s) string { return e.String() }", name, m.Params[0].Type.Enum.GoName())
+	}
+	if m.Class.Kind == desc.KindClient && len(m.Params) == 0 {
+		switch m.Name {
+		case "GetVersionMajor", "GetVersionMinor", "GetVersionPatch":
+			return fmt.Sprintf("func %s() int32 { return Version%s }", name, strings.TrimPrefix(m.Name, "GetVersion"))
+		}
+	}
+	return ""
 }

@@ -40,3 +40,26 @@ func trampolineOf(t *testing.T, out, name string) string {
 	end := strings.Index(out[start:], "\n}\n")
 	return out[start : start+end]
 }
+
+// TestCoreRecordAccessors: a record's accessors read and write the field named after the
+// property, copy optional and object values, register secret values for redaction, and leave
+// custom properties and read-only setters to core.
+func TestCoreRecordAccessors(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nclass Inner record ctor {\n}\nclass Box record ctor {\n"+
+		"  prop Type: i32\n  prop Label: opt string\n  prop Inner: opt Inner\n  prop Key: string secret\n"+
+		"  prop Start: u64 custom\n  prop Id: u64 readonly\n}\n")
+	out := emitCoreRecords(api)
+	for _, want := range []string{
+		"func (b *Box) Type() int32 {\n\treturn b.typ\n}",
+		"func (b *Box) Label() (string, bool) {\n\treturn optOf(b.label)\n}",
+		"func (b *Box) SetLabel(v *string) {\n\tb.label = clonePtr(v)\n}",
+		"func (b *Box) Inner() *Inner {\n\tif b.inner == nil {\n\t\treturn nil\n\t}\n\treturn b.inner.Clone()\n}",
+		"func (b *Box) SetKey(v string) {\n\tSecrets.Add(v)\n\tb.key = v\n}",
+		"func (b *Box) Id() uint64 {",
+	} {
+		assert.Contains(t, out, want)
+	}
+	for _, absent := range []string{"Start()", "SetStart(", "SetId("} {
+		assert.NotContains(t, out, absent)
+	}
+}

@@ -46,6 +46,8 @@ func run(root string, check bool) error {
 		{"bindings/csharp/Sdkpp.g.cs", emitCSharp(api), false},
 		{"capi/exports_gen.go", emitCapi(api), true},
 		{"core/api_gen.go", emitCoreEnums(api), true},
+		{"core/records_gen.go", emitCoreRecords(api), true},
+		{"core/handlers_gen.go", emitCoreHandlers(api), true},
 		{"tests/c/stress_gen.h", emitStress(api), false},
 		{"docs/reference.md", emitDocs(api), false},
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sdkpp/core/internal/testwait"
 	"sync"
 	"testing"
 	"time"
@@ -86,15 +87,6 @@ func (r *recorder) count(event string) int {
 	return n
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func newClient(t *testing.T, url, tok string, rec *recorder) *Client {
 	c, err := New(Config{
 		URL: url, Token: func() string { return tok },
@@ -112,7 +104,7 @@ func TestIdentifyReadyAndClose(t *testing.T) {
 	rec := &recorder{}
 	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, tok, rec)
 	c.Start()
-	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
+	testwait.Until(t, "Ready", func() bool { return c.Status() == Ready })
 	require.EqualValues(t, 1, rec.count("READY"), "events %v", rec.events)
 	c.Close()
 	rec.mu.Lock()
@@ -131,7 +123,7 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 	rec := &recorder{}
 	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, tok, rec)
 	c.Start()
-	waitUntil(t, "Ready", func() bool { return c.Status() == Ready })
+	testwait.Until(t, "Ready", func() bool { return c.Status() == Ready })
 	const n = 300
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -145,12 +137,12 @@ func TestResumeAcrossCutsExactlyOnceInOrder(t *testing.T) {
 		env.Server.Hub().Dispatch(uint64(userID), "TEST_EVENT", map[string]int{"n": i})
 		time.Sleep(time.Millisecond)
 	}
-	waitUntil(t, "every event", func() bool { return rec.count("TEST_EVENT") >= n })
+	testwait.Until(t, "every event", func() bool { return rec.count("TEST_EVENT") >= n })
 	cancel()
 	// One more event after the cuts: the session delivers in sequence order, so a duplicate of
 	// an earlier event, replayed by a resume, would come before it.
 	env.Server.Hub().Dispatch(uint64(userID), "TEST_LAST", map[string]int{"n": n + 1})
-	waitUntil(t, "the last event", func() bool { return rec.count("TEST_LAST") == 1 })
+	testwait.Until(t, "the last event", func() bool { return rec.count("TEST_LAST") == 1 })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	next := 1
@@ -184,7 +176,7 @@ func TestAuthenticationFailureIsFinal(t *testing.T) {
 	rec := &recorder{}
 	c := newClient(t, "ws://"+p.Addr()+server.GatewayPath, "not-a-token", rec)
 	c.Start()
-	waitUntil(t, "Disconnected", func() bool {
+	testwait.Until(t, "Disconnected", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		return rec.lastErr != nil && c.Status() == Disconnected

@@ -1,7 +1,8 @@
 // Package messages is the client's message cache: the newest messages of each channel (direct
 // or lobby) with what is known of their history, the DM channel of each user, and the
 // bookkeeping that delivers each live message once and in order, across catch-ups after a new
-// gateway session. It makes no requests: the Client fetches and feeds it.
+// gateway session, and that catch-up itself (catchup.go): after a new session it fetches what
+// each lobby missed and delivers it through the Client's live path.
 package messages
 
 import (

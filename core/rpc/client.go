@@ -1,5 +1,7 @@
 // Package rpc is the client side of the platform's desktop RPC over IPC: the local transport
 // between a game and the desktop client running on the same machine (rules RPC-1 and RPC-2).
+// Link (link.go) is a Client's use of it: the connection made on first use and the named event
+// subscriptions that last across restarts of the desktop client.
 //
 // # Wire
 //
@@ -41,7 +43,7 @@ import (
 
 	"sdkpp/core/internal/backoff"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 )
 
 // Errors of Command and Subscribe. A command in flight when the connection drops fails with an

@@ -8,15 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sdkpp/core/internal/testwait"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
+	"sdkpp/internal/clock"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -484,7 +485,7 @@ func TestCommandsFailPromptly(t *testing.T) {
 
 	// Without a peer, commands fail at once.
 	p.Close()
-	waitFor(t, "the disconnect", func() bool { return c.State() != rpc.Connected })
+	testwait.Until(t, "the disconnect", func() bool { return c.State() != rpc.Connected })
 	_, err = c.Command(context.Background(), "HOLD", nil)
 	assert.ErrorIs(t, err, rpc.ErrNotConnected, "while disconnected: %v", err)
 }
@@ -500,15 +501,6 @@ func TestCloseFailsCommandsInFlight(t *testing.T) {
 	_, err = c.Subscribe(context.Background(), rpc.EvtAuthorizeRequest, nil, func(json.RawMessage) {})
 	assert.ErrorIs(t, err, rpc.ErrClosed, "Subscribe after Close: %v", err)
 	assert.Equal(t, rpc.Closed, c.State(), "State = %v", c.State())
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // Malformed JSON, an oversize frame, an unknown opcode and a HANDSHAKE from the peer each drop

@@ -1,10 +1,14 @@
 // Package social keeps what the client knows of the player's social graph: the relationships
 // (platform and in-game), the presences of other users, and the player's own presence as it is
-// sent to the service. The Client applies gateway events to it and reads its answers from it.
+// sent to the service. The Client applies gateway events to it and reads its answers from it:
+// among them the friends-list groups and the friend search.
 package social
 
 import (
+	"cmp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"sdkpp/wire"
@@ -198,4 +202,83 @@ func (s *State) Own() (p wire.Presence, set bool) {
 		p.Activities = append(p.Activities, *s.activity)
 	}
 	return p, s.activity != nil || status != "online"
+}
+
+// Group is a friends-list group; its values are those of the public RelationshipGroupType.
+type Group int32
+
+// The groups of a friends list.
+const (
+	OnlinePlayingGame Group = iota
+	OnlineElsewhere
+	Offline
+)
+
+// GroupOf is the friends-list group of a friend; appID is the game's id when the session has not
+// named one yet.
+func (s *State) GroupOf(id, appID uint64) Group {
+	switch {
+	case !s.Online(id):
+		return Offline
+	case s.GameActivity(id, appID) != nil:
+		return OnlinePlayingGame
+	}
+	return OnlineElsewhere
+}
+
+// Names are the names a friend is known by: the unique username and the name shown.
+type Names struct{ Username, Display string }
+
+// FriendsIn returns the friends (platform or game) of group g, sorted by shown name, ignoring
+// case, then id. names looks a user up; a user it does not know is named by id.
+func (s *State) FriendsIn(g Group, appID uint64, names func(id uint64) (Names, bool)) []uint64 {
+	type entry struct {
+		name string
+		id   uint64
+	}
+	var list []entry
+	for _, id := range s.Friends() {
+		if s.GroupOf(id, appID) != g {
+			continue
+		}
+		name := strconv.FormatUint(id, 10)
+		if n, ok := names(id); ok {
+			name = n.Display
+		}
+		list = append(list, entry{strings.ToLower(name), id})
+	}
+	slices.SortFunc(list, func(a, b entry) int {
+		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(a.id, b.id))
+	})
+	out := make([]uint64, len(list))
+	for i, e := range list {
+		out[i] = e.id
+	}
+	return out
+}
+
+// SearchFriends returns the known friends whose username or shown name contains text, ignoring
+// case, sorted by shown name.
+func (s *State) SearchFriends(text string, names func(id uint64) (Names, bool)) []uint64 {
+	needle := strings.ToLower(strings.TrimSpace(text))
+	type entry struct {
+		name string
+		id   uint64
+	}
+	var list []entry
+	for _, id := range s.Friends() {
+		n, ok := names(id)
+		if !ok {
+			continue
+		}
+		if strings.Contains(strings.ToLower(n.Username), needle) || strings.Contains(strings.ToLower(n.Display), needle) {
+			list = append(list, entry{strings.ToLower(n.Display), id})
+		}
+	}
+	slices.SortStableFunc(list, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	out := make([]uint64, len(list))
+	for i, e := range list {
+		out[i] = e.id
+	}
+	return out
 }

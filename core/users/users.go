@@ -157,3 +157,25 @@ func profilesEqual(published []*wire.ApplicationProfile, profiles []wire.Applica
 	}
 	return true
 }
+
+// Learn stores the users the service sent embedded in other objects (lobby members, say), and
+// the game profiles of those that carry them.
+func (c *Cache) Learn(ws ...*wire.User) {
+	var profiles map[uint64][]wire.ApplicationProfile
+	for _, w := range ws {
+		u := Of(w)
+		if u == nil {
+			continue
+		}
+		c.Put(u)
+		if w.ApplicationProfiles != nil {
+			if profiles == nil {
+				profiles = map[uint64][]wire.ApplicationProfile{}
+			}
+			profiles[u.ID] = w.ApplicationProfiles
+		}
+	}
+	if profiles != nil {
+		c.SetProfiles(profiles)
+	}
+}

@@ -101,6 +101,33 @@ const (
 	MaxNonceChars = 64
 )
 
+// Change is what a relationship dispatch reports.
+type Change int
+
+// The changes of a relationship.
+const (
+	Added Change = iota
+	Updated
+	Removed
+)
+
+// RelationshipEvent describes a relationship dispatch: whose graph it changes (the platform's, or
+// the game's: GAME_RELATIONSHIP_*) and how. Its d is a wire.Relationship.
+type RelationshipEvent struct {
+	Game   bool
+	Change Change
+}
+
+// RelationshipEvents describes each relationship dispatch by its name.
+var RelationshipEvents = map[string]RelationshipEvent{
+	EventRelationshipAdd:        {Game: false, Change: Added},
+	EventRelationshipUpdate:     {Game: false, Change: Updated},
+	EventRelationshipRemove:     {Game: false, Change: Removed},
+	EventGameRelationshipAdd:    {Game: true, Change: Added},
+	EventGameRelationshipUpdate: {Game: true, Change: Updated},
+	EventGameRelationshipRemove: {Game: true, Change: Removed},
+}
+
 // Dispatch event names (the payload's "t").
 const (
 	EventReady   = "READY"

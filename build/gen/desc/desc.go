@@ -90,7 +90,12 @@ type Prop struct {
 	Name     string
 	Type     *Type
 	ReadOnly bool
-	Doc      []string
+	// Secret: the value is a credential; core's setter registers it for redaction.
+	Secret bool
+	// Custom: core writes this property's Go accessors by hand (they do more than store); the
+	// generator writes none.
+	Custom bool
+	Doc    []string
 }
 
 // Method is a method, a static function or an extra constructor of a class.
@@ -104,6 +109,9 @@ type Method struct {
 	Doc    []string
 	// Deprecated: still works (and logs a warning once); bindings mark it so that compilers warn.
 	Deprecated bool
+	// Custom: a Set...Callback method of the Client that core writes by hand (it does more than
+	// fill the callback's slot); the generator writes neither the method nor the slot.
+	Custom bool
 }
 
 // Callback is a callback type nested in a class.
@@ -329,9 +337,14 @@ func (p *parser) member(l string) error {
 		}
 		pr := &Prop{Name: strings.TrimSpace(name), Doc: doc}
 		typ = strings.TrimSpace(typ)
-		if strings.HasSuffix(typ, " readonly") {
-			pr.ReadOnly = true
-			typ = strings.TrimSuffix(typ, " readonly")
+		mods := map[string]*bool{"custom": &pr.Custom, "secret": &pr.Secret, "readonly": &pr.ReadOnly}
+		for {
+			i := strings.LastIndexByte(typ, ' ')
+			flag, ok := mods[typ[i+1:]]
+			if i < 0 || !ok {
+				break
+			}
+			*flag, typ = true, strings.TrimSpace(typ[:i])
 		}
 		t, err := p.parseType(typ, c)
 		if err != nil {
@@ -360,6 +373,9 @@ func (p *parser) member(l string) error {
 		return nil
 	case "ctor", "method", "static", "const":
 		m := &Method{Class: c, Doc: doc}
+		if r, ok := strings.CutSuffix(rest, " custom"); ok {
+			m.Custom, rest = true, strings.TrimSpace(r)
+		}
 		if r, ok := strings.CutSuffix(rest, " deprecated"); ok {
 			m.Deprecated, rest = true, strings.TrimSpace(r)
 		}

@@ -1,0 +1,361 @@
+// Package callbacks is the callback queue of sdkpp: goroutines queue results and events, and Run
+// executes them on whichever thread calls it (the game's thread, once per frame).
+//
+// Every callback belongs to a Scope (a Client, or one registered handler of it). Closing a scope
+// stops its queued events, resolves its pending one-shot callbacks through their cancel function
+// (so each one-shot runs exactly once), and releases the handler's resources once no Run can still
+// be calling it.
+package callbacks
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Queue holds callbacks until Run. The zero Queue is not usable; use New.
+type Queue struct {
+	runMu sync.Mutex // held by the one Run in progress
+
+	mu       sync.Mutex
+	items    []item
+	running  bool     // a Run is invoking callbacks
+	deferred []func() // releases asked for while running, done when Run ends
+	size     atomic.Int64
+	wake     chan struct{} // closed by the next push, for the threads in Wait; nil when none waits
+
+	// OnPanic, if set, receives the value of a callback that panicked; Run then goes on with the
+	// next item. Set it before the first Run.
+	OnPanic func(v any)
+
+	// OnPush, if set, runs after each item is queued, on the queuing thread, outside the queue's
+	// lock: for waiters that wait elsewhere than in Wait. Set it before the first item is queued.
+	OnPush func()
+}
+
+type item struct {
+	scope   *Scope
+	fn      func()
+	once    *Once // set for one-shot items
+	release func()
+}
+
+// New returns an empty queue.
+func New() *Queue { return &Queue{} }
+
+// Len returns the number of queued items.
+func (q *Queue) Len() int { return int(q.size.Load()) }
+
+func (q *Queue) push(it item) {
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.size.Add(1)
+	if q.wake != nil {
+		close(q.wake)
+		q.wake = nil
+	}
+	q.mu.Unlock()
+	if q.OnPush != nil {
+		q.OnPush()
+	}
+}
+
+// Wait blocks the calling thread until an item is queued or timeout passes, and reports whether
+// items are queued. It returns at once when some already are; it runs nothing. Any number of
+// threads may wait; one push wakes them all. It can report false before timeout when another
+// thread's Run or Reset took the items meanwhile.
+func (q *Queue) Wait(timeout time.Duration) bool {
+	if q.size.Load() > 0 {
+		return true
+	}
+	if timeout <= 0 {
+		return false
+	}
+	q.mu.Lock()
+	if len(q.items) > 0 {
+		q.mu.Unlock()
+		return true
+	}
+	if q.wake == nil {
+		q.wake = make(chan struct{})
+	}
+	wake := q.wake
+	q.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	}
+	return q.size.Load() > 0
+}
+
+// Run invokes the items queued before it started, in order, on the calling thread, and returns how
+// many it took. Items queued while it runs wait for the next Run. A Run called while another is in
+// progress (from a callback, or from a second thread) returns 0 at once.
+func (q *Queue) Run() int {
+	if q.size.Load() == 0 {
+		return 0
+	}
+	if !q.runMu.TryLock() {
+		return 0
+	}
+	defer q.runMu.Unlock()
+
+	q.mu.Lock()
+	items := q.items
+	q.items = nil
+	q.size.Add(-int64(len(items)))
+	q.running = true
+	q.mu.Unlock()
+
+	defer q.finish()
+	for i := range items {
+		it := &items[i]
+		q.invoke(it)
+		*it = item{} // let the GC have what the callback held
+	}
+	return len(items)
+}
+
+// finish ends a Run: it clears the running flag and performs releases that waited for it.
+func (q *Queue) finish() {
+	q.mu.Lock()
+	q.running = false
+	deferred := q.deferred
+	q.deferred = nil
+	q.mu.Unlock()
+	for _, f := range deferred {
+		f()
+	}
+}
+
+// invoke runs one item; a panic in it is reported and does not stop the Run.
+func (q *Queue) invoke(it *item) {
+	defer func() {
+		if v := recover(); v != nil {
+			if q.OnPanic == nil {
+				panic(v)
+			}
+			q.OnPanic(v)
+		}
+	}()
+	it.invoke()
+}
+
+func (it *item) invoke() {
+	if it.once != nil {
+		it.once.run(it.fn)
+		return
+	}
+	if it.scope != nil && it.scope.Closed() {
+		return
+	}
+	it.fn()
+}
+
+// Reset discards every queued item without invoking it. Pending one-shots are released (their
+// resources freed) but never called.
+func (q *Queue) Reset() {
+	q.mu.Lock()
+	items := q.items
+	q.items = nil
+	q.size.Add(-int64(len(items)))
+	q.mu.Unlock()
+	for _, it := range items {
+		if it.once != nil {
+			it.once.discard()
+		}
+	}
+}
+
+// release runs f now, or at the end of the Run in progress so that f cannot free what a running
+// callback still uses.
+func (q *Queue) release(f func()) {
+	if f == nil {
+		return
+	}
+	q.mu.Lock()
+	if q.running {
+		q.deferred = append(q.deferred, f)
+		q.mu.Unlock()
+		return
+	}
+	q.mu.Unlock()
+	f()
+}
+
+// Scope is the lifetime that queued callbacks belong to.
+type Scope struct {
+	q       *Queue
+	release func()
+
+	mu       sync.Mutex
+	closed   bool
+	children map[*Scope]struct{}
+	onces    map[*Once]struct{}
+	parent   *Scope
+}
+
+// NewScope returns an open top-level scope; release runs once after Close, when no Run can be
+// invoking the scope's callbacks.
+func (q *Queue) NewScope(release func()) *Scope {
+	return &Scope{q: q, release: release}
+}
+
+// NewScope returns a child scope, closed when s closes. If s is already closed the child is
+// returned closed and its release has run.
+func (s *Scope) NewScope(release func()) *Scope {
+	c := &Scope{q: s.q, release: release, parent: s}
+	if !track(s, &s.children, c) {
+		c.Close()
+	}
+	return c
+}
+
+// track adds v to *set unless s is closed, and reports whether it did.
+func track[T comparable](s *Scope, set *map[T]struct{}, v T) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if *set == nil {
+		*set = map[T]struct{}{}
+	}
+	(*set)[v] = struct{}{}
+	return true
+}
+
+// Closed reports whether Close was called.
+func (s *Scope) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Post queues fn; it runs in a later Run unless s is closed by then. It returns false if s is
+// already closed.
+func (s *Scope) Post(fn func()) bool {
+	if s.Closed() {
+		return false
+	}
+	s.q.push(item{scope: s, fn: fn})
+	return true
+}
+
+// Close closes s and its children. Pending one-shots are queued with their cancel function.
+// It is safe to call more than once and from any thread, including from a callback.
+func (s *Scope) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	children := s.children
+	onces := s.onces
+	s.children, s.onces = nil, nil
+	parent := s.parent
+	s.mu.Unlock()
+
+	if parent != nil {
+		parent.mu.Lock()
+		delete(parent.children, s)
+		parent.mu.Unlock()
+	}
+	for c := range children {
+		c.Close()
+	}
+	for o := range onces {
+		o.cancelNow()
+	}
+	s.q.release(s.release)
+}
+
+// Once is a one-shot callback: exactly one of the function given to Fire and the cancel function
+// runs, inside Run, and then release.
+type Once struct {
+	scope   *Scope
+	cancel  func()
+	release func()
+
+	mu     sync.Mutex
+	queued bool // fire or cancel was queued
+	done   bool // ran or was discarded
+}
+
+// Once registers a one-shot callback in s. If s is already closed, cancel is queued at once.
+func (s *Scope) Once(cancel, release func()) *Once {
+	o := &Once{scope: s, cancel: cancel, release: release}
+	if !track(s, &s.onces, o) {
+		o.cancelNow()
+	}
+	return o
+}
+
+// Fire queues fn as the result; it reports false if the one-shot was already fired or cancelled.
+// If the scope closes before fn runs, cancel runs instead.
+func (o *Once) Fire(fn func()) bool {
+	o.mu.Lock()
+	if o.queued {
+		o.mu.Unlock()
+		return false
+	}
+	o.queued = true
+	o.mu.Unlock()
+	o.scope.q.push(item{scope: o.scope, fn: fn, once: o})
+	return true
+}
+
+func (o *Once) cancelNow() {
+	o.mu.Lock()
+	if o.queued {
+		o.mu.Unlock()
+		return // the queued fire item will see the closed scope and cancel
+	}
+	o.queued = true
+	o.mu.Unlock()
+	o.scope.q.push(item{scope: o.scope, fn: o.cancel, once: o})
+}
+
+// run invokes fn, or cancel when the scope closed after fn was queued, then release.
+func (o *Once) run(fn func()) {
+	if !o.finish() {
+		return
+	}
+	if o.scope.Closed() {
+		fn = o.cancel
+	}
+	defer func() {
+		if o.release != nil {
+			o.release()
+		}
+	}()
+	if fn != nil {
+		fn()
+	}
+}
+
+// discard releases the one-shot without calling it (Reset).
+func (o *Once) discard() {
+	if o.finish() && o.release != nil {
+		o.release()
+	}
+}
+
+// finish marks the one-shot done and removes it from its scope; false if it already was.
+func (o *Once) finish() bool {
+	o.mu.Lock()
+	if o.done {
+		o.mu.Unlock()
+		return false
+	}
+	o.done = true
+	o.mu.Unlock()
+	s := o.scope
+	s.mu.Lock()
+	delete(s.onces, o)
+	s.mu.Unlock()
+	return true
+}

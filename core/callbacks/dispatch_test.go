@@ -1,0 +1,260 @@
+package callbacks
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPostRunsOnlyInRun(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	ran := 0
+	s.Post(func() { ran++ })
+	s.Post(func() { ran++ })
+	require.Zero(t, ran, "ran=%d len=%d before Run", ran, q.Len())
+	require.EqualValues(t, 2, q.Len(), "ran=%d len=%d before Run", ran, q.Len())
+	n := q.Run()
+	require.EqualValues(t, 2, n, "Run = %d, ran %d", n, ran)
+	require.EqualValues(t, 2, ran, "Run = %d, ran %d", n, ran)
+	n = q.Run()
+	assert.Zero(t, n, "second Run = %d", n)
+}
+
+func TestItemsQueuedDuringRunWaitForNextRun(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	order := []int{}
+	s.Post(func() {
+		order = append(order, 1)
+		s.Post(func() { order = append(order, 2) })
+	})
+	q.Run()
+	require.Len(t, order, 1, "order = %v after first Run", order)
+	q.Run()
+	assert.Len(t, order, 2, "order = %v after second Run", order)
+}
+
+func TestOnceFiresExactlyOnceThenReleases(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	fired, cancelled, released := 0, 0, 0
+	o := s.Once(func() { cancelled++ }, func() { released++ })
+	require.True(t, o.Fire(func() { fired++ }), "first Fire refused")
+	require.False(t, o.Fire(func() { fired++ }), "second Fire accepted")
+	s.Close() // after Fire, before Run: cancel replaces fire
+	q.Run()
+	q.Run()
+	assert.Zero(t, fired, "fired=%d cancelled=%d released=%d", fired, cancelled, released)
+	assert.EqualValues(t, 1, cancelled, "fired=%d cancelled=%d released=%d", fired, cancelled, released)
+	assert.EqualValues(t, 1, released, "fired=%d cancelled=%d released=%d", fired, cancelled, released)
+}
+
+func TestCloseCancelsPendingOnce(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	var got []string
+	o := s.Once(func() { got = append(got, "cancel") }, func() { got = append(got, "release") })
+	s.Close()
+	require.False(t, o.Fire(func() { got = append(got, "fire") }), "Fire after Close accepted")
+	q.Run()
+	require.Len(t, got, 2, "got %v", got)
+	require.Equal(t, "cancel", got[0], "got %v", got)
+	require.Equal(t, "release", got[1], "got %v", got)
+	// A Once made on a closed scope is cancelled too.
+	got = nil
+	s.Once(func() { got = append(got, "cancel") }, nil)
+	q.Run()
+	assert.Len(t, got, 1, "once on closed scope: %v", got)
+}
+
+func TestClosedScopeSkipsPostsAndReleasesOnce(t *testing.T) {
+	q := New()
+	released := 0
+	parent := q.NewScope(nil)
+	child := parent.NewScope(func() { released++ })
+	ran := 0
+	child.Post(func() { ran++ })
+	parent.Close()
+	parent.Close()
+	child.Close()
+	require.EqualValues(t, 1, released, "released %d times", released)
+	require.False(t, child.Post(func() { ran++ }), "Post on closed scope accepted")
+	q.Run()
+	require.Zero(t, ran, "closed scope ran %d items", ran)
+	late := parent.NewScope(func() { released++ })
+	assert.True(t, late.Closed(), "child of closed scope: closed=%v released=%d", late.Closed(), released)
+	assert.EqualValues(t, 2, released, "child of closed scope: closed=%v released=%d", late.Closed(), released)
+}
+
+// Closing a scope from inside one of its callbacks defers the release to the end of Run, so the
+// running callback never sees its resources freed.
+func TestReleaseWaitsForRunningCallback(t *testing.T) {
+	q := New()
+	freed := false
+	var s *Scope
+	s = q.NewScope(func() { freed = true })
+	s.Post(func() {
+		s.Close()
+		assert.False(t, freed, "released while its callback was running")
+	})
+	q.Run()
+	assert.True(t, freed, "not released after Run")
+}
+
+func TestReentrantRunReturnsZero(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	inner := -1
+	s.Post(func() {
+		s.Post(func() {})
+		inner = q.Run()
+	})
+	q.Run()
+	assert.Zero(t, inner, "nested Run = %d", inner)
+}
+
+func TestResetReleasesWithoutCalling(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	called, released := 0, 0
+	s.Once(func() { called++ }, func() { released++ }).Fire(func() { called++ })
+	s.Post(func() { called++ })
+	q.Reset()
+	q.Run()
+	assert.Zero(t, called, "called=%d released=%d len=%d", called, released, q.Len())
+	assert.EqualValues(t, 1, released, "called=%d released=%d len=%d", called, released, q.Len())
+	assert.Zero(t, q.Len(), "called=%d released=%d len=%d", called, released, q.Len())
+}
+
+func TestPanicIsReportedAndRunGoesOn(t *testing.T) {
+	q := New()
+	var reported any
+	q.OnPanic = func(v any) { reported = v }
+	s := q.NewScope(nil)
+	after := false
+	s.Post(func() { panic("boom") })
+	s.Post(func() { after = true })
+	q.Run()
+	assert.Equal(t, "boom", reported, "reported=%v after=%v", reported, after)
+	assert.True(t, after, "reported=%v after=%v", reported, after)
+}
+
+// Many goroutines fire one-shots and close scopes while one thread runs: every one-shot runs
+// exactly once and is released exactly once.
+func TestConcurrentExactlyOnce(t *testing.T) {
+	q := New()
+	const n = 2000
+	var calls, releases atomic.Int64
+	scopes := make([]*Scope, 8)
+	for i := range scopes {
+		scopes[i] = q.NewScope(nil)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			s := scopes[g]
+			for i := 0; i < n; i++ {
+				o := s.Once(func() { calls.Add(1) }, func() { releases.Add(1) })
+				o.Fire(func() { calls.Add(1) })
+				if i == n/2 && g%2 == 0 {
+					s.Close()
+				}
+			}
+		}(g)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for {
+		q.Run()
+		select {
+		case <-done:
+			q.Run()
+			require.EqualValues(t, 8*n, calls.Load(), "calls=%d releases=%d, want %d each", calls.Load(), releases.Load(), 8*n)
+			require.EqualValues(t, 8*n, releases.Load(), "calls=%d releases=%d, want %d each", calls.Load(), releases.Load(), 8*n)
+			return
+		default:
+		}
+	}
+}
+
+func BenchmarkRunEmpty(b *testing.B) {
+	q := New()
+	for b.Loop() {
+		q.Run()
+	}
+}
+
+func TestWaitReportsQueuedItemsWithoutRunningThem(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	require.False(t, q.Wait(0), "Wait(0) on an empty queue reported items")
+	require.False(t, q.Wait(time.Millisecond), "Wait on an empty queue reported items after its timeout")
+	ran := false
+	s.Post(func() { ran = true })
+	require.True(t, q.Wait(0), "Wait did not report the queued item")
+	require.True(t, q.Wait(time.Hour), "Wait did not report the queued item")
+	require.False(t, ran, "Wait ran the item")
+	q.Run()
+	assert.True(t, ran, "after Run: ran=%v, Wait(0)=%v", ran, q.Wait(0))
+	assert.False(t, q.Wait(0), "after Run: ran=%v, Wait(0)=%v", ran, q.Wait(0))
+}
+
+// Every waiting thread wakes on one push, long before its timeout; the test would hang for an
+// hour (and the test binary's timeout would fail it) if a push did not wake them.
+func TestWaitWakesEveryWaiterOnPush(t *testing.T) {
+	q := New()
+	s := q.NewScope(nil)
+	const waiters = 4
+	var entered sync.WaitGroup
+	entered.Add(waiters)
+	results := make(chan bool, waiters)
+	for range waiters {
+		go func() {
+			entered.Done()
+			results <- q.Wait(time.Hour)
+		}()
+	}
+	entered.Wait()
+	s.Post(func() {})
+	for range waiters {
+		require.True(t, <-results, "a waiter woke without the queued item")
+	}
+	// The next wait needs a new push: the closed signal of the last one is gone.
+	q.Run()
+	assert.False(t, q.Wait(time.Millisecond), "Wait reported items after Run took them")
+}
+
+// TestOnPushFollowsEveryQueuedItem: posts, fires and the cancels a close queues each run OnPush
+// once, after the item is visible to Len, and outside the queue's lock (OnPush may use the queue).
+func TestOnPushFollowsEveryQueuedItem(t *testing.T) {
+	q := New()
+	pushes, seen, unlocked := 0, 0, 0
+	q.OnPush = func() {
+		pushes++
+		seen = q.Len()
+		if q.mu.TryLock() {
+			unlocked++
+			q.mu.Unlock()
+		}
+	}
+	s := q.NewScope(nil)
+	s.Post(func() {})
+	assert.Equal(t, 1, pushes, "after Post")
+	assert.Equal(t, 1, seen, "Len inside OnPush after Post")
+	s.Once(func() {}, nil).Fire(func() {})
+	assert.Equal(t, 2, pushes, "after Fire")
+	s.Once(func() {}, nil)
+	s.Close() // queues the pending one-shot's cancel
+	assert.Equal(t, 3, pushes, "after Close")
+	assert.Equal(t, 3, seen, "Len inside OnPush after Close")
+	assert.Equal(t, 3, unlocked, "OnPush runs outside the queue's lock")
+	q.Run()
+	assert.Equal(t, 3, pushes, "Run queues nothing")
+}

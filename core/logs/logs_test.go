@@ -1,0 +1,48 @@
+package logs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A rotating file rotates when full, keeping one older file.
+func TestFileRotates(t *testing.T) {
+	dir := t.TempDir()
+	const max = 8 << 20
+	f, err := OpenRotating(dir, "cur.log", "old.log", max, Info, time.Now, func(err error) { t.Error(err) })
+	require.NoError(t, err)
+	defer f.Close()
+	line := strings.Repeat("x", 1<<20)
+	for range 9 {
+		f.Write(line, Info)
+	}
+	old, err := os.Stat(filepath.Join(dir, "old.log"))
+	require.NoError(t, err, "the full file was rotated")
+	cur, err := os.Stat(filepath.Join(dir, "cur.log"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, old.Size(), int64(max))
+	assert.Less(t, cur.Size(), old.Size())
+}
+
+// A logger writes to the sinks that take a severity, and says whether any did.
+func TestLoggerBySeverity(t *testing.T) {
+	dir := t.TempDir()
+	f, err := OpenFile(dir, "a.log", Warning, func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) })
+	require.NoError(t, err)
+	var l Logger
+	l.SetFile(f)
+	assert.False(t, l.Log("quiet", Info), "below the file's minimum")
+	assert.True(t, l.Log("loud", Error))
+	l.Close()
+	raw, err := os.ReadFile(filepath.Join(dir, "a.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "2026-03-01T00:00:00Z [Error] loud\n", string(raw))
+	_, err = OpenFile("", "a.log", Info, time.Now)
+	assert.ErrorContains(t, err, "empty log directory")
+}
