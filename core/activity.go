@@ -6,41 +6,6 @@ import (
 	"sdkpp/wire"
 )
 
-// ActivityButton is a link button of an activity (rule ACT-5).
-type ActivityButton struct{ label, url string }
-
-// NewActivityButton returns an empty button.
-func NewActivityButton() *ActivityButton { return &ActivityButton{} }
-
-// Clone returns a copy.
-func (a *ActivityButton) Clone() *ActivityButton { v := *a; return &v }
-
-// ActivityAssets are the images of an activity, their texts and links (rules ACT-2, ACT-3).
-type ActivityAssets struct {
-	largeImage, largeText, largeUrl *string
-	smallImage, smallText, smallUrl *string
-	inviteCoverImage                *string
-}
-
-// NewActivityAssets returns empty assets.
-func NewActivityAssets() *ActivityAssets { return &ActivityAssets{} }
-
-// Clone returns a deep copy.
-func (a *ActivityAssets) Clone() *ActivityAssets {
-	return &ActivityAssets{largeImage: clonePtr(a.largeImage), largeText: clonePtr(a.largeText), largeUrl: clonePtr(a.largeUrl),
-		smallImage: clonePtr(a.smallImage), smallText: clonePtr(a.smallText), smallUrl: clonePtr(a.smallUrl),
-		inviteCoverImage: clonePtr(a.inviteCoverImage)}
-}
-
-// ActivityTimestamps are the timers of an activity, in Unix milliseconds.
-type ActivityTimestamps struct{ start, end uint64 }
-
-// NewActivityTimestamps returns no timers.
-func NewActivityTimestamps() *ActivityTimestamps { return &ActivityTimestamps{} }
-
-// Clone returns a copy.
-func (a *ActivityTimestamps) Clone() *ActivityTimestamps { v := *a; return &v }
-
 // Start returns the start time in Unix milliseconds.
 func (a *ActivityTimestamps) Start() uint64 { return a.start }
 
@@ -60,28 +25,6 @@ func millis(v uint64) uint64 {
 	}
 	return v
 }
-
-// ActivityParty is the player's party.
-type ActivityParty struct {
-	id                   string
-	currentSize, maxSize int32
-	privacy              ActivityPartyPrivacy
-}
-
-// NewActivityParty returns an empty party.
-func NewActivityParty() *ActivityParty { return &ActivityParty{} }
-
-// Clone returns a copy.
-func (a *ActivityParty) Clone() *ActivityParty { v := *a; return &v }
-
-// ActivitySecrets are the secrets of an activity.
-type ActivitySecrets struct{ join string }
-
-// NewActivitySecrets returns no secrets.
-func NewActivitySecrets() *ActivitySecrets { return &ActivitySecrets{} }
-
-// Clone returns a copy.
-func (a *ActivitySecrets) Clone() *ActivitySecrets { v := *a; return &v }
 
 // Activity is rich presence: what the player is doing in the game.
 type Activity struct {

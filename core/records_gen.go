@@ -2,6 +2,18 @@
 
 package core
 
+// AuthorizationCodeChallenge: A PKCE code challenge: the S256 hash of a verifier.
+type AuthorizationCodeChallenge struct {
+	method    AuthenticationCodeChallengeMethod
+	challenge string
+}
+
+// Clone returns a deep copy.
+func (a *AuthorizationCodeChallenge) Clone() *AuthorizationCodeChallenge {
+	out := *a
+	return &out
+}
+
 // Method: Challenge method; always S256.
 func (a *AuthorizationCodeChallenge) Method() AuthenticationCodeChallengeMethod {
 	return a.method
@@ -20,6 +32,19 @@ func (a *AuthorizationCodeChallenge) Challenge() string {
 // SetChallenge sets Challenge.
 func (a *AuthorizationCodeChallenge) SetChallenge(v string) {
 	a.challenge = v
+}
+
+// AuthorizationCodeVerifier: A PKCE pair made by Client::CreateAuthorizationCodeVerifier.
+type AuthorizationCodeVerifier struct {
+	challenge AuthorizationCodeChallenge
+	verifier  string
+}
+
+// Clone returns a deep copy.
+func (a *AuthorizationCodeVerifier) Clone() *AuthorizationCodeVerifier {
+	out := *a
+	out.challenge = *a.challenge.Clone()
+	return &out
 }
 
 // Challenge: Goes into AuthorizationArgs::SetCodeChallenge.
@@ -41,6 +66,33 @@ func (a *AuthorizationCodeVerifier) Verifier() string {
 func (a *AuthorizationCodeVerifier) SetVerifier(v string) {
 	Secrets.Add(v)
 	a.verifier = v
+}
+
+// AuthorizationArgs: Arguments of Client::Authorize.
+type AuthorizationArgs struct {
+	clientId          uint64
+	scopes            string
+	state             *string
+	nonce             *string
+	codeChallenge     *AuthorizationCodeChallenge
+	integrationType   *IntegrationType
+	customSchemeParam *string
+}
+
+// NewAuthorizationArgs returns an empty AuthorizationArgs.
+func NewAuthorizationArgs() *AuthorizationArgs { return &AuthorizationArgs{} }
+
+// Clone returns a deep copy.
+func (a *AuthorizationArgs) Clone() *AuthorizationArgs {
+	out := *a
+	out.state = clonePtr(a.state)
+	out.nonce = clonePtr(a.nonce)
+	if a.codeChallenge != nil {
+		out.codeChallenge = a.codeChallenge.Clone()
+	}
+	out.integrationType = clonePtr(a.integrationType)
+	out.customSchemeParam = clonePtr(a.customSchemeParam)
+	return &out
 }
 
 // ClientId: Application id; 0 means the value given to Client::SetApplicationId.
@@ -120,6 +172,21 @@ func (a *AuthorizationArgs) SetCustomSchemeParam(v *string) {
 	a.customSchemeParam = clonePtr(v)
 }
 
+// DeviceAuthorizationArgs: Arguments of the device flow (Client::GetTokenFromDevice), for consoles and TVs.
+type DeviceAuthorizationArgs struct {
+	clientId uint64
+	scopes   string
+}
+
+// NewDeviceAuthorizationArgs returns an empty DeviceAuthorizationArgs.
+func NewDeviceAuthorizationArgs() *DeviceAuthorizationArgs { return &DeviceAuthorizationArgs{} }
+
+// Clone returns a deep copy.
+func (d *DeviceAuthorizationArgs) Clone() *DeviceAuthorizationArgs {
+	out := *d
+	return &out
+}
+
 // ClientId: Application id; 0 means the value given to Client::SetApplicationId.
 func (d *DeviceAuthorizationArgs) ClientId() uint64 {
 	return d.clientId
@@ -138,6 +205,22 @@ func (d *DeviceAuthorizationArgs) Scopes() string {
 // SetScopes sets Scopes.
 func (d *DeviceAuthorizationArgs) SetScopes(v string) {
 	d.scopes = v
+}
+
+// ClientCreateOptions: Options for creating a Client.
+type ClientCreateOptions struct {
+	webBase                                     string
+	apiBase                                     string
+	experimentalAudioSystem                     AudioSystem
+	experimentalAndroidPreventCommsForBluetooth bool
+	cpuAffinityMask                             *uint64
+}
+
+// Clone returns a deep copy.
+func (c *ClientCreateOptions) Clone() *ClientCreateOptions {
+	out := *c
+	out.cpuAffinityMask = clonePtr(c.cpuAffinityMask)
+	return &out
 }
 
 // WebBase: Base URL of the web app (consent pages).
@@ -188,6 +271,24 @@ func (c *ClientCreateOptions) CpuAffinityMask() (uint64, bool) {
 // SetCpuAffinityMask sets CpuAffinityMask.
 func (c *ClientCreateOptions) SetCpuAffinityMask(v *uint64) {
 	c.cpuAffinityMask = clonePtr(v)
+}
+
+// ClientResult: The outcome of an asynchronous operation.
+type ClientResult struct {
+	typ          ErrorType
+	error        string
+	errorCode    int32
+	status       HttpStatusCode
+	responseBody string
+	successful   bool
+	retryable    bool
+	retryAfter   float32
+}
+
+// Clone returns a deep copy.
+func (c *ClientResult) Clone() *ClientResult {
+	out := *c
+	return &out
 }
 
 // Type: Failure category; None on success.
@@ -270,6 +371,21 @@ func (c *ClientResult) SetRetryAfter(v float32) {
 	c.retryAfter = v
 }
 
+// ActivityButton: A link button of an activity.
+type ActivityButton struct {
+	label string
+	url   string
+}
+
+// NewActivityButton returns an empty ActivityButton.
+func NewActivityButton() *ActivityButton { return &ActivityButton{} }
+
+// Clone returns a deep copy.
+func (a *ActivityButton) Clone() *ActivityButton {
+	out := *a
+	return &out
+}
+
 // Label: The button's text.
 func (a *ActivityButton) Label() string {
 	return a.label
@@ -288,6 +404,33 @@ func (a *ActivityButton) Url() string {
 // SetUrl sets Url.
 func (a *ActivityButton) SetUrl(v string) {
 	a.url = v
+}
+
+// ActivityAssets: The images of an activity, by asset key or URL.
+type ActivityAssets struct {
+	largeImage       *string
+	largeText        *string
+	largeUrl         *string
+	smallImage       *string
+	smallText        *string
+	smallUrl         *string
+	inviteCoverImage *string
+}
+
+// NewActivityAssets returns an empty ActivityAssets.
+func NewActivityAssets() *ActivityAssets { return &ActivityAssets{} }
+
+// Clone returns a deep copy.
+func (a *ActivityAssets) Clone() *ActivityAssets {
+	out := *a
+	out.largeImage = clonePtr(a.largeImage)
+	out.largeText = clonePtr(a.largeText)
+	out.largeUrl = clonePtr(a.largeUrl)
+	out.smallImage = clonePtr(a.smallImage)
+	out.smallText = clonePtr(a.smallText)
+	out.smallUrl = clonePtr(a.smallUrl)
+	out.inviteCoverImage = clonePtr(a.inviteCoverImage)
+	return &out
 }
 
 // LargeImage: Large image: asset key or URL (1 to 300 characters).
@@ -360,6 +503,38 @@ func (a *ActivityAssets) SetInviteCoverImage(v *string) {
 	a.inviteCoverImage = clonePtr(v)
 }
 
+// ActivityTimestamps: Timers of an activity, in milliseconds since the Unix epoch.
+type ActivityTimestamps struct {
+	start uint64
+	end   uint64
+}
+
+// NewActivityTimestamps returns an empty ActivityTimestamps.
+func NewActivityTimestamps() *ActivityTimestamps { return &ActivityTimestamps{} }
+
+// Clone returns a deep copy.
+func (a *ActivityTimestamps) Clone() *ActivityTimestamps {
+	out := *a
+	return &out
+}
+
+// ActivityParty: The player's party.
+type ActivityParty struct {
+	id          string
+	currentSize int32
+	maxSize     int32
+	privacy     ActivityPartyPrivacy
+}
+
+// NewActivityParty returns an empty ActivityParty.
+func NewActivityParty() *ActivityParty { return &ActivityParty{} }
+
+// Clone returns a deep copy.
+func (a *ActivityParty) Clone() *ActivityParty {
+	out := *a
+	return &out
+}
+
 // Id: Party id, the same for all members (2 to 128 characters).
 func (a *ActivityParty) Id() string {
 	return a.id
@@ -398,6 +573,20 @@ func (a *ActivityParty) Privacy() ActivityPartyPrivacy {
 // SetPrivacy sets Privacy.
 func (a *ActivityParty) SetPrivacy(v ActivityPartyPrivacy) {
 	a.privacy = v
+}
+
+// ActivitySecrets: Secrets of an activity, shared only with accepted players.
+type ActivitySecrets struct {
+	join string
+}
+
+// NewActivitySecrets returns an empty ActivitySecrets.
+func NewActivitySecrets() *ActivitySecrets { return &ActivitySecrets{} }
+
+// Clone returns a deep copy.
+func (a *ActivitySecrets) Clone() *ActivitySecrets {
+	out := *a
+	return &out
 }
 
 // Join: The secret a player needs to join (2 to 128 characters).
@@ -659,6 +848,21 @@ func (a *ActivityInvite) SetIsValid(v bool) {
 	a.isValid = v
 }
 
+// LinkedLobby: The lobby a guild channel is linked to.
+type LinkedLobby struct {
+	applicationId uint64
+	lobbyId       uint64
+}
+
+// NewLinkedLobby returns an empty LinkedLobby.
+func NewLinkedLobby() *LinkedLobby { return &LinkedLobby{} }
+
+// Clone returns a deep copy.
+func (l *LinkedLobby) Clone() *LinkedLobby {
+	out := *l
+	return &out
+}
+
 // ApplicationId: The lobby's application.
 func (l *LinkedLobby) ApplicationId() uint64 {
 	return l.applicationId
@@ -677,6 +881,19 @@ func (l *LinkedLobby) LobbyId() uint64 {
 // SetLobbyId sets LobbyId.
 func (l *LinkedLobby) SetLobbyId(v uint64) {
 	l.lobbyId = v
+}
+
+// LinkedChannel: The guild channel linked to a lobby.
+type LinkedChannel struct {
+	id      uint64
+	name    string
+	guildId uint64
+}
+
+// Clone returns a deep copy.
+func (l *LinkedChannel) Clone() *LinkedChannel {
+	out := *l
+	return &out
 }
 
 // Id: The channel's id.
@@ -709,6 +926,18 @@ func (l *LinkedChannel) SetGuildId(v uint64) {
 	l.guildId = v
 }
 
+// GuildMinimal: A guild the player is in, for a channel-linking UI.
+type GuildMinimal struct {
+	id   uint64
+	name string
+}
+
+// Clone returns a deep copy.
+func (g *GuildMinimal) Clone() *GuildMinimal {
+	out := *g
+	return &out
+}
+
 // Id: The guild's id.
 func (g *GuildMinimal) Id() uint64 {
 	return g.id
@@ -727,6 +956,28 @@ func (g *GuildMinimal) Name() string {
 // SetName sets Name.
 func (g *GuildMinimal) SetName(v string) {
 	g.name = v
+}
+
+// GuildChannel: A channel of a guild, for a channel-linking UI.
+type GuildChannel struct {
+	id                                 uint64
+	name                               string
+	typ                                ChannelType
+	position                           int32
+	parentId                           *uint64
+	isLinkable                         bool
+	isViewableAndWriteableByAllMembers bool
+	linkedLobby                        *LinkedLobby
+}
+
+// Clone returns a deep copy.
+func (g *GuildChannel) Clone() *GuildChannel {
+	out := *g
+	out.parentId = clonePtr(g.parentId)
+	if g.linkedLobby != nil {
+		out.linkedLobby = g.linkedLobby.Clone()
+	}
+	return &out
 }
 
 // Id: The channel's id.
@@ -816,6 +1067,18 @@ func (g *GuildChannel) SetLinkedLobby(v *LinkedLobby) {
 	g.linkedLobby = v.Clone()
 }
 
+// UserMessageSummary: One direct-message conversation of the player: the other user and the newest message.
+type UserMessageSummary struct {
+	userId        uint64
+	lastMessageId uint64
+}
+
+// Clone returns a deep copy.
+func (u *UserMessageSummary) Clone() *UserMessageSummary {
+	out := *u
+	return &out
+}
+
 // UserId: The other user's id.
 func (u *UserMessageSummary) UserId() uint64 {
 	return u.userId
@@ -824,6 +1087,19 @@ func (u *UserMessageSummary) UserId() uint64 {
 // LastMessageId: The id of the newest message.
 func (u *UserMessageSummary) LastMessageId() uint64 {
 	return u.lastMessageId
+}
+
+// AudioDevice: An audio input or output device.
+type AudioDevice struct {
+	id        string
+	name      string
+	isDefault bool
+}
+
+// Clone returns a deep copy.
+func (a *AudioDevice) Clone() *AudioDevice {
+	out := *a
+	return &out
 }
 
 // Id: The device's id, to pass to SetInputDevice or SetOutputDevice.
@@ -839,6 +1115,28 @@ func (a *AudioDevice) Name() string {
 // IsDefault: Whether it is the system's default device of its kind.
 func (a *AudioDevice) IsDefault() bool {
 	return a.isDefault
+}
+
+// VoiceSettings: sdkpp: a read-only snapshot of the player's voice settings in the locally running platform
+// desktop client (not per call), issued by the SDK only (VS-1): there is no setter, and the desktop
+// client refuses writes.
+type VoiceSettings struct {
+	selfMute             bool
+	selfDeaf             bool
+	inputMode            VoiceInputModeType
+	pttKey               string
+	inputVolume          float32
+	outputVolume         float32
+	echoCancellation     bool
+	noiseSuppression     bool
+	noiseCancellation    bool
+	automaticGainControl bool
+}
+
+// Clone returns a deep copy.
+func (v *VoiceSettings) Clone() *VoiceSettings {
+	out := *v
+	return &out
 }
 
 // SelfMute: Whether the player muted their microphone in the desktop client.
@@ -889,6 +1187,12 @@ func (v *VoiceSettings) NoiseCancellation() bool {
 // AutomaticGainControl: Whether automatic gain control is on.
 func (v *VoiceSettings) AutomaticGainControl() bool {
 	return v.automaticGainControl
+}
+
+// VADThresholdSettings: A call's voice activity threshold.
+type VADThresholdSettings struct {
+	vadThreshold float32
+	automatic    bool
 }
 
 // VadThreshold: The threshold in dBFS, -100..0 (default -60).

@@ -7,6 +7,9 @@
 // the cache does not hold yet (it raced ahead of the join's answer) is kept until the snapshot
 // comes, then replayed if it is newer. A service that sends no revisions (zero) gets the old
 // behaviour: the last thing received wins.
+//
+// It also builds the lobby requests (requests.go): create or join, leave, send a message, link a
+// channel, and the guild invite of a linked channel.
 package lobbies
 
 import (

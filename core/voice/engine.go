@@ -1,6 +1,7 @@
 // Package voice is the SDK's voice calls: the call state machine, its signaling over the gateway,
 // its media over the service's UDP relay, end-to-end encryption (package e2ee), and the registry
-// of a Client's calls with the settings that apply to all of them (registry.go). It is pure Go:
+// of a Client's calls with the settings that apply to all of them (registry.go) and the device
+// selection (devices.go), and a Client's voice log file and diagnostics (diag.go). It is pure Go:
 // the audio engine that captures, encodes, decodes and plays is reached through the Engine
 // interface below, which capi wires to audio/engine (the only place with audio cgo).
 package voice
