@@ -46,7 +46,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 SONAME := libsdkpp.so.$(VERSION_MAJOR)
 LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP)),-soname,$(SONAME)
 
-.PHONY: all lib tools dist install test-dist clibs generate check-generated check-layers check-linkage deps bots test test-go test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: all lib tools dist install test-dist clibs generate check-generated check-layers check-linkage deps bots test test-go test-postgres test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -254,10 +254,17 @@ REALTIME_TESTS := ^(TestPulse(SpeechQuality|EchoCancellation)|TestThreePlayersHe
 REALTIME_PKGS := ./audio/engine ./tests/voicecall
 test-go: $(CLIBS) $(DISCORDJS)/stamp
 	$(GO) vet ./...
-	SDKPP_REQUIRE_AUDIO=1 SDKPP_REQUIRE_BOTS=1 $(GO) test -count=1 -skip '$(REALTIME_TESTS)' ./...
+	SDKPP_REQUIRE_AUDIO=1 SDKPP_REQUIRE_BOTS=1 SDKPP_REQUIRE_POSTGRES=1 $(GO) test -count=1 -skip '$(REALTIME_TESTS)' ./...
 	@mkdir -p $(BUILD)/test
 	@SDKPP_REQUIRE_AUDIO=1 $(GO) test -count=1 -p 1 -run '$(REALTIME_TESTS)' -v $(REALTIME_PKGS) >$(BUILD)/test/realtime.log 2>&1; \
 		rc=$$?; grep -E '^(--- |ok|FAIL)|dB|Error' $(BUILD)/test/realtime.log; exit $$rc
+
+# The service's test suite with every test server on PostgreSQL (a fresh database each, on a
+# private server build/scripts/pg.sh starts); make test runs the store's conformance suite on
+# both databases already.
+test-postgres: $(CLIBS)
+	@build/scripts/deps.sh postgres
+	SDKPP_TEST_STORE=postgres build/scripts/pg.sh run $(BUILD)/pg-suite $(GO) test -count=1 -tags=nolibopusfile ./server/... ./cmd/sdkpp-server
 
 # Only the voice engine's packages, with the race detector.
 test-audio: $(CLIBS)

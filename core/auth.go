@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"sdkpp/core/auth"
-	"sdkpp/core/clock"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 )
 
 // The authorization surface of the Client: each method checks and converts what the game passes,

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 	"sdkpp/server/servertest"
 )
 

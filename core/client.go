@@ -40,7 +40,6 @@ import (
 	"sdkpp/wire"
 
 	"sdkpp/core/callbacks"
-	"sdkpp/core/clock"
 	"sdkpp/core/logs"
 	"sdkpp/core/messages"
 	"sdkpp/core/rest"
@@ -48,6 +47,7 @@ import (
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
 	"sdkpp/core/voice"
+	"sdkpp/internal/clock"
 )
 
 // Default service addresses: the sdkpp service on its default local port.

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server"
 	"sdkpp/server/servertest"
 )

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/guilds"
 	"sdkpp/server/store"

@@ -6,9 +6,9 @@
 //
 // Foundations:
 //
-//	server/clock         injectable clock (real, offset, frozen) that every expiry and backoff reads
+//	internal/clock       (top level) the injectable clock every expiry, backoff and dated rule reads
 //	server/snowflake     ids
-//	server/store         storage interface and its SQLite implementation (migrations at start)
+//	server/store         storage: one implementation on SQLite and PostgreSQL, migrations per dialect
 //	server/secret        random secrets, their hashes, password hashing
 //	server/httpx         JSON responses, request parsing (ids, limits, fields, multipart), the JSON
 //	                     404/405 fallbacks, request logging without secrets
@@ -61,6 +61,9 @@
 //
 //	server/metrics       Prometheus metrics of every part on a listener of its own, and a Grafana
 //	                     dashboard of them
+//	server/console       the operator console at /console: operators and their roles, players,
+//	                     bans, lobbies, webhook deliveries and their retry, nodes, the audit log
+//	server/loginthrottle sign-in throttling of the consent, device and invite pages and the console
 //
 // Dev mode and tests:
 //
@@ -78,7 +81,8 @@
 //
 // # URLs
 //
-// Web pages are at the service root: /oauth2/authorize and /activate (package oauth), /healthz,
+// Web pages are at the service root: /oauth2/authorize and /activate (package oauth), /console
+// (package console), /healthz,
 // /.well-known/openid-configuration. The HTTP API is under /api/v10 (also /api): see packages
 // oauth, partner, users, apps and admin for each route's request and response. Every path may
 // also be given with the /.proxy prefix of activities (rule VER-5).

@@ -18,9 +18,10 @@ import (
 
 	"sdkpp/server/token"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
-	"sdkpp/server/clock"
+	"sdkpp/server/console"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
@@ -29,6 +30,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
 	"sdkpp/server/lobbies"
+	"sdkpp/server/loginthrottle"
 	"sdkpp/server/metrics"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
@@ -59,7 +61,13 @@ type Config struct {
 	Addr      string // listen address; default 127.0.0.1:7710; "127.0.0.1:0" picks a free port
 	PublicURL string // base URL clients use; default http://<listen address>
 	DataDir   string // SQLite database directory; "" = in-memory
-	Dev       bool   // seed the dev applications and users and enable the /dev endpoints
+	// Store is the store URL (store.Open): "" or sqlite:[DIR] keeps SQLite in DataDir (or DIR);
+	// postgres://... is PostgreSQL, shared by the nodes of a cluster.
+	Store string
+	// NodeID (0 to 1023) goes into every id this node makes; on PostgreSQL a second live node
+	// with the same id is refused at start.
+	NodeID int
+	Dev    bool // seed the dev applications and users and enable the /dev endpoints
 	// AccessTokenTTL is the lifetime of the OAuth2 access tokens the token endpoint issues; 0 is
 	// the platform's 7 days (expires_in 604800). Tests shorten it.
 	AccessTokenTTL time.Duration
@@ -124,6 +132,7 @@ type Server struct {
 	apiRoutes  func() []string // the API's route patterns, relative to the API base
 	log        *slog.Logger
 	store      store.Store
+	storeKind  string // the store's database: sqlite or postgres
 	ids        *snowflake.Generator
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
@@ -198,7 +207,10 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, cfg.DataDir)
+	if cfg.NodeID < 0 || cfg.NodeID > snowflake.MaxNode {
+		return nil, fmt.Errorf("server: node id %d is not in 0..%d", cfg.NodeID, snowflake.MaxNode)
+	}
+	st, err := store.Open(ctx, cfg.Store, cfg.DataDir, cfg.NodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +219,7 @@ func New(cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, ids: snowflake.New(cfg.Clock, floor)}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
@@ -273,7 +285,7 @@ func (s *Server) Start() error {
 	s.lobbies.Start()
 	s.started = true
 	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
-		"data_dir", s.cfg.DataDir != "")
+		"data_dir", s.cfg.DataDir != "", "store", s.storeKind, "node_id", s.cfg.NodeID)
 	if s.cfg.Dev && s.cfg.DevCredentialsFile != "" {
 		if err := s.writeCredentials(); err != nil {
 			return err
@@ -340,6 +352,7 @@ func (s *Server) routes() (http.Handler, error) {
 
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
+	s.console().Register(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
 	root.Handle("GET "+GatewayPath+"/{$}", s.hub)
@@ -370,6 +383,19 @@ func (s *Server) routes() (http.Handler, error) {
 	gs.messages.Search = s.search
 	return s.metrics.HTTP("http", httpx.Logging(s.log.With("component", "http"),
 		httpx.OptionalPrefix(ProxyPrefix, httpx.JSONErrors(root, metrics.SetRoute, s.log)))), nil
+}
+
+// console is the operator console of this node (package console).
+func (s *Server) console() *console.Handler {
+	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
+		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
+		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
+		Nodes: func() []console.Node {
+			st := s.hub.Stats()
+			calls, participants := s.voice.Stats()
+			return []console.Node{{ID: s.cfg.NodeID, URL: s.url, Self: true, Connections: st.Connections,
+				Sessions: st.Sessions, Calls: calls, Participants: participants}}
+		}}
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application

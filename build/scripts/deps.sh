@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|all]
+# Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|postgres|all]
 # bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
 # cross-compilers; wine adds Debian's Wine to run what they build (test includes wine). node is
 # Node.js and npm, which tests/bots's discord.js bot runs on (test includes node). windows also
@@ -40,6 +40,11 @@ if [ "$want" = test ] || [ "$want" = all ]; then
   have sox || need+=(sox)
   # tests/bots runs a bot written with discord.py under Debian's own Python.
   installed python3-discord || need+=(python3-discord)
+fi
+if [ "$want" = postgres ] || [ "$want" = test ] || [ "$want" = all ]; then
+  # The store's conformance suite and the service's PostgreSQL tests start a private server
+  # (build/scripts/pg.sh) from Debian's package.
+  ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
 fi
 if [ "$want" = node ] || [ "$want" = test ] || [ "$want" = all ]; then
   have node || need+=(nodejs)

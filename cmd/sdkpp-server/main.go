@@ -5,6 +5,8 @@
 //	-addr             SDKPP_ADDR             listen address (default 127.0.0.1:7710)
 //	-public-url       SDKPP_PUBLIC_URL       base URL clients use (default http://<addr>)
 //	-data-dir         SDKPP_DATA_DIR         SQLite data directory ("" = in memory)
+//	-store            SDKPP_STORE            store URL: sqlite:[DIR] (default) or postgres://user:password@host/db
+//	-node-id          SDKPP_NODE_ID          this node's id, 0-1023, in every id it makes (unique per cluster)
 //	-dev              SDKPP_DEV              dev mode: seed apps and users, /dev endpoints
 //	-dev-credentials  SDKPP_DEV_CREDENTIALS  file receiving the dev credentials JSON
 //	-webhook-url      SDKPP_WEBHOOK_URL      dev mode: the main app's webhook URL
@@ -16,6 +18,9 @@
 //	-oidc-ca-file     SDKPP_OIDC_CA_FILE     tests only: extra CA (PEM) trusted for OIDC issuers
 //
 // It stops gracefully on SIGINT or SIGTERM.
+//
+// "sdkpp-server operator add -username NAME -role viewer|moderator|admin [-data-dir DIR | -store URL]"
+// creates an account of the operator console (/console), reading its password from stdin.
 package main
 
 import (
@@ -35,8 +40,8 @@ import (
 	"syscall"
 	"time"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server"
-	"sdkpp/server/clock"
 	"sdkpp/server/webhook"
 )
 
@@ -55,7 +60,13 @@ func envBool(name string) bool {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "operator" {
+		err = operatorCommand(ctx, os.Args[2:], os.Stdin, os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sdkpp-server:", err)
 		os.Exit(1)
 	}
@@ -68,6 +79,8 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	addr := fs.String("addr", env("SDKPP_ADDR", server.DefaultAddr), "listen address")
 	publicURL := fs.String("public-url", env("SDKPP_PUBLIC_URL", ""), "public base URL (default http://<addr>)")
 	dataDir := fs.String("data-dir", env("SDKPP_DATA_DIR", ""), "data directory (empty: in memory)")
+	storeURL := fs.String("store", env("SDKPP_STORE", ""), "store URL: sqlite:[DIR] (default: SQLite in -data-dir) or postgres://...")
+	nodeID := fs.Int("node-id", envInt("SDKPP_NODE_ID", 0), "node id (0-1023), unique among the nodes sharing a store")
 	dev := fs.Bool("dev", envBool("SDKPP_DEV"), "dev mode: seed applications and users")
 	creds := fs.String("dev-credentials", env("SDKPP_DEV_CREDENTIALS", ""), "dev mode: write the credentials JSON here")
 	webhookURL := fs.String("webhook-url", env("SDKPP_WEBHOOK_URL", ""), "dev mode: the main application's webhook URL")
@@ -110,7 +123,8 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	}
 	defer stopClock()
 
-	cfg := server.Config{Addr: *addr, PublicURL: *publicURL, DataDir: *dataDir, Dev: *dev, DevCredentialsFile: *creds,
+	cfg := server.Config{Addr: *addr, PublicURL: *publicURL, DataDir: *dataDir, Store: *storeURL, NodeID: *nodeID,
+		Dev: *dev, DevCredentialsFile: *creds,
 		Clock: clk, Logger: logger, WebhookURL: *webhookURL, WebhookBackoff: webhook.Backoff{Base: *retry},
 		OIDCAllowLoopbackForTests: *loopback, VoiceAddr: *voiceAddr, VoiceEndpoint: *voiceEndpoint,
 		MetricsAddr: *metricsAddr}
@@ -139,6 +153,13 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return srv.Close()
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
 }
 
 func envDuration(name string, def time.Duration) time.Duration {

@@ -18,10 +18,10 @@ import (
 	"sync"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/redact"
 	"sdkpp/core/rest"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 )
 
 // Severity is the importance of a log message of this package.

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/redact"
 	"sdkpp/core/rest"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 )
 
 // tokenService answers /oauth2/token with the status status() gives, and counts the refresh

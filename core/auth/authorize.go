@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/loopback"
+	"sdkpp/internal/clock"
 )
 
 // AuthorizeTimeout bounds how long Authorize waits for the user in the browser.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/rest"
+	"sdkpp/internal/clock"
 )
 
 // The OAuth 2.0 device authorization flow (RFC 8628), for consoles and TVs: the SDK shows a

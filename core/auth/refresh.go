@@ -14,10 +14,10 @@ import (
 	"net/url"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/internal/backoff"
 	"sdkpp/core/rest"
 	"sdkpp/core/token"
+	"sdkpp/internal/clock"
 )
 
 // RefreshBackoff spaces the attempts of an automatic refresh that failed on the network or with

@@ -26,7 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 	gwire "sdkpp/wire/gateway"
 )
 

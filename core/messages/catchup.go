@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/internal/backoff"
 	"sdkpp/core/rest"
 	"sdkpp/core/users"
+	"sdkpp/internal/clock"
 	"sdkpp/wire"
 )
 

@@ -43,7 +43,7 @@ import (
 
 	"sdkpp/core/internal/backoff"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 )
 
 // Errors of Command and Subscribe. A command in flight when the connection drops fails with an

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
+	"sdkpp/internal/clock"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

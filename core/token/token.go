@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 )
 
 // ExpiryWarning is how long before a token's expiry the expiration warning fires.

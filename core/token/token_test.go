@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
+	"sdkpp/internal/clock"
 )
 
 // recorder records what the Store's timer did.

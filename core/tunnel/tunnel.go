@@ -20,8 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/rest"
+	"sdkpp/internal/clock"
 	gwire "sdkpp/wire/gateway"
 )
 

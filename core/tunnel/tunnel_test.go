@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/rest"
+	"sdkpp/internal/clock"
 	gwire "sdkpp/wire/gateway"
 )
 

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/core/clock"
 	"sdkpp/core/voice/e2ee"
+	"sdkpp/internal/clock"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 	wvoice "sdkpp/wire/voice"

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/extauth"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -144,18 +144,32 @@ func (s *Service) AuthorizeChild(ctx context.Context, parent *store.Authorizatio
 }
 
 // Revoke deletes the authorization with every token under it and every child authorization, and
-// queues APPLICATION_DEAUTHORIZED for each (rules AU-7, ST-2, WH-1).
-func (s *Service) Revoke(ctx context.Context, authID uint64) error {
+// queues APPLICATION_DEAUTHORIZED for each (rules AU-7, ST-2, WH-1). Each of also runs in the
+// same transaction (an operator's audit entry, say).
+func (s *Service) Revoke(ctx context.Context, authID uint64, also ...func(store.Store) error) error {
 	return s.tx(ctx, func(st store.Store) error {
 		a, err := st.GetAuthorization(ctx, authID)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil
+			return runAll(st, also)
 		}
 		if err != nil {
 			return err
 		}
-		return s.revoke(ctx, st, a, true)
+		if err := s.revoke(ctx, st, a, true); err != nil {
+			return err
+		}
+		return runAll(st, also)
 	})
+}
+
+// runAll runs each of fns on st, stopping at the first error.
+func runAll(st store.Store, fns []func(store.Store) error) error {
+	for _, fn := range fns {
+		if err := fn(st); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // revoke deletes a and its children; notify queues the webhook for each.
@@ -388,8 +402,8 @@ func (s *Service) Unmerge(ctx context.Context, app *store.Application, id extaut
 // Ban bans the user until the given time (zero: permanently) (rule ST-1): every link to a game
 // account is severed, each identity moving to a new cross-platform-restricted provisional account;
 // every token is deleted at once and APPLICATION_DEAUTHORIZED is queued for each app (rule WH-1);
-// the user's consent-page sessions end.
-func (s *Service) Ban(ctx context.Context, userID uint64, until time.Time) error {
+// the user's consent-page sessions end. Each of also runs in the same transaction.
+func (s *Service) Ban(ctx context.Context, userID uint64, until time.Time, also ...func(store.Store) error) error {
 	return s.tx(ctx, func(st store.Store) error {
 		u, err := st.GetUser(ctx, userID)
 		if err != nil {
@@ -447,12 +461,16 @@ func (s *Service) Ban(ctx context.Context, userID uint64, until time.Time) error
 			}
 		}
 		s.Logger.InfoContext(ctx, "user banned", "user_id", u.ID, "permanent", u.BanPermanent, "until", until, "restricted_accounts", len(restricted))
-		return st.DeleteSessionsOfUser(ctx, u.ID)
+		if err := st.DeleteSessionsOfUser(ctx, u.ID); err != nil {
+			return err
+		}
+		return runAll(st, also)
 	})
 }
 
-// Unban lifts a ban; merges from the restricted accounts it created work again.
-func (s *Service) Unban(ctx context.Context, userID uint64) error {
+// Unban lifts a ban; merges from the restricted accounts it created work again. Each of also
+// runs in the same transaction.
+func (s *Service) Unban(ctx context.Context, userID uint64, also ...func(store.Store) error) error {
 	return s.tx(ctx, func(st store.Store) error {
 		u, err := st.GetUser(ctx, userID)
 		if err != nil {
@@ -460,6 +478,9 @@ func (s *Service) Unban(ctx context.Context, userID uint64) error {
 		}
 		u.BanPermanent, u.BannedUntil = false, time.Time{}
 		s.Logger.InfoContext(ctx, "user unbanned", "user_id", u.ID)
-		return st.UpdateUser(ctx, u)
+		if err := st.UpdateUser(ctx, u); err != nil {
+			return err
+		}
+		return runAll(st, also)
 	})
 }

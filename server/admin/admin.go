@@ -36,9 +36,9 @@ import (
 	"net/http"
 	"time"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
 	"sdkpp/server/apps"
-	"sdkpp/server/clock"
 	"sdkpp/server/extauth"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"

@@ -45,7 +45,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"

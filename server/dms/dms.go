@@ -36,7 +36,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/scopes"

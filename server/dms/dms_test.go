@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/scopes"
@@ -45,7 +45,7 @@ type env struct {
 	t     *testing.T
 	w     *world.World
 	st    store.Store
-	clock *clock.Offset
+	clock *clock.Fake
 	api   apicheck.Client
 	rec   *recorder
 	app   wire.DevApplication

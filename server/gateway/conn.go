@@ -11,6 +11,7 @@ import (
 
 	"github.com/gobwas/ws"
 
+	"sdkpp/internal/clock"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
@@ -299,7 +300,7 @@ func (c *conn) loop() closeReq {
 				return closeReq{code: gwire.CloseSessionTimedOut, reason: "session timed out"}
 			}
 			c.hbStop()
-			c.hbC, c.hbStop = h.cfg.Clock.At(c.deadline)
+			c.hbC, c.hbStop = clock.At(h.cfg.Clock, c.deadline)
 		case r := <-c.kick:
 			return r
 		case <-h.closing:
@@ -315,7 +316,7 @@ func (c *conn) armHeartbeat() {
 		c.hbStop()
 	}
 	c.deadline = c.h.cfg.Clock.Now().Add(c.h.timeout)
-	c.hbC, c.hbStop = c.h.cfg.Clock.At(c.deadline)
+	c.hbC, c.hbStop = clock.At(c.h.cfg.Clock, c.deadline)
 }
 
 // allow counts a payload against the rate limit and tells whether it is within it.
@@ -532,7 +533,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
 		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
 	}
-	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant}
+	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant, since: h.cfg.Clock.Now()}
 	if id.Capabilities != nil {
 		s.capabilities = *id.Capabilities
 	}

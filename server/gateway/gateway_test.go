@@ -747,3 +747,23 @@ func TestFlushTooFarBehind(t *testing.T) {
 	assert.True(t, stop)
 	assert.Equal(t, gwire.CloseUnknownError, r.code)
 }
+
+// UserSessions describes a user's sessions, oldest first, with their application and start, and
+// whether they are attached; EndSessions closes them with 4004 and forgets them.
+func TestUserSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	a := e.dial()
+	a.identify("user-4")
+	e.clk.Advance(time.Minute)
+	b := e.dial()
+	b.identify("user-4")
+	assert.Empty(t, e.hub.UserSessions(5))
+	assert.Equal(t, []SessionInfo{
+		{AppID: testApp, Since: epoch, Connected: true},
+		{AppID: testApp, Since: epoch.Add(time.Minute), Connected: true},
+	}, e.hub.UserSessions(4))
+	e.hub.EndSessions(4)
+	a.expectClose(gwire.CloseAuthenticationFailed)
+	b.expectClose(gwire.CloseAuthenticationFailed)
+	assert.Empty(t, e.hub.UserSessions(4))
+}

@@ -19,7 +19,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/wire"
 )
 
@@ -85,7 +85,7 @@ type presenceCall struct {
 // env is a hub on a loopback HTTP server at /gateway, with a fake clock.
 type env struct {
 	t         *testing.T
-	clk       *clock.Offset
+	clk       *clock.Fake
 	hub       *Hub
 	srv       *httptest.Server
 	tls       bool // serve over TLS (newTLSEnv)
@@ -138,7 +138,6 @@ func startEnv(t *testing.T, e *env, mod func(*Config)) *env {
 	t.Cleanup(func() {
 		e.hub.Close()
 		e.srv.Close()
-		e.clk.Stop()
 	})
 	return e
 }

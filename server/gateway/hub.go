@@ -12,7 +12,7 @@ import (
 
 	"github.com/gobwas/ws"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/scopes"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -484,6 +484,25 @@ func (h *Hub) Sessions(userID uint64) int {
 		}
 	}
 	return n
+}
+
+// SessionInfo describes one of a user's gateway sessions, for operators.
+type SessionInfo struct {
+	AppID     uint64
+	Since     time.Time // when it was identified
+	Connected bool      // attached to a connection, not waiting to be resumed
+}
+
+// UserSessions describes the user's sessions on this hub, the oldest first.
+func (h *Hub) UserSessions(userID uint64) []SessionInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]SessionInfo, 0, len(h.byUser[userID]))
+	for s := range h.byUser[userID] {
+		out = append(out, SessionInfo{AppID: s.who.AppID, Since: s.since, Connected: s.conn != nil})
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return a.Since.Compare(b.Since) })
+	return out
 }
 
 // OnlineApp tells whether the user has a connected session identified with a token of the

@@ -35,6 +35,8 @@ type session struct {
 	// grant is the token grant of the access token that identified or last resumed the
 	// session (Identity.Grant); guarded by Hub.mu.
 	grant uint64
+	// since is when the session was identified.
+	since time.Time
 }
 
 // newSessionID returns 32 hex characters from a cryptographic random source.

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/apps"
-	"sdkpp/server/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"

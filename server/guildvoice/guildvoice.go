@@ -31,7 +31,7 @@ import (
 	"sync"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/gateway"
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/store"

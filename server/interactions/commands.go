@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
@@ -103,7 +104,7 @@ func (s *Service) waitJobs(ctx context.Context, wake <-chan struct{}, at time.Ti
 	var due <-chan time.Time
 	if !at.IsZero() {
 		var stop func()
-		due, stop = s.Clock.At(at)
+		due, stop = clock.At(s.Clock, at)
 		defer stop()
 	}
 	select {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
-	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/servertest/apicheck"
@@ -29,8 +29,8 @@ import (
 type env struct {
 	t      *testing.T
 	w      *world.World
-	st     *store.SQLite
-	clock  *clock.Offset
+	st     *store.DB
+	clock  *clock.Fake
 	ids    *snowflake.Generator
 	svc    *lobbies.Service
 	mux    *http.ServeMux

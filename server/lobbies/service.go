@@ -13,7 +13,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -363,7 +363,7 @@ func (s *Service) janitor(ctx context.Context) {
 		var due <-chan time.Time
 		stop := func() {}
 		if ok {
-			due, stop = s.Clock.At(next)
+			due, stop = clock.At(s.Clock, next)
 		}
 		select {
 		case <-ctx.Done():

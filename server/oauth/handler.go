@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
-	"sdkpp/server/clock"
 	"sdkpp/server/extauth"
 	"sdkpp/server/httpx"
 	"sdkpp/server/invites"

@@ -39,8 +39,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
-	"sdkpp/server/clock"
 	"sdkpp/server/extauth"
 	"sdkpp/server/httpx"
 	"sdkpp/server/oauth"

@@ -53,7 +53,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/relationships"
 	"sdkpp/server/scopes"

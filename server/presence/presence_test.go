@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
@@ -117,8 +117,8 @@ func (h *hub) events(userID uint64, event string) []wire.ActivityInvite {
 type env struct {
 	t          *testing.T
 	w          *world.World
-	st         *store.SQLite
-	clock      *clock.Offset
+	st         *store.DB
+	clock      *clock.Fake
 	hub        *hub
 	svc        *presence.Service
 	rel        *relationships.Service

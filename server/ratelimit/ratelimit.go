@@ -35,7 +35,7 @@ import (
 	"sync"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/ratelimit"
 )
@@ -19,7 +19,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // fixture is a mux with two routes behind a Limiter on a frozen clock.
 type fixture struct {
-	clock *clock.Offset
+	clock *clock.Fake
 	h     http.Handler
 }
 

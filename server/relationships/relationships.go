@@ -54,7 +54,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"

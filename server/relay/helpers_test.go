@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/wire/voice"
 )
 
@@ -23,7 +23,7 @@ const wait = 5 * time.Second
 // env is a relay on loopback with a fake clock and seeded tokens.
 type env struct {
 	t   *testing.T
-	clk *clock.Offset
+	clk *clock.Fake
 	r   *Relay
 }
 
@@ -36,10 +36,7 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	}
 	r, err := New(cfg)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, r.Close())
-		clk.Stop()
-	})
+	t.Cleanup(func() { require.NoError(t, r.Close()) })
 	return &env{t: t, clk: clk, r: r}
 }
 

@@ -41,7 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/wire/voice"
 )
 
@@ -264,7 +264,7 @@ func (r *Relay) expiredLocked(f *flow, now time.Time) bool {
 // addresses of clients that went away are forgotten even when no packet comes.
 func (r *Relay) janitor() {
 	for {
-		ch, stop := r.cfg.Clock.At(r.cfg.Clock.Now().Add(r.cfg.FlowTimeout / 2))
+		ch, stop := clock.At(r.cfg.Clock, r.cfg.Clock.Now().Add(r.cfg.FlowTimeout/2))
 		select {
 		case <-r.closing:
 			stop()

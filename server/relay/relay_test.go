@@ -153,8 +153,12 @@ func TestFlowExpiry(t *testing.T) {
 func TestJanitorForgetsSilentFlows(t *testing.T) {
 	e := newEnv(t, nil)
 	e.trio()
+	// The janitor wakes every half timeout of the relay's clock, from whenever it last woke: it
+	// wakes once within this move, re-arms, and finds the flows expired within the next.
+	armed := e.clk.Armed()
 	e.clk.Advance(voice.FlowTimeout + time.Second)
-	e.clk.Advance(voice.FlowTimeout) // the janitor waits half a timeout from whenever it last woke
+	require.NoError(t, e.clk.WaitArmed(t.Context(), armed+1))
+	e.clk.Advance(voice.FlowTimeout)
 	require.Eventually(t, func() bool { return e.r.Stats().Expired == 3 }, wait, time.Millisecond)
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/store"
 )
 

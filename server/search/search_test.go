@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/store"
 )
 
 // gatedStore is a real store whose indexing waits until the test lets it go on.
 type gatedStore struct {
-	*store.SQLite
+	*store.DB
 	started chan uint64
 	release chan struct{}
 }
@@ -24,7 +24,7 @@ type gatedStore struct {
 func (g gatedStore) IndexGuildMessages(ctx context.Context, guildID uint64, at time.Time) (int, error) {
 	g.started <- guildID
 	<-g.release
-	return g.SQLite.IndexGuildMessages(ctx, guildID, at)
+	return g.DB.IndexGuildMessages(ctx, guildID, at)
 }
 
 type indexed struct {
@@ -37,7 +37,7 @@ func start(t *testing.T) (gatedStore, *Indexer, chan indexed) {
 	st, err := store.OpenSQLite(context.Background(), "")
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	g := gatedStore{SQLite: st, started: make(chan uint64, 1), release: make(chan struct{})}
+	g := gatedStore{DB: st, started: make(chan uint64, 1), release: make(chan struct{})}
 	done := make(chan indexed, QueueLength+2)
 	ix := New(Options{Store: g, Clock: clock.NewFake(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)),
 		Logger:  slog.New(slog.DiscardHandler),

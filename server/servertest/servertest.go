@@ -9,6 +9,9 @@
 // The server is closed when the test ends. The default clock runs in real time and can be jumped
 // (Clock.Advance); WithFrozenClock stands still, so that webhook retries and device-flow intervals
 // then move only when the test advances it. Webhook retries start 50 ms apart in tests.
+//
+// With SDKPP_TEST_STORE=postgres every server runs on a fresh PostgreSQL database of the server
+// at SDKPP_TEST_POSTGRES (package pgtest) instead of SQLite; Restart keeps its data.
 package servertest
 
 import (
@@ -16,16 +19,19 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server"
 	"sdkpp/server/browser"
-	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
+	"sdkpp/server/store"
+	"sdkpp/server/store/pgtest"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
 )
@@ -101,7 +107,31 @@ func Start(t testing.TB, opts ...Option) *Env {
 		t.Cleanup(c.Stop)
 		o.cfg.Clock = c
 	}
+	if o.cfg.Store == "" && o.cfg.DataDir == "" && os.Getenv(EnvStore) == "postgres" {
+		o.cfg.Store = postgresStore(t)
+	}
 	return start(t, o.cfg)
+}
+
+// EnvStore names the environment variable that chooses the test servers' store: "postgres", or
+// SQLite when unset.
+const EnvStore = "SDKPP_TEST_STORE"
+
+// postgresStore returns the URL of a fresh migrated database for a test server. The PostgreSQL
+// server must be given (SDKPP_TEST_POSTGRES): one that pgtest started would outlive the test
+// binary, which has no TestMain here to stop it.
+func postgresStore(t testing.TB) string {
+	t.Helper()
+	if os.Getenv(pgtest.EnvURL) == "" {
+		t.Fatalf("servertest: %s=postgres needs %s (an admin URL)", EnvStore, pgtest.EnvURL)
+	}
+	return pgtest.Database(t, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
+		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
 }
 
 func start(t testing.TB, cfg server.Config) *Env {

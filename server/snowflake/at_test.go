@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 )
 
 // At bounds the ids of a millisecond: an id made at t is at or above At(t), below At(t+1ms).

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 )
 
 func TestIDsIncreaseWhenTheClockStandsStill(t *testing.T) {
@@ -19,4 +19,34 @@ func TestIDsIncreaseWhenTheClockStandsStill(t *testing.T) {
 	g2 := New(clock.NewFake(at.Add(-time.Hour)), b)
 	c := g2.Next()
 	require.Greater(t, c, b, "id %d not above floor %d", c, b)
+}
+
+// Ids carry their node: two nodes minting in the same millisecond, with the clock standing still
+// or a floor from the other node ahead, never make the same id, and each node's ids increase.
+func TestNodesNeverCollide(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := clock.NewFake(at)
+	a, b := NewNode(c, 0, 1), NewNode(c, 0, MaxNode)
+	seen := map[uint64]bool{}
+	var lastA, lastB uint64
+	for range 3 * maxIncrement { // past an increment's overflow
+		x, y := a.Next(), b.Next()
+		require.Greater(t, x, lastA)
+		require.Greater(t, y, lastB)
+		lastA, lastB = x, y
+		require.False(t, seen[x] || seen[y], "id made twice")
+		seen[x], seen[y] = true, true
+		require.Equal(t, 1, Node(x))
+		require.Equal(t, MaxNode, Node(y))
+	}
+	// A node restarting behind the other's floor, with a clock gone back, keeps its bits.
+	for _, floor := range []uint64{lastA, lastB} {
+		g := NewNode(clock.NewFake(at.Add(-time.Hour)), floor, 5)
+		id := g.Next()
+		require.Greater(t, id, floor)
+		require.Equal(t, 5, Node(id))
+	}
+	id := NewNode(c, 0, 3).Next()
+	require.Equal(t, 3, Node(id))
+	require.True(t, Time(id).Equal(at))
 }

@@ -14,7 +14,7 @@ type CommandStore interface {
 	PutApplicationCommands(ctx context.Context, appID, guildID uint64, doc []byte) error
 }
 
-func (s *SQLite) GetApplicationCommands(ctx context.Context, appID, guildID uint64) ([]byte, error) {
+func (s *DB) GetApplicationCommands(ctx context.Context, appID, guildID uint64) ([]byte, error) {
 	var doc []byte
 	err := notFound(s.q.QueryRowContext(ctx, `SELECT commands FROM application_commands WHERE app_id=? AND guild_id=?`,
 		appID, guildID).Scan(&doc))
@@ -24,7 +24,7 @@ func (s *SQLite) GetApplicationCommands(ctx context.Context, appID, guildID uint
 	return doc, err
 }
 
-func (s *SQLite) PutApplicationCommands(ctx context.Context, appID, guildID uint64, doc []byte) error {
+func (s *DB) PutApplicationCommands(ctx context.Context, appID, guildID uint64, doc []byte) error {
 	if len(doc) == 0 {
 		_, err := s.q.ExecContext(ctx, `DELETE FROM application_commands WHERE app_id=? AND guild_id=?`, appID, guildID)
 		return err

@@ -58,7 +58,7 @@ type DMStore interface {
 	ListDirectMessages(ctx context.Context, channelID uint64, since time.Time, limit int) ([]DirectMessage, error)
 }
 
-func (s *SQLite) PutDMChannel(ctx context.Context, c *DMChannel) (*DMChannel, error) {
+func (s *DB) PutDMChannel(ctx context.Context, c *DMChannel) (*DMChannel, error) {
 	if c.UserLow > c.UserHigh {
 		c.UserLow, c.UserHigh = c.UserHigh, c.UserLow
 	}
@@ -84,16 +84,16 @@ func scanDMChannel(row interface{ Scan(...any) error }) (*DMChannel, error) {
 	return &c, nil
 }
 
-func (s *SQLite) GetDMChannel(ctx context.Context, id uint64) (*DMChannel, error) {
+func (s *DB) GetDMChannel(ctx context.Context, id uint64) (*DMChannel, error) {
 	return scanDMChannel(s.q.QueryRowContext(ctx, `SELECT `+dmChannelColumns+` FROM dm_channels WHERE id=?`, id))
 }
 
-func (s *SQLite) FindDMChannel(ctx context.Context, a, b uint64) (*DMChannel, error) {
+func (s *DB) FindDMChannel(ctx context.Context, a, b uint64) (*DMChannel, error) {
 	return scanDMChannel(s.q.QueryRowContext(ctx, `SELECT `+dmChannelColumns+` FROM dm_channels
 		WHERE user_low=? AND user_high=?`, min(a, b), max(a, b)))
 }
 
-func (s *SQLite) ListDMChannels(ctx context.Context, userID uint64) ([]DMChannel, error) {
+func (s *DB) ListDMChannels(ctx context.Context, userID uint64) ([]DMChannel, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT c.id, c.user_low, c.user_high, c.created_at, MAX(m.id) AS last
 		FROM dm_channels c JOIN dm_messages m ON m.channel_id = c.id
 		WHERE c.user_low=? OR c.user_high=? GROUP BY c.id ORDER BY last DESC`, userID, userID)
@@ -132,28 +132,28 @@ func scanDirectMessage(row interface{ Scan(...any) error }) (*DirectMessage, err
 	return &m, nil
 }
 
-func (s *SQLite) InsertDirectMessage(ctx context.Context, m *DirectMessage) error {
+func (s *DB) InsertDirectMessage(ctx context.Context, m *DirectMessage) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO dm_messages (`+directMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		m.ID, m.ChannelID, m.AppID, m.AuthorID, m.RecipientID, m.Content, props(m.Metadata), props(m.ModerationMetadata),
 		m.Flags, ts(m.CreatedAt), ts(m.EditedAt))
 	return err
 }
 
-func (s *SQLite) GetDirectMessage(ctx context.Context, channelID, id uint64) (*DirectMessage, error) {
+func (s *DB) GetDirectMessage(ctx context.Context, channelID, id uint64) (*DirectMessage, error) {
 	return scanDirectMessage(s.q.QueryRowContext(ctx, `SELECT `+directMessageColumns+` FROM dm_messages
 		WHERE id=? AND channel_id=?`, id, channelID))
 }
 
-func (s *SQLite) UpdateDirectMessage(ctx context.Context, m *DirectMessage) error {
+func (s *DB) UpdateDirectMessage(ctx context.Context, m *DirectMessage) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE dm_messages SET content=?, metadata=?, moderation_metadata=?, flags=?,
 		edited_at=? WHERE id=?`, m.Content, props(m.Metadata), props(m.ModerationMetadata), m.Flags, ts(m.EditedAt), m.ID))
 }
 
-func (s *SQLite) DeleteDirectMessage(ctx context.Context, channelID, id uint64) error {
+func (s *DB) DeleteDirectMessage(ctx context.Context, channelID, id uint64) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM dm_messages WHERE id=? AND channel_id=?`, id, channelID))
 }
 
-func (s *SQLite) ListDirectMessages(ctx context.Context, channelID uint64, since time.Time, limit int) ([]DirectMessage, error) {
+func (s *DB) ListDirectMessages(ctx context.Context, channelID uint64, since time.Time, limit int) ([]DirectMessage, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+directMessageColumns+` FROM dm_messages
 		WHERE channel_id=? AND created_at>=? ORDER BY id DESC LIMIT ?`, channelID, ts(since), limit)
 	if err != nil {

@@ -20,9 +20,9 @@ type GuildActivityStore interface {
 	GuildMembersLastSeen(ctx context.Context, guildID uint64) (map[uint64]time.Time, error)
 }
 
-const touchActivity = ` ON CONFLICT (guild_id, user_id) DO UPDATE SET seen_at=MAX(seen_at, excluded.seen_at)`
+const touchActivity = ` ON CONFLICT (guild_id, user_id) DO UPDATE SET seen_at=CASE WHEN excluded.seen_at > guild_member_activity.seen_at THEN excluded.seen_at ELSE guild_member_activity.seen_at END`
 
-func (s *SQLite) TouchGuildMember(ctx context.Context, guildID, userID uint64, at time.Time) error {
+func (s *DB) TouchGuildMember(ctx context.Context, guildID, userID uint64, at time.Time) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_member_activity (guild_id, user_id, seen_at) VALUES (?,?,?)`+touchActivity,
 		guildID, userID, ts(at))
 	return err
@@ -30,13 +30,13 @@ func (s *SQLite) TouchGuildMember(ctx context.Context, guildID, userID uint64, a
 
 // TouchUserGuilds's SELECT needs its WHERE clause for SQLite to read ON CONFLICT as the upsert
 // clause ("AND true" keeps it explicit).
-func (s *SQLite) TouchUserGuilds(ctx context.Context, userID uint64, at time.Time) error {
+func (s *DB) TouchUserGuilds(ctx context.Context, userID uint64, at time.Time) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_member_activity (guild_id, user_id, seen_at)
 		SELECT guild_id, user_id, ? FROM guild_members WHERE user_id=? AND true`+touchActivity, ts(at), userID)
 	return err
 }
 
-func (s *SQLite) GuildMembersLastSeen(ctx context.Context, guildID uint64) (map[uint64]time.Time, error) {
+func (s *DB) GuildMembersLastSeen(ctx context.Context, guildID uint64) (map[uint64]time.Time, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT a.user_id, a.seen_at FROM guild_member_activity a
 		JOIN guild_members m ON m.guild_id=a.guild_id AND m.user_id=a.user_id WHERE a.guild_id=?`, guildID)
 	if err != nil {

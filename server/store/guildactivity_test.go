@@ -11,9 +11,10 @@ import (
 
 // GLD-2: a member's last activity only moves forward; a user's session touches each of its
 // guilds; a former member's activity is not reported.
-func TestGuildActivity(t *testing.T) {
+func TestGuildActivity(t *testing.T) { forEachStore(t, testGuildActivity) }
+
+func testGuildActivity(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, m := range []GuildMember{{GuildID: 5, UserID: 7, JoinedAt: t0}, {GuildID: 6, UserID: 7, JoinedAt: t0}, {GuildID: 5, UserID: 8, JoinedAt: t0}} {
 		require.NoError(t, s.PutGuildMember(ctx, &m))

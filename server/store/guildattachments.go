@@ -56,7 +56,7 @@ func scanGuildAttachment(row interface{ Scan(...any) error }, data *[]byte) (*Gu
 }
 
 // SetGuildAttachments implements GuildAttachmentStore.
-func (s *SQLite) SetGuildAttachments(ctx context.Context, channelID, messageID uint64, list []GuildAttachment) error {
+func (s *DB) SetGuildAttachments(ctx context.Context, channelID, messageID uint64, list []GuildAttachment) error {
 	keep := make([]string, 0, len(list))
 	for i := range list {
 		a := &list[i]
@@ -84,7 +84,7 @@ func (s *SQLite) SetGuildAttachments(ctx context.Context, channelID, messageID u
 }
 
 // ListGuildAttachments implements GuildAttachmentStore.
-func (s *SQLite) ListGuildAttachments(ctx context.Context, channelID, messageID uint64) ([]GuildAttachment, error) {
+func (s *DB) ListGuildAttachments(ctx context.Context, channelID, messageID uint64) ([]GuildAttachment, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildAttachmentColumns+` FROM guild_attachments
 		WHERE message_id=? AND channel_id=? ORDER BY position, id`, messageID, channelID)
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *SQLite) ListGuildAttachments(ctx context.Context, channelID, messageID 
 }
 
 // GetGuildAttachment implements GuildAttachmentStore.
-func (s *SQLite) GetGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, error) {
+func (s *DB) GetGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, error) {
 	var data []byte
 	a, err := scanGuildAttachment(s.q.QueryRowContext(ctx, `SELECT `+guildAttachmentColumns+`, data FROM guild_attachments
 		WHERE id=? AND channel_id=?`, id, channelID), &data)

@@ -11,9 +11,10 @@ import (
 
 // A guild message's attachments (rules ATT-1, ATT-2): inserted with their bytes, listed without
 // them in order, kept, updated and removed by SetGuildAttachments, and deleted with the message.
-func TestGuildAttachments(t *testing.T) {
+func TestGuildAttachments(t *testing.T) { forEachStore(t, testGuildAttachments) }
+
+func testGuildAttachments(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	m := GuildMessage{ID: 10, ChannelID: 1, GuildID: 7, AuthorID: 100, Mentions: []uint64{}, CreatedAt: time.Unix(1e9, 0)}
 	require.NoError(t, s.InsertGuildMessage(ctx, &m))
 	a := GuildAttachment{ID: 20, Position: 0, Filename: "a.txt", ContentType: "text/plain; charset=utf-8", Size: 3, Data: []byte("abc")}

@@ -136,7 +136,7 @@ type GuildBotStore interface {
 
 // ---- features
 
-func (s *SQLite) GetGuildFeatures(ctx context.Context, guildID uint64) ([]string, error) {
+func (s *DB) GetGuildFeatures(ctx context.Context, guildID uint64) ([]string, error) {
 	var raw string
 	if err := s.q.QueryRowContext(ctx, `SELECT features FROM guilds WHERE id=?`, guildID).Scan(&raw); err != nil {
 		return nil, notFound(err)
@@ -145,7 +145,7 @@ func (s *SQLite) GetGuildFeatures(ctx context.Context, guildID uint64) ([]string
 	return out, json.Unmarshal([]byte(raw), &out)
 }
 
-func (s *SQLite) SetGuildFeatures(ctx context.Context, guildID uint64, features []string) error {
+func (s *DB) SetGuildFeatures(ctx context.Context, guildID uint64, features []string) error {
 	if features == nil {
 		features = []string{}
 	}
@@ -159,6 +159,10 @@ func (s *SQLite) SetGuildFeatures(ctx context.Context, guildID uint64, features 
 // ---- roles
 
 const guildRoleColumns = `id, guild_id, name, color, secondary_color, tertiary_color, permissions, position, hoist, mentionable`
+
+var upsertGuildRole = upsert(`guild_roles`, guildRoleColumns, `id`)
+
+var upsertOverwrite = upsert(`channel_overwrites`, `channel_id, target_id, type, allow, deny`, `channel_id, target_id`)
 
 func scanGuildRole(row interface{ Scan(...any) error }) (*GuildRole, error) {
 	var r GuildRole
@@ -187,14 +191,14 @@ func nullInt(p *int) any {
 	return *p
 }
 
-func (s *SQLite) PutGuildRole(ctx context.Context, r *GuildRole) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_roles (`+guildRoleColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+func (s *DB) PutGuildRole(ctx context.Context, r *GuildRole) error {
+	_, err := s.q.ExecContext(ctx, upsertGuildRole,
 		r.ID, r.GuildID, r.Name, r.Color, nullInt(r.SecondaryColor), nullInt(r.TertiaryColor), int64(r.Permissions),
 		r.Position, b2i(r.Hoist), b2i(r.Mentionable))
 	return err
 }
 
-func (s *SQLite) ListGuildRoles(ctx context.Context, guildID uint64) ([]GuildRole, error) {
+func (s *DB) ListGuildRoles(ctx context.Context, guildID uint64) ([]GuildRole, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildRoleColumns+` FROM guild_roles WHERE guild_id=?
 		ORDER BY position, id`, guildID)
 	if err != nil {
@@ -205,15 +209,15 @@ func (s *SQLite) ListGuildRoles(ctx context.Context, guildID uint64) ([]GuildRol
 
 // ---- member roles and members
 
-func (s *SQLite) SetMemberRoles(ctx context.Context, guildID, userID uint64, roleIDs []uint64) error {
+func (s *DB) SetMemberRoles(ctx context.Context, guildID, userID uint64, roleIDs []uint64) error {
 	return s.WithTx(ctx, func(st Store) error {
-		tx := st.(*SQLite)
+		tx := st.(*DB)
 		if _, err := tx.q.ExecContext(ctx, `DELETE FROM guild_member_roles WHERE guild_id=? AND user_id=?`, guildID, userID); err != nil {
 			return err
 		}
 		for _, id := range roleIDs {
-			if _, err := tx.q.ExecContext(ctx, `INSERT OR IGNORE INTO guild_member_roles (guild_id, user_id, role_id)
-				VALUES (?,?,?)`, guildID, userID, id); err != nil {
+			if _, err := tx.q.ExecContext(ctx, `INSERT INTO guild_member_roles (guild_id, user_id, role_id)
+				VALUES (?,?,?) ON CONFLICT DO NOTHING`, guildID, userID, id); err != nil {
 				return err
 			}
 		}
@@ -221,7 +225,7 @@ func (s *SQLite) SetMemberRoles(ctx context.Context, guildID, userID uint64, rol
 	})
 }
 
-func (s *SQLite) ListMemberRoles(ctx context.Context, guildID, userID uint64) ([]uint64, error) {
+func (s *DB) ListMemberRoles(ctx context.Context, guildID, userID uint64) ([]uint64, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT role_id FROM guild_member_roles WHERE guild_id=? AND user_id=?
 		ORDER BY role_id`, guildID, userID)
 	if err != nil {
@@ -239,7 +243,7 @@ func (s *SQLite) ListMemberRoles(ctx context.Context, guildID, userID uint64) ([
 	return out, rows.Err()
 }
 
-func (s *SQLite) CountRoleMembers(ctx context.Context, guildID uint64) (map[uint64]int, error) {
+func (s *DB) CountRoleMembers(ctx context.Context, guildID uint64) (map[uint64]int, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT role_id, COUNT(*) FROM guild_member_roles WHERE guild_id=? GROUP BY role_id`, guildID)
 	if err != nil {
 		return nil, err
@@ -257,7 +261,7 @@ func (s *SQLite) CountRoleMembers(ctx context.Context, guildID uint64) (map[uint
 	return counts, rows.Err()
 }
 
-func (s *SQLite) ListGuildMembers(ctx context.Context, guildID, after uint64, limit int) ([]GuildMember, error) {
+func (s *DB) ListGuildMembers(ctx context.Context, guildID, after uint64, limit int) ([]GuildMember, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildMemberColumns+` FROM guild_members WHERE guild_id=? AND user_id>?
 		ORDER BY user_id LIMIT ?`, guildID, after, limit)
 	if err != nil {
@@ -266,15 +270,15 @@ func (s *SQLite) ListGuildMembers(ctx context.Context, guildID, after uint64, li
 	return collect(rows, scanGuildMember)
 }
 
-func (s *SQLite) CountGuildMembers(ctx context.Context, guildID uint64) (int, error) {
+func (s *DB) CountGuildMembers(ctx context.Context, guildID uint64) (int, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_members WHERE guild_id=?`, guildID).Scan(&n)
 	return n, err
 }
 
-func (s *SQLite) DeleteGuildMember(ctx context.Context, guildID, userID uint64) error {
+func (s *DB) DeleteGuildMember(ctx context.Context, guildID, userID uint64) error {
 	return s.WithTx(ctx, func(st Store) error {
-		tx := st.(*SQLite)
+		tx := st.(*DB)
 		if _, err := tx.q.ExecContext(ctx, `DELETE FROM guild_member_roles WHERE guild_id=? AND user_id=?`, guildID, userID); err != nil {
 			return err
 		}
@@ -284,13 +288,12 @@ func (s *SQLite) DeleteGuildMember(ctx context.Context, guildID, userID uint64) 
 
 // ---- overwrites
 
-func (s *SQLite) PutChannelOverwrite(ctx context.Context, o *ChannelOverwrite) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO channel_overwrites (channel_id, target_id, type, allow, deny)
-		VALUES (?,?,?,?,?)`, o.ChannelID, o.TargetID, o.Type, int64(o.Allow), int64(o.Deny))
+func (s *DB) PutChannelOverwrite(ctx context.Context, o *ChannelOverwrite) error {
+	_, err := s.q.ExecContext(ctx, upsertOverwrite, o.ChannelID, o.TargetID, o.Type, int64(o.Allow), int64(o.Deny))
 	return err
 }
 
-func (s *SQLite) ListChannelOverwrites(ctx context.Context, channelID uint64) ([]ChannelOverwrite, error) {
+func (s *DB) ListChannelOverwrites(ctx context.Context, channelID uint64) ([]ChannelOverwrite, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT channel_id, target_id, type, allow, deny FROM channel_overwrites
 		WHERE channel_id=? ORDER BY target_id`, channelID)
 	if err != nil {
@@ -367,7 +370,7 @@ func mentionsJSON(ids []uint64) (string, error) {
 	return string(raw), err
 }
 
-func (s *SQLite) InsertGuildMessage(ctx context.Context, m *GuildMessage) error {
+func (s *DB) InsertGuildMessage(ctx context.Context, m *GuildMessage) error {
 	mentions, err := mentionsJSON(m.Mentions)
 	if err != nil {
 		return err
@@ -381,12 +384,12 @@ func (s *SQLite) InsertGuildMessage(ctx context.Context, m *GuildMessage) error 
 	return err
 }
 
-func (s *SQLite) GetGuildMessage(ctx context.Context, channelID, id uint64) (*GuildMessage, error) {
+func (s *DB) GetGuildMessage(ctx context.Context, channelID, id uint64) (*GuildMessage, error) {
 	return scanGuildMessage(s.q.QueryRowContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages
 		WHERE id=? AND channel_id=?`, id, channelID))
 }
 
-func (s *SQLite) UpdateGuildMessage(ctx context.Context, m *GuildMessage) error {
+func (s *DB) UpdateGuildMessage(ctx context.Context, m *GuildMessage) error {
 	mentions, err := mentionsJSON(m.Mentions)
 	if err != nil {
 		return err
@@ -395,7 +398,7 @@ func (s *SQLite) UpdateGuildMessage(ctx context.Context, m *GuildMessage) error 
 		WHERE id=? AND channel_id=?`, m.Content, mentions, ts(m.EditedAt), m.ID, m.ChannelID))
 }
 
-func (s *SQLite) DeleteGuildMessage(ctx context.Context, channelID, id uint64) error {
+func (s *DB) DeleteGuildMessage(ctx context.Context, channelID, id uint64) error {
 	if err := mustAffect(s.q.ExecContext(ctx, `DELETE FROM guild_messages WHERE id=? AND channel_id=?`, id, channelID)); err != nil {
 		return err
 	}
@@ -403,13 +406,13 @@ func (s *SQLite) DeleteGuildMessage(ctx context.Context, channelID, id uint64) e
 	return err
 }
 
-func (s *SQLite) ListGuildMessages(ctx context.Context, channelID uint64, p MessagePage) ([]GuildMessage, error) {
+func (s *DB) ListGuildMessages(ctx context.Context, channelID uint64, p MessagePage) ([]GuildMessage, error) {
 	var rows *sql.Rows
 	var err error
 	switch {
 	case p.After != 0: // the oldest ones after, then newest first
 		rows, err = s.q.QueryContext(ctx, `SELECT * FROM (SELECT `+guildMessageColumns+` FROM guild_messages
-			WHERE channel_id=? AND id>? ORDER BY id LIMIT ?) ORDER BY id DESC`, channelID, p.After, p.Limit)
+			WHERE channel_id=? AND id>? ORDER BY id LIMIT ?) AS page ORDER BY id DESC`, channelID, p.After, p.Limit)
 	case p.Before != 0:
 		rows, err = s.q.QueryContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages
 			WHERE channel_id=? AND id<? ORDER BY id DESC LIMIT ?`, channelID, p.Before, p.Limit)

@@ -25,7 +25,7 @@ type ChannelSettingsStore interface {
 	RenameGuildChannel(ctx context.Context, channelID uint64, name string) error
 }
 
-func (s *SQLite) GetChannelSettings(ctx context.Context, channelID uint64) (*ChannelSettings, error) {
+func (s *DB) GetChannelSettings(ctx context.Context, channelID uint64) (*ChannelSettings, error) {
 	c := ChannelSettings{ChannelID: channelID}
 	err := notFound(s.q.QueryRowContext(ctx, `SELECT rate_limit_per_user, topic FROM guild_channel_settings WHERE channel_id=?`,
 		channelID).Scan(&c.RateLimitPerUser, &c.Topic))
@@ -35,13 +35,14 @@ func (s *SQLite) GetChannelSettings(ctx context.Context, channelID uint64) (*Cha
 	return &c, nil
 }
 
-func (s *SQLite) PutChannelSettings(ctx context.Context, c *ChannelSettings) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_channel_settings (channel_id, rate_limit_per_user, topic)
-		VALUES (?,?,?)`, c.ChannelID, c.RateLimitPerUser, c.Topic)
+var upsertChannelSettings = upsert(`guild_channel_settings`, `channel_id, rate_limit_per_user, topic`, `channel_id`)
+
+func (s *DB) PutChannelSettings(ctx context.Context, c *ChannelSettings) error {
+	_, err := s.q.ExecContext(ctx, upsertChannelSettings, c.ChannelID, c.RateLimitPerUser, c.Topic)
 	return err
 }
 
 // RenameGuildChannel sets the channel's name; ErrNotFound when there is no such channel.
-func (s *SQLite) RenameGuildChannel(ctx context.Context, channelID uint64, name string) error {
+func (s *DB) RenameGuildChannel(ctx context.Context, channelID uint64, name string) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_channels SET name=? WHERE id=?`, name, channelID))
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // VER-1: a channel's slowmode and topic are kept; a channel never modified has none.
-func TestChannelSettings(t *testing.T) {
+func TestChannelSettings(t *testing.T) { forEachStore(t, testChannelSettings) }
+
+func testChannelSettings(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	c, err := s.GetChannelSettings(ctx, 10)
 	require.NoError(t, err)
 	assert.Equal(t, ChannelSettings{ChannelID: 10}, *c)

@@ -66,17 +66,17 @@ func scanGuildEmoji(row interface{ Scan(...any) error }) (*GuildEmoji, error) {
 	return &e, nil
 }
 
-func (s *SQLite) InsertGuildEmoji(ctx context.Context, e *GuildEmoji) error {
+func (s *DB) InsertGuildEmoji(ctx context.Context, e *GuildEmoji) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_emojis (`+guildEmojiColumns+`) VALUES (?,?,?,?,?,?,?)`,
 		e.ID, e.GuildID, e.Name, e.Image, b2i(e.Animated), e.CreatorID, ts(e.CreatedAt))
 	return err
 }
 
-func (s *SQLite) GetGuildEmoji(ctx context.Context, guildID, id uint64) (*GuildEmoji, error) {
+func (s *DB) GetGuildEmoji(ctx context.Context, guildID, id uint64) (*GuildEmoji, error) {
 	return scanGuildEmoji(s.q.QueryRowContext(ctx, `SELECT `+guildEmojiColumns+` FROM guild_emojis WHERE guild_id=? AND id=?`, guildID, id))
 }
 
-func (s *SQLite) ListGuildEmojis(ctx context.Context, guildID uint64) ([]GuildEmoji, error) {
+func (s *DB) ListGuildEmojis(ctx context.Context, guildID uint64) ([]GuildEmoji, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildEmojiColumns+` FROM guild_emojis WHERE guild_id=? ORDER BY id`, guildID)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func (s *SQLite) ListGuildEmojis(ctx context.Context, guildID uint64) ([]GuildEm
 	return collect(rows, scanGuildEmoji)
 }
 
-func (s *SQLite) DeleteGuildEmoji(ctx context.Context, guildID, id uint64) error {
+func (s *DB) DeleteGuildEmoji(ctx context.Context, guildID, id uint64) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM guild_emojis WHERE guild_id=? AND id=?`, guildID, id))
 }
 
@@ -105,7 +105,7 @@ func scanGuildEvent(row interface{ Scan(...any) error }) (*GuildScheduledEvent, 
 	return &e, nil
 }
 
-func (s *SQLite) InsertGuildScheduledEvent(ctx context.Context, e *GuildScheduledEvent) error {
+func (s *DB) InsertGuildScheduledEvent(ctx context.Context, e *GuildScheduledEvent) error {
 	var end int64
 	if !e.EndAt.IsZero() {
 		end = ts(e.EndAt)
@@ -116,11 +116,11 @@ func (s *SQLite) InsertGuildScheduledEvent(ctx context.Context, e *GuildSchedule
 	return err
 }
 
-func (s *SQLite) GetGuildScheduledEvent(ctx context.Context, guildID, id uint64) (*GuildScheduledEvent, error) {
+func (s *DB) GetGuildScheduledEvent(ctx context.Context, guildID, id uint64) (*GuildScheduledEvent, error) {
 	return scanGuildEvent(s.q.QueryRowContext(ctx, `SELECT `+guildEventColumns+` FROM guild_scheduled_events WHERE guild_id=? AND id=?`, guildID, id))
 }
 
-func (s *SQLite) ListGuildScheduledEvents(ctx context.Context, guildID uint64) ([]GuildScheduledEvent, error) {
+func (s *DB) ListGuildScheduledEvents(ctx context.Context, guildID uint64) ([]GuildScheduledEvent, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildEventColumns+` FROM guild_scheduled_events WHERE guild_id=? ORDER BY id`, guildID)
 	if err != nil {
 		return nil, err
@@ -128,6 +128,6 @@ func (s *SQLite) ListGuildScheduledEvents(ctx context.Context, guildID uint64) (
 	return collect(rows, scanGuildEvent)
 }
 
-func (s *SQLite) DeleteGuildScheduledEvent(ctx context.Context, guildID, id uint64) error {
+func (s *DB) DeleteGuildScheduledEvent(ctx context.Context, guildID, id uint64) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM guild_scheduled_events WHERE guild_id=? AND id=?`, guildID, id))
 }

@@ -11,9 +11,10 @@ import (
 
 // VER-1: a guild's emoji and scheduled events are kept, listed by id and deleted once; another
 // guild's are unknown.
-func TestGuildExpressions(t *testing.T) {
+func TestGuildExpressions(t *testing.T) { forEachStore(t, testGuildExpressions) }
+
+func testGuildExpressions(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []uint64{2, 1} {
 		require.NoError(t, s.InsertGuildEmoji(ctx, &GuildEmoji{ID: id, GuildID: 5, Name: "e", Image: "h", Animated: id == 2, CreatorID: 7, CreatedAt: t0}))

@@ -61,7 +61,9 @@ type GuildInviteStore interface {
 	StartInviteTargetJob(ctx context.Context, code string, ids []uint64, now time.Time) (*InviteTargetJob, error)
 	// GetInviteTargetJob returns the invite's latest job; ErrNotFound when it has had none.
 	GetInviteTargetJob(ctx context.Context, code string) (*InviteTargetJob, error)
-	// NextInviteTargetJob returns the processing job created first; ErrNotFound when none is.
+	// NextInviteTargetJob claims and returns the processing job created first that no other node
+	// has claimed; ErrNotFound when none is. A claim (PostgreSQL) lasts the claim lease from the
+	// store's wall clock, renewed by ProgressInviteTargetJob, so each job runs on one node.
 	NextInviteTargetJob(ctx context.Context) (*InviteTargetJob, error)
 	// ProgressInviteTargetJob records how many users job seq of the invite has processed;
 	// ErrNotFound when that job is no longer the invite's latest or no longer processing.
@@ -86,7 +88,7 @@ func idsJSON(ids []uint64) string {
 }
 
 // ListChannelInvites implements GuildInviteStore.
-func (s *SQLite) ListChannelInvites(ctx context.Context, channelID uint64, now time.Time) ([]GuildInvite, error) {
+func (s *DB) ListChannelInvites(ctx context.Context, channelID uint64, now time.Time) ([]GuildInvite, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildInviteColumns+` FROM guild_invites WHERE channel_id=?
 		AND (max_uses=0 OR uses<max_uses) AND (expires_at=0 OR expires_at>?) ORDER BY created_at, code`, channelID, ts(now))
 	if err != nil {
@@ -101,7 +103,7 @@ func scanID(row interface{ Scan(...any) error }) (*uint64, error) {
 }
 
 // ListInviteTargets implements GuildInviteStore.
-func (s *SQLite) ListInviteTargets(ctx context.Context, code string) ([]uint64, error) {
+func (s *DB) ListInviteTargets(ctx context.Context, code string) ([]uint64, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT user_id FROM guild_invite_targets WHERE code=? ORDER BY user_id`, code)
 	if err != nil {
 		return nil, err
@@ -110,34 +112,38 @@ func (s *SQLite) ListInviteTargets(ctx context.Context, code string) ([]uint64, 
 }
 
 // CountInviteTargets implements GuildInviteStore.
-func (s *SQLite) CountInviteTargets(ctx context.Context, code string) (int, error) {
+func (s *DB) CountInviteTargets(ctx context.Context, code string) (int, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_invite_targets WHERE code=?`, code).Scan(&n)
 	return n, err
 }
 
 // IsInviteTarget implements GuildInviteStore.
-func (s *SQLite) IsInviteTarget(ctx context.Context, code string, userID uint64) (bool, error) {
+func (s *DB) IsInviteTarget(ctx context.Context, code string, userID uint64) (bool, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_invite_targets WHERE code=? AND user_id=?`, code, userID).Scan(&n)
 	return n > 0, err
 }
 
 // markTargeted makes the invite Targeted; ErrNotFound for an unknown invite.
-func (s *SQLite) markTargeted(ctx context.Context, code string) error {
+func (s *DB) markTargeted(ctx context.Context, code string) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invites SET targeted=1 WHERE code=?`, code))
 }
 
+// addInviteTargets adds the ids of a JSON array to an invite's target users. (SQLite needs the
+// WHERE to read ON CONFLICT as the INSERT's.)
+const addInviteTargets = `INSERT INTO guild_invite_targets (code, user_id)
+	SELECT ?, value FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`
+
 // AddInviteTargets implements GuildInviteStore.
-func (s *SQLite) AddInviteTargets(ctx context.Context, code string, ids []uint64) (int, error) {
+func (s *DB) AddInviteTargets(ctx context.Context, code string, ids []uint64) (int, error) {
 	added := 0
 	err := s.WithTx(ctx, func(st Store) error {
-		s := st.(*SQLite)
+		s := st.(*DB)
 		if err := s.markTargeted(ctx, code); err != nil {
 			return err
 		}
-		res, err := s.q.ExecContext(ctx, `INSERT OR IGNORE INTO guild_invite_targets (code, user_id)
-			SELECT ?, value FROM json_each(?)`, code, idsJSON(ids))
+		res, err := s.q.ExecContext(ctx, addInviteTargets, code, idsJSON(ids))
 		if err != nil {
 			return err
 		}
@@ -149,7 +155,7 @@ func (s *SQLite) AddInviteTargets(ctx context.Context, code string, ids []uint64
 }
 
 // RemoveInviteTargets implements GuildInviteStore.
-func (s *SQLite) RemoveInviteTargets(ctx context.Context, code string, ids []uint64) (int, error) {
+func (s *DB) RemoveInviteTargets(ctx context.Context, code string, ids []uint64) (int, error) {
 	res, err := s.q.ExecContext(ctx, `DELETE FROM guild_invite_targets WHERE code=?
 		AND user_id IN (SELECT value FROM json_each(?))`, code, idsJSON(ids))
 	if err != nil {
@@ -160,23 +166,22 @@ func (s *SQLite) RemoveInviteTargets(ctx context.Context, code string, ids []uin
 }
 
 // ReplaceInviteTargets implements GuildInviteStore.
-func (s *SQLite) ReplaceInviteTargets(ctx context.Context, code string, ids []uint64) error {
+func (s *DB) ReplaceInviteTargets(ctx context.Context, code string, ids []uint64) error {
 	return s.WithTx(ctx, func(st Store) error {
-		s := st.(*SQLite)
+		s := st.(*DB)
 		if err := s.markTargeted(ctx, code); err != nil {
 			return err
 		}
 		if _, err := s.q.ExecContext(ctx, `DELETE FROM guild_invite_targets WHERE code=?`, code); err != nil {
 			return err
 		}
-		_, err := s.q.ExecContext(ctx, `INSERT OR IGNORE INTO guild_invite_targets (code, user_id)
-			SELECT ?, value FROM json_each(?)`, code, idsJSON(ids))
+		_, err := s.q.ExecContext(ctx, addInviteTargets, code, idsJSON(ids))
 		return err
 	})
 }
 
 // MissingUsers implements GuildInviteStore.
-func (s *SQLite) MissingUsers(ctx context.Context, ids []uint64) ([]uint64, error) {
+func (s *DB) MissingUsers(ctx context.Context, ids []uint64) ([]uint64, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT j.value FROM json_each(?) j
 		WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id=j.value) ORDER BY j.key`, idsJSON(ids))
 	if err != nil {
@@ -207,39 +212,43 @@ func scanInviteJob(row interface{ Scan(...any) error }) (*InviteTargetJob, error
 }
 
 // StartInviteTargetJob implements GuildInviteStore.
-func (s *SQLite) StartInviteTargetJob(ctx context.Context, code string, ids []uint64, now time.Time) (*InviteTargetJob, error) {
+func (s *DB) StartInviteTargetJob(ctx context.Context, code string, ids []uint64, now time.Time) (*InviteTargetJob, error) {
 	return scanInviteJob(s.q.QueryRowContext(ctx, `INSERT INTO guild_invite_jobs
 		(code, seq, status, user_ids, total_users, processed_users, error_message, created_at, completed_at)
 		VALUES (?, 1, ?, ?, ?, 0, '', ?, 0)
-		ON CONFLICT (code) DO UPDATE SET seq=seq+1, status=excluded.status, user_ids=excluded.user_ids,
-			total_users=excluded.total_users, processed_users=0, error_message='', created_at=excluded.created_at, completed_at=0
+		ON CONFLICT (code) DO UPDATE SET seq=guild_invite_jobs.seq+1, status=excluded.status, user_ids=excluded.user_ids,
+			total_users=excluded.total_users, processed_users=0, error_message='', created_at=excluded.created_at, completed_at=0,
+			claimed_until=0
 		RETURNING `+inviteJobColumns, code, InviteJobProcessing, idsJSON(ids), len(ids), ts(now)))
 }
 
 // GetInviteTargetJob implements GuildInviteStore.
-func (s *SQLite) GetInviteTargetJob(ctx context.Context, code string) (*InviteTargetJob, error) {
+func (s *DB) GetInviteTargetJob(ctx context.Context, code string) (*InviteTargetJob, error) {
 	return scanInviteJob(s.q.QueryRowContext(ctx, `SELECT `+inviteJobColumns+` FROM guild_invite_jobs WHERE code=?`, code))
 }
 
 // NextInviteTargetJob implements GuildInviteStore.
-func (s *SQLite) NextInviteTargetJob(ctx context.Context) (*InviteTargetJob, error) {
-	return scanInviteJob(s.q.QueryRowContext(ctx, `SELECT `+inviteJobColumns+` FROM guild_invite_jobs
-		WHERE status=? ORDER BY created_at, code LIMIT 1`, InviteJobProcessing))
+func (s *DB) NextInviteTargetJob(ctx context.Context) (*InviteTargetJob, error) {
+	now := s.opts.now()
+	return scanInviteJob(s.q.QueryRowContext(ctx, `UPDATE guild_invite_jobs SET claimed_until=? WHERE code IN
+		(SELECT code FROM guild_invite_jobs WHERE status=? AND claimed_until<=?
+		ORDER BY created_at, code LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING `+inviteJobColumns, s.claimUntil(now), InviteJobProcessing, ts(now)))
 }
 
 // ProgressInviteTargetJob implements GuildInviteStore.
-func (s *SQLite) ProgressInviteTargetJob(ctx context.Context, code string, seq int64, processed int) error {
-	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET processed_users=?
-		WHERE code=? AND seq=? AND status=?`, processed, code, seq, InviteJobProcessing))
+func (s *DB) ProgressInviteTargetJob(ctx context.Context, code string, seq int64, processed int) error {
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET processed_users=?, claimed_until=?
+		WHERE code=? AND seq=? AND status=?`, processed, s.claimUntil(s.opts.now()), code, seq, InviteJobProcessing))
 }
 
 // EndInviteTargetJob implements GuildInviteStore.
-func (s *SQLite) EndInviteTargetJob(ctx context.Context, code string, seq int64, processed int, errMsg string, at time.Time) error {
+func (s *DB) EndInviteTargetJob(ctx context.Context, code string, seq int64, processed int, errMsg string, at time.Time) error {
 	status := InviteJobCompleted
 	if errMsg != "" {
 		status = InviteJobFailed
 	}
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET status=?, processed_users=?, error_message=?,
-		completed_at=?, user_ids='[]' WHERE code=? AND seq=? AND status=?`,
+		completed_at=?, user_ids='[]', claimed_until=0 WHERE code=? AND seq=? AND status=?`,
 		status, processed, errMsg, ts(at), code, seq, InviteJobProcessing))
 }

@@ -14,9 +14,10 @@ import (
 // INVT-1, INVT-3: an invite's target users are a list of their own; adding, removing and
 // replacing keep the invite targeted (an emptied list lets nobody in); unlimited and
 // never-expiring invites stay usable; a channel lists its usable invites.
-func TestGuildInviteTargets(t *testing.T) {
+func TestGuildInviteTargets(t *testing.T) { forEachStore(t, testGuildInviteTargets) }
+
+func testGuildInviteTargets(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for id := uint64(1); id <= 3; id++ {
 		require.NoError(t, s.CreateUser(ctx, &User{ID: id, Username: "u" + string(rune('0'+id)), CreatedAt: t0}))
@@ -93,9 +94,10 @@ func TestGuildInviteTargets(t *testing.T) {
 
 // INVT-2: an invite's latest upload job; a later upload replaces it, and the replaced job can
 // neither progress nor end.
-func TestInviteTargetJobs(t *testing.T) {
+func TestInviteTargetJobs(t *testing.T) { forEachStore(t, testInviteTargetJobs) }
+
+func testInviteTargetJobs(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	_, err := s.GetInviteTargetJob(ctx, "a")
 	assert.ErrorIs(t, err, ErrNotFound)

@@ -11,9 +11,10 @@ import (
 
 // A guild message keeps its reference (a reply's, a forward's) and a forward's snapshot (rule
 // FWD-1) through insert, get, list and a content update; a plain message has neither.
-func TestGuildMessageReferences(t *testing.T) {
+func TestGuildMessageReferences(t *testing.T) { forEachStore(t, testGuildMessageReferences) }
+
+func testGuildMessageReferences(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	plain := GuildMessage{ID: 10, ChannelID: 1, GuildID: 7, AuthorID: 100, Content: "first", Mentions: []uint64{101},
 		CreatedAt: at, EditedAt: at.Add(time.Minute)}

@@ -31,16 +31,16 @@ type GuildPinStore interface {
 }
 
 // messageExists reports ErrNotFound when the channel has no message id.
-func (s *SQLite) messageExists(ctx context.Context, channelID, id uint64) error {
+func (s *DB) messageExists(ctx context.Context, channelID, id uint64) error {
 	var one int
 	return notFound(s.q.QueryRowContext(ctx, `SELECT 1 FROM guild_messages WHERE id=? AND channel_id=?`, id, channelID).Scan(&one))
 }
 
-func (s *SQLite) PinGuildMessage(ctx context.Context, channelID, id uint64, at time.Time) (bool, error) {
+func (s *DB) PinGuildMessage(ctx context.Context, channelID, id uint64, at time.Time) (bool, error) {
 	if err := s.messageExists(ctx, channelID, id); err != nil {
 		return false, err
 	}
-	res, err := s.q.ExecContext(ctx, `INSERT OR IGNORE INTO guild_pins (channel_id, message_id, pinned_at) VALUES (?,?,?)`,
+	res, err := s.q.ExecContext(ctx, `INSERT INTO guild_pins (channel_id, message_id, pinned_at) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
 		channelID, id, ts(at))
 	if err != nil {
 		return false, err
@@ -49,7 +49,7 @@ func (s *SQLite) PinGuildMessage(ctx context.Context, channelID, id uint64, at t
 	return n == 1, err
 }
 
-func (s *SQLite) UnpinGuildMessage(ctx context.Context, channelID, id uint64) (bool, error) {
+func (s *DB) UnpinGuildMessage(ctx context.Context, channelID, id uint64) (bool, error) {
 	if err := s.messageExists(ctx, channelID, id); err != nil {
 		return false, err
 	}
@@ -61,7 +61,7 @@ func (s *SQLite) UnpinGuildMessage(ctx context.Context, channelID, id uint64) (b
 	return n == 1, err
 }
 
-func (s *SQLite) GuildMessagePinnedAt(ctx context.Context, channelID, id uint64) (time.Time, error) {
+func (s *DB) GuildMessagePinnedAt(ctx context.Context, channelID, id uint64) (time.Time, error) {
 	var at int64
 	err := s.q.QueryRowContext(ctx, `SELECT pinned_at FROM guild_pins WHERE channel_id=? AND message_id=?`, channelID, id).Scan(&at)
 	if err = notFound(err); errors.Is(err, ErrNotFound) {
@@ -72,7 +72,7 @@ func (s *SQLite) GuildMessagePinnedAt(ctx context.Context, channelID, id uint64)
 	return fromTS(at), nil
 }
 
-func (s *SQLite) ListGuildPins(ctx context.Context, channelID uint64, before time.Time, limit int) ([]GuildPin, error) {
+func (s *DB) ListGuildPins(ctx context.Context, channelID uint64, before time.Time, limit int) ([]GuildPin, error) {
 	upTo := int64(1<<63 - 1)
 	if !before.IsZero() {
 		upTo = ts(before)
@@ -93,7 +93,7 @@ func (s *SQLite) ListGuildPins(ctx context.Context, channelID uint64, before tim
 	})
 }
 
-func (s *SQLite) CountGuildPins(ctx context.Context, channelID uint64) (int, error) {
+func (s *DB) CountGuildPins(ctx context.Context, channelID uint64) (int, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_pins WHERE channel_id=?`, channelID).Scan(&n)
 	return n, err

@@ -11,9 +11,10 @@ import (
 
 // PIN-1: pins are kept per channel, the most recent first; pinning twice keeps the first time,
 // a message's pin goes with it, and a message of another channel is unknown.
-func TestGuildPins(t *testing.T) {
+func TestGuildPins(t *testing.T) { forEachStore(t, testGuildPins) }
+
+func testGuildPins(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for id := uint64(1); id <= 3; id++ {
 		require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: id, ChannelID: 10, GuildID: 5, AuthorID: 7, Content: "m", CreatedAt: t0}))

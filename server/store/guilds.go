@@ -122,17 +122,17 @@ func scanGuild(row interface{ Scan(...any) error }) (*Guild, error) {
 	return &g, nil
 }
 
-func (s *SQLite) CreateGuild(ctx context.Context, g *Guild) error {
+func (s *DB) CreateGuild(ctx context.Context, g *Guild) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO guilds (`+guildColumns+`) VALUES (?,?,?,?)`,
 		g.ID, g.Name, g.OwnerID, ts(g.CreatedAt))
 	return err
 }
 
-func (s *SQLite) GetGuild(ctx context.Context, id uint64) (*Guild, error) {
+func (s *DB) GetGuild(ctx context.Context, id uint64) (*Guild, error) {
 	return scanGuild(s.q.QueryRowContext(ctx, `SELECT `+guildColumns+` FROM guilds WHERE id=?`, id))
 }
 
-func (s *SQLite) ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, error) {
+func (s *DB) ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildColumns+` FROM guilds
 		WHERE id IN (SELECT guild_id FROM guild_members WHERE user_id=?) ORDER BY id`, userID)
 	if err != nil {
@@ -143,13 +143,12 @@ func (s *SQLite) ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, er
 
 // ---- guild members
 
-func (s *SQLite) PutGuildMember(ctx context.Context, m *GuildMember) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO guild_members (`+guildMemberColumns+`)
-		VALUES (?,?,?,?,?,?,?,?)`, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt), m.Nick, m.Avatar, m.Banner, m.Bio)
+func (s *DB) PutGuildMember(ctx context.Context, m *GuildMember) error {
+	_, err := s.q.ExecContext(ctx, upsertGuildMember, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt), m.Nick, m.Avatar, m.Banner, m.Bio)
 	return err
 }
 
-func (s *SQLite) CountReachableUsers(ctx context.Context, userID uint64) (int, error) {
+func (s *DB) CountReachableUsers(ctx context.Context, userID uint64) (int, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(DISTINCT m.user_id) FROM guild_members b
 		JOIN guild_members m ON m.guild_id=b.guild_id WHERE b.user_id=? AND m.user_id<>?`, userID, userID).Scan(&n)
@@ -157,6 +156,8 @@ func (s *SQLite) CountReachableUsers(ctx context.Context, userID uint64) (int, e
 }
 
 const guildMemberColumns = `guild_id, user_id, manage_channels, joined_at, nick, avatar, banner, bio`
+
+var upsertGuildMember = upsert(`guild_members`, guildMemberColumns, `guild_id, user_id`)
 
 func scanGuildMember(row interface{ Scan(...any) error }) (*GuildMember, error) {
 	var m GuildMember
@@ -169,7 +170,7 @@ func scanGuildMember(row interface{ Scan(...any) error }) (*GuildMember, error) 
 	return &m, nil
 }
 
-func (s *SQLite) GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error) {
+func (s *DB) GetGuildMember(ctx context.Context, guildID, userID uint64) (*GuildMember, error) {
 	return scanGuildMember(s.q.QueryRowContext(ctx, `SELECT `+guildMemberColumns+` FROM guild_members
 		WHERE guild_id=? AND user_id=?`, guildID, userID))
 }
@@ -188,17 +189,17 @@ func scanGuildChannel(row interface{ Scan(...any) error }) (*GuildChannel, error
 	return &c, nil
 }
 
-func (s *SQLite) CreateGuildChannel(ctx context.Context, c *GuildChannel) error {
+func (s *DB) CreateGuildChannel(ctx context.Context, c *GuildChannel) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_channels (`+guildChannelColumns+`) VALUES (?,?,?,?,?,?,?)`,
 		c.ID, c.GuildID, c.Name, c.Type, c.Position, c.ParentID, ts(c.CreatedAt))
 	return err
 }
 
-func (s *SQLite) GetGuildChannel(ctx context.Context, id uint64) (*GuildChannel, error) {
+func (s *DB) GetGuildChannel(ctx context.Context, id uint64) (*GuildChannel, error) {
 	return scanGuildChannel(s.q.QueryRowContext(ctx, `SELECT `+guildChannelColumns+` FROM guild_channels WHERE id=?`, id))
 }
 
-func (s *SQLite) ListGuildChannels(ctx context.Context, guildID uint64) ([]GuildChannel, error) {
+func (s *DB) ListGuildChannels(ctx context.Context, guildID uint64) ([]GuildChannel, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+guildChannelColumns+` FROM guild_channels WHERE guild_id=?
 		ORDER BY position, id`, guildID)
 	if err != nil {
@@ -212,11 +213,11 @@ func (s *SQLite) ListGuildChannels(ctx context.Context, guildID uint64) ([]Guild
 const guildInviteColumns = `code, guild_id, channel_id, inviter_id, lobby_id, targeted, role_ids, temporary, max_uses, uses,
 	expires_at, created_at`
 
-func (s *SQLite) InsertGuildInvite(ctx context.Context, i *GuildInvite) error {
+func (s *DB) InsertGuildInvite(ctx context.Context, i *GuildInvite) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO guild_invites (`+guildInviteColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		i.Code, i.GuildID, i.ChannelID, i.InviterID, i.LobbyID, b2i(i.Targeted || len(i.TargetUserIDs) > 0), idsJSON(i.RoleIDs),
 		b2i(i.Temporary), i.MaxUses, i.Uses, ts(i.ExpiresAt), ts(i.CreatedAt))
-	if isUnique(err) {
+	if s.isUnique(err) {
 		return ErrConflict
 	}
 	if err != nil || len(i.TargetUserIDs) == 0 {
@@ -242,21 +243,23 @@ func scanGuildInvite(row interface{ Scan(...any) error }) (*GuildInvite, error) 
 	return &i, nil
 }
 
-func (s *SQLite) GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error) {
+func (s *DB) GetGuildInvite(ctx context.Context, code string) (*GuildInvite, error) {
 	return scanGuildInvite(s.q.QueryRowContext(ctx, `SELECT `+guildInviteColumns+` FROM guild_invites WHERE code=?`, code))
 }
 
-func (s *SQLite) UseGuildInvite(ctx context.Context, code string, now time.Time) error {
+func (s *DB) UseGuildInvite(ctx context.Context, code string, now time.Time) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invites SET uses=uses+1
 		WHERE code=? AND (max_uses=0 OR uses<max_uses) AND (expires_at=0 OR expires_at>?)`, code, ts(now)))
 }
 
 // ---- lobby links
 
-func (s *SQLite) PutLobbyLink(ctx context.Context, l *LobbyLink) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO lobby_channel_links (lobby_id, channel_id, app_id, linked_by, linked_at)
-		VALUES (?,?,?,?,?)`, l.LobbyID, l.ChannelID, l.AppID, l.LinkedBy, ts(l.LinkedAt))
-	if isUnique(err) {
+// upsertLobbyLink replaces a lobby's link; a channel linked to another lobby is a conflict.
+var upsertLobbyLink = upsert(`lobby_channel_links`, `lobby_id, channel_id, app_id, linked_by, linked_at`, `lobby_id`)
+
+func (s *DB) PutLobbyLink(ctx context.Context, l *LobbyLink) error {
+	_, err := s.q.ExecContext(ctx, upsertLobbyLink, l.LobbyID, l.ChannelID, l.AppID, l.LinkedBy, ts(l.LinkedAt))
+	if s.isUnique(err) {
 		return ErrConflict
 	}
 	return err
@@ -272,16 +275,16 @@ func scanLink(row interface{ Scan(...any) error }) (*LobbyLink, error) {
 	return &l, nil
 }
 
-func (s *SQLite) GetLobbyLink(ctx context.Context, lobbyID uint64) (*LobbyLink, error) {
+func (s *DB) GetLobbyLink(ctx context.Context, lobbyID uint64) (*LobbyLink, error) {
 	return scanLink(s.q.QueryRowContext(ctx, `SELECT lobby_id, channel_id, app_id, linked_by, linked_at
 		FROM lobby_channel_links WHERE lobby_id=?`, lobbyID))
 }
 
-func (s *SQLite) GetChannelLink(ctx context.Context, channelID uint64) (*LobbyLink, error) {
+func (s *DB) GetChannelLink(ctx context.Context, channelID uint64) (*LobbyLink, error) {
 	return scanLink(s.q.QueryRowContext(ctx, `SELECT lobby_id, channel_id, app_id, linked_by, linked_at
 		FROM lobby_channel_links WHERE channel_id=?`, channelID))
 }
 
-func (s *SQLite) DeleteLobbyLink(ctx context.Context, lobbyID uint64) error {
+func (s *DB) DeleteLobbyLink(ctx context.Context, lobbyID uint64) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM lobby_channel_links WHERE lobby_id=?`, lobbyID))
 }

@@ -60,7 +60,7 @@ type GuildSearchStore interface {
 	SearchGuildMessages(ctx context.Context, q GuildSearch) (total int, page []GuildMessage, err error)
 }
 
-func (s *SQLite) GuildIndexedAt(ctx context.Context, guildID uint64) (time.Time, error) {
+func (s *DB) GuildIndexedAt(ctx context.Context, guildID uint64) (time.Time, error) {
 	var at int64
 	err := notFound(s.q.QueryRowContext(ctx, `SELECT indexed_at FROM guild_search WHERE guild_id=?`, guildID).Scan(&at))
 	if errors.Is(err, ErrNotFound) {
@@ -72,20 +72,11 @@ func (s *SQLite) GuildIndexedAt(ctx context.Context, guildID uint64) (time.Time,
 	return fromTS(at), nil
 }
 
-func (s *SQLite) IndexGuildMessages(ctx context.Context, guildID uint64, at time.Time) (int, error) {
+func (s *DB) IndexGuildMessages(ctx context.Context, guildID uint64, at time.Time) (int, error) {
 	var n int
 	err := s.WithTx(ctx, func(st Store) error {
-		tx := st.(*SQLite)
-		if _, err := tx.q.ExecContext(ctx, `DELETE FROM guild_message_fts WHERE rowid IN
-			(SELECT id FROM guild_messages WHERE guild_id=?)`, guildID); err != nil {
-			return err
-		}
-		res, err := tx.q.ExecContext(ctx, `INSERT INTO guild_message_fts (rowid, content)
-			SELECT id, content FROM guild_messages WHERE guild_id=?`, guildID)
-		if err != nil {
-			return err
-		}
-		added, err := res.RowsAffected()
+		tx := st.(*DB)
+		added, err := tx.d.search.reindex(ctx, tx.q, guildID)
 		if err != nil {
 			return err
 		}
@@ -99,18 +90,18 @@ func (s *SQLite) IndexGuildMessages(ctx context.Context, guildID uint64, at time
 
 // guildSearchFilter is the WHERE clause of every search: ?1 guild, ?2 channels, ?3 authors,
 // ?4 mentions (JSON arrays), ?5 pinned, ?6 author is a bot, ?7 has a link, ?8 is a forward
-// (NULL: either), ?9 and ?10 the id bounds.
+// (1 or 0; NULL: either), ?9 and ?10 the id bounds.
 var guildSearchFilter = `m.guild_id=?1
 	AND m.channel_id IN (SELECT value FROM json_each(?2))
 	AND (?3='[]' OR m.author_id IN (SELECT value FROM json_each(?3)))
 	AND (?4='[]' OR EXISTS (SELECT 1 FROM json_each(m.mentions) j WHERE j.value IN (SELECT value FROM json_each(?4))))
-	AND (?5 IS NULL OR EXISTS (SELECT 1 FROM guild_pins p WHERE p.channel_id=m.channel_id AND p.message_id=m.id)=?5)
-	AND (?6 IS NULL OR (SELECT u.bot FROM users u WHERE u.id=m.author_id)=?6)
-	AND (?7 IS NULL OR (m.content LIKE '%http://%' OR m.content LIKE '%https://%')=?7)
-	AND (?8 IS NULL OR (m.ref_type IS NOT NULL AND m.ref_type=` + strconv.Itoa(ReferenceForward) + `)=?8)
+	AND (CAST(?5 AS INTEGER) IS NULL OR (CASE WHEN EXISTS (SELECT 1 FROM guild_pins p WHERE p.channel_id=m.channel_id AND p.message_id=m.id) THEN 1 ELSE 0 END)=?5)
+	AND (CAST(?6 AS INTEGER) IS NULL OR (SELECT u.bot FROM users u WHERE u.id=m.author_id)=?6)
+	AND (CAST(?7 AS INTEGER) IS NULL OR (CASE WHEN m.content LIKE '%http://%' OR m.content LIKE '%https://%' THEN 1 ELSE 0 END)=?7)
+	AND (CAST(?8 AS INTEGER) IS NULL OR (CASE WHEN m.ref_type=` + strconv.Itoa(ReferenceForward) + ` THEN 1 ELSE 0 END)=?8)
 	AND m.id>?9 AND m.id<?10`
 
-func (s *SQLite) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, []GuildMessage, error) {
+func (s *DB) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, []GuildMessage, error) {
 	ids := func(v []uint64) string {
 		if v == nil {
 			v = []uint64{}
@@ -122,7 +113,7 @@ func (s *SQLite) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, [
 		if b == nil {
 			return nil
 		}
-		return *b
+		return b2i(*b)
 	}
 	maxID := uint64(1<<63 - 1)
 	if q.MaxID != 0 {
@@ -136,9 +127,8 @@ func (s *SQLite) SearchGuildMessages(ctx context.Context, q GuildSearch) (int, [
 		order = `m.id ASC`
 	}
 	if q.Query != "" {
-		from = `guild_messages m JOIN (SELECT rowid AS id, bm25(guild_message_fts) AS rank FROM guild_message_fts
-			WHERE guild_message_fts MATCH ?11) r ON r.id=m.id`
-		args = append(args, q.Query)
+		from = `guild_messages m JOIN ` + s.d.search.matches(11) + ` r ON r.id=m.id`
+		args = append(args, s.d.search.arg(q.Query))
 		if q.ByRelevance {
 			order = `r.rank, m.id DESC`
 		}

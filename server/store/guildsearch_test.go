@@ -25,9 +25,10 @@ func TestFTSQuery(t *testing.T) {
 
 // GLD-3: a guild is searchable once indexed, and the index follows its messages after that; the
 // filters and orders select as documented.
-func TestSearchGuildMessages(t *testing.T) {
+func TestSearchGuildMessages(t *testing.T) { forEachStore(t, testSearchGuildMessages) }
+
+func testSearchGuildMessages(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	require.NoError(t, s.CreateUser(ctx, &User{ID: 7, Username: "alice", CreatedAt: t0}))
 	require.NoError(t, s.CreateUser(ctx, &User{ID: 8, Username: "robot", Bot: true, CreatedAt: t0}))

@@ -157,28 +157,28 @@ func scanLobby(row interface{ Scan(...any) error }) (*Lobby, error) {
 	return &l, nil
 }
 
-func (s *SQLite) CreateLobby(ctx context.Context, l *Lobby) error {
+func (s *DB) CreateLobby(ctx context.Context, l *Lobby) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO lobbies (`+lobbyColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 		l.ID, l.AppID, nilIfEmpty(l.SecretHash), ts(l.SecretExpiresAt), b2i(l.FromSecret), props(l.Metadata),
 		int64(l.IdleTimeout/time.Second), ts(l.LastActivityAt), ts(l.ExpiresAt), ts(l.CreatedAt))
-	if isUnique(err) {
+	if s.isUnique(err) {
 		return ErrConflict
 	}
 	return err
 }
 
-func (s *SQLite) UpdateLobby(ctx context.Context, l *Lobby) error {
+func (s *DB) UpdateLobby(ctx context.Context, l *Lobby) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE lobbies SET secret_hash=?, secret_expires_at=?, from_secret=?, metadata=?,
 		idle_timeout_seconds=?, last_activity_at=?, expires_at=? WHERE id=?`,
 		nilIfEmpty(l.SecretHash), ts(l.SecretExpiresAt), b2i(l.FromSecret), props(l.Metadata),
 		int64(l.IdleTimeout/time.Second), ts(l.LastActivityAt), ts(l.ExpiresAt), l.ID)
-	if isUnique(err) {
+	if s.isUnique(err) {
 		return ErrConflict
 	}
 	return mustAffect(res, err)
 }
 
-func (s *SQLite) TouchLobby(ctx context.Context, id uint64, lastActivity, expires time.Time) error {
+func (s *DB) TouchLobby(ctx context.Context, id uint64, lastActivity, expires time.Time) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=?`,
 		ts(lastActivity), ts(expires), id))
 }
@@ -191,18 +191,18 @@ func nilIfEmpty(b []byte) any {
 	return b
 }
 
-func (s *SQLite) GetLobby(ctx context.Context, id uint64) (*Lobby, error) {
+func (s *DB) GetLobby(ctx context.Context, id uint64) (*Lobby, error) {
 	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE id=?`, id))
 }
 
-func (s *SQLite) GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error) {
+func (s *DB) GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error) {
 	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE app_id=? AND secret_hash=?`,
 		appID, secretHash))
 }
 
-func (s *SQLite) DeleteLobby(ctx context.Context, id uint64) error {
+func (s *DB) DeleteLobby(ctx context.Context, id uint64) error {
 	return s.WithTx(ctx, func(st Store) error {
-		q := st.(*SQLite).q
+		q := st.(*DB).q
 		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_messages WHERE lobby_id=?`, id); err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (s *SQLite) DeleteLobby(ctx context.Context, id uint64) error {
 	})
 }
 
-func (s *SQLite) ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error) {
+func (s *DB) ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE expires_at<=?
 		ORDER BY expires_at, id LIMIT ?`, ts(now), limit)
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *SQLite) ExpiredLobbies(ctx context.Context, now time.Time, limit int) (
 	return collect(rows, scanLobby)
 }
 
-func (s *SQLite) NextLobbyExpiry(ctx context.Context) (time.Time, bool, error) {
+func (s *DB) NextLobbyExpiry(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullInt64
 	if err := s.q.QueryRowContext(ctx, `SELECT MIN(expires_at) FROM lobbies`).Scan(&next); err != nil || !next.Valid {
 		return time.Time{}, false, err
@@ -233,7 +233,7 @@ func (s *SQLite) NextLobbyExpiry(ctx context.Context) (time.Time, bool, error) {
 	return fromTS(next.Int64), true, nil
 }
 
-func (s *SQLite) ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby, error) {
+func (s *DB) ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE app_id=?
 		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?) ORDER BY id`, appID, userID)
 	if err != nil {
@@ -242,7 +242,7 @@ func (s *SQLite) ListUserLobbies(ctx context.Context, appID, userID uint64) ([]L
 	return collect(rows, scanLobby)
 }
 
-func (s *SQLite) CountUserLobbies(ctx context.Context, appID, userID uint64, now time.Time) (int, error) {
+func (s *DB) CountUserLobbies(ctx context.Context, appID, userID uint64, now time.Time) (int, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM lobbies WHERE app_id=? AND expires_at>?
 		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?)`, appID, ts(now), userID).Scan(&n)
@@ -252,6 +252,8 @@ func (s *SQLite) CountUserLobbies(ctx context.Context, appID, userID uint64, now
 // ---- lobby members
 
 const memberColumns = `lobby_id, user_id, metadata, flags, additional_name, joined_at`
+
+var upsertLobbyMember = upsert(`lobby_members`, memberColumns, `lobby_id, user_id`)
 
 func scanMember(row interface{ Scan(...any) error }) (*LobbyMember, error) {
 	var m LobbyMember
@@ -268,18 +270,18 @@ func scanMember(row interface{ Scan(...any) error }) (*LobbyMember, error) {
 	return &m, nil
 }
 
-func (s *SQLite) PutLobbyMember(ctx context.Context, m *LobbyMember) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO lobby_members (`+memberColumns+`) VALUES (?,?,?,?,?,?)`,
+func (s *DB) PutLobbyMember(ctx context.Context, m *LobbyMember) error {
+	_, err := s.q.ExecContext(ctx, upsertLobbyMember,
 		m.LobbyID, m.UserID, props(m.Metadata), m.Flags, m.AdditionalName, ts(m.JoinedAt))
 	return err
 }
 
-func (s *SQLite) GetLobbyMember(ctx context.Context, lobbyID, userID uint64) (*LobbyMember, error) {
+func (s *DB) GetLobbyMember(ctx context.Context, lobbyID, userID uint64) (*LobbyMember, error) {
 	return scanMember(s.q.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM lobby_members WHERE lobby_id=? AND user_id=?`,
 		lobbyID, userID))
 }
 
-func (s *SQLite) ListLobbyMembers(ctx context.Context, lobbyID uint64) ([]LobbyMember, error) {
+func (s *DB) ListLobbyMembers(ctx context.Context, lobbyID uint64) ([]LobbyMember, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+memberColumns+` FROM lobby_members WHERE lobby_id=?
 		ORDER BY joined_at, user_id`, lobbyID)
 	if err != nil {
@@ -288,7 +290,7 @@ func (s *SQLite) ListLobbyMembers(ctx context.Context, lobbyID uint64) ([]LobbyM
 	return collect(rows, scanMember)
 }
 
-func (s *SQLite) ListLobbyMemberUsers(ctx context.Context, lobbyID, appID uint64) ([]User, []Identity, error) {
+func (s *DB) ListLobbyMemberUsers(ctx context.Context, lobbyID, appID uint64) ([]User, []Identity, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+prefixed("u.", userColumns)+` FROM users u
 		JOIN lobby_members m ON m.user_id = u.id WHERE m.lobby_id=?`, lobbyID)
 	if err != nil {
@@ -317,7 +319,7 @@ func prefixed(prefix, columns string) string {
 	return strings.Join(cols, ", ")
 }
 
-func (s *SQLite) ListLobbyMemberIDs(ctx context.Context, lobbyID uint64) ([]uint64, error) {
+func (s *DB) ListLobbyMemberIDs(ctx context.Context, lobbyID uint64) ([]uint64, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT user_id FROM lobby_members WHERE lobby_id=?
 		ORDER BY joined_at, user_id`, lobbyID)
 	if err != nil {
@@ -335,7 +337,7 @@ func (s *SQLite) ListLobbyMemberIDs(ctx context.Context, lobbyID uint64) ([]uint
 	return ids, rows.Err()
 }
 
-func (s *SQLite) DeleteLobbyMember(ctx context.Context, lobbyID, userID uint64) error {
+func (s *DB) DeleteLobbyMember(ctx context.Context, lobbyID, userID uint64) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM lobby_members WHERE lobby_id=? AND user_id=?`, lobbyID, userID))
 }
 
@@ -362,7 +364,7 @@ func scanLobbyMessage(row interface{ Scan(...any) error }) (*LobbyMessage, error
 	return &m, nil
 }
 
-func (s *SQLite) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
+func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 	var nonce any // NULL unless enforced
 	if m.Nonce != "" {
 		nonce = m.Nonce
@@ -373,7 +375,7 @@ func (s *SQLite) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error 
 	return err
 }
 
-func (s *SQLite) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {
+func (s *DB) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {
 	var at sql.NullInt64
 	if err := s.q.QueryRowContext(ctx, `SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`).Scan(&at); err != nil {
 		return time.Time{}, err
@@ -384,23 +386,23 @@ func (s *SQLite) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {
 	return fromTS(at.Int64), nil
 }
 
-func (s *SQLite) FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error) {
+func (s *DB) FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error) {
 	return scanLobbyMessage(s.q.QueryRowContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
 		WHERE lobby_id=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`, lobbyID, authorID, nonce, ts(since)))
 }
 
-func (s *SQLite) GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error) {
+func (s *DB) GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error) {
 	return scanLobbyMessage(s.q.QueryRowContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
 		WHERE id=? AND lobby_id=?`, id, lobbyID))
 }
 
-func (s *SQLite) UpdateLobbyMessage(ctx context.Context, m *LobbyMessage) error {
+func (s *DB) UpdateLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE lobby_messages SET content=?, metadata=?, moderation_metadata=?,
 		flags=?, additional_name=? WHERE id=?`,
 		m.Content, props(m.Metadata), props(m.ModerationMetadata), m.Flags, m.AdditionalName, m.ID))
 }
 
-func (s *SQLite) ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error) {
+func (s *DB) ListLobbyMessages(ctx context.Context, lobbyID uint64, since time.Time, limit int) ([]LobbyMessage, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
 		WHERE lobby_id=? AND created_at>=? ORDER BY id DESC LIMIT ?`, lobbyID, ts(since), limit)
 	if err != nil {
@@ -409,15 +411,15 @@ func (s *SQLite) ListLobbyMessages(ctx context.Context, lobbyID uint64, since ti
 	return collect(rows, scanLobbyMessage)
 }
 
-func (s *SQLite) LastLobbyMessageID(ctx context.Context, lobbyID uint64) (uint64, error) {
+func (s *DB) LastLobbyMessageID(ctx context.Context, lobbyID uint64) (uint64, error) {
 	var id uint64
 	err := s.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM lobby_messages WHERE lobby_id=?`, lobbyID).Scan(&id)
 	return id, err
 }
 
-func (s *SQLite) ListLobbyMessagesAfter(ctx context.Context, lobbyID, after uint64, since time.Time, limit int) ([]LobbyMessage, error) {
+func (s *DB) ListLobbyMessagesAfter(ctx context.Context, lobbyID, after uint64, since time.Time, limit int) ([]LobbyMessage, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT * FROM (SELECT `+lobbyMessageColumns+` FROM lobby_messages
-		WHERE lobby_id=? AND id>? AND created_at>=? ORDER BY id LIMIT ?) ORDER BY id DESC`, lobbyID, after, ts(since), limit)
+		WHERE lobby_id=? AND id>? AND created_at>=? ORDER BY id LIMIT ?) AS page ORDER BY id DESC`, lobbyID, after, ts(since), limit)
 	if err != nil {
 		return nil, err
 	}

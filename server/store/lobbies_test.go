@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestLobbyStore(t *testing.T) {
+func TestLobbyStore(t *testing.T) { forEachStore(t, testLobbyStore) }
+
+func testLobbyStore(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	l := &Lobby{ID: 100, AppID: 1, SecretHash: []byte("h"), SecretExpiresAt: now.Add(time.Hour), FromSecret: true,
 		Metadata: map[string]string{"mode": "ctf"}, IdleTimeout: 5 * time.Minute, LastActivityAt: now,
@@ -133,9 +134,10 @@ func TestLobbyStore(t *testing.T) {
 
 // A message's enforced nonce is found by lobby, author and nonce within a time; the time of the
 // newest such message comes from an index, not a scan of the messages.
-func TestLobbyMessageNonces(t *testing.T) {
+func TestLobbyMessageNonces(t *testing.T) { forEachStore(t, testLobbyMessageNonces) }
+
+func testLobbyMessageNonces(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	at, err := s.LatestNonceMessageAt(ctx)
 	require.NoError(t, err, "no messages")
 	require.True(t, at.IsZero(), "no messages: %v", at)
@@ -170,6 +172,9 @@ func TestLobbyMessageNonces(t *testing.T) {
 	at, err = s.LatestNonceMessageAt(ctx)
 	require.NoError(t, err, "newest with a nonce")
 	require.True(t, at.Equal(now), "newest with a nonce: %v (the later one has none)", at)
+	if s.Dialect() != "sqlite" {
+		return // PostgreSQL's planner chooses by the table's statistics: a small table is scanned
+	}
 	var plan string
 	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`)
 	require.NoError(t, err)

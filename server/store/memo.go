@@ -14,6 +14,9 @@ import (
 // user, an application or a token's validity has changed.
 type memo struct {
 	epoch atomic.Uint64
+	// on is false where other processes write the same database (PostgreSQL): nothing is
+	// kept, and the epoch moves at every look.
+	on bool
 
 	mu     sync.Mutex
 	tokens map[string]Token // by hash; only committed rows read outside a transaction
@@ -22,7 +25,8 @@ type memo struct {
 // maxMemoTokens bounds the token cache; when it is full it starts again empty.
 const maxMemoTokens = 1 << 16
 
-func newMemo() *memo { return &memo{tokens: make(map[string]Token)} }
+// newMemo returns a memo that keeps tokens when on, and one that keeps nothing otherwise.
+func newMemo(on bool) *memo { return &memo{on: on, tokens: make(map[string]Token)} }
 
 // changed is called by every write that can make a cached user, application or token wrong:
 // it moves the epoch on and forgets the tokens. A write inside a transaction calls it before the
@@ -36,6 +40,9 @@ func (m *memo) changed() {
 
 // token returns the cached token of hash.
 func (m *memo) token(hash []byte) (Token, bool) {
+	if !m.on {
+		return Token{}, false
+	}
 	m.mu.Lock()
 	t, ok := m.tokens[string(hash)]
 	m.mu.Unlock()
@@ -44,6 +51,9 @@ func (m *memo) token(hash []byte) (Token, bool) {
 
 // keepToken caches t, read when the epoch was epoch, unless something changed since.
 func (m *memo) keepToken(t *Token, epoch uint64) {
+	if !m.on {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.epoch.Load() != epoch {
@@ -56,5 +66,12 @@ func (m *memo) keepToken(t *Token, epoch uint64) {
 }
 
 // CacheEpoch changes whenever a user, an application or a token's validity changes. A service
-// that keeps such rows in memory keeps them while the epoch it read them at is current.
-func (s *SQLite) CacheEpoch() uint64 { return s.memo.epoch.Load() }
+// that keeps such rows in memory keeps them while the epoch it read them at is current. Where
+// other processes write the database (PostgreSQL), this one cannot see their writes, so the
+// epoch changes at every call: nothing read is kept.
+func (s *DB) CacheEpoch() uint64 {
+	if !s.memo.on {
+		return s.memo.epoch.Add(1)
+	}
+	return s.memo.epoch.Load()
+}

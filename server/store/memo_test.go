@@ -12,9 +12,10 @@ import (
 // The token cache never answers for a token that is gone: deleting it, deleting its
 // authorization, or a transaction that read it and rolled back. The cache epoch moves with every
 // write that can change a cached user, application or token.
-func TestTokenCacheAndEpoch(t *testing.T) {
+func TestTokenCacheAndEpoch(t *testing.T) { forEachStore(t, testTokenCacheAndEpoch) }
+
+func testTokenCacheAndEpoch(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}))
 	insert := func(hash string) {

@@ -592,4 +592,39 @@ ALTER TABLE tokens ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
 ALTER TABLE auth_codes ADD COLUMN grant_id INTEGER NOT NULL DEFAULT 0;
 `,
+	// 23: claims of queued work (webhook deliveries, target-users jobs): until when a node has
+	// taken it (Unix nanoseconds; 0 unclaimed). SQLite, one process, never claims.
+	`
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE guild_invite_jobs ADD COLUMN claimed_until INTEGER NOT NULL DEFAULT 0;
+`,
+	// 24: the operator console (package console): operators, separate from players, with a
+	// role; their signed-in sessions; and the audit log of what they did.
+	`
+CREATE TABLE operators (
+	id INTEGER PRIMARY KEY,
+	username TEXT NOT NULL,
+	username_key TEXT NOT NULL UNIQUE,
+	password_hash BLOB NOT NULL,
+	role TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE TABLE operator_sessions (
+	hash BLOB PRIMARY KEY,
+	operator_id INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL
+);
+CREATE TABLE operator_actions (
+	id INTEGER PRIMARY KEY,
+	operator_id INTEGER NOT NULL,
+	operator TEXT NOT NULL,
+	action TEXT NOT NULL,
+	target TEXT NOT NULL,
+	detail TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX operator_actions_created ON operator_actions(created_at);
+CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
+`,
 }

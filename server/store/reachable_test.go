@@ -11,9 +11,10 @@ import (
 
 // LIM-4: a bot reaches the distinct members of every guild it is in, itself excepted; members of
 // guilds it is not in do not count.
-func TestCountReachableUsers(t *testing.T) {
+func TestCountReachableUsers(t *testing.T) { forEachStore(t, testCountReachableUsers) }
+
+func testCountReachableUsers(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const bot = 100
 	put := func(guildID uint64, users ...uint64) {

@@ -61,6 +61,8 @@ type RelationshipStore interface {
 
 const relColumns = `user_id, peer_id, app_id, type, spam, created_at`
 
+var upsertRelationship = upsert(`relationships`, relColumns, `user_id, app_id, peer_id`)
+
 func scanRel(row interface{ Scan(...any) error }) (*Relationship, error) {
 	var r Relationship
 	var spam int
@@ -72,24 +74,24 @@ func scanRel(row interface{ Scan(...any) error }) (*Relationship, error) {
 	return &r, nil
 }
 
-func (s *SQLite) GetRelationship(ctx context.Context, userID, peerID, appID uint64) (*Relationship, error) {
+func (s *DB) GetRelationship(ctx context.Context, userID, peerID, appID uint64) (*Relationship, error) {
 	return scanRel(s.q.QueryRowContext(ctx, `SELECT `+relColumns+` FROM relationships
 		WHERE user_id=? AND peer_id=? AND app_id=?`, userID, peerID, appID))
 }
 
-func (s *SQLite) PutRelationship(ctx context.Context, r *Relationship) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO relationships (`+relColumns+`) VALUES (?,?,?,?,?,?)`,
+func (s *DB) PutRelationship(ctx context.Context, r *Relationship) error {
+	_, err := s.q.ExecContext(ctx, upsertRelationship,
 		r.UserID, r.PeerID, r.AppID, r.Type, b2i(r.Spam), ts(r.CreatedAt))
 	return err
 }
 
-func (s *SQLite) DeleteRelationship(ctx context.Context, userID, peerID, appID uint64) error {
+func (s *DB) DeleteRelationship(ctx context.Context, userID, peerID, appID uint64) error {
 	_, err := s.q.ExecContext(ctx, `DELETE FROM relationships WHERE user_id=? AND peer_id=? AND app_id=?`,
 		userID, peerID, appID)
 	return err
 }
 
-func (s *SQLite) ListRelationships(ctx context.Context, userID, appID uint64) ([]Relationship, error) {
+func (s *DB) ListRelationships(ctx context.Context, userID, appID uint64) ([]Relationship, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+relColumns+` FROM relationships
 		WHERE user_id=? AND (app_id=0 OR app_id=?) ORDER BY peer_id, app_id`, userID, appID)
 	if err != nil {
@@ -98,7 +100,7 @@ func (s *SQLite) ListRelationships(ctx context.Context, userID, appID uint64) ([
 	return collect(rows, scanRel)
 }
 
-func (s *SQLite) ListRelated(ctx context.Context, userID uint64) ([]Relationship, error) {
+func (s *DB) ListRelated(ctx context.Context, userID uint64) ([]Relationship, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+relColumns+` FROM relationships WHERE peer_id=?
 		ORDER BY user_id, app_id`, userID)
 	if err != nil {
@@ -107,14 +109,14 @@ func (s *SQLite) ListRelated(ctx context.Context, userID uint64) ([]Relationship
 	return collect(rows, scanRel)
 }
 
-func (s *SQLite) CountOutgoingSince(ctx context.Context, userID uint64, t time.Time) (int, error) {
+func (s *DB) CountOutgoingSince(ctx context.Context, userID uint64, t time.Time) (int, error) {
 	var n int
 	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM relationships WHERE user_id=? AND type=? AND created_at>?`,
 		userID, RelPendingOutgoing, ts(t)).Scan(&n)
 	return n, err
 }
 
-func (s *SQLite) CustomStatusPrivacy(ctx context.Context, userID uint64) (int, error) {
+func (s *DB) CustomStatusPrivacy(ctx context.Context, userID uint64) (int, error) {
 	var p int
 	err := s.q.QueryRowContext(ctx, `SELECT custom_status_privacy FROM user_settings WHERE user_id=?`, userID).Scan(&p)
 	if notFound(err) == ErrNotFound {
@@ -123,7 +125,7 @@ func (s *SQLite) CustomStatusPrivacy(ctx context.Context, userID uint64) (int, e
 	return p, err
 }
 
-func (s *SQLite) SetCustomStatusPrivacy(ctx context.Context, userID uint64, privacy int) error {
+func (s *DB) SetCustomStatusPrivacy(ctx context.Context, userID uint64, privacy int) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO user_settings (user_id, custom_status_privacy) VALUES (?,?)
 		ON CONFLICT(user_id) DO UPDATE SET custom_status_privacy=excluded.custom_status_privacy`, userID, privacy)
 	return err

@@ -279,9 +279,13 @@ type Store interface {
 	DeleteSessionsOfUser(ctx context.Context, userID uint64) error
 
 	EnqueueWebhook(ctx context.Context, d *WebhookDelivery) error
-	// DueWebhooks returns up to limit pending deliveries due at or before now, oldest first.
+	// DueWebhooks claims and returns up to limit pending deliveries due at or before now, oldest
+	// first. Where several nodes share the database (PostgreSQL) a claimed delivery is kept from
+	// the others until UpdateWebhook records its attempt or the claim lease (from now) ends, so
+	// each delivery is attempted by one node at a time.
 	DueWebhooks(ctx context.Context, now time.Time, limit int) ([]WebhookDelivery, error)
-	// NextWebhookDue returns the earliest due time of a pending delivery; ok is false when none.
+	// NextWebhookDue returns the earliest time a pending delivery is due and unclaimed; ok is
+	// false when none is pending.
 	NextWebhookDue(ctx context.Context) (t time.Time, ok bool, err error)
 	UpdateWebhook(ctx context.Context, d *WebhookDelivery) error
 	GetWebhook(ctx context.Context, id uint64) (*WebhookDelivery, error)
@@ -309,4 +313,5 @@ type Store interface {
 	GuildExpressionStore
 	GuildActivityStore
 	RelationshipStore
+	OperatorStore
 }

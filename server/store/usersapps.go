@@ -121,7 +121,7 @@ func (r *primaryGuildRow) value() *PrimaryGuild {
 	return pg
 }
 
-func (s *SQLite) SetPrimaryGuild(ctx context.Context, userID uint64, pg *PrimaryGuild) error {
+func (s *DB) SetPrimaryGuild(ctx context.Context, userID uint64, pg *PrimaryGuild) error {
 	s.memo.changed()
 	var guildID uint64
 	var enabled, tag, badge any
@@ -141,7 +141,7 @@ func (s *SQLite) SetPrimaryGuild(ctx context.Context, userID uint64, pg *Primary
 		primary_guild_tag=?, primary_guild_badge=? WHERE id=?`, guildID, enabled, tag, badge, userID))
 }
 
-func (s *SQLite) GetGuildTag(ctx context.Context, guildID uint64) (*GuildTag, error) {
+func (s *DB) GetGuildTag(ctx context.Context, guildID uint64) (*GuildTag, error) {
 	t := GuildTag{GuildID: guildID}
 	var badge sql.NullString
 	err := s.q.QueryRowContext(ctx, `SELECT tag, badge FROM guild_tags WHERE guild_id=?`, guildID).Scan(&t.Tag, &badge)
@@ -152,10 +152,10 @@ func (s *SQLite) GetGuildTag(ctx context.Context, guildID uint64) (*GuildTag, er
 	return &t, nil
 }
 
-func (s *SQLite) PutGuildTag(ctx context.Context, guildID uint64, tag *GuildTag) error {
+func (s *DB) PutGuildTag(ctx context.Context, guildID uint64, tag *GuildTag) error {
 	return s.WithTx(ctx, func(st Store) error {
-		q := st.(*SQLite).q
-		st.(*SQLite).memo.changed()
+		q := st.(*DB).q
+		st.(*DB).memo.changed()
 		if tag == nil {
 			if _, err := q.ExecContext(ctx, `DELETE FROM guild_tags WHERE guild_id=?`, guildID); err != nil {
 				return err
@@ -183,6 +183,8 @@ func (s *SQLite) PutGuildTag(ctx context.Context, guildID uint64, tag *GuildTag)
 const connectionColumns = `user_id, type, id, name, verified, visibility, friend_sync, show_activity,
 	two_way_link, revoked, created_at`
 
+var upsertConnection = upsert(`connections`, connectionColumns, `user_id, type, id`)
+
 func scanConnection(row interface{ Scan(...any) error }) (*Connection, error) {
 	var c Connection
 	var verified, friendSync, showActivity, twoWay, revoked int
@@ -196,14 +198,13 @@ func scanConnection(row interface{ Scan(...any) error }) (*Connection, error) {
 	return &c, nil
 }
 
-func (s *SQLite) PutConnection(ctx context.Context, c *Connection) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO connections (`+connectionColumns+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, c.UserID, c.Type, c.ID, c.Name, b2i(c.Verified), c.Visibility,
+func (s *DB) PutConnection(ctx context.Context, c *Connection) error {
+	_, err := s.q.ExecContext(ctx, upsertConnection, c.UserID, c.Type, c.ID, c.Name, b2i(c.Verified), c.Visibility,
 		b2i(c.FriendSync), b2i(c.ShowActivity), b2i(c.TwoWayLink), b2i(c.Revoked), ts(c.CreatedAt))
 	return err
 }
 
-func (s *SQLite) ListConnections(ctx context.Context, userID uint64) ([]Connection, error) {
+func (s *DB) ListConnections(ctx context.Context, userID uint64) ([]Connection, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+connectionColumns+` FROM connections WHERE user_id=?
 		ORDER BY created_at, type, id`, userID)
 	if err != nil {
@@ -226,13 +227,13 @@ func scanSKU(row interface{ Scan(...any) error }) (*SKU, error) {
 	return &k, nil
 }
 
-func (s *SQLite) CreateSKU(ctx context.Context, k *SKU) error {
+func (s *DB) CreateSKU(ctx context.Context, k *SKU) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO skus (`+skuColumns+`) VALUES (?,?,?,?,?,?,?)`,
 		k.ID, k.AppID, k.Type, k.Name, k.Slug, k.Flags, ts(k.CreatedAt))
 	return err
 }
 
-func (s *SQLite) GetSKU(ctx context.Context, id uint64) (*SKU, error) {
+func (s *DB) GetSKU(ctx context.Context, id uint64) (*SKU, error) {
 	return scanSKU(s.q.QueryRowContext(ctx, `SELECT `+skuColumns+` FROM skus WHERE id=?`, id))
 }
 
@@ -250,24 +251,24 @@ func scanSubscription(row interface{ Scan(...any) error }) (*Subscription, error
 	return &x, nil
 }
 
-func (s *SQLite) CreateSubscription(ctx context.Context, x *Subscription) error {
+func (s *DB) CreateSubscription(ctx context.Context, x *Subscription) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO subscriptions (`+subscriptionColumns+`) VALUES (?,?,?,?,?,?,?,?,?)`,
 		x.ID, x.SKUID, x.AppID, x.UserID, ts(x.CurrentPeriodStart), ts(x.CurrentPeriodEnd), ts(x.CanceledAt),
 		x.Country, ts(x.CreatedAt))
 	return err
 }
 
-func (s *SQLite) UpdateSubscription(ctx context.Context, x *Subscription) error {
+func (s *DB) UpdateSubscription(ctx context.Context, x *Subscription) error {
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE subscriptions SET current_period_start=?, current_period_end=?,
 		canceled_at=? WHERE id=?`, ts(x.CurrentPeriodStart), ts(x.CurrentPeriodEnd), ts(x.CanceledAt), x.ID))
 }
 
-func (s *SQLite) GetSubscription(ctx context.Context, id uint64) (*Subscription, error) {
+func (s *DB) GetSubscription(ctx context.Context, id uint64) (*Subscription, error) {
 	return scanSubscription(s.q.QueryRowContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE id=?`, id))
 }
 
-func (s *SQLite) ListSubscriptions(ctx context.Context, skuID, userID, before, after uint64, limit int) ([]Subscription, error) {
-	q := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE sku_id=? AND (?=0 OR user_id=?)`
+func (s *DB) ListSubscriptions(ctx context.Context, skuID, userID, before, after uint64, limit int) ([]Subscription, error) {
+	q := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE sku_id=? AND (CAST(? AS BIGINT)=0 OR user_id=?)`
 	args := []any{skuID, userID, userID}
 	if before != 0 {
 		q += ` AND id<? ORDER BY id DESC LIMIT ?`

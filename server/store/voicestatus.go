@@ -51,6 +51,8 @@ type VoiceStatusStore interface {
 
 const voiceStatusColumns = `channel_id, guild_id, status, updated_at`
 
+var upsertVoiceStatus = upsert(`voice_channel_status`, voiceStatusColumns, `channel_id`)
+
 func scanVoiceStatus(row interface{ Scan(...any) error }) (*VoiceStatus, error) {
 	var v VoiceStatus
 	var updated int64
@@ -61,18 +63,18 @@ func scanVoiceStatus(row interface{ Scan(...any) error }) (*VoiceStatus, error) 
 	return &v, nil
 }
 
-func (s *SQLite) PutVoiceStatus(ctx context.Context, v *VoiceStatus) error {
-	_, err := s.q.ExecContext(ctx, `INSERT OR REPLACE INTO voice_channel_status (`+voiceStatusColumns+`) VALUES (?,?,?,?)`,
+func (s *DB) PutVoiceStatus(ctx context.Context, v *VoiceStatus) error {
+	_, err := s.q.ExecContext(ctx, upsertVoiceStatus,
 		v.ChannelID, v.GuildID, v.Status, ts(v.UpdatedAt))
 	return err
 }
 
-func (s *SQLite) GetVoiceStatus(ctx context.Context, channelID uint64) (*VoiceStatus, error) {
+func (s *DB) GetVoiceStatus(ctx context.Context, channelID uint64) (*VoiceStatus, error) {
 	return scanVoiceStatus(s.q.QueryRowContext(ctx, `SELECT `+voiceStatusColumns+` FROM voice_channel_status
 		WHERE channel_id=?`, channelID))
 }
 
-func (s *SQLite) ListVoiceStatuses(ctx context.Context, guildID uint64) ([]VoiceStatus, error) {
+func (s *DB) ListVoiceStatuses(ctx context.Context, guildID uint64) ([]VoiceStatus, error) {
 	rows, err := s.q.QueryContext(ctx, `SELECT `+voiceStatusColumns+` FROM voice_channel_status
 		WHERE guild_id=? ORDER BY channel_id`, guildID)
 	if err != nil {
@@ -94,7 +96,7 @@ func scanAuditEntry(row interface{ Scan(...any) error }) (*AuditEntry, error) {
 	return &e, nil
 }
 
-func (s *SQLite) InsertAuditEntry(ctx context.Context, e *AuditEntry) error {
+func (s *DB) InsertAuditEntry(ctx context.Context, e *AuditEntry) error {
 	options := string(e.Options)
 	if options == "" {
 		options = "{}"
@@ -104,9 +106,9 @@ func (s *SQLite) InsertAuditEntry(ctx context.Context, e *AuditEntry) error {
 	return err
 }
 
-func (s *SQLite) ListAuditEntries(ctx context.Context, guildID uint64, q AuditQuery) ([]AuditEntry, error) {
-	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE guild_id=? AND (?=0 OR action_type=?)
-		AND (?=0 OR user_id=?) AND (?=0 OR id<?) AND id>? ORDER BY id DESC LIMIT ?`
+func (s *DB) ListAuditEntries(ctx context.Context, guildID uint64, q AuditQuery) ([]AuditEntry, error) {
+	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE guild_id=? AND (CAST(? AS BIGINT)=0 OR action_type=?)
+		AND (CAST(? AS BIGINT)=0 OR user_id=?) AND (CAST(? AS BIGINT)=0 OR id<?) AND id>? ORDER BY id DESC LIMIT ?`
 	rows, err := s.q.QueryContext(ctx, query, guildID, q.ActionType, q.ActionType, q.UserID, q.UserID,
 		q.Before, q.Before, q.After, q.Limit)
 	if err != nil {

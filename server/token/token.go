@@ -17,7 +17,7 @@ import (
 	"net/http"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"

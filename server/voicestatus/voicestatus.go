@@ -35,7 +35,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/snowflake"

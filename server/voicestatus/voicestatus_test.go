@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"

@@ -34,7 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/server/clock"
+	"sdkpp/internal/clock"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -212,7 +212,7 @@ func (d *Dispatcher) loop(ctx context.Context) {
 			next, ok = d.Clock.Now().Add(d.Backoff.Base), true
 		}
 		if ok {
-			due, stop = d.Clock.At(next)
+			due, stop = clock.At(d.Clock, next)
 		}
 		select {
 		case <-ctx.Done():

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
-	"sdkpp/server/clock"
 	"sdkpp/server/devseed"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -28,8 +28,8 @@ var Start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // World is the shared state of a handler test.
 type World struct {
 	T        testing.TB
-	Store    *store.SQLite
-	Clock    *clock.Offset
+	Store    *store.DB
+	Clock    *clock.Fake
 	IDs      *snowflake.Generator
 	Seed     *devseed.Seeder
 	Accounts *accounts.Service

@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// Fake is a clock for tests: it stands still until the test moves it with Advance, and its timers
-// fire only then, in the order they fall due, on the goroutine that calls Advance.
+// Fake is a clock for tests: it stands still until the test moves it with Advance or Set, and its
+// timers fire only then, in the order they fall due, on the goroutine that moves it; except that
+// a channel timer already due when it is made (NewTimer with d <= 0) fires at once, as a real
+// timer does. A function timer never runs on the goroutine that arms it, which may hold locks.
 type Fake struct {
 	mu      sync.Mutex
 	now     time.Time
@@ -37,12 +39,13 @@ func (f *Fake) Now() time.Time {
 	return f.now
 }
 
-// NewTimer arms a timer that fires when Advance reaches Now()+d; one already due (d <= 0) fires at
-// the next Advance, Advance(0) included.
+// NewTimer arms a timer that fires when the clock reaches Now()+d; one already due (d <= 0)
+// fires at once.
 func (f *Fake) NewTimer(d time.Duration) Timer { return f.arm(d, make(chan time.Time, 1), nil) }
 
-// AfterFunc arms a timer that calls fn when Advance reaches Now()+d, on the goroutine that calls
-// Advance, before Advance returns; one already due (d <= 0) fires at the next Advance.
+// AfterFunc arms a timer that calls fn when the clock reaches Now()+d, on the goroutine that
+// moves it, before Advance or Set returns; one already due (d <= 0) fires at the next move,
+// Advance(0) included.
 func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer { return f.arm(d, nil, fn) }
 
 func (f *Fake) arm(d time.Duration, ch chan time.Time, fn func()) *fakeTimer {
@@ -50,7 +53,11 @@ func (f *Fake) arm(d time.Duration, ch chan time.Time, fn func()) *fakeTimer {
 	defer f.mu.Unlock()
 	f.seq++
 	t := &fakeTimer{f: f, due: f.now.Add(d), seq: f.seq, ch: ch, fn: fn}
-	f.pending[t] = struct{}{}
+	if ch != nil && d <= 0 {
+		ch <- f.now // due already: a fresh buffered channel takes it without waiting
+	} else {
+		f.pending[t] = struct{}{}
+	}
 	close(f.armed)
 	f.armed = make(chan struct{})
 	return t
@@ -97,6 +104,20 @@ func (f *Fake) Advance(d time.Duration) {
 		} else {
 			next.ch <- next.due
 		}
+	}
+}
+
+// Set moves the clock to t: forward as Advance does, firing the timers it passes; back, it only
+// changes what Now shows (timers keep their due times).
+func (f *Fake) Set(t time.Time) {
+	f.mu.Lock()
+	d := t.Sub(f.now)
+	if d < 0 {
+		f.now = t
+	}
+	f.mu.Unlock()
+	if d >= 0 {
+		f.Advance(d)
 	}
 }
 

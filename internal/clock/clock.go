@@ -1,7 +1,8 @@
-// Package clock is the SDK's injectable time source.
+// Package clock is the injectable time source of the SDK and of the service.
 //
-// Every token lifetime, timer, backoff and time window of the client reads the time through a
-// Clock, so that a test can run the client on a Fake and move time forward without waiting.
+// Every token lifetime, timer, backoff, expiry and dated rule reads the time through a Clock, so
+// that a test can run the SDK on a Fake and move time forward without waiting, and put the
+// service on either side of a date (an Offset, or a Fake) or jump past an expiry.
 package clock
 
 import (
@@ -13,9 +14,10 @@ import (
 type Clock interface {
 	// Now returns the current time of this clock.
 	Now() time.Time
-	// NewTimer returns a timer whose channel receives the time once d has passed.
+	// NewTimer returns a timer whose channel receives the clock's time once d has passed on it.
 	NewTimer(d time.Duration) Timer
-	// AfterFunc returns a timer that calls f on its own goroutine once d has passed.
+	// AfterFunc returns a timer that calls f on its own goroutine once d has passed on the
+	// clock (a Fake calls it inside Advance).
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
@@ -27,6 +29,25 @@ type Timer interface {
 	// Stop prevents the timer from firing and reports whether it did so (false: it had fired or
 	// had been stopped).
 	Stop() bool
+}
+
+// Controllable is a clock a test (or the service's dev clock endpoint) can move.
+type Controllable interface {
+	Clock
+	// Advance moves the clock forward by d and fires the timers it passes.
+	Advance(d time.Duration)
+	// Set moves the clock to t and fires the timers it passes.
+	Set(t time.Time)
+}
+
+// Until returns a timer of c that fires when c shows t: at once when it already does.
+func Until(c Clock, t time.Time) Timer { return c.NewTimer(t.Sub(c.Now())) }
+
+// At returns the channel of a timer of c that fires when c shows t (at once when it already
+// does) and the function that stops it, for loops that wait on it beside other channels.
+func At(c Clock, t time.Time) (<-chan time.Time, func()) {
+	tm := Until(c, t)
+	return tm.C(), func() { tm.Stop() }
 }
 
 // Sleep waits on c for d, or returns ctx's error as soon as ctx is done.

@@ -13,8 +13,8 @@ import (
 //	"start:<RFC 3339 time>" starts at that time now and runs in real time
 //	"fixed:<RFC 3339 time>" stands at that time until moved
 //
-// All but "real" are Controllable, so the dev endpoint POST /api/v10/dev/clock/advance can move
-// them. The returned stop function releases the clock's timer.
+// All but "real" are Controllable, so the service's dev endpoint POST /api/v10/dev/clock/advance
+// can move them. The returned stop function releases the clock's timer.
 func Parse(spec string) (Clock, func(), error) {
 	kind, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
 	switch kind {
@@ -35,10 +35,10 @@ func Parse(spec string) (Clock, func(), error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("clock %q: %v", spec, err)
 		}
-		c := NewStartingAt(t)
 		if kind == "fixed" {
-			c = NewFake(t)
+			return NewFake(t), func() {}, nil
 		}
+		c := NewStartingAt(t)
 		return c, c.Stop, nil
 	}
 	return nil, nil, fmt.Errorf("clock %q: want real, offset:<duration>, start:<RFC 3339> or fixed:<RFC 3339>", spec)

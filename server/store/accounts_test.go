@@ -7,20 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestMigrationsAndRestart(t *testing.T) {
+func TestMigrationsAndRestart(t *testing.T) { forEachDatabase(t, testMigrationsAndRestart) }
+
+func testMigrationsAndRestart(t *testing.T, open func() (*DB, error)) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := OpenSQLite(ctx, dir)
+	s, err := open()
 	require.NoError(t, err)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.CreateUser(ctx, &User{ID: 42, Username: "alice", PasswordHash: []byte("x"), CreatedAt: now}))
 	require.ErrorIs(t, s.CreateUser(ctx, &User{ID: 43, Username: "alice", CreatedAt: now}), ErrConflict, "duplicate username")
 	require.NoError(t, s.Close())
 	// Reopening applies no migration twice and keeps the data.
-	s, err = OpenSQLite(ctx, dir)
+	s, err = open()
 	require.NoError(t, err)
 	defer s.Close()
 	u, err := s.GetUserByUsername(ctx, "alice")
@@ -31,9 +33,10 @@ func TestMigrationsAndRestart(t *testing.T) {
 	require.Equal(t, uint64(42), max, "MaxID = %d", max)
 }
 
-func TestAuthCodeIsUsedOnce(t *testing.T) {
+func TestAuthCodeIsUsedOnce(t *testing.T) { forEachStore(t, testAuthCodeIsUsedOnce) }
+
+func testAuthCodeIsUsedOnce(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	require.NoError(t, s.InsertAuthCode(ctx, &AuthCode{Hash: []byte("h"), AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: 1}))
 	c, err := s.UseAuthCode(ctx, []byte("h"), Grant{ID: 70})
 	require.NoError(t, err, "first use: %+v", c)
@@ -52,13 +55,39 @@ func TestAuthCodeIsUsedOnce(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound, "a replay opens no grant")
 	_, err = s.UseAuthCode(ctx, []byte("nope"), Grant{ID: 72})
 	require.ErrorIs(t, err, ErrNotFound, "unknown code")
+
+	// Uses at once: exactly one use of each code finds it unused.
+	const codes, uses = 20, 8
+	for i := range codes {
+		require.NoError(t, s.InsertAuthCode(ctx, &AuthCode{Hash: []byte{'r', byte(i)}, AppID: 1, UserID: 2}))
+	}
+	var mu sync.Mutex
+	unused := map[byte]int{}
+	var wg sync.WaitGroup
+	for i := range codes * uses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := s.UseAuthCode(ctx, []byte{'r', byte(i % codes)}, Grant{ID: uint64(1000 + i)})
+			if assert.NoError(t, err) && !c.Used {
+				mu.Lock()
+				unused[byte(i%codes)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range codes {
+		require.Equal(t, 1, unused[byte(i)], "uses of code %d that found it unused", i)
+	}
 }
 
 // A token is used once; revoking a grant deletes its tokens, keeps its first revocation time,
 // and leaves other grants' tokens alone.
-func TestTokenUseAndGrantRevocation(t *testing.T) {
+func TestTokenUseAndGrantRevocation(t *testing.T) { forEachStore(t, testTokenUseAndGrantRevocation) }
+
+func testTokenUseAndGrantRevocation(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.CreateGrant(ctx, &Grant{ID: 5, AppID: 1, UserID: 2, CreatedAt: t0}))
 	require.NoError(t, s.CreateGrant(ctx, &Grant{ID: 6, AppID: 1, UserID: 2, CreatedAt: t0}))
@@ -96,9 +125,10 @@ func TestTokenUseAndGrantRevocation(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
-func TestTransactionRollsBack(t *testing.T) {
+func TestTransactionRollsBack(t *testing.T) { forEachStore(t, testTransactionRollsBack) }
+
+func testTransactionRollsBack(t *testing.T, s *DB) {
 	ctx := context.Background()
-	s := openMemory(t)
 	boom := errors.New("boom")
 	err := s.WithTx(ctx, func(tx Store) error {
 		if err := tx.CreateUser(ctx, &User{ID: 7, Username: "x"}); err != nil {
@@ -119,9 +149,11 @@ func TestTransactionRollsBack(t *testing.T) {
 
 // Two first grants of one user and application at once (two token requests racing) make one
 // authorization: neither fails on the unique index, and both get its id.
-func TestPutAuthorizationRace(t *testing.T) {
+func TestPutAuthorizationRace(t *testing.T) { forEachDatabase(t, testPutAuthorizationRace) }
+
+func testPutAuthorizationRace(t *testing.T, open func() (*DB, error)) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, t.TempDir())
+	s, err := open()
 	require.NoError(t, err)
 	defer s.Close()
 	const n = 16
@@ -157,11 +189,19 @@ func TestPutAuthorizationRace(t *testing.T) {
 	require.Len(t, got.Scopes, 2, "scopes after update: %+v", got)
 }
 
-// openMemory opens an in-memory store that the test closes when it ends.
-func openMemory(t *testing.T) *SQLite {
-	t.Helper()
-	s, err := OpenSQLite(context.Background(), "")
+// Any string may be looked up, bytes PostgreSQL's text cannot hold included (found in URLs).
+func TestLookupOfAnyString(t *testing.T) { forEachStore(t, testLookupOfAnyString) }
+
+func testLookupOfAnyString(t *testing.T, s *DB) {
+	ctx := context.Background()
+	for _, name := range []string{"\x00", "\xff", "a\x00\xffb"} {
+		_, err := s.GetUserByUsername(ctx, name)
+		require.ErrorIs(t, err, ErrNotFound, "%q", name)
+		_, err = s.GetGuildInvite(ctx, name)
+		require.ErrorIs(t, err, ErrNotFound, "%q", name)
+	}
+	require.NoError(t, s.PutSetting(ctx, "k", []byte{0, 0xff}), "bytes are bytes")
+	v, err := s.GetSetting(ctx, "k")
 	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
+	require.Equal(t, []byte{0, 0xff}, v)
 }

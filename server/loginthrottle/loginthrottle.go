@@ -1,0 +1,158 @@
+// Package loginthrottle limits password and code guessing on the service's web pages (the
+// consent, device and invite pages, and the operator console): it remembers recent failures by
+// key and tells how long a further attempt must wait.
+//
+// After MaxLoginFailures wrong passwords within Lockout for one username ("user:<name>"), or
+// MaxAddressFailures from one address ("ip:<address>", which may be many people behind one NAT),
+// further attempts for it are refused until the deciding failure is Lockout old. Keys starting
+// "code:" lock after MaxCodeFailures. Callers do not check the password while locked, so the lock
+// gives no answer to guess against, and clear a username's failures when it signs in.
+package loginthrottle
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The limits and the lockout of the keys.
+const (
+	MaxLoginFailures   = 5
+	MaxAddressFailures = 20
+	MaxCodeFailures    = 10
+	Lockout            = 15 * time.Minute
+	// maxKeys bounds the memory of failures; when full, the oldest keys are forgotten.
+	maxKeys = 1 << 16
+)
+
+// Throttle remembers recent failures by key. Its zero value is ready; a nil *Throttle throttles
+// nothing.
+type Throttle struct {
+	mu       sync.Mutex
+	failures map[string][]time.Time // each key's failures within Lockout, oldest first
+}
+
+// Keys returns the keys of a sign-in attempt on r for username: the username's and the
+// address's, followed by more.
+func Keys(r *http.Request, username string, more ...string) []string {
+	return append([]string{UserKey(username), "ip:" + RemoteHost(r)}, more...)
+}
+
+// UserKey is the key of a username's failures.
+func UserKey(username string) string { return "user:" + strings.ToLower(strings.TrimSpace(username)) }
+
+// RemoteHost is the address r came from, without its port.
+func RemoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return host
+}
+
+// limitOf is the number of failures that locks key.
+func limitOf(key string) int {
+	switch {
+	case strings.HasPrefix(key, "ip:"):
+		return MaxAddressFailures
+	case strings.HasPrefix(key, "code:"):
+		return MaxCodeFailures
+	}
+	return MaxLoginFailures
+}
+
+// Locked reports how long an attempt with keys must wait, zero when it may go ahead.
+func (t *Throttle) Locked(keys []string, now time.Time) time.Duration {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var wait time.Duration
+	for _, k := range keys {
+		fs, limit := t.recentLocked(k, now), limitOf(k)
+		if len(fs) >= limit {
+			wait = max(wait, fs[len(fs)-limit].Add(Lockout).Sub(now))
+		}
+	}
+	return wait
+}
+
+// Failed records a failure for keys.
+func (t *Throttle) Failed(keys []string, now time.Time) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failures == nil {
+		t.failures = map[string][]time.Time{}
+	}
+	if len(t.failures) >= maxKeys {
+		t.sweepLocked(now)
+	}
+	for _, k := range keys {
+		fs := t.recentLocked(k, now)
+		if len(fs) >= limitOf(k) { // keep only what decides the lock
+			fs = fs[1:]
+		}
+		t.failures[k] = append(fs, now)
+	}
+}
+
+// Succeeded clears the failures of one key (a username's; its address keeps its own).
+func (t *Throttle) Succeeded(key string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.failures, key)
+}
+
+func (t *Throttle) recentLocked(k string, now time.Time) []time.Time {
+	fs := t.failures[k]
+	for len(fs) > 0 && !now.Before(fs[0].Add(Lockout)) {
+		fs = fs[1:]
+	}
+	if len(fs) == 0 {
+		delete(t.failures, k)
+		return nil
+	}
+	t.failures[k] = fs
+	return fs
+}
+
+// sweepLocked forgets keys without recent failures, and every key when that frees nothing.
+func (t *Throttle) sweepLocked(now time.Time) {
+	for k := range t.failures {
+		t.recentLocked(k, now)
+	}
+	if len(t.failures) >= maxKeys {
+		clear(t.failures)
+	}
+}
+
+// LockedText is the message of a refused sign-in.
+func LockedText(wait time.Duration) string {
+	return "Too many failed sign-in attempts. Try again in " + MinutesText(wait) + "."
+}
+
+// MinutesText is wait in whole minutes, rounded up: "1 minute", "15 minutes".
+func MinutesText(wait time.Duration) string {
+	minutes := int(math.Ceil(wait.Minutes()))
+	if minutes == 1 {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", minutes)
+}
+
+// RetryAfter sets the Retry-After header of a refusal for wait, in whole seconds rounded up.
+func RetryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+}

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Nodes on one PostgreSQL: two nodes claiming due webhook deliveries at once each get their own,
+// every delivery is claimed once, and a claimed delivery is due again when its lease ends
+// without an attempt recorded (its node died) — or is done when the attempt is recorded.
+func TestClusterClaimsWebhooksOnce(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	lease := time.Minute
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 1, ClaimLease: lease})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 2, ClaimLease: lease})
+	require.NoError(t, err)
+	defer b.Close()
+	const n = 200
+	for i := range n {
+		require.NoError(t, a.EnqueueWebhook(ctx, &WebhookDelivery{ID: uint64(1000 + i), AppID: 1, EventType: "E",
+			Body: []byte("{}"), State: WebhookPending, NextAttemptAt: t0, CreatedAt: t0}))
+	}
+	var mu sync.Mutex
+	seen := map[uint64]int{}
+	var wg sync.WaitGroup
+	for _, s := range []*DB{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				due, err := s.DueWebhooks(ctx, t0, 7)
+				if !assert.NoError(t, err) || len(due) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range due {
+					seen[d.ID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, seen, n, "every delivery claimed")
+	for id, times := range seen {
+		require.Equal(t, 1, times, "delivery %d claimed %d times", id, times)
+	}
+	// Claimed: nothing is due before the lease ends, and the next due time says so.
+	next, ok, err := b.NextWebhookDue(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.True(t, next.Equal(t0.Add(lease)), "next due %v", next)
+	// One attempt recorded; the others' node died: they come back when the lease ends.
+	d, err := a.GetWebhook(ctx, 1000)
+	require.NoError(t, err)
+	d.State, d.Attempts, d.DeliveredAt = WebhookDelivered, 1, t0
+	require.NoError(t, a.UpdateWebhook(ctx, d))
+	due, err := b.DueWebhooks(ctx, t0.Add(lease-time.Second), n)
+	require.NoError(t, err)
+	assert.Empty(t, due, "claimed deliveries stay with their node during the lease")
+	due, err = b.DueWebhooks(ctx, t0.Add(lease), n)
+	require.NoError(t, err)
+	assert.Len(t, due, n-1, "after the lease, all but the delivered one are due again")
+}
+
+// SQLite, one process, claims nothing: deliveries are due as they were.
+func TestSQLiteDueWebhooksIsAQuery(t *testing.T) {
+	ctx := context.Background()
+	s := openMemory(t)
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.EnqueueWebhook(ctx, &WebhookDelivery{ID: 1, AppID: 1, EventType: "E", Body: []byte("{}"),
+		State: WebhookPending, NextAttemptAt: t0, CreatedAt: t0}))
+	for range 2 {
+		due, err := s.DueWebhooks(ctx, t0, 10)
+		require.NoError(t, err)
+		require.Len(t, due, 1)
+	}
+}
+
+// Target-users jobs are claimed like deliveries: a job a node has taken is not given to
+// another while its lease lasts, and progress renews the lease.
+func TestClusterClaimsInviteJobsOnce(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 1, Now: clock})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 2, Now: clock})
+	require.NoError(t, err)
+	defer b.Close()
+	job, err := a.StartInviteTargetJob(ctx, "abc", []uint64{1, 2}, now)
+	require.NoError(t, err)
+	got, err := a.NextInviteTargetJob(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, job.Seq, got.Seq)
+	_, err = b.NextInviteTargetJob(ctx)
+	require.ErrorIs(t, err, ErrNotFound, "the job is node a's")
+	now = now.Add(DefaultClaimLease - time.Second)
+	require.NoError(t, a.ProgressInviteTargetJob(ctx, "abc", job.Seq, 1))
+	now = now.Add(DefaultClaimLease - time.Second)
+	_, err = b.NextInviteTargetJob(ctx)
+	require.ErrorIs(t, err, ErrNotFound, "progress renewed the claim")
+	now = now.Add(2 * time.Second)
+	got, err = b.NextInviteTargetJob(ctx)
+	require.NoError(t, err, "node a stopped renewing: the job goes to b")
+	assert.Equal(t, 1, got.Processed)
+}
+
+// Two live nodes with one node id on one database: the second is refused; once the first has
+// closed, the id is free again.
+func TestNodeIDIsHeldOnce(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 7})
+	require.NoError(t, err)
+	_, err = OpenPostgres(ctx, u, PostgresOptions{NodeID: 7})
+	require.ErrorIs(t, err, ErrNodeIDTaken)
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 8})
+	require.NoError(t, err, "another id is free")
+	require.NoError(t, b.Close())
+	require.NoError(t, a.Close())
+	c, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 7})
+	require.NoError(t, err, "the id is free once its node has closed")
+	require.NoError(t, c.Close())
+	_, err = OpenPostgres(ctx, u, PostgresOptions{NodeID: MaxNodeID + 1})
+	require.Error(t, err)
+}

@@ -1,0 +1,368 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// DB is the Store on a SQL database: embedded SQLite (OpenSQLite) or PostgreSQL (OpenPostgres).
+// Both run the same code and the same queries; the queries are written once, in the SQL both
+// databases accept, and a dialect rewrites what they spell differently (placeholders, the JSON
+// id lists, row locks) and supplies what differs outright (migrations, unique violations,
+// full-text search).
+type DB struct {
+	db   *sql.DB
+	d    *dialect
+	q    querier // rewrites every query for d, then runs it on the database or the transaction
+	tx   bool
+	memo *memo
+	opts *dbOptions
+
+	cache *stmtCache // SQLite's prepared statements; nil on PostgreSQL (pgx caches its own)
+	node  *nodeLease // PostgreSQL: this node's id, held while the store is open; nil otherwise
+}
+
+// dbOptions are a store's settings, shared by the store and its transactions.
+type dbOptions struct {
+	// now is the wall clock of queue claims (NextInviteTargetJob has no time of its own).
+	now func() time.Time
+	// claimLease is how long a claimed webhook delivery or job is kept from other nodes; zero
+	// (SQLite: one process) claims nothing.
+	claimLease time.Duration
+}
+
+// dialect is what differs between the databases.
+type dialect struct {
+	name string
+	// rewrite turns a query written for both into this database's text.
+	rewrite func(string) string
+	// isUnique tells whether err is a unique-constraint violation.
+	isUnique func(error) bool
+	// migrations create and evolve the schema; lockMigrations, when set, is run first in the
+	// migrations' transaction so that nodes starting together migrate one at a time.
+	migrations     []string
+	lockMigrations string
+	// search is the full-text part of guild message search.
+	search ftsDialect
+	// textArgs, when set, changes the string arguments of every statement (PostgreSQL's text
+	// cannot hold every Go string).
+	textArgs func(string) string
+
+	mu        sync.Mutex
+	rewritten map[string]string
+}
+
+// text returns query as this database runs it, rewriting each text once.
+func (d *dialect) text(query string) string {
+	if d.rewrite == nil {
+		return query
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out, ok := d.rewritten[query]
+	if !ok {
+		out = d.rewrite(query)
+		if d.rewritten == nil || len(d.rewritten) >= maxCachedStatements {
+			d.rewritten = make(map[string]string)
+		}
+		d.rewritten[query] = out
+	}
+	return out
+}
+
+// rewriting is a querier that runs each query in its dialect's text.
+type rewriting struct {
+	d *dialect
+	q querier
+}
+
+func (r rewriting) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return r.q.ExecContext(ctx, r.d.text(query), r.d.args(args)...)
+}
+
+func (r rewriting) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return r.q.QueryContext(ctx, r.d.text(query), r.d.args(args)...)
+}
+
+func (r rewriting) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return r.q.QueryRowContext(ctx, r.d.text(query), r.d.args(args)...)
+}
+
+// args returns args with textArgs applied to the strings it changes; args itself when none.
+func (d *dialect) args(args []any) []any {
+	if d.textArgs == nil {
+		return args
+	}
+	var out []any
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			continue
+		}
+		if t := d.textArgs(s); t != s {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i] = t
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// querierOn is the querier of the database (tx nil) or of a transaction.
+func (s *DB) querierOn(tx *sql.Tx) querier {
+	var q querier
+	switch {
+	case s.cache != nil:
+		q = cachedQuerier{c: s.cache, tx: tx}
+	case tx != nil:
+		q = uncancelledQuerier{tx}
+	default:
+		q = uncancelledQuerier{s.db}
+	}
+	return rewriting{d: s.d, q: q}
+}
+
+// uncancelledQuerier runs every statement to its end, as cachedQuerier does: a statement
+// cancelled halfway through a transaction would leave the transaction unusable.
+type uncancelledQuerier struct{ q querier }
+
+func (u uncancelledQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return u.q.ExecContext(uncancelled(ctx), query, args...)
+}
+
+func (u uncancelledQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return u.q.QueryContext(uncancelled(ctx), query, args...)
+}
+
+func (u uncancelledQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return u.q.QueryRowContext(uncancelled(ctx), query, args...)
+}
+
+// Dialect names the database: "sqlite" or "postgres".
+func (s *DB) Dialect() string { return s.d.name }
+
+// migrate applies the migrations this database has not had, in one transaction.
+func (s *DB) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	defer tx.Rollback()
+	if s.d.lockMigrations != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lockMigrations); err != nil {
+			return fmt.Errorf("store: lock migrations: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store: migrations table: %w", err)
+	}
+	var applied int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&applied); err != nil {
+		return fmt.Errorf("store: read migrations: %w", err)
+	}
+	migrations := s.d.migrations
+	if applied > len(migrations) {
+		return fmt.Errorf("store: the database has %d migrations, this build knows %d: it is newer than this service", applied, len(migrations))
+	}
+	for i := applied; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("store: migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.d.text(`INSERT INTO schema_migrations (version) VALUES (?)`), i+1); err != nil {
+			return fmt.Errorf("store: migration %d: %w", i+1, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database (and gives up the node id).
+func (s *DB) Close() error {
+	if s.tx {
+		return errors.New("store: Close inside a transaction")
+	}
+	if s.cache != nil {
+		s.cache.Close()
+	}
+	if s.node != nil {
+		s.node.release()
+	}
+	return s.db.Close()
+}
+
+// WithTx runs fn in a transaction.
+func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
+	if s.tx {
+		return fn(s)
+	}
+	ctx = uncancelled(ctx)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if s.cache != nil {
+		// Queries first seen in this transaction are prepared once it has ended.
+		defer s.cache.prepareWanted(ctx)
+	}
+	inner := *s
+	inner.q, inner.tx = s.querierOn(tx), true
+	if err := fn(&inner); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// MaxID returns the largest id in the id-keyed tables.
+func (s *DB) MaxID(ctx context.Context) (uint64, error) {
+	var max int64
+	err := s.q.QueryRowContext(ctx, `SELECT MAX(m) FROM (
+		SELECT COALESCE(MAX(id), 0) AS m FROM applications
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM skus
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM subscriptions
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM audit_log
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM users
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM authorizations
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobbies
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM lobby_messages
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM dm_channels
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM dm_messages
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guilds
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_channels
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_roles
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_messages
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_attachments) AS ids`).Scan(&max)
+	return uint64(max), err
+}
+
+// Times are stored as Unix nanoseconds; the zero time as 0.
+func ts(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromTS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func joinScopes(s []string) string  { return strings.Join(s, " ") }
+func splitScopes(s string) []string { return strings.Fields(s) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// notFound turns sql.ErrNoRows into ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// isUnique tells whether err is a unique-constraint violation.
+func (s *DB) isUnique(err error) bool { return err != nil && s.d.isUnique(err) }
+
+// mustAffect returns ErrNotFound when an update touched no row.
+func mustAffect(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// rewritePlaceholders turns SQLite's placeholders into PostgreSQL's: ?NNN into $NNN and ? into
+// the next number (as SQLite numbers it: one more than the largest so far). Quoted text is left
+// alone.
+func rewritePlaceholders(q string) string {
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	top := 0
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'': // a string literal, through its closing quote ('' is an escaped quote)
+			j := i + 1
+			for j < len(q) && q[j] != '\'' {
+				j++
+			}
+			b.WriteString(q[i:min(j+1, len(q))])
+			i = j
+		case c == '?':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			n := top + 1
+			if j > i+1 {
+				fmt.Sscan(q[i+1:j], &n)
+			}
+			top = max(top, n)
+			fmt.Fprintf(&b, "$%d", n)
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// upsert is an INSERT of cols (a comma-separated list) into table that replaces the row with the
+// same key (key: the columns of the table's primary key), written as both databases accept it.
+func upsert(table, cols, key string) string {
+	names := strings.Split(cols, ",")
+	isKey := map[string]bool{}
+	for _, k := range strings.Split(key, ",") {
+		isKey[strings.TrimSpace(k)] = true
+	}
+	var set []string
+	for _, c := range names {
+		if c = strings.TrimSpace(c); !isKey[c] {
+			set = append(set, c+"=excluded."+c)
+		}
+	}
+	q := `INSERT INTO ` + table + ` (` + cols + `) VALUES (?` + strings.Repeat(",?", len(names)-1) +
+		`) ON CONFLICT (` + key + `) DO `
+	if len(set) == 0 {
+		return q + `NOTHING`
+	}
+	return q + `UPDATE SET ` + strings.Join(set, ", ")
+}

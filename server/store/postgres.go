@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"sdkpp/server/snowflake"
+)
+
+// MaxNodeID bounds a node id: the ids a node makes carry it (package snowflake).
+const MaxNodeID = snowflake.MaxNode
+
+// DefaultClaimLease is how long a node keeps a webhook delivery or a target-users job it has
+// claimed from the others (PostgreSQL); a node that dies with a claim leaves the work to another
+// once it ends.
+const DefaultClaimLease = time.Minute
+
+// ErrNodeIDTaken is returned by OpenPostgres when a live node already holds the node id.
+var ErrNodeIDTaken = errors.New("store: another live node has this node id")
+
+// PostgresOptions are the settings of OpenPostgres.
+type PostgresOptions struct {
+	// NodeID is this node's id (0 to MaxNodeID): the store holds it while it is open, and a
+	// second live node with the same id on the same database is refused.
+	NodeID int
+	// ClaimLease is how long a claim keeps work from other nodes; zero is DefaultClaimLease.
+	ClaimLease time.Duration
+	// Now is the wall clock of claims; nil is time.Now.
+	Now func() time.Time
+}
+
+// OpenPostgres opens the PostgreSQL database at dsn (a postgres:// URL or a key=value
+// connection string), applies the migrations and takes the node id. Errors never carry the
+// password.
+func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, error) {
+	if o.NodeID < 0 || o.NodeID > MaxNodeID {
+		return nil, fmt.Errorf("store: node id %d is not in 0..%d", o.NodeID, MaxNodeID)
+	}
+	if _, err := pgconn.ParseConfig(dsn); err != nil {
+		// pgconn's parse errors can quote the connection string: say only what failed.
+		return nil, fmt.Errorf("store: invalid PostgreSQL connection string %s", RedactURL(dsn))
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", RedactURL(dsn), redactErr(err, dsn))
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", RedactURL(dsn), redactErr(err, dsn))
+	}
+	opts := &dbOptions{now: o.Now, claimLease: o.ClaimLease}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	if opts.claimLease <= 0 {
+		opts.claimLease = DefaultClaimLease
+	}
+	// Other processes write the database: the memo keeps nothing (see memo).
+	s := &DB{db: db, d: postgresDialect(), memo: newMemo(false), opts: opts}
+	s.q = s.querierOn(nil)
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.node, err = takeNode(ctx, db, o.NodeID); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// nodeLockSpace is the first key of the advisory locks that hold node ids (the second is the id).
+const nodeLockSpace = 0x5d4b
+
+// nodeLease holds this node's id: a session advisory lock on a connection kept for it. The lock
+// goes with the session, so a node that dies frees its id at once.
+type nodeLease struct {
+	once sync.Once
+	conn *sql.Conn
+	id   int
+}
+
+func takeNode(ctx context.Context, db *sql.DB, id int) (*nodeLease, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: node id: %w", err)
+	}
+	var ok bool
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2)`, nodeLockSpace, id).Scan(&ok); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("store: node id: %w", err)
+	}
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %d", ErrNodeIDTaken, id)
+	}
+	return &nodeLease{conn: conn, id: id}, nil
+}
+
+// release gives the id up, closing the session that holds it.
+func (n *nodeLease) release() {
+	n.once.Do(func() {
+		// Closing the connection returns it to the pool with the lock still held: unlock first.
+		_, _ = n.conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, nodeLockSpace, n.id)
+		n.conn.Close()
+	})
+}
+
+// NodeID returns the node id the store holds (PostgreSQL), or 0.
+func (s *DB) NodeID() int {
+	if s.node == nil {
+		return 0
+	}
+	return s.node.id
+}
+
+// postgresDialect is PostgreSQL's: numbered placeholders, JSON id lists through sdkpp_ids, and
+// the schema of migrationsPostgres.
+func postgresDialect() *dialect {
+	return &dialect{
+		name: "postgres",
+		rewrite: func(q string) string {
+			return strings.ReplaceAll(rewritePlaceholders(q), "json_each(", "sdkpp_ids(")
+		},
+		isUnique: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && e.Code == "23505" // unique_violation
+		},
+		migrations:     migrationsPostgres,
+		lockMigrations: `SELECT pg_advisory_xact_lock(23505, 1)`,
+		search:         postgresFTS{},
+		textArgs:       pgText,
+	}
+}
+
+// pgText makes s fit PostgreSQL's text, which holds valid UTF-8 without NUL: invalid bytes and
+// NUL become U+FFFD (SQLite keeps them). Such a string can only come from a URL's path or query
+// (the JSON decoder already replaces invalid UTF-8) and, looked up, finds nothing either way.
+func pgText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// PostgresSchemaID names the schema PostgreSQL's migrations make (a hash of them), for tests
+// that keep a migrated template database per schema.
+func PostgresSchemaID() string {
+	h := sha256.New()
+	for _, m := range migrationsPostgres {
+		h.Write([]byte(m))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// RedactURL returns a store URL or connection string fit for a log line: the password (in the
+// URL's user information, a password= setting or a password query parameter) replaced by xxxxx.
+func RedactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		for k := range q {
+			if strings.EqualFold(k, "password") {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+		return u.Redacted()
+	}
+	// key=value form: drop the value of password.
+	fields := strings.Fields(s)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
+			fields[i] = k + "=xxxxx"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// redactErr keeps the password of dsn out of err's text.
+func redactErr(err error, dsn string) error {
+	pw := passwordOf(dsn)
+	if pw == "" || !strings.Contains(err.Error(), pw) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+}
+
+// passwordOf returns the password in a connection string, "" when none.
+func passwordOf(dsn string) string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return ""
+	}
+	return cfg.Password
+}
