@@ -2,12 +2,10 @@ package core
 
 import (
 	"context"
-	"errors"
 
 	"sdkpp/core/callbacks"
 	"sdkpp/core/internal/sdkerr"
 
-	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
 )
 
@@ -33,44 +31,15 @@ func (c *Client) start(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// resultOf turns an operation's error into a ClientResult; nil is success.
+// resultOf turns an operation's error into a ClientResult (core/internal/sdkerr sorts it); nil
+// is success. The message and the response body are redacted.
 func resultOf(err error) *ClientResult {
 	if err == nil {
 		return Success()
 	}
-	r := &ClientResult{error: Secrets.String(err.Error())}
-	var re *rest.Error
-	var denied *loopback.DeniedError
-	var ve *sdkerr.ValidationError
-	switch {
-	case errors.As(err, &ve):
-		r.typ = ErrorTypeValidationError
-	case errors.As(err, &re) && re.Network:
-		r.typ = ErrorTypeNetworkError
-		r.retryable = true
-	case errors.As(err, &re):
-		r.typ = ErrorTypeHTTPError
-		r.status = HttpStatusCode(re.Status)
-		r.errorCode = int32(re.Code)
-		r.responseBody = Secrets.String(re.Body)
-		r.retryable = re.Retryable()
-		r.retryAfter = float32(re.RetryAfter)
-		if re.OAuthError == "invalid_grant" {
-			// rule AU-6: the grant is gone; treat it as the app being deauthorized.
-			r.typ = ErrorTypeAuthorizationFailed
-		}
-	case errors.As(err, &denied), errors.Is(err, loopback.ErrStateMismatch), errors.Is(err, loopback.ErrNoCode):
-		r.typ = ErrorTypeAuthorizationFailed
-	case errors.Is(err, errAborted), errors.Is(err, context.Canceled):
-		r.typ = ErrorTypeAborted
-	case errors.Is(err, errNotReady):
-		r.typ = ErrorTypeClientNotReady
-	case errors.Is(err, errClosed):
-		r.typ = ErrorTypeClientDestroyed
-	default:
-		r.typ = ErrorTypeNetworkError
-	}
-	return r
+	f := sdkerr.Classify(err)
+	return &ClientResult{typ: ErrorType(f.Kind), error: Secrets.String(err.Error()), status: HttpStatusCode(f.Status),
+		errorCode: int32(f.Code), responseBody: Secrets.String(f.Body), retryable: f.Retryable, retryAfter: float32(f.RetryAfter)}
 }
 
 // invalid is a request the SDK refused before sending anything.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"sdkpp/core/auth"
+	"sdkpp/core/internal/opt"
 	"sdkpp/core/token"
 	"sdkpp/internal/clock"
 )
@@ -224,8 +225,8 @@ func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
 
 // authArgs converts the game's AuthorizationArgs.
 func authArgs(a *AuthorizationArgs) auth.Args {
-	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: clonePtr(a.state), Nonce: clonePtr(a.nonce),
-		CustomSchemeParam: clonePtr(a.customSchemeParam)}
+	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: opt.Clone(a.state), Nonce: opt.Clone(a.nonce),
+		CustomSchemeParam: opt.Clone(a.customSchemeParam)}
 	if a.codeChallenge != nil {
 		args.CodeChallenge = &a.codeChallenge.challenge
 	}

@@ -114,20 +114,11 @@ func (c *Client) callConfig(lobbyID, self uint64, send func(ctx context.Context,
 			c.handlers.deviceChange.Post(func(f ClientDeviceChangeCallback) { f(ins, outs) })
 		},
 	}
-	if received != nil && received.Fn != nil {
-		fn := received.Fn
-		// The engine calls Received from its one processing goroutine: one flag, allocated
-		// here, serves every frame.
-		mute := new(bool)
-		ecfg.Received = func(sender uint64, samples []int16) bool {
-			*mute = false
-			fn(sender, samples, uint64(len(samples)), 48000, 1, mute)
-			return *mute
-		}
+	if received != nil {
+		ecfg.Received = voice.ReceivedHook(received.Fn)
 	}
-	if captured != nil && captured.Fn != nil {
-		fn := captured.Fn
-		ecfg.Captured = func(samples []int16) { fn(samples, uint64(len(samples)), 48000, 1) }
+	if captured != nil {
+		ecfg.Captured = voice.CapturedHook(captured.Fn)
 	}
 	return voice.Config{
 		LobbyID: lobbyID, UserID: self,

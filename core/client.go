@@ -162,12 +162,7 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c.scope = queue.NewScope(nil)
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
-	clients.mu.Lock()
-	if clients.set == nil {
-		clients.set = map[*Client]struct{}{}
-	}
-	clients.set[c] = struct{}{}
-	clients.mu.Unlock()
+	clients.Add(&c.log)
 	c.apiBase = c.checkBase("API", o.ApiBase(), DefaultAPIBase)
 	c.webBase = c.checkBase("web", o.WebBase(), DefaultWebBase)
 	// A transport of its own: Close drops its idle connections, which a shared one would keep.
@@ -197,9 +192,7 @@ func (c *Client) checkBase(what, base, def string) string {
 // RunCallbacks, and every registered callback is released. It is idempotent.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
-		clients.mu.Lock()
-		delete(clients.set, c)
-		clients.mu.Unlock()
+		clients.Remove(&c.log)
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()

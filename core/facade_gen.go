@@ -4,6 +4,7 @@ package core
 
 import (
 	"sdkpp/core/auth"
+	"sdkpp/core/internal/opt"
 	"sdkpp/core/social"
 	"sdkpp/core/voice"
 	"sdkpp/wire"
@@ -22,7 +23,7 @@ func (h *UserApplicationProfileHandle) AvatarHash() string { return h.p.AvatarHa
 func (h *UserApplicationProfileHandle) Metadata() string { return h.p.Metadata }
 
 // ProviderId: The provider's id, where the provider has one.
-func (h *UserApplicationProfileHandle) ProviderId() (string, bool) { return optOf(h.p.ProviderID) }
+func (h *UserApplicationProfileHandle) ProviderId() (string, bool) { return opt.Of(h.p.ProviderID) }
 
 // ProviderIssuedUserId: The user's id at the provider.
 func (h *UserApplicationProfileHandle) ProviderIssuedUserId() string { return h.p.ProviderIssuedUserID }
@@ -37,13 +38,13 @@ func (h *UserHandle) Id() uint64 { return h.user().ID }
 func (h *UserHandle) Username() string { return h.user().Username }
 
 // GlobalName: Display name chosen by the user, if any.
-func (h *UserHandle) GlobalName() (string, bool) { return optOf(h.user().GlobalName) }
+func (h *UserHandle) GlobalName() (string, bool) { return opt.Of(h.user().GlobalName) }
 
 // DisplayName: GlobalName if set, else Username.
 func (h *UserHandle) DisplayName() string { return h.user().DisplayName() }
 
 // Avatar: Avatar hash, if any.
-func (h *UserHandle) Avatar() (string, bool) { return optOf(h.user().Avatar) }
+func (h *UserHandle) Avatar() (string, bool) { return opt.Of(h.user().Avatar) }
 
 // IsProvisional: Whether this is a provisional account.
 func (h *UserHandle) IsProvisional() bool { return h.user().IsProvisional }
@@ -134,7 +135,7 @@ func (h *MessageHandle) ModerationMetadata() map[string]string { return h.messag
 
 // AdditionalName: sdkpp: the author's extra display name in a lobby (a character name), set only by the game's
 // backend.
-func (h *MessageHandle) AdditionalName() (string, bool) { return optOf(h.message().AdditionalName) }
+func (h *MessageHandle) AdditionalName() (string, bool) { return opt.Of(h.message().AdditionalName) }
 
 // Clone returns another view of the same VoiceStateHandle.
 func (h *VoiceStateHandle) Clone() *VoiceStateHandle { v := *h; return &v }
@@ -356,9 +357,19 @@ func (c *Client) SendUserMessage(recipientId uint64, content string, callback Ca
 	c.SendUserMessageWithMetadata(recipientId, content, nil, callback)
 }
 
+// GetRelationships: Platform and game relationships.
+func (c *Client) GetRelationships() []*RelationshipHandle {
+	return handlesOf(c.social.state.IDs(), func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
+}
+
 // GetRelationshipHandle: The relationship with a user; type None if none.
 func (c *Client) GetRelationshipHandle(userId uint64) *RelationshipHandle {
 	return &RelationshipHandle{c: c, id: userId}
+}
+
+// SearchFriendsByUsername: Friends whose username or display name contains searchStr (case-insensitive).
+func (c *Client) SearchFriendsByUsername(searchStr string) []*UserHandle {
+	return handlesOf(c.social.state.SearchFriends(searchStr, c.names), func(id uint64) *UserHandle { return &UserHandle{c: c, id: id} })
 }
 
 // SendDiscordFriendRequest: Sends a platform friend request by unique username (or accepts theirs).

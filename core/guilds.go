@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sdkpp/core/internal/opt"
 	"sdkpp/core/lobbies"
 	"sdkpp/core/rest"
 	"sdkpp/wire"
@@ -14,12 +15,8 @@ import (
 
 // guildChannelOf converts the wire form.
 func guildChannelOf(w *wire.GuildChannel) *GuildChannel {
-	g := &GuildChannel{id: uint64(w.ID), name: w.Name, typ: ChannelType(w.Type), position: int32(w.Position),
+	g := &GuildChannel{id: uint64(w.ID), name: w.Name, typ: ChannelType(w.Type), position: int32(w.Position), parentId: opt.Convert[uint64](w.ParentID),
 		isLinkable: w.IsLinkable, isViewableAndWriteableByAllMembers: w.IsViewableAndWriteableByAllMembers}
-	if w.ParentID != nil {
-		p := uint64(*w.ParentID)
-		g.parentId = &p
-	}
 	if l := w.LinkedLobby; l != nil {
 		g.linkedLobby = &LinkedLobby{applicationId: uint64(l.ApplicationID), lobbyId: uint64(l.LobbyID)}
 	}

@@ -11,6 +11,10 @@ import (
 	"sdkpp/wire"
 )
 
+// statusNames are the wire names of the statuses a user may have.
+var statusNames = map[string]StatusType{"online": StatusTypeOnline, "idle": StatusTypeIdle, "dnd": StatusTypeDnd, "invisible": StatusTypeInvisible}
+
+// statusName is the wire name of the status the player sets (Offline is sent as invisible).
 func statusName(s StatusType) string {
 	switch s {
 	case StatusTypeIdle:

@@ -15,38 +15,6 @@ func NewAuthorizationCodeChallenge() *AuthorizationCodeChallenge {
 	return &AuthorizationCodeChallenge{method: AuthenticationCodeChallengeMethodS256}
 }
 
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
-}
-
-// equalPtr reports whether a and b are both absent, or both present with equal values.
-func equalPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// equalBy is equalPtr for values that eq compares.
-func equalBy[T any](a, b *T, eq func(x, y *T) bool) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return eq(a, b)
-}
-
-func optOf[T any](p *T) (T, bool) {
-	if p == nil {
-		var zero T
-		return zero, false
-	}
-	return *p, true
-}
-
 // NewClientCreateOptions returns the default options.
 func NewClientCreateOptions() *ClientCreateOptions {
 	return &ClientCreateOptions{webBase: DefaultWebBase, apiBase: DefaultAPIBase}

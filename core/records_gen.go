@@ -2,6 +2,8 @@
 
 package core
 
+import "sdkpp/core/internal/opt"
+
 // AuthorizationCodeChallenge: A PKCE code challenge: the S256 hash of a verifier.
 type AuthorizationCodeChallenge struct {
 	method    AuthenticationCodeChallengeMethod
@@ -85,13 +87,13 @@ func NewAuthorizationArgs() *AuthorizationArgs { return &AuthorizationArgs{} }
 // Clone returns a deep copy.
 func (a *AuthorizationArgs) Clone() *AuthorizationArgs {
 	out := *a
-	out.state = clonePtr(a.state)
-	out.nonce = clonePtr(a.nonce)
+	out.state = opt.Clone(a.state)
+	out.nonce = opt.Clone(a.nonce)
 	if a.codeChallenge != nil {
 		out.codeChallenge = a.codeChallenge.Clone()
 	}
-	out.integrationType = clonePtr(a.integrationType)
-	out.customSchemeParam = clonePtr(a.customSchemeParam)
+	out.integrationType = opt.Clone(a.integrationType)
+	out.customSchemeParam = opt.Clone(a.customSchemeParam)
 	return &out
 }
 
@@ -117,22 +119,22 @@ func (a *AuthorizationArgs) SetScopes(v string) {
 
 // State: OAuth state; leave unset and the SDK generates a secure random value.
 func (a *AuthorizationArgs) State() (string, bool) {
-	return optOf(a.state)
+	return opt.Of(a.state)
 }
 
 // SetState sets State.
 func (a *AuthorizationArgs) SetState(v *string) {
-	a.state = clonePtr(v)
+	a.state = opt.Clone(v)
 }
 
 // Nonce: OpenID Connect nonce, for backends that use ID tokens.
 func (a *AuthorizationArgs) Nonce() (string, bool) {
-	return optOf(a.nonce)
+	return opt.Of(a.nonce)
 }
 
 // SetNonce sets Nonce.
 func (a *AuthorizationArgs) SetNonce(v *string) {
-	a.nonce = clonePtr(v)
+	a.nonce = opt.Clone(v)
 }
 
 // CodeChallenge: PKCE challenge, needed for the GetToken flow.
@@ -154,22 +156,22 @@ func (a *AuthorizationArgs) SetCodeChallenge(v *AuthorizationCodeChallenge) {
 
 // IntegrationType: Installation context of the app.
 func (a *AuthorizationArgs) IntegrationType() (IntegrationType, bool) {
-	return optOf(a.integrationType)
+	return opt.Of(a.integrationType)
 }
 
 // SetIntegrationType sets IntegrationType.
 func (a *AuthorizationArgs) SetIntegrationType(v *IntegrationType) {
-	a.integrationType = clonePtr(v)
+	a.integrationType = opt.Clone(v)
 }
 
 // CustomSchemeParam: Mobile redirect scheme: <scheme> gives <scheme>:/authorize/callback.
 func (a *AuthorizationArgs) CustomSchemeParam() (string, bool) {
-	return optOf(a.customSchemeParam)
+	return opt.Of(a.customSchemeParam)
 }
 
 // SetCustomSchemeParam sets CustomSchemeParam.
 func (a *AuthorizationArgs) SetCustomSchemeParam(v *string) {
-	a.customSchemeParam = clonePtr(v)
+	a.customSchemeParam = opt.Clone(v)
 }
 
 // DeviceAuthorizationArgs: Arguments of the device flow (Client::GetTokenFromDevice), for consoles and TVs.
@@ -219,7 +221,7 @@ type ClientCreateOptions struct {
 // Clone returns a deep copy.
 func (c *ClientCreateOptions) Clone() *ClientCreateOptions {
 	out := *c
-	out.cpuAffinityMask = clonePtr(c.cpuAffinityMask)
+	out.cpuAffinityMask = opt.Clone(c.cpuAffinityMask)
 	return &out
 }
 
@@ -265,12 +267,12 @@ func (c *ClientCreateOptions) SetExperimentalAndroidPreventCommsForBluetooth(v b
 
 // CpuAffinityMask: SDK thread affinity hint; ignored where unsupported.
 func (c *ClientCreateOptions) CpuAffinityMask() (uint64, bool) {
-	return optOf(c.cpuAffinityMask)
+	return opt.Of(c.cpuAffinityMask)
 }
 
 // SetCpuAffinityMask sets CpuAffinityMask.
 func (c *ClientCreateOptions) SetCpuAffinityMask(v *uint64) {
-	c.cpuAffinityMask = clonePtr(v)
+	c.cpuAffinityMask = opt.Clone(v)
 }
 
 // ClientResult: The outcome of an asynchronous operation.
@@ -423,84 +425,84 @@ func NewActivityAssets() *ActivityAssets { return &ActivityAssets{} }
 // Clone returns a deep copy.
 func (a *ActivityAssets) Clone() *ActivityAssets {
 	out := *a
-	out.largeImage = clonePtr(a.largeImage)
-	out.largeText = clonePtr(a.largeText)
-	out.largeUrl = clonePtr(a.largeUrl)
-	out.smallImage = clonePtr(a.smallImage)
-	out.smallText = clonePtr(a.smallText)
-	out.smallUrl = clonePtr(a.smallUrl)
-	out.inviteCoverImage = clonePtr(a.inviteCoverImage)
+	out.largeImage = opt.Clone(a.largeImage)
+	out.largeText = opt.Clone(a.largeText)
+	out.largeUrl = opt.Clone(a.largeUrl)
+	out.smallImage = opt.Clone(a.smallImage)
+	out.smallText = opt.Clone(a.smallText)
+	out.smallUrl = opt.Clone(a.smallUrl)
+	out.inviteCoverImage = opt.Clone(a.inviteCoverImage)
 	return &out
 }
 
 // LargeImage: Large image: asset key or URL (1 to 300 characters).
 func (a *ActivityAssets) LargeImage() (string, bool) {
-	return optOf(a.largeImage)
+	return opt.Of(a.largeImage)
 }
 
 // SetLargeImage sets LargeImage.
 func (a *ActivityAssets) SetLargeImage(v *string) {
-	a.largeImage = clonePtr(v)
+	a.largeImage = opt.Clone(v)
 }
 
 // LargeText: Hover text of the large image (2 to 128 characters).
 func (a *ActivityAssets) LargeText() (string, bool) {
-	return optOf(a.largeText)
+	return opt.Of(a.largeText)
 }
 
 // SetLargeText sets LargeText.
 func (a *ActivityAssets) SetLargeText(v *string) {
-	a.largeText = clonePtr(v)
+	a.largeText = opt.Clone(v)
 }
 
 // LargeUrl: Link on the large image (1 to 256 characters).
 func (a *ActivityAssets) LargeUrl() (string, bool) {
-	return optOf(a.largeUrl)
+	return opt.Of(a.largeUrl)
 }
 
 // SetLargeUrl sets LargeUrl.
 func (a *ActivityAssets) SetLargeUrl(v *string) {
-	a.largeUrl = clonePtr(v)
+	a.largeUrl = opt.Clone(v)
 }
 
 // SmallImage: Small image: asset key or URL (1 to 300 characters).
 func (a *ActivityAssets) SmallImage() (string, bool) {
-	return optOf(a.smallImage)
+	return opt.Of(a.smallImage)
 }
 
 // SetSmallImage sets SmallImage.
 func (a *ActivityAssets) SetSmallImage(v *string) {
-	a.smallImage = clonePtr(v)
+	a.smallImage = opt.Clone(v)
 }
 
 // SmallText: Hover text of the small image (2 to 128 characters).
 func (a *ActivityAssets) SmallText() (string, bool) {
-	return optOf(a.smallText)
+	return opt.Of(a.smallText)
 }
 
 // SetSmallText sets SmallText.
 func (a *ActivityAssets) SetSmallText(v *string) {
-	a.smallText = clonePtr(v)
+	a.smallText = opt.Clone(v)
 }
 
 // SmallUrl: Link on the small image (1 to 256 characters).
 func (a *ActivityAssets) SmallUrl() (string, bool) {
-	return optOf(a.smallUrl)
+	return opt.Of(a.smallUrl)
 }
 
 // SetSmallUrl sets SmallUrl.
 func (a *ActivityAssets) SetSmallUrl(v *string) {
-	a.smallUrl = clonePtr(v)
+	a.smallUrl = opt.Clone(v)
 }
 
 // InviteCoverImage: Banner of game invites: URL or asset key; falls back to the application's cover image.
 func (a *ActivityAssets) InviteCoverImage() (string, bool) {
-	return optOf(a.inviteCoverImage)
+	return opt.Of(a.inviteCoverImage)
 }
 
 // SetInviteCoverImage sets InviteCoverImage.
 func (a *ActivityAssets) SetInviteCoverImage(v *string) {
-	a.inviteCoverImage = clonePtr(v)
+	a.inviteCoverImage = opt.Clone(v)
 }
 
 // ActivityTimestamps: Timers of an activity, in milliseconds since the Unix epoch.
@@ -622,72 +624,72 @@ func (a *Activity) SetType(v ActivityTypes) {
 
 // StatusDisplayType: Which field feeds the status line.
 func (a *Activity) StatusDisplayType() (StatusDisplayTypes, bool) {
-	return optOf(a.statusDisplayType)
+	return opt.Of(a.statusDisplayType)
 }
 
 // SetStatusDisplayType sets StatusDisplayType.
 func (a *Activity) SetStatusDisplayType(v *StatusDisplayTypes) {
-	a.statusDisplayType = clonePtr(v)
+	a.statusDisplayType = opt.Clone(v)
 }
 
 // State: Party state, such as "In a match" (2 to 128 characters).
 func (a *Activity) State() (string, bool) {
-	return optOf(a.state)
+	return opt.Of(a.state)
 }
 
 // SetState sets State.
 func (a *Activity) SetState(v *string) {
-	a.state = clonePtr(v)
+	a.state = opt.Clone(v)
 }
 
 // StateUrl: Link on the state text (2 to 256 characters).
 func (a *Activity) StateUrl() (string, bool) {
-	return optOf(a.stateUrl)
+	return opt.Of(a.stateUrl)
 }
 
 // SetStateUrl sets StateUrl.
 func (a *Activity) SetStateUrl(v *string) {
-	a.stateUrl = clonePtr(v)
+	a.stateUrl = opt.Clone(v)
 }
 
 // Details: What the player is doing (2 to 128 characters).
 func (a *Activity) Details() (string, bool) {
-	return optOf(a.details)
+	return opt.Of(a.details)
 }
 
 // SetDetails sets Details.
 func (a *Activity) SetDetails(v *string) {
-	a.details = clonePtr(v)
+	a.details = opt.Clone(v)
 }
 
 // DetailsUrl: Link on the details text (2 to 256 characters).
 func (a *Activity) DetailsUrl() (string, bool) {
-	return optOf(a.detailsUrl)
+	return opt.Of(a.detailsUrl)
 }
 
 // SetDetailsUrl sets DetailsUrl.
 func (a *Activity) SetDetailsUrl(v *string) {
-	a.detailsUrl = clonePtr(v)
+	a.detailsUrl = opt.Clone(v)
 }
 
 // ApplicationId: The game; filled in by the service.
 func (a *Activity) ApplicationId() (uint64, bool) {
-	return optOf(a.applicationId)
+	return opt.Of(a.applicationId)
 }
 
 // SetApplicationId sets ApplicationId.
 func (a *Activity) SetApplicationId(v *uint64) {
-	a.applicationId = clonePtr(v)
+	a.applicationId = opt.Clone(v)
 }
 
 // ParentApplicationId: The publisher's parent application; filled in by the service.
 func (a *Activity) ParentApplicationId() (uint64, bool) {
-	return optOf(a.parentApplicationId)
+	return opt.Of(a.parentApplicationId)
 }
 
 // SetParentApplicationId sets ParentApplicationId.
 func (a *Activity) SetParentApplicationId(v *uint64) {
-	a.parentApplicationId = clonePtr(v)
+	a.parentApplicationId = opt.Clone(v)
 }
 
 // Assets: Images.
@@ -973,7 +975,7 @@ type GuildChannel struct {
 // Clone returns a deep copy.
 func (g *GuildChannel) Clone() *GuildChannel {
 	out := *g
-	out.parentId = clonePtr(g.parentId)
+	out.parentId = opt.Clone(g.parentId)
 	if g.linkedLobby != nil {
 		out.linkedLobby = g.linkedLobby.Clone()
 	}
@@ -1022,12 +1024,12 @@ func (g *GuildChannel) SetPosition(v int32) {
 
 // ParentId: The id of its parent category, if any.
 func (g *GuildChannel) ParentId() (uint64, bool) {
-	return optOf(g.parentId)
+	return opt.Of(g.parentId)
 }
 
 // SetParentId sets ParentId.
 func (g *GuildChannel) SetParentId(v *uint64) {
-	g.parentId = clonePtr(v)
+	g.parentId = opt.Clone(v)
 }
 
 // IsLinkable: Whether the player may link it to a lobby.

@@ -143,25 +143,11 @@ func (c *Client) onInviteDispatch(event string, data json.RawMessage) {
 
 // ---- relationships
 
-// GetRelationships returns views of every relationship, by user id.
-func (c *Client) GetRelationships() []*RelationshipHandle {
-	ids := c.social.state.IDs()
-	out := make([]*RelationshipHandle, len(ids))
-	for i, id := range ids {
-		out[i] = &RelationshipHandle{c: c, id: id}
-	}
-	return out
-}
-
 // GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
 // name then id: playing this game, online elsewhere, or offline.
 func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
-	ids := c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names)
-	out := make([]*RelationshipHandle, len(ids))
-	for i, id := range ids {
-		out[i] = &RelationshipHandle{c: c, id: id}
-	}
-	return out
+	return handlesOf(c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names),
+		func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
 }
 
 // names returns the names of a cached user.
@@ -170,12 +156,11 @@ func (c *Client) names(id uint64) (social.Names, bool) {
 	return social.Names{Username: u.Username, Display: u.DisplayName()}, ok
 }
 
-// SearchFriendsByUsername returns the friends whose username or display name contains s,
-// ignoring case, sorted by display name.
-func (c *Client) SearchFriendsByUsername(s string) []*UserHandle {
-	var out []*UserHandle
-	for _, id := range c.social.state.SearchFriends(s, c.names) {
-		out = append(out, &UserHandle{c: c, id: id})
+// handlesOf returns the views mk makes of ids, in order; nil for none.
+func handlesOf[H any](ids []uint64, mk func(uint64) *H) []*H {
+	var out []*H
+	for _, id := range ids {
+		out = append(out, mk(id))
 	}
 	return out
 }
@@ -248,18 +233,8 @@ func (h *RelationshipHandle) Id() uint64 {
 
 // Status returns the user's online status; Offline when unknown.
 func (h *UserHandle) Status() StatusType {
-	if h.c.isClosed() {
-		return StatusTypeOffline
-	}
-	switch h.c.social.state.Status(h.id) {
-	case "online":
-		return StatusTypeOnline
-	case "idle":
-		return StatusTypeIdle
-	case "dnd":
-		return StatusTypeDnd
-	case "invisible":
-		return StatusTypeInvisible
+	if s, ok := statusNames[h.c.social.state.Status(h.id)]; ok && !h.c.isClosed() {
+		return s
 	}
 	return StatusTypeOffline
 }

@@ -63,21 +63,19 @@ type UserApplicationProfileHandle struct {
 	p *wire.ApplicationProfile // shared with the snapshot; never modified
 }
 
-// ProviderType returns the kind of provider.
+// providerTypes are the profiles' wire provider types (the two of Epic and of bots each).
+var providerTypes = map[string]ExternalIdentityProviderType{
+	"": ExternalIdentityProviderTypeNone, "OIDC": ExternalIdentityProviderTypeOIDC,
+	"EPIC_ONLINE_SERVICES_ACCESS_TOKEN": ExternalIdentityProviderTypeEpicOnlineServices,
+	"EPIC_ONLINE_SERVICES_ID_TOKEN":     ExternalIdentityProviderTypeEpicOnlineServices,
+	"STEAM_SESSION_TICKET":              ExternalIdentityProviderTypeSteam, "UNITY_SERVICES_ID_TOKEN": ExternalIdentityProviderTypeUnity,
+	"BOT": ExternalIdentityProviderTypeDiscordBot, "DISCORD_BOT_ISSUED_ACCESS_TOKEN": ExternalIdentityProviderTypeDiscordBot,
+}
+
+// ProviderType returns the kind of identity provider; Unknown for one sdkpp does not know.
 func (h *UserApplicationProfileHandle) ProviderType() ExternalIdentityProviderType {
-	switch h.p.ProviderType {
-	case "OIDC":
-		return ExternalIdentityProviderTypeOIDC
-	case "EPIC_ONLINE_SERVICES_ACCESS_TOKEN", "EPIC_ONLINE_SERVICES_ID_TOKEN":
-		return ExternalIdentityProviderTypeEpicOnlineServices
-	case "STEAM_SESSION_TICKET":
-		return ExternalIdentityProviderTypeSteam
-	case "UNITY_SERVICES_ID_TOKEN":
-		return ExternalIdentityProviderTypeUnity
-	case "BOT", "DISCORD_BOT_ISSUED_ACCESS_TOKEN":
-		return ExternalIdentityProviderTypeDiscordBot
-	case "":
-		return ExternalIdentityProviderTypeNone
+	if t, ok := providerTypes[h.p.ProviderType]; ok {
+		return t
 	}
 	return ExternalIdentityProviderTypeUnknown
 }

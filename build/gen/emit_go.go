@@ -616,7 +616,7 @@ func optElem(t *desc.Type) *desc.Type {
 func emitCoreRecords(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("// %s\n\npackage core\n", generatedNote)
+	w("// %s\n\npackage core\n\nimport \"sdkpp/core/internal/opt\"\n", generatedNote)
 	for _, c := range api.Classes {
 		if c.Kind != desc.KindRecord {
 			continue
@@ -688,7 +688,7 @@ func recordAccess(t *desc.Type, f string) (get, set string) {
 		return "if " + f + " == nil {\n\t\treturn nil\n\t}\n\treturn " + f + ".Clone()",
 			"if v == nil {\n\t\t" + f + " = nil\n\t\treturn\n\t}\n\t" + f + " = v.Clone()"
 	case t.Kind == desc.Opt:
-		return "return optOf(" + f + ")", f + " = clonePtr(v)"
+		return "return opt.Of(" + f + ")", f + " = opt.Clone(v)"
 	}
 	panic("emit_go: a record property of kind " + fmt.Sprint(t.Kind) + " is not supported")
 }
@@ -780,7 +780,7 @@ func recordStruct(c *desc.Class) string {
 			clone = append(clone, fmt.Sprintf("if %s.%s != nil {\n\t\tout.%s = %s.%s.Clone()\n\t}", r, f, f, r, f))
 		case t.Kind == desc.Opt:
 			w("\t%s %s\n", f, strings.ReplaceAll(goCore(t), "core.", ""))
-			clone = append(clone, fmt.Sprintf("out.%s = clonePtr(%s.%s)", f, r, f))
+			clone = append(clone, fmt.Sprintf("out.%s = opt.Clone(%s.%s)", f, r, f))
 		default:
 			panic("emit_go: record " + c.Name + " holds a property of kind " + fmt.Sprint(t.Kind) + "; mark it custom")
 		}
@@ -855,4 +855,4 @@ func emitCoreFacade(api *desc.API) string {
 
 // facadeImports are the packages a Go expression of api/sdkpp.api may name; facade_gen.go
 // imports those its expressions use.
-var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}
+var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}
