@@ -7,8 +7,10 @@ import (
 
 // Records are value snapshots: getters return copies, setters copy what they are given.
 // They are not safe for concurrent use; the C ABI serializes calls on one record. Each record's
-// struct is written here (or beside the capability it carries) with one field per property of
-// api/sdkpp.api, named after it; the getters and setters are generated into records_gen.go.
+// struct (one field per property of api/sdkpp.api, named after it), constructor, Clone, getters
+// and setters are generated into records_gen.go; this file holds what api/sdkpp.api marks as
+// written by hand: the constructors that set defaults and the results' helpers. Activity and
+// ActivityInvite (custom: they hold more than their properties) are in activity.go.
 
 // NewAuthorizationCodeChallenge returns an empty S256 challenge.
 func NewAuthorizationCodeChallenge() *AuthorizationCodeChallenge {
