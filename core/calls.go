@@ -158,16 +158,7 @@ func releaseOf[F any](cb *Callback[F]) func() {
 
 // onVoiceDispatch hands a voice dispatch to the calls.
 func (c *Client) onVoiceDispatch(event string, data json.RawMessage) {
-	for _, call := range c.calls.reg.Calls() {
-		call.HandleDispatch(event, data)
-	}
-}
-
-// onVoiceSignalingLost tells every call that the gateway session dropped (rule ST-4).
-func (c *Client) onVoiceSignalingLost() {
-	for _, call := range c.calls.reg.Calls() {
-		call.SignalingLost()
-	}
+	c.calls.reg.HandleDispatch(event, data)
 }
 
 // callEntry returns a call's hooks, or nil.

@@ -116,7 +116,7 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 		// A request written just before the connection broke may never have been read, even if
 		// the session resumes: repeat what waits over HTTP (tunnel.go).
 		c.tunnel.Lost()
-		c.onVoiceSignalingLost() // the service ends a call with its gateway connection (ST-4)
+		c.calls.reg.SignalingLost() // the service ends a call with its gateway connection (ST-4)
 	}
 	c.setStatus(ClientStatus(s), e, detail)
 	if s == gateway.Ready {

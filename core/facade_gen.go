@@ -5,6 +5,7 @@ package core
 import (
 	"sdkpp/core/auth"
 	"sdkpp/core/internal/opt"
+	"sdkpp/core/lobbies"
 	"sdkpp/core/social"
 	"sdkpp/core/voice"
 	"sdkpp/wire"
@@ -93,6 +94,9 @@ func (h *LobbyHandle) Clone() *LobbyHandle { v := *h; return &v }
 
 // Id: The lobby's id.
 func (h *LobbyHandle) Id() uint64 { return uint64(h.lobby().ID) }
+
+// LobbyMemberIds: The user ids of the members.
+func (h *LobbyHandle) LobbyMemberIds() []uint64 { return lobbies.MemberIDs(h.lobby()) }
 
 // Metadata: The lobby's metadata.
 func (h *LobbyHandle) Metadata() map[string]string { return h.lobby().Metadata }

@@ -154,32 +154,17 @@ func (h *LobbyHandle) lobby() wire.Lobby {
 	return l
 }
 
-// LobbyMemberIds returns the members' user ids.
-func (h *LobbyHandle) LobbyMemberIds() []uint64 {
-	var ids []uint64
-	for _, m := range h.lobby().Members {
-		ids = append(ids, uint64(m.ID))
-	}
-	return ids
-}
-
 // LobbyMembers returns views of the members.
 func (h *LobbyHandle) LobbyMembers() []*LobbyMemberHandle {
-	var out []*LobbyMemberHandle
-	for _, m := range h.lobby().Members {
-		out = append(out, &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: uint64(m.ID)})
-	}
-	return out
+	return handlesOf(lobbies.MemberIDs(h.lobby()), func(id uint64) *LobbyMemberHandle { return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: id} })
 }
 
 // GetLobbyMemberHandle returns a view of one member, or nil.
 func (h *LobbyHandle) GetLobbyMemberHandle(memberId uint64) *LobbyMemberHandle {
-	for _, m := range h.lobby().Members {
-		if uint64(m.ID) == memberId {
-			return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: memberId}
-		}
+	if _, ok := lobbies.Member(h.lobby(), memberId); !ok {
+		return nil
 	}
-	return nil
+	return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: memberId}
 }
 
 // LobbyMemberHandle is a live view of a member of a cached lobby.
@@ -189,12 +174,8 @@ type LobbyMemberHandle struct {
 }
 
 func (h *LobbyMemberHandle) member() wire.LobbyMember {
-	for _, m := range (&LobbyHandle{c: h.c, id: h.lobbyID}).lobby().Members {
-		if uint64(m.ID) == h.id {
-			return m
-		}
-	}
-	return wire.LobbyMember{}
+	m, _ := lobbies.Member((&LobbyHandle{c: h.c, id: h.lobbyID}).lobby(), h.id)
+	return m
 }
 
 // User returns a view of the member's user, or nil when the member is gone or its user unknown.

@@ -67,25 +67,21 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			c.deliverUpdated(messages.FromLobby(&w), users.Of(&w.Author))
 		}
 	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
-		var w wire.Message
-		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 || w.ChannelID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
+		w, ok := decodeEvent(c, event, data, func(w *wire.Message) bool { return w.ID != 0 && w.ChannelID != 0 })
+		if !ok {
 			return
 		}
-		c.noteDMChannel(&w)
+		c.noteDMChannel(w)
 		if event == gwire.EventMessageCreate {
-			c.deliverCreated(messages.FromDirect(&w), users.Of(&w.Author))
+			c.deliverCreated(messages.FromDirect(w), users.Of(&w.Author))
 		} else {
-			c.deliverUpdated(messages.FromDirect(&w), users.Of(&w.Author))
+			c.deliverUpdated(messages.FromDirect(w), users.Of(&w.Author))
 		}
 	case gwire.EventMessageDelete:
-		var d wire.MessageDelete
-		if err := json.Unmarshal(data, &d); err != nil || d.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return
+		if d, ok := decodeEvent(c, event, data, func(d *wire.MessageDelete) bool { return d.ID != 0 }); ok {
+			c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
+			c.handlers.messageDeleted.Post(func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 		}
-		c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
-		c.handlers.messageDeleted.Post(func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 	}
 }
 

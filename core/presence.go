@@ -41,12 +41,18 @@ func (c *Client) sendPresence(ctx context.Context) error {
 // it when the player's last connection ends.
 func (c *Client) resendPresence() {
 	if _, set := c.social.state.Own(); set {
-		c.start(func(ctx context.Context) {
-			if err := c.sendPresence(ctx); err != nil {
-				c.logf(LoggingSeverityWarning, "restoring the rich presence failed: %v", err)
-			}
-		})
+		c.sendPresenceLater("restoring the rich presence failed")
 	}
+}
+
+// sendPresenceLater sends the player's presence on a goroutine of c; a failure is logged after
+// what.
+func (c *Client) sendPresenceLater(what string) {
+	c.start(func(ctx context.Context) {
+		if err := c.sendPresence(ctx); err != nil {
+			c.logf(LoggingSeverityWarning, "%s: %v", what, err)
+		}
+	})
 }
 
 // presenceCall changes the player's presence with change and sends it; the result
@@ -98,11 +104,7 @@ func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdate
 func (c *Client) ClearRichPresence() {
 	c.social.state.SetActivity(nil)
 	if c.GetStatus() == ClientStatusReady {
-		c.start(func(ctx context.Context) {
-			if err := c.sendPresence(ctx); err != nil {
-				c.logf(LoggingSeverityWarning, "ClearRichPresence: %v", err)
-			}
-		})
+		c.sendPresenceLater("ClearRichPresence")
 	}
 }
 

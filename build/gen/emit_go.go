@@ -855,4 +855,4 @@ func emitCoreFacade(api *desc.API) string {
 
 // facadeImports are the packages a Go expression of api/sdkpp.api may name; facade_gen.go
 // imports those its expressions use.
-var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}
+var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/lobbies", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}

@@ -193,3 +193,22 @@ func clone(l wire.Lobby) wire.Lobby {
 	l.Members = slices.Clone(l.Members)
 	return l
 }
+
+// MemberIDs returns the user ids of l's members, in order.
+func MemberIDs(l wire.Lobby) []uint64 {
+	var ids []uint64
+	for _, m := range l.Members {
+		ids = append(ids, uint64(m.ID))
+	}
+	return ids
+}
+
+// Member returns l's member with user id, if it is one.
+func Member(l wire.Lobby, id uint64) (wire.LobbyMember, bool) {
+	for _, m := range l.Members {
+		if uint64(m.ID) == id {
+			return m, true
+		}
+	}
+	return wire.LobbyMember{}, false
+}

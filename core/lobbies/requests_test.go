@@ -39,3 +39,14 @@ func TestSendMessage(t *testing.T) {
 	assert.NotEqual(t, ma.Nonce, mb.Nonce)
 	assert.Equal(t, "hi", ma.Content)
 }
+
+func TestMembers(t *testing.T) {
+	l := wire.Lobby{Members: []wire.LobbyMember{{ID: 3}, {ID: 1, Connected: true}}}
+	assert.Equal(t, []uint64{3, 1}, MemberIDs(l))
+	assert.Nil(t, MemberIDs(wire.Lobby{}))
+	m, ok := Member(l, 1)
+	require.True(t, ok)
+	assert.True(t, m.Connected)
+	_, ok = Member(l, 2)
+	assert.False(t, ok)
+}
