@@ -119,11 +119,12 @@ func TestMetricsCountLobbyMessages(t *testing.T) {
 	url := e.APIURL + "/lobbies/" + lobby.ID.String() + "/messages"
 	var wg sync.WaitGroup
 	var failed atomic.Int64
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer client.CloseIdleConnections() // a spare dial would hold the service's shutdown
 	for w := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client := &http.Client{}
 			for i := w; i < n; i += 8 {
 				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"content":"hello"}`))
 				req.Header.Set("Authorization", "Bearer "+alice)

@@ -473,7 +473,9 @@ func (s *Server) Close() error {
 		s.hub.Close() // WebSocket connections are hijacked: Shutdown does not close them
 	}
 	if started {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// net/http's Shutdown waits up to 5 s for a new connection that has sent nothing yet (a
+		// client's spare dial), so the deadline leaves room past that.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, err, s.http.Close())
 		}
