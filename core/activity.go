@@ -3,43 +3,9 @@ package core
 import (
 	"slices"
 
+	"sdkpp/core/internal/opt"
 	"sdkpp/wire"
 )
-
-// ActivityButton is a link button of an activity (rule ACT-5).
-type ActivityButton struct{ label, url string }
-
-// NewActivityButton returns an empty button.
-func NewActivityButton() *ActivityButton { return &ActivityButton{} }
-
-// Clone returns a copy.
-func (a *ActivityButton) Clone() *ActivityButton { v := *a; return &v }
-
-// ActivityAssets are the images of an activity, their texts and links (rules ACT-2, ACT-3).
-type ActivityAssets struct {
-	largeImage, largeText, largeUrl *string
-	smallImage, smallText, smallUrl *string
-	inviteCoverImage                *string
-}
-
-// NewActivityAssets returns empty assets.
-func NewActivityAssets() *ActivityAssets { return &ActivityAssets{} }
-
-// Clone returns a deep copy.
-func (a *ActivityAssets) Clone() *ActivityAssets {
-	return &ActivityAssets{largeImage: clonePtr(a.largeImage), largeText: clonePtr(a.largeText), largeUrl: clonePtr(a.largeUrl),
-		smallImage: clonePtr(a.smallImage), smallText: clonePtr(a.smallText), smallUrl: clonePtr(a.smallUrl),
-		inviteCoverImage: clonePtr(a.inviteCoverImage)}
-}
-
-// ActivityTimestamps are the timers of an activity, in Unix milliseconds.
-type ActivityTimestamps struct{ start, end uint64 }
-
-// NewActivityTimestamps returns no timers.
-func NewActivityTimestamps() *ActivityTimestamps { return &ActivityTimestamps{} }
-
-// Clone returns a copy.
-func (a *ActivityTimestamps) Clone() *ActivityTimestamps { v := *a; return &v }
 
 // Start returns the start time in Unix milliseconds.
 func (a *ActivityTimestamps) Start() uint64 { return a.start }
@@ -60,28 +26,6 @@ func millis(v uint64) uint64 {
 	}
 	return v
 }
-
-// ActivityParty is the player's party.
-type ActivityParty struct {
-	id                   string
-	currentSize, maxSize int32
-	privacy              ActivityPartyPrivacy
-}
-
-// NewActivityParty returns an empty party.
-func NewActivityParty() *ActivityParty { return &ActivityParty{} }
-
-// Clone returns a copy.
-func (a *ActivityParty) Clone() *ActivityParty { v := *a; return &v }
-
-// ActivitySecrets are the secrets of an activity.
-type ActivitySecrets struct{ join string }
-
-// NewActivitySecrets returns no secrets.
-func NewActivitySecrets() *ActivitySecrets { return &ActivitySecrets{} }
-
-// Clone returns a copy.
-func (a *ActivitySecrets) Clone() *ActivitySecrets { v := *a; return &v }
 
 // Activity is rich presence: what the player is doing in the game.
 type Activity struct {
@@ -106,14 +50,14 @@ func NewActivity() *Activity { return &Activity{} }
 // Clone returns a deep copy.
 func (a *Activity) Clone() *Activity {
 	c := *a
-	c.statusDisplayType = clonePtr(a.statusDisplayType)
-	c.state, c.stateUrl = clonePtr(a.state), clonePtr(a.stateUrl)
-	c.details, c.detailsUrl = clonePtr(a.details), clonePtr(a.detailsUrl)
-	c.applicationId, c.parentApplicationId = clonePtr(a.applicationId), clonePtr(a.parentApplicationId)
+	c.statusDisplayType = opt.Clone(a.statusDisplayType)
+	c.state, c.stateUrl = opt.Clone(a.state), opt.Clone(a.stateUrl)
+	c.details, c.detailsUrl = opt.Clone(a.details), opt.Clone(a.detailsUrl)
+	c.applicationId, c.parentApplicationId = opt.Clone(a.applicationId), opt.Clone(a.parentApplicationId)
 	if a.assets != nil {
 		c.assets = a.assets.Clone()
 	}
-	c.timestamps, c.party, c.secrets = clonePtr(a.timestamps), clonePtr(a.party), clonePtr(a.secrets)
+	c.timestamps, c.party, c.secrets = opt.Clone(a.timestamps), opt.Clone(a.party), opt.Clone(a.secrets)
 	c.buttons = slices.Clone(a.buttons)
 	return &c
 }
@@ -138,36 +82,33 @@ func (a *Activity) Equals(other *Activity) bool {
 		return false
 	}
 	return a.name == other.name && a.typ == other.typ && a.supportedPlatforms == other.supportedPlatforms &&
-		equalPtr(a.statusDisplayType, other.statusDisplayType) &&
-		equalPtr(a.state, other.state) && equalPtr(a.stateUrl, other.stateUrl) &&
-		equalPtr(a.details, other.details) && equalPtr(a.detailsUrl, other.detailsUrl) &&
-		equalPtr(a.applicationId, other.applicationId) && equalPtr(a.parentApplicationId, other.parentApplicationId) &&
-		equalBy(a.assets, other.assets, (*ActivityAssets).equals) &&
-		equalPtr(a.timestamps, other.timestamps) && equalPtr(a.party, other.party) &&
-		equalPtr(a.secrets, other.secrets) && slices.Equal(a.buttons, other.buttons)
+		opt.Equal(a.statusDisplayType, other.statusDisplayType) &&
+		opt.Equal(a.state, other.state) && opt.Equal(a.stateUrl, other.stateUrl) &&
+		opt.Equal(a.details, other.details) && opt.Equal(a.detailsUrl, other.detailsUrl) &&
+		opt.Equal(a.applicationId, other.applicationId) && opt.Equal(a.parentApplicationId, other.parentApplicationId) &&
+		opt.EqualBy(a.assets, other.assets, (*ActivityAssets).equals) &&
+		opt.Equal(a.timestamps, other.timestamps) && opt.Equal(a.party, other.party) &&
+		opt.Equal(a.secrets, other.secrets) && slices.Equal(a.buttons, other.buttons)
 }
 
 // equals reports whether b holds the same images, texts and links as a.
 func (a *ActivityAssets) equals(b *ActivityAssets) bool {
-	return equalPtr(a.largeImage, b.largeImage) && equalPtr(a.largeText, b.largeText) &&
-		equalPtr(a.largeUrl, b.largeUrl) && equalPtr(a.smallImage, b.smallImage) &&
-		equalPtr(a.smallText, b.smallText) && equalPtr(a.smallUrl, b.smallUrl) &&
-		equalPtr(a.inviteCoverImage, b.inviteCoverImage)
+	return opt.Equal(a.largeImage, b.largeImage) && opt.Equal(a.largeText, b.largeText) &&
+		opt.Equal(a.largeUrl, b.largeUrl) && opt.Equal(a.smallImage, b.smallImage) &&
+		opt.Equal(a.smallText, b.smallText) && opt.Equal(a.smallUrl, b.smallUrl) &&
+		opt.Equal(a.inviteCoverImage, b.inviteCoverImage)
 }
 
 // toWire is the activity as the service receives it.
 func (a *Activity) toWire() wire.Activity {
-	w := wire.Activity{Name: a.name, Type: int(a.typ), State: clonePtr(a.state), StateURL: clonePtr(a.stateUrl),
-		Details: clonePtr(a.details), DetailsURL: clonePtr(a.detailsUrl), SupportedPlatforms: int(a.supportedPlatforms)}
-	if a.statusDisplayType != nil {
-		v := int(*a.statusDisplayType)
-		w.StatusDisplayType = &v
-	}
+	w := wire.Activity{Name: a.name, Type: int(a.typ), State: opt.Clone(a.state), StateURL: opt.Clone(a.stateUrl),
+		Details: opt.Clone(a.details), DetailsURL: opt.Clone(a.detailsUrl), SupportedPlatforms: int(a.supportedPlatforms)}
+	w.StatusDisplayType = opt.Convert[int](a.statusDisplayType)
 	if a.assets != nil {
 		x := a.assets
-		w.Assets = &wire.ActivityAssets{LargeImage: clonePtr(x.largeImage), LargeText: clonePtr(x.largeText),
-			LargeURL: clonePtr(x.largeUrl), SmallImage: clonePtr(x.smallImage), SmallText: clonePtr(x.smallText),
-			SmallURL: clonePtr(x.smallUrl), InviteCoverImage: clonePtr(x.inviteCoverImage)}
+		w.Assets = &wire.ActivityAssets{LargeImage: opt.Clone(x.largeImage), LargeText: opt.Clone(x.largeText),
+			LargeURL: opt.Clone(x.largeUrl), SmallImage: opt.Clone(x.smallImage), SmallText: opt.Clone(x.smallText),
+			SmallURL: opt.Clone(x.smallUrl), InviteCoverImage: opt.Clone(x.inviteCoverImage)}
 	}
 	if a.timestamps != nil {
 		w.Timestamps = &wire.ActivityTimestamps{Start: a.timestamps.start, End: a.timestamps.end}
@@ -189,25 +130,15 @@ func (a *Activity) toWire() wire.Activity {
 
 // activityFromWire is an activity the service sent.
 func activityFromWire(w wire.Activity) *Activity {
-	a := &Activity{name: w.Name, typ: ActivityTypes(w.Type), state: clonePtr(w.State), stateUrl: clonePtr(w.StateURL),
-		details: clonePtr(w.Details), detailsUrl: clonePtr(w.DetailsURL), supportedPlatforms: ActivityGamePlatforms(w.SupportedPlatforms)}
-	if w.StatusDisplayType != nil {
-		v := StatusDisplayTypes(*w.StatusDisplayType)
-		a.statusDisplayType = &v
-	}
-	if w.ApplicationID != nil {
-		v := uint64(*w.ApplicationID)
-		a.applicationId = &v
-	}
-	if w.ParentApplicationID != nil {
-		v := uint64(*w.ParentApplicationID)
-		a.parentApplicationId = &v
-	}
+	a := &Activity{name: w.Name, typ: ActivityTypes(w.Type), state: opt.Clone(w.State), stateUrl: opt.Clone(w.StateURL),
+		details: opt.Clone(w.Details), detailsUrl: opt.Clone(w.DetailsURL), supportedPlatforms: ActivityGamePlatforms(w.SupportedPlatforms)}
+	a.statusDisplayType = opt.Convert[StatusDisplayTypes](w.StatusDisplayType)
+	a.applicationId, a.parentApplicationId = opt.Convert[uint64](w.ApplicationID), opt.Convert[uint64](w.ParentApplicationID)
 	if w.Assets != nil {
 		x := w.Assets
-		a.assets = &ActivityAssets{largeImage: clonePtr(x.LargeImage), largeText: clonePtr(x.LargeText),
-			largeUrl: clonePtr(x.LargeURL), smallImage: clonePtr(x.SmallImage), smallText: clonePtr(x.SmallText),
-			smallUrl: clonePtr(x.SmallURL), inviteCoverImage: clonePtr(x.InviteCoverImage)}
+		a.assets = &ActivityAssets{largeImage: opt.Clone(x.LargeImage), largeText: opt.Clone(x.LargeText),
+			largeUrl: opt.Clone(x.LargeURL), smallImage: opt.Clone(x.SmallImage), smallText: opt.Clone(x.SmallText),
+			smallUrl: opt.Clone(x.SmallURL), inviteCoverImage: opt.Clone(x.InviteCoverImage)}
 	}
 	if w.Timestamps != nil {
 		a.timestamps = &ActivityTimestamps{start: w.Timestamps.Start, end: w.Timestamps.End}

@@ -2,12 +2,10 @@ package core
 
 import (
 	"context"
-	"errors"
 
 	"sdkpp/core/callbacks"
 	"sdkpp/core/internal/sdkerr"
 
-	"sdkpp/core/loopback"
 	"sdkpp/core/rest"
 )
 
@@ -33,48 +31,37 @@ func (c *Client) start(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// resultOf turns an operation's error into a ClientResult; nil is success.
+// resultOf turns an operation's error into a ClientResult (core/internal/sdkerr sorts it); nil
+// is success. The message and the response body are redacted.
 func resultOf(err error) *ClientResult {
 	if err == nil {
 		return Success()
 	}
-	r := &ClientResult{error: Secrets.String(err.Error())}
-	var re *rest.Error
-	var denied *loopback.DeniedError
-	var ve *sdkerr.ValidationError
-	switch {
-	case errors.As(err, &ve):
-		r.typ = ErrorTypeValidationError
-	case errors.As(err, &re) && re.Network:
-		r.typ = ErrorTypeNetworkError
-		r.retryable = true
-	case errors.As(err, &re):
-		r.typ = ErrorTypeHTTPError
-		r.status = HttpStatusCode(re.Status)
-		r.errorCode = int32(re.Code)
-		r.responseBody = Secrets.String(re.Body)
-		r.retryable = re.Retryable()
-		r.retryAfter = float32(re.RetryAfter)
-		if re.OAuthError == "invalid_grant" {
-			// rule AU-6: the grant is gone; treat it as the app being deauthorized.
-			r.typ = ErrorTypeAuthorizationFailed
-		}
-	case errors.As(err, &denied), errors.Is(err, loopback.ErrStateMismatch), errors.Is(err, loopback.ErrNoCode):
-		r.typ = ErrorTypeAuthorizationFailed
-	case errors.Is(err, errAborted), errors.Is(err, context.Canceled):
-		r.typ = ErrorTypeAborted
-	case errors.Is(err, errNotReady):
-		r.typ = ErrorTypeClientNotReady
-	case errors.Is(err, errClosed):
-		r.typ = ErrorTypeClientDestroyed
-	default:
-		r.typ = ErrorTypeNetworkError
-	}
-	return r
+	f := sdkerr.Classify(err)
+	return &ClientResult{typ: ErrorType(f.Kind), error: Secrets.String(err.Error()), status: HttpStatusCode(f.Status),
+		errorCode: int32(f.Code), responseBody: Secrets.String(f.Body), retryable: f.Retryable, retryAfter: float32(f.RetryAfter)}
 }
 
 // invalid is a request the SDK refused before sending anything.
 func invalid(format string, args ...any) error { return sdkerr.Invalid(format, args...) }
+
+// invalidIf is invalid(format, args...) when cond holds, else nil.
+func invalidIf(cond bool, format string, args ...any) error {
+	if !cond {
+		return nil
+	}
+	return invalid(format, args...)
+}
+
+// firstErr is the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 var (
 	errAborted  = sdkerr.ErrAborted
@@ -97,23 +84,44 @@ func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*Cli
 	})
 }
 
-// getList answers cb with the converted list a GET of path returns.
-func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {
+// authCall answers a result-only cb, exactly once, with what do returns on a goroutine of c,
+// given the player's authorization. Without authorization, or when check (a validation made
+// before) is not nil, it answers at once with that error; a failure of do is logged.
+func authCall[F ~func(*ClientResult)](c *Client, what string, check error, cb Callback[F], do func(ctx context.Context, auth string) error) {
+	authCall1(c, what, check, Callback[func(*ClientResult, struct{})]{Fn: func(r *ClientResult, _ struct{}) { cb.Fn(r) }, Release: cb.Release},
+		func(ctx context.Context, auth string) (struct{}, error) { return struct{}{}, do(ctx, auth) })
+}
+
+// authCall1 is authCall for a callback that takes a result and one value: the value do returns
+// (zero when refused before).
+func authCall1[T any, F ~func(*ClientResult, T)](c *Client, what string, check error, cb Callback[F], do func(ctx context.Context, auth string) (T, error)) {
 	once := resultOnce1(c, cb)
 	auth := c.authHeader()
 	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), nil) })
+		check = errNotReady
+	}
+	if check != nil {
+		var zero T
+		once.Fire(func() { cb.Fn(resultOf(check), zero) })
 		return
 	}
 	c.start(func(ctx context.Context) {
+		v, err := do(ctx, auth)
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
+		}
+		once.Fire(func() { cb.Fn(resultOf(err), v) })
+	})
+}
+
+// getList answers cb with the converted list a GET of path returns.
+func getList[W, R any](c *Client, what, path string, cb Callback[func(*ClientResult, []R)], convert func([]W) []R) {
+	authCall1(c, what, nil, cb, func(ctx context.Context, auth string) ([]R, error) {
 		var list []W
 		if err := c.api.Do(ctx, rest.Request{Path: path, Auth: auth}, &list); err != nil {
-			c.logf(LoggingSeverityWarning, "%s failed: %v", what, err)
-			once.Fire(func() { cb.Fn(resultOf(err), nil) })
-			return
+			return nil, err
 		}
-		out := convert(list)
-		once.Fire(func() { cb.Fn(Success(), out) })
+		return convert(list), nil
 	})
 }
 

@@ -2,10 +2,9 @@ package core
 
 import (
 	"context"
-	"os/exec"
-	"runtime"
 
 	"sdkpp/core/auth"
+	"sdkpp/core/internal/opt"
 	"sdkpp/core/token"
 	"sdkpp/internal/clock"
 )
@@ -45,12 +44,12 @@ func (c *Client) setAuth(clk clock.Clock) {
 		},
 		Expiring: c.tokenExpiring,
 		Refreshed: func(t *auth.Tokens) {
-			postHandler(c, &c.handlers.tokenRefreshed, func(f ClientTokenRefreshedCallback) {
+			c.handlers.tokenRefreshed.Post(func(f ClientTokenRefreshedCallback) {
 				f(t.AccessToken, t.RefreshToken, tokenTypeOf(t), t.ExpiresIn, t.Scope)
 			})
 		},
 	})
-	c.auth.tokens = token.New(clk, token.Timers{Refresh: c.auth.flows.AutoRefresh, Expiring: c.tokenExpiring, Warn: c.auth.expiry.isSet})
+	c.auth.tokens = token.New(clk, token.Timers{Refresh: c.auth.flows.AutoRefresh, Expiring: c.tokenExpiring, Warn: c.auth.expiry.IsSet})
 	c.auth.flows.Tokens = c.auth.tokens
 }
 
@@ -110,20 +109,6 @@ func (c *Client) grant(g auth.Grant, cb Callback[ClientTokenExchangeCallback]) {
 	c.tokenOp(what, cb, func(ctx context.Context) (*auth.Tokens, error) { return c.auth.flows.Exchange(ctx, g) })
 }
 
-// GetToken exchanges an authorization code and its PKCE verifier for tokens (rules AU-1, AA-5).
-func (c *Client) GetToken(applicationId uint64, code, codeVerifier, redirectUri string, cb Callback[ClientTokenExchangeCallback]) {
-	c.grant(auth.CodeGrant(c.appIDOr(applicationId), code, codeVerifier, redirectUri), cb)
-}
-
-// RefreshToken exchanges a refresh token for new tokens; the old ones stop working. A revoked
-// grant fails with ErrorType AuthorizationFailed (rule AU-6). A refresh token this Client has
-// presented already (its own automatic refresh, or an earlier call) fails the same way without
-// being sent: the service would take a second use for theft and revoke the grant (RFC 9700
-// 4.14.2).
-func (c *Client) RefreshToken(applicationId uint64, refreshToken string, cb Callback[ClientTokenExchangeCallback]) {
-	c.tokenOp("token request (refresh_token)", cb, c.auth.flows.Refresh(c.appIDOr(applicationId), refreshToken))
-}
-
 // GetTokenFromProvisionalMerge exchanges an authorization code like GetToken and merges the
 // provisional account identified by the external credentials into the user's account.
 func (c *Client) GetTokenFromProvisionalMerge(applicationId uint64, code, codeVerifier, redirectUri string,
@@ -156,9 +141,6 @@ func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb 
 	once.Fire(func() { cb.Fn(Success()) })
 }
 
-// IsAuthenticated reports whether a token is set.
-func (c *Client) IsAuthenticated() bool { return c.auth.tokens.Get() != "" }
-
 // authHeader is the Authorization header for the client's token, or "".
 func (c *Client) authHeader() string { return c.auth.tokens.Header() }
 
@@ -173,7 +155,7 @@ func (c *Client) SetTokenExpirationCallback(cb Callback[ClientTokenExpirationCal
 
 // tokenExpiring queues the expiration callback.
 func (c *Client) tokenExpiring() {
-	postHandler(c, &c.auth.expiry, func(f ClientTokenExpirationCallback) { f() })
+	c.auth.expiry.Post(func(f ClientTokenExpirationCallback) { f() })
 }
 
 // FetchCurrentUser validates token by fetching its user.
@@ -219,39 +201,17 @@ func (c *Client) UnmergeIntoProvisionalAccount(applicationId uint64, externalAut
 
 // UpdateProvisionalAccountDisplayName renames the signed-in provisional account.
 func (c *Client) UpdateProvisionalAccountDisplayName(name string, cb Callback[ClientUpdateProvisionalAccountDisplayNameCallback]) {
-	header := c.authHeader()
-	if header == "" {
-		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
-		return
-	}
-	c.resultCall(auth.DisplayNameRequest(header, name), "UpdateProvisionalAccountDisplayName", Callback[func(*ClientResult)](cb), nil)
+	authCall(c, "UpdateProvisionalAccountDisplayName", nil, cb, func(ctx context.Context, header string) error {
+		return c.api.Do(ctx, auth.DisplayNameRequest(header, name), nil)
+	})
 }
 
 // openURL shows u to the user: through the game's opener, or the system browser.
 func (c *Client) openURL(u string) error {
-	c.handlers.openUrl.mu.Lock()
-	scope, fn := c.handlers.openUrl.scope, c.handlers.openUrl.fn
-	c.handlers.openUrl.mu.Unlock()
-	if scope != nil && scope.Post(func() { fn(u) }) {
+	if c.handlers.openUrl.Post(func(f ClientOpenUrlCallback) { f(u) }) {
 		return nil
 	}
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
-	case "darwin":
-		cmd = exec.Command("open", u)
-	default:
-		cmd = exec.Command("xdg-open", u)
-	}
-	if err := cmd.Start(); err != nil {
-		return invalid("cannot open the browser (%v); set a URL opener with SetOpenUrlCallback", err)
-	}
-	// The launcher may live as long as the browser it starts, so Close must not wait for it: this
-	// goroutine only reaps the process, and ends when the process does.
-	go cmd.Wait()
-	return nil
+	return auth.OpenBrowser(u)
 }
 
 // CreateAuthorizationCodeVerifier returns a new PKCE verifier and its S256 challenge.
@@ -265,8 +225,8 @@ func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
 
 // authArgs converts the game's AuthorizationArgs.
 func authArgs(a *AuthorizationArgs) auth.Args {
-	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: clonePtr(a.state), Nonce: clonePtr(a.nonce),
-		CustomSchemeParam: clonePtr(a.customSchemeParam)}
+	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: opt.Clone(a.state), Nonce: opt.Clone(a.nonce),
+		CustomSchemeParam: opt.Clone(a.customSchemeParam)}
 	if a.codeChallenge != nil {
 		args.CodeChallenge = &a.codeChallenge.challenge
 	}
@@ -295,16 +255,6 @@ func (c *Client) Authorize(args *AuthorizationArgs, cb Callback[ClientAuthorizat
 	}
 }
 
-// AbortAuthorize ends the Authorize in progress; its callback fires with ErrorType Aborted. A
-// redirect arriving later finds nothing listening.
-func (c *Client) AbortAuthorize() { c.auth.flows.AbortAuthorize() }
-
-// GetTokenFromDevice runs the device flow: it shows the verification page (through the URL
-// opener) and polls until the user approves on another device, declines, or the code expires.
-func (c *Client) GetTokenFromDevice(args *DeviceAuthorizationArgs, cb Callback[ClientTokenExchangeCallback]) {
-	c.deviceFlow(args, nil, cb)
-}
-
 // GetTokenFromDeviceProvisionalMerge is GetTokenFromDevice that also merges the provisional
 // account identified by the external credentials.
 func (c *Client) GetTokenFromDeviceProvisionalMerge(args *DeviceAuthorizationArgs, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
@@ -323,9 +273,6 @@ func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra auth.Grant, cb 
 	c.tokenOp("device authorization", cb, func(context.Context) (*auth.Tokens, error) { return flow.Run() })
 }
 
-// AbortGetTokenFromDevice ends the device flow in progress; its callback fires with Aborted.
-func (c *Client) AbortGetTokenFromDevice() { c.auth.flows.AbortDevice() }
-
 // OpenAuthorizeDeviceScreen shows the verification page for a user code that the game's backend
 // obtained (the backend-driven device flow).
 func (c *Client) OpenAuthorizeDeviceScreen(clientId uint64, userCode string) {
@@ -338,6 +285,6 @@ func (c *Client) OpenAuthorizeDeviceScreen(clientId uint64, userCode string) {
 // the screen-closed callback runs.
 func (c *Client) CloseAuthorizeDeviceScreen() {
 	if c.auth.flows.CloseDeviceScreen() {
-		postHandler(c, &c.handlers.authorizeDeviceScreenClosed, func(f ClientAuthorizeDeviceScreenClosedCallback) { f() })
+		c.handlers.authorizeDeviceScreenClosed.Post(func(f ClientAuthorizeDeviceScreenClosedCallback) { f() })
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/voice"
 )
 
@@ -21,4 +22,16 @@ func TestCallEnumsMatchTheCallLayer(t *testing.T) {
 		assert.True(t, CallError(v).Valid())
 	}
 	assert.False(t, CallError(voice.ErrorForbidden+1).Valid())
+}
+
+// core/internal/sdkerr sorts failures into kinds that resultOf converts by value into ErrorType.
+func TestErrorKindsMatchErrorType(t *testing.T) {
+	for kind, want := range map[sdkerr.Kind]ErrorType{
+		sdkerr.KindNone: ErrorTypeNone, sdkerr.KindNetworkError: ErrorTypeNetworkError, sdkerr.KindHTTPError: ErrorTypeHTTPError,
+		sdkerr.KindClientNotReady: ErrorTypeClientNotReady, sdkerr.KindClientDestroyed: ErrorTypeClientDestroyed,
+		sdkerr.KindValidationError: ErrorTypeValidationError, sdkerr.KindAborted: ErrorTypeAborted,
+		sdkerr.KindAuthorizationFailed: ErrorTypeAuthorizationFailed,
+	} {
+		assert.Equal(t, want, ErrorType(kind))
+	}
 }

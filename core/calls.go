@@ -43,20 +43,6 @@ type callHooks struct {
 	}
 }
 
-// StartCall joins the voice call of a lobby the player is in and returns its handle, or nil if
-// the player is already in that call or the client is not ready.
-func (c *Client) StartCall(lobbyId uint64) *Call {
-	return c.startCall(lobbyId, nil, nil)
-}
-
-// StartCallWithAudioCallbacks is StartCall with raw PCM hooks. Both run directly on the SDK's
-// audio thread for every 20 ms frame (they are not queued): received sees each participant's
-// decoded frame and may mute it, captured sees each captured frame before it is encoded. Each
-// must copy what it needs and return at once.
-func (c *Client) StartCallWithAudioCallbacks(lobbyId uint64, received Callback[ClientUserAudioReceivedCallback], captured Callback[ClientUserAudioCapturedCallback]) *Call {
-	return c.startCall(lobbyId, &received, &captured)
-}
-
 func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioReceivedCallback], captured *Callback[ClientUserAudioCapturedCallback]) *Call {
 	// The hooks' game data is released when the call ends, or now when it does not start.
 	started := false
@@ -83,7 +69,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 	e := &callHooks{}
 	e.last.status = CallStatusJoining // voice.Start returns the call Joining
 	_, err := c.calls.reg.Start(lobbyID, func(set voice.Settings) (*voice.Entry[*callHooks], error) {
-		c.voice.callStarted.Store(true)
+		c.voice.CallStarted.Store(true)
 		cfg := c.callConfig(lobbyID, self, gw.Send, e, set, received, captured)
 		cfg.NewEngine = newEngine
 		if tune != nil {
@@ -118,30 +104,21 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 func (c *Client) callConfig(lobbyID, self uint64, send func(ctx context.Context, op int, d any) error, e *callHooks, set voice.Settings,
 	received *Callback[ClientUserAudioReceivedCallback], captured *Callback[ClientUserAudioCapturedCallback]) voice.Config {
 	ecfg := voice.EngineConfig{InputDevice: set.InputDevice, OutputDevice: set.OutputDevice,
-		AecDump: c.aecDumpPrefix(lobbyID),
+		AecDump: c.voice.AecDumpPrefix(lobbyID, c.clock.Now()),
 		Logf:    func(f string, a ...any) { c.voiceLogf(LoggingSeverityInfo, f, a...) },
 		OnNoInput: func(silent bool) {
-			postHandler(c, &c.handlers.noAudioInput, func(f ClientNoAudioInputCallback) { f(!silent) })
+			c.handlers.noAudioInput.Post(func(f ClientNoAudioInputCallback) { f(!silent) })
 		},
 		OnDevicesChanged: func(in, out []voice.Device) {
 			ins, outs := audioDevices(in), audioDevices(out)
-			postHandler(c, &c.handlers.deviceChange, func(f ClientDeviceChangeCallback) { f(ins, outs) })
+			c.handlers.deviceChange.Post(func(f ClientDeviceChangeCallback) { f(ins, outs) })
 		},
 	}
-	if received != nil && received.Fn != nil {
-		fn := received.Fn
-		// The engine calls Received from its one processing goroutine: one flag, allocated
-		// here, serves every frame.
-		mute := new(bool)
-		ecfg.Received = func(sender uint64, samples []int16) bool {
-			*mute = false
-			fn(sender, samples, uint64(len(samples)), 48000, 1, mute)
-			return *mute
-		}
+	if received != nil {
+		ecfg.Received = voice.ReceivedHook(received.Fn)
 	}
-	if captured != nil && captured.Fn != nil {
-		fn := captured.Fn
-		ecfg.Captured = func(samples []int16) { fn(samples, uint64(len(samples)), 48000, 1) }
+	if captured != nil {
+		ecfg.Captured = voice.CapturedHook(captured.Fn)
 	}
 	return voice.Config{
 		LobbyID: lobbyID, UserID: self,
@@ -155,17 +132,17 @@ func (c *Client) callConfig(lobbyID, self uint64, send func(ctx context.Context,
 				c.mu.Lock()
 				e.last.status, e.last.err, e.last.detail = CallStatus(st), CallError(er), d
 				c.mu.Unlock()
-				postHandler(c, &e.status, func(f CallOnStatusChanged) { f(CallStatus(st), CallError(er), d) })
+				e.status.Post(func(f CallOnStatusChanged) { f(CallStatus(st), CallError(er), d) })
 			},
 			Participant: func(user uint64, added bool) {
-				postHandler(c, &e.participant, func(f CallOnParticipantChanged) { f(user, added) })
-				postHandler(c, &c.handlers.voiceParticipantChanged, func(f ClientVoiceParticipantChangedCallback) { f(lobbyID, user, added) })
+				e.participant.Post(func(f CallOnParticipantChanged) { f(user, added) })
+				c.handlers.voiceParticipantChanged.Post(func(f ClientVoiceParticipantChangedCallback) { f(lobbyID, user, added) })
 			},
 			VoiceState: func(user uint64) {
-				postHandler(c, &e.voiceState, func(f CallOnVoiceStateChanged) { f(user) })
+				e.voiceState.Post(func(f CallOnVoiceStateChanged) { f(user) })
 			},
 			Speaking: func(user uint64, on bool) {
-				postHandler(c, &e.speaking, func(f CallOnSpeakingStatusChanged) { f(user, on) })
+				e.speaking.Post(func(f CallOnSpeakingStatusChanged) { f(user, on) })
 			},
 		},
 	}
@@ -181,16 +158,7 @@ func releaseOf[F any](cb *Callback[F]) func() {
 
 // onVoiceDispatch hands a voice dispatch to the calls.
 func (c *Client) onVoiceDispatch(event string, data json.RawMessage) {
-	for _, call := range c.calls.reg.Calls() {
-		call.HandleDispatch(event, data)
-	}
-}
-
-// onVoiceSignalingLost tells every call that the gateway session dropped (rule ST-4).
-func (c *Client) onVoiceSignalingLost() {
-	for _, call := range c.calls.reg.Calls() {
-		call.SignalingLost()
-	}
+	c.calls.reg.HandleDispatch(event, data)
 }
 
 // callEntry returns a call's hooks, or nil.
@@ -251,7 +219,7 @@ func (c *Client) endEntry(e *voice.Entry[*callHooks], done func()) {
 	h := e.Hooks
 	release := func() {
 		closeAll(h.audio) // the engine has stopped: no hook runs again
-		for _, s := range []*callbacks.Scope{h.status.take(), h.participant.take(), h.speaking.take(), h.voiceState.take()} {
+		for _, s := range []*callbacks.Scope{h.status.Take(), h.participant.Take(), h.speaking.Take(), h.voiceState.Take()} {
 			if s != nil {
 				s.Close()
 			}
@@ -296,30 +264,11 @@ func (c *Client) setEngines(change func(*voice.Settings), apply func(voice.Engin
 	c.calls.reg.Set(change, func(call *voice.Call) { apply(call.Engine()) })
 }
 
-// SetSelfMuteAll mutes or unmutes the player in every call, present and future.
-func (c *Client) SetSelfMuteAll(mute bool) {
-	c.setAll(func(s *voice.Settings) { s.SelfMute = mute }, func(v *voice.Call) { v.SetSelfMute(mute) })
-}
-
-// GetSelfMuteAll reports the SetSelfMuteAll setting.
-func (c *Client) GetSelfMuteAll() bool { return c.calls.reg.Settings().SelfMute }
-
-// SetSelfDeafAll deafens or undeafens the player in every call, present and future.
-func (c *Client) SetSelfDeafAll(deaf bool) {
-	c.setAll(func(s *voice.Settings) { s.SelfDeaf = deaf }, func(v *voice.Call) { v.SetSelfDeaf(deaf) })
-}
-
-// GetSelfDeafAll reports the SetSelfDeafAll setting.
-func (c *Client) GetSelfDeafAll() bool { return c.calls.reg.Settings().SelfDeaf }
-
 // SetInputVolume sets the microphone volume of every call (0..100).
 func (c *Client) SetInputVolume(inputVolume float32) {
 	v := min(max(inputVolume, 0), 100)
 	c.setEngines(func(s *voice.Settings) { s.InputVolume = v }, func(e voice.Engine) { e.SetInputVolume(v) })
 }
-
-// GetInputVolume returns the microphone volume (0..100).
-func (c *Client) GetInputVolume() float32 { return c.calls.reg.Settings().InputVolume }
 
 // SetOutputVolume sets the playback volume of every call (0..200).
 func (c *Client) SetOutputVolume(outputVolume float32) {
@@ -327,34 +276,10 @@ func (c *Client) SetOutputVolume(outputVolume float32) {
 	c.setEngines(func(s *voice.Settings) { s.OutputVolume = v }, func(e voice.Engine) { e.SetOutputVolume(v) })
 }
 
-// GetOutputVolume returns the playback volume (0..200).
-func (c *Client) GetOutputVolume() float32 { return c.calls.reg.Settings().OutputVolume }
-
 // SetNoAudioInputThreshold sets the level (dBFS) below which the input counts as silent.
 func (c *Client) SetNoAudioInputThreshold(dBFSThreshold float32) {
 	c.setEngines(func(s *voice.Settings) { s.NoInputThreshold = dBFSThreshold },
 		func(e voice.Engine) { e.SetNoInputThreshold(dBFSThreshold) })
-}
-
-// SetEchoCancellation turns echo cancellation on or off in every call (default on).
-func (c *Client) SetEchoCancellation(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.EchoCancellation = on }, func(e voice.Engine) { e.SetEchoCancellation(on) })
-}
-
-// SetNoiseSuppression turns noise suppression on or off in every call (default on).
-func (c *Client) SetNoiseSuppression(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.NoiseSuppression = on }, func(e voice.Engine) { e.SetNoiseSuppression(on) })
-}
-
-// SetNoiseCancellation turns noise cancellation on or off in every call (default off): the noise
-// suppressor at its strongest (-45 dB instead of -15 dB). While on, it replaces noise suppression.
-func (c *Client) SetNoiseCancellation(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.NoiseCancellation = on }, func(e voice.Engine) { e.SetNoiseCancellation(on) })
-}
-
-// SetAutomaticGainControl turns automatic gain control on or off in every call (default on).
-func (c *Client) SetAutomaticGainControl(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.AutoGain = on }, func(e voice.Engine) { e.SetAutoGain(on) })
 }
 
 // SetSpeakerMode is deprecated (rule VER-4): routing is automatic on the desktop platforms sdkpp

@@ -10,9 +10,12 @@
 // calls), core/rpc (the link to the desktop client), core/logs and core/launch. Gateway events
 // reach the capabilities through one table of handlers by event name (connection.go); the
 // relationship events are described by wire/gateway.RelationshipEvents. What follows
-// mechanically from api/sdkpp.api is generated: the enums and callback types (api_gen.go), the
-// records' getters and setters (records_gen.go), and the Client's callback slots with their
-// Set...Callback methods (handlers_gen.go).
+// mechanically from api/sdkpp.api is generated: the enums and callback types (api_gen.go); the
+// records' structs, constructors, Clone, getters and setters (records_gen.go); the handles'
+// Clone and the getters and one-expression methods that the description maps to a capability
+// with "= EXPR" (facade_gen.go); and the Client's callback slots with their Set...Callback
+// methods (handlers_gen.go). The hand-written files hold only what checks, converts and answers
+// callbacks; async.go holds the one pattern of an authorized request answered once (authCall).
 //
 // Locks: Client.mu guards the client's life, its gateway connection and each call's last status.
 // The desktop link (core/rpc.Link) has its own lock, taken without Client.mu held. The
@@ -43,6 +46,7 @@ import (
 	"sdkpp/core/rpc"
 	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
+	"sdkpp/core/voice"
 	"sdkpp/internal/clock"
 )
 
@@ -132,7 +136,7 @@ type Client struct {
 	msg    messageState  // messages and their catch-up (core/messages)
 	lobby  lobbyState    // lobbies, applied in the service's order (core/lobbies)
 	tunnel tunnel.Tunnel // API requests over the gateway (core/tunnel)
-	voice  voiceDiag     // voice logs and diagnostics; its own lock
+	voice  voice.Diag    // voice logs and diagnostics (core/voice); its own lock
 	calls  callState     // voice calls (calls.go, core/voice); its own lock
 
 	handlers handlers // the game's callbacks set by Set...Callback (handlers_gen.go)
@@ -158,12 +162,7 @@ func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c.scope = queue.NewScope(nil)
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
-	clients.mu.Lock()
-	if clients.set == nil {
-		clients.set = map[*Client]struct{}{}
-	}
-	clients.set[c] = struct{}{}
-	clients.mu.Unlock()
+	clients.Add(&c.log)
 	c.apiBase = c.checkBase("API", o.ApiBase(), DefaultAPIBase)
 	c.webBase = c.checkBase("web", o.WebBase(), DefaultWebBase)
 	// A transport of its own: Close drops its idle connections, which a shared one would keep.
@@ -193,9 +192,7 @@ func (c *Client) checkBase(what, base, def string) string {
 // RunCallbacks, and every registered callback is released. It is idempotent.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
-		clients.mu.Lock()
-		delete(clients.set, c)
-		clients.mu.Unlock()
+		clients.Remove(&c.log)
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()
@@ -207,7 +204,7 @@ func (c *Client) Close() {
 		c.api.HTTP.CloseIdleConnections()
 		c.auth.tokens.Stop()
 		c.log.Close()
-		c.closeVoiceLog()
+		c.voice.SetLog(nil)
 		c.scope.Close()
 	})
 }
@@ -247,12 +244,6 @@ func ClientGetDefaultPresenceScopes() string { return PresenceScopes }
 // ClientGetVersionHash returns the build's source revision.
 func ClientGetVersionHash() string { return versionHash }
 
-// SetApplicationId sets the application id used when AuthorizationArgs has none (rule AA-1).
-func (c *Client) SetApplicationId(id uint64) { c.appID.Store(id) }
-
-// GetApplicationId returns the application id, 0 if none was set.
-func (c *Client) GetApplicationId() uint64 { return c.appID.Load() }
-
 // AddLogCallback adds cb for messages at or above min. Messages are redacted (rule AU-10) and
 // delivered inside RunCallbacks; cb is released when the Client closes.
 func (c *Client) AddLogCallback(cb Callback[ClientLogCallback], min LoggingSeverity) {
@@ -285,16 +276,10 @@ func (c *Client) SetHttpRequestTimeout(ms int32) {
 	c.httpTimeout.Store(int64(ms))
 }
 
-// GetHttpRequestTimeout returns the HTTP request timeout in milliseconds.
-func (c *Client) GetHttpRequestTimeout() int32 { return int32(c.httpTimeout.Load()) }
-
 // HTTPTimeout returns the HTTP request timeout.
 func (c *Client) HTTPTimeout() time.Duration {
 	return time.Duration(c.httpTimeout.Load()) * time.Millisecond
 }
-
-// GetStatus returns the connection status.
-func (c *Client) GetStatus() ClientStatus { return ClientStatus(c.status.Load()) }
 
 // IsDiscordAppInstalled reports whether the platform's mobile app is installed: never, on the
 // desktop platforms sdkpp runs on.

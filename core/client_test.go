@@ -346,8 +346,6 @@ func TestManyClients(t *testing.T) {
 		c.Close()
 	}
 	drain()
-	clients.mu.Lock()
-	n := len(clients.set)
-	clients.mu.Unlock()
+	n := clients.Len()
 	assert.Zero(t, n, "%d clients still registered", n)
 }

@@ -10,7 +10,6 @@ import (
 
 	"sdkpp/core/gateway"
 	"sdkpp/core/rest"
-	"sdkpp/core/users"
 	"sdkpp/wire"
 )
 
@@ -32,7 +31,7 @@ func (c *Client) setStatus(s ClientStatus, e ClientError, detail int32) {
 		return
 	}
 	c.logf(LoggingSeverityInfo, "status %s", s)
-	postHandler(c, &c.handlers.statusChanged, func(f ClientOnStatusChanged) { f(s, e, detail) })
+	c.handlers.statusChanged.Post(func(f ClientOnStatusChanged) { f(s, e, detail) })
 }
 
 // Connect connects to the service's gateway with the token set by UpdateToken. The status goes
@@ -117,7 +116,7 @@ func (c *Client) onGatewayStatus(s gateway.Status, err error) {
 		// A request written just before the connection broke may never have been read, even if
 		// the session resumes: repeat what waits over HTTP (tunnel.go).
 		c.tunnel.Lost()
-		c.onVoiceSignalingLost() // the service ends a call with its gateway connection (ST-4)
+		c.calls.reg.SignalingLost() // the service ends a call with its gateway connection (ST-4)
 	}
 	c.setStatus(ClientStatus(s), e, detail)
 	if s == gateway.Ready {
@@ -165,13 +164,9 @@ func (c *Client) onDispatch(event string, data json.RawMessage) {
 }
 
 // readyData is what the client reads of READY: the session's user, the service's extensions, and
-// the social state (relationships and presences).
+// the social state (relationships and presences) the service adds.
 type readyData struct {
-	User          wire.User `json:"user"`
-	SdkppFeatures []string  `json:"sdkpp_features"`
-	Application   struct {
-		ID wire.Snowflake `json:"id"`
-	} `json:"application"`
+	gwire.Ready
 	Relationships     []wire.Relationship   `json:"relationships"`
 	GameRelationships []wire.Relationship   `json:"game_relationships"`
 	Presences         []wire.PresenceUpdate `json:"presences"`
@@ -189,23 +184,15 @@ func (c *Client) onReady(data json.RawMessage) {
 	}
 	c.tunnel.Enable(slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
 	// READY's relationship objects carry the other users and their profiles in this game.
-	profiles := map[uint64][]wire.ApplicationProfile{}
+	var others []*wire.User
 	for _, list := range [][]wire.Relationship{r.Relationships, r.GameRelationships} {
 		for i := range list {
-			if u := users.Of(&list[i].User); u != nil {
-				c.users.Put(u)
-				profiles[u.ID] = list[i].User.ApplicationProfiles
-			}
+			others = append(others, &list[i].User)
 		}
 	}
-	c.social.state.ApplyReady(uint64(r.Application.ID), r.Relationships, r.GameRelationships, r.Presences)
-	if u := users.Of(&r.User); u != nil {
-		profiles[u.ID] = r.User.ApplicationProfiles
-		c.users.SetProfiles(profiles)
-		c.users.SetCurrent(u)
-	} else {
-		c.users.SetProfiles(profiles)
-	}
+	c.users.ApplyReady(&r.User, others, func() {
+		c.social.state.ApplyReady(uint64(r.Application.ID), r.Relationships, r.GameRelationships, r.Presences)
+	})
 	c.startCatchUp() // a new session may follow a gap: fetch the lobby messages it missed (core/messages)
 }
 

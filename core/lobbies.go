@@ -3,15 +3,11 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"strconv"
 
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/lobbies"
 	"sdkpp/core/messages"
-	"sdkpp/core/rest"
-	"sdkpp/core/tunnel"
 	"sdkpp/core/users"
 	"sdkpp/wire"
 )
@@ -21,71 +17,41 @@ type lobbyState struct {
 	cache lobbies.Cache
 }
 
-// CreateOrJoinLobby creates the game's lobby of this secret or joins it (rule LOB-1).
-func (c *Client) CreateOrJoinLobby(secret string, cb Callback[ClientCreateOrJoinLobbyCallback]) {
-	c.CreateOrJoinLobbyWithMetadata(secret, nil, nil, cb)
-}
-
 // CreateOrJoinLobbyWithMetadata is CreateOrJoinLobby that also sets the lobby's metadata and the
 // player's member metadata.
 func (c *Client) CreateOrJoinLobbyWithMetadata(secret string, lobbyMetadata, memberMetadata map[string]string, cb Callback[ClientCreateOrJoinLobbyCallback]) {
-	once := resultOnce1(c, cb)
 	Secrets.Add(secret)
-	auth := c.authHeader()
-	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), 0) })
-		return
-	}
-	c.start(func(ctx context.Context) {
+	authCall1(c, "CreateOrJoinLobby", nil, cb, func(ctx context.Context, auth string) (uint64, error) {
 		var l wire.Lobby
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPut, Path: "/lobbies", Auth: auth, JSON: wire.CreateOrJoinLobbyRequest{
-			Secret: secret, LobbyMetadata: lobbyMetadata, MemberMetadata: memberMetadata}}, &l)
+		err := c.api.Do(ctx, lobbies.CreateOrJoin(auth, secret, lobbyMetadata, memberMetadata), &l)
 		if err == nil {
-			// A member event newer than this answer may have come first: the cache keeps the newer.
-			c.cacheLobby(&l)
-		} else {
-			c.logf(LoggingSeverityWarning, "CreateOrJoinLobby failed: %v", err)
+			c.cacheLobby(&l) // a member event newer than this answer may have come first: the cache keeps the newer
 		}
-		once.Fire(func() { cb.Fn(resultOf(err), uint64(l.ID)) })
+		return uint64(l.ID), err
 	})
 }
 
 // LeaveLobby leaves a lobby the player joined with a secret.
 func (c *Client) LeaveLobby(lobbyId uint64, cb Callback[ClientLeaveLobbyCallback]) {
-	auth := c.authHeader()
-	if auth == "" {
-		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
-		return
-	}
-	c.resultCall(rest.Request{Method: http.MethodDelete, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/members/@me", Auth: auth},
-		"LeaveLobby", Callback[func(*ClientResult)](cb), func() { c.forgetLobby(lobbyId, 0) })
-}
-
-// SendLobbyMessage sends a message to a lobby the player is in (rule LOB-2).
-func (c *Client) SendLobbyMessage(lobbyId uint64, content string, cb Callback[ClientSendUserMessageCallback]) {
-	c.SendLobbyMessageWithMetadata(lobbyId, content, nil, cb)
-}
-
-// SendLobbyMessageWithMetadata is SendLobbyMessage with sender metadata.
-func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
-	once := resultOnce1(c, cb)
-	auth := c.authHeader()
-	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), 0) })
-		return
-	}
-	c.start(func(ctx context.Context) {
-		// Over the gateway when connected (tunnel.go); the nonce makes a repeat over HTTP safe.
-		var m wire.LobbyMessage
-		err := c.doIdempotent(ctx, rest.Request{Method: http.MethodPost, Path: "/lobbies/" + strconv.FormatUint(lobbyId, 10) + "/messages",
-			Auth: auth, JSON: wire.LobbyMessageRequest{Content: content, Metadata: metadata, Nonce: tunnel.NewNonce(), EnforceNonce: true}}, &m)
-		if err != nil {
-			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
-		} else {
-			c.storeMessage(messages.FromLobby(&m), users.Of(&m.Author))
+	authCall(c, "LeaveLobby", nil, cb, func(ctx context.Context, auth string) error {
+		err := c.api.Do(ctx, lobbies.Leave(auth, lobbyId), nil)
+		if err == nil {
+			c.forgetLobby(lobbyId, 0)
 		}
-		once.Fire(func() { cb.Fn(resultOf(err), uint64(m.ID)) })
+		return err
+	})
+}
+
+// SendLobbyMessageWithMetadata is SendLobbyMessage with sender metadata, over the gateway when
+// connected (tunnel.go); its nonce makes a repeat over HTTP safe.
+func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
+	authCall1(c, "SendLobbyMessage", nil, cb, func(ctx context.Context, auth string) (uint64, error) {
+		var m wire.LobbyMessage
+		if err := c.doIdempotent(ctx, lobbies.SendMessage(auth, lobbyId, content, metadata), &m); err != nil {
+			return 0, err
+		}
+		c.storeMessage(messages.FromLobby(&m), users.Of(&m.Author))
+		return uint64(m.ID), nil
 	})
 }
 
@@ -127,14 +93,14 @@ func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
 	if event == gwire.EventLobbyCreate {
 		slot = &c.handlers.lobbyCreated
 	}
-	postHandler(c, slot, func(f ClientLobbyUpdatedCallback) { f(id) })
+	slot.Post(func(f ClientLobbyUpdatedCallback) { f(id) })
 }
 
 // onLobbyDeleteDispatch applies LOBBY_DELETE.
 func (c *Client) onLobbyDeleteDispatch(_ string, data json.RawMessage) {
 	var d wire.LobbyDeleted
 	if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID), uint64(d.Revision)) {
-		postHandler(c, &c.handlers.lobbyDeleted, func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
+		c.handlers.lobbyDeleted.Post(func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
 	}
 }
 
@@ -159,9 +125,9 @@ func (c *Client) onMemberDispatch(event string, data json.RawMessage) {
 	lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
 	c.lobby.cache.ApplyMember(ev.kind, *m)
 	c.learnMembers([]wire.LobbyMember{m.Member})
-	postHandler(c, ev.slot(&c.handlers), func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) })
+	ev.slot(&c.handlers).Post(func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) })
 	if ev.kind == lobbies.MemberRemoved && memberID == c.users.Current() && c.forgetLobby(lobbyID, uint64(m.Revision)) {
-		postHandler(c, &c.handlers.lobbyDeleted, func(f ClientLobbyDeletedCallback) { f(lobbyID) }) // the player left or was removed
+		c.handlers.lobbyDeleted.Post(func(f ClientLobbyDeletedCallback) { f(lobbyID) }) // the player left or was removed
 	}
 }
 
@@ -173,19 +139,11 @@ func (c *Client) GetLobbyHandle(lobbyId uint64) *LobbyHandle {
 	return &LobbyHandle{c: c, id: lobbyId}
 }
 
-// GetLobbyIds returns the lobbies the player is in, in id order.
-func (c *Client) GetLobbyIds() []uint64 {
-	return c.lobby.cache.IDs()
-}
-
 // LobbyHandle is a live view of a cached lobby.
 type LobbyHandle struct {
 	c  *Client
 	id uint64
 }
-
-// Clone returns another view of the same lobby.
-func (h *LobbyHandle) Clone() *LobbyHandle { v := *h; return &v }
 
 // lobby returns a deep copy of the cached lobby, or an empty one.
 func (h *LobbyHandle) lobby() wire.Lobby {
@@ -196,39 +154,18 @@ func (h *LobbyHandle) lobby() wire.Lobby {
 	return l
 }
 
-// Id returns the lobby's id, 0 once it is gone.
-func (h *LobbyHandle) Id() uint64 { return uint64(h.lobby().ID) }
-
-// LobbyMemberIds returns the members' user ids.
-func (h *LobbyHandle) LobbyMemberIds() []uint64 {
-	var ids []uint64
-	for _, m := range h.lobby().Members {
-		ids = append(ids, uint64(m.ID))
-	}
-	return ids
-}
-
 // LobbyMembers returns views of the members.
 func (h *LobbyHandle) LobbyMembers() []*LobbyMemberHandle {
-	var out []*LobbyMemberHandle
-	for _, m := range h.lobby().Members {
-		out = append(out, &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: uint64(m.ID)})
-	}
-	return out
+	return handlesOf(lobbies.MemberIDs(h.lobby()), func(id uint64) *LobbyMemberHandle { return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: id} })
 }
 
 // GetLobbyMemberHandle returns a view of one member, or nil.
 func (h *LobbyHandle) GetLobbyMemberHandle(memberId uint64) *LobbyMemberHandle {
-	for _, m := range h.lobby().Members {
-		if uint64(m.ID) == memberId {
-			return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: memberId}
-		}
+	if _, ok := lobbies.Member(h.lobby(), memberId); !ok {
+		return nil
 	}
-	return nil
+	return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: memberId}
 }
-
-// Metadata returns the lobby's metadata.
-func (h *LobbyHandle) Metadata() map[string]string { return h.lobby().Metadata }
 
 // LobbyMemberHandle is a live view of a member of a cached lobby.
 type LobbyMemberHandle struct {
@@ -236,28 +173,10 @@ type LobbyMemberHandle struct {
 	lobbyID, id uint64
 }
 
-// Clone returns another view of the same member.
-func (h *LobbyMemberHandle) Clone() *LobbyMemberHandle { v := *h; return &v }
-
 func (h *LobbyMemberHandle) member() wire.LobbyMember {
-	for _, m := range (&LobbyHandle{c: h.c, id: h.lobbyID}).lobby().Members {
-		if uint64(m.ID) == h.id {
-			return m
-		}
-	}
-	return wire.LobbyMember{}
+	m, _ := lobbies.Member((&LobbyHandle{c: h.c, id: h.lobbyID}).lobby(), h.id)
+	return m
 }
-
-// Id returns the member's user id, 0 once the member is gone.
-func (h *LobbyMemberHandle) Id() uint64 { return uint64(h.member().ID) }
-
-// CanLinkLobby reports whether the member may link a channel to the lobby.
-func (h *LobbyMemberHandle) CanLinkLobby() bool {
-	return h.member().Flags&wire.LobbyMemberCanLinkLobby != 0
-}
-
-// Metadata returns the member's metadata.
-func (h *LobbyMemberHandle) Metadata() map[string]string { return h.member().Metadata }
 
 // User returns a view of the member's user, or nil when the member is gone or its user unknown.
 func (h *LobbyMemberHandle) User() *UserHandle {

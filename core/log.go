@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 
 	"sdkpp/core/logs"
@@ -18,12 +17,9 @@ import (
 // scrubbed of them before it reaches any sink (rule AU-10).
 var Secrets redact.Set
 
-// clients is every live Client, so that messages not tied to one client (a refused call on a
-// forged handle, say) reach every game log.
-var clients struct {
-	mu  sync.Mutex
-	set map[*Client]struct{}
-}
+// clients are the logs of every live Client, so that messages not tied to one client (a refused
+// call on a forged handle, say) reach every game log.
+var clients logs.Live
 
 // StderrFallback says whether warnings and errors that no log sink took are written to the
 // process's standard error, so that a misuse is never silent.
@@ -35,19 +31,7 @@ func init() { StderrFallback.Store(true) }
 // standard error when no log took it and sev is Warning or above. The text is redacted first.
 func Log(sev LoggingSeverity, format string, args ...any) {
 	msg := Secrets.String(fmt.Sprintf(format, args...))
-	clients.mu.Lock()
-	list := make([]*Client, 0, len(clients.set))
-	for c := range clients.set {
-		list = append(list, c)
-	}
-	clients.mu.Unlock()
-	took := false
-	for _, c := range list {
-		if c.log.Log(msg, logs.Severity(sev)) {
-			took = true
-		}
-	}
-	if !took {
+	if !clients.Log(msg, logs.Severity(sev)) {
 		fallback(msg, sev)
 	}
 }

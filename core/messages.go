@@ -33,7 +33,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 	if !c.msg.cache.Created(m) {
 		return false
 	}
-	postHandler(c, &c.handlers.messageCreated, func(f ClientMessageCreatedCallback) { f(m.ID) })
+	c.handlers.messageCreated.Post(func(f ClientMessageCreatedCallback) { f(m.ID) })
 	return true
 }
 
@@ -41,7 +41,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 func (c *Client) deliverUpdated(m *messages.Message, author *users.User) {
 	c.users.Put(author)
 	c.msg.cache.Store(m)
-	postHandler(c, &c.handlers.messageUpdated, func(f ClientMessageUpdatedCallback) { f(m.ID) })
+	c.handlers.messageUpdated.Post(func(f ClientMessageUpdatedCallback) { f(m.ID) })
 }
 
 // storeMessage caches a message the player sent or edited, with its author.
@@ -67,25 +67,21 @@ func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
 			c.deliverUpdated(messages.FromLobby(&w), users.Of(&w.Author))
 		}
 	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
-		var w wire.Message
-		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 || w.ChannelID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
+		w, ok := decodeEvent(c, event, data, func(w *wire.Message) bool { return w.ID != 0 && w.ChannelID != 0 })
+		if !ok {
 			return
 		}
-		c.noteDMChannel(&w)
+		c.noteDMChannel(w)
 		if event == gwire.EventMessageCreate {
-			c.deliverCreated(messages.FromDirect(&w), users.Of(&w.Author))
+			c.deliverCreated(messages.FromDirect(w), users.Of(&w.Author))
 		} else {
-			c.deliverUpdated(messages.FromDirect(&w), users.Of(&w.Author))
+			c.deliverUpdated(messages.FromDirect(w), users.Of(&w.Author))
 		}
 	case gwire.EventMessageDelete:
-		var d wire.MessageDelete
-		if err := json.Unmarshal(data, &d); err != nil || d.ID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return
+		if d, ok := decodeEvent(c, event, data, func(d *wire.MessageDelete) bool { return d.ID != 0 }); ok {
+			c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
+			c.handlers.messageDeleted.Post(func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 		}
-		c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
-		postHandler(c, &c.handlers.messageDeleted, func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
 	}
 }
 
@@ -153,43 +149,21 @@ func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientRe
 	return auth, n, answer, true
 }
 
-// SendUserMessage sends a direct message.
-func (c *Client) SendUserMessage(recipientId uint64, content string, cb Callback[ClientSendUserMessageCallback]) {
-	c.SendUserMessageWithMetadata(recipientId, content, nil, cb)
-}
-
 // SendUserMessageWithMetadata sends a direct message with sender metadata.
 func (c *Client) SendUserMessageWithMetadata(recipientId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
-	once := resultOnce1(c, cb)
-	fail := func(err error) { once.Fire(func() { cb.Fn(resultOf(err), 0) }) }
-	auth := c.authHeader()
-	if auth == "" {
-		fail(errNotReady)
-		return
-	}
-	if err := messages.CheckContent(content); err != nil {
-		fail(err)
-		return
-	}
-	c.start(func(ctx context.Context) {
+	authCall1(c, "SendUserMessage", messages.CheckContent(content), cb, func(ctx context.Context, auth string) (uint64, error) {
 		w, err := c.msg.remote.SendDirect(ctx, auth, recipientId, content, metadata)
 		if err != nil {
-			c.logf(LoggingSeverityWarning, "SendUserMessage failed: %v", err)
-			fail(err)
-			return
+			return 0, err
 		}
 		c.storeMessage(messages.FromDirect(w), users.Of(&w.Author))
-		once.Fire(func() { cb.Fn(Success(), uint64(w.ID)) })
+		return uint64(w.ID), nil
 	})
 }
 
 // EditUserMessage replaces the content of a direct message the player sent.
 func (c *Client) EditUserMessage(recipientId uint64, messageId uint64, content string, cb Callback[ClientEditUserMessageCallback]) {
-	if err := messages.CheckContent(content); err != nil {
-		c.failResult("EditUserMessage", Callback[func(*ClientResult)](cb), err)
-		return
-	}
-	c.dmCall("EditUserMessage", Callback[func(*ClientResult)](cb), func(ctx context.Context, auth string) error {
+	authCall(c, "EditUserMessage", messages.CheckContent(content), cb, func(ctx context.Context, auth string) error {
 		w, err := c.msg.remote.EditDirect(ctx, auth, recipientId, messageId, content)
 		if w != nil {
 			c.storeMessage(messages.FromDirect(w), users.Of(&w.Author))
@@ -200,33 +174,8 @@ func (c *Client) EditUserMessage(recipientId uint64, messageId uint64, content s
 
 // DeleteUserMessage deletes a direct message the player sent.
 func (c *Client) DeleteUserMessage(recipientId uint64, messageId uint64, cb Callback[ClientDeleteUserMessageCallback]) {
-	c.dmCall("DeleteUserMessage", Callback[func(*ClientResult)](cb), func(ctx context.Context, auth string) error {
+	authCall(c, "DeleteUserMessage", nil, cb, func(ctx context.Context, auth string) error {
 		return c.msg.remote.DeleteDirect(ctx, auth, recipientId, messageId)
-	})
-}
-
-// failResult fires a result-only callback with err at once.
-func (c *Client) failResult(op string, cb Callback[func(*ClientResult)], err error) {
-	c.logf(LoggingSeverityWarning, "%s: %v", op, err)
-	once := resultOnce(c, cb)
-	once.Fire(func() { cb.Fn(resultOf(err)) })
-}
-
-// dmCall runs do, a request on a DM channel, with the player's authorization and fires a
-// result-only callback.
-func (c *Client) dmCall(op string, cb Callback[func(*ClientResult)], do func(ctx context.Context, auth string) error) {
-	auth := c.authHeader()
-	if auth == "" {
-		c.failResult(op, cb, errNotReady)
-		return
-	}
-	once := resultOnce(c, cb)
-	c.start(func(ctx context.Context) {
-		err := do(ctx, auth)
-		if err != nil {
-			c.logf(LoggingSeverityWarning, "%s failed: %v", op, err)
-		}
-		once.Fire(func() { cb.Fn(resultOf(err)) })
 	})
 }
 
@@ -256,22 +205,11 @@ func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesC
 	})
 }
 
-// UserMessageSummary is one direct-message conversation: the other user and the newest message.
-type UserMessageSummary struct {
-	userId, lastMessageId uint64
-}
-
-// Clone returns a copy.
-func (u *UserMessageSummary) Clone() *UserMessageSummary { v := *u; return &v }
-
 // MessageHandle is a live view of a cached message.
 type MessageHandle struct {
 	c  *Client
 	id uint64
 }
-
-// Clone returns another view of the same message.
-func (h *MessageHandle) Clone() *MessageHandle { v := *h; return &v }
 
 // message returns a copy of the cached message, or an empty one.
 func (h *MessageHandle) message() messages.Message {
@@ -281,27 +219,6 @@ func (h *MessageHandle) message() messages.Message {
 	m, _ := h.c.msg.cache.Get(h.id)
 	return m
 }
-
-// Id returns the message's id, 0 once it has left the cache.
-func (h *MessageHandle) Id() uint64 { return h.message().ID }
-
-// Content returns the content as shown (sdkpp renders no markup: the content as sent).
-func (h *MessageHandle) Content() string { return h.message().Content }
-
-// RawContent returns the content as sent.
-func (h *MessageHandle) RawContent() string { return h.message().Content }
-
-// AuthorId returns the author's user id.
-func (h *MessageHandle) AuthorId() uint64 { return h.message().AuthorID }
-
-// Author returns the author, if the client knows the user.
-func (h *MessageHandle) Author() *UserHandle { return h.c.GetUser(h.message().AuthorID) }
-
-// ChannelId returns the lobby's id or the DM channel's id.
-func (h *MessageHandle) ChannelId() uint64 { return h.message().ChannelID }
-
-// RecipientId returns the recipient of a direct message, 0 for a lobby message.
-func (h *MessageHandle) RecipientId() uint64 { return h.message().RecipientID }
 
 // Recipient returns the recipient of a direct message, if the client knows the user.
 func (h *MessageHandle) Recipient() *UserHandle {
@@ -328,30 +245,11 @@ func unixMillis(t time.Time) uint64 {
 	return uint64(t.UnixMilli())
 }
 
-// SentTimestamp returns when the message was sent, in milliseconds since the Unix epoch.
-func (h *MessageHandle) SentTimestamp() uint64 { return unixMillis(h.message().Sent) }
-
-// EditedTimestamp returns when the message was last edited, 0 if never.
-func (h *MessageHandle) EditedTimestamp() uint64 { return unixMillis(h.message().Edited) }
-
-// SentFromGame reports whether a game's SDK sent the message.
-func (h *MessageHandle) SentFromGame() bool { return h.message().AppID != 0 }
-
-// Metadata returns the sender's metadata.
-func (h *MessageHandle) Metadata() map[string]string { return h.message().Metadata }
-
-// ModerationMetadata returns the moderation metadata set by the game's backend (rule MSG-3).
-func (h *MessageHandle) ModerationMetadata() map[string]string { return h.message().Moderation }
-
 // ApplicationId returns the application that sent the message (rule MSG-1).
 func (h *MessageHandle) ApplicationId() (uint64, bool) {
 	id := h.message().AppID
 	return id, id != 0
 }
-
-// AdditionalName returns the author's extra display name in a lobby, set only by the game's
-// backend (rule MSG-2).
-func (h *MessageHandle) AdditionalName() (string, bool) { return optOf(h.message().AdditionalName) }
 
 // startCatchUp begins a new session's catch-up of every cached lobby with a known last message
 // (core/messages); READY calls it.

@@ -4,15 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"strconv"
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/core/rest"
+	"sdkpp/core/social"
 	"sdkpp/wire"
 )
 
+// statusNames are the wire names of the statuses a user may have.
+var statusNames = map[string]StatusType{"online": StatusTypeOnline, "idle": StatusTypeIdle, "dnd": StatusTypeDnd, "invisible": StatusTypeInvisible}
+
+// statusName is the wire name of the status the player sets (Offline is sent as invisible).
 func statusName(s StatusType) string {
 	switch s {
 	case StatusTypeIdle:
@@ -39,12 +41,18 @@ func (c *Client) sendPresence(ctx context.Context) error {
 // it when the player's last connection ends.
 func (c *Client) resendPresence() {
 	if _, set := c.social.state.Own(); set {
-		c.start(func(ctx context.Context) {
-			if err := c.sendPresence(ctx); err != nil {
-				c.logf(LoggingSeverityWarning, "restoring the rich presence failed: %v", err)
-			}
-		})
+		c.sendPresenceLater("restoring the rich presence failed")
 	}
+}
+
+// sendPresenceLater sends the player's presence on a goroutine of c; a failure is logged after
+// what.
+func (c *Client) sendPresenceLater(what string) {
+	c.start(func(ctx context.Context) {
+		if err := c.sendPresence(ctx); err != nil {
+			c.logf(LoggingSeverityWarning, "%s: %v", what, err)
+		}
+	})
 }
 
 // presenceCall changes the player's presence with change and sends it; the result
@@ -96,11 +104,7 @@ func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdate
 func (c *Client) ClearRichPresence() {
 	c.social.state.SetActivity(nil)
 	if c.GetStatus() == ClientStatusReady {
-		c.start(func(ctx context.Context) {
-			if err := c.sendPresence(ctx); err != nil {
-				c.logf(LoggingSeverityWarning, "ClearRichPresence: %v", err)
-			}
-		})
+		c.sendPresenceLater("ClearRichPresence")
 	}
 }
 
@@ -119,34 +123,11 @@ func (c *Client) SetOnlineStatus(status StatusType, cb Callback[ClientUpdateStat
 // ---- invites
 
 func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInviteRequest, cb Callback[ClientSendActivityInviteCallback]) {
-	auth := c.authHeader()
-	var err error
-	switch {
-	case auth == "":
-		err = errNotReady
-	case userID == 0:
-		err = invalid("%s: userId is 0", what)
-	case len(body.Content) > 4*wire.MaxInviteContent:
-		err = invalid("%s: the content is longer than %d characters", what, wire.MaxInviteContent)
-	}
-	if err != nil {
-		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(err)) })
-		return
-	}
-	c.resultCall(rest.Request{Method: http.MethodPost, Path: "/users/" + strconv.FormatUint(userID, 10) + "/activity-invites",
-		Auth: auth, JSON: body}, what, Callback[func(*ClientResult)](cb), nil)
-}
-
-// SendActivityInvite invites a friend to the player's party; the player's rich presence must
-// have a party id and a join secret.
-func (c *Client) SendActivityInvite(userId uint64, content string, cb Callback[ClientSendActivityInviteCallback]) {
-	c.sendInvite("SendActivityInvite", userId, wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, Content: content}, cb)
-}
-
-// SendActivityJoinRequest asks a friend, whose rich presence has a party, to let the player join.
-func (c *Client) SendActivityJoinRequest(userId uint64, cb Callback[ClientSendActivityInviteCallback]) {
-	c.sendInvite("SendActivityJoinRequest", userId, wire.ActivityInviteRequest{Type: wire.ActivityActionJoinRequest}, cb)
+	check := firstErr(invalidIf(userID == 0, "%s: userId is 0", what),
+		invalidIf(len(body.Content) > 4*wire.MaxInviteContent, "%s: the content is longer than %d characters", what, wire.MaxInviteContent))
+	authCall(c, what, check, cb, func(ctx context.Context, auth string) error {
+		return c.api.Do(ctx, social.Invite(auth, userID, body), nil)
+	})
 }
 
 // SendActivityJoinRequestReply answers a join request with an invite to the player's party.
@@ -163,31 +144,18 @@ func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callbac
 // AcceptActivityInvite accepts an invite; the callback gets the secret to join with. Every
 // connected session of the player hears of it through the invite-created callback (rule EVT-1).
 func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[ClientAcceptActivityInviteCallback]) {
-	once := resultOnce1(c, cb)
-	auth := c.authHeader()
-	var err error
-	switch {
-	case auth == "":
-		err = errNotReady
-	case invite == nil || invite.id() == 0:
-		err = invalid("AcceptActivityInvite: the invite has no message id")
-	case invite.Type() != ActivityActionTypesJoin:
-		err = invalid("AcceptActivityInvite: only a Join invite can be accepted")
+	var id uint64
+	if invite != nil {
+		id = invite.id()
 	}
-	if err != nil {
-		once.Fire(func() { cb.Fn(resultOf(err), "") })
-		return
-	}
-	id := invite.id()
-	c.start(func(ctx context.Context) {
+	check := firstErr(invalidIf(id == 0, "AcceptActivityInvite: the invite has no message id"),
+		invalidIf(invite != nil && invite.Type() != ActivityActionTypesJoin, "AcceptActivityInvite: only a Join invite can be accepted"))
+	authCall1(c, "AcceptActivityInvite", check, cb, func(ctx context.Context, auth string) (string, error) {
 		var out wire.ActivityInviteAccepted
-		err := c.api.Do(ctx, rest.Request{Method: http.MethodPost, Path: "/activity-invites/" + strconv.FormatUint(id, 10) + "/accept",
-			Auth: auth, JSON: struct{}{}}, &out)
-		if err != nil {
-			c.logf(LoggingSeverityWarning, "AcceptActivityInvite failed: %v", err)
-		} else {
-			Secrets.Add(out.JoinSecret)
+		if err := c.api.Do(ctx, social.AcceptInvite(auth, id), &out); err != nil {
+			return "", err
 		}
-		once.Fire(func() { cb.Fn(resultOf(err), out.JoinSecret) })
+		Secrets.Add(out.JoinSecret)
+		return out.JoinSecret, nil
 	})
 }

@@ -2,6 +2,20 @@
 
 package core
 
+import "sdkpp/core/internal/opt"
+
+// AuthorizationCodeChallenge: A PKCE code challenge: the S256 hash of a verifier.
+type AuthorizationCodeChallenge struct {
+	method    AuthenticationCodeChallengeMethod
+	challenge string
+}
+
+// Clone returns a deep copy.
+func (a *AuthorizationCodeChallenge) Clone() *AuthorizationCodeChallenge {
+	out := *a
+	return &out
+}
+
 // Method: Challenge method; always S256.
 func (a *AuthorizationCodeChallenge) Method() AuthenticationCodeChallengeMethod {
 	return a.method
@@ -20,6 +34,19 @@ func (a *AuthorizationCodeChallenge) Challenge() string {
 // SetChallenge sets Challenge.
 func (a *AuthorizationCodeChallenge) SetChallenge(v string) {
 	a.challenge = v
+}
+
+// AuthorizationCodeVerifier: A PKCE pair made by Client::CreateAuthorizationCodeVerifier.
+type AuthorizationCodeVerifier struct {
+	challenge AuthorizationCodeChallenge
+	verifier  string
+}
+
+// Clone returns a deep copy.
+func (a *AuthorizationCodeVerifier) Clone() *AuthorizationCodeVerifier {
+	out := *a
+	out.challenge = *a.challenge.Clone()
+	return &out
 }
 
 // Challenge: Goes into AuthorizationArgs::SetCodeChallenge.
@@ -41,6 +68,33 @@ func (a *AuthorizationCodeVerifier) Verifier() string {
 func (a *AuthorizationCodeVerifier) SetVerifier(v string) {
 	Secrets.Add(v)
 	a.verifier = v
+}
+
+// AuthorizationArgs: Arguments of Client::Authorize.
+type AuthorizationArgs struct {
+	clientId          uint64
+	scopes            string
+	state             *string
+	nonce             *string
+	codeChallenge     *AuthorizationCodeChallenge
+	integrationType   *IntegrationType
+	customSchemeParam *string
+}
+
+// NewAuthorizationArgs returns an empty AuthorizationArgs.
+func NewAuthorizationArgs() *AuthorizationArgs { return &AuthorizationArgs{} }
+
+// Clone returns a deep copy.
+func (a *AuthorizationArgs) Clone() *AuthorizationArgs {
+	out := *a
+	out.state = opt.Clone(a.state)
+	out.nonce = opt.Clone(a.nonce)
+	if a.codeChallenge != nil {
+		out.codeChallenge = a.codeChallenge.Clone()
+	}
+	out.integrationType = opt.Clone(a.integrationType)
+	out.customSchemeParam = opt.Clone(a.customSchemeParam)
+	return &out
 }
 
 // ClientId: Application id; 0 means the value given to Client::SetApplicationId.
@@ -65,22 +119,22 @@ func (a *AuthorizationArgs) SetScopes(v string) {
 
 // State: OAuth state; leave unset and the SDK generates a secure random value.
 func (a *AuthorizationArgs) State() (string, bool) {
-	return optOf(a.state)
+	return opt.Of(a.state)
 }
 
 // SetState sets State.
 func (a *AuthorizationArgs) SetState(v *string) {
-	a.state = clonePtr(v)
+	a.state = opt.Clone(v)
 }
 
 // Nonce: OpenID Connect nonce, for backends that use ID tokens.
 func (a *AuthorizationArgs) Nonce() (string, bool) {
-	return optOf(a.nonce)
+	return opt.Of(a.nonce)
 }
 
 // SetNonce sets Nonce.
 func (a *AuthorizationArgs) SetNonce(v *string) {
-	a.nonce = clonePtr(v)
+	a.nonce = opt.Clone(v)
 }
 
 // CodeChallenge: PKCE challenge, needed for the GetToken flow.
@@ -102,22 +156,37 @@ func (a *AuthorizationArgs) SetCodeChallenge(v *AuthorizationCodeChallenge) {
 
 // IntegrationType: Installation context of the app.
 func (a *AuthorizationArgs) IntegrationType() (IntegrationType, bool) {
-	return optOf(a.integrationType)
+	return opt.Of(a.integrationType)
 }
 
 // SetIntegrationType sets IntegrationType.
 func (a *AuthorizationArgs) SetIntegrationType(v *IntegrationType) {
-	a.integrationType = clonePtr(v)
+	a.integrationType = opt.Clone(v)
 }
 
 // CustomSchemeParam: Mobile redirect scheme: <scheme> gives <scheme>:/authorize/callback.
 func (a *AuthorizationArgs) CustomSchemeParam() (string, bool) {
-	return optOf(a.customSchemeParam)
+	return opt.Of(a.customSchemeParam)
 }
 
 // SetCustomSchemeParam sets CustomSchemeParam.
 func (a *AuthorizationArgs) SetCustomSchemeParam(v *string) {
-	a.customSchemeParam = clonePtr(v)
+	a.customSchemeParam = opt.Clone(v)
+}
+
+// DeviceAuthorizationArgs: Arguments of the device flow (Client::GetTokenFromDevice), for consoles and TVs.
+type DeviceAuthorizationArgs struct {
+	clientId uint64
+	scopes   string
+}
+
+// NewDeviceAuthorizationArgs returns an empty DeviceAuthorizationArgs.
+func NewDeviceAuthorizationArgs() *DeviceAuthorizationArgs { return &DeviceAuthorizationArgs{} }
+
+// Clone returns a deep copy.
+func (d *DeviceAuthorizationArgs) Clone() *DeviceAuthorizationArgs {
+	out := *d
+	return &out
 }
 
 // ClientId: Application id; 0 means the value given to Client::SetApplicationId.
@@ -138,6 +207,22 @@ func (d *DeviceAuthorizationArgs) Scopes() string {
 // SetScopes sets Scopes.
 func (d *DeviceAuthorizationArgs) SetScopes(v string) {
 	d.scopes = v
+}
+
+// ClientCreateOptions: Options for creating a Client.
+type ClientCreateOptions struct {
+	webBase                                     string
+	apiBase                                     string
+	experimentalAudioSystem                     AudioSystem
+	experimentalAndroidPreventCommsForBluetooth bool
+	cpuAffinityMask                             *uint64
+}
+
+// Clone returns a deep copy.
+func (c *ClientCreateOptions) Clone() *ClientCreateOptions {
+	out := *c
+	out.cpuAffinityMask = opt.Clone(c.cpuAffinityMask)
+	return &out
 }
 
 // WebBase: Base URL of the web app (consent pages).
@@ -182,12 +267,30 @@ func (c *ClientCreateOptions) SetExperimentalAndroidPreventCommsForBluetooth(v b
 
 // CpuAffinityMask: SDK thread affinity hint; ignored where unsupported.
 func (c *ClientCreateOptions) CpuAffinityMask() (uint64, bool) {
-	return optOf(c.cpuAffinityMask)
+	return opt.Of(c.cpuAffinityMask)
 }
 
 // SetCpuAffinityMask sets CpuAffinityMask.
 func (c *ClientCreateOptions) SetCpuAffinityMask(v *uint64) {
-	c.cpuAffinityMask = clonePtr(v)
+	c.cpuAffinityMask = opt.Clone(v)
+}
+
+// ClientResult: The outcome of an asynchronous operation.
+type ClientResult struct {
+	typ          ErrorType
+	error        string
+	errorCode    int32
+	status       HttpStatusCode
+	responseBody string
+	successful   bool
+	retryable    bool
+	retryAfter   float32
+}
+
+// Clone returns a deep copy.
+func (c *ClientResult) Clone() *ClientResult {
+	out := *c
+	return &out
 }
 
 // Type: Failure category; None on success.
@@ -270,6 +373,21 @@ func (c *ClientResult) SetRetryAfter(v float32) {
 	c.retryAfter = v
 }
 
+// ActivityButton: A link button of an activity.
+type ActivityButton struct {
+	label string
+	url   string
+}
+
+// NewActivityButton returns an empty ActivityButton.
+func NewActivityButton() *ActivityButton { return &ActivityButton{} }
+
+// Clone returns a deep copy.
+func (a *ActivityButton) Clone() *ActivityButton {
+	out := *a
+	return &out
+}
+
 // Label: The button's text.
 func (a *ActivityButton) Label() string {
 	return a.label
@@ -290,74 +408,133 @@ func (a *ActivityButton) SetUrl(v string) {
 	a.url = v
 }
 
+// ActivityAssets: The images of an activity, by asset key or URL.
+type ActivityAssets struct {
+	largeImage       *string
+	largeText        *string
+	largeUrl         *string
+	smallImage       *string
+	smallText        *string
+	smallUrl         *string
+	inviteCoverImage *string
+}
+
+// NewActivityAssets returns an empty ActivityAssets.
+func NewActivityAssets() *ActivityAssets { return &ActivityAssets{} }
+
+// Clone returns a deep copy.
+func (a *ActivityAssets) Clone() *ActivityAssets {
+	out := *a
+	out.largeImage = opt.Clone(a.largeImage)
+	out.largeText = opt.Clone(a.largeText)
+	out.largeUrl = opt.Clone(a.largeUrl)
+	out.smallImage = opt.Clone(a.smallImage)
+	out.smallText = opt.Clone(a.smallText)
+	out.smallUrl = opt.Clone(a.smallUrl)
+	out.inviteCoverImage = opt.Clone(a.inviteCoverImage)
+	return &out
+}
+
 // LargeImage: Large image: asset key or URL (1 to 300 characters).
 func (a *ActivityAssets) LargeImage() (string, bool) {
-	return optOf(a.largeImage)
+	return opt.Of(a.largeImage)
 }
 
 // SetLargeImage sets LargeImage.
 func (a *ActivityAssets) SetLargeImage(v *string) {
-	a.largeImage = clonePtr(v)
+	a.largeImage = opt.Clone(v)
 }
 
 // LargeText: Hover text of the large image (2 to 128 characters).
 func (a *ActivityAssets) LargeText() (string, bool) {
-	return optOf(a.largeText)
+	return opt.Of(a.largeText)
 }
 
 // SetLargeText sets LargeText.
 func (a *ActivityAssets) SetLargeText(v *string) {
-	a.largeText = clonePtr(v)
+	a.largeText = opt.Clone(v)
 }
 
 // LargeUrl: Link on the large image (1 to 256 characters).
 func (a *ActivityAssets) LargeUrl() (string, bool) {
-	return optOf(a.largeUrl)
+	return opt.Of(a.largeUrl)
 }
 
 // SetLargeUrl sets LargeUrl.
 func (a *ActivityAssets) SetLargeUrl(v *string) {
-	a.largeUrl = clonePtr(v)
+	a.largeUrl = opt.Clone(v)
 }
 
 // SmallImage: Small image: asset key or URL (1 to 300 characters).
 func (a *ActivityAssets) SmallImage() (string, bool) {
-	return optOf(a.smallImage)
+	return opt.Of(a.smallImage)
 }
 
 // SetSmallImage sets SmallImage.
 func (a *ActivityAssets) SetSmallImage(v *string) {
-	a.smallImage = clonePtr(v)
+	a.smallImage = opt.Clone(v)
 }
 
 // SmallText: Hover text of the small image (2 to 128 characters).
 func (a *ActivityAssets) SmallText() (string, bool) {
-	return optOf(a.smallText)
+	return opt.Of(a.smallText)
 }
 
 // SetSmallText sets SmallText.
 func (a *ActivityAssets) SetSmallText(v *string) {
-	a.smallText = clonePtr(v)
+	a.smallText = opt.Clone(v)
 }
 
 // SmallUrl: Link on the small image (1 to 256 characters).
 func (a *ActivityAssets) SmallUrl() (string, bool) {
-	return optOf(a.smallUrl)
+	return opt.Of(a.smallUrl)
 }
 
 // SetSmallUrl sets SmallUrl.
 func (a *ActivityAssets) SetSmallUrl(v *string) {
-	a.smallUrl = clonePtr(v)
+	a.smallUrl = opt.Clone(v)
 }
 
 // InviteCoverImage: Banner of game invites: URL or asset key; falls back to the application's cover image.
 func (a *ActivityAssets) InviteCoverImage() (string, bool) {
-	return optOf(a.inviteCoverImage)
+	return opt.Of(a.inviteCoverImage)
 }
 
 // SetInviteCoverImage sets InviteCoverImage.
 func (a *ActivityAssets) SetInviteCoverImage(v *string) {
-	a.inviteCoverImage = clonePtr(v)
+	a.inviteCoverImage = opt.Clone(v)
+}
+
+// ActivityTimestamps: Timers of an activity, in milliseconds since the Unix epoch.
+type ActivityTimestamps struct {
+	start uint64
+	end   uint64
+}
+
+// NewActivityTimestamps returns an empty ActivityTimestamps.
+func NewActivityTimestamps() *ActivityTimestamps { return &ActivityTimestamps{} }
+
+// Clone returns a deep copy.
+func (a *ActivityTimestamps) Clone() *ActivityTimestamps {
+	out := *a
+	return &out
+}
+
+// ActivityParty: The player's party.
+type ActivityParty struct {
+	id          string
+	currentSize int32
+	maxSize     int32
+	privacy     ActivityPartyPrivacy
+}
+
+// NewActivityParty returns an empty ActivityParty.
+func NewActivityParty() *ActivityParty { return &ActivityParty{} }
+
+// Clone returns a deep copy.
+func (a *ActivityParty) Clone() *ActivityParty {
+	out := *a
+	return &out
 }
 
 // Id: Party id, the same for all members (2 to 128 characters).
@@ -400,6 +577,20 @@ func (a *ActivityParty) SetPrivacy(v ActivityPartyPrivacy) {
 	a.privacy = v
 }
 
+// ActivitySecrets: Secrets of an activity, shared only with accepted players.
+type ActivitySecrets struct {
+	join string
+}
+
+// NewActivitySecrets returns an empty ActivitySecrets.
+func NewActivitySecrets() *ActivitySecrets { return &ActivitySecrets{} }
+
+// Clone returns a deep copy.
+func (a *ActivitySecrets) Clone() *ActivitySecrets {
+	out := *a
+	return &out
+}
+
 // Join: The secret a player needs to join (2 to 128 characters).
 func (a *ActivitySecrets) Join() string {
 	return a.join
@@ -433,72 +624,72 @@ func (a *Activity) SetType(v ActivityTypes) {
 
 // StatusDisplayType: Which field feeds the status line.
 func (a *Activity) StatusDisplayType() (StatusDisplayTypes, bool) {
-	return optOf(a.statusDisplayType)
+	return opt.Of(a.statusDisplayType)
 }
 
 // SetStatusDisplayType sets StatusDisplayType.
 func (a *Activity) SetStatusDisplayType(v *StatusDisplayTypes) {
-	a.statusDisplayType = clonePtr(v)
+	a.statusDisplayType = opt.Clone(v)
 }
 
 // State: Party state, such as "In a match" (2 to 128 characters).
 func (a *Activity) State() (string, bool) {
-	return optOf(a.state)
+	return opt.Of(a.state)
 }
 
 // SetState sets State.
 func (a *Activity) SetState(v *string) {
-	a.state = clonePtr(v)
+	a.state = opt.Clone(v)
 }
 
 // StateUrl: Link on the state text (2 to 256 characters).
 func (a *Activity) StateUrl() (string, bool) {
-	return optOf(a.stateUrl)
+	return opt.Of(a.stateUrl)
 }
 
 // SetStateUrl sets StateUrl.
 func (a *Activity) SetStateUrl(v *string) {
-	a.stateUrl = clonePtr(v)
+	a.stateUrl = opt.Clone(v)
 }
 
 // Details: What the player is doing (2 to 128 characters).
 func (a *Activity) Details() (string, bool) {
-	return optOf(a.details)
+	return opt.Of(a.details)
 }
 
 // SetDetails sets Details.
 func (a *Activity) SetDetails(v *string) {
-	a.details = clonePtr(v)
+	a.details = opt.Clone(v)
 }
 
 // DetailsUrl: Link on the details text (2 to 256 characters).
 func (a *Activity) DetailsUrl() (string, bool) {
-	return optOf(a.detailsUrl)
+	return opt.Of(a.detailsUrl)
 }
 
 // SetDetailsUrl sets DetailsUrl.
 func (a *Activity) SetDetailsUrl(v *string) {
-	a.detailsUrl = clonePtr(v)
+	a.detailsUrl = opt.Clone(v)
 }
 
 // ApplicationId: The game; filled in by the service.
 func (a *Activity) ApplicationId() (uint64, bool) {
-	return optOf(a.applicationId)
+	return opt.Of(a.applicationId)
 }
 
 // SetApplicationId sets ApplicationId.
 func (a *Activity) SetApplicationId(v *uint64) {
-	a.applicationId = clonePtr(v)
+	a.applicationId = opt.Clone(v)
 }
 
 // ParentApplicationId: The publisher's parent application; filled in by the service.
 func (a *Activity) ParentApplicationId() (uint64, bool) {
-	return optOf(a.parentApplicationId)
+	return opt.Of(a.parentApplicationId)
 }
 
 // SetParentApplicationId sets ParentApplicationId.
 func (a *Activity) SetParentApplicationId(v *uint64) {
-	a.parentApplicationId = clonePtr(v)
+	a.parentApplicationId = opt.Clone(v)
 }
 
 // Assets: Images.
@@ -659,6 +850,21 @@ func (a *ActivityInvite) SetIsValid(v bool) {
 	a.isValid = v
 }
 
+// LinkedLobby: The lobby a guild channel is linked to.
+type LinkedLobby struct {
+	applicationId uint64
+	lobbyId       uint64
+}
+
+// NewLinkedLobby returns an empty LinkedLobby.
+func NewLinkedLobby() *LinkedLobby { return &LinkedLobby{} }
+
+// Clone returns a deep copy.
+func (l *LinkedLobby) Clone() *LinkedLobby {
+	out := *l
+	return &out
+}
+
 // ApplicationId: The lobby's application.
 func (l *LinkedLobby) ApplicationId() uint64 {
 	return l.applicationId
@@ -677,6 +883,19 @@ func (l *LinkedLobby) LobbyId() uint64 {
 // SetLobbyId sets LobbyId.
 func (l *LinkedLobby) SetLobbyId(v uint64) {
 	l.lobbyId = v
+}
+
+// LinkedChannel: The guild channel linked to a lobby.
+type LinkedChannel struct {
+	id      uint64
+	name    string
+	guildId uint64
+}
+
+// Clone returns a deep copy.
+func (l *LinkedChannel) Clone() *LinkedChannel {
+	out := *l
+	return &out
 }
 
 // Id: The channel's id.
@@ -709,6 +928,18 @@ func (l *LinkedChannel) SetGuildId(v uint64) {
 	l.guildId = v
 }
 
+// GuildMinimal: A guild the player is in, for a channel-linking UI.
+type GuildMinimal struct {
+	id   uint64
+	name string
+}
+
+// Clone returns a deep copy.
+func (g *GuildMinimal) Clone() *GuildMinimal {
+	out := *g
+	return &out
+}
+
 // Id: The guild's id.
 func (g *GuildMinimal) Id() uint64 {
 	return g.id
@@ -727,6 +958,28 @@ func (g *GuildMinimal) Name() string {
 // SetName sets Name.
 func (g *GuildMinimal) SetName(v string) {
 	g.name = v
+}
+
+// GuildChannel: A channel of a guild, for a channel-linking UI.
+type GuildChannel struct {
+	id                                 uint64
+	name                               string
+	typ                                ChannelType
+	position                           int32
+	parentId                           *uint64
+	isLinkable                         bool
+	isViewableAndWriteableByAllMembers bool
+	linkedLobby                        *LinkedLobby
+}
+
+// Clone returns a deep copy.
+func (g *GuildChannel) Clone() *GuildChannel {
+	out := *g
+	out.parentId = opt.Clone(g.parentId)
+	if g.linkedLobby != nil {
+		out.linkedLobby = g.linkedLobby.Clone()
+	}
+	return &out
 }
 
 // Id: The channel's id.
@@ -771,12 +1024,12 @@ func (g *GuildChannel) SetPosition(v int32) {
 
 // ParentId: The id of its parent category, if any.
 func (g *GuildChannel) ParentId() (uint64, bool) {
-	return optOf(g.parentId)
+	return opt.Of(g.parentId)
 }
 
 // SetParentId sets ParentId.
 func (g *GuildChannel) SetParentId(v *uint64) {
-	g.parentId = clonePtr(v)
+	g.parentId = opt.Clone(v)
 }
 
 // IsLinkable: Whether the player may link it to a lobby.
@@ -816,6 +1069,18 @@ func (g *GuildChannel) SetLinkedLobby(v *LinkedLobby) {
 	g.linkedLobby = v.Clone()
 }
 
+// UserMessageSummary: One direct-message conversation of the player: the other user and the newest message.
+type UserMessageSummary struct {
+	userId        uint64
+	lastMessageId uint64
+}
+
+// Clone returns a deep copy.
+func (u *UserMessageSummary) Clone() *UserMessageSummary {
+	out := *u
+	return &out
+}
+
 // UserId: The other user's id.
 func (u *UserMessageSummary) UserId() uint64 {
 	return u.userId
@@ -824,6 +1089,19 @@ func (u *UserMessageSummary) UserId() uint64 {
 // LastMessageId: The id of the newest message.
 func (u *UserMessageSummary) LastMessageId() uint64 {
 	return u.lastMessageId
+}
+
+// AudioDevice: An audio input or output device.
+type AudioDevice struct {
+	id        string
+	name      string
+	isDefault bool
+}
+
+// Clone returns a deep copy.
+func (a *AudioDevice) Clone() *AudioDevice {
+	out := *a
+	return &out
 }
 
 // Id: The device's id, to pass to SetInputDevice or SetOutputDevice.
@@ -839,6 +1117,28 @@ func (a *AudioDevice) Name() string {
 // IsDefault: Whether it is the system's default device of its kind.
 func (a *AudioDevice) IsDefault() bool {
 	return a.isDefault
+}
+
+// VoiceSettings: sdkpp: a read-only snapshot of the player's voice settings in the locally running platform
+// desktop client (not per call), issued by the SDK only (VS-1): there is no setter, and the desktop
+// client refuses writes.
+type VoiceSettings struct {
+	selfMute             bool
+	selfDeaf             bool
+	inputMode            VoiceInputModeType
+	pttKey               string
+	inputVolume          float32
+	outputVolume         float32
+	echoCancellation     bool
+	noiseSuppression     bool
+	noiseCancellation    bool
+	automaticGainControl bool
+}
+
+// Clone returns a deep copy.
+func (v *VoiceSettings) Clone() *VoiceSettings {
+	out := *v
+	return &out
 }
 
 // SelfMute: Whether the player muted their microphone in the desktop client.
@@ -889,6 +1189,12 @@ func (v *VoiceSettings) NoiseCancellation() bool {
 // AutomaticGainControl: Whether automatic gain control is on.
 func (v *VoiceSettings) AutomaticGainControl() bool {
 	return v.automaticGainControl
+}
+
+// VADThresholdSettings: A call's voice activity threshold.
+type VADThresholdSettings struct {
+	vadThreshold float32
+	automatic    bool
 }
 
 // VadThreshold: The threshold in dBFS, -100..0 (default -60).

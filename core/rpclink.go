@@ -57,7 +57,3 @@ func (c *Client) subscribeRPC(name, evt string, scope *callbacks.Scope, handle f
 		c.logf(LoggingSeverityError, "%s: %v", name, err)
 	}
 }
-
-// RemoveAuthorizeRequestCallback ends the AUTHORIZE_REQUEST subscription and releases its
-// callback.
-func (c *Client) RemoveAuthorizeRequestCallback() { c.rpc.Remove(subAuthorizeRequest) }

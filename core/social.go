@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -56,8 +55,8 @@ func (c *Client) subscribeActivityJoin() {
 		if id, err := strconv.ParseUint(d.ApplicationID, 10, 64); err == nil && id != 0 {
 			app = id
 		}
-		postHandler(c, &c.social.join, func(f ClientActivityJoinCallback) { f(d.Secret) })
-		postHandler(c, &c.social.joinWithApp, func(f ClientActivityJoinWithApplicationCallback) { f(app, d.Secret) })
+		c.social.join.Post(func(f ClientActivityJoinCallback) { f(d.Secret) })
+		c.social.joinWithApp.Post(func(f ClientActivityJoinWithApplicationCallback) { f(app, d.Secret) })
 		return nil
 	})
 }
@@ -82,14 +81,14 @@ func (c *Client) onRelationshipDispatch(event string, data json.RawMessage) {
 	wasFriend, isFriend := c.social.state.Apply(*rel, platform, removed)
 	switch ev.Change {
 	case gwire.Added:
-		postHandler(c, &c.handlers.relationshipCreated, func(f ClientRelationshipCreatedCallback) { f(id, platform) })
+		c.handlers.relationshipCreated.Post(func(f ClientRelationshipCreatedCallback) { f(id, platform) })
 	case gwire.Removed:
-		postHandler(c, &c.handlers.relationshipDeleted, func(f ClientRelationshipDeletedCallback) { f(id, platform) })
+		c.handlers.relationshipDeleted.Post(func(f ClientRelationshipDeletedCallback) { f(id, platform) })
 	}
 	if wasFriend || isFriend {
-		postHandler(c, &c.handlers.relationshipGroupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+		c.handlers.relationshipGroupsUpdated.Post(func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
 	}
-	postHandler(c, &c.handlers.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+	c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
 }
 
 // decodeEvent decodes a dispatch's data; it logs and reports false when the data is malformed
@@ -112,7 +111,7 @@ func (c *Client) onProfilesDispatch(event string, data json.RawMessage) {
 	id := uint64(u.ID)
 	c.users.Put(users.Of(u))
 	if c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles}) {
-		postHandler(c, &c.handlers.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+		c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
 	}
 }
 
@@ -124,9 +123,9 @@ func (c *Client) onPresenceDispatch(event string, data json.RawMessage) {
 	}
 	id := uint64(p.User.ID)
 	if c.social.state.ApplyPresence(*p) {
-		postHandler(c, &c.handlers.relationshipGroupsUpdated, func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+		c.handlers.relationshipGroupsUpdated.Post(func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
 	}
-	postHandler(c, &c.handlers.userUpdated, func(f ClientUserUpdatedCallback) { f(id) })
+	c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
 }
 
 // onInviteDispatch applies ACTIVITY_INVITE_CREATE and ACTIVITY_INVITE_UPDATE.
@@ -139,30 +138,16 @@ func (c *Client) onInviteDispatch(event string, data json.RawMessage) {
 	if event == gwire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
 		slot = &c.handlers.activityInviteCreated // rule EVT-1: accepted on one device, heard on every one
 	}
-	postHandler(c, slot, func(f ClientActivityInviteCallback) { f(inviteFromWire(*w)) })
+	slot.Post(func(f ClientActivityInviteCallback) { f(inviteFromWire(*w)) })
 }
 
 // ---- relationships
 
-// GetRelationships returns views of every relationship, by user id.
-func (c *Client) GetRelationships() []*RelationshipHandle {
-	ids := c.social.state.IDs()
-	out := make([]*RelationshipHandle, len(ids))
-	for i, id := range ids {
-		out[i] = &RelationshipHandle{c: c, id: id}
-	}
-	return out
-}
-
 // GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
 // name then id: playing this game, online elsewhere, or offline.
 func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
-	ids := c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names)
-	out := make([]*RelationshipHandle, len(ids))
-	for i, id := range ids {
-		out[i] = &RelationshipHandle{c: c, id: id}
-	}
-	return out
+	return handlesOf(c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names),
+		func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
 }
 
 // names returns the names of a cached user.
@@ -171,62 +156,30 @@ func (c *Client) names(id uint64) (social.Names, bool) {
 	return social.Names{Username: u.Username, Display: u.DisplayName()}, ok
 }
 
-// GetRelationshipHandle returns a view of the relationship with a user (type None when none).
-func (c *Client) GetRelationshipHandle(userId uint64) *RelationshipHandle {
-	return &RelationshipHandle{c: c, id: userId}
-}
-
-// SearchFriendsByUsername returns the friends whose username or display name contains s,
-// ignoring case, sorted by display name.
-func (c *Client) SearchFriendsByUsername(s string) []*UserHandle {
-	var out []*UserHandle
-	for _, id := range c.social.state.SearchFriends(s, c.names) {
-		out = append(out, &UserHandle{c: c, id: id})
+// handlesOf returns the views mk makes of ids, in order; nil for none.
+func handlesOf[H any](ids []uint64, mk func(uint64) *H) []*H {
+	var out []*H
+	for _, id := range ids {
+		out = append(out, mk(id))
 	}
 	return out
-}
-
-// relPath is the route of a relationship with userID: the platform's or the game's.
-func relPath(game bool, userID uint64) string {
-	base := "/users/@me/relationships"
-	if game {
-		base = "/users/@me/game-relationships"
-	}
-	if userID == 0 {
-		return base
-	}
-	return base + "/" + strconv.FormatUint(userID, 10)
 }
 
 // relCall sends one relationship request, after checking the player's side is want (any when
 // want is nil) so that Accept, Reject and Cancel fail clearly instead of doing something else.
 func (c *Client) relCall(what string, req rest.Request, game bool, userID uint64, want *RelationshipType, cb Callback[func(*ClientResult)]) {
-	auth := c.authHeader()
-	fail := func(err error) {
-		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(err)) })
-	}
-	if auth == "" {
-		fail(errNotReady)
-		return
-	}
-	if userID == 0 && req.JSON == nil {
-		fail(invalid("%s: userId is 0", what))
-		return
-	}
-	if want != nil {
-		h := RelationshipHandle{c: c, id: userID}
+	check := invalidIf(userID == 0 && req.JSON == nil, "%s: userId is 0", what)
+	if h := (RelationshipHandle{c: c, id: userID}); want != nil && check == nil {
 		have := h.DiscordRelationshipType()
 		if game {
 			have = h.GameRelationshipType()
 		}
-		if have != *want {
-			fail(invalid("%s: the relationship with user %d is %s, not %s", what, userID, have, *want))
-			return
-		}
+		check = invalidIf(have != *want, "%s: the relationship with user %d is %s, not %s", what, userID, have, *want)
 	}
-	req.Auth = auth
-	c.resultCall(req, what, cb, nil)
+	authCall(c, what, check, cb, func(ctx context.Context, auth string) error {
+		req.Auth = auth
+		return c.api.Do(ctx, req, nil)
+	})
 }
 
 func typeRef(t RelationshipType) *RelationshipType { return &t }
@@ -237,109 +190,22 @@ func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*
 		once.Fire(func() { cb.Fn(resultOf(invalid("%s: the username is empty", what))) })
 		return
 	}
-	c.relCall(what, rest.Request{Method: http.MethodPost, Path: relPath(game, 0), JSON: wire.FriendRequest{Username: username}},
-		game, 0, nil, cb)
-}
-
-// SendDiscordFriendRequest sends a platform friend request by unique username, or accepts theirs.
-func (c *Client) SendDiscordFriendRequest(username string, cb Callback[ClientSendFriendRequestCallback]) {
-	c.sendByName("SendDiscordFriendRequest", username, false, Callback[func(*ClientResult)](cb))
-}
-
-// SendGameFriendRequest sends a game friend request by unique username, or accepts theirs.
-func (c *Client) SendGameFriendRequest(username string, cb Callback[ClientSendFriendRequestCallback]) {
-	c.sendByName("SendGameFriendRequest", username, true, Callback[func(*ClientResult)](cb))
-}
-
-func putRel(game bool, id uint64) rest.Request {
-	return rest.Request{Method: http.MethodPut, Path: relPath(game, id), JSON: struct{}{}}
-}
-
-func deleteRel(game bool, id uint64) rest.Request {
-	return rest.Request{Method: http.MethodDelete, Path: relPath(game, id)}
-}
-
-// SendDiscordFriendRequestById sends a platform friend request, or accepts theirs.
-func (c *Client) SendDiscordFriendRequestById(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("SendDiscordFriendRequestById", putRel(false, userId), false, userId, nil, Callback[func(*ClientResult)](cb))
-}
-
-// SendGameFriendRequestById sends a game friend request, or accepts theirs.
-func (c *Client) SendGameFriendRequestById(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("SendGameFriendRequestById", putRel(true, userId), true, userId, nil, Callback[func(*ClientResult)](cb))
-}
-
-// AcceptDiscordFriendRequest accepts a pending incoming platform friend request.
-func (c *Client) AcceptDiscordFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("AcceptDiscordFriendRequest", putRel(false, userId), false, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
-}
-
-// AcceptGameFriendRequest accepts a pending incoming game friend request.
-func (c *Client) AcceptGameFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("AcceptGameFriendRequest", putRel(true, userId), true, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
-}
-
-// RejectDiscordFriendRequest rejects a pending incoming platform friend request.
-func (c *Client) RejectDiscordFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("RejectDiscordFriendRequest", deleteRel(false, userId), false, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
-}
-
-// RejectGameFriendRequest rejects a pending incoming game friend request.
-func (c *Client) RejectGameFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("RejectGameFriendRequest", deleteRel(true, userId), true, userId, typeRef(RelationshipTypePendingIncoming), Callback[func(*ClientResult)](cb))
-}
-
-// CancelDiscordFriendRequest cancels a pending outgoing platform friend request.
-func (c *Client) CancelDiscordFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("CancelDiscordFriendRequest", deleteRel(false, userId), false, userId, typeRef(RelationshipTypePendingOutgoing), Callback[func(*ClientResult)](cb))
-}
-
-// CancelGameFriendRequest cancels a pending outgoing game friend request.
-func (c *Client) CancelGameFriendRequest(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("CancelGameFriendRequest", deleteRel(true, userId), true, userId, typeRef(RelationshipTypePendingOutgoing), Callback[func(*ClientResult)](cb))
-}
-
-// RemoveGameFriend removes a game friend.
-func (c *Client) RemoveGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("RemoveGameFriend", deleteRel(true, userId), true, userId, typeRef(RelationshipTypeFriend), Callback[func(*ClientResult)](cb))
+	c.relCall(what, social.ByName(game, username), game, 0, nil, cb)
 }
 
 // RemoveDiscordAndGameFriend removes the game friendship and then the platform one.
 func (c *Client) RemoveDiscordAndGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	auth := c.authHeader()
-	once := resultOnce(c, cb)
-	if auth == "" || userId == 0 {
-		err := errNotReady
-		if auth != "" {
-			err = invalid("RemoveDiscordAndGameFriend: userId is 0")
-		}
-		once.Fire(func() { cb.Fn(resultOf(err)) })
-		return
-	}
-	c.start(func(ctx context.Context) {
-		var err error
-		for _, game := range []bool{true, false} {
-			req := deleteRel(game, userId)
-			req.Auth = auth
-			if err = c.api.Do(ctx, req, nil); err != nil {
-				c.logf(LoggingSeverityWarning, "RemoveDiscordAndGameFriend failed: %v", err)
-				break
+	authCall(c, "RemoveDiscordAndGameFriend", invalidIf(userId == 0, "RemoveDiscordAndGameFriend: userId is 0"), cb,
+		func(ctx context.Context, auth string) error {
+			for _, game := range []bool{true, false} {
+				req := social.Delete(game, userId)
+				req.Auth = auth
+				if err := c.api.Do(ctx, req, nil); err != nil {
+					return err
+				}
 			}
-		}
-		once.Fire(func() { cb.Fn(resultOf(err)) })
-	})
-}
-
-// BlockUser blocks a user; every other relationship with them goes.
-func (c *Client) BlockUser(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	blocked := int(RelationshipTypeBlocked)
-	c.relCall("BlockUser", rest.Request{Method: http.MethodPut, Path: relPath(false, userId), JSON: wire.RelationshipPut{Type: &blocked}},
-		false, userId, nil, Callback[func(*ClientResult)](cb))
-}
-
-// UnblockUser unblocks a user.
-func (c *Client) UnblockUser(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	c.relCall("UnblockUser", deleteRel(false, userId), false, userId, typeRef(RelationshipTypeBlocked), Callback[func(*ClientResult)](cb))
+			return nil
+		})
 }
 
 // RelationshipHandle is a live view of what a user is to the player.
@@ -347,9 +213,6 @@ type RelationshipHandle struct {
 	c  *Client
 	id uint64
 }
-
-// Clone returns another view of the same relationship.
-func (h *RelationshipHandle) Clone() *RelationshipHandle { v := *h; return &v }
 
 func (h *RelationshipHandle) rel() social.Rel {
 	if h.c.isClosed() {
@@ -366,38 +229,12 @@ func (h *RelationshipHandle) Id() uint64 {
 	return h.id
 }
 
-// DiscordRelationshipType returns the platform-account relationship.
-func (h *RelationshipHandle) DiscordRelationshipType() RelationshipType {
-	return RelationshipType(h.rel().Platform)
-}
-
-// GameRelationshipType returns the in-game relationship.
-func (h *RelationshipHandle) GameRelationshipType() RelationshipType {
-	return RelationshipType(h.rel().Game)
-}
-
-// IsSpamRequest reports whether a pending incoming request is believed to be spam (rule REL-1).
-func (h *RelationshipHandle) IsSpamRequest() bool { return h.rel().Spam }
-
-// User returns the other user, if known.
-func (h *RelationshipHandle) User() *UserHandle { return h.c.GetUser(h.id) }
-
 // ---- user handle: presence
 
 // Status returns the user's online status; Offline when unknown.
 func (h *UserHandle) Status() StatusType {
-	if h.c.isClosed() {
-		return StatusTypeOffline
-	}
-	switch h.c.social.state.Status(h.id) {
-	case "online":
-		return StatusTypeOnline
-	case "idle":
-		return StatusTypeIdle
-	case "dnd":
-		return StatusTypeDnd
-	case "invisible":
-		return StatusTypeInvisible
+	if s, ok := statusNames[h.c.social.state.Status(h.id)]; ok && !h.c.isClosed() {
+		return s
 	}
 	return StatusTypeOffline
 }
@@ -412,6 +249,3 @@ func (h *UserHandle) GameActivity() *Activity {
 	}
 	return nil
 }
-
-// Relationship returns a view of what the user is to the player.
-func (h *UserHandle) Relationship() *RelationshipHandle { return &RelationshipHandle{c: h.c, id: h.id} }

@@ -8,17 +8,6 @@ import (
 	"sdkpp/core/rpc"
 )
 
-// VoiceSettings is a read-only snapshot of the player's voice settings in the locally running
-// platform desktop client (rule VS-1: it has getters only, and the SDK never writes them).
-type VoiceSettings struct {
-	selfMute, selfDeaf                      bool
-	inputMode                               VoiceInputModeType
-	pttKey                                  string
-	inputVolume, outputVolume               float32
-	echoCancellation, noiseSuppression      bool
-	noiseCancellation, automaticGainControl bool
-}
-
 // voiceSettingsOf converts the desktop client's wire form.
 func voiceSettingsOf(w rpc.VoiceSettings) *VoiceSettings {
 	mode := VoiceInputModeTypeVoiceActivity
@@ -32,9 +21,6 @@ func voiceSettingsOf(w rpc.VoiceSettings) *VoiceSettings {
 		noiseCancellation: w.NoiseCancellation, automaticGainControl: w.AutomaticGainControl,
 	}
 }
-
-// Clone returns a copy.
-func (v *VoiceSettings) Clone() *VoiceSettings { c := *v; return &c }
 
 // GetVoiceSettings reads the voice settings of the locally running desktop client. It waits for
 // the connection attempt under way; when no desktop client answers, cb gets a successful result

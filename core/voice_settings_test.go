@@ -15,6 +15,7 @@ import (
 
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
+	"sdkpp/core/voice"
 	"sdkpp/server/servertest"
 )
 
@@ -159,7 +160,7 @@ func TestSetVoiceLogDir(t *testing.T) {
 	c.voiceLogf(LoggingSeverityInfo, "call 7: joined with %s", token)
 	c.voiceLogf(LoggingSeverityVerbose, "below the minimum severity")
 	c.Close()
-	b, err := os.ReadFile(filepath.Join(dir, voiceLogName))
+	b, err := os.ReadFile(filepath.Join(dir, voice.LogName))
 	require.NoError(t, err, "the voice log file exists")
 	assert.Contains(t, string(b), "call 7: joined with")
 	assert.NotContains(t, string(b), token, "no token in the voice log")
@@ -184,17 +185,17 @@ func TestSetAecDump(t *testing.T) {
 	c := NewClient()
 	defer c.Close()
 	logs := captureLogs(c, LoggingSeverityWarning)
-	assert.Empty(t, c.aecDumpPrefix(1), "off by default")
+	assert.Empty(t, c.voice.AecDumpPrefix(1, c.clock.Now()), "off by default")
 	c.SetAecDump(true)
-	assert.Empty(t, c.aecDumpPrefix(1), "no voice log dir: no dump")
+	assert.Empty(t, c.voice.AecDumpPrefix(1, c.clock.Now()), "no voice log dir: no dump")
 	require.Len(t, logs(), 1, "the missing dir is a warning")
 	dir := t.TempDir()
 	c.SetVoiceLogDir(dir, LoggingSeverityInfo)
-	p := c.aecDumpPrefix(77)
+	p := c.voice.AecDumpPrefix(77, c.clock.Now())
 	assert.Equal(t, dir, filepath.Dir(p))
 	assert.True(t, strings.HasPrefix(filepath.Base(p), "aec-77-"), p)
 	c.SetAecDump(false)
-	assert.Empty(t, c.aecDumpPrefix(1))
+	assert.Empty(t, c.voice.AecDumpPrefix(1, c.clock.Now()))
 }
 
 // SetEngineManagedAudioSession is recorded before any call, and refused with a warning after.
@@ -203,11 +204,11 @@ func TestSetEngineManagedAudioSession(t *testing.T) {
 	defer c.Close()
 	logs := captureLogs(c, LoggingSeverityWarning)
 	c.SetEngineManagedAudioSession(true)
-	assert.True(t, c.voice.engineManaged.Load())
+	assert.True(t, c.voice.EngineManaged.Load())
 	assert.Empty(t, logs())
-	c.voice.callStarted.Store(true) // as StartCall does
+	c.voice.CallStarted.Store(true) // as StartCall does
 	c.SetEngineManagedAudioSession(false)
-	assert.True(t, c.voice.engineManaged.Load(), "refused once a call has started")
+	assert.True(t, c.voice.EngineManaged.Load(), "refused once a call has started")
 	l := logs()
 	require.Len(t, l, 1)
 	assert.Contains(t, l[0], "refused")
@@ -219,8 +220,8 @@ func TestSetOpusHardwareCoding(t *testing.T) {
 	defer c.Close()
 	logs := captureLogs(c, LoggingSeverityInfo)
 	c.SetOpusHardwareCoding(true, false)
-	assert.True(t, c.voice.opusHWEncode.Load())
-	assert.False(t, c.voice.opusHWDecode.Load())
+	assert.True(t, c.voice.OpusHWEncode.Load())
+	assert.False(t, c.voice.OpusHWDecode.Load())
 	l := logs()
 	require.Len(t, l, 1)
 	assert.Contains(t, l[0], "libopus")
@@ -249,13 +250,13 @@ func TestVoiceDiagnosticsOfACall(t *testing.T) {
 	p1.engine.cfg.Logf("engine: a diagnostic")
 
 	p1.SetEngineManagedAudioSession(false)
-	assert.True(t, p1.voice.engineManaged.Load(), "refused once a call has started")
+	assert.True(t, p1.voice.EngineManaged.Load(), "refused once a call has started")
 
 	var ended bool
 	p1.EndCall(lobby, Func(func() { ended = true }))
 	await(t, "EndCall", func() bool { return ended })
 	p1.Close()
-	b, err := os.ReadFile(filepath.Join(dir, voiceLogName))
+	b, err := os.ReadFile(filepath.Join(dir, voice.LogName))
 	require.NoError(t, err)
 	log := string(b)
 	assert.Contains(t, log, fmt.Sprintf("call %d: status Connected", lobby), "the call's messages")

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"sdkpp/build/gen/desc"
@@ -606,18 +609,22 @@ func optElem(t *desc.Type) *desc.Type {
 	return t
 }
 
-// emitCoreRecords writes core/records_gen.go: the getters and setters of every record's
-// properties. A record's struct is written by hand in core, with one field per property named
-// by recordField; a property marked custom has hand-written accessors instead.
+// emitCoreRecords writes core/records_gen.go: every record's struct (one field per property,
+// named by recordField), its constructor and Clone, and the getters and setters of its
+// properties. A record marked custom has its struct, constructor and Clone written by hand in
+// core, one marked defaults its constructor; a property marked custom has hand-written accessors.
 func emitCoreRecords(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("// %s\n\npackage core\n", generatedNote)
+	w("// %s\n\npackage core\n\nimport \"sdkpp/core/internal/opt\"\n", generatedNote)
 	for _, c := range api.Classes {
 		if c.Kind != desc.KindRecord {
 			continue
 		}
 		r := recordRecv(c.Name)
+		if !c.Custom {
+			b.WriteString(recordStruct(c))
+		}
 		for _, p := range c.Props {
 			if p.Custom {
 				continue
@@ -681,7 +688,7 @@ func recordAccess(t *desc.Type, f string) (get, set string) {
 		return "if " + f + " == nil {\n\t\treturn nil\n\t}\n\treturn " + f + ".Clone()",
 			"if v == nil {\n\t\t" + f + " = nil\n\t\treturn\n\t}\n\t" + f + " = v.Clone()"
 	case t.Kind == desc.Opt:
-		return "return optOf(" + f + ")", f + " = clonePtr(v)"
+		return "return opt.Of(" + f + ")", f + " = opt.Clone(v)"
 	}
 	panic("emit_go: a record property of kind " + fmt.Sprint(t.Kind) + " is not supported")
 }
@@ -749,3 +756,103 @@ func mechanicalStatic(m *desc.Method) string {
 	}
 	return ""
 }
+
+// recordStruct is the Go of a record's struct, its constructor (unless the record is marked
+// defaults or the game cannot construct it) and its deep Clone (unless nocopy).
+func recordStruct(c *desc.Class) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	r := recordRecv(c.Name)
+	w("\n")
+	writeGoDoc(&b, c.Name, c.Doc)
+	w("type %s struct {\n", c.Name)
+	var clone []string
+	for _, p := range c.Props {
+		f := recordField(p.Name)
+		switch t := p.Type; {
+		case t.Kind == desc.Prim || t.Kind == desc.EnumT:
+			w("\t%s %s\n", f, strings.ReplaceAll(goCore(t), "core.", ""))
+		case t.Kind == desc.ClassT:
+			w("\t%s %s\n", f, t.Class.Name)
+			clone = append(clone, fmt.Sprintf("out.%s = *%s.%s.Clone()", f, r, f))
+		case t.Kind == desc.Opt && t.Elem.Kind == desc.ClassT:
+			w("\t%s *%s\n", f, t.Elem.Class.Name)
+			clone = append(clone, fmt.Sprintf("if %s.%s != nil {\n\t\tout.%s = %s.%s.Clone()\n\t}", r, f, f, r, f))
+		case t.Kind == desc.Opt:
+			w("\t%s %s\n", f, strings.ReplaceAll(goCore(t), "core.", ""))
+			clone = append(clone, fmt.Sprintf("out.%s = opt.Clone(%s.%s)", f, r, f))
+		default:
+			panic("emit_go: record " + c.Name + " holds a property of kind " + fmt.Sprint(t.Kind) + "; mark it custom")
+		}
+	}
+	w("}\n")
+	if c.Ctor && !c.Defaults {
+		w("\n// New%s returns an empty %s.\nfunc New%s() *%s { return &%s{} }\n", c.Name, c.Name, c.Name, c.Name, c.Name)
+	}
+	if !c.NoCopy {
+		w("\n// Clone returns a deep copy.\nfunc (%s *%s) Clone() *%s {\n\tout := *%s\n", r, c.Name, c.Name, r)
+		for _, l := range clone {
+			w("\t%s\n", l)
+		}
+		w("\treturn &out\n}\n")
+	}
+	return b.String()
+}
+
+// emitCoreFacade writes core/facade_gen.go: each handle's Clone, the getters of the handles'
+// properties that api/sdkpp.api maps to the Client's state with a Go expression of the receiver h
+// ("prop Name: TYPE readonly = EXPR"), and the methods of the Client and the handles whose body
+// is one Go expression that forwards to the capability ("method ... = EXPR").
+func emitCoreFacade(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	for _, c := range api.Classes {
+		if c.Kind != desc.KindHandle {
+			continue
+		}
+		if !c.NoCopy {
+			w("\n// Clone returns another view of the same %s.\nfunc (h *%s) Clone() *%s { v := *h; return &v }\n", c.Name, c.Name, c.Name)
+		}
+		for _, p := range c.Props {
+			if p.Go == "" {
+				continue
+			}
+			w("\n")
+			writeGoDoc(&b, p.Name, p.Doc)
+			w("func (h *%s) %s() %s { return %s }\n", c.Name, p.Name, getterType(p.Type), p.Go)
+		}
+	}
+	for _, c := range api.Classes {
+		recv := "h"
+		if c.Kind == desc.KindClient {
+			recv = "c"
+		}
+		for _, m := range c.Methods {
+			if m.Go == "" {
+				continue
+			}
+			var ps []string
+			for _, p := range m.Params {
+				ps = append(ps, goIdent(p.Name)+" "+strings.ReplaceAll(goCore(p.Type), "core.", ""))
+			}
+			ret, body := "", m.Go
+			if m.Ret != nil {
+				ret, body = " "+getterType(m.Ret), "return "+m.Go
+			}
+			w("\n")
+			writeGoDoc(&b, m.Name, m.Doc)
+			w("func (%s *%s) %s(%s)%s {\n\t%s\n}\n", recv, c.Name, m.Name, strings.Join(ps, ", "), ret, body)
+		}
+	}
+	var imports []string
+	for _, pkg := range facadeImports {
+		if regexp.MustCompile(`(^|[^.\w])` + path.Base(pkg) + `\.`).MatchString(b.String()) {
+			imports = append(imports, strconv.Quote(pkg))
+		}
+	}
+	return fmt.Sprintf("// %s\n\npackage core\n\nimport (\n%s\n)\n", generatedNote, strings.Join(imports, "\n")) + b.String()
+}
+
+// facadeImports are the packages a Go expression of api/sdkpp.api may name; facade_gen.go
+// imports those its expressions use.
+var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/lobbies", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}

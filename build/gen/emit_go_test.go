@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"sdkpp/build/gen/desc"
 )
 
 // TestCapiDirectCallbacksAreRelayed: Go calls a direct (audio-thread) callback through the calling
@@ -51,8 +53,8 @@ func TestCoreRecordAccessors(t *testing.T) {
 	out := emitCoreRecords(api)
 	for _, want := range []string{
 		"func (b *Box) Type() int32 {\n\treturn b.typ\n}",
-		"func (b *Box) Label() (string, bool) {\n\treturn optOf(b.label)\n}",
-		"func (b *Box) SetLabel(v *string) {\n\tb.label = clonePtr(v)\n}",
+		"func (b *Box) Label() (string, bool) {\n\treturn opt.Of(b.label)\n}",
+		"func (b *Box) SetLabel(v *string) {\n\tb.label = opt.Clone(v)\n}",
 		"func (b *Box) Inner() *Inner {\n\tif b.inner == nil {\n\t\treturn nil\n\t}\n\treturn b.inner.Clone()\n}",
 		"func (b *Box) SetKey(v string) {\n\tSecrets.Add(v)\n\tb.key = v\n}",
 		"func (b *Box) Id() uint64 {",
@@ -62,4 +64,49 @@ func TestCoreRecordAccessors(t *testing.T) {
 	for _, absent := range []string{"Start()", "SetStart(", "SetId("} {
 		assert.NotContains(t, out, absent)
 	}
+}
+
+// TestCoreRecordStructs: a record's struct has one field per property, its Clone copies what
+// the fields point to, and a record marked custom or defaults keeps what core writes by hand.
+func TestCoreRecordStructs(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nclass Inner record ctor {\n}\nclass Box record ctor {\n"+
+		"  prop Label: opt string\n  prop Inner: opt Inner\n  prop Start: u64 custom\n}\n"+
+		"class Hand record ctor custom {\n  prop Name: string\n}\nclass Pre record ctor defaults {\n  prop Name: string\n}\n")
+	out := emitCoreRecords(api)
+	for _, want := range []string{
+		"type Box struct {\n\tlabel *string\n\tinner *Inner\n\tstart uint64\n}",
+		"func NewBox() *Box { return &Box{} }",
+		"func (b *Box) Clone() *Box {\n\tout := *b\n\tout.label = opt.Clone(b.label)\n\tif b.inner != nil {\n\t\tout.inner = b.inner.Clone()\n\t}\n\treturn &out\n}",
+		"type Pre struct {",
+		"func (h *Hand) Name() string {",
+	} {
+		assert.Contains(t, out, want)
+	}
+	for _, absent := range []string{"type Hand struct", "func NewHand(", "func (h *Hand) Clone(", "func NewPre("} {
+		assert.NotContains(t, out, absent)
+	}
+}
+
+// TestCoreFacade: a handle gets Clone, and a property or method given "= EXPR" gets a body that
+// returns (or runs) EXPR, with the imports its expressions name.
+func TestCoreFacade(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nclass Thing handle {\n  prop Id: u64 readonly = h.id\n"+
+		"  prop Name: string readonly\n}\nclass Client client ctor nocopy {\n"+
+		"  const method Count() -> u32 = uint32(len(c.things))\n  method Ping(to: u64) = c.send(wire.Ping{To: to})\n"+
+		"  method Other()\n}\n")
+	out := emitCoreFacade(api)
+	for _, want := range []string{
+		"import (\n\"sdkpp/wire\"\n)",
+		"func (h *Thing) Clone() *Thing { v := *h; return &v }",
+		"func (h *Thing) Id() uint64 { return h.id }",
+		"func (c *Client) Count() uint32 {\n\treturn uint32(len(c.things))\n}",
+		"func (c *Client) Ping(to uint64) {\n\tc.send(wire.Ping{To: to})\n}",
+	} {
+		assert.Contains(t, out, want)
+	}
+	for _, absent := range []string{"Name()", "Other()", "sdkpp/core/voice"} {
+		assert.NotContains(t, out, absent)
+	}
+	_, err := desc.Parse(strings.NewReader("version 1.0.0\nclass R record {\n  prop Id: u64 = r.id\n}\n"))
+	assert.ErrorContains(t, err, "only a handle's property")
 }

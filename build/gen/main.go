@@ -47,6 +47,7 @@ func run(root string, check bool) error {
 		{"capi/exports_gen.go", emitCapi(api), true},
 		{"core/api_gen.go", emitCoreEnums(api), true},
 		{"core/records_gen.go", emitCoreRecords(api), true},
+		{"core/facade_gen.go", emitCoreFacade(api), true},
 		{"core/handlers_gen.go", emitCoreHandlers(api), true},
 		{"tests/c/stress_gen.h", emitStress(api), false},
 		{"docs/reference.md", emitDocs(api), false},

@@ -4,7 +4,7 @@
 // Every callback belongs to a Scope (a Client, or one registered handler of it). Closing a scope
 // stops its queued events, resolves its pending one-shot callbacks through their cancel function
 // (so each one-shot runs exactly once), and releases the handler's resources once no Run can still
-// be calling it.
+// be calling it. A Slot holds one replaceable handler of the game with its scope.
 package callbacks
 
 import (

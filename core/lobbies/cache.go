@@ -7,6 +7,9 @@
 // the cache does not hold yet (it raced ahead of the join's answer) is kept until the snapshot
 // comes, then replayed if it is newer. A service that sends no revisions (zero) gets the old
 // behaviour: the last thing received wins.
+//
+// It also builds the lobby requests (requests.go): create or join, leave, send a message, link a
+// channel, and the guild invite of a linked channel.
 package lobbies
 
 import (
@@ -189,4 +192,23 @@ func (c *Cache) IDs() []uint64 {
 func clone(l wire.Lobby) wire.Lobby {
 	l.Members = slices.Clone(l.Members)
 	return l
+}
+
+// MemberIDs returns the user ids of l's members, in order.
+func MemberIDs(l wire.Lobby) []uint64 {
+	var ids []uint64
+	for _, m := range l.Members {
+		ids = append(ids, uint64(m.ID))
+	}
+	return ids
+}
+
+// Member returns l's member with user id, if it is one.
+func Member(l wire.Lobby, id uint64) (wire.LobbyMember, bool) {
+	for _, m := range l.Members {
+		if uint64(m.ID) == id {
+			return m, true
+		}
+	}
+	return wire.LobbyMember{}, false
 }

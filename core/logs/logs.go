@@ -1,5 +1,6 @@
 // Package logs is where a Client's log messages go: the game's log callbacks (through the
-// callback queue, with a bound on what waits), a log file, and the voice log file, which rotates.
+// callback queue, with a bound on what waits), a log file, and the voice log file, which rotates;
+// and the set of the live clients' logs (Live) that a message tied to no client reaches.
 // Messages arrive redacted; this package never sees a secret.
 package logs
 
@@ -233,4 +234,53 @@ func (l *Logger) Close() {
 	if file != nil {
 		file.Close()
 	}
+}
+
+// Live is a set of loggers, a process's live clients', so that a message tied to no one client
+// (a refused call on a forged handle, say) reaches every one. Its lock is a leaf.
+type Live struct {
+	mu  sync.Mutex
+	set map[*Logger]struct{}
+}
+
+// Add puts l in the set.
+func (v *Live) Add(l *Logger) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.set == nil {
+		v.set = map[*Logger]struct{}{}
+	}
+	v.set[l] = struct{}{}
+}
+
+// Remove takes l out of the set.
+func (v *Live) Remove(l *Logger) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.set, l)
+}
+
+// Len is the number of loggers in the set.
+func (v *Live) Len() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.set)
+}
+
+// Log writes msg to every logger in the set, without the set's lock, and reports whether any
+// took it.
+func (v *Live) Log(msg string, sev Severity) bool {
+	v.mu.Lock()
+	list := make([]*Logger, 0, len(v.set))
+	for l := range v.set {
+		list = append(list, l)
+	}
+	v.mu.Unlock()
+	took := false
+	for _, l := range list {
+		if l.Log(msg, sev) {
+			took = true
+		}
+	}
+	return took
 }

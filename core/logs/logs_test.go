@@ -46,3 +46,25 @@ func TestLoggerBySeverity(t *testing.T) {
 	_, err = OpenFile("", "a.log", Info, time.Now)
 	assert.ErrorContains(t, err, "empty log directory")
 }
+
+// A message of no one client reaches every live logger, and none once it is removed.
+func TestLive(t *testing.T) {
+	dir := t.TempDir()
+	now := func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) }
+	var v Live
+	var a, b Logger
+	fa, err := OpenFile(filepath.Join(dir, "a"), "x.log", Info, now)
+	require.NoError(t, err)
+	a.SetFile(fa)
+	v.Add(&a)
+	v.Add(&b)
+	assert.Equal(t, 2, v.Len())
+	assert.True(t, v.Log("to all", Warning), "a took it")
+	v.Remove(&a)
+	assert.False(t, v.Log("to b only", Warning), "b has no sink")
+	assert.Equal(t, 1, v.Len())
+	a.Close()
+	raw, err := os.ReadFile(filepath.Join(dir, "a", "x.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "2026-03-01T00:00:00Z [Warning] to all\n", string(raw))
+}

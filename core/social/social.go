@@ -1,7 +1,8 @@
 // Package social keeps what the client knows of the player's social graph: the relationships
 // (platform and in-game), the presences of other users, and the player's own presence as it is
 // sent to the service. The Client applies gateway events to it and reads its answers from it:
-// among them the friends-list groups and the friend search.
+// among them the friends-list groups and the friend search. It also builds the relationship and
+// activity-invite requests (requests.go).
 package social
 
 import (

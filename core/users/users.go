@@ -179,3 +179,26 @@ func (c *Cache) Learn(ws ...*wire.User) {
 		c.SetProfiles(profiles)
 	}
 }
+
+// ApplyReady stores what READY says of users: the users of the session's relationships (others),
+// then runs between (the caller applies the relationships), then stores the game profiles of all
+// (none for a user that carries none) and the session's user self. So a reader that sees the new
+// session's user also sees its relationships and their users.
+func (c *Cache) ApplyReady(self *wire.User, others []*wire.User, between func()) {
+	profiles := map[uint64][]wire.ApplicationProfile{}
+	for _, w := range others {
+		if u := Of(w); u != nil {
+			c.Put(u)
+			profiles[u.ID] = w.ApplicationProfiles
+		}
+	}
+	between()
+	u := Of(self)
+	if u != nil {
+		profiles[u.ID] = self.ApplicationProfiles
+	}
+	c.SetProfiles(profiles)
+	if u != nil {
+		c.SetCurrent(u)
+	}
+}

@@ -95,3 +95,21 @@ func TestConcurrent(t *testing.T) {
 		assert.Len(t, c.ProfilesOf(uint64(g*1000+199)), 1)
 	}
 }
+
+// READY stores the relationships' users before between runs, and the session's user after it.
+func TestApplyReady(t *testing.T) {
+	var c Cache
+	p := wire.ApplicationProfile{Username: "in-game", ProviderType: "OIDC"}
+	friend := &wire.User{ID: 2, Username: "friend", ApplicationProfiles: []wire.ApplicationProfile{p}}
+	ran := false
+	c.ApplyReady(&wire.User{ID: 1, Username: "me"}, []*wire.User{friend, {Username: "no id"}}, func() {
+		ran = true
+		_, ok := c.Get(2)
+		assert.True(t, ok, "the friend is cached first")
+		assert.Zero(t, c.Current(), "the session's user comes last")
+	})
+	require.True(t, ran)
+	assert.Equal(t, uint64(1), c.Current())
+	require.Len(t, c.ProfilesOf(2), 1)
+	assert.Equal(t, p, *c.ProfilesOf(2)[0])
+}

@@ -1,6 +1,7 @@
 // Package voice is the SDK's voice calls: the call state machine, its signaling over the gateway,
 // its media over the service's UDP relay, end-to-end encryption (package e2ee), and the registry
-// of a Client's calls with the settings that apply to all of them (registry.go). It is pure Go:
+// of a Client's calls with the settings that apply to all of them (registry.go) and the device
+// selection (devices.go), and a Client's voice log file and diagnostics (diag.go). It is pure Go:
 // the audio engine that captures, encodes, decodes and plays is reached through the Engine
 // interface below, which capi wires to audio/engine (the only place with audio cgo).
 package voice
@@ -128,4 +129,28 @@ func NewEngine(cfg EngineConfig) (Engine, error) {
 		return nil, ErrNoEngine
 	}
 	return fn(cfg)
+}
+
+// ReceivedHook adapts a game's hook of each participant's decoded 48 kHz mono frame, which may
+// set its mute flag, to EngineConfig.Received; nil stays nil. The engine calls Received from its
+// one processing goroutine, so one flag serves every frame.
+func ReceivedHook(fn func(sender uint64, samples []int16, samplesPerChannel uint64, sampleRate int32, channels uint64, mute *bool)) func(uint64, []int16) bool {
+	if fn == nil {
+		return nil
+	}
+	mute := new(bool)
+	return func(sender uint64, samples []int16) bool {
+		*mute = false
+		fn(sender, samples, uint64(len(samples)), 48000, 1, mute)
+		return *mute
+	}
+}
+
+// CapturedHook adapts a game's hook of each captured 48 kHz mono frame to
+// EngineConfig.Captured; nil stays nil.
+func CapturedHook(fn func(samples []int16, samplesPerChannel uint64, sampleRate int32, channels uint64)) func([]int16) {
+	if fn == nil {
+		return nil
+	}
+	return func(samples []int16) { fn(samples, uint64(len(samples)), 48000, 1) }
 }

@@ -2,6 +2,7 @@ package voice
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -156,4 +157,19 @@ func (r *Registry[H]) TakeAll() []*Entry[H] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sortedLocked(true)
+}
+
+// HandleDispatch hands a voice dispatch of the gateway to every call.
+func (r *Registry[H]) HandleDispatch(event string, data json.RawMessage) {
+	for _, c := range r.Calls() {
+		c.HandleDispatch(event, data)
+	}
+}
+
+// SignalingLost tells every call that the gateway session dropped: the service ends a call with
+// its gateway connection (rule ST-4).
+func (r *Registry[H]) SignalingLost() {
+	for _, c := range r.Calls() {
+		c.SignalingLost()
+	}
 }

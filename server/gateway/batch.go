@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+
+	"sdkpp/server/gateway/internal/nonblock"
 )
 
 // maxBatchBytes is how much a batchConn holds before it writes anyway.
@@ -160,11 +162,11 @@ func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 			return false, err
 		}
 	}
-	if b.holding || b.buf != nil || !canWriteNow(b.Conn) {
+	if b.holding || b.buf != nil || !nonblock.Supported(b.Conn) {
 		b.buf = buf
 		return true, nil
 	}
-	n, err := nonblockingWrite(b.Conn, *buf)
+	n, err := nonblock.Write(b.Conn, *buf)
 	if err != nil {
 		*buf = (*buf)[:0]
 		batchBufs.Put(buf)
@@ -185,7 +187,7 @@ func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 
 // canWriteNow reports whether writeNow can write to the connection at once: its socket is the
 // operating system's (a TLS connection's is not: its records are written by crypto/tls).
-func (b *batchConn) canWriteNow() bool { return canWriteNow(b.Conn) }
+func (b *batchConn) canWriteNow() bool { return nonblock.Supported(b.Conn) }
 
 // keeps reports whether writeNow left bytes that wait for the next write.
 func (b *batchConn) keeps() bool {

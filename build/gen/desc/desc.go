@@ -61,10 +61,15 @@ const (
 
 // Class is one handle class.
 type Class struct {
-	Name      string
-	Kind      string
-	Ctor      bool // the game may construct it
-	NoCopy    bool
+	Name   string
+	Kind   string
+	Ctor   bool // the game may construct it
+	NoCopy bool
+	// Custom: a record whose struct, constructor and Clone core writes by hand (it holds more
+	// than its properties); the others' are generated.
+	Custom bool
+	// Defaults: a record whose constructor core writes by hand (it sets defaults).
+	Defaults  bool
 	Doc       []string
 	TypeID    int // tag of its ids in the C ABI's object table: TagOf(Name)
 	Props     []*Prop
@@ -95,7 +100,10 @@ type Prop struct {
 	// Custom: core writes this property's Go accessors by hand (they do more than store); the
 	// generator writes none.
 	Custom bool
-	Doc    []string
+	// Go: a handle property's getter body in core, a Go expression of the receiver h ("= EXPR"
+	// after the type); core writes the getter of a handle property without one by hand.
+	Go  string
+	Doc []string
 }
 
 // Method is a method, a static function or an extra constructor of a class.
@@ -112,6 +120,9 @@ type Method struct {
 	// Custom: a Set...Callback method of the Client that core writes by hand (it does more than
 	// fill the callback's slot); the generator writes neither the method nor the slot.
 	Custom bool
+	// Go: the method's body in core, a Go expression of the receiver (c for the Client, h for a
+	// handle) and the parameters ("= EXPR" at the end); core writes a method without one by hand.
+	Go string
 }
 
 // Callback is a callback type nested in a class.
@@ -277,7 +288,7 @@ func (p *parser) parseLine(l string) error {
 		return nil
 	case "class":
 		if len(f) < 4 || f[len(f)-1] != "{" {
-			return fmt.Errorf("want: class Name KIND [ctor] [nocopy] {")
+			return fmt.Errorf("want: class Name KIND [ctor] [nocopy] [custom] [defaults] {")
 		}
 		c := &Class{Name: f[1], Kind: f[2], Doc: p.takeDoc()}
 		if c.Kind != KindRecord && c.Kind != KindClient && c.Kind != KindHandle {
@@ -289,6 +300,10 @@ func (p *parser) parseLine(l string) error {
 				c.Ctor = true
 			case "nocopy":
 				c.NoCopy = true
+			case "custom":
+				c.Custom = true
+			case "defaults":
+				c.Defaults = true
 			default:
 				return fmt.Errorf("unknown class flag %q", flag)
 			}
@@ -336,6 +351,13 @@ func (p *parser) member(l string) error {
 			return fmt.Errorf("want: prop Name: TYPE")
 		}
 		pr := &Prop{Name: strings.TrimSpace(name), Doc: doc}
+		typ, expr, hasExpr := strings.Cut(typ, " = ")
+		if hasExpr {
+			if c.Kind != KindHandle {
+				return fmt.Errorf("prop %s: only a handle's property has a getter expression", pr.Name)
+			}
+			pr.Go = strings.TrimSpace(expr)
+		}
 		typ = strings.TrimSpace(typ)
 		mods := map[string]*bool{"custom": &pr.Custom, "secret": &pr.Secret, "readonly": &pr.ReadOnly}
 		for {
@@ -373,6 +395,12 @@ func (p *parser) member(l string) error {
 		return nil
 	case "ctor", "method", "static", "const":
 		m := &Method{Class: c, Doc: doc}
+		if r, expr, ok := strings.Cut(rest, " = "); ok {
+			if c.Kind == KindRecord || word == "static" || word == "ctor" {
+				return fmt.Errorf("%s: only a method of the Client or of a handle has a Go body", rest)
+			}
+			m.Go, rest = strings.TrimSpace(expr), strings.TrimSpace(r)
+		}
 		if r, ok := strings.CutSuffix(rest, " custom"); ok {
 			m.Custom, rest = true, strings.TrimSpace(r)
 		}

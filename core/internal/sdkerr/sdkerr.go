@@ -1,6 +1,7 @@
 // Package sdkerr holds the kinds of failure the SDK reports that are not the service's answers:
 // a request refused before anything was sent, an operation aborted, a client not ready or closed.
-// The Client turns each into the ErrorType of a ClientResult.
+// Classify sorts any failure, these and the service's answers, into the kind of failure that
+// becomes the ErrorType of a ClientResult.
 package sdkerr
 
 import (

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gateway
+package nonblock
 
 import (
 	"errors"
@@ -8,16 +8,16 @@ import (
 	"syscall"
 )
 
-// canWriteNow reports whether nonblockingWrite can write to c: a socket of the operating system.
-func canWriteNow(c net.Conn) bool {
+// Supported reports whether Write can write to c: a socket of the operating system.
+func Supported(c net.Conn) bool {
 	_, ok := c.(syscall.Conn)
 	return ok
 }
 
-// nonblockingWrite writes what the socket under c takes now, with one system call, and returns
-// how much that was: the socket is non-blocking (the Go runtime's poller keeps it so), and the
-// write is not retried when it is full.
-func nonblockingWrite(c net.Conn, p []byte) (int, error) {
+// Write writes what the socket under c takes now, with one system call, and returns how much
+// that was: the socket is non-blocking (the Go runtime's poller keeps it so), and the write is
+// not retried when it is full.
+func Write(c net.Conn, p []byte) (int, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return 0, nil
