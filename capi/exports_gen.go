@@ -373,7 +373,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 967757834
+const abiVersion = 1285212593
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.

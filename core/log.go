@@ -37,6 +37,9 @@ func Log(sev LoggingSeverity, format string, args ...any) {
 }
 
 func fallback(msg string, sev LoggingSeverity) {
+	if fallbackToCallback(msg, sev) {
+		return
+	}
 	if sev >= LoggingSeverityWarning && sev < LoggingSeverityNone && StderrFallback.Load() {
 		fmt.Fprintf(os.Stderr, "sdkpp: [%s] %s\n", sev, msg)
 	}

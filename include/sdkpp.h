@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 967757834u
+#define SDKPP_ABI_VERSION 1285212593u
 
 #ifdef __cplusplus
 extern "C" {
@@ -1687,6 +1687,24 @@ SDKPP_API uint32_t SDKPP_CALL Sdkpp_GetAbiVersion(void);
 SDKPP_API bool SDKPP_CALL Sdkpp_CheckAbi(Sdkpp_AbiInfo* info);
 /** Number of live objects (all classes); for finding leaks. */
 SDKPP_API uint64_t SDKPP_CALL Sdkpp_GetObjectCount(void);
+/**
+ * Sends the log messages at or above minSeverity that no Client's log callback took (messages
+ * of no Client, and of Clients without one) to callback, inside Sdkpp_RunCallbacks, instead of
+ * standard error. NULL restores standard error. The callback it replaces, and this one after
+ * Sdkpp_Shutdown, is released with its free function.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_SetLogCallback(Sdkpp_Client_LogCallback callback, Sdkpp_FreeFn userDataFree, void* userData, Sdkpp_LoggingSeverity minSeverity);
+/**
+ * Returns the library to its state at load: drops every object (each handle the game still
+ * holds becomes stale), closes every Client (ending its calls), runs the callbacks that were
+ * pending on the calling thread (each one-shot fires once, with ErrorType ClientDestroyed
+ * unless its result was already queued), frees every callback's userData through its free
+ * function, discards what the callbacks queued meanwhile and lifts a refusal of Sdkpp_CheckAbi.
+ * Afterwards the library holds no pointer or userData of the game's. For an engine that reloads
+ * its scripts (Unity's domain reload) without unloading the library. Call it from the thread
+ * that runs callbacks, outside Sdkpp_RunCallbacks.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Shutdown(void);
 #endif /* SDKPP_NO_PROTOTYPES */
 
 #ifdef __cplusplus

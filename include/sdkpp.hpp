@@ -54,6 +54,14 @@ inline uint64_t GetObjectCount()
     return Sdkpp_GetObjectCount();
 }
 
+/// Returns the library to its state at load (Sdkpp_Shutdown): drops every object, closes every
+/// Client, fires pending callbacks once and frees their userData. C++ wrappers still held are
+/// stale afterwards; their destructors are harmless.
+inline void Shutdown()
+{
+    Sdkpp_Shutdown();
+}
+
 /// Category of a failed ClientResult.
 enum class ErrorType : int32_t {
     None = 0,

@@ -13,8 +13,8 @@
 // Conventions of the binding (see also the comments in Sdkpp.g.cs):
 //  - Every object is a sealed IDisposable class holding the library's object id. Dispose releases it
 //    at once; an object that is not disposed is released by its finalizer (any thread is fine).
-//    After Dispose every call is refused by the library, which logs an error and returns the
-//    default (0, false, "", null).
+//    After Dispose, or after Sdk.Shutdown dropped every object, a call throws
+//    ObjectDisposedException.
 //  - Strings are System.String in and out, converted to and from UTF-8. A null string (or list,
 //    map or object) where the description does not say "opt" throws ArgumentNullException.
 //  - Optional values are nullable (ulong?, IntegrationType?, or null for strings and objects).
@@ -418,6 +418,16 @@ namespace Sdkpp
                 {
                     throw new SdkppAbiException(failure);
                 }
+            }
+        }
+
+        /// <summary>Forgets the check's outcome (Sdk.Shutdown: the library forgot a refusal too).</summary>
+        internal static void Reset()
+        {
+            lock (mu)
+            {
+                state = 0;
+                failure = null;
             }
         }
 
@@ -841,12 +851,47 @@ namespace Sdkpp
     /// pointer or a GCHandle; the library's free function (FreeUserData) removes the entry once the
     /// callback will never be called again.
     /// </summary>
+    /// <remarks>
+    /// A key is an epoch in its high bits and a counter in its low bits. The epoch starts random in
+    /// each domain and changes at every Sdk.Shutdown, so a key the library kept from an earlier
+    /// domain (a Unity domain reload that skipped Shutdown) or from before a Shutdown never names a
+    /// callback registered since: it finds nothing, and the trampoline does nothing.
+    /// </remarks>
     internal static class CallbackRegistry
     {
         // Lock-free for readers: the audio-thread trampolines look their callback up for every
         // 20 ms frame, and must never wait for a game thread that is registering one.
         static readonly ConcurrentDictionary<long, Delegate> callbacks = new ConcurrentDictionary<long, Delegate>();
         static long next;
+        // Bits of a key below the epoch: 32 on 64-bit, 20 on 32-bit (userData is pointer-sized).
+        static readonly int counterBits = IntPtr.Size == 4 ? 20 : 32;
+        static long epoch = NewEpoch(0);
+
+        /// <summary>A random epoch unlike previous, that fits above the counter in a positive key.</summary>
+        static long NewEpoch(long previous)
+        {
+            long max = (IntPtr.Size == 4 ? int.MaxValue : long.MaxValue) >> counterBits;
+            var random = new Random(Guid.NewGuid().GetHashCode());
+            while (true)
+            {
+                long e = (long)(random.NextDouble() * max) + 1;
+                if (e <= max && e != previous)
+                {
+                    return e;
+                }
+            }
+        }
+
+        /// <summary>
+        /// Forgets every callback and starts a new epoch: for Sdk.Shutdown, after the library freed
+        /// (or forgot) every userData.
+        /// </summary>
+        internal static void Reset()
+        {
+            Interlocked.Exchange(ref epoch, NewEpoch(Interlocked.Read(ref epoch)));
+            Interlocked.Exchange(ref next, 0);
+            callbacks.Clear();
+        }
 
         /// <summary>The free function given with every callback.</summary>
         internal static readonly NativeFreeFn FreeUserData = FreeUserDataImpl;
@@ -856,13 +901,14 @@ namespace Sdkpp
         {
             while (true)
             {
-                // A positive key that fits userData, reused only after wrapping around and only
-                // when free again.
-                long key = Interlocked.Increment(ref next) & (IntPtr.Size == 4 ? int.MaxValue : long.MaxValue);
-                if (key == 0)
+                // A positive key that fits userData: the epoch, then a counter reused only after
+                // wrapping around and only when free again.
+                long counter = Interlocked.Increment(ref next) & ((1L << counterBits) - 1);
+                if (counter == 0)
                 {
                     continue;
                 }
+                long key = (Interlocked.Read(ref epoch) << counterBits) | counter;
                 if (callbacks.TryAdd(key, callback))
                 {
                     return new IntPtr(key);
@@ -905,20 +951,40 @@ namespace Sdkpp
             }
         }
 
-        /// <summary>Reports an exception caught at the native boundary; never throws.</summary>
+        /// <summary>
+        /// Reports an exception caught at the native boundary to Sdk.UnhandledException, or to
+        /// Console.Error when nobody subscribed; then to Sdk.CallbackException. Never throws.
+        /// </summary>
         internal static void Report(string where, Exception e)
         {
+            bool handled = false;
             try
             {
-                Console.Error.WriteLine("sdkpp: exception in " + where + " (caught at the native boundary, not rethrown): " + e);
+                EventHandler<SdkExceptionEventArgs> handler = Volatile.Read(ref Sdk.unhandledException);
+                if (handler != null)
+                {
+                    handled = true;
+                    handler(null, new SdkExceptionEventArgs(where, e));
+                }
             }
             catch (Exception)
             {
-                // Nothing more can be done.
+                // A throwing handler must not reach native code either.
+            }
+            if (!handled)
+            {
+                try
+                {
+                    Console.Error.WriteLine("sdkpp: exception in " + where + " (caught at the native boundary, not rethrown): " + e);
+                }
+                catch (Exception)
+                {
+                    // Nothing more can be done.
+                }
             }
             try
             {
-                Action<Exception> handler = Sdk.callbackException;
+                Action<Exception> handler = Volatile.Read(ref Sdk.callbackException);
                 if (handler != null)
                 {
                     handler(e);
@@ -931,11 +997,318 @@ namespace Sdkpp
         }
     }
 
+    /// <summary>An exception a game callback threw, caught where it would have entered the library.</summary>
+    public sealed class SdkExceptionEventArgs : EventArgs
+    {
+        /// <summary>Makes the arguments.</summary>
+        /// <param name="where">What was running: a callback's name.</param>
+        /// <param name="exception">What it threw.</param>
+        public SdkExceptionEventArgs(string where, Exception exception)
+        {
+            Where = where;
+            Exception = exception;
+        }
+
+        /// <summary>What was running when it was thrown (a callback's name).</summary>
+        public string Where { get; private set; }
+
+        /// <summary>The exception the callback threw.</summary>
+        public Exception Exception { get; private set; }
+    }
+
+    /// <summary>
+    /// The outcome of an SDK call as its Task form (a method named ...Async) gives it: a read-only
+    /// copy of the call's ClientResult, which needs no disposal. Calls with outputs give a subclass
+    /// with them (Client.CreateOrJoinLobbyResult.LobbyId, ...).
+    /// </summary>
+    public class SdkResult
+    {
+        /// <summary>Copies result and disposes it.</summary>
+        internal SdkResult(ClientResult result)
+        {
+            if (result == null)
+            {
+                Type = ErrorType.ClientDestroyed;
+                Error = "sdkpp: the call gave no result";
+                return;
+            }
+            using (result)
+            {
+                Successful = result.Successful();
+                Type = result.Type();
+                Error = result.Error();
+                ErrorCode = result.ErrorCode();
+                Status = result.Status();
+                ResponseBody = result.ResponseBody();
+                Retryable = result.Retryable();
+                RetryAfter = result.RetryAfter();
+                Message = result.ToString();
+            }
+        }
+
+        /// <summary>True when the call succeeded.</summary>
+        public bool Successful { get; private set; }
+
+        /// <summary>The failure's category; <see cref="ErrorType.None"/> on success.</summary>
+        public ErrorType Type { get; private set; }
+
+        /// <summary>The error message; empty on success.</summary>
+        public string Error { get; private set; }
+
+        /// <summary>The service's error code, such as 530017; 0 when there is none.</summary>
+        public int ErrorCode { get; private set; }
+
+        /// <summary>The HTTP status, None when there was no HTTP response.</summary>
+        public HttpStatusCode Status { get; private set; }
+
+        /// <summary>The raw HTTP response body.</summary>
+        public string ResponseBody { get; private set; }
+
+        /// <summary>True when trying again may succeed (HTTP 429 and transient network errors).</summary>
+        public bool Retryable { get; private set; }
+
+        /// <summary>Seconds to wait before trying again.</summary>
+        public float RetryAfter { get; private set; }
+
+        /// <summary>A readable one-line summary (ClientResult.ToString).</summary>
+        public string Message { get; private set; }
+
+        /// <summary>The one-line summary.</summary>
+        /// <returns><see cref="Message"/>.</returns>
+        public override string ToString()
+        {
+            return Message ?? "";
+        }
+
+        /// <summary>The action a cancellation token runs: abort, unless task completed already.</summary>
+        internal static Action Aborter<TObject>(TObject owner, global::System.Threading.Tasks.Task task, Action<TObject> abort)
+        {
+            return () =>
+            {
+                if (!task.IsCompleted)
+                {
+                    abort(owner);
+                }
+            };
+        }
+    }
+
+    /// <summary>A failed SDK call, thrown by <see cref="SdkResultExtensions.ThrowIfFailed{T}(T)"/>.</summary>
+    public sealed class SdkException : Exception
+    {
+        /// <summary>Makes the exception for a failed result.</summary>
+        /// <param name="result">The failed call's outcome.</param>
+        public SdkException(SdkResult result)
+            : base(result == null ? "sdkpp: the call failed" : "sdkpp: " + result.Type + ": " + result.Message)
+        {
+            Result = result;
+        }
+
+        /// <summary>The failed call's outcome, with its error type, code and message.</summary>
+        public SdkResult Result { get; private set; }
+    }
+
+    /// <summary>The opt-in exception form of results: <c>(await client.GetTokenAsync(...)).ThrowIfFailed()</c>.</summary>
+    public static class SdkResultExtensions
+    {
+        /// <summary>Returns result when it succeeded; throws SdkException when it did not.</summary>
+        /// <typeparam name="T">The result's type, kept for the caller.</typeparam>
+        /// <param name="result">A call's outcome.</param>
+        /// <returns>result, when it succeeded.</returns>
+        /// <exception cref="SdkException">The call failed.</exception>
+        public static T ThrowIfFailed<T>(this T result) where T : SdkResult
+        {
+            if (result == null || !result.Successful)
+            {
+                throw new SdkException(result);
+            }
+            return result;
+        }
+    }
+
+    /// <summary>
+    /// The handlers of one generated event (an event over a SetXCallback slot). The dispatcher the
+    /// event installs holds this slot, never the object, and calls the handlers subscribed when it
+    /// runs: a removed handler is neither called nor kept.
+    /// </summary>
+    internal sealed class EventSlot<T> where T : class
+    {
+        readonly object mu = new object();
+        T handlers;
+        bool installed;
+
+        /// <summary>The slot in field, made on first use.</summary>
+        internal static EventSlot<T> Of(ref EventSlot<T> field)
+        {
+            EventSlot<T> s = Volatile.Read(ref field);
+            if (s == null)
+            {
+                Interlocked.CompareExchange(ref field, new EventSlot<T>(), null);
+                s = Volatile.Read(ref field);
+            }
+            return s;
+        }
+
+        /// <summary>The handlers now (a multicast delegate), or null.</summary>
+        internal T Handlers
+        {
+            get { return Volatile.Read(ref handlers); }
+        }
+
+        /// <summary>
+        /// Adds handler, and installs the dispatcher with install(owner, this) the first time (through
+        /// the owner's SetXCallback method, which throws ObjectDisposedException on a dead object: then nothing
+        /// is kept).
+        /// </summary>
+        internal void Subscribe<TObject>(T handler, TObject owner, Action<TObject, EventSlot<T>> install)
+        {
+            if (!Add(handler))
+            {
+                return;
+            }
+            bool installed = false;
+            try
+            {
+                install(owner, this);
+                installed = true;
+            }
+            finally
+            {
+                if (!installed)
+                {
+                    Failed(handler);
+                }
+            }
+        }
+
+        /// <summary>Adds handler; true when the dispatcher is not installed yet and the caller must install it.</summary>
+        bool Add(T handler)
+        {
+            if (handler == null)
+            {
+                return false;
+            }
+            lock (mu)
+            {
+                Volatile.Write(ref handlers, (T)(object)Delegate.Combine(handlers as Delegate, handler as Delegate));
+                if (installed)
+                {
+                    return false;
+                }
+                installed = true;
+                return true;
+            }
+        }
+
+        /// <summary>Removes the last subscription of handler; the dispatcher stays, calling nobody when none is left.</summary>
+        internal void Remove(T handler)
+        {
+            if (handler == null)
+            {
+                return;
+            }
+            lock (mu)
+            {
+                Volatile.Write(ref handlers, (T)(object)Delegate.Remove(handlers as Delegate, handler as Delegate));
+            }
+        }
+
+        /// <summary>Undoes Add when installing the dispatcher threw (the object was disposed).</summary>
+        void Failed(T handler)
+        {
+            lock (mu)
+            {
+                installed = false;
+            }
+            Remove(handler);
+        }
+    }
+
     /// <summary>Process-wide functions of the SDK.</summary>
     public static class Sdk
     {
         static readonly object eventMu = new object();
-        internal static volatile Action<Exception> callbackException;
+        // Read with Volatile.Read, written by Subscribe.
+        internal static Action<Exception> callbackException;
+        internal static EventHandler<SdkExceptionEventArgs> unhandledException;
+        static int epoch;
+
+        /// <summary>
+        /// The number of Shutdown calls so far in this domain. Every object remembers the epoch it
+        /// was made in and is dead (ObjectDisposedException) in a later one.
+        /// </summary>
+        internal static int Epoch
+        {
+            get { return Volatile.Read(ref epoch); }
+        }
+
+        /// <summary>
+        /// Returns the SDK to its state before the first call (Sdkpp_Shutdown), for a game that
+        /// starts it again in the same process, and for engines that reload their scripts without
+        /// unloading the native library (Unity's domain reload, which the Unity package handles by
+        /// calling this before every assembly reload and on quit).
+        /// </summary>
+        /// <remarks>
+        /// The library drops every object and closes every Client, ending its calls; callbacks still
+        /// pending run now, on the calling thread (each one-shot exactly once, with
+        /// ErrorType.ClientDestroyed unless its result was already queued), and then every callback
+        /// the library held is released. Afterwards every object made before is dead: a call on it
+        /// throws ObjectDisposedException and disposing it does nothing. Keys of callbacks start a
+        /// new epoch, so nothing the library kept from before can reach a callback registered
+        /// after. A refused ABI check is forgotten and runs again at the next call. Call it from the
+        /// thread that runs callbacks, not from inside a callback.
+        /// </remarks>
+        public static void Shutdown()
+        {
+            Native.BindThread();
+            Native.Sdkpp_Shutdown(); // the pending callbacks run in it, with the objects still alive
+            Interlocked.Increment(ref epoch);
+            CallbackRegistry.Reset();
+            Abi.Reset();
+        }
+
+        /// <summary>Adds handler to (or removes it from) the event field.</summary>
+        static void Subscribe<T>(ref T field, T handler, bool add) where T : class
+        {
+            lock (eventMu)
+            {
+                Delegate d = add ? Delegate.Combine(field as Delegate, handler as Delegate) : Delegate.Remove(field as Delegate, handler as Delegate);
+                Volatile.Write(ref field, (T)(object)d);
+            }
+        }
+
+        /// <summary>
+        /// Sends the SDK's log messages at or above minSeverity that no Client's log callback took
+        /// (messages of no Client, and of Clients without AddLogCallback) to callback, inside
+        /// RunCallbacks, instead of standard error, which a Unity console does not show. The Unity
+        /// package sets one that writes to Debug.Log, Debug.LogWarning and Debug.LogError. Null
+        /// restores standard error. Sdk.Shutdown clears it.
+        /// </summary>
+        /// <param name="callback">Receives each message and its severity; null for standard error.</param>
+        /// <param name="minSeverity">The least severity delivered.</param>
+        public static void SetLogCallback(Client.LogCallback callback, LoggingSeverity minSeverity)
+        {
+            Abi.Ensure();
+            if (callback == null)
+            {
+                Native.Sdkpp_SetLogCallback(null, null, IntPtr.Zero, minSeverity);
+                return;
+            }
+            IntPtr userData = CallbackRegistry.Register(callback);
+            Native.Sdkpp_SetLogCallback(Trampolines.Client_LogCallback, CallbackRegistry.FreeUserData, userData, minSeverity);
+        }
+
+        /// <summary>
+        /// Receives every exception a game callback threw, inside RunCallbacks (or on the SDK's
+        /// audio thread for the audio hooks). With no subscriber the exception is written to
+        /// Console.Error; the Unity package subscribes and sends it to Debug.LogException. An
+        /// exception a subscriber throws is ignored.
+        /// </summary>
+        public static event EventHandler<SdkExceptionEventArgs> UnhandledException
+        {
+            add { Subscribe(ref unhandledException, value, true); }
+            remove { Subscribe(ref unhandledException, value, false); }
+        }
 
         /// <summary>
         /// Runs every queued callback on the calling thread. Call it once per frame from the thread
@@ -1035,25 +1408,13 @@ namespace Sdkpp
         }
 
         /// <summary>
-        /// Receives every exception a callback threw, after it was written to Console.Error. It runs
-        /// inside RunCallbacks; exceptions it throws are ignored.
+        /// Receives every exception a callback threw, after UnhandledException (or Console.Error).
+        /// It runs inside RunCallbacks; exceptions it throws are ignored.
         /// </summary>
         public static event Action<Exception> CallbackException
         {
-            add
-            {
-                lock (eventMu)
-                {
-                    callbackException = (Action<Exception>)Delegate.Combine(callbackException, value);
-                }
-            }
-            remove
-            {
-                lock (eventMu)
-                {
-                    callbackException = (Action<Exception>)Delegate.Remove(callbackException, value);
-                }
-            }
+            add { Subscribe(ref callbackException, value, true); }
+            remove { Subscribe(ref callbackException, value, false); }
         }
     }
 }

@@ -6,8 +6,8 @@
 //
 // Conventions:
 //  - Each class is sealed and IDisposable. Dispose releases the native object at once; an object
-//    that is not disposed is released by its finalizer. Using an object after Dispose is refused by
-//    the library (it logs an error) and returns the default: 0, false, "", null.
+//    that is not disposed is released by its finalizer. Using an object after Dispose, or after
+//    Sdk.Shutdown dropped it, throws ObjectDisposedException.
 //  - Property P is read with P() and written with SetP(value). Classes the description does not
 //    mark nocopy have Clone(), a deep copy that must be disposed on its own.
 //  - Strings are UTF-8 on the native side. A null argument that is not optional throws
@@ -16,7 +16,7 @@
 //    would return an object returns null when the library refused the call.
 //  - Nested enums and callbacks are nested types: Client.Status, Client.LogCallback.
 //  - Callbacks run only inside Sdk.RunCallbacks, on the calling thread. Exceptions they throw are
-//    caught, written to Console.Error and passed to Sdk.CallbackException.
+//    caught and passed to Sdk.UnhandledException (Console.Error without one) and Sdk.CallbackException.
 //  - The binding checks before its first call that the library was built from the same
 //    description (Sdkpp_CheckAbi) and throws SdkppAbiException if not.
 
@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 967757834u;
+        internal const uint AbiVersion = 1285212593u;
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
@@ -128,6 +128,26 @@ namespace Sdkpp
         {
             global::Sdkpp.Gate.Enter();
             try { return Sdkpp_GetObjectCount_Raw(); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_SetLogCallback", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_SetLogCallback_Raw(global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn userDataFree, global::System.IntPtr userData, global::Sdkpp.LoggingSeverity minSeverity);
+
+        internal static void Sdkpp_SetLogCallback(global::Sdkpp.Native.Client_LogCallback callback, global::Sdkpp.NativeFreeFn userDataFree, global::System.IntPtr userData, global::Sdkpp.LoggingSeverity minSeverity)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_SetLogCallback_Raw(callback, userDataFree, userData, minSeverity); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Shutdown", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Shutdown_Raw();
+
+        internal static void Sdkpp_Shutdown()
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Shutdown_Raw(); }
             finally { global::Sdkpp.Gate.Exit(); }
         }
     }
@@ -390,7 +410,9 @@ namespace Sdkpp
     /// <summary>Platforms an activity can be joined from (bit flags).</summary>
     /// <remarks>
     /// Open: any 32-bit value is valid, not only the named ones.
+    /// Bit flags: combine values with |.
     /// </remarks>
+    [global::System.Flags]
     public enum ActivityGamePlatforms : int
     {
         /// <summary>Sdkpp_ActivityGamePlatforms_Desktop = 1.</summary>
@@ -520,6 +542,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new AuthorizationCodeChallenge (Sdkpp_AuthorizationCodeChallenge_Init).</summary>
         public AuthorizationCodeChallenge()
@@ -542,7 +566,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AuthorizationCodeChallenge_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -562,20 +586,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AuthorizationCodeChallenge");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AuthorizationCodeChallenge_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AuthorizationCodeChallenge Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -584,21 +618,21 @@ namespace Sdkpp
         /// <summary>Challenge method; always S256.</summary>
         public global::Sdkpp.AuthenticationCodeChallengeMethod Method()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Method(ref this.handle);
         }
 
         /// <summary>Sets Method: Challenge method; always S256.</summary>
         public void SetMethod(global::Sdkpp.AuthenticationCodeChallengeMethod value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_SetMethod(ref this.handle, value);
         }
 
         /// <summary>The base64url challenge string.</summary>
         public string Challenge()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeChallenge_Challenge(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -610,7 +644,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetChallenge(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -629,6 +663,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal AuthorizationCodeVerifier(global::System.IntPtr id)
@@ -644,7 +680,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AuthorizationCodeVerifier_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -664,20 +700,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AuthorizationCodeVerifier");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AuthorizationCodeVerifier_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AuthorizationCodeVerifier Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -689,7 +735,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeChallenge Challenge()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Challenge(ref this.handle, out __rv);
             return global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv);
@@ -701,7 +747,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetChallenge(global::Sdkpp.AuthorizationCodeChallenge value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (value == null) { throw new global::System.ArgumentNullException("value"); }
             global::System.IntPtr __a_value = value.handle;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_SetChallenge(ref this.handle, ref __a_value);
@@ -711,7 +757,7 @@ namespace Sdkpp
         /// <summary>Goes into Client::GetToken; keep it secret.</summary>
         public string Verifier()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationCodeVerifier_Verifier(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -723,7 +769,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetVerifier(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -742,6 +788,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new AuthorizationArgs (Sdkpp_AuthorizationArgs_Init).</summary>
         public AuthorizationArgs()
@@ -764,7 +812,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AuthorizationArgs_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -784,20 +832,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AuthorizationArgs");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AuthorizationArgs_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AuthorizationArgs Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -806,21 +864,21 @@ namespace Sdkpp
         /// <summary>Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public ulong ClientId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_ClientId(ref this.handle);
         }
 
         /// <summary>Sets ClientId: Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public void SetClientId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_SetClientId(ref this.handle, value);
         }
 
         /// <summary>Required: space-separated OAuth scopes.</summary>
         public string Scopes()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Scopes(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -832,7 +890,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetScopes(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -846,7 +904,7 @@ namespace Sdkpp
         /// </remarks>
         public string State()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -857,7 +915,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetState(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -871,7 +929,7 @@ namespace Sdkpp
         /// </remarks>
         public string Nonce()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_Nonce(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -882,7 +940,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetNonce(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -896,7 +954,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.AuthorizationCodeChallenge CodeChallenge()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CodeChallenge(ref this.handle, out __rv) ? global::Sdkpp.AuthorizationCodeChallenge.Adopt(__rv) : null;
         }
@@ -907,7 +965,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetCodeChallenge(global::Sdkpp.AuthorizationCodeChallenge value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -922,7 +980,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.IntegrationType? IntegrationType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.IntegrationType __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_IntegrationType(ref this.handle, out __rv) ? (global::Sdkpp.IntegrationType?)__rv : null;
         }
@@ -933,7 +991,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetIntegrationType(global::Sdkpp.IntegrationType? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
@@ -947,7 +1005,7 @@ namespace Sdkpp
         /// </remarks>
         public string CustomSchemeParam()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_AuthorizationArgs_CustomSchemeParam(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -958,7 +1016,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetCustomSchemeParam(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -977,6 +1035,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new DeviceAuthorizationArgs (Sdkpp_DeviceAuthorizationArgs_Init).</summary>
         public DeviceAuthorizationArgs()
@@ -999,7 +1059,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_DeviceAuthorizationArgs_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1019,20 +1079,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.DeviceAuthorizationArgs");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_DeviceAuthorizationArgs_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public DeviceAuthorizationArgs Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1041,21 +1111,21 @@ namespace Sdkpp
         /// <summary>Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public ulong ClientId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_ClientId(ref this.handle);
         }
 
         /// <summary>Sets ClientId: Application id; 0 means the value given to Client::SetApplicationId.</summary>
         public void SetClientId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_SetClientId(ref this.handle, value);
         }
 
         /// <summary>Required: space-separated OAuth scopes.</summary>
         public string Scopes()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_DeviceAuthorizationArgs_Scopes(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1067,7 +1137,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetScopes(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1086,6 +1156,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ClientCreateOptions (Sdkpp_ClientCreateOptions_Init).</summary>
         public ClientCreateOptions()
@@ -1108,7 +1180,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ClientCreateOptions_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1128,20 +1200,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ClientCreateOptions_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ClientCreateOptions");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ClientCreateOptions_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ClientCreateOptions Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1150,7 +1232,7 @@ namespace Sdkpp
         /// <summary>Base URL of the web app (consent pages).</summary>
         public string WebBase()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_WebBase(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1162,7 +1244,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetWebBase(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1173,7 +1255,7 @@ namespace Sdkpp
         /// <summary>Base URL of the HTTP API.</summary>
         public string ApiBase()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ApiBase(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1185,7 +1267,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetApiBase(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1196,28 +1278,28 @@ namespace Sdkpp
         /// <summary>Audio system; Game uses media streams on mobile.</summary>
         public global::Sdkpp.AudioSystem ExperimentalAudioSystem()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAudioSystem(ref this.handle);
         }
 
         /// <summary>Sets ExperimentalAudioSystem: Audio system; Game uses media streams on mobile.</summary>
         public void SetExperimentalAudioSystem(global::Sdkpp.AudioSystem value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetExperimentalAudioSystem(ref this.handle, value);
         }
 
         /// <summary>Android: do not enter communications mode on Bluetooth.</summary>
         public bool ExperimentalAndroidPreventCommsForBluetooth()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_ExperimentalAndroidPreventCommsForBluetooth(ref this.handle);
         }
 
         /// <summary>Sets ExperimentalAndroidPreventCommsForBluetooth: Android: do not enter communications mode on Bluetooth.</summary>
         public void SetExperimentalAndroidPreventCommsForBluetooth(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientCreateOptions_SetExperimentalAndroidPreventCommsForBluetooth(ref this.handle, value);
         }
 
@@ -1227,7 +1309,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? CpuAffinityMask()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_ClientCreateOptions_CpuAffinityMask(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -1238,7 +1320,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetCpuAffinityMask(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -1257,6 +1339,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal ClientResult(global::System.IntPtr id)
@@ -1272,7 +1356,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ClientResult_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1292,20 +1376,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ClientResult_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ClientResult");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ClientResult_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ClientResult Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ClientResult_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1314,21 +1408,21 @@ namespace Sdkpp
         /// <summary>Failure category; None on success.</summary>
         public global::Sdkpp.ErrorType Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Failure category; None on success.</summary>
         public void SetType(global::Sdkpp.ErrorType value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetType(ref this.handle, value);
         }
 
         /// <summary>Error message; empty on success.</summary>
         public string Error()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_Error(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1340,7 +1434,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetError(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1351,35 +1445,35 @@ namespace Sdkpp
         /// <summary>Backend error code, such as 530017.</summary>
         public int ErrorCode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_ErrorCode(ref this.handle);
         }
 
         /// <summary>Sets ErrorCode: Backend error code, such as 530017.</summary>
         public void SetErrorCode(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetErrorCode(ref this.handle, value);
         }
 
         /// <summary>HTTP status, None when there was no HTTP response.</summary>
         public global::Sdkpp.HttpStatusCode Status()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Status(ref this.handle);
         }
 
         /// <summary>Sets Status: HTTP status, None when there was no HTTP response.</summary>
         public void SetStatus(global::Sdkpp.HttpStatusCode value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetStatus(ref this.handle, value);
         }
 
         /// <summary>Raw HTTP response body.</summary>
         public string ResponseBody()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_ResponseBody(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1391,7 +1485,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetResponseBody(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1402,49 +1496,50 @@ namespace Sdkpp
         /// <summary>True when the operation succeeded.</summary>
         public bool Successful()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Successful(ref this.handle);
         }
 
         /// <summary>Sets Successful: True when the operation succeeded.</summary>
         public void SetSuccessful(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetSuccessful(ref this.handle, value);
         }
 
         /// <summary>True when trying again may succeed (HTTP 429 and transient network errors).</summary>
         public bool Retryable()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Retryable(ref this.handle);
         }
 
         /// <summary>Sets Retryable: True when trying again may succeed (HTTP 429 and transient network errors).</summary>
         public void SetRetryable(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetRetryable(ref this.handle, value);
         }
 
         /// <summary>Seconds to wait before trying again.</summary>
         public float RetryAfter()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_RetryAfter(ref this.handle);
         }
 
         /// <summary>Sets RetryAfter: Seconds to wait before trying again.</summary>
         public void SetRetryAfter(float value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetRetryAfter(ref this.handle, value);
         }
 
         /// <summary>A readable one-line summary.</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public override string ToString()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ClientResult_ToString(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1461,6 +1556,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityButton (Sdkpp_ActivityButton_Init).</summary>
         public ActivityButton()
@@ -1483,7 +1580,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityButton_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1503,20 +1600,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityButton_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityButton");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityButton_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityButton Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityButton_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1525,7 +1632,7 @@ namespace Sdkpp
         /// <summary>The button's text.</summary>
         public string Label()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityButton_Label(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1537,7 +1644,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLabel(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1548,7 +1655,7 @@ namespace Sdkpp
         /// <summary>The http(s) URL it opens.</summary>
         public string Url()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityButton_Url(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -1560,7 +1667,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -1579,6 +1686,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityAssets (Sdkpp_ActivityAssets_Init).</summary>
         public ActivityAssets()
@@ -1601,7 +1710,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityAssets_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1621,20 +1730,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityAssets_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityAssets");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityAssets_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityAssets Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityAssets_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1646,7 +1765,7 @@ namespace Sdkpp
         /// </remarks>
         public string LargeImage()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1657,7 +1776,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLargeImage(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1671,7 +1790,7 @@ namespace Sdkpp
         /// </remarks>
         public string LargeText()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeText(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1682,7 +1801,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLargeText(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1696,7 +1815,7 @@ namespace Sdkpp
         /// </remarks>
         public string LargeUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_LargeUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1707,7 +1826,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLargeUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1721,7 +1840,7 @@ namespace Sdkpp
         /// </remarks>
         public string SmallImage()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1732,7 +1851,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSmallImage(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1746,7 +1865,7 @@ namespace Sdkpp
         /// </remarks>
         public string SmallText()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallText(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1757,7 +1876,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSmallText(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1771,7 +1890,7 @@ namespace Sdkpp
         /// </remarks>
         public string SmallUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_SmallUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1782,7 +1901,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSmallUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1796,7 +1915,7 @@ namespace Sdkpp
         /// </remarks>
         public string InviteCoverImage()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_ActivityAssets_InviteCoverImage(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -1807,7 +1926,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetInviteCoverImage(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -1826,6 +1945,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityTimestamps (Sdkpp_ActivityTimestamps_Init).</summary>
         public ActivityTimestamps()
@@ -1848,7 +1969,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityTimestamps_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1868,20 +1989,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityTimestamps");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityTimestamps_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityTimestamps Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1890,28 +2021,28 @@ namespace Sdkpp
         /// <summary>Start: a count-up timer.</summary>
         public ulong Start()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityTimestamps_Start(ref this.handle);
         }
 
         /// <summary>Sets Start: Start: a count-up timer.</summary>
         public void SetStart(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityTimestamps_SetStart(ref this.handle, value);
         }
 
         /// <summary>End: a countdown timer.</summary>
         public ulong End()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityTimestamps_End(ref this.handle);
         }
 
         /// <summary>Sets End: End: a countdown timer.</summary>
         public void SetEnd(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityTimestamps_SetEnd(ref this.handle, value);
         }
     }
@@ -1926,6 +2057,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityParty (Sdkpp_ActivityParty_Init).</summary>
         public ActivityParty()
@@ -1948,7 +2081,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityParty_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -1968,20 +2101,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityParty_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityParty");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityParty_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityParty Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityParty_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -1990,7 +2133,7 @@ namespace Sdkpp
         /// <summary>Party id, the same for all members (2 to 128 characters).</summary>
         public string Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityParty_Id(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2002,7 +2145,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetId(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2013,42 +2156,42 @@ namespace Sdkpp
         /// <summary>Players in the party, at least 1.</summary>
         public int CurrentSize()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityParty_CurrentSize(ref this.handle);
         }
 
         /// <summary>Sets CurrentSize: Players in the party, at least 1.</summary>
         public void SetCurrentSize(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityParty_SetCurrentSize(ref this.handle, value);
         }
 
         /// <summary>Room in the party; 0 shows no maximum.</summary>
         public int MaxSize()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityParty_MaxSize(ref this.handle);
         }
 
         /// <summary>Sets MaxSize: Room in the party; 0 shows no maximum.</summary>
         public void SetMaxSize(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityParty_SetMaxSize(ref this.handle, value);
         }
 
         /// <summary>Who may join.</summary>
         public global::Sdkpp.ActivityPartyPrivacy Privacy()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityParty_Privacy(ref this.handle);
         }
 
         /// <summary>Sets Privacy: Who may join.</summary>
         public void SetPrivacy(global::Sdkpp.ActivityPartyPrivacy value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityParty_SetPrivacy(ref this.handle, value);
         }
     }
@@ -2063,6 +2206,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivitySecrets (Sdkpp_ActivitySecrets_Init).</summary>
         public ActivitySecrets()
@@ -2085,7 +2230,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivitySecrets_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2105,20 +2250,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivitySecrets_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivitySecrets");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivitySecrets_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivitySecrets Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivitySecrets_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2127,7 +2282,7 @@ namespace Sdkpp
         /// <summary>The secret a player needs to join (2 to 128 characters).</summary>
         public string Join()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivitySecrets_Join(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2139,7 +2294,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetJoin(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2158,6 +2313,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new Activity (Sdkpp_Activity_Init).</summary>
         public Activity()
@@ -2180,7 +2337,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_Activity_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2200,20 +2357,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Activity_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.Activity");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_Activity_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public Activity Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_Activity_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2222,7 +2389,7 @@ namespace Sdkpp
         /// <summary>Displayed name; empty shows the application's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Activity_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2234,7 +2401,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2245,14 +2412,14 @@ namespace Sdkpp
         /// <summary>Kind of activity; normally Playing.</summary>
         public global::Sdkpp.ActivityTypes Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Activity_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Kind of activity; normally Playing.</summary>
         public void SetType(global::Sdkpp.ActivityTypes value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Activity_SetType(ref this.handle, value);
         }
 
@@ -2262,7 +2429,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.StatusDisplayTypes? StatusDisplayType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.StatusDisplayTypes __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_StatusDisplayType(ref this.handle, out __rv) ? (global::Sdkpp.StatusDisplayTypes?)__rv : null;
         }
@@ -2273,7 +2440,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetStatusDisplayType(global::Sdkpp.StatusDisplayTypes? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxInt32((int)value.Value);
@@ -2287,7 +2454,7 @@ namespace Sdkpp
         /// </remarks>
         public string State()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_State(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2298,7 +2465,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetState(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2312,7 +2479,7 @@ namespace Sdkpp
         /// </remarks>
         public string StateUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_StateUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2323,7 +2490,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetStateUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2337,7 +2504,7 @@ namespace Sdkpp
         /// </remarks>
         public string Details()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Details(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2348,7 +2515,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetDetails(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2362,7 +2529,7 @@ namespace Sdkpp
         /// </remarks>
         public string DetailsUrl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_DetailsUrl(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -2373,7 +2540,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetDetailsUrl(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(__arena.String(value, "value"));
@@ -2387,7 +2554,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_ApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -2398,7 +2565,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetApplicationId(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -2412,7 +2579,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ParentApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_ParentApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -2423,7 +2590,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParentApplicationId(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -2437,7 +2604,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivityAssets Assets()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Assets(ref this.handle, out __rv) ? global::Sdkpp.ActivityAssets.Adopt(__rv) : null;
         }
@@ -2448,7 +2615,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetAssets(global::Sdkpp.ActivityAssets value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2463,7 +2630,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivityTimestamps Timestamps()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Timestamps(ref this.handle, out __rv) ? global::Sdkpp.ActivityTimestamps.Adopt(__rv) : null;
         }
@@ -2474,7 +2641,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetTimestamps(global::Sdkpp.ActivityTimestamps value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2489,7 +2656,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivityParty Party()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Party(ref this.handle, out __rv) ? global::Sdkpp.ActivityParty.Adopt(__rv) : null;
         }
@@ -2500,7 +2667,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParty(global::Sdkpp.ActivityParty value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2515,7 +2682,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.ActivitySecrets Secrets()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Activity_Secrets(ref this.handle, out __rv) ? global::Sdkpp.ActivitySecrets.Adopt(__rv) : null;
         }
@@ -2526,7 +2693,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSecrets(global::Sdkpp.ActivitySecrets value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -2538,21 +2705,22 @@ namespace Sdkpp
         /// <summary>Where the activity can be joined from.</summary>
         public global::Sdkpp.ActivityGamePlatforms SupportedPlatforms()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Activity_SupportedPlatforms(ref this.handle);
         }
 
         /// <summary>Sets SupportedPlatforms: Where the activity can be joined from.</summary>
         public void SetSupportedPlatforms(global::Sdkpp.ActivityGamePlatforms value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Activity_SetSupportedPlatforms(ref this.handle, value);
         }
 
         /// <summary>Adds a link button (at most 2).</summary>
+        /// <param name="button">A <see cref="Sdkpp.ActivityButton"/>; the library copies what it needs during the call.</param>
         public void AddButton(global::Sdkpp.ActivityButton button)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (button == null) { throw new global::System.ArgumentNullException("button"); }
             global::System.IntPtr __a_button = button.handle;
             global::Sdkpp.Native.Sdkpp_Activity_AddButton(ref this.handle, ref __a_button);
@@ -2560,9 +2728,10 @@ namespace Sdkpp
         }
 
         /// <summary>The buttons.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.ActivityButton[] GetButtons()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Activity_GetButtons(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.ActivityButton>(__rv, global::Sdkpp.ActivityButton.Adopt);
@@ -2575,6 +2744,8 @@ namespace Sdkpp
         /// <remarks>
         /// False when other is null; true when other is this object.
         /// </remarks>
+        /// <param name="other">A <see cref="Sdkpp.Activity"/>; the library copies what it needs during the call.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool Equals(global::Sdkpp.Activity other)
         {
             if (global::System.Object.ReferenceEquals(other, null))
@@ -2585,7 +2756,7 @@ namespace Sdkpp
             {
                 return true;
             }
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (other == null) { throw new global::System.ArgumentNullException("other"); }
             global::System.IntPtr __a_other = other.handle;
             bool __result;
@@ -2628,6 +2799,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new ActivityInvite (Sdkpp_ActivityInvite_Init).</summary>
         public ActivityInvite()
@@ -2650,7 +2823,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_ActivityInvite_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2670,20 +2843,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_ActivityInvite_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.ActivityInvite");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_ActivityInvite_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public ActivityInvite Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_ActivityInvite_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2692,91 +2875,91 @@ namespace Sdkpp
         /// <summary>Who sent it.</summary>
         public ulong SenderId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_SenderId(ref this.handle);
         }
 
         /// <summary>Sets SenderId: Who sent it.</summary>
         public void SetSenderId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetSenderId(ref this.handle, value);
         }
 
         /// <summary>Channel of the invite message.</summary>
         public ulong ChannelId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_ChannelId(ref this.handle);
         }
 
         /// <summary>Sets ChannelId: Channel of the invite message.</summary>
         public void SetChannelId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetChannelId(ref this.handle, value);
         }
 
         /// <summary>The invite message.</summary>
         public ulong MessageId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_MessageId(ref this.handle);
         }
 
         /// <summary>Sets MessageId: The invite message.</summary>
         public void SetMessageId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetMessageId(ref this.handle, value);
         }
 
         /// <summary>Join or JoinRequest.</summary>
         public global::Sdkpp.ActivityActionTypes Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: Join or JoinRequest.</summary>
         public void SetType(global::Sdkpp.ActivityActionTypes value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetType(ref this.handle, value);
         }
 
         /// <summary>The game it is for; identifies invites from sibling applications.</summary>
         public ulong ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_ApplicationId(ref this.handle);
         }
 
         /// <summary>Sets ApplicationId: The game it is for; identifies invites from sibling applications.</summary>
         public void SetApplicationId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetApplicationId(ref this.handle, value);
         }
 
         /// <summary>The publisher's parent application, if any.</summary>
         public ulong ParentApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_ParentApplicationId(ref this.handle);
         }
 
         /// <summary>Sets ParentApplicationId: The publisher's parent application, if any.</summary>
         public void SetParentApplicationId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetParentApplicationId(ref this.handle, value);
         }
 
         /// <summary>The party it is for.</summary>
         public string PartyId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityInvite_PartyId(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2788,7 +2971,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetPartyId(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2799,7 +2982,7 @@ namespace Sdkpp
         /// <summary>The sender's session.</summary>
         public string SessionId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SessionId(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -2811,7 +2994,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetSessionId(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -2822,14 +3005,14 @@ namespace Sdkpp
         /// <summary>False once stale (over 6 hours old, or the sender left the party).</summary>
         public bool IsValid()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_ActivityInvite_IsValid(ref this.handle);
         }
 
         /// <summary>Sets IsValid: False once stale (over 6 hours old, or the sender left the party).</summary>
         public void SetIsValid(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_ActivityInvite_SetIsValid(ref this.handle, value);
         }
     }
@@ -2844,6 +3027,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Makes a new LinkedLobby (Sdkpp_LinkedLobby_Init).</summary>
         public LinkedLobby()
@@ -2866,7 +3051,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LinkedLobby_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2886,20 +3071,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LinkedLobby_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LinkedLobby");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LinkedLobby_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LinkedLobby Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LinkedLobby_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -2908,28 +3103,28 @@ namespace Sdkpp
         /// <summary>The lobby's application.</summary>
         public ulong ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedLobby_ApplicationId(ref this.handle);
         }
 
         /// <summary>Sets ApplicationId: The lobby's application.</summary>
         public void SetApplicationId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedLobby_SetApplicationId(ref this.handle, value);
         }
 
         /// <summary>The lobby's id.</summary>
         public ulong LobbyId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedLobby_LobbyId(ref this.handle);
         }
 
         /// <summary>Sets LobbyId: The lobby's id.</summary>
         public void SetLobbyId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedLobby_SetLobbyId(ref this.handle, value);
         }
     }
@@ -2944,6 +3139,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal LinkedChannel(global::System.IntPtr id)
@@ -2959,7 +3156,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LinkedChannel_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -2979,20 +3176,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LinkedChannel_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LinkedChannel");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LinkedChannel_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LinkedChannel Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LinkedChannel_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3001,21 +3208,21 @@ namespace Sdkpp
         /// <summary>The channel's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedChannel_Id(ref this.handle);
         }
 
         /// <summary>Sets Id: The channel's id.</summary>
         public void SetId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedChannel_SetId(ref this.handle, value);
         }
 
         /// <summary>The channel's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_LinkedChannel_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3027,7 +3234,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -3038,14 +3245,14 @@ namespace Sdkpp
         /// <summary>The id of the channel's guild.</summary>
         public ulong GuildId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LinkedChannel_GuildId(ref this.handle);
         }
 
         /// <summary>Sets GuildId: The id of the channel's guild.</summary>
         public void SetGuildId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_LinkedChannel_SetGuildId(ref this.handle, value);
         }
     }
@@ -3060,6 +3267,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal GuildMinimal(global::System.IntPtr id)
@@ -3075,7 +3284,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_GuildMinimal_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3095,20 +3304,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_GuildMinimal_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.GuildMinimal");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_GuildMinimal_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public GuildMinimal Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_GuildMinimal_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3117,21 +3336,21 @@ namespace Sdkpp
         /// <summary>The guild's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildMinimal_Id(ref this.handle);
         }
 
         /// <summary>Sets Id: The guild's id.</summary>
         public void SetId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildMinimal_SetId(ref this.handle, value);
         }
 
         /// <summary>The guild's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_GuildMinimal_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3143,7 +3362,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -3162,6 +3381,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal GuildChannel(global::System.IntPtr id)
@@ -3177,7 +3398,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_GuildChannel_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3197,20 +3418,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_GuildChannel_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.GuildChannel");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_GuildChannel_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public GuildChannel Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_GuildChannel_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3219,21 +3450,21 @@ namespace Sdkpp
         /// <summary>The channel's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_Id(ref this.handle);
         }
 
         /// <summary>Sets Id: The channel's id.</summary>
         public void SetId(ulong value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetId(ref this.handle, value);
         }
 
         /// <summary>The channel's name.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_GuildChannel_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3245,7 +3476,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetName(string value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_value = __arena.String(value, "value");
@@ -3256,28 +3487,28 @@ namespace Sdkpp
         /// <summary>The kind of channel.</summary>
         public global::Sdkpp.ChannelType Type()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_Type(ref this.handle);
         }
 
         /// <summary>Sets Type: The kind of channel.</summary>
         public void SetType(global::Sdkpp.ChannelType value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetType(ref this.handle, value);
         }
 
         /// <summary>Its place in the guild's channel list; GetGuildChannels sorts by it.</summary>
         public int Position()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_Position(ref this.handle);
         }
 
         /// <summary>Sets Position: Its place in the guild's channel list; GetGuildChannels sorts by it.</summary>
         public void SetPosition(int value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetPosition(ref this.handle, value);
         }
 
@@ -3287,7 +3518,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ParentId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_GuildChannel_ParentId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -3298,7 +3529,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetParentId(ulong? value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.Box(value.Value);
@@ -3309,28 +3540,28 @@ namespace Sdkpp
         /// <summary>Whether the player may link it to a lobby.</summary>
         public bool IsLinkable()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_IsLinkable(ref this.handle);
         }
 
         /// <summary>Sets IsLinkable: Whether the player may link it to a lobby.</summary>
         public void SetIsLinkable(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetIsLinkable(ref this.handle, value);
         }
 
         /// <summary>Whether every member of the guild can see it and write in it.</summary>
         public bool IsViewableAndWriteableByAllMembers()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_GuildChannel_IsViewableAndWriteableByAllMembers(ref this.handle);
         }
 
         /// <summary>Sets IsViewableAndWriteableByAllMembers: Whether every member of the guild can see it and write in it.</summary>
         public void SetIsViewableAndWriteableByAllMembers(bool value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_GuildChannel_SetIsViewableAndWriteableByAllMembers(ref this.handle, value);
         }
 
@@ -3340,7 +3571,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.LinkedLobby LinkedLobby()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_GuildChannel_LinkedLobby(ref this.handle, out __rv) ? global::Sdkpp.LinkedLobby.Adopt(__rv) : null;
         }
@@ -3351,7 +3582,7 @@ namespace Sdkpp
         /// </remarks>
         public void SetLinkedLobby(global::Sdkpp.LinkedLobby value)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::System.IntPtr __a_value = value == null ? global::System.IntPtr.Zero : __arena.BoxId(value.handle);
@@ -3374,6 +3605,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal UserApplicationProfileHandle(global::System.IntPtr id)
@@ -3389,7 +3622,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_UserApplicationProfileHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3409,20 +3642,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.UserApplicationProfileHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_UserApplicationProfileHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public UserApplicationProfileHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3431,7 +3674,7 @@ namespace Sdkpp
         /// <summary>The in-game name.</summary>
         public string Username()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Username(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3440,7 +3683,7 @@ namespace Sdkpp
         /// <summary>The avatar hash; empty when none.</summary>
         public string AvatarHash()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_AvatarHash(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3449,7 +3692,7 @@ namespace Sdkpp
         /// <summary>Developer metadata; empty when none.</summary>
         public string Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3461,7 +3704,7 @@ namespace Sdkpp
         /// </remarks>
         public string ProviderId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderId(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -3469,7 +3712,7 @@ namespace Sdkpp
         /// <summary>The user's id at the provider.</summary>
         public string ProviderIssuedUserId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderIssuedUserId(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3478,7 +3721,7 @@ namespace Sdkpp
         /// <summary>The kind of provider.</summary>
         public global::Sdkpp.ExternalIdentityProviderType ProviderType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserApplicationProfileHandle_ProviderType(ref this.handle);
         }
     }
@@ -3496,6 +3739,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal UserHandle(global::System.IntPtr id)
@@ -3511,7 +3756,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_UserHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3531,20 +3776,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_UserHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.UserHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_UserHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public UserHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_UserHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3553,14 +3808,14 @@ namespace Sdkpp
         /// <summary>The user's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserHandle_Id(ref this.handle);
         }
 
         /// <summary>Unique username.</summary>
         public string Username()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_Username(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3572,7 +3827,7 @@ namespace Sdkpp
         /// </remarks>
         public string GlobalName()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_UserHandle_GlobalName(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -3580,7 +3835,7 @@ namespace Sdkpp
         /// <summary>GlobalName if set, else Username.</summary>
         public string DisplayName()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_DisplayName(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -3592,7 +3847,7 @@ namespace Sdkpp
         /// </remarks>
         public string Avatar()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_UserHandle_Avatar(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -3600,14 +3855,14 @@ namespace Sdkpp
         /// <summary>Whether this is a provisional account.</summary>
         public bool IsProvisional()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserHandle_IsProvisional(ref this.handle);
         }
 
         /// <summary>Online status; Offline when unknown.</summary>
         public global::Sdkpp.StatusType Status()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserHandle_Status(ref this.handle);
         }
 
@@ -3617,7 +3872,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.Activity GameActivity()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_UserHandle_GameActivity(ref this.handle, out __rv) ? global::Sdkpp.Activity.Adopt(__rv) : null;
         }
@@ -3628,16 +3883,17 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.RelationshipHandle Relationship()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_Relationship(ref this.handle, out __rv);
             return global::Sdkpp.RelationshipHandle.Adopt(__rv);
         }
 
         /// <summary>sdkpp: the user's game profiles from external identity providers, in this game.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] UserApplicationProfiles()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_UserHandle_UserApplicationProfiles(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
@@ -3654,6 +3910,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal RelationshipHandle(global::System.IntPtr id)
@@ -3669,7 +3927,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_RelationshipHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3689,20 +3947,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_RelationshipHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.RelationshipHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_RelationshipHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public RelationshipHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_RelationshipHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3711,28 +3979,28 @@ namespace Sdkpp
         /// <summary>The other user's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_Id(ref this.handle);
         }
 
         /// <summary>The platform-account relationship.</summary>
         public global::Sdkpp.RelationshipType DiscordRelationshipType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_DiscordRelationshipType(ref this.handle);
         }
 
         /// <summary>The in-game relationship.</summary>
         public global::Sdkpp.RelationshipType GameRelationshipType()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_GameRelationshipType(ref this.handle);
         }
 
         /// <summary>Whether a pending incoming request is believed to be spam.</summary>
         public bool IsSpamRequest()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_IsSpamRequest(ref this.handle);
         }
 
@@ -3742,7 +4010,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle User()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_RelationshipHandle_User(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -3758,6 +4026,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal LobbyMemberHandle(global::System.IntPtr id)
@@ -3773,7 +4043,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LobbyMemberHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3793,20 +4063,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LobbyMemberHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LobbyMemberHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LobbyMemberHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3815,28 +4095,28 @@ namespace Sdkpp
         /// <summary>The member's user id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Id(ref this.handle);
         }
 
         /// <summary>Whether the member may link a channel to the lobby (set by the game's backend).</summary>
         public bool CanLinkLobby()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_CanLinkLobby(ref this.handle);
         }
 
         /// <summary>Whether the member has a live connection to the service (online in the lobby).</summary>
         public bool Connected()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Connected(ref this.handle);
         }
 
         /// <summary>The member's metadata.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -3848,7 +4128,7 @@ namespace Sdkpp
         /// </remarks>
         public global::Sdkpp.UserHandle User()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyMemberHandle_User(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -3864,6 +4144,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal LobbyHandle(global::System.IntPtr id)
@@ -3879,7 +4161,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_LobbyHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -3899,20 +4181,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_LobbyHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.LobbyHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_LobbyHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public LobbyHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -3921,14 +4213,14 @@ namespace Sdkpp
         /// <summary>The lobby's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_Id(ref this.handle);
         }
 
         /// <summary>The user ids of the members.</summary>
         public ulong[] LobbyMemberIds()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_LobbyMemberIds(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
@@ -3937,7 +4229,7 @@ namespace Sdkpp
         /// <summary>The members.</summary>
         public global::Sdkpp.LobbyMemberHandle[] LobbyMembers()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_LobbyMembers(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.LobbyMemberHandle>(__rv, global::Sdkpp.LobbyMemberHandle.Adopt);
@@ -3946,7 +4238,7 @@ namespace Sdkpp
         /// <summary>The lobby's metadata.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_LobbyHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -3956,9 +4248,11 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="memberId">The member id.</param>
+        /// <returns>A new <see cref="Sdkpp.LobbyMemberHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyMemberHandle GetLobbyMemberHandle(ulong memberId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_GetLobbyMemberHandle(ref this.handle, memberId, out __rv) ? global::Sdkpp.LobbyMemberHandle.Adopt(__rv) : null;
         }
@@ -3967,9 +4261,10 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LinkedChannel"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LinkedChannel LinkedChannel()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_LobbyHandle_LinkedChannel(ref this.handle, out __rv) ? global::Sdkpp.LinkedChannel.Adopt(__rv) : null;
         }
@@ -3989,6 +4284,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal MessageHandle(global::System.IntPtr id)
@@ -4004,7 +4301,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_MessageHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4024,20 +4321,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_MessageHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.MessageHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_MessageHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public MessageHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_MessageHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4046,14 +4353,14 @@ namespace Sdkpp
         /// <summary>The message's id.</summary>
         public ulong Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Id(ref this.handle);
         }
 
         /// <summary>The content as shown to the player.</summary>
         public string Content()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_Content(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4062,7 +4369,7 @@ namespace Sdkpp
         /// <summary>The content as it was sent.</summary>
         public string RawContent()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_RawContent(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4071,49 +4378,49 @@ namespace Sdkpp
         /// <summary>The author's user id.</summary>
         public ulong AuthorId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_AuthorId(ref this.handle);
         }
 
         /// <summary>The channel: the lobby's id for a lobby message, the DM channel's id for a direct message.</summary>
         public ulong ChannelId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_ChannelId(ref this.handle);
         }
 
         /// <summary>The recipient of a direct message; 0 for a lobby message.</summary>
         public ulong RecipientId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_RecipientId(ref this.handle);
         }
 
         /// <summary>When it was sent, in milliseconds since the Unix epoch.</summary>
         public ulong SentTimestamp()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_SentTimestamp(ref this.handle);
         }
 
         /// <summary>When it was last edited, in milliseconds since the Unix epoch; 0 if never.</summary>
         public ulong EditedTimestamp()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_EditedTimestamp(ref this.handle);
         }
 
         /// <summary>Whether a game sent it (rather than the platform's own client).</summary>
         public bool SentFromGame()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_MessageHandle_SentFromGame(ref this.handle);
         }
 
         /// <summary>The metadata its sender attached.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> Metadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_Metadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -4122,7 +4429,7 @@ namespace Sdkpp
         /// <summary>Key/value moderation information set by the game's backend.</summary>
         public global::System.Collections.Generic.Dictionary<string, string> ModerationMetadata()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeProperties __rv;
             global::Sdkpp.Native.Sdkpp_MessageHandle_ModerationMetadata(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeProperties(__rv);
@@ -4134,7 +4441,7 @@ namespace Sdkpp
         /// </remarks>
         public ulong? ApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             ulong __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_ApplicationId(ref this.handle, out __rv) ? (ulong?)__rv : null;
         }
@@ -4148,7 +4455,7 @@ namespace Sdkpp
         /// </remarks>
         public string AdditionalName()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_AdditionalName(ref this.handle, out __rv) ? global::Sdkpp.Marshaling.TakeString(__rv) : null;
         }
@@ -4157,9 +4464,10 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle Author()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Author(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -4168,9 +4476,10 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle Recipient()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Recipient(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -4179,9 +4488,10 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyHandle Lobby()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_MessageHandle_Lobby(ref this.handle, out __rv) ? global::Sdkpp.LobbyHandle.Adopt(__rv) : null;
         }
@@ -4197,6 +4507,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal UserMessageSummary(global::System.IntPtr id)
@@ -4212,7 +4524,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_UserMessageSummary_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4232,20 +4544,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_UserMessageSummary_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.UserMessageSummary");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_UserMessageSummary_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public UserMessageSummary Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_UserMessageSummary_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4254,14 +4576,14 @@ namespace Sdkpp
         /// <summary>The other user's id.</summary>
         public ulong UserId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserMessageSummary_UserId(ref this.handle);
         }
 
         /// <summary>The id of the newest message.</summary>
         public ulong LastMessageId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_UserMessageSummary_LastMessageId(ref this.handle);
         }
     }
@@ -4276,6 +4598,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal AudioDevice(global::System.IntPtr id)
@@ -4291,7 +4615,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_AudioDevice_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4311,20 +4635,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_AudioDevice_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.AudioDevice");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_AudioDevice_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public AudioDevice Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_AudioDevice_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4333,7 +4667,7 @@ namespace Sdkpp
         /// <summary>The device's id, to pass to SetInputDevice or SetOutputDevice.</summary>
         public string Id()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AudioDevice_Id(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4342,7 +4676,7 @@ namespace Sdkpp
         /// <summary>The name the sound system shows.</summary>
         public string Name()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_AudioDevice_Name(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4351,7 +4685,7 @@ namespace Sdkpp
         /// <summary>Whether it is the system's default device of its kind.</summary>
         public bool IsDefault()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_AudioDevice_IsDefault(ref this.handle);
         }
 
@@ -4359,6 +4693,8 @@ namespace Sdkpp
         /// <remarks>
         /// False when other is null; true when other is this object.
         /// </remarks>
+        /// <param name="rhs">A <see cref="Sdkpp.AudioDevice"/>; the library copies what it needs during the call.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool Equals(global::Sdkpp.AudioDevice rhs)
         {
             if (global::System.Object.ReferenceEquals(rhs, null))
@@ -4369,7 +4705,7 @@ namespace Sdkpp
             {
                 return true;
             }
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (rhs == null) { throw new global::System.ArgumentNullException("rhs"); }
             global::System.IntPtr __a_rhs = rhs.handle;
             bool __result;
@@ -4416,6 +4752,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal VoiceSettings(global::System.IntPtr id)
@@ -4431,7 +4769,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_VoiceSettings_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4451,20 +4789,30 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_VoiceSettings_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.VoiceSettings");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_VoiceSettings_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public VoiceSettings Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_VoiceSettings_Clone(ref copy, ref this.handle);
             return Adopt(copy);
@@ -4473,28 +4821,28 @@ namespace Sdkpp
         /// <summary>Whether the player muted their microphone in the desktop client.</summary>
         public bool SelfMute()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_SelfMute(ref this.handle);
         }
 
         /// <summary>Whether the player deafened themselves in the desktop client.</summary>
         public bool SelfDeaf()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_SelfDeaf(ref this.handle);
         }
 
         /// <summary>Voice activity or push-to-talk.</summary>
         public global::Sdkpp.VoiceInputModeType InputMode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_InputMode(ref this.handle);
         }
 
         /// <summary>Display text of the push-to-talk binding (e.g. "SHIFT + F"); empty when unbound.</summary>
         public string PttKey()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_VoiceSettings_PttKey(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -4503,42 +4851,42 @@ namespace Sdkpp
         /// <summary>The microphone volume, 0..100.</summary>
         public float InputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_InputVolume(ref this.handle);
         }
 
         /// <summary>The playback volume, 0..200.</summary>
         public float OutputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_OutputVolume(ref this.handle);
         }
 
         /// <summary>Whether echo cancellation is on.</summary>
         public bool EchoCancellation()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_EchoCancellation(ref this.handle);
         }
 
         /// <summary>Whether noise suppression is on.</summary>
         public bool NoiseSuppression()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_NoiseSuppression(ref this.handle);
         }
 
         /// <summary>Whether noise cancellation is on.</summary>
         public bool NoiseCancellation()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_NoiseCancellation(ref this.handle);
         }
 
         /// <summary>Whether automatic gain control is on.</summary>
         public bool AutomaticGainControl()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceSettings_AutomaticGainControl(ref this.handle);
         }
     }
@@ -4553,6 +4901,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal VADThresholdSettings(global::System.IntPtr id)
@@ -4568,7 +4918,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_VADThresholdSettings_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4588,24 +4938,34 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_VADThresholdSettings_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.VADThresholdSettings");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>The threshold in dBFS, -100..0 (default -60).</summary>
         public float VadThreshold()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VADThresholdSettings_VadThreshold(ref this.handle);
         }
 
         /// <summary>Whether the SDK picks the threshold itself.</summary>
         public bool Automatic()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VADThresholdSettings_Automatic(ref this.handle);
         }
     }
@@ -4620,6 +4980,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         // Adopts an id the library returned.
         internal VoiceStateHandle(global::System.IntPtr id)
@@ -4635,7 +4997,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_VoiceStateHandle_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4655,36 +5017,48 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_VoiceStateHandle_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.VoiceStateHandle");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_VoiceStateHandle_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public VoiceStateHandle Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_VoiceStateHandle_Clone(ref copy, ref this.handle);
             return Adopt(copy);
         }
 
         /// <summary>Whether the participant muted their microphone.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool SelfMute()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceStateHandle_SelfMute(ref this.handle);
         }
 
         /// <summary>Whether the participant deafened themselves.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool SelfDeaf()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_VoiceStateHandle_SelfDeaf(ref this.handle);
         }
     }
@@ -4703,6 +5077,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>
         /// A voice call's state. After a temporary network loss a call may go to Disconnected instead of
@@ -4781,7 +5157,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_Call_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -4801,26 +5177,38 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Call_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.Call");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>Returns a deep copy (Sdkpp_Call_Clone); changing one does not change the other.</summary>
         /// <remarks>
-        /// The copy is a separate object to dispose. Null if this object was disposed.
+        /// The copy is a separate object to dispose.
         /// </remarks>
         public Call Clone()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr copy = global::System.IntPtr.Zero;
             global::Sdkpp.Native.Sdkpp_Call_Clone(ref copy, ref this.handle);
             return Adopt(copy);
         }
 
         /// <summary>The name of an error.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Call.Error"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string ErrorToString(global::Sdkpp.Call.Error type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -4830,6 +5218,8 @@ namespace Sdkpp
         }
 
         /// <summary>The name of a status.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Call.Status"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string StatusToString(global::Sdkpp.Call.Status type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -4839,30 +5229,34 @@ namespace Sdkpp
         }
 
         /// <summary>The call's status; Disconnected once it has ended.</summary>
+        /// <returns>A <see cref="Sdkpp.Call.Status"/> value.</returns>
         public global::Sdkpp.Call.Status GetStatus()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetStatus(ref this.handle);
         }
 
         /// <summary>The lobby's id.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public ulong GetChannelId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetChannelId(ref this.handle);
         }
 
         /// <summary>The guild's id: 0, calls are lobby calls.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public ulong GetGuildId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetGuildId(ref this.handle);
         }
 
         /// <summary>The user ids in the call, the player's own included.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public ulong[] GetParticipants()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Call_GetParticipants(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
@@ -4872,31 +5266,36 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.VoiceStateHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.VoiceStateHandle GetVoiceStateHandle(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Call_GetVoiceStateHandle(ref this.handle, userId, out __rv) ? global::Sdkpp.VoiceStateHandle.Adopt(__rv) : null;
         }
 
         /// <summary>Voice activity (MODE_VAD) or push-to-talk (MODE_PTT).</summary>
+        /// <returns>A <see cref="Sdkpp.AudioModeType"/> value.</returns>
         public global::Sdkpp.AudioModeType GetAudioMode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetAudioMode(ref this.handle);
         }
 
         /// <summary>Selects voice activity or push-to-talk.</summary>
+        /// <param name="audioMode">A <see cref="Sdkpp.AudioModeType"/> value.</param>
         public void SetAudioMode(global::Sdkpp.AudioModeType audioMode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetAudioMode(ref this.handle, audioMode);
         }
 
         /// <summary>Whether the game holds push-to-talk.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetPTTActive()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetPTTActive(ref this.handle);
         }
 
@@ -4904,79 +5303,94 @@ namespace Sdkpp
         /// Presses or releases push-to-talk; the game calls it on its own key (the SDK has no key
         /// bindings).
         /// </summary>
+        /// <param name="active">The active.</param>
         public void SetPTTActive(bool active)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetPTTActive(ref this.handle, active);
         }
 
         /// <summary>How long sending goes on after push-to-talk is released, in milliseconds.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public uint GetPTTReleaseDelay()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetPTTReleaseDelay(ref this.handle);
         }
 
         /// <summary>Sets the push-to-talk release delay in milliseconds (default 0).</summary>
+        /// <param name="releaseDelayMs">The release delay ms.</param>
         public void SetPTTReleaseDelay(uint releaseDelayMs)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetPTTReleaseDelay(ref this.handle, releaseDelayMs);
         }
 
         /// <summary>Whether the player is muted in this call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfMute()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetSelfMute(ref this.handle);
         }
 
         /// <summary>Mutes the player in this call.</summary>
+        /// <param name="mute">The mute.</param>
         public void SetSelfMute(bool mute)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetSelfMute(ref this.handle, mute);
         }
 
         /// <summary>Whether the player is deafened in this call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfDeaf()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetSelfDeaf(ref this.handle);
         }
 
         /// <summary>Deafens the player in this call.</summary>
+        /// <param name="deaf">The deaf.</param>
         public void SetSelfDeaf(bool deaf)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetSelfDeaf(ref this.handle, deaf);
         }
 
         /// <summary>Whether the player muted a participant for themselves.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetLocalMute(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetLocalMute(ref this.handle, userId);
         }
 
         /// <summary>Mutes a participant for the player only.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <param name="mute">The mute.</param>
         public void SetLocalMute(ulong userId, bool mute)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetLocalMute(ref this.handle, userId, mute);
         }
 
         /// <summary>A participant's volume for the player, 0..200 (100 is unchanged).</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public float GetParticipantVolume(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Call_GetParticipantVolume(ref this.handle, userId);
         }
 
         /// <summary>Sets a participant's volume for the player only, 0..200.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <param name="volume">The volume.</param>
         public void SetParticipantVolume(ulong userId, float volume)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetParticipantVolume(ref this.handle, userId, volume);
         }
 
@@ -4984,18 +5398,21 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.VADThresholdSettings"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.VADThresholdSettings GetVADThreshold()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Call_GetVADThreshold(ref this.handle, out __rv);
             return global::Sdkpp.VADThresholdSettings.Adopt(__rv);
         }
 
         /// <summary>Sets the voice activity threshold (dBFS, -100..0) or lets the SDK pick it.</summary>
+        /// <param name="automatic">The automatic.</param>
+        /// <param name="threshold">The threshold.</param>
         public void SetVADThreshold(bool automatic, float threshold)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Call_SetVADThreshold(ref this.handle, automatic, threshold);
         }
 
@@ -5004,9 +5421,10 @@ namespace Sdkpp
         /// key: the same on every participant's screen, and it changes when participants change. Players
         /// compare it to know that nobody is in the middle. Empty until the call is connected.
         /// </summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public string GetVerificationCode()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeString __rv;
             global::Sdkpp.Native.Sdkpp_Call_GetVerificationCode(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeString(__rv);
@@ -5016,9 +5434,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnStatusChanged"/>).</param>
         public void SetStatusChangedCallback(global::Sdkpp.Call.OnStatusChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5040,9 +5459,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnParticipantChanged"/>).</param>
         public void SetParticipantChangedCallback(global::Sdkpp.Call.OnParticipantChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5064,9 +5484,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnSpeakingStatusChanged"/>).</param>
         public void SetSpeakingStatusChangedCallback(global::Sdkpp.Call.OnSpeakingStatusChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5088,9 +5509,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Call.OnVoiceStateChanged"/>).</param>
         public void SetOnVoiceStateChangedCallback(global::Sdkpp.Call.OnVoiceStateChanged cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -5107,6 +5529,106 @@ namespace Sdkpp
                 }
             }
         }
+
+        /// <summary>The call's status changed; errorDetail is the service's refusal code, if any.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetStatusChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnStatusChanged StatusChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Subscribe(value, this, (__self, __slot) => __self.SetStatusChangedCallback((__p_status, __p_error, __p_errorDetail) =>
+                {
+                    global::Sdkpp.Call.OnStatusChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_status, __p_error, __p_errorDetail);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnStatusChanged> __ev_StatusChanged;
+
+        /// <summary>A participant joined (added) or left the call.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetParticipantChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnParticipantChanged ParticipantChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnParticipantChanged>.Of(ref this.__ev_ParticipantChanged).Subscribe(value, this, (__self, __slot) => __self.SetParticipantChangedCallback((__p_userId, __p_added) =>
+                {
+                    global::Sdkpp.Call.OnParticipantChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_added);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnParticipantChanged>.Of(ref this.__ev_ParticipantChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnParticipantChanged> __ev_ParticipantChanged;
+
+        /// <summary>A participant started or stopped being heard.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetSpeakingStatusChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnSpeakingStatusChanged SpeakingStatusChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnSpeakingStatusChanged>.Of(ref this.__ev_SpeakingStatusChanged).Subscribe(value, this, (__self, __slot) => __self.SetSpeakingStatusChangedCallback((__p_userId, __p_isPlayingSound) =>
+                {
+                    global::Sdkpp.Call.OnSpeakingStatusChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_isPlayingSound);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnSpeakingStatusChanged>.Of(ref this.__ev_SpeakingStatusChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnSpeakingStatusChanged> __ev_SpeakingStatusChanged;
+
+        /// <summary>A participant's self mute or deafen changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetOnVoiceStateChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Call.OnVoiceStateChanged VoiceStateChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnVoiceStateChanged>.Of(ref this.__ev_VoiceStateChanged).Subscribe(value, this, (__self, __slot) => __self.SetOnVoiceStateChangedCallback((__p_userId) =>
+                {
+                    global::Sdkpp.Call.OnVoiceStateChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Call.OnVoiceStateChanged>.Of(ref this.__ev_VoiceStateChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Call.OnVoiceStateChanged> __ev_VoiceStateChanged;
     }
 
     /// <summary>The SDK client: one per signed-in player.</summary>
@@ -5119,6 +5641,8 @@ namespace Sdkpp
         internal global::System.IntPtr handle;
         // Set once by Dispose or the finalizer, so that the object is dropped exactly once.
         int disposed;
+        // The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.
+        readonly int epoch = global::Sdkpp.Sdk.Epoch;
 
         /// <summary>Connection status of a Client; it is usable at Ready.</summary>
         public enum Status : int
@@ -5636,6 +6160,8 @@ namespace Sdkpp
         }
 
         /// <summary>A Client talking to the given HTTP API and web bases.</summary>
+        /// <param name="apiBase">The api base. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="webBase">The web base. UTF-8 text; null throws ArgumentNullException.</param>
         public Client(string apiBase, string webBase)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5648,6 +6174,7 @@ namespace Sdkpp
         }
 
         /// <summary>A Client made with create options.</summary>
+        /// <param name="options">A <see cref="Sdkpp.ClientCreateOptions"/>; the library copies what it needs during the call.</param>
         public Client(global::Sdkpp.ClientCreateOptions options)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5671,7 +6198,7 @@ namespace Sdkpp
 
         /// <summary>Releases the native object now (Sdkpp_Client_Drop).</summary>
         /// <remarks>
-        /// Calling it again does nothing. Later calls on this object are refused by the library and return defaults.
+        /// Calling it again does nothing. Later calls on this object throw ObjectDisposedException.
         /// </remarks>
         public void Dispose()
         {
@@ -5691,14 +6218,25 @@ namespace Sdkpp
             {
                 return;
             }
-            if (this.handle != global::System.IntPtr.Zero)
+            if (this.handle != global::System.IntPtr.Zero && this.epoch == global::Sdkpp.Sdk.Epoch) // Shutdown dropped the others
             {
                 global::Sdkpp.Native.BindThread(); // the finalizer thread's first call may be this one
                 global::Sdkpp.Native.Sdkpp_Client_Drop(ref this.handle);
             }
         }
 
+        // Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.
+        void Live()
+        {
+            if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != global::Sdkpp.Sdk.Epoch)
+            {
+                throw new global::System.ObjectDisposedException("Sdkpp.Client");
+            }
+            global::Sdkpp.Native.BindThread();
+        }
+
         /// <summary>"openid sdk.social_layer"</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string GetDefaultCommunicationScopes()
         {
             global::Sdkpp.Abi.Ensure();
@@ -5708,6 +6246,7 @@ namespace Sdkpp
         }
 
         /// <summary>"openid sdk.social_layer_presence"</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string GetDefaultPresenceScopes()
         {
             global::Sdkpp.Abi.Ensure();
@@ -5717,6 +6256,7 @@ namespace Sdkpp
         }
 
         /// <summary>Major version of the library.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public static int GetVersionMajor()
         {
             global::Sdkpp.Abi.Ensure();
@@ -5724,6 +6264,7 @@ namespace Sdkpp
         }
 
         /// <summary>Minor version of the library.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public static int GetVersionMinor()
         {
             global::Sdkpp.Abi.Ensure();
@@ -5731,6 +6272,7 @@ namespace Sdkpp
         }
 
         /// <summary>Patch version of the library.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public static int GetVersionPatch()
         {
             global::Sdkpp.Abi.Ensure();
@@ -5738,6 +6280,7 @@ namespace Sdkpp
         }
 
         /// <summary>The build's source revision.</summary>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string GetVersionHash()
         {
             global::Sdkpp.Abi.Ensure();
@@ -5747,6 +6290,8 @@ namespace Sdkpp
         }
 
         /// <summary>Name of a Client::Error value.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Client.Error"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string ErrorToString(global::Sdkpp.Client.Error type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5756,6 +6301,8 @@ namespace Sdkpp
         }
 
         /// <summary>Name of a Client::Status value.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Client.Status"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string StatusToString(global::Sdkpp.Client.Status type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5765,6 +6312,8 @@ namespace Sdkpp
         }
 
         /// <summary>Name of a Client::Thread value.</summary>
+        /// <param name="type">A <see cref="Sdkpp.Client.Thread"/> value.</param>
+        /// <returns>The text; empty when the library refused the call.</returns>
         public static string ThreadToString(global::Sdkpp.Client.Thread type)
         {
             global::Sdkpp.Abi.Ensure();
@@ -5774,16 +6323,18 @@ namespace Sdkpp
         }
 
         /// <summary>Application id used for authorization, presence and invites.</summary>
+        /// <param name="applicationId">The application id.</param>
         public void SetApplicationId(ulong applicationId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetApplicationId(ref this.handle, applicationId);
         }
 
         /// <summary>The application id set by SetApplicationId, 0 if none.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public ulong GetApplicationId()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetApplicationId(ref this.handle);
         }
 
@@ -5791,9 +6342,10 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.AuthorizationCodeVerifier"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.AuthorizationCodeVerifier CreateAuthorizationCodeVerifier()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_CreateAuthorizationCodeVerifier(ref this.handle, out __rv);
             return global::Sdkpp.AuthorizationCodeVerifier.Adopt(__rv);
@@ -5803,9 +6355,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LogCallback"/>).</param>
+        /// <param name="minSeverity">A <see cref="Sdkpp.LoggingSeverity"/> value.</param>
         public void AddLogCallback(global::Sdkpp.Client.LogCallback callback, global::Sdkpp.LoggingSeverity minSeverity)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -5824,9 +6378,12 @@ namespace Sdkpp
         }
 
         /// <summary>Writes log messages at or above minSeverity to a file in path; false if it cannot be opened.</summary>
+        /// <param name="path">The path. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="minSeverity">A <see cref="Sdkpp.LoggingSeverity"/> value.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool SetLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_path = __arena.String(path, "path");
@@ -5835,23 +6392,26 @@ namespace Sdkpp
         }
 
         /// <summary>Timeout of every HTTP request; default 30000 ms.</summary>
+        /// <param name="httpTimeoutInMilliseconds">The http timeout in milliseconds.</param>
         public void SetHttpRequestTimeout(int httpTimeoutInMilliseconds)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetHttpRequestTimeout(ref this.handle, httpTimeoutInMilliseconds);
         }
 
         /// <summary>sdkpp: the HTTP request timeout in milliseconds.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public int GetHttpRequestTimeout()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetHttpRequestTimeout(ref this.handle);
         }
 
         /// <summary>Current connection status.</summary>
+        /// <returns>A <see cref="Sdkpp.Client.Status"/> value.</returns>
         public global::Sdkpp.Client.Status GetStatus()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetStatus(ref this.handle);
         }
 
@@ -5859,9 +6419,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.IsDiscordAppInstalledCallback"/>).</param>
         public void IsDiscordAppInstalled(global::Sdkpp.Client.IsDiscordAppInstalledCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -5883,9 +6444,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback"/>).</param>
         public void OpenConnectedGamesSettingsInPlatform(global::Sdkpp.Client.OpenConnectedGamesSettingsInPlatformCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -5907,9 +6469,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.AuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.AuthorizationCallback"/>).</param>
         public void Authorize(global::Sdkpp.AuthorizationArgs args, global::Sdkpp.Client.AuthorizationCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (args == null) { throw new global::System.ArgumentNullException("args"); }
             global::System.IntPtr __a_args = args.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -5933,7 +6497,7 @@ namespace Sdkpp
         /// <summary>Ends the Authorize in progress; its callback fires with ErrorType Aborted.</summary>
         public void AbortAuthorize()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_AbortAuthorize(ref this.handle);
         }
 
@@ -5941,9 +6505,14 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetToken(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_code = __arena.String(code, "code");
@@ -5971,9 +6540,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="refreshToken">The refresh token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void RefreshToken(ulong applicationId, string refreshToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_refreshToken = __arena.String(refreshToken, "refreshToken");
@@ -5999,9 +6571,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.RevokeTokenCallback"/>).</param>
         public void RevokeToken(ulong applicationId, string token, global::Sdkpp.Client.RevokeTokenCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
@@ -6027,9 +6602,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateTokenCallback"/>).</param>
         public void UpdateToken(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.UpdateTokenCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
@@ -6052,9 +6630,10 @@ namespace Sdkpp
         }
 
         /// <summary>Whether a token is set.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool IsAuthenticated()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_IsAuthenticated(ref this.handle);
         }
 
@@ -6062,9 +6641,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.TokenExpirationCallback"/>).</param>
         public void SetTokenExpirationCallback(global::Sdkpp.Client.TokenExpirationCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6089,9 +6669,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.TokenRefreshedCallback"/>).</param>
         public void SetTokenRefreshedCallback(global::Sdkpp.Client.TokenRefreshedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6113,9 +6694,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.FetchCurrentUserCallback"/>).</param>
         public void FetchCurrentUser(global::Sdkpp.AuthorizationTokenType tokenType, string token, global::Sdkpp.Client.FetchCurrentUserCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_token = __arena.String(token, "token");
@@ -6141,9 +6725,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="parentApplicationToken">The parent application token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="childApplicationId">The child application id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.ExchangeChildTokenCallback"/>).</param>
         public void ExchangeChildToken(string parentApplicationToken, ulong childApplicationId, global::Sdkpp.Client.ExchangeChildTokenCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_parentApplicationToken = __arena.String(parentApplicationToken, "parentApplicationToken");
@@ -6169,9 +6756,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetProvisionalToken(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
@@ -6197,9 +6788,16 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetTokenFromProvisionalMerge(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_code = __arena.String(code, "code");
@@ -6228,9 +6826,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UnmergeIntoProvisionalAccountCallback"/>).</param>
         public void UnmergeIntoProvisionalAccount(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.UnmergeIntoProvisionalAccountCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_externalAuthToken = __arena.String(externalAuthToken, "externalAuthToken");
@@ -6256,9 +6858,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="name">The name. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback"/>).</param>
         public void UpdateProvisionalAccountDisplayName(string name, global::Sdkpp.Client.UpdateProvisionalAccountDisplayNameCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_name = __arena.String(name, "name");
@@ -6284,9 +6888,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetTokenFromDevice(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (args == null) { throw new global::System.ArgumentNullException("args"); }
             global::System.IntPtr __a_args = args.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -6311,9 +6917,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.TokenExchangeCallback"/>).</param>
         public void GetTokenFromDeviceProvisionalMerge(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken, global::Sdkpp.Client.TokenExchangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 if (args == null) { throw new global::System.ArgumentNullException("args"); }
@@ -6341,14 +6951,16 @@ namespace Sdkpp
         /// <summary>Ends the device flow in progress; its callback fires with ErrorType Aborted.</summary>
         public void AbortGetTokenFromDevice()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_AbortGetTokenFromDevice(ref this.handle);
         }
 
         /// <summary>Shows the verification page for a user code obtained by the game's backend.</summary>
+        /// <param name="clientId">The client id.</param>
+        /// <param name="userCode">The user code. UTF-8 text; null throws ArgumentNullException.</param>
         public void OpenAuthorizeDeviceScreen(ulong clientId, string userCode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_userCode = __arena.String(userCode, "userCode");
@@ -6359,7 +6971,7 @@ namespace Sdkpp
         /// <summary>Closes the verification page opened by OpenAuthorizeDeviceScreen.</summary>
         public void CloseAuthorizeDeviceScreen()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_CloseAuthorizeDeviceScreen(ref this.handle);
         }
 
@@ -6367,9 +6979,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.AuthorizeDeviceScreenClosedCallback"/>).</param>
         public void SetAuthorizeDeviceScreenClosedCallback(global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6391,9 +7004,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.OpenUrlCallback"/>).</param>
         public void SetOpenUrlCallback(global::Sdkpp.Client.OpenUrlCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6418,9 +7032,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.AuthorizeRequestCallback"/>).</param>
         public void RegisterAuthorizeRequestCallback(global::Sdkpp.Client.AuthorizeRequestCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6441,21 +7056,21 @@ namespace Sdkpp
         /// <summary>Ends the AUTHORIZE_REQUEST subscription and releases its callback.</summary>
         public void RemoveAuthorizeRequestCallback()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_RemoveAuthorizeRequestCallback(ref this.handle);
         }
 
         /// <summary>Connects to the service with the token set by UpdateToken; watch the status.</summary>
         public void Connect()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_Connect(ref this.handle);
         }
 
         /// <summary>Disconnects; the status goes to Disconnected.</summary>
         public void Disconnect()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_Disconnect(ref this.handle);
         }
 
@@ -6463,9 +7078,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.OnStatusChanged"/>).</param>
         public void SetStatusChangedCallback(global::Sdkpp.Client.OnStatusChanged callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6487,9 +7103,10 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle GetCurrentUserV2()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetCurrentUserV2(ref this.handle, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
@@ -6498,17 +7115,21 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle GetUser(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetUser(ref this.handle, userId, out __rv) ? global::Sdkpp.UserHandle.Adopt(__rv) : null;
         }
 
         /// <summary>sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfiles(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetUserApplicationProfiles(ref this.handle, userId, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
@@ -6518,9 +7139,11 @@ namespace Sdkpp
         /// sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
         /// callback; it may miss an update made at the same moment.
         /// </summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfilesNoLock(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetUserApplicationProfilesNoLock(ref this.handle, userId, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.UserApplicationProfileHandle>(__rv, global::Sdkpp.UserApplicationProfileHandle.Adopt);
@@ -6530,9 +7153,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.CreateOrJoinLobbyCallback"/>).</param>
         public void CreateOrJoinLobby(string secret, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_secret = __arena.String(secret, "secret");
@@ -6558,9 +7183,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="lobbyMetadata">A string map; the library copies it during the call.</param>
+        /// <param name="memberMetadata">A string map; the library copies it during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.CreateOrJoinLobbyCallback"/>).</param>
         public void CreateOrJoinLobbyWithMetadata(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata, global::Sdkpp.Client.CreateOrJoinLobbyCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_secret = __arena.String(secret, "secret");
@@ -6588,9 +7217,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.LeaveLobbyCallback"/>).</param>
         public void LeaveLobby(ulong lobbyId, global::Sdkpp.Client.LeaveLobbyCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6612,17 +7243,20 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyHandle GetLobbyHandle(ulong lobbyId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetLobbyHandle(ref this.handle, lobbyId, out __rv) ? global::Sdkpp.LobbyHandle.Adopt(__rv) : null;
         }
 
         /// <summary>The lobbies the player is in.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public ulong[] GetLobbyIds()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetLobbyIds(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeUInt64s(__rv);
@@ -6632,9 +7266,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendLobbyMessage(ulong lobbyId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -6660,9 +7297,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendLobbyMessageWithMetadata(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -6689,9 +7330,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyCreatedCallback"/>).</param>
         public void SetLobbyCreatedCallback(global::Sdkpp.Client.LobbyCreatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6713,9 +7355,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyDeletedCallback"/>).</param>
         public void SetLobbyDeletedCallback(global::Sdkpp.Client.LobbyDeletedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6737,9 +7380,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyUpdatedCallback"/>).</param>
         public void SetLobbyUpdatedCallback(global::Sdkpp.Client.LobbyUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6761,9 +7405,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyMemberAddedCallback"/>).</param>
         public void SetLobbyMemberAddedCallback(global::Sdkpp.Client.LobbyMemberAddedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6785,9 +7430,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyMemberRemovedCallback"/>).</param>
         public void SetLobbyMemberRemovedCallback(global::Sdkpp.Client.LobbyMemberRemovedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6809,9 +7455,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.LobbyMemberUpdatedCallback"/>).</param>
         public void SetLobbyMemberUpdatedCallback(global::Sdkpp.Client.LobbyMemberUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6833,9 +7480,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetUserGuildsCallback"/>).</param>
         public void GetUserGuilds(global::Sdkpp.Client.GetUserGuildsCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -6857,9 +7505,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="guildId">The guild id.</param>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetGuildChannelsCallback"/>).</param>
         public void GetGuildChannels(ulong guildId, global::Sdkpp.Client.GetGuildChannelsCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -6884,9 +7534,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="channelId">The channel id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.LinkOrUnlinkChannelCallback"/>).</param>
         public void LinkChannelToLobby(ulong lobbyId, ulong channelId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6908,9 +7561,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.LinkOrUnlinkChannelCallback"/>).</param>
         public void UnlinkChannelFromLobby(ulong lobbyId, global::Sdkpp.Client.LinkOrUnlinkChannelCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -6936,9 +7591,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="provisionalUserMergeRequiredCallback">The handler (<see cref="Sdkpp.Client.ProvisionalUserMergeRequiredCallback"/>).</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.JoinLinkedLobbyGuildCallback"/>).</param>
         public void JoinLinkedLobbyGuild(ulong lobbyId, global::Sdkpp.Client.ProvisionalUserMergeRequiredCallback provisionalUserMergeRequiredCallback, global::Sdkpp.Client.JoinLinkedLobbyGuildCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (provisionalUserMergeRequiredCallback == null) { throw new global::System.ArgumentNullException("provisionalUserMergeRequiredCallback"); }
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_provisionalUserMergeRequiredCallback = global::Sdkpp.CallbackRegistry.Register(provisionalUserMergeRequiredCallback);
@@ -6963,9 +7621,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendUserMessage(ulong recipientId, string content, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -6991,9 +7652,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendUserMessageCallback"/>).</param>
         public void SendUserMessageWithMetadata(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata, global::Sdkpp.Client.SendUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -7020,9 +7685,13 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.EditUserMessageCallback"/>).</param>
         public void EditUserMessage(ulong recipientId, ulong messageId, string content, global::Sdkpp.Client.EditUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -7048,9 +7717,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.DeleteUserMessageCallback"/>).</param>
         public void DeleteUserMessage(ulong recipientId, ulong messageId, global::Sdkpp.Client.DeleteUserMessageCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7072,9 +7744,11 @@ namespace Sdkpp
         /// <remarks>
         /// Null when the value is absent.
         /// </remarks>
+        /// <param name="messageId">The message id.</param>
+        /// <returns>A new <see cref="Sdkpp.MessageHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.MessageHandle GetMessageHandle(ulong messageId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             return global::Sdkpp.Native.Sdkpp_Client_GetMessageHandle(ref this.handle, messageId, out __rv) ? global::Sdkpp.MessageHandle.Adopt(__rv) : null;
         }
@@ -7083,9 +7757,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UserMessageSummariesCallback"/>).</param>
         public void GetUserMessageSummaries(global::Sdkpp.Client.UserMessageSummariesCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7110,9 +7785,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UserMessagesWithLimitCallback"/>).</param>
         public void GetUserMessagesWithLimit(ulong recipientId, int limit, global::Sdkpp.Client.UserMessagesWithLimitCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7137,9 +7815,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetLobbyMessagesCallback"/>).</param>
         public void GetLobbyMessagesWithLimit(ulong lobbyId, int limit, global::Sdkpp.Client.GetLobbyMessagesCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7161,9 +7842,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.MessageCreatedCallback"/>).</param>
         public void SetMessageCreatedCallback(global::Sdkpp.Client.MessageCreatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7185,9 +7867,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.MessageUpdatedCallback"/>).</param>
         public void SetMessageUpdatedCallback(global::Sdkpp.Client.MessageUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7209,9 +7892,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.MessageDeletedCallback"/>).</param>
         public void SetMessageDeletedCallback(global::Sdkpp.Client.MessageDeletedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7233,9 +7917,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.UserUpdatedCallback"/>).</param>
         public void SetUserUpdatedCallback(global::Sdkpp.Client.UserUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7254,18 +7939,21 @@ namespace Sdkpp
         }
 
         /// <summary>Platform and game relationships.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.RelationshipHandle[] GetRelationships()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetRelationships(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.RelationshipHandle>(__rv, global::Sdkpp.RelationshipHandle.Adopt);
         }
 
         /// <summary>Friends of one group, sorted by display name, for a friends list.</summary>
+        /// <param name="groupType">A <see cref="Sdkpp.RelationshipGroupType"/> value.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.RelationshipHandle[] GetRelationshipsByGroup(global::Sdkpp.RelationshipGroupType groupType)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetRelationshipsByGroup(ref this.handle, groupType, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.RelationshipHandle>(__rv, global::Sdkpp.RelationshipHandle.Adopt);
@@ -7275,18 +7963,22 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.RelationshipHandle"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.RelationshipHandle GetRelationshipHandle(ulong userId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetRelationshipHandle(ref this.handle, userId, out __rv);
             return global::Sdkpp.RelationshipHandle.Adopt(__rv);
         }
 
         /// <summary>Friends whose username or display name contains searchStr (case-insensitive).</summary>
+        /// <param name="searchStr">The search str. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserHandle[] SearchFriendsByUsername(string searchStr)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_searchStr = __arena.String(searchStr, "searchStr");
@@ -7300,9 +7992,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.RelationshipGroupsUpdatedCallback"/>).</param>
         public void SetRelationshipGroupsUpdatedCallback(global::Sdkpp.Client.RelationshipGroupsUpdatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7324,9 +8017,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.RelationshipCreatedCallback"/>).</param>
         public void SetRelationshipCreatedCallback(global::Sdkpp.Client.RelationshipCreatedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7348,9 +8042,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.RelationshipDeletedCallback"/>).</param>
         public void SetRelationshipDeletedCallback(global::Sdkpp.Client.RelationshipDeletedCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7372,9 +8067,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendFriendRequestCallback"/>).</param>
         public void SendDiscordFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_username = __arena.String(username, "username");
@@ -7400,9 +8097,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void SendDiscordFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7424,9 +8123,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendFriendRequestCallback"/>).</param>
         public void SendGameFriendRequest(string username, global::Sdkpp.Client.SendFriendRequestCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_username = __arena.String(username, "username");
@@ -7452,9 +8153,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void SendGameFriendRequestById(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7476,9 +8179,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void AcceptDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7500,9 +8205,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void AcceptGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7524,9 +8231,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RejectDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7548,9 +8257,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RejectGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7572,9 +8283,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void CancelDiscordFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7596,9 +8309,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void CancelGameFriendRequest(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7620,9 +8335,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RemoveGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7644,9 +8361,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void RemoveDiscordAndGameFriend(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7668,9 +8387,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void BlockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7692,9 +8413,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRelationshipCallback"/>).</param>
         public void UnblockUser(ulong userId, global::Sdkpp.Client.UpdateRelationshipCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7716,9 +8439,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="activity">A <see cref="Sdkpp.Activity"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateRichPresenceCallback"/>).</param>
         public void UpdateRichPresence(global::Sdkpp.Activity activity, global::Sdkpp.Client.UpdateRichPresenceCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (activity == null) { throw new global::System.ArgumentNullException("activity"); }
             global::System.IntPtr __a_activity = activity.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -7742,7 +8467,7 @@ namespace Sdkpp
         /// <summary>Clears the player's rich presence.</summary>
         public void ClearRichPresence()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_ClearRichPresence(ref this.handle);
         }
 
@@ -7750,9 +8475,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="status">A <see cref="Sdkpp.StatusType"/> value.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.UpdateStatusCallback"/>).</param>
         public void SetOnlineStatus(global::Sdkpp.StatusType status, global::Sdkpp.Client.UpdateStatusCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7774,9 +8501,12 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendActivityInviteCallback"/>).</param>
         public void SendActivityInvite(ulong userId, string content, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_content = __arena.String(content, "content");
@@ -7802,9 +8532,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendActivityInviteCallback"/>).</param>
         public void SendActivityJoinRequest(ulong userId, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7826,9 +8558,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SendActivityInviteCallback"/>).</param>
         public void SendActivityJoinRequestReply(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.SendActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (invite == null) { throw new global::System.ArgumentNullException("invite"); }
             global::System.IntPtr __a_invite = invite.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -7853,9 +8587,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <param name="callback">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.AcceptActivityInviteCallback"/>).</param>
         public void AcceptActivityInvite(global::Sdkpp.ActivityInvite invite, global::Sdkpp.Client.AcceptActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (invite == null) { throw new global::System.ArgumentNullException("invite"); }
             global::System.IntPtr __a_invite = invite.handle;
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
@@ -7880,9 +8616,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityInviteCallback"/>).</param>
         public void SetActivityInviteCreatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7904,9 +8641,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityInviteCallback"/>).</param>
         public void SetActivityInviteUpdatedCallback(global::Sdkpp.Client.ActivityInviteCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7928,9 +8666,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityJoinCallback"/>).</param>
         public void SetActivityJoinCallback(global::Sdkpp.Client.ActivityJoinCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7955,9 +8694,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.ActivityJoinWithApplicationCallback"/>).</param>
         public void SetActivityJoinWithApplicationCallback(global::Sdkpp.Client.ActivityJoinWithApplicationCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -7976,9 +8716,12 @@ namespace Sdkpp
         }
 
         /// <summary>Registers how the platform's desktop client launches the game; false on failure.</summary>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="command">The command. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool RegisterLaunchCommand(ulong applicationId, string command)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_command = __arena.String(command, "command");
@@ -7987,9 +8730,12 @@ namespace Sdkpp
         }
 
         /// <summary>Registers the game's store application for launching; false on failure.</summary>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="storeAppId">The store app id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool RegisterLaunchStoreApplication(ulong applicationId, uint storeAppId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_RegisterLaunchStoreApplication(ref this.handle, applicationId, storeAppId);
         }
 
@@ -8000,9 +8746,11 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call StartCall(ulong lobbyId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_StartCall(ref this.handle, lobbyId, out __rv);
             return global::Sdkpp.Call.Adopt(__rv);
@@ -8016,9 +8764,13 @@ namespace Sdkpp
         /// Its audio callbacks run on the SDK's audio thread for every frame, not inside Sdk.RunCallbacks; the binding keeps them until the library releases them.
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="receivedCb">The handler (<see cref="Sdkpp.Client.UserAudioReceivedCallback"/>).</param>
+        /// <param name="capturedCb">The handler (<see cref="Sdkpp.Client.UserAudioCapturedCallback"/>).</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call StartCallWithAudioCallbacks(ulong lobbyId, global::Sdkpp.Client.UserAudioReceivedCallback receivedCb, global::Sdkpp.Client.UserAudioCapturedCallback capturedCb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (receivedCb == null) { throw new global::System.ArgumentNullException("receivedCb"); }
             if (capturedCb == null) { throw new global::System.ArgumentNullException("capturedCb"); }
             global::Sdkpp.Call __result;
@@ -8047,18 +8799,21 @@ namespace Sdkpp
         /// <remarks>
         /// The caller owns the returned object; null if the library refused the call.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call GetCall(ulong lobbyId)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::System.IntPtr __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetCall(ref this.handle, lobbyId, out __rv);
             return global::Sdkpp.Call.Adopt(__rv);
         }
 
         /// <summary>The player's calls.</summary>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.Call[] GetCalls()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.NativeSpan __rv;
             global::Sdkpp.Native.Sdkpp_Client_GetCalls(ref this.handle, out __rv);
             return global::Sdkpp.Marshaling.TakeObjects<global::Sdkpp.Call>(__rv, global::Sdkpp.Call.Adopt);
@@ -8068,9 +8823,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.EndCallCallback"/>).</param>
         public void EndCall(ulong lobbyId, global::Sdkpp.Client.EndCallCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8092,9 +8849,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.EndCallsCallback"/>).</param>
         public void EndCalls(global::Sdkpp.Client.EndCallsCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8116,9 +8874,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.VoiceParticipantChangedCallback"/>).</param>
         public void SetVoiceParticipantChangedCallback(global::Sdkpp.Client.VoiceParticipantChangedCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8143,9 +8902,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.GetVoiceSettingsCallback"/>).</param>
         public void GetVoiceSettings(global::Sdkpp.Client.GetVoiceSettingsCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8170,9 +8930,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.VoiceSettingsUpdatedCallback"/>).</param>
         public void SetVoiceSettingsUpdatedCallback(global::Sdkpp.Client.VoiceSettingsUpdatedCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8191,58 +8952,66 @@ namespace Sdkpp
         }
 
         /// <summary>Mutes the player in every call (overrides the per-call setting).</summary>
+        /// <param name="mute">The mute.</param>
         public void SetSelfMuteAll(bool mute)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetSelfMuteAll(ref this.handle, mute);
         }
 
         /// <summary>Whether the player is muted in every call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfMuteAll()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetSelfMuteAll(ref this.handle);
         }
 
         /// <summary>Deafens the player in every call (overrides the per-call setting).</summary>
+        /// <param name="deaf">The deaf.</param>
         public void SetSelfDeafAll(bool deaf)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetSelfDeafAll(ref this.handle, deaf);
         }
 
         /// <summary>Whether the player is deafened in every call.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public bool GetSelfDeafAll()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetSelfDeafAll(ref this.handle);
         }
 
         /// <summary>The microphone volume, 0..100.</summary>
+        /// <param name="inputVolume">The input volume.</param>
         public void SetInputVolume(float inputVolume)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetInputVolume(ref this.handle, inputVolume);
         }
 
         /// <summary>The microphone volume.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public float GetInputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetInputVolume(ref this.handle);
         }
 
         /// <summary>The playback volume, 0..200.</summary>
+        /// <param name="outputVolume">The output volume.</param>
         public void SetOutputVolume(float outputVolume)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetOutputVolume(ref this.handle, outputVolume);
         }
 
         /// <summary>The playback volume.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
         public float GetOutputVolume()
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_GetOutputVolume(ref this.handle);
         }
 
@@ -8250,9 +9019,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetInputDevicesCallback"/>).</param>
         public void GetInputDevices(global::Sdkpp.Client.GetInputDevicesCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8274,9 +9044,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetOutputDevicesCallback"/>).</param>
         public void GetOutputDevices(global::Sdkpp.Client.GetOutputDevicesCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8298,9 +9069,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetCurrentInputDeviceCallback"/>).</param>
         public void GetCurrentInputDevice(global::Sdkpp.Client.GetCurrentInputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8322,9 +9094,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="cb">The handler (<see cref="Sdkpp.Client.GetCurrentOutputDeviceCallback"/>).</param>
         public void GetCurrentOutputDevice(global::Sdkpp.Client.GetCurrentOutputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (cb == null) { throw new global::System.ArgumentNullException("cb"); }
             global::System.IntPtr __ud_cb = global::Sdkpp.CallbackRegistry.Register(cb);
             bool __handedOver = false;
@@ -8346,9 +9119,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SetInputDeviceCallback"/>).</param>
         public void SetInputDevice(string deviceId, global::Sdkpp.Client.SetInputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_deviceId = __arena.String(deviceId, "deviceId");
@@ -8374,9 +9149,11 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="cb">Called once with the outcome, inside Sdk.RunCallbacks (<see cref="Sdkpp.Client.SetOutputDeviceCallback"/>).</param>
         public void SetOutputDevice(string deviceId, global::Sdkpp.Client.SetOutputDeviceCallback cb)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_deviceId = __arena.String(deviceId, "deviceId");
@@ -8402,9 +9179,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.DeviceChangeCallback"/>).</param>
         public void SetDeviceChangeCallback(global::Sdkpp.Client.DeviceChangeCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8423,9 +9201,10 @@ namespace Sdkpp
         }
 
         /// <summary>The level (dBFS) below which the input counts as silent for the no-input callback.</summary>
+        /// <param name="dBFSThreshold">The d b f s threshold.</param>
         public void SetNoAudioInputThreshold(float dBFSThreshold)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetNoAudioInputThreshold(ref this.handle, dBFSThreshold);
         }
 
@@ -8433,9 +9212,10 @@ namespace Sdkpp
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
+        /// <param name="callback">The handler (<see cref="Sdkpp.Client.NoAudioInputCallback"/>).</param>
         public void SetNoAudioInputCallback(global::Sdkpp.Client.NoAudioInputCallback callback)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             if (callback == null) { throw new global::System.ArgumentNullException("callback"); }
             global::System.IntPtr __ud_callback = global::Sdkpp.CallbackRegistry.Register(callback);
             bool __handedOver = false;
@@ -8454,23 +9234,26 @@ namespace Sdkpp
         }
 
         /// <summary>Echo cancellation (default on).</summary>
+        /// <param name="on">The on.</param>
         public void SetEchoCancellation(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetEchoCancellation(ref this.handle, on);
         }
 
         /// <summary>Noise suppression (default on).</summary>
+        /// <param name="on">The on.</param>
         public void SetNoiseSuppression(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetNoiseSuppression(ref this.handle, on);
         }
 
         /// <summary>Automatic gain control (default on).</summary>
+        /// <param name="on">The on.</param>
         public void SetAutomaticGainControl(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetAutomaticGainControl(ref this.handle, on);
         }
 
@@ -8478,9 +9261,10 @@ namespace Sdkpp
         /// Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
         /// (disables) noise suppression.
         /// </summary>
+        /// <param name="on">The on.</param>
         public void SetNoiseCancellation(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetNoiseCancellation(ref this.handle, on);
         }
 
@@ -8488,9 +9272,11 @@ namespace Sdkpp
         /// Hardware Opus encoding and decoding; call right after construction. Recorded only: the
         /// platforms sdkpp runs on have no hardware Opus codec, so the software codec is always used.
         /// </summary>
+        /// <param name="encode">The encode.</param>
+        /// <param name="decode">The decode.</param>
         public void SetOpusHardwareCoding(bool encode, bool decode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetOpusHardwareCoding(ref this.handle, encode, decode);
         }
 
@@ -8498,9 +9284,11 @@ namespace Sdkpp
         /// Also writes voice log messages (calls and the audio engine) at or above minSeverity to a file
         /// in path, with tokens redacted; a path that cannot be used is logged as an error.
         /// </summary>
+        /// <param name="path">The path. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="minSeverity">A <see cref="Sdkpp.LoggingSeverity"/> value.</param>
         public void SetVoiceLogDir(string path, global::Sdkpp.LoggingSeverity minSeverity)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             using (global::Sdkpp.Arena __arena = new global::Sdkpp.Arena())
             {
                 global::Sdkpp.NativeString __a_path = __arena.String(path, "path");
@@ -8512,9 +9300,10 @@ namespace Sdkpp
         /// Echo-cancellation diagnostics (default off): while on, each call writes the engine's near
         /// (microphone), far (playback) and output (sent) PCM as WAV files into the voice log dir.
         /// </summary>
+        /// <param name="on">The on.</param>
         public void SetAecDump(bool on)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetAecDump(ref this.handle, on);
         }
 
@@ -8523,9 +9312,10 @@ namespace Sdkpp
         /// category and activation, Android audio mode and focus). Call before any call starts; later
         /// calls are refused with a warning. Recorded only on desktop, where no audio session exists.
         /// </summary>
+        /// <param name="isEngineManaged">The is engine managed.</param>
         public void SetEngineManagedAudioSession(bool isEngineManaged)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             global::Sdkpp.Native.Sdkpp_Client_SetEngineManagedAudioSession(ref this.handle, isEngineManaged);
         }
 
@@ -8533,11 +9323,1757 @@ namespace Sdkpp
         /// Deprecated (VER-4): mobile speakerphone; routing is automatic. Still works, and logs a
         /// warning once. Returns false: no platform here has a speakerphone route.
         /// </summary>
+        /// <param name="speakerMode">The speaker mode.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
         [global::System.Obsolete("Deprecated: see the documentation of Client.SetSpeakerMode.")]
         public bool SetSpeakerMode(bool speakerMode)
         {
-            global::Sdkpp.Native.BindThread();
+            this.Live();
             return global::Sdkpp.Native.Sdkpp_Client_SetSpeakerMode(ref this.handle, speakerMode);
+        }
+
+        /// <summary>The token set by UpdateToken is about to expire or has expired.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetTokenExpirationCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.TokenExpirationCallback TokenExpiration
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenExpirationCallback>.Of(ref this.__ev_TokenExpiration).Subscribe(value, this, (__self, __slot) => __self.SetTokenExpirationCallback(() =>
+                {
+                    global::Sdkpp.Client.TokenExpirationCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h();
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenExpirationCallback>.Of(ref this.__ev_TokenExpiration).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenExpirationCallback> __ev_TokenExpiration;
+
+        /// <summary>
+        /// sdkpp: the SDK refreshed the token on its own; the refresh token the game saved is no longer
+        /// valid, so store this pair instead.
+        /// </summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetTokenRefreshedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.TokenRefreshedCallback TokenRefreshed
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenRefreshedCallback>.Of(ref this.__ev_TokenRefreshed).Subscribe(value, this, (__self, __slot) => __self.SetTokenRefreshedCallback((__p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) =>
+                {
+                    global::Sdkpp.Client.TokenRefreshedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenRefreshedCallback>.Of(ref this.__ev_TokenRefreshed).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.TokenRefreshedCallback> __ev_TokenRefreshed;
+
+        /// <summary>The device verification screen was closed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetAuthorizeDeviceScreenClosedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback AuthorizeDeviceScreenClosed
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback>.Of(ref this.__ev_AuthorizeDeviceScreenClosed).Subscribe(value, this, (__self, __slot) => __self.SetAuthorizeDeviceScreenClosedCallback(() =>
+                {
+                    global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h();
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback>.Of(ref this.__ev_AuthorizeDeviceScreenClosed).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.AuthorizeDeviceScreenClosedCallback> __ev_AuthorizeDeviceScreenClosed;
+
+        /// <summary>sdkpp: opens a URL for the user (the consent page, the device verification page).</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetOpenUrlCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.OpenUrlCallback OpenUrl
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OpenUrlCallback>.Of(ref this.__ev_OpenUrl).Subscribe(value, this, (__self, __slot) => __self.SetOpenUrlCallback((__p_url) =>
+                {
+                    global::Sdkpp.Client.OpenUrlCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_url);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OpenUrlCallback>.Of(ref this.__ev_OpenUrl).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.OpenUrlCallback> __ev_OpenUrl;
+
+        /// <summary>The connection status changed; errorDetail is the close code of a lost connection.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetStatusChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.OnStatusChanged StatusChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Subscribe(value, this, (__self, __slot) => __self.SetStatusChangedCallback((__p_status, __p_error, __p_errorDetail) =>
+                {
+                    global::Sdkpp.Client.OnStatusChanged __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_status, __p_error, __p_errorDetail);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.OnStatusChanged>.Of(ref this.__ev_StatusChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.OnStatusChanged> __ev_StatusChanged;
+
+        /// <summary>A lobby became available.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyCreatedCallback LobbyCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyCreatedCallback>.Of(ref this.__ev_LobbyCreated).Subscribe(value, this, (__self, __slot) => __self.SetLobbyCreatedCallback((__p_lobbyId) =>
+                {
+                    global::Sdkpp.Client.LobbyCreatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyCreatedCallback>.Of(ref this.__ev_LobbyCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyCreatedCallback> __ev_LobbyCreated;
+
+        /// <summary>A lobby is gone, or the player left it.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyDeletedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyDeletedCallback LobbyDeleted
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyDeletedCallback>.Of(ref this.__ev_LobbyDeleted).Subscribe(value, this, (__self, __slot) => __self.SetLobbyDeletedCallback((__p_lobbyId) =>
+                {
+                    global::Sdkpp.Client.LobbyDeletedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyDeletedCallback>.Of(ref this.__ev_LobbyDeleted).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyDeletedCallback> __ev_LobbyDeleted;
+
+        /// <summary>A lobby's metadata changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyUpdatedCallback LobbyUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyUpdatedCallback>.Of(ref this.__ev_LobbyUpdated).Subscribe(value, this, (__self, __slot) => __self.SetLobbyUpdatedCallback((__p_lobbyId) =>
+                {
+                    global::Sdkpp.Client.LobbyUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyUpdatedCallback>.Of(ref this.__ev_LobbyUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyUpdatedCallback> __ev_LobbyUpdated;
+
+        /// <summary>A member joined a lobby.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyMemberAddedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyMemberAddedCallback LobbyMemberAdded
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberAddedCallback>.Of(ref this.__ev_LobbyMemberAdded).Subscribe(value, this, (__self, __slot) => __self.SetLobbyMemberAddedCallback((__p_lobbyId, __p_memberId) =>
+                {
+                    global::Sdkpp.Client.LobbyMemberAddedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberAddedCallback>.Of(ref this.__ev_LobbyMemberAdded).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberAddedCallback> __ev_LobbyMemberAdded;
+
+        /// <summary>A member left a lobby.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyMemberRemovedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyMemberRemovedCallback LobbyMemberRemoved
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberRemovedCallback>.Of(ref this.__ev_LobbyMemberRemoved).Subscribe(value, this, (__self, __slot) => __self.SetLobbyMemberRemovedCallback((__p_lobbyId, __p_memberId) =>
+                {
+                    global::Sdkpp.Client.LobbyMemberRemovedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberRemovedCallback>.Of(ref this.__ev_LobbyMemberRemoved).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberRemovedCallback> __ev_LobbyMemberRemoved;
+
+        /// <summary>A member's metadata changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetLobbyMemberUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.LobbyMemberUpdatedCallback LobbyMemberUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberUpdatedCallback>.Of(ref this.__ev_LobbyMemberUpdated).Subscribe(value, this, (__self, __slot) => __self.SetLobbyMemberUpdatedCallback((__p_lobbyId, __p_memberId) =>
+                {
+                    global::Sdkpp.Client.LobbyMemberUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberUpdatedCallback>.Of(ref this.__ev_LobbyMemberUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.LobbyMemberUpdatedCallback> __ev_LobbyMemberUpdated;
+
+        /// <summary>A message arrived, direct or in a lobby; read it with GetMessageHandle.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetMessageCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.MessageCreatedCallback MessageCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageCreatedCallback>.Of(ref this.__ev_MessageCreated).Subscribe(value, this, (__self, __slot) => __self.SetMessageCreatedCallback((__p_messageId) =>
+                {
+                    global::Sdkpp.Client.MessageCreatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_messageId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageCreatedCallback>.Of(ref this.__ev_MessageCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageCreatedCallback> __ev_MessageCreated;
+
+        /// <summary>A message was edited or its moderation metadata changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetMessageUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.MessageUpdatedCallback MessageUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageUpdatedCallback>.Of(ref this.__ev_MessageUpdated).Subscribe(value, this, (__self, __slot) => __self.SetMessageUpdatedCallback((__p_messageId) =>
+                {
+                    global::Sdkpp.Client.MessageUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_messageId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageUpdatedCallback>.Of(ref this.__ev_MessageUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageUpdatedCallback> __ev_MessageUpdated;
+
+        /// <summary>A message was deleted.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetMessageDeletedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.MessageDeletedCallback MessageDeleted
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageDeletedCallback>.Of(ref this.__ev_MessageDeleted).Subscribe(value, this, (__self, __slot) => __self.SetMessageDeletedCallback((__p_messageId, __p_channelId) =>
+                {
+                    global::Sdkpp.Client.MessageDeletedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_messageId, __p_channelId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageDeletedCallback>.Of(ref this.__ev_MessageDeleted).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.MessageDeletedCallback> __ev_MessageDeleted;
+
+        /// <summary>A known user changed (name, status, activity, relationship).</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetUserUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.UserUpdatedCallback UserUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.UserUpdatedCallback>.Of(ref this.__ev_UserUpdated).Subscribe(value, this, (__self, __slot) => __self.SetUserUpdatedCallback((__p_userId) =>
+                {
+                    global::Sdkpp.Client.UserUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.UserUpdatedCallback>.Of(ref this.__ev_UserUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.UserUpdatedCallback> __ev_UserUpdated;
+
+        /// <summary>A friend moved between relationship groups; query them again.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetRelationshipGroupsUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.RelationshipGroupsUpdatedCallback RelationshipGroupsUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipGroupsUpdatedCallback>.Of(ref this.__ev_RelationshipGroupsUpdated).Subscribe(value, this, (__self, __slot) => __self.SetRelationshipGroupsUpdatedCallback((__p_userId) =>
+                {
+                    global::Sdkpp.Client.RelationshipGroupsUpdatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipGroupsUpdatedCallback>.Of(ref this.__ev_RelationshipGroupsUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipGroupsUpdatedCallback> __ev_RelationshipGroupsUpdated;
+
+        /// <summary>A relationship appeared; isDiscordRelationshipUpdate tells platform from game.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetRelationshipCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.RelationshipCreatedCallback RelationshipCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipCreatedCallback>.Of(ref this.__ev_RelationshipCreated).Subscribe(value, this, (__self, __slot) => __self.SetRelationshipCreatedCallback((__p_userId, __p_isDiscordRelationshipUpdate) =>
+                {
+                    global::Sdkpp.Client.RelationshipCreatedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_isDiscordRelationshipUpdate);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipCreatedCallback>.Of(ref this.__ev_RelationshipCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipCreatedCallback> __ev_RelationshipCreated;
+
+        /// <summary>A relationship went away; isDiscordRelationshipUpdate tells platform from game.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetRelationshipDeletedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.RelationshipDeletedCallback RelationshipDeleted
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipDeletedCallback>.Of(ref this.__ev_RelationshipDeleted).Subscribe(value, this, (__self, __slot) => __self.SetRelationshipDeletedCallback((__p_userId, __p_isDiscordRelationshipUpdate) =>
+                {
+                    global::Sdkpp.Client.RelationshipDeletedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_userId, __p_isDiscordRelationshipUpdate);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipDeletedCallback>.Of(ref this.__ev_RelationshipDeleted).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.RelationshipDeletedCallback> __ev_RelationshipDeleted;
+
+        /// <summary>An invite arrived, was accepted on one of the player's devices, or changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityInviteCreatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityInviteCallback ActivityInviteCreated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteCreated).Subscribe(value, this, (__self, __slot) => __self.SetActivityInviteCreatedCallback((__p_invite) =>
+                {
+                    global::Sdkpp.Client.ActivityInviteCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_invite);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_invite != null) { __p_invite.Dispose(); }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteCreated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback> __ev_ActivityInviteCreated;
+
+        /// <summary>An invite arrived, was accepted on one of the player's devices, or changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityInviteUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityInviteCallback ActivityInviteUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteUpdated).Subscribe(value, this, (__self, __slot) => __self.SetActivityInviteUpdatedCallback((__p_invite) =>
+                {
+                    global::Sdkpp.Client.ActivityInviteCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_invite);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_invite != null) { __p_invite.Dispose(); }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback>.Of(ref this.__ev_ActivityInviteUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityInviteCallback> __ev_ActivityInviteUpdated;
+
+        /// <summary>The player joined a party through the platform: the join secret.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityJoinCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityJoinCallback ActivityJoin
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinCallback>.Of(ref this.__ev_ActivityJoin).Subscribe(value, this, (__self, __slot) => __self.SetActivityJoinCallback((__p_joinSecret) =>
+                {
+                    global::Sdkpp.Client.ActivityJoinCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_joinSecret);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinCallback>.Of(ref this.__ev_ActivityJoin).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinCallback> __ev_ActivityJoin;
+
+        /// <summary>
+        /// The player joined a party through the platform's desktop client: the party's application
+        /// (the game's own or a sibling's) and the join secret.
+        /// </summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetActivityJoinWithApplicationCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.ActivityJoinWithApplicationCallback ActivityJoinWithApplication
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinWithApplicationCallback>.Of(ref this.__ev_ActivityJoinWithApplication).Subscribe(value, this, (__self, __slot) => __self.SetActivityJoinWithApplicationCallback((__p_applicationId, __p_joinSecret) =>
+                {
+                    global::Sdkpp.Client.ActivityJoinWithApplicationCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_applicationId, __p_joinSecret);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinWithApplicationCallback>.Of(ref this.__ev_ActivityJoinWithApplication).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.ActivityJoinWithApplicationCallback> __ev_ActivityJoinWithApplication;
+
+        /// <summary>A participant joined or left one of the player's calls.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetVoiceParticipantChangedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.VoiceParticipantChangedCallback VoiceParticipantChanged
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceParticipantChangedCallback>.Of(ref this.__ev_VoiceParticipantChanged).Subscribe(value, this, (__self, __slot) => __self.SetVoiceParticipantChangedCallback((__p_lobbyId, __p_memberId, __p_added) =>
+                {
+                    global::Sdkpp.Client.VoiceParticipantChangedCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_lobbyId, __p_memberId, __p_added);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceParticipantChangedCallback>.Of(ref this.__ev_VoiceParticipantChanged).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceParticipantChangedCallback> __ev_VoiceParticipantChanged;
+
+        /// <summary>sdkpp: the desktop client's voice settings changed.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetVoiceSettingsUpdatedCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.VoiceSettingsUpdatedCallback VoiceSettingsUpdated
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceSettingsUpdatedCallback>.Of(ref this.__ev_VoiceSettingsUpdated).Subscribe(value, this, (__self, __slot) => __self.SetVoiceSettingsUpdatedCallback((__p_settings) =>
+                {
+                    global::Sdkpp.Client.VoiceSettingsUpdatedCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_settings);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_settings != null) { __p_settings.Dispose(); }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceSettingsUpdatedCallback>.Of(ref this.__ev_VoiceSettingsUpdated).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.VoiceSettingsUpdatedCallback> __ev_VoiceSettingsUpdated;
+
+        /// <summary>Devices appeared or disappeared.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetDeviceChangeCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// The objects given to the handlers are disposed after the last handler returns: Clone what you keep.
+        /// </remarks>
+        public event global::Sdkpp.Client.DeviceChangeCallback DeviceChange
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.DeviceChangeCallback>.Of(ref this.__ev_DeviceChange).Subscribe(value, this, (__self, __slot) => __self.SetDeviceChangeCallback((__p_inputDevices, __p_outputDevices) =>
+                {
+                    global::Sdkpp.Client.DeviceChangeCallback __h = __slot.Handlers;
+                    try
+                    {
+                        if (__h != null)
+                        {
+                            __h(__p_inputDevices, __p_outputDevices);
+                        }
+                    }
+                    finally
+                    {
+                        if (__p_inputDevices != null) { foreach (var __o in __p_inputDevices) { if (__o != null) { __o.Dispose(); } } }
+                        if (__p_outputDevices != null) { foreach (var __o in __p_outputDevices) { if (__o != null) { __o.Dispose(); } } }
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.DeviceChangeCallback>.Of(ref this.__ev_DeviceChange).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.DeviceChangeCallback> __ev_DeviceChange;
+
+        /// <summary>The input rose above (true) or fell below (false) the no-input threshold.</summary>
+        /// <remarks>
+        /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
+        /// The event fills the slot of SetNoAudioInputCallback: calling that method replaces the event's handlers until the next += installs them again.
+        /// </remarks>
+        public event global::Sdkpp.Client.NoAudioInputCallback NoAudioInput
+        {
+            add
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback>.Of(ref this.__ev_NoAudioInput).Subscribe(value, this, (__self, __slot) => __self.SetNoAudioInputCallback((__p_inputDetected) =>
+                {
+                    global::Sdkpp.Client.NoAudioInputCallback __h = __slot.Handlers;
+                    if (__h != null)
+                    {
+                        __h(__p_inputDetected);
+                    }
+                }));
+            }
+            remove
+            {
+                global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback>.Of(ref this.__ev_NoAudioInput).Remove(value);
+            }
+        }
+        global::Sdkpp.EventSlot<global::Sdkpp.Client.NoAudioInputCallback> __ev_NoAudioInput;
+
+        /// <summary>The outcome of a call that AuthorizationCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class AuthorizationResult : global::Sdkpp.SdkResult
+        {
+            internal AuthorizationResult(global::Sdkpp.ClientResult result, string code, string redirectUri) : base(result)
+            {
+                this.Code = code;
+                this.RedirectUri = redirectUri;
+            }
+
+            /// <summary>The code the call gave (see AuthorizationCallback).</summary>
+            public string Code { get; private set; }
+
+            /// <summary>The redirectUri the call gave (see AuthorizationCallback).</summary>
+            public string RedirectUri { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that TokenExchangeCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class TokenExchangeResult : global::Sdkpp.SdkResult
+        {
+            internal TokenExchangeResult(global::Sdkpp.ClientResult result, string accessToken, string refreshToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes) : base(result)
+            {
+                this.AccessToken = accessToken;
+                this.RefreshToken = refreshToken;
+                this.TokenType = tokenType;
+                this.ExpiresIn = expiresIn;
+                this.Scopes = scopes;
+            }
+
+            /// <summary>The accessToken the call gave (see TokenExchangeCallback).</summary>
+            public string AccessToken { get; private set; }
+
+            /// <summary>The refreshToken the call gave (see TokenExchangeCallback).</summary>
+            public string RefreshToken { get; private set; }
+
+            /// <summary>The tokenType the call gave (see TokenExchangeCallback).</summary>
+            public global::Sdkpp.AuthorizationTokenType TokenType { get; private set; }
+
+            /// <summary>The expiresIn the call gave (see TokenExchangeCallback).</summary>
+            public int ExpiresIn { get; private set; }
+
+            /// <summary>The scopes the call gave (see TokenExchangeCallback).</summary>
+            public string Scopes { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that FetchCurrentUserCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class FetchCurrentUserResult : global::Sdkpp.SdkResult
+        {
+            internal FetchCurrentUserResult(global::Sdkpp.ClientResult result, ulong id, string name) : base(result)
+            {
+                this.Id = id;
+                this.Name = name;
+            }
+
+            /// <summary>The id the call gave (see FetchCurrentUserCallback).</summary>
+            public ulong Id { get; private set; }
+
+            /// <summary>The name the call gave (see FetchCurrentUserCallback).</summary>
+            public string Name { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that ExchangeChildTokenCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class ExchangeChildTokenResult : global::Sdkpp.SdkResult
+        {
+            internal ExchangeChildTokenResult(global::Sdkpp.ClientResult result, string accessToken, global::Sdkpp.AuthorizationTokenType tokenType, int expiresIn, string scopes) : base(result)
+            {
+                this.AccessToken = accessToken;
+                this.TokenType = tokenType;
+                this.ExpiresIn = expiresIn;
+                this.Scopes = scopes;
+            }
+
+            /// <summary>The accessToken the call gave (see ExchangeChildTokenCallback).</summary>
+            public string AccessToken { get; private set; }
+
+            /// <summary>The tokenType the call gave (see ExchangeChildTokenCallback).</summary>
+            public global::Sdkpp.AuthorizationTokenType TokenType { get; private set; }
+
+            /// <summary>The expiresIn the call gave (see ExchangeChildTokenCallback).</summary>
+            public int ExpiresIn { get; private set; }
+
+            /// <summary>The scopes the call gave (see ExchangeChildTokenCallback).</summary>
+            public string Scopes { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that CreateOrJoinLobbyCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class CreateOrJoinLobbyResult : global::Sdkpp.SdkResult
+        {
+            internal CreateOrJoinLobbyResult(global::Sdkpp.ClientResult result, ulong lobbyId) : base(result)
+            {
+                this.LobbyId = lobbyId;
+            }
+
+            /// <summary>The lobbyId the call gave (see CreateOrJoinLobbyCallback).</summary>
+            public ulong LobbyId { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that SendUserMessageCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class SendUserMessageResult : global::Sdkpp.SdkResult
+        {
+            internal SendUserMessageResult(global::Sdkpp.ClientResult result, ulong messageId) : base(result)
+            {
+                this.MessageId = messageId;
+            }
+
+            /// <summary>The messageId the call gave (see SendUserMessageCallback).</summary>
+            public ulong MessageId { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetLobbyMessagesCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetLobbyMessagesResult : global::Sdkpp.SdkResult
+        {
+            internal GetLobbyMessagesResult(global::Sdkpp.ClientResult result, global::Sdkpp.MessageHandle[] messages) : base(result)
+            {
+                this.Messages = messages;
+            }
+
+            /// <summary>The messages the call gave (see GetLobbyMessagesCallback).</summary>
+            public global::Sdkpp.MessageHandle[] Messages { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that UserMessagesWithLimitCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class UserMessagesWithLimitResult : global::Sdkpp.SdkResult
+        {
+            internal UserMessagesWithLimitResult(global::Sdkpp.ClientResult result, global::Sdkpp.MessageHandle[] messages) : base(result)
+            {
+                this.Messages = messages;
+            }
+
+            /// <summary>The messages the call gave (see UserMessagesWithLimitCallback).</summary>
+            public global::Sdkpp.MessageHandle[] Messages { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that UserMessageSummariesCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class UserMessageSummariesResult : global::Sdkpp.SdkResult
+        {
+            internal UserMessageSummariesResult(global::Sdkpp.ClientResult result, global::Sdkpp.UserMessageSummary[] summaries) : base(result)
+            {
+                this.Summaries = summaries;
+            }
+
+            /// <summary>The summaries the call gave (see UserMessageSummariesCallback).</summary>
+            public global::Sdkpp.UserMessageSummary[] Summaries { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetVoiceSettingsCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetVoiceSettingsResult : global::Sdkpp.SdkResult
+        {
+            internal GetVoiceSettingsResult(global::Sdkpp.ClientResult result, global::Sdkpp.VoiceSettings settings) : base(result)
+            {
+                this.Settings = settings;
+            }
+
+            /// <summary>The settings the call gave (see GetVoiceSettingsCallback).</summary>
+            /// <remarks>
+            /// Null when the value is absent.
+            /// </remarks>
+            public global::Sdkpp.VoiceSettings Settings { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetUserGuildsCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetUserGuildsResult : global::Sdkpp.SdkResult
+        {
+            internal GetUserGuildsResult(global::Sdkpp.ClientResult result, global::Sdkpp.GuildMinimal[] guilds) : base(result)
+            {
+                this.Guilds = guilds;
+            }
+
+            /// <summary>The guilds the call gave (see GetUserGuildsCallback).</summary>
+            public global::Sdkpp.GuildMinimal[] Guilds { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that GetGuildChannelsCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class GetGuildChannelsResult : global::Sdkpp.SdkResult
+        {
+            internal GetGuildChannelsResult(global::Sdkpp.ClientResult result, global::Sdkpp.GuildChannel[] guildChannels) : base(result)
+            {
+                this.GuildChannels = guildChannels;
+            }
+
+            /// <summary>The guildChannels the call gave (see GetGuildChannelsCallback).</summary>
+            public global::Sdkpp.GuildChannel[] GuildChannels { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that JoinLinkedLobbyGuildCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class JoinLinkedLobbyGuildResult : global::Sdkpp.SdkResult
+        {
+            internal JoinLinkedLobbyGuildResult(global::Sdkpp.ClientResult result, string inviteUrl) : base(result)
+            {
+                this.InviteUrl = inviteUrl;
+            }
+
+            /// <summary>The inviteUrl the call gave (see JoinLinkedLobbyGuildCallback).</summary>
+            public string InviteUrl { get; private set; }
+        }
+
+        /// <summary>The outcome of a call that AcceptActivityInviteCallback answers, as its Task form gives it: the result and the outputs.</summary>
+        /// <remarks>
+        /// Read-only; it holds no native object unless an output is one (those belong to the caller).
+        /// </remarks>
+        public sealed class AcceptActivityInviteResult : global::Sdkpp.SdkResult
+        {
+            internal AcceptActivityInviteResult(global::Sdkpp.ClientResult result, string joinSecret) : base(result)
+            {
+                this.JoinSecret = joinSecret;
+            }
+
+            /// <summary>The joinSecret the call gave (see AcceptActivityInviteCallback).</summary>
+            public string JoinSecret { get; private set; }
+        }
+
+        /// <summary>Opens the connected-games settings in the platform client; fails when not connected.</summary>
+        /// <remarks>
+        /// The Task form of OpenConnectedGamesSettingsInPlatform: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> OpenConnectedGamesSettingsInPlatformAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.OpenConnectedGamesSettingsInPlatform((__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Starts the OAuth2 authorization code flow: opens the consent page and answers with the code.</summary>
+        /// <remarks>
+        /// The Task form of Authorize: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// Cancelling cancellationToken calls AbortAuthorize; the result then has ErrorType.Aborted.
+        /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.AuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="cancellationToken">Cancelling it calls AbortAuthorize.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.AuthorizationResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.AuthorizationResult> AuthorizeAsync(global::Sdkpp.AuthorizationArgs args, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.AuthorizationResult>();
+            global::System.Threading.CancellationTokenRegistration __reg = default(global::System.Threading.CancellationTokenRegistration);
+            this.Authorize(args, (__p_result, __p_code, __p_redirectUri) =>
+            {
+                __reg.Dispose();
+                __tcs.TrySetResult(new global::Sdkpp.Client.AuthorizationResult(__p_result, __p_code, __p_redirectUri));
+            });
+            if (cancellationToken.CanBeCanceled)
+            {
+                __reg = cancellationToken.Register(global::Sdkpp.SdkResult.Aborter(this, __tcs.Task, __self => __self.AbortAuthorize()));
+            }
+            return __tcs.Task;
+        }
+
+        /// <summary>Exchanges an authorization code and its PKCE verifier for tokens.</summary>
+        /// <remarks>
+        /// The Task form of GetToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenAsync(ulong applicationId, string code, string codeVerifier, string redirectUri)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetToken(applicationId, code, codeVerifier, redirectUri, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Exchanges a refresh token for new tokens; the old ones stop working.</summary>
+        /// <remarks>
+        /// The Task form of RefreshToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="refreshToken">The refresh token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> RefreshTokenAsync(ulong applicationId, string refreshToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.RefreshToken(applicationId, refreshToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Revokes every token of the user for the application.</summary>
+        /// <remarks>
+        /// The Task form of RevokeToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RevokeTokenAsync(ulong applicationId, string token)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RevokeToken(applicationId, token, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sets the token the client uses for the service.</summary>
+        /// <remarks>
+        /// The Task form of UpdateToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateTokenAsync(global::Sdkpp.AuthorizationTokenType tokenType, string token)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UpdateToken(tokenType, token, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Validates a token by fetching its user.</summary>
+        /// <remarks>
+        /// The Task form of FetchCurrentUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="tokenType">A <see cref="Sdkpp.AuthorizationTokenType"/> value.</param>
+        /// <param name="token">The token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.FetchCurrentUserResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.FetchCurrentUserResult> FetchCurrentUserAsync(global::Sdkpp.AuthorizationTokenType tokenType, string token)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.FetchCurrentUserResult>();
+            this.FetchCurrentUser(tokenType, token, (__p_result, __p_id, __p_name) => __tcs.TrySetResult(new global::Sdkpp.Client.FetchCurrentUserResult(__p_result, __p_id, __p_name)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Exchanges a parent application's token for a child application's token.</summary>
+        /// <remarks>
+        /// The Task form of ExchangeChildToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="parentApplicationToken">The parent application token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="childApplicationId">The child application id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.ExchangeChildTokenResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.ExchangeChildTokenResult> ExchangeChildTokenAsync(string parentApplicationToken, ulong childApplicationId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.ExchangeChildTokenResult>();
+            this.ExchangeChildToken(parentApplicationToken, childApplicationId, (__p_result, __p_accessToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.ExchangeChildTokenResult(__p_result, __p_accessToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Signs in a provisional account with external credentials.</summary>
+        /// <remarks>
+        /// The Task form of GetProvisionalToken: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetProvisionalTokenAsync(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetProvisionalToken(applicationId, externalAuthType, externalAuthToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>GetToken that also merges the provisional account of the external credentials.</summary>
+        /// <remarks>
+        /// The Task form of GetTokenFromProvisionalMerge: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="code">The code. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="codeVerifier">The code verifier. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="redirectUri">The redirect uri. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromProvisionalMergeAsync(ulong applicationId, string code, string codeVerifier, string redirectUri, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetTokenFromProvisionalMerge(applicationId, code, codeVerifier, redirectUri, externalAuthType, externalAuthToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Splits the provisional account back out of the user's account.</summary>
+        /// <remarks>
+        /// The Task form of UnmergeIntoProvisionalAccount: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="applicationId">The application id.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnmergeIntoProvisionalAccountAsync(ulong applicationId, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UnmergeIntoProvisionalAccount(applicationId, externalAuthType, externalAuthToken, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Renames the signed-in provisional account.</summary>
+        /// <remarks>
+        /// The Task form of UpdateProvisionalAccountDisplayName: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="name">The name. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateProvisionalAccountDisplayNameAsync(string name)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UpdateProvisionalAccountDisplayName(name, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The device flow: shows the verification page and polls until the user approves.</summary>
+        /// <remarks>
+        /// The Task form of GetTokenFromDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// Cancelling cancellationToken calls AbortGetTokenFromDevice; the result then has ErrorType.Aborted.
+        /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="cancellationToken">Cancelling it calls AbortGetTokenFromDevice.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromDeviceAsync(global::Sdkpp.DeviceAuthorizationArgs args, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            global::System.Threading.CancellationTokenRegistration __reg = default(global::System.Threading.CancellationTokenRegistration);
+            this.GetTokenFromDevice(args, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) =>
+            {
+                __reg.Dispose();
+                __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes));
+            });
+            if (cancellationToken.CanBeCanceled)
+            {
+                __reg = cancellationToken.Register(global::Sdkpp.SdkResult.Aborter(this, __tcs.Task, __self => __self.AbortGetTokenFromDevice()));
+            }
+            return __tcs.Task;
+        }
+
+        /// <summary>GetTokenFromDevice that also merges the provisional account of the external credentials.</summary>
+        /// <remarks>
+        /// The Task form of GetTokenFromDeviceProvisionalMerge: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="args">A <see cref="Sdkpp.DeviceAuthorizationArgs"/>; the library copies what it needs during the call.</param>
+        /// <param name="externalAuthType">A <see cref="Sdkpp.AuthenticationExternalAuthType"/> value.</param>
+        /// <param name="externalAuthToken">The external auth token. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.TokenExchangeResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.TokenExchangeResult> GetTokenFromDeviceProvisionalMergeAsync(global::Sdkpp.DeviceAuthorizationArgs args, global::Sdkpp.AuthenticationExternalAuthType externalAuthType, string externalAuthToken)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.TokenExchangeResult>();
+            this.GetTokenFromDeviceProvisionalMerge(args, externalAuthType, externalAuthToken, (__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes) => __tcs.TrySetResult(new global::Sdkpp.Client.TokenExchangeResult(__p_result, __p_accessToken, __p_refreshToken, __p_tokenType, __p_expiresIn, __p_scopes)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Creates the lobby of this secret for the game, or joins it.</summary>
+        /// <remarks>
+        /// The Task form of CreateOrJoinLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.CreateOrJoinLobbyResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.CreateOrJoinLobbyResult> CreateOrJoinLobbyAsync(string secret)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.CreateOrJoinLobbyResult>();
+            this.CreateOrJoinLobby(secret, (__p_result, __p_lobbyId) => __tcs.TrySetResult(new global::Sdkpp.Client.CreateOrJoinLobbyResult(__p_result, __p_lobbyId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>CreateOrJoinLobby that also sets the lobby's and the player's member metadata.</summary>
+        /// <remarks>
+        /// The Task form of CreateOrJoinLobbyWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="secret">The secret. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="lobbyMetadata">A string map; the library copies it during the call.</param>
+        /// <param name="memberMetadata">A string map; the library copies it during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.CreateOrJoinLobbyResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.CreateOrJoinLobbyResult> CreateOrJoinLobbyWithMetadataAsync(string secret, global::System.Collections.Generic.IDictionary<string, string> lobbyMetadata, global::System.Collections.Generic.IDictionary<string, string> memberMetadata)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.CreateOrJoinLobbyResult>();
+            this.CreateOrJoinLobbyWithMetadata(secret, lobbyMetadata, memberMetadata, (__p_result, __p_lobbyId) => __tcs.TrySetResult(new global::Sdkpp.Client.CreateOrJoinLobbyResult(__p_result, __p_lobbyId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Leaves a lobby joined with a secret.</summary>
+        /// <remarks>
+        /// The Task form of LeaveLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> LeaveLobbyAsync(ulong lobbyId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.LeaveLobby(lobbyId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a message to a lobby (at most 2000 characters).</summary>
+        /// <remarks>
+        /// The Task form of SendLobbyMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendLobbyMessageAsync(ulong lobbyId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendLobbyMessage(lobbyId, content, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>SendLobbyMessage with sender metadata.</summary>
+        /// <remarks>
+        /// The Task form of SendLobbyMessageWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendLobbyMessageWithMetadataAsync(ulong lobbyId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendLobbyMessageWithMetadata(lobbyId, content, metadata, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The guilds the player is in, for a channel-linking UI.</summary>
+        /// <remarks>
+        /// The Task form of GetUserGuilds: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetUserGuildsResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetUserGuildsResult> GetUserGuildsAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetUserGuildsResult>();
+            this.GetUserGuilds((__p_result, __p_guilds) => __tcs.TrySetResult(new global::Sdkpp.Client.GetUserGuildsResult(__p_result, __p_guilds)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The channels of a guild the player is in, sorted by position.</summary>
+        /// <remarks>
+        /// The Task form of GetGuildChannels: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="guildId">The guild id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetGuildChannelsResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetGuildChannelsResult> GetGuildChannelsAsync(ulong guildId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetGuildChannelsResult>();
+            this.GetGuildChannels(guildId, (__p_result, __p_guildChannels) => __tcs.TrySetResult(new global::Sdkpp.Client.GetGuildChannelsResult(__p_result, __p_guildChannels)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// Links a guild text channel to a lobby; needs CanLinkLobby and the right to manage the
+        /// guild's channels.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of LinkChannelToLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="channelId">The channel id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> LinkChannelToLobbyAsync(ulong lobbyId, ulong channelId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.LinkChannelToLobby(lobbyId, channelId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Removes the lobby's linked channel.</summary>
+        /// <remarks>
+        /// The Task form of UnlinkChannelFromLobby: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnlinkChannelFromLobbyAsync(ulong lobbyId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UnlinkChannelFromLobby(lobbyId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a direct message to a user (at most 2000 characters).</summary>
+        /// <remarks>
+        /// The Task form of SendUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendUserMessageAsync(ulong recipientId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendUserMessage(recipientId, content, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>SendUserMessage with sender metadata.</summary>
+        /// <remarks>
+        /// The Task form of SendUserMessageWithMetadata: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <param name="metadata">A string map; the library copies it during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.SendUserMessageResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.SendUserMessageResult> SendUserMessageWithMetadataAsync(ulong recipientId, string content, global::System.Collections.Generic.IDictionary<string, string> metadata)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.SendUserMessageResult>();
+            this.SendUserMessageWithMetadata(recipientId, content, metadata, (__p_result, __p_messageId) => __tcs.TrySetResult(new global::Sdkpp.Client.SendUserMessageResult(__p_result, __p_messageId)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Replaces the content of a direct message the player sent.</summary>
+        /// <remarks>
+        /// The Task form of EditUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> EditUserMessageAsync(ulong recipientId, ulong messageId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.EditUserMessage(recipientId, messageId, content, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Deletes a direct message the player sent.</summary>
+        /// <remarks>
+        /// The Task form of DeleteUserMessage: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="messageId">The message id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> DeleteUserMessageAsync(ulong recipientId, ulong messageId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.DeleteUserMessage(recipientId, messageId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>The player's direct-message conversations.</summary>
+        /// <remarks>
+        /// The Task form of GetUserMessageSummaries: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.UserMessageSummariesResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.UserMessageSummariesResult> GetUserMessageSummariesAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.UserMessageSummariesResult>();
+            this.GetUserMessageSummaries((__p_result, __p_summaries) => __tcs.TrySetResult(new global::Sdkpp.Client.UserMessageSummariesResult(__p_result, __p_summaries)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// The newest direct messages with a user, newest first: at most 200 from the last 72 hours,
+        /// served from the local cache when it already holds enough.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of GetUserMessagesWithLimit: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="recipientId">The recipient id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.UserMessagesWithLimitResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.UserMessagesWithLimitResult> GetUserMessagesWithLimitAsync(ulong recipientId, int limit)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.UserMessagesWithLimitResult>();
+            this.GetUserMessagesWithLimit(recipientId, limit, (__p_result, __p_messages) => __tcs.TrySetResult(new global::Sdkpp.Client.UserMessagesWithLimitResult(__p_result, __p_messages)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// The newest messages of a lobby the player is in, newest first: at most 200 from the last 72
+        /// hours.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of GetLobbyMessagesWithLimit: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <param name="limit">The limit.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetLobbyMessagesResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetLobbyMessagesResult> GetLobbyMessagesWithLimitAsync(ulong lobbyId, int limit)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetLobbyMessagesResult>();
+            this.GetLobbyMessagesWithLimit(lobbyId, limit, (__p_result, __p_messages) => __tcs.TrySetResult(new global::Sdkpp.Client.GetLobbyMessagesResult(__p_result, __p_messages)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a platform friend request by unique username (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendDiscordFriendRequestAsync(string username)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendDiscordFriendRequest(username, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a platform friend request (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendDiscordFriendRequestById: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendDiscordFriendRequestByIdAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendDiscordFriendRequestById(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a game friend request by unique username (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="username">The username. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendGameFriendRequestAsync(string username)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendGameFriendRequest(username, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sends a game friend request (or accepts theirs).</summary>
+        /// <remarks>
+        /// The Task form of SendGameFriendRequestById: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendGameFriendRequestByIdAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendGameFriendRequestById(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Accepts a pending incoming platform friend request.</summary>
+        /// <remarks>
+        /// The Task form of AcceptDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> AcceptDiscordFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.AcceptDiscordFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Accepts a pending incoming game friend request.</summary>
+        /// <remarks>
+        /// The Task form of AcceptGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> AcceptGameFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.AcceptGameFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Rejects a pending incoming platform friend request.</summary>
+        /// <remarks>
+        /// The Task form of RejectDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RejectDiscordFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RejectDiscordFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Rejects a pending incoming game friend request.</summary>
+        /// <remarks>
+        /// The Task form of RejectGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RejectGameFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RejectGameFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Cancels a pending outgoing platform friend request.</summary>
+        /// <remarks>
+        /// The Task form of CancelDiscordFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> CancelDiscordFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.CancelDiscordFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Cancels a pending outgoing game friend request.</summary>
+        /// <remarks>
+        /// The Task form of CancelGameFriendRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> CancelGameFriendRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.CancelGameFriendRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Removes a game friend.</summary>
+        /// <remarks>
+        /// The Task form of RemoveGameFriend: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RemoveGameFriendAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RemoveGameFriend(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Removes both the platform and the game friendship.</summary>
+        /// <remarks>
+        /// The Task form of RemoveDiscordAndGameFriend: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> RemoveDiscordAndGameFriendAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.RemoveDiscordAndGameFriend(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Blocks a user; every other relationship with them goes.</summary>
+        /// <remarks>
+        /// The Task form of BlockUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> BlockUserAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.BlockUser(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Unblocks a user.</summary>
+        /// <remarks>
+        /// The Task form of UnblockUser: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UnblockUserAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UnblockUser(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sets the player's rich presence in this game.</summary>
+        /// <remarks>
+        /// The Task form of UpdateRichPresence: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="activity">A <see cref="Sdkpp.Activity"/>; the library copies what it needs during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> UpdateRichPresenceAsync(global::Sdkpp.Activity activity)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.UpdateRichPresence(activity, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Sets the player's online status.</summary>
+        /// <remarks>
+        /// The Task form of SetOnlineStatus: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="status">A <see cref="Sdkpp.StatusType"/> value.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetOnlineStatusAsync(global::Sdkpp.StatusType status)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SetOnlineStatus(status, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Invites a friend to the player's party.</summary>
+        /// <remarks>
+        /// The Task form of SendActivityInvite: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <param name="content">The content. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityInviteAsync(ulong userId, string content)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendActivityInvite(userId, content, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Asks a friend to let the player join their party.</summary>
+        /// <remarks>
+        /// The Task form of SendActivityJoinRequest: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityJoinRequestAsync(ulong userId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendActivityJoinRequest(userId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Answers a join request with an invite.</summary>
+        /// <remarks>
+        /// The Task form of SendActivityJoinRequestReply: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SendActivityJoinRequestReplyAsync(global::Sdkpp.ActivityInvite invite)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SendActivityJoinRequestReply(invite, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Accepts an invite: the callback gets the secret to join with.</summary>
+        /// <remarks>
+        /// The Task form of AcceptActivityInvite: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="invite">A <see cref="Sdkpp.ActivityInvite"/>; the library copies what it needs during the call.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.AcceptActivityInviteResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.AcceptActivityInviteResult> AcceptActivityInviteAsync(global::Sdkpp.ActivityInvite invite)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.AcceptActivityInviteResult>();
+            this.AcceptActivityInvite(invite, (__p_result, __p_joinSecret) => __tcs.TrySetResult(new global::Sdkpp.Client.AcceptActivityInviteResult(__p_result, __p_joinSecret)));
+            return __tcs.Task;
+        }
+
+        /// <summary>
+        /// sdkpp: reads the voice settings of the locally running platform desktop client. Without a
+        /// desktop client the result is successful and settings is absent; a lost link fails the result.
+        /// </summary>
+        /// <remarks>
+        /// The Task form of GetVoiceSettings: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.Client.GetVoiceSettingsResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.Client.GetVoiceSettingsResult> GetVoiceSettingsAsync()
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.Client.GetVoiceSettingsResult>();
+            this.GetVoiceSettings((__p_result, __p_settings) => __tcs.TrySetResult(new global::Sdkpp.Client.GetVoiceSettingsResult(__p_result, __p_settings)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Selects the input device by id (an empty id selects the system's default).</summary>
+        /// <remarks>
+        /// The Task form of SetInputDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetInputDeviceAsync(string deviceId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SetInputDevice(deviceId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
+        }
+
+        /// <summary>Selects the output device by id (an empty id selects the system's default).</summary>
+        /// <remarks>
+        /// The Task form of SetOutputDevice: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
+        /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
+        /// </remarks>
+        /// <param name="deviceId">The device id. UTF-8 text; null throws ArgumentNullException.</param>
+        /// <returns>A task that completes inside Sdk.RunCallbacks with <see cref="Sdkpp.SdkResult"/>.</returns>
+        public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> SetOutputDeviceAsync(string deviceId)
+        {
+            var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<global::Sdkpp.SdkResult>();
+            this.SetOutputDevice(deviceId, (__p_result) => __tcs.TrySetResult(new global::Sdkpp.SdkResult(__p_result)));
+            return __tcs.Task;
         }
     }
 

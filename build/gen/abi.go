@@ -252,5 +252,21 @@ var (
 		}},
 		{Name: "Sdkpp_GetObjectCount", Ret: "uint64_t",
 			Doc: []string{"Number of live objects (all classes); for finding leaks."}},
+		{Name: "Sdkpp_SetLogCallback", Ret: "void", Params: []cField{{"Sdkpp_Client_LogCallback", "callback"}, {"Sdkpp_FreeFn", "userDataFree"}, {"void*", "userData"}, {"Sdkpp_LoggingSeverity", "minSeverity"}}, Doc: []string{
+			"Sends the log messages at or above minSeverity that no Client's log callback took (messages",
+			"of no Client, and of Clients without one) to callback, inside Sdkpp_RunCallbacks, instead of",
+			"standard error. NULL restores standard error. The callback it replaces, and this one after",
+			"Sdkpp_Shutdown, is released with its free function.",
+		}},
+		{Name: "Sdkpp_Shutdown", Ret: "void", Doc: []string{
+			"Returns the library to its state at load: drops every object (each handle the game still",
+			"holds becomes stale), closes every Client (ending its calls), runs the callbacks that were",
+			"pending on the calling thread (each one-shot fires once, with ErrorType ClientDestroyed",
+			"unless its result was already queued), frees every callback's userData through its free",
+			"function, discards what the callbacks queued meanwhile and lifts a refusal of Sdkpp_CheckAbi.",
+			"Afterwards the library holds no pointer or userData of the game's. For an engine that reloads",
+			"its scripts (Unity's domain reload) without unloading the library. Call it from the thread",
+			"that runs callbacks, outside Sdkpp_RunCallbacks.",
+		}},
 	}
 )

@@ -309,6 +309,8 @@ var csRuntimeFuncs = []csNativeFunc{
 	{name: "Sdkpp_GetAbiVersion", ret: "uint"},
 	{name: "Sdkpp_CheckAbi", ret: "bool", attr: csI1Return, params: []string{"ref " + csNS + "AbiInfo info"}},
 	{name: "Sdkpp_GetObjectCount", ret: "ulong"},
+	{name: "Sdkpp_SetLogCallback", ret: "void", params: []string{csNS + "Native.Client_LogCallback callback", csNS + "NativeFreeFn userDataFree", csIntPtr + " userData", csNS + "LoggingSeverity minSeverity"}},
+	{name: "Sdkpp_Shutdown", ret: "void"},
 }
 
 // csGatedImport writes the P/Invoke declaration of f under the name f.name + "_Raw" and the
@@ -402,6 +404,80 @@ func (w *csWriter) doc(doc []string, fallback string, remarks ...string) {
 	}
 }
 
+// csCref is a cref to a type named by csEnumRef, csClassRef or csCallbackRef.
+func csCref(ref string) string {
+	return "<see cref=\"" + strings.TrimPrefix(ref, "global::") + "\"/>"
+}
+
+// csWords spells a camelCase name as words: applicationId gives "application id".
+func csWords(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToLower(b.String())
+}
+
+// csTypeDoc describes a value of type t for <param> and <returns> (XML, crefs included).
+func csTypeDoc(t *desc.Type, out bool) string {
+	switch t.Kind {
+	case desc.Opt:
+		if out {
+			return csTypeDoc(t.Elem, out) + " Null when absent."
+		}
+		return csTypeDoc(t.Elem, out) + " Null for none."
+	case desc.EnumT:
+		return "A " + csCref(csEnumRef(t.Enum)) + " value."
+	case desc.ClassT:
+		if out {
+			return "A new " + csCref(csClassRef(t.Class)) + " the caller owns (dispose it); null if the library refused the call."
+		}
+		return "A " + csCref(csClassRef(t.Class)) + "; the library copies what it needs during the call."
+	case desc.CallbackT:
+		if csIsOneShot(t.Callback) {
+			return "Called once with the outcome, inside Sdk.RunCallbacks (" + csCref(csCallbackRef(t.Callback)) + ")."
+		}
+		return "The handler (" + csCref(csCallbackRef(t.Callback)) + ")."
+	case desc.List:
+		if out {
+			return "A new array (empty when the library refused the call)."
+		}
+		return "The list; the library copies it during the call."
+	case desc.Props:
+		return "A string map; the library copies it during the call."
+	}
+	if t.IsString() {
+		if out {
+			return "The text; empty when the library refused the call."
+		}
+		return "UTF-8 text; null throws ArgumentNullException."
+	}
+	if out {
+		return "The value; the default when the library refused the call."
+	}
+	return ""
+}
+
+// paramDocs writes a <param> for each of params and a <returns> for ret (nil: none).
+func (w *csWriter) paramDocs(params []desc.Param, ret *desc.Type) {
+	for _, p := range params {
+		text := csTypeDoc(p.Type, false)
+		if text == "" || p.Type.Kind == desc.Prim {
+			text = "The " + csWords(p.Name) + "."
+			if extra := csTypeDoc(p.Type, false); extra != "" {
+				text += " " + extra
+			}
+		}
+		w.line("/// <param name=\"%s\">%s</param>", p.Name, text)
+	}
+	if ret != nil {
+		w.line("/// <returns>%s</returns>", csTypeDoc(ret, true))
+	}
+}
+
 // emitCSharp writes bindings/csharp/Sdkpp.g.cs.
 func emitCSharp(api *desc.API) string {
 	csCheckNames(api)
@@ -417,8 +493,8 @@ func emitCSharp(api *desc.API) string {
 		"//",
 		"// Conventions:",
 		"//  - Each class is sealed and IDisposable. Dispose releases the native object at once; an object",
-		"//    that is not disposed is released by its finalizer. Using an object after Dispose is refused by",
-		"//    the library (it logs an error) and returns the default: 0, false, \"\", null.",
+		"//    that is not disposed is released by its finalizer. Using an object after Dispose, or after",
+		"//    Sdk.Shutdown dropped it, throws ObjectDisposedException.",
 		"//  - Property P is read with P() and written with SetP(value). Classes the description does not",
 		"//    mark nocopy have Clone(), a deep copy that must be disposed on its own.",
 		"//  - Strings are UTF-8 on the native side. A null argument that is not optional throws",
@@ -427,7 +503,7 @@ func emitCSharp(api *desc.API) string {
 		"//    would return an object returns null when the library refused the call.",
 		"//  - Nested enums and callbacks are nested types: Client.Status, Client.LogCallback.",
 		"//  - Callbacks run only inside Sdk.RunCallbacks, on the calling thread. Exceptions they throw are",
-		"//    caught, written to Console.Error and passed to Sdk.CallbackException.",
+		"//    caught and passed to Sdk.UnhandledException (Console.Error without one) and Sdk.CallbackException.",
 		"//  - The binding checks before its first call that the library was built from the same",
 		"//    description (Sdkpp_CheckAbi) and throws SdkppAbiException if not.",
 		"",
@@ -612,7 +688,7 @@ func csCheckNames(api *desc.API) {
 		claim(top, c.Name, "class "+c.Name)
 		members := map[string]string{}
 		// Members the binding itself gives every class.
-		for _, n := range []string{"Dispose", "Adopt", "Drop", "handle", "disposed"} {
+		for _, n := range []string{"Dispose", "Adopt", "Drop", "Live", "handle", "disposed", "epoch"} {
 			members[n] = "the binding's " + n
 		}
 		if !c.NoCopy {
@@ -657,6 +733,23 @@ func csCheckNames(api *desc.API) {
 			}
 			for _, p := range m.Params {
 				csCheckType(p.Type, false)
+			}
+		}
+		for _, ev := range csEvents(c) {
+			member(ev.name, "event "+ev.name+" (of "+ev.setter.Name+")")
+			member("__ev_"+ev.name, "the field of event "+ev.name)
+		}
+		results := map[*desc.Callback]bool{}
+		for _, a := range csAsyncs(c) {
+			member(a.m.Name+"Async", "the Task form of "+a.m.Name)
+			if a.cb.Owner == c && len(a.cb.Params) > 1 && !results[a.cb] {
+				results[a.cb] = true
+				member(csResultName(a.cb), "the result class of "+a.cb.Name)
+				for _, p := range a.cb.Params[1:] {
+					if csResultBase[csPascal(p.Name)] {
+						panic(fmt.Sprintf("emit_cs: output %s of %s would hide SdkResult.%s", p.Name, a.cb.Name, csPascal(p.Name)))
+					}
+				}
 			}
 		}
 		ctors := map[string]string{}
@@ -781,12 +874,36 @@ func csEqualityOverrides(w *csWriter, c *desc.Class) {
 }
 
 // csEnum writes an enum.
+// csIsFlags says whether e is a set of bit flags: at least three named values besides zero, each
+// a distinct power of two (ActivityGamePlatforms), so that [Flags] prints combinations by name.
+func csIsFlags(e *desc.Enum) bool {
+	n := 0
+	seen := int64(0)
+	for _, v := range e.Values {
+		if v.Value == 0 {
+			continue
+		}
+		if v.Value < 0 || v.Value&(v.Value-1) != 0 || seen&v.Value != 0 {
+			return false
+		}
+		seen |= v.Value
+		n++
+	}
+	return n >= 3
+}
+
 func csEnum(w *csWriter, e *desc.Enum) {
 	var remarks []string
 	if e.Open {
 		remarks = append(remarks, "Open: any 32-bit value is valid, not only the named ones.")
 	}
+	if csIsFlags(e) {
+		remarks = append(remarks, "Bit flags: combine values with |.")
+	}
 	w.doc(e.Doc, "The "+e.CppName()+" enum.", remarks...)
+	if csIsFlags(e) {
+		w.line("[global::System.Flags]")
+	}
 	w.line("public enum %s : int", csIdent(e.Name))
 	w.line("{")
 	for _, v := range e.Values {
@@ -816,6 +933,8 @@ func csClass(w *csWriter, c *desc.Class) {
 	w.line("internal %s handle;", csIntPtr)
 	w.line("// Set once by Dispose or the finalizer, so that the object is dropped exactly once.")
 	w.line("int disposed;")
+	w.line("// The Sdk.Shutdown epoch the object was made in; a later Shutdown dropped it in the library.")
+	w.line("readonly int epoch = %sSdk.Epoch;", csNS)
 
 	for _, e := range c.Enums {
 		w.line("")
@@ -854,6 +973,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			ps = append(ps, csIn(p.Type)+" "+csIdent(p.Name))
 		}
 		w.doc(m.Doc, "Makes a new "+name+" ("+cClass(c)+"_"+m.Name+").")
+		w.paramDocs(m.Params, nil)
 		w.line("public %s(%s)", name, strings.Join(ps, ", "))
 		w.line("{")
 		w.line("%sAbi.Ensure();", csNS)
@@ -876,7 +996,7 @@ func csClass(w *csWriter, c *desc.Class) {
 
 	w.line("")
 	w.doc([]string{"Releases the native object now (" + cClass(c) + "_Drop)."}, "",
-		"Calling it again does nothing. Later calls on this object are refused by the library and return defaults.")
+		"Calling it again does nothing. Later calls on this object throw ObjectDisposedException.")
 	w.line("public void Dispose()")
 	w.line("{")
 	w.line("this.Drop();")
@@ -895,20 +1015,30 @@ func csClass(w *csWriter, c *desc.Class) {
 	w.line("{")
 	w.line("return;")
 	w.line("}")
-	w.line("if (this.handle != %s.Zero)", csIntPtr)
+	w.line("if (this.handle != %s.Zero && this.epoch == %sSdk.Epoch) // Shutdown dropped the others", csIntPtr, csNS)
 	w.line("{")
 	w.line("%sNative.BindThread(); // the finalizer thread's first call may be this one", csNS)
 	w.line("%s_Drop(ref this.handle);", native)
 	w.line("}")
 	w.line("}")
+	w.line("")
+	w.line("// Throws ObjectDisposedException after Dispose or Sdk.Shutdown; binds the thread otherwise.")
+	w.line("void Live()")
+	w.line("{")
+	w.line("if (global::System.Threading.Volatile.Read(ref this.disposed) != 0 || this.epoch != %sSdk.Epoch)", csNS)
+	w.line("{")
+	w.line("throw new global::System.ObjectDisposedException(%q);", "Sdkpp."+name)
+	w.line("}")
+	w.line("%sNative.BindThread();", csNS)
+	w.line("}")
 
 	if !c.NoCopy {
 		w.line("")
 		w.doc([]string{"Returns a deep copy (" + cClass(c) + "_Clone); changing one does not change the other."}, "",
-			"The copy is a separate object to dispose. Null if this object was disposed.")
+			"The copy is a separate object to dispose.")
 		w.line("public %s Clone()", name)
 		w.line("{")
-		w.line("%sNative.BindThread();", csNS)
+		w.line("this.Live();")
 		w.line("%s copy = %s.Zero;", csIntPtr, csIntPtr)
 		w.line("%s_Clone(ref copy, ref this.handle);", native)
 		w.line("return Adopt(copy);")
@@ -973,6 +1103,7 @@ func csClass(w *csWriter, c *desc.Class) {
 			remarks = append(remarks, "False when other is null; true when other is this object.")
 		}
 		w.doc(m.Doc, "Calls "+cClass(c)+"_"+m.Name+".", remarks...)
+		w.paramDocs(m.Params, m.Ret)
 		if m.Deprecated {
 			w.line("[global::System.Obsolete(\"Deprecated: see the documentation of %s.%s.\")]", c.Name, m.Name)
 		}
@@ -1006,7 +1137,276 @@ func csClass(w *csWriter, c *desc.Class) {
 			csEqualityOverrides(w, c)
 		}
 	}
+	for _, ev := range csEvents(c) {
+		w.line("")
+		csEvent(w, ev)
+	}
+	done := map[*desc.Callback]bool{}
+	for _, cb := range c.Callbacks {
+		if csIsOneShot(cb) && len(cb.Params) > 1 && !done[cb] {
+			done[cb] = true
+			w.line("")
+			csResultClass(w, cb)
+		}
+	}
+	for _, a := range csAsyncs(c) {
+		w.line("")
+		csAsync(w, c, a)
+	}
 	w.line("}")
+}
+
+// csResultBase are the members of SdkResult (Runtime.cs), which a result's outputs must not hide.
+var csResultBase = map[string]bool{"Successful": true, "Type": true, "Error": true, "ErrorCode": true,
+	"Status": true, "ResponseBody": true, "Retryable": true, "RetryAfter": true, "Message": true}
+
+// csIsOneShot says whether cb answers one call once: its first parameter is the call's
+// ClientResult, and the SDK queues it for RunCallbacks.
+func csIsOneShot(cb *desc.Callback) bool {
+	if cb.Direct || len(cb.Params) == 0 {
+		return false
+	}
+	p := cb.Params[0]
+	return p.Name == "result" && p.Type.Kind == desc.ClassT && p.Type.Class.Name == "ClientResult"
+}
+
+// csAsyncInfo is a method with a Task form: its last parameter is a one-shot callback.
+type csAsyncInfo struct {
+	m     *desc.Method
+	cb    *desc.Callback
+	abort *desc.Method // Abort<Name>(), which a CancellationToken calls; nil when the API has none
+}
+
+// csAsyncs lists c's methods that get a Task form: instance methods returning nothing whose only
+// callback is their last parameter, a one-shot callback.
+func csAsyncs(c *desc.Class) []csAsyncInfo {
+	var out []csAsyncInfo
+	for _, m := range c.Methods {
+		if m.Static || m.Ret != nil || len(m.Params) == 0 {
+			continue
+		}
+		last := m.Params[len(m.Params)-1].Type
+		if last.Kind != desc.CallbackT || !csIsOneShot(last.Callback) {
+			continue
+		}
+		other := false
+		for _, p := range m.Params[:len(m.Params)-1] {
+			if p.Type.Kind == desc.CallbackT {
+				other = true
+			}
+		}
+		if other {
+			continue
+		}
+		a := csAsyncInfo{m: m, cb: last.Callback}
+		for _, x := range c.Methods {
+			if x.Name == "Abort"+m.Name && len(x.Params) == 0 && x.Ret == nil && !x.Static {
+				a.abort = x
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// csPascal is a parameter name as a property name: lobbyId gives LobbyId.
+func csPascal(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
+
+// csResultName is the class of the outcome of calls answered by cb: CreateOrJoinLobbyCallback
+// gives CreateOrJoinLobbyResult.
+func csResultName(cb *desc.Callback) string {
+	return strings.TrimSuffix(cb.Name, "Callback") + "Result"
+}
+
+// csResultType is the C# type a Task form's task gives: SdkResult when cb has no outputs.
+func csResultType(cb *desc.Callback) string {
+	if len(cb.Params) == 1 {
+		return csNS + "SdkResult"
+	}
+	return csNS + cb.Owner.Name + "." + csResultName(cb)
+}
+
+// csResultClass writes the read-only outcome of the calls cb answers: SdkResult's fields and
+// cb's outputs.
+func csResultClass(w *csWriter, cb *desc.Callback) {
+	name := csResultName(cb)
+	w.doc([]string{"The outcome of a call that " + cb.Name + " answers, as its Task form gives it: the result and the outputs."}, "",
+		"Read-only; it holds no native object unless an output is one (those belong to the caller).")
+	w.line("public sealed class %s : %sSdkResult", name, csNS)
+	w.line("{")
+	var ps, sets []string
+	for _, p := range cb.Params[1:] {
+		ps = append(ps, csOut(p.Type)+" "+csIdent(p.Name))
+		sets = append(sets, fmt.Sprintf("this.%s = %s;", csPascal(p.Name), csIdent(p.Name)))
+	}
+	w.line("internal %s(%sClientResult result, %s) : base(result)", name, csNS, strings.Join(ps, ", "))
+	w.line("{")
+	for _, st := range sets {
+		w.line("%s", st)
+	}
+	w.line("}")
+	for _, p := range cb.Params[1:] {
+		w.line("")
+		w.doc([]string{"The " + p.Name + " the call gave (see " + cb.Name + ")."}, "", csNullRemark(p.Type, true)...)
+		w.line("public %s %s { get; private set; }", csOut(p.Type), csPascal(p.Name))
+	}
+	w.line("}")
+}
+
+// csAsync writes the Task form of a method: it completes inside the callback, which runs in
+// Sdk.RunCallbacks, so that continuations run on that thread (or on the awaiting code's
+// SynchronizationContext).
+func csAsync(w *csWriter, c *desc.Class, a csAsyncInfo) {
+	rt := csResultType(a.cb)
+	task := "global::System.Threading.Tasks.Task<" + rt + ">"
+	var ps, args, cbps []string
+	for _, p := range a.m.Params[:len(a.m.Params)-1] {
+		ps = append(ps, csIn(p.Type)+" "+csIdent(p.Name))
+		args = append(args, csIdent(p.Name))
+	}
+	for _, p := range a.cb.Params {
+		cbps = append(cbps, "__p_"+p.Name)
+	}
+	if a.abort != nil {
+		ps = append(ps, "global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken)")
+	}
+	remarks := []string{
+		"The Task form of " + a.m.Name + ": the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).",
+		"A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.",
+	}
+	if a.abort != nil {
+		remarks = append(remarks, "Cancelling cancellationToken calls "+a.abort.Name+"; the result then has ErrorType.Aborted.")
+	}
+	w.doc(a.m.Doc, "Calls "+a.m.Name+" and gives its outcome as a task.", remarks...)
+	w.paramDocs(a.m.Params[:len(a.m.Params)-1], nil)
+	if a.abort != nil {
+		w.line("/// <param name=\"cancellationToken\">Cancelling it calls %s.</param>", a.abort.Name)
+	}
+	w.line("/// <returns>A task that completes inside Sdk.RunCallbacks with %s.</returns>", csCref(csResultType(a.cb)))
+	if a.m.Deprecated {
+		w.line("[global::System.Obsolete(\"Deprecated: see the documentation of %s.%s.\")]", c.Name, a.m.Name)
+	}
+	w.line("public %s %sAsync(%s)", task, a.m.Name, strings.Join(ps, ", "))
+	w.line("{")
+	w.line("var __tcs = new global::System.Threading.Tasks.TaskCompletionSource<%s>();", rt)
+	var result string
+	if len(a.cb.Params) == 1 {
+		result = "new " + rt + "(__p_result)"
+	} else {
+		result = "new " + rt + "(" + strings.Join(cbps, ", ") + ")"
+	}
+	if a.abort != nil {
+		w.line("global::System.Threading.CancellationTokenRegistration __reg = default(global::System.Threading.CancellationTokenRegistration);")
+		w.line("this.%s(%s(%s) =>", csIdent(a.m.Name), strings.Join(append(args, ""), ", "), strings.Join(cbps, ", "))
+		w.line("{")
+		w.line("__reg.Dispose();")
+		w.line("__tcs.TrySetResult(%s);", result)
+		w.line("});")
+		w.line("if (cancellationToken.CanBeCanceled)")
+		w.line("{")
+		w.line("__reg = cancellationToken.Register(%sSdkResult.Aborter(this, __tcs.Task, __self => __self.%s()));", csNS, csIdent(a.abort.Name))
+		w.line("}")
+	} else {
+		w.line("this.%s(%s(%s) => __tcs.TrySetResult(%s));", csIdent(a.m.Name), strings.Join(append(args, ""), ", "), strings.Join(cbps, ", "), result)
+	}
+	w.line("return __tcs.Task;")
+	w.line("}")
+}
+
+// csEventInfo is an event the binding adds for a SetXCallback method: a handler slot the method
+// fills.
+type csEventInfo struct {
+	name   string       // the event: SetLobbyCreatedCallback gives LobbyCreated
+	setter *desc.Method // the SetXCallback method
+	cb     *desc.Callback
+}
+
+// csEvents lists c's events: one per method Set<X>Callback whose only parameter is a callback
+// that runs inside RunCallbacks. The name is X without a leading "On".
+func csEvents(c *desc.Class) []csEventInfo {
+	var out []csEventInfo
+	for _, m := range c.Methods {
+		if m.Static || m.Ret != nil || len(m.Params) != 1 || m.Params[0].Type.Kind != desc.CallbackT {
+			continue
+		}
+		cb := m.Params[0].Type.Callback
+		if cb.Direct || !strings.HasPrefix(m.Name, "Set") || !strings.HasSuffix(m.Name, "Callback") {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(m.Name, "Set"), "Callback")
+		if strings.HasPrefix(name, "On") && len(name) > 2 && name[2] >= 'A' && name[2] <= 'Z' {
+			name = name[2:]
+		}
+		if name == "" {
+			continue
+		}
+		out = append(out, csEventInfo{name: name, setter: m, cb: cb})
+	}
+	return out
+}
+
+// csEvent writes an event over a SetXCallback slot: the first subscriber installs, through the
+// setter, a dispatcher that calls the handlers subscribed at that moment. The dispatcher holds
+// the handler list, not the object, so a removed handler (and what it captured) is collectable.
+func csEvent(w *csWriter, ev csEventInfo) {
+	dtype := csCallbackRef(ev.cb)
+	field := "__ev_" + ev.name
+	var params, args, disposals []string
+	for _, p := range ev.cb.Params {
+		n := "__p_" + p.Name
+		params = append(params, n)
+		args = append(args, n)
+		if e := csOptElem(p.Type); e.Kind == desc.ClassT {
+			disposals = append(disposals, fmt.Sprintf("if (%s != null) { %s.Dispose(); }", n, n))
+		} else if e.Kind == desc.List && e.Elem.Kind == desc.ClassT {
+			disposals = append(disposals, fmt.Sprintf("if (%s != null) { foreach (var __o in %s) { if (__o != null) { __o.Dispose(); } } }", n, n))
+		}
+	}
+	doc := append([]string{}, ev.cb.Doc...)
+	if len(doc) == 0 {
+		doc = []string{"Raised for each " + ev.cb.Name + "."}
+	}
+	remarks := []string{
+		"Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.",
+		"The event fills the slot of " + ev.setter.Name + ": calling that method replaces the event's handlers until the next += installs them again.",
+	}
+	if len(disposals) > 0 {
+		remarks = append(remarks, "The objects given to the handlers are disposed after the last handler returns: Clone what you keep.")
+	}
+	w.doc(doc, "", remarks...)
+	w.line("public event %s %s", dtype, ev.name)
+	w.line("{")
+	w.line("add")
+	w.line("{")
+	// The lambdas do not capture this: the dispatcher must not keep the object alive.
+	w.line("%sEventSlot<%s>.Of(ref this.%s).Subscribe(value, this, (__self, __slot) => __self.%s((%s) =>", csNS, dtype, field, csIdent(ev.setter.Name), strings.Join(params, ", "))
+	w.line("{")
+	w.line("%s __h = __slot.Handlers;", dtype)
+	if len(disposals) > 0 {
+		w.line("try")
+		w.line("{")
+	}
+	w.line("if (__h != null)")
+	w.line("{")
+	w.line("__h(%s);", strings.Join(args, ", "))
+	w.line("}")
+	if len(disposals) > 0 {
+		w.line("}")
+		w.line("finally")
+		w.line("{")
+		for _, d := range disposals {
+			w.line("%s", d)
+		}
+		w.line("}")
+	}
+	w.line("}));")
+	w.line("}")
+	w.line("remove")
+	w.line("{")
+	w.line("%sEventSlot<%s>.Of(ref this.%s).Remove(value);", csNS, dtype, field)
+	w.line("}")
+	w.line("}")
+	w.line("%sEventSlot<%s> %s;", csNS, dtype, field)
 }
 
 // csNullRemark documents what null means for a value of type t.
@@ -1027,13 +1427,13 @@ func csNullRemark(t *desc.Type, out bool) []string {
 // csBody writes the statements of a wrapper: argument conversion, the P/Invoke call and the
 // conversion of its result.
 //
-// bind says to call Native.BindThread first; constructors and static methods have already
-// called Abi.Ensure, which does.
+// bind says to call this.Live() first (an instance member: it throws after Dispose and binds the
+// thread); constructors and static methods have already called Abi.Ensure, which binds it.
 func csBody(w *csWriter, fn, self string, params []desc.Param, ret *desc.Type, bind bool) {
 	var pre, args, post, callbacks []string
 	arena := false
 	if bind {
-		w.line("%sNative.BindThread();", csNS)
+		w.line("this.Live();")
 	}
 	if self != "" {
 		args = append(args, self)

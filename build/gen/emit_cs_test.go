@@ -99,3 +99,58 @@ func TestCSharpGate(t *testing.T) {
 	assert.Contains(t, cs, "int __held = global::Sdkpp.Gate.Release();", "the trampoline lets the gate go")
 	assert.Contains(t, cs, "global::Sdkpp.Gate.Reacquire(__held);", "the trampoline takes the gate back")
 }
+
+// TestCSharpFlags: only an enum of three or more distinct powers of two (and zero) is [Flags].
+func TestCSharpFlags(t *testing.T) {
+	vals := func(vs ...int64) *desc.Enum {
+		e := &desc.Enum{Name: "E"}
+		for _, v := range vs {
+			e.Values = append(e.Values, desc.EnumValue{Name: "V", Value: v})
+		}
+		return e
+	}
+	cases := []struct {
+		name string
+		e    *desc.Enum
+		want bool
+	}{
+		{"platforms", vals(1, 2, 4, 8, 16), true},
+		{"with none", vals(0, 1, 2, 4), true},
+		{"sequential", vals(0, 1, 2, 3), false},
+		{"two bits only", vals(1, 2), false},
+		{"repeated bit", vals(1, 2, 2, 4), false},
+		{"negative", vals(-8, 1, 2, 4), false},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, csIsFlags(c.e), c.name)
+	}
+}
+
+// TestCSharpAsyncAndEvents: a method whose last parameter is a one-shot callback gets a Task form
+// (with a CancellationToken when Abort<Name> exists) and a result class for the outputs; a
+// SetXCallback gets an event.
+func TestCSharpAsyncAndEvents(t *testing.T) {
+	api := parseAPI(t, `version 1.0.0
+class ClientResult record {
+  prop Successful: bool
+}
+class Client client ctor nocopy {
+  callback FetchCallback(result: ClientResult, id: u64)
+  callback DoneCallback(result: ClientResult)
+  callback OnTick(n: i32)
+  method Fetch(name: string, callback: FetchCallback)
+  method AbortFetch()
+  method Done(callback: DoneCallback)
+  method SetTickCallback(callback: OnTick)
+}
+`)
+	cs := emitCSharp(api)
+	assert.Contains(t, cs, "public global::System.Threading.Tasks.Task<global::Sdkpp.Client.FetchResult> FetchAsync(string name, global::System.Threading.CancellationToken cancellationToken")
+	assert.Contains(t, cs, "__self => __self.AbortFetch()")
+	assert.Contains(t, cs, "public global::System.Threading.Tasks.Task<global::Sdkpp.SdkResult> DoneAsync()")
+	assert.Contains(t, cs, "public sealed class FetchResult : global::Sdkpp.SdkResult")
+	assert.Contains(t, cs, "public ulong Id { get; private set; }")
+	assert.NotContains(t, cs, "DoneResult", "no outputs: SdkResult itself")
+	assert.Contains(t, cs, "public event global::Sdkpp.Client.OnTick Tick")
+	assert.NotContains(t, cs, "TickCallbackAsync")
+}

@@ -166,6 +166,8 @@ upm)
   sed -e "s/@VERSION@/$version/g" build/package/upm/package.json.in >"$pkg/package.json"
   cp README.md "$pkg/README.md"
   cp bindings/csharp/*.cs build/package/upm/Sdkpp.asmdef "$pkg/Runtime/"
+  mkdir -p "$pkg/Runtime/Unity"
+  cp build/package/upm/Unity/* "$pkg/Runtime/Unity/"
   cp build/libsdkpp.so build/sdkpp.dll "$pkg/Runtime/Plugins/x86_64/"
   cp -R "build/package/upm/Samples~/." "$pkg/Samples~/"
   (cd "$pkg" && find . -mindepth 1 ! -name 'Samples~' | sed 's|^\./||' | LC_ALL=C sort) | while read -r rel; do

@@ -7,13 +7,15 @@
 // `make demo SAMPLE=csharp` runs it with Mono for two players at once against a live sdkpp-server,
 // with the environment the C++ sample reads (see its header): SDKPP_API_BASE, SDKPP_WEB_BASE,
 // SDKPP_APP_ID, SDKPP_PLAYER, SDKPP_PASSWORD, SDKPP_BROWSER, SDKPP_PLAYERS, SDKPP_MICROPHONE,
-// SDKPP_SPEAKER. Callbacks run only inside Sdk.RunCallbacks, on the game's thread.
+// SDKPP_SPEAKER. Callbacks, events and the continuations of awaited calls run only inside
+// Sdk.RunCallbacks, on the game's thread.
 
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Linq;
 using System.Threading;
+using System.Threading.Tasks;
 using Sdkpp;
 
 static class SampleGame
@@ -39,14 +41,20 @@ static class SampleGame
         return done();
     }
 
-    // Text is "ok" for a successful result, else its description; it disposes the result.
-    static string Text(ClientResult result)
+    // Await runs game frames until task completes (its continuations run inside them) and
+    // returns its result, or null when it took too long.
+    static T Await<T>(Task<T> task) where T : class
     {
-        using (result)
-        {
-            return result.Successful() ? "ok" : result.ToString();
-        }
+        RunFramesUntil(() => task.IsCompleted);
+        return task.IsCompleted ? task.Result : null;
     }
+
+    // Text is "ok" for a successful result, else its description.
+    static string Text(SdkResult result)
+    {
+        return result == null ? "no answer" : result.Successful ? "ok" : result.ToString();
+    }
+
 
     static string Name(Client client, ulong id)
     {
@@ -75,13 +83,14 @@ static class SampleGame
                 Console.WriteLine("voice: no {0} device named \"{1}\" among {2}", kind, want, devices.Length);
                 done = true;
             }
-            else if (input)
-            {
-                client.SetInputDevice(found.Id(), r => { Console.WriteLine("voice: {0} device \"{1}\" -> {2}", kind, want, Selected(r)); done = true; });
-            }
             else
             {
-                client.SetOutputDevice(found.Id(), r => { Console.WriteLine("voice: {0} device \"{1}\" -> {2}", kind, want, Selected(r)); done = true; });
+                Task<SdkResult> set = input ? client.SetInputDeviceAsync(found.Id()) : client.SetOutputDeviceAsync(found.Id());
+                set.ContinueWith(t =>
+                {
+                    Console.WriteLine("voice: {0} device \"{1}\" -> {2}", kind, want, Selected(t.Result));
+                    done = true;
+                }, TaskContinuationOptions.ExecuteSynchronously);
             }
             foreach (AudioDevice d in devices)
             {
@@ -99,7 +108,7 @@ static class SampleGame
         RunFramesUntil(() => done);
     }
 
-    static string Selected(ClientResult r)
+    static string Selected(SdkResult r)
     {
         string text = Text(r);
         return text == "ok" ? "selected" : text;
@@ -121,7 +130,7 @@ static class SampleGame
                 return false;
             }
             bool connected = false;
-            call.SetStatusChangedCallback((s, e, detail) =>
+            call.StatusChanged += (s, e, detail) =>
             {
                 if (e != Call.Error.None)
                 {
@@ -132,23 +141,27 @@ static class SampleGame
                     Console.WriteLine("voice: call connected");
                 }
                 connected = s == Call.Status.Connected;
-            });
+            };
             // Who is heard: speech has pauses, so a talker may start and stop several times.
             HashSet<ulong> heard = new HashSet<ulong>();
-            call.SetSpeakingStatusChangedCallback((id, speaking) =>
+            call.SpeakingStatusChanged += (id, speaking) =>
             {
                 if (speaking && id != myId && heard.Add(id))
                 {
                     Console.WriteLine("voice: hears {0} speaking", Name(client, id));
                 }
-            });
+            };
             call.SetAudioMode(AudioModeType.MODE_PTT);
             call.SetPTTReleaseDelay(200);
             bool ready = RunFramesUntil(() => connected && call.GetParticipants().Length >= players);
             bool ended = false;
+            Client.MessageCreatedCallback onOver = null;
             Action end = () =>
             {
-                client.SetMessageCreatedCallback(id => { });
+                if (onOver != null)
+                {
+                    client.MessageCreated -= onOver;
+                }
                 client.EndCall(lobby, () => ended = true);
                 RunFramesUntil(() => ended);
                 Console.WriteLine("voice: left the call");
@@ -171,7 +184,7 @@ static class SampleGame
             Array.Sort(members);
             int myTurn = Array.IndexOf(members, myId);
             int overs = 0;
-            client.SetMessageCreatedCallback(id =>
+            onOver = id =>
             {
                 using (MessageHandle m = client.GetMessageHandle(id))
                 {
@@ -185,7 +198,8 @@ static class SampleGame
                         Console.WriteLine("voice: {0} is done talking", Name(client, m.AuthorId()));
                     }
                 }
-            });
+            };
+            client.MessageCreated += onOver;
             RunFramesUntil(() => overs >= myTurn);
             Console.WriteLine("voice: presses push-to-talk");
             call.SetPTTActive(true);
@@ -193,7 +207,7 @@ static class SampleGame
             call.SetPTTActive(false);
             Console.WriteLine("voice: releases push-to-talk");
             for (int i = 0; i < 30; i++) Frame(); // the release delay and the last packets
-            client.SendLobbyMessage(lobby, "over", (r, id) => r.Dispose());
+            client.SendLobbyMessageAsync(lobby, "over"); // its result does not matter: the others count the message
             bool all = RunFramesUntil(() => overs >= players && heard.Count >= players - 1);
             if (!all)
             {
@@ -234,12 +248,24 @@ static class SampleGame
         return seen;
     }
 
+    // Report prints the outcome of a call when it arrives (inside a frame's RunCallbacks).
+    static void Report<T>(string what, Task<T> task, bool quietOnSuccess = false) where T : SdkResult
+    {
+        task.ContinueWith(t =>
+        {
+            if (!quietOnSuccess || !t.Result.Successful)
+            {
+                Console.WriteLine("sdk: {0} -> {1}", what, Text(t.Result));
+            }
+        }, TaskContinuationOptions.ExecuteSynchronously);
+    }
+
     // Play connects, joins the match lobby by its secret, says hello, and waits until it has heard
     // every other player before it leaves.
     static bool Play(Client client, string player)
     {
         int players = Env("SDKPP_PLAYERS").Length == 0 ? 2 : int.Parse(Env("SDKPP_PLAYERS"));
-        client.SetStatusChangedCallback((s, e, detail) => Console.WriteLine("sdk: status {0}", s));
+        client.StatusChanged += (s, e, detail) => Console.WriteLine("sdk: status {0}", s);
         client.Connect();
         if (!RunFramesUntil(() => client.GetStatus() == Client.Status.Ready))
         {
@@ -255,7 +281,7 @@ static class SampleGame
 
         // The two players become game friends: whoever asks second accepts the other's request.
         string friendName = player == "alice" ? "bob" : "alice";
-        client.SendGameFriendRequest(friendName, r => Console.WriteLine("sdk: SendGameFriendRequest({0}) -> {1}", friendName, Text(r)));
+        Report("SendGameFriendRequest(" + friendName + ")", client.SendGameFriendRequestAsync(friendName));
         RunFramesUntil(() => HasFriend(client));
 
         // Rich presence: what the player is doing, shown to friends.
@@ -268,7 +294,7 @@ static class SampleGame
             party.SetCurrentSize(1);
             party.SetMaxSize(2);
             activity.SetParty(party);
-            client.UpdateRichPresence(activity, r => Console.WriteLine("sdk: UpdateRichPresence -> {0}", Text(r)));
+            Report("UpdateRichPresence", client.UpdateRichPresenceAsync(activity));
         }
         bool seen = false;
         RunFramesUntil(() => seen || (seen = FriendPresence(client)));
@@ -279,7 +305,7 @@ static class SampleGame
 
         // Every message, direct or in a lobby, arrives through one callback on this thread.
         int heard = 0;
-        client.SetMessageCreatedCallback(id =>
+        Client.MessageCreatedCallback onChat = id =>
         {
             using (MessageHandle m = client.GetMessageHandle(id))
             {
@@ -293,28 +319,21 @@ static class SampleGame
                     heard++;
                 }
             }
-        });
-        client.SetLobbyMemberAddedCallback((lobbyId, member) =>
+        };
+        client.MessageCreated += onChat;
+        client.LobbyMemberAdded += (lobbyId, member) =>
         {
             if (member != myId)
             {
                 Console.WriteLine("game: a player joined the lobby ({0})", Name(client, member));
             }
-        });
+        };
 
-        ulong lobby = 0;
-        bool joined = false;
-        client.CreateOrJoinLobbyWithMetadata("demo-match-1",
+        Client.CreateOrJoinLobbyResult joined = Await(client.CreateOrJoinLobbyWithMetadataAsync("demo-match-1",
             new Dictionary<string, string> { { "map", "harbor" } },
-            new Dictionary<string, string> { { "team", player == "alice" ? "red" : "blue" } },
-            (r, id) =>
-            {
-                joined = true;
-                lobby = r.Successful() ? id : 0;
-                string text = Text(r);
-                Console.WriteLine("sdk: CreateOrJoinLobby -> {0}", lobby != 0 ? "joined" : text);
-            });
-        RunFramesUntil(() => joined);
+            new Dictionary<string, string> { { "team", player == "alice" ? "red" : "blue" } }));
+        ulong lobby = joined != null && joined.Successful ? joined.LobbyId : 0;
+        Console.WriteLine("sdk: CreateOrJoinLobby -> {0}", lobby != 0 ? "joined" : Text(joined));
         if (lobby == 0)
         {
             return false;
@@ -337,39 +356,28 @@ static class SampleGame
             Console.WriteLine("game: in lobby {0} on map {1} with {2} players", lobby, map, memberCount());
         }
 
-        bool sent = false;
-        client.SendLobbyMessage(lobby, "hello from " + player + ", gl hf!", (r, id) =>
-        {
-            sent = true;
-            string text = Text(r);
-            if (text != "ok")
-            {
-                Console.WriteLine("sdk: SendLobbyMessage -> {0}", text);
-            }
-        });
-        bool ok = RunFramesUntil(() => sent && heard >= players - 1) && seen;
+        Task<Client.SendUserMessageResult> sent = client.SendLobbyMessageAsync(lobby, "hello from " + player + ", gl hf!");
+        Report("SendLobbyMessage", sent, quietOnSuccess: true);
+        bool ok = RunFramesUntil(() => sent.IsCompleted && heard >= players - 1) && seen;
 
-        int history = -1;
-        client.GetLobbyMessagesWithLimit(lobby, 10, (r, messages) =>
+        Client.GetLobbyMessagesResult history = Await(client.GetLobbyMessagesWithLimitAsync(lobby, 10));
+        if (history != null && !history.Successful)
         {
-            history = messages.Length;
-            foreach (MessageHandle m in messages) m.Dispose();
-            string text = Text(r);
-            if (text != "ok")
-            {
-                Console.WriteLine("sdk: GetLobbyMessagesWithLimit -> {0}", text);
-            }
-        });
-        RunFramesUntil(() => history >= 0);
-        Console.WriteLine("game: the lobby's history holds {0} messages", Math.Max(history, 0));
+            Console.WriteLine("sdk: GetLobbyMessagesWithLimit -> {0}", Text(history));
+        }
+        int count = history != null ? history.Messages.Length : 0;
+        if (history != null)
+        {
+            foreach (MessageHandle m in history.Messages) m.Dispose(); // the messages are the caller's
+        }
+        Console.WriteLine("game: the lobby's history holds {0} messages", count);
 
+        client.MessageCreated -= onChat; // the call's turns count the "over" messages themselves
         ok = Talk(client, lobby, players, myId) && ok;
 
         // Stay a moment so that the others hear this player too, then leave.
         for (int i = 0; i < 30; i++) Frame();
-        bool left = false;
-        client.LeaveLobby(lobby, r => { left = true; Console.WriteLine("sdk: LeaveLobby -> {0}", Text(r)); });
-        RunFramesUntil(() => left);
+        Console.WriteLine("sdk: LeaveLobby -> {0}", Text(Await(client.LeaveLobbyAsync(lobby))));
         client.Disconnect();
         RunFramesUntil(() => client.GetStatus() == Client.Status.Disconnected);
         return ok;
@@ -377,7 +385,8 @@ static class SampleGame
 
     // LinkAccount runs the OAuth 2.0 flow with PKCE: the consent page (here the stand-in browser),
     // the code exchange, and the token given to the SDK.
-    static bool LinkAccount(Client client, AuthorizationArgs args, AuthorizationCodeVerifier verifier, ulong appId, string player)
+    // Each await continues inside a frame's RunCallbacks, on the game's thread.
+    static async Task<bool> LinkAccountAsync(Client client, AuthorizationArgs args, AuthorizationCodeVerifier verifier, ulong appId, string player)
     {
         client.SetOpenUrlCallback(url =>
         {
@@ -398,45 +407,34 @@ static class SampleGame
                 }
             }
         });
-        string code = null, redirect = null;
-        bool authorized = false, failed = false;
-        client.Authorize(args, (r, c, redirectUri) =>
+        Client.AuthorizationResult auth = await client.AuthorizeAsync(args);
+        Console.WriteLine("sdk: Authorize -> {0}, redirect {1}", auth.Successful ? "approved" : Text(auth), auth.RedirectUri);
+        if (!auth.Successful)
         {
-            authorized = r.Successful();
-            failed = !authorized;
-            code = c;
-            redirect = redirectUri;
-            string text = Text(r);
-            Console.WriteLine("sdk: Authorize -> {0}, redirect {1}", authorized ? "approved" : text, redirect);
-        });
-        RunFramesUntil(() => authorized || failed);
+            return false;
+        }
+        Client.TokenExchangeResult token = await client.GetTokenAsync(appId, auth.Code, verifier.Verifier(), auth.RedirectUri);
+        Console.WriteLine("sdk: GetToken -> {0}; token valid {1} days, scopes \"{2}\"", Text(token), token.ExpiresIn / 86400, token.Scopes);
+        if (token.AccessToken.Length == 0)
+        {
+            return false;
+        }
+        await client.UpdateTokenAsync(AuthorizationTokenType.Bearer, token.AccessToken);
+        Client.FetchCurrentUserResult me = await client.FetchCurrentUserAsync(AuthorizationTokenType.Bearer, token.AccessToken);
+        Console.WriteLine("game: linked as {0} (user {1}); authenticated: {2}", me.Name, me.Id,
+            client.IsAuthenticated() ? "yes" : "no");
+        return me.Successful;
+    }
 
-        string access = "";
-        bool exchanged = false;
-        if (authorized)
+    // RunLink runs frames until linking finished and says whether it succeeded.
+    static bool RunLink(Task<bool> linking)
+    {
+        RunFramesUntil(() => linking.IsCompleted);
+        if (linking.IsFaulted)
         {
-            client.GetToken(appId, code, verifier.Verifier(), redirect, (r, a, refresh, type, expiresIn, scopes) =>
-            {
-                exchanged = true;
-                access = a;
-                Console.WriteLine("sdk: GetToken -> {0}; token valid {1} days, scopes \"{2}\"", Text(r), expiresIn / 86400, scopes);
-            });
-            RunFramesUntil(() => exchanged);
+            Console.WriteLine("game: linking failed: {0}", linking.Exception.GetBaseException().Message);
         }
-        bool fetched = false;
-        if (access.Length > 0)
-        {
-            client.UpdateToken(AuthorizationTokenType.Bearer, access, r => r.Dispose());
-            client.FetchCurrentUser(AuthorizationTokenType.Bearer, access, (r, id, name) =>
-            {
-                fetched = r.Successful();
-                r.Dispose();
-                Console.WriteLine("game: linked as {0} (user {1}); authenticated: {2}", name, id,
-                    client.IsAuthenticated() ? "yes" : "no");
-            });
-            RunFramesUntil(() => fetched);
-        }
-        return fetched;
+        return linking.Status == TaskStatus.RanToCompletion && linking.Result;
     }
 
     static int Main()
@@ -467,18 +465,10 @@ static class SampleGame
 
                 if (!online)
                 {
-                    bool answered = false;
-                    client.OpenConnectedGamesSettingsInPlatform(r =>
-                    {
-                        answered = true;
-                        using (r)
-                        {
-                            Console.WriteLine("game: offline; the SDK answers: {0}", r);
-                        }
-                    });
-                    RunFramesUntil(() => answered);
+                    SdkResult r = Await(client.OpenConnectedGamesSettingsInPlatformAsync());
+                    Console.WriteLine("game: offline; the SDK answers: {0}", r);
                 }
-                else if (!LinkAccount(client, args, verifier, appId, player))
+                else if (!RunLink(LinkAccountAsync(client, args, verifier, appId, player)))
                 {
                     Console.WriteLine("game: account linking did not complete");
                     status = 1;
@@ -492,6 +482,7 @@ static class SampleGame
         } // the client is released here
         Sdk.RunCallbacks();
         Console.WriteLine("game: exits; SDK objects still alive: {0}", Sdk.GetObjectCount() - objectsAtStart);
+        Sdk.Shutdown(); // what an engine does before it reloads the game's scripts
         return status;
     }
 }

@@ -265,6 +265,8 @@ static void call_Sdkpp_GetVersion(Rng* r);
 static void call_Sdkpp_GetAbiVersion(Rng* r);
 static void call_Sdkpp_CheckAbi(Rng* r);
 static void call_Sdkpp_GetObjectCount(Rng* r);
+static void call_Sdkpp_SetLogCallback(Rng* r);
+static void call_Sdkpp_Shutdown(Rng* r);
 
 /* Callback trampolines: each takes what it is given and counts its call on userData. */
 static void SDKPP_CALL stress_cb_Call_OnStatusChanged(Sdkpp_Call_Status a_status, Sdkpp_Call_Error a_error, int32_t a_errorDetail, void* userData)
@@ -4891,5 +4893,7 @@ static const struct {
     {"Sdkpp_GetAbiVersion", call_Sdkpp_GetAbiVersion},
     {"Sdkpp_CheckAbi", call_Sdkpp_CheckAbi},
     {"Sdkpp_GetObjectCount", call_Sdkpp_GetObjectCount},
+    {"Sdkpp_SetLogCallback", call_Sdkpp_SetLogCallback},
+    {"Sdkpp_Shutdown", call_Sdkpp_Shutdown},
 };
 #define STRESS_CALLS (sizeof stress_calls / sizeof stress_calls[0])

@@ -349,6 +349,27 @@ static void call_Sdkpp_ResetCallbacks(Rng* r)
     if (chance(r, 8)) Sdkpp_ResetCallbacks(); /* it discards the other threads' results too */
 }
 
+static void SDKPP_CALL stress_fallback_log(Sdkpp_String message, Sdkpp_LoggingSeverity severity, void* userData)
+{
+    (void)severity;
+    Sdkpp_Free(message.ptr);
+    ud_called(userData);
+}
+
+static void call_Sdkpp_SetLogCallback(Rng* r)
+{
+    Sdkpp_FreeFn free_fn;
+    void* ud = ud_new(r, &free_fn);
+    Sdkpp_SetLogCallback(chance(r, 4) ? NULL : stress_fallback_log, free_fn, ud, (Sdkpp_LoggingSeverity)(next(r) % 6));
+}
+
+static void call_Sdkpp_Shutdown(Rng* r)
+{
+    /* It drops the other threads' objects and runs their callbacks: rarely, so that most calls
+     * still reach live objects. Every userData is still freed exactly once, which the end checks. */
+    if (chance(r, 256)) Sdkpp_Shutdown();
+}
+
 static void call_Sdkpp_SetFreeThreaded(Rng* r)
 {
     (void)r;
@@ -453,7 +474,9 @@ static int stress(long calls, int threads, uint64_t seed, const char* filter)
     double ran = seconds() - start;
 
     /* Drop what is held; callbacks still queued run (a dropped Client's with ClientDestroyed) and
-     * may hand over more objects, which are dropped in turn. */
+     * may hand over more objects, which are dropped in turn. The process-wide log callback is
+     * the one callback no drop releases: clearing it frees its userData. */
+    Sdkpp_SetLogCallback(NULL, NULL, NULL, Sdkpp_LoggingSeverity_None);
     int quiet = 0;
     for (int round = 0; round < 2000 && quiet < 5; round++) {
         bool held = drain();

@@ -293,8 +293,11 @@ static partial class Program
             case "stress":
                 StressTests();
                 break;
+            case "play-mode":
+                PlayModeTests();
+                break;
             default:
-                Console.Error.WriteLine("usage: SdkppTests.exe [abi-refuse|abi-binding-mismatch|stress]");
+                Console.Error.WriteLine("usage: SdkppTests.exe [abi-refuse|abi-binding-mismatch|stress|play-mode]");
                 return 2;
         }
         Console.WriteLine(passed + " passed, " + failed + " failed");
@@ -598,7 +601,7 @@ static partial class Program
             }
         });
 
-        Test("Dispose twice is harmless; use after Dispose returns defaults", () =>
+        Test("Dispose twice is harmless; use after Dispose throws ObjectDisposedException", () =>
         {
             ulong before = Sdk.GetObjectCount();
             var a = new AuthorizationArgs();
@@ -608,23 +611,23 @@ static partial class Program
             a.Dispose();
             a.Dispose();
             Eq(before, Sdk.GetObjectCount(), "dropped once");
-            Eq(0UL, a.ClientId(), "ClientId after Dispose");
-            Eq("", a.Scopes(), "Scopes after Dispose");
-            Eq<string>(null, a.State(), "State after Dispose");
-            Eq<IntegrationType?>(null, a.IntegrationType(), "IntegrationType after Dispose");
-            Check(a.CodeChallenge() == null, "CodeChallenge after Dispose");
-            Check(a.Clone() == null, "Clone after Dispose");
-            a.SetScopes("ignored");
-            a.SetClientId(1);
+            Throws<ObjectDisposedException>(() => a.ClientId(), "ClientId after Dispose");
+            Throws<ObjectDisposedException>(() => a.Scopes(), "Scopes after Dispose");
+            Throws<ObjectDisposedException>(() => a.State(), "State after Dispose");
+            Throws<ObjectDisposedException>(() => a.IntegrationType(), "IntegrationType after Dispose");
+            Throws<ObjectDisposedException>(() => a.CodeChallenge(), "CodeChallenge after Dispose");
+            Throws<ObjectDisposedException>(() => a.Clone(), "Clone after Dispose");
+            Throws<ObjectDisposedException>(() => a.SetScopes("ignored"), "SetScopes after Dispose");
+            Throws<ObjectDisposedException>(() => a.SetClientId(1), "SetClientId after Dispose");
             Eq(before, Sdk.GetObjectCount(), "no object resurrected");
 
             var client = new Client();
             client.Dispose();
             client.Dispose();
-            Eq(0, client.GetHttpRequestTimeout(), "GetHttpRequestTimeout after Dispose");
-            Eq(0UL, client.GetApplicationId(), "GetApplicationId after Dispose");
-            Check(client.CreateAuthorizationCodeVerifier() == null, "CreateAuthorizationCodeVerifier after Dispose");
-            Check(!client.SetLogDir(Path.GetTempPath(), LoggingSeverity.Info), "SetLogDir after Dispose");
+            Throws<ObjectDisposedException>(() => client.GetHttpRequestTimeout(), "GetHttpRequestTimeout after Dispose");
+            Throws<ObjectDisposedException>(() => client.GetApplicationId(), "GetApplicationId after Dispose");
+            Throws<ObjectDisposedException>(() => client.CreateAuthorizationCodeVerifier(), "CreateAuthorizationCodeVerifier after Dispose");
+            Throws<ObjectDisposedException>(() => client.SetLogDir(Path.GetTempPath(), LoggingSeverity.Info), "SetLogDir after Dispose");
             Eq(before, Sdk.GetObjectCount(), "object count after the Client");
         });
 
@@ -638,7 +641,19 @@ static partial class Program
                 var start = new ManualResetEvent(false);
                 for (int i = 0; i < threads.Length; i++)
                 {
-                    threads[i] = new Thread(() => { start.WaitOne(); a.Dispose(); a.Scopes(); });
+                    threads[i] = new Thread(() =>
+                    {
+                        start.WaitOne();
+                        a.Dispose();
+                        try
+                        {
+                            a.Scopes();
+                        }
+                        catch (ObjectDisposedException)
+                        {
+                            // Always, once this thread's Dispose returned.
+                        }
+                    });
                     threads[i].Start();
                 }
                 start.Set();
@@ -947,16 +962,64 @@ static partial class Program
             }
         });
 
-        Test("a callback given to a disposed Client is freed and never called", () =>
+        Test("a callback given to a disposed Client is refused (ObjectDisposedException) and never called", () =>
         {
             var c = new Client();
             c.Dispose();
             bool called = false;
-            c.IsDiscordAppInstalled(x => called = true);
-            c.AddLogCallback((m, s) => called = true, LoggingSeverity.Verbose);
-            Eq(0, Sdk.GetPendingCallbackCount(), "freed at once by the refused call");
+            Throws<ObjectDisposedException>(() => c.IsDiscordAppInstalled(x => called = true), "IsDiscordAppInstalled");
+            Throws<ObjectDisposedException>(() => c.AddLogCallback((m, s) => called = true, LoggingSeverity.Verbose), "AddLogCallback");
+            Eq(0, Sdk.GetPendingCallbackCount(), "nothing registered");
             RunCallbacks();
             Check(!called, "never called");
+        });
+
+        EventTests();
+        AsyncTests();
+
+        Test("Sdk.SetLogCallback receives, inside RunCallbacks, what no Client's log took", () =>
+        {
+            var got = new List<string>();
+            int thread = -1;
+            Sdk.SetLogCallback((m, sev) => { got.Add(sev + " " + m); thread = Thread.CurrentThread.ManagedThreadId; }, LoggingSeverity.Warning);
+            try
+            {
+                IntPtr forged = new IntPtr(0x7777);
+                Raw.Sdkpp_AuthorizationArgs_Drop(ref forged); // refused: an error of no Client
+                Eq(0, got.Count, "not before RunCallbacks");
+                RunCallbacks();
+                Eq(1, got.Count, "the refusal's error");
+                Check(got[0].StartsWith("Error ") && got[0].Contains("AuthorizationArgs_Drop"), "the message: " + got[0]);
+                Eq(mainThread, thread, "on the thread calling RunCallbacks");
+            }
+            finally
+            {
+                Sdk.SetLogCallback(null, LoggingSeverity.None);
+            }
+            RunCallbacks();
+            Eq(0, Sdk.GetPendingCallbackCount(), "the replaced callback was released");
+        });
+
+        Test("Sdk.UnhandledException receives a callback's exception, with where it was thrown", () =>
+        {
+            var seen = new List<SdkExceptionEventArgs>();
+            EventHandler<SdkExceptionEventArgs> onError = (sender, e) => seen.Add(e);
+            Sdk.UnhandledException += onError;
+            try
+            {
+                using (var c = new Client())
+                {
+                    c.IsDiscordAppInstalled(installed => { throw new InvalidOperationException("boom for the handler"); });
+                    RunCallbacks();
+                }
+            }
+            finally
+            {
+                Sdk.UnhandledException -= onError;
+            }
+            Eq(1, seen.Count, "reported once");
+            Check(seen[0].Exception is InvalidOperationException && seen[0].Exception.Message == "boom for the handler", "the exception");
+            Check(seen[0].Where.Contains("IsDiscordAppInstalled"), "where: " + seen[0].Where);
         });
 
         Test("Call: a call that cannot start is null; the raw audio hooks never run; names", () =>
@@ -1223,6 +1286,18 @@ static partial class Program
             IntPtr id = IntPtr.Zero;
             Raw.Sdkpp_AuthorizationArgs_Init(ref id);
             Eq(IntPtr.Zero, id, "the raw Init is refused too");
+        });
+
+        Test("abi: Sdk.Shutdown lifts the refusal (an editor need not restart after a mismatch)", () =>
+        {
+            Sdk.Shutdown();
+            using (var a = new AuthorizationArgs())
+            {
+                Eq(1UL, Sdk.GetObjectCount(), "an object again");
+                a.SetScopes("after shutdown");
+                Eq("after shutdown", a.Scopes(), "it works");
+            }
+            Eq(0UL, Sdk.GetObjectCount(), "dropped");
         });
     }
 

@@ -12,6 +12,7 @@
 # and runs four processes (a failed ABI check poisons the library for the rest of its process):
 #   SdkppTests.exe                          the main tests
 #   SdkppTests.exe stress                   threads, callbacks, GCs and finalizers at once, GOGC=5
+#   SdkppTests.exe play-mode                Sdk.Shutdown between two rounds, as across a domain reload
 #   SdkppTests.exe abi-refuse               Sdkpp_CheckAbi refuses a wrong Sdkpp_AbiInfo
 #   abi-mismatch/SdkppTests.exe abi-binding-mismatch
 #                                           the binding throws SdkppAbiException
@@ -111,6 +112,7 @@ run() { # name exe [mode]
 
 run main "$out/SdkppTests.exe"
 GOGC=5 run stress "$out/SdkppTests.exe" stress
+run play-mode "$out/SdkppTests.exe" play-mode
 run abi-refuse "$out/SdkppTests.exe" abi-refuse
 run abi-binding-mismatch "$out/abi-mismatch/SdkppTests.exe" abi-binding-mismatch
 

@@ -121,6 +121,12 @@ mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -r:"$out/unity/U
 mcs "${mcsflags[@]}" -target:library -out:"$out/unity/plain/Sdkpp.dll" "$out"/package/Runtime/*.cs
 mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -r:"$out/unity/UnityEngine.dll" -r:"$out/unity/Sdkpp.dll" \
   -out:"$out/unity/Sdkpp.Samples.Basic.dll" "$out"/package/Samples~/Basic/*.cs
+# The engine glue (Sdkpp.Unity: Shutdown on quit and before a reload, errors to the console), in
+# the editor and in a player.
+mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_EDITOR -r:"$out/unity/UnityEngine.dll" \
+  -r:"$out/unity/Sdkpp.dll" -out:"$out/unity/engine/Sdkpp.Unity.dll" "$out"/package/Runtime/Unity/*.cs
+mcs "${mcsflags[@]}" -target:library -define:UNITY_5_3_OR_NEWER -r:"$out/unity/UnityEngine.dll" \
+  -r:"$out/unity/Sdkpp.dll" -out:"$out/unity/plain/Sdkpp.Unity.dll" "$out"/package/Runtime/Unity/*.cs
 cmp "$out/package/Runtime/Plugins/x86_64/libsdkpp.so" "$so" || fail "the Unity package's libsdkpp.so is not the archive's"
 cmp "$out/package/Runtime/Plugins/x86_64/sdkpp.dll" "$dll" || fail "the Unity package's sdkpp.dll is not the archive's"
 SDKPP_UPM=$upm SDKPP_VERSION=$version go test -count=1 -run TestUPMPackage ./tests/dist/

@@ -145,6 +145,16 @@ func TestUPMPackage(t *testing.T) {
 		assert.Equal(t, []string{"Sdkpp"}, sample.References)
 		assert.Contains(t, files, "package/Runtime/Sdkpp.g.cs")
 		assert.Contains(t, files, "package/Runtime/Runtime.cs")
+		var glue struct {
+			Name               string
+			References         []string
+			NoEngineReferences bool
+		}
+		require.NoError(t, json.Unmarshal(files["package/Runtime/Unity/Sdkpp.Unity.asmdef"], &glue))
+		assert.Equal(t, "Sdkpp.Unity", glue.Name)
+		assert.Equal(t, []string{"Sdkpp"}, glue.References)
+		assert.False(t, glue.NoEngineReferences, "the glue uses the engine's events and console")
+		assert.Contains(t, files, "package/Runtime/Unity/SdkppUnity.cs")
 	})
 }
 

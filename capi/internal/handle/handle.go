@@ -172,3 +172,22 @@ func (t *Table) Remove(id ID, typ Type) (*Entry, error) {
 
 // Len returns the number of live objects.
 func (t *Table) Len() int { return int(t.live.Load()) }
+
+// RemoveAll drops every live object and returns their entries, in slot order. Every id handed out
+// before it is stale afterwards.
+func (t *Table) RemoveAll() []*Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*Entry
+	for index := uint32(0); index < t.next; index++ {
+		s := t.slot(index)
+		e := s.entry.Swap(nil)
+		if e == nil {
+			continue
+		}
+		out = append(out, e)
+		t.free = append(t.free, index)
+		t.live.Add(-1)
+	}
+	return out
+}

@@ -149,3 +149,33 @@ func BenchmarkGet(b *testing.B) {
 		tab.Get(id, 1)
 	}
 }
+
+// RemoveAll empties the table: every entry comes back once, every old id is stale, and the slots
+// are reused with new generations.
+func TestRemoveAll(t *testing.T) {
+	var tab Table
+	a, _ := tab.Add(1, "a")
+	b, _ := tab.Add(2, "b")
+	c, _ := tab.Add(1, "c")
+	_, err := tab.Remove(b, 2)
+	require.NoError(t, err)
+
+	got := tab.RemoveAll()
+	var values []any
+	for _, e := range got {
+		values = append(values, e.Value)
+	}
+	assert.Equal(t, []any{"a", "c"}, values)
+	assert.Zero(t, tab.Len())
+	for _, id := range []ID{a, c} {
+		_, err := tab.Get(id, id.Type())
+		assert.ErrorIs(t, err, ErrStale)
+	}
+	assert.Empty(t, tab.RemoveAll(), "nothing left")
+
+	d, err := tab.Add(1, "d")
+	require.NoError(t, err)
+	assert.NotEqual(t, a, d)
+	assert.NotEqual(t, c, d)
+	assert.Equal(t, 1, tab.Len())
+}

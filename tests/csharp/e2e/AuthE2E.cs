@@ -16,6 +16,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Text;
 using System.Threading;
+using System.Threading.Tasks;
 using System.Runtime.InteropServices;
 using Sdkpp;
 
@@ -329,6 +330,85 @@ static class AuthE2E
                 Check(Pump(() => aborted), "AbortAuthorize ends the flow with Aborted");
             }
         }
+    }
+
+    // The account-linking and lobby story written with the Task forms and events, as a game
+    // awaits it: every continuation must run on the thread that calls RunCallbacks.
+    static void PhaseAsync()
+    {
+        using (Client c = NewClient("alice"))
+        {
+            int runner = Thread.CurrentThread.ManagedThreadId;
+            var elsewhere = new List<string>();
+            Task<bool> chain = AsyncChain(c, runner, elsewhere);
+            Check(Pump(() => chain.IsCompleted, 60), "the awaited chain completes while RunCallbacks runs");
+            if (chain.IsFaulted)
+            {
+                Console.WriteLine("note: the chain failed: " + chain.Exception.GetBaseException());
+            }
+            Check(chain.Status == TaskStatus.RanToCompletion && chain.Result,
+                  "await Authorize, GetToken, UpdateToken, Connect (StatusChanged event), CreateOrJoinLobby, SendLobbyMessage");
+            Check(elsewhere.Count == 0, "every continuation ran on the thread calling RunCallbacks (elsewhere: " + string.Join(", ", elsewhere) + ")");
+        }
+    }
+
+    static async Task<bool> AsyncChain(Client c, int runner, List<string> elsewhere)
+    {
+        Action<string> ranOn = step =>
+        {
+            int id = Thread.CurrentThread.ManagedThreadId;
+            Console.WriteLine("async: " + step + " continued on thread " + id + (id == runner ? " (RunCallbacks')" : ""));
+            if (id != runner)
+            {
+                elsewhere.Add(step);
+            }
+        };
+        Client.AuthorizationResult auth;
+        string verifierText;
+        using (AuthorizationCodeVerifier verifier = c.CreateAuthorizationCodeVerifier())
+        using (AuthorizationArgs args = new AuthorizationArgs())
+        {
+            verifierText = verifier.Verifier();
+            args.SetScopes(Client.GetDefaultCommunicationScopes());
+            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+            {
+                args.SetCodeChallenge(challenge);
+            }
+            auth = (await c.AuthorizeAsync(args)).ThrowIfFailed();
+        }
+        ranOn("Authorize");
+        Client.TokenExchangeResult token = (await c.GetTokenAsync(AppId(), auth.Code, verifierText, auth.RedirectUri)).ThrowIfFailed();
+        ranOn("GetToken");
+        (await c.UpdateTokenAsync(AuthorizationTokenType.Bearer, token.AccessToken)).ThrowIfFailed();
+        ranOn("UpdateToken");
+
+        var ready = new TaskCompletionSource<bool>();
+        Client.OnStatusChanged onStatus = (status, error, detail) =>
+        {
+            if (status == Client.Status.Ready)
+            {
+                ready.TrySetResult(true);
+            }
+            else if (status == Client.Status.Disconnected && error != Client.Error.None)
+            {
+                ready.TrySetResult(false);
+            }
+        };
+        c.StatusChanged += onStatus;
+        c.Connect();
+        bool connected = await ready.Task;
+        c.StatusChanged -= onStatus;
+        ranOn("Connect");
+        if (!connected)
+        {
+            return false;
+        }
+
+        Client.CreateOrJoinLobbyResult lobby = (await c.CreateOrJoinLobbyAsync("async-" + Guid.NewGuid().ToString("N"))).ThrowIfFailed();
+        ranOn("CreateOrJoinLobby");
+        Client.SendUserMessageResult sent = (await c.SendLobbyMessageAsync(lobby.LobbyId, "hello from await")).ThrowIfFailed();
+        ranOn("SendLobbyMessage");
+        return lobby.LobbyId != 0 && sent.MessageId != 0;
     }
 
     static void PhaseProvisional()
@@ -1247,7 +1327,7 @@ static class AuthE2E
     {
         Dictionary<string, Action> phases = new Dictionary<string, Action>
         {
-            { "link", PhaseLink },       { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
+            { "link", PhaseLink },       { "async", PhaseAsync },             { "provisional", PhaseProvisional }, { "merge-banned", PhaseMergeBanned },
             { "unmerge", PhaseUnmerge }, { "device", PhaseDevice },           { "child", PhaseChild },
             { "rpc", PhaseRpc },         { "voicesettings", PhaseVoiceSettings }, { "lobby", PhaseLobby }, { "voice", PhaseVoice },             { "chat", PhaseChat },
             { "social", PhaseSocial },         { "guilds", PhaseGuilds },

@@ -1,4 +1,4 @@
-// A stand-in for the few engine types the Unity package's sample uses, and for the engine's own
+// A stand-in for the few engine and editor types the Unity package's sample and glue use, and for the engine's own
 // AOT.MonoPInvokeCallbackAttribute, so that tests/dist/run.sh compiles the package's Runtime and
 // sample with Mono's compiler as Unity would with engine references. Only the signatures matter.
 using System;
@@ -29,6 +29,23 @@ namespace UnityEngine
     public static class Debug
     {
         public static void Log(object message) { }
+        public static void LogWarning(object message) { }
+        public static void LogError(object message) { }
+        public static void LogException(Exception exception) { }
+    }
+
+    public static class Application
+    {
+        public static event Action quitting;
+        internal static void Quit() { if (quitting != null) quitting(); }
+    }
+
+    public enum RuntimeInitializeLoadType { AfterSceneLoad, BeforeSceneLoad, SubsystemRegistration = 4 }
+
+    [AttributeUsage(AttributeTargets.Method)]
+    public class RuntimeInitializeOnLoadMethodAttribute : Attribute
+    {
+        public RuntimeInitializeOnLoadMethodAttribute(RuntimeInitializeLoadType type) { }
     }
 
     public static class GUILayout
@@ -36,5 +53,18 @@ namespace UnityEngine
         public static void Label(string text) { }
         public static string TextField(string text) { return text; }
         public static bool Button(string text) { return false; }
+    }
+}
+
+namespace UnityEditor
+{
+    [AttributeUsage(AttributeTargets.Class)]
+    public class InitializeOnLoadAttribute : Attribute { }
+
+    public static class AssemblyReloadEvents
+    {
+        public delegate void AssemblyReloadCallback();
+        public static event AssemblyReloadCallback beforeAssemblyReload;
+        internal static void Reload() { if (beforeAssemblyReload != null) beforeAssemblyReload(); }
     }
 }

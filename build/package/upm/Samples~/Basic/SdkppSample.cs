@@ -4,9 +4,13 @@
 // push-to-talk on the pushToTalk key, and shows the call's verification code: the same code on
 // every player's screen means nobody is in the middle of the end-to-end encryption.
 //
-// Callbacks run inside Sdk.RunCallbacks, which Update calls once per frame, on the main thread: a
-// callback may touch the scene.
+// Events and the continuations of awaited calls run inside Sdk.RunCallbacks, which Update calls
+// once per frame, on the main thread: they may touch the scene. The package's Sdkpp.Unity assembly
+// sends the SDK's log and the handlers' exceptions to the console and shuts the SDK down when play
+// mode ends and before a domain reload.
+using System;
 using System.Collections.Generic;
+using System.Threading.Tasks;
 using UnityEngine;
 
 namespace Sdkpp.Samples
@@ -30,86 +34,69 @@ namespace Sdkpp.Samples
         string draft = "";
         readonly List<string> chat = new List<string>();
 
-        void Start()
+        async void Start()
         {
             client = new Client();
             client.SetApplicationId(applicationId);
-            client.AddLogCallback((message, severity) => Debug.Log("[sdkpp " + severity + "] " + message),
-                LoggingSeverity.Warning);
-            client.SetStatusChangedCallback((s, error, detail) =>
+            client.StatusChanged += OnStatusChanged;
+            client.MessageCreated += OnMessage;
+            try
             {
-                status = s.ToString();
-                if (s == Client.Status.Ready)
-                {
-                    JoinLobby();
-                }
-            });
-            client.SetMessageCreatedCallback(OnMessage);
-            LinkAccount();
-        }
-
-        // LinkAccount runs OAuth 2.0 with PKCE: Authorize opens the consent page, GetToken exchanges
-        // the code, and the SDK connects with the token.
-        void LinkAccount()
-        {
-            AuthorizationCodeVerifier verifier = client.CreateAuthorizationCodeVerifier();
-            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
-            using (AuthorizationArgs args = new AuthorizationArgs())
+                await LinkAccount();
+                client.Connect(); // StatusChanged reports Ready, then the sample joins the lobby
+            }
+            catch (SdkException e)
             {
-                args.SetScopes(Client.GetDefaultCommunicationScopes());
-                args.SetCodeChallenge(challenge);
-                client.Authorize(args, (result, code, redirectUri) =>
-                {
-                    using (result)
-                    {
-                        if (!result.Successful())
-                        {
-                            status = "account linking failed: " + result;
-                            verifier.Dispose();
-                            return;
-                        }
-                    }
-                    client.GetToken(applicationId, code, verifier.Verifier(), redirectUri,
-                        (tokenResult, accessToken, refreshToken, tokenType, expiresIn, scopes) =>
-                        {
-                            verifier.Dispose();
-                            using (tokenResult)
-                            {
-                                if (!tokenResult.Successful())
-                                {
-                                    status = "token exchange failed: " + tokenResult;
-                                    return;
-                                }
-                            }
-                            client.UpdateToken(tokenType, accessToken, updated =>
-                            {
-                                updated.Dispose();
-                                client.Connect();
-                            });
-                        });
-                });
+                status = "account linking failed: " + e.Result;
+            }
+            catch (ObjectDisposedException)
+            {
+                // The scene ended (OnDestroy) while linking.
             }
         }
 
-        void JoinLobby()
+        // LinkAccount runs OAuth 2.0 with PKCE: Authorize opens the consent page, GetToken exchanges
+        // the code, UpdateToken hands the token to the SDK.
+        async Task LinkAccount()
         {
-            client.CreateOrJoinLobby(lobbySecret, (result, id) =>
+            using (AuthorizationCodeVerifier verifier = client.CreateAuthorizationCodeVerifier())
+            using (AuthorizationArgs args = new AuthorizationArgs())
             {
-                using (result)
+                args.SetScopes(Client.GetDefaultCommunicationScopes());
+                using (AuthorizationCodeChallenge challenge = verifier.Challenge())
                 {
-                    if (!result.Successful())
-                    {
-                        status = "could not join the lobby: " + result;
-                        return;
-                    }
+                    args.SetCodeChallenge(challenge);
                 }
-                lobbyId = id;
-                call = client.StartCall(id);
-                if (call != null)
-                {
-                    call.SetAudioMode(AudioModeType.MODE_PTT);
-                }
-            });
+                Client.AuthorizationResult auth = (await client.AuthorizeAsync(args)).ThrowIfFailed();
+                Client.TokenExchangeResult token = (await client.GetTokenAsync(applicationId, auth.Code,
+                    verifier.Verifier(), auth.RedirectUri)).ThrowIfFailed();
+                (await client.UpdateTokenAsync(token.TokenType, token.AccessToken)).ThrowIfFailed();
+            }
+        }
+
+        void OnStatusChanged(Client.Status s, Client.Error error, int detail)
+        {
+            status = s.ToString();
+            if (s == Client.Status.Ready && lobbyId == 0)
+            {
+                JoinLobby();
+            }
+        }
+
+        async void JoinLobby()
+        {
+            Client.CreateOrJoinLobbyResult joined = await client.CreateOrJoinLobbyAsync(lobbySecret);
+            if (!joined.Successful)
+            {
+                status = "could not join the lobby: " + joined;
+                return;
+            }
+            lobbyId = joined.LobbyId;
+            call = client.StartCall(lobbyId);
+            if (call != null)
+            {
+                call.SetAudioMode(AudioModeType.MODE_PTT);
+            }
         }
 
         void OnMessage(ulong messageId)
@@ -152,7 +139,7 @@ namespace Sdkpp.Samples
                 draft = GUILayout.TextField(draft);
                 if (GUILayout.Button("Send") && draft.Length > 0)
                 {
-                    client.SendLobbyMessage(lobbyId, draft, (result, id) => result.Dispose());
+                    client.SendLobbyMessageAsync(lobbyId, draft); // the message shows up through MessageCreated
                     draft = "";
                 }
             }
@@ -166,6 +153,8 @@ namespace Sdkpp.Samples
             }
             if (client != null)
             {
+                client.StatusChanged -= OnStatusChanged;
+                client.MessageCreated -= OnMessage;
                 client.Dispose();
             }
         }
