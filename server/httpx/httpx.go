@@ -60,6 +60,8 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 type Reply struct {
 	Status int
 	Body   any
+	// Header holds headers to send with it (Retry-After beside a 429's retry_after, say).
+	Header http.Header
 }
 
 // Answer writes a handler's result: err as Error does, a nil out as 204 No Content, a Reply with
@@ -72,6 +74,9 @@ func Answer(w http.ResponseWriter, r *http.Request, log *slog.Logger, out any, e
 	case out == nil:
 		w.WriteHeader(http.StatusNoContent)
 	case isReply:
+		for k, v := range reply.Header {
+			w.Header()[k] = v
+		}
 		JSON(w, reply.Status, reply.Body)
 	default:
 		JSON(w, http.StatusOK, out)

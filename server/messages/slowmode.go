@@ -1,7 +1,9 @@
 package messages
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,7 +68,7 @@ func (m *slowmode) sent(channelID, userID uint64, now time.Time) {
 }
 
 // slowmodeCheck refuses a message in ch when the channel has slowmode, the sender sent one there
-// within its interval and may not bypass it (429 20016 with retry_after). Bots are unaffected,
+// within its interval and may not bypass it (429 20016 with retry_after in the body and Retry-After). Bots are unaffected,
 // as on the platform. A nil answer lets the message through (the caller then calls
 // slowmodeSent); otherwise it is the httpx.Reply to answer with.
 func (s *Service) slowmodeCheck(q *guildaccess.Caller, ch *store.GuildChannel, perms uint64) (any, error) {
@@ -85,8 +87,12 @@ func (s *Service) slowmodeCheck(q *guildaccess.Caller, ch *store.GuildChannel, p
 	if left == 0 {
 		return nil, nil
 	}
-	return httpx.Reply{Status: http.StatusTooManyRequests, Body: wire.SlowmodeRateLimited{
-		Message: "You are being rate limited.", Code: wire.CodeSlowmodeRateLimited, RetryAfter: left.Seconds()}}, nil
+	// The platform sends Retry-After too, in whole seconds rounded up, beside the body's exact
+	// retry_after.
+	retry := strconv.Itoa(int(math.Ceil(left.Seconds())))
+	return httpx.Reply{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {retry}},
+		Body: wire.SlowmodeRateLimited{Message: "You are being rate limited.", Code: wire.CodeSlowmodeRateLimited,
+			RetryAfter: left.Seconds()}}, nil
 }
 
 // slowmodeSent records a message the caller sent in ch.

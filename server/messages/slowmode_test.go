@@ -89,6 +89,7 @@ func TestSlowmodeBypassFromDate(t *testing.T) {
 				r.JSON(t, &body)
 				assert.Equal(t, wire.CodeSlowmodeRateLimited, body.Code)
 				assert.InDelta(t, 6.0, body.RetryAfter, 1e-9, "seconds left of the 10 s interval")
+				assert.Equal(t, "6", r.Header.Get("Retry-After"), "the header beside the body, as the platform sends it")
 				f.E.Clock.Advance(6 * time.Second)
 				guildtest.OK(t, send(guildtest.Bearer(f.Bob)), nil) // the interval has passed
 			}
