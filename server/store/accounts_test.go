@@ -91,6 +91,9 @@ func testTokenUseAndGrantRevocation(t *testing.T, s *DB) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.CreateGrant(ctx, &Grant{ID: 5, AppID: 1, UserID: 2, CreatedAt: t0}))
 	require.NoError(t, s.CreateGrant(ctx, &Grant{ID: 6, AppID: 1, UserID: 2, CreatedAt: t0}))
+	max, err := s.MaxID(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(6), max, "grant ids count for MaxID: a restart's id floor is above them")
 	for _, tok := range []Token{
 		{Hash: []byte("a5"), Kind: AccessToken, GrantID: 5},
 		{Hash: []byte("r5"), Kind: RefreshToken, GrantID: 5},
