@@ -22,6 +22,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
 	"sdkpp/server/console"
+	"sdkpp/server/counters"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
@@ -128,12 +129,15 @@ type DevCredentials = wire.DevCredentials
 
 // Server is the platform service.
 type Server struct {
-	cfg        Config
-	apiRoutes  func() []string // the API's route patterns, relative to the API base
-	log        *slog.Logger
-	store      store.Store
-	storeKind  string // the store's database: sqlite or postgres
-	ids        *snowflake.Generator
+	cfg       Config
+	apiRoutes func() []string // the API's route patterns, relative to the API base
+	log       *slog.Logger
+	store     store.Store
+	storeKind string // the store's database: sqlite or postgres
+	ids       *snowflake.Generator
+	// counter counts the windows of the limits: in the store where nodes share it (package
+	// counters).
+	counter    counters.Counter
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
 	seeder     *devseed.Seeder
@@ -219,7 +223,8 @@ func New(cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID),
+		counter: counters.For(st)}
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
@@ -304,7 +309,7 @@ func (s *Server) routes() (http.Handler, error) {
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
 	gs := s.newGuildServices()
 	s.guilds = gs
-	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
+	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: oauth.NewLoginThrottle(s.sharedFailures()),
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
 		Invites: gs.invites}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
@@ -362,6 +367,7 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	limits := s.cfg.RateLimits
+	limits.Counter = s.counter
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
 		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
@@ -388,7 +394,7 @@ func (s *Server) routes() (http.Handler, error) {
 // console is the operator console of this node (package console).
 func (s *Server) console() *console.Handler {
 	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
-		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
+		Accounts: s.accounts, Logins: &loginthrottle.Throttle{Shared: s.sharedFailures()}, PublicURL: s.url, NodeID: s.cfg.NodeID,
 		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
 		Nodes: func() []console.Node {
 			st := s.hub.Stats()
@@ -396,6 +402,15 @@ func (s *Server) console() *console.Handler {
 			return []console.Node{{ID: s.cfg.NodeID, URL: s.url, Self: true, Connections: st.Connections,
 				Sessions: st.Sessions, Calls: calls, Participants: participants}}
 		}}
+}
+
+// sharedFailures is where the sign-in throttles keep their failures: the store when other nodes
+// share it, so that one guesser is locked on every node; nil (this node's memory) otherwise.
+func (s *Server) sharedFailures() loginthrottle.Failures {
+	if s.store.Shared() {
+		return s.store
+	}
+	return nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application

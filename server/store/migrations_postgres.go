@@ -558,4 +558,22 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 5 (SQLite's 25): shared state (shared.go): fixed-window counters (rate limits, bot session starts,
+	// member requests, slowmode) and sign-in failures, which every node on the database counts
+	// together.
+	`
+CREATE TABLE rate_windows (
+	key TEXT PRIMARY KEY,
+	start_at BIGINT NOT NULL,
+	ends_at BIGINT NOT NULL,
+	hits INTEGER NOT NULL
+);
+CREATE INDEX rate_windows_ends ON rate_windows(ends_at);
+CREATE TABLE login_failures (
+	key TEXT NOT NULL,
+	at BIGINT NOT NULL
+);
+CREATE INDEX login_failures_key ON login_failures(key, at);
+CREATE INDEX login_failures_at ON login_failures(at);
+`,
 }
