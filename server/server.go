@@ -137,7 +137,9 @@ type Server struct {
 	ids       *snowflake.Generator
 	// counter counts the windows of the limits: in the store where nodes share it (package
 	// counters).
-	counter    counters.Counter
+	counter counters.Counter
+	// failed receives why the node must stop (Failed).
+	failed     chan error
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
 	seeder     *devseed.Seeder
@@ -224,7 +226,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID),
-		counter: counters.For(st)}
+		counter: counters.For(st), failed: make(chan error, 1)}
+	// PostgreSQL: the node id's lock goes with a database session; should it drop, the node
+	// takes the id again, or stops when another node has it (it would make that node's ids).
+	// Database sessions drop in real time, whatever the service's clock says.
+	st.WatchNode(clock.Real{}, NodeLockCheck, s.log.With("component", "store"), func(err error) { s.failed <- err })
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
@@ -403,6 +409,13 @@ func (s *Server) console() *console.Handler {
 				Sessions: st.Sessions, Calls: calls, Participants: participants}}
 		}}
 }
+
+// NodeLockCheck is how often a node on PostgreSQL checks that it still holds its node id.
+const NodeLockCheck = 5 * time.Second
+
+// Failed receives, once, why the node must stop serving: another node took its node id while
+// the database session holding it had dropped. The caller then closes the server.
+func (s *Server) Failed() <-chan error { return s.failed }
 
 // sharedFailures is where the sign-in throttles keep their failures: the store when other nodes
 // share it, so that one guesser is locked on every node; nil (this node's memory) otherwise.
