@@ -410,6 +410,10 @@ func (s *Server) console() *console.Handler {
 		}}
 }
 
+// InviteJobPoll is how often a node sharing its store looks for target-users jobs that another
+// node left (package invites).
+const InviteJobPoll = 10 * time.Second
+
 // NodeLockCheck is how often a node on PostgreSQL checks that it still holds its node id.
 const NodeLockCheck = 5 * time.Second
 

@@ -22,13 +22,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // changed by change when it is not nil.
 func cluster(t *testing.T, n int, clk clock.Controllable, change func(*server.Config)) []*servertest.Env {
 	t.Helper()
-	u := pgtest.Database(t, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
-		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	})
+	u := database(t)
 	nodes := make([]*servertest.Env, n)
 	for i := range nodes {
 		nodes[i] = servertest.Start(t, servertest.WithClock(clk), servertest.WithConfig(func(c *server.Config) {
@@ -39,6 +33,18 @@ func cluster(t *testing.T, n int, clk clock.Controllable, change func(*server.Co
 		}))
 	}
 	return nodes
+}
+
+// database returns the URL of a fresh migrated PostgreSQL database for t.
+func database(t *testing.T) string {
+	t.Helper()
+	return pgtest.Database(t, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
+		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
 }
 
 // get sends GET url with the header auth and returns the status.
