@@ -33,7 +33,7 @@ func (s *Server) newGuildServices() *guildServices {
 	return &guildServices{base: base, invites: inv,
 		guilds:      &guilds.Service{Base: base, Invites: inv},
 		channels:    &channels.Service{Base: base},
-		messages:    &messages.Service{Base: base, PublicURL: s.url},
+		messages:    &messages.Service{Base: base, PublicURL: s.url, Counter: s.counter},
 		expressions: &expressions.Service{Base: base},
 	}
 }
