@@ -12,15 +12,29 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"sdkpp/server/store"
 )
 
 // Hit is a counter an event must fit in: at most Limit events per Window.
-type Hit = store.WindowHit
+type Hit struct {
+	Key    string
+	Limit  int
+	Window time.Duration
+}
 
 // Window is a counter's current window: when it started and ends, and the events it counted.
-type Window = store.Window
+type Window struct {
+	Start, End time.Time
+	Count      int
+}
+
+// Store keeps windows for every node of a database (store.SharedStateStore).
+type Store interface {
+	// Shared tells whether other nodes may share the store.
+	Shared() bool
+	HitWindows(ctx context.Context, now time.Time, hits []Hit) (bool, []Window, error)
+	PeekWindow(ctx context.Context, key string, now time.Time) (Window, error)
+	SweepWindows(ctx context.Context, now time.Time) error
+}
 
 // Counter counts events in fixed windows. Implementations are safe for concurrent use.
 type Counter interface {
@@ -34,7 +48,7 @@ type Counter interface {
 
 // For returns the counter fit for st: Stored when other nodes may share the database, else a
 // Memory, which costs no store round trip.
-func For(st store.Store) Counter {
+func For(st Store) Counter {
 	if st.Shared() {
 		return NewStored(st)
 	}
@@ -106,14 +120,14 @@ func (m *Memory) sweepLocked(now time.Time) {
 
 // Stored is a Counter in the store, shared by every node of its database.
 type Stored struct {
-	st store.SharedStateStore
+	st Store
 
 	mu    sync.Mutex
 	swept time.Time
 }
 
 // NewStored returns a Counter on st.
-func NewStored(st store.SharedStateStore) *Stored { return &Stored{st: st} }
+func NewStored(st Store) *Stored { return &Stored{st: st} }
 
 // Hit implements Counter: one statement (two when the event is refused), and at most once per
 // sweepEvery of this node's events a sweep of the ended windows.

@@ -1,4 +1,4 @@
-package counters
+package counters_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/counters"
 
 	"sdkpp/server/store"
 	"sdkpp/server/store/pgtest"
@@ -26,12 +28,12 @@ func openSQLite(tb testing.TB) *store.DB {
 // Memory and Stored count alike: up to the limit, nothing for a refusal, afresh in a new
 // window, and Peek sees what Hit counted.
 func TestCountersAgree(t *testing.T) {
-	for name, c := range map[string]Counter{"memory": NewMemory(), "stored": NewStored(openSQLite(t))} {
+	for name, c := range map[string]counters.Counter{"memory": counters.NewMemory(), "stored": counters.NewStored(openSQLite(t))} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-			a := Hit{Key: "a", Limit: 2, Window: time.Second}
-			b := Hit{Key: "b", Limit: 10, Window: time.Minute}
+			a := counters.Hit{Key: "a", Limit: 2, Window: time.Second}
+			b := counters.Hit{Key: "b", Limit: 10, Window: time.Minute}
 			var got []bool
 			for i := range 3 {
 				ok, ws, err := c.Hit(ctx, t0.Add(time.Duration(i)*time.Millisecond), a, b)
@@ -53,13 +55,13 @@ func TestCountersAgree(t *testing.T) {
 		})
 	}
 	st := openSQLite(t)
-	assert.IsType(t, &Memory{}, For(st), "one node: memory")
+	assert.IsType(t, &counters.Memory{}, counters.For(st), "one node: memory")
 }
 
 // The cost of counting one request (a route and a global window) in each counter.
 func BenchmarkHit(b *testing.B) {
-	b.Run("memory", func(b *testing.B) { benchmarkHit(b, NewMemory()) })
-	b.Run("sqlite", func(b *testing.B) { benchmarkHit(b, NewStored(openSQLite(b))) })
+	b.Run("memory", func(b *testing.B) { benchmarkHit(b, counters.NewMemory()) })
+	b.Run("sqlite", func(b *testing.B) { benchmarkHit(b, counters.NewStored(openSQLite(b))) })
 	b.Run("postgres", func(b *testing.B) {
 		u := pgtest.Database(b, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
 			s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
@@ -71,14 +73,14 @@ func BenchmarkHit(b *testing.B) {
 		st, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
 		require.NoError(b, err)
 		b.Cleanup(func() { st.Close() })
-		benchmarkHit(b, For(st))
+		benchmarkHit(b, counters.For(st))
 	})
 }
 
-func benchmarkHit(b *testing.B, c Counter) {
+func benchmarkHit(b *testing.B, c counters.Counter) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	hits := []Hit{{Key: "g|id:user:1", Limit: 1 << 30, Window: time.Hour}, {Key: "r|id:user:1|b|", Limit: 1 << 30, Window: time.Hour}}
+	hits := []counters.Hit{{Key: "g|id:user:1", Limit: 1 << 30, Window: time.Hour}, {Key: "r|id:user:1|b|", Limit: 1 << 30, Window: time.Hour}}
 	b.ResetTimer()
 	for i := range b.N {
 		if _, _, err := c.Hit(ctx, t0.Add(time.Duration(i)), hits...); err != nil {

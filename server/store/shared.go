@@ -5,27 +5,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"sdkpp/server/counters"
 )
 
 // Shared state: what the nodes of one database must count together so that a limit holds for a
 // caller whose requests reach several of them. SQLite has one node; there the same methods work,
 // and a service may as well count in its own memory.
 
-// WindowHit is a fixed-window counter that an event must fit in: at most Limit events per
-// window of Window, a window starting at the first event after the last one ended.
-type WindowHit struct {
-	Key    string
-	Limit  int
-	Window time.Duration
-}
-
-// Window is a counter's current window: when it started and ends, and the events it counted.
-type Window struct {
-	Start, End time.Time
-	Count      int
-}
-
-// SharedStateStore keeps the counters and the sign-in failures of every node.
+// SharedStateStore keeps the counters (package counters: fixed windows) and the sign-in failures
+// of every node.
 type SharedStateStore interface {
 	// Shared tells whether other nodes may share the database (PostgreSQL): state that must hold
 	// across nodes is then kept in the store rather than in one process's memory.
@@ -35,9 +24,9 @@ type SharedStateStore interface {
 	// count below its limit), and in none otherwise; the hits' keys must differ. It returns
 	// whether the event was counted and the windows as they are after, in the order of hits.
 	// Concurrent calls, from any node, never count more than a limit's events in one window.
-	HitWindows(ctx context.Context, now time.Time, hits []WindowHit) (bool, []Window, error)
+	HitWindows(ctx context.Context, now time.Time, hits []counters.Hit) (bool, []counters.Window, error)
 	// PeekWindow returns key's window current at now: the zero Window when there is none.
-	PeekWindow(ctx context.Context, key string, now time.Time) (Window, error)
+	PeekWindow(ctx context.Context, key string, now time.Time) (counters.Window, error)
 	// SweepWindows forgets the windows that ended at or before now.
 	SweepWindows(ctx context.Context, now time.Time) error
 
@@ -60,7 +49,7 @@ func (s *DB) Shared() bool { return s.node != nil }
 // count back: a refused event counts nowhere. Between the two a racing event may see the
 // window fuller than it stays, and be refused: a limit can be enforced a little early under
 // contention, never exceeded.
-func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []WindowHit) (bool, []Window, error) {
+func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []counters.Hit) (bool, []counters.Window, error) {
 	if len(hits) == 0 {
 		return true, nil, nil
 	}
@@ -86,11 +75,11 @@ func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []WindowHit) (b
 	if err != nil {
 		return false, nil, fmt.Errorf("store: hit windows: %w", err)
 	}
-	got := make(map[string]Window, len(hits))
+	got := make(map[string]counters.Window, len(hits))
 	for rows.Next() {
 		var key string
 		var start, end int64
-		var w Window
+		var w counters.Window
 		if err := rows.Scan(&key, &start, &end, &w.Count); err != nil {
 			rows.Close()
 			return false, nil, fmt.Errorf("store: hit windows: %w", err)
@@ -104,7 +93,7 @@ func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []WindowHit) (b
 	if err := rows.Err(); err != nil {
 		return false, nil, fmt.Errorf("store: hit windows: %w", err)
 	}
-	out := make([]Window, len(hits))
+	out := make([]counters.Window, len(hits))
 	ok := true
 	for i, h := range hits {
 		w, found := got[h.Key]
@@ -129,18 +118,18 @@ func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []WindowHit) (b
 }
 
 // PeekWindow implements SharedStateStore.
-func (s *DB) PeekWindow(ctx context.Context, key string, now time.Time) (Window, error) {
+func (s *DB) PeekWindow(ctx context.Context, key string, now time.Time) (counters.Window, error) {
 	var start, end int64
-	var w Window
+	var w counters.Window
 	err := s.q.QueryRowContext(ctx, `SELECT start_at, ends_at, hits FROM rate_windows WHERE key=?`, key).Scan(&start, &end, &w.Count)
 	if err := notFound(err); err != nil {
 		if err == ErrNotFound {
-			return Window{}, nil
+			return counters.Window{}, nil
 		}
-		return Window{}, fmt.Errorf("store: peek window: %w", err)
+		return counters.Window{}, fmt.Errorf("store: peek window: %w", err)
 	}
 	if at := ts(now); end <= at || start > at {
-		return Window{}, nil
+		return counters.Window{}, nil
 	}
 	w.Start, w.End = fromTS(start), fromTS(end)
 	return w, nil

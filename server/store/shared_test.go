@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/counters"
 )
 
 // A window counts up to its limit, refuses past it without counting, and starts again when it
@@ -17,17 +19,17 @@ func TestHitWindows(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-		route := WindowHit{Key: "r", Limit: 2, Window: time.Second}
-		global := WindowHit{Key: "g", Limit: 3, Window: 10 * time.Second}
+		route := counters.Hit{Key: "r", Limit: 2, Window: time.Second}
+		global := counters.Hit{Key: "g", Limit: 3, Window: 10 * time.Second}
 		for i := range 2 {
-			ok, ws, err := s.HitWindows(ctx, t0.Add(time.Duration(i)*time.Millisecond), []WindowHit{global, route})
+			ok, ws, err := s.HitWindows(ctx, t0.Add(time.Duration(i)*time.Millisecond), []counters.Hit{global, route})
 			require.NoError(t, err)
 			require.True(t, ok)
 			assert.Equal(t, i+1, ws[1].Count)
 			assert.True(t, ws[1].Start.Equal(t0), "the window starts at its first event")
 			assert.True(t, ws[1].End.Equal(t0.Add(time.Second)))
 		}
-		ok, ws, err := s.HitWindows(ctx, t0.Add(500*time.Millisecond), []WindowHit{global, route})
+		ok, ws, err := s.HitWindows(ctx, t0.Add(500*time.Millisecond), []counters.Hit{global, route})
 		require.NoError(t, err)
 		assert.False(t, ok, "the route window is full")
 		assert.Equal(t, []int{2, 2}, []int{ws[0].Count, ws[1].Count}, "a refused event counts nowhere")
@@ -35,11 +37,11 @@ func TestHitWindows(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, w.Count)
 
-		ok, ws, err = s.HitWindows(ctx, t0.Add(time.Second), []WindowHit{global, route})
+		ok, ws, err = s.HitWindows(ctx, t0.Add(time.Second), []counters.Hit{global, route})
 		require.NoError(t, err)
 		require.True(t, ok, "the route window ended")
 		assert.Equal(t, []int{3, 1}, []int{ws[0].Count, ws[1].Count})
-		ok, _, err = s.HitWindows(ctx, t0.Add(2*time.Second), []WindowHit{global, {Key: "other", Limit: 5, Window: time.Second}})
+		ok, _, err = s.HitWindows(ctx, t0.Add(2*time.Second), []counters.Hit{global, {Key: "other", Limit: 5, Window: time.Second}})
 		require.NoError(t, err)
 		assert.False(t, ok, "the global window is full")
 		w, err = s.PeekWindow(ctx, "other", t0.Add(2*time.Second))
@@ -48,11 +50,11 @@ func TestHitWindows(t *testing.T) {
 
 		w, err = s.PeekWindow(ctx, "g", t0.Add(10*time.Second))
 		require.NoError(t, err)
-		assert.Equal(t, Window{}, w, "an ended window is none")
+		assert.Equal(t, counters.Window{}, w, "an ended window is none")
 		require.NoError(t, s.SweepWindows(ctx, t0.Add(10*time.Second)))
 		w, err = s.PeekWindow(ctx, "other", t0.Add(2*time.Second))
 		require.NoError(t, err)
-		assert.Equal(t, Window{}, w, "swept")
+		assert.Equal(t, counters.Window{}, w, "swept")
 	})
 }
 
@@ -70,7 +72,7 @@ func TestHitWindowsConcurrent(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range each {
-					ok, _, err := s.HitWindows(ctx, t0, []WindowHit{{Key: "k", Limit: limit, Window: time.Minute}})
+					ok, _, err := s.HitWindows(ctx, t0, []counters.Hit{{Key: "k", Limit: limit, Window: time.Minute}})
 					if !assert.NoError(t, err) {
 						return
 					}
