@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"sync"
 
 	"sdkpp/internal/clock"
@@ -46,8 +47,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	commands map[scope][]wire.ApplicationCommand // the store's, by application and guild (0: global), as read
-	pending  map[uint64]*pending                 // the interactions, by id
-	modals   map[uint64]*openModal               // the open modals, by the id of their interaction
+	swept    time.Time                           // when ended interactions were last deleted
 }
 
 // scope is where commands are registered: an application, globally (guild 0) or in a guild.
@@ -113,7 +113,8 @@ func (s *Service) Commands(ctx context.Context, app, guild uint64) ([]wire.Appli
 // scopeCommands returns the scope's commands, read from the store the first time; s.mu is held.
 // The slice is shared: copy it to change it.
 func (s *Service) scopeCommands(ctx context.Context, sc scope) ([]wire.ApplicationCommand, error) {
-	if list, ok := s.commands[sc]; ok {
+	// Where nodes share the store another node may have changed them: read them each time.
+	if list, ok := s.commands[sc]; ok && !s.Store.Shared() {
 		return list, nil
 	}
 	doc, err := s.Store.GetApplicationCommands(ctx, sc.app, sc.guild)

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/internal/clock"
-	"sdkpp/server"
 	"sdkpp/server/gateway"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
@@ -23,11 +22,8 @@ import (
 func TestBotBudgetsHoldAcrossNodes(t *testing.T) {
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	on := func(id int) servertest.Option {
-		return servertest.WithConfig(func(c *server.Config) { c.Store, c.NodeID = u, id })
-	}
-	f := guildtest.NewBots(t, servertest.WithClock(clk), on(1))
-	nodes := []*servertest.Env{f.E, servertest.Start(t, servertest.WithClock(clk), on(2)), servertest.Start(t, servertest.WithClock(clk), on(3))}
+	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1))
+	nodes := []*servertest.Env{f.E, servertest.Start(t, servertest.WithClock(clk), node(u, 2)), servertest.Start(t, servertest.WithClock(clk), node(u, 3))}
 	guildtest.EnableIntents(t, f.E, wire.AppFlagGatewayGuildMembersLimited)
 	sessions := make([]*guildtest.Gateway, len(nodes))
 	for i, n := range nodes {

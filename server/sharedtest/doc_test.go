@@ -47,6 +47,11 @@ func database(t *testing.T) string {
 	})
 }
 
+// node is the option of a node with id on the database at u.
+func node(u string, id int) servertest.Option {
+	return servertest.WithConfig(func(c *server.Config) { c.Store, c.NodeID = u, id })
+}
+
 // get sends GET url with the header auth and returns the status.
 func get(t *testing.T, url, auth string) int {
 	t.Helper()

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/internal/clock"
-	"sdkpp/server"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
@@ -21,11 +20,8 @@ import (
 func TestSlowmodeHoldsAcrossNodes(t *testing.T) {
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	on := func(id int) servertest.Option {
-		return servertest.WithConfig(func(c *server.Config) { c.Store, c.NodeID = u, id })
-	}
-	f := guildtest.NewBots(t, servertest.WithClock(clk), on(1))
-	other := servertest.Start(t, servertest.WithClock(clk), on(2))
+	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1))
+	other := servertest.Start(t, servertest.WithClock(clk), node(u, 2))
 	ch := f.Channel("general").ID.String()
 	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPatch, f.API("/channels/"+ch), map[string]any{"rate_limit_per_user": 10},
 		guildtest.Bearer(f.Alice)), nil)

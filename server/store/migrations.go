@@ -645,4 +645,32 @@ CREATE TABLE login_failures (
 CREATE INDEX login_failures_key ON login_failures(key, at);
 CREATE INDEX login_failures_at ON login_failures(at);
 `,
+	// 26: pending interactions and open modals (package interactions), which the node that
+	// answers one may not be the node that made it.
+	`
+CREATE TABLE pending_interactions (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	bot_user_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	kind INTEGER NOT NULL,
+	token_hash BLOB NOT NULL,
+	meta TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	answered INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX pending_interactions_created ON pending_interactions(created_at);
+CREATE TABLE open_modals (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	guild_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	custom_id TEXT NOT NULL,
+	fields TEXT NOT NULL,
+	opened_at INTEGER NOT NULL
+);
+CREATE INDEX open_modals_opened ON open_modals(opened_at);
+`,
 }

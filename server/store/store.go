@@ -318,4 +318,5 @@ type Store interface {
 	RelationshipStore
 	OperatorStore
 	SharedStateStore
+	InteractionStore
 }
