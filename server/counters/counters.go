@@ -12,6 +12,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"sdkpp/internal/clock"
 )
 
 // Hit is a counter an event must fit in: at most Limit events per Window.
@@ -62,7 +64,7 @@ const sweepEvery = time.Minute
 type Memory struct {
 	mu      sync.Mutex
 	windows map[string]*Window
-	swept   time.Time
+	sweep   clock.Chore
 }
 
 // NewMemory returns an empty Memory.
@@ -107,10 +109,9 @@ func (m *Memory) Peek(_ context.Context, key string, now time.Time) (Window, err
 
 // sweepLocked forgets ended windows, at most once per sweepEvery.
 func (m *Memory) sweepLocked(now time.Time) {
-	if now.Sub(m.swept) < sweepEvery && !now.Before(m.swept) {
+	if !m.sweep.Due(now, sweepEvery) {
 		return
 	}
-	m.swept = now
 	for k, w := range m.windows {
 		if !now.Before(w.End) {
 			delete(m.windows, k)
@@ -120,10 +121,8 @@ func (m *Memory) sweepLocked(now time.Time) {
 
 // Stored is a Counter in the store, shared by every node of its database.
 type Stored struct {
-	st Store
-
-	mu    sync.Mutex
-	swept time.Time
+	st    Store
+	sweep clock.Chore
 }
 
 // NewStored returns a Counter on st.
@@ -132,13 +131,7 @@ func NewStored(st Store) *Stored { return &Stored{st: st} }
 // Hit implements Counter: one statement (two when the event is refused), and at most once per
 // sweepEvery of this node's events a sweep of the ended windows.
 func (s *Stored) Hit(ctx context.Context, now time.Time, hits ...Hit) (bool, []Window, error) {
-	s.mu.Lock()
-	sweep := now.Sub(s.swept) >= sweepEvery || now.Before(s.swept)
-	if sweep {
-		s.swept = now
-	}
-	s.mu.Unlock()
-	if sweep {
+	if s.sweep.Due(now, sweepEvery) {
 		if err := s.st.SweepWindows(ctx, now); err != nil {
 			return false, nil, err
 		}

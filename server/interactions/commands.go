@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 	"sync"
 
 	"sdkpp/internal/clock"
@@ -47,7 +46,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	commands map[scope][]wire.ApplicationCommand // the store's, by application and guild (0: global), as read
-	swept    time.Time                           // when ended interactions were last deleted
+	swept    clock.Chore                         // the deletions of ended interactions (sweep)
 }
 
 // scope is where commands are registered: an application, globally (guild 0) or in a guild.

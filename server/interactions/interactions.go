@@ -114,13 +114,7 @@ const sweepEvery = time.Minute
 
 // sweep deletes the interactions and modals past their lifetime, at most once per sweepEvery.
 func (s *Service) sweep(ctx context.Context, now time.Time) error {
-	s.mu.Lock()
-	due := now.Sub(s.swept) >= sweepEvery || now.Before(s.swept)
-	if due {
-		s.swept = now
-	}
-	s.mu.Unlock()
-	if !due {
+	if !s.swept.Due(now, sweepEvery) {
 		return nil
 	}
 	return s.Store.SweepInteractions(ctx, now.Add(-TokenLifetime))

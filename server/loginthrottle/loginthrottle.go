@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sdkpp/internal/clock"
 )
 
 // The limits and the lockout of the keys.
@@ -45,7 +47,7 @@ type Throttle struct {
 
 	mu       sync.Mutex
 	failures map[string][]time.Time // each key's failures within Lockout, oldest first
-	swept    time.Time              // Shared: when old failures were last deleted
+	sweep    clock.Chore            // Shared: the deletions of old failures
 }
 
 // Failures keeps sign-in failures where every node sees them (store.SharedStateStore).
@@ -159,13 +161,7 @@ func (t *Throttle) Succeeded(key string) {
 // once per sweepEvery.
 func (t *Throttle) failedShared(keys []string, now time.Time) {
 	ctx := context.Background()
-	t.mu.Lock()
-	sweep := now.Sub(t.swept) >= sweepEvery || now.Before(t.swept)
-	if sweep {
-		t.swept = now
-	}
-	t.mu.Unlock()
-	if sweep {
+	if t.sweep.Due(now, sweepEvery) {
 		_ = t.Shared.SweepLoginFailures(ctx, now.Add(-Lockout)) // the next sweep tries again
 	}
 	_ = t.Shared.AddLoginFailure(ctx, keys, now) // a store that fails here fails the sign-ins too

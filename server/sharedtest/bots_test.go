@@ -20,6 +20,7 @@ import (
 // Identifies on three nodes take three of one budget, which GET /gateway/bot shows on any node;
 // a request for all members on node 1 makes one on node 2 RATE_LIMITED (rule GW-2).
 func TestBotBudgetsHoldAcrossNodes(t *testing.T) {
+	t.Parallel()
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1))

@@ -20,6 +20,7 @@ import (
 // 3 are one 204 and one 40060. A modal shown through node 2 is submitted on node 3, once. A
 // command registered on node 1 is seen at once on node 2.
 func TestInteractionsAcrossNodes(t *testing.T) {
+	t.Parallel()
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1))

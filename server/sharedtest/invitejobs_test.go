@@ -19,6 +19,7 @@ import (
 // A target-users job claimed by a node that then died is taken up by another node once the
 // claim ends, though no kick reaches that node: its job goroutine polls on its clock.
 func TestInviteJobOfADeadNodeIsPickedUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))

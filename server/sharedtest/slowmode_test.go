@@ -18,6 +18,7 @@ import (
 // Slowmode holds across nodes: a member who sent on node 1 waits on node 2 too, and of two
 // messages sent at once on two nodes, one is refused.
 func TestSlowmodeHoldsAcrossNodes(t *testing.T) {
+	t.Parallel()
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1))
