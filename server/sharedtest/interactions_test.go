@@ -3,6 +3,7 @@ package sharedtest_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 
 // An interaction made on node 1 is answered on node 2, once: two answers racing on nodes 2 and
 // 3 are one 204 and one 40060. A modal shown through node 2 is submitted on node 3, once. A
-// command registered on node 1 is seen at once on node 2.
+// command registered on node 1 is seen at once on node 2, and commands registered at once on
+// several nodes are all kept.
 func TestInteractionsAcrossNodes(t *testing.T) {
 	t.Parallel()
 	u := database(t)
@@ -76,4 +78,17 @@ func TestInteractionsAcrossNodes(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, r.Status, "the modal opened on another node is submitted on node 3: %s", r.Body)
 	r = invoke(nodes[0], submit)
 	assert.Equal(t, http.StatusNotFound, r.Status, "submitted once: %s", r.Body)
+
+	for i := range 2 * len(nodes) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := guildtest.SendJSON(t, http.MethodPost, nodes[i%len(nodes)].APIURL+commands,
+				map[string]any{"name": "c" + strconv.Itoa(i), "description": "d"}, f.BotHeader())
+			assert.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		}()
+	}
+	wg.Wait()
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, nodes[2].APIURL+commands, nil, f.BotHeader()), &seen)
+	assert.Len(t, seen, 1+2*len(nodes), "no registration lost to another node's")
 }
