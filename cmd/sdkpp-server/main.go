@@ -20,7 +20,10 @@
 // It stops gracefully on SIGINT or SIGTERM.
 //
 // "sdkpp-server operator add -username NAME -role viewer|moderator|admin [-data-dir DIR | -store URL]"
-// creates an account of the operator console (/console), reading its password from stdin.
+// creates an account of the operator console (/console), reading its password from stdin;
+// "operator list" lists the accounts, "operator role -username NAME -role ROLE" changes one's
+// role and "operator remove -username NAME" deletes one and signs it out. Each change is
+// written to the console's audit log.
 package main
 
 import (

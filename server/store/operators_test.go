@@ -109,3 +109,48 @@ func testConsoleReads(t *testing.T, s *DB) {
 	require.Equal(t, uint64(61), ls[0].ID, "most recently active first")
 	require.Equal(t, "v", ls[0].Metadata["k"])
 }
+
+// Operator management: a role changes, an operator is removed with its sessions, and expired
+// sessions are pruned while live ones stay.
+func TestOperatorManagement(t *testing.T) { forEachStore(t, testOperatorManagement) }
+
+func testOperatorManagement(t *testing.T, s *DB) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for i, name := range []string{"ann", "bob"} {
+		require.NoError(t, s.CreateOperator(ctx, &Operator{ID: uint64(10 + i), Username: name, PasswordHash: []byte("h"),
+			Role: RoleViewer, CreatedAt: t0}))
+	}
+	require.NoError(t, s.SetOperatorRole(ctx, 10, RoleAdmin))
+	got, err := s.GetOperator(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, RoleAdmin, got.Role)
+	require.ErrorIs(t, s.SetOperatorRole(ctx, 99, RoleAdmin), ErrNotFound)
+
+	for _, sess := range []OperatorSession{
+		{Hash: []byte("ann-old"), OperatorID: 10, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)},
+		{Hash: []byte("ann-new"), OperatorID: 10, CreatedAt: t0, ExpiresAt: t0.Add(3 * time.Hour)},
+		{Hash: []byte("bob"), OperatorID: 11, CreatedAt: t0, ExpiresAt: t0.Add(3 * time.Hour)},
+	} {
+		require.NoError(t, s.InsertOperatorSession(ctx, &sess))
+	}
+	n, err := s.DeleteExpiredOperatorSessions(ctx, t0.Add(time.Hour-time.Nanosecond))
+	require.NoError(t, err)
+	require.Zero(t, n, "a session is kept until it expires")
+	n, err = s.DeleteExpiredOperatorSessions(ctx, t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = s.GetOperatorSession(ctx, []byte("ann-old"))
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.GetOperatorSession(ctx, []byte("ann-new"))
+	require.NoError(t, err)
+
+	require.NoError(t, s.DeleteOperator(ctx, 10))
+	_, err = s.GetOperator(ctx, 10)
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.GetOperatorSession(ctx, []byte("ann-new"))
+	require.ErrorIs(t, err, ErrNotFound, "a removed operator's sessions go with it")
+	_, err = s.GetOperatorSession(ctx, []byte("bob"))
+	require.NoError(t, err, "other operators' sessions stay")
+	require.ErrorIs(t, s.DeleteOperator(ctx, 10), ErrNotFound)
+}
