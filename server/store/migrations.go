@@ -627,4 +627,15 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 25: the node registry: each node's heartbeat row, read by the console's cluster page.
+	`
+CREATE TABLE nodes (
+	id INTEGER PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at INTEGER NOT NULL,
+	sessions INTEGER NOT NULL,
+	calls INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+`,
 }

@@ -558,4 +558,15 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 5 (SQLite's 25): the node registry: each node's heartbeat row, read by the console's cluster page.
+	`
+CREATE TABLE nodes (
+	id BIGINT PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at BIGINT NOT NULL,
+	sessions BIGINT NOT NULL,
+	calls BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+);
+`,
 }
