@@ -27,7 +27,6 @@ func (s *DB) ObserveQueries(fn QueryObserver) {
 	s.opts.observe.Store(&fn)
 }
 
-
 // observing is a querier that reports each statement to the store's observer.
 type observing struct {
 	q querier
