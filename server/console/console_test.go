@@ -87,8 +87,10 @@ func newFixture(t *testing.T) *fixture {
 			return []gateway.SessionInfo{{AppID: f.app.ID, Since: now.Add(-time.Minute), Connected: true}}
 		},
 		EndSessions: func(userID uint64) { f.mu.Lock(); f.ended = append(f.ended, userID); f.mu.Unlock() },
-		Nodes:       func() []Node { return []Node{{ID: 7, URL: "https://sdkpp.example", Self: true, Sessions: 3, Calls: 1}} },
-		Kick:        func() { f.mu.Lock(); f.kicks++; f.mu.Unlock() },
+		Self: func() store.Node {
+			return store.Node{ID: 7, Address: "https://sdkpp.example", StartedAt: now, Sessions: 3, Calls: 1, UpdatedAt: f.clk.Now()}
+		},
+		Kick: func() { f.mu.Lock(); f.kicks++; f.mu.Unlock() },
 	}
 	mux := http.NewServeMux()
 	h.Register(mux)
@@ -344,4 +346,57 @@ func TestSessionExpires(t *testing.T) {
 	f.clk.Advance(SessionTTL)
 	res, _ = c.get("/console/nodes")
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+}
+
+// The cluster page lists every node of the registry, this node with its live numbers; a node
+// whose heartbeat is older than NodeDownAfter is down. Nothing on it is a form a viewer may
+// post, and it carries the console's protections.
+func TestClusterPage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clk.Now()
+	for _, n := range []store.Node{
+		{ID: 7, Address: "https://sdkpp.example", StartedAt: now.Add(-time.Hour), Sessions: 1, UpdatedAt: now.Add(-time.Hour)},
+		{ID: 3, Address: "https://n3.example", StartedAt: now.Add(-time.Hour), Sessions: 12, Calls: 2, UpdatedAt: now.Add(-29 * time.Second)},
+		{ID: 9, Address: "https://n9.example", StartedAt: now.Add(-time.Hour), Sessions: 4, UpdatedAt: now.Add(-DefaultNodeDownAfter)},
+	} {
+		require.NoError(t, f.st.PutNode(ctx, &n))
+	}
+	c := f.client()
+	c.signIn("view")
+	res, body := c.get("/console/nodes")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+	rows := regexp.MustCompile(`(?s)<tr id="node-(\d+)">(.*?)</tr>`).FindAllStringSubmatch(body, -1)
+	require.Len(t, rows, 3)
+	got := map[string]string{}
+	var order []string
+	for _, r := range rows {
+		order = append(order, r[1])
+		got[r[1]] = regexp.MustCompile(`<[^>]+>`).ReplaceAllString(r[2], "|")
+	}
+	require.Equal(t, []string{"3", "7", "9"}, order, "by node id")
+	assert.Contains(t, got["7"], "7 (this node)")
+	assert.Contains(t, got["7"], "|3|", "this node's live sessions, not its stale row")
+	assert.Contains(t, got["7"], "|up|")
+	assert.Contains(t, got["3"], "https://n3.example")
+	assert.Contains(t, got["3"], "|12|")
+	assert.Contains(t, got["3"], "|up|")
+	assert.Contains(t, got["9"], "|down|", "its last heartbeat is DefaultNodeDownAfter old")
+}
+
+// PruneSessions deletes expired console sessions and keeps live ones.
+func TestPruneSessions(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.client().signIn("view")
+	f.clk.Advance(time.Hour)
+	f.client().signIn("mod")
+	n, err := PruneSessions(ctx, f.st, f.clk.Now())
+	require.NoError(t, err)
+	require.Zero(t, n)
+	f.clk.Advance(SessionTTL - time.Hour)
+	n, err = PruneSessions(ctx, f.st, f.clk.Now())
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the first sign-in has expired, the second not yet")
 }

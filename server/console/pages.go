@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -341,11 +342,33 @@ func (h *Handler) retryWebhook(w http.ResponseWriter, r *http.Request, rq *reque
 // ---- nodes and audit
 
 type nodesData struct {
-	Nodes []Node
+	Nodes     []Node
+	DownAfter time.Duration
 }
 
+// nodes lists the node registry's rows, this node's with its live numbers, each up or down.
 func (h *Handler) nodes(w http.ResponseWriter, r *http.Request, rq *request) (string, any, error) {
-	return "nodes", nodesData{Nodes: h.Nodes()}, nil
+	rows, err := h.Store.ListNodes(r.Context())
+	if err != nil {
+		return "", nil, err
+	}
+	self := h.Self()
+	if i := slices.IndexFunc(rows, func(n store.Node) bool { return n.ID == self.ID }); i >= 0 {
+		rows[i] = self
+	} else {
+		rows = append(rows, self)
+		slices.SortFunc(rows, func(a, b store.Node) int { return a.ID - b.ID })
+	}
+	d := nodesData{DownAfter: h.NodeDownAfter}
+	if d.DownAfter <= 0 {
+		d.DownAfter = DefaultNodeDownAfter
+	}
+	now := h.Clock.Now()
+	for _, n := range rows {
+		isSelf := n.ID == self.ID
+		d.Nodes = append(d.Nodes, Node{Node: n, Self: isSelf, Up: isSelf || now.Sub(n.UpdatedAt) < d.DownAfter})
+	}
+	return "nodes", d, nil
 }
 
 type auditData struct {

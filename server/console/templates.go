@@ -21,7 +21,7 @@ const layout = `<!doctype html>
 <a href="/console/players"{{if eq .Name "players"}} aria-current="page"{{end}}>Players</a>
 <a href="/console/lobbies"{{if or (eq .Name "lobbies") (eq .Name "lobby")}} aria-current="page"{{end}}>Lobbies</a>
 <a href="/console/apps"{{if or (eq .Name "apps") (eq .Name "app")}} aria-current="page"{{end}}>Applications</a>
-<a href="/console/nodes"{{if eq .Name "nodes"}} aria-current="page"{{end}}>Nodes</a>
+<a href="/console/nodes"{{if eq .Name "nodes"}} aria-current="page"{{end}}>Cluster</a>
 <a href="/console/audit"{{if eq .Name "audit"}} aria-current="page"{{end}}>Audit log</a>
 </nav>
 <form class="who" method="post" action="/console/signout"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
@@ -38,7 +38,7 @@ header nav{display:flex}header .who{margin-left:auto}main{padding:1em 1.5em;max-
 table{border-collapse:collapse;background:#fff;margin:.5em 0 1.5em;width:100%}
 th,td{border:1px solid #d5d9e0;padding:.35em .6em;text-align:left;vertical-align:top;font-size:.92em}
 th{background:#eceff4}code{font-size:.9em}.error{color:#a00;font-weight:600}.banned{color:#a00;font-weight:700}
-.state-failed{color:#a00;font-weight:600}.state-delivered{color:#070}.state-pending{color:#a60}
+.state-failed{color:#a00;font-weight:600}.node-down{color:#a00;font-weight:600}.node-up{color:#070}.state-delivered{color:#070}.state-pending{color:#a60}
 form.inline{display:inline}label{margin-right:.5em}input,select,button{font-size:1em;padding:.25em .5em}
 .signin{background:#fff;border:1px solid #d5d9e0;padding:1.2em;max-width:22em}.signin label{display:block;margin:.6em 0 .2em}`
 
@@ -99,8 +99,10 @@ var pages = map[string]struct{ title, content string }{
 <input type="hidden" name="csrf_token" value="{{$.CSRF}}"><button class="retry" type="submit">Retry</button></form>{{end}}</td>{{end}}</tr>{{end}}</table>
 {{else}}<p>None.</p>{{end}}{{end}}`},
 
-	"nodes": {"Nodes", `<table id="nodes"><tr><th>Node</th><th>URL</th><th>Connections</th><th>Gateway sessions</th><th>Voice calls</th><th>Call participants</th></tr>
-{{range .Data.Nodes}}<tr><td>{{.ID}}{{if .Self}} (this node){{end}}</td><td>{{.URL}}</td><td>{{.Connections}}</td><td class="sessions">{{.Sessions}}</td><td class="calls">{{.Calls}}</td><td>{{.Participants}}</td></tr>{{end}}</table>`},
+	"nodes": {"Cluster", `{{with .Data}}<p>Every node writes its row on a heartbeat; a node whose last heartbeat is older than {{.DownAfter}} is shown down.</p>
+<table id="nodes"><tr><th>Node</th><th>Address</th><th>Started</th><th>Gateway sessions</th><th>Voice calls</th><th>Last heartbeat</th><th>State</th></tr>
+{{range .Nodes}}<tr id="node-{{.ID}}"><td>{{.ID}}{{if .Self}} (this node){{end}}</td><td>{{.Address}}</td><td>{{when .StartedAt}}</td><td class="sessions">{{.Sessions}}</td>
+<td class="calls">{{.Calls}}</td><td>{{when .UpdatedAt}}</td><td class="state {{if .Up}}node-up{{else}}node-down{{end}}">{{if .Up}}up{{else}}down{{end}}</td></tr>{{end}}</table>{{end}}`},
 
 	"audit": {"Audit log", `{{with .Data.Actions}}<table id="audit"><tr><th>When</th><th>Operator</th><th>Action</th><th>Target</th><th>Detail</th></tr>
 {{range .}}<tr><td>{{when .CreatedAt}}</td><td>{{.Operator}}</td><td class="action">{{.Action}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>{{end}}</table>{{else}}<p>Nothing yet.</p>{{end}}`},
