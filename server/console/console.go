@@ -1,6 +1,6 @@
 // Package console serves the operator console at /console: the service's staff sign in with
 // operator accounts (separate from players', each with a role) to look players, lobbies,
-// applications and nodes up, to ban and unban players, revoke their tokens and retry webhook
+// guilds, applications and nodes up, to ban and unban players, revoke their tokens and retry webhook
 // deliveries, every action written to an audit log.
 //
 // The pages are plain server-rendered HTML with the consent page's protections: a CSRF
@@ -20,6 +20,8 @@
 //	POST /console/players/{id}/unban
 //	POST /console/players/{id}/revoke   app_id: revoke the player's tokens for that application
 //	GET  /console/lobbies, /console/lobbies/{id}  members, metadata, recent messages
+//	GET  /console/guilds, /console/guilds/{id}    members, channels and linked lobbies, recent
+//	                                    messages (author, mentions, edits, replies), audit log
 //	GET  /console/apps, /console/apps/{id}        redirect URIs, webhook URL and deliveries
 //	POST /console/apps/{id}/webhooks/{delivery_id}/retry
 //	GET  /console/nodes                 the cluster: every node with its sessions and calls, up or down
@@ -104,6 +106,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/players/{id}/revoke", h.action(store.RoleModerator, h.revoke))
 	mux.HandleFunc("GET /console/lobbies", h.page(store.RoleViewer, h.lobbies))
 	mux.HandleFunc("GET /console/lobbies/{id}", h.page(store.RoleViewer, h.lobby))
+	mux.HandleFunc("GET /console/guilds", h.page(store.RoleViewer, h.guilds))
+	mux.HandleFunc("GET /console/guilds/{id}", h.page(store.RoleViewer, h.guild))
 	mux.HandleFunc("GET /console/apps", h.page(store.RoleViewer, h.apps))
 	mux.HandleFunc("GET /console/apps/{id}", h.page(store.RoleViewer, h.app))
 	mux.HandleFunc("POST /console/apps/{id}/webhooks/{delivery}/retry", h.action(store.RoleAdmin, h.retryWebhook))

@@ -80,6 +80,11 @@ type OperatorStore interface {
 	ListAppWebhooks(ctx context.Context, appID uint64, limit int) ([]WebhookDelivery, error)
 	// ListLobbies returns up to limit lobbies, the most recently active first.
 	ListLobbies(ctx context.Context, limit int) ([]Lobby, error)
+	// ListGuilds returns up to limit guilds, the newest first.
+	ListGuilds(ctx context.Context, limit int) ([]Guild, error)
+	// ListRecentGuildMessages returns up to limit of the guild's messages, every channel's,
+	// the newest first.
+	ListRecentGuildMessages(ctx context.Context, guildID uint64, limit int) ([]GuildMessage, error)
 }
 
 var _ OperatorStore = (*DB)(nil)
@@ -230,4 +235,21 @@ func (s *DB) ListLobbies(ctx context.Context, limit int) ([]Lobby, error) {
 		return nil, err
 	}
 	return collect(rows, scanLobby)
+}
+
+func (s *DB) ListGuilds(ctx context.Context, limit int) ([]Guild, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildColumns+` FROM guilds ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuild)
+}
+
+func (s *DB) ListRecentGuildMessages(ctx context.Context, guildID uint64, limit int) ([]GuildMessage, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages WHERE guild_id=?
+		ORDER BY id DESC LIMIT ?`, guildID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuildMessage)
 }

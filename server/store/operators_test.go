@@ -108,6 +108,24 @@ func testConsoleReads(t *testing.T, s *DB) {
 	require.Len(t, ls, 2)
 	require.Equal(t, uint64(61), ls[0].ID, "most recently active first")
 	require.Equal(t, "v", ls[0].Metadata["k"])
+
+	for _, id := range []uint64{70, 80} {
+		require.NoError(t, s.CreateGuild(ctx, &Guild{ID: id, Name: "g", OwnerID: 1, CreatedAt: t0}))
+		require.NoError(t, s.CreateGuildChannel(ctx, &GuildChannel{ID: id + 1, GuildID: id, Name: "general", CreatedAt: t0}))
+		require.NoError(t, s.CreateGuildChannel(ctx, &GuildChannel{ID: id + 2, GuildID: id, Name: "off-topic", CreatedAt: t0}))
+	}
+	gs, err := s.ListGuilds(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{80, 70}, []uint64{gs[0].ID, gs[1].ID}, "newest first")
+	for i, ch := range []uint64{71, 72, 71, 81} {
+		require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: uint64(100 + i), ChannelID: ch, GuildID: ch / 10 * 10,
+			AuthorID: 1, Content: "m", CreatedAt: t0}))
+	}
+	ms, err := s.ListRecentGuildMessages(ctx, 70, 2)
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	require.Equal(t, []uint64{102, 101}, []uint64{ms[0].ID, ms[1].ID}, "every channel's, newest first")
+	require.Equal(t, uint64(72), ms[1].ChannelID)
 }
 
 // Operator management: a role changes, an operator is removed with its sessions, and expired
