@@ -66,8 +66,13 @@ func (o observing) QueryRowContext(ctx context.Context, query string, args ...an
 	return o.q.QueryRowContext(ctx, query, args...)
 }
 
-// opDepth is how many callers operation looks through for the store's method.
-const opDepth = 12
+// opDepth is how many callers operation looks through for the store's method; it looks through
+// opNear first, which is enough for a method that runs its statements itself (the stack walk is
+// most of the cost of observing).
+const (
+	opNear  = 4
+	opDepth = 16
+)
 
 // opNames caches the operation of each program counter: its store method's name, or "" when
 // the frame is not in one.
@@ -80,15 +85,20 @@ const dbMethod = "sdkpp/server/store.(*DB)."
 // none within opDepth frames.
 func operation() string {
 	var pcs [opDepth]uintptr
-	n := runtime.Callers(3, pcs[:]) // from the caller of observing.done's caller
-	for _, pc := range pcs[:n] {
-		name, ok := opNames.Load(pc)
-		if !ok {
-			name = methodOf(pc)
-			opNames.Store(pc, name)
+	for _, depth := range []int{opNear, opDepth} {
+		n := runtime.Callers(3, pcs[:depth]) // from the caller of observing.done's caller
+		for _, pc := range pcs[:n] {
+			name, ok := opNames.Load(pc)
+			if !ok {
+				name = methodOf(pc)
+				opNames.Store(pc, name)
+			}
+			if s := name.(string); s != "" {
+				return s
+			}
 		}
-		if s := name.(string); s != "" {
-			return s
+		if n < depth {
+			break // the stack ends here
 		}
 	}
 	return "other"
