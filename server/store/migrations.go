@@ -627,4 +627,17 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 25: the node registry: each node's heartbeat row, read by the console's cluster page;
+	// and a guild's recent messages across its channels, for the console's guild page.
+	`
+CREATE TABLE nodes (
+	id INTEGER PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at INTEGER NOT NULL,
+	sessions INTEGER NOT NULL,
+	calls INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX guild_messages_guild ON guild_messages(guild_id, id);
+`,
 }

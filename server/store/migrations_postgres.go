@@ -558,4 +558,17 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 5 (SQLite's 25): the node registry: each node's heartbeat row, read by the console's cluster page;
+	// and a guild's recent messages across its channels, for the console's guild page.
+	`
+CREATE TABLE nodes (
+	id BIGINT PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at BIGINT NOT NULL,
+	sessions BIGINT NOT NULL,
+	calls BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+);
+CREATE INDEX guild_messages_guild ON guild_messages(guild_id, id);
+`,
 }

@@ -314,4 +314,5 @@ type Store interface {
 	GuildActivityStore
 	RelationshipStore
 	OperatorStore
+	NodeStore
 }
