@@ -60,6 +60,10 @@ type Service struct {
 	// restarted is free again once its claim lease ends, and no kick says so. Zero waits for
 	// kicks only (one node: every job is kicked, or left by a previous run and taken at start).
 	PollJobs time.Duration
+	// ObserveJob, when set, is told of each target-users job processed, as job
+	// "invite_target_users", with its duration and its store error (nil when it completed or
+	// failed naming unknown users: that is the job's result, not a failure to run it).
+	ObserveJob func(job string, took time.Duration, err error)
 
 	jobs jobRunner // the target-users jobs (targetjobs.go)
 }

@@ -627,7 +627,20 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
-	// 25: shared state (shared.go): fixed-window counters (rate limits, bot session starts,
+	// 25: the node registry: each node's heartbeat row, read by the console's cluster page;
+	// and a guild's recent messages across its channels, for the console's guild page.
+	`
+CREATE TABLE nodes (
+	id INTEGER PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at INTEGER NOT NULL,
+	sessions INTEGER NOT NULL,
+	calls INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX guild_messages_guild ON guild_messages(guild_id, id);
+`,
+	// 26: shared state (shared.go): fixed-window counters (rate limits, bot session starts,
 	// member requests, slowmode) and sign-in failures, which every node on the database counts
 	// together.
 	`
@@ -645,7 +658,7 @@ CREATE TABLE login_failures (
 CREATE INDEX login_failures_key ON login_failures(key, at);
 CREATE INDEX login_failures_at ON login_failures(at);
 `,
-	// 26: pending interactions and open modals (package interactions), which the node that
+	// 27: pending interactions and open modals (package interactions), which the node that
 	// answers one may not be the node that made it.
 	`
 CREATE TABLE pending_interactions (

@@ -319,4 +319,5 @@ type Store interface {
 	OperatorStore
 	SharedStateStore
 	InteractionStore
+	NodeStore
 }
