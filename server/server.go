@@ -22,6 +22,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
 	"sdkpp/server/console"
+	"sdkpp/server/counters"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
@@ -142,13 +143,18 @@ type DevCredentials = wire.DevCredentials
 
 // Server is the platform service.
 type Server struct {
-	cfg        Config
-	apiRoutes  func() []string // the API's route patterns, relative to the API base
-	log        *slog.Logger
-	store      store.Store
-	db         *store.DB // the store, for what only the database offers (its query observer)
-	storeKind  string    // the store's database: sqlite or postgres
-	ids        *snowflake.Generator
+	cfg       Config
+	apiRoutes func() []string // the API's route patterns, relative to the API base
+	log       *slog.Logger
+	store     store.Store
+	db        *store.DB // the store, for what only the database offers (its query observer)
+	storeKind string    // the store's database: sqlite or postgres
+	ids       *snowflake.Generator
+	// counter counts the windows of the limits: in the store where nodes share it (package
+	// counters).
+	counter counters.Counter
+	// failed receives why the node must stop (Failed).
+	failed     chan error
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
 	seeder     *devseed.Seeder
@@ -241,7 +247,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NodeHeartbeat <= 0 {
 		cfg.NodeHeartbeat = DefaultNodeHeartbeat
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, db: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, db: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID),
+		counter: counters.For(st), failed: make(chan error, 1)}
+	// PostgreSQL: the node id's lock goes with a database session; should it drop, the node
+	// takes the id again, or stops when another node has it (it would make that node's ids).
+	// Database sessions drop in real time, whatever the service's clock says.
+	st.WatchNode(clock.Real{}, NodeLockCheck, s.log.With("component", "store"), func(err error) { s.failed <- err })
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
@@ -332,7 +343,7 @@ func (s *Server) routes() (http.Handler, error) {
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
 	gs := s.newGuildServices()
 	s.guilds = gs
-	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
+	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: oauth.NewLoginThrottle(s.sharedFailures()),
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
 		Invites: gs.invites}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
@@ -390,6 +401,7 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	limits := s.cfg.RateLimits
+	limits.Counter = s.counter
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
 		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
@@ -416,7 +428,7 @@ func (s *Server) routes() (http.Handler, error) {
 // console is the operator console of this node (package console).
 func (s *Server) console() *console.Handler {
 	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
-		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
+		Accounts: s.accounts, Logins: &loginthrottle.Throttle{Shared: s.sharedFailures()}, PublicURL: s.url, NodeID: s.cfg.NodeID,
 		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
 		Self: s.nodeRow, NodeDownAfter: DownHeartbeats * s.cfg.NodeHeartbeat}
 }
@@ -445,6 +457,26 @@ func (s *Server) startPeriodic() {
 			_, err := console.PruneSessions(ctx, s.store, s.cfg.Clock.Now())
 			return err
 		}})
+}
+
+// InviteJobPoll is how often a node sharing its store looks for target-users jobs that another
+// node left (package invites).
+const InviteJobPoll = 10 * time.Second
+
+// NodeLockCheck is how often a node on PostgreSQL checks that it still holds its node id.
+const NodeLockCheck = 5 * time.Second
+
+// Failed receives, once, why the node must stop serving: another node took its node id while
+// the database session holding it had dropped. The caller then closes the server.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// sharedFailures is where the sign-in throttles keep their failures: the store when other nodes
+// share it, so that one guesser is locked on every node; nil (this node's memory) otherwise.
+func (s *Server) sharedFailures() loginthrottle.Failures {
+	if s.store.Shared() {
+		return s.store
+	}
+	return nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application

@@ -156,8 +156,14 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	if u := srv.MetricsURL(); u != "" {
 		logger.Info("metrics served", "url", u)
 	}
-	<-ctx.Done()
-	logger.Info("shutting down")
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-srv.Failed():
+		// The server logged why (its node id is another node's now).
+		srv.Close()
+		return err
+	}
 	return srv.Close()
 }
 
