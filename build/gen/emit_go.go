@@ -800,9 +800,9 @@ func recordStruct(c *desc.Class) string {
 }
 
 // emitCoreFacade writes core/facade_gen.go: each handle's Clone, the getters of the handles'
-// properties that api/sdkpp.api maps to the Client's state with a Go expression of the receiver h
-// ("prop Name: TYPE readonly = EXPR"), and the methods of the Client and the handles whose body
-// is one Go expression that forwards to the capability ("method ... = EXPR").
+// properties that the side table build/gen/facade_bodies.txt maps to the Client's state with a Go
+// expression of the receiver h, and the methods of the Client and the handles whose body is one
+// Go expression there that forwards to the capability.
 func emitCoreFacade(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -853,6 +853,6 @@ func emitCoreFacade(api *desc.API) string {
 	return fmt.Sprintf("// %s\n\npackage core\n\nimport (\n%s\n)\n", generatedNote, strings.Join(imports, "\n")) + b.String()
 }
 
-// facadeImports are the packages a Go expression of api/sdkpp.api may name; facade_gen.go
+// facadeImports are the packages a Go expression of build/gen/facade_bodies.txt may name; facade_gen.go
 // imports those its expressions use.
 var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/lobbies", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}

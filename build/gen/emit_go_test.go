@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/build/gen/desc"
 )
@@ -87,13 +88,14 @@ func TestCoreRecordStructs(t *testing.T) {
 	}
 }
 
-// TestCoreFacade: a handle gets Clone, and a property or method given "= EXPR" gets a body that
-// returns (or runs) EXPR, with the imports its expressions name.
+// TestCoreFacade: a handle gets Clone, and a property or method the side table gives a Go
+// expression gets a body that returns (or runs) it, with the imports its expressions name.
 func TestCoreFacade(t *testing.T) {
-	api := parseAPI(t, "version 1.0.0\nclass Thing handle {\n  prop Id: u64 readonly = h.id\n"+
+	api := parseAPI(t, "version 1.0.0\nclass Thing handle {\n  prop Id: u64 readonly\n"+
 		"  prop Name: string readonly\n}\nclass Client client ctor nocopy {\n"+
-		"  const method Count() -> u32 = uint32(len(c.things))\n  method Ping(to: u64) = c.send(wire.Ping{To: to})\n"+
-		"  method Other()\n}\n")
+		"  const method Count() -> u32\n  method Ping(to: u64)\n  method Other()\n}\n")
+	require.NoError(t, desc.ApplyGoBodies(api, strings.NewReader("# a comment\nThing.Id = h.id\n\n"+
+		"Client.Count = uint32(len(c.things))\nClient.Ping = c.send(wire.Ping{To: to})\n")))
 	out := emitCoreFacade(api)
 	for _, want := range []string{
 		"import (\n\"sdkpp/wire\"\n)",
@@ -107,6 +109,24 @@ func TestCoreFacade(t *testing.T) {
 	for _, absent := range []string{"Name()", "Other()", "sdkpp/core/voice"} {
 		assert.NotContains(t, out, absent)
 	}
-	_, err := desc.Parse(strings.NewReader("version 1.0.0\nclass R record {\n  prop Id: u64 = r.id\n}\n"))
-	assert.ErrorContains(t, err, "only a handle's property")
+}
+
+// TestGoBodiesRefused: the side table names existing members only, once each, and gives a Go
+// body only where core's facade can have one.
+func TestGoBodiesRefused(t *testing.T) {
+	const src = "version 1.0.0\nclass R record {\n  prop Id: u64\n}\nclass H handle {\n  prop Id: u64 readonly\n" +
+		"  static Make() -> u32\n}\nclass Client client ctor nocopy {\n  method Ping()\n}\n"
+	for _, tc := range []struct{ table, err string }{
+		{"R.Id = r.id", "only a handle's read-only property"},
+		{"H.Make = 1", "only a method of the Client or of a handle"},
+		{"H.Nope = 1", "H has no property or method Nope"},
+		{"Nobody.Id = 1", "no class Nobody"},
+		{"Client.Ping = c.ping()\nClient.Ping = c.ping()", "line 2: Client.Ping: given twice"},
+		{"Client.Ping c.ping()", "want: Class.Member = EXPR"},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			api := parseAPI(t, src)
+			assert.ErrorContains(t, desc.ApplyGoBodies(api, strings.NewReader(tc.table)), tc.err)
+		})
+	}
 }
