@@ -5,6 +5,7 @@ import (
 
 	"sdkpp/core/callbacks"
 	"sdkpp/core/internal/sdkerr"
+	"sdkpp/core/records"
 
 	"sdkpp/core/rest"
 )
@@ -31,16 +32,13 @@ func (c *Client) start(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// resultOf turns an operation's error into a ClientResult (core/internal/sdkerr sorts it); nil
-// is success. The message and the response body are redacted.
-func resultOf(err error) *ClientResult {
-	if err == nil {
-		return Success()
-	}
-	f := sdkerr.Classify(err)
-	return &ClientResult{typ: ErrorType(f.Kind), error: Secrets.String(err.Error()), status: HttpStatusCode(f.Status),
-		errorCode: int32(f.Code), responseBody: Secrets.String(f.Body), retryable: f.Retryable, retryAfter: float32(f.RetryAfter)}
-}
+// The results of the Client's one-shots (core/records): resultOf turns an operation's error into
+// a ClientResult, nil giving success.
+var (
+	resultOf = records.ResultOf
+	success  = records.Success
+	failure  = records.Failure
+)
 
 // invalid is a request the SDK refused before sending anything.
 func invalid(format string, args ...any) error { return sdkerr.Invalid(format, args...) }

@@ -37,11 +37,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/wire"
-
 	"sdkpp/core/callbacks"
 	"sdkpp/core/logs"
 	"sdkpp/core/messages"
+	"sdkpp/core/records"
 	"sdkpp/core/rest"
 	"sdkpp/core/rpc"
 	"sdkpp/core/tunnel"
@@ -52,8 +51,8 @@ import (
 
 // Default service addresses: the sdkpp service on its default local port.
 const (
-	DefaultAPIBase = DefaultWebBase + wire.APIPrefix
-	DefaultWebBase = "http://" + wire.DefaultAddr
+	DefaultAPIBase = records.DefaultAPIBase
+	DefaultWebBase = records.DefaultWebBase
 )
 
 // DefaultHTTPTimeout is the HTTP request timeout of a new Client (rule LIM-3).
@@ -226,7 +225,7 @@ func (c *Client) isClosed() bool {
 func (c *Client) logf(sev LoggingSeverity, format string, args ...any) {
 	msg := Secrets.String(fmt.Sprintf(format, args...))
 	if !c.log.Log(msg, logs.Severity(sev)) {
-		fallback(msg, sev)
+		fallbackLog.Write(msg, logs.Severity(sev))
 	}
 }
 
@@ -293,13 +292,13 @@ func (c *Client) IsDiscordAppInstalled(cb Callback[ClientIsDiscordAppInstalledCa
 func (c *Client) OpenConnectedGamesSettingsInPlatform(cb Callback[ClientOpenConnectedGamesSettingsInPlatformCallback]) {
 	once := resultOnce(c, cb)
 	if st := c.GetStatus(); st != ClientStatusReady {
-		once.Fire(func() { cb.Fn(Failure(ErrorTypeClientNotReady, "the client is not connected (status %s)", st)) })
+		once.Fire(func() { cb.Fn(failure(ErrorTypeClientNotReady, "the client is not connected (status %s)", st)) })
 		return
 	}
-	once.Fire(func() { cb.Fn(Failure(ErrorTypeDisabled, "the platform client is not available")) })
+	once.Fire(func() { cb.Fn(failure(ErrorTypeDisabled, "the platform client is not available")) })
 }
 
 // destroyed is the result of a one-shot whose Client was dropped first.
 func destroyed() *ClientResult {
-	return Failure(ErrorTypeClientDestroyed, "the Client was dropped before the operation completed")
+	return failure(ErrorTypeClientDestroyed, "the Client was dropped before the operation completed")
 }

@@ -52,16 +52,10 @@ func (c *Client) Connect() {
 	}
 	c.setStatus(ClientStatusConnecting, ClientErrorNone, 0)
 	c.start(func(ctx context.Context) {
-		var g struct {
-			URL string `json:"url"`
+		get := func(ctx context.Context, path string, out any) error {
+			return c.api.Do(ctx, rest.Request{Path: path}, out)
 		}
-		if err := c.api.Do(ctx, rest.Request{Path: "/gateway"}, &g); err != nil || g.URL == "" {
-			c.logf(LoggingSeverityError, "Connect: cannot find the gateway: %v", err)
-			c.setStatus(ClientStatusDisconnected, ClientErrorConnectionFailed, 0)
-			return
-		}
-		gw, err := gateway.New(gateway.Config{
-			URL:        g.URL,
+		gw, err := gateway.Discover(ctx, get, gateway.Config{
 			Token:      c.auth.tokens.Get,
 			OnStatus:   c.onGatewayStatus,
 			OnDispatch: c.onDispatch,

@@ -154,11 +154,6 @@ func (h *LobbyHandle) lobby() wire.Lobby {
 	return l
 }
 
-// LobbyMembers returns views of the members.
-func (h *LobbyHandle) LobbyMembers() []*LobbyMemberHandle {
-	return handlesOf(lobbies.MemberIDs(h.lobby()), func(id uint64) *LobbyMemberHandle { return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: id} })
-}
-
 // GetLobbyMemberHandle returns a view of one member, or nil.
 func (h *LobbyHandle) GetLobbyMemberHandle(memberId uint64) *LobbyMemberHandle {
 	if _, ok := lobbies.Member(h.lobby(), memberId); !ok {

@@ -8,6 +8,7 @@ import (
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/messages"
+	"sdkpp/core/records"
 	"sdkpp/core/users"
 	"sdkpp/wire"
 )
@@ -135,7 +136,7 @@ func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientRe
 			once.Fire(func() { cb.Fn(resultOf(err), nil) })
 			return
 		}
-		once.Fire(func() { cb.Fn(Success(), c.handles(ids)) })
+		once.Fire(func() { cb.Fn(success(), c.handles(ids)) })
 	}
 	auth = c.authHeader()
 	n, err := messages.HistoryLimit(limit)
@@ -199,7 +200,7 @@ func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesC
 	getList(c, "GetUserMessageSummaries", "/users/@me/channels", cb, func(chans []wire.DMChannel) []*UserMessageSummary {
 		var out []*UserMessageSummary
 		for _, s := range c.msg.remote.Summaries(chans, c.users.Current()) {
-			out = append(out, &UserMessageSummary{userId: s.UserID, lastMessageId: s.LastMessageID})
+			out = append(out, records.UserMessageSummaryOf(s.UserID, s.LastMessageID))
 		}
 		return out
 	})

@@ -7,25 +7,10 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/core/records"
 	"sdkpp/core/social"
 	"sdkpp/wire"
 )
-
-// statusNames are the wire names of the statuses a user may have.
-var statusNames = map[string]StatusType{"online": StatusTypeOnline, "idle": StatusTypeIdle, "dnd": StatusTypeDnd, "invisible": StatusTypeInvisible}
-
-// statusName is the wire name of the status the player sets (Offline is sent as invisible).
-func statusName(s StatusType) string {
-	switch s {
-	case StatusTypeIdle:
-		return "idle"
-	case StatusTypeDnd:
-		return "dnd"
-	case StatusTypeInvisible, StatusTypeOffline:
-		return "invisible"
-	}
-	return "online"
-}
 
 // sendPresence sends the player's presence on the gateway; an error means it was not sent.
 func (c *Client) sendPresence(ctx context.Context) error {
@@ -86,7 +71,7 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdateRichPresenceCallback]) {
 	var w wire.Activity
 	if activity != nil {
-		w = activity.toWire()
+		w = records.ActivityToWire(activity)
 	}
 	c.presenceCall("UpdateRichPresence", func() error {
 		if activity == nil {
@@ -117,7 +102,7 @@ func (c *Client) SetOnlineStatus(status StatusType, cb Callback[ClientUpdateStat
 			return nil
 		}
 		return invalid("SetOnlineStatus: %s cannot be set", status)
-	}, func() { c.social.state.SetStatus(statusName(status)) }, Callback[func(*ClientResult)](cb))
+	}, func() { c.social.state.SetStatus(records.StatusName(status)) }, Callback[func(*ClientResult)](cb))
 }
 
 // ---- invites
@@ -138,7 +123,7 @@ func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callbac
 		return
 	}
 	c.sendInvite("SendActivityJoinRequestReply", invite.SenderId(),
-		wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, ReplyTo: wire.Snowflake(invite.id())}, cb)
+		wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, ReplyTo: wire.Snowflake(records.InviteID(invite))}, cb)
 }
 
 // AcceptActivityInvite accepts an invite; the callback gets the secret to join with. Every
@@ -146,7 +131,7 @@ func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callbac
 func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[ClientAcceptActivityInviteCallback]) {
 	var id uint64
 	if invite != nil {
-		id = invite.id()
+		id = records.InviteID(invite)
 	}
 	check := firstErr(invalidIf(id == 0, "AcceptActivityInvite: the invite has no message id"),
 		invalidIf(invite != nil && invite.Type() != ActivityActionTypesJoin, "AcceptActivityInvite: only a Join invite can be accepted"))

@@ -9,6 +9,7 @@ import (
 	"sdkpp/core/rpc"
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/core/records"
 	"sdkpp/core/rest"
 	"sdkpp/core/social"
 	"sdkpp/core/users"
@@ -138,17 +139,10 @@ func (c *Client) onInviteDispatch(event string, data json.RawMessage) {
 	if event == gwire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
 		slot = &c.handlers.activityInviteCreated // rule EVT-1: accepted on one device, heard on every one
 	}
-	slot.Post(func(f ClientActivityInviteCallback) { f(inviteFromWire(*w)) })
+	slot.Post(func(f ClientActivityInviteCallback) { f(records.InviteFromWire(*w)) })
 }
 
 // ---- relationships
-
-// GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
-// name then id: playing this game, online elsewhere, or offline.
-func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
-	return handlesOf(c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names),
-		func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
-}
 
 // names returns the names of a cached user.
 func (c *Client) names(id uint64) (social.Names, bool) {
@@ -233,10 +227,10 @@ func (h *RelationshipHandle) Id() uint64 {
 
 // Status returns the user's online status; Offline when unknown.
 func (h *UserHandle) Status() StatusType {
-	if s, ok := statusNames[h.c.social.state.Status(h.id)]; ok && !h.c.isClosed() {
-		return s
+	if h.c.isClosed() {
+		return StatusTypeOffline
 	}
-	return StatusTypeOffline
+	return records.StatusOf(h.c.social.state.Status(h.id))
 }
 
 // GameActivity returns the user's activity in the current game, if any.
@@ -245,7 +239,7 @@ func (h *UserHandle) GameActivity() *Activity {
 		return nil
 	}
 	if a := h.c.social.state.GameActivity(h.id, h.c.appID.Load()); a != nil {
-		return activityFromWire(*a)
+		return records.ActivityFromWire(*a)
 	}
 	return nil
 }

@@ -57,7 +57,8 @@ func TestCoreRecordAccessors(t *testing.T) {
 		"func (b *Box) Label() (string, bool) {\n\treturn opt.Of(b.label)\n}",
 		"func (b *Box) SetLabel(v *string) {\n\tb.label = opt.Clone(v)\n}",
 		"func (b *Box) Inner() *Inner {\n\tif b.inner == nil {\n\t\treturn nil\n\t}\n\treturn b.inner.Clone()\n}",
-		"func (b *Box) SetKey(v string) {\n\tSecrets.Add(v)\n\tb.key = v\n}",
+		"func (b *Box) SetKey(v string) {\n\tredact.Secrets.Add(v)\n\tb.key = v\n}",
+		"package records\n\nimport (\n\"sdkpp/core/internal/opt\"\n\"sdkpp/core/redact\"\n)",
 		"func (b *Box) Id() uint64 {",
 	} {
 		assert.Contains(t, out, want)
@@ -65,6 +66,24 @@ func TestCoreRecordAccessors(t *testing.T) {
 	for _, absent := range []string{"Start()", "SetStart(", "SetId("} {
 		assert.NotContains(t, out, absent)
 	}
+}
+
+// TestCoreAliases: core names each record and enum of core/records as its own, with the
+// constructors of the records the game may construct and every enum value.
+func TestCoreAliases(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nenum Kind {\n  A = 0\n  B = 1\n}\nclass Box record ctor {\n  prop K: Kind\n}\n"+
+		"class Out record {\n  prop N: i32 readonly\n}\n")
+	recs := emitCoreRecordAliases(api)
+	for _, want := range []string{"type Box = records.Box", "func NewBox() *Box { return records.NewBox() }", "type Out = records.Out"} {
+		assert.Contains(t, recs, want)
+	}
+	assert.NotContains(t, recs, "NewOut")
+	enums := emitCoreEnums(api)
+	for _, want := range []string{"type Kind = records.Kind", "\tKindA = records.KindA\n", "\tKindB = records.KindB\n"} {
+		assert.Contains(t, enums, want)
+	}
+	assert.Contains(t, emitRecordsEnums(api), "package records\n\n")
+	assert.Contains(t, emitRecordsEnums(api), "type Kind int32")
 }
 
 // TestCoreRecordStructs: a record's struct has one field per property, its Clone copies what
@@ -129,4 +148,6 @@ func TestGoBodiesRefused(t *testing.T) {
 			assert.ErrorContains(t, desc.ApplyGoBodies(api, strings.NewReader(tc.table)), tc.err)
 		})
 	}
+	_, err := desc.Parse(strings.NewReader("version 1.0.0\nclass H handle {\n  prop Id: u64 readonly = h.id\n}\n"))
+	assert.ErrorContains(t, err, "side table", "a Go body in the description is refused")
 }

@@ -346,6 +346,9 @@ func (p *parser) member(l string) error {
 	doc := p.takeDoc()
 	word, rest, _ := strings.Cut(l, " ")
 	rest = strings.TrimSpace(rest)
+	if strings.Contains(l, " = ") {
+		return fmt.Errorf("%q: the description names no language; a member's Go body goes in the generator's side table (build/gen/facade_bodies.txt)", l)
+	}
 	switch word {
 	case "prop":
 		name, typ, ok := strings.Cut(rest, ":")
