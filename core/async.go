@@ -40,33 +40,6 @@ var (
 	failure  = records.Failure
 )
 
-// invalid is a request the SDK refused before sending anything.
-func invalid(format string, args ...any) error { return sdkerr.Invalid(format, args...) }
-
-// invalidIf is invalid(format, args...) when cond holds, else nil.
-func invalidIf(cond bool, format string, args ...any) error {
-	if !cond {
-		return nil
-	}
-	return invalid(format, args...)
-}
-
-// firstErr is the first of errs that is not nil.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-var (
-	errAborted  = sdkerr.ErrAborted
-	errNotReady = sdkerr.ErrNotReady
-	errClosed   = sdkerr.ErrClosed
-)
-
 // resultCall runs one API request whose callback takes only a ClientResult; after, if set, runs
 // when the request succeeded.
 func (c *Client) resultCall(req rest.Request, what string, cb Callback[func(*ClientResult)], after func()) {
@@ -96,7 +69,7 @@ func authCall1[T any, F ~func(*ClientResult, T)](c *Client, what string, check e
 	once := resultOnce1(c, cb)
 	auth := c.authHeader()
 	if auth == "" {
-		check = errNotReady
+		check = sdkerr.ErrNotReady
 	}
 	if check != nil {
 		var zero T

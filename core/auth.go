@@ -5,6 +5,7 @@ import (
 
 	"sdkpp/core/auth"
 	"sdkpp/core/internal/opt"
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/records"
 	"sdkpp/core/token"
 	"sdkpp/internal/clock"
@@ -102,7 +103,7 @@ func (c *Client) grant(g auth.Grant, cb Callback[ClientTokenExchangeCallback]) {
 func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb Callback[ClientUpdateTokenCallback]) {
 	once := resultOnce(c, cb)
 	if token == "" {
-		once.Fire(func() { cb.Fn(resultOf(invalid("UpdateToken: the token is empty"))) })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("UpdateToken: the token is empty"))) })
 		return
 	}
 	Secrets.Add(token)

@@ -7,15 +7,17 @@
 // grants, provisional accounts, the automatic refresh), core/token (the token in use),
 // core/users, core/social, core/messages (the cache, its endpoints and the catch-up after a new
 // session), core/lobbies, core/tunnel, core/voice (calls, their registry and the settings of all
-// calls), core/rpc (the link to the desktop client), core/logs and core/launch. Gateway events
-// reach the capabilities through one table of handlers by event name (connection.go); the
-// relationship events are described by wire/gateway.RelationshipEvents. What follows
-// mechanically from api/sdkpp.api is generated: the enums and callback types (api_gen.go); the
-// records' structs, constructors, Clone, getters and setters (records_gen.go); the handles'
-// Clone and the getters and one-expression methods that the description maps to a capability
-// with "= EXPR" (facade_gen.go); and the Client's callback slots with their Set...Callback
-// methods (handlers_gen.go). The hand-written files hold only what checks, converts and answers
-// callbacks; async.go holds the one pattern of an authorized request answered once (authCall).
+// calls), core/rpc (the link to the desktop client), core/logs and core/launch. The records and
+// enums are core/records', which core names as its own. Gateway events reach the capabilities
+// through one table of handlers by event name (connection.go): each capability lists its events
+// and decodes them into typed events (messages.Decode, lobbies.Decode, social.Decode). What
+// follows mechanically from api/sdkpp.api is generated: the callback types and the aliases of the
+// enums (api_gen.go) and of the records (records_gen.go), with core/records' structs, accessors
+// and enums; the handles' Clone and the getters and one-expression methods whose Go the
+// generator's side table build/gen/facade_bodies.txt gives (facade_gen.go); and the Client's
+// callback slots with their Set...Callback methods (handlers_gen.go). The hand-written files hold
+// only what checks, converts and answers callbacks; async.go holds the one pattern of an
+// authorized request answered once (authCall).
 //
 // Locks: Client.mu guards the client's life, its gateway connection and each call's last status.
 // The desktop link (core/rpc.Link) has its own lock, taken without Client.mu held. The

@@ -9,7 +9,10 @@ import (
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/gateway"
+	"sdkpp/core/lobbies"
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
+	"sdkpp/core/social"
 	"sdkpp/wire"
 )
 
@@ -133,19 +136,9 @@ func route(handler func(c *Client, event string, data json.RawMessage), events .
 }
 
 func init() {
-	route((*Client).onMessageDispatch, gwire.EventLobbyMessageCreate, gwire.EventLobbyMessageUpdate,
-		gwire.EventMessageCreate, gwire.EventMessageUpdate, gwire.EventMessageDelete)
-	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate)
-	route((*Client).onLobbyDeleteDispatch, gwire.EventLobbyDelete)
-	for event := range memberEvents {
-		route((*Client).onMemberDispatch, event)
-	}
-	for event := range gwire.RelationshipEvents {
-		route((*Client).onRelationshipDispatch, event)
-	}
-	route((*Client).onProfilesDispatch, gwire.EventApplicationProfilesUpdate)
-	route((*Client).onPresenceDispatch, gwire.EventPresenceUpdate)
-	route((*Client).onInviteDispatch, gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
+	route((*Client).onMessageDispatch, messages.Events...)
+	route((*Client).onLobbyDispatch, lobbies.Events...)
+	route((*Client).onSocialDispatch, social.Events...)
 	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
 		gwire.EventVoiceKeys, gwire.EventVoiceError)
 }

@@ -7,6 +7,7 @@ import (
 	"sdkpp/core/internal/opt"
 	"sdkpp/core/launch"
 	"sdkpp/core/lobbies"
+	"sdkpp/core/messages"
 	"sdkpp/core/records"
 	"sdkpp/core/social"
 	"sdkpp/core/voice"
@@ -135,10 +136,10 @@ func (h *MessageHandle) ChannelId() uint64 { return h.message().ChannelID }
 func (h *MessageHandle) RecipientId() uint64 { return h.message().RecipientID }
 
 // SentTimestamp: When it was sent, in milliseconds since the Unix epoch.
-func (h *MessageHandle) SentTimestamp() uint64 { return unixMillis(h.message().Sent) }
+func (h *MessageHandle) SentTimestamp() uint64 { return messages.UnixMillis(h.message().Sent) }
 
 // EditedTimestamp: When it was last edited, in milliseconds since the Unix epoch; 0 if never.
-func (h *MessageHandle) EditedTimestamp() uint64 { return unixMillis(h.message().Edited) }
+func (h *MessageHandle) EditedTimestamp() uint64 { return messages.UnixMillis(h.message().Edited) }
 
 // SentFromGame: Whether a game sent it (rather than the platform's own client).
 func (h *MessageHandle) SentFromGame() bool { return h.message().AppID != 0 }

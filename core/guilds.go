@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/lobbies"
 	"sdkpp/core/records"
 	"sdkpp/wire"
@@ -27,7 +28,7 @@ func (c *Client) GetUserGuilds(cb Callback[ClientGetUserGuildsCallback]) {
 // GCH-1).
 func (c *Client) GetGuildChannels(guildId uint64, cb Callback[ClientGetGuildChannelsCallback]) {
 	if guildId == 0 { // refused before the authorization is looked at
-		resultOnce1(c, cb).Fire(func() { cb.Fn(resultOf(invalid("GetGuildChannels: guildId is 0")), nil) })
+		resultOnce1(c, cb).Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("GetGuildChannels: guildId is 0")), nil) })
 		return
 	}
 	getList(c, "GetGuildChannels", "/guilds/"+strconv.FormatUint(guildId, 10)+"/channels", cb, func(list []wire.GuildChannel) []*GuildChannel {
@@ -53,7 +54,7 @@ func (c *Client) JoinLinkedLobbyGuild(lobbyId uint64, merge Callback[ClientProvi
 	})
 	auth := c.authHeader()
 	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), "") })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.ErrNotReady), "") })
 		return
 	}
 	c.start(func(ctx context.Context) {

@@ -7,6 +7,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/records"
 	"sdkpp/core/social"
 	"sdkpp/wire"
@@ -17,7 +18,7 @@ func (c *Client) sendPresence(ctx context.Context) error {
 	gw := c.gateway()
 	p, _ := c.social.state.Own()
 	if gw == nil {
-		return errNotReady
+		return sdkerr.ErrNotReady
 	}
 	return gw.Send(ctx, gwire.OpPresenceUpdate, p)
 }
@@ -49,7 +50,7 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 		return
 	}
 	if c.GetStatus() != ClientStatusReady {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.ErrNotReady)) })
 		return
 	}
 	change()
@@ -57,8 +58,8 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 		err := c.sendPresence(ctx)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "%s: %v", what, err)
-			if !errors.Is(err, errNotReady) {
-				err = errNotReady
+			if !errors.Is(err, sdkerr.ErrNotReady) {
+				err = sdkerr.ErrNotReady
 			}
 		}
 		once.Fire(func() { cb.Fn(resultOf(err)) })
@@ -75,11 +76,11 @@ func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdate
 	}
 	c.presenceCall("UpdateRichPresence", func() error {
 		if activity == nil {
-			return invalid("UpdateRichPresence: no activity")
+			return sdkerr.Invalid("UpdateRichPresence: no activity")
 		}
 		if err := wire.ValidateActivity("activity", &w); err != nil {
 			raw, _ := json.Marshal(err.Errors)
-			return invalid("UpdateRichPresence: %s: %s", err.Message, raw)
+			return sdkerr.Invalid("UpdateRichPresence: %s: %s", err.Message, raw)
 		}
 		return nil
 	}, func() { c.social.state.SetActivity(&w) }, Callback[func(*ClientResult)](cb))
@@ -101,15 +102,15 @@ func (c *Client) SetOnlineStatus(status StatusType, cb Callback[ClientUpdateStat
 		case StatusTypeOnline, StatusTypeIdle, StatusTypeDnd, StatusTypeInvisible, StatusTypeOffline:
 			return nil
 		}
-		return invalid("SetOnlineStatus: %s cannot be set", status)
+		return sdkerr.Invalid("SetOnlineStatus: %s cannot be set", status)
 	}, func() { c.social.state.SetStatus(records.StatusName(status)) }, Callback[func(*ClientResult)](cb))
 }
 
 // ---- invites
 
 func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInviteRequest, cb Callback[ClientSendActivityInviteCallback]) {
-	check := firstErr(invalidIf(userID == 0, "%s: userId is 0", what),
-		invalidIf(len(body.Content) > 4*wire.MaxInviteContent, "%s: the content is longer than %d characters", what, wire.MaxInviteContent))
+	check := sdkerr.First(sdkerr.InvalidIf(userID == 0, "%s: userId is 0", what),
+		sdkerr.InvalidIf(len(body.Content) > 4*wire.MaxInviteContent, "%s: the content is longer than %d characters", what, wire.MaxInviteContent))
 	authCall(c, what, check, cb, func(ctx context.Context, auth string) error {
 		return c.api.Do(ctx, social.Invite(auth, userID, body), nil)
 	})
@@ -119,7 +120,9 @@ func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInvite
 func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callback[ClientSendActivityInviteCallback]) {
 	if invite == nil || invite.Type() != ActivityActionTypesJoinRequest {
 		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(invalid("SendActivityJoinRequestReply: the invite is not a join request"))) })
+		once.Fire(func() {
+			cb.Fn(resultOf(sdkerr.Invalid("SendActivityJoinRequestReply: the invite is not a join request")))
+		})
 		return
 	}
 	c.sendInvite("SendActivityJoinRequestReply", invite.SenderId(),
@@ -133,8 +136,8 @@ func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[Client
 	if invite != nil {
 		id = records.InviteID(invite)
 	}
-	check := firstErr(invalidIf(id == 0, "AcceptActivityInvite: the invite has no message id"),
-		invalidIf(invite != nil && invite.Type() != ActivityActionTypesJoin, "AcceptActivityInvite: only a Join invite can be accepted"))
+	check := sdkerr.First(sdkerr.InvalidIf(id == 0, "AcceptActivityInvite: the invite has no message id"),
+		sdkerr.InvalidIf(invite != nil && invite.Type() != ActivityActionTypesJoin, "AcceptActivityInvite: only a Join invite can be accepted"))
 	authCall1(c, "AcceptActivityInvite", check, cb, func(ctx context.Context, auth string) (string, error) {
 		var out wire.ActivityInviteAccepted
 		if err := c.api.Do(ctx, social.AcceptInvite(auth, id), &out); err != nil {

@@ -901,4 +901,4 @@ func emitCoreFacade(api *desc.API) string {
 
 // facadeImports are the packages a Go expression of build/gen/facade_bodies.txt may name; facade_gen.go
 // imports those its expressions use.
-var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/launch", "sdkpp/core/lobbies", "sdkpp/core/records", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}
+var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/launch", "sdkpp/core/lobbies", "sdkpp/core/messages", "sdkpp/core/records", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}
