@@ -74,11 +74,16 @@ func requireConfidential(c *client) error {
 
 // respond issues tokens under a and builds the response, with an ID token for openid.
 func (h *Handler) respond(ctx context.Context, a *store.Authorization, opts token.Options, nonce string) (*wire.TokenResponse, error) {
+	return h.respondOn(ctx, h.Store, a, opts, nonce)
+}
+
+// respondOn is respond writing the tokens to st (a transaction the caller runs).
+func (h *Handler) respondOn(ctx context.Context, st store.Store, a *store.Authorization, opts token.Options, nonce string) (*wire.TokenResponse, error) {
 	now := h.Clock.Now()
 	if opts.ExpiresAt.IsZero() && h.AccessTTL > 0 {
 		opts.ExpiresAt = now.Add(h.AccessTTL)
 	}
-	issued, err := token.Issue(ctx, h.Store, now, a, opts)
+	issued, err := token.Issue(ctx, st, now, a, opts)
 	if errors.Is(err, token.ErrGrantRevoked) {
 		return nil, oauthErr(wire.OAuthInvalidGrant, "The grant was revoked")
 	}
@@ -306,9 +311,15 @@ func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form ur
 		return nil, oauthErr(wire.OAuthInvalidScope, "unknown scope "+unknown[0])
 	}
 	granted := scopes.Grant(requested, func(string) bool { return true }, policy(c.app))
-	a, err := h.Accounts.Authorize(ctx, h.Store, c.app.ID, c.app.BotUserID, granted, -1)
-	if err != nil {
-		return nil, err
-	}
-	return h.respond(ctx, a, token.Options{}, "")
+	// The authorization and its token in one transaction: one commit per request.
+	var resp *wire.TokenResponse
+	err := h.Store.WithTx(ctx, func(st store.Store) error {
+		a, err := h.Accounts.Authorize(ctx, st, c.app.ID, c.app.BotUserID, granted, -1)
+		if err != nil {
+			return err
+		}
+		resp, err = h.respondOn(ctx, st, a, token.Options{}, "")
+		return err
+	})
+	return resp, err
 }
