@@ -244,12 +244,8 @@ func indexOf(list []store.GuildAttachment, id uint64) int {
 	return -1
 }
 
-// attachmentObjects are the wire attachments of message m.
-func (s *Service) attachmentObjects(ctx context.Context, m *store.GuildMessage) ([]wire.Attachment, error) {
-	list, err := s.Store.ListGuildAttachments(ctx, m.ChannelID, m.ID)
-	if err != nil {
-		return nil, fmt.Errorf("guilds: attachments of message %d: %w", m.ID, err)
-	}
+// attachmentObjects are the wire forms of a message's attachments.
+func (s *Service) attachmentObjects(list []store.GuildAttachment) []wire.Attachment {
 	out := make([]wire.Attachment, 0, len(list))
 	for _, a := range list {
 		u := s.PublicURL + "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
@@ -262,7 +258,7 @@ func (s *Service) attachmentObjects(ctx context.Context, m *store.GuildMessage) 
 		}
 		out = append(out, w)
 	}
-	return out, nil
+	return out
 }
 
 // saveMessage writes m (inserted when insert is set, else updated) and, when atts is not nil,

@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -188,7 +187,7 @@ func (s *Service) forward(q *guildaccess.Caller, ref *wire.MessageReferenceReque
 
 // referenceFields fills out's type, flags, message_reference and message_snapshots from m's
 // reference and snapshot.
-func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, out *wire.GuildMessage) error {
+func (s *Service) referenceFields(p *page, m *store.GuildMessage, out *wire.GuildMessage) {
 	if r := m.Reference; r != nil {
 		out.MessageReference = &wire.MessageReference{Type: r.Type, MessageID: wire.Snowflake(r.MessageID),
 			ChannelID: wire.Snowflake(r.ChannelID), GuildID: wire.Snowflake(r.GuildID)}
@@ -198,7 +197,7 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 	}
 	snap := m.Snapshot
 	if snap == nil {
-		return nil
+		return
 	}
 	out.Flags |= wire.MessageFlagHasSnapshot
 	sm := wire.SnapshotMessage{Type: snap.Type, Content: snap.Content, Embeds: []struct{}{}, Attachments: []wire.Attachment{},
@@ -208,15 +207,9 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 		sm.EditedTimestamp = &e
 	}
 	for _, id := range snap.Mentions {
-		u, err := s.Store.GetUser(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
+		if u, ok := p.user(id); ok {
+			sm.Mentions = append(sm.Mentions, u)
 		}
-		if err != nil {
-			return err
-		}
-		sm.Mentions = append(sm.Mentions, guildaccess.UserObject(u))
 	}
 	out.MessageSnapshots = []wire.MessageSnapshot{{Message: sm}}
-	return nil
 }

@@ -558,4 +558,9 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 25: a member's last message in a guild, for prune (GuildMembersLastSeen), read from the
+	// messages instead of an activity row written at every send (rows written so far stay).
+	`
+CREATE INDEX guild_messages_author ON guild_messages(guild_id, author_id, created_at);
+`,
 }

@@ -309,6 +309,7 @@ type Store interface {
 	CommandStore
 	GuildInviteStore
 	GuildAttachmentStore
+	GuildPageStore
 	ChannelSettingsStore
 	GuildExpressionStore
 	GuildActivityStore
