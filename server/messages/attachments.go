@@ -248,8 +248,9 @@ func indexOf(list []store.GuildAttachment, id uint64) int {
 func (s *Service) attachmentObjects(list []store.GuildAttachment) []wire.Attachment {
 	out := make([]wire.Attachment, 0, len(list))
 	for _, a := range list {
-		u := s.PublicURL + "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
+		path := "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
 			url.PathEscape(a.Filename)
+		u := s.URLs.Sign(s.PublicURL+path, path)
 		w := wire.Attachment{ID: wire.Snowflake(a.ID), Filename: a.Filename, Description: a.Description,
 			ContentType: a.ContentType, Size: a.Size, URL: u, ProxyURL: u, Flags: a.Flags}
 		if a.Width > 0 && a.Height > 0 {
@@ -280,19 +281,23 @@ func (s *Service) saveMessage(ctx context.Context, m *store.GuildMessage, insert
 }
 
 // RegisterAttachments adds the route that serves attachments' bytes (at the web base, not the
-// API's): GET /attachments/{channel_id}/{attachment_id}/{filename}. Anyone with the URL may read
-// the file, as on the platform's CDN (sdkpp does not sign the URLs).
+// API's): GET /attachments/{channel_id}/{attachment_id}/{filename}?ex=&is=&hm=. Anyone with the
+// URL may read the file until it expires, as on the platform's CDN; a URL that was not signed
+// here (a forged or changed one) or has expired gets 404.
 func (s *Service) RegisterAttachments(mux httpx.Router) {
 	mux.HandleFunc("GET /attachments/{channel_id}/{attachment_id}/{filename}", s.serveAttachment)
 }
 
 // serveAttachment serves an attachment's bytes with their (sniffed) content type, nosniff, and a
-// Content-Disposition of attachment for anything but an image; 404 for an unknown one or a
-// filename that is not the attachment's.
+// Content-Disposition of attachment for anything but an image; 404 for an unknown one, a
+// filename that is not the attachment's, or a URL not signed (signedurl) or expired.
 func (s *Service) serveAttachment(w http.ResponseWriter, r *http.Request) {
 	ch, ok1 := wire.ParseSnowflake(r.PathValue("channel_id"))
 	id, ok2 := wire.ParseSnowflake(r.PathValue("attachment_id"))
-	if !ok1 || !ok2 {
+	// The path as attachmentObjects signed it.
+	path := "/attachments/" + strconv.FormatUint(uint64(ch), 10) + "/" + strconv.FormatUint(uint64(id), 10) + "/" +
+		url.PathEscape(r.PathValue("filename"))
+	if !ok1 || !ok2 || !s.URLs.Valid(path, r.URL.Query()) {
 		http.NotFound(w, r)
 		return
 	}

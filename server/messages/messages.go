@@ -9,6 +9,7 @@ import (
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
+	"sdkpp/server/signedurl"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -28,6 +29,9 @@ type Service struct {
 	// PublicURL is the web base the URLs of attachments start with (RegisterAttachments serves
 	// them), e.g. http://127.0.0.1:7710.
 	PublicURL string
+	// URLs signs the URLs of attachments with an expiry, and RegisterAttachments serves only
+	// those it signed and that have not expired.
+	URLs *signedurl.Signer
 
 	slow slowmode // when members last sent in each channel (slowmode.go)
 }
