@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"sdkpp/server/extauth"
@@ -74,16 +75,11 @@ func requireConfidential(c *client) error {
 
 // respond issues tokens under a and builds the response, with an ID token for openid.
 func (h *Handler) respond(ctx context.Context, a *store.Authorization, opts token.Options, nonce string) (*wire.TokenResponse, error) {
-	return h.respondOn(ctx, h.Store, a, opts, nonce)
-}
-
-// respondOn is respond writing the tokens to st (a transaction the caller runs).
-func (h *Handler) respondOn(ctx context.Context, st store.Store, a *store.Authorization, opts token.Options, nonce string) (*wire.TokenResponse, error) {
 	now := h.Clock.Now()
 	if opts.ExpiresAt.IsZero() && h.AccessTTL > 0 {
 		opts.ExpiresAt = now.Add(h.AccessTTL)
 	}
-	issued, err := token.Issue(ctx, st, now, a, opts)
+	issued, err := token.Issue(ctx, h.Store, now, a, opts)
 	if errors.Is(err, token.ErrGrantRevoked) {
 		return nil, oauthErr(wire.OAuthInvalidGrant, "The grant was revoked")
 	}
@@ -311,15 +307,16 @@ func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form ur
 		return nil, oauthErr(wire.OAuthInvalidScope, "unknown scope "+unknown[0])
 	}
 	granted := scopes.Grant(requested, func(string) bool { return true }, policy(c.app))
-	// The authorization and its token in one transaction: one commit per request.
-	var resp *wire.TokenResponse
-	err := h.Store.WithTx(ctx, func(st store.Store) error {
-		a, err := h.Accounts.Authorize(ctx, st, c.app.ID, c.app.BotUserID, granted, -1)
-		if err != nil {
-			return err
+	// The bot's authorization is written when it is new or its scopes change, not at every
+	// request: a request is then one write, its token.
+	a, err := h.Store.FindAuthorization(ctx, c.app.ID, c.app.BotUserID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil || !slices.Equal(a.Scopes, granted) || a.IntegrationType != -1 {
+		if a, err = h.Accounts.Authorize(ctx, h.Store, c.app.ID, c.app.BotUserID, granted, -1); err != nil {
+			return nil, err
 		}
-		resp, err = h.respondOn(ctx, st, a, token.Options{}, "")
-		return err
-	})
-	return resp, err
+	}
+	return h.respond(ctx, a, token.Options{}, "")
 }

@@ -153,7 +153,35 @@ func (s *DB) querierOn(tx *sql.Tx) querier {
 	default:
 		q = uncancelledQuerier{s.db}
 	}
-	return rewriting{d: s.d, q: q}
+	q = rewriting{d: s.d, q: q}
+	if s.group != nil && tx == nil {
+		q = groupExec{q: q, s: s}
+	}
+	return q
+}
+
+// groupExec runs a write outside a transaction (ExecContext) as a transaction of its own
+// through the group commit, so that writes made at once share a commit; queries run as they
+// are (one that writes, with RETURNING, commits alone: its rows are read after the call).
+type groupExec struct {
+	q querier
+	s *DB
+}
+
+func (g groupExec) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	err = g.s.group.run(ctx, func(st Store) error {
+		res, err = st.(*DB).q.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
+func (g groupExec) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return g.q.QueryContext(ctx, query, args...)
+}
+
+func (g groupExec) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return g.q.QueryRowContext(ctx, query, args...)
 }
 
 // uncancelledQuerier runs every statement to its end, as cachedQuerier does: a statement
