@@ -127,6 +127,7 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer req.Close()
 	ch, _, perms, err := s.GuildChannel(q)
 	if err != nil {
 		return nil, err
@@ -325,6 +326,7 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer req.Close()
 	content := req.body.Content
 	if content != nil && *content != "" { // "" may leave a message of attachments only: checked below
 		if err := checkContent(content, false); err != nil {

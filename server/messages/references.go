@@ -70,12 +70,19 @@ func forwardContentError() *wire.APIError {
 
 // readSend reads the body of POST /channels/{id}/messages (readMessageRequest): its content
 // (required, but for a forward, which may have none, and for a message with files), nonce,
-// message_reference and attachments. A forward carries neither content nor files.
+// message_reference and attachments. A forward carries neither content nor files. The caller
+// closes the request it returns.
 func readSend(r *http.Request) (*messageRequest, string, *wire.MessageReferenceRequest, error) {
 	req, err := readMessageRequest(r)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			req.Close()
+		}
+	}()
 	body := &req.body
 	ref, err := wire.ParseMessageReference(body.MessageReference)
 	if err != nil {
@@ -89,14 +96,17 @@ func readSend(r *http.Request) (*messageRequest, string, *wire.MessageReferenceR
 			return nil, "", nil, wire.InvalidAt("attachments", "MESSAGE_FORWARD_ATTACHMENTS_NOT_ALLOWED",
 				"A forwarded message cannot have attachments.")
 		}
+		ok = true
 		return req, "", ref, nil
 	}
 	if len(req.files) > 0 && (body.Content == nil || *body.Content == "") {
+		ok = true
 		return req, "", ref, nil // attachments without content
 	}
 	if err := checkContent(body.Content, true); err != nil {
 		return nil, "", nil, err
 	}
+	ok = true
 	return req, *body.Content, ref, nil
 }
 

@@ -632,4 +632,17 @@ CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 	`
 CREATE INDEX guild_messages_author ON guild_messages(guild_id, author_id, created_at);
 `,
+	// 26: attachments uploaded a chunk at a time (store.AttachmentChunk), never whole in memory;
+	// the data of older ones stays in guild_attachments.
+	`
+CREATE TABLE guild_attachment_chunks (
+	attachment_id INTEGER NOT NULL,
+	seq INTEGER NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (attachment_id, seq)
+) WITHOUT ROWID;
+CREATE TRIGGER guild_attachment_chunks_delete AFTER DELETE ON guild_attachments BEGIN
+	DELETE FROM guild_attachment_chunks WHERE attachment_id=old.id;
+END;
+`,
 }
