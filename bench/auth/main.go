@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -33,13 +32,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sdkpp/bench/internal/benchdb"
 	"sdkpp/core"
 	"sdkpp/server"
 	"sdkpp/server/browser"
 	"sdkpp/server/ratelimit"
-	"sdkpp/server/store"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
 
 func main() {
@@ -69,7 +66,7 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 		defer os.RemoveAll(dir)
 		cfg.DataDir = dir
 	} else {
-		u, drop, err := freshDatabase(storeName)
+		u, drop, err := benchdb.Postgres(storeName, "bench_auth")
 		if err != nil {
 			return err
 		}
@@ -308,26 +305,3 @@ func newHTTPServer(h http.Handler) *httpServer {
 }
 
 func (s *httpServer) Close() { s.srv.Close() }
-
-// freshDatabase creates a database on the PostgreSQL server of admin and returns its URL and a
-// function that drops it.
-func freshDatabase(admin string) (string, func(), error) {
-	u, err := url.Parse(admin)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", nil, fmt.Errorf("-store %q: neither sqlite nor a postgres:// URL", store.RedactURL(admin))
-	}
-	db, err := sql.Open("pgx", admin)
-	if err != nil {
-		return "", nil, err
-	}
-	name := fmt.Sprintf("bench_auth_%d", os.Getpid())
-	if _, err := db.Exec(`CREATE DATABASE ` + name); err != nil {
-		db.Close()
-		return "", nil, fmt.Errorf("create database: %w", err)
-	}
-	u.Path = "/" + name
-	return u.String(), func() {
-		_, _ = db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
-		db.Close()
-	}, nil
-}
