@@ -35,6 +35,7 @@ import (
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
 	"sdkpp/server/partner"
+	"sdkpp/server/periodic"
 	"sdkpp/server/presence"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/relationships"
@@ -115,7 +116,20 @@ type Config struct {
 	// metrics at /metrics (package metrics); "127.0.0.1:0" picks a free port (MetricsURL).
 	// Empty: no metrics are kept.
 	MetricsAddr string
+	// NodeHeartbeat is how often the node writes its row in the store's node registry (the
+	// console's cluster page shows a node down after DownHeartbeats missed); 0 is
+	// DefaultNodeHeartbeat.
+	NodeHeartbeat time.Duration
 }
+
+// DefaultNodeHeartbeat is the node registry's heartbeat when Config.NodeHeartbeat is zero.
+const DefaultNodeHeartbeat = 10 * time.Second
+
+// DownHeartbeats is how many heartbeats a node may miss before the console shows it down.
+const DownHeartbeats = 3
+
+// OperatorSessionPrune is how often expired operator console sessions are deleted.
+const OperatorSessionPrune = 15 * time.Minute
 
 // Defaults of the HTTP server's timeouts (Config).
 const (
@@ -133,7 +147,8 @@ type Server struct {
 	apiRoutes  func() []string // the API's route patterns, relative to the API base
 	log        *slog.Logger
 	store      store.Store
-	storeKind  string // the store's database: sqlite or postgres
+	db         *store.DB // the store, for what only the database offers (its query observer)
+	storeKind  string    // the store's database: sqlite or postgres
 	ids        *snowflake.Generator
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
@@ -158,6 +173,10 @@ type Server struct {
 
 	// metrics is the service's instrumentation; nil when Config.MetricsAddr is empty.
 	metrics *metrics.Metrics
+	// jobs runs the periodic jobs (the node heartbeat, pruning) from Start to Close.
+	jobs *periodic.Runner
+	// startedAt is when Start began serving, for the node registry.
+	startedAt time.Time
 
 	mu       sync.Mutex
 	started  bool
@@ -220,7 +239,10 @@ func New(cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
+	if cfg.NodeHeartbeat <= 0 {
+		cfg.NodeHeartbeat = DefaultNodeHeartbeat
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, db: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
@@ -264,7 +286,9 @@ func (s *Server) Start() error {
 			s.relay.Close()
 			return fmt.Errorf("server: metrics listen: %w", err)
 		}
-		s.metrics = metrics.New(ln.Addr().String())
+		s.metrics = metrics.New(strconv.Itoa(s.cfg.NodeID))
+		s.db.ObserveQueries(s.metrics.StoreQuery)
+		s.dispatcher.ObserveJob, s.lobbies.ObserveJob = s.metrics.JobRun, s.metrics.JobRun
 	}
 	handler, err := s.routes()
 	if err != nil {
@@ -278,12 +302,16 @@ func (s *Server) Start() error {
 	if mln != nil {
 		s.serveMetrics(mln)
 	}
+	if s.metrics != nil {
+		s.guilds.invites.ObserveJob = s.metrics.JobRun
+	}
 	s.guilds.invites.StartJobs() // before serving: requests queue its jobs
 	s.listener = ln
 	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
 	s.http, s.served = s.serve(ln, handler, "server")
 	s.dispatcher.Start()
 	s.lobbies.Start()
+	s.startPeriodic()
 	s.started = true
 	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
 		"data_dir", s.cfg.DataDir != "", "store", s.storeKind, "node_id", s.cfg.NodeID)
@@ -394,12 +422,33 @@ func (s *Server) console() *console.Handler {
 	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
 		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
 		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
-		Nodes: func() []console.Node {
-			st := s.hub.Stats()
-			calls, participants := s.voice.Stats()
-			return []console.Node{{ID: s.cfg.NodeID, URL: s.url, Self: true, Connections: st.Connections,
-				Sessions: st.Sessions, Calls: calls, Participants: participants}}
-		}}
+		Self: s.nodeRow, NodeDownAfter: DownHeartbeats * s.cfg.NodeHeartbeat}
+}
+
+// nodeRow is this node's row of the node registry as it is now.
+func (s *Server) nodeRow() store.Node {
+	calls, _ := s.voice.Stats()
+	return store.Node{ID: s.cfg.NodeID, Address: s.url, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
+		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
+}
+
+// startPeriodic starts the periodic jobs: the node registry's heartbeat and the pruning of
+// expired operator sessions, each run observed by the metrics.
+func (s *Server) startPeriodic() {
+	s.startedAt = s.cfg.Clock.Now()
+	s.jobs = &periodic.Runner{Clock: s.cfg.Clock, Logger: s.log.With("component", "periodic")}
+	if s.metrics != nil {
+		s.jobs.Observe = s.metrics.JobRun
+	}
+	s.jobs.Start(
+		periodic.Job{Name: "node_heartbeat", Every: s.cfg.NodeHeartbeat, Run: func(ctx context.Context) error {
+			n := s.nodeRow()
+			return s.store.PutNode(ctx, &n)
+		}},
+		periodic.Job{Name: "operator_session_prune", Every: OperatorSessionPrune, Run: func(ctx context.Context) error {
+			_, err := console.PruneSessions(ctx, s.store, s.cfg.Clock.Now())
+			return err
+		}})
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
@@ -489,6 +538,7 @@ func (s *Server) Close() error {
 		}
 		cancel()
 		<-s.served
+		s.jobs.Close()
 		s.dispatcher.Close()
 		s.lobbies.Close()
 		// After the HTTP server: no search requests indexing any more.

@@ -55,6 +55,10 @@ type Service struct {
 	// waits while it runs: a test holds a job in progress this way. ctx is done once Close has
 	// been called: a hook that waits must stop waiting then.
 	OnTargetUsersJob func(ctx context.Context, code string, status int)
+	// ObserveJob, when set, is told of each target-users job processed, as job
+	// "invite_target_users", with its duration and its store error (nil when it completed or
+	// failed naming unknown users: that is the job's result, not a failure to run it).
+	ObserveJob func(job string, took time.Duration, err error)
 
 	jobs jobRunner // the target-users jobs (targetjobs.go)
 }

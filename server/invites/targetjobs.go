@@ -79,7 +79,11 @@ func (s *Service) runJobs(ctx context.Context, wake <-chan struct{}, done chan<-
 	for {
 		j, err := s.Store.NextInviteTargetJob(ctx)
 		if err == nil {
+			start := time.Now() // the job's real duration, for ObserveJob
 			err = s.processJob(ctx, j)
+			if ctx.Err() == nil && s.ObserveJob != nil {
+				s.ObserveJob("invite_target_users", time.Since(start), err)
+			}
 		}
 		var retry time.Time
 		switch {

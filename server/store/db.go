@@ -57,6 +57,8 @@ type dbOptions struct {
 	// claimLease is how long a claimed webhook delivery or job is kept from other nodes; zero
 	// (SQLite: one process) claims nothing.
 	claimLease time.Duration
+	// observe, when set, is told of every statement (ObserveQueries).
+	observe observer
 }
 
 // dialect is what differs between the databases.
@@ -153,7 +155,7 @@ func (s *DB) querierOn(tx *sql.Tx) querier {
 	default:
 		q = uncancelledQuerier{s.db}
 	}
-	q = rewriting{d: s.d, q: q}
+	q = observing{q: rewriting{d: s.d, q: q}, o: s.opts}
 	if s.group != nil && tx == nil {
 		q = groupExec{q: q, s: s}
 	}
@@ -332,8 +334,12 @@ func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 		tx.Rollback()
 		return err
 	}
+	start := time.Now()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	if f := s.opts.observe.Load(); f != nil {
+		(*f)("commit", time.Since(start))
 	}
 	return nil
 }

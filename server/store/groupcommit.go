@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // maxGroup bounds how many WithTx calls share one SQLite transaction, so that under steady load
@@ -146,12 +147,16 @@ func (c *groupCommit) finish(ctx context.Context, g *group) {
 		return
 	}
 	if g.tx != nil {
+		start := time.Now()
 		if g.err != nil {
 			g.tx.Rollback()
 		} else if err := g.tx.Commit(); err != nil {
 			g.err = fmt.Errorf("store: commit: %w", err)
 		} else {
 			c.commits.Add(1)
+			if f := c.s.opts.observe.Load(); f != nil {
+				(*f)("commit", time.Since(start))
+			}
 		}
 		// Queries first seen in the transaction are prepared once it has ended.
 		c.s.cache.prepareWanted(ctx)

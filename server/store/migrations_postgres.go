@@ -558,12 +558,25 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
-	// 25: a member's last message in a guild, for prune (GuildMembersLastSeen), read from the
+	// 5 (SQLite's 25): the node registry: each node's heartbeat row, read by the console's cluster page;
+	// and a guild's recent messages across its channels, for the console's guild page.
+	`
+CREATE TABLE nodes (
+	id BIGINT PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at BIGINT NOT NULL,
+	sessions BIGINT NOT NULL,
+	calls BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+);
+CREATE INDEX guild_messages_guild ON guild_messages(guild_id, id);
+`,
+	// 26: a member's last message in a guild, for prune (GuildMembersLastSeen), read from the
 	// messages instead of an activity row written at every send (rows written so far stay).
 	`
 CREATE INDEX guild_messages_author ON guild_messages(guild_id, author_id, created_at);
 `,
-	// 26: attachments uploaded a chunk at a time (store.AttachmentChunk), never whole in memory;
+	// 27: attachments uploaded a chunk at a time (store.AttachmentChunk), never whole in memory;
 	// the data of older ones stays in guild_attachments.
 	`
 CREATE TABLE guild_attachment_chunks (

@@ -315,4 +315,5 @@ type Store interface {
 	GuildActivityStore
 	RelationshipStore
 	OperatorStore
+	NodeStore
 }
