@@ -354,6 +354,7 @@ test-browser: $(CLIBS)
 # Benchmarks print each figure beside its anchor measured in the same run.
 bench: $(CLIBS)
 	@build/scripts/deps.sh bench
+	@build/scripts/deps.sh postgres
 	bash bench/run.sh
 
 # Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp

@@ -37,13 +37,27 @@ done | awk '{print}
 		if (p && o) printf "with the input processing on: %.2fx (%d ns; speexdsp adds %d ns per frame)\n", p/o, p, p-m
 	}'
 
-echo "== account linking on loopback =="
-go run ./bench/auth
+echo "== account linking on loopback, on SQLite (a data directory) and on PostgreSQL (a private server) =="
+go build -o "$out/auth" ./bench/auth
+"$out/auth"
+build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES"' "$out/auth"
+
+echo
+echo "== guild messages: a page of 100 against a page of 1, in turns, medians (target <= 3x) =="
+go test -c -o "$out/messages.test" ./server/messages
+echo "SQLite (a data directory):"
+"$out/messages.test" -test.run '^$' -test.bench MessagePage -test.benchtime 300x | grep -E '^Benchmark'
+echo "PostgreSQL:"
+SDKPP_TEST_STORE=postgres build/scripts/pg.sh run "$out/pg" "$out/messages.test" -test.run '^$' -test.bench MessagePage -test.benchtime 300x | grep -E '^Benchmark'
 
 echo
 echo "== realtime: lobby messages and idle gateway connections, against Redis and a bare WebSocket server =="
 go build -o "$out/realtime" ./bench/realtime
-"$out/realtime"
+"$out/realtime" -store sqlite
+echo "-- a 10-member lobby (the size of most game lobbies), SQLite:"
+"$out/realtime" -store sqlite -members 10 -idle 0 -rounds 100
+echo "-- PostgreSQL (the idle connections do not depend on the store):"
+build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES" -idle 0 && "$0" -store "$SDKPP_TEST_POSTGRES" -members 10 -idle 0 -rounds 100' "$out/realtime"
 
 echo
 echo "== voice relay: forwarding against a minimal C forwarder (recvmmsg/sendmmsg) =="

@@ -42,6 +42,7 @@ import (
 	"sdkpp/server/relationships"
 	"sdkpp/server/relay"
 	"sdkpp/server/search"
+	"sdkpp/server/signedurl"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -342,6 +343,9 @@ func (s *Server) routes() (http.Handler, error) {
 	oidcOpts := oidc.Options{HTTPClient: s.cfg.OIDCHTTPClient, AllowLoopback: s.cfg.OIDCAllowLoopbackForTests}
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
 	gs := s.newGuildServices()
+	if gs.messages.URLs, err = signedurl.New(context.Background(), s.store, s.cfg.Clock); err != nil {
+		return nil, err
+	}
 	s.guilds = gs
 	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: oauth.NewLoginThrottle(s.sharedFailures()),
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,

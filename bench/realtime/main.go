@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"time"
 
+	"sdkpp/bench/internal/benchdb"
 	"sdkpp/server"
 )
 
@@ -44,6 +45,8 @@ func main() {
 	serveHeartbeat := flag.Duration("serve-heartbeat", 0, "internal: the child service's gateway heartbeat interval")
 	serveProfile := flag.String("serve-cpuprofile", "", "internal: the child service's CPU profile")
 	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
+	flag.StringVar(&storeName, "store", "memory", "the service's store: memory (SQLite in memory), sqlite (SQLite in a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
+	serveStore := flag.String("serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
 	rounds := flag.Int("rounds", 1000, "latency: messages sent one at a time")
 	members := flag.Int("members", 100, "fan-out: lobby members")
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
@@ -59,11 +62,22 @@ func main() {
 		defer stop()
 	}
 	if *serve != "" {
-		if err := serveChild(*serve, *serveHeartbeat, *serveProfile); err != nil {
+		if err := serveChild(*serve, *serveHeartbeat, *serveProfile, *serveStore); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			exit = 1
 		}
 		return
+	}
+	fmt.Printf("The service's store: %s\n", map[string]string{"memory": "SQLite in memory", "sqlite": "SQLite in a data directory"}[storeName]+
+		map[bool]string{true: "PostgreSQL"}[storeName != "memory" && storeName != "sqlite"])
+	if storeName != "memory" && storeName != "sqlite" {
+		u, drop, err := benchdb.Postgres(storeName, "bench_realtime")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer drop()
+		storeName = u
 	}
 	if err := run(*rounds, *members, *messages, *window, *idle); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

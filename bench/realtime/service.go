@@ -44,8 +44,9 @@ type memReport struct {
 }
 
 // serveChild runs the service kind ("sdkpp" or "bare") until standard input closes; with a
-// profile path it writes a CPU profile of that whole time there.
-func serveChild(kind string, heartbeat time.Duration, profile string) error {
+// profile path it writes a CPU profile of that whole time there. storeURL is sdkpp's store:
+// memory, sqlite (a fresh data directory) or a database URL.
+func serveChild(kind string, heartbeat time.Duration, profile, storeURL string) error {
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -61,9 +62,22 @@ func serveChild(kind string, heartbeat time.Duration, profile string) error {
 	var stop func()
 	switch kind {
 	case "sdkpp":
-		srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
+		cfg := server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
 			RateLimits: ratelimit.Config{Disabled: true}, // the service itself is measured, as Redis is
-			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}
+		switch storeURL {
+		case "", "memory":
+		case "sqlite":
+			dir, err := os.MkdirTemp("", "sdkpp-bench-realtime-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			cfg.DataDir = dir
+		default:
+			cfg.Store = storeURL
+		}
+		srv, err := server.New(cfg)
 		if err != nil {
 			return err
 		}
@@ -156,6 +170,9 @@ func procRSS(pid int) (int64, error) {
 // profileDir, when set (-cpuprofile-dir), is where each child writes a CPU profile.
 var profileDir string
 
+// storeName is the sdkpp children's store (-store; a database URL once made).
+var storeName string
+
 // child is a service running in a child process.
 type child struct {
 	childHello
@@ -170,7 +187,7 @@ func startChild(kind string, heartbeat time.Duration) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String()}
+	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String(), "-serve-store", storeName}
 	if profileDir != "" {
 		args = append(args, "-serve-cpuprofile", filepath.Join(profileDir, kind+"-"+strconv.Itoa(os.Getpid())+"-"+
 			strconv.FormatInt(time.Now().UnixNano(), 36)+".pprof"))

@@ -101,13 +101,6 @@ func (s *Base) UserSeen(ctx context.Context, userID uint64) {
 	}
 }
 
-// MemberSeen records that the caller was active in guildID (it sent a message there).
-func (s *Base) MemberSeen(q *Caller, guildID uint64) {
-	if err := s.Store.TouchGuildMember(q.Ctx, guildID, q.UserID, s.Clock.Now()); err != nil {
-		s.Logger.Warn("member activity not recorded", "guild_id", guildID, "user_id", q.UserID, "err", err)
-	}
-}
-
 // GuildEvent delivers a guild event to the guild's bots whose sessions have the GUILDS intent
 // (voicestatus.GuildEvents).
 func (s *Base) GuildEvent(ctx context.Context, guildID uint64, event string, data any) {

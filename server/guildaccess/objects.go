@@ -102,11 +102,7 @@ func OptString(s string) *string {
 
 // MemberObject is the wire form of a member with the given role ids; withUser adds the user.
 func MemberObject(ctx context.Context, st store.Store, m *store.GuildMember, roles []uint64, withUser bool) (wire.Member, error) {
-	out := wire.Member{Nick: OptString(m.Nick), Avatar: OptString(m.Avatar), Banner: OptString(m.Banner), Bio: m.Bio,
-		Roles: make([]wire.Snowflake, 0, len(roles)), JoinedAt: Timestamp(m.JoinedAt)}
-	for _, id := range roles {
-		out.Roles = append(out.Roles, wire.Snowflake(id))
-	}
+	out := MemberFields(m, roles)
 	if withUser {
 		u, err := st.GetUser(ctx, m.UserID)
 		if err != nil {
@@ -116,6 +112,16 @@ func MemberObject(ctx context.Context, st store.Store, m *store.GuildMember, rol
 		out.User = &obj
 	}
 	return out, nil
+}
+
+// MemberFields is the wire form of m with roles, without its user.
+func MemberFields(m *store.GuildMember, roles []uint64) wire.Member {
+	out := wire.Member{Nick: OptString(m.Nick), Avatar: OptString(m.Avatar), Banner: OptString(m.Banner), Bio: m.Bio,
+		Roles: make([]wire.Snowflake, 0, len(roles)), JoinedAt: Timestamp(m.JoinedAt)}
+	for _, id := range roles {
+		out.Roles = append(out.Roles, wire.Snowflake(id))
+	}
+	return out
 }
 
 // LoadMember returns the wire form of userID's membership, with its user; 404 10007 for a

@@ -1,16 +1,18 @@
 package messages
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -23,11 +25,70 @@ import (
 // PermAttachFiles lets a member upload files with messages (the platform's bit).
 const PermAttachFiles uint64 = 1 << 15
 
-// upload is a files[n] part of a message request.
+// upload is a files[n] part of a message request, spooled to a temporary file as it is read:
+// a request's memory is a copy buffer, whatever the size of its files.
 type upload struct {
 	n        uint64
 	filename string // as the part's Content-Disposition gives it
-	data     []byte
+	file     *os.File
+	size     int64
+	head     []byte // the first bytes, for http.DetectContentType
+}
+
+// spool reads a part into a temporary file, up to limit bytes; tooLarge when it has more.
+func spool(p io.Reader, limit int64) (f *os.File, size int64, head []byte, tooLarge bool, err error) {
+	if f, err = os.CreateTemp("", "sdkpp-upload-*"); err != nil {
+		return nil, 0, nil, false, fmt.Errorf("messages: spool upload: %w", err)
+	}
+	os.Remove(f.Name()) // gone once closed, whatever happens to the request
+	var sniff sniffer
+	in := &readError{r: io.LimitReader(p, limit+1)}
+	size, err = io.Copy(f, io.TeeReader(in, &sniff))
+	if in.err != nil {
+		err = httpx.BodyError(in.err) // the request's fault (cut short, too large), not the disk's
+	}
+	if err == nil && size > limit {
+		tooLarge = true
+	}
+	if err == nil && !tooLarge {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil || tooLarge {
+		f.Close()
+		return nil, 0, nil, tooLarge, err
+	}
+	return f, size, sniff.b, false, nil
+}
+
+// readError keeps the error of its reader's last failed read.
+type readError struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readError) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// sniffer keeps the first 512 bytes written to it (what http.DetectContentType reads).
+type sniffer struct{ b []byte }
+
+func (s *sniffer) Write(p []byte) (int, error) {
+	if n := 512 - len(s.b); n > 0 {
+		s.b = append(s.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// Close removes the request's spooled files.
+func (req *messageRequest) Close() {
+	for _, f := range req.files {
+		f.file.Close()
+	}
 }
 
 // messageRequest is a read message request body: its JSON fields and its files in part order.
@@ -85,25 +146,31 @@ func readMessageRequest(r *http.Request) (*messageRequest, error) {
 			return wire.TooManyAttachments()
 		}
 		seen[n] = true
-		data, tooLarge, err := httpx.ReadPart(p, wire.MaxUploadBytes)
+		f, size, head, tooLarge, err := spool(p, wire.MaxUploadBytes)
 		if err != nil {
 			return err
 		}
 		if tooLarge {
 			return wire.RequestTooLarge() // rule LIM-1
 		}
-		out.files = append(out.files, upload{n: n, filename: partFilename(p), data: data})
+		out.files = append(out.files, upload{n: n, filename: partFilename(p), file: f, size: size, head: head})
 		return nil
 	})
 	if err != nil {
+		out.Close()
 		return nil, err
 	}
 	if payload != nil {
 		if err := json.Unmarshal(payload, &out.body); err != nil {
+			out.Close()
 			return nil, wire.InvalidJSON()
 		}
 	}
-	return out, out.readAttachments()
+	if err := out.readAttachments(); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return out, nil
 }
 
 // readAttachments reads the body's attachments array.
@@ -148,8 +215,8 @@ func (s *Service) newAttachment(f *upload, e *wire.AttachmentRequest, at string,
 	if !ok {
 		return store.GuildAttachment{}, wire.InvalidAt(field, "FILENAME_INVALID", "The filename is not UTF-8.")
 	}
-	a := store.GuildAttachment{ID: s.IDs.Next(), Position: pos, Filename: clean, ContentType: http.DetectContentType(f.data),
-		Size: len(f.data), Data: f.data}
+	a := store.GuildAttachment{ID: s.IDs.Next(), Position: pos, Filename: clean, ContentType: http.DetectContentType(f.head),
+		Size: int(f.size), Body: f.file}
 	if strings.HasPrefix(clean, wire.SpoilerPrefix) {
 		a.Flags |= wire.AttachmentFlagIsSpoiler // rule ATT-2: the legacy prefix
 	}
@@ -162,8 +229,11 @@ func (s *Service) newAttachment(f *upload, e *wire.AttachmentRequest, at string,
 		}
 	}
 	if strings.HasPrefix(a.ContentType, "image/") {
-		if c, _, err := image.DecodeConfig(bytes.NewReader(f.data)); err == nil {
+		if c, _, err := image.DecodeConfig(bufio.NewReader(f.file)); err == nil {
 			a.Width, a.Height = c.Width, c.Height
+		}
+		if _, err := f.file.Seek(0, io.SeekStart); err != nil {
+			return store.GuildAttachment{}, fmt.Errorf("messages: rewind upload: %w", err)
 		}
 	}
 	return a, nil
@@ -244,16 +314,13 @@ func indexOf(list []store.GuildAttachment, id uint64) int {
 	return -1
 }
 
-// attachmentObjects are the wire attachments of message m.
-func (s *Service) attachmentObjects(ctx context.Context, m *store.GuildMessage) ([]wire.Attachment, error) {
-	list, err := s.Store.ListGuildAttachments(ctx, m.ChannelID, m.ID)
-	if err != nil {
-		return nil, fmt.Errorf("guilds: attachments of message %d: %w", m.ID, err)
-	}
+// attachmentObjects are the wire forms of a message's attachments.
+func (s *Service) attachmentObjects(list []store.GuildAttachment) []wire.Attachment {
 	out := make([]wire.Attachment, 0, len(list))
 	for _, a := range list {
-		u := s.PublicURL + "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
+		path := "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
 			url.PathEscape(a.Filename)
+		u := s.URLs.Sign(s.PublicURL+path, path)
 		w := wire.Attachment{ID: wire.Snowflake(a.ID), Filename: a.Filename, Description: a.Description,
 			ContentType: a.ContentType, Size: a.Size, URL: u, ProxyURL: u, Flags: a.Flags}
 		if a.Width > 0 && a.Height > 0 {
@@ -262,7 +329,7 @@ func (s *Service) attachmentObjects(ctx context.Context, m *store.GuildMessage) 
 		}
 		out = append(out, w)
 	}
-	return out, nil
+	return out
 }
 
 // saveMessage writes m (inserted when insert is set, else updated) and, when atts is not nil,
@@ -284,23 +351,27 @@ func (s *Service) saveMessage(ctx context.Context, m *store.GuildMessage, insert
 }
 
 // RegisterAttachments adds the route that serves attachments' bytes (at the web base, not the
-// API's): GET /attachments/{channel_id}/{attachment_id}/{filename}. Anyone with the URL may read
-// the file, as on the platform's CDN (sdkpp does not sign the URLs).
+// API's): GET /attachments/{channel_id}/{attachment_id}/{filename}?ex=&is=&hm=. Anyone with the
+// URL may read the file until it expires, as on the platform's CDN; a URL that was not signed
+// here (a forged or changed one) or has expired gets 404.
 func (s *Service) RegisterAttachments(mux httpx.Router) {
 	mux.HandleFunc("GET /attachments/{channel_id}/{attachment_id}/{filename}", s.serveAttachment)
 }
 
 // serveAttachment serves an attachment's bytes with their (sniffed) content type, nosniff, and a
-// Content-Disposition of attachment for anything but an image; 404 for an unknown one or a
-// filename that is not the attachment's.
+// Content-Disposition of attachment for anything but an image; 404 for an unknown one, a
+// filename that is not the attachment's, or a URL not signed (signedurl) or expired.
 func (s *Service) serveAttachment(w http.ResponseWriter, r *http.Request) {
 	ch, ok1 := wire.ParseSnowflake(r.PathValue("channel_id"))
 	id, ok2 := wire.ParseSnowflake(r.PathValue("attachment_id"))
-	if !ok1 || !ok2 {
+	// The path as attachmentObjects signed it.
+	path := "/attachments/" + strconv.FormatUint(uint64(ch), 10) + "/" + strconv.FormatUint(uint64(id), 10) + "/" +
+		url.PathEscape(r.PathValue("filename"))
+	if !ok1 || !ok2 || !s.URLs.Valid(path, r.URL.Query()) {
 		http.NotFound(w, r)
 		return
 	}
-	a, err := s.Store.GetGuildAttachment(r.Context(), uint64(ch), uint64(id))
+	a, body, err := s.Store.OpenGuildAttachment(r.Context(), uint64(ch), uint64(id))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Filename != r.PathValue("filename")) {
 		http.NotFound(w, r)
 		return
@@ -317,7 +388,7 @@ func (s *Service) serveAttachment(w http.ResponseWriter, r *http.Request) {
 	if !inlineImage(a.ContentType) {
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename}))
 	}
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.Data))
+	http.ServeContent(w, r, "", time.Time{}, body)
 }
 
 // inlineImage tells whether a browser may show an attachment of this type inline: raster images

@@ -7,6 +7,7 @@ import (
 	imagepng "image/png"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,7 +96,8 @@ func TestAttachmentsUploadAndRead(t *testing.T) {
 		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
 		assert.Equal(t, want.disposition, res.Header.Get("Content-Disposition"))
 	}
-	wrongName := strings.TrimSuffix(msg.Attachments[1].URL, "notes.txt") + "other.txt"
+	wrongName := strings.Replace(msg.Attachments[1].URL, "/notes.txt?", "/other.txt?", 1)
+	require.NotEqual(t, msg.Attachments[1].URL, wrongName)
 	assert.Equal(t, http.StatusNotFound, guildtest.Do(t, http.MethodGet, wrongName, nil, nil).Status)
 
 	// Readers: the gateway with MESSAGE_CONTENT and users get the attachments; a session
@@ -278,4 +280,48 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// Attachment URLs are signed with an expiry as the platform's CDN signs them (ex, is, hm);
+// a URL without its signature, with a changed one, with another attachment's, or past its
+// expiry (24 hours) gets 404.
+func TestAttachmentURLsSigned(t *testing.T) {
+	f := guildtest.NewBots(t)
+	general := f.Channel("general").ID
+	r := guildtest.SendParts(t, http.MethodPost, f.MessagesURL(general), guildtest.Bearer(f.Alice),
+		guildtest.PayloadPart(map[string]any{}), fileOf("0", "a.txt", "one"), fileOf("1", "b.txt", "two"))
+	var msg wire.GuildMessage
+	guildtest.OK(t, r, &msg)
+	require.Len(t, msg.Attachments, 2)
+	a, b := msg.Attachments[0].URL, msg.Attachments[1].URL
+	u, err := url.Parse(a)
+	require.NoError(t, err)
+	q := u.Query()
+	for _, name := range []string{"ex", "is", "hm"} {
+		require.NotEmpty(t, q.Get(name), "%s in %s", name, a)
+	}
+	get := func(u string) int { return guildtest.Do(t, http.MethodGet, u, nil, nil).Status }
+	require.Equal(t, http.StatusOK, get(a))
+	require.Equal(t, http.StatusOK, get(b))
+	bare := strings.SplitN(a, "?", 2)[0]
+	otherQuery := strings.SplitN(b, "?", 2)[1]
+	forged := strings.Replace(a, "hm="+q.Get("hm"), "hm="+strings.Repeat("0", len(q.Get("hm"))), 1)
+	later := q.Get("ex")
+	longer := strings.Replace(a, "ex="+later, "ex=7fffffff", 1)
+	for what, u := range map[string]string{
+		"no signature":                bare,
+		"a forged hm":                 forged,
+		"another attachment's":        bare + "?" + otherQuery,
+		"a later ex with the same hm": longer,
+	} {
+		assert.Equal(t, http.StatusNotFound, get(u), what)
+	}
+	f.E.Clock.Advance(24*time.Hour - time.Minute)
+	assert.Equal(t, http.StatusOK, get(a), "before its expiry")
+	f.E.Clock.Advance(2 * time.Minute)
+	assert.Equal(t, http.StatusNotFound, get(a), "expired")
+	// Read again, the message carries URLs signed anew.
+	var again wire.GuildMessage
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, msg.ID), nil, guildtest.Bearer(f.Alice)), &again)
+	assert.Equal(t, http.StatusOK, get(again.Attachments[0].URL))
 }

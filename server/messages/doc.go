@@ -14,7 +14,12 @@
 //	GET    /channels/{channel_id}/messages/pins, PUT and DELETE .../pins/{message_id}, and the
 //	       deprecated GET /channels/{channel_id}/pins, PUT and DELETE .../pins/{message_id}
 //	GET    /guilds/{guild_id}/messages/search                    {messages, total_results}
-//	GET    /attachments/{channel_id}/{attachment_id}/{filename}  (web base) the file's bytes
+//	GET    /attachments/{channel_id}/{attachment_id}/{filename}?ex=&is=&hm=  (web base) the file's
+//	       bytes, while the URL's signature holds (signedurl)
+//
+// Uploads are spooled to temporary files as they are read and written to the store a chunk at
+// a time: a request's memory does not grow with its files. A page of messages is read as a
+// whole (page.go): its queries do not grow with its size.
 //
 // The routes of a channel's messages share their paths with the DM routes (package dms): see
 // Shared. Bots get MESSAGE_* events by intent, a message's content only with MESSAGE_CONTENT or

@@ -10,6 +10,7 @@ import (
 	"sdkpp/server/counters"
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
+	"sdkpp/server/signedurl"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -31,6 +32,9 @@ type Service struct {
 	PublicURL string
 	// Counter counts slowmode's messages (package counters); nil counts in memory.
 	Counter counters.Counter
+	// URLs signs the URLs of attachments with an expiry, and RegisterAttachments serves only
+	// those it signed and that have not expired.
+	URLs *signedurl.Signer
 
 	slow slowmode // when members last sent in each channel (slowmode.go)
 }
@@ -83,71 +87,20 @@ func (s *Service) mentions(ctx context.Context, guildID uint64, content string) 
 // mentions' members, its message_reference and message_snapshots, and for a reply the message
 // it answers (referenced_message, null once deleted; without its own referenced_message).
 func (s *Service) messageObject(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
-	out, err := s.messageFields(ctx, m)
-	if err != nil || m.Reference == nil || m.Reference.Type != store.ReferenceReply {
-		return out, err
-	}
-	out.ReferencedMessage.Present = true
-	ref, err := s.Store.GetGuildMessage(ctx, m.Reference.ChannelID, m.Reference.MessageID)
-	if errors.Is(err, store.ErrNotFound) {
-		return out, nil
-	}
+	out, err := s.messageObjects(ctx, []*store.GuildMessage{m})
 	if err != nil {
-		return out, err
+		return wire.GuildMessage{}, err
 	}
-	r, err := s.messageFields(ctx, ref)
-	out.ReferencedMessage.Message = &r
-	return out, err
+	return out[0], nil
 }
 
 // messageFields is messageObject without referenced_message.
 func (s *Service) messageFields(ctx context.Context, m *store.GuildMessage) (wire.GuildMessage, error) {
-	out := wire.GuildMessage{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(m.ChannelID), GuildID: wire.Snowflake(m.GuildID),
-		Content: m.Content, Timestamp: guildaccess.Timestamp(m.CreatedAt), Mentions: []wire.Mention{}, MentionRoles: []string{},
-		Attachments: []wire.Attachment{}, Embeds: []struct{}{}, Components: []struct{}{}}
-	if !m.EditedAt.IsZero() {
-		e := guildaccess.Timestamp(m.EditedAt)
-		out.EditedTimestamp = &e
-	}
-	pinnedAt, err := s.Store.GuildMessagePinnedAt(ctx, m.ChannelID, m.ID)
+	p, err := s.loadPage(ctx, []*store.GuildMessage{m})
 	if err != nil {
-		return out, err
+		return wire.GuildMessage{}, err
 	}
-	out.Pinned = !pinnedAt.IsZero()
-	author, err := s.Store.GetUser(ctx, m.AuthorID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		out.Author = wire.User{ID: wire.Snowflake(m.AuthorID), Discriminator: "0"}
-	case err != nil:
-		return out, err
-	default:
-		out.Author = guildaccess.UserObject(author)
-	}
-	if mem, err := guildaccess.LoadMember(ctx, s.Store, m.GuildID, m.AuthorID, false); err == nil {
-		out.Member = &mem
-	} else if !isAPIError(err) {
-		return out, err
-	}
-	for _, id := range m.Mentions {
-		u, err := s.Store.GetUser(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return out, err
-		}
-		men := wire.Mention{User: guildaccess.UserObject(u)}
-		if mem, err := guildaccess.LoadMember(ctx, s.Store, m.GuildID, id, false); err == nil {
-			men.Member = &mem
-		} else if !isAPIError(err) {
-			return out, err
-		}
-		out.Mentions = append(out.Mentions, men)
-	}
-	if out.Attachments, err = s.attachmentObjects(ctx, m); err != nil {
-		return out, err
-	}
-	return out, s.referenceFields(ctx, m, &out)
+	return s.fields(p, m), nil
 }
 
 func isAPIError(err error) bool {
@@ -177,6 +130,7 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer req.Close()
 	ch, _, perms, err := s.GuildChannel(q)
 	if err != nil {
 		return nil, err
@@ -209,7 +163,6 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if err := s.saveMessage(q.Ctx, m, true, atts); err != nil {
 		return nil, err
 	}
-	s.MemberSeen(q, ch.GuildID)
 	out, err := s.messageObject(q.Ctx, m)
 	if err != nil {
 		return nil, err
@@ -353,15 +306,19 @@ func (s *Service) readerMessage(q *guildaccess.Caller, m *store.GuildMessage) (w
 	return out, nil
 }
 
-// readerMessages is readerMessage of the message of each item of list.
+// readerMessages is readerMessage of the message of each item of list, read as one page
+// (loadPage).
 func readerMessages[T any](s *Service, q *guildaccess.Caller, list []T, message func(*T) *store.GuildMessage) ([]wire.GuildMessage, error) {
-	out := make([]wire.GuildMessage, 0, len(list))
+	msgs := make([]*store.GuildMessage, len(list))
 	for i := range list {
-		m, err := s.readerMessage(q, message(&list[i]))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
+		msgs[i] = message(&list[i])
+	}
+	out, err := s.messageObjects(q.Ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i], _ = contentFor(out[i], q.UserID, q.ReadsContent)
 	}
 	return out, nil
 }
@@ -375,6 +332,7 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer req.Close()
 	content := req.body.Content
 	if content != nil && *content != "" { // "" may leave a message of attachments only: checked below
 		if err := checkContent(content, false); err != nil {

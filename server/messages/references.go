@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -71,12 +70,19 @@ func forwardContentError() *wire.APIError {
 
 // readSend reads the body of POST /channels/{id}/messages (readMessageRequest): its content
 // (required, but for a forward, which may have none, and for a message with files), nonce,
-// message_reference and attachments. A forward carries neither content nor files.
+// message_reference and attachments. A forward carries neither content nor files. The caller
+// closes the request it returns.
 func readSend(r *http.Request) (*messageRequest, string, *wire.MessageReferenceRequest, error) {
 	req, err := readMessageRequest(r)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			req.Close()
+		}
+	}()
 	body := &req.body
 	ref, err := wire.ParseMessageReference(body.MessageReference)
 	if err != nil {
@@ -90,14 +96,17 @@ func readSend(r *http.Request) (*messageRequest, string, *wire.MessageReferenceR
 			return nil, "", nil, wire.InvalidAt("attachments", "MESSAGE_FORWARD_ATTACHMENTS_NOT_ALLOWED",
 				"A forwarded message cannot have attachments.")
 		}
+		ok = true
 		return req, "", ref, nil
 	}
 	if len(req.files) > 0 && (body.Content == nil || *body.Content == "") {
+		ok = true
 		return req, "", ref, nil // attachments without content
 	}
 	if err := checkContent(body.Content, true); err != nil {
 		return nil, "", nil, err
 	}
+	ok = true
 	return req, *body.Content, ref, nil
 }
 
@@ -188,7 +197,7 @@ func (s *Service) forward(q *guildaccess.Caller, ref *wire.MessageReferenceReque
 
 // referenceFields fills out's type, flags, message_reference and message_snapshots from m's
 // reference and snapshot.
-func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, out *wire.GuildMessage) error {
+func (s *Service) referenceFields(p *page, m *store.GuildMessage, out *wire.GuildMessage) {
 	if r := m.Reference; r != nil {
 		out.MessageReference = &wire.MessageReference{Type: r.Type, MessageID: wire.Snowflake(r.MessageID),
 			ChannelID: wire.Snowflake(r.ChannelID), GuildID: wire.Snowflake(r.GuildID)}
@@ -198,7 +207,7 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 	}
 	snap := m.Snapshot
 	if snap == nil {
-		return nil
+		return
 	}
 	out.Flags |= wire.MessageFlagHasSnapshot
 	sm := wire.SnapshotMessage{Type: snap.Type, Content: snap.Content, Embeds: []struct{}{}, Attachments: []wire.Attachment{},
@@ -208,15 +217,9 @@ func (s *Service) referenceFields(ctx context.Context, m *store.GuildMessage, ou
 		sm.EditedTimestamp = &e
 	}
 	for _, id := range snap.Mentions {
-		u, err := s.Store.GetUser(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
+		if u, ok := p.user(id); ok {
+			sm.Mentions = append(sm.Mentions, u)
 		}
-		if err != nil {
-			return err
-		}
-		sm.Mentions = append(sm.Mentions, guildaccess.UserObject(u))
 	}
 	out.MessageSnapshots = []wire.MessageSnapshot{{Message: sm}}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"sdkpp/server/extauth"
@@ -306,9 +307,16 @@ func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form ur
 		return nil, oauthErr(wire.OAuthInvalidScope, "unknown scope "+unknown[0])
 	}
 	granted := scopes.Grant(requested, func(string) bool { return true }, policy(c.app))
-	a, err := h.Accounts.Authorize(ctx, h.Store, c.app.ID, c.app.BotUserID, granted, -1)
-	if err != nil {
+	// The bot's authorization is written when it is new or its scopes change, not at every
+	// request: a request is then one write, its token.
+	a, err := h.Store.FindAuthorization(ctx, c.app.ID, c.app.BotUserID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
+	}
+	if err != nil || !slices.Equal(a.Scopes, granted) || a.IntegrationType != -1 {
+		if a, err = h.Accounts.Authorize(ctx, h.Store, c.app.ID, c.app.BotUserID, granted, -1); err != nil {
+			return nil, err
+		}
 	}
 	return h.respond(ctx, a, token.Options{}, "")
 }

@@ -53,7 +53,7 @@ func (s *DB) CreateApplication(ctx context.Context, a *Application) error {
 }
 
 func (s *DB) UpdateApplication(ctx context.Context, a *Application) error {
-	s.memo.changed()
+	defer s.changed()()
 	uris, _ := json.Marshal(nonNil(a.RedirectURIs))
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE applications SET name=?, publisher_id=?, parent_id=?,
 		public_client=?, premium_approved=?, redirect_uris=?, webhook_url=?, client_secret_hash=?,
@@ -116,7 +116,7 @@ func (s *DB) CreateUser(ctx context.Context, u *User) error {
 }
 
 func (s *DB) UpdateUser(ctx context.Context, u *User) error {
-	s.memo.changed()
+	defer s.changed()()
 	res, err := s.q.ExecContext(ctx, `UPDATE users SET username=?, global_name=?, password_hash=?, bot=?,
 		provisional=?, provisional_app_id=?, premium_type=?, ban_permanent=?, banned_until=?, restricted_by=?
 		WHERE id=?`,
@@ -249,7 +249,7 @@ func (s *DB) ListChildAuthorizations(ctx context.Context, parentID uint64) ([]Au
 }
 
 func (s *DB) DeleteAuthorization(ctx context.Context, id uint64) error {
-	s.memo.changed()
+	defer s.changed()()
 	return s.WithTx(ctx, func(st Store) error {
 		q := st.(*DB).q
 		if _, err := q.ExecContext(ctx, `DELETE FROM tokens WHERE authorization_id=?`, id); err != nil {
@@ -300,12 +300,12 @@ func (s *DB) readToken(ctx context.Context, hash []byte) (*Token, error) {
 }
 
 func (s *DB) DeleteToken(ctx context.Context, hash []byte) error {
-	s.memo.changed()
+	defer s.changed()()
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM tokens WHERE hash=?`, hash))
 }
 
 func (s *DB) UseToken(ctx context.Context, hash []byte, at time.Time) error {
-	s.memo.changed()
+	defer s.changed()()
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE tokens SET used_at=? WHERE hash=? AND used_at=0`, ts(at), hash))
 }
 
@@ -330,7 +330,7 @@ func (s *DB) GetGrant(ctx context.Context, id uint64) (*Grant, error) {
 }
 
 func (s *DB) RevokeGrant(ctx context.Context, id uint64, at time.Time) (*Grant, error) {
-	s.memo.changed()
+	defer s.changed()()
 	var g *Grant
 	err := s.WithTx(ctx, func(st Store) error {
 		q := st.(*DB).q

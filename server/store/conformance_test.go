@@ -13,9 +13,11 @@ import (
 // (package pgtest: skipped with the reason where there is none, failed under make test).
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// forEachStore runs test on a fresh empty store of each dialect.
+// forEachStore runs test on a fresh empty store of each dialect, SQLite both in memory (one
+// connection) and in a data directory (a writer and its readers).
 func forEachStore(t *testing.T, test func(t *testing.T, s *DB)) {
 	t.Run("sqlite", func(t *testing.T) { test(t, openMemory(t)) })
+	t.Run("sqlite-dir", func(t *testing.T) { test(t, openDir(t)) })
 	t.Run("postgres", func(t *testing.T) { test(t, openPostgres(t)) })
 }
 
@@ -36,6 +38,15 @@ func forEachDatabase(t *testing.T, test func(t *testing.T, open func() (*DB, err
 func openMemory(t *testing.T) *DB {
 	t.Helper()
 	s, err := OpenSQLite(context.Background(), "")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openDir opens a SQLite store in a fresh data directory that the test closes when it ends.
+func openDir(t *testing.T) *DB {
+	t.Helper()
+	s, err := OpenSQLite(context.Background(), t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

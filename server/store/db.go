@@ -33,6 +33,21 @@ type DB struct {
 
 	cache *stmtCache // SQLite's prepared statements; nil on PostgreSQL (pgx caches its own)
 	node  *nodeLease // PostgreSQL: this node's id, held while the store is open; nil otherwise
+
+	// readers, on a SQLite database in a data directory, is a pool of read-only connections
+	// that every SELECT outside a transaction runs on (with its own prepared statements), so
+	// that reads run beside each other and beside the one writer (WAL); nil otherwise, when
+	// db runs everything.
+	readers      *sql.DB
+	readersCache *stmtCache
+
+	// group shares SQLite's transactions between the WithTx calls that run at once; nil on
+	// PostgreSQL, whose connections write transactions side by side.
+	group *groupCommit
+
+	// txChanged is set, in a transaction, when a write in it changed what the memo or a
+	// service's cache may hold: WithTx tells the memo again once the transaction has ended.
+	txChanged *bool
 }
 
 // dbOptions are a store's settings, shared by the store and its transactions.
@@ -131,6 +146,8 @@ func (d *dialect) args(args []any) []any {
 func (s *DB) querierOn(tx *sql.Tx) querier {
 	var q querier
 	switch {
+	case s.readers != nil && tx == nil:
+		q = readRouting{w: cachedQuerier{c: s.cache}, r: cachedQuerier{c: s.readersCache}}
 	case s.cache != nil:
 		q = cachedQuerier{c: s.cache, tx: tx}
 	case tx != nil:
@@ -138,7 +155,35 @@ func (s *DB) querierOn(tx *sql.Tx) querier {
 	default:
 		q = uncancelledQuerier{s.db}
 	}
-	return observing{q: rewriting{d: s.d, q: q}, o: s.opts}
+	q = observing{q: rewriting{d: s.d, q: q}, o: s.opts}
+	if s.group != nil && tx == nil {
+		q = groupExec{q: q, s: s}
+	}
+	return q
+}
+
+// groupExec runs a write outside a transaction (ExecContext) as a transaction of its own
+// through the group commit, so that writes made at once share a commit; queries run as they
+// are (one that writes, with RETURNING, commits alone: its rows are read after the call).
+type groupExec struct {
+	q querier
+	s *DB
+}
+
+func (g groupExec) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	err = g.s.group.run(ctx, func(st Store) error {
+		res, err = st.(*DB).q.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
+func (g groupExec) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return g.q.QueryContext(ctx, query, args...)
+}
+
+func (g groupExec) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return g.q.QueryRowContext(ctx, query, args...)
 }
 
 // uncancelledQuerier runs every statement to its end, as cachedQuerier does: a statement
@@ -155,6 +200,35 @@ func (u uncancelledQuerier) QueryContext(ctx context.Context, query string, args
 
 func (u uncancelledQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	return u.q.QueryRowContext(uncancelled(ctx), query, args...)
+}
+
+// readRouting runs the queries that only read (a SELECT) on the readers and every other
+// statement on the writer. It is used outside transactions only: a read after a write of the
+// same caller starts after the write's commit, so it sees it.
+type readRouting struct{ w, r querier }
+
+// isRead tells whether query is a SELECT (a WITH may write, and goes to the writer).
+func isRead(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
+}
+
+func (r readRouting) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return r.w.ExecContext(ctx, query, args...)
+}
+
+func (r readRouting) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if isRead(query) {
+		return r.r.QueryContext(ctx, query, args...)
+	}
+	return r.w.QueryContext(ctx, query, args...)
+}
+
+func (r readRouting) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if isRead(query) {
+		return r.r.QueryRowContext(ctx, query, args...)
+	}
+	return r.w.QueryRowContext(ctx, query, args...)
 }
 
 // Dialect names the database: "sqlite" or "postgres".
@@ -208,13 +282,37 @@ func (s *DB) Close() error {
 	if s.node != nil {
 		s.node.release()
 	}
+	if s.readers != nil {
+		s.readersCache.Close()
+		if err := s.readers.Close(); err != nil {
+			s.db.Close()
+			return fmt.Errorf("store: close readers: %w", err)
+		}
+	}
 	return s.db.Close()
+}
+
+// changed tells the memo, before a write, that the write can make a cached user, application or
+// token wrong; the caller defers the function it returns, which tells it again once the write
+// is committed (or, in a transaction, leaves that to WithTx). The second time matters where
+// reads run beside the write (the SQLite readers, PostgreSQL): a read between the first and the
+// commit sees the old row, and must not be kept under the epoch it read.
+func (s *DB) changed() func() {
+	s.memo.changed()
+	if s.txChanged != nil {
+		*s.txChanged = true
+		return func() {}
+	}
+	return s.memo.changed
 }
 
 // WithTx runs fn in a transaction.
 func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 	if s.tx {
 		return fn(s)
+	}
+	if s.group != nil {
+		return s.group.run(ctx, fn)
 	}
 	ctx = uncancelled(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -226,7 +324,12 @@ func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 		defer s.cache.prepareWanted(ctx)
 	}
 	inner := *s
-	inner.q, inner.tx = s.querierOn(tx), true
+	inner.q, inner.tx, inner.txChanged = s.querierOn(tx), true, new(bool)
+	defer func() {
+		if *inner.txChanged {
+			s.memo.changed()
+		}
+	}()
 	if err := fn(&inner); err != nil {
 		tx.Rollback()
 		return err

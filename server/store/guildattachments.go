@@ -1,14 +1,18 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
 // GuildAttachment is a file attached to a guild message (rules ATT-1, ATT-2). The bytes are kept
-// in the store with the rest of the message; Data is set only by GetGuildAttachment and for
-// SetGuildAttachments to insert.
+// in the store with the rest of the message: whole in the attachment's row (Data), or, for those
+// inserted from a Body, in chunks of AttachmentChunk bytes (OpenGuildAttachment reads either).
+// Data is set only by GetGuildAttachment and for SetGuildAttachments to insert.
 type GuildAttachment struct {
 	ID          uint64
 	MessageID   uint64
@@ -22,7 +26,13 @@ type GuildAttachment struct {
 	Height      int
 	Flags       int
 	Data        []byte
+	// Body, when set instead of Data, is read for SetGuildAttachments to insert, a chunk at a
+	// time (AttachmentChunk bytes), so that an upload is never whole in memory.
+	Body io.Reader
 }
+
+// AttachmentChunk is the size of the pieces an attachment read from a Body is kept in.
+const AttachmentChunk = 256 << 10
 
 // GuildAttachmentStore keeps the attachments of guild messages. Deleting a message deletes its
 // attachments (a trigger of table guild_messages).
@@ -37,6 +47,9 @@ type GuildAttachmentStore interface {
 	// GetGuildAttachment returns attachment id of the channel with its Data (ErrNotFound when
 	// there is none).
 	GetGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, error)
+	// OpenGuildAttachment returns attachment id of the channel, without Data, and a reader of
+	// its bytes that reads them a chunk at a time (ErrNotFound when there is none).
+	OpenGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, io.ReadSeeker, error)
 }
 
 const guildAttachmentColumns = `id, message_id, channel_id, position, filename, description, content_type, size,
@@ -60,12 +73,21 @@ func (s *DB) SetGuildAttachments(ctx context.Context, channelID, messageID uint6
 	keep := make([]string, 0, len(list))
 	for i := range list {
 		a := &list[i]
-		if a.Data != nil {
+		if a.Data != nil || a.Body != nil {
+			data := a.Data
+			if a.Body != nil {
+				data = []byte{} // the bytes go to guild_attachment_chunks
+			}
 			_, err := s.q.ExecContext(ctx, `INSERT INTO guild_attachments (`+guildAttachmentColumns+`, data)
 				VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`, a.ID, messageID, channelID, a.Position, a.Filename, a.Description,
-				a.ContentType, a.Size, a.Width, a.Height, a.Flags, a.Data)
+				a.ContentType, a.Size, a.Width, a.Height, a.Flags, data)
 			if err != nil {
 				return fmt.Errorf("store: insert attachment %d: %w", a.ID, err)
+			}
+			if a.Body != nil {
+				if err := s.insertChunks(ctx, a.ID, a.Body); err != nil {
+					return fmt.Errorf("store: insert attachment %d: %w", a.ID, err)
+				}
 			}
 		} else if err := mustAffect(s.q.ExecContext(ctx, `UPDATE guild_attachments SET position=?, description=?, flags=?
 			WHERE id=? AND message_id=? AND channel_id=?`, a.Position, a.Description, a.Flags, a.ID, messageID, channelID)); err != nil {
@@ -95,14 +117,98 @@ func (s *DB) ListGuildAttachments(ctx context.Context, channelID, messageID uint
 	})
 }
 
-// GetGuildAttachment implements GuildAttachmentStore.
+// GetGuildAttachment implements GuildAttachmentStore: OpenGuildAttachment, read whole.
 func (s *DB) GetGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, error) {
+	a, body, err := s.OpenGuildAttachment(ctx, channelID, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Data, err = io.ReadAll(body); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// insertChunks inserts what body reads as the chunks of attachment id, reusing one buffer.
+func (s *DB) insertChunks(ctx context.Context, id uint64, body io.Reader) error {
+	buf := make([]byte, AttachmentChunk)
+	for seq := 0; ; seq++ {
+		n, err := io.ReadFull(body, buf)
+		if n > 0 {
+			if _, err := s.q.ExecContext(ctx, `INSERT INTO guild_attachment_chunks (attachment_id, seq, data) VALUES (?,?,?)`,
+				id, seq, buf[:n]); err != nil {
+				return err
+			}
+		}
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+}
+
+// OpenGuildAttachment implements GuildAttachmentStore.
+func (s *DB) OpenGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, io.ReadSeeker, error) {
 	var data []byte
 	a, err := scanGuildAttachment(s.q.QueryRowContext(ctx, `SELECT `+guildAttachmentColumns+`, data FROM guild_attachments
 		WHERE id=? AND channel_id=?`, id, channelID), &data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	a.Data = data
-	return a, nil
+	if len(data) > 0 || a.Size == 0 { // kept whole (before chunks, or given as Data)
+		return a, bytes.NewReader(data), nil
+	}
+	return a, &chunkReader{ctx: ctx, s: s, id: id, size: int64(a.Size)}, nil
+}
+
+// chunkReader reads an attachment's chunks, one query per chunk.
+type chunkReader struct {
+	ctx   context.Context
+	s     *DB
+	id    uint64
+	size  int64
+	off   int64
+	seq   int64 // of chunk; -1 when none is loaded
+	chunk []byte
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	seq := r.off / AttachmentChunk
+	if r.chunk == nil || r.seq != seq {
+		r.chunk = r.chunk[:0]
+		if err := r.s.q.QueryRowContext(r.ctx, `SELECT data FROM guild_attachment_chunks WHERE attachment_id=? AND seq=?`,
+			r.id, seq).Scan(&r.chunk); err != nil {
+			return 0, fmt.Errorf("store: attachment %d chunk %d: %w", r.id, seq, err)
+		}
+		r.seq = seq
+	}
+	at := r.off - seq*AttachmentChunk
+	if at >= int64(len(r.chunk)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n := copy(p, r.chunk[at:])
+	r.off += int64(n)
+	return n, nil
+}
+
+func (r *chunkReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.size
+	default:
+		return 0, errors.New("store: seek: bad whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("store: seek before the start")
+	}
+	r.off = offset
+	return offset, nil
 }

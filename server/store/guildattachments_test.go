@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -56,4 +58,51 @@ func testGuildAttachments(t *testing.T, s *DB) {
 	require.NoError(t, s.DeleteGuildMessage(ctx, 1, 10))
 	_, err = s.GetGuildAttachment(ctx, 1, 21)
 	assert.ErrorIs(t, err, ErrNotFound, "deleting a message deletes its attachments")
+}
+
+// An attachment inserted from a Body is kept in chunks and read back whole, from any offset;
+// its chunks go with it.
+func TestGuildAttachmentChunks(t *testing.T) { forEachStore(t, testGuildAttachmentChunks) }
+
+func testGuildAttachmentChunks(t *testing.T, s *DB) {
+	ctx := context.Background()
+	m := GuildMessage{ID: 10, ChannelID: 1, GuildID: 7, AuthorID: 100, Mentions: []uint64{}, CreatedAt: time.Unix(1e9, 0)}
+	require.NoError(t, s.InsertGuildMessage(ctx, &m))
+	data := make([]byte, 2*AttachmentChunk+123)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	a := GuildAttachment{ID: 20, Filename: "big.bin", ContentType: "application/octet-stream", Size: len(data),
+		Body: bytes.NewReader(data)}
+	exact := GuildAttachment{ID: 21, Position: 1, Filename: "exact.bin", ContentType: "application/octet-stream",
+		Size: AttachmentChunk, Body: bytes.NewReader(data[:AttachmentChunk])}
+	require.NoError(t, s.WithTx(ctx, func(st Store) error {
+		return st.SetGuildAttachments(ctx, 1, 10, []GuildAttachment{a, exact})
+	}))
+	got, err := s.GetGuildAttachment(ctx, 1, 20)
+	require.NoError(t, err)
+	assert.Equal(t, data, got.Data)
+	got, err = s.GetGuildAttachment(ctx, 1, 21)
+	require.NoError(t, err)
+	assert.Equal(t, data[:AttachmentChunk], got.Data)
+
+	_, body, err := s.OpenGuildAttachment(ctx, 1, 20)
+	require.NoError(t, err)
+	for _, off := range []int64{AttachmentChunk - 2, 0, int64(len(data)) - 5, AttachmentChunk*2 + 1} {
+		_, err := body.Seek(off, io.SeekStart)
+		require.NoError(t, err)
+		buf := make([]byte, 7)
+		n, err := io.ReadFull(body, buf)
+		if off+7 > int64(len(data)) {
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		} else {
+			require.NoError(t, err)
+		}
+		assert.Equal(t, data[off:off+int64(n)], buf[:n], "at %d", off)
+	}
+
+	require.NoError(t, s.DeleteGuildMessage(ctx, 1, 10))
+	var left int
+	require.NoError(t, s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_attachment_chunks`).Scan(&left))
+	assert.Zero(t, left, "the chunks of deleted attachments")
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -326,7 +329,8 @@ func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error
 		&refType, &ref.MessageID, &ref.ChannelID, &ref.GuildID, &snapshot); err != nil {
 		return nil, notFound(err)
 	}
-	if err := json.Unmarshal([]byte(mentions), &m.Mentions); err != nil {
+	var err error
+	if m.Mentions, err = parseIDs(mentions); err != nil {
 		return nil, err
 	}
 	m.CreatedAt, m.EditedAt = fromTS(created), fromTS(edited)
@@ -360,6 +364,27 @@ func referenceColumns(m *GuildMessage) ([]any, error) {
 		out[4] = string(raw)
 	}
 	return out, nil
+}
+
+// parseIDs reads a JSON array of ids as mentionsJSON writes it ("[1,2]"), without the JSON
+// decoder's reflection: a page of messages reads one per message.
+func parseIDs(s string) ([]uint64, error) {
+	inner, ok := strings.CutPrefix(s, "[")
+	if inner, ok2 := strings.CutSuffix(inner, "]"); ok && ok2 {
+		if inner == "" {
+			return []uint64{}, nil
+		}
+		out := make([]uint64, 0, strings.Count(inner, ",")+1)
+		for f := range strings.SplitSeq(inner, ",") {
+			id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("store: id list %q: %w", s, err)
+			}
+			out = append(out, id)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("store: id list %q is not a JSON array", s)
 }
 
 func mentionsJSON(ids []uint64) (string, error) {

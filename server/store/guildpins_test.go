@@ -69,3 +69,18 @@ func testGuildPins(t *testing.T, s *DB) {
 	require.NoError(t, err)
 	assert.True(t, at.IsZero(), "unpinned")
 }
+
+// Id lists read back as they were written.
+func TestParseIDs(t *testing.T) {
+	for _, ids := range [][]uint64{{}, {7}, {1, 18446744073709551615, 3}} {
+		raw, err := mentionsJSON(ids)
+		require.NoError(t, err)
+		got, err := parseIDs(raw)
+		require.NoError(t, err)
+		require.Equal(t, ids, got)
+	}
+	for _, bad := range []string{"", "[", "[1,]", "[x]", "{}"} {
+		_, err := parseIDs(bad)
+		require.Error(t, err, bad)
+	}
+}

@@ -29,8 +29,8 @@ const maxMemoTokens = 1 << 16
 func newMemo(on bool) *memo { return &memo{on: on, tokens: make(map[string]Token)} }
 
 // changed is called by every write that can make a cached user, application or token wrong:
-// it moves the epoch on and forgets the tokens. A write inside a transaction calls it before the
-// commit; the store has one connection, so no read runs between the write and its commit.
+// it moves the epoch on and forgets the tokens. It is called twice (DB.changed): before the
+// write, and once the write is committed, as reads run on other connections meanwhile.
 func (m *memo) changed() {
 	m.mu.Lock()
 	m.epoch.Add(1)

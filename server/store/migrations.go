@@ -686,4 +686,22 @@ CREATE TABLE open_modals (
 );
 CREATE INDEX open_modals_opened ON open_modals(opened_at);
 `,
+	// 28: a member's last message in a guild, for prune (GuildMembersLastSeen), read from the
+	// messages instead of an activity row written at every send (rows written so far stay).
+	`
+CREATE INDEX guild_messages_author ON guild_messages(guild_id, author_id, created_at);
+`,
+	// 29: attachments uploaded a chunk at a time (store.AttachmentChunk), never whole in memory;
+	// the data of older ones stays in guild_attachments.
+	`
+CREATE TABLE guild_attachment_chunks (
+	attachment_id INTEGER NOT NULL,
+	seq INTEGER NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (attachment_id, seq)
+) WITHOUT ROWID;
+CREATE TRIGGER guild_attachment_chunks_delete AFTER DELETE ON guild_attachments BEGIN
+	DELETE FROM guild_attachment_chunks WHERE attachment_id=old.id;
+END;
+`,
 }

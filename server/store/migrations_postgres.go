@@ -617,4 +617,28 @@ CREATE TABLE open_modals (
 );
 CREATE INDEX open_modals_opened ON open_modals(opened_at);
 `,
+	// 8 (SQLite's 28): a member's last message in a guild, for prune (GuildMembersLastSeen), read from the
+	// messages instead of an activity row written at every send (rows written so far stay).
+	`
+CREATE INDEX guild_messages_author ON guild_messages(guild_id, author_id, created_at);
+`,
+	// 9 (SQLite's 29): attachments uploaded a chunk at a time (store.AttachmentChunk), never whole in memory;
+	// the data of older ones stays in guild_attachments.
+	`
+CREATE TABLE guild_attachment_chunks (
+	attachment_id BIGINT NOT NULL,
+	seq BIGINT NOT NULL,
+	data BYTEA NOT NULL,
+	PRIMARY KEY (attachment_id, seq)
+);
+CREATE FUNCTION guild_attachment_chunks_delete() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM guild_attachment_chunks WHERE attachment_id = OLD.id;
+	RETURN OLD;
+END
+$$;
+CREATE TRIGGER guild_attachment_chunks_delete AFTER DELETE ON guild_attachments
+	FOR EACH ROW EXECUTE FUNCTION guild_attachment_chunks_delete();
+`,
 }

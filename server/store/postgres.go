@@ -58,9 +58,15 @@ func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, erro
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", RedactURL(dsn), redactErr(err, dsn))
 	}
-	db.SetMaxOpenConns(32)
-	db.SetMaxIdleConns(8)
+	// The pool: up to pgConns connections, all kept while they are used. A smaller idle pool
+	// than the open one closed the connections a burst of requests had opened and opened them
+	// again at the next (a connection costs a startup round trip and its prepared statements);
+	// those idle for minutes go, and every connection is renewed after an hour so that a
+	// server's restart or fail-over is followed everywhere.
+	db.SetMaxOpenConns(pgConns)
+	db.SetMaxIdleConns(pgConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
+	db.SetConnMaxLifetime(time.Hour)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", RedactURL(dsn), redactErr(err, dsn))
@@ -85,6 +91,9 @@ func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, erro
 	}
 	return s, nil
 }
+
+// pgConns bounds a node's connections to PostgreSQL (one of them holds the node id).
+const pgConns = 32
 
 // nodeLockSpace is the first key of the advisory locks that hold node ids (the second is the id).
 const nodeLockSpace = 0x5d4b

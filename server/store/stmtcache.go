@@ -14,7 +14,9 @@ const maxCachedStatements = 512
 // hot query once instead of on every call (parsing was about half the CPU of sending a lobby
 // message).
 //
-// The database has one connection, which a transaction holds until it ends: a statement cannot
+// A cache is kept for the writing connection and one for the readers (whose statements
+// database/sql prepares on each of their connections as it uses them). The writer is one
+// connection, which a transaction holds until it ends: a statement cannot
 // be prepared on the database while a transaction runs. A query first seen inside a
 // transaction therefore runs unprepared there and is prepared after the transaction ends
 // (prepareWanted); inside later transactions Tx.StmtContext reuses the statement already

@@ -312,6 +312,7 @@ type Store interface {
 	CommandStore
 	GuildInviteStore
 	GuildAttachmentStore
+	GuildPageStore
 	ChannelSettingsStore
 	GuildExpressionStore
 	GuildActivityStore

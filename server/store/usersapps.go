@@ -122,7 +122,7 @@ func (r *primaryGuildRow) value() *PrimaryGuild {
 }
 
 func (s *DB) SetPrimaryGuild(ctx context.Context, userID uint64, pg *PrimaryGuild) error {
-	s.memo.changed()
+	defer s.changed()()
 	var guildID uint64
 	var enabled, tag, badge any
 	if pg != nil {
@@ -155,7 +155,7 @@ func (s *DB) GetGuildTag(ctx context.Context, guildID uint64) (*GuildTag, error)
 func (s *DB) PutGuildTag(ctx context.Context, guildID uint64, tag *GuildTag) error {
 	return s.WithTx(ctx, func(st Store) error {
 		q := st.(*DB).q
-		st.(*DB).memo.changed()
+		defer st.(*DB).changed()()
 		if tag == nil {
 			if _, err := q.ExecContext(ctx, `DELETE FROM guild_tags WHERE guild_id=?`, guildID); err != nil {
 				return err

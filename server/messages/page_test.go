@@ -1,0 +1,113 @@
+package messages_test
+
+import (
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server"
+	"sdkpp/server/ratelimit"
+	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
+	"sdkpp/wire"
+)
+
+// pageFixture is a channel of 100 messages by two authors (a user and a bot), each mentioning
+// bob, every third pinned, every fifth with an attachment (the user's), every seventh a reply.
+func pageFixture(t testing.TB, opts ...servertest.Option) (*guildtest.Bots, wire.Snowflake, []wire.GuildMessage) {
+	// The sends and reads are the page's, not the rate limits' (a frozen clock never refills them).
+	opts = append(opts, servertest.WithConfig(func(c *server.Config) { c.RateLimits = ratelimit.Config{Disabled: true} }))
+	f := guildtest.NewBots(t, opts...)
+	general := f.Channel("general").ID
+	authors := []http.Header{guildtest.Bearer(f.Alice), guildtest.Bot(f.E.App.BotToken)}
+	var sent []wire.GuildMessage
+	for i := range 100 {
+		h := authors[i%2]
+		body := map[string]any{"content": "message " + strconv.Itoa(i) + " <@" + f.E.User("bob").ID.String() + ">"}
+		if i%7 == 6 {
+			body["message_reference"] = map[string]any{"message_id": sent[i-1].ID.String()}
+		}
+		var m wire.GuildMessage
+		if i%5 == 4 {
+			r := guildtest.SendParts(t, http.MethodPost, f.MessagesURL(general), authors[0], guildtest.PayloadPart(body),
+				fileOf("0", "f"+strconv.Itoa(i)+".txt", "file "+strconv.Itoa(i)))
+			guildtest.OK(t, r, &m)
+		} else {
+			m = f.PostMessage(t, general, body, h)
+		}
+		if i%3 == 0 {
+			r := guildtest.Do(t, http.MethodPut, f.API(pinsPath(general, m.ID)), nil, guildtest.Bearer(f.Alice))
+			require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+		}
+		sent = append(sent, m)
+	}
+	return f, general, sent
+}
+
+// A page of messages shows what each message shows alone: pins, attachments, authors, their
+// members, mentions and replied messages are read for the whole page at once.
+func TestMessagePageMatchesSingleMessages(t *testing.T) {
+	f, general, sent := pageFixture(t)
+	var list []wire.GuildMessage
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general)+"?limit=100", nil, guildtest.Bearer(f.Alice)), &list)
+	require.Len(t, list, 100)
+	slices.Reverse(list)
+	for i, m := range list {
+		var one wire.GuildMessage
+		guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, m.ID), nil, guildtest.Bearer(f.Alice)), &one)
+		assert.Equal(t, one, m, "message %d", i)
+		assert.Equal(t, sent[i].ID, m.ID)
+		assert.Equal(t, i%3 == 0, m.Pinned, "message %d pinned", i)
+		assert.Len(t, m.Attachments, map[bool]int{true: 1}[i%5 == 4], "message %d attachments", i)
+		require.NotNil(t, m.Member, "message %d's author's member", i)
+		require.Len(t, m.Mentions, 1, "message %d", i)
+		assert.NotNil(t, m.Mentions[0].Member, "message %d's mention's member", i)
+		if i%7 == 6 {
+			require.NotNil(t, m.ReferencedMessage.Message, "message %d's replied message", i)
+			assert.Equal(t, list[i-1].ID, m.ReferencedMessage.Message.ID)
+			assert.Equal(t, list[i-1].Pinned, m.ReferencedMessage.Message.Pinned)
+		}
+	}
+}
+
+// BenchmarkMessagePage reads a page of 1 and a page of 100 guild messages in turns and reports
+// the median of each and their ratio (make bench; target: at most 3x). The store is SQLite in a
+// data directory, or PostgreSQL under SDKPP_TEST_STORE=postgres.
+func BenchmarkMessagePage(b *testing.B) {
+	var opts []servertest.Option
+	if os.Getenv(servertest.EnvStore) != "postgres" {
+		opts = append(opts, servertest.WithDataDir(b.TempDir()))
+	}
+	f, general, _ := pageFixture(b, opts...)
+	get := func(limit int) time.Duration {
+		start := time.Now()
+		r := guildtest.Do(b, http.MethodGet, f.MessagesURL(general)+"?limit="+strconv.Itoa(limit), nil, guildtest.Bearer(f.Alice))
+		d := time.Since(start)
+		if r.Status != http.StatusOK {
+			b.Fatalf("GET messages: %d %s", r.Status, r.Body)
+		}
+		return d
+	}
+	get(1)
+	get(100)
+	var one, hundred []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		one, hundred = append(one, get(1)), append(hundred, get(100))
+	}
+	m1, m100 := medianOf(one), medianOf(hundred)
+	b.ReportMetric(float64(m1.Microseconds()), "µs/page-of-1")
+	b.ReportMetric(float64(m100.Microseconds()), "µs/page-of-100")
+	b.ReportMetric(float64(m100)/float64(m1), "ratio")
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxGroup bounds how many WithTx calls share one SQLite transaction, so that under steady load
+// the first of them does not wait for ever more to join.
+const maxGroup = 64
+
+// groupCommit shares SQLite transactions between the WithTx calls that run at the same time
+// (group commit). SQLite writes one transaction at a time on the store's one writing connection,
+// and most of a small transaction's time is its commit (writing the pages it changed to the
+// WAL); calls that arrive while a transaction is open join it instead of waiting for their own.
+//
+// Each call still runs its function in its own goroutine, one at a time, inside a savepoint of
+// the shared transaction: a function that fails rolls back its own writes only, and every call
+// returns once the transaction that holds its writes is committed (or with the commit's error
+// when that fails). Calls that share a transaction see each other's writes as if they had run
+// one after the other, which is what they would have done on the one connection. A function
+// must not wait for another goroutine's WithTx to return (it may be a member of the same
+// group, waiting for this one's commit).
+type groupCommit struct {
+	s *DB
+
+	mu   sync.Mutex
+	open *group // the transaction new calls join; nil when none is open or it is full
+
+	commits atomic.Int64 // transactions committed, for tests
+}
+
+// group is one shared transaction.
+type group struct {
+	turn    sync.Mutex // held by the call whose function runs
+	tx      *sql.Tx    // nil until a member begins it, and again when its first member fails
+	err     error      // the group's error: a failed BEGIN's, a broken savepoint's, then COMMIT's
+	members int        // calls that joined and have not run yet
+	joined  int
+	changed bool          // a member's write changed what the memo may hold
+	done    chan struct{} // closed once committed (or rolled back)
+}
+
+// run is WithTx on SQLite.
+func (c *groupCommit) run(ctx context.Context, fn func(Store) error) (err error) {
+	ctx = uncancelled(ctx)
+	c.mu.Lock()
+	g := c.open
+	leader := g == nil
+	if leader {
+		g = &group{done: make(chan struct{})}
+		g.turn.Lock() // until the transaction has begun
+		c.open = g
+	}
+	g.members++
+	g.joined++
+	if g.joined == maxGroup {
+		c.open = nil
+	}
+	c.mu.Unlock()
+
+	if !leader {
+		g.turn.Lock()
+	}
+	err = func() error {
+		defer c.finish(ctx, g) // hands the turn on, or commits
+		if g.err != nil {
+			return g.err
+		}
+		return c.member(ctx, g, fn)
+	}()
+	if err != nil {
+		return err // its writes were rolled back with its savepoint
+	}
+	<-g.done
+	return g.err
+}
+
+// member runs fn in g's transaction: in a savepoint when an earlier member has written in it,
+// else directly (a function that fails then rolls the whole transaction back, and the next
+// member begins another), so that a call that shares its transaction with none pays nothing.
+// A panic in fn rolls its writes back and goes on up its own goroutine.
+func (c *groupCommit) member(ctx context.Context, g *group, fn func(Store) error) (err error) {
+	first := g.tx == nil
+	if first {
+		// Waits while the previous group commits: the writer is one connection.
+		if g.tx, err = c.s.db.BeginTx(ctx, nil); err != nil {
+			g.tx, g.err = nil, fmt.Errorf("store: begin: %w", err)
+			return g.err
+		}
+	}
+	q := c.s.querierOn(g.tx)
+	if !first {
+		if _, err := q.ExecContext(ctx, `SAVEPOINT member`); err != nil {
+			g.err = fmt.Errorf("store: savepoint: %w", err)
+			return g.err
+		}
+	}
+	inner := *c.s
+	changed := false
+	inner.q, inner.tx, inner.txChanged = q, true, &changed
+	ok := false
+	defer func() {
+		if changed {
+			g.changed = true
+		}
+		switch {
+		case first && !ok:
+			g.tx.Rollback()
+			g.tx = nil
+		case !first && ok:
+			if _, err2 := q.ExecContext(ctx, `RELEASE member`); err2 != nil {
+				g.err = fmt.Errorf("store: release savepoint: %w", err2)
+				err = g.err
+			}
+		case !first:
+			if _, err2 := q.ExecContext(ctx, `ROLLBACK TO member`); err2 != nil {
+				g.err = fmt.Errorf("store: roll back savepoint: %w", err2)
+			} else if _, err2 := q.ExecContext(ctx, `RELEASE member`); err2 != nil {
+				g.err = fmt.Errorf("store: release savepoint: %w", err2)
+			}
+		}
+	}()
+	if err := fn(&inner); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// finish ends a member's turn: the last member of a group commits it (rolls it back when it is
+// broken) and lets the others return; the others hand the turn on.
+func (c *groupCommit) finish(ctx context.Context, g *group) {
+	c.mu.Lock()
+	g.members--
+	last := g.members == 0
+	if last && c.open == g {
+		c.open = nil
+	}
+	c.mu.Unlock()
+	if !last {
+		g.turn.Unlock()
+		return
+	}
+	if g.tx != nil {
+		start := time.Now()
+		if g.err != nil {
+			g.tx.Rollback()
+		} else if err := g.tx.Commit(); err != nil {
+			g.err = fmt.Errorf("store: commit: %w", err)
+		} else {
+			c.commits.Add(1)
+			if f := c.s.opts.observe.Load(); f != nil {
+				(*f)("commit", time.Since(start))
+			}
+		}
+		// Queries first seen in the transaction are prepared once it has ended.
+		c.s.cache.prepareWanted(ctx)
+	}
+	if g.changed {
+		c.s.memo.changed()
+	}
+	close(g.done)
+	g.turn.Unlock()
+}
+
+// members returns how many calls the open group has that have not run yet (0 when none is
+// open), for tests.
+func (c *groupCommit) members() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == nil {
+		return 0
+	}
+	return c.open.members
+}

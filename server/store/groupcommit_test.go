@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Transactions that run at once on SQLite share a commit; each still succeeds or fails alone,
+// and a panic in one leaves the store usable.
+func TestGroupCommit(t *testing.T) {
+	for name, open := range map[string]func(*testing.T) *DB{"memory": openMemory, "dir": openDir} {
+		t.Run(name, func(t *testing.T) { testGroupCommit(t, open(t)) })
+	}
+}
+
+func testGroupCommit(t *testing.T, s *DB) {
+	ctx := context.Background()
+	put := func(st Store, id uint64) error {
+		return st.PutAuthorization(ctx, &Authorization{ID: id, AppID: id, UserID: 2, Scopes: []string{"identify"}})
+	}
+	exists := func(id uint64) bool {
+		_, err := s.GetAuthorization(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	}
+	// The first call holds its turn until the others have joined its transaction.
+	const others = 6
+	release := make(chan struct{})
+	boom := errors.New("boom")
+	before := s.group.commits.Load()
+	var wg sync.WaitGroup
+	errs := make([]error, others+1)
+	wg.Go(func() {
+		errs[0] = s.WithTx(ctx, func(st Store) error {
+			<-release
+			return put(st, 100)
+		})
+	})
+	require.Eventually(t, func() bool { return s.group.members() == 1 }, 10*time.Second, time.Millisecond)
+	for i := 1; i <= others; i++ {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("panicked: %v", r)
+				}
+			}()
+			errs[i] = s.WithTx(ctx, func(st Store) error {
+				if err := put(st, uint64(100+i)); err != nil {
+					return err
+				}
+				switch i {
+				case 2:
+					return boom // its write is rolled back, the others' kept
+				case 3:
+					panic("member panics")
+				}
+				return nil
+			})
+		})
+	}
+	require.Eventually(t, func() bool { return s.group.members() == others+1 }, 10*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	for i, err := range errs {
+		switch i {
+		case 2:
+			assert.ErrorIs(t, err, boom)
+		case 3:
+			assert.ErrorContains(t, err, "member panics")
+		default:
+			assert.NoError(t, err, "call %d", i)
+		}
+		assert.Equal(t, i != 2 && i != 3, exists(uint64(100+i)), "call %d's write", i)
+	}
+	assert.Equal(t, int64(1), s.group.commits.Load()-before, "the calls did not share one commit")
+
+	// A first member that fails rolls its transaction back; later ones begin another.
+	require.ErrorIs(t, s.WithTx(ctx, func(st Store) error {
+		require.NoError(t, put(st, 200))
+		return boom
+	}), boom)
+	assert.False(t, exists(200))
+	require.NoError(t, s.WithTx(ctx, func(st Store) error { return put(st, 201) }))
+	assert.True(t, exists(201))
+}
