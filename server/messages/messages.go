@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"unicode/utf8"
 
 	"sdkpp/server/guildaccess"
@@ -52,26 +51,18 @@ func (s *Service) Shared() guildaccess.Routes {
 	}
 }
 
-var mentionRE = regexp.MustCompile(`<@!?([0-9]{1,20})>`)
-
 // mentions returns the members of the guild the content mentions, once each.
 func (s *Service) mentions(ctx context.Context, guildID uint64, content string) ([]uint64, error) {
 	var out []uint64
-	seen := map[uint64]bool{}
-	for _, m := range mentionRE.FindAllStringSubmatch(content, 100) {
-		id, ok := wire.ParseSnowflake(m[1])
-		if !ok || seen[uint64(id)] {
-			continue
-		}
-		seen[uint64(id)] = true
-		_, err := s.Store.GetGuildMember(ctx, guildID, uint64(id))
+	for _, id := range wire.MentionedUserIDs(content) {
+		_, err := s.Store.GetGuildMember(ctx, guildID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, uint64(id))
+		out = append(out, id)
 	}
 	return out, nil
 }
