@@ -1,7 +1,6 @@
 package bots
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -20,16 +19,7 @@ func TestDiscordjsDM(t *testing.T) {
 	alice := e.User("alice")
 	bot := startBot(t, []string{"NODE_PATH=" + modules, "SDKPP_API_BASE=" + e.URL + "/api", "SDKPP_BOT_TOKEN=" + e.App.BotToken},
 		node, "testdata/dmbot.js")
-	next := func(step string, v any) {
-		t.Helper()
-		line := bot.next(t, step+" line")
-		var failed struct {
-			Error string `json:"error"`
-		}
-		require.NoError(t, json.Unmarshal(line, &failed), "%s", line)
-		require.Empty(t, failed.Error, "the bot failed; its log:\n%s", bot.log())
-		require.NoError(t, json.Unmarshal(line, v), "%s", line)
-	}
+	next := func(what string, v any) { t.Helper(); bot.step(t, what, v) }
 	var ready struct{ Step string }
 	next("ready", &ready)
 	_, err := fmt.Fprintln(bot.in, alice.ID.String())
@@ -43,19 +33,5 @@ func TestDiscordjsDM(t *testing.T) {
 	assert.Equal(t, alice.ID.String(), asked.Recipient)
 	assert.NotEmpty(t, asked.Message)
 
-	aliceSays(t, e, asked.Channel, "<@"+e.App.BotUserID.String()+"> the harbour")
-	var answered struct {
-		Content, Author, Channel string
-		DM                       bool
-		Guild                    *string
-		MentionsBot              bool `json:"mentions_bot"`
-	}
-	next("answered", &answered)
-	assert.Equal(t, "<@"+e.App.BotUserID.String()+"> the harbour", answered.Content)
-	assert.Equal(t, "alice", answered.Author)
-	assert.Equal(t, asked.Channel, answered.Channel)
-	assert.True(t, answered.DM)
-	assert.Nil(t, answered.Guild)
-	assert.True(t, answered.MentionsBot)
-	require.NoError(t, bot.cmd.Wait(), "its log:\n%s", bot.log())
+	askInDM(t, e, bot, asked.Channel)
 }

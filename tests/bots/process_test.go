@@ -3,6 +3,7 @@ package bots
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/servertest"
 )
 
 // botProcess is a bot's program running: the lines of its stdout, its stdin, and its log
@@ -55,4 +59,37 @@ func (p *botProcess) next(t *testing.T, what string) []byte {
 	t.Helper()
 	require.True(t, p.lines.Scan(), "no %s from the bot; its log:\n%s", what, p.log())
 	return p.lines.Bytes()
+}
+
+// step reads the bot's next line, a JSON object, into v; the test fails when the bot reported an
+// error ({"error": ...}) instead.
+func (p *botProcess) step(t *testing.T, what string, v any) {
+	t.Helper()
+	line := p.next(t, what+" line")
+	var failed struct {
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(line, &failed), "%s", line)
+	require.Empty(t, failed.Error, "the bot failed; its log:\n%s", p.log())
+	require.NoError(t, json.Unmarshal(line, v), "%s", line)
+}
+
+// dmAnswer is what a bot's message event gave it of a user's answer in a DM.
+type dmAnswer struct {
+	Content, Author, Channel string
+	DM                       bool
+	Guild                    *string
+	MentionsBot              bool `json:"mentions_bot"`
+}
+
+// askInDM has the bot of p, which printed the DM channel it asked in, get alice's answer there
+// ("<@bot> the harbour") through its library's message event.
+func askInDM(t *testing.T, e *servertest.Env, p *botProcess, channel string) {
+	t.Helper()
+	aliceSays(t, e, channel, "<@"+e.App.BotUserID.String()+"> the harbour")
+	var got dmAnswer
+	p.step(t, "the answer", &got)
+	assert.Equal(t, dmAnswer{Content: "<@" + e.App.BotUserID.String() + "> the harbour", Author: "alice", Channel: channel,
+		DM: true, MentionsBot: true}, got)
+	require.NoError(t, p.cmd.Wait(), "its log:\n%s", p.log())
 }

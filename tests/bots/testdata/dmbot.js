@@ -10,7 +10,7 @@
 // and {"error": ...} when something fails.
 'use strict';
 
-const readline = require('node:readline');
+const { say, failer, nextLine } = require('./botio');
 const { ChannelType, Client, Events, GatewayIntentBits, Partials } = require('discord.js');
 
 const client = new Client({
@@ -19,17 +19,7 @@ const client = new Client({
   rest: { api: process.env.SDKPP_API_BASE }, // the one change: the service's base URL
 });
 
-function say(obj) {
-  process.stdout.write(JSON.stringify(obj) + '\n');
-}
-
-function fail(err) {
-  say({ error: String(err && err.stack ? err.stack : err) });
-  client.destroy().finally(() => process.exit(1));
-}
-
-const input = readline.createInterface({ input: process.stdin });
-const lines = input[Symbol.asyncIterator]();
+const fail = failer(client);
 
 client.on(Events.MessageCreate, async (message) => {
   if (message.author.id === client.user.id) return;
@@ -53,8 +43,7 @@ client.on(Events.MessageCreate, async (message) => {
 client.once(Events.ClientReady, async () => {
   try {
     say({ step: 'ready' });
-    const { value: userID } = await lines.next();
-    const dm = await client.users.createDM(userID.trim());
+    const dm = await client.users.createDM(await nextLine());
     const asked = await dm.send('What is your favourite map?');
     say({ step: 'asked', channel: dm.id, type: dm.type, recipient: dm.recipientId, message: asked.id });
   } catch (err) {
