@@ -164,6 +164,8 @@ type Interaction struct {
 	GuildLocale    string            `json:"guild_locale"`
 	Entitlements   []struct{}        `json:"entitlements"`
 	Context        int               `json:"context"`
+	// AttachmentSizeLimit is the largest attachment, in bytes, the interaction's responses take.
+	AttachmentSizeLimit int `json:"attachment_size_limit"`
 	// AuthorizingIntegrationOwners maps installation context "0" (guild) to the guild's id.
 	AuthorizingIntegrationOwners map[string]Snowflake `json:"authorizing_integration_owners"`
 }

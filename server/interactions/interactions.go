@@ -137,7 +137,7 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	}
 	ix := wire.Interaction{ID: wire.Snowflake(s.IDs.Next()), ApplicationID: wire.Snowflake(in.app.ID), Type: body.Type,
 		GuildID: wire.Snowflake(in.g.ID), ChannelID: wire.Snowflake(in.ch.ID), Version: 1, Locale: "en-US",
-		GuildLocale: "en-US", Entitlements: []struct{}{},
+		GuildLocale: "en-US", Entitlements: []struct{}{}, AttachmentSizeLimit: wire.MaxUploadBytes,
 		AuthorizingIntegrationOwners: map[string]wire.Snowflake{"0": wire.Snowflake(in.g.ID)}}
 	if ix.Channel, err = s.resolvedChannel(in, in.ch); err != nil {
 		return nil, err
