@@ -220,6 +220,11 @@ type GuildMessage struct {
 	// MessageSnapshots are a forward's copy of the message it carries (rule FWD-1); a forward
 	// has no content of its own and the flag MessageFlagHasSnapshot.
 	MessageSnapshots []MessageSnapshot `json:"message_snapshots,omitempty"`
+	// ApplicationID and WebhookID (the application's id) are set on an interaction's response
+	// or follow-up, with InteractionMetadata, the interaction it answers.
+	ApplicationID       *Snowflake           `json:"application_id,omitempty"`
+	WebhookID           *Snowflake           `json:"webhook_id,omitempty"`
+	InteractionMetadata *InteractionMetadata `json:"interaction_metadata,omitempty"`
 }
 
 // Mention is a user a message mentions, with that user's member in the guild.

@@ -135,6 +135,9 @@ func (s *Service) messageFields(ctx context.Context, m *store.GuildMessage) (wir
 	if out.Attachments, err = s.attachmentObjects(ctx, m); err != nil {
 		return out, err
 	}
+	if err := interactionFields(m, &out); err != nil {
+		return out, err
+	}
 	return out, s.referenceFields(ctx, m, &out)
 }
 

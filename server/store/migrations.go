@@ -627,4 +627,9 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 25: the interaction a guild message answers (package messages' JSON: its message type and
+	// interaction_metadata); NULL for other messages.
+	`
+ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
+`,
 }

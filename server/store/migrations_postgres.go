@@ -558,4 +558,8 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 5 (SQLite's 25): the interaction a guild message answers.
+	`
+ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
+`,
 }
