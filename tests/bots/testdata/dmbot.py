@@ -7,22 +7,19 @@ prints {"channel": ..., "type": ..., "recipient": ...}; then prints the user's a
 on_message gave it, {"content": ..., ...}, and disconnects. {"error": ...} when something fails.
 """
 import asyncio
-import json
 import os
 import sys
 
 import discord
 import discord.http
 
+from botio import run, say
+
 discord.http.Route.BASE = os.environ["SDKPP_API_BASE"]  # the one change: the service's base URL
 
 intents = discord.Intents.default()  # guilds and dm_messages among them
 discord.utils.setup_logging(level=int(os.environ.get("SDKPP_BOT_LOG", "30")))
 client = discord.AutoShardedClient(intents=intents)
-
-
-def say(**kw):
-    print(json.dumps(kw), flush=True)
 
 
 @client.event
@@ -49,12 +46,4 @@ async def on_message(message):
     await client.close()
 
 
-async def main():
-    try:
-        await asyncio.wait_for(client.start(os.environ["SDKPP_BOT_TOKEN"]), timeout=60)
-    except Exception as e:
-        say(error=repr(e))
-        sys.exit(1)
-
-
-asyncio.run(main())
+run(client)
