@@ -251,6 +251,8 @@ type GuildMessageRequest struct {
 	// Attachments describe the files of a multipart request and, when editing, the existing
 	// attachments the message keeps (rule ATT-1); kept raw, read with ParseAttachmentRequests.
 	Attachments json.RawMessage `json:"attachments,omitempty"`
+	// AllowedMentions says which mentions ping; kept raw, read with ParseAllowedMentions.
+	AllowedMentions json.RawMessage `json:"allowed_mentions,omitempty"`
 }
 
 // MemberRemove is the d of GUILD_MEMBER_REMOVE.

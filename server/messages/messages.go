@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"unicode/utf8"
 
 	"sdkpp/server/guildaccess"
@@ -65,6 +66,40 @@ func (s *Service) mentions(ctx context.Context, guildID uint64, content string) 
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// pings returns the users m mentions and pings under allowed (nil: all): the guild's members
+// its content mentions that allowed lets ping and, for a reply that allowed lets mention the
+// replied-to author (it does unless allowed_mentions is given without replied_user), that
+// author when still a member and not m's own.
+func (s *Service) pings(ctx context.Context, m *store.GuildMessage, allowed *wire.AllowedMentions) ([]uint64, error) {
+	all, err := s.mentions(ctx, m.GuildID, m.Content)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(all, func(id uint64) bool { return !allowed.Pings(id) })
+	r := m.Reference
+	if r == nil || r.Type != store.ReferenceReply || !allowed.PingsRepliedUser() {
+		return out, nil
+	}
+	ref, err := s.Store.GetGuildMessage(ctx, r.ChannelID, r.MessageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ref.AuthorID == m.AuthorID || slices.Contains(out, ref.AuthorID) {
+		return out, nil
+	}
+	switch _, err := s.Store.GetGuildMember(ctx, m.GuildID, ref.AuthorID); {
+	case err == nil:
+		return append(out, ref.AuthorID), nil
+	case errors.Is(err, store.ErrNotFound):
+		return out, nil
+	default:
+		return nil, err
+	}
 }
 
 // messageObject is the wire form of a guild message, with its author's member and its
@@ -168,6 +203,10 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	allowed, err := wire.ParseAllowedMentions(req.body.AllowedMentions)
+	if err != nil {
+		return nil, err
+	}
 	ch, _, perms, err := s.GuildChannel(q)
 	if err != nil {
 		return nil, err
@@ -190,7 +229,7 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if err := s.reference(q, ch, perms, ref, m); err != nil {
 		return nil, err
 	}
-	if m.Mentions, err = s.mentions(q.Ctx, ch.GuildID, m.Content); err != nil {
+	if m.Mentions, err = s.pings(q.Ctx, m, allowed); err != nil {
 		return nil, err
 	}
 	if err := s.saveMessage(q.Ctx, m, true, atts); err != nil {
@@ -364,6 +403,10 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 		return nil, err
 	}
 	content := req.body.Content
+	allowed, err := wire.ParseAllowedMentions(req.body.AllowedMentions)
+	if err != nil {
+		return nil, err
+	}
 	if content != nil && *content != "" { // "" may leave a message of attachments only: checked below
 		if err := checkContent(content, false); err != nil {
 			return nil, err
@@ -401,7 +444,7 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 	}
 	if content != nil {
 		m.Content = *content
-		if m.Mentions, err = s.mentions(q.Ctx, ch.GuildID, m.Content); err != nil {
+		if m.Mentions, err = s.pings(q.Ctx, m, allowed); err != nil {
 			return nil, err
 		}
 	}

@@ -141,6 +141,8 @@ func TestDiscordgoBot(t *testing.T) {
 	assert.Equal(t, ping, reply.MessageReference.MessageID)
 	require.NotNil(t, reply.ReferencedMessage)
 	assert.Equal(t, "!ping", reply.ReferencedMessage.Content)
+	require.Len(t, reply.Mentions, 1, "a reply pings the replied-to author")
+	assert.Equal(t, alice.ID.String(), reply.Mentions[0].ID)
 	history, err := dg.ChannelMessages(general, 10, "", "", "")
 	require.NoError(t, err)
 	require.Len(t, history, 2)
