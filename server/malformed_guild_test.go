@@ -93,7 +93,7 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		{"PATCH", "/webhooks/{app}/{token}/messages/{message}"}, {"DELETE", "/webhooks/{app}/{token}/messages/{message}"},
 		{"DELETE", "/webhooks/{app}/{token}/messages/@original"}, {"DELETE", "/channels/{dm}/messages/{dmmessage}"},
 		// Last: these take the message, and the bot out of the guild.
-		{"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
+		{"DELETE", "/invites/{invite}"}, {"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
 	}
 	long := strings.Repeat("x", 1<<16)
 	bodies := []string{"", "{", "[]", "null", "0", `"x"`, "\xff\xfe\x00", `{"content": 5}`, `{"content": ["hi"]}`,

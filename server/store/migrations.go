@@ -632,4 +632,9 @@ CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 	`
 ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
 `,
+	// 26: temporary guild membership: a member who joined through a temporary invite (removed
+	// when they disconnect without a role).
+	`
+ALTER TABLE guild_members ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
+`,
 }

@@ -562,4 +562,8 @@ CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 	`
 ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
 `,
+	// 6 (SQLite's 26): temporary guild membership.
+	`
+ALTER TABLE guild_members ADD COLUMN temporary BIGINT NOT NULL DEFAULT 0;
+`,
 }
