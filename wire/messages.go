@@ -34,6 +34,10 @@ type Message struct {
 	// ChannelType is ChannelTypeDM on the gateway's dispatches (clients build an uncached DM
 	// channel from it); absent from REST answers, as on the platform.
 	ChannelType *int `json:"channel_type,omitempty"`
+	// MessageReference and ReferencedMessage are set on a reply (Type MessageTypeReply): the
+	// message it answers in the channel, and that message (null once deleted).
+	MessageReference  *MessageReference   `json:"message_reference,omitempty"`
+	ReferencedMessage Referenced[Message] `json:"referenced_message,omitzero"`
 }
 
 // MessageDelete is the data of the MESSAGE_DELETE dispatch and the GAME_DIRECT_MESSAGE_DELETE

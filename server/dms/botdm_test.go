@@ -117,3 +117,58 @@ func TestBotOpensDMRefused(t *testing.T) {
 	guildtest.ExpectAPIError(t, "a bad bot token", guildtest.SendJSON(t, http.MethodPost, f.API("/users/@me/channels"),
 		map[string]any{"recipient_id": f.E.User("bob").ID.String()}, guildtest.Bot("nope")), http.StatusUnauthorized, 0)
 }
+
+// Replies in a DM channel: a message_reference (type 0) to a message of the channel makes a
+// message of type 19 with message_reference and referenced_message (null once that message is
+// deleted), for players and bots alike; a forward, another channel's message or a missing one
+// (unless fail_if_not_exists is false: then a plain message) is a 400 50035.
+func TestDMReplies(t *testing.T) {
+	f := guildtest.NewBots(t)
+	bob := f.E.User("bob").ID
+	var dm wire.DMChannel
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/users/@me/channels"), map[string]any{"recipient_id": bob.String()}, f.BotHeader()), &dm)
+	send := func(body map[string]any, h http.Header) guildtest.Resp {
+		t.Helper()
+		return guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+dm.ID.String()+"/messages"), body, h)
+	}
+	var question, answer wire.Message
+	guildtest.OK(t, send(map[string]any{"content": "which map?"}, f.BotHeader()), &question)
+	guildtest.OK(t, send(map[string]any{"content": "harbour", "message_reference": map[string]any{"message_id": question.ID}},
+		guildtest.Bearer(f.Bob)), &answer)
+	assert.Equal(t, wire.MessageTypeReply, answer.Type)
+	require.NotNil(t, answer.MessageReference)
+	assert.Equal(t, wire.MessageReference{MessageID: question.ID, ChannelID: dm.ID}, *answer.MessageReference)
+	require.NotNil(t, answer.ReferencedMessage.Message)
+	assert.Equal(t, "which map?", answer.ReferencedMessage.Message.Content)
+	raw := send(map[string]any{"content": "ok", "message_reference": map[string]any{"message_id": answer.ID}}, f.BotHeader())
+	guildtest.OK(t, raw, nil)
+	assert.NotContains(t, string(guildtest.JSONField(t, raw.Body, "message_reference")), "guild_id")
+
+	// The question deleted, the reply's referenced_message is null.
+	r := guildtest.Do(t, http.MethodDelete, f.API("/channels/"+dm.ID.String()+"/messages/"+question.ID.String()), nil, f.BotHeader())
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	var history []wire.Message
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+dm.ID.String()+"/messages"), nil, guildtest.Bearer(f.Bob)), &history)
+	require.Len(t, history, 2)
+	assert.True(t, history[1].ReferencedMessage.Present)
+	assert.Nil(t, history[1].ReferencedMessage.Message, "deleted: null")
+
+	var plain wire.Message
+	guildtest.OK(t, send(map[string]any{"content": "x", "message_reference": map[string]any{"message_id": question.ID, "fail_if_not_exists": false}},
+		f.BotHeader()), &plain)
+	assert.Equal(t, 0, plain.Type)
+	assert.Nil(t, plain.MessageReference)
+	for _, c := range []struct {
+		what string
+		ref  map[string]any
+	}{
+		{"a deleted message", map[string]any{"message_id": question.ID}},
+		{"a forward", map[string]any{"message_id": answer.ID, "type": 1}},
+		{"another channel", map[string]any{"message_id": answer.ID, "channel_id": f.Channel("general").ID}},
+		{"a guild", map[string]any{"message_id": answer.ID, "guild_id": f.Guild.ID}},
+		{"no message_id", map[string]any{}},
+	} {
+		guildtest.ExpectAPIError(t, c.what, send(map[string]any{"content": "x", "message_reference": c.ref}, f.BotHeader()),
+			http.StatusBadRequest, wire.CodeInvalidFormBody)
+	}
+}

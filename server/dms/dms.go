@@ -7,7 +7,7 @@
 //	POST   /users/@me/channels {recipient_id}                       open (or find) the DM channel
 //	GET    /users/@me/channels                                      the player's conversations
 //	GET    /channels/{channel_id}                                   one of them (dm_channels.read)
-//	POST   /channels/{channel_id}/messages {content, metadata, flags}
+//	POST   /channels/{channel_id}/messages {content, metadata, flags, message_reference}
 //	GET    /channels/{channel_id}/messages?limit=                   newest first, 1..200, 72 hours
 //	PATCH  /channels/{channel_id}/messages/{message_id} {content}   the author edits
 //	DELETE /channels/{channel_id}/messages/{message_id}             the author deletes
@@ -178,8 +178,31 @@ func userObject(ctx context.Context, st store.Store, id uint64) (wire.User, erro
 	return users.Object(u, false), nil
 }
 
-// messageObject is the wire form of m.
+// messageObject is the wire form of m; a reply carries message_reference and the message it
+// answers (referenced_message, null once deleted; without its own referenced_message).
 func messageObject(ctx context.Context, st store.Store, m *store.DirectMessage) (wire.Message, error) {
+	out, err := messageFields(ctx, st, m)
+	if err != nil || m.ReplyTo == 0 {
+		return out, err
+	}
+	out.Type = wire.MessageTypeReply
+	out.MessageReference = &wire.MessageReference{Type: wire.MessageReferenceDefault, MessageID: wire.Snowflake(m.ReplyTo),
+		ChannelID: wire.Snowflake(m.ChannelID)}
+	out.ReferencedMessage.Present = true
+	ref, err := st.GetDirectMessage(ctx, m.ChannelID, m.ReplyTo)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	r, err := messageFields(ctx, st, ref)
+	out.ReferencedMessage.Message = &r
+	return out, err
+}
+
+// messageFields is messageObject without the message a reply answers.
+func messageFields(ctx context.Context, st store.Store, m *store.DirectMessage) (wire.Message, error) {
 	author, err := userObject(ctx, st, m.AuthorID)
 	if err != nil {
 		return wire.Message{}, err
@@ -413,9 +436,38 @@ func (s *Service) notify(ctx context.Context, st store.Store, emit func(event), 
 	return webhook.Enqueue(ctx, st, s.IDs, s.Clock.Now(), app, hook, data)
 }
 
-// send serves POST /channels/{channel_id}/messages.
+// replyTo checks a DM's message_reference (nil: none) and returns the message of channel c it
+// answers: 0 for none, or for a missing one with fail_if_not_exists false. A forward, another
+// channel's message or a missing one is a 400 50035.
+func replyTo(ctx context.Context, st store.Store, c *store.DMChannel, ref *wire.MessageReferenceRequest) (uint64, error) {
+	switch {
+	case ref == nil:
+		return 0, nil
+	case ref.Type != wire.MessageReferenceDefault:
+		return 0, wire.InvalidAt("message_reference.type", "BASE_TYPE_CHOICES", "A direct message replies (type 0); it does not forward.")
+	case ref.ChannelID != 0 && uint64(ref.ChannelID) != c.ID, ref.GuildID != 0:
+		return 0, wire.InvalidAt("message_reference", "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", "Cannot reply to a message in a different channel")
+	}
+	_, err := st.GetDirectMessage(ctx, c.ID, uint64(ref.MessageID))
+	switch {
+	case errors.Is(err, store.ErrNotFound) && !ref.FailIfNotExists:
+		return 0, nil
+	case errors.Is(err, store.ErrNotFound):
+		return 0, wire.UnknownReferencedMessage()
+	case err != nil:
+		return 0, err
+	}
+	return uint64(ref.MessageID), nil
+}
+
+// send serves POST /channels/{channel_id}/messages: a message_reference (type 0) makes a reply to
+// a message of the channel.
 func (s *Service) send(q *request) (any, error) {
 	body, err := lobbies.ParseMessageBody(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := wire.ParseMessageReference(body.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -427,6 +479,9 @@ func (s *Service) send(q *request) (any, error) {
 		}
 		m := &store.DirectMessage{ID: s.IDs.Next(), ChannelID: c.ID, AppID: q.appID, AuthorID: q.userID, RecipientID: c.Other(q.userID),
 			Content: body.Content, Metadata: body.Metadata, Flags: body.Flags, CreatedAt: s.Clock.Now()}
+		if m.ReplyTo, err = replyTo(q.ctx, st, c, ref); err != nil {
+			return err
+		}
 		if err := st.InsertDirectMessage(q.ctx, m); err != nil {
 			return err
 		}

@@ -35,6 +35,9 @@ type DirectMessage struct {
 	Flags              int
 	CreatedAt          time.Time
 	EditedAt           time.Time // zero until edited
+	// ReplyTo is the message of the channel this one answers (a reply); 0 for none. It may have
+	// been deleted since.
+	ReplyTo uint64
 }
 
 // DMStore keeps direct-message channels and their messages.
@@ -112,13 +115,14 @@ func (s *DB) ListDMChannels(ctx context.Context, userID uint64) ([]DMChannel, er
 }
 
 const directMessageColumns = `id, channel_id, app_id, author_id, recipient_id, content, metadata, moderation_metadata,
-	flags, created_at, edited_at`
+	flags, created_at, edited_at, ref_message_id`
 
 func scanDirectMessage(row interface{ Scan(...any) error }) (*DirectMessage, error) {
 	var m DirectMessage
 	var meta, mod string
 	var created, edited int64
-	err := row.Scan(&m.ID, &m.ChannelID, &m.AppID, &m.AuthorID, &m.RecipientID, &m.Content, &meta, &mod, &m.Flags, &created, &edited)
+	err := row.Scan(&m.ID, &m.ChannelID, &m.AppID, &m.AuthorID, &m.RecipientID, &m.Content, &meta, &mod, &m.Flags, &created, &edited,
+		&m.ReplyTo)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -133,9 +137,9 @@ func scanDirectMessage(row interface{ Scan(...any) error }) (*DirectMessage, err
 }
 
 func (s *DB) InsertDirectMessage(ctx context.Context, m *DirectMessage) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO dm_messages (`+directMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO dm_messages (`+directMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		m.ID, m.ChannelID, m.AppID, m.AuthorID, m.RecipientID, m.Content, props(m.Metadata), props(m.ModerationMetadata),
-		m.Flags, ts(m.CreatedAt), ts(m.EditedAt))
+		m.Flags, ts(m.CreatedAt), ts(m.EditedAt), m.ReplyTo)
 	return err
 }
 

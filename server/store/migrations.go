@@ -637,4 +637,8 @@ ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
 	`
 ALTER TABLE guild_members ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
 `,
+	// 27: replies in DM channels: the message a direct message answers (0 for none).
+	`
+ALTER TABLE dm_messages ADD COLUMN ref_message_id INTEGER NOT NULL DEFAULT 0;
+`,
 }

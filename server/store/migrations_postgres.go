@@ -566,4 +566,8 @@ ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
 	`
 ALTER TABLE guild_members ADD COLUMN temporary BIGINT NOT NULL DEFAULT 0;
 `,
+	// 7 (SQLite's 27): replies in DM channels.
+	`
+ALTER TABLE dm_messages ADD COLUMN ref_message_id BIGINT NOT NULL DEFAULT 0;
+`,
 }

@@ -34,6 +34,9 @@ func TestDiscordgoDM(t *testing.T) {
 		if m.Author.ID == s.State.User.ID {
 			return
 		}
+		if _, err := s.ChannelMessageSendReply(m.ChannelID, "noted", m.Reference()); err != nil {
+			t.Errorf("reply: %v", err)
+		}
 		got := seen{channel: m.ChannelID, author: m.Author.Username, content: m.Content, guild: m.GuildID}
 		for _, u := range m.Mentions {
 			got.mentions = append(got.mentions, u.ID)
@@ -59,8 +62,5 @@ func TestDiscordgoDM(t *testing.T) {
 	got := receive(t, answers, "alice's answer")
 	assert.Equal(t, seen{channel: dm.ID, author: "alice", content: "<@" + e.App.BotUserID.String() + "> the harbour",
 		mentions: []string{e.App.BotUserID.String()}}, got)
-	history, err := dg.ChannelMessages(dm.ID, 10, "", "", "")
-	require.NoError(t, err)
-	require.Len(t, history, 2)
-	assert.Equal(t, "What is your favourite map?", history[1].Content)
+	checkDMReply(t, e, dm.ID)
 }

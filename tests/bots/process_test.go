@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/guildtest"
+	"sdkpp/wire"
 )
 
 // botProcess is a bot's program running: the lines of its stdout, its stdin, and its log
@@ -92,4 +95,22 @@ func askInDM(t *testing.T, e *servertest.Env, p *botProcess, channel string) {
 	assert.Equal(t, dmAnswer{Content: "<@" + e.App.BotUserID.String() + "> the harbour", Author: "alice", Channel: channel,
 		DM: true, MentionsBot: true}, got)
 	require.NoError(t, p.cmd.Wait(), "its log:\n%s", p.log())
+	checkDMReply(t, e, channel)
+}
+
+// checkDMReply checks the DM channel's history as alice reads it: the bot's question, her
+// answer, and the bot's reply to it ("noted", type 19, answering her message).
+func checkDMReply(t *testing.T, e *servertest.Env, channel string) {
+	t.Helper()
+	token := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
+	var history []wire.Message
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, e.APIURL+"/channels/"+channel+"/messages", nil, guildtest.Bearer(token)), &history)
+	require.Len(t, history, 3)
+	reply, answer := history[0], history[1]
+	assert.Equal(t, "noted", reply.Content)
+	assert.Equal(t, wire.MessageTypeReply, reply.Type)
+	require.NotNil(t, reply.MessageReference)
+	assert.Equal(t, answer.ID, reply.MessageReference.MessageID)
+	require.NotNil(t, reply.ReferencedMessage.Message)
+	assert.Equal(t, "alice", reply.ReferencedMessage.Message.Author.Username)
 }

@@ -6,7 +6,8 @@
 //   {"step":"ready"}                          logged in; it then reads a user id on stdin
 //   {"step":"asked", ...}                     the DM it opened with that user (users.createDM)
 //                                             and its question, sent there
-//   {"step":"answered", ...}                  the user's answer, as messageCreate gave it
+//   {"step":"answered", ...}                  the user's answer, as messageCreate gave it, once
+//                                             the bot has replied to it ("noted")
 // and {"error": ...} when something fails.
 'use strict';
 
@@ -24,6 +25,7 @@ const fail = failer(client);
 client.on(Events.MessageCreate, async (message) => {
   if (message.author.id === client.user.id) return;
   try {
+    await message.reply('noted');
     say({
       step: 'answered',
       content: message.content,

@@ -40,6 +40,7 @@ async def on_ready():
 async def on_message(message):
     if message.author.id == client.user.id:
         return
+    await message.reply("noted")
     say(content=message.content, author=message.author.name, channel=str(message.channel.id),
         dm=isinstance(message.channel, discord.DMChannel), guild=str(message.guild.id) if message.guild else None,
         mentions_bot=client.user in message.mentions)
