@@ -72,6 +72,7 @@ var dispatchShapes = []dispatchShape{
 	{event: "MESSAGE_DELETE", where: "guild", fields: []string{"id", "channel_id", "guild_id"}},
 	{event: "MESSAGE_DELETE", where: "dm", fields: []string{"id", "channel_id"}, absent: []string{"guild_id"}},
 	{event: "CHANNEL_PINS_UPDATE", where: "guild", fields: []string{"guild_id", "channel_id", "last_pin_timestamp"}},
+	{event: "CHANNEL_PINS_UPDATE", where: "dm", fields: []string{"channel_id", "last_pin_timestamp"}, absent: []string{"guild_id"}},
 	{event: "INTERACTION_CREATE", where: "guild", fields: []string{"id", "application_id", "type", "data", "guild_id", "channel",
 		"channel_id", "member", "token", "version", "app_permissions", "locale", "guild_locale", "entitlements",
 		"authorizing_integration_owners", "context", "attachment_size_limit"},
@@ -156,6 +157,8 @@ func TestDispatchFields(t *testing.T) {
 		map[string]any{"content": "hi <@" + f.BotID.String() + ">"}, guildtest.Bearer(f.Bob)), &dmMsg)
 	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPatch, f.API("/channels/"+dm.ID.String()+"/messages/"+dmMsg.ID.String()),
 		map[string]any{"content": "hi again"}, guildtest.Bearer(f.Bob)), nil)
+	require.Equal(t, http.StatusNoContent, guildtest.Do(t, http.MethodPut,
+		f.API("/channels/"+dm.ID.String()+"/messages/pins/"+dmMsg.ID.String()), nil, guildtest.Bearer(f.Bob)).Status)
 	require.Equal(t, http.StatusNoContent, guildtest.Do(t, http.MethodDelete,
 		f.API("/channels/"+dm.ID.String()+"/messages/"+dmMsg.ID.String()), nil, guildtest.Bearer(f.Bob)).Status)
 
@@ -212,7 +215,7 @@ func TestDispatchFields(t *testing.T) {
 		where := ""
 		if _, ok := d["guild_id"]; ok || sd.event == gwire.EventGuildCreate {
 			where = "guild"
-		} else if strings.HasPrefix(sd.event, "MESSAGE_") {
+		} else if strings.HasPrefix(sd.event, "MESSAGE_") || sd.event == gwire.EventChannelPinsUpdate {
 			where = "dm"
 		}
 		if sd.event == "RATE_LIMITED" || sd.event == "READY" {

@@ -88,6 +88,8 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		{"POST", "/interactions"}, {"POST", "/interactions/{message}/x/callback"}, {"POST", "/interactions/x/x/callback"},
 		{"POST", "/users/@me/channels"}, {"GET", "/channels/{dm}"}, {"GET", "/channels/{dm}/messages"},
 		{"POST", "/channels/{dm}/messages"}, {"PATCH", "/channels/{dm}/messages/{dmmessage}"},
+		{"GET", "/channels/{dm}/messages/pins"}, {"PUT", "/channels/{dm}/messages/pins/{dmmessage}"}, {"GET", "/channels/{dm}/pins"},
+		{"DELETE", "/channels/{dm}/messages/pins/{dmmessage}"}, {"PUT", "/channels/{dm}/pins/{dmmessage}"}, {"DELETE", "/channels/{dm}/pins/{dmmessage}"},
 		{"POST", "/webhooks/{app}/{token}"}, {"POST", "/webhooks/{app}/x"}, {"GET", "/webhooks/{app}/{token}/messages/@original"},
 		{"PATCH", "/webhooks/{app}/{token}/messages/@original"}, {"GET", "/webhooks/{app}/{token}/messages/{message}"},
 		{"PATCH", "/webhooks/{app}/{token}/messages/{message}"}, {"DELETE", "/webhooks/{app}/{token}/messages/{message}"},

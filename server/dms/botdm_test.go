@@ -172,3 +172,53 @@ func TestDMReplies(t *testing.T) {
 			http.StatusBadRequest, wire.CodeInvalidFormBody)
 	}
 }
+
+// Pins in a DM channel, on the guild channels' routes: either user (a bot too) pins and unpins;
+// both get CHANNEL_PINS_UPDATE without guild_id (a bot by DIRECT_MESSAGES); the message is
+// pinned in reads; Get Channel Pins and the deprecated Get Pinned Messages list it; someone not
+// in the channel gets 10003, an unknown message 10008.
+func TestDMPins(t *testing.T) {
+	f := guildtest.NewBots(t)
+	bob := f.E.User("bob").ID
+	gw := guildtest.Dial(t, f.E, "")
+	gw.Identify(f.E.App.BotToken, gwire.IntentDirectMessages)
+	var dm wire.DMChannel
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/users/@me/channels"), map[string]any{"recipient_id": bob.String()}, f.BotHeader()), &dm)
+	var m wire.Message
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+dm.ID.String()+"/messages"), map[string]any{"content": "remember this"},
+		guildtest.Bearer(f.Bob)), &m)
+	var created wire.Message
+	gw.Until(gwire.EventMessageCreate, &created)
+	pins := f.API("/channels/" + dm.ID.String() + "/messages/pins/" + m.ID.String())
+	require.Equal(t, http.StatusNoContent, guildtest.Do(t, http.MethodPut, pins, nil, guildtest.Bearer(f.Bob)).Status)
+	var upd map[string]json.RawMessage
+	gw.Expect(gwire.OpDispatch, gwire.EventChannelPinsUpdate, &upd)
+	assert.NotContains(t, upd, "guild_id")
+	assert.JSONEq(t, `"`+dm.ID.String()+`"`, string(upd["channel_id"]))
+	assert.NotEqual(t, "null", string(upd["last_pin_timestamp"]))
+	require.Equal(t, http.StatusNoContent, guildtest.Do(t, http.MethodPut, pins, nil, f.BotHeader()).Status, "pinned already")
+	gw.Sync() // no second update
+
+	var list wire.ChannelPinsOf[wire.Message]
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+dm.ID.String()+"/messages/pins"), nil, f.BotHeader()), &list)
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, m.ID, list.Items[0].Message.ID)
+	assert.True(t, list.Items[0].Message.Pinned)
+	assert.False(t, list.HasMore)
+	var legacy []wire.Message
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+dm.ID.String()+"/pins"), nil, guildtest.Bearer(f.Bob)), &legacy)
+	require.Len(t, legacy, 1)
+	guildtest.ExpectAPIError(t, "bad before", guildtest.Do(t, http.MethodGet, f.API("/channels/"+dm.ID.String()+"/messages/pins?before=x"), nil,
+		f.BotHeader()), http.StatusBadRequest, wire.CodeInvalidFormBody)
+	guildtest.ExpectAPIError(t, "carol is not in the channel", guildtest.Do(t, http.MethodPut, pins, nil, guildtest.Bearer(f.Carol)),
+		http.StatusNotFound, wire.CodeUnknownChannel)
+	guildtest.ExpectAPIError(t, "an unknown message", guildtest.Do(t, http.MethodPut, f.API("/channels/"+dm.ID.String()+"/pins/"+dm.ID.String()), nil,
+		f.BotHeader()), http.StatusNotFound, wire.CodeUnknownMessage)
+
+	require.Equal(t, http.StatusNoContent, guildtest.Do(t, http.MethodDelete, f.API("/channels/"+dm.ID.String()+"/pins/"+m.ID.String()), nil,
+		f.BotHeader()).Status)
+	gw.Expect(gwire.OpDispatch, gwire.EventChannelPinsUpdate, &upd)
+	assert.Equal(t, "null", string(upd["last_pin_timestamp"]))
+	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.API("/channels/"+dm.ID.String()+"/messages/pins"), nil, f.BotHeader()), &list)
+	assert.Empty(t, list.Items)
+}

@@ -88,6 +88,7 @@ func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("PATCH /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.edit))
 	mux.HandleFunc("DELETE /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.delete))
 	mux.HandleFunc("PUT /partner-sdk/dms/{user1}/{user2}/messages/{message_id}/moderation-metadata", s.moderate)
+	s.registerPins(mux)
 }
 
 // request is a player's or a bot's authenticated request.
@@ -212,6 +213,11 @@ func messageFields(ctx context.Context, st store.Store, m *store.DirectMessage) 
 		Flags: m.Flags, ApplicationID: wire.Snowflake(m.AppID), Timestamp: timestamp(m.CreatedAt),
 		Mentions: []wire.User{}, MentionRoles: []string{}, Attachments: []struct{}{}, Embeds: []struct{}{},
 		Components: []struct{}{}}
+	pinnedAt, err := st.DirectMessagePinnedAt(ctx, m.ChannelID, m.ID)
+	if err != nil {
+		return wire.Message{}, err
+	}
+	out.Pinned = !pinnedAt.IsZero()
 	if !m.EditedAt.IsZero() {
 		e := timestamp(m.EditedAt)
 		out.EditedTimestamp = &e
@@ -386,14 +392,20 @@ func (q *request) message(st store.Store, c *store.DMChannel) (*store.DirectMess
 	return m, err
 }
 
-// ownMessage loads the channel and message of the path: a message the caller sent from this
-// application (403 50005 for another user's, 404 for one sent from another application).
-func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
+// channelMessage loads the channel (channel) and message (message) of the path.
+func (q *request) channelMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
 	c, err := q.channel(st)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := q.message(st, c)
+	return c, m, err
+}
+
+// ownMessage loads the channel and message of the path: a message the caller sent from this
+// application (403 50005 for another user's, 404 for one sent from another application).
+func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
+	c, m, err := q.channelMessage(st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -414,16 +426,9 @@ func (s *Service) notify(ctx context.Context, st store.Store, emit func(event), 
 	if msg, ok := data.(wire.Message); ok {
 		e.data = dispatched(msg)
 	}
-	for _, id := range []uint64{m.AuthorID, m.RecipientID} {
-		u, err := st.GetUser(ctx, id)
-		switch {
-		case err == nil && u.Bot:
-			e.bots = append(e.bots, id)
-		case err == nil || errors.Is(err, store.ErrNotFound):
-			e.users = append(e.users, id)
-		default:
-			return err
-		}
+	e, err := audience(ctx, st, e, m.AuthorID, m.RecipientID)
+	if err != nil {
+		return err
 	}
 	emit(e)
 	if hook == "" || len(e.bots) > 0 { // a bot's DMs are no game's direct messages
@@ -458,6 +463,23 @@ func replyTo(ctx context.Context, st store.Store, c *store.DMChannel, ref *wire.
 		return 0, err
 	}
 	return uint64(ref.MessageID), nil
+}
+
+// audience sets e's users and bots: of ids, the bots (whose sessions get e by the
+// DIRECT_MESSAGES intent) and the others.
+func audience(ctx context.Context, st store.Store, e event, ids ...uint64) (event, error) {
+	for _, id := range ids {
+		u, err := st.GetUser(ctx, id)
+		switch {
+		case err == nil && u.Bot:
+			e.bots = append(e.bots, id)
+		case err == nil || errors.Is(err, store.ErrNotFound):
+			e.users = append(e.users, id)
+		default:
+			return e, err
+		}
+	}
+	return e, nil
 }
 
 // send serves POST /channels/{channel_id}/messages: a message_reference (type 0) makes a reply to

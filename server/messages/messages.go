@@ -38,18 +38,17 @@ type Service struct {
 func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.Route(s.getMessage))
 	mux.HandleFunc("GET /guilds/{guild_id}/messages/search", s.Route(s.searchMessages))
-	s.registerPins(mux)
 }
 
 // Shared are the message routes of guild channels whose patterns the DM routes share (see
 // guildaccess.Base.Shared).
 func (s *Service) Shared() guildaccess.Routes {
-	return guildaccess.Routes{
+	return guildaccess.Merge(guildaccess.Routes{
 		"POST /channels/{channel_id}/messages":                s.sendMessage,
 		"GET /channels/{channel_id}/messages":                 s.listMessages,
 		"PATCH /channels/{channel_id}/messages/{message_id}":  s.editMessage,
 		"DELETE /channels/{channel_id}/messages/{message_id}": s.deleteMessage,
-	}
+	}, s.pinRoutes())
 }
 
 // mentions returns the members of the guild the content mentions, once each.

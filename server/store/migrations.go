@@ -641,4 +641,14 @@ ALTER TABLE guild_members ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
 	`
 ALTER TABLE dm_messages ADD COLUMN ref_message_id INTEGER NOT NULL DEFAULT 0;
 `,
+	// 28: pins of DM channels, as guild_pins.
+	`
+CREATE TABLE dm_pins (
+	channel_id INTEGER NOT NULL,
+	message_id INTEGER NOT NULL,
+	pinned_at INTEGER NOT NULL,
+	PRIMARY KEY (channel_id, message_id)
+);
+CREATE INDEX dm_pins_time ON dm_pins(channel_id, pinned_at);
+`,
 }

@@ -570,4 +570,14 @@ ALTER TABLE guild_members ADD COLUMN temporary BIGINT NOT NULL DEFAULT 0;
 	`
 ALTER TABLE dm_messages ADD COLUMN ref_message_id BIGINT NOT NULL DEFAULT 0;
 `,
+	// 8 (SQLite's 28): pins of DM channels, as guild_pins.
+	`
+CREATE TABLE dm_pins (
+	channel_id BIGINT NOT NULL,
+	message_id BIGINT NOT NULL,
+	pinned_at BIGINT NOT NULL,
+	PRIMARY KEY (channel_id, message_id)
+);
+CREATE INDEX dm_pins_time ON dm_pins(channel_id, pinned_at);
+`,
 }
