@@ -1,5 +1,8 @@
-// Package interactions serves application commands (global and per guild) for the bots of
-// applications, and validates the modals of interaction responses.
+// Package interactions serves application commands (global and per guild, with subcommands,
+// typed options, choices and autocomplete) for the bots of applications, the interactions
+// members invoke, their responses (messages, ephemeral ones, deferrals, autocomplete choices,
+// modals, whose submissions it validates) and the interaction webhooks of follow-ups and
+// @original (RegisterWebhooks).
 package interactions
 
 import (
