@@ -131,7 +131,8 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		`{"type": 5, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{message}", "components": [{"type": 18, "component": null}, {"type": 1}]}}`,
 		`{"type": 2, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{voice}", "data": null}`,
 		`{"type": 9, "data": {"custom_id": "m", "title": "t", "components": [{"type": 18}, {"type": 1, "components": [{}]}]}}`,
-		`{"type": 4, "data": {"content": 5}}`, `{"type": 9, "data": []}`, `{"recipient_id": "{bob}"}`, `{"recipient_id": []}`,
+		`{"type": 4, "data": {"content": 5}}`, `{"type": 9, "data": []}`,
+		mpPayload(`{"type": 5, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{message}", "components": [{"type": 19, "custom_id": "f", "values": ["0", "x", "99999999999999999999"]}]}}`), `{"recipient_id": "{bob}"}`, `{"recipient_id": []}`,
 		`{"recipient_id": "{app}"}`, `{"content": "a", "flags": 64}`, `{"content": "a", "flags": "64"}`, `{"content": null, "flags": 1e99}`,
 		`{"type": 8, "data": {"choices": [{"name": 5, "value": {}}]}}`, `{"type": 6}`, `{"type": 5, "data": {"flags": -1}}`,
 		`{"type": 4, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{bob}", "options": [{"name": "x", "focused": true, "options": [{}]}]}}`,
@@ -228,7 +229,7 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		if strings.Contains(r.path, "/invites") {
 			hs, bs = append(slices.Clip(headers), uploadHeaders...), append(slices.Clip(bodies), inviteBodies...)
 		}
-		if strings.Contains(r.path, "/messages") {
+		if strings.Contains(r.path, "/messages") || r.path == "/interactions" { // a modal submission uploads files too
 			hs, bs = append(slices.Clip(headers), uploadHeaders[:2]...), append(slices.Clip(bodies), messageBodies...)
 		}
 		for _, h := range hs {
@@ -256,4 +257,10 @@ func deferredInteraction(t *testing.T, f *guildtest.Bots, g wire.DevGuild) wire.
 	r = guildtest.SendJSON(t, http.MethodPost, f.API("/interactions/"+ix.ID.String()+"/"+ix.Token+"/callback"), map[string]any{"type": 5}, nil)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	return ix
+}
+
+// mpPayload is a multipart body (boundary x) of a payload_json part and one file, files[0].
+func mpPayload(json string) string {
+	return "--x\r\nContent-Disposition: form-data; name=\"payload_json\"\r\n\r\n" + json +
+		"\r\n--x\r\nContent-Disposition: form-data; name=\"files[0]\"; filename=\"a.txt\"\r\n\r\nabc\r\n--x--\r\n"
 }

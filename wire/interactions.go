@@ -160,6 +160,8 @@ type Resolved struct {
 	Roles    map[string]Role            `json:"roles,omitempty"`
 	Channels map[string]ResolvedChannel `json:"channels,omitempty"`
 	Messages map[string]GuildMessage    `json:"messages,omitempty"`
+	// Attachments are the files a modal submission uploaded for its File Upload components.
+	Attachments map[string]Attachment `json:"attachments,omitempty"`
 }
 
 // ResolvedChannel is a channel of an interaction's resolved data. AppPermissions is the bot's

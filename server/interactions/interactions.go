@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
+	"sdkpp/server/messages"
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
@@ -51,6 +53,9 @@ type Messages interface {
 	EditInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64, content string) (wire.GuildMessage, error)
 	DeleteInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64) error
 	InteractionTarget(ctx context.Context, ch *store.GuildChannel, id uint64) (wire.GuildMessage, error)
+	// ReadModalUpload reads a multipart modal submission; KeepModalFiles keeps its files.
+	ReadModalUpload(r *http.Request) (*messages.ModalUpload, error)
+	KeepModalFiles(ctx context.Context, ch *store.GuildChannel, id uint64, files []store.GuildAttachment) (map[string]wire.Attachment, error)
 }
 
 // pending is an interaction awaiting or past its response.
@@ -140,7 +145,15 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 		return nil, wire.MissingAccess()
 	}
 	var body wire.InvokeInteraction
-	if err := httpx.DecodeJSON(r, &body); err != nil {
+	var upload *messages.ModalUpload
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		if upload, err = s.Messages.ReadModalUpload(r); err != nil {
+			return nil, err
+		}
+		if json.Unmarshal(upload.Payload, &body) != nil {
+			return nil, wire.InvalidJSON()
+		}
+	} else if err := httpx.DecodeJSON(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Type != wire.InteractionApplicationCommand && body.Type != wire.InteractionAutocomplete &&
@@ -149,6 +162,9 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	}
 	if body.Data == nil {
 		return nil, wire.InvalidAt("data", "BASE_TYPE_REQUIRED", "This field is required")
+	}
+	if upload != nil && body.Type != wire.InteractionModalSubmit && len(upload.Files) > 0 {
+		return nil, wire.InvalidAt("", "MULTIPART_UNKNOWN_PART", "Only a modal submission uploads files.")
 	}
 	in, err := s.load(r.Context(), t.UserID, &body)
 	if err != nil {
@@ -177,8 +193,21 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 		if ix.Data, err = s.command(in, body.Data, &meta, body.Type == wire.InteractionAutocomplete); err != nil {
 			return nil, err
 		}
-	} else if ix.Data, err = s.submit(in, body.Data); err != nil {
-		return nil, err
+	} else {
+		files, err := uploadedValues(body.Data.Components, upload)
+		if err != nil {
+			return nil, err
+		}
+		if ix.Data, err = s.submit(in, body.Data); err != nil {
+			return nil, err
+		}
+		if len(files) > 0 {
+			atts, err := s.Messages.KeepModalFiles(in.ctx, in.ch, uint64(ix.ID), files)
+			if err != nil {
+				return nil, err
+			}
+			ix.Data.Resolved = &wire.Resolved{Attachments: atts}
+		}
 	}
 	b := make([]byte, 48)
 	_, _ = rand.Read(b)
@@ -431,6 +460,50 @@ func (s *Service) options(in *invocation, res *wire.Resolved, path string, spec 
 		}
 	}
 	return out, nil
+}
+
+// uploadedValues makes the values of a submission's File Upload components, which name the
+// files[n] parts of its multipart body by n, the ids of those files (a value naming no file is a
+// 400 50035), and returns the files so named. Without an upload, the values are left as given.
+func uploadedValues(list []wire.Component, upload *messages.ModalUpload) ([]store.GuildAttachment, error) {
+	if upload == nil {
+		return nil, nil
+	}
+	var used []store.GuildAttachment
+	named := map[uint64]bool{}
+	var walk func(path string, list []wire.Component) error
+	walk = func(path string, list []wire.Component) error {
+		for i := range list {
+			c := &list[i]
+			p := path + "." + strconv.Itoa(i)
+			if c.Component != nil {
+				if err := walk(p+".component", []wire.Component{*c.Component}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := walk(p+".components", c.Components); err != nil {
+				return err
+			}
+			if c.Type != wire.ComponentFileUpload {
+				continue
+			}
+			for j, v := range c.Values {
+				n, err := strconv.ParseUint(v, 10, 64)
+				f, ok := upload.Files[n]
+				if err != nil || !ok {
+					return wire.InvalidAt(p+".values."+strconv.Itoa(j), "ATTACHMENT_NOT_FOUND", "No file "+wire.FilePart(n)+" in the request.")
+				}
+				if !named[n] {
+					named[n] = true
+					used = append(used, f)
+				}
+				c.Values[j] = strconv.FormatUint(f.ID, 10)
+			}
+		}
+		return nil
+	}
+	return used, walk("data.components", list)
 }
 
 // focusedType is the type of the focused option among opts (in a subcommand's), 0 when none is.

@@ -36,6 +36,7 @@ type messageRequest struct {
 	attachments []wire.AttachmentRequest // nil when the request has no attachments array
 	listed      bool                     // the request has an attachments array (maybe empty)
 	files       []upload
+	payload     []byte // the payload_json part of a multipart body, nil when none
 }
 
 // readMessageRequest reads the body of a message request: JSON, or multipart/form-data with a
@@ -103,6 +104,7 @@ func readMessageRequest(r *http.Request) (*messageRequest, error) {
 			return nil, wire.InvalidJSON()
 		}
 	}
+	out.payload = payload
 	return out, out.readAttachments()
 }
 
@@ -252,17 +254,22 @@ func (s *Service) attachmentObjects(ctx context.Context, m *store.GuildMessage) 
 	}
 	out := make([]wire.Attachment, 0, len(list))
 	for _, a := range list {
-		u := s.PublicURL + "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
-			url.PathEscape(a.Filename)
-		w := wire.Attachment{ID: wire.Snowflake(a.ID), Filename: a.Filename, Description: a.Description,
-			ContentType: a.ContentType, Size: a.Size, URL: u, ProxyURL: u, Flags: a.Flags}
-		if a.Width > 0 && a.Height > 0 {
-			width, height := a.Width, a.Height
-			w.Width, w.Height = &width, &height
-		}
-		out = append(out, w)
+		out = append(out, s.attachmentObject(&a))
 	}
 	return out, nil
+}
+
+// attachmentObject is the wire form of a, with the URL that serves its bytes.
+func (s *Service) attachmentObject(a *store.GuildAttachment) wire.Attachment {
+	u := s.PublicURL + "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
+		url.PathEscape(a.Filename)
+	w := wire.Attachment{ID: wire.Snowflake(a.ID), Filename: a.Filename, Description: a.Description,
+		ContentType: a.ContentType, Size: a.Size, URL: u, ProxyURL: u, Flags: a.Flags}
+	if a.Width > 0 && a.Height > 0 {
+		width, height := a.Width, a.Height
+		w.Width, w.Height = &width, &height
+	}
+	return w
 }
 
 // saveMessage writes m (inserted when insert is set, else updated) and, when atts is not nil,
