@@ -2,13 +2,16 @@ package interactions
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
+	"sdkpp/server/secret"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -53,34 +56,49 @@ func readResponseMessage(path string, raw json.RawMessage, needContent bool) (re
 }
 
 // postResponse posts a message of interaction p: its original response when original, else a
-// follow-up. An ephemeral one is kept in p and goes to the invoking user's sessions only.
+// follow-up, and records it as p's in the store. An ephemeral one is kept there whole and goes
+// to the invoking user's sessions only.
 func (s *Service) postResponse(ctx context.Context, p *pending, msg responseMessage, original bool) (wire.GuildMessage, error) {
 	meta := p.meta
-	out, err := s.Messages.PostInteractionMessage(ctx, p.channel, p.bot, p.app, *msg.content, msg.flags, &meta)
+	out, err := s.Messages.PostInteractionMessage(ctx, p.channel, p.BotUserID, p.AppID, *msg.content, msg.flags, &meta)
 	if err != nil {
 		return out, err
 	}
-	s.mu.Lock()
-	if original {
-		p.original = uint64(out.ID)
-	} else {
-		if p.followups == nil {
-			p.followups = map[uint64]bool{}
-		}
-		p.followups[uint64(out.ID)] = true
-	}
+	im := &store.InteractionMessage{InteractionID: p.ID, MessageID: uint64(out.ID)}
 	ephemeral := out.Flags&wire.MessageFlagEphemeral != 0
 	if ephemeral {
-		if p.ephemeral == nil {
-			p.ephemeral = map[uint64]wire.GuildMessage{}
+		if im.Ephemeral, err = encodeMessage(out); err != nil {
+			return out, err
 		}
-		p.ephemeral[uint64(out.ID)] = out
 	}
-	s.mu.Unlock()
+	err = s.Store.WithTx(ctx, func(tx store.Store) error {
+		if err := tx.PutInteractionMessage(ctx, im); err != nil {
+			return err
+		}
+		if original {
+			return tx.SetInteractionOriginal(ctx, p.ID, im.MessageID)
+		}
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("interactions: record message of %d: %w", p.ID, err)
+	}
+	if original {
+		p.OriginalID = im.MessageID
+	}
 	if ephemeral && s.Notifier != nil {
-		s.Notifier.Dispatch(p.user, gwire.EventMessageCreate, withChannelType(out, p))
+		s.Notifier.Dispatch(p.UserID, gwire.EventMessageCreate, withChannelType(out, p))
 	}
 	return out, nil
+}
+
+// encodeMessage is an ephemeral message as the store keeps it.
+func encodeMessage(m wire.GuildMessage) (string, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("interactions: encode ephemeral message: %w", err)
+	}
+	return string(b), nil
 }
 
 // withChannelType is m as a dispatch carries it.
@@ -111,8 +129,8 @@ func unknownWebhook() error {
 	return &wire.APIError{Status: http.StatusNotFound, Code: wire.CodeUnknownWebhook, Message: "Unknown Webhook"}
 }
 
-// webhook finds the interaction of the path's application and token, answered and within its
-// 15 minutes, and runs h.
+// webhook finds the interaction of the path's application and token (by the token's hash, in
+// the store, so on any node), answered and within its 15 minutes, and runs h.
 func (s *Service) webhook(h func(r *http.Request, p *pending) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := func() (any, error) {
@@ -120,8 +138,11 @@ func (s *Service) webhook(h func(r *http.Request, p *pending) (any, error)) http
 			if err != nil {
 				return nil, err
 			}
-			p := s.byToken(r.PathValue("token"), s.Clock.Now())
-			if p == nil || p.app != app {
+			p, err := s.byToken(r.Context(), r.PathValue("token"), s.Clock.Now())
+			if err != nil {
+				return nil, err
+			}
+			if p == nil || p.AppID != app {
 				return nil, unknownWebhook()
 			}
 			return h(r, p)
@@ -130,20 +151,42 @@ func (s *Service) webhook(h func(r *http.Request, p *pending) (any, error)) http
 	}
 }
 
-// byToken is the answered interaction of token within its lifetime, nil when none.
-func (s *Service) byToken(token string, now time.Time) *pending {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweepLocked(now)
-	for _, p := range s.pending {
-		if subtle.ConstantTimeCompare([]byte(p.token), []byte(token)) == 1 {
-			if !p.answered || p.kind == wire.InteractionAutocomplete {
-				return nil
-			}
-			return p
-		}
+// byToken is the answered interaction of token within its lifetime, nil when none (or when its
+// channel is deleted).
+func (s *Service) byToken(ctx context.Context, token string, now time.Time) (*pending, error) {
+	if err := s.sweep(ctx, now); err != nil {
+		return nil, err
 	}
-	return nil
+	p, err := s.Store.InteractionByToken(ctx, secret.Hash(token))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !p.Answered || p.Kind == wire.InteractionAutocomplete || now.Sub(p.CreatedAt) >= TokenLifetime:
+		return nil, nil
+	}
+	lp, err := s.loaded(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return lp, err
+}
+
+// takeDeferral ends p's deferral for the message that completes it: false when p is not deferred
+// or another request (maybe on another node) took it first.
+func (s *Service) takeDeferral(ctx context.Context, p *pending) (bool, error) {
+	if !p.Deferred || p.OriginalID != 0 {
+		return false, nil
+	}
+	switch err := s.Store.TakeDeferral(ctx, p.ID); {
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	p.Deferred = false
+	return true, nil
 }
 
 // followup serves POST /webhooks/{application_id}/{token}: a follow-up message, 200 with it (as
@@ -158,53 +201,64 @@ func (s *Service) followup(r *http.Request, p *pending) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	original := p.deferred && p.original == 0
-	if original {
-		p.deferred = false
-		msg.flags |= p.deferFlags & wire.MessageFlagEphemeral
+	original, err := s.takeDeferral(r.Context(), p)
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Unlock()
+	if original {
+		msg.flags |= p.DeferFlags & wire.MessageFlagEphemeral
+	}
 	return s.postResponse(r.Context(), p, msg, original)
 }
 
-// target is the message id of the path for p: @original's id (0 while there is none), or a
-// follow-up's; 404 10008 for another.
-func (s *Service) target(r *http.Request, p *pending) (uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r.PathValue("message_id") == "@original" {
-		return p.original, nil
+// target is the message of the path for p: @original (id 0 while there is none), or a
+// follow-up; 404 10008 for another.
+func (s *Service) target(r *http.Request, p *pending) (uint64, *store.InteractionMessage, error) {
+	id := p.OriginalID
+	if r.PathValue("message_id") != "@original" {
+		var err error
+		if id, err = httpx.PathID(r, "message_id"); err != nil {
+			return 0, nil, err
+		}
+		if id == 0 {
+			return 0, nil, wire.UnknownMessage()
+		}
+	} else if id == 0 {
+		return 0, nil, nil
 	}
-	id, err := httpx.PathID(r, "message_id")
-	if err != nil {
-		return 0, err
+	im, err := s.Store.GetInteractionMessage(r.Context(), p.ID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, nil, wire.UnknownMessage()
+	case err != nil:
+		return 0, nil, err
 	}
-	if id != p.original && !p.followups[id] {
-		return 0, wire.UnknownMessage()
-	}
-	return id, nil
+	return id, im, nil
 }
 
-// ephemeralMessage returns p's ephemeral message id, if it is one.
-func (s *Service) ephemeralMessage(p *pending, id uint64) (wire.GuildMessage, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, ok := p.ephemeral[id]
-	return m, ok
+// ephemeralMessage is im's message when it is an ephemeral one.
+func ephemeralMessage(im *store.InteractionMessage) (wire.GuildMessage, bool, error) {
+	var m wire.GuildMessage
+	if im.Ephemeral == "" {
+		return m, false, nil
+	}
+	if err := json.Unmarshal([]byte(im.Ephemeral), &m); err != nil {
+		return m, false, fmt.Errorf("interactions: stored ephemeral message %d: %w", im.MessageID, err)
+	}
+	return m, true, nil
 }
 
 // getResponse serves GET .../messages/{message_id}: the original response or a follow-up.
 func (s *Service) getResponse(r *http.Request, p *pending) (any, error) {
-	id, err := s.target(r, p)
+	id, im, err := s.target(r, p)
 	if err != nil {
 		return nil, err
 	}
 	if id == 0 {
 		return nil, wire.UnknownMessage()
 	}
-	if m, ok := s.ephemeralMessage(p, id); ok {
-		return m, nil
+	if m, ok, err := ephemeralMessage(im); ok || err != nil {
+		return m, err
 	}
 	return s.Messages.InteractionMessage(r.Context(), p.channel, id)
 }
@@ -217,7 +271,7 @@ func (s *Service) editResponse(r *http.Request, p *pending) (any, error) {
 	if err := httpx.DecodeJSON(r, &raw); err != nil {
 		return nil, err
 	}
-	id, err := s.target(r, p)
+	id, im, err := s.target(r, p)
 	if err != nil {
 		return nil, err
 	}
@@ -226,17 +280,20 @@ func (s *Service) editResponse(r *http.Request, p *pending) (any, error) {
 		return nil, err
 	}
 	if id == 0 {
-		s.mu.Lock()
-		deferred := p.deferred
-		p.deferred = false
-		s.mu.Unlock()
+		deferred, err := s.takeDeferral(r.Context(), p)
+		if err != nil {
+			return nil, err
+		}
 		if !deferred {
 			return nil, wire.UnknownMessage()
 		}
-		msg.flags = p.deferFlags
+		msg.flags = p.DeferFlags
 		return s.postResponse(r.Context(), p, msg, true)
 	}
-	m, ephemeral := s.ephemeralMessage(p, id)
+	m, ephemeral, err := ephemeralMessage(im)
+	if err != nil {
+		return nil, err
+	}
 	if msg.content == nil { // nothing this service keeps changes
 		if ephemeral {
 			return m, nil
@@ -248,39 +305,55 @@ func (s *Service) editResponse(r *http.Request, p *pending) (any, error) {
 	}
 	edited := guildaccess.Timestamp(s.Clock.Now())
 	m.Content, m.EditedTimestamp = *msg.content, &edited
-	s.mu.Lock()
-	p.ephemeral[id] = m
-	s.mu.Unlock()
+	enc, err := encodeMessage(m)
+	if err != nil {
+		return nil, err
+	}
+	switch err := s.Store.SetInteractionEphemeral(r.Context(), p.ID, id, enc); {
+	case errors.Is(err, store.ErrNotFound): // deleted meanwhile
+		return nil, wire.UnknownMessage()
+	case err != nil:
+		return nil, err
+	}
 	if s.Notifier != nil {
-		s.Notifier.Dispatch(p.user, gwire.EventMessageUpdate, withChannelType(m, p))
+		s.Notifier.Dispatch(p.UserID, gwire.EventMessageUpdate, withChannelType(m, p))
 	}
 	return m, nil
 }
 
 // deleteResponse serves DELETE .../messages/{message_id}: 204.
 func (s *Service) deleteResponse(r *http.Request, p *pending) (any, error) {
-	id, err := s.target(r, p)
+	ctx := r.Context()
+	id, im, err := s.target(r, p)
 	if err != nil {
 		return nil, err
 	}
 	if id == 0 {
 		return nil, wire.UnknownMessage()
 	}
-	_, ephemeral := s.ephemeralMessage(p, id)
+	ephemeral := im.Ephemeral != ""
 	if !ephemeral {
-		if err := s.Messages.DeleteInteractionMessage(r.Context(), p.channel, id); err != nil {
+		if err := s.Messages.DeleteInteractionMessage(ctx, p.channel, id); err != nil {
 			return nil, err
 		}
 	}
-	s.mu.Lock()
-	delete(p.ephemeral, id)
-	delete(p.followups, id)
-	if p.original == id {
-		p.original = 0
+	err = s.Store.WithTx(ctx, func(tx store.Store) error {
+		if err := tx.DeleteInteractionMessage(ctx, p.ID, id); err != nil {
+			return err
+		}
+		if p.OriginalID == id {
+			return tx.SetInteractionOriginal(ctx, p.ID, 0)
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound): // deleted meanwhile, maybe on another node
+		return nil, wire.UnknownMessage()
+	case err != nil:
+		return nil, err
 	}
-	s.mu.Unlock()
 	if ephemeral && s.Notifier != nil {
-		s.Notifier.Dispatch(p.user, gwire.EventMessageDelete, wire.GuildMessageDelete{ID: wire.Snowflake(id),
+		s.Notifier.Dispatch(p.UserID, gwire.EventMessageDelete, wire.GuildMessageDelete{ID: wire.Snowflake(id),
 			ChannelID: wire.Snowflake(p.channel.ID), GuildID: wire.Snowflake(p.channel.GuildID)})
 	}
 	return nil, nil

@@ -558,19 +558,78 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
-	// 5 (SQLite's 25): the interaction a guild message answers.
+	// 5 (SQLite's 25): the node registry: each node's heartbeat row, read by the console's cluster page;
+	// and a guild's recent messages across its channels, for the console's guild page.
+	`
+CREATE TABLE nodes (
+	id BIGINT PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at BIGINT NOT NULL,
+	sessions BIGINT NOT NULL,
+	calls BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+);
+CREATE INDEX guild_messages_guild ON guild_messages(guild_id, id);
+`,
+	// 6 (SQLite's 26): shared state (shared.go): fixed-window counters (rate limits, bot session starts,
+	// member requests, slowmode) and sign-in failures, which every node on the database counts
+	// together.
+	`
+CREATE TABLE rate_windows (
+	key TEXT PRIMARY KEY,
+	start_at BIGINT NOT NULL,
+	ends_at BIGINT NOT NULL,
+	hits INTEGER NOT NULL
+);
+CREATE INDEX rate_windows_ends ON rate_windows(ends_at);
+CREATE TABLE login_failures (
+	key TEXT NOT NULL,
+	at BIGINT NOT NULL
+);
+CREATE INDEX login_failures_key ON login_failures(key, at);
+CREATE INDEX login_failures_at ON login_failures(at);
+`,
+	// 7 (SQLite's 27): pending interactions and open modals (package interactions), which the node that
+	// answers one may not be the node that made it.
+	`
+CREATE TABLE pending_interactions (
+	id BIGINT PRIMARY KEY,
+	app_id BIGINT NOT NULL,
+	bot_user_id BIGINT NOT NULL,
+	user_id BIGINT NOT NULL,
+	channel_id BIGINT NOT NULL,
+	kind INTEGER NOT NULL,
+	token_hash BYTEA NOT NULL,
+	meta TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	answered INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX pending_interactions_created ON pending_interactions(created_at);
+CREATE TABLE open_modals (
+	id BIGINT PRIMARY KEY,
+	app_id BIGINT NOT NULL,
+	user_id BIGINT NOT NULL,
+	guild_id BIGINT NOT NULL,
+	channel_id BIGINT NOT NULL,
+	custom_id TEXT NOT NULL,
+	fields TEXT NOT NULL,
+	opened_at BIGINT NOT NULL
+);
+CREATE INDEX open_modals_opened ON open_modals(opened_at);
+`,
+	// 8 (SQLite's 28): the interaction a guild message answers.
 	`
 ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
 `,
-	// 6 (SQLite's 26): temporary guild membership.
+	// 9 (SQLite's 29): temporary guild membership.
 	`
 ALTER TABLE guild_members ADD COLUMN temporary BIGINT NOT NULL DEFAULT 0;
 `,
-	// 7 (SQLite's 27): replies in DM channels.
+	// 10 (SQLite's 30): replies in DM channels.
 	`
 ALTER TABLE dm_messages ADD COLUMN ref_message_id BIGINT NOT NULL DEFAULT 0;
 `,
-	// 8 (SQLite's 28): pins of DM channels, as guild_pins.
+	// 11 (SQLite's 31): pins of DM channels, as guild_pins.
 	`
 CREATE TABLE dm_pins (
 	channel_id BIGINT NOT NULL,
@@ -579,5 +638,20 @@ CREATE TABLE dm_pins (
 	PRIMARY KEY (channel_id, message_id)
 );
 CREATE INDEX dm_pins_time ON dm_pins(channel_id, pinned_at);
+`,
+	// 12 (SQLite's 32): the state of an interaction past its initial response, its messages,
+	// and the lookup by token hash.
+	`
+ALTER TABLE pending_interactions ADD COLUMN focus_type INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN deferred INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN defer_flags INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN original_id BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX pending_interactions_token ON pending_interactions(token_hash);
+CREATE TABLE interaction_messages (
+	interaction_id BIGINT NOT NULL,
+	message_id BIGINT NOT NULL,
+	ephemeral TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (interaction_id, message_id)
+);
 `,
 }
