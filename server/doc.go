@@ -44,7 +44,7 @@
 //	server/invites       guild invites, their target users and jobs, accepting an invite
 //	server/expressions   guild emoji and scheduled events (VER-1, ERR-1)
 //	server/guildaccess   what the guild packages share: callers, permissions, objects, bot events
-//	server/interactions  application commands, interactions and modals
+//	server/interactions  application commands, interactions, responses, follow-ups and modals
 //	server/voicestatus   voice channel statuses (VCS-1, GW-4), their audit log (AUD-1), channel
 //	                     info (GW-3)
 //	server/search        the background index of guild messages for Search Guild Messages (GLD-3)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,6 +80,12 @@ func TestResumeLosesPrivilegedIntent(t *testing.T) {
 	var sid string
 	require.NoError(t, json.Unmarshal(ready["session_id"], &sid))
 	_ = g.WS.CloseNow()
+	// Once the service has seen the connection go, the session waits to be resumed (a live one
+	// would be ended by the flag's change, TestPrivilegedIntentOffEndsSessions).
+	require.Eventually(t, func() bool {
+		s := f.E.Server.Hub().UserSessions(uint64(f.BotID))
+		return len(s) == 1 && !s[0].Connected
+	}, 10*time.Second, time.Millisecond)
 
 	guildtest.SetAppFlags(t, f.E, 0)
 	r := guildtest.Dial(t, f.E, "")
@@ -170,4 +177,40 @@ func TestIntentsReviewThreshold(t *testing.T) {
 	require.Equal(t, http.StatusOK, setFlags.Status, "%s", setFlags.Body)
 	g := guildtest.Dial(t, e, "")
 	assert.Contains(t, g.Identify("Bot "+e.App.BotToken, gwire.IntentGuildMembers), "session_id")
+}
+
+// LIM-4: turning a privileged intent's flag off (PATCH /applications/@me, or the dev route) ends
+// the bot's live sessions that identified with that intent, with 4014, and they cannot be
+// resumed; its other sessions go on.
+func TestPrivilegedIntentOffEndsSessions(t *testing.T) {
+	f := guildtest.NewBots(t)
+	guildtest.EnableIntents(t, f.E, guildtest.BotIntents)
+	dial := func(intents uint64) (*guildtest.Gateway, string) {
+		g := guildtest.Dial(t, f.E, "")
+		ready := g.Identify(f.E.App.BotToken, intents)
+		var id string
+		require.NoError(t, json.Unmarshal(ready["session_id"], &id))
+		return g, id
+	}
+	members, membersID := dial(gwire.IntentGuilds | gwire.IntentGuildMembers)
+	content, _ := dial(gwire.IntentGuildMessages | gwire.IntentMessageContent)
+	plain, _ := dial(gwire.IntentGuilds)
+	var created map[string]json.RawMessage
+	plain.Until(gwire.EventGuildCreate, &created)
+
+	r := guildtest.SendJSON(t, http.MethodPatch, f.E.APIURL+"/applications/@me",
+		map[string]uint64{"flags": wire.AppFlagGatewayMessageContentLimited}, f.BotHeader())
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	members.ExpectClosed(gwire.CloseDisallowedIntents)
+	content.Sync()
+	plain.Sync()
+	// The ended session is gone: a resume is refused (op 9).
+	again := guildtest.Dial(t, f.E, "")
+	again.Send(gwire.OpResume, map[string]any{"token": f.E.App.BotToken, "session_id": membersID, "seq": 1})
+	again.Expect(gwire.OpInvalidSession, "")
+
+	// The dev route turning MESSAGE_CONTENT off ends the session that uses it.
+	guildtest.SetAppFlags(t, f.E, 0)
+	content.ExpectClosed(gwire.CloseDisallowedIntents)
+	plain.Sync()
 }

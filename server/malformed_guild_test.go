@@ -45,8 +45,15 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 	var inv wire.Invite // the owner's: the bot may lack CREATE_INSTANT_INVITE
 	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+general+"/invites"), map[string]any{"max_age": 0}, guildtest.Bearer(f.Alice)), &inv)
 	guild, bob, message := g.ID.String(), e.User("bob").ID.String(), msg.ID.String()
+	// The bot's DM with bob, and an interaction it deferred, for the DM and webhook routes.
+	var dm wire.DMChannel
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/users/@me/channels"), map[string]string{"recipient_id": bob}, f.BotHeader()), &dm)
+	var dmMsg wire.Message
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, f.API("/channels/"+dm.ID.String()+"/messages"), map[string]string{"content": "hi"}, f.BotHeader()), &dmMsg)
+	ix := deferredInteraction(t, f, g)
 	ids := strings.NewReplacer("{guild}", guild, "{general}", general, "{voice}", voice, "{bob}", bob,
-		"{message}", message, "{app}", e.App.ID.String(), "{invite}", inv.Code)
+		"{message}", message, "{app}", e.App.ID.String(), "{invite}", inv.Code, "{dm}", dm.ID.String(),
+		"{dmmessage}", dmMsg.ID.String(), "{token}", ix.Token)
 
 	type route struct{ method, path string }
 	routes := []route{
@@ -79,8 +86,16 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		{"POST", "/applications/{app}/guilds/{guild}/commands"}, {"PUT", "/applications/{app}/guilds/{guild}/commands"},
 		{"PATCH", "/applications/{app}/guilds/{guild}/commands/x"}, {"POST", "/applications/x/commands"},
 		{"POST", "/interactions"}, {"POST", "/interactions/{message}/x/callback"}, {"POST", "/interactions/x/x/callback"},
+		{"POST", "/users/@me/channels"}, {"GET", "/channels/{dm}"}, {"GET", "/channels/{dm}/messages"},
+		{"POST", "/channels/{dm}/messages"}, {"PATCH", "/channels/{dm}/messages/{dmmessage}"},
+		{"GET", "/channels/{dm}/messages/pins"}, {"PUT", "/channels/{dm}/messages/pins/{dmmessage}"}, {"GET", "/channels/{dm}/pins"},
+		{"DELETE", "/channels/{dm}/messages/pins/{dmmessage}"}, {"PUT", "/channels/{dm}/pins/{dmmessage}"}, {"DELETE", "/channels/{dm}/pins/{dmmessage}"},
+		{"POST", "/webhooks/{app}/{token}"}, {"POST", "/webhooks/{app}/x"}, {"GET", "/webhooks/{app}/{token}/messages/@original"},
+		{"PATCH", "/webhooks/{app}/{token}/messages/@original"}, {"GET", "/webhooks/{app}/{token}/messages/{message}"},
+		{"PATCH", "/webhooks/{app}/{token}/messages/{message}"}, {"DELETE", "/webhooks/{app}/{token}/messages/{message}"},
+		{"DELETE", "/webhooks/{app}/{token}/messages/@original"}, {"DELETE", "/channels/{dm}/messages/{dmmessage}"},
 		// Last: these take the message, and the bot out of the guild.
-		{"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
+		{"DELETE", "/invites/{invite}"}, {"DELETE", "/channels/{general}/messages/{message}"}, {"DELETE", "/users/@me/guilds/{guild}"},
 	}
 	long := strings.Repeat("x", 1<<16)
 	bodies := []string{"", "{", "[]", "null", "0", `"x"`, "\xff\xfe\x00", `{"content": 5}`, `{"content": ["hi"]}`,
@@ -117,6 +132,12 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		`{"type": 2, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{voice}", "data": null}`,
 		`{"type": 9, "data": {"custom_id": "m", "title": "t", "components": [{"type": 18}, {"type": 1, "components": [{}]}]}}`,
 		`{"type": 4, "data": {"content": 5}}`, `{"type": 9, "data": []}`,
+		mpPayload(`{"type": 5, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{message}", "components": [{"type": 19, "custom_id": "f", "values": ["0", "x", "99999999999999999999"]}]}}`), `{"recipient_id": "{bob}"}`, `{"recipient_id": []}`,
+		`{"recipient_id": "{app}"}`, `{"content": "a", "flags": 64}`, `{"content": "a", "flags": "64"}`, `{"content": null, "flags": 1e99}`,
+		`{"type": 8, "data": {"choices": [{"name": 5, "value": {}}]}}`, `{"type": 6}`, `{"type": 5, "data": {"flags": -1}}`,
+		`{"type": 4, "application_id": "{app}", "guild_id": "{guild}", "channel_id": "{general}", "data": {"id": "{bob}", "options": [{"name": "x", "focused": true, "options": [{}]}]}}`,
+		`{"name": "a", "description": "b", "options": [{"type": 2, "name": "g", "description": "d", "options": [{"type": 1, "name": "s", "description": "d", "options": [{"type": 3, "name": "v", "description": "d", "choices": [{"name": "n", "value": []}]}]}]}]}`,
+		`{"name": "a", "description": "b", "options": [{"type": 1, "name": "s", "description": "d", "options": ` + strings.Repeat("[", 3000) + `}]}`,
 	}
 	// The invite routes also take these bodies, and multipart and CSV uploads.
 	inviteBodies := []string{`{"max_age": "x"}`, `{"max_age": -1, "max_uses": 1e999}`, `{"temporary": "yes", "unique": []}`,
@@ -198,7 +219,7 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 			send(r.method, r.path+q, "", headers[0])
 		}
 		for _, id := range badIDs { // each real id of the path in turn replaced by a malformed one
-			for _, param := range []string{"{guild}", "{general}", "{voice}", "{bob}", "{message}", "{app}", "{invite}"} {
+			for _, param := range []string{"{guild}", "{general}", "{voice}", "{bob}", "{message}", "{app}", "{invite}", "{dm}", "{dmmessage}"} {
 				if strings.Contains(r.path, param) {
 					send(r.method, strings.Replace(r.path, param, id, 1), `{"content":"hi"}`, headers[0])
 				}
@@ -208,7 +229,7 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 		if strings.Contains(r.path, "/invites") {
 			hs, bs = append(slices.Clip(headers), uploadHeaders...), append(slices.Clip(bodies), inviteBodies...)
 		}
-		if strings.Contains(r.path, "/messages") {
+		if strings.Contains(r.path, "/messages") || r.path == "/interactions" { // a modal submission uploads files too
 			hs, bs = append(slices.Clip(headers), uploadHeaders[:2]...), append(slices.Clip(bodies), messageBodies...)
 		}
 		for _, h := range hs {
@@ -217,4 +238,29 @@ func malformedGuildInput(t *testing.T, f *guildtest.Bots, g wire.DevGuild) {
 			}
 		}
 	}
+}
+
+// deferredInteraction registers a command in g, has alice invoke it, reads the interaction on a
+// bot session and defers its response (type 5), so that its webhook routes answer.
+func deferredInteraction(t *testing.T, f *guildtest.Bots, g wire.DevGuild) wire.Interaction {
+	t.Helper()
+	var cmd wire.ApplicationCommand
+	guildtest.OK(t, guildtest.SendJSON(t, http.MethodPut, f.API("/applications/"+f.E.App.ID.String()+"/guilds/"+g.ID.String()+"/commands"),
+		[]map[string]string{{"name": "sweep", "description": "d"}}, f.BotHeader()), &[]*wire.ApplicationCommand{&cmd})
+	gw := guildtest.Dial(t, f.E, "")
+	gw.Identify(f.E.App.BotToken, 0)
+	r := guildtest.SendJSON(t, http.MethodPost, f.API("/interactions"), map[string]any{"type": 2, "application_id": f.E.App.ID,
+		"guild_id": g.ID, "channel_id": g.Channels[0].ID, "data": map[string]any{"id": cmd.ID, "name": "sweep", "type": 1}}, guildtest.Bearer(f.Alice))
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	var ix wire.Interaction
+	gw.Until("INTERACTION_CREATE", &ix)
+	r = guildtest.SendJSON(t, http.MethodPost, f.API("/interactions/"+ix.ID.String()+"/"+ix.Token+"/callback"), map[string]any{"type": 5}, nil)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	return ix
+}
+
+// mpPayload is a multipart body (boundary x) of a payload_json part and one file, files[0].
+func mpPayload(json string) string {
+	return "--x\r\nContent-Disposition: form-data; name=\"payload_json\"\r\n\r\n" + json +
+		"\r\n--x\r\nContent-Disposition: form-data; name=\"files[0]\"; filename=\"a.txt\"\r\n\r\nabc\r\n--x--\r\n"
 }

@@ -131,6 +131,12 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 	}
 	if s.guilds != nil { // a session's start and end count as activity in the user's guilds (prune)
 		s.guilds.base.UserSeen(context.Background(), who.UserID)
+		// A member who joined through a temporary invite leaves when they disconnect without a role.
+		if !s.hub.Online(who.UserID) {
+			if err := s.guilds.guilds.RemoveTemporary(context.Background(), who.UserID); err != nil {
+				s.log.Warn("temporary memberships not ended", "user_id", who.UserID, "err", err)
+			}
+		}
 	}
 	if err := s.lobbies.MemberConnection(context.Background(), who.AppID, who.UserID); err != nil {
 		s.log.Warn("lobby member connection update failed", "user_id", who.UserID, "err", err)

@@ -380,6 +380,7 @@ func (s *Server) routes() (http.Handler, error) {
 		Logger: s.log.With("component", "interactions"), Notifier: s.hub, Messages: gs.messages}
 	ix.Register(api)
 	ix.RegisterInteractions(api)
+	ix.RegisterWebhooks(api)
 	s.social.Register(api)
 	s.presence.Register(api)
 	as := s.registerUsersApps(api, gs.base)

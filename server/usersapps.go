@@ -7,13 +7,18 @@ import (
 	"sdkpp/server/gateway"
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
+	"sdkpp/server/store"
 	"sdkpp/server/voicestatus"
 )
 
 // registerUsersApps adds the routes of applications and their subscriptions (package apps), of
 // voice channel statuses and the audit log (package voicestatus); it returns the apps service for the dev routes.
 func (s *Server) registerUsersApps(api httpx.Router, gs *guildaccess.Base) *apps.Service {
-	as := &apps.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "apps")}
+	as := &apps.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "apps"),
+		// A privileged intent turned off ends the bot's live sessions that use it (4014).
+		OnFlags: func(app *store.Application) {
+			s.hub.EndDisallowedSessions(app.BotUserID, func(intents uint64) bool { return apps.AllowsIntents(app.Flags, intents) })
+		}}
 	as.Register(api)
 	s.voiceStatus = &voicestatus.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,
 		Logger: s.log.With("component", "voicestatus"), Events: gs, Voice: s.guildVoice}

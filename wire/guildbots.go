@@ -123,6 +123,18 @@ type Guild struct {
 	PremiumTier                 int        `json:"premium_tier"`
 	PreferredLocale             string     `json:"preferred_locale"`
 	NSFWLevel                   int        `json:"nsfw_level"`
+	// The guild object's other fields, of features the service does not have: always null,
+	// 0 or false.
+	DiscoverySplash           *string    `json:"discovery_splash"`
+	ApplicationID             *Snowflake `json:"application_id"`
+	SystemChannelFlags        int        `json:"system_channel_flags"`
+	RulesChannelID            *Snowflake `json:"rules_channel_id"`
+	VanityURLCode             *string    `json:"vanity_url_code"`
+	Description               *string    `json:"description"`
+	Banner                    *string    `json:"banner"`
+	PublicUpdatesChannelID    *Snowflake `json:"public_updates_channel_id"`
+	PremiumProgressBarEnabled bool       `json:"premium_progress_bar_enabled"`
+	SafetyAlertsChannelID     *Snowflake `json:"safety_alerts_channel_id"`
 	// ApproximateMemberCount is sent by GET /guilds/{id}?with_counts=true.
 	ApproximateMemberCount *int `json:"approximate_member_count,omitempty"`
 }
@@ -141,6 +153,11 @@ type GuildCreate struct {
 	// VoiceStates are the guild's voice states (without guild_id and member), for a session with
 	// the GUILD_VOICE_STATES intent; empty otherwise.
 	VoiceStates []VoiceState `json:"voice_states"`
+	// GuildScheduledEvents are the guild's scheduled events; the service has no stage instances
+	// or soundboard sounds, always empty.
+	GuildScheduledEvents []ScheduledEvent `json:"guild_scheduled_events"`
+	StageInstances       []struct{}       `json:"stage_instances"`
+	SoundboardSounds     []struct{}       `json:"soundboard_sounds"`
 }
 
 // VoiceState is a user's voice state in a guild: the d of a guild's VOICE_STATE_UPDATE (with
@@ -203,6 +220,11 @@ type GuildMessage struct {
 	// MessageSnapshots are a forward's copy of the message it carries (rule FWD-1); a forward
 	// has no content of its own and the flag MessageFlagHasSnapshot.
 	MessageSnapshots []MessageSnapshot `json:"message_snapshots,omitempty"`
+	// ApplicationID and WebhookID (the application's id) are set on an interaction's response
+	// or follow-up, with InteractionMetadata, the interaction it answers.
+	ApplicationID       *Snowflake           `json:"application_id,omitempty"`
+	WebhookID           *Snowflake           `json:"webhook_id,omitempty"`
+	InteractionMetadata *InteractionMetadata `json:"interaction_metadata,omitempty"`
 }
 
 // Mention is a user a message mentions, with that user's member in the guild.
@@ -229,6 +251,8 @@ type GuildMessageRequest struct {
 	// Attachments describe the files of a multipart request and, when editing, the existing
 	// attachments the message keeps (rule ATT-1); kept raw, read with ParseAttachmentRequests.
 	Attachments json.RawMessage `json:"attachments,omitempty"`
+	// AllowedMentions says which mentions ping; kept raw, read with ParseAllowedMentions.
+	AllowedMentions json.RawMessage `json:"allowed_mentions,omitempty"`
 }
 
 // MemberRemove is the d of GUILD_MEMBER_REMOVE.

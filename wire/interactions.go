@@ -12,6 +12,7 @@ const (
 // Interaction types (the platform's).
 const (
 	InteractionApplicationCommand = 2
+	InteractionAutocomplete       = 4 // APPLICATION_COMMAND_AUTOCOMPLETE: the user types a focused option
 	InteractionModalSubmit        = 5
 )
 
@@ -19,8 +20,30 @@ const (
 const (
 	CallbackChannelMessage         = 4 // CHANNEL_MESSAGE_WITH_SOURCE
 	CallbackDeferredChannelMessage = 5 // DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE
+	CallbackDeferredUpdateMessage  = 6 // DEFERRED_UPDATE_MESSAGE: a modal submission acknowledged, nothing shown
+	CallbackAutocompleteResult     = 8 // APPLICATION_COMMAND_AUTOCOMPLETE_RESULT
 	CallbackModal                  = 9 // MODAL
 )
+
+// Option types of subcommands (the platform's); 3 STRING to 11 ATTACHMENT are values.
+const (
+	OptionSubCommand      = 1
+	OptionSubCommandGroup = 2
+	OptionString          = 3
+	OptionInteger         = 4
+	OptionNumber          = 10
+)
+
+// MaxChoices is how many choices an option, or an autocomplete result, has at most.
+const MaxChoices = 25
+
+// EventAutocompleteResponse is the dispatch that brings the invoking user's sessions an app's
+// autocomplete choices (the platform's client event).
+const EventAutocompleteResponse = "APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE"
+
+// CodeUnknownWebhook is the error of an interaction webhook route whose token names no
+// interaction (or one past its 15 minutes).
+const CodeUnknownWebhook = 10015
 
 // Component types of modals. 1 to 18 are the platform's documented numbers; Radio Group,
 // Checkbox Group and Checkbox are its recent ones (21, 22, 23).
@@ -48,12 +71,31 @@ const (
 	CodeInteractionAcknowledged   = 40060
 )
 
-// CommandOption is an option of a CHAT_INPUT command (types 3 STRING to 11 ATTACHMENT).
+// CommandOption is an option of a CHAT_INPUT command: a subcommand (1), a group of subcommands
+// (2, whose Options are subcommands), or a value (3 STRING to 11 ATTACHMENT), which may offer
+// Choices or Autocomplete (STRING, INTEGER and NUMBER only, not both).
 type CommandOption struct {
-	Type        int    `json:"type"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Required    bool   `json:"required,omitempty"`
+	Type         int             `json:"type"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Required     bool            `json:"required,omitempty"`
+	Choices      []CommandChoice `json:"choices,omitempty"`
+	Options      []CommandOption `json:"options,omitempty"`
+	Autocomplete bool            `json:"autocomplete,omitempty"`
+}
+
+// CommandChoice is a choice of an option, or of an autocomplete result: a name shown (1 to 100
+// characters) and the value sent (a string of up to 100 characters, or a number).
+type CommandChoice struct {
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value"`
+}
+
+// AutocompleteResponse is the d of EventAutocompleteResponse: the choices the app gave for the
+// interaction id.
+type AutocompleteResponse struct {
+	ID      Snowflake       `json:"id"`
+	Choices []CommandChoice `json:"choices"`
 }
 
 // ApplicationCommand is an application command, global (no guild_id) or of a guild.
@@ -101,11 +143,14 @@ type InvocationData struct {
 	Components []Component        `json:"components,omitempty"`
 }
 
-// InteractionValue is an option of an invoked command with its value.
+// InteractionValue is an option of an invoked command: with its value, or for a subcommand or
+// group its own Options. Focused marks the option an autocomplete interaction is about.
 type InteractionValue struct {
-	Name  string          `json:"name"`
-	Type  int             `json:"type"`
-	Value json.RawMessage `json:"value"`
+	Name    string             `json:"name"`
+	Type    int                `json:"type"`
+	Value   json.RawMessage    `json:"value,omitempty"`
+	Options []InteractionValue `json:"options,omitempty"`
+	Focused bool               `json:"focused,omitempty"`
 }
 
 // Resolved are the users, members, roles, channels and messages an interaction refers to, by id.
@@ -115,6 +160,8 @@ type Resolved struct {
 	Roles    map[string]Role            `json:"roles,omitempty"`
 	Channels map[string]ResolvedChannel `json:"channels,omitempty"`
 	Messages map[string]GuildMessage    `json:"messages,omitempty"`
+	// Attachments are the files a modal submission uploaded for its File Upload components.
+	Attachments map[string]Attachment `json:"attachments,omitempty"`
 }
 
 // ResolvedChannel is a channel of an interaction's resolved data. AppPermissions is the bot's
@@ -164,6 +211,8 @@ type Interaction struct {
 	GuildLocale    string            `json:"guild_locale"`
 	Entitlements   []struct{}        `json:"entitlements"`
 	Context        int               `json:"context"`
+	// AttachmentSizeLimit is the largest attachment, in bytes, the interaction's responses take.
+	AttachmentSizeLimit int `json:"attachment_size_limit"`
 	// AuthorizingIntegrationOwners maps installation context "0" (guild) to the guild's id.
 	AuthorizingIntegrationOwners map[string]Snowflake `json:"authorizing_integration_owners"`
 }
@@ -190,11 +239,19 @@ type InteractionMetadata struct {
 	TargetMessageID              *Snowflake           `json:"target_message_id,omitempty"`
 }
 
-// InteractionMessage is a guild message that answers an interaction (MESSAGE_CREATE).
-type InteractionMessage struct {
-	GuildMessage
-	InteractionMetadata *InteractionMetadata `json:"interaction_metadata,omitempty"`
-}
+// InteractionMessage is a guild message that answers an interaction (its InteractionMetadata
+// set).
+type InteractionMessage = GuildMessage
+
+// Message types of interaction responses and follow-ups.
+const (
+	MessageTypeChatInputCommand   = 20
+	MessageTypeContextMenuCommand = 23
+)
+
+// MessageFlagEphemeral marks an interaction's response or follow-up that only the invoking user
+// sees.
+const MessageFlagEphemeral = 1 << 6
 
 // SelectOption is an option of a String Select, Radio Group or Checkbox Group.
 type SelectOption struct {

@@ -50,22 +50,25 @@ type MessageReference struct {
 	Type      int       `json:"type"`
 	MessageID Snowflake `json:"message_id"`
 	ChannelID Snowflake `json:"channel_id"`
-	GuildID   Snowflake `json:"guild_id"`
+	GuildID   Snowflake `json:"guild_id,omitempty"` // absent in a DM channel
 }
 
-// ReferencedMessage is a reply's referenced_message: the message it replies to, or JSON null
-// when that message has been deleted since. Its zero value (Present false) is left out of a
+// Referenced is a reply's referenced_message: the message (of type M) it replies to, or JSON
+// null when that message has been deleted since. Its zero value (Present false) is left out of a
 // message that is not a reply (the field is tagged omitzero).
-type ReferencedMessage struct {
+type Referenced[M any] struct {
 	Present bool
-	Message *GuildMessage // nil: deleted
+	Message *M // nil: deleted
 }
+
+// ReferencedMessage is a guild message's referenced_message.
+type ReferencedMessage = Referenced[GuildMessage]
 
 // IsZero tells whether the field is absent.
-func (r ReferencedMessage) IsZero() bool { return !r.Present }
+func (r Referenced[M]) IsZero() bool { return !r.Present }
 
 // MarshalJSON writes the message, or null.
-func (r ReferencedMessage) MarshalJSON() ([]byte, error) {
+func (r Referenced[M]) MarshalJSON() ([]byte, error) {
 	if r.Message == nil {
 		return []byte("null"), nil
 	}
@@ -73,12 +76,12 @@ func (r ReferencedMessage) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the message, or null (Present stays true: the message was deleted).
-func (r *ReferencedMessage) UnmarshalJSON(b []byte) error {
+func (r *Referenced[M]) UnmarshalJSON(b []byte) error {
 	r.Present, r.Message = true, nil
 	if string(bytes.TrimSpace(b)) == "null" {
 		return nil
 	}
-	var m GuildMessage
+	var m M
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}

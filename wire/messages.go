@@ -20,6 +20,24 @@ type Message struct {
 	ApplicationID   Snowflake `json:"application_id"`
 	Timestamp       string    `json:"timestamp"`        // RFC 3339, when it was sent
 	EditedTimestamp *string   `json:"edited_timestamp"` // RFC 3339, null until edited
+	// The platform's message fields a DM message has too: a DM has no @everyone, roles,
+	// attachments, embeds or components here; Mentions are the users its content mentions
+	// who are in the channel.
+	TTS             bool       `json:"tts"`
+	MentionEveryone bool       `json:"mention_everyone"`
+	Mentions        []User     `json:"mentions"`
+	MentionRoles    []string   `json:"mention_roles"`
+	Attachments     []struct{} `json:"attachments"`
+	Embeds          []struct{} `json:"embeds"`
+	Components      []struct{} `json:"components"`
+	Pinned          bool       `json:"pinned"`
+	// ChannelType is ChannelTypeDM on the gateway's dispatches (clients build an uncached DM
+	// channel from it); absent from REST answers, as on the platform.
+	ChannelType *int `json:"channel_type,omitempty"`
+	// MessageReference and ReferencedMessage are set on a reply (Type MessageTypeReply): the
+	// message it answers in the channel, and that message (null once deleted).
+	MessageReference  *MessageReference   `json:"message_reference,omitempty"`
+	ReferencedMessage Referenced[Message] `json:"referenced_message,omitzero"`
 }
 
 // MessageDelete is the data of the MESSAGE_DELETE dispatch and the GAME_DIRECT_MESSAGE_DELETE

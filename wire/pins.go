@@ -19,23 +19,30 @@ const (
 // (rules VER-1 and ERR-1).
 var PinPermissionFrom = time.Date(2026, time.February, 23, 0, 0, 0, 0, time.UTC)
 
-// ChannelPin is an item of Get Channel Pins: a pinned message and when it was pinned.
-type ChannelPin struct {
-	PinnedAt string       `json:"pinned_at"`
-	Message  GuildMessage `json:"message"`
+// ChannelPinOf is an item of Get Channel Pins: a pinned message (of type M: a guild's or a DM's)
+// and when it was pinned.
+type ChannelPinOf[M any] struct {
+	PinnedAt string `json:"pinned_at"`
+	Message  M      `json:"message"`
 }
 
-// ChannelPins is the answer of GET /channels/{channel_id}/messages/pins: the most recently
+// ChannelPinsOf is the answer of GET /channels/{channel_id}/messages/pins: the most recently
 // pinned first, and whether pins older than the last item remain.
-type ChannelPins struct {
-	Items   []ChannelPin `json:"items"`
-	HasMore bool         `json:"has_more"`
+type ChannelPinsOf[M any] struct {
+	Items   []ChannelPinOf[M] `json:"items"`
+	HasMore bool              `json:"has_more"`
 }
+
+// ChannelPin and ChannelPins are those of a guild channel.
+type (
+	ChannelPin  = ChannelPinOf[GuildMessage]
+	ChannelPins = ChannelPinsOf[GuildMessage]
+)
 
 // ChannelPinsUpdate is the d of CHANNEL_PINS_UPDATE: LastPinTimestamp is when the channel's most
 // recent remaining pin was made, null when none is left.
 type ChannelPinsUpdate struct {
-	GuildID          Snowflake `json:"guild_id"`
+	GuildID          Snowflake `json:"guild_id,omitempty"` // absent in a DM channel
 	ChannelID        Snowflake `json:"channel_id"`
 	LastPinTimestamp *string   `json:"last_pin_timestamp"`
 }

@@ -70,6 +70,9 @@ func (h *Handler) appFlags(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	app, err := apps.SetFlags(r.Context(), h.Store, id, body)
+	if err == nil && h.Apps != nil {
+		h.Apps.FlagsChanged(r.Context(), id)
+	}
 	return http.StatusOK, app, err
 }
 

@@ -62,6 +62,23 @@ type Service struct {
 	Clock  clock.Clock
 	IDs    *snowflake.Generator
 	Logger *slog.Logger
+	// OnFlags, when set, is told an application's flags after PATCH /applications/@me or the dev
+	// route changed them (the gateway ends the bot's sessions that lost an intent).
+	OnFlags func(app *store.Application)
+}
+
+// FlagsChanged tells OnFlags the current flags of application appID (after SetFlags); a store
+// failure is logged.
+func (s *Service) FlagsChanged(ctx context.Context, appID uint64) {
+	if s.OnFlags == nil {
+		return
+	}
+	app, err := s.Store.GetApplication(ctx, appID)
+	if err != nil {
+		s.Logger.Warn("application flags not applied to sessions", "application_id", appID, "err", err)
+		return
+	}
+	s.OnFlags(app)
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -197,6 +214,9 @@ func (s *Service) patchApp(r *http.Request, app *store.Application) (any, error)
 	}
 	if err := s.Store.UpdateApplication(r.Context(), app); err != nil {
 		return nil, err
+	}
+	if s.OnFlags != nil {
+		s.OnFlags(app)
 	}
 	return Object(r.Context(), s.Store, app)
 }

@@ -7,7 +7,7 @@
 //	POST   /users/@me/channels {recipient_id}                       open (or find) the DM channel
 //	GET    /users/@me/channels                                      the player's conversations
 //	GET    /channels/{channel_id}                                   one of them (dm_channels.read)
-//	POST   /channels/{channel_id}/messages {content, metadata, flags}
+//	POST   /channels/{channel_id}/messages {content, metadata, flags, message_reference}
 //	GET    /channels/{channel_id}/messages?limit=                   newest first, 1..200, 72 hours
 //	PATCH  /channels/{channel_id}/messages/{message_id} {content}   the author edits
 //	DELETE /channels/{channel_id}/messages/{message_id}             the author deletes
@@ -55,10 +55,12 @@ const (
 	MaxMessageList     = lobbies.MaxMessageList
 )
 
-// Notifier delivers events to every gateway session of the given users. It is called after the
+// Notifier delivers events to the gateway sessions of the given users (DispatchMany: every
+// session; DispatchBots: the bot sessions whose intents include intent). It is called after the
 // commit and must not block.
 type Notifier interface {
 	DispatchMany(userIDs []uint64, event string, data any)
+	DispatchBots(userIDs []uint64, intent uint64, event string, data any)
 }
 
 // Service serves the direct-message routes. Set its fields before Register.
@@ -86,21 +88,32 @@ func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("PATCH /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.edit))
 	mux.HandleFunc("DELETE /channels/{channel_id}/messages/{message_id}", s.route(scopes.DMMessagesWrite, s.delete))
 	mux.HandleFunc("PUT /partner-sdk/dms/{user1}/{user2}/messages/{message_id}/moderation-metadata", s.moderate)
+	s.registerPins(mux)
 }
 
-// request is a player's authenticated request.
+// request is a player's or a bot's authenticated request.
 type request struct {
 	*http.Request
 	ctx           context.Context
 	appID, userID uint64
+	bot           bool // a bot token: userID is the application's bot user
 }
 
-// route authenticates a Bearer token carrying scope (401; 403 50001 without the scope), runs h
-// and answers: h's value as JSON, nil as 204, an error in the platform's shape.
+// route authenticates a Bearer token carrying scope (401; 403 50001 without the scope) or a
+// bot token (the application's bot user, which needs no scope), runs h and answers: h's value
+// as JSON, nil as 204, an error in the platform's shape.
 func (s *Service) route(scope string, h func(q *request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, func() (any, error) {
-			t, err := token.Auth{Store: s.Store, Clock: s.Clock}.Bearer(r)
+			auth := token.Auth{Store: s.Store, Clock: s.Clock}
+			if httpx.Credential(r, "Bot") != "" {
+				app, err := auth.Bot(r)
+				if err != nil {
+					return nil, err
+				}
+				return h(&request{Request: r, ctx: r.Context(), appID: app.ID, userID: app.BotUserID, bot: true})
+			}
+			t, err := auth.Bearer(r)
 			if err != nil {
 				return nil, err
 			}
@@ -117,11 +130,12 @@ func (s *Service) answer(w http.ResponseWriter, r *http.Request, h func() (any, 
 	httpx.Answer(w, r, s.Logger, out, err)
 }
 
-// event is a realtime event waiting for the commit.
+// event is a realtime event waiting for the commit: to every session of users, and to the bot
+// sessions of bots that have the DIRECT_MESSAGES intent.
 type event struct {
-	users []uint64
-	name  string
-	data  any
+	users, bots []uint64
+	name        string
+	data        any
 }
 
 // tx runs fn in one transaction and, once committed, delivers the events it collected and wakes
@@ -142,7 +156,12 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(even
 	}
 	if s.Notifier != nil {
 		for _, e := range events {
-			s.Notifier.DispatchMany(e.users, e.name, e.data)
+			if len(e.users) > 0 {
+				s.Notifier.DispatchMany(e.users, e.name, e.data)
+			}
+			if len(e.bots) > 0 {
+				s.Notifier.DispatchBots(e.bots, gwire.IntentDirectMessages, e.name, e.data)
+			}
 		}
 	}
 	return nil
@@ -160,28 +179,84 @@ func userObject(ctx context.Context, st store.Store, id uint64) (wire.User, erro
 	return users.Object(u, false), nil
 }
 
-// messageObject is the wire form of m.
+// messageObject is the wire form of m; a reply carries message_reference and the message it
+// answers (referenced_message, null once deleted; without its own referenced_message).
 func messageObject(ctx context.Context, st store.Store, m *store.DirectMessage) (wire.Message, error) {
+	out, err := messageFields(ctx, st, m)
+	if err != nil || m.ReplyTo == 0 {
+		return out, err
+	}
+	out.Type = wire.MessageTypeReply
+	out.MessageReference = &wire.MessageReference{Type: wire.MessageReferenceDefault, MessageID: wire.Snowflake(m.ReplyTo),
+		ChannelID: wire.Snowflake(m.ChannelID)}
+	out.ReferencedMessage.Present = true
+	ref, err := st.GetDirectMessage(ctx, m.ChannelID, m.ReplyTo)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	r, err := messageFields(ctx, st, ref)
+	out.ReferencedMessage.Message = &r
+	return out, err
+}
+
+// messageFields is messageObject without the message a reply answers.
+func messageFields(ctx context.Context, st store.Store, m *store.DirectMessage) (wire.Message, error) {
 	author, err := userObject(ctx, st, m.AuthorID)
 	if err != nil {
 		return wire.Message{}, err
 	}
 	out := wire.Message{ID: wire.Snowflake(m.ID), Content: m.Content, ChannelID: wire.Snowflake(m.ChannelID), Author: author,
 		RecipientID: wire.Snowflake(m.RecipientID), Metadata: m.Metadata, ModerationMetadata: m.ModerationMetadata,
-		Flags: m.Flags, ApplicationID: wire.Snowflake(m.AppID), Timestamp: timestamp(m.CreatedAt)}
+		Flags: m.Flags, ApplicationID: wire.Snowflake(m.AppID), Timestamp: timestamp(m.CreatedAt),
+		Mentions: []wire.User{}, MentionRoles: []string{}, Attachments: []struct{}{}, Embeds: []struct{}{},
+		Components: []struct{}{}}
+	pinnedAt, err := st.DirectMessagePinnedAt(ctx, m.ChannelID, m.ID)
+	if err != nil {
+		return wire.Message{}, err
+	}
+	out.Pinned = !pinnedAt.IsZero()
 	if !m.EditedAt.IsZero() {
 		e := timestamp(m.EditedAt)
 		out.EditedTimestamp = &e
 	}
+	// The users of the channel the content mentions: the only users a DM can ping.
+	for _, id := range wire.MentionedUserIDs(m.Content) {
+		if id != m.AuthorID && id != m.RecipientID {
+			continue
+		}
+		u := author
+		if id != m.AuthorID {
+			if u, err = userObject(ctx, st, id); err != nil {
+				return wire.Message{}, err
+			}
+		}
+		out.Mentions = append(out.Mentions, u)
+	}
 	return out, nil
+}
+
+// dispatched is m as the gateway's MESSAGE_CREATE and MESSAGE_UPDATE carry it, with
+// channel_type.
+func dispatched(m wire.Message) wire.Message {
+	t := wire.ChannelTypeDM
+	m.ChannelType = &t
+	return m
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }
 
-// channelObject is the wire form of c.
-func channelObject(ctx context.Context, st store.Store, c *store.DMChannel) (wire.DMChannel, error) {
+// channelObject is the wire form of c as q's caller sees it: a player sees both users among the
+// recipients, a bot (as on the platform) the other user only.
+func channelObject(q *request, st store.Store, c *store.DMChannel) (wire.DMChannel, error) {
+	ctx := q.ctx
 	out := wire.DMChannel{ID: wire.Snowflake(c.ID), Type: wire.ChannelTypeDM}
 	for _, id := range []uint64{c.UserLow, c.UserHigh} {
+		if q.bot && id == q.userID {
+			continue
+		}
 		u, err := userObject(ctx, st, id)
 		if err != nil {
 			return out, err
@@ -215,25 +290,53 @@ func (s *Service) open(q *request) (any, error) {
 	}
 	var out wire.DMChannel
 	err := s.tx(q.ctx, func(st store.Store, _ func(event)) error {
-		if _, err := st.GetUser(q.ctx, other); errors.Is(err, store.ErrNotFound) {
+		u, err := st.GetUser(q.ctx, other)
+		if errors.Is(err, store.ErrNotFound) {
 			return wire.UnknownUser()
 		} else if err != nil {
 			return err
 		}
-		// Only players of this game: users who authorized the application.
-		if _, err := st.FindAuthorization(q.ctx, q.appID, other); errors.Is(err, store.ErrNotFound) {
-			return wire.CannotMessageUser()
-		} else if err != nil {
+		if err := s.mayOpen(q, st, u); err != nil {
 			return err
 		}
 		c, err := st.PutDMChannel(q.ctx, &store.DMChannel{ID: s.IDs.Next(), UserLow: q.userID, UserHigh: other, CreatedAt: s.Clock.Now()})
 		if err != nil {
 			return err
 		}
-		out, err = channelObject(q.ctx, st, c)
+		out, err = channelObject(q, st, c)
 		return err
 	})
 	return out, err
+}
+
+// mayOpen tells whether q's caller may open a DM with u (403 50007 when not): a player with
+// another player of the same game (a user who authorized the application), a bot with a user
+// (not a bot) it shares a guild with.
+func (s *Service) mayOpen(q *request, st store.Store, u *store.User) error {
+	if !q.bot {
+		if _, err := st.FindAuthorization(q.ctx, q.appID, u.ID); errors.Is(err, store.ErrNotFound) {
+			return wire.CannotMessageUser()
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	if u.Bot {
+		return wire.CannotMessageUser()
+	}
+	guilds, err := st.ListUserGuilds(q.ctx, q.userID)
+	if err != nil {
+		return err
+	}
+	for _, g := range guilds {
+		switch _, err := st.GetGuildMember(q.ctx, g.ID, u.ID); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	return wire.CannotMessageUser()
 }
 
 // list serves GET /users/@me/channels: the player's conversations, newest message first.
@@ -244,7 +347,7 @@ func (s *Service) list(q *request) (any, error) {
 	}
 	out := make([]wire.DMChannel, 0, len(chans))
 	for i := range chans {
-		c, err := channelObject(q.ctx, s.Store, &chans[i])
+		c, err := channelObject(q, s.Store, &chans[i])
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +363,7 @@ func (s *Service) get(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return channelObject(q.ctx, s.Store, c)
+	return channelObject(q, s.Store, c)
 }
 
 // channel loads the channel of the path; one the player is not in is unknown (404 10003).
@@ -289,14 +392,20 @@ func (q *request) message(st store.Store, c *store.DMChannel) (*store.DirectMess
 	return m, err
 }
 
-// ownMessage loads the channel and message of the path: a message the caller sent from this
-// application (403 50005 for another user's, 404 for one sent from another application).
-func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
+// channelMessage loads the channel (channel) and message (message) of the path.
+func (q *request) channelMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
 	c, err := q.channel(st)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := q.message(st, c)
+	return c, m, err
+}
+
+// ownMessage loads the channel and message of the path: a message the caller sent from this
+// application (403 50005 for another user's, 404 for one sent from another application).
+func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMessage, error) {
+	c, m, err := q.channelMessage(st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -309,11 +418,20 @@ func (q *request) ownMessage(st store.Store) (*store.DMChannel, *store.DirectMes
 	return c, m, nil
 }
 
-// notify queues the event to both players and, when hook is set, the webhook of the message's
-// application.
+// notify queues the event to both users (a bot's sessions get it by the DIRECT_MESSAGES intent;
+// a message with channel_type) and, when hook is set and neither user is a bot, the webhook of
+// the message's application.
 func (s *Service) notify(ctx context.Context, st store.Store, emit func(event), m *store.DirectMessage, dispatch, hook string, data any) error {
-	emit(event{users: []uint64{m.AuthorID, m.RecipientID}, name: dispatch, data: data})
-	if hook == "" {
+	e := event{name: dispatch, data: data}
+	if msg, ok := data.(wire.Message); ok {
+		e.data = dispatched(msg)
+	}
+	e, err := audience(ctx, st, e, m.AuthorID, m.RecipientID)
+	if err != nil {
+		return err
+	}
+	emit(e)
+	if hook == "" || len(e.bots) > 0 { // a bot's DMs are no game's direct messages
 		return nil
 	}
 	app, err := st.GetApplication(ctx, m.AppID)
@@ -323,9 +441,55 @@ func (s *Service) notify(ctx context.Context, st store.Store, emit func(event), 
 	return webhook.Enqueue(ctx, st, s.IDs, s.Clock.Now(), app, hook, data)
 }
 
-// send serves POST /channels/{channel_id}/messages.
+// replyTo checks a DM's message_reference (nil: none) and returns the message of channel c it
+// answers: 0 for none, or for a missing one with fail_if_not_exists false. A forward, another
+// channel's message or a missing one is a 400 50035.
+func replyTo(ctx context.Context, st store.Store, c *store.DMChannel, ref *wire.MessageReferenceRequest) (uint64, error) {
+	switch {
+	case ref == nil:
+		return 0, nil
+	case ref.Type != wire.MessageReferenceDefault:
+		return 0, wire.InvalidAt("message_reference.type", "BASE_TYPE_CHOICES", "A direct message replies (type 0); it does not forward.")
+	case ref.ChannelID != 0 && uint64(ref.ChannelID) != c.ID, ref.GuildID != 0:
+		return 0, wire.InvalidAt("message_reference", "REPLIES_CANNOT_REFERENCE_OTHER_CHANNEL", "Cannot reply to a message in a different channel")
+	}
+	_, err := st.GetDirectMessage(ctx, c.ID, uint64(ref.MessageID))
+	switch {
+	case errors.Is(err, store.ErrNotFound) && !ref.FailIfNotExists:
+		return 0, nil
+	case errors.Is(err, store.ErrNotFound):
+		return 0, wire.UnknownReferencedMessage()
+	case err != nil:
+		return 0, err
+	}
+	return uint64(ref.MessageID), nil
+}
+
+// audience sets e's users and bots: of ids, the bots (whose sessions get e by the
+// DIRECT_MESSAGES intent) and the others.
+func audience(ctx context.Context, st store.Store, e event, ids ...uint64) (event, error) {
+	for _, id := range ids {
+		u, err := st.GetUser(ctx, id)
+		switch {
+		case err == nil && u.Bot:
+			e.bots = append(e.bots, id)
+		case err == nil || errors.Is(err, store.ErrNotFound):
+			e.users = append(e.users, id)
+		default:
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// send serves POST /channels/{channel_id}/messages: a message_reference (type 0) makes a reply to
+// a message of the channel.
 func (s *Service) send(q *request) (any, error) {
 	body, err := lobbies.ParseMessageBody(q.Request)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := wire.ParseMessageReference(body.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +501,9 @@ func (s *Service) send(q *request) (any, error) {
 		}
 		m := &store.DirectMessage{ID: s.IDs.Next(), ChannelID: c.ID, AppID: q.appID, AuthorID: q.userID, RecipientID: c.Other(q.userID),
 			Content: body.Content, Metadata: body.Metadata, Flags: body.Flags, CreatedAt: s.Clock.Now()}
+		if m.ReplyTo, err = replyTo(q.ctx, st, c, ref); err != nil {
+			return err
+		}
 		if err := st.InsertDirectMessage(q.ctx, m); err != nil {
 			return err
 		}

@@ -33,6 +33,12 @@ func (r *recorder) DispatchMany(userIDs []uint64, event string, data any) {
 	r.events = append(r.events, fmt.Sprint(event, " ", userIDs))
 }
 
+func (r *recorder) DispatchBots(userIDs []uint64, intent uint64, event string, data any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprint(event, " bots ", userIDs, " intent ", intent))
+}
+
 func (r *recorder) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

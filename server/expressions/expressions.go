@@ -210,25 +210,6 @@ func (s *Service) deleteEmoji(q *guildaccess.Caller) (any, error) {
 	return nil, nil
 }
 
-// eventObject is the wire form of e.
-func eventObject(e *store.GuildScheduledEvent) wire.ScheduledEvent {
-	out := wire.ScheduledEvent{ID: wire.Snowflake(e.ID), GuildID: wire.Snowflake(e.GuildID), CreatorID: wire.Snowflake(e.CreatorID),
-		Name: e.Name, Description: guildaccess.OptString(e.Description), ScheduledStartTime: guildaccess.Timestamp(e.StartAt), PrivacyLevel: e.PrivacyLevel,
-		Status: e.Status, EntityType: e.EntityType}
-	if e.ChannelID != 0 {
-		c := wire.Snowflake(e.ChannelID)
-		out.ChannelID = &c
-	}
-	if !e.EndAt.IsZero() {
-		end := guildaccess.Timestamp(e.EndAt)
-		out.ScheduledEndTime = &end
-	}
-	if e.EntityType == wire.EventEntityExternal {
-		out.EntityMetadata = &wire.EventMetadata{Location: e.Location}
-	}
-	return out
-}
-
 // listEvents serves GET /guilds/{guild_id}/scheduled-events: the guild's events, for a member.
 func (s *Service) listEvents(q *guildaccess.Caller) (any, error) {
 	a, err := s.MemberGuild(q)
@@ -241,7 +222,7 @@ func (s *Service) listEvents(q *guildaccess.Caller) (any, error) {
 	}
 	out := make([]wire.ScheduledEvent, 0, len(list))
 	for i := range list {
-		out = append(out, eventObject(&list[i]))
+		out = append(out, guildaccess.ScheduledEventObject(&list[i]))
 	}
 	return out, nil
 }
@@ -359,7 +340,7 @@ func (s *Service) createEvent(q *guildaccess.Caller) (any, error) {
 	if err := s.Store.InsertGuildScheduledEvent(q.Ctx, e); err != nil {
 		return nil, err
 	}
-	out := eventObject(e)
+	out := guildaccess.ScheduledEventObject(e)
 	if u, err := s.Store.GetUser(q.Ctx, q.UserID); err == nil {
 		uo := guildaccess.UserObject(u)
 		out.Creator = &uo

@@ -558,8 +558,24 @@ func (h *Hub) EndGrantSessions(userID, grant uint64) {
 	h.endSessions(userID, func(s *session) bool { return s.grant == grant })
 }
 
-// endSessions ends the user's sessions that match; match runs with h.mu held.
+// EndDisallowedSessions ends the bot user's live sessions whose intents allowed refuses, for
+// example when its application loses a privileged intent's flag: they are closed with
+// gwire.CloseDisallowedIntents (a final close) and cannot be resumed. A session waiting to be
+// resumed is left to its Resume, which checks its intents again. allowed runs with the hub's lock
+// held: it must not call the Hub.
+func (h *Hub) EndDisallowedSessions(userID uint64, allowed func(intents uint64) bool) {
+	h.endSessionsWith(userID, closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)", end: true},
+		func(s *session) bool { return s.who.Bot && s.conn != nil && !allowed(s.intents) })
+}
+
+// endSessions ends the user's sessions that match, closing them with 4004; match runs with h.mu
+// held.
 func (h *Hub) endSessions(userID uint64, match func(*session) bool) {
+	h.endSessionsWith(userID, closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true}, match)
+}
+
+// endSessionsWith ends the user's sessions that match, closing connected ones with c.
+func (h *Hub) endSessionsWith(userID uint64, c closeReq, match func(*session) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.byUser[userID] {
@@ -567,7 +583,7 @@ func (h *Hub) endSessions(userID uint64, match func(*session) bool) {
 			continue
 		}
 		if s.conn != nil {
-			s.conn.kickWith(closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true})
+			s.conn.kickWith(c)
 		}
 		h.removeLocked(s)
 	}

@@ -103,7 +103,8 @@ func (s *Base) Route(h Handler) http.HandlerFunc {
 
 // Shared wraps the router the DM routes register on (package dms): a request to a route of
 // guild whose pattern the DM routes share goes to the guild channel handler when its channel is
-// a guild channel or it comes with a bot token, else to the DM handler.
+// a guild channel, or it comes with a bot token and its channel is no DM channel; else to the DM
+// handler.
 func (s *Base) Shared(dm httpx.Router, guild Routes) httpx.Router {
 	return sharedRouter{Router: dm, s: s, guild: guild}
 }
@@ -122,7 +123,7 @@ func (c sharedRouter) HandleFunc(pattern string, h func(http.ResponseWriter, *ht
 	}
 	g := c.s.Route(guild)
 	c.Router.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if httpx.Credential(r, "Bot") != "" || c.s.IsGuildChannel(r) {
+		if c.s.IsGuildChannel(r) || (httpx.Credential(r, "Bot") != "" && !c.s.isDMChannel(r)) {
 			g(w, r)
 			return
 		}
@@ -131,12 +132,18 @@ func (c sharedRouter) HandleFunc(pattern string, h func(http.ResponseWriter, *ht
 }
 
 // IsGuildChannel tells whether the request's channel_id names a guild channel.
-func (s *Base) IsGuildChannel(r *http.Request) bool {
+func (s *Base) IsGuildChannel(r *http.Request) bool { return pathNames(r, s.Store.GetGuildChannel) }
+
+// isDMChannel tells whether the request's channel_id names a DM channel.
+func (s *Base) isDMChannel(r *http.Request) bool { return pathNames(r, s.Store.GetDMChannel) }
+
+// pathNames tells whether get finds the request's channel_id.
+func pathNames[T any](r *http.Request, get func(context.Context, uint64) (T, error)) bool {
 	id, ok := wire.ParseSnowflake(r.PathValue("channel_id"))
 	if !ok {
 		return false
 	}
-	_, err := s.Store.GetGuildChannel(r.Context(), uint64(id))
+	_, err := get(r.Context(), uint64(id))
 	return err == nil
 }
 

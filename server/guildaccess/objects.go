@@ -210,7 +210,15 @@ func GuildCreate(ctx context.Context, st store.Store, g *store.Guild, userID uin
 	if err != nil {
 		return wire.GuildCreate{}, err
 	}
-	out := wire.GuildCreate{Guild: obj, Threads: []struct{}{}, Presences: []struct{}{}, VoiceStates: []wire.VoiceState{}}
+	out := wire.GuildCreate{Guild: obj, Threads: []struct{}{}, Presences: []struct{}{}, VoiceStates: []wire.VoiceState{},
+		StageInstances: []struct{}{}, SoundboardSounds: []struct{}{}, GuildScheduledEvents: []wire.ScheduledEvent{}}
+	events, err := st.ListGuildScheduledEvents(ctx, g.ID)
+	if err != nil {
+		return wire.GuildCreate{}, err
+	}
+	for i := range events {
+		out.GuildScheduledEvents = append(out.GuildScheduledEvents, ScheduledEventObject(&events[i]))
+	}
 	if out.MemberCount, err = st.CountGuildMembers(ctx, g.ID); err != nil {
 		return wire.GuildCreate{}, err
 	}
@@ -273,4 +281,23 @@ func obfuscated(ctx context.Context, st store.Store, g *store.Guild, ch *store.G
 func PartialGuild(g *store.Guild, perms uint64, userID uint64) wire.PartialGuild {
 	return wire.PartialGuild{ID: wire.Snowflake(g.ID), Name: g.Name, Owner: g.OwnerID == userID,
 		Permissions: strconv.FormatUint(perms, 10), Features: []string{}}
+}
+
+// ScheduledEventObject is the wire form of e.
+func ScheduledEventObject(e *store.GuildScheduledEvent) wire.ScheduledEvent {
+	out := wire.ScheduledEvent{ID: wire.Snowflake(e.ID), GuildID: wire.Snowflake(e.GuildID), CreatorID: wire.Snowflake(e.CreatorID),
+		Name: e.Name, Description: OptString(e.Description), ScheduledStartTime: Timestamp(e.StartAt), PrivacyLevel: e.PrivacyLevel,
+		Status: e.Status, EntityType: e.EntityType}
+	if e.ChannelID != 0 {
+		c := wire.Snowflake(e.ChannelID)
+		out.ChannelID = &c
+	}
+	if !e.EndAt.IsZero() {
+		end := Timestamp(e.EndAt)
+		out.ScheduledEndTime = &end
+	}
+	if e.EntityType == wire.EventEntityExternal {
+		out.EntityMetadata = &wire.EventMetadata{Location: e.Location}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package guilds
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -212,20 +213,59 @@ func (s *Service) leave(q *guildaccess.Caller) (any, error) {
 	if a.Guild.OwnerID == q.UserID {
 		return nil, &wire.APIError{Status: http.StatusBadRequest, Code: 50055, Message: "Invalid Guild"}
 	}
-	u, err := s.Store.GetUser(q.Ctx, q.UserID)
+	return nil, s.removeMember(q.Ctx, a.Guild.ID, q.UserID)
+}
+
+// removeMember removes userID from the guild: the guild's bots (and the user's bot sessions)
+// get GUILD_MEMBER_REMOVE, and OnMemberLeft is told.
+func (s *Service) removeMember(ctx context.Context, guildID, userID uint64) error {
+	u, err := s.Store.GetUser(ctx, userID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.Store.DeleteGuildMember(q.Ctx, a.Guild.ID, q.UserID); err != nil {
-		return nil, err
+	if err := s.Store.DeleteGuildMember(ctx, guildID, userID); err != nil {
+		return err
 	}
-	bots := s.BotMembers(q.Ctx, a.Guild.ID)
+	bots := s.BotMembers(ctx, guildID)
 	if s.Bots != nil {
-		s.Bots.DispatchBots(append(bots, q.UserID), gwire.IntentGuildMembers, gwire.EventGuildMemberRemove,
-			wire.MemberRemove{GuildID: wire.Snowflake(a.Guild.ID), User: guildaccess.UserObject(u)})
+		s.Bots.DispatchBots(append(bots, userID), gwire.IntentGuildMembers, gwire.EventGuildMemberRemove,
+			wire.MemberRemove{GuildID: wire.Snowflake(guildID), User: guildaccess.UserObject(u)})
 	}
 	if s.OnMemberLeft != nil {
-		s.OnMemberLeft(a.Guild.ID, q.UserID)
+		s.OnMemberLeft(guildID, userID)
 	}
-	return nil, nil
+	return nil
+}
+
+// RemoveTemporary removes userID, who has just disconnected (no live gateway session left),
+// from each guild it joined through a temporary invite and where it has been given no role, as
+// the platform does.
+func (s *Service) RemoveTemporary(ctx context.Context, userID uint64) error {
+	guilds, err := s.Store.ListUserGuilds(ctx, userID)
+	if err != nil {
+		return err
+	}
+	for _, g := range guilds {
+		m, err := s.Store.GetGuildMember(ctx, g.ID, userID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !m.Temporary || g.OwnerID == userID {
+			continue
+		}
+		roles, err := s.Store.ListMemberRoles(ctx, g.ID, userID)
+		if err != nil {
+			return err
+		}
+		if len(roles) > 0 {
+			continue
+		}
+		if err := s.removeMember(ctx, g.ID, userID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }

@@ -60,6 +60,29 @@ func QueryInt(v url.Values, name string, def, lo, hi int) (int, error) {
 // QueryLimit reads ?limit= of a list route: between 1 and max, def when absent.
 func QueryLimit(v url.Values, def, max int) (int, error) { return QueryInt(v, "limit", def, 1, max) }
 
+// QueryTimePage reads ?limit= (QueryLimit, def and max) and ?before= (QueryTime) of a list route
+// paged by time, such as Get Channel Pins.
+func QueryTimePage(v url.Values, def, max int) (limit int, before time.Time, err error) {
+	if limit, err = QueryLimit(v, def, max); err != nil {
+		return 0, time.Time{}, err
+	}
+	before, err = QueryTime(v, "before")
+	return limit, before, err
+}
+
+// QueryTime reads an ISO 8601 timestamp parameter (?before= of Get Channel Pins): zero when
+// absent; 400 50035 DATE_TIME_TYPE_PARSE when malformed.
+func QueryTime(v url.Values, name string) (time.Time, error) {
+	if !v.Has(name) {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v.Get(name))
+	if err != nil {
+		return time.Time{}, wire.InvalidAt(name, "DATE_TIME_TYPE_PARSE", "Could not parse "+v.Get(name)+". Should be ISO8601.")
+	}
+	return t, nil
+}
+
 // absent tells whether a JSON field was left out or given as null.
 func absent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 

@@ -1,5 +1,8 @@
-// Package interactions serves application commands (global and per guild) for the bots of
-// applications, and validates the modals of interaction responses.
+// Package interactions serves application commands (global and per guild, with subcommands,
+// typed options, choices and autocomplete) for the bots of applications, the interactions
+// members invoke, their responses (messages, ephemeral ones, deferrals, autocomplete choices,
+// modals, whose submissions it validates) and the interaction webhooks of follow-ups and
+// @original (RegisterWebhooks).
 package interactions
 
 import (
@@ -237,19 +240,84 @@ func (s *Service) build(path string, spec *wire.CommandSpec, sc scope) (wire.App
 	return c, nil
 }
 
-// checkOptionsOf validates a CHAT_INPUT command's options: types 3 STRING to 11 ATTACHMENT,
-// names as the command's and unique, descriptions 1 to 100, required ones first.
+// checkOptionsOf validates a CHAT_INPUT command's options: subcommands and groups of them
+// (checkSubcommands), or values (checkValues).
 func checkOptionsOf(path string, opts []wire.CommandOption) error {
+	subs := 0
+	for _, o := range opts {
+		if o.Type == wire.OptionSubCommand || o.Type == wire.OptionSubCommandGroup {
+			subs++
+		}
+	}
+	if subs == 0 {
+		return checkValues(path, opts)
+	}
+	if subs != len(opts) {
+		return wire.InvalidAt(path, "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
+			"Subcommands and groups cannot be mixed with other options")
+	}
+	return checkSubcommands(path, opts, true)
+}
+
+// checkSubcommands validates subcommands (with options of values) and, when groups is set,
+// groups of subcommands, under the naming rules of checkOption.
+func checkSubcommands(path string, opts []wire.CommandOption, groups bool) error {
+	return checkEach(path, opts, func(p string, o wire.CommandOption) error {
+		switch {
+		case o.Type == wire.OptionSubCommand:
+			return checkValues(p+"options", o.Options)
+		case o.Type == wire.OptionSubCommandGroup && groups:
+			if len(o.Options) == 0 {
+				return wire.InvalidAt(p+"options", "BASE_TYPE_REQUIRED", "A group has subcommands.")
+			}
+			return checkSubcommands(p+"options", o.Options, false)
+		case groups:
+			return wire.InvalidAt(p+"type", "BASE_TYPE_CHOICES", "Value must be one of (1, 2).")
+		default:
+			return wire.InvalidAt(p+"type", "BASE_TYPE_CHOICES", "Value must be one of (1).")
+		}
+	})
+}
+
+// checkValues validates options of values: types 3 STRING to 11 ATTACHMENT, required ones
+// first; choices (at most 25, names of 1 to 100 characters, values of the option's type) or
+// autocomplete, on STRING, INTEGER and NUMBER options only.
+func checkValues(path string, opts []wire.CommandOption) error {
+	optional := false
+	return checkEach(path, opts, func(p string, o wire.CommandOption) error {
+		if o.Type < wire.OptionString || o.Type > 11 {
+			return wire.InvalidAt(p+"type", "BASE_TYPE_CHOICES", "Value must be one of (3, 4, 5, 6, 7, 8, 9, 10, 11).")
+		}
+		if len(o.Options) > 0 {
+			return wire.InvalidAt(p+"options", "APPLICATION_COMMAND_OPTIONS_NOT_ALLOWED", "Only subcommands and groups have options")
+		}
+		if o.Required && optional {
+			return wire.InvalidAt(p+"required", "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
+				"Required options must be placed before non-required options")
+		}
+		optional = optional || !o.Required
+		chooses := o.Type == wire.OptionString || o.Type == wire.OptionInteger || o.Type == wire.OptionNumber
+		switch {
+		case (len(o.Choices) > 0 || o.Autocomplete) && !chooses:
+			return wire.InvalidAt(p+"choices", "APPLICATION_COMMAND_OPTIONS_CHOICES_INVALID",
+				"Only STRING, INTEGER and NUMBER options have choices or autocomplete")
+		case len(o.Choices) > 0 && o.Autocomplete:
+			return wire.InvalidAt(p+"autocomplete", "APPLICATION_COMMAND_AUTOCOMPLETE_CHOICES",
+				"Autocomplete cannot be set with choices")
+		}
+		return checkChoices(p+"choices", o.Type, o.Choices)
+	})
+}
+
+// checkEach checks at most MaxOptions options, each named as a command is and uniquely, with a
+// description of 1 to 100 characters, then by check.
+func checkEach(path string, opts []wire.CommandOption, check func(p string, o wire.CommandOption) error) error {
 	if len(opts) > MaxOptions {
 		return wire.InvalidAt(path, "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
 	}
 	names := map[string]bool{}
-	optional := false
 	for i, o := range opts {
 		p := path + "." + strconv.Itoa(i) + "."
-		if o.Type < 3 || o.Type > 11 {
-			return wire.InvalidAt(p+"type", "BASE_TYPE_CHOICES", "Value must be one of (3, 4, 5, 6, 7, 8, 9, 10, 11).")
-		}
 		if !chatName.MatchString(o.Name) || strings.ToLower(o.Name) != o.Name {
 			return wire.InvalidAt(p+"name", "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
 		}
@@ -260,13 +328,47 @@ func checkOptionsOf(path string, opts []wire.CommandOption) error {
 		if err := length(p+"description", o.Description, 1, 100); err != nil {
 			return err
 		}
-		if o.Required && optional {
-			return wire.InvalidAt(p+"required", "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
-				"Required options must be placed before non-required options")
+		if err := check(p, o); err != nil {
+			return err
 		}
-		optional = optional || !o.Required
 	}
 	return nil
+}
+
+// checkChoices checks choices of an option of type typ (or an autocomplete result): at most 25,
+// names of 1 to 100 characters, values of the type (strings of up to 100 characters).
+func checkChoices(path string, typ int, choices []wire.CommandChoice) error {
+	if len(choices) > wire.MaxChoices {
+		return wire.InvalidAt(path, "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+	}
+	for i, c := range choices {
+		p := path + "." + strconv.Itoa(i) + "."
+		if err := length(p+"name", c.Name, 1, 100); err != nil {
+			return err
+		}
+		if !choiceValue(typ, c.Value) {
+			return wire.InvalidAt(p+"value", "APPLICATION_COMMAND_OPTION_CHOICE_VALUE_INVALID",
+				"The value does not match the option's type")
+		}
+	}
+	return nil
+}
+
+// choiceValue tells whether raw is a value of an option of type typ: a string of up to 100
+// characters for STRING, an integer for INTEGER, a number for NUMBER.
+func choiceValue(typ int, raw json.RawMessage) bool {
+	switch typ {
+	case wire.OptionString:
+		var v string
+		return json.Unmarshal(raw, &v) == nil && length("", v, 0, 100) == nil
+	case wire.OptionInteger:
+		var v int64
+		return json.Unmarshal(raw, &v) == nil
+	case wire.OptionNumber:
+		var v float64
+		return json.Unmarshal(raw, &v) == nil
+	}
+	return false
 }
 
 // place puts c into list: in place of the command of its name and type (keeping that one's id),

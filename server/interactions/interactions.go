@@ -8,12 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
+	"sdkpp/server/messages"
 	"sdkpp/server/scopes"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
@@ -42,12 +45,19 @@ type Notifier interface {
 	Dispatch(userID uint64, event string, data any)
 }
 
-// Messages creates the messages of interaction responses and reads their target messages
-// (messages.Service).
+// Messages creates, reads, edits and deletes the messages of interaction responses and
+// follow-ups, and reads their target messages (messages.Service). An ephemeral message
+// (flags 64) is returned but not kept.
 type Messages interface {
-	PostInteractionMessage(ctx context.Context, ch *store.GuildChannel, botUserID uint64, content string,
-		meta *wire.InteractionMetadata) (wire.InteractionMessage, error)
+	PostInteractionMessage(ctx context.Context, ch *store.GuildChannel, botUserID, appID uint64, content string, flags int,
+		meta *wire.InteractionMetadata) (wire.GuildMessage, error)
+	InteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64) (wire.GuildMessage, error)
+	EditInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64, content string) (wire.GuildMessage, error)
+	DeleteInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64) error
 	InteractionTarget(ctx context.Context, ch *store.GuildChannel, id uint64) (wire.GuildMessage, error)
+	// ReadModalUpload reads a multipart modal submission; KeepModalFiles keeps its files.
+	ReadModalUpload(r *http.Request) (*messages.ModalUpload, error)
+	KeepModalFiles(ctx context.Context, ch *store.GuildChannel, id uint64, files []store.GuildAttachment) (map[string]wire.Attachment, error)
 }
 
 // Interactions and open modals are kept in the store (store.InteractionStore), so that the bot's
@@ -82,6 +92,27 @@ func decodeFields(s string) ([]field, error) {
 	out := make([]field, len(in))
 	for i, f := range in {
 		out[i] = field{path: f.Path, c: f.C, min: f.Min, max: f.Max}
+	}
+	return out, nil
+}
+
+// pending is a stored interaction with what serving its responses takes: its channel and the
+// interaction_metadata of its messages.
+type pending struct {
+	*store.PendingInteraction
+	channel *store.GuildChannel
+	meta    wire.InteractionMetadata
+}
+
+// loaded is p with its channel (store.ErrNotFound when that is deleted) and metadata.
+func (s *Service) loaded(ctx context.Context, p *store.PendingInteraction) (*pending, error) {
+	ch, err := s.Store.GetGuildChannel(ctx, p.ChannelID)
+	if err != nil {
+		return nil, err
+	}
+	out := &pending{PendingInteraction: p, channel: ch}
+	if err := json.Unmarshal([]byte(p.Meta), &out.meta); err != nil {
+		return nil, fmt.Errorf("interactions: stored metadata of %d: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -144,14 +175,26 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 		return nil, wire.MissingAccess()
 	}
 	var body wire.InvokeInteraction
-	if err := httpx.DecodeJSON(r, &body); err != nil {
+	var upload *messages.ModalUpload
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		if upload, err = s.Messages.ReadModalUpload(r); err != nil {
+			return nil, err
+		}
+		if json.Unmarshal(upload.Payload, &body) != nil {
+			return nil, wire.InvalidJSON()
+		}
+	} else if err := httpx.DecodeJSON(r, &body); err != nil {
 		return nil, err
 	}
-	if body.Type != wire.InteractionApplicationCommand && body.Type != wire.InteractionModalSubmit {
-		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be one of (2, 5).")
+	if body.Type != wire.InteractionApplicationCommand && body.Type != wire.InteractionAutocomplete &&
+		body.Type != wire.InteractionModalSubmit {
+		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be one of (2, 4, 5).")
 	}
 	if body.Data == nil {
 		return nil, wire.InvalidAt("data", "BASE_TYPE_REQUIRED", "This field is required")
+	}
+	if upload != nil && body.Type != wire.InteractionModalSubmit && len(upload.Files) > 0 {
+		return nil, wire.InvalidAt("", "MULTIPART_UNKNOWN_PART", "Only a modal submission uploads files.")
 	}
 	in, err := s.load(r.Context(), t.UserID, &body)
 	if err != nil {
@@ -159,7 +202,7 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	}
 	ix := wire.Interaction{ID: wire.Snowflake(s.IDs.Next()), ApplicationID: wire.Snowflake(in.app.ID), Type: body.Type,
 		GuildID: wire.Snowflake(in.g.ID), ChannelID: wire.Snowflake(in.ch.ID), Version: 1, Locale: "en-US",
-		GuildLocale: "en-US", Entitlements: []struct{}{},
+		GuildLocale: "en-US", Entitlements: []struct{}{}, AttachmentSizeLimit: wire.MaxUploadBytes,
 		AuthorizingIntegrationOwners: map[string]wire.Snowflake{"0": wire.Snowflake(in.g.ID)}}
 	if ix.Channel, err = s.resolvedChannel(in, in.ch); err != nil {
 		return nil, err
@@ -176,12 +219,25 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	if m.User != nil {
 		meta.User = *m.User
 	}
-	if body.Type == wire.InteractionApplicationCommand {
-		if ix.Data, err = s.command(in, body.Data, &meta); err != nil {
+	if body.Type != wire.InteractionModalSubmit {
+		if ix.Data, err = s.command(in, body.Data, &meta, body.Type == wire.InteractionAutocomplete); err != nil {
 			return nil, err
 		}
-	} else if ix.Data, err = s.submit(in, body.Data); err != nil {
-		return nil, err
+	} else {
+		files, err := uploadedValues(body.Data.Components, upload)
+		if err != nil {
+			return nil, err
+		}
+		if ix.Data, err = s.submit(in, body.Data); err != nil {
+			return nil, err
+		}
+		if len(files) > 0 {
+			atts, err := s.Messages.KeepModalFiles(in.ctx, in.ch, uint64(ix.ID), files)
+			if err != nil {
+				return nil, err
+			}
+			ix.Data.Resolved = &wire.Resolved{Attachments: atts}
+		}
 	}
 	b := make([]byte, 48)
 	_, _ = rand.Read(b)
@@ -196,7 +252,8 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	}
 	if err := s.Store.PutInteraction(in.ctx, &store.PendingInteraction{ID: uint64(ix.ID), AppID: in.app.ID,
 		BotUserID: in.app.BotUserID, UserID: in.userID, ChannelID: in.ch.ID, Kind: body.Type,
-		TokenHash: secret.Hash(ix.Token), Meta: string(metaJSON), CreatedAt: now}); err != nil {
+		TokenHash: secret.Hash(ix.Token), Meta: string(metaJSON), CreatedAt: now,
+		FocusType: focusedType(ix.Data.Options)}); err != nil {
 		return nil, err
 	}
 	if s.Notifier != nil {
@@ -270,8 +327,8 @@ func (s *Service) resolvedChannel(in *invocation, ch *store.GuildChannel) (wire.
 
 // command finds the invoked command, the guild's of the app or (when the bot is in the guild)
 // a global one, and builds the interaction's data with its resolved objects: 404 10063 for
-// another command.
-func (s *Service) command(in *invocation, d *wire.InvocationData, meta *wire.InteractionMetadata) (wire.InteractionData, error) {
+// another command. An autocomplete interaction is about a CHAT_INPUT command's focused option.
+func (s *Service) command(in *invocation, d *wire.InvocationData, meta *wire.InteractionMetadata, autocomplete bool) (wire.InteractionData, error) {
 	typ := d.Type
 	if typ == 0 {
 		typ = wire.CommandChatInput
@@ -299,6 +356,8 @@ func (s *Service) command(in *invocation, d *wire.InvocationData, meta *wire.Int
 	out := wire.InteractionData{ID: cmd.ID, Name: cmd.Name, Type: cmd.Type, GuildID: cmd.GuildID, TargetID: d.TargetID}
 	res := &wire.Resolved{}
 	switch {
+	case autocomplete && cmd.Type != wire.CommandChatInput:
+		return out, wire.InvalidAt("data.type", "INTERACTION_AUTOCOMPLETE_NOT_ALLOWED", "Only CHAT_INPUT commands autocomplete.")
 	case cmd.Type == wire.CommandChatInput && d.TargetID != nil:
 		return out, wire.InvalidAt("data.target_id", "INTERACTION_TARGET_NOT_ALLOWED", "A CHAT_INPUT command has no target.")
 	case cmd.Type != wire.CommandChatInput && d.TargetID == nil:
@@ -319,9 +378,13 @@ func (s *Service) command(in *invocation, d *wire.InvocationData, meta *wire.Int
 		res.Messages = map[string]wire.GuildMessage{m.ID.String(): m}
 		meta.TargetMessageID = d.TargetID
 	default:
-		opts, err := s.options(in, res, cmd.Options, d.Options)
+		f := &focus{autocomplete: autocomplete}
+		opts, err := s.options(in, res, "data.options", cmd.Options, d.Options, f)
 		if err != nil {
 			return out, err
+		}
+		if autocomplete && f.count != 1 {
+			return out, wire.InvalidAt("data.options", "INTERACTION_FOCUSED_OPTION", "One option, with autocomplete, is focused.")
 		}
 		out.Options = opts
 	}
@@ -361,35 +424,140 @@ func (s *Service) resolveUser(in *invocation, res *wire.Resolved, id uint64, pat
 	return out, nil
 }
 
-// options checks the given options against the command's (known names, each once, required
-// ones present, values of their types) and resolves users, channels and roles.
-func (s *Service) options(in *invocation, res *wire.Resolved, spec []wire.CommandOption, given []wire.InteractionValue) ([]wire.InteractionValue, error) {
+// focus counts the focused options of an autocomplete interaction.
+type focus struct {
+	autocomplete bool
+	count        int
+}
+
+// options checks the given options against the command's: one subcommand (or group, then one
+// of its subcommands) when the command has them, with its own options; else known names, each
+// once, required ones present, values of their types and among their choices, and users,
+// channels and roles resolved. In an autocomplete interaction the focused option (one with
+// autocomplete) holds what the user has typed so far, unchecked, and required options may be
+// missing.
+func (s *Service) options(in *invocation, res *wire.Resolved, path string, spec []wire.CommandOption, given []wire.InteractionValue,
+	f *focus) ([]wire.InteractionValue, error) {
+	if len(spec) > 0 && (spec[0].Type == wire.OptionSubCommand || spec[0].Type == wire.OptionSubCommandGroup) {
+		if len(given) != 1 {
+			return nil, wire.InvalidAt(path, "INTERACTION_SUBCOMMAND_REQUIRED", "Exactly one subcommand is invoked.")
+		}
+		v := given[0]
+		i := slices.IndexFunc(spec, func(o wire.CommandOption) bool { return o.Name == v.Name })
+		if i < 0 || v.Value != nil {
+			return nil, wire.InvalidAt(path+".0.name", "INTERACTION_UNKNOWN_OPTION", "Unknown subcommand.")
+		}
+		v.Type, v.Focused = spec[i].Type, false
+		sub, err := s.options(in, res, path+".0.options", spec[i].Options, v.Options, f)
+		if err != nil {
+			return nil, err
+		}
+		v.Options = sub
+		return []wire.InteractionValue{v}, nil
+	}
 	seen := map[string]bool{}
 	out := make([]wire.InteractionValue, 0, len(given))
 	for i, v := range given {
-		path := "data.options." + strconv.Itoa(i)
+		p := path + "." + strconv.Itoa(i)
 		var o *wire.CommandOption
 		for j := range spec {
 			if spec[j].Name == v.Name {
 				o = &spec[j]
 			}
 		}
-		if o == nil || seen[v.Name] {
-			return nil, wire.InvalidAt(path+".name", "INTERACTION_UNKNOWN_OPTION", "Unknown or repeated option.")
+		if o == nil || seen[v.Name] || len(v.Options) > 0 {
+			return nil, wire.InvalidAt(p+".name", "INTERACTION_UNKNOWN_OPTION", "Unknown or repeated option.")
 		}
 		seen[v.Name] = true
 		v.Type = o.Type
-		if err := s.optionValue(in, res, path+".value", o.Type, v.Value); err != nil {
-			return nil, err
+		switch {
+		case v.Focused && (!f.autocomplete || !o.Autocomplete):
+			return nil, wire.InvalidAt(p+".focused", "INTERACTION_FOCUSED_OPTION", "Only an autocomplete option is focused.")
+		case v.Focused:
+			f.count++
+			var typed string
+			if json.Unmarshal(v.Value, &typed) != nil || len([]rune(typed)) > 6000 {
+				return nil, wire.InvalidAt(p+".value", "STRING_TYPE_CONVERT", "What the user typed, as a string.")
+			}
+		default:
+			if err := s.optionValue(in, res, p+".value", o.Type, v.Value); err != nil {
+				return nil, err
+			}
+			if len(o.Choices) > 0 && !slices.ContainsFunc(o.Choices, func(c wire.CommandChoice) bool { return sameValue(c.Value, v.Value) }) {
+				return nil, wire.InvalidAt(p+".value", "INTERACTION_INVALID_CHOICE", "Not one of the option's choices.")
+			}
 		}
 		out = append(out, v)
 	}
 	for _, o := range spec {
-		if o.Required && !seen[o.Name] {
-			return nil, wire.InvalidAt("data.options", "BASE_TYPE_REQUIRED", "Option "+o.Name+" is required.")
+		if o.Required && !seen[o.Name] && !f.autocomplete {
+			return nil, wire.InvalidAt(path, "BASE_TYPE_REQUIRED", "Option "+o.Name+" is required.")
 		}
 	}
 	return out, nil
+}
+
+// uploadedValues makes the values of a submission's File Upload components, which name the
+// files[n] parts of its multipart body by n, the ids of those files (a value naming no file is a
+// 400 50035), and returns the files so named. Without an upload, the values are left as given.
+func uploadedValues(list []wire.Component, upload *messages.ModalUpload) ([]store.GuildAttachment, error) {
+	if upload == nil {
+		return nil, nil
+	}
+	var used []store.GuildAttachment
+	named := map[uint64]bool{}
+	var walk func(path string, list []wire.Component) error
+	walk = func(path string, list []wire.Component) error {
+		for i := range list {
+			c := &list[i]
+			p := path + "." + strconv.Itoa(i)
+			if c.Component != nil {
+				if err := walk(p+".component", []wire.Component{*c.Component}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := walk(p+".components", c.Components); err != nil {
+				return err
+			}
+			if c.Type != wire.ComponentFileUpload {
+				continue
+			}
+			for j, v := range c.Values {
+				n, err := strconv.ParseUint(v, 10, 64)
+				f, ok := upload.Files[n]
+				if err != nil || !ok {
+					return wire.InvalidAt(p+".values."+strconv.Itoa(j), "ATTACHMENT_NOT_FOUND", "No file "+wire.FilePart(n)+" in the request.")
+				}
+				if !named[n] {
+					named[n] = true
+					used = append(used, f)
+				}
+				c.Values[j] = strconv.FormatUint(f.ID, 10)
+			}
+		}
+		return nil
+	}
+	return used, walk("data.components", list)
+}
+
+// focusedType is the type of the focused option among opts (in a subcommand's), 0 when none is.
+func focusedType(opts []wire.InteractionValue) int {
+	for _, o := range opts {
+		if o.Focused {
+			return o.Type
+		}
+		if t := focusedType(o.Options); t != 0 {
+			return t
+		}
+	}
+	return 0
+}
+
+// sameValue tells whether two JSON values are the same string or number.
+func sameValue(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x == y
 }
 
 // optionValue checks an option's value against its type and resolves what it names.
@@ -514,8 +682,11 @@ func (s *Service) submit(in *invocation, d *wire.InvocationData) (wire.Interacti
 
 // callback serves POST /interactions/{id}/{token}/callback (the token is the credential): the
 // initial response, once (40060 after), within 3 seconds and the token's 15 minutes (404 10062
-// after): 4 posts the bot's message with interaction_metadata, 5 defers, 9 shows a modal to the
-// invoking user (not in answer to a modal submission). 204.
+// after). 4 posts the bot's message (ephemeral with flags 64: only the invoking user's sessions
+// get it); 5 defers it (a follow-up or an edit of @original brings it); 6 acknowledges a modal
+// submission; 8 answers an autocomplete interaction (the only answer it takes) with choices,
+// which the invoking user's sessions get; 9 shows a modal to the invoking user (not in answer to
+// a modal submission). 204.
 func (s *Service) callback(r *http.Request) (any, error) {
 	id, err := httpx.PathID(r, "id")
 	if err != nil {
@@ -538,19 +709,40 @@ func (s *Service) callback(r *http.Request) (any, error) {
 	}
 	var modal wire.ModalData
 	var fields []field
-	var content string
-	switch body.Type {
-	case wire.CallbackChannelMessage:
-		var msg wire.CallbackMessage
-		if len(body.Data) == 0 || json.Unmarshal(body.Data, &msg) != nil || msg.Content == nil {
-			return nil, wire.InvalidAt("data.content", "BASE_TYPE_REQUIRED", "This field is required")
-		}
-		if err := length("data.content", *msg.Content, 1, wire.MaxMessageContentChars); err != nil {
+	var msg responseMessage
+	var choices []wire.CommandChoice
+	switch {
+	case p.Kind == wire.InteractionAutocomplete && body.Type != wire.CallbackAutocompleteResult:
+		return nil, wire.InvalidAt("type", "INTERACTION_CALLBACK_TYPE_INVALID", "An autocomplete interaction is answered with type 8.")
+	case body.Type == wire.CallbackChannelMessage:
+		if msg, err = readResponseMessage("data.", body.Data, true); err != nil {
 			return nil, err
 		}
-		content = *msg.Content
-	case wire.CallbackDeferredChannelMessage:
-	case wire.CallbackModal:
+	case body.Type == wire.CallbackDeferredChannelMessage:
+		if len(body.Data) > 0 && string(body.Data) != "null" {
+			if msg, err = readResponseMessage("data.", body.Data, false); err != nil {
+				return nil, err
+			}
+		}
+	case body.Type == wire.CallbackDeferredUpdateMessage:
+		if p.Kind != wire.InteractionModalSubmit {
+			return nil, wire.InvalidAt("type", "INTERACTION_CALLBACK_TYPE_INVALID", "Only a modal submission is answered with type 6 here.")
+		}
+	case body.Type == wire.CallbackAutocompleteResult:
+		if p.Kind != wire.InteractionAutocomplete {
+			return nil, wire.InvalidAt("type", "INTERACTION_CALLBACK_TYPE_INVALID", "Only an autocomplete interaction is answered with type 8.")
+		}
+		var d struct {
+			Choices []wire.CommandChoice `json:"choices"`
+		}
+		if len(body.Data) == 0 || json.Unmarshal(body.Data, &d) != nil || d.Choices == nil {
+			return nil, wire.InvalidAt("data.choices", "BASE_TYPE_REQUIRED", "This field is required")
+		}
+		if err := checkChoices("data.choices", p.FocusType, d.Choices); err != nil {
+			return nil, err
+		}
+		choices = d.Choices
+	case body.Type == wire.CallbackModal:
 		if p.Kind == wire.InteractionModalSubmit {
 			return nil, wire.InvalidAt("type", "INTERACTION_MODAL_NOT_ALLOWED", "A modal submission cannot be answered with a modal.")
 		}
@@ -561,7 +753,7 @@ func (s *Service) callback(r *http.Request) (any, error) {
 			return nil, err
 		}
 	default:
-		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be one of (4, 5, 9).")
+		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be one of (4, 5, 6, 8, 9).")
 	}
 	now := s.Clock.Now()
 	switch age := now.Sub(p.CreatedAt); {
@@ -572,16 +764,20 @@ func (s *Service) callback(r *http.Request) (any, error) {
 	case age > InitialResponseWindow:
 		return nil, unknownInteraction()
 	}
-	ch, err := s.Store.GetGuildChannel(ctx, p.ChannelID)
+	lp, err := s.loaded(ctx, p)
 	switch {
-	case errors.Is(err, store.ErrNotFound): // deleted since
+	case errors.Is(err, store.ErrNotFound): // its channel deleted since
 		return nil, unknownInteraction()
 	case err != nil:
 		return nil, err
 	}
+	ch := lp.channel
 	err = s.Store.WithTx(ctx, func(tx store.Store) error {
 		if err := tx.AnswerInteraction(ctx, id); err != nil {
 			return err
+		}
+		if body.Type == wire.CallbackDeferredChannelMessage {
+			return tx.DeferInteraction(ctx, id, msg.flags)
 		}
 		if body.Type != wire.CallbackModal {
 			return nil
@@ -603,12 +799,12 @@ func (s *Service) callback(r *http.Request) (any, error) {
 	}
 	switch body.Type {
 	case wire.CallbackChannelMessage:
-		var meta wire.InteractionMetadata
-		if err := json.Unmarshal([]byte(p.Meta), &meta); err != nil {
-			return nil, fmt.Errorf("interactions: stored metadata: %w", err)
-		}
-		if _, err := s.Messages.PostInteractionMessage(ctx, ch, p.BotUserID, content, &meta); err != nil {
+		if _, err := s.postResponse(ctx, lp, msg, true); err != nil {
 			return nil, err
+		}
+	case wire.CallbackAutocompleteResult:
+		if s.Notifier != nil {
+			s.Notifier.Dispatch(p.UserID, wire.EventAutocompleteResponse, wire.AutocompleteResponse{ID: wire.Snowflake(id), Choices: choices})
 		}
 	case wire.CallbackModal:
 		if s.Notifier != nil {

@@ -156,7 +156,7 @@ func (s *Service) AcceptInvite(ctx context.Context, code string, userID uint64) 
 		}
 		if !member {
 			joined = g.ID
-			if err := st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: userID, JoinedAt: now}); err != nil {
+			if err := st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: userID, JoinedAt: now, Temporary: inv.Temporary}); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,10 @@
 //
 //	GET  /invites/{code}              anyone               -> 200 invite
 //	POST /invites/{code}              Bearer (guilds.join) -> 200 invite; the caller joins the guild
+//	DELETE /invites/{code}            MANAGE_CHANNELS in its channel, or MANAGE_GUILD -> 200 invite
+//
+// A member who joined through a temporary invite is removed when they disconnect (no gateway
+// session left) without a role (guilds.Service.RemoveTemporary).
 //
 // and the routes of channel invites and target users listed at Service.Register.
 //

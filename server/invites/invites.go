@@ -92,6 +92,7 @@ type Service struct {
 func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /invites/{code}", s.getInvite)
 	mux.HandleFunc("POST /invites/{code}", s.route(scopes.GuildsJoin, s.acceptInvite))
+	mux.HandleFunc("DELETE /invites/{code}", s.Route(s.deleteInvite))
 	mux.HandleFunc("POST /channels/{channel_id}/invites", httpx.LimitBody(wire.MaxInviteUploadBytes, s.Route(s.createInvite)))
 	mux.HandleFunc("GET /channels/{channel_id}/invites", s.Route(s.channelInvites))
 	mux.HandleFunc("GET /invites/{code}/target-users", s.targetUsersCSV)
@@ -452,15 +453,52 @@ func (s *Service) channelInvites(q *guildaccess.Caller) (any, error) {
 	return out, nil
 }
 
+// deleteInvite serves DELETE /invites/{code}: a member with MANAGE_CHANNELS in the invite's
+// channel, or MANAGE_GUILD, deletes it; 200 with the invite object. 404 10006 for an unknown,
+// used-up or expired code; 403 50001 for a caller not in its guild (or who cannot view the
+// channel); 403 50013 without the permissions.
+func (s *Service) deleteInvite(q *guildaccess.Caller) (any, error) {
+	inv, a, err := s.memberInvite(q)
+	if err != nil {
+		return nil, err
+	}
+	if a.Base()&wire.PermManageGuild == 0 {
+		_, _, perms, err := s.ChannelAccess(q, inv.ChannelID)
+		if err != nil {
+			return nil, err
+		}
+		if perms&guildaccess.PermManageChannels == 0 {
+			return nil, wire.MissingPermissions()
+		}
+	}
+	out, err := s.inviteObject(q.Ctx, s.Store, inv)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.DeleteGuildInvite(q.Ctx, inv.Code); errors.Is(err, store.ErrNotFound) {
+		return nil, wire.UnknownInvite() // deleted meanwhile
+	} else if err != nil {
+		return nil, err
+	}
+	return out.Invite, nil
+}
+
+// memberInvite loads the path's usable invite (404 10006) and the caller's access to its guild
+// (403 50001 for a non-member).
+func (s *Service) memberInvite(q *guildaccess.Caller) (*store.GuildInvite, *guildaccess.Access, error) {
+	inv, err := s.usable(q.Ctx, s.Store, q.PathValue("code"), s.Clock.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := s.MemberAccess(q, inv.GuildID)
+	return inv, a, err
+}
+
 // managedInvite loads the path's invite for a target-users route: 404 10006 for an unknown,
 // used-up or expired code; 403 50001 for a caller who is not a member of its guild; 403 50013
 // for a member who is neither its inviter nor has MANAGE_GUILD (to read: or VIEW_AUDIT_LOG).
 func (s *Service) managedInvite(q *guildaccess.Caller, write bool) (*store.GuildInvite, error) {
-	inv, err := s.usable(q.Ctx, s.Store, q.PathValue("code"), s.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.MemberAccess(q, inv.GuildID)
+	inv, a, err := s.memberInvite(q)
 	if err != nil {
 		return nil, err
 	}

@@ -393,6 +393,7 @@ type messageRequest struct {
 	// same lobby with the same nonce in the last NonceWindow is answered instead of a new one.
 	nonce        string
 	enforceNonce bool
+	reference    json.RawMessage // message_reference, unread
 }
 
 func parseMessage(r *http.Request) (req messageRequest, err error) {
@@ -426,6 +427,9 @@ func parseMessage(r *http.Request) (req messageRequest, err error) {
 		return req, err
 	}
 	req.enforceNonce = enforce.v && req.nonce != ""
+	if raw, ok := f.m["message_reference"]; ok && !isNull(raw) {
+		req.reference = raw
+	}
 	return req, nil
 }
 

@@ -97,6 +97,7 @@ type messageRequest struct {
 	attachments []wire.AttachmentRequest // nil when the request has no attachments array
 	listed      bool                     // the request has an attachments array (maybe empty)
 	files       []upload
+	payload     []byte // the payload_json part of a multipart body, nil when none
 }
 
 // readMessageRequest reads the body of a message request: JSON, or multipart/form-data with a
@@ -166,6 +167,7 @@ func readMessageRequest(r *http.Request) (*messageRequest, error) {
 			return nil, wire.InvalidJSON()
 		}
 	}
+	out.payload = payload
 	if err := out.readAttachments(); err != nil {
 		out.Close()
 		return nil, err
@@ -318,18 +320,23 @@ func indexOf(list []store.GuildAttachment, id uint64) int {
 func (s *Service) attachmentObjects(list []store.GuildAttachment) []wire.Attachment {
 	out := make([]wire.Attachment, 0, len(list))
 	for _, a := range list {
-		path := "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
-			url.PathEscape(a.Filename)
-		u := s.URLs.Sign(s.PublicURL+path, path)
-		w := wire.Attachment{ID: wire.Snowflake(a.ID), Filename: a.Filename, Description: a.Description,
-			ContentType: a.ContentType, Size: a.Size, URL: u, ProxyURL: u, Flags: a.Flags}
-		if a.Width > 0 && a.Height > 0 {
-			width, height := a.Width, a.Height
-			w.Width, w.Height = &width, &height
-		}
-		out = append(out, w)
+		out = append(out, s.attachmentObject(&a))
 	}
 	return out
+}
+
+// attachmentObject is the wire form of a, with the URL that serves its bytes.
+func (s *Service) attachmentObject(a *store.GuildAttachment) wire.Attachment {
+	path := "/attachments/" + strconv.FormatUint(a.ChannelID, 10) + "/" + strconv.FormatUint(a.ID, 10) + "/" +
+		url.PathEscape(a.Filename)
+	u := s.URLs.Sign(s.PublicURL+path, path)
+	w := wire.Attachment{ID: wire.Snowflake(a.ID), Filename: a.Filename, Description: a.Description,
+		ContentType: a.ContentType, Size: a.Size, URL: u, ProxyURL: u, Flags: a.Flags}
+	if a.Width > 0 && a.Height > 0 {
+		width, height := a.Width, a.Height
+		w.Width, w.Height = &width, &height
+	}
+	return w
 }
 
 // saveMessage writes m (inserted when insert is set, else updated) and, when atts is not nil,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
+	"slices"
 	"unicode/utf8"
 
 	"sdkpp/server/counters"
@@ -45,42 +45,67 @@ type Service struct {
 func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("GET /channels/{channel_id}/messages/{message_id}", s.Route(s.getMessage))
 	mux.HandleFunc("GET /guilds/{guild_id}/messages/search", s.Route(s.searchMessages))
-	s.registerPins(mux)
 }
 
 // Shared are the message routes of guild channels whose patterns the DM routes share (see
 // guildaccess.Base.Shared).
 func (s *Service) Shared() guildaccess.Routes {
-	return guildaccess.Routes{
+	return guildaccess.Merge(guildaccess.Routes{
 		"POST /channels/{channel_id}/messages":                s.sendMessage,
 		"GET /channels/{channel_id}/messages":                 s.listMessages,
 		"PATCH /channels/{channel_id}/messages/{message_id}":  s.editMessage,
 		"DELETE /channels/{channel_id}/messages/{message_id}": s.deleteMessage,
-	}
+	}, s.pinRoutes())
 }
-
-var mentionRE = regexp.MustCompile(`<@!?([0-9]{1,20})>`)
 
 // mentions returns the members of the guild the content mentions, once each.
 func (s *Service) mentions(ctx context.Context, guildID uint64, content string) ([]uint64, error) {
 	var out []uint64
-	seen := map[uint64]bool{}
-	for _, m := range mentionRE.FindAllStringSubmatch(content, 100) {
-		id, ok := wire.ParseSnowflake(m[1])
-		if !ok || seen[uint64(id)] {
-			continue
-		}
-		seen[uint64(id)] = true
-		_, err := s.Store.GetGuildMember(ctx, guildID, uint64(id))
+	for _, id := range wire.MentionedUserIDs(content) {
+		_, err := s.Store.GetGuildMember(ctx, guildID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, uint64(id))
+		out = append(out, id)
 	}
 	return out, nil
+}
+
+// pings returns the users m mentions and pings under allowed (nil: all): the guild's members
+// its content mentions that allowed lets ping and, for a reply that allowed lets mention the
+// replied-to author (it does unless allowed_mentions is given without replied_user), that
+// author when still a member and not m's own.
+func (s *Service) pings(ctx context.Context, m *store.GuildMessage, allowed *wire.AllowedMentions) ([]uint64, error) {
+	all, err := s.mentions(ctx, m.GuildID, m.Content)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(all, func(id uint64) bool { return !allowed.Pings(id) })
+	r := m.Reference
+	if r == nil || r.Type != store.ReferenceReply || !allowed.PingsRepliedUser() {
+		return out, nil
+	}
+	ref, err := s.Store.GetGuildMessage(ctx, r.ChannelID, r.MessageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ref.AuthorID == m.AuthorID || slices.Contains(out, ref.AuthorID) {
+		return out, nil
+	}
+	switch _, err := s.Store.GetGuildMember(ctx, m.GuildID, ref.AuthorID); {
+	case err == nil:
+		return append(out, ref.AuthorID), nil
+	case errors.Is(err, store.ErrNotFound):
+		return out, nil
+	default:
+		return nil, err
+	}
 }
 
 // messageObject is the wire form of a guild message, with its author's member and its
@@ -100,7 +125,7 @@ func (s *Service) messageFields(ctx context.Context, m *store.GuildMessage) (wir
 	if err != nil {
 		return wire.GuildMessage{}, err
 	}
-	return s.fields(p, m), nil
+	return s.fields(p, m)
 }
 
 func isAPIError(err error) bool {
@@ -131,6 +156,10 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 		return nil, err
 	}
 	defer req.Close()
+	allowed, err := wire.ParseAllowedMentions(req.body.AllowedMentions)
+	if err != nil {
+		return nil, err
+	}
 	ch, _, perms, err := s.GuildChannel(q)
 	if err != nil {
 		return nil, err
@@ -154,7 +183,7 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if err := s.reference(q, ch, perms, ref, m); err != nil {
 		return nil, err
 	}
-	if m.Mentions, err = s.mentions(q.Ctx, ch.GuildID, m.Content); err != nil {
+	if m.Mentions, err = s.pings(q.Ctx, m, allowed); err != nil {
 		return nil, err
 	}
 	if slow, err := s.slowmodeClaim(q, claim); slow != nil || err != nil {
@@ -334,6 +363,10 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 	}
 	defer req.Close()
 	content := req.body.Content
+	allowed, err := wire.ParseAllowedMentions(req.body.AllowedMentions)
+	if err != nil {
+		return nil, err
+	}
 	if content != nil && *content != "" { // "" may leave a message of attachments only: checked below
 		if err := checkContent(content, false); err != nil {
 			return nil, err
@@ -371,7 +404,7 @@ func (s *Service) editMessage(q *guildaccess.Caller) (any, error) {
 	}
 	if content != nil {
 		m.Content = *content
-		if m.Mentions, err = s.mentions(q.Ctx, ch.GuildID, m.Content); err != nil {
+		if m.Mentions, err = s.pings(q.Ctx, m, allowed); err != nil {
 			return nil, err
 		}
 	}

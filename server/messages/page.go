@@ -104,11 +104,17 @@ func (s *Service) messageObjects(ctx context.Context, msgs []*store.GuildMessage
 	}
 	out := make([]wire.GuildMessage, 0, len(msgs))
 	for _, m := range msgs {
-		obj := s.fields(p, m)
+		obj, err := s.fields(p, m)
+		if err != nil {
+			return nil, err
+		}
 		if r := m.Reference; r != nil && r.Type == store.ReferenceReply {
 			obj.ReferencedMessage.Present = true // null once deleted
 			if ref, ok := p.refs[r.MessageID]; ok {
-				fields := s.fields(p, ref)
+				fields, err := s.fields(p, ref)
+				if err != nil {
+					return nil, err
+				}
 				obj.ReferencedMessage.Message = &fields
 			}
 		}
@@ -118,7 +124,7 @@ func (s *Service) messageObjects(ctx context.Context, msgs []*store.GuildMessage
 }
 
 // fields is the wire form of m without referenced_message, from p.
-func (s *Service) fields(p *page, m *store.GuildMessage) wire.GuildMessage {
+func (s *Service) fields(p *page, m *store.GuildMessage) (wire.GuildMessage, error) {
 	out := wire.GuildMessage{ID: wire.Snowflake(m.ID), ChannelID: wire.Snowflake(m.ChannelID), GuildID: wire.Snowflake(m.GuildID),
 		Content: m.Content, Timestamp: guildaccess.Timestamp(m.CreatedAt), Mentions: []wire.Mention{}, MentionRoles: []string{},
 		Attachments: []wire.Attachment{}, Embeds: []struct{}{}, Components: []struct{}{}}
@@ -139,8 +145,11 @@ func (s *Service) fields(p *page, m *store.GuildMessage) wire.GuildMessage {
 		}
 	}
 	out.Attachments = s.attachmentObjects(p.atts[m.ID])
+	if err := interactionFields(m, &out); err != nil {
+		return out, fmt.Errorf("messages: interaction of message %d: %w", m.ID, err)
+	}
 	s.referenceFields(p, m, &out)
-	return out
+	return out, nil
 }
 
 // user is the wire user of id; false when there is none.

@@ -19,7 +19,8 @@ import (
 )
 
 // pageFixture is a channel of 100 messages by two authors (a user and a bot), each mentioning
-// bob, every third pinned, every fifth with an attachment (the user's), every seventh a reply.
+// bob, every third pinned, every fifth with an attachment (the user's), every seventh a reply
+// (which mentions the replied-to author too).
 func pageFixture(t testing.TB, opts ...servertest.Option) (*guildtest.Bots, wire.Snowflake, []wire.GuildMessage) {
 	// The sends and reads are the page's, not the rate limits' (a frozen clock never refills them).
 	opts = append(opts, servertest.WithConfig(func(c *server.Config) { c.RateLimits = ratelimit.Config{Disabled: true} }))
@@ -66,8 +67,14 @@ func TestMessagePageMatchesSingleMessages(t *testing.T) {
 		assert.Equal(t, i%3 == 0, m.Pinned, "message %d pinned", i)
 		assert.Len(t, m.Attachments, map[bool]int{true: 1}[i%5 == 4], "message %d attachments", i)
 		require.NotNil(t, m.Member, "message %d's author's member", i)
-		require.Len(t, m.Mentions, 1, "message %d", i)
-		assert.NotNil(t, m.Mentions[0].Member, "message %d's mention's member", i)
+		mentions := 1 // bob
+		if i%7 == 6 && sent[i-1].Author.ID != sent[i].Author.ID {
+			mentions = 2 // and the replied-to author, whom a reply pings by default
+		}
+		require.Len(t, m.Mentions, mentions, "message %d", i)
+		for _, men := range m.Mentions {
+			assert.NotNil(t, men.Member, "message %d's mention's member", i)
+		}
 		if i%7 == 6 {
 			require.NotNil(t, m.ReferencedMessage.Message, "message %d's replied message", i)
 			assert.Equal(t, list[i-1].ID, m.ReferencedMessage.Message.ID)

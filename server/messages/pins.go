@@ -11,17 +11,19 @@ import (
 	gwire "sdkpp/wire/gateway"
 )
 
-// registerPins adds the pin routes of guild channels (rule PIN-1): Get Channel Pins, Pin Message
-// and Unpin Message under /messages/pins, and the deprecated routes they replace, which are still
+// pinRoutes are the pin routes of guild channels (rule PIN-1): Get Channel Pins, Pin Message and
+// Unpin Message under /messages/pins, and the deprecated routes they replace, which are still
 // served: Get Pinned Messages (GET /channels/{id}/pins, a plain array of at most 50 messages)
-// and the old pin and unpin routes.
-func (s *Service) registerPins(mux httpx.Router) {
-	mux.HandleFunc("GET /channels/{channel_id}/messages/pins", s.Route(s.listPins))
-	mux.HandleFunc("PUT /channels/{channel_id}/messages/pins/{message_id}", s.Route(s.pin))
-	mux.HandleFunc("DELETE /channels/{channel_id}/messages/pins/{message_id}", s.Route(s.unpin))
-	mux.HandleFunc("GET /channels/{channel_id}/pins", s.Route(s.pinnedMessages))
-	mux.HandleFunc("PUT /channels/{channel_id}/pins/{message_id}", s.Route(s.pin))
-	mux.HandleFunc("DELETE /channels/{channel_id}/pins/{message_id}", s.Route(s.unpin))
+// and the old pin and unpin routes. DM channels share their patterns (Shared).
+func (s *Service) pinRoutes() guildaccess.Routes {
+	return guildaccess.Routes{
+		"GET /channels/{channel_id}/messages/pins":                 s.listPins,
+		"PUT /channels/{channel_id}/messages/pins/{message_id}":    s.pin,
+		"DELETE /channels/{channel_id}/messages/pins/{message_id}": s.unpin,
+		"GET /channels/{channel_id}/pins":                          s.pinnedMessages,
+		"PUT /channels/{channel_id}/pins/{message_id}":             s.pin,
+		"DELETE /channels/{channel_id}/pins/{message_id}":          s.unpin,
+	}
 }
 
 // PinPermission is the permission pinning and unpinning need at t: PIN_MESSAGES from
@@ -114,15 +116,9 @@ func (s *Service) pinsChanged(ctx context.Context, ch *store.GuildChannel) {
 // READ_MESSAGE_HISTORY; the pins made before before (an ISO 8601 timestamp), the most recent
 // first, limit 1 to 50 (default 50), and has_more when older ones remain.
 func (s *Service) listPins(q *guildaccess.Caller) (any, error) {
-	limit, err := httpx.QueryLimit(q.URL.Query(), wire.MaxPinsPage, wire.MaxPinsPage)
+	limit, before, err := httpx.QueryTimePage(q.URL.Query(), wire.MaxPinsPage, wire.MaxPinsPage)
 	if err != nil {
 		return nil, err
-	}
-	var before time.Time
-	if v := q.URL.Query(); v.Has("before") {
-		if before, err = time.Parse(time.RFC3339Nano, v.Get("before")); err != nil {
-			return nil, wire.InvalidAt("before", "DATE_TIME_TYPE_PARSE", "Could not parse "+v.Get("before")+". Should be ISO8601.")
-		}
 	}
 	ch, err := s.readable(q)
 	if err != nil {

@@ -351,7 +351,8 @@ func TestMessageContentREST(t *testing.T) {
 	plain := f.PostMessage(t, general, map[string]any{"content": "hello all"}, guildtest.Bearer(f.Alice))
 	mention := f.PostMessage(t, general, map[string]any{"content": "hi <@" + f.BotID.String() + ">"}, guildtest.Bearer(f.Alice))
 	own := f.PostMessage(t, general, map[string]any{"content": "bot here"}, f.BotHeader())
-	toBot := f.PostMessage(t, general, map[string]any{"content": "thanks bot",
+	// A reply to the bot that does not ping it (allowed_mentions without replied_user).
+	toBot := f.PostMessage(t, general, map[string]any{"content": "thanks bot", "allowed_mentions": map[string]any{"parse": []string{"users"}},
 		"message_reference": reference("message_id", own.ID)}, guildtest.Bearer(f.Bob))
 	toAlice := f.PostMessage(t, general, map[string]any{"content": "hi alice",
 		"message_reference": reference("message_id", plain.ID)}, f.BotHeader())

@@ -17,12 +17,10 @@ import (
 	"sdkpp/wire"
 )
 
-// An interaction made on node 1 is answered on node 2, once: two answers racing on nodes 2 and
-// 3 are one 204 and one 40060. A modal shown through node 2 is submitted on node 3, once. A
-// command registered on node 1 is seen at once on node 2, and commands registered at once on
-// several nodes are all kept.
-func TestInteractionsAcrossNodes(t *testing.T) {
-	t.Parallel()
+// botNodes starts three nodes on one fresh database and one fake clock: node 1 with the guild and
+// bot application of guildtest.NewBots, whose bot session it returns connected to node 1.
+func botNodes(t *testing.T) (*guildtest.Bots, []*servertest.Env, *guildtest.Gateway, *clock.Fake) {
+	t.Helper()
 	u := database(t)
 	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1))
@@ -30,6 +28,16 @@ func TestInteractionsAcrossNodes(t *testing.T) {
 		servertest.Start(t, servertest.WithClock(clk), node(u, 3))}
 	bot := guildtest.Dial(t, f.E, "")
 	bot.Identify(f.E.App.BotToken, 0)
+	return f, nodes, bot, clk
+}
+
+// An interaction made on node 1 is answered on node 2, once: two answers racing on nodes 2 and
+// 3 are one 204 and one 40060. A modal shown through node 2 is submitted on node 3, once. A
+// command registered on node 1 is seen at once on node 2, and commands registered at once on
+// several nodes are all kept.
+func TestInteractionsAcrossNodes(t *testing.T) {
+	t.Parallel()
+	f, nodes, bot, _ := botNodes(t)
 	general := f.Channel("general")
 
 	commands := "/applications/" + f.E.App.ID.String() + "/guilds/" + f.Guild.ID.String() + "/commands"

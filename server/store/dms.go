@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 )
 
@@ -35,6 +37,9 @@ type DirectMessage struct {
 	Flags              int
 	CreatedAt          time.Time
 	EditedAt           time.Time // zero until edited
+	// ReplyTo is the message of the channel this one answers (a reply); 0 for none. It may have
+	// been deleted since.
+	ReplyTo uint64
 }
 
 // DMStore keeps direct-message channels and their messages.
@@ -56,6 +61,22 @@ type DMStore interface {
 	// ListDirectMessages returns up to limit messages of the channel sent at or after since,
 	// newest first.
 	ListDirectMessages(ctx context.Context, channelID uint64, since time.Time, limit int) ([]DirectMessage, error)
+	// PinDirectMessage pins message id of the channel at at; false when it was pinned already.
+	PinDirectMessage(ctx context.Context, channelID, id uint64, at time.Time) (bool, error)
+	// UnpinDirectMessage unpins it; false when it was not pinned.
+	UnpinDirectMessage(ctx context.Context, channelID, id uint64) (bool, error)
+	// DirectMessagePinnedAt is when the message was pinned, zero when it is not.
+	DirectMessagePinnedAt(ctx context.Context, channelID, id uint64) (time.Time, error)
+	// ListDMPins returns up to limit pins of the channel made before before (zero: any), the
+	// most recent first.
+	ListDMPins(ctx context.Context, channelID uint64, before time.Time, limit int) ([]DMPin, error)
+	CountDMPins(ctx context.Context, channelID uint64) (int, error)
+}
+
+// DMPin is a pinned direct message and when it was pinned.
+type DMPin struct {
+	Message  DirectMessage
+	PinnedAt time.Time
 }
 
 func (s *DB) PutDMChannel(ctx context.Context, c *DMChannel) (*DMChannel, error) {
@@ -112,13 +133,14 @@ func (s *DB) ListDMChannels(ctx context.Context, userID uint64) ([]DMChannel, er
 }
 
 const directMessageColumns = `id, channel_id, app_id, author_id, recipient_id, content, metadata, moderation_metadata,
-	flags, created_at, edited_at`
+	flags, created_at, edited_at, ref_message_id`
 
 func scanDirectMessage(row interface{ Scan(...any) error }) (*DirectMessage, error) {
 	var m DirectMessage
 	var meta, mod string
 	var created, edited int64
-	err := row.Scan(&m.ID, &m.ChannelID, &m.AppID, &m.AuthorID, &m.RecipientID, &m.Content, &meta, &mod, &m.Flags, &created, &edited)
+	err := row.Scan(&m.ID, &m.ChannelID, &m.AppID, &m.AuthorID, &m.RecipientID, &m.Content, &meta, &mod, &m.Flags, &created, &edited,
+		&m.ReplyTo)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -133,9 +155,9 @@ func scanDirectMessage(row interface{ Scan(...any) error }) (*DirectMessage, err
 }
 
 func (s *DB) InsertDirectMessage(ctx context.Context, m *DirectMessage) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO dm_messages (`+directMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO dm_messages (`+directMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		m.ID, m.ChannelID, m.AppID, m.AuthorID, m.RecipientID, m.Content, props(m.Metadata), props(m.ModerationMetadata),
-		m.Flags, ts(m.CreatedAt), ts(m.EditedAt))
+		m.Flags, ts(m.CreatedAt), ts(m.EditedAt), m.ReplyTo)
 	return err
 }
 
@@ -150,7 +172,64 @@ func (s *DB) UpdateDirectMessage(ctx context.Context, m *DirectMessage) error {
 }
 
 func (s *DB) DeleteDirectMessage(ctx context.Context, channelID, id uint64) error {
-	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM dm_messages WHERE id=? AND channel_id=?`, id, channelID))
+	if err := mustAffect(s.q.ExecContext(ctx, `DELETE FROM dm_messages WHERE id=? AND channel_id=?`, id, channelID)); err != nil {
+		return err
+	}
+	_, err := s.q.ExecContext(ctx, `DELETE FROM dm_pins WHERE channel_id=? AND message_id=?`, channelID, id)
+	return err
+}
+
+func (s *DB) PinDirectMessage(ctx context.Context, channelID, id uint64, at time.Time) (bool, error) {
+	return affectedOne(s.q.ExecContext(ctx, `INSERT INTO dm_pins (channel_id, message_id, pinned_at) VALUES (?,?,?) ON CONFLICT DO NOTHING`,
+		channelID, id, ts(at)))
+}
+
+func (s *DB) UnpinDirectMessage(ctx context.Context, channelID, id uint64) (bool, error) {
+	return affectedOne(s.q.ExecContext(ctx, `DELETE FROM dm_pins WHERE channel_id=? AND message_id=?`, channelID, id))
+}
+
+// affectedOne tells whether a statement changed one row.
+func affectedOne(res sql.Result, err error) (bool, error) {
+	n, err := affected(res, err)
+	return n == 1, err
+}
+
+func (s *DB) DirectMessagePinnedAt(ctx context.Context, channelID, id uint64) (time.Time, error) {
+	var at int64
+	err := s.q.QueryRowContext(ctx, `SELECT pinned_at FROM dm_pins WHERE channel_id=? AND message_id=?`, channelID, id).Scan(&at)
+	if err = notFound(err); errors.Is(err, ErrNotFound) {
+		return time.Time{}, nil
+	} else if err != nil {
+		return time.Time{}, err
+	}
+	return fromTS(at), nil
+}
+
+func (s *DB) ListDMPins(ctx context.Context, channelID uint64, before time.Time, limit int) ([]DMPin, error) {
+	upTo := int64(1<<63 - 1)
+	if !before.IsZero() {
+		upTo = ts(before)
+	}
+	rows, err := s.q.QueryContext(ctx, `SELECT `+prefixed("m.", directMessageColumns)+`, p.pinned_at
+		FROM dm_pins p JOIN dm_messages m ON m.id=p.message_id AND m.channel_id=p.channel_id
+		WHERE p.channel_id=? AND p.pinned_at<? ORDER BY p.pinned_at DESC, p.message_id DESC LIMIT ?`, channelID, upTo, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, func(row interface{ Scan(...any) error }) (*DMPin, error) {
+		var at int64
+		m, err := scanDirectMessage(scanThen{row, &at})
+		if err != nil {
+			return nil, err
+		}
+		return &DMPin{Message: *m, PinnedAt: fromTS(at)}, nil
+	})
+}
+
+func (s *DB) CountDMPins(ctx context.Context, channelID uint64) (int, error) {
+	var n int
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM dm_pins WHERE channel_id=?`, channelID).Scan(&n)
+	return n, err
 }
 
 func (s *DB) ListDirectMessages(ctx context.Context, channelID uint64, since time.Time, limit int) ([]DirectMessage, error) {

@@ -52,6 +52,9 @@ type GuildMessage struct {
 	Reference *MessageReference
 	// Snapshot is a forward's copy of the message it forwards, taken when it was forwarded.
 	Snapshot *MessageSnapshot
+	// Interaction is, for the response to an interaction, what package messages keeps of it
+	// (JSON); nil for other messages. UpdateGuildMessage leaves it.
+	Interaction []byte
 }
 
 // Types of MessageReference (the platform's message_reference types).
@@ -316,7 +319,7 @@ func (s *DB) ListChannelOverwrites(ctx context.Context, channelID uint64) ([]Cha
 // ---- guild messages
 
 const guildMessageColumns = `id, channel_id, guild_id, author_id, content, mentions, created_at, edited_at,
-	ref_type, ref_message_id, ref_channel_id, ref_guild_id, snapshot`
+	ref_type, ref_message_id, ref_channel_id, ref_guild_id, snapshot, interaction`
 
 func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error) {
 	var m GuildMessage
@@ -324,10 +327,13 @@ func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error
 	var created, edited int64
 	var refType sql.NullInt64
 	var ref MessageReference
-	var snapshot sql.NullString
+	var snapshot, interaction sql.NullString
 	if err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.AuthorID, &m.Content, &mentions, &created, &edited,
-		&refType, &ref.MessageID, &ref.ChannelID, &ref.GuildID, &snapshot); err != nil {
+		&refType, &ref.MessageID, &ref.ChannelID, &ref.GuildID, &snapshot, &interaction); err != nil {
 		return nil, notFound(err)
+	}
+	if interaction.Valid {
+		m.Interaction = []byte(interaction.String)
 	}
 	var err error
 	if m.Mentions, err = parseIDs(mentions); err != nil {
@@ -349,9 +355,12 @@ func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error
 	return &m, nil
 }
 
-// referenceColumns are the values of a message's ref_* and snapshot columns.
+// referenceColumns are the values of a message's ref_*, snapshot and interaction columns.
 func referenceColumns(m *GuildMessage) ([]any, error) {
-	out := []any{nil, 0, 0, 0, nil}
+	out := []any{nil, 0, 0, 0, nil, nil}
+	if m.Interaction != nil {
+		out[5] = string(m.Interaction)
+	}
 	if r := m.Reference; r != nil {
 		out[0], out[1], out[2], out[3] = r.Type, r.MessageID, r.ChannelID, r.GuildID
 	}
@@ -404,7 +413,7 @@ func (s *DB) InsertGuildMessage(ctx context.Context, m *GuildMessage) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.q.ExecContext(ctx, `INSERT INTO guild_messages (`+guildMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err = s.q.ExecContext(ctx, `INSERT INTO guild_messages (`+guildMessageColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		append([]any{m.ID, m.ChannelID, m.GuildID, m.AuthorID, m.Content, mentions, ts(m.CreatedAt), ts(m.EditedAt)}, refs...)...)
 	return err
 }

@@ -37,6 +37,9 @@ type GuildInviteStore interface {
 	// ListChannelInvites returns the channel's invites that are usable at now (a use left, not
 	// expired), oldest first.
 	ListChannelInvites(ctx context.Context, channelID uint64, now time.Time) ([]GuildInvite, error)
+	// DeleteGuildInvite deletes the invite with its target users and upload job; ErrNotFound
+	// when there is none.
+	DeleteGuildInvite(ctx context.Context, code string) error
 
 	// ListInviteTargets returns the invite's target users, ascending.
 	ListInviteTargets(ctx context.Context, code string) ([]uint64, error)
@@ -251,4 +254,18 @@ func (s *DB) EndInviteTargetJob(ctx context.Context, code string, seq int64, pro
 	return mustAffect(s.q.ExecContext(ctx, `UPDATE guild_invite_jobs SET status=?, processed_users=?, error_message=?,
 		completed_at=?, user_ids='[]', claimed_until=0 WHERE code=? AND seq=? AND status=?`,
 		status, processed, errMsg, ts(at), code, seq, InviteJobProcessing))
+}
+
+func (s *DB) DeleteGuildInvite(ctx context.Context, code string) error {
+	return s.WithTx(ctx, func(st Store) error {
+		db := st.(*DB)
+		if err := mustAffect(db.q.ExecContext(ctx, `DELETE FROM guild_invites WHERE code=?`, code)); err != nil {
+			return err
+		}
+		if _, err := db.q.ExecContext(ctx, `DELETE FROM guild_invite_targets WHERE code=?`, code); err != nil {
+			return err
+		}
+		_, err := db.q.ExecContext(ctx, `DELETE FROM guild_invite_jobs WHERE code=?`, code)
+		return err
+	})
 }

@@ -25,6 +25,8 @@ type GuildMember struct {
 	// Nick, Avatar, Banner and Bio are the member's guild profile ("" when unset); Avatar and
 	// Banner are image hashes (rule MEM-1).
 	Nick, Avatar, Banner, Bio string
+	// Temporary marks a member who joined through a temporary invite.
+	Temporary bool
 }
 
 // GuildChannel is a channel of a guild. ParentID is its category's id, 0 when none (rule GCH-1).
@@ -144,7 +146,8 @@ func (s *DB) ListUserGuilds(ctx context.Context, userID uint64) ([]Guild, error)
 // ---- guild members
 
 func (s *DB) PutGuildMember(ctx context.Context, m *GuildMember) error {
-	_, err := s.q.ExecContext(ctx, upsertGuildMember, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt), m.Nick, m.Avatar, m.Banner, m.Bio)
+	_, err := s.q.ExecContext(ctx, upsertGuildMember, m.GuildID, m.UserID, b2i(m.ManageChannels), ts(m.JoinedAt), m.Nick, m.Avatar, m.Banner, m.Bio,
+		b2i(m.Temporary))
 	return err
 }
 
@@ -155,18 +158,18 @@ func (s *DB) CountReachableUsers(ctx context.Context, userID uint64) (int, error
 	return n, err
 }
 
-const guildMemberColumns = `guild_id, user_id, manage_channels, joined_at, nick, avatar, banner, bio`
+const guildMemberColumns = `guild_id, user_id, manage_channels, joined_at, nick, avatar, banner, bio, temporary`
 
 var upsertGuildMember = upsert(`guild_members`, guildMemberColumns, `guild_id, user_id`)
 
 func scanGuildMember(row interface{ Scan(...any) error }) (*GuildMember, error) {
 	var m GuildMember
-	var manage int
+	var manage, temporary int
 	var joined int64
-	if err := row.Scan(&m.GuildID, &m.UserID, &manage, &joined, &m.Nick, &m.Avatar, &m.Banner, &m.Bio); err != nil {
+	if err := row.Scan(&m.GuildID, &m.UserID, &manage, &joined, &m.Nick, &m.Avatar, &m.Banner, &m.Bio, &temporary); err != nil {
 		return nil, notFound(err)
 	}
-	m.ManageChannels, m.JoinedAt = manage != 0, fromTS(joined)
+	m.ManageChannels, m.JoinedAt, m.Temporary = manage != 0, fromTS(joined), temporary != 0
 	return &m, nil
 }
 

@@ -704,4 +704,47 @@ CREATE TRIGGER guild_attachment_chunks_delete AFTER DELETE ON guild_attachments 
 	DELETE FROM guild_attachment_chunks WHERE attachment_id=old.id;
 END;
 `,
+	// 30: the interaction a guild message answers (package messages' JSON: its message type and
+	// interaction_metadata); NULL for other messages.
+	`
+ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
+`,
+	// 31: temporary guild membership: a member who joined through a temporary invite (removed
+	// when they disconnect without a role).
+	`
+ALTER TABLE guild_members ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
+`,
+	// 32: replies in DM channels: the message a direct message answers (0 for none).
+	`
+ALTER TABLE dm_messages ADD COLUMN ref_message_id INTEGER NOT NULL DEFAULT 0;
+`,
+	// 33: pins of DM channels, as guild_pins.
+	`
+CREATE TABLE dm_pins (
+	channel_id INTEGER NOT NULL,
+	message_id INTEGER NOT NULL,
+	pinned_at INTEGER NOT NULL,
+	PRIMARY KEY (channel_id, message_id)
+);
+CREATE INDEX dm_pins_time ON dm_pins(channel_id, pinned_at);
+`,
+	// 34: the state of an interaction past its initial response (package interactions), which
+	// any node may serve: the type of an autocomplete interaction's focused option, a deferral
+	// (type 5) until its message comes and the flags it gave, the original response's message;
+	// the messages of an interaction (original and follow-ups; an ephemeral one kept whole here,
+	// as JSON, since only the invoking user's sessions have it); the lookup by token hash of the
+	// interaction webhook routes.
+	`
+ALTER TABLE pending_interactions ADD COLUMN focus_type INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN deferred INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN defer_flags INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN original_id INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pending_interactions_token ON pending_interactions(token_hash);
+CREATE TABLE interaction_messages (
+	interaction_id INTEGER NOT NULL,
+	message_id INTEGER NOT NULL,
+	ephemeral TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (interaction_id, message_id)
+);
+`,
 }

@@ -641,4 +641,41 @@ $$;
 CREATE TRIGGER guild_attachment_chunks_delete AFTER DELETE ON guild_attachments
 	FOR EACH ROW EXECUTE FUNCTION guild_attachment_chunks_delete();
 `,
+	// 10 (SQLite's 30): the interaction a guild message answers.
+	`
+ALTER TABLE guild_messages ADD COLUMN interaction TEXT;
+`,
+	// 11 (SQLite's 31): temporary guild membership.
+	`
+ALTER TABLE guild_members ADD COLUMN temporary BIGINT NOT NULL DEFAULT 0;
+`,
+	// 12 (SQLite's 32): replies in DM channels.
+	`
+ALTER TABLE dm_messages ADD COLUMN ref_message_id BIGINT NOT NULL DEFAULT 0;
+`,
+	// 13 (SQLite's 33): pins of DM channels, as guild_pins.
+	`
+CREATE TABLE dm_pins (
+	channel_id BIGINT NOT NULL,
+	message_id BIGINT NOT NULL,
+	pinned_at BIGINT NOT NULL,
+	PRIMARY KEY (channel_id, message_id)
+);
+CREATE INDEX dm_pins_time ON dm_pins(channel_id, pinned_at);
+`,
+	// 14 (SQLite's 34): the state of an interaction past its initial response, its messages,
+	// and the lookup by token hash.
+	`
+ALTER TABLE pending_interactions ADD COLUMN focus_type INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN deferred INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN defer_flags INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pending_interactions ADD COLUMN original_id BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX pending_interactions_token ON pending_interactions(token_hash);
+CREATE TABLE interaction_messages (
+	interaction_id BIGINT NOT NULL,
+	message_id BIGINT NOT NULL,
+	ephemeral TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (interaction_id, message_id)
+);
+`,
 }

@@ -141,6 +141,8 @@ func TestDiscordgoBot(t *testing.T) {
 	assert.Equal(t, ping, reply.MessageReference.MessageID)
 	require.NotNil(t, reply.ReferencedMessage)
 	assert.Equal(t, "!ping", reply.ReferencedMessage.Content)
+	require.Len(t, reply.Mentions, 1, "a reply pings the replied-to author")
+	assert.Equal(t, alice.ID.String(), reply.Mentions[0].ID)
 	history, err := dg.ChannelMessages(general, 10, "", "", "")
 	require.NoError(t, err)
 	require.Len(t, history, 2)
@@ -230,8 +232,15 @@ func enableIntents(t *testing.T, e *servertest.Env) {
 // alicePings posts "!ping" as alice in a guild channel and returns the message's id.
 func alicePings(t *testing.T, e *servertest.Env, channel string) string {
 	t.Helper()
+	return aliceSays(t, e, channel, "!ping")
+}
+
+// aliceSays posts content as alice with her game's token in a channel (a guild's, or a DM) and
+// returns the message's id.
+func aliceSays(t *testing.T, e *servertest.Env, channel, content string) string {
+	t.Helper()
 	token := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
-	body, _ := json.Marshal(map[string]string{"content": "!ping"})
+	body, _ := json.Marshal(map[string]string{"content": content})
 	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/channels/"+channel+"/messages", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)

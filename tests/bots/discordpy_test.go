@@ -17,17 +17,24 @@ import (
 // it); another python3 on the PATH may not see that package.
 const debianPython = "/usr/bin/python3"
 
-// A bot written with discord.py (another language's client library), changed in nothing but its
-// base URL: it logs in with its bot token (GET /users/@me, the application, GET /gateway/bot, a
-// zlib-stream gateway session), sees its guild and channel from GUILD_CREATE, answers "!ping"
-// with a reply, and reads members and roles.
-func TestDiscordPyBot(t *testing.T) {
+// discordPyReady checks that Debian's python3-discord is installed; when it is not the test
+// fails with SDKPP_REQUIRE_BOTS set, and is skipped otherwise.
+func discordPyReady(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat(debianPython); err != nil || exec.Command(debianPython, "-c", "import discord").Run() != nil {
 		if os.Getenv("SDKPP_REQUIRE_BOTS") != "" {
 			require.FailNow(t, "python3-discord is not installed (build/scripts/deps.sh test installs it)")
 		}
 		t.Skip("python3-discord is not installed; make test installs it")
 	}
+}
+
+// A bot written with discord.py (another language's client library), changed in nothing but its
+// base URL: it logs in with its bot token (GET /users/@me, the application, GET /gateway/bot, a
+// zlib-stream gateway session), sees its guild and channel from GUILD_CREATE, answers "!ping"
+// with a reply, and reads members and roles.
+func TestDiscordPyBot(t *testing.T) {
+	discordPyReady(t)
 	e := servertest.Start(t)
 	guild := botLab(t, e, "Py Lab")
 	enableIntents(t, e) // the bot identifies with GUILD_MEMBERS and MESSAGE_CONTENT

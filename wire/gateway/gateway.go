@@ -83,6 +83,9 @@ const (
 	IntentGuilds           uint64 = 1 << 0
 	IntentGuildVoiceStates uint64 = 1 << 7
 	IntentGuildMessages    uint64 = 1 << 9
+	// IntentDirectMessages brings a bot the MESSAGE_CREATE, _UPDATE and _DELETE of its DM
+	// channels.
+	IntentDirectMessages uint64 = 1 << 12
 )
 
 // Privileged intents: GUILD_MEMBERS, GUILD_PRESENCES and MESSAGE_CONTENT.

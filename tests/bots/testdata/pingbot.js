@@ -13,7 +13,7 @@
 // and {"error": ...} when something fails.
 'use strict';
 
-const readline = require('node:readline');
+const { say, failer, nextLine } = require('./botio');
 const { Client, Events, GatewayIntentBits, RESTEvents } = require('discord.js');
 
 const client = new Client({
@@ -22,23 +22,7 @@ const client = new Client({
   rest: { api: process.env.SDKPP_API_BASE }, // the one change: the service's base URL
 });
 
-function say(obj) {
-  process.stdout.write(JSON.stringify(obj) + '\n');
-}
-
-function fail(err) {
-  say({ error: String(err && err.stack ? err.stack : err) });
-  client.destroy().finally(() => process.exit(1));
-}
-
-// Lines from the test, one at a time.
-const input = readline.createInterface({ input: process.stdin });
-const lines = input[Symbol.asyncIterator]();
-async function nextLine() {
-  const { value, done } = await lines.next();
-  if (done) throw new Error('stdin closed');
-  return value.trim();
-}
+const fail = failer(client);
 
 // The raw dispatches, to show that READY and GUILD_CREATE came as such.
 const dispatches = [];
