@@ -2,8 +2,14 @@
 // devices and the network.
 //
 // An Engine owns one processing goroutine, started by Start and ended by Close. The device clock
-// drives it through the two rings: every period (10 ms) the microphone delivers wakes it, and so
-// does every period the speaker takes.
+// drives it through the two rings: every period (10 ms) the microphone delivers wakes it while a
+// frame is being sent, and every period the speaker takes while there is something to play. A
+// quiet call wakes it far less: with nothing that can be sent, or voice activity listening to
+// silence, once per 20 ms frame of the microphone (push-to-talk released, the frame is not even
+// cleaned: no echo cancellation, noise suppression or encoding); with nothing to play and
+// nothing coming, never for the speaker, which the device then feeds silence itself until a
+// packet comes (Receive wakes it). The echo canceller runs only while an echo of what was
+// played can still come back.
 //
 //   - capture, as each period arrives: input volume, then echo cancellation against exactly what
 //     was played, noise suppression and gain control (package apm, on periods); once a whole
@@ -115,6 +121,11 @@ type Engine struct {
 	removed   []uint64
 
 	rx *queue
+	// wake rouses the processing goroutine from a quiet wait (kick): a packet for an idle
+	// speaker, a push-to-talk press, a change of mode. playIdle is set while the speaker is left
+	// idle (nothing to play), so that Receive kicks only then.
+	wake     chan struct{}
+	playIdle atomic.Bool
 
 	// The processing step's state, owned by the processing goroutine.
 	apm      *apm.Processor
@@ -135,6 +146,8 @@ type Engine struct {
 	seq      uint16
 	ts       uint32
 	spurt    bool // a talk spurt is open (packets left since the last end-of-speech)
+	quiet    bool // the frame being captured cannot be sent: it is not cleaned (quietCapture)
+	mixQuiet bool // the last mix heard nothing and no sender has anything coming
 	speaking bool // the local player's speaking state last reported
 	lossSet  int32
 	pushFn   func(*queued)
@@ -193,6 +206,7 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 		outputID: cfg.OutputDevice,
 		settings: map[uint64]*senderSettings{},
 		rx:       newQueue(),
+		wake:     make(chan struct{}, 1),
 		apm:      p,
 		vad:      vad.New(),
 		noInput:  vad.NewNoInput(DefaultNoInputThresholdDBFS, opts.NoInputDuration),
@@ -361,11 +375,15 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	_ = e.apm.Playback(silence[:])
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
+	want := pcm.PeriodSamples
 	for {
 		busy := false
 		for capture.Len() >= pcm.PeriodSamples {
 			block := e.in[e.inFill : e.inFill+pcm.PeriodSamples]
 			capture.Read(block)
+			if e.inFill == 0 {
+				e.quiet = e.quietCapture()
+			}
 			e.captureBlock(block, e.inFill)
 			e.inFill += pcm.PeriodSamples
 			if e.inFill == len(e.in) {
@@ -378,8 +396,20 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			busy = true
 		}
 
-		speakerOn = speakerOn || playback.Len() < left
 		ps, cs := playback.Stats(), capture.Stats()
+		if e.playIdle.Load() {
+			if !e.rx.pending() {
+				goto wait
+			}
+			// A packet came: the speaker plays again. What it lacked while idle was silence
+			// the engine chose, not lateness; the echo canceller's reference starts over a
+			// silent period ahead, as at the stream's start.
+			e.playIdle.Store(false)
+			e.pace.rebase(ps.UnderrunSamples)
+			_ = e.apm.Playback(silence[:])
+			left = 0
+		}
+		speakerOn = speakerOn || playback.Len() < left
 		if !speakerOn {
 			// Until the speaker first takes audio, what it lacked is the stream starting, not
 			// the engine being late.
@@ -390,8 +420,17 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			// the echo by an amount nobody here knows. The delay estimate looks again at once.
 			e.apm.EchoPathMayMove()
 		}
-		want := (1 + e.pace.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
+		want = (1 + e.pace.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
 		for playback.Len() < want {
+			if e.outPos >= len(e.out) && e.mixQuiet && speakerOn && !e.rx.pending() {
+				// Nothing to play and nothing coming: leave the speaker idle (the device plays
+				// silence) instead of waking every period to write it; Receive kicks.
+				e.playIdle.Store(true)
+				if !e.rx.pending() {
+					break
+				}
+				e.playIdle.Store(false) // a packet slipped in before Receive could see the flag
+			}
 			playback.Write(e.nextPeriod())
 			e.pace.wrote()
 			busy = true
@@ -406,21 +445,53 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			e.apm.SetKnownDelay(knownDelayBase - int(cs.OverrunSamples))
 		}
 
+	wait:
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		data, space := capture.DataSignal(), playback.SpaceSignal()
-		if capture.Len() >= pcm.PeriodSamples || playback.Len() < want {
+		// Wake-ups: the microphone's periods as they come while a frame is being sent; a whole
+		// frame at once while nothing can be sent or voice activity listens to silence (the
+		// frame's periods are cleaned together, or only measured). The speaker's periods while
+		// it plays; none while it is idle.
+		need := pcm.PeriodSamples
+		if !e.spurt && e.cfg.Captured == nil && (e.gate.Mode() == ptt.VoiceActivity || e.quietCapture()) {
+			need = len(e.in) - e.inFill
+		}
+		data := capture.DataSignalAt(need)
+		var space <-chan struct{}
+		if !e.playIdle.Load() {
+			space = playback.SpaceSignal()
+			if playback.Len() < want {
+				continue
+			}
+		}
+		if capture.Len() >= need {
 			continue
 		}
 		select {
 		case <-data:
 		case <-space:
+		case <-e.wake:
 		case <-stop:
 			return
 		}
+	}
+}
+
+// quietCapture reports whether the next frame cannot be sent whatever the microphone hears:
+// push-to-talk released with no talk spurt to finish, and no captured hook or echo dump that
+// wants every frame cleaned. Only the processing goroutine calls it.
+func (e *Engine) quietCapture() bool {
+	return e.gate.Idle() && !e.spurt && e.cfg.Captured == nil && e.dump == nil
+}
+
+// kick wakes the processing goroutine from its wait; it never blocks.
+func (e *Engine) kick() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -456,6 +527,9 @@ func (e *Engine) Receive(sender uint64, p voice.Packet) {
 // ReceiveAt is Receive with the arrival time given on the scale of Options.Now.
 func (e *Engine) ReceiveAt(sender uint64, p voice.Packet, arrival time.Duration) {
 	e.rx.push(sender, jitter.Packet{Seq: p.Seq, Timestamp: p.Timestamp, EndOfSpeech: p.EndOfSpeech, Payload: p.Payload}, arrival)
+	if e.playIdle.Load() {
+		e.kick()
+	}
 }
 
 // RemoveSender forgets a sender that left; its buffered audio is dropped at the next frame.
@@ -473,10 +547,14 @@ func (e *Engine) SetMode(m voice.Mode) {
 	} else {
 		e.gate.SetMode(ptt.VoiceActivity)
 	}
+	e.kick()
 }
 
 // SetPTTActive presses or releases the push-to-talk key.
-func (e *Engine) SetPTTActive(on bool) { e.gate.SetActive(on) }
+func (e *Engine) SetPTTActive(on bool) {
+	e.gate.SetActive(on)
+	e.kick()
+}
 
 // SetPTTReleaseDelay sets how long sending goes on after the key is released (or the voice
 // stops), honoured in whole 20 ms frames.

@@ -29,6 +29,7 @@ func (e *Engine) step(frame []int16) []int16 {
 
 // capture runs the capture path on one whole frame, in place.
 func (e *Engine) capture(frame []int16) {
+	e.quiet = e.quietCapture()
 	for b := 0; b < len(frame); b += pcm.PeriodSamples {
 		e.captureBlock(frame[b:b+pcm.PeriodSamples], b)
 	}
@@ -38,7 +39,13 @@ func (e *Engine) capture(frame []int16) {
 // captureBlock runs the first part of the capture path on one device period of the microphone,
 // in place, as soon as the device delivers it: input volume, then echo cancellation, noise
 // suppression and gain control (apm works on periods). off is the period's offset in its frame.
+// A frame that cannot be sent (e.quiet) is not cleaned: apm only keeps its pairing, and its
+// echo canceller converged while there is echo.
 func (e *Engine) captureBlock(block []int16, off int) {
+	if e.quiet {
+		_ = e.apm.Idle(block) // fails only on a wrong block size or after Close
+		return
+	}
 	if off == 0 && e.dump != nil {
 		e.dumpFrame = e.dump.take()
 	}
@@ -162,17 +169,19 @@ func (e *Engine) mixFrame() bool {
 	now := e.now()
 	e.inputs = e.inputs[:0]
 	var loss float64
-	heard := false
+	heard, coming := false, false
 	for _, s := range e.order {
 		samples := e.decode(s, now)
 		if samples != nil && e.cfg.Received != nil && e.cfg.Received(s.id, samples) {
 			samples = nil
 		}
 		heard = heard || samples != nil || s.ch.Speaking()
+		coming = coming || !s.jb.Idle()
 		e.inputs = append(e.inputs, mixer.Input{Channel: s.ch, Samples: samples})
 		loss = max(loss, s.jb.Stats().LossFraction)
 	}
 	e.lossReport.Store(math.Float64bits(loss))
+	e.mixQuiet = !heard && !coming
 	e.mix.Mix(e.out, e.inputs)
 	if e.cfg.OnSpeaking != nil {
 		for _, ev := range e.mix.Events() {
