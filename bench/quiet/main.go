@@ -240,7 +240,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0

@@ -39,8 +39,8 @@ import (
 
 	"sdkpp/audio/device"
 	"sdkpp/audio/engine"
-	"sdkpp/bench/internal/players"
 	"sdkpp/audio/pcm"
+	"sdkpp/bench/internal/players"
 	"sdkpp/core"
 	"sdkpp/core/voice"
 	"sdkpp/server"
