@@ -48,6 +48,7 @@ import (
 	"sdkpp/audio/mixer"
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/ptt"
+	"sdkpp/audio/spatial"
 	"sdkpp/audio/vad"
 	"sdkpp/core/voice"
 )
@@ -84,6 +85,9 @@ type Options struct {
 	// AfterFrame, if set, runs on the processing goroutine after each processing step (tests use
 	// it to follow the engine).
 	AfterFrame func()
+	// Stereo plays interleaved stereo, so that positional voice places speakers left and right;
+	// without it the output is mono and positional voice only attenuates with distance.
+	Stereo bool
 }
 
 // Engine is one player's voice engine. It implements voice.Engine.
@@ -115,10 +119,14 @@ type Engine struct {
 	noInputDBFS  atomic.Uint64
 	lossReport   atomic.Uint64 // float64 bits
 
-	// Per-sender settings set before or after the sender's first packet.
-	sendersMu sync.Mutex
-	settings  map[uint64]*senderSettings
-	removed   []uint64
+	// Per-sender settings set before or after the sender's first packet, and positional voice.
+	sendersMu  sync.Mutex
+	settings   map[uint64]*senderSettings
+	removed    []uint64
+	positional bool
+	listener   spatial.Listener
+	props      spatial.Properties
+	culled     atomic.Uint64
 
 	rx *queue
 	// wake rouses the processing goroutine from a quiet wait (kick): a packet for an idle
@@ -139,7 +147,9 @@ type Engine struct {
 	inputs   []mixer.Input
 	in       []int16 // the frame being captured, a period at a time
 	inFill   int     // samples of in captured so far
-	out      []int16 // the frame being played, a period at a time
+	out      []int16 // the frame being played, a period at a time (interleaved when stereo)
+	outCh    int     // channels of out and of the speaker: 1, or 2 with Options.Stereo
+	mono     []int16 // a played stereo period downmixed, the echo canceller's reference
 	outPos   int     // samples of out written to the speaker so far (len(out): none left)
 	pace     pacing
 	payload  []byte
@@ -170,13 +180,19 @@ type sender struct {
 	pcm     []int16
 	fading  bool // the last frame played carried end-of-speech: stay silent, do not conceal
 	playing bool
+	// outOfRange: positional and beyond the audible distance at this frame (not decoded).
+	outOfRange bool
 }
 
-// senderSettings are a sender's volume and local mute as last set.
+// senderSettings are a sender's volume and local mute as last set, and its place.
 type senderSettings struct {
 	volume int
 	muted  bool
 	ch     *mixer.Channel
+
+	pos           spatial.Vec3
+	hasPos        bool // a position is known: until then the sender is centred
+	nonPositional bool // a team radio: centred and unattenuated
 }
 
 var _ voice.Engine = (*Engine)(nil)
@@ -215,12 +231,19 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 		mix:      mixer.New(),
 		senders:  map[uint64]*sender{},
 		in:       make([]int16, pcm.FrameSamples),
-		out:      make([]int16, pcm.FrameSamples),
-		outPos:   pcm.FrameSamples,
+		outCh:    1,
+		mono:     make([]int16, pcm.PeriodSamples),
+		listener: spatial.DefaultListener,
+		props:    spatial.DefaultProperties,
 		payload:  make([]byte, codec.MaxPacketBytes),
 		lossSet:  -1,
 		noInThr:  DefaultNoInputThresholdDBFS,
 	}
+	if opts.Stereo {
+		e.outCh = 2
+	}
+	e.out = make([]int16, pcm.FrameSamples*e.outCh)
+	e.outPos = len(e.out)
 	e.now = opts.Now
 	if e.now == nil {
 		start := time.Now()
@@ -278,7 +301,8 @@ func (e *Engine) Start() error {
 
 // openLocked opens and starts the stream on the selected devices and the processing goroutine.
 func (e *Engine) openLocked() error {
-	s, err := e.devs.Open(device.Config{Capture: true, CaptureID: e.inputID, Playback: true, PlaybackID: e.outputID})
+	s, err := e.devs.Open(device.Config{Capture: true, CaptureID: e.inputID, Playback: true, PlaybackID: e.outputID,
+		PlaybackChannels: e.outCh})
 	if err != nil {
 		return err
 	}
@@ -375,7 +399,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	_ = e.apm.Playback(silence[:])
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
-	want := pcm.PeriodSamples
+	want := pcm.PeriodSamples * e.outCh
 	for {
 		busy := false
 		for capture.Len() >= pcm.PeriodSamples {
@@ -397,6 +421,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		}
 
 		ps, cs := playback.Stats(), capture.Stats()
+		under := ps.UnderrunSamples / uint64(e.outCh) // in sample frames, as pacing counts
 		if e.playIdle.Load() {
 			if !e.rx.pending() {
 				goto wait
@@ -405,7 +430,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			// the engine chose, not lateness; the echo canceller's reference starts over a
 			// silent period ahead, as at the stream's start.
 			e.playIdle.Store(false)
-			e.pace.rebase(ps.UnderrunSamples)
+			e.pace.rebase(under)
 			_ = e.apm.Playback(silence[:])
 			left = 0
 		}
@@ -413,14 +438,14 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		if !speakerOn {
 			// Until the speaker first takes audio, what it lacked is the stream starting, not
 			// the engine being late.
-			e.pace.reset(ps.UnderrunSamples)
+			e.pace.reset(under)
 		}
-		if speakerOn && ps.UnderrunSamples != e.pace.underruns {
+		if speakerOn && under != e.pace.underruns {
 			// The speaker lacked audio: PulseAudio raises a stream's latency then, which moves
 			// the echo by an amount nobody here knows. The delay estimate looks again at once.
 			e.apm.EchoPathMayMove()
 		}
-		want = (1 + e.pace.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
+		want = (1 + e.pace.periods(under)) * pcm.PeriodSamples * e.outCh
 		for playback.Len() < want {
 			if e.outPos >= len(e.out) && e.mixQuiet && speakerOn && !e.rx.pending() {
 				// Nothing to play and nothing coming: leave the speaker idle (the device plays
@@ -610,6 +635,61 @@ func (e *Engine) settingsLocked(sender uint64) *senderSettings {
 	}
 	return s
 }
+
+// SetPositional switches positional voice (off by default): while on, every sender whose
+// position is known and who is not marked non-positional is placed around the listener and
+// attenuated with distance, and one beyond the audible distance is not decoded.
+func (e *Engine) SetPositional(on bool) {
+	e.sendersMu.Lock()
+	e.positional = on
+	e.sendersMu.Unlock()
+}
+
+// SetListener sets where the local player hears from (spatial.DefaultListener until set).
+func (e *Engine) SetListener(l spatial.Listener) {
+	e.sendersMu.Lock()
+	e.listener = l
+	e.sendersMu.Unlock()
+}
+
+// SetSpatialProperties sets the distance properties of positional voice
+// (spatial.DefaultProperties until set); invalid ones are refused.
+func (e *Engine) SetSpatialProperties(p spatial.Properties) error {
+	if !p.Valid() {
+		return fmt.Errorf("engine: positional properties %+v: invalid", p)
+	}
+	e.sendersMu.Lock()
+	e.props = p
+	e.sendersMu.Unlock()
+	return nil
+}
+
+// SetSenderPosition sets where a sender stands, also before its first packet: the game's
+// knowledge, or what the sender's own client sends with its voice.
+func (e *Engine) SetSenderPosition(sender uint64, pos spatial.Vec3) {
+	e.sendersMu.Lock()
+	s := e.settingsLocked(sender)
+	s.pos, s.hasPos = pos, true
+	e.sendersMu.Unlock()
+}
+
+// ClearSenderPosition forgets a sender's position: it is centred again.
+func (e *Engine) ClearSenderPosition(sender uint64) {
+	e.sendersMu.Lock()
+	e.settingsLocked(sender).hasPos = false
+	e.sendersMu.Unlock()
+}
+
+// SetSenderPositional marks a sender positional (the default) or not: a non-positional sender
+// (a team radio beside proximity chat) is centred and unattenuated wherever it stands.
+func (e *Engine) SetSenderPositional(sender uint64, positional bool) {
+	e.sendersMu.Lock()
+	e.settingsLocked(sender).nonPositional = !positional
+	e.sendersMu.Unlock()
+}
+
+// CulledFrames counts the frames of senders beyond the audible distance that were not decoded.
+func (e *Engine) CulledFrames() uint64 { return e.culled.Load() }
 
 // SetEchoCancellation switches echo cancellation.
 func (e *Engine) SetEchoCancellation(on bool) { e.apm.SetEchoCancellation(on) }

@@ -151,10 +151,17 @@ func (m *Mixer) Deafened() bool { return m.deafened.Load() }
 // Mix writes the mix of inputs into dst (one frame, normally pcm.FrameSamples samples) and
 // updates every registered channel's speaking state; a channel without an input counts as
 // silent. The changes are available from Events until the next Mix.
+//
+// A positional input keeps, in mono, the level its two ears share: its distance attenuation.
 func (m *Mixer) Mix(dst []int16, inputs []Input) {
 	if !m.prepare(inputs) {
 		clear(dst)
 		return
+	}
+	for _, in := range inputs {
+		if in.Positional {
+			in.Channel.gain *= float32(math.Sqrt(float64(in.Left*in.Left+in.Right*in.Right) / 2))
+		}
 	}
 	for i := range dst {
 		var acc float32

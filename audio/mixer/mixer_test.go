@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/audio/internal/testsignal"
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/spatial"
 )
@@ -244,31 +245,6 @@ func benchEight(b *testing.B, step float64) {
 	}
 }
 
-// tone returns a frame of a sine of freq Hz at the given peak.
-func tone(freq, peak float64) []int16 {
-	f := make([]int16, pcm.FrameSamples)
-	for i := range f {
-		f[i] = int16(math.Round(peak * math.Sin(2*math.Pi*freq*float64(i)/pcm.SampleRate)))
-	}
-	return f
-}
-
-// toneDB measures the level in dB (re full scale) of the sine of freq Hz in one channel of an
-// interleaved stereo frame (channel 0 left, 1 right), by correlation: freq must fit a whole
-// number of periods in the frame, so that the other tones do not leak into it.
-func toneDB(stereo []int16, channel int, freq float64) float64 {
-	var re, im float64
-	n := len(stereo) / 2
-	for k := range n {
-		v := float64(stereo[2*k+channel])
-		ph := 2 * math.Pi * freq * float64(k) / pcm.SampleRate
-		re += v * math.Cos(ph)
-		im += v * math.Sin(ph)
-	}
-	amp := 2 * math.Hypot(re, im) / float64(n)
-	return 20 * math.Log10(amp/32768+1e-12)
-}
-
 // Positional voice, with a tone per speaker measured per ear in one stereo mix: a speaker on the
 // listener's right is at least 10 dB louder in the right ear; one at the conversational distance
 // keeps its unattenuated level; one at half the audible distance follows the chosen model within
@@ -288,7 +264,7 @@ func TestPositionalRenderingPerEar(t *testing.T) {
 			m := New()
 			var inputs []Input
 			place := func(name string, pos spatial.Vec3) bool {
-				in := Input{Channel: m.Add(uint64(len(inputs) + 1)), Samples: tone(freqs[name], peak), Positional: true}
+				in := Input{Channel: m.Add(uint64(len(inputs) + 1)), Samples: testsignal.Tone(freqs[name], peak, 0, pcm.FrameSamples), Positional: true}
 				var ok bool
 				in.Left, in.Right, ok = spatial.Gains(listener, props, pos)
 				if ok {
@@ -300,23 +276,23 @@ func TestPositionalRenderingPerEar(t *testing.T) {
 			require.True(t, place("near", at(0, -props.ConversationalDistance)))
 			require.True(t, place("half", at(0, props.AudibleDistance/2)))
 			assert.False(t, place("far", at(props.AudibleDistance, 1)), "beyond the audible distance: not rendered")
-			inputs = append(inputs, Input{Channel: m.Add(99), Samples: tone(freqs["radio"], peak)})
+			inputs = append(inputs, Input{Channel: m.Add(99), Samples: testsignal.Tone(freqs["radio"], peak, 0, pcm.FrameSamples)})
 
 			dst := make([]int16, 2*pcm.FrameSamples)
 			m.MixStereo(dst, inputs)
 
-			l, r := toneDB(dst, 0, freqs["right"]), toneDB(dst, 1, freqs["right"])
+			l, r := testsignal.ToneDB(dst, 0, 2, freqs["right"]), testsignal.ToneDB(dst, 1, 2, freqs["right"])
 			assert.GreaterOrEqual(t, r-l, 10.0, "on the right: right %.1f dB, left %.1f dB", r, l)
 			for ch := range 2 {
-				assert.InDelta(t, unattenuated, toneDB(dst, ch, freqs["near"]), 1, "conversational distance, ear %d", ch)
-				assert.InDelta(t, unattenuated, toneDB(dst, ch, freqs["radio"]), 1, "non-positional, ear %d", ch)
+				assert.InDelta(t, unattenuated, testsignal.ToneDB(dst, ch, 2, freqs["near"]), 1, "conversational distance, ear %d", ch)
+				assert.InDelta(t, unattenuated, testsignal.ToneDB(dst, ch, 2, freqs["radio"]), 1, "non-positional, ear %d", ch)
 			}
 			want, _ := props.Attenuation(float64(props.AudibleDistance / 2))
 			for ch := range 2 {
-				assert.InDelta(t, unattenuated+20*math.Log10(want), toneDB(dst, ch, freqs["half"]), 1,
+				assert.InDelta(t, unattenuated+20*math.Log10(want), testsignal.ToneDB(dst, ch, 2, freqs["half"]), 1,
 					"half the audible distance, %s model, ear %d", model, ch)
 			}
-			assert.InDelta(t, toneDB(dst, 0, freqs["radio"]), toneDB(dst, 1, freqs["radio"]), 0.1, "the radio is centred")
+			assert.InDelta(t, testsignal.ToneDB(dst, 0, 2, freqs["radio"]), testsignal.ToneDB(dst, 1, 2, freqs["radio"]), 0.1, "the radio is centred")
 		})
 	}
 }
