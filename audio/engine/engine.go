@@ -195,7 +195,10 @@ type senderSettings struct {
 	nonPositional bool // a team radio: centred and unattenuated
 }
 
-var _ voice.Engine = (*Engine)(nil)
+var (
+	_ voice.Engine           = (*Engine)(nil)
+	_ voice.PositionalEngine = (*Engine)(nil)
+)
 
 // New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
 func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
@@ -645,16 +648,18 @@ func (e *Engine) SetPositional(on bool) {
 	e.sendersMu.Unlock()
 }
 
-// SetListener sets where the local player hears from (spatial.DefaultListener until set).
-func (e *Engine) SetListener(l spatial.Listener) {
+// SetListener sets where the local player hears from (voice.DefaultListener until set).
+func (e *Engine) SetListener(l voice.Listener) {
 	e.sendersMu.Lock()
-	e.listener = l
+	e.listener = spatial.Listener{Position: spatial.Vec3(l.Position), Forward: spatial.Vec3(l.Forward), Up: spatial.Vec3(l.Up)}
 	e.sendersMu.Unlock()
 }
 
 // SetSpatialProperties sets the distance properties of positional voice
-// (spatial.DefaultProperties until set); invalid ones are refused.
-func (e *Engine) SetSpatialProperties(p spatial.Properties) error {
+// (voice.DefaultSpatialProperties until set); invalid ones are refused.
+func (e *Engine) SetSpatialProperties(vp voice.SpatialProperties) error {
+	p := spatial.Properties{AudibleDistance: vp.AudibleDistance, ConversationalDistance: vp.ConversationalDistance,
+		FadeIntensity: vp.FadeIntensity, Model: spatial.FadeModel(vp.Model)}
 	if !p.Valid() {
 		return fmt.Errorf("engine: positional properties %+v: invalid", p)
 	}
@@ -666,10 +671,10 @@ func (e *Engine) SetSpatialProperties(p spatial.Properties) error {
 
 // SetSenderPosition sets where a sender stands, also before its first packet: the game's
 // knowledge, or what the sender's own client sends with its voice.
-func (e *Engine) SetSenderPosition(sender uint64, pos spatial.Vec3) {
+func (e *Engine) SetSenderPosition(sender uint64, pos voice.Vec3) {
 	e.sendersMu.Lock()
 	s := e.settingsLocked(sender)
-	s.pos, s.hasPos = pos, true
+	s.pos, s.hasPos = spatial.Vec3(pos), true
 	e.sendersMu.Unlock()
 }
 

@@ -28,16 +28,17 @@ func TestPositionalVoice(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, e.Close()) })
 	props := spatial.Properties{AudibleDistance: 40, ConversationalDistance: 2, FadeIntensity: 1, Model: spatial.FadeInverse}
-	require.NoError(t, e.SetSpatialProperties(props))
-	require.Error(t, e.SetSpatialProperties(spatial.Properties{}), "invalid properties are refused")
-	e.SetListener(spatial.Listener{Position: spatial.Vec3{X: 3, Y: 1}, Forward: spatial.Vec3{Z: -1}, Up: spatial.Vec3{Y: 1}})
+	require.NoError(t, e.SetSpatialProperties(voice.SpatialProperties{AudibleDistance: 40, ConversationalDistance: 2,
+		FadeIntensity: 1, Model: voice.FadeInverse}))
+	require.Error(t, e.SetSpatialProperties(voice.SpatialProperties{}), "invalid properties are refused")
+	e.SetListener(voice.Listener{Position: voice.Vec3{X: 3, Y: 1}, Forward: voice.Vec3{Z: -1}, Up: voice.Vec3{Y: 1}})
 	e.SetPositional(true)
-	at := func(x, z float32) spatial.Vec3 { return spatial.Vec3{X: 3 + x, Y: 1, Z: z} }
+	at := func(x, z float32) voice.Vec3 { return voice.Vec3{X: 3 + x, Y: 1, Z: z} }
 
 	speakers := []struct {
 		id   uint64
 		freq float64 // 20 ms frames hold whole periods of each
-		pos  spatial.Vec3
+		pos  voice.Vec3
 	}{
 		{1, 300, at(1.5, -0.5)}, // on the right
 		{2, 500, at(0, -2)},     // at the conversational distance, ahead
