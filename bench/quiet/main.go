@@ -14,6 +14,12 @@
 // microphone). The machine is shared: the scenarios take turns, -turns times, and the median of
 // each is printed.
 //
+// What a quiet call still costs is mostly the device layer's: malgo runs a Go data callback on
+// each of miniaudio's device threads every 10 ms period, and each return to C leaves a P in a
+// system call that the runtime's sysmon retakes once it has been there 10 ms (a period, so about
+// every other time), after which sysmon polls every 20 us for a millisecond. perf shows sysmon's
+// sleeps as about half of what is left. (pprof sees little of it: it runs outside Go code.)
+//
 // Run by bench/run.sh (make bench). -cpuprofile DIR writes each child's CPU profile there.
 package main
 
