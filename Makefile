@@ -71,7 +71,7 @@ tools: $(TOOLS)
 $(BUILD)/sdkpp-%: $(shell find cmd server core wire internal -name '*.go' -not -name '*_test.go') go.mod go.sum | $(CLIBS)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/sdkpp-$*
 
-# Regenerate every layer from api/sdkpp.api.
+# Regenerate every layer from api/sdkpp.api (and the Go side table build/gen/facade_bodies.txt).
 generate: $(CLIBS)
 	$(GO) run ./build/gen
 

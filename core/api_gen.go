@@ -2,6 +2,8 @@
 
 package core
 
+import "sdkpp/core/records"
+
 // Version of the described surface.
 const (
 	VersionMajor = 0
@@ -256,980 +258,348 @@ func ClientStatusToString(e ClientStatus) string { return e.String() }
 func ClientThreadToString(e ClientThread) string { return e.String() }
 
 // ErrorType: Category of a failed ClientResult.
-type ErrorType int32
+type ErrorType = records.ErrorType
 
 // Values of ErrorType.
 const (
-	ErrorTypeNone                ErrorType = 0
-	ErrorTypeNetworkError        ErrorType = 1
-	ErrorTypeHTTPError           ErrorType = 2
-	ErrorTypeClientNotReady      ErrorType = 3
-	ErrorTypeDisabled            ErrorType = 4
-	ErrorTypeClientDestroyed     ErrorType = 5
-	ErrorTypeValidationError     ErrorType = 6
-	ErrorTypeAborted             ErrorType = 7
-	ErrorTypeAuthorizationFailed ErrorType = 8
-	ErrorTypeRPCError            ErrorType = 9
+	ErrorTypeNone                = records.ErrorTypeNone
+	ErrorTypeNetworkError        = records.ErrorTypeNetworkError
+	ErrorTypeHTTPError           = records.ErrorTypeHTTPError
+	ErrorTypeClientNotReady      = records.ErrorTypeClientNotReady
+	ErrorTypeDisabled            = records.ErrorTypeDisabled
+	ErrorTypeClientDestroyed     = records.ErrorTypeClientDestroyed
+	ErrorTypeValidationError     = records.ErrorTypeValidationError
+	ErrorTypeAborted             = records.ErrorTypeAborted
+	ErrorTypeAuthorizationFailed = records.ErrorTypeAuthorizationFailed
+	ErrorTypeRPCError            = records.ErrorTypeRPCError
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ErrorType) String() string {
-	switch e {
-	case ErrorTypeNone:
-		return "None"
-	case ErrorTypeNetworkError:
-		return "NetworkError"
-	case ErrorTypeHTTPError:
-		return "HTTPError"
-	case ErrorTypeClientNotReady:
-		return "ClientNotReady"
-	case ErrorTypeDisabled:
-		return "Disabled"
-	case ErrorTypeClientDestroyed:
-		return "ClientDestroyed"
-	case ErrorTypeValidationError:
-		return "ValidationError"
-	case ErrorTypeAborted:
-		return "Aborted"
-	case ErrorTypeAuthorizationFailed:
-		return "AuthorizationFailed"
-	case ErrorTypeRPCError:
-		return "RPCError"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ErrorType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // HttpStatusCode: HTTP status of a ClientResult; the value is the status code, None when there was no response.
-type HttpStatusCode int32
+type HttpStatusCode = records.HttpStatusCode
 
 // Values of HttpStatusCode.
 const (
-	HttpStatusCodeNone                 HttpStatusCode = 0
-	HttpStatusCodeContinue             HttpStatusCode = 100
-	HttpStatusCodeSwitchingProtocols   HttpStatusCode = 101
-	HttpStatusCodeOk                   HttpStatusCode = 200
-	HttpStatusCodeCreated              HttpStatusCode = 201
-	HttpStatusCodeAccepted             HttpStatusCode = 202
-	HttpStatusCodeNoContent            HttpStatusCode = 204
-	HttpStatusCodeMovedPermanently     HttpStatusCode = 301
-	HttpStatusCodeFound                HttpStatusCode = 302
-	HttpStatusCodeNotModified          HttpStatusCode = 304
-	HttpStatusCodeTemporaryRedirect    HttpStatusCode = 307
-	HttpStatusCodePermanentRedirect    HttpStatusCode = 308
-	HttpStatusCodeBadRequest           HttpStatusCode = 400
-	HttpStatusCodeUnauthorized         HttpStatusCode = 401
-	HttpStatusCodePaymentRequired      HttpStatusCode = 402
-	HttpStatusCodeForbidden            HttpStatusCode = 403
-	HttpStatusCodeNotFound             HttpStatusCode = 404
-	HttpStatusCodeMethodNotAllowed     HttpStatusCode = 405
-	HttpStatusCodeNotAcceptable        HttpStatusCode = 406
-	HttpStatusCodeRequestTimeout       HttpStatusCode = 408
-	HttpStatusCodeConflict             HttpStatusCode = 409
-	HttpStatusCodeGone                 HttpStatusCode = 410
-	HttpStatusCodePayloadTooLarge      HttpStatusCode = 413
-	HttpStatusCodeUnsupportedMediaType HttpStatusCode = 415
-	HttpStatusCodeUnprocessableEntity  HttpStatusCode = 422
-	HttpStatusCodeTooManyRequests      HttpStatusCode = 429
-	HttpStatusCodeInternalServerError  HttpStatusCode = 500
-	HttpStatusCodeNotImplemented       HttpStatusCode = 501
-	HttpStatusCodeBadGateway           HttpStatusCode = 502
-	HttpStatusCodeServiceUnavailable   HttpStatusCode = 503
-	HttpStatusCodeGatewayTimeout       HttpStatusCode = 504
+	HttpStatusCodeNone                 = records.HttpStatusCodeNone
+	HttpStatusCodeContinue             = records.HttpStatusCodeContinue
+	HttpStatusCodeSwitchingProtocols   = records.HttpStatusCodeSwitchingProtocols
+	HttpStatusCodeOk                   = records.HttpStatusCodeOk
+	HttpStatusCodeCreated              = records.HttpStatusCodeCreated
+	HttpStatusCodeAccepted             = records.HttpStatusCodeAccepted
+	HttpStatusCodeNoContent            = records.HttpStatusCodeNoContent
+	HttpStatusCodeMovedPermanently     = records.HttpStatusCodeMovedPermanently
+	HttpStatusCodeFound                = records.HttpStatusCodeFound
+	HttpStatusCodeNotModified          = records.HttpStatusCodeNotModified
+	HttpStatusCodeTemporaryRedirect    = records.HttpStatusCodeTemporaryRedirect
+	HttpStatusCodePermanentRedirect    = records.HttpStatusCodePermanentRedirect
+	HttpStatusCodeBadRequest           = records.HttpStatusCodeBadRequest
+	HttpStatusCodeUnauthorized         = records.HttpStatusCodeUnauthorized
+	HttpStatusCodePaymentRequired      = records.HttpStatusCodePaymentRequired
+	HttpStatusCodeForbidden            = records.HttpStatusCodeForbidden
+	HttpStatusCodeNotFound             = records.HttpStatusCodeNotFound
+	HttpStatusCodeMethodNotAllowed     = records.HttpStatusCodeMethodNotAllowed
+	HttpStatusCodeNotAcceptable        = records.HttpStatusCodeNotAcceptable
+	HttpStatusCodeRequestTimeout       = records.HttpStatusCodeRequestTimeout
+	HttpStatusCodeConflict             = records.HttpStatusCodeConflict
+	HttpStatusCodeGone                 = records.HttpStatusCodeGone
+	HttpStatusCodePayloadTooLarge      = records.HttpStatusCodePayloadTooLarge
+	HttpStatusCodeUnsupportedMediaType = records.HttpStatusCodeUnsupportedMediaType
+	HttpStatusCodeUnprocessableEntity  = records.HttpStatusCodeUnprocessableEntity
+	HttpStatusCodeTooManyRequests      = records.HttpStatusCodeTooManyRequests
+	HttpStatusCodeInternalServerError  = records.HttpStatusCodeInternalServerError
+	HttpStatusCodeNotImplemented       = records.HttpStatusCodeNotImplemented
+	HttpStatusCodeBadGateway           = records.HttpStatusCodeBadGateway
+	HttpStatusCodeServiceUnavailable   = records.HttpStatusCodeServiceUnavailable
+	HttpStatusCodeGatewayTimeout       = records.HttpStatusCodeGatewayTimeout
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e HttpStatusCode) String() string {
-	switch e {
-	case HttpStatusCodeNone:
-		return "None"
-	case HttpStatusCodeContinue:
-		return "Continue"
-	case HttpStatusCodeSwitchingProtocols:
-		return "SwitchingProtocols"
-	case HttpStatusCodeOk:
-		return "Ok"
-	case HttpStatusCodeCreated:
-		return "Created"
-	case HttpStatusCodeAccepted:
-		return "Accepted"
-	case HttpStatusCodeNoContent:
-		return "NoContent"
-	case HttpStatusCodeMovedPermanently:
-		return "MovedPermanently"
-	case HttpStatusCodeFound:
-		return "Found"
-	case HttpStatusCodeNotModified:
-		return "NotModified"
-	case HttpStatusCodeTemporaryRedirect:
-		return "TemporaryRedirect"
-	case HttpStatusCodePermanentRedirect:
-		return "PermanentRedirect"
-	case HttpStatusCodeBadRequest:
-		return "BadRequest"
-	case HttpStatusCodeUnauthorized:
-		return "Unauthorized"
-	case HttpStatusCodePaymentRequired:
-		return "PaymentRequired"
-	case HttpStatusCodeForbidden:
-		return "Forbidden"
-	case HttpStatusCodeNotFound:
-		return "NotFound"
-	case HttpStatusCodeMethodNotAllowed:
-		return "MethodNotAllowed"
-	case HttpStatusCodeNotAcceptable:
-		return "NotAcceptable"
-	case HttpStatusCodeRequestTimeout:
-		return "RequestTimeout"
-	case HttpStatusCodeConflict:
-		return "Conflict"
-	case HttpStatusCodeGone:
-		return "Gone"
-	case HttpStatusCodePayloadTooLarge:
-		return "PayloadTooLarge"
-	case HttpStatusCodeUnsupportedMediaType:
-		return "UnsupportedMediaType"
-	case HttpStatusCodeUnprocessableEntity:
-		return "UnprocessableEntity"
-	case HttpStatusCodeTooManyRequests:
-		return "TooManyRequests"
-	case HttpStatusCodeInternalServerError:
-		return "InternalServerError"
-	case HttpStatusCodeNotImplemented:
-		return "NotImplemented"
-	case HttpStatusCodeBadGateway:
-		return "BadGateway"
-	case HttpStatusCodeServiceUnavailable:
-		return "ServiceUnavailable"
-	case HttpStatusCodeGatewayTimeout:
-		return "GatewayTimeout"
-	}
-	return "unknown"
-}
-
-// Valid reports true: every value of the open enum HttpStatusCode is valid.
-func (e HttpStatusCode) Valid() bool {
-	return true
-}
-
 // LoggingSeverity: Severity of a log message; a log callback receives messages at or above its minimum.
-type LoggingSeverity int32
+type LoggingSeverity = records.LoggingSeverity
 
 // Values of LoggingSeverity.
 const (
-	LoggingSeverityVerbose LoggingSeverity = 1
-	LoggingSeverityInfo    LoggingSeverity = 2
-	LoggingSeverityWarning LoggingSeverity = 3
-	LoggingSeverityError   LoggingSeverity = 4
-	LoggingSeverityNone    LoggingSeverity = 5
+	LoggingSeverityVerbose = records.LoggingSeverityVerbose
+	LoggingSeverityInfo    = records.LoggingSeverityInfo
+	LoggingSeverityWarning = records.LoggingSeverityWarning
+	LoggingSeverityError   = records.LoggingSeverityError
+	LoggingSeverityNone    = records.LoggingSeverityNone
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e LoggingSeverity) String() string {
-	switch e {
-	case LoggingSeverityVerbose:
-		return "Verbose"
-	case LoggingSeverityInfo:
-		return "Info"
-	case LoggingSeverityWarning:
-		return "Warning"
-	case LoggingSeverityError:
-		return "Error"
-	case LoggingSeverityNone:
-		return "None"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e LoggingSeverity) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // IntegrationType: Installation context of the application (AuthorizationArgs.IntegrationType).
-type IntegrationType int32
+type IntegrationType = records.IntegrationType
 
 // Values of IntegrationType.
 const (
-	IntegrationTypeGuildInstall IntegrationType = 0
-	IntegrationTypeUserInstall  IntegrationType = 1
+	IntegrationTypeGuildInstall = records.IntegrationTypeGuildInstall
+	IntegrationTypeUserInstall  = records.IntegrationTypeUserInstall
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e IntegrationType) String() string {
-	switch e {
-	case IntegrationTypeGuildInstall:
-		return "GuildInstall"
-	case IntegrationTypeUserInstall:
-		return "UserInstall"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e IntegrationType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // AuthenticationCodeChallengeMethod: PKCE code challenge method.
-type AuthenticationCodeChallengeMethod int32
+type AuthenticationCodeChallengeMethod = records.AuthenticationCodeChallengeMethod
 
 // Values of AuthenticationCodeChallengeMethod.
 const (
-	AuthenticationCodeChallengeMethodS256 AuthenticationCodeChallengeMethod = 0
+	AuthenticationCodeChallengeMethodS256 = records.AuthenticationCodeChallengeMethodS256
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e AuthenticationCodeChallengeMethod) String() string {
-	switch e {
-	case AuthenticationCodeChallengeMethodS256:
-		return "S256"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e AuthenticationCodeChallengeMethod) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // AuthorizationTokenType: Kind of token given to UpdateToken and returned by token exchanges.
-type AuthorizationTokenType int32
+type AuthorizationTokenType = records.AuthorizationTokenType
 
 // Values of AuthorizationTokenType.
 const (
-	AuthorizationTokenTypeUser   AuthorizationTokenType = 0
-	AuthorizationTokenTypeBearer AuthorizationTokenType = 1
+	AuthorizationTokenTypeUser   = records.AuthorizationTokenTypeUser
+	AuthorizationTokenTypeBearer = records.AuthorizationTokenTypeBearer
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e AuthorizationTokenType) String() string {
-	switch e {
-	case AuthorizationTokenTypeUser:
-		return "User"
-	case AuthorizationTokenTypeBearer:
-		return "Bearer"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e AuthorizationTokenType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // AuthenticationExternalAuthType: External identity used for provisional accounts.
-type AuthenticationExternalAuthType int32
+type AuthenticationExternalAuthType = records.AuthenticationExternalAuthType
 
 // Values of AuthenticationExternalAuthType.
 const (
-	AuthenticationExternalAuthTypeOIDC                          AuthenticationExternalAuthType = 0
-	AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken AuthenticationExternalAuthType = 1
-	AuthenticationExternalAuthTypeEpicOnlineServicesIdToken     AuthenticationExternalAuthType = 2
-	AuthenticationExternalAuthTypeSteamSessionTicket            AuthenticationExternalAuthType = 3
-	AuthenticationExternalAuthTypeUnityServicesIdToken          AuthenticationExternalAuthType = 4
-	AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken   AuthenticationExternalAuthType = 5
-	AuthenticationExternalAuthTypeAppleIdToken                  AuthenticationExternalAuthType = 6
-	AuthenticationExternalAuthTypePlayStationNetworkIdToken     AuthenticationExternalAuthType = 7
+	AuthenticationExternalAuthTypeOIDC                          = records.AuthenticationExternalAuthTypeOIDC
+	AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken = records.AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken
+	AuthenticationExternalAuthTypeEpicOnlineServicesIdToken     = records.AuthenticationExternalAuthTypeEpicOnlineServicesIdToken
+	AuthenticationExternalAuthTypeSteamSessionTicket            = records.AuthenticationExternalAuthTypeSteamSessionTicket
+	AuthenticationExternalAuthTypeUnityServicesIdToken          = records.AuthenticationExternalAuthTypeUnityServicesIdToken
+	AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken   = records.AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken
+	AuthenticationExternalAuthTypeAppleIdToken                  = records.AuthenticationExternalAuthTypeAppleIdToken
+	AuthenticationExternalAuthTypePlayStationNetworkIdToken     = records.AuthenticationExternalAuthTypePlayStationNetworkIdToken
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e AuthenticationExternalAuthType) String() string {
-	switch e {
-	case AuthenticationExternalAuthTypeOIDC:
-		return "OIDC"
-	case AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken:
-		return "EpicOnlineServicesAccessToken"
-	case AuthenticationExternalAuthTypeEpicOnlineServicesIdToken:
-		return "EpicOnlineServicesIdToken"
-	case AuthenticationExternalAuthTypeSteamSessionTicket:
-		return "SteamSessionTicket"
-	case AuthenticationExternalAuthTypeUnityServicesIdToken:
-		return "UnityServicesIdToken"
-	case AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken:
-		return "DiscordBotIssuedAccessToken"
-	case AuthenticationExternalAuthTypeAppleIdToken:
-		return "AppleIdToken"
-	case AuthenticationExternalAuthTypePlayStationNetworkIdToken:
-		return "PlayStationNetworkIdToken"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e AuthenticationExternalAuthType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // AudioSystem: Audio system selection of ClientCreateOptions.
-type AudioSystem int32
+type AudioSystem = records.AudioSystem
 
 // Values of AudioSystem.
 const (
-	AudioSystemStandard AudioSystem = 0
-	AudioSystemGame     AudioSystem = 1
+	AudioSystemStandard = records.AudioSystemStandard
+	AudioSystemGame     = records.AudioSystemGame
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e AudioSystem) String() string {
-	switch e {
-	case AudioSystemStandard:
-		return "Standard"
-	case AudioSystemGame:
-		return "Game"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e AudioSystem) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // RelationshipType: What another user is to the player, on the platform or in the game.
-type RelationshipType int32
+type RelationshipType = records.RelationshipType
 
 // Values of RelationshipType.
 const (
-	RelationshipTypeNone            RelationshipType = 0
-	RelationshipTypeFriend          RelationshipType = 1
-	RelationshipTypeBlocked         RelationshipType = 2
-	RelationshipTypePendingIncoming RelationshipType = 3
-	RelationshipTypePendingOutgoing RelationshipType = 4
-	RelationshipTypeImplicit        RelationshipType = 5
-	RelationshipTypeSuggestion      RelationshipType = 6
+	RelationshipTypeNone            = records.RelationshipTypeNone
+	RelationshipTypeFriend          = records.RelationshipTypeFriend
+	RelationshipTypeBlocked         = records.RelationshipTypeBlocked
+	RelationshipTypePendingIncoming = records.RelationshipTypePendingIncoming
+	RelationshipTypePendingOutgoing = records.RelationshipTypePendingOutgoing
+	RelationshipTypeImplicit        = records.RelationshipTypeImplicit
+	RelationshipTypeSuggestion      = records.RelationshipTypeSuggestion
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e RelationshipType) String() string {
-	switch e {
-	case RelationshipTypeNone:
-		return "None"
-	case RelationshipTypeFriend:
-		return "Friend"
-	case RelationshipTypeBlocked:
-		return "Blocked"
-	case RelationshipTypePendingIncoming:
-		return "PendingIncoming"
-	case RelationshipTypePendingOutgoing:
-		return "PendingOutgoing"
-	case RelationshipTypeImplicit:
-		return "Implicit"
-	case RelationshipTypeSuggestion:
-		return "Suggestion"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e RelationshipType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // RelationshipGroupType: The groups of a friends list (Client::GetRelationshipsByGroup).
-type RelationshipGroupType int32
+type RelationshipGroupType = records.RelationshipGroupType
 
 // Values of RelationshipGroupType.
 const (
-	RelationshipGroupTypeOnlinePlayingGame RelationshipGroupType = 0
-	RelationshipGroupTypeOnlineElsewhere   RelationshipGroupType = 1
-	RelationshipGroupTypeOffline           RelationshipGroupType = 2
+	RelationshipGroupTypeOnlinePlayingGame = records.RelationshipGroupTypeOnlinePlayingGame
+	RelationshipGroupTypeOnlineElsewhere   = records.RelationshipGroupTypeOnlineElsewhere
+	RelationshipGroupTypeOffline           = records.RelationshipGroupTypeOffline
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e RelationshipGroupType) String() string {
-	switch e {
-	case RelationshipGroupTypeOnlinePlayingGame:
-		return "OnlinePlayingGame"
-	case RelationshipGroupTypeOnlineElsewhere:
-		return "OnlineElsewhere"
-	case RelationshipGroupTypeOffline:
-		return "Offline"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e RelationshipGroupType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // StatusType: Online status of a user.
-type StatusType int32
+type StatusType = records.StatusType
 
 // Values of StatusType.
 const (
-	StatusTypeOnline    StatusType = 0
-	StatusTypeOffline   StatusType = 1
-	StatusTypeBlocked   StatusType = 2
-	StatusTypeIdle      StatusType = 3
-	StatusTypeDnd       StatusType = 4
-	StatusTypeInvisible StatusType = 5
-	StatusTypeStreaming StatusType = 6
-	StatusTypeUnknown   StatusType = 7
+	StatusTypeOnline    = records.StatusTypeOnline
+	StatusTypeOffline   = records.StatusTypeOffline
+	StatusTypeBlocked   = records.StatusTypeBlocked
+	StatusTypeIdle      = records.StatusTypeIdle
+	StatusTypeDnd       = records.StatusTypeDnd
+	StatusTypeInvisible = records.StatusTypeInvisible
+	StatusTypeStreaming = records.StatusTypeStreaming
+	StatusTypeUnknown   = records.StatusTypeUnknown
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e StatusType) String() string {
-	switch e {
-	case StatusTypeOnline:
-		return "Online"
-	case StatusTypeOffline:
-		return "Offline"
-	case StatusTypeBlocked:
-		return "Blocked"
-	case StatusTypeIdle:
-		return "Idle"
-	case StatusTypeDnd:
-		return "Dnd"
-	case StatusTypeInvisible:
-		return "Invisible"
-	case StatusTypeStreaming:
-		return "Streaming"
-	case StatusTypeUnknown:
-		return "Unknown"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e StatusType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ActivityTypes: Kind of activity; games use Playing, 4 is a custom status.
-type ActivityTypes int32
+type ActivityTypes = records.ActivityTypes
 
 // Values of ActivityTypes.
 const (
-	ActivityTypesPlaying      ActivityTypes = 0
-	ActivityTypesStreaming    ActivityTypes = 1
-	ActivityTypesListening    ActivityTypes = 2
-	ActivityTypesWatching     ActivityTypes = 3
-	ActivityTypesCustomStatus ActivityTypes = 4
-	ActivityTypesCompeting    ActivityTypes = 5
-	ActivityTypesHangStatus   ActivityTypes = 6
+	ActivityTypesPlaying      = records.ActivityTypesPlaying
+	ActivityTypesStreaming    = records.ActivityTypesStreaming
+	ActivityTypesListening    = records.ActivityTypesListening
+	ActivityTypesWatching     = records.ActivityTypesWatching
+	ActivityTypesCustomStatus = records.ActivityTypesCustomStatus
+	ActivityTypesCompeting    = records.ActivityTypesCompeting
+	ActivityTypesHangStatus   = records.ActivityTypesHangStatus
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ActivityTypes) String() string {
-	switch e {
-	case ActivityTypesPlaying:
-		return "Playing"
-	case ActivityTypesStreaming:
-		return "Streaming"
-	case ActivityTypesListening:
-		return "Listening"
-	case ActivityTypesWatching:
-		return "Watching"
-	case ActivityTypesCustomStatus:
-		return "CustomStatus"
-	case ActivityTypesCompeting:
-		return "Competing"
-	case ActivityTypesHangStatus:
-		return "HangStatus"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ActivityTypes) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // StatusDisplayTypes: Which activity field feeds the status line.
-type StatusDisplayTypes int32
+type StatusDisplayTypes = records.StatusDisplayTypes
 
 // Values of StatusDisplayTypes.
 const (
-	StatusDisplayTypesName    StatusDisplayTypes = 0
-	StatusDisplayTypesState   StatusDisplayTypes = 1
-	StatusDisplayTypesDetails StatusDisplayTypes = 2
+	StatusDisplayTypesName    = records.StatusDisplayTypesName
+	StatusDisplayTypesState   = records.StatusDisplayTypesState
+	StatusDisplayTypesDetails = records.StatusDisplayTypesDetails
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e StatusDisplayTypes) String() string {
-	switch e {
-	case StatusDisplayTypesName:
-		return "Name"
-	case StatusDisplayTypesState:
-		return "State"
-	case StatusDisplayTypesDetails:
-		return "Details"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e StatusDisplayTypes) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ActivityGamePlatforms: Platforms an activity can be joined from (bit flags).
-type ActivityGamePlatforms int32
+type ActivityGamePlatforms = records.ActivityGamePlatforms
 
 // Values of ActivityGamePlatforms.
 const (
-	ActivityGamePlatformsDesktop  ActivityGamePlatforms = 1
-	ActivityGamePlatformsXbox     ActivityGamePlatforms = 2
-	ActivityGamePlatformsSamsung  ActivityGamePlatforms = 4
-	ActivityGamePlatformsIOS      ActivityGamePlatforms = 8
-	ActivityGamePlatformsAndroid  ActivityGamePlatforms = 16
-	ActivityGamePlatformsEmbedded ActivityGamePlatforms = 32
-	ActivityGamePlatformsPS4      ActivityGamePlatforms = 64
-	ActivityGamePlatformsPS5      ActivityGamePlatforms = 128
+	ActivityGamePlatformsDesktop  = records.ActivityGamePlatformsDesktop
+	ActivityGamePlatformsXbox     = records.ActivityGamePlatformsXbox
+	ActivityGamePlatformsSamsung  = records.ActivityGamePlatformsSamsung
+	ActivityGamePlatformsIOS      = records.ActivityGamePlatformsIOS
+	ActivityGamePlatformsAndroid  = records.ActivityGamePlatformsAndroid
+	ActivityGamePlatformsEmbedded = records.ActivityGamePlatformsEmbedded
+	ActivityGamePlatformsPS4      = records.ActivityGamePlatformsPS4
+	ActivityGamePlatformsPS5      = records.ActivityGamePlatformsPS5
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ActivityGamePlatforms) String() string {
-	switch e {
-	case ActivityGamePlatformsDesktop:
-		return "Desktop"
-	case ActivityGamePlatformsXbox:
-		return "Xbox"
-	case ActivityGamePlatformsSamsung:
-		return "Samsung"
-	case ActivityGamePlatformsIOS:
-		return "IOS"
-	case ActivityGamePlatformsAndroid:
-		return "Android"
-	case ActivityGamePlatformsEmbedded:
-		return "Embedded"
-	case ActivityGamePlatformsPS4:
-		return "PS4"
-	case ActivityGamePlatformsPS5:
-		return "PS5"
-	}
-	return "unknown"
-}
-
-// Valid reports true: every value of the open enum ActivityGamePlatforms is valid.
-func (e ActivityGamePlatforms) Valid() bool {
-	return true
-}
-
 // ActivityPartyPrivacy: Who may join a party.
-type ActivityPartyPrivacy int32
+type ActivityPartyPrivacy = records.ActivityPartyPrivacy
 
 // Values of ActivityPartyPrivacy.
 const (
-	ActivityPartyPrivacyPrivate ActivityPartyPrivacy = 0
-	ActivityPartyPrivacyPublic  ActivityPartyPrivacy = 1
+	ActivityPartyPrivacyPrivate = records.ActivityPartyPrivacyPrivate
+	ActivityPartyPrivacyPublic  = records.ActivityPartyPrivacyPublic
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ActivityPartyPrivacy) String() string {
-	switch e {
-	case ActivityPartyPrivacyPrivate:
-		return "Private"
-	case ActivityPartyPrivacyPublic:
-		return "Public"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ActivityPartyPrivacy) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ActivityActionTypes: Kind of activity invite.
-type ActivityActionTypes int32
+type ActivityActionTypes = records.ActivityActionTypes
 
 // Values of ActivityActionTypes.
 const (
-	ActivityActionTypesInvalid     ActivityActionTypes = 0
-	ActivityActionTypesJoin        ActivityActionTypes = 1
-	ActivityActionTypesJoinRequest ActivityActionTypes = 5
+	ActivityActionTypesInvalid     = records.ActivityActionTypesInvalid
+	ActivityActionTypesJoin        = records.ActivityActionTypesJoin
+	ActivityActionTypesJoinRequest = records.ActivityActionTypesJoinRequest
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ActivityActionTypes) String() string {
-	switch e {
-	case ActivityActionTypesInvalid:
-		return "Invalid"
-	case ActivityActionTypesJoin:
-		return "Join"
-	case ActivityActionTypesJoinRequest:
-		return "JoinRequest"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ActivityActionTypes) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ExternalIdentityProviderType: Kind of external identity behind a game profile (UserApplicationProfileHandle).
-type ExternalIdentityProviderType int32
+type ExternalIdentityProviderType = records.ExternalIdentityProviderType
 
 // Values of ExternalIdentityProviderType.
 const (
-	ExternalIdentityProviderTypeOIDC               ExternalIdentityProviderType = 0
-	ExternalIdentityProviderTypeEpicOnlineServices ExternalIdentityProviderType = 1
-	ExternalIdentityProviderTypeSteam              ExternalIdentityProviderType = 2
-	ExternalIdentityProviderTypeUnity              ExternalIdentityProviderType = 3
-	ExternalIdentityProviderTypeDiscordBot         ExternalIdentityProviderType = 4
-	ExternalIdentityProviderTypeNone               ExternalIdentityProviderType = 5
-	ExternalIdentityProviderTypeUnknown            ExternalIdentityProviderType = 6
+	ExternalIdentityProviderTypeOIDC               = records.ExternalIdentityProviderTypeOIDC
+	ExternalIdentityProviderTypeEpicOnlineServices = records.ExternalIdentityProviderTypeEpicOnlineServices
+	ExternalIdentityProviderTypeSteam              = records.ExternalIdentityProviderTypeSteam
+	ExternalIdentityProviderTypeUnity              = records.ExternalIdentityProviderTypeUnity
+	ExternalIdentityProviderTypeDiscordBot         = records.ExternalIdentityProviderTypeDiscordBot
+	ExternalIdentityProviderTypeNone               = records.ExternalIdentityProviderTypeNone
+	ExternalIdentityProviderTypeUnknown            = records.ExternalIdentityProviderTypeUnknown
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ExternalIdentityProviderType) String() string {
-	switch e {
-	case ExternalIdentityProviderTypeOIDC:
-		return "OIDC"
-	case ExternalIdentityProviderTypeEpicOnlineServices:
-		return "EpicOnlineServices"
-	case ExternalIdentityProviderTypeSteam:
-		return "Steam"
-	case ExternalIdentityProviderTypeUnity:
-		return "Unity"
-	case ExternalIdentityProviderTypeDiscordBot:
-		return "DiscordBot"
-	case ExternalIdentityProviderTypeNone:
-		return "None"
-	case ExternalIdentityProviderTypeUnknown:
-		return "Unknown"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ExternalIdentityProviderType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ChannelType: Kind of a channel (the platform's values).
-type ChannelType int32
+type ChannelType = records.ChannelType
 
 // Values of ChannelType.
 const (
-	ChannelTypeGuildText          ChannelType = 0
-	ChannelTypeDm                 ChannelType = 1
-	ChannelTypeGuildVoice         ChannelType = 2
-	ChannelTypeGroupDm            ChannelType = 3
-	ChannelTypeGuildCategory      ChannelType = 4
-	ChannelTypeGuildNews          ChannelType = 5
-	ChannelTypeGuildStore         ChannelType = 6
-	ChannelTypeGuildNewsThread    ChannelType = 10
-	ChannelTypeGuildPublicThread  ChannelType = 11
-	ChannelTypeGuildPrivateThread ChannelType = 12
-	ChannelTypeGuildStageVoice    ChannelType = 13
-	ChannelTypeGuildDirectory     ChannelType = 14
-	ChannelTypeGuildForum         ChannelType = 15
-	ChannelTypeGuildMedia         ChannelType = 16
-	ChannelTypeLobby              ChannelType = 17
-	ChannelTypeEphemeralDm        ChannelType = 18
+	ChannelTypeGuildText          = records.ChannelTypeGuildText
+	ChannelTypeDm                 = records.ChannelTypeDm
+	ChannelTypeGuildVoice         = records.ChannelTypeGuildVoice
+	ChannelTypeGroupDm            = records.ChannelTypeGroupDm
+	ChannelTypeGuildCategory      = records.ChannelTypeGuildCategory
+	ChannelTypeGuildNews          = records.ChannelTypeGuildNews
+	ChannelTypeGuildStore         = records.ChannelTypeGuildStore
+	ChannelTypeGuildNewsThread    = records.ChannelTypeGuildNewsThread
+	ChannelTypeGuildPublicThread  = records.ChannelTypeGuildPublicThread
+	ChannelTypeGuildPrivateThread = records.ChannelTypeGuildPrivateThread
+	ChannelTypeGuildStageVoice    = records.ChannelTypeGuildStageVoice
+	ChannelTypeGuildDirectory     = records.ChannelTypeGuildDirectory
+	ChannelTypeGuildForum         = records.ChannelTypeGuildForum
+	ChannelTypeGuildMedia         = records.ChannelTypeGuildMedia
+	ChannelTypeLobby              = records.ChannelTypeLobby
+	ChannelTypeEphemeralDm        = records.ChannelTypeEphemeralDm
 )
-
-// String returns the enumerator's name, or "unknown".
-func (e ChannelType) String() string {
-	switch e {
-	case ChannelTypeGuildText:
-		return "GuildText"
-	case ChannelTypeDm:
-		return "Dm"
-	case ChannelTypeGuildVoice:
-		return "GuildVoice"
-	case ChannelTypeGroupDm:
-		return "GroupDm"
-	case ChannelTypeGuildCategory:
-		return "GuildCategory"
-	case ChannelTypeGuildNews:
-		return "GuildNews"
-	case ChannelTypeGuildStore:
-		return "GuildStore"
-	case ChannelTypeGuildNewsThread:
-		return "GuildNewsThread"
-	case ChannelTypeGuildPublicThread:
-		return "GuildPublicThread"
-	case ChannelTypeGuildPrivateThread:
-		return "GuildPrivateThread"
-	case ChannelTypeGuildStageVoice:
-		return "GuildStageVoice"
-	case ChannelTypeGuildDirectory:
-		return "GuildDirectory"
-	case ChannelTypeGuildForum:
-		return "GuildForum"
-	case ChannelTypeGuildMedia:
-		return "GuildMedia"
-	case ChannelTypeLobby:
-		return "Lobby"
-	case ChannelTypeEphemeralDm:
-		return "EphemeralDm"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ChannelType) Valid() bool {
-	return e.String() != "unknown"
-}
 
 // CallStatus: A voice call's state. After a temporary network loss a call may go to Disconnected instead of
 // reconnecting: the game ends it and starts it again (ST-4).
-type CallStatus int32
+type CallStatus = records.CallStatus
 
 // Values of CallStatus.
 const (
-	CallStatusDisconnected       CallStatus = 0
-	CallStatusJoining            CallStatus = 1
-	CallStatusConnecting         CallStatus = 2
-	CallStatusSignalingConnected CallStatus = 3
-	CallStatusConnected          CallStatus = 4
-	CallStatusReconnecting       CallStatus = 5
-	CallStatusDisconnecting      CallStatus = 6
+	CallStatusDisconnected       = records.CallStatusDisconnected
+	CallStatusJoining            = records.CallStatusJoining
+	CallStatusConnecting         = records.CallStatusConnecting
+	CallStatusSignalingConnected = records.CallStatusSignalingConnected
+	CallStatusConnected          = records.CallStatusConnected
+	CallStatusReconnecting       = records.CallStatusReconnecting
+	CallStatusDisconnecting      = records.CallStatusDisconnecting
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e CallStatus) String() string {
-	switch e {
-	case CallStatusDisconnected:
-		return "Disconnected"
-	case CallStatusJoining:
-		return "Joining"
-	case CallStatusConnecting:
-		return "Connecting"
-	case CallStatusSignalingConnected:
-		return "SignalingConnected"
-	case CallStatusConnected:
-		return "Connected"
-	case CallStatusReconnecting:
-		return "Reconnecting"
-	case CallStatusDisconnecting:
-		return "Disconnecting"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e CallStatus) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // CallError: Why a voice call failed.
-type CallError int32
+type CallError = records.CallError
 
 // Values of CallError.
 const (
-	CallErrorNone                      CallError = 0
-	CallErrorSignalingConnectionFailed CallError = 1
-	CallErrorSignalingUnexpectedClose  CallError = 2
-	CallErrorVoiceConnectionFailed     CallError = 3
-	CallErrorJoinTimeout               CallError = 4
-	CallErrorForbidden                 CallError = 5
+	CallErrorNone                      = records.CallErrorNone
+	CallErrorSignalingConnectionFailed = records.CallErrorSignalingConnectionFailed
+	CallErrorSignalingUnexpectedClose  = records.CallErrorSignalingUnexpectedClose
+	CallErrorVoiceConnectionFailed     = records.CallErrorVoiceConnectionFailed
+	CallErrorJoinTimeout               = records.CallErrorJoinTimeout
+	CallErrorForbidden                 = records.CallErrorForbidden
 )
-
-// String returns the enumerator's name, or "unknown".
-func (e CallError) String() string {
-	switch e {
-	case CallErrorNone:
-		return "None"
-	case CallErrorSignalingConnectionFailed:
-		return "SignalingConnectionFailed"
-	case CallErrorSignalingUnexpectedClose:
-		return "SignalingUnexpectedClose"
-	case CallErrorVoiceConnectionFailed:
-		return "VoiceConnectionFailed"
-	case CallErrorJoinTimeout:
-		return "JoinTimeout"
-	case CallErrorForbidden:
-		return "Forbidden"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e CallError) Valid() bool {
-	return e.String() != "unknown"
-}
 
 // CallAudioFadeModel: sdkpp (positional voice, issue 25): how a voice fades between the conversational and the
 // audible distance (Vivox's AudioFadeModel, same values). With d the distance clamped to
 // [conversational c, audible a] and r the fade intensity: inverse c/(c+r(d-c)), linear
 // max(0, 1-r(d-c)/(a-c)), exponential (d/c)^-r.
-type CallAudioFadeModel int32
+type CallAudioFadeModel = records.CallAudioFadeModel
 
 // Values of CallAudioFadeModel.
 const (
-	CallAudioFadeModelInverseByDistance     CallAudioFadeModel = 1
-	CallAudioFadeModelLinearByDistance      CallAudioFadeModel = 2
-	CallAudioFadeModelExponentialByDistance CallAudioFadeModel = 3
+	CallAudioFadeModelInverseByDistance     = records.CallAudioFadeModelInverseByDistance
+	CallAudioFadeModelLinearByDistance      = records.CallAudioFadeModelLinearByDistance
+	CallAudioFadeModelExponentialByDistance = records.CallAudioFadeModelExponentialByDistance
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e CallAudioFadeModel) String() string {
-	switch e {
-	case CallAudioFadeModelInverseByDistance:
-		return "InverseByDistance"
-	case CallAudioFadeModelLinearByDistance:
-		return "LinearByDistance"
-	case CallAudioFadeModelExponentialByDistance:
-		return "ExponentialByDistance"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e CallAudioFadeModel) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // AudioModeType: A call's input mode: voice activity detection or push-to-talk.
-type AudioModeType int32
+type AudioModeType = records.AudioModeType
 
 // Values of AudioModeType.
 const (
-	AudioModeTypeMODE_UNINIT AudioModeType = 0
-	AudioModeTypeMODE_VAD    AudioModeType = 1
-	AudioModeTypeMODE_PTT    AudioModeType = 2
+	AudioModeTypeMODE_UNINIT = records.AudioModeTypeMODE_UNINIT
+	AudioModeTypeMODE_VAD    = records.AudioModeTypeMODE_VAD
+	AudioModeTypeMODE_PTT    = records.AudioModeTypeMODE_PTT
 )
-
-// String returns the enumerator's name, or "unknown".
-func (e AudioModeType) String() string {
-	switch e {
-	case AudioModeTypeMODE_UNINIT:
-		return "MODE_UNINIT"
-	case AudioModeTypeMODE_VAD:
-		return "MODE_VAD"
-	case AudioModeTypeMODE_PTT:
-		return "MODE_PTT"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e AudioModeType) Valid() bool {
-	return e.String() != "unknown"
-}
 
 // VoiceInputModeType: sdkpp: the input mode of the player's desktop client (VoiceSettings.InputMode); values chosen
 // by sdkpp.
-type VoiceInputModeType int32
+type VoiceInputModeType = records.VoiceInputModeType
 
 // Values of VoiceInputModeType.
 const (
-	VoiceInputModeTypeVoiceActivity VoiceInputModeType = 0
-	VoiceInputModeTypePushToTalk    VoiceInputModeType = 1
+	VoiceInputModeTypeVoiceActivity = records.VoiceInputModeTypeVoiceActivity
+	VoiceInputModeTypePushToTalk    = records.VoiceInputModeTypePushToTalk
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e VoiceInputModeType) String() string {
-	switch e {
-	case VoiceInputModeTypeVoiceActivity:
-		return "VoiceActivity"
-	case VoiceInputModeTypePushToTalk:
-		return "PushToTalk"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e VoiceInputModeType) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ClientStatus: Connection status of a Client; it is usable at Ready.
-type ClientStatus int32
+type ClientStatus = records.ClientStatus
 
 // Values of ClientStatus.
 const (
-	ClientStatusDisconnected  ClientStatus = 0
-	ClientStatusConnecting    ClientStatus = 1
-	ClientStatusConnected     ClientStatus = 2
-	ClientStatusReady         ClientStatus = 3
-	ClientStatusReconnecting  ClientStatus = 4
-	ClientStatusDisconnecting ClientStatus = 5
-	ClientStatusHttpWait      ClientStatus = 6
+	ClientStatusDisconnected  = records.ClientStatusDisconnected
+	ClientStatusConnecting    = records.ClientStatusConnecting
+	ClientStatusConnected     = records.ClientStatusConnected
+	ClientStatusReady         = records.ClientStatusReady
+	ClientStatusReconnecting  = records.ClientStatusReconnecting
+	ClientStatusDisconnecting = records.ClientStatusDisconnecting
+	ClientStatusHttpWait      = records.ClientStatusHttpWait
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ClientStatus) String() string {
-	switch e {
-	case ClientStatusDisconnected:
-		return "Disconnected"
-	case ClientStatusConnecting:
-		return "Connecting"
-	case ClientStatusConnected:
-		return "Connected"
-	case ClientStatusReady:
-		return "Ready"
-	case ClientStatusReconnecting:
-		return "Reconnecting"
-	case ClientStatusDisconnecting:
-		return "Disconnecting"
-	case ClientStatusHttpWait:
-		return "HttpWait"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ClientStatus) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ClientError: Why a Client connection failed or closed.
-type ClientError int32
+type ClientError = records.ClientError
 
 // Values of ClientError.
 const (
-	ClientErrorNone               ClientError = 0
-	ClientErrorConnectionFailed   ClientError = 1
-	ClientErrorUnexpectedClose    ClientError = 2
-	ClientErrorConnectionCanceled ClientError = 3
+	ClientErrorNone               = records.ClientErrorNone
+	ClientErrorConnectionFailed   = records.ClientErrorConnectionFailed
+	ClientErrorUnexpectedClose    = records.ClientErrorUnexpectedClose
+	ClientErrorConnectionCanceled = records.ClientErrorConnectionCanceled
 )
 
-// String returns the enumerator's name, or "unknown".
-func (e ClientError) String() string {
-	switch e {
-	case ClientErrorNone:
-		return "None"
-	case ClientErrorConnectionFailed:
-		return "ConnectionFailed"
-	case ClientErrorUnexpectedClose:
-		return "UnexpectedClose"
-	case ClientErrorConnectionCanceled:
-		return "ConnectionCanceled"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ClientError) Valid() bool {
-	return e.String() != "unknown"
-}
-
 // ClientThread: The SDK's threads, for SetThreadPriority.
-type ClientThread int32
+type ClientThread = records.ClientThread
 
 // Values of ClientThread.
 const (
-	ClientThreadClient  ClientThread = 0
-	ClientThreadVoice   ClientThread = 1
-	ClientThreadNetwork ClientThread = 2
+	ClientThreadClient  = records.ClientThreadClient
+	ClientThreadVoice   = records.ClientThreadVoice
+	ClientThreadNetwork = records.ClientThreadNetwork
 )
-
-// String returns the enumerator's name, or "unknown".
-func (e ClientThread) String() string {
-	switch e {
-	case ClientThreadClient:
-		return "Client"
-	case ClientThreadVoice:
-		return "Voice"
-	case ClientThreadNetwork:
-		return "Network"
-	}
-	return "unknown"
-}
-
-// Valid reports whether e is one of the enumerators.
-func (e ClientThread) Valid() bool {
-	return e.String() != "unknown"
-}

@@ -5,6 +5,7 @@ import (
 
 	"sdkpp/core/callbacks"
 	"sdkpp/core/internal/sdkerr"
+	"sdkpp/core/records"
 
 	"sdkpp/core/rest"
 )
@@ -31,42 +32,12 @@ func (c *Client) start(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// resultOf turns an operation's error into a ClientResult (core/internal/sdkerr sorts it); nil
-// is success. The message and the response body are redacted.
-func resultOf(err error) *ClientResult {
-	if err == nil {
-		return Success()
-	}
-	f := sdkerr.Classify(err)
-	return &ClientResult{typ: ErrorType(f.Kind), error: Secrets.String(err.Error()), status: HttpStatusCode(f.Status),
-		errorCode: int32(f.Code), responseBody: Secrets.String(f.Body), retryable: f.Retryable, retryAfter: float32(f.RetryAfter)}
-}
-
-// invalid is a request the SDK refused before sending anything.
-func invalid(format string, args ...any) error { return sdkerr.Invalid(format, args...) }
-
-// invalidIf is invalid(format, args...) when cond holds, else nil.
-func invalidIf(cond bool, format string, args ...any) error {
-	if !cond {
-		return nil
-	}
-	return invalid(format, args...)
-}
-
-// firstErr is the first of errs that is not nil.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// The results of the Client's one-shots (core/records): resultOf turns an operation's error into
+// a ClientResult, nil giving success.
 var (
-	errAborted  = sdkerr.ErrAborted
-	errNotReady = sdkerr.ErrNotReady
-	errClosed   = sdkerr.ErrClosed
+	resultOf = records.ResultOf
+	success  = records.Success
+	failure  = records.Failure
 )
 
 // resultCall runs one API request whose callback takes only a ClientResult; after, if set, runs
@@ -98,7 +69,7 @@ func authCall1[T any, F ~func(*ClientResult, T)](c *Client, what string, check e
 	once := resultOnce1(c, cb)
 	auth := c.authHeader()
 	if auth == "" {
-		check = errNotReady
+		check = sdkerr.ErrNotReady
 	}
 	if check != nil {
 		var zero T

@@ -5,6 +5,8 @@ import (
 
 	"sdkpp/core/auth"
 	"sdkpp/core/internal/opt"
+	"sdkpp/core/internal/sdkerr"
+	"sdkpp/core/records"
 	"sdkpp/core/token"
 	"sdkpp/internal/clock"
 )
@@ -33,7 +35,7 @@ type authState struct {
 // setAuth makes the token store and the flows of c, on clk.
 func (c *Client) setAuth(clk clock.Clock) {
 	c.auth.flows = auth.New(auth.Deps{
-		API: c.api, Clock: clk, Secrets: &Secrets, WebBase: c.webBase,
+		API: c.api, Clock: clk, Secrets: Secrets, WebBase: c.webBase,
 		Logf:  func(sev auth.Severity, format string, args ...any) { c.logf(authSeverity[sev], format, args...) },
 		Open:  c.openURL,
 		Start: c.start,
@@ -64,18 +66,6 @@ func tokenTypeOf(t *auth.Tokens) AuthorizationTokenType {
 	return AuthorizationTokenTypeUser
 }
 
-// externalAuthNames are the wire names of AuthenticationExternalAuthType.
-var externalAuthNames = map[AuthenticationExternalAuthType]string{
-	AuthenticationExternalAuthTypeOIDC:                          "OIDC",
-	AuthenticationExternalAuthTypeEpicOnlineServicesAccessToken: "EPIC_ONLINE_SERVICES_ACCESS_TOKEN",
-	AuthenticationExternalAuthTypeEpicOnlineServicesIdToken:     "EPIC_ONLINE_SERVICES_ID_TOKEN",
-	AuthenticationExternalAuthTypeSteamSessionTicket:            "STEAM_SESSION_TICKET",
-	AuthenticationExternalAuthTypeUnityServicesIdToken:          "UNITY_SERVICES_ID_TOKEN",
-	AuthenticationExternalAuthTypeDiscordBotIssuedAccessToken:   "DISCORD_BOT_ISSUED_ACCESS_TOKEN",
-	AuthenticationExternalAuthTypeAppleIdToken:                  "APPLE_ID_TOKEN",
-	AuthenticationExternalAuthTypePlayStationNetworkIdToken:     "PLAYSTATION_NETWORK_ID_TOKEN",
-}
-
 // appIDOr returns id, or the Client's application id when id is 0.
 func (c *Client) appIDOr(id uint64) uint64 {
 	if id == 0 {
@@ -98,7 +88,7 @@ func (c *Client) tokenOp(what string, cb Callback[ClientTokenExchangeCallback], 
 				cb.Fn(resultOf(err), "", "", AuthorizationTokenTypeBearer, 0, "")
 				return
 			}
-			cb.Fn(Success(), t.AccessToken, t.RefreshToken, tokenTypeOf(t), t.ExpiresIn, t.Scope)
+			cb.Fn(success(), t.AccessToken, t.RefreshToken, tokenTypeOf(t), t.ExpiresIn, t.Scope)
 		})
 	})
 }
@@ -109,26 +99,11 @@ func (c *Client) grant(g auth.Grant, cb Callback[ClientTokenExchangeCallback]) {
 	c.tokenOp(what, cb, func(ctx context.Context) (*auth.Tokens, error) { return c.auth.flows.Exchange(ctx, g) })
 }
 
-// GetTokenFromProvisionalMerge exchanges an authorization code like GetToken and merges the
-// provisional account identified by the external credentials into the user's account.
-func (c *Client) GetTokenFromProvisionalMerge(applicationId uint64, code, codeVerifier, redirectUri string,
-	externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
-	c.grant(auth.CodeGrant(c.appIDOr(applicationId), code, codeVerifier, redirectUri).
-		WithExternal(externalAuthNames[externalAuthType], externalAuthToken), cb)
-}
-
-// RevokeToken revokes token and with it the whole authorization: every access and refresh token
-// of the user for the application (rule AU-7).
-func (c *Client) RevokeToken(applicationId uint64, token string, cb Callback[ClientRevokeTokenCallback]) {
-	c.resultCall(c.auth.flows.RevokeRequest(c.appIDOr(applicationId), token), "RevokeToken",
-		Callback[func(*ClientResult)](cb), func() { c.auth.tokens.Clear(token) })
-}
-
 // UpdateToken sets the token the client uses for the service.
 func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb Callback[ClientUpdateTokenCallback]) {
 	once := resultOnce(c, cb)
 	if token == "" {
-		once.Fire(func() { cb.Fn(resultOf(invalid("UpdateToken: the token is empty"))) })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("UpdateToken: the token is empty"))) })
 		return
 	}
 	Secrets.Add(token)
@@ -138,7 +113,7 @@ func (c *Client) UpdateToken(tokenType AuthorizationTokenType, token string, cb 
 		c.logf(LoggingSeverityInfo, "UpdateToken: a new token; renewing the gateway connection")
 		gw.Renew()
 	}
-	once.Fire(func() { cb.Fn(Success()) })
+	once.Fire(func() { cb.Fn(success()) })
 }
 
 // authHeader is the Authorization header for the client's token, or "".
@@ -180,7 +155,7 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 			once.Fire(func() { cb.Fn(resultOf(err), "", AuthorizationTokenTypeBearer, 0, "") })
 			return
 		}
-		once.Fire(func() { cb.Fn(Success(), t.AccessToken, tokenTypeOf(t), t.ExpiresIn, t.Scope) })
+		once.Fire(func() { cb.Fn(success(), t.AccessToken, tokenTypeOf(t), t.ExpiresIn, t.Scope) })
 	})
 }
 
@@ -188,15 +163,8 @@ func (c *Client) ExchangeChildToken(parentApplicationToken string, childApplicat
 func (c *Client) GetProvisionalToken(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
 	Secrets.Add(externalAuthToken)
 	c.tokenOp("GetProvisionalToken", cb, func(ctx context.Context) (*auth.Tokens, error) {
-		return c.auth.flows.ProvisionalToken(ctx, c.appIDOr(applicationId), externalAuthNames[externalAuthType], externalAuthToken)
+		return c.auth.flows.ProvisionalToken(ctx, c.appIDOr(applicationId), records.ExternalAuthName(externalAuthType), externalAuthToken)
 	})
-}
-
-// UnmergeIntoProvisionalAccount splits the provisional account back out of the user's account;
-// the user's tokens for the application stop working (rules AU-7, ST-2).
-func (c *Client) UnmergeIntoProvisionalAccount(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientUnmergeIntoProvisionalAccountCallback]) {
-	c.resultCall(c.auth.flows.UnmergeRequest(c.appIDOr(applicationId), externalAuthNames[externalAuthType], externalAuthToken),
-		"UnmergeIntoProvisionalAccount", Callback[func(*ClientResult)](cb), nil)
 }
 
 // UpdateProvisionalAccountDisplayName renames the signed-in provisional account.
@@ -217,22 +185,18 @@ func (c *Client) openURL(u string) error {
 // CreateAuthorizationCodeVerifier returns a new PKCE verifier and its S256 challenge.
 func (c *Client) CreateAuthorizationCodeVerifier() *AuthorizationCodeVerifier {
 	v := c.auth.flows.NewVerifier()
-	return &AuthorizationCodeVerifier{
-		challenge: AuthorizationCodeChallenge{method: AuthenticationCodeChallengeMethodS256, challenge: v.Challenge},
-		verifier:  v.Verifier,
-	}
+	return records.NewAuthorizationCodeVerifier(v.Verifier, v.Challenge)
 }
 
 // authArgs converts the game's AuthorizationArgs.
 func authArgs(a *AuthorizationArgs) auth.Args {
-	args := auth.Args{ClientID: a.clientId, Scopes: a.scopes, State: opt.Clone(a.state), Nonce: opt.Clone(a.nonce),
-		CustomSchemeParam: opt.Clone(a.customSchemeParam)}
-	if a.codeChallenge != nil {
-		args.CodeChallenge = &a.codeChallenge.challenge
+	args := auth.Args{ClientID: a.ClientId(), Scopes: a.Scopes(), State: opt.Ptr(a.State()), Nonce: opt.Ptr(a.Nonce()),
+		CustomSchemeParam: opt.Ptr(a.CustomSchemeParam())}
+	if ch := a.CodeChallenge(); ch != nil {
+		args.CodeChallenge = opt.Ptr(ch.Challenge(), true)
 	}
-	if a.integrationType != nil {
-		it := int32(*a.integrationType)
-		args.IntegrationType = &it
+	if it, ok := a.IntegrationType(); ok {
+		args.IntegrationType = opt.Ptr(int32(it), true)
 	}
 	return args
 }
@@ -259,7 +223,7 @@ func (c *Client) Authorize(args *AuthorizationArgs, cb Callback[ClientAuthorizat
 // account identified by the external credentials.
 func (c *Client) GetTokenFromDeviceProvisionalMerge(args *DeviceAuthorizationArgs, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, cb Callback[ClientTokenExchangeCallback]) {
 	Secrets.Add(externalAuthToken)
-	c.deviceFlow(args, auth.Grant{}.WithExternal(externalAuthNames[externalAuthType], externalAuthToken), cb)
+	c.deviceFlow(args, auth.Grant{}.WithExternal(records.ExternalAuthName(externalAuthType), externalAuthToken), cb)
 }
 
 func (c *Client) deviceFlow(args *DeviceAuthorizationArgs, extra auth.Grant, cb Callback[ClientTokenExchangeCallback]) {

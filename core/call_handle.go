@@ -1,6 +1,9 @@
 package core
 
-import "sdkpp/core/voice"
+import (
+	"sdkpp/core/records"
+	"sdkpp/core/voice"
+)
 
 // Call is a handle to one of the player's voice calls (API.md section 4). Once the call has
 // ended its getters return defaults and its setters do nothing.
@@ -72,11 +75,10 @@ func (h *Call) SetAudioMode(audioMode AudioModeType) {
 
 // GetVADThreshold returns the voice activity threshold.
 func (h *Call) GetVADThreshold() *VADThresholdSettings {
-	s := &VADThresholdSettings{automatic: true, vadThreshold: -60}
 	if v := h.v(); v != nil {
-		s.automatic, s.vadThreshold = v.VADThreshold()
+		return records.VADThresholdOf(v.VADThreshold())
 	}
-	return s
+	return records.VADThresholdOf(true, -60)
 }
 
 // setCallHandler sets one of the call's handler slots.
@@ -118,14 +120,11 @@ func (h *VoiceStateHandle) state() (s struct{ selfMute, selfDeaf bool }) {
 	return s
 }
 
-// Equals reports whether two devices are the same.
-func (a *AudioDevice) Equals(rhs *AudioDevice) bool { return rhs != nil && *a == *rhs }
-
 // audioDevices converts the engine's devices.
 func audioDevices(ds []voice.Device) []*AudioDevice {
 	out := make([]*AudioDevice, len(ds))
 	for i, d := range ds {
-		out[i] = &AudioDevice{id: d.ID, name: d.Name, isDefault: d.IsDefault}
+		out[i] = records.AudioDeviceOf(d.ID, d.Name, d.IsDefault)
 	}
 	return out
 }

@@ -11,18 +11,11 @@ import (
 )
 
 // callState is the Client's voice calls and the settings that apply to all of them, in a
-// registry of core/voice with its own lock. Lock order: the registry's lock, then a voice.Call's
-// lock, then Client.mu (call events post handlers); the registry's lock is never taken while
-// holding a call's lock or Client.mu.
+// registry of core/voice with its own lock (tests set its engine factory). Lock order: the
+// registry's lock, then a voice.Call's lock, then Client.mu (call events post handlers); the
+// registry's lock is never taken while holding a call's lock or Client.mu.
 type callState struct {
-	reg voice.Registry[*callHooks]
-
-	// Test hooks, guarded by mu: the engine factory (nil: voice.NewEngine), and a last change to
-	// each call's configuration (its relay dialer, signaling, timing).
-	mu        sync.Mutex
-	newEngine func(voice.EngineConfig) (voice.Engine, error)
-	tune      func(*voice.Config)
-
+	reg           voice.Registry[*callHooks]
 	speakerWarned sync.Once
 }
 
@@ -63,9 +56,7 @@ func (c *Client) startCall(lobbyID uint64, received *Callback[ClientUserAudioRec
 		c.logf(LoggingSeverityError, "StartCall(%d): the client is not ready", lobbyID)
 		return nil
 	}
-	c.calls.mu.Lock()
-	newEngine, tune := c.calls.newEngine, c.calls.tune
-	c.calls.mu.Unlock()
+	newEngine, tune := c.calls.reg.Factory()
 	e := &callHooks{}
 	e.last.status = CallStatusJoining // voice.Start returns the call Joining
 	_, err := c.calls.reg.Start(lobbyID, func(set voice.Settings) (*voice.Entry[*callHooks], error) {
@@ -251,35 +242,6 @@ func closeAll(scopes []*callbacks.Scope) {
 	for _, s := range scopes {
 		s.Close()
 	}
-}
-
-// setAll changes a voice setting of every call, present and future: change records it, apply
-// (if not nil) sets it on each call.
-func (c *Client) setAll(change func(*voice.Settings), apply func(*voice.Call)) {
-	c.calls.reg.Set(change, apply)
-}
-
-// setEngines is setAll for a setting of the calls' engines.
-func (c *Client) setEngines(change func(*voice.Settings), apply func(voice.Engine)) {
-	c.calls.reg.Set(change, func(call *voice.Call) { apply(call.Engine()) })
-}
-
-// SetInputVolume sets the microphone volume of every call (0..100).
-func (c *Client) SetInputVolume(inputVolume float32) {
-	v := min(max(inputVolume, 0), 100)
-	c.setEngines(func(s *voice.Settings) { s.InputVolume = v }, func(e voice.Engine) { e.SetInputVolume(v) })
-}
-
-// SetOutputVolume sets the playback volume of every call (0..200).
-func (c *Client) SetOutputVolume(outputVolume float32) {
-	v := min(max(outputVolume, 0), 200)
-	c.setEngines(func(s *voice.Settings) { s.OutputVolume = v }, func(e voice.Engine) { e.SetOutputVolume(v) })
-}
-
-// SetNoAudioInputThreshold sets the level (dBFS) below which the input counts as silent.
-func (c *Client) SetNoAudioInputThreshold(dBFSThreshold float32) {
-	c.setEngines(func(s *voice.Settings) { s.NoInputThreshold = dBFSThreshold },
-		func(e voice.Engine) { e.SetNoInputThreshold(dBFSThreshold) })
 }
 
 // SetSpeakerMode is deprecated (rule VER-4): routing is automatic on the desktop platforms sdkpp

@@ -186,13 +186,11 @@ type caller struct {
 func newCaller(t *testing.T, env *servertest.Env, name string) *caller {
 	cl := &caller{sdkClient: connected(t, env, name), name: name}
 	cl.dumpLogs(t)
-	cl.calls.mu.Lock()
-	cl.calls.newEngine = func(cfg voice.EngineConfig) (voice.Engine, error) {
+	cl.calls.reg.SetFactory(func(cfg voice.EngineConfig) (voice.Engine, error) {
 		e := &testEngine{cfg: cfg, received: map[uint64][]string{}}
 		cl.engine = e
 		return e, nil
-	}
-	cl.calls.tune = func(cfg *voice.Config) {
+	}, func(cfg *voice.Config) {
 		cfg.Tick = 50 * time.Millisecond
 		cfg.RelayTimeout = 400 * time.Millisecond
 		cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -204,8 +202,7 @@ func newCaller(t *testing.T, env *servertest.Env, name string) *caller {
 			cl.tap = &tap{Conn: c}
 			return cl.tap, nil
 		}
-	}
-	cl.calls.mu.Unlock()
+	})
 	return cl
 }
 
@@ -479,9 +476,8 @@ func TestCallThreePlayers(t *testing.T) {
 	// Rule VER-2: a member whose client joins without encryption (no public keys) is refused.
 	plain := newCaller(t, env, "call-plain")
 	lobbyOf(t, "call-secret", plain)
-	plain.calls.mu.Lock()
-	tune := plain.calls.tune
-	plain.calls.tune = func(cfg *voice.Config) {
+	newEngine, tune := plain.calls.reg.Factory()
+	plain.calls.reg.SetFactory(newEngine, func(cfg *voice.Config) {
 		tune(cfg)
 		send := cfg.Send
 		cfg.Send = func(ctx context.Context, op int, d any) error {
@@ -491,8 +487,7 @@ func TestCallThreePlayers(t *testing.T) {
 			}
 			return send(ctx, op, d)
 		}
-	}
-	plain.calls.mu.Unlock()
+	})
 	plain.start(t, lobby)
 	await(t, "the unencrypted join refused", func() bool { return slices.Contains(plain.errs, CallErrorForbidden) })
 	assert.Contains(t, plain.detail, int32(wvoice.CodeE2EERequired))

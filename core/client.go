@@ -7,15 +7,17 @@
 // grants, provisional accounts, the automatic refresh), core/token (the token in use),
 // core/users, core/social, core/messages (the cache, its endpoints and the catch-up after a new
 // session), core/lobbies, core/tunnel, core/voice (calls, their registry and the settings of all
-// calls), core/rpc (the link to the desktop client), core/logs and core/launch. Gateway events
-// reach the capabilities through one table of handlers by event name (connection.go); the
-// relationship events are described by wire/gateway.RelationshipEvents. What follows
-// mechanically from api/sdkpp.api is generated: the enums and callback types (api_gen.go); the
-// records' structs, constructors, Clone, getters and setters (records_gen.go); the handles'
-// Clone and the getters and one-expression methods that the description maps to a capability
-// with "= EXPR" (facade_gen.go); and the Client's callback slots with their Set...Callback
-// methods (handlers_gen.go). The hand-written files hold only what checks, converts and answers
-// callbacks; async.go holds the one pattern of an authorized request answered once (authCall).
+// calls), core/rpc (the link to the desktop client), core/logs and core/launch. The records and
+// enums are core/records', which core names as its own. Gateway events reach the capabilities
+// through one table of handlers by event name (connection.go): each capability lists its events
+// and decodes them into typed events (messages.Decode, lobbies.Decode, social.Decode). What
+// follows mechanically from api/sdkpp.api is generated: the callback types and the aliases of the
+// enums (api_gen.go) and of the records (records_gen.go), with core/records' structs, accessors
+// and enums; the handles' Clone and the getters and one-expression methods whose Go the
+// generator's side table build/gen/facade_bodies.txt gives (facade_gen.go); and the Client's
+// callback slots with their Set...Callback methods (handlers_gen.go). The hand-written files hold
+// only what checks, converts and answers callbacks; async.go holds the one pattern of an
+// authorized request answered once (authCall).
 //
 // Locks: Client.mu guards the client's life, its gateway connection and each call's last status.
 // The desktop link (core/rpc.Link) has its own lock, taken without Client.mu held. The
@@ -37,11 +39,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sdkpp/wire"
-
 	"sdkpp/core/callbacks"
 	"sdkpp/core/logs"
 	"sdkpp/core/messages"
+	"sdkpp/core/records"
 	"sdkpp/core/rest"
 	"sdkpp/core/rpc"
 	"sdkpp/core/tunnel"
@@ -52,8 +53,8 @@ import (
 
 // Default service addresses: the sdkpp service on its default local port.
 const (
-	DefaultAPIBase = DefaultWebBase + wire.APIPrefix
-	DefaultWebBase = "http://" + wire.DefaultAddr
+	DefaultAPIBase = records.DefaultAPIBase
+	DefaultWebBase = records.DefaultWebBase
 )
 
 // DefaultHTTPTimeout is the HTTP request timeout of a new Client (rule LIM-3).
@@ -226,7 +227,7 @@ func (c *Client) isClosed() bool {
 func (c *Client) logf(sev LoggingSeverity, format string, args ...any) {
 	msg := Secrets.String(fmt.Sprintf(format, args...))
 	if !c.log.Log(msg, logs.Severity(sev)) {
-		fallback(msg, sev)
+		fallbackLog.Write(msg, logs.Severity(sev))
 	}
 }
 
@@ -293,13 +294,13 @@ func (c *Client) IsDiscordAppInstalled(cb Callback[ClientIsDiscordAppInstalledCa
 func (c *Client) OpenConnectedGamesSettingsInPlatform(cb Callback[ClientOpenConnectedGamesSettingsInPlatformCallback]) {
 	once := resultOnce(c, cb)
 	if st := c.GetStatus(); st != ClientStatusReady {
-		once.Fire(func() { cb.Fn(Failure(ErrorTypeClientNotReady, "the client is not connected (status %s)", st)) })
+		once.Fire(func() { cb.Fn(failure(ErrorTypeClientNotReady, "the client is not connected (status %s)", st)) })
 		return
 	}
-	once.Fire(func() { cb.Fn(Failure(ErrorTypeDisabled, "the platform client is not available")) })
+	once.Fire(func() { cb.Fn(failure(ErrorTypeDisabled, "the platform client is not available")) })
 }
 
 // destroyed is the result of a one-shot whose Client was dropped first.
 func destroyed() *ClientResult {
-	return Failure(ErrorTypeClientDestroyed, "the Client was dropped before the operation completed")
+	return failure(ErrorTypeClientDestroyed, "the Client was dropped before the operation completed")
 }

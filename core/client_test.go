@@ -321,23 +321,6 @@ func TestOneShotsAndClose(t *testing.T) {
 	assert.EqualValues(t, 5, released, "after close: installed=%v released=%d", installed, released)
 }
 
-func TestClientResultToString(t *testing.T) {
-	require.Equal(t, "ClientResult{Successful}", Success().ToString(), Success().ToString())
-	r := Failure(ErrorTypeHTTPError, "rate limited, Bearer abcdefghijk")
-	r.SetStatus(HttpStatusCodeTooManyRequests)
-	r.SetErrorCode(0)
-	r.SetRetryable(true)
-	r.SetRetryAfter(1.5)
-	s := r.ToString()
-	assert.Contains(t, s, "HTTPError", s)
-	assert.Contains(t, s, "429", s)
-	assert.Contains(t, s, "RetryAfter: 1.5s", s)
-	assert.NotContains(t, s, "abcdefghijk", s)
-	assert.True(t, HttpStatusCode(418).Valid(), "HttpStatusCode is an open enum")
-	assert.Equal(t, "unknown", HttpStatusCode(418).String(), "HttpStatusCode is an open enum")
-	assert.False(t, IntegrationType(5).Valid(), "IntegrationType(5) is valid")
-}
-
 func TestManyClients(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		c := NewClient()

@@ -9,7 +9,10 @@ import (
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/core/gateway"
+	"sdkpp/core/lobbies"
+	"sdkpp/core/messages"
 	"sdkpp/core/rest"
+	"sdkpp/core/social"
 	"sdkpp/wire"
 )
 
@@ -52,16 +55,10 @@ func (c *Client) Connect() {
 	}
 	c.setStatus(ClientStatusConnecting, ClientErrorNone, 0)
 	c.start(func(ctx context.Context) {
-		var g struct {
-			URL string `json:"url"`
+		get := func(ctx context.Context, path string, out any) error {
+			return c.api.Do(ctx, rest.Request{Path: path}, out)
 		}
-		if err := c.api.Do(ctx, rest.Request{Path: "/gateway"}, &g); err != nil || g.URL == "" {
-			c.logf(LoggingSeverityError, "Connect: cannot find the gateway: %v", err)
-			c.setStatus(ClientStatusDisconnected, ClientErrorConnectionFailed, 0)
-			return
-		}
-		gw, err := gateway.New(gateway.Config{
-			URL:        g.URL,
+		gw, err := gateway.Discover(ctx, get, gateway.Config{
 			Token:      c.auth.tokens.Get,
 			OnStatus:   c.onGatewayStatus,
 			OnDispatch: c.onDispatch,
@@ -139,19 +136,9 @@ func route(handler func(c *Client, event string, data json.RawMessage), events .
 }
 
 func init() {
-	route((*Client).onMessageDispatch, gwire.EventLobbyMessageCreate, gwire.EventLobbyMessageUpdate,
-		gwire.EventMessageCreate, gwire.EventMessageUpdate, gwire.EventMessageDelete)
-	route((*Client).onLobbyDispatch, gwire.EventLobbyCreate, gwire.EventLobbyUpdate)
-	route((*Client).onLobbyDeleteDispatch, gwire.EventLobbyDelete)
-	for event := range memberEvents {
-		route((*Client).onMemberDispatch, event)
-	}
-	for event := range gwire.RelationshipEvents {
-		route((*Client).onRelationshipDispatch, event)
-	}
-	route((*Client).onProfilesDispatch, gwire.EventApplicationProfilesUpdate)
-	route((*Client).onPresenceDispatch, gwire.EventPresenceUpdate)
-	route((*Client).onInviteDispatch, gwire.EventActivityInviteCreate, gwire.EventActivityInviteUpdate)
+	route((*Client).onMessageDispatch, messages.Events...)
+	route((*Client).onLobbyDispatch, lobbies.Events...)
+	route((*Client).onSocialDispatch, social.Events...)
 	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
 		gwire.EventVoiceKeys, gwire.EventVoiceError)
 }

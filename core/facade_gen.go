@@ -5,7 +5,10 @@ package core
 import (
 	"sdkpp/core/auth"
 	"sdkpp/core/internal/opt"
+	"sdkpp/core/launch"
 	"sdkpp/core/lobbies"
+	"sdkpp/core/messages"
+	"sdkpp/core/records"
 	"sdkpp/core/social"
 	"sdkpp/core/voice"
 	"sdkpp/wire"
@@ -28,6 +31,11 @@ func (h *UserApplicationProfileHandle) ProviderId() (string, bool) { return opt.
 
 // ProviderIssuedUserId: The user's id at the provider.
 func (h *UserApplicationProfileHandle) ProviderIssuedUserId() string { return h.p.ProviderIssuedUserID }
+
+// ProviderType: The kind of provider.
+func (h *UserApplicationProfileHandle) ProviderType() ExternalIdentityProviderType {
+	return records.ProviderTypeOf(h.p.ProviderType)
+}
 
 // Clone returns another view of the same UserHandle.
 func (h *UserHandle) Clone() *UserHandle { v := *h; return &v }
@@ -98,6 +106,11 @@ func (h *LobbyHandle) Id() uint64 { return uint64(h.lobby().ID) }
 // LobbyMemberIds: The user ids of the members.
 func (h *LobbyHandle) LobbyMemberIds() []uint64 { return lobbies.MemberIDs(h.lobby()) }
 
+// LobbyMembers: The members.
+func (h *LobbyHandle) LobbyMembers() []*LobbyMemberHandle {
+	return handlesOf(lobbies.MemberIDs(h.lobby()), func(id uint64) *LobbyMemberHandle { return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: id} })
+}
+
 // Metadata: The lobby's metadata.
 func (h *LobbyHandle) Metadata() map[string]string { return h.lobby().Metadata }
 
@@ -123,10 +136,10 @@ func (h *MessageHandle) ChannelId() uint64 { return h.message().ChannelID }
 func (h *MessageHandle) RecipientId() uint64 { return h.message().RecipientID }
 
 // SentTimestamp: When it was sent, in milliseconds since the Unix epoch.
-func (h *MessageHandle) SentTimestamp() uint64 { return unixMillis(h.message().Sent) }
+func (h *MessageHandle) SentTimestamp() uint64 { return messages.UnixMillis(h.message().Sent) }
 
 // EditedTimestamp: When it was last edited, in milliseconds since the Unix epoch; 0 if never.
-func (h *MessageHandle) EditedTimestamp() uint64 { return unixMillis(h.message().Edited) }
+func (h *MessageHandle) EditedTimestamp() uint64 { return messages.UnixMillis(h.message().Edited) }
 
 // SentFromGame: Whether a game sent it (rather than the platform's own client).
 func (h *MessageHandle) SentFromGame() bool { return h.message().AppID != 0 }
@@ -150,6 +163,11 @@ func (h *Call) Clone() *Call { v := *h; return &v }
 // UserApplicationProfiles: sdkpp: the user's game profiles from external identity providers, in this game.
 func (h *UserHandle) UserApplicationProfiles() []*UserApplicationProfileHandle {
 	return h.c.GetUserApplicationProfiles(h.id)
+}
+
+// LinkedChannel: The guild channel linked to the lobby, if any.
+func (h *LobbyHandle) LinkedChannel() *LinkedChannel {
+	return records.LinkedChannelOf(h.lobby().LinkedChannel)
 }
 
 // Author: The author, if the client knows the user.
@@ -275,8 +293,7 @@ func (h *Call) SetOnVoiceStateChangedCallback(cb Callback[CallOnVoiceStateChange
 	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnVoiceStateChanged] { return &e.voiceState }, cb)
 }
 
-// SetPositionalVoice: ---- sdkpp: positional voice (proximity chat, issue 25) ----
-// sdkpp: switches positional voice for the player (off by default). While on, each participant
+// SetPositionalVoice: sdkpp: switches positional voice for the player (off by default). While on, each participant
 // whose position is known is heard from where it stands (stereo, equal-power panning) and
 // attenuated with distance; one beyond the audible distance is silent and not even decoded.
 // Coordinates are right-handed (forward x up points right: OpenAL's; Unity passes z negated).
@@ -375,9 +392,24 @@ func (c *Client) RefreshToken(applicationId uint64, refreshToken string, callbac
 	c.tokenOp("token request (refresh_token)", callback, c.auth.flows.Refresh(c.appIDOr(applicationId), refreshToken))
 }
 
+// RevokeToken: Revokes every token of the user for the application.
+func (c *Client) RevokeToken(applicationId uint64, token string, callback Callback[ClientRevokeTokenCallback]) {
+	c.resultCall(c.auth.flows.RevokeRequest(c.appIDOr(applicationId), token), "RevokeToken", Callback[func(*ClientResult)](callback), func() { c.auth.tokens.Clear(token) })
+}
+
 // IsAuthenticated: Whether a token is set.
 func (c *Client) IsAuthenticated() bool {
 	return c.auth.tokens.Get() != ""
+}
+
+// GetTokenFromProvisionalMerge: GetToken that also merges the provisional account of the external credentials.
+func (c *Client) GetTokenFromProvisionalMerge(applicationId uint64, code string, codeVerifier string, redirectUri string, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, callback Callback[ClientTokenExchangeCallback]) {
+	c.grant(auth.CodeGrant(c.appIDOr(applicationId), code, codeVerifier, redirectUri).WithExternal(records.ExternalAuthName(externalAuthType), externalAuthToken), callback)
+}
+
+// UnmergeIntoProvisionalAccount: Splits the provisional account back out of the user's account.
+func (c *Client) UnmergeIntoProvisionalAccount(applicationId uint64, externalAuthType AuthenticationExternalAuthType, externalAuthToken string, callback Callback[ClientUnmergeIntoProvisionalAccountCallback]) {
+	c.resultCall(c.auth.flows.UnmergeRequest(c.appIDOr(applicationId), records.ExternalAuthName(externalAuthType), externalAuthToken), "UnmergeIntoProvisionalAccount", Callback[func(*ClientResult)](callback), nil)
 }
 
 // GetTokenFromDevice: The device flow: shows the verification page and polls until the user approves.
@@ -429,6 +461,11 @@ func (c *Client) SendUserMessage(recipientId uint64, content string, callback Ca
 // GetRelationships: Platform and game relationships.
 func (c *Client) GetRelationships() []*RelationshipHandle {
 	return handlesOf(c.social.state.IDs(), func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
+}
+
+// GetRelationshipsByGroup: Friends of one group, sorted by display name, for a friends list.
+func (c *Client) GetRelationshipsByGroup(groupType RelationshipGroupType) []*RelationshipHandle {
+	return handlesOf(c.social.state.FriendsIn(social.Group(groupType), c.appID.Load(), c.names), func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
 }
 
 // GetRelationshipHandle: The relationship with a user; type None if none.
@@ -516,6 +553,16 @@ func (c *Client) SendActivityJoinRequest(userId uint64, callback Callback[Client
 	c.sendInvite("SendActivityJoinRequest", userId, wire.ActivityInviteRequest{Type: wire.ActivityActionJoinRequest}, callback)
 }
 
+// RegisterLaunchCommand: Registers how the platform's desktop client launches the game; false on failure.
+func (c *Client) RegisterLaunchCommand(applicationId uint64, command string) bool {
+	return c.writeLaunch("RegisterLaunchCommand", applicationId, launch.Registration{Command: command})
+}
+
+// RegisterLaunchStoreApplication: Registers the game's store application for launching; false on failure.
+func (c *Client) RegisterLaunchStoreApplication(applicationId uint64, storeAppId uint32) bool {
+	return c.writeLaunch("RegisterLaunchStoreApplication", applicationId, launch.Registration{StoreAppID: storeAppId})
+}
+
 // StartCall: Joins the voice call of a lobby the player is in. The returned Call is invalid if the player
 // is already in that call or the client is not ready.
 func (c *Client) StartCall(lobbyId uint64) *Call {
@@ -530,7 +577,7 @@ func (c *Client) StartCallWithAudioCallbacks(lobbyId uint64, receivedCb Callback
 
 // SetSelfMuteAll: Mutes the player in every call (overrides the per-call setting).
 func (c *Client) SetSelfMuteAll(mute bool) {
-	c.setAll(func(s *voice.Settings) { s.SelfMute = mute }, func(v *voice.Call) { v.SetSelfMute(mute) })
+	c.calls.reg.Set(func(s *voice.Settings) { s.SelfMute = mute }, func(v *voice.Call) { v.SetSelfMute(mute) })
 }
 
 // GetSelfMuteAll: Whether the player is muted in every call.
@@ -540,7 +587,7 @@ func (c *Client) GetSelfMuteAll() bool {
 
 // SetSelfDeafAll: Deafens the player in every call (overrides the per-call setting).
 func (c *Client) SetSelfDeafAll(deaf bool) {
-	c.setAll(func(s *voice.Settings) { s.SelfDeaf = deaf }, func(v *voice.Call) { v.SetSelfDeaf(deaf) })
+	c.calls.reg.Set(func(s *voice.Settings) { s.SelfDeaf = deaf }, func(v *voice.Call) { v.SetSelfDeaf(deaf) })
 }
 
 // GetSelfDeafAll: Whether the player is deafened in every call.
@@ -548,9 +595,19 @@ func (c *Client) GetSelfDeafAll() bool {
 	return c.calls.reg.Settings().SelfDeaf
 }
 
+// SetInputVolume: The microphone volume, 0..100.
+func (c *Client) SetInputVolume(inputVolume float32) {
+	c.calls.reg.SetInputVolume(inputVolume)
+}
+
 // GetInputVolume: The microphone volume.
 func (c *Client) GetInputVolume() float32 {
 	return c.calls.reg.Settings().InputVolume
+}
+
+// SetOutputVolume: The playback volume, 0..200.
+func (c *Client) SetOutputVolume(outputVolume float32) {
+	c.calls.reg.SetOutputVolume(outputVolume)
 }
 
 // GetOutputVolume: The playback volume.
@@ -588,23 +645,28 @@ func (c *Client) SetOutputDevice(deviceId string, cb Callback[ClientSetOutputDev
 	c.setDevice(deviceId, cb, false)
 }
 
+// SetNoAudioInputThreshold: The level (dBFS) below which the input counts as silent for the no-input callback.
+func (c *Client) SetNoAudioInputThreshold(dBFSThreshold float32) {
+	c.calls.reg.SetNoInputThreshold(dBFSThreshold)
+}
+
 // SetEchoCancellation: Echo cancellation (default on).
 func (c *Client) SetEchoCancellation(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.EchoCancellation = on }, func(e voice.Engine) { e.SetEchoCancellation(on) })
+	c.calls.reg.SetEngines(func(s *voice.Settings) { s.EchoCancellation = on }, func(e voice.Engine) { e.SetEchoCancellation(on) })
 }
 
 // SetNoiseSuppression: Noise suppression (default on).
 func (c *Client) SetNoiseSuppression(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.NoiseSuppression = on }, func(e voice.Engine) { e.SetNoiseSuppression(on) })
+	c.calls.reg.SetEngines(func(s *voice.Settings) { s.NoiseSuppression = on }, func(e voice.Engine) { e.SetNoiseSuppression(on) })
 }
 
 // SetAutomaticGainControl: Automatic gain control (default on).
 func (c *Client) SetAutomaticGainControl(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.AutoGain = on }, func(e voice.Engine) { e.SetAutoGain(on) })
+	c.calls.reg.SetEngines(func(s *voice.Settings) { s.AutoGain = on }, func(e voice.Engine) { e.SetAutoGain(on) })
 }
 
 // SetNoiseCancellation: Noise cancellation (default off): the noise suppressor at its strongest. While on it replaces
 // (disables) noise suppression.
 func (c *Client) SetNoiseCancellation(on bool) {
-	c.setEngines(func(s *voice.Settings) { s.NoiseCancellation = on }, func(e voice.Engine) { e.SetNoiseCancellation(on) })
+	c.calls.reg.SetEngines(func(s *voice.Settings) { s.NoiseCancellation = on }, func(e voice.Engine) { e.SetNoiseCancellation(on) })
 }

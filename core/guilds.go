@@ -3,32 +3,22 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
-	"strings"
 
-	"sdkpp/core/internal/opt"
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/lobbies"
-	"sdkpp/core/rest"
+	"sdkpp/core/records"
 	"sdkpp/wire"
 )
-
-// guildChannelOf converts the wire form.
-func guildChannelOf(w *wire.GuildChannel) *GuildChannel {
-	g := &GuildChannel{id: uint64(w.ID), name: w.Name, typ: ChannelType(w.Type), position: int32(w.Position), parentId: opt.Convert[uint64](w.ParentID),
-		isLinkable: w.IsLinkable, isViewableAndWriteableByAllMembers: w.IsViewableAndWriteableByAllMembers}
-	if l := w.LinkedLobby; l != nil {
-		g.linkedLobby = &LinkedLobby{applicationId: uint64(l.ApplicationID), lobbyId: uint64(l.LobbyID)}
-	}
-	return g
-}
 
 // GetUserGuilds lists the guilds the player is in.
 func (c *Client) GetUserGuilds(cb Callback[ClientGetUserGuildsCallback]) {
 	getList(c, "GetUserGuilds", "/users/@me/guilds", cb, func(list []wire.PartialGuild) []*GuildMinimal {
 		out := make([]*GuildMinimal, 0, len(list))
-		for _, g := range list {
-			out = append(out, &GuildMinimal{id: uint64(g.ID), name: g.Name})
+		for i := range list {
+			out = append(out, records.GuildMinimalOf(&list[i]))
 		}
 		return out
 	})
@@ -38,78 +28,51 @@ func (c *Client) GetUserGuilds(cb Callback[ClientGetUserGuildsCallback]) {
 // GCH-1).
 func (c *Client) GetGuildChannels(guildId uint64, cb Callback[ClientGetGuildChannelsCallback]) {
 	if guildId == 0 { // refused before the authorization is looked at
-		resultOnce1(c, cb).Fire(func() { cb.Fn(resultOf(invalid("GetGuildChannels: guildId is 0")), nil) })
+		resultOnce1(c, cb).Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("GetGuildChannels: guildId is 0")), nil) })
 		return
 	}
 	getList(c, "GetGuildChannels", "/guilds/"+strconv.FormatUint(guildId, 10)+"/channels", cb, func(list []wire.GuildChannel) []*GuildChannel {
 		slices.SortStableFunc(list, func(a, b wire.GuildChannel) int { return cmp.Compare(a.Position, b.Position) })
 		out := make([]*GuildChannel, 0, len(list))
 		for i := range list {
-			out = append(out, guildChannelOf(&list[i]))
+			out = append(out, records.GuildChannelOf(&list[i]))
 		}
 		return out
 	})
 }
 
-// JoinLinkedLobbyGuild makes a single-use invite, valid one hour, to the guild of the lobby's
-// linked channel and answers with its web URL, the service's invite page where the player signs
-// in and joins (rule LOB-5). The invite is bound to the player: nobody else may use it. A
-// provisional player cannot join a guild: merge runs instead and no request is made.
+// JoinLinkedLobbyGuild answers with the web URL of a single-use invite, valid one hour and bound
+// to the player, to the guild of the lobby's linked channel (core/lobbies.JoinGuildURL, rule
+// LOB-5). A provisional player cannot join a guild: merge runs instead and no invite is made.
 func (c *Client) JoinLinkedLobbyGuild(lobbyId uint64, merge Callback[ClientProvisionalUserMergeRequiredCallback], cb Callback[ClientJoinLinkedLobbyGuildCallback]) {
 	once := c.scope.Once(func() { cb.Fn(destroyed(), "") }, func() {
-		if merge.Release != nil {
-			merge.Release()
-		}
-		if cb.Release != nil {
-			cb.Release()
+		for _, r := range []func(){merge.Release, cb.Release} {
+			if r != nil {
+				r()
+			}
 		}
 	})
 	auth := c.authHeader()
 	if auth == "" {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady), "") })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.ErrNotReady), "") })
 		return
 	}
 	c.start(func(ctx context.Context) {
-		provisional, err := c.isProvisional(ctx, auth)
-		if err == nil && provisional {
-			c.logf(LoggingSeverityInfo, "JoinLinkedLobbyGuild: a provisional account must be merged first")
+		u, err := lobbies.JoinGuildURL(ctx, c.api, auth, lobbyId, c.webBase, func() (bool, bool) {
+			me := c.GetCurrentUserV2()
+			return me != nil && me.IsProvisional(), me != nil
+		})
+		switch {
+		case errors.Is(err, lobbies.ErrProvisional):
+			c.logf(LoggingSeverityInfo, "JoinLinkedLobbyGuild: %v", err)
 			once.Fire(merge.Fn)
-			return
-		}
-		var inv wire.InviteCode
-		if err == nil {
-			err = c.api.Do(ctx, lobbies.GuildInvite(auth, lobbyId), &inv)
-		}
-		if err != nil {
+		case err != nil:
 			c.logf(LoggingSeverityWarning, "JoinLinkedLobbyGuild failed: %v", err)
 			once.Fire(func() { cb.Fn(resultOf(err), "") })
-			return
+		default:
+			once.Fire(func() { cb.Fn(success(), u) })
 		}
-		u := strings.TrimRight(c.webBase, "/") + "/invite/" + inv.Code
-		once.Fire(func() { cb.Fn(Success(), u) })
 	})
-}
-
-// isProvisional reports whether the signed-in user is a provisional account: from the cache once
-// the client is Ready, else from the service.
-func (c *Client) isProvisional(ctx context.Context, auth string) (bool, error) {
-	if me := c.GetCurrentUserV2(); me != nil {
-		return me.IsProvisional(), nil
-	}
-	var u wire.User
-	if err := c.api.Do(ctx, rest.Request{Path: "/users/@me", Auth: auth}, &u); err != nil {
-		return false, err
-	}
-	return u.IsProvisional, nil
-}
-
-// LinkedChannel returns the lobby's linked channel, or nil when none.
-func (h *LobbyHandle) LinkedChannel() *LinkedChannel {
-	lc := h.lobby().LinkedChannel
-	if lc == nil {
-		return nil
-	}
-	return &LinkedChannel{id: uint64(lc.ID), guildId: uint64(lc.GuildID), name: lc.Name}
 }
 
 // LinkChannelToLobby links a guild text channel to a lobby; the player must be a member with

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	gwire "sdkpp/wire/gateway"
-
 	"sdkpp/core/lobbies"
 	"sdkpp/core/messages"
 	"sdkpp/core/users"
@@ -81,53 +79,40 @@ func (c *Client) cacheLobby(l *wire.Lobby) bool {
 // whether it was cached.
 func (c *Client) forgetLobby(id, rev uint64) bool { return c.lobby.cache.Remove(id, rev) }
 
-// onLobbyDispatch applies LOBBY_CREATE and LOBBY_UPDATE to the cache and queues the handlers.
+// memberSlots are the handlers of the member changes (core/lobbies.MemberAdded, ...).
+var memberSlots = [...]func(*handlers) *handlerSlot[ClientLobbyMemberAddedCallback]{
+	lobbies.MemberAdded:   func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberAdded },
+	lobbies.MemberUpdated: func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberUpdated },
+	lobbies.MemberRemoved: func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberRemoved },
+}
+
+// onLobbyDispatch applies a lobby event (core/lobbies.Decode) to the cache and queues the
+// handlers; a player removed from a lobby no longer has it.
 func (c *Client) onLobbyDispatch(event string, data json.RawMessage) {
-	l, ok := decodeEvent(c, event, data, func(l *wire.Lobby) bool { return l.ID != 0 })
-	if !ok {
-		return
-	}
-	c.cacheLobby(l)
-	id := uint64(l.ID)
-	slot := &c.handlers.lobbyUpdated
-	if event == gwire.EventLobbyCreate {
-		slot = &c.handlers.lobbyCreated
-	}
-	slot.Post(func(f ClientLobbyUpdatedCallback) { f(id) })
-}
-
-// onLobbyDeleteDispatch applies LOBBY_DELETE.
-func (c *Client) onLobbyDeleteDispatch(_ string, data json.RawMessage) {
-	var d wire.LobbyDeleted
-	if json.Unmarshal(data, &d) == nil && c.forgetLobby(uint64(d.ID), uint64(d.Revision)) {
-		c.handlers.lobbyDeleted.Post(func(f ClientLobbyDeletedCallback) { f(uint64(d.ID)) })
-	}
-}
-
-// memberEvents are the member changes of the lobby member events, and the slot each posts.
-var memberEvents = map[string]struct {
-	kind int // lobbies.MemberAdded, MemberUpdated or MemberRemoved
-	slot func(*handlers) *handlerSlot[ClientLobbyMemberAddedCallback]
-}{
-	gwire.EventLobbyMemberAdd:    {lobbies.MemberAdded, func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberAdded }},
-	gwire.EventLobbyMemberUpdate: {lobbies.MemberUpdated, func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberUpdated }},
-	gwire.EventLobbyMemberRemove: {lobbies.MemberRemoved, func(h *handlers) *handlerSlot[ClientLobbyMemberAddedCallback] { return &h.lobbyMemberRemoved }},
-}
-
-// onMemberDispatch applies a lobby member event (memberEvents); a player removed from a lobby
-// no longer has it.
-func (c *Client) onMemberDispatch(event string, data json.RawMessage) {
-	m, ok := decodeEvent(c, event, data, func(m *wire.LobbyMemberEvent) bool { return m.LobbyID != 0 })
-	if !ok {
-		return
-	}
-	ev := memberEvents[event]
-	lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
-	c.lobby.cache.ApplyMember(ev.kind, *m)
-	c.learnMembers([]wire.LobbyMember{m.Member})
-	ev.slot(&c.handlers).Post(func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) })
-	if ev.kind == lobbies.MemberRemoved && memberID == c.users.Current() && c.forgetLobby(lobbyID, uint64(m.Revision)) {
-		c.handlers.lobbyDeleted.Post(func(f ClientLobbyDeletedCallback) { f(lobbyID) }) // the player left or was removed
+	ev, err := lobbies.Decode(event, data)
+	switch {
+	case err != nil:
+		c.logf(LoggingSeverityWarning, "%v", err)
+	case ev.Lobby != nil:
+		c.cacheLobby(ev.Lobby)
+		id, slot := uint64(ev.Lobby.ID), &c.handlers.lobbyUpdated
+		if ev.Created {
+			slot = &c.handlers.lobbyCreated
+		}
+		slot.Post(func(f ClientLobbyUpdatedCallback) { f(id) })
+	case ev.Deleted != nil:
+		if id := uint64(ev.Deleted.ID); c.forgetLobby(id, uint64(ev.Deleted.Revision)) {
+			c.handlers.lobbyDeleted.Post(func(f ClientLobbyDeletedCallback) { f(id) })
+		}
+	default:
+		m := ev.Member
+		lobbyID, memberID := uint64(m.LobbyID), uint64(m.Member.ID)
+		c.lobby.cache.ApplyMember(ev.MemberKind, *m)
+		c.learnMembers([]wire.LobbyMember{m.Member})
+		memberSlots[ev.MemberKind](&c.handlers).Post(func(f ClientLobbyMemberAddedCallback) { f(lobbyID, memberID) })
+		if ev.MemberKind == lobbies.MemberRemoved && memberID == c.users.Current() && c.forgetLobby(lobbyID, uint64(m.Revision)) {
+			c.handlers.lobbyDeleted.Post(func(f ClientLobbyDeletedCallback) { f(lobbyID) }) // the player left or was removed
+		}
 	}
 }
 
@@ -152,11 +137,6 @@ func (h *LobbyHandle) lobby() wire.Lobby {
 	}
 	l, _ := h.c.lobby.cache.Get(h.id)
 	return l
-}
-
-// LobbyMembers returns views of the members.
-func (h *LobbyHandle) LobbyMembers() []*LobbyMemberHandle {
-	return handlesOf(lobbies.MemberIDs(h.lobby()), func(id uint64) *LobbyMemberHandle { return &LobbyMemberHandle{c: h.c, lobbyID: h.id, id: id} })
 }
 
 // GetLobbyMemberHandle returns a view of one member, or nil.

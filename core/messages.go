@@ -3,11 +3,10 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"time"
 
-	gwire "sdkpp/wire/gateway"
-
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/messages"
+	"sdkpp/core/records"
 	"sdkpp/core/users"
 	"sdkpp/wire"
 )
@@ -50,48 +49,23 @@ func (c *Client) storeMessage(m *messages.Message, author *users.User) {
 	c.msg.cache.Store(m)
 }
 
-// onMessageDispatch applies a message event from the gateway.
+// onMessageDispatch applies a message event from the gateway (core/messages.Decode).
 func (c *Client) onMessageDispatch(event string, data json.RawMessage) {
-	switch event {
-	case wire.EventLobbyMessageCreate, wire.EventLobbyMessageUpdate:
-		var w wire.LobbyMessage
-		if err := wire.DecodeLobbyMessage(data, &w); err != nil || w.ID == 0 || w.LobbyID == 0 {
-			c.logf(LoggingSeverityWarning, "malformed %s", event)
-			return
-		}
-		if event == wire.EventLobbyMessageCreate {
-			if m, a := messages.FromLobby(&w), users.Of(&w.Author); !c.msg.cache.Hold(messages.Held{M: m, Author: a}) { // held while catching up
-				c.deliverCreated(m, a)
-			}
-		} else {
-			c.deliverUpdated(messages.FromLobby(&w), users.Of(&w.Author))
-		}
-	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
-		w, ok := decodeEvent(c, event, data, func(w *wire.Message) bool { return w.ID != 0 && w.ChannelID != 0 })
-		if !ok {
-			return
-		}
-		c.noteDMChannel(w)
-		if event == gwire.EventMessageCreate {
-			c.deliverCreated(messages.FromDirect(w), users.Of(&w.Author))
-		} else {
-			c.deliverUpdated(messages.FromDirect(w), users.Of(&w.Author))
-		}
-	case gwire.EventMessageDelete:
-		if d, ok := decodeEvent(c, event, data, func(d *wire.MessageDelete) bool { return d.ID != 0 }); ok {
-			c.msg.cache.Forget(uint64(d.ID), uint64(d.ChannelID))
-			c.handlers.messageDeleted.Post(func(f ClientMessageDeletedCallback) { f(uint64(d.ID), uint64(d.ChannelID)) })
-		}
+	ev, err := messages.Decode(event, data)
+	switch {
+	case err != nil:
+		c.logf(LoggingSeverityWarning, "%v", err)
+	case ev.Deleted:
+		c.msg.cache.Forget(ev.ID, ev.ChannelID)
+		c.handlers.messageDeleted.Post(func(f ClientMessageDeletedCallback) { f(ev.ID, ev.ChannelID) })
+	case !ev.Created:
+		c.msg.cache.NoteDirect(ev.Message, c.users.Current())
+		c.deliverUpdated(ev.Message, ev.Author)
+	case ev.Message.LobbyID != 0 && c.msg.cache.Hold(messages.Held{M: ev.Message, Author: ev.Author}): // held while catching up
+	default:
+		c.msg.cache.NoteDirect(ev.Message, c.users.Current())
+		c.deliverCreated(ev.Message, ev.Author)
 	}
-}
-
-// noteDMChannel remembers the DM channel of a direct message's other party.
-func (c *Client) noteDMChannel(w *wire.Message) {
-	other := uint64(w.RecipientID)
-	if other == c.users.Current() {
-		other = uint64(w.Author.ID)
-	}
-	c.msg.cache.SetDMChannel(other, uint64(w.ChannelID))
 }
 
 // GetMessageHandle returns a message from the cache, or nil; it makes no request.
@@ -119,7 +93,7 @@ func (c *Client) GetLobbyMessagesWithLimit(lobbyId uint64, limit int32, cb Callb
 		return
 	}
 	if c.GetLobbyHandle(lobbyId) == nil {
-		answer(nil, invalid("the player is not in lobby %d", lobbyId))
+		answer(nil, sdkerr.Invalid("the player is not in lobby %d", lobbyId))
 		return
 	}
 	c.start(func(ctx context.Context) { answer(c.msg.remote.LobbyHistory(ctx, auth, lobbyId, n)) })
@@ -135,12 +109,12 @@ func (c *Client) startHistory(op string, limit int32, cb Callback[func(*ClientRe
 			once.Fire(func() { cb.Fn(resultOf(err), nil) })
 			return
 		}
-		once.Fire(func() { cb.Fn(Success(), c.handles(ids)) })
+		once.Fire(func() { cb.Fn(success(), c.handles(ids)) })
 	}
 	auth = c.authHeader()
 	n, err := messages.HistoryLimit(limit)
 	if auth == "" {
-		err = errNotReady
+		err = sdkerr.ErrNotReady
 	}
 	if err != nil {
 		answer(nil, err)
@@ -199,7 +173,7 @@ func (c *Client) GetUserMessageSummaries(cb Callback[ClientUserMessageSummariesC
 	getList(c, "GetUserMessageSummaries", "/users/@me/channels", cb, func(chans []wire.DMChannel) []*UserMessageSummary {
 		var out []*UserMessageSummary
 		for _, s := range c.msg.remote.Summaries(chans, c.users.Current()) {
-			out = append(out, &UserMessageSummary{userId: s.UserID, lastMessageId: s.LastMessageID})
+			out = append(out, records.UserMessageSummaryOf(s.UserID, s.LastMessageID))
 		}
 		return out
 	})
@@ -236,13 +210,6 @@ func (h *MessageHandle) Lobby() *LobbyHandle {
 		return nil
 	}
 	return h.c.GetLobbyHandle(id)
-}
-
-func unixMillis(t time.Time) uint64 {
-	if t.IsZero() {
-		return 0
-	}
-	return uint64(t.UnixMilli())
 }
 
 // ApplicationId returns the application that sent the message (rule MSG-1).

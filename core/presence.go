@@ -7,32 +7,18 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/core/internal/sdkerr"
+	"sdkpp/core/records"
 	"sdkpp/core/social"
 	"sdkpp/wire"
 )
-
-// statusNames are the wire names of the statuses a user may have.
-var statusNames = map[string]StatusType{"online": StatusTypeOnline, "idle": StatusTypeIdle, "dnd": StatusTypeDnd, "invisible": StatusTypeInvisible}
-
-// statusName is the wire name of the status the player sets (Offline is sent as invisible).
-func statusName(s StatusType) string {
-	switch s {
-	case StatusTypeIdle:
-		return "idle"
-	case StatusTypeDnd:
-		return "dnd"
-	case StatusTypeInvisible, StatusTypeOffline:
-		return "invisible"
-	}
-	return "online"
-}
 
 // sendPresence sends the player's presence on the gateway; an error means it was not sent.
 func (c *Client) sendPresence(ctx context.Context) error {
 	gw := c.gateway()
 	p, _ := c.social.state.Own()
 	if gw == nil {
-		return errNotReady
+		return sdkerr.ErrNotReady
 	}
 	return gw.Send(ctx, gwire.OpPresenceUpdate, p)
 }
@@ -64,7 +50,7 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 		return
 	}
 	if c.GetStatus() != ClientStatusReady {
-		once.Fire(func() { cb.Fn(resultOf(errNotReady)) })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.ErrNotReady)) })
 		return
 	}
 	change()
@@ -72,8 +58,8 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 		err := c.sendPresence(ctx)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "%s: %v", what, err)
-			if !errors.Is(err, errNotReady) {
-				err = errNotReady
+			if !errors.Is(err, sdkerr.ErrNotReady) {
+				err = sdkerr.ErrNotReady
 			}
 		}
 		once.Fire(func() { cb.Fn(resultOf(err)) })
@@ -86,15 +72,15 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 func (c *Client) UpdateRichPresence(activity *Activity, cb Callback[ClientUpdateRichPresenceCallback]) {
 	var w wire.Activity
 	if activity != nil {
-		w = activity.toWire()
+		w = records.ActivityToWire(activity)
 	}
 	c.presenceCall("UpdateRichPresence", func() error {
 		if activity == nil {
-			return invalid("UpdateRichPresence: no activity")
+			return sdkerr.Invalid("UpdateRichPresence: no activity")
 		}
 		if err := wire.ValidateActivity("activity", &w); err != nil {
 			raw, _ := json.Marshal(err.Errors)
-			return invalid("UpdateRichPresence: %s: %s", err.Message, raw)
+			return sdkerr.Invalid("UpdateRichPresence: %s: %s", err.Message, raw)
 		}
 		return nil
 	}, func() { c.social.state.SetActivity(&w) }, Callback[func(*ClientResult)](cb))
@@ -116,15 +102,15 @@ func (c *Client) SetOnlineStatus(status StatusType, cb Callback[ClientUpdateStat
 		case StatusTypeOnline, StatusTypeIdle, StatusTypeDnd, StatusTypeInvisible, StatusTypeOffline:
 			return nil
 		}
-		return invalid("SetOnlineStatus: %s cannot be set", status)
-	}, func() { c.social.state.SetStatus(statusName(status)) }, Callback[func(*ClientResult)](cb))
+		return sdkerr.Invalid("SetOnlineStatus: %s cannot be set", status)
+	}, func() { c.social.state.SetStatus(records.StatusName(status)) }, Callback[func(*ClientResult)](cb))
 }
 
 // ---- invites
 
 func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInviteRequest, cb Callback[ClientSendActivityInviteCallback]) {
-	check := firstErr(invalidIf(userID == 0, "%s: userId is 0", what),
-		invalidIf(len(body.Content) > 4*wire.MaxInviteContent, "%s: the content is longer than %d characters", what, wire.MaxInviteContent))
+	check := sdkerr.First(sdkerr.InvalidIf(userID == 0, "%s: userId is 0", what),
+		sdkerr.InvalidIf(len(body.Content) > 4*wire.MaxInviteContent, "%s: the content is longer than %d characters", what, wire.MaxInviteContent))
 	authCall(c, what, check, cb, func(ctx context.Context, auth string) error {
 		return c.api.Do(ctx, social.Invite(auth, userID, body), nil)
 	})
@@ -134,11 +120,13 @@ func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInvite
 func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callback[ClientSendActivityInviteCallback]) {
 	if invite == nil || invite.Type() != ActivityActionTypesJoinRequest {
 		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(invalid("SendActivityJoinRequestReply: the invite is not a join request"))) })
+		once.Fire(func() {
+			cb.Fn(resultOf(sdkerr.Invalid("SendActivityJoinRequestReply: the invite is not a join request")))
+		})
 		return
 	}
 	c.sendInvite("SendActivityJoinRequestReply", invite.SenderId(),
-		wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, ReplyTo: wire.Snowflake(invite.id())}, cb)
+		wire.ActivityInviteRequest{Type: wire.ActivityActionJoin, ReplyTo: wire.Snowflake(records.InviteID(invite))}, cb)
 }
 
 // AcceptActivityInvite accepts an invite; the callback gets the secret to join with. Every
@@ -146,10 +134,10 @@ func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callbac
 func (c *Client) AcceptActivityInvite(invite *ActivityInvite, cb Callback[ClientAcceptActivityInviteCallback]) {
 	var id uint64
 	if invite != nil {
-		id = invite.id()
+		id = records.InviteID(invite)
 	}
-	check := firstErr(invalidIf(id == 0, "AcceptActivityInvite: the invite has no message id"),
-		invalidIf(invite != nil && invite.Type() != ActivityActionTypesJoin, "AcceptActivityInvite: only a Join invite can be accepted"))
+	check := sdkerr.First(sdkerr.InvalidIf(id == 0, "AcceptActivityInvite: the invite has no message id"),
+		sdkerr.InvalidIf(invite != nil && invite.Type() != ActivityActionTypesJoin, "AcceptActivityInvite: only a Join invite can be accepted"))
 	authCall1(c, "AcceptActivityInvite", check, cb, func(ctx context.Context, auth string) (string, error) {
 		var out wire.ActivityInviteAccepted
 		if err := c.api.Do(ctx, social.AcceptInvite(auth, id), &out); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"sdkpp/core/callbacks"
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/rpc"
 )
 
@@ -23,7 +24,7 @@ func (c *Client) newRPCLink() *rpc.Link {
 	return &rpc.Link{
 		Config: func() (rpc.Config, error) {
 			if c.appID.Load() == 0 {
-				return rpc.Config{}, invalid("call SetApplicationId first: the desktop client needs the application id")
+				return rpc.Config{}, sdkerr.Invalid("call SetApplicationId first: the desktop client needs the application id")
 			}
 			return rpc.Config{
 				ApplicationID: c.appID.Load(),
@@ -53,7 +54,7 @@ func (c *Client) subscribeRPC(name, evt string, scope *callbacks.Scope, handle f
 			scope.Post(fn)
 		}
 	}, scope.Close)
-	if err != nil && !errors.Is(err, errClosed) {
+	if err != nil && !errors.Is(err, sdkerr.ErrClosed) {
 		c.logf(LoggingSeverityError, "%s: %v", name, err)
 	}
 }

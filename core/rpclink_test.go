@@ -5,6 +5,7 @@ import (
 	"sdkpp/core/internal/testwait"
 	"testing"
 
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/rpc"
 	"sdkpp/core/rpc/peer"
 
@@ -122,5 +123,5 @@ func TestDesktopLinkNotMadeAfterClose(t *testing.T) {
 	c.RegisterAuthorizeRequestCallback(Callback[ClientAuthorizeRequestCallback]{Fn: func() {}, Release: func() { released = true }})
 	waitFor(t, "the release", func() bool { return released })
 	_, err := c.rpc.Client()
-	assert.ErrorIs(t, err, errClosed, "a connection was made after Close")
+	assert.ErrorIs(t, err, sdkerr.ErrClosed, "a connection was made after Close")
 }

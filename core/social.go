@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/rpc"
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/core/records"
 	"sdkpp/core/rest"
 	"sdkpp/core/social"
 	"sdkpp/core/users"
@@ -63,13 +65,39 @@ func (c *Client) subscribeActivityJoin() {
 
 // ---- gateway events
 
-// onRelationshipDispatch applies a relationship event of either graph (gwire.RelationshipEvents).
-func (c *Client) onRelationshipDispatch(event string, data json.RawMessage) {
-	ev := gwire.RelationshipEvents[event]
-	rel, ok := decodeEvent(c, event, data, func(r *wire.Relationship) bool { return r.ID != 0 })
-	if !ok {
-		return
+// onSocialDispatch applies a social event (core/social.Decode): a relationship of either graph,
+// a user's game profiles, a presence or an activity invite.
+func (c *Client) onSocialDispatch(event string, data json.RawMessage) {
+	ev, err := social.Decode(event, data)
+	switch {
+	case err != nil:
+		c.logf(LoggingSeverityWarning, "%v", err)
+	case ev.Relationship != nil:
+		c.applyRelationship(ev.Relationship, ev.Change)
+	case ev.Profiles != nil:
+		id := uint64(ev.Profiles.ID)
+		c.users.Put(users.Of(ev.Profiles))
+		if c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{id: ev.Profiles.ApplicationProfiles}) {
+			c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
+		}
+	case ev.Presence != nil:
+		id := uint64(ev.Presence.User.ID)
+		if c.social.state.ApplyPresence(*ev.Presence) {
+			c.handlers.relationshipGroupsUpdated.Post(func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
+		}
+		c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
+	default:
+		slot := &c.handlers.activityInviteUpdated
+		if ev.InviteCreated {
+			slot = &c.handlers.activityInviteCreated // rule EVT-1: accepted on one device, heard on every one
+		}
+		invite := records.InviteFromWire(*ev.Invite)
+		slot.Post(func(f ClientActivityInviteCallback) { f(invite) })
 	}
+}
+
+// applyRelationship applies a relationship event of either graph and queues its handlers.
+func (c *Client) applyRelationship(rel *wire.Relationship, ev gwire.RelationshipEvent) {
 	platform, removed := !ev.Game, ev.Change == gwire.Removed
 	id := uint64(rel.ID)
 	c.users.Put(users.Of(&rel.User))
@@ -91,64 +119,7 @@ func (c *Client) onRelationshipDispatch(event string, data json.RawMessage) {
 	c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
 }
 
-// decodeEvent decodes a dispatch's data; it logs and reports false when the data is malformed
-// or valid rejects it.
-func decodeEvent[T any](c *Client, event string, data json.RawMessage, valid func(*T) bool) (*T, bool) {
-	v := new(T)
-	if err := json.Unmarshal(data, v); err != nil || !valid(v) {
-		c.logf(LoggingSeverityWarning, "malformed %s", event)
-		return nil, false
-	}
-	return v, true
-}
-
-// onProfilesDispatch applies APPLICATION_PROFILES_UPDATE: a user's profiles in this game.
-func (c *Client) onProfilesDispatch(event string, data json.RawMessage) {
-	u, ok := decodeEvent(c, event, data, func(u *wire.User) bool { return u.ID != 0 })
-	if !ok {
-		return
-	}
-	id := uint64(u.ID)
-	c.users.Put(users.Of(u))
-	if c.users.SetProfiles(map[uint64][]wire.ApplicationProfile{id: u.ApplicationProfiles}) {
-		c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
-	}
-}
-
-// onPresenceDispatch applies PRESENCE_UPDATE.
-func (c *Client) onPresenceDispatch(event string, data json.RawMessage) {
-	p, ok := decodeEvent(c, event, data, func(p *wire.PresenceUpdate) bool { return p.User.ID != 0 })
-	if !ok {
-		return
-	}
-	id := uint64(p.User.ID)
-	if c.social.state.ApplyPresence(*p) {
-		c.handlers.relationshipGroupsUpdated.Post(func(f ClientRelationshipGroupsUpdatedCallback) { f(id) })
-	}
-	c.handlers.userUpdated.Post(func(f ClientUserUpdatedCallback) { f(id) })
-}
-
-// onInviteDispatch applies ACTIVITY_INVITE_CREATE and ACTIVITY_INVITE_UPDATE.
-func (c *Client) onInviteDispatch(event string, data json.RawMessage) {
-	w, ok := decodeEvent(c, event, data, func(w *wire.ActivityInvite) bool { return w.ID != 0 })
-	if !ok {
-		return
-	}
-	slot := &c.handlers.activityInviteUpdated
-	if event == gwire.EventActivityInviteCreate || (w.Accepted && w.IsValid) {
-		slot = &c.handlers.activityInviteCreated // rule EVT-1: accepted on one device, heard on every one
-	}
-	slot.Post(func(f ClientActivityInviteCallback) { f(inviteFromWire(*w)) })
-}
-
 // ---- relationships
-
-// GetRelationshipsByGroup returns the friends (platform or game) of one group, sorted by display
-// name then id: playing this game, online elsewhere, or offline.
-func (c *Client) GetRelationshipsByGroup(group RelationshipGroupType) []*RelationshipHandle {
-	return handlesOf(c.social.state.FriendsIn(social.Group(group), c.appID.Load(), c.names),
-		func(id uint64) *RelationshipHandle { return &RelationshipHandle{c: c, id: id} })
-}
 
 // names returns the names of a cached user.
 func (c *Client) names(id uint64) (social.Names, bool) {
@@ -168,13 +139,13 @@ func handlesOf[H any](ids []uint64, mk func(uint64) *H) []*H {
 // relCall sends one relationship request, after checking the player's side is want (any when
 // want is nil) so that Accept, Reject and Cancel fail clearly instead of doing something else.
 func (c *Client) relCall(what string, req rest.Request, game bool, userID uint64, want *RelationshipType, cb Callback[func(*ClientResult)]) {
-	check := invalidIf(userID == 0 && req.JSON == nil, "%s: userId is 0", what)
+	check := sdkerr.InvalidIf(userID == 0 && req.JSON == nil, "%s: userId is 0", what)
 	if h := (RelationshipHandle{c: c, id: userID}); want != nil && check == nil {
 		have := h.DiscordRelationshipType()
 		if game {
 			have = h.GameRelationshipType()
 		}
-		check = invalidIf(have != *want, "%s: the relationship with user %d is %s, not %s", what, userID, have, *want)
+		check = sdkerr.InvalidIf(have != *want, "%s: the relationship with user %d is %s, not %s", what, userID, have, *want)
 	}
 	authCall(c, what, check, cb, func(ctx context.Context, auth string) error {
 		req.Auth = auth
@@ -187,7 +158,7 @@ func typeRef(t RelationshipType) *RelationshipType { return &t }
 func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*ClientResult)]) {
 	if strings.TrimSpace(username) == "" {
 		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(invalid("%s: the username is empty", what))) })
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("%s: the username is empty", what))) })
 		return
 	}
 	c.relCall(what, social.ByName(game, username), game, 0, nil, cb)
@@ -195,7 +166,7 @@ func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*
 
 // RemoveDiscordAndGameFriend removes the game friendship and then the platform one.
 func (c *Client) RemoveDiscordAndGameFriend(userId uint64, cb Callback[ClientUpdateRelationshipCallback]) {
-	authCall(c, "RemoveDiscordAndGameFriend", invalidIf(userId == 0, "RemoveDiscordAndGameFriend: userId is 0"), cb,
+	authCall(c, "RemoveDiscordAndGameFriend", sdkerr.InvalidIf(userId == 0, "RemoveDiscordAndGameFriend: userId is 0"), cb,
 		func(ctx context.Context, auth string) error {
 			for _, game := range []bool{true, false} {
 				req := social.Delete(game, userId)
@@ -233,10 +204,10 @@ func (h *RelationshipHandle) Id() uint64 {
 
 // Status returns the user's online status; Offline when unknown.
 func (h *UserHandle) Status() StatusType {
-	if s, ok := statusNames[h.c.social.state.Status(h.id)]; ok && !h.c.isClosed() {
-		return s
+	if h.c.isClosed() {
+		return StatusTypeOffline
 	}
-	return StatusTypeOffline
+	return records.StatusOf(h.c.social.state.Status(h.id))
 }
 
 // GameActivity returns the user's activity in the current game, if any.
@@ -245,7 +216,7 @@ func (h *UserHandle) GameActivity() *Activity {
 		return nil
 	}
 	if a := h.c.social.state.GameActivity(h.id, h.c.appID.Load()); a != nil {
-		return activityFromWire(*a)
+		return records.ActivityFromWire(*a)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"sdkpp/core/records"
 	"sdkpp/server/servertest"
 
 	"github.com/stretchr/testify/assert"
@@ -107,15 +108,15 @@ func TestFriendsSeeEachOthersRichPresence(t *testing.T) {
 	lu, _ := got.Assets().LargeUrl()
 	smu, _ := got.Assets().SmallUrl()
 	app, _ := got.ApplicationId()
-	require.Equal(t, "Harbor Siege", got.Name(), "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, "In a match", st, "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, "https://game.example/state", su, "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, "https://game.example/details", du, "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, "https://game.example/large", lu, "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, "https://game.example/small", smu, "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, uint64(env.App.ID), app, "activity as bob sees it: %+v", got.toWire())
-	require.Len(t, got.GetButtons(), 1, "activity as bob sees it: %+v", got.toWire())
-	require.Equal(t, "Watch", got.GetButtons()[0].Label(), "activity as bob sees it: %+v", got.toWire())
+	require.Equal(t, "Harbor Siege", got.Name(), "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, "In a match", st, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, "https://game.example/state", su, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, "https://game.example/details", du, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, "https://game.example/large", lu, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, "https://game.example/small", smu, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, uint64(env.App.ID), app, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Len(t, got.GetButtons(), 1, "activity as bob sees it: %+v", records.ActivityToWire(got))
+	require.Equal(t, "Watch", got.GetButtons()[0].Label(), "activity as bob sees it: %+v", records.ActivityToWire(got))
 	require.Nil(t, got.Secrets(), "the join secret reached a friend's presence")
 	// Two snapshots of one presence are equal; the friend's lacks the secret the game set.
 	require.True(t, got.Equals(u.GameActivity()), "Activity.Equals: snapshots of one presence differ, or the friend's equals the sender's")

@@ -62,20 +62,3 @@ func (c *Client) GetUserApplicationProfiles(userId uint64) []*UserApplicationPro
 type UserApplicationProfileHandle struct {
 	p *wire.ApplicationProfile // shared with the snapshot; never modified
 }
-
-// providerTypes are the profiles' wire provider types (the two of Epic and of bots each).
-var providerTypes = map[string]ExternalIdentityProviderType{
-	"": ExternalIdentityProviderTypeNone, "OIDC": ExternalIdentityProviderTypeOIDC,
-	"EPIC_ONLINE_SERVICES_ACCESS_TOKEN": ExternalIdentityProviderTypeEpicOnlineServices,
-	"EPIC_ONLINE_SERVICES_ID_TOKEN":     ExternalIdentityProviderTypeEpicOnlineServices,
-	"STEAM_SESSION_TICKET":              ExternalIdentityProviderTypeSteam, "UNITY_SERVICES_ID_TOKEN": ExternalIdentityProviderTypeUnity,
-	"BOT": ExternalIdentityProviderTypeDiscordBot, "DISCORD_BOT_ISSUED_ACCESS_TOKEN": ExternalIdentityProviderTypeDiscordBot,
-}
-
-// ProviderType returns the kind of identity provider; Unknown for one sdkpp does not know.
-func (h *UserApplicationProfileHandle) ProviderType() ExternalIdentityProviderType {
-	if t, ok := providerTypes[h.p.ProviderType]; ok {
-		return t
-	}
-	return ExternalIdentityProviderTypeUnknown
-}

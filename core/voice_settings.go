@@ -3,24 +3,10 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
+	"sdkpp/core/records"
 	"sdkpp/core/rpc"
 )
-
-// voiceSettingsOf converts the desktop client's wire form.
-func voiceSettingsOf(w rpc.VoiceSettings) *VoiceSettings {
-	mode := VoiceInputModeTypeVoiceActivity
-	if w.Mode.Type == rpc.VoiceModePushToTalk {
-		mode = VoiceInputModeTypePushToTalk
-	}
-	return &VoiceSettings{
-		selfMute: w.Mute, selfDeaf: w.Deaf, inputMode: mode, pttKey: w.Mode.Shortcut,
-		inputVolume: w.Input.Volume, outputVolume: w.Output.Volume,
-		echoCancellation: w.EchoCancellation, noiseSuppression: w.NoiseSuppression,
-		noiseCancellation: w.NoiseCancellation, automaticGainControl: w.AutomaticGainControl,
-	}
-}
 
 // GetVoiceSettings reads the voice settings of the locally running desktop client. It waits for
 // the connection attempt under way; when no desktop client answers, cb gets a successful result
@@ -33,24 +19,17 @@ func (c *Client) GetVoiceSettings(cb Callback[ClientGetVoiceSettingsCallback]) {
 		return
 	}
 	c.start(func(ctx context.Context) {
-		st, err := rc.Settle(ctx)
-		if err != nil {
-			return // the Client is closing: once reports ClientDestroyed
-		}
-		if st != rpc.Connected {
-			once.Fire(func() { cb.Fn(Success(), nil) })
-			return
-		}
-		w, err := rc.GetVoiceSettings(ctx)
+		w, err := rc.SettledVoiceSettings(ctx)
 		switch {
-		case errors.Is(err, rpc.ErrNotConnected): // dropped between Settle and the command
-			once.Fire(func() { cb.Fn(Success(), nil) })
+		case ctx.Err() != nil: // the Client is closing: once reports ClientDestroyed
 		case err != nil:
 			c.logf(LoggingSeverityWarning, "GetVoiceSettings: %v", err)
 			once.Fire(func() { cb.Fn(resultOf(err), nil) })
+		case w == nil:
+			once.Fire(func() { cb.Fn(success(), nil) })
 		default:
-			vs := voiceSettingsOf(w)
-			once.Fire(func() { cb.Fn(Success(), vs) })
+			vs := records.VoiceSettingsOf(*w)
+			once.Fire(func() { cb.Fn(success(), vs) })
 		}
 	})
 }
@@ -65,7 +44,7 @@ func (c *Client) SetVoiceSettingsUpdatedCallback(cb Callback[ClientVoiceSettings
 			c.logf(LoggingSeverityWarning, "dropped a malformed %s event: %v", rpc.EvtVoiceSettingsUpdate, err)
 			return nil
 		}
-		vs := voiceSettingsOf(w)
+		vs := records.VoiceSettingsOf(w)
 		return func() { cb.Fn(vs) }
 	})
 }

@@ -16,7 +16,7 @@ func (c *Client) voiceLogf(sev LoggingSeverity, format string, args ...any) {
 		took = true
 	}
 	if !took {
-		fallback(msg, sev)
+		fallbackLog.Write(msg, logs.Severity(sev))
 	}
 }
 
@@ -25,7 +25,7 @@ func (c *Client) voiceLogf(sev LoggingSeverity, format string, args ...any) {
 // cannot be used is logged as an error and leaves the previous voice log in place.
 func (c *Client) SetVoiceLogDir(path string, minSeverity LoggingSeverity) {
 	f, err := voice.OpenLog(path, logs.Severity(minSeverity), c.clock.Now,
-		func(err error) { fallback(Secrets.String(err.Error()), LoggingSeverityError) })
+		func(err error) { fallbackLog.Write(Secrets.String(err.Error()), logs.Error) })
 	if err != nil {
 		c.logf(LoggingSeverityError, "SetVoiceLogDir(%q): %v", path, err)
 		return

@@ -1289,7 +1289,6 @@ SDKPP_API void SDKPP_CALL Sdkpp_Call_SetSpeakingStatusChangedCallback(Sdkpp_Call
 /** Sets the handler of participants' voice state changes. */
 SDKPP_API void SDKPP_CALL Sdkpp_Call_SetOnVoiceStateChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnVoiceStateChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
 /**
- * ---- sdkpp: positional voice (proximity chat, issue 25) ----
  * sdkpp: switches positional voice for the player (off by default). While on, each participant
  * whose position is known is heard from where it stands (stereo, equal-power panning) and
  * attenuated with distance; one beyond the audible distance is silent and not even decoded.

@@ -1572,7 +1572,6 @@ public:
     void SetSpeakingStatusChangedCallback(sdkpp::Call::OnSpeakingStatusChanged cb);
     /// Sets the handler of participants' voice state changes.
     void SetOnVoiceStateChangedCallback(sdkpp::Call::OnVoiceStateChanged cb);
-    /// ---- sdkpp: positional voice (proximity chat, issue 25) ----
     /// sdkpp: switches positional voice for the player (off by default). While on, each participant
     /// whose position is known is heard from where it stands (stereo, equal-power panning) and
     /// attenuated with distance; one beyond the audible distance is silent and not even decoded.

@@ -1059,7 +1059,8 @@ namespace Sdkpp
         public int ErrorCode { get; private set; }
 
         /// <summary>The HTTP status, None when there was no HTTP response.</summary>
-        public HttpStatusCode Status { get; private set; }
+        /// <remarks>HttpStatusCode in the API reference: see <see cref="HttpStatus"/>.</remarks>
+        public HttpStatus Status { get; private set; }
 
         /// <summary>The raw HTTP response body.</summary>
         public string ResponseBody { get; private set; }

@@ -189,8 +189,9 @@ namespace Sdkpp
     /// <summary>HTTP status of a ClientResult; the value is the status code, None when there was no response.</summary>
     /// <remarks>
     /// Open: any 32-bit value is valid, not only the named ones.
+    /// This is HttpStatusCode of the API reference and the C ABI, named HttpStatus in C# so that it does not collide with System.Net.HttpStatusCode.
     /// </remarks>
-    public enum HttpStatusCode : int
+    public enum HttpStatus : int
     {
         /// <summary>Sdkpp_HttpStatusCode_None = 0.</summary>
         None = 0,
@@ -731,9 +732,20 @@ namespace Sdkpp
 
         /// <summary>Goes into AuthorizationArgs::SetCodeChallenge.</summary>
         /// <remarks>
-        /// The caller owns the returned object; null if the library refused the call.
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyChallenge"/> is the same call, named for that, as EOS names such getters.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.AuthorizationCodeChallenge"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.AuthorizationCodeChallenge Challenge()
+        {
+            return this.CopyChallenge();
+        }
+
+        /// <summary>Goes into AuthorizationArgs::SetCodeChallenge.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Challenge, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.AuthorizationCodeChallenge"/> the caller owns (dispose it); null if the library refused the call.</returns>
+        public global::Sdkpp.AuthorizationCodeChallenge CopyChallenge()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -950,9 +962,22 @@ namespace Sdkpp
 
         /// <summary>PKCE challenge, needed for the GetToken flow.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyCodeChallenge"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.AuthorizationCodeChallenge"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.AuthorizationCodeChallenge CodeChallenge()
+        {
+            return this.CopyCodeChallenge();
+        }
+
+        /// <summary>PKCE challenge, needed for the GetToken flow.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call CodeChallenge, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.AuthorizationCodeChallenge"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.AuthorizationCodeChallenge CopyCodeChallenge()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -1457,14 +1482,14 @@ namespace Sdkpp
         }
 
         /// <summary>HTTP status, None when there was no HTTP response.</summary>
-        public global::Sdkpp.HttpStatusCode Status()
+        public global::Sdkpp.HttpStatus Status()
         {
             this.Live();
             return global::Sdkpp.Native.Sdkpp_ClientResult_Status(ref this.handle);
         }
 
         /// <summary>Sets Status: HTTP status, None when there was no HTTP response.</summary>
-        public void SetStatus(global::Sdkpp.HttpStatusCode value)
+        public void SetStatus(global::Sdkpp.HttpStatus value)
         {
             this.Live();
             global::Sdkpp.Native.Sdkpp_ClientResult_SetStatus(ref this.handle, value);
@@ -2600,9 +2625,22 @@ namespace Sdkpp
 
         /// <summary>Images.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyAssets"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivityAssets"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.ActivityAssets Assets()
+        {
+            return this.CopyAssets();
+        }
+
+        /// <summary>Images.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Assets, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivityAssets"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.ActivityAssets CopyAssets()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -2626,9 +2664,22 @@ namespace Sdkpp
 
         /// <summary>Timers.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyTimestamps"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivityTimestamps"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.ActivityTimestamps Timestamps()
+        {
+            return this.CopyTimestamps();
+        }
+
+        /// <summary>Timers.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Timestamps, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivityTimestamps"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.ActivityTimestamps CopyTimestamps()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -2652,9 +2703,22 @@ namespace Sdkpp
 
         /// <summary>The party; joinable needs an id and room.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyParty"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivityParty"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.ActivityParty Party()
+        {
+            return this.CopyParty();
+        }
+
+        /// <summary>The party; joinable needs an id and room.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Party, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivityParty"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.ActivityParty CopyParty()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -2678,9 +2742,22 @@ namespace Sdkpp
 
         /// <summary>Secrets; joinable needs a join secret.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopySecrets"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivitySecrets"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.ActivitySecrets Secrets()
+        {
+            return this.CopySecrets();
+        }
+
+        /// <summary>Secrets; joinable needs a join secret.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Secrets, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.ActivitySecrets"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.ActivitySecrets CopySecrets()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -2728,8 +2805,21 @@ namespace Sdkpp
         }
 
         /// <summary>The buttons.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyButtons"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.ActivityButton[] GetButtons()
+        {
+            return this.CopyButtons();
+        }
+
+        /// <summary>The buttons.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetButtons, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.ActivityButton[] CopyButtons()
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -3567,9 +3657,22 @@ namespace Sdkpp
 
         /// <summary>The lobby it is linked to, if any.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyLinkedLobby"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LinkedLobby"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LinkedLobby LinkedLobby()
+        {
+            return this.CopyLinkedLobby();
+        }
+
+        /// <summary>The lobby it is linked to, if any.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call LinkedLobby, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LinkedLobby"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.LinkedLobby CopyLinkedLobby()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -3868,9 +3971,22 @@ namespace Sdkpp
 
         /// <summary>The user's activity in the current game, if any.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyGameActivity"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.Activity"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.Activity GameActivity()
+        {
+            return this.CopyGameActivity();
+        }
+
+        /// <summary>The user's activity in the current game, if any.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GameActivity, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.Activity"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.Activity CopyGameActivity()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -3879,9 +3995,20 @@ namespace Sdkpp
 
         /// <summary>What the user is to the player.</summary>
         /// <remarks>
-        /// The caller owns the returned object; null if the library refused the call.
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyRelationship"/> is the same call, named for that, as EOS names such getters.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.RelationshipHandle"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.RelationshipHandle Relationship()
+        {
+            return this.CopyRelationship();
+        }
+
+        /// <summary>What the user is to the player.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Relationship, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.RelationshipHandle"/> the caller owns (dispose it); null if the library refused the call.</returns>
+        public global::Sdkpp.RelationshipHandle CopyRelationship()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -3890,8 +4017,21 @@ namespace Sdkpp
         }
 
         /// <summary>sdkpp: the user's game profiles from external identity providers, in this game.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyUserApplicationProfiles"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] UserApplicationProfiles()
+        {
+            return this.CopyUserApplicationProfiles();
+        }
+
+        /// <summary>sdkpp: the user's game profiles from external identity providers, in this game.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call UserApplicationProfiles, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.UserApplicationProfileHandle[] CopyUserApplicationProfiles()
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -4006,9 +4146,22 @@ namespace Sdkpp
 
         /// <summary>The other user, if known.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyUser"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle User()
+        {
+            return this.CopyUser();
+        }
+
+        /// <summary>The other user, if known.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call User, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.UserHandle CopyUser()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -4124,9 +4277,22 @@ namespace Sdkpp
 
         /// <summary>The member's user (with its game profiles), if known.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyUser"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle User()
+        {
+            return this.CopyUser();
+        }
+
+        /// <summary>The member's user (with its game profiles), if known.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call User, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.UserHandle CopyUser()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -4227,7 +4393,21 @@ namespace Sdkpp
         }
 
         /// <summary>The members.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyLobbyMembers"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
+        /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.LobbyMemberHandle[] LobbyMembers()
+        {
+            return this.CopyLobbyMembers();
+        }
+
+        /// <summary>The members.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call LobbyMembers, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.LobbyMemberHandle[] CopyLobbyMembers()
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -4246,11 +4426,24 @@ namespace Sdkpp
 
         /// <summary>One member, if in the lobby.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyLobbyMemberHandle"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <param name="memberId">The member id.</param>
         /// <returns>A new <see cref="Sdkpp.LobbyMemberHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyMemberHandle GetLobbyMemberHandle(ulong memberId)
+        {
+            return this.CopyLobbyMemberHandle(memberId);
+        }
+
+        /// <summary>One member, if in the lobby.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetLobbyMemberHandle, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <param name="memberId">The member id.</param>
+        /// <returns>A new <see cref="Sdkpp.LobbyMemberHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.LobbyMemberHandle CopyLobbyMemberHandle(ulong memberId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -4259,10 +4452,22 @@ namespace Sdkpp
 
         /// <summary>The guild channel linked to the lobby, if any.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyLinkedChannel"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <returns>A new <see cref="Sdkpp.LinkedChannel"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LinkedChannel LinkedChannel()
+        {
+            return this.CopyLinkedChannel();
+        }
+
+        /// <summary>The guild channel linked to the lobby, if any.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call LinkedChannel, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LinkedChannel"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.LinkedChannel CopyLinkedChannel()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -4462,10 +4667,22 @@ namespace Sdkpp
 
         /// <summary>The author, if the client knows the user.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyAuthor"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle Author()
+        {
+            return this.CopyAuthor();
+        }
+
+        /// <summary>The author, if the client knows the user.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Author, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.UserHandle CopyAuthor()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -4474,10 +4691,22 @@ namespace Sdkpp
 
         /// <summary>The recipient of a direct message, if the client knows the user.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyRecipient"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle Recipient()
+        {
+            return this.CopyRecipient();
+        }
+
+        /// <summary>The recipient of a direct message, if the client knows the user.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Recipient, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.UserHandle CopyRecipient()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -4486,10 +4715,22 @@ namespace Sdkpp
 
         /// <summary>The lobby of a lobby message the player is still in.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyLobby"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyHandle Lobby()
+        {
+            return this.CopyLobby();
+        }
+
+        /// <summary>The lobby of a lobby message the player is still in.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call Lobby, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.LobbyHandle CopyLobby()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -5280,11 +5521,24 @@ namespace Sdkpp
 
         /// <summary>A participant's voice state, if the user is in the call.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyVoiceStateHandle"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <param name="userId">The user id.</param>
         /// <returns>A new <see cref="Sdkpp.VoiceStateHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.VoiceStateHandle GetVoiceStateHandle(ulong userId)
+        {
+            return this.CopyVoiceStateHandle(userId);
+        }
+
+        /// <summary>A participant's voice state, if the user is in the call.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetVoiceStateHandle, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.VoiceStateHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.VoiceStateHandle CopyVoiceStateHandle(ulong userId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -5412,10 +5666,20 @@ namespace Sdkpp
 
         /// <summary>The voice activity threshold.</summary>
         /// <remarks>
-        /// The caller owns the returned object; null if the library refused the call.
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyVADThreshold"/> is the same call, named for that, as EOS names such getters.
         /// </remarks>
         /// <returns>A new <see cref="Sdkpp.VADThresholdSettings"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.VADThresholdSettings GetVADThreshold()
+        {
+            return this.CopyVADThreshold();
+        }
+
+        /// <summary>The voice activity threshold.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetVADThreshold, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.VADThresholdSettings"/> the caller owns (dispose it); null if the library refused the call.</returns>
+        public global::Sdkpp.VADThresholdSettings CopyVADThreshold()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -5547,7 +5811,6 @@ namespace Sdkpp
         }
 
         /// <summary>
-        /// ---- sdkpp: positional voice (proximity chat, issue 25) ----
         /// sdkpp: switches positional voice for the player (off by default). While on, each participant
         /// whose position is known is heard from where it stands (stereo, equal-power panning) and
         /// attenuated with distance; one beyond the audible distance is silent and not even decoded.
@@ -7238,10 +7501,22 @@ namespace Sdkpp
 
         /// <summary>The signed-in user, once the client is Ready.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyCurrentUserV2"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle GetCurrentUserV2()
+        {
+            return this.CopyCurrentUserV2();
+        }
+
+        /// <summary>The signed-in user, once the client is Ready.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetCurrentUserV2, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.UserHandle CopyCurrentUserV2()
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -7250,11 +7525,24 @@ namespace Sdkpp
 
         /// <summary>A user from the client's cache; no request is made.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyUser"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <param name="userId">The user id.</param>
         /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.UserHandle GetUser(ulong userId)
+        {
+            return this.CopyUser(userId);
+        }
+
+        /// <summary>A user from the client's cache; no request is made.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetUser, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.UserHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.UserHandle CopyUser(ulong userId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -7262,9 +7550,23 @@ namespace Sdkpp
         }
 
         /// <summary>sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyUserApplicationProfiles"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <param name="userId">The user id.</param>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfiles(ulong userId)
+        {
+            return this.CopyUserApplicationProfiles(userId);
+        }
+
+        /// <summary>sdkpp: the game profiles of a cached user from external identity providers; empty if unknown.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetUserApplicationProfiles, which is kept beside it.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.UserApplicationProfileHandle[] CopyUserApplicationProfiles(ulong userId)
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -7276,9 +7578,26 @@ namespace Sdkpp
         /// sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
         /// callback; it may miss an update made at the same moment.
         /// </summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyUserApplicationProfilesNoLock"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <param name="userId">The user id.</param>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.UserApplicationProfileHandle[] GetUserApplicationProfilesNoLock(ulong userId)
+        {
+            return this.CopyUserApplicationProfilesNoLock(userId);
+        }
+
+        /// <summary>
+        /// sdkpp: GetUserApplicationProfiles without taking the client's lock, so it is safe inside any
+        /// callback; it may miss an update made at the same moment.
+        /// </summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetUserApplicationProfilesNoLock, which is kept beside it.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.UserApplicationProfileHandle[] CopyUserApplicationProfilesNoLock(ulong userId)
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -7378,11 +7697,24 @@ namespace Sdkpp
 
         /// <summary>A lobby the player is in, from the cache.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyLobbyHandle"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <param name="lobbyId">The lobby id.</param>
         /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.LobbyHandle GetLobbyHandle(ulong lobbyId)
+        {
+            return this.CopyLobbyHandle(lobbyId);
+        }
+
+        /// <summary>A lobby the player is in, from the cache.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetLobbyHandle, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.LobbyHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.LobbyHandle CopyLobbyHandle(ulong lobbyId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -7879,11 +8211,24 @@ namespace Sdkpp
 
         /// <summary>A message from the cache (the newest messages of each channel); no request is made.</summary>
         /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyMessageHandle"/> is the same call, named for that, as EOS names such getters.
         /// Null when the value is absent.
         /// </remarks>
         /// <param name="messageId">The message id.</param>
         /// <returns>A new <see cref="Sdkpp.MessageHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
         public global::Sdkpp.MessageHandle GetMessageHandle(ulong messageId)
+        {
+            return this.CopyMessageHandle(messageId);
+        }
+
+        /// <summary>A message from the cache (the newest messages of each channel); no request is made.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetMessageHandle, which is kept beside it.
+        /// Null when the value is absent.
+        /// </remarks>
+        /// <param name="messageId">The message id.</param>
+        /// <returns>A new <see cref="Sdkpp.MessageHandle"/> the caller owns (dispose it); null if the library refused the call. Null when absent.</returns>
+        public global::Sdkpp.MessageHandle CopyMessageHandle(ulong messageId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -8076,8 +8421,21 @@ namespace Sdkpp
         }
 
         /// <summary>Platform and game relationships.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyRelationships"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.RelationshipHandle[] GetRelationships()
+        {
+            return this.CopyRelationships();
+        }
+
+        /// <summary>Platform and game relationships.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetRelationships, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.RelationshipHandle[] CopyRelationships()
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -8086,9 +8444,23 @@ namespace Sdkpp
         }
 
         /// <summary>Friends of one group, sorted by display name, for a friends list.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyRelationshipsByGroup"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <param name="groupType">A <see cref="Sdkpp.RelationshipGroupType"/> value.</param>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.RelationshipHandle[] GetRelationshipsByGroup(global::Sdkpp.RelationshipGroupType groupType)
+        {
+            return this.CopyRelationshipsByGroup(groupType);
+        }
+
+        /// <summary>Friends of one group, sorted by display name, for a friends list.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetRelationshipsByGroup, which is kept beside it.
+        /// </remarks>
+        /// <param name="groupType">A <see cref="Sdkpp.RelationshipGroupType"/> value.</param>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.RelationshipHandle[] CopyRelationshipsByGroup(global::Sdkpp.RelationshipGroupType groupType)
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -8098,11 +8470,22 @@ namespace Sdkpp
 
         /// <summary>The relationship with a user; type None if none.</summary>
         /// <remarks>
-        /// The caller owns the returned object; null if the library refused the call.
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyRelationshipHandle"/> is the same call, named for that, as EOS names such getters.
         /// </remarks>
         /// <param name="userId">The user id.</param>
         /// <returns>A new <see cref="Sdkpp.RelationshipHandle"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.RelationshipHandle GetRelationshipHandle(ulong userId)
+        {
+            return this.CopyRelationshipHandle(userId);
+        }
+
+        /// <summary>The relationship with a user; type None if none.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetRelationshipHandle, which is kept beside it.
+        /// </remarks>
+        /// <param name="userId">The user id.</param>
+        /// <returns>A new <see cref="Sdkpp.RelationshipHandle"/> the caller owns (dispose it); null if the library refused the call.</returns>
+        public global::Sdkpp.RelationshipHandle CopyRelationshipHandle(ulong userId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -8934,11 +9317,22 @@ namespace Sdkpp
 
         /// <summary>The player's call in a lobby; invalid if none.</summary>
         /// <remarks>
-        /// The caller owns the returned object; null if the library refused the call.
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyCall"/> is the same call, named for that, as EOS names such getters.
         /// </remarks>
         /// <param name="lobbyId">The lobby id.</param>
         /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
         public global::Sdkpp.Call GetCall(ulong lobbyId)
+        {
+            return this.CopyCall(lobbyId);
+        }
+
+        /// <summary>The player's call in a lobby; invalid if none.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetCall, which is kept beside it.
+        /// </remarks>
+        /// <param name="lobbyId">The lobby id.</param>
+        /// <returns>A new <see cref="Sdkpp.Call"/> the caller owns (dispose it); null if the library refused the call.</returns>
+        public global::Sdkpp.Call CopyCall(ulong lobbyId)
         {
             this.Live();
             global::System.IntPtr __rv;
@@ -8947,8 +9341,21 @@ namespace Sdkpp
         }
 
         /// <summary>The player's calls.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref="CopyCalls"/> is the same call, named for that, as EOS names such getters.
+        /// </remarks>
         /// <returns>A new array (empty when the library refused the call).</returns>
         public global::Sdkpp.Call[] GetCalls()
+        {
+            return this.CopyCalls();
+        }
+
+        /// <summary>The player's calls.</summary>
+        /// <remarks>
+        /// The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call GetCalls, which is kept beside it.
+        /// </remarks>
+        /// <returns>A new array (empty when the library refused the call).</returns>
+        public global::Sdkpp.Call[] CopyCalls()
         {
             this.Live();
             global::Sdkpp.NativeSpan __rv;
@@ -12017,9 +12424,9 @@ namespace Sdkpp
         }
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_Status", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        static extern global::Sdkpp.HttpStatusCode Sdkpp_ClientResult_Status_Raw(ref global::System.IntPtr self);
+        static extern global::Sdkpp.HttpStatus Sdkpp_ClientResult_Status_Raw(ref global::System.IntPtr self);
 
-        internal static global::Sdkpp.HttpStatusCode Sdkpp_ClientResult_Status(ref global::System.IntPtr self)
+        internal static global::Sdkpp.HttpStatus Sdkpp_ClientResult_Status(ref global::System.IntPtr self)
         {
             global::Sdkpp.Gate.Enter();
             try { return Sdkpp_ClientResult_Status_Raw(ref self); }
@@ -12027,9 +12434,9 @@ namespace Sdkpp
         }
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_ClientResult_SetStatus", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
-        static extern void Sdkpp_ClientResult_SetStatus_Raw(ref global::System.IntPtr self, global::Sdkpp.HttpStatusCode value);
+        static extern void Sdkpp_ClientResult_SetStatus_Raw(ref global::System.IntPtr self, global::Sdkpp.HttpStatus value);
 
-        internal static void Sdkpp_ClientResult_SetStatus(ref global::System.IntPtr self, global::Sdkpp.HttpStatusCode value)
+        internal static void Sdkpp_ClientResult_SetStatus(ref global::System.IntPtr self, global::Sdkpp.HttpStatus value)
         {
             global::Sdkpp.Gate.Enter();
             try { Sdkpp_ClientResult_SetStatus_Raw(ref self, value); }

@@ -93,9 +93,25 @@ func csIdent(name string) string {
 // csEnumRef is the qualified C# name of an enum (global::Sdkpp.Client.Status).
 func csEnumRef(e *desc.Enum) string {
 	if e.Owner != "" {
-		return csNS + e.Owner + "." + e.Name
+		return csNS + e.Owner + "." + csEnumName(e)
 	}
-	return csNS + e.Name
+	return csNS + csEnumName(e)
+}
+
+// csRenamed are the enums whose C# name differs from the description's (API.md's), because a
+// System type has that name and a game that imports both namespaces could not write it
+// unqualified: System.Net.HttpStatusCode. The C ABI and the other layers keep the description's
+// name; the enum's XML doc says which one it is.
+var csRenamed = map[string]struct{ name, system string }{
+	"HttpStatusCode": {"HttpStatus", "System.Net.HttpStatusCode"},
+}
+
+// csEnumName is the C# name of an enum (its simple name, nested or not).
+func csEnumName(e *desc.Enum) string {
+	if r, ok := csRenamed[e.FullName()]; ok {
+		return r.name
+	}
+	return e.Name
 }
 
 func csClassRef(c *desc.Class) string { return csNS + c.Name }
@@ -381,7 +397,11 @@ func csXML(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// doc writes an XML doc comment: a summary from doc (or fallback) and optional remarks.
+// csSeeCref is an escaped <see cref="Name"/> of a remark, which doc keeps as XML.
+var csSeeCref = regexp.MustCompile(`&lt;see cref="([\w.]+)"/&gt;`)
+
+// doc writes an XML doc comment: a summary from doc (or fallback) and optional remarks, in which
+// a <see cref="Name"/> stays a reference.
 func (w *csWriter) doc(doc []string, fallback string, remarks ...string) {
 	if len(doc) == 0 {
 		doc = []string{fallback}
@@ -398,7 +418,7 @@ func (w *csWriter) doc(doc []string, fallback string, remarks ...string) {
 	if len(remarks) > 0 {
 		w.line("/// <remarks>")
 		for _, r := range remarks {
-			w.line("/// %s", csXML(r))
+			w.line("/// %s", csSeeCref.ReplaceAllString(csXML(r), `<see cref="$1"/>`))
 		}
 		w.line("/// </remarks>")
 	}
@@ -670,10 +690,10 @@ func csCheckNames(api *desc.API) {
 	}
 	for _, e := range api.Enums {
 		if e.Owner == "" {
-			if csReserved[e.Name] {
+			if csReserved[csEnumName(e)] {
 				panic(fmt.Sprintf("emit_cs: enum %s takes a name the C# binding reserves (see csReserved)", e.Name))
 			}
-			claim(top, e.Name, "enum "+e.Name)
+			claim(top, csEnumName(e), "enum "+e.Name)
 		}
 		for _, v := range e.Values {
 			if v.Value < -1<<31 || v.Value > 1<<32-1 {
@@ -704,7 +724,7 @@ func csCheckNames(api *desc.API) {
 			claim(members, name, what+" of "+c.Name)
 		}
 		for _, e := range c.Enums {
-			member(e.Name, "enum "+e.Name)
+			member(csEnumName(e), "enum "+e.Name)
 		}
 		for _, cb := range c.Callbacks {
 			member(cb.Name, "callback "+cb.Name)
@@ -713,6 +733,9 @@ func csCheckNames(api *desc.API) {
 			member(p.Name, "prop "+p.Name)
 			if !p.ReadOnly {
 				member("Set"+p.Name, "setter Set"+p.Name)
+			}
+			if n := csCopyName(p.Name, p.Type, true, nil); n != "" {
+				member(n, "the Copy form of prop "+p.Name)
 			}
 			csCheckType(p.Type, false)
 		}
@@ -727,6 +750,9 @@ func csCheckNames(api *desc.API) {
 				claim(members, m.Name, "method "+m.Name+" of "+c.Name)
 			} else {
 				member(m.Name, "method "+m.Name)
+			}
+			if n := csCopyName(m.Name, m.Ret, false, m); n != "" {
+				member(n, "the Copy form of method "+m.Name)
 			}
 			if m.Ret != nil {
 				csCheckType(m.Ret, false)
@@ -900,11 +926,14 @@ func csEnum(w *csWriter, e *desc.Enum) {
 	if csIsFlags(e) {
 		remarks = append(remarks, "Bit flags: combine values with |.")
 	}
+	if r, ok := csRenamed[e.FullName()]; ok {
+		remarks = append(remarks, fmt.Sprintf("This is %s of the API reference and the C ABI, named %s in C# so that it does not collide with %s.", e.Name, r.name, r.system))
+	}
 	w.doc(e.Doc, "The "+e.CppName()+" enum.", remarks...)
 	if csIsFlags(e) {
 		w.line("[global::System.Flags]")
 	}
-	w.line("public enum %s : int", csIdent(e.Name))
+	w.line("public enum %s : int", csIdent(csEnumName(e)))
 	w.line("{")
 	for _, v := range e.Values {
 		w.line("/// <summary>%s_%s = %d.</summary>", cEnum(e), v.Name, v.Value)
@@ -1047,8 +1076,21 @@ func csClass(w *csWriter, c *desc.Class) {
 
 	for _, p := range c.Props {
 		w.line("")
-		w.doc(p.Doc, "Gets "+p.Name+".", csNullRemark(p.Type, true)...)
-		w.line("public %s %s()", csOut(p.Type), csIdent(p.Name))
+		if cp := csCopyName(p.Name, p.Type, true, nil); cp != "" {
+			w.doc(p.Doc, "Gets "+p.Name+".", csOwnedRemark(p.Type, cp)...)
+			w.line("/// <returns>%s</returns>", csTypeDoc(p.Type, true))
+			w.line("public %s %s()", csOut(p.Type), csIdent(p.Name))
+			w.line("{")
+			w.line("return this.%s();", cp)
+			w.line("}")
+			w.line("")
+			w.doc(p.Doc, "Gets "+p.Name+".", csCopyRemark(p.Type, p.Name)...)
+			w.line("/// <returns>%s</returns>", csTypeDoc(p.Type, true))
+			w.line("public %s %s()", csOut(p.Type), cp)
+		} else {
+			w.doc(p.Doc, "Gets "+p.Name+".", csNullRemark(p.Type, true)...)
+			w.line("public %s %s()", csOut(p.Type), csIdent(p.Name))
+		}
 		w.line("{")
 		csBody(w, native+"_"+p.Name, "ref this.handle", nil, p.Type, true)
 		w.line("}")
@@ -1092,7 +1134,11 @@ func csClass(w *csWriter, c *desc.Class) {
 		case hasCallback:
 			remarks = append(remarks, "The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.")
 		}
-		if m.Ret != nil {
+		copyName := csCopyName(m.Name, m.Ret, false, m)
+		switch {
+		case copyName != "":
+			remarks = append(remarks, csOwnedRemark(m.Ret, copyName)...)
+		case m.Ret != nil:
 			remarks = append(remarks, csNullRemark(m.Ret, true)...)
 		}
 		ret := "void"
@@ -1125,6 +1171,19 @@ func csClass(w *csWriter, c *desc.Class) {
 			w.line("{")
 			w.line("return true;")
 			w.line("}")
+		}
+		if copyName != "" {
+			var args []string
+			for _, p := range m.Params {
+				args = append(args, csIdent(p.Name))
+			}
+			w.line("return this.%s(%s);", copyName, strings.Join(args, ", "))
+			w.line("}")
+			w.line("")
+			w.doc(m.Doc, "Calls "+cClass(c)+"_"+m.Name+".", csCopyRemark(m.Ret, m.Name)...)
+			w.paramDocs(m.Params, m.Ret)
+			w.line("public %s %s(%s)", ret, copyName, strings.Join(ps, ", "))
+			w.line("{")
 		}
 		self := "ref this.handle"
 		if m.Static {
@@ -1407,6 +1466,47 @@ func csEvent(w *csWriter, ev csEventInfo) {
 	w.line("}")
 	w.line("}")
 	w.line("%sEventSlot<%s> %s;", csNS, dtype, field)
+}
+
+// csCopyName is the name of the Copy form of a getter that hands the caller new native objects
+// to own (EOS's convention: "Copy" and the name without "Get"), or "" for any other member. A
+// getter is a property's, a method named Get..., or a const method without parameters; it hands
+// over ownership when it returns a class, an optional class or a list of classes. m is nil for a
+// property.
+func csCopyName(name string, ret *desc.Type, prop bool, m *desc.Method) string {
+	if ret == nil || !csOwned(ret) {
+		return ""
+	}
+	if !prop && (m.Static || !(strings.HasPrefix(name, "Get") || m.Const && len(m.Params) == 0)) {
+		return ""
+	}
+	return "Copy" + strings.TrimPrefix(name, "Get")
+}
+
+// csOwned says whether a value of type t, returned, is new native objects the caller owns.
+func csOwned(t *desc.Type) bool {
+	if t.Kind == desc.Opt || t.Kind == desc.List {
+		t = t.Elem
+	}
+	return t.Kind == desc.ClassT
+}
+
+// csOwnedRemark is the remark of a getter that has a Copy form: the caller owns the result.
+func csOwnedRemark(t *desc.Type, copyName string) []string {
+	r := []string{"The caller owns the result: dispose it (its finalizer releases it otherwise). <see cref=\"" + copyName + "\"/> is the same call, named for that, as EOS names such getters."}
+	if t.Kind == desc.Opt {
+		r = append(r, "Null when the value is absent.")
+	}
+	return r
+}
+
+// csCopyRemark is the remark of a getter's Copy form.
+func csCopyRemark(t *desc.Type, name string) []string {
+	r := []string{"The caller owns the result: dispose it (its finalizer releases it otherwise). The API reference names this call " + name + ", which is kept beside it."}
+	if t.Kind == desc.Opt {
+		r = append(r, "Null when the value is absent.")
+	}
+	return r
 }
 
 // csNullRemark documents what null means for a value of type t.

@@ -154,3 +154,53 @@ class Client client ctor nocopy {
 	assert.Contains(t, cs, "public event global::Sdkpp.Client.OnTick Tick")
 	assert.NotContains(t, cs, "TickCallbackAsync")
 }
+
+// TestCSharpCopyForms: a getter that hands the caller new objects (a property's, a Get... method,
+// a const method without parameters) gets a Copy form that does the call, and keeps its own name
+// as a call of the Copy form whose doc points to it; other methods get none.
+func TestCSharpCopyForms(t *testing.T) {
+	api := parseAPI(t, `version 1.0.0
+class Thing record ctor {
+  prop Inner: Thing
+  prop N: i32
+}
+class Note handle {
+  const method Author() -> opt Thing
+  const method Find(id: u64) -> opt Thing
+}
+class Client client ctor nocopy {
+  const method GetThings(id: u64) -> list Thing
+  method StartThing(id: u64) -> Thing
+}
+`)
+	csCheckNames(api)
+	cs := emitCSharp(api)
+	for _, want := range []string{
+		"public global::Sdkpp.Thing CopyInner()",
+		"return this.CopyInner();",
+		"public global::Sdkpp.Thing CopyAuthor()",
+		"return this.CopyAuthor();",
+		`<see cref="CopyAuthor"/> is the same call`,
+		"The API reference names this call Author, which is kept beside it.",
+		"public global::Sdkpp.Thing[] CopyThings(ulong id)",
+		"return this.CopyThings(id);",
+	} {
+		assert.Contains(t, cs, want)
+	}
+	for _, not := range []string{"CopyN(", "CopyFind(", "CopyStartThing(", "CopyGetThings("} {
+		assert.NotContains(t, cs, not)
+	}
+	assert.Panics(t, func() {
+		csCheckNames(parseAPI(t, "version 1.0.0\nclass Thing record ctor {\n  prop Inner: Thing\n  prop CopyInner: i32\n}\n"))
+	}, "a described member named as a Copy form is refused")
+}
+
+// TestCSharpRenamedEnum: HttpStatusCode is HttpStatus in C#, with a remark naming the System type
+// it would collide with; the C names stay.
+func TestCSharpRenamedEnum(t *testing.T) {
+	cs := emitCSharp(parseAPI(t, "version 1.0.0\nenum HttpStatusCode open {\n  None = 0\n  Ok = 200\n}\n"))
+	assert.Contains(t, cs, "public enum HttpStatus : int")
+	assert.Contains(t, cs, "This is HttpStatusCode of the API reference and the C ABI, named HttpStatus in C# so that it does not collide with System.Net.HttpStatusCode.")
+	assert.Contains(t, cs, "Sdkpp_HttpStatusCode_Ok = 200.")
+	assert.NotContains(t, cs, "enum HttpStatusCode")
+}

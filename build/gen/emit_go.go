@@ -10,12 +10,13 @@ import (
 	"sdkpp/build/gen/desc"
 )
 
-// emitCoreEnums writes core/api_gen.go: the version, the callback types, and the Go enum types of
-// core with String and Valid.
+// emitCoreEnums writes core/api_gen.go: the version, the callback types, the class-level
+// functions that follow from the description, and the enums as aliases of core/records' with
+// their values.
 func emitCoreEnums(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("// %s\n\npackage core\n\n", generatedNote)
+	w("// %s\n\npackage core\n\nimport \"sdkpp/core/records\"\n\n", generatedNote)
 	w("// Version of the described surface.\nconst (\n\tVersionMajor = %d\n\tVersionMinor = %d\n\tVersionPatch = %d\n)\n\n",
 		api.Version[0], api.Version[1], api.Version[2])
 	for _, c := range api.Classes {
@@ -39,6 +40,24 @@ func emitCoreEnums(api *desc.API) string {
 	for _, e := range api.Enums {
 		g := e.GoName()
 		writeGoDoc(&b, g, e.Doc)
+		w("type %s = records.%s\n\n", g, g)
+		w("// Values of %s.\nconst (\n", g)
+		for _, v := range e.Values {
+			w("\t%s%s = records.%s%s\n", g, v.Name, g, v.Name)
+		}
+		w(")\n\n")
+	}
+	return b.String()
+}
+
+// emitRecordsEnums writes core/records/enums_gen.go: the Go enum types with String and Valid.
+func emitRecordsEnums(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage records\n\n", generatedNote)
+	for _, e := range api.Enums {
+		g := e.GoName()
+		writeGoDoc(&b, g, e.Doc)
 		w("type %s int32\n\n", g)
 		w("// Values of %s.\nconst (\n", g)
 		for _, v := range e.Values {
@@ -54,6 +73,27 @@ func emitCoreEnums(api *desc.API) string {
 			w("// Valid reports true: every value of the open enum %s is valid.\nfunc (e %s) Valid() bool {\n\treturn true\n}\n\n", g, g)
 		} else {
 			w("// Valid reports whether e is one of the enumerators.\nfunc (e %s) Valid() bool {\n\treturn e.String() != \"unknown\"\n}\n\n", g)
+		}
+	}
+	return b.String()
+}
+
+// emitCoreRecordAliases writes core/records_gen.go: each record of core/records under its name
+// in core, with the constructor of those the game may construct.
+func emitCoreRecordAliases(api *desc.API) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n\npackage core\n\nimport \"sdkpp/core/records\"\n", generatedNote)
+	for _, c := range api.Classes {
+		if c.Kind != desc.KindRecord {
+			continue
+		}
+		w("\n")
+		writeGoDoc(&b, c.Name, c.Doc)
+		w("type %s = records.%s\n", c.Name, c.Name)
+		if c.Ctor {
+			w("\n// New%s returns a new %s (records.New%s).\nfunc New%s() *%s { return records.New%s() }\n",
+				c.Name, c.Name, c.Name, c.Name, c.Name, c.Name)
 		}
 	}
 	return b.String()
@@ -609,14 +649,14 @@ func optElem(t *desc.Type) *desc.Type {
 	return t
 }
 
-// emitCoreRecords writes core/records_gen.go: every record's struct (one field per property,
-// named by recordField), its constructor and Clone, and the getters and setters of its
+// emitCoreRecords writes core/records/records_gen.go: every record's struct (one field per
+// property, named by recordField), its constructor and Clone, and the getters and setters of its
 // properties. A record marked custom has its struct, constructor and Clone written by hand in
-// core, one marked defaults its constructor; a property marked custom has hand-written accessors.
+// core/records, one marked defaults its constructor; a property marked custom has hand-written
+// accessors.
 func emitCoreRecords(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("// %s\n\npackage core\n\nimport \"sdkpp/core/internal/opt\"\n", generatedNote)
 	for _, c := range api.Classes {
 		if c.Kind != desc.KindRecord {
 			continue
@@ -643,12 +683,18 @@ func emitCoreRecords(api *desc.API) string {
 				if p.Type.Kind != desc.Prim || p.Type.Prim != "string" {
 					panic("emit_go: secret property " + c.Name + "." + p.Name + " is not a string")
 				}
-				w("\tSecrets.Add(v)\n")
+				w("\tredact.Secrets.Add(v)\n")
 			}
 			w("\t%s\n}\n", set)
 		}
 	}
-	return b.String()
+	var imports []string
+	for _, pkg := range []string{"sdkpp/core/internal/opt", "sdkpp/core/redact"} {
+		if strings.Contains(b.String(), path.Base(pkg)+".") {
+			imports = append(imports, strconv.Quote(pkg))
+		}
+	}
+	return fmt.Sprintf("// %s\n\npackage records\n\nimport (\n%s\n)\n", generatedNote, strings.Join(imports, "\n")) + b.String()
 }
 
 // recordRecv is the receiver name of a record's methods: its first letter, lowered.
@@ -800,9 +846,9 @@ func recordStruct(c *desc.Class) string {
 }
 
 // emitCoreFacade writes core/facade_gen.go: each handle's Clone, the getters of the handles'
-// properties that api/sdkpp.api maps to the Client's state with a Go expression of the receiver h
-// ("prop Name: TYPE readonly = EXPR"), and the methods of the Client and the handles whose body
-// is one Go expression that forwards to the capability ("method ... = EXPR").
+// properties that the side table build/gen/facade_bodies.txt maps to the Client's state with a Go
+// expression of the receiver h, and the methods of the Client and the handles whose body is one
+// Go expression there that forwards to the capability.
 func emitCoreFacade(api *desc.API) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -853,6 +899,6 @@ func emitCoreFacade(api *desc.API) string {
 	return fmt.Sprintf("// %s\n\npackage core\n\nimport (\n%s\n)\n", generatedNote, strings.Join(imports, "\n")) + b.String()
 }
 
-// facadeImports are the packages a Go expression of api/sdkpp.api may name; facade_gen.go
+// facadeImports are the packages a Go expression of build/gen/facade_bodies.txt may name; facade_gen.go
 // imports those its expressions use.
-var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/lobbies", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}
+var facadeImports = []string{"net/http", "sdkpp/core/auth", "sdkpp/core/internal/opt", "sdkpp/core/launch", "sdkpp/core/lobbies", "sdkpp/core/messages", "sdkpp/core/records", "sdkpp/core/rest", "sdkpp/core/social", "sdkpp/core/voice", "sdkpp/wire"}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"sdkpp/build/gen/desc"
 )
@@ -56,7 +57,8 @@ func TestCoreRecordAccessors(t *testing.T) {
 		"func (b *Box) Label() (string, bool) {\n\treturn opt.Of(b.label)\n}",
 		"func (b *Box) SetLabel(v *string) {\n\tb.label = opt.Clone(v)\n}",
 		"func (b *Box) Inner() *Inner {\n\tif b.inner == nil {\n\t\treturn nil\n\t}\n\treturn b.inner.Clone()\n}",
-		"func (b *Box) SetKey(v string) {\n\tSecrets.Add(v)\n\tb.key = v\n}",
+		"func (b *Box) SetKey(v string) {\n\tredact.Secrets.Add(v)\n\tb.key = v\n}",
+		"package records\n\nimport (\n\"sdkpp/core/internal/opt\"\n\"sdkpp/core/redact\"\n)",
 		"func (b *Box) Id() uint64 {",
 	} {
 		assert.Contains(t, out, want)
@@ -64,6 +66,24 @@ func TestCoreRecordAccessors(t *testing.T) {
 	for _, absent := range []string{"Start()", "SetStart(", "SetId("} {
 		assert.NotContains(t, out, absent)
 	}
+}
+
+// TestCoreAliases: core names each record and enum of core/records as its own, with the
+// constructors of the records the game may construct and every enum value.
+func TestCoreAliases(t *testing.T) {
+	api := parseAPI(t, "version 1.0.0\nenum Kind {\n  A = 0\n  B = 1\n}\nclass Box record ctor {\n  prop K: Kind\n}\n"+
+		"class Out record {\n  prop N: i32 readonly\n}\n")
+	recs := emitCoreRecordAliases(api)
+	for _, want := range []string{"type Box = records.Box", "func NewBox() *Box { return records.NewBox() }", "type Out = records.Out"} {
+		assert.Contains(t, recs, want)
+	}
+	assert.NotContains(t, recs, "NewOut")
+	enums := emitCoreEnums(api)
+	for _, want := range []string{"type Kind = records.Kind", "\tKindA = records.KindA\n", "\tKindB = records.KindB\n"} {
+		assert.Contains(t, enums, want)
+	}
+	assert.Contains(t, emitRecordsEnums(api), "package records\n\n")
+	assert.Contains(t, emitRecordsEnums(api), "type Kind int32")
 }
 
 // TestCoreRecordStructs: a record's struct has one field per property, its Clone copies what
@@ -87,13 +107,14 @@ func TestCoreRecordStructs(t *testing.T) {
 	}
 }
 
-// TestCoreFacade: a handle gets Clone, and a property or method given "= EXPR" gets a body that
-// returns (or runs) EXPR, with the imports its expressions name.
+// TestCoreFacade: a handle gets Clone, and a property or method the side table gives a Go
+// expression gets a body that returns (or runs) it, with the imports its expressions name.
 func TestCoreFacade(t *testing.T) {
-	api := parseAPI(t, "version 1.0.0\nclass Thing handle {\n  prop Id: u64 readonly = h.id\n"+
+	api := parseAPI(t, "version 1.0.0\nclass Thing handle {\n  prop Id: u64 readonly\n"+
 		"  prop Name: string readonly\n}\nclass Client client ctor nocopy {\n"+
-		"  const method Count() -> u32 = uint32(len(c.things))\n  method Ping(to: u64) = c.send(wire.Ping{To: to})\n"+
-		"  method Other()\n}\n")
+		"  const method Count() -> u32\n  method Ping(to: u64)\n  method Other()\n}\n")
+	require.NoError(t, desc.ApplyGoBodies(api, strings.NewReader("# a comment\nThing.Id = h.id\n\n"+
+		"Client.Count = uint32(len(c.things))\nClient.Ping = c.send(wire.Ping{To: to})\n")))
 	out := emitCoreFacade(api)
 	for _, want := range []string{
 		"import (\n\"sdkpp/wire\"\n)",
@@ -107,6 +128,26 @@ func TestCoreFacade(t *testing.T) {
 	for _, absent := range []string{"Name()", "Other()", "sdkpp/core/voice"} {
 		assert.NotContains(t, out, absent)
 	}
-	_, err := desc.Parse(strings.NewReader("version 1.0.0\nclass R record {\n  prop Id: u64 = r.id\n}\n"))
-	assert.ErrorContains(t, err, "only a handle's property")
+}
+
+// TestGoBodiesRefused: the side table names existing members only, once each, and gives a Go
+// body only where core's facade can have one.
+func TestGoBodiesRefused(t *testing.T) {
+	const src = "version 1.0.0\nclass R record {\n  prop Id: u64\n}\nclass H handle {\n  prop Id: u64 readonly\n" +
+		"  static Make() -> u32\n}\nclass Client client ctor nocopy {\n  method Ping()\n}\n"
+	for _, tc := range []struct{ table, err string }{
+		{"R.Id = r.id", "only a handle's read-only property"},
+		{"H.Make = 1", "only a method of the Client or of a handle"},
+		{"H.Nope = 1", "H has no property or method Nope"},
+		{"Nobody.Id = 1", "no class Nobody"},
+		{"Client.Ping = c.ping()\nClient.Ping = c.ping()", "line 2: Client.Ping: given twice"},
+		{"Client.Ping c.ping()", "want: Class.Member = EXPR"},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			api := parseAPI(t, src)
+			assert.ErrorContains(t, desc.ApplyGoBodies(api, strings.NewReader(tc.table)), tc.err)
+		})
+	}
+	_, err := desc.Parse(strings.NewReader("version 1.0.0\nclass H handle {\n  prop Id: u64 readonly = h.id\n}\n"))
+	assert.ErrorContains(t, err, "side table", "a Go body in the description is refused")
 }

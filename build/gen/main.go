@@ -1,5 +1,6 @@
 // Command gen writes the C header, the C++ header, the C# binding, the Go glue and the Markdown
-// reference (docs/reference.md) of sdkpp from the one description in api/sdkpp.api.
+// reference (docs/reference.md) of sdkpp from the one description in api/sdkpp.api (and, for
+// core's one-expression facade members, the Go side table build/gen/facade_bodies.txt).
 //
 //	go run ./build/gen          regenerate every output
 //	go run ./build/gen -check   fail if any committed output differs from a fresh generation
@@ -26,6 +27,10 @@ func main() {
 	}
 }
 
+// bodiesPath is the Go generator's side table: the Go of core's one-expression facade members,
+// kept out of the language-neutral description.
+const bodiesPath = "build/gen/facade_bodies.txt"
+
 func run(root string, check bool) error {
 	f, err := os.Open(filepath.Join(root, "api", "sdkpp.api"))
 	if err != nil {
@@ -35,6 +40,14 @@ func run(root string, check bool) error {
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("api/sdkpp.api: %w", err)
+	}
+	if f, err = os.Open(filepath.Join(root, bodiesPath)); err != nil {
+		return err
+	}
+	err = desc.ApplyGoBodies(api, f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", bodiesPath, err)
 	}
 	outputs := []struct {
 		path  string
@@ -46,7 +59,9 @@ func run(root string, check bool) error {
 		{"bindings/csharp/Sdkpp.g.cs", emitCSharp(api), false},
 		{"capi/exports_gen.go", emitCapi(api), true},
 		{"core/api_gen.go", emitCoreEnums(api), true},
-		{"core/records_gen.go", emitCoreRecords(api), true},
+		{"core/records_gen.go", emitCoreRecordAliases(api), true},
+		{"core/records/enums_gen.go", emitRecordsEnums(api), true},
+		{"core/records/records_gen.go", emitCoreRecords(api), true},
 		{"core/facade_gen.go", emitCoreFacade(api), true},
 		{"core/handlers_gen.go", emitCoreHandlers(api), true},
 		{"tests/c/stress_gen.h", emitStress(api), false},

@@ -117,6 +117,22 @@ type Client struct {
 	renewing  atomic.Bool // Renew closed the connection: reconnect at once, without an error
 }
 
+// Discover asks the service, with do (a GET of path /gateway and its JSON answer), where its
+// gateway is, and returns a Client for it configured by cfg (whose URL it sets).
+func Discover(ctx context.Context, do func(ctx context.Context, path string, out any) error, cfg Config) (*Client, error) {
+	var g struct {
+		URL string `json:"url"`
+	}
+	if err := do(ctx, "/gateway", &g); err != nil {
+		return nil, fmt.Errorf("cannot find the gateway: %w", err)
+	}
+	if g.URL == "" {
+		return nil, errors.New("cannot find the gateway: the service named none")
+	}
+	cfg.URL = g.URL
+	return New(cfg)
+}
+
 // New returns a Client; Start connects it.
 func New(cfg Config) (*Client, error) {
 	if cfg.URL == "" || cfg.Token == nil {

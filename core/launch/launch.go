@@ -4,6 +4,7 @@ package launch
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,14 @@ type Registration struct {
 }
 
 // Write writes reg for application appID atomically: a reader sees the old file or the new one.
+// It refuses an appID of 0 and a registration with neither a command nor a store application id.
 func Write(appID uint64, reg Registration) error {
+	switch {
+	case reg.Command == "" && reg.StoreAppID == 0:
+		return errors.New("nothing to register: the command is empty and the store application id is 0")
+	case appID == 0:
+		return errors.New("no application id (pass one or call SetApplicationId)")
+	}
 	reg.ApplicationID = strconv.FormatUint(appID, 10)
 	dir, err := Dir()
 	if err != nil {

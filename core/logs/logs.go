@@ -1,6 +1,7 @@
 // Package logs is where a Client's log messages go: the game's log callbacks (through the
 // callback queue, with a bound on what waits), a log file, and the voice log file, which rotates;
-// and the set of the live clients' logs (Live) that a message tied to no client reaches.
+// the set of the live clients' logs (Live) that a message tied to no client reaches, and the
+// fallback (Fallback) that takes what no client's log took.
 // Messages arrive redacted; this package never sees a secret.
 package logs
 
@@ -283,4 +284,40 @@ func (v *Live) Log(msg string, sev Severity) bool {
 		}
 	}
 	return took
+}
+
+// Fallback takes the messages that no client's log took: a sink the game set (the fallback log
+// callback), else standard error for warnings and errors, so that a misuse is never silent. The
+// zero Fallback writes nothing to standard error until Stderr is set; its methods are safe for
+// concurrent use.
+type Fallback struct {
+	sink atomic.Pointer[Sink]
+	// Stderr says whether warnings and errors go to standard error when no sink is set.
+	Stderr atomic.Bool
+}
+
+// SetSink makes s (nil: none) take the messages in place of standard error; the sink it replaces
+// is closed.
+func (f *Fallback) SetSink(s Sink) {
+	var p *Sink
+	if s != nil {
+		p = &s
+	}
+	if old := f.sink.Swap(p); old != nil {
+		(*old).Close()
+	}
+}
+
+// Write gives msg to the sink if one is set (at or above its minimum), else writes it to standard
+// error if sev is Warning or Error and Stderr is set.
+func (f *Fallback) Write(msg string, sev Severity) {
+	if p := f.sink.Load(); p != nil {
+		if s := *p; sev >= s.Min() && sev < None {
+			s.Write(msg, sev)
+		}
+		return
+	}
+	if sev >= Warning && sev < None && f.Stderr.Load() {
+		fmt.Fprintf(os.Stderr, "sdkpp: [%s] %s\n", sev, msg)
+	}
 }

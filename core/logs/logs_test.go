@@ -68,3 +68,32 @@ func TestLive(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "2026-03-01T00:00:00Z [Warning] to all\n", string(raw))
 }
+
+// recSink records what it is given and whether it was closed.
+type recSink struct {
+	min    Severity
+	got    []string
+	closed bool
+}
+
+func (s *recSink) Min() Severity                { return s.min }
+func (s *recSink) Write(msg string, _ Severity) { s.got = append(s.got, msg) }
+func (s *recSink) Close()                       { s.closed = true }
+
+// A Fallback gives its sink what reaches its minimum; a new sink closes the old one.
+func TestFallback(t *testing.T) {
+	var f Fallback
+	f.Write("nowhere", Error) // no sink, no standard error: dropped
+	first, second := &recSink{min: Warning}, &recSink{min: Verbose}
+	f.SetSink(first)
+	f.Write("below", Info)
+	f.Write("taken", Warning)
+	f.Write("never", None)
+	assert.Equal(t, []string{"taken"}, first.got)
+	f.SetSink(second)
+	assert.True(t, first.closed, "the replaced sink is closed")
+	f.Write("verbose", Verbose)
+	assert.Equal(t, []string{"verbose"}, second.got)
+	f.SetSink(nil)
+	assert.True(t, second.closed, "a cleared sink is closed")
+}

@@ -28,6 +28,14 @@ type Message struct {
 	AdditionalName         *string
 }
 
+// UnixMillis is t in Unix milliseconds, 0 for the zero time (a message never edited).
+func UnixMillis(t time.Time) uint64 {
+	if t.IsZero() {
+		return 0
+	}
+	return uint64(t.UnixMilli())
+}
+
 // timeOf parses an RFC 3339 timestamp of the service; the zero time when absent or malformed.
 func timeOf(s *string) time.Time {
 	if s == nil {

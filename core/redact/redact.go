@@ -33,6 +33,10 @@ var patterns = []struct {
 // minSecretLen is the shortest value a Set will redact, so that short common words are left alone.
 const minSecretLen = 8
 
+// Secrets holds every credential value the SDK has handled in this process; the SDK scrubs log
+// text of them before it reaches any sink (rule AU-10). core re-exports it as core.Secrets.
+var Secrets Set
+
 // Set holds secret values to redact wherever they appear. The zero Set is ready to use.
 type Set struct {
 	mu      sync.RWMutex

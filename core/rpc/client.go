@@ -310,6 +310,24 @@ func (c *Client) GetGuild(ctx context.Context, guildID string) (Guild, error) {
 	return g, err
 }
 
+// SettledVoiceSettings waits for the connection attempt under way (Settle) and returns the user's
+// voice settings, or nil when no desktop client answers or the link dropped before the command.
+// It returns ctx's error if ctx ends first, and the desktop client's refusal.
+func (c *Client) SettledVoiceSettings(ctx context.Context) (*VoiceSettings, error) {
+	st, err := c.Settle(ctx)
+	if err != nil || st != Connected {
+		return nil, err
+	}
+	vs, err := c.GetVoiceSettings(ctx)
+	switch {
+	case errors.Is(err, ErrNotConnected): // dropped between Settle and the command
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &vs, nil
+}
+
 // GetVoiceSettings returns the user's voice settings (GET_VOICE_SETTINGS).
 func (c *Client) GetVoiceSettings(ctx context.Context) (VoiceSettings, error) {
 	var vs VoiceSettings

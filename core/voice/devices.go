@@ -3,12 +3,13 @@ package voice
 import "fmt"
 
 // WithEngine runs fn with an engine: a call's if there is one, else a temporary one that
-// newEngine (NewEngine when nil) makes and that is not started, since device lists and
+// the registry's factory (SetFactory; NewEngine when nil) makes and that is not started, since device lists and
 // selection need no running engine.
-func (r *Registry[H]) WithEngine(newEngine func(EngineConfig) (Engine, error), fn func(Engine) error) error {
+func (r *Registry[H]) WithEngine(fn func(Engine) error) error {
 	if calls := r.Calls(); len(calls) > 0 {
 		return fn(calls[0].Engine())
 	}
+	newEngine, _ := r.Factory()
 	if newEngine == nil {
 		newEngine = NewEngine
 	}
@@ -23,7 +24,7 @@ func (r *Registry[H]) WithEngine(newEngine func(EngineConfig) (Engine, error), f
 // SetDevice selects the input device id (the output device unless input) on every call's
 // engine, or tries it on a temporary engine when there is no call, and records it for the calls
 // to come. The first error wins and records nothing.
-func (r *Registry[H]) SetDevice(newEngine func(EngineConfig) (Engine, error), input bool, id string) error {
+func (r *Registry[H]) SetDevice(input bool, id string) error {
 	set := Engine.SetOutputDevice
 	if input {
 		set = Engine.SetInputDevice
@@ -36,7 +37,7 @@ func (r *Registry[H]) SetDevice(newEngine func(EngineConfig) (Engine, error), in
 			}
 		}
 	} else {
-		err = r.WithEngine(newEngine, func(e Engine) error { return set(e, id) })
+		err = r.WithEngine(func(e Engine) error { return set(e, id) })
 	}
 	if err != nil {
 		return err

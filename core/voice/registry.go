@@ -58,6 +58,27 @@ type Registry[H any] struct {
 	mu       sync.Mutex
 	calls    map[uint64]*Entry[H]
 	settings *Settings // nil until first used: DefaultSettings
+
+	// The engine factory of the calls (nil: NewEngine) and a last change to each new call's
+	// configuration (nil: none), which tests set (SetFactory).
+	newEngine func(EngineConfig) (Engine, error)
+	tune      func(*Config)
+}
+
+// SetFactory makes the registry's calls, and the temporary engines of WithEngine and SetDevice,
+// use newEngine (nil: NewEngine), and passes each new call's configuration through tune (nil:
+// none) before the call starts. Tests use it for in-memory engines and signaling.
+func (r *Registry[H]) SetFactory(newEngine func(EngineConfig) (Engine, error), tune func(*Config)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.newEngine, r.tune = newEngine, tune
+}
+
+// Factory returns what SetFactory set.
+func (r *Registry[H]) Factory() (newEngine func(EngineConfig) (Engine, error), tune func(*Config)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.newEngine, r.tune
 }
 
 func (r *Registry[H]) settingsLocked() *Settings {
@@ -86,6 +107,28 @@ func (r *Registry[H]) Set(change func(*Settings), apply func(*Call)) {
 			apply(c)
 		}
 	}
+}
+
+// SetEngines is Set for a setting of the calls' engines: apply sets it on each call's engine.
+func (r *Registry[H]) SetEngines(change func(*Settings), apply func(Engine)) {
+	r.Set(change, func(c *Call) { apply(c.Engine()) })
+}
+
+// SetInputVolume sets the microphone volume of every call, present and future (0..100).
+func (r *Registry[H]) SetInputVolume(v float32) {
+	v = min(max(v, 0), 100)
+	r.SetEngines(func(s *Settings) { s.InputVolume = v }, func(e Engine) { e.SetInputVolume(v) })
+}
+
+// SetOutputVolume sets the playback volume of every call, present and future (0..200).
+func (r *Registry[H]) SetOutputVolume(v float32) {
+	v = min(max(v, 0), 200)
+	r.SetEngines(func(s *Settings) { s.OutputVolume = v }, func(e Engine) { e.SetOutputVolume(v) })
+}
+
+// SetNoInputThreshold sets the level (dBFS) below which every call's input counts as silent.
+func (r *Registry[H]) SetNoInputThreshold(dBFS float32) {
+	r.SetEngines(func(s *Settings) { s.NoInputThreshold = dBFS }, func(e Engine) { e.SetNoInputThreshold(dBFS) })
 }
 
 // Start adds the call that start makes for lobbyID with the current settings, or returns

@@ -50,3 +50,35 @@ func TestRegistry(t *testing.T) {
 	assert.Equal(t, []uint64{1, 3, 4}, left)
 	assert.Empty(t, r.Calls())
 }
+
+// The settings of every call are kept in range, and the factory a test sets makes the temporary
+// engines of device lists and selection.
+func TestRegistrySettingsAndFactory(t *testing.T) {
+	var r Registry[string]
+	for _, tc := range []struct {
+		set      func(float32)
+		get      func(Settings) float32
+		in, want float32
+		name     string
+	}{
+		{r.SetInputVolume, func(s Settings) float32 { return s.InputVolume }, 150, 100, "input volume above 100"},
+		{r.SetInputVolume, func(s Settings) float32 { return s.InputVolume }, -1, 0, "input volume below 0"},
+		{r.SetOutputVolume, func(s Settings) float32 { return s.OutputVolume }, 250, 200, "output volume above 200"},
+		{r.SetOutputVolume, func(s Settings) float32 { return s.OutputVolume }, 150, 150, "output volume in range"},
+		{r.SetNoInputThreshold, func(s Settings) float32 { return s.NoInputThreshold }, -55, -55, "threshold"},
+	} {
+		tc.set(tc.in)
+		assert.Equal(t, tc.want, tc.get(r.Settings()), tc.name)
+	}
+
+	boom := errors.New("no audio here")
+	made := 0
+	r.SetFactory(func(EngineConfig) (Engine, error) { made++; return nil, boom }, nil)
+	assert.ErrorIs(t, r.WithEngine(func(Engine) error { return nil }), boom, "the factory's engine")
+	assert.ErrorIs(t, r.SetDevice(true, "mic-2"), boom, "selection tries the factory's engine")
+	assert.Equal(t, 2, made)
+	assert.Empty(t, r.Settings().InputDevice, "a refused device is not recorded")
+	newEngine, tune := r.Factory()
+	assert.NotNil(t, newEngine)
+	assert.Nil(t, tune)
+}

@@ -58,7 +58,7 @@ static class SampleGame
 
     static string Name(Client client, ulong id)
     {
-        using (UserHandle u = client.GetUser(id))
+        using (UserHandle u = client.CopyUser(id))
         {
             return u != null ? u.DisplayName() : id.ToString();
         }
@@ -177,7 +177,7 @@ static class SampleGame
 
             // Turns follow the lobby's member order; a player speaks once everyone before them said "over".
             ulong[] members;
-            using (LobbyHandle h = client.GetLobbyHandle(lobby))
+            using (LobbyHandle h = client.CopyLobbyHandle(lobby))
             {
                 members = h != null ? h.LobbyMemberIds() : new ulong[0];
             }
@@ -197,7 +197,7 @@ static class SampleGame
             int overs = 0;
             onOver = id =>
             {
-                using (MessageHandle m = client.GetMessageHandle(id))
+                using (MessageHandle m = client.CopyMessageHandle(id))
                 {
                     if (m == null || m.ChannelId() != lobby || m.Content() != "over")
                     {
@@ -318,7 +318,7 @@ static class SampleGame
         int heard = 0;
         Client.MessageCreatedCallback onChat = id =>
         {
-            using (MessageHandle m = client.GetMessageHandle(id))
+            using (MessageHandle m = client.CopyMessageHandle(id))
             {
                 if (m == null)
                 {
@@ -351,13 +351,13 @@ static class SampleGame
         }
         Func<int> memberCount = () =>
         {
-            using (LobbyHandle h = client.GetLobbyHandle(lobby))
+            using (LobbyHandle h = client.CopyLobbyHandle(lobby))
             {
                 return h != null ? h.LobbyMemberIds().Length : 0;
             }
         };
         RunFramesUntil(() => memberCount() >= players);
-        using (LobbyHandle h = client.GetLobbyHandle(lobby))
+        using (LobbyHandle h = client.CopyLobbyHandle(lobby))
         {
             string map;
             if (h == null || !h.Metadata().TryGetValue("map", out map))
@@ -465,7 +465,7 @@ static class SampleGame
 
             // Account linking starts with the authorization arguments and a PKCE pair.
             using (AuthorizationCodeVerifier verifier = client.CreateAuthorizationCodeVerifier())
-            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+            using (AuthorizationCodeChallenge challenge = verifier.CopyChallenge())
             using (AuthorizationArgs args = new AuthorizationArgs())
             {
                 args.SetScopes(Client.GetDefaultCommunicationScopes());

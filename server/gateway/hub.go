@@ -13,6 +13,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/counters"
 	"sdkpp/server/scopes"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -151,6 +152,10 @@ type Config struct {
 	// MembersRateWindow is how often a bot may request all members of one guild (rule GW-2);
 	// default 30 s.
 	MembersRateWindow time.Duration
+	// Counter counts the bots' session starts and member requests (package counters: in the
+	// store when nodes share it, so that a budget holds whichever nodes a bot connects to);
+	// nil counts in memory.
+	Counter counters.Counter
 	// Voice, when set, serves voice signaling: Voice State Update (op 4) and Voice Keys (op
 	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
 	// each session's connection. Nil: both are unknown opcodes.
@@ -180,10 +185,6 @@ type Hub struct {
 
 	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
 	stats hubStats   // what Stats reports
-
-	// Bots (bots.go), guarded by mu.
-	starts     map[uint64]*startCount // by application: Identifies in the current window
-	memberAsks map[memberAsk]time.Time
 }
 
 // New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
@@ -210,13 +211,15 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Counter == nil {
+		cfg.Counter = counters.NewMemory()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Hub{
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
-		rate:   newRateMeter(),
-		starts: map[uint64]*startCount{}, memberAsks: map[memberAsk]time.Time{},
+		rate: newRateMeter(),
 	}
 }
 

@@ -681,7 +681,7 @@ static partial class Program
             Eq("ConnectionFailed", Client.ErrorToString(Client.Error.ConnectionFailed), "ErrorToString");
             Eq("Voice", Client.ThreadToString(Client.Thread.Voice), "ThreadToString");
             Eq(6, (int)Client.Status.HttpWait, "Client.Status.HttpWait value");
-            Eq(429, (int)HttpStatusCode.TooManyRequests, "HttpStatusCode value");
+            Eq(429, (int)HttpStatus.TooManyRequests, "HttpStatus value (HttpStatusCode in the API reference)");
             using (var c = new Client())
             {
                 Eq(Client.Status.Disconnected, c.GetStatus(), "a new Client is Disconnected");
@@ -976,6 +976,7 @@ static partial class Program
 
         EventTests();
         AsyncTests();
+        OwnershipTests();
 
         Test("Sdk.SetLogCallback receives, inside RunCallbacks, what no Client's log took", () =>
         {

@@ -100,8 +100,9 @@ type Prop struct {
 	// Custom: core writes this property's Go accessors by hand (they do more than store); the
 	// generator writes none.
 	Custom bool
-	// Go: a handle property's getter body in core, a Go expression of the receiver h ("= EXPR"
-	// after the type); core writes the getter of a handle property without one by hand.
+	// Go: a handle property's getter body in core, a Go expression of the receiver h, given by
+	// the generator's side table (ApplyGoBodies), not by the description; core writes the getter
+	// of a handle property without one by hand.
 	Go  string
 	Doc []string
 }
@@ -121,7 +122,8 @@ type Method struct {
 	// fill the callback's slot); the generator writes neither the method nor the slot.
 	Custom bool
 	// Go: the method's body in core, a Go expression of the receiver (c for the Client, h for a
-	// handle) and the parameters ("= EXPR" at the end); core writes a method without one by hand.
+	// handle) and the parameters, given by the generator's side table (ApplyGoBodies); core writes
+	// a method without one by hand.
 	Go string
 }
 
@@ -344,6 +346,9 @@ func (p *parser) member(l string) error {
 	doc := p.takeDoc()
 	word, rest, _ := strings.Cut(l, " ")
 	rest = strings.TrimSpace(rest)
+	if strings.Contains(l, " = ") {
+		return fmt.Errorf("%q: the description names no language; a member's Go body goes in the generator's side table (build/gen/facade_bodies.txt)", l)
+	}
 	switch word {
 	case "prop":
 		name, typ, ok := strings.Cut(rest, ":")
@@ -351,13 +356,6 @@ func (p *parser) member(l string) error {
 			return fmt.Errorf("want: prop Name: TYPE")
 		}
 		pr := &Prop{Name: strings.TrimSpace(name), Doc: doc}
-		typ, expr, hasExpr := strings.Cut(typ, " = ")
-		if hasExpr {
-			if c.Kind != KindHandle {
-				return fmt.Errorf("prop %s: only a handle's property has a getter expression", pr.Name)
-			}
-			pr.Go = strings.TrimSpace(expr)
-		}
 		typ = strings.TrimSpace(typ)
 		mods := map[string]*bool{"custom": &pr.Custom, "secret": &pr.Secret, "readonly": &pr.ReadOnly}
 		for {
@@ -395,12 +393,6 @@ func (p *parser) member(l string) error {
 		return nil
 	case "ctor", "method", "static", "const":
 		m := &Method{Class: c, Doc: doc}
-		if r, expr, ok := strings.Cut(rest, " = "); ok {
-			if c.Kind == KindRecord || word == "static" || word == "ctor" {
-				return fmt.Errorf("%s: only a method of the Client or of a handle has a Go body", rest)
-			}
-			m.Go, rest = strings.TrimSpace(expr), strings.TrimSpace(r)
-		}
 		if r, ok := strings.CutSuffix(rest, " custom"); ok {
 			m.Custom, rest = true, strings.TrimSpace(r)
 		}

@@ -20,6 +20,14 @@ func Of[T any](p *T) (T, bool) {
 	return *p, true
 }
 
+// Ptr returns a pointer to v when ok, nil when not: the inverse of Of.
+func Ptr[T any](v T, ok bool) *T {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
 // Equal reports whether a and b are both absent, or both present with equal values.
 func Equal[T comparable](a, b *T) bool {
 	if a == nil || b == nil {

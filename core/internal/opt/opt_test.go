@@ -19,6 +19,8 @@ func TestOpt(t *testing.T) {
 	v, ok = Of[int](nil)
 	assert.False(t, ok)
 	assert.Zero(t, v)
+	assert.Equal(t, 2, *Ptr(Of(&two)), "Ptr undoes Of")
+	assert.Nil(t, Ptr(Of[int](nil)))
 
 	assert.True(t, Equal[int](nil, nil))
 	assert.False(t, Equal(&one, nil))

@@ -20,6 +20,24 @@ func Invalid(format string, args ...any) error {
 	return &ValidationError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// InvalidIf is Invalid(format, args...) when cond holds, else nil.
+func InvalidIf(cond bool, format string, args ...any) error {
+	if !cond {
+		return nil
+	}
+	return Invalid(format, args...)
+}
+
+// First is the first of errs that is not nil: the first check that failed.
+func First(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 var (
 	// ErrAborted is an operation the game or a newer operation of the same kind ended.
 	ErrAborted = errors.New("aborted")

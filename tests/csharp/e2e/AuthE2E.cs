@@ -242,7 +242,7 @@ static class AuthE2E
         {
             o.Verifier = verifier.Verifier();
             args.SetScopes(Client.GetDefaultCommunicationScopes());
-            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+            using (AuthorizationCodeChallenge challenge = verifier.CopyChallenge())
             {
                 args.SetCodeChallenge(challenge);
             }
@@ -370,7 +370,7 @@ static class AuthE2E
         {
             verifierText = verifier.Verifier();
             args.SetScopes(Client.GetDefaultCommunicationScopes());
-            using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+            using (AuthorizationCodeChallenge challenge = verifier.CopyChallenge())
             {
                 args.SetCodeChallenge(challenge);
             }

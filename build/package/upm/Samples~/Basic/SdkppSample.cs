@@ -63,7 +63,7 @@ namespace Sdkpp.Samples
             using (AuthorizationArgs args = new AuthorizationArgs())
             {
                 args.SetScopes(Client.GetDefaultCommunicationScopes());
-                using (AuthorizationCodeChallenge challenge = verifier.Challenge())
+                using (AuthorizationCodeChallenge challenge = verifier.CopyChallenge())
                 {
                     args.SetCodeChallenge(challenge);
                 }
@@ -101,13 +101,13 @@ namespace Sdkpp.Samples
 
         void OnMessage(ulong messageId)
         {
-            using (MessageHandle m = client.GetMessageHandle(messageId))
+            using (MessageHandle m = client.CopyMessageHandle(messageId))
             {
                 if (m == null || m.ChannelId() != lobbyId)
                 {
                     return;
                 }
-                using (UserHandle author = m.Author())
+                using (UserHandle author = m.CopyAuthor())
                 {
                     chat.Add((author != null ? author.DisplayName() : "?") + ": " + m.Content());
                 }

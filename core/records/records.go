@@ -1,20 +1,32 @@
-package core
+package records
 
 import (
 	"fmt"
 	"strings"
+
+	"sdkpp/core/internal/sdkerr"
+	"sdkpp/core/redact"
+	"sdkpp/wire"
 )
 
-// Records are value snapshots: getters return copies, setters copy what they are given.
-// They are not safe for concurrent use; the C ABI serializes calls on one record. Each record's
-// struct (one field per property of api/sdkpp.api, named after it), constructor, Clone, getters
-// and setters are generated into records_gen.go; this file holds what api/sdkpp.api marks as
-// written by hand: the constructors that set defaults and the results' helpers. Activity and
-// ActivityInvite (custom: they hold more than their properties) are in activity.go.
+// Default service addresses: the sdkpp service on its default local port.
+const (
+	DefaultAPIBase = DefaultWebBase + wire.APIPrefix
+	DefaultWebBase = "http://" + wire.DefaultAddr
+)
 
 // NewAuthorizationCodeChallenge returns an empty S256 challenge.
 func NewAuthorizationCodeChallenge() *AuthorizationCodeChallenge {
 	return &AuthorizationCodeChallenge{method: AuthenticationCodeChallengeMethodS256}
+}
+
+// NewAuthorizationCodeVerifier returns the PKCE pair of verifier and its S256 challenge.
+func NewAuthorizationCodeVerifier(verifier, challenge string) *AuthorizationCodeVerifier {
+	redact.Secrets.Add(verifier)
+	return &AuthorizationCodeVerifier{
+		challenge: AuthorizationCodeChallenge{method: AuthenticationCodeChallengeMethodS256, challenge: challenge},
+		verifier:  verifier,
+	}
 }
 
 // NewClientCreateOptions returns the default options.
@@ -28,6 +40,17 @@ func Success() *ClientResult { return &ClientResult{successful: true} }
 // Failure returns a failed result of type t.
 func Failure(t ErrorType, format string, args ...any) *ClientResult {
 	return &ClientResult{typ: t, error: fmt.Sprintf(format, args...)}
+}
+
+// ResultOf turns an operation's error into a ClientResult (core/internal/sdkerr sorts it); nil is
+// success. The message and the response body are redacted.
+func ResultOf(err error) *ClientResult {
+	if err == nil {
+		return Success()
+	}
+	f := sdkerr.Classify(err)
+	return &ClientResult{typ: ErrorType(f.Kind), error: redact.Secrets.String(err.Error()), status: HttpStatusCode(f.Status),
+		errorCode: int32(f.Code), responseBody: redact.Secrets.String(f.Body), retryable: f.Retryable, retryAfter: float32(f.RetryAfter)}
 }
 
 // ToString returns a readable one-line summary.
@@ -50,5 +73,5 @@ func (c *ClientResult) ToString() string {
 		fmt.Fprintf(&b, ", Retryable, RetryAfter: %gs", c.retryAfter)
 	}
 	b.WriteString("}")
-	return Secrets.String(b.String())
+	return redact.Secrets.String(b.String())
 }

@@ -1,4 +1,4 @@
-package core
+package records
 
 import (
 	"reflect"
@@ -131,11 +131,11 @@ func TestActivityEquals(t *testing.T) {
 	require.False(t, NewActivity().Equals(nil), "an activity equals nil")
 	require.True(t, NewActivity().Equals(NewActivity()), "two empty activities differ")
 	// Through the wire and back only the application ids, which the service fills in, are lost.
-	back := activityFromWire(base.toWire())
+	back := ActivityFromWire(ActivityToWire(base))
 	require.False(t, base.Equals(back), "the application ids do not count")
 	back.SetApplicationId(base.applicationId)
 	back.SetParentApplicationId(base.parentApplicationId)
-	require.True(t, base.Equals(back), "activity changed through its wire form: %+v", back.toWire())
+	require.True(t, base.Equals(back), "activity changed through its wire form: %+v", ActivityToWire(back))
 
 	covered := map[string]bool{}
 	for _, c := range cases {

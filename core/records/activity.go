@@ -1,4 +1,4 @@
-package core
+package records
 
 import (
 	"slices"
@@ -99,8 +99,8 @@ func (a *ActivityAssets) equals(b *ActivityAssets) bool {
 		opt.Equal(a.inviteCoverImage, b.inviteCoverImage)
 }
 
-// toWire is the activity as the service receives it.
-func (a *Activity) toWire() wire.Activity {
+// ActivityToWire is the activity as the service receives it.
+func ActivityToWire(a *Activity) wire.Activity {
 	w := wire.Activity{Name: a.name, Type: int(a.typ), State: opt.Clone(a.state), StateURL: opt.Clone(a.stateUrl),
 		Details: opt.Clone(a.details), DetailsURL: opt.Clone(a.detailsUrl), SupportedPlatforms: int(a.supportedPlatforms)}
 	w.StatusDisplayType = opt.Convert[int](a.statusDisplayType)
@@ -128,8 +128,8 @@ func (a *Activity) toWire() wire.Activity {
 	return w
 }
 
-// activityFromWire is an activity the service sent.
-func activityFromWire(w wire.Activity) *Activity {
+// ActivityFromWire is an activity the service sent.
+func ActivityFromWire(w wire.Activity) *Activity {
 	a := &Activity{name: w.Name, typ: ActivityTypes(w.Type), state: opt.Clone(w.State), stateUrl: opt.Clone(w.StateURL),
 		details: opt.Clone(w.Details), detailsUrl: opt.Clone(w.DetailsURL), supportedPlatforms: ActivityGamePlatforms(w.SupportedPlatforms)}
 	a.statusDisplayType = opt.Convert[StatusDisplayTypes](w.StatusDisplayType)
@@ -174,7 +174,8 @@ func NewActivityInvite() *ActivityInvite { return &ActivityInvite{} }
 // Clone returns a copy.
 func (a *ActivityInvite) Clone() *ActivityInvite { v := *a; return &v }
 
-func inviteFromWire(w wire.ActivityInvite) *ActivityInvite {
+// InviteFromWire is an invite the service sent.
+func InviteFromWire(w wire.ActivityInvite) *ActivityInvite {
 	i := &ActivityInvite{senderId: uint64(w.SenderID), channelId: uint64(w.ChannelID), messageId: uint64(w.MessageID),
 		typ: ActivityActionTypes(w.Type), applicationId: uint64(w.ApplicationID), partyId: w.PartyID,
 		sessionId: w.SessionID, isValid: w.IsValid, inviteID: uint64(w.ID)}
@@ -184,8 +185,8 @@ func inviteFromWire(w wire.ActivityInvite) *ActivityInvite {
 	return i
 }
 
-// id is the invite's id at the service: the message id.
-func (a *ActivityInvite) id() uint64 {
+// InviteID is the invite's id at the service: the message id.
+func InviteID(a *ActivityInvite) uint64 {
 	if a.inviteID != 0 {
 		return a.inviteID
 	}

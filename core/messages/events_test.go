@@ -1,0 +1,58 @@
+package messages
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Decode reads each message dispatch into an Event and refuses what lacks the ids it needs.
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		event, data string
+		want        Event
+		err         string
+	}{
+		{event: "LOBBY_MESSAGE_CREATE", data: `{"id":"5","lobby_id":"7","channel_id":"7","content":"hi","author":{"id":"3"}}`,
+			want: Event{Created: true, Message: &Message{ID: 5, LobbyID: 7}}},
+		{event: "MESSAGE_UPDATE", data: `{"id":"6","channel_id":"9","content":"edited","author":{"id":"3"}}`,
+			want: Event{Message: &Message{ID: 6, ChannelID: 9}}},
+		{event: "MESSAGE_DELETE", data: `{"id":"6","channel_id":"9"}`, want: Event{Deleted: true, ID: 6, ChannelID: 9}},
+		{event: "LOBBY_MESSAGE_UPDATE", data: `{"id":"5"}`, err: "malformed LOBBY_MESSAGE_UPDATE"},
+		{event: "MESSAGE_CREATE", data: `{"id":"6"}`, err: "malformed MESSAGE_CREATE"},
+		{event: "MESSAGE_DELETE", data: `[]`, err: "malformed MESSAGE_DELETE"},
+		{event: "LOBBY_CREATE", data: `{}`, err: "not a message event"},
+	} {
+		t.Run(tc.event, func(t *testing.T) {
+			ev, err := Decode(tc.event, json.RawMessage(tc.data))
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want.Created, ev.Created)
+			assert.Equal(t, tc.want.Deleted, ev.Deleted)
+			assert.Equal(t, tc.want.ID, ev.ID)
+			assert.Equal(t, tc.want.ChannelID, ev.ChannelID)
+			if tc.want.Message != nil {
+				require.NotNil(t, ev.Message)
+				assert.Equal(t, tc.want.Message.ID, ev.Message.ID)
+				assert.Equal(t, tc.want.Message.LobbyID, ev.Message.LobbyID)
+				assert.NotNil(t, ev.Author)
+			}
+		})
+	}
+}
+
+// NoteDirect keys a direct message's channel by the other party, whoever sent it.
+func TestNoteDirect(t *testing.T) {
+	var c Cache
+	c.NoteDirect(&Message{ChannelID: 40, AuthorID: 1, RecipientID: 2}, 1)
+	c.NoteDirect(&Message{ChannelID: 41, AuthorID: 3, RecipientID: 1}, 1)
+	c.NoteDirect(&Message{ChannelID: 42, LobbyID: 9, AuthorID: 4}, 1)
+	for user, want := range map[uint64]uint64{2: 40, 3: 41, 4: 0} {
+		assert.Equal(t, want, c.DMChannel(user), "user %d", user)
+	}
+}
