@@ -69,3 +69,8 @@ echo
 echo "== voice: mouth-to-ear through the relay on loopback, against the engine's own floor (in-process) =="
 go build -o "$out/voice" ./bench/voice
 "$out/voice"
+
+echo
+echo "== voice: a quiet call's CPU in a 60 fps game loop, against the bare loop (PulseAudio null sink) =="
+go build -o "$out/quiet" ./bench/quiet
+"$out/quiet"

@@ -373,7 +373,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 1285212593
+const abiVersion = 497953093
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.
@@ -6289,6 +6289,158 @@ func Sdkpp_Call_SetOnVoiceStateChangedCallback(self *C.Sdkpp_Call, cb C.Sdkpp_Ca
 	}
 	accepted = true
 	o.SetOnVoiceStateChangedCallback(arg_cb)
+}
+
+//export Sdkpp_Call_SetPositionalVoice
+func Sdkpp_Call_SetPositionalVoice(self *C.Sdkpp_Call, enabled C.bool) {
+	const fn = "Call_SetPositionalVoice"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_enabled := bool(enabled)
+	o.SetPositionalVoice(arg_enabled)
+}
+
+//export Sdkpp_Call_GetPositionalVoice
+func Sdkpp_Call_GetPositionalVoice(self *C.Sdkpp_Call) C.bool {
+	const fn = "Call_GetPositionalVoice"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetPositionalVoice()
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetPositionalProperties
+func Sdkpp_Call_SetPositionalProperties(self *C.Sdkpp_Call, audibleDistance C.float, conversationalDistance C.float, fadeIntensity C.float, model C.Sdkpp_Call_AudioFadeModel) C.bool {
+	const fn = "Call_SetPositionalProperties"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_audibleDistance := float32(audibleDistance)
+	arg_conversationalDistance := float32(conversationalDistance)
+	arg_fadeIntensity := float32(fadeIntensity)
+	arg_model := core.CallAudioFadeModel(model)
+	if !arg_model.Valid() {
+		refuse(fn, "model: %d is not a value of Call::AudioFadeModel", int64(model))
+		return false
+	}
+	v := o.SetPositionalProperties(arg_audibleDistance, arg_conversationalDistance, arg_fadeIntensity, arg_model)
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetListenerPosition
+func Sdkpp_Call_SetListenerPosition(self *C.Sdkpp_Call, x C.float, y C.float, z C.float, forwardX C.float, forwardY C.float, forwardZ C.float, upX C.float, upY C.float, upZ C.float) {
+	const fn = "Call_SetListenerPosition"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_x := float32(x)
+	arg_y := float32(y)
+	arg_z := float32(z)
+	arg_forwardX := float32(forwardX)
+	arg_forwardY := float32(forwardY)
+	arg_forwardZ := float32(forwardZ)
+	arg_upX := float32(upX)
+	arg_upY := float32(upY)
+	arg_upZ := float32(upZ)
+	o.SetListenerPosition(arg_x, arg_y, arg_z, arg_forwardX, arg_forwardY, arg_forwardZ, arg_upX, arg_upY, arg_upZ)
+}
+
+//export Sdkpp_Call_SetSelfPosition
+func Sdkpp_Call_SetSelfPosition(self *C.Sdkpp_Call, x C.float, y C.float, z C.float) {
+	const fn = "Call_SetSelfPosition"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_x := float32(x)
+	arg_y := float32(y)
+	arg_z := float32(z)
+	o.SetSelfPosition(arg_x, arg_y, arg_z)
+}
+
+//export Sdkpp_Call_ClearSelfPosition
+func Sdkpp_Call_ClearSelfPosition(self *C.Sdkpp_Call) {
+	const fn = "Call_ClearSelfPosition"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	o.ClearSelfPosition()
+}
+
+//export Sdkpp_Call_SetParticipantPosition
+func Sdkpp_Call_SetParticipantPosition(self *C.Sdkpp_Call, userId C.uint64_t, x C.float, y C.float, z C.float) {
+	const fn = "Call_SetParticipantPosition"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	arg_x := float32(x)
+	arg_y := float32(y)
+	arg_z := float32(z)
+	o.SetParticipantPosition(arg_userId, arg_x, arg_y, arg_z)
+}
+
+//export Sdkpp_Call_ClearParticipantPosition
+func Sdkpp_Call_ClearParticipantPosition(self *C.Sdkpp_Call, userId C.uint64_t) {
+	const fn = "Call_ClearParticipantPosition"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	o.ClearParticipantPosition(arg_userId)
+}
+
+//export Sdkpp_Call_SetParticipantPositional
+func Sdkpp_Call_SetParticipantPositional(self *C.Sdkpp_Call, userId C.uint64_t, positional C.bool) {
+	const fn = "Call_SetParticipantPositional"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	arg_positional := bool(positional)
+	o.SetParticipantPositional(arg_userId, arg_positional)
+}
+
+//export Sdkpp_Call_GetParticipantPositional
+func Sdkpp_Call_GetParticipantPositional(self *C.Sdkpp_Call, userId C.uint64_t) C.bool {
+	const fn = "Call_GetParticipantPositional"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	arg_userId := uint64(userId)
+	v := o.GetParticipantPositional(arg_userId)
+	return C.bool(v)
 }
 
 // getClient finds the Client behind self, or logs why it cannot.

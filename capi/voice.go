@@ -10,6 +10,6 @@ import (
 // the engine only through voice.Engine.
 func init() {
 	voice.SetEngineFactory(func(cfg voice.EngineConfig) (voice.Engine, error) {
-		return engine.New(cfg, engine.Options{})
+		return engine.New(cfg, engine.Options{Stereo: true}) // positional voice places speakers left and right
 	})
 }

@@ -536,6 +536,19 @@ const (
 	CallErrorForbidden                 = records.CallErrorForbidden
 )
 
+// CallAudioFadeModel: sdkpp (positional voice, issue 25): how a voice fades between the conversational and the
+// audible distance (Vivox's AudioFadeModel, same values). With d the distance clamped to
+// [conversational c, audible a] and r the fade intensity: inverse c/(c+r(d-c)), linear
+// max(0, 1-r(d-c)/(a-c)), exponential (d/c)^-r.
+type CallAudioFadeModel = records.CallAudioFadeModel
+
+// Values of CallAudioFadeModel.
+const (
+	CallAudioFadeModelInverseByDistance     = records.CallAudioFadeModelInverseByDistance
+	CallAudioFadeModelLinearByDistance      = records.CallAudioFadeModelLinearByDistance
+	CallAudioFadeModelExponentialByDistance = records.CallAudioFadeModelExponentialByDistance
+)
+
 // AudioModeType: A call's input mode: voice activity detection or push-to-talk.
 type AudioModeType = records.AudioModeType
 

@@ -41,6 +41,32 @@ type testEngine struct {
 	removed   []uint64
 	closed    bool
 	startedAt int
+	positions map[uint64]voice.Vec3
+}
+
+// The test engine records positional voice's placements.
+func (e *testEngine) SetPositional(bool)                                 {}
+func (e *testEngine) SetListener(voice.Listener)                         {}
+func (e *testEngine) SetSpatialProperties(voice.SpatialProperties) error { return nil }
+func (e *testEngine) SetSenderPositional(uint64, bool)                   {}
+func (e *testEngine) SetSenderPosition(s uint64, p voice.Vec3) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.positions == nil {
+		e.positions = map[uint64]voice.Vec3{}
+	}
+	e.positions[s] = p
+}
+func (e *testEngine) ClearSenderPosition(s uint64) {
+	e.mu.Lock()
+	delete(e.positions, s)
+	e.mu.Unlock()
+}
+func (e *testEngine) position(s uint64) (voice.Vec3, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.positions[s]
+	return p, ok
 }
 
 func (e *testEngine) Emit(payload string) bool {
@@ -515,6 +541,54 @@ func TestCallNetworkLoss(t *testing.T) {
 		await(t, "rejoined", func() bool { return c.GetStatus() == CallStatusConnected && len(c.GetParticipants()) == 2 })
 	}
 	talk(t, "after the rejoin", 3, []*caller{p1, p2}, []*caller{p1, p2})
+}
+
+// Positional voice: a player's position travels with its voice inside the end-to-end encrypted
+// frames (VER-2: calls are end-to-end encrypted). The other player's engine places it there; a
+// position the other player's game sets wins over it until cleared; and what the relay forwarded
+// (the listener's capture) holds the position nowhere in the clear, only the flag that one is
+// inside.
+func TestCallPositionTravelsEncrypted(t *testing.T) {
+	env := servertest.Start(t)
+	p1, p2 := newCaller(t, env, "pos-p1"), newCaller(t, env, "pos-p2")
+	lobby := lobbyOf(t, "pos-secret", p1, p2)
+	c1, c2 := p1.start(t, lobby), p2.start(t, lobby)
+	for _, c := range []*Call{c1, c2} {
+		await(t, "Connected", func() bool { return c.GetStatus() == CallStatusConnected && len(c.GetParticipants()) == 2 })
+	}
+	v1, v2 := p1.voiceCall(lobby), p2.voiceCall(lobby)
+	pos := voice.Vec3{X: 1234.5, Y: -67.25, Z: 0.125}
+	v1.SetSelfPosition(pos)
+	talk(t, "positioned", 12, []*caller{p1}, []*caller{p2})
+	await(t, "p2's engine places p1", func() bool { p, ok := p2.engine.position(p1.id()); return ok && p == pos })
+	got, ok := v2.ParticipantPosition(p1.id())
+	assert.True(t, ok)
+	assert.Equal(t, pos, got)
+
+	media := mediaFrom(p2.tap.received(), ssrcOf(t, p1, lobby))
+	require.NotEmpty(t, media)
+	flagged := 0
+	whole := wvoice.AppendPosition(nil, pos.X, pos.Y, pos.Z)
+	for _, pkt := range media {
+		assert.False(t, bytes.Contains(pkt, whole), "the position in the clear")
+		for i := 0; i < wvoice.PositionBytes; i += 4 {
+			assert.False(t, bytes.Contains(pkt, whole[i:i+4]), "a coordinate in the clear")
+		}
+		if h, _, err := wvoice.Parse(pkt); err == nil && h.Flags&wvoice.FlagPosition != 0 {
+			flagged++
+		}
+	}
+	assert.Positive(t, flagged, "frames carried the position, sealed")
+	assert.Less(t, flagged, len(media), "not every frame: when it moves, at a spurt's start and every 200 ms")
+
+	mine := voice.Vec3{X: 1}
+	v2.SetParticipantPosition(p1.id(), mine)
+	talk(t, "overridden", 12, []*caller{p1}, []*caller{p2})
+	p, _ := p2.engine.position(p1.id())
+	assert.Equal(t, mine, p, "the game's position wins over the one sent")
+	v2.ClearParticipantPosition(p1.id())
+	p, _ = p2.engine.position(p1.id())
+	assert.Equal(t, pos, p, "cleared: back to the one sent")
 }
 
 // Rule VER-4: SetSpeakerMode still works and logs a deprecation warning once.

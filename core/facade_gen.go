@@ -293,6 +293,70 @@ func (h *Call) SetOnVoiceStateChangedCallback(cb Callback[CallOnVoiceStateChange
 	setCallHandler(h, func(e *callHooks) *handlerSlot[CallOnVoiceStateChanged] { return &e.voiceState }, cb)
 }
 
+// SetPositionalVoice: sdkpp: switches positional voice for the player (off by default). While on, each participant
+// whose position is known is heard from where it stands (stereo, equal-power panning) and
+// attenuated with distance; one beyond the audible distance is silent and not even decoded.
+// Coordinates are right-handed (forward x up points right: OpenAL's; Unity passes z negated).
+func (h *Call) SetPositionalVoice(enabled bool) {
+	h.do(func(v *voice.Call) { v.SetPositionalVoice(enabled) })
+}
+
+// GetPositionalVoice: sdkpp: whether positional voice is on.
+func (h *Call) GetPositionalVoice() bool {
+	return get(h, false, (*voice.Call).PositionalVoice)
+}
+
+// SetPositionalProperties: sdkpp: the distance properties (Vivox's; defaults 32, 1, 1.0, InverseByDistance), in the
+// game's units. Returns false, changing nothing, when invalid: audibleDistance must be above 0,
+// conversationalDistance within 0..audibleDistance, fadeIntensity at least 0.
+func (h *Call) SetPositionalProperties(audibleDistance float32, conversationalDistance float32, fadeIntensity float32, model CallAudioFadeModel) bool {
+	return get(h, false, func(v *voice.Call) bool {
+		return v.SetPositionalProperties(voice.SpatialProperties{AudibleDistance: audibleDistance, ConversationalDistance: conversationalDistance, FadeIntensity: fadeIntensity, Model: voice.FadeModel(model)})
+	})
+}
+
+// SetListenerPosition: sdkpp: where the player hears from: a position, the direction faced and the up direction.
+func (h *Call) SetListenerPosition(x float32, y float32, z float32, forwardX float32, forwardY float32, forwardZ float32, upX float32, upY float32, upZ float32) {
+	h.do(func(v *voice.Call) {
+		v.SetListenerPosition(voice.Listener{Position: voice.Vec3{X: x, Y: y, Z: z}, Forward: voice.Vec3{X: forwardX, Y: forwardY, Z: forwardZ}, Up: voice.Vec3{X: upX, Y: upY, Z: upZ}})
+	})
+}
+
+// SetSelfPosition: sdkpp: where the player stands. The SDK sends it with the player's voice, end-to-end
+// encrypted (the service never learns it), so that the others hear the player from there
+// without their game telling them.
+func (h *Call) SetSelfPosition(x float32, y float32, z float32) {
+	h.do(func(v *voice.Call) { v.SetSelfPosition(voice.Vec3{X: x, Y: y, Z: z}) })
+}
+
+// ClearSelfPosition: sdkpp: stops sending the player's position.
+func (h *Call) ClearSelfPosition() {
+	h.do(func(v *voice.Call) { v.ClearSelfPosition() })
+}
+
+// SetParticipantPosition: sdkpp: places a participant where the game knows it stands; this wins over the position its
+// client sends until ClearParticipantPosition.
+func (h *Call) SetParticipantPosition(userId uint64, x float32, y float32, z float32) {
+	h.do(func(v *voice.Call) { v.SetParticipantPosition(userId, voice.Vec3{X: x, Y: y, Z: z}) })
+}
+
+// ClearParticipantPosition: sdkpp: forgets the position the game set: the participant is heard from where its client
+// says, or centred until it says.
+func (h *Call) ClearParticipantPosition(userId uint64) {
+	h.do(func(v *voice.Call) { v.ClearParticipantPosition(userId) })
+}
+
+// SetParticipantPositional: sdkpp: marks a participant positional (the default) or not: a non-positional participant (a
+// team radio beside proximity chat) is centred and unattenuated wherever it stands.
+func (h *Call) SetParticipantPositional(userId uint64, positional bool) {
+	h.do(func(v *voice.Call) { v.SetParticipantPositional(userId, positional) })
+}
+
+// GetParticipantPositional: sdkpp: whether a participant is positional.
+func (h *Call) GetParticipantPositional(userId uint64) bool {
+	return get(h, true, func(v *voice.Call) bool { return v.ParticipantPositional(userId) })
+}
+
 // SetApplicationId: Application id used for authorization, presence and invites.
 func (c *Client) SetApplicationId(applicationId uint64) {
 	c.appID.Store(applicationId)

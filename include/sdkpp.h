@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 1285212593u
+#define SDKPP_ABI_VERSION 497953093u
 
 #ifdef __cplusplus
 extern "C" {
@@ -324,6 +324,19 @@ typedef enum Sdkpp_Call_Error {
     Sdkpp_Call_Error_Forbidden = 5,
     Sdkpp_Call_Error_forceint = 0x7FFFFFFF
 } Sdkpp_Call_Error;
+
+/**
+ * sdkpp (positional voice, issue 25): how a voice fades between the conversational and the
+ * audible distance (Vivox's AudioFadeModel, same values). With d the distance clamped to
+ * [conversational c, audible a] and r the fade intensity: inverse c/(c+r(d-c)), linear
+ * max(0, 1-r(d-c)/(a-c)), exponential (d/c)^-r.
+ */
+typedef enum Sdkpp_Call_AudioFadeModel {
+    Sdkpp_Call_AudioFadeModel_InverseByDistance = 1,
+    Sdkpp_Call_AudioFadeModel_LinearByDistance = 2,
+    Sdkpp_Call_AudioFadeModel_ExponentialByDistance = 3,
+    Sdkpp_Call_AudioFadeModel_forceint = 0x7FFFFFFF
+} Sdkpp_Call_AudioFadeModel;
 
 /** A call's input mode: voice activity detection or push-to-talk. */
 typedef enum Sdkpp_AudioModeType {
@@ -1275,6 +1288,48 @@ SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantChangedCallback(Sdkpp_Call* s
 SDKPP_API void SDKPP_CALL Sdkpp_Call_SetSpeakingStatusChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnSpeakingStatusChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
 /** Sets the handler of participants' voice state changes. */
 SDKPP_API void SDKPP_CALL Sdkpp_Call_SetOnVoiceStateChangedCallback(Sdkpp_Call* self, Sdkpp_Call_OnVoiceStateChanged cb, Sdkpp_FreeFn cb__userDataFree, void* cb__userData);
+/**
+ * sdkpp: switches positional voice for the player (off by default). While on, each participant
+ * whose position is known is heard from where it stands (stereo, equal-power panning) and
+ * attenuated with distance; one beyond the audible distance is silent and not even decoded.
+ * Coordinates are right-handed (forward x up points right: OpenAL's; Unity passes z negated).
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetPositionalVoice(Sdkpp_Call* self, bool enabled);
+/** sdkpp: whether positional voice is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetPositionalVoice(Sdkpp_Call* self);
+/**
+ * sdkpp: the distance properties (Vivox's; defaults 32, 1, 1.0, InverseByDistance), in the
+ * game's units. Returns false, changing nothing, when invalid: audibleDistance must be above 0,
+ * conversationalDistance within 0..audibleDistance, fadeIntensity at least 0.
+ */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_SetPositionalProperties(Sdkpp_Call* self, float audibleDistance, float conversationalDistance, float fadeIntensity, Sdkpp_Call_AudioFadeModel model);
+/** sdkpp: where the player hears from: a position, the direction faced and the up direction. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetListenerPosition(Sdkpp_Call* self, float x, float y, float z, float forwardX, float forwardY, float forwardZ, float upX, float upY, float upZ);
+/**
+ * sdkpp: where the player stands. The SDK sends it with the player's voice, end-to-end
+ * encrypted (the service never learns it), so that the others hear the player from there
+ * without their game telling them.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetSelfPosition(Sdkpp_Call* self, float x, float y, float z);
+/** sdkpp: stops sending the player's position. */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_ClearSelfPosition(Sdkpp_Call* self);
+/**
+ * sdkpp: places a participant where the game knows it stands; this wins over the position its
+ * client sends until ClearParticipantPosition.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantPosition(Sdkpp_Call* self, uint64_t userId, float x, float y, float z);
+/**
+ * sdkpp: forgets the position the game set: the participant is heard from where its client
+ * says, or centred until it says.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_ClearParticipantPosition(Sdkpp_Call* self, uint64_t userId);
+/**
+ * sdkpp: marks a participant positional (the default) or not: a non-positional participant (a
+ * team radio beside proximity chat) is centred and unattenuated wherever it stands.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantPositional(Sdkpp_Call* self, uint64_t userId, bool positional);
+/** sdkpp: whether a participant is positional. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetParticipantPositional(Sdkpp_Call* self, uint64_t userId);
 
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */

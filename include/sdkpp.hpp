@@ -1476,6 +1476,16 @@ public:
         Forbidden = 5,
     };
 
+    /// sdkpp (positional voice, issue 25): how a voice fades between the conversational and the
+    /// audible distance (Vivox's AudioFadeModel, same values). With d the distance clamped to
+    /// [conversational c, audible a] and r the fade intensity: inverse c/(c+r(d-c)), linear
+    /// max(0, 1-r(d-c)/(a-c)), exponential (d/c)^-r.
+    enum class AudioFadeModel : int32_t {
+        InverseByDistance = 1,
+        LinearByDistance = 2,
+        ExponentialByDistance = 3,
+    };
+
     /// The call's status changed; errorDetail is the service's refusal code, if any.
     using OnStatusChanged = std::function<void(sdkpp::Call::Status status, sdkpp::Call::Error error, int32_t errorDetail)>;
     /// A participant joined (added) or left the call.
@@ -1562,6 +1572,36 @@ public:
     void SetSpeakingStatusChangedCallback(sdkpp::Call::OnSpeakingStatusChanged cb);
     /// Sets the handler of participants' voice state changes.
     void SetOnVoiceStateChangedCallback(sdkpp::Call::OnVoiceStateChanged cb);
+    /// sdkpp: switches positional voice for the player (off by default). While on, each participant
+    /// whose position is known is heard from where it stands (stereo, equal-power panning) and
+    /// attenuated with distance; one beyond the audible distance is silent and not even decoded.
+    /// Coordinates are right-handed (forward x up points right: OpenAL's; Unity passes z negated).
+    void SetPositionalVoice(bool enabled);
+    /// sdkpp: whether positional voice is on.
+    bool GetPositionalVoice() const;
+    /// sdkpp: the distance properties (Vivox's; defaults 32, 1, 1.0, InverseByDistance), in the
+    /// game's units. Returns false, changing nothing, when invalid: audibleDistance must be above 0,
+    /// conversationalDistance within 0..audibleDistance, fadeIntensity at least 0.
+    bool SetPositionalProperties(float audibleDistance, float conversationalDistance, float fadeIntensity, sdkpp::Call::AudioFadeModel model);
+    /// sdkpp: where the player hears from: a position, the direction faced and the up direction.
+    void SetListenerPosition(float x, float y, float z, float forwardX, float forwardY, float forwardZ, float upX, float upY, float upZ);
+    /// sdkpp: where the player stands. The SDK sends it with the player's voice, end-to-end
+    /// encrypted (the service never learns it), so that the others hear the player from there
+    /// without their game telling them.
+    void SetSelfPosition(float x, float y, float z);
+    /// sdkpp: stops sending the player's position.
+    void ClearSelfPosition();
+    /// sdkpp: places a participant where the game knows it stands; this wins over the position its
+    /// client sends until ClearParticipantPosition.
+    void SetParticipantPosition(uint64_t userId, float x, float y, float z);
+    /// sdkpp: forgets the position the game set: the participant is heard from where its client
+    /// says, or centred until it says.
+    void ClearParticipantPosition(uint64_t userId);
+    /// sdkpp: marks a participant positional (the default) or not: a non-positional participant (a
+    /// team radio beside proximity chat) is centred and unattenuated wherever it stands.
+    void SetParticipantPositional(uint64_t userId, bool positional);
+    /// sdkpp: whether a participant is positional.
+    bool GetParticipantPositional(uint64_t userId) const;
 };
 
 /// The SDK client: one per signed-in player.
@@ -2533,6 +2573,21 @@ inline const char* EnumToString(sdkpp::Call::Error value)
         return "JoinTimeout";
     case sdkpp::Call::Error::Forbidden:
         return "Forbidden";
+    default:
+        return "unknown";
+    }
+}
+
+/// The name of a Call::AudioFadeModel value, or "unknown".
+inline const char* EnumToString(sdkpp::Call::AudioFadeModel value)
+{
+    switch (value) {
+    case sdkpp::Call::AudioFadeModel::InverseByDistance:
+        return "InverseByDistance";
+    case sdkpp::Call::AudioFadeModel::LinearByDistance:
+        return "LinearByDistance";
+    case sdkpp::Call::AudioFadeModel::ExponentialByDistance:
+        return "ExponentialByDistance";
     default:
         return "unknown";
     }
@@ -5631,6 +5686,46 @@ void Call::SetOnVoiceStateChangedCallback(sdkpp::Call::OnVoiceStateChanged cb)
         detail::Invoke([&] { fn__(std::move(userId__arg)); });
     };
     Sdkpp_Call_SetOnVoiceStateChangedCallback(&instance_, *cb__userData ? cb__trampoline : nullptr, detail::Delete<sdkpp::Call::OnVoiceStateChanged>, cb__userData);
+}
+void Call::SetPositionalVoice(bool enabled)
+{
+    Sdkpp_Call_SetPositionalVoice(&instance_, enabled);
+}
+bool Call::GetPositionalVoice() const
+{
+    return Sdkpp_Call_GetPositionalVoice(&instance_);
+}
+bool Call::SetPositionalProperties(float audibleDistance, float conversationalDistance, float fadeIntensity, sdkpp::Call::AudioFadeModel model)
+{
+    return Sdkpp_Call_SetPositionalProperties(&instance_, audibleDistance, conversationalDistance, fadeIntensity, static_cast<Sdkpp_Call_AudioFadeModel>(model));
+}
+void Call::SetListenerPosition(float x, float y, float z, float forwardX, float forwardY, float forwardZ, float upX, float upY, float upZ)
+{
+    Sdkpp_Call_SetListenerPosition(&instance_, x, y, z, forwardX, forwardY, forwardZ, upX, upY, upZ);
+}
+void Call::SetSelfPosition(float x, float y, float z)
+{
+    Sdkpp_Call_SetSelfPosition(&instance_, x, y, z);
+}
+void Call::ClearSelfPosition()
+{
+    Sdkpp_Call_ClearSelfPosition(&instance_);
+}
+void Call::SetParticipantPosition(uint64_t userId, float x, float y, float z)
+{
+    Sdkpp_Call_SetParticipantPosition(&instance_, userId, x, y, z);
+}
+void Call::ClearParticipantPosition(uint64_t userId)
+{
+    Sdkpp_Call_ClearParticipantPosition(&instance_, userId);
+}
+void Call::SetParticipantPositional(uint64_t userId, bool positional)
+{
+    Sdkpp_Call_SetParticipantPositional(&instance_, userId, positional);
+}
+bool Call::GetParticipantPositional(uint64_t userId) const
+{
+    return Sdkpp_Call_GetParticipantPositional(&instance_, userId);
 }
 
 Client::Client(Sdkpp_Client instance, SdkppObjectState state)

@@ -75,6 +75,12 @@ type Processor struct {
 	shift      atomic.Int64 // the delay's shift as last applied, for EchoDelayShift
 	known      atomic.Int64 // SetKnownDelay's samples, -1 until set
 	scratch    []int16      // a copy of the input when Capture works in place
+	scratchOut []int16      // Idle's output, which nobody reads
+	far        []int16      // the reference of the frame being cleaned
+	farQuiet   int          // samples of silence the far end has played, up to echoSpan
+	echoSpan   int          // how long an echo can take to come back: tail and longest delay
+	linked     bool         // the preprocessor has the echo canceller's residual
+	cancelled  atomic.Uint64
 
 	// Wanted settings (any goroutine) and the ones applied to the C state (Capture only).
 	wantAEC, wantNS, wantAGC, wantNC atomic.Bool
@@ -102,6 +108,10 @@ func New(frameSamples, tailMs int) (*Processor, error) {
 		scratch: make([]int16, frameSamples),
 		delay:   newDelayEstimator(frameSamples),
 	}
+	p.scratchOut = make([]int16, frameSamples)
+	// Until something is played there is no echo: the canceller starts idle.
+	p.echoSpan = tailMs*pcm.SampleRate/1000 + maxDelaySamples + delayMargin
+	p.farQuiet = p.echoSpan
 	p.known.Store(-1)
 	p.echo = C.speex_echo_state_init(C.int(frameSamples), C.int(tailMs*pcm.SampleRate/1000))
 	if p.echo == nil {
@@ -136,18 +146,17 @@ func (p *Processor) apply(force bool) error {
 		return nil
 	}
 	if aec != p.aec || force {
-		// The preprocessor also suppresses the echo the linear filter leaves, when it has one.
-		echo := p.echo
-		if !aec {
-			echo = nil
-		} else if !p.aec {
+		// The preprocessor also suppresses the echo the linear filter leaves, when it has one
+		// (linkEcho, as the canceller runs).
+		if aec && !p.aec {
 			C.speex_echo_state_reset(p.echo) // its history is stale after a pause
 			p.delay.reset()
 			p.shift.Store(0)
 		}
-		if C.sdkpp_preprocess_set_echo(p.pre, echo) != 0 {
-			return errors.New("apm: link echo canceller to preprocessor")
+		if C.sdkpp_preprocess_set_echo(p.pre, nil) != 0 {
+			return errors.New("apm: unlink echo canceller from preprocessor")
 		}
+		p.linked = false
 	}
 	// Noise cancellation takes the denoiser over from noise suppression.
 	level := suppressDB
@@ -237,8 +246,41 @@ func (p *Processor) Playback(far []int16) error {
 }
 
 // Capture cleans in, one microphone frame, into out (both of the Processor's frame size; they
-// may be the same slice).
+// may be the same slice). While nothing but silence has been played for longer than an echo can
+// take to come back (the tail and the longest delay looked for), there is no echo to cancel:
+// the echo canceller is skipped and only the preprocessor runs.
 func (p *Processor) Capture(in, out []int16) error {
+	if err := p.begin(in, out); err != nil {
+		return err
+	}
+	if !p.cancelEcho(in, out) {
+		copy(out, in)
+	}
+	if p.ns || p.nc || p.agc {
+		C.speex_preprocess_run(p.pre, (*C.spx_int16_t)(&out[0]))
+	}
+	return nil
+}
+
+// Idle stands for Capture on a microphone frame the caller does not need cleaned (nothing is
+// being sent): it takes the frame's reference off the queue, so that the frames after it stay
+// paired with theirs, and keeps the echo canceller converged while there is echo to learn from,
+// but runs no noise suppression or gain control, and nothing at all while the far end is silent.
+func (p *Processor) Idle(in []int16) error {
+	if err := p.begin(in, p.scratchOut); err != nil {
+		return err
+	}
+	p.cancelEcho(in, p.scratchOut)
+	return nil
+}
+
+// EchoCancelled counts the microphone frames the echo canceller ran on; the others found only
+// silence played for longer than an echo lasts, or were captured with echo cancellation off.
+func (p *Processor) EchoCancelled() uint64 { return p.cancelled.Load() }
+
+// begin checks a frame, applies the settings and takes the frame's reference off the queue
+// (silence when none is queued) into p.far, noting how long the far end has been silent.
+func (p *Processor) begin(in, out []int16) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
@@ -248,43 +290,76 @@ func (p *Processor) Capture(in, out []int16) error {
 	if err := p.apply(false); err != nil {
 		return err
 	}
-	far := p.silence
+	p.far = p.silence
 	head, tail := p.head.Load(), p.tail.Load()
 	if head != tail {
 		i := int(head%referenceFrames) * p.frame
-		far = p.ref[i : i+p.frame]
+		p.far = p.ref[i : i+p.frame]
+		p.head.Store(head + 1)
 	} else {
 		p.starved.Add(1)
 	}
-	if p.aec {
-		if &in[0] == &out[0] {
-			// speex_echo_cancellation reads in while it writes out: keep them apart.
-			copy(p.scratch, in)
-			in = p.scratch
-		}
-		// The reference, delayed to keep the echo delay the canceller sees where it was.
-		if k := p.known.Load(); k >= 0 {
-			p.delay.setKnown(int(k))
-		}
-		if p.hurry.Swap(false) {
-			p.delay.hurry()
-		}
-		ref := p.delay.push(far, in)
-		if s := int64(p.delay.shift); s != p.shift.Load() {
-			p.shift.Store(s)
-		}
-		C.speex_echo_cancellation(p.echo, (*C.spx_int16_t)(&in[0]), (*C.spx_int16_t)(&ref[0]),
-			(*C.spx_int16_t)(&out[0]))
+	if silent(p.far) {
+		p.farQuiet = min(p.farQuiet+p.frame, p.echoSpan)
 	} else {
-		copy(out, in)
-	}
-	if head != tail {
-		p.head.Store(head + 1)
-	}
-	if p.ns || p.nc || p.agc {
-		C.speex_preprocess_run(p.pre, (*C.spx_int16_t)(&out[0]))
+		p.farQuiet = 0
 	}
 	return nil
+}
+
+// cancelEcho runs the echo canceller on in into out against p.far when it is on and an echo may
+// still come back, and reports whether it ran. The preprocessor uses the canceller's residual
+// echo only while the canceller runs.
+func (p *Processor) cancelEcho(in, out []int16) bool {
+	live := p.aec && p.farQuiet < p.echoSpan
+	p.linkEcho(live)
+	if !live {
+		return false
+	}
+	if &in[0] == &out[0] {
+		// speex_echo_cancellation reads in while it writes out: keep them apart.
+		copy(p.scratch, in)
+		in = p.scratch
+	}
+	// The reference, delayed to keep the echo delay the canceller sees where it was.
+	if k := p.known.Load(); k >= 0 {
+		p.delay.setKnown(int(k))
+	}
+	if p.hurry.Swap(false) {
+		p.delay.hurry()
+	}
+	ref := p.delay.push(p.far, in)
+	if s := int64(p.delay.shift); s != p.shift.Load() {
+		p.shift.Store(s)
+	}
+	C.speex_echo_cancellation(p.echo, (*C.spx_int16_t)(&in[0]), (*C.spx_int16_t)(&ref[0]),
+		(*C.spx_int16_t)(&out[0]))
+	p.cancelled.Add(1)
+	return true
+}
+
+// linkEcho links the echo canceller to the preprocessor (on) or unlinks it.
+func (p *Processor) linkEcho(on bool) {
+	if on == p.linked {
+		return
+	}
+	echo := p.echo
+	if !on {
+		echo = nil
+	}
+	if C.sdkpp_preprocess_set_echo(p.pre, echo) == 0 {
+		p.linked = on
+	}
+}
+
+// silent reports whether a frame is digital silence.
+func silent(frame []int16) bool {
+	for _, v := range frame {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Close frees the Processor's C state. Call it once, after the last Playback and Capture.

@@ -3,6 +3,7 @@ package apm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -352,4 +353,51 @@ func testMovingDelay(t *testing.T, far, mic []int16, jump int, known bool) {
 	t.Logf("residual echo %.1f dB before the move, %.1f dB from 1.5 s to 3 s after it",
 		gBefore, g)
 	assert.Less(t, g, -25.0, "the canceller keeps cancelling once the estimate follows")
+}
+
+// There is no echo of silence: while nothing but silence has been played for longer than an echo
+// lasts (before anything plays, or that long after it stopped) the echo canceller does not run.
+// It runs from the first frame played that is not silent, and Idle keeps it running (converged)
+// while that echo may come back, without cleaning anything.
+func TestNoEchoCancellationOfSilence(t *testing.T) {
+	far, mic := echoScene(1)
+	p := newProcessor(t, true, true, true)
+	silence := make([]int16, frame)
+	out := make([]int16, frame)
+	for range 50 {
+		require.NoError(t, p.Playback(silence))
+		require.NoError(t, p.Capture(mic[:frame], out))
+	}
+	assert.Zero(t, p.EchoCancelled(), "nothing has been played")
+
+	require.NoError(t, p.Playback(far[frame:2*frame]))
+	require.NoError(t, p.Capture(mic[:frame], out))
+	assert.Equal(t, uint64(1), p.EchoCancelled(), "a frame was played: its echo may come")
+
+	span := (DefaultTailMs*samplesPerMs + maxDelaySamples + delayMargin) / frame // frames an echo may take
+	for range span - 1 {
+		require.NoError(t, p.Playback(silence))
+		require.NoError(t, p.Idle(mic[:frame]))
+	}
+	assert.Equal(t, uint64(span), p.EchoCancelled(), "idle frames keep the canceller running while the echo may come")
+	for range 20 {
+		require.NoError(t, p.Playback(silence))
+		require.NoError(t, p.Capture(mic[:frame], out))
+	}
+	assert.Equal(t, uint64(span), p.EchoCancelled(), "the echo is over")
+	assert.Equal(t, uint64(0), p.StarvedReference(), "every frame took its own reference")
+}
+
+// Idle takes its frame's reference off the queue, so that the frame cleaned after it pairs with
+// its own reference; it does not touch the frame.
+func TestIdleKeepsThePairing(t *testing.T) {
+	_, mic := echoScene(1)
+	p := newProcessor(t, true, true, true)
+	in := slices.Clone(mic[:frame])
+	require.NoError(t, p.Playback(make([]int16, frame)))
+	require.NoError(t, p.Idle(in))
+	assert.Equal(t, mic[:frame], in)
+	require.NoError(t, p.Idle(in))
+	assert.Equal(t, uint64(1), p.StarvedReference(), "the second idle frame found the queue empty")
+	assert.Error(t, p.Idle(in[:10]))
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gen2brain/malgo"
+
+	"sdkpp/audio/pcm"
 )
 
 // Backend selects the sound system a Context talks to.
@@ -273,13 +275,13 @@ func (c *Context) Open(cfg Config) (Stream, error) {
 	s := &stream{ctx: c, rings: newRings(cfg)}
 	var capture, playback Info
 	if cfg.Capture {
-		if capture, err = s.open(c.ctx, list, Capture, cfg.CaptureID); err != nil {
+		if capture, err = s.open(c.ctx, list, Capture, cfg.CaptureID, pcm.Channels); err != nil {
 			s.release()
 			return nil, err
 		}
 	}
 	if cfg.Playback {
-		if playback, err = s.open(c.ctx, list, Playback, cfg.PlaybackID); err != nil {
+		if playback, err = s.open(c.ctx, list, Playback, cfg.PlaybackID, cfg.PlaybackChannels); err != nil {
 			s.release()
 			return nil, err
 		}

@@ -135,6 +135,9 @@ type Config struct {
 	// RingSamples is the capacity of each ring, rounded up to a power of two;
 	// zero means DefaultRingSamples.
 	RingSamples int
+	// PlaybackChannels is 2 for a stereo playback side, whose ring then holds interleaved
+	// left and right samples (a period is twice as many samples); 0 or 1 is mono.
+	PlaybackChannels int
 }
 
 func (c Config) ringSamples() int {

@@ -213,10 +213,10 @@ func (c *Context) openClicker(k *clicker, playbackID, captureID string) (capture
 	if err != nil {
 		return nil, nil, err
 	}
-	if capture, err = initDevice(c.ctx, Capture, captureRaw, k.capture); err != nil {
+	if capture, err = initDevice(c.ctx, Capture, captureRaw, pcm.Channels, k.capture); err != nil {
 		return nil, nil, err
 	}
-	if playback, err = initDevice(c.ctx, Playback, playbackRaw, k.play); err != nil {
+	if playback, err = initDevice(c.ctx, Playback, playbackRaw, pcm.Channels, k.play); err != nil {
 		capture.release()
 		return nil, nil, err
 	}

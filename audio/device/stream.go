@@ -45,7 +45,10 @@ type side struct {
 // for an onset at the start of a period (12.5 to 9.5 ms at the median of onsets spread over a
 // frame) but leaves an engine, which keeps one period in its playback ring, short: its speaker
 // underran and its echo canceller lost alignment. That period is what the engine needs.
-func deviceConfig(k Kind) malgo.DeviceConfig {
+//
+// channels is the playback side's channel count (1, or 2 for interleaved stereo); capture is
+// always mono.
+func deviceConfig(k Kind, channels int) malgo.DeviceConfig {
 	cfg := malgo.DefaultDeviceConfig(malgoKind(k))
 	cfg.SampleRate = pcm.SampleRate
 	cfg.PerformanceProfile = malgo.LowLatency
@@ -53,7 +56,7 @@ func deviceConfig(k Kind) malgo.DeviceConfig {
 	cfg.Capture.Format = malgo.FormatS16
 	cfg.Capture.Channels = pcm.Channels
 	cfg.Playback.Format = malgo.FormatS16
-	cfg.Playback.Channels = pcm.Channels
+	cfg.Playback.Channels = uint32(max(channels, pcm.Channels))
 	cfg.Pulse.StreamNameCapture = "sdkpp voice capture"
 	cfg.Pulse.StreamNamePlayback = "sdkpp voice playback"
 	return cfg
@@ -61,9 +64,9 @@ func deviceConfig(k Kind) malgo.DeviceConfig {
 
 // initDevice opens a malgo device of kind k with the given ID (zero for the default) and data
 // callback. The caller holds the Context's mutex.
-func initDevice(mctx *malgo.AllocatedContext, k Kind, id malgo.DeviceID, data malgo.DataProc) (*side, error) {
+func initDevice(mctx *malgo.AllocatedContext, k Kind, id malgo.DeviceID, channels int, data malgo.DataProc) (*side, error) {
 	sd := &side{kind: k}
-	cfg := deviceConfig(k)
+	cfg := deviceConfig(k, channels)
 	if id != (malgo.DeviceID{}) {
 		sd.id = new(malgo.DeviceID)
 		*sd.id = id
@@ -93,7 +96,7 @@ func (sd *side) release() {
 }
 
 // open adds a device of kind k to the stream and returns the Info of the device in use.
-func (s *stream) open(mctx *malgo.AllocatedContext, list List, k Kind, id string) (Info, error) {
+func (s *stream) open(mctx *malgo.AllocatedContext, list List, k Kind, id string, channels int) (Info, error) {
 	info, raw, err := lookup(list, k, id)
 	if err != nil {
 		return Info{}, err
@@ -102,7 +105,7 @@ func (s *stream) open(mctx *malgo.AllocatedContext, list List, k Kind, id string
 	if k == Capture {
 		data = s.rings.captureData
 	}
-	sd, err := initDevice(mctx, k, raw, data)
+	sd, err := initDevice(mctx, k, raw, channels, data)
 	if err != nil {
 		return Info{}, err
 	}

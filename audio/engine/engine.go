@@ -2,8 +2,14 @@
 // devices and the network.
 //
 // An Engine owns one processing goroutine, started by Start and ended by Close. The device clock
-// drives it through the two rings: every period (10 ms) the microphone delivers wakes it, and so
-// does every period the speaker takes.
+// drives it through the two rings: every period (10 ms) the microphone delivers wakes it while a
+// frame is being sent, and every period the speaker takes while there is something to play. A
+// quiet call wakes it far less: with nothing that can be sent, or voice activity listening to
+// silence, once per 20 ms frame of the microphone (push-to-talk released, the frame is not even
+// cleaned: no echo cancellation, noise suppression or encoding); with nothing to play and
+// nothing coming, never for the speaker, which the device then feeds silence itself until a
+// packet comes (Receive wakes it). The echo canceller runs only while an echo of what was
+// played can still come back.
 //
 //   - capture, as each period arrives: input volume, then echo cancellation against exactly what
 //     was played, noise suppression and gain control (package apm, on periods); once a whole
@@ -42,6 +48,7 @@ import (
 	"sdkpp/audio/mixer"
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/ptt"
+	"sdkpp/audio/spatial"
 	"sdkpp/audio/vad"
 	"sdkpp/core/voice"
 )
@@ -78,6 +85,9 @@ type Options struct {
 	// AfterFrame, if set, runs on the processing goroutine after each processing step (tests use
 	// it to follow the engine).
 	AfterFrame func()
+	// Stereo plays interleaved stereo, so that positional voice places speakers left and right;
+	// without it the output is mono and positional voice only attenuates with distance.
+	Stereo bool
 }
 
 // Engine is one player's voice engine. It implements voice.Engine.
@@ -109,12 +119,21 @@ type Engine struct {
 	noInputDBFS  atomic.Uint64
 	lossReport   atomic.Uint64 // float64 bits
 
-	// Per-sender settings set before or after the sender's first packet.
-	sendersMu sync.Mutex
-	settings  map[uint64]*senderSettings
-	removed   []uint64
+	// Per-sender settings set before or after the sender's first packet, and positional voice.
+	sendersMu  sync.Mutex
+	settings   map[uint64]*senderSettings
+	removed    []uint64
+	positional bool
+	listener   spatial.Listener
+	props      spatial.Properties
+	culled     atomic.Uint64
 
 	rx *queue
+	// wake rouses the processing goroutine from a quiet wait (kick): a packet for an idle
+	// speaker, a push-to-talk press, a change of mode. playIdle is set while the speaker is left
+	// idle (nothing to play), so that Receive kicks only then.
+	wake     chan struct{}
+	playIdle atomic.Bool
 
 	// The processing step's state, owned by the processing goroutine.
 	apm      *apm.Processor
@@ -128,13 +147,17 @@ type Engine struct {
 	inputs   []mixer.Input
 	in       []int16 // the frame being captured, a period at a time
 	inFill   int     // samples of in captured so far
-	out      []int16 // the frame being played, a period at a time
+	out      []int16 // the frame being played, a period at a time (interleaved when stereo)
+	outCh    int     // channels of out and of the speaker: 1, or 2 with Options.Stereo
+	mono     []int16 // a played stereo period downmixed, the echo canceller's reference
 	outPos   int     // samples of out written to the speaker so far (len(out): none left)
 	pace     pacing
 	payload  []byte
 	seq      uint16
 	ts       uint32
 	spurt    bool // a talk spurt is open (packets left since the last end-of-speech)
+	quiet    bool // the frame being captured cannot be sent: it is not cleaned (quietCapture)
+	mixQuiet bool // the last mix heard nothing and no sender has anything coming
 	speaking bool // the local player's speaking state last reported
 	lossSet  int32
 	pushFn   func(*queued)
@@ -157,16 +180,25 @@ type sender struct {
 	pcm     []int16
 	fading  bool // the last frame played carried end-of-speech: stay silent, do not conceal
 	playing bool
+	// outOfRange: positional and beyond the audible distance at this frame (not decoded).
+	outOfRange bool
 }
 
-// senderSettings are a sender's volume and local mute as last set.
+// senderSettings are a sender's volume and local mute as last set, and its place.
 type senderSettings struct {
 	volume int
 	muted  bool
 	ch     *mixer.Channel
+
+	pos           spatial.Vec3
+	hasPos        bool // a position is known: until then the sender is centred
+	nonPositional bool // a team radio: centred and unattenuated
 }
 
-var _ voice.Engine = (*Engine)(nil)
+var (
+	_ voice.Engine           = (*Engine)(nil)
+	_ voice.PositionalEngine = (*Engine)(nil)
+)
 
 // New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
 func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
@@ -193,6 +225,7 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 		outputID: cfg.OutputDevice,
 		settings: map[uint64]*senderSettings{},
 		rx:       newQueue(),
+		wake:     make(chan struct{}, 1),
 		apm:      p,
 		vad:      vad.New(),
 		noInput:  vad.NewNoInput(DefaultNoInputThresholdDBFS, opts.NoInputDuration),
@@ -201,12 +234,19 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 		mix:      mixer.New(),
 		senders:  map[uint64]*sender{},
 		in:       make([]int16, pcm.FrameSamples),
-		out:      make([]int16, pcm.FrameSamples),
-		outPos:   pcm.FrameSamples,
+		outCh:    1,
+		mono:     make([]int16, pcm.PeriodSamples),
+		listener: spatial.DefaultListener,
+		props:    spatial.DefaultProperties,
 		payload:  make([]byte, codec.MaxPacketBytes),
 		lossSet:  -1,
 		noInThr:  DefaultNoInputThresholdDBFS,
 	}
+	if opts.Stereo {
+		e.outCh = 2
+	}
+	e.out = make([]int16, pcm.FrameSamples*e.outCh)
+	e.outPos = len(e.out)
 	e.now = opts.Now
 	if e.now == nil {
 		start := time.Now()
@@ -264,7 +304,8 @@ func (e *Engine) Start() error {
 
 // openLocked opens and starts the stream on the selected devices and the processing goroutine.
 func (e *Engine) openLocked() error {
-	s, err := e.devs.Open(device.Config{Capture: true, CaptureID: e.inputID, Playback: true, PlaybackID: e.outputID})
+	s, err := e.devs.Open(device.Config{Capture: true, CaptureID: e.inputID, Playback: true, PlaybackID: e.outputID,
+		PlaybackChannels: e.outCh})
 	if err != nil {
 		return err
 	}
@@ -361,11 +402,15 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	_ = e.apm.Playback(silence[:])
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
+	want := pcm.PeriodSamples * e.outCh
 	for {
 		busy := false
 		for capture.Len() >= pcm.PeriodSamples {
 			block := e.in[e.inFill : e.inFill+pcm.PeriodSamples]
 			capture.Read(block)
+			if e.inFill == 0 {
+				e.quiet = e.quietCapture()
+			}
 			e.captureBlock(block, e.inFill)
 			e.inFill += pcm.PeriodSamples
 			if e.inFill == len(e.in) {
@@ -378,20 +423,42 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			busy = true
 		}
 
-		speakerOn = speakerOn || playback.Len() < left
 		ps, cs := playback.Stats(), capture.Stats()
+		under := ps.UnderrunSamples / uint64(e.outCh) // in sample frames, as pacing counts
+		if e.playIdle.Load() {
+			if !e.rx.pending() {
+				goto wait
+			}
+			// A packet came: the speaker plays again. What it lacked while idle was silence
+			// the engine chose, not lateness; the echo canceller's reference starts over a
+			// silent period ahead, as at the stream's start.
+			e.playIdle.Store(false)
+			e.pace.rebase(under)
+			_ = e.apm.Playback(silence[:])
+			left = 0
+		}
+		speakerOn = speakerOn || playback.Len() < left
 		if !speakerOn {
 			// Until the speaker first takes audio, what it lacked is the stream starting, not
 			// the engine being late.
-			e.pace.reset(ps.UnderrunSamples)
+			e.pace.reset(under)
 		}
-		if speakerOn && ps.UnderrunSamples != e.pace.underruns {
+		if speakerOn && under != e.pace.underruns {
 			// The speaker lacked audio: PulseAudio raises a stream's latency then, which moves
 			// the echo by an amount nobody here knows. The delay estimate looks again at once.
 			e.apm.EchoPathMayMove()
 		}
-		want := (1 + e.pace.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
+		want = (1 + e.pace.periods(under)) * pcm.PeriodSamples * e.outCh
 		for playback.Len() < want {
+			if e.outPos >= len(e.out) && e.mixQuiet && speakerOn && !e.rx.pending() {
+				// Nothing to play and nothing coming: leave the speaker idle (the device plays
+				// silence) instead of waking every period to write it; Receive kicks.
+				e.playIdle.Store(true)
+				if !e.rx.pending() {
+					break
+				}
+				e.playIdle.Store(false) // a packet slipped in before Receive could see the flag
+			}
 			playback.Write(e.nextPeriod())
 			e.pace.wrote()
 			busy = true
@@ -406,21 +473,53 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			e.apm.SetKnownDelay(knownDelayBase - int(cs.OverrunSamples))
 		}
 
+	wait:
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		data, space := capture.DataSignal(), playback.SpaceSignal()
-		if capture.Len() >= pcm.PeriodSamples || playback.Len() < want {
+		// Wake-ups: the microphone's periods as they come while a frame is being sent; a whole
+		// frame at once while nothing can be sent or voice activity listens to silence (the
+		// frame's periods are cleaned together, or only measured). The speaker's periods while
+		// it plays; none while it is idle.
+		need := pcm.PeriodSamples
+		if !e.spurt && e.cfg.Captured == nil && (e.gate.Mode() == ptt.VoiceActivity || e.quietCapture()) {
+			need = len(e.in) - e.inFill
+		}
+		data := capture.DataSignalAt(need)
+		var space <-chan struct{}
+		if !e.playIdle.Load() {
+			space = playback.SpaceSignal()
+			if playback.Len() < want {
+				continue
+			}
+		}
+		if capture.Len() >= need {
 			continue
 		}
 		select {
 		case <-data:
 		case <-space:
+		case <-e.wake:
 		case <-stop:
 			return
 		}
+	}
+}
+
+// quietCapture reports whether the next frame cannot be sent whatever the microphone hears:
+// push-to-talk released with no talk spurt to finish, and no captured hook or echo dump that
+// wants every frame cleaned. Only the processing goroutine calls it.
+func (e *Engine) quietCapture() bool {
+	return e.gate.Idle() && !e.spurt && e.cfg.Captured == nil && e.dump == nil
+}
+
+// kick wakes the processing goroutine from its wait; it never blocks.
+func (e *Engine) kick() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -456,6 +555,9 @@ func (e *Engine) Receive(sender uint64, p voice.Packet) {
 // ReceiveAt is Receive with the arrival time given on the scale of Options.Now.
 func (e *Engine) ReceiveAt(sender uint64, p voice.Packet, arrival time.Duration) {
 	e.rx.push(sender, jitter.Packet{Seq: p.Seq, Timestamp: p.Timestamp, EndOfSpeech: p.EndOfSpeech, Payload: p.Payload}, arrival)
+	if e.playIdle.Load() {
+		e.kick()
+	}
 }
 
 // RemoveSender forgets a sender that left; its buffered audio is dropped at the next frame.
@@ -473,10 +575,14 @@ func (e *Engine) SetMode(m voice.Mode) {
 	} else {
 		e.gate.SetMode(ptt.VoiceActivity)
 	}
+	e.kick()
 }
 
 // SetPTTActive presses or releases the push-to-talk key.
-func (e *Engine) SetPTTActive(on bool) { e.gate.SetActive(on) }
+func (e *Engine) SetPTTActive(on bool) {
+	e.gate.SetActive(on)
+	e.kick()
+}
 
 // SetPTTReleaseDelay sets how long sending goes on after the key is released (or the voice
 // stops), honoured in whole 20 ms frames.
@@ -532,6 +638,63 @@ func (e *Engine) settingsLocked(sender uint64) *senderSettings {
 	}
 	return s
 }
+
+// SetPositional switches positional voice (off by default): while on, every sender whose
+// position is known and who is not marked non-positional is placed around the listener and
+// attenuated with distance, and one beyond the audible distance is not decoded.
+func (e *Engine) SetPositional(on bool) {
+	e.sendersMu.Lock()
+	e.positional = on
+	e.sendersMu.Unlock()
+}
+
+// SetListener sets where the local player hears from (voice.DefaultListener until set).
+func (e *Engine) SetListener(l voice.Listener) {
+	e.sendersMu.Lock()
+	e.listener = spatial.Listener{Position: spatial.Vec3(l.Position), Forward: spatial.Vec3(l.Forward), Up: spatial.Vec3(l.Up)}
+	e.sendersMu.Unlock()
+}
+
+// SetSpatialProperties sets the distance properties of positional voice
+// (voice.DefaultSpatialProperties until set); invalid ones are refused.
+func (e *Engine) SetSpatialProperties(vp voice.SpatialProperties) error {
+	p := spatial.Properties{AudibleDistance: vp.AudibleDistance, ConversationalDistance: vp.ConversationalDistance,
+		FadeIntensity: vp.FadeIntensity, Model: spatial.FadeModel(vp.Model)}
+	if !p.Valid() {
+		return fmt.Errorf("engine: positional properties %+v: invalid", p)
+	}
+	e.sendersMu.Lock()
+	e.props = p
+	e.sendersMu.Unlock()
+	return nil
+}
+
+// SetSenderPosition sets where a sender stands, also before its first packet: the game's
+// knowledge, or what the sender's own client sends with its voice.
+func (e *Engine) SetSenderPosition(sender uint64, pos voice.Vec3) {
+	e.sendersMu.Lock()
+	s := e.settingsLocked(sender)
+	s.pos, s.hasPos = spatial.Vec3(pos), true
+	e.sendersMu.Unlock()
+}
+
+// ClearSenderPosition forgets a sender's position: it is centred again.
+func (e *Engine) ClearSenderPosition(sender uint64) {
+	e.sendersMu.Lock()
+	e.settingsLocked(sender).hasPos = false
+	e.sendersMu.Unlock()
+}
+
+// SetSenderPositional marks a sender positional (the default) or not: a non-positional sender
+// (a team radio beside proximity chat) is centred and unattenuated wherever it stands.
+func (e *Engine) SetSenderPositional(sender uint64, positional bool) {
+	e.sendersMu.Lock()
+	e.settingsLocked(sender).nonPositional = !positional
+	e.sendersMu.Unlock()
+}
+
+// CulledFrames counts the frames of senders beyond the audible distance that were not decoded.
+func (e *Engine) CulledFrames() uint64 { return e.culled.Load() }
 
 // SetEchoCancellation switches echo cancellation.
 func (e *Engine) SetEchoCancellation(on bool) { e.apm.SetEchoCancellation(on) }

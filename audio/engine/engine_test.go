@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/audio/device"
+	"sdkpp/audio/internal/speech"
 	"sdkpp/audio/netsim"
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/quality"
@@ -386,6 +387,7 @@ func TestCapturedHookFeedsVoiceActivity(t *testing.T) {
 // nothing for 200 ms finds one period waiting, not 200 ms of stale output, and from then on each
 // period it takes is replaced by exactly one, which is also the echo canceller's reference.
 func TestPlaybackDoesNotPileUp(t *testing.T) {
+	pkts := farPackets(t, speech.Names[0])
 	r := startRunning(t, voice.EngineConfig{})
 	s := r.devs.Stream()
 	in := make([]int16, pcm.PeriodSamples)
@@ -398,6 +400,10 @@ func TestPlaybackDoesNotPileUp(t *testing.T) {
 	assert.Equal(t, pcm.PeriodSamples, s.Playback().Len(), "a speaker that took nothing finds one period")
 	out := make([]int16, pcm.PeriodSamples)
 	for i := range 20 {
+		if i%2 == 0 { // a far end talks, so that there is something to play
+			r.e.ReceiveAt(7, pkts[i/2], r.clock.now())
+		}
+		r.clock.advance(10 * time.Millisecond)
 		require.True(t, s.Period(in, out))
 		// The engine answers the speaker's period with the next one.
 		require.Eventually(t, func() bool { return s.Playback().Len() == pcm.PeriodSamples }, 5*time.Second,
@@ -409,8 +415,52 @@ func TestPlaybackDoesNotPileUp(t *testing.T) {
 	assert.Zero(t, r.e.apm.DroppedReference())
 }
 
-// Each speaker underrun keeps as many periods more in the playback ring as it lacked, up to a
-// bound, and doubles the calm spell after which a period of lead goes again.
+// With nothing to play and nothing coming, the engine leaves the speaker idle: it stops writing
+// silence every period (the device plays its own), and what the speaker then lacks is not
+// counted as lateness (no lead). A packet wakes it: the next period the speaker takes is the
+// far end's.
+func TestIdleSpeaker(t *testing.T) {
+	pkts := farPackets(t, speech.Names[0])
+	r := startRunning(t, voice.EngineConfig{})
+	s := r.devs.Stream()
+	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
+	for i := range 20 {
+		r.clock.advance(10 * time.Millisecond)
+		require.True(t, s.Period(in, out))
+		if i%2 == 1 {
+			<-r.frames
+		}
+	}
+	require.Eventually(t, r.e.playIdle.Load, 5*time.Second, 100*time.Microsecond, "the speaker goes idle")
+	queued := r.e.apm.QueuedReference()
+	for i := range 10 {
+		r.clock.advance(10 * time.Millisecond)
+		require.True(t, s.Period(in, out))
+		if i%2 == 1 {
+			<-r.frames
+		}
+	}
+	assert.Zero(t, s.Playback().Len(), "nothing written while idle")
+	assert.Equal(t, queued, r.e.apm.QueuedReference(), "no reference of silence either")
+	assert.Positive(t, s.Stats().Playback.UnderrunSamples, "the device played its own silence")
+
+	heard := false
+	for i := range 20 {
+		if i%2 == 0 {
+			r.e.ReceiveAt(7, pkts[i/2], r.clock.now())
+		}
+		require.Eventually(t, func() bool { return s.Playback().Len() >= pcm.PeriodSamples }, 5*time.Second,
+			100*time.Microsecond, "period %d: playing again, the speaker finds a period waiting", i)
+		r.clock.advance(10 * time.Millisecond)
+		require.True(t, s.Period(in, out))
+		heard = heard || pcm.LevelDBFS(out) > -60
+	}
+	assert.True(t, heard, "the far end is played")
+	assert.False(t, r.e.playIdle.Load())
+	assert.LessOrEqual(t, s.Playback().Len(), 2*pcm.PeriodSamples,
+		"the idle speaker's silence is not lateness: no lead for it (the start may have left one)")
+}
+
 func TestPacingFollowsUnderruns(t *testing.T) {
 	var p pacing
 	p.reset(100)

@@ -29,6 +29,10 @@ func (p *pacing) reset(underruns uint64) {
 	*p = pacing{underruns: underruns, calmSpell: firstCalm}
 }
 
+// rebase takes underruns as the speaker's underrun samples so far without counting them: the
+// engine left the ring empty on purpose (nothing to play), the lead it learnt stays.
+func (p *pacing) rebase(underruns uint64) { p.underruns = underruns }
+
 // periods returns the lead to keep, given the speaker's underrun samples so far.
 func (p *pacing) periods(underruns uint64) int {
 	if underruns != p.underruns {

@@ -9,6 +9,7 @@ import (
 	"sdkpp/audio/mixer"
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/ptt"
+	"sdkpp/audio/spatial"
 	"sdkpp/audio/vad"
 	"sdkpp/core/voice"
 )
@@ -20,8 +21,8 @@ import (
 func (e *Engine) step(frame []int16) []int16 {
 	e.capture(frame)
 	e.mixFrame()
-	for b := 0; b < len(e.out); b += pcm.PeriodSamples {
-		e.played(e.out[b : b+pcm.PeriodSamples])
+	for b, n := 0, pcm.PeriodSamples*e.outCh; b < len(e.out); b += n {
+		e.played(e.out[b : b+n])
 	}
 	e.outPos = len(e.out)
 	return e.out
@@ -29,6 +30,7 @@ func (e *Engine) step(frame []int16) []int16 {
 
 // capture runs the capture path on one whole frame, in place.
 func (e *Engine) capture(frame []int16) {
+	e.quiet = e.quietCapture()
 	for b := 0; b < len(frame); b += pcm.PeriodSamples {
 		e.captureBlock(frame[b:b+pcm.PeriodSamples], b)
 	}
@@ -38,7 +40,13 @@ func (e *Engine) capture(frame []int16) {
 // captureBlock runs the first part of the capture path on one device period of the microphone,
 // in place, as soon as the device delivers it: input volume, then echo cancellation, noise
 // suppression and gain control (apm works on periods). off is the period's offset in its frame.
+// A frame that cannot be sent (e.quiet) is not cleaned: apm only keeps its pairing, and its
+// echo canceller converged while there is echo.
 func (e *Engine) captureBlock(block []int16, off int) {
+	if e.quiet {
+		_ = e.apm.Idle(block) // fails only on a wrong block size or after Close
+		return
+	}
 	if off == 0 && e.dump != nil {
 		e.dumpFrame = e.dump.take()
 	}
@@ -130,14 +138,15 @@ func (e *Engine) captureFrame(frame []int16) {
 // second period is left out, so that the next mix, and the first frame of a talk spurt with it,
 // comes a period sooner.
 func (e *Engine) nextPeriod() []int16 {
+	n := pcm.PeriodSamples * e.outCh
 	if e.outPos >= len(e.out) {
 		e.outPos = 0
 		if !e.mixFrame() {
-			e.outPos = len(e.out) - pcm.PeriodSamples
+			e.outPos = len(e.out) - n
 		}
 	}
-	p := e.out[e.outPos : e.outPos+pcm.PeriodSamples]
-	e.outPos += pcm.PeriodSamples
+	p := e.out[e.outPos : e.outPos+n]
+	e.outPos += n
 	e.played(p)
 	return p
 }
@@ -145,6 +154,12 @@ func (e *Engine) nextPeriod() []int16 {
 // played records a period written to the speaker: the echo canceller's reference, and the last
 // frame's worth of it for the AEC dump.
 func (e *Engine) played(p []int16) {
+	if e.outCh == 2 {
+		for i := range e.mono {
+			e.mono[i] = int16((int32(p[2*i]) + int32(p[2*i+1])) / 2)
+		}
+		p = e.mono
+	}
 	_ = e.apm.Playback(p)
 	if e.dump != nil {
 		n := copy(e.farHist[:], e.farHist[len(p):])
@@ -153,8 +168,10 @@ func (e *Engine) played(p []int16) {
 }
 
 // mixFrame runs the playback path into e.out: received packets into the jitter buffers, one
-// frame from each sender, the mix. It reports whether anything was heard or a sender's speaking
-// state is still open; otherwise e.out is silence.
+// frame from each sender, placed (positional voice), the mix. A positional sender beyond the
+// audible distance is not decoded: its jitter buffer moves on, its frame is counted as culled.
+// It reports whether anything was heard or a sender's speaking state is still open; otherwise
+// e.out is silence.
 func (e *Engine) mixFrame() bool {
 	e.applyRemovals()
 	e.rx.drain(e.pushFn)
@@ -162,18 +179,26 @@ func (e *Engine) mixFrame() bool {
 	now := e.now()
 	e.inputs = e.inputs[:0]
 	var loss float64
-	heard := false
+	heard, coming := false, false
 	for _, s := range e.order {
-		samples := e.decode(s, now)
+		in := e.place(s)
+		samples := e.decode(s, now, s.outOfRange)
 		if samples != nil && e.cfg.Received != nil && e.cfg.Received(s.id, samples) {
 			samples = nil
 		}
 		heard = heard || samples != nil || s.ch.Speaking()
-		e.inputs = append(e.inputs, mixer.Input{Channel: s.ch, Samples: samples})
+		coming = coming || !s.jb.Idle()
+		in.Samples = samples
+		e.inputs = append(e.inputs, in)
 		loss = max(loss, s.jb.Stats().LossFraction)
 	}
 	e.lossReport.Store(math.Float64bits(loss))
-	e.mix.Mix(e.out, e.inputs)
+	e.mixQuiet = !heard && !coming
+	if e.outCh == 2 {
+		e.mix.MixStereo(e.out, e.inputs)
+	} else {
+		e.mix.Mix(e.out, e.inputs)
+	}
 	if e.cfg.OnSpeaking != nil {
 		for _, ev := range e.mix.Events() {
 			e.cfg.OnSpeaking(ev.Channel.ID(), ev.Speaking)
@@ -182,9 +207,37 @@ func (e *Engine) mixFrame() bool {
 	return heard
 }
 
-// decode produces a sender's frame for this tick, or nil for silence.
-func (e *Engine) decode(s *sender, now time.Duration) []int16 {
+// place returns a sender's mixer input for this frame, its samples left to fill: centred unless
+// positional voice is on, the sender is not marked non-positional and its position is known; then
+// its ear gains, and s.outOfRange when it is beyond the audible distance.
+func (e *Engine) place(s *sender) mixer.Input {
+	in := mixer.Input{Channel: s.ch}
+	s.outOfRange = false
+	e.sendersMu.Lock()
+	defer e.sendersMu.Unlock()
+	st := e.settings[s.id]
+	if !e.positional || st == nil || !st.hasPos || st.nonPositional {
+		return in
+	}
+	in.Positional = true
+	var audible bool
+	in.Left, in.Right, audible = spatial.Gains(e.listener, e.props, st.pos)
+	s.outOfRange = !audible
+	return in
+}
+
+// decode produces a sender's frame for this tick, or nil for silence. A culled sender's frame is
+// taken from its jitter buffer and dropped undecoded (counted); the decoder starts over, without
+// concealment, at the first frame it decodes again.
+func (e *Engine) decode(s *sender, now time.Duration, culled bool) []int16 {
 	f := s.jb.Pop(now)
+	if culled {
+		if f.Kind != jitter.Idle {
+			e.culled.Add(1)
+		}
+		s.playing = false
+		return nil
+	}
 	switch f.Kind {
 	case jitter.Play:
 		n, err := s.dec.Decode(f.Payload, s.pcm)

@@ -65,6 +65,13 @@ func (q *queue) push(sender uint64, p jitter.Packet, arrival time.Duration) bool
 	return true
 }
 
+// pending reports whether packets wait to be drained.
+func (q *queue) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.in) > 0
+}
+
 // drain calls fn for every queued packet in arrival order, then returns the slots. Only the
 // engine goroutine calls it; fn runs without the mutex held.
 func (q *queue) drain(fn func(*queued)) {

@@ -520,6 +520,10 @@ func (b *Buffer) play(i int) Frame {
 	}
 }
 
+// Idle reports whether the buffer holds no packet and plays nothing: Pop would return an idle
+// frame until the next Push.
+func (b *Buffer) Idle() bool { return !b.playing && b.used == 0 }
+
 // Stats returns the counters and estimates.
 func (b *Buffer) Stats() Stats {
 	st := b.stats

@@ -75,6 +75,11 @@ type Input struct {
 	Channel *Channel
 	// Samples is the decoded frame; samples beyond its length count as silence.
 	Samples []int16
+	// Positional says that Left and Right place the sender (MixStereo); otherwise it is
+	// centred at its own level in both ears, as in a mono mix.
+	Positional bool
+	// Left and Right are the sender's gain in each ear (package spatial), on top of its volume.
+	Left, Right float32
 }
 
 // Event is a change of a sender's speaking state.
@@ -146,12 +151,61 @@ func (m *Mixer) Deafened() bool { return m.deafened.Load() }
 // Mix writes the mix of inputs into dst (one frame, normally pcm.FrameSamples samples) and
 // updates every registered channel's speaking state; a channel without an input counts as
 // silent. The changes are available from Events until the next Mix.
+//
+// A positional input keeps, in mono, the level its two ears share: its distance attenuation.
 func (m *Mixer) Mix(dst []int16, inputs []Input) {
+	if !m.prepare(inputs) {
+		clear(dst)
+		return
+	}
+	for _, in := range inputs {
+		if in.Positional {
+			in.Channel.gain *= float32(math.Sqrt(float64(in.Left*in.Left+in.Right*in.Right) / 2))
+		}
+	}
+	for i := range dst {
+		var acc float32
+		for _, in := range inputs {
+			if i < len(in.Samples) {
+				acc += float32(in.Samples[i]) * in.Channel.gain
+			}
+		}
+		dst[i] = SoftClip(acc)
+	}
+}
+
+// MixStereo is Mix into interleaved stereo (left, right; len(dst)/2 samples a channel): each
+// input is placed by its ear gains when positional, and centred at its level otherwise.
+func (m *Mixer) MixStereo(dst []int16, inputs []Input) {
+	if !m.prepare(inputs) {
+		clear(dst)
+		return
+	}
+	for i := 0; i+1 < len(dst); i += 2 {
+		var accL, accR float32
+		for _, in := range inputs {
+			if k := i / 2; k < len(in.Samples) {
+				v := float32(in.Samples[k]) * in.Channel.gain
+				if in.Positional {
+					accL += v * in.Left
+					accR += v * in.Right
+				} else {
+					accL += v
+					accR += v
+				}
+			}
+		}
+		dst[i], dst[i+1] = SoftClip(accL), SoftClip(accR)
+	}
+}
+
+// prepare updates every channel's speaking state and gain for one mix, and reports whether
+// anything can be heard.
+func (m *Mixer) prepare(inputs []Input) (audible bool) {
 	m.tick++
 	m.events = m.events[:0]
 	out := float32(m.volume.Load()) / UnityVolume
 	deaf := m.deafened.Load()
-	audible := false
 	for _, in := range inputs {
 		c := in.Channel
 		c.mixedAt = m.tick
@@ -167,19 +221,7 @@ func (m *Mixer) Mix(dst []int16, inputs []Input) {
 			m.track(c, pcm.MinDBFS)
 		}
 	}
-	if !audible {
-		clear(dst)
-		return
-	}
-	for i := range dst {
-		var acc float32
-		for _, in := range inputs {
-			if i < len(in.Samples) {
-				acc += float32(in.Samples[i]) * in.Channel.gain
-			}
-		}
-		dst[i] = SoftClip(acc)
-	}
+	return audible
 }
 
 // track feeds one frame's level into the channel's speaking state.

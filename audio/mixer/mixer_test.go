@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/audio/internal/testsignal"
 	"sdkpp/audio/pcm"
+	"sdkpp/audio/spatial"
 )
 
 // sine returns a 300 Hz frame of the given peak amplitude.
@@ -33,7 +35,7 @@ func TestUnityPassesThrough(t *testing.T) {
 	a := m.Add(1)
 	in := sine(20000)
 	dst := make([]int16, pcm.FrameSamples)
-	m.Mix(dst, []Input{{a, in}})
+	m.Mix(dst, []Input{{Channel: a, Samples: in}})
 	assert.Equal(t, in, dst)
 }
 
@@ -68,7 +70,7 @@ func TestVolumes(t *testing.T) {
 			assert.Equal(t, tt.muted, c.Muted())
 			assert.Equal(t, tt.deaf, m.Deafened())
 			dst := constant(123)
-			m.Mix(dst, []Input{{c, constant(1000)}})
+			m.Mix(dst, []Input{{Channel: c, Samples: constant(1000)}})
 			assert.Equal(t, constant(tt.want), dst)
 		})
 	}
@@ -82,10 +84,10 @@ func TestSumsSenders(t *testing.T) {
 	a, b, c := m.Add(1), m.Add(2), m.Add(3)
 	c.SetMuted(true)
 	dst := make([]int16, pcm.FrameSamples)
-	m.Mix(dst, []Input{{a, constant(1000)}, {b, constant(-300)}, {c, constant(5000)}})
+	m.Mix(dst, []Input{{Channel: a, Samples: constant(1000)}, {Channel: b, Samples: constant(-300)}, {Channel: c, Samples: constant(5000)}})
 	assert.Equal(t, constant(700), dst)
 	// A short input counts as silence past its end.
-	m.Mix(dst, []Input{{a, constant(1000)}, {b, constant(2000)[:10]}})
+	m.Mix(dst, []Input{{Channel: a, Samples: constant(1000)}, {Channel: b, Samples: constant(2000)[:10]}})
 	assert.Equal(t, int16(3000), dst[0])
 	assert.Equal(t, int16(1000), dst[10])
 	m.Mix(dst, nil)
@@ -128,7 +130,7 @@ func TestOverloadIsLimitedNotWrapped(t *testing.T) {
 	a, b := m.Add(1), m.Add(2)
 	dst := make([]int16, pcm.FrameSamples)
 	loud := sine(30000)
-	m.Mix(dst, []Input{{a, loud}, {b, loud}})
+	m.Mix(dst, []Input{{Channel: a, Samples: loud}, {Channel: b, Samples: loud}})
 	for i := range dst {
 		if loud[i] > 0 {
 			require.Greater(t, dst[i], int16(0), "no wrap-around at %d", i)
@@ -147,28 +149,28 @@ func TestSpeakingEdges(t *testing.T) {
 	dst := make([]int16, pcm.FrameSamples)
 	voice, hiss := sine(3000), sine(30)
 
-	m.Mix(dst, []Input{{a, voice}, {b, hiss}})
+	m.Mix(dst, []Input{{Channel: a, Samples: voice}, {Channel: b, Samples: hiss}})
 	assert.Equal(t, []Event{{a, true}}, m.Events())
 	assert.True(t, a.Speaking())
 	assert.False(t, b.Speaking())
 	assert.InDelta(t, -23.8, a.Level(), 0.1)
 
-	m.Mix(dst, []Input{{a, voice}, {b, voice}})
+	m.Mix(dst, []Input{{Channel: a, Samples: voice}, {Channel: b, Samples: voice}})
 	assert.Equal(t, []Event{{b, true}}, m.Events(), "no event while a speaks on")
 
 	// a's jitter buffer goes idle: no input from a; it stops after the hangover.
 	for i := range SpeakingHangoverFrames {
-		m.Mix(dst, []Input{{b, voice}})
+		m.Mix(dst, []Input{{Channel: b, Samples: voice}})
 		assert.Empty(t, m.Events(), "hangover frame %d", i)
 	}
-	m.Mix(dst, []Input{{b, voice}})
+	m.Mix(dst, []Input{{Channel: b, Samples: voice}})
 	assert.Equal(t, []Event{{a, false}}, m.Events())
 	assert.Equal(t, pcm.MinDBFS, a.Level())
 
 	// A muted and a deafened sender still report speaking.
 	b.SetMuted(true)
 	m.SetDeafened(true)
-	m.Mix(dst, []Input{{a, voice}, {b, voice}})
+	m.Mix(dst, []Input{{Channel: a, Samples: voice}, {Channel: b, Samples: voice}})
 	assert.Equal(t, []Event{{a, true}}, m.Events())
 	assert.Equal(t, constant(0), dst)
 
@@ -181,7 +183,7 @@ func TestSpeakingEdges(t *testing.T) {
 func eight(m *Mixer, step float64) []Input {
 	var inputs []Input
 	for i := range 8 {
-		inputs = append(inputs, Input{m.Add(uint64(i)), sine(step * float64(i+1))})
+		inputs = append(inputs, Input{Channel: m.Add(uint64(i)), Samples: sine(step * float64(i+1))})
 	}
 	return inputs
 }
@@ -222,7 +224,7 @@ func TestConcurrentSettings(t *testing.T) {
 		}
 	})
 	for range 2000 {
-		m.Mix(dst, []Input{{c, in}})
+		m.Mix(dst, []Input{{Channel: c, Samples: in}})
 	}
 	wg.Wait()
 }
@@ -240,5 +242,57 @@ func benchEight(b *testing.B, step float64) {
 	dst := make([]int16, pcm.FrameSamples)
 	for b.Loop() {
 		m.Mix(dst, inputs)
+	}
+}
+
+// Positional voice, with a tone per speaker measured per ear in one stereo mix: a speaker on the
+// listener's right is at least 10 dB louder in the right ear; one at the conversational distance
+// keeps its unattenuated level; one at half the audible distance follows the chosen model within
+// 1 dB (each model in turn); one beyond the audible distance is not rendered; a non-positional
+// participant (a team radio) is centred and unattenuated.
+func TestPositionalRenderingPerEar(t *testing.T) {
+	const peak = 8000
+	freqs := map[string]float64{"right": 300, "near": 500, "half": 700, "radio": 900}
+	unattenuated := 20 * math.Log10(peak/32768.0)
+	for _, model := range []spatial.FadeModel{spatial.FadeInverse, spatial.FadeLinear, spatial.FadeExponential} {
+		t.Run(model.String(), func(t *testing.T) {
+			props := spatial.Properties{AudibleDistance: 40, ConversationalDistance: 2, FadeIntensity: 1, Model: model}
+			listener := spatial.Listener{Position: spatial.Vec3{X: 10, Y: 1, Z: -4}, Forward: spatial.Vec3{Z: -1}, Up: spatial.Vec3{Y: 1}}
+			at := func(x, z float32) spatial.Vec3 {
+				return spatial.Vec3{X: listener.Position.X + x, Y: listener.Position.Y, Z: listener.Position.Z + z}
+			}
+			m := New()
+			var inputs []Input
+			place := func(name string, pos spatial.Vec3) bool {
+				in := Input{Channel: m.Add(uint64(len(inputs) + 1)), Samples: testsignal.Tone(freqs[name], peak, 0, pcm.FrameSamples), Positional: true}
+				var ok bool
+				in.Left, in.Right, ok = spatial.Gains(listener, props, pos)
+				if ok {
+					inputs = append(inputs, in)
+				}
+				return ok
+			}
+			require.True(t, place("right", at(1.5, -0.5)))
+			require.True(t, place("near", at(0, -props.ConversationalDistance)))
+			require.True(t, place("half", at(0, props.AudibleDistance/2)))
+			assert.False(t, place("far", at(props.AudibleDistance, 1)), "beyond the audible distance: not rendered")
+			inputs = append(inputs, Input{Channel: m.Add(99), Samples: testsignal.Tone(freqs["radio"], peak, 0, pcm.FrameSamples)})
+
+			dst := make([]int16, 2*pcm.FrameSamples)
+			m.MixStereo(dst, inputs)
+
+			l, r := testsignal.ToneDB(dst, 0, 2, freqs["right"]), testsignal.ToneDB(dst, 1, 2, freqs["right"])
+			assert.GreaterOrEqual(t, r-l, 10.0, "on the right: right %.1f dB, left %.1f dB", r, l)
+			for ch := range 2 {
+				assert.InDelta(t, unattenuated, testsignal.ToneDB(dst, ch, 2, freqs["near"]), 1, "conversational distance, ear %d", ch)
+				assert.InDelta(t, unattenuated, testsignal.ToneDB(dst, ch, 2, freqs["radio"]), 1, "non-positional, ear %d", ch)
+			}
+			want, _ := props.Attenuation(float64(props.AudibleDistance / 2))
+			for ch := range 2 {
+				assert.InDelta(t, unattenuated+20*math.Log10(want), testsignal.ToneDB(dst, ch, 2, freqs["half"]), 1,
+					"half the audible distance, %s model, ear %d", model, ch)
+			}
+			assert.InDelta(t, testsignal.ToneDB(dst, 0, 2, freqs["radio"]), testsignal.ToneDB(dst, 1, 2, freqs["radio"]), 0.1, "the radio is centred")
+		})
 	}
 }

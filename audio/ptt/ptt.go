@@ -158,6 +158,14 @@ func (g *Gate) Next(speaking bool) Decision {
 	return SendEndOfSpeech
 }
 
+// Idle reports whether the next frame will be dropped whatever its voice activity: push-to-talk
+// mode, the key up and not pressed since the last frame, and no talk spurt to finish. Only the
+// goroutine that calls Next may call it; a press after it returns opens the gate at the next
+// frame as always.
+func (g *Gate) Idle() bool {
+	return g.Mode() == PushToTalk && !g.sending && !g.active.Load() && g.presses.Load() == g.seen
+}
+
 // Sending reports whether the gate is inside a talk spurt (the last Next returned Send).
 // It belongs to the goroutine that calls Next.
 func (g *Gate) Sending() bool { return g.sending }

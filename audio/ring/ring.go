@@ -84,7 +84,7 @@ func (r *Ring) Write(p []int16) int {
 		copy(r.buf, p[done:n])
 		r.w.Store(w + n)
 	}
-	r.data.wake()
+	r.data.wakeAt(w + n - r.r.Load())
 	return int(n)
 }
 
@@ -144,6 +144,13 @@ func (r *Ring) WaitSpace(n int, done <-chan struct{}) bool {
 // on the channel only if it is still short, as WaitData does; a stale signal costs one more check.
 func (r *Ring) DataSignal() <-chan struct{} { return r.data.arm() }
 
+// DataSignalAt is DataSignal for a consumer that needs n samples at once (n is capped at Cap):
+// the producer's Writes wake it only once the ring holds at least n samples, so a consumer that
+// has nothing to do with fewer sleeps through the device periods in between.
+func (r *Ring) DataSignalAt(n int) <-chan struct{} {
+	return r.data.armAt(uint64(max(min(n, len(r.buf)), 0)))
+}
+
 // SpaceSignal is DataSignal for a producer: the returned channel receives at the consumer's next
 // Read or Discard.
 func (r *Ring) SpaceSignal() <-chan struct{} { return r.space.arm() }
@@ -176,6 +183,7 @@ func (r *Ring) Stats() Stats {
 // non-blocking send on a one-slot channel (a full slot means a wake-up is already pending).
 type waker struct {
 	waiting atomic.Bool
+	need    atomic.Uint64 // the fill the waiter waits for (wakeAt); 0: any
 	ch      chan struct{}
 }
 
@@ -192,8 +200,21 @@ func (k *waker) wake() {
 	}
 }
 
+// wakeAt wakes the waiter, if any, once fill reaches what it waits for. It never blocks or
+// allocates.
+func (k *waker) wakeAt(fill uint64) {
+	if fill < k.need.Load() {
+		return
+	}
+	k.wake()
+}
+
 // arm announces a waiter and returns the channel its wake-up comes on.
-func (k *waker) arm() <-chan struct{} {
+func (k *waker) arm() <-chan struct{} { return k.armAt(0) }
+
+// armAt announces a waiter that needs a fill of n and returns the channel its wake-up comes on.
+func (k *waker) armAt(n uint64) <-chan struct{} {
+	k.need.Store(n)
 	k.waiting.Store(true)
 	return k.ch
 }
@@ -207,6 +228,7 @@ func (k *waker) wait(ready func() bool, done <-chan struct{}) bool {
 		if ready() {
 			return true
 		}
+		k.need.Store(0) // ready decides; any write may be the one
 		k.waiting.Store(true)
 		if ready() {
 			k.waiting.Store(false)

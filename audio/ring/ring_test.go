@@ -104,6 +104,26 @@ func TestSignalsWakeAtTheOtherSidesNextMove(t *testing.T) {
 	assert.Len(t, space, 1, "so does Discard")
 }
 
+// A consumer armed for n samples sleeps through the writes that leave fewer in the ring, and is
+// woken by the one that reaches n; a plain DataSignal after it wakes at any write again.
+func TestDataSignalAtWakesOnceTheFillIsThere(t *testing.T) {
+	r := New(16)
+	data := r.DataSignalAt(6)
+	r.Write([]int16{1, 2})
+	r.Write([]int16{3, 4})
+	assert.Empty(t, data, "4 of 6 samples: no wake-up")
+	r.Write([]int16{5, 6})
+	assert.Len(t, data, 1, "the write that reaches 6 signals")
+	<-data
+	data = r.DataSignal()
+	r.Write([]int16{7})
+	assert.Len(t, data, 1, "a plain signal wakes at the next write")
+	<-data
+	data = r.DataSignalAt(100)
+	r.Write(make([]int16, 9))
+	assert.Len(t, data, 1, "a need beyond Cap is capped at Cap")
+}
+
 func TestWaitDataCappedAtCap(t *testing.T) {
 	r := New(4)
 	r.Write([]int16{1, 2, 3, 4})

@@ -27,27 +27,24 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"sdkpp/audio/device"
 	"sdkpp/audio/engine"
 	"sdkpp/audio/pcm"
+	"sdkpp/bench/internal/players"
 	"sdkpp/core"
 	"sdkpp/core/voice"
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
-	"sdkpp/wire"
 )
 
 const (
@@ -270,7 +267,7 @@ func measureRelay(bursts int) ([]float64, error) {
 
 	var clients [2]*core.Client
 	for i := range clients {
-		token, err := botPlayerToken(base, botToken, fmt.Sprintf("voice-bench-%d", i))
+		token, err := players.BotToken(base, botToken, fmt.Sprintf("voice-bench-%d", i))
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +275,7 @@ func measureRelay(bursts int) ([]float64, error) {
 		defer c.Close()
 		c.UpdateToken(core.AuthorizationTokenTypeBearer, token, core.Func(func(*core.ClientResult) {}))
 		c.Connect()
-		if !pump(10*time.Second, func() bool { return c.GetStatus() == core.ClientStatusReady }) {
+		if !players.Pump(10*time.Second, func() bool { return c.GetStatus() == core.ClientStatusReady }) {
 			return nil, fmt.Errorf("player %d did not connect", i)
 		}
 		clients[i] = c
@@ -287,7 +284,7 @@ func measureRelay(bursts int) ([]float64, error) {
 	for i, c := range clients {
 		var res *core.ClientResult
 		c.CreateOrJoinLobby("voice-bench", core.Func(func(r *core.ClientResult, id uint64) { res, lobby = r, id }))
-		if !pump(10*time.Second, func() bool { return res != nil }) || !res.Successful() {
+		if !players.Pump(10*time.Second, func() bool { return res != nil }) || !res.Successful() {
 			return nil, fmt.Errorf("player %d could not join the lobby", i)
 		}
 	}
@@ -298,7 +295,7 @@ func measureRelay(bursts int) ([]float64, error) {
 	if talk == nil || hear == nil {
 		return nil, errors.New("StartCall refused")
 	}
-	if !pump(20*time.Second, func() bool {
+	if !players.Pump(20*time.Second, func() bool {
 		return talk.GetStatus() == core.CallStatusConnected && hear.GetStatus() == core.CallStatusConnected &&
 			len(talk.GetParticipants()) == 2 && len(hear.GetParticipants()) == 2
 	}) {
@@ -379,41 +376,4 @@ func drive(talker, listener *device.Memory, bursts int, each func()) ([]float64,
 		ms = append(ms, float64(h-s)*1000/pcm.SampleRate)
 	}
 	return ms, nil
-}
-
-// pump runs the SDK's callbacks until done or the timeout.
-func pump(timeout time.Duration, done func() bool) bool {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
-		core.RunCallbacks()
-		if done() {
-			return true
-		}
-		core.WaitCallbacks(10 * time.Millisecond)
-	}
-	return false
-}
-
-// botPlayerToken gets a provisional player's token from the bot endpoint, as a game backend does.
-func botPlayerToken(base, botToken, externalID string) (string, error) {
-	body, _ := json.Marshal(wire.BotTokenRequest{ExternalUserID: externalID})
-	req, err := http.NewRequest(http.MethodPost, base+server.APIVersionPath+"/partner-sdk/token/bot", bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bot "+botToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return "", fmt.Errorf("bot token: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
-	}
-	var tr wire.TokenResponse
-	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
-		return "", err
-	}
-	return tr.AccessToken, nil
 }

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 1285212593u;
+        internal const uint AbiVersion = 497953093u;
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
@@ -5360,6 +5360,22 @@ namespace Sdkpp
             Forbidden = 5,
         }
 
+        /// <summary>
+        /// sdkpp (positional voice, issue 25): how a voice fades between the conversational and the
+        /// audible distance (Vivox's AudioFadeModel, same values). With d the distance clamped to
+        /// [conversational c, audible a] and r the fade intensity: inverse c/(c+r(d-c)), linear
+        /// max(0, 1-r(d-c)/(a-c)), exponential (d/c)^-r.
+        /// </summary>
+        public enum AudioFadeModel : int
+        {
+            /// <summary>Sdkpp_Call_AudioFadeModel_InverseByDistance = 1.</summary>
+            InverseByDistance = 1,
+            /// <summary>Sdkpp_Call_AudioFadeModel_LinearByDistance = 2.</summary>
+            LinearByDistance = 2,
+            /// <summary>Sdkpp_Call_AudioFadeModel_ExponentialByDistance = 3.</summary>
+            ExponentialByDistance = 3,
+        }
+
         /// <summary>The call's status changed; errorDetail is the service's refusal code, if any.</summary>
         /// <remarks>
         /// It runs inside Sdk.RunCallbacks on the thread that calls it.
@@ -5792,6 +5808,126 @@ namespace Sdkpp
                     global::Sdkpp.CallbackRegistry.Remove(__ud_cb);
                 }
             }
+        }
+
+        /// <summary>
+        /// sdkpp: switches positional voice for the player (off by default). While on, each participant
+        /// whose position is known is heard from where it stands (stereo, equal-power panning) and
+        /// attenuated with distance; one beyond the audible distance is silent and not even decoded.
+        /// Coordinates are right-handed (forward x up points right: OpenAL's; Unity passes z negated).
+        /// </summary>
+        /// <param name="enabled">The enabled.</param>
+        public void SetPositionalVoice(bool enabled)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_SetPositionalVoice(ref this.handle, enabled);
+        }
+
+        /// <summary>sdkpp: whether positional voice is on.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
+        public bool GetPositionalVoice()
+        {
+            this.Live();
+            return global::Sdkpp.Native.Sdkpp_Call_GetPositionalVoice(ref this.handle);
+        }
+
+        /// <summary>
+        /// sdkpp: the distance properties (Vivox's; defaults 32, 1, 1.0, InverseByDistance), in the
+        /// game's units. Returns false, changing nothing, when invalid: audibleDistance must be above 0,
+        /// conversationalDistance within 0..audibleDistance, fadeIntensity at least 0.
+        /// </summary>
+        /// <param name="audibleDistance">The audible distance.</param>
+        /// <param name="conversationalDistance">The conversational distance.</param>
+        /// <param name="fadeIntensity">The fade intensity.</param>
+        /// <param name="model">A <see cref="Sdkpp.Call.AudioFadeModel"/> value.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
+        public bool SetPositionalProperties(float audibleDistance, float conversationalDistance, float fadeIntensity, global::Sdkpp.Call.AudioFadeModel model)
+        {
+            this.Live();
+            return global::Sdkpp.Native.Sdkpp_Call_SetPositionalProperties(ref this.handle, audibleDistance, conversationalDistance, fadeIntensity, model);
+        }
+
+        /// <summary>sdkpp: where the player hears from: a position, the direction faced and the up direction.</summary>
+        /// <param name="x">The x.</param>
+        /// <param name="y">The y.</param>
+        /// <param name="z">The z.</param>
+        /// <param name="forwardX">The forward x.</param>
+        /// <param name="forwardY">The forward y.</param>
+        /// <param name="forwardZ">The forward z.</param>
+        /// <param name="upX">The up x.</param>
+        /// <param name="upY">The up y.</param>
+        /// <param name="upZ">The up z.</param>
+        public void SetListenerPosition(float x, float y, float z, float forwardX, float forwardY, float forwardZ, float upX, float upY, float upZ)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_SetListenerPosition(ref this.handle, x, y, z, forwardX, forwardY, forwardZ, upX, upY, upZ);
+        }
+
+        /// <summary>
+        /// sdkpp: where the player stands. The SDK sends it with the player's voice, end-to-end
+        /// encrypted (the service never learns it), so that the others hear the player from there
+        /// without their game telling them.
+        /// </summary>
+        /// <param name="x">The x.</param>
+        /// <param name="y">The y.</param>
+        /// <param name="z">The z.</param>
+        public void SetSelfPosition(float x, float y, float z)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_SetSelfPosition(ref this.handle, x, y, z);
+        }
+
+        /// <summary>sdkpp: stops sending the player's position.</summary>
+        public void ClearSelfPosition()
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_ClearSelfPosition(ref this.handle);
+        }
+
+        /// <summary>
+        /// sdkpp: places a participant where the game knows it stands; this wins over the position its
+        /// client sends until ClearParticipantPosition.
+        /// </summary>
+        /// <param name="userId">The user id.</param>
+        /// <param name="x">The x.</param>
+        /// <param name="y">The y.</param>
+        /// <param name="z">The z.</param>
+        public void SetParticipantPosition(ulong userId, float x, float y, float z)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_SetParticipantPosition(ref this.handle, userId, x, y, z);
+        }
+
+        /// <summary>
+        /// sdkpp: forgets the position the game set: the participant is heard from where its client
+        /// says, or centred until it says.
+        /// </summary>
+        /// <param name="userId">The user id.</param>
+        public void ClearParticipantPosition(ulong userId)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_ClearParticipantPosition(ref this.handle, userId);
+        }
+
+        /// <summary>
+        /// sdkpp: marks a participant positional (the default) or not: a non-positional participant (a
+        /// team radio beside proximity chat) is centred and unattenuated wherever it stands.
+        /// </summary>
+        /// <param name="userId">The user id.</param>
+        /// <param name="positional">The positional.</param>
+        public void SetParticipantPositional(ulong userId, bool positional)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_SetParticipantPositional(ref this.handle, userId, positional);
+        }
+
+        /// <summary>sdkpp: whether a participant is positional.</summary>
+        /// <param name="userId">The user id.</param>
+        /// <returns>The value; the default when the library refused the call.</returns>
+        public bool GetParticipantPositional(ulong userId)
+        {
+            this.Live();
+            return global::Sdkpp.Native.Sdkpp_Call_GetParticipantPositional(ref this.handle, userId);
         }
 
         /// <summary>The call's status changed; errorDetail is the service's refusal code, if any.</summary>
@@ -15054,6 +15190,109 @@ namespace Sdkpp
         {
             global::Sdkpp.Gate.Enter();
             try { Sdkpp_Call_SetOnVoiceStateChangedCallback_Raw(ref self, cb, cb__userDataFree, cb__userData); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetPositionalVoice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetPositionalVoice_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool enabled);
+
+        internal static void Sdkpp_Call_SetPositionalVoice(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool enabled)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetPositionalVoice_Raw(ref self, enabled); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetPositionalVoice", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetPositionalVoice_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Call_GetPositionalVoice(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetPositionalVoice_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetPositionalProperties", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_SetPositionalProperties_Raw(ref global::System.IntPtr self, float audibleDistance, float conversationalDistance, float fadeIntensity, global::Sdkpp.Call.AudioFadeModel model);
+
+        internal static bool Sdkpp_Call_SetPositionalProperties(ref global::System.IntPtr self, float audibleDistance, float conversationalDistance, float fadeIntensity, global::Sdkpp.Call.AudioFadeModel model)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_SetPositionalProperties_Raw(ref self, audibleDistance, conversationalDistance, fadeIntensity, model); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetListenerPosition", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetListenerPosition_Raw(ref global::System.IntPtr self, float x, float y, float z, float forwardX, float forwardY, float forwardZ, float upX, float upY, float upZ);
+
+        internal static void Sdkpp_Call_SetListenerPosition(ref global::System.IntPtr self, float x, float y, float z, float forwardX, float forwardY, float forwardZ, float upX, float upY, float upZ)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetListenerPosition_Raw(ref self, x, y, z, forwardX, forwardY, forwardZ, upX, upY, upZ); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetSelfPosition", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetSelfPosition_Raw(ref global::System.IntPtr self, float x, float y, float z);
+
+        internal static void Sdkpp_Call_SetSelfPosition(ref global::System.IntPtr self, float x, float y, float z)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetSelfPosition_Raw(ref self, x, y, z); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_ClearSelfPosition", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_ClearSelfPosition_Raw(ref global::System.IntPtr self);
+
+        internal static void Sdkpp_Call_ClearSelfPosition(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_ClearSelfPosition_Raw(ref self); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetParticipantPosition", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetParticipantPosition_Raw(ref global::System.IntPtr self, ulong userId, float x, float y, float z);
+
+        internal static void Sdkpp_Call_SetParticipantPosition(ref global::System.IntPtr self, ulong userId, float x, float y, float z)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetParticipantPosition_Raw(ref self, userId, x, y, z); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_ClearParticipantPosition", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_ClearParticipantPosition_Raw(ref global::System.IntPtr self, ulong userId);
+
+        internal static void Sdkpp_Call_ClearParticipantPosition(ref global::System.IntPtr self, ulong userId)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_ClearParticipantPosition_Raw(ref self, userId); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetParticipantPositional", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetParticipantPositional_Raw(ref global::System.IntPtr self, ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool positional);
+
+        internal static void Sdkpp_Call_SetParticipantPositional(ref global::System.IntPtr self, ulong userId, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool positional)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetParticipantPositional_Raw(ref self, userId, positional); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetParticipantPositional", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetParticipantPositional_Raw(ref global::System.IntPtr self, ulong userId);
+
+        internal static bool Sdkpp_Call_GetParticipantPositional(ref global::System.IntPtr self, ulong userId)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetParticipantPositional_Raw(ref self, userId); }
             finally { global::Sdkpp.Gate.Exit(); }
         }
 

@@ -797,6 +797,37 @@ func (e CallError) Valid() bool {
 	return e.String() != "unknown"
 }
 
+// CallAudioFadeModel: sdkpp (positional voice, issue 25): how a voice fades between the conversational and the
+// audible distance (Vivox's AudioFadeModel, same values). With d the distance clamped to
+// [conversational c, audible a] and r the fade intensity: inverse c/(c+r(d-c)), linear
+// max(0, 1-r(d-c)/(a-c)), exponential (d/c)^-r.
+type CallAudioFadeModel int32
+
+// Values of CallAudioFadeModel.
+const (
+	CallAudioFadeModelInverseByDistance     CallAudioFadeModel = 1
+	CallAudioFadeModelLinearByDistance      CallAudioFadeModel = 2
+	CallAudioFadeModelExponentialByDistance CallAudioFadeModel = 3
+)
+
+// String returns the enumerator's name, or "unknown".
+func (e CallAudioFadeModel) String() string {
+	switch e {
+	case CallAudioFadeModelInverseByDistance:
+		return "InverseByDistance"
+	case CallAudioFadeModelLinearByDistance:
+		return "LinearByDistance"
+	case CallAudioFadeModelExponentialByDistance:
+		return "ExponentialByDistance"
+	}
+	return "unknown"
+}
+
+// Valid reports whether e is one of the enumerators.
+func (e CallAudioFadeModel) Valid() bool {
+	return e.String() != "unknown"
+}
+
 // AudioModeType: A call's input mode: voice activity detection or push-to-talk.
 type AudioModeType int32
 

@@ -164,6 +164,7 @@ type Call struct {
 	vadDBFS   float32
 	localMute map[uint64]bool
 	volume    map[uint64]float32
+	pos       positional
 }
 
 // Start makes the call's keys and engine, sends the join (op 4 with the public keys) and
@@ -215,6 +216,7 @@ func Start(cfg Config) (*Call, error) {
 		vadDBFS:   -60,
 		localMute: map[uint64]bool{},
 		volume:    map[uint64]float32{},
+		pos:       newPositional(),
 	}
 	for range framePool {
 		c.free <- new(outFrame)
@@ -568,6 +570,7 @@ func (c *Call) removeLocked(p *participant) {
 		c.logf("key rotation after %d left: %v", p.userID, err) // the sealer refuses until Rotate
 	}
 	c.sendKeysLocked(ds)
+	c.pos.forgetLocked(p.userID)
 	c.engine.RemoveSender(p.userID)
 	if c.cfg.Events.Participant != nil {
 		c.cfg.Events.Participant(p.userID, false)
@@ -661,6 +664,7 @@ func (c *Call) onSpeaking(sender uint64, speaking bool) {
 func (c *Call) sendMedia(conn net.Conn) {
 	defer c.wg.Done()
 	pkt := make([]byte, 0, wvoice.MaxPacketBytes)
+	plain := make([]byte, 0, maxFrame+wvoice.PositionBytes)
 	for {
 		var f *outFrame
 		select {
@@ -678,15 +682,25 @@ func (c *Call) sendMedia(conn net.Conn) {
 		c.mu.Lock()
 		send := c.bound && !c.selfMute && !c.selfDeaf
 		ssrc := c.server.SSRC
+		var pos Vec3
+		withPos := false
+		if send {
+			pos, withPos = c.pos.positionDueLocked(f.eos)
+			withPos = withPos && f.n+wvoice.PositionBytes <= maxFrame
+		}
 		c.mu.Unlock()
 		if send {
 			var flags wvoice.Flags
 			if f.eos {
 				flags = wvoice.FlagEndOfSpeech
 			}
+			if withPos {
+				flags |= wvoice.FlagPosition // authenticated with the header: the relay cannot strip it
+			}
+			plain = appendPlain(plain[:0], pos, withPos, f.data[:f.n])
 			pkt = wvoice.AppendPacket(pkt[:0], wvoice.Header{Type: wvoice.TypeMedia, Flags: flags, SSRC: ssrc,
 				Sequence: uint32(f.seq), Timestamp: f.ts}, nil)
-			sealed, err := c.session.Seal(pkt, pkt[:wvoice.HeaderBytes], f.data[:f.n])
+			sealed, err := c.session.Seal(pkt, pkt[:wvoice.HeaderBytes], plain)
 			if err != nil {
 				c.logf("seal: %v", err)
 				c.stats.dropped.Add(1)
@@ -753,9 +767,19 @@ func (c *Call) readRelay(conn net.Conn) {
 			case err != nil:
 				c.stats.undecryptable.Add(1)
 			default:
+				frame := plain
+				if h.Flags&wvoice.FlagPosition != 0 {
+					x, y, z, rest, ok := wvoice.CutPosition(plain)
+					if !ok {
+						c.stats.undecryptable.Add(1)
+						continue
+					}
+					c.receivedPosition(from.userID, Vec3{x, y, z})
+					frame = rest
+				}
 				c.stats.received.Add(1)
 				c.engine.Receive(from.userID, Packet{Seq: uint16(h.Sequence), Timestamp: h.Timestamp,
-					EndOfSpeech: h.Flags&wvoice.FlagEndOfSpeech != 0, Payload: plain})
+					EndOfSpeech: h.Flags&wvoice.FlagEndOfSpeech != 0, Payload: frame})
 			}
 		case h.Type == wvoice.TypeLossReport:
 			for i := range wvoice.ReportBlocks(payload) {

@@ -502,6 +502,15 @@ static bool Talk(Game* g)
     free(c);
 
     size_t turn = MyTurn(g);
+
+    /* Positional voice (sdkpp): the players stand 3 m apart along x, facing -z. Each one's client
+       sends its position with its voice, end-to-end encrypted; the others hear it from there. */
+    float x = 3.0f * (float)turn;
+    Sdkpp_Call_SetPositionalVoice(&call, true);
+    Sdkpp_Call_SetPositionalProperties(&call, 32.0f, 1.0f, 1.0f, Sdkpp_Call_AudioFadeModel_InverseByDistance);
+    Sdkpp_Call_SetListenerPosition(&call, x, 0, 0, 0, 0, -1, 0, 1, 0);
+    Sdkpp_Call_SetSelfPosition(&call, x, 0, 0);
+    printf("voice: positional voice %s, standing at x=%.0f\n", Sdkpp_Call_GetPositionalVoice(&call) ? "on" : "off", (double)x);
     g->overs = 0;
     Sdkpp_Client_SetMessageCreatedCallback(&g->client, OnOver, NULL, g);
     RUN_UNTIL(g->overs >= turn);

@@ -183,6 +183,17 @@ static class SampleGame
             }
             Array.Sort(members);
             int myTurn = Array.IndexOf(members, myId);
+
+            // Positional voice (sdkpp): the players stand 3 m apart along x, facing -z. Each one's
+            // client sends its position with its voice, end-to-end encrypted; the others hear it
+            // from there. (Unity's coordinates are left-handed: pass z negated.)
+            float x = 3.0f * myTurn;
+            call.SetPositionalVoice(true);
+            call.SetPositionalProperties(32.0f, 1.0f, 1.0f, Call.AudioFadeModel.InverseByDistance);
+            call.SetListenerPosition(x, 0, 0, 0, 0, -1, 0, 1, 0);
+            call.SetSelfPosition(x, 0, 0);
+            Console.WriteLine("voice: positional voice {0}, standing at x={1:0}",
+                call.GetPositionalVoice() ? "on" : "off", x);
             int overs = 0;
             onOver = id =>
             {

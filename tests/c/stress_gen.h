@@ -3198,6 +3198,66 @@ static void call_Sdkpp_Call_SetOnVoiceStateChangedCallback(Rng* r)
     void* a_cb_ud = ud_new(r, &a_cb_free);
     Sdkpp_Call_SetOnVoiceStateChangedCallback(rnd_null(r) ? NULL : &self, rnd_null(r) ? NULL : stress_cb_Call_OnVoiceStateChanged, a_cb_free, a_cb_ud);
 }
+static void call_Sdkpp_Call_SetPositionalVoice(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetPositionalVoice(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetPositionalVoice(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetPositionalVoice(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetPositionalProperties(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_SetPositionalProperties(rnd_null(r) ? NULL : &self, rnd_float(r), rnd_float(r), rnd_float(r), (Sdkpp_Call_AudioFadeModel)rnd_enum(r));
+}
+static void call_Sdkpp_Call_SetListenerPosition(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetListenerPosition(rnd_null(r) ? NULL : &self, rnd_float(r), rnd_float(r), rnd_float(r), rnd_float(r), rnd_float(r), rnd_float(r), rnd_float(r), rnd_float(r), rnd_float(r));
+}
+static void call_Sdkpp_Call_SetSelfPosition(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetSelfPosition(rnd_null(r) ? NULL : &self, rnd_float(r), rnd_float(r), rnd_float(r));
+}
+static void call_Sdkpp_Call_ClearSelfPosition(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_ClearSelfPosition(rnd_null(r) ? NULL : &self);
+}
+static void call_Sdkpp_Call_SetParticipantPosition(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetParticipantPosition(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_float(r), rnd_float(r), rnd_float(r));
+}
+static void call_Sdkpp_Call_ClearParticipantPosition(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_ClearParticipantPosition(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r));
+}
+static void call_Sdkpp_Call_SetParticipantPositional(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetParticipantPositional(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r), rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetParticipantPositional(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetParticipantPositional(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r));
+}
 static void call_Sdkpp_Client_Init(Rng* r)
 {
     (void)r;
@@ -4728,6 +4788,16 @@ static const struct {
     {"Sdkpp_Call_SetParticipantChangedCallback", call_Sdkpp_Call_SetParticipantChangedCallback},
     {"Sdkpp_Call_SetSpeakingStatusChangedCallback", call_Sdkpp_Call_SetSpeakingStatusChangedCallback},
     {"Sdkpp_Call_SetOnVoiceStateChangedCallback", call_Sdkpp_Call_SetOnVoiceStateChangedCallback},
+    {"Sdkpp_Call_SetPositionalVoice", call_Sdkpp_Call_SetPositionalVoice},
+    {"Sdkpp_Call_GetPositionalVoice", call_Sdkpp_Call_GetPositionalVoice},
+    {"Sdkpp_Call_SetPositionalProperties", call_Sdkpp_Call_SetPositionalProperties},
+    {"Sdkpp_Call_SetListenerPosition", call_Sdkpp_Call_SetListenerPosition},
+    {"Sdkpp_Call_SetSelfPosition", call_Sdkpp_Call_SetSelfPosition},
+    {"Sdkpp_Call_ClearSelfPosition", call_Sdkpp_Call_ClearSelfPosition},
+    {"Sdkpp_Call_SetParticipantPosition", call_Sdkpp_Call_SetParticipantPosition},
+    {"Sdkpp_Call_ClearParticipantPosition", call_Sdkpp_Call_ClearParticipantPosition},
+    {"Sdkpp_Call_SetParticipantPositional", call_Sdkpp_Call_SetParticipantPositional},
+    {"Sdkpp_Call_GetParticipantPositional", call_Sdkpp_Call_GetParticipantPositional},
     {"Sdkpp_Client_Init", call_Sdkpp_Client_Init},
     {"Sdkpp_Client_InitWithBases", call_Sdkpp_Client_InitWithBases},
     {"Sdkpp_Client_InitWithOptions", call_Sdkpp_Client_InitWithOptions},

@@ -56,6 +56,8 @@ func runDemo(t *testing.T, demo, bin, speech, sample string) {
 		`(?m)^  alice +\| chat: <Bob> hello from bob`,
 		`(?m)^  bob +\| chat: <Alice> hello from alice`,
 		`(?m)^  bob +\| voice: call connected`,
+		`(?m)^  alice +\| voice: positional voice on, standing at x=[03]$`,
+		`(?m)^  bob +\| voice: positional voice on, standing at x=[03]$`,
 		`(?m)^  alice +\| voice: presses push-to-talk`,
 		`(?m)^  bob +\| voice: hears Alice speaking`,
 		`(?m)^  alice +\| voice: hears Bob speaking`,

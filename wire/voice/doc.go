@@ -61,7 +61,7 @@
 //
 //	byte 0      version (Version)
 //	byte 1      type: TypeBind, TypeKeepalive, TypeMedia, TypeLossReport
-//	byte 2      flags: FlagEndOfSpeech, FlagReply; other bits must be zero
+//	byte 2      flags: FlagEndOfSpeech, FlagReply, FlagPosition; other bits must be zero
 //	byte 3      reserved, zero
 //	bytes 4-7   SSRC: the sending participant's id in the call (from VOICE_SERVER_UPDATE)
 //	bytes 8-11  sequence number
@@ -69,7 +69,10 @@
 //
 // The payload of a media packet is the end-to-end sealed frame, opaque to the relay, which
 // forwards the whole packet unchanged to every other bound participant of the call (so the
-// header may be authenticated end to end). A bind packet carries the flow token (TokenBytes);
+// header may be authenticated end to end). With FlagPosition, the sealed plaintext begins with
+// the sender's position for positional voice (PositionBytes, AppendPosition), then the voice
+// frame: where a player stands is end-to-end encrypted like its voice, and the flag, being
+// authenticated, cannot be added or removed on the way. A bind packet carries the flow token (TokenBytes);
 // the relay answers it with a header-only packet of the same type with FlagReply, and learns the
 // client's address from it (a client behind NAT binds from inside; a bind from a new address
 // with the same token moves the flow there). A keepalive has no payload; the relay echoes it

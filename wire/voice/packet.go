@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -82,9 +83,35 @@ const (
 	FlagEndOfSpeech Flags = 1 << 0
 	// FlagReply marks the relay's answers to bind and keepalive packets.
 	FlagReply Flags = 1 << 1
+	// FlagPosition marks a media packet whose sealed frame begins with the sender's position
+	// (AppendPosition): the relay learns that a position is there, never what it is.
+	FlagPosition Flags = 1 << 2
 
-	knownFlags = FlagEndOfSpeech | FlagReply
+	knownFlags = FlagEndOfSpeech | FlagReply | FlagPosition
 )
+
+// PositionBytes is the size of a position at the start of a frame's plaintext: x, y and z, each
+// a big-endian IEEE 754 float32, in the game's units.
+const PositionBytes = 12
+
+// AppendPosition appends a position's PositionBytes bytes to dst.
+func AppendPosition(dst []byte, x, y, z float32) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, math.Float32bits(x))
+	dst = binary.BigEndian.AppendUint32(dst, math.Float32bits(y))
+	return binary.BigEndian.AppendUint32(dst, math.Float32bits(z))
+}
+
+// CutPosition reads the position at the start of a frame's plaintext and returns the rest (the
+// voice frame); ok is false when the plaintext is too short to hold one and a frame.
+func CutPosition(plain []byte) (x, y, z float32, rest []byte, ok bool) {
+	if len(plain) <= PositionBytes {
+		return 0, 0, 0, nil, false
+	}
+	x = math.Float32frombits(binary.BigEndian.Uint32(plain))
+	y = math.Float32frombits(binary.BigEndian.Uint32(plain[4:]))
+	z = math.Float32frombits(binary.BigEndian.Uint32(plain[8:]))
+	return x, y, z, plain[PositionBytes:], true
+}
 
 // Header is the fixed header of every packet.
 type Header struct {

@@ -157,3 +157,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestPositionRoundTrip(t *testing.T) {
+	b := AppendPosition([]byte{}, 1.5, -2, 1e6)
+	require.Len(t, b, PositionBytes)
+	x, y, z, rest, ok := CutPosition(append(b, 0xfc, 0xff))
+	require.True(t, ok)
+	assert.Equal(t, [3]float32{1.5, -2, 1e6}, [3]float32{x, y, z})
+	assert.Equal(t, []byte{0xfc, 0xff}, rest)
+	_, _, _, _, ok = CutPosition(b)
+	assert.False(t, ok, "a position and no frame")
+
+	pkt := AppendPacket(nil, Header{Type: TypeMedia, Flags: FlagPosition | FlagEndOfSpeech, SSRC: 1}, []byte{1})
+	h, _, err := Parse(pkt)
+	require.NoError(t, err)
+	assert.Equal(t, FlagPosition|FlagEndOfSpeech, h.Flags)
+}

@@ -92,3 +92,29 @@ func Delay(want, got []int16, maxLag int) int {
 	}
 	return bestLag
 }
+
+// Tone returns n samples of a sine of freq Hz at the given peak (in samples), starting at sample
+// offset from (so that consecutive calls continue one tone).
+func Tone(freq, peak float64, from, n int) []int16 {
+	out := make([]int16, n)
+	for i := range out {
+		out[i] = int16(math.Round(peak * math.Sin(2*math.Pi*freq*float64(from+i)/pcm.SampleRate)))
+	}
+	return out
+}
+
+// ToneDB measures the level, in dB relative to full scale (of the tone's peak), of the sine of
+// freq Hz in one channel of an interleaved signal of channels channels, by correlation. For tones
+// that fit whole periods into the signal, the other tones do not leak into the figure.
+func ToneDB(s []int16, channel, channels int, freq float64) float64 {
+	var re, im float64
+	n := len(s) / channels
+	for k := range n {
+		v := float64(s[k*channels+channel])
+		ph := 2 * math.Pi * freq * float64(k) / pcm.SampleRate
+		re += v * math.Cos(ph)
+		im += v * math.Sin(ph)
+	}
+	amp := 2 * math.Hypot(re, im) / float64(n)
+	return 20 * math.Log10(amp/32768+1e-12)
+}
