@@ -24,15 +24,17 @@ const sendableFlags = wire.MessageFlagEphemeral | wire.MessageFlagSuppressNotifi
 type responseMessage struct {
 	content *string
 	flags   int
+	allowed *wire.AllowedMentions // nil: every mention in content pings
 }
 
-// readResponseMessage reads a message body (content, flags) at path: content of 1 to 2000
-// characters, required when needContent (50006 when absent or empty); flags among sendableFlags.
-// Other fields of the platform's (embeds, components, allowed_mentions, ...) are ignored.
+// readResponseMessage reads a message body (content, flags, allowed_mentions) at path: content
+// of 1 to 2000 characters, required when needContent (50006 when absent or empty); flags among
+// sendableFlags. Other fields of the platform's (embeds, components, ...) are ignored.
 func readResponseMessage(path string, raw json.RawMessage, needContent bool) (responseMessage, error) {
 	var body struct {
-		Content *string `json:"content"`
-		Flags   *int    `json:"flags"`
+		Content         *string         `json:"content"`
+		Flags           *int            `json:"flags"`
+		AllowedMentions json.RawMessage `json:"allowed_mentions"`
 	}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &body); err != nil {
@@ -40,6 +42,10 @@ func readResponseMessage(path string, raw json.RawMessage, needContent bool) (re
 		}
 	}
 	out := responseMessage{content: body.Content}
+	var err error
+	if out.allowed, err = wire.ParseAllowedMentions(body.AllowedMentions); err != nil {
+		return out, err
+	}
 	if body.Flags != nil {
 		if *body.Flags&^sendableFlags != 0 {
 			return out, wire.InvalidAt(path+"flags", "BASE_TYPE_CHOICES", "Only EPHEMERAL and SUPPRESS_NOTIFICATIONS may be set.")
@@ -60,7 +66,7 @@ func readResponseMessage(path string, raw json.RawMessage, needContent bool) (re
 // to the invoking user's sessions only.
 func (s *Service) postResponse(ctx context.Context, p *pending, msg responseMessage, original bool) (wire.GuildMessage, error) {
 	meta := p.meta
-	out, err := s.Messages.PostInteractionMessage(ctx, p.channel, p.BotUserID, p.AppID, *msg.content, msg.flags, &meta)
+	out, err := s.Messages.PostInteractionMessage(ctx, p.channel, p.BotUserID, p.AppID, *msg.content, msg.flags, msg.allowed, &meta)
 	if err != nil {
 		return out, err
 	}
@@ -301,7 +307,7 @@ func (s *Service) editResponse(r *http.Request, p *pending) (any, error) {
 		return s.Messages.InteractionMessage(r.Context(), p.channel, id)
 	}
 	if !ephemeral {
-		return s.Messages.EditInteractionMessage(r.Context(), p.channel, id, *msg.content)
+		return s.Messages.EditInteractionMessage(r.Context(), p.channel, id, *msg.content, msg.allowed)
 	}
 	edited := guildaccess.Timestamp(s.Clock.Now())
 	m.Content, m.EditedTimestamp = *msg.content, &edited

@@ -282,3 +282,41 @@ func TestAutocomplete(t *testing.T) {
 	r = x.callback(t, cmdIx, map[string]any{"type": 6})
 	assert.Equal(t, http.StatusBadRequest, r.Status, "type 6 does not answer a command: %s", r.Body)
 }
+
+// allowed_mentions in a response, a follow-up and an edit decides which of the content's
+// mentions ping, as in a message the bot posts itself; absent, every mention pings; malformed,
+// 400 50035.
+func TestInteractionAllowedMentions(t *testing.T) {
+	x := newIxFixture(t)
+	bob := x.E.User("bob").ID
+	hi := "hi <@" + bob.String() + ">"
+	pinged := func(m wire.GuildMessage) []wire.Snowflake {
+		out := []wire.Snowflake{}
+		for _, u := range m.Mentions {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	ix := x.slash(t, "hello")
+	r := x.callback(t, ix, map[string]any{"type": 4, "data": map[string]any{"content": hi,
+		"allowed_mentions": map[string]any{"parse": []string{}}}})
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	var original wire.GuildMessage
+	guildtest.OK(t, x.hook(t, ix, http.MethodGet, "/messages/@original", nil), &original)
+	assert.Equal(t, []wire.Snowflake{}, pinged(original), "response with parse []")
+
+	var follow wire.GuildMessage
+	guildtest.OK(t, x.hook(t, ix, http.MethodPost, "?wait=true", map[string]any{"content": hi}), &follow)
+	assert.Equal(t, []wire.Snowflake{bob}, pinged(follow), "follow-up without allowed_mentions")
+
+	var edited wire.GuildMessage
+	guildtest.OK(t, x.hook(t, ix, http.MethodPatch, "/messages/"+follow.ID.String(), map[string]any{"content": hi + "!",
+		"allowed_mentions": map[string]any{"users": []string{}}}), &edited)
+	assert.Equal(t, []wire.Snowflake{}, pinged(edited), "edit that allows no user")
+	guildtest.OK(t, x.hook(t, ix, http.MethodPatch, "/messages/@original", map[string]any{"content": hi,
+		"allowed_mentions": map[string]any{"users": []string{bob.String()}}}), &edited)
+	assert.Equal(t, []wire.Snowflake{bob}, pinged(edited), "edit that allows bob")
+
+	guildtest.ExpectAPIError(t, "malformed allowed_mentions", x.hook(t, ix, http.MethodPost, "",
+		map[string]any{"content": hi, "allowed_mentions": map[string]any{"parse": "users"}}), http.StatusBadRequest, wire.CodeInvalidFormBody)
+}

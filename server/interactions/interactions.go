@@ -50,9 +50,11 @@ type Notifier interface {
 // (flags 64) is returned but not kept.
 type Messages interface {
 	PostInteractionMessage(ctx context.Context, ch *store.GuildChannel, botUserID, appID uint64, content string, flags int,
+		allowed *wire.AllowedMentions,
 		meta *wire.InteractionMetadata) (wire.GuildMessage, error)
 	InteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64) (wire.GuildMessage, error)
-	EditInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64, content string) (wire.GuildMessage, error)
+	EditInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64, content string,
+		allowed *wire.AllowedMentions) (wire.GuildMessage, error)
 	DeleteInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64) error
 	InteractionTarget(ctx context.Context, ch *store.GuildChannel, id uint64) (wire.GuildMessage, error)
 	// ReadModalUpload reads a multipart modal submission; KeepModalFiles keeps its files.

@@ -53,9 +53,9 @@ func interactionFields(m *store.GuildMessage, out *wire.GuildMessage) error {
 // token is the credential). An ephemeral one (flags 64) is not kept in the channel and goes to
 // no bot: the caller delivers it to the invoking user. Otherwise the guild's bots that view the
 // channel get MESSAGE_CREATE, without content for a session lacking MESSAGE_CONTENT that may not
-// read it.
+// read it. allowed (nil: all) says which of content's mentions ping.
 func (s *Service) PostInteractionMessage(ctx context.Context, ch *store.GuildChannel, botUserID, appID uint64, content string,
-	flags int, meta *wire.InteractionMetadata) (wire.GuildMessage, error) {
+	flags int, allowed *wire.AllowedMentions, meta *wire.InteractionMetadata) (wire.GuildMessage, error) {
 	if err := checkContent(&content, true); err != nil {
 		return wire.GuildMessage{}, err
 	}
@@ -65,7 +65,7 @@ func (s *Service) PostInteractionMessage(ctx context.Context, ch *store.GuildCha
 	}
 	m := &store.GuildMessage{ID: s.IDs.Next(), ChannelID: ch.ID, GuildID: ch.GuildID, AuthorID: botUserID, Content: content,
 		CreatedAt: s.Clock.Now(), Interaction: rec}
-	if m.Mentions, err = s.mentions(ctx, ch.GuildID, content); err != nil {
+	if m.Mentions, err = s.pings(ctx, m, allowed); err != nil {
 		return wire.GuildMessage{}, err
 	}
 	if flags&wire.MessageFlagEphemeral != 0 {
@@ -103,8 +103,10 @@ func (s *Service) interactionMessage(ctx context.Context, ch *store.GuildChannel
 }
 
 // EditInteractionMessage replaces the content of message id of channel ch, an interaction's
-// response or follow-up; the guild's bots get MESSAGE_UPDATE.
-func (s *Service) EditInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64, content string) (wire.GuildMessage, error) {
+// response or follow-up; the guild's bots get MESSAGE_UPDATE. allowed (nil: all) says which of
+// content's mentions ping.
+func (s *Service) EditInteractionMessage(ctx context.Context, ch *store.GuildChannel, id uint64, content string,
+	allowed *wire.AllowedMentions) (wire.GuildMessage, error) {
 	if err := checkContent(&content, true); err != nil {
 		return wire.GuildMessage{}, err
 	}
@@ -113,7 +115,7 @@ func (s *Service) EditInteractionMessage(ctx context.Context, ch *store.GuildCha
 		return wire.GuildMessage{}, err
 	}
 	m.Content, m.EditedAt = content, s.Clock.Now()
-	if m.Mentions, err = s.mentions(ctx, ch.GuildID, content); err != nil {
+	if m.Mentions, err = s.pings(ctx, m, allowed); err != nil {
 		return wire.GuildMessage{}, err
 	}
 	if err := s.saveMessage(ctx, m, false, nil); err != nil {
