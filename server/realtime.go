@@ -60,8 +60,9 @@ func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire
 // newHub makes the gateway of the service.
 func (s *Server) newHub() *gateway.Hub {
 	s.presence = &presence.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "presence")}
-	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships")}
-	hub := gateway.New(gateway.Config{
+	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships"),
+		Order: s.orderLock}
+	cfg := gateway.Config{
 		// A bot session has none of a player's social state: no presence, relationships or lobbies.
 		OnPresence: func(who gateway.Identity, d json.RawMessage) {
 			if !who.Bot {
@@ -87,7 +88,11 @@ func (s *Server) newHub() *gateway.Hub {
 		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,
-	})
+	}
+	if s.bus != nil {
+		cfg.Bus = s.bus
+	}
+	hub := gateway.New(cfg)
 	s.voice.Hub = hub
 	return hub
 }

@@ -151,6 +151,10 @@ type Config struct {
 	// MembersRateWindow is how often a bot may request all members of one guild (rule GW-2);
 	// default 30 s.
 	MembersRateWindow time.Duration
+	// Bus, when set, carries every dispatch to every node of a cluster, this one included: a
+	// dispatch is published, and pushed to the sessions of each node as that node reads it
+	// back (Deliver). Nil: dispatches go straight to this node's sessions.
+	Bus Bus
 	// Voice, when set, serves voice signaling: Voice State Update (op 4) and Voice Keys (op
 	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
 	// each session's connection. Nil: both are unknown opcodes.
@@ -177,6 +181,8 @@ type Hub struct {
 	sessions  map[string]*session
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
+
+	busSeq uint64 // the sequence number of the last dispatch delivered from the bus; guarded by mu
 
 	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
 	stats hubStats   // what Stats reports
@@ -413,17 +419,28 @@ func (h *Hub) encode(event string, data any) ([]byte, bool) {
 }
 
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, func(s *session) bool { return appID == 0 || s.who.AppID == appID })
+	h.dispatchTo(userIDs, event, data, filter{kind: toApp, app: appID})
 }
 
-// dispatchTo pushes the event to the sessions of userIDs (duplicates once) that keep accepts,
-// and gets it written.
-func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*session) bool) {
+// dispatchTo pushes the event to the sessions of userIDs (duplicates once) that f keeps, and
+// gets it written. With a bus, the event is published instead, and every node (this one too)
+// pushes it to its own sessions as it reads it from the bus (Deliver).
+func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, f filter) {
 	d, ok := h.encode(event, data)
 	if !ok {
 		return
 	}
+	if h.cfg.Bus != nil {
+		h.publish(userIDs, f, event, d)
+		return
+	}
 	ev, _ := json.Marshal(event) // a string always encodes
+	h.push(userIDs, ev, event, d, f)
+}
+
+// push pushes an encoded event to the sessions of userIDs (duplicates once) that f keeps, and
+// gets it written.
+func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter) {
 	var live []*conn
 	pushed := 0
 	h.mu.Lock()
@@ -435,7 +452,7 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*se
 		}
 		seen[u] = true
 		for s := range h.byUser[u] {
-			if h.expireLocked(s, now) || !keep(s) {
+			if h.expireLocked(s, now) || !f.keep(s) {
 				continue
 			}
 			s.push(ev, d, h.cfg.ReplayLimit)

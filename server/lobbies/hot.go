@@ -3,10 +3,12 @@ package lobbies
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
@@ -43,6 +45,9 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
 		clear(s.hot)
 		s.forgetNonces()
+	}
+	if s.Order != nil { // other nodes change lobbies: read the lobby again
+		clear(s.hot)
 	}
 	epoch := s.Store.CacheEpoch()
 	if h := s.hot[q.lobbyID]; h != nil && h.epoch == epoch && now.Before(h.lobby.ExpiresAt) {
@@ -84,6 +89,11 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyMessage, stored func() error, err error) {
 	s.order.Lock()
 	defer s.order.Unlock()
+	release, err := order.Hold(q.ctx, s.Order, "lobby:"+strconv.FormatUint(q.lobbyID, 10), s.IDs)
+	if err != nil {
+		return wire.LobbyMessage{}, nil, err
+	}
+	defer release() // once the message is published
 	now := s.Clock.Now()
 	h, err := s.hotEntry(q.ctx, q, now)
 	if err != nil {

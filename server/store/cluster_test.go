@@ -136,3 +136,69 @@ func TestNodeIDIsHeldOnce(t *testing.T) {
 	_, err = OpenPostgres(ctx, u, PostgresOptions{NodeID: MaxNodeID + 1})
 	require.Error(t, err)
 }
+
+// Two nodes taking turns under one order lock: never both inside at once, and each finds the
+// largest id the other recorded; other keys are not held up.
+func TestClusterOrderLock(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 1})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 2})
+	require.NoError(t, err)
+	defer b.Close()
+	var mu sync.Mutex
+	inside, next := 0, uint64(0)
+	var wg sync.WaitGroup
+	for _, s := range []*DB{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				floor, unlock, err := s.OrderLock(ctx, "lobby:1")
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				inside++
+				assert.Equal(t, 1, inside, "two holders at once")
+				assert.Equal(t, next, floor, "the floor is the last id recorded")
+				next++
+				mu.Unlock()
+				mu.Lock()
+				inside--
+				used := next
+				mu.Unlock()
+				unlock(used)
+			}
+		}()
+	}
+	wg.Wait()
+	floor, unlock, err := a.OrderLock(ctx, "lobby:1")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(100), floor)
+	// Another key is free while this one is held; unlock(0) keeps the recorded id.
+	other, unlockOther, err := b.OrderLock(ctx, "lobby:2")
+	require.NoError(t, err)
+	assert.Zero(t, other)
+	unlockOther(0)
+	unlock(0)
+	floor, unlock, err = b.OrderLock(ctx, "lobby:1")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(100), floor)
+	unlock(0)
+}
+
+// SQLite's order lock holds nothing.
+func TestSQLiteOrderLockIsFree(t *testing.T) {
+	s := openMemory(t)
+	floor, unlock, err := s.OrderLock(context.Background(), "k")
+	require.NoError(t, err)
+	assert.Zero(t, floor)
+	unlock(5)
+	floor, unlock, err = s.OrderLock(context.Background(), "k")
+	require.NoError(t, err)
+	assert.Zero(t, floor)
+	unlock(0)
+}

@@ -558,4 +558,12 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 5 (PostgreSQL only): the cluster-wide order locks (OrderLock), each with the largest id
+	// used under it.
+	`
+CREATE TABLE order_locks (
+	key TEXT PRIMARY KEY,
+	last_id BIGINT NOT NULL
+);
+`,
 }

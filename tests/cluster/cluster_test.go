@@ -1,0 +1,273 @@
+// Package cluster tests three nodes of the service sharing one PostgreSQL and one NATS bus, with
+// players' SDKs (package core) connected to different nodes.
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/core"
+	"sdkpp/server/servertest"
+	"sdkpp/server/servertest/clustertest"
+	"sdkpp/server/store/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// waitFor runs the SDKs' callbacks until cond holds, failing t after a while.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: timed out", what)
+		}
+		core.RunCallbacks()
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// player is an SDK connected to one node.
+type player struct {
+	*core.Client
+	id   uint64
+	name string
+}
+
+// connect connects a new provisional player's SDK to node e and waits for Ready.
+func connect(t testing.TB, e *servertest.Env, name string) *player {
+	t.Helper()
+	c := core.NewClientWithBases(e.APIURL, e.URL)
+	t.Cleanup(c.Close)
+	c.SetApplicationId(uint64(e.App.ID))
+	c.UpdateToken(core.AuthorizationTokenTypeBearer, provisionalToken(t, e, name), core.Func(func(*core.ClientResult) {}))
+	c.Connect()
+	waitFor(t, name+" Ready", func() bool { return c.GetStatus() == core.ClientStatusReady && c.GetCurrentUserV2() != nil })
+	return &player{Client: c, id: c.GetCurrentUserV2().Id(), name: name}
+}
+
+// provisionalToken is a provisional player's access token, issued by the game's backend.
+func provisionalToken(t testing.TB, e *servertest.Env, externalID string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"external_user_id": externalID, "preferred_global_name": externalID})
+	req, _ := http.NewRequest(http.MethodPost, e.APIURL+"/partner-sdk/token/bot", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bot "+e.App.BotToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
+	return tok.AccessToken
+}
+
+// result waits for a one-shot call's result and fails t unless it succeeded.
+func result(t testing.TB, what string, call func(done func(*core.ClientResult))) {
+	t.Helper()
+	var res *core.ClientResult
+	call(func(r *core.ClientResult) { res = r })
+	waitFor(t, what, func() bool { return res != nil })
+	require.True(t, res.Successful(), "%s: %s %s", what, res.ToString(), res.ResponseBody())
+}
+
+// inbox records the messages an SDK delivers to the game, in delivery order.
+type inbox struct {
+	mu  sync.Mutex
+	ids []uint64
+}
+
+func (in *inbox) add(id uint64) { in.mu.Lock(); in.ids = append(in.ids, id); in.mu.Unlock() }
+
+func (in *inbox) len() int { in.mu.Lock(); defer in.mu.Unlock(); return len(in.ids) }
+
+// Three nodes: a player on node A sees the lobby messages, DMs and friend requests that players
+// on nodes B and C produce, each once and in commit order; so do the players on B and C; and
+// the game's webhook hears of each lobby message once, though each node runs a dispatcher.
+func TestThreeNodesServeOneCommunity(t *testing.T) {
+	c := clustertest.Start(t, 3)
+	a, b, cc := c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	hooks := servertest.NewReceiver(t, a.App.PublicKey)
+	require.NoError(t, a.Server.SetWebhookURL(uint64(a.App.ID), hooks.URL))
+	pa, pb, pc := connect(t, a, "ana"), connect(t, b, "ben"), connect(t, cc, "cat")
+	players := []*player{pa, pb, pc}
+
+	// Lobby: each joins through its own node, and each sees the three members.
+	var lobby uint64
+	for _, p := range players {
+		var id uint64
+		result(t, p.name+" joins", func(done func(*core.ClientResult)) {
+			p.CreateOrJoinLobby("cluster-secret", core.Func(func(r *core.ClientResult, l uint64) { id = l; done(r) }))
+		})
+		require.True(t, lobby == 0 || lobby == id, "one lobby: %d and %d", lobby, id)
+		lobby = id
+	}
+	waitFor(t, "everyone sees everyone", func() bool {
+		for _, p := range players {
+			if h := p.GetLobbyHandle(lobby); h == nil || len(h.LobbyMemberIds()) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Lobby messages: ben and cat send at once, through nodes B and C; every member gets every
+	// message once, in id order, which is the order the service committed them.
+	got := make([]*inbox, len(players))
+	for i, p := range players {
+		got[i] = &inbox{}
+		p.SetMessageCreatedCallback(core.Func(got[i].add))
+	}
+	const each = 20
+	var wg sync.WaitGroup
+	var sentMu sync.Mutex
+	sent := map[uint64]string{}
+	for _, p := range []*player{pb, pc} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				content := fmt.Sprintf("%s %d", p.name, i)
+				done := make(chan struct{})
+				p.SendLobbyMessage(lobby, content, core.Func(func(r *core.ClientResult, id uint64) {
+					if assert.True(t, r.Successful(), "%s: %s", content, r.ToString()) {
+						sentMu.Lock()
+						sent[id] = content
+						sentMu.Unlock()
+					}
+					close(done)
+				}))
+				<-done
+			}
+		}()
+	}
+	// The callbacks run in RunCallbacks, on this goroutine.
+	waitFor(t, "every member to get every message", func() bool {
+		for _, in := range got {
+			if in.len() < 2*each {
+				return false
+			}
+		}
+		return true
+	})
+	wg.Wait()
+	for i, in := range got {
+		in.mu.Lock()
+		ids := slices.Clone(in.ids)
+		in.mu.Unlock()
+		require.Len(t, ids, 2*each, "%s: messages delivered", players[i].name)
+		require.True(t, slices.IsSorted(ids), "%s: messages out of order", players[i].name)
+		for _, id := range ids {
+			require.Contains(t, sent, id, "%s got a message nobody sent", players[i].name)
+		}
+		// Each sender's messages in the order it sent them.
+		var order []string
+		for _, id := range ids {
+			if strings.HasPrefix(sent[id], "ben ") {
+				order = append(order, sent[id])
+			}
+		}
+		for k, s := range order {
+			require.Equal(t, fmt.Sprintf("ben %d", k), s, "%s: ben's messages out of order", players[i].name)
+		}
+	}
+	require.Equal(t, "cat 7", pa.GetMessageHandle(keyOf(sent, "cat 7")).Content())
+
+	// The webhook: one delivery per message, though three dispatchers run.
+	hooked := map[string]int{}
+	for range 2 * each {
+		ev := hooks.Next(t, 10*time.Second)
+		require.True(t, ev.SignatureOK)
+		var m struct {
+			ID string `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal(ev.Event.Event.Data, &m))
+		hooked[m.ID]++
+	}
+	for _, e := range c.Nodes {
+		e.SettleWebhooks(t)
+	}
+	assert.Len(t, hooked, 2*each, "a webhook per message")
+	assert.Equal(t, 2*each, hooks.Count(), "each webhook once")
+
+	// DMs from B and C to ana on A, in the order each sent them.
+	dms := &inbox{}
+	pa.SetMessageCreatedCallback(core.Func(dms.add))
+	var dmIDs []uint64
+	for i := range 6 {
+		from := []*player{pb, pc}[i%2]
+		var id uint64
+		result(t, "DM", func(done func(*core.ClientResult)) {
+			from.SendUserMessage(pa.id, fmt.Sprintf("dm %d", i), core.Func(func(r *core.ClientResult, m uint64) { id = m; done(r) }))
+		})
+		dmIDs = append(dmIDs, id)
+	}
+	waitFor(t, "ana to get the DMs", func() bool { return dms.len() == len(dmIDs) })
+	assert.Equal(t, dmIDs, dms.ids, "DMs in the order they were sent")
+
+	// Friend requests from B and C reach ana on A; her acceptance on A reaches them.
+	result(t, "ben's request", func(done func(*core.ClientResult)) {
+		pb.SendGameFriendRequestById(pa.id, core.Func(done))
+	})
+	result(t, "cat's request", func(done func(*core.ClientResult)) {
+		pc.SendGameFriendRequestById(pa.id, core.Func(done))
+	})
+	waitFor(t, "ana to see both requests", func() bool {
+		return pa.GetRelationshipHandle(pb.id).GameRelationshipType() == core.RelationshipTypePendingIncoming &&
+			pa.GetRelationshipHandle(pc.id).GameRelationshipType() == core.RelationshipTypePendingIncoming
+	})
+	result(t, "ana accepts ben", func(done func(*core.ClientResult)) {
+		pa.AcceptGameFriendRequest(pb.id, core.Func(done))
+	})
+	waitFor(t, "ben to see the friendship", func() bool {
+		return pb.GetRelationshipHandle(pa.id).GameRelationshipType() == core.RelationshipTypeFriend
+	})
+}
+
+// keyOf returns the key of m whose value is v.
+func keyOf(m map[uint64]string, v string) uint64 {
+	for k, x := range m {
+		if x == v {
+			return k
+		}
+	}
+	return 0
+}
+
+// /readyz reports the store and the bus: a node whose bus is gone is not ready (503), while
+// /healthz, which only tells that the process serves, stays up.
+func TestReadyzReportsTheBus(t *testing.T) {
+	c := clustertest.Start(t, 1)
+	e := c.Nodes[0]
+	readyz := func() (int, map[string]any) {
+		resp, err := http.Get(e.URL + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, body
+	}
+	status, body := readyz()
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	assert.Equal(t, map[string]any{"status": "ready", "store": "ok", "bus": "ok"}, body)
+	c.NATS.Shutdown()
+	status, body = readyz()
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%v", body)
+	assert.Equal(t, map[string]any{"status": "not ready", "store": "ok", "bus": "unavailable"}, body)
+	resp, err := http.Get(e.URL + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
