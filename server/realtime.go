@@ -90,7 +90,10 @@ func (s *Server) newHub() *gateway.Hub {
 		Members:           s.guilds.guilds.RequestMembers,
 	}
 	if s.bus != nil {
-		cfg.Bus = s.bus
+		cfg.Bus, cfg.Node = s.bus, s.cfg.NodeID
+		cfg.Replay = func(ctx context.Context, first, last uint64, handle func(uint64, []byte)) error {
+			return s.bus.Read(ctx, first, last, handle)
+		}
 	}
 	hub := gateway.New(cfg)
 	s.voice.Hub = hub

@@ -299,7 +299,7 @@ func (s *Server) Start() error {
 		s.serveMetrics(mln)
 	}
 	if s.bus != nil { // before serving: every dispatch from now on reaches this node's sessions
-		if err := s.bus.Subscribe(context.Background(), 0, s.hub.Deliver); err != nil {
+		if err := s.joinBus(); err != nil {
 			ln.Close()
 			s.relay.Close()
 			if mln != nil {
@@ -461,6 +461,35 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// busCatchUp bounds how long a starting node reads what the bus holds before it serves.
+const busCatchUp = time.Minute
+
+// joinBus subscribes the hub to the bus from the oldest message the bus holds, so that it knows
+// the other nodes' sessions (which a player may resume here), waits until it has read up to the
+// bus's end, and tells the other nodes that this node started.
+func (s *Server) joinBus() error {
+	ctx, cancel := context.WithTimeout(context.Background(), busCatchUp)
+	defer cancel()
+	last, err := s.bus.Last(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.bus.Subscribe(ctx, 0, s.hub.Deliver); err != nil {
+		return err
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.hub.BusSeq() < last {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("reading the bus up to %d: %w", last, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	s.hub.Announce()
+	return nil
 }
 
 // Readiness is the body of GET /readyz: whether this node should be sent traffic, and the state

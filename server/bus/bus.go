@@ -130,11 +130,11 @@ func (b *Bus) Last(ctx context.Context) (uint64, error) {
 // subscription's goroutine, one message after the other in stream order.
 type Handler func(seq uint64, data []byte)
 
-// Subscribe delivers to handle every message after sequence number after (0: every message
-// published from now on), in stream order, until Close. Messages the stream no longer holds are
-// skipped.
+// Subscribe delivers to handle every message after sequence number after (0: every message the
+// stream holds), in stream order, then every message published later, until Close. Messages the
+// stream no longer holds are skipped.
 func (b *Bus) Subscribe(ctx context.Context, after uint64, handle Handler) error {
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
 	if after > 0 {
 		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: after + 1}
 	}

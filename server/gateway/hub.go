@@ -155,6 +155,11 @@ type Config struct {
 	// dispatch is published, and pushed to the sessions of each node as that node reads it
 	// back (Deliver). Nil: dispatches go straight to this node's sessions.
 	Bus Bus
+	// Node is this node's id, named in what it tells the other nodes of its sessions.
+	Node int
+	// Replay reads the bus again, so that a session another node ran can be resumed here with
+	// what it missed (package bus's Read). Nil: such sessions cannot be resumed here.
+	Replay Replay
 	// Voice, when set, serves voice signaling: Voice State Update (op 4) and Voice Keys (op
 	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
 	// each session's connection. Nil: both are unknown opcodes.
@@ -183,6 +188,12 @@ type Hub struct {
 	lastSweep time.Time
 
 	busSeq uint64 // the sequence number of the last dispatch delivered from the bus; guarded by mu
+	// life names this hub's process in what it tells other nodes (a restarted node has a new one).
+	life string
+	// remote holds, by session id, what the other nodes told of their sessions; remoteByUser
+	// indexes it by user. Guarded by mu.
+	remote       map[string]*sessionNote
+	remoteByUser map[uint64]map[string]*sessionNote
 
 	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
 	stats hubStats   // what Stats reports
@@ -221,7 +232,8 @@ func New(cfg Config) *Hub {
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
-		rate:   newRateMeter(),
+		rate: newRateMeter(), life: newSessionID()[:12],
+		remote: map[string]*sessionNote{}, remoteByUser: map[uint64]map[string]*sessionNote{},
 		starts: map[uint64]*startCount{}, memberAsks: map[memberAsk]time.Time{},
 	}
 }
@@ -435,12 +447,13 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, f filter) {
 		return
 	}
 	ev, _ := json.Marshal(event) // a string always encodes
-	h.push(userIDs, ev, event, d, f)
+	h.push(userIDs, ev, event, d, f, 0)
 }
 
 // push pushes an encoded event to the sessions of userIDs (duplicates once) that f keeps, and
-// gets it written.
-func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter) {
+// gets it written. An event read from the bus at at (0: none) is numbered after it (busShift),
+// and skipped by a session already past it (it was resumed here with it).
+func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter, at uint64) {
 	var live []*conn
 	pushed := 0
 	h.mu.Lock()
@@ -455,7 +468,13 @@ func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter
 			if h.expireLocked(s, now) || !f.keep(s) {
 				continue
 			}
-			s.push(ev, d, h.cfg.ReplayLimit)
+			if at == 0 {
+				s.push(ev, d, h.cfg.ReplayLimit)
+			} else if seq := int64(at) << busShift; seq > s.seq {
+				s.pushSeq(seq, ev, d, h.cfg.ReplayLimit)
+			} else {
+				continue
+			}
 			pushed++
 			if s.conn != nil {
 				live = append(live, s.conn)
@@ -523,11 +542,11 @@ func (h *Hub) UserSessions(userID uint64) []SessionInfo {
 }
 
 // OnlineApp tells whether the user has a connected session identified with a token of the
-// application.
+// application, on this node or (with a bus) another.
 func (h *Hub) OnlineApp(appID, userID uint64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.liveLocked(appID, userID) > 0
+	return h.liveLocked(appID, userID) > 0 || (appID != 0 && h.remoteLiveLocked(appID, userID) > 0)
 }
 
 // liveLocked counts the user's connected sessions of the application.
@@ -549,17 +568,28 @@ func (h *Hub) connection(who Identity, connected bool) {
 	}
 }
 
-// Online tells whether the user has at least one connected session.
-func (h *Hub) Online(userID uint64) bool { return h.Sessions(userID) > 0 }
+// Online tells whether the user has at least one connected session, on this node or (with a
+// bus) another.
+func (h *Hub) Online(userID uint64) bool {
+	if h.Sessions(userID) > 0 {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.remoteLiveLocked(0, userID) > 0
+}
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
 // connected ones are closed with gwire.CloseAuthenticationFailed, and none can be resumed.
-func (h *Hub) EndSessions(userID uint64) { h.endSessions(userID, func(*session) bool { return true }) }
+func (h *Hub) EndSessions(userID uint64) { h.endSessions(endNote{User: userID}) }
 
 // EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
 // when the user's authorization of that application is revoked.
 func (h *Hub) EndAppSessions(appID, userID uint64) {
-	h.endSessions(userID, func(s *session) bool { return s.who.AppID == appID })
+	if appID == 0 {
+		return
+	}
+	h.endSessions(endNote{User: userID, App: appID})
 }
 
 // EndGrantSessions ends the user's sessions that identified, or last resumed, with an access
@@ -569,13 +599,23 @@ func (h *Hub) EndGrantSessions(userID, grant uint64) {
 	if grant == 0 {
 		return
 	}
-	h.endSessions(userID, func(s *session) bool { return s.grant == grant })
+	h.endSessions(endNote{User: userID, Grant: grant})
 }
 
-// endSessions ends the user's sessions that match; match runs with h.mu held.
-func (h *Hub) endSessions(userID uint64, match func(*session) bool) {
+// endSessions ends the user's sessions that match x, on every node: with a bus, each node
+// ends its own as it reads the request from the bus.
+func (h *Hub) endSessions(x endNote) {
+	if h.cfg.Bus != nil {
+		h.send(envelope{Type: "x", End: &x})
+		return
+	}
+	h.endSessionsLocal(x.User, x.match)
+}
+
+// endSessionsLocal ends the user's sessions of this node that match; match runs with h.mu held.
+func (h *Hub) endSessionsLocal(userID uint64, match func(*session) bool) {
+	var notes []sessionNote
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for s := range h.byUser[userID] {
 		if !match(s) {
 			continue
@@ -584,6 +624,11 @@ func (h *Hub) endSessions(userID uint64, match func(*session) bool) {
 			s.conn.kickWith(closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true})
 		}
 		h.removeLocked(s)
+		notes = append(notes, noteOf(s, noteEnded))
+	}
+	h.mu.Unlock()
+	for _, n := range notes {
+		h.note(n)
 	}
 }
 

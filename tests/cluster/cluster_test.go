@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/core"
+	"sdkpp/server"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/clustertest"
 	"sdkpp/server/store/pgtest"
@@ -270,4 +271,93 @@ func TestReadyzReportsTheBus(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// api makes a request to an API base with a bearer token and decodes the answer into out.
+func api(t testing.TB, method, base, path, bearer string, body, out any) {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, base+path, bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300, "%s %s: %d", method, path, resp.StatusCode)
+	if out != nil {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+	}
+}
+
+// A player behind a load balancer (a proxy) whose node drops out of it resumes on another node:
+// the SDK reconnects through the proxy, now to node B, which replays from the bus what the
+// player missed while lobby messages kept coming from B and C; nothing is lost, nothing comes
+// twice, the order holds, and there is no new READY.
+func TestSessionResumesOnAnotherNode(t *testing.T) {
+	p := servertest.NewProxy(t, "127.0.0.1:1")
+	addrs := []string{servertest.FreeAddr(t), servertest.FreeAddr(t), servertest.FreeAddr(t)}
+	p.SetTarget(addrs[0])
+	c := clustertest.StartEach(t, 3, func(i int, cfg *server.Config) {
+		cfg.Addr, cfg.PublicURL = addrs[i], "http://"+p.Addr()
+		cfg.RateLimits.Disabled = true // the senders send as fast as they can
+	})
+	direct := func(i int) string { return "http://" + addrs[i] + "/api/v10" }
+	e := c.Nodes[0]
+	env := *e
+	env.APIURL, env.URL = direct(0), "http://"+addrs[0]
+	x := connect(t, &env, "xena") // token from node A; its SDK goes through the proxy
+	require.Equal(t, 1, c.Nodes[0].Server.Hub().Sessions(x.id), "the player is on node A")
+
+	// Two senders on B and C, through the API only.
+	senders := []string{provisionalToken(t, &env, "sam"), provisionalToken(t, &env, "sue")}
+	var lobby struct {
+		ID string `json:"id"`
+	}
+	for i, tok := range senders {
+		api(t, http.MethodPut, direct(i+1), "/lobbies", tok, map[string]any{"secret": "resume-secret"}, &lobby)
+	}
+	var joined uint64
+	result(t, "xena joins", func(done func(*core.ClientResult)) {
+		x.CreateOrJoinLobby("resume-secret", core.Func(func(r *core.ClientResult, l uint64) { joined = l; done(r) }))
+	})
+	require.Equal(t, lobby.ID, fmt.Sprint(joined))
+	in := &inbox{}
+	x.SetMessageCreatedCallback(core.Func(in.add))
+
+	// Messages from B and C; then node A leaves the balancer and the player's connection drops;
+	// more messages while the player cannot reach any node; then node B joins the balancer.
+	const before, during = 20, 40
+	send := func(n int) {
+		var wg sync.WaitGroup
+		for i, tok := range senders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range n {
+					api(t, http.MethodPost, direct(i+1), "/lobbies/"+lobby.ID+"/messages", tok,
+						map[string]any{"content": fmt.Sprintf("%d-%d", i, k)}, nil)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	send(before)
+	p.SetTarget("127.0.0.1:1")
+	p.Cut()
+	send(during)
+	p.SetTarget(addrs[1])
+	total := 2 * (before + during)
+	waitFor(t, "every message", func() bool { return in.len() >= total })
+	waitFor(t, "the resume on node B", func() bool { return c.Nodes[1].Server.Hub().Stats().Resumes == 1 })
+	in.mu.Lock()
+	ids := slices.Clone(in.ids)
+	in.mu.Unlock()
+	assert.Len(t, ids, total, "each message once")
+	assert.True(t, slices.IsSorted(ids), "in order")
+	assert.Len(t, slices.Compact(slices.Clone(ids)), len(ids), "no duplicates")
+	b := c.Nodes[1].Server.Hub().Stats()
+	assert.Zero(t, b.Identifies, "no new READY")
+	assert.GreaterOrEqual(t, b.Replayed, uint64(2*during), "what the player missed came from the bus")
+	assert.Equal(t, 1, c.Nodes[1].Server.Hub().Sessions(x.id), "the session is node B's")
+	waitFor(t, "node A to let the session go", func() bool { return len(c.Nodes[0].Server.Hub().UserSessions(x.id)) == 0 })
 }

@@ -25,11 +25,21 @@ type Cluster struct {
 // each with opts.
 func Start(t testing.TB, n int, opts ...servertest.Option) *Cluster {
 	t.Helper()
+	return StartEach(t, n, nil, opts...)
+}
+
+// StartEach is Start with each node's configuration changed by each (given the node's index)
+// after opts, unless each is nil.
+func StartEach(t testing.TB, n int, each func(i int, cfg *server.Config), opts ...servertest.Option) *Cluster {
+	t.Helper()
 	c := &Cluster{NATS: natstest.Start(t), Store: servertest.PostgresDatabase(t)}
 	for i := range n {
 		c.Nodes = append(c.Nodes, servertest.Start(t, append(append([]servertest.Option(nil), opts...),
 			servertest.WithConfig(func(cfg *server.Config) {
 				cfg.Store, cfg.NodeID, cfg.Bus = c.Store, i+1, c.NATS.URL()
+				if each != nil {
+					each(i, cfg)
+				}
 			}))...))
 	}
 	return c
