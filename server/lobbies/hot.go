@@ -143,7 +143,9 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 	if req.enforceNonce {
 		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
 	}
-	if s.writer != nil && s.writer.enqueue(p) {
+	// On a cluster the message is stored before anyone hears of it: a node that dies between
+	// the two must not have published a message that was never stored.
+	if s.Order == nil && s.writer != nil && s.writer.enqueue(p) {
 		s.deliver(h, obj, q.userID) // before the commit, which the sender's answer waits for
 		return obj, func() error { return s.writer.await(p) }, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,12 @@ import (
 	"sdkpp/server/store/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(envNode) != "" { // this binary, started as a node by the failover test
+		os.Exit(runNode())
+	}
+	pgtest.Main(m)
+}
 
 // waitFor runs the SDKs' callbacks until cond holds, failing t after a while.
 func waitFor(t testing.TB, what string, cond func() bool) {
