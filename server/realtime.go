@@ -94,8 +94,14 @@ func (s *Server) newHub() *gateway.Hub {
 		cfg.Replay = func(ctx context.Context, first, last uint64, handle func(uint64, []byte)) error {
 			return s.bus.Read(ctx, first, last, handle)
 		}
+		cfg.OnShared = s.shared
 	}
 	hub := gateway.New(cfg)
+	if s.bus != nil { // every node knows every user's presence
+		s.presence.Share = func(userID uint64, p *presence.Shared) {
+			hub.Share(sharedPresence, sharedUser{User: userID, Presence: p})
+		}
+	}
 	s.voice.Hub = hub
 	return hub
 }
@@ -196,4 +202,26 @@ func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[str
 		return nil, err
 	}
 	return map[string]any{"relationships": platform, "game_relationships": game, "presences": pres}, nil
+}
+
+// sharedPresence is the kind of a user's presence shared between the nodes of a cluster.
+const sharedPresence = "presence"
+
+// sharedUser is a user's presence as the nodes share it.
+type sharedUser struct {
+	User     uint64           `json:"user"`
+	Presence *presence.Shared `json:"presence"`
+}
+
+// shared takes what another node shared through the gateway's bus.
+func (s *Server) shared(kind string, data json.RawMessage) {
+	if kind != sharedPresence {
+		return
+	}
+	var u sharedUser
+	if err := json.Unmarshal(data, &u); err != nil {
+		s.log.Warn("shared presence cannot be read", "err", err)
+		return
+	}
+	s.presence.Apply(u.User, u.Presence)
 }

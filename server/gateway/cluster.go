@@ -59,9 +59,11 @@ func (f filter) keep(s *session) bool {
 }
 
 // envelope is what crosses the bus: a dispatch (Type ""), or news of a session (Type "s"), of a
-// node's start ("n"), or a request to end sessions ("x").
+// node's start ("n"), a request to end sessions ("x"), or another part's state (Type "o", its
+// Shared kind and its Data; see Share).
 type envelope struct {
 	Type    string       `json:"t,omitempty"`
+	Shared  string       `json:"o,omitempty"`
 	Session *sessionNote `json:"ss,omitempty"`
 	End     *endNote     `json:"x,omitempty"`
 	Node    int          `json:"n,omitempty"`
@@ -160,6 +162,20 @@ func (h *Hub) Announce() {
 	}
 }
 
+// Share sends data, encoded as JSON, to Config.OnShared of every other node with kind (for
+// example a user's presence). No-op without a bus.
+func (h *Hub) Share(kind string, data any) {
+	if h.cfg.Bus == nil {
+		return
+	}
+	d, err := json.Marshal(data)
+	if err != nil {
+		h.log.Error("gateway: shared state cannot be encoded", "kind", kind, "err", err)
+		return
+	}
+	h.send(envelope{Type: "o", Shared: kind, Node: h.cfg.Node, Life: h.life, Data: d})
+}
+
 // BusSeq returns the sequence number of the last message read from the bus.
 func (h *Hub) BusSeq() uint64 {
 	h.mu.Lock()
@@ -203,6 +219,12 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 			if n.Node == e.Node && n.Life != e.Life && n.State == noteLive {
 				n.State, n.Expires = noteDetached, expires
 			}
+		}
+	case "o":
+		if f := h.cfg.OnShared; f != nil && !(e.Node == h.cfg.Node && e.Life == h.life) {
+			h.mu.Unlock()
+			f(e.Shared, e.Data)
+			return
 		}
 	case "x":
 		if x := e.End; x != nil {

@@ -155,6 +155,9 @@ type Config struct {
 	// dispatch is published, and pushed to the sessions of each node as that node reads it
 	// back (Deliver). Nil: dispatches go straight to this node's sessions.
 	Bus Bus
+	// OnShared, when set, receives what another node shared (Share), on the bus's goroutine in
+	// the bus's order. It must not block for long.
+	OnShared func(kind string, data json.RawMessage)
 	// Node is this node's id, named in what it tells the other nodes of its sessions.
 	Node int
 	// Replay reads the bus again, so that a session another node ran can be resumed here with

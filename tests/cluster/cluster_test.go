@@ -241,6 +241,25 @@ func TestThreeNodesServeOneCommunity(t *testing.T) {
 	waitFor(t, "ben to see the friendship", func() bool {
 		return pb.GetRelationshipHandle(pa.id).GameRelationshipType() == core.RelationshipTypeFriend
 	})
+
+	// Presence: the friendship, made on A, shows ben online to ana though ben's session is on B;
+	// the rich presence ben sets through B reaches ana on A.
+	ben := pa.GetUser(pb.id)
+	waitFor(t, "ana to see ben online", func() bool { return ben.Status() == core.StatusTypeOnline })
+	act := core.NewActivity()
+	act.SetType(core.ActivityTypesPlaying)
+	act.SetName("Harbor Siege")
+	result(t, "ben's rich presence", func(done func(*core.ClientResult)) {
+		pb.UpdateRichPresence(act, core.Func(done))
+	})
+	waitFor(t, "ana to see ben playing", func() bool { return ben.GameActivity() != nil })
+	assert.Equal(t, "Harbor Siege", ben.GameActivity().Name())
+	// A session that starts on C gets ben's presence in its READY, though C never had his session.
+	ana2 := connect(t, cc, "ana")
+	waitFor(t, "ana's second session to see ben playing", func() bool {
+		u := ana2.GetUser(pb.id)
+		return u != nil && u.GameActivity() != nil
+	})
 }
 
 // keyOf returns the key of m whose value is v.
