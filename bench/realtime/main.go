@@ -13,6 +13,9 @@
 //     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
 //     with the same number of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a
 //     pipelined publisher. The two take turns, a fifth of the messages each time.
+//   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
+//     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
+//     nodes (cluster.go); (b)'s anchor is Redis again.
 //   - (c) Idle connections: memory per connection of the service holding 10,000 identified gateway
 //     sessions, measured inside its process after a forced GC. Anchor: a bare coder/websocket
 //     server (the SDK's library, and the gateway's before gobwas/ws) holding 10,000 connections
@@ -49,6 +52,11 @@ func main() {
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
+	var node nodeConfig
+	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store URL")
+	flag.StringVar(&node.Bus, "serve-bus", "", "internal: the child service's bus URL")
+	flag.IntVar(&node.ID, "serve-node", 0, "internal: the child service's node id")
+	clusterOnly := flag.Bool("cluster-only", false, "measure only (d), the cluster")
 	flag.Parse()
 	if *serve == "" && profileDir != "" {
 		stop, err := profileSelf(filepath.Join(profileDir, "bench-"+strconv.Itoa(os.Getpid())+".pprof"))
@@ -59,13 +67,13 @@ func main() {
 		defer stop()
 	}
 	if *serve != "" {
-		if err := serveChild(*serve, *serveHeartbeat, *serveProfile); err != nil {
+		if err := serveChild(*serve, *serveHeartbeat, *serveProfile, node); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			exit = 1
 		}
 		return
 	}
-	if err := run(*rounds, *members, *messages, *window, *idle); err != nil {
+	if err := run(*rounds, *members, *messages, *window, *idle, *clusterOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		exit = 1
 	}
@@ -74,14 +82,22 @@ func main() {
 // exit is the status main ends with, after its deferred calls have run.
 var exit int
 
-func run(rounds, members, messages, window, idle int) error {
+func run(rounds, members, messages, window, idle int, clusterOnly bool) error {
 	rd, err := startRedis()
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	if err := messaging(rd, rounds, members, messages, window); err != nil {
+	if !clusterOnly {
+		if err := messaging(rd, rounds, members, messages, window); err != nil {
+			return err
+		}
+	}
+	if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
 		return err
+	}
+	if clusterOnly {
+		return nil
 	}
 	if idle == 0 {
 		return nil

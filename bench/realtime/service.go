@@ -45,7 +45,7 @@ type memReport struct {
 
 // serveChild runs the service kind ("sdkpp" or "bare") until standard input closes; with a
 // profile path it writes a CPU profile of that whole time there.
-func serveChild(kind string, heartbeat time.Duration, profile string) error {
+func serveChild(kind string, heartbeat time.Duration, profile string, node nodeConfig) error {
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -63,7 +63,8 @@ func serveChild(kind string, heartbeat time.Duration, profile string) error {
 	case "sdkpp":
 		srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
 			RateLimits: ratelimit.Config{Disabled: true}, // the service itself is measured, as Redis is
-			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Store:      node.Store, Bus: node.Bus, NodeID: node.ID})
 		if err != nil {
 			return err
 		}
@@ -164,13 +165,26 @@ type child struct {
 	out *bufio.Scanner
 }
 
+// nodeConfig makes a child a node of a cluster: its store URL, bus URL and node id (zero: a
+// node alone on in-memory SQLite).
+type nodeConfig struct {
+	Store, Bus string
+	ID         int
+}
+
 // startChild starts this program with -serve kind and reads its hello.
 func startChild(kind string, heartbeat time.Duration) (*child, error) {
+	return startNode(kind, heartbeat, nodeConfig{})
+}
+
+// startNode is startChild with the child a node of a cluster.
+func startNode(kind string, heartbeat time.Duration, node nodeConfig) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String()}
+	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String(),
+		"-serve-store", node.Store, "-serve-bus", node.Bus, "-serve-node", strconv.Itoa(node.ID)}
 	if profileDir != "" {
 		args = append(args, "-serve-cpuprofile", filepath.Join(profileDir, kind+"-"+strconv.Itoa(os.Getpid())+"-"+
 			strconv.FormatInt(time.Now().UnixNano(), 36)+".pprof"))
