@@ -21,7 +21,10 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/clustertest"
+	"sdkpp/server/servertest/guildtest"
 	"sdkpp/server/store/pgtest"
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 func TestMain(m *testing.M) {
@@ -385,4 +388,34 @@ func TestSessionResumesOnAnotherNode(t *testing.T) {
 	assert.GreaterOrEqual(t, b.Replayed, uint64(2*during), "what the player missed came from the bus")
 	assert.Equal(t, 1, c.Nodes[1].Server.Hub().Sessions(x.id), "the session is node B's")
 	waitFor(t, "node A to let the session go", func() bool { return len(c.Nodes[0].Server.Hub().UserSessions(x.id)) == 0 })
+}
+
+// A bot whose gateway session is on node C gets the guild events of users whose requests reach
+// node A, in the order A committed them.
+func TestBotOnAnotherNodeGetsGuildEvents(t *testing.T) {
+	c := clustertest.Start(t, 3)
+	a, cc := c.Nodes[0], c.Nodes[2]
+	bot := a.App.BotUserID
+	g, err := a.Server.CreateGuild(wire.GuildSpec{Name: "Cluster", OwnerID: a.User("alice").ID,
+		Members: []wire.GuildMemberSpec{{ID: a.User("bob").ID}, {ID: bot}},
+		Channel: []wire.GuildChannelSpec{{Name: "general", Type: wire.ChannelGuildText}}})
+	require.NoError(t, err)
+	gw := guildtest.Dial(t, cc, "?v=10&encoding=json")
+	gw.Identify(a.App.BotToken, gwire.IntentGuilds|gwire.IntentGuildMessages)
+	alice := a.Token(t, "alice", "openid sdk.social_layer").AccessToken
+	ch := g.Channels[0].ID
+	var sent []wire.Snowflake
+	for i := range 5 {
+		var m wire.GuildMessage
+		guildtest.OK(t, guildtest.SendJSON(t, http.MethodPost, a.APIURL+"/channels/"+ch.String()+"/messages",
+			map[string]any{"content": fmt.Sprint("hello ", i)}, guildtest.Bearer(alice)), &m)
+		sent = append(sent, m.ID)
+	}
+	var got []wire.Snowflake
+	for len(got) < len(sent) {
+		var m wire.GuildMessage
+		gw.Until(gwire.EventMessageCreate, &m)
+		got = append(got, m.ID)
+	}
+	assert.Equal(t, sent, got, "the bot on C got A's messages, in order")
 }
