@@ -678,6 +678,11 @@ func (h *Hub) sweepLocked(now time.Time) {
 	for _, s := range h.sessions {
 		h.expireLocked(s, now)
 	}
+	for id, n := range h.remote { // other nodes' sessions past their resume window
+		if n.State == noteDetached && !now.Before(n.Expires) {
+			h.forgetRemoteLocked(id)
+		}
+	}
 }
 
 // hasGatewayScope tells whether granted scopes allow a gateway connection: gateway.connect,
