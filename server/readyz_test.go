@@ -20,3 +20,10 @@ func TestReadyzOfANodeAlone(t *testing.T) {
 	r.json(t, &got)
 	assert.Equal(t, server.Readiness{Status: "ready", Store: "ok", Bus: "none"}, got)
 }
+
+// A bus connects nodes that share a PostgreSQL store: a node on SQLite with a bus is refused.
+func TestBusNeedsPostgreSQL(t *testing.T) {
+	_, err := server.New(server.Config{Addr: "127.0.0.1:0", Bus: "nats://127.0.0.1:1"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "PostgreSQL")
+}
