@@ -66,7 +66,10 @@
 //	server/metrics       Prometheus metrics of every part on a listener of its own, and a Grafana
 //	                     dashboard of them
 //	server/console       the operator console at /console: operators and their roles, players,
-//	                     bans, lobbies, webhook deliveries and their retry, nodes, the audit log
+//	                     bans, lobbies, guilds, webhook deliveries and their retry, the cluster's
+//	                     nodes, the audit log
+//	server/periodic      the periodic jobs (node heartbeat, pruning) on the injected clock, each
+//	                     run reported to the metrics
 //	server/loginthrottle sign-in throttling of the consent, device and invite pages and the console
 //
 // Dev mode and tests:

@@ -26,10 +26,14 @@ type guildServices struct {
 func (s *Server) newGuildServices() *guildServices {
 	base := &guildaccess.Base{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "guilds")}
 	inv := &invites.Service{Base: base, OnTargetUsersJob: s.cfg.OnTargetUsersJob}
+	if s.store.Shared() {
+		// Another node's jobs come free when their claims end, without a kick here.
+		inv.PollJobs = InviteJobPoll
+	}
 	return &guildServices{base: base, invites: inv,
 		guilds:      &guilds.Service{Base: base, Invites: inv},
 		channels:    &channels.Service{Base: base},
-		messages:    &messages.Service{Base: base, PublicURL: s.url},
+		messages:    &messages.Service{Base: base, PublicURL: s.url, Counter: s.counter},
 		expressions: &expressions.Service{Base: base},
 	}
 }

@@ -162,8 +162,15 @@ func TestMetricsCountLobbyMessages(t *testing.T) {
 	assert.Equal(t, float64(n), delta("sdkpp_gateway_dispatch_deliveries_total", event), "bob's one session")
 	assert.Equal(t, 1.0, series(t, after, "sdkpp_gateway_sessions", `state="connected"`))
 	assert.Positive(t, series(t, after, "go_goroutines"), "the Go runtime's metrics")
+	assert.Equal(t, float64(n), delta("sdkpp_store_query_duration_seconds_count", `operation="InsertLobbyMessage"`),
+		"one statement a message, labelled by the store operation")
+	assert.Positive(t, series(t, after, "sdkpp_store_query_duration_seconds_count", `operation="commit"`))
+	for _, job := range []string{"node_heartbeat", "operator_session_prune", "lobby_expiry", "webhook_dispatch"} {
+		assert.Positive(t, series(t, after, "sdkpp_job_runs_total", `job="`+job+`"`), job)
+		assert.Positive(t, series(t, after, "sdkpp_job_duration_seconds_count", `job="`+job+`"`), job)
+	}
 	for k := range after {
 		assert.NotRegexp(t, idLike, k, "a label holds an id")
-		assert.Contains(t, k, `node="`, "every series carries the node")
+		assert.Contains(t, k, `node="0"`, "every series carries the node's id")
 	}
 }

@@ -63,6 +63,7 @@ func (s *Server) newHub() *gateway.Hub {
 	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships"),
 		Order: s.orderLock}
 	cfg := gateway.Config{
+		Counter: s.counter, // bots' session starts and member requests, across nodes when shared
 		// A bot session has none of a player's social state: no presence, relationships or lobbies.
 		OnPresence: func(who gateway.Identity, d json.RawMessage) {
 			if !who.Bot {

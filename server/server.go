@@ -23,6 +23,7 @@ import (
 	"sdkpp/server/admin"
 	"sdkpp/server/bus"
 	"sdkpp/server/console"
+	"sdkpp/server/counters"
 	"sdkpp/server/devseed"
 	"sdkpp/server/dms"
 	"sdkpp/server/extauth"
@@ -37,6 +38,7 @@ import (
 	"sdkpp/server/oidc"
 	"sdkpp/server/order"
 	"sdkpp/server/partner"
+	"sdkpp/server/periodic"
 	"sdkpp/server/presence"
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/relationships"
@@ -119,7 +121,20 @@ type Config struct {
 	// metrics at /metrics (package metrics); "127.0.0.1:0" picks a free port (MetricsURL).
 	// Empty: no metrics are kept.
 	MetricsAddr string
+	// NodeHeartbeat is how often the node writes its row in the store's node registry (the
+	// console's cluster page shows a node down after DownHeartbeats missed); 0 is
+	// DefaultNodeHeartbeat.
+	NodeHeartbeat time.Duration
 }
+
+// DefaultNodeHeartbeat is the node registry's heartbeat when Config.NodeHeartbeat is zero.
+const DefaultNodeHeartbeat = 10 * time.Second
+
+// DownHeartbeats is how many heartbeats a node may miss before the console shows it down.
+const DownHeartbeats = 3
+
+// OperatorSessionPrune is how often expired operator console sessions are deleted.
+const OperatorSessionPrune = 15 * time.Minute
 
 // Defaults of the HTTP server's timeouts (Config).
 const (
@@ -133,14 +148,20 @@ type DevCredentials = wire.DevCredentials
 
 // Server is the platform service.
 type Server struct {
-	cfg        Config
-	apiRoutes  func() []string // the API's route patterns, relative to the API base
-	log        *slog.Logger
-	store      store.Store
-	storeKind  string     // the store's database: sqlite or postgres
-	bus        *bus.Bus   // the cluster's bus; nil for a node alone
-	orderLock  order.Lock // the cluster's order lock (package order); nil for a node alone
-	ids        *snowflake.Generator
+	cfg       Config
+	apiRoutes func() []string // the API's route patterns, relative to the API base
+	log       *slog.Logger
+	store     store.Store
+	db        *store.DB  // the store, for what only the database offers (its query observer)
+	storeKind string     // the store's database: sqlite or postgres
+	bus       *bus.Bus   // the cluster's bus; nil for a node alone
+	orderLock order.Lock // the cluster's order lock (package order); nil for a node alone
+	ids       *snowflake.Generator
+	// counter counts the windows of the limits: in the store where nodes share it (package
+	// counters).
+	counter counters.Counter
+	// failed receives why the node must stop (Failed).
+	failed     chan error
 	accounts   *accounts.Service
 	dispatcher *webhook.Dispatcher
 	seeder     *devseed.Seeder
@@ -164,6 +185,10 @@ type Server struct {
 
 	// metrics is the service's instrumentation; nil when Config.MetricsAddr is empty.
 	metrics *metrics.Metrics
+	// jobs runs the periodic jobs (the node heartbeat, pruning) from Start to Close.
+	jobs *periodic.Runner
+	// startedAt is when Start began serving, for the node registry.
+	startedAt time.Time
 
 	mu       sync.Mutex
 	started  bool
@@ -226,7 +251,15 @@ func New(cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID)}
+	if cfg.NodeHeartbeat <= 0 {
+		cfg.NodeHeartbeat = DefaultNodeHeartbeat
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, db: st, storeKind: st.Dialect(), ids: snowflake.NewNode(cfg.Clock, floor, cfg.NodeID),
+		counter: counters.For(st), failed: make(chan error, 1)}
+	// PostgreSQL: the node id's lock goes with a database session; should it drop, the node
+	// takes the id again, or stops when another node has it (it would make that node's ids).
+	// Database sessions drop in real time, whatever the service's clock says.
+	st.WatchNode(clock.Real{}, NodeLockCheck, s.log.With("component", "store"), func(err error) { s.failed <- err })
 	if cfg.Bus != "" {
 		if s.storeKind != "postgres" {
 			st.Close()
@@ -284,7 +317,9 @@ func (s *Server) Start() error {
 			s.relay.Close()
 			return fmt.Errorf("server: metrics listen: %w", err)
 		}
-		s.metrics = metrics.New(ln.Addr().String())
+		s.metrics = metrics.New(strconv.Itoa(s.cfg.NodeID))
+		s.db.ObserveQueries(s.metrics.StoreQuery)
+		s.dispatcher.ObserveJob, s.lobbies.ObserveJob = s.metrics.JobRun, s.metrics.JobRun
 	}
 	handler, err := s.routes()
 	if err != nil {
@@ -308,12 +343,16 @@ func (s *Server) Start() error {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
+	if s.metrics != nil {
+		s.guilds.invites.ObserveJob = s.metrics.JobRun
+	}
 	s.guilds.invites.StartJobs() // before serving: requests queue its jobs
 	s.listener = ln
 	// The gateway clears the deadlines these timeouts set on a connection it upgrades.
 	s.http, s.served = s.serve(ln, handler, "server")
 	s.dispatcher.Start()
 	s.lobbies.Start()
+	s.startPeriodic()
 	s.started = true
 	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
 		"data_dir", s.cfg.DataDir != "", "store", s.storeKind, "node_id", s.cfg.NodeID, "bus", s.bus != nil)
@@ -335,7 +374,7 @@ func (s *Server) routes() (http.Handler, error) {
 	external := extauth.Standard(oidcOpts, s.cfg.Dev, s.cfg.ExternalVerifiers)
 	gs := s.newGuildServices()
 	s.guilds = gs
-	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: &oauth.LoginThrottle{},
+	oa := &oauth.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "oauth"), Logins: oauth.NewLoginThrottle(s.sharedFailures()),
 		Accounts: s.accounts, Provider: provider, External: external, PublicURL: s.url, AccessTTL: s.cfg.AccessTokenTTL,
 		Invites: gs.invites}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
@@ -394,6 +433,7 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	limits := s.cfg.RateLimits
+	limits.Counter = s.counter
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
 		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
@@ -420,14 +460,55 @@ func (s *Server) routes() (http.Handler, error) {
 // console is the operator console of this node (package console).
 func (s *Server) console() *console.Handler {
 	return &console.Handler{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "console"),
-		Accounts: s.accounts, Logins: &loginthrottle.Throttle{}, PublicURL: s.url, NodeID: s.cfg.NodeID,
+		Accounts: s.accounts, Logins: &loginthrottle.Throttle{Shared: s.sharedFailures()}, PublicURL: s.url, NodeID: s.cfg.NodeID,
 		Sessions: s.hub.UserSessions, EndSessions: s.hub.EndSessions, Kick: s.dispatcher.Kick,
-		Nodes: func() []console.Node {
-			st := s.hub.Stats()
-			calls, participants := s.voice.Stats()
-			return []console.Node{{ID: s.cfg.NodeID, URL: s.url, Self: true, Connections: st.Connections,
-				Sessions: st.Sessions, Calls: calls, Participants: participants}}
-		}}
+		Self: s.nodeRow, NodeDownAfter: DownHeartbeats * s.cfg.NodeHeartbeat}
+}
+
+// nodeRow is this node's row of the node registry as it is now.
+func (s *Server) nodeRow() store.Node {
+	calls, _ := s.voice.Stats()
+	return store.Node{ID: s.cfg.NodeID, Address: s.url, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
+		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
+}
+
+// startPeriodic starts the periodic jobs: the node registry's heartbeat and the pruning of
+// expired operator sessions, each run observed by the metrics.
+func (s *Server) startPeriodic() {
+	s.startedAt = s.cfg.Clock.Now()
+	s.jobs = &periodic.Runner{Clock: s.cfg.Clock, Logger: s.log.With("component", "periodic")}
+	if s.metrics != nil {
+		s.jobs.Observe = s.metrics.JobRun
+	}
+	s.jobs.Start(
+		periodic.Job{Name: "node_heartbeat", Every: s.cfg.NodeHeartbeat, Run: func(ctx context.Context) error {
+			n := s.nodeRow()
+			return s.store.PutNode(ctx, &n)
+		}},
+		periodic.Job{Name: "operator_session_prune", Every: OperatorSessionPrune, Run: func(ctx context.Context) error {
+			_, err := console.PruneSessions(ctx, s.store, s.cfg.Clock.Now())
+			return err
+		}})
+}
+
+// InviteJobPoll is how often a node sharing its store looks for target-users jobs that another
+// node left (package invites).
+const InviteJobPoll = 10 * time.Second
+
+// NodeLockCheck is how often a node on PostgreSQL checks that it still holds its node id.
+const NodeLockCheck = 5 * time.Second
+
+// Failed receives, once, why the node must stop serving: another node took its node id while
+// the database session holding it had dropped. The caller then closes the server.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// sharedFailures is where the sign-in throttles keep their failures: the store when other nodes
+// share it, so that one guesser is locked on every node; nil (this node's memory) otherwise.
+func (s *Server) sharedFailures() loginthrottle.Failures {
+	if s.store.Shared() {
+		return s.store
+	}
+	return nil
 }
 
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
@@ -585,6 +666,7 @@ func (s *Server) Close() error {
 		}
 		cancel()
 		<-s.served
+		s.jobs.Close()
 		s.dispatcher.Close()
 		s.lobbies.Close()
 		// After the HTTP server: no search requests indexing any more.

@@ -8,6 +8,7 @@
 //	-store            SDKPP_STORE            store URL: sqlite:[DIR] (default) or postgres://user:password@host/db
 //	-node-id          SDKPP_NODE_ID          this node's id, 0-1023, in every id it makes (unique per cluster)
 //	-bus              SDKPP_BUS              NATS URL connecting the nodes of a cluster (nats://host:4222; needs -store postgres://...)
+//	-node-heartbeat   SDKPP_NODE_HEARTBEAT   how often the node writes its row of the node registry (default 10s)
 //	-dev              SDKPP_DEV              dev mode: seed apps and users, /dev endpoints
 //	-dev-credentials  SDKPP_DEV_CREDENTIALS  file receiving the dev credentials JSON
 //	-webhook-url      SDKPP_WEBHOOK_URL      dev mode: the main app's webhook URL
@@ -21,7 +22,10 @@
 // It stops gracefully on SIGINT or SIGTERM.
 //
 // "sdkpp-server operator add -username NAME -role viewer|moderator|admin [-data-dir DIR | -store URL]"
-// creates an account of the operator console (/console), reading its password from stdin.
+// creates an account of the operator console (/console), reading its password from stdin;
+// "operator list" lists the accounts, "operator role -username NAME -role ROLE" changes one's
+// role and "operator remove -username NAME" deletes one and signs it out. Each change is
+// written to the console's audit log.
 package main
 
 import (
@@ -97,6 +101,8 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 		"host:port clients send voice to, when it differs from -voice-addr (behind NAT or a load balancer)")
 	metricsAddr := fs.String("metrics-addr", env("SDKPP_METRICS_ADDR", ""),
 		"listen address of the Prometheus metrics, served at /metrics (empty: no metrics)")
+	heartbeat := fs.Duration("node-heartbeat", envDuration("SDKPP_NODE_HEARTBEAT", server.DefaultNodeHeartbeat),
+		"how often the node writes its row of the node registry (the console's cluster page)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,7 +135,7 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 		Bus: *busURL, Dev: *dev, DevCredentialsFile: *creds,
 		Clock: clk, Logger: logger, WebhookURL: *webhookURL, WebhookBackoff: webhook.Backoff{Base: *retry},
 		OIDCAllowLoopbackForTests: *loopback, VoiceAddr: *voiceAddr, VoiceEndpoint: *voiceEndpoint,
-		MetricsAddr: *metricsAddr}
+		MetricsAddr: *metricsAddr, NodeHeartbeat: *heartbeat}
 	if *caFile != "" {
 		client, err := clientTrusting(*caFile)
 		if err != nil {
@@ -152,8 +158,14 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	if u := srv.MetricsURL(); u != "" {
 		logger.Info("metrics served", "url", u)
 	}
-	<-ctx.Done()
-	logger.Info("shutting down")
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-srv.Failed():
+		// The server logged why (its node id is another node's now).
+		srv.Close()
+		return err
+	}
 	return srv.Close()
 }
 

@@ -211,3 +211,13 @@ func TestWithTimeout(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(ctx2), context.Canceled)
 	assert.Equal(t, 0, f.Pending(), "cancel stops the timer")
 }
+
+func TestChore(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var c Chore
+	var got []bool
+	for _, at := range []time.Duration{0, time.Second, 59 * time.Second, time.Minute, time.Minute + time.Second, -time.Hour} {
+		got = append(got, c.Due(t0.Add(at), time.Minute))
+	}
+	assert.Equal(t, []bool{true, false, false, true, false, true}, got, "first, within, within, after, within, back in time")
+}

@@ -1,6 +1,6 @@
 // Package console serves the operator console at /console: the service's staff sign in with
 // operator accounts (separate from players', each with a role) to look players, lobbies,
-// applications and nodes up, to ban and unban players, revoke their tokens and retry webhook
+// guilds, applications and nodes up, to ban and unban players, revoke their tokens and retry webhook
 // deliveries, every action written to an audit log.
 //
 // The pages are plain server-rendered HTML with the consent page's protections: a CSRF
@@ -20,9 +20,11 @@
 //	POST /console/players/{id}/unban
 //	POST /console/players/{id}/revoke   app_id: revoke the player's tokens for that application
 //	GET  /console/lobbies, /console/lobbies/{id}  members, metadata, recent messages
+//	GET  /console/guilds, /console/guilds/{id}    members, channels and linked lobbies, recent
+//	                                    messages (author, mentions, edits, replies), audit log
 //	GET  /console/apps, /console/apps/{id}        redirect URIs, webhook URL and deliveries
 //	POST /console/apps/{id}/webhooks/{delivery_id}/retry
-//	GET  /console/nodes                 the nodes with their sessions and calls
+//	GET  /console/nodes                 the cluster: every node with its sessions and calls, up or down
 //	GET  /console/audit                 the audit log
 package console
 
@@ -55,16 +57,16 @@ const (
 // SessionTTL is how long a console sign-in lasts.
 const SessionTTL = 12 * time.Hour
 
-// Node is one node of the service as the nodes page shows it.
+// Node is one node of the cluster as the cluster page shows it: its row in the store's node
+// registry, and whether it is up.
 type Node struct {
-	ID           int
-	URL          string
-	Self         bool // the node serving the page
-	Connections  int  // open gateway connections
-	Sessions     int  // gateway sessions, connected or waiting to be resumed
-	Calls        int  // voice calls
-	Participants int  // voice call participants
+	store.Node
+	Self bool // the node serving the page
+	Up   bool // this node, or one whose last heartbeat is younger than NodeDownAfter
 }
+
+// DefaultNodeDownAfter is Handler.NodeDownAfter when it is zero.
+const DefaultNodeDownAfter = 30 * time.Second
 
 // Handler serves the console. Every field but Logins must be set; Register adds its routes.
 type Handler struct {
@@ -82,8 +84,11 @@ type Handler struct {
 	// Sessions describes a user's gateway sessions on this node; EndSessions closes them.
 	Sessions    func(userID uint64) []gateway.SessionInfo
 	EndSessions func(userID uint64)
-	// Nodes lists the nodes of the service.
-	Nodes func() []Node
+	// Self returns this node's registry row as it is now: the row its next heartbeat writes.
+	Self func() store.Node
+	// NodeDownAfter is how old a node's last heartbeat may be before the cluster page shows it
+	// down (a few heartbeats); zero is DefaultNodeDownAfter.
+	NodeDownAfter time.Duration
 	// Kick wakes the webhook dispatcher after a retry is queued.
 	Kick func()
 }
@@ -101,6 +106,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/players/{id}/revoke", h.action(store.RoleModerator, h.revoke))
 	mux.HandleFunc("GET /console/lobbies", h.page(store.RoleViewer, h.lobbies))
 	mux.HandleFunc("GET /console/lobbies/{id}", h.page(store.RoleViewer, h.lobby))
+	mux.HandleFunc("GET /console/guilds", h.page(store.RoleViewer, h.guilds))
+	mux.HandleFunc("GET /console/guilds/{id}", h.page(store.RoleViewer, h.guild))
 	mux.HandleFunc("GET /console/apps", h.page(store.RoleViewer, h.apps))
 	mux.HandleFunc("GET /console/apps/{id}", h.page(store.RoleViewer, h.app))
 	mux.HandleFunc("POST /console/apps/{id}/webhooks/{delivery}/retry", h.action(store.RoleAdmin, h.retryWebhook))

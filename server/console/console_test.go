@@ -87,8 +87,10 @@ func newFixture(t *testing.T) *fixture {
 			return []gateway.SessionInfo{{AppID: f.app.ID, Since: now.Add(-time.Minute), Connected: true}}
 		},
 		EndSessions: func(userID uint64) { f.mu.Lock(); f.ended = append(f.ended, userID); f.mu.Unlock() },
-		Nodes:       func() []Node { return []Node{{ID: 7, URL: "https://sdkpp.example", Self: true, Sessions: 3, Calls: 1}} },
-		Kick:        func() { f.mu.Lock(); f.kicks++; f.mu.Unlock() },
+		Self: func() store.Node {
+			return store.Node{ID: 7, Address: "https://sdkpp.example", StartedAt: now, Sessions: 3, Calls: 1, UpdatedAt: f.clk.Now()}
+		},
+		Kick: func() { f.mu.Lock(); f.kicks++; f.mu.Unlock() },
 	}
 	mux := http.NewServeMux()
 	h.Register(mux)
@@ -344,4 +346,122 @@ func TestSessionExpires(t *testing.T) {
 	f.clk.Advance(SessionTTL)
 	res, _ = c.get("/console/nodes")
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+}
+
+// The cluster page lists every node of the registry, this node with its live numbers; a node
+// whose heartbeat is older than NodeDownAfter is down. Nothing on it is a form a viewer may
+// post, and it carries the console's protections.
+func TestClusterPage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clk.Now()
+	for _, n := range []store.Node{
+		{ID: 7, Address: "https://sdkpp.example", StartedAt: now.Add(-time.Hour), Sessions: 1, UpdatedAt: now.Add(-time.Hour)},
+		{ID: 3, Address: "https://n3.example", StartedAt: now.Add(-time.Hour), Sessions: 12, Calls: 2, UpdatedAt: now.Add(-29 * time.Second)},
+		{ID: 9, Address: "https://n9.example", StartedAt: now.Add(-time.Hour), Sessions: 4, UpdatedAt: now.Add(-DefaultNodeDownAfter)},
+	} {
+		require.NoError(t, f.st.PutNode(ctx, &n))
+	}
+	c := f.client()
+	c.signIn("view")
+	res, body := c.get("/console/nodes")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+	rows := regexp.MustCompile(`(?s)<tr id="node-(\d+)">(.*?)</tr>`).FindAllStringSubmatch(body, -1)
+	require.Len(t, rows, 3)
+	got := map[string]string{}
+	var order []string
+	for _, r := range rows {
+		order = append(order, r[1])
+		got[r[1]] = regexp.MustCompile(`<[^>]+>`).ReplaceAllString(r[2], "|")
+	}
+	require.Equal(t, []string{"3", "7", "9"}, order, "by node id")
+	assert.Contains(t, got["7"], "7 (this node)")
+	assert.Contains(t, got["7"], "|3|", "this node's live sessions, not its stale row")
+	assert.Contains(t, got["7"], "|up|")
+	assert.Contains(t, got["3"], "https://n3.example")
+	assert.Contains(t, got["3"], "|12|")
+	assert.Contains(t, got["3"], "|up|")
+	assert.Contains(t, got["9"], "|down|", "its last heartbeat is DefaultNodeDownAfter old")
+}
+
+// PruneSessions deletes expired console sessions and keeps live ones.
+func TestPruneSessions(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.client().signIn("view")
+	f.clk.Advance(time.Hour)
+	f.client().signIn("mod")
+	n, err := PruneSessions(ctx, f.st, f.clk.Now())
+	require.NoError(t, err)
+	require.Zero(t, n)
+	f.clk.Advance(SessionTTL - time.Hour)
+	n, err = PruneSessions(ctx, f.st, f.clk.Now())
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the first sign-in has expired, the second not yet")
+}
+
+// The guild pages: the newest guilds, and a guild's metadata, channels with their linked
+// lobby, members, recent messages of every channel (escaped, with mentions and replies) and its
+// audit log; signed out they lead to the sign-in page, and they keep the console's headers.
+func TestGuildPages(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clk.Now()
+	owner := &store.User{ID: 900, Username: "owner", CreatedAt: now}
+	require.NoError(t, f.st.CreateUser(ctx, owner))
+	g := &store.Guild{ID: 901, Name: "Clan <Red>", OwnerID: owner.ID, CreatedAt: now}
+	require.NoError(t, f.st.CreateGuild(ctx, g))
+	for _, c := range []store.GuildChannel{{ID: 902, GuildID: g.ID, Name: "general"}, {ID: 903, GuildID: g.ID, Name: "squad", Type: 2}} {
+		c.CreatedAt = now
+		require.NoError(t, f.st.CreateGuildChannel(ctx, &c))
+	}
+	require.NoError(t, f.st.PutLobbyLink(ctx, &store.LobbyLink{LobbyID: f.lobby.ID, ChannelID: 902, AppID: f.app.ID,
+		LinkedBy: owner.ID, LinkedAt: now}))
+	for _, uid := range []uint64{owner.ID, f.player.ID} {
+		require.NoError(t, f.st.PutGuildMember(ctx, &store.GuildMember{GuildID: g.ID, UserID: uid, JoinedAt: now, Nick: "nick" + id(uid)}))
+	}
+	require.NoError(t, f.st.InsertGuildMessage(ctx, &store.GuildMessage{ID: 910, ChannelID: 902, GuildID: g.ID, AuthorID: owner.ID,
+		Content: "welcome", CreatedAt: now}))
+	require.NoError(t, f.st.InsertGuildMessage(ctx, &store.GuildMessage{ID: 911, ChannelID: 903, GuildID: g.ID, AuthorID: f.player.ID,
+		Content: "<script>x</script> @owner", Mentions: []uint64{owner.ID}, CreatedAt: now.Add(time.Second),
+		Reference: &store.MessageReference{Type: store.ReferenceReply, MessageID: 910, ChannelID: 902, GuildID: g.ID}}))
+	require.NoError(t, f.st.InsertAuditEntry(ctx, &store.AuditEntry{ID: 920, GuildID: g.ID, UserID: owner.ID, TargetID: 903,
+		ActionType: 192, Options: []byte(`{"status":"raid"}`), CreatedAt: now}))
+
+	c := f.client()
+	res, _ := c.get("/console/guilds/" + id(g.ID))
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "signed out")
+	c.signIn("view")
+	res, body := c.get("/console/guilds")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, body, "Clan &lt;Red&gt;")
+	res, _ = c.get("/console/guilds?id=" + id(g.ID))
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "/console/guilds/"+id(g.ID), res.Header.Get("Location"))
+	res, _ = c.get("/console/guilds?id=abc")
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	res, _ = c.get("/console/guilds/12345")
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+
+	res, body = c.get("/console/guilds/" + id(g.ID))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+	assert.Contains(t, res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	section := func(table string) string {
+		m := regexp.MustCompile(`(?s)<table id="` + table + `">(.*?)</table>`).FindStringSubmatch(body)
+		require.NotNil(t, m, "table %s", table)
+		return m[1]
+	}
+	assert.Contains(t, section("channels"), `<a href="/console/lobbies/`+id(f.lobby.ID)+`">`, "the linked lobby")
+	assert.Contains(t, section("channels"), "voice")
+	assert.Contains(t, section("members"), "nick"+id(f.player.ID))
+	msgs := section("messages")
+	assert.Less(t, strings.Index(msgs, "&lt;script&gt;"), strings.Index(msgs, "welcome"), "newest first, escaped")
+	assert.NotContains(t, body, "<script>")
+	assert.Contains(t, msgs, `<td class="mentions">owner</td>`)
+	assert.Contains(t, msgs, "reply to <code>910</code>")
+	assert.Contains(t, msgs, "#squad")
+	assert.Contains(t, section("guild-audit"), "192")
+	assert.Contains(t, section("guild-audit"), "raid")
 }

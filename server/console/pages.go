@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,17 +59,44 @@ func (h *Handler) findUser(r *http.Request, q string) (*store.User, error) {
 	return h.Store.GetUserByUsername(r.Context(), q)
 }
 
-// appName names an application, by its id when it is gone.
-func (h *Handler) appName(r *http.Request, names map[uint64]string, id uint64) string {
-	if n, ok := names[id]; ok {
+// namer returns a function that names ids by lookup, looking each up once; an id whose lookup
+// fails (its row is gone) is named by its number.
+func namer(lookup func(id uint64) (string, error)) func(id uint64) string {
+	names := map[uint64]string{}
+	return func(id uint64) string {
+		if n, ok := names[id]; ok {
+			return n
+		}
+		n, err := lookup(id)
+		if err != nil {
+			n = strconv.FormatUint(id, 10)
+		}
+		names[id] = n
 		return n
 	}
-	n := strconv.FormatUint(id, 10)
-	if a, err := h.Store.GetApplication(r.Context(), id); err == nil {
-		n = a.Name
-	}
-	names[id] = n
-	return n
+}
+
+// appNames returns a function that names applications, each looked up once for the request.
+func (h *Handler) appNames(r *http.Request) func(id uint64) string {
+	return namer(func(id uint64) (string, error) {
+		a, err := h.Store.GetApplication(r.Context(), id)
+		if err != nil {
+			return "", err
+		}
+		return a.Name, nil
+	})
+}
+
+// usernames returns a function that names users by username, each looked up once for the
+// request.
+func (h *Handler) usernames(r *http.Request) func(id uint64) string {
+	return namer(func(id uint64) (string, error) {
+		u, err := h.Store.GetUser(r.Context(), id)
+		if err != nil {
+			return "", err
+		}
+		return u.Username, nil
+	})
 }
 
 func (h *Handler) players(w http.ResponseWriter, r *http.Request, rq *request) (string, any, error) {
@@ -84,16 +112,16 @@ func (h *Handler) players(w http.ResponseWriter, r *http.Request, rq *request) (
 		return "", nil, err
 	}
 	d.User, d.Banned = u, u.Banned(h.Clock.Now())
-	names := map[uint64]string{}
+	appName := h.appNames(r)
 	auths, err := h.Store.ListAuthorizationsByUser(r.Context(), u.ID)
 	if err != nil {
 		return "", nil, err
 	}
 	for _, a := range auths {
-		d.Apps = append(d.Apps, linkedApp{Auth: a, Name: h.appName(r, names, a.AppID)})
+		d.Apps = append(d.Apps, linkedApp{Auth: a, Name: appName(a.AppID)})
 	}
 	for _, s := range h.Sessions(u.ID) {
-		d.Sessions = append(d.Sessions, liveSession{SessionInfo: s, Node: h.NodeID, AppName: h.appName(r, names, s.AppID)})
+		d.Sessions = append(d.Sessions, liveSession{SessionInfo: s, Node: h.NodeID, AppName: appName(s.AppID)})
 	}
 	counts, err := h.Store.CountRelationships(r.Context(), u.ID)
 	if err != nil {
@@ -197,12 +225,8 @@ type lobbiesData struct {
 }
 
 func (h *Handler) lobbies(w http.ResponseWriter, r *http.Request, rq *request) (string, any, error) {
-	if q := strings.TrimSpace(r.URL.Query().Get("id")); q != "" {
-		if _, err := strconv.ParseUint(q, 10, 64); err != nil {
-			return "", nil, badRequest(strconv.Quote(q) + " is not a lobby id.")
-		}
-		http.Redirect(w, r, "/console/lobbies/"+q, http.StatusSeeOther)
-		return "", nil, errRedirected
+	if err := openByID(w, r, "lobby", "/console/lobbies/"); err != nil {
+		return "", nil, err
 	}
 	ls, err := h.Store.ListLobbies(r.Context(), listLimit)
 	return "lobbies", lobbiesData{Lobbies: ls}, err
@@ -237,19 +261,8 @@ func (h *Handler) lobby(w http.ResponseWriter, r *http.Request, rq *request) (st
 	if err != nil {
 		return "", nil, err
 	}
-	d := lobbyData{Lobby: l, AppName: h.appName(r, map[uint64]string{}, l.AppID)}
-	users := map[uint64]string{}
-	username := func(id uint64) string {
-		if n, ok := users[id]; ok {
-			return n
-		}
-		n := strconv.FormatUint(id, 10)
-		if u, err := h.Store.GetUser(r.Context(), id); err == nil {
-			n = u.Username
-		}
-		users[id] = n
-		return n
-	}
+	d := lobbyData{Lobby: l, AppName: h.appNames(r)(l.AppID)}
+	username := h.usernames(r)
 	ms, err := h.Store.ListLobbyMembers(r.Context(), id)
 	if err != nil {
 		return "", nil, err
@@ -265,6 +278,20 @@ func (h *Handler) lobby(w http.ResponseWriter, r *http.Request, rq *request) (st
 		d.Messages = append(d.Messages, message{LobbyMessage: m, Author: username(m.AuthorID)})
 	}
 	return "lobby", d, nil
+}
+
+// openByID redirects a list page's "open by id" form (query parameter id) to base+id; it
+// returns errRedirected when it did, nil when there is no id to open.
+func openByID(w http.ResponseWriter, r *http.Request, what, base string) error {
+	q := strings.TrimSpace(r.URL.Query().Get("id"))
+	if q == "" {
+		return nil
+	}
+	if _, err := strconv.ParseUint(q, 10, 64); err != nil {
+		return badRequest(strconv.Quote(q) + " is not a " + what + " id.")
+	}
+	http.Redirect(w, r, base+q, http.StatusSeeOther)
+	return errRedirected
 }
 
 // errRedirected tells page that the page function has answered with a redirect.
@@ -341,11 +368,33 @@ func (h *Handler) retryWebhook(w http.ResponseWriter, r *http.Request, rq *reque
 // ---- nodes and audit
 
 type nodesData struct {
-	Nodes []Node
+	Nodes     []Node
+	DownAfter time.Duration
 }
 
+// nodes lists the node registry's rows, this node's with its live numbers, each up or down.
 func (h *Handler) nodes(w http.ResponseWriter, r *http.Request, rq *request) (string, any, error) {
-	return "nodes", nodesData{Nodes: h.Nodes()}, nil
+	rows, err := h.Store.ListNodes(r.Context())
+	if err != nil {
+		return "", nil, err
+	}
+	self := h.Self()
+	if i := slices.IndexFunc(rows, func(n store.Node) bool { return n.ID == self.ID }); i >= 0 {
+		rows[i] = self
+	} else {
+		rows = append(rows, self)
+		slices.SortFunc(rows, func(a, b store.Node) int { return a.ID - b.ID })
+	}
+	d := nodesData{DownAfter: h.NodeDownAfter}
+	if d.DownAfter <= 0 {
+		d.DownAfter = DefaultNodeDownAfter
+	}
+	now := h.Clock.Now()
+	for _, n := range rows {
+		isSelf := n.ID == self.ID
+		d.Nodes = append(d.Nodes, Node{Node: n, Self: isSelf, Up: isSelf || now.Sub(n.UpdatedAt) < d.DownAfter})
+	}
+	return "nodes", d, nil
 }
 
 type auditData struct {

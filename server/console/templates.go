@@ -20,8 +20,9 @@ const layout = `<!doctype html>
 {{if .Op}}<nav>
 <a href="/console/players"{{if eq .Name "players"}} aria-current="page"{{end}}>Players</a>
 <a href="/console/lobbies"{{if or (eq .Name "lobbies") (eq .Name "lobby")}} aria-current="page"{{end}}>Lobbies</a>
+<a href="/console/guilds"{{if or (eq .Name "guilds") (eq .Name "guild")}} aria-current="page"{{end}}>Guilds</a>
 <a href="/console/apps"{{if or (eq .Name "apps") (eq .Name "app")}} aria-current="page"{{end}}>Applications</a>
-<a href="/console/nodes"{{if eq .Name "nodes"}} aria-current="page"{{end}}>Nodes</a>
+<a href="/console/nodes"{{if eq .Name "nodes"}} aria-current="page"{{end}}>Cluster</a>
 <a href="/console/audit"{{if eq .Name "audit"}} aria-current="page"{{end}}>Audit log</a>
 </nav>
 <form class="who" method="post" action="/console/signout"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
@@ -38,7 +39,7 @@ header nav{display:flex}header .who{margin-left:auto}main{padding:1em 1.5em;max-
 table{border-collapse:collapse;background:#fff;margin:.5em 0 1.5em;width:100%}
 th,td{border:1px solid #d5d9e0;padding:.35em .6em;text-align:left;vertical-align:top;font-size:.92em}
 th{background:#eceff4}code{font-size:.9em}.error{color:#a00;font-weight:600}.banned{color:#a00;font-weight:700}
-.state-failed{color:#a00;font-weight:600}.state-delivered{color:#070}.state-pending{color:#a60}
+.state-failed{color:#a00;font-weight:600}.node-down{color:#a00;font-weight:600}.node-up{color:#070}.state-delivered{color:#070}.state-pending{color:#a60}
 form.inline{display:inline}label{margin-right:.5em}input,select,button{font-size:1em;padding:.25em .5em}
 .signin{background:#fff;border:1px solid #d5d9e0;padding:1.2em;max-width:22em}.signin label{display:block;margin:.6em 0 .2em}`
 
@@ -86,6 +87,25 @@ var pages = map[string]struct{ title, content string }{
 <h2>Recent messages</h2>{{if .Messages}}<table id="messages"><tr><th>Sent</th><th>Author</th><th>Content</th><th>Metadata</th><th>Moderation metadata</th><th>Flags</th></tr>
 {{range .Messages}}<tr><td>{{when .CreatedAt}}</td><td><a href="/console/players?q={{.AuthorID}}">{{.Author}}</a></td><td class="content">{{.Content}}</td><td>{{props .Metadata}}</td><td class="moderation">{{props .ModerationMetadata}}</td><td>{{.Flags}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}{{end}}`},
 
+	"guilds": {"Guilds", `<form method="get" action="/console/guilds"><label for="id">Guild id</label><input id="id" name="id"> <button type="submit">Open</button></form>
+<h2>Newest</h2>{{with .Data.Guilds}}<table id="guilds"><tr><th>Guild</th><th>Id</th><th>Created</th></tr>
+{{range .}}<tr><td><a href="/console/guilds/{{.ID}}">{{.Name}}</a></td><td><code>{{.ID}}</code></td><td>{{when .CreatedAt}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}`},
+
+	"guild": {"Guild", `{{with .Data}}<h2 id="guild-name">{{.Guild.Name}}</h2><table><tr><th>Id</th><td><code>{{.Guild.ID}}</code></td></tr>
+<tr><th>Owner</th><td><a href="/console/players?q={{.Guild.OwnerID}}">{{.Owner}}</a></td></tr><tr><th>Created</th><td>{{when .Guild.CreatedAt}}</td></tr>
+<tr><th>Features</th><td id="features">{{join .Features}}</td></tr></table>
+<h2>Channels</h2>{{if .Channels}}<table id="channels"><tr><th>Channel</th><th>Type</th><th>Linked lobby</th></tr>
+{{range .Channels}}<tr><td>#{{.Name}}</td><td>{{chanType .Type}}</td><td>{{if .Lobby}}<a href="/console/lobbies/{{.Lobby}}">{{.Lobby}}</a>{{end}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}
+<h2>Members</h2>{{if .Members}}<table id="members"><tr><th>Player</th><th>Nickname</th><th>Manages channels</th><th>Joined</th></tr>
+{{range .Members}}<tr><td><a href="/console/players?q={{.UserID}}">{{.Username}}</a></td><td>{{.Nick}}</td><td>{{if or .ManageChannels (eq .UserID $.Data.Guild.OwnerID)}}yes{{end}}</td><td>{{when .JoinedAt}}</td></tr>{{end}}</table>
+{{if .MoreMembers}}<p>The first {{len .Members}} members are shown.</p>{{end}}{{else}}<p>None.</p>{{end}}
+<h2>Recent messages</h2><p>Guild messages carry no application moderation metadata (only game direct messages and lobby messages do); shown is what moderating one looks at.</p>
+{{if .Messages}}<table id="messages"><tr><th>Sent</th><th>Channel</th><th>Author</th><th>Content</th><th>Mentions</th><th>Reference</th><th>Edited</th></tr>
+{{range .Messages}}<tr><td>{{when .CreatedAt}}</td><td>#{{.Channel}}</td><td><a href="/console/players?q={{.AuthorID}}">{{.Author}}</a></td><td class="content">{{.Content}}</td>
+<td class="mentions">{{join .Mentions}}</td><td>{{with .Reference}}{{refKind .Type}} <code>{{.MessageID}}</code>{{end}}</td><td>{{when .EditedAt}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}
+<h2>Guild audit log</h2>{{if .Audit}}<table id="guild-audit"><tr><th>When</th><th>By</th><th>Action type</th><th>Target</th><th>Options</th></tr>
+{{range .Audit}}<tr><td>{{when .CreatedAt}}</td><td>{{.User}}</td><td>{{.ActionType}}</td><td>{{if .TargetID}}<code>{{.TargetID}}</code>{{end}}</td><td><code>{{printf "%s" .Options}}</code></td></tr>{{end}}</table>{{else}}<p>Nothing yet.</p>{{end}}{{end}}`},
+
 	"apps": {"Applications", `{{with .Data.Apps}}<table><tr><th>Application</th><th>Id</th><th>Webhook URL</th></tr>
 {{range .}}<tr><td><a href="/console/apps/{{.ID}}">{{.Name}}</a></td><td><code>{{.ID}}</code></td><td>{{or .WebhookURL "none"}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}`},
 
@@ -99,8 +119,10 @@ var pages = map[string]struct{ title, content string }{
 <input type="hidden" name="csrf_token" value="{{$.CSRF}}"><button class="retry" type="submit">Retry</button></form>{{end}}</td>{{end}}</tr>{{end}}</table>
 {{else}}<p>None.</p>{{end}}{{end}}`},
 
-	"nodes": {"Nodes", `<table id="nodes"><tr><th>Node</th><th>URL</th><th>Connections</th><th>Gateway sessions</th><th>Voice calls</th><th>Call participants</th></tr>
-{{range .Data.Nodes}}<tr><td>{{.ID}}{{if .Self}} (this node){{end}}</td><td>{{.URL}}</td><td>{{.Connections}}</td><td class="sessions">{{.Sessions}}</td><td class="calls">{{.Calls}}</td><td>{{.Participants}}</td></tr>{{end}}</table>`},
+	"nodes": {"Cluster", `{{with .Data}}<p>Every node writes its row on a heartbeat; a node whose last heartbeat is older than {{.DownAfter}} is shown down.</p>
+<table id="nodes"><tr><th>Node</th><th>Address</th><th>Started</th><th>Gateway sessions</th><th>Voice calls</th><th>Last heartbeat</th><th>State</th></tr>
+{{range .Nodes}}<tr id="node-{{.ID}}"><td>{{.ID}}{{if .Self}} (this node){{end}}</td><td>{{.Address}}</td><td>{{when .StartedAt}}</td><td class="sessions">{{.Sessions}}</td>
+<td class="calls">{{.Calls}}</td><td>{{when .UpdatedAt}}</td><td class="state {{if .Up}}node-up{{else}}node-down{{end}}">{{if .Up}}up{{else}}down{{end}}</td></tr>{{end}}</table>{{end}}`},
 
 	"audit": {"Audit log", `{{with .Data.Actions}}<table id="audit"><tr><th>When</th><th>Operator</th><th>Action</th><th>Target</th><th>Detail</th></tr>
 {{range .}}<tr><td>{{when .CreatedAt}}</td><td>{{.Operator}}</td><td class="action">{{.Action}}</td><td>{{.Target}}</td><td>{{.Detail}}</td></tr>{{end}}</table>{{else}}<p>Nothing yet.</p>{{end}}`},
@@ -113,7 +135,9 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
-	"join": func(s []string) string { return strings.Join(s, " ") },
+	"join":     func(s []string) string { return strings.Join(s, " ") },
+	"refKind":  referenceKind,
+	"chanType": channelType,
 	// props shows a string map as key=value pairs, by key.
 	"props": func(m map[string]string) string {
 		var b strings.Builder

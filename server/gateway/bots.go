@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
+	"sdkpp/server/counters"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -47,49 +49,34 @@ func encodeCreates(guilds []BotGuild) ([][]byte, error) {
 	return out, nil
 }
 
-// startCount counts a bot's Identifies in the window that began at since.
-type startCount struct {
-	since time.Time
-	used  int
-}
-
-// currentLocked returns the application's count, starting a new window when the last has passed.
-func (h *Hub) currentLocked(appID uint64, now time.Time) *startCount {
-	c := h.starts[appID]
-	if c == nil || !now.Before(c.since.Add(h.cfg.SessionStartWindow)) {
-		c = &startCount{since: now}
-		h.starts[appID] = c
-	}
-	return c
-}
+// startsKey is the counter of the application's bot's Identifies.
+func startsKey(appID uint64) string { return "starts|" + strconv.FormatUint(appID, 10) }
 
 // startSession counts one Identify of the application's bot; false when the window's starts
-// are used up.
+// are used up. Should the counter fail, the session starts (the budget guards the service, which
+// a failing store fails anyway).
 func (h *Hub) startSession(appID uint64) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.currentLocked(appID, h.cfg.Clock.Now())
-	if c.used >= h.cfg.SessionStarts {
-		return false
+	ok, _, err := h.cfg.Counter.Hit(h.ctx, h.cfg.Clock.Now(),
+		counters.Hit{Key: startsKey(appID), Limit: h.cfg.SessionStarts, Window: h.cfg.SessionStartWindow})
+	if err != nil {
+		h.log.Warn("gateway: session starts not counted", "app_id", appID, "err", err)
+		return true
 	}
-	c.used++
-	return true
+	return ok
 }
 
 // SessionStartLimit returns the application's bot's session_start_limit for GET /gateway/bot,
 // counted on the hub's clock; maxConcurrency is passed through.
 func (h *Hub) SessionStartLimit(appID uint64, maxConcurrency int) wire.SessionStartLimit {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	now := h.cfg.Clock.Now()
 	out := wire.SessionStartLimit{Total: h.cfg.SessionStarts, Remaining: h.cfg.SessionStarts, MaxConcurrency: maxConcurrency}
-	c := h.starts[appID]
-	if c == nil || !now.Before(c.since.Add(h.cfg.SessionStartWindow)) {
+	w, err := h.cfg.Counter.Peek(h.ctx, startsKey(appID), now)
+	if err != nil || w.Count == 0 {
 		out.ResetAfter = h.cfg.SessionStartWindow.Milliseconds()
 		return out
 	}
-	out.Remaining -= c.used
-	out.ResetAfter = c.since.Add(h.cfg.SessionStartWindow).Sub(now).Milliseconds()
+	out.Remaining -= min(w.Count, out.Total)
+	out.ResetAfter = w.End.Sub(now).Milliseconds()
 	return out
 }
 
@@ -113,8 +100,11 @@ func (h *Hub) DispatchIntent(userIDs []uint64, intent uint64, event string, data
 	h.dispatchTo(userIDs, event, data, filter{kind: toIntent, intent: intent})
 }
 
-// memberAsk keys the rate limit of requests for all members: one per guild per bot (GW-2).
-type memberAsk struct{ appID, guildID uint64 }
+// memberAskKey is the counter of a bot's requests for all members of a guild: one per
+// MembersRateWindow (GW-2).
+func memberAskKey(appID, guildID uint64) string {
+	return "members|" + strconv.FormatUint(appID, 10) + "|" + strconv.FormatUint(guildID, 10)
+}
 
 // snowflakes reads a snowflake or an array of snowflakes.
 func snowflakes(raw json.RawMessage) ([]uint64, bool) {
@@ -178,24 +168,20 @@ func (c *conn) requestMembers(d json.RawMessage) (closeReq, bool) {
 	if c.sess != nil {
 		sid = c.sess.id
 	}
-	now := h.cfg.Clock.Now()
+	h.mu.Unlock()
 	if rq.Query != nil && query == "" && limit == 0 { // all members: rate limited (GW-2)
-		key := memberAsk{c.who.AppID, guild[0]}
-		if last, ok := h.memberAsks[key]; ok && now.Before(last.Add(h.cfg.MembersRateWindow)) {
-			h.mu.Unlock()
+		now := h.cfg.Clock.Now()
+		ok, ws, err := h.cfg.Counter.Hit(h.ctx, now,
+			counters.Hit{Key: memberAskKey(c.who.AppID, guild[0]), Limit: 1, Window: h.cfg.MembersRateWindow})
+		if err != nil {
+			h.log.Warn("gateway: member request not counted", "app_id", c.who.AppID, "err", err)
+		} else if !ok {
 			h.DispatchSession(sid, gwire.EventRateLimited, wire.RateLimitedEvent{Opcode: gwire.OpRequestGuildMembers,
-				RetryAfter: last.Add(h.cfg.MembersRateWindow).Sub(now).Seconds(),
+				RetryAfter: ws[0].End.Sub(now).Seconds(),
 				Meta:       wire.RateLimitedMeta{GuildID: wire.Snowflake(guild[0]), Nonce: rq.Nonce}})
 			return closeReq{}, false
 		}
-		for k, at := range h.memberAsks { // forget what no longer limits anything
-			if !now.Before(at.Add(h.cfg.MembersRateWindow)) {
-				delete(h.memberAsks, k)
-			}
-		}
-		h.memberAsks[key] = now
 	}
-	h.mu.Unlock()
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
 	members, missing, err := h.cfg.Members(ctx, c.who, guild[0], query, limit, userIDs)
 	cancel()

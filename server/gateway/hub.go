@@ -13,6 +13,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/counters"
 	"sdkpp/server/scopes"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -151,6 +152,10 @@ type Config struct {
 	// MembersRateWindow is how often a bot may request all members of one guild (rule GW-2);
 	// default 30 s.
 	MembersRateWindow time.Duration
+	// Counter counts the bots' session starts and member requests (package counters: in the
+	// store when nodes share it, so that a budget holds whichever nodes a bot connects to);
+	// nil counts in memory.
+	Counter counters.Counter
 	// Bus, when set, carries every dispatch to every node of a cluster, this one included: a
 	// dispatch is published, and pushed to the sessions of each node as that node reads it
 	// back (Deliver). Nil: dispatches go straight to this node's sessions.
@@ -200,10 +205,6 @@ type Hub struct {
 
 	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
 	stats hubStats   // what Stats reports
-
-	// Bots (bots.go), guarded by mu.
-	starts     map[uint64]*startCount // by application: Identifies in the current window
-	memberAsks map[memberAsk]time.Time
 }
 
 // New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
@@ -230,6 +231,9 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Counter == nil {
+		cfg.Counter = counters.NewMemory()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Hub{
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
@@ -237,7 +241,6 @@ func New(cfg Config) *Hub {
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
 		rate: newRateMeter(), life: newSessionID()[:12],
 		remote: map[string]*sessionNote{}, remoteByUser: map[uint64]map[string]*sessionNote{},
-		starts: map[uint64]*startCount{}, memberAsks: map[memberAsk]time.Time{},
 	}
 }
 

@@ -46,8 +46,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	commands map[scope][]wire.ApplicationCommand // the store's, by application and guild (0: global), as read
-	pending  map[uint64]*pending                 // the interactions, by id
-	modals   map[uint64]*openModal               // the open modals, by the id of their interaction
+	swept    clock.Chore                         // the deletions of ended interactions (sweep)
 }
 
 // scope is where commands are registered: an application, globally (guild 0) or in a guild.
@@ -113,10 +112,24 @@ func (s *Service) Commands(ctx context.Context, app, guild uint64) ([]wire.Appli
 // scopeCommands returns the scope's commands, read from the store the first time; s.mu is held.
 // The slice is shared: copy it to change it.
 func (s *Service) scopeCommands(ctx context.Context, sc scope) ([]wire.ApplicationCommand, error) {
-	if list, ok := s.commands[sc]; ok {
+	// Where nodes share the store another node may have changed them: read them each time.
+	if list, ok := s.commands[sc]; ok && !s.Store.Shared() {
 		return list, nil
 	}
-	doc, err := s.Store.GetApplicationCommands(ctx, sc.app, sc.guild)
+	list, err := readCommands(ctx, s.Store, sc)
+	if err != nil {
+		return nil, err
+	}
+	if s.commands == nil {
+		s.commands = map[scope][]wire.ApplicationCommand{}
+	}
+	s.commands[sc] = list
+	return list, nil
+}
+
+// readCommands reads the scope's commands from st.
+func readCommands(ctx context.Context, st store.Store, sc scope) ([]wire.ApplicationCommand, error) {
+	doc, err := st.GetApplicationCommands(ctx, sc.app, sc.guild)
 	if err != nil {
 		return nil, fmt.Errorf("interactions: read commands: %w", err)
 	}
@@ -126,11 +139,32 @@ func (s *Service) scopeCommands(ctx context.Context, sc scope) ([]wire.Applicati
 			return nil, fmt.Errorf("interactions: stored commands of app %d, guild %d: %w", sc.app, sc.guild, err)
 		}
 	}
-	if s.commands == nil {
-		s.commands = map[scope][]wire.ApplicationCommand{}
-	}
-	s.commands[sc] = list
 	return list, nil
+}
+
+// change runs fn on the scope's commands as the store has them, in a transaction that holds
+// the scope's lock, so that nodes sharing the store change a scope one at a time; fn saves the
+// new list with set. This node's copy is dropped when the change fails.
+func (s *Service) change(ctx context.Context, sc scope, fn func(st store.Store, have []wire.ApplicationCommand) (any, error)) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out any
+	err := s.Store.WithTx(ctx, func(tx store.Store) error {
+		if err := tx.LockApplicationCommands(ctx, sc.app, sc.guild); err != nil {
+			return err
+		}
+		have, err := readCommands(ctx, tx, sc)
+		if err != nil {
+			return err
+		}
+		out, err = fn(tx, have)
+		return err
+	})
+	if err != nil {
+		delete(s.commands, sc)
+		return nil, err
+	}
+	return out, nil
 }
 
 func (s *Service) list(r *http.Request, sc scope) (any, error) {
@@ -270,32 +304,28 @@ func (s *Service) create(r *http.Request, sc scope) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	have, err := s.scopeCommands(r.Context(), sc)
-	if err != nil {
-		return nil, err
-	}
-	list, replaced, err := s.place(append([]wire.ApplicationCommand(nil), have...), c)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.set(r.Context(), sc, list); err != nil {
-		return nil, err
-	}
-	for _, x := range list {
-		if x.Type == c.Type && x.Name == c.Name {
-			c = x
+	return s.change(r.Context(), sc, func(st store.Store, have []wire.ApplicationCommand) (any, error) {
+		list, replaced, err := s.place(append([]wire.ApplicationCommand(nil), have...), c)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if replaced {
-		return c, nil
-	}
-	return httpx.Reply{Status: http.StatusCreated, Body: c}, nil
+		if err := s.set(r.Context(), st, sc, list); err != nil {
+			return nil, err
+		}
+		for _, x := range list {
+			if x.Type == c.Type && x.Name == c.Name {
+				c = x
+			}
+		}
+		if replaced {
+			return c, nil
+		}
+		return httpx.Reply{Status: http.StatusCreated, Body: c}, nil
+	})
 }
 
-// set makes list the scope's commands, in the store and then in memory; s.mu is held.
-func (s *Service) set(ctx context.Context, sc scope, list []wire.ApplicationCommand) error {
+// set makes list the scope's commands, in st and then in memory; s.mu is held.
+func (s *Service) set(ctx context.Context, st store.Store, sc scope, list []wire.ApplicationCommand) error {
 	var doc []byte
 	if len(list) > 0 {
 		var err error
@@ -303,7 +333,7 @@ func (s *Service) set(ctx context.Context, sc scope, list []wire.ApplicationComm
 			return fmt.Errorf("interactions: encode commands: %w", err)
 		}
 	}
-	if err := s.Store.PutApplicationCommands(ctx, sc.app, sc.guild, doc); err != nil {
+	if err := st.PutApplicationCommands(ctx, sc.app, sc.guild, doc); err != nil {
 		return fmt.Errorf("interactions: write commands: %w", err)
 	}
 	if s.commands == nil {
@@ -320,45 +350,41 @@ func (s *Service) overwrite(r *http.Request, sc scope) (any, error) {
 	if err := httpx.DecodeJSON(r, &specs); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, err := s.scopeCommands(r.Context(), sc)
-	if err != nil {
-		return nil, err
-	}
-	var list []wire.ApplicationCommand
-	for i := range specs {
-		path := strconv.Itoa(i) + "."
-		c, err := s.build(path, &specs[i], sc)
-		if err != nil {
+	return s.change(r.Context(), sc, func(st store.Store, old []wire.ApplicationCommand) (any, error) {
+		var list []wire.ApplicationCommand
+		for i := range specs {
+			path := strconv.Itoa(i) + "."
+			c, err := s.build(path, &specs[i], sc)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range list {
+				if x.Type == c.Type && x.Name == c.Name {
+					return nil, wire.InvalidAt(path+"name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+				}
+			}
+			for _, x := range old {
+				if x.Type == c.Type && x.Name == c.Name {
+					c.ID = x.ID
+				}
+			}
+			id := c.ID
+			var err2 error
+			if list, _, err2 = s.place(list, c); err2 != nil {
+				return nil, err2
+			}
+			if id != 0 {
+				list[len(list)-1].ID = id
+			}
+		}
+		if err := s.set(r.Context(), st, sc, list); err != nil {
 			return nil, err
 		}
-		for _, x := range list {
-			if x.Type == c.Type && x.Name == c.Name {
-				return nil, wire.InvalidAt(path+"name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
-			}
+		if list == nil {
+			list = []wire.ApplicationCommand{}
 		}
-		for _, x := range old {
-			if x.Type == c.Type && x.Name == c.Name {
-				c.ID = x.ID
-			}
-		}
-		id := c.ID
-		var err2 error
-		if list, _, err2 = s.place(list, c); err2 != nil {
-			return nil, err2
-		}
-		if id != 0 {
-			list[len(list)-1].ID = id
-		}
-	}
-	if err := s.set(r.Context(), sc, list); err != nil {
-		return nil, err
-	}
-	if list == nil {
-		list = []wire.ApplicationCommand{}
-	}
-	return list, nil
+		return list, nil
+	})
 }
 
 // edit serves PATCH: the fields given change; the name may not clash with another command.
@@ -374,44 +400,40 @@ func (s *Service) edit(r *http.Request, sc scope) (any, error) {
 	if spec.Type != nil {
 		return nil, wire.InvalidAt("type", "APPLICATION_COMMAND_TYPE_IMMUTABLE", "A command's type cannot change.")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	have, err := s.scopeCommands(r.Context(), sc)
-	if err != nil {
-		return nil, err
-	}
-	list := append([]wire.ApplicationCommand(nil), have...)
-	for i, c := range list {
-		if uint64(c.ID) != id {
-			continue
-		}
-		full := wire.CommandSpec{Type: &c.Type, Name: &c.Name, Description: &c.Description, Options: &c.Options}
-		if spec.Name != nil {
-			full.Name = spec.Name
-		}
-		if spec.Description != nil {
-			full.Description = spec.Description
-		}
-		if spec.Options != nil {
-			full.Options = spec.Options
-		}
-		n, err := s.build("", &full, sc)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range list {
-			if x.ID != c.ID && x.Type == n.Type && x.Name == n.Name {
-				return nil, wire.InvalidAt("name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+	return s.change(r.Context(), sc, func(st store.Store, have []wire.ApplicationCommand) (any, error) {
+		list := append([]wire.ApplicationCommand(nil), have...)
+		for i, c := range list {
+			if uint64(c.ID) != id {
+				continue
 			}
+			full := wire.CommandSpec{Type: &c.Type, Name: &c.Name, Description: &c.Description, Options: &c.Options}
+			if spec.Name != nil {
+				full.Name = spec.Name
+			}
+			if spec.Description != nil {
+				full.Description = spec.Description
+			}
+			if spec.Options != nil {
+				full.Options = spec.Options
+			}
+			n, err := s.build("", &full, sc)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range list {
+				if x.ID != c.ID && x.Type == n.Type && x.Name == n.Name {
+					return nil, wire.InvalidAt("name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+				}
+			}
+			n.ID, n.Version = c.ID, wire.Snowflake(s.IDs.Next())
+			list[i] = n
+			if err := s.set(r.Context(), st, sc, list); err != nil {
+				return nil, err
+			}
+			return n, nil
 		}
-		n.ID, n.Version = c.ID, wire.Snowflake(s.IDs.Next())
-		list[i] = n
-		if err := s.set(r.Context(), sc, list); err != nil {
-			return nil, err
-		}
-		return n, nil
-	}
-	return nil, unknownCommand()
+		return nil, unknownCommand()
+	})
 }
 
 // remove serves DELETE (204).
@@ -420,16 +442,12 @@ func (s *Service) remove(r *http.Request, sc scope) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list, err := s.scopeCommands(r.Context(), sc)
-	if err != nil {
-		return nil, err
-	}
-	for i, c := range list {
-		if uint64(c.ID) == id {
-			return nil, s.set(r.Context(), sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
+	return s.change(r.Context(), sc, func(st store.Store, list []wire.ApplicationCommand) (any, error) {
+		for i, c := range list {
+			if uint64(c.ID) == id {
+				return nil, s.set(r.Context(), st, sc, append(append([]wire.ApplicationCommand(nil), list[:i]...), list[i+1:]...))
+			}
 		}
-	}
-	return nil, unknownCommand()
+		return nil, unknownCommand()
+	})
 }

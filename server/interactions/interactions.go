@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/scopes"
+	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/wire"
@@ -48,23 +50,40 @@ type Messages interface {
 	InteractionTarget(ctx context.Context, ch *store.GuildChannel, id uint64) (wire.GuildMessage, error)
 }
 
-// pending is an interaction awaiting or past its response.
-type pending struct {
-	id, app, bot, user uint64
-	kind               int
-	token              string
-	channel            *store.GuildChannel
-	created            time.Time
-	answered           bool
-	meta               wire.InteractionMetadata
+// Interactions and open modals are kept in the store (store.InteractionStore), so that the bot's
+// callback and the user's submission may reach any node; answering and submitting are
+// conditional updates there, so that each happens once.
+
+// storedField is a modal field as stored: what a submission is checked against.
+type storedField struct {
+	Path string         `json:"path"`
+	C    wire.Component `json:"c"`
+	Min  int            `json:"min"`
+	Max  int            `json:"max"`
 }
 
-// openModal is a modal shown to a user, until submitted or TokenLifetime after it opened.
-type openModal struct {
-	app, user, guild, channel uint64
-	customID                  string
-	fields                    []field
-	opened                    time.Time
+func encodeFields(fields []field) (string, error) {
+	out := make([]storedField, len(fields))
+	for i, f := range fields {
+		out[i] = storedField{Path: f.path, C: f.c, Min: f.min, Max: f.max}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("interactions: encode modal fields: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeFields(s string) ([]field, error) {
+	var in []storedField
+	if err := json.Unmarshal([]byte(s), &in); err != nil {
+		return nil, fmt.Errorf("interactions: stored modal fields: %w", err)
+	}
+	out := make([]field, len(in))
+	for i, f := range in {
+		out[i] = field{path: f.Path, c: f.C, min: f.Min, max: f.Max}
+	}
+	return out, nil
 }
 
 // RegisterInteractions adds POST /interactions (a user invokes a command or submits a modal)
@@ -80,22 +99,25 @@ func (s *Service) RegisterInteractions(mux httpx.Router) {
 	})
 }
 
+// acknowledged is the answer to a second initial response.
+func acknowledged() error {
+	return wire.Coded(wire.CodeInteractionAcknowledged, "Interaction has already been acknowledged.")
+}
+
 func unknownInteraction() error {
 	return &wire.APIError{Status: http.StatusNotFound, Code: wire.CodeUnknownInteraction, Message: "Unknown interaction"}
 }
 
-// sweepLocked drops the interactions and modals past their lifetime.
-func (s *Service) sweepLocked(now time.Time) {
-	for id, p := range s.pending {
-		if now.Sub(p.created) >= TokenLifetime {
-			delete(s.pending, id)
-		}
+// sweepEvery is how often, on the Clock, a node deletes the interactions and modals past their
+// lifetime.
+const sweepEvery = time.Minute
+
+// sweep deletes the interactions and modals past their lifetime, at most once per sweepEvery.
+func (s *Service) sweep(ctx context.Context, now time.Time) error {
+	if !s.swept.Due(now, sweepEvery) {
+		return nil
 	}
-	for id, m := range s.modals {
-		if now.Sub(m.opened) >= TokenLifetime {
-			delete(s.modals, id)
-		}
-	}
+	return s.Store.SweepInteractions(ctx, now.Add(-TokenLifetime))
 }
 
 // invocation is what invoke has loaded: the guild, channel, user's access and the app.
@@ -165,14 +187,18 @@ func (s *Service) invoke(r *http.Request) (any, error) {
 	_, _ = rand.Read(b)
 	ix.Token = base64.RawURLEncoding.EncodeToString(b)
 	now := s.Clock.Now()
-	s.mu.Lock()
-	if s.pending == nil {
-		s.pending = map[uint64]*pending{}
+	if err := s.sweep(in.ctx, now); err != nil {
+		return nil, err
 	}
-	s.sweepLocked(now)
-	s.pending[uint64(ix.ID)] = &pending{id: uint64(ix.ID), app: in.app.ID, bot: in.app.BotUserID, user: in.userID,
-		kind: body.Type, token: ix.Token, channel: in.ch, created: now, meta: meta}
-	s.mu.Unlock()
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("interactions: encode metadata: %w", err)
+	}
+	if err := s.Store.PutInteraction(in.ctx, &store.PendingInteraction{ID: uint64(ix.ID), AppID: in.app.ID,
+		BotUserID: in.app.BotUserID, UserID: in.userID, ChannelID: in.ch.ID, Kind: body.Type,
+		TokenHash: secret.Hash(ix.Token), Meta: string(metaJSON), CreatedAt: now}); err != nil {
+		return nil, err
+	}
 	if s.Notifier != nil {
 		s.Notifier.DispatchBotSessions([]uint64{in.app.BotUserID}, EventInteractionCreate, ix)
 	}
@@ -456,28 +482,32 @@ func (s *Service) optionValue(in *invocation, res *wire.Resolved, path string, t
 // submit checks a modal submission against the open modal it answers (data.id, the id of the
 // interaction that opened it; its custom_id) and closes that modal.
 func (s *Service) submit(in *invocation, d *wire.InvocationData) (wire.InteractionData, error) {
-	s.mu.Lock()
-	m, ok := s.modals[uint64(d.ID)]
-	if ok && s.Clock.Now().Sub(m.opened) >= TokenLifetime {
-		delete(s.modals, uint64(d.ID))
-		ok = false
-	}
-	s.mu.Unlock()
-	if !ok || m.user != in.userID || m.app != in.app.ID || m.guild != in.g.ID || m.channel != in.ch.ID {
+	m, err := s.Store.GetModal(in.ctx, uint64(d.ID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return wire.InteractionData{}, unknownInteraction()
-	}
-	if d.CustomID != m.customID {
-		return wire.InteractionData{}, wire.InvalidAt("data.custom_id", "MODAL_CUSTOM_ID_MISMATCH", "Not the modal's custom_id.")
-	}
-	if err := checkSubmit(m.fields, d.Components); err != nil {
+	case err != nil:
 		return wire.InteractionData{}, err
 	}
-	s.mu.Lock()
-	_, still := s.modals[uint64(d.ID)]
-	delete(s.modals, uint64(d.ID))
-	s.mu.Unlock()
-	if !still { // submitted meanwhile
+	if s.Clock.Now().Sub(m.OpenedAt) >= TokenLifetime || m.UserID != in.userID || m.AppID != in.app.ID ||
+		m.GuildID != in.g.ID || m.ChannelID != in.ch.ID {
 		return wire.InteractionData{}, unknownInteraction()
+	}
+	if d.CustomID != m.CustomID {
+		return wire.InteractionData{}, wire.InvalidAt("data.custom_id", "MODAL_CUSTOM_ID_MISMATCH", "Not the modal's custom_id.")
+	}
+	fields, err := decodeFields(m.Fields)
+	if err != nil {
+		return wire.InteractionData{}, err
+	}
+	if err := checkSubmit(fields, d.Components); err != nil {
+		return wire.InteractionData{}, err
+	}
+	switch err := s.Store.DeleteModal(in.ctx, m.ID); {
+	case errors.Is(err, store.ErrNotFound): // submitted meanwhile, maybe on another node
+		return wire.InteractionData{}, unknownInteraction()
+	case err != nil:
+		return wire.InteractionData{}, err
 	}
 	return wire.InteractionData{CustomID: d.CustomID, Components: d.Components}, nil
 }
@@ -491,10 +521,15 @@ func (s *Service) callback(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	p, ok := s.pending[id]
-	s.mu.Unlock()
-	if !ok || subtle.ConstantTimeCompare([]byte(p.token), []byte(r.PathValue("token"))) != 1 {
+	ctx := r.Context()
+	p, err := s.Store.GetInteraction(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, unknownInteraction()
+	case err != nil:
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare(p.TokenHash, secret.Hash(r.PathValue("token"))) != 1 {
 		return nil, unknownInteraction()
 	}
 	var body wire.InteractionCallback
@@ -516,7 +551,7 @@ func (s *Service) callback(r *http.Request) (any, error) {
 		content = *msg.Content
 	case wire.CallbackDeferredChannelMessage:
 	case wire.CallbackModal:
-		if p.kind == wire.InteractionModalSubmit {
+		if p.Kind == wire.InteractionModalSubmit {
 			return nil, wire.InvalidAt("type", "INTERACTION_MODAL_NOT_ALLOWED", "A modal submission cannot be answered with a modal.")
 		}
 		if len(body.Data) == 0 || json.Unmarshal(body.Data, &modal) != nil {
@@ -529,39 +564,56 @@ func (s *Service) callback(r *http.Request) (any, error) {
 		return nil, wire.InvalidAt("type", "BASE_TYPE_CHOICES", "Value must be one of (4, 5, 9).")
 	}
 	now := s.Clock.Now()
-	s.mu.Lock()
-	switch age := now.Sub(p.created); {
+	switch age := now.Sub(p.CreatedAt); {
 	case age >= TokenLifetime:
-		delete(s.pending, id)
-		err = unknownInteraction()
-	case p.answered:
-		err = wire.Coded(wire.CodeInteractionAcknowledged, "Interaction has already been acknowledged.")
+		return nil, unknownInteraction()
+	case p.Answered:
+		return nil, acknowledged()
 	case age > InitialResponseWindow:
-		err = unknownInteraction()
-	default:
-		p.answered = true
-		if body.Type == wire.CallbackModal {
-			if s.modals == nil {
-				s.modals = map[uint64]*openModal{}
-			}
-			s.modals[id] = &openModal{app: p.app, user: p.user, guild: p.channel.GuildID, channel: p.channel.ID,
-				customID: modal.CustomID, fields: fields, opened: now}
-		}
+		return nil, unknownInteraction()
 	}
-	s.mu.Unlock()
-	if err != nil {
+	ch, err := s.Store.GetGuildChannel(ctx, p.ChannelID)
+	switch {
+	case errors.Is(err, store.ErrNotFound): // deleted since
+		return nil, unknownInteraction()
+	case err != nil:
+		return nil, err
+	}
+	err = s.Store.WithTx(ctx, func(tx store.Store) error {
+		if err := tx.AnswerInteraction(ctx, id); err != nil {
+			return err
+		}
+		if body.Type != wire.CallbackModal {
+			return nil
+		}
+		enc, err := encodeFields(fields)
+		if err != nil {
+			return err
+		}
+		return tx.PutModal(ctx, &store.OpenModal{ID: id, AppID: p.AppID, UserID: p.UserID, GuildID: ch.GuildID,
+			ChannelID: ch.ID, CustomID: modal.CustomID, Fields: enc, OpenedAt: now})
+	})
+	switch {
+	case errors.Is(err, store.ErrConflict): // answered meanwhile, maybe on another node
+		return nil, acknowledged()
+	case errors.Is(err, store.ErrNotFound): // swept meanwhile
+		return nil, unknownInteraction()
+	case err != nil:
 		return nil, err
 	}
 	switch body.Type {
 	case wire.CallbackChannelMessage:
-		meta := p.meta
-		if _, err := s.Messages.PostInteractionMessage(r.Context(), p.channel, p.bot, content, &meta); err != nil {
+		var meta wire.InteractionMetadata
+		if err := json.Unmarshal([]byte(p.Meta), &meta); err != nil {
+			return nil, fmt.Errorf("interactions: stored metadata: %w", err)
+		}
+		if _, err := s.Messages.PostInteractionMessage(ctx, ch, p.BotUserID, content, &meta); err != nil {
 			return nil, err
 		}
 	case wire.CallbackModal:
 		if s.Notifier != nil {
-			s.Notifier.Dispatch(p.user, EventModalCreate, wire.ModalCreate{ID: wire.Snowflake(id), ApplicationID: wire.Snowflake(p.app),
-				GuildID: wire.Snowflake(p.channel.GuildID), ChannelID: wire.Snowflake(p.channel.ID), CustomID: modal.CustomID,
+			s.Notifier.Dispatch(p.UserID, EventModalCreate, wire.ModalCreate{ID: wire.Snowflake(id), ApplicationID: wire.Snowflake(p.AppID),
+				GuildID: wire.Snowflake(ch.GuildID), ChannelID: wire.Snowflake(ch.ID), CustomID: modal.CustomID,
 				Title: modal.Title, Components: modal.Components})
 		}
 	}

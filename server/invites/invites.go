@@ -55,6 +55,15 @@ type Service struct {
 	// waits while it runs: a test holds a job in progress this way. ctx is done once Close has
 	// been called: a hook that waits must stop waiting then.
 	OnTargetUsersJob func(ctx context.Context, code string, status int)
+	// PollJobs, when not zero, is how often (on the Clock) the job goroutine looks for jobs
+	// without a kick: where nodes share the store, a job claimed by a node that died or
+	// restarted is free again once its claim lease ends, and no kick says so. Zero waits for
+	// kicks only (one node: every job is kicked, or left by a previous run and taken at start).
+	PollJobs time.Duration
+	// ObserveJob, when set, is told of each target-users job processed, as job
+	// "invite_target_users", with its duration and its store error (nil when it completed or
+	// failed naming unknown users: that is the job's result, not a failure to run it).
+	ObserveJob func(job string, took time.Duration, err error)
 
 	jobs jobRunner // the target-users jobs (targetjobs.go)
 }

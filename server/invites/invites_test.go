@@ -251,7 +251,7 @@ func TestCreateChannelInviteWithTargetUsers(t *testing.T) {
 // target_users_file: the file is processed as a job; until it completes nobody may accept, then
 // only its users.
 func TestCreateChannelInviteWithTargetUsersFile(t *testing.T) {
-	f := newChanInviteFixture(t)
+	f := newChanInviteFixture(t, servertest.WithConfig(func(c *server.Config) { c.MetricsAddr = "127.0.0.1:0" }))
 	bob := f.E.User("bob").ID
 	f.jobs.hold.Store(true)
 	r := f.upload(t, http.MethodPost, f.invitesPath(), guildtest.PayloadPart(map[string]any{"max_uses": 2}),
@@ -270,6 +270,12 @@ func TestCreateChannelInviteWithTargetUsersFile(t *testing.T) {
 	assert.Equal(t, csvOf(bob), f.targets(t, inv.Code), "rule TU-1")
 	guildtest.ExpectAPIError(t, "INVT-1: carol is not in the file", f.accept(t, inv.Code, f.Carol), http.StatusForbidden, wire.CodeMissingAccess)
 	guildtest.OK(t, f.accept(t, inv.Code, f.Bob), nil)
+
+	// The job's run is in the background jobs' metrics.
+	require.Eventually(t, func() bool {
+		r := guildtest.Do(t, http.MethodGet, f.E.Server.MetricsURL(), nil, nil)
+		return strings.Contains(string(r.Body), `sdkpp_job_runs_total{job="invite_target_users",node="0"} 1`+"\n")
+	}, 10*time.Second, 10*time.Millisecond, "one target-users job run")
 }
 
 func ptr[T any](v T) *T { return &v }

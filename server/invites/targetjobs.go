@@ -79,7 +79,11 @@ func (s *Service) runJobs(ctx context.Context, wake <-chan struct{}, done chan<-
 	for {
 		j, err := s.Store.NextInviteTargetJob(ctx)
 		if err == nil {
+			start := time.Now() // the job's real duration, for ObserveJob
 			err = s.processJob(ctx, j)
+			if ctx.Err() == nil && s.ObserveJob != nil {
+				s.ObserveJob("invite_target_users", time.Since(start), err)
+			}
 		}
 		var retry time.Time
 		switch {
@@ -88,7 +92,10 @@ func (s *Service) runJobs(ctx context.Context, wake <-chan struct{}, done chan<-
 		case err == nil:
 			continue // the next job, if any
 		case errors.Is(err, store.ErrNotFound):
-			// none processing: wait for a kick
+			// none processing or free: wait for a kick, or the next poll
+			if s.PollJobs > 0 {
+				retry = s.Clock.Now().Add(s.PollJobs)
+			}
 		default:
 			s.Logger.Error("target users job", "err", err)
 			retry = s.Clock.Now().Add(jobRetry)

@@ -69,6 +69,9 @@ type Service struct {
 	Logger *slog.Logger         // lobby creation and deletion; store errors
 	// Kick wakes the webhook dispatcher after a commit that queued a webhook (may be nil).
 	Kick func()
+	// ObserveJob, when set, is told of each sweep of the janitor (the idle lobbies deleted,
+	// the next expiry read) as job "lobby_expiry", with its duration and error.
+	ObserveJob func(job string, took time.Duration, err error)
 	// Notifier receives the realtime events; nil means no realtime delivery.
 	Notifier Notifier
 	// Connected tells whether a user has a live gateway session of an application: a member's
@@ -360,8 +363,12 @@ func (s *Service) janitor(ctx context.Context) {
 	defer close(s.done)
 	for {
 		next, ok, err := time.Time{}, false, error(nil)
+		start := time.Now() // the sweep's real duration, for ObserveJob
 		if _, err = s.ExpireIdle(ctx); err == nil {
 			next, ok, err = s.Store.NextLobbyExpiry(ctx)
+		}
+		if ctx.Err() == nil && s.ObserveJob != nil {
+			s.ObserveJob("lobby_expiry", time.Since(start), err)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -7,9 +7,15 @@
 // further attempts for it are refused until the deciding failure is Lockout old. Keys starting
 // "code:" lock after MaxCodeFailures. Callers do not check the password while locked, so the lock
 // gives no answer to guess against, and clear a username's failures when it signs in.
+//
+// A Throttle keeps the failures in this process's memory, or, with Shared set, in the store that
+// every node of a cluster shares, so that a guesser spreading attempts over nodes is locked all
+// the same. Should the store fail, an attempt is let through (its password check needs the
+// store too).
 package loginthrottle
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net"
@@ -18,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sdkpp/internal/clock"
 )
 
 // The limits and the lockout of the keys.
@@ -33,9 +41,25 @@ const (
 // Throttle remembers recent failures by key. Its zero value is ready; a nil *Throttle throttles
 // nothing.
 type Throttle struct {
+	// Shared, when set, keeps the failures for every node (store.SharedStateStore); nil keeps
+	// them in memory.
+	Shared Failures
+
 	mu       sync.Mutex
 	failures map[string][]time.Time // each key's failures within Lockout, oldest first
+	sweep    clock.Chore            // Shared: the deletions of old failures
 }
+
+// Failures keeps sign-in failures where every node sees them (store.SharedStateStore).
+type Failures interface {
+	AddLoginFailure(ctx context.Context, keys []string, at time.Time) error
+	NthLoginFailure(ctx context.Context, key string, since time.Time, n int) (time.Time, bool, error)
+	ClearLoginFailures(ctx context.Context, key string) error
+	SweepLoginFailures(ctx context.Context, before time.Time) error
+}
+
+// sweepEvery is how often, on the clock of the failures, a Shared throttle deletes old ones.
+const sweepEvery = time.Minute
 
 // Keys returns the keys of a sign-in attempt on r for username: the username's and the
 // address's, followed by more.
@@ -71,9 +95,19 @@ func (t *Throttle) Locked(keys []string, now time.Time) time.Duration {
 	if t == nil {
 		return 0
 	}
+	var wait time.Duration
+	if t.Shared != nil {
+		for _, k := range keys {
+			limit := limitOf(k)
+			at, ok, err := t.Shared.NthLoginFailure(context.Background(), k, now.Add(-Lockout), limit)
+			if err == nil && ok {
+				wait = max(wait, at.Add(Lockout).Sub(now))
+			}
+		}
+		return wait
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var wait time.Duration
 	for _, k := range keys {
 		fs, limit := t.recentLocked(k, now), limitOf(k)
 		if len(fs) >= limit {
@@ -86,6 +120,10 @@ func (t *Throttle) Locked(keys []string, now time.Time) time.Duration {
 // Failed records a failure for keys.
 func (t *Throttle) Failed(keys []string, now time.Time) {
 	if t == nil {
+		return
+	}
+	if t.Shared != nil {
+		t.failedShared(keys, now)
 		return
 	}
 	t.mu.Lock()
@@ -110,9 +148,23 @@ func (t *Throttle) Succeeded(key string) {
 	if t == nil {
 		return
 	}
+	if t.Shared != nil {
+		_ = t.Shared.ClearLoginFailures(context.Background(), key) // at worst the failures lock a little longer
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.failures, key)
+}
+
+// failedShared is Failed on the Shared store, deleting the failures older than Lockout at most
+// once per sweepEvery.
+func (t *Throttle) failedShared(keys []string, now time.Time) {
+	ctx := context.Background()
+	if t.sweep.Due(now, sweepEvery) {
+		_ = t.Shared.SweepLoginFailures(ctx, now.Add(-Lockout)) // the next sweep tries again
+	}
+	_ = t.Shared.AddLoginFailure(ctx, keys, now) // a store that fails here fails the sign-ins too
 }
 
 func (t *Throttle) recentLocked(k string, now time.Time) []time.Time {

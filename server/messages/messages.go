@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"unicode/utf8"
 
+	"sdkpp/server/counters"
 	"sdkpp/server/guildaccess"
 	"sdkpp/server/httpx"
 	"sdkpp/server/store"
@@ -28,6 +29,8 @@ type Service struct {
 	// PublicURL is the web base the URLs of attachments start with (RegisterAttachments serves
 	// them), e.g. http://127.0.0.1:7710.
 	PublicURL string
+	// Counter counts slowmode's messages (package counters); nil counts in memory.
+	Counter counters.Counter
 
 	slow slowmode // when members last sent in each channel (slowmode.go)
 }
@@ -184,7 +187,8 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if perms&guildaccess.PermSendMessages == 0 || (len(req.files) > 0 && perms&PermAttachFiles == 0) {
 		return nil, wire.MissingPermissions()
 	}
-	if slow, err := s.slowmodeCheck(q, ch, perms); slow != nil || err != nil {
+	claim, slow, err := s.slowmodeCheck(q, ch, perms)
+	if slow != nil || err != nil {
 		return slow, err
 	}
 	atts, err := s.attachmentsOf(req, nil)
@@ -199,10 +203,12 @@ func (s *Service) sendMessage(q *guildaccess.Caller) (any, error) {
 	if m.Mentions, err = s.mentions(q.Ctx, ch.GuildID, m.Content); err != nil {
 		return nil, err
 	}
+	if slow, err := s.slowmodeClaim(q, claim); slow != nil || err != nil {
+		return slow, err
+	}
 	if err := s.saveMessage(q.Ctx, m, true, atts); err != nil {
 		return nil, err
 	}
-	s.slowmodeSent(q, ch)
 	s.MemberSeen(q, ch.GuildID)
 	out, err := s.messageObject(q.Ctx, m)
 	if err != nil {

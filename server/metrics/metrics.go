@@ -33,7 +33,16 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	limited  *prometheus.CounterVec
+
+	jobRuns     *prometheus.CounterVec
+	jobFailures *prometheus.CounterVec
+	jobDuration *prometheus.HistogramVec
+	storeQuery  *prometheus.HistogramVec
+	busLag      *prometheus.HistogramVec
 }
+
+// latencyBuckets are the buckets of the latency histograms, 100 µs to 10 s.
+var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
 // New returns the metrics of node (the label every series carries), with the Go runtime's and
 // the process's collectors registered.
@@ -45,12 +54,24 @@ func New(node string) *Metrics {
 		[]string{"route", "via", "code"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: "http",
 		Name: "request_duration_seconds", Help: "Time to answer an HTTP request, by route template and transport.",
-		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}},
-		[]string{"route", "via"})
+		Buckets: latencyBuckets}, []string{"route", "via"})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "http",
 		Name: "rate_limited_total", Help: "Requests refused with 429 by the rate limiter, by route template and limit scope."},
 		[]string{"route", "scope"})
-	m.wrapped.MustRegister(m.requests, m.duration, m.limited,
+	m.jobRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "job",
+		Name: "runs_total", Help: "Runs of background jobs (webhook dispatch cycles, target-users jobs, expiry and pruning, the node heartbeat), by job."},
+		[]string{"job"})
+	m.jobFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "job",
+		Name: "failures_total", Help: "Runs of background jobs that failed, by job."}, []string{"job"})
+	m.jobDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: "job",
+		Name: "duration_seconds", Help: "Time a background job's run took, by job.", Buckets: latencyBuckets}, []string{"job"})
+	m.storeQuery = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: "store",
+		Name: "query_duration_seconds", Help: "Time the database took to run a statement, by the store operation that ran it (or commit).",
+		Buckets: latencyBuckets}, []string{"operation"})
+	m.busLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: "bus",
+		Name: "delivery_lag_seconds", Help: "Time from a bus message's publication on a node to its delivery on this one, by kind of message.",
+		Buckets: latencyBuckets}, []string{"kind"})
+	m.wrapped.MustRegister(m.requests, m.duration, m.limited, m.jobRuns, m.jobFailures, m.jobDuration, m.storeQuery, m.busLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -120,4 +141,42 @@ func (m *Metrics) HTTP(via string, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey{}, l)))
 	})
+}
+
+// JobRun records one run of a background job: job is the job's fixed name (never an id), took
+// its duration and err its failure (nil on success). It has the signature of the jobs'
+// observers (periodic.Runner.Observe and the services' own loops). A nil *Metrics records
+// nothing.
+func (m *Metrics) JobRun(job string, took time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.jobRuns.WithLabelValues(job).Inc()
+	if err != nil {
+		m.jobFailures.WithLabelValues(job).Inc()
+	}
+	m.jobDuration.WithLabelValues(job).Observe(took.Seconds())
+}
+
+// StoreQuery records one statement of the store, by operation (a store method's name, as
+// store.QueryObserver reports it); a nil *Metrics records nothing.
+func (m *Metrics) StoreQuery(operation string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.storeQuery.WithLabelValues(operation).Observe(took.Seconds())
+}
+
+// BusDelivered records the publish-to-deliver lag of one message of the cluster's bus, as the
+// node that receives it sees it: published is when the publishing node sent it (by that node's
+// clock, carried in the message), delivered when this node handed it on (by this node's
+// clock). kind says what the message is, from a fixed set such as the gateway event it carries
+// ("MESSAGE_CREATE") or "presence": never a subject or anything else that holds an id. The
+// lag includes the skew between the two nodes' clocks; a lag the skew makes negative counts as
+// zero. A nil *Metrics records nothing.
+func (m *Metrics) BusDelivered(kind string, published, delivered time.Time) {
+	if m == nil {
+		return
+	}
+	m.busLag.WithLabelValues(kind).Observe(max(delivered.Sub(published), 0).Seconds())
 }

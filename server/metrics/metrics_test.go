@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -111,6 +113,61 @@ sdkpp_webhook_attempts_total{result="failed"} 1
 sdkpp_webhook_attempts_total{result="retried"} 2
 `)))
 	assert.Equal(t, 2, testutil.CollectAndCount(Voice(func() (int, int) { return 1, 3 })))
+}
+
+// Background jobs count runs and failures and time them; store statements and bus deliveries
+// are timed by operation and kind; a clock skew's negative lag counts as zero.
+func TestJobsStoreAndBus(t *testing.T) {
+	m := New("n")
+	m.JobRun("webhook_dispatch", 3*time.Millisecond, nil)
+	m.JobRun("webhook_dispatch", time.Millisecond, errors.New("queue unreadable"))
+	m.JobRun("lobby_expiry", time.Millisecond, nil)
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.jobRuns.WithLabelValues("webhook_dispatch")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.jobFailures.WithLabelValues("webhook_dispatch")))
+	assert.Equal(t, 1, testutil.CollectAndCount(m.jobFailures), "lobby_expiry never failed")
+	assert.Equal(t, 2, testutil.CollectAndCount(m.jobDuration))
+
+	m.StoreQuery("GetUser", 2*time.Millisecond)
+	m.StoreQuery("GetUser", 4*time.Millisecond)
+	m.StoreQuery("commit", time.Millisecond)
+	n, sum := histogram(t, m, "sdkpp_store_query_duration_seconds", "GetUser")
+	assert.Equal(t, uint64(2), n, "GetUser: two statements")
+	assert.InDelta(t, .006, sum, 1e-9)
+	assert.Equal(t, 2, testutil.CollectAndCount(m.storeQuery), "one series an operation")
+
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	m.BusDelivered("MESSAGE_CREATE", t0, t0.Add(5*time.Millisecond))
+	m.BusDelivered("MESSAGE_CREATE", t0, t0.Add(-time.Millisecond)) // the receiver's clock is behind
+	n, sum = histogram(t, m, "sdkpp_bus_delivery_lag_seconds", "MESSAGE_CREATE")
+	assert.Equal(t, uint64(2), n)
+	assert.InDelta(t, .005, sum, 1e-9, "5 ms, and 0 for the skewed one")
+
+	var none *Metrics
+	none.JobRun("x", 0, nil)
+	none.StoreQuery("x", 0)
+	none.BusDelivered("x", t0, t0)
+}
+
+// histogram returns the sample count and sum of the series of histogram name whose label
+// other than node has the value label.
+func histogram(t *testing.T, m *Metrics, name, label string) (uint64, float64) {
+	t.Helper()
+	fams, err := m.reg.Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() != "node" && l.GetValue() == label {
+					return s.GetHistogram().GetSampleCount(), s.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	t.Fatalf("no series %s{%s}", name, label)
+	return 0, 0
 }
 
 // The Grafana dashboard kept beside this package queries only metrics the service has.

@@ -132,7 +132,13 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 			if err := token.NewGrant(ctx, tx, grant, now, d.AppID, d.UserID); err != nil {
 				return err
 			}
-			return tx.UpdateDeviceCode(ctx, d)
+			if err := tx.UpdateDeviceCode(ctx, d, store.DeviceApproved); errors.Is(err, store.ErrConflict) {
+				// Another poll, maybe on another node, consumed it first.
+				return oauthErr(wire.OAuthInvalidGrant, "The device code was already used")
+			} else if err != nil {
+				return err
+			}
+			return nil
 		}
 		tooSoon := !d.LastPollAt.IsZero() && now.Sub(d.LastPollAt) < secondsDuration(d.Interval)
 		d.LastPollAt = now
@@ -142,7 +148,14 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 			e = oauthErr(wire.OAuthSlowDown, "Polling too fast; wait the interval")
 		}
 		answer = e
-		return tx.UpdateDeviceCode(ctx, d)
+		if err := tx.UpdateDeviceCode(ctx, d, store.DevicePending); errors.Is(err, store.ErrConflict) {
+			// Answered since it was read: the next poll gets the answer.
+			answer = oauthErr(wire.OAuthAuthorizationPending, "The user has not answered yet")
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return nil
 	})
 	if err == nil {
 		err = answer
@@ -230,7 +243,8 @@ func (h *Handler) pendingDevice(ctx context.Context, userCode string) (*store.De
 }
 
 // answerDevice records the user's answer on a still pending device request, re-reading it in the
-// transaction so that a concurrent poll's bookkeeping is kept.
+// transaction so that a concurrent poll's bookkeeping is kept. The update is conditional on the
+// request still pending: of two answers racing on two nodes, one is recorded.
 func (h *Handler) answerDevice(ctx context.Context, seen *store.DeviceCode, status string, userID uint64, granted []string) error {
 	return h.Store.WithTx(ctx, func(tx store.Store) error {
 		d, err := tx.GetDeviceCode(ctx, seen.Hash)
@@ -241,7 +255,12 @@ func (h *Handler) answerDevice(ctx context.Context, seen *store.DeviceCode, stat
 			return errors.New("oauth: the device request was answered already")
 		}
 		d.Status, d.UserID, d.GrantedScopes = status, userID, granted
-		return tx.UpdateDeviceCode(ctx, d)
+		if err := tx.UpdateDeviceCode(ctx, d, store.DevicePending); errors.Is(err, store.ErrConflict) {
+			return errors.New("oauth: the device request was answered already")
+		} else if err != nil {
+			return err
+		}
+		return nil
 	})
 }
 

@@ -29,6 +29,12 @@ const (
 // value is ready; a nil *LoginThrottle throttles nothing.
 type LoginThrottle struct{ t loginthrottle.Throttle }
 
+// NewLoginThrottle returns a LoginThrottle keeping its failures in shared (every node's; see
+// package loginthrottle), or in memory when shared is nil.
+func NewLoginThrottle(shared loginthrottle.Failures) *LoginThrottle {
+	return &LoginThrottle{t: loginthrottle.Throttle{Shared: shared}}
+}
+
 // throttleKeys returns the throttle keys of a login attempt: its username's, its address's, and
 // those of what it answers (deviceKey).
 func throttleKeys(r *http.Request, username string, more ...string) []string {

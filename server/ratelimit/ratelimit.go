@@ -19,6 +19,11 @@
 // rate limited.", "retry_after": <seconds, float>, "global": <bool>}. A refused request does not
 // count. Every time is read from the injected clock, so tests are deterministic.
 //
+// The windows are counted by a counters.Counter: in this process's memory on one node, in the
+// store where nodes share a database, so that a caller's limit holds whichever nodes its
+// requests reach. Should the store fail, the request is let through: the limit protects the
+// service, and a service whose store fails has its requests fail anyway.
+//
 // Credentials are never kept: callers are keyed by a SHA-256 of the header.
 package ratelimit
 
@@ -32,10 +37,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/counters"
 	"sdkpp/server/httpx"
 )
 
@@ -57,6 +62,8 @@ type Config struct {
 	Global Rule
 	// Disabled turns limiting off (for benchmarks that measure the service itself).
 	Disabled bool
+	// Counter counts the windows; nil counts in this process's memory (counters.Memory).
+	Counter counters.Counter
 	// Identify names the authenticated caller of a request (the same key for every way its
 	// credential may be written, and for every token of one user in one application), or ""
 	// when its credential authenticates no one: such requests are limited by address. Nil keys
@@ -74,22 +81,11 @@ var (
 // do: two lobbies' message routes are two buckets.
 var majorParams = []string{"lobby_id", "guild_id", "channel_id", "code"}
 
-// Limiter is the middleware's state: one window per bucket and caller. It is safe for concurrent
-// use.
+// Limiter is the middleware's state: one window per bucket and caller, in its Counter. It is
+// safe for concurrent use.
 type Limiter struct {
 	cfg   Config
 	clock clock.Clock
-
-	mu      sync.Mutex
-	windows map[string]*window
-	sweep   time.Time
-}
-
-// window is one fixed window of a bucket.
-type window struct {
-	start time.Time
-	count int
-	rule  Rule
 }
 
 // New returns a Limiter reading time from c.
@@ -100,7 +96,10 @@ func New(cfg Config, c clock.Clock) *Limiter {
 	if cfg.Global.Limit <= 0 || cfg.Global.Window <= 0 {
 		cfg.Global = DefaultGlobal
 	}
-	return &Limiter{cfg: cfg, clock: c, windows: map[string]*window{}}
+	if cfg.Counter == nil {
+		cfg.Counter = counters.NewMemory()
+	}
+	return &Limiter{cfg: cfg, clock: c}
 }
 
 // Admit counts a request that the route pattern matched, and writes the rate limit headers; false
@@ -120,18 +119,16 @@ func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, pattern string) 
 	}
 	now := l.clock.Now()
 
-	l.mu.Lock()
-	l.sweepLocked(now)
-	global := l.windowLocked("g|"+who, l.cfg.Global, now)
-	route := l.windowLocked("r|"+who+"|"+bucket+"|"+major, rule, now)
-	globalFull, routeFull := global.count >= global.rule.Limit, route.count >= route.rule.Limit
-	if !globalFull && !routeFull {
-		global.count++
-		route.count++
+	ok, ws, err := l.cfg.Counter.Hit(r.Context(), now,
+		counters.Hit{Key: "g|" + who, Limit: l.cfg.Global.Limit, Window: l.cfg.Global.Window},
+		counters.Hit{Key: "r|" + who + "|" + bucket + "|" + major, Limit: rule.Limit, Window: rule.Window})
+	if err != nil {
+		return true // see the package doc
 	}
-	routeReset, globalReset := route.start.Add(route.rule.Window), global.start.Add(global.rule.Window)
-	remaining := route.rule.Limit - route.count
-	l.mu.Unlock()
+	global, route := ws[0], ws[1]
+	globalFull := !ok && global.Count >= l.cfg.Global.Limit
+	routeReset, globalReset := route.End, global.End
+	remaining := rule.Limit - route.Count
 
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(rule.Limit))
@@ -139,7 +136,7 @@ func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, pattern string) 
 	h.Set("X-RateLimit-Reset", seconds(float64(routeReset.UnixMilli())/1000))
 	h.Set("X-RateLimit-Reset-After", seconds(routeReset.Sub(now).Seconds()))
 	h.Set("X-RateLimit-Bucket", bucket)
-	if !globalFull && !routeFull {
+	if ok {
 		return true
 	}
 	isGlobal := globalFull
@@ -163,29 +160,6 @@ type Body struct {
 	Message    string  `json:"message"`
 	RetryAfter float64 `json:"retry_after"` // seconds
 	Global     bool    `json:"global"`
-}
-
-// windowLocked returns the current window of key, starting a new one when the last has ended.
-func (l *Limiter) windowLocked(key string, rule Rule, now time.Time) *window {
-	w := l.windows[key]
-	if w == nil || !now.Before(w.start.Add(w.rule.Window)) || now.Before(w.start) {
-		w = &window{start: now, rule: rule}
-		l.windows[key] = w
-	}
-	return w
-}
-
-// sweepLocked forgets ended windows, at most once a minute of the clock.
-func (l *Limiter) sweepLocked(now time.Time) {
-	if now.Sub(l.sweep) < time.Minute && !now.Before(l.sweep) {
-		return
-	}
-	l.sweep = now
-	for k, w := range l.windows {
-		if !now.Before(w.start.Add(w.rule.Window)) {
-			delete(l.windows, k)
-		}
-	}
 }
 
 // caller keys the request's caller: its authenticated identity, else its IP address. Keying on

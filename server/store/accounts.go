@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -427,10 +428,14 @@ func (s *DB) GetDeviceCodeByUserCode(ctx context.Context, userCode string) (*Dev
 	return scanDevice(s.q.QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM device_codes WHERE user_code=?`, userCode))
 }
 
-func (s *DB) UpdateDeviceCode(ctx context.Context, d *DeviceCode) error {
-	return mustAffect(s.q.ExecContext(ctx, `UPDATE device_codes SET granted_scopes=?, status=?, user_id=?,
-		interval_seconds=?, last_poll_at=? WHERE hash=?`,
-		joinScopes(d.GrantedScopes), d.Status, d.UserID, d.Interval, ts(d.LastPollAt), d.Hash))
+func (s *DB) UpdateDeviceCode(ctx context.Context, d *DeviceCode, from string) error {
+	err := mustAffect(s.q.ExecContext(ctx, `UPDATE device_codes SET granted_scopes=?, status=?, user_id=?,
+		interval_seconds=?, last_poll_at=? WHERE hash=? AND status=?`,
+		joinScopes(d.GrantedScopes), d.Status, d.UserID, d.Interval, ts(d.LastPollAt), d.Hash, from))
+	if errors.Is(err, ErrNotFound) {
+		return ErrConflict
+	}
+	return err
 }
 
 // ---- sessions

@@ -208,3 +208,51 @@ func testLookupOfAnyString(t *testing.T, s *DB) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{0, 0xff}, v)
 }
+
+// Concurrent approvals of one device request, as two nodes may make them: exactly one is
+// recorded, and the stored request is the winner's; consuming it happens once too.
+func TestDeviceCodeAnswersOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		hash := []byte("device-code-hash")
+		require.NoError(t, s.InsertDeviceCode(ctx, &DeviceCode{Hash: hash, UserCode: "ABCD-EFGH", AppID: 1,
+			Scopes: []string{"openid"}, Status: DevicePending, Interval: 5, ExpiresAt: t0.Add(time.Hour), CreatedAt: t0}))
+		const approvers = 8
+		errs := make([]error, approvers)
+		var wg sync.WaitGroup
+		for i := range approvers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.WithTx(ctx, func(tx Store) error {
+					d, err := tx.GetDeviceCode(ctx, hash)
+					if err != nil {
+						return err
+					}
+					d.Status, d.UserID, d.GrantedScopes = DeviceApproved, uint64(100+i), []string{"openid"}
+					return tx.UpdateDeviceCode(ctx, d, DevicePending)
+				})
+			}()
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				require.Equal(t, -1, winner, "approvals %d and %d both recorded", winner, i)
+				winner = i
+			} else {
+				require.ErrorIs(t, err, ErrConflict)
+			}
+		}
+		require.NotEqual(t, -1, winner, "one approval recorded")
+		d, err := s.GetDeviceCode(ctx, hash)
+		require.NoError(t, err)
+		assert.Equal(t, DeviceApproved, d.Status)
+		assert.Equal(t, uint64(100+winner), d.UserID, "the stored answer is the winner's")
+
+		d.Status = DeviceConsumed
+		require.NoError(t, s.UpdateDeviceCode(ctx, d, DeviceApproved))
+		require.ErrorIs(t, s.UpdateDeviceCode(ctx, d, DeviceApproved), ErrConflict, "consumed once")
+	})
+}

@@ -2,12 +2,18 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/internal/clock"
 )
 
 // Nodes on one PostgreSQL: two nodes claiming due webhook deliveries at once each get their own,
@@ -135,6 +141,90 @@ func TestNodeIDIsHeldOnce(t *testing.T) {
 	require.NoError(t, c.Close())
 	_, err = OpenPostgres(ctx, u, PostgresOptions{NodeID: MaxNodeID + 1})
 	require.Error(t, err)
+}
+
+// terminateNodeSession ends, as an operator or a database restart would, the PostgreSQL
+// session that holds node id's lock on the database at u.
+func terminateNodeSession(t *testing.T, u string, id int) {
+	t.Helper()
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	var ok bool
+	require.NoError(t, db.QueryRow(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype='advisory'
+		AND classid=$1 AND objid=$2 AND objsubid=2 AND granted`, nodeLockSpace, id).Scan(&ok))
+	require.True(t, ok)
+}
+
+// A node whose lock session is terminated notices at its next check and takes its id again, so
+// that a second node with the id is refused as before; when another node took the id in the
+// meantime, the check says the node must stop.
+func TestNodeIDLockLostIsDetected(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 5})
+	require.NoError(t, err)
+	defer a.Close()
+	retaken, err := a.CheckNode(ctx)
+	require.NoError(t, err)
+	assert.False(t, retaken, "held")
+
+	terminateNodeSession(t, u, 5)
+	retaken, err = a.CheckNode(ctx)
+	require.NoError(t, err)
+	assert.True(t, retaken, "lost and taken again")
+	_, err = OpenPostgres(ctx, u, PostgresOptions{NodeID: 5})
+	require.ErrorIs(t, err, ErrNodeIDTaken, "held again: a second node is refused")
+
+	terminateNodeSession(t, u, 5)
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 5})
+	require.NoError(t, err, "the id was free while a did not hold it")
+	defer b.Close()
+	_, err = a.CheckNode(ctx)
+	require.ErrorIs(t, err, ErrNodeIDLost)
+}
+
+// WatchNode checks on its clock: a lost lock another node took is logged and reported once.
+func TestWatchNodeStopsTheNode(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 6})
+	require.NoError(t, err)
+	defer a.Close()
+	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
+	lost := make(chan error, 2)
+	a.WatchNode(clk, 5*time.Second, log, func(err error) { lost <- err })
+	require.NoError(t, clk.WaitArmed(ctx, 1))
+
+	terminateNodeSession(t, u, 6)
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 6})
+	require.NoError(t, err)
+	defer b.Close()
+	clk.Advance(5 * time.Second)
+	select {
+	case err := <-lost:
+		require.ErrorIs(t, err, ErrNodeIDLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch did not report the lost id")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, logs.String(), "node id lock lost: another node holds this node id; stopping this node")
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Two nodes taking turns under one order lock: never both inside at once, and each finds the

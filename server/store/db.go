@@ -42,6 +42,8 @@ type dbOptions struct {
 	// claimLease is how long a claimed webhook delivery or job is kept from other nodes; zero
 	// (SQLite: one process) claims nothing.
 	claimLease time.Duration
+	// observe, when set, is told of every statement (ObserveQueries).
+	observe observer
 }
 
 // dialect is what differs between the databases.
@@ -136,7 +138,7 @@ func (s *DB) querierOn(tx *sql.Tx) querier {
 	default:
 		q = uncancelledQuerier{s.db}
 	}
-	return rewriting{d: s.d, q: q}
+	return observing{q: rewriting{d: s.d, q: q}, o: s.opts}
 }
 
 // uncancelledQuerier runs every statement to its end, as cachedQuerier does: a statement
@@ -229,8 +231,12 @@ func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 		tx.Rollback()
 		return err
 	}
+	start := time.Now()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	if f := s.opts.observe.Load(); f != nil {
+		(*f)("commit", time.Since(start))
 	}
 	return nil
 }

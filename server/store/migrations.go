@@ -627,4 +627,63 @@ CREATE TABLE operator_actions (
 CREATE INDEX operator_actions_created ON operator_actions(created_at);
 CREATE INDEX webhook_deliveries_app ON webhook_deliveries(app_id, created_at);
 `,
+	// 25: the node registry: each node's heartbeat row, read by the console's cluster page;
+	// and a guild's recent messages across its channels, for the console's guild page.
+	`
+CREATE TABLE nodes (
+	id INTEGER PRIMARY KEY,
+	address TEXT NOT NULL,
+	started_at INTEGER NOT NULL,
+	sessions INTEGER NOT NULL,
+	calls INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX guild_messages_guild ON guild_messages(guild_id, id);
+`,
+	// 26: shared state (shared.go): fixed-window counters (rate limits, bot session starts,
+	// member requests, slowmode) and sign-in failures, which every node on the database counts
+	// together.
+	`
+CREATE TABLE rate_windows (
+	key TEXT PRIMARY KEY,
+	start_at INTEGER NOT NULL,
+	ends_at INTEGER NOT NULL,
+	hits INTEGER NOT NULL
+);
+CREATE INDEX rate_windows_ends ON rate_windows(ends_at);
+CREATE TABLE login_failures (
+	key TEXT NOT NULL,
+	at INTEGER NOT NULL
+);
+CREATE INDEX login_failures_key ON login_failures(key, at);
+CREATE INDEX login_failures_at ON login_failures(at);
+`,
+	// 27: pending interactions and open modals (package interactions), which the node that
+	// answers one may not be the node that made it.
+	`
+CREATE TABLE pending_interactions (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	bot_user_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	kind INTEGER NOT NULL,
+	token_hash BLOB NOT NULL,
+	meta TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	answered INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX pending_interactions_created ON pending_interactions(created_at);
+CREATE TABLE open_modals (
+	id INTEGER PRIMARY KEY,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	guild_id INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	custom_id TEXT NOT NULL,
+	fields TEXT NOT NULL,
+	opened_at INTEGER NOT NULL
+);
+CREATE INDEX open_modals_opened ON open_modals(opened_at);
+`,
 }

@@ -54,10 +54,18 @@ type OperatorStore interface {
 	GetOperator(ctx context.Context, id uint64) (*Operator, error)
 	GetOperatorByUsername(ctx context.Context, username string) (*Operator, error)
 	ListOperators(ctx context.Context) ([]Operator, error)
+	// SetOperatorRole changes an operator's role; ErrNotFound when there is no such operator.
+	SetOperatorRole(ctx context.Context, id uint64, role string) error
+	// DeleteOperator removes an operator and its sessions (its audit log entries stay);
+	// ErrNotFound when there is no such operator.
+	DeleteOperator(ctx context.Context, id uint64) error
 
 	InsertOperatorSession(ctx context.Context, s *OperatorSession) error
 	GetOperatorSession(ctx context.Context, hash []byte) (*OperatorSession, error)
 	DeleteOperatorSession(ctx context.Context, hash []byte) error
+	// DeleteExpiredOperatorSessions removes the sessions that have expired at now (ExpiresAt
+	// not after now) and returns how many it removed.
+	DeleteExpiredOperatorSessions(ctx context.Context, now time.Time) (int, error)
 
 	// AppendOperatorAction writes an audit log entry.
 	AppendOperatorAction(ctx context.Context, a *OperatorAction) error
@@ -72,6 +80,11 @@ type OperatorStore interface {
 	ListAppWebhooks(ctx context.Context, appID uint64, limit int) ([]WebhookDelivery, error)
 	// ListLobbies returns up to limit lobbies, the most recently active first.
 	ListLobbies(ctx context.Context, limit int) ([]Lobby, error)
+	// ListGuilds returns up to limit guilds, the newest first.
+	ListGuilds(ctx context.Context, limit int) ([]Guild, error)
+	// ListRecentGuildMessages returns up to limit of the guild's messages, every channel's,
+	// the newest first.
+	ListRecentGuildMessages(ctx context.Context, guildID uint64, limit int) ([]GuildMessage, error)
 }
 
 var _ OperatorStore = (*DB)(nil)
@@ -114,6 +127,20 @@ func (s *DB) ListOperators(ctx context.Context) ([]Operator, error) {
 	return collect(rows, scanOperator)
 }
 
+func (s *DB) SetOperatorRole(ctx context.Context, id uint64, role string) error {
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE operators SET role=? WHERE id=?`, role, id))
+}
+
+func (s *DB) DeleteOperator(ctx context.Context, id uint64) error {
+	return s.WithTx(ctx, func(st Store) error {
+		tx := st.(*DB)
+		if _, err := tx.q.ExecContext(ctx, `DELETE FROM operator_sessions WHERE operator_id=?`, id); err != nil {
+			return err
+		}
+		return mustAffect(tx.q.ExecContext(ctx, `DELETE FROM operators WHERE id=?`, id))
+	})
+}
+
 func (s *DB) InsertOperatorSession(ctx context.Context, o *OperatorSession) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO operator_sessions (hash, operator_id, created_at, expires_at) VALUES (?,?,?,?)`,
 		o.Hash, o.OperatorID, ts(o.CreatedAt), ts(o.ExpiresAt))
@@ -134,6 +161,15 @@ func (s *DB) GetOperatorSession(ctx context.Context, hash []byte) (*OperatorSess
 
 func (s *DB) DeleteOperatorSession(ctx context.Context, hash []byte) error {
 	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM operator_sessions WHERE hash=?`, hash))
+}
+
+func (s *DB) DeleteExpiredOperatorSessions(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.q.ExecContext(ctx, `DELETE FROM operator_sessions WHERE expires_at<=?`, ts(now))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 const operatorActionColumns = `id, operator_id, operator, action, target, detail, created_at`
@@ -199,4 +235,21 @@ func (s *DB) ListLobbies(ctx context.Context, limit int) ([]Lobby, error) {
 		return nil, err
 	}
 	return collect(rows, scanLobby)
+}
+
+func (s *DB) ListGuilds(ctx context.Context, limit int) ([]Guild, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildColumns+` FROM guilds ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuild)
+}
+
+func (s *DB) ListRecentGuildMessages(ctx context.Context, guildID uint64, limit int) ([]GuildMessage, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT `+guildMessageColumns+` FROM guild_messages WHERE guild_id=?
+		ORDER BY id DESC LIMIT ?`, guildID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanGuildMessage)
 }

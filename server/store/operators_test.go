@@ -108,4 +108,67 @@ func testConsoleReads(t *testing.T, s *DB) {
 	require.Len(t, ls, 2)
 	require.Equal(t, uint64(61), ls[0].ID, "most recently active first")
 	require.Equal(t, "v", ls[0].Metadata["k"])
+
+	for _, id := range []uint64{70, 80} {
+		require.NoError(t, s.CreateGuild(ctx, &Guild{ID: id, Name: "g", OwnerID: 1, CreatedAt: t0}))
+		require.NoError(t, s.CreateGuildChannel(ctx, &GuildChannel{ID: id + 1, GuildID: id, Name: "general", CreatedAt: t0}))
+		require.NoError(t, s.CreateGuildChannel(ctx, &GuildChannel{ID: id + 2, GuildID: id, Name: "off-topic", CreatedAt: t0}))
+	}
+	gs, err := s.ListGuilds(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{80, 70}, []uint64{gs[0].ID, gs[1].ID}, "newest first")
+	for i, ch := range []uint64{71, 72, 71, 81} {
+		require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: uint64(100 + i), ChannelID: ch, GuildID: ch / 10 * 10,
+			AuthorID: 1, Content: "m", CreatedAt: t0}))
+	}
+	ms, err := s.ListRecentGuildMessages(ctx, 70, 2)
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	require.Equal(t, []uint64{102, 101}, []uint64{ms[0].ID, ms[1].ID}, "every channel's, newest first")
+	require.Equal(t, uint64(72), ms[1].ChannelID)
+}
+
+// Operator management: a role changes, an operator is removed with its sessions, and expired
+// sessions are pruned while live ones stay.
+func TestOperatorManagement(t *testing.T) { forEachStore(t, testOperatorManagement) }
+
+func testOperatorManagement(t *testing.T, s *DB) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for i, name := range []string{"ann", "bob"} {
+		require.NoError(t, s.CreateOperator(ctx, &Operator{ID: uint64(10 + i), Username: name, PasswordHash: []byte("h"),
+			Role: RoleViewer, CreatedAt: t0}))
+	}
+	require.NoError(t, s.SetOperatorRole(ctx, 10, RoleAdmin))
+	got, err := s.GetOperator(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, RoleAdmin, got.Role)
+	require.ErrorIs(t, s.SetOperatorRole(ctx, 99, RoleAdmin), ErrNotFound)
+
+	for _, sess := range []OperatorSession{
+		{Hash: []byte("ann-old"), OperatorID: 10, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)},
+		{Hash: []byte("ann-new"), OperatorID: 10, CreatedAt: t0, ExpiresAt: t0.Add(3 * time.Hour)},
+		{Hash: []byte("bob"), OperatorID: 11, CreatedAt: t0, ExpiresAt: t0.Add(3 * time.Hour)},
+	} {
+		require.NoError(t, s.InsertOperatorSession(ctx, &sess))
+	}
+	n, err := s.DeleteExpiredOperatorSessions(ctx, t0.Add(time.Hour-time.Nanosecond))
+	require.NoError(t, err)
+	require.Zero(t, n, "a session is kept until it expires")
+	n, err = s.DeleteExpiredOperatorSessions(ctx, t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = s.GetOperatorSession(ctx, []byte("ann-old"))
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.GetOperatorSession(ctx, []byte("ann-new"))
+	require.NoError(t, err)
+
+	require.NoError(t, s.DeleteOperator(ctx, 10))
+	_, err = s.GetOperator(ctx, 10)
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.GetOperatorSession(ctx, []byte("ann-new"))
+	require.ErrorIs(t, err, ErrNotFound, "a removed operator's sessions go with it")
+	_, err = s.GetOperatorSession(ctx, []byte("bob"))
+	require.NoError(t, err, "other operators' sessions stay")
+	require.ErrorIs(t, s.DeleteOperator(ctx, 10), ErrNotFound)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
+	"sdkpp/internal/clock"
 	"sdkpp/server/snowflake"
 )
 
@@ -88,14 +90,30 @@ func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, erro
 const nodeLockSpace = 0x5d4b
 
 // nodeLease holds this node's id: a session advisory lock on a connection kept for it. The lock
-// goes with the session, so a node that dies frees its id at once.
+// goes with the session, so a node that dies frees its id at once — and so does a session that
+// drops (a restarted database, a terminated backend) while the node lives: CheckNode notices and
+// takes the id again, or tells that another node has it.
 type nodeLease struct {
-	once sync.Once
-	conn *sql.Conn
-	id   int
+	id int
+	db *sql.DB
+
+	mu       sync.Mutex
+	conn     *sql.Conn // the session holding the lock; nil while none does
+	released bool
+	stop     context.CancelFunc
+	closed   chan struct{} // the watch's goroutine has ended; nil when none was started
 }
 
 func takeNode(ctx context.Context, db *sql.DB, id int) (*nodeLease, error) {
+	conn, err := lockNode(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeLease{id: id, db: db, conn: conn}, nil
+}
+
+// lockNode takes the advisory lock of node id on a connection of its own and returns it.
+func lockNode(ctx context.Context, db *sql.DB, id int) (*sql.Conn, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: node id: %w", err)
@@ -109,16 +127,104 @@ func takeNode(ctx context.Context, db *sql.DB, id int) (*nodeLease, error) {
 		conn.Close()
 		return nil, fmt.Errorf("%w: %d", ErrNodeIDTaken, id)
 	}
-	return &nodeLease{conn: conn, id: id}, nil
+	return conn, nil
 }
 
-// release gives the id up, closing the session that holds it.
+// release gives the id up, closing the session that holds it, and stops the watch.
 func (n *nodeLease) release() {
-	n.once.Do(func() {
+	n.mu.Lock()
+	stop, closed, conn := n.stop, n.closed, n.conn
+	n.conn, n.released = nil, true
+	n.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-closed
+	}
+	if conn != nil {
 		// Closing the connection returns it to the pool with the lock still held: unlock first.
-		_, _ = n.conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, nodeLockSpace, n.id)
+		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, nodeLockSpace, n.id)
+		conn.Close()
+	}
+}
+
+// ErrNodeIDLost is CheckNode's error when the session holding this node's id dropped and
+// another node has taken the id since: this node must stop, or two nodes make the same ids.
+var ErrNodeIDLost = errors.New("store: the session holding this node's id dropped and another node took the id")
+
+// CheckNode makes sure the store still holds its node id (PostgreSQL; on SQLite it does
+// nothing): when the session that held the lock has dropped, it takes the id again on a new
+// session and reports retaken. It fails with ErrNodeIDLost when another node has taken the id,
+// and with another error when the database cannot be asked (the lock is then likely lost too:
+// check again).
+func (s *DB) CheckNode(ctx context.Context) (retaken bool, err error) {
+	if s.node == nil {
+		return false, nil
+	}
+	return s.node.check(ctx)
+}
+
+func (n *nodeLease) check(ctx context.Context) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.released {
+		return false, errors.New("store: node id: the store is closed")
+	}
+	if n.conn != nil {
+		var held bool
+		err := n.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype='advisory'
+			AND classid=$1 AND objid=$2 AND objsubid=2 AND pid=pg_backend_pid() AND granted)`, nodeLockSpace, n.id).Scan(&held)
+		if err == nil && held {
+			return false, nil
+		}
+		// The session dropped (or, which nothing here does, unlocked): take the id on a new one.
 		n.conn.Close()
-	})
+		n.conn = nil
+	}
+	conn, err := lockNode(ctx, n.db, n.id)
+	switch {
+	case errors.Is(err, ErrNodeIDTaken):
+		return false, fmt.Errorf("%w (node id %d)", ErrNodeIDLost, n.id)
+	case err != nil:
+		return false, err // the next check tries again
+	}
+	n.conn = conn
+	return true, nil
+}
+
+// WatchNode checks every interval of c that the store still holds its node id (CheckNode),
+// logging each time it had to take it again, until Close. When another node has taken the id it
+// logs why and calls lost once, and watches no more: the node must stop. On SQLite it does
+// nothing.
+func (s *DB) WatchNode(c clock.Clock, every time.Duration, log *slog.Logger, lost func(error)) {
+	n := s.node
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stop != nil || n.released {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	n.stop, n.closed = stop, make(chan struct{})
+	go func() {
+		defer close(n.closed)
+		for clock.Sleep(ctx, c, every) == nil {
+			retaken, err := n.check(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case errors.Is(err, ErrNodeIDLost):
+				log.Error("node id lock lost: another node holds this node id; stopping this node", "node_id", n.id, "err", err)
+				lost(err)
+				return
+			case err != nil:
+				log.Warn("node id lock: cannot check it; trying again", "node_id", n.id, "err", err)
+			case retaken:
+				log.Warn("node id lock was lost (its database session dropped) and is held again", "node_id", n.id)
+			}
+		}
+	}()
 }
 
 // NodeID returns the node id the store holds (PostgreSQL), or 0.

@@ -272,7 +272,10 @@ type Store interface {
 	InsertDeviceCode(ctx context.Context, d *DeviceCode) error // ErrConflict on a taken user code
 	GetDeviceCode(ctx context.Context, hash []byte) (*DeviceCode, error)
 	GetDeviceCodeByUserCode(ctx context.Context, userCode string) (*DeviceCode, error)
-	UpdateDeviceCode(ctx context.Context, d *DeviceCode) error
+	// UpdateDeviceCode stores d over the device code whose status is still from, in one
+	// conditional statement: ErrConflict when its status is no longer from (another node
+	// answered, or consumed, it first).
+	UpdateDeviceCode(ctx context.Context, d *DeviceCode, from string) error
 
 	InsertSession(ctx context.Context, s *Session) error
 	GetSession(ctx context.Context, hash []byte) (*Session, error)
@@ -314,4 +317,7 @@ type Store interface {
 	GuildActivityStore
 	RelationshipStore
 	OperatorStore
+	SharedStateStore
+	InteractionStore
+	NodeStore
 }

@@ -143,6 +143,9 @@ type Dispatcher struct {
 	Logger  *slog.Logger
 	Client  *http.Client // default: 10 s timeout, no redirects followed
 	Backoff Backoff
+	// ObserveJob, when set, is told of each cycle of the dispatcher (the deliveries due sent, the
+	// next due time read) as job "webhook_dispatch", with its duration and the queue's error.
+	ObserveJob func(job string, took time.Duration, err error)
 
 	wake     chan struct{}
 	cancel   context.CancelFunc
@@ -203,13 +206,17 @@ func (d *Dispatcher) Close() {
 func (d *Dispatcher) loop(ctx context.Context) {
 	defer close(d.done)
 	for {
-		d.sendDue(ctx)
+		start := time.Now() // the cycle's real duration, for ObserveJob
+		err := d.sendDue(ctx)
 		var due <-chan time.Time
 		stop := func() {}
-		next, ok, err := d.Store.NextWebhookDue(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.Logger.Error("webhook queue unreadable", "err", err)
+		next, ok, nerr := d.Store.NextWebhookDue(ctx)
+		if nerr != nil && ctx.Err() == nil {
+			d.Logger.Error("webhook queue unreadable", "err", nerr)
 			next, ok = d.Clock.Now().Add(d.Backoff.Base), true
+		}
+		if ctx.Err() == nil && d.ObserveJob != nil {
+			d.ObserveJob("webhook_dispatch", time.Since(start), errors.Join(err, nerr))
 		}
 		if ok {
 			due, stop = clock.At(d.Clock, next)
@@ -225,23 +232,25 @@ func (d *Dispatcher) loop(ctx context.Context) {
 	}
 }
 
-// sendDue sends every delivery due now.
-func (d *Dispatcher) sendDue(ctx context.Context) {
+// sendDue sends every delivery due now; it returns the queue's error, if it could not be read.
+func (d *Dispatcher) sendDue(ctx context.Context) error {
 	for ctx.Err() == nil {
 		due, err := d.Store.DueWebhooks(ctx, d.Clock.Now(), 16)
 		if err != nil || len(due) == 0 {
 			if err != nil && ctx.Err() == nil {
 				d.Logger.Error("webhook queue unreadable", "err", err)
+				return err
 			}
-			return
+			return nil
 		}
 		for i := range due {
 			if ctx.Err() != nil {
-				return
+				return nil
 			}
 			d.attempt(ctx, &due[i])
 		}
 	}
+	return nil
 }
 
 func (d *Dispatcher) attempt(ctx context.Context, del *store.WebhookDelivery) {

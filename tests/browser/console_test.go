@@ -32,7 +32,8 @@ const operatorPassword = "operator password for the test"
 
 // The operator console in Chromium: a moderator signs in, finds bob (connected to the gateway
 // with a raw client), bans him and sees his connection end with 4004; reads a lobby's messages
-// with their moderation metadata; an admin retries a failed webhook delivery, which reaches the
+// with their moderation metadata and a guild's members and messages; sees the cluster's nodes;
+// an admin retries a failed webhook delivery, which reaches the
 // application's endpoint; a viewer's attempt to ban gets 403. Each console page is saved as a PNG
 // in the screenshot directory (see the package comment).
 func TestConsoleInChromium(t *testing.T) {
@@ -67,6 +68,22 @@ func TestConsoleInChromium(t *testing.T) {
 	require.NoError(t, st.InsertLobbyMessage(ctx, &store.LobbyMessage{ID: ids.Next(), LobbyID: lobby.ID,
 		AppID: uint64(env.App.ID), AuthorID: bobID, Content: "meet at the harbor",
 		ModerationMetadata: map[string]string{"classifier": "clean", "score": "0.02"}, CreatedAt: now}))
+	// bob is in a guild too, whose text channel is linked to the lobby; he wrote there,
+	// mentioning carol, and a voice channel status set is in its audit log.
+	carolID := uint64(env.User("carol").ID)
+	guild := &store.Guild{ID: ids.Next(), Name: "Harbor Crew", OwnerID: carolID, CreatedAt: now}
+	require.NoError(t, st.CreateGuild(ctx, guild))
+	channel := &store.GuildChannel{ID: ids.Next(), GuildID: guild.ID, Name: "harbor-chat", CreatedAt: now}
+	require.NoError(t, st.CreateGuildChannel(ctx, channel))
+	require.NoError(t, st.PutLobbyLink(ctx, &store.LobbyLink{LobbyID: lobby.ID, ChannelID: channel.ID, AppID: uint64(env.App.ID),
+		LinkedBy: bobID, LinkedAt: now}))
+	for _, uid := range []uint64{carolID, bobID} {
+		require.NoError(t, st.PutGuildMember(ctx, &store.GuildMember{GuildID: guild.ID, UserID: uid, JoinedAt: now}))
+	}
+	require.NoError(t, st.InsertGuildMessage(ctx, &store.GuildMessage{ID: ids.Next(), ChannelID: channel.ID, GuildID: guild.ID,
+		AuthorID: bobID, Content: "carol, bring the boat", Mentions: []uint64{carolID}, CreatedAt: now}))
+	require.NoError(t, st.InsertAuditEntry(ctx, &store.AuditEntry{ID: ids.Next(), GuildID: guild.ID, UserID: carolID,
+		TargetID: channel.ID, ActionType: 192, Options: []byte(`{"status":"sailing"}`), CreatedAt: now}))
 	failedBody := fmt.Sprintf(`{"version":1,"application_id":"%s","type":0}`, env.App.ID)
 	failed := &store.WebhookDelivery{ID: ids.Next(), AppID: uint64(env.App.ID), EventType: "PING", Body: []byte(failedBody),
 		State: store.WebhookFailed, Attempts: 12, LastError: "connection refused", CreatedAt: now.Add(-time.Hour)}
@@ -133,8 +150,27 @@ func TestConsoleInChromium(t *testing.T) {
 	assert.Contains(t, msgs, "classifier=clean, score=0.02")
 	assert.Contains(t, text(mod, "#members"), "bob")
 	shot(mod, "lobby")
+
+	// The moderator reads the guild: its members, its channel linked to the lobby, bob's message
+	// with its mention, and its audit log.
+	open(mod, "/console/guilds")
+	assert.Contains(t, text(mod, "#guilds"), "Harbor Crew")
+	shot(mod, "guilds")
+	open(mod, "/console/guilds/"+strconv.FormatUint(guild.ID, 10))
+	assert.Contains(t, text(mod, "#guild-name"), "Harbor Crew")
+	members := text(mod, "#members")
+	assert.Contains(t, members, "bob")
+	assert.Contains(t, members, "carol")
+	assert.Contains(t, text(mod, "#channels"), strconv.FormatUint(lobby.ID, 10), "the channel's linked lobby")
+	gmsgs := text(mod, "#messages")
+	assert.Contains(t, gmsgs, "carol, bring the boat")
+	assert.Contains(t, text(mod, "#messages .mentions"), "carol")
+	assert.Contains(t, text(mod, "#guild-audit"), "sailing")
+	shot(mod, "guild")
+
 	open(mod, "/console/nodes")
 	assert.Contains(t, text(mod, "#nodes"), "(this node)")
+	assert.Contains(t, text(mod, "#nodes .state"), "up")
 	shot(mod, "nodes")
 
 	// The admin retries the failed delivery; the game's endpoint gets it.

@@ -1,0 +1,51 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Node is a node of the service as the node registry keeps it: every node writes its row on
+// each heartbeat, so a row whose UpdatedAt is a few heartbeats old is a node that is down.
+type Node struct {
+	ID        int    // the node id (snowflake node), the row's key
+	Address   string // the node's public URL
+	StartedAt time.Time
+	Sessions  int // gateway sessions on the node, connected or waiting to be resumed
+	Calls     int // voice calls on the node
+	UpdatedAt time.Time
+}
+
+// NodeStore keeps the node registry.
+type NodeStore interface {
+	// PutNode writes the node's row, replacing the row of that id.
+	PutNode(ctx context.Context, n *Node) error
+	// ListNodes returns every node's row, by id.
+	ListNodes(ctx context.Context) ([]Node, error)
+}
+
+var _ NodeStore = (*DB)(nil)
+
+func (s *DB) PutNode(ctx context.Context, n *Node) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO nodes (id, address, started_at, sessions, calls, updated_at)
+		VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET address=excluded.address, started_at=excluded.started_at,
+		sessions=excluded.sessions, calls=excluded.calls, updated_at=excluded.updated_at`,
+		n.ID, n.Address, ts(n.StartedAt), n.Sessions, n.Calls, ts(n.UpdatedAt))
+	return err
+}
+
+func (s *DB) ListNodes(ctx context.Context) ([]Node, error) {
+	rows, err := s.q.QueryContext(ctx, `SELECT id, address, started_at, sessions, calls, updated_at FROM nodes ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, func(row interface{ Scan(...any) error }) (*Node, error) {
+		var n Node
+		var started, updated int64
+		if err := row.Scan(&n.ID, &n.Address, &started, &n.Sessions, &n.Calls, &updated); err != nil {
+			return nil, err
+		}
+		n.StartedAt, n.UpdatedAt = fromTS(started), fromTS(updated)
+		return &n, nil
+	})
+}
