@@ -96,6 +96,7 @@ func (s *Server) newHub() *gateway.Hub {
 			return s.bus.Read(ctx, first, last, handle)
 		}
 		cfg.OnShared = s.shared
+		cfg.OnBusDelivered = s.metrics.BusDelivered // nil metrics record nothing
 	}
 	hub := gateway.New(cfg)
 	if s.bus != nil { // every node knows every user's presence

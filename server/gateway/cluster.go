@@ -68,6 +68,8 @@ type envelope struct {
 	End     *endNote     `json:"x,omitempty"`
 	Node    int          `json:"n,omitempty"`
 	Life    string       `json:"l,omitempty"`
+	// Sent is when the publishing node sent it (Unix nanoseconds by its clock), for the bus's lag.
+	Sent int64 `json:"p,omitempty"`
 
 	Users  []uint64        `json:"u,omitempty"`
 	Kind   filterKind      `json:"k,omitempty"`
@@ -125,6 +127,7 @@ func (h *Hub) publish(users []uint64, f filter, event string, d []byte) {
 
 // send publishes e on the bus; a failure is logged.
 func (h *Hub) send(e envelope) {
+	e.Sent = time.Now().UnixNano()
 	msg, err := json.Marshal(e)
 	if err != nil {
 		h.log.Error("gateway: cannot be encoded for the bus", "type", e.Type, "event", e.Event, "err", err)
@@ -199,6 +202,9 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 		return
 	}
 	h.busSeq = seq
+	if f := h.cfg.OnBusDelivered; f != nil && e.Sent != 0 {
+		defer f(e.kind(), time.Unix(0, e.Sent), time.Now())
+	}
 	switch e.Type {
 	case "":
 		h.mu.Unlock()
@@ -234,6 +240,24 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 		}
 	}
 	h.mu.Unlock()
+}
+
+// kind names what e carries, for the bus's metrics: the dispatch's event, or what else it is;
+// never anything that holds an id.
+func (e *envelope) kind() string {
+	switch e.Type {
+	case "":
+		return e.Event
+	case "s":
+		return "session"
+	case "n":
+		return "node"
+	case "x":
+		return "end_sessions"
+	case "o":
+		return e.Shared
+	}
+	return "unknown"
 }
 
 // match tells whether s is one of the sessions x ends. Call with h.mu held.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,8 +82,17 @@ func (b *memBus) subscribe(h *Hub) {
 // and no READY, and A lets it go; ending the user's sessions on B ends them on A too.
 func TestHubsShareSessionsThroughTheBus(t *testing.T) {
 	bus := newMemBus(t)
+	var lagMu sync.Mutex
+	kinds := map[string]int{}
 	node := func(id int) *env {
-		e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay = bus, id, bus.Read })
+		e := newEnv(t, func(c *Config) {
+			c.Bus, c.Node, c.Replay = bus, id, bus.Read
+			c.OnBusDelivered = func(kind string, sent, delivered time.Time) {
+				lagMu.Lock()
+				kinds[kind]++
+				lagMu.Unlock()
+			}
+		})
 		bus.subscribe(e.hub)
 		return e
 	}
@@ -117,4 +127,8 @@ func TestHubsShareSessionsThroughTheBus(t *testing.T) {
 	a.hub.EndSessions(7)
 	d.expectClose(gwire.CloseAuthenticationFailed)
 	waitFor(t, "the user offline everywhere", func() bool { return !a.hub.Online(7) && !b.hub.Online(7) })
+	lagMu.Lock()
+	defer lagMu.Unlock()
+	assert.Equal(t, 2, kinds["FIRST"], "each node measured the lag of each message")
+	assert.Positive(t, kinds["session"])
 }

@@ -163,6 +163,9 @@ type Config struct {
 	// OnShared, when set, receives what another node shared (Share), on the bus's goroutine in
 	// the bus's order. It must not block for long.
 	OnShared func(kind string, data json.RawMessage)
+	// OnBusDelivered, when set, is told of each message read from the bus: what it carries (an
+	// event name, "session", "presence" ...), when its node sent it and when this node took it.
+	OnBusDelivered func(kind string, sent, delivered time.Time)
 	// Node is this node's id, named in what it tells the other nodes of its sessions.
 	Node int
 	// Replay reads the bus again, so that a session another node ran can be resumed here with
