@@ -46,7 +46,7 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 SONAME := libsdkpp.so.$(VERSION_MAJOR)
 LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(abspath $(EXPORTS_MAP)),-soname,$(SONAME)
 
-.PHONY: all lib tools dist install test-dist clibs generate check-generated check-layers check-linkage deps bots test test-go test-postgres test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
+.PHONY: cluster all lib tools dist install test-dist clibs generate check-generated check-layers check-linkage deps bots test test-go test-postgres test-audio test-fuzz fuzz test-native test-csharp test-e2e test-browser test-windows bench windows demo clean
 
 all: lib tools
 
@@ -356,6 +356,13 @@ bench: $(CLIBS)
 	@build/scripts/deps.sh bench
 	@build/scripts/deps.sh postgres
 	bash bench/run.sh
+
+# Three nodes on this machine, as a studio runs them on several (README, "Running a cluster"):
+# PostgreSQL, NATS with JetStream, three sdkpp-server nodes and HAProxy in front of them on the
+# default address, all from Debian's packages (deps.sh cluster); Ctrl-C stops everything.
+cluster: $(BUILD)/sdkpp-server
+	@build/scripts/deps.sh cluster
+	build/scripts/cluster.sh $(BUILD)
 
 # Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp
 # (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono).

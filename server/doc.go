@@ -56,6 +56,10 @@
 //	server/guildvoice    who is in guilds' voice channels: VOICE_STATE_UPDATE, voice_start_time
 //	                     (GW-3, GW-4)
 //	server/relay         the UDP media relay of voice calls (recvmmsg/sendmmsg batches on Linux)
+//	server/bus           a cluster's bus: every dispatch in one NATS JetStream stream, read by
+//	                     every node in one order; session notes and the replay of resumes
+//	server/order         the cluster-wide order lock: commits published in commit order, ids
+//	                     increasing along it
 //
 // Operations:
 //
@@ -78,6 +82,8 @@
 //	server/servertest/world     the store-backed test world of handler tests
 //	server/servertest/guildtest the guild fixtures, requests and bot gateway client the guild
 //	                     packages' tests and the root's flows share
+//	server/servertest/clustertest  a cluster of nodes on a fresh PostgreSQL and an in-process NATS
+//	server/bus/natstest  a NATS server with JetStream inside a test process
 //
 // This package only wires them together (routes, the gateway hub and its hooks, start and stop)
 // and keeps the tests of that wiring and of flows across packages.

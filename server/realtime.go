@@ -60,8 +60,9 @@ func (g gatewayUsers) ReadyUser(ctx context.Context, who gateway.Identity) (wire
 // newHub makes the gateway of the service.
 func (s *Server) newHub() *gateway.Hub {
 	s.presence = &presence.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "presence")}
-	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships")}
-	hub := gateway.New(gateway.Config{
+	s.social = &relationships.Service{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "relationships"),
+		Order: s.orderLock}
+	cfg := gateway.Config{
 		Counter: s.counter, // bots' session starts and member requests, across nodes when shared
 		// A bot session has none of a player's social state: no presence, relationships or lobbies.
 		OnPresence: func(who gateway.Identity, d json.RawMessage) {
@@ -88,7 +89,21 @@ func (s *Server) newHub() *gateway.Hub {
 		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,
-	})
+	}
+	if s.bus != nil {
+		cfg.Bus, cfg.Node = s.bus, s.cfg.NodeID
+		cfg.Replay = func(ctx context.Context, first, last uint64, handle func(uint64, []byte)) error {
+			return s.bus.Read(ctx, first, last, handle)
+		}
+		cfg.OnShared = s.shared
+		cfg.OnBusDelivered = s.metrics.BusDelivered // nil metrics record nothing
+	}
+	hub := gateway.New(cfg)
+	if s.bus != nil { // every node knows every user's presence
+		s.presence.Share = func(userID uint64, p *presence.Shared) {
+			hub.Share(sharedPresence, sharedUser{User: userID, Presence: p})
+		}
+	}
 	s.voice.Hub = hub
 	return hub
 }
@@ -195,4 +210,26 @@ func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[str
 		return nil, err
 	}
 	return map[string]any{"relationships": platform, "game_relationships": game, "presences": pres}, nil
+}
+
+// sharedPresence is the kind of a user's presence shared between the nodes of a cluster.
+const sharedPresence = "presence"
+
+// sharedUser is a user's presence as the nodes share it.
+type sharedUser struct {
+	User     uint64           `json:"user"`
+	Presence *presence.Shared `json:"presence"`
+}
+
+// shared takes what another node shared through the gateway's bus.
+func (s *Server) shared(kind string, data json.RawMessage) {
+	if kind != sharedPresence {
+		return
+	}
+	var u sharedUser
+	if err := json.Unmarshal(data, &u); err != nil {
+		s.log.Warn("shared presence cannot be read", "err", err)
+		return
+	}
+	s.presence.Apply(u.User, u.Presence)
 }

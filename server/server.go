@@ -21,6 +21,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/accounts"
 	"sdkpp/server/admin"
+	"sdkpp/server/bus"
 	"sdkpp/server/console"
 	"sdkpp/server/counters"
 	"sdkpp/server/devseed"
@@ -35,6 +36,7 @@ import (
 	"sdkpp/server/metrics"
 	"sdkpp/server/oauth"
 	"sdkpp/server/oidc"
+	"sdkpp/server/order"
 	"sdkpp/server/partner"
 	"sdkpp/server/periodic"
 	"sdkpp/server/presence"
@@ -70,7 +72,10 @@ type Config struct {
 	// NodeID (0 to 1023) goes into every id this node makes; on PostgreSQL a second live node
 	// with the same id is refused at start.
 	NodeID int
-	Dev    bool // seed the dev applications and users and enable the /dev endpoints
+	// Bus is the URL of the NATS server (nats://host:port) that connects the nodes of a
+	// cluster (package bus); it needs a PostgreSQL Store. "": one node, no bus.
+	Bus string
+	Dev bool // seed the dev applications and users and enable the /dev endpoints
 	// AccessTokenTTL is the lifetime of the OAuth2 access tokens the token endpoint issues; 0 is
 	// the platform's 7 days (expires_in 604800). Tests shorten it.
 	AccessTokenTTL time.Duration
@@ -148,8 +153,10 @@ type Server struct {
 	apiRoutes func() []string // the API's route patterns, relative to the API base
 	log       *slog.Logger
 	store     store.Store
-	db        *store.DB // the store, for what only the database offers (its query observer)
-	storeKind string    // the store's database: sqlite or postgres
+	db        *store.DB  // the store, for what only the database offers (its query observer)
+	storeKind string     // the store's database: sqlite or postgres
+	bus       *bus.Bus   // the cluster's bus; nil for a node alone
+	orderLock order.Lock // the cluster's order lock (package order); nil for a node alone
 	ids       *snowflake.Generator
 	// counter counts the windows of the limits: in the store where nodes share it (package
 	// counters).
@@ -254,15 +261,29 @@ func New(cfg Config) (*Server, error) {
 	// takes the id again, or stops when another node has it (it would make that node's ids).
 	// Database sessions drop in real time, whatever the service's clock says.
 	st.WatchNode(clock.Real{}, NodeLockCheck, s.log.With("component", "store"), func(err error) { s.failed <- err })
+	if cfg.Bus != "" {
+		if s.storeKind != "postgres" {
+			st.Close()
+			return nil, errors.New("server: a bus connects nodes that share a PostgreSQL store: set Store to a postgres:// URL")
+		}
+		s.orderLock = st.OrderLock
+		if s.bus, err = bus.Connect(ctx, cfg.Bus, bus.Options{Node: cfg.NodeID, Logger: s.log.With("component", "bus")}); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	s.dispatcher = &webhook.Dispatcher{Store: st, Clock: cfg.Clock, Logger: s.log.With("component", "webhook"),
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
-		Logger: s.log.With("component", "lobbies"), Kick: s.dispatcher.Kick}
+		Logger: s.log.With("component", "lobbies"), Kick: s.dispatcher.Kick, Order: s.orderLock}
 	s.accounts = &accounts.Service{Store: st, Clock: cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "accounts"),
 		Kick: s.dispatcher.Kick}
 	s.seeder = &devseed.Seeder{Store: st, IDs: s.ids, Now: cfg.Clock.Now}
 	if cfg.Dev {
 		if s.creds, err = s.seeder.Seed(ctx, cfg.WebhookURL); err != nil {
+			if s.bus != nil {
+				s.bus.Close()
+			}
 			st.Close()
 			return nil, fmt.Errorf("server: dev seed: %w", err)
 		}
@@ -313,6 +334,16 @@ func (s *Server) Start() error {
 	if mln != nil {
 		s.serveMetrics(mln)
 	}
+	if s.bus != nil { // before serving: every dispatch from now on reaches this node's sessions
+		if err := s.joinBus(); err != nil {
+			ln.Close()
+			s.relay.Close()
+			if mln != nil {
+				mln.Close()
+			}
+			return fmt.Errorf("server: %w", err)
+		}
+	}
 	if s.metrics != nil {
 		s.guilds.invites.ObserveJob = s.metrics.JobRun
 	}
@@ -325,7 +356,7 @@ func (s *Server) Start() error {
 	s.startPeriodic()
 	s.started = true
 	s.log.Info("sdkpp-server listening", "addr", ln.Addr().String(), "url", s.url, "dev", s.cfg.Dev,
-		"data_dir", s.cfg.DataDir != "", "store", s.storeKind, "node_id", s.cfg.NodeID)
+		"data_dir", s.cfg.DataDir != "", "store", s.storeKind, "node_id", s.cfg.NodeID, "bus", s.bus != nil)
 	if s.cfg.Dev && s.cfg.DevCredentialsFile != "" {
 		if err := s.writeCredentials(); err != nil {
 			return err
@@ -360,7 +391,7 @@ func (s *Server) routes() (http.Handler, error) {
 	s.guildVoice.Hub = s.hub
 	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
-		Kick: s.dispatcher.Kick, Notifier: s.hub}
+		Kick: s.dispatcher.Kick, Notifier: s.hub, Order: s.orderLock}
 	s.lobbies.Connected = s.hub.OnlineApp
 	s.wireSocial()
 	// A revoked authorization ends the user's gateway sessions of that game at once (rule AU-7).
@@ -396,6 +427,7 @@ func (s *Server) routes() (http.Handler, error) {
 
 	oa.RegisterWeb(root)
 	root.HandleFunc("GET /healthz", s.healthz)
+	root.HandleFunc("GET /readyz", s.readyz)
 	s.console().Register(root)
 	root.Handle("GET "+GatewayPath, s.hub)
 	// Client libraries append their query to the URL of GET /gateway, some after a slash.
@@ -517,6 +549,74 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// busCatchUp bounds how long a starting node reads what the bus holds before it serves.
+const busCatchUp = time.Minute
+
+// joinBus subscribes the hub to the bus from the oldest message the bus holds, so that it knows
+// the other nodes' sessions (which a player may resume here), waits until it has read up to the
+// bus's end, and tells the other nodes that this node started.
+func (s *Server) joinBus() error {
+	ctx, cancel := context.WithTimeout(context.Background(), busCatchUp)
+	defer cancel()
+	last, err := s.bus.Last(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.bus.Subscribe(ctx, 0, s.hub.Deliver); err != nil {
+		return err
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.hub.BusSeq() < last {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("reading the bus up to %d: %w", last, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	s.hub.Announce()
+	return nil
+}
+
+// Readiness is the body of GET /readyz: whether this node should be sent traffic, and the state
+// of each thing it needs.
+type Readiness struct {
+	Status string `json:"status"` // "ready" or "not ready"
+	Store  string `json:"store"`  // "ok" or "unavailable"
+	// Bus is "ok", "unavailable", or "none" for a node alone.
+	Bus string `json:"bus"`
+	// Closing is set once the node has begun to shut down.
+	Closing bool `json:"closing,omitempty"`
+}
+
+// readyz answers whether the node can serve: its store answers, its bus (if any) is connected,
+// and it is not shutting down; 503 otherwise, so that a load balancer stops sending it players.
+// /healthz, unlike it, tells only that the process serves.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	out := Readiness{Status: "ready", Store: "ok", Bus: "none"}
+	if _, err := s.store.MaxID(ctx); err != nil {
+		s.log.Warn("readyz: store unavailable", "err", err)
+		out.Store = "unavailable"
+	}
+	if s.bus != nil {
+		out.Bus = "ok"
+		if err := s.bus.Check(ctx); err != nil {
+			s.log.Warn("readyz: bus unavailable", "err", err)
+			out.Bus = "unavailable"
+		}
+	}
+	s.mu.Lock()
+	out.Closing = s.closed
+	s.mu.Unlock()
+	status := http.StatusOK
+	if out.Store != "ok" || out.Bus == "unavailable" || out.Closing {
+		out.Status, status = "not ready", http.StatusServiceUnavailable
+	}
+	httpx.JSON(w, status, out)
+}
+
 // writeCredentials writes the dev credentials file atomically, readable by the owner only.
 func (s *Server) writeCredentials() error {
 	raw, err := json.MarshalIndent(s.devCredentials(s.url), "", "  ")
@@ -578,6 +678,9 @@ func (s *Server) Close() error {
 		s.search.Close()
 		s.guilds.invites.Close()
 		errs = append(errs, s.relay.Close()) // after the hub: the calls have ended
+	}
+	if s.bus != nil { // after every part that dispatches
+		s.bus.Close()
 	}
 	errs = append(errs, s.store.Close())
 	s.log.Info("sdkpp-server stopped")

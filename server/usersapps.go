@@ -17,7 +17,7 @@ func (s *Server) registerUsersApps(api httpx.Router, gs *guildaccess.Base) *apps
 	as := &apps.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "apps"),
 		// A privileged intent turned off ends the bot's live sessions that use it (4014).
 		OnFlags: func(app *store.Application) {
-			s.hub.EndDisallowedSessions(app.BotUserID, func(intents uint64) bool { return apps.AllowsIntents(app.Flags, intents) })
+			s.hub.EndDisallowedSessions(app.BotUserID, apps.DisallowedIntents(app.Flags))
 		}}
 	as.Register(api)
 	s.voiceStatus = &voicestatus.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids,

@@ -358,9 +358,15 @@ type sdkppFanout struct {
 }
 
 func newSdkppFanout(a *api, addr, lobbyID string, ps []player) (*sdkppFanout, error) {
+	return newSpreadFanout(a, []string{addr}, lobbyID, ps)
+}
+
+// newSpreadFanout is newSdkppFanout with the players' gateway connections spread over the nodes
+// at addrs, round robin.
+func newSpreadFanout(a *api, addrs []string, lobbyID string, ps []player) (*sdkppFanout, error) {
 	f := &sdkppFanout{a: a, lobbyID: lobbyID, ps: ps, got: newDeliveries()}
-	for _, p := range ps {
-		l, err := listen(addr, p, func(json.RawMessage) { f.got.add() })
+	for i, p := range ps {
+		l, err := listen(addrs[i%len(addrs)], p, func(json.RawMessage) { f.got.add() })
 		if err != nil {
 			f.Close()
 			return nil, err

@@ -13,6 +13,9 @@
 //     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
 //     with the same number of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a
 //     pipelined publisher. The two take turns, a fifth of the messages each time.
+//   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
+//     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
+//     nodes (cluster.go); (b)'s anchor is Redis again.
 //   - (c) Idle connections: memory per connection of the service holding 10,000 identified gateway
 //     sessions, measured inside its process after a forced GC. Anchor: a bare coder/websocket
 //     server (the SDK's library, and the gateway's before gobwas/ws) holding 10,000 connections
@@ -46,12 +49,16 @@ func main() {
 	serveProfile := flag.String("serve-cpuprofile", "", "internal: the child service's CPU profile")
 	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
 	flag.StringVar(&storeName, "store", "memory", "the service's store: memory (SQLite in memory), sqlite (SQLite in a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
-	serveStore := flag.String("serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
 	rounds := flag.Int("rounds", 1000, "latency: messages sent one at a time")
 	members := flag.Int("members", 100, "fan-out: lobby members")
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
+	var node nodeConfig
+	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
+	flag.StringVar(&node.Bus, "serve-bus", "", "internal: the child service's bus URL")
+	flag.IntVar(&node.ID, "serve-node", 0, "internal: the child service's node id")
+	clusterOnly := flag.Bool("cluster-only", false, "measure only (d), the cluster")
 	flag.Parse()
 	if *serve == "" && profileDir != "" {
 		stop, err := profileSelf(filepath.Join(profileDir, "bench-"+strconv.Itoa(os.Getpid())+".pprof"))
@@ -62,7 +69,7 @@ func main() {
 		defer stop()
 	}
 	if *serve != "" {
-		if err := serveChild(*serve, *serveHeartbeat, *serveProfile, *serveStore); err != nil {
+		if err := serveChild(*serve, *serveHeartbeat, *serveProfile, node); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			exit = 1
 		}
@@ -79,7 +86,7 @@ func main() {
 		defer drop()
 		storeName = u
 	}
-	if err := run(*rounds, *members, *messages, *window, *idle); err != nil {
+	if err := run(*rounds, *members, *messages, *window, *idle, *clusterOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		exit = 1
 	}
@@ -88,14 +95,22 @@ func main() {
 // exit is the status main ends with, after its deferred calls have run.
 var exit int
 
-func run(rounds, members, messages, window, idle int) error {
+func run(rounds, members, messages, window, idle int, clusterOnly bool) error {
 	rd, err := startRedis()
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	if err := messaging(rd, rounds, members, messages, window); err != nil {
+	if !clusterOnly {
+		if err := messaging(rd, rounds, members, messages, window); err != nil {
+			return err
+		}
+	}
+	if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
 		return err
+	}
+	if clusterOnly {
+		return nil
 	}
 	if idle == 0 {
 		return nil

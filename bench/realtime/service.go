@@ -44,9 +44,9 @@ type memReport struct {
 }
 
 // serveChild runs the service kind ("sdkpp" or "bare") until standard input closes; with a
-// profile path it writes a CPU profile of that whole time there. storeURL is sdkpp's store:
+// profile path it writes a CPU profile of that whole time there. node.Store is sdkpp's store:
 // memory, sqlite (a fresh data directory) or a database URL.
-func serveChild(kind string, heartbeat time.Duration, profile, storeURL string) error {
+func serveChild(kind string, heartbeat time.Duration, profile string, node nodeConfig) error {
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -65,7 +65,8 @@ func serveChild(kind string, heartbeat time.Duration, profile, storeURL string) 
 		cfg := server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
 			RateLimits: ratelimit.Config{Disabled: true}, // the service itself is measured, as Redis is
 			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}
-		switch storeURL {
+		cfg.Bus, cfg.NodeID = node.Bus, node.ID
+		switch node.Store {
 		case "", "memory":
 		case "sqlite":
 			dir, err := os.MkdirTemp("", "sdkpp-bench-realtime-")
@@ -75,7 +76,7 @@ func serveChild(kind string, heartbeat time.Duration, profile, storeURL string) 
 			defer os.RemoveAll(dir)
 			cfg.DataDir = dir
 		default:
-			cfg.Store = storeURL
+			cfg.Store = node.Store
 		}
 		srv, err := server.New(cfg)
 		if err != nil {
@@ -181,13 +182,26 @@ type child struct {
 	out *bufio.Scanner
 }
 
+// nodeConfig makes a child a node of a cluster: its store URL, bus URL and node id (zero: a
+// node alone on in-memory SQLite).
+type nodeConfig struct {
+	Store, Bus string
+	ID         int
+}
+
 // startChild starts this program with -serve kind and reads its hello.
 func startChild(kind string, heartbeat time.Duration) (*child, error) {
+	return startNode(kind, heartbeat, nodeConfig{Store: storeName})
+}
+
+// startNode is startChild with the child a node of a cluster.
+func startNode(kind string, heartbeat time.Duration, node nodeConfig) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String(), "-serve-store", storeName}
+	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String(),
+		"-serve-store", node.Store, "-serve-bus", node.Bus, "-serve-node", strconv.Itoa(node.ID)}
 	if profileDir != "" {
 		args = append(args, "-serve-cpuprofile", filepath.Join(profileDir, kind+"-"+strconv.Itoa(os.Getpid())+"-"+
 			strconv.FormatInt(time.Now().UnixNano(), 36)+".pprof"))

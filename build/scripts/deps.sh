@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
-# Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|postgres|all]
+# Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|postgres|cluster|all]
 # bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
 # cross-compilers; wine adds Debian's Wine to run what they build (test includes wine). node is
 # Node.js and npm, which tests/bots's discord.js bot runs on (test includes node). windows also
 # brings llvm (llvm-dlltool writes the MSVC import library); dist is windows plus zip and unzip
 # (make dist's archives) and cmake (tests/dist builds a CMake project against them; test
-# includes dist).
+# includes dist). cluster is what make cluster runs: PostgreSQL, NATS, HAProxy and curl.
 set -euo pipefail
 want=${1:-test}
 
@@ -45,6 +45,12 @@ if [ "$want" = postgres ] || [ "$want" = test ] || [ "$want" = all ]; then
   # The store's conformance suite and the service's PostgreSQL tests start a private server
   # (build/scripts/pg.sh) from Debian's package.
   ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
+fi
+if [ "$want" = cluster ] || [ "$want" = all ]; then
+  ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
+  have nats-server || need+=(nats-server)
+  have haproxy || need+=(haproxy)
+  have curl || need+=(curl)
 fi
 if [ "$want" = node ] || [ "$want" = test ] || [ "$want" = all ]; then
   have node || need+=(nodejs)

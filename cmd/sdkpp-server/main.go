@@ -7,6 +7,7 @@
 //	-data-dir         SDKPP_DATA_DIR         SQLite data directory ("" = in memory)
 //	-store            SDKPP_STORE            store URL: sqlite:[DIR] (default) or postgres://user:password@host/db
 //	-node-id          SDKPP_NODE_ID          this node's id, 0-1023, in every id it makes (unique per cluster)
+//	-bus              SDKPP_BUS              NATS URL connecting the nodes of a cluster (nats://host:4222; needs -store postgres://...)
 //	-node-heartbeat   SDKPP_NODE_HEARTBEAT   how often the node writes its row of the node registry (default 10s)
 //	-dev              SDKPP_DEV              dev mode: seed apps and users, /dev endpoints
 //	-dev-credentials  SDKPP_DEV_CREDENTIALS  file receiving the dev credentials JSON
@@ -85,6 +86,7 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	dataDir := fs.String("data-dir", env("SDKPP_DATA_DIR", ""), "data directory (empty: in memory)")
 	storeURL := fs.String("store", env("SDKPP_STORE", ""), "store URL: sqlite:[DIR] (default: SQLite in -data-dir) or postgres://...")
 	nodeID := fs.Int("node-id", envInt("SDKPP_NODE_ID", 0), "node id (0-1023), unique among the nodes sharing a store")
+	busURL := fs.String("bus", env("SDKPP_BUS", ""), "NATS URL of the cluster's bus, nats://host:4222 (needs a postgres:// -store; empty: a node alone)")
 	dev := fs.Bool("dev", envBool("SDKPP_DEV"), "dev mode: seed applications and users")
 	creds := fs.String("dev-credentials", env("SDKPP_DEV_CREDENTIALS", ""), "dev mode: write the credentials JSON here")
 	webhookURL := fs.String("webhook-url", env("SDKPP_WEBHOOK_URL", ""), "dev mode: the main application's webhook URL")
@@ -130,7 +132,7 @@ func run(ctx context.Context, args []string, logOut io.Writer) error {
 	defer stopClock()
 
 	cfg := server.Config{Addr: *addr, PublicURL: *publicURL, DataDir: *dataDir, Store: *storeURL, NodeID: *nodeID,
-		Dev: *dev, DevCredentialsFile: *creds,
+		Bus: *busURL, Dev: *dev, DevCredentialsFile: *creds,
 		Clock: clk, Logger: logger, WebhookURL: *webhookURL, WebhookBackoff: webhook.Backoff{Base: *retry},
 		OIDCAllowLoopbackForTests: *loopback, VoiceAddr: *voiceAddr, VoiceEndpoint: *voiceEndpoint,
 		MetricsAddr: *metricsAddr, NodeHeartbeat: *heartbeat}

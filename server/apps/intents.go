@@ -34,6 +34,18 @@ func AllowsIntents(flags, intents uint64) bool {
 	return true
 }
 
+// DisallowedIntents is the privileged intents an application with flags may not use
+// (AllowsIntents refuses a session that asks for any of them).
+func DisallowedIntents(flags uint64) uint64 {
+	var out uint64
+	for _, p := range privilegedIntents {
+		if flags&p.flags == 0 {
+			out |= p.intent
+		}
+	}
+	return out
+}
+
 // SessionAllows decides which intents a gateway session may identify with: a bot's privileged
 // intents need its application's approved or limited flag (AllowsIntents, rule LIM-4); user
 // sessions of the SDK are not bots and need none.

@@ -39,6 +39,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies"
+	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -76,6 +77,10 @@ type Service struct {
 	// players get a channel's events in commit order (the SDK drops a message not newer than the
 	// last one it delivered).
 	order sync.Mutex
+	// Order, when set, is the cluster's order lock (package order), held as order is, so that
+	// the nodes of a cluster send DM events in commit order with increasing message ids. Nil
+	// for a node alone.
+	Order order.Lock
 }
 
 // Register adds the routes to mux.
@@ -143,8 +148,13 @@ type event struct {
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(event)) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
+	release, err := order.Hold(ctx, s.Order, "dms", s.IDs)
+	if err != nil {
+		return err
+	}
+	defer release() // once the events are sent
 	var events []event
-	err := s.Store.WithTx(ctx, func(st store.Store) error {
+	err = s.Store.WithTx(ctx, func(st store.Store) error {
 		events = events[:0]
 		return fn(st, func(e event) { events = append(events, e) })
 	})

@@ -193,18 +193,26 @@ func (c *conn) finish(r closeReq) {
 	h.mu.Lock()
 	wentOffline := false
 	var left Session // the session this connection lets go: it leaves its call
+	var note *sessionNote
 	if s := c.sess; s != nil && s.conn == c {
 		left = Session{Identity: s.who, ID: s.id}
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
+		st := noteDetached
 		if r.end {
 			h.removeLocked(s)
+			st = noteEnded
 		}
+		n := noteOf(s, st)
+		note = &n
 		wentOffline = h.liveLocked(s.who.AppID, s.who.UserID) == 0
 	}
 	c.sess = nil
 	h.sweepLocked(h.cfg.Clock.Now())
 	h.mu.Unlock()
+	if note != nil {
+		h.note(*note)
+	}
 	h.voiceGone(left)
 	if wentOffline {
 		h.connection(c.who, false)
@@ -563,15 +571,20 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn, s.grant = c, who.Grant
-	c.sess, c.sent = s, 0
-	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1
+	if h.cfg.Bus != nil { // numbered after what was read from the bus so far (busShift)
+		s.seq = int64(h.busSeq) << busShift
+	}
+	c.sess, c.sent = s, s.seq
+	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1 on a node alone
 	for _, d := range creates {
 		s.push([]byte(`"`+gwire.EventGuildCreate+`"`), d, h.cfg.ReplayLimit)
 	}
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
+	note := noteOf(s, noteLive)
 	h.mu.Unlock()
 	c.flushMu.Unlock()
+	h.note(note)
 	c.authed, c.who = true, who
 	c.requester.Store(&requester{token: c.token, sess: s})
 	if first {
@@ -606,15 +619,23 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 	if fail.code != 0 {
 		return fail, true
 	}
-	if intents, ok := h.sessionIntents(rs.SessionID, who); ok {
+	intents, remote, ok := h.sessionIntents(rs.SessionID, who)
+	if ok {
 		if fail := c.allowIntents(who, intents); fail.code != 0 {
-			if fail.code == gwire.CloseDisallowedIntents {
+			if fail.code == gwire.CloseDisallowedIntents && !remote {
 				h.endDetached(rs.SessionID) // final: nothing is left to resume
 			}
 			return fail, true
 		}
 	}
-	a, r, stop := c.attach(rs.SessionID, *rs.Seq, who)
+	var a attached
+	var r closeReq
+	var stop bool
+	if remote { // another node ran it: what it missed is read again from the bus
+		a, r, stop = c.resumeRemote(rs.SessionID, *rs.Seq, who)
+	} else {
+		a, r, stop = c.attach(rs.SessionID, *rs.Seq, who)
+	}
 	if a.first { // even if the replay's write failed: finish reports the user gone again
 		h.connection(who, true)
 	}
@@ -651,15 +672,18 @@ func (c *conn) allowIntents(who Identity, intents uint64) closeReq {
 }
 
 // sessionIntents returns the intents of the session a gwire.Resume by who names, if it exists and
-// is who's; attach decides what happens to a session that does not.
-func (h *Hub) sessionIntents(sessionID string, who Identity) (uint64, bool) {
+// is who's, and whether another node ran it (remote: this node knows it from the bus); attach
+// decides what happens to a session that does not exist.
+func (h *Hub) sessionIntents(sessionID string, who Identity) (intents uint64, remote, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := h.sessions[sessionID]
-	if s == nil || s.who.UserID != who.UserID || s.who.AppID != who.AppID {
-		return 0, false
+	if s := h.sessions[sessionID]; s != nil {
+		return s.intents, false, s.who.UserID == who.UserID && s.who.AppID == who.AppID
 	}
-	return s.intents, true
+	if n := h.remote[sessionID]; n != nil && n.Who.UserID == who.UserID && n.Who.AppID == who.AppID {
+		return n.Intents, true, true
+	}
+	return 0, false, false
 }
 
 // endDetached removes the session unless a connection holds it.
@@ -723,6 +747,10 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	if !c.writeAll(pending) {
 		return attached{first: first}, gone, true
 	}
+	h.mu.Lock()
+	note := noteOf(s, noteLive)
+	h.mu.Unlock()
+	h.note(note)
 	return attached{s: s, replayed: len(replay), first: first}, closeReq{}, false
 }
 

@@ -156,6 +156,21 @@ type Config struct {
 	// store when nodes share it, so that a budget holds whichever nodes a bot connects to);
 	// nil counts in memory.
 	Counter counters.Counter
+	// Bus, when set, carries every dispatch to every node of a cluster, this one included: a
+	// dispatch is published, and pushed to the sessions of each node as that node reads it
+	// back (Deliver). Nil: dispatches go straight to this node's sessions.
+	Bus Bus
+	// OnShared, when set, receives what another node shared (Share), on the bus's goroutine in
+	// the bus's order. It must not block for long.
+	OnShared func(kind string, data json.RawMessage)
+	// OnBusDelivered, when set, is told of each message read from the bus: what it carries (an
+	// event name, "session", "presence" ...), when its node sent it and when this node took it.
+	OnBusDelivered func(kind string, sent, delivered time.Time)
+	// Node is this node's id, named in what it tells the other nodes of its sessions.
+	Node int
+	// Replay reads the bus again, so that a session another node ran can be resumed here with
+	// what it missed (package bus's Read). Nil: such sessions cannot be resumed here.
+	Replay Replay
 	// Voice, when set, serves voice signaling: Voice State Update (op 4) and Voice Keys (op
 	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
 	// each session's connection. Nil: both are unknown opcodes.
@@ -182,6 +197,14 @@ type Hub struct {
 	sessions  map[string]*session
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
+
+	busSeq uint64 // the sequence number of the last dispatch delivered from the bus; guarded by mu
+	// life names this hub's process in what it tells other nodes (a restarted node has a new one).
+	life string
+	// remote holds, by session id, what the other nodes told of their sessions; remoteByUser
+	// indexes it by user. Guarded by mu.
+	remote       map[string]*sessionNote
+	remoteByUser map[uint64]map[string]*sessionNote
 
 	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
 	stats hubStats   // what Stats reports
@@ -219,7 +242,8 @@ func New(cfg Config) *Hub {
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
-		rate: newRateMeter(),
+		rate: newRateMeter(), life: newSessionID()[:12],
+		remote: map[string]*sessionNote{}, remoteByUser: map[uint64]map[string]*sessionNote{},
 	}
 }
 
@@ -416,17 +440,29 @@ func (h *Hub) encode(event string, data any) ([]byte, bool) {
 }
 
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, func(s *session) bool { return appID == 0 || s.who.AppID == appID })
+	h.dispatchTo(userIDs, event, data, filter{kind: toApp, app: appID})
 }
 
-// dispatchTo pushes the event to the sessions of userIDs (duplicates once) that keep accepts,
-// and gets it written.
-func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*session) bool) {
+// dispatchTo pushes the event to the sessions of userIDs (duplicates once) that f keeps, and
+// gets it written. With a bus, the event is published instead, and every node (this one too)
+// pushes it to its own sessions as it reads it from the bus (Deliver).
+func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, f filter) {
 	d, ok := h.encode(event, data)
 	if !ok {
 		return
 	}
+	if h.cfg.Bus != nil {
+		h.publish(userIDs, f, event, d)
+		return
+	}
 	ev, _ := json.Marshal(event) // a string always encodes
+	h.push(userIDs, ev, event, d, f, 0)
+}
+
+// push pushes an encoded event to the sessions of userIDs (duplicates once) that f keeps, and
+// gets it written. An event read from the bus at at (0: none) is numbered after it (busShift),
+// and skipped by a session already past it (it was resumed here with it).
+func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter, at uint64) {
 	var live []*conn
 	pushed := 0
 	h.mu.Lock()
@@ -438,10 +474,16 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, keep func(*se
 		}
 		seen[u] = true
 		for s := range h.byUser[u] {
-			if h.expireLocked(s, now) || !keep(s) {
+			if h.expireLocked(s, now) || !f.keep(s) {
 				continue
 			}
-			s.push(ev, d, h.cfg.ReplayLimit)
+			if at == 0 {
+				s.push(ev, d, h.cfg.ReplayLimit)
+			} else if seq := int64(at) << busShift; seq > s.seq {
+				s.pushSeq(seq, ev, d, h.cfg.ReplayLimit)
+			} else {
+				continue
+			}
 			pushed++
 			if s.conn != nil {
 				live = append(live, s.conn)
@@ -509,11 +551,11 @@ func (h *Hub) UserSessions(userID uint64) []SessionInfo {
 }
 
 // OnlineApp tells whether the user has a connected session identified with a token of the
-// application.
+// application, on this node or (with a bus) another.
 func (h *Hub) OnlineApp(appID, userID uint64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.liveLocked(appID, userID) > 0
+	return h.liveLocked(appID, userID) > 0 || (appID != 0 && h.remoteLiveLocked(appID, userID) > 0)
 }
 
 // liveLocked counts the user's connected sessions of the application.
@@ -535,17 +577,28 @@ func (h *Hub) connection(who Identity, connected bool) {
 	}
 }
 
-// Online tells whether the user has at least one connected session.
-func (h *Hub) Online(userID uint64) bool { return h.Sessions(userID) > 0 }
+// Online tells whether the user has at least one connected session, on this node or (with a
+// bus) another.
+func (h *Hub) Online(userID uint64) bool {
+	if h.Sessions(userID) > 0 {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.remoteLiveLocked(0, userID) > 0
+}
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
 // connected ones are closed with gwire.CloseAuthenticationFailed, and none can be resumed.
-func (h *Hub) EndSessions(userID uint64) { h.endSessions(userID, func(*session) bool { return true }) }
+func (h *Hub) EndSessions(userID uint64) { h.endSessions(endNote{User: userID}) }
 
 // EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
 // when the user's authorization of that application is revoked.
 func (h *Hub) EndAppSessions(appID, userID uint64) {
-	h.endSessions(userID, func(s *session) bool { return s.who.AppID == appID })
+	if appID == 0 {
+		return
+	}
+	h.endSessions(endNote{User: userID, App: appID})
 }
 
 // EndGrantSessions ends the user's sessions that identified, or last resumed, with an access
@@ -555,37 +608,49 @@ func (h *Hub) EndGrantSessions(userID, grant uint64) {
 	if grant == 0 {
 		return
 	}
-	h.endSessions(userID, func(s *session) bool { return s.grant == grant })
+	h.endSessions(endNote{User: userID, Grant: grant})
 }
 
-// EndDisallowedSessions ends the bot user's live sessions whose intents allowed refuses, for
-// example when its application loses a privileged intent's flag: they are closed with
+// EndDisallowedSessions ends the bot user's live sessions that use any of intents, on every
+// node, for example when its application loses a privileged intent's flag: they are closed with
 // gwire.CloseDisallowedIntents (a final close) and cannot be resumed. A session waiting to be
-// resumed is left to its Resume, which checks its intents again. allowed runs with the hub's lock
-// held: it must not call the Hub.
-func (h *Hub) EndDisallowedSessions(userID uint64, allowed func(intents uint64) bool) {
-	h.endSessionsWith(userID, closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)", end: true},
-		func(s *session) bool { return s.who.Bot && s.conn != nil && !allowed(s.intents) })
+// resumed is left to its Resume, which checks its intents again.
+func (h *Hub) EndDisallowedSessions(userID, intents uint64) {
+	if intents == 0 {
+		return
+	}
+	h.endSessions(endNote{User: userID, Intents: intents})
 }
 
-// endSessions ends the user's sessions that match, closing them with 4004; match runs with h.mu
-// held.
-func (h *Hub) endSessions(userID uint64, match func(*session) bool) {
-	h.endSessionsWith(userID, closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true}, match)
+// endSessions ends the user's sessions that match x, on every node: with a bus, each node
+// ends its own as it reads the request from the bus.
+func (h *Hub) endSessions(x endNote) {
+	if h.cfg.Bus != nil {
+		h.send(envelope{Type: "x", End: &x})
+		return
+	}
+	h.endSessionsLocal(&x)
 }
 
-// endSessionsWith ends the user's sessions that match, closing connected ones with c.
-func (h *Hub) endSessionsWith(userID uint64, c closeReq, match func(*session) bool) {
+// endSessionsLocal ends the user's sessions of this node that x matches, closing connected ones
+// with x's close code.
+func (h *Hub) endSessionsLocal(x *endNote) {
+	c := x.closeReq()
+	var notes []sessionNote
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.byUser[userID] {
-		if !match(s) {
+	for s := range h.byUser[x.User] {
+		if !x.match(s) {
 			continue
 		}
 		if s.conn != nil {
 			s.conn.kickWith(c)
 		}
 		h.removeLocked(s)
+		notes = append(notes, noteOf(s, noteEnded))
+	}
+	h.mu.Unlock()
+	for _, n := range notes {
+		h.note(n)
 	}
 }
 
@@ -631,6 +696,11 @@ func (h *Hub) sweepLocked(now time.Time) {
 	h.lastSweep = now
 	for _, s := range h.sessions {
 		h.expireLocked(s, now)
+	}
+	for id, n := range h.remote { // other nodes' sessions past their resume window
+		if n.State == noteDetached && !now.Before(n.Expires) {
+			h.forgetRemoteLocked(id)
+		}
 	}
 }
 

@@ -3,5 +3,5 @@ package gateway
 // DispatchBotSessions is Dispatch to the bot sessions among userIDs' sessions, whatever their
 // intents: INTERACTION_CREATE needs no intent.
 func (h *Hub) DispatchBotSessions(userIDs []uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, func(s *session) bool { return s.who.Bot })
+	h.dispatchTo(userIDs, event, data, filter{kind: toBotSessions})
 }

@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"time"
 )
 
@@ -25,9 +27,11 @@ type session struct {
 	intents      uint64
 	capabilities int64
 	seq          int64 // the last sequence number given out
-	// buf[head:] holds the last at most Config.ReplayLimit dispatches, oldest first.
-	buf  []entry
-	head int
+	// buf[head:] holds the last at most Config.ReplayLimit dispatches, oldest first; dropped is
+	// the sequence number of the last one dropped from it (0 when none was).
+	buf     []entry
+	head    int
+	dropped int64
 	// conn is the connection the session is attached to; nil while it waits to be resumed,
 	// until expires.
 	conn    *conn
@@ -49,10 +53,18 @@ func newSessionID() string {
 // push gives the next sequence number to a dispatch of the quoted event with data d, keeps it in
 // the replay buffer (dropping the oldest beyond limit), and returns it.
 func (s *session) push(event, d []byte, limit int) entry {
-	s.seq++
+	return s.pushSeq(s.seq+1, event, d, limit)
+}
+
+// pushSeq is push with the sequence number seq, which must be above s.seq. On a cluster the
+// dispatches read from the bus take numbers derived from the bus's (see busSeq), so that
+// another node that replays them from the bus gives them the same numbers.
+func (s *session) pushSeq(seq int64, event, d []byte, limit int) entry {
+	s.seq = seq
 	e := entry{seq: s.seq, event: event, d: d}
 	s.buf = append(s.buf, e)
 	if len(s.buf)-s.head > limit {
+		s.dropped = s.buf[s.head].seq
 		s.buf[s.head] = entry{}
 		s.head++
 	}
@@ -66,14 +78,16 @@ func (s *session) push(event, d []byte, limit int) entry {
 }
 
 // after returns a copy of the held dispatches with a sequence number above seq, and whether the
-// buffer still holds all of them (false when some were dropped).
+// buffer still holds all of them (false when some were dropped). Sequence numbers increase
+// but need not be consecutive.
 func (s *session) after(seq int64) ([]entry, bool) {
 	held := s.buf[s.head:]
 	if seq >= s.seq {
 		return nil, true
 	}
-	if len(held) == 0 || held[0].seq > seq+1 {
+	if seq < s.dropped {
 		return nil, false
 	}
-	return append([]entry(nil), held[seq+1-held[0].seq:]...), true
+	i, _ := slices.BinarySearchFunc(held, seq+1, func(e entry, seq int64) int { return cmp.Compare(e.seq, seq) })
+	return append([]entry(nil), held[i:]...), true
 }

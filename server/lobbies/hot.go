@@ -3,10 +3,12 @@ package lobbies
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
@@ -43,6 +45,9 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
 		clear(s.hot)
 		s.forgetNonces()
+	}
+	if s.Order != nil { // other nodes change lobbies: read the lobby again
+		clear(s.hot)
 	}
 	epoch := s.Store.CacheEpoch()
 	if h := s.hot[q.lobbyID]; h != nil && h.epoch == epoch && now.Before(h.lobby.ExpiresAt) {
@@ -84,6 +89,11 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyMessage, stored func() error, err error) {
 	s.order.Lock()
 	defer s.order.Unlock()
+	release, err := order.Hold(q.ctx, s.Order, "lobby:"+strconv.FormatUint(q.lobbyID, 10), s.IDs)
+	if err != nil {
+		return wire.LobbyMessage{}, nil, err
+	}
+	defer release() // once the message is published
 	now := s.Clock.Now()
 	h, err := s.hotEntry(q.ctx, q, now)
 	if err != nil {
@@ -133,7 +143,9 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 	if req.enforceNonce {
 		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
 	}
-	if s.writer != nil && s.writer.enqueue(p) {
+	// On a cluster the message is stored before anyone hears of it: a node that dies between
+	// the two must not have published a message that was never stored.
+	if s.Order == nil && s.writer != nil && s.writer.enqueue(p) {
 		s.deliver(h, obj, q.userID) // before the commit, which the sender's answer waits for
 		return obj, func() error { return s.writer.await(p) }, nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -76,6 +77,10 @@ type Service struct {
 	// Connected tells whether a user has a live gateway session of an application: a member's
 	// connected flag. Nil: no member is connected.
 	Connected func(appID, userID uint64) bool
+	// Order, when set, is the cluster's order lock (package order): every change of the lobbies
+	// and every message of a lobby is made and published under it, and nothing is cached
+	// between requests, since other nodes change lobbies too. Nil for a node alone.
+	Order order.Lock
 
 	// order is held from a transaction's start until its events reach the Notifier, so members
 	// get events in commit order: the SDK drops a message that is not newer than the last one it
@@ -219,15 +224,20 @@ func (o *outbox) add(app uint64, users []uint64, name string, data any) {
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	s.flush()    // messages accepted before this change are stored before it
-	clear(s.hot) // and what senders remember of any lobby is read again after it
+	release, err := order.Hold(ctx, s.Order, "lobbies", s.IDs)
+	if err != nil {
+		return err
+	}
+	defer release() // once the events are published
+	s.flush()       // messages accepted before this change are stored before it
+	clear(s.hot)    // and what senders remember of any lobby is read again after it
 	// Every change gets a revision, in commit order (tx holds order) and above every revision
 	// before a restart (snowflakes): the SDK applies a lobby snapshot or event only if it is not
 	// older than what it holds, so a join's response that arrives after a newer member event
 	// cannot take the lobby back in time.
 	rev := s.IDs.Next()
 	var out outbox
-	err := s.Store.WithTx(ctx, func(st store.Store) error {
+	err = s.Store.WithTx(ctx, func(st store.Store) error {
 		out = outbox{rev: rev}
 		return fn(st, &out)
 	})

@@ -44,6 +44,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -85,6 +86,9 @@ type Service struct {
 	IDs    *snowflake.Generator
 	Logger *slog.Logger
 	Hub    Hub
+	// Share, when set, tells the other nodes of a cluster a user's presence after each change
+	// (nil: the user went offline); they take it with Apply. Nil for a node alone.
+	Share func(userID uint64, p *Shared)
 
 	// send orders presence dispatches: each view is made from the current state and handed to
 	// the hub under it, so a viewer never gets an older view of a user after a newer one (a
@@ -102,6 +106,47 @@ type Service struct {
 type state struct {
 	status     string
 	activities map[uint64][]wire.Activity // by application id; custom status under 0
+}
+
+// Shared is a user's presence as it crosses a cluster's bus (Service.Share, Service.Apply).
+type Shared struct {
+	Status     string                     `json:"status"`
+	Activities map[uint64][]wire.Activity `json:"activities,omitempty"` // by application id; custom status under 0
+}
+
+// sharedLocked is the user's presence to share; nil when offline. Call with s.mu held.
+func (s *Service) sharedLocked(userID uint64) *Shared {
+	st := s.users[userID]
+	if st == nil {
+		return nil
+	}
+	return &Shared{Status: st.status, Activities: maps.Clone(st.activities)}
+}
+
+// share tells the other nodes the user's presence, when Share is set.
+func (s *Service) share(userID uint64, p *Shared) {
+	if s.Share != nil {
+		s.Share(userID, p)
+	}
+}
+
+// Apply takes a user's presence that another node of the cluster shared: it becomes the user's
+// presence here (nil: offline). That node already told the user's sessions and friends.
+func (s *Service) Apply(userID uint64, p *Shared) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p == nil {
+		delete(s.users, userID)
+		return
+	}
+	if s.users == nil {
+		s.users = map[uint64]*state{}
+	}
+	acts := p.Activities
+	if acts == nil {
+		acts = map[uint64][]wire.Activity{}
+	}
+	s.users[userID] = &state{status: p.Status, activities: acts}
 }
 
 // CustomStatusVisible tells whether a viewer sees the user's custom status (rule GW-5): with
@@ -185,8 +230,10 @@ func (s *Service) Set(ctx context.Context, userID, appID uint64, p *wire.Presenc
 	setOrDelete(st.activities, appID, game)
 	setOrDelete(st.activities, 0, custom)
 	stale := s.staleInvitesLocked(userID, appID)
+	shared := s.sharedLocked(userID)
 	s.mu.Unlock()
 	s.invalidate(stale)
+	s.share(userID, shared) // before the dispatches, which the other nodes read after it
 	return s.Broadcast(ctx, userID)
 }
 
@@ -223,9 +270,11 @@ func (s *Service) OnSession(userID, appID uint64) {
 		stale = s.staleInvitesLocked(userID, appID)
 		changed = true
 	}
+	shared := s.sharedLocked(userID)
 	s.mu.Unlock()
 	s.invalidate(stale)
 	if changed {
+		s.share(userID, shared)
 		if err := s.Broadcast(context.Background(), userID); err != nil {
 			s.Logger.Warn("presence: broadcast failed", "user_id", userID, "err", err)
 		}

@@ -56,6 +56,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
@@ -92,6 +93,9 @@ type Service struct {
 	// commit one after the other (pending, then friends), and without it the second's events
 	// could reach a player before the first's, leaving its SDK with the older state.
 	order sync.Mutex
+	// Order, when set, is the cluster's order lock (package order), held as order is, so that
+	// the nodes of a cluster send relationship events in commit order too. Nil for a node alone.
+	Order order.Lock
 }
 
 // Register adds the routes to mux (paths relative to the API base).
@@ -490,8 +494,13 @@ func (c *changes) profiles(peer uint64) (map[uint64]wire.User, error) {
 func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
+	release, err := order.Hold(ctx, s.Order, "relationships", nil)
+	if err != nil {
+		return err
+	}
+	defer release() // once the events are sent
 	var c *changes
-	err := s.Store.WithTx(ctx, func(st store.Store) error {
+	err = s.Store.WithTx(ctx, func(st store.Store) error {
 		c = &changes{ctx: ctx, s: s, st: st, now: s.Clock.Now()}
 		return fn(c)
 	})

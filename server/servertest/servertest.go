@@ -125,6 +125,13 @@ func postgresStore(t testing.TB) string {
 	if os.Getenv(pgtest.EnvURL) == "" {
 		t.Fatalf("servertest: %s=postgres needs %s (an admin URL)", EnvStore, pgtest.EnvURL)
 	}
+	return PostgresDatabase(t)
+}
+
+// PostgresDatabase returns the URL of a fresh migrated database of the tests' PostgreSQL
+// (package pgtest), dropped when t ends.
+func PostgresDatabase(t testing.TB) string {
+	t.Helper()
 	return pgtest.Database(t, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
 		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
 		if err != nil {

@@ -70,6 +70,18 @@ func (g *Generator) Next() uint64 {
 	return id
 }
 
+// NextAbove returns the next id, above floor as well as above every id the generator made: ids
+// made under a cluster-wide lock that carries the largest id used (store.DB.OrderLock) then
+// increase across nodes.
+func (g *Generator) NextAbove(floor uint64) uint64 {
+	g.mu.Lock()
+	if floor > g.last {
+		g.last = floor
+	}
+	g.mu.Unlock()
+	return g.Next()
+}
+
 // Node returns the node id in id.
 func Node(id uint64) int { return int(id >> IncrementBits & MaxNode) }
 

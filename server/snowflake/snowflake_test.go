@@ -50,3 +50,18 @@ func TestNodesNeverCollide(t *testing.T) {
 	require.Equal(t, 3, Node(id))
 	require.True(t, Time(id).Equal(at))
 }
+
+// Nodes taking turns under a lock that carries the last id: each id is above the one before,
+// whichever node made it, though the higher node made its ids first in the same millisecond.
+func TestNextAboveOrdersTurnsAcrossNodes(t *testing.T) {
+	c := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	nodes := []*Generator{NewNode(c, 0, 9), NewNode(c, 0, 2), NewNode(c, 0, 5)}
+	var last uint64
+	for i := range 30 {
+		g := nodes[i%len(nodes)]
+		id := g.NextAbove(last)
+		require.Greater(t, id, last, "turn %d", i)
+		require.Equal(t, int(g.node), Node(id))
+		last = id
+	}
+}

@@ -144,7 +144,8 @@ func TestNodeIDIsHeldOnce(t *testing.T) {
 }
 
 // terminateNodeSession ends, as an operator or a database restart would, the PostgreSQL
-// session that holds node id's lock on the database at u.
+// session that holds node id's lock on the database at u. Advisory locks belong to a database:
+// the sessions of other tests' databases on the same server, with the same node id, are left.
 func terminateNodeSession(t *testing.T, u string, id int) {
 	t.Helper()
 	db, err := sql.Open("pgx", u)
@@ -152,6 +153,7 @@ func terminateNodeSession(t *testing.T, u string, id int) {
 	defer db.Close()
 	var ok bool
 	require.NoError(t, db.QueryRow(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype='advisory'
+		AND database=(SELECT oid FROM pg_database WHERE datname=current_database())
 		AND classid=$1 AND objid=$2 AND objsubid=2 AND granted`, nodeLockSpace, id).Scan(&ok))
 	require.True(t, ok)
 }
@@ -225,4 +227,70 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Two nodes taking turns under one order lock: never both inside at once, and each finds the
+// largest id the other recorded; other keys are not held up.
+func TestClusterOrderLock(t *testing.T) {
+	ctx := context.Background()
+	u := postgresDatabase(t)
+	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 1})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 2})
+	require.NoError(t, err)
+	defer b.Close()
+	var mu sync.Mutex
+	inside, next := 0, uint64(0)
+	var wg sync.WaitGroup
+	for _, s := range []*DB{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				floor, unlock, err := s.OrderLock(ctx, "lobby:1")
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				inside++
+				assert.Equal(t, 1, inside, "two holders at once")
+				assert.Equal(t, next, floor, "the floor is the last id recorded")
+				next++
+				mu.Unlock()
+				mu.Lock()
+				inside--
+				used := next
+				mu.Unlock()
+				unlock(used)
+			}
+		}()
+	}
+	wg.Wait()
+	floor, unlock, err := a.OrderLock(ctx, "lobby:1")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(100), floor)
+	// Another key is free while this one is held; unlock(0) keeps the recorded id.
+	other, unlockOther, err := b.OrderLock(ctx, "lobby:2")
+	require.NoError(t, err)
+	assert.Zero(t, other)
+	unlockOther(0)
+	unlock(0)
+	floor, unlock, err = b.OrderLock(ctx, "lobby:1")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(100), floor)
+	unlock(0)
+}
+
+// SQLite's order lock holds nothing.
+func TestSQLiteOrderLockIsFree(t *testing.T) {
+	s := openMemory(t)
+	floor, unlock, err := s.OrderLock(context.Background(), "k")
+	require.NoError(t, err)
+	assert.Zero(t, floor)
+	unlock(5)
+	floor, unlock, err = s.OrderLock(context.Background(), "k")
+	require.NoError(t, err)
+	assert.Zero(t, floor)
+	unlock(0)
 }

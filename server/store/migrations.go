@@ -747,4 +747,12 @@ CREATE TABLE interaction_messages (
 	PRIMARY KEY (interaction_id, message_id)
 );
 `,
+	// 35: the cluster-wide order locks of PostgreSQL's OrderLock, kept so that the two schemas
+	// follow one another; SQLite's order lock holds nothing (one node orders its own commits).
+	`
+CREATE TABLE order_locks (
+	key TEXT PRIMARY KEY,
+	last_id INTEGER NOT NULL
+);
+`,
 }

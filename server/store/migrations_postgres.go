@@ -678,4 +678,12 @@ CREATE TABLE interaction_messages (
 	PRIMARY KEY (interaction_id, message_id)
 );
 `,
+	// 15 (SQLite's 35): the cluster-wide order locks (OrderLock), each with the largest id used
+	// under it.
+	`
+CREATE TABLE order_locks (
+	key TEXT PRIMARY KEY,
+	last_id BIGINT NOT NULL
+);
+`,
 }

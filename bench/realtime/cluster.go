@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+)
+
+// clusterMessaging measures (d): (a) with HTTP sends and (b), on one node on SQLite, one node on
+// PostgreSQL and NATS, and three nodes on them, the sender on the first node and the receivers
+// on the others; (b)'s anchor, Redis, takes its turn beside each.
+func clusterMessaging(rd *redisServer, rounds, members, messages, window int) error {
+	pg, err := startPostgres()
+	if err != nil {
+		return err
+	}
+	defer pg.stop()
+	rounds = max(rounds/2, 1)
+	messages = max(messages/5, 1)
+	fmt.Printf("(d) Beyond one machine: (a) over HTTP, %d messages one at a time, and (b), %d-member lobby, %d messages, %d in flight\n",
+		rounds, members, messages, window)
+	var single time.Duration
+	for _, c := range []struct {
+		name  string
+		nodes int
+		pg    bool
+	}{{"one node, SQLite                ", 1, false}, {"one node, PostgreSQL + NATS     ", 1, true},
+		{"three nodes, PostgreSQL + NATS  ", 3, true}} {
+		p50, p99, rate, base, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		line := fmt.Sprintf("  sdkpp %s latency p50 %8s  p99 %8s", c.name, p50, p99)
+		if single == 0 {
+			single = p50
+		} else {
+			line += fmt.Sprintf(" (%.2fx one node on SQLite)", ratio(p50, single))
+		}
+		fmt.Println(line)
+		fmt.Printf("        %s fan-out %10.0f deliveries/s  Redis %10.0f  ratio %.2fx\n", c.name, rate, base, rate/base)
+	}
+	fmt.Println("  targets: three nodes' latency (sender and receiver on different nodes) <= 2x one node's; their fan-out >= 0.5x Redis's")
+	return nil
+}
+
+// clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
+// onPG, else one on in-memory SQLite.
+func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int) (p50, p99 time.Duration, rate, base float64, err error) {
+	var children []*child
+	defer func() {
+		for _, c := range children {
+			c.Close()
+		}
+	}()
+	if !onPG {
+		c, err := startChild("sdkpp", 0)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		children = append(children, c)
+	} else {
+		db, err := pg.database()
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		ns, err := startNATS()
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		defer ns.stop()
+		for i := range nodes { // one after the other: the first seeds the dev data
+			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: ns.url, ID: i + 1})
+			if err != nil {
+				return 0, 0, 0, 0, err
+			}
+			children = append(children, c)
+		}
+	}
+	send := children[0]
+	recv := []string{send.Addr}
+	if len(children) > 1 {
+		recv = nil
+		for _, c := range children[1:] {
+			recv = append(recv, c.Addr)
+		}
+	}
+	a := newAPI(send.Addr, window)
+	ps, err := a.players(send.BotToken, "d-", members)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	pair, err := a.lobby("d-latency", ps[:2])
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	size, err := probeSize(a, recv[0], pair, ps[0], ps[1])
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	to, err := newReceiver(recv[0], ps[1])
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
+	var ds []time.Duration
+	for i := 0; i < rounds+warmup; i++ {
+		d, err := r(i)
+		if err != nil {
+			to.c.Close()
+			return 0, 0, 0, 0, err
+		}
+		if i >= warmup {
+			ds = append(ds, d)
+		}
+	}
+	to.c.Close()
+	if err := done(); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	p50, p99 = percentiles(ds)
+	all, err := a.lobby("d-fanout", ps)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	ours, err := newSpreadFanout(a, recv, all, ps)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer ours.Close()
+	theirs, err := newRedisFanout(rd, members, size)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer theirs.Close()
+	ourTime, err := ours.turn(messages, window)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	baseTime, err := theirs.turn(messages, window)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	n := float64(messages * members)
+	return p50, p99, n / ourTime.Seconds(), n / baseTime.Seconds(), nil
+}
+
+// postgres is a private PostgreSQL server (build/scripts/pg.sh) under build/bench.
+type postgres struct {
+	dir, admin string
+	n          int
+}
+
+func startPostgres() (*postgres, error) {
+	dir, err := filepath.Abs(filepath.Join("build", "bench", "pg"))
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("bash", "build/scripts/pg.sh", "start", dir, port)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("start PostgreSQL (build/scripts/pg.sh): %w", err)
+	}
+	return &postgres{dir: dir, admin: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable"}, nil
+}
+
+// database creates a fresh database and returns its URL.
+func (p *postgres) database() (string, error) {
+	db, err := sql.Open("pgx", p.admin)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	p.n++
+	name := "bench_" + strconv.Itoa(os.Getpid()) + "_" + strconv.Itoa(p.n)
+	if _, err := db.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("create database: %w", err)
+	}
+	u, err := url.Parse(p.admin)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func (p *postgres) stop() {
+	cmd := exec.Command("bash", "build/scripts/pg.sh", "stop", p.dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	_ = cmd.Run()
+	os.RemoveAll(p.dir)
+}
+
+// natsServer is a NATS server with JetStream inside this process.
+type natsServer struct {
+	s   *natsserver.Server
+	dir string
+	url string
+}
+
+func startNATS() (*natsServer, error) {
+	dir, err := os.MkdirTemp("", "sdkpp-bench-nats")
+	if err != nil {
+		return nil, err
+	}
+	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir,
+		NoLog: true, NoSigs: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("NATS did not start")
+	}
+	return &natsServer{s: s, dir: dir, url: s.ClientURL()}, nil
+}
+
+func (n *natsServer) stop() {
+	n.s.Shutdown()
+	n.s.WaitForShutdown()
+	os.RemoveAll(n.dir)
+}

@@ -1,0 +1,265 @@
+// Package bus connects the nodes of a cluster through NATS JetStream: every node publishes the
+// gateway's dispatches into one stream, and every node reads the whole stream, in the stream's
+// order, and delivers each dispatch to the sessions connected to it.
+//
+// One stream gives one total order. A publish returns once the server stored the message and
+// gave it its sequence number, so a node that publishes two events one after the other (or two
+// nodes that take turns under a cluster-wide lock, see package store's OrderLock) has them read
+// back by every node in that order. The stream keeps messages for Options.Retention, which
+// covers the gateway's resume window: a session that resumes on another node has the events it
+// missed read again from the stream (package gateway).
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream and Subject name the JetStream stream of the dispatches and its one subject.
+const (
+	Stream  = "SDKPP_EVENTS"
+	Subject = "sdkpp.events"
+)
+
+// DefaultRetention is how long the stream keeps a message unless Options say otherwise: past the
+// gateway's resume window (2 minutes) with room to spare.
+const DefaultRetention = 10 * time.Minute
+
+// Options configure Connect.
+type Options struct {
+	// Node is this node's id (its NATS connection is named for it).
+	Node int
+	// Retention is how long the stream keeps messages; default DefaultRetention.
+	Retention time.Duration
+	// Memory keeps the stream in the NATS server's memory rather than on its disk (tests).
+	Memory bool
+	// Logger, default slog.Default().
+	Logger *slog.Logger
+}
+
+// Bus is a node's connection to the cluster's bus. It is safe for concurrent use.
+type Bus struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	node   int
+	log    *slog.Logger
+	msgID  atomic.Uint64 // publishes of this connection, for the stream's duplicate window
+	prefix string        // node and start time: message ids unique across restarts
+
+	mu   sync.Mutex
+	subs []jetstream.ConsumeContext
+}
+
+// Connect connects to the NATS server at rawURL (nats://[user:password@]host:port, or several
+// separated by commas) and makes sure the stream exists. Credentials in the URL never reach a
+// log line or an error.
+func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	log := o.Logger
+	nc, err := nats.Connect(rawURL,
+		nats.Name("sdkpp-node-"+strconv.Itoa(o.Node)),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn("bus disconnected", "err", err)
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("bus reconnected", "server", Redact(c.ConnectedUrl())) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect to %s: %w", Redact(rawURL), redactErr(err, rawURL))
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	storage := jetstream.FileStorage
+	if o.Memory {
+		storage = jetstream.MemoryStorage
+	}
+	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: Stream, Subjects: []string{Subject}, Storage: storage, MaxAge: o.Retention,
+		Retention: jetstream.LimitsPolicy, Duplicates: time.Minute,
+	})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("bus: stream %s: %w", Stream, err)
+	}
+	return &Bus{nc: nc, js: js, stream: st, node: o.Node, log: log,
+		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}, nil
+}
+
+// Publish appends data to the stream and returns its sequence number once the server stored
+// it. A publish retried by the client library is stored once (the stream's duplicate window).
+func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
+	id := b.prefix + strconv.FormatUint(b.msgID.Add(1), 36)
+	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	if err != nil {
+		return 0, fmt.Errorf("bus: publish: %w", err)
+	}
+	return ack.Sequence, nil
+}
+
+// Last returns the sequence number of the newest message of the stream (0 when it has none).
+func (b *Bus) Last(ctx context.Context) (uint64, error) {
+	info, err := b.stream.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("bus: stream info: %w", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// Handler receives one message of the stream: its sequence number and its data. It runs on the
+// subscription's goroutine, one message after the other in stream order.
+type Handler func(seq uint64, data []byte)
+
+// Subscribe delivers to handle every message after sequence number after (0: every message the
+// stream holds), in stream order, then every message published later, until Close. Messages the
+// stream no longer holds are skipped.
+func (b *Bus) Subscribe(ctx context.Context, after uint64, handle Handler) error {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if after > 0 {
+		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: after + 1}
+	}
+	cons, err := b.js.OrderedConsumer(ctx, Stream, cfg)
+	if err != nil {
+		return fmt.Errorf("bus: consumer: %w", err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		md, err := m.Metadata()
+		if err != nil {
+			b.log.Error("bus: message without metadata", "err", err)
+			return
+		}
+		handle(md.Sequence.Stream, m.Data())
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		b.log.Warn("bus: consume", "err", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("bus: consume: %w", err)
+	}
+	b.mu.Lock()
+	b.subs = append(b.subs, cc)
+	b.mu.Unlock()
+	return nil
+}
+
+// Read calls handle for each message with a sequence number from first to last (inclusive)
+// that the stream still holds, in order, and returns ErrGone when the stream no longer holds
+// first (it expired: the caller cannot have every message).
+func (b *Bus) Read(ctx context.Context, first, last uint64, handle Handler) error {
+	if first > last {
+		return nil
+	}
+	info, err := b.stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("bus: stream info: %w", err)
+	}
+	if info.State.FirstSeq > first {
+		return ErrGone
+	}
+	cons, err := b.js.OrderedConsumer(ctx, Stream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: first})
+	if err != nil {
+		return fmt.Errorf("bus: consumer: %w", err)
+	}
+	for seq := first; seq <= last; {
+		batch, err := cons.Fetch(int(min(last-seq+1, 256)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("bus: read: %w", err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return fmt.Errorf("bus: read: %w", err)
+			}
+			n++
+			if md.Sequence.Stream > last {
+				return nil
+			}
+			handle(md.Sequence.Stream, m.Data())
+			seq = md.Sequence.Stream + 1
+		}
+		if err := batch.Error(); err != nil {
+			return fmt.Errorf("bus: read: %w", err)
+		}
+		if n == 0 {
+			return fmt.Errorf("bus: read: no message at %d of %d", seq, last)
+		}
+	}
+	return nil
+}
+
+// ErrGone is Read's error when the stream no longer holds the first message asked for.
+var ErrGone = errors.New("bus: the stream no longer holds those messages")
+
+// Check tells whether the bus is usable now: connected, and the stream answers.
+func (b *Bus) Check(ctx context.Context) error {
+	if s := b.nc.Status(); s != nats.CONNECTED {
+		return fmt.Errorf("bus: %s", s)
+	}
+	if _, err := b.stream.Info(ctx); err != nil {
+		return fmt.Errorf("bus: stream: %w", err)
+	}
+	return nil
+}
+
+// Close stops the subscriptions and closes the connection.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	subs := b.subs
+	b.subs = nil
+	b.mu.Unlock()
+	for _, cc := range subs {
+		cc.Stop()
+		<-cc.Closed()
+	}
+	b.nc.Close()
+}
+
+// Redact returns a NATS URL list without the passwords and tokens it carries.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if err != nil {
+			return "nats://(unparsable)"
+		}
+		return raw
+	}
+	u.User = url.User("REDACTED")
+	return u.String()
+}
+
+// redactErr is err with the URL's password, if any, replaced.
+func redactErr(err error, raw string) error {
+	u, perr := url.Parse(raw)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	pw, ok := u.User.Password()
+	if !ok {
+		pw = u.User.Username() // a token
+	}
+	if pw == "" {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "REDACTED"))
+}

@@ -1,0 +1,104 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/bus"
+	"sdkpp/server/bus/natstest"
+)
+
+// Two nodes publishing at once: every subscriber reads the same messages in the same order, each
+// once, the order in which the server acknowledged them; and a node can read a range again.
+func TestEveryNodeReadsOneOrder(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	nodes := make([]*bus.Bus, 3)
+	for i := range nodes {
+		b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: i + 1, Memory: true})
+		require.NoError(t, err)
+		t.Cleanup(b.Close)
+		nodes[i] = b
+	}
+	type got struct {
+		mu   sync.Mutex
+		seqs []uint64
+		data []string
+		done chan struct{}
+	}
+	const n = 200
+	reads := make([]*got, len(nodes))
+	for i, b := range nodes {
+		g := &got{done: make(chan struct{})}
+		reads[i] = g
+		require.NoError(t, b.Subscribe(ctx, 0, func(seq uint64, data []byte) {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.seqs = append(g.seqs, seq)
+			g.data = append(g.data, string(data))
+			if len(g.seqs) == 2*n {
+				close(g.done)
+			}
+		}))
+	}
+	acked := make([]map[uint64]string, 2)
+	var wg sync.WaitGroup
+	for p := range 2 {
+		acked[p] = map[uint64]string{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				msg := fmt.Sprintf("p%d-%d", p, i)
+				seq, err := nodes[p].Publish(ctx, []byte(msg))
+				if !assert.NoError(t, err) {
+					return
+				}
+				acked[p][seq] = msg
+			}
+		}()
+	}
+	wg.Wait()
+	for i, g := range reads {
+		select {
+		case <-g.done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("node %d read %d of %d messages", i+1, len(g.seqs), 2*n)
+		}
+		g.mu.Lock()
+		for k, seq := range g.seqs {
+			want, ok := acked[0][seq]
+			if !ok {
+				want = acked[1][seq]
+			}
+			require.Equal(t, want, g.data[k], "node %d message %d", i+1, seq)
+			if k > 0 {
+				require.Greater(t, seq, g.seqs[k-1], "node %d: stream order", i+1)
+			}
+		}
+		g.mu.Unlock()
+	}
+	first := reads[0].seqs[10]
+	var again []string
+	require.NoError(t, nodes[2].Read(ctx, first, first+4, func(_ uint64, data []byte) { again = append(again, string(data)) }))
+	assert.Equal(t, reads[0].data[10:15], again)
+	last, err := nodes[1].Last(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, reads[0].seqs[2*n-1], last)
+	require.NoError(t, nodes[0].Check(ctx))
+}
+
+// A URL's password never reaches what a log line shows.
+func TestRedact(t *testing.T) {
+	assert.Equal(t, "nats://REDACTED@127.0.0.1:4222", bus.Redact("nats://alice:s3cret@127.0.0.1:4222"))
+	assert.Equal(t, "nats://127.0.0.1:4222", bus.Redact("nats://127.0.0.1:4222"))
+	_, err := bus.Connect(context.Background(), "nats://alice:s3cret@127.0.0.1:1", bus.Options{})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "s3cret")
+}

@@ -1,0 +1,411 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	gwire "sdkpp/wire/gateway"
+)
+
+// Bus carries the hub's dispatches to every node of a cluster (package bus adapts NATS
+// JetStream to it). The hub publishes each dispatch once; each node's hub reads every dispatch
+// back in the bus's one order (Deliver) and pushes it to its own sessions.
+type Bus interface {
+	// Publish appends msg to the bus's order and returns its sequence number once stored.
+	Publish(ctx context.Context, msg []byte) (uint64, error)
+}
+
+// publishTimeout bounds one publish to the bus.
+const publishTimeout = 10 * time.Second
+
+// filterKind says which of a user's sessions a dispatch is for.
+type filterKind uint8
+
+const (
+	toApp         filterKind = iota // every session (app 0), or those of one application
+	toBots                          // bot sessions with one of the intent bits
+	toBotsWith                      // bot sessions with one of the intent bits and one of the split bits
+	toBotsWithout                   // bot sessions with one of the intent bits and none of the split bits
+	toIntent                        // any session with one of the intent bits
+	toBotSessions                   // every bot session
+)
+
+// filter picks the sessions of a dispatch's users that get it. It is data, not a function, so
+// that it can cross the bus.
+type filter struct {
+	kind               filterKind
+	app, intent, split uint64
+}
+
+// keep tells whether s gets the dispatch. Call with h.mu held.
+func (f filter) keep(s *session) bool {
+	switch f.kind {
+	case toApp:
+		return f.app == 0 || s.who.AppID == f.app
+	case toBots:
+		return s.who.Bot && s.intents&f.intent != 0
+	case toBotsWith:
+		return s.who.Bot && s.intents&f.intent != 0 && s.intents&f.split != 0
+	case toBotsWithout:
+		return s.who.Bot && s.intents&f.intent != 0 && s.intents&f.split == 0
+	case toIntent:
+		return s.intents&f.intent != 0
+	case toBotSessions:
+		return s.who.Bot
+	}
+	return false
+}
+
+// envelope is what crosses the bus: a dispatch (Type ""), or news of a session (Type "s"), of a
+// node's start ("n"), a request to end sessions ("x"), or another part's state (Type "o", its
+// Shared kind and its Data; see Share).
+type envelope struct {
+	Type    string       `json:"t,omitempty"`
+	Shared  string       `json:"o,omitempty"`
+	Session *sessionNote `json:"ss,omitempty"`
+	End     *endNote     `json:"x,omitempty"`
+	Node    int          `json:"n,omitempty"`
+	Life    string       `json:"l,omitempty"`
+	// Sent is when the publishing node sent it (Unix nanoseconds by its clock), for the bus's lag.
+	Sent int64 `json:"p,omitempty"`
+
+	Users  []uint64        `json:"u,omitempty"`
+	Kind   filterKind      `json:"k,omitempty"`
+	App    uint64          `json:"a,omitempty"`
+	Intent uint64          `json:"i,omitempty"`
+	Split  uint64          `json:"s,omitempty"`
+	Event  string          `json:"e"`
+	Data   json.RawMessage `json:"d,omitempty"`
+}
+
+// sessionNote tells the other nodes of a session of this one: what resuming it elsewhere needs,
+// and whether it is connected, waiting to be resumed (until Expires) or ended.
+type sessionNote struct {
+	ID           string    `json:"id"`
+	Node         int       `json:"node"`
+	Life         string    `json:"life"` // the node process's life (a restarted node has a new one)
+	Who          Identity  `json:"who"`
+	Intents      uint64    `json:"intents"`
+	Capabilities int64     `json:"caps,omitempty"`
+	Since        time.Time `json:"since"`
+	State        noteState `json:"state"`
+	Expires      time.Time `json:"expires,omitzero"`
+}
+
+type noteState uint8
+
+const (
+	noteLive     noteState = iota + 1 // attached to a connection
+	noteDetached                      // waiting to be resumed until Expires
+	noteEnded                         // gone for good
+)
+
+// endNote asks every node to end the user's sessions that match (EndSessions and its kin).
+type endNote struct {
+	User  uint64 `json:"user"`
+	App   uint64 `json:"app,omitempty"`   // only this application's sessions (0: all)
+	Grant uint64 `json:"grant,omitempty"` // only this token grant's sessions (0: all)
+	// Intents, when not 0: only a bot's connected sessions that use one of these intents, which
+	// its application may use no more; they close with gwire.CloseDisallowedIntents.
+	Intents uint64 `json:"intents,omitempty"`
+}
+
+// busShift places a bus sequence number in a session's sequence numbers: the dispatch read from
+// the bus at m is numbered m<<busShift in every session that gets it, on whichever node, and
+// what a node pushes of its own (READY, RESUMED, request results) takes the numbers after the
+// last. So a session resumed on another node is replayed from the bus with the numbers it had.
+const busShift = 20
+
+func (e *envelope) filter() filter {
+	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split}
+}
+
+// publish sends a dispatch to every node through the bus; a failure is logged, and the event is
+// lost for every node (the node's /readyz reports the bus).
+func (h *Hub) publish(users []uint64, f filter, event string, d []byte) {
+	h.send(envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, Event: event, Data: d})
+}
+
+// send publishes e on the bus; a failure is logged.
+func (h *Hub) send(e envelope) {
+	e.Sent = time.Now().UnixNano()
+	msg, err := json.Marshal(e)
+	if err != nil {
+		h.log.Error("gateway: cannot be encoded for the bus", "type", e.Type, "event", e.Event, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	if _, err := h.cfg.Bus.Publish(ctx, msg); err != nil {
+		h.log.Error("gateway: lost: the bus refused it", "type", e.Type, "event", e.Event, "err", err)
+	}
+}
+
+// note tells the other nodes the state of s (no-op without a bus); call without h.mu, with the
+// values read under it.
+func (h *Hub) note(n sessionNote) {
+	if h.cfg.Bus == nil {
+		return
+	}
+	n.Node, n.Life = h.cfg.Node, h.life
+	h.send(envelope{Type: "s", Session: &n})
+}
+
+// noteOf is the note of s in state st. Call with h.mu held.
+func noteOf(s *session, st noteState) sessionNote {
+	return sessionNote{ID: s.id, Who: s.who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
+		State: st, Expires: s.expires}
+}
+
+// Announce tells the other nodes that this node (re)started: the sessions of its earlier life
+// lost their connections and wait to be resumed. Call once, after the node has read the bus up
+// to its current end (CaughtUp).
+func (h *Hub) Announce() {
+	if h.cfg.Bus != nil {
+		h.send(envelope{Type: "n", Node: h.cfg.Node, Life: h.life})
+	}
+}
+
+// Share sends data, encoded as JSON, to Config.OnShared of every other node with kind (for
+// example a user's presence). No-op without a bus.
+func (h *Hub) Share(kind string, data any) {
+	if h.cfg.Bus == nil {
+		return
+	}
+	d, err := json.Marshal(data)
+	if err != nil {
+		h.log.Error("gateway: shared state cannot be encoded", "kind", kind, "err", err)
+		return
+	}
+	h.send(envelope{Type: "o", Shared: kind, Node: h.cfg.Node, Life: h.life, Data: d})
+}
+
+// BusSeq returns the sequence number of the last message read from the bus.
+func (h *Hub) BusSeq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.busSeq
+}
+
+// Deliver takes a message read from the bus, whose sequence number is seq: it pushes a dispatch
+// to this node's sessions, or notes another node's sessions. The bus calls it one message after
+// the other in its order; a message at or below the last one delivered is a duplicate and is
+// dropped.
+func (h *Hub) Deliver(seq uint64, msg []byte) {
+	var e envelope
+	if err := json.Unmarshal(msg, &e); err != nil {
+		h.log.Error("gateway: malformed message from the bus", "seq", seq, "err", err)
+		return
+	}
+	h.mu.Lock()
+	if seq <= h.busSeq {
+		h.mu.Unlock()
+		return
+	}
+	h.busSeq = seq
+	if f := h.cfg.OnBusDelivered; f != nil && e.Sent != 0 {
+		defer f(e.kind(), time.Unix(0, e.Sent), time.Now())
+	}
+	switch e.Type {
+	case "":
+		h.mu.Unlock()
+		ev, _ := json.Marshal(e.Event) // a string always encodes
+		h.push(e.Users, ev, e.Event, e.Data, e.filter(), seq)
+		return
+	case "s":
+		if n := e.Session; n != nil && !(n.Node == h.cfg.Node && n.Life == h.life) {
+			h.remoteNoteLocked(n)
+		}
+	case "n":
+		if e.Node == h.cfg.Node && e.Life == h.life {
+			break
+		}
+		// The node restarted: the sessions of its earlier life lost their connections.
+		expires := h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
+		for _, n := range h.remote {
+			if n.Node == e.Node && n.Life != e.Life && n.State == noteLive {
+				n.State, n.Expires = noteDetached, expires
+			}
+		}
+	case "o":
+		if f := h.cfg.OnShared; f != nil && !(e.Node == h.cfg.Node && e.Life == h.life) {
+			h.mu.Unlock()
+			f(e.Shared, e.Data)
+			return
+		}
+	case "x":
+		if x := e.End; x != nil {
+			h.mu.Unlock()
+			h.endSessionsLocal(x)
+			return
+		}
+	}
+	h.mu.Unlock()
+}
+
+// kind names what e carries, for the bus's metrics: the dispatch's event, or what else it is;
+// never anything that holds an id.
+func (e *envelope) kind() string {
+	switch e.Type {
+	case "":
+		return e.Event
+	case "s":
+		return "session"
+	case "n":
+		return "node"
+	case "x":
+		return "end_sessions"
+	case "o":
+		return e.Shared
+	}
+	return "unknown"
+}
+
+// match tells whether s is one of the sessions x ends. Call with h.mu held.
+func (x *endNote) match(s *session) bool {
+	return (x.App == 0 || s.who.AppID == x.App) && (x.Grant == 0 || s.grant == x.Grant) &&
+		(x.Intents == 0 || (s.who.Bot && s.conn != nil && s.intents&x.Intents != 0))
+}
+
+// closeReq is how x closes the connected sessions it ends.
+func (x *endNote) closeReq() closeReq {
+	if x.Intents != 0 {
+		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)", end: true}
+	}
+	return closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true}
+}
+
+// remoteNoteLocked records another node's note of a session. A session of this node that
+// another node now holds (it was resumed there) is this node's no more.
+func (h *Hub) remoteNoteLocked(n *sessionNote) {
+	if s := h.sessions[n.ID]; s != nil && n.State != noteEnded {
+		if s.conn != nil {
+			s.conn.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session resumed elsewhere"})
+		}
+		h.removeLocked(s)
+	}
+	if old := h.remote[n.ID]; old != nil {
+		delete(h.remoteByUser[old.Who.UserID], n.ID)
+		if len(h.remoteByUser[old.Who.UserID]) == 0 {
+			delete(h.remoteByUser, old.Who.UserID)
+		}
+		delete(h.remote, n.ID)
+	}
+	if n.State == noteEnded {
+		return
+	}
+	h.remote[n.ID] = n
+	m := h.remoteByUser[n.Who.UserID]
+	if m == nil {
+		m = map[string]*sessionNote{}
+		h.remoteByUser[n.Who.UserID] = m
+	}
+	m[n.ID] = n
+}
+
+// remoteLiveLocked counts the user's sessions connected to other nodes, of one application
+// (app 0: of any).
+func (h *Hub) remoteLiveLocked(appID, userID uint64) int {
+	n := 0
+	for _, r := range h.remoteByUser[userID] {
+		if r.State == noteLive && (appID == 0 || r.Who.AppID == appID) {
+			n++
+		}
+	}
+	return n
+}
+
+// forgetRemoteLocked forgets another node's note of a session (it is resumed here).
+func (h *Hub) forgetRemoteLocked(id string) {
+	if n := h.remote[id]; n != nil {
+		delete(h.remote, id)
+		delete(h.remoteByUser[n.Who.UserID], id)
+		if len(h.remoteByUser[n.Who.UserID]) == 0 {
+			delete(h.remoteByUser, n.Who.UserID)
+		}
+	}
+}
+
+// Replay reads the bus again from first to last (inclusive), for a session resumed on another
+// node than the one it ran on (package bus's Read).
+type Replay func(ctx context.Context, first, last uint64, handle func(seq uint64, msg []byte)) error
+
+// resumeRemote re-attaches to this connection a session another node ran (it died, or the
+// client's reconnection reached this node): its dispatches after seq are read again from the
+// bus, filtered as that node filtered them, numbered as it numbered them, and written before
+// RESUMED. It returns the session, or none after answering Invalid Session, or a close.
+func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached, closeReq, bool) {
+	h := c.h
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	h.mu.Lock()
+	now := h.cfg.Clock.Now()
+	n := h.remote[sessionID]
+	if n == nil || n.Who.UserID != who.UserID || n.Who.AppID != who.AppID ||
+		(n.State == noteDetached && !now.Before(n.Expires)) || h.cfg.Replay == nil {
+		h.mu.Unlock()
+		r, stop := c.invalidSession()
+		return attached{}, r, stop
+	}
+	upto := h.busSeq
+	from := uint64(seq >> busShift)
+	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
+	s.who.Grant, s.grant = who.Grant, who.Grant
+	s.seq = max(int64(upto)<<busShift, seq)
+	base := s.seq
+	s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)
+	first := h.liveLocked(who.AppID, who.UserID) == 0
+	s.conn = c
+	c.sess, c.sent = s, base
+	h.forgetRemoteLocked(n.ID)
+	h.addLocked(s)
+	h.mu.Unlock()
+	var replay []entry
+	var err error
+	if from < upto {
+		ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
+		err = h.cfg.Replay(ctx, from+1, upto, func(m uint64, msg []byte) {
+			var e envelope
+			if json.Unmarshal(msg, &e) != nil || e.Type != "" || !slices.Contains(e.Users, s.who.UserID) {
+				return
+			}
+			h.mu.Lock()
+			keep := e.filter().keep(s)
+			h.mu.Unlock()
+			if keep && int64(m)<<busShift > seq {
+				ev, _ := json.Marshal(e.Event)
+				replay = append(replay, entry{seq: int64(m) << busShift, event: ev, d: e.Data})
+			}
+		})
+		cancel()
+	}
+	if err != nil { // the bus no longer holds what the client missed
+		h.log.Warn("gateway: a session from another node cannot be replayed", "user_id", who.UserID, "err", err)
+		h.mu.Lock()
+		h.removeLocked(s)
+		c.sess = nil
+		h.mu.Unlock()
+		r, stop := c.invalidSession()
+		return attached{}, r, stop
+	}
+	h.mu.Lock()
+	if len(replay) > 0 { // kept for a later resume here, before what came since
+		held := append(replay, s.buf[s.head:]...)
+		if over := len(held) - h.cfg.ReplayLimit; over > 0 {
+			s.dropped = held[over-1].seq
+			held = held[over:]
+		}
+		s.buf, s.head = held, 0
+	}
+	note := noteOf(s, noteLive)
+	h.mu.Unlock()
+	c.authed, c.who = true, s.who
+	c.requester.Store(&requester{token: c.token, sess: s})
+	if !c.writeAll(replay) {
+		return attached{first: first}, gone, true
+	}
+	h.note(note)
+	return attached{s: s, replayed: len(replay), first: first}, closeReq{}, false
+}
