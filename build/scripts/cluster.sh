@@ -6,7 +6,8 @@
 # gateway, sending players only to nodes whose /readyz answers 200. Everything listens on
 # 127.0.0.1; it prints the URLs and stops everything on Ctrl-C.
 # Usage: build/scripts/cluster.sh BIN_DIR [PORT]   (PORT: the balancer's, default 7710; the
-#        nodes take PORT+1..PORT+3, NATS 4222, PostgreSQL 5433)
+#        nodes take PORT+1..PORT+3, their Prometheus metrics PORT+11..PORT+13, NATS 4222,
+#        PostgreSQL 5433)
 set -euo pipefail
 bin=$1
 port=${2:-7710}
@@ -51,6 +52,7 @@ for n in 1 2 3; do
   p=$((port + n))
   "$bin/sdkpp-server" -dev -addr "127.0.0.1:$p" -public-url "http://127.0.0.1:$port" -store "$store" \
     -bus "nats://127.0.0.1:$natsport" -node-id "$n" -dev-credentials "$root/credentials.json" \
+    -metrics-addr "127.0.0.1:$((port + 10 + n))" \
     >"$root/node$n.log" 2>&1 &
   pids+=($!)
   # One after the other: the first seeds the dev data the others find.
@@ -90,6 +92,10 @@ cluster ready:
   service (through HAProxy)  http://127.0.0.1:$port       API http://127.0.0.1:$port/api/v10
   gateway                    ws://127.0.0.1:$port/gateway
   nodes                      http://127.0.0.1:$((port + 1)) .. $((port + 3))  (/readyz on each)
+  metrics (Prometheus)       http://127.0.0.1:$((port + 11))/metrics .. http://127.0.0.1:$((port + 13))/metrics
+  operator console           http://127.0.0.1:$port/console  (its Cluster page lists the three nodes;
+                             add an operator: $bin/sdkpp-server operator add -store '$store' -username NAME -role admin,
+                             the password on standard input)
   dev credentials            $root/credentials.json
 Ctrl-C stops everything.
 MSG
