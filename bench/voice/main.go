@@ -66,6 +66,7 @@ const (
 func main() {
 	bursts := flag.Int("bursts", 30, "bursts measured per path")
 	floorOnly := flag.Bool("floor", false, "measure only the engine's in-process floor")
+	memoryOnly := flag.Bool("memory", false, "measure only the in-memory paths: the floor and the relay")
 	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
 	gstOnly := flag.Bool("gst", false, "measure only the GStreamer peers (with -pulse's device paths)")
 	gstBuffers := flag.String("gst-buffers", "", "the peers' buffers, to find the lowest that play: "+
@@ -96,7 +97,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*bursts, peers); err != nil {
+	if err := run(*bursts, peers, !*memoryOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/voice:", err)
 		os.Exit(1)
 	}
@@ -131,7 +132,8 @@ func measureFloors(bursts int) (f floors, err error) {
 	return f, nil
 }
 
-func run(bursts int, peers []peer) error {
+// run measures the in-memory paths and, with pulse, the PulseAudio ones.
+func run(bursts int, peers []peer, pulse bool) error {
 	f, err := measureFloors(bursts)
 	if err != nil {
 		return err
@@ -145,6 +147,9 @@ func run(bursts int, peers []peer) error {
 	fmt.Printf("mouth-to-ear, through the relay (loopback) p50 %5.1f ms  p90 %5.1f ms  max %5.1f ms  (%d bursts)\n", rp[0], rp[1], rp[2], len(relay))
 	fmt.Printf("ratio relay/floor: p50 %.2fx, p90 %.2fx; the relay path adds %.1f ms at p50\n", rp[0]/fp[0], rp[1]/fp[1], rp[0]-fp[0])
 
+	if !pulse {
+		return nil
+	}
 	return runPulse(bursts, peers, false)
 }
 
