@@ -42,8 +42,10 @@ const (
 	DefaultTailMs = 200
 	// MaxTailMs is the longest echo tail New accepts.
 	MaxTailMs = 1000
-	// referenceFrames is how many far-end frames Playback can queue ahead of Capture.
+	// referenceFrames is how many far-end frames Playback can queue ahead of Capture, at least,
+	// and referenceMs how much far-end audio at least: shorter frames queue more of them.
 	referenceFrames = 8
+	referenceMs     = 80
 	// suppressDB is how far noise suppression lowers stationary noise (speexdsp's default), and
 	// cancelDB how far noise cancellation does: the same denoiser at its strongest.
 	suppressDB = -15
@@ -60,9 +62,10 @@ var ErrClosed = errors.New("apm: processor is closed")
 // Processor cleans microphone frames: echo cancellation against the played reference, then
 // noise suppression and automatic gain control.
 type Processor struct {
-	frame int
-	echo  *C.SpeexEchoState
-	pre   *C.SpeexPreprocessState
+	frame     int
+	refFrames int // the reference queue's length, in frames
+	echo      *C.SpeexEchoState
+	pre       *C.SpeexPreprocessState
 
 	// The reference queue: Playback produces whole frames, Capture consumes them.
 	ref        []int16
@@ -95,12 +98,14 @@ func New(frameSamples, tailMs int) (*Processor, error) {
 	if tailMs < 0 || tailMs > MaxTailMs {
 		return nil, fmt.Errorf("apm: echo tail of %d ms outside 1..%d", tailMs, MaxTailMs)
 	}
+	refFrames := max(referenceFrames, referenceMs*pcm.SampleRate/1000/frameSamples)
 	p := &Processor{
-		frame:   frameSamples,
-		ref:     make([]int16, referenceFrames*frameSamples),
-		silence: make([]int16, frameSamples),
-		scratch: make([]int16, frameSamples),
-		delay:   newDelayEstimator(frameSamples),
+		frame:     frameSamples,
+		refFrames: refFrames,
+		ref:       make([]int16, refFrames*frameSamples),
+		silence:   make([]int16, frameSamples),
+		scratch:   make([]int16, frameSamples),
+		delay:     newDelayEstimator(frameSamples),
 	}
 	p.known.Store(-1)
 	p.echo = C.speex_echo_state_init(C.int(frameSamples), C.int(tailMs*pcm.SampleRate/1000))
@@ -189,7 +194,7 @@ func (p *Processor) SetAutoGain(on bool) { p.wantAGC.Store(on) }
 func (p *Processor) FrameSamples() int { return p.frame }
 
 // DroppedReference returns how many far-end frames Playback dropped because Capture had fallen
-// referenceFrames behind.
+// a reference queue's length (80 ms, 8 frames at least) behind.
 func (p *Processor) DroppedReference() uint64 { return p.dropped.Load() }
 
 // EchoDelayShift returns how many samples the echo delay estimate currently delays the far
@@ -226,11 +231,11 @@ func (p *Processor) Playback(far []int16) error {
 		return ErrFrameSize
 	}
 	head, tail := p.head.Load(), p.tail.Load()
-	if tail-head >= referenceFrames {
+	if tail-head >= uint64(p.refFrames) {
 		p.dropped.Add(1)
 		return nil
 	}
-	i := int(tail%referenceFrames) * p.frame
+	i := int(tail%uint64(p.refFrames)) * p.frame
 	copy(p.ref[i:i+p.frame], far)
 	p.tail.Store(tail + 1)
 	return nil
@@ -251,7 +256,7 @@ func (p *Processor) Capture(in, out []int16) error {
 	far := p.silence
 	head, tail := p.head.Load(), p.tail.Load()
 	if head != tail {
-		i := int(head%referenceFrames) * p.frame
+		i := int(head%uint64(p.refFrames)) * p.frame
 		far = p.ref[i : i+p.frame]
 	} else {
 		p.starved.Add(1)

@@ -37,7 +37,7 @@ func (e *Engine) capture(frame []int16) {
 
 // captureBlock runs the first part of the capture path on one device period of the microphone,
 // in place, as soon as the device delivers it: input volume, then echo cancellation, noise
-// suppression and gain control (apm works on periods). off is the period's offset in its frame.
+// suppression and gain control (apm works in 5 ms blocks). off is the period's offset in its frame.
 func (e *Engine) captureBlock(block []int16, off int) {
 	if off == 0 && e.dump != nil {
 		e.dumpFrame = e.dump.take()
@@ -51,7 +51,10 @@ func (e *Engine) captureBlock(block []int16, off int) {
 	if f != nil {
 		copy(f.near[off:], block)
 	}
-	_ = e.apm.Capture(block, block) // fails only on a wrong block size or after Close
+	for b := 0; b < len(block); b += blockSamples {
+		// fails only on a wrong block size or after Close
+		_ = e.apm.Capture(block[b:b+blockSamples], block[b:b+blockSamples])
+	}
 	if f != nil {
 		copy(f.out[off:], block)
 	}
@@ -145,7 +148,9 @@ func (e *Engine) nextPeriod() []int16 {
 // played records a period written to the speaker: the echo canceller's reference, and the last
 // frame's worth of it for the AEC dump.
 func (e *Engine) played(p []int16) {
-	_ = e.apm.Playback(p)
+	for b := 0; b < len(p); b += blockSamples {
+		_ = e.apm.Playback(p[b : b+blockSamples])
+	}
 	if e.dump != nil {
 		n := copy(e.farHist[:], e.farHist[len(p):])
 		copy(e.farHist[n:], p)
