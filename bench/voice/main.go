@@ -164,6 +164,10 @@ func runPulse(bursts int, peers []peer, onlyPeers bool) error {
 	fmt.Printf("PulseAudio null sinks, two device hops, a plain wire        p50 %5.1f ms  p90 %5.1f ms\n", wp[0], wp[1])
 	fmt.Printf("PulseAudio null sinks, two device hops, a one-frame wire    p50 %5.1f ms  p90 %5.1f ms\n", fp[0], fp[1])
 	for _, r := range p.peers {
+		if r.err != nil {
+			fmt.Printf("PulseAudio null sinks, %-70s not measured: %v\n", r.peer.name, firstLine(r.err))
+			continue
+		}
 		pp := percentiles(r.ms)
 		fmt.Printf("PulseAudio null sinks, %-70s p50 %5.1f ms  p90 %5.1f ms\n    (%s)\n", r.peer.name, pp[0], pp[1], r.peer.settings())
 	}
@@ -176,7 +180,7 @@ func runPulse(bursts int, peers []peer, onlyPeers bool) error {
 	fmt.Printf("two engines over the device loopback: %+.1f ms at p50; over the plain wire %+.1f ms; over the one-frame wire %+.1f ms\n",
 		ep[0]-lp[0], ep[0]-wp[0], ep[0]-fp[0])
 	// Issue 25: the default mode through the relay at most the WebRTC pipeline at p50.
-	if len(p.peers) > 0 {
+	if len(p.peers) > 0 && p.peers[0].err == nil {
 		gp := percentiles(p.peers[0].ms)
 		verdict := "at most the peer's, as issue 25 asks"
 		if rp[0] > gp[0] {
