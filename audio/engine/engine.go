@@ -55,14 +55,7 @@ const (
 	// DefaultEchoTailMs is the echo tail the canceller models: the echo's delay estimate keeps
 	// the delay it sees near 20 ms, which leaves most of it to the room's reverberation.
 	DefaultEchoTailMs = 100
-	// DefaultMixAhead is how long before the speaker's next period is due the engine mixes it:
-	// a packet that arrives in the rest of the period is heard in it instead of a period later.
-	// A speaker that finds no audio in time raises the playback lead (pacing).
-	DefaultMixAhead = 4 * time.Millisecond
 )
-
-// periodDuration is a device period's length.
-const periodDuration = pcm.PeriodSamples * time.Second / pcm.SampleRate
 
 // blockSamples is the input processing's block (5 ms, half a device period): the noise
 // suppressor delays the microphone signal by one block, 5 ms rather than a period's 10.
@@ -89,10 +82,6 @@ type Options struct {
 	// AfterFrame, if set, runs on the processing goroutine after each processing step (tests use
 	// it to follow the engine).
 	AfterFrame func()
-	// MixAhead is how long before the speaker is due to take its next period the engine mixes
-	// it (0: DefaultMixAhead; negative: as soon as the speaker took the last one, as tests that
-	// play the devices faster than real time need).
-	MixAhead time.Duration
 }
 
 // Engine is one player's voice engine. It implements voice.Engine.
@@ -199,9 +188,6 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 	}
 	if opts.NoInputDuration <= 0 {
 		opts.NoInputDuration = DefaultNoInputDuration
-	}
-	if opts.MixAhead == 0 {
-		opts.MixAhead = DefaultMixAhead
 	}
 	e := &Engine{
 		cfg:      cfg,
@@ -364,11 +350,9 @@ const knownDelayBase = 1 << 20
 
 // run is the processing goroutine, on a thread of its own (osthread). The two device sides drive
 // it: each period the microphone delivers goes through the capture path at once (a whole frame
-// is then sent), and each period the speaker takes is replaced by the next one, mixed on the
-// playback clock: Options.MixAhead before the speaker is due to take it, a period after it took
-// the last one. The playback ring thus holds the lead that speaker underruns call for (pacing)
-// and the period being mixed: a packet that arrives until just before the speaker's next period
-// is heard in it.
+// is then sent), and each period the speaker takes is replaced at once by the next one. The
+// playback ring thus holds one period beyond the lead that speaker underruns call for (pacing):
+// a packet is heard one period after the speaker next takes audio.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	defer close(done)
 	capture, playback := s.Capture(), s.Playback()
@@ -383,10 +367,6 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	}
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
-	var takenAt time.Time
-	mixTimer := time.NewTimer(time.Hour)
-	mixTimer.Stop()
-	defer mixTimer.Stop()
 	for {
 		busy := false
 		for capture.Len() >= pcm.PeriodSamples {
@@ -404,10 +384,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			busy = true
 		}
 
-		now := time.Now()
-		if playback.Len() < left {
-			speakerOn, takenAt = true, now
-		}
+		speakerOn = speakerOn || playback.Len() < left
 		ps, cs := playback.Stats(), capture.Stats()
 		if !speakerOn {
 			// Until the speaker first takes audio, what it lacked is the stream starting, not
@@ -420,15 +397,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			e.apm.EchoPathMayMove()
 		}
 		want := (1 + e.pace.periods(ps.UnderrunSamples)) * pcm.PeriodSamples
-		mixDue := false // the last period is to be mixed later, when mixTimer fires
 		for playback.Len() < want {
-			if e.opts.MixAhead > 0 && speakerOn && playback.Len() >= want-pcm.PeriodSamples {
-				if d := takenAt.Add(periodDuration - e.opts.MixAhead).Sub(now); d > 0 {
-					mixTimer.Reset(d)
-					mixDue = true
-					break
-				}
-			}
 			playback.Write(e.nextPeriod())
 			e.pace.wrote()
 			busy = true
@@ -449,17 +418,15 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		default:
 		}
 		data, space := capture.DataSignal(), playback.SpaceSignal()
-		if capture.Len() >= pcm.PeriodSamples || (playback.Len() < want && !mixDue) {
+		if capture.Len() >= pcm.PeriodSamples || playback.Len() < want {
 			continue
 		}
 		select {
 		case <-data:
 		case <-space:
-		case <-mixTimer.C:
 		case <-stop:
 			return
 		}
-		mixTimer.Stop() // since Go 1.23 a stopped timer delivers nothing stale
 	}
 }
 

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/audio/codec"
 	"sdkpp/audio/device"
 	"sdkpp/audio/netsim"
 	"sdkpp/audio/pcm"
@@ -438,48 +436,4 @@ func TestPacingFollowsUnderruns(t *testing.T) {
 		p.wrote()
 	}
 	assert.Zero(t, p.periods(p.underruns))
-}
-
-// The engine mixes each period on the playback clock, just before the speaker is due to take it
-// (Options.MixAhead), not as soon as the speaker took the last one: a packet that arrives just
-// after the speaker took a period is heard in the very next one.
-func TestPacketHeardInTheNextPeriod(t *testing.T) {
-	enc, err := codec.NewEncoder()
-	require.NoError(t, err)
-	tone := make([]int16, pcm.FrameSamples)
-	for i := range tone {
-		tone[i] = int16(16000 * math.Sin(2*math.Pi*440*float64(i)/pcm.SampleRate))
-	}
-	payload := make([]byte, codec.MaxPacketBytes)
-	n, err := enc.Encode(tone, payload)
-	require.NoError(t, err)
-
-	devs := NewMemoryDevices()
-	// Mixed 1 ms before it is due, 9 ms after the speaker took the last one: time enough for the
-	// packet below to be in.
-	e, err := New(voice.EngineConfig{}, Options{Devices: devs, MixAhead: time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, e.Close()) })
-	e.SetEchoCancellation(false)
-	require.NoError(t, e.Start())
-	s := devs.Stream()
-	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
-	take := func() {
-		// The speaker takes a period once the engine has written it, as a device 10 ms later.
-		require.Eventually(t, func() bool { return s.Playback().Len() >= pcm.PeriodSamples }, 5*time.Second,
-			100*time.Microsecond, "the engine wrote the period")
-		require.True(t, s.Period(in, out))
-	}
-	for range 5 {
-		take() // the speaker is running, nobody talks
-		assert.Equal(t, pcm.MinDBFS, pcm.LevelDBFS(out))
-	}
-	take()
-	// The packet comes 3 ms after the speaker took the period: an engine that mixed the next
-	// one at once has mixed it without the packet by then.
-	time.Sleep(3 * time.Millisecond)
-	e.Receive(1, voice.Packet{Seq: 1, Timestamp: 960, Payload: payload[:n]})
-	take()
-	assert.Greater(t, pcm.LevelDBFS(out), -30.0, "the packet is heard in the period after the one taken before it came")
-	assert.Zero(t, s.Stats().Playback.Underruns, "the speaker never ran dry")
 }
