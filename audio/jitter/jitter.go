@@ -33,11 +33,10 @@ import (
 const (
 	// MaxPayload is the largest payload a packet may carry (Opus's maximum frame size).
 	MaxPayload = 1275
-	// DefaultMinDelay is the default lower bound of the target delay: none, as NetEQ's. On a
-	// clean link a packet plays at the first tick after it arrives; the target rises with the
-	// first packet later than that (a loaded machine's scheduling jitter included), at the cost
-	// of one stretched frame, and falls again a few seconds after the lateness stops.
-	DefaultMinDelay time.Duration = 0
+	// DefaultMinDelay is the default lower bound of the target delay: one frame. With none, a
+	// loaded machine's scheduling jitter alone made the buffer stretch (insert a concealed
+	// frame) now and then on loopback, which the three-player call's speech scores showed.
+	DefaultMinDelay = pcm.FrameDurationMs * time.Millisecond
 	// FECLossFraction is the smoothed loss fraction from which the target is at least one frame
 	// (see the package doc).
 	FECLossFraction = 0.01
@@ -131,7 +130,7 @@ type Frame struct {
 
 // Config shapes a Buffer; zero fields take the defaults.
 type Config struct {
-	// MinDelay is the smallest target delay (zero or negative: none, DefaultMinDelay).
+	// MinDelay is the smallest target delay (DefaultMinDelay, one frame; negative: none).
 	MinDelay time.Duration
 	// MaxDelay is the largest target delay (DefaultMaxDelay).
 	MaxDelay time.Duration
@@ -219,7 +218,10 @@ type Buffer struct {
 
 // New returns an empty buffer shaped by cfg.
 func New(cfg Config) *Buffer {
-	cfg.MinDelay = max(cfg.MinDelay, DefaultMinDelay)
+	if cfg.MinDelay == 0 {
+		cfg.MinDelay = DefaultMinDelay
+	}
+	cfg.MinDelay = max(cfg.MinDelay, 0)
 	if cfg.MaxDelay <= 0 {
 		cfg.MaxDelay = DefaultMaxDelay
 	}
