@@ -42,8 +42,10 @@ const (
 	DefaultTailMs = 200
 	// MaxTailMs is the longest echo tail New accepts.
 	MaxTailMs = 1000
-	// referenceFrames is how many far-end frames Playback can queue ahead of Capture.
+	// referenceFrames is how many far-end frames Playback can queue ahead of Capture, at least,
+	// and referenceMs how much far-end audio at least: shorter frames queue more of them.
 	referenceFrames = 8
+	referenceMs     = 80
 	// suppressDB is how far noise suppression lowers stationary noise (speexdsp's default), and
 	// cancelDB how far noise cancellation does: the same denoiser at its strongest.
 	suppressDB = -15
@@ -60,9 +62,10 @@ var ErrClosed = errors.New("apm: processor is closed")
 // Processor cleans microphone frames: echo cancellation against the played reference, then
 // noise suppression and automatic gain control.
 type Processor struct {
-	frame int
-	echo  *C.SpeexEchoState
-	pre   *C.SpeexPreprocessState
+	frame     int
+	refFrames int // the reference queue's length, in frames
+	echo      *C.SpeexEchoState
+	pre       *C.SpeexPreprocessState
 
 	// The reference queue: Playback produces whole frames, Capture consumes them.
 	ref        []int16
@@ -76,7 +79,8 @@ type Processor struct {
 	known      atomic.Int64 // SetKnownDelay's samples, -1 until set
 	scratch    []int16      // a copy of the input when Capture works in place
 	scratchOut []int16      // Idle's output, which nobody reads
-	far        []int16      // the reference of the frame being cleaned
+	far        []int16      // the reference of the frame being cleaned: silence or farBuf
+	farBuf     []int16      // the queued reference of the frame being cleaned, copied off the queue
 	farQuiet   int          // samples of silence the far end has played, up to echoSpan
 	echoSpan   int          // how long an echo can take to come back: tail and longest delay
 	linked     bool         // the preprocessor has the echo canceller's residual
@@ -101,14 +105,17 @@ func New(frameSamples, tailMs int) (*Processor, error) {
 	if tailMs < 0 || tailMs > MaxTailMs {
 		return nil, fmt.Errorf("apm: echo tail of %d ms outside 1..%d", tailMs, MaxTailMs)
 	}
+	refFrames := max(referenceFrames, referenceMs*pcm.SampleRate/1000/frameSamples)
 	p := &Processor{
-		frame:   frameSamples,
-		ref:     make([]int16, referenceFrames*frameSamples),
-		silence: make([]int16, frameSamples),
-		scratch: make([]int16, frameSamples),
-		delay:   newDelayEstimator(frameSamples),
+		frame:     frameSamples,
+		refFrames: refFrames,
+		ref:       make([]int16, refFrames*frameSamples),
+		silence:   make([]int16, frameSamples),
+		scratch:   make([]int16, frameSamples),
+		delay:     newDelayEstimator(frameSamples),
 	}
 	p.scratchOut = make([]int16, frameSamples)
+	p.farBuf = make([]int16, frameSamples)
 	// Until something is played there is no echo: the canceller starts idle.
 	p.echoSpan = tailMs*pcm.SampleRate/1000 + maxDelaySamples + delayMargin
 	p.farQuiet = p.echoSpan
@@ -198,7 +205,7 @@ func (p *Processor) SetAutoGain(on bool) { p.wantAGC.Store(on) }
 func (p *Processor) FrameSamples() int { return p.frame }
 
 // DroppedReference returns how many far-end frames Playback dropped because Capture had fallen
-// referenceFrames behind.
+// a reference queue's length (80 ms, 8 frames at least) behind.
 func (p *Processor) DroppedReference() uint64 { return p.dropped.Load() }
 
 // EchoDelayShift returns how many samples the echo delay estimate currently delays the far
@@ -235,11 +242,11 @@ func (p *Processor) Playback(far []int16) error {
 		return ErrFrameSize
 	}
 	head, tail := p.head.Load(), p.tail.Load()
-	if tail-head >= referenceFrames {
+	if tail-head >= uint64(p.refFrames) {
 		p.dropped.Add(1)
 		return nil
 	}
-	i := int(tail%referenceFrames) * p.frame
+	i := int(tail%uint64(p.refFrames)) * p.frame
 	copy(p.ref[i:i+p.frame], far)
 	p.tail.Store(tail + 1)
 	return nil
@@ -293,8 +300,10 @@ func (p *Processor) begin(in, out []int16) error {
 	p.far = p.silence
 	head, tail := p.head.Load(), p.tail.Load()
 	if head != tail {
-		i := int(head%referenceFrames) * p.frame
-		p.far = p.ref[i : i+p.frame]
+		// Copied out before the slot is given back: Playback may fill it again at once.
+		i := int(head%uint64(p.refFrames)) * p.frame
+		copy(p.farBuf, p.ref[i:i+p.frame])
+		p.far = p.farBuf
 		p.head.Store(head + 1)
 	} else {
 		p.starved.Add(1)

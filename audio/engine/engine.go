@@ -12,7 +12,7 @@
 // played can still come back.
 //
 //   - capture, as each period arrives: input volume, then echo cancellation against exactly what
-//     was played, noise suppression and gain control (package apm, on periods); once a whole
+//     was played, noise suppression and gain control (package apm, in 5 ms blocks); once a whole
 //     20 ms frame is in: voice activity (vad), the push-to-talk or voice activity gate with its
 //     release delay and end-of-speech marker (ptt), self mute, the captured hook, Opus encoding
 //     (codec), OnPacket, and the no-input detector;
@@ -63,6 +63,10 @@ const (
 	// the delay it sees near 20 ms, which leaves most of it to the room's reverberation.
 	DefaultEchoTailMs = 100
 )
+
+// blockSamples is the input processing's block (5 ms, half a device period): the noise
+// suppressor delays the microphone signal by one block, 5 ms rather than a period's 10.
+const blockSamples = pcm.PeriodSamples / 2
 
 // ErrClosed reports a call on a closed Engine.
 var ErrClosed = errors.New("engine: closed")
@@ -205,7 +209,7 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 	if opts.EchoTailMs == 0 {
 		opts.EchoTailMs = DefaultEchoTailMs
 	}
-	p, err := apm.New(pcm.PeriodSamples, opts.EchoTailMs)
+	p, err := apm.New(blockSamples, opts.EchoTailMs)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -398,8 +402,10 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	// that finds no reference slips the pairing by a period; one silent period ahead keeps that
 	// from happening (the echo of a period comes periods later in any case). Through a PulseAudio
 	// null sink it raised the echo removed from 29.6 to 35.3 dB.
-	var silence [pcm.PeriodSamples]int16
-	_ = e.apm.Playback(silence[:])
+	var silence [blockSamples]int16
+	for range pcm.PeriodSamples / blockSamples {
+		_ = e.apm.Playback(silence[:])
+	}
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
 	want := pcm.PeriodSamples * e.outCh

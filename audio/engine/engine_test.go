@@ -408,8 +408,8 @@ func TestPlaybackDoesNotPileUp(t *testing.T) {
 		// The engine answers the speaker's period with the next one.
 		require.Eventually(t, func() bool { return s.Playback().Len() == pcm.PeriodSamples }, 5*time.Second,
 			100*time.Microsecond, "period %d: one period waits for the speaker", i)
-		assert.Equal(t, uint64(i+3), r.e.apm.QueuedReference(),
-			"reference periods: the silent one ahead, the first one written, and one for each period the speaker took")
+		assert.Equal(t, uint64(2*(i+3)), r.e.apm.QueuedReference(),
+			"reference blocks, two a period: the silent period ahead, the first one written, and one for each period the speaker took")
 	}
 	assert.Zero(t, s.Stats().Playback.Underruns, "the speaker never ran dry")
 	assert.Zero(t, r.e.apm.DroppedReference())

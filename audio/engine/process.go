@@ -39,12 +39,14 @@ func (e *Engine) capture(frame []int16) {
 
 // captureBlock runs the first part of the capture path on one device period of the microphone,
 // in place, as soon as the device delivers it: input volume, then echo cancellation, noise
-// suppression and gain control (apm works on periods). off is the period's offset in its frame.
+// suppression and gain control (apm works in 5 ms blocks). off is the block's offset in its frame.
 // A frame that cannot be sent (e.quiet) is not cleaned: apm only keeps its pairing, and its
 // echo canceller converged while there is echo.
 func (e *Engine) captureBlock(block []int16, off int) {
 	if e.quiet {
-		_ = e.apm.Idle(block) // fails only on a wrong block size or after Close
+		for b := 0; b < len(block); b += blockSamples {
+			_ = e.apm.Idle(block[b : b+blockSamples]) // fails only on a wrong block size or after Close
+		}
 		return
 	}
 	if off == 0 && e.dump != nil {
@@ -59,7 +61,10 @@ func (e *Engine) captureBlock(block []int16, off int) {
 	if f != nil {
 		copy(f.near[off:], block)
 	}
-	_ = e.apm.Capture(block, block) // fails only on a wrong block size or after Close
+	for b := 0; b < len(block); b += blockSamples {
+		// fails only on a wrong block size or after Close
+		_ = e.apm.Capture(block[b:b+blockSamples], block[b:b+blockSamples])
+	}
 	if f != nil {
 		copy(f.out[off:], block)
 	}
@@ -160,7 +165,9 @@ func (e *Engine) played(p []int16) {
 		}
 		p = e.mono
 	}
-	_ = e.apm.Playback(p)
+	for b := 0; b < len(p); b += blockSamples {
+		_ = e.apm.Playback(p[b : b+blockSamples])
+	}
 	if e.dump != nil {
 		n := copy(e.farHist[:], e.farHist[len(p):])
 		copy(e.farHist[n:], p)

@@ -16,6 +16,12 @@
 //     no shared sample clock with this program, so each burst is timed by the wall clock, from
 //     the probe's playback callback that plays it to its capture callback that hears it, and
 //     the bursts' onsets are spread over a 20 ms frame (-pulse measures only these paths).
+//   - GStreamer peers (gst.go): a real voice pipeline from Debian's packages between the same
+//     null sinks, timed by the same probe: capture, WebRTC's audio processing, Opus, RTP over
+//     UDP on loopback, a jitter buffer, decode, playback; and the same without the processing
+//     (at 20 ms frames and at 10 ms restricted-lowdelay ones), each with its buffer settings
+//     printed beside it. Two SDK clients in a call through the relay are measured on the same
+//     devices and held against the WebRTC pipeline (issue 25).
 //   - floor: the same two engines with the talker's packets handed straight to the listener's
 //     engine, in-process: capture buffering, the processing step, Opus, the jitter buffer and the
 //     playback buffer, with no network. Its anchor, the floor issue 13 measures the engine
@@ -57,10 +63,25 @@ const (
 func main() {
 	bursts := flag.Int("bursts", 30, "bursts measured per path")
 	floorOnly := flag.Bool("floor", false, "measure only the engine's in-process floor")
+	memoryOnly := flag.Bool("memory", false, "measure only the in-memory paths: the floor and the relay")
 	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
+	gstOnly := flag.Bool("gst", false, "measure only the GStreamer peers (with -pulse's device paths)")
+	gstBuffers := flag.String("gst-buffers", "", "the peers' buffers, to find the lowest that play: "+
+		"pulsesrc buffer-time,latency-time (µs), pulsesink buffer-time,latency-time (µs), rtpjitterbuffer latency (ms)")
 	flag.Parse()
-	if *pulseOnly {
-		if err := runPulse(*bursts); err != nil {
+	peers := gstPeers()
+	if *gstBuffers != "" {
+		var b [5]int
+		if _, err := fmt.Sscanf(*gstBuffers, "%d,%d,%d,%d,%d", &b[0], &b[1], &b[2], &b[3], &b[4]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/voice: -gst-buffers:", err)
+			os.Exit(2)
+		}
+		for i := range peers {
+			peers[i].srcBufferUs, peers[i].srcLatencyUs, peers[i].sinkBufferUs, peers[i].sinkLatencyUs, peers[i].jitterMs = b[0], b[1], b[2], b[3], b[4]
+		}
+	}
+	if *pulseOnly || *gstOnly {
+		if err := runPulse(*bursts, peers, *gstOnly); err != nil {
 			fmt.Fprintln(os.Stderr, "bench/voice:", err)
 			os.Exit(1)
 		}
@@ -73,7 +94,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*bursts); err != nil {
+	if err := run(*bursts, peers, !*memoryOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/voice:", err)
 		os.Exit(1)
 	}
@@ -108,7 +129,8 @@ func measureFloors(bursts int) (f floors, err error) {
 	return f, nil
 }
 
-func run(bursts int) error {
+// run measures the in-memory paths and, with pulse, the PulseAudio ones.
+func run(bursts int, peers []peer, pulse bool) error {
 	f, err := measureFloors(bursts)
 	if err != nil {
 		return err
@@ -122,22 +144,48 @@ func run(bursts int) error {
 	fmt.Printf("mouth-to-ear, through the relay (loopback) p50 %5.1f ms  p90 %5.1f ms  max %5.1f ms  (%d bursts)\n", rp[0], rp[1], rp[2], len(relay))
 	fmt.Printf("ratio relay/floor: p50 %.2fx, p90 %.2fx; the relay path adds %.1f ms at p50\n", rp[0]/fp[0], rp[1]/fp[1], rp[0]-fp[0])
 
-	return runPulse(bursts)
+	if !pulse {
+		return nil
+	}
+	return runPulse(bursts, peers, false)
 }
 
 // runPulse measures and prints the PulseAudio paths against the device loopback.
-func runPulse(bursts int) error {
-	p, err := measurePulse(bursts)
+func runPulse(bursts int, peers []peer, onlyPeers bool) error {
+	p, err := measurePulse(bursts, peers, onlyPeers)
 	if err != nil {
 		return fmt.Errorf("through PulseAudio: %w", err)
 	}
-	lp, wp, fp, ep := percentiles(p.loopback), percentiles(p.wire), percentiles(p.frameWire), percentiles(p.engines)
+	lp, wp, fp := percentiles(p.loopback), percentiles(p.wire), percentiles(p.frameWire)
 	fmt.Printf("PulseAudio null sinks, device loopback alone                p50 %5.1f ms  p90 %5.1f ms\n", lp[0], lp[1])
 	fmt.Printf("PulseAudio null sinks, two device hops, a plain wire        p50 %5.1f ms  p90 %5.1f ms\n", wp[0], wp[1])
 	fmt.Printf("PulseAudio null sinks, two device hops, a one-frame wire    p50 %5.1f ms  p90 %5.1f ms\n", fp[0], fp[1])
+	for _, r := range p.peers {
+		if r.err != nil {
+			fmt.Printf("PulseAudio null sinks, %-70s not measured: %v\n", r.peer.name, firstLine(r.err))
+			continue
+		}
+		pp := percentiles(r.ms)
+		fmt.Printf("PulseAudio null sinks, %-70s p50 %5.1f ms  p90 %5.1f ms\n    (%s)\n", r.peer.name, pp[0], pp[1], r.peer.settings())
+	}
+	if onlyPeers {
+		return nil
+	}
+	ep, rp := percentiles(p.engines), percentiles(p.relay)
 	fmt.Printf("PulseAudio null sinks, two device hops, two engines         p50 %5.1f ms  p90 %5.1f ms\n", ep[0], ep[1])
-	fmt.Printf("two engines over the device loopback: %+.1f ms at p50 (issue 13 asks for at most +30 ms); over the plain wire %+.1f ms; over the one-frame wire %+.1f ms\n",
+	fmt.Printf("PulseAudio null sinks, two engines through the relay        p50 %5.1f ms  p90 %5.1f ms  (the whole SDK, default mode)\n", rp[0], rp[1])
+	fmt.Printf("two engines over the device loopback: %+.1f ms at p50; over the plain wire %+.1f ms; over the one-frame wire %+.1f ms\n",
 		ep[0]-lp[0], ep[0]-wp[0], ep[0]-fp[0])
+	// Issue 25: the default mode through the relay at most the WebRTC pipeline at p50.
+	if len(p.peers) > 0 && p.peers[0].err == nil {
+		gp := percentiles(p.peers[0].ms)
+		verdict := "at most the peer's, as issue 25 asks"
+		if rp[0] > gp[0] {
+			verdict = "ABOVE the peer's: issue 25 asks for at most"
+		}
+		fmt.Printf("default mode through the relay against %s: p50 %.1f ms against %.1f ms (%+.1f ms), %s\n",
+			p.peers[0].peer.name, rp[0], gp[0], rp[0]-gp[0], verdict)
+	}
 	return nil
 }
 
@@ -237,8 +285,27 @@ func startPair(talkerCfg voice.EngineConfig, talkerOpts engine.Options, listener
 	return stop, nil
 }
 
-// measureRelay runs two SDK clients in one lobby's call through an in-process service.
+// measureRelay runs two SDK clients in one lobby's call through an in-process service, on
+// memory devices played in real time.
 func measureRelay(bursts int) ([]float64, error) {
+	talkerDevs, listenerDevs := engine.NewMemoryDevices(), engine.NewMemoryDevices()
+	return relayCall([2]engineSide{{opts: engine.Options{Devices: talkerDevs}}, {opts: engine.Options{Devices: listenerDevs}}},
+		func(each func()) ([]float64, error) {
+			return drive(talkerDevs.Stream(), listenerDevs.Stream(), bursts, each)
+		})
+}
+
+// engineSide is how a player's engine is made in relayCall: its options, and the devices it
+// opens (empty: the call's).
+type engineSide struct {
+	opts          engine.Options
+	input, output string
+}
+
+// relayCall runs two SDK clients in one lobby's call through an in-process service, the first
+// talking with push-to-talk held, each engine made as sides says, and returns what measure
+// returns. measure gets a function to run once a game frame: the SDK's callbacks.
+func relayCall(sides [2]engineSide, measure func(each func()) ([]float64, error)) ([]float64, error) {
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true,
 		RateLimits: ratelimit.Config{Disabled: true},
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -253,17 +320,19 @@ func measureRelay(bursts int) ([]float64, error) {
 	base := srv.URL()
 	botToken := srv.DevCredentials().Applications[0].BotToken
 
-	// Each StartCall makes its engine through the factory, on memory devices handed out in order.
-	devs := make(chan *engine.MemoryDevices, 2)
+	// Each StartCall makes its engine through the factory, the sides handed out in order.
+	devs := make(chan engineSide, 2)
 	voice.SetEngineFactory(func(cfg voice.EngineConfig) (voice.Engine, error) {
 		select {
 		case d := <-devs:
-			return engine.New(cfg, engine.Options{Devices: d})
+			if d.input != "" || d.output != "" {
+				cfg.InputDevice, cfg.OutputDevice = d.input, d.output
+			}
+			return engine.New(cfg, d.opts)
 		default:
-			return nil, errors.New("no memory devices left")
+			return nil, errors.New("no engine side left")
 		}
 	})
-	talkerDevs, listenerDevs := engine.NewMemoryDevices(), engine.NewMemoryDevices()
 
 	var clients [2]*core.Client
 	for i := range clients {
@@ -288,9 +357,9 @@ func measureRelay(bursts int) ([]float64, error) {
 			return nil, fmt.Errorf("player %d could not join the lobby", i)
 		}
 	}
-	devs <- talkerDevs
+	devs <- sides[0]
 	talk := clients[0].StartCall(lobby)
-	devs <- listenerDevs
+	devs <- sides[1]
 	hear := clients[1].StartCall(lobby)
 	if talk == nil || hear == nil {
 		return nil, errors.New("StartCall refused")
@@ -305,7 +374,7 @@ func measureRelay(bursts int) ([]float64, error) {
 	talk.SetPTTActive(true)
 	// The first bursts may be sealed under a key the listener has not received yet: drop what
 	// comes before the listener hears anything.
-	return drive(talkerDevs.Stream(), listenerDevs.Stream(), bursts, func() { core.RunCallbacks() })
+	return measure(func() { core.RunCallbacks() })
 }
 
 // drive plays both sound systems in real time, one period every 10 ms, until bursts bursts have

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -21,7 +22,7 @@ import (
 // whole 20 ms frames, all with the same probe: a playback and a capture device opened as the
 // engines' devices are, timing each burst by the wall clock from the callback that plays it to
 // the callback that hears it.
-func measurePulse(bursts int) (p pulsePaths, err error) {
+func measurePulse(bursts int, peers []peer, onlyPeers bool) (p pulsePaths, err error) {
 	srv, err := pulseserver.Start("mouth", "ear", "void")
 	if err != nil {
 		return p, err
@@ -75,14 +76,57 @@ func measurePulse(bursts int) (p pulsePaths, err error) {
 		return p, fmt.Errorf("one-frame wire: %w", err)
 	}
 
+	for _, gp := range peers {
+		ms, err := retry(func() ([]float64, error) {
+			return runPeer(gp, [4]string{"mouth.monitor", "ear", "void.monitor", "void"}, hops)
+		})
+		if errors.Is(err, errNoGStreamer) {
+			return p, err
+		}
+		// A peer that failed three times is reported as such; the engines are measured still.
+		p.peers = append(p.peers, peerResult{gp, ms, err})
+	}
+	if onlyPeers {
+		return p, nil
+	}
+
 	stop, err := startPair(voice.EngineConfig{InputDevice: ids.mouthMon, OutputDevice: ids.void}, engine.Options{Devices: c},
 		voice.EngineConfig{InputDevice: ids.voidMon, OutputDevice: ids.ear}, engine.Options{Devices: c}, true)
 	if err != nil {
 		return p, err
 	}
-	defer stop()
-	if p.engines, err = probe(c, ids.mouth, ids.earMon, bursts); err != nil {
+	p.engines, err = retry(func() ([]float64, error) { return probe(c, ids.mouth, ids.earMon, bursts) })
+	stop()
+	if err != nil {
 		return p, fmt.Errorf("through two engines: %w", err)
+	}
+
+	// The whole SDK, as measureRelay runs it, on the same devices.
+	p.relay, err = retry(func() ([]float64, error) {
+		return relayCall([2]engineSide{
+			{opts: engine.Options{Devices: c}, input: ids.mouthMon, output: ids.void},
+			{opts: engine.Options{Devices: c}, input: ids.voidMon, output: ids.ear},
+		}, func(each func()) ([]float64, error) {
+			done := make(chan struct{})
+			pumped := make(chan struct{})
+			go func() { // the game's frames, while the probe waits for its bursts
+				defer close(pumped)
+				for t := time.NewTicker(10 * time.Millisecond); ; {
+					select {
+					case <-done:
+						t.Stop()
+						return
+					case <-t.C:
+						each()
+					}
+				}
+			}()
+			defer func() { close(done); <-pumped }()
+			return probe(c, ids.mouth, ids.earMon, bursts)
+		})
+	})
+	if err != nil {
+		return p, fmt.Errorf("two engines through the relay: %w", err)
 	}
 	return p, nil
 }
@@ -92,7 +136,16 @@ type pulsePaths struct {
 	loopback  []float64 // one device hop
 	wire      []float64 // two hops, copied period by period
 	frameWire []float64 // two hops, copied in whole 20 ms frames as the engines send them
-	engines   []float64 // two hops, through two engines
+	engines   []float64 // two hops, through two engines joined in-process
+	relay     []float64 // two hops, through two SDK clients in a call through the relay
+	peers     []peerResult
+}
+
+// peerResult is a GStreamer peer's measurement, in milliseconds per burst.
+type peerResult struct {
+	peer peer
+	ms   []float64
+	err  error // why it could not be measured
 }
 
 // wired runs measure while a plain device stream copies captureID to playbackID chunk samples
@@ -156,4 +209,21 @@ func probe(c *device.Context, playID, captureID string, bursts int) ([]float64, 
 		ms = append(ms, float64(d)/float64(time.Millisecond))
 	}
 	return ms, nil
+}
+
+// retry runs a measurement, and on a loaded machine, where a burst now and then goes unheard
+// (on the engines' paths as on the peers'), runs it again, twice at most, saying so.
+func retry(measure func() ([]float64, error)) (ms []float64, err error) {
+	for attempt := 1; ; attempt++ {
+		if ms, err = measure(); err == nil || attempt == 3 {
+			return ms, err
+		}
+		fmt.Fprintf(os.Stderr, "bench/voice: attempt %d: %v\n", attempt, firstLine(err))
+	}
+}
+
+// firstLine is an error's first line (a pipeline's failure carries its whole log).
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }

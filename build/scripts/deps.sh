@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, when they are missing.
 # Usage: build/scripts/deps.sh [test|bench|demo|mono|windows|wine|dist|browser|node|postgres|cluster|all]
-# bench is test plus redis-server, the anchor of the realtime benchmarks. windows is the mingw
+# bench is test plus redis-server, the anchor of the realtime benchmarks, and GStreamer, the
+# voice benchmark's peer pipeline (pulsesrc/pulsesink, webrtcdsp, opus, rtp, udp). windows is the mingw
 # cross-compilers; wine adds Debian's Wine to run what they build (test includes wine). node is
 # Node.js and npm, which tests/bots's discord.js bot runs on (test includes node). windows also
 # brings llvm (llvm-dlltool writes the MSVC import library); dist is windows plus zip and unzip
@@ -19,7 +20,15 @@ have pkg-config || need+=(pkg-config)
 have make || need+=(make)
 # clibs.sh fetches Debian's opus and speexdsp source packages with apt-get source (dpkg-dev).
 have dpkg-source || need+=(dpkg-dev)
-[ "$want" = bench ] && { want=test; have redis-server || need+=(redis-server); }
+if [ "$want" = bench ]; then
+  want=test
+  have redis-server || need+=(redis-server)
+  have gst-launch-1.0 || need+=(gstreamer1.0-tools)
+  installed gstreamer1.0-plugins-base || need+=(gstreamer1.0-plugins-base)
+  installed gstreamer1.0-plugins-good || need+=(gstreamer1.0-plugins-good)
+  installed gstreamer1.0-plugins-bad || need+=(gstreamer1.0-plugins-bad)
+  installed gstreamer1.0-pulseaudio || need+=(gstreamer1.0-pulseaudio)
+fi
 [ "$want" = all ] && { have redis-server || need+=(redis-server); }
 # The demo's voice call: a private sound server, and paplay to speak into each player's microphone.
 if [ "$want" = demo ]; then
