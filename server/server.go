@@ -473,7 +473,11 @@ func (s *Server) console() *console.Handler {
 // nodeRow is this node's row of the node registry as it is now.
 func (s *Server) nodeRow() store.Node {
 	calls, _ := s.voice.Stats()
-	return store.Node{ID: s.cfg.NodeID, Address: s.url, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
+	addr := s.url // behind a balancer every node's public URL is the balancer's: show its own
+	if s.listener != nil {
+		addr = "http://" + s.listener.Addr().String()
+	}
+	return store.Node{ID: s.cfg.NodeID, Address: addr, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
 		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
 }
 

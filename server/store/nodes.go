@@ -9,7 +9,7 @@ import (
 // each heartbeat, so a row whose UpdatedAt is a few heartbeats old is a node that is down.
 type Node struct {
 	ID        int    // the node id (snowflake node), the row's key
-	Address   string // the node's public URL
+	Address   string // where the node itself listens (not the balancer in front of it)
 	StartedAt time.Time
 	Sessions  int // gateway sessions on the node, connected or waiting to be resumed
 	Calls     int // voice calls on the node
