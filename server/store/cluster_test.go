@@ -152,7 +152,9 @@ func terminateNodeSession(t *testing.T, u string, id int) {
 	require.NoError(t, err)
 	defer db.Close()
 	var ok bool
-	require.NoError(t, db.QueryRow(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype='advisory'
+	// With a timeout, pg_terminate_backend waits until the session is gone, and with it its lock;
+	// without one it only signals the session, and the lock may still be held when it returns.
+	require.NoError(t, db.QueryRow(`SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype='advisory'
 		AND database=(SELECT oid FROM pg_database WHERE datname=current_database())
 		AND classid=$1 AND objid=$2 AND objsubid=2 AND granted`, nodeLockSpace, id).Scan(&ok))
 	require.True(t, ok)
