@@ -1,9 +1,11 @@
 package lobbies
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
@@ -58,21 +60,41 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 	}
 	delete(s.hot, q.lobbyID)
 	s.flush() // the store must hold every accepted message and activity time
+	// The application (the lobby's, which live checks is the request's) and the members are read
+	// beside the lobby, and on a cluster, where every message loads its entry again, the sender
+	// too: s.order is held for one read's wait instead of three or four.
+	var (
+		wg                            sync.WaitGroup
+		app                           *store.Application
+		members                       []store.LobbyMember
+		author                        *store.User
+		appErr, membersErr, authorErr error
+	)
+	wg.Go(func() { app, appErr = s.Store.GetApplication(ctx, q.appID) })
+	wg.Go(func() { members, membersErr = s.Store.ListLobbyMembers(ctx, q.lobbyID) })
+	prefetch := s.Order != nil && q.userID != 0
+	if prefetch {
+		wg.Go(func() { author, authorErr = s.Store.GetUser(ctx, q.userID) })
+	}
 	l, err := s.live(ctx, s.Store, q.lobbyID, q.appID, now)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	app, err := s.Store.GetApplication(ctx, l.AppID)
-	if err != nil {
-		return nil, err
-	}
-	members, err := s.Store.ListLobbyMembers(ctx, l.ID)
-	if err != nil {
+	if err := cmp.Or(appErr, membersErr); err != nil {
 		return nil, err
 	}
 	h := &hotLobby{lobby: *l, app: app, members: make(map[uint64]*hotMember, len(members)), ids: memberIDs(members), epoch: epoch}
 	for _, m := range members {
 		h.members[m.UserID] = &hotMember{additionalName: m.AdditionalName}
+	}
+	if m := h.members[q.userID]; prefetch && m != nil {
+		switch {
+		case errors.Is(authorErr, store.ErrNotFound):
+			m.gone = true
+		case authorErr == nil:
+			m.author = author
+		} // another error: acceptMessage reads the user again
 	}
 	if s.hot == nil || len(s.hot) >= maxHotLobbies {
 		s.hot = make(map[uint64]*hotLobby)
