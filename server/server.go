@@ -451,9 +451,7 @@ func (s *Server) routes() (http.Handler, error) {
 				break
 			}
 		}
-		r2 := r.Clone(r.Context())
-		r2.URL.Path, r2.URL.RawPath = rest, ""
-		apiHandler.ServeHTTP(w, r2)
+		apiHandler.ServeHTTP(w, httpx.WithPath(r, rest))
 	}))
 	// Last, so that no error above leaves its goroutine running; Close stops it.
 	s.search = search.New(search.Options{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "search")})

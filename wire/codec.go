@@ -20,6 +20,16 @@ import (
 // copy of a MarshalJSON result.
 type Appender interface{ AppendJSON(dst []byte) []byte }
 
+// Encoded is a value already encoded as JSON, which appends itself as it is: a value sent to
+// several places (a lobby message to its members and as the sender's answer) is encoded once.
+type Encoded []byte
+
+// AppendJSON appends e to dst.
+func (e Encoded) AppendJSON(dst []byte) []byte { return append(dst, e...) }
+
+// MarshalJSON returns e.
+func (e Encoded) MarshalJSON() ([]byte, error) { return e, nil }
+
 // MarshalJSON encodes m as encoding/json encodes the struct.
 func (m LobbyMessage) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil), nil }
 

@@ -282,7 +282,9 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	return ds[len(ds)/2].Round(time.Microsecond), ds[(len(ds)*99)/100].Round(time.Microsecond)
 }
 
-// profileSelf writes a CPU profile of this process to path until the returned stop is called.
+// profileSelf writes a CPU profile of this process to path until the returned stop is called,
+// which also writes the allocations made meanwhile to path+".allocs" (go tool pprof
+// -sample_index=alloc_space).
 func profileSelf(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -292,5 +294,12 @@ func profileSelf(path string) (stop func(), err error) {
 		f.Close()
 		return nil, err
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		if a, err := os.Create(path + ".allocs"); err == nil {
+			pprof.Lookup("allocs").WriteTo(a, 0)
+			a.Close()
+		}
+	}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -44,19 +43,16 @@ type memReport struct {
 }
 
 // serveChild runs the service kind ("sdkpp" or "bare") until standard input closes; with a
-// profile path it writes a CPU profile of that whole time there. node.Store is sdkpp's store:
+// profile path it writes a CPU profile of that whole time there (and its allocations beside it,
+// see profileSelf). node.Store is sdkpp's store:
 // memory, sqlite (a fresh data directory) or a database URL.
 func serveChild(kind string, heartbeat time.Duration, profile string, node nodeConfig) error {
 	if profile != "" {
-		f, err := os.Create(profile)
+		stop, err := profileSelf(profile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	var hello childHello
 	var stop func()

@@ -3,6 +3,7 @@ package httpx
 import (
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"sdkpp/wire"
@@ -98,8 +99,18 @@ func OptionalPrefix(prefix string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r2 := r.Clone(r.Context())
-		r2.URL.Path, r2.URL.RawPath = rest, ""
-		next.ServeHTTP(w, r2)
+		next.ServeHTTP(w, WithPath(r, rest))
 	})
+}
+
+// WithPath returns a copy of r whose URL's path is path (with no RawPath), as http.StripPrefix
+// makes it: a shallow copy, sharing r's header and body, as Request.Clone's copy of the header
+// costs an allocation per header on every request.
+func WithPath(r *http.Request, path string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.Path, r2.URL.RawPath = path, ""
+	return r2
 }

@@ -131,6 +131,16 @@ func (r *recorder) LobbyEvent(appID uint64, userIDs []uint64, event string, data
 	r.events = append(r.events, recorded{app: appID, users: append([]uint64(nil), userIDs...), event: event, data: data})
 }
 
+// messageOf decodes the data of a recorded LOBBY_MESSAGE_CREATE, which the service encodes once.
+func messageOf(t *testing.T, data any) wire.LobbyMessage {
+	t.Helper()
+	a, ok := data.(wire.Appender)
+	require.True(t, ok, "event data %T", data)
+	var m wire.LobbyMessage
+	require.NoError(t, wire.DecodeLobbyMessage(a.AppendJSON(nil), &m))
+	return m
+}
+
 // take returns and forgets the recorded calls.
 func (r *recorder) take() []recorded {
 	r.mu.Lock()

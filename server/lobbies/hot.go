@@ -1,9 +1,11 @@
 package lobbies
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
@@ -58,21 +60,41 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 	}
 	delete(s.hot, q.lobbyID)
 	s.flush() // the store must hold every accepted message and activity time
+	// The application (the lobby's, which live checks is the request's) and the members are read
+	// beside the lobby, and on a cluster, where every message loads its entry again, the sender
+	// too: s.order is held for one read's wait instead of three or four.
+	var (
+		wg                            sync.WaitGroup
+		app                           *store.Application
+		members                       []store.LobbyMember
+		author                        *store.User
+		appErr, membersErr, authorErr error
+	)
+	wg.Go(func() { app, appErr = s.Store.GetApplication(ctx, q.appID) })
+	wg.Go(func() { members, membersErr = s.Store.ListLobbyMembers(ctx, q.lobbyID) })
+	prefetch := s.Order != nil && q.userID != 0
+	if prefetch {
+		wg.Go(func() { author, authorErr = s.Store.GetUser(ctx, q.userID) })
+	}
 	l, err := s.live(ctx, s.Store, q.lobbyID, q.appID, now)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	app, err := s.Store.GetApplication(ctx, l.AppID)
-	if err != nil {
-		return nil, err
-	}
-	members, err := s.Store.ListLobbyMembers(ctx, l.ID)
-	if err != nil {
+	if err := cmp.Or(appErr, membersErr); err != nil {
 		return nil, err
 	}
 	h := &hotLobby{lobby: *l, app: app, members: make(map[uint64]*hotMember, len(members)), ids: memberIDs(members), epoch: epoch}
 	for _, m := range members {
 		h.members[m.UserID] = &hotMember{additionalName: m.AdditionalName}
+	}
+	if m := h.members[q.userID]; prefetch && m != nil {
+		switch {
+		case errors.Is(authorErr, store.ErrNotFound):
+			m.gone = true
+		case authorErr == nil:
+			m.author = author
+		} // another error: acceptMessage reads the user again
 	}
 	if s.hot == nil || len(s.hot) >= maxHotLobbies {
 		s.hot = make(map[uint64]*hotLobby)
@@ -83,38 +105,38 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 
 // acceptMessage checks and accepts a member's message in the request's lobby: it gives the
 // message its id, delivers LOBBY_MESSAGE_CREATE to the members, and returns the message's wire
-// form and the function that waits for its commit and returns the commit's result (stored). With
+// form, encoded once for the members, the webhook and the sender's answer, and the function that waits for its commit and returns the commit's result (stored). With
 // a running writer the members get the message before the commit; without one (the service was
 // not started, or is closing) the message is committed first.
-func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyMessage, stored func() error, err error) {
+func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encoded, stored func() error, err error) {
 	s.order.Lock()
 	defer s.order.Unlock()
 	release, err := order.Hold(q.ctx, s.Order, "lobby:"+strconv.FormatUint(q.lobbyID, 10), s.IDs)
 	if err != nil {
-		return wire.LobbyMessage{}, nil, err
+		return nil, nil, err
 	}
 	defer release() // once the message is published
 	now := s.Clock.Now()
 	h, err := s.hotEntry(q.ctx, q, now)
 	if err != nil {
-		return wire.LobbyMessage{}, nil, err
+		return nil, nil, err
 	}
 	member := h.members[q.userID]
 	if member == nil {
-		return wire.LobbyMessage{}, nil, wire.MissingAccess()
+		return nil, nil, wire.MissingAccess()
 	}
 	key := nonceKey{lobby: h.lobby.ID, author: q.userID, nonce: req.nonce}
 	if req.enforceNonce {
 		if obj, ok := s.nonces.find(key, now); ok {
 			s.flush() // answered only once stored, as the first send was
-			return obj, committed, nil
+			return obj.AppendJSON(nil), committed, nil
 		}
 		obj, ok, err := s.storedNonce(q, member, key, now)
 		if err != nil {
-			return wire.LobbyMessage{}, nil, err
+			return nil, nil, err
 		}
 		if ok {
-			return obj, committed, nil
+			return obj.AppendJSON(nil), committed, nil
 		}
 	}
 	if member.author == nil && !member.gone {
@@ -123,7 +145,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 		case errors.Is(err, store.ErrNotFound):
 			member.gone = true
 		case err != nil:
-			return wire.LobbyMessage{}, nil, err
+			return nil, nil, err
 		default:
 			member.author = u
 		}
@@ -134,11 +156,12 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 	if req.enforceNonce {
 		m.Nonce = req.nonce
 	}
-	obj = messageObject(m, member.author)
+	obj := messageObject(m, member.author)
+	enc = obj.AppendJSON(nil)
 	touch(&h.lobby, now)
-	p, err := s.pendingOf(m, h, obj, now)
+	p, err := s.pendingOf(m, h, enc, now)
 	if err != nil {
-		return wire.LobbyMessage{}, nil, err
+		return nil, nil, err
 	}
 	if req.enforceNonce {
 		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
@@ -146,14 +169,14 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (obj wire.LobbyM
 	// On a cluster the message is stored before anyone hears of it: a node that dies between
 	// the two must not have published a message that was never stored.
 	if s.Order == nil && s.writer != nil && s.writer.enqueue(p) {
-		s.deliver(h, obj, q.userID) // before the commit, which the sender's answer waits for
-		return obj, func() error { return s.writer.await(p) }, nil
+		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
+		return enc, func() error { return s.writer.await(p) }, nil
 	}
 	if err := s.commitNow(h, p); err != nil {
-		return wire.LobbyMessage{}, nil, err
+		return nil, nil, err
 	}
-	s.deliver(h, obj, q.userID)
-	return obj, committed, nil
+	s.deliver(h, enc, q.userID)
+	return enc, committed, nil
 }
 
 // committed is the stored of a message that is already stored.
@@ -161,7 +184,7 @@ func committed() error { return nil }
 
 // pendingOf is the accepted message m, as the writer commits it: with the lobby's activity times
 // and the application's webhook row.
-func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.LobbyMessage, now time.Time) (*pending, error) {
+func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded, now time.Time) (*pending, error) {
 	hook, err := webhook.Delivery(s.IDs, now, h.app, wire.EventLobbyMessageCreate, obj)
 	if err != nil {
 		return nil, err
@@ -186,7 +209,7 @@ func (s *Service) commitNow(h *hotLobby, p *pending) error {
 
 // deliver hands LOBBY_MESSAGE_CREATE to the Notifier for the lobby's members, the author last:
 // the others are waiting for it, where the author's client already knows its message.
-func (s *Service) deliver(h *hotLobby, obj wire.LobbyMessage, author uint64) {
+func (s *Service) deliver(h *hotLobby, obj wire.Encoded, author uint64) {
 	if s.Notifier == nil || len(h.ids) == 0 {
 		return
 	}

@@ -111,7 +111,7 @@ func TestWriterKeepsHistoryWhole(t *testing.T) {
 	}
 	var delivered []string
 	for _, ev := range e.rec.take() {
-		delivered = append(delivered, ev.data.(wire.LobbyMessage).ID.String())
+		delivered = append(delivered, messageOf(t, ev.data).ID.String())
 	}
 	require.True(t, slices.Equal(delivered, sent), "delivered %v, sent %v", delivered, sent)
 	// Rule WH-2 holds with the writer: one webhook row per message, committed with it.

@@ -109,7 +109,7 @@ func TestLOB2SendMessageAndWH2Webhook(t *testing.T) {
 	require.Equal(t, gwire.EventLobbyMessageCreate, ev[0].event, "realtime events: %+v", ev)
 	require.Equal(t, []uint64{bob.id, alice.id}, ev[0].users, "realtime events: %+v", ev)
 	require.Equal(t, uint64(e.app.ID), ev[0].app, "realtime events: %+v", ev)
-	require.Equal(t, m.ID, ev[0].data.(wire.LobbyMessage).ID.String(), "realtime events: %+v", ev)
+	require.Equal(t, m.ID, messageOf(t, ev[0].data).ID.String(), "realtime events: %+v", ev)
 	// Rule WH-2: the webhook carries the message object.
 	hooks := e.webhooks(wire.EventLobbyMessageCreate)
 	require.Len(t, hooks, 1, "webhooks: %+v (kicks %d)", hooks, e.kicks.Load()-kicks)

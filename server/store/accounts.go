@@ -64,8 +64,25 @@ func (s *DB) UpdateApplication(ctx context.Context, a *Application) error {
 		int64(a.Flags&MaxApplicationFlags), b2i(a.ChannelObfuscation), a.ID))
 }
 
+// GetApplication reads application id. Outside a transaction on SQLite the memo answers for the
+// applications read since the last write that could change one (UpdateApplication): the token
+// endpoint and every message a bot or webhook sends read their application.
 func (s *DB) GetApplication(ctx context.Context, id uint64) (*Application, error) {
+	return memoRead(s, &s.memo.apps, id, func() (*Application, error) { return s.readApplication(ctx, id) })
+}
+
+func (s *DB) readApplication(ctx context.Context, id uint64) (*Application, error) {
 	return scanApp(s.q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM applications WHERE id=?`, id))
+}
+
+// clone returns a copy of a that shares no slice with it.
+func (a *Application) clone() *Application {
+	c := *a
+	c.RedirectURIs = slices.Clone(a.RedirectURIs)
+	c.ClientSecretHash = slices.Clone(a.ClientSecretHash)
+	c.BotTokenHash = slices.Clone(a.BotTokenHash)
+	c.WebhookKey = slices.Clone(a.WebhookKey)
+	return &c
 }
 
 func (s *DB) GetApplicationByBotToken(ctx context.Context, hash []byte) (*Application, error) {
@@ -202,6 +219,7 @@ func scanAuth(row interface{ Scan(...any) error }) (*Authorization, error) {
 }
 
 func (s *DB) PutAuthorization(ctx context.Context, a *Authorization) error {
+	defer s.changed()() // FindAuthorization's memo
 	if a.ParentID == 0 {
 		// One statement, so that two first grants of the same user and application at once
 		// (two token requests racing) make one authorization instead of a unique-index error.
@@ -227,7 +245,23 @@ func (s *DB) GetAuthorization(ctx context.Context, id uint64) (*Authorization, e
 	return scanAuth(s.q.QueryRowContext(ctx, `SELECT `+authColumns+` FROM authorizations WHERE id=?`, id))
 }
 
+// FindAuthorization reads the top-level authorization of userID for appID; on SQLite the memo
+// answers for it until an authorization is written (client_credentials reads its bot's at every
+// token).
 func (s *DB) FindAuthorization(ctx context.Context, appID, userID uint64) (*Authorization, error) {
+	return memoRead(s, &s.memo.auths, [2]uint64{appID, userID}, func() (*Authorization, error) {
+		return s.findAuthorization(ctx, appID, userID)
+	})
+}
+
+// clone returns a copy of a that shares no slice with it.
+func (a *Authorization) clone() *Authorization {
+	c := *a
+	c.Scopes = slices.Clone(a.Scopes)
+	return &c
+}
+
+func (s *DB) findAuthorization(ctx context.Context, appID, userID uint64) (*Authorization, error) {
 	return scanAuth(s.q.QueryRowContext(ctx, `SELECT `+authColumns+` FROM authorizations
 		WHERE app_id=? AND user_id=? AND parent_id=0`, appID, userID))
 }
@@ -272,18 +306,17 @@ func (s *DB) InsertToken(ctx context.Context, t *Token) error {
 }
 
 func (s *DB) GetToken(ctx context.Context, hash []byte) (*Token, error) {
-	if s.tx { // a transaction may read its own uncommitted token: not for the cache
-		return s.readToken(ctx, hash)
+	t, err := memoRead(s, &s.memo.tokens, string(hash), func() (Token, error) {
+		t, err := s.readToken(ctx, hash)
+		if err != nil {
+			return Token{}, err
+		}
+		return *t, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if t, ok := s.memo.token(hash); ok {
-		return &t, nil
-	}
-	epoch := s.memo.epoch.Load()
-	t, err := s.readToken(ctx, hash)
-	if err == nil {
-		s.memo.keepToken(t, epoch)
-	}
-	return t, err
+	return &t, nil
 }
 
 func (s *DB) readToken(ctx context.Context, hash []byte) (*Token, error) {

@@ -171,7 +171,7 @@ type groupExec struct {
 }
 
 func (g groupExec) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
-	err = g.s.group.run(ctx, func(st Store) error {
+	err = g.s.group.run(ctx, true, func(st Store) error {
 		res, err = st.(*DB).q.ExecContext(ctx, query, args...)
 		return err
 	})
@@ -312,7 +312,7 @@ func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 		return fn(s)
 	}
 	if s.group != nil {
-		return s.group.run(ctx, fn)
+		return s.group.run(ctx, false, fn)
 	}
 	ctx = uncancelled(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -93,3 +93,50 @@ func testGroupCommit(t *testing.T, s *DB) {
 	require.NoError(t, s.WithTx(ctx, func(st Store) error { return put(st, 201) }))
 	assert.True(t, exists(201))
 }
+
+// Writes outside transactions (one statement each) share a commit without savepoints: one that
+// fails on a constraint fails alone, and the others' rows are kept.
+func TestGroupCommitSingleStatements(t *testing.T) {
+	for name, open := range map[string]func(*testing.T) *DB{"memory": openMemory, "dir": openDir} {
+		t.Run(name, func(t *testing.T) { testGroupCommitSingleStatements(t, open(t)) })
+	}
+}
+
+func testGroupCommitSingleStatements(t *testing.T, s *DB) {
+	ctx := context.Background()
+	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	insert := func(hash string) error {
+		return s.InsertToken(ctx, &Token{Hash: []byte(hash), Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2, ExpiresAt: exp})
+	}
+	require.NoError(t, insert("taken"))
+	release := make(chan struct{})
+	before := s.group.commits.Load()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		assert.NoError(t, s.WithTx(ctx, func(st Store) error {
+			<-release
+			return st.InsertToken(ctx, &Token{Hash: []byte("first"), Kind: AccessToken, AuthorizationID: 1, ExpiresAt: exp})
+		}))
+	})
+	require.Eventually(t, func() bool { return s.group.members() == 1 }, 10*time.Second, time.Millisecond)
+	hashes := []string{"a", "taken", "b", "c"}
+	errs := make([]error, len(hashes))
+	for i, h := range hashes {
+		wg.Go(func() { errs[i] = insert(h) })
+	}
+	require.Eventually(t, func() bool { return s.group.members() == 1+len(hashes) }, 10*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	for i, h := range hashes {
+		if h == "taken" {
+			assert.Error(t, errs[i], "a duplicate token was inserted")
+			continue
+		}
+		assert.NoError(t, errs[i], "insert %q", h)
+	}
+	for _, h := range []string{"first", "a", "b", "c", "taken"} {
+		_, err := s.GetToken(ctx, []byte(h))
+		assert.NoError(t, err, "token %q", h)
+	}
+	assert.Equal(t, int64(1), s.group.commits.Load()-before, "the writes did not share one commit")
+}

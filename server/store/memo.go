@@ -6,63 +6,105 @@ import (
 )
 
 // memo is what a SQLite store remembers between statements, shared by the store and its
-// transactions: the cache epoch and the access tokens it has read.
+// transactions: the cache epoch, and the access tokens, applications and top-level
+// authorizations it has read.
 //
-// The service reads a token on every request and the users and applications behind a lobby
-// message on every message; each read is a SQLite statement of 15-25 µs. Those rows rarely
-// change, so the store keeps tokens itself and tells other caches, through the epoch, when a
-// user, an application or a token's validity has changed.
+// The service reads a token on every request, the users and applications behind a lobby
+// message on every message, and an application and its bot's authorization on every
+// client_credentials token; each read is a SQLite statement of 15-25 µs. Those rows rarely
+// change, so the store keeps them itself and tells other caches, through the epoch, when a
+// user, an application, an authorization or a token's validity has changed.
 type memo struct {
 	epoch atomic.Uint64
 	// on is false where other processes write the same database (PostgreSQL): nothing is
 	// kept, and the epoch moves at every look.
 	on bool
 
-	mu     sync.Mutex
-	tokens map[string]Token // by hash; only committed rows read outside a transaction
+	mu     sync.Mutex                           // guards the tables; only committed rows read outside a transaction
+	tokens memoTable[string, Token]             // by hash
+	apps   memoTable[uint64, *Application]      // by id
+	auths  memoTable[[2]uint64, *Authorization] // top-level ones, by application and user
 }
 
-// maxMemoTokens bounds the token cache; when it is full it starts again empty.
-const maxMemoTokens = 1 << 16
+// memoTable is one of the memo's caches: at most max rows, each copied in and out by clone so
+// that callers never share one.
+type memoTable[K comparable, V any] struct {
+	rows  map[K]V
+	max   int // when full, the table starts again empty
+	clone func(V) V
+}
 
-// newMemo returns a memo that keeps tokens when on, and one that keeps nothing otherwise.
-func newMemo(on bool) *memo { return &memo{on: on, tokens: make(map[string]Token)} }
+func newMemoTable[K comparable, V any](max int, clone func(V) V) memoTable[K, V] {
+	return memoTable[K, V]{rows: make(map[K]V), max: max, clone: clone}
+}
 
-// changed is called by every write that can make a cached user, application or token wrong:
-// it moves the epoch on and forgets the tokens. It is called twice (DB.changed): before the
-// write, and once the write is committed, as reads run on other connections meanwhile.
+// newMemo returns a memo that keeps rows when on, and one that keeps nothing otherwise.
+func newMemo(on bool) *memo {
+	return &memo{on: on,
+		tokens: newMemoTable[string](1<<16, func(t Token) Token { return t }),
+		apps:   newMemoTable[uint64](1<<12, (*Application).clone),
+		auths:  newMemoTable[[2]uint64](1<<14, (*Authorization).clone)}
+}
+
+// changed is called by every write that can make a cached row wrong: it moves the epoch on and
+// forgets every row. It is called twice (DB.changed): before the write, and once the write is
+// committed, as reads run on other connections meanwhile.
 func (m *memo) changed() {
 	m.mu.Lock()
 	m.epoch.Add(1)
-	clear(m.tokens)
+	clear(m.tokens.rows)
+	clear(m.apps.rows)
+	clear(m.auths.rows)
 	m.mu.Unlock()
 }
 
-// token returns the cached token of hash.
-func (m *memo) token(hash []byte) (Token, bool) {
+// memoGet returns a copy of t's row k.
+func memoGet[K comparable, V any](m *memo, t *memoTable[K, V], k K) (v V, ok bool) {
 	if !m.on {
-		return Token{}, false
+		return v, false
 	}
 	m.mu.Lock()
-	t, ok := m.tokens[string(hash)]
+	v, ok = t.rows[k]
 	m.mu.Unlock()
-	return t, ok
+	if !ok {
+		return v, false
+	}
+	return t.clone(v), true
 }
 
-// keepToken caches t, read when the epoch was epoch, unless something changed since.
-func (m *memo) keepToken(t *Token, epoch uint64) {
+// memoKeep caches a copy of v as t's row k, read when the epoch was epoch, unless something
+// changed since.
+func memoKeep[K comparable, V any](m *memo, t *memoTable[K, V], k K, v V, epoch uint64) {
 	if !m.on {
 		return
 	}
+	v = t.clone(v)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.epoch.Load() != epoch {
 		return
 	}
-	if len(m.tokens) >= maxMemoTokens {
-		clear(m.tokens)
+	if len(t.rows) >= t.max {
+		clear(t.rows)
 	}
-	m.tokens[string(t.Hash)] = *t
+	t.rows[k] = v
+}
+
+// memoRead returns t's row k from the memo, or reads it with read (remembering it) outside a
+// transaction; in a transaction, which may read its own uncommitted rows, it always reads.
+func memoRead[K comparable, V any](s *DB, t *memoTable[K, V], k K, read func() (V, error)) (V, error) {
+	if s.tx {
+		return read()
+	}
+	if v, ok := memoGet(s.memo, t, k); ok {
+		return v, nil
+	}
+	epoch := s.memo.epoch.Load()
+	v, err := read()
+	if err == nil {
+		memoKeep(s.memo, t, k, v, epoch)
+	}
+	return v, err
 }
 
 // CacheEpoch changes whenever a user, an application or a token's validity changes. A service

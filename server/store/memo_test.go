@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,4 +85,72 @@ func testTokenCacheAndEpoch(t *testing.T, s *DB) {
 		require.NoError(t, write(), "%s", name)
 		require.NotEqual(t, epoch, s.CacheEpoch(), "%s did not move the epoch", name)
 	}
+}
+
+// The application cache answers with copies, and never for an application changed since it
+// was read; an application read inside a transaction that rolls back is not remembered.
+func TestApplicationCache(t *testing.T) { forEachStore(t, testApplicationCache) }
+
+func testApplicationCache(t *testing.T, s *DB) {
+	ctx := context.Background()
+	app := &Application{ID: 7, Name: "g", RedirectURIs: []string{"http://a"}, ClientSecretHash: []byte("s"),
+		BotTokenHash: []byte("b"), WebhookKey: []byte("k")}
+	require.NoError(t, s.CreateApplication(ctx, app))
+	a, err := s.GetApplication(ctx, 7)
+	require.NoError(t, err)
+	a.Name, a.RedirectURIs[0], a.ClientSecretHash[0] = "mutated", "http://mutated", 'x'
+	a, err = s.GetApplication(ctx, 7) // from the cache on SQLite: the caller's changes are its own
+	require.NoError(t, err)
+	require.Equal(t, "g", a.Name)
+	require.Equal(t, []string{"http://a"}, a.RedirectURIs)
+	require.Equal(t, []byte("s"), a.ClientSecretHash)
+
+	app.Name, app.ClientSecretHash = "h", []byte("t")
+	require.NoError(t, s.UpdateApplication(ctx, app))
+	a, err = s.GetApplication(ctx, 7)
+	require.NoError(t, err)
+	require.Equal(t, "h", a.Name, "a stale application after UpdateApplication")
+	require.Equal(t, []byte("t"), a.ClientSecretHash)
+
+	boom := errors.New("boom")
+	err = s.WithTx(ctx, func(tx Store) error {
+		if err := tx.UpdateApplication(ctx, &Application{ID: 7, Name: "rolled back", RedirectURIs: []string{},
+			ClientSecretHash: []byte("t"), BotTokenHash: []byte("b"), WebhookKey: []byte("k")}); err != nil {
+			return err
+		}
+		if a, err := tx.GetApplication(ctx, 7); err != nil || a.Name != "rolled back" {
+			return fmt.Errorf("in the transaction: %+v, %w", a, err)
+		}
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	a, err = s.GetApplication(ctx, 7)
+	require.NoError(t, err)
+	require.Equal(t, "h", a.Name, "an application of a rolled-back transaction")
+	_, err = s.GetApplication(ctx, 8)
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// FindAuthorization never answers from the memo with an authorization changed or deleted since.
+func TestAuthorizationCache(t *testing.T) { forEachStore(t, testAuthorizationCache) }
+
+func testAuthorizationCache(t *testing.T, s *DB) {
+	ctx := context.Background()
+	require.NoError(t, s.PutAuthorization(ctx, &Authorization{ID: 5, AppID: 1, UserID: 2, Scopes: []string{"identify"}, IntegrationType: -1}))
+	for range 2 { // the second read comes from the cache on SQLite
+		a, err := s.FindAuthorization(ctx, 1, 2)
+		require.NoError(t, err)
+		require.Equal(t, []string{"identify"}, a.Scopes)
+		a.Scopes[0] = "mutated"
+	}
+	epoch := s.CacheEpoch()
+	require.NoError(t, s.PutAuthorization(ctx, &Authorization{ID: 6, AppID: 1, UserID: 2, Scopes: []string{"bot", "identify"}, IntegrationType: -1}))
+	require.NotEqual(t, epoch, s.CacheEpoch(), "PutAuthorization did not move the epoch")
+	a, err := s.FindAuthorization(ctx, 1, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"bot", "identify"}, a.Scopes, "a stale authorization after PutAuthorization")
+	require.Equal(t, uint64(5), a.ID)
+	require.NoError(t, s.DeleteAuthorization(ctx, 5))
+	_, err = s.FindAuthorization(ctx, 1, 2)
+	require.ErrorIs(t, err, ErrNotFound, "a deleted authorization")
 }

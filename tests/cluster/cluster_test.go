@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,6 +145,7 @@ func TestThreeNodesServeOneCommunity(t *testing.T) {
 	var wg sync.WaitGroup
 	var sentMu sync.Mutex
 	sent := map[uint64]string{}
+	var answered atomic.Int32 // send callbacks run (in RunCallbacks, so waitFor waits for them too)
 	for _, p := range []*player{pb, pc} {
 		wg.Add(1)
 		go func() {
@@ -157,6 +159,7 @@ func TestThreeNodesServeOneCommunity(t *testing.T) {
 						sent[id] = content
 						sentMu.Unlock()
 					}
+					answered.Add(1)
 					close(done)
 				}))
 				<-done
@@ -164,7 +167,10 @@ func TestThreeNodesServeOneCommunity(t *testing.T) {
 		}()
 	}
 	// The callbacks run in RunCallbacks, on this goroutine.
-	waitFor(t, "every member to get every message", func() bool {
+	waitFor(t, "every member to get every message, and every sender its answers", func() bool {
+		if answered.Load() < 2*each {
+			return false
+		}
 		for _, in := range got {
 			if in.len() < 2*each {
 				return false
