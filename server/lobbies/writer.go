@@ -151,10 +151,14 @@ func commitMessages(st store.Store, batch []*pending) error {
 	ctx := context.Background()
 	return st.WithTx(ctx, func(st store.Store) error {
 		last := make(map[uint64]*store.Lobby, 1)
+		msgs := make([]*store.LobbyMessage, len(batch))
+		for i, p := range batch {
+			msgs[i] = p.msg
+		}
+		if err := st.InsertLobbyMessages(ctx, msgs); err != nil {
+			return fmt.Errorf("lobby messages %d to %d: %w", msgs[0].ID, msgs[len(msgs)-1].ID, err)
+		}
 		for _, p := range batch {
-			if err := st.InsertLobbyMessage(ctx, p.msg); err != nil {
-				return fmt.Errorf("lobby message %d: %w", p.msg.ID, err)
-			}
 			if p.hook != nil {
 				if err := st.EnqueueWebhook(ctx, p.hook); err != nil {
 					return fmt.Errorf("lobby message %d webhook: %w", p.msg.ID, err)

@@ -56,8 +56,10 @@ type txTx struct {
 	ids []uint64
 }
 
-func (t *txTx) InsertLobbyMessage(_ context.Context, m *store.LobbyMessage) error {
-	t.ids = append(t.ids, m.ID)
+func (t *txTx) InsertLobbyMessages(_ context.Context, ms []*store.LobbyMessage) error {
+	for _, m := range ms {
+		t.ids = append(t.ids, m.ID)
+	}
 	return nil
 }
 

@@ -235,13 +235,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // largest id the other recorded; other keys are not held up.
 func TestClusterOrderLock(t *testing.T) {
 	ctx := context.Background()
-	u := postgresDatabase(t)
-	a, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 1})
-	require.NoError(t, err)
-	defer a.Close()
-	b, err := OpenPostgres(ctx, u, PostgresOptions{NodeID: 2})
-	require.NoError(t, err)
-	defer b.Close()
+	a, b := twoNodes(t)
 	var mu sync.Mutex
 	inside, next := 0, uint64(0)
 	var wg sync.WaitGroup
@@ -295,4 +289,78 @@ func TestSQLiteOrderLockIsFree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, floor)
 	unlock(0)
+}
+
+// The shared epoch moves, as another node sees it, with a committed write that can change a
+// cached user or application, and with an order lock released after ids were made under it;
+// not with a transaction that rolled back, a lock released without ids, or another key's lock.
+func TestClusterSharedEpoch(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoNodes(t)
+	require.NoError(t, a.CreateUser(ctx, &User{ID: 2, Username: "u"}))
+	epoch := func() uint64 {
+		t.Helper()
+		e, err := b.SharedEpoch(ctx, "lobby:1")
+		require.NoError(t, err)
+		return e
+	}
+	moved := func(why string, write func() error) {
+		t.Helper()
+		before := epoch()
+		require.NoError(t, write(), why)
+		require.NotEqual(t, before, epoch(), "%s did not move the epoch", why)
+	}
+	still := func(why string, write func() error) {
+		t.Helper()
+		before := epoch()
+		_ = write()
+		require.Equal(t, before, epoch(), "%s moved the epoch", why)
+	}
+	moved("UpdateUser", func() error { return a.UpdateUser(ctx, &User{ID: 2, Username: "v"}) })
+	moved("UpdateUser in a transaction", func() error {
+		return a.WithTx(ctx, func(tx Store) error { return tx.UpdateUser(ctx, &User{ID: 2, Username: "w"}) })
+	})
+	still("a rolled-back transaction", func() error {
+		return a.WithTx(ctx, func(tx Store) error {
+			if err := tx.UpdateUser(ctx, &User{ID: 2, Username: "x"}); err != nil {
+				return err
+			}
+			return io.EOF
+		})
+	})
+	moved("the lock released with an id", func() error {
+		_, unlock, err := a.OrderLock(ctx, "lobby:1")
+		if err == nil {
+			unlock(1 << 40)
+		}
+		return err
+	})
+	still("the lock released without an id", func() error {
+		_, unlock, err := a.OrderLock(ctx, "lobby:1")
+		if err == nil {
+			unlock(0)
+		}
+		return err
+	})
+	still("another key's lock", func() error {
+		_, unlock, err := a.OrderLock(ctx, "lobby:2")
+		if err == nil {
+			unlock(1 << 41)
+		}
+		return err
+	})
+}
+
+// twoNodes opens the stores of nodes 1 and 2 on a fresh PostgreSQL database; the test closes them
+// when it ends.
+func twoNodes(t *testing.T) (a, b *DB) {
+	t.Helper()
+	u := postgresDatabase(t)
+	a, err := OpenPostgres(context.Background(), u, PostgresOptions{NodeID: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	b, err = OpenPostgres(context.Background(), u, PostgresOptions{NodeID: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return a, b
 }

@@ -296,14 +296,48 @@ func (s *DB) Close() error {
 // token wrong; the caller defers the function it returns, which tells it again once the write
 // is committed (or, in a transaction, leaves that to WithTx). The second time matters where
 // reads run beside the write (the SQLite readers, PostgreSQL): a read between the first and the
-// commit sees the old row, and must not be kept under the epoch it read.
+// commit sees the old row, and must not be kept under the epoch it read. On PostgreSQL each
+// time also moves the shared epoch (SharedEpoch) on.
 func (s *DB) changed() func() {
 	s.memo.changed()
+	s.moveShared()
 	if s.txChanged != nil {
 		*s.txChanged = true
 		return func() {}
 	}
-	return s.memo.changed
+	return func() {
+		s.memo.changed()
+		s.moveShared()
+	}
+}
+
+// moveShared moves PostgreSQL's shared epoch on; no-op on SQLite. In a transaction the row
+// moves with the transaction's writes, and a failure fails the transaction (PostgreSQL refuses
+// every later statement of it). Outside one it is moved before and after the write, as the memo
+// is; should the second move fail, the nodes' caches keep the rows until the next move.
+func (s *DB) moveShared() {
+	if s.d.name != "postgres" {
+		return
+	}
+	_, _ = s.q.ExecContext(context.Background(), `UPDATE cache_epoch SET n = n + 1 WHERE id = 1`)
+}
+
+// SharedEpoch returns a value that changes whenever, on any node, a user, an application or a
+// token's validity changes (as CacheEpoch does in one process) or a holder of the order lock of
+// key (OrderLock) releases it after making ids under it. A node may keep such rows, and what it
+// reads under the lock's key, in memory while the value it read them after is current. On
+// SQLite (one process, no order locks) it is CacheEpoch.
+func (s *DB) SharedEpoch(ctx context.Context, key string) (uint64, error) {
+	if s.d.name != "postgres" {
+		return s.memo.epoch.Load(), nil
+	}
+	// Both parts only grow, so their sum changes whenever either does.
+	var n int64
+	if err := s.q.QueryRowContext(ctx, `SELECT n + COALESCE((SELECT last_id FROM order_locks WHERE key = ?), 0)
+		FROM cache_epoch WHERE id = 1`, key).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: shared epoch: %w", err)
+	}
+	return uint64(n), nil
 }
 
 // WithTx runs fn in a transaction.

@@ -94,6 +94,9 @@ type LobbyStore interface {
 	DeleteLobbyMember(ctx context.Context, lobbyID, userID uint64) error
 
 	InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error
+	// InsertLobbyMessages inserts messages as InsertLobbyMessage does each; on PostgreSQL with
+	// one statement for up to a hundred of them.
+	InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
@@ -365,14 +368,53 @@ func scanLobbyMessage(row interface{ Scan(...any) error }) (*LobbyMessage, error
 }
 
 func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`, nonce) VALUES `+lobbyMessageRow,
+		lobbyMessageArgs(nil, m)...)
+	return err
+}
+
+// lobbyMessageRow is the VALUES row of a lobby message, lobbyMessageArgs its arguments.
+const lobbyMessageRow = `(?,?,?,?,?,?,?,?,?,?,?)`
+
+func lobbyMessageArgs(args []any, m *LobbyMessage) []any {
 	var nonce any // NULL unless enforced
 	if m.Nonce != "" {
 		nonce = m.Nonce
 	}
-	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`, nonce) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		m.ID, m.LobbyID, m.AppID, m.AuthorID, m.Content, props(m.Metadata), props(m.ModerationMetadata), m.Flags,
-		m.AdditionalName, ts(m.CreatedAt), nonce)
-	return err
+	return append(args, m.ID, m.LobbyID, m.AppID, m.AuthorID, m.Content, props(m.Metadata), props(m.ModerationMetadata),
+		m.Flags, m.AdditionalName, ts(m.CreatedAt), nonce)
+}
+
+// maxRowsPerInsert bounds the rows of one multi-row INSERT (and so the texts pgx prepares).
+const maxRowsPerInsert = 100
+
+func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error {
+	if s.d.name != "postgres" || len(ms) == 1 { // no round trips to save: one prepared statement each
+		for _, m := range ms {
+			if err := s.InsertLobbyMessage(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for len(ms) > 0 {
+		chunk := ms[:min(len(ms), maxRowsPerInsert)]
+		ms = ms[len(chunk):]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) VALUES `)
+		args := make([]any, 0, 11*len(chunk))
+		for i, m := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(lobbyMessageRow)
+			args = lobbyMessageArgs(args, m)
+		}
+		if _, err := s.q.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *DB) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {

@@ -70,11 +70,17 @@ func testLobbyStore(t *testing.T, s *DB) {
 	require.ErrorIs(t, s.DeleteLobbyMember(ctx, 100, 8), ErrNotFound, "second delete")
 
 	// Messages: newest first, since, limit, other lobby's message not found.
+	var batch []*LobbyMessage
 	for i := range 5 {
 		m := &LobbyMessage{ID: uint64(200 + i), LobbyID: 100, AppID: 1, AuthorID: 7, Content: "m",
 			CreatedAt: now.Add(time.Duration(i) * time.Hour)}
-		require.NoError(t, s.InsertLobbyMessage(ctx, m))
+		if i < 2 {
+			require.NoError(t, s.InsertLobbyMessage(ctx, m))
+		} else {
+			batch = append(batch, m)
+		}
 	}
+	require.NoError(t, s.InsertLobbyMessages(ctx, batch), "several at once")
 	msgs, err := s.ListLobbyMessages(ctx, 100, now.Add(2*time.Hour), 2)
 	require.NoError(t, err, "list: %+v", msgs)
 	require.Len(t, msgs, 2, "list: %+v", msgs)

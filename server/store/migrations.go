@@ -755,4 +755,13 @@ CREATE TABLE order_locks (
 	last_id INTEGER NOT NULL
 );
 `,
+	// 36: PostgreSQL's cache epoch shared by the nodes, kept so that the two schemas follow one
+	// another; SQLite's epoch lives in the memo (one process writes the database).
+	`
+CREATE TABLE cache_epoch (
+	id INTEGER PRIMARY KEY,
+	n INTEGER NOT NULL
+);
+INSERT INTO cache_epoch (id, n) VALUES (1, 0);
+`,
 }

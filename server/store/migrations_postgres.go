@@ -686,4 +686,13 @@ CREATE TABLE order_locks (
 	last_id BIGINT NOT NULL
 );
 `,
+	// 16 (SQLite's 36): the cache epoch shared by the nodes (DB.SharedEpoch), one row moved on
+	// in the transaction of every write that can make a cached user, application or token wrong.
+	`
+CREATE TABLE cache_epoch (
+	id BIGINT PRIMARY KEY,
+	n BIGINT NOT NULL
+);
+INSERT INTO cache_epoch (id, n) VALUES (1, 0);
+`,
 }
