@@ -11,6 +11,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,6 +116,34 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 		return 0, fmt.Errorf("bus: publish: %w", err)
 	}
 	return ack.Sequence, nil
+}
+
+// PublishAll appends msgs to the stream in their order, sent together with one wait for the
+// server's answers, and returns the first error. It does not retry a message the server did not
+// take (a retry could land after a later message): that message is lost, as a failed Publish is,
+// and the others keep their order.
+func (b *Bus) PublishAll(ctx context.Context, msgs [][]byte) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	var first error
+	for _, data := range msgs {
+		id := b.prefix + strconv.FormatUint(b.msgID.Add(1), 36)
+		f, err := b.js.PublishAsync(Subject, data, jetstream.WithMsgID(id), jetstream.WithRetryAttempts(0))
+		if err != nil {
+			first = cmp.Or(first, fmt.Errorf("bus: publish: %w", err))
+			continue
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			first = cmp.Or(first, fmt.Errorf("bus: publish: %w", err))
+		case <-ctx.Done():
+			return cmp.Or(first, fmt.Errorf("bus: publish: %w", ctx.Err()))
+		}
+	}
+	return first
 }
 
 // Last returns the sequence number of the newest message of the stream (0 when it has none).

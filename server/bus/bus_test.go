@@ -102,3 +102,45 @@ func TestRedact(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "s3cret")
 }
+
+// Messages published together by PublishAll are read in the order given, each once, between what
+// the node published before and after them.
+func TestPublishAllKeepsOrder(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	var mu sync.Mutex
+	var read []string
+	done := make(chan struct{})
+	const batches, each = 20, 16
+	require.NoError(t, b.Subscribe(ctx, 0, func(_ uint64, data []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		read = append(read, string(data))
+		if len(read) == batches*each+1 {
+			close(done)
+		}
+	}))
+	var want []string
+	for i := range batches {
+		msgs := make([][]byte, each)
+		for k := range msgs {
+			msgs[k] = fmt.Appendf(nil, "m%d-%d", i, k)
+			want = append(want, string(msgs[k]))
+		}
+		require.NoError(t, b.PublishAll(ctx, msgs))
+	}
+	_, err = b.Publish(ctx, []byte("last"))
+	require.NoError(t, err)
+	want = append(want, "last")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not every message was read")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, want, read)
+}

@@ -17,6 +17,13 @@ type Bus interface {
 	Publish(ctx context.Context, msg []byte) (uint64, error)
 }
 
+// BatchBus is a Bus that also publishes several messages together (package bus's does): in the
+// order given, with one wait for the answers.
+type BatchBus interface {
+	Bus
+	PublishAll(ctx context.Context, msgs [][]byte) error
+}
+
 // publishTimeout bounds one publish to the bus.
 const publishTimeout = 10 * time.Second
 
@@ -140,6 +147,34 @@ func (h *Hub) send(e envelope) {
 	defer cancel()
 	if _, err := h.cfg.Bus.Publish(ctx, msg); err != nil {
 		h.log.Error("gateway: lost: the bus refused it", "type", e.Type, "event", e.Event, "err", err)
+	}
+}
+
+// sendAll publishes the dispatches es on the bus in their order: together when the bus can
+// (BatchBus), else one after the other. A failure is logged.
+func (h *Hub) sendAll(es []envelope) {
+	bb, ok := h.cfg.Bus.(BatchBus)
+	if !ok || len(es) == 1 {
+		for _, e := range es {
+			h.send(e)
+		}
+		return
+	}
+	sent := time.Now().UnixNano()
+	msgs := make([][]byte, 0, len(es))
+	for _, e := range es {
+		e.Sent = sent
+		msg, err := json.Marshal(e)
+		if err != nil {
+			h.log.Error("gateway: cannot be encoded for the bus", "type", e.Type, "event", e.Event, "err", err)
+			continue
+		}
+		msgs = append(msgs, msg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	if err := bb.PublishAll(ctx, msgs); err != nil {
+		h.log.Error("gateway: lost: the bus refused dispatches", "dispatches", len(msgs), "event", es[0].Event, "err", err)
 	}
 }
 

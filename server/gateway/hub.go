@@ -426,6 +426,35 @@ func (h *Hub) DispatchAppMany(appID uint64, userIDs []uint64, event string, data
 	h.dispatch(userIDs, appID, event, data)
 }
 
+// AppDispatch is one dispatch of DispatchAppEach.
+type AppDispatch struct {
+	UserIDs []uint64
+	Event   string
+	Data    any
+}
+
+// DispatchAppEach is DispatchAppMany for each of ds, in their order; with a bus they are
+// published together, with one wait for the bus.
+func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
+	if appID == 0 {
+		return
+	}
+	if h.cfg.Bus == nil {
+		for _, d := range ds {
+			h.dispatch(d.UserIDs, appID, d.Event, d.Data)
+		}
+		return
+	}
+	f := filter{kind: toApp, app: appID}
+	es := make([]envelope, 0, len(ds))
+	for _, d := range ds {
+		if data, ok := h.encode(d.Event, d.Data); ok {
+			es = append(es, envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data})
+		}
+	}
+	h.sendAll(es)
+}
+
 // encode encodes a dispatch's data; false (logged) when it cannot be encoded.
 func (h *Hub) encode(event string, data any) ([]byte, bool) {
 	if a, ok := data.(wire.Appender); ok {
