@@ -276,6 +276,9 @@ func New(cfg Config) (*Server, error) {
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
 		Logger: s.log.With("component", "lobbies"), Kick: s.dispatcher.Kick, Order: s.orderLock}
+	if s.orderLock != nil {
+		s.lobbies.Epoch = st.SharedEpoch
+	}
 	s.accounts = &accounts.Service{Store: st, Clock: cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "accounts"),
 		Kick: s.dispatcher.Kick}
 	s.seeder = &devseed.Seeder{Store: st, IDs: s.ids, Now: cfg.Clock.Now}
@@ -746,6 +749,23 @@ type lobbyNotifier struct {
 
 func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {
 	n.hub.DispatchAppMany(appID, userIDs, event, data) // encoded once for the whole lobby
+	n.calls(event, data)
+}
+
+// LobbyEvents dispatches several events together (lobbies.BatchNotifier).
+func (n lobbyNotifier) LobbyEvents(appID uint64, events []lobbies.Event) {
+	ds := make([]gateway.AppDispatch, len(events))
+	for i, e := range events {
+		ds[i] = gateway.AppDispatch{UserIDs: e.UserIDs, Event: e.Name, Data: e.Data}
+	}
+	n.hub.DispatchAppEach(appID, ds)
+	for _, e := range events {
+		n.calls(e.Name, e.Data)
+	}
+}
+
+// calls tells the lobbies' calls of a lobby event that concerns them.
+func (n lobbyNotifier) calls(event string, data any) {
 	switch d := data.(type) {
 	case wire.LobbyMemberEvent:
 		if event == gwire.EventLobbyMemberRemove {

@@ -92,4 +92,8 @@
 // answer and every other operation wait for that commit. A message sent with nonce and
 // enforce_nonce is kept with its nonce, so that the same send repeated within NonceWindow, even
 // across a restart, answers with the first message.
+//
+// On a cluster (Order set) a message is stored before it is published, both under its lobby's
+// order lock; the messages that arrive meanwhile go together as the next group: one hold of the
+// lock, one transaction and one publish for several messages, in id order (cluster.go).
 package lobbies

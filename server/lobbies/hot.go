@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
@@ -22,13 +20,16 @@ import (
 // Entries live in Service.hot, under Service.order. Every other change of any lobby goes through
 // Service.tx, which empties Service.hot, so an entry is never older than the store; an entry also
 // goes when the store's cache epoch moves (a user or an application changed) or its lobby's idle
-// time is up.
+// time is up. On a cluster, where other nodes change lobbies, users and applications too, the
+// epoch is the cluster's (Service.Epoch), which also moves with every change of a lobby on any
+// node; its lobby's activity times may then be older than another node's last message, which
+// only makes the entry expire early.
 type hotLobby struct {
 	lobby   store.Lobby // with the activity times of the last message accepted
 	app     *store.Application
 	members map[uint64]*hotMember
 	ids     []uint64 // the members' ids, the recipients of its events
-	epoch   uint64   // the store's CacheEpoch when the entry was loaded
+	epoch   uint64   // the epoch it was loaded at (hotEntry)
 }
 
 // hotMember is a member of a hot lobby.
@@ -42,16 +43,14 @@ type hotMember struct {
 const maxHotLobbies = 10000
 
 // hotEntry returns the hot entry of the request's lobby, loading it when needed: the errors of
-// live (unknown, expired lobby) for a lobby the request may not see. Call with s.order held.
-func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hotLobby, error) {
+// live (unknown, expired lobby) for a lobby the request may not see. An entry is kept while
+// epoch is the one it was loaded at: the store's CacheEpoch on a node alone, the cluster's
+// (Service.Epoch) on a cluster. Call with s.order held.
+func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time, epoch uint64) (*hotLobby, error) {
 	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
 		clear(s.hot)
 		s.forgetNonces()
 	}
-	if s.Order != nil { // other nodes change lobbies: read the lobby again
-		clear(s.hot)
-	}
-	epoch := s.Store.CacheEpoch()
 	if h := s.hot[q.lobbyID]; h != nil && h.epoch == epoch && now.Before(h.lobby.ExpiresAt) {
 		if h.lobby.AppID != q.appID {
 			return nil, wire.UnknownLobby()
@@ -61,8 +60,8 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 	delete(s.hot, q.lobbyID)
 	s.flush() // the store must hold every accepted message and activity time
 	// The application (the lobby's, which live checks is the request's) and the members are read
-	// beside the lobby, and on a cluster, where every message loads its entry again, the sender
-	// too: s.order is held for one read's wait instead of three or four.
+	// beside the lobby, and on a cluster the sender too: s.order is held for one read's wait
+	// instead of three or four.
 	var (
 		wg                            sync.WaitGroup
 		app                           *store.Application
@@ -94,7 +93,7 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 			m.gone = true
 		case authorErr == nil:
 			m.author = author
-		} // another error: acceptMessage reads the user again
+		} // another error: admit reads the user again
 	}
 	if s.hot == nil || len(s.hot) >= maxHotLobbies {
 		s.hot = make(map[uint64]*hotLobby)
@@ -105,22 +104,45 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 
 // acceptMessage checks and accepts a member's message in the request's lobby: it gives the
 // message its id, delivers LOBBY_MESSAGE_CREATE to the members, and returns the message's wire
-// form, encoded once for the members, the webhook and the sender's answer, and the function that waits for its commit and returns the commit's result (stored). With
-// a running writer the members get the message before the commit; without one (the service was
-// not started, or is closing) the message is committed first.
+// form, encoded once for the members, the webhook and the sender's answer, and the function
+// that waits for its commit and returns the commit's result (stored). With a running writer the
+// members get the message before the commit; without one (the service was not started, or is
+// closing) the message is committed first. On a cluster it goes through acceptClustered.
 func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encoded, stored func() error, err error) {
+	if s.Order != nil {
+		return s.acceptClustered(q, req)
+	}
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(q.ctx, s.Order, "lobby:"+strconv.FormatUint(q.lobbyID, 10), s.IDs)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release() // once the message is published
 	now := s.Clock.Now()
-	h, err := s.hotEntry(q.ctx, q, now)
+	h, err := s.hotEntry(q.ctx, q, now, s.Store.CacheEpoch())
 	if err != nil {
 		return nil, nil, err
 	}
+	enc, p, err := s.admit(q, req, h, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p == nil { // a repeated send: answered once stored, as the first send was
+		s.flush()
+		return enc, committed, nil
+	}
+	if s.writer != nil && s.writer.enqueue(p) {
+		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
+		return enc, func() error { return s.writer.await(p) }, nil
+	}
+	if err := s.commitNow(h, p); err != nil {
+		return nil, nil, err
+	}
+	s.deliver(h, enc, q.userID)
+	return enc, committed, nil
+}
+
+// admit checks a member's message against its lobby's hot entry h and accepts it: it gives the
+// message its id and its author, records the lobby's activity in h, and returns the message's
+// wire form and what commits it. A send repeated with an enforced nonce is answered with the
+// first message's wire form and no pending. Call with s.order held.
+func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Time) (wire.Encoded, *pending, error) {
 	member := h.members[q.userID]
 	if member == nil {
 		return nil, nil, wire.MissingAccess()
@@ -128,15 +150,14 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 	key := nonceKey{lobby: h.lobby.ID, author: q.userID, nonce: req.nonce}
 	if req.enforceNonce {
 		if obj, ok := s.nonces.find(key, now); ok {
-			s.flush() // answered only once stored, as the first send was
-			return obj.AppendJSON(nil), committed, nil
+			return obj.AppendJSON(nil), nil, nil
 		}
 		obj, ok, err := s.storedNonce(q, member, key, now)
 		if err != nil {
 			return nil, nil, err
 		}
 		if ok {
-			return obj.AppendJSON(nil), committed, nil
+			return obj.AppendJSON(nil), nil, nil
 		}
 	}
 	if member.author == nil && !member.gone {
@@ -157,7 +178,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		m.Nonce = req.nonce
 	}
 	obj := messageObject(m, member.author)
-	enc = obj.AppendJSON(nil)
+	enc := obj.AppendJSON(nil)
 	touch(&h.lobby, now)
 	p, err := s.pendingOf(m, h, enc, now)
 	if err != nil {
@@ -166,17 +187,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 	if req.enforceNonce {
 		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
 	}
-	// On a cluster the message is stored before anyone hears of it: a node that dies between
-	// the two must not have published a message that was never stored.
-	if s.Order == nil && s.writer != nil && s.writer.enqueue(p) {
-		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
-		return enc, func() error { return s.writer.await(p) }, nil
-	}
-	if err := s.commitNow(h, p); err != nil {
-		return nil, nil, err
-	}
-	s.deliver(h, enc, q.userID)
-	return enc, committed, nil
+	return enc, p, nil
 }
 
 // committed is the stored of a message that is already stored.
@@ -192,27 +203,32 @@ func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded
 	return &pending{msg: m, lobby: h.lobby, hook: hook}, nil
 }
 
-// commitNow commits p without the writer; a failure forgets the lobby's hot entry and the
-// nonces, which may hold what was not stored.
-func (s *Service) commitNow(h *hotLobby, p *pending) error {
-	err := commitMessages(s.Store, []*pending{p})
+// commitNow commits messages of h's lobby without the writer, in one transaction; a failure
+// forgets the lobby's hot entry and the nonces, which may hold what was not stored.
+func (s *Service) commitNow(h *hotLobby, ps ...*pending) error {
+	err := commitMessages(s.Store, ps)
 	if err != nil {
 		delete(s.hot, h.lobby.ID)
 		s.forgetNonces()
 		return err
 	}
-	if p.hook != nil && s.Kick != nil {
+	if hasHook(ps) && s.Kick != nil {
 		s.Kick()
 	}
 	return nil
 }
 
-// deliver hands LOBBY_MESSAGE_CREATE to the Notifier for the lobby's members, the author last:
-// the others are waiting for it, where the author's client already knows its message.
+// deliver hands LOBBY_MESSAGE_CREATE to the Notifier for the lobby's members.
 func (s *Service) deliver(h *hotLobby, obj wire.Encoded, author uint64) {
 	if s.Notifier == nil || len(h.ids) == 0 {
 		return
 	}
+	s.Notifier.LobbyEvent(h.lobby.AppID, recipients(h, author), gwire.EventLobbyMessageCreate, obj)
+}
+
+// recipients are the members of h, the author last: the others are waiting for its message,
+// where the author's client already knows it.
+func recipients(h *hotLobby, author uint64) []uint64 {
 	ids := make([]uint64, 0, len(h.ids))
 	for _, id := range h.ids {
 		if id != author {
@@ -222,7 +238,7 @@ func (s *Service) deliver(h *hotLobby, obj wire.Encoded, author uint64) {
 	if len(ids) < len(h.ids) {
 		ids = append(ids, author)
 	}
-	s.Notifier.LobbyEvent(h.lobby.AppID, ids, gwire.EventLobbyMessageCreate, obj)
+	return ids
 }
 
 // flush waits until the writer has committed every message accepted so far.

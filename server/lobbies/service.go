@@ -78,9 +78,13 @@ type Service struct {
 	// connected flag. Nil: no member is connected.
 	Connected func(appID, userID uint64) bool
 	// Order, when set, is the cluster's order lock (package order): every change of the lobbies
-	// and every message of a lobby is made and published under it, and nothing is cached
-	// between requests, since other nodes change lobbies too. Nil for a node alone.
+	// and every message of a lobby is made and published under it. Nil for a node alone.
 	Order order.Lock
+	// Epoch, on a cluster, returns a value that moves whenever a user or an application changes
+	// or the holder of Order's lock of key releases it after use (store.DB.SharedEpoch): what
+	// sending a message needs of a lobby is kept between messages while it stays. Nil: on a
+	// cluster, every group of messages reads its lobby again.
+	Epoch func(ctx context.Context, key string) (uint64, error)
 
 	// order is held from a transaction's start until its events reach the Notifier, so members
 	// get events in commit order: the SDK drops a message that is not newer than the last one it
@@ -101,6 +105,8 @@ type Service struct {
 	committed atomic.Uint64
 	// writer commits accepted messages; nil until Start.
 	writer *writer
+	// sends gathers, on a cluster, the messages sent together (cluster.go).
+	sends sendQueue
 
 	startOnce sync.Once
 	wake      chan struct{}
@@ -220,11 +226,14 @@ func (o *outbox) add(app uint64, users []uint64, name string, data any) {
 	}
 }
 
+// changesKey is the order lock of every change of the lobbies but their messages.
+const changesKey = "lobbies"
+
 // tx runs fn in one transaction and, after the commit, delivers its outbox.
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(ctx, s.Order, "lobbies", s.IDs)
+	release, err := order.Hold(ctx, s.Order, changesKey, s.IDs)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,203 @@
+package lobbies
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	gwire "sdkpp/wire/gateway"
+
+	"sdkpp/server/order"
+	"sdkpp/wire"
+)
+
+// On a cluster a lobby message is stored before anyone hears of it (a node that dies between
+// the two must not have published a message that was never stored), and it is stored and
+// published under its lobby's order lock, so that every node reads a lobby's messages in commit
+// order. Each lock costs round trips to PostgreSQL, and each publish one to the bus: taken one
+// message at a time, they bounded a lobby to a few hundred messages a second. So the messages
+// that arrive while one group is being sent wait for it and then go as the next group: one
+// lock per lobby, one transaction and one publish of several messages, in id order.
+
+// clusterSend is a message waiting on a cluster for its group, and then its result.
+type clusterSend struct {
+	q   *request
+	req messageRequest
+
+	// Set by the group's sender, read once done.
+	enc  wire.Encoded
+	err  error
+	done bool // guarded by sendQueue.mu
+}
+
+// sendQueue gathers the messages that arrive while a group is sent. The first waiter sends a
+// group while no one else does; the others wait for it, and one of them sends the next.
+type sendQueue struct {
+	mu      sync.Mutex
+	changed *sync.Cond // signalled when a group has been sent
+	queue   []*clusterSend
+	sending bool
+}
+
+// acceptClustered is acceptMessage on a cluster: it returns once the message is stored and
+// published (with the messages sent beside it), or has failed.
+func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, func() error, error) {
+	c := &clusterSend{q: q, req: req}
+	sq := &s.sends
+	sq.mu.Lock()
+	if sq.changed == nil {
+		sq.changed = sync.NewCond(&sq.mu)
+	}
+	sq.queue = append(sq.queue, c)
+	for !c.done {
+		if sq.sending {
+			sq.changed.Wait()
+			continue
+		}
+		group := sq.queue
+		sq.queue, sq.sending = nil, true
+		sq.mu.Unlock()
+		s.sendGroups(group)
+		sq.mu.Lock()
+		for _, g := range group {
+			g.done = true
+		}
+		sq.sending = false
+		sq.changed.Broadcast()
+	}
+	sq.mu.Unlock()
+	if c.err != nil {
+		return nil, nil, c.err
+	}
+	return c.enc, committed, nil
+}
+
+// sendGroups sends the messages of each lobby in batch together, the lobbies one after the
+// other in the order of their first message.
+func (s *Service) sendGroups(batch []*clusterSend) {
+	s.order.Lock()
+	defer s.order.Unlock()
+	for len(batch) > 0 {
+		id := batch[0].q.lobbyID
+		var group, rest []*clusterSend
+		for _, c := range batch {
+			if c.q.lobbyID == id {
+				group = append(group, c)
+			} else {
+				rest = append(rest, c)
+			}
+		}
+		s.sendGroup(group)
+		batch = rest
+	}
+}
+
+// sendGroup stores and publishes messages of one lobby under its order lock: each is checked and
+// accepted as on a node alone, then all of them are committed in one transaction and published
+// together in id order. A failed commit fails every message of the group. Call with s.order held.
+func (s *Service) sendGroup(group []*clusterSend) {
+	fail := func(err error) {
+		for _, c := range group {
+			c.enc, c.err = nil, err
+		}
+	}
+	// The group's work outlives any one sender's request.
+	ctx := context.WithoutCancel(group[0].q.ctx)
+	key := "lobby:" + strconv.FormatUint(group[0].q.lobbyID, 10)
+	// The epoch moves when any node changes a lobby (under another key), a user or an
+	// application: it is read beside the lock, whose wait it need not follow.
+	var (
+		epoch    uint64
+		epochErr error
+		wg       sync.WaitGroup
+	)
+	if s.Epoch != nil {
+		wg.Go(func() { epoch, epochErr = s.Epoch(ctx, changesKey) })
+	} else {
+		clear(s.hot) // other nodes change lobbies: read the lobby again
+	}
+	release, err := order.Hold(ctx, s.Order, key, s.IDs)
+	wg.Wait()
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer release() // once the messages are published
+	if epochErr != nil {
+		fail(epochErr)
+		return
+	}
+	now := s.Clock.Now()
+	var (
+		batch []*pending
+		out   []lobbyMessage
+		h     *hotLobby
+	)
+	for _, c := range group {
+		c.q.ctx = ctx
+		if h, c.err = s.hotEntry(ctx, c.q, now, epoch); c.err != nil {
+			continue
+		}
+		var p *pending
+		if c.enc, p, c.err = s.admit(c.q, c.req, h, now); c.err != nil || p == nil {
+			continue // refused, or a repeated send (answered with the group's commit)
+		}
+		batch = append(batch, p)
+		out = append(out, lobbyMessage{h: h, enc: c.enc, author: c.q.userID})
+	}
+	if len(batch) == 0 {
+		return
+	}
+	if err := s.commitNow(h, batch...); err != nil {
+		for _, c := range group {
+			if c.err == nil {
+				c.enc, c.err = nil, err
+			}
+		}
+		return
+	}
+	s.deliverAll(out)
+}
+
+// lobbyMessage is an accepted message on its way to the members.
+type lobbyMessage struct {
+	h      *hotLobby
+	enc    wire.Encoded
+	author uint64
+}
+
+// BatchNotifier is a Notifier that also takes several events of one application at once,
+// handled as LobbyEvent each, in their order (on a cluster, published together).
+type BatchNotifier interface {
+	Notifier
+	LobbyEvents(appID uint64, events []Event)
+}
+
+// Event is one event of BatchNotifier.LobbyEvents.
+type Event struct {
+	UserIDs []uint64
+	Name    string
+	Data    any
+}
+
+// deliverAll hands LOBBY_MESSAGE_CREATE of each message, in order, to the Notifier: together
+// when it is a BatchNotifier.
+func (s *Service) deliverAll(ms []lobbyMessage) {
+	bn, ok := s.Notifier.(BatchNotifier)
+	if !ok || len(ms) == 1 {
+		for _, m := range ms {
+			s.deliver(m.h, m.enc, m.author)
+		}
+		return
+	}
+	// One lobby's messages: one application.
+	events := make([]Event, 0, len(ms))
+	for _, m := range ms {
+		if len(m.h.ids) > 0 {
+			events = append(events, Event{UserIDs: recipients(m.h, m.author), Name: gwire.EventLobbyMessageCreate, Data: m.enc})
+		}
+	}
+	if len(events) > 0 {
+		bn.LobbyEvents(ms[0].h.lobby.AppID, events)
+	}
+}

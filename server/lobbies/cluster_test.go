@@ -1,0 +1,140 @@
+package lobbies_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/lobbies"
+	"sdkpp/wire"
+)
+
+// fakeOrder is a cluster's order lock for one process: it records each hold and, while gate is
+// set, keeps the first holder waiting until gate is closed.
+type fakeOrder struct {
+	mu    sync.Mutex
+	held  bool
+	last  map[string]uint64
+	holds []string
+	gate  chan struct{}
+}
+
+func (o *fakeOrder) lock(_ context.Context, key string) (uint64, func(uint64), error) {
+	o.mu.Lock()
+	gate := o.gate
+	o.gate = nil
+	o.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.held {
+		panic("the order lock is held twice")
+	}
+	o.held = true
+	o.holds = append(o.holds, key)
+	return o.last[key], func(used uint64) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.held = false
+		o.last[key] = max(o.last[key], used)
+	}, nil
+}
+
+// batchRecorder is a recorder that also takes events together (lobbies.BatchNotifier) and
+// counts those calls.
+type batchRecorder struct {
+	*recorder
+	batches int
+}
+
+func (b *batchRecorder) LobbyEvents(appID uint64, events []lobbies.Event) {
+	b.mu.Lock()
+	b.batches++
+	b.mu.Unlock()
+	for _, e := range events {
+		b.LobbyEvent(appID, e.UserIDs, e.Name, e.Data)
+	}
+}
+
+// On a cluster, the messages sent while a group of one lobby is being stored and published wait
+// and go together as the next group, under one hold of the lobby's order lock and in one call
+// of a BatchNotifier; every sender gets its own message, every member every message once, in id
+// order, and the history holds them all. A member's messages keep their order.
+func TestClusterSendsMessagesInGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		gate := make(chan struct{})
+		order := &fakeOrder{last: map[string]uint64{}}
+		rec := &batchRecorder{recorder: e.rec}
+		var epochs int
+		e.svc.Order = order.lock
+		e.svc.Epoch = func(context.Context, string) (uint64, error) { epochs++; return 1, nil }
+		e.svc.Notifier = rec
+		ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
+		var l lobby
+		for _, p := range ps {
+			l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+		}
+		e.rec.take()
+		holdsBefore := len(order.holds)
+		order.gate = gate
+
+		// The first send holds the lock and waits at the gate; the others queue behind it.
+		const each = 4
+		sent := make([][]string, len(ps)) // the ids each sender got back, in its order
+		var wg sync.WaitGroup
+		path := "/lobbies/" + l.ID + "/messages"
+		send := func(i, k int) {
+			var m message
+			e.do("POST", path, ps[i].auth, map[string]any{"content": "m" + strconv.Itoa(i) + "-" + strconv.Itoa(k)}).OK(t, http.StatusOK, &m)
+			sent[i] = append(sent[i], m.ID)
+		}
+		sends := func(i int) {
+			for k := range each {
+				send(i, k)
+			}
+		}
+		wg.Go(func() { sends(0) })
+		synctest.Wait()
+		for i := 1; i < len(ps); i++ {
+			wg.Go(func() { sends(i) })
+		}
+		synctest.Wait() // each of the other senders waits with its first message
+		close(gate)
+		wg.Wait()
+
+		total := len(ps) * each
+		holds := len(order.holds) - holdsBefore
+		require.Less(t, holds, total, "one hold per message: no group formed")
+		require.GreaterOrEqual(t, holds, each, "a sender's next message came before its previous one was answered")
+		require.Equal(t, holds, epochs, "the epoch is read once per group")
+		var got []uint64
+		for _, ev := range e.rec.take() {
+			require.Equal(t, wire.EventLobbyMessageCreate, ev.event)
+			require.Len(t, ev.users, len(ps), "every member gets each message")
+			m := messageOf(t, ev.data)
+			got = append(got, uint64(m.ID))
+		}
+		require.Len(t, got, total, "deliveries: %v", got)
+		require.IsIncreasing(t, got, "delivered out of id order")
+		require.Less(t, rec.batches, total, "never delivered together")
+		for i, ids := range sent {
+			require.Len(t, ids, each, "sender %d", i)
+			for k := 1; k < len(ids); k++ {
+				a, _ := strconv.ParseUint(ids[k-1], 10, 64)
+				b, _ := strconv.ParseUint(ids[k], 10, 64)
+				require.Less(t, a, b, "sender %d's messages out of order: %v", i, ids)
+			}
+		}
+		var history []message
+		e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
+		require.Len(t, history, total, "stored messages")
+	})
+}
