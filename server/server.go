@@ -276,7 +276,7 @@ func New(cfg Config) (*Server, error) {
 		Client: cfg.WebhookClient, Backoff: cfg.WebhookBackoff}
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
 		Logger: s.log.With("component", "lobbies"), Kick: s.dispatcher.Kick, Order: s.orderLock}
-	if s.orderLock != nil {
+	if s.storeKind == "postgres" { // whose CacheEpoch keeps nothing: other processes write it
 		s.lobbies.Epoch = st.SharedEpoch
 	}
 	s.accounts = &accounts.Service{Store: st, Clock: cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "accounts"),

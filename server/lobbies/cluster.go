@@ -57,11 +57,8 @@ func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded,
 		group := sq.queue
 		sq.queue, sq.sending = nil, true
 		sq.mu.Unlock()
-		s.sendGroups(group)
+		s.sendGroups(group, sq.finish)
 		sq.mu.Lock()
-		for _, g := range group {
-			g.done = true
-		}
 		sq.sending = false
 		sq.changed.Broadcast()
 	}
@@ -72,9 +69,19 @@ func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded,
 	return c.enc, committed, nil
 }
 
+// finish tells the waiters of group that it has been sent (or has failed).
+func (sq *sendQueue) finish(group []*clusterSend) {
+	sq.mu.Lock()
+	defer sq.mu.Unlock()
+	for _, c := range group {
+		c.done = true
+	}
+	sq.changed.Broadcast()
+}
+
 // sendGroups sends the messages of each lobby in batch together, the lobbies one after the
-// other in the order of their first message.
-func (s *Service) sendGroups(batch []*clusterSend) {
+// other in the order of their first message, and hands each group to finish once it is sent.
+func (s *Service) sendGroups(batch []*clusterSend, finish func([]*clusterSend)) {
 	s.order.Lock()
 	defer s.order.Unlock()
 	for len(batch) > 0 {
@@ -87,15 +94,22 @@ func (s *Service) sendGroups(batch []*clusterSend) {
 				rest = append(rest, c)
 			}
 		}
-		s.sendGroup(group)
+		s.sendGroup(group, finish)
 		batch = rest
 	}
 }
 
 // sendGroup stores and publishes messages of one lobby under its order lock: each is checked and
 // accepted as on a node alone, then all of them are committed in one transaction and published
-// together in id order. A failed commit fails every message of the group. Call with s.order held.
-func (s *Service) sendGroup(group []*clusterSend) {
+// together in id order. A failed commit fails every message of the group. The senders get their
+// answers (finish) once the messages are published, while the lock is released. Call with
+// s.order held.
+func (s *Service) sendGroup(group []*clusterSend, finish func([]*clusterSend)) {
+	release := func() {}
+	defer func() {
+		finish(group) // the answers do not wait for the release
+		release()
+	}()
 	fail := func(err error) {
 		for _, c := range group {
 			c.enc, c.err = nil, err
@@ -116,13 +130,13 @@ func (s *Service) sendGroup(group []*clusterSend) {
 	} else {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
-	release, err := order.Hold(ctx, s.Order, key, s.IDs)
+	held, err := order.Hold(ctx, s.Order, key, s.IDs)
 	wg.Wait()
 	if err != nil {
 		fail(err)
 		return
 	}
-	defer release() // once the messages are published
+	release = held // once the messages are published
 	if epochErr != nil {
 		fail(epochErr)
 		return

@@ -20,10 +20,10 @@ import (
 // Entries live in Service.hot, under Service.order. Every other change of any lobby goes through
 // Service.tx, which empties Service.hot, so an entry is never older than the store; an entry also
 // goes when the store's cache epoch moves (a user or an application changed) or its lobby's idle
-// time is up. On a cluster, where other nodes change lobbies, users and applications too, the
-// epoch is the cluster's (Service.Epoch), which also moves with every change of a lobby on any
-// node; its lobby's activity times may then be older than another node's last message, which
-// only makes the entry expire early.
+// time is up. On PostgreSQL, where other nodes change lobbies, users and applications too, the
+// epoch is the database's (Service.Epoch), which on a cluster also moves with every change of a
+// lobby on any node; its lobby's activity times may then be older than another node's last
+// message, which only makes the entry expire early.
 type hotLobby struct {
 	lobby   store.Lobby // with the activity times of the last message accepted
 	app     *store.Application
@@ -44,14 +44,14 @@ const maxHotLobbies = 10000
 
 // hotEntry returns the hot entry of the request's lobby, loading it when needed: the errors of
 // live (unknown, expired lobby) for a lobby the request may not see. An entry is kept while
-// epoch is the one it was loaded at: the store's CacheEpoch on a node alone, the cluster's
-// (Service.Epoch) on a cluster. Call with s.order held.
+// epoch, read before the call, is not newer than the one it was loaded at (epochs only grow):
+// Service.Epoch when set, else the store's CacheEpoch. Call with s.order held.
 func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time, epoch uint64) (*hotLobby, error) {
 	if s.hotStale.Swap(false) { // a commit failed: what was accepted may not be stored
 		clear(s.hot)
 		s.forgetNonces()
 	}
-	if h := s.hot[q.lobbyID]; h != nil && h.epoch == epoch && now.Before(h.lobby.ExpiresAt) {
+	if h := s.hot[q.lobbyID]; h != nil && h.epoch >= epoch && now.Before(h.lobby.ExpiresAt) {
 		if h.lobby.AppID != q.appID {
 			return nil, wire.UnknownLobby()
 		}
@@ -112,10 +112,19 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 	if s.Order != nil {
 		return s.acceptClustered(q, req)
 	}
+	var epoch uint64
+	if s.Epoch != nil { // read before the turn, which it need not hold up
+		if epoch, err = s.Epoch(q.ctx, changesKey); err != nil {
+			return nil, nil, err
+		}
+	}
 	s.order.Lock()
 	defer s.order.Unlock()
+	if s.Epoch == nil {
+		epoch = s.Store.CacheEpoch()
+	}
 	now := s.Clock.Now()
-	h, err := s.hotEntry(q.ctx, q, now, s.Store.CacheEpoch())
+	h, err := s.hotEntry(q.ctx, q, now, epoch)
 	if err != nil {
 		return nil, nil, err
 	}

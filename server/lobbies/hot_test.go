@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	gwire "sdkpp/wire/gateway"
@@ -239,4 +240,43 @@ func TestMessageNonceSurvivesRestart(t *testing.T) {
 	var history []message
 	e.do("GET", path+"?limit=200", alice.auth, nil).OK(t, http.StatusOK, &history)
 	require.Len(t, history, 3, "%d messages stored, want 3", len(history))
+}
+
+// With Service.Epoch (PostgreSQL's shared epoch), a lobby's hot entry is kept while the epoch
+// read before a message is not newer than the entry's, and read again once it is: a rename that
+// does not move the epoch is not seen, one that does is.
+func TestHotLobbyFollowsTheEpoch(t *testing.T) {
+	e := newEnv(t)
+	var epoch atomic.Uint64
+	epoch.Store(5)
+	e.svc.Epoch = func(context.Context, string) (uint64, error) { return epoch.Load(), nil }
+	e.svc.Start()
+	t.Cleanup(e.svc.Close)
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	e.send(bob, l.ID, "warm")
+	rename := func(name string) {
+		t.Helper()
+		u, err := e.st.GetUser(context.Background(), bob.id)
+		require.NoError(t, err)
+		u.GlobalName = name
+		require.NoError(t, e.st.UpdateUser(context.Background(), u))
+	}
+	author := func(content string) string {
+		t.Helper()
+		var m struct {
+			Author struct {
+				GlobalName string `json:"global_name"`
+			} `json:"author"`
+		}
+		e.do("POST", "/lobbies/"+l.ID+"/messages", bob.auth, map[string]any{"content": content}).OK(t, http.StatusOK, &m)
+		return m.Author.GlobalName
+	}
+	rename("Robert")
+	require.NotEqual(t, "Robert", author("kept"), "the entry was read again though the epoch stayed")
+	epoch.Store(4) // an older read: the entry is newer
+	require.NotEqual(t, "Robert", author("older"), "the entry was read again for an older epoch")
+	epoch.Store(6)
+	require.Equal(t, "Robert", author("moved"), "the entry was kept though the epoch moved")
 }

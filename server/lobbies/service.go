@@ -80,10 +80,11 @@ type Service struct {
 	// Order, when set, is the cluster's order lock (package order): every change of the lobbies
 	// and every message of a lobby is made and published under it. Nil for a node alone.
 	Order order.Lock
-	// Epoch, on a cluster, returns a value that moves whenever a user or an application changes
-	// or the holder of Order's lock of key releases it after use (store.DB.SharedEpoch): what
-	// sending a message needs of a lobby is kept between messages while it stays. Nil: on a
-	// cluster, every group of messages reads its lobby again.
+	// Epoch, on PostgreSQL, returns a value that only grows, and moves whenever a user or an
+	// application changes or the holder of Order's lock of key releases it after use
+	// (store.DB.SharedEpoch): what sending a message needs of a lobby is kept between messages
+	// while it stays. Nil: the store's CacheEpoch is used instead, and on a cluster every group
+	// of messages reads its lobby again.
 	Epoch func(ctx context.Context, key string) (uint64, error)
 
 	// order is held from a transaction's start until its events reach the Notifier, so members
