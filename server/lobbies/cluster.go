@@ -17,7 +17,8 @@ import (
 // order. Each lock costs round trips to PostgreSQL, and each publish one to the bus: taken one
 // message at a time, they bounded a lobby to a few hundred messages a second. So the messages
 // that arrive while one group is being sent wait for it and then go as the next group: one
-// lock per lobby, one transaction and one publish of several messages, in id order.
+// transaction and one publish of several messages, in id order, and one hold of the lock for
+// several groups in a row.
 
 // clusterSend is a message waiting on a cluster for its group, and then its result.
 type clusterSend struct {
@@ -57,7 +58,7 @@ func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded,
 		group := sq.queue
 		sq.queue, sq.sending = nil, true
 		sq.mu.Unlock()
-		s.sendGroups(group, sq.finish)
+		s.sendGroups(group, sq)
 		sq.mu.Lock()
 		sq.sending = false
 		sq.changed.Broadcast()
@@ -79,9 +80,27 @@ func (sq *sendQueue) finish(group []*clusterSend) {
 	sq.changed.Broadcast()
 }
 
+// take removes from the queue, and returns, the messages for lobby id that arrived meanwhile.
+func (sq *sendQueue) take(id uint64) []*clusterSend {
+	sq.mu.Lock()
+	defer sq.mu.Unlock()
+	var took []*clusterSend
+	rest := sq.queue[:0]
+	for _, c := range sq.queue {
+		if c.q.lobbyID == id {
+			took = append(took, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	clear(sq.queue[len(rest):])
+	sq.queue = rest
+	return took
+}
+
 // sendGroups sends the messages of each lobby in batch together, the lobbies one after the
-// other in the order of their first message, and hands each group to finish once it is sent.
-func (s *Service) sendGroups(batch []*clusterSend, finish func([]*clusterSend)) {
+// other in the order of their first message.
+func (s *Service) sendGroups(batch []*clusterSend, sq *sendQueue) {
 	s.order.Lock()
 	defer s.order.Unlock()
 	for len(batch) > 0 {
@@ -94,32 +113,25 @@ func (s *Service) sendGroups(batch []*clusterSend, finish func([]*clusterSend)) 
 				rest = append(rest, c)
 			}
 		}
-		s.sendGroup(group, finish)
+		s.sendLobby(group, sq)
 		batch = rest
 	}
 }
 
-// sendGroup stores and publishes messages of one lobby under its order lock: each is checked and
-// accepted as on a node alone, then all of them are committed in one transaction and published
-// together in id order. A failed commit fails every message of the group. The senders get their
-// answers (finish) once the messages are published, while the lock is released. Call with
-// s.order held.
-func (s *Service) sendGroup(group []*clusterSend, finish func([]*clusterSend)) {
-	release := func() {}
-	defer func() {
-		finish(group) // the answers do not wait for the release
-		release()
-	}()
-	fail := func(err error) {
-		for _, c := range group {
-			c.enc, c.err = nil, err
-		}
-	}
-	// The group's work outlives any one sender's request.
+// maxGroupsPerHold bounds the groups one hold of a lobby's order lock sends, so that the other
+// nodes sending to the lobby get their turns.
+const maxGroupsPerHold = 16
+
+// sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
+// the lock is held, the lobby's messages that arrived meanwhile as the next groups: their senders
+// were answered once the previous group was published, and the lock's release and next hold
+// (four round trips to PostgreSQL) are saved. Call with s.order held.
+func (s *Service) sendLobby(group []*clusterSend, sq *sendQueue) {
+	// The groups' work outlives any one sender's request.
 	ctx := context.WithoutCancel(group[0].q.ctx)
-	key := "lobby:" + strconv.FormatUint(group[0].q.lobbyID, 10)
+	id := group[0].q.lobbyID
 	// The epoch moves when any node changes a lobby (under another key), a user or an
-	// application: it is read beside the lock, whose wait it need not follow.
+	// application: it is read beside the lock's wait, which it need not follow.
 	var (
 		epoch    uint64
 		epochErr error
@@ -127,19 +139,48 @@ func (s *Service) sendGroup(group []*clusterSend, finish func([]*clusterSend)) {
 	)
 	if s.Epoch != nil {
 		wg.Go(func() { epoch, epochErr = s.Epoch(ctx, changesKey) })
-	} else {
-		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
-	held, err := order.Hold(ctx, s.Order, key, s.IDs)
+	release, err := order.Hold(ctx, s.Order, "lobby:"+strconv.FormatUint(id, 10), s.IDs)
 	wg.Wait()
 	if err != nil {
-		fail(err)
+		failAll(group, err)
+		sq.finish(group)
 		return
 	}
-	release = held // once the messages are published
-	if epochErr != nil {
-		fail(epochErr)
-		return
+	defer release() // once the last group is published
+	for n := 1; ; n++ {
+		if epochErr != nil {
+			failAll(group, epochErr)
+		} else {
+			s.sendGroup(ctx, group, epoch)
+		}
+		sq.finish(group) // the answers need not wait for the next group or the release
+		if n == maxGroupsPerHold {
+			return
+		}
+		if group = sq.take(id); len(group) == 0 {
+			return
+		}
+		if s.Epoch != nil {
+			epoch, epochErr = s.Epoch(ctx, changesKey)
+		}
+	}
+}
+
+// failAll fails every message of group with err.
+func failAll(group []*clusterSend, err error) {
+	for _, c := range group {
+		c.enc, c.err = nil, err
+	}
+}
+
+// sendGroup stores and publishes messages of one lobby, whose order lock is held: each is
+// checked and accepted as on a node alone, then all of them are committed in one transaction and
+// published together in id order. A failed commit fails every message of the group. Call with
+// s.order held.
+func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64) {
+	if s.Epoch == nil {
+		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
 	now := s.Clock.Now()
 	var (
