@@ -165,7 +165,7 @@ func TestMetricsCountLobbyMessages(t *testing.T) {
 	// One statement a message (SQLite), or one a group of messages committed together
 	// (PostgreSQL), labelled by the store operation.
 	var inserts float64
-	for _, op := range []string{`operation="InsertLobbyMessage"`, `operation="InsertLobbyMessages"`} {
+	for _, op := range []string{`operation="InsertLobbyMessage"`, `operation="InsertLobbyMessages"`, `operation="StoreLobbyMessages"`} {
 		inserts += seriesOr0(after, "sdkpp_store_query_duration_seconds_count", op) -
 			seriesOr0(before, "sdkpp_store_query_duration_seconds_count", op)
 	}

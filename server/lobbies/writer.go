@@ -145,30 +145,43 @@ func (w *writer) Close() {
 	w.waitLocked(func() bool { return w.done >= target })
 }
 
-// commitMessages stores a batch in one transaction: each message and its webhook row, and each
-// lobby's latest activity times once.
+// commitMessages stores a batch in one transaction: each lobby's messages, their webhook rows
+// and its latest activity times, with one StoreLobbyMessages each (one statement on PostgreSQL).
 func commitMessages(st store.Store, batch []*pending) error {
 	ctx := context.Background()
-	return st.WithTx(ctx, func(st store.Store) error {
-		last := make(map[uint64]*store.Lobby, 1)
-		msgs := make([]*store.LobbyMessage, len(batch))
-		for i, p := range batch {
+	var lobbies [][]*pending // the batch by lobby, in order
+	at := make(map[uint64]int, 1)
+	for _, p := range batch {
+		i, ok := at[p.lobby.ID]
+		if !ok {
+			i = len(lobbies)
+			at[p.lobby.ID] = i
+			lobbies = append(lobbies, nil)
+		}
+		lobbies[i] = append(lobbies[i], p)
+	}
+	storeLobby := func(st store.Store, ps []*pending) error {
+		msgs := make([]*store.LobbyMessage, len(ps))
+		var hooks []*store.WebhookDelivery
+		for i, p := range ps {
 			msgs[i] = p.msg
-		}
-		if err := st.InsertLobbyMessages(ctx, msgs); err != nil {
-			return fmt.Errorf("lobby messages %d to %d: %w", msgs[0].ID, msgs[len(msgs)-1].ID, err)
-		}
-		for _, p := range batch {
 			if p.hook != nil {
-				if err := st.EnqueueWebhook(ctx, p.hook); err != nil {
-					return fmt.Errorf("lobby message %d webhook: %w", p.msg.ID, err)
-				}
+				hooks = append(hooks, p.hook)
 			}
-			last[p.lobby.ID] = &p.lobby
 		}
-		for _, l := range last {
-			if err := st.TouchLobby(ctx, l.ID, l.LastActivityAt, l.ExpiresAt); err != nil {
-				return fmt.Errorf("lobby %d activity: %w", l.ID, err)
+		last := ps[len(ps)-1].lobby // the latest activity times
+		if err := st.StoreLobbyMessages(ctx, last.ID, last.LastActivityAt, last.ExpiresAt, msgs, hooks); err != nil {
+			return fmt.Errorf("lobby %d, messages %d to %d: %w", last.ID, msgs[0].ID, msgs[len(msgs)-1].ID, err)
+		}
+		return nil
+	}
+	if len(lobbies) == 1 {
+		return storeLobby(st, lobbies[0])
+	}
+	return st.WithTx(ctx, func(st store.Store) error {
+		for _, ps := range lobbies {
+			if err := storeLobby(st, ps); err != nil {
+				return err
 			}
 		}
 		return nil

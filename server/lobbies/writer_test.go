@@ -56,14 +56,17 @@ type txTx struct {
 	ids []uint64
 }
 
-func (t *txTx) InsertLobbyMessages(_ context.Context, ms []*store.LobbyMessage) error {
+// StoreLobbyMessages of one lobby is a transaction of its own.
+func (s *txStore) StoreLobbyMessages(ctx context.Context, id uint64, last, expires time.Time, ms []*store.LobbyMessage, hooks []*store.WebhookDelivery) error {
+	return s.WithTx(ctx, func(tx store.Store) error { return tx.StoreLobbyMessages(ctx, id, last, expires, ms, hooks) })
+}
+
+func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, _, _ time.Time, ms []*store.LobbyMessage, _ []*store.WebhookDelivery) error {
 	for _, m := range ms {
 		t.ids = append(t.ids, m.ID)
 	}
 	return nil
 }
-
-func (t *txTx) TouchLobby(context.Context, uint64, time.Time, time.Time) error { return nil }
 
 func msg(id uint64) *pending {
 	return &pending{msg: &store.LobbyMessage{ID: id, LobbyID: 1}, lobby: store.Lobby{ID: 1}}

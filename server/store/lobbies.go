@@ -97,6 +97,11 @@ type LobbyStore interface {
 	// InsertLobbyMessages inserts messages as InsertLobbyMessage does each; on PostgreSQL with
 	// one statement for up to a hundred of them.
 	InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error
+	// StoreLobbyMessages stores messages of lobby id with the webhook deliveries queued beside
+	// them and the lobby's latest activity times (TouchLobby), all or nothing: ErrNotFound, with
+	// nothing stored, when the lobby does not exist. On PostgreSQL it is one statement (one round
+	// trip) for up to a hundred messages and a hundred deliveries.
+	StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery) error
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
@@ -371,6 +376,66 @@ func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`, nonce) VALUES `+lobbyMessageRow,
 		lobbyMessageArgs(nil, m)...)
 	return err
+}
+
+func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery) error {
+	if s.d.name == "postgres" && len(ms) <= maxRowsPerInsert && len(hooks) <= maxRowsPerInsert {
+		return s.storeLobbyMessages(ctx, id, lastActivity, expires, ms, hooks)
+	}
+	return s.WithTx(ctx, func(st Store) error {
+		tx := st.(*DB)
+		if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
+			return err
+		}
+		for _, h := range hooks {
+			if err := tx.EnqueueWebhook(ctx, h); err != nil {
+				return err
+			}
+		}
+		return tx.TouchLobby(ctx, id, lastActivity, expires)
+	})
+}
+
+// storeLobbyMessages is StoreLobbyMessages on PostgreSQL: the lobby's update and the inserts in
+// one statement, the inserts made only when the update found the lobby. Its rows' values are
+// typed (the VALUES list of an INSERT ... SELECT takes no type from the columns).
+func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery) error {
+	var q strings.Builder
+	args := make([]any, 0, 3+11*len(ms)+10*len(hooks))
+	q.WriteString(`WITH t AS (UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=? RETURNING id)`)
+	args = append(args, ts(lastActivity), ts(expires), id)
+	if len(ms) > 0 {
+		q.WriteString(`, m AS (INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) SELECT * FROM (VALUES `)
+		for i, m := range ms {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(`(?::BIGINT,?::BIGINT,?::BIGINT,?::BIGINT,?::TEXT,?::TEXT,?::TEXT,?::BIGINT,?::TEXT,?::BIGINT,?::TEXT)`)
+			args = lobbyMessageArgs(args, m)
+		}
+		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
+	}
+	if len(hooks) > 0 {
+		q.WriteString(`, w AS (INSERT INTO webhook_deliveries (` + webhookColumns + `) SELECT * FROM (VALUES `)
+		for i, d := range hooks {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(`(?::BIGINT,?::BIGINT,?::TEXT,?::BYTEA,?::TEXT,?::BIGINT,?::BIGINT,?::TEXT,?::BIGINT,?::BIGINT)`)
+			args = append(args, d.ID, d.AppID, d.EventType, d.Body, d.State, d.Attempts, ts(d.NextAttemptAt), d.LastError,
+				ts(d.CreatedAt), ts(d.DeliveredAt))
+		}
+		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
+	}
+	q.WriteString(` SELECT COUNT(*) FROM t`)
+	var found int
+	if err := s.q.QueryRowContext(ctx, q.String(), args...).Scan(&found); err != nil {
+		return err
+	}
+	if found == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // lobbyMessageRow is the VALUES row of a lobby message, lobbyMessageArgs its arguments.

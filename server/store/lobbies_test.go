@@ -193,3 +193,50 @@ func testLobbyMessageNonces(t *testing.T, s *DB) {
 	}
 	require.Contains(t, plan, "lobby_messages_nonce_time", "the newest nonce is not read from its index: %s", plan)
 }
+
+// StoreLobbyMessages stores a lobby's messages, their webhook deliveries and its activity times
+// together, and nothing when the lobby is gone.
+func TestStoreLobbyMessages(t *testing.T) { forEachStore(t, testStoreLobbyMessages) }
+
+func testStoreLobbyMessages(t *testing.T, s *DB) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CreateLobby(ctx, &Lobby{ID: 100, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
+		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	later := now.Add(time.Hour)
+	ms := []*LobbyMessage{
+		{ID: 200, LobbyID: 100, AppID: 1, AuthorID: 7, Content: "a", Metadata: map[string]string{"k": "v"}, CreatedAt: later},
+		{ID: 201, LobbyID: 100, AppID: 1, AuthorID: 8, Content: "b", Flags: 4, AdditionalName: "Sir", Nonce: "n", CreatedAt: later},
+	}
+	hooks := []*WebhookDelivery{{ID: 300, AppID: 1, EventType: "LOBBY_MESSAGE_CREATE", Body: []byte(`{"x":1}`),
+		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}}
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, later, later.Add(time.Minute), ms, hooks))
+	for _, want := range ms {
+		got, err := s.GetLobbyMessage(ctx, 100, want.ID)
+		require.NoError(t, err, "message %d", want.ID)
+		require.Equal(t, want.Content, got.Content)
+		require.Equal(t, want.Metadata, got.Metadata)
+		require.Equal(t, want.Flags, got.Flags)
+		require.Equal(t, want.AdditionalName, got.AdditionalName)
+		require.True(t, got.CreatedAt.Equal(want.CreatedAt), "message %d: %+v", want.ID, got)
+	}
+	found, err := s.FindLobbyMessageByNonce(ctx, 100, 8, "n", now)
+	require.NoError(t, err, "the nonce")
+	require.Equal(t, uint64(201), found.ID)
+	l, err := s.GetLobby(ctx, 100)
+	require.NoError(t, err)
+	require.True(t, l.LastActivityAt.Equal(later) && l.ExpiresAt.Equal(later.Add(time.Minute)), "activity: %+v", l)
+	d, err := s.GetWebhook(ctx, 300)
+	require.NoError(t, err, "the webhook delivery")
+	require.Equal(t, `{"x":1}`, string(d.Body))
+
+	// A lobby that is gone: nothing stored.
+	err = s.StoreLobbyMessages(ctx, 999, later, later, []*LobbyMessage{{ID: 202, LobbyID: 999, AppID: 1, AuthorID: 7,
+		Content: "c", CreatedAt: later}}, []*WebhookDelivery{{ID: 301, AppID: 1, EventType: "E", Body: []byte("{}"),
+		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}})
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.GetLobbyMessage(ctx, 999, 202)
+	require.ErrorIs(t, err, ErrNotFound, "a message of a lobby that is gone was stored")
+	_, err = s.GetWebhook(ctx, 301)
+	require.ErrorIs(t, err, ErrNotFound, "a webhook of a lobby that is gone was stored")
+}
