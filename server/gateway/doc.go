@@ -145,8 +145,9 @@
 // without waiting for the socket (what the socket does not take goes to the connection's loop);
 // one to more connections wakes their loops. A dispatch to a connection that is serving one of
 // its own op 100 requests leaves with that request's answer. Under load (more than 50,000
-// dispatches a second across the hub) a connection writes at most once every 10 ms, each write
-// carrying everything that came meanwhile; a quieter hub writes each dispatch at once.
+// dispatches a second across the hub, package pace) a connection writes at most once every
+// 10 ms, each write carrying everything that came meanwhile; a quieter hub writes each dispatch
+// at once.
 //
 // Time limits (heartbeat, resume window, rate window) are read from Config.Clock, so tests move
 // them with a fake clock; writes (Config.WriteTimeout) and close handshakes (2 s, then the TCP
@@ -181,7 +182,8 @@
 // # Frames
 //
 // The hub speaks RFC 6455 through github.com/gobwas/ws (the handshake, frame headers, masks
-// and close bodies), without extensions or subprotocols. It answers a ping with a pong of its
+// and close bodies), without extensions or subprotocols; its frames are read and written by
+// package wsframe (internal). It answers a ping with a pong of its
 // payload and ignores pongs; it answers the client's close frame with one that echoes the code
 // and then closes the TCP connection. When the hub closes, it sends its close frame, sends
 // nothing more, drops what the client sends until the client's close frame, and then closes
