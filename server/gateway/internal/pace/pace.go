@@ -1,4 +1,5 @@
-// Package pace decides when the gateway paces its writes under load.
+// Package pace holds the gateway's write pacing under load: a Meter of the hub's dispatch rate,
+// and the pacing's parameters, which a connection's loop applies.
 //
 // A connection's loop writes what waits for it as soon as it is woken: one system call, and one
 // wake-up of the client, per dispatch while dispatches come one at a time. Under a heavy load
