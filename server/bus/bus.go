@@ -54,6 +54,7 @@ type Bus struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	node   int
+	memory bool // Options.Memory
 	log    *slog.Logger
 	msgID  atomic.Uint64 // publishes of this connection, for the stream's duplicate window
 	prefix string        // node and start time: message ids unique across restarts
@@ -102,7 +103,7 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 		nc.Close()
 		return nil, fmt.Errorf("bus: stream %s: %w", Stream, err)
 	}
-	return &Bus{nc: nc, js: js, stream: st, node: o.Node, log: log,
+	return &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log,
 		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}, nil
 }
 
