@@ -366,14 +366,18 @@ cluster: $(BUILD)/sdkpp-server
 	build/scripts/cluster.sh $(BUILD)
 
 # Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp
-# (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono).
+# (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono). CLUSTER=1
+# starts a three-node cluster there instead (as make cluster does) and puts each player on a
+# different node.
 SAMPLE ?= cpp
+CLUSTER ?=
 SAMPLE_PROGRAM_cpp := $(SAMPLE_GAME)
 SAMPLE_PROGRAM_c := $(SAMPLE_GAME_C)
 SAMPLE_PROGRAM_csharp := $(SAMPLE_GAME_CS)
 demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_PROGRAM_$(SAMPLE))
 	@build/scripts/deps.sh demo
-	@$(GO) run ./examples/demo -bin $(BUILD) -sample $(SAMPLE)
+	@$(if $(filter 1,$(CLUSTER)),build/scripts/deps.sh cluster)
+	@$(GO) run ./examples/demo -bin $(BUILD) -sample $(SAMPLE) $(if $(filter 1,$(CLUSTER)),-cluster)
 
 $(SAMPLE_GAME): examples/cpp/sample_game.cpp $(HEADERS) $(LIB)
 	@mkdir -p $(dir $@)
