@@ -108,6 +108,7 @@ func (s *Server) newHub() *gateway.Hub {
 	s.voice.Hub = hub
 	if s.voiceCluster != nil {
 		s.voiceCluster.Share = func(op voice.Op) { hub.Share(voice.SharedKind, op) }
+		s.voiceCluster.Connected = hub.SessionConnected
 	}
 	return hub
 }

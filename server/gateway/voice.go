@@ -109,3 +109,16 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 	}
 	return true
 }
+
+// SessionConnected tells whether the session is attached to a connection, on this node or (with
+// a bus) another as that node last told: false once it ended, lost its connection, or its node
+// restarted without it.
+func (h *Hub) SessionConnected(sessionID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.sessions[sessionID]; s != nil {
+		return s.conn != nil
+	}
+	n := h.remote[sessionID]
+	return n != nil && n.State == noteLive
+}

@@ -54,6 +54,11 @@ type Cluster struct {
 	Claims  Claims
 	// Share sends an op to every other node (package gateway's Hub.Share, kind SharedKind).
 	Share func(op Op)
+	// Connected tells whether a gateway session, of any node, is attached to a connection
+	// (package gateway's Hub.SessionConnected). Every ClaimTTL/3 the participants of the calls
+	// relayed here whose session is not leave: a node that dies tells no one its sessions went.
+	// Nil: none is checked.
+	Connected func(sessionID string) bool
 	// Node is this node's id.
 	Node   int
 	Clock  clock.Clock
@@ -145,6 +150,10 @@ func (c *Cluster) run() {
 		case <-c.closing:
 			return
 		case <-renew.C():
+			if c.Connected != nil {
+				c.Service.Prune(c.Connected)
+				c.releaseEnded()
+			}
 			c.renew()
 			renew = c.Clock.NewTimer(ClaimTTL / 3)
 		case <-c.wake:

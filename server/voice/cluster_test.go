@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -266,5 +267,43 @@ func TestClusterMovesUsersAndMembersAcrossNodes(t *testing.T) {
 		synctest.Wait()
 		assert.Empty(t, nodes[0].Service.Participants(9))
 		assert.Empty(t, claims.holders())
+	})
+}
+
+// A participant whose session lost its connection without the service being told (its node
+// died) leaves the call at the next check; the call ends when no one is left.
+func TestClusterPrunesParticipantsOfDeadSessions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes, claims, hub := newNodes(t, 2)
+		var mu sync.Mutex
+		gone := map[string]bool{}
+		for _, n := range nodes {
+			n.Connected = func(id string) bool { mu.Lock(); defer mu.Unlock(); return !gone[id] }
+		}
+		a, b := session(1), session(2)
+		nodes[0].VoiceStateUpdate(a, join(7))
+		synctest.Wait()
+		nodes[1].VoiceStateUpdate(b, join(7))
+		synctest.Wait()
+		require.Equal(t, []uint64{1, 2}, nodes[0].Service.Participants(7))
+
+		hub.take(a.ID)
+		mu.Lock()
+		gone[b.ID] = true // node 2 died with b's connection
+		mu.Unlock()
+		time.Sleep(ClaimTTL / 3)
+		synctest.Wait()
+		assert.Equal(t, []uint64{1}, nodes[0].Service.Participants(7))
+		left := hub.take(a.ID)
+		require.NotEmpty(t, left)
+		assert.Equal(t, wire.Snowflake(2), left[len(left)-1].data.(vwire.State).UserID, "a is told b left")
+
+		mu.Lock()
+		gone[a.ID] = true
+		mu.Unlock()
+		time.Sleep(ClaimTTL / 3)
+		synctest.Wait()
+		assert.Empty(t, nodes[0].Service.Participants(7))
+		assert.Empty(t, claims.holders(), "the call ended: its lobby is free")
 	})
 }

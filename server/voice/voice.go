@@ -174,6 +174,19 @@ func (s *Service) Evict(sess gateway.Session) {
 	}
 }
 
+// Prune takes out of their calls the participants whose session connected does not keep (its
+// connection ended where the service was not told: on a node that died).
+func (s *Service) Prune(connected func(sessionID string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	for id, p := range s.bySession {
+		if !connected(id) {
+			s.leaveLocked(p)
+		}
+	}
+}
+
 // HasCall tells whether the lobby has a call here.
 func (s *Service) HasCall(lobbyID uint64) bool {
 	s.mu.Lock()
