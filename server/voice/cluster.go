@@ -69,11 +69,12 @@ type Cluster struct {
 	route map[string]string // a local session's id -> the holder of the call it joined
 	ended []uint64          // calls that ended during the op being applied (Service.OnEnded)
 
-	mu      sync.Mutex
-	queue   []func()
-	wake    chan struct{}
-	closing chan struct{}
-	done    chan struct{}
+	mu        sync.Mutex
+	queue     []func()
+	closeOnce sync.Once
+	wake      chan struct{}
+	closing   chan struct{}
+	done      chan struct{}
 }
 
 // SharedKind is the kind of the ops the nodes share (package gateway's Hub.Share).
@@ -114,13 +115,21 @@ func (c *Cluster) Start() {
 	go c.run() // owned by the Cluster: Close stops it and waits
 }
 
-// Close stops the Cluster's goroutine and gives up its claims; what is queued is dropped.
+// Close applies what is queued, stops the Cluster's goroutine, and ends the calls relayed here
+// (their participants, on every node, are told they left) and gives up their claims: call it
+// once the hub has closed, while the bus still carries dispatches. Later calls do nothing.
 func (c *Cluster) Close() {
-	close(c.closing)
-	<-c.done
-	for lobby, rev := range c.owned {
-		c.release(lobby, rev)
-	}
+	c.closeOnce.Do(func() {
+		close(c.closing)
+		<-c.done
+		for lobby := range c.owned {
+			c.Service.LobbyGone(lobby)
+		}
+		c.releaseEnded()
+		for lobby, rev := range c.owned {
+			c.release(lobby, rev)
+		}
+	})
 }
 
 func (c *Cluster) logger() *slog.Logger {
@@ -148,6 +157,7 @@ func (c *Cluster) run() {
 	for {
 		select {
 		case <-c.closing:
+			c.applyQueued()
 			return
 		case <-renew.C():
 			if c.Connected != nil {
@@ -157,15 +167,20 @@ func (c *Cluster) run() {
 			c.renew()
 			renew = c.Clock.NewTimer(ClaimTTL / 3)
 		case <-c.wake:
-			c.mu.Lock()
-			todo := c.queue
-			c.queue = nil
-			c.mu.Unlock()
-			for _, f := range todo {
-				f()
-				c.releaseEnded()
-			}
+			c.applyQueued()
 		}
+	}
+}
+
+// applyQueued applies what is queued, in order.
+func (c *Cluster) applyQueued() {
+	c.mu.Lock()
+	todo := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, f := range todo {
+		f()
+		c.releaseEnded()
 	}
 }
 

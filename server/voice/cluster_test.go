@@ -307,3 +307,29 @@ func TestClusterPrunesParticipantsOfDeadSessions(t *testing.T) {
 		assert.Empty(t, claims.holders(), "the call ended: its lobby is free")
 	})
 }
+
+// A node that shuts down ends the calls it relays: every participant, on whichever node, is told
+// it left, and the lobby is free for another node's relay.
+func TestClusterClosingEndsItsCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes, claims, hub := newNodes(t, 2)
+		a, b := session(1), session(2)
+		nodes[0].VoiceStateUpdate(a, join(7))
+		synctest.Wait()
+		nodes[1].VoiceStateUpdate(b, join(7))
+		synctest.Wait()
+		hub.take(a.ID)
+		hub.take(b.ID)
+
+		nodes[0].Close()
+		for _, s := range []gateway.Session{a, b} {
+			got := hub.take(s.ID)
+			require.NotEmpty(t, got)
+			assert.Nil(t, got[len(got)-1].data.(vwire.State).ChannelID, "session %s is told it left", s.ID)
+		}
+		assert.Empty(t, claims.holders())
+		nodes[1].VoiceStateUpdate(b, join(7))
+		synctest.Wait()
+		assert.Equal(t, "relay-2", endpoint(hub.take(b.ID)), "the next call is relayed by a node still up")
+	})
+}
