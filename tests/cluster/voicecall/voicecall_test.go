@@ -27,19 +27,23 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestThreeNodesVoiceCall(t *testing.T) {
 	c := clustertest.Start(t, 3)
 	call := threecall.Start(t, [threecall.Players]*servertest.Env{c.Nodes[0], c.Nodes[1], c.Nodes[2]}, "cluster-voice-")
-	relays := 0
+	relay := -1
 	for i, n := range c.Nodes {
 		switch got := len(n.Server.Calls().Participants(call.Lobby)); got {
 		case 0:
 		case threecall.Players:
-			relays++
+			assert.Equal(t, -1, relay, "one node relays the call")
+			relay = i
 		default:
 			t.Errorf("node %d keeps %d of the call's participants", i+1, got)
 		}
 	}
-	assert.Equal(t, 1, relays, "one node relays the call")
+	require.NotEqual(t, -1, relay, "a node relays the call")
+	t.Logf("node %d relays the call", relay+1)
 
 	call.Speak()
+	assert.Len(t, c.Nodes[relay].Server.Calls().Participants(call.Lobby), threecall.Players,
+		"the three are still in the call after the speech")
 	call.End()
 	call.Score()
 	require.True(t, threecall.Pump(10*time.Second, func() bool {
