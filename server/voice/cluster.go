@@ -204,7 +204,7 @@ func (c *Cluster) VoiceStateUpdate(sess gateway.Session, u vwire.StateUpdate) {
 		c.route[sess.ID] = holder
 		op := Op{Kind: opState, To: holder, Session: sess, State: &u}
 		if holder == c.me {
-			c.Service.Join(sess, lobbyID, u)
+			c.join(sess, lobbyID, u)
 		} else {
 			c.Service.Evict(sess)
 		}
@@ -282,11 +282,18 @@ func (c *Cluster) apply(op Op) {
 			op.To = holder
 			c.Share(op)
 		default:
-			c.Service.Join(op.Session, lobbyID, *op.State)
+			c.join(op.Session, lobbyID, *op.State)
 		}
 	default:
 		c.applyHere(op)
 	}
+}
+
+// join joins the session to the lobby's call here, which this node has claimed; a join refused
+// (the call is full, the user left the lobby) may leave the claim without a call, to release.
+func (c *Cluster) join(sess gateway.Session, lobbyID uint64, u vwire.StateUpdate) {
+	c.Service.Join(sess, lobbyID, u)
+	c.ended = append(c.ended, lobbyID) // released unless the call is here (releaseEnded)
 }
 
 // applyHere applies an op to this node's calls.
@@ -340,7 +347,7 @@ func nodeOf(holder string) string {
 	return node
 }
 
-// releaseEnded gives up the claims of the calls that ended here.
+// releaseEnded gives up the claims of the calls that ended here (or never started).
 func (c *Cluster) releaseEnded() {
 	for _, lobby := range c.ended {
 		if rev, ok := c.owned[lobby]; ok && !c.Service.HasCall(lobby) {

@@ -113,11 +113,15 @@ type memRelay struct {
 	mu   sync.Mutex
 	ssrc uint32
 	open int
+	fail bool // Open fails
 }
 
 func (r *memRelay) Open(uint64) (relay.Flow, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.fail {
+		return relay.Flow{}, errors.New("no flow")
+	}
 	r.ssrc++
 	r.open++
 	return relay.Flow{SSRC: r.ssrc}, nil
@@ -331,5 +335,23 @@ func TestClusterClosingEndsItsCalls(t *testing.T) {
 		nodes[1].VoiceStateUpdate(b, join(7))
 		synctest.Wait()
 		assert.Equal(t, "relay-2", endpoint(hub.take(b.ID)), "the next call is relayed by a node still up")
+	})
+}
+
+// A join refused by the node that claimed the lobby for it (its relay opens no flow) leaves no
+// claim behind: the next join may be relayed by another node.
+func TestClusterReleasesTheClaimOfARefusedJoin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes, claims, hub := newNodes(t, 2)
+		nodes[0].Service.Relay.(*memRelay).fail = true
+		a, b := session(1), session(2)
+		nodes[0].VoiceStateUpdate(a, join(7))
+		synctest.Wait()
+		assert.Contains(t, events(hub.take(a.ID)), gwire.EventVoiceError)
+		assert.Empty(t, claims.holders())
+
+		nodes[1].VoiceStateUpdate(b, join(7))
+		synctest.Wait()
+		assert.Equal(t, "relay-2", endpoint(hub.take(b.ID)))
 	})
 }
