@@ -11,6 +11,9 @@
 // leaves the lobby or the lobby goes (MemberLeft, LobbyGone, which the service calls from its
 // lobby events), and when its gateway connection ends (VoiceSessionGone). Its flow token stops
 // working at once.
+//
+// On a node alone the gateway calls the Service. On a cluster it calls the node's Cluster, which
+// routes each call's signaling to the one node that relays it, whose Service keeps the call.
 package voice
 
 import (
