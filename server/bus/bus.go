@@ -97,7 +97,8 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 	}
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: Stream, Subjects: []string{Subject}, Storage: storage, MaxAge: o.Retention,
-		Retention: jetstream.LimitsPolicy, Duplicates: time.Minute,
+		// The duplicate window may not be longer than the messages live.
+		Retention: jetstream.LimitsPolicy, Duplicates: min(time.Minute, o.Retention),
 	})
 	if err != nil {
 		nc.Close()
@@ -118,11 +119,15 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 	return ack.Sequence, nil
 }
 
-// Last returns the sequence number of the newest message of the stream (0 when it has none).
+// Last returns the sequence number of the newest message of the stream (0 when it has none,
+// also when every message it had has expired: a subscriber has nothing to read up to).
 func (b *Bus) Last(ctx context.Context) (uint64, error) {
 	info, err := b.stream.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("bus: stream info: %w", err)
+	}
+	if info.State.Msgs == 0 {
+		return 0, nil
 	}
 	return info.State.LastSeq, nil
 }

@@ -140,3 +140,22 @@ func TestClaimsHaveOneHolder(t *testing.T) {
 		return err == nil && holder == "a"
 	}, 10*time.Second, 50*time.Millisecond, "b's claim lapses unrenewed")
 }
+
+// A stream whose messages have all expired has nothing to read up to: a node that starts then
+// (make cluster again, past the retention) does not wait for messages no one can read.
+func TestLastOfAnExpiredStream(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true, Retention: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	seq, err := b.Publish(ctx, []byte("old"))
+	require.NoError(t, err)
+	last, err := b.Last(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, seq, last)
+	require.Eventually(t, func() bool {
+		last, err := b.Last(ctx)
+		return err == nil && last == 0
+	}, 10*time.Second, 20*time.Millisecond, "the message expires")
+}
