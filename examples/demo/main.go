@@ -18,6 +18,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,16 +103,21 @@ func run(bin, addr, speech string, samples []string, cluster bool) error {
 	if err != nil {
 		return fmt.Errorf("start the service: %w", err)
 	}
+	exited := make(chan struct{}) // closed when the service's process has ended
+	go func() {                   // ends with the process, which the deferred stop below ends
+		server.Wait()
+		close(exited)
+	}()
 	defer func() {
 		server.Process.Signal(syscall.SIGTERM)
-		server.Wait()
+		<-exited
 		say("service stopped")
 	}()
 	ready := 30 * time.Second
 	if cluster {
 		ready = 3 * time.Minute // PostgreSQL, NATS and three nodes, one after the other
 	}
-	creds, err := waitReady(credsFile, server, ready)
+	creds, err := waitReady(credsFile, exited, ready)
 	if err != nil {
 		return err
 	}
@@ -238,22 +244,11 @@ func startCluster(bin, addr string) (*exec.Cmd, string, error) {
 	say("starting a three-node cluster (build/scripts/cluster.sh): PostgreSQL, NATS, three sdkpp-server nodes and HAProxy on %s; logs under %s", addr, clusterDir)
 	cmd := exec.Command("bash", "build/scripts/cluster.sh", bin, port)
 	cmd.Env = append(os.Environ(), "SDKPP_CLUSTER_NODE_URLS=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
+	cmd.Stdout = &clusterLines{}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}
-	go func() { // ends when the cluster's script exits (the demo stops it)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if line := sc.Text(); strings.HasPrefix(line, "cluster: ") {
-				fmt.Printf("  %-6s| %s\n", "cluster", strings.TrimPrefix(line, "cluster: "))
-			}
-		}
-	}()
 	return cmd, creds, nil
 }
 
@@ -269,6 +264,24 @@ func waitURL(url string, within time.Duration) error {
 		}
 	}
 	return fmt.Errorf("%s did not answer 200 within %s", url, within)
+}
+
+// clusterLines shows the cluster script's own lines ("cluster: ..."), marked "cluster"; exec's
+// copying goroutine writes it, and Wait waits for that.
+type clusterLines struct{ pending []byte }
+
+func (w *clusterLines) Write(p []byte) (int, error) {
+	w.pending = append(w.pending, p...)
+	for {
+		i := bytes.IndexByte(w.pending, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line, ok := strings.CutPrefix(string(w.pending[:i]), "cluster: "); ok {
+			fmt.Printf("  %-6s| %s\n", "cluster", line)
+		}
+		w.pending = w.pending[i+1:]
+	}
 }
 
 // nodeURL is the base URL of the cluster's node i+1, whose port follows the balancer's (addr).
@@ -296,8 +309,9 @@ func playLoop(ctx context.Context, pulse *pulseserver.Server, sink, file string)
 	}
 }
 
-// waitReady waits up to within for the credentials file and a healthy service.
-func waitReady(file string, server *exec.Cmd, within time.Duration) (*credentials, error) {
+// waitReady waits up to within for the credentials file and a healthy service, unless the
+// service's process exits (exited closes).
+func waitReady(file string, exited <-chan struct{}, within time.Duration) (*credentials, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	for ctx.Err() == nil {
@@ -313,8 +327,10 @@ func waitReady(file string, server *exec.Cmd, within time.Duration) (*credential
 				}
 			}
 		}
-		if server.ProcessState != nil {
+		select {
+		case <-exited:
 			return nil, errors.New("the service exited")
+		default:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
