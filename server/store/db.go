@@ -40,6 +40,8 @@ type DB struct {
 	// db runs everything.
 	readers      *sql.DB
 	readersCache *stmtCache
+	// checkpoints, beside readers, makes the WAL's checkpoints off the writer; nil otherwise.
+	checkpoints *checkpointer
 
 	// group shares SQLite's transactions between the WithTx calls that run at once; nil on
 	// PostgreSQL, whose connections write transactions side by side.
@@ -281,6 +283,9 @@ func (s *DB) Close() error {
 	}
 	if s.node != nil {
 		s.node.release()
+	}
+	if s.checkpoints != nil {
+		s.checkpoints.Close()
 	}
 	if s.readers != nil {
 		s.readersCache.Close()

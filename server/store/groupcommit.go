@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,6 +168,14 @@ func statementUndone(err error) bool {
 func (c *groupCommit) finish(ctx context.Context, g *group) {
 	c.mu.Lock()
 	g.members--
+	if g.members == 0 && c.open == g {
+		// The callers the last commit let go are runnable, and about to write again: before
+		// committing without them, let them run and join (a commit costs as much as several
+		// writes, so a group of one makes the writer the bottleneck).
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}
 	last := g.members == 0
 	if last && c.open == g {
 		c.open = nil
@@ -184,6 +193,7 @@ func (c *groupCommit) finish(ctx context.Context, g *group) {
 			g.err = fmt.Errorf("store: commit: %w", err)
 		} else {
 			c.commits.Add(1)
+			c.s.checkpoints.committed()
 			if f := c.s.opts.observe.Load(); f != nil {
 				(*f)("commit", time.Since(start))
 			}
