@@ -42,6 +42,8 @@ type DB struct {
 	readersCache *stmtCache
 	// checkpoints, beside readers, makes the WAL's checkpoints off the writer; nil otherwise.
 	checkpoints *checkpointer
+	// memoListener, on PostgreSQL, empties the memo when another node changes what it keeps.
+	memoListener *memoListener
 
 	// group shares SQLite's transactions between the WithTx calls that run at once; nil on
 	// PostgreSQL, whose connections write transactions side by side.
@@ -286,6 +288,9 @@ func (s *DB) Close() error {
 	}
 	if s.checkpoints != nil {
 		s.checkpoints.Close()
+	}
+	if s.memoListener != nil {
+		s.memoListener.Close()
 	}
 	if s.readers != nil {
 		s.readersCache.Close()

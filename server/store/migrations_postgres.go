@@ -686,6 +686,20 @@ CREATE TABLE order_locks (
 	last_id BIGINT NOT NULL
 );
 `,
-	// 16 (SQLite's 36): nothing; SQLite's tokens become a table clustered by hash.
-	`SELECT 1`,
+	// 16 (SQLite's 36): every change of an application or an authorization notifies
+	// sdkpp_memo when it commits, so that each node's memo of them (memoListener) forgets what
+	// another node changed. (SQLite's 36 clusters its tokens by hash; PostgreSQL's tables have
+	// no rowid to spare.)
+	`
+CREATE FUNCTION sdkpp_memo_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('sdkpp_memo', '');
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER applications_memo AFTER INSERT OR UPDATE OR DELETE ON applications
+	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
+CREATE TRIGGER authorizations_memo AFTER INSERT OR UPDATE OR DELETE ON authorizations
+	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
+`,
 }
