@@ -438,7 +438,9 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	limits := s.cfg.RateLimits
-	limits.Counter = s.counter
+	// Checked at every request: where nodes share the store, each takes its share of a window
+	// at once (counters.Leased) instead of writing to the store at every request.
+	limits.Counter = counters.ForRequests(s.store)
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
 		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
