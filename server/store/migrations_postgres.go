@@ -688,8 +688,7 @@ CREATE TABLE order_locks (
 `,
 	// 16 (SQLite's 36): every change of an application or an authorization notifies
 	// sdkpp_memo when it commits, so that each node's memo of them (memoListener) forgets what
-	// another node changed. (SQLite's 36 clusters its tokens by hash; PostgreSQL's tables have
-	// no rowid to spare.)
+	// another node changed. (SQLite's 36 is empty: one node, whose memo sees every write.)
 	`
 CREATE FUNCTION sdkpp_memo_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
