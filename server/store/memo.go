@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -64,6 +65,23 @@ func keeps[K comparable, V any](m *memo, t *memoTable[K, V]) bool {
 	return m.on || t.notified && m.notified.Load()
 }
 
+// mayBeBehind is the context key of MayBeBehind.
+type mayBeBehind struct{}
+
+// MayBeBehind returns ctx for reads that the memo may answer on PostgreSQL too: the application
+// and the bot's authorization of each client_credentials token. There the memo follows another
+// node's change a notification later (memoListener), so a read under ctx may return a row that
+// another node changed a moment ago; reads under other contexts see every commit. (On SQLite,
+// one node, the memo answers every read outside a transaction.)
+func MayBeBehind(ctx context.Context) context.Context {
+	return context.WithValue(ctx, mayBeBehind{}, true)
+}
+
+// answers tells whether the memo may answer a read of t under ctx.
+func answers[K comparable, V any](ctx context.Context, m *memo, t *memoTable[K, V]) bool {
+	return m.on || t.notified && m.notified.Load() && ctx.Value(mayBeBehind{}) != nil
+}
+
 // changed is called by every write that can make a cached row wrong: it moves the epoch on and
 // forgets every row. It is called twice (DB.changed): before the write, and once the write is
 // committed, as reads run on other connections meanwhile.
@@ -77,9 +95,9 @@ func (m *memo) changed() {
 	m.mu.Unlock()
 }
 
-// memoGet returns a copy of t's row k.
-func memoGet[K comparable, V any](m *memo, t *memoTable[K, V], k K) (v V, ok bool) {
-	if !keeps(m, t) {
+// memoGet returns a copy of t's row k, for a read under ctx.
+func memoGet[K comparable, V any](ctx context.Context, m *memo, t *memoTable[K, V], k K) (v V, ok bool) {
+	if !answers(ctx, m, t) {
 		return v, false
 	}
 	m.mu.Lock()
@@ -110,12 +128,13 @@ func memoKeep[K comparable, V any](m *memo, t *memoTable[K, V], k K, v V, gen ui
 }
 
 // memoRead returns t's row k from the memo, or reads it with read (remembering it) outside a
-// transaction; in a transaction, which may read its own uncommitted rows, it always reads.
-func memoRead[K comparable, V any](s *DB, t *memoTable[K, V], k K, read func() (V, error)) (V, error) {
+// transaction; in a transaction, which may read its own uncommitted rows, it always reads. On
+// PostgreSQL the memo answers only reads under MayBeBehind, but keeps what every read finds.
+func memoRead[K comparable, V any](ctx context.Context, s *DB, t *memoTable[K, V], k K, read func() (V, error)) (V, error) {
 	if s.tx {
 		return read()
 	}
-	if v, ok := memoGet(s.memo, t, k); ok {
+	if v, ok := memoGet(ctx, s.memo, t, k); ok {
 		return v, nil
 	}
 	gen := s.memo.gen.Load()

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Nodes on one PostgreSQL keep the applications and authorizations they read, and forget them
-// when another node changes them (migration 16's notifications); while a node does not hear the
-// notifications, it keeps nothing.
+// Nodes on one PostgreSQL keep the applications and authorizations they read, for the reads
+// that may be a moment behind (MayBeBehind), and forget them when another node changes them
+// (migration 16's notifications); while a node does not hear the notifications, it keeps nothing.
 func TestClusterMemoFollowsOtherNodes(t *testing.T) {
 	ctx := context.Background()
 	u := postgresDatabase(t)
@@ -35,10 +35,11 @@ func TestClusterMemoFollowsOtherNodes(t *testing.T) {
 	auth := &Authorization{ID: 70, AppID: 7, UserID: 9, Scopes: []string{"identify"}}
 	require.NoError(t, a.PutAuthorization(ctx, auth))
 
+	behind := MayBeBehind(ctx)
 	readBoth := func() (string, []string) {
-		got, err := b.GetApplication(ctx, 7)
+		got, err := b.GetApplication(behind, 7)
 		require.NoError(t, err)
-		au, err := b.FindAuthorization(ctx, 7, 9)
+		au, err := b.FindAuthorization(behind, 7, 9)
 		require.NoError(t, err)
 		return got.Name, au.Scopes
 	}
@@ -51,9 +52,18 @@ func TestClusterMemoFollowsOtherNodes(t *testing.T) {
 		return reads.Load() == before
 	}, 10*time.Second, time.Millisecond)
 
-	// a changes both: b hears of it and reads them again.
+	// Reads not under MayBeBehind are never answered by the memo.
+	before := reads.Load()
+	_, err = b.GetApplication(ctx, 7)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, reads.Load(), "read from the database")
+
+	// a changes both: b's plain reads see it at once, and b hears of it and reads them again.
 	app.Name = "second"
 	require.NoError(t, a.UpdateApplication(ctx, app))
+	got, err := b.GetApplication(ctx, 7)
+	require.NoError(t, err)
+	assert.Equal(t, "second", got.Name)
 	auth.Scopes = []string{"identify", "email"}
 	require.NoError(t, a.PutAuthorization(ctx, auth))
 	require.Eventually(t, func() bool {
