@@ -26,6 +26,23 @@ func openSQLite(tb testing.TB) *store.DB {
 	return st
 }
 
+// openPostgres opens a store on a fresh database of the benchmarks' PostgreSQL, which the
+// benchmark closes.
+func openPostgres(tb testing.TB) *store.DB {
+	tb.Helper()
+	u := pgtest.Database(tb, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
+		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
+	st, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
 // Memory and Stored count alike: up to the limit, nothing for a refusal, afresh in a new
 // window, and Peek sees what Hit counted.
 func TestCountersAgree(t *testing.T) {
@@ -64,17 +81,7 @@ func BenchmarkHit(b *testing.B) {
 	b.Run("memory", func(b *testing.B) { benchmarkHit(b, counters.NewMemory()) })
 	b.Run("sqlite", func(b *testing.B) { benchmarkHit(b, counters.NewStored(openSQLite(b))) })
 	b.Run("postgres", func(b *testing.B) {
-		u := pgtest.Database(b, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
-			s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
-			if err != nil {
-				return err
-			}
-			return s.Close()
-		})
-		st, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
-		require.NoError(b, err)
-		b.Cleanup(func() { st.Close() })
-		benchmarkHit(b, counters.For(st))
+		benchmarkHit(b, counters.For(openPostgres(b)))
 	})
 }
 
@@ -93,16 +100,7 @@ func benchmarkHit(b *testing.B, c counters.Counter) {
 // The cost of counting a caller at its limit's full rate (50 per second, the REST default, in a
 // route and a global window) on PostgreSQL: Stored writes at every event, Leased once per share.
 func BenchmarkHitAtLimit(b *testing.B) {
-	u := pgtest.Database(b, "sdkpp_schema_"+store.PostgresSchemaID(), func(u string) error {
-		s, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	})
-	st, err := store.OpenPostgres(context.Background(), u, store.PostgresOptions{})
-	require.NoError(b, err)
-	b.Cleanup(func() { st.Close() })
+	st := openPostgres(b)
 	for name, c := range map[string]counters.Counter{"stored": counters.NewStored(st), "leased": counters.NewLeased(st)} {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
