@@ -298,11 +298,24 @@ func (s *DB) DeleteAuthorization(ctx context.Context, id uint64) error {
 
 const tokenColumns = `hash, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at`
 
+// InsertToken inserts t; on PostgreSQL, outside a transaction, in one statement with the tokens
+// other callers insert at the same moment (tokenBatch).
 func (s *DB) InsertToken(ctx context.Context, t *Token) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt),
-		t.GrantID, ts(t.UsedAt))
+	if s.tokens != nil && !s.tx {
+		return s.tokens.insert(ctx, s, t)
+	}
+	return s.insertToken(ctx, t)
+}
+
+func (s *DB) insertToken(ctx context.Context, t *Token) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, tokenArgs(t)...)
 	return err
+}
+
+// tokenArgs are the values of t's columns, in tokenColumns' order.
+func tokenArgs(t *Token) []any {
+	return []any{t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt),
+		t.GrantID, ts(t.UsedAt)}
 }
 
 func (s *DB) GetToken(ctx context.Context, hash []byte) (*Token, error) {

@@ -44,6 +44,9 @@ type DB struct {
 	checkpoints *checkpointer
 	// memoListener, on PostgreSQL, empties the memo when another node changes what it keeps.
 	memoListener *memoListener
+	// tokens, on PostgreSQL, joins the tokens inserted at once into one statement; nil on
+	// SQLite, whose group commit shares one commit between them.
+	tokens *tokenBatch
 
 	// group shares SQLite's transactions between the WithTx calls that run at once; nil on
 	// PostgreSQL, whose connections write transactions side by side.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,4 +67,31 @@ func BenchmarkInsertTokens(b *testing.B) {
 	require.NoError(b, err)
 	b.ReportMetric(float64(b.N)/float64(s.group.commits.Load()-before), "tokens/commit")
 	b.ReportMetric(float64(wal.Size())/float64(pageSize+24)/float64(b.N), "pages/token") // a frame: a 24-byte header and a page
+}
+
+// Tokens inserted at once share a statement on PostgreSQL (tokenBatch) and a commit on SQLite;
+// either way each caller gets its own token's outcome: a taken hash fails alone.
+func TestInsertTokensAtOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *DB) {
+		ctx := context.Background()
+		exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		require.NoError(t, s.InsertToken(ctx, testToken(7, exp)))
+		const n = 200
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { errs[i] = s.InsertToken(ctx, testToken(int64(i), exp)) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if i == 7 {
+				assert.Error(t, err, "the hash was taken")
+				continue
+			}
+			require.NoError(t, err, "token %d", i)
+			got, err := s.GetToken(ctx, testToken(int64(i), exp).Hash)
+			require.NoError(t, err)
+			assert.Equal(t, AccessToken, got.Kind)
+		}
+	})
 }
