@@ -137,6 +137,10 @@ const DownHeartbeats = 3
 // OperatorSessionPrune is how often expired operator console sessions are deleted.
 const OperatorSessionPrune = 15 * time.Minute
 
+// AttachmentSweep is how often the bytes of uploads that no message took (the node stopped
+// between storing them and writing the message) are removed, and how old they must be.
+const AttachmentSweep = time.Hour
+
 // Defaults of the HTTP server's timeouts (Config).
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
@@ -444,7 +448,9 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	limits := s.cfg.RateLimits
-	limits.Counter = s.counter
+	// Checked at every request: where nodes share the store, each takes its share of a window
+	// at once (counters.Leased) instead of writing to the store at every request.
+	limits.Counter = counters.ForRequests(s.store)
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
 		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
@@ -485,8 +491,8 @@ func (s *Server) nodeRow() store.Node {
 		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
 }
 
-// startPeriodic starts the periodic jobs: the node registry's heartbeat and the pruning of
-// expired operator sessions, each run observed by the metrics.
+// startPeriodic starts the periodic jobs: the node registry's heartbeat, the pruning of expired
+// operator sessions and the sweep of uploads no message took, each run observed by the metrics.
 func (s *Server) startPeriodic() {
 	s.startedAt = s.cfg.Clock.Now()
 	s.jobs = &periodic.Runner{Clock: s.cfg.Clock, Logger: s.log.With("component", "periodic")}
@@ -501,6 +507,9 @@ func (s *Server) startPeriodic() {
 		periodic.Job{Name: "operator_session_prune", Every: OperatorSessionPrune, Run: func(ctx context.Context) error {
 			_, err := console.PruneSessions(ctx, s.store, s.cfg.Clock.Now())
 			return err
+		}},
+		periodic.Job{Name: "attachment_sweep", Every: AttachmentSweep, Run: func(ctx context.Context) error {
+			return s.store.SweepAttachmentChunks(ctx, snowflake.At(s.cfg.Clock.Now().Add(-AttachmentSweep)))
 		}})
 }
 

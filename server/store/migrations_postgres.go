@@ -686,4 +686,19 @@ CREATE TABLE order_locks (
 	last_id BIGINT NOT NULL
 );
 `,
+	// 16 (SQLite's 36): every change of an application or an authorization notifies
+	// sdkpp_memo when it commits, so that each node's memo of them (memoListener) forgets what
+	// another node changed. (SQLite's 36 is empty: one node, whose memo sees every write.)
+	`
+CREATE FUNCTION sdkpp_memo_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('sdkpp_memo', '');
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER applications_memo AFTER INSERT OR UPDATE OR DELETE ON applications
+	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
+CREATE TRIGGER authorizations_memo AFTER INSERT OR UPDATE OR DELETE ON authorizations
+	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
+`,
 }
