@@ -9,6 +9,7 @@ import (
 
 	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
+	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
@@ -89,6 +90,12 @@ func (s *Server) newHub() *gateway.Hub {
 		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,
+	}
+	if s.cfg.IdentifyWindow >= 0 {
+		cfg.IdentifyWindow = s.cfg.IdentifyWindow
+		cfg.MaxConcurrency = func(ctx context.Context, appID uint64) (int, error) {
+			return guilds.MaxConcurrency(ctx, s.store, appID)
+		}
 	}
 	if s.bus != nil {
 		cfg.Bus, cfg.Node = s.bus, s.cfg.NodeID

@@ -81,6 +81,10 @@ type Config struct {
 	AccessTokenTTL time.Duration
 	// GatewayHeartbeat is the gateway's heartbeat interval; 0 is the platform's 41250 ms.
 	GatewayHeartbeat time.Duration
+	// IdentifyWindow is max_concurrency's window: a bot Identifies at most once per window in
+	// each rate-limit bucket (shard id modulo its max_concurrency), on all nodes together. 0 is
+	// the platform's 5 s; a negative window lifts the limit (tests whose bots reconnect at once).
+	IdentifyWindow time.Duration
 	// DevCredentialsFile, in dev mode, receives the dev credentials as JSON when the server starts.
 	DevCredentialsFile string
 	Clock              clock.Clock  // default: the machine's clock

@@ -521,7 +521,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if fail := c.allowIntents(who, intents); fail.code != 0 {
 		return fail, true
 	}
-	if who.Bot && !h.startSession(who.AppID) { // the day's session starts are used up
+	if who.Bot && !h.startSession(who.AppID, id.Shard) { // the day's starts are used up, or the bucket's
 		return c.invalidSession()
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)

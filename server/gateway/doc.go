@@ -58,7 +58,10 @@
 // the Identify's shard) are listed as {id, unavailable: true}, and a GUILD_CREATE follows for
 // each (with the GUILDS intent). Each bot Identify counts against Config.SessionStarts per
 // Config.SessionStartWindow of its application (Hub.SessionStartLimit, for GET /gateway/bot);
-// past it, Identify gets Invalid Session. Guild events reach bot sessions by intent
+// past it, Identify gets Invalid Session. So does an Identify of a rate-limit bucket (shard id
+// modulo the application's max_concurrency, Config.MaxConcurrency) that already identified in
+// the last Config.IdentifyWindow (5 s); both counts are the shared counters, so they hold across
+// the nodes of a cluster. Guild events reach bot sessions by intent
 // (Hub.DispatchBots). A bot session may send Request Guild Members (op 8, served by
 // Config.Members): the answer is GUILD_MEMBERS_CHUNK dispatches of at most 1000 members; a
 // request for all members (query "", limit 0) of a guild more than once per

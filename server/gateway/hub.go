@@ -149,6 +149,13 @@ type Config struct {
 	// /gateway/bot's session_start_limit); default 1000 per 24 hours.
 	SessionStarts      int
 	SessionStartWindow time.Duration
+	// MaxConcurrency, when set, gives an application's max_concurrency (GET /gateway/bot): its
+	// bot may Identify once per IdentifyWindow in each rate-limit bucket, shard id modulo
+	// max_concurrency; an Identify over that gets Invalid Session, as over SessionStarts. Nil:
+	// only SessionStarts limits Identifies.
+	MaxConcurrency func(ctx context.Context, appID uint64) (int, error)
+	// IdentifyWindow is MaxConcurrency's window; default DefaultIdentifyWindow (the platform's 5 s).
+	IdentifyWindow time.Duration
 	// MembersRateWindow is how often a bot may request all members of one guild (rule GW-2);
 	// default 30 s.
 	MembersRateWindow time.Duration
@@ -230,6 +237,7 @@ func New(cfg Config) *Hub {
 	positive(&cfg.CloseGrace, DefaultCloseGrace)
 	positive(&cfg.SessionStarts, DefaultSessionStarts)
 	positive(&cfg.SessionStartWindow, DefaultSessionStartWindow)
+	positive(&cfg.IdentifyWindow, DefaultIdentifyWindow)
 	positive(&cfg.MembersRateWindow, DefaultMembersRateWindow)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
