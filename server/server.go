@@ -480,7 +480,33 @@ func (s *Server) nodeRow() store.Node {
 		addr = "http://" + s.listener.Addr().String()
 	}
 	return store.Node{ID: s.cfg.NodeID, Address: addr, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
-		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
+		Calls: calls, UpdatedAt: s.cfg.Clock.Now(), Life: s.hub.Life()}
+}
+
+// watchNodes finds the nodes of the registry that missed DownHeartbeats heartbeats (as the
+// console's cluster page marks them down) and, for each one this node claims first, tells the
+// cluster that its sessions lost their connections (gateway.Hub.NodeDown): their users go
+// offline everywhere unless they resumed elsewhere, and their lobby and voice states follow.
+func (s *Server) watchNodes(ctx context.Context) error {
+	rows, err := s.store.ListNodes(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Clock.Now()
+	for _, n := range rows {
+		if n.ID == s.cfg.NodeID || n.DownBy != 0 || now.Sub(n.UpdatedAt) < DownHeartbeats*s.cfg.NodeHeartbeat {
+			continue
+		}
+		won, err := s.store.ClaimDownNode(ctx, n.ID, n.UpdatedAt, s.cfg.NodeID)
+		if err != nil {
+			return err
+		}
+		if won {
+			s.log.Warn("node down: its sessions lost their connections", "node", n.ID, "last_heartbeat", n.UpdatedAt)
+			s.hub.NodeDown(n.ID, n.Life)
+		}
+	}
+	return nil
 }
 
 // startPeriodic starts the periodic jobs: the node registry's heartbeat and the pruning of
@@ -500,6 +526,9 @@ func (s *Server) startPeriodic() {
 			_, err := console.PruneSessions(ctx, s.store, s.cfg.Clock.Now())
 			return err
 		}})
+	if s.bus != nil {
+		s.jobs.Start(periodic.Job{Name: "node_watch", Every: s.cfg.NodeHeartbeat, Run: s.watchNodes})
+	}
 }
 
 // InviteJobPoll is how often a node sharing its store looks for target-users jobs that another

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gwire "sdkpp/wire/gateway"
+	"sdkpp/wire/voice"
 )
 
 // memBus is a bus in memory: one log, read by each subscribed hub on a goroutine of its own
@@ -54,18 +56,20 @@ func (b *memBus) Read(_ context.Context, first, last uint64, handle func(uint64,
 	return nil
 }
 
-// subscribe delivers every message to h, in order, until the test ends.
-func (b *memBus) subscribe(h *Hub) {
+// subscribe delivers every message to h, in order, until the test ends or stop is called
+// (the node is dead: it reads nothing more).
+func (b *memBus) subscribe(h *Hub) (stop func()) {
+	stopped := false
 	b.wg.Add(1)
 	go func() { // owned by the test's cleanup, which ends and waits for it
 		defer b.wg.Done()
 		next := 0
 		for {
 			b.mu.Lock()
-			for next == len(b.log) && !b.done {
+			for next == len(b.log) && !b.done && !stopped {
 				b.cond.Wait()
 			}
-			if b.done {
+			if b.done || stopped {
 				b.mu.Unlock()
 				return
 			}
@@ -75,6 +79,12 @@ func (b *memBus) subscribe(h *Hub) {
 			h.Deliver(uint64(next), msg)
 		}
 	}()
+	return func() {
+		b.mu.Lock()
+		stopped = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
 }
 
 // Two hubs on one bus: a dispatch made on B reaches a session on A, numbered from the bus; A's
@@ -131,4 +141,113 @@ func TestHubsShareSessionsThroughTheBus(t *testing.T) {
 	defer lagMu.Unlock()
 	assert.Equal(t, 2, kinds["FIRST"], "each node measured the lag of each message")
 	assert.Positive(t, kinds["session"])
+}
+
+// recorder records what a hub tells of its sessions' ends: each callback's user, by kind.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(kind string, userID uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, kind+":"+strconv.FormatUint(userID, 10))
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.events
+	r.events = nil
+	return out
+}
+
+func (r *recorder) VoiceStateUpdate(Session, voice.StateUpdate) {}
+func (r *recorder) VoiceKeys(Session, voice.Keys)               {}
+func (r *recorder) VoiceSessionGone(s Session)                  { r.add("voice", s.UserID) }
+
+// A node that stops without a word (its connections are never closed) and is found down: the
+// node that found it makes its connected sessions detached on every node, so the users are
+// offline everywhere, and ends what their connections held once for the cluster (voice, the
+// last connection, the session's end for presence); a session already resumed elsewhere is
+// untouched, and a session of the dead node can still be resumed within the window.
+func TestNodeDownEndsItsSessionsConnections(t *testing.T) {
+	bus := newMemBus(t)
+	stops := map[int]func(){}
+	node := func(id int) (*env, *recorder) {
+		r := &recorder{}
+		e := newEnv(t, func(c *Config) {
+			c.Bus, c.Node, c.Replay, c.Voice = bus, id, bus.Read, r
+			c.OnConnection = func(who Identity, connected bool) {
+				if !connected {
+					r.add("offline", who.UserID)
+				}
+			}
+			c.OnSession = func(who Identity) { r.add("session", who.UserID) }
+		})
+		stops[id] = bus.subscribe(e.hub)
+		return e, r
+	}
+	a, ra := node(1)
+	b, rb := node(2)
+	c, rc := node(3)
+	seven := a.dial()
+	seven.send(gwire.OpIdentify, identifyData("user-7"))
+	var r7 gwire.Ready
+	require.NoError(t, json.Unmarshal(seven.expectOp(gwire.OpDispatch).D, &r7))
+	eight := a.dial()
+	eight.send(gwire.OpIdentify, identifyData("user-8"))
+	ready8 := eight.expectOp(gwire.OpDispatch)
+	var r8 gwire.Ready
+	require.NoError(t, json.Unmarshal(ready8.D, &r8))
+	waitFor(t, "B and C to know the sessions", func() bool {
+		return b.hub.Online(7) && b.hub.Online(8) && c.hub.Online(7) && c.hub.Online(8)
+	})
+	// User 8's client saw node A go first, and resumed on C; user 7's did not yet.
+	eight.drop()
+	waitFor(t, "A to let user 8's connection go", func() bool { return a.hub.Sessions(8) == 0 })
+	moved := c.dial()
+	moved.resume("user-8", r8.SessionID, *ready8.S)
+	require.Equal(t, gwire.EventResumed, deref(moved.expectOp(gwire.OpDispatch).T))
+	waitFor(t, "B to know user 8 is on C", func() bool { return b.hub.OnlineApp(testApp, 8) })
+	rb.take()
+	rc.take()
+
+	// Taken for dead while alive (its heartbeats were late): A tells of its sessions again,
+	// and its users' presence and lobby states are run again.
+	ra.take()
+	b.hub.NodeDown(1, a.hub.Life())
+	waitFor(t, "A to tell again", func() bool { return ra.count() >= 1 })
+	assert.Equal(t, []string{"session:7"}, ra.take(), "OnSession again for user 7, A's only connected user")
+	waitFor(t, "B to end user 7's connection", func() bool { return rb.count() >= 3 })
+	rb.take()
+	waitFor(t, "user 7 online on B again, as A told after", func() bool { return b.hub.Online(7) })
+
+	// Now A dies for good: it reads and writes nothing more, and is found down.
+	stops[1]()
+	b.hub.NodeDown(1, a.hub.Life())
+	waitFor(t, "B to end user 7's connection", func() bool { return rb.count() >= 3 })
+	assert.Equal(t, []string{"voice:7", "offline:7", "session:7"}, rb.take(), "once, on the node that found A down")
+	assert.False(t, b.hub.Online(7))
+	b.hub.Dispatch(8, "MARK", map[string]int{}) // read by C after the node-down message
+	require.Equal(t, "MARK", deref(moved.expectOp(gwire.OpDispatch).T))
+	assert.False(t, c.hub.Online(7), "offline on every node")
+	assert.True(t, c.hub.Online(8) && b.hub.Online(8), "the session resumed elsewhere is untouched")
+	assert.Empty(t, rc.take(), "only the node that found A down ends the connections")
+
+	// User 7's client comes back within the resume window, on C.
+	c.clk.Advance(DefaultResumeWindow / 2)
+	back := c.dial()
+	back.resume("user-7", r7.SessionID, 1)
+	resumed := back.expectOp(gwire.OpDispatch)
+	assert.Equal(t, gwire.EventResumed, deref(resumed.T))
+	waitFor(t, "user 7 online again", func() bool { return b.hub.Online(7) })
+	assert.Equal(t, 1, c.hub.Sessions(7))
 }

@@ -194,7 +194,12 @@ func (c *conn) finish(r closeReq) {
 	wentOffline := false
 	var left Session // the session this connection lets go: it leaves its call
 	var note *sessionNote
-	if s := c.sess; s != nil && s.conn == c {
+	if s := c.sess; s != nil && s.conn == c && s.moved {
+		// Another node took the session over (it was resumed there): it leaves its call here,
+		// and the other nodes hear nothing more of it from this one.
+		left = Session{Identity: s.who, ID: s.id}
+		s.conn = nil
+	} else if s != nil && s.conn == c {
 		left = Session{Identity: s.who, ID: s.id}
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)

@@ -755,4 +755,10 @@ CREATE TABLE order_locks (
 	last_id INTEGER NOT NULL
 );
 `,
+	// 36: the node registry keeps each node's life (its process; a restarted node has a new
+	// one) and which node took its sessions over once it was found down (0: none).
+	`
+ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN down_by INTEGER NOT NULL DEFAULT 0;
+`,
 }

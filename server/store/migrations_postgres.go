@@ -686,4 +686,10 @@ CREATE TABLE order_locks (
 	last_id BIGINT NOT NULL
 );
 `,
+	// 16 (SQLite's 36): the node registry keeps each node's life (its process; a restarted node
+	// has a new one) and which node took its sessions over once it was found down (0: none).
+	`
+ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN down_by BIGINT NOT NULL DEFAULT 0;
+`,
 }

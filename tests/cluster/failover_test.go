@@ -50,6 +50,9 @@ func runNode() int {
 		Store: os.Getenv("SDKPP_STORE"), Bus: os.Getenv("SDKPP_BUS"), NodeID: id, Dev: true,
 		DevCredentialsFile: os.Getenv("SDKPP_DEV_CREDENTIALS"), Logger: log}
 	cfg.RateLimits.Disabled = true
+	if v := os.Getenv("SDKPP_NODE_HEARTBEAT"); v != "" {
+		cfg.NodeHeartbeat, _ = time.ParseDuration(v)
+	}
 	srv, err := server.New(cfg)
 	if err == nil {
 		err = srv.Start()
