@@ -98,7 +98,10 @@ func (s *Server) newHub() *gateway.Hub {
 		}
 	}
 	if s.bus != nil {
-		cfg.Bus, cfg.Node = s.bus, s.cfg.NodeID
+		cfg.Bus, cfg.Node, cfg.Outbox = s.bus, s.cfg.NodeID, s.store
+		if s.cfg.WrapBus != nil {
+			cfg.Bus = s.cfg.WrapBus(s.bus)
+		}
 		cfg.Replay = func(ctx context.Context, first, last uint64, handle func(uint64, []byte)) error {
 			return s.bus.Read(ctx, first, last, handle)
 		}

@@ -15,6 +15,9 @@ import (
 type Bus interface {
 	// Publish appends msg to the bus's order and returns its sequence number once stored.
 	Publish(ctx context.Context, msg []byte) (uint64, error)
+	// PublishID is Publish of a message with its own id: a second message with an id the bus
+	// stored recently is not stored again (the first one's sequence number is returned).
+	PublishID(ctx context.Context, msg []byte, id string) (uint64, error)
 }
 
 // publishTimeout bounds one publish to the bus.

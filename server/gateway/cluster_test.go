@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -21,6 +24,7 @@ type memBus struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	log  [][]byte
+	ids  map[string]uint64 // PublishID's ids: stored once each
 	done bool
 	wg   sync.WaitGroup
 }
@@ -43,6 +47,21 @@ func (b *memBus) Publish(_ context.Context, msg []byte) (uint64, error) {
 	defer b.mu.Unlock()
 	b.log = append(b.log, msg)
 	b.cond.Broadcast()
+	return uint64(len(b.log)), nil
+}
+
+func (b *memBus) PublishID(_ context.Context, msg []byte, id string) (uint64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq, ok := b.ids[id]; ok {
+		return seq, nil
+	}
+	b.log = append(b.log, msg)
+	b.cond.Broadcast()
+	if b.ids == nil {
+		b.ids = map[string]uint64{}
+	}
+	b.ids[id] = uint64(len(b.log))
 	return uint64(len(b.log)), nil
 }
 
@@ -250,4 +269,107 @@ func TestNodeDownEndsItsSessionsConnections(t *testing.T) {
 	assert.Equal(t, gwire.EventResumed, deref(resumed.T))
 	waitFor(t, "user 7 online again", func() bool { return b.hub.Online(7) })
 	assert.Equal(t, 1, c.hub.Sessions(7))
+}
+
+// memOutbox is an outbox in memory; failDelete makes deletes fail (the node dies after its
+// publish, before its delete).
+type memOutbox struct {
+	mu         sync.Mutex
+	next       uint64
+	rows       map[uint64]Staged
+	keys       map[uint64]string
+	failDelete bool
+}
+
+func (o *memOutbox) AddOutbox(_ context.Context, key string, data []byte, _ time.Time) (uint64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rows == nil {
+		o.rows, o.keys = map[uint64]Staged{}, map[uint64]string{}
+	}
+	o.next++
+	o.rows[o.next], o.keys[o.next] = Staged{ID: o.next, Data: data}, key
+	return o.next, nil
+}
+
+func (o *memOutbox) DeleteOutbox(_ context.Context, id uint64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failDelete {
+		return errors.New("the node died")
+	}
+	delete(o.rows, id)
+	return nil
+}
+
+// left is what key holds, in id order.
+func (o *memOutbox) left(key string) []Staged {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []Staged
+	for id, k := range o.keys {
+		if _, ok := o.rows[id]; ok && k == key {
+			out = append(out, o.rows[id])
+		}
+	}
+	slices.SortFunc(out, func(a, b Staged) int { return int(a.ID) - int(b.ID) })
+	return out
+}
+
+// The transactional outbox: a dispatch staged with its change reaches a session on another node
+// exactly once and in order, whether its node dies after the commit and before the publish (the
+// next holder of the order lock relays it) or after the publish and before deleting it (the
+// relay's publish is stored once by the bus).
+func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
+	bus := newMemBus(t)
+	box := &memOutbox{}
+	node := func(id int) (*env, func()) {
+		e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay, c.Outbox = bus, id, bus.Read, box })
+		return e, bus.subscribe(e.hub)
+	}
+	a, stopA := node(1)
+	b, _ := node(2)
+	c, _ := node(3)
+	player := c.dial()
+	player.send(gwire.OpIdentify, identifyData("user-7"))
+	player.expectOp(gwire.OpDispatch) // READY
+	waitFor(t, "A and B to know the session", func() bool { return a.hub.Online(7) && b.hub.Online(7) })
+	ctx := context.Background()
+	const key = "lobby:1"
+	stage := func(h *Hub, n int) func() {
+		t.Helper()
+		publish, err := h.Stage(ctx, box, key, testApp, []uint64{7}, "MESSAGE", map[string]int{"n": n})
+		require.NoError(t, err)
+		return publish
+	}
+
+	stage(a.hub, 1) // committed; A dies before it publishes
+	stopA()
+	require.Len(t, box.left(key), 1)
+	b.hub.Relay(box.left(key)) // B takes the lock next
+	assert.Empty(t, box.left(key), "relayed and deleted")
+	stage(b.hub, 2)()
+
+	box.failDelete = true
+	stage(b.hub, 3)() // published; B dies before it deletes it
+	box.failDelete = false
+	require.Len(t, box.left(key), 1)
+	c.hub.Relay(box.left(key)) // C takes the lock next: the bus stores it once
+	stage(c.hub, 4)()
+
+	for n := 1; n <= 4; n++ {
+		p := player.expectOp(gwire.OpDispatch)
+		assert.Equal(t, "MESSAGE", deref(p.T))
+		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "in order, once each")
+	}
+	player.heartbeat() // nothing more came before the heartbeat's answer
+	bus.mu.Lock()
+	defer bus.mu.Unlock()
+	count := 0
+	for _, m := range bus.log {
+		if bytes.Contains(m, []byte(`"e":"MESSAGE"`)) {
+			count++
+		}
+	}
+	assert.Equal(t, 4, count, "the bus holds each once")
 }

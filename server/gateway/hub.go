@@ -167,6 +167,8 @@ type Config struct {
 	// dispatch is published, and pushed to the sessions of each node as that node reads it
 	// back (Deliver). Nil: dispatches go straight to this node's sessions.
 	Bus Bus
+	// Outbox, with a bus, keeps the dispatches staged with their changes (Stage, Relay).
+	Outbox Outbox
 	// OnShared, when set, receives what another node shared (Share), on the bus's goroutine in
 	// the bus's order. It must not block for long.
 	OnShared func(kind string, data json.RawMessage)

@@ -761,4 +761,17 @@ CREATE TABLE order_locks (
 ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN down_by INTEGER NOT NULL DEFAULT 0;
 `,
+	// 37: the transactional outbox (outbox.go): events stored with the change they tell of,
+	// published on a cluster's bus after the commit (SQLite serves one node: kept so that the
+	// two schemas follow one another).
+	`
+CREATE TABLE outbox (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	key TEXT NOT NULL,
+	data BLOB NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_key ON outbox(key, id);
+CREATE INDEX outbox_created ON outbox(created_at);
+`,
 }

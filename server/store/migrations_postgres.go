@@ -692,4 +692,16 @@ CREATE TABLE order_locks (
 ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN down_by BIGINT NOT NULL DEFAULT 0;
 `,
+	// 17 (SQLite's 37): the transactional outbox (outbox.go): events stored with the change
+	// they tell of, published on the bus after the commit, by another node should this one die.
+	`
+CREATE TABLE outbox (
+	id BIGSERIAL PRIMARY KEY,
+	key TEXT NOT NULL,
+	data BYTEA NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX outbox_key ON outbox(key, id);
+CREATE INDEX outbox_created ON outbox(created_at);
+`,
 }

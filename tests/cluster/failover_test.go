@@ -274,20 +274,7 @@ func TestFailover(t *testing.T) {
 		waitFor(t, name+" Ready", func() bool { return c.GetStatus() == core.ClientStatusReady && c.GetCurrentUserV2() != nil })
 		players[i] = &player{Client: c, id: c.GetCurrentUserV2().Id(), name: name}
 	}
-	var lobby uint64
-	for _, p := range players {
-		result(t, p.name+" joins", func(done func(*core.ClientResult)) {
-			p.CreateOrJoinLobby("failover", core.Func(func(r *core.ClientResult, l uint64) { lobby = l; done(r) }))
-		})
-	}
-	waitFor(t, "everyone sees everyone", func() bool {
-		for _, p := range players {
-			if h := p.GetLobbyHandle(lobby); h == nil || len(h.LobbyMemberIds()) != nPlayers {
-				return false
-			}
-		}
-		return true
-	})
+	lobby := joinLobby(t, players, "failover")
 	gots := make([]*got, nPlayers)
 	for i, p := range players {
 		g := &got{}
