@@ -166,9 +166,12 @@ func (h *Hub) note(n sessionNote) {
 	h.send(envelope{Type: "s", Session: &n})
 }
 
-// noteOf is the note of s in state st. Call with h.mu held.
+// noteOf is the note of s in state st. Call with h.mu held. It carries no scopes: every node
+// keeps every other node's notes, and a resume takes the resuming token's.
 func noteOf(s *session, st noteState) sessionNote {
-	return sessionNote{ID: s.id, Who: s.who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
+	who := s.who
+	who.Scopes = nil
+	return sessionNote{ID: s.id, Who: who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
 		State: st, Expires: s.expires}
 }
 
@@ -473,7 +476,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	upto := h.busSeq
 	from := uint64(seq >> busShift)
 	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
-	s.who.Grant, s.grant = who.Grant, who.Grant
+	s.who.Grant, s.grant, s.who.Scopes = who.Grant, who.Grant, who.Scopes
 	s.seq = max(int64(upto)<<busShift, seq)
 	base := s.seq
 	s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)

@@ -373,3 +373,18 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	}
 	assert.Equal(t, 4, count, "the bus holds each once")
 }
+
+// Sessions whose tokens grant the same scopes share one slice of them, and a session's note,
+// which every other node keeps, carries none.
+func TestScopesSharedAndLeftOutOfNotes(t *testing.T) {
+	var sets scopeSets
+	a := sets.intern([]string{"openid", "sdk.social_layer"})
+	b := sets.intern([]string{"openid", "sdk.social_layer"})
+	require.Len(t, b, 2)
+	assert.Same(t, &a[0], &b[0], "one slice for one set")
+	c := sets.intern([]string{"openid"})
+	assert.NotSame(t, &a[0], &c[0])
+	n := noteOf(&session{id: "s", who: Identity{UserID: 7, AppID: testApp, Scopes: a}}, noteLive)
+	assert.Nil(t, n.Who.Scopes)
+	assert.Equal(t, uint64(7), n.Who.UserID)
+}

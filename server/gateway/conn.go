@@ -496,6 +496,7 @@ func (c *conn) resolve(token string, bearer, bot bool) (Identity, closeReq) {
 	case !ok || who.UserID == 0 || (!who.Bot && !hasGatewayScope(who.Scopes)):
 		return Identity{}, failed
 	}
+	who.Scopes = c.h.scopeSets.intern(who.Scopes)
 	return who, closeReq{}
 }
 

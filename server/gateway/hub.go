@@ -215,6 +215,8 @@ type Hub struct {
 	remote       map[string]*sessionNote
 	remoteByUser map[uint64]map[string]*sessionNote
 
+	scopeSets scopeSets // the sessions' scopes, one slice per set
+
 	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
 	stats hubStats   // what Stats reports
 }
@@ -712,6 +714,37 @@ func (h *Hub) sweepLocked(now time.Time) {
 			h.forgetRemoteLocked(id)
 		}
 	}
+}
+
+// maxScopeSets bounds scopeSets: past it, a session keeps its own slice.
+const maxScopeSets = 256
+
+// scopeSets shares one slice of scopes among the sessions whose tokens grant the same ones
+// (almost all of a game's do): a slice per session cost a few hundred bytes each. The slices
+// are read, never changed.
+type scopeSets struct {
+	mu   sync.Mutex
+	sets map[string][]string
+}
+
+// intern returns the slice kept for the set of scopes, keeping this one if none is.
+func (s *scopeSets) intern(scopes []string) []string {
+	if len(scopes) == 0 {
+		return scopes
+	}
+	k := strings.Join(scopes, " ")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.sets[k]; ok {
+		return v
+	}
+	if s.sets == nil {
+		s.sets = map[string][]string{}
+	}
+	if len(s.sets) < maxScopeSets {
+		s.sets[k] = scopes
+	}
+	return scopes
 }
 
 // hasGatewayScope tells whether granted scopes allow a gateway connection: gateway.connect,
