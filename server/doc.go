@@ -52,6 +52,10 @@
 // Realtime:
 //
 //	server/gateway       the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
+//	server/gateway/internal/wsframe  the gateway's WebSocket framing (RFC 6455): the server's
+//	                     frames written in batches, compressed or not; the client's read and checked
+//	server/gateway/internal/pace     the gateway's write pacing under load: the hub's dispatch rate
+//	server/gateway/internal/nonblock a write to a TCP socket that does not wait
 //	server/voice         voice calls of lobbies: signaling over the gateway (wire/voice)
 //	server/guildvoice    who is in guilds' voice channels: VOICE_STATE_UPDATE, voice_start_time
 //	                     (GW-3, GW-4)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sdkpp/server/counters"
+	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -155,13 +156,13 @@ func snowflakes(raw json.RawMessage) ([]uint64, bool) {
 // for all members of a guild more than once per MembersRateWindow gets RATE_LIMITED (rule GW-2);
 // the answer is GUILD_MEMBERS_CHUNK dispatches of at most 1000 members, which no rate limit
 // holds back.
-func (c *conn) requestMembers(d json.RawMessage) (closeReq, bool) {
+func (c *conn) requestMembers(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	if !c.authed {
-		return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
+		return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 	}
 	if !c.who.Bot {
-		return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
+		return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
 	}
 	var rq wire.RequestGuildMembers
 	if !decodeObject(d, &rq) {
@@ -204,7 +205,7 @@ func (c *conn) requestMembers(d json.RawMessage) (closeReq, bool) {
 			h.DispatchSession(sid, gwire.EventRateLimited, wire.RateLimitedEvent{Opcode: gwire.OpRequestGuildMembers,
 				RetryAfter: ws[0].End.Sub(now).Seconds(),
 				Meta:       wire.RateLimitedMeta{GuildID: wire.Snowflake(guild[0]), Nonce: rq.Nonce}})
-			return closeReq{}, false
+			return wsframe.Close{}, false
 		}
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
@@ -213,10 +214,10 @@ func (c *conn) requestMembers(d json.RawMessage) (closeReq, bool) {
 	var apiErr *wire.APIError
 	switch {
 	case errors.As(err, &apiErr): // not the bot's guild: no answer
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	case err != nil:
 		h.log.Warn("gateway: member lookup failed", "user_id", c.who.UserID, "err", err)
-		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
+		return wsframe.Close{Code: gwire.CloseUnknownError, Reason: "unknown error"}, true
 	}
 	count := max(1, (len(members)+maxMembersChunk-1)/maxMembersChunk)
 	for i := range count {
@@ -232,7 +233,7 @@ func (c *conn) requestMembers(d json.RawMessage) (closeReq, bool) {
 		}
 		h.DispatchSession(sid, gwire.EventGuildMembersChunk, chunk)
 	}
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }
 
 // isArray tells whether raw is a JSON array.

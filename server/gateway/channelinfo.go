@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -16,9 +17,9 @@ var channelInfoFields = map[string]bool{gwire.ChannelInfoFieldStatus: true, gwir
 // malformed payload (no guild_id, fields not a list of known field names) closes it with 4002;
 // the answer, Config.ChannelInfo's, comes as a CHANNEL_INFO dispatch to the session. A request the
 // service refuses (the user is not in the guild: a *wire.APIError) gets no answer.
-func (c *conn) channelInfo(d json.RawMessage) (closeReq, bool) {
+func (c *conn) channelInfo(d json.RawMessage) (wsframe.Close, bool) {
 	if !c.authed {
-		return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
+		return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 	}
 	var req gwire.RequestChannelInfo
 	if !decodeObject(d, &req) || req.GuildID == 0 || req.GuildID > wire.MaxSnowflake {
@@ -31,7 +32,7 @@ func (c *conn) channelInfo(d json.RawMessage) (closeReq, bool) {
 	}
 	s := c.session()
 	if s.ID == "" { // the session ended under the connection: the loop is being kicked
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	}
 	ctx, cancel := context.WithTimeout(c.h.ctx, c.h.cfg.WriteTimeout)
 	info, err := c.h.cfg.ChannelInfo(ctx, s.Identity, uint64(req.GuildID), req.Fields)
@@ -39,11 +40,11 @@ func (c *conn) channelInfo(d json.RawMessage) (closeReq, bool) {
 	var refused *wire.APIError
 	switch {
 	case errors.As(err, &refused):
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	case err != nil:
 		c.h.log.Error("gateway: request channel info", "guild_id", uint64(req.GuildID), "err", err)
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	}
 	c.h.DispatchSession(s.ID, gwire.EventChannelInfo, info)
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }

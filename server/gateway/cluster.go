@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"sdkpp/server/gateway/internal/wsframe"
 	gwire "sdkpp/wire/gateway"
 )
 
@@ -392,12 +393,12 @@ func (x *endNote) match(s *session) bool {
 		(x.Intents == 0 || (s.who.Bot && s.conn != nil && s.intents&x.Intents != 0))
 }
 
-// closeReq is how x closes the connected sessions it ends.
-func (x *endNote) closeReq() closeReq {
+// wsframe.Close is how x closes the connected sessions it ends.
+func (x *endNote) closeReq() wsframe.Close {
 	if x.Intents != 0 {
-		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)", end: true}
+		return wsframe.Close{Code: gwire.CloseDisallowedIntents, Reason: "disallowed intent(s)", End: true}
 	}
-	return closeReq{code: gwire.CloseAuthenticationFailed, reason: "session ended", end: true}
+	return wsframe.Close{Code: gwire.CloseAuthenticationFailed, Reason: "session ended", End: true}
 }
 
 // remoteNoteLocked records another node's note of a session. A session of this node that
@@ -406,7 +407,7 @@ func (h *Hub) remoteNoteLocked(n *sessionNote) {
 	if s := h.sessions[n.ID]; s != nil && n.State != noteEnded {
 		s.moved = true
 		if s.conn != nil {
-			s.conn.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session resumed elsewhere"})
+			s.conn.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session resumed elsewhere"})
 		}
 		h.removeLocked(s)
 	}
@@ -460,7 +461,7 @@ type Replay func(ctx context.Context, first, last uint64, handle func(seq uint64
 // client's reconnection reached this node): its dispatches after seq are read again from the
 // bus, filtered as that node filtered them, numbered as it numbered them, and written before
 // RESUMED. It returns the session, or none after answering Invalid Session, or a close.
-func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached, closeReq, bool) {
+func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached, wsframe.Close, bool) {
 	h := c.h
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
@@ -486,7 +487,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	h.forgetRemoteLocked(n.ID)
 	h.addLocked(s)
 	h.mu.Unlock()
-	var replay []entry
+	var replay []wsframe.Dispatch
 	var err error
 	if from < upto {
 		ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
@@ -500,7 +501,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 			h.mu.Unlock()
 			if keep && int64(m)<<busShift > seq {
 				ev, _ := json.Marshal(e.Event)
-				replay = append(replay, entry{seq: int64(m) << busShift, event: ev, d: e.Data})
+				replay = append(replay, wsframe.Dispatch{Seq: int64(m) << busShift, Event: ev, Data: e.Data})
 			}
 		})
 		cancel()
@@ -518,7 +519,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	if len(replay) > 0 { // kept for a later resume here, before what came since
 		held := append(replay, s.buf[s.head:]...)
 		if over := len(held) - h.cfg.ReplayLimit; over > 0 {
-			s.dropped = held[over-1].seq
+			s.dropped = held[over-1].Seq
 			held = held[over:]
 		}
 		s.buf, s.head = held, 0
@@ -528,8 +529,8 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	c.authed, c.who = true, s.who
 	c.requester.Store(&requester{token: c.token, sess: s})
 	if !c.writeAll(replay) {
-		return attached{first: first}, gone, true
+		return attached{first: first}, wsframe.Gone, true
 	}
 	h.note(note)
-	return attached{s: s, replayed: len(replay), first: first}, closeReq{}, false
+	return attached{s: s, replayed: len(replay), first: first}, wsframe.Close{}, false
 }

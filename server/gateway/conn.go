@@ -12,24 +12,18 @@ import (
 	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/gateway/internal/pace"
+	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
 )
 
-// closeReq says how a connection ends: code 0 means the peer is gone (no close frame is sent);
-// end means its session ends too instead of waiting to be resumed.
-type closeReq struct {
-	code   int
-	reason string
-	end    bool
-}
-
 // inbound is what the reader hands to the connection's loop: one payload, or why reading stopped.
 type inbound struct {
 	data    []byte
 	stopped bool // reading stopped: the connection ends with stop
-	stop    closeReq
+	stop    wsframe.Close
 }
 
 // conn is one WebSocket connection. Its loop (run, on ServeHTTP's goroutine) owns the reader
@@ -37,14 +31,14 @@ type inbound struct {
 // socket takes at once (flushNow), under flushMu.
 type conn struct {
 	h         *Hub
-	tcp       *batchConn   // the upgraded connection: every frame the server sends
-	fr        *frameReader // the client's frames; used by the reader goroutine only
+	tcp       *wsframe.Conn   // the upgraded connection: every frame the server sends
+	fr        *wsframe.Reader // the client's frames; used by the reader goroutine only
 	resumeURL string
 
-	wake chan struct{} // dispatches wait in the session (cap 1)
-	kick chan closeReq // the hub asks the loop to close (cap 1)
-	in   chan inbound  // reader → loop
-	done chan struct{} // closed when the loop stops receiving from in (and has sent its close frame)
+	wake chan struct{}      // dispatches wait in the session (cap 1)
+	kick chan wsframe.Close // the hub asks the loop to close (cap 1)
+	in   chan inbound       // reader → loop
+	done chan struct{}      // closed when the loop stops receiving from in (and has sent its close frame)
 
 	// flushMu is held while dispatches are taken from the session and written, so that they
 	// leave in order: by the loop (flush), or by a dispatcher writing them itself (flushNow).
@@ -73,7 +67,7 @@ type conn struct {
 	// meanwhile are written with its answer (Hub.answer), in one write.
 	serving atomic.Bool
 
-	// Write pacing (pace.go), loop-only.
+	// Write pacing (package pace), loop-only.
 	paceC <-chan time.Time // the paced write's timer; nil when none is due
 	// paced is set while a paced write is due: it will take everything pushed meanwhile, so
 	// signal need not wake the loop (under load, a wake-up per dispatch was a large part of the
@@ -82,9 +76,9 @@ type conn struct {
 }
 
 // pace says how long to wait before writing: 0 unless the hub is busy and this connection wrote
-// less than busyPace ago.
+// less than pace.BusyPace ago.
 func (c *conn) pace() time.Duration {
-	if !c.h.rate.isBusy() {
+	if !c.h.rate.Busy() {
 		return 0
 	}
 	c.flushMu.Lock()
@@ -93,12 +87,12 @@ func (c *conn) pace() time.Duration {
 	if last.IsZero() {
 		return 0
 	}
-	return busyPace - time.Since(last)
+	return pace.BusyPace - time.Since(last)
 }
 
-func newConn(h *Hub, tcp *batchConn, fr *frameReader, resumeURL string) *conn {
+func newConn(h *Hub, tcp *wsframe.Conn, fr *wsframe.Reader, resumeURL string) *conn {
 	return &conn{h: h, tcp: tcp, fr: fr, resumeURL: resumeURL,
-		wake: make(chan struct{}, 1), kick: make(chan closeReq, 1), in: make(chan inbound), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), kick: make(chan wsframe.Close, 1), in: make(chan inbound), done: make(chan struct{}),
 		readerRan: make(chan struct{})}
 }
 
@@ -114,7 +108,7 @@ func (c *conn) signal() {
 }
 
 // kickWith asks the loop to close with r (never blocks; the first request wins).
-func (c *conn) kickWith(r closeReq) {
+func (c *conn) kickWith(r wsframe.Close) {
 	select {
 	case c.kick <- r:
 	default:
@@ -140,13 +134,13 @@ func (c *conn) read() {
 	defer close(c.readerRan)
 	max := c.readMax()
 	for {
-		data, stop, stopped := c.fr.readMessage(max)
+		data, stop, stopped := c.fr.ReadMessage(max)
 		if stopped {
 			// The client's close code 1000 or 1001 ends its session, as on the platform; any
 			// other end of the connection leaves the session resumable.
 			c.hand(inbound{stopped: true, stop: stop})
-			if stop.code != 0 { // the server closes: wait for the answer
-				c.fr.drain()
+			if stop.Code != 0 { // the server closes: wait for the answer
+				c.fr.Drain()
 			}
 			return
 		}
@@ -154,7 +148,7 @@ func (c *conn) read() {
 			continue
 		}
 		if !c.hand(inbound{data: data}) {
-			c.fr.drain()
+			c.fr.Drain()
 			return
 		}
 	}
@@ -185,9 +179,9 @@ func (c *conn) readMax() int {
 
 // finish ends the connection: it detaches (or ends) the session first, so that a client that
 // reconnects at once can resume, then closes the WebSocket and waits for the reader.
-func (c *conn) finish(r closeReq) {
-	if gwire.IsFinal(r.code) {
-		r.end = true
+func (c *conn) finish(r wsframe.Close) {
+	if gwire.IsFinal(r.Code) {
+		r.End = true
 	}
 	h := c.h
 	h.mu.Lock()
@@ -204,7 +198,7 @@ func (c *conn) finish(r closeReq) {
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
 		st := noteDetached
-		if r.end {
+		if r.End {
 			h.removeLocked(s)
 			st = noteEnded
 		}
@@ -223,8 +217,8 @@ func (c *conn) finish(r closeReq) {
 		h.connection(c.who, false)
 	}
 
-	c.closeWith(r.code, r.reason)
-	h.stats.closed(r.code)
+	c.closeWith(r.Code, r.Reason)
+	h.stats.closed(r.Code)
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -234,7 +228,7 @@ func (c *conn) finish(r closeReq) {
 	if c.authed && h.cfg.OnSession != nil {
 		h.cfg.OnSession(c.who)
 	}
-	h.log.Debug("gateway: connection closed", "code", r.code, "reason", r.reason, "user_id", c.who.UserID,
+	h.log.Debug("gateway: connection closed", "code", r.Code, "reason", r.Reason, "user_id", c.who.UserID,
 		"app_id", c.who.AppID)
 }
 
@@ -255,7 +249,7 @@ func (c *conn) closeWith(code int, reason string) {
 		defer close(fired)
 		c.cut()
 	})
-	if c.tcp.writeFrame(ws.OpClose, ws.NewCloseFrameBody(ws.StatusCode(code), reason), closeTimeout) != nil {
+	if c.tcp.WriteFrame(ws.OpClose, ws.NewCloseFrameBody(ws.StatusCode(code), reason), closeTimeout) != nil {
 		c.cut() // the client cannot answer what it did not get (or it closed first: its frame was answered)
 	}
 	close(c.done) // the reader reads on only for the client's close frame
@@ -268,18 +262,16 @@ func (c *conn) closeWith(code int, reason string) {
 
 // write sends one payload within the write timeout.
 func (c *conn) write(frame []byte) error {
-	return c.tcp.writeFrame(ws.OpText, frame, c.h.cfg.WriteTimeout)
+	return c.tcp.WriteFrame(ws.OpText, frame, c.h.cfg.WriteTimeout)
 }
-
-var gone = closeReq{} // the peer is gone: no close frame
 
 // loop sends gwire.Hello and then serves payloads, dispatches, the heartbeat deadline and the hub's
 // requests until the connection must end.
-func (c *conn) loop() closeReq {
+func (c *conn) loop() wsframe.Close {
 	h := c.h
 	c.armHeartbeat()
 	if c.write(controlFrame(gwire.OpHello, gwire.Hello{HeartbeatInterval: h.cfg.HeartbeatInterval.Milliseconds()})) != nil {
-		return gone
+		return wsframe.Gone
 	}
 	for {
 		select {
@@ -310,7 +302,7 @@ func (c *conn) loop() closeReq {
 			}
 		case <-c.hbC:
 			if !h.cfg.Clock.Now().Before(c.deadline) {
-				return closeReq{code: gwire.CloseSessionTimedOut, reason: "session timed out"}
+				return wsframe.Close{Code: gwire.CloseSessionTimedOut, Reason: "session timed out"}
 			}
 			c.hbStop()
 			c.hbC, c.hbStop = clock.At(h.cfg.Clock, c.deadline)
@@ -318,7 +310,7 @@ func (c *conn) loop() closeReq {
 			return r
 		case <-h.closing:
 			_ = c.write(controlFrame(gwire.OpReconnect, nil))
-			return closeReq{code: gwire.CloseServiceRestart, reason: "service restart"}
+			return wsframe.Close{Code: gwire.CloseServiceRestart, Reason: "service restart"}
 		}
 	}
 }
@@ -364,19 +356,19 @@ func decodeObject(raw []byte, v any) bool {
 	return isObject(raw) && json.Unmarshal(raw, v) == nil
 }
 
-func decodeError(what string) (closeReq, bool) {
-	return closeReq{code: gwire.CloseDecodeError, reason: what}, true
+func decodeError(what string) (wsframe.Close, bool) {
+	return wsframe.Close{Code: gwire.CloseDecodeError, Reason: what}, true
 }
 
 // handle serves one client payload; stop says the connection must close with the result.
-func (c *conn) handle(data []byte) (closeReq, bool) {
+func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 	var p struct {
 		Op *int            `json:"op"`
 		D  json.RawMessage `json:"d"`
 	}
 	if !decodeObject(data, &p) || p.Op == nil {
 		if !c.allow(c.h.cfg.Clock.Now()) {
-			return closeReq{code: gwire.CloseRateLimited, reason: "rate limited"}, true
+			return wsframe.Close{Code: gwire.CloseRateLimited, Reason: "rate limited"}, true
 		}
 		return decodeError("decode error")
 	}
@@ -384,14 +376,14 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		return c.request(p.D)
 	}
 	if !c.allow(c.h.cfg.Clock.Now()) {
-		return closeReq{code: gwire.CloseRateLimited, reason: "rate limited"}, true
+		return wsframe.Close{Code: gwire.CloseRateLimited, Reason: "rate limited"}, true
 	}
 	limit := c.h.cfg.MaxPayloadBytes
 	if *p.Op == gwire.OpVoiceKeys && c.h.cfg.Voice != nil {
 		limit = voice.MaxKeysPayloadBytes
 	}
 	if len(data) > limit {
-		return closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
+		return wsframe.Close{Code: gwire.CloseDecodeError, Reason: "payload too large"}, true
 	}
 	switch *p.Op {
 	case gwire.OpRequestChannelInfo:
@@ -405,22 +397,22 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		}
 		c.armHeartbeat()
 		if c.write(controlFrame(gwire.OpHeartbeatACK, nil)) != nil {
-			return gone, true
+			return wsframe.Gone, true
 		}
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	case gwire.OpIdentify:
 		if c.authed {
-			return closeReq{code: gwire.CloseAlreadyAuthenticated, reason: "already authenticated"}, true
+			return wsframe.Close{Code: gwire.CloseAlreadyAuthenticated, Reason: "already authenticated"}, true
 		}
 		return c.identify(p.D)
 	case gwire.OpResume:
 		if c.authed {
-			return closeReq{code: gwire.CloseAlreadyAuthenticated, reason: "already authenticated"}, true
+			return wsframe.Close{Code: gwire.CloseAlreadyAuthenticated, Reason: "already authenticated"}, true
 		}
 		return c.resume(p.D)
 	case gwire.OpPresenceUpdate:
 		if !c.authed {
-			return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
+			return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 		}
 		if !isObject(p.D) { // p.D is valid JSON: the whole payload decoded
 			return decodeError("presence must be an object")
@@ -428,7 +420,7 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 		if f := c.h.cfg.OnPresence; f != nil {
 			f(c.who, json.RawMessage(bytes.Clone(p.D)))
 		}
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	case gwire.OpVoiceStateUpdate, gwire.OpVoiceKeys:
 		if c.h.cfg.Voice != nil {
 			return c.voiceOp(*p.Op, p.D)
@@ -438,7 +430,7 @@ func (c *conn) handle(data []byte) (closeReq, bool) {
 			return c.requestMembers(p.D)
 		}
 	}
-	return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
+	return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
 }
 
 func nullIfAbsent(raw json.RawMessage) []byte {
@@ -452,7 +444,7 @@ func nullIfAbsent(raw json.RawMessage) []byte {
 // the connection keeps the token for gwire.OpRequest.
 // A token is a user's access token ("Bearer " optional) or a bot token ("Bot " optional: a bare
 // token that is no access token is tried as a bot token, as client libraries send either).
-func (c *conn) authenticate(token string) (Identity, closeReq) {
+func (c *conn) authenticate(token string) (Identity, wsframe.Close) {
 	token = strings.TrimSpace(token)
 	bearer, bot := true, true
 	switch {
@@ -462,7 +454,7 @@ func (c *conn) authenticate(token string) (Identity, closeReq) {
 		token, bearer = strings.TrimSpace(token[4:]), false
 	}
 	who, r := c.resolve(token, bearer, bot)
-	if r.code == 0 {
+	if r.Code == 0 {
 		c.token = "Bearer " + token
 		if who.Bot {
 			c.token = "Bot " + token
@@ -471,8 +463,8 @@ func (c *conn) authenticate(token string) (Identity, closeReq) {
 	return who, r
 }
 
-func (c *conn) resolve(token string, bearer, bot bool) (Identity, closeReq) {
-	failed := closeReq{code: gwire.CloseAuthenticationFailed, reason: "authentication failed"}
+func (c *conn) resolve(token string, bearer, bot bool) (Identity, wsframe.Close) {
+	failed := wsframe.Close{Code: gwire.CloseAuthenticationFailed, Reason: "authentication failed"}
 	if token == "" {
 		return Identity{}, failed
 	}
@@ -492,16 +484,16 @@ func (c *conn) resolve(token string, bearer, bot bool) (Identity, closeReq) {
 	switch {
 	case err != nil:
 		c.h.log.Warn("gateway: token lookup failed", "err", err)
-		return Identity{}, closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}
+		return Identity{}, wsframe.Close{Code: gwire.CloseUnknownError, Reason: "unknown error"}
 	case !ok || who.UserID == 0 || (!who.Bot && !hasGatewayScope(who.Scopes)):
 		return Identity{}, failed
 	}
 	who.Scopes = c.h.scopeSets.intern(who.Scopes)
-	return who, closeReq{}
+	return who, wsframe.Close{}
 }
 
 // identify serves op 2: it checks the payload and the token, creates a session and sends READY.
-func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
+func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	var id gwire.Identify
 	switch {
@@ -512,19 +504,19 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	case !isNull(id.Presence) && !isObject(id.Presence):
 		return decodeError("presence must be an object")
 	case id.Shard != nil && (len(id.Shard) != 2 || id.Shard[1] < 1 || id.Shard[0] < 0 || id.Shard[0] >= id.Shard[1]):
-		return closeReq{code: gwire.CloseInvalidShard, reason: "invalid shard"}, true
+		return wsframe.Close{Code: gwire.CloseInvalidShard, Reason: "invalid shard"}, true
 	case id.Intents == nil || *id.Intents < 0 || uint64(*id.Intents)&^gwire.KnownIntents != 0:
-		return closeReq{code: gwire.CloseInvalidIntents, reason: "invalid intent(s)"}, true
+		return wsframe.Close{Code: gwire.CloseInvalidIntents, Reason: "invalid intent(s)"}, true
 	}
 	intents := uint64(*id.Intents)
 	who, fail := c.authenticate(id.Token)
-	if fail.code != 0 {
+	if fail.Code != 0 {
 		return fail, true
 	}
 	if id.Capabilities != nil { // the session's hooks see them (rule GW-1)
 		who.Capabilities = *id.Capabilities
 	}
-	if fail := c.allowIntents(who, intents); fail.code != 0 {
+	if fail := c.allowIntents(who, intents); fail.Code != 0 {
 		return fail, true
 	}
 	if who.Bot && !h.startSession(who.AppID, id.Shard) { // the day's starts are used up, or the bucket's
@@ -545,7 +537,7 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	cancel()
 	if err != nil {
 		h.log.Warn("gateway: user lookup failed", "user_id", who.UserID, "err", err)
-		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
+		return wsframe.Close{Code: gwire.CloseUnknownError, Reason: "unknown error"}, true
 	}
 	s := &session{id: newSessionID(), who: who, intents: intents, grant: who.Grant, since: h.cfg.Clock.Now()}
 	if id.Capabilities != nil {
@@ -568,10 +560,10 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	}
 	if err != nil {
 		h.log.Warn("gateway: READY failed", "user_id", who.UserID, "err", err)
-		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}, true
+		return wsframe.Close{Code: gwire.CloseUnknownError, Reason: "unknown error"}, true
 	}
 	if id.Compress {
-		c.tcp.compress(compressPayload)
+		c.tcp.Compress(wsframe.CompressPayload)
 	}
 	c.flushMu.Lock()
 	h.mu.Lock()
@@ -607,35 +599,35 @@ func (c *conn) identify(d json.RawMessage) (closeReq, bool) {
 	if !isNull(id.Presence) && h.cfg.OnPresence != nil {
 		h.cfg.OnPresence(who, json.RawMessage(bytes.Clone(id.Presence)))
 	}
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }
 
 // resume serves op 6: it re-attaches a session, replays what the client missed and sends
 // RESUMED, or answers Invalid Session.
-func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
+func (c *conn) resume(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	var rs gwire.Resume
 	if !decodeObject(d, &rs) || rs.Seq == nil {
 		return decodeError("invalid resume payload")
 	}
 	if *rs.Seq < 0 {
-		return closeReq{code: gwire.CloseInvalidSeq, reason: "invalid seq"}, true
+		return wsframe.Close{Code: gwire.CloseInvalidSeq, Reason: "invalid seq"}, true
 	}
 	who, fail := c.authenticate(rs.Token)
-	if fail.code != 0 {
+	if fail.Code != 0 {
 		return fail, true
 	}
 	intents, remote, ok := h.sessionIntents(rs.SessionID, who)
 	if ok {
-		if fail := c.allowIntents(who, intents); fail.code != 0 {
-			if fail.code == gwire.CloseDisallowedIntents && !remote {
+		if fail := c.allowIntents(who, intents); fail.Code != 0 {
+			if fail.Code == gwire.CloseDisallowedIntents && !remote {
 				h.endDetached(rs.SessionID) // final: nothing is left to resume
 			}
 			return fail, true
 		}
 	}
 	var a attached
-	var r closeReq
+	var r wsframe.Close
 	var stop bool
 	if remote { // another node ran it: what it missed is read again from the bus
 		a, r, stop = c.resumeRemote(rs.SessionID, *rs.Seq, who)
@@ -659,10 +651,10 @@ func (c *conn) resume(d json.RawMessage) (closeReq, bool) {
 
 // allowIntents asks Config.AllowIntents whether who may use intents: no close when it may,
 // gwire.CloseDisallowedIntents when it may not, gwire.CloseUnknownError when the answer failed.
-func (c *conn) allowIntents(who Identity, intents uint64) closeReq {
+func (c *conn) allowIntents(who Identity, intents uint64) wsframe.Close {
 	h := c.h
 	if h.cfg.AllowIntents == nil {
-		return closeReq{}
+		return wsframe.Close{}
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)
 	ok, err := h.cfg.AllowIntents(ctx, who, intents)
@@ -670,11 +662,11 @@ func (c *conn) allowIntents(who Identity, intents uint64) closeReq {
 	switch {
 	case err != nil:
 		h.log.Warn("gateway: intents check failed", "user_id", who.UserID, "app_id", who.AppID, "err", err)
-		return closeReq{code: gwire.CloseUnknownError, reason: "unknown error"}
+		return wsframe.Close{Code: gwire.CloseUnknownError, Reason: "unknown error"}
 	case !ok:
-		return closeReq{code: gwire.CloseDisallowedIntents, reason: "disallowed intent(s)"}
+		return wsframe.Close{Code: gwire.CloseDisallowedIntents, Reason: "disallowed intent(s)"}
 	}
-	return closeReq{}
+	return wsframe.Close{}
 }
 
 // sessionIntents returns the intents of the session a gwire.Resume by who names, if it exists and
@@ -711,7 +703,7 @@ type attached struct {
 // attach re-attaches the session to this connection and writes the replay and RESUMED, holding
 // flushMu until they are written so that no dispatcher's write (flushNow) goes before them. It
 // returns the session, or none after answering Invalid Session, or a close.
-func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, closeReq, bool) {
+func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsframe.Close, bool) {
 	h := c.h
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
@@ -725,7 +717,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	}
 	if seq > s.seq {
 		h.mu.Unlock()
-		return attached{}, closeReq{code: gwire.CloseInvalidSeq, reason: "invalid seq"}, true
+		return attached{}, wsframe.Close{Code: gwire.CloseInvalidSeq, Reason: "invalid seq"}, true
 	}
 	old := s.conn
 	replay, ok := s.after(seq)
@@ -733,7 +725,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 		h.removeLocked(s)
 		h.mu.Unlock()
 		if old != nil {
-			old.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session invalidated"})
+			old.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session invalidated"})
 		}
 		r, stop := c.invalidSession()
 		return attached{}, r, stop
@@ -745,19 +737,19 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, clos
 	c.sess, c.sent = s, s.seq
 	h.mu.Unlock()
 	if old != nil {
-		old.kickWith(closeReq{code: gwire.CloseUnknownError, reason: "session resumed elsewhere"})
+		old.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session resumed elsewhere"})
 		h.voiceGone(Session{Identity: s.who, ID: s.id}) // the call was the old connection's
 	}
 	c.authed, c.who = true, s.who
 	c.requester.Store(&requester{token: c.token, sess: s})
 	if !c.writeAll(pending) {
-		return attached{first: first}, gone, true
+		return attached{first: first}, wsframe.Gone, true
 	}
 	h.mu.Lock()
 	note := noteOf(s, noteLive)
 	h.mu.Unlock()
 	h.note(note)
-	return attached{s: s, replayed: len(replay), first: first}, closeReq{}, false
+	return attached{s: s, replayed: len(replay), first: first}, wsframe.Close{}, false
 }
 
 // readyExtra adds Config.ReadyExtra's fields to the encoded READY object.
@@ -786,33 +778,33 @@ func (h *Hub) readyExtra(who Identity, ready []byte) ([]byte, error) {
 }
 
 // invalidSession sends op 9 with d false; the connection stays open for a new gwire.Identify.
-func (c *conn) invalidSession() (closeReq, bool) {
+func (c *conn) invalidSession() (wsframe.Close, bool) {
 	if c.write(controlFrame(gwire.OpInvalidSession, false)) != nil {
-		return gone, true
+		return wsframe.Gone, true
 	}
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }
 
 // flush writes the session's dispatches this connection has not taken yet, in order.
-func (c *conn) flush() (closeReq, bool) {
+func (c *conn) flush() (wsframe.Close, bool) {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	pending, ok := c.take()
 	if !ok { // the client fell more than ReplayLimit dispatches behind
-		return closeReq{code: gwire.CloseUnknownError, reason: "too far behind"}, true
+		return wsframe.Close{Code: gwire.CloseUnknownError, Reason: "too far behind"}, true
 	}
 	if !c.writeAll(pending) {
-		return gone, true
+		return wsframe.Gone, true
 	}
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }
 
 // flushNow is flush done by a dispatcher that has just pushed to the connection's session: it
-// writes what waits without waiting for the socket (batchConn.writeNow), and wakes the loop for
+// writes what waits without waiting for the socket (wsframe.Conn.WriteNow), and wakes the loop for
 // what it cannot write now. It leaves everything to the loop while the loop (or another
 // dispatcher) is writing, or while writes are paced.
 func (c *conn) flushNow() {
-	if !c.tcp.canWriteNow() || c.h.rate.isBusy() || !c.flushMu.TryLock() {
+	if !c.tcp.CanWriteNow() || c.h.rate.Busy() || !c.flushMu.TryLock() {
 		c.signal()
 		return
 	}
@@ -823,7 +815,7 @@ func (c *conn) flushNow() {
 		c.signal() // too far behind: the loop closes the connection
 	case len(pending) > 0:
 		c.lastWrite = time.Now()
-		if kept, err := c.tcp.writeNow(pending); kept || err != nil {
+		if kept, err := c.tcp.WriteNow(pending); kept || err != nil {
 			c.signal() // the loop writes the rest, or finds the connection broken
 		}
 	}
@@ -832,7 +824,7 @@ func (c *conn) flushNow() {
 // take returns the session's dispatches this connection has not taken yet and marks them taken;
 // false when some of them are no longer held (the client fell more than ReplayLimit behind).
 // None when the connection has no session. Call with flushMu held.
-func (c *conn) take() ([]entry, bool) {
+func (c *conn) take() ([]wsframe.Dispatch, bool) {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -842,29 +834,29 @@ func (c *conn) take() ([]entry, bool) {
 	}
 	pending, ok := s.after(c.sent)
 	if ok && len(pending) > 0 {
-		c.sent = pending[len(pending)-1].seq
+		c.sent = pending[len(pending)-1].Seq
 	}
 	return pending, ok
 }
 
-// writeAll writes the entries in order; false means the connection is gone. They leave in one
+// writeAll writes the dispatches in order; false means the connection is gone. They leave in one
 // write to the TCP connection, bounded by the write timeout as a deadline on it (the frames
 // are only copied while held, so they need no context of their own). What flushNow left
 // unwritten goes first. Call with flushMu held.
-func (c *conn) writeAll(list []entry) bool {
-	if len(list) == 0 && !c.tcp.keeps() {
+func (c *conn) writeAll(list []wsframe.Dispatch) bool {
+	if len(list) == 0 && !c.tcp.Keeps() {
 		return true
 	}
 	c.lastWrite = time.Now()
-	if c.tcp.hold(c.h.cfg.WriteTimeout) != nil {
-		c.tcp.release()
+	if c.tcp.Hold(c.h.cfg.WriteTimeout) != nil {
+		c.tcp.Release()
 		return false
 	}
 	for _, e := range list {
-		if c.tcp.writeDispatch(e) != nil {
-			c.tcp.release()
+		if c.tcp.WriteDispatch(e) != nil {
+			c.tcp.Release()
 			return false
 		}
 	}
-	return c.tcp.release() == nil
+	return c.tcp.Release() == nil
 }

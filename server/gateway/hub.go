@@ -14,6 +14,8 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/counters"
+	"sdkpp/server/gateway/internal/pace"
+	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/scopes"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -217,8 +219,8 @@ type Hub struct {
 
 	scopeSets scopeSets // the sessions' scopes, one slice per set
 
-	rate  *rateMeter // dispatches per second, for write pacing (pace.go)
-	stats hubStats   // what Stats reports
+	rate  *pace.Meter // dispatches per second, for write pacing
+	stats hubStats    // what Stats reports
 }
 
 // New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
@@ -254,7 +256,7 @@ func New(cfg Config) *Hub {
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
-		rate: newRateMeter(), life: newSessionID()[:12],
+		rate: pace.NewMeter(), life: newSessionID()[:12],
 		remote: map[string]*sessionNote{}, remoteByUser: map[uint64]map[string]*sessionNote{},
 	}
 }
@@ -312,15 +314,15 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = nc.Close()
 		return
 	}
-	tcp := &batchConn{Conn: nc}
+	tcp := &wsframe.Conn{Conn: nc}
 	// The reader keeps the HTTP server's buffered reader: it may hold the client's first frames.
-	c := newConn(h, tcp, newFrameReader(rw.Reader, tcp, h.cfg.WriteTimeout), h.resumeURL(r))
+	c := newConn(h, tcp, wsframe.NewReader(rw.Reader, tcp, h.cfg.WriteTimeout), h.resumeURL(r))
 	c.remoteAddr = r.RemoteAddr
 	go c.read() // owned by the connection: finish waits for it
 	h.mu.Lock()
 	if h.closed { // Close began during the handshake
 		h.mu.Unlock()
-		c.finish(closeReq{code: gwire.CloseServiceRestart, reason: "service restart"})
+		c.finish(wsframe.Close{Code: gwire.CloseServiceRestart, Reason: "service restart"})
 		return
 	}
 	h.conns[c] = struct{}{}
@@ -329,14 +331,14 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch {
 	case q.Has("v") && q.Get("v") != "10" && q.Get("v") != "9":
-		c.finish(closeReq{code: gwire.CloseInvalidAPIVersion, reason: "invalid API version"})
+		c.finish(wsframe.Close{Code: gwire.CloseInvalidAPIVersion, Reason: "invalid API version"})
 	case q.Has("encoding") && q.Get("encoding") != "json":
-		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported encoding"})
+		c.finish(wsframe.Close{Code: gwire.CloseDecodeError, Reason: "unsupported encoding"})
 	case q.Get("compress") != "" && q.Get("compress") != "zlib-stream":
-		c.finish(closeReq{code: gwire.CloseDecodeError, reason: "unsupported compression"})
+		c.finish(wsframe.Close{Code: gwire.CloseDecodeError, Reason: "unsupported compression"})
 	default:
 		if q.Get("compress") == "zlib-stream" {
-			tcp.compress(compressStream) // before Hello: every message is compressed
+			tcp.Compress(wsframe.CompressStream) // before Hello: every message is compressed
 		}
 		c.run()
 	}
@@ -503,7 +505,7 @@ func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter
 		}
 	}
 	h.mu.Unlock()
-	h.rate.add(pushed)
+	h.rate.Add(pushed)
 	h.stats.dispatched(event, pushed)
 	h.deliver(live)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/httpx"
 	gwire "sdkpp/wire/gateway"
 
@@ -88,12 +89,12 @@ func (c *conn) serveAndAnswer(rq *requester, r gwire.Request) {
 
 // request is op 100 reaching the loop: malformed, sent before gwire.Identify, or read before the loop
 // had finished the gwire.Identify (or gwire.Resume) that preceded it, which it then serves here.
-func (c *conn) request(d json.RawMessage) (closeReq, bool) {
+func (c *conn) request(d json.RawMessage) (wsframe.Close, bool) {
 	if c.h.cfg.Requests == nil {
-		return closeReq{code: gwire.CloseUnknownOpcode, reason: "unknown opcode"}, true
+		return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
 	}
 	if !c.authed {
-		return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
+		return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 	}
 	r, ok := validRequest(d)
 	if !ok {
@@ -103,7 +104,7 @@ func (c *conn) request(d json.RawMessage) (closeReq, bool) {
 	if r, stop := c.flush(); stop {
 		return r, true
 	}
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }
 
 // serve runs one request through the API handler with the session's token.

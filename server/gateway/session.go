@@ -6,19 +6,9 @@ import (
 	"encoding/hex"
 	"slices"
 	"time"
+
+	"sdkpp/server/gateway/internal/wsframe"
 )
-
-// entry is one dispatch a session holds for delivery and replay. Its event name and data are
-// shared by every session the dispatch went to; the frame is built when it is written, so that
-// a dispatch to a 100-member lobby holds its data once, not once per session.
-type entry struct {
-	seq   int64
-	event []byte // the JSON-quoted event name
-	d     []byte // the event's data, JSON
-}
-
-// frame is the entry's payload, {"op":0,"d":...,"s":...,"t":...}.
-func (e entry) frame() []byte { return appendDispatch(nil, e.seq, e.event, e.d) }
 
 // session is an identified gateway session. Every field is guarded by Hub.mu.
 type session struct {
@@ -29,7 +19,7 @@ type session struct {
 	seq          int64 // the last sequence number given out
 	// buf[head:] holds the last at most Config.ReplayLimit dispatches, oldest first; dropped is
 	// the sequence number of the last one dropped from it (0 when none was).
-	buf     []entry
+	buf     []wsframe.Dispatch
 	head    int
 	dropped int64
 	// conn is the connection the session is attached to; nil while it waits to be resumed,
@@ -55,20 +45,20 @@ func newSessionID() string {
 
 // push gives the next sequence number to a dispatch of the quoted event with data d, keeps it in
 // the replay buffer (dropping the oldest beyond limit), and returns it.
-func (s *session) push(event, d []byte, limit int) entry {
+func (s *session) push(event, d []byte, limit int) wsframe.Dispatch {
 	return s.pushSeq(s.seq+1, event, d, limit)
 }
 
 // pushSeq is push with the sequence number seq, which must be above s.seq. On a cluster the
 // dispatches read from the bus take numbers derived from the bus's (see busSeq), so that
 // another node that replays them from the bus gives them the same numbers.
-func (s *session) pushSeq(seq int64, event, d []byte, limit int) entry {
+func (s *session) pushSeq(seq int64, event, d []byte, limit int) wsframe.Dispatch {
 	s.seq = seq
-	e := entry{seq: s.seq, event: event, d: d}
+	e := wsframe.Dispatch{Seq: s.seq, Event: event, Data: d}
 	s.buf = append(s.buf, e)
 	if len(s.buf)-s.head > limit {
-		s.dropped = s.buf[s.head].seq
-		s.buf[s.head] = entry{}
+		s.dropped = s.buf[s.head].Seq
+		s.buf[s.head] = wsframe.Dispatch{}
 		s.head++
 	}
 	if s.head >= limit && s.head >= len(s.buf)/2 { // compact, amortized O(1) per push
@@ -83,7 +73,7 @@ func (s *session) pushSeq(seq int64, event, d []byte, limit int) entry {
 // after returns a copy of the held dispatches with a sequence number above seq, and whether the
 // buffer still holds all of them (false when some were dropped). Sequence numbers increase
 // but need not be consecutive.
-func (s *session) after(seq int64) ([]entry, bool) {
+func (s *session) after(seq int64) ([]wsframe.Dispatch, bool) {
 	held := s.buf[s.head:]
 	if seq >= s.seq {
 		return nil, true
@@ -91,6 +81,6 @@ func (s *session) after(seq int64) ([]entry, bool) {
 	if seq < s.dropped {
 		return nil, false
 	}
-	i, _ := slices.BinarySearchFunc(held, seq+1, func(e entry, seq int64) int { return cmp.Compare(e.seq, seq) })
-	return append([]entry(nil), held[i:]...), true
+	i, _ := slices.BinarySearchFunc(held, seq+1, func(e wsframe.Dispatch, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	return append([]wsframe.Dispatch(nil), held[i:]...), true
 }

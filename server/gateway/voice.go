@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"sdkpp/server/gateway/internal/wsframe"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
 )
@@ -29,13 +30,13 @@ type Session struct {
 
 // voiceOp serves ops 4 and 101 of an identified connection: malformed payloads close it with
 // 4002, like every other malformed payload.
-func (c *conn) voiceOp(op int, d json.RawMessage) (closeReq, bool) {
+func (c *conn) voiceOp(op int, d json.RawMessage) (wsframe.Close, bool) {
 	if !c.authed {
-		return closeReq{code: gwire.CloseNotAuthenticated, reason: "not authenticated"}, true
+		return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 	}
 	s := c.session()
 	if s.ID == "" { // the session ended under the connection: the loop is being kicked
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	}
 	v := c.h.cfg.Voice
 	if op == gwire.OpVoiceStateUpdate {
@@ -44,14 +45,14 @@ func (c *conn) voiceOp(op int, d json.RawMessage) (closeReq, bool) {
 			return decodeError("invalid voice state update")
 		}
 		v.VoiceStateUpdate(s, u)
-		return closeReq{}, false
+		return wsframe.Close{}, false
 	}
 	var k voice.Keys
 	if !decodeObject(d, &k) || k.Check() != nil {
 		return decodeError("invalid voice keys")
 	}
 	v.VoiceKeys(s, k)
-	return closeReq{}, false
+	return wsframe.Close{}, false
 }
 
 // session is the connection's session now (zero ID when none).
@@ -88,7 +89,7 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 	s.push(ev, d, h.cfg.ReplayLimit)
 	c := s.conn
 	h.mu.Unlock()
-	h.rate.add(1)
+	h.rate.Add(1)
 	if c != nil {
 		h.deliver([]*conn{c})
 	}

@@ -1,4 +1,4 @@
-package gateway
+package wsframe
 
 import (
 	"errors"
@@ -11,27 +11,27 @@ import (
 	"sdkpp/server/gateway/internal/nonblock"
 )
 
-// maxBatchBytes is how much a batchConn holds before it writes anyway.
+// maxBatchBytes is how much a Conn holds before it writes anyway.
 const maxBatchBytes = 64 << 10
 
-// errCloseSent is the error of a write after the close frame: RFC 6455 (5.5.1) allows no frame
+// ErrCloseSent is the error of a write after the close frame: RFC 6455 (5.5.1) allows no frame
 // after it.
-var errCloseSent = errors.New("gateway: close frame already sent")
+var ErrCloseSent = errors.New("wsframe: close frame already sent")
 
-// batchConn writes the server's WebSocket frames (RFC 6455: unmasked, unfragmented, without
+// Conn writes the server's WebSocket frames (RFC 6455: unmasked, unfragmented, without
 // extensions, which the gateway does not negotiate) to the connection it owns, each frame's
 // header encoded by ws.WriteHeaderBuffer. Every frame goes through it, so it decides how they
 // reach the socket:
 //
-//   - Between hold and release, frames are kept and then written with one system call, so that
+//   - Between Hold and Release, frames are kept and then written with one system call, so that
 //     a connection that has several dispatches waiting sends them together: one write, one
 //     wake-up of the peer, instead of one per frame.
-//   - writeNow writes a dispatcher's frames without waiting for the socket, keeping what the
+//   - WriteNow writes a dispatcher's frames without waiting for the socket, keeping what the
 //     socket does not take for the connection's loop.
 //   - Otherwise a frame is written at once, within its timeout, after anything kept.
 //
-// After the close frame, every write fails with errCloseSent. It is safe for concurrent use.
-type batchConn struct {
+// After the close frame, every write fails with ErrCloseSent. It is safe for concurrent use.
+type Conn struct {
 	net.Conn
 
 	mu        sync.Mutex
@@ -44,13 +44,13 @@ type batchConn struct {
 	hdr [ws.MaxHeaderSize]byte
 	app appender
 
-	// z compresses text messages (compress.go); nil sends them as they are. Guarded by mu.
+	// z compresses text messages (see Compress); nil sends them as they are. Guarded by mu.
 	z *compressor
 }
 
-// compress makes the connection's later text messages go out compressed in mode, unless they
+// Compress makes the connection's later text messages go out compressed in mode, unless they
 // already are (transport compression takes precedence over payload compression).
-func (b *batchConn) compress(mode int) {
+func (b *Conn) Compress(mode Compression) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.z == nil {
@@ -70,7 +70,7 @@ func (a *appender) Write(p []byte) (int, error) {
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // appendHeaderLocked appends the header of a final frame of op with n payload bytes to dst.
-func (b *batchConn) appendHeaderLocked(dst []byte, op ws.OpCode, n int) []byte {
+func (b *Conn) appendHeaderLocked(dst []byte, op ws.OpCode, n int) []byte {
 	b.app.b = dst
 	// Cannot fail: the scratch is large enough, n is not negative, and appender never fails.
 	_ = ws.WriteHeaderBuffer(&b.app, ws.Header{Fin: true, OpCode: op, Length: int64(n)}, b.hdr[:])
@@ -78,11 +78,11 @@ func (b *batchConn) appendHeaderLocked(dst []byte, op ws.OpCode, n int) []byte {
 	return dst
 }
 
-// appendDispatchLocked appends the entry's dispatch as one text frame to *buf, its payload built
+// appendDispatchLocked appends the dispatch as one text frame to *buf, its payload built
 // in place.
-func (b *batchConn) appendDispatchLocked(buf *[]byte, e entry) error {
+func (b *Conn) appendDispatchLocked(buf *[]byte, e Dispatch) error {
 	if b.z != nil {
-		op, p, err := b.z.frame(e.frame(), true)
+		op, p, err := b.z.frame(e.Frame(), true)
 		if err != nil {
 			return err
 		}
@@ -90,19 +90,19 @@ func (b *batchConn) appendDispatchLocked(buf *[]byte, e entry) error {
 		*buf = append(*buf, p...)
 		return nil
 	}
-	*buf = b.appendHeaderLocked(*buf, ws.OpText, dispatchLen(e.seq, e.event, e.d))
-	*buf = appendDispatch(*buf, e.seq, e.event, e.d)
+	*buf = b.appendHeaderLocked(*buf, ws.OpText, dispatchLen(e.Seq, e.Event, e.Data))
+	*buf = appendDispatch(*buf, e.Seq, e.Event, e.Data)
 	return nil
 }
 
-// writeFrame writes one frame of op with payload p: kept while the connection is held (and
-// written with release), else at once after what is kept, within timeout. Writing a close frame
+// WriteFrame writes one frame of op with payload p: kept while the connection is held (and
+// written with Release), else at once after what is kept, within timeout. Writing a close frame
 // ends writing.
-func (b *batchConn) writeFrame(op ws.OpCode, p []byte, timeout time.Duration) error {
+func (b *Conn) WriteFrame(op ws.OpCode, p []byte, timeout time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closeSent {
-		return errCloseSent
+		return ErrCloseSent
 	}
 	if op == ws.OpClose {
 		b.closeSent = true
@@ -135,18 +135,18 @@ func (b *batchConn) writeFrame(op ws.OpCode, p []byte, timeout time.Duration) er
 	return err
 }
 
-// writeNow writes the entries' frames at once, with one system call that does not wait for the
+// WriteNow writes the dispatches' frames at once, with one system call that does not wait for the
 // socket: a dispatcher writes through it instead of waking the connection's loop, which would
 // cost the dispatch a hand-off between goroutines (on a machine with two cores, often tens of
 // microseconds). What the socket does not take now is kept, and written first by the next write,
 // which must come from the loop (the caller wakes it): kept reports that. When the connection is
-// held, already keeps something, or cannot write without waiting (see canWriteNow), every frame
+// held, already keeps something, or cannot write without waiting (see CanWriteNow), every frame
 // is kept, after what was kept before. err means the connection failed.
-func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
+func (b *Conn) WriteNow(list []Dispatch) (kept bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closeSent {
-		return false, errCloseSent
+		return false, ErrCloseSent
 	}
 	buf := b.buf
 	if buf == nil {
@@ -185,27 +185,27 @@ func (b *batchConn) writeNow(list []entry) (kept bool, err error) {
 	return true, nil
 }
 
-// canWriteNow reports whether writeNow can write to the connection at once: its socket is the
+// CanWriteNow reports whether WriteNow can write to the connection at once: its socket is the
 // operating system's (a TLS connection's is not: its records are written by crypto/tls).
-func (b *batchConn) canWriteNow() bool { return nonblock.Supported(b.Conn) }
+func (b *Conn) CanWriteNow() bool { return nonblock.Supported(b.Conn) }
 
-// keeps reports whether writeNow left bytes that wait for the next write.
-func (b *batchConn) keeps() bool {
+// Keeps reports whether WriteNow left bytes that wait for the next write.
+func (b *Conn) Keeps() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf != nil
 }
 
-// writeDispatch keeps the entry as one text frame until release; the loop uses it for
-// dispatches, which it writes in batches.
-func (b *batchConn) writeDispatch(e entry) error {
+// WriteDispatch keeps the dispatch as one text frame until Release; a connection's loop uses it
+// for dispatches, which it writes in batches.
+func (b *Conn) WriteDispatch(e Dispatch) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case b.closeSent:
-		return errCloseSent
+		return ErrCloseSent
 	case !b.holding:
-		return errors.New("gateway: writeDispatch outside hold") // writeAll always holds
+		return errors.New("wsframe: WriteDispatch outside hold") // the gateway's loop always holds
 	}
 	if b.buf == nil {
 		b.buf = batchBufs.Get().(*[]byte)
@@ -219,17 +219,17 @@ func (b *batchConn) writeDispatch(e entry) error {
 	return nil
 }
 
-// hold starts keeping writes; until release, writing to the connection (when more than
-// maxBatchBytes are kept, and in release) must finish within timeout.
-func (b *batchConn) hold(timeout time.Duration) error {
+// Hold starts keeping writes; until Release, writing to the connection (when more than
+// maxBatchBytes are kept, and in Release) must finish within timeout.
+func (b *Conn) Hold(timeout time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.holding = true
 	return b.Conn.SetWriteDeadline(time.Now().Add(timeout))
 }
 
-// release writes what was kept and stops keeping writes.
-func (b *batchConn) release() error {
+// Release writes what was kept and stops keeping writes.
+func (b *Conn) Release() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.holding = false
@@ -245,14 +245,14 @@ func (b *batchConn) release() error {
 
 // writeLocked writes the kept bytes and gives the buffer back; after an error the connection
 // is unusable and they are dropped.
-func (b *batchConn) writeLocked() error {
+func (b *Conn) writeLocked() error {
 	_, err := b.Conn.Write(*b.buf)
 	b.dropLocked()
 	return err
 }
 
 // dropLocked gives the buffer of kept bytes back.
-func (b *batchConn) dropLocked() {
+func (b *Conn) dropLocked() {
 	if cap(*b.buf) <= maxBatchBytes*2 {
 		*b.buf = (*b.buf)[:0]
 		batchBufs.Put(b.buf)

@@ -1,4 +1,4 @@
-package gateway
+package wsframe
 
 import (
 	"bufio"
@@ -11,27 +11,40 @@ import (
 	gwire "sdkpp/wire/gateway"
 )
 
-// frameReader reads a client's frames (RFC 6455, the server's side) from the buffered reader of
-// the upgraded connection, with ws.ReadHeaderBuffer and ws.CheckHeader; it answers the client's
-// control frames through the connection's batchConn.
-type frameReader struct {
+// Close says how a connection ends: Code 0 means the peer is gone (no close frame is sent);
+// End means its session ends too instead of waiting to be resumed.
+type Close struct {
+	Code   int
+	Reason string
+	End    bool
+}
+
+// Gone is the end of a connection whose peer is gone: no close frame.
+var Gone = Close{}
+
+// Reader reads a client's frames (RFC 6455, the server's side) from the buffered reader of the
+// upgraded connection, with ws.ReadHeaderBuffer and ws.CheckHeader; it answers the client's
+// control frames through the connection's Conn. One goroutine uses it.
+type Reader struct {
 	br  *bufio.Reader
-	out *batchConn
+	out *Conn
 	// timeout bounds writing a pong or the answer to the client's close frame.
 	timeout time.Duration
 
 	hdr []byte                              // scratch for ws.ReadHeaderBuffer
 	ctl [ws.MaxControlFramePayloadSize]byte // a control frame's payload
-	// skip is what is left unread of the frame that readMessage refused, so that drain finds
+	// skip is what is left unread of the frame that ReadMessage refused, so that Drain finds
 	// the next frame.
 	skip int64
 }
 
-func newFrameReader(br *bufio.Reader, out *batchConn, timeout time.Duration) *frameReader {
-	return &frameReader{br: br, out: out, timeout: timeout, hdr: make([]byte, 0, ws.MaxHeaderSize-2)}
+// NewReader returns a Reader of the client's frames from br that answers its control frames
+// through out, each within timeout.
+func NewReader(br *bufio.Reader, out *Conn, timeout time.Duration) *Reader {
+	return &Reader{br: br, out: out, timeout: timeout, hdr: make([]byte, 0, ws.MaxHeaderSize-2)}
 }
 
-// readMessage reads frames until a whole text message (one frame, or a fragmented message's
+// ReadMessage reads frames until a whole text message (one frame, or a fragmented message's
 // frames) has arrived, and returns its payload, unmasked. On the way it answers pings with pongs
 // and ignores pongs. stopped reports that a message did not come, and stop how the connection
 // ends:
@@ -44,27 +57,27 @@ func newFrameReader(br *bufio.Reader, out *batchConn, timeout time.Duration) *fr
 //   - a text message that is not UTF-8: 1007 (RFC 6455 8.1);
 //   - a binary message, or a message longer than max bytes: gwire.CloseDecodeError, without
 //     reading the rest of it.
-func (r *frameReader) readMessage(max int) (data []byte, stop closeReq, stopped bool) {
+func (r *Reader) ReadMessage(max int) (data []byte, stop Close, stopped bool) {
 	state := ws.StateServerSide
 	for {
 		h, err := ws.ReadHeaderBuffer(r.br, r.hdr)
 		if err != nil {
-			return nil, gone, true
+			return nil, Gone, true
 		}
 		if err := ws.CheckHeader(h, state); err != nil {
 			r.skip = h.Length
-			return nil, closeReq{code: int(ws.StatusProtocolError), reason: "protocol error"}, true
+			return nil, Close{Code: int(ws.StatusProtocolError), Reason: "protocol error"}, true
 		}
 		if h.OpCode.IsControl() {
 			p := r.ctl[:h.Length] // CheckHeader allows at most 125 bytes
 			if _, err := io.ReadFull(r.br, p); err != nil {
-				return nil, gone, true
+				return nil, Gone, true
 			}
 			ws.Cipher(p, h.Mask, 0)
 			switch h.OpCode {
 			case ws.OpPing:
-				if r.out.writeFrame(ws.OpPong, p, r.timeout) != nil {
-					return nil, gone, true
+				if r.out.WriteFrame(ws.OpPong, p, r.timeout) != nil {
+					return nil, Gone, true
 				}
 			case ws.OpClose:
 				return nil, r.answerClose(p), true
@@ -73,11 +86,11 @@ func (r *frameReader) readMessage(max int) (data []byte, stop closeReq, stopped 
 		}
 		if h.OpCode == ws.OpBinary {
 			r.skip = h.Length
-			return nil, closeReq{code: gwire.CloseDecodeError, reason: "binary payloads are not accepted"}, true
+			return nil, Close{Code: gwire.CloseDecodeError, Reason: "binary payloads are not accepted"}, true
 		}
 		if h.Length > int64(max-len(data)) {
 			r.skip = h.Length
-			return nil, closeReq{code: gwire.CloseDecodeError, reason: "payload too large"}, true
+			return nil, Close{Code: gwire.CloseDecodeError, Reason: "payload too large"}, true
 		}
 		start, n := len(data), int(h.Length)
 		if data == nil && h.Fin {
@@ -86,7 +99,7 @@ func (r *frameReader) readMessage(max int) (data []byte, stop closeReq, stopped 
 			data = append(data, make([]byte, n)...)
 		}
 		if _, err := io.ReadFull(r.br, data[start:]); err != nil {
-			return nil, gone, true
+			return nil, Gone, true
 		}
 		ws.Cipher(data[start:], h.Mask, 0)
 		if !h.Fin {
@@ -94,16 +107,16 @@ func (r *frameReader) readMessage(max int) (data []byte, stop closeReq, stopped 
 			continue
 		}
 		if !utf8.Valid(data) {
-			return nil, closeReq{code: int(ws.StatusInvalidFramePayloadData), reason: "invalid UTF-8"}, true
+			return nil, Close{Code: int(ws.StatusInvalidFramePayloadData), Reason: "invalid UTF-8"}, true
 		}
-		return data, closeReq{}, false
+		return data, Close{}, false
 	}
 }
 
 // answerClose answers the client's close frame with payload p (unmasked) and says how the
 // connection ends. When the server has sent its own close frame first, the client's is the
 // answer, and nothing more is written.
-func (r *frameReader) answerClose(p []byte) closeReq {
+func (r *Reader) answerClose(p []byte) Close {
 	var reply []byte
 	code, reason := ws.ParseCloseFrameData(p)
 	switch {
@@ -113,14 +126,14 @@ func (r *frameReader) answerClose(p []byte) closeReq {
 	default:
 		reply = p[:2]
 	}
-	_ = r.out.writeFrame(ws.OpClose, reply, r.timeout) // errCloseSent: this frame answered the server's
-	return closeReq{end: code == ws.StatusNormalClosure || code == ws.StatusGoingAway}
+	_ = r.out.WriteFrame(ws.OpClose, reply, r.timeout) // ErrCloseSent: this frame answered the server's
+	return Close{End: code == ws.StatusNormalClosure || code == ws.StatusGoingAway}
 }
 
-// drain reads and drops the client's frames until its close frame (the answer to the server's)
+// Drain reads and drops the client's frames until its close frame (the answer to the server's)
 // or the end of the connection, without keeping any payload. It starts after the frame
-// readMessage refused; closeTimeout bounds it (the connection is cut).
-func (r *frameReader) drain() {
+// ReadMessage refused; the caller bounds it (by cutting the connection).
+func (r *Reader) Drain() {
 	if _, err := io.CopyN(io.Discard, r.br, r.skip); err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package gateway
+package wsframe
 
 import (
 	"bytes"
@@ -7,29 +7,33 @@ import (
 	"github.com/gobwas/ws"
 )
 
+// Compression is how a connection's messages are compressed.
+type Compression int
+
 // Compression modes of a connection's messages.
 const (
-	compressNone = iota
-	// compressPayload (Identify's compress: true): each dispatch is a binary frame holding a
+	// CompressNone sends every message as it is, a text frame.
+	CompressNone Compression = iota
+	// CompressPayload (Identify's compress: true): each dispatch is a binary frame holding a
 	// whole zlib stream of its own.
-	compressPayload
-	// compressStream (?compress=zlib-stream): every text message is a binary frame continuing
+	CompressPayload
+	// CompressStream (?compress=zlib-stream): every text message is a binary frame continuing
 	// one zlib stream of the connection, each ending with a sync flush (00 00 ff ff), so that
 	// the client inflates them with one context.
-	compressStream
+	CompressStream
 )
 
-// compressor compresses a connection's messages; its owner (batchConn) guards it.
+// compressor compresses a connection's messages; its owner (Conn) guards it.
 type compressor struct {
-	mode   int
+	mode   Compression
 	out    bytes.Buffer
-	stream *zlib.Writer // compressStream: the connection's one context
+	stream *zlib.Writer // CompressStream: the connection's one context
 }
 
 // newCompressor returns a compressor of mode.
-func newCompressor(mode int) *compressor {
+func newCompressor(mode Compression) *compressor {
 	c := &compressor{mode: mode}
-	if mode == compressStream {
+	if mode == CompressStream {
 		c.stream = zlib.NewWriter(&c.out)
 	}
 	return c
@@ -39,9 +43,9 @@ func newCompressor(mode int) *compressor {
 // binary frame. dispatch tells whether p is a dispatch (payload compression takes only those).
 func (c *compressor) frame(p []byte, dispatch bool) (ws.OpCode, []byte, error) {
 	switch {
-	case c == nil || c.mode == compressNone || (c.mode == compressPayload && !dispatch):
+	case c == nil || c.mode == CompressNone || (c.mode == CompressPayload && !dispatch):
 		return ws.OpText, p, nil
-	case c.mode == compressPayload:
+	case c.mode == CompressPayload:
 		c.out.Reset()
 		z := zlib.NewWriter(&c.out)
 		if _, err := z.Write(p); err != nil {

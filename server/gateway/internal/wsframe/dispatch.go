@@ -1,0 +1,41 @@
+package wsframe
+
+import "strconv"
+
+// Dispatch is one dispatch a session holds for delivery and replay. Its event name and data are
+// shared by every session the dispatch went to; the frame is built when it is written, so that
+// a dispatch to a 100-member lobby holds its data once, not once per session.
+type Dispatch struct {
+	Seq   int64
+	Event []byte // the JSON-quoted event name
+	Data  []byte // the event's data, JSON
+}
+
+// Frame is the dispatch's payload, {"op":0,"d":...,"s":...,"t":...}.
+func (e Dispatch) Frame() []byte { return appendDispatch(nil, e.Seq, e.Event, e.Data) }
+
+// appendDispatch appends {op: 0, d, s, t} to b; event is the JSON-quoted event name.
+func appendDispatch(b []byte, seq int64, event, d []byte) []byte {
+	if b == nil {
+		b = make([]byte, 0, dispatchLen(seq, event, d))
+	}
+	b = append(b, `{"op":0,"d":`...)
+	b = append(b, d...)
+	b = append(b, `,"s":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"t":`...)
+	b = append(b, event...)
+	return append(b, '}')
+}
+
+// dispatchLen is the length of appendDispatch's payload.
+func dispatchLen(seq int64, event, d []byte) int {
+	digits := 1
+	for v := seq; v >= 10 || v <= -10; v /= 10 {
+		digits++
+	}
+	if seq < 0 {
+		digits++
+	}
+	return len(`{"op":0,"d":`) + len(d) + len(`,"s":`) + digits + len(`,"t":`) + len(event) + 1
+}

@@ -1,0 +1,20 @@
+package wsframe
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A dispatch's frame is the payload {"op":0,"d":...,"s":...,"t":...}, and dispatchLen, which
+// sizes the frame's header before the payload is built, is its length for every number of digits.
+func TestDispatchFrame(t *testing.T) {
+	for _, seq := range []int64{0, 1, 9, 10, 99, 9001, -1, -10, math.MaxInt64, math.MinInt64} {
+		e := Dispatch{Seq: seq, Event: []byte(`"N"`), Data: []byte(`{"a":1}`)}
+		f := e.Frame()
+		assert.Equal(t, `{"op":0,"d":{"a":1},"s":`+strconv.FormatInt(seq, 10)+`,"t":"N"}`, string(f))
+		assert.Len(t, f, dispatchLen(e.Seq, e.Event, e.Data), "seq %d", seq)
+	}
+}
