@@ -494,7 +494,8 @@ const OutboxLease = 10 * time.Second
 
 // lockRelaying is st's order lock (store.DB.OrderLock) that, once taken, first publishes what
 // the last holder staged and left unpublished (it died between its commit and its publish;
-// gateway.Hub.Relay), so that the events under the key keep their commit order.
+// gateway.Hub.Relay), so that the events under the key keep their commit order; while that
+// cannot be published (the bus refuses), the lock is refused too.
 func (s *Server) lockRelaying(st *store.DB) order.Lock {
 	return func(ctx context.Context, key string) (uint64, func(uint64), error) {
 		floor, unlock, err := st.OrderLock(ctx, key)
@@ -511,7 +512,10 @@ func (s *Server) lockRelaying(st *store.DB) order.Lock {
 			for i, e := range left {
 				staged[i] = gateway.Staged{ID: e.ID, Data: e.Data}
 			}
-			s.hub.Relay(staged)
+			if !s.hub.Relay(staged) {
+				unlock(0)
+				return 0, nil, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
+			}
 		}
 		return floor, unlock, nil
 	}

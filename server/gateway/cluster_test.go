@@ -271,6 +271,13 @@ func TestNodeDownEndsItsSessionsConnections(t *testing.T) {
 	assert.Equal(t, 1, c.hub.Sessions(7))
 }
 
+// refusingBus is a bus that refuses every publish.
+type refusingBus struct{ *memBus }
+
+func (refusingBus) PublishID(context.Context, []byte, string) (uint64, error) {
+	return 0, errors.New("the bus is unreachable")
+}
+
 // memOutbox is an outbox in memory; failDelete makes deletes fail (the node dies after its
 // publish, before its delete).
 type memOutbox struct {
@@ -346,7 +353,7 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	stage(a.hub, 1) // committed; A dies before it publishes
 	stopA()
 	require.Len(t, box.left(key), 1)
-	b.hub.Relay(box.left(key)) // B takes the lock next
+	require.True(t, b.hub.Relay(box.left(key))) // B takes the lock next
 	assert.Empty(t, box.left(key), "relayed and deleted")
 	stage(b.hub, 2)()
 
@@ -354,10 +361,18 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	stage(b.hub, 3)() // published; B dies before it deletes it
 	box.failDelete = false
 	require.Len(t, box.left(key), 1)
-	c.hub.Relay(box.left(key)) // C takes the lock next: the bus stores it once
+	require.True(t, c.hub.Relay(box.left(key))) // C takes the lock next: the bus stores it once
 	stage(c.hub, 4)()
 
-	for n := 1; n <= 4; n++ {
+	// A node whose bus refuses cannot relay: the dispatch stays, and it says so (its lock is
+	// then refused); the next node relays it.
+	stage(c.hub, 5) // committed; C dies before it publishes
+	refusing := newEnv(t, func(cf *Config) { cf.Bus, cf.Node, cf.Outbox = refusingBus{bus}, 4, box })
+	assert.False(t, refusing.hub.Relay(box.left(key)))
+	require.Len(t, box.left(key), 1)
+	require.True(t, b.hub.Relay(box.left(key)))
+
+	for n := 1; n <= 5; n++ {
 		p := player.expectOp(gwire.OpDispatch)
 		assert.Equal(t, "MESSAGE", deref(p.T))
 		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "in order, once each")
@@ -371,7 +386,7 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 			count++
 		}
 	}
-	assert.Equal(t, 4, count, "the bus holds each once")
+	assert.Equal(t, 5, count, "the bus holds each once")
 }
 
 // Sessions whose tokens grant the same scopes share one slice of them, and a session's note,

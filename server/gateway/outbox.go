@@ -57,16 +57,18 @@ func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, us
 // unpublished (it died after its commit), and deletes them; call it holding that lock, before
 // publishing anything else under it. A dispatch its node did publish before dying is stored
 // once by the bus (OutboxMsgID). It stops at the first that cannot be published, which stays
-// for the next holder.
-func (h *Hub) Relay(left []Staged) {
+// for the next holder, and returns false: the caller must then publish nothing under the lock,
+// which would overtake it.
+func (h *Hub) Relay(left []Staged) bool {
 	for _, s := range left {
 		if !h.publishStaged(s) {
-			return
+			return false
 		}
 	}
 	if len(left) > 0 {
 		h.log.Info("gateway: dispatches a node left unpublished were relayed", "dispatches", len(left))
 	}
+	return true
 }
 
 // publishStaged publishes a staged dispatch with its outbox message id and deletes it from the
