@@ -21,7 +21,7 @@ import (
 // counts the player offline. The player's SDK keeps trying the dead node, so the session is not
 // resumed elsewhere.
 func TestDeadNodesPlayersGoOffline(t *testing.T) {
-	const beat = time.Second
+	const beat = 2 * time.Second // down after 6 s: room for a loaded machine's late beats
 	ns := natstest.Start(t)
 	storeURL := servertest.PostgresDatabase(t)
 	cluster := func(id int) servertest.Option {
