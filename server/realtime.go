@@ -16,6 +16,7 @@ import (
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
+	"sdkpp/server/voice"
 	"sdkpp/wire"
 )
 
@@ -87,7 +88,7 @@ func (s *Server) newHub() *gateway.Hub {
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
-		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
+		Voice:             voiceRouter{calls: s.voiceCalls, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,
 	}
@@ -115,6 +116,10 @@ func (s *Server) newHub() *gateway.Hub {
 		}
 	}
 	s.voice.Hub = hub
+	if s.voiceCluster != nil {
+		s.voiceCluster.Share = func(op voice.Op) { hub.Share(voice.SharedKind, op) }
+		s.voiceCluster.Connected = hub.SessionConnected
+	}
 	return hub
 }
 
@@ -233,6 +238,10 @@ type sharedUser struct {
 
 // shared takes what another node shared through the gateway's bus.
 func (s *Server) shared(kind string, data json.RawMessage) {
+	if kind == voice.SharedKind {
+		s.voiceCluster.Receive(data)
+		return
+	}
 	if kind != sharedPresence {
 		return
 	}

@@ -181,7 +181,11 @@ type Server struct {
 	presence   *presence.Service
 	creds      wire.DevCredentials
 	relay      *relay.Relay   // the voice media relay; from Start
-	voice      *voice.Service // the voice calls
+	voice      *voice.Service // the voice calls relayed by this node
+	// voiceCluster routes the calls between the nodes of a cluster (nil for a node alone);
+	// voiceCalls is it, or voice.
+	voiceCluster *voice.Cluster
+	voiceCalls   lobbyCalls
 	// guildVoice keeps the voice states of guild voice channels; set by routes.
 	guildVoice *guildvoice.Service
 	// voiceStatus serves voice channel statuses and Request Channel Info; set by routes.
@@ -342,7 +346,9 @@ func (s *Server) Start() error {
 		s.serveMetrics(mln)
 	}
 	if s.bus != nil { // before serving: every dispatch from now on reaches this node's sessions
+		s.voiceCluster.Start()
 		if err := s.joinBus(); err != nil {
+			s.voiceCluster.Close()
 			ln.Close()
 			s.relay.Close()
 			if mln != nil {
@@ -396,7 +402,7 @@ func (s *Server) routes() (http.Handler, error) {
 	s.hub = s.newHub()
 	gs.base.Bots = s.hub
 	s.guildVoice.Hub = s.hub
-	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
+	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voiceCalls}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub, Order: s.orderLock}
 	s.lobbies.Connected = s.hub.OnlineApp
@@ -749,6 +755,9 @@ func (s *Server) Close() error {
 	if s.hub != nil {
 		s.hub.Close() // WebSocket connections are hijacked: Shutdown does not close them
 	}
+	if started && s.voiceCluster != nil { // after the hub: no voice payload comes any more
+		s.voiceCluster.Close()
+	}
 	if started {
 		// net/http's Shutdown waits up to 5 s for a new connection that has sent nothing yet (a
 		// client's spare dial), so the deadline leaves room past that.
@@ -830,7 +839,7 @@ func (s *Server) APIURL() string { return s.URL() + APIVersionPath }
 // A member who leaves the lobby leaves its call, and a lobby that goes ends its call.
 type lobbyNotifier struct {
 	hub   *gateway.Hub
-	voice *voice.Service
+	voice lobbyCalls
 }
 
 // StageLobbyEvent is LobbyEvent for a change committed in tx under the order lock key: on a

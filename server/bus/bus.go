@@ -54,6 +54,7 @@ type Bus struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	node   int
+	memory bool // Options.Memory
 	log    *slog.Logger
 	msgID  atomic.Uint64 // publishes of this connection, for the stream's duplicate window
 	prefix string        // node and start time: message ids unique across restarts
@@ -96,13 +97,14 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 	}
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: Stream, Subjects: []string{Subject}, Storage: storage, MaxAge: o.Retention,
-		Retention: jetstream.LimitsPolicy, Duplicates: time.Minute,
+		// The duplicate window may not be longer than the messages live.
+		Retention: jetstream.LimitsPolicy, Duplicates: min(time.Minute, o.Retention),
 	})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("bus: stream %s: %w", Stream, err)
 	}
-	return &Bus{nc: nc, js: js, stream: st, node: o.Node, log: log,
+	return &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log,
 		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}, nil
 }
 
@@ -118,8 +120,8 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 }
 
 // PublishID is Publish with the message id given: the stream stores a message once per id
-// within its duplicate window (a minute), and returns the first one's sequence number for the
-// others.
+// within its duplicate window (a minute, or the retention when shorter), and returns the first
+// one's sequence number for the others.
 func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, error) {
 	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
 	if err != nil {
@@ -128,11 +130,15 @@ func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, er
 	return ack.Sequence, nil
 }
 
-// Last returns the sequence number of the newest message of the stream (0 when it has none).
+// Last returns the sequence number of the newest message of the stream (0 when it has none,
+// also when every message it had has expired: a subscriber has nothing to read up to).
 func (b *Bus) Last(ctx context.Context) (uint64, error) {
 	info, err := b.stream.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("bus: stream info: %w", err)
+	}
+	if info.State.Msgs == 0 {
+		return 0, nil
 	}
 	return info.State.LastSeq, nil
 }

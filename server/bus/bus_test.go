@@ -126,3 +126,60 @@ func TestPublishIDStoresOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, other, last, "two messages stored")
 }
+
+// A claim is held by one node at a time: the second node is told who holds it; changes need
+// the revision last seen; a released claim can be taken; an unrenewed claim lapses.
+func TestClaimsHaveOneHolder(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	claims := make([]*bus.Claims, 2)
+	for i := range claims {
+		b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: i + 1, Memory: true})
+		require.NoError(t, err)
+		t.Cleanup(b.Close)
+		claims[i], err = b.Claims(ctx, "test", time.Second)
+		require.NoError(t, err)
+	}
+	a, b := claims[0], claims[1]
+	holder, rev, err := a.Claim(ctx, "42", "a")
+	require.NoError(t, err)
+	assert.Equal(t, "a", holder)
+	holder, seen, err := b.Claim(ctx, "42", "b")
+	require.NoError(t, err)
+	assert.Equal(t, "a", holder, "held already")
+	assert.Equal(t, rev, seen)
+
+	renewed, err := a.Replace(ctx, "42", "a", rev)
+	require.NoError(t, err)
+	_, err = b.Replace(ctx, "42", "b", rev)
+	require.Error(t, err, "a stale revision changes nothing")
+	require.Error(t, b.Release(ctx, "42", rev), "nor releases")
+	require.NoError(t, a.Release(ctx, "42", renewed))
+	holder, _, err = b.Claim(ctx, "42", "b")
+	require.NoError(t, err)
+	assert.Equal(t, "b", holder, "released, then claimed by b")
+
+	require.Eventually(t, func() bool {
+		holder, _, err := a.Claim(ctx, "42", "a")
+		return err == nil && holder == "a"
+	}, 10*time.Second, 50*time.Millisecond, "b's claim lapses unrenewed")
+}
+
+// A stream whose messages have all expired has nothing to read up to: a node that starts then
+// (make cluster again, past the retention) does not wait for messages no one can read.
+func TestLastOfAnExpiredStream(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true, Retention: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	seq, err := b.Publish(ctx, []byte("old"))
+	require.NoError(t, err)
+	last, err := b.Last(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, seq, last)
+	require.Eventually(t, func() bool {
+		last, err := b.Last(ctx)
+		return err == nil && last == 0
+	}, 10*time.Second, 20*time.Millisecond, "the message expires")
+}

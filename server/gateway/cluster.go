@@ -34,6 +34,7 @@ const (
 	toBotsWithout                   // bot sessions with one of the intent bits and none of the split bits
 	toIntent                        // any session with one of the intent bits
 	toBotSessions                   // every bot session
+	toSession                       // one session, by its id (DispatchSession)
 )
 
 // filter picks the sessions of a dispatch's users that get it. It is data, not a function, so
@@ -41,6 +42,7 @@ const (
 type filter struct {
 	kind               filterKind
 	app, intent, split uint64
+	session            string // toSession's session id
 }
 
 // keep tells whether s gets the dispatch. Call with h.mu held.
@@ -58,6 +60,8 @@ func (f filter) keep(s *session) bool {
 		return s.intents&f.intent != 0
 	case toBotSessions:
 		return s.who.Bot
+	case toSession:
+		return s.id == f.session
 	}
 	return false
 }
@@ -81,6 +85,7 @@ type envelope struct {
 	App    uint64          `json:"a,omitempty"`
 	Intent uint64          `json:"i,omitempty"`
 	Split  uint64          `json:"s,omitempty"`
+	To     string          `json:"to,omitempty"` // toSession's session id
 	Event  string          `json:"e"`
 	Data   json.RawMessage `json:"d,omitempty"`
 }
@@ -133,13 +138,14 @@ type downNote struct {
 const busShift = 20
 
 func (e *envelope) filter() filter {
-	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split}
+	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split, session: e.To}
 }
 
 // publish sends a dispatch to every node through the bus; a failure is logged, and the event is
 // lost for every node (the node's /readyz reports the bus).
 func (h *Hub) publish(users []uint64, f filter, event string, d []byte) {
-	h.send(envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, Event: event, Data: d})
+	h.send(envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, To: f.session,
+		Event: event, Data: d})
 }
 
 // send publishes e on the bus; a failure is logged.

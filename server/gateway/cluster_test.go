@@ -403,3 +403,36 @@ func TestScopesSharedAndLeftOutOfNotes(t *testing.T) {
 	assert.Nil(t, n.Who.Scopes)
 	assert.Equal(t, uint64(7), n.Who.UserID)
 }
+
+// A dispatch to one session of another node crosses the bus to that session only: the user's
+// session on the dispatching node does not get it, and gets what the bus carried next.
+func TestDispatchSessionReachesAnotherNode(t *testing.T) {
+	bus := newMemBus(t)
+	node := func(id int) *env {
+		e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay = bus, id, bus.Read })
+		bus.subscribe(e.hub)
+		return e
+	}
+	a, b := node(1), node(2)
+	onA := a.dial()
+	onA.send(gwire.OpIdentify, identifyData("user-7"))
+	var r gwire.Ready
+	require.NoError(t, json.Unmarshal(onA.expectOp(gwire.OpDispatch).D, &r))
+	onB := b.dial()
+	onB.send(gwire.OpIdentify, identifyData("user-7"))
+	onB.expectOp(gwire.OpDispatch) // READY
+	waitFor(t, "B to know A's session", func() bool {
+		b.hub.mu.Lock()
+		defer b.hub.mu.Unlock()
+		return b.hub.remote[r.SessionID] != nil
+	})
+
+	require.True(t, b.hub.DispatchSession(r.SessionID, "ONLY_A", map[string]int{"n": 1}))
+	b.hub.Dispatch(7, "BOTH", map[string]int{"n": 2})
+	got := onA.expectOp(gwire.OpDispatch)
+	assert.Equal(t, "ONLY_A", deref(got.T))
+	assert.Zero(t, *got.S&(1<<busShift-1), "numbered from the bus")
+	assert.Equal(t, "BOTH", deref(onA.expectOp(gwire.OpDispatch).T))
+	assert.Equal(t, "BOTH", deref(onB.expectOp(gwire.OpDispatch).T), "B's own session did not get A's")
+	assert.False(t, b.hub.DispatchSession("no-such-session", "NONE", map[string]int{}))
+}
