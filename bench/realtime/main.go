@@ -87,6 +87,13 @@ func main() {
 		}
 		return
 	}
+	if *clusterIdlePer > 0 {
+		if err := clusterIdle(*clusterIdlePer); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			exit = 1
+		}
+		return
+	}
 	fmt.Printf("The service's store: %s\n", map[string]string{"memory": "SQLite in memory", "sqlite": "SQLite in a data directory"}[storeName]+
 		map[bool]string{true: "PostgreSQL"}[storeName != "memory" && storeName != "sqlite"])
 	if storeName != "memory" && storeName != "sqlite" {
@@ -97,13 +104,6 @@ func main() {
 		}
 		defer drop()
 		storeName = u
-	}
-	if *clusterIdlePer > 0 {
-		if err := clusterIdle(*clusterIdlePer); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			exit = 1
-		}
-		return
 	}
 	if err := run(*rounds, *members, *messages, *window, *idle, *clusterOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
