@@ -9,6 +9,7 @@ import (
 
 	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
+	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
@@ -91,8 +92,17 @@ func (s *Server) newHub() *gateway.Hub {
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,
 	}
+	if s.cfg.IdentifyWindow >= 0 {
+		cfg.IdentifyWindow = s.cfg.IdentifyWindow
+		cfg.MaxConcurrency = func(ctx context.Context, appID uint64) (int, error) {
+			return guilds.MaxConcurrency(ctx, s.store, appID)
+		}
+	}
 	if s.bus != nil {
-		cfg.Bus, cfg.Node = s.bus, s.cfg.NodeID
+		cfg.Bus, cfg.Node, cfg.Outbox = s.bus, s.cfg.NodeID, s.store
+		if s.cfg.WrapBus != nil {
+			cfg.Bus = s.cfg.WrapBus(s.bus)
+		}
 		cfg.Replay = func(ctx context.Context, first, last uint64, handle func(uint64, []byte)) error {
 			return s.bus.Read(ctx, first, last, handle)
 		}

@@ -81,6 +81,13 @@ type Config struct {
 	AccessTokenTTL time.Duration
 	// GatewayHeartbeat is the gateway's heartbeat interval; 0 is the platform's 41250 ms.
 	GatewayHeartbeat time.Duration
+	// WrapBus, when set, wraps the node's connection to the bus as the gateway uses it: tests
+	// cut the path between a commit and its publish with it.
+	WrapBus func(gateway.Bus) gateway.Bus
+	// IdentifyWindow is max_concurrency's window: a bot Identifies at most once per window in
+	// each rate-limit bucket (shard id modulo its max_concurrency), on all nodes together. 0 is
+	// the platform's 5 s; a negative window lifts the limit (tests whose bots reconnect at once).
+	IdentifyWindow time.Duration
 	// DevCredentialsFile, in dev mode, receives the dev credentials as JSON when the server starts.
 	DevCredentialsFile string
 	Clock              clock.Clock  // default: the machine's clock
@@ -274,7 +281,7 @@ func New(cfg Config) (*Server, error) {
 			st.Close()
 			return nil, errors.New("server: a bus connects nodes that share a PostgreSQL store: set Store to a postgres:// URL")
 		}
-		s.orderLock = st.OrderLock
+		s.orderLock = s.lockRelaying(st)
 		if s.bus, err = bus.Connect(ctx, cfg.Bus, bus.Options{Node: cfg.NodeID, Logger: s.log.With("component", "bus")}); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("server: %w", err)
@@ -488,7 +495,85 @@ func (s *Server) nodeRow() store.Node {
 		addr = "http://" + s.listener.Addr().String()
 	}
 	return store.Node{ID: s.cfg.NodeID, Address: addr, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
-		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
+		Calls: calls, UpdatedAt: s.cfg.Clock.Now(), Life: s.hub.Life()}
+}
+
+// OutboxLease is how old a dispatch left in the outbox (its node died between its commit and
+// its publish) must be before any node relays it, when no change under its order lock came
+// since to relay it first: well inside the bus's duplicate window (a minute), so that one
+// its node published after all is stored once.
+const OutboxLease = 10 * time.Second
+
+// lockRelaying is st's order lock (store.DB.OrderLock) that, once taken, first publishes what
+// the last holder staged and left unpublished (it died between its commit and its publish;
+// gateway.Hub.Relay), so that the events under the key keep their commit order; while that
+// cannot be published (the bus refuses), the lock is refused too.
+func (s *Server) lockRelaying(st *store.DB) order.Lock {
+	return func(ctx context.Context, key string) (uint64, func(uint64), error) {
+		floor, unlock, err := st.OrderLock(ctx, key)
+		if err != nil {
+			return 0, nil, err
+		}
+		left, err := st.ListOutbox(ctx, key)
+		if err != nil {
+			unlock(0)
+			return 0, nil, err
+		}
+		if len(left) > 0 {
+			staged := make([]gateway.Staged, len(left))
+			for i, e := range left {
+				staged[i] = gateway.Staged{ID: e.ID, Data: e.Data}
+			}
+			if !s.hub.Relay(staged) {
+				unlock(0)
+				return 0, nil, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
+			}
+		}
+		return floor, unlock, nil
+	}
+}
+
+// relayOutbox relays the dispatches of the order locks that no change took since their node
+// left them in the outbox (past OutboxLease): it takes each such lock, which relays them.
+func (s *Server) relayOutbox(ctx context.Context) error {
+	keys, err := s.store.OutboxKeys(ctx, s.cfg.Clock.Now().Add(-OutboxLease))
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		release, err := order.Hold(ctx, s.orderLock, k, nil)
+		if err != nil {
+			return err
+		}
+		release()
+	}
+	return nil
+}
+
+// watchNodes finds the nodes of the registry that missed DownHeartbeats heartbeats (as the
+// console's cluster page marks them down) and, for each one this node claims first, tells the
+// cluster that its sessions lost their connections (gateway.Hub.NodeDown): their users go
+// offline everywhere unless they resumed elsewhere, and their lobby and voice states follow.
+func (s *Server) watchNodes(ctx context.Context) error {
+	rows, err := s.store.ListNodes(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Clock.Now()
+	for _, n := range rows {
+		if n.ID == s.cfg.NodeID || n.DownBy != 0 || now.Sub(n.UpdatedAt) < DownHeartbeats*s.cfg.NodeHeartbeat {
+			continue
+		}
+		won, err := s.store.ClaimDownNode(ctx, n.ID, n.UpdatedAt, s.cfg.NodeID)
+		if err != nil {
+			return err
+		}
+		if won {
+			s.log.Warn("node down: its sessions lost their connections", "node", n.ID, "last_heartbeat", n.UpdatedAt)
+			s.hub.NodeDown(n.ID, n.Life)
+		}
+	}
+	return nil
 }
 
 // startPeriodic starts the periodic jobs: the node registry's heartbeat, the pruning of expired
@@ -511,6 +596,10 @@ func (s *Server) startPeriodic() {
 		periodic.Job{Name: "attachment_sweep", Every: AttachmentSweep, Run: func(ctx context.Context) error {
 			return s.store.SweepAttachmentChunks(ctx, snowflake.At(s.cfg.Clock.Now().Add(-AttachmentSweep)))
 		}})
+	if s.bus != nil {
+		s.jobs.Start(periodic.Job{Name: "node_watch", Every: s.cfg.NodeHeartbeat, Run: s.watchNodes},
+			periodic.Job{Name: "outbox_relay", Every: OutboxLease, Run: s.relayOutbox})
+	}
 }
 
 // InviteJobPoll is how often a node sharing its store looks for target-users jobs that another
@@ -760,6 +849,12 @@ func (s *Server) APIURL() string { return s.URL() + APIVersionPath }
 type lobbyNotifier struct {
 	hub   *gateway.Hub
 	voice lobbyCalls
+}
+
+// StageLobbyEvent is LobbyEvent for a change committed in tx under the order lock key: on a
+// cluster the dispatch is stored with the change and published by publish (gateway.Hub.Stage).
+func (n lobbyNotifier) StageLobbyEvent(ctx context.Context, tx store.Store, key string, appID uint64, userIDs []uint64, event string, data any) (func(), error) {
+	return n.hub.Stage(ctx, tx, key, appID, userIDs, event, data)
 }
 
 func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {

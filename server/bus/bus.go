@@ -119,6 +119,17 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 	return ack.Sequence, nil
 }
 
+// PublishID is Publish with the message id given: the stream stores a message once per id
+// within its duplicate window (a minute, or the retention when shorter), and returns the first
+// one's sequence number for the others.
+func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, error) {
+	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	if err != nil {
+		return 0, fmt.Errorf("bus: publish %s: %w", id, err)
+	}
+	return ack.Sequence, nil
+}
+
 // Last returns the sequence number of the newest message of the stream (0 when it has none,
 // also when every message it had has expired: a subscriber has nothing to read up to).
 func (b *Bus) Last(ctx context.Context) (uint64, error) {

@@ -103,6 +103,30 @@ func TestRedact(t *testing.T) {
 	assert.NotContains(t, err.Error(), "s3cret")
 }
 
+// A message published again with its id, from another node, is stored once: the second
+// publish gets the first one's sequence number, and the stream holds one message.
+func TestPublishIDStoresOnce(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	a, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true})
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 2, Memory: true})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	first, err := a.PublishID(ctx, []byte("staged"), "outbox-1")
+	require.NoError(t, err)
+	again, err := b.PublishID(ctx, []byte("staged"), "outbox-1")
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+	other, err := b.PublishID(ctx, []byte("staged"), "outbox-2")
+	require.NoError(t, err)
+	assert.Equal(t, first+1, other)
+	last, err := a.Last(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, other, last, "two messages stored")
+}
+
 // A claim is held by one node at a time: the second node is told who holds it; changes need
 // the revision last seen; a released claim can be taken; an unrenewed claim lapses.
 func TestClaimsHaveOneHolder(t *testing.T) {

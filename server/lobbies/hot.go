@@ -111,7 +111,7 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time) (*hot
 func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encoded, stored func() error, err error) {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(q.ctx, s.Order, "lobby:"+strconv.FormatUint(q.lobbyID, 10), s.IDs)
+	release, err := order.Hold(q.ctx, s.Order, lobbyKey(q.lobbyID), s.IDs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,12 +172,27 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
 		return enc, func() error { return s.writer.await(p) }, nil
 	}
+	if st, ok := s.Notifier.(Stager); ok && s.Order != nil {
+		// Stored with the message and published before the lock is released: should this node
+		// die between the two, the next holder of the lock publishes it (a transactional outbox).
+		ids, appID := recipients(h, q.userID), h.lobby.AppID
+		p.stage = func(tx store.Store) (func(), error) {
+			return st.StageLobbyEvent(q.ctx, tx, lobbyKey(h.lobby.ID), appID, ids, gwire.EventLobbyMessageCreate, enc)
+		}
+	}
 	if err := s.commitNow(h, p); err != nil {
 		return nil, nil, err
 	}
-	s.deliver(h, enc, q.userID)
+	if p.publish != nil {
+		p.publish()
+	} else {
+		s.deliver(h, enc, q.userID)
+	}
 	return enc, committed, nil
 }
+
+// lobbyKey is the order lock of a lobby's events (package order).
+func lobbyKey(lobbyID uint64) string { return "lobby:" + strconv.FormatUint(lobbyID, 10) }
 
 // committed is the stored of a message that is already stored.
 func committed() error { return nil }
@@ -213,6 +228,12 @@ func (s *Service) deliver(h *hotLobby, obj wire.Encoded, author uint64) {
 	if s.Notifier == nil || len(h.ids) == 0 {
 		return
 	}
+	s.Notifier.LobbyEvent(h.lobby.AppID, recipients(h, author), gwire.EventLobbyMessageCreate, obj)
+}
+
+// recipients are the lobby's members, the author last: the others are waiting for the
+// message, where the author's client already knows it.
+func recipients(h *hotLobby, author uint64) []uint64 {
 	ids := make([]uint64, 0, len(h.ids))
 	for _, id := range h.ids {
 		if id != author {
@@ -222,7 +243,7 @@ func (s *Service) deliver(h *hotLobby, obj wire.Encoded, author uint64) {
 	if len(ids) < len(h.ids) {
 		ids = append(ids, author)
 	}
-	s.Notifier.LobbyEvent(h.lobby.AppID, ids, gwire.EventLobbyMessageCreate, obj)
+	return ids
 }
 
 // flush waits until the writer has committed every message accepted so far.

@@ -60,6 +60,15 @@ type Notifier interface {
 	LobbyEvent(appID uint64, userIDs []uint64, event string, data any)
 }
 
+// Stager is implemented by a Notifier that can store an event in the transaction that commits
+// its change, under the change's order lock key (package order), and publish it after the
+// commit (package gateway's Hub.Stage): on a cluster, an event whose node dies between the
+// commit and the publish is published by the next holder of the lock. The service stages its
+// messages so when it has an order lock (Service.Order).
+type Stager interface {
+	StageLobbyEvent(ctx context.Context, tx store.Store, key string, appID uint64, userIDs []uint64, event string, data any) (publish func(), err error)
+}
+
 // Service owns lobbies, their members and their messages, and serves their HTTP routes (see
 // Register). Set its fields before Register and Start; do not change them afterwards.
 type Service struct {

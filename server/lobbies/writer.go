@@ -16,6 +16,10 @@ type pending struct {
 	msg   *store.LobbyMessage
 	lobby store.Lobby            // the lobby with the activity times the message gave it
 	hook  *store.WebhookDelivery // LOBBY_MESSAGE_CREATE for the application's webhook, or nil
+	// stage, when set, stores LOBBY_MESSAGE_CREATE in the commit's transaction (a Stager's
+	// outbox) and gives publish, which publishes it once committed.
+	stage   func(tx store.Store) (publish func(), err error)
+	publish func()
 
 	// Guarded by writer.mu when queued.
 	committed bool
@@ -158,6 +162,12 @@ func commitMessages(st store.Store, batch []*pending) error {
 			if p.hook != nil {
 				if err := st.EnqueueWebhook(ctx, p.hook); err != nil {
 					return fmt.Errorf("lobby message %d webhook: %w", p.msg.ID, err)
+				}
+			}
+			if p.stage != nil {
+				var err error
+				if p.publish, err = p.stage(st); err != nil {
+					return fmt.Errorf("lobby message %d event: %w", p.msg.ID, err)
 				}
 			}
 			last[p.lobby.ID] = &p.lobby

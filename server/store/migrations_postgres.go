@@ -701,4 +701,22 @@ CREATE TRIGGER applications_memo AFTER INSERT OR UPDATE OR DELETE ON application
 CREATE TRIGGER authorizations_memo AFTER INSERT OR UPDATE OR DELETE ON authorizations
 	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
 `,
+	// 17 (SQLite's 37): the node registry keeps each node's life (its process; a restarted node
+	// has a new one) and which node took its sessions over once it was found down (0: none).
+	`
+ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN down_by BIGINT NOT NULL DEFAULT 0;
+`,
+	// 18 (SQLite's 38): the transactional outbox (outbox.go): events stored with the change
+	// they tell of, published on the bus after the commit, by another node should this one die.
+	`
+CREATE TABLE outbox (
+	id BIGSERIAL PRIMARY KEY,
+	key TEXT NOT NULL,
+	data BYTEA NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX outbox_key ON outbox(key, id);
+CREATE INDEX outbox_created ON outbox(created_at);
+`,
 }
