@@ -247,16 +247,17 @@ $(DISCORDJS)/stamp: tests/bots/testdata/package.json tests/bots/testdata/package
 
 # Audio tests run against a private PulseAudio (audio/internal/pulsetest); here a missing one fails.
 # The tests that play sound in real time and score what is heard (the engine through the sound
-# server, and the three-player call of tests/voicecall) run afterwards, one package at a time, with
-# their figures printed: beside other test packages on a two-core machine the engine misses its
-# deadlines and the echo canceller loses much of its effect (see audio/engine/pulse_test.go).
-REALTIME_TESTS := ^(TestPulse(SpeechQuality|EchoCancellation)|TestThreePlayersHearEachOther)$$
-REALTIME_PKGS := ./audio/engine ./tests/voicecall
+# server, the three-player call of tests/voicecall, and the same across three nodes in
+# tests/cluster/voicecall) run afterwards, one package at a time, with their figures printed:
+# beside other test packages on a two-core machine the engine misses its deadlines and the echo
+# canceller loses much of its effect (see audio/engine/pulse_test.go).
+REALTIME_TESTS := ^(TestPulse(SpeechQuality|EchoCancellation)|TestThreePlayersHearEachOther|TestThreeNodesVoiceCall)$$
+REALTIME_PKGS := ./audio/engine ./tests/voicecall ./tests/cluster/voicecall
 test-go: $(CLIBS) $(DISCORDJS)/stamp
 	$(GO) vet ./...
 	SDKPP_REQUIRE_AUDIO=1 SDKPP_REQUIRE_BOTS=1 SDKPP_REQUIRE_POSTGRES=1 $(GO) test -count=1 -skip '$(REALTIME_TESTS)' ./...
 	@mkdir -p $(BUILD)/test
-	@SDKPP_REQUIRE_AUDIO=1 $(GO) test -count=1 -p 1 -run '$(REALTIME_TESTS)' -v $(REALTIME_PKGS) >$(BUILD)/test/realtime.log 2>&1; \
+	@SDKPP_REQUIRE_AUDIO=1 SDKPP_REQUIRE_POSTGRES=1 $(GO) test -count=1 -p 1 -run '$(REALTIME_TESTS)' -v $(REALTIME_PKGS) >$(BUILD)/test/realtime.log 2>&1; \
 		rc=$$?; grep -E '^(--- |ok|FAIL)|dB|Error' $(BUILD)/test/realtime.log; exit $$rc
 
 # The service's test suite with every test server on PostgreSQL (a fresh database each, on a
@@ -365,14 +366,18 @@ cluster: $(BUILD)/sdkpp-server
 	build/scripts/cluster.sh $(BUILD)
 
 # Starts sdkpp-server on its default address and runs a sample game for two players: SAMPLE=cpp
-# (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono).
+# (examples/cpp, the default), c (examples/c) or csharp (examples/csharp, with Mono). CLUSTER=1
+# starts a three-node cluster there instead (as make cluster does) and puts each player on a
+# different node.
 SAMPLE ?= cpp
+CLUSTER ?=
 SAMPLE_PROGRAM_cpp := $(SAMPLE_GAME)
 SAMPLE_PROGRAM_c := $(SAMPLE_GAME_C)
 SAMPLE_PROGRAM_csharp := $(SAMPLE_GAME_CS)
 demo: $(LIB) $(BUILD)/sdkpp-server $(BUILD)/sdkpp-browser $(SAMPLE_PROGRAM_$(SAMPLE))
 	@build/scripts/deps.sh demo
-	@$(GO) run ./examples/demo -bin $(BUILD) -sample $(SAMPLE)
+	@$(if $(filter 1,$(CLUSTER)),build/scripts/deps.sh cluster)
+	@$(GO) run ./examples/demo -bin $(BUILD) -sample $(SAMPLE) $(if $(filter 1,$(CLUSTER)),-cluster)
 
 $(SAMPLE_GAME): examples/cpp/sample_game.cpp $(HEADERS) $(LIB)
 	@mkdir -p $(dir $@)

@@ -58,6 +58,10 @@ echo "-- a 10-member lobby (the size of most game lobbies), SQLite:"
 "$out/realtime" -store sqlite -members 10 -idle 0 -rounds 100
 echo "-- PostgreSQL (the idle connections do not depend on the store):"
 build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES" -idle 0 && "$0" -store "$SDKPP_TEST_POSTGRES" -members 10 -idle 0 -rounds 100' "$out/realtime"
+echo "-- idle gateway connections across three nodes on PostgreSQL + NATS, 15,000 identified sessions each"
+echo "   (a process may hold only so many files: the limit is raised to its hard limit, and three"
+echo "   client processes hold the connections, one per node):"
+(ulimit -n "$(ulimit -Hn)" && "$out/realtime" -cluster-idle 15000)
 
 echo
 echo "== voice relay: forwarding against a minimal C forwarder (recvmmsg/sendmmsg) =="

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -32,7 +33,28 @@ func (s *Server) startRelay(listen string) error {
 	s.voice = &voice.Service{Members: s.lobbies, Relay: r, Endpoint: s.voiceEndpoint(r.Addr()),
 		Logger: s.log.With("component", "voice")}
 	s.log.Info("voice relay listening", "addr", r.Addr().String(), "endpoint", s.voice.Endpoint)
+	s.voiceCalls = s.voice
+	if s.bus != nil { // each call relayed by one node, whichever nodes its players are on
+		ctx, cancel := context.WithTimeout(context.Background(), busCatchUp)
+		defer cancel()
+		claims, err := s.bus.Claims(ctx, "voice_calls", voice.ClaimTTL)
+		if err != nil {
+			r.Close()
+			return fmt.Errorf("server: %w", err)
+		}
+		s.voiceCluster = &voice.Cluster{Service: s.voice, Claims: claims, Node: s.cfg.NodeID, Clock: s.cfg.Clock,
+			Logger: s.log.With("component", "voice")}
+		s.voiceCalls = s.voiceCluster
+	}
 	return nil
+}
+
+// lobbyCalls is what the lobbies' events and the gateway tell the lobbies' calls: a node
+// alone's voice.Service, or a cluster node's voice.Cluster.
+type lobbyCalls interface {
+	gateway.Voice
+	MemberLeft(lobbyID, userID uint64)
+	LobbyGone(lobbyID uint64)
 }
 
 // voiceEndpoint is the relay's address as clients reach it: Config.VoiceEndpoint, or the
@@ -55,7 +77,7 @@ func (s *Server) voiceEndpoint(bound netip.AddrPort) string {
 // the guilds' voice channels, every other one, and Voice Keys, to the lobbies' calls; a session
 // that goes leaves both.
 type voiceRouter struct {
-	calls  *voice.Service
+	calls  lobbyCalls
 	guilds *guildvoice.Service
 }
 

@@ -9,12 +9,14 @@ import (
 
 	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
+	"sdkpp/server/guilds"
 	"sdkpp/server/httpx"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
 	"sdkpp/server/users"
+	"sdkpp/server/voice"
 	"sdkpp/wire"
 )
 
@@ -86,12 +88,21 @@ func (s *Server) newHub() *gateway.Hub {
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
-		Voice:             voiceRouter{calls: s.voice, guilds: s.guildVoice},
+		Voice:             voiceRouter{calls: s.voiceCalls, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,
 	}
+	if s.cfg.IdentifyWindow >= 0 {
+		cfg.IdentifyWindow = s.cfg.IdentifyWindow
+		cfg.MaxConcurrency = func(ctx context.Context, appID uint64) (int, error) {
+			return guilds.MaxConcurrency(ctx, s.store, appID)
+		}
+	}
 	if s.bus != nil {
-		cfg.Bus, cfg.Node = s.bus, s.cfg.NodeID
+		cfg.Bus, cfg.Node, cfg.Outbox = s.bus, s.cfg.NodeID, s.store
+		if s.cfg.WrapBus != nil {
+			cfg.Bus = s.cfg.WrapBus(s.bus)
+		}
 		cfg.Replay = func(ctx context.Context, first, last uint64, handle func(uint64, []byte)) error {
 			return s.bus.Read(ctx, first, last, handle)
 		}
@@ -105,6 +116,10 @@ func (s *Server) newHub() *gateway.Hub {
 		}
 	}
 	s.voice.Hub = hub
+	if s.voiceCluster != nil {
+		s.voiceCluster.Share = func(op voice.Op) { hub.Share(voice.SharedKind, op) }
+		s.voiceCluster.Connected = hub.SessionConnected
+	}
 	return hub
 }
 
@@ -223,6 +238,10 @@ type sharedUser struct {
 
 // shared takes what another node shared through the gateway's bus.
 func (s *Server) shared(kind string, data json.RawMessage) {
+	if kind == voice.SharedKind {
+		s.voiceCluster.Receive(data)
+		return
+	}
 	if kind != sharedPresence {
 		return
 	}

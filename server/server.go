@@ -81,6 +81,13 @@ type Config struct {
 	AccessTokenTTL time.Duration
 	// GatewayHeartbeat is the gateway's heartbeat interval; 0 is the platform's 41250 ms.
 	GatewayHeartbeat time.Duration
+	// WrapBus, when set, wraps the node's connection to the bus as the gateway uses it: tests
+	// cut the path between a commit and its publish with it.
+	WrapBus func(gateway.Bus) gateway.Bus
+	// IdentifyWindow is max_concurrency's window: a bot Identifies at most once per window in
+	// each rate-limit bucket (shard id modulo its max_concurrency), on all nodes together. 0 is
+	// the platform's 5 s; a negative window lifts the limit (tests whose bots reconnect at once).
+	IdentifyWindow time.Duration
 	// DevCredentialsFile, in dev mode, receives the dev credentials as JSON when the server starts.
 	DevCredentialsFile string
 	Clock              clock.Clock  // default: the machine's clock
@@ -137,6 +144,10 @@ const DownHeartbeats = 3
 // OperatorSessionPrune is how often expired operator console sessions are deleted.
 const OperatorSessionPrune = 15 * time.Minute
 
+// AttachmentSweep is how often the bytes of uploads that no message took (the node stopped
+// between storing them and writing the message) are removed, and how old they must be.
+const AttachmentSweep = time.Hour
+
 // Defaults of the HTTP server's timeouts (Config).
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
@@ -174,7 +185,11 @@ type Server struct {
 	presence   *presence.Service
 	creds      wire.DevCredentials
 	relay      *relay.Relay   // the voice media relay; from Start
-	voice      *voice.Service // the voice calls
+	voice      *voice.Service // the voice calls relayed by this node
+	// voiceCluster routes the calls between the nodes of a cluster (nil for a node alone);
+	// voiceCalls is it, or voice.
+	voiceCluster *voice.Cluster
+	voiceCalls   lobbyCalls
 	// guildVoice keeps the voice states of guild voice channels; set by routes.
 	guildVoice *guildvoice.Service
 	// voiceStatus serves voice channel statuses and Request Channel Info; set by routes.
@@ -266,7 +281,7 @@ func New(cfg Config) (*Server, error) {
 			st.Close()
 			return nil, errors.New("server: a bus connects nodes that share a PostgreSQL store: set Store to a postgres:// URL")
 		}
-		s.orderLock = st.OrderLock
+		s.orderLock = s.lockRelaying(st)
 		if s.bus, err = bus.Connect(ctx, cfg.Bus, bus.Options{Node: cfg.NodeID, Logger: s.log.With("component", "bus")}); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("server: %w", err)
@@ -338,7 +353,9 @@ func (s *Server) Start() error {
 		s.serveMetrics(mln)
 	}
 	if s.bus != nil { // before serving: every dispatch from now on reaches this node's sessions
+		s.voiceCluster.Start()
 		if err := s.joinBus(); err != nil {
+			s.voiceCluster.Close()
 			ln.Close()
 			s.relay.Close()
 			if mln != nil {
@@ -392,7 +409,7 @@ func (s *Server) routes() (http.Handler, error) {
 	s.hub = s.newHub()
 	gs.base.Bots = s.hub
 	s.guildVoice.Hub = s.hub
-	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voice}
+	s.lobbies.Notifier = lobbyNotifier{hub: s.hub, voice: s.voiceCalls}
 	directMessages := &dms.Service{Store: s.store, Clock: s.cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "dms"),
 		Kick: s.dispatcher.Kick, Notifier: s.hub, Order: s.orderLock}
 	s.lobbies.Connected = s.hub.OnlineApp
@@ -441,7 +458,9 @@ func (s *Server) routes() (http.Handler, error) {
 		fmt.Fprintf(w, "sdkpp platform service\nAPI: %s%s\n", s.url, APIVersionPath)
 	})
 	limits := s.cfg.RateLimits
-	limits.Counter = s.counter
+	// Checked at every request: where nodes share the store, each takes its share of a window
+	// at once (counters.Leased) instead of writing to the store at every request.
+	limits.Counter = counters.ForRequests(s.store)
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
 		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
@@ -479,11 +498,89 @@ func (s *Server) nodeRow() store.Node {
 		addr = "http://" + s.listener.Addr().String()
 	}
 	return store.Node{ID: s.cfg.NodeID, Address: addr, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
-		Calls: calls, UpdatedAt: s.cfg.Clock.Now()}
+		Calls: calls, UpdatedAt: s.cfg.Clock.Now(), Life: s.hub.Life()}
 }
 
-// startPeriodic starts the periodic jobs: the node registry's heartbeat and the pruning of
-// expired operator sessions, each run observed by the metrics.
+// OutboxLease is how old a dispatch left in the outbox (its node died between its commit and
+// its publish) must be before any node relays it, when no change under its order lock came
+// since to relay it first: well inside the bus's duplicate window (a minute), so that one
+// its node published after all is stored once.
+const OutboxLease = 10 * time.Second
+
+// lockRelaying is st's order lock (store.DB.OrderLock) that, once taken, first publishes what
+// the last holder staged and left unpublished (it died between its commit and its publish;
+// gateway.Hub.Relay), so that the events under the key keep their commit order; while that
+// cannot be published (the bus refuses), the lock is refused too.
+func (s *Server) lockRelaying(st *store.DB) order.Lock {
+	return func(ctx context.Context, key string) (uint64, func(uint64), error) {
+		floor, unlock, err := st.OrderLock(ctx, key)
+		if err != nil {
+			return 0, nil, err
+		}
+		left, err := st.ListOutbox(ctx, key)
+		if err != nil {
+			unlock(0)
+			return 0, nil, err
+		}
+		if len(left) > 0 {
+			staged := make([]gateway.Staged, len(left))
+			for i, e := range left {
+				staged[i] = gateway.Staged{ID: e.ID, Data: e.Data}
+			}
+			if !s.hub.Relay(staged) {
+				unlock(0)
+				return 0, nil, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
+			}
+		}
+		return floor, unlock, nil
+	}
+}
+
+// relayOutbox relays the dispatches of the order locks that no change took since their node
+// left them in the outbox (past OutboxLease): it takes each such lock, which relays them.
+func (s *Server) relayOutbox(ctx context.Context) error {
+	keys, err := s.store.OutboxKeys(ctx, s.cfg.Clock.Now().Add(-OutboxLease))
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		release, err := order.Hold(ctx, s.orderLock, k, nil)
+		if err != nil {
+			return err
+		}
+		release()
+	}
+	return nil
+}
+
+// watchNodes finds the nodes of the registry that missed DownHeartbeats heartbeats (as the
+// console's cluster page marks them down) and, for each one this node claims first, tells the
+// cluster that its sessions lost their connections (gateway.Hub.NodeDown): their users go
+// offline everywhere unless they resumed elsewhere, and their lobby and voice states follow.
+func (s *Server) watchNodes(ctx context.Context) error {
+	rows, err := s.store.ListNodes(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Clock.Now()
+	for _, n := range rows {
+		if n.ID == s.cfg.NodeID || n.DownBy != 0 || now.Sub(n.UpdatedAt) < DownHeartbeats*s.cfg.NodeHeartbeat {
+			continue
+		}
+		won, err := s.store.ClaimDownNode(ctx, n.ID, n.UpdatedAt, s.cfg.NodeID)
+		if err != nil {
+			return err
+		}
+		if won {
+			s.log.Warn("node down: its sessions lost their connections", "node", n.ID, "last_heartbeat", n.UpdatedAt)
+			s.hub.NodeDown(n.ID, n.Life)
+		}
+	}
+	return nil
+}
+
+// startPeriodic starts the periodic jobs: the node registry's heartbeat, the pruning of expired
+// operator sessions and the sweep of uploads no message took, each run observed by the metrics.
 func (s *Server) startPeriodic() {
 	s.startedAt = s.cfg.Clock.Now()
 	s.jobs = &periodic.Runner{Clock: s.cfg.Clock, Logger: s.log.With("component", "periodic")}
@@ -498,7 +595,14 @@ func (s *Server) startPeriodic() {
 		periodic.Job{Name: "operator_session_prune", Every: OperatorSessionPrune, Run: func(ctx context.Context) error {
 			_, err := console.PruneSessions(ctx, s.store, s.cfg.Clock.Now())
 			return err
+		}},
+		periodic.Job{Name: "attachment_sweep", Every: AttachmentSweep, Run: func(ctx context.Context) error {
+			return s.store.SweepAttachmentChunks(ctx, snowflake.At(s.cfg.Clock.Now().Add(-AttachmentSweep)))
 		}})
+	if s.bus != nil {
+		s.jobs.Start(periodic.Job{Name: "node_watch", Every: s.cfg.NodeHeartbeat, Run: s.watchNodes},
+			periodic.Job{Name: "outbox_relay", Every: OutboxLease, Run: s.relayOutbox})
+	}
 }
 
 // InviteJobPoll is how often a node sharing its store looks for target-users jobs that another
@@ -663,6 +767,9 @@ func (s *Server) Close() error {
 	if s.hub != nil {
 		s.hub.Close() // WebSocket connections are hijacked: Shutdown does not close them
 	}
+	if started && s.voiceCluster != nil { // after the hub: no voice payload comes any more
+		s.voiceCluster.Close()
+	}
 	if started {
 		// net/http's Shutdown waits up to 5 s for a new connection that has sent nothing yet (a
 		// client's spare dial), so the deadline leaves room past that.
@@ -744,7 +851,23 @@ func (s *Server) APIURL() string { return s.URL() + APIVersionPath }
 // A member who leaves the lobby leaves its call, and a lobby that goes ends its call.
 type lobbyNotifier struct {
 	hub   *gateway.Hub
-	voice *voice.Service
+	voice lobbyCalls
+}
+
+// StageLobbyEvents encodes events for the outbox of their change's transaction
+// (lobbies.Stager; gateway.Hub.StageEach): nil on a node alone.
+func (n lobbyNotifier) StageLobbyEvents(appID uint64, events []lobbies.Event) [][]byte {
+	return n.hub.StageEach(appID, appDispatches(events))
+}
+
+// PublishStaged publishes events stored in the outbox and deletes them (lobbies.Stager;
+// gateway.Hub.PublishStaged).
+func (n lobbyNotifier) PublishStaged(ids []uint64, data [][]byte) bool {
+	ss := make([]gateway.Staged, len(ids))
+	for i, id := range ids {
+		ss[i] = gateway.Staged{ID: id, Data: data[i]}
+	}
+	return n.hub.PublishStaged(ss)
 }
 
 func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, data any) {
@@ -754,14 +877,19 @@ func (n lobbyNotifier) LobbyEvent(appID uint64, userIDs []uint64, event string, 
 
 // LobbyEvents dispatches several events together (lobbies.BatchNotifier).
 func (n lobbyNotifier) LobbyEvents(appID uint64, events []lobbies.Event) {
+	n.hub.DispatchAppEach(appID, appDispatches(events))
+	for _, e := range events {
+		n.calls(e.Name, e.Data)
+	}
+}
+
+// appDispatches are lobby events as the hub's dispatches.
+func appDispatches(events []lobbies.Event) []gateway.AppDispatch {
 	ds := make([]gateway.AppDispatch, len(events))
 	for i, e := range events {
 		ds[i] = gateway.AppDispatch{UserIDs: e.UserIDs, Event: e.Name, Data: e.Data}
 	}
-	n.hub.DispatchAppEach(appID, ds)
-	for _, e := range events {
-		n.calls(e.Name, e.Data)
-	}
+	return ds
 }
 
 // calls tells the lobbies' calls of a lobby event that concerns them.

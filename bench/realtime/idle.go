@@ -34,43 +34,51 @@ func holdIdle(c *child, path string, tokens []string, n, dialers int) (idleResul
 	if res.before, err = c.memory(); err != nil {
 		return res, err
 	}
+	start := time.Now()
+	conns, err := openAll("ws://"+c.Addr+path, tokens, n, dialers)
+	defer closeAll(conns)
+	res.took = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	res.after, err = c.memory()
+	return res, err
+}
+
+// openAll opens n idle connections to url (openIdle) with dialers at a time; on an error it
+// returns it with the connections opened so far, which the caller closes (closeAll).
+func openAll(url string, tokens []string, n, dialers int) ([]*websocket.Conn, error) {
 	// Every connection has its own TCP connection: the handshake's HTTP client keeps none idle.
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
 		DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext}}
 	conns := make([]*websocket.Conn, n)
-	defer func() {
-		for _, ws := range conns {
-			if ws != nil {
-				ws.CloseNow()
-			}
-		}
-	}()
 	var next atomic.Int64
 	errs := make(chan error, dialers)
 	var wg sync.WaitGroup
-	start := time.Now()
-	for d := 0; d < dialers; d++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range dialers {
+		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				ws, err := openIdle(hc, "ws://"+c.Addr+path, tokens, i)
+				ws, err := openIdle(hc, url, tokens, i)
 				if err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 					return
 				}
 				conns[i] = ws
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	res.took = time.Since(start)
 	close(errs)
-	if err := <-errs; err != nil {
-		return res, err
+	return conns, <-errs
+}
+
+// closeAll closes the connections openAll opened.
+func closeAll(conns []*websocket.Conn) {
+	for _, ws := range conns {
+		if ws != nil {
+			ws.CloseNow()
+		}
 	}
-	res.after, err = c.memory()
-	return res, err
 }
 
 // openIdle dials one connection and takes it to its idle state.

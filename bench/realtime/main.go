@@ -16,6 +16,9 @@
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
 //     nodes (cluster.go); (b)'s anchor is Redis again.
+//   - (e) Idle connections across three nodes (-cluster-idle N, clusteridle.go): N identified
+//     sessions on each of three nodes on PostgreSQL and NATS, held by three client processes;
+//     memory per connection against the bare server of (c) holding N connections.
 //   - (c) Idle connections: memory per connection of the service holding 10,000 identified gateway
 //     sessions, measured inside its process after a forced GC. Anchor: a bare coder/websocket
 //     server (the SDK's library, and the gateway's before gobwas/ws) holding 10,000 connections
@@ -59,7 +62,16 @@ func main() {
 	flag.StringVar(&node.Bus, "serve-bus", "", "internal: the child service's bus URL")
 	flag.IntVar(&node.ID, "serve-node", 0, "internal: the child service's node id")
 	clusterOnly := flag.Bool("cluster-only", false, "measure only (d), the cluster")
+	clusterIdlePer := flag.Int("cluster-idle", 0, "measure only (e): idle identified sessions held on each of three nodes")
+	hold := flag.Bool("hold", false, "internal: hold idle gateway connections as a child process")
 	flag.Parse()
+	if *hold {
+		if err := serveHold(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench holder:", err)
+			exit = 1
+		}
+		return
+	}
 	if *serve == "" && profileDir != "" {
 		stop, err := profileSelf(filepath.Join(profileDir, "bench-"+strconv.Itoa(os.Getpid())+".pprof"))
 		if err != nil {
@@ -71,6 +83,13 @@ func main() {
 	if *serve != "" {
 		if err := serveChild(*serve, *serveHeartbeat, *serveProfile, node); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
+			exit = 1
+		}
+		return
+	}
+	if *clusterIdlePer > 0 {
+		if err := clusterIdle(*clusterIdlePer); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			exit = 1
 		}
 		return
@@ -257,14 +276,9 @@ func idleConnections(n int) error {
 	if err != nil {
 		return fmt.Errorf("sdkpp idle connections: %w", err)
 	}
-	bare, err := startChild("bare", 0)
+	base, err := bareIdle(n)
 	if err != nil {
 		return err
-	}
-	base, err := holdIdle(bare, server.GatewayPath, nil, n, 32)
-	bare.Close()
-	if err != nil {
-		return fmt.Errorf("bare idle connections: %w", err)
 	}
 	fmt.Printf("(c) %d idle WebSocket connections held by one process (memory after a forced GC, per connection)\n", n)
 	fmt.Printf("  anchor: bare coder/websocket server, Hello sent, one reader each   RSS %7.1f KiB  Go heap+stacks %7.1f KiB  (opened in %s)\n",
@@ -273,6 +287,20 @@ func idleConnections(n int) error {
 		ours.perConnRSS()/1024, ours.perConnGo()/1024, ours.took.Round(time.Millisecond),
 		ours.perConnRSS()/base.perConnRSS(), ours.perConnGo()/base.perConnGo())
 	return nil
+}
+
+// bareIdle measures the anchor of (c) and (e): a bare WebSocket server holding n connections.
+func bareIdle(n int) (idleResult, error) {
+	bare, err := startChild("bare", 0)
+	if err != nil {
+		return idleResult{}, err
+	}
+	base, err := holdIdle(bare, server.GatewayPath, nil, n, 32)
+	bare.Close()
+	if err != nil {
+		return base, fmt.Errorf("bare idle connections: %w", err)
+	}
+	return base, nil
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

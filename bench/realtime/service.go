@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,13 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
+		if path, ok := strings.CutPrefix(in.Text(), "heap "); ok { // after a GC, as mem measures
+			runtime.GC()
+			if err := writeHeap(path); err != nil {
+				return err
+			}
+			continue
+		}
 		if in.Text() != "mem" {
 			continue
 		}
@@ -137,6 +145,16 @@ func bareWebSocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// writeHeap writes this process's heap profile to path (go tool pprof -sample_index=inuse_space).
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // selfMemory collects garbage, returns freed memory to the system and reports what is left.
@@ -231,6 +249,12 @@ func (c *child) readLine(v any) error {
 		return errors.New("the child process ended")
 	}
 	return json.Unmarshal(c.out.Bytes(), v)
+}
+
+// heap asks the child to write its heap profile to path.
+func (c *child) heap(path string) error {
+	_, err := io.WriteString(c.in, "heap "+path+"\n")
+	return err
 }
 
 // memory asks the child for its memory report.

@@ -8,6 +8,9 @@
 # Usage: build/scripts/cluster.sh BIN_DIR [PORT]   (PORT: the balancer's, default 7710; the
 #        nodes take PORT+1..PORT+3, their Prometheus metrics PORT+11..PORT+13, NATS 4222,
 #        PostgreSQL 5433)
+# With SDKPP_CLUSTER_NODE_URLS=1 each node names itself, not the balancer, in the URLs it gives
+# (its gateway, its consent pages): a client that starts on a node stays there (make demo
+# CLUSTER=1 puts each player on a different node that way).
 set -euo pipefail
 bin=$1
 port=${2:-7710}
@@ -50,7 +53,9 @@ echo "cluster: NATS (JetStream) on 127.0.0.1:$natsport"
 servers=""
 for n in 1 2 3; do
   p=$((port + n))
-  "$bin/sdkpp-server" -dev -addr "127.0.0.1:$p" -public-url "http://127.0.0.1:$port" -store "$store" \
+  public="http://127.0.0.1:$port"
+  [ "${SDKPP_CLUSTER_NODE_URLS:-}" = 1 ] && public="http://127.0.0.1:$p"
+  "$bin/sdkpp-server" -dev -addr "127.0.0.1:$p" -public-url "$public" -store "$store" \
     -bus "nats://127.0.0.1:$natsport" -node-id "$n" -dev-credentials "$root/credentials.json" \
     -metrics-addr "127.0.0.1:$((port + 10 + n))" \
     >"$root/node$n.log" 2>&1 &

@@ -8,21 +8,29 @@
 // speech in a loop (the game captures its monitor as the microphone), and "ear-<player>", the
 // game's speaker. It prints a readable transcript, each line marked with its player.
 //
-//	go run ./examples/demo -bin build [-sample cpp|c|csharp]
+// With -cluster (make demo CLUSTER=1) it starts a three-node cluster instead of one server
+// (build/scripts/cluster.sh: PostgreSQL, NATS, three nodes, HAProxy on the address) and connects
+// each player to a different node, so that everything the players see of each other, their
+// voice call included, crosses nodes.
+//
+//	go run ./examples/demo -bin build [-sample cpp|c|csharp] [-cluster]
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +59,7 @@ func main() {
 	addr := flag.String("addr", wire.DefaultAddr, "address of the service")
 	speech := flag.String("speech", "audio/internal/speech/testdata", "directory of <player>.wav, each player's recorded speech")
 	sample := flag.String("sample", "cpp", "the sample game: cpp, c or csharp; a comma-separated list gives each player theirs")
+	cluster := flag.Bool("cluster", false, "run a three-node cluster (build/scripts/cluster.sh) and put each player on a different node")
 	flag.Parse()
 	samples := strings.Split(*sample, ",")
 	for _, s := range samples {
@@ -59,7 +68,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(*bin, *addr, *speech, samples); err != nil {
+	if err := run(*bin, *addr, *speech, samples, *cluster); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -74,7 +83,7 @@ var sampleCommands = map[string]func(bin string) []string{
 	},
 }
 
-func run(bin, addr, speech string, samples []string) error {
+func run(bin, addr, speech string, samples []string, cluster bool) error {
 	work, err := os.MkdirTemp("", "sdkpp-demo")
 	if err != nil {
 		return err
@@ -82,26 +91,50 @@ func run(bin, addr, speech string, samples []string) error {
 	defer os.RemoveAll(work)
 	credsFile := filepath.Join(work, "credentials.json")
 
-	say("starting sdkpp-server (dev mode, in-memory storage) on %s", addr)
-	server := exec.Command(filepath.Join(bin, "sdkpp-server"), "-dev", "-addr", addr, "-dev-credentials", credsFile, "-log-level", "warn")
-	server.Stdout, server.Stderr = os.Stdout, os.Stderr
-	if err := server.Start(); err != nil {
-		return fmt.Errorf("start sdkpp-server: %w", err)
+	var server *exec.Cmd
+	if cluster {
+		server, credsFile, err = startCluster(bin, addr)
+	} else {
+		say("starting sdkpp-server (dev mode, in-memory storage) on %s", addr)
+		server = exec.Command(filepath.Join(bin, "sdkpp-server"), "-dev", "-addr", addr, "-dev-credentials", credsFile, "-log-level", "warn")
+		server.Stdout, server.Stderr = os.Stdout, os.Stderr
+		err = server.Start()
 	}
+	if err != nil {
+		return fmt.Errorf("start the service: %w", err)
+	}
+	exited := make(chan struct{}) // closed when the service's process has ended
+	go func() {                   // ends with the process, which the deferred stop below ends
+		server.Wait()
+		close(exited)
+	}()
 	defer func() {
 		server.Process.Signal(syscall.SIGTERM)
-		server.Wait()
-		say("sdkpp-server stopped")
+		<-exited
+		say("service stopped")
 	}()
-	creds, err := waitReady(credsFile, server)
+	ready := 30 * time.Second
+	if cluster {
+		ready = 3 * time.Minute // PostgreSQL, NATS and three nodes, one after the other
+	}
+	creds, err := waitReady(credsFile, exited, ready)
 	if err != nil {
 		return err
+	}
+	if cluster { // the nodes start one after the other, then the balancer in front of them
+		if err := waitURL("http://"+addr+"/readyz", ready); err != nil {
+			return err
+		}
 	}
 	if len(creds.Applications) == 0 || len(creds.Users) < 2 {
 		return errors.New("the dev credentials have no application or fewer than two users")
 	}
 	app := creds.Applications[0]
-	say("service ready: API %s, consent pages %s, application %q (%s)", creds.APIBase, creds.WebBase, app.Name, app.ID)
+	if cluster {
+		say("cluster ready: balancer http://%s, application %q (%s)", addr, app.Name, app.ID)
+	} else {
+		say("service ready: API %s, consent pages %s, application %q (%s)", creds.APIBase, creds.WebBase, app.Name, app.ID)
+	}
 
 	players := creds.Users[:2]
 	var sinks []string
@@ -134,7 +167,16 @@ func run(bin, addr, speech string, samples []string) error {
 	var mu sync.Mutex // one transcript line at a time
 	for i, u := range players {
 		sample := samples[i%len(samples)]
-		say("player %s starts the sample game (%s)", u.Username, sample)
+		apiBase, webBase := creds.APIBase, creds.WebBase
+		if cluster {
+			if webBase, err = nodeURL(addr, i); err != nil {
+				return err
+			}
+			apiBase = webBase + strings.TrimPrefix(creds.APIBase, strings.TrimRight(creds.WebBase, "/"))
+			say("player %s starts the sample game (%s) on node %d, %s", u.Username, sample, i+1, webBase)
+		} else {
+			say("player %s starts the sample game (%s)", u.Username, sample)
+		}
 		argv := sampleCommands[sample](bin)
 		game := exec.Command(argv[0], argv[1:]...)
 		// The game finds its devices by the names the sound server shows (a null sink's monitor
@@ -146,7 +188,7 @@ func run(bin, addr, speech string, samples []string) error {
 		}
 		game.Env = append(os.Environ(), "LD_LIBRARY_PATH="+libPath, "PULSE_SERVER="+pulse.Address,
 			"SDKPP_MICROPHONE=Monitor of mic-"+u.Username, "SDKPP_SPEAKER=ear-"+u.Username,
-			"SDKPP_API_BASE="+creds.APIBase, "SDKPP_WEB_BASE="+creds.WebBase, "SDKPP_APP_ID="+app.ID.String(),
+			"SDKPP_API_BASE="+apiBase, "SDKPP_WEB_BASE="+webBase, "SDKPP_APP_ID="+app.ID.String(),
 			"SDKPP_PLAYER="+u.Username, "SDKPP_PASSWORD="+u.Password, fmt.Sprintf("SDKPP_PLAYERS=%d", len(players)),
 			"SDKPP_BROWSER="+filepath.Join(bin, "sdkpp-browser"))
 		out, err := game.StdoutPipe()
@@ -178,7 +220,81 @@ func run(bin, addr, speech string, samples []string) error {
 	}
 	fmt.Println()
 	say("both players linked their accounts, became friends, saw each other's rich presence, met in a lobby, chatted and talked in its voice call")
+	if cluster {
+		say("each on a node of their own: everything they saw of each other crossed nodes, through PostgreSQL and NATS, and the call's one relay")
+	}
 	return nil
+}
+
+// clusterDir is where build/scripts/cluster.sh keeps its data, logs and dev credentials.
+const clusterDir = "build/cluster"
+
+// startCluster starts build/scripts/cluster.sh with its balancer on addr and each node naming
+// itself in its URLs (so that a player stays on the node it starts on), its output shown
+// marked "cluster"; it returns the command and the dev credentials file the nodes write.
+func startCluster(bin, addr string) (*exec.Cmd, string, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("address %q: %w", addr, err)
+	}
+	creds := filepath.Join(clusterDir, "credentials.json")
+	if err := os.Remove(creds); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, "", err
+	}
+	say("starting a three-node cluster (build/scripts/cluster.sh): PostgreSQL, NATS, three sdkpp-server nodes and HAProxy on %s; logs under %s", addr, clusterDir)
+	cmd := exec.Command("bash", "build/scripts/cluster.sh", bin, port)
+	cmd.Env = append(os.Environ(), "SDKPP_CLUSTER_NODE_URLS=1")
+	cmd.Stdout = &clusterLines{}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	return cmd, creds, nil
+}
+
+// waitURL waits up to within until url answers 200.
+func waitURL(url string, within time.Duration) error {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(url); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s did not answer 200 within %s", url, within)
+}
+
+// clusterLines shows the cluster script's own lines ("cluster: ..."), marked "cluster"; exec's
+// copying goroutine writes it, and Wait waits for that.
+type clusterLines struct{ pending []byte }
+
+func (w *clusterLines) Write(p []byte) (int, error) {
+	w.pending = append(w.pending, p...)
+	for {
+		i := bytes.IndexByte(w.pending, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line, ok := strings.CutPrefix(string(w.pending[:i]), "cluster: "); ok {
+			fmt.Printf("  %-6s| %s\n", "cluster", line)
+		}
+		w.pending = w.pending[i+1:]
+	}
+}
+
+// nodeURL is the base URL of the cluster's node i+1, whose port follows the balancer's (addr).
+func nodeURL(addr string, i int) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", addr, err)
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(p+1+i)), nil
 }
 
 // playLoop plays file into sink again and again until ctx ends.
@@ -193,9 +309,10 @@ func playLoop(ctx context.Context, pulse *pulseserver.Server, sink, file string)
 	}
 }
 
-// waitReady waits for the credentials file and a healthy service.
-func waitReady(file string, server *exec.Cmd) (*credentials, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// waitReady waits up to within for the credentials file and a healthy service, unless the
+// service's process exits (exited closes).
+func waitReady(file string, exited <-chan struct{}, within time.Duration) (*credentials, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	for ctx.Err() == nil {
 		if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
@@ -210,12 +327,14 @@ func waitReady(file string, server *exec.Cmd) (*credentials, error) {
 				}
 			}
 		}
-		if server.ProcessState != nil {
-			return nil, errors.New("sdkpp-server exited")
+		select {
+		case <-exited:
+			return nil, errors.New("the service exited")
+		default:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return nil, errors.New("sdkpp-server did not become ready within 30 s (is the address in use?)")
+	return nil, fmt.Errorf("the service did not become ready within %s (is the address in use?)", within)
 }
 
 func say(format string, args ...any) {

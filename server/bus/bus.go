@@ -55,6 +55,7 @@ type Bus struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	node   int
+	memory bool // Options.Memory
 	log    *slog.Logger
 	msgID  atomic.Uint64 // publishes of this connection, for the stream's duplicate window
 	prefix string        // node and start time: message ids unique across restarts
@@ -97,13 +98,14 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 	}
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: Stream, Subjects: []string{Subject}, Storage: storage, MaxAge: o.Retention,
-		Retention: jetstream.LimitsPolicy, Duplicates: time.Minute,
+		// The duplicate window may not be longer than the messages live.
+		Retention: jetstream.LimitsPolicy, Duplicates: min(time.Minute, o.Retention),
 	})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("bus: stream %s: %w", Stream, err)
 	}
-	return &Bus{nc: nc, js: js, stream: st, node: o.Node, log: log,
+	return &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log,
 		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}, nil
 }
 
@@ -123,10 +125,24 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 // take (a retry could land after a later message): that message is lost, as a failed Publish is,
 // and the others keep their order.
 func (b *Bus) PublishAll(ctx context.Context, msgs [][]byte) error {
+	return b.publishAll(ctx, msgs, func(int) string { return b.prefix + strconv.FormatUint(b.msgID.Add(1), 36) })
+}
+
+// PublishAllID is PublishAll with each message's id given (ids[i] is msgs[i]'s), as PublishID:
+// a message published again with its id within the duplicate window is stored once.
+func (b *Bus) PublishAllID(ctx context.Context, msgs [][]byte, ids []string) error {
+	if len(ids) != len(msgs) {
+		return fmt.Errorf("bus: publish: %d ids for %d messages", len(ids), len(msgs))
+	}
+	return b.publishAll(ctx, msgs, func(i int) string { return ids[i] })
+}
+
+// publishAll is PublishAll with the message ids of idOf.
+func (b *Bus) publishAll(ctx context.Context, msgs [][]byte, idOf func(i int) string) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
 	var first error
-	for _, data := range msgs {
-		id := b.prefix + strconv.FormatUint(b.msgID.Add(1), 36)
+	for i, data := range msgs {
+		id := idOf(i)
 		f, err := b.js.PublishAsync(Subject, data, jetstream.WithMsgID(id), jetstream.WithRetryAttempts(0))
 		if err != nil {
 			first = cmp.Or(first, fmt.Errorf("bus: publish: %w", err))
@@ -146,11 +162,26 @@ func (b *Bus) PublishAll(ctx context.Context, msgs [][]byte) error {
 	return first
 }
 
-// Last returns the sequence number of the newest message of the stream (0 when it has none).
+// PublishID is Publish with the message id given: the stream stores a message once per id
+// within its duplicate window (a minute, or the retention when shorter), and returns the first
+// one's sequence number for the others.
+func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, error) {
+	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	if err != nil {
+		return 0, fmt.Errorf("bus: publish %s: %w", id, err)
+	}
+	return ack.Sequence, nil
+}
+
+// Last returns the sequence number of the newest message of the stream (0 when it has none,
+// also when every message it had has expired: a subscriber has nothing to read up to).
 func (b *Bus) Last(ctx context.Context) (uint64, error) {
 	info, err := b.stream.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("bus: stream info: %w", err)
+	}
+	if info.State.Msgs == 0 {
+		return 0, nil
 	}
 	return info.State.LastSeq, nil
 }

@@ -144,3 +144,110 @@ func TestPublishAllKeepsOrder(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, want, read)
 }
+
+// A message published again with its id, from another node, is stored once: the second
+// publish gets the first one's sequence number, and the stream holds one message.
+func TestPublishIDStoresOnce(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoNodes(t)
+	first, err := a.PublishID(ctx, []byte("staged"), "outbox-1")
+	require.NoError(t, err)
+	again, err := b.PublishID(ctx, []byte("staged"), "outbox-1")
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+	other, err := b.PublishID(ctx, []byte("staged"), "outbox-2")
+	require.NoError(t, err)
+	assert.Equal(t, first+1, other)
+	last, err := a.Last(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, other, last, "two messages stored")
+}
+
+// A claim is held by one node at a time: the second node is told who holds it; changes need
+// the revision last seen; a released claim can be taken; an unrenewed claim lapses.
+func TestClaimsHaveOneHolder(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	claims := make([]*bus.Claims, 2)
+	for i := range claims {
+		b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: i + 1, Memory: true})
+		require.NoError(t, err)
+		t.Cleanup(b.Close)
+		claims[i], err = b.Claims(ctx, "test", time.Second)
+		require.NoError(t, err)
+	}
+	a, b := claims[0], claims[1]
+	holder, rev, err := a.Claim(ctx, "42", "a")
+	require.NoError(t, err)
+	assert.Equal(t, "a", holder)
+	holder, seen, err := b.Claim(ctx, "42", "b")
+	require.NoError(t, err)
+	assert.Equal(t, "a", holder, "held already")
+	assert.Equal(t, rev, seen)
+
+	renewed, err := a.Replace(ctx, "42", "a", rev)
+	require.NoError(t, err)
+	_, err = b.Replace(ctx, "42", "b", rev)
+	require.Error(t, err, "a stale revision changes nothing")
+	require.Error(t, b.Release(ctx, "42", rev), "nor releases")
+	require.NoError(t, a.Release(ctx, "42", renewed))
+	holder, _, err = b.Claim(ctx, "42", "b")
+	require.NoError(t, err)
+	assert.Equal(t, "b", holder, "released, then claimed by b")
+
+	require.Eventually(t, func() bool {
+		holder, _, err := a.Claim(ctx, "42", "a")
+		return err == nil && holder == "a"
+	}, 10*time.Second, 50*time.Millisecond, "b's claim lapses unrenewed")
+}
+
+// A stream whose messages have all expired has nothing to read up to: a node that starts then
+// (make cluster again, past the retention) does not wait for messages no one can read.
+func TestLastOfAnExpiredStream(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true, Retention: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	seq, err := b.Publish(ctx, []byte("old"))
+	require.NoError(t, err)
+	last, err := b.Last(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, seq, last)
+	require.Eventually(t, func() bool {
+		last, err := b.Last(ctx)
+		return err == nil && last == 0
+	}, 10*time.Second, 20*time.Millisecond, "the message expires")
+}
+
+// Messages published together with their ids are stored once per id, in the order given: a
+// second PublishAllID of the same ids, from another node, stores nothing more, and a new id
+// follows them.
+func TestPublishAllIDStoresOnce(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoNodes(t)
+	msgs := [][]byte{[]byte("one"), []byte("two"), []byte("three")}
+	ids := []string{"outbox-1", "outbox-2", "outbox-3"}
+	require.NoError(t, a.PublishAllID(ctx, msgs, ids))
+	require.NoError(t, b.PublishAllID(ctx, msgs, ids), "a relay of what was published")
+	require.Error(t, b.PublishAllID(ctx, msgs, ids[:2]), "an id per message")
+	next, err := b.PublishID(ctx, []byte("four"), "outbox-4")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), next, "three stored before it")
+	var read []string
+	require.NoError(t, a.Read(ctx, 1, next, func(_ uint64, data []byte) { read = append(read, string(data)) }))
+	assert.Equal(t, []string{"one", "two", "three", "four"}, read)
+}
+
+// twoNodes connects two nodes to one NATS server's stream.
+func twoNodes(t *testing.T) (a, b *bus.Bus) {
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	a, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true})
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	b, err = bus.Connect(ctx, ns.URL(), bus.Options{Node: 2, Memory: true})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	return a, b
+}

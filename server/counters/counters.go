@@ -34,6 +34,7 @@ type Store interface {
 	// Shared tells whether other nodes may share the store.
 	Shared() bool
 	HitWindows(ctx context.Context, now time.Time, hits []Hit) (bool, []Window, error)
+	TakeWindows(ctx context.Context, now time.Time, hits []Hit, n []int) ([]Window, []int, error)
 	PeekWindow(ctx context.Context, key string, now time.Time) (Window, error)
 	SweepWindows(ctx context.Context, now time.Time) error
 }
@@ -53,6 +54,16 @@ type Counter interface {
 func For(st Store) Counter {
 	if st.Shared() {
 		return NewStored(st)
+	}
+	return NewMemory()
+}
+
+// ForRequests returns the counter fit for st for a limit checked at every request (the REST
+// rate limits): Leased when other nodes may share the database, which writes to it once per
+// share of a window rather than once per request, else a Memory.
+func ForRequests(st Store) Counter {
+	if st.Shared() {
+		return NewLeased(st)
 	}
 	return NewMemory()
 }

@@ -18,6 +18,10 @@ const (
 	DefaultSessionStarts      = 1000
 	DefaultSessionStartWindow = 24 * time.Hour
 	DefaultMembersRateWindow  = 30 * time.Second
+	// DefaultIdentifyWindow is the platform's max_concurrency window: a bot may Identify
+	// max_concurrency times per window, once in each rate-limit bucket (shard id modulo
+	// max_concurrency).
+	DefaultIdentifyWindow = 5 * time.Second
 )
 
 // Limits of Request Guild Members (op 8), the platform's.
@@ -53,12 +57,33 @@ func encodeCreates(guilds []BotGuild) ([][]byte, error) {
 // startsKey is the counter of the application's bot's Identifies.
 func startsKey(appID uint64) string { return "starts|" + strconv.FormatUint(appID, 10) }
 
-// startSession counts one Identify of the application's bot; false when the window's starts
-// are used up. Should the counter fail, the session starts (the budget guards the service, which
-// a failing store fails anyway).
-func (h *Hub) startSession(appID uint64) bool {
-	ok, _, err := h.cfg.Counter.Hit(h.ctx, h.cfg.Clock.Now(),
-		counters.Hit{Key: startsKey(appID), Limit: h.cfg.SessionStarts, Window: h.cfg.SessionStartWindow})
+// bucketKey is the counter of the Identifies of one of the application's rate-limit buckets:
+// shard ids that are equal modulo max_concurrency share one.
+func bucketKey(appID uint64, bucket int) string {
+	return "identify|" + strconv.FormatUint(appID, 10) + "|" + strconv.Itoa(bucket)
+}
+
+// startSession counts one Identify of the application's bot, of shard (nil: shard 0); false when
+// the window's starts are used up, or when the shard's rate-limit bucket (its id modulo the
+// application's max_concurrency, Config.MaxConcurrency) already identified in this
+// IdentifyWindow. The counters are the shared ones, so both limits hold across the nodes of a
+// cluster. Should a counter fail, the session starts (the budget guards the service, which a
+// failing store fails anyway).
+func (h *Hub) startSession(appID uint64, shard []int) bool {
+	hits := []counters.Hit{{Key: startsKey(appID), Limit: h.cfg.SessionStarts, Window: h.cfg.SessionStartWindow}}
+	if h.cfg.MaxConcurrency != nil {
+		n, err := h.cfg.MaxConcurrency(h.ctx, appID)
+		if err != nil || n < 1 {
+			h.log.Warn("gateway: max_concurrency unknown, taken as 1", "app_id", appID, "err", err)
+			n = 1
+		}
+		bucket := 0
+		if len(shard) == 2 {
+			bucket = shard[0] % n
+		}
+		hits = append(hits, counters.Hit{Key: bucketKey(appID, bucket), Limit: 1, Window: h.cfg.IdentifyWindow})
+	}
+	ok, _, err := h.cfg.Counter.Hit(h.ctx, h.cfg.Clock.Now(), hits...)
 	if err != nil {
 		h.log.Warn("gateway: session starts not counted", "app_id", appID, "err", err)
 		return true

@@ -114,6 +114,44 @@ func TestSessionStartLimit(t *testing.T) {
 	e.dial().identify("bot-7")
 }
 
+// max_concurrency: a bot identifies once per IdentifyWindow in each rate-limit bucket (shard id
+// modulo max_concurrency); a second Identify of a bucket in the window gets Invalid Session and
+// uses none of the day's starts; the other buckets are free, and the window ends on time.
+func TestMaxConcurrencyBuckets(t *testing.T) {
+	e := botEnv(t, func(c *Config) {
+		c.MaxConcurrency = func(context.Context, uint64) (int, error) { return 2, nil }
+	})
+	shard := func(id, n int) map[string]any {
+		d := botIdentify("bot-7", 0)
+		d["shard"] = []int{id, n}
+		return d
+	}
+	refused := func(d map[string]any) {
+		t.Helper()
+		c := e.dial()
+		c.send(gwire.OpIdentify, d)
+		assert.JSONEq(t, "false", string(c.expectOp(gwire.OpInvalidSession).D))
+	}
+	started := func(d map[string]any) {
+		t.Helper()
+		c := e.dial()
+		c.send(gwire.OpIdentify, d)
+		c.expectDispatch(gwire.EventReady, 1)
+	}
+	started(shard(0, 4)) // bucket 0
+	started(shard(1, 4)) // bucket 1
+	refused(shard(2, 4)) // bucket 0 again, within the window
+	refused(botIdentify("bot-7", 0))
+	assert.Equal(t, DefaultSessionStarts-2, e.hub.SessionStartLimit(testApp, 2).Remaining, "refused Identifies use no start")
+	e.clk.Advance(DefaultIdentifyWindow - time.Millisecond)
+	refused(shard(3, 4)) // bucket 1, a millisecond before its window ends
+	e.clk.Advance(time.Millisecond)
+	started(shard(2, 4))
+	refused(botIdentify("bot-7", 0)) // no shard is shard 0: bucket 0, just used
+	started(shard(3, 4))
+	e.dial().identify("user-1") // players are not limited
+}
+
 // readBinary reads the next message, which must be a binary frame.
 func readBinary(t *testing.T, c *client) []byte {
 	t.Helper()

@@ -16,6 +16,9 @@ import (
 type Bus interface {
 	// Publish appends msg to the bus's order and returns its sequence number once stored.
 	Publish(ctx context.Context, msg []byte) (uint64, error)
+	// PublishID is Publish of a message with its own id: a second message with an id the bus
+	// stored recently is not stored again (the first one's sequence number is returned).
+	PublishID(ctx context.Context, msg []byte, id string) (uint64, error)
 }
 
 // BatchBus is a Bus that also publishes several messages together (package bus's does): in the
@@ -23,6 +26,9 @@ type Bus interface {
 type BatchBus interface {
 	Bus
 	PublishAll(ctx context.Context, msgs [][]byte) error
+	// PublishAllID is PublishAll with each message's id given (ids[i] is msgs[i]'s), as
+	// PublishID.
+	PublishAllID(ctx context.Context, msgs [][]byte, ids []string) error
 }
 
 // publishTimeout bounds one publish to the bus.
@@ -38,6 +44,7 @@ const (
 	toBotsWithout                   // bot sessions with one of the intent bits and none of the split bits
 	toIntent                        // any session with one of the intent bits
 	toBotSessions                   // every bot session
+	toSession                       // one session, by its id (DispatchSession)
 )
 
 // filter picks the sessions of a dispatch's users that get it. It is data, not a function, so
@@ -45,6 +52,7 @@ const (
 type filter struct {
 	kind               filterKind
 	app, intent, split uint64
+	session            string // toSession's session id
 }
 
 // keep tells whether s gets the dispatch. Call with h.mu held.
@@ -62,18 +70,21 @@ func (f filter) keep(s *session) bool {
 		return s.intents&f.intent != 0
 	case toBotSessions:
 		return s.who.Bot
+	case toSession:
+		return s.id == f.session
 	}
 	return false
 }
 
 // envelope is what crosses the bus: a dispatch (Type ""), or news of a session (Type "s"), of a
-// node's start ("n"), a request to end sessions ("x"), or another part's state (Type "o", its
-// Shared kind and its Data; see Share).
+// node's start ("n"), of a node found down ("d"), a request to end sessions ("x"), or another
+// part's state (Type "o", its Shared kind and its Data; see Share).
 type envelope struct {
 	Type    string       `json:"t,omitempty"`
 	Shared  string       `json:"o,omitempty"`
 	Session *sessionNote `json:"ss,omitempty"`
 	End     *endNote     `json:"x,omitempty"`
+	Down    *downNote    `json:"dn,omitempty"`
 	Node    int          `json:"n,omitempty"`
 	Life    string       `json:"l,omitempty"`
 	// Sent is when the publishing node sent it (Unix nanoseconds by its clock), for the bus's lag.
@@ -84,6 +95,7 @@ type envelope struct {
 	App    uint64          `json:"a,omitempty"`
 	Intent uint64          `json:"i,omitempty"`
 	Split  uint64          `json:"s,omitempty"`
+	To     string          `json:"to,omitempty"` // toSession's session id
 	Event  string          `json:"e"`
 	Data   json.RawMessage `json:"d,omitempty"`
 }
@@ -120,6 +132,15 @@ type endNote struct {
 	Intents uint64 `json:"intents,omitempty"`
 }
 
+// downNote tells that a node's life stopped without a word (it missed its heartbeats, see
+// NodeDown), and which node's life takes over its sessions' ends.
+type downNote struct {
+	Node   int    `json:"node"`
+	Life   string `json:"life"`
+	By     int    `json:"by"`
+	ByLife string `json:"by_life"`
+}
+
 // busShift places a bus sequence number in a session's sequence numbers: the dispatch read from
 // the bus at m is numbered m<<busShift in every session that gets it, on whichever node, and
 // what a node pushes of its own (READY, RESUMED, request results) takes the numbers after the
@@ -127,13 +148,14 @@ type endNote struct {
 const busShift = 20
 
 func (e *envelope) filter() filter {
-	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split}
+	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split, session: e.To}
 }
 
 // publish sends a dispatch to every node through the bus; a failure is logged, and the event is
 // lost for every node (the node's /readyz reports the bus).
 func (h *Hub) publish(users []uint64, f filter, event string, d []byte) {
-	h.send(envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, Event: event, Data: d})
+	h.send(envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, To: f.session,
+		Event: event, Data: d})
 }
 
 // send publishes e on the bus; a failure is logged.
@@ -189,9 +211,12 @@ func (h *Hub) note(n sessionNote) {
 	h.send(envelope{Type: "s", Session: &n})
 }
 
-// noteOf is the note of s in state st. Call with h.mu held.
+// noteOf is the note of s in state st. Call with h.mu held. It carries no scopes: every node
+// keeps every other node's notes, and a resume takes the resuming token's.
 func noteOf(s *session, st noteState) sessionNote {
-	return sessionNote{ID: s.id, Who: s.who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
+	who := s.who
+	who.Scopes = nil
+	return sessionNote{ID: s.id, Who: who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
 		State: st, Expires: s.expires}
 }
 
@@ -255,14 +280,28 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 			h.remoteNoteLocked(n)
 		}
 	case "n":
-		if e.Node == h.cfg.Node && e.Life == h.life {
-			break
+		// The node restarted: the sessions of its earlier lives lost their connections. The
+		// restarted node itself ends what their connections held.
+		gone := h.detachNodeLocked(e.Node, func(life string) bool { return life != e.Life })
+		if e.Node == h.cfg.Node && e.Life == h.life && len(gone) > 0 {
+			h.mu.Unlock()
+			h.nodeGone(gone)
+			return
 		}
-		// The node restarted: the sessions of its earlier life lost their connections.
-		expires := h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
-		for _, n := range h.remote {
-			if n.Node == e.Node && n.Life != e.Life && n.State == noteLive {
-				n.State, n.Expires = noteDetached, expires
+	case "d":
+		// A node's life stopped: its sessions lost their connections. The node that found it
+		// down ends what their connections held, once for the cluster.
+		if x := e.Down; x != nil {
+			if x.Node == h.cfg.Node && x.Life == h.life { // taken for dead, alive
+				h.mu.Unlock()
+				h.stillHere()
+				return
+			}
+			gone := h.detachNodeLocked(x.Node, func(life string) bool { return life == x.Life })
+			if x.By == h.cfg.Node && x.ByLife == h.life && len(gone) > 0 {
+				h.mu.Unlock()
+				h.nodeGone(gone)
+				return
 			}
 		}
 	case "o":
@@ -293,10 +332,103 @@ func (e *envelope) kind() string {
 		return "node"
 	case "x":
 		return "end_sessions"
+	case "d":
+		return "node_down"
 	case "o":
 		return e.Shared
 	}
 	return "unknown"
+}
+
+// Life names this hub's process in what it tells the other nodes (a restarted node has a new
+// one): the node registry keeps it, so that NodeDown names the life that stopped.
+func (h *Hub) Life() string { return h.life }
+
+// NodeDown tells every node that the life of another node stopped without a word (the node
+// registry's heartbeats say so; see package server): its sessions that were connected and have
+// not been resumed elsewhere lose their connections, and can be resumed elsewhere within the
+// resume window from now. This node then ends, once for the cluster, what those connections
+// held, as the dead node would have when they closed: Config.Voice hears that each session
+// left (its call, its voice states), Config.OnConnection of each user's last connection of an
+// application, and Config.OnSession of each (presence goes offline). Call it on one node per
+// stopped life (the registry's claim). No-op without a bus.
+func (h *Hub) NodeDown(node int, life string) {
+	if h.cfg.Bus == nil || node == h.cfg.Node {
+		return
+	}
+	h.send(envelope{Type: "d", Down: &downNote{Node: node, Life: life, By: h.cfg.Node, ByLife: h.life}})
+}
+
+// detachNodeLocked makes the connected sessions of node's lives that match detached, resumable
+// for a resume window from now, and returns their notes.
+func (h *Hub) detachNodeLocked(node int, match func(life string) bool) []sessionNote {
+	expires := h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
+	var gone []sessionNote
+	for _, n := range h.remote {
+		if n.Node == node && match(n.Life) && n.State == noteLive {
+			n.State, n.Expires = noteDetached, expires
+			gone = append(gone, *n)
+		}
+	}
+	slices.SortFunc(gone, func(a, b sessionNote) int { return a.Since.Compare(b.Since) })
+	return gone
+}
+
+// userApp is a user in an application.
+type userApp struct{ user, app uint64 }
+
+// stillHere answers a NodeDown that named this node's life though it is alive (its heartbeats
+// did not reach the registry in time): it tells the other nodes again of its connected
+// sessions, and runs Config.OnConnection and Config.OnSession of their users again, whose
+// presence and lobby states the other node ended. Call without h.mu.
+func (h *Hub) stillHere() {
+	h.mu.Lock()
+	var notes []sessionNote
+	for _, s := range h.sessions {
+		if s.conn != nil {
+			notes = append(notes, noteOf(s, noteLive))
+		}
+	}
+	h.mu.Unlock()
+	h.log.Warn("gateway: this node was taken for down; its sessions are told again", "sessions", len(notes))
+	seen := map[userApp]bool{}
+	for _, n := range notes {
+		h.note(n)
+	}
+	for _, n := range notes {
+		k := userApp{n.Who.UserID, n.Who.AppID}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		h.connection(n.Who, true)
+		if h.cfg.OnSession != nil {
+			h.cfg.OnSession(n.Who)
+		}
+	}
+}
+
+// nodeGone ends what the connections of a stopped node's sessions held (see NodeDown); call
+// without h.mu.
+func (h *Hub) nodeGone(gone []sessionNote) {
+	seen := map[userApp]bool{}
+	for _, n := range gone {
+		h.voiceGone(Session{Identity: n.Who, ID: n.ID})
+	}
+	for _, n := range gone {
+		k := userApp{n.Who.UserID, n.Who.AppID}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if !h.OnlineApp(n.Who.AppID, n.Who.UserID) {
+			h.connection(n.Who, false)
+		}
+		if h.cfg.OnSession != nil {
+			h.cfg.OnSession(n.Who)
+		}
+	}
+	h.log.Info("gateway: a stopped node's sessions lost their connections", "sessions", len(gone))
 }
 
 // match tells whether s is one of the sessions x ends. Call with h.mu held.
@@ -317,6 +449,7 @@ func (x *endNote) closeReq() wsframe.Close {
 // another node now holds (it was resumed there) is this node's no more.
 func (h *Hub) remoteNoteLocked(n *sessionNote) {
 	if s := h.sessions[n.ID]; s != nil && n.State != noteEnded {
+		s.moved = true
 		if s.conn != nil {
 			s.conn.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session resumed elsewhere"})
 		}
@@ -388,7 +521,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	upto := h.busSeq
 	from := uint64(seq >> busShift)
 	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
-	s.who.Grant, s.grant = who.Grant, who.Grant
+	s.who.Grant, s.grant, s.who.Scopes = who.Grant, who.Grant, who.Scopes
 	s.seq = max(int64(upto)<<busShift, seq)
 	base := s.seq
 	s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)

@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gwire "sdkpp/wire/gateway"
+	"sdkpp/wire/voice"
 )
 
 // memBus is a bus in memory: one log, read by each subscribed hub on a goroutine of its own
@@ -19,6 +24,7 @@ type memBus struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	log  [][]byte
+	ids  map[string]uint64 // PublishID's ids: stored once each
 	done bool
 	wg   sync.WaitGroup
 }
@@ -44,6 +50,21 @@ func (b *memBus) Publish(_ context.Context, msg []byte) (uint64, error) {
 	return uint64(len(b.log)), nil
 }
 
+func (b *memBus) PublishID(_ context.Context, msg []byte, id string) (uint64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq, ok := b.ids[id]; ok {
+		return seq, nil
+	}
+	b.log = append(b.log, msg)
+	b.cond.Broadcast()
+	if b.ids == nil {
+		b.ids = map[string]uint64{}
+	}
+	b.ids[id] = uint64(len(b.log))
+	return uint64(len(b.log)), nil
+}
+
 func (b *memBus) Read(_ context.Context, first, last uint64, handle func(uint64, []byte)) error {
 	b.mu.Lock()
 	msgs := append([][]byte(nil), b.log[first-1:last]...)
@@ -54,18 +75,20 @@ func (b *memBus) Read(_ context.Context, first, last uint64, handle func(uint64,
 	return nil
 }
 
-// subscribe delivers every message to h, in order, until the test ends.
-func (b *memBus) subscribe(h *Hub) {
+// subscribe delivers every message to h, in order, until the test ends or stop is called
+// (the node is dead: it reads nothing more).
+func (b *memBus) subscribe(h *Hub) (stop func()) {
+	stopped := false
 	b.wg.Add(1)
 	go func() { // owned by the test's cleanup, which ends and waits for it
 		defer b.wg.Done()
 		next := 0
 		for {
 			b.mu.Lock()
-			for next == len(b.log) && !b.done {
+			for next == len(b.log) && !b.done && !stopped {
 				b.cond.Wait()
 			}
-			if b.done {
+			if b.done || stopped {
 				b.mu.Unlock()
 				return
 			}
@@ -75,6 +98,12 @@ func (b *memBus) subscribe(h *Hub) {
 			h.Deliver(uint64(next), msg)
 		}
 	}()
+	return func() {
+		b.mu.Lock()
+		stopped = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
 }
 
 // Two hubs on one bus: a dispatch made on B reaches a session on A, numbered from the bus; A's
@@ -131,4 +160,335 @@ func TestHubsShareSessionsThroughTheBus(t *testing.T) {
 	defer lagMu.Unlock()
 	assert.Equal(t, 2, kinds["FIRST"], "each node measured the lag of each message")
 	assert.Positive(t, kinds["session"])
+}
+
+// recorder records what a hub tells of its sessions' ends: each callback's user, by kind.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(kind string, userID uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, kind+":"+strconv.FormatUint(userID, 10))
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.events
+	r.events = nil
+	return out
+}
+
+func (r *recorder) VoiceStateUpdate(Session, voice.StateUpdate) {}
+func (r *recorder) VoiceKeys(Session, voice.Keys)               {}
+func (r *recorder) VoiceSessionGone(s Session)                  { r.add("voice", s.UserID) }
+
+// A node that stops without a word (its connections are never closed) and is found down: the
+// node that found it makes its connected sessions detached on every node, so the users are
+// offline everywhere, and ends what their connections held once for the cluster (voice, the
+// last connection, the session's end for presence); a session already resumed elsewhere is
+// untouched, and a session of the dead node can still be resumed within the window.
+func TestNodeDownEndsItsSessionsConnections(t *testing.T) {
+	bus := newMemBus(t)
+	stops := map[int]func(){}
+	node := func(id int) (*env, *recorder) {
+		r := &recorder{}
+		e := newEnv(t, func(c *Config) {
+			c.Bus, c.Node, c.Replay, c.Voice = bus, id, bus.Read, r
+			c.OnConnection = func(who Identity, connected bool) {
+				if !connected {
+					r.add("offline", who.UserID)
+				}
+			}
+			c.OnSession = func(who Identity) { r.add("session", who.UserID) }
+		})
+		stops[id] = bus.subscribe(e.hub)
+		return e, r
+	}
+	a, ra := node(1)
+	b, rb := node(2)
+	c, rc := node(3)
+	seven := a.dial()
+	seven.send(gwire.OpIdentify, identifyData("user-7"))
+	var r7 gwire.Ready
+	require.NoError(t, json.Unmarshal(seven.expectOp(gwire.OpDispatch).D, &r7))
+	eight := a.dial()
+	eight.send(gwire.OpIdentify, identifyData("user-8"))
+	ready8 := eight.expectOp(gwire.OpDispatch)
+	var r8 gwire.Ready
+	require.NoError(t, json.Unmarshal(ready8.D, &r8))
+	waitFor(t, "B and C to know the sessions", func() bool {
+		return b.hub.Online(7) && b.hub.Online(8) && c.hub.Online(7) && c.hub.Online(8)
+	})
+	// User 8's client saw node A go first, and resumed on C; user 7's did not yet.
+	eight.drop()
+	waitFor(t, "A to let user 8's connection go", func() bool { return a.hub.Sessions(8) == 0 })
+	moved := c.dial()
+	moved.resume("user-8", r8.SessionID, *ready8.S)
+	require.Equal(t, gwire.EventResumed, deref(moved.expectOp(gwire.OpDispatch).T))
+	waitFor(t, "B to know user 8 is on C", func() bool { return b.hub.OnlineApp(testApp, 8) })
+	rb.take()
+	rc.take()
+
+	// Taken for dead while alive (its heartbeats were late): A tells of its sessions again,
+	// and its users' presence and lobby states are run again.
+	ra.take()
+	b.hub.NodeDown(1, a.hub.Life())
+	waitFor(t, "A to tell again", func() bool { return ra.count() >= 1 })
+	assert.Equal(t, []string{"session:7"}, ra.take(), "OnSession again for user 7, A's only connected user")
+	waitFor(t, "B to end user 7's connection", func() bool { return rb.count() >= 3 })
+	rb.take()
+	waitFor(t, "user 7 online on B again, as A told after", func() bool { return b.hub.Online(7) })
+
+	// Now A dies for good: it reads and writes nothing more, and is found down.
+	stops[1]()
+	b.hub.NodeDown(1, a.hub.Life())
+	waitFor(t, "B to end user 7's connection", func() bool { return rb.count() >= 3 })
+	assert.Equal(t, []string{"voice:7", "offline:7", "session:7"}, rb.take(), "once, on the node that found A down")
+	assert.False(t, b.hub.Online(7))
+	b.hub.Dispatch(8, "MARK", map[string]int{}) // read by C after the node-down message
+	require.Equal(t, "MARK", deref(moved.expectOp(gwire.OpDispatch).T))
+	assert.False(t, c.hub.Online(7), "offline on every node")
+	assert.True(t, c.hub.Online(8) && b.hub.Online(8), "the session resumed elsewhere is untouched")
+	assert.Empty(t, rc.take(), "only the node that found A down ends the connections")
+
+	// User 7's client comes back within the resume window, on C.
+	c.clk.Advance(DefaultResumeWindow / 2)
+	back := c.dial()
+	back.resume("user-7", r7.SessionID, 1)
+	resumed := back.expectOp(gwire.OpDispatch)
+	assert.Equal(t, gwire.EventResumed, deref(resumed.T))
+	waitFor(t, "user 7 online again", func() bool { return b.hub.Online(7) })
+	assert.Equal(t, 1, c.hub.Sessions(7))
+}
+
+// refusingBus is a bus that refuses every publish.
+type refusingBus struct{ *memBus }
+
+func (refusingBus) PublishID(context.Context, []byte, string) (uint64, error) {
+	return 0, errors.New("the bus is unreachable")
+}
+
+// memOutbox is an outbox in memory; failDelete makes deletes fail (the node dies after its
+// publish, before its delete).
+type memOutbox struct {
+	mu         sync.Mutex
+	next       uint64
+	rows       map[uint64]Staged
+	keys       map[uint64]string
+	failDelete bool
+}
+
+func (o *memOutbox) AddOutbox(_ context.Context, key string, data []byte, _ time.Time) (uint64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rows == nil {
+		o.rows, o.keys = map[uint64]Staged{}, map[uint64]string{}
+	}
+	o.next++
+	o.rows[o.next], o.keys[o.next] = Staged{ID: o.next, Data: data}, key
+	return o.next, nil
+}
+
+func (o *memOutbox) DeleteOutboxes(_ context.Context, ids []uint64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failDelete {
+		return errors.New("the node died")
+	}
+	for _, id := range ids {
+		delete(o.rows, id)
+	}
+	return nil
+}
+
+// stageAll stores msgs in the outbox under key, as a change's transaction does (StageEach).
+func (o *memOutbox) stageAll(t *testing.T, key string, msgs [][]byte) []Staged {
+	t.Helper()
+	ss := make([]Staged, len(msgs))
+	for i, m := range msgs {
+		id, err := o.AddOutbox(context.Background(), key, m, time.Time{})
+		require.NoError(t, err)
+		ss[i] = Staged{ID: id, Data: m}
+	}
+	return ss
+}
+
+// batchBus is a memBus that publishes several messages at once (a BatchBus).
+type batchBus struct{ *memBus }
+
+func (b batchBus) PublishAll(ctx context.Context, msgs [][]byte) error {
+	for _, m := range msgs {
+		if _, err := b.Publish(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b batchBus) PublishAllID(ctx context.Context, msgs [][]byte, ids []string) error {
+	for i, m := range msgs {
+		if _, err := b.PublishID(ctx, m, ids[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// left is what key holds, in id order.
+func (o *memOutbox) left(key string) []Staged {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []Staged
+	for id, k := range o.keys {
+		if _, ok := o.rows[id]; ok && k == key {
+			out = append(out, o.rows[id])
+		}
+	}
+	slices.SortFunc(out, func(a, b Staged) int { return int(a.ID) - int(b.ID) })
+	return out
+}
+
+// The transactional outbox: a dispatch staged with its change reaches a session on another node
+// exactly once and in order, whether its node dies after the commit and before the publish (the
+// next holder of the order lock relays it) or after the publish and before deleting it (the
+// relay's publish is stored once by the bus).
+func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
+	bus := newMemBus(t)
+	box := &memOutbox{}
+	node := func(id int) (*env, func()) {
+		e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay, c.Outbox = bus, id, bus.Read, box })
+		return e, bus.subscribe(e.hub)
+	}
+	a, stopA := node(1)
+	b, _ := node(2)
+	c, _ := node(3)
+	player := c.dial()
+	player.send(gwire.OpIdentify, identifyData("user-7"))
+	player.expectOp(gwire.OpDispatch) // READY
+	waitFor(t, "A and B to know the session", func() bool { return a.hub.Online(7) && b.hub.Online(7) })
+	ctx := context.Background()
+	const key = "lobby:1"
+	stage := func(h *Hub, n int) func() {
+		t.Helper()
+		publish, err := h.Stage(ctx, box, key, testApp, []uint64{7}, "MESSAGE", map[string]int{"n": n})
+		require.NoError(t, err)
+		return publish
+	}
+
+	stage(a.hub, 1) // committed; A dies before it publishes
+	stopA()
+	require.Len(t, box.left(key), 1)
+	require.True(t, b.hub.Relay(box.left(key))) // B takes the lock next
+	assert.Empty(t, box.left(key), "relayed and deleted")
+	stage(b.hub, 2)()
+
+	box.failDelete = true
+	stage(b.hub, 3)() // published; B dies before it deletes it
+	box.failDelete = false
+	require.Len(t, box.left(key), 1)
+	require.True(t, c.hub.Relay(box.left(key))) // C takes the lock next: the bus stores it once
+	stage(c.hub, 4)()
+
+	// A node whose bus refuses cannot relay: the dispatch stays, and it says so (its lock is
+	// then refused); the next node relays it.
+	stage(c.hub, 5) // committed; C dies before it publishes
+	refusing := newEnv(t, func(cf *Config) { cf.Bus, cf.Node, cf.Outbox = refusingBus{bus}, 4, box })
+	assert.False(t, refusing.hub.Relay(box.left(key)))
+	require.Len(t, box.left(key), 1)
+	require.True(t, b.hub.Relay(box.left(key)))
+
+	// Groups staged together (StageEach) on a bus that publishes them together: published in
+	// order and deleted; a group published whose node died before the delete is relayed by the
+	// next holder and stored once.
+	d := newEnv(t, func(cf *Config) { cf.Bus, cf.Node, cf.Replay, cf.Outbox = batchBus{bus}, 5, bus.Read, box })
+	bus.subscribe(d.hub)
+	group := func(from, to int) []Staged {
+		var ds []AppDispatch
+		for n := from; n <= to; n++ {
+			ds = append(ds, AppDispatch{UserIDs: []uint64{7}, Event: "MESSAGE", Data: map[string]int{"n": n}})
+		}
+		return box.stageAll(t, key, d.hub.StageEach(testApp, ds))
+	}
+	require.True(t, d.hub.PublishStaged(group(6, 8)))
+	assert.Empty(t, box.left(key), "published and deleted")
+	box.failDelete = true
+	require.True(t, d.hub.PublishStaged(group(9, 10)))
+	box.failDelete = false
+	require.Len(t, box.left(key), 2)
+	require.True(t, b.hub.Relay(box.left(key)))
+	assert.Empty(t, box.left(key))
+
+	for n := 1; n <= 10; n++ {
+		p := player.expectOp(gwire.OpDispatch)
+		assert.Equal(t, "MESSAGE", deref(p.T))
+		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "in order, once each")
+	}
+	player.heartbeat() // nothing more came before the heartbeat's answer
+	bus.mu.Lock()
+	defer bus.mu.Unlock()
+	count := 0
+	for _, m := range bus.log {
+		if bytes.Contains(m, []byte(`"e":"MESSAGE"`)) {
+			count++
+		}
+	}
+	assert.Equal(t, 10, count, "the bus holds each once")
+}
+
+// Sessions whose tokens grant the same scopes share one slice of them, and a session's note,
+// which every other node keeps, carries none.
+func TestScopesSharedAndLeftOutOfNotes(t *testing.T) {
+	var sets scopeSets
+	a := sets.intern([]string{"openid", "sdk.social_layer"})
+	b := sets.intern([]string{"openid", "sdk.social_layer"})
+	require.Len(t, b, 2)
+	assert.Same(t, &a[0], &b[0], "one slice for one set")
+	c := sets.intern([]string{"openid"})
+	assert.NotSame(t, &a[0], &c[0])
+	n := noteOf(&session{id: "s", who: Identity{UserID: 7, AppID: testApp, Scopes: a}}, noteLive)
+	assert.Nil(t, n.Who.Scopes)
+	assert.Equal(t, uint64(7), n.Who.UserID)
+}
+
+// A dispatch to one session of another node crosses the bus to that session only: the user's
+// session on the dispatching node does not get it, and gets what the bus carried next.
+func TestDispatchSessionReachesAnotherNode(t *testing.T) {
+	bus := newMemBus(t)
+	node := func(id int) *env {
+		e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay = bus, id, bus.Read })
+		bus.subscribe(e.hub)
+		return e
+	}
+	a, b := node(1), node(2)
+	onA := a.dial()
+	onA.send(gwire.OpIdentify, identifyData("user-7"))
+	var r gwire.Ready
+	require.NoError(t, json.Unmarshal(onA.expectOp(gwire.OpDispatch).D, &r))
+	onB := b.dial()
+	onB.send(gwire.OpIdentify, identifyData("user-7"))
+	onB.expectOp(gwire.OpDispatch) // READY
+	waitFor(t, "B to know A's session", func() bool {
+		b.hub.mu.Lock()
+		defer b.hub.mu.Unlock()
+		return b.hub.remote[r.SessionID] != nil
+	})
+
+	require.True(t, b.hub.DispatchSession(r.SessionID, "ONLY_A", map[string]int{"n": 1}))
+	b.hub.Dispatch(7, "BOTH", map[string]int{"n": 2})
+	got := onA.expectOp(gwire.OpDispatch)
+	assert.Equal(t, "ONLY_A", deref(got.T))
+	assert.Zero(t, *got.S&(1<<busShift-1), "numbered from the bus")
+	assert.Equal(t, "BOTH", deref(onA.expectOp(gwire.OpDispatch).T))
+	assert.Equal(t, "BOTH", deref(onB.expectOp(gwire.OpDispatch).T), "B's own session did not get A's")
+	assert.False(t, b.hub.DispatchSession("no-such-session", "NONE", map[string]int{}))
 }

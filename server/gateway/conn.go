@@ -188,7 +188,12 @@ func (c *conn) finish(r wsframe.Close) {
 	wentOffline := false
 	var left Session // the session this connection lets go: it leaves its call
 	var note *sessionNote
-	if s := c.sess; s != nil && s.conn == c {
+	if s := c.sess; s != nil && s.conn == c && s.moved {
+		// Another node took the session over (it was resumed there): it leaves its call here,
+		// and the other nodes hear nothing more of it from this one.
+		left = Session{Identity: s.who, ID: s.id}
+		s.conn = nil
+	} else if s != nil && s.conn == c {
 		left = Session{Identity: s.who, ID: s.id}
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
@@ -483,6 +488,7 @@ func (c *conn) resolve(token string, bearer, bot bool) (Identity, wsframe.Close)
 	case !ok || who.UserID == 0 || (!who.Bot && !hasGatewayScope(who.Scopes)):
 		return Identity{}, failed
 	}
+	who.Scopes = c.h.scopeSets.intern(who.Scopes)
 	return who, wsframe.Close{}
 }
 
@@ -513,7 +519,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	if fail := c.allowIntents(who, intents); fail.Code != 0 {
 		return fail, true
 	}
-	if who.Bot && !h.startSession(who.AppID) { // the day's session starts are used up
+	if who.Bot && !h.startSession(who.AppID, id.Shard) { // the day's starts are used up, or the bucket's
 		return c.invalidSession()
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.WriteTimeout)

@@ -151,6 +151,13 @@ type Config struct {
 	// /gateway/bot's session_start_limit); default 1000 per 24 hours.
 	SessionStarts      int
 	SessionStartWindow time.Duration
+	// MaxConcurrency, when set, gives an application's max_concurrency (GET /gateway/bot): its
+	// bot may Identify once per IdentifyWindow in each rate-limit bucket, shard id modulo
+	// max_concurrency; an Identify over that gets Invalid Session, as over SessionStarts. Nil:
+	// only SessionStarts limits Identifies.
+	MaxConcurrency func(ctx context.Context, appID uint64) (int, error)
+	// IdentifyWindow is MaxConcurrency's window; default DefaultIdentifyWindow (the platform's 5 s).
+	IdentifyWindow time.Duration
 	// MembersRateWindow is how often a bot may request all members of one guild (rule GW-2);
 	// default 30 s.
 	MembersRateWindow time.Duration
@@ -162,6 +169,8 @@ type Config struct {
 	// dispatch is published, and pushed to the sessions of each node as that node reads it
 	// back (Deliver). Nil: dispatches go straight to this node's sessions.
 	Bus Bus
+	// Outbox, with a bus, keeps the dispatches staged with their changes (Stage, Relay).
+	Outbox Outbox
 	// OnShared, when set, receives what another node shared (Share), on the bus's goroutine in
 	// the bus's order. It must not block for long.
 	OnShared func(kind string, data json.RawMessage)
@@ -208,6 +217,8 @@ type Hub struct {
 	remote       map[string]*sessionNote
 	remoteByUser map[uint64]map[string]*sessionNote
 
+	scopeSets scopeSets // the sessions' scopes, one slice per set
+
 	rate  *pace.Meter // dispatches per second, for write pacing
 	stats hubStats    // what Stats reports
 }
@@ -232,6 +243,7 @@ func New(cfg Config) *Hub {
 	positive(&cfg.CloseGrace, DefaultCloseGrace)
 	positive(&cfg.SessionStarts, DefaultSessionStarts)
 	positive(&cfg.SessionStartWindow, DefaultSessionStartWindow)
+	positive(&cfg.IdentifyWindow, DefaultIdentifyWindow)
 	positive(&cfg.MembersRateWindow, DefaultMembersRateWindow)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -733,6 +745,37 @@ func (h *Hub) sweepLocked(now time.Time) {
 			h.forgetRemoteLocked(id)
 		}
 	}
+}
+
+// maxScopeSets bounds scopeSets: past it, a session keeps its own slice.
+const maxScopeSets = 256
+
+// scopeSets shares one slice of scopes among the sessions whose tokens grant the same ones
+// (almost all of a game's do): a slice per session cost a few hundred bytes each. The slices
+// are read, never changed.
+type scopeSets struct {
+	mu   sync.Mutex
+	sets map[string][]string
+}
+
+// intern returns the slice kept for the set of scopes, keeping this one if none is.
+func (s *scopeSets) intern(scopes []string) []string {
+	if len(scopes) == 0 {
+		return scopes
+	}
+	k := strings.Join(scopes, " ")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.sets[k]; ok {
+		return v
+	}
+	if s.sets == nil {
+		s.sets = map[string][]string{}
+	}
+	if len(s.sets) < maxScopeSets {
+		s.sets[k] = scopes
+	}
+	return scopes
 }
 
 // hasGatewayScope tells whether granted scopes allow a gateway connection: gateway.connect,

@@ -26,6 +26,9 @@ type session struct {
 	// until expires.
 	conn    *conn
 	expires time.Time
+	// moved says another node resumed the session: this node, letting its connection go,
+	// tells the others nothing more of it.
+	moved bool
 	// grant is the token grant of the access token that identified or last resumed the
 	// session (Identity.Grant); guarded by Hub.mu.
 	grant uint64

@@ -73,7 +73,9 @@ func (h *Hub) voiceGone(s Session) {
 }
 
 // DispatchSession is Dispatch to one session (for example a call's participant, which is in
-// the call with that session only); false when the session does not exist (any more).
+// the call with that session only); false when the session does not exist (any more). On a
+// cluster, a session connected to (or waiting to be resumed on) another node gets it through
+// the bus, in the bus's order.
 func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 	d, ok := h.encode(event, data)
 	if !ok {
@@ -82,7 +84,19 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 	ev, _ := json.Marshal(event) // a string always encodes
 	h.mu.Lock()
 	s := h.sessions[sessionID]
-	if s == nil || h.expireLocked(s, h.cfg.Clock.Now()) {
+	if s == nil {
+		var user uint64
+		if n := h.remote[sessionID]; n != nil && h.cfg.Bus != nil {
+			user = n.Who.UserID
+		}
+		h.mu.Unlock()
+		if user == 0 {
+			return false
+		}
+		h.publish([]uint64{user}, filter{kind: toSession, session: sessionID}, event, d)
+		return true
+	}
+	if h.expireLocked(s, h.cfg.Clock.Now()) {
 		h.mu.Unlock()
 		return false
 	}
@@ -94,4 +108,17 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 		h.deliver([]*conn{c})
 	}
 	return true
+}
+
+// SessionConnected tells whether the session is attached to a connection, on this node or (with
+// a bus) another as that node last told: false once it ended, lost its connection, or its node
+// restarted without it.
+func (h *Hub) SessionConnected(sessionID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.sessions[sessionID]; s != nil {
+		return s.conn != nil
+	}
+	n := h.remote[sessionID]
+	return n != nil && n.State == noteLive
 }

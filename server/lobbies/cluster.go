@@ -2,12 +2,12 @@ package lobbies
 
 import (
 	"context"
-	"strconv"
 	"sync"
 
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/order"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
@@ -140,7 +140,7 @@ func (s *Service) sendLobby(group []*clusterSend, sq *sendQueue) {
 	if s.Epoch != nil {
 		wg.Go(func() { epoch, epochErr = s.Epoch(ctx, changesKey) })
 	}
-	release, err := order.Hold(ctx, s.Order, "lobby:"+strconv.FormatUint(id, 10), s.IDs)
+	release, err := order.Hold(ctx, s.Order, lobbyKey(id), s.IDs)
 	wg.Wait()
 	if err != nil {
 		failAll(group, err)
@@ -149,14 +149,15 @@ func (s *Service) sendLobby(group []*clusterSend, sq *sendQueue) {
 	}
 	defer release() // once the last group is published
 	for n := 1; ; n++ {
+		published := true
 		if epochErr != nil {
 			failAll(group, epochErr)
 		} else {
-			s.sendGroup(ctx, group, epoch)
+			published = s.sendGroup(ctx, group, epoch)
 		}
 		sq.finish(group) // the answers need not wait for the next group or the release
-		if n == maxGroupsPerHold {
-			return
+		if !published || n == maxGroupsPerHold {
+			return // the next holder publishes first what this one could not
 		}
 		if group = sq.take(id); len(group) == 0 {
 			return
@@ -176,9 +177,11 @@ func failAll(group []*clusterSend, err error) {
 
 // sendGroup stores and publishes messages of one lobby, whose order lock is held: each is
 // checked and accepted as on a node alone, then all of them are committed in one transaction and
-// published together in id order. A failed commit fails every message of the group. Call with
-// s.order held.
-func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64) {
+// published together in id order. A failed commit fails every message of the group. With a
+// Stager, their events are stored in the outbox in that transaction and published from it; it
+// returns false when they could not be published (they wait for the next holder of the lock).
+// Call with s.order held.
+func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64) bool {
 	if s.Epoch == nil {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
@@ -186,10 +189,10 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 	var (
 		batch []*pending
 		out   []lobbyMessage
-		h     *hotLobby
 	)
 	for _, c := range group {
 		c.q.ctx = ctx
+		var h *hotLobby
 		if h, c.err = s.hotEntry(ctx, c.q, now, epoch); c.err != nil {
 			continue
 		}
@@ -201,17 +204,29 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 		out = append(out, lobbyMessage{h: h, enc: c.enc, author: c.q.userID})
 	}
 	if len(batch) == 0 {
-		return
+		return true
 	}
-	if err := s.commitNow(h, batch...); err != nil {
+	h := out[len(out)-1].h
+	st, staging := s.Notifier.(Stager)
+	var staged *store.OutboxRows
+	if staging {
+		if data := st.StageLobbyEvents(h.lobby.AppID, lobbyEvents(out)); len(data) > 0 {
+			staged = &store.OutboxRows{Key: lobbyKey(h.lobby.ID), Data: data, At: now}
+		}
+	}
+	if err := s.commitNow(h, staged, batch...); err != nil {
 		for _, c := range group {
 			if c.err == nil {
 				c.enc, c.err = nil, err
 			}
 		}
-		return
+		return true
+	}
+	if staged != nil {
+		return st.PublishStaged(staged.IDs, staged.Data)
 	}
 	s.deliverAll(out)
+	return true
 }
 
 // lobbyMessage is an accepted message on its way to the members.
@@ -245,14 +260,19 @@ func (s *Service) deliverAll(ms []lobbyMessage) {
 		}
 		return
 	}
-	// One lobby's messages: one application.
+	if events := lobbyEvents(ms); len(events) > 0 {
+		bn.LobbyEvents(ms[0].h.lobby.AppID, events) // one lobby's messages: one application
+	}
+}
+
+// lobbyEvents are the LOBBY_MESSAGE_CREATE events of messages of one lobby, in order, but for
+// a lobby without members.
+func lobbyEvents(ms []lobbyMessage) []Event {
 	events := make([]Event, 0, len(ms))
 	for _, m := range ms {
 		if len(m.h.ids) > 0 {
 			events = append(events, Event{UserIDs: recipients(m.h, m.author), Name: gwire.EventLobbyMessageCreate, Data: m.enc})
 		}
 	}
-	if len(events) > 0 {
-		bn.LobbyEvents(ms[0].h.lobby.AppID, events)
-	}
+	return events
 }

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/lobbies"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
@@ -146,5 +148,121 @@ func TestClusterSendsMessagesInGroups(t *testing.T) {
 		var history []message
 		e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
 		require.Len(t, history, total, "stored messages")
+	})
+}
+
+// stager is a recorder that keeps events in the outbox (lobbies.Stager): each staged event is
+// its message's id; PublishStaged checks that the store holds exactly the rows it is given,
+// records them and deletes them, or, while refuse is set, refuses them. (It asserts, not
+// requires: it runs on the sender's goroutine, which must not end there.)
+type stager struct {
+	*recorder
+	t         *testing.T
+	st        store.Store
+	key       string
+	refuse    bool
+	published []uint64 // the messages' ids, in publish order
+	calls     int
+}
+
+func (s *stager) StageLobbyEvents(_ uint64, events []lobbies.Event) [][]byte {
+	data := make([][]byte, len(events))
+	for i, ev := range events {
+		a, ok := ev.Data.(wire.Appender)
+		if assert.True(s.t, ok, "event data %T", ev.Data) {
+			var m wire.LobbyMessage
+			assert.NoError(s.t, wire.DecodeLobbyMessage(a.AppendJSON(nil), &m))
+			data[i] = []byte(strconv.FormatUint(uint64(m.ID), 10))
+		}
+	}
+	return data
+}
+
+func (s *stager) PublishStaged(ids []uint64, data [][]byte) bool {
+	ctx := context.Background()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left, err := s.st.ListOutbox(ctx, s.key)
+	assert.NoError(s.t, err)
+	var newest []store.OutboxEvent // after any a refused group left
+	if len(left) >= len(ids) {
+		newest = left[len(left)-len(ids):]
+	}
+	if assert.Len(s.t, newest, len(ids), "the outbox holds the group's events") {
+		for i, row := range newest {
+			assert.Equal(s.t, ids[i], row.ID)
+			assert.Equal(s.t, data[i], row.Data)
+		}
+	}
+	s.calls++
+	if s.refuse {
+		s.refuse = false
+		return false
+	}
+	for _, d := range data {
+		id, err := strconv.ParseUint(string(d), 10, 64)
+		assert.NoError(s.t, err)
+		s.published = append(s.published, id)
+	}
+	assert.NoError(s.t, s.st.DeleteOutboxes(ctx, ids))
+	return true
+}
+
+// On a cluster with a Stager, each group's events are stored in the outbox with its messages
+// (one row per message, in id order) and published from there once committed; none goes to the
+// Notifier directly. A group whose events cannot be published stays in the outbox and ends the
+// lock's hold, so that the messages queued behind it go under a new hold (whose holder publishes
+// what was left first), and its senders are answered: their messages are stored.
+func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		order := &fakeOrder{last: map[string]uint64{}}
+		e.svc.Order = order.lock
+		ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
+		var l lobby
+		for _, p := range ps {
+			l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+		}
+		st := &stager{recorder: e.rec, t: t, st: e.st, key: "lobby:" + l.ID, refuse: true}
+		e.svc.Notifier = st
+		e.rec.take()
+		holdsBefore := len(order.holds)
+		gate := make(chan struct{})
+		order.gate = gate
+
+		path := "/lobbies/" + l.ID + "/messages"
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var answered []uint64
+		send := func(i, k int) {
+			var m message
+			e.do("POST", path, ps[i].auth, map[string]any{"content": "m" + strconv.Itoa(i) + "-" + strconv.Itoa(k)}).OK(t, http.StatusOK, &m)
+			id, err := strconv.ParseUint(m.ID, 10, 64)
+			require.NoError(t, err)
+			mu.Lock()
+			answered = append(answered, id)
+			mu.Unlock()
+		}
+		wg.Go(func() { send(0, 0) })
+		synctest.Wait() // the first holds the lock, at the gate
+		for i := 1; i < len(ps); i++ {
+			wg.Go(func() { send(i, 0) })
+		}
+		synctest.Wait()
+		close(gate) // the first group's publish is refused; the others go under a new hold
+		wg.Wait()
+
+		require.Len(t, order.holds[holdsBefore:], 2, "a new hold after the refused group")
+		require.Equal(t, 2, st.calls, "one publish per group")
+		left, err := e.st.ListOutbox(context.Background(), st.key)
+		require.NoError(t, err)
+		require.Len(t, left, 1, "the refused group waits in the outbox")
+		require.Len(t, st.published, len(ps)-1)
+		require.IsIncreasing(t, st.published)
+		require.Len(t, answered, len(ps), "every sender answered")
+		require.Empty(t, e.rec.take(), "nothing published but through the outbox")
+		var history []message
+		e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
+		require.Len(t, history, len(ps), "stored messages")
 	})
 }

@@ -95,5 +95,6 @@
 //
 // On a cluster (Order set) a message is stored before it is published, both under its lobby's
 // order lock; the messages that arrive meanwhile go together as the next group: one hold of the
-// lock, one transaction and one publish for several messages, in id order (cluster.go).
+// lock, one transaction and one publish for several messages, in id order (cluster.go). With a
+// Stager their events are stored in the transaction's outbox and published from there.
 package lobbies

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -140,7 +141,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
 		return enc, func() error { return s.writer.await(p) }, nil
 	}
-	if err := s.commitNow(h, p); err != nil {
+	if err := s.commitNow(h, nil, p); err != nil {
 		return nil, nil, err
 	}
 	s.deliver(h, enc, q.userID)
@@ -199,6 +200,9 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 	return enc, p, nil
 }
 
+// lobbyKey is the order lock of a lobby's events (package order).
+func lobbyKey(lobbyID uint64) string { return "lobby:" + strconv.FormatUint(lobbyID, 10) }
+
 // committed is the stored of a message that is already stored.
 func committed() error { return nil }
 
@@ -212,10 +216,11 @@ func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded
 	return &pending{msg: m, lobby: h.lobby, hook: hook}, nil
 }
 
-// commitNow commits messages of h's lobby without the writer, in one transaction; a failure
-// forgets the lobby's hot entry and the nonces, which may hold what was not stored.
-func (s *Service) commitNow(h *hotLobby, ps ...*pending) error {
-	err := commitMessages(s.Store, ps)
+// commitNow commits messages of h's lobby without the writer, in one transaction with the
+// outbox's events out (nil: none); a failure forgets the lobby's hot entry and the nonces, which
+// may hold what was not stored.
+func (s *Service) commitNow(h *hotLobby, out *store.OutboxRows, ps ...*pending) error {
+	err := commitMessages(s.Store, ps, out)
 	if err != nil {
 		delete(s.hot, h.lobby.ID)
 		s.forgetNonces()

@@ -60,6 +60,24 @@ type Notifier interface {
 	LobbyEvent(appID uint64, userIDs []uint64, event string, data any)
 }
 
+// Stager is a Notifier that keeps a cluster's events in a transactional outbox (package
+// store's OutboxRows): stored in the transaction that commits their change, under the change's
+// order lock key (package order), and published after the commit, before the lock is released
+// (package gateway's Hub.StageEach and Hub.PublishStaged). An event whose node dies between the
+// commit and the publish is published by the next holder of the lock. On a cluster
+// (Service.Order) the service stages its messages so.
+type Stager interface {
+	Notifier
+	// StageLobbyEvents returns what to store in the outbox for events of the application appID,
+	// in their order; nil when they need none (no bus): they then go to the Notifier after
+	// the commit.
+	StageLobbyEvents(appID uint64, events []Event) [][]byte
+	// PublishStaged publishes the events stored in the outbox, data[i] with the id ids[i], in
+	// their order, and deletes them. False when they could not all be published: they stay for
+	// the next holder of the lock, and nothing more may be published under it meanwhile.
+	PublishStaged(ids []uint64, data [][]byte) bool
+}
+
 // Service owns lobbies, their members and their messages, and serves their HTTP routes (see
 // Register). Set its fields before Register and Start; do not change them afterwards.
 type Service struct {

@@ -114,7 +114,7 @@ func (w *writer) commitLocked() {
 	w.queue = nil
 	w.committing = true
 	w.mu.Unlock()
-	err := commitMessages(w.st, batch)
+	err := commitMessages(w.st, batch, nil)
 	if err != nil {
 		w.log.Error("lobby messages were delivered but not stored", "messages", len(batch), "err", err)
 		if w.fail != nil {
@@ -146,8 +146,9 @@ func (w *writer) Close() {
 }
 
 // commitMessages stores a batch in one transaction: each lobby's messages, their webhook rows
-// and its latest activity times, with one StoreLobbyMessages each (one statement on PostgreSQL).
-func commitMessages(st store.Store, batch []*pending) error {
+// and its latest activity times, with one StoreLobbyMessages each (one statement on PostgreSQL);
+// out, when not nil, is stored in the outbox with them, the batch being one lobby's.
+func commitMessages(st store.Store, batch []*pending, out *store.OutboxRows) error {
 	ctx := context.Background()
 	var lobbies [][]*pending // the batch by lobby, in order
 	at := make(map[uint64]int, 1)
@@ -160,6 +161,9 @@ func commitMessages(st store.Store, batch []*pending) error {
 		}
 		lobbies[i] = append(lobbies[i], p)
 	}
+	if out != nil && len(lobbies) != 1 {
+		return fmt.Errorf("lobby messages: outbox events for %d lobbies", len(lobbies))
+	}
 	storeLobby := func(st store.Store, ps []*pending) error {
 		msgs := make([]*store.LobbyMessage, len(ps))
 		var hooks []*store.WebhookDelivery
@@ -170,7 +174,7 @@ func commitMessages(st store.Store, batch []*pending) error {
 			}
 		}
 		last := ps[len(ps)-1].lobby // the latest activity times
-		if err := st.StoreLobbyMessages(ctx, last.ID, last.LastActivityAt, last.ExpiresAt, msgs, hooks); err != nil {
+		if err := st.StoreLobbyMessages(ctx, last.ID, last.LastActivityAt, last.ExpiresAt, msgs, hooks, out); err != nil {
 			return fmt.Errorf("lobby %d, messages %d to %d: %w", last.ID, msgs[0].ID, msgs[len(msgs)-1].ID, err)
 		}
 		return nil

@@ -57,11 +57,11 @@ type txTx struct {
 }
 
 // StoreLobbyMessages of one lobby is a transaction of its own.
-func (s *txStore) StoreLobbyMessages(ctx context.Context, id uint64, last, expires time.Time, ms []*store.LobbyMessage, hooks []*store.WebhookDelivery) error {
-	return s.WithTx(ctx, func(tx store.Store) error { return tx.StoreLobbyMessages(ctx, id, last, expires, ms, hooks) })
+func (s *txStore) StoreLobbyMessages(ctx context.Context, id uint64, last, expires time.Time, ms []*store.LobbyMessage, hooks []*store.WebhookDelivery, out *store.OutboxRows) error {
+	return s.WithTx(ctx, func(tx store.Store) error { return tx.StoreLobbyMessages(ctx, id, last, expires, ms, hooks, out) })
 }
 
-func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, _, _ time.Time, ms []*store.LobbyMessage, _ []*store.WebhookDelivery) error {
+func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, _, _ time.Time, ms []*store.LobbyMessage, _ []*store.WebhookDelivery, _ *store.OutboxRows) error {
 	for _, m := range ms {
 		t.ids = append(t.ids, m.ID)
 	}

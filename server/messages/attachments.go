@@ -340,8 +340,31 @@ func (s *Service) attachmentObject(a *store.GuildAttachment) wire.Attachment {
 }
 
 // saveMessage writes m (inserted when insert is set, else updated) and, when atts is not nil,
-// makes atts its attachments, in one transaction.
-func (s *Service) saveMessage(ctx context.Context, m *store.GuildMessage, insert bool, atts []store.GuildAttachment) error {
+// makes atts its attachments, in one transaction. The uploads' bytes are stored before it, a
+// chunk at a time (store.PutAttachmentChunks), so that the transaction does not hold the store's
+// writer while they are written; they are removed again when the message's write fails.
+func (s *Service) saveMessage(ctx context.Context, m *store.GuildMessage, insert bool, atts []store.GuildAttachment) (err error) {
+	var stored []uint64
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, id := range stored {
+			// What is left here (the store failing again) SweepAttachmentChunks removes later.
+			_ = s.Store.DeleteAttachmentChunks(context.WithoutCancel(ctx), id)
+		}
+	}()
+	for i := range atts {
+		a := &atts[i]
+		if a.Body == nil {
+			continue
+		}
+		stored = append(stored, a.ID)
+		if err := s.Store.PutAttachmentChunks(ctx, a.ID, a.Body); err != nil {
+			return err
+		}
+		a.Body, a.Stored = nil, true
+	}
 	return s.Store.WithTx(ctx, func(st store.Store) error {
 		write := st.UpdateGuildMessage
 		if insert {

@@ -18,7 +18,9 @@
 //	       bytes, while the URL's signature holds (signedurl)
 //
 // Uploads are spooled to temporary files as they are read and written to the store a chunk at
-// a time: a request's memory does not grow with its files. A page of messages is read as a
+// a time: a request's memory does not grow with its files. The chunks are written before the
+// message's transaction, each a write of its own, so that an upload does not hold SQLite's one
+// writer from other requests while its bytes are written. A page of messages is read as a
 // whole (page.go): its queries do not grow with its size.
 //
 // The routes of a channel's messages share their paths with the DM routes (package dms): see

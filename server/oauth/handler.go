@@ -101,7 +101,7 @@ var errInvalidClient = &wire.OAuthError{Status: http.StatusUnauthorized, Code: w
 	Description: "Unknown client or wrong client credentials"}
 
 // authenticateClient reads client_id and client_secret from HTTP Basic or the form.
-func (h *Handler) authenticateClient(r *http.Request, form url.Values) (*client, error) {
+func (h *Handler) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (*client, error) {
 	id, sec, basic := r.BasicAuth()
 	if basic {
 		// RFC 6749 2.3.1: the Basic credentials are form-encoded.
@@ -117,7 +117,7 @@ func (h *Handler) authenticateClient(r *http.Request, form url.Values) (*client,
 	if id == "" {
 		return nil, errInvalidClient
 	}
-	app, err := h.lookupApp(r.Context(), id)
+	app, err := h.lookupApp(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errInvalidClient
 	}
@@ -141,7 +141,7 @@ func (h *Handler) formClient(r *http.Request) (url.Values, *client, error) {
 	if !ok {
 		return nil, nil, oauthErr(wire.OAuthInvalidRequest, "The body must be application/x-www-form-urlencoded")
 	}
-	c, err := h.authenticateClient(r, form)
+	c, err := h.authenticateClient(r.Context(), r, form)
 	if err == nil {
 		err = requireConfidential(c)
 	}

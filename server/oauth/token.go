@@ -31,7 +31,9 @@ func (h *Handler) token(w http.ResponseWriter, r *http.Request) {
 			"The token endpoint accepts only application/x-www-form-urlencoded bodies"))
 		return
 	}
-	c, err := h.authenticateClient(r, form)
+	// The client's application may come from this node's memo on PostgreSQL too: a client
+	// secret reset on another node a moment ago may still be taken here for that moment.
+	c, err := h.authenticateClient(store.MayBeBehind(r.Context()), r, form)
 	if err != nil {
 		httpx.Error(w, r, h.Logger, err)
 		return
@@ -309,7 +311,9 @@ func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form ur
 	granted := scopes.Grant(requested, func(string) bool { return true }, policy(c.app))
 	// The bot's authorization is written when it is new or its scopes change, not at every
 	// request: a request is then one write, its token.
-	a, err := h.Store.FindAuthorization(ctx, c.app.ID, c.app.BotUserID)
+	// From the memo on PostgreSQL too: an authorization changed on another node a moment ago
+	// may be read as it was, as a read a moment earlier would have.
+	a, err := h.Store.FindAuthorization(store.MayBeBehind(ctx), c.app.ID, c.app.BotUserID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}

@@ -97,6 +97,8 @@ func WithConfig(change func(*server.Config)) Option { return func(o *options) { 
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	o := options{cfg: server.Config{Addr: "127.0.0.1:0", Dev: true,
+		// Bots reconnect at once in most tests; those of max_concurrency set it (WithConfig).
+		IdentifyWindow: -1,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		WebhookBackoff: webhook.Backoff{Base: 50 * time.Millisecond, Max: time.Second, MaxAttempts: 20}}}
 	for _, opt := range opts {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server"
 	"sdkpp/server/gateway"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
@@ -49,4 +50,58 @@ func TestBotBudgetsHoldAcrossNodes(t *testing.T) {
 	clk.Advance(20 * time.Second)
 	sessions[2].Send(gwire.OpRequestGuildMembers, all)
 	sessions[2].Expect(gwire.OpDispatch, gwire.EventGuildMembersChunk, &chunk)
+}
+
+// max_concurrency holds across nodes: one bot's Identifies of one rate-limit bucket, sent at once
+// to three nodes, start one session and get two Invalid Sessions; with max_concurrency 3 the
+// three shards (three buckets) start at once, one on each node.
+func TestMaxConcurrencyHoldsAcrossNodes(t *testing.T) {
+	t.Parallel()
+	u := database(t)
+	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	window := servertest.WithConfig(func(c *server.Config) { c.IdentifyWindow = 0 }) // the platform's
+	f := guildtest.NewBots(t, servertest.WithClock(clk), node(u, 1), window)
+	nodes := []*servertest.Env{f.E, servertest.Start(t, servertest.WithClock(clk), node(u, 2), window),
+		servertest.Start(t, servertest.WithClock(clk), node(u, 3), window)}
+	identify := func(shards int) (ready, invalid int) {
+		t.Helper()
+		results := make(chan int, len(nodes))
+		for i, n := range nodes {
+			g := guildtest.Dial(t, n, "")
+			go func() { // owned by the test, which reads every result
+				p, err := g.TryRead()
+				if err != nil {
+					results <- -1
+					return
+				}
+				results <- p.Op
+			}()
+			d := map[string]any{"token": f.E.App.BotToken, "intents": 0,
+				"properties": map[string]string{"os": "linux", "browser": "test", "device": "test"}}
+			if shards > 0 {
+				d["shard"] = []int{i, shards}
+			}
+			g.Send(gwire.OpIdentify, d)
+		}
+		for range nodes {
+			switch <-results {
+			case gwire.OpDispatch:
+				ready++
+			case gwire.OpInvalidSession:
+				invalid++
+			}
+		}
+		return ready, invalid
+	}
+	ready, invalid := identify(0)
+	assert.Equal(t, [2]int{1, 2}, [2]int{ready, invalid}, "one bucket: one start in the window, whichever node")
+	clk.Advance(gateway.DefaultIdentifyWindow)
+	require.NoError(t, f.E.Server.SetMaxConcurrency(uint64(f.E.App.ID), 3))
+	ready, invalid = identify(3)
+	assert.Equal(t, [2]int{3, 0}, [2]int{ready, invalid}, "three buckets: three starts at once")
+	r := guildtest.Do(t, http.MethodGet, nodes[2].APIURL+"/gateway/bot", nil, f.BotHeader())
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var gb wire.GatewayBot
+	r.JSON(t, &gb)
+	assert.Equal(t, gateway.DefaultSessionStarts-4, gb.SessionStartLimit.Remaining, "refused Identifies use no start")
 }

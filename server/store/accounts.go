@@ -68,7 +68,7 @@ func (s *DB) UpdateApplication(ctx context.Context, a *Application) error {
 // applications read since the last write that could change one (UpdateApplication): the token
 // endpoint and every message a bot or webhook sends read their application.
 func (s *DB) GetApplication(ctx context.Context, id uint64) (*Application, error) {
-	return memoRead(s, &s.memo.apps, id, func() (*Application, error) { return s.readApplication(ctx, id) })
+	return memoRead(ctx, s, &s.memo.apps, id, func() (*Application, error) { return s.readApplication(ctx, id) })
 }
 
 func (s *DB) readApplication(ctx context.Context, id uint64) (*Application, error) {
@@ -249,7 +249,7 @@ func (s *DB) GetAuthorization(ctx context.Context, id uint64) (*Authorization, e
 // answers for it until an authorization is written (client_credentials reads its bot's at every
 // token).
 func (s *DB) FindAuthorization(ctx context.Context, appID, userID uint64) (*Authorization, error) {
-	return memoRead(s, &s.memo.auths, [2]uint64{appID, userID}, func() (*Authorization, error) {
+	return memoRead(ctx, s, &s.memo.auths, [2]uint64{appID, userID}, func() (*Authorization, error) {
 		return s.findAuthorization(ctx, appID, userID)
 	})
 }
@@ -298,15 +298,28 @@ func (s *DB) DeleteAuthorization(ctx context.Context, id uint64) error {
 
 const tokenColumns = `hash, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at`
 
+// InsertToken inserts t; on PostgreSQL, outside a transaction, in one statement with the tokens
+// other callers insert at the same moment (tokenBatch).
 func (s *DB) InsertToken(ctx context.Context, t *Token) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt),
-		t.GrantID, ts(t.UsedAt))
+	if s.tokens != nil && !s.tx {
+		return s.tokens.insert(ctx, s, t)
+	}
+	return s.insertToken(ctx, t)
+}
+
+func (s *DB) insertToken(ctx context.Context, t *Token) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, tokenArgs(t)...)
 	return err
 }
 
+// tokenArgs are the values of t's columns, in tokenColumns' order.
+func tokenArgs(t *Token) []any {
+	return []any{t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt),
+		t.GrantID, ts(t.UsedAt)}
+}
+
 func (s *DB) GetToken(ctx context.Context, hash []byte) (*Token, error) {
-	t, err := memoRead(s, &s.memo.tokens, string(hash), func() (Token, error) {
+	t, err := memoRead(ctx, s, &s.memo.tokens, string(hash), func() (Token, error) {
 		t, err := s.readToken(ctx, hash)
 		if err != nil {
 			return Token{}, err

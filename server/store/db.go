@@ -40,6 +40,13 @@ type DB struct {
 	// db runs everything.
 	readers      *sql.DB
 	readersCache *stmtCache
+	// checkpoints, beside readers, makes the WAL's checkpoints off the writer; nil otherwise.
+	checkpoints *checkpointer
+	// memoListener, on PostgreSQL, empties the memo when another node changes what it keeps.
+	memoListener *memoListener
+	// tokens, on PostgreSQL, joins the tokens inserted at once into one statement; nil on
+	// SQLite, whose group commit shares one commit between them.
+	tokens *tokenBatch
 
 	// group shares SQLite's transactions between the WithTx calls that run at once; nil on
 	// PostgreSQL, whose connections write transactions side by side.
@@ -281,6 +288,12 @@ func (s *DB) Close() error {
 	}
 	if s.node != nil {
 		s.node.release()
+	}
+	if s.checkpoints != nil {
+		s.checkpoints.Close()
+	}
+	if s.memoListener != nil {
+		s.memoListener.Close()
 	}
 	if s.readers != nil {
 		s.readersCache.Close()

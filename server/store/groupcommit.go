@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,10 +44,21 @@ type group struct {
 	turn    sync.Mutex // held by the call whose function runs
 	tx      *sql.Tx    // nil until a member begins it, and again when its first member fails
 	err     error      // the group's error: a failed BEGIN's, a broken savepoint's, then COMMIT's
-	members int        // calls that joined and have not run yet
-	joined  int
+	members int        // calls that joined to take the turn and have not run yet
+	// queued are the single statements that joined the group while another call held the
+	// turn: that call runs them in its turn (combining), so a write of one statement costs no
+	// hand-over of the turn from goroutine to goroutine, each of which waits for the scheduler.
+	queued []*queuedWrite
+	joined int
 	changed bool          // a member's write changed what the memo may hold
 	done    chan struct{} // closed once committed (or rolled back)
+}
+
+// queuedWrite is a single statement waiting in a group for the call holding the turn to run it.
+type queuedWrite struct {
+	ctx context.Context
+	fn  func(Store) error
+	err error // set once run, before the group's done is closed
 }
 
 // run is WithTx on SQLite. single says that fn runs one statement: SQLite undoes a statement
@@ -62,11 +74,22 @@ func (c *groupCommit) run(ctx context.Context, single bool, fn func(Store) error
 		g.turn.Lock() // until the transaction has begun
 		c.open = g
 	}
-	g.members++
 	g.joined++
 	if g.joined == maxGroup {
 		c.open = nil
 	}
+	if single && !leader {
+		// Another call holds the turn, or waits for it: the holder runs this statement.
+		w := &queuedWrite{ctx: ctx, fn: fn}
+		g.queued = append(g.queued, w)
+		c.mu.Unlock()
+		<-g.done
+		if w.err != nil {
+			return w.err
+		}
+		return g.err
+	}
+	g.members++
 	c.mu.Unlock()
 
 	if !leader {
@@ -167,6 +190,26 @@ func statementUndone(err error) bool {
 func (c *groupCommit) finish(ctx context.Context, g *group) {
 	c.mu.Lock()
 	g.members--
+	for yielded := false; ; {
+		if q := g.queued; len(q) > 0 {
+			g.queued = nil
+			c.mu.Unlock()
+			c.runQueued(g, q)
+			c.mu.Lock()
+			continue
+		}
+		if g.members == 0 && c.open == g && !yielded {
+			// The callers the last commit let go are runnable, and about to write again: before
+			// committing without them, let them run and join (a commit costs as much as several
+			// writes, so a group of one makes the writer the bottleneck).
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+			yielded = true
+			continue
+		}
+		break
+	}
 	last := g.members == 0
 	if last && c.open == g {
 		c.open = nil
@@ -184,6 +227,7 @@ func (c *groupCommit) finish(ctx context.Context, g *group) {
 			g.err = fmt.Errorf("store: commit: %w", err)
 		} else {
 			c.commits.Add(1)
+			c.s.checkpoints.committed()
 			if f := c.s.opts.observe.Load(); f != nil {
 				(*f)("commit", time.Since(start))
 			}
@@ -198,6 +242,27 @@ func (c *groupCommit) finish(ctx context.Context, g *group) {
 	g.turn.Unlock()
 }
 
+// runQueued runs the queued single statements q in g's transaction, in the turn of the call
+// that holds it; each gets its own error. Once the group is broken they get its error.
+func (c *groupCommit) runQueued(g *group, q []*queuedWrite) {
+	for _, w := range q {
+		if g.err != nil {
+			w.err = g.err
+			continue
+		}
+		func() {
+			// A statement that panics fails alone here (member has broken the group, as its
+			// panic would have): the call that runs it belongs to another request.
+			defer func() {
+				if r := recover(); r != nil {
+					w.err = fmt.Errorf("store: a write panicked: %v", r)
+				}
+			}()
+			w.err = c.member(w.ctx, g, true, w.fn)
+		}()
+	}
+}
+
 // members returns how many calls the open group has that have not run yet (0 when none is
 // open), for tests.
 func (c *groupCommit) members() int {
@@ -206,5 +271,5 @@ func (c *groupCommit) members() int {
 	if c.open == nil {
 		return 0
 	}
-	return c.open.members
+	return c.open.members + len(c.open.queued)
 }

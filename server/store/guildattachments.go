@@ -29,6 +29,10 @@ type GuildAttachment struct {
 	// Body, when set instead of Data, is read for SetGuildAttachments to insert, a chunk at a
 	// time (AttachmentChunk bytes), so that an upload is never whole in memory.
 	Body io.Reader
+	// Stored, when set instead of Data and Body, says that the bytes were stored ahead of the
+	// attachment, outside its message's transaction (PutAttachmentChunks): SetGuildAttachments
+	// inserts the attachment, which takes them.
+	Stored bool
 }
 
 // AttachmentChunk is the size of the pieces an attachment read from a Body is kept in.
@@ -50,6 +54,19 @@ type GuildAttachmentStore interface {
 	// OpenGuildAttachment returns attachment id of the channel, without Data, and a reader of
 	// its bytes that reads them a chunk at a time (ErrNotFound when there is none).
 	OpenGuildAttachment(ctx context.Context, channelID, id uint64) (*GuildAttachment, io.ReadSeeker, error)
+
+	// PutAttachmentChunks stores what body reads as the bytes of attachment id, ahead of the
+	// attachment (SetGuildAttachments with Stored). Called outside a transaction, it writes one
+	// chunk at a time, each its own write: on SQLite the one writer is held for a chunk, and other
+	// writes go in between, instead of for the whole upload inside its message's transaction.
+	// Bytes that no attachment takes are removed by DeleteAttachmentChunks (the message's write
+	// failed) or SweepAttachmentChunks (the node stopped in between).
+	PutAttachmentChunks(ctx context.Context, id uint64, body io.Reader) error
+	// DeleteAttachmentChunks removes the bytes stored for attachment id.
+	DeleteAttachmentChunks(ctx context.Context, id uint64) error
+	// SweepAttachmentChunks removes the bytes stored for attachments with ids below before that
+	// no attachment took (ids are snowflakes: before is a time, snowflake.At).
+	SweepAttachmentChunks(ctx context.Context, before uint64) error
 }
 
 const guildAttachmentColumns = `id, message_id, channel_id, position, filename, description, content_type, size,
@@ -73,10 +90,10 @@ func (s *DB) SetGuildAttachments(ctx context.Context, channelID, messageID uint6
 	keep := make([]string, 0, len(list))
 	for i := range list {
 		a := &list[i]
-		if a.Data != nil || a.Body != nil {
+		if a.Data != nil || a.Body != nil || a.Stored {
 			data := a.Data
-			if a.Body != nil {
-				data = []byte{} // the bytes go to guild_attachment_chunks
+			if a.Body != nil || a.Stored {
+				data = []byte{} // the bytes are in guild_attachment_chunks
 			}
 			_, err := s.q.ExecContext(ctx, `INSERT INTO guild_attachments (`+guildAttachmentColumns+`, data)
 				VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`, a.ID, messageID, channelID, a.Position, a.Filename, a.Description,
@@ -127,6 +144,34 @@ func (s *DB) GetGuildAttachment(ctx context.Context, channelID, id uint64) (*Gui
 		return nil, err
 	}
 	return a, nil
+}
+
+// PutAttachmentChunks implements GuildAttachmentStore.
+func (s *DB) PutAttachmentChunks(ctx context.Context, id uint64, body io.Reader) error {
+	if s.tx {
+		return errors.New("store: PutAttachmentChunks inside a transaction")
+	}
+	if err := s.insertChunks(ctx, id, body); err != nil {
+		return fmt.Errorf("store: put attachment %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteAttachmentChunks implements GuildAttachmentStore.
+func (s *DB) DeleteAttachmentChunks(ctx context.Context, id uint64) error {
+	if _, err := s.q.ExecContext(ctx, `DELETE FROM guild_attachment_chunks WHERE attachment_id=?`, id); err != nil {
+		return fmt.Errorf("store: delete attachment %d's bytes: %w", id, err)
+	}
+	return nil
+}
+
+// SweepAttachmentChunks implements GuildAttachmentStore.
+func (s *DB) SweepAttachmentChunks(ctx context.Context, before uint64) error {
+	if _, err := s.q.ExecContext(ctx, `DELETE FROM guild_attachment_chunks WHERE attachment_id < ?
+		AND NOT EXISTS (SELECT 1 FROM guild_attachments a WHERE a.id = guild_attachment_chunks.attachment_id)`, before); err != nil {
+		return fmt.Errorf("store: sweep attachment bytes: %w", err)
+	}
+	return nil
 }
 
 // insertChunks inserts what body reads as the chunks of attachment id, reusing one buffer.

@@ -106,3 +106,81 @@ func testGuildAttachmentChunks(t *testing.T, s *DB) {
 	require.NoError(t, s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_attachment_chunks`).Scan(&left))
 	assert.Zero(t, left, "the chunks of deleted attachments")
 }
+
+// gatedReader reads its data, but waits for open to be closed once it has given after bytes.
+type gatedReader struct {
+	r       io.Reader
+	after   int
+	given   int
+	reached chan struct{} // closed when after bytes were given
+	open    chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	if g.given >= g.after {
+		if g.reached != nil {
+			close(g.reached)
+			g.reached = nil
+		}
+		<-g.open
+	} else if len(p) > g.after-g.given {
+		p = p[:g.after-g.given]
+	}
+	n, err := g.r.Read(p)
+	g.given += n
+	return n, err
+}
+
+// An upload's bytes are stored ahead of its message, a chunk at a time: other writes go in
+// between (on SQLite the one writer is not held for the upload), the message's transaction
+// takes them (Stored), and bytes no message took are removed (DeleteAttachmentChunks,
+// SweepAttachmentChunks).
+func TestAttachmentChunksAhead(t *testing.T) { forEachStore(t, testAttachmentChunksAhead) }
+
+func testAttachmentChunksAhead(t *testing.T, s *DB) {
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 3*AttachmentChunk/16+5)
+	body := &gatedReader{r: bytes.NewReader(data), after: 2 * AttachmentChunk, reached: make(chan struct{}), open: make(chan struct{})}
+	put := make(chan error, 1)
+	go func() { put <- s.PutAttachmentChunks(ctx, 30, body) }()
+	<-body.reached // two chunks stored, the third being read
+	done := make(chan error, 1)
+	go func() {
+		m := GuildMessage{ID: 11, ChannelID: 1, GuildID: 7, AuthorID: 100, Mentions: []uint64{}, CreatedAt: time.Unix(1e9, 0)}
+		done <- s.InsertGuildMessage(ctx, &m)
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "another write, while the upload is stored")
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write waited for the upload")
+	}
+	close(body.open)
+	require.NoError(t, <-put)
+
+	a := GuildAttachment{ID: 30, Filename: "big.bin", ContentType: "application/octet-stream", Size: len(data), Stored: true}
+	require.NoError(t, s.WithTx(ctx, func(st Store) error { return st.SetGuildAttachments(ctx, 1, 11, []GuildAttachment{a}) }))
+	got, err := s.GetGuildAttachment(ctx, 1, 30)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, got.Data), "read back whole")
+
+	// Bytes no attachment took: removed at once, or by the sweep once older than before.
+	chunks := func(id uint64) int {
+		var n int
+		require.NoError(t, s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM guild_attachment_chunks WHERE attachment_id=?`, id).Scan(&n))
+		return n
+	}
+	require.NoError(t, s.PutAttachmentChunks(ctx, 31, bytes.NewReader([]byte("lost"))))
+	require.NoError(t, s.DeleteAttachmentChunks(ctx, 31))
+	assert.Zero(t, chunks(31))
+	require.NoError(t, s.PutAttachmentChunks(ctx, 32, bytes.NewReader([]byte("orphan"))))
+	require.NoError(t, s.PutAttachmentChunks(ctx, 40, bytes.NewReader([]byte("too new"))))
+	require.NoError(t, s.SweepAttachmentChunks(ctx, 40))
+	assert.Zero(t, chunks(32), "an orphan older than before")
+	assert.Equal(t, 1, chunks(40), "not older than before: its message may be on its way")
+	assert.Equal(t, 4, chunks(30), "taken by its attachment")
+
+	require.Error(t, s.WithTx(ctx, func(st Store) error {
+		return st.PutAttachmentChunks(ctx, 33, bytes.NewReader([]byte("x")))
+	}), "not inside a transaction")
+}

@@ -98,10 +98,11 @@ type LobbyStore interface {
 	// one statement for up to a hundred of them.
 	InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error
 	// StoreLobbyMessages stores messages of lobby id with the webhook deliveries queued beside
-	// them and the lobby's latest activity times (TouchLobby), all or nothing: ErrNotFound, with
-	// nothing stored, when the lobby does not exist. On PostgreSQL it is one statement (one round
-	// trip) for up to a hundred messages and a hundred deliveries.
-	StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery) error
+	// them, the lobby's latest activity times (TouchLobby) and, when out is not nil, the events
+	// out tells of in the outbox (AddOutbox each, their ids set in out.IDs), all or nothing:
+	// ErrNotFound, with nothing stored, when the lobby does not exist. On PostgreSQL it is one
+	// statement (one round trip) for up to a hundred messages, deliveries and events.
+	StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
@@ -378,9 +379,13 @@ func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 	return err
 }
 
-func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery) error {
-	if s.d.name == "postgres" && len(ms) <= maxRowsPerInsert && len(hooks) <= maxRowsPerInsert {
-		return s.storeLobbyMessages(ctx, id, lastActivity, expires, ms, hooks)
+func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
+	if out != nil && len(out.Data) == 0 {
+		out = nil
+	}
+	if s.d.name == "postgres" && len(ms) <= maxRowsPerInsert && len(hooks) <= maxRowsPerInsert &&
+		(out == nil || len(out.Data) <= maxRowsPerInsert) {
+		return s.storeLobbyMessages(ctx, id, lastActivity, expires, ms, hooks, out)
 	}
 	return s.WithTx(ctx, func(st Store) error {
 		tx := st.(*DB)
@@ -392,16 +397,34 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 				return err
 			}
 		}
-		return tx.TouchLobby(ctx, id, lastActivity, expires)
+		if err := tx.TouchLobby(ctx, id, lastActivity, expires); err != nil {
+			return err
+		}
+		if out == nil {
+			return nil
+		}
+		ids := make([]uint64, len(out.Data))
+		for i, d := range out.Data {
+			var err error
+			if ids[i], err = tx.AddOutbox(ctx, out.Key, d, out.At); err != nil {
+				return err
+			}
+		}
+		out.IDs = ids
+		return nil
 	})
 }
 
 // storeLobbyMessages is StoreLobbyMessages on PostgreSQL: the lobby's update and the inserts in
 // one statement, the inserts made only when the update found the lobby. Its rows' values are
 // typed (the VALUES list of an INSERT ... SELECT takes no type from the columns).
-func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery) error {
+//
+// The outbox's rows are inserted in out.Data's order (ORDER BY of the INSERT's SELECT), so
+// their ids, taken from the sequence as the rows come, grow in that order too: sorted, they
+// are out.Data's ids in order.
+func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
 	var q strings.Builder
-	args := make([]any, 0, 3+11*len(ms)+10*len(hooks))
+	args := make([]any, 0, 3+11*len(ms)+10*len(hooks)+2)
 	q.WriteString(`WITH t AS (UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=? RETURNING id)`)
 	args = append(args, ts(lastActivity), ts(expires), id)
 	if len(ms) > 0 {
@@ -427,14 +450,46 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 		}
 		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
 	}
-	q.WriteString(` SELECT COUNT(*) FROM t`)
-	var found int
-	if err := s.q.QueryRowContext(ctx, q.String(), args...).Scan(&found); err != nil {
+	if out == nil {
+		q.WriteString(` SELECT COUNT(*) FROM t`)
+		var found int
+		if err := s.q.QueryRowContext(ctx, q.String(), args...).Scan(&found); err != nil {
+			return err
+		}
+		if found == 0 {
+			return ErrNotFound
+		}
+		return nil
+	}
+	q.WriteString(`, o AS (INSERT INTO outbox (key, data, created_at) SELECT ?::TEXT, v.d, ?::BIGINT FROM (VALUES `)
+	args = append(args, out.Key, ts(out.At))
+	for i, d := range out.Data {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(`(?::INT,?::BYTEA)`)
+		args = append(args, i, d)
+	}
+	q.WriteString(`) AS v(n, d) WHERE EXISTS (SELECT 1 FROM t) ORDER BY v.n RETURNING id) SELECT id FROM o ORDER BY id`)
+	rows, err := s.q.QueryContext(ctx, q.String(), args...)
+	if err != nil {
 		return err
 	}
-	if found == 0 {
+	ids, err := collect(rows, func(row interface{ Scan(...any) error }) (*uint64, error) {
+		var id int64
+		err := row.Scan(&id)
+		u := uint64(id)
+		return &u, err
+	})
+	switch {
+	case err != nil:
+		return err
+	case len(ids) == 0: // the lobby was not found, so nothing was inserted
 		return ErrNotFound
+	case len(ids) != len(out.Data):
+		return fmt.Errorf("store: %d outbox rows stored of %d", len(ids), len(out.Data))
 	}
+	out.IDs = ids
 	return nil
 }
 

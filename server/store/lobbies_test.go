@@ -210,7 +210,19 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	}
 	hooks := []*WebhookDelivery{{ID: 300, AppID: 1, EventType: "LOBBY_MESSAGE_CREATE", Body: []byte(`{"x":1}`),
 		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}}
-	require.NoError(t, s.StoreLobbyMessages(ctx, 100, later, later.Add(time.Minute), ms, hooks))
+	out := &OutboxRows{Key: "lobby:100", Data: [][]byte{[]byte(`{"m":200}`), []byte(`{"m":201}`)}, At: later}
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, later, later.Add(time.Minute), ms, hooks, out))
+	require.Len(t, out.IDs, 2)
+	staged, err := s.ListOutbox(ctx, "lobby:100")
+	require.NoError(t, err)
+	require.Equal(t, []OutboxEvent{
+		{ID: out.IDs[0], Key: "lobby:100", Data: out.Data[0], CreatedAt: later},
+		{ID: out.IDs[1], Key: "lobby:100", Data: out.Data[1], CreatedAt: later},
+	}, staged, "the events in the outbox, their ids in their order")
+	require.NoError(t, s.DeleteOutboxes(ctx, out.IDs))
+	staged, err = s.ListOutbox(ctx, "lobby:100")
+	require.NoError(t, err)
+	require.Empty(t, staged, "deleted together")
 	for _, want := range ms {
 		got, err := s.GetLobbyMessage(ctx, 100, want.ID)
 		require.NoError(t, err, "message %d", want.ID)
@@ -233,8 +245,12 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	// A lobby that is gone: nothing stored.
 	err = s.StoreLobbyMessages(ctx, 999, later, later, []*LobbyMessage{{ID: 202, LobbyID: 999, AppID: 1, AuthorID: 7,
 		Content: "c", CreatedAt: later}}, []*WebhookDelivery{{ID: 301, AppID: 1, EventType: "E", Body: []byte("{}"),
-		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}})
+		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}},
+		&OutboxRows{Key: "lobby:999", Data: [][]byte{[]byte(`{"m":202}`)}, At: later})
 	require.ErrorIs(t, err, ErrNotFound)
+	staged, err = s.ListOutbox(ctx, "lobby:999")
+	require.NoError(t, err)
+	require.Empty(t, staged, "an event of a lobby that is gone was stored")
 	_, err = s.GetLobbyMessage(ctx, 999, 202)
 	require.ErrorIs(t, err, ErrNotFound, "a message of a lobby that is gone was stored")
 	_, err = s.GetWebhook(ctx, 301)

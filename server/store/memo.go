@@ -1,13 +1,15 @@
 package store
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
 
-// memo is what a SQLite store remembers between statements, shared by the store and its
+// memo is what a store remembers between statements, shared by the store and its
 // transactions: the cache epoch, and the access tokens, applications and top-level
-// authorizations it has read.
+// authorizations it has read (on PostgreSQL, where other nodes write too, only the applications
+// and authorizations, while their changes are heard: memoListener).
 //
 // The service reads a token on every request, the users and applications behind a lobby
 // message on every message, and an application and its bot's authorization on every
@@ -16,9 +18,17 @@ import (
 // user, an application, an authorization or a token's validity has changed.
 type memo struct {
 	epoch atomic.Uint64
-	// on is false where other processes write the same database (PostgreSQL): nothing is
-	// kept, and the epoch moves at every look.
+	// gen moves with every change, as epoch does, but not at CacheEpoch's calls on PostgreSQL:
+	// a row read is kept unless gen moved meanwhile.
+	gen atomic.Uint64
+	// on is false where other processes write the same database (PostgreSQL): the epoch moves
+	// at every look, and only the tables the database notifies changes of are kept, while
+	// notified is set.
 	on bool
+	// notified is set on PostgreSQL while this node listens to the database's notifications of
+	// changed applications and authorizations (memoListener): each one empties the memo, as a
+	// write of this node does, so those two tables are kept meanwhile.
+	notified atomic.Bool
 
 	mu     sync.Mutex                           // guards the tables; only committed rows read outside a transaction
 	tokens memoTable[string, Token]             // by hash
@@ -32,18 +42,44 @@ type memoTable[K comparable, V any] struct {
 	rows  map[K]V
 	max   int // when full, the table starts again empty
 	clone func(V) V
+	// notified tells that the database notifies every change of the table's rows (PostgreSQL's
+	// triggers, migration 16): the table is kept on PostgreSQL too, while memo.notified is set.
+	notified bool
 }
 
-func newMemoTable[K comparable, V any](max int, clone func(V) V) memoTable[K, V] {
-	return memoTable[K, V]{rows: make(map[K]V), max: max, clone: clone}
+func newMemoTable[K comparable, V any](max int, clone func(V) V, notified bool) memoTable[K, V] {
+	return memoTable[K, V]{rows: make(map[K]V), max: max, clone: clone, notified: notified}
 }
 
 // newMemo returns a memo that keeps rows when on, and one that keeps nothing otherwise.
 func newMemo(on bool) *memo {
 	return &memo{on: on,
-		tokens: newMemoTable[string](1<<16, func(t Token) Token { return t }),
-		apps:   newMemoTable[uint64](1<<12, (*Application).clone),
-		auths:  newMemoTable[[2]uint64](1<<14, (*Authorization).clone)}
+		// Tokens are not notified: a revoked token is refused by every node at once.
+		tokens: newMemoTable[string](1<<16, func(t Token) Token { return t }, false),
+		apps:   newMemoTable[uint64](1<<12, (*Application).clone, true),
+		auths:  newMemoTable[[2]uint64](1<<14, (*Authorization).clone, true)}
+}
+
+// keeps tells whether t's rows may be kept now.
+func keeps[K comparable, V any](m *memo, t *memoTable[K, V]) bool {
+	return m.on || t.notified && m.notified.Load()
+}
+
+// mayBeBehind is the context key of MayBeBehind.
+type mayBeBehind struct{}
+
+// MayBeBehind returns ctx for reads that the memo may answer on PostgreSQL too: the application
+// and the bot's authorization of each client_credentials token. There the memo follows another
+// node's change a notification later (memoListener), so a read under ctx may return a row that
+// another node changed a moment ago; reads under other contexts see every commit. (On SQLite,
+// one node, the memo answers every read outside a transaction.)
+func MayBeBehind(ctx context.Context) context.Context {
+	return context.WithValue(ctx, mayBeBehind{}, true)
+}
+
+// answers tells whether the memo may answer a read of t under ctx.
+func answers[K comparable, V any](ctx context.Context, m *memo, t *memoTable[K, V]) bool {
+	return m.on || t.notified && m.notified.Load() && ctx.Value(mayBeBehind{}) != nil
 }
 
 // changed is called by every write that can make a cached row wrong: it moves the epoch on and
@@ -52,15 +88,16 @@ func newMemo(on bool) *memo {
 func (m *memo) changed() {
 	m.mu.Lock()
 	m.epoch.Add(1)
+	m.gen.Add(1)
 	clear(m.tokens.rows)
 	clear(m.apps.rows)
 	clear(m.auths.rows)
 	m.mu.Unlock()
 }
 
-// memoGet returns a copy of t's row k.
-func memoGet[K comparable, V any](m *memo, t *memoTable[K, V], k K) (v V, ok bool) {
-	if !m.on {
+// memoGet returns a copy of t's row k, for a read under ctx.
+func memoGet[K comparable, V any](ctx context.Context, m *memo, t *memoTable[K, V], k K) (v V, ok bool) {
+	if !answers(ctx, m, t) {
 		return v, false
 	}
 	m.mu.Lock()
@@ -72,16 +109,16 @@ func memoGet[K comparable, V any](m *memo, t *memoTable[K, V], k K) (v V, ok boo
 	return t.clone(v), true
 }
 
-// memoKeep caches a copy of v as t's row k, read when the epoch was epoch, unless something
-// changed since.
-func memoKeep[K comparable, V any](m *memo, t *memoTable[K, V], k K, v V, epoch uint64) {
-	if !m.on {
+// memoKeep caches a copy of v as t's row k, read when the memo's generation was gen, unless
+// something changed since.
+func memoKeep[K comparable, V any](m *memo, t *memoTable[K, V], k K, v V, gen uint64) {
+	if !keeps(m, t) {
 		return
 	}
 	v = t.clone(v)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.epoch.Load() != epoch {
+	if m.gen.Load() != gen || !keeps(m, t) {
 		return
 	}
 	if len(t.rows) >= t.max {
@@ -91,18 +128,19 @@ func memoKeep[K comparable, V any](m *memo, t *memoTable[K, V], k K, v V, epoch 
 }
 
 // memoRead returns t's row k from the memo, or reads it with read (remembering it) outside a
-// transaction; in a transaction, which may read its own uncommitted rows, it always reads.
-func memoRead[K comparable, V any](s *DB, t *memoTable[K, V], k K, read func() (V, error)) (V, error) {
+// transaction; in a transaction, which may read its own uncommitted rows, it always reads. On
+// PostgreSQL the memo answers only reads under MayBeBehind, but keeps what every read finds.
+func memoRead[K comparable, V any](ctx context.Context, s *DB, t *memoTable[K, V], k K, read func() (V, error)) (V, error) {
 	if s.tx {
 		return read()
 	}
-	if v, ok := memoGet(s.memo, t, k); ok {
+	if v, ok := memoGet(ctx, s.memo, t, k); ok {
 		return v, nil
 	}
-	epoch := s.memo.epoch.Load()
+	gen := s.memo.gen.Load()
 	v, err := read()
 	if err == nil {
-		memoKeep(s.memo, t, k, v, epoch)
+		memoKeep(s.memo, t, k, v, gen)
 	}
 	return v, err
 }

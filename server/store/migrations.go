@@ -755,8 +755,31 @@ CREATE TABLE order_locks (
 	last_id INTEGER NOT NULL
 );
 `,
-	// 36: PostgreSQL's cache epoch shared by the nodes, kept so that the two schemas follow one
-	// another; SQLite's epoch lives in the memo (one process writes the database).
+	// 36: nothing: PostgreSQL's 16 notifies the changes of applications and authorizations to
+	// the other nodes' memos; SQLite has one node, whose memo sees every write.
+	`SELECT 1`,
+	// 37: the node registry keeps each node's life (its process; a restarted node has a new
+	// one) and which node took its sessions over once it was found down (0: none).
+	`
+ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN down_by INTEGER NOT NULL DEFAULT 0;
+`,
+	// 38: the transactional outbox (outbox.go): events stored with the change they tell of,
+	// published on a cluster's bus after the commit (SQLite serves one node: kept so that the
+	// two schemas follow one another).
+	`
+CREATE TABLE outbox (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	key TEXT NOT NULL,
+	data BLOB NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_key ON outbox(key, id);
+CREATE INDEX outbox_created ON outbox(created_at);
+`,
+	// 39 (PostgreSQL's 19): PostgreSQL's cache epoch shared by the nodes, kept so that the two
+	// schemas follow one another; SQLite's epoch lives in the memo (one process writes the
+	// database).
 	`
 CREATE TABLE cache_epoch (
 	id INTEGER PRIMARY KEY,

@@ -686,7 +686,40 @@ CREATE TABLE order_locks (
 	last_id BIGINT NOT NULL
 );
 `,
-	// 16 (SQLite's 36): the cache epoch shared by the nodes (DB.SharedEpoch), one row moved on
+	// 16 (SQLite's 36): every change of an application or an authorization notifies
+	// sdkpp_memo when it commits, so that each node's memo of them (memoListener) forgets what
+	// another node changed. (SQLite's 36 is empty: one node, whose memo sees every write.)
+	`
+CREATE FUNCTION sdkpp_memo_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('sdkpp_memo', '');
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER applications_memo AFTER INSERT OR UPDATE OR DELETE ON applications
+	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
+CREATE TRIGGER authorizations_memo AFTER INSERT OR UPDATE OR DELETE ON authorizations
+	FOR EACH ROW EXECUTE FUNCTION sdkpp_memo_notify();
+`,
+	// 17 (SQLite's 37): the node registry keeps each node's life (its process; a restarted node
+	// has a new one) and which node took its sessions over once it was found down (0: none).
+	`
+ALTER TABLE nodes ADD COLUMN life TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN down_by BIGINT NOT NULL DEFAULT 0;
+`,
+	// 18 (SQLite's 38): the transactional outbox (outbox.go): events stored with the change
+	// they tell of, published on the bus after the commit, by another node should this one die.
+	`
+CREATE TABLE outbox (
+	id BIGSERIAL PRIMARY KEY,
+	key TEXT NOT NULL,
+	data BYTEA NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX outbox_key ON outbox(key, id);
+CREATE INDEX outbox_created ON outbox(created_at);
+`,
+	// 19 (SQLite's 39): the cache epoch shared by the nodes (DB.SharedEpoch), one row moved on
 	// in the transaction of every write that can make a cached user, application or token wrong.
 	`
 CREATE TABLE cache_epoch (

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -14,6 +15,12 @@ type Node struct {
 	Sessions  int // gateway sessions on the node, connected or waiting to be resumed
 	Calls     int // voice calls on the node
 	UpdatedAt time.Time
+	// Life names the node's process (a restarted node has a new one; package gateway's
+	// Hub.Life).
+	Life string
+	// DownBy is the node that found this one down and took its sessions over (ClaimDownNode);
+	// 0 while none has. A heartbeat sets it back to 0.
+	DownBy int
 }
 
 // NodeStore keeps the node registry.
@@ -22,27 +29,44 @@ type NodeStore interface {
 	PutNode(ctx context.Context, n *Node) error
 	// ListNodes returns every node's row, by id.
 	ListNodes(ctx context.Context) ([]Node, error)
+	// ClaimDownNode records that node by found the node id down, with the row last written at
+	// seen: true for exactly one caller, and false when another node claimed it first or the
+	// node wrote its row again since.
+	ClaimDownNode(ctx context.Context, id int, seen time.Time, by int) (bool, error)
 }
 
 var _ NodeStore = (*DB)(nil)
 
 func (s *DB) PutNode(ctx context.Context, n *Node) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO nodes (id, address, started_at, sessions, calls, updated_at)
-		VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET address=excluded.address, started_at=excluded.started_at,
-		sessions=excluded.sessions, calls=excluded.calls, updated_at=excluded.updated_at`,
-		n.ID, n.Address, ts(n.StartedAt), n.Sessions, n.Calls, ts(n.UpdatedAt))
+	_, err := s.q.ExecContext(ctx, `INSERT INTO nodes (id, address, started_at, sessions, calls, updated_at, life, down_by)
+		VALUES (?,?,?,?,?,?,?,0) ON CONFLICT (id) DO UPDATE SET address=excluded.address, started_at=excluded.started_at,
+		sessions=excluded.sessions, calls=excluded.calls, updated_at=excluded.updated_at, life=excluded.life, down_by=0`,
+		n.ID, n.Address, ts(n.StartedAt), n.Sessions, n.Calls, ts(n.UpdatedAt), n.Life)
 	return err
 }
 
+func (s *DB) ClaimDownNode(ctx context.Context, id int, seen time.Time, by int) (bool, error) {
+	r, err := s.q.ExecContext(ctx, `UPDATE nodes SET down_by = ? WHERE id = ? AND updated_at = ? AND down_by = 0`,
+		by, id, ts(seen))
+	if err != nil {
+		return false, fmt.Errorf("store: claim down node %d: %w", id, err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: claim down node %d: %w", id, err)
+	}
+	return n == 1, nil
+}
+
 func (s *DB) ListNodes(ctx context.Context) ([]Node, error) {
-	rows, err := s.q.QueryContext(ctx, `SELECT id, address, started_at, sessions, calls, updated_at FROM nodes ORDER BY id`)
+	rows, err := s.q.QueryContext(ctx, `SELECT id, address, started_at, sessions, calls, updated_at, life, down_by FROM nodes ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	return collect(rows, func(row interface{ Scan(...any) error }) (*Node, error) {
 		var n Node
 		var started, updated int64
-		if err := row.Scan(&n.ID, &n.Address, &started, &n.Sessions, &n.Calls, &updated); err != nil {
+		if err := row.Scan(&n.ID, &n.Address, &started, &n.Sessions, &n.Calls, &updated, &n.Life, &n.DownBy); err != nil {
 			return nil, err
 		}
 		n.StartedAt, n.UpdatedAt = fromTS(started), fromTS(updated)

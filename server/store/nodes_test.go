@@ -33,4 +33,27 @@ func testNodes(t *testing.T, s *DB) {
 	nodes, err = s.ListNodes(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []Node{one, two}, nodes)
+
+	// Node 1 misses its heartbeats: of two nodes that find it down, one claims it; a claim of
+	// a row the node has written since fails, and a heartbeat clears the claim.
+	one.Life = "life-a"
+	require.NoError(t, s.PutNode(ctx, &one))
+	won, err := s.ClaimDownNode(ctx, 1, one.UpdatedAt, 2)
+	require.NoError(t, err)
+	require.True(t, won)
+	won, err = s.ClaimDownNode(ctx, 1, one.UpdatedAt, 3)
+	require.NoError(t, err)
+	require.False(t, won, "claimed once")
+	nodes, err = s.ListNodes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, nodes[0].DownBy)
+	require.Equal(t, "life-a", nodes[0].Life)
+	won, err = s.ClaimDownNode(ctx, 2, t0, 3)
+	require.NoError(t, err)
+	require.False(t, won, "node 2 wrote its row since")
+	one.UpdatedAt, one.Life = one.UpdatedAt.Add(time.Minute), "life-b"
+	require.NoError(t, s.PutNode(ctx, &one))
+	nodes, err = s.ListNodes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []Node{one, two}, nodes, "back: no claim")
 }

@@ -78,8 +78,9 @@ func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, erro
 	if opts.claimLease <= 0 {
 		opts.claimLease = DefaultClaimLease
 	}
-	// Other processes write the database: the memo keeps nothing (see memo).
-	s := &DB{db: db, d: postgresDialect(), memo: newMemo(false), opts: opts}
+	// Other processes write the database: the memo keeps only what the database notifies
+	// changes of, while it is heard (see memo).
+	s := &DB{db: db, d: postgresDialect(), memo: newMemo(false), opts: opts, tokens: &tokenBatch{}}
 	s.q = s.querierOn(nil)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -89,6 +90,9 @@ func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, erro
 		db.Close()
 		return nil, err
 	}
+	// Not listening yet is no failure: the listener keeps trying, and the memo meanwhile keeps
+	// nothing, as it did before there was a listener.
+	s.memoListener, _ = listenMemo(ctx, dsn, s.memo)
 	return s, nil
 }
 

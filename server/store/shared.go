@@ -25,6 +25,12 @@ type SharedStateStore interface {
 	// whether the event was counted and the windows as they are after, in the order of hits.
 	// Concurrent calls, from any node, never count more than a limit's events in one window.
 	HitWindows(ctx context.Context, now time.Time, hits []counters.Hit) (bool, []counters.Window, error)
+	// TakeWindows takes up to n[i] events (at least 1, at most the limit) at now from the window
+	// of hits[i] (starting those that ended) for a caller to count on its own (counters.Leased):
+	// as many as the window has room for, none when it is full. It returns the windows as they
+	// are after and how many it took from each. Concurrent calls, from any node, never take more
+	// than a limit's events from one window.
+	TakeWindows(ctx context.Context, now time.Time, hits []counters.Hit, n []int) ([]counters.Window, []int, error)
 	// PeekWindow returns key's window current at now: the zero Window when there is none.
 	PeekWindow(ctx context.Context, key string, now time.Time) (counters.Window, error)
 	// SweepWindows forgets the windows that ended at or before now.
@@ -53,27 +59,82 @@ func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []counters.Hit)
 	if len(hits) == 0 {
 		return true, nil, nil
 	}
+	ones := make([]int, len(hits))
+	for i := range ones {
+		ones[i] = 1
+	}
+	out, err := s.addWindows(ctx, now, hits, ones)
+	if err != nil {
+		return false, nil, err
+	}
+	ok := true
+	for i, h := range hits {
+		ok = ok && out[i].Count <= h.Limit
+	}
+	if ok {
+		return true, out, nil
+	}
+	for i, h := range hits {
+		if err := s.takeBack(ctx, h.Key, out[i].Start, 1); err != nil {
+			return false, nil, err
+		}
+		out[i].Count--
+	}
+	return false, out, nil
+}
+
+// TakeWindows implements SharedStateStore as HitWindows does: one statement that counts every
+// hit's n, a second, when a window was overfilled, that takes the excess back.
+func (s *DB) TakeWindows(ctx context.Context, now time.Time, hits []counters.Hit, n []int) ([]counters.Window, []int, error) {
+	if len(hits) != len(n) {
+		return nil, nil, fmt.Errorf("store: take windows: %d hits and %d counts", len(hits), len(n))
+	}
+	want := make([]int, len(hits))
+	for i, h := range hits {
+		want[i] = max(1, min(n[i], h.Limit))
+	}
+	out, err := s.addWindows(ctx, now, hits, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	taken := make([]int, len(hits))
+	for i, h := range hits {
+		over := min(max(out[i].Count-h.Limit, 0), want[i])
+		if over > 0 {
+			if err := s.takeBack(ctx, h.Key, out[i].Start, over); err != nil {
+				return nil, nil, err
+			}
+			out[i].Count -= over
+		}
+		taken[i] = want[i] - over
+	}
+	return out, taken, nil
+}
+
+// addWindows counts n[i] events at now in the window of hits[i] (starting those that ended), in
+// one statement, and returns the windows as they are after.
+func (s *DB) addWindows(ctx context.Context, now time.Time, hits []counters.Hit, n []int) ([]counters.Window, error) {
 	at := ts(now)
 	var q strings.Builder
 	q.WriteString(`INSERT INTO rate_windows AS w (key, start_at, ends_at, hits) VALUES `)
-	args := make([]any, 0, 3*len(hits))
+	args := make([]any, 0, 4*len(hits))
 	for i, h := range hits {
 		if i > 0 {
 			q.WriteString(",")
 		}
-		q.WriteString("(?,?,?,1)")
-		args = append(args, h.Key, at, ts(now.Add(h.Window)))
+		q.WriteString("(?,?,?,?)")
+		args = append(args, h.Key, at, ts(now.Add(h.Window)), n[i])
 	}
 	// A window ends at ends_at; one that starts after now (the clock went back) ends too.
 	const ended = `(w.ends_at <= excluded.start_at OR w.start_at > excluded.start_at)`
 	q.WriteString(` ON CONFLICT (key) DO UPDATE SET
 		start_at = CASE WHEN ` + ended + ` THEN excluded.start_at ELSE w.start_at END,
 		ends_at = CASE WHEN ` + ended + ` THEN excluded.ends_at ELSE w.ends_at END,
-		hits = CASE WHEN ` + ended + ` THEN 1 ELSE w.hits + 1 END
+		hits = CASE WHEN ` + ended + ` THEN excluded.hits ELSE w.hits + excluded.hits END
 		RETURNING key, start_at, ends_at, hits`)
 	rows, err := s.q.QueryContext(ctx, q.String(), args...)
 	if err != nil {
-		return false, nil, fmt.Errorf("store: hit windows: %w", err)
+		return nil, fmt.Errorf("store: hit windows: %w", err)
 	}
 	got := make(map[string]counters.Window, len(hits))
 	for rows.Next() {
@@ -82,39 +143,36 @@ func (s *DB) HitWindows(ctx context.Context, now time.Time, hits []counters.Hit)
 		var w counters.Window
 		if err := rows.Scan(&key, &start, &end, &w.Count); err != nil {
 			rows.Close()
-			return false, nil, fmt.Errorf("store: hit windows: %w", err)
+			return nil, fmt.Errorf("store: hit windows: %w", err)
 		}
 		w.Start, w.End = fromTS(start), fromTS(end)
 		got[key] = w
 	}
 	if err := rows.Close(); err != nil {
-		return false, nil, fmt.Errorf("store: hit windows: %w", err)
+		return nil, fmt.Errorf("store: hit windows: %w", err)
 	}
 	if err := rows.Err(); err != nil {
-		return false, nil, fmt.Errorf("store: hit windows: %w", err)
+		return nil, fmt.Errorf("store: hit windows: %w", err)
 	}
 	out := make([]counters.Window, len(hits))
-	ok := true
 	for i, h := range hits {
 		w, found := got[h.Key]
 		if !found {
-			return false, nil, fmt.Errorf("store: hit windows: no window for a hit")
+			return nil, fmt.Errorf("store: hit windows: no window for a hit")
 		}
 		out[i] = w
-		ok = ok && w.Count <= h.Limit
 	}
-	if ok {
-		return true, out, nil
+	return out, nil
+}
+
+// takeBack takes k events back from key's window that started at start: only the window the
+// caller counted in, as one that has ended since is another's.
+func (s *DB) takeBack(ctx context.Context, key string, start time.Time, k int) error {
+	if _, err := s.q.ExecContext(ctx, `UPDATE rate_windows SET hits = hits - ? WHERE key=? AND start_at=? AND hits >= ?`,
+		k, key, ts(start), k); err != nil {
+		return fmt.Errorf("store: hit windows: take back: %w", err)
 	}
-	for i, h := range hits {
-		// Only the window this call counted in: one that has ended since is another's.
-		if _, err := s.q.ExecContext(ctx, `UPDATE rate_windows SET hits = hits - 1 WHERE key=? AND start_at=? AND hits > 0`,
-			h.Key, ts(out[i].Start)); err != nil {
-			return false, nil, fmt.Errorf("store: hit windows: take back: %w", err)
-		}
-		out[i].Count--
-	}
-	return false, out, nil
+	return nil
 }
 
 // PeekWindow implements SharedStateStore.

@@ -91,6 +91,49 @@ func TestHitWindowsConcurrent(t *testing.T) {
 	})
 }
 
+// TakeWindows hands out a window's events a share at a time: what it asks while there is room,
+// the rest when there is less, nothing once full; concurrent takes never hand out more than the
+// limit, and a new window starts afresh.
+func TestTakeWindows(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		h := counters.Hit{Key: "k", Limit: 10, Window: time.Second}
+		var got []int
+		for range 4 {
+			ws, taken, err := s.TakeWindows(ctx, t0, []counters.Hit{h}, []int{4})
+			require.NoError(t, err)
+			got = append(got, taken[0])
+			assert.Equal(t, min(10, 4*len(got)), ws[0].Count)
+		}
+		assert.Equal(t, []int{4, 4, 2, 0}, got)
+		ws, taken, err := s.TakeWindows(ctx, t0.Add(time.Second), []counters.Hit{h}, []int{4})
+		require.NoError(t, err)
+		assert.Equal(t, []int{4}, taken, "a new window")
+		assert.True(t, ws[0].Start.Equal(t0.Add(time.Second)))
+
+		const limit = 25
+		var handed atomic.Int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 5 {
+					_, taken, err := s.TakeWindows(ctx, t0, []counters.Hit{{Key: "c", Limit: limit, Window: time.Minute}}, []int{3})
+					if !assert.NoError(t, err) {
+						return
+					}
+					handed.Add(int64(taken[0]))
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, int64(limit), handed.Load(), "the limit, handed out whole and no more")
+		w, err := s.PeekWindow(ctx, "c", t0)
+		require.NoError(t, err)
+		assert.Equal(t, limit, w.Count)
+	})
+}
+
 // The n-th most recent failure of a key within the lockout decides a lock; a success clears a
 // key, a sweep forgets old failures.
 func TestLoginFailures(t *testing.T) {

@@ -28,7 +28,7 @@ const DatabaseFile = "sdkpp.db"
 // each other. An in-memory database lives in its one connection, which does everything.
 func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	dsn := ":memory:"
-	var readersDSN string
+	var readersDSN, checkpointDSN string
 	if dataDir != "" {
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: create data directory: %w", err)
@@ -40,6 +40,9 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 		// is durable enough for a game's social service and spares an fsync per message.
 		base := "file:" + (&url.URL{Path: p}).EscapedPath() + "?_pragma=busy_timeout(5000)"
 		dsn = base + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		// The writer makes no checkpoint of its own: the checkpointer makes them beside it.
+		writerDSN := dsn + "&_pragma=wal_autocheckpoint(0)"
+		checkpointDSN, dsn = dsn, writerDSN
 		// query_only: a write sent to a reader by mistake fails instead of competing with the
 		// writer for the database's lock.
 		readersDSN = base + "&_pragma=query_only(1)"
@@ -50,10 +53,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	}
 	// One writing connection: an in-memory database lives in its connection, and one writer at a
 	// time is what SQLite allows anyway.
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
+	keepConns(db, 1)
 	// One process uses the database: claims are not needed, and the memo sees every write.
 	s := &DB{db: db, d: sqliteDialect(), cache: newStmtCache(db), memo: newMemo(true),
 		opts: &dbOptions{now: time.Now}}
@@ -69,14 +69,24 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 			db.Close()
 			return nil, fmt.Errorf("store: open readers: %w", err)
 		}
-		s.readers.SetMaxOpenConns(readerConns)
-		s.readers.SetMaxIdleConns(readerConns)
-		s.readers.SetConnMaxLifetime(0)
-		s.readers.SetConnMaxIdleTime(0)
+		keepConns(s.readers, readerConns)
 		s.readersCache = newStmtCache(s.readers)
 		s.q = s.querierOn(nil)
+		if s.checkpoints, err = newCheckpointer(checkpointDSN); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
+}
+
+// keepConns makes db a pool of n connections, each kept open until db is closed (an open SQLite
+// connection keeps its page cache and prepared statements).
+func keepConns(db *sql.DB, n int) {
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
 }
 
 // readerConns is how many read-only connections a SQLite store in a data directory keeps: reads are

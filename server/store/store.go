@@ -321,4 +321,5 @@ type Store interface {
 	SharedStateStore
 	InteractionStore
 	NodeStore
+	OutboxStore
 }

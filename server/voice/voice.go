@@ -11,6 +11,9 @@
 // leaves the lobby or the lobby goes (MemberLeft, LobbyGone, which the service calls from its
 // lobby events), and when its gateway connection ends (VoiceSessionGone). Its flow token stops
 // working at once.
+//
+// On a node alone the gateway calls the Service. On a cluster it calls the node's Cluster, which
+// routes each call's signaling to the one node that relays it, whose Service keeps the call.
 package voice
 
 import (
@@ -56,6 +59,9 @@ type Service struct {
 	// Endpoint is the relay's UDP address as clients reach it, host:port (VOICE_SERVER_UPDATE).
 	Endpoint string
 	Logger   *slog.Logger
+	// OnEnded, when set, is told of each call whose last participant left, with the service's
+	// lock held: it must not call the service.
+	OnEnded func(lobbyID uint64)
 
 	mu        sync.Mutex
 	calls     map[uint64]*call         // by lobby id
@@ -104,26 +110,44 @@ func (s *Service) logger() *slog.Logger {
 // guild.
 func (s *Service) VoiceStateUpdate(sess gateway.Session, u vwire.StateUpdate) {
 	if u.ChannelID == nil {
-		s.mu.Lock()
-		s.init()
-		if p := s.bySession[sess.ID]; p != nil {
-			s.leaveLocked(p)
-		}
-		s.mu.Unlock()
+		s.Leave(sess)
 		return
 	}
-	lobbyID := uint64(*u.ChannelID)
+	if lobbyID, ok := s.Admit(sess, u); ok {
+		s.Join(sess, lobbyID, u)
+	}
+}
+
+// Leave takes the session out of its call, if it is in one (an op 4 with channel_id null).
+func (s *Service) Leave(sess gateway.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	if p := s.bySession[sess.ID]; p != nil {
+		s.leaveLocked(p)
+	}
+}
+
+// Admit checks an op 4 that names a lobby: it must carry the participant's public keys and no
+// guild_id, and the session's user must be a member of the lobby. It returns the lobby's id, or
+// false after refusing the session.
+func (s *Service) Admit(sess gateway.Session, u vwire.StateUpdate) (uint64, bool) {
 	switch {
+	case u.ChannelID == nil:
+		return 0, false
 	case u.GuildID != nil:
 		s.refuse(sess, u.ChannelID, vwire.CodeUnknownGuild, "Unknown Guild: a lobby call has no guild")
-		return
+		return 0, false
 	case len(u.E2EEPublicKeys) == 0:
 		s.refuse(sess, u.ChannelID, vwire.CodeE2EERequired, "E2EE required: a Voice State Update must carry the participant's public keys")
-		return
+		return 0, false
 	}
-	if !s.member(sess, lobbyID, u.ChannelID) {
-		return
-	}
+	lobbyID := uint64(*u.ChannelID)
+	return lobbyID, s.member(sess, lobbyID, u.ChannelID)
+}
+
+// Join puts an admitted session (Admit) in the lobby's call, or updates its state there.
+func (s *Service) Join(sess gateway.Session, lobbyID uint64, u vwire.StateUpdate) {
 	if !s.join(sess, lobbyID, u) {
 		return
 	}
@@ -136,6 +160,41 @@ func (s *Service) VoiceStateUpdate(sess gateway.Session, u vwire.StateUpdate) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// Evict takes out of their calls the session and the other session of its user in its game:
+// the session joins a call that another node relays (package voice's Cluster), and a user is
+// in one call per game.
+func (s *Service) Evict(sess gateway.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	if p := s.bySession[sess.ID]; p != nil {
+		s.leaveLocked(p)
+	}
+	if p := s.byUser[userKey{sess.AppID, sess.UserID}]; p != nil {
+		s.leaveLocked(p)
+	}
+}
+
+// Prune takes out of their calls the participants whose session connected does not keep (its
+// connection ended where the service was not told: on a node that died).
+func (s *Service) Prune(connected func(sessionID string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	for id, p := range s.bySession {
+		if !connected(id) {
+			s.leaveLocked(p)
+		}
+	}
+}
+
+// HasCall tells whether the lobby has a call here.
+func (s *Service) HasCall(lobbyID uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[lobbyID] != nil
 }
 
 // member checks the session's user's membership of the lobby; when it fails and channel is
@@ -219,8 +278,11 @@ func (s *Service) leaveLocked(p *participant) {
 	if i := slices.Index(c.parts, p); i >= 0 {
 		c.parts = slices.Delete(c.parts, i, i+1)
 	}
-	if len(c.parts) == 0 {
+	if len(c.parts) == 0 && s.calls[c.lobbyID] == c {
 		delete(s.calls, c.lobbyID)
+		if s.OnEnded != nil {
+			s.OnEnded(c.lobbyID)
+		}
 	}
 	delete(s.bySession, p.sess.ID)
 	if k := (userKey{p.sess.AppID, p.sess.UserID}); s.byUser[k] == p {
@@ -269,14 +331,7 @@ func (s *Service) VoiceKeys(sess gateway.Session, k vwire.Keys) {
 }
 
 // VoiceSessionGone takes the session out of its call (gateway.Voice).
-func (s *Service) VoiceSessionGone(sess gateway.Session) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.init()
-	if p := s.bySession[sess.ID]; p != nil {
-		s.leaveLocked(p)
-	}
-}
+func (s *Service) VoiceSessionGone(sess gateway.Session) { s.Leave(sess) }
 
 // MemberLeft takes the user out of the lobby's call: the user left the lobby or was removed.
 func (s *Service) MemberLeft(lobbyID, userID uint64) {

@@ -94,6 +94,30 @@ func result(t testing.TB, what string, call func(done func(*core.ClientResult)))
 	require.True(t, res.Successful(), "%s: %s %s", what, res.ToString(), res.ResponseBody())
 }
 
+// joinLobby has every player create or join the lobby of secret, and waits until each sees
+// them all; it returns the lobby.
+func joinLobby(t testing.TB, players []*player, secret string) uint64 {
+	t.Helper()
+	var lobby uint64
+	for _, p := range players {
+		var id uint64
+		result(t, p.name+" joins", func(done func(*core.ClientResult)) {
+			p.CreateOrJoinLobby(secret, core.Func(func(r *core.ClientResult, l uint64) { id = l; done(r) }))
+		})
+		require.True(t, lobby == 0 || lobby == id, "one lobby: %d and %d", lobby, id)
+		lobby = id
+	}
+	waitFor(t, "everyone sees everyone", func() bool {
+		for _, p := range players {
+			if h := p.GetLobbyHandle(lobby); h == nil || len(h.LobbyMemberIds()) != len(players) {
+				return false
+			}
+		}
+		return true
+	})
+	return lobby
+}
+
 // inbox records the messages an SDK delivers to the game, in delivery order.
 type inbox struct {
 	mu  sync.Mutex
@@ -116,23 +140,7 @@ func TestThreeNodesServeOneCommunity(t *testing.T) {
 	players := []*player{pa, pb, pc}
 
 	// Lobby: each joins through its own node, and each sees the three members.
-	var lobby uint64
-	for _, p := range players {
-		var id uint64
-		result(t, p.name+" joins", func(done func(*core.ClientResult)) {
-			p.CreateOrJoinLobby("cluster-secret", core.Func(func(r *core.ClientResult, l uint64) { id = l; done(r) }))
-		})
-		require.True(t, lobby == 0 || lobby == id, "one lobby: %d and %d", lobby, id)
-		lobby = id
-	}
-	waitFor(t, "everyone sees everyone", func() bool {
-		for _, p := range players {
-			if h := p.GetLobbyHandle(lobby); h == nil || len(h.LobbyMemberIds()) != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	lobby := joinLobby(t, players, "cluster-secret")
 
 	// Lobby messages: ben and cat send at once, through nodes B and C; every member gets every
 	// message once, in id order, which is the order the service committed them.

@@ -30,6 +30,7 @@ import (
 	"sdkpp/server/bus/natstest"
 	"sdkpp/server/devseed"
 	"sdkpp/server/servertest"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
@@ -50,6 +51,9 @@ func runNode() int {
 		Store: os.Getenv("SDKPP_STORE"), Bus: os.Getenv("SDKPP_BUS"), NodeID: id, Dev: true,
 		DevCredentialsFile: os.Getenv("SDKPP_DEV_CREDENTIALS"), Logger: log}
 	cfg.RateLimits.Disabled = true
+	if v := os.Getenv("SDKPP_NODE_HEARTBEAT"); v != "" {
+		cfg.NodeHeartbeat, _ = time.ParseDuration(v)
+	}
 	srv, err := server.New(cfg)
 	if err == nil {
 		err = srv.Start()
@@ -271,20 +275,7 @@ func TestFailover(t *testing.T) {
 		waitFor(t, name+" Ready", func() bool { return c.GetStatus() == core.ClientStatusReady && c.GetCurrentUserV2() != nil })
 		players[i] = &player{Client: c, id: c.GetCurrentUserV2().Id(), name: name}
 	}
-	var lobby uint64
-	for _, p := range players {
-		result(t, p.name+" joins", func(done func(*core.ClientResult)) {
-			p.CreateOrJoinLobby("failover", core.Func(func(r *core.ClientResult, l uint64) { lobby = l; done(r) }))
-		})
-	}
-	waitFor(t, "everyone sees everyone", func() bool {
-		for _, p := range players {
-			if h := p.GetLobbyHandle(lobby); h == nil || len(h.LobbyMemberIds()) != nPlayers {
-				return false
-			}
-		}
-		return true
-	})
+	lobby := joinLobby(t, players, "failover")
 	gots := make([]*got, nPlayers)
 	for i, p := range players {
 		g := &got{}
@@ -363,17 +354,32 @@ func TestFailover(t *testing.T) {
 	failed.Range(func(any, any) bool { nFailed++; return true })
 	t.Logf("%d messages acknowledged, %d sends failed with the node", len(want), nFailed)
 	require.GreaterOrEqual(t, len(want), total*9/10, "most sends succeed")
-	waitFor(t, "every SDK to get every acknowledged message", func() bool {
+	// What the store holds must reach every SDK: the acknowledged messages, and any a failed
+	// send stored before its node died (its dispatch is relayed from the outbox).
+	st, err := store.OpenPostgres(context.Background(), storeURL, store.PostgresOptions{})
+	require.NoError(t, err)
+	rows, err := st.ListLobbyMessages(context.Background(), lobby, time.Time{}, 10*total)
+	st.Close()
+	require.NoError(t, err)
+	stored := map[string]bool{}
+	for _, m := range rows {
+		stored[m.Content] = true
+	}
+	for c := range want {
+		require.True(t, stored[c], "%q was acknowledged, so stored", c)
+	}
+	t.Logf("%d messages stored, %d of them from failed sends", len(stored), len(stored)-len(want))
+	waitFor(t, "every SDK to get every stored message", func() bool {
 		for _, g := range gots {
 			g.mu.Lock()
 			n := 0
 			for _, c := range g.contents {
-				if _, ok := want[c]; ok {
+				if stored[c] {
 					n++
 				}
 			}
 			g.mu.Unlock()
-			if n < len(want) {
+			if n < len(stored) {
 				return false
 			}
 		}
@@ -385,10 +391,7 @@ func TestFailover(t *testing.T) {
 		for _, c := range g.contents {
 			require.False(t, seen[c], "player %d got %q twice", i, c)
 			seen[c] = true
-			if _, ok := want[c]; !ok {
-				_, ok = failed.Load(c)
-				require.True(t, ok, "player %d got %q, which nobody sent", i, c)
-			}
+			require.True(t, stored[c], "player %d got %q, which the store does not hold", i, c)
 		}
 		require.True(t, slices.IsSorted(g.ids), "player %d: out of order", i)
 		for s, order := range sendOrder {
