@@ -151,6 +151,7 @@ type Engine struct {
 	inputs   []mixer.Input
 	in       []int16 // the frame being captured, a period at a time
 	inFill   int     // samples of in captured so far
+	frame    int     // samples per frame, captured and mixed (20 ms; 10 in low-latency mode)
 	out      []int16 // the frame being played, a period at a time (interleaved when stereo)
 	outCh    int     // channels of out and of the speaker: 1, or 2 with Options.Stereo
 	mono     []int16 // a played stereo period downmixed, the echo canceller's reference
@@ -175,14 +176,20 @@ type Engine struct {
 	farHist   [pcm.FrameSamples]int16
 }
 
+// maxPacketSamples is the longest Opus packet: 120 ms.
+const maxPacketSamples = 120 * pcm.SampleRate / 1000
+
 // sender is one remote player's playback path.
 type sender struct {
 	id      uint64
 	jb      *jitter.Buffer
 	dec     *codec.Decoder
 	ch      *mixer.Channel
-	pcm     []int16
-	fading  bool // the last frame played carried end-of-speech: stay silent, do not conceal
+	pcm     []int16 // decoded samples not yet mixed: pcm[:fill]
+	fill    int
+	live    bool    // pcm[:fill] holds audio, not silence
+	frame   []int16 // the samples mixed at this tick
+	fading  bool    // the last frame played carried end-of-speech: stay silent, do not conceal
 	playing bool
 	// outOfRange: positional and beyond the audible distance at this frame (not decoded).
 	outOfRange bool
@@ -237,6 +244,7 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 		enc:      enc,
 		mix:      mixer.New(),
 		senders:  map[uint64]*sender{},
+		frame:    pcm.FrameSamples,
 		in:       make([]int16, pcm.FrameSamples),
 		outCh:    1,
 		mono:     make([]int16, pcm.PeriodSamples),

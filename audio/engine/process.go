@@ -233,53 +233,91 @@ func (e *Engine) place(s *sender) mixer.Input {
 	return in
 }
 
-// decode produces a sender's frame for this tick, or nil for silence. A culled sender's frame is
-// taken from its jitter buffer and dropped undecoded (counted); the decoder starts over, without
-// concealment, at the first frame it decodes again.
+// decode produces a sender's next e.frame samples for this tick, or nil for silence. The sender's
+// frames need not be the engine's: each packet is decoded whole, at the duration its TOC says,
+// into the sender's pending samples, and the jitter buffer is popped until a tick's worth is
+// there. A culled sender's frames are taken from its jitter buffer and dropped undecoded
+// (counted); the decoder starts over, without concealment, at the first frame it decodes again.
 func (e *Engine) decode(s *sender, now time.Duration, culled bool) []int16 {
-	f := s.jb.Pop(now)
+	n := len(s.frame)
 	if culled {
-		if f.Kind != jitter.Idle {
+		got := s.fill
+		s.fill, s.live, s.playing = 0, false, false
+		for got < n {
+			f := s.jb.Pop(now)
+			if f.Kind == jitter.Idle {
+				break
+			}
 			e.culled.Add(1)
+			got += f.Samples
 		}
-		s.playing = false
 		return nil
 	}
+	for s.fill < n {
+		f := s.jb.Pop(now)
+		if f.Kind == jitter.Idle {
+			break
+		}
+		dst := s.pcm[s.fill : s.fill+f.Samples]
+		if e.decodeFrame(s, f, dst) {
+			s.live = true
+		} else {
+			clear(dst)
+		}
+		s.fill += f.Samples
+	}
+	if s.fill == 0 {
+		s.live = false
+		return nil
+	}
+	if s.fill < n { // the spurt ended inside the tick
+		clear(s.pcm[s.fill:n])
+		s.fill = n
+	}
+	live := s.live
+	copy(s.frame, s.pcm[:n])
+	s.fill = copy(s.pcm, s.pcm[n:s.fill])
+	s.live = s.live && s.fill > 0
+	if !live {
+		return nil
+	}
+	return s.frame
+}
+
+// decodeFrame decodes one frame the jitter buffer gave into dst (its length the frame's) and
+// reports whether it holds audio; false leaves dst for the caller to silence.
+func (e *Engine) decodeFrame(s *sender, f jitter.Frame, dst []int16) bool {
 	switch f.Kind {
 	case jitter.Play:
-		n, err := s.dec.Decode(f.Payload, s.pcm)
-		if err != nil {
-			return e.conceal(s)
+		got, err := s.dec.Decode(f.Payload, s.pcm[s.fill:])
+		if err != nil || got != len(dst) {
+			return e.conceal(s, dst)
 		}
-		clear(s.pcm[n:])
 		s.playing = true
 		s.fading = f.EndOfSpeech
 		if f.EndOfSpeech {
-			fadeOut(s.pcm)
+			fadeOut(dst)
 		}
-		return s.pcm
+		return true
 	case jitter.FEC:
 		if s.fading {
-			return nil
+			return false
 		}
-		if err := s.dec.DecodeFEC(f.Payload, s.pcm); err != nil {
-			return e.conceal(s)
+		if err := s.dec.DecodeFEC(f.Payload, dst); err != nil {
+			return e.conceal(s, dst)
 		}
-		return s.pcm
+		return true
 	case jitter.Conceal:
 		if s.fading || !s.playing {
-			return nil // after an end-of-speech marker the far end faded out: no concealment
+			return false // after an end-of-speech marker the far end faded out: no concealment
 		}
-		return e.conceal(s)
+		return e.conceal(s, dst)
 	}
-	return nil
+	return false
 }
 
-func (e *Engine) conceal(s *sender) []int16 {
-	if err := s.dec.Conceal(s.pcm); err != nil {
-		return nil
-	}
-	return s.pcm
+func (e *Engine) conceal(s *sender, dst []int16) bool {
+	return s.dec.Conceal(dst) == nil
 }
 
 // fadeOut ramps a frame linearly down to silence.
@@ -299,6 +337,11 @@ func (e *Engine) pushQueued(q *queued) {
 			return
 		}
 	}
+	n, err := codec.PacketSamples(q.pkt.Payload)
+	if err != nil {
+		return // not an Opus packet: nothing to play
+	}
+	q.pkt.Samples = n
 	if !q.pkt.EndOfSpeech {
 		s.fading = false // a new talk spurt
 	}
@@ -311,7 +354,8 @@ func (e *Engine) addSender(id uint64) *sender {
 	if err != nil {
 		return nil
 	}
-	s := &sender{id: id, jb: jitter.New(e.opts.Jitter), dec: dec, ch: e.mix.Add(id), pcm: make([]int16, pcm.FrameSamples)}
+	s := &sender{id: id, jb: jitter.New(e.opts.Jitter), dec: dec, ch: e.mix.Add(id),
+		pcm: make([]int16, maxPacketSamples+e.frame), frame: make([]int16, e.frame)}
 	e.sendersMu.Lock()
 	st := e.settingsLocked(id)
 	st.ch = s.ch

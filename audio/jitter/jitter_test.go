@@ -84,7 +84,7 @@ func TestSteadyStreamPlaysInOrder(t *testing.T) {
 	for start < len(out) && out[start].Kind == Idle {
 		start++
 	}
-	assert.LessOrEqual(t, start, 4, "playout starts one frame after the first arrival")
+	assert.LessOrEqual(t, start, 2, "playout starts at the first tick after the first arrival")
 	for i := range 100 {
 		f := out[start+i]
 		require.Equal(t, Play, f.Kind, "tick %d", start+i)
@@ -93,7 +93,7 @@ func TestSteadyStreamPlaysInOrder(t *testing.T) {
 		assert.Equal(t, uint32(5000+i*pcm.FrameSamples), f.Timestamp)
 	}
 	st := b.Stats()
-	assert.Equal(t, DefaultMinDelay, st.TargetDelay)
+	assert.Zero(t, st.TargetDelay, "a clean link: no delay")
 	assert.Zero(t, st.Lost)
 	assert.Zero(t, st.Concealed)
 	assert.EqualValues(t, 100, st.Played)
@@ -340,23 +340,165 @@ func sortByArrival(a []netsim.Arrival) {
 	}
 }
 
-func TestTargetGrowsAtOnceWhenJitterRises(t *testing.T) {
+func TestTargetFollowsTheQuantileAndRecurringPeaks(t *testing.T) {
 	b := New(Config{})
 	buf := make([]byte, 4)
 	s := stream{}
-	for i := range 50 {
-		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
-		b.Pop(time.Duration(i)*frame + 10*time.Millisecond)
+	i := 0
+	// feed pushes frames from i on, frame j's arrival late by lateness(j), popping every frame.
+	feed := func(n int, lateness func(j int) time.Duration) {
+		for range n {
+			require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame+lateness(i)))
+			b.Pop(time.Duration(i)*frame + 15*time.Millisecond)
+			i++
+		}
 	}
-	assert.Equal(t, DefaultMinDelay, b.Stats().TargetDelay)
-	require.NoError(t, b.Push(s.packet(50, buf), 50*frame+90*time.Millisecond))
-	b.Pop(51 * frame)
-	assert.InDelta(t, float64(90*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+	feed(100, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "a clean link: no delay")
+
+	// Up to 8 ms of jitter, spread evenly: the target is its 95th percentile.
+	feed(200, func(j int) time.Duration { return time.Duration(j%9) * time.Millisecond })
+	assert.InDelta(t, float64(8*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+
+	// A single late packet is not a reason to wait for every packet.
+	feed(200, func(int) time.Duration { return 0 })
+	require.Zero(t, b.Stats().TargetDelay)
+	feed(1, func(int) time.Duration { return 90 * time.Millisecond })
+	feed(20, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "one peak")
+
+	// A second within peakHold: peaks recur (a sender's microphone delivering in bursts), the
+	// target covers them.
+	feed(1, func(int) time.Duration { return 50 * time.Millisecond })
+	feed(20, func(int) time.Duration { return 0 })
+	assert.InDelta(t, float64(90*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond), "two peaks")
+
+	// Peaks every half a second keep it there; when they stop it falls within peakHold.
+	feed(250, func(j int) time.Duration {
+		if j%25 == 0 {
+			return 40 * time.Millisecond
+		}
+		return 0
+	})
+	assert.InDelta(t, float64(40*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond), "recurring peaks")
+	feed(int(peakHold/frame)+1, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "the peaks are over")
+
+	// A quarter of the packets 30 ms late is jitter, not peaks: the quantile covers it, and
+	// forgets it within a few seconds.
+	feed(200, func(j int) time.Duration { return time.Duration(j%4/3) * 30 * time.Millisecond })
+	assert.InDelta(t, float64(30*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+	feed(150, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "falls again within 3 s")
+
 	b2 := New(Config{MaxDelay: 60 * time.Millisecond})
-	require.NoError(t, b2.Push(s.packet(0, buf), 0))
-	require.NoError(t, b2.Push(s.packet(1, buf), frame+time.Second/2))
-	b2.Pop(frame)
+	for j := range 50 {
+		require.NoError(t, b2.Push(s.packet(j, buf), time.Duration(j)*frame+time.Duration(j%2)*time.Second/2))
+	}
+	b2.Pop(50 * frame)
 	assert.Equal(t, 60*time.Millisecond, b2.Stats().TargetDelay, "bounded by MaxDelay")
+}
+
+// TestBurstyPlayoutDoesNotStretch pops the way a device that takes two periods at once does:
+// two frames at the same instant every 40 ms. The early pops find their packets missing now
+// and then; the buffer must not read that as a buffer too short and grow frame after frame.
+func TestBurstyPlayoutDoesNotStretch(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	a := 0
+	var out []Frame
+	for k := range 1000 {
+		now := time.Duration(k/2*2)*frame + 5*time.Millisecond // pops in pairs
+		for ; a <= k+1 && time.Duration(a)*frame+2*time.Millisecond <= now; a++ {
+			require.NoError(t, b.Push(s.packet(a, buf), time.Duration(a)*frame+2*time.Millisecond))
+		}
+		out = append(out, b.Pop(now))
+	}
+	st := b.Stats()
+	assert.Less(t, st.CurrentDelay, 3*frame, "the delay stays within the burst")
+	assert.LessOrEqual(t, st.Expanded, uint64(2))
+	assert.Zero(t, st.Lost)
+	assert.GreaterOrEqual(t, kinds(out)[Play], 990)
+}
+
+// TestStretchesNoFasterThanItShrinks: when the target jumps, the buffer grows by at most one
+// frame per stretchEvery pops while it still has the packet to play.
+func TestStretchesNoFasterThanItShrinks(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	var ks []Kind
+	for i := range 400 {
+		late := time.Duration(0)
+		if i >= 100 && i%10 == 0 {
+			late = 60 * time.Millisecond // recurring peaks from frame 100 on
+		}
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame+late))
+		f := b.Pop(time.Duration(i)*frame + 65*time.Millisecond)
+		ks = append(ks, f.Kind)
+	}
+	st := b.Stats()
+	assert.InDelta(t, float64(60*time.Millisecond), float64(st.TargetDelay), float64(time.Millisecond))
+	for k := range len(ks) - stretchEvery {
+		n := 0
+		for _, kind := range ks[k : k+stretchEvery] {
+			if kind == Conceal {
+				n++
+			}
+		}
+		assert.LessOrEqual(t, n, 1, "pops %d..%d", k, k+stretchEvery)
+	}
+}
+
+// TestFollowsTheSendersFrameSize: 10 ms packets are played 10 ms at a time, and a sender that
+// switches to 20 ms frames mid-spurt is followed, losses included.
+func TestFollowsTheSendersFrameSize(t *testing.T) {
+	b := New(Config{})
+	payload := make([]byte, 4)
+	const half = pcm.FrameSamples / 2
+	push := func(seq int, ts, samples int, at time.Duration) {
+		binary.BigEndian.PutUint32(payload, uint32(seq))
+		require.NoError(t, b.Push(Packet{Seq: uint16(seq), Timestamp: uint32(ts), Samples: samples, Payload: payload}, at))
+	}
+	type tick struct {
+		kind    Kind
+		samples int
+		index   int
+	}
+	var got []tick
+	pop := func(now time.Duration) {
+		f := b.Pop(now)
+		tk := tick{kind: f.Kind, samples: f.Samples, index: -1}
+		if f.Payload != nil {
+			tk.index = index(f)
+		}
+		got = append(got, tk)
+	}
+	// Ten 10 ms packets, the sixth lost; then 20 ms packets, the second of them lost.
+	ms := time.Millisecond
+	for seq := range 10 {
+		if seq != 5 {
+			push(seq, seq*half, half, time.Duration(seq)*10*ms)
+		}
+		pop(time.Duration(seq)*10*ms + ms)
+	}
+	for j := range 4 {
+		seq, ts := 10+j, 10*half+j*pcm.FrameSamples
+		if j != 1 {
+			push(seq, ts, pcm.FrameSamples, 100*ms+time.Duration(j)*20*ms)
+		}
+		pop(100*ms + time.Duration(j)*20*ms + ms)
+	}
+	// Frame 5 is missing at its tick and its successor not there yet: concealed; then, losses
+	// calling for a frame of delay (FEC), one 10 ms frame is inserted.
+	want := []tick{{Play, half, 0}, {Play, half, 1}, {Play, half, 2}, {Play, half, 3}, {Play, half, 4},
+		{Conceal, half, -1}, {Play, half, 6}, {Conceal, half, -1}, {Play, half, 7}, {Play, half, 8}}
+	assert.Equal(t, want, got[:10])
+
+	// The 10 ms frame 9 and the 20 ms frame 10 came; at 100 ms frame 9 plays (one behind after
+	// the wait for frame 5), then 10, then 11 is lost and recovered by 12's FEC.
+	assert.Equal(t, []tick{{Play, half, 9}, {Play, pcm.FrameSamples, 10}, {FEC, pcm.FrameSamples, 12}, {Play, pcm.FrameSamples, 12}}, got[10:])
 }
 
 func TestStreamRestartIsFollowed(t *testing.T) {
