@@ -20,6 +20,7 @@ import (
 // until the next step. It allocates nothing once every sender has been seen.
 func (e *Engine) step(frame []int16) []int16 {
 	e.capture(frame)
+	e.mixMode()
 	e.mixFrame()
 	for b, n := 0, pcm.PeriodSamples*e.outCh; b < len(e.out); b += n {
 		e.played(e.out[b : b+n])
@@ -28,8 +29,48 @@ func (e *Engine) step(frame []int16) []int16 {
 	return e.out
 }
 
-// capture runs the capture path on one whole frame, in place.
+// modeFrame is the frame of a path in the low-latency mode or not, in samples.
+func modeFrame(low bool) int {
+	if low {
+		return codec.LowDelayFrameSamples
+	}
+	return pcm.FrameSamples
+}
+
+// captureMode switches the capture path to the mode last asked for, between two frames: the
+// frame, the encoder, and what counts frames (voice activity's hangover, the gate's release
+// delay, the no-input detector) to keep their durations.
+func (e *Engine) captureMode() {
+	low := e.lowLatency.Load()
+	if low == e.capLow {
+		return
+	}
+	e.capLow = low
+	n := modeFrame(low)
+	e.in = e.inBuf[:n]
+	if low {
+		e.enc = e.encs[1]
+	} else {
+		e.enc = e.encs[0]
+	}
+	e.lossSet = -1 // the new encoder takes the expected loss at its first frame
+	ms := n * 1000 / pcm.SampleRate
+	e.vad.SetHangover(vad.DefaultHangoverFrames * pcm.FrameDurationMs / ms)
+	e.gate.SetFrameDuration(ms)
+	e.noInput.SetFrame(time.Duration(ms) * time.Millisecond)
+}
+
+// mixMode switches the playback path to the mode last asked for, between two mixed frames.
+func (e *Engine) mixMode() {
+	if low := e.lowLatency.Load(); low != e.mixLow {
+		e.mixLow = low
+		e.out = e.outBuf[:modeFrame(low)*e.outCh]
+	}
+}
+
+// capture runs the capture path on one whole frame (of the mode's length), in place.
 func (e *Engine) capture(frame []int16) {
+	e.captureMode()
 	e.quiet = e.quietCapture()
 	for b := 0; b < len(frame); b += pcm.PeriodSamples {
 		e.captureBlock(frame[b:b+pcm.PeriodSamples], b)
@@ -116,7 +157,7 @@ func (e *Engine) captureFrame(frame []int16) {
 		}
 	}
 	ts := e.ts
-	e.ts += pcm.FrameSamples // the timestamp counts through silence
+	e.ts += uint32(len(frame)) // the timestamp counts through silence
 	if send {
 		n, err := e.enc.Encode(frame, e.payload)
 		if err == nil && e.cfg.OnPacket != nil {
@@ -133,7 +174,8 @@ func (e *Engine) captureFrame(frame []int16) {
 	}
 	if f := e.dumpFrame; f != nil {
 		e.dumpFrame = nil
-		copy(f.far[:], e.farHist[:])
+		f.n = len(frame)
+		copy(f.far[:], e.farHist[len(e.farHist)-f.n:])
 		e.dump.put(f)
 	}
 }
@@ -145,6 +187,7 @@ func (e *Engine) captureFrame(frame []int16) {
 func (e *Engine) nextPeriod() []int16 {
 	n := pcm.PeriodSamples * e.outCh
 	if e.outPos >= len(e.out) {
+		e.mixMode()
 		e.outPos = 0
 		if !e.mixFrame() {
 			e.outPos = len(e.out) - n
@@ -233,13 +276,14 @@ func (e *Engine) place(s *sender) mixer.Input {
 	return in
 }
 
-// decode produces a sender's next e.frame samples for this tick, or nil for silence. The sender's
+// decode produces a sender's next frame (the engine's: len(e.out)/e.outCh samples), or nil for silence. The sender's
 // frames need not be the engine's: each packet is decoded whole, at the duration its TOC says,
 // into the sender's pending samples, and the jitter buffer is popped until a tick's worth is
 // there. A culled sender's frames are taken from its jitter buffer and dropped undecoded
 // (counted); the decoder starts over, without concealment, at the first frame it decodes again.
 func (e *Engine) decode(s *sender, now time.Duration, culled bool) []int16 {
-	n := len(s.frame)
+	n := len(e.out) / e.outCh
+	s.frame = s.frameBuf[:n]
 	if culled {
 		got := s.fill
 		s.fill, s.live, s.playing = 0, false, false
@@ -355,7 +399,7 @@ func (e *Engine) addSender(id uint64) *sender {
 		return nil
 	}
 	s := &sender{id: id, jb: jitter.New(e.opts.Jitter), dec: dec, ch: e.mix.Add(id),
-		pcm: make([]int16, maxPacketSamples+e.frame), frame: make([]int16, e.frame)}
+		pcm: make([]int16, maxPacketSamples+pcm.FrameSamples), frameBuf: make([]int16, pcm.FrameSamples)}
 	e.sendersMu.Lock()
 	st := e.settingsLocked(id)
 	st.ch = s.ch

@@ -337,7 +337,7 @@ func (b *Buffer) Push(p Packet, arrival time.Duration) error {
 		b.frameTS = dur // the newest packet's frame size is the stream's
 	}
 	b.measure(ext, dur, arrival)
-	if b.haveFloor && ext < b.floorExt {
+	if b.haveFloor && ext+dur <= b.floorExt {
 		b.stats.Late++
 		return nil
 	}
@@ -413,6 +413,19 @@ func (b *Buffer) find(from, to int64) int {
 		}
 	}
 	return -1
+}
+
+// overlapping returns the slot of a packet that holds the sample at ext, or else one that starts
+// within the frame from ext, or -1. A packet that starts before ext is one whose beginning was
+// given up as lost before it came (a sender that changed its frame size in a loss): it is
+// played whole.
+func (b *Buffer) overlapping(ext int64) int {
+	for i := range b.slots {
+		if s := &b.slots[i]; s.used && s.ext <= ext && s.ext+s.dur > ext {
+			return i
+		}
+	}
+	return b.find(ext, ext+b.frameTS)
 }
 
 // earliest returns the slot with the smallest timestamp at or after from, or -1.
@@ -580,7 +593,7 @@ func (b *Buffer) Pop(now time.Duration) Frame {
 	b.stats.CurrentDelay, b.stats.ScheduledDelay = cur, sched
 	fd := b.frameDur()
 
-	if i := b.find(b.playExt, b.playExt+b.frameTS); i >= 0 {
+	if i := b.overlapping(b.playExt); i >= 0 {
 		if sched+fd/2 < target && cur < b.cfg.MaxDelay && b.sinceChange >= stretchEvery {
 			// The delay is well below a target that rose: stretch before the jitter
 			// catches the buffer empty.

@@ -501,6 +501,30 @@ func TestFollowsTheSendersFrameSize(t *testing.T) {
 	assert.Equal(t, []tick{{Play, half, 9}, {Play, pcm.FrameSamples, 10}, {FEC, pcm.FrameSamples, 12}, {Play, pcm.FrameSamples, 12}}, got[10:])
 }
 
+// TestFrameSizeChangeInALoss: a 20 ms packet whose first half was given up as lost while the
+// buffer still counted in 10 ms frames is played whole when it comes, not dropped as late.
+func TestFrameSizeChangeInALoss(t *testing.T) {
+	b := New(Config{})
+	payload := make([]byte, 4)
+	const half = pcm.FrameSamples / 2
+	ms := time.Millisecond
+	for seq := range 3 {
+		binary.BigEndian.PutUint32(payload, uint32(seq))
+		require.NoError(t, b.Push(Packet{Seq: uint16(seq), Timestamp: uint32(seq * half), Samples: half, Payload: payload}, time.Duration(seq)*10*ms))
+		require.Equal(t, Play, b.Pop(time.Duration(seq)*10*ms).Kind)
+	}
+	f := b.Pop(30 * ms)
+	require.Equal(t, Conceal, f.Kind, "the next 10 ms are missing: given up")
+	require.Equal(t, half, f.Samples)
+	binary.BigEndian.PutUint32(payload, 3)
+	require.NoError(t, b.Push(Packet{Seq: 3, Timestamp: 3 * half, Samples: pcm.FrameSamples, Payload: payload}, 35*ms))
+	f = b.Pop(40 * ms)
+	require.Equal(t, Play, f.Kind)
+	assert.Equal(t, 3, index(f))
+	assert.Equal(t, pcm.FrameSamples, f.Samples)
+	assert.Zero(t, b.Stats().Late)
+}
+
 func TestStreamRestartIsFollowed(t *testing.T) {
 	b := New(Config{})
 	sim := netsim.New(netsim.Config{Delay: 10 * time.Millisecond})
