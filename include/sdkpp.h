@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 497953093u
+#define SDKPP_ABI_VERSION 1084501413u
 
 #ifdef __cplusplus
 extern "C" {
@@ -1330,6 +1330,15 @@ SDKPP_API void SDKPP_CALL Sdkpp_Call_ClearParticipantPosition(Sdkpp_Call* self, 
 SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantPositional(Sdkpp_Call* self, uint64_t userId, bool positional);
 /** sdkpp: whether a participant is positional. */
 SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetParticipantPositional(Sdkpp_Call* self, uint64_t userId);
+/**
+ * sdkpp (issue 25): switches the low-latency mode for this call (off by default): the player's
+ * voice goes out in 10 ms frames instead of 20, in Opus's restricted low-delay mode (2.5 ms of
+ * look-ahead instead of 6.5; it carries no in-band FEC, so a lost packet is concealed), and the
+ * others' voices are mixed 10 ms at a time. Everyone hears the player whatever their own mode.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetLowLatency(Sdkpp_Call* self, bool enabled);
+/** sdkpp: whether the low-latency mode is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetLowLatency(Sdkpp_Call* self);
 
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */

@@ -1602,6 +1602,13 @@ public:
     void SetParticipantPositional(uint64_t userId, bool positional);
     /// sdkpp: whether a participant is positional.
     bool GetParticipantPositional(uint64_t userId) const;
+    /// sdkpp (issue 25): switches the low-latency mode for this call (off by default): the player's
+    /// voice goes out in 10 ms frames instead of 20, in Opus's restricted low-delay mode (2.5 ms of
+    /// look-ahead instead of 6.5; it carries no in-band FEC, so a lost packet is concealed), and the
+    /// others' voices are mixed 10 ms at a time. Everyone hears the player whatever their own mode.
+    void SetLowLatency(bool enabled);
+    /// sdkpp: whether the low-latency mode is on.
+    bool GetLowLatency() const;
 };
 
 /// The SDK client: one per signed-in player.
@@ -5726,6 +5733,14 @@ void Call::SetParticipantPositional(uint64_t userId, bool positional)
 bool Call::GetParticipantPositional(uint64_t userId) const
 {
     return Sdkpp_Call_GetParticipantPositional(&instance_, userId);
+}
+void Call::SetLowLatency(bool enabled)
+{
+    Sdkpp_Call_SetLowLatency(&instance_, enabled);
+}
+bool Call::GetLowLatency() const
+{
+    return Sdkpp_Call_GetLowLatency(&instance_);
 }
 
 Client::Client(Sdkpp_Client instance, SdkppObjectState state)

@@ -216,6 +216,7 @@ type senderSettings struct {
 var (
 	_ voice.Engine           = (*Engine)(nil)
 	_ voice.PositionalEngine = (*Engine)(nil)
+	_ voice.LowLatencyEngine = (*Engine)(nil)
 )
 
 // New makes an engine for cfg, stopped; Start opens the devices. Close releases it.
