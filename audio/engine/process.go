@@ -64,7 +64,9 @@ func (e *Engine) captureMode() {
 func (e *Engine) mixMode() {
 	if low := e.lowLatency.Load(); low != e.mixLow {
 		e.mixLow = low
-		e.out = e.outBuf[:modeFrame(low)*e.outCh]
+		n := modeFrame(low)
+		e.out = e.outBuf[:n*e.outCh]
+		e.mix.SetFrameDuration(n * 1000 / pcm.SampleRate)
 	}
 }
 
