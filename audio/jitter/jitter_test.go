@@ -422,6 +422,45 @@ func TestBurstyPlayoutDoesNotStretch(t *testing.T) {
 	assert.GreaterOrEqual(t, kinds(out)[Play], 990)
 }
 
+// TestBurstySenderAndPlayoutStayBounded is the PulseAudio case that made a buffer without a
+// minimum run away (227 ms on the null sinks): the sender's microphone delivers 30 ms at once
+// every 30 ms, so its frames leave in clumps, now and then a 60 ms clump, while the receiver's
+// device takes two frames at once. For a minute the delay stays within the bursts (no run-away),
+// nothing is lost, and the buffer stretches only as often as it shrinks, give or take a few.
+func TestBurstySenderAndPlayoutStayBounded(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	const n = 3000 // a minute of 20 ms frames
+	arrival := make([]time.Duration, n)
+	for i := range n {
+		ready := time.Duration(i+1) * frame          // the frame's last sample is captured
+		deliver := (ready + 29*time.Millisecond) / 30 // the microphone hands over 30 ms at a time
+		deliver *= 30
+		if (i/50)%7 == 3 && i%50 < 3 {
+			deliver += 30 * time.Millisecond // a late delivery, now and then
+		}
+		arrival[i] = deliver + 3*time.Millisecond
+	}
+	a := 0
+	var maxDelay time.Duration
+	for k := range n + 20 {
+		now := time.Duration(k/2*2)*frame + 40*time.Millisecond // two frames at once
+		for ; a < n && arrival[a] <= now; a++ {
+			require.NoError(t, b.Push(s.packet(a, buf), arrival[a]))
+		}
+		b.Pop(now)
+		if k > 100 && k < n {
+			maxDelay = max(maxDelay, b.Stats().CurrentDelay)
+		}
+	}
+	st := b.Stats()
+	t.Logf("max delay %v; %+v", maxDelay, st)
+	assert.Less(t, maxDelay, 110*time.Millisecond, "the delay stays within the bursts")
+	assert.Less(t, float64(st.Lost), 0.01*n)
+	assert.LessOrEqual(t, st.Expanded, st.Accelerated+5)
+}
+
 // TestStretchesNoFasterThanItShrinks: when the target jumps, the buffer grows by at most one
 // frame per stretchEvery pops while it still has the packet to play.
 func TestStretchesNoFasterThanItShrinks(t *testing.T) {
