@@ -434,7 +434,7 @@ func TestBurstySenderAndPlayoutStayBounded(t *testing.T) {
 	const n = 3000 // a minute of 20 ms frames
 	arrival := make([]time.Duration, n)
 	for i := range n {
-		ready := time.Duration(i+1) * frame          // the frame's last sample is captured
+		ready := time.Duration(i+1) * frame           // the frame's last sample is captured
 		deliver := (ready + 29*time.Millisecond) / 30 // the microphone hands over 30 ms at a time
 		deliver *= 30
 		if (i/50)%7 == 3 && i%50 < 3 {
