@@ -71,10 +71,13 @@ const (
 	// less than 5% after about 2.4 s.
 	forget = 0.975
 	// A peak is an excess at least peakMargin above the quantile and twice it; two within
-	// peakHold raise the target to the highest of them until they are older than peakHold.
+	// peakHold (at least peakGap apart) raise the target to the highest of them until they are
+	// older than peakHold.
 	peakMargin = 10 * time.Millisecond
 	peakHold   = 3 * time.Second
-	peakSlots  = 8
+	// peakGap is how far apart two late packets must come to count as two peaks.
+	peakGap   = 100 * time.Millisecond
+	peakSlots = 8
 	// lossSmoothing is the weight of the newest packet in the smoothed loss fraction
 	// (a time constant of 64 packets, about 1.3 s).
 	lossSmoothing = 1.0 / 64
@@ -489,8 +492,14 @@ func (b *Buffer) account(lost int) {
 func (b *Buffer) addExcess(ex, arrival time.Duration, dur int64) {
 	q := b.quantile()
 	if ex >= max(q+peakMargin, 2*q) {
-		b.peaks[b.peakNext] = peak{at: arrival, height: ex}
-		b.peakNext = (b.peakNext + 1) % peakSlots
+		last := &b.peaks[(b.peakNext+peakSlots-1)%peakSlots]
+		if last.height > 0 && arrival-last.at < peakGap {
+			// The same peak: packets that came late together.
+			last.at, last.height = arrival, max(last.height, ex)
+		} else {
+			b.peaks[b.peakNext] = peak{at: arrival, height: ex}
+			b.peakNext = (b.peakNext + 1) % peakSlots
+		}
 	}
 	// The first packets are averaged; then older ones fade at forget per 20 ms of audio.
 	b.histN++

@@ -360,10 +360,10 @@ func TestTargetFollowsTheQuantileAndRecurringPeaks(t *testing.T) {
 	feed(200, func(j int) time.Duration { return time.Duration(j%9) * time.Millisecond })
 	assert.InDelta(t, float64(8*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
 
-	// A single late packet is not a reason to wait for every packet.
+	// A single clump of late packets is not a reason to wait for every packet: one peak.
 	feed(200, func(int) time.Duration { return 0 })
 	require.Zero(t, b.Stats().TargetDelay)
-	feed(1, func(int) time.Duration { return 90 * time.Millisecond })
+	feed(3, func(int) time.Duration { return 90 * time.Millisecond })
 	feed(20, func(int) time.Duration { return 0 })
 	assert.Zero(t, b.Stats().TargetDelay, "one peak")
 
@@ -434,9 +434,9 @@ func TestBurstySenderAndPlayoutStayBounded(t *testing.T) {
 	const n = 3000 // a minute of 20 ms frames
 	arrival := make([]time.Duration, n)
 	for i := range n {
-		ready := time.Duration(i+1) * frame           // the frame's last sample is captured
-		deliver := (ready + 29*time.Millisecond) / 30 // the microphone hands over 30 ms at a time
-		deliver *= 30
+		ready := time.Duration(i+1) * frame // the frame's last sample is captured
+		const burst = 30 * time.Millisecond // the microphone hands over 30 ms at a time
+		deliver := (ready + burst - 1) / burst * burst
 		if (i/50)%7 == 3 && i%50 < 3 {
 			deliver += 30 * time.Millisecond // a late delivery, now and then
 		}
