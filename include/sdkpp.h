@@ -561,15 +561,15 @@ typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageI
  */
 typedef void (SDKPP_CALL *Sdkpp_Client_ProvisionalUserMergeRequiredCallback)(void* userData);
 /**
- * Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
- * RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+ * Runs on the SDK's audio thread for each participant's decoded frame (20 ms; 10 ms in a call in
+ * the low-latency mode), not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
  * may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
  * need and return at once: no allocation, locks or calls into the SDK.
  */
 typedef void (SDKPP_CALL *Sdkpp_Client_UserAudioReceivedCallback)(uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool* outShouldMute, void* userData);
 /**
- * Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
- * for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+ * Runs on the SDK's audio thread for each captured frame (20 ms; 10 ms in the low-latency mode)
+ * before it is encoded, not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
  * and may be edited in place (what it holds then is sent). Copy what you need and return at once:
  * no allocation, locks or calls into the SDK.
  */

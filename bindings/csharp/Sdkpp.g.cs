@@ -6345,8 +6345,8 @@ namespace Sdkpp
         public delegate void ProvisionalUserMergeRequiredCallback();
 
         /// <summary>
-        /// Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
-        /// RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+        /// Runs on the SDK's audio thread for each participant's decoded frame (20 ms; 10 ms in a call in
+        /// the low-latency mode), not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
         /// may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
         /// need and return at once: no allocation, locks or calls into the SDK.
         /// </summary>
@@ -6356,8 +6356,8 @@ namespace Sdkpp
         public delegate void UserAudioReceivedCallback(ulong userId, global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, ref bool outShouldMute);
 
         /// <summary>
-        /// Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
-        /// for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+        /// Runs on the SDK's audio thread for each captured frame (20 ms; 10 ms in the low-latency mode)
+        /// before it is encoded, not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
         /// and may be edited in place (what it holds then is sent). Copy what you need and return at once:
         /// no allocation, locks or calls into the SDK.
         /// </summary>
