@@ -57,14 +57,24 @@ const (
 
 	frame = pcm.FrameDurationMs * time.Millisecond // the default frame
 
-	// The transit window covers 2.6 to 2.9 s of 20 ms packets (8 sub-windows of 16), the
-	// playout phase window as many pops.
+	// The transit window covers 2.6 to 2.9 s of 20 ms packets (8 sub-windows of 16).
 	windowSubs   = 8
 	windowLength = 16
+	// The playout phase window covers 32 to 36 pops (0.64 s of 20 ms frames): long enough to
+	// see a device's bursts, short enough that a pop clock that fell behind for good (a stall,
+	// an underrun) is taken as the new schedule, and the delay it added is shed, within a second.
+	phaseSubs   = 8
+	phaseLength = 4
 	// stretchEvery is the fewest pops between two changes of the delay (a frame skipped or
 	// inserted): changing by a frame at most every eight keeps the changes sparse while the
 	// delay comes down within a second or two, and the buffer grows no faster than it shrinks.
 	stretchEvery = 8
+	// flushAbove is how far the delay may exceed the target before the buffer drops packets at
+	// once down to a frame above the target instead of skipping a frame now and then: after a
+	// stall of the receiver's playout or a burst of packets held up on the way, a second of
+	// backlog would take ten seconds to shed one frame per stretchEvery pops. It is larger than
+	// a device's bursts, which move the delay at each pop by a few periods.
+	flushAbove = 100 * time.Millisecond
 	// bucket is the histogram's resolution.
 	bucket = time.Millisecond
 	// forget is how much of the histogram's weight a 20 ms packet leaves: old packets weigh
@@ -200,6 +210,8 @@ type Stats struct {
 	Expanded uint64
 	// Accelerated counts packets skipped to shrink the delay.
 	Accelerated uint64
+	// Flushed counts packets dropped at once because the delay exceeded the target by far.
+	Flushed uint64
 	// Overflow counts packets dropped because every slot was taken.
 	Overflow uint64
 	// LossFraction is the smoothed share of lost packets (0..1) over the last second or two,
@@ -583,7 +595,8 @@ func (b *Buffer) Pop(now time.Duration) Frame {
 	target := b.target(now)
 	b.stats.TargetDelay = target
 	b.sinceChange++
-	if !b.playing {
+	starting := !b.playing
+	if starting {
 		i := b.earliest(math.MinInt64)
 		if i < 0 {
 			b.stats.CurrentDelay, b.stats.ScheduledDelay = 0, 0
@@ -595,13 +608,22 @@ func (b *Buffer) Pop(now time.Duration) Frame {
 		}
 		b.playing, b.playExt, b.conceals = true, b.slots[i].ext, 0
 		b.outTS, b.playStart = 0, now
-		b.phase.Init(windowSubs, windowLength, false)
+		b.phase.Init(phaseSubs, phaseLength, false)
 	}
-	cur := b.delay(b.playExt, now)
-	sched := cur - b.schedule(now)
-	b.stats.CurrentDelay, b.stats.ScheduledDelay = cur, sched
 	fd := b.frameDur()
-
+	late := b.schedule(now)
+	cur := b.delay(b.playExt, now)
+	if cur > target+flushAbove && !starting {
+		// Steered by the actual delay: a pop that stalled is late for good (the device played
+		// silence meanwhile), which the schedule would take for a burst for a while. The
+		// schedule starts over from this pop.
+		b.flush(cur - target - fd)
+		cur = b.delay(b.playExt, now)
+		b.phase.Init(phaseSubs, phaseLength, false)
+		late = b.schedule(now)
+	}
+	sched := cur - late
+	b.stats.CurrentDelay, b.stats.ScheduledDelay = cur, sched
 	if i := b.overlapping(b.playExt); i >= 0 {
 		if sched+fd/2 < target && cur < b.cfg.MaxDelay && b.sinceChange >= stretchEvery {
 			// The delay is well below a target that rose: stretch before the jitter
@@ -650,6 +672,28 @@ func (b *Buffer) Pop(now time.Duration) Frame {
 	}
 	b.stats.Concealed++
 	return Frame{Kind: Conceal, Samples: int(lost)}
+}
+
+// flush drops the packets that the next excess of delay would play, up to an end of speech, and
+// moves the playout point to the first packet left.
+func (b *Buffer) flush(excess time.Duration) {
+	limit := b.playExt + int64(excess.Seconds()*pcm.SampleRate)
+	for {
+		i := b.earliest(math.MinInt64)
+		if i < 0 {
+			return
+		}
+		s := &b.slots[i]
+		if s.ext+s.dur > limit || s.eos {
+			b.playExt = max(b.playExt, s.ext)
+			b.floorExt, b.haveFloor = b.playExt, true
+			return
+		}
+		b.stats.Flushed++
+		b.consume(s.seq)
+		b.playExt = s.ext + s.dur
+		b.free(i)
+	}
 }
 
 // wrap turns an extended timestamp back into the sender's.

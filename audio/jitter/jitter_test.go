@@ -151,7 +151,7 @@ func TestSingleLossUsesFEC(t *testing.T) {
 	require.NoError(t, b.Push(s.packet(5, buf), 5*frame))
 	var got []Frame
 	for k := 1; k <= 6; k++ {
-		f := b.Pop(time.Duration(k)*frame + 5*frame)
+		f := b.Pop(time.Duration(k)*frame + 3*frame)
 		f.Payload = append([]byte(nil), f.Payload...)
 		got = append(got, f)
 	}
@@ -172,7 +172,7 @@ func TestBurstLossConcealsThenFEC(t *testing.T) {
 	}
 	var ks []Kind
 	for k := range 6 {
-		ks = append(ks, b.Pop(time.Duration(k)*frame+6*frame).Kind)
+		ks = append(ks, b.Pop(time.Duration(k)*frame+4*frame).Kind)
 	}
 	assert.Equal(t, []Kind{Play, Play, Conceal, FEC, Play, Play}, ks)
 	assert.EqualValues(t, 2, b.Stats().Lost)
@@ -245,7 +245,7 @@ func TestOverflowKeepsTheNewest(t *testing.T) {
 	st := b.Stats()
 	assert.EqualValues(t, 2, st.Overflow)
 	assert.Equal(t, 4, st.Buffered)
-	f := b.Pop(2 * time.Second)
+	f := b.Pop(time.Second)
 	require.Equal(t, Play, f.Kind)
 	assert.Equal(t, 2, index(f))
 }
@@ -459,6 +459,50 @@ func TestBurstySenderAndPlayoutStayBounded(t *testing.T) {
 	assert.Less(t, maxDelay, 110*time.Millisecond, "the delay stays within the bursts")
 	assert.Less(t, float64(st.Lost), 0.01*n)
 	assert.LessOrEqual(t, st.Expanded, st.Accelerated+5)
+}
+
+// TestPlayoutThatFellBehindShedsTheDelay: the receiver's device stalls for 80 ms once (its pops
+// come that much later from then on, as after an underrun): the packets that piled up are shed
+// by acceleration within a few seconds instead of being taken for the device's burstiness.
+func TestPlayoutThatFellBehindShedsTheDelay(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	a := 0
+	var after []time.Duration
+	for k := range 500 {
+		now := time.Duration(k)*frame + 5*time.Millisecond
+		if k >= 100 {
+			now += 80 * time.Millisecond // the stall
+		}
+		for ; a < 600 && time.Duration(a)*frame+time.Millisecond <= now; a++ {
+			require.NoError(t, b.Push(s.packet(a, buf), time.Duration(a)*frame+time.Millisecond))
+		}
+		b.Pop(now)
+		after = append(after, b.Stats().CurrentDelay)
+	}
+	assert.Greater(t, after[101], 70*time.Millisecond, "the stall added its delay")
+	assert.Less(t, after[225], 30*time.Millisecond, "shed within 2.5 s: %v", after[225])
+	assert.Zero(t, b.Stats().Lost)
+}
+
+// TestBacklogIsFlushed: after the receiver's playout stalled for a second, the backlog beyond
+// the target is dropped at once rather than shed a frame at a time for ten seconds.
+func TestBacklogIsFlushed(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	for i := range 60 {
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
+		if i < 10 || i >= 59 { // no pops from frame 10 to 58: the stall
+			require.Equal(t, Play, b.Pop(time.Duration(i)*frame).Kind)
+		}
+	}
+	st := b.Stats()
+	assert.Less(t, st.CurrentDelay, 120*time.Millisecond, "%+v", st)
+	assert.GreaterOrEqual(t, st.Flushed, uint64(40))
+	f := b.Pop(60 * frame)
+	assert.NotEqual(t, Idle, f.Kind)
 }
 
 // TestStretchesNoFasterThanItShrinks: when the target jumps, the buffer grows by at most one
