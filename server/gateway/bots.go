@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sdkpp/server/counters"
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -109,21 +110,21 @@ func (h *Hub) SessionStartLimit(appID uint64, maxConcurrency int) wire.SessionSt
 // DispatchBots is Dispatch to the bot sessions among userIDs' sessions whose intents include
 // one of the bits of intent (guild events reach bots only, by intent).
 func (h *Hub) DispatchBots(userIDs []uint64, intent uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, filter{kind: toBots, intent: intent})
+	h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToBots, intent: intent})
 }
 
 // DispatchBotsSplit is DispatchBots of with to the sessions whose intents also include one of
 // the bits of split, and of without to the others (a message's content goes only to sessions
 // with MESSAGE_CONTENT).
 func (h *Hub) DispatchBotsSplit(userIDs []uint64, intent, split uint64, event string, with, without any) {
-	h.dispatchTo(userIDs, event, with, filter{kind: toBotsWith, intent: intent, split: split})
-	h.dispatchTo(userIDs, event, without, filter{kind: toBotsWithout, intent: intent, split: split})
+	h.dispatchTo(userIDs, event, with, filter{kind: busmsg.ToBotsWith, intent: intent, split: split})
+	h.dispatchTo(userIDs, event, without, filter{kind: busmsg.ToBotsWithout, intent: intent, split: split})
 }
 
 // DispatchIntent is Dispatch to those of userIDs' sessions, bots' or players', whose intents
 // include one of the bits of intent (a guild's voice states reach every session that asks).
 func (h *Hub) DispatchIntent(userIDs []uint64, intent uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, filter{kind: toIntent, intent: intent})
+	h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToIntent, intent: intent})
 }
 
 // memberAskKey is the counter of a bot's requests for all members of a guild: one per

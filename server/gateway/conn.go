@@ -12,6 +12,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
@@ -187,7 +188,7 @@ func (c *conn) finish(r wsframe.Close) {
 	h.mu.Lock()
 	wentOffline := false
 	var left Session // the session this connection lets go: it leaves its call
-	var note *sessionNote
+	var note *busmsg.SessionNote
 	if s := c.sess; s != nil && s.conn == c && s.moved {
 		// Another node took the session over (it was resumed there): it leaves its call here,
 		// and the other nodes hear nothing more of it from this one.
@@ -197,10 +198,10 @@ func (c *conn) finish(r wsframe.Close) {
 		left = Session{Identity: s.who, ID: s.id}
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
-		st := noteDetached
+		st := busmsg.NoteDetached
 		if r.End {
 			h.removeLocked(s)
-			st = noteEnded
+			st = busmsg.NoteEnded
 		}
 		n := noteOf(s, st)
 		note = &n
@@ -579,7 +580,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	}
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
-	note := noteOf(s, noteLive)
+	note := noteOf(s, busmsg.NoteLive)
 	h.mu.Unlock()
 	c.flushMu.Unlock()
 	h.note(note)
@@ -746,7 +747,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsfr
 		return attached{first: first}, wsframe.Gone, true
 	}
 	h.mu.Lock()
-	note := noteOf(s, noteLive)
+	note := noteOf(s, busmsg.NoteLive)
 	h.mu.Unlock()
 	h.note(note)
 	return attached{s: s, replayed: len(replay), first: first}, wsframe.Close{}, false

@@ -14,6 +14,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/counters"
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/scopes"
@@ -36,23 +37,9 @@ const (
 // closeTimeout bounds one close handshake in real time: past it the TCP connection is cut.
 const closeTimeout = 2 * time.Second
 
-// Identity is who a bearer token speaks for.
-type Identity struct {
-	// Capabilities are the Identify's capabilities bits (0 before an Identify): 1<<15 opts a
-	// bot into channel obfuscation (rule GW-1).
-	Capabilities int64
-
-	UserID uint64
-	AppID  uint64
-	// Scopes are the token's granted scopes; the hub expands the SDK scopes itself.
-	Scopes []string
-	// Bot is set for an application's bot user, identified with its bot token (UserID is the
-	// bot user, AppID its application).
-	Bot bool
-	// Grant is the token grant of a user's access token (0 for none), so that the sessions of a
-	// revoked grant can be ended (EndGrantSessions).
-	Grant uint64
-}
+// Identity is who a bearer token speaks for. It is defined with the bus's messages, whose
+// session notes carry it.
+type Identity = busmsg.Identity
 
 // Tokens resolves the bearer tokens that clients send in gwire.Identify and gwire.Resume. server.go adapts
 // package token to it.
@@ -214,8 +201,8 @@ type Hub struct {
 	life string
 	// remote holds, by session id, what the other nodes told of their sessions; remoteByUser
 	// indexes it by user. Guarded by mu.
-	remote       map[string]*sessionNote
-	remoteByUser map[uint64]map[string]*sessionNote
+	remote       map[string]*busmsg.SessionNote
+	remoteByUser map[uint64]map[string]*busmsg.SessionNote
 
 	scopeSets scopeSets // the sessions' scopes, one slice per set
 
@@ -257,7 +244,7 @@ func New(cfg Config) *Hub {
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
 		rate: pace.NewMeter(), life: newSessionID()[:12],
-		remote: map[string]*sessionNote{}, remoteByUser: map[uint64]map[string]*sessionNote{},
+		remote: map[string]*busmsg.SessionNote{}, remoteByUser: map[uint64]map[string]*busmsg.SessionNote{},
 	}
 }
 
@@ -454,7 +441,7 @@ func (h *Hub) encode(event string, data any) ([]byte, bool) {
 }
 
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, filter{kind: toApp, app: appID})
+	h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToApp, app: appID})
 }
 
 // dispatchTo pushes the event to the sessions of userIDs (duplicates once) that f keeps, and
@@ -604,7 +591,7 @@ func (h *Hub) Online(userID uint64) bool {
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
 // connected ones are closed with gwire.CloseAuthenticationFailed, and none can be resumed.
-func (h *Hub) EndSessions(userID uint64) { h.endSessions(endNote{User: userID}) }
+func (h *Hub) EndSessions(userID uint64) { h.endSessions(busmsg.EndNote{User: userID}) }
 
 // EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
 // when the user's authorization of that application is revoked.
@@ -612,7 +599,7 @@ func (h *Hub) EndAppSessions(appID, userID uint64) {
 	if appID == 0 {
 		return
 	}
-	h.endSessions(endNote{User: userID, App: appID})
+	h.endSessions(busmsg.EndNote{User: userID, App: appID})
 }
 
 // EndGrantSessions ends the user's sessions that identified, or last resumed, with an access
@@ -622,7 +609,7 @@ func (h *Hub) EndGrantSessions(userID, grant uint64) {
 	if grant == 0 {
 		return
 	}
-	h.endSessions(endNote{User: userID, Grant: grant})
+	h.endSessions(busmsg.EndNote{User: userID, Grant: grant})
 }
 
 // EndDisallowedSessions ends the bot user's live sessions that use any of intents, on every
@@ -633,14 +620,14 @@ func (h *Hub) EndDisallowedSessions(userID, intents uint64) {
 	if intents == 0 {
 		return
 	}
-	h.endSessions(endNote{User: userID, Intents: intents})
+	h.endSessions(busmsg.EndNote{User: userID, Intents: intents})
 }
 
 // endSessions ends the user's sessions that match x, on every node: with a bus, each node
 // ends its own as it reads the request from the bus.
-func (h *Hub) endSessions(x endNote) {
+func (h *Hub) endSessions(x busmsg.EndNote) {
 	if h.cfg.Bus != nil {
-		h.send(envelope{Type: "x", End: &x})
+		h.send(busmsg.Envelope{Type: busmsg.TypeEnd, End: &x})
 		return
 	}
 	h.endSessionsLocal(&x)
@@ -648,19 +635,19 @@ func (h *Hub) endSessions(x endNote) {
 
 // endSessionsLocal ends the user's sessions of this node that x matches, closing connected ones
 // with x's close code.
-func (h *Hub) endSessionsLocal(x *endNote) {
-	c := x.closeReq()
-	var notes []sessionNote
+func (h *Hub) endSessionsLocal(x *busmsg.EndNote) {
+	c := x.Closing()
+	var notes []busmsg.SessionNote
 	h.mu.Lock()
 	for s := range h.byUser[x.User] {
-		if !x.match(s) {
+		if !endMatch(x, s) {
 			continue
 		}
 		if s.conn != nil {
 			s.conn.kickWith(c)
 		}
 		h.removeLocked(s)
-		notes = append(notes, noteOf(s, noteEnded))
+		notes = append(notes, noteOf(s, busmsg.NoteEnded))
 	}
 	h.mu.Unlock()
 	for _, n := range notes {
@@ -712,7 +699,7 @@ func (h *Hub) sweepLocked(now time.Time) {
 		h.expireLocked(s, now)
 	}
 	for id, n := range h.remote { // other nodes' sessions past their resume window
-		if n.State == noteDetached && !now.Before(n.Expires) {
+		if n.State == busmsg.NoteDetached && !now.Before(n.Expires) {
 			h.forgetRemoteLocked(id)
 		}
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/wsframe"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
@@ -93,7 +94,7 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 		if user == 0 {
 			return false
 		}
-		h.publish([]uint64{user}, filter{kind: toSession, session: sessionID}, event, d)
+		h.publish([]uint64{user}, filter{kind: busmsg.ToSession, session: sessionID}, event, d)
 		return true
 	}
 	if h.expireLocked(s, h.cfg.Clock.Now()) {
@@ -120,5 +121,5 @@ func (h *Hub) SessionConnected(sessionID string) bool {
 		return s.conn != nil
 	}
 	n := h.remote[sessionID]
-	return n != nil && n.State == noteLive
+	return n != nil && n.State == busmsg.NoteLive
 }
