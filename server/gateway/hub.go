@@ -3,14 +3,13 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/counters"
@@ -276,34 +275,18 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	defer h.wg.Done()
 
-	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+	tcp, rd, err := wsframe.Upgrade(w, r, h.cfg.WriteTimeout)
+	if errors.Is(err, wsframe.ErrUpgradeRequired) {
 		w.Header().Set("Connection", "Upgrade")
 		w.Header().Set("Upgrade", "websocket")
 		writeError(w, &wire.APIError{Status: http.StatusUpgradeRequired, Code: wire.CodeGeneral,
 			Message: "426: Upgrade Required"})
 		return
 	}
-	// Clients authenticate in band with a bearer token, never with cookies, so a cross-origin
-	// page gains nothing: any origin may connect. No extension is negotiated (the gateway sends
-	// plain text frames), nor any subprotocol.
-	up := ws.HTTPUpgrader{Timeout: h.cfg.WriteTimeout}
-	nc, rw, _, err := up.Upgrade(r, w)
-	if err != nil { // the upgrader answered the request on the taken-over connection
-		if nc != nil {
-			_ = nc.Close()
-		}
+	if err != nil { // answered on the taken-over connection, or closed
 		return
 	}
-	// The HTTP server's deadlines (its read timeout) may be set on the connection it hands over
-	// (http.Hijacker): a WebSocket outlives them. Reads have no deadline (the heartbeat bounds a
-	// silent client); writes set their own.
-	if err := nc.SetDeadline(time.Time{}); err != nil {
-		_ = nc.Close()
-		return
-	}
-	tcp := &wsframe.Conn{Conn: nc}
-	// The reader keeps the HTTP server's buffered reader: it may hold the client's first frames.
-	c := newConn(h, tcp, wsframe.NewReader(rw.Reader, tcp, h.cfg.WriteTimeout), h.resumeURL(r))
+	c := newConn(h, tcp, rd, h.resumeURL(r))
 	c.remoteAddr = r.RemoteAddr
 	go c.read() // owned by the connection: finish waits for it
 	h.mu.Lock()
@@ -348,18 +331,6 @@ func writeError(w http.ResponseWriter, e *wire.APIError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.Status)
 	_ = json.NewEncoder(w).Encode(e)
-}
-
-// hasToken tells whether the comma-separated header field name of h lists token (ignoring case).
-func hasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Close sends Reconnect (op 7) to every connection and closes it with gwire.CloseServiceRestart (1012),
