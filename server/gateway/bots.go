@@ -9,6 +9,7 @@ import (
 
 	"sdkpp/server/counters"
 	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -133,26 +134,6 @@ func memberAskKey(appID, guildID uint64) string {
 	return "members|" + strconv.FormatUint(appID, 10) + "|" + strconv.FormatUint(guildID, 10)
 }
 
-// snowflakes reads a snowflake or an array of snowflakes.
-func snowflakes(raw json.RawMessage) ([]uint64, bool) {
-	if isNull(raw) {
-		return nil, true
-	}
-	var one wire.Snowflake
-	if json.Unmarshal(raw, &one) == nil {
-		return []uint64{uint64(one)}, true
-	}
-	var many []wire.Snowflake
-	if json.Unmarshal(raw, &many) != nil {
-		return nil, false
-	}
-	out := make([]uint64, len(many))
-	for i, id := range many {
-		out[i] = uint64(id)
-	}
-	return out, true
-}
-
 // requestMembers serves op 8 of a bot session: malformed payloads close with 4002; a request
 // for all members of a guild more than once per MembersRateWindow gets RATE_LIMITED (rule GW-2);
 // the answer is GUILD_MEMBERS_CHUNK dispatches of at most 1000 members, which no rate limit
@@ -166,14 +147,14 @@ func (c *conn) requestMembers(d json.RawMessage) (wsframe.Close, bool) {
 		return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
 	}
 	var rq wire.RequestGuildMembers
-	if !decodeObject(d, &rq) {
+	if !payload.DecodeObject(d, &rq) {
 		return decodeError("invalid request guild members payload")
 	}
-	guild, ok := snowflakes(rq.GuildID)
-	if !ok || len(guild) != 1 || isArray(rq.GuildID) {
+	guild, ok := payload.Snowflakes(rq.GuildID)
+	if !ok || len(guild) != 1 || payload.IsArray(rq.GuildID) {
 		return decodeError("guild_id must be one snowflake")
 	}
-	userIDs, ok := snowflakes(rq.UserIDs)
+	userIDs, ok := payload.Snowflakes(rq.UserIDs)
 	switch {
 	case !ok || len(userIDs) > maxMemberUserIDs:
 		return decodeError("user_ids must be at most 100 snowflakes")
@@ -235,16 +216,4 @@ func (c *conn) requestMembers(d json.RawMessage) (wsframe.Close, bool) {
 		h.DispatchSession(sid, gwire.EventGuildMembersChunk, chunk)
 	}
 	return wsframe.Close{}, false
-}
-
-// isArray tells whether raw is a JSON array.
-func isArray(raw []byte) bool {
-	for _, b := range raw {
-		switch b {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return b == '['
-	}
-	return false
 }

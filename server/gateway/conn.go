@@ -14,6 +14,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/pace"
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -340,23 +341,6 @@ func (c *conn) allow(now time.Time) bool {
 	return true
 }
 
-// isObject tells whether raw is a JSON object (after leading white space).
-func isObject(raw []byte) bool {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	return len(raw) > 0 && raw[0] == '{'
-}
-
-// isNull tells whether raw is absent or JSON null.
-func isNull(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
-
-// decodeObject decodes raw, which must be a JSON object, into v.
-func decodeObject(raw []byte, v any) bool {
-	return isObject(raw) && json.Unmarshal(raw, v) == nil
-}
-
 func decodeError(what string) (wsframe.Close, bool) {
 	return wsframe.Close{Code: gwire.CloseDecodeError, Reason: what}, true
 }
@@ -367,7 +351,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		Op *int            `json:"op"`
 		D  json.RawMessage `json:"d"`
 	}
-	if !decodeObject(data, &p) || p.Op == nil {
+	if !payload.DecodeObject(data, &p) || p.Op == nil {
 		if !c.allow(c.h.cfg.Clock.Now()) {
 			return wsframe.Close{Code: gwire.CloseRateLimited, Reason: "rate limited"}, true
 		}
@@ -393,7 +377,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		}
 	case gwire.OpHeartbeat:
 		var seq *int64
-		if json.Unmarshal(nullIfAbsent(p.D), &seq) != nil {
+		if json.Unmarshal(payload.NullIfAbsent(p.D), &seq) != nil {
 			return decodeError("heartbeat d must be a sequence number or null")
 		}
 		c.armHeartbeat()
@@ -415,7 +399,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		if !c.authed {
 			return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 		}
-		if !isObject(p.D) { // p.D is valid JSON: the whole payload decoded
+		if !payload.IsObject(p.D) { // p.D is valid JSON: the whole payload decoded
 			return decodeError("presence must be an object")
 		}
 		if f := c.h.cfg.OnPresence; f != nil {
@@ -432,13 +416,6 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		}
 	}
 	return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
-}
-
-func nullIfAbsent(raw json.RawMessage) []byte {
-	if len(raw) == 0 {
-		return []byte("null")
-	}
-	return raw
 }
 
 // authenticate resolves a token from gwire.Identify or gwire.Resume; a zero code means success, and then
@@ -498,11 +475,11 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	var id gwire.Identify
 	switch {
-	case !decodeObject(d, &id):
+	case !payload.DecodeObject(d, &id):
 		return decodeError("invalid identify payload")
-	case !isNull(id.Properties) && !isObject(id.Properties):
+	case !payload.IsNull(id.Properties) && !payload.IsObject(id.Properties):
 		return decodeError("properties must be an object")
-	case !isNull(id.Presence) && !isObject(id.Presence):
+	case !payload.IsNull(id.Presence) && !payload.IsObject(id.Presence):
 		return decodeError("presence must be an object")
 	case id.Shard != nil && (len(id.Shard) != 2 || id.Shard[1] < 1 || id.Shard[0] < 0 || id.Shard[0] >= id.Shard[1]):
 		return wsframe.Close{Code: gwire.CloseInvalidShard, Reason: "invalid shard"}, true
@@ -597,7 +574,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	if h.cfg.OnSession != nil {
 		h.cfg.OnSession(who)
 	}
-	if !isNull(id.Presence) && h.cfg.OnPresence != nil {
+	if !payload.IsNull(id.Presence) && h.cfg.OnPresence != nil {
 		h.cfg.OnPresence(who, json.RawMessage(bytes.Clone(id.Presence)))
 	}
 	return wsframe.Close{}, false
@@ -608,7 +585,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 func (c *conn) resume(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	var rs gwire.Resume
-	if !decodeObject(d, &rs) || rs.Seq == nil {
+	if !payload.DecodeObject(d, &rs) || rs.Seq == nil {
 		return decodeError("invalid resume payload")
 	}
 	if *rs.Seq < 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
@@ -42,14 +43,14 @@ func (c *conn) voiceOp(op int, d json.RawMessage) (wsframe.Close, bool) {
 	v := c.h.cfg.Voice
 	if op == gwire.OpVoiceStateUpdate {
 		var u voice.StateUpdate
-		if !decodeObject(d, &u) || u.Check() != nil {
+		if !payload.DecodeObject(d, &u) || u.Check() != nil {
 			return decodeError("invalid voice state update")
 		}
 		v.VoiceStateUpdate(s, u)
 		return wsframe.Close{}, false
 	}
 	var k voice.Keys
-	if !decodeObject(d, &k) || k.Check() != nil {
+	if !payload.DecodeObject(d, &k) || k.Check() != nil {
 		return decodeError("invalid voice keys")
 	}
 	v.VoiceKeys(s, k)
