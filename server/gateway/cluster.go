@@ -380,9 +380,9 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	from := uint64(seq >> busShift)
 	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
 	s.who.Grant, s.grant, s.who.Scopes = who.Grant, who.Grant, who.Scopes
-	s.seq = max(int64(upto)<<busShift, seq)
-	base := s.seq
-	s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)
+	s.SetSeq(max(int64(upto)<<busShift, seq))
+	base := s.Seq()
+	s.Push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, base
@@ -419,12 +419,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	}
 	h.mu.Lock()
 	if len(replay) > 0 { // kept for a later resume here, before what came since
-		held := append(replay, s.buf[s.head:]...)
-		if over := len(held) - h.cfg.ReplayLimit; over > 0 {
-			s.dropped = held[over-1].Seq
-			held = held[over:]
-		}
-		s.buf, s.head = held, 0
+		s.Prepend(replay, h.cfg.ReplayLimit)
 	}
 	note := noteOf(s, busmsg.NoteLive)
 	h.mu.Unlock()

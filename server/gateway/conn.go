@@ -548,12 +548,12 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn, s.grant = c, who.Grant
 	if h.cfg.Bus != nil { // numbered after what was read from the bus so far (busShift)
-		s.seq = int64(h.busSeq) << busShift
+		s.SetSeq(int64(h.busSeq) << busShift)
 	}
-	c.sess, c.sent = s, s.seq
-	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1 on a node alone
+	c.sess, c.sent = s, s.Seq()
+	s.Push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1 on a node alone
 	for _, d := range creates {
-		s.push([]byte(`"`+gwire.EventGuildCreate+`"`), d, h.cfg.ReplayLimit)
+		s.Push([]byte(`"`+gwire.EventGuildCreate+`"`), d, h.cfg.ReplayLimit)
 	}
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
@@ -693,12 +693,12 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsfr
 		r, stop := c.invalidSession()
 		return attached{}, r, stop
 	}
-	if seq > s.seq {
+	if seq > s.Seq() {
 		h.mu.Unlock()
 		return attached{}, wsframe.Close{Code: gwire.CloseInvalidSeq, Reason: "invalid seq"}, true
 	}
 	old := s.conn
-	replay, ok := s.after(seq)
+	replay, ok := s.After(seq)
 	if !ok { // the client missed more than the buffer holds
 		h.removeLocked(s)
 		h.mu.Unlock()
@@ -709,10 +709,10 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsfr
 		return attached{}, r, stop
 	}
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
-	pending := append(replay, s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
+	pending := append(replay, s.Push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn, s.grant = c, who.Grant
-	c.sess, c.sent = s, s.seq
+	c.sess, c.sent = s, s.Seq()
 	h.mu.Unlock()
 	if old != nil {
 		old.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session resumed elsewhere"})
@@ -810,7 +810,7 @@ func (c *conn) take() ([]wsframe.Dispatch, bool) {
 	if s == nil || s.conn != c {
 		return nil, true
 	}
-	pending, ok := s.after(c.sent)
+	pending, ok := s.After(c.sent)
 	if ok && len(pending) > 0 {
 		c.sent = pending[len(pending)-1].Seq
 	}

@@ -450,9 +450,9 @@ func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter
 				continue
 			}
 			if at == 0 {
-				s.push(ev, d, h.cfg.ReplayLimit)
-			} else if seq := int64(at) << busShift; seq > s.seq {
-				s.pushSeq(seq, ev, d, h.cfg.ReplayLimit)
+				s.Push(ev, d, h.cfg.ReplayLimit)
+			} else if seq := int64(at) << busShift; seq > s.Seq() {
+				s.PushSeq(seq, ev, d, h.cfg.ReplayLimit)
 			} else {
 				continue
 			}

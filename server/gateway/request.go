@@ -159,7 +159,7 @@ func (h *Hub) answer(s *session, d []byte) {
 		h.mu.Unlock()
 		return
 	}
-	s.push([]byte(`"`+gwire.EventRequestResult+`"`), d, h.cfg.ReplayLimit)
+	s.Push([]byte(`"`+gwire.EventRequestResult+`"`), d, h.cfg.ReplayLimit)
 	c := s.conn
 	h.mu.Unlock()
 	if c != nil {

@@ -102,7 +102,7 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 		h.mu.Unlock()
 		return false
 	}
-	s.push(ev, d, h.cfg.ReplayLimit)
+	s.Push(ev, d, h.cfg.ReplayLimit)
 	c := s.conn
 	h.mu.Unlock()
 	h.rate.Add(1)
