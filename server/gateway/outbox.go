@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"sdkpp/server/gateway/internal/busmsg"
 )
 
 // Outbox keeps the dispatches a hub on a bus stages (Stage): each stored in the transaction
@@ -33,7 +35,7 @@ func OutboxMsgID(id uint64) string { return "outbox-" + strconv.FormatUint(id, 1
 // dispatches, and nothing is stored. An error (the dispatch could not be stored) fails the
 // change's transaction.
 func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, userIDs []uint64, event string, data any) (publish func(), err error) {
-	f := filter{kind: toApp, app: appID}
+	f := filter{kind: busmsg.ToApp, app: appID}
 	if h.cfg.Bus == nil {
 		return func() { h.dispatchTo(userIDs, event, data, f) }, nil
 	}
@@ -41,7 +43,7 @@ func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, us
 	if !ok {
 		return func() {}, nil
 	}
-	msg, err := json.Marshal(envelope{Users: userIDs, Kind: f.kind, App: f.app, Event: event, Data: d,
+	msg, err := json.Marshal(busmsg.Envelope{Users: userIDs, Kind: f.kind, App: f.app, Event: event, Data: d,
 		Sent: time.Now().UnixNano()})
 	if err != nil {
 		return nil, err
