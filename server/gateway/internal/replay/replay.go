@@ -57,9 +57,11 @@ func (b *Buffer) PushSeq(seq int64, event, d []byte, limit int) wsframe.Dispatch
 }
 
 // Prepend keeps list, dispatches numbered below every held one, before those held, dropping
-// the oldest beyond limit.
+// the oldest beyond limit. The buffer keeps a copy: the caller may go on reading list without
+// the lock that guards b (a resumed session writes it out while new dispatches are pushed).
 func (b *Buffer) Prepend(list []wsframe.Dispatch, limit int) {
-	held := append(list, b.buf[b.head:]...)
+	held := make([]wsframe.Dispatch, 0, len(list)+len(b.buf)-b.head)
+	held = append(append(held, list...), b.buf[b.head:]...)
 	if over := len(held) - limit; over > 0 {
 		b.dropped = held[over-1].Seq
 		held = held[over:]

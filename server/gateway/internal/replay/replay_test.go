@@ -75,3 +75,17 @@ func TestSetSeqAndPrepend(t *testing.T) {
 	assert.False(t, ok, "3 was dropped")
 	assert.Equal(t, int64(10)<<20+1, b.Seq())
 }
+
+// Prepend keeps its own copy: the resumed session writes the replayed list out without the
+// hub's lock while new dispatches are pushed and the buffer compacts.
+func TestPrependDoesNotShareTheList(t *testing.T) {
+	var b Buffer
+	list := make([]wsframe.Dispatch, 2, 8) // room to grow in place
+	list[0], list[1] = wsframe.Dispatch{Seq: 1}, wsframe.Dispatch{Seq: 2}
+	b.Prepend(list, 4)
+	for range 6 {
+		b.Push([]byte(`"E"`), []byte("{}"), 4)
+	}
+	assert.Equal(t, []wsframe.Dispatch{{Seq: 1}, {Seq: 2}}, list, "the caller's list is untouched")
+	assert.Equal(t, []wsframe.Dispatch{{Seq: 1}, {Seq: 2}, {}, {}, {}, {}, {}, {}}, list[:8], "nor its spare capacity")
+}
