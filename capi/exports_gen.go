@@ -373,7 +373,7 @@ var _ = unsafe.Pointer(nil)
 
 // abiVersion is SDKPP_ABI_VERSION of the header generated with this file. It lives here
 // too so that a changed header always changes this package and rebuilds the library.
-const abiVersion = 497953093
+const abiVersion = 1084501413
 
 // Type tags of the object table, one per class: a hash of its name (desc.TagOf), so
 // reordering the description never changes them.
@@ -6440,6 +6440,32 @@ func Sdkpp_Call_GetParticipantPositional(self *C.Sdkpp_Call, userId C.uint64_t) 
 	_ = e
 	arg_userId := uint64(userId)
 	v := o.GetParticipantPositional(arg_userId)
+	return C.bool(v)
+}
+
+//export Sdkpp_Call_SetLowLatency
+func Sdkpp_Call_SetLowLatency(self *C.Sdkpp_Call, enabled C.bool) {
+	const fn = "Call_SetLowLatency"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return
+	}
+	_ = e
+	arg_enabled := bool(enabled)
+	o.SetLowLatency(arg_enabled)
+}
+
+//export Sdkpp_Call_GetLowLatency
+func Sdkpp_Call_GetLowLatency(self *C.Sdkpp_Call) C.bool {
+	const fn = "Call_GetLowLatency"
+	defer guard(fn)
+	o, e, ok := getCall(fn, self)
+	if !ok {
+		return false
+	}
+	_ = e
+	v := o.GetLowLatency()
 	return C.bool(v)
 }
 

@@ -130,14 +130,14 @@ type ClientMessageDeletedCallback = func(messageId uint64, channelId uint64)
 // and call the operation again.
 type ClientProvisionalUserMergeRequiredCallback = func()
 
-// ClientUserAudioReceivedCallback: Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
-// RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+// ClientUserAudioReceivedCallback: Runs on the SDK's audio thread for each participant's decoded frame (20 ms; 10 ms in a call in
+// the low-latency mode), not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
 // may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
 // need and return at once: no allocation, locks or calls into the SDK.
 type ClientUserAudioReceivedCallback = func(userId uint64, data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64, outShouldMute *bool)
 
-// ClientUserAudioCapturedCallback: Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
-// for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+// ClientUserAudioCapturedCallback: Runs on the SDK's audio thread for each captured frame (20 ms; 10 ms in the low-latency mode)
+// before it is encoded, not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
 // and may be edited in place (what it holds then is sent). Copy what you need and return at once:
 // no allocation, locks or calls into the SDK.
 type ClientUserAudioCapturedCallback = func(data []int16, samplesPerChannel uint64, sampleRate int32, channels uint64)

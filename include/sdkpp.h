@@ -42,7 +42,7 @@
 #define SDKPP_VERSION_PATCH 0
 #define SDKPP_VERSION ((SDKPP_VERSION_MAJOR << 16) | (SDKPP_VERSION_MINOR << 8) | SDKPP_VERSION_PATCH)
 /* Fingerprint of the ABI's structure, not its text; a binding and the library must agree on it. */
-#define SDKPP_ABI_VERSION 497953093u
+#define SDKPP_ABI_VERSION 1084501413u
 
 #ifdef __cplusplus
 extern "C" {
@@ -561,15 +561,15 @@ typedef void (SDKPP_CALL *Sdkpp_Client_MessageDeletedCallback)(uint64_t messageI
  */
 typedef void (SDKPP_CALL *Sdkpp_Client_ProvisionalUserMergeRequiredCallback)(void* userData);
 /**
- * Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
- * RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+ * Runs on the SDK's audio thread for each participant's decoded frame (20 ms; 10 ms in a call in
+ * the low-latency mode), not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
  * may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
  * need and return at once: no allocation, locks or calls into the SDK.
  */
 typedef void (SDKPP_CALL *Sdkpp_Client_UserAudioReceivedCallback)(uint64_t userId, int16_t* data, uint64_t samplesPerChannel, int32_t sampleRate, uint64_t channels, bool* outShouldMute, void* userData);
 /**
- * Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
- * for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+ * Runs on the SDK's audio thread for each captured frame (20 ms; 10 ms in the low-latency mode)
+ * before it is encoded, not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
  * and may be edited in place (what it holds then is sent). Copy what you need and return at once:
  * no allocation, locks or calls into the SDK.
  */
@@ -1330,6 +1330,15 @@ SDKPP_API void SDKPP_CALL Sdkpp_Call_ClearParticipantPosition(Sdkpp_Call* self, 
 SDKPP_API void SDKPP_CALL Sdkpp_Call_SetParticipantPositional(Sdkpp_Call* self, uint64_t userId, bool positional);
 /** sdkpp: whether a participant is positional. */
 SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetParticipantPositional(Sdkpp_Call* self, uint64_t userId);
+/**
+ * sdkpp (issue 25): switches the low-latency mode for this call (off by default): the player's
+ * voice goes out in 10 ms frames instead of 20, in Opus's restricted low-delay mode (2.5 ms of
+ * look-ahead instead of 6.5; it carries no in-band FEC, so a lost packet is concealed), and the
+ * others' voices are mixed 10 ms at a time. Everyone hears the player whatever their own mode.
+ */
+SDKPP_API void SDKPP_CALL Sdkpp_Call_SetLowLatency(Sdkpp_Call* self, bool enabled);
+/** sdkpp: whether the low-latency mode is on. */
+SDKPP_API bool SDKPP_CALL Sdkpp_Call_GetLowLatency(Sdkpp_Call* self);
 
 /* Client */
 /** Makes a new Client in self (self's old contents are not read). */

@@ -52,8 +52,14 @@
 // Realtime:
 //
 //	server/gateway       the WebSocket gateway: sessions, heartbeats, resume with replay, dispatch
-//	server/gateway/internal/wsframe  the gateway's WebSocket framing (RFC 6455): the server's
-//	                     frames written in batches, compressed or not; the client's read and checked
+//	server/gateway/internal/wsframe  the gateway's WebSocket framing (RFC 6455): the upgrade, the
+//	                     server's frames written in batches, compressed or not; the client's read
+//	                     and checked
+//	server/gateway/internal/busmsg   the messages a node's gateway exchanges with the other nodes
+//	                     over the bus: dispatches with their filters, session, end and node-down
+//	                     notes (their JSON is fixed: nodes of different versions read each other)
+//	server/gateway/internal/replay   a gateway session's replay buffer and sequence numbers
+//	server/gateway/internal/payload  the JSON predicates of gateway clients' payloads
 //	server/gateway/internal/pace     the gateway's write pacing under load: the hub's dispatch rate
 //	server/gateway/internal/nonblock a write to a TCP socket that does not wait
 //	server/voice         voice calls of lobbies: signaling over the gateway (wire/voice)

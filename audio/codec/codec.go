@@ -1,7 +1,10 @@
-// Package codec encodes and decodes the voice engine's 20 ms mono frames with Opus (libopus
-// through github.com/hraban/opus, linked statically into the SDK): VoIP mode, 24-32 kbps, in-band
-// forward error correction (FEC) tuned by the receiver's loss reports, discontinuous transmission
-// (DTX) in silence, and packet loss concealment (PLC) on the decoding side.
+// Package codec encodes and decodes the voice engine's mono frames with Opus (libopus through
+// github.com/hraban/opus, linked statically into the SDK): 20 ms frames in VoIP mode, 24-32 kbps,
+// in-band forward error correction (FEC) tuned by the receiver's loss reports, discontinuous
+// transmission (DTX) in silence; or, for the low-latency mode, 10 ms frames in the restricted
+// low-delay mode (CELT only: 2.5 ms of look-ahead instead of 6.5, and no in-band FEC). The
+// decoder takes either and any other Opus packet (PacketSamples reads a packet's duration from
+// its TOC), recovers lost frames from FEC data and conceals the rest (PLC).
 //
 // Encoding and decoding a frame allocate nothing. An Encoder or Decoder is not safe for concurrent
 // use; each belongs to one goroutine (the engine's encode or decode path).
@@ -34,23 +37,41 @@ const (
 	MaxPacketBytes = 1275
 )
 
-// ErrFrameSize is returned when a frame is not exactly pcm.FrameSamples long or an output buffer
-// is shorter than one frame.
-var ErrFrameSize = errors.New("codec: frame must hold exactly one 20 ms frame")
+// LowDelayFrameSamples is the low-delay encoder's frame: 10 ms.
+const LowDelayFrameSamples = pcm.SampleRate / 100
 
-// Encoder turns 20 ms frames of 48 kHz mono samples into Opus packets.
+// ErrFrameSize is returned when a frame is not exactly the encoder's frame long, an output
+// buffer is shorter than one frame, or a duration to recover is not a whole Opus frame.
+var ErrFrameSize = errors.New("codec: wrong frame size")
+
+// ErrBadPacket is returned by PacketSamples for a packet whose TOC is malformed.
+var ErrBadPacket = errors.New("codec: malformed packet")
+
+// Encoder turns frames of 48 kHz mono samples into Opus packets.
 type Encoder struct {
-	enc *opus.Encoder
+	enc   *opus.Encoder
+	frame int
 }
 
-// NewEncoder returns an Encoder for 48 kHz mono VoIP at DefaultBitrate with in-band FEC (for
-// DefaultExpectedLoss) and DTX on.
+// NewEncoder returns an Encoder of 20 ms frames for 48 kHz mono VoIP at DefaultBitrate with
+// in-band FEC (for DefaultExpectedLoss) and DTX on.
 func NewEncoder() (*Encoder, error) {
-	enc, err := opus.NewEncoder(pcm.SampleRate, pcm.Channels, opus.AppVoIP)
+	return newEncoder(opus.AppVoIP, pcm.FrameSamples)
+}
+
+// NewLowDelayEncoder returns an Encoder of 10 ms frames (LowDelayFrameSamples) in Opus's
+// restricted low-delay mode at DefaultBitrate, DTX on. The mode is CELT only: it looks ahead
+// 2.5 ms instead of 6.5 ms but carries no in-band FEC, so losses are concealed.
+func NewLowDelayEncoder() (*Encoder, error) {
+	return newEncoder(opus.AppRestrictedLowdelay, LowDelayFrameSamples)
+}
+
+func newEncoder(app opus.Application, frame int) (*Encoder, error) {
+	enc, err := opus.NewEncoder(pcm.SampleRate, pcm.Channels, app)
 	if err != nil {
 		return nil, fmt.Errorf("codec: new opus encoder: %w", err)
 	}
-	e := &Encoder{enc: enc}
+	e := &Encoder{enc: enc, frame: frame}
 	if err := e.SetBitrate(DefaultBitrate); err != nil {
 		return nil, err
 	}
@@ -87,11 +108,14 @@ func (e *Encoder) SetExpectedLoss(percent int) error {
 	return nil
 }
 
-// Encode encodes one frame (exactly pcm.FrameSamples samples) into out and returns the packet
+// FrameSamples returns the encoder's frame size in samples.
+func (e *Encoder) FrameSamples() int { return e.frame }
+
+// Encode encodes one frame (exactly FrameSamples samples) into out and returns the packet
 // length. An out of MaxPacketBytes always suffices. In silence, DTX makes packets of one or two
 // bytes, which the caller need not send.
 func (e *Encoder) Encode(frame []int16, out []byte) (int, error) {
-	if len(frame) != pcm.FrameSamples {
+	if len(frame) != e.frame {
 		return 0, ErrFrameSize
 	}
 	if len(out) == 0 {
@@ -105,8 +129,42 @@ func (e *Encoder) Encode(frame []int16, out []byte) (int, error) {
 	return n, nil
 }
 
-// Decoder turns Opus packets back into 20 ms frames of 48 kHz mono samples, recovers a single lost
-// frame from its successor's FEC data and conceals longer losses.
+// PacketSamples returns the duration of an Opus packet in samples at 48 kHz, read from its TOC
+// byte and frame count (RFC 6716, 3.1): what the packet decodes to.
+func PacketSamples(pkt []byte) (int, error) {
+	if len(pkt) == 0 {
+		return 0, fmt.Errorf("packet samples: empty packet: %w", ErrBadPacket)
+	}
+	toc := pkt[0]
+	cfg := int(toc >> 3)
+	var frame int // in units of 2.5 ms
+	switch {
+	case cfg < 12: // SILK: 10, 20, 40, 60 ms
+		frame = [4]int{4, 8, 16, 24}[cfg%4]
+	case cfg < 16: // hybrid: 10, 20 ms
+		frame = [2]int{4, 8}[cfg%2]
+	default: // CELT: 2.5, 5, 10, 20 ms
+		frame = 1 << (cfg % 4)
+	}
+	count := 1
+	switch toc & 3 {
+	case 1, 2:
+		count = 2
+	case 3:
+		if len(pkt) < 2 {
+			return 0, fmt.Errorf("packet samples: no frame count: %w", ErrBadPacket)
+		}
+		count = int(pkt[1] & 0x3f)
+	}
+	n := frame * count * pcm.SampleRate / 400
+	if count == 0 || n > 120*pcm.SampleRate/1000 {
+		return 0, fmt.Errorf("packet samples: %d frames of %d samples: %w", count, frame*pcm.SampleRate/400, ErrBadPacket)
+	}
+	return n, nil
+}
+
+// Decoder turns Opus packets of any frame size back into 48 kHz mono samples, recovers a single
+// lost frame from its successor's FEC data and conceals longer losses.
 type Decoder struct {
 	dec *opus.Decoder
 }
@@ -120,10 +178,10 @@ func NewDecoder() (*Decoder, error) {
 	return &Decoder{dec: dec}, nil
 }
 
-// Decode decodes one packet into out, which must hold at least pcm.FrameSamples samples, and
-// returns the number of samples written (pcm.FrameSamples for packets from an Encoder).
+// Decode decodes one packet into out, which must hold the packet's samples (PacketSamples), and
+// returns the number of samples written.
 func (d *Decoder) Decode(pkt []byte, out []int16) (int, error) {
-	if len(out) < pcm.FrameSamples {
+	if len(out) < LowDelayFrameSamples {
 		return 0, ErrFrameSize
 	}
 	if len(pkt) == 0 {
@@ -137,30 +195,38 @@ func (d *Decoder) Decode(pkt []byte, out []int16) (int, error) {
 }
 
 // DecodeFEC recovers the frame lost just before next (the packet that follows it) from next's
-// FEC data into out[:pcm.FrameSamples]. Call it for a single lost packet, then Decode next as
-// usual. Without FEC data in next it conceals instead.
+// FEC data into out, whose length is the lost duration (a multiple of 2.5 ms; normally the
+// lost packet's, which is next's). Call it for a single lost packet, then Decode next as usual.
+// Without FEC data in next it conceals instead.
 func (d *Decoder) DecodeFEC(next []byte, out []int16) error {
-	if len(out) < pcm.FrameSamples {
+	if !wholeFrames(len(out)) {
 		return ErrFrameSize
 	}
 	if len(next) == 0 {
 		return errors.New("codec: decode FEC: empty packet")
 	}
-	// libopus takes the lost duration from the buffer size: exactly one frame.
-	if err := d.dec.DecodeFEC(next, out[:pcm.FrameSamples:pcm.FrameSamples]); err != nil {
+	// libopus takes the lost duration from the buffer size.
+	if err := d.dec.DecodeFEC(next, out[:len(out):len(out)]); err != nil {
 		return fmt.Errorf("codec: decode FEC: %w", err)
 	}
 	return nil
 }
 
-// Conceal writes a stand-in for one lost frame into out[:pcm.FrameSamples], extrapolated from
-// the frames decoded before (packet loss concealment). Repeated calls fade to silence.
+// Conceal writes a stand-in for a lost frame into out, whose length is the lost duration (a
+// multiple of 2.5 ms), extrapolated from the frames decoded before (packet loss concealment).
+// Repeated calls fade to silence.
 func (d *Decoder) Conceal(out []int16) error {
-	if len(out) < pcm.FrameSamples {
+	if !wholeFrames(len(out)) {
 		return ErrFrameSize
 	}
-	if err := d.dec.DecodePLC(out[:pcm.FrameSamples:pcm.FrameSamples]); err != nil {
+	if err := d.dec.DecodePLC(out[:len(out):len(out)]); err != nil {
 		return fmt.Errorf("codec: conceal: %w", err)
 	}
 	return nil
+}
+
+// wholeFrames reports whether n samples are a whole number of 2.5 ms Opus frames, 2.5 to 120 ms.
+func wholeFrames(n int) bool {
+	const unit = pcm.SampleRate / 400
+	return n > 0 && n%unit == 0 && n <= 48*unit
 }

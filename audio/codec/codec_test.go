@@ -16,8 +16,9 @@ const testFrames = 150 // 3 s
 func encodeAll(t testing.TB, enc *Encoder, signal []int16) [][]byte {
 	buf := make([]byte, MaxPacketBytes)
 	var pkts [][]byte
-	for f := 0; f+pcm.FrameSamples <= len(signal); f += pcm.FrameSamples {
-		n, err := enc.Encode(signal[f:f+pcm.FrameSamples], buf)
+	fs := enc.FrameSamples()
+	for f := 0; f+fs <= len(signal); f += fs {
+		n, err := enc.Encode(signal[f:f+fs], buf)
 		require.NoError(t, err)
 		pkts = append(pkts, append([]byte(nil), buf[:n]...))
 	}
@@ -29,14 +30,16 @@ func encodeAll(t testing.TB, enc *Encoder, signal []int16) [][]byte {
 func decodeAll(t testing.TB, pkts [][]byte, lost map[int]bool, fec bool) []int16 {
 	dec, err := NewDecoder()
 	require.NoError(t, err)
-	out := make([]int16, len(pkts)*pcm.FrameSamples)
+	fs, err := PacketSamples(pkts[0])
+	require.NoError(t, err)
+	out := make([]int16, len(pkts)*fs)
 	for i, p := range pkts {
-		frame := out[i*pcm.FrameSamples : (i+1)*pcm.FrameSamples]
+		frame := out[i*fs : (i+1)*fs]
 		switch {
 		case !lost[i]:
 			n, err := dec.Decode(p, frame)
 			require.NoError(t, err)
-			require.Equal(t, pcm.FrameSamples, n)
+			require.Equal(t, fs, n)
 		case fec && i+1 < len(pkts) && !lost[i+1]:
 			require.NoError(t, dec.DecodeFEC(pkts[i+1], frame))
 		default:
@@ -72,6 +75,68 @@ func TestRoundTripVoicedHasBoundedError(t *testing.T) {
 	// A waveform SNR: Opus's parametric coding of the upper harmonics keeps it modest.
 	assert.Greater(t, snr, 5.0)
 	assert.InDelta(t, 1.0, ratio, 0.3, "the decoded signal keeps its loudness")
+}
+
+func TestLowDelayRoundTrip(t *testing.T) {
+	signal := testsignal.Voiced(1, testFrames*pcm.FrameSamples, 0.5)
+	enc, err := NewLowDelayEncoder()
+	require.NoError(t, err)
+	require.Equal(t, LowDelayFrameSamples, enc.FrameSamples())
+	pkts := encodeAll(t, enc, signal)
+	require.Len(t, pkts, 2*testFrames)
+	for _, p := range pkts {
+		n, err := PacketSamples(p)
+		require.NoError(t, err)
+		require.Equal(t, LowDelayFrameSamples, n)
+		require.GreaterOrEqual(t, int(p[0]>>3), 16, "CELT only")
+	}
+	got := decodeAll(t, pkts, nil, false)
+	delay := testsignal.Delay(signal[:pcm.SampleRate], got, 2*pcm.FrameSamples)
+	want, got := aligned(signal, got, delay)
+	snr := testsignal.SNR(want, got)
+	t.Logf("delay %d samples, SNR %.1f dB", delay, snr)
+	assert.InDelta(t, 120, delay, 10, "restricted low delay looks ahead 2.5 ms")
+	assert.Greater(t, snr, 5.0)
+	assert.InDelta(t, 1.0, testsignal.Energy(got)/testsignal.Energy(want), 0.3)
+
+	// A lost 10 ms frame is concealed 10 ms long.
+	lost := decodeAll(t, pkts, map[int]bool{50: true, 51: true}, false)
+	assert.Len(t, lost, len(pkts)*LowDelayFrameSamples)
+}
+
+func TestPacketSamples(t *testing.T) {
+	enc, err := NewEncoder()
+	require.NoError(t, err)
+	pkt := make([]byte, MaxPacketBytes)
+	n, err := enc.Encode(testsignal.Voiced(3, pcm.FrameSamples, 0.5), pkt)
+	require.NoError(t, err)
+	got, err := PacketSamples(pkt[:n])
+	require.NoError(t, err)
+	assert.Equal(t, pcm.FrameSamples, got)
+
+	for _, tc := range []struct {
+		pkt  []byte
+		want int
+	}{
+		{[]byte{0<<3 | 0}, 480},      // SILK 10 ms
+		{[]byte{3<<3 | 0}, 2880},     // SILK 60 ms
+		{[]byte{13<<3 | 1}, 1920},    // hybrid 20 ms, two frames
+		{[]byte{16<<3 | 0}, 120},     // CELT 2.5 ms
+		{[]byte{18<<3 | 2}, 960},     // CELT 10 ms, two frames
+		{[]byte{31<<3 | 3, 6}, 5760}, // CELT 20 ms, six frames: 120 ms
+		{[]byte{31<<3 | 3, 7}, 0},    // 140 ms: too long
+		{[]byte{31<<3 | 3, 0}, 0},    // no frames
+		{[]byte{31<<3 | 3}, 0},       // no frame count
+		{nil, 0},
+	} {
+		got, err := PacketSamples(tc.pkt)
+		if tc.want == 0 {
+			assert.ErrorIs(t, err, ErrBadPacket, "%x", tc.pkt)
+			continue
+		}
+		require.NoError(t, err, "%x", tc.pkt)
+		assert.Equal(t, tc.want, got, "%x", tc.pkt)
+	}
 }
 
 func TestFECRecoversALostFrameBetterThanConcealment(t *testing.T) {
@@ -208,7 +273,12 @@ func TestRejectsBadArguments(t *testing.T) {
 	_, err = dec.Decode(pkt[:3], frame[:10])
 	assert.ErrorIs(t, err, ErrFrameSize)
 	assert.ErrorIs(t, dec.Conceal(frame[:10]), ErrFrameSize)
+	assert.ErrorIs(t, dec.DecodeFEC(pkt[:3], frame[:130]), ErrFrameSize)
 	assert.Error(t, dec.DecodeFEC(nil, frame))
+	low, err := NewLowDelayEncoder()
+	require.NoError(t, err)
+	_, err = low.Encode(frame, pkt)
+	assert.ErrorIs(t, err, ErrFrameSize, "a 20 ms frame for a 10 ms encoder")
 }
 
 func BenchmarkEncode(b *testing.B) {

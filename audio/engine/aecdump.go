@@ -15,6 +15,7 @@ const aecDumpFrames = 64
 // aecFrame is one step's echo-cancellation signals.
 type aecFrame struct {
 	near, far, out [pcm.FrameSamples]int16
+	n              int // samples of each that the frame holds (10 ms in low-latency mode)
 }
 
 // aecDump writes the echo canceller's signals to three WAV files from a goroutine of its own.
@@ -70,7 +71,7 @@ func (d *aecDump) write(ws [3]*wav.Writer) {
 	var err error
 	for f := range d.full {
 		if err == nil {
-			err = errors.Join(ws[0].Write(f.near[:]), ws[1].Write(f.far[:]), ws[2].Write(f.out[:]))
+			err = errors.Join(ws[0].Write(f.near[:f.n]), ws[1].Write(f.far[:f.n]), ws[2].Write(f.out[:f.n]))
 			if err != nil {
 				d.logf("aec dump: %v (no more frames are written)", err)
 			}

@@ -215,17 +215,28 @@ func newPipe(t *testing.T, jcfg Options) *pipe {
 }
 
 func TestJitterThroughNetsim(t *testing.T) {
+	t.Run("default", func(t *testing.T) { jitterThroughNetsim(t, false) })
+	t.Run("low-latency", func(t *testing.T) { jitterThroughNetsim(t, true) })
+}
+
+// jitterThroughNetsim is TestJitterThroughNetsim with both engines in the low-latency mode (10 ms
+// frames) or not.
+func jitterThroughNetsim(t *testing.T, low bool) {
 	p := newPipe(t, Options{})
+	p.a.SetLowLatency(low)
+	p.b.SetLowLatency(low)
+	fs := modeFrame(low)
+	frameDur := time.Duration(fs) * time.Second / pcm.SampleRate
 	speech := quality.SpeechLike(20*pcm.SampleRate, pcm.SampleRate, 3)
-	frames := len(speech) / pcm.FrameSamples
+	frames := len(speech) / fs
 	jittery := frames / 2
 	sim := netsim.New(netsim.Config{Seed: 1, Delay: 10 * time.Millisecond, Jitter: 40 * time.Millisecond, Reorder: 0.05})
 	calm := netsim.New(netsim.Config{Seed: 2, Delay: 10 * time.Millisecond})
 
 	// Encode everything first, then deliver by arrival time while b plays.
-	frame := make([]int16, pcm.FrameSamples)
+	frame := make([]int16, fs)
 	for i := range frames {
-		copy(frame, speech[i*pcm.FrameSamples:])
+		copy(frame, speech[i*fs:])
 		p.a.capture(frame)
 	}
 	require.Len(t, p.pkts, frames)
@@ -235,7 +246,7 @@ func TestJitterThroughNetsim(t *testing.T) {
 	}
 	var arrivals []arrival
 	for i := range frames {
-		send := time.Duration(i+1) * 20 * time.Millisecond
+		send := time.Duration(i+1) * frameDur
 		s := sim
 		if i >= jittery {
 			s = calm
@@ -250,12 +261,12 @@ func TestJitterThroughNetsim(t *testing.T) {
 			arrivals[j], arrivals[j-1] = arrivals[j-1], arrivals[j]
 		}
 	}
-	silence := make([]int16, pcm.FrameSamples)
+	silence := make([]int16, fs)
 	next := 0
 	var delays []time.Duration
 	var heard []bool
 	for tick := 1; tick <= frames+20; tick++ {
-		now := time.Duration(tick) * 20 * time.Millisecond
+		now := time.Duration(tick) * frameDur
 		p.clock.t.Store(int64(now))
 		for next < len(arrivals) && arrivals[next].at <= now {
 			a := arrivals[next]
@@ -293,8 +304,8 @@ func TestJitterThroughNetsim(t *testing.T) {
 	st, _ := p.b.SenderStats(1)
 	t.Logf("stats %+v", st)
 
-	// During the jitter the delay rose; within three seconds after it stopped it fell back to the
-	// calm network's: the 20 ms minimum plus up to half a tick of phase between arrivals and ticks.
+	// During the jitter the delay rose; within a few seconds after it stopped it fell back to the
+	// calm network's: no minimum, and up to a tick of phase between arrivals and ticks.
 	var peak time.Duration
 	for _, d := range delays[:jittery] {
 		peak = max(peak, d)
@@ -307,7 +318,7 @@ func TestJitterThroughNetsim(t *testing.T) {
 			lastHigh = i
 		}
 	}
-	fellBack := time.Duration(lastHigh-jittery+1) * 20 * time.Millisecond
+	fellBack := time.Duration(lastHigh-jittery+1) * frameDur
 	t.Logf("peak delay %v under jitter; back to %v %v after the jitter stopped", peak, calmDelay, fellBack)
 	assert.LessOrEqual(t, fellBack, 4*time.Second, "the delay falls back within a few seconds")
 }

@@ -20,6 +20,7 @@ import (
 // until the next step. It allocates nothing once every sender has been seen.
 func (e *Engine) step(frame []int16) []int16 {
 	e.capture(frame)
+	e.mixMode()
 	e.mixFrame()
 	for b, n := 0, pcm.PeriodSamples*e.outCh; b < len(e.out); b += n {
 		e.played(e.out[b : b+n])
@@ -28,8 +29,50 @@ func (e *Engine) step(frame []int16) []int16 {
 	return e.out
 }
 
-// capture runs the capture path on one whole frame, in place.
+// modeFrame is the frame of a path in the low-latency mode or not, in samples.
+func modeFrame(low bool) int {
+	if low {
+		return codec.LowDelayFrameSamples
+	}
+	return pcm.FrameSamples
+}
+
+// captureMode switches the capture path to the mode last asked for, between two frames: the
+// frame, the encoder, and what counts frames (voice activity's hangover, the gate's release
+// delay, the no-input detector) to keep their durations.
+func (e *Engine) captureMode() {
+	low := e.lowLatency.Load()
+	if low == e.capLow {
+		return
+	}
+	e.capLow = low
+	n := modeFrame(low)
+	e.in = e.inBuf[:n]
+	if low {
+		e.enc = e.encs[1]
+	} else {
+		e.enc = e.encs[0]
+	}
+	e.lossSet = -1 // the new encoder takes the expected loss at its first frame
+	ms := n * 1000 / pcm.SampleRate
+	e.vad.SetHangover(vad.DefaultHangoverFrames * pcm.FrameDurationMs / ms)
+	e.gate.SetFrameDuration(ms)
+	e.noInput.SetFrame(time.Duration(ms) * time.Millisecond)
+}
+
+// mixMode switches the playback path to the mode last asked for, between two mixed frames.
+func (e *Engine) mixMode() {
+	if low := e.lowLatency.Load(); low != e.mixLow {
+		e.mixLow = low
+		n := modeFrame(low)
+		e.out = e.outBuf[:n*e.outCh]
+		e.mix.SetFrameDuration(n * 1000 / pcm.SampleRate)
+	}
+}
+
+// capture runs the capture path on one whole frame (of the mode's length), in place.
 func (e *Engine) capture(frame []int16) {
+	e.captureMode()
 	e.quiet = e.quietCapture()
 	for b := 0; b < len(frame); b += pcm.PeriodSamples {
 		e.captureBlock(frame[b:b+pcm.PeriodSamples], b)
@@ -116,7 +159,7 @@ func (e *Engine) captureFrame(frame []int16) {
 		}
 	}
 	ts := e.ts
-	e.ts += pcm.FrameSamples // the timestamp counts through silence
+	e.ts += uint32(len(frame)) // the timestamp counts through silence
 	if send {
 		n, err := e.enc.Encode(frame, e.payload)
 		if err == nil && e.cfg.OnPacket != nil {
@@ -133,7 +176,8 @@ func (e *Engine) captureFrame(frame []int16) {
 	}
 	if f := e.dumpFrame; f != nil {
 		e.dumpFrame = nil
-		copy(f.far[:], e.farHist[:])
+		f.n = len(frame)
+		copy(f.far[:], e.farHist[len(e.farHist)-f.n:])
 		e.dump.put(f)
 	}
 }
@@ -145,6 +189,7 @@ func (e *Engine) captureFrame(frame []int16) {
 func (e *Engine) nextPeriod() []int16 {
 	n := pcm.PeriodSamples * e.outCh
 	if e.outPos >= len(e.out) {
+		e.mixMode()
 		e.outPos = 0
 		if !e.mixFrame() {
 			e.outPos = len(e.out) - n
@@ -233,53 +278,92 @@ func (e *Engine) place(s *sender) mixer.Input {
 	return in
 }
 
-// decode produces a sender's frame for this tick, or nil for silence. A culled sender's frame is
-// taken from its jitter buffer and dropped undecoded (counted); the decoder starts over, without
-// concealment, at the first frame it decodes again.
+// decode produces a sender's next frame (the engine's: len(e.out)/e.outCh samples), or nil for silence. The sender's
+// frames need not be the engine's: each packet is decoded whole, at the duration its TOC says,
+// into the sender's pending samples, and the jitter buffer is popped until a tick's worth is
+// there. A culled sender's frames are taken from its jitter buffer and dropped undecoded
+// (counted); the decoder starts over, without concealment, at the first frame it decodes again.
 func (e *Engine) decode(s *sender, now time.Duration, culled bool) []int16 {
-	f := s.jb.Pop(now)
+	n := len(e.out) / e.outCh
+	s.frame = s.frameBuf[:n]
 	if culled {
-		if f.Kind != jitter.Idle {
+		got := s.fill
+		s.fill, s.live, s.playing = 0, false, false
+		for got < n {
+			f := s.jb.Pop(now)
+			if f.Kind == jitter.Idle {
+				break
+			}
 			e.culled.Add(1)
+			got += f.Samples
 		}
-		s.playing = false
 		return nil
 	}
+	for s.fill < n {
+		f := s.jb.Pop(now)
+		if f.Kind == jitter.Idle {
+			break
+		}
+		dst := s.pcm[s.fill : s.fill+f.Samples]
+		if e.decodeFrame(s, f, dst) {
+			s.live = true
+		} else {
+			clear(dst)
+		}
+		s.fill += f.Samples
+	}
+	if s.fill == 0 {
+		s.live = false
+		return nil
+	}
+	if s.fill < n { // the spurt ended inside the tick
+		clear(s.pcm[s.fill:n])
+		s.fill = n
+	}
+	live := s.live
+	copy(s.frame, s.pcm[:n])
+	s.fill = copy(s.pcm, s.pcm[n:s.fill])
+	s.live = s.live && s.fill > 0
+	if !live {
+		return nil
+	}
+	return s.frame
+}
+
+// decodeFrame decodes one frame the jitter buffer gave into dst (its length the frame's) and
+// reports whether it holds audio; false leaves dst for the caller to silence.
+func (e *Engine) decodeFrame(s *sender, f jitter.Frame, dst []int16) bool {
 	switch f.Kind {
 	case jitter.Play:
-		n, err := s.dec.Decode(f.Payload, s.pcm)
-		if err != nil {
-			return e.conceal(s)
+		got, err := s.dec.Decode(f.Payload, s.pcm[s.fill:])
+		if err != nil || got != len(dst) {
+			return e.conceal(s, dst)
 		}
-		clear(s.pcm[n:])
 		s.playing = true
 		s.fading = f.EndOfSpeech
 		if f.EndOfSpeech {
-			fadeOut(s.pcm)
+			fadeOut(dst)
 		}
-		return s.pcm
+		return true
 	case jitter.FEC:
 		if s.fading {
-			return nil
+			return false
 		}
-		if err := s.dec.DecodeFEC(f.Payload, s.pcm); err != nil {
-			return e.conceal(s)
+		if err := s.dec.DecodeFEC(f.Payload, dst); err != nil {
+			return e.conceal(s, dst)
 		}
-		return s.pcm
+		return true
 	case jitter.Conceal:
 		if s.fading || !s.playing {
-			return nil // after an end-of-speech marker the far end faded out: no concealment
+			return false // after an end-of-speech marker the far end faded out: no concealment
 		}
-		return e.conceal(s)
+		return e.conceal(s, dst)
 	}
-	return nil
+	return false
 }
 
-func (e *Engine) conceal(s *sender) []int16 {
-	if err := s.dec.Conceal(s.pcm); err != nil {
-		return nil
-	}
-	return s.pcm
+func (e *Engine) conceal(s *sender, dst []int16) bool {
+	return s.dec.Conceal(dst) == nil
 }
 
 // fadeOut ramps a frame linearly down to silence.
@@ -299,6 +383,11 @@ func (e *Engine) pushQueued(q *queued) {
 			return
 		}
 	}
+	n, err := codec.PacketSamples(q.pkt.Payload)
+	if err != nil {
+		return // not an Opus packet: nothing to play
+	}
+	q.pkt.Samples = n
 	if !q.pkt.EndOfSpeech {
 		s.fading = false // a new talk spurt
 	}
@@ -311,7 +400,8 @@ func (e *Engine) addSender(id uint64) *sender {
 	if err != nil {
 		return nil
 	}
-	s := &sender{id: id, jb: jitter.New(e.opts.Jitter), dec: dec, ch: e.mix.Add(id), pcm: make([]int16, pcm.FrameSamples)}
+	s := &sender{id: id, jb: jitter.New(e.opts.Jitter), dec: dec, ch: e.mix.Add(id),
+		pcm: make([]int16, maxPacketSamples+pcm.FrameSamples), frameBuf: make([]int16, pcm.FrameSamples)}
 	e.sendersMu.Lock()
 	st := e.settingsLocked(id)
 	st.ch = s.ch

@@ -84,7 +84,7 @@ func TestSteadyStreamPlaysInOrder(t *testing.T) {
 	for start < len(out) && out[start].Kind == Idle {
 		start++
 	}
-	assert.LessOrEqual(t, start, 4, "playout starts one frame after the first arrival")
+	assert.LessOrEqual(t, start, 2, "playout starts at the first tick after the first arrival")
 	for i := range 100 {
 		f := out[start+i]
 		require.Equal(t, Play, f.Kind, "tick %d", start+i)
@@ -93,7 +93,7 @@ func TestSteadyStreamPlaysInOrder(t *testing.T) {
 		assert.Equal(t, uint32(5000+i*pcm.FrameSamples), f.Timestamp)
 	}
 	st := b.Stats()
-	assert.Equal(t, DefaultMinDelay, st.TargetDelay)
+	assert.Zero(t, st.TargetDelay, "a clean link: no delay")
 	assert.Zero(t, st.Lost)
 	assert.Zero(t, st.Concealed)
 	assert.EqualValues(t, 100, st.Played)
@@ -151,7 +151,7 @@ func TestSingleLossUsesFEC(t *testing.T) {
 	require.NoError(t, b.Push(s.packet(5, buf), 5*frame))
 	var got []Frame
 	for k := 1; k <= 6; k++ {
-		f := b.Pop(time.Duration(k)*frame + 5*frame)
+		f := b.Pop(time.Duration(k)*frame + 3*frame)
 		f.Payload = append([]byte(nil), f.Payload...)
 		got = append(got, f)
 	}
@@ -172,7 +172,7 @@ func TestBurstLossConcealsThenFEC(t *testing.T) {
 	}
 	var ks []Kind
 	for k := range 6 {
-		ks = append(ks, b.Pop(time.Duration(k)*frame+6*frame).Kind)
+		ks = append(ks, b.Pop(time.Duration(k)*frame+4*frame).Kind)
 	}
 	assert.Equal(t, []Kind{Play, Play, Conceal, FEC, Play, Play}, ks)
 	assert.EqualValues(t, 2, b.Stats().Lost)
@@ -245,7 +245,7 @@ func TestOverflowKeepsTheNewest(t *testing.T) {
 	st := b.Stats()
 	assert.EqualValues(t, 2, st.Overflow)
 	assert.Equal(t, 4, st.Buffered)
-	f := b.Pop(2 * time.Second)
+	f := b.Pop(time.Second)
 	require.Equal(t, Play, f.Kind)
 	assert.Equal(t, 2, index(f))
 }
@@ -340,23 +340,272 @@ func sortByArrival(a []netsim.Arrival) {
 	}
 }
 
-func TestTargetGrowsAtOnceWhenJitterRises(t *testing.T) {
+func TestTargetFollowsTheQuantileAndRecurringPeaks(t *testing.T) {
 	b := New(Config{})
 	buf := make([]byte, 4)
 	s := stream{}
-	for i := range 50 {
-		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
-		b.Pop(time.Duration(i)*frame + 10*time.Millisecond)
+	i := 0
+	// feed pushes frames from i on, frame j's arrival late by lateness(j), popping every frame.
+	feed := func(n int, lateness func(j int) time.Duration) {
+		for range n {
+			require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame+lateness(i)))
+			b.Pop(time.Duration(i)*frame + 15*time.Millisecond)
+			i++
+		}
 	}
-	assert.Equal(t, DefaultMinDelay, b.Stats().TargetDelay)
-	require.NoError(t, b.Push(s.packet(50, buf), 50*frame+90*time.Millisecond))
-	b.Pop(51 * frame)
-	assert.InDelta(t, float64(90*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+	feed(100, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "a clean link: no delay")
+
+	// Up to 8 ms of jitter, spread evenly: the target is its 95th percentile.
+	feed(200, func(j int) time.Duration { return time.Duration(j%9) * time.Millisecond })
+	assert.InDelta(t, float64(8*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+
+	// A single clump of late packets is not a reason to wait for every packet: one peak.
+	feed(200, func(int) time.Duration { return 0 })
+	require.Zero(t, b.Stats().TargetDelay)
+	feed(3, func(int) time.Duration { return 90 * time.Millisecond })
+	feed(20, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "one peak")
+
+	// A second within peakHold: peaks recur (a sender's microphone delivering in bursts), the
+	// target covers them.
+	feed(1, func(int) time.Duration { return 50 * time.Millisecond })
+	feed(20, func(int) time.Duration { return 0 })
+	assert.InDelta(t, float64(90*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond), "two peaks")
+
+	// Peaks every half a second keep it there; when they stop it falls within peakHold.
+	feed(250, func(j int) time.Duration {
+		if j%25 == 0 {
+			return 40 * time.Millisecond
+		}
+		return 0
+	})
+	assert.InDelta(t, float64(40*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond), "recurring peaks")
+	feed(int(peakHold/frame)+1, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "the peaks are over")
+
+	// A quarter of the packets 30 ms late is jitter, not peaks: the quantile covers it, and
+	// forgets it within a few seconds.
+	feed(200, func(j int) time.Duration { return time.Duration(j%4/3) * 30 * time.Millisecond })
+	assert.InDelta(t, float64(30*time.Millisecond), float64(b.Stats().TargetDelay), float64(time.Millisecond))
+	feed(150, func(int) time.Duration { return 0 })
+	assert.Zero(t, b.Stats().TargetDelay, "falls again within 3 s")
+
 	b2 := New(Config{MaxDelay: 60 * time.Millisecond})
-	require.NoError(t, b2.Push(s.packet(0, buf), 0))
-	require.NoError(t, b2.Push(s.packet(1, buf), frame+time.Second/2))
-	b2.Pop(frame)
+	for j := range 50 {
+		require.NoError(t, b2.Push(s.packet(j, buf), time.Duration(j)*frame+time.Duration(j%2)*time.Second/2))
+	}
+	b2.Pop(50 * frame)
 	assert.Equal(t, 60*time.Millisecond, b2.Stats().TargetDelay, "bounded by MaxDelay")
+}
+
+// TestBurstyPlayoutDoesNotStretch pops the way a device that takes two periods at once does:
+// two frames at the same instant every 40 ms. The early pops find their packets missing now
+// and then; the buffer must not read that as a buffer too short and grow frame after frame.
+func TestBurstyPlayoutDoesNotStretch(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	a := 0
+	var out []Frame
+	for k := range 1000 {
+		now := time.Duration(k/2*2)*frame + 5*time.Millisecond // pops in pairs
+		for ; a <= k+1 && time.Duration(a)*frame+2*time.Millisecond <= now; a++ {
+			require.NoError(t, b.Push(s.packet(a, buf), time.Duration(a)*frame+2*time.Millisecond))
+		}
+		out = append(out, b.Pop(now))
+	}
+	st := b.Stats()
+	assert.Less(t, st.CurrentDelay, 3*frame, "the delay stays within the burst")
+	assert.LessOrEqual(t, st.Expanded, uint64(2))
+	assert.Zero(t, st.Lost)
+	assert.GreaterOrEqual(t, kinds(out)[Play], 990)
+}
+
+// TestBurstySenderAndPlayoutStayBounded is the PulseAudio case that made a buffer without a
+// minimum run away (227 ms on the null sinks): the sender's microphone delivers 30 ms at once
+// every 30 ms, so its frames leave in clumps, now and then a 60 ms clump, while the receiver's
+// device takes two frames at once. For a minute the delay stays within the bursts (no run-away),
+// nothing is lost, and the buffer stretches only as often as it shrinks, give or take a few.
+func TestBurstySenderAndPlayoutStayBounded(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	const n = 3000 // a minute of 20 ms frames
+	arrival := make([]time.Duration, n)
+	for i := range n {
+		ready := time.Duration(i+1) * frame // the frame's last sample is captured
+		const burst = 30 * time.Millisecond // the microphone hands over 30 ms at a time
+		deliver := (ready + burst - 1) / burst * burst
+		if (i/50)%7 == 3 && i%50 < 3 {
+			deliver += 30 * time.Millisecond // a late delivery, now and then
+		}
+		arrival[i] = deliver + 3*time.Millisecond
+	}
+	a := 0
+	var maxDelay time.Duration
+	for k := range n + 20 {
+		now := time.Duration(k/2*2)*frame + 40*time.Millisecond // two frames at once
+		for ; a < n && arrival[a] <= now; a++ {
+			require.NoError(t, b.Push(s.packet(a, buf), arrival[a]))
+		}
+		b.Pop(now)
+		if k > 100 && k < n {
+			maxDelay = max(maxDelay, b.Stats().CurrentDelay)
+		}
+	}
+	st := b.Stats()
+	t.Logf("max delay %v; %+v", maxDelay, st)
+	assert.Less(t, maxDelay, 110*time.Millisecond, "the delay stays within the bursts")
+	assert.Less(t, float64(st.Lost), 0.01*n)
+	assert.LessOrEqual(t, st.Expanded, st.Accelerated+5)
+}
+
+// TestPlayoutThatFellBehindShedsTheDelay: the receiver's device stalls for 80 ms once (its pops
+// come that much later from then on, as after an underrun): the packets that piled up are shed
+// by acceleration within a few seconds instead of being taken for the device's burstiness.
+func TestPlayoutThatFellBehindShedsTheDelay(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	a := 0
+	var after []time.Duration
+	for k := range 500 {
+		now := time.Duration(k)*frame + 5*time.Millisecond
+		if k >= 100 {
+			now += 80 * time.Millisecond // the stall
+		}
+		for ; a < 600 && time.Duration(a)*frame+time.Millisecond <= now; a++ {
+			require.NoError(t, b.Push(s.packet(a, buf), time.Duration(a)*frame+time.Millisecond))
+		}
+		b.Pop(now)
+		after = append(after, b.Stats().CurrentDelay)
+	}
+	assert.Greater(t, after[101], 70*time.Millisecond, "the stall added its delay")
+	assert.Less(t, after[225], 30*time.Millisecond, "shed within 2.5 s: %v", after[225])
+	assert.Zero(t, b.Stats().Lost)
+}
+
+// TestBacklogIsFlushed: after the receiver's playout stalled for a second, the backlog beyond
+// the target is dropped at once rather than shed a frame at a time for ten seconds.
+func TestBacklogIsFlushed(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	for i := range 60 {
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame))
+		if i < 10 || i >= 59 { // no pops from frame 10 to 58: the stall
+			require.Equal(t, Play, b.Pop(time.Duration(i)*frame).Kind)
+		}
+	}
+	st := b.Stats()
+	assert.Less(t, st.CurrentDelay, 120*time.Millisecond, "%+v", st)
+	assert.GreaterOrEqual(t, st.Flushed, uint64(40))
+	f := b.Pop(60 * frame)
+	assert.NotEqual(t, Idle, f.Kind)
+}
+
+// TestStretchesNoFasterThanItShrinks: when the target jumps, the buffer grows by at most one
+// frame per stretchEvery pops while it still has the packet to play.
+func TestStretchesNoFasterThanItShrinks(t *testing.T) {
+	b := New(Config{})
+	buf := make([]byte, 4)
+	s := stream{}
+	var ks []Kind
+	for i := range 400 {
+		late := time.Duration(0)
+		if i >= 100 && i%10 == 0 {
+			late = 60 * time.Millisecond // recurring peaks from frame 100 on
+		}
+		require.NoError(t, b.Push(s.packet(i, buf), time.Duration(i)*frame+late))
+		f := b.Pop(time.Duration(i)*frame + 65*time.Millisecond)
+		ks = append(ks, f.Kind)
+	}
+	st := b.Stats()
+	assert.InDelta(t, float64(60*time.Millisecond), float64(st.TargetDelay), float64(time.Millisecond))
+	for k := range len(ks) - stretchEvery {
+		n := 0
+		for _, kind := range ks[k : k+stretchEvery] {
+			if kind == Conceal {
+				n++
+			}
+		}
+		assert.LessOrEqual(t, n, 1, "pops %d..%d", k, k+stretchEvery)
+	}
+}
+
+// TestFollowsTheSendersFrameSize: 10 ms packets are played 10 ms at a time, and a sender that
+// switches to 20 ms frames mid-spurt is followed, losses included.
+func TestFollowsTheSendersFrameSize(t *testing.T) {
+	b := New(Config{})
+	payload := make([]byte, 4)
+	const half = pcm.FrameSamples / 2
+	push := func(seq int, ts, samples int, at time.Duration) {
+		binary.BigEndian.PutUint32(payload, uint32(seq))
+		require.NoError(t, b.Push(Packet{Seq: uint16(seq), Timestamp: uint32(ts), Samples: samples, Payload: payload}, at))
+	}
+	type tick struct {
+		kind    Kind
+		samples int
+		index   int
+	}
+	var got []tick
+	pop := func(now time.Duration) {
+		f := b.Pop(now)
+		tk := tick{kind: f.Kind, samples: f.Samples, index: -1}
+		if f.Payload != nil {
+			tk.index = index(f)
+		}
+		got = append(got, tk)
+	}
+	// Ten 10 ms packets, the sixth lost; then 20 ms packets, the second of them lost.
+	ms := time.Millisecond
+	for seq := range 10 {
+		if seq != 5 {
+			push(seq, seq*half, half, time.Duration(seq)*10*ms)
+		}
+		pop(time.Duration(seq)*10*ms + ms)
+	}
+	for j := range 4 {
+		seq, ts := 10+j, 10*half+j*pcm.FrameSamples
+		if j != 1 {
+			push(seq, ts, pcm.FrameSamples, 100*ms+time.Duration(j)*20*ms)
+		}
+		pop(100*ms + time.Duration(j)*20*ms + ms)
+	}
+	// Frame 5 is missing at its tick and its successor not there yet: concealed; then, losses
+	// calling for a frame of delay (FEC), one 10 ms frame is inserted.
+	want := []tick{{Play, half, 0}, {Play, half, 1}, {Play, half, 2}, {Play, half, 3}, {Play, half, 4},
+		{Conceal, half, -1}, {Play, half, 6}, {Conceal, half, -1}, {Play, half, 7}, {Play, half, 8}}
+	assert.Equal(t, want, got[:10])
+
+	// The 10 ms frame 9 and the 20 ms frame 10 came; at 100 ms frame 9 plays (one behind after
+	// the wait for frame 5), then 10, then 11 is lost and recovered by 12's FEC.
+	assert.Equal(t, []tick{{Play, half, 9}, {Play, pcm.FrameSamples, 10}, {FEC, pcm.FrameSamples, 12}, {Play, pcm.FrameSamples, 12}}, got[10:])
+}
+
+// TestFrameSizeChangeInALoss: a 20 ms packet whose first half was given up as lost while the
+// buffer still counted in 10 ms frames is played whole when it comes, not dropped as late.
+func TestFrameSizeChangeInALoss(t *testing.T) {
+	b := New(Config{})
+	payload := make([]byte, 4)
+	const half = pcm.FrameSamples / 2
+	ms := time.Millisecond
+	for seq := range 3 {
+		binary.BigEndian.PutUint32(payload, uint32(seq))
+		require.NoError(t, b.Push(Packet{Seq: uint16(seq), Timestamp: uint32(seq * half), Samples: half, Payload: payload}, time.Duration(seq)*10*ms))
+		require.Equal(t, Play, b.Pop(time.Duration(seq)*10*ms).Kind)
+	}
+	f := b.Pop(30 * ms)
+	require.Equal(t, Conceal, f.Kind, "the next 10 ms are missing: given up")
+	require.Equal(t, half, f.Samples)
+	binary.BigEndian.PutUint32(payload, 3)
+	require.NoError(t, b.Push(Packet{Seq: 3, Timestamp: 3 * half, Samples: pcm.FrameSamples, Payload: payload}, 35*ms))
+	f = b.Pop(40 * ms)
+	require.Equal(t, Play, f.Kind)
+	assert.Equal(t, 3, index(f))
+	assert.Equal(t, pcm.FrameSamples, f.Samples)
+	assert.Zero(t, b.Stats().Late)
 }
 
 func TestStreamRestartIsFollowed(t *testing.T) {

@@ -97,20 +97,31 @@ type Mixer struct {
 	channels []*Channel
 	events   []Event
 	tick     uint64
+	hangover int // frames a speaking state is held (SpeakingHangoverFrames at 20 ms)
 }
 
 // New returns a mixer at unity output volume, not deafened, with no channels.
 func New() *Mixer {
-	m := &Mixer{}
+	m := &Mixer{hangover: SpeakingHangoverFrames}
 	m.volume.Store(UnityVolume)
 	return m
+}
+
+// SetFrameDuration sets how long each mixed frame lasts, in milliseconds (pcm.FrameDurationMs
+// until set; 10 in the engine's low-latency mode), so that a speaking state's hangover keeps its
+// duration. It runs on the mixing goroutine, like Mix.
+func (m *Mixer) SetFrameDuration(ms int) {
+	m.hangover = SpeakingHangoverFrames * pcm.FrameDurationMs / max(ms, 1)
+	for _, c := range m.channels {
+		c.detector.SetHangover(m.hangover)
+	}
 }
 
 // Add registers a sender with the caller's identifier, at unity volume and unmuted.
 func (m *Mixer) Add(id uint64) *Channel {
 	d := vad.New()
 	d.SetThreshold(false, SpeakingThresholdDBFS)
-	d.SetHangover(SpeakingHangoverFrames)
+	d.SetHangover(m.hangover)
 	c := &Channel{id: id, detector: d}
 	c.volume.Store(UnityVolume)
 	m.channels = append(m.channels, c)

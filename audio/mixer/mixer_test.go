@@ -188,6 +188,25 @@ func eight(m *Mixer, step float64) []Input {
 	return inputs
 }
 
+// TestSpeakingHangoverInTenMillisecondFrames: mixing 10 ms frames, a sender stays speaking for
+// twice as many frames after it goes quiet, the same 160 ms.
+func TestSpeakingHangoverInTenMillisecondFrames(t *testing.T) {
+	m := New()
+	a := m.Add(1)
+	m.SetFrameDuration(10)
+	b := m.Add(2) // added after the change: the same hangover
+	dst := make([]int16, pcm.FrameSamples/2)
+	voice := sine(3000)[:len(dst)]
+	m.Mix(dst, []Input{{Channel: a, Samples: voice}, {Channel: b, Samples: voice}})
+	require.Len(t, m.Events(), 2)
+	for i := range 2 * SpeakingHangoverFrames {
+		m.Mix(dst, nil)
+		require.Empty(t, m.Events(), "hangover frame %d", i)
+	}
+	m.Mix(dst, nil)
+	assert.Len(t, m.Events(), 2, "both stop after 160 ms")
+}
+
 func TestMixDoesNotAllocate(t *testing.T) {
 	m := New()
 	inputs := eight(m, 1000)

@@ -7,7 +7,8 @@
 // them carries the end-of-speech flag; after that nothing leaves. In voice-activity mode the same
 // logic follows the voice activity detector's decision for each frame instead of the key.
 //
-// The gate counts frames (pcm.FrameDurationMs each), never reads a clock, and allocates nothing.
+// The gate counts frames (pcm.FrameDurationMs each, or as SetFrameDuration says), never reads a
+// clock, and allocates nothing.
 package ptt
 
 import (
@@ -76,6 +77,7 @@ type Gate struct {
 	active    atomic.Bool
 	presses   atomic.Uint64 // counts SetActive(true) edges, so a tap between two frames is seen
 	releaseMs atomic.Uint32
+	frameMs   atomic.Uint32 // 0: pcm.FrameDurationMs
 	mode      atomic.Uint32
 
 	// Owned by the goroutine that calls Next.
@@ -104,8 +106,13 @@ func (g *Gate) Active() bool { return g.active.Load() }
 
 // SetReleaseDelay sets how long frames keep being sent after the key is released (or the voice
 // stops), in milliseconds, clamped to MaxReleaseDelayMs. It is honoured in whole frames, rounded
-// up: after the release max(1, ceil(ms/20)) frames leave, the last one flagged end-of-speech.
+// up: after the release max(1, ceil(ms/frame)) frames leave, the last one flagged end-of-speech.
 func (g *Gate) SetReleaseDelay(ms uint32) { g.releaseMs.Store(min(ms, MaxReleaseDelayMs)) }
+
+// SetFrameDuration sets how long each frame Next decides on lasts, in milliseconds
+// (pcm.FrameDurationMs until set; 10 in the engine's low-latency mode), so that the release
+// delay keeps its duration.
+func (g *Gate) SetFrameDuration(ms int) { g.frameMs.Store(uint32(max(ms, 1))) }
 
 // ReleaseDelay returns the release delay in milliseconds.
 func (g *Gate) ReleaseDelay() uint32 { return g.releaseMs.Load() }
@@ -147,8 +154,11 @@ func (g *Gate) Next(speaking bool) Decision {
 	if g.lastAbove {
 		// The first frame after the release: count down the delay from here.
 		g.lastAbove = false
-		ms := int(g.releaseMs.Load())
-		g.left = max(1, (ms+pcm.FrameDurationMs-1)/pcm.FrameDurationMs)
+		ms, frame := int(g.releaseMs.Load()), int(g.frameMs.Load())
+		if frame == 0 {
+			frame = pcm.FrameDurationMs
+		}
+		g.left = max(1, (ms+frame-1)/frame)
 	}
 	g.left--
 	if g.left > 0 {

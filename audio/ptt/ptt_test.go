@@ -44,12 +44,20 @@ func TestReleaseDelay(t *testing.T) {
 	tests := []struct {
 		delayMs uint32
 		after   int // frames that leave after the release, the last one the marker
+		frameMs int // 0: the default 20 ms
 	}{
-		{0, 1}, {1, 1}, {20, 1}, {21, 2}, {100, 5}, {110, 6}, {300, 15},
-		{5000, MaxReleaseDelayMs / 20},
+		{0, 1, 0}, {1, 1, 0}, {20, 1, 0}, {21, 2, 0}, {100, 5, 0}, {110, 6, 0}, {300, 15, 0},
+		{5000, MaxReleaseDelayMs / 20, 0},
+		// The engine's low-latency mode: 10 ms frames.
+		{0, 1, 10}, {10, 1, 10}, {11, 2, 10}, {100, 10, 10}, {105, 11, 10},
 	}
 	for _, tt := range tests {
 		g := New()
+		frameMs := uint32(20)
+		if tt.frameMs != 0 {
+			g.SetFrameDuration(tt.frameMs)
+			frameMs = uint32(tt.frameMs)
+		}
 		g.SetReleaseDelay(tt.delayMs)
 		g.SetActive(true)
 		run(g, 5, false)
@@ -60,10 +68,10 @@ func TestReleaseDelay(t *testing.T) {
 		assert.Equal(t, want, got, "delay %d ms", tt.delayMs)
 		// Honoured to within one frame: the audio sent after the release covers the delay
 		// and exceeds it by less than one frame.
-		sentMs := uint32(tt.after * 20)
+		sentMs := uint32(tt.after) * frameMs
 		delay := min(tt.delayMs, MaxReleaseDelayMs)
 		assert.GreaterOrEqual(t, sentMs, delay)
-		assert.Less(t, sentMs, delay+20+1)
+		assert.Less(t, sentMs, delay+frameMs+1)
 	}
 }
 

@@ -40,6 +40,8 @@ func (e Event) String() string {
 type NoInput struct {
 	threshold atomic.Uint64 // float64 bits
 	frames    atomic.Int64  // frames below the threshold that make "no input"
+	frame     atomic.Int64  // a frame's duration (0: pcm.FrameDurationMs)
+	duration  atomic.Int64  // the configured duration
 	silent    atomic.Bool
 
 	below int64 // consecutive frames below the threshold, owned by Process
@@ -57,10 +59,26 @@ func NewNoInput(thresholdDBFS float64, duration time.Duration) *NoInput {
 // threshold still count.
 func (n *NoInput) Configure(thresholdDBFS float64, duration time.Duration) {
 	thresholdDBFS = math.Max(pcm.MinDBFS, math.Min(0, thresholdDBFS))
-	frame := pcm.FrameDurationMs * time.Millisecond
-	frames := max(int64((duration+frame-1)/frame), 1)
 	n.threshold.Store(math.Float64bits(thresholdDBFS))
-	n.frames.Store(frames)
+	n.duration.Store(int64(duration))
+	n.count()
+}
+
+// SetFrame sets how long each frame Process measures lasts (pcm.FrameDurationMs until set), so
+// that the duration keeps its length; the frames already counted still count.
+func (n *NoInput) SetFrame(frame time.Duration) {
+	n.frame.Store(int64(max(frame, time.Millisecond)))
+	n.count()
+}
+
+// count sets the number of frames below the threshold that make "no input".
+func (n *NoInput) count() {
+	frame := time.Duration(n.frame.Load())
+	if frame == 0 {
+		frame = pcm.FrameDurationMs * time.Millisecond
+	}
+	duration := time.Duration(n.duration.Load())
+	n.frames.Store(max(int64((duration+frame-1)/frame), 1))
 }
 
 // Process measures one frame and returns the edge it causes, if any.

@@ -55,6 +55,12 @@ func TestNoInputConfigure(t *testing.T) {
 			assert.Equal(t, tt.frames, n.frames.Load())
 		})
 	}
+	ten := NewNoInput(-60, time.Second)
+	ten.SetFrame(10 * time.Millisecond)
+	assert.EqualValues(t, 100, ten.frames.Load(), "10 ms frames: twice as many")
+	ten.Configure(-60, 21*time.Millisecond)
+	assert.EqualValues(t, 3, ten.frames.Load(), "the frame is kept across Configure")
+
 	n := NewNoInput(-300, time.Second)
 	assert.Equal(t, EventNone, n.ProcessLevel(pcm.MinDBFS), "a threshold clamped to -100 passes silence")
 	n.Configure(-40, 20*time.Millisecond)

@@ -101,32 +101,38 @@ func measurePulse(bursts int, peers []peer, onlyPeers bool) (p pulsePaths, err e
 		return p, fmt.Errorf("through two engines: %w", err)
 	}
 
-	// The whole SDK, as measureRelay runs it, on the same devices.
-	p.relay, err = retry(func() ([]float64, error) {
-		return relayCall([2]engineSide{
-			{opts: engine.Options{Devices: c}, input: ids.mouthMon, output: ids.void},
-			{opts: engine.Options{Devices: c}, input: ids.voidMon, output: ids.ear},
-		}, func(each func()) ([]float64, error) {
-			done := make(chan struct{})
-			pumped := make(chan struct{})
-			go func() { // the game's frames, while the probe waits for its bursts
-				defer close(pumped)
-				for t := time.NewTicker(10 * time.Millisecond); ; {
-					select {
-					case <-done:
-						t.Stop()
-						return
-					case <-t.C:
-						each()
+	// The whole SDK, as measureRelay runs it, on the same devices: in the default mode, then in
+	// the low-latency mode.
+	for _, m := range []struct {
+		low bool
+		dst *[]float64
+	}{{false, &p.relay}, {true, &p.relayLow}} {
+		*m.dst, err = retry(func() ([]float64, error) {
+			return relayCall([2]engineSide{
+				{opts: engine.Options{Devices: c}, input: ids.mouthMon, output: ids.void},
+				{opts: engine.Options{Devices: c}, input: ids.voidMon, output: ids.ear},
+			}, m.low, func(each func()) ([]float64, error) {
+				done := make(chan struct{})
+				pumped := make(chan struct{})
+				go func() { // the game's frames, while the probe waits for its bursts
+					defer close(pumped)
+					for t := time.NewTicker(10 * time.Millisecond); ; {
+						select {
+						case <-done:
+							t.Stop()
+							return
+						case <-t.C:
+							each()
+						}
 					}
-				}
-			}()
-			defer func() { close(done); <-pumped }()
-			return probe(c, ids.mouth, ids.earMon, bursts)
+				}()
+				defer func() { close(done); <-pumped }()
+				return probe(c, ids.mouth, ids.earMon, bursts)
+			})
 		})
-	})
-	if err != nil {
-		return p, fmt.Errorf("two engines through the relay: %w", err)
+		if err != nil {
+			return p, fmt.Errorf("two engines through the relay (low-latency %v): %w", m.low, err)
+		}
 	}
 	return p, nil
 }
@@ -138,6 +144,7 @@ type pulsePaths struct {
 	frameWire []float64 // two hops, copied in whole 20 ms frames as the engines send them
 	engines   []float64 // two hops, through two engines joined in-process
 	relay     []float64 // two hops, through two SDK clients in a call through the relay
+	relayLow  []float64 // the same in the low-latency mode
 	peers     []peerResult
 }
 

@@ -27,7 +27,7 @@ namespace Sdkpp
         /// <summary>SDKPP_VERSION: 0.1.0 as (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         internal const uint Version = 256u;
         /// <summary>SDKPP_ABI_VERSION of include/sdkpp.h generated from the same description.</summary>
-        internal const uint AbiVersion = 497953093u;
+        internal const uint AbiVersion = 1084501413u;
 
         [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Alloc", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
         static extern global::System.IntPtr Sdkpp_Alloc_Raw(global::System.UIntPtr size);
@@ -5930,6 +5930,27 @@ namespace Sdkpp
             return global::Sdkpp.Native.Sdkpp_Call_GetParticipantPositional(ref this.handle, userId);
         }
 
+        /// <summary>
+        /// sdkpp (issue 25): switches the low-latency mode for this call (off by default): the player's
+        /// voice goes out in 10 ms frames instead of 20, in Opus's restricted low-delay mode (2.5 ms of
+        /// look-ahead instead of 6.5; it carries no in-band FEC, so a lost packet is concealed), and the
+        /// others' voices are mixed 10 ms at a time. Everyone hears the player whatever their own mode.
+        /// </summary>
+        /// <param name="enabled">The enabled.</param>
+        public void SetLowLatency(bool enabled)
+        {
+            this.Live();
+            global::Sdkpp.Native.Sdkpp_Call_SetLowLatency(ref this.handle, enabled);
+        }
+
+        /// <summary>sdkpp: whether the low-latency mode is on.</summary>
+        /// <returns>The value; the default when the library refused the call.</returns>
+        public bool GetLowLatency()
+        {
+            this.Live();
+            return global::Sdkpp.Native.Sdkpp_Call_GetLowLatency(ref this.handle);
+        }
+
         /// <summary>The call's status changed; errorDetail is the service's refusal code, if any.</summary>
         /// <remarks>
         /// Handlers run inside Sdk.RunCallbacks on the thread that calls it, in the order they were added; a handler removed with -= is not called again and is not kept.
@@ -6324,8 +6345,8 @@ namespace Sdkpp
         public delegate void ProvisionalUserMergeRequiredCallback();
 
         /// <summary>
-        /// Runs on the SDK's audio thread for each participant's decoded 20 ms frame, not queued for
-        /// RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
+        /// Runs on the SDK's audio thread for each participant's decoded frame (20 ms; 10 ms in a call in
+        /// the low-latency mode), not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call, and
         /// may be edited in place; set outShouldMute to keep the SDK from playing this frame. Copy what you
         /// need and return at once: no allocation, locks or calls into the SDK.
         /// </summary>
@@ -6335,8 +6356,8 @@ namespace Sdkpp
         public delegate void UserAudioReceivedCallback(ulong userId, global::System.IntPtr data, ulong samplesPerChannel, int sampleRate, ulong channels, ref bool outShouldMute);
 
         /// <summary>
-        /// Runs on the SDK's audio thread for each captured 20 ms frame before it is encoded, not queued
-        /// for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
+        /// Runs on the SDK's audio thread for each captured frame (20 ms; 10 ms in the low-latency mode)
+        /// before it is encoded, not queued for RunCallbacks: data holds samplesPerChannel * channels samples, valid only during the call,
         /// and may be edited in place (what it holds then is sent). Copy what you need and return at once:
         /// no allocation, locks or calls into the SDK.
         /// </summary>
@@ -15293,6 +15314,27 @@ namespace Sdkpp
         {
             global::Sdkpp.Gate.Enter();
             try { return Sdkpp_Call_GetParticipantPositional_Raw(ref self, userId); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_SetLowLatency", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        static extern void Sdkpp_Call_SetLowLatency_Raw(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool enabled);
+
+        internal static void Sdkpp_Call_SetLowLatency(ref global::System.IntPtr self, [global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)] bool enabled)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { Sdkpp_Call_SetLowLatency_Raw(ref self, enabled); }
+            finally { global::Sdkpp.Gate.Exit(); }
+        }
+
+        [global::System.Runtime.InteropServices.DllImport(Library, EntryPoint = "Sdkpp_Call_GetLowLatency", CallingConvention = global::System.Runtime.InteropServices.CallingConvention.Cdecl)]
+        [return: global::System.Runtime.InteropServices.MarshalAs(global::System.Runtime.InteropServices.UnmanagedType.I1)]
+        static extern bool Sdkpp_Call_GetLowLatency_Raw(ref global::System.IntPtr self);
+
+        internal static bool Sdkpp_Call_GetLowLatency(ref global::System.IntPtr self)
+        {
+            global::Sdkpp.Gate.Enter();
+            try { return Sdkpp_Call_GetLowLatency_Raw(ref self); }
             finally { global::Sdkpp.Gate.Exit(); }
         }
 

@@ -165,6 +165,8 @@ type Call struct {
 	localMute map[uint64]bool
 	volume    map[uint64]float32
 	pos       positional
+	// lowLatency: the low-latency mode as last set (SetLowLatency).
+	lowLatency bool
 }
 
 // Start makes the call's keys and engine, sends the join (op 4 with the public keys) and

@@ -11,7 +11,8 @@ import (
 	"sync"
 )
 
-// Packet is one encoded 20 ms voice frame and the fields the far end's jitter buffer needs.
+// Packet is one encoded voice frame (20 ms, or 10 in the low-latency mode) and the fields the far
+// end's jitter buffer needs.
 type Packet struct {
 	Seq         uint16 // per sender, wrapping
 	Timestamp   uint32 // in samples at 48 kHz, counting through silence
@@ -46,11 +47,12 @@ type EngineConfig struct {
 	OnNoInput func(silent bool)
 	// OnDevicesChanged reports devices appearing or disappearing.
 	OnDevicesChanged func(inputs, outputs []Device)
-	// Captured, if set, sees each captured 20 ms frame after echo cancellation and noise
-	// suppression, before voice activity detection and encoding, and may edit it.
+	// Captured, if set, sees each captured frame (20 ms; 10 in the low-latency mode) after echo
+	// cancellation and noise suppression, before voice activity detection and encoding, and may
+	// edit it.
 	Captured func(samples []int16)
-	// Received, if set, sees each sender's decoded 20 ms frame before it is mixed and may edit it;
-	// returning true mutes that frame.
+	// Received, if set, sees each sender's decoded frame (the engine's: 20 ms, 10 in the
+	// low-latency mode) before it is mixed and may edit it; returning true mutes that frame.
 	Received func(sender uint64, samples []int16) (mute bool)
 	// InputDevice and OutputDevice select devices by id; empty is the default device.
 	InputDevice, OutputDevice string

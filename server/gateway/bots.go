@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"sdkpp/server/counters"
+	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -109,47 +111,27 @@ func (h *Hub) SessionStartLimit(appID uint64, maxConcurrency int) wire.SessionSt
 // DispatchBots is Dispatch to the bot sessions among userIDs' sessions whose intents include
 // one of the bits of intent (guild events reach bots only, by intent).
 func (h *Hub) DispatchBots(userIDs []uint64, intent uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, filter{kind: toBots, intent: intent})
+	h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToBots, intent: intent})
 }
 
 // DispatchBotsSplit is DispatchBots of with to the sessions whose intents also include one of
 // the bits of split, and of without to the others (a message's content goes only to sessions
 // with MESSAGE_CONTENT).
 func (h *Hub) DispatchBotsSplit(userIDs []uint64, intent, split uint64, event string, with, without any) {
-	h.dispatchTo(userIDs, event, with, filter{kind: toBotsWith, intent: intent, split: split})
-	h.dispatchTo(userIDs, event, without, filter{kind: toBotsWithout, intent: intent, split: split})
+	h.dispatchTo(userIDs, event, with, filter{kind: busmsg.ToBotsWith, intent: intent, split: split})
+	h.dispatchTo(userIDs, event, without, filter{kind: busmsg.ToBotsWithout, intent: intent, split: split})
 }
 
 // DispatchIntent is Dispatch to those of userIDs' sessions, bots' or players', whose intents
 // include one of the bits of intent (a guild's voice states reach every session that asks).
 func (h *Hub) DispatchIntent(userIDs []uint64, intent uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, filter{kind: toIntent, intent: intent})
+	h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToIntent, intent: intent})
 }
 
 // memberAskKey is the counter of a bot's requests for all members of a guild: one per
 // MembersRateWindow (GW-2).
 func memberAskKey(appID, guildID uint64) string {
 	return "members|" + strconv.FormatUint(appID, 10) + "|" + strconv.FormatUint(guildID, 10)
-}
-
-// snowflakes reads a snowflake or an array of snowflakes.
-func snowflakes(raw json.RawMessage) ([]uint64, bool) {
-	if isNull(raw) {
-		return nil, true
-	}
-	var one wire.Snowflake
-	if json.Unmarshal(raw, &one) == nil {
-		return []uint64{uint64(one)}, true
-	}
-	var many []wire.Snowflake
-	if json.Unmarshal(raw, &many) != nil {
-		return nil, false
-	}
-	out := make([]uint64, len(many))
-	for i, id := range many {
-		out[i] = uint64(id)
-	}
-	return out, true
 }
 
 // requestMembers serves op 8 of a bot session: malformed payloads close with 4002; a request
@@ -165,14 +147,14 @@ func (c *conn) requestMembers(d json.RawMessage) (wsframe.Close, bool) {
 		return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
 	}
 	var rq wire.RequestGuildMembers
-	if !decodeObject(d, &rq) {
+	if !payload.DecodeObject(d, &rq) {
 		return decodeError("invalid request guild members payload")
 	}
-	guild, ok := snowflakes(rq.GuildID)
-	if !ok || len(guild) != 1 || isArray(rq.GuildID) {
+	guild, ok := payload.Snowflakes(rq.GuildID)
+	if !ok || len(guild) != 1 || payload.IsArray(rq.GuildID) {
 		return decodeError("guild_id must be one snowflake")
 	}
-	userIDs, ok := snowflakes(rq.UserIDs)
+	userIDs, ok := payload.Snowflakes(rq.UserIDs)
 	switch {
 	case !ok || len(userIDs) > maxMemberUserIDs:
 		return decodeError("user_ids must be at most 100 snowflakes")
@@ -234,16 +216,4 @@ func (c *conn) requestMembers(d json.RawMessage) (wsframe.Close, bool) {
 		h.DispatchSession(sid, gwire.EventGuildMembersChunk, chunk)
 	}
 	return wsframe.Close{}, false
-}
-
-// isArray tells whether raw is a JSON array.
-func isArray(raw []byte) bool {
-	for _, b := range raw {
-		switch b {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return b == '['
-	}
-	return false
 }

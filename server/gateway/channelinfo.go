@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -22,7 +23,7 @@ func (c *conn) channelInfo(d json.RawMessage) (wsframe.Close, bool) {
 		return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 	}
 	var req gwire.RequestChannelInfo
-	if !decodeObject(d, &req) || req.GuildID == 0 || req.GuildID > wire.MaxSnowflake {
+	if !payload.DecodeObject(d, &req) || req.GuildID == 0 || req.GuildID > wire.MaxSnowflake {
 		return decodeError("invalid request channel info")
 	}
 	for _, f := range req.Fields {

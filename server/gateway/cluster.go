@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/wsframe"
 	gwire "sdkpp/wire/gateway"
 )
@@ -34,111 +35,33 @@ type BatchBus interface {
 // publishTimeout bounds one publish to the bus.
 const publishTimeout = 10 * time.Second
 
-// filterKind says which of a user's sessions a dispatch is for.
-type filterKind uint8
-
-const (
-	toApp         filterKind = iota // every session (app 0), or those of one application
-	toBots                          // bot sessions with one of the intent bits
-	toBotsWith                      // bot sessions with one of the intent bits and one of the split bits
-	toBotsWithout                   // bot sessions with one of the intent bits and none of the split bits
-	toIntent                        // any session with one of the intent bits
-	toBotSessions                   // every bot session
-	toSession                       // one session, by its id (DispatchSession)
-)
-
 // filter picks the sessions of a dispatch's users that get it. It is data, not a function, so
 // that it can cross the bus.
 type filter struct {
-	kind               filterKind
+	kind               busmsg.FilterKind
 	app, intent, split uint64
-	session            string // toSession's session id
+	session            string // busmsg.ToSession's session id
 }
 
 // keep tells whether s gets the dispatch. Call with h.mu held.
 func (f filter) keep(s *session) bool {
 	switch f.kind {
-	case toApp:
+	case busmsg.ToApp:
 		return f.app == 0 || s.who.AppID == f.app
-	case toBots:
+	case busmsg.ToBots:
 		return s.who.Bot && s.intents&f.intent != 0
-	case toBotsWith:
+	case busmsg.ToBotsWith:
 		return s.who.Bot && s.intents&f.intent != 0 && s.intents&f.split != 0
-	case toBotsWithout:
+	case busmsg.ToBotsWithout:
 		return s.who.Bot && s.intents&f.intent != 0 && s.intents&f.split == 0
-	case toIntent:
+	case busmsg.ToIntent:
 		return s.intents&f.intent != 0
-	case toBotSessions:
+	case busmsg.ToBotSessions:
 		return s.who.Bot
-	case toSession:
+	case busmsg.ToSession:
 		return s.id == f.session
 	}
 	return false
-}
-
-// envelope is what crosses the bus: a dispatch (Type ""), or news of a session (Type "s"), of a
-// node's start ("n"), of a node found down ("d"), a request to end sessions ("x"), or another
-// part's state (Type "o", its Shared kind and its Data; see Share).
-type envelope struct {
-	Type    string       `json:"t,omitempty"`
-	Shared  string       `json:"o,omitempty"`
-	Session *sessionNote `json:"ss,omitempty"`
-	End     *endNote     `json:"x,omitempty"`
-	Down    *downNote    `json:"dn,omitempty"`
-	Node    int          `json:"n,omitempty"`
-	Life    string       `json:"l,omitempty"`
-	// Sent is when the publishing node sent it (Unix nanoseconds by its clock), for the bus's lag.
-	Sent int64 `json:"p,omitempty"`
-
-	Users  []uint64        `json:"u,omitempty"`
-	Kind   filterKind      `json:"k,omitempty"`
-	App    uint64          `json:"a,omitempty"`
-	Intent uint64          `json:"i,omitempty"`
-	Split  uint64          `json:"s,omitempty"`
-	To     string          `json:"to,omitempty"` // toSession's session id
-	Event  string          `json:"e"`
-	Data   json.RawMessage `json:"d,omitempty"`
-}
-
-// sessionNote tells the other nodes of a session of this one: what resuming it elsewhere needs,
-// and whether it is connected, waiting to be resumed (until Expires) or ended.
-type sessionNote struct {
-	ID           string    `json:"id"`
-	Node         int       `json:"node"`
-	Life         string    `json:"life"` // the node process's life (a restarted node has a new one)
-	Who          Identity  `json:"who"`
-	Intents      uint64    `json:"intents"`
-	Capabilities int64     `json:"caps,omitempty"`
-	Since        time.Time `json:"since"`
-	State        noteState `json:"state"`
-	Expires      time.Time `json:"expires,omitzero"`
-}
-
-type noteState uint8
-
-const (
-	noteLive     noteState = iota + 1 // attached to a connection
-	noteDetached                      // waiting to be resumed until Expires
-	noteEnded                         // gone for good
-)
-
-// endNote asks every node to end the user's sessions that match (EndSessions and its kin).
-type endNote struct {
-	User  uint64 `json:"user"`
-	App   uint64 `json:"app,omitempty"`   // only this application's sessions (0: all)
-	Grant uint64 `json:"grant,omitempty"` // only this token grant's sessions (0: all)
-	// Intents, when not 0: only a bot's connected sessions that use one of these intents, which
-	// its application may use no more; they close with gwire.CloseDisallowedIntents.
-	Intents uint64 `json:"intents,omitempty"`
-}
-
-// downNote tells that a node's life stopped without a word (it missed its heartbeats, see
-// NodeDown), and which node's life takes over its sessions' ends.
-type downNote struct {
-	Node   int    `json:"node"`
-	Life   string `json:"life"`
-	By     int    `json:"by"`
-	ByLife string `json:"by_life"`
 }
 
 // busShift places a bus sequence number in a session's sequence numbers: the dispatch read from
@@ -147,19 +70,20 @@ type downNote struct {
 // last. So a session resumed on another node is replayed from the bus with the numbers it had.
 const busShift = 20
 
-func (e *envelope) filter() filter {
+// filterOf is the filter of a dispatch read from the bus.
+func filterOf(e *busmsg.Envelope) filter {
 	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split, session: e.To}
 }
 
 // publish sends a dispatch to every node through the bus; a failure is logged, and the event is
 // lost for every node (the node's /readyz reports the bus).
 func (h *Hub) publish(users []uint64, f filter, event string, d []byte) {
-	h.send(envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, To: f.session,
+	h.send(busmsg.Envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, To: f.session,
 		Event: event, Data: d})
 }
 
 // send publishes e on the bus; a failure is logged.
-func (h *Hub) send(e envelope) {
+func (h *Hub) send(e busmsg.Envelope) {
 	e.Sent = time.Now().UnixNano()
 	msg, err := json.Marshal(e)
 	if err != nil {
@@ -175,7 +99,7 @@ func (h *Hub) send(e envelope) {
 
 // sendAll publishes the dispatches es on the bus in their order: together when the bus can
 // (BatchBus), else one after the other. A failure is logged.
-func (h *Hub) sendAll(es []envelope) {
+func (h *Hub) sendAll(es []busmsg.Envelope) {
 	bb, ok := h.cfg.Bus.(BatchBus)
 	if !ok || len(es) == 1 {
 		for _, e := range es {
@@ -203,20 +127,20 @@ func (h *Hub) sendAll(es []envelope) {
 
 // note tells the other nodes the state of s (no-op without a bus); call without h.mu, with the
 // values read under it.
-func (h *Hub) note(n sessionNote) {
+func (h *Hub) note(n busmsg.SessionNote) {
 	if h.cfg.Bus == nil {
 		return
 	}
 	n.Node, n.Life = h.cfg.Node, h.life
-	h.send(envelope{Type: "s", Session: &n})
+	h.send(busmsg.Envelope{Type: busmsg.TypeSession, Session: &n})
 }
 
 // noteOf is the note of s in state st. Call with h.mu held. It carries no scopes: every node
 // keeps every other node's notes, and a resume takes the resuming token's.
-func noteOf(s *session, st noteState) sessionNote {
+func noteOf(s *session, st busmsg.NoteState) busmsg.SessionNote {
 	who := s.who
 	who.Scopes = nil
-	return sessionNote{ID: s.id, Who: who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
+	return busmsg.SessionNote{ID: s.id, Who: who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
 		State: st, Expires: s.expires}
 }
 
@@ -225,7 +149,7 @@ func noteOf(s *session, st noteState) sessionNote {
 // to its current end (CaughtUp).
 func (h *Hub) Announce() {
 	if h.cfg.Bus != nil {
-		h.send(envelope{Type: "n", Node: h.cfg.Node, Life: h.life})
+		h.send(busmsg.Envelope{Type: busmsg.TypeNode, Node: h.cfg.Node, Life: h.life})
 	}
 }
 
@@ -240,7 +164,7 @@ func (h *Hub) Share(kind string, data any) {
 		h.log.Error("gateway: shared state cannot be encoded", "kind", kind, "err", err)
 		return
 	}
-	h.send(envelope{Type: "o", Shared: kind, Node: h.cfg.Node, Life: h.life, Data: d})
+	h.send(busmsg.Envelope{Type: busmsg.TypeShared, Shared: kind, Node: h.cfg.Node, Life: h.life, Data: d})
 }
 
 // BusSeq returns the sequence number of the last message read from the bus.
@@ -255,7 +179,7 @@ func (h *Hub) BusSeq() uint64 {
 // the other in its order; a message at or below the last one delivered is a duplicate and is
 // dropped.
 func (h *Hub) Deliver(seq uint64, msg []byte) {
-	var e envelope
+	var e busmsg.Envelope
 	if err := json.Unmarshal(msg, &e); err != nil {
 		h.log.Error("gateway: malformed message from the bus", "seq", seq, "err", err)
 		return
@@ -267,19 +191,19 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 	}
 	h.busSeq = seq
 	if f := h.cfg.OnBusDelivered; f != nil && e.Sent != 0 {
-		defer f(e.kind(), time.Unix(0, e.Sent), time.Now())
+		defer f(e.Label(), time.Unix(0, e.Sent), time.Now())
 	}
 	switch e.Type {
-	case "":
+	case busmsg.TypeDispatch:
 		h.mu.Unlock()
 		ev, _ := json.Marshal(e.Event) // a string always encodes
-		h.push(e.Users, ev, e.Event, e.Data, e.filter(), seq)
+		h.push(e.Users, ev, e.Event, e.Data, filterOf(&e), seq)
 		return
-	case "s":
+	case busmsg.TypeSession:
 		if n := e.Session; n != nil && !(n.Node == h.cfg.Node && n.Life == h.life) {
 			h.remoteNoteLocked(n)
 		}
-	case "n":
+	case busmsg.TypeNode:
 		// The node restarted: the sessions of its earlier lives lost their connections. The
 		// restarted node itself ends what their connections held.
 		gone := h.detachNodeLocked(e.Node, func(life string) bool { return life != e.Life })
@@ -288,7 +212,7 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 			h.nodeGone(gone)
 			return
 		}
-	case "d":
+	case busmsg.TypeDown:
 		// A node's life stopped: its sessions lost their connections. The node that found it
 		// down ends what their connections held, once for the cluster.
 		if x := e.Down; x != nil {
@@ -304,13 +228,13 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 				return
 			}
 		}
-	case "o":
+	case busmsg.TypeShared:
 		if f := h.cfg.OnShared; f != nil && !(e.Node == h.cfg.Node && e.Life == h.life) {
 			h.mu.Unlock()
 			f(e.Shared, e.Data)
 			return
 		}
-	case "x":
+	case busmsg.TypeEnd:
 		if x := e.End; x != nil {
 			h.mu.Unlock()
 			h.endSessionsLocal(x)
@@ -318,26 +242,6 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 		}
 	}
 	h.mu.Unlock()
-}
-
-// kind names what e carries, for the bus's metrics: the dispatch's event, or what else it is;
-// never anything that holds an id.
-func (e *envelope) kind() string {
-	switch e.Type {
-	case "":
-		return e.Event
-	case "s":
-		return "session"
-	case "n":
-		return "node"
-	case "x":
-		return "end_sessions"
-	case "d":
-		return "node_down"
-	case "o":
-		return e.Shared
-	}
-	return "unknown"
 }
 
 // Life names this hub's process in what it tells the other nodes (a restarted node has a new
@@ -356,21 +260,21 @@ func (h *Hub) NodeDown(node int, life string) {
 	if h.cfg.Bus == nil || node == h.cfg.Node {
 		return
 	}
-	h.send(envelope{Type: "d", Down: &downNote{Node: node, Life: life, By: h.cfg.Node, ByLife: h.life}})
+	h.send(busmsg.Envelope{Type: busmsg.TypeDown, Down: &busmsg.DownNote{Node: node, Life: life, By: h.cfg.Node, ByLife: h.life}})
 }
 
 // detachNodeLocked makes the connected sessions of node's lives that match detached, resumable
 // for a resume window from now, and returns their notes.
-func (h *Hub) detachNodeLocked(node int, match func(life string) bool) []sessionNote {
+func (h *Hub) detachNodeLocked(node int, match func(life string) bool) []busmsg.SessionNote {
 	expires := h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
-	var gone []sessionNote
+	var gone []busmsg.SessionNote
 	for _, n := range h.remote {
-		if n.Node == node && match(n.Life) && n.State == noteLive {
-			n.State, n.Expires = noteDetached, expires
+		if n.Node == node && match(n.Life) && n.State == busmsg.NoteLive {
+			n.State, n.Expires = busmsg.NoteDetached, expires
 			gone = append(gone, *n)
 		}
 	}
-	slices.SortFunc(gone, func(a, b sessionNote) int { return a.Since.Compare(b.Since) })
+	slices.SortFunc(gone, func(a, b busmsg.SessionNote) int { return a.Since.Compare(b.Since) })
 	return gone
 }
 
@@ -383,10 +287,10 @@ type userApp struct{ user, app uint64 }
 // presence and lobby states the other node ended. Call without h.mu.
 func (h *Hub) stillHere() {
 	h.mu.Lock()
-	var notes []sessionNote
+	var notes []busmsg.SessionNote
 	for _, s := range h.sessions {
 		if s.conn != nil {
-			notes = append(notes, noteOf(s, noteLive))
+			notes = append(notes, noteOf(s, busmsg.NoteLive))
 		}
 	}
 	h.mu.Unlock()
@@ -410,7 +314,7 @@ func (h *Hub) stillHere() {
 
 // nodeGone ends what the connections of a stopped node's sessions held (see NodeDown); call
 // without h.mu.
-func (h *Hub) nodeGone(gone []sessionNote) {
+func (h *Hub) nodeGone(gone []busmsg.SessionNote) {
 	seen := map[userApp]bool{}
 	for _, n := range gone {
 		h.voiceGone(Session{Identity: n.Who, ID: n.ID})
@@ -431,24 +335,16 @@ func (h *Hub) nodeGone(gone []sessionNote) {
 	h.log.Info("gateway: a stopped node's sessions lost their connections", "sessions", len(gone))
 }
 
-// match tells whether s is one of the sessions x ends. Call with h.mu held.
-func (x *endNote) match(s *session) bool {
+// endMatch tells whether s is one of the sessions x ends. Call with h.mu held.
+func endMatch(x *busmsg.EndNote, s *session) bool {
 	return (x.App == 0 || s.who.AppID == x.App) && (x.Grant == 0 || s.grant == x.Grant) &&
 		(x.Intents == 0 || (s.who.Bot && s.conn != nil && s.intents&x.Intents != 0))
 }
 
-// wsframe.Close is how x closes the connected sessions it ends.
-func (x *endNote) closeReq() wsframe.Close {
-	if x.Intents != 0 {
-		return wsframe.Close{Code: gwire.CloseDisallowedIntents, Reason: "disallowed intent(s)", End: true}
-	}
-	return wsframe.Close{Code: gwire.CloseAuthenticationFailed, Reason: "session ended", End: true}
-}
-
 // remoteNoteLocked records another node's note of a session. A session of this node that
 // another node now holds (it was resumed there) is this node's no more.
-func (h *Hub) remoteNoteLocked(n *sessionNote) {
-	if s := h.sessions[n.ID]; s != nil && n.State != noteEnded {
+func (h *Hub) remoteNoteLocked(n *busmsg.SessionNote) {
+	if s := h.sessions[n.ID]; s != nil && n.State != busmsg.NoteEnded {
 		s.moved = true
 		if s.conn != nil {
 			s.conn.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session resumed elsewhere"})
@@ -462,13 +358,13 @@ func (h *Hub) remoteNoteLocked(n *sessionNote) {
 		}
 		delete(h.remote, n.ID)
 	}
-	if n.State == noteEnded {
+	if n.State == busmsg.NoteEnded {
 		return
 	}
 	h.remote[n.ID] = n
 	m := h.remoteByUser[n.Who.UserID]
 	if m == nil {
-		m = map[string]*sessionNote{}
+		m = map[string]*busmsg.SessionNote{}
 		h.remoteByUser[n.Who.UserID] = m
 	}
 	m[n.ID] = n
@@ -479,7 +375,7 @@ func (h *Hub) remoteNoteLocked(n *sessionNote) {
 func (h *Hub) remoteLiveLocked(appID, userID uint64) int {
 	n := 0
 	for _, r := range h.remoteByUser[userID] {
-		if r.State == noteLive && (appID == 0 || r.Who.AppID == appID) {
+		if r.State == busmsg.NoteLive && (appID == 0 || r.Who.AppID == appID) {
 			n++
 		}
 	}
@@ -513,7 +409,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	now := h.cfg.Clock.Now()
 	n := h.remote[sessionID]
 	if n == nil || n.Who.UserID != who.UserID || n.Who.AppID != who.AppID ||
-		(n.State == noteDetached && !now.Before(n.Expires)) || h.cfg.Replay == nil {
+		(n.State == busmsg.NoteDetached && !now.Before(n.Expires)) || h.cfg.Replay == nil {
 		h.mu.Unlock()
 		r, stop := c.invalidSession()
 		return attached{}, r, stop
@@ -522,9 +418,9 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	from := uint64(seq >> busShift)
 	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
 	s.who.Grant, s.grant, s.who.Scopes = who.Grant, who.Grant, who.Scopes
-	s.seq = max(int64(upto)<<busShift, seq)
-	base := s.seq
-	s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)
+	s.SetSeq(max(int64(upto)<<busShift, seq))
+	base := s.Seq()
+	s.Push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn = c
 	c.sess, c.sent = s, base
@@ -536,12 +432,12 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	if from < upto {
 		ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
 		err = h.cfg.Replay(ctx, from+1, upto, func(m uint64, msg []byte) {
-			var e envelope
-			if json.Unmarshal(msg, &e) != nil || e.Type != "" || !slices.Contains(e.Users, s.who.UserID) {
+			var e busmsg.Envelope
+			if json.Unmarshal(msg, &e) != nil || e.Type != busmsg.TypeDispatch || !slices.Contains(e.Users, s.who.UserID) {
 				return
 			}
 			h.mu.Lock()
-			keep := e.filter().keep(s)
+			keep := filterOf(&e).keep(s)
 			h.mu.Unlock()
 			if keep && int64(m)<<busShift > seq {
 				ev, _ := json.Marshal(e.Event)
@@ -561,14 +457,9 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	}
 	h.mu.Lock()
 	if len(replay) > 0 { // kept for a later resume here, before what came since
-		held := append(replay, s.buf[s.head:]...)
-		if over := len(held) - h.cfg.ReplayLimit; over > 0 {
-			s.dropped = held[over-1].Seq
-			held = held[over:]
-		}
-		s.buf, s.head = held, 0
+		s.Prepend(replay, h.cfg.ReplayLimit)
 	}
-	note := noteOf(s, noteLive)
+	note := noteOf(s, busmsg.NoteLive)
 	h.mu.Unlock()
 	c.authed, c.who = true, s.who
 	c.requester.Store(&requester{token: c.token, sess: s})

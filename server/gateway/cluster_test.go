@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/server/gateway/internal/busmsg"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
 )
@@ -455,7 +456,7 @@ func TestScopesSharedAndLeftOutOfNotes(t *testing.T) {
 	assert.Same(t, &a[0], &b[0], "one slice for one set")
 	c := sets.intern([]string{"openid"})
 	assert.NotSame(t, &a[0], &c[0])
-	n := noteOf(&session{id: "s", who: Identity{UserID: 7, AppID: testApp, Scopes: a}}, noteLive)
+	n := noteOf(&session{id: "s", who: Identity{UserID: 7, AppID: testApp, Scopes: a}}, busmsg.NoteLive)
 	assert.Nil(t, n.Who.Scopes)
 	assert.Equal(t, uint64(7), n.Who.UserID)
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/pace"
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -187,7 +189,7 @@ func (c *conn) finish(r wsframe.Close) {
 	h.mu.Lock()
 	wentOffline := false
 	var left Session // the session this connection lets go: it leaves its call
-	var note *sessionNote
+	var note *busmsg.SessionNote
 	if s := c.sess; s != nil && s.conn == c && s.moved {
 		// Another node took the session over (it was resumed there): it leaves its call here,
 		// and the other nodes hear nothing more of it from this one.
@@ -197,10 +199,10 @@ func (c *conn) finish(r wsframe.Close) {
 		left = Session{Identity: s.who, ID: s.id}
 		s.conn = nil
 		s.expires = h.cfg.Clock.Now().Add(h.cfg.ResumeWindow)
-		st := noteDetached
+		st := busmsg.NoteDetached
 		if r.End {
 			h.removeLocked(s)
-			st = noteEnded
+			st = busmsg.NoteEnded
 		}
 		n := noteOf(s, st)
 		note = &n
@@ -339,23 +341,6 @@ func (c *conn) allow(now time.Time) bool {
 	return true
 }
 
-// isObject tells whether raw is a JSON object (after leading white space).
-func isObject(raw []byte) bool {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	return len(raw) > 0 && raw[0] == '{'
-}
-
-// isNull tells whether raw is absent or JSON null.
-func isNull(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
-
-// decodeObject decodes raw, which must be a JSON object, into v.
-func decodeObject(raw []byte, v any) bool {
-	return isObject(raw) && json.Unmarshal(raw, v) == nil
-}
-
 func decodeError(what string) (wsframe.Close, bool) {
 	return wsframe.Close{Code: gwire.CloseDecodeError, Reason: what}, true
 }
@@ -366,7 +351,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		Op *int            `json:"op"`
 		D  json.RawMessage `json:"d"`
 	}
-	if !decodeObject(data, &p) || p.Op == nil {
+	if !payload.DecodeObject(data, &p) || p.Op == nil {
 		if !c.allow(c.h.cfg.Clock.Now()) {
 			return wsframe.Close{Code: gwire.CloseRateLimited, Reason: "rate limited"}, true
 		}
@@ -392,7 +377,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		}
 	case gwire.OpHeartbeat:
 		var seq *int64
-		if json.Unmarshal(nullIfAbsent(p.D), &seq) != nil {
+		if json.Unmarshal(payload.NullIfAbsent(p.D), &seq) != nil {
 			return decodeError("heartbeat d must be a sequence number or null")
 		}
 		c.armHeartbeat()
@@ -414,7 +399,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		if !c.authed {
 			return wsframe.Close{Code: gwire.CloseNotAuthenticated, Reason: "not authenticated"}, true
 		}
-		if !isObject(p.D) { // p.D is valid JSON: the whole payload decoded
+		if !payload.IsObject(p.D) { // p.D is valid JSON: the whole payload decoded
 			return decodeError("presence must be an object")
 		}
 		if f := c.h.cfg.OnPresence; f != nil {
@@ -431,13 +416,6 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 		}
 	}
 	return wsframe.Close{Code: gwire.CloseUnknownOpcode, Reason: "unknown opcode"}, true
-}
-
-func nullIfAbsent(raw json.RawMessage) []byte {
-	if len(raw) == 0 {
-		return []byte("null")
-	}
-	return raw
 }
 
 // authenticate resolves a token from gwire.Identify or gwire.Resume; a zero code means success, and then
@@ -497,11 +475,11 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	var id gwire.Identify
 	switch {
-	case !decodeObject(d, &id):
+	case !payload.DecodeObject(d, &id):
 		return decodeError("invalid identify payload")
-	case !isNull(id.Properties) && !isObject(id.Properties):
+	case !payload.IsNull(id.Properties) && !payload.IsObject(id.Properties):
 		return decodeError("properties must be an object")
-	case !isNull(id.Presence) && !isObject(id.Presence):
+	case !payload.IsNull(id.Presence) && !payload.IsObject(id.Presence):
 		return decodeError("presence must be an object")
 	case id.Shard != nil && (len(id.Shard) != 2 || id.Shard[1] < 1 || id.Shard[0] < 0 || id.Shard[0] >= id.Shard[1]):
 		return wsframe.Close{Code: gwire.CloseInvalidShard, Reason: "invalid shard"}, true
@@ -570,16 +548,16 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn, s.grant = c, who.Grant
 	if h.cfg.Bus != nil { // numbered after what was read from the bus so far (busShift)
-		s.seq = int64(h.busSeq) << busShift
+		s.SetSeq(int64(h.busSeq) << busShift)
 	}
-	c.sess, c.sent = s, s.seq
-	s.push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1 on a node alone
+	c.sess, c.sent = s, s.Seq()
+	s.Push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1 on a node alone
 	for _, d := range creates {
-		s.push([]byte(`"`+gwire.EventGuildCreate+`"`), d, h.cfg.ReplayLimit)
+		s.Push([]byte(`"`+gwire.EventGuildCreate+`"`), d, h.cfg.ReplayLimit)
 	}
 	h.addLocked(s)
 	h.sweepLocked(h.cfg.Clock.Now())
-	note := noteOf(s, noteLive)
+	note := noteOf(s, busmsg.NoteLive)
 	h.mu.Unlock()
 	c.flushMu.Unlock()
 	h.note(note)
@@ -596,7 +574,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	if h.cfg.OnSession != nil {
 		h.cfg.OnSession(who)
 	}
-	if !isNull(id.Presence) && h.cfg.OnPresence != nil {
+	if !payload.IsNull(id.Presence) && h.cfg.OnPresence != nil {
 		h.cfg.OnPresence(who, json.RawMessage(bytes.Clone(id.Presence)))
 	}
 	return wsframe.Close{}, false
@@ -607,7 +585,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 func (c *conn) resume(d json.RawMessage) (wsframe.Close, bool) {
 	h := c.h
 	var rs gwire.Resume
-	if !decodeObject(d, &rs) || rs.Seq == nil {
+	if !payload.DecodeObject(d, &rs) || rs.Seq == nil {
 		return decodeError("invalid resume payload")
 	}
 	if *rs.Seq < 0 {
@@ -715,12 +693,12 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsfr
 		r, stop := c.invalidSession()
 		return attached{}, r, stop
 	}
-	if seq > s.seq {
+	if seq > s.Seq() {
 		h.mu.Unlock()
 		return attached{}, wsframe.Close{Code: gwire.CloseInvalidSeq, Reason: "invalid seq"}, true
 	}
 	old := s.conn
-	replay, ok := s.after(seq)
+	replay, ok := s.After(seq)
 	if !ok { // the client missed more than the buffer holds
 		h.removeLocked(s)
 		h.mu.Unlock()
@@ -731,10 +709,10 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsfr
 		return attached{}, r, stop
 	}
 	// RESUMED may push the oldest missed dispatch out of the buffer: the replay is taken first.
-	pending := append(replay, s.push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
+	pending := append(replay, s.Push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit))
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn, s.grant = c, who.Grant
-	c.sess, c.sent = s, s.seq
+	c.sess, c.sent = s, s.Seq()
 	h.mu.Unlock()
 	if old != nil {
 		old.kickWith(wsframe.Close{Code: gwire.CloseUnknownError, Reason: "session resumed elsewhere"})
@@ -746,7 +724,7 @@ func (c *conn) attach(sessionID string, seq int64, who Identity) (attached, wsfr
 		return attached{first: first}, wsframe.Gone, true
 	}
 	h.mu.Lock()
-	note := noteOf(s, noteLive)
+	note := noteOf(s, busmsg.NoteLive)
 	h.mu.Unlock()
 	h.note(note)
 	return attached{s: s, replayed: len(replay), first: first}, wsframe.Close{}, false
@@ -832,7 +810,7 @@ func (c *conn) take() ([]wsframe.Dispatch, bool) {
 	if s == nil || s.conn != c {
 		return nil, true
 	}
-	pending, ok := s.after(c.sent)
+	pending, ok := s.After(c.sent)
 	if ok && len(pending) > 0 {
 		c.sent = pending[len(pending)-1].Seq
 	}

@@ -70,29 +70,6 @@ func TestDispatchesOverTLS(t *testing.T) {
 	}
 }
 
-// On a cluster a session's sequence numbers come from the bus and have gaps: after finds the
-// dispatches above any number, and tells when the buffer dropped some the client missed.
-func TestAfterWithSparseSequenceNumbers(t *testing.T) {
-	s := &session{}
-	for _, m := range []int64{3, 4, 9, 12, 13} {
-		s.pushSeq(m<<busShift, []byte(`"E"`), []byte("1"), 3)
-	}
-	got, ok := s.after(9 << busShift)
-	require.True(t, ok)
-	require.Len(t, got, 2)
-	assert.Equal(t, int64(12)<<busShift, got[0].Seq)
-	got, ok = s.after(10 << busShift) // a number between two held ones
-	require.True(t, ok)
-	assert.Len(t, got, 2)
-	got, ok = s.after(4<<busShift + 1) // a local push after 4: 9 is the next
-	require.True(t, ok)
-	assert.Len(t, got, 3)
-	_, ok = s.after(3 << busShift) // 4 was dropped
-	assert.False(t, ok)
-	e := s.push([]byte(`"L"`), []byte("1"), 3) // a push of the node's own follows the last
-	assert.Equal(t, int64(13)<<busShift+1, e.Seq)
-}
-
 // Under a burst that makes the hub busy, writes are paced and every dispatch still arrives once,
 // in order; once quiet again, a dispatch leaves at once.
 func TestPacedWritesKeepOrder(t *testing.T) {

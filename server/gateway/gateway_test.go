@@ -709,28 +709,6 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	}
 }
 
-// The replay buffer keeps the last ReplayLimit dispatches with amortized compaction.
-func TestReplayBuffer(t *testing.T) {
-	s := &session{}
-	for range 10000 {
-		s.push([]byte(`"N"`), []byte("1"), 1000)
-	}
-	assert.Equal(t, 1000, len(s.buf)-s.head, "held")
-	assert.Equal(t, int64(10000), s.seq)
-	got, ok := s.after(9000)
-	require.True(t, ok)
-	require.Len(t, got, 1000)
-	assert.Equal(t, int64(9001), got[0].Seq)
-	assert.Equal(t, int64(10000), got[999].Seq)
-	f := got[0].Frame()
-	assert.Equal(t, `{"op":0,"d":1,"s":9001,"t":"N"}`, string(f))
-	_, ok = s.after(8999)
-	assert.False(t, ok, "after(8999) reports dropped dispatches")
-	got, ok = s.after(10000)
-	assert.True(t, ok)
-	assert.Empty(t, got, "after(last)")
-}
-
 // A connected client that falls more than ReplayLimit dispatches behind is closed with 4000.
 func TestFlushTooFarBehind(t *testing.T) {
 	h := New(Config{Tokens: testTokens{}, Users: testUsers{}, ReplayLimit: 5})
@@ -739,7 +717,7 @@ func TestFlushTooFarBehind(t *testing.T) {
 	s := &session{conn: c}
 	c.sess = s
 	for range 10 {
-		s.push([]byte(`"N"`), []byte("1"), 5)
+		s.Push([]byte(`"N"`), []byte("1"), 5)
 	}
 	c.sent = 3 // 4 and 5 were dropped
 	r, stop := c.flush()

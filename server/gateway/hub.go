@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -10,10 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gobwas/ws"
-
 	"sdkpp/internal/clock"
 	"sdkpp/server/counters"
+	"sdkpp/server/gateway/internal/busmsg"
 	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/scopes"
@@ -36,23 +36,9 @@ const (
 // closeTimeout bounds one close handshake in real time: past it the TCP connection is cut.
 const closeTimeout = 2 * time.Second
 
-// Identity is who a bearer token speaks for.
-type Identity struct {
-	// Capabilities are the Identify's capabilities bits (0 before an Identify): 1<<15 opts a
-	// bot into channel obfuscation (rule GW-1).
-	Capabilities int64
-
-	UserID uint64
-	AppID  uint64
-	// Scopes are the token's granted scopes; the hub expands the SDK scopes itself.
-	Scopes []string
-	// Bot is set for an application's bot user, identified with its bot token (UserID is the
-	// bot user, AppID its application).
-	Bot bool
-	// Grant is the token grant of a user's access token (0 for none), so that the sessions of a
-	// revoked grant can be ended (EndGrantSessions).
-	Grant uint64
-}
+// Identity is who a bearer token speaks for. It is defined with the bus's messages, whose
+// session notes carry it.
+type Identity = busmsg.Identity
 
 // Tokens resolves the bearer tokens that clients send in gwire.Identify and gwire.Resume. server.go adapts
 // package token to it.
@@ -214,8 +200,8 @@ type Hub struct {
 	life string
 	// remote holds, by session id, what the other nodes told of their sessions; remoteByUser
 	// indexes it by user. Guarded by mu.
-	remote       map[string]*sessionNote
-	remoteByUser map[uint64]map[string]*sessionNote
+	remote       map[string]*busmsg.SessionNote
+	remoteByUser map[uint64]map[string]*busmsg.SessionNote
 
 	scopeSets scopeSets // the sessions' scopes, one slice per set
 
@@ -257,7 +243,7 @@ func New(cfg Config) *Hub {
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
 		rate: pace.NewMeter(), life: newSessionID()[:12],
-		remote: map[string]*sessionNote{}, remoteByUser: map[uint64]map[string]*sessionNote{},
+		remote: map[string]*busmsg.SessionNote{}, remoteByUser: map[uint64]map[string]*busmsg.SessionNote{},
 	}
 }
 
@@ -289,34 +275,18 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	defer h.wg.Done()
 
-	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+	tcp, rd, err := wsframe.Upgrade(w, r, h.cfg.WriteTimeout)
+	if errors.Is(err, wsframe.ErrUpgradeRequired) {
 		w.Header().Set("Connection", "Upgrade")
 		w.Header().Set("Upgrade", "websocket")
 		writeError(w, &wire.APIError{Status: http.StatusUpgradeRequired, Code: wire.CodeGeneral,
 			Message: "426: Upgrade Required"})
 		return
 	}
-	// Clients authenticate in band with a bearer token, never with cookies, so a cross-origin
-	// page gains nothing: any origin may connect. No extension is negotiated (the gateway sends
-	// plain text frames), nor any subprotocol.
-	up := ws.HTTPUpgrader{Timeout: h.cfg.WriteTimeout}
-	nc, rw, _, err := up.Upgrade(r, w)
-	if err != nil { // the upgrader answered the request on the taken-over connection
-		if nc != nil {
-			_ = nc.Close()
-		}
+	if err != nil { // answered on the taken-over connection, or closed
 		return
 	}
-	// The HTTP server's deadlines (its read timeout) may be set on the connection it hands over
-	// (http.Hijacker): a WebSocket outlives them. Reads have no deadline (the heartbeat bounds a
-	// silent client); writes set their own.
-	if err := nc.SetDeadline(time.Time{}); err != nil {
-		_ = nc.Close()
-		return
-	}
-	tcp := &wsframe.Conn{Conn: nc}
-	// The reader keeps the HTTP server's buffered reader: it may hold the client's first frames.
-	c := newConn(h, tcp, wsframe.NewReader(rw.Reader, tcp, h.cfg.WriteTimeout), h.resumeURL(r))
+	c := newConn(h, tcp, rd, h.resumeURL(r))
 	c.remoteAddr = r.RemoteAddr
 	go c.read() // owned by the connection: finish waits for it
 	h.mu.Lock()
@@ -361,18 +331,6 @@ func writeError(w http.ResponseWriter, e *wire.APIError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.Status)
 	_ = json.NewEncoder(w).Encode(e)
-}
-
-// hasToken tells whether the comma-separated header field name of h lists token (ignoring case).
-func hasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Close sends Reconnect (op 7) to every connection and closes it with gwire.CloseServiceRestart (1012),
@@ -459,11 +417,11 @@ func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 		}
 		return
 	}
-	f := filter{kind: toApp, app: appID}
-	es := make([]envelope, 0, len(ds))
+	f := filter{kind: busmsg.ToApp, app: appID}
+	es := make([]busmsg.Envelope, 0, len(ds))
 	for _, d := range ds {
 		if data, ok := h.encode(d.Event, d.Data); ok {
-			es = append(es, envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data})
+			es = append(es, busmsg.Envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data})
 		}
 	}
 	h.sendAll(es)
@@ -483,7 +441,7 @@ func (h *Hub) encode(event string, data any) ([]byte, bool) {
 }
 
 func (h *Hub) dispatch(userIDs []uint64, appID uint64, event string, data any) {
-	h.dispatchTo(userIDs, event, data, filter{kind: toApp, app: appID})
+	h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToApp, app: appID})
 }
 
 // dispatchTo pushes the event to the sessions of userIDs (duplicates once) that f keeps, and
@@ -521,9 +479,9 @@ func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter
 				continue
 			}
 			if at == 0 {
-				s.push(ev, d, h.cfg.ReplayLimit)
-			} else if seq := int64(at) << busShift; seq > s.seq {
-				s.pushSeq(seq, ev, d, h.cfg.ReplayLimit)
+				s.Push(ev, d, h.cfg.ReplayLimit)
+			} else if seq := int64(at) << busShift; seq > s.Seq() {
+				s.PushSeq(seq, ev, d, h.cfg.ReplayLimit)
 			} else {
 				continue
 			}
@@ -633,7 +591,7 @@ func (h *Hub) Online(userID uint64) bool {
 
 // EndSessions ends every session of the user, for example when the user's tokens are revoked:
 // connected ones are closed with gwire.CloseAuthenticationFailed, and none can be resumed.
-func (h *Hub) EndSessions(userID uint64) { h.endSessions(endNote{User: userID}) }
+func (h *Hub) EndSessions(userID uint64) { h.endSessions(busmsg.EndNote{User: userID}) }
 
 // EndAppSessions ends the user's sessions of one application, as EndSessions does, for example
 // when the user's authorization of that application is revoked.
@@ -641,7 +599,7 @@ func (h *Hub) EndAppSessions(appID, userID uint64) {
 	if appID == 0 {
 		return
 	}
-	h.endSessions(endNote{User: userID, App: appID})
+	h.endSessions(busmsg.EndNote{User: userID, App: appID})
 }
 
 // EndGrantSessions ends the user's sessions that identified, or last resumed, with an access
@@ -651,7 +609,7 @@ func (h *Hub) EndGrantSessions(userID, grant uint64) {
 	if grant == 0 {
 		return
 	}
-	h.endSessions(endNote{User: userID, Grant: grant})
+	h.endSessions(busmsg.EndNote{User: userID, Grant: grant})
 }
 
 // EndDisallowedSessions ends the bot user's live sessions that use any of intents, on every
@@ -662,14 +620,14 @@ func (h *Hub) EndDisallowedSessions(userID, intents uint64) {
 	if intents == 0 {
 		return
 	}
-	h.endSessions(endNote{User: userID, Intents: intents})
+	h.endSessions(busmsg.EndNote{User: userID, Intents: intents})
 }
 
 // endSessions ends the user's sessions that match x, on every node: with a bus, each node
 // ends its own as it reads the request from the bus.
-func (h *Hub) endSessions(x endNote) {
+func (h *Hub) endSessions(x busmsg.EndNote) {
 	if h.cfg.Bus != nil {
-		h.send(envelope{Type: "x", End: &x})
+		h.send(busmsg.Envelope{Type: busmsg.TypeEnd, End: &x})
 		return
 	}
 	h.endSessionsLocal(&x)
@@ -677,19 +635,19 @@ func (h *Hub) endSessions(x endNote) {
 
 // endSessionsLocal ends the user's sessions of this node that x matches, closing connected ones
 // with x's close code.
-func (h *Hub) endSessionsLocal(x *endNote) {
-	c := x.closeReq()
-	var notes []sessionNote
+func (h *Hub) endSessionsLocal(x *busmsg.EndNote) {
+	c := x.Closing()
+	var notes []busmsg.SessionNote
 	h.mu.Lock()
 	for s := range h.byUser[x.User] {
-		if !x.match(s) {
+		if !endMatch(x, s) {
 			continue
 		}
 		if s.conn != nil {
 			s.conn.kickWith(c)
 		}
 		h.removeLocked(s)
-		notes = append(notes, noteOf(s, noteEnded))
+		notes = append(notes, noteOf(s, busmsg.NoteEnded))
 	}
 	h.mu.Unlock()
 	for _, n := range notes {
@@ -741,7 +699,7 @@ func (h *Hub) sweepLocked(now time.Time) {
 		h.expireLocked(s, now)
 	}
 	for id, n := range h.remote { // other nodes' sessions past their resume window
-		if n.State == noteDetached && !now.Before(n.Expires) {
+		if n.State == busmsg.NoteDetached && !now.Before(n.Expires) {
 			h.forgetRemoteLocked(id)
 		}
 	}

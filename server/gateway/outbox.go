@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"sdkpp/server/gateway/internal/busmsg"
 )
 
 // Outbox keeps the dispatches a hub on a bus stages (Stage): each stored in the transaction
@@ -34,7 +36,7 @@ func OutboxMsgID(id uint64) string { return "outbox-" + strconv.FormatUint(id, 1
 // change's transaction.
 func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, userIDs []uint64, event string, data any) (publish func(), err error) {
 	if h.cfg.Bus == nil {
-		return func() { h.dispatchTo(userIDs, event, data, filter{kind: toApp, app: appID}) }, nil
+		return func() { h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToApp, app: appID}) }, nil
 	}
 	msgs := h.StageEach(appID, []AppDispatch{{UserIDs: userIDs, Event: event, Data: data}})
 	if len(msgs) == 0 {
@@ -56,7 +58,7 @@ func (h *Hub) StageEach(appID uint64, ds []AppDispatch) [][]byte {
 	if h.cfg.Bus == nil || appID == 0 {
 		return nil
 	}
-	f := filter{kind: toApp, app: appID}
+	f := filter{kind: busmsg.ToApp, app: appID}
 	sent := time.Now().UnixNano()
 	msgs := make([][]byte, 0, len(ds))
 	for _, d := range ds {
@@ -64,7 +66,7 @@ func (h *Hub) StageEach(appID uint64, ds []AppDispatch) [][]byte {
 		if !ok {
 			continue
 		}
-		msg, err := json.Marshal(envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data, Sent: sent})
+		msg, err := json.Marshal(busmsg.Envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data, Sent: sent})
 		if err != nil {
 			h.log.Error("gateway: cannot be encoded for the bus", "event", d.Event, "err", err)
 			continue

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/httpx"
 	gwire "sdkpp/wire/gateway"
@@ -28,7 +29,7 @@ func (h *Hub) features() []string {
 // validRequest checks an gwire.OpRequest's d.
 func validRequest(d json.RawMessage) (gwire.Request, bool) {
 	var r gwire.Request
-	if !decodeObject(d, &r) {
+	if !payload.DecodeObject(d, &r) {
 		return r, false
 	}
 	return r, r.Valid()
@@ -57,7 +58,7 @@ func (c *conn) serveInline(data []byte) bool {
 			Op *int            `json:"op"`
 			D  json.RawMessage `json:"d"`
 		}
-		if !decodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
+		if !payload.DecodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
 			return false
 		}
 		if r, ok = validRequest(p.D); !ok {
@@ -158,7 +159,7 @@ func (h *Hub) answer(s *session, d []byte) {
 		h.mu.Unlock()
 		return
 	}
-	s.push([]byte(`"`+gwire.EventRequestResult+`"`), d, h.cfg.ReplayLimit)
+	s.Push([]byte(`"`+gwire.EventRequestResult+`"`), d, h.cfg.ReplayLimit)
 	c := s.conn
 	h.mu.Unlock()
 	if c != nil {

@@ -85,7 +85,7 @@ func (h *Hub) Stats() Stats {
 			continue
 		}
 		st.Connected++
-		q := s.seq - s.conn.sent
+		q := s.Seq() - s.conn.sent
 		st.Queued += q
 		st.QueuedMax = max(st.QueuedMax, q)
 	}

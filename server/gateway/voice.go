@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 
+	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
@@ -41,14 +43,14 @@ func (c *conn) voiceOp(op int, d json.RawMessage) (wsframe.Close, bool) {
 	v := c.h.cfg.Voice
 	if op == gwire.OpVoiceStateUpdate {
 		var u voice.StateUpdate
-		if !decodeObject(d, &u) || u.Check() != nil {
+		if !payload.DecodeObject(d, &u) || u.Check() != nil {
 			return decodeError("invalid voice state update")
 		}
 		v.VoiceStateUpdate(s, u)
 		return wsframe.Close{}, false
 	}
 	var k voice.Keys
-	if !decodeObject(d, &k) || k.Check() != nil {
+	if !payload.DecodeObject(d, &k) || k.Check() != nil {
 		return decodeError("invalid voice keys")
 	}
 	v.VoiceKeys(s, k)
@@ -93,14 +95,14 @@ func (h *Hub) DispatchSession(sessionID, event string, data any) bool {
 		if user == 0 {
 			return false
 		}
-		h.publish([]uint64{user}, filter{kind: toSession, session: sessionID}, event, d)
+		h.publish([]uint64{user}, filter{kind: busmsg.ToSession, session: sessionID}, event, d)
 		return true
 	}
 	if h.expireLocked(s, h.cfg.Clock.Now()) {
 		h.mu.Unlock()
 		return false
 	}
-	s.push(ev, d, h.cfg.ReplayLimit)
+	s.Push(ev, d, h.cfg.ReplayLimit)
 	c := s.conn
 	h.mu.Unlock()
 	h.rate.Add(1)
@@ -120,5 +122,5 @@ func (h *Hub) SessionConnected(sessionID string) bool {
 		return s.conn != nil
 	}
 	n := h.remote[sessionID]
-	return n != nil && n.State == noteLive
+	return n != nil && n.State == busmsg.NoteLive
 }

@@ -424,6 +424,8 @@ static void test_call_handle(void)
     CHECK(Sdkpp_Call_GetChannelId(&forged) == 0);
     Sdkpp_Call_SetPTTActive(&forged, true);
     CHECK(!Sdkpp_Call_GetPTTActive(&forged));
+    Sdkpp_Call_SetLowLatency(&forged, true);
+    CHECK(!Sdkpp_Call_GetLowLatency(&forged));
     struct probe st = {0};
     Sdkpp_Call_SetStatusChangedCallback(&forged, NULL, probe_free, &st);
     CHECK(st.frees == 1);

@@ -3258,6 +3258,18 @@ static void call_Sdkpp_Call_GetParticipantPositional(Rng* r)
     Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
     (void)Sdkpp_Call_GetParticipantPositional(rnd_null(r) ? NULL : &self, (uint64_t)rnd_u64(r));
 }
+static void call_Sdkpp_Call_SetLowLatency(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    Sdkpp_Call_SetLowLatency(rnd_null(r) ? NULL : &self, rnd_bool(r));
+}
+static void call_Sdkpp_Call_GetLowLatency(Rng* r)
+{
+    (void)r;
+    Sdkpp_Call self = {rnd_id(r, CLASS_Call)};
+    (void)Sdkpp_Call_GetLowLatency(rnd_null(r) ? NULL : &self);
+}
 static void call_Sdkpp_Client_Init(Rng* r)
 {
     (void)r;
@@ -4798,6 +4810,8 @@ static const struct {
     {"Sdkpp_Call_ClearParticipantPosition", call_Sdkpp_Call_ClearParticipantPosition},
     {"Sdkpp_Call_SetParticipantPositional", call_Sdkpp_Call_SetParticipantPositional},
     {"Sdkpp_Call_GetParticipantPositional", call_Sdkpp_Call_GetParticipantPositional},
+    {"Sdkpp_Call_SetLowLatency", call_Sdkpp_Call_SetLowLatency},
+    {"Sdkpp_Call_GetLowLatency", call_Sdkpp_Call_GetLowLatency},
     {"Sdkpp_Client_Init", call_Sdkpp_Client_Init},
     {"Sdkpp_Client_InitWithBases", call_Sdkpp_Client_InitWithBases},
     {"Sdkpp_Client_InitWithOptions", call_Sdkpp_Client_InitWithOptions},

@@ -272,6 +272,8 @@ static void TestCallHandle()
         CHECK(call.GetStatus() == Call::Status::Disconnected);
         CHECK(call.GetParticipants().empty());
         CHECK(call.GetVerificationCode().empty());
+        call.SetLowLatency(true); // refused on an invalid Call
+        CHECK(!call.GetLowLatency());
         RunCallbacks();
     }
     CHECK(frames == 0);

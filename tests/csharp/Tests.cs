@@ -52,6 +52,13 @@ static class Raw
     [DllImport("sdkpp", CallingConvention = CallingConvention.Cdecl)]
     internal static extern void Sdkpp_AuthorizationArgs_Drop(ref IntPtr self);
 
+    [DllImport("sdkpp", CallingConvention = CallingConvention.Cdecl)]
+    internal static extern void Sdkpp_Call_SetLowLatency(ref IntPtr self, [MarshalAs(UnmanagedType.I1)] bool enabled);
+
+    [DllImport("sdkpp", CallingConvention = CallingConvention.Cdecl)]
+    [return: MarshalAs(UnmanagedType.I1)]
+    internal static extern bool Sdkpp_Call_GetLowLatency(ref IntPtr self);
+
     // SDKPP_ABI_INFO_INIT as the library expects it on this platform, with the library's versions.
     internal static AbiInfo LibraryView()
     {
@@ -1044,6 +1051,9 @@ static partial class Program
                 Eq("Forbidden", Call.ErrorToString(Call.Error.Forbidden), "ErrorToString");
                 Eq("Reconnecting", Call.StatusToString(Call.Status.Reconnecting), "StatusToString");
                 Eq(2, (int)AudioModeType.MODE_PTT, "AudioModeType.MODE_PTT");
+                IntPtr forged = new IntPtr(0x7fff00010001);
+                Raw.Sdkpp_Call_SetLowLatency(ref forged, true); // refused: no such Call
+                Check(!Raw.Sdkpp_Call_GetLowLatency(ref forged), "GetLowLatency on a forged Call: the default");
             }
             Eq(before, Sdk.GetObjectCount(), "no object left");
         });

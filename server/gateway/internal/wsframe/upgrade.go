@@ -1,0 +1,57 @@
+package wsframe
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gobwas/ws"
+)
+
+// ErrUpgradeRequired is Upgrade's error for a request that does not ask for a WebSocket
+// (Connection: upgrade, Upgrade: websocket); nothing was answered, the caller answers it.
+var ErrUpgradeRequired = errors.New("wsframe: not a WebSocket upgrade request")
+
+// Upgrade takes over the connection of r, a GET request, for a WebSocket: it answers the
+// handshake (within timeout), clears the HTTP server's deadlines on the connection (a WebSocket
+// outlives them; Conn's writes set their own) and returns the Conn that writes the server's
+// frames and the Reader of the client's, whose writes of answers take at most timeout. Any
+// origin may connect (clients authenticate in band, never with cookies); no extension and no
+// subprotocol is negotiated. After an error other than ErrUpgradeRequired the request has been
+// answered, or its connection closed.
+func Upgrade(w http.ResponseWriter, r *http.Request, timeout time.Duration) (*Conn, *Reader, error) {
+	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+		return nil, nil, ErrUpgradeRequired
+	}
+	up := ws.HTTPUpgrader{Timeout: timeout}
+	nc, rw, _, err := up.Upgrade(r, w)
+	if err != nil { // the upgrader answered the request on the taken-over connection
+		if nc != nil {
+			_ = nc.Close()
+		}
+		return nil, nil, fmt.Errorf("wsframe: upgrade: %w", err)
+	}
+	// The HTTP server's deadlines (its read timeout) may be set on the connection it hands over
+	// (http.Hijacker). Reads have no deadline (the gateway's heartbeat bounds a silent client).
+	if err := nc.SetDeadline(time.Time{}); err != nil {
+		_ = nc.Close()
+		return nil, nil, fmt.Errorf("wsframe: clear the connection's deadlines: %w", err)
+	}
+	c := &Conn{Conn: nc}
+	// The reader keeps the HTTP server's buffered reader: it may hold the client's first frames.
+	return c, NewReader(rw.Reader, c, timeout), nil
+}
+
+// hasToken tells whether the comma-separated header field name of h lists token (ignoring case).
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}

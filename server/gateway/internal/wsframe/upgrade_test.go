@@ -1,0 +1,76 @@
+package wsframe
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A request that does not ask for a WebSocket gets ErrUpgradeRequired, and nothing is
+// answered: the caller answers.
+func TestUpgradeRequired(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+	}{
+		{"plain GET", http.Header{}},
+		{"no Upgrade", http.Header{"Connection": {"upgrade"}}},
+		{"no Connection", http.Header{"Upgrade": {"websocket"}}},
+		{"another protocol", http.Header{"Connection": {"keep-alive, Upgrade"}, "Upgrade": {"h2c"}}},
+		{"Connection lists no upgrade", http.Header{"Connection": {"keep-alive, upgraded"}, "Upgrade": {"websocket"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Header = tt.header
+			w := httptest.NewRecorder()
+			c, rd, err := Upgrade(w, r, time.Second)
+			require.ErrorIs(t, err, ErrUpgradeRequired)
+			assert.Nil(t, c)
+			assert.Nil(t, rd)
+			assert.False(t, w.Flushed)
+			assert.Empty(t, w.Header())
+			assert.Zero(t, w.Body.Len())
+		})
+	}
+}
+
+// A WebSocket request is upgraded: the Reader reads the client's frames, including one sent
+// right behind the handshake, and the Conn writes the server's.
+func TestUpgrade(t *testing.T) {
+	done := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, rd, err := Upgrade(w, r, time.Second)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		data, stop, stopped := rd.ReadMessage(1024)
+		if stopped {
+			done <- fmt.Errorf("the first message stopped the reader: %+v", stop)
+			return
+		}
+		done <- c.WriteFrame(ws.OpText, append([]byte("echo "), data...), time.Second)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d := ws.Dialer{Header: ws.HandshakeHeaderHTTP(http.Header{"Connection": {"keep-alive, Upgrade"}})}
+	nc, _, _, err := d.Dial(ctx, "ws"+srv.URL[len("http"):])
+	require.NoError(t, err)
+	defer nc.Close()
+	require.NoError(t, ws.WriteFrame(nc, ws.MaskFrame(ws.NewTextFrame([]byte("hi")))))
+	require.NoError(t, <-done)
+	f, err := ws.ReadFrame(nc)
+	require.NoError(t, err)
+	assert.Equal(t, ws.OpText, f.Header.OpCode)
+	assert.Equal(t, "echo hi", string(f.Payload))
+}
