@@ -419,9 +419,10 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 // one statement, the inserts made only when the update found the lobby. Its rows' values are
 // typed (the VALUES list of an INSERT ... SELECT takes no type from the columns).
 //
-// The outbox's rows are inserted in out.Data's order (ORDER BY of the INSERT's SELECT), so
-// their ids, taken from the sequence as the rows come, grow in that order too: sorted, they
-// are out.Data's ids in order.
+// The outbox's ids are drawn from its sequence first and given to the rows by rank: the
+// smallest to out.Data[0], and so on. So the ids grow in out.Data's order by construction, not
+// by the order in which PostgreSQL happens to evaluate the sequence, which it does not promise;
+// sorted, they are out.Data's ids in order.
 func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
 	var q strings.Builder
 	args := make([]any, 0, 3+11*len(ms)+10*len(hooks)+2)
@@ -461,16 +462,18 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 		}
 		return nil
 	}
-	q.WriteString(`, o AS (INSERT INTO outbox (key, data, created_at) SELECT ?::TEXT, v.d, ?::BIGINT FROM (VALUES `)
-	args = append(args, out.Key, ts(out.At))
+	q.WriteString(`, seq AS (SELECT nextval(pg_get_serial_sequence('outbox', 'id')) AS id FROM generate_series(1, ?::INT))`)
+	q.WriteString(`, r AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM seq)`)
+	q.WriteString(`, o AS (INSERT INTO outbox (id, key, data, created_at) SELECT r.id, ?::TEXT, v.d, ?::BIGINT FROM (VALUES `)
+	args = append(args, len(out.Data), out.Key, ts(out.At))
 	for i, d := range out.Data {
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(`(?::INT,?::BYTEA)`)
-		args = append(args, i, d)
+		q.WriteString(`(?::BIGINT,?::BYTEA)`)
+		args = append(args, i+1, d)
 	}
-	q.WriteString(`) AS v(n, d) WHERE EXISTS (SELECT 1 FROM t) ORDER BY v.n RETURNING id) SELECT id FROM o ORDER BY id`)
+	q.WriteString(`) AS v(n, d) JOIN r ON r.n = v.n WHERE EXISTS (SELECT 1 FROM t) RETURNING id) SELECT id FROM o ORDER BY id`)
 	rows, err := s.q.QueryContext(ctx, q.String(), args...)
 	if err != nil {
 		return err
