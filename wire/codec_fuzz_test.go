@@ -30,7 +30,7 @@ func FuzzLobbyMessageFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id, app uint64, typ, flags int64, bot, prov bool, content, key, value string, shape uint8) {
 		m := LobbyMessage{ID: Snowflake(id), Type: int(typ), Content: content, LobbyID: Snowflake(app), ChannelID: Snowflake(id ^ app),
 			Author: User{ID: Snowflake(app), Username: key, Bot: bot, IsProvisional: prov, PremiumType: int(flags), Flags: int(typ), PublicFlags: int(flags >> 7)},
-			Flags: int(flags), ApplicationID: Snowflake(app), Timestamp: value}
+			Flags:  int(flags), ApplicationID: Snowflake(app), Timestamp: value}
 		if shape&1 != 0 {
 			m.Metadata = map[string]string{key: value, value: content}
 		}

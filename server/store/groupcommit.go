@@ -48,8 +48,8 @@ type group struct {
 	// queued are the single statements that joined the group while another call held the
 	// turn: that call runs them in its turn (combining), so a write of one statement costs no
 	// hand-over of the turn from goroutine to goroutine, each of which waits for the scheduler.
-	queued []*queuedWrite
-	joined int
+	queued  []*queuedWrite
+	joined  int
 	changed bool          // a member's write changed what the memo may hold
 	done    chan struct{} // closed once committed (or rolled back)
 }
