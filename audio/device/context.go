@@ -272,7 +272,11 @@ func (c *Context) Open(cfg Config) (Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device: open: %w", err)
 	}
-	s := &stream{ctx: c, rings: newRings(cfg)}
+	rg, err := newRings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &stream{ctx: c, rings: rg}
 	var capture, playback Info
 	if cfg.Capture {
 		if capture, err = s.open(c.ctx, list, Capture, cfg.CaptureID, pcm.Channels); err != nil {

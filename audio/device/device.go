@@ -4,8 +4,10 @@
 //
 // The engine sees only Stream: a capture ring the device fills and a playback ring the device
 // drains, each a lock-free single-producer single-consumer ring (package ring). The device's data
-// callback runs on a sound-system thread; it copies between the device buffer and a ring, wakes the
-// engine, and returns. It never allocates, locks, or calls anything that can wait.
+// callback is C (sides.c), called by miniaudio on a sound-system thread in place of malgo's Go
+// callback: it copies between the device buffer and a ring and returns, and when the engine waits
+// on that ring it writes a byte to a pipe that a goroutine of the stream turns into the engine's
+// wake-up. It never allocates, locks, runs Go code or calls anything that can wait.
 package device
 
 import (

@@ -10,8 +10,9 @@ import (
 
 // Memory is an in-memory Stream for unit tests. Nothing runs on its own: the test plays the sound
 // system by calling Period, which hands the stream one period of "microphone" samples and takes
-// one period of "speaker" samples through the same callback code as a real device. Period must be
-// called from one goroutine at a time (it stands for the device's audio thread).
+// one period of "speaker" samples through the same callback code as a real device (the C sides,
+// with their wake-ups through the notifier). Period must be called from one goroutine at a time
+// (it stands for the device's audio thread).
 type Memory struct {
 	rings *rings
 	info  StreamInfo
@@ -42,7 +43,11 @@ func NewMemory(cfg Config) (*Memory, error) {
 	if cfg.Playback {
 		playback = Info{ID: MemoryPlaybackID, Name: "Memory playback", IsDefault: true}
 	}
-	return &Memory{rings: newRings(cfg), info: streamInfo(capture, playback)}, nil
+	rg, err := newRings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{rings: rg, info: streamInfo(capture, playback)}, nil
 }
 
 // Period runs one device period while the stream is started: in (what the microphone heard) goes
@@ -51,6 +56,10 @@ func NewMemory(cfg Config) (*Memory, error) {
 // each must be nil when its side is absent. It reports whether the period ran; a stopped stream
 // runs none, as a stopped device calls back no more.
 func (m *Memory) Period(in, out []int16) bool {
+	// Unlike a device callback, Period takes the mutex: Close frees the C sides it runs, so it
+	// waits for a Period under way as a device's Stop waits for its callback.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if !m.started.Load() {
 		return false
 	}
@@ -96,7 +105,10 @@ func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.started.Store(false)
-	m.closed = true
+	if !m.closed {
+		m.closed = true
+		m.rings.close()
+	}
 	return nil
 }
 

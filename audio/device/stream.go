@@ -101,24 +101,25 @@ func (s *stream) open(mctx *malgo.AllocatedContext, list List, k Kind, id string
 	if err != nil {
 		return Info{}, err
 	}
-	data := s.rings.playbackData
-	if k == Capture {
-		data = s.rings.captureData
-	}
-	sd, err := initDevice(mctx, k, raw, channels, data)
+	// malgo's Go callback is replaced by the C one before the device starts: it never runs.
+	sd, err := initDevice(mctx, k, raw, channels, func(_, _ []byte, _ uint32) {})
 	if err != nil {
 		return Info{}, err
 	}
 	s.sides = append(s.sides, sd)
+	if err := s.rings.attach(sd.dev, k); err != nil {
+		return Info{}, err
+	}
 	return info, nil
 }
 
-// release uninitializes whatever devices the stream has.
+// release uninitializes whatever devices the stream has, then closes its rings' C sides.
 func (s *stream) release() {
 	for _, sd := range s.sides {
 		sd.release()
 	}
 	s.sides = nil
+	s.rings.close()
 }
 
 func (s *stream) Capture() *ring.Ring  { return s.rings.capture }
