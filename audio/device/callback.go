@@ -30,11 +30,11 @@ type rings struct {
 	capture  *ring.Ring
 	playback *ring.Ring
 
-	n     *C.sdkpp_notifier
-	fired *atomic.Uint32 // the notifier's bits, in C memory
-	cside *C.sdkpp_side // nil without a capture side
-	pside *C.sdkpp_side // nil without a playback side
-	pin   runtime.Pinner
+	n        *C.sdkpp_notifier
+	fired    *atomic.Uint32 // the notifier's bits, in C memory
+	cside    *C.sdkpp_side  // nil without a capture side
+	pside    *C.sdkpp_side  // nil without a playback side
+	pin      runtime.Pinner
 	pumpDone chan struct{}
 	// playbackChannels is the samples per frame of the playback side.
 	playbackChannels int

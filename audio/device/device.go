@@ -93,6 +93,16 @@ type Stream interface {
 	Stats() Stats
 }
 
+// CapturePauser is a Stream whose capture device can stop while the rest of it runs. An engine
+// with no use for the microphone (push-to-talk released, nothing playing) pauses it, so that the
+// sound system's capture thread sleeps too instead of waking every period.
+type CapturePauser interface {
+	// PauseCapture stops (true) or restarts (false) the capture device of a started stream; Start
+	// restarts it too. A stream without a capture side ignores it. Like Start, it must not be
+	// called from a device callback.
+	PauseCapture(paused bool) error
+}
+
 // StreamInfo reports what a Stream opened.
 type StreamInfo struct {
 	// Capture is the capture device in use (zero when the stream has no capture side).

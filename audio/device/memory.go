@@ -20,9 +20,15 @@ type Memory struct {
 	mu      sync.Mutex // orders Start, Stop and Close
 	started atomic.Bool
 	closed  bool
+	// capturePaused is what the engine asked for last. Period delivers its input all the same:
+	// a test's microphone is never lost to a pause (a real device's restart takes time anyway).
+	capturePaused atomic.Bool
 }
 
-var _ Stream = (*Memory)(nil)
+var (
+	_ Stream        = (*Memory)(nil)
+	_ CapturePauser = (*Memory)(nil)
+)
 
 // MemoryCaptureID and MemoryPlaybackID are the IDs of an in-memory stream's devices.
 const (
@@ -86,8 +92,25 @@ func (m *Memory) Start() error {
 		return fmt.Errorf("memory device start: %w", ErrClosed)
 	}
 	m.started.Store(true)
+	m.capturePaused.Store(false)
 	return nil
 }
+
+// PauseCapture records whether the capture side is paused (CapturePaused reports it); Period
+// keeps delivering its input.
+func (m *Memory) PauseCapture(paused bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("memory device pause capture: %w", ErrClosed)
+	}
+	m.capturePaused.Store(paused)
+	return nil
+}
+
+// CapturePaused reports whether the capture side is paused (since the last PauseCapture or
+// Start).
+func (m *Memory) CapturePaused() bool { return m.capturePaused.Load() }
 
 // Stop makes Period a no-op until the next Start.
 func (m *Memory) Stop() error {

@@ -23,7 +23,10 @@ type stream struct {
 	closed bool
 }
 
-var _ Stream = (*stream)(nil)
+var (
+	_ Stream        = (*stream)(nil)
+	_ CapturePauser = (*stream)(nil)
+)
 
 // side is one open malgo device.
 type side struct {
@@ -137,6 +140,28 @@ func (s *stream) Start() error {
 	for _, sd := range s.sides {
 		if err := sd.dev.Start(); err != nil {
 			return fmt.Errorf("device: start %s device: %w", sd.kind, err)
+		}
+	}
+	return nil
+}
+
+// PauseCapture stops or restarts the capture device; the playback device runs on.
+func (s *stream) PauseCapture(paused bool) error {
+	s.ctx.mu.Lock()
+	defer s.ctx.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("device: pause capture: %w", ErrClosed)
+	}
+	for _, sd := range s.sides {
+		if sd.kind != Capture || sd.dev.IsStarted() != paused {
+			continue
+		}
+		if paused {
+			if err := sd.dev.Stop(); err != nil {
+				return fmt.Errorf("device: pause capture: %w", err)
+			}
+		} else if err := sd.dev.Start(); err != nil {
+			return fmt.Errorf("device: resume capture: %w", err)
 		}
 	}
 	return nil
