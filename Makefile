@@ -33,7 +33,7 @@ CLIBS_WINDOWS := $(BUILD)/clibs/windows-amd64/stamp
 export GOFLAGS += -tags=nolibopusfile
 export PKG_CONFIG_PATH :=
 export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,linux-amd64)/lib/pkgconfig
-# audio/device's C data callbacks (sides.c) include miniaudio.h for its declarations only, from
+# audio/device's C devices (devices.c) include miniaudio.h for its declarations only, from
 # the malgo module that compiles miniaudio's implementation, so the two always agree.
 MALGO_DIR := $(shell $(GO) mod download github.com/gen2brain/malgo 2>/dev/null; $(GO) list -m -f '{{.Dir}}' github.com/gen2brain/malgo 2>/dev/null)
 export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,linux-amd64)/include -I$(MALGO_DIR) -DSDKPP_CLIBS=$(CLIBS_KEY)

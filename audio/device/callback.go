@@ -7,25 +7,23 @@ import "C"
 
 import (
 	"fmt"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/gen2brain/malgo"
-
 	"sdkpp/audio/pcm"
 	"sdkpp/audio/ring"
 )
 
-// rings is the audio-thread side of a stream, shared by the malgo device and the in-memory one:
-// the rings, and the C sides (sides.c) that the device callbacks run. A data callback only copies
-// between the device buffer and a ring; when the engine waits on that ring, it claims the wake-up
-// and signals the stream's notifier, a pipe (an event on Windows) whose reading end a goroutine of
-// the stream, the pump, waits on: the pump delivers the wake-up on the ring's channel. No Go code
-// runs on the sound system's threads: each return from Go to a foreign thread left a P for the
-// runtime's sysmon to retake, after which it polled every 20 us, most of what a quiet call cost.
+// rings is the audio-thread side of a stream, shared by the miniaudio devices and the in-memory
+// one: the rings, and the C sides (sides.c) that the device callbacks run. A data callback only
+// copies between the device buffer and a ring; when the engine waits on that ring, it claims the
+// wake-up and signals the stream's notifier, a pipe (an event on Windows) whose reading end a
+// goroutine of the stream, the pump, waits on: the pump delivers the wake-up on the ring's
+// channel. No Go code runs on the sound system's threads: each return from Go to a foreign thread
+// left a P for the runtime's sysmon to retake, after which it polled every 20 us, most of what a
+// quiet call cost.
 type rings struct {
 	capture  *ring.Ring
 	playback *ring.Ring
@@ -153,35 +151,6 @@ func (r *rings) freeSides() {
 		r.pside = nil
 	}
 	r.pin.Unpin()
-}
-
-// attach makes dev call the C data callback of r's side of kind k.
-func (r *rings) attach(dev *malgo.Device, k Kind) error {
-	p, err := maDevice(dev)
-	if err != nil {
-		return err
-	}
-	if k == Capture {
-		C.sdkpp_side_attach(p, r.cside, 1)
-	} else {
-		C.sdkpp_side_attach(p, r.pside, 0)
-	}
-	return nil
-}
-
-// maDevice returns the miniaudio device (ma_device*) a malgo.Device wraps. malgo keeps it in its
-// one unexported field, a *unsafe.Pointer; the shape is checked, and the pointer is checked to
-// read the device's own sample rate, so that a malgo that changes either fails here, not in C.
-func maDevice(dev *malgo.Device) (unsafe.Pointer, error) {
-	t := reflect.TypeFor[malgo.Device]()
-	if t.NumField() != 1 || t.Field(0).Type != reflect.TypeFor[*unsafe.Pointer]() {
-		return nil, fmt.Errorf("device: malgo.Device is not the struct{ptr *unsafe.Pointer} this package reads")
-	}
-	p := *(*(**unsafe.Pointer)(unsafe.Pointer(dev)))
-	if p == nil || uint32(C.sdkpp_device_sample_rate(p)) != dev.SampleRate() {
-		return nil, fmt.Errorf("device: malgo.Device does not hold a miniaudio device where expected")
-	}
-	return p, nil
 }
 
 // streamInfo is the format every stream runs at.

@@ -1,11 +1,11 @@
 // Package device moves samples between the sound system and the voice engine: capture and
-// playback at 48 kHz mono signed 16-bit through malgo (miniaudio) with 10 ms periods, device
-// listing and hot-plug events, and an in-memory device for unit tests.
+// playback at 48 kHz mono signed 16-bit through miniaudio with 10 ms periods, device listing and
+// hot-plug events (through malgo), and an in-memory device for unit tests.
 //
 // The engine sees only Stream: a capture ring the device fills and a playback ring the device
 // drains, each a lock-free single-producer single-consumer ring (package ring). The device's data
-// callback is C (sides.c), called by miniaudio on a sound-system thread in place of malgo's Go
-// callback: it copies between the device buffer and a ring and returns, and when the engine waits
+// callback is C (sides.c), set in the configuration of a device that C code opens through
+// miniaudio's public API (devices.c) and called on a sound-system thread: it copies between the device buffer and a ring and returns, and when the engine waits
 // on that ring it writes a byte to a pipe that a goroutine of the stream turns into the engine's
 // wake-up. It never allocates, locks, runs Go code or calls anything that can wait.
 package device

@@ -1,6 +1,8 @@
 package device_test
 
 import (
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,4 +103,23 @@ func TestPauseCaptureStopsOnlyTheMicrophone(t *testing.T) {
 	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil), "capture resumes")
 	require.NoError(t, s.Close())
 	assert.ErrorIs(t, p.PauseCapture(false), device.ErrClosed)
+}
+
+// TestLogHearsBothMiniaudioContexts checks that Options.Log receives the messages of the context
+// that lists devices (malgo's) and of the one that opens them (the package's own): each announces
+// the backend it tries while NewContext runs, on the calling goroutine.
+func TestLogHearsBothMiniaudioContexts(t *testing.T) {
+	var mu sync.Mutex
+	var tries int
+	log := func(message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(message, "Attempting to initialize Null backend") {
+			tries++
+		}
+	}
+	newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1, Log: log})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 2, tries)
 }

@@ -11,9 +11,6 @@
 #include <unistd.h>
 #endif
 
-// miniaudio's declarations only: its implementation is malgo's (one copy in the binary).
-#include "miniaudio.h"
-
 // sdkpp_ring_state is package ring's state struct, field for field (ring.go: state). Every access
 // is sequentially consistent, as Go's sync/atomic is: the wait protocol (store a waiting flag,
 // then look at the fill; store the fill, then look at the flag) needs it.
@@ -207,22 +204,3 @@ void sdkpp_side_counts(sdkpp_side *s, uint64_t *periods, uint64_t *samples) {
 	*periods = atomic_load(&s->periods);
 	*samples = atomic_load(&s->samples);
 }
-
-static void capture_data(ma_device *d, void *out, const void *in, ma_uint32 frames) {
-	(void)out;
-	sdkpp_side_captured(d->pUserData, in, frames);
-}
-
-static void playback_data(ma_device *d, void *out, const void *in, ma_uint32 frames) {
-	(void)in;
-	sdkpp_side_play(d->pUserData, out, frames);
-}
-
-void sdkpp_side_attach(void *device, sdkpp_side *s, int capture) {
-	ma_device *d = device;
-	d->pUserData = s;
-	d->onData = capture ? capture_data : playback_data;
-	d->onStop = NULL; // malgo's stop callback is Go
-}
-
-uint32_t sdkpp_device_sample_rate(void *device) { return ((ma_device *)device)->sampleRate; }

@@ -40,10 +40,5 @@ void sdkpp_side_captured(sdkpp_side *s, const int16_t *in, uint32_t frames);
 void sdkpp_side_play(sdkpp_side *s, int16_t *out, uint32_t frames);
 // sdkpp_side_counts reports the callbacks run and the samples they moved.
 void sdkpp_side_counts(sdkpp_side *s, uint64_t *periods, uint64_t *samples);
-// sdkpp_side_attach makes a miniaudio device (ma_device*, initialized and not started) call the
-// side's data callback of its kind (capture when capture is nonzero) instead of malgo's.
-void sdkpp_side_attach(void *device, sdkpp_side *s, int capture);
-// sdkpp_device_sample_rate reads the device's rate (a check that the pointer is a ma_device).
-uint32_t sdkpp_device_sample_rate(void *device);
 
 #endif
