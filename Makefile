@@ -33,7 +33,10 @@ CLIBS_WINDOWS := $(BUILD)/clibs/windows-amd64/stamp
 export GOFLAGS += -tags=nolibopusfile
 export PKG_CONFIG_PATH :=
 export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,linux-amd64)/lib/pkgconfig
-export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,linux-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
+# audio/device's C devices (devices.c) include miniaudio.h for its declarations only, from
+# the malgo module that compiles miniaudio's implementation, so the two always agree.
+MALGO_DIR := $(shell $(GO) mod download github.com/gen2brain/malgo 2>/dev/null; $(GO) list -m -f '{{.Dir}}' github.com/gen2brain/malgo 2>/dev/null)
+export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,linux-amd64)/include -I$(MALGO_DIR) -DSDKPP_CLIBS=$(CLIBS_KEY)
 export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,linux-amd64)/lib/,libopus.a libspeexdsp.a) -lm
 # The library exports only its Sdkpp_ functions (not miniaudio's ma_*, opus_* or speex_*).
 EXPORTS_MAP := capi/exports.map
@@ -111,7 +114,7 @@ IMPLIB_GNU := $(BUILD)/libsdkpp.dll.a
 IMPLIB_MSVC := $(BUILD)/sdkpp.lib
 DLL_LDFLAGS := '-extldflags=-Wl,--export-all-symbols -Wl,--exclude-all-symbols $(abspath $(DEF)) -Wl,--out-implib,$(abspath $(IMPLIB_GNU))'
 windows $(DLL): export PKG_CONFIG_LIBDIR := $(call CLIBS_DIR,windows-amd64)/lib/pkgconfig
-windows $(DLL): export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -DSDKPP_CLIBS=$(CLIBS_KEY)
+windows $(DLL): export CGO_CFLAGS := -O2 -g -I$(call CLIBS_DIR,windows-amd64)/include -I$(MALGO_DIR) -DSDKPP_CLIBS=$(CLIBS_KEY)
 windows $(DLL): export CGO_LDFLAGS := $(addprefix $(call CLIBS_DIR,windows-amd64)/lib/,libopus.a libspeexdsp.a) -lm
 
 $(DEF): include/sdkpp.h

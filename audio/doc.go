@@ -5,7 +5,7 @@
 //
 //	pcm      frame format constants and sample helpers shared by every other package
 //	ring     lock-free single-producer single-consumer sample rings between device and engine
-//	device   capture and playback through malgo (miniaudio), an in-memory device for tests
+//	device   capture and playback through miniaudio (malgo's) with C data callbacks, an in-memory device for tests
 //	codec    Opus encoding and decoding (hraban/opus), FEC and concealment
 //	apm      echo cancellation, noise suppression and gain control
 //	vad      voice activity detection

@@ -1,8 +1,14 @@
 package device
 
+/*
+#include "devices.h"
+*/
+import "C"
+
 import (
 	"encoding/hex"
 	"fmt"
+	"runtime/cgo"
 	"slices"
 	"sync"
 	"time"
@@ -26,20 +32,13 @@ const (
 	BackendNull
 )
 
-// malgoNull is miniaudio's null backend. malgo.BackendNull (13) is miniaudio's custom backend,
-// which without callbacks fails with "No backend"; the null backend is the enum's last entry.
-const malgoNull = malgo.Backend(14)
-
+// malgo returns the backends to hand malgo.InitContext for b: none for the default order.
 func (b Backend) malgo() ([]malgo.Backend, error) {
-	switch b {
-	case BackendDefault:
-		return nil, nil
-	case BackendPulseAudio:
-		return []malgo.Backend{malgo.BackendPulseaudio}, nil
-	case BackendNull:
-		return []malgo.Backend{malgoNull}, nil
+	ma, err := b.maBackend()
+	if err != nil || ma == sdkppBackendDefault {
+		return nil, err
 	}
-	return nil, fmt.Errorf("device: unknown backend %d", b)
+	return []malgo.Backend{malgo.Backend(ma)}, nil
 }
 
 // DefaultPollInterval is how often a Context looks for devices coming and going when Options
@@ -96,14 +95,18 @@ type Event struct {
 const eventBuffer = 64
 
 // Context is a connection to one sound system. It lists devices, opens streams, and watches the
-// device list on a goroutine it owns. Its methods may be called from any goroutine but not from a
+// device list on a goroutine it owns. It holds two miniaudio contexts on the same backend: malgo's,
+// which lists devices, and one of its own (devices.c), on which the streams' devices are opened
+// so that their data callbacks can be C. Its methods may be called from any goroutine but not from a
 // device callback. Close releases it and the streams it opened.
 type Context struct {
-	// mu serializes every call into the malgo context (miniaudio's device enumeration and device
-	// initialization share the context's connection to the sound system) and guards the fields
+	// mu serializes every call into the miniaudio contexts (device enumeration and device
+	// initialization share a context's connection to the sound system) and guards the fields
 	// below.
 	mu      sync.Mutex
 	ctx     *malgo.AllocatedContext
+	cctx    *C.sdkpp_context
+	log     cgo.Handle // of Options.Log, for the C context; zero without one
 	streams map[*stream]struct{}
 	closed  bool
 
@@ -126,8 +129,24 @@ func NewContext(opts Options) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device: init context: %w", err)
 	}
+	ma, _ := opts.Backend.maBackend() // valid: malgo() accepted it
+	var log cgo.Handle
+	if opts.Log != nil {
+		log = cgo.NewHandle(opts.Log)
+	}
+	var cctx *C.sdkpp_context
+	if err := maError(C.sdkpp_context_new(ma, C.uintptr_t(log), &cctx)); err != nil {
+		if log != 0 {
+			log.Delete()
+		}
+		_ = mctx.Uninit()
+		mctx.Free()
+		return nil, fmt.Errorf("device: init context: %w", err)
+	}
 	c := &Context{
 		ctx:     mctx,
+		cctx:    cctx,
+		log:     log,
 		streams: make(map[*stream]struct{}),
 		events:  make(chan Event, eventBuffer),
 		stop:    make(chan struct{}),
@@ -272,16 +291,20 @@ func (c *Context) Open(cfg Config) (Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device: open: %w", err)
 	}
-	s := &stream{ctx: c, rings: newRings(cfg)}
+	rg, err := newRings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &stream{ctx: c, rings: rg}
 	var capture, playback Info
 	if cfg.Capture {
-		if capture, err = s.open(c.ctx, list, Capture, cfg.CaptureID, pcm.Channels); err != nil {
+		if capture, err = s.open(list, Capture, cfg.CaptureID, pcm.Channels); err != nil {
 			s.release()
 			return nil, err
 		}
 	}
 	if cfg.Playback {
-		if playback, err = s.open(c.ctx, list, Playback, cfg.PlaybackID, cfg.PlaybackChannels); err != nil {
+		if playback, err = s.open(list, Playback, cfg.PlaybackID, cfg.PlaybackChannels); err != nil {
 			s.release()
 			return nil, err
 		}
@@ -313,6 +336,10 @@ func (c *Context) Close() error {
 }
 
 func (c *Context) release() error {
+	C.sdkpp_context_free(c.cctx)
+	if c.log != 0 {
+		c.log.Delete()
+	}
 	err := c.ctx.Uninit()
 	c.ctx.Free()
 	if err != nil {

@@ -1,11 +1,13 @@
 // Package device moves samples between the sound system and the voice engine: capture and
-// playback at 48 kHz mono signed 16-bit through malgo (miniaudio) with 10 ms periods, device
-// listing and hot-plug events, and an in-memory device for unit tests.
+// playback at 48 kHz mono signed 16-bit through miniaudio with 10 ms periods, device listing and
+// hot-plug events (through malgo), and an in-memory device for unit tests.
 //
 // The engine sees only Stream: a capture ring the device fills and a playback ring the device
 // drains, each a lock-free single-producer single-consumer ring (package ring). The device's data
-// callback runs on a sound-system thread; it copies between the device buffer and a ring, wakes the
-// engine, and returns. It never allocates, locks, or calls anything that can wait.
+// callback is C (sides.c), set in the configuration of a device that C code opens through
+// miniaudio's public API (devices.c) and called on a sound-system thread: it copies between the device buffer and a ring and returns, and when the engine waits
+// on that ring it writes a byte to a pipe that a goroutine of the stream turns into the engine's
+// wake-up. It never allocates, locks, runs Go code or calls anything that can wait.
 package device
 
 import (
@@ -89,6 +91,16 @@ type Stream interface {
 	Info() StreamInfo
 	// Stats reports the periods the device(s) ran and the rings' overruns and underruns.
 	Stats() Stats
+}
+
+// CapturePauser is a Stream whose capture device can stop while the rest of it runs. An engine
+// with no use for the microphone (push-to-talk released, nothing playing) pauses it, so that the
+// sound system's capture thread sleeps too instead of waking every period.
+type CapturePauser interface {
+	// PauseCapture stops (true) or restarts (false) the capture device of a started stream; Start
+	// restarts it too. A stream without a capture side ignores it. Like Start, it must not be
+	// called from a device callback.
+	PauseCapture(paused bool) error
 }
 
 // StreamInfo reports what a Stream opened.

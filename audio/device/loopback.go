@@ -165,11 +165,11 @@ func (c *Context) MeasureSignal(playbackID, captureID string, sig Signal, n int)
 		playback.release()
 		capture.release()
 	}()
-	if err := capture.dev.Start(); err != nil {
-		return Loopback{}, fmt.Errorf("device: loopback: start capture: %w", err)
+	if err := capture.start(); err != nil {
+		return Loopback{}, fmt.Errorf("device: loopback: %w", err)
 	}
-	if err := playback.dev.Start(); err != nil {
-		return Loopback{}, fmt.Errorf("device: loopback: start playback: %w", err)
+	if err := playback.start(); err != nil {
+		return Loopback{}, fmt.Errorf("device: loopback: %w", err)
 	}
 	time.Sleep(loopbackWarmUp) // let both streams settle before the first signal
 
@@ -195,7 +195,7 @@ func (c *Context) MeasureSignal(playbackID, captureID string, sig Signal, n int)
 }
 
 // openClicker opens the measurement's two devices, stopped.
-func (c *Context) openClicker(k *clicker, playbackID, captureID string) (capture, playback *side, err error) {
+func (c *Context) openClicker(k *clicker, playbackID, captureID string) (capture, playback *cdevice, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -213,10 +213,10 @@ func (c *Context) openClicker(k *clicker, playbackID, captureID string) (capture
 	if err != nil {
 		return nil, nil, err
 	}
-	if capture, err = initDevice(c.ctx, Capture, captureRaw, pcm.Channels, k.capture); err != nil {
+	if capture, err = c.openDevice(Capture, captureRaw, pcm.Channels, nil, k.capture); err != nil {
 		return nil, nil, err
 	}
-	if playback, err = initDevice(c.ctx, Playback, playbackRaw, pcm.Channels, k.play); err != nil {
+	if playback, err = c.openDevice(Playback, playbackRaw, pcm.Channels, nil, k.play); err != nil {
 		capture.release()
 		return nil, nil, err
 	}

@@ -10,8 +10,9 @@ import (
 
 // Memory is an in-memory Stream for unit tests. Nothing runs on its own: the test plays the sound
 // system by calling Period, which hands the stream one period of "microphone" samples and takes
-// one period of "speaker" samples through the same callback code as a real device. Period must be
-// called from one goroutine at a time (it stands for the device's audio thread).
+// one period of "speaker" samples through the same callback code as a real device (the C sides,
+// with their wake-ups through the notifier). Period must be called from one goroutine at a time
+// (it stands for the device's audio thread).
 type Memory struct {
 	rings *rings
 	info  StreamInfo
@@ -19,9 +20,15 @@ type Memory struct {
 	mu      sync.Mutex // orders Start, Stop and Close
 	started atomic.Bool
 	closed  bool
+	// capturePaused is what the engine asked for last. Period delivers its input all the same:
+	// a test's microphone is never lost to a pause (a real device's restart takes time anyway).
+	capturePaused atomic.Bool
 }
 
-var _ Stream = (*Memory)(nil)
+var (
+	_ Stream        = (*Memory)(nil)
+	_ CapturePauser = (*Memory)(nil)
+)
 
 // MemoryCaptureID and MemoryPlaybackID are the IDs of an in-memory stream's devices.
 const (
@@ -42,7 +49,11 @@ func NewMemory(cfg Config) (*Memory, error) {
 	if cfg.Playback {
 		playback = Info{ID: MemoryPlaybackID, Name: "Memory playback", IsDefault: true}
 	}
-	return &Memory{rings: newRings(cfg), info: streamInfo(capture, playback)}, nil
+	rg, err := newRings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{rings: rg, info: streamInfo(capture, playback)}, nil
 }
 
 // Period runs one device period while the stream is started: in (what the microphone heard) goes
@@ -51,6 +62,10 @@ func NewMemory(cfg Config) (*Memory, error) {
 // each must be nil when its side is absent. It reports whether the period ran; a stopped stream
 // runs none, as a stopped device calls back no more.
 func (m *Memory) Period(in, out []int16) bool {
+	// Unlike a device callback, Period takes the mutex: Close frees the C sides it runs, so it
+	// waits for a Period under way as a device's Stop waits for its callback.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if !m.started.Load() {
 		return false
 	}
@@ -77,8 +92,25 @@ func (m *Memory) Start() error {
 		return fmt.Errorf("memory device start: %w", ErrClosed)
 	}
 	m.started.Store(true)
+	m.capturePaused.Store(false)
 	return nil
 }
+
+// PauseCapture records whether the capture side is paused (CapturePaused reports it); Period
+// keeps delivering its input.
+func (m *Memory) PauseCapture(paused bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("memory device pause capture: %w", ErrClosed)
+	}
+	m.capturePaused.Store(paused)
+	return nil
+}
+
+// CapturePaused reports whether the capture side is paused (since the last PauseCapture or
+// Start).
+func (m *Memory) CapturePaused() bool { return m.capturePaused.Load() }
 
 // Stop makes Period a no-op until the next Start.
 func (m *Memory) Stop() error {
@@ -96,7 +128,10 @@ func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.started.Store(false)
-	m.closed = true
+	if !m.closed {
+		m.closed = true
+		m.rings.close()
+	}
 	return nil
 }
 

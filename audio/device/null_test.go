@@ -1,6 +1,8 @@
 package device_test
 
 import (
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,4 +78,48 @@ func TestContextCloseEndsEventsAndRefusesWork(t *testing.T) {
 	_, err = c.Open(device.Config{})
 	assert.ErrorIs(t, err, device.ErrNothingToOpen)
 	require.NoError(t, c.Close())
+}
+
+// TestPauseCaptureStopsOnlyTheMicrophone pauses the capture side of a running stream on the null
+// backend: its callbacks end while the playback side's go on, and resuming brings them back.
+func TestPauseCaptureStopsOnlyTheMicrophone(t *testing.T) {
+	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
+	s, err := c.Open(device.Config{Capture: true, Playback: true})
+	require.NoError(t, err)
+	p, ok := s.(device.CapturePauser)
+	require.True(t, ok, "a device stream can pause its capture side")
+	require.NoError(t, s.Start())
+	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil))
+
+	require.NoError(t, p.PauseCapture(true))
+	require.NoError(t, p.PauseCapture(true), "pausing twice is harmless")
+	paused := s.Stats()
+	playing := func() bool { return s.Stats().PlaybackPeriods >= paused.PlaybackPeriods+5 }
+	require.Eventually(t, playing, 5*time.Second, time.Millisecond, "the speaker plays on")
+	assert.Equal(t, paused.CapturePeriods, s.Stats().CapturePeriods, "no capture callback while paused")
+
+	s.Capture().Discard(s.Capture().Len())
+	require.NoError(t, p.PauseCapture(false))
+	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil), "capture resumes")
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, p.PauseCapture(false), device.ErrClosed)
+}
+
+// TestLogHearsBothMiniaudioContexts checks that Options.Log receives the messages of the context
+// that lists devices (malgo's) and of the one that opens them (the package's own): each announces
+// the backend it tries while NewContext runs, on the calling goroutine.
+func TestLogHearsBothMiniaudioContexts(t *testing.T) {
+	var mu sync.Mutex
+	var tries int
+	log := func(message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(message, "Attempting to initialize Null backend") {
+			tries++
+		}
+	}
+	newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1, Log: log})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 2, tries)
 }

@@ -3,122 +3,52 @@ package device
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"unsafe"
 
-	"github.com/gen2brain/malgo"
-
-	"sdkpp/audio/pcm"
 	"sdkpp/audio/ring"
 )
 
-// stream is a Stream over malgo devices: a capture device, a playback device, or both, each with
-// its own callback thread and ring. Its state is guarded by its Context's mutex.
+// stream is a Stream over miniaudio devices: a capture device, a playback device, or both, each
+// with its own callback thread and ring. Its state is guarded by its Context's mutex.
 type stream struct {
 	ctx   *Context
 	rings *rings
 	info  StreamInfo
 
-	sides  []*side
-	closed bool
+	devices []*cdevice
+	closed  bool
 }
 
-var _ Stream = (*stream)(nil)
+var (
+	_ Stream        = (*stream)(nil)
+	_ CapturePauser = (*stream)(nil)
+)
 
-// side is one open malgo device.
-type side struct {
-	kind Kind
-	dev  *malgo.Device
-	// id is miniaudio's ID of the device, pinned while the device lives because miniaudio reads it
-	// through a pointer (nil for the default device).
-	id  *malgo.DeviceID
-	pin runtime.Pinner
-}
-
-// deviceConfig is the malgo configuration of every device: 48 kHz mono S16, LowLatency with 10 ms
-// periods, and callbacks of exactly one period.
-//
-// On PulseAudio a 10 ms stream gets fragments of one period to capture and 7.5 ms of playback
-// buffer requested 2.5 ms at a time, so miniaudio keeps up to a period of its own between the
-// playback callback and the server to hand out whole periods. Measured on a null sink, letting
-// playback callbacks take what the server asks instead cuts the loopback from 17.5 ms to 7.5 ms
-// for an onset at the start of a period (12.5 to 9.5 ms at the median of onsets spread over a
-// frame) but leaves an engine, which keeps one period in its playback ring, short: its speaker
-// underran and its echo canceller lost alignment. That period is what the engine needs.
-//
-// channels is the playback side's channel count (1, or 2 for interleaved stereo); capture is
-// always mono.
-func deviceConfig(k Kind, channels int) malgo.DeviceConfig {
-	cfg := malgo.DefaultDeviceConfig(malgoKind(k))
-	cfg.SampleRate = pcm.SampleRate
-	cfg.PerformanceProfile = malgo.LowLatency
-	cfg.PeriodSizeInFrames = pcm.PeriodSamples
-	cfg.Capture.Format = malgo.FormatS16
-	cfg.Capture.Channels = pcm.Channels
-	cfg.Playback.Format = malgo.FormatS16
-	cfg.Playback.Channels = uint32(max(channels, pcm.Channels))
-	cfg.Pulse.StreamNameCapture = "sdkpp voice capture"
-	cfg.Pulse.StreamNamePlayback = "sdkpp voice playback"
-	return cfg
-}
-
-// initDevice opens a malgo device of kind k with the given ID (zero for the default) and data
-// callback. The caller holds the Context's mutex.
-func initDevice(mctx *malgo.AllocatedContext, k Kind, id malgo.DeviceID, channels int, data malgo.DataProc) (*side, error) {
-	sd := &side{kind: k}
-	cfg := deviceConfig(k, channels)
-	if id != (malgo.DeviceID{}) {
-		sd.id = new(malgo.DeviceID)
-		*sd.id = id
-		sd.pin.Pin(sd.id)
-		if k == Capture {
-			cfg.Capture.DeviceID = unsafe.Pointer(sd.id)
-		} else {
-			cfg.Playback.DeviceID = unsafe.Pointer(sd.id)
-		}
-	}
-	dev, err := malgo.InitDevice(mctx.Context, cfg, malgo.DeviceCallbacks{Data: data})
-	if err != nil {
-		sd.pin.Unpin()
-		return nil, fmt.Errorf("device: init %s device: %w", k, err)
-	}
-	sd.dev = dev
-	if got := dev.SampleRate(); got != pcm.SampleRate {
-		sd.release()
-		return nil, fmt.Errorf("device: %s device runs at %d Hz, want %d", k, got, pcm.SampleRate)
-	}
-	return sd, nil
-}
-
-func (sd *side) release() {
-	sd.dev.Uninit()
-	sd.pin.Unpin()
-}
-
-// open adds a device of kind k to the stream and returns the Info of the device in use.
-func (s *stream) open(mctx *malgo.AllocatedContext, list List, k Kind, id string, channels int) (Info, error) {
+// open adds a device of kind k to the stream, with the rings' C side of that kind as its data
+// callback, and returns the Info of the device in use. The caller holds the Context's mutex.
+func (s *stream) open(list List, k Kind, id string, channels int) (Info, error) {
 	info, raw, err := lookup(list, k, id)
 	if err != nil {
 		return Info{}, err
 	}
-	data := s.rings.playbackData
+	cside := s.rings.pside
 	if k == Capture {
-		data = s.rings.captureData
+		cside = s.rings.cside
 	}
-	sd, err := initDevice(mctx, k, raw, channels, data)
+	d, err := s.ctx.openDevice(k, raw, channels, cside, nil)
 	if err != nil {
 		return Info{}, err
 	}
-	s.sides = append(s.sides, sd)
+	s.devices = append(s.devices, d)
 	return info, nil
 }
 
-// release uninitializes whatever devices the stream has.
+// release uninitializes whatever devices the stream has, then closes its rings' C sides.
 func (s *stream) release() {
-	for _, sd := range s.sides {
-		sd.release()
+	for _, d := range s.devices {
+		d.release()
 	}
-	s.sides = nil
+	s.devices = nil
+	s.rings.close()
 }
 
 func (s *stream) Capture() *ring.Ring  { return s.rings.capture }
@@ -133,9 +63,31 @@ func (s *stream) Start() error {
 	if s.closed {
 		return fmt.Errorf("device: start: %w", ErrClosed)
 	}
-	for _, sd := range s.sides {
-		if err := sd.dev.Start(); err != nil {
-			return fmt.Errorf("device: start %s device: %w", sd.kind, err)
+	for _, d := range s.devices {
+		if err := d.start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PauseCapture stops or restarts the capture device; the playback device runs on.
+func (s *stream) PauseCapture(paused bool) error {
+	s.ctx.mu.Lock()
+	defer s.ctx.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("device: pause capture: %w", ErrClosed)
+	}
+	for _, d := range s.devices {
+		if d.kind != Capture || d.started() != paused {
+			continue
+		}
+		if paused {
+			if err := d.stop(); err != nil {
+				return fmt.Errorf("device: pause capture: %w", err)
+			}
+		} else if err := d.start(); err != nil {
+			return fmt.Errorf("device: resume capture: %w", err)
 		}
 	}
 	return nil
@@ -149,10 +101,10 @@ func (s *stream) Stop() error {
 		return fmt.Errorf("device: stop: %w", ErrClosed)
 	}
 	var errs []error
-	for _, sd := range s.sides {
-		if sd.dev.IsStarted() {
-			if err := sd.dev.Stop(); err != nil {
-				errs = append(errs, fmt.Errorf("device: stop %s device: %w", sd.kind, err))
+	for _, d := range s.devices {
+		if d.started() {
+			if err := d.stop(); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}

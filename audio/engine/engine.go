@@ -431,6 +431,8 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	}
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
+	pauser, _ := s.(device.CapturePauser)
+	capturePaused := false
 	want := pcm.PeriodSamples * e.outCh
 	for {
 		busy := false
@@ -510,6 +512,22 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		case <-stop:
 			return
 		default:
+		}
+		// With push-to-talk released and nothing playing the microphone has no use: its device
+		// stops, so that neither it nor the sound system's capture thread wakes every period. A
+		// press, a mode change or a packet (each kicks) starts it again; what it captured before
+		// the pause is dropped, and the echo canceller looks for the echo's delay again.
+		if pause := e.quietCapture() && e.playIdle.Load(); pauser != nil && pause != capturePaused {
+			if !pause {
+				capture.Discard(capture.Len())
+				e.inFill = 0
+				e.apm.EchoPathMayMove()
+			}
+			if err := pauser.PauseCapture(pause); err != nil {
+				e.logf("engine: %v; the microphone stays on", err)
+				pauser = nil
+			}
+			capturePaused = pause && pauser != nil
 		}
 		// Wake-ups: the microphone's periods as they come while a frame is being sent; a whole
 		// frame at once while nothing can be sent or voice activity listens to silence (the

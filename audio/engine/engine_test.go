@@ -472,6 +472,46 @@ func TestIdleSpeaker(t *testing.T) {
 		"the idle speaker's silence is not lateness: no lead for it (the start may have left one)")
 }
 
+// TestCaptureStopsWhileNothingCanBeSentOrHeard: with push-to-talk released and the speaker idle
+// the engine stops the microphone's device; a press starts it again, and so does a packet to
+// play (its echo canceller needs the microphone while the speaker plays), and voice activity
+// never stops it.
+func TestCaptureStopsWhileNothingCanBeSentOrHeard(t *testing.T) {
+	pkts := farPackets(t, speech.Names[0])
+	r := startRunning(t, voice.EngineConfig{})
+	s := r.devs.Stream()
+	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
+	periods := func(n int) {
+		for i := range n {
+			r.clock.advance(10 * time.Millisecond)
+			require.True(t, s.Period(in, out))
+			if i%2 == 1 {
+				<-r.frames
+			}
+		}
+	}
+	paused := func(want bool, msg string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return s.CapturePaused() == want }, 5*time.Second, 100*time.Microsecond, msg)
+	}
+	periods(20)
+	require.Eventually(t, r.e.playIdle.Load, 5*time.Second, 100*time.Microsecond, "the speaker goes idle")
+	assert.False(t, s.CapturePaused(), "voice activity listens")
+
+	r.e.SetMode(voice.ModePushToTalk)
+	paused(true, "push-to-talk released, nothing playing: the microphone stops")
+	r.e.SetPTTActive(true)
+	paused(false, "a press starts it")
+	periods(4)
+	r.e.SetPTTActive(false)
+	periods(2) // the talk spurt ends
+	paused(true, "released again")
+
+	r.e.ReceiveAt(7, pkts[0], r.clock.now())
+	paused(false, "a packet to play starts it")
+	assert.False(t, r.e.playIdle.Load())
+}
+
 func TestPacingFollowsUnderruns(t *testing.T) {
 	var p pacing
 	p.reset(100)

@@ -9,22 +9,19 @@ package ring
 
 import (
 	"math/bits"
+	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // cacheLine pads the producer's and the consumer's fields apart so that they do not share a cache
 // line.
 const cacheLine = 64
 
-// Ring is a single-producer single-consumer ring of int16 samples with a power-of-two capacity.
-// Exactly one goroutine (or C thread) may call Write and WaitSpace, and exactly one may call Read
-// and WaitData; Len, Cap and Stats may be called from anywhere. The zero Ring is not usable; make
-// one with New.
-type Ring struct {
-	buf  []int16
-	mask uint64
-
-	_ [cacheLine]byte
+// state is the part of a Ring that both sides touch. Its layout is fixed (64-bit fields at fixed
+// offsets, no Go pointers) so that C code may play one side of the ring through Shared: audio/device
+// declares the same struct in C (sdkpp_ring_state) and its tests check that the two agree.
+type state struct {
 	// w is the count of samples ever written; only the producer stores it.
 	w atomic.Uint64
 	_ [cacheLine - 8]byte
@@ -37,6 +34,22 @@ type Ring struct {
 	underruns       atomic.Uint64
 	underrunSamples atomic.Uint64
 
+	// The consumer waiting for samples and the producer waiting for room (see waker).
+	dataNeed     atomic.Uint64
+	spaceNeed    atomic.Uint64
+	dataWaiting  atomic.Uint32
+	spaceWaiting atomic.Uint32
+}
+
+// Ring is a single-producer single-consumer ring of int16 samples with a power-of-two capacity.
+// Exactly one goroutine (or C thread) may call Write and WaitSpace, and exactly one may call Read
+// and WaitData; Len, Cap and Stats may be called from anywhere. The zero Ring is not usable; make
+// one with New.
+type Ring struct {
+	st   *state // its own allocation: C may hold it, and it holds no Go pointers
+	buf  []int16
+	mask uint64
+
 	data  waker // the producer wakes a consumer waiting for samples
 	space waker // the consumer wakes a producer waiting for room
 }
@@ -48,20 +61,41 @@ func New(capacity int) *Ring {
 		capacity = 2
 	}
 	size := uint64(1) << bits.Len64(uint64(capacity-1))
-	return &Ring{
-		buf:   make([]int16, size),
-		mask:  size - 1,
-		data:  newWaker(),
-		space: newWaker(),
+	r := &Ring{
+		st:   new(state),
+		buf:  make([]int16, size),
+		mask: size - 1,
 	}
+	r.data = waker{waiting: &r.st.dataWaiting, need: &r.st.dataNeed, ch: make(chan struct{}, 1)}
+	r.space = waker{waiting: &r.st.spaceWaiting, need: &r.st.spaceNeed, ch: make(chan struct{}, 1)}
+	return r
 }
+
+// Shared pins the ring's state and buffer with p and returns their addresses, for C code that
+// plays one side of the ring (audio/device's data callbacks). The C side follows the same
+// protocol as Write or Read on the state's layout, and instead of sending on the ring's channel
+// when it wakes the Go side (it cannot), it claims the wake-up (clears the waiting flag) and lets
+// some goroutine call WakeData or WakeSpace. The addresses stay valid while p pins them.
+func (r *Ring) Shared(p *runtime.Pinner) (st, buf unsafe.Pointer) {
+	p.Pin(r.st)
+	p.Pin(&r.buf[0])
+	return unsafe.Pointer(r.st), unsafe.Pointer(&r.buf[0])
+}
+
+// WakeData delivers a wake-up a C producer claimed to the consumer's WaitData or DataSignal. It
+// never blocks.
+func (r *Ring) WakeData() { r.data.deliver() }
+
+// WakeSpace delivers a wake-up a C consumer claimed to the producer's WaitSpace or SpaceSignal.
+// It never blocks.
+func (r *Ring) WakeSpace() { r.space.deliver() }
 
 // Cap returns the number of samples the ring holds when full.
 func (r *Ring) Cap() int { return len(r.buf) }
 
 // Len returns the number of samples ready to read. Seen from the consumer it can only grow until
 // the consumer reads; seen from the producer it can only shrink until the producer writes.
-func (r *Ring) Len() int { return int(r.w.Load() - r.r.Load()) }
+func (r *Ring) Len() int { return int(r.st.w.Load() - r.st.r.Load()) }
 
 // Free returns the number of samples that can be written without an overrun.
 func (r *Ring) Free() int { return len(r.buf) - r.Len() }
@@ -70,21 +104,21 @@ func (r *Ring) Free() int { return len(r.buf) - r.Len() }
 // not fit are dropped and counted as an overrun. It wakes a consumer waiting in WaitData. Only the
 // producer may call it; it never blocks or allocates.
 func (r *Ring) Write(p []int16) int {
-	w := r.w.Load()
-	free := uint64(len(r.buf)) - (w - r.r.Load())
+	w := r.st.w.Load()
+	free := uint64(len(r.buf)) - (w - r.st.r.Load())
 	n := uint64(len(p))
 	if n > free {
-		r.overruns.Add(1)
-		r.overrunSamples.Add(n - free)
+		r.st.overruns.Add(1)
+		r.st.overrunSamples.Add(n - free)
 		n = free
 	}
 	if n > 0 {
 		start := w & r.mask
 		done := copy(r.buf[start:], p[:n])
 		copy(r.buf, p[done:n])
-		r.w.Store(w + n)
+		r.st.w.Store(w + n)
 	}
-	r.data.wakeAt(w + n - r.r.Load())
+	r.data.wakeAt(w + n - r.st.r.Load())
 	return int(n)
 }
 
@@ -92,19 +126,19 @@ func (r *Ring) Write(p []int16) int {
 // finds fewer samples than len(p) counts as an underrun (the rest of p is left as it was). It wakes
 // a producer waiting in WaitSpace. Only the consumer may call it; it never blocks or allocates.
 func (r *Ring) Read(p []int16) int {
-	rd := r.r.Load()
-	avail := r.w.Load() - rd
+	rd := r.st.r.Load()
+	avail := r.st.w.Load() - rd
 	n := uint64(len(p))
 	if n > avail {
-		r.underruns.Add(1)
-		r.underrunSamples.Add(n - avail)
+		r.st.underruns.Add(1)
+		r.st.underrunSamples.Add(n - avail)
 		n = avail
 	}
 	if n > 0 {
 		start := rd & r.mask
 		done := copy(p[:n], r.buf[start:])
 		copy(p[done:n], r.buf)
-		r.r.Store(rd + n)
+		r.st.r.Store(rd + n)
 	}
 	r.space.wake()
 	return int(n)
@@ -113,11 +147,11 @@ func (r *Ring) Read(p []int16) int {
 // Discard drops up to n samples from the front of the ring without copying them and returns how
 // many it dropped. Only the consumer may call it; it does not count as an underrun.
 func (r *Ring) Discard(n int) int {
-	rd := r.r.Load()
-	avail := r.w.Load() - rd
+	rd := r.st.r.Load()
+	avail := r.st.w.Load() - rd
 	k := uint64(max(n, 0))
 	k = min(k, avail)
-	r.r.Store(rd + k)
+	r.st.r.Store(rd + k)
 	r.space.wake()
 	return int(k)
 }
@@ -171,29 +205,34 @@ type Stats struct {
 // Stats returns the ring's counters so far. It may be called from any goroutine.
 func (r *Ring) Stats() Stats {
 	return Stats{
-		Overruns:        r.overruns.Load(),
-		OverrunSamples:  r.overrunSamples.Load(),
-		Underruns:       r.underruns.Load(),
-		UnderrunSamples: r.underrunSamples.Load(),
+		Overruns:        r.st.overruns.Load(),
+		OverrunSamples:  r.st.overrunSamples.Load(),
+		Underruns:       r.st.underruns.Load(),
+		UnderrunSamples: r.st.underrunSamples.Load(),
 	}
 }
 
 // waker lets one goroutine sleep until another side, possibly an audio callback, wakes it. The
-// waking side only loads an atomic flag when nobody waits; when somebody does, it makes a
-// non-blocking send on a one-slot channel (a full slot means a wake-up is already pending).
+// waking side only loads an atomic flag when nobody waits; when somebody does, it claims the
+// wake-up by clearing the flag and makes a non-blocking send on a one-slot channel (a full slot
+// means a wake-up is already pending). Its flag and fill live in the ring's state, where a C side
+// can claim wake-ups too.
 type waker struct {
-	waiting atomic.Bool
-	need    atomic.Uint64 // the fill the waiter waits for (wakeAt); 0: any
+	waiting *atomic.Uint32 // 1 while somebody waits
+	need    *atomic.Uint64 // the fill the waiter waits for (wakeAt); 0: any
 	ch      chan struct{}
 }
 
-func newWaker() waker { return waker{ch: make(chan struct{}, 1)} }
-
 // wake wakes the waiter, if any. It never blocks or allocates.
 func (k *waker) wake() {
-	if !k.waiting.Load() || !k.waiting.CompareAndSwap(true, false) {
+	if k.waiting.Load() == 0 || !k.waiting.CompareAndSwap(1, 0) {
 		return
 	}
+	k.deliver()
+}
+
+// deliver sends a claimed wake-up. It never blocks or allocates.
+func (k *waker) deliver() {
 	select {
 	case k.ch <- struct{}{}:
 	default:
@@ -215,7 +254,7 @@ func (k *waker) arm() <-chan struct{} { return k.armAt(0) }
 // armAt announces a waiter that needs a fill of n and returns the channel its wake-up comes on.
 func (k *waker) armAt(n uint64) <-chan struct{} {
 	k.need.Store(n)
-	k.waiting.Store(true)
+	k.waiting.Store(1)
 	return k.ch
 }
 
@@ -229,15 +268,15 @@ func (k *waker) wait(ready func() bool, done <-chan struct{}) bool {
 			return true
 		}
 		k.need.Store(0) // ready decides; any write may be the one
-		k.waiting.Store(true)
+		k.waiting.Store(1)
 		if ready() {
-			k.waiting.Store(false)
+			k.waiting.Store(0)
 			return true
 		}
 		select {
 		case <-k.ch:
 		case <-done:
-			k.waiting.Store(false)
+			k.waiting.Store(0)
 			return ready()
 		}
 	}

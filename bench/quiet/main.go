@@ -14,11 +14,13 @@
 // microphone). The machine is shared: the scenarios take turns, -turns times, and the median of
 // each is printed.
 //
-// What a quiet call still costs is mostly the device layer's: malgo runs a Go data callback on
-// each of miniaudio's device threads every 10 ms period, and each return to C leaves a P in a
-// system call that the runtime's sysmon retakes once it has been there 10 ms (a period, so about
-// every other time), after which sysmon polls every 20 us for a millisecond. perf shows sysmon's
-// sleeps as about half of what is left. (pprof sees little of it: it runs outside Go code.)
+// What a quiet call costs is mostly the sound system's client threads, which wake every 10 ms
+// period of a running device. With push-to-talk released and nothing playing the engine stops the
+// microphone's device, so only the speaker's runs; with voice activity both run and every frame
+// is cleaned and measured. No Go code runs on those threads (the data callbacks are C): a Go
+// callback there left a P in a system call for the runtime's sysmon to retake every period, after
+// which sysmon polled every 20 us, which perf showed as about half of the cost before. perf, not
+// pprof, sees this: it runs outside Go code.
 //
 // Run by bench/run.sh (make bench). -cpuprofile DIR writes each child's CPU profile there.
 package main
