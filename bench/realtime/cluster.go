@@ -159,8 +159,17 @@ type postgres struct {
 	n          int
 }
 
+// startPostgres starts a PostgreSQL server in a directory of its own under build/bench, so that
+// it never meets another one there (bench/run.sh's, beside which a run may go).
 func startPostgres() (*postgres, error) {
-	dir, err := filepath.Abs(filepath.Join("build", "bench", "pg"))
+	parent, err := filepath.Abs(filepath.Join("build", "bench"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(parent, "pg-realtime-")
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +181,7 @@ func startPostgres() (*postgres, error) {
 	cmd := exec.Command("bash", "build/scripts/pg.sh", "start", dir, port)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start PostgreSQL (build/scripts/pg.sh): %w", err)
 	}
 	return &postgres{dir: dir, admin: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable"}, nil

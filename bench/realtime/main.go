@@ -96,7 +96,10 @@ func main() {
 	}
 	fmt.Printf("The service's store: %s\n", map[string]string{"memory": "SQLite in memory", "sqlite": "SQLite in a data directory"}[storeName]+
 		map[bool]string{true: "PostgreSQL"}[storeName != "memory" && storeName != "sqlite"])
-	if storeName != "memory" && storeName != "sqlite" {
+	// (d) starts its own PostgreSQL and NATS whatever the store: it runs with the SQLite and
+	// in-memory stores (or alone, -cluster-only), not again beside a PostgreSQL of the caller's.
+	onPostgres := storeName != "memory" && storeName != "sqlite"
+	if onPostgres {
 		u, drop, err := benchdb.Postgres(storeName, "bench_realtime")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -105,7 +108,7 @@ func main() {
 		defer drop()
 		storeName = u
 	}
-	if err := run(*rounds, *members, *messages, *window, *idle, *clusterOnly); err != nil {
+	if err := run(*rounds, *members, *messages, *window, *idle, *clusterOnly, *clusterOnly || !onPostgres); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		exit = 1
 	}
@@ -114,7 +117,7 @@ func main() {
 // exit is the status main ends with, after its deferred calls have run.
 var exit int
 
-func run(rounds, members, messages, window, idle int, clusterOnly bool) error {
+func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool) error {
 	rd, err := startRedis()
 	if err != nil {
 		return err
@@ -125,8 +128,10 @@ func run(rounds, members, messages, window, idle int, clusterOnly bool) error {
 			return err
 		}
 	}
-	if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
-		return err
+	if cluster {
+		if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
+			return err
+		}
 	}
 	if clusterOnly {
 		return nil
