@@ -50,10 +50,6 @@ const (
 	// cancelDB how far noise cancellation does: the same denoiser at its strongest.
 	suppressDB = -15
 	cancelDB   = -45
-	// settledZeros is how many blocks of digital silence in a row the preprocessor must have run
-	// on before its output for another one is digital silence too: its analysis window spans two
-	// blocks, the one before and the one being cleaned, and overlaps their outputs.
-	settledZeros = 2
 )
 
 // ErrFrameSize is returned when a frame passed to Playback or Capture is not the Processor's
@@ -89,9 +85,6 @@ type Processor struct {
 	echoSpan   int          // how long an echo can take to come back: tail and longest delay
 	linked     bool         // the preprocessor has the echo canceller's residual
 	cancelled  atomic.Uint64
-	zeroRun    int // blocks of digital silence the preprocessor last had in a row, up to settledZeros
-	skipped    atomic.Uint64
-	skipZeros  bool // settled digital silence skips the preprocessor (always but in a test's reference)
 
 	// Wanted settings (any goroutine) and the ones applied to the C state (Capture only).
 	wantAEC, wantNS, wantAGC, wantNC atomic.Bool
@@ -122,7 +115,6 @@ func New(frameSamples, tailMs int) (*Processor, error) {
 		delay:     newDelayEstimator(frameSamples),
 	}
 	p.scratchOut = make([]int16, frameSamples)
-	p.skipZeros = true
 	p.farBuf = make([]int16, frameSamples)
 	// Until something is played there is no echo: the canceller starts idle.
 	p.echoSpan = tailMs*pcm.SampleRate/1000 + maxDelaySamples + delayMargin
@@ -263,10 +255,7 @@ func (p *Processor) Playback(far []int16) error {
 // Capture cleans in, one microphone frame, into out (both of the Processor's frame size; they
 // may be the same slice). While nothing but silence has been played for longer than an echo can
 // take to come back (the tail and the longest delay looked for), there is no echo to cancel:
-// the echo canceller is skipped and only the preprocessor runs. On digital silence (a microphone
-// muted at the device, a monitor of a silent sink) the preprocessor is skipped too once it has
-// settled on silence, since it would return silence: the output is the same, no call into C is
-// made, and only its noise and gain estimates stay where the silence found them.
+// the echo canceller is skipped and only the preprocessor runs.
 func (p *Processor) Capture(in, out []int16) error {
 	if err := p.begin(in, out); err != nil {
 		return err
@@ -274,24 +263,11 @@ func (p *Processor) Capture(in, out []int16) error {
 	if !p.cancelEcho(in, out) {
 		copy(out, in)
 	}
-	if !p.ns && !p.nc && !p.agc {
-		return nil
+	if p.ns || p.nc || p.agc {
+		C.speex_preprocess_run(p.pre, (*C.spx_int16_t)(&out[0]))
 	}
-	if !silent(out) {
-		p.zeroRun = 0
-	} else if p.zeroRun == settledZeros && p.skipZeros {
-		p.skipped.Add(1)
-		return nil
-	} else {
-		p.zeroRun++
-	}
-	C.speex_preprocess_run(p.pre, (*C.spx_int16_t)(&out[0]))
 	return nil
 }
-
-// SkippedSilence counts the frames of digital silence Capture returned without running the
-// preprocessor (noise suppression and gain control), which had settled on silence.
-func (p *Processor) SkippedSilence() uint64 { return p.skipped.Load() }
 
 // Idle stands for Capture on a microphone frame the caller does not need cleaned (nothing is
 // being sent): it takes the frame's reference off the queue, so that the frames after it stay

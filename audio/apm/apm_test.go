@@ -129,34 +129,6 @@ func TestAutoGainRaisesQuietSpeech(t *testing.T) {
 	assert.Greater(t, g, 6.0)
 }
 
-// On digital silence the preprocessor is skipped once it has settled, and Capture returns what
-// the preprocessor would have: silence. Its estimates stay where the silence found them, so that
-// speech after it is cleaned about as it would have been (here to within 1 dB).
-func TestDigitalSilenceSkipsThePreprocessor(t *testing.T) {
-	second := pcm.SampleRate
-	talk := func(seed uint64) []int16 { // speech over a -80 dBFS floor: never digital silence
-		s, floor := testsignal.Voiced(seed, second, 0.3), testsignal.Noise(seed+1, second, -80)
-		for i := range s {
-			s[i] = pcm.Clamp16(int32(s[i]) + int32(floor[i]))
-		}
-		return s
-	}
-	mic := slices.Concat(talk(15), make([]int16, second), talk(17))
-	ref := newProcessor(t, true, true, true)
-	ref.skipZeros = false
-	want := run(t, ref, nil, mic)
-	p := newProcessor(t, true, true, true)
-	got := run(t, p, nil, mic)
-
-	quietEnd := 2 * second
-	assert.Equal(t, want[:quietEnd], got[:quietEnd], "the same output up to the end of the silence")
-	assert.Equal(t, uint64(second/frame-settledZeros), p.SkippedSilence())
-	assert.Zero(t, ref.SkippedSilence())
-	wantDB, gotDB := pcm.LevelDBFS(want[quietEnd:]), pcm.LevelDBFS(got[quietEnd:])
-	t.Logf("after the silence: %.2f dBFS skipping, %.2f dBFS not", gotDB, wantDB)
-	assert.InDelta(t, wantDB, gotDB, 1)
-}
-
 func TestNoAllocationPerFrame(t *testing.T) {
 	far, mic := echoScene(1)
 	p := newProcessor(t, true, true, true)

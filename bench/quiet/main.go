@@ -17,8 +17,7 @@
 // What a quiet call costs is mostly the sound system's client threads, which wake every 10 ms
 // period of a running device. With push-to-talk released and nothing playing the engine stops the
 // microphone's device, so only the speaker's runs; with voice activity both run and every frame
-// is measured (the null sink's monitor is digital silence, which apm passes without calling the
-// noise suppressor once it has settled: no cgo call per frame to wake sysmon). No Go code runs on those threads (the data callbacks are C): a Go
+// is cleaned and measured. No Go code runs on those threads (the data callbacks are C): a Go
 // callback there left a P in a system call for the runtime's sysmon to retake every period, after
 // which sysmon polled every 20 us, which perf showed as about half of the cost before. perf, not
 // pprof, sees this: it runs outside Go code.
