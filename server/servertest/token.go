@@ -1,6 +1,7 @@
 package servertest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -41,4 +42,35 @@ func (e *Env) Token(t testing.TB, username, scope string) wire.TokenResponse {
 		t.Fatalf("servertest: token request: HTTP %d (%v)", res.StatusCode, err)
 	}
 	return tr
+}
+
+// ProvisionalToken returns a provisional player's access token for externalID, issued from the
+// bot endpoint as a game's backend does; globalName, when not empty, is the player's
+// preferred_global_name.
+func (e *Env) ProvisionalToken(t testing.TB, externalID, globalName string) string {
+	t.Helper()
+	in := map[string]string{"external_user_id": externalID}
+	if globalName != "" {
+		in["preferred_global_name"] = globalName
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("servertest: provisional token request: %v", err)
+	}
+	req, err := http.NewRequest(http.MethodPost, e.APIURL+"/partner-sdk/token/bot", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("servertest: provisional token request: %v", err)
+	}
+	req.Header.Set("Authorization", "Bot "+e.App.BotToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("servertest: provisional token request: %v", err)
+	}
+	defer res.Body.Close()
+	var tr wire.TokenResponse
+	if err := json.NewDecoder(res.Body).Decode(&tr); err != nil || res.StatusCode != http.StatusOK || tr.AccessToken == "" {
+		t.Fatalf("servertest: provisional token request: HTTP %d (%v)", res.StatusCode, err)
+	}
+	return tr.AccessToken
 }

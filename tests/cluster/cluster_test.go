@@ -61,28 +61,10 @@ func connect(t testing.TB, e *servertest.Env, name string) *player {
 	c := core.NewClientWithBases(e.APIURL, e.URL)
 	t.Cleanup(c.Close)
 	c.SetApplicationId(uint64(e.App.ID))
-	c.UpdateToken(core.AuthorizationTokenTypeBearer, provisionalToken(t, e, name), core.Func(func(*core.ClientResult) {}))
+	c.UpdateToken(core.AuthorizationTokenTypeBearer, e.ProvisionalToken(t, name, name), core.Func(func(*core.ClientResult) {}))
 	c.Connect()
 	waitFor(t, name+" Ready", func() bool { return c.GetStatus() == core.ClientStatusReady && c.GetCurrentUserV2() != nil })
 	return &player{Client: c, id: c.GetCurrentUserV2().Id(), name: name}
-}
-
-// provisionalToken is a provisional player's access token, issued by the game's backend.
-func provisionalToken(t testing.TB, e *servertest.Env, externalID string) string {
-	t.Helper()
-	body, _ := json.Marshal(map[string]string{"external_user_id": externalID, "preferred_global_name": externalID})
-	req, _ := http.NewRequest(http.MethodPost, e.APIURL+"/partner-sdk/token/bot", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bot "+e.App.BotToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
-	return tok.AccessToken
 }
 
 // result waits for a one-shot call's result and fails t unless it succeeded.
@@ -351,7 +333,7 @@ func TestSessionResumesOnAnotherNode(t *testing.T) {
 	require.Equal(t, 1, c.Nodes[0].Server.Hub().Sessions(x.id), "the player is on node A")
 
 	// Two senders on B and C, through the API only.
-	senders := []string{provisionalToken(t, &env, "sam"), provisionalToken(t, &env, "sue")}
+	senders := []string{env.ProvisionalToken(t, "sam", "sam"), env.ProvisionalToken(t, "sue", "sue")}
 	var lobby struct {
 		ID string `json:"id"`
 	}

@@ -266,7 +266,7 @@ func TestFailover(t *testing.T) {
 	tokens := make([]string, nPlayers)
 	for i := range players {
 		name := fmt.Sprintf("f%d", i)
-		tokens[i] = provisionalToken(t, env, name)
+		tokens[i] = env.ProvisionalToken(t, name, name)
 		c := core.NewClientWithBases(env.APIURL, env.URL)
 		t.Cleanup(c.Close)
 		c.SetApplicationId(uint64(app.ID))

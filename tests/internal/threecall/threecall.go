@@ -8,11 +8,8 @@
 package threecall
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,7 +105,7 @@ func Start(t *testing.T, envs [Players]*servertest.Env, prefix string) *Call {
 		p := &Player{devs: engine.NewMemoryDevices(), voice: quality.SpeechLike(4*pcm.SampleRate, pcm.SampleRate, uint64(i+1))}
 		p.Client = core.NewClientWithBases(env.APIURL, env.URL)
 		t.Cleanup(p.Client.Close)
-		p.Client.UpdateToken(core.AuthorizationTokenTypeBearer, botToken(t, env, fmt.Sprint(prefix, i)), core.Func(func(*core.ClientResult) {}))
+		p.Client.UpdateToken(core.AuthorizationTokenTypeBearer, env.ProvisionalToken(t, fmt.Sprint(prefix, i), ""), core.Func(func(*core.ClientResult) {}))
 		p.Client.Connect()
 		require.True(t, Pump(30*time.Second, func() bool {
 			return p.Client.GetStatus() == core.ClientStatusReady && p.Client.GetCurrentUserV2() != nil
@@ -293,23 +290,4 @@ func Pump(timeout time.Duration, done func() bool) bool {
 		core.WaitCallbacks(10 * time.Millisecond)
 	}
 	return false
-}
-
-// botToken gets a provisional player's token from the bot endpoint, as a game backend does.
-func botToken(t *testing.T, env *servertest.Env, externalID string) string {
-	t.Helper()
-	body, _ := json.Marshal(map[string]string{"external_user_id": externalID})
-	req, err := http.NewRequest(http.MethodPost, env.APIURL+"/partner-sdk/token/bot", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bot "+env.App.BotToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var tr struct {
-		AccessToken string `json:"access_token"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tr))
-	return tr.AccessToken
 }
