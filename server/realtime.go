@@ -10,6 +10,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
 	"sdkpp/server/guilds"
+	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
 	"sdkpp/server/presence"
 	"sdkpp/server/relationships"
@@ -110,10 +111,12 @@ func (s *Server) newHub() *gateway.Hub {
 		cfg.OnBusDelivered = s.metrics.BusDelivered // nil metrics record nothing
 	}
 	hub := gateway.New(cfg)
-	if s.bus != nil { // every node knows every user's presence
+	if s.bus != nil { // every node knows every user's presence, pending invites and guild voice states
 		s.presence.Share = func(userID uint64, p *presence.Shared) {
 			hub.Share(sharedPresence, sharedUser{User: userID, Presence: p})
 		}
+		s.presence.ShareInvite = func(inv presence.SharedInvite) { hub.Share(sharedInvite, inv) }
+		s.guildVoice.Share = func(c guildvoice.Change) { hub.Share(sharedGuildVoice, c) }
 	}
 	s.voice.Hub = hub
 	if s.voiceCluster != nil {
@@ -227,8 +230,13 @@ func (s *Server) readySocial(ctx context.Context, who gateway.Identity) (map[str
 	return map[string]any{"relationships": platform, "game_relationships": game, "presences": pres}, nil
 }
 
-// sharedPresence is the kind of a user's presence shared between the nodes of a cluster.
-const sharedPresence = "presence"
+// The kinds of state the nodes of a cluster share through the gateway's bus (besides voice
+// calls' ops, voice.SharedKind).
+const (
+	sharedPresence   = "presence"   // a user's presence: sharedUser
+	sharedInvite     = "invite"     // an activity invite sent or accepted: presence.SharedInvite
+	sharedGuildVoice = "guildvoice" // a user's voice state in a guild: guildvoice.Change
+)
 
 // sharedUser is a user's presence as the nodes share it.
 type sharedUser struct {
@@ -238,17 +246,27 @@ type sharedUser struct {
 
 // shared takes what another node shared through the gateway's bus.
 func (s *Server) shared(kind string, data json.RawMessage) {
-	if kind == voice.SharedKind {
+	var err error
+	switch kind {
+	case voice.SharedKind:
 		s.voiceCluster.Receive(data)
-		return
+	case sharedPresence:
+		var u sharedUser
+		if err = json.Unmarshal(data, &u); err == nil {
+			s.presence.Apply(u.User, u.Presence)
+		}
+	case sharedInvite:
+		var inv presence.SharedInvite
+		if err = json.Unmarshal(data, &inv); err == nil {
+			s.presence.ApplyInvite(inv)
+		}
+	case sharedGuildVoice:
+		var c guildvoice.Change
+		if err = json.Unmarshal(data, &c); err == nil {
+			s.guildVoice.Apply(c)
+		}
 	}
-	if kind != sharedPresence {
-		return
+	if err != nil {
+		s.log.Warn("shared state cannot be read", "kind", kind, "err", err)
 	}
-	var u sharedUser
-	if err := json.Unmarshal(data, &u); err != nil {
-		s.log.Warn("shared presence cannot be read", "err", err)
-		return
-	}
-	s.presence.Apply(u.User, u.Presence)
 }

@@ -20,6 +20,12 @@
 // The service has no voice server for guild channels, so no VOICE_SERVER_UPDATE follows a join:
 // a guild voice state is presence in the channel, without media. The states live in memory, as
 // the gateway sessions they belong to do.
+//
+// On a cluster every node keeps every state. A change is made once, on the node where it
+// happens (the session's node for op 4 and a closed connection, the node that found a node down
+// for that node's sessions, the node that served a member's removal): that node dispatches it
+// and shares the user's new state (Share), and the other nodes take it without a dispatch
+// (Apply). A node that starts reads the shared states back from the bus.
 package guildvoice
 
 import (
@@ -63,6 +69,9 @@ type Service struct {
 	Hub    Hub
 	Events GuildEvents
 	Logger *slog.Logger
+	// Share, when set, tells the other nodes of a cluster each change (Apply takes it there).
+	// Nil for a node alone.
+	Share func(Change)
 
 	mu        sync.Mutex
 	guilds    map[uint64]*guildStates    // by guild id
@@ -78,9 +87,22 @@ type guildStates struct {
 
 // state is one user's voice state in a guild.
 type state struct {
-	sess               gateway.Session
+	sessionID          string
 	channelID          uint64
 	selfMute, selfDeaf bool
+}
+
+// Change is a user's voice state in a guild after a change, as the nodes of a cluster share it:
+// Channel 0 when the user left. Start is when Channel's voice session started (Unix
+// nanoseconds), so that every node reports the same voice_start_time.
+type Change struct {
+	Guild    uint64 `json:"guild"`
+	User     uint64 `json:"user"`
+	Session  string `json:"session,omitempty"`
+	Channel  uint64 `json:"channel,omitempty"`
+	SelfMute bool   `json:"self_mute,omitempty"`
+	SelfDeaf bool   `json:"self_deaf,omitempty"`
+	Start    int64  `json:"start,omitempty"`
 }
 
 func (s *Service) initLocked() {
@@ -166,37 +188,95 @@ func (s *Service) check(ctx context.Context, userID, guildID, channelID uint64) 
 }
 
 // joinLocked puts the user's voice state in the channel (a join, a move, a change of self_mute
-// or self_deaf, or a takeover by another session of the user) and tells the guild.
+// or self_deaf, or a takeover by another session of the user), tells the guild and shares it.
 func (s *Service) joinLocked(ctx context.Context, sess gateway.Session, guildID, channelID uint64, u vwire.StateUpdate) {
+	st := &state{sessionID: sess.ID, channelID: channelID, selfMute: u.SelfMute, selfDeaf: u.SelfDeaf}
+	ended, started := s.setLocked(guildID, sess.UserID, st, s.Clock.Now())
+	s.dispatchState(ctx, guildID, st.object(guildID, sess.UserID))
+	s.afterLocked(ctx, guildID, sess.UserID, st, ended, started)
+}
+
+// leaveLocked takes userID's voice state out of the guild, tells the guild and shares it.
+func (s *Service) leaveLocked(ctx context.Context, guildID uint64, g *guildStates, userID uint64) {
+	st := g.states[userID]
+	ended, _ := s.setLocked(guildID, userID, nil, time.Time{})
+	left := st.object(guildID, userID)
+	left.ChannelID, left.SelfMute, left.SelfDeaf = nil, false, false
+	s.dispatchState(ctx, guildID, left)
+	s.afterLocked(ctx, guildID, userID, nil, ended, false)
+}
+
+// afterLocked sends the start-time events of a change of userID's state to st (nil: left) and
+// shares the change with the other nodes.
+func (s *Service) afterLocked(ctx context.Context, guildID, userID uint64, st *state, ended uint64, started bool) {
+	if ended != 0 {
+		s.startTimeEvent(ctx, guildID, ended, time.Time{})
+	}
+	c := Change{Guild: guildID, User: userID}
+	if st != nil {
+		start := s.guilds[guildID].starts[st.channelID]
+		if started {
+			s.startTimeEvent(ctx, guildID, st.channelID, start)
+		}
+		c.Session, c.Channel, c.SelfMute, c.SelfDeaf, c.Start = st.sessionID, st.channelID, st.selfMute, st.selfDeaf, start.UnixNano()
+	}
+	if s.Share != nil {
+		s.Share(c)
+	}
+}
+
+// setLocked makes st userID's voice state in the guild (nil: none). A channel whose voice session
+// it starts starts at start. It returns the channel whose voice session it ended (0: none) and
+// whether it started the voice session of st's channel.
+func (s *Service) setLocked(guildID, userID uint64, st *state, start time.Time) (ended uint64, started bool) {
 	s.initLocked()
 	g := s.guilds[guildID]
 	if g == nil {
+		if st == nil {
+			return 0, false
+		}
 		g = &guildStates{states: map[uint64]*state{}, starts: map[uint64]time.Time{}, counts: map[uint64]int{}}
 		s.guilds[guildID] = g
 	}
-	old := g.states[sess.UserID]
-	st := &state{sess: sess, channelID: channelID, selfMute: u.SelfMute, selfDeaf: u.SelfDeaf}
-	g.states[sess.UserID] = st
-	if old != nil && old.sess.ID != sess.ID {
-		s.untrackLocked(old.sess.ID, guildID)
+	old := g.states[userID]
+	if old != nil {
+		s.untrackLocked(old.sessionID, guildID)
 	}
-	s.trackLocked(sess.ID, guildID)
-	var ended, started bool
-	if old == nil || old.channelID != channelID {
-		if old != nil {
-			ended = g.exitLocked(old.channelID)
+	if st == nil {
+		delete(g.states, userID)
+	} else {
+		g.states[userID] = st
+		s.trackLocked(st.sessionID, guildID)
+	}
+	if old != nil && (st == nil || old.channelID != st.channelID) && g.exitLocked(old.channelID) {
+		ended = old.channelID
+	}
+	if st != nil && (old == nil || old.channelID != st.channelID) {
+		g.counts[st.channelID]++
+		if started = g.counts[st.channelID] == 1; started {
+			g.starts[st.channelID] = start
 		}
-		g.counts[channelID]++
-		if started = g.counts[channelID] == 1; started {
-			g.starts[channelID] = s.Clock.Now()
-		}
 	}
-	s.dispatchState(ctx, guildID, st.object(guildID, sess.UserID))
-	if ended {
-		s.startTimeEvent(ctx, guildID, old.channelID, time.Time{})
+	if len(g.states) == 0 {
+		delete(s.guilds, guildID)
 	}
-	if started {
-		s.startTimeEvent(ctx, guildID, channelID, g.starts[channelID])
+	return ended, started
+}
+
+// Apply takes a change that another node of the cluster made and shared: it becomes the user's
+// state here, without a dispatch (that node sent them).
+func (s *Service) Apply(c Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Channel == 0 {
+		s.setLocked(c.Guild, c.User, nil, time.Time{})
+		return
+	}
+	st := &state{sessionID: c.Session, channelID: c.Channel, selfMute: c.SelfMute, selfDeaf: c.SelfDeaf}
+	start := time.Unix(0, c.Start)
+	s.setLocked(c.Guild, c.User, st, start)
+	if c.Start != 0 { // the node that made the change knows when the channel's session started
+		s.guilds[c.Guild].starts[c.Channel] = start
 	}
 }
 
@@ -210,23 +290,6 @@ func (g *guildStates) exitLocked(channelID uint64) bool {
 	delete(g.counts, channelID)
 	delete(g.starts, channelID)
 	return true
-}
-
-// leaveLocked takes userID's voice state out of the guild and tells the guild.
-func (s *Service) leaveLocked(ctx context.Context, guildID uint64, g *guildStates, userID uint64) {
-	st := g.states[userID]
-	delete(g.states, userID)
-	s.untrackLocked(st.sess.ID, guildID)
-	ended := g.exitLocked(st.channelID)
-	if len(g.states) == 0 {
-		delete(s.guilds, guildID)
-	}
-	left := st.object(guildID, userID)
-	left.ChannelID, left.SelfMute, left.SelfDeaf = nil, false, false
-	s.dispatchState(ctx, guildID, left)
-	if ended {
-		s.startTimeEvent(ctx, guildID, st.channelID, time.Time{})
-	}
 }
 
 func (s *Service) trackLocked(sessionID string, guildID uint64) {
@@ -246,7 +309,7 @@ func (s *Service) untrackLocked(sessionID string, guildID uint64) {
 // object is the wire form of st, without member.
 func (st *state) object(guildID, userID uint64) wire.VoiceState {
 	gid, cid := wire.Snowflake(guildID), wire.Snowflake(st.channelID)
-	return wire.VoiceState{GuildID: &gid, ChannelID: &cid, UserID: wire.Snowflake(userID), SessionID: st.sess.ID,
+	return wire.VoiceState{GuildID: &gid, ChannelID: &cid, UserID: wire.Snowflake(userID), SessionID: st.sessionID,
 		SelfMute: st.selfMute, SelfDeaf: st.selfDeaf}
 }
 
@@ -313,7 +376,7 @@ func (s *Service) SessionGone(sess gateway.Session) {
 	defer s.mu.Unlock()
 	s.initLocked()
 	for _, guildID := range slices.Sorted(maps.Keys(s.bySession[sess.ID])) {
-		if g := s.guilds[guildID]; g != nil && g.states[sess.UserID] != nil && g.states[sess.UserID].sess.ID == sess.ID {
+		if g := s.guilds[guildID]; g != nil && g.states[sess.UserID] != nil && g.states[sess.UserID].sessionID == sess.ID {
 			s.leaveLocked(ctx, guildID, g, sess.UserID)
 		}
 	}

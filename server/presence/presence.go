@@ -89,6 +89,9 @@ type Service struct {
 	// Share, when set, tells the other nodes of a cluster a user's presence after each change
 	// (nil: the user went offline); they take it with Apply. Nil for a node alone.
 	Share func(userID uint64, p *Shared)
+	// ShareInvite, when set, tells the other nodes of a cluster an invite that was sent or
+	// accepted here; they take it with ApplyInvite. Nil for a node alone.
+	ShareInvite func(SharedInvite)
 
 	// send orders presence dispatches: each view is made from the current state and handed to
 	// the hub under it, so a viewer never gets an older view of a user after a newer one (a
@@ -131,22 +134,72 @@ func (s *Service) share(userID uint64, p *Shared) {
 }
 
 // Apply takes a user's presence that another node of the cluster shared: it becomes the user's
-// presence here (nil: offline). That node already told the user's sessions and friends.
+// presence here (nil: offline). That node already told the user's sessions and friends, and the
+// recipients of the user's invites that the change made invalid; here they are only marked so.
 func (s *Service) Apply(userID uint64, p *Shared) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p == nil {
 		delete(s.users, userID)
+	} else {
+		if s.users == nil {
+			s.users = map[uint64]*state{}
+		}
+		acts := p.Activities
+		if acts == nil {
+			acts = map[uint64][]wire.Activity{}
+		}
+		s.users[userID] = &state{status: p.Status, activities: acts}
+	}
+	s.staleInvitesLocked(userID, 0)
+}
+
+// SharedInvite is an activity invite as it crosses a cluster's bus (Service.ShareInvite,
+// Service.ApplyInvite), with the join secret it gives when accepted.
+type SharedInvite struct {
+	Invite wire.ActivityInvite `json:"invite"`
+	Secret string              `json:"secret,omitempty"`
+}
+
+// ApplyInvite takes an invite that another node of the cluster sent or accepted: it can be
+// accepted here, and the sender's presence changes made here invalidate it. An invite that this
+// node knows to be invalid stays so.
+func (s *Service) ApplyInvite(x SharedInvite) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inv := x.Invite
+	if old := s.invites[uint64(inv.ID)]; old != nil {
+		old.IsValid = old.IsValid && inv.IsValid
+		old.Accepted = old.Accepted || inv.Accepted
 		return
 	}
-	if s.users == nil {
-		s.users = map[uint64]*state{}
+	s.rememberLocked(&inv, x.Secret)
+	s.staleInvitesLocked(uint64(inv.SenderID), uint64(inv.ApplicationID))
+}
+
+// rememberLocked keeps inv and its join secret until it can be accepted no more, and forgets the
+// invites past their lifetime.
+func (s *Service) rememberLocked(inv *wire.ActivityInvite, secret string) {
+	if s.invites == nil {
+		s.invites, s.secrets = map[uint64]*wire.ActivityInvite{}, map[uint64]string{}
 	}
-	acts := p.Activities
-	if acts == nil {
-		acts = map[uint64][]wire.Activity{}
+	for id, old := range s.invites {
+		if t, err := time.Parse(time.RFC3339Nano, old.CreatedAt); err == nil && s.Clock.Now().Sub(t) >= InviteLifetime {
+			delete(s.invites, id)
+			delete(s.secrets, id)
+		}
 	}
-	s.users[userID] = &state{status: p.Status, activities: acts}
+	s.invites[uint64(inv.ID)] = inv
+	if secret != "" {
+		s.secrets[uint64(inv.ID)] = secret
+	}
+}
+
+// shareInvite tells the other nodes of inv, when ShareInvite is set.
+func (s *Service) shareInvite(inv wire.ActivityInvite, secret string) {
+	if s.ShareInvite != nil {
+		s.ShareInvite(SharedInvite{Invite: inv, Secret: secret})
+	}
 }
 
 // CustomStatusVisible tells whether a viewer sees the user's custom status (rule GW-5): with
@@ -545,22 +598,15 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	if act.Assets != nil && act.Assets.InviteCoverImage != nil { // rule ACT-3
 		inv.CoverImage = *act.Assets.InviteCoverImage
 	}
-	s.mu.Lock()
-	if s.invites == nil {
-		s.invites, s.secrets = map[uint64]*wire.ActivityInvite{}, map[uint64]string{}
-	}
-	for id, old := range s.invites { // forget invites past their lifetime
-		if t, err := time.Parse(time.RFC3339Nano, old.CreatedAt); err == nil && s.Clock.Now().Sub(t) >= InviteLifetime {
-			delete(s.invites, id)
-			delete(s.secrets, id)
-		}
-	}
-	s.invites[uint64(inv.ID)] = inv
+	secret := ""
 	if act.Secrets != nil {
-		s.secrets[uint64(inv.ID)] = act.Secrets.Join
+		secret = act.Secrets.Join
 	}
+	s.mu.Lock()
+	s.rememberLocked(inv, secret)
 	out := *inv
 	s.mu.Unlock()
+	s.shareInvite(out, secret) // before the dispatch, which the other nodes read after it
 	s.dispatchInvite(recipient, audience, gwire.EventActivityInviteCreate, out)
 	return out, nil
 }
@@ -606,6 +652,7 @@ func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
 	inv.Accepted = true
 	out := *inv
 	s.mu.Unlock()
+	s.shareInvite(out, secret)
 	// rule EVT-1: every connected session of the player hears of it.
 	s.Hub.Dispatch(t.UserID, gwire.EventActivityInviteUpdate, out)
 	return wire.ActivityInviteAccepted{JoinSecret: secret, Invite: out}, nil
