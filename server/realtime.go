@@ -108,6 +108,7 @@ func (s *Server) newHub() *gateway.Hub {
 			return s.bus.Read(ctx, first, last, handle)
 		}
 		cfg.OnShared = s.shared
+		cfg.OnNodeStarted = s.reshare
 		cfg.OnBusDelivered = s.metrics.BusDelivered // nil metrics record nothing
 	}
 	hub := gateway.New(cfg)
@@ -242,6 +243,14 @@ const (
 type sharedUser struct {
 	User     uint64           `json:"user"`
 	Presence *presence.Shared `json:"presence"`
+}
+
+// reshare shares again what this node shared of its players: another node started, and read only
+// what the bus still held.
+func (s *Server) reshare() {
+	here := func(userID uint64) bool { return s.hub.Sessions(userID) > 0 }
+	s.presence.Reshare(here)
+	s.guildVoice.Reshare(here)
 }
 
 // shared takes what another node shared through the gateway's bus.

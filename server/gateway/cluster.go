@@ -207,9 +207,14 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 		// The node restarted: the sessions of its earlier lives lost their connections. The
 		// restarted node itself ends what their connections held.
 		gone := h.detachNodeLocked(e.Node, func(life string) bool { return life != e.Life })
-		if e.Node == h.cfg.Node && e.Life == h.life && len(gone) > 0 {
+		switch {
+		case e.Node == h.cfg.Node && e.Life == h.life && len(gone) > 0:
 			h.mu.Unlock()
 			h.nodeGone(gone)
+			return
+		case e.Node != h.cfg.Node || e.Life != h.life: // it read only what the stream still holds
+			h.mu.Unlock()
+			h.retell()
 			return
 		}
 	case busmsg.TypeDown:
@@ -286,14 +291,7 @@ type userApp struct{ user, app uint64 }
 // sessions, and runs Config.OnConnection and Config.OnSession of their users again, whose
 // presence and lobby states the other node ended. Call without h.mu.
 func (h *Hub) stillHere() {
-	h.mu.Lock()
-	var notes []busmsg.SessionNote
-	for _, s := range h.sessions {
-		if s.conn != nil {
-			notes = append(notes, noteOf(s, busmsg.NoteLive))
-		}
-	}
-	h.mu.Unlock()
+	notes := h.connectedNotes()
 	h.log.Warn("gateway: this node was taken for down; its sessions are told again", "sessions", len(notes))
 	seen := map[userApp]bool{}
 	for _, n := range notes {
@@ -309,6 +307,31 @@ func (h *Hub) stillHere() {
 		if h.cfg.OnSession != nil {
 			h.cfg.OnSession(n.Who)
 		}
+	}
+}
+
+// connectedNotes returns the notes of this node's connected sessions.
+func (h *Hub) connectedNotes() []busmsg.SessionNote {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var notes []busmsg.SessionNote
+	for _, s := range h.sessions {
+		if s.conn != nil {
+			notes = append(notes, noteOf(s, busmsg.NoteLive))
+		}
+	}
+	return notes
+}
+
+// retell answers another node's start: it tells the other nodes again of this node's
+// connected sessions, then Config.OnNodeStarted shares again what the other parts share. Call
+// without h.mu.
+func (h *Hub) retell() {
+	for _, n := range h.connectedNotes() {
+		h.note(n)
+	}
+	if h.cfg.OnNodeStarted != nil {
+		h.cfg.OnNodeStarted()
 	}
 }
 

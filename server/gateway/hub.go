@@ -160,6 +160,10 @@ type Config struct {
 	// OnShared, when set, receives what another node shared (Share), on the bus's goroutine in
 	// the bus's order. It must not block for long.
 	OnShared func(kind string, data json.RawMessage)
+	// OnNodeStarted, when set, is told that another node started (after this node told it of
+	// its sessions again), so that what this node shared is shared again: the stream keeps
+	// messages for a while only, and the new node read only what it kept.
+	OnNodeStarted func()
 	// OnBusDelivered, when set, is told of each message read from the bus: what it carries (an
 	// event name, "session", "presence" ...), when its node sent it and when this node took it.
 	OnBusDelivered func(kind string, sent, delivered time.Time)

@@ -280,6 +280,28 @@ func (s *Service) Apply(c Change) {
 	}
 }
 
+// Reshare shares again the states of the users for whom here says true (users with a session on
+// this node): another node started.
+func (s *Service) Reshare(here func(userID uint64) bool) {
+	if s.Share == nil {
+		return
+	}
+	var out []Change
+	s.mu.Lock()
+	for guildID, g := range s.guilds {
+		for userID, st := range g.states {
+			if here(userID) {
+				out = append(out, Change{Guild: guildID, User: userID, Session: st.sessionID, Channel: st.channelID,
+					SelfMute: st.selfMute, SelfDeaf: st.selfDeaf, Start: g.starts[st.channelID].UnixNano()})
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range out {
+		s.Share(c)
+	}
+}
+
 // exitLocked takes one member out of the channel's count; true when that ended its voice
 // session.
 func (g *guildStates) exitLocked(channelID uint64) bool {

@@ -154,6 +154,37 @@ func (s *Service) Apply(userID uint64, p *Shared) {
 	s.staleInvitesLocked(userID, 0)
 }
 
+// Reshare shares again the presence of each user for whom here says true (users with a session
+// on this node), and the valid invites they sent: another node started.
+func (s *Service) Reshare(here func(userID uint64) bool) {
+	type user struct {
+		id uint64
+		p  *Shared
+	}
+	var users []user
+	var invites []SharedInvite
+	s.mu.Lock()
+	for id := range s.users {
+		if here(id) {
+			users = append(users, user{id, s.sharedLocked(id)})
+		}
+	}
+	for id, inv := range s.invites {
+		if inv.IsValid && here(uint64(inv.SenderID)) {
+			invites = append(invites, SharedInvite{Invite: *inv, Secret: s.secrets[id]})
+		}
+	}
+	s.mu.Unlock()
+	for _, u := range users {
+		s.share(u.id, u.p)
+	}
+	for _, inv := range invites {
+		if s.ShareInvite != nil {
+			s.ShareInvite(inv)
+		}
+	}
+}
+
 // SharedInvite is an activity invite as it crosses a cluster's bus (Service.ShareInvite,
 // Service.ApplyInvite), with the join secret it gives when accepted.
 type SharedInvite struct {

@@ -1,13 +1,19 @@
 package cluster
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/core"
+	"sdkpp/server"
+	"sdkpp/server/bus"
+	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/clustertest"
 	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
@@ -143,4 +149,79 @@ func TestGuildVoiceStatesCrossNodes(t *testing.T) {
 	require.NoError(t, alice.WS.CloseNow())
 	waitFor(t, "nobody in the channel on B", func() bool { return len(states(1)) == 0 })
 	waitFor(t, "no voice session on C", func() bool { return started() == nil })
+}
+
+// A node that starts after the stream has let go of what the others shared (here: purged, as
+// its retention would) still learns it: the running nodes tell it again of their sessions, their
+// players' presences and invites, and their guild voice states.
+func TestStartedNodeLearnsWhatTheStreamNoLongerHolds(t *testing.T) {
+	c := clustertest.Start(t, 2)
+	a := c.Nodes[0]
+	host := connect(t, a, "old-host")
+	guest := connect(t, c.Nodes[1], "old-guest")
+	result(t, "friend request", func(done func(*core.ClientResult)) { host.SendGameFriendRequestById(guest.id, core.Func(done)) })
+	waitFor(t, "the request on B", func() bool {
+		return guest.GetRelationshipHandle(host.id).GameRelationshipType() == core.RelationshipTypePendingIncoming
+	})
+	result(t, "accept the request", func(done func(*core.ClientResult)) { guest.AcceptGameFriendRequest(host.id, core.Func(done)) })
+	act := core.NewActivity()
+	party := core.NewActivityParty()
+	party.SetId("party-old")
+	act.SetParty(party)
+	secrets := core.NewActivitySecrets()
+	secrets.SetJoin("old-secret")
+	act.SetSecrets(secrets)
+	result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(act, core.Func(done)) })
+	var created []*core.ActivityInvite
+	guest.SetActivityInviteCreatedCallback(core.Func(func(i *core.ActivityInvite) { created = append(created, i) }))
+	result(t, "invite", func(done func(*core.ClientResult)) { host.SendActivityInvite(guest.id, "come", core.Func(done)) })
+	waitFor(t, "the invite on B", func() bool { return len(created) == 1 })
+
+	g, err := a.Server.CreateGuild(wire.GuildSpec{Name: "Old", OwnerID: a.User("alice").ID,
+		Members: []wire.GuildMemberSpec{{ID: a.App.BotUserID}},
+		Channel: []wire.GuildChannelSpec{{Name: "voice", Type: wire.ChannelGuildVoice}}})
+	require.NoError(t, err)
+	alice := guildtest.Dial(t, a, "?v=10&encoding=json")
+	alice.Identify(a.Token(t, "alice", "openid sdk.social_layer").AccessToken, 0)
+	alice.Send(gwire.OpVoiceStateUpdate, map[string]any{"guild_id": g.ID.String(), "channel_id": g.Channels[0].ID.String()})
+	alice.Send(gwire.OpHeartbeat, nil)
+	for alice.Next().Op != gwire.OpHeartbeatACK { // A took the op 4 before this
+	}
+	waitFor(t, "B to know it all", func() bool {
+		return c.Nodes[1].Server.Hub().Online(host.id) && c.Nodes[1].Server.Hub().Online(uint64(a.User("alice").ID))
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(c.NATS.URL())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	stream, err := js.Stream(ctx, bus.Stream)
+	require.NoError(t, err)
+	require.NoError(t, stream.Purge(ctx))
+
+	n3 := servertest.Start(t, servertest.WithConfig(func(cfg *server.Config) { cfg.Store, cfg.NodeID, cfg.Bus = c.Store, 3, c.NATS.URL() }))
+	waitFor(t, "node 3 to know the players online", func() bool {
+		return n3.Server.Hub().Online(host.id) && n3.Server.Hub().Online(guest.id)
+	})
+	late := connect(t, n3, "old-guest") // the guest's second device, on node 3
+	waitFor(t, "the host's presence on node 3", func() bool {
+		return late.GetRelationshipHandle(host.id).User() != nil && late.GetRelationshipHandle(host.id).User().GameActivity() != nil
+	})
+	var secret string
+	result(t, "accept through node 3", func(done func(*core.ClientResult)) {
+		late.AcceptActivityInvite(created[0], core.Func(func(r *core.ClientResult, s string) { secret = s; done(r) }))
+	})
+	assert.Equal(t, "old-secret", secret)
+
+	bot := guildtest.Dial(t, n3, "?v=10&encoding=json")
+	bot.Identify(a.App.BotToken, gwire.IntentGuilds|gwire.IntentGuildVoiceStates)
+	var d struct {
+		VoiceStates []wire.VoiceState `json:"voice_states"`
+	}
+	bot.Until(gwire.EventGuildCreate, &d)
+	require.Len(t, d.VoiceStates, 1, "node 3 knows alice's voice state")
+	assert.Equal(t, a.User("alice").ID, d.VoiceStates[0].UserID)
 }
