@@ -15,7 +15,6 @@ import (
 
 	"sdkpp/server"
 	"sdkpp/server/browser"
-	"sdkpp/server/secret"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
 	"sdkpp/wire"
@@ -141,8 +140,6 @@ type serverConfig = server.Config
 func browserChoice(user, pw string) browser.Choice {
 	return browser.Choice{Username: user, Password: pw}
 }
-
-func sha(s string) []byte { return secret.Hash(s) }
 
 // botGW is a gateway connection (guildtest.Gateway) under the names the root's OAuth tests use.
 type botGW struct {

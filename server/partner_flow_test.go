@@ -12,6 +12,7 @@ import (
 
 	"sdkpp/server/extauth"
 	"sdkpp/server/servertest"
+	"sdkpp/server/token"
 	"sdkpp/wire"
 )
 
@@ -322,7 +323,7 @@ func TestChildTokens(t *testing.T) {
 	me, _ := getMe(t, e, tr.AccessToken)
 	require.Equal(t, e.User("alice").ID, me.ID, "rule AU-4: child token user %+v", me)
 	// The child token is the child application's: revoking it through the parent client does nothing.
-	tok, err := e.Server.Store().GetToken(t.Context(), sha(tr.AccessToken))
+	tok, err := token.Find(t.Context(), e.Server.Store(), tr.AccessToken)
 	require.NoError(t, err, "child token app: %+v", tok)
 	require.Equal(t, uint64(e.ChildApp.ID), tok.AppID, "child token app: %+v", tok)
 	for name, c := range map[string]struct {

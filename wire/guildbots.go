@@ -9,9 +9,10 @@ import (
 // platform's fields are wider than a JSON number holds exactly.
 type Permissions uint64
 
-// MarshalJSON encodes p as a decimal string.
-func (p Permissions) MarshalJSON() ([]byte, error) {
-	return strconv.AppendQuote(nil, strconv.FormatUint(uint64(p), 10)), nil
+// MarshalText writes p's decimal digits, which encoding/json writes as a string (sparing the
+// check and copy of a MarshalJSON result).
+func (p Permissions) MarshalText() ([]byte, error) {
+	return strconv.AppendUint(nil, uint64(p), 10), nil
 }
 
 // UnmarshalJSON decodes a decimal string (or a number).

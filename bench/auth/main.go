@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -134,10 +135,14 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 	const turns = 10
 	var ratios, ourRates, baseRates []float64
 	for range turns {
+		// Each turn starts from a collected heap, so that neither pays for the other's garbage
+		// (the anchor, which allocates little, would otherwise finish the cycles ours began).
+		runtime.GC()
 		ours, err := load(srv.APIURL()+"/oauth2/token", form, workers, dur/turns)
 		if err != nil {
 			return err
 		}
+		runtime.GC()
 		base, err := load(bare.URL+"/token", form, workers, dur/turns)
 		if err != nil {
 			return err

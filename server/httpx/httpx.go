@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"sdkpp/internal/jsonscan"
@@ -25,13 +26,28 @@ import (
 // MaxBody is the largest request body read.
 const MaxBody = 1 << 20
 
+// appendBuffers are the buffers JSON encodes an Appender into: a page of 100 guild messages is
+// about 200 kB, which allocated (and cleared) for every request was much of the garbage the
+// page left. The writer copies what it is given before Write returns, so a buffer goes back to
+// the pool at once; one grown past maxAppendBuffer is left to the collector.
+var appendBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxAppendBuffer is the largest buffer kept in appendBuffers.
+const maxAppendBuffer = 1 << 20
+
 // JSON writes v with status.
 func JSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	if a, ok := v.(wire.Appender); ok { // encoding/json would check its exact encoding again
-		_, _ = w.Write(append(a.AppendJSON(nil), '\n'))
+		buf := appendBuffers.Get().(*[]byte)
+		body := append(a.AppendJSON((*buf)[:0]), '\n')
+		_, _ = w.Write(body)
+		if cap(body) <= maxAppendBuffer {
+			*buf = body
+			appendBuffers.Put(buf)
+		}
 		return
 	}
 	_ = json.NewEncoder(w).Encode(v)
@@ -212,8 +228,12 @@ func Logging(log *slog.Logger, next http.Handler) http.Handler {
 			if sw.status >= 500 {
 				level = slog.LevelError
 			}
-			log.Log(r.Context(), level, "http request", "method", r.Method, "path", r.URL.Path,
-				"status", sw.status, "duration", time.Since(start))
+			// Asked first: the line's attributes cost allocations on every request, even when
+			// the level is off (the usual case for the debug line).
+			if log.Enabled(r.Context(), level) {
+				log.Log(r.Context(), level, "http request", "method", r.Method, "path", r.URL.Path,
+					"status", sw.status, "duration", time.Since(start))
+			}
 		}()
 		next.ServeHTTP(sw, r)
 	})

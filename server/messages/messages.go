@@ -336,8 +336,8 @@ func (s *Service) readerMessage(q *guildaccess.Caller, m *store.GuildMessage) (w
 }
 
 // readerMessages is readerMessage of the message of each item of list, read as one page
-// (loadPage).
-func readerMessages[T any](s *Service, q *guildaccess.Caller, list []T, message func(*T) *store.GuildMessage) ([]wire.GuildMessage, error) {
+// (loadPage); the list encodes itself (wire.GuildMessages).
+func readerMessages[T any](s *Service, q *guildaccess.Caller, list []T, message func(*T) *store.GuildMessage) (wire.GuildMessages, error) {
 	msgs := make([]*store.GuildMessage, len(list))
 	for i := range list {
 		msgs[i] = message(&list[i])

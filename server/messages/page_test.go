@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"sdkpp/server/ratelimit"
 	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/guildtest"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
@@ -86,6 +88,41 @@ func TestMessagePageMatchesSingleMessages(t *testing.T) {
 			assert.Equal(t, list[i-1].Pinned, m.ReferencedMessage.Message.Pinned)
 		}
 	}
+}
+
+// A page of messages costs a fixed number of statements whatever its size: a page of 100 runs
+// those of a page of 50, and one more than a page of 1 (whose message replies to none: the
+// replied messages' query).
+func TestMessagePageQueries(t *testing.T) {
+	f, general, _ := pageFixture(t)
+	db, ok := f.E.Server.Store().(*store.DB)
+	require.True(t, ok, "the server's store is a *store.DB")
+	var mu sync.Mutex
+	var ops []string
+	count := func(limit int) []string {
+		t.Helper()
+		mu.Lock()
+		ops = nil
+		mu.Unlock()
+		var list []wire.GuildMessage
+		guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general)+"?limit="+strconv.Itoa(limit), nil, guildtest.Bearer(f.Alice)), &list)
+		require.Len(t, list, limit)
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ops)
+	}
+	count(1) // the caller's token and access, read once
+	db.ObserveQueries(func(op string, _ time.Duration) {
+		mu.Lock()
+		ops = append(ops, op)
+		mu.Unlock()
+	})
+	t.Cleanup(func() { db.ObserveQueries(nil) })
+	one, fifty, hundred := count(1), count(50), count(100)
+	assert.Equal(t, fifty, hundred, "a page of 100 runs what a page of 50 does")
+	assert.Len(t, hundred, len(one)+1, "a page of 1: %v, of 100: %v", one, hundred)
+	assert.Contains(t, hundred, "GuildMessagesByID")
+	assert.NotContains(t, one, "GuildMessagesByID")
 }
 
 // unsigned is m with the signature query (ex, is, hm) cut from its attachments' URLs and from

@@ -5,8 +5,8 @@ import (
 	"net/http"
 
 	"sdkpp/server/httpx"
-	"sdkpp/server/secret"
 	"sdkpp/server/store"
+	"sdkpp/server/token"
 	"sdkpp/wire"
 )
 
@@ -24,7 +24,7 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, h.Logger, oauthErr(wire.OAuthInvalidRequest, "token is required"))
 		return
 	}
-	t, err := h.Store.GetToken(r.Context(), secret.Hash(tok))
+	t, err := token.Find(r.Context(), h.Store, tok)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		// RFC 7009 2.2: an unknown token is not an error.

@@ -81,7 +81,7 @@ func (h *Handler) respond(ctx context.Context, a *store.Authorization, opts toke
 	if opts.ExpiresAt.IsZero() && h.AccessTTL > 0 {
 		opts.ExpiresAt = now.Add(h.AccessTTL)
 	}
-	issued, err := token.Issue(ctx, h.Store, now, a, opts)
+	issued, err := token.Issue(ctx, h.Store, h.Accounts.IDs, now, a, opts)
 	if errors.Is(err, token.ErrGrantRevoked) {
 		return nil, oauthErr(wire.OAuthInvalidGrant, "The grant was revoked")
 	}

@@ -129,7 +129,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request, app *store.Appl
 		h.fail(w, r, err)
 		return
 	}
-	issued, err := token.Issue(ctx, h.Store, now, a, token.Options{Refresh: true, Grant: grant})
+	issued, err := token.Issue(ctx, h.Store, h.Accounts.IDs, now, a, token.Options{Refresh: true, Grant: grant})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -349,7 +349,7 @@ func (h *Handler) childToken(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	issued, err := token.Issue(ctx, h.Store, now, a, token.Options{Scopes: parentTok.Scopes, ExpiresAt: parentTok.ExpiresAt})
+	issued, err := token.Issue(ctx, h.Store, h.Accounts.IDs, now, a, token.Options{Scopes: parentTok.Scopes, ExpiresAt: parentTok.ExpiresAt})
 	if err != nil {
 		h.fail(w, r, err)
 		return

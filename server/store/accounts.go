@@ -296,10 +296,16 @@ func (s *DB) DeleteAuthorization(ctx context.Context, id uint64) error {
 
 // ---- tokens
 
-const tokenColumns = `hash, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at`
+const tokenColumns = `id, hash, legacy, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at`
+
+// tokenPlaceholders are the placeholders of one row of tokenColumns.
+const tokenPlaceholders = `(?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // InsertToken inserts t; on PostgreSQL, outside a transaction, in one statement with the tokens
-// other callers insert at the same moment (tokenBatch).
+// other callers insert at the same moment (tokenBatch). New tokens' ids are snowflakes, which
+// grow with time: each row goes to the end of the table's key, where the rows inserted just
+// before it went, so that a commit of several tokens writes a page or two instead of one per
+// token (as a random key, such as the hash, would).
 func (s *DB) InsertToken(ctx context.Context, t *Token) error {
 	if s.tokens != nil && !s.tx {
 		return s.tokens.insert(ctx, s, t)
@@ -308,19 +314,19 @@ func (s *DB) InsertToken(ctx context.Context, t *Token) error {
 }
 
 func (s *DB) insertToken(ctx context.Context, t *Token) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, tokenArgs(t)...)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES `+tokenPlaceholders, tokenArgs(t)...)
 	return err
 }
 
 // tokenArgs are the values of t's columns, in tokenColumns' order.
 func tokenArgs(t *Token) []any {
-	return []any{t.Hash, t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes), ts(t.ExpiresAt), ts(t.CreatedAt),
-		t.GrantID, ts(t.UsedAt)}
+	return []any{t.ID, t.Hash, b2i(t.Legacy), t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes),
+		ts(t.ExpiresAt), ts(t.CreatedAt), t.GrantID, ts(t.UsedAt)}
 }
 
-func (s *DB) GetToken(ctx context.Context, hash []byte) (*Token, error) {
-	t, err := memoRead(ctx, s, &s.memo.tokens, string(hash), func() (Token, error) {
-		t, err := s.readToken(ctx, hash)
+func (s *DB) GetToken(ctx context.Context, id uint64) (*Token, error) {
+	t, err := memoRead(ctx, s, &s.memo.tokens, id, func() (Token, error) {
+		t, err := s.readToken(ctx, `id=?`, id)
 		if err != nil {
 			return Token{}, err
 		}
@@ -332,27 +338,36 @@ func (s *DB) GetToken(ctx context.Context, hash []byte) (*Token, error) {
 	return &t, nil
 }
 
-func (s *DB) readToken(ctx context.Context, hash []byte) (*Token, error) {
+// GetLegacyToken reads through the partial index of legacy tokens' hashes (the literal
+// legacy=1 lets either database use it); such tokens are few and expiring, and not memoized.
+func (s *DB) GetLegacyToken(ctx context.Context, hash []byte) (*Token, error) {
+	return s.readToken(ctx, `hash=? AND legacy=1`, hash)
+}
+
+// readToken reads the token that where (a condition on one argument) selects.
+func (s *DB) readToken(ctx context.Context, where string, arg any) (*Token, error) {
 	var t Token
 	var scopes string
+	var legacy int
 	var exp, created, used int64
-	err := s.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash=?`, hash).
-		Scan(&t.Hash, &t.Kind, &t.AuthorizationID, &t.AppID, &t.UserID, &scopes, &exp, &created, &t.GrantID, &used)
+	err := s.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE `+where, arg).
+		Scan(&t.ID, &t.Hash, &legacy, &t.Kind, &t.AuthorizationID, &t.AppID, &t.UserID, &scopes, &exp, &created, &t.GrantID, &used)
 	if err != nil {
 		return nil, notFound(err)
 	}
+	t.Legacy = legacy != 0
 	t.Scopes, t.ExpiresAt, t.CreatedAt, t.UsedAt = splitScopes(scopes), fromTS(exp), fromTS(created), fromTS(used)
 	return &t, nil
 }
 
-func (s *DB) DeleteToken(ctx context.Context, hash []byte) error {
+func (s *DB) DeleteToken(ctx context.Context, id uint64) error {
 	defer s.changed()()
-	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM tokens WHERE hash=?`, hash))
+	return mustAffect(s.q.ExecContext(ctx, `DELETE FROM tokens WHERE id=?`, id))
 }
 
-func (s *DB) UseToken(ctx context.Context, hash []byte, at time.Time) error {
+func (s *DB) UseToken(ctx context.Context, id uint64, at time.Time) error {
 	defer s.changed()()
-	return mustAffect(s.q.ExecContext(ctx, `UPDATE tokens SET used_at=? WHERE hash=? AND used_at=0`, ts(at), hash))
+	return mustAffect(s.q.ExecContext(ctx, `UPDATE tokens SET used_at=? WHERE id=? AND used_at=0`, ts(at), id))
 }
 
 // ---- grants

@@ -95,19 +95,23 @@ func testTokenUseAndGrantRevocation(t *testing.T, s *DB) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(6), max, "grant ids count for MaxID: a restart's id floor is above them")
 	for _, tok := range []Token{
-		{Hash: []byte("a5"), Kind: AccessToken, GrantID: 5},
-		{Hash: []byte("r5"), Kind: RefreshToken, GrantID: 5},
-		{Hash: []byte("a6"), Kind: AccessToken, GrantID: 6},
+		{ID: 51, Hash: []byte("a5"), Kind: AccessToken, GrantID: 5},
+		{ID: 52, Hash: []byte("r5"), Kind: RefreshToken, GrantID: 5},
+		{ID: 61, Hash: []byte("a6"), Kind: AccessToken, GrantID: 6},
 	} {
 		require.NoError(t, s.InsertToken(ctx, &tok))
 	}
-	got, err := s.GetToken(ctx, []byte("r5"))
+	max, err = s.MaxID(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(61), max, "token ids count for MaxID")
+	got, err := s.GetToken(ctx, 52)
 	require.NoError(t, err)
 	require.True(t, got.UsedAt.IsZero())
-	require.NoError(t, s.UseToken(ctx, []byte("r5"), t0.Add(time.Minute)))
-	require.ErrorIs(t, s.UseToken(ctx, []byte("r5"), t0.Add(2*time.Minute)), ErrNotFound, "a token is used once")
-	require.ErrorIs(t, s.UseToken(ctx, []byte("none"), t0), ErrNotFound)
-	got, err = s.GetToken(ctx, []byte("r5"))
+	require.Equal(t, []byte("r5"), got.Hash)
+	require.NoError(t, s.UseToken(ctx, 52, t0.Add(time.Minute)))
+	require.ErrorIs(t, s.UseToken(ctx, 52, t0.Add(2*time.Minute)), ErrNotFound, "a token is used once")
+	require.ErrorIs(t, s.UseToken(ctx, 99, t0), ErrNotFound)
+	got, err = s.GetToken(ctx, 52)
 	require.NoError(t, err, "a used token is kept")
 	require.True(t, got.UsedAt.Equal(t0.Add(time.Minute)), "used at %v", got.UsedAt)
 	require.Equal(t, uint64(5), got.GrantID)
@@ -115,11 +119,11 @@ func testTokenUseAndGrantRevocation(t *testing.T, s *DB) {
 	g, err := s.RevokeGrant(ctx, 5, t0.Add(time.Hour))
 	require.NoError(t, err)
 	require.True(t, g.RevokedAt.Equal(t0.Add(time.Hour)))
-	for _, h := range []string{"a5", "r5"} {
-		_, err := s.GetToken(ctx, []byte(h))
-		require.ErrorIs(t, err, ErrNotFound, "token %s of the revoked grant", h)
+	for _, id := range []uint64{51, 52} {
+		_, err := s.GetToken(ctx, id)
+		require.ErrorIs(t, err, ErrNotFound, "token %d of the revoked grant", id)
 	}
-	_, err = s.GetToken(ctx, []byte("a6"))
+	_, err = s.GetToken(ctx, 61)
 	require.NoError(t, err, "another grant's token stays")
 	g, err = s.RevokeGrant(ctx, 5, t0.Add(2*time.Hour))
 	require.NoError(t, err)
@@ -145,9 +149,9 @@ func testTransactionRollsBack(t *testing.T, s *DB) {
 	// Deleting an authorization deletes its tokens; deleting a token twice reports the second.
 	a := &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}
 	require.NoError(t, s.PutAuthorization(ctx, a))
-	require.NoError(t, s.InsertToken(ctx, &Token{Hash: []byte("t"), Kind: AccessToken, AuthorizationID: 9}))
+	require.NoError(t, s.InsertToken(ctx, &Token{ID: 3, Hash: []byte("t"), Kind: AccessToken, AuthorizationID: 9}))
 	require.NoError(t, s.DeleteAuthorization(ctx, 9))
-	require.ErrorIs(t, s.DeleteToken(ctx, []byte("t")), ErrNotFound, "token survived its authorization")
+	require.ErrorIs(t, s.DeleteToken(ctx, 3), ErrNotFound, "token survived its authorization")
 }
 
 // Two first grants of one user and application at once (two token requests racing) make one

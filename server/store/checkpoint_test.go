@@ -32,7 +32,7 @@ func TestCheckpointer(t *testing.T) {
 	require.NoError(t, err)
 	exp := time.Now().Add(time.Hour)
 	insert := func(i int) {
-		require.NoError(t, s.InsertToken(ctx, &Token{Hash: fmt.Appendf(nil, "token-%04d", i), Kind: AccessToken,
+		require.NoError(t, s.InsertToken(ctx, &Token{ID: uint64(i + 1), Hash: fmt.Appendf(nil, "token-%04d", i), Kind: AccessToken,
 			AuthorizationID: 1, AppID: 1, UserID: 2, ExpiresAt: exp}))
 	}
 	s.checkpoints.commits.Store(0)

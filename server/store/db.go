@@ -414,6 +414,7 @@ func (s *DB) MaxID(ctx context.Context) (uint64, error) {
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_emojis
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM guild_scheduled_events
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM token_grants
+		UNION ALL SELECT COALESCE(MAX(id), 0) FROM tokens
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM operators
 		UNION ALL SELECT COALESCE(MAX(id), 0) FROM operator_actions) AS ids`).Scan(&max)
 	return uint64(max), err

@@ -105,38 +105,39 @@ func TestGroupCommitSingleStatements(t *testing.T) {
 func testGroupCommitSingleStatements(t *testing.T, s *DB) {
 	ctx := context.Background()
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	insert := func(hash string) error {
-		return s.InsertToken(ctx, &Token{Hash: []byte(hash), Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2, ExpiresAt: exp})
+	insert := func(id uint64) error {
+		return s.InsertToken(ctx, &Token{ID: id, Hash: []byte("h"), Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2, ExpiresAt: exp})
 	}
-	require.NoError(t, insert("taken"))
+	const taken = 1
+	require.NoError(t, insert(taken))
 	release := make(chan struct{})
 	before := s.group.commits.Load()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		assert.NoError(t, s.WithTx(ctx, func(st Store) error {
 			<-release
-			return st.InsertToken(ctx, &Token{Hash: []byte("first"), Kind: AccessToken, AuthorizationID: 1, ExpiresAt: exp})
+			return st.InsertToken(ctx, &Token{ID: 2, Hash: []byte("first"), Kind: AccessToken, AuthorizationID: 1, ExpiresAt: exp})
 		}))
 	})
 	require.Eventually(t, func() bool { return s.group.members() == 1 }, 10*time.Second, time.Millisecond)
-	hashes := []string{"a", "taken", "b", "c"}
-	errs := make([]error, len(hashes))
-	for i, h := range hashes {
-		wg.Go(func() { errs[i] = insert(h) })
+	ids := []uint64{3, taken, 4, 5}
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		wg.Go(func() { errs[i] = insert(id) })
 	}
-	require.Eventually(t, func() bool { return s.group.members() == 1+len(hashes) }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return s.group.members() == 1+len(ids) }, 10*time.Second, time.Millisecond)
 	close(release)
 	wg.Wait()
-	for i, h := range hashes {
-		if h == "taken" {
+	for i, id := range ids {
+		if id == taken {
 			assert.Error(t, errs[i], "a duplicate token was inserted")
 			continue
 		}
-		assert.NoError(t, errs[i], "insert %q", h)
+		assert.NoError(t, errs[i], "insert %d", id)
 	}
-	for _, h := range []string{"first", "a", "b", "c", "taken"} {
-		_, err := s.GetToken(ctx, []byte(h))
-		assert.NoError(t, err, "token %q", h)
+	for id := uint64(1); id <= 5; id++ {
+		_, err := s.GetToken(ctx, id)
+		assert.NoError(t, err, "token %d", id)
 	}
 	assert.Equal(t, int64(1), s.group.commits.Load()-before, "the writes did not share one commit")
 }

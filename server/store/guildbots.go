@@ -323,6 +323,15 @@ const guildMessageColumns = `id, channel_id, guild_id, author_id, content, menti
 
 func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error) {
 	var m GuildMessage
+	if err := scanGuildMessageInto(row, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// scanGuildMessageInto scans a row of guildMessageColumns into m, which may be an element of
+// the caller's slice (a page's rows are scanned in place, not each into a copy of its own).
+func scanGuildMessageInto(row interface{ Scan(...any) error }, m *GuildMessage) error {
 	var mentions string
 	var created, edited int64
 	var refType sql.NullInt64
@@ -330,14 +339,14 @@ func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error
 	var snapshot, interaction sql.NullString
 	if err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.AuthorID, &m.Content, &mentions, &created, &edited,
 		&refType, &ref.MessageID, &ref.ChannelID, &ref.GuildID, &snapshot, &interaction); err != nil {
-		return nil, notFound(err)
+		return notFound(err)
 	}
 	if interaction.Valid {
 		m.Interaction = []byte(interaction.String)
 	}
 	var err error
 	if m.Mentions, err = parseIDs(mentions); err != nil {
-		return nil, err
+		return err
 	}
 	m.CreatedAt, m.EditedAt = fromTS(created), fromTS(edited)
 	if refType.Valid {
@@ -347,12 +356,12 @@ func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error
 	if snapshot.Valid {
 		var j snapshotJSON
 		if err := json.Unmarshal([]byte(snapshot.String), &j); err != nil {
-			return nil, err
+			return err
 		}
 		m.Snapshot = &MessageSnapshot{Type: j.Type, Content: j.Content, Mentions: j.Mentions, Flags: j.Flags,
 			CreatedAt: fromTS(j.Created), EditedAt: fromTS(j.Edited)}
 	}
-	return &m, nil
+	return nil
 }
 
 // referenceColumns are the values of a message's ref_*, snapshot and interaction columns.
@@ -457,5 +466,15 @@ func (s *DB) ListGuildMessages(ctx context.Context, channelID uint64, p MessageP
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, scanGuildMessage)
+	// Scanned in place into a slice of the page's size: a page of 100 is about 20 kB of
+	// messages, which growing a slice and copying each row into it allocated several times.
+	defer rows.Close()
+	out := make([]GuildMessage, 0, min(max(p.Limit, 0), 100))
+	for rows.Next() {
+		out = append(out, GuildMessage{})
+		if err := scanGuildMessageInto(rows, &out[len(out)-1]); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
 }

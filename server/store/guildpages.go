@@ -30,21 +30,35 @@ type MemberWithRoles struct {
 	Roles  []uint64
 }
 
-// GuildMessagesPinnedAt implements GuildPageStore.
+// GuildMessagesPinnedAt implements GuildPageStore. It reads the channel's pins between the
+// smallest and the largest of ids, a range of its primary key, and keeps those of ids: a channel
+// has at most a few hundred pins (the service's limit is wire.MaxPins), so the range costs at
+// most that many rows, where looking each id up cost a probe per message of the page.
 func (s *DB) GuildMessagesPinnedAt(ctx context.Context, channelID uint64, ids []uint64) (map[uint64]time.Time, error) {
+	out := map[uint64]time.Time{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	want := make(map[uint64]bool, len(ids))
+	lo, hi := ids[0], ids[0]
+	for _, id := range ids {
+		want[id] = true
+		lo, hi = min(lo, id), max(hi, id)
+	}
 	rows, err := s.q.QueryContext(ctx, `SELECT message_id, pinned_at FROM guild_pins
-		WHERE channel_id=? AND message_id IN (SELECT value FROM json_each(?))`, channelID, idsJSON(ids))
+		WHERE channel_id=? AND message_id BETWEEN ? AND ?`, channelID, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	out := map[uint64]time.Time{}
 	return out, eachRow(rows, func(r *sql.Rows) error {
 		var id uint64
 		var at int64
 		if err := r.Scan(&id, &at); err != nil {
 			return err
 		}
-		out[id] = fromTS(at)
+		if want[id] {
+			out[id] = fromTS(at)
+		}
 		return nil
 	})
 }

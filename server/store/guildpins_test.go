@@ -84,3 +84,41 @@ func TestParseIDs(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// GuildMessagesPinnedAt gives the pins of the asked messages of a channel only: not those of
+// the messages between them that were not asked for, nor another channel's.
+func TestGuildMessagesPinnedAt(t *testing.T) { forEachStore(t, testGuildMessagesPinnedAt) }
+
+func testGuildMessagesPinnedAt(t *testing.T, s *DB) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for id := uint64(1); id <= 9; id++ {
+		ch := uint64(10)
+		if id == 5 {
+			ch = 11
+		}
+		require.NoError(t, s.InsertGuildMessage(ctx, &GuildMessage{ID: id, ChannelID: ch, GuildID: 5, AuthorID: 7, Content: "m", CreatedAt: t0}))
+	}
+	for _, p := range []struct{ ch, id uint64 }{{10, 2}, {10, 3}, {11, 5}, {10, 6}, {10, 9}} {
+		_, err := s.PinGuildMessage(ctx, p.ch, p.id, t0.Add(time.Duration(p.id)*time.Second))
+		require.NoError(t, err)
+	}
+	for _, c := range []struct {
+		ids  []uint64
+		want []uint64
+	}{
+		{nil, nil},
+		{[]uint64{3}, []uint64{3}},
+		{[]uint64{8, 1, 6}, []uint64{6}},       // 2 and 3 lie between, not asked for
+		{[]uint64{1, 5, 9, 2}, []uint64{2, 9}}, // 5 is another channel's
+		{[]uint64{4, 7}, nil},
+	} {
+		got, err := s.GuildMessagesPinnedAt(ctx, 10, c.ids)
+		require.NoError(t, err)
+		want := map[uint64]time.Time{}
+		for _, id := range c.want {
+			want[id] = t0.Add(time.Duration(id) * time.Second)
+		}
+		assert.Equal(t, want, got, "ids %v", c.ids)
+	}
+}

@@ -31,7 +31,7 @@ type memo struct {
 	notified atomic.Bool
 
 	mu     sync.Mutex                           // guards the tables; only committed rows read outside a transaction
-	tokens memoTable[string, Token]             // by hash
+	tokens memoTable[uint64, Token]             // by id
 	apps   memoTable[uint64, *Application]      // by id
 	auths  memoTable[[2]uint64, *Authorization] // top-level ones, by application and user
 }
@@ -55,7 +55,7 @@ func newMemoTable[K comparable, V any](max int, clone func(V) V, notified bool) 
 func newMemo(on bool) *memo {
 	return &memo{on: on,
 		// Tokens are not notified: a revoked token is refused by every node at once.
-		tokens: newMemoTable[string](1<<16, func(t Token) Token { return t }, false),
+		tokens: newMemoTable[uint64](1<<16, func(t Token) Token { return t }, false),
 		apps:   newMemoTable[uint64](1<<12, (*Application).clone, true),
 		auths:  newMemoTable[[2]uint64](1<<14, (*Authorization).clone, true)}
 }

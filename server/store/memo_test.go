@@ -19,14 +19,15 @@ func testTokenCacheAndEpoch(t *testing.T, s *DB) {
 	ctx := context.Background()
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}))
-	insert := func(hash string) {
+	const a, b, c = 1, 2, 3
+	insert := func(id uint64) {
 		t.Helper()
-		require.NoError(t, s.InsertToken(ctx, &Token{Hash: []byte(hash), Kind: AccessToken, AuthorizationID: 9, AppID: 1, UserID: 2, ExpiresAt: exp}))
+		require.NoError(t, s.InsertToken(ctx, &Token{ID: id, Hash: []byte("h"), Kind: AccessToken, AuthorizationID: 9, AppID: 1, UserID: 2, ExpiresAt: exp}))
 	}
-	read := func(hash string) error {
+	read := func(id uint64) error {
 		t.Helper()
 		for range 2 { // the second read comes from the cache
-			tok, err := s.GetToken(ctx, []byte(hash))
+			tok, err := s.GetToken(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -35,37 +36,37 @@ func testTokenCacheAndEpoch(t *testing.T, s *DB) {
 		}
 		return nil
 	}
-	gone := func(hash, why string) {
+	gone := func(id uint64, why string) {
 		t.Helper()
-		_, err := s.GetToken(ctx, []byte(hash))
-		require.ErrorIs(t, err, ErrNotFound, "token %q after %s", hash, why)
+		_, err := s.GetToken(ctx, id)
+		require.ErrorIs(t, err, ErrNotFound, "token %d after %s", id, why)
 	}
 
-	insert("a")
-	insert("b")
-	require.NoError(t, read("a"), "tokens not found")
-	require.NoError(t, read("b"), "tokens not found")
+	insert(a)
+	insert(b)
+	require.NoError(t, read(a), "tokens not found")
+	require.NoError(t, read(b), "tokens not found")
 	epoch := s.CacheEpoch()
-	require.NoError(t, s.DeleteToken(ctx, []byte("a")))
-	gone("a", "DeleteToken")
+	require.NoError(t, s.DeleteToken(ctx, a))
+	gone(a, "DeleteToken")
 	require.NotEqual(t, epoch, s.CacheEpoch(), "DeleteToken did not move the epoch")
-	require.NoError(t, read("b"), "b lost")
+	require.NoError(t, read(b), "b lost")
 	require.NoError(t, s.DeleteAuthorization(ctx, 9))
-	gone("b", "DeleteAuthorization")
+	gone(b, "DeleteAuthorization")
 
 	// A token inserted and read inside a transaction that rolls back is not remembered.
 	boom := errors.New("boom")
 	err := s.WithTx(ctx, func(tx Store) error {
-		if err := tx.InsertToken(ctx, &Token{Hash: []byte("c"), Kind: AccessToken, AuthorizationID: 9, ExpiresAt: exp}); err != nil {
+		if err := tx.InsertToken(ctx, &Token{ID: c, Hash: []byte("c"), Kind: AccessToken, AuthorizationID: 9, ExpiresAt: exp}); err != nil {
 			return err
 		}
-		if _, err := tx.GetToken(ctx, []byte("c")); err != nil {
+		if _, err := tx.GetToken(ctx, c); err != nil {
 			return err
 		}
 		return boom
 	})
 	require.ErrorIs(t, err, boom)
-	gone("c", "a rolled-back transaction")
+	gone(c, "a rolled-back transaction")
 
 	for name, write := range map[string]func() error{
 		"UpdateUser": func() error {

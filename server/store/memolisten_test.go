@@ -85,11 +85,11 @@ func TestClusterMemoFollowsOtherNodes(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 
 	// Tokens are not kept on PostgreSQL: a token deleted by a is gone for b at once.
-	tok := &Token{Hash: []byte("tok"), Kind: AccessToken, AuthorizationID: 70, AppID: 7, UserID: 9, ExpiresAt: time.Now().Add(time.Hour)}
+	tok := &Token{ID: 1, Hash: []byte("tok"), Kind: AccessToken, AuthorizationID: 70, AppID: 7, UserID: 9, ExpiresAt: time.Now().Add(time.Hour)}
 	require.NoError(t, a.InsertToken(ctx, tok))
-	_, err = b.GetToken(ctx, tok.Hash)
+	_, err = b.GetToken(ctx, tok.ID)
 	require.NoError(t, err)
-	require.NoError(t, a.DeleteToken(ctx, tok.Hash))
-	_, err = b.GetToken(ctx, tok.Hash)
+	require.NoError(t, a.DeleteToken(ctx, tok.ID))
+	_, err = b.GetToken(ctx, tok.ID)
 	assert.ErrorIs(t, err, ErrNotFound)
 }

@@ -787,4 +787,32 @@ CREATE TABLE cache_epoch (
 );
 INSERT INTO cache_epoch (id, n) VALUES (1, 0);
 `,
+	// 40 (PostgreSQL's 20): a token carries its row's id (a snowflake) and a secret, of which
+	// the hash is kept: a new row goes to the end of the id's key instead of to a random page
+	// of a unique index of hashes (a page written per token to the WAL). The tokens issued
+	// before keep their hash and are found by it, through a partial index of their own, until
+	// they expire (legacy); they get ids below every snowflake (their rowids).
+	`
+CREATE TABLE tokens_by_id (
+	id INTEGER PRIMARY KEY,
+	hash BLOB NOT NULL,
+	legacy INTEGER NOT NULL DEFAULT 0,
+	kind TEXT NOT NULL,
+	authorization_id INTEGER NOT NULL,
+	app_id INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	scopes TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
+	grant_id INTEGER NOT NULL DEFAULT 0,
+	used_at INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO tokens_by_id (id, hash, legacy, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at)
+	SELECT rowid, hash, 1, kind, authorization_id, app_id, user_id, scopes, expires_at, created_at, grant_id, used_at FROM tokens;
+DROP TABLE tokens;
+ALTER TABLE tokens_by_id RENAME TO tokens;
+CREATE UNIQUE INDEX tokens_legacy ON tokens(hash) WHERE legacy = 1;
+CREATE INDEX tokens_authorization ON tokens(authorization_id);
+CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
+`,
 }

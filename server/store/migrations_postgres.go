@@ -728,4 +728,20 @@ CREATE TABLE cache_epoch (
 );
 INSERT INTO cache_epoch (id, n) VALUES (1, 0);
 `,
+	// 20 (SQLite's 40): a token carries its row's id (a snowflake) and a secret, of which the
+	// hash is kept: a new row goes to the right edge of the primary key's index instead of to a
+	// random page of the hashes' index. The tokens issued before keep their hash and are found
+	// by it, through a partial index of their own, until they expire (legacy); they get ids
+	// below every snowflake.
+	`
+ALTER TABLE tokens DROP CONSTRAINT tokens_pkey;
+ALTER TABLE tokens ADD COLUMN id BIGINT;
+ALTER TABLE tokens ADD COLUMN legacy SMALLINT NOT NULL DEFAULT 0;
+UPDATE tokens SET id = r.n, legacy = 1
+	FROM (SELECT hash AS h, row_number() OVER (ORDER BY created_at, hash) AS n FROM tokens) AS r
+	WHERE tokens.hash = r.h;
+ALTER TABLE tokens ALTER COLUMN id SET NOT NULL;
+ALTER TABLE tokens ADD PRIMARY KEY (id);
+CREATE UNIQUE INDEX tokens_legacy ON tokens(hash) WHERE legacy = 1;
+`,
 }

@@ -50,8 +50,8 @@ func TestTokenCacheWithReaders(t *testing.T) {
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 1, UserID: 2, Scopes: []string{"identify"}}))
 	for round := range 50 {
-		hash := []byte{byte(round)}
-		require.NoError(t, s.InsertToken(ctx, &Token{Hash: hash, Kind: AccessToken, AuthorizationID: 9, AppID: 1, UserID: 2, ExpiresAt: exp}))
+		id := uint64(round + 1)
+		require.NoError(t, s.InsertToken(ctx, &Token{ID: id, Hash: []byte{byte(round)}, Kind: AccessToken, AuthorizationID: 9, AppID: 1, UserID: 2, ExpiresAt: exp}))
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for range 4 {
@@ -61,17 +61,17 @@ func TestTokenCacheWithReaders(t *testing.T) {
 					case <-stop:
 						return
 					default:
-						_, _ = s.GetToken(ctx, hash)
+						_, _ = s.GetToken(ctx, id)
 					}
 				}
 			})
 		}
-		require.NoError(t, s.DeleteToken(ctx, hash))
-		_, err := s.GetToken(ctx, hash)
+		require.NoError(t, s.DeleteToken(ctx, id))
+		_, err := s.GetToken(ctx, id)
 		close(stop)
 		wg.Wait()
 		require.ErrorIs(t, err, ErrNotFound, "round %d: a deleted token was read from the memo", round)
-		_, err = s.GetToken(ctx, hash)
+		_, err = s.GetToken(ctx, id)
 		require.ErrorIs(t, err, ErrNotFound, "round %d: a deleted token was kept in the memo", round)
 	}
 }

@@ -108,12 +108,20 @@ func (c *stmtCache) Close() {
 	clear(c.wanted)
 }
 
-// cachedQuerier is a querier (the database, or a transaction when tx is set) that runs each
-// query through its cached prepared statement.
 // uncancelled drops ctx's cancellation. Every statement is short, and the driver watches a
 // cancellable context with a goroutine per statement (database/sql one per transaction), which
-// cost more than the statements of a lobby message.
-func uncancelled(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+// cost more than the statements of a lobby message. A context that cannot be cancelled (one
+// already passed through here, as the layers of a write pass each statement's) is kept as it
+// is, sparing an allocation per layer.
+func uncancelled(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// cachedQuerier is a querier (the database, or a transaction when tx is set) that runs each
+// query through its cached prepared statement.
 
 type cachedQuerier struct {
 	c  *stmtCache

@@ -103,9 +103,18 @@ const (
 	RefreshToken = "refresh"
 )
 
-// Token is an issued access or refresh token, stored by hash.
+// Token is an issued access or refresh token. A token carries its row's id, by which it is
+// found, and a secret, of which only the SHA-256 (Hash) is stored and compared (package token).
+// Tokens issued before ids were carried (Legacy) are found by the hash of the whole token.
 type Token struct {
-	Hash            []byte
+	// ID is the row's id: a snowflake, so that new rows go to the end of the table's key; a
+	// legacy token's id was given to it by the migration that introduced ids.
+	ID uint64
+	// Hash is the SHA-256 of the token's secret, or of the whole token for a legacy token.
+	Hash []byte
+	// Legacy marks a token issued before tokens carried their id: it is found by Hash alone
+	// (GetLegacyToken) until it expires.
+	Legacy          bool
 	Kind            string
 	AuthorizationID uint64
 	AppID           uint64
@@ -244,14 +253,19 @@ type Store interface {
 	// DeleteAuthorization deletes the authorization and every token issued under it.
 	DeleteAuthorization(ctx context.Context, id uint64) error
 
+	// InsertToken inserts t under its id; a taken id (or a legacy token's taken hash) fails.
 	InsertToken(ctx context.Context, t *Token) error
-	GetToken(ctx context.Context, hash []byte) (*Token, error)
+	// GetToken returns the token of row id; the caller compares its secret's hash.
+	GetToken(ctx context.Context, id uint64) (*Token, error)
+	// GetLegacyToken returns the legacy token (issued before tokens carried their id) whose
+	// whole token hashes to hash.
+	GetLegacyToken(ctx context.Context, hash []byte) (*Token, error)
 	// DeleteToken deletes one token; it returns ErrNotFound when there was none.
-	DeleteToken(ctx context.Context, hash []byte) error
+	DeleteToken(ctx context.Context, id uint64) error
 	// UseToken marks an unused token used at at; it returns ErrNotFound when there is no such
 	// token or it was used already (so that two racing refreshes cannot both use one refresh
 	// token).
-	UseToken(ctx context.Context, hash []byte, at time.Time) error
+	UseToken(ctx context.Context, id uint64, at time.Time) error
 
 	// GetGrant returns a grant, revoked or not.
 	GetGrant(ctx context.Context, id uint64) (*Grant, error)

@@ -13,7 +13,7 @@ const maxTokenBatch = 64
 // into one INSERT of several rows (the token endpoint's one write per request): one round trip
 // and one commit for all of them, instead of one each. The first caller writes the tokens that
 // are waiting, its own first; the callers who came meanwhile wait, and the first of them writes
-// the next batch. When a batch fails (a token's hash was taken), each of its tokens is inserted
+// the next batch. When a batch fails (a token's id was taken), each of its tokens is inserted
 // alone, so that each caller gets its own token's error.
 type tokenBatch struct {
 	mu      sync.Mutex
@@ -68,12 +68,12 @@ func (b *tokenBatch) insert(ctx context.Context, s *DB, t *Token) error {
 func (s *DB) insertTokens(ctx context.Context, batch []*batchedToken) {
 	var q strings.Builder
 	q.WriteString(`INSERT INTO tokens (` + tokenColumns + `) VALUES `)
-	args := make([]any, 0, 10*len(batch))
+	args := make([]any, 0, 12*len(batch))
 	for i, w := range batch {
 		if i > 0 {
 			q.WriteString(",")
 		}
-		q.WriteString("(?,?,?,?,?,?,?,?,?,?)")
+		q.WriteString(tokenPlaceholders)
 		args = append(args, tokenArgs(w.t)...)
 	}
 	if _, err := s.q.ExecContext(ctx, q.String(), args...); err == nil || len(batch) == 1 {

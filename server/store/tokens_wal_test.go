@@ -15,17 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testToken is the access token whose hash is the SHA-256 of i.
-func testToken(i int64, exp time.Time) *Token {
-	h := sha256.Sum256(binary.BigEndian.AppendUint64(nil, uint64(i)))
-	return &Token{Hash: h[:], Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2,
+// testToken is the access token of row id whose hash is the SHA-256 of id.
+func testToken(id uint64, exp time.Time) *Token {
+	h := sha256.Sum256(binary.BigEndian.AppendUint64(nil, id))
+	return &Token{ID: id, Hash: h[:], Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2,
 		Scopes: []string{"identify"}, ExpiresAt: exp, CreatedAt: exp.Add(-time.Hour)}
 }
 
 // BenchmarkInsertTokens issues tokens from 8 goroutines at once, as the token endpoint's
 // benchmark (bench/auth) does, into a table of 20000, and reports how many share a commit and
-// the pages the WAL gets per token (each token's hash lands on a leaf of its own; the rowid
-// table and the authorization's index append to one).
+// the pages the WAL gets per token (the ids grow, as snowflakes do: the table and the
+// authorization's index append to their last leaves).
 func BenchmarkInsertTokens(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -35,8 +35,8 @@ func BenchmarkInsertTokens(b *testing.B) {
 	exp := time.Now().Add(time.Hour)
 	const table = 20000
 	require.NoError(b, s.WithTx(ctx, func(st Store) error {
-		for i := range int64(table) {
-			if err := st.InsertToken(ctx, testToken(-1-i, exp)); err != nil {
+		for i := range uint64(table) {
+			if err := st.InsertToken(ctx, testToken(1+i, exp)); err != nil {
 				return err
 			}
 		}
@@ -47,13 +47,14 @@ func BenchmarkInsertTokens(b *testing.B) {
 	require.NoError(b, err)
 	var pageSize int64
 	require.NoError(b, s.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize))
-	var next atomic.Int64
+	var next atomic.Uint64
+	next.Store(table)
 	before := s.group.commits.Load()
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+			for i := next.Add(1); i <= table+uint64(b.N); i = next.Add(1) {
 				if err := s.InsertToken(ctx, testToken(i, exp)); err != nil {
 					b.Error(err)
 					return
@@ -70,7 +71,7 @@ func BenchmarkInsertTokens(b *testing.B) {
 }
 
 // Tokens inserted at once share a statement on PostgreSQL (tokenBatch) and a commit on SQLite;
-// either way each caller gets its own token's outcome: a taken hash fails alone.
+// either way each caller gets its own token's outcome: a taken id fails alone.
 func TestInsertTokensAtOnce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *DB) {
 		ctx := context.Background()
@@ -80,16 +81,16 @@ func TestInsertTokensAtOnce(t *testing.T) {
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Go(func() { errs[i] = s.InsertToken(ctx, testToken(int64(i), exp)) })
+			wg.Go(func() { errs[i] = s.InsertToken(ctx, testToken(uint64(i), exp)) })
 		}
 		wg.Wait()
 		for i, err := range errs {
 			if i == 7 {
-				assert.Error(t, err, "the hash was taken")
+				assert.Error(t, err, "the id was taken")
 				continue
 			}
 			require.NoError(t, err, "token %d", i)
-			got, err := s.GetToken(ctx, testToken(int64(i), exp).Hash)
+			got, err := s.GetToken(ctx, uint64(i))
 			require.NoError(t, err)
 			assert.Equal(t, AccessToken, got.Kind)
 		}

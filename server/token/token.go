@@ -1,6 +1,9 @@
 // Package token issues and checks the service's opaque bearer tokens, and decides what a grant
-// may still do. A token is 32 random bytes (base64url); only its SHA-256 is stored. Access
-// tokens live AccessTTL (7 days, the "expires_in": 604800 of the token response); refresh tokens
+// may still do. A token is its row's id (8 bytes, big-endian, base64url), a dot and a secret of
+// 32 random bytes (base64url): the store finds the row by the id, and only the secret's SHA-256
+// is stored, compared in constant time. The id is a snowflake, so the store appends each new
+// token at the end of its key. Tokens issued before this format (32 random bytes alone, no dot)
+// are found by the SHA-256 of the whole token until they expire. Access tokens live AccessTTL (7 days, the "expires_in": 604800 of the token response); refresh tokens
 // live RefreshTTL and are rotated on every use.
 //
 // The tokens issued from one authorization code or device approval, and from their refresh
@@ -12,9 +15,12 @@ package token
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"sdkpp/internal/clock"
@@ -77,10 +83,7 @@ func NewGrant(ctx context.Context, st store.Store, id uint64, now time.Time, app
 // presentation of it gives the stored token with ErrReused, and an unknown or expired token
 // ErrInvalid. Call it in the transaction that issues the new pair.
 func UseRefresh(ctx context.Context, st store.Store, now time.Time, tok string) (*store.Token, error) {
-	if tok == "" {
-		return nil, ErrInvalid
-	}
-	t, err := st.GetToken(ctx, secret.Hash(tok))
+	t, err := Find(ctx, st, tok)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, ErrInvalid
@@ -91,7 +94,7 @@ func UseRefresh(ctx context.Context, st store.Store, now time.Time, tok string) 
 	case !t.UsedAt.IsZero():
 		return t, ErrReused
 	}
-	if err := st.UseToken(ctx, t.Hash, now); errors.Is(err, store.ErrNotFound) {
+	if err := st.UseToken(ctx, t.ID, now); errors.Is(err, store.ErrNotFound) {
 		return t, ErrReused // a racing request spent it between the read and now
 	} else if err != nil {
 		return nil, err
@@ -108,8 +111,12 @@ func RevokeGrant(ctx context.Context, st store.Store, now time.Time, id uint64) 
 	return st.RevokeGrant(ctx, id, now)
 }
 
-// Issue makes an access token (and a refresh token when asked) under authorization a.
-func Issue(ctx context.Context, st store.Store, now time.Time, a *store.Authorization, o Options) (Issued, error) {
+// IDs gives the ids of new tokens (a snowflake.Generator).
+type IDs interface{ Next() uint64 }
+
+// Issue makes an access token (and a refresh token when asked) under authorization a, with ids
+// from ids.
+func Issue(ctx context.Context, st store.Store, ids IDs, now time.Time, a *store.Authorization, o Options) (Issued, error) {
 	expiresAt, scopes := o.ExpiresAt, o.Scopes
 	if expiresAt.IsZero() {
 		expiresAt = now.Add(AccessTTL)
@@ -117,10 +124,10 @@ func Issue(ctx context.Context, st store.Store, now time.Time, a *store.Authoriz
 	if scopes == nil {
 		scopes = a.Scopes
 	}
-	out := Issued{Access: secret.Token(), ExpiresAt: expiresAt, Scopes: scopes}
-	access := &store.Token{Hash: secret.Hash(out.Access), Kind: store.AccessToken,
+	access := &store.Token{Kind: store.AccessToken,
 		AuthorizationID: a.ID, AppID: a.AppID, UserID: a.UserID, Scopes: scopes,
 		ExpiresAt: expiresAt, CreatedAt: now, GrantID: o.Grant}
+	out := Issued{Access: mint(ids, access), ExpiresAt: expiresAt, Scopes: scopes}
 	if o.Grant == 0 && !o.Refresh { // one write: no transaction (a round trip each way less)
 		return out, st.InsertToken(ctx, access)
 	}
@@ -140,12 +147,49 @@ func Issue(ctx context.Context, st store.Store, now time.Time, a *store.Authoriz
 		if !o.Refresh {
 			return nil
 		}
-		out.Refresh = secret.Token()
-		return tx.InsertToken(ctx, &store.Token{Hash: secret.Hash(out.Refresh), Kind: store.RefreshToken,
+		refresh := &store.Token{Kind: store.RefreshToken,
 			AuthorizationID: a.ID, AppID: a.AppID, UserID: a.UserID, Scopes: scopes,
-			ExpiresAt: now.Add(RefreshTTL), CreatedAt: now, GrantID: o.Grant})
+			ExpiresAt: now.Add(RefreshTTL), CreatedAt: now, GrantID: o.Grant}
+		out.Refresh = mint(ids, refresh)
+		return tx.InsertToken(ctx, refresh)
 	})
 	return out, err
+}
+
+// idLen is the length of a token's encoded id, before its dot.
+var idLen = base64.RawURLEncoding.EncodedLen(8)
+
+// mint gives t a new id and secret and returns the token that carries them.
+func mint(ids IDs, t *store.Token) string {
+	t.ID = ids.Next()
+	sec := secret.Token()
+	t.Hash = secret.Hash(sec)
+	return base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, t.ID)) + "." + sec
+}
+
+// Find returns the stored token that tok names, of any kind, expired or not: by the id it
+// carries, when its secret matches the stored hash, or, for a token issued before tokens carried
+// their id, by the hash of the whole token. Anything else is store.ErrNotFound.
+func Find(ctx context.Context, st store.Store, tok string) (*store.Token, error) {
+	if tok == "" {
+		return nil, store.ErrNotFound
+	}
+	enc, sec, ok := strings.Cut(tok, ".")
+	if !ok { // no legacy token has a dot
+		return st.GetLegacyToken(ctx, secret.Hash(tok))
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if len(enc) != idLen || err != nil {
+		return nil, store.ErrNotFound
+	}
+	t, err := st.GetToken(ctx, binary.BigEndian.Uint64(raw))
+	if err != nil {
+		return nil, err
+	}
+	if t.Legacy || !secret.Matches(t.Hash, sec) {
+		return nil, store.ErrNotFound
+	}
+	return t, nil
 }
 
 // ErrInvalid is returned for an unknown, expired or wrong-kind token.
@@ -153,10 +197,7 @@ var ErrInvalid = errors.New("token: invalid or expired")
 
 // Lookup returns the stored token of kind for the plaintext tok, if it exists and has not expired.
 func Lookup(ctx context.Context, st store.Store, now time.Time, tok, kind string) (*store.Token, error) {
-	if tok == "" {
-		return nil, ErrInvalid
-	}
-	t, err := st.GetToken(ctx, secret.Hash(tok))
+	t, err := Find(ctx, st, tok)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrInvalid
 	}

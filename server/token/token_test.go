@@ -2,19 +2,24 @@ package token
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/internal/clock"
+	"sdkpp/server/secret"
+	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 )
 
-// What a grant may do (RFC 9700 4.14.2): a refresh token is used once and its second
-// presentation is told apart from an unknown token; a revoked grant issues nothing and its
-// tokens are gone.
-func TestGrantRules(t *testing.T) {
+// setup opens an in-memory store with authorization 1 (application 10, user 20) and returns it
+// with the time of the test and the ids of its tokens.
+func setup(t *testing.T) (context.Context, *store.DB, time.Time, *store.Authorization, *snowflake.Generator) {
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, "")
 	require.NoError(t, err)
@@ -22,9 +27,17 @@ func TestGrantRules(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a := &store.Authorization{ID: 1, AppID: 10, UserID: 20, Scopes: []string{"identify"}, CreatedAt: now}
 	require.NoError(t, st.PutAuthorization(ctx, a))
+	return ctx, st, now, a, snowflake.New(clock.NewFake(now), 0)
+}
+
+// What a grant may do (RFC 9700 4.14.2): a refresh token is used once and its second
+// presentation is told apart from an unknown token; a revoked grant issues nothing and its
+// tokens are gone.
+func TestGrantRules(t *testing.T) {
+	ctx, st, now, a, ids := setup(t)
 	require.NoError(t, NewGrant(ctx, st, 5, now, 10, 20))
 
-	first, err := Issue(ctx, st, now, a, Options{Refresh: true, Grant: 5})
+	first, err := Issue(ctx, st, ids, now, a, Options{Refresh: true, Grant: 5})
 	require.NoError(t, err)
 	used, err := UseRefresh(ctx, st, now, first.Refresh)
 	require.NoError(t, err)
@@ -41,7 +54,7 @@ func TestGrantRules(t *testing.T) {
 	_, err = UseRefresh(ctx, st, now.Add(RefreshTTL), first.Refresh)
 	assert.ErrorIs(t, err, ErrInvalid, "expired")
 
-	second, err := Issue(ctx, st, now, a, Options{Refresh: true, Grant: 5})
+	second, err := Issue(ctx, st, ids, now, a, Options{Refresh: true, Grant: 5})
 	require.NoError(t, err)
 	g, err := RevokeGrant(ctx, st, now, 5)
 	require.NoError(t, err)
@@ -50,8 +63,64 @@ func TestGrantRules(t *testing.T) {
 		_, err = Lookup(ctx, st, now, tok, store.AccessToken)
 		assert.ErrorIs(t, err, ErrInvalid, "an access token of the revoked grant")
 	}
-	_, err = Issue(ctx, st, now, a, Options{Refresh: true, Grant: 5})
+	_, err = Issue(ctx, st, ids, now, a, Options{Refresh: true, Grant: 5})
 	assert.ErrorIs(t, err, ErrGrantRevoked, "a revoked grant issues nothing")
 	_, err = RevokeGrant(ctx, st, now, 0)
 	assert.ErrorIs(t, err, store.ErrNotFound, "grant 0 is none")
+}
+
+// A token is its row's id and a secret: it is found by the id and taken only when its secret
+// matches; a token of the format before (no id) is still found by its hash until it expires.
+func TestTokenFormat(t *testing.T) {
+	ctx, st, now, a, ids := setup(t)
+
+	first, err := Issue(ctx, st, ids, now, a, Options{})
+	require.NoError(t, err)
+	second, err := Issue(ctx, st, ids, now, a, Options{})
+	require.NoError(t, err)
+	for _, tok := range []string{first.Access, second.Access} {
+		got, err := Lookup(ctx, st, now, tok, store.AccessToken)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(20), got.UserID)
+		assert.False(t, got.Legacy)
+		assert.NotContains(t, string(got.Hash), tok, "the token itself is not stored")
+	}
+	id1, _, _ := strings.Cut(first.Access, ".")
+	id2, sec2, _ := strings.Cut(second.Access, ".")
+	assert.Len(t, first.Access, 11+1+43)
+	assert.Less(t, id1, id2, "ids grow with each token, in the token's text too")
+	for name, tok := range map[string]string{
+		"another token's secret": id1 + "." + sec2,
+		"a short id":             id1[1:] + "." + sec2,
+		"a bad id":               "!!!!!!!!!!!." + sec2,
+		"no secret":              id2 + ".",
+		"an unknown id":          "AAAAAAAAAAA." + sec2,
+		"the secret alone":       sec2,
+		"empty":                  "",
+	} {
+		_, err := Lookup(ctx, st, now, tok, store.AccessToken)
+		assert.ErrorIs(t, err, ErrInvalid, name)
+		_, err = UseRefresh(ctx, st, now, tok)
+		assert.ErrorIs(t, err, ErrInvalid, name)
+	}
+
+	// Tokens of the format before: found by the hash of the whole token.
+	legacyAccess, legacyRefresh := secret.Token(), secret.Token()
+	for i, l := range []struct{ tok, kind string }{{legacyAccess, store.AccessToken}, {legacyRefresh, store.RefreshToken}} {
+		require.NoError(t, st.InsertToken(ctx, &store.Token{ID: uint64(i + 1), Hash: secret.Hash(l.tok), Legacy: true,
+			Kind: l.kind, AuthorizationID: 1, AppID: 10, UserID: 20, Scopes: a.Scopes, ExpiresAt: now.Add(time.Hour), CreatedAt: now}))
+	}
+	got, err := Lookup(ctx, st, now, legacyAccess, store.AccessToken)
+	require.NoError(t, err)
+	assert.True(t, got.Legacy)
+	_, err = Lookup(ctx, st, now.Add(time.Hour), legacyAccess, store.AccessToken)
+	assert.ErrorIs(t, err, ErrInvalid, "an expired legacy token")
+	used, err := UseRefresh(ctx, st, now, legacyRefresh)
+	require.NoError(t, err, "a legacy refresh token is used once")
+	assert.Equal(t, uint64(2), used.ID)
+	_, err = UseRefresh(ctx, st, now, legacyRefresh)
+	assert.ErrorIs(t, err, ErrReused)
+	enc := base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, 1))
+	_, err = Lookup(ctx, st, now, enc+"."+legacyAccess, store.AccessToken)
+	assert.ErrorIs(t, err, ErrInvalid, "a legacy row is not found by its id with the old token as the secret")
 }

@@ -75,7 +75,7 @@ func (w *World) Token(userID uint64, app wire.DevApplication, granted []string) 
 	ctx := context.Background()
 	a, err := w.Accounts.Authorize(ctx, w.Store, uint64(app.ID), userID, granted, 1)
 	require.NoError(w.T, err)
-	tok, err := token.Issue(ctx, w.Store, w.Clock.Now(), a, token.Options{ExpiresAt: w.Clock.Now().Add(365 * 24 * time.Hour)})
+	tok, err := token.Issue(ctx, w.Store, w.IDs, w.Clock.Now(), a, token.Options{ExpiresAt: w.Clock.Now().Add(365 * 24 * time.Hour)})
 	require.NoError(w.T, err)
 	return "Bearer " + tok.Access
 }
