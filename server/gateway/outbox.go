@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -52,28 +51,14 @@ func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, us
 // StageEach is Stage for several dispatches of one change, in their order, left to the caller
 // to store: it returns what to store in the outbox (package store's OutboxRows), in the change's
 // transaction under its order lock key, and to publish with PublishStaged once it has
-// committed, before the lock is released. A dispatch that cannot be encoded is left out (logged).
-// Nil without a bus: DispatchAppEach them after the commit.
+// committed, before the lock is released: one message of the bus for all of them when they fit
+// (busmsg.Encode). A dispatch that cannot be encoded is left out (logged). Nil without a bus:
+// DispatchAppEach them after the commit.
 func (h *Hub) StageEach(appID uint64, ds []AppDispatch) [][]byte {
 	if h.cfg.Bus == nil || appID == 0 {
 		return nil
 	}
-	f := filter{kind: busmsg.ToApp, app: appID}
-	sent := time.Now().UnixNano()
-	msgs := make([][]byte, 0, len(ds))
-	for _, d := range ds {
-		data, ok := h.encode(d.Event, d.Data)
-		if !ok {
-			continue
-		}
-		msg, err := json.Marshal(busmsg.Envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data, Sent: sent})
-		if err != nil {
-			h.log.Error("gateway: cannot be encoded for the bus", "event", d.Event, "err", err)
-			continue
-		}
-		msgs = append(msgs, msg)
-	}
-	return msgs
+	return h.group(appID, ds)
 }
 
 // Relay publishes, in order, the dispatches a node staged under an order lock and left
@@ -93,38 +78,21 @@ func (h *Hub) Relay(left []Staged) bool {
 }
 
 // PublishStaged publishes dispatches staged in the outbox (Stage, StageEach), in their order,
-// each with its outbox message id, and deletes them from the outbox: with one wait for the bus
-// and one delete when the bus publishes several together (BatchBus). It returns false when the
-// bus refused one: it stays in the outbox with those after it (with a BatchBus, all of them),
-// for the next holder of the order lock to publish (Relay); the bus stores once any that it
-// took (OutboxMsgID).
+// each with its outbox message id and once the bus has stored the one before it, and deletes
+// them from the outbox with one delete. It returns false when the bus refused one: it stays in
+// the outbox with those after it, none of them published, for the next holder of the order lock
+// to publish (Relay), so that no dispatch reaches a session after one staged later under the
+// lock; the bus stores once one it took though it answered with an error (OutboxMsgID).
 func (h *Hub) PublishStaged(ss []Staged) bool {
-	if len(ss) == 0 {
-		return true
-	}
 	ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
 	defer cancel()
-	bb, ok := h.cfg.Bus.(BatchBus)
-	if !ok || len(ss) == 1 {
-		for i, s := range ss {
-			if _, err := h.cfg.Bus.PublishID(ctx, s.Data, OutboxMsgID(s.ID)); err != nil {
-				h.log.Error("gateway: staged dispatches wait: the bus refused one", "outbox_id", s.ID,
-					"dispatches", len(ss)-i, "err", err)
-				h.deleteStaged(ctx, ss[:i])
-				return false
-			}
-		}
-		h.deleteStaged(ctx, ss)
-		return true
-	}
-	msgs, ids := make([][]byte, len(ss)), make([]string, len(ss))
 	for i, s := range ss {
-		msgs[i], ids[i] = s.Data, OutboxMsgID(s.ID)
-	}
-	if err := bb.PublishAllID(ctx, msgs, ids); err != nil {
-		h.log.Error("gateway: staged dispatches wait: the bus refused one", "outbox_id", ss[0].ID,
-			"dispatches", len(ss), "err", err)
-		return false
+		if _, err := h.cfg.Bus.PublishID(ctx, s.Data, OutboxMsgID(s.ID)); err != nil {
+			h.log.Error("gateway: staged dispatches wait: the bus refused one", "outbox_id", s.ID,
+				"dispatches", len(ss)-i, "err", err)
+			h.deleteStaged(ctx, ss[:i])
+			return false
+		}
 	}
 	h.deleteStaged(ctx, ss)
 	return true
