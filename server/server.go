@@ -513,13 +513,8 @@ const OutboxLease = 10 * time.Second
 // cannot be published (the bus refuses), the lock is refused too.
 func (s *Server) lockRelaying(st *store.DB) order.Lock {
 	return func(ctx context.Context, key string) (uint64, func(uint64), error) {
-		floor, unlock, err := st.OrderLock(ctx, key)
+		floor, left, unlock, err := st.OrderLockOutbox(ctx, key)
 		if err != nil {
-			return 0, nil, err
-		}
-		left, err := st.ListOutbox(ctx, key)
-		if err != nil {
-			unlock(0)
 			return 0, nil, err
 		}
 		if len(left) > 0 {
