@@ -296,14 +296,12 @@ func (refusingBus) PublishID(context.Context, []byte, string) (uint64, error) {
 	return 0, errors.New("the bus is unreachable")
 }
 
-// memOutbox is an outbox in memory; failDelete makes deletes fail (the node dies after its
-// publish, before its delete).
+// memOutbox is an outbox in memory.
 type memOutbox struct {
-	mu         sync.Mutex
-	next       uint64
-	rows       map[uint64]Staged
-	keys       map[uint64]string
-	failDelete bool
+	mu   sync.Mutex
+	next uint64
+	rows map[uint64]Staged
+	keys map[uint64]string
 }
 
 func (o *memOutbox) AddOutbox(_ context.Context, key string, data []byte, _ time.Time) (uint64, error) {
@@ -317,16 +315,13 @@ func (o *memOutbox) AddOutbox(_ context.Context, key string, data []byte, _ time
 	return o.next, nil
 }
 
-func (o *memOutbox) DeleteOutboxes(_ context.Context, ids []uint64) error {
+// release deletes what h published, as the release of its order lock does.
+func (o *memOutbox) release(h *Hub) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.failDelete {
-		return errors.New("the node died")
-	}
-	for _, id := range ids {
+	for _, id := range h.Published() {
 		delete(o.rows, id)
 	}
-	return nil
 }
 
 // stageAll stores msgs in the outbox under key, as a change's transaction does (StageEach).
@@ -422,15 +417,17 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	stopA()
 	require.Len(t, box.left(key), 1)
 	require.True(t, b.hub.Relay(box.left(key))) // B takes the lock next
-	assert.Empty(t, box.left(key), "relayed and deleted")
+	box.release(b.hub)
+	assert.Empty(t, box.left(key), "relayed, and deleted with the lock's release")
 	stage(b.hub, 2)()
+	box.release(b.hub)
 
-	box.failDelete = true
-	stage(b.hub, 3)() // published; B dies before it deletes it
-	box.failDelete = false
+	stage(b.hub, 3)() // published; B dies before its lock's release deletes it
+	b.hub.Published()
 	require.Len(t, box.left(key), 1)
 	require.True(t, c.hub.Relay(box.left(key))) // C takes the lock next: the bus stores it once
 	stage(c.hub, 4)()
+	box.release(c.hub)
 
 	// A node whose bus refuses cannot relay: the dispatch stays, and it says so (its lock is
 	// then refused); the next node relays it.
@@ -439,6 +436,7 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	assert.False(t, refusing.hub.Relay(box.left(key)))
 	require.Len(t, box.left(key), 1)
 	require.True(t, b.hub.Relay(box.left(key)))
+	box.release(b.hub)
 
 	// Groups staged together (StageEach): one message of the bus each, published and deleted;
 	// a group published whose node died before the delete is relayed by the next holder and
@@ -453,12 +451,13 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 		return box.stageAll(t, key, d.hub.StageEach(testApp, ds))
 	}
 	require.True(t, d.hub.PublishStaged(group(6, 8)))
+	box.release(d.hub)
 	assert.Empty(t, box.left(key), "published and deleted")
-	box.failDelete = true
 	require.True(t, d.hub.PublishStaged(group(9, 10)))
-	box.failDelete = false
+	d.hub.Published() // D dies before its lock's release
 	require.Len(t, box.left(key), 1, "one row for the group")
 	require.True(t, b.hub.Relay(box.left(key)))
+	box.release(b.hub)
 	assert.Empty(t, box.left(key))
 
 	for n := 1; n <= 10; n++ {
@@ -502,9 +501,11 @@ func TestStagedPartlyTakenKeepsOrder(t *testing.T) {
 	flaky.refuse[OutboxMsgID(staged[1].ID)] = true
 
 	assert.False(t, a.hub.Relay(staged), "the second was refused")
+	box.release(a.hub)
 	assert.Equal(t, staged[1:], box.left(key), "the first published and deleted; the rest wait")
 	assert.Equal(t, 1, bus.dispatches(t, "MESSAGE"), "the third was not published before the second")
 	require.True(t, b.hub.Relay(box.left(key)))
+	box.release(b.hub)
 	assert.Empty(t, box.left(key))
 	for n := 1; n <= 3; n++ {
 		p := player.expectOp(gwire.OpDispatch)

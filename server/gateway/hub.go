@@ -195,6 +195,9 @@ type Hub struct {
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
 
+	pubMu sync.Mutex
+	pub   []uint64 // outbox ids published, not yet deleted (Published)
+
 	busSeq uint64 // the sequence number of the last dispatch delivered from the bus; guarded by mu
 	// life names this hub's process in what it tells other nodes (a restarted node has a new one).
 	life string

@@ -73,8 +73,8 @@ type Stager interface {
 	// the commit.
 	StageLobbyEvents(appID uint64, events []Event) [][]byte
 	// PublishStaged publishes the events stored in the outbox, data[i] with the id ids[i], in
-	// their order, and deletes them. False when they could not all be published: they stay for
-	// the next holder of the lock, and nothing more may be published under it meanwhile.
+	// their order (deleted with the lock's release). False when one could not be published: it
+	// stays, with those after it, for the next holder, and nothing more may go under the lock.
 	PublishStaged(ids []uint64, data [][]byte) bool
 }
 

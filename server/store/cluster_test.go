@@ -279,7 +279,8 @@ func TestClusterOrderLock(t *testing.T) {
 }
 
 // OrderLockOutbox returns, with the lock, what the outbox holds under its key, read once the lock
-// is held: a row the last holder stored while the next one waited is there.
+// is held: a row the last holder stored while the next one waited is there; and its release
+// deletes what was published.
 func TestClusterOrderLockOutbox(t *testing.T) {
 	ctx := context.Background()
 	a, b := twoNodes(t)
@@ -291,7 +292,7 @@ func TestClusterOrderLockOutbox(t *testing.T) {
 	type taken struct {
 		floor  uint64
 		left   []OutboxEvent
-		unlock func(uint64)
+		unlock func(uint64, []uint64)
 		err    error
 	}
 	next := make(chan taken, 1)
@@ -308,17 +309,21 @@ func TestClusterOrderLockOutbox(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond)
 	id, err := a.AddOutbox(ctx, "lobby:1", []byte("left"), time.Unix(2, 0))
 	require.NoError(t, err)
-	unlock(7)
+	unlock(7, nil)
 	x := <-next
 	require.NoError(t, x.err)
 	assert.Equal(t, uint64(7), x.floor)
 	assert.Equal(t, []OutboxEvent{{ID: id, Key: "lobby:1", Data: []byte("left"), CreatedAt: time.Unix(2, 0).UTC()}}, x.left)
-	x.unlock(0)
-	require.NoError(t, b.DeleteOutbox(ctx, id))
-	_, left, unlock, err = b.OrderLockOutbox(ctx, "lobby:1")
+	x.unlock(0, []uint64{id}) // published: the release deletes it
+	floor, left, unlock, err := b.OrderLockOutbox(ctx, "lobby:1")
 	require.NoError(t, err)
+	assert.Equal(t, uint64(7), floor, "the release recorded nothing below the floor")
 	assert.Empty(t, left)
-	unlock(0)
+	unlock(0, nil)
+	_, left, unlock, err = b.OrderLockOutbox(ctx, "lobby:2")
+	require.NoError(t, err)
+	assert.Len(t, left, 1, "another key's event")
+	unlock(0, nil)
 }
 
 // SQLite's order lock holds nothing.

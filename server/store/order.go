@@ -21,21 +21,25 @@ import (
 // (one process, whose services already serialize their changes) it locks nothing and floor is 0.
 // unlock must be called exactly once.
 func (s *DB) OrderLock(ctx context.Context, key string) (floor uint64, unlock func(last uint64), err error) {
-	floor, _, unlock, err = s.OrderLockOutbox(ctx, key)
-	return floor, unlock, err
+	floor, _, release, err := s.OrderLockOutbox(ctx, key)
+	if err != nil {
+		return 0, nil, err
+	}
+	return floor, func(last uint64) { release(last, nil) }, nil
 }
 
 // OrderLockOutbox is OrderLock that also returns the events the outbox holds under key
 // (ListOutbox), read once the lock is held: what its last holder staged and left unpublished.
-// On PostgreSQL the lock, its floor and the events take one round trip to the database, and
-// unlock one more.
-func (s *DB) OrderLockOutbox(ctx context.Context, key string) (floor uint64, left []OutboxEvent, unlock func(last uint64), err error) {
+// Its unlock also deletes the outbox's published events (DeleteOutboxes), in the lock's
+// transaction on PostgreSQL: there the lock, its floor and the events take one round trip to
+// the database, and unlock one more. An event whose delete fails stays, to be published again.
+func (s *DB) OrderLockOutbox(ctx context.Context, key string) (floor uint64, left []OutboxEvent, unlock func(last uint64, published []uint64), err error) {
 	if s.d.name != "postgres" {
 		left, err = s.ListOutbox(ctx, key)
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		return 0, left, func(uint64) {}, nil
+		return 0, left, func(_ uint64, published []uint64) { _ = s.DeleteOutboxes(context.Background(), published) }, nil
 	}
 	l, err := s.pgOrderLock(uncancelled(ctx), pgText(key))
 	if err != nil {
@@ -50,8 +54,14 @@ func (s *DB) OrderLockOutbox(ctx context.Context, key string) (floor uint64, lef
 type pgLock struct {
 	floor   int64
 	left    []OutboxEvent
-	release chan int64    // unlock's last id, to the goroutine
-	done    chan struct{} // closed once the transaction has ended
+	release chan unlocking // unlock's, to the goroutine
+	done    chan struct{}  // closed once the transaction has ended
+}
+
+// unlocking is what a lock's release records and deletes.
+type unlocking struct {
+	last      int64
+	published []int64
 }
 
 // The lock's statements, sent together: the upsert locks the row, new or not, until the
@@ -61,6 +71,7 @@ const (
 		ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING last_id`
 	pgLockOutbox = `SELECT id, key, data, created_at FROM outbox WHERE key = $1 ORDER BY id`
 	pgLockRecord = `UPDATE order_locks SET last_id = $2 WHERE key = $1`
+	pgLockDelete = `DELETE FROM outbox WHERE id = ANY($1)`
 )
 
 // pgOrderLock takes key's lock with one round trip: BEGIN, the lock and the outbox's read are
@@ -70,7 +81,7 @@ func (s *DB) pgOrderLock(ctx context.Context, key string) (*pgLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &pgLock{release: make(chan int64), done: make(chan struct{})}
+	l := &pgLock{release: make(chan unlocking), done: make(chan struct{})}
 	taken := make(chan error, 1)
 	go func() { // owned by the lock: unlock ends it (unlock is called exactly once)
 		defer close(l.done)
@@ -82,10 +93,13 @@ func (s *DB) pgOrderLock(ctx context.Context, key string) (*pgLock, error) {
 				return rollback(ctx, c)
 			}
 			taken <- nil
-			last := <-l.release
+			u := <-l.release
 			b := &pgx.Batch{}
-			if last > l.floor {
-				b.Queue(pgLockRecord, key, last)
+			if u.last > l.floor {
+				b.Queue(pgLockRecord, key, u.last)
+			}
+			if len(u.published) > 0 {
+				b.Queue(pgLockDelete, u.published)
 			}
 			b.Queue("COMMIT")
 			if err := c.SendBatch(ctx, b).Close(); err != nil {
@@ -121,9 +135,14 @@ func (l *pgLock) take(ctx context.Context, c *pgx.Conn, key string) error {
 	return c.SendBatch(ctx, b).Close()
 }
 
-// unlock records last when it is above the floor and ends the lock's transaction.
-func (l *pgLock) unlock(last uint64) {
-	l.release <- int64(last)
+// unlock records last when it is above the floor, deletes the published events, and ends the
+// lock's transaction.
+func (l *pgLock) unlock(last uint64, published []uint64) {
+	u := unlocking{last: int64(last), published: make([]int64, len(published))}
+	for i, id := range published {
+		u.published[i] = int64(id)
+	}
+	l.release <- u
 	<-l.done
 }
 
