@@ -15,6 +15,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies/internal/sendq"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -125,7 +126,7 @@ type Service struct {
 	// writer commits accepted messages; nil until Start.
 	writer *writer
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
-	sends sendQueue
+	sends sendq.Queue[*clusterSend]
 
 	startOnce sync.Once
 	wake      chan struct{}
