@@ -1,8 +1,10 @@
 // Package busmsg holds the messages a node's gateway hub exchanges with the other nodes of a
 // cluster over the bus: an Envelope, JSON-encoded, carries a dispatch with the filter that picks
-// its sessions, or a group of them (Encode, Seq), or news of a session (SessionNote), of a node's start, of a node found down
-// (DownNote), a request to end sessions (EndNote), or another part's shared state. Nodes of
-// different versions read each other's messages: the JSON field names are fixed.
+// its sessions, or a group of them (Encode, Seq), or news of a session (SessionNote), of a
+// node's start, of a node found down (DownNote), a request to end sessions (EndNote), or
+// another part's shared state. The JSON field names are fixed, so that nodes of different
+// versions read each other's messages, but for groups: nodes older than TypeGroup do not read
+// them, and a cluster moves to it all at once.
 package busmsg
 
 import (
