@@ -513,13 +513,8 @@ const OutboxLease = 10 * time.Second
 // cannot be published (the bus refuses), the lock is refused too.
 func (s *Server) lockRelaying(st *store.DB) order.Lock {
 	return func(ctx context.Context, key string) (uint64, func(uint64), error) {
-		floor, unlock, err := st.OrderLock(ctx, key)
+		floor, left, unlock, err := st.OrderLockOutbox(ctx, key)
 		if err != nil {
-			return 0, nil, err
-		}
-		left, err := st.ListOutbox(ctx, key)
-		if err != nil {
-			unlock(0)
 			return 0, nil, err
 		}
 		if len(left) > 0 {
@@ -528,11 +523,12 @@ func (s *Server) lockRelaying(st *store.DB) order.Lock {
 				staged[i] = gateway.Staged{ID: e.ID, Data: e.Data}
 			}
 			if !s.hub.Relay(staged) {
-				unlock(0)
+				unlock(0, s.hub.Published())
 				return 0, nil, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
 			}
 		}
-		return floor, unlock, nil
+		// The release deletes, in its transaction, what was published under the lock.
+		return floor, func(last uint64) { unlock(last, s.hub.Published()) }, nil
 	}
 }
 
@@ -860,8 +856,8 @@ func (n lobbyNotifier) StageLobbyEvents(appID uint64, events []lobbies.Event) []
 	return n.hub.StageEach(appID, appDispatches(events))
 }
 
-// PublishStaged publishes events stored in the outbox and deletes them (lobbies.Stager;
-// gateway.Hub.PublishStaged).
+// PublishStaged publishes events stored in the outbox, deleted with the order lock's release
+// (lobbies.Stager; gateway.Hub.PublishStaged).
 func (n lobbyNotifier) PublishStaged(ids []uint64, data [][]byte) bool {
 	ss := make([]gateway.Staged, len(ids))
 	for i, id := range ids {

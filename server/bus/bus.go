@@ -11,7 +11,6 @@
 package bus
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,48 +117,6 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 		return 0, fmt.Errorf("bus: publish: %w", err)
 	}
 	return ack.Sequence, nil
-}
-
-// PublishAll appends msgs to the stream in their order, sent together with one wait for the
-// server's answers, and returns the first error. It does not retry a message the server did not
-// take (a retry could land after a later message): that message is lost, as a failed Publish is,
-// and the others keep their order.
-func (b *Bus) PublishAll(ctx context.Context, msgs [][]byte) error {
-	return b.publishAll(ctx, msgs, func(int) string { return b.prefix + strconv.FormatUint(b.msgID.Add(1), 36) })
-}
-
-// PublishAllID is PublishAll with each message's id given (ids[i] is msgs[i]'s), as PublishID:
-// a message published again with its id within the duplicate window is stored once.
-func (b *Bus) PublishAllID(ctx context.Context, msgs [][]byte, ids []string) error {
-	if len(ids) != len(msgs) {
-		return fmt.Errorf("bus: publish: %d ids for %d messages", len(ids), len(msgs))
-	}
-	return b.publishAll(ctx, msgs, func(i int) string { return ids[i] })
-}
-
-// publishAll is PublishAll with the message ids of idOf.
-func (b *Bus) publishAll(ctx context.Context, msgs [][]byte, idOf func(i int) string) error {
-	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
-	var first error
-	for i, data := range msgs {
-		id := idOf(i)
-		f, err := b.js.PublishAsync(Subject, data, jetstream.WithMsgID(id), jetstream.WithRetryAttempts(0))
-		if err != nil {
-			first = cmp.Or(first, fmt.Errorf("bus: publish: %w", err))
-			continue
-		}
-		futures = append(futures, f)
-	}
-	for _, f := range futures {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			first = cmp.Or(first, fmt.Errorf("bus: publish: %w", err))
-		case <-ctx.Done():
-			return cmp.Or(first, fmt.Errorf("bus: publish: %w", ctx.Err()))
-		}
-	}
-	return first
 }
 
 // PublishID is Publish with the message id given: the stream stores a message once per id

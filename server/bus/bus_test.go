@@ -103,48 +103,6 @@ func TestRedact(t *testing.T) {
 	assert.NotContains(t, err.Error(), "s3cret")
 }
 
-// Messages published together by PublishAll are read in the order given, each once, between what
-// the node published before and after them.
-func TestPublishAllKeepsOrder(t *testing.T) {
-	ctx := context.Background()
-	ns := natstest.Start(t)
-	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true})
-	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	var mu sync.Mutex
-	var read []string
-	done := make(chan struct{})
-	const batches, each = 20, 16
-	require.NoError(t, b.Subscribe(ctx, 0, func(_ uint64, data []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		read = append(read, string(data))
-		if len(read) == batches*each+1 {
-			close(done)
-		}
-	}))
-	var want []string
-	for i := range batches {
-		msgs := make([][]byte, each)
-		for k := range msgs {
-			msgs[k] = fmt.Appendf(nil, "m%d-%d", i, k)
-			want = append(want, string(msgs[k]))
-		}
-		require.NoError(t, b.PublishAll(ctx, msgs))
-	}
-	_, err = b.Publish(ctx, []byte("last"))
-	require.NoError(t, err)
-	want = append(want, "last")
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("not every message was read")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, want, read)
-}
-
 // A message published again with its id, from another node, is stored once: the second
 // publish gets the first one's sequence number, and the stream holds one message.
 func TestPublishIDStoresOnce(t *testing.T) {
@@ -218,25 +176,6 @@ func TestLastOfAnExpiredStream(t *testing.T) {
 		last, err := b.Last(ctx)
 		return err == nil && last == 0
 	}, 10*time.Second, 20*time.Millisecond, "the message expires")
-}
-
-// Messages published together with their ids are stored once per id, in the order given: a
-// second PublishAllID of the same ids, from another node, stores nothing more, and a new id
-// follows them.
-func TestPublishAllIDStoresOnce(t *testing.T) {
-	ctx := context.Background()
-	a, b := twoNodes(t)
-	msgs := [][]byte{[]byte("one"), []byte("two"), []byte("three")}
-	ids := []string{"outbox-1", "outbox-2", "outbox-3"}
-	require.NoError(t, a.PublishAllID(ctx, msgs, ids))
-	require.NoError(t, b.PublishAllID(ctx, msgs, ids), "a relay of what was published")
-	require.Error(t, b.PublishAllID(ctx, msgs, ids[:2]), "an id per message")
-	next, err := b.PublishID(ctx, []byte("four"), "outbox-4")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(4), next, "three stored before it")
-	var read []string
-	require.NoError(t, a.Read(ctx, 1, next, func(_ uint64, data []byte) { read = append(read, string(data)) }))
-	assert.Equal(t, []string{"one", "two", "three", "four"}, read)
 }
 
 // twoNodes connects two nodes to one NATS server's stream.

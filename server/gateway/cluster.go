@@ -22,16 +22,6 @@ type Bus interface {
 	PublishID(ctx context.Context, msg []byte, id string) (uint64, error)
 }
 
-// BatchBus is a Bus that also publishes several messages together (package bus's does): in the
-// order given, with one wait for the answers.
-type BatchBus interface {
-	Bus
-	PublishAll(ctx context.Context, msgs [][]byte) error
-	// PublishAllID is PublishAll with each message's id given (ids[i] is msgs[i]'s), as
-	// PublishID.
-	PublishAllID(ctx context.Context, msgs [][]byte, ids []string) error
-}
-
 // publishTimeout bounds one publish to the bus.
 const publishTimeout = 10 * time.Second
 
@@ -64,22 +54,16 @@ func (f filter) keep(s *session) bool {
 	return false
 }
 
-// busShift places a bus sequence number in a session's sequence numbers: the dispatch read from
-// the bus at m is numbered m<<busShift in every session that gets it, on whichever node, and
-// what a node pushes of its own (READY, RESUMED, request results) takes the numbers after the
-// last. So a session resumed on another node is replayed from the bus with the numbers it had.
-const busShift = 20
-
 // filterOf is the filter of a dispatch read from the bus.
-func filterOf(e *busmsg.Envelope) filter {
+func filterOf(e *busmsg.Dispatch) filter {
 	return filter{kind: e.Kind, app: e.App, intent: e.Intent, split: e.Split, session: e.To}
 }
 
 // publish sends a dispatch to every node through the bus; a failure is logged, and the event is
 // lost for every node (the node's /readyz reports the bus).
 func (h *Hub) publish(users []uint64, f filter, event string, d []byte) {
-	h.send(busmsg.Envelope{Users: users, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split, To: f.session,
-		Event: event, Data: d})
+	h.send(busmsg.Envelope{Dispatch: busmsg.Dispatch{Users: users, Kind: f.kind, App: f.app, Intent: f.intent,
+		Split: f.split, To: f.session, Event: event, Data: d}})
 }
 
 // send publishes e on the bus; a failure is logged.
@@ -90,38 +74,15 @@ func (h *Hub) send(e busmsg.Envelope) {
 		h.log.Error("gateway: cannot be encoded for the bus", "type", e.Type, "event", e.Event, "err", err)
 		return
 	}
+	h.sendMsg(msg, e.Label())
+}
+
+// sendMsg publishes msg, an encoded Envelope that label names, on the bus; a failure is logged.
+func (h *Hub) sendMsg(msg []byte, label string) {
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	if _, err := h.cfg.Bus.Publish(ctx, msg); err != nil {
-		h.log.Error("gateway: lost: the bus refused it", "type", e.Type, "event", e.Event, "err", err)
-	}
-}
-
-// sendAll publishes the dispatches es on the bus in their order: together when the bus can
-// (BatchBus), else one after the other. A failure is logged.
-func (h *Hub) sendAll(es []busmsg.Envelope) {
-	bb, ok := h.cfg.Bus.(BatchBus)
-	if !ok || len(es) == 1 {
-		for _, e := range es {
-			h.send(e)
-		}
-		return
-	}
-	sent := time.Now().UnixNano()
-	msgs := make([][]byte, 0, len(es))
-	for _, e := range es {
-		e.Sent = sent
-		msg, err := json.Marshal(e)
-		if err != nil {
-			h.log.Error("gateway: cannot be encoded for the bus", "type", e.Type, "event", e.Event, "err", err)
-			continue
-		}
-		msgs = append(msgs, msg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-	defer cancel()
-	if err := bb.PublishAll(ctx, msgs); err != nil {
-		h.log.Error("gateway: lost: the bus refused dispatches", "dispatches", len(msgs), "event", es[0].Event, "err", err)
+		h.log.Error("gateway: lost: the bus refused it", "event", label, "err", err)
 	}
 }
 
@@ -164,7 +125,8 @@ func (h *Hub) Share(kind string, data any) {
 		h.log.Error("gateway: shared state cannot be encoded", "kind", kind, "err", err)
 		return
 	}
-	h.send(busmsg.Envelope{Type: busmsg.TypeShared, Shared: kind, Node: h.cfg.Node, Life: h.life, Data: d})
+	h.send(busmsg.Envelope{Type: busmsg.TypeShared, Shared: kind, Node: h.cfg.Node, Life: h.life,
+		Dispatch: busmsg.Dispatch{Data: d}})
 }
 
 // BusSeq returns the sequence number of the last message read from the bus.
@@ -194,10 +156,9 @@ func (h *Hub) Deliver(seq uint64, msg []byte) {
 		defer f(e.Label(), time.Unix(0, e.Sent), time.Now())
 	}
 	switch e.Type {
-	case busmsg.TypeDispatch:
+	case busmsg.TypeDispatch, busmsg.TypeGroup:
 		h.mu.Unlock()
-		ev, _ := json.Marshal(e.Event) // a string always encodes
-		h.push(e.Users, ev, e.Event, e.Data, filterOf(&e), seq)
+		h.push(e.Dispatches(), seq)
 		return
 	case busmsg.TypeSession:
 		if n := e.Session; n != nil && !(n.Node == h.cfg.Node && n.Life == h.life) {
@@ -438,10 +399,10 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 		return attached{}, r, stop
 	}
 	upto := h.busSeq
-	from := uint64(seq >> busShift)
+	from := busmsg.Resume(seq)
 	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
 	s.who.Grant, s.grant, s.who.Scopes = who.Grant, who.Grant, who.Scopes
-	s.SetSeq(max(int64(upto)<<busShift, seq))
+	s.SetSeq(max(int64(upto)<<busmsg.Shift, seq))
 	base := s.Seq()
 	s.Push([]byte(`"`+gwire.EventResumed+`"`), []byte("{}"), h.cfg.ReplayLimit)
 	first := h.liveLocked(who.AppID, who.UserID) == 0
@@ -452,19 +413,22 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	h.mu.Unlock()
 	var replay []wsframe.Dispatch
 	var err error
-	if from < upto {
+	if from <= upto {
 		ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
-		err = h.cfg.Replay(ctx, from+1, upto, func(m uint64, msg []byte) {
+		err = h.cfg.Replay(ctx, from, upto, func(m uint64, msg []byte) {
 			var e busmsg.Envelope
-			if json.Unmarshal(msg, &e) != nil || e.Type != busmsg.TypeDispatch || !slices.Contains(e.Users, s.who.UserID) {
+			if json.Unmarshal(msg, &e) != nil {
 				return
 			}
-			h.mu.Lock()
-			keep := filterOf(&e).keep(s)
-			h.mu.Unlock()
-			if keep && int64(m)<<busShift > seq {
-				ev, _ := json.Marshal(e.Event)
-				replay = append(replay, wsframe.Dispatch{Seq: int64(m) << busShift, Event: ev, Data: e.Data})
+			ds := e.Dispatches()
+			for i := range ds {
+				h.mu.Lock()
+				keep := slices.Contains(ds[i].Users, s.who.UserID) && filterOf(&ds[i]).keep(s)
+				h.mu.Unlock()
+				if n := busmsg.Seq(m, i, len(ds)); keep && n > seq {
+					ev, _ := json.Marshal(ds[i].Event)
+					replay = append(replay, wsframe.Dispatch{Seq: n, Event: ev, Data: ds[i].Data})
+				}
 			}
 		})
 		cancel()

@@ -76,6 +76,23 @@ func (b *memBus) Read(_ context.Context, first, last uint64, handle func(uint64,
 	return nil
 }
 
+// identifyOnBus is identify on a hub with a bus, whose READY is numbered after the bus's
+// messages read so far.
+func (c *client) identifyOnBus(token string) gwire.Ready {
+	c.t.Helper()
+	c.send(gwire.OpIdentify, identifyData(token))
+	var r gwire.Ready
+	require.NoError(c.t, json.Unmarshal(c.expectOp(gwire.OpDispatch).D, &r))
+	return r
+}
+
+// node starts a hub on b, numbered id, that reads b.
+func (b *memBus) node(t *testing.T, id int) *env {
+	e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay = b, id, b.Read })
+	b.subscribe(e.hub)
+	return e
+}
+
 // subscribe delivers every message to h, in order, until the test ends or stop is called
 // (the node is dead: it reads nothing more).
 func (b *memBus) subscribe(h *Hub) (stop func()) {
@@ -138,7 +155,7 @@ func TestHubsShareSessionsThroughTheBus(t *testing.T) {
 	b.hub.Dispatch(7, "FIRST", map[string]int{"n": 1})
 	first := c.expectOp(gwire.OpDispatch)
 	require.Equal(t, "FIRST", deref(first.T))
-	assert.Zero(t, *first.S&(1<<busShift-1), "a bus dispatch is numbered from the bus")
+	assert.Zero(t, *first.S&(1<<busmsg.Shift-1), "a bus dispatch is numbered from the bus")
 	c.drop()
 	waitFor(t, "A to let the connection go", func() bool { return a.hub.Sessions(7) == 0 })
 	b.hub.Dispatch(7, "MISSED", map[string]int{"n": 2})
@@ -279,14 +296,12 @@ func (refusingBus) PublishID(context.Context, []byte, string) (uint64, error) {
 	return 0, errors.New("the bus is unreachable")
 }
 
-// memOutbox is an outbox in memory; failDelete makes deletes fail (the node dies after its
-// publish, before its delete).
+// memOutbox is an outbox in memory.
 type memOutbox struct {
-	mu         sync.Mutex
-	next       uint64
-	rows       map[uint64]Staged
-	keys       map[uint64]string
-	failDelete bool
+	mu   sync.Mutex
+	next uint64
+	rows map[uint64]Staged
+	keys map[uint64]string
 }
 
 func (o *memOutbox) AddOutbox(_ context.Context, key string, data []byte, _ time.Time) (uint64, error) {
@@ -300,16 +315,13 @@ func (o *memOutbox) AddOutbox(_ context.Context, key string, data []byte, _ time
 	return o.next, nil
 }
 
-func (o *memOutbox) DeleteOutboxes(_ context.Context, ids []uint64) error {
+// release deletes what h published, as the release of its order lock does.
+func (o *memOutbox) release(h *Hub) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.failDelete {
-		return errors.New("the node died")
-	}
-	for _, id := range ids {
+	for _, id := range h.Published() {
 		delete(o.rows, id)
 	}
-	return nil
 }
 
 // stageAll stores msgs in the outbox under key, as a change's transaction does (StageEach).
@@ -324,25 +336,40 @@ func (o *memOutbox) stageAll(t *testing.T, key string, msgs [][]byte) []Staged {
 	return ss
 }
 
-// batchBus is a memBus that publishes several messages at once (a BatchBus).
-type batchBus struct{ *memBus }
-
-func (b batchBus) PublishAll(ctx context.Context, msgs [][]byte) error {
-	for _, m := range msgs {
-		if _, err := b.Publish(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
+// flakyBus is a memBus that refuses, once each, the messages with the ids in refuse (a bus that
+// took part of what a node sent).
+type flakyBus struct {
+	*memBus
+	refuse map[string]bool
 }
 
-func (b batchBus) PublishAllID(ctx context.Context, msgs [][]byte, ids []string) error {
-	for i, m := range msgs {
-		if _, err := b.PublishID(ctx, m, ids[i]); err != nil {
-			return err
+func (b flakyBus) PublishID(ctx context.Context, msg []byte, id string) (uint64, error) {
+	b.mu.Lock()
+	refused := b.refuse[id]
+	delete(b.refuse, id)
+	b.mu.Unlock()
+	if refused {
+		return 0, errors.New("the bus did not take it")
+	}
+	return b.memBus.PublishID(ctx, msg, id)
+}
+
+// dispatches counts the dispatches of event the bus holds.
+func (b *memBus) dispatches(t *testing.T, event string) int {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, m := range b.log {
+		var e busmsg.Envelope
+		require.NoError(t, json.Unmarshal(m, &e))
+		for _, d := range e.Dispatches() {
+			if d.Event == event {
+				n++
+			}
 		}
 	}
-	return nil
+	return n
 }
 
 // left is what key holds, in id order.
@@ -390,15 +417,17 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	stopA()
 	require.Len(t, box.left(key), 1)
 	require.True(t, b.hub.Relay(box.left(key))) // B takes the lock next
-	assert.Empty(t, box.left(key), "relayed and deleted")
+	box.release(b.hub)
+	assert.Empty(t, box.left(key), "relayed, and deleted with the lock's release")
 	stage(b.hub, 2)()
+	box.release(b.hub)
 
-	box.failDelete = true
-	stage(b.hub, 3)() // published; B dies before it deletes it
-	box.failDelete = false
+	stage(b.hub, 3)() // published; B dies before its lock's release deletes it
+	b.hub.Published()
 	require.Len(t, box.left(key), 1)
 	require.True(t, c.hub.Relay(box.left(key))) // C takes the lock next: the bus stores it once
 	stage(c.hub, 4)()
+	box.release(c.hub)
 
 	// A node whose bus refuses cannot relay: the dispatch stays, and it says so (its lock is
 	// then refused); the next node relays it.
@@ -407,11 +436,12 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	assert.False(t, refusing.hub.Relay(box.left(key)))
 	require.Len(t, box.left(key), 1)
 	require.True(t, b.hub.Relay(box.left(key)))
+	box.release(b.hub)
 
-	// Groups staged together (StageEach) on a bus that publishes them together: published in
-	// order and deleted; a group published whose node died before the delete is relayed by the
-	// next holder and stored once.
-	d := newEnv(t, func(cf *Config) { cf.Bus, cf.Node, cf.Replay, cf.Outbox = batchBus{bus}, 5, bus.Read, box })
+	// Groups staged together (StageEach): one message of the bus each, published and deleted;
+	// a group published whose node died before the delete is relayed by the next holder and
+	// stored once.
+	d := newEnv(t, func(cf *Config) { cf.Bus, cf.Node, cf.Replay, cf.Outbox = bus, 5, bus.Read, box })
 	bus.subscribe(d.hub)
 	group := func(from, to int) []Staged {
 		var ds []AppDispatch
@@ -421,12 +451,13 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 		return box.stageAll(t, key, d.hub.StageEach(testApp, ds))
 	}
 	require.True(t, d.hub.PublishStaged(group(6, 8)))
+	box.release(d.hub)
 	assert.Empty(t, box.left(key), "published and deleted")
-	box.failDelete = true
 	require.True(t, d.hub.PublishStaged(group(9, 10)))
-	box.failDelete = false
-	require.Len(t, box.left(key), 2)
+	d.hub.Published() // D dies before its lock's release
+	require.Len(t, box.left(key), 1, "one row for the group")
 	require.True(t, b.hub.Relay(box.left(key)))
+	box.release(b.hub)
 	assert.Empty(t, box.left(key))
 
 	for n := 1; n <= 10; n++ {
@@ -435,15 +466,92 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "in order, once each")
 	}
 	player.heartbeat() // nothing more came before the heartbeat's answer
+	assert.Equal(t, 10, bus.dispatches(t, "MESSAGE"), "the bus holds each once")
 	bus.mu.Lock()
 	defer bus.mu.Unlock()
-	count := 0
+	carrying := 0
 	for _, m := range bus.log {
 		if bytes.Contains(m, []byte(`"e":"MESSAGE"`)) {
-			count++
+			carrying++
 		}
 	}
-	assert.Equal(t, 10, count, "the bus holds each once")
+	assert.Equal(t, 5+2, carrying, "five alone and two groups")
+}
+
+// A bus that takes part of what is staged: the publish stops at the first dispatch it refuses,
+// whose node publishes none after it (the relay would publish it after them, and the SDK would
+// drop it as not newer); the next holder of the lock publishes the rest, in order, once each.
+func TestStagedPartlyTakenKeepsOrder(t *testing.T) {
+	bus := newMemBus(t)
+	box := &memOutbox{}
+	flaky := flakyBus{memBus: bus, refuse: map[string]bool{}}
+	a := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay, c.Outbox = flaky, 1, bus.Read, box })
+	bus.subscribe(a.hub)
+	b := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay, c.Outbox = bus, 2, bus.Read, box })
+	bus.subscribe(b.hub)
+	player := a.dial()
+	player.send(gwire.OpIdentify, identifyData("user-7"))
+	player.expectOp(gwire.OpDispatch) // READY
+	const key = "lobby:1"
+	var staged []Staged
+	for n := 1; n <= 3; n++ { // three changes' dispatches, left by a node that died
+		ds := []AppDispatch{{UserIDs: []uint64{7}, Event: "MESSAGE", Data: map[string]int{"n": n}}}
+		staged = append(staged, box.stageAll(t, key, a.hub.StageEach(testApp, ds))...)
+	}
+	flaky.refuse[OutboxMsgID(staged[1].ID)] = true
+
+	assert.False(t, a.hub.Relay(staged), "the second was refused")
+	box.release(a.hub)
+	assert.Equal(t, staged[1:], box.left(key), "the first published and deleted; the rest wait")
+	assert.Equal(t, 1, bus.dispatches(t, "MESSAGE"), "the third was not published before the second")
+	require.True(t, b.hub.Relay(box.left(key)))
+	box.release(b.hub)
+	assert.Empty(t, box.left(key))
+	for n := 1; n <= 3; n++ {
+		p := player.expectOp(gwire.OpDispatch)
+		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "in order, once each")
+	}
+	player.heartbeat()
+	assert.Equal(t, 3, bus.dispatches(t, "MESSAGE"))
+}
+
+// A group crosses the bus as one message: its dispatches are numbered up to the message's
+// number, and a session that had only the first of them, resumed on another node, is replayed
+// the others with the numbers they had.
+func TestGroupResumesWithinIt(t *testing.T) {
+	bus := newMemBus(t)
+	a, b := bus.node(t, 1), bus.node(t, 2)
+	c := a.dial()
+	r := c.identifyOnBus("user-7")
+	waitFor(t, "B to know the session", func() bool { return b.hub.Online(7) })
+	var ds []AppDispatch
+	for n := 1; n <= 3; n++ {
+		ds = append(ds, AppDispatch{UserIDs: []uint64{7}, Event: "MESSAGE", Data: map[string]int{"n": n}})
+	}
+	before := len(bus.log)
+	b.hub.DispatchAppEach(testApp, ds)
+	var seqs []int64
+	for n := 1; n <= 3; n++ {
+		p := c.expectOp(gwire.OpDispatch)
+		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D))
+		seqs = append(seqs, *p.S)
+	}
+	bus.mu.Lock()
+	m := uint64(len(bus.log))
+	bus.mu.Unlock()
+	require.Equal(t, before+1, int(m), "one message of the bus")
+	assert.Equal(t, []int64{int64(m)<<busmsg.Shift - 2, int64(m)<<busmsg.Shift - 1, int64(m) << busmsg.Shift}, seqs)
+	c.drop()
+	waitFor(t, "A to let the connection go", func() bool { return a.hub.Sessions(7) == 0 })
+
+	d := b.dial()
+	d.resume("user-7", r.SessionID, seqs[0])
+	for n := 2; n <= 3; n++ {
+		p := d.expectOp(gwire.OpDispatch)
+		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "replayed from within the group")
+		assert.Equal(t, seqs[n-1], *p.S)
+	}
+	assert.Equal(t, gwire.EventResumed, deref(d.expectOp(gwire.OpDispatch).T))
 }
 
 // Sessions whose tokens grant the same scopes share one slice of them, and a session's note,
@@ -465,16 +573,9 @@ func TestScopesSharedAndLeftOutOfNotes(t *testing.T) {
 // session on the dispatching node does not get it, and gets what the bus carried next.
 func TestDispatchSessionReachesAnotherNode(t *testing.T) {
 	bus := newMemBus(t)
-	node := func(id int) *env {
-		e := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay = bus, id, bus.Read })
-		bus.subscribe(e.hub)
-		return e
-	}
-	a, b := node(1), node(2)
+	a, b := bus.node(t, 1), bus.node(t, 2)
 	onA := a.dial()
-	onA.send(gwire.OpIdentify, identifyData("user-7"))
-	var r gwire.Ready
-	require.NoError(t, json.Unmarshal(onA.expectOp(gwire.OpDispatch).D, &r))
+	r := onA.identifyOnBus("user-7")
 	onB := b.dial()
 	onB.send(gwire.OpIdentify, identifyData("user-7"))
 	onB.expectOp(gwire.OpDispatch) // READY
@@ -488,7 +589,7 @@ func TestDispatchSessionReachesAnotherNode(t *testing.T) {
 	b.hub.Dispatch(7, "BOTH", map[string]int{"n": 2})
 	got := onA.expectOp(gwire.OpDispatch)
 	assert.Equal(t, "ONLY_A", deref(got.T))
-	assert.Zero(t, *got.S&(1<<busShift-1), "numbered from the bus")
+	assert.Zero(t, *got.S&(1<<busmsg.Shift-1), "numbered from the bus")
 	assert.Equal(t, "BOTH", deref(onA.expectOp(gwire.OpDispatch).T))
 	assert.Equal(t, "BOTH", deref(onB.expectOp(gwire.OpDispatch).T), "B's own session did not get A's")
 	assert.False(t, b.hub.DispatchSession("no-such-session", "NONE", map[string]int{}))

@@ -547,8 +547,8 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	h.mu.Lock()
 	first := h.liveLocked(who.AppID, who.UserID) == 0
 	s.conn, s.grant = c, who.Grant
-	if h.cfg.Bus != nil { // numbered after what was read from the bus so far (busShift)
-		s.SetSeq(int64(h.busSeq) << busShift)
+	if h.cfg.Bus != nil { // numbered after what was read from the bus so far (busmsg.Shift)
+		s.SetSeq(int64(h.busSeq) << busmsg.Shift)
 	}
 	c.sess, c.sent = s, s.Seq()
 	s.Push([]byte(`"`+gwire.EventReady+`"`), ready, h.cfg.ReplayLimit) // sequence number 1 on a node alone

@@ -199,6 +199,9 @@ type Hub struct {
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
 
+	pubMu sync.Mutex
+	pub   []uint64 // outbox ids published, not yet deleted (Published)
+
 	busSeq uint64 // the sequence number of the last dispatch delivered from the bus; guarded by mu
 	// life names this hub's process in what it tells other nodes (a restarted node has a new one).
 	life string
@@ -410,7 +413,7 @@ type AppDispatch struct {
 }
 
 // DispatchAppEach is DispatchAppMany for each of ds, in their order; with a bus they are
-// published together, with one wait for the bus.
+// published together, as one message of the bus when they fit (busmsg.Encode).
 func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 	if appID == 0 {
 		return
@@ -421,14 +424,25 @@ func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 		}
 		return
 	}
-	f := filter{kind: busmsg.ToApp, app: appID}
-	es := make([]busmsg.Envelope, 0, len(ds))
+	for _, msg := range h.group(appID, ds) {
+		h.sendMsg(msg, ds[0].Event)
+	}
+}
+
+// group encodes ds, dispatches of the application appID, as messages of the bus, in their
+// order. A dispatch that cannot be encoded is left out (logged).
+func (h *Hub) group(appID uint64, ds []AppDispatch) [][]byte {
+	bd := make([]busmsg.Dispatch, 0, len(ds))
 	for _, d := range ds {
 		if data, ok := h.encode(d.Event, d.Data); ok {
-			es = append(es, busmsg.Envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data})
+			bd = append(bd, busmsg.Dispatch{Users: d.UserIDs, Kind: busmsg.ToApp, App: appID, Event: d.Event, Data: data})
 		}
 	}
-	h.sendAll(es)
+	msgs, err := busmsg.Encode(bd, time.Now().UnixNano())
+	if err != nil {
+		h.log.Error("gateway: cannot be encoded for the bus", "err", err)
+	}
+	return msgs
 }
 
 // encode encodes a dispatch's data; false (logged) when it cannot be encoded.
@@ -460,44 +474,61 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, f filter) {
 		h.publish(userIDs, f, event, d)
 		return
 	}
-	ev, _ := json.Marshal(event) // a string always encodes
-	h.push(userIDs, ev, event, d, f, 0)
+	h.push([]busmsg.Dispatch{{Users: userIDs, Kind: f.kind, App: f.app, Intent: f.intent, Split: f.split,
+		To: f.session, Event: event, Data: d}}, 0)
 }
 
-// push pushes an encoded event to the sessions of userIDs (duplicates once) that f keeps, and
-// gets it written. An event read from the bus at at (0: none) is numbered after it (busShift),
-// and skipped by a session already past it (it was resumed here with it).
-func (h *Hub) push(userIDs []uint64, ev []byte, event string, d []byte, f filter, at uint64) {
+// push pushes encoded dispatches, in their order, to the sessions of their users (duplicates
+// once) that their filters keep, and gets them written. The dispatches of bus message at (0:
+// none) are numbered from it (busmsg.Seq) and skipped by a session already past them (it was
+// resumed here with them); nothing this node pushes of its own comes between them.
+func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
+	evs := make([][]byte, len(ds))
+	for i := range ds {
+		evs[i], _ = json.Marshal(ds[i].Event) // a string always encodes
+	}
 	var live []*conn
-	pushed := 0
+	var listed map[*conn]bool // of a group's: each written once
+	if len(ds) > 1 {
+		listed = map[*conn]bool{}
+	}
+	pushed := make([]int, len(ds))
 	h.mu.Lock()
 	now := h.cfg.Clock.Now()
-	seen := make(map[uint64]bool, len(userIDs))
-	for _, u := range userIDs {
-		if seen[u] {
-			continue
-		}
-		seen[u] = true
-		for s := range h.byUser[u] {
-			if h.expireLocked(s, now) || !f.keep(s) {
+	for i := range ds {
+		d, f := &ds[i], filterOf(&ds[i])
+		seen := make(map[uint64]bool, len(d.Users))
+		for _, u := range d.Users {
+			if seen[u] {
 				continue
 			}
-			if at == 0 {
-				s.Push(ev, d, h.cfg.ReplayLimit)
-			} else if seq := int64(at) << busShift; seq > s.Seq() {
-				s.PushSeq(seq, ev, d, h.cfg.ReplayLimit)
-			} else {
-				continue
-			}
-			pushed++
-			if s.conn != nil {
-				live = append(live, s.conn)
+			seen[u] = true
+			for s := range h.byUser[u] {
+				if h.expireLocked(s, now) || !f.keep(s) {
+					continue
+				}
+				if at == 0 {
+					s.Push(evs[i], d.Data, h.cfg.ReplayLimit)
+				} else if seq := busmsg.Seq(at, i, len(ds)); seq > s.Seq() {
+					s.PushSeq(seq, evs[i], d.Data, h.cfg.ReplayLimit)
+				} else {
+					continue
+				}
+				pushed[i]++
+				if s.conn != nil && !listed[s.conn] {
+					live = append(live, s.conn)
+					if listed != nil {
+						listed[s.conn] = true
+					}
+				}
 			}
 		}
 	}
 	h.mu.Unlock()
-	h.rate.Add(pushed)
-	h.stats.dispatched(event, pushed)
+	for i, n := range pushed {
+		h.rate.Add(n)
+		h.stats.dispatched(ds[i].Event, n)
+	}
 	h.deliver(live)
 }
 

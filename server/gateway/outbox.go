@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -10,12 +9,12 @@ import (
 )
 
 // Outbox keeps the dispatches a hub on a bus stages (Stage): each stored in the transaction
-// that commits its change, published after the commit, and deleted once published (package
-// store's outbox). A node that dies between the commit and the publish leaves its dispatch
-// there, and the next holder of its order lock publishes it (Relay).
+// that commits its change, published after the commit, and deleted once published, with the
+// release of the order lock (Published; package store's outbox). A node that dies between the
+// commit and the publish leaves its dispatch there, and the next holder of its order lock
+// publishes it (Relay).
 type Outbox interface {
 	AddOutbox(ctx context.Context, key string, data []byte, at time.Time) (uint64, error)
-	DeleteOutboxes(ctx context.Context, ids []uint64) error
 }
 
 // Staged is a dispatch stored in an outbox: its id there and what the bus carries.
@@ -31,7 +30,7 @@ func OutboxMsgID(id uint64) string { return "outbox-" + strconv.FormatUint(id, 1
 
 // Stage is DispatchAppMany for a change committed in tx under the order lock key (package
 // order): on a bus, the dispatch is stored in tx (tx's Outbox) and publish, called once tx has
-// committed and before the lock is released, publishes and deletes it. Without a bus, publish
+// committed and before the lock is released, publishes it (Published). Without a bus, publish
 // dispatches, and nothing is stored. An error (the dispatch could not be stored) fails the
 // change's transaction.
 func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, userIDs []uint64, event string, data any) (publish func(), err error) {
@@ -52,32 +51,18 @@ func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, us
 // StageEach is Stage for several dispatches of one change, in their order, left to the caller
 // to store: it returns what to store in the outbox (package store's OutboxRows), in the change's
 // transaction under its order lock key, and to publish with PublishStaged once it has
-// committed, before the lock is released. A dispatch that cannot be encoded is left out (logged).
-// Nil without a bus: DispatchAppEach them after the commit.
+// committed, before the lock is released: one message of the bus for all of them when they fit
+// (busmsg.Encode). A dispatch that cannot be encoded is left out (logged). Nil without a bus:
+// DispatchAppEach them after the commit.
 func (h *Hub) StageEach(appID uint64, ds []AppDispatch) [][]byte {
 	if h.cfg.Bus == nil || appID == 0 {
 		return nil
 	}
-	f := filter{kind: busmsg.ToApp, app: appID}
-	sent := time.Now().UnixNano()
-	msgs := make([][]byte, 0, len(ds))
-	for _, d := range ds {
-		data, ok := h.encode(d.Event, d.Data)
-		if !ok {
-			continue
-		}
-		msg, err := json.Marshal(busmsg.Envelope{Users: d.UserIDs, Kind: f.kind, App: f.app, Event: d.Event, Data: data, Sent: sent})
-		if err != nil {
-			h.log.Error("gateway: cannot be encoded for the bus", "event", d.Event, "err", err)
-			continue
-		}
-		msgs = append(msgs, msg)
-	}
-	return msgs
+	return h.group(appID, ds)
 }
 
 // Relay publishes, in order, the dispatches a node staged under an order lock and left
-// unpublished (it died after its commit), and deletes them; call it holding that lock, before
+// unpublished (it died after its commit) (Published); call it holding that lock, before
 // publishing anything else under it. A dispatch its node did publish before dying is stored
 // once by the bus (OutboxMsgID). When one cannot be published it stays, with those after it,
 // for the next holder, and Relay returns false: the caller must then publish nothing under the
@@ -93,54 +78,46 @@ func (h *Hub) Relay(left []Staged) bool {
 }
 
 // PublishStaged publishes dispatches staged in the outbox (Stage, StageEach), in their order,
-// each with its outbox message id, and deletes them from the outbox: with one wait for the bus
-// and one delete when the bus publishes several together (BatchBus). It returns false when the
-// bus refused one: it stays in the outbox with those after it (with a BatchBus, all of them),
-// for the next holder of the order lock to publish (Relay); the bus stores once any that it
-// took (OutboxMsgID).
+// each with its outbox message id and once the bus has stored the one before it; their ids
+// are then Published, for the order lock's release to delete. It returns false when the bus
+// refused one: it stays in the outbox with those after it, none of them published, for the
+// next holder of the order lock to publish (Relay), so that no dispatch reaches a session after
+// one staged later under the lock; the bus stores once one it took though it answered with an
+// error (OutboxMsgID).
 func (h *Hub) PublishStaged(ss []Staged) bool {
-	if len(ss) == 0 {
-		return true
-	}
 	ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
 	defer cancel()
-	bb, ok := h.cfg.Bus.(BatchBus)
-	if !ok || len(ss) == 1 {
-		for i, s := range ss {
-			if _, err := h.cfg.Bus.PublishID(ctx, s.Data, OutboxMsgID(s.ID)); err != nil {
-				h.log.Error("gateway: staged dispatches wait: the bus refused one", "outbox_id", s.ID,
-					"dispatches", len(ss)-i, "err", err)
-				h.deleteStaged(ctx, ss[:i])
-				return false
-			}
-		}
-		h.deleteStaged(ctx, ss)
-		return true
-	}
-	msgs, ids := make([][]byte, len(ss)), make([]string, len(ss))
 	for i, s := range ss {
-		msgs[i], ids[i] = s.Data, OutboxMsgID(s.ID)
+		if _, err := h.cfg.Bus.PublishID(ctx, s.Data, OutboxMsgID(s.ID)); err != nil {
+			h.log.Error("gateway: staged dispatches wait: the bus refused one", "outbox_id", s.ID,
+				"dispatches", len(ss)-i, "err", err)
+			h.published(ss[:i])
+			return false
+		}
 	}
-	if err := bb.PublishAllID(ctx, msgs, ids); err != nil {
-		h.log.Error("gateway: staged dispatches wait: the bus refused one", "outbox_id", ss[0].ID,
-			"dispatches", len(ss), "err", err)
-		return false
-	}
-	h.deleteStaged(ctx, ss)
+	h.published(ss)
 	return true
 }
 
-// deleteStaged deletes published dispatches from the outbox, all with one DeleteOutboxes. One
-// that stays is published again by a relay, and stored once by the bus.
-func (h *Hub) deleteStaged(ctx context.Context, ss []Staged) {
-	if len(ss) == 0 {
-		return
+// published notes the ids of published dispatches for Published.
+func (h *Hub) published(ss []Staged) {
+	h.pubMu.Lock()
+	defer h.pubMu.Unlock()
+	for _, s := range ss {
+		h.pub = append(h.pub, s.ID)
 	}
-	ids := make([]uint64, len(ss))
-	for i, s := range ss {
-		ids[i] = s.ID
-	}
-	if err := h.cfg.Outbox.DeleteOutboxes(ctx, ids); err != nil {
-		h.log.Warn("gateway: published dispatches stay in the outbox", "outbox_id", ids[0], "dispatches", len(ids), "err", err)
-	}
+}
+
+// Published returns, and forgets, the outbox ids of the dispatches published since the last
+// call: an order lock's release deletes them in its own transaction (package store's
+// OrderLockOutbox), which saves the delete's round trip after each publish. They may include
+// what was published under other locks meanwhile: deleted sooner, which is no harm. One that
+// stays (the node died first) is published again by the next holder of its lock, and stored
+// once by the bus (OutboxMsgID).
+func (h *Hub) Published() []uint64 {
+	h.pubMu.Lock()
+	defer h.pubMu.Unlock()
+	ids := h.pub
+	h.pub = nil
+	return ids
 }

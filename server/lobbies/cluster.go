@@ -26,81 +26,27 @@ type clusterSend struct {
 	req messageRequest
 
 	// Set by the group's sender, read once done.
-	enc  wire.Encoded
-	err  error
-	done bool // guarded by sendQueue.mu
+	enc wire.Encoded
+	err error
 }
 
-// sendQueue gathers the messages that arrive while a group is sent. The first waiter sends a
-// group while no one else does; the others wait for it, and one of them sends the next.
-type sendQueue struct {
-	mu      sync.Mutex
-	changed *sync.Cond // signalled when a group has been sent
-	queue   []*clusterSend
-	sending bool
-}
+// Key is the message's lobby: its group's (sendq.Keyed).
+func (c *clusterSend) Key() uint64 { return c.q.lobbyID }
 
 // acceptClustered is acceptMessage on a cluster: it returns once the message is stored and
 // published (with the messages sent beside it), or has failed.
 func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, func() error, error) {
 	c := &clusterSend{q: q, req: req}
-	sq := &s.sends
-	sq.mu.Lock()
-	if sq.changed == nil {
-		sq.changed = sync.NewCond(&sq.mu)
-	}
-	sq.queue = append(sq.queue, c)
-	for !c.done {
-		if sq.sending {
-			sq.changed.Wait()
-			continue
-		}
-		group := sq.queue
-		sq.queue, sq.sending = nil, true
-		sq.mu.Unlock()
-		s.sendGroups(group, sq)
-		sq.mu.Lock()
-		sq.sending = false
-		sq.changed.Broadcast()
-	}
-	sq.mu.Unlock()
+	s.sends.Send(c, s.sendGroups)
 	if c.err != nil {
 		return nil, nil, c.err
 	}
 	return c.enc, committed, nil
 }
 
-// finish tells the waiters of group that it has been sent (or has failed).
-func (sq *sendQueue) finish(group []*clusterSend) {
-	sq.mu.Lock()
-	defer sq.mu.Unlock()
-	for _, c := range group {
-		c.done = true
-	}
-	sq.changed.Broadcast()
-}
-
-// take removes from the queue, and returns, the messages for lobby id that arrived meanwhile.
-func (sq *sendQueue) take(id uint64) []*clusterSend {
-	sq.mu.Lock()
-	defer sq.mu.Unlock()
-	var took []*clusterSend
-	rest := sq.queue[:0]
-	for _, c := range sq.queue {
-		if c.q.lobbyID == id {
-			took = append(took, c)
-		} else {
-			rest = append(rest, c)
-		}
-	}
-	clear(sq.queue[len(rest):])
-	sq.queue = rest
-	return took
-}
-
 // sendGroups sends the messages of each lobby in batch together, the lobbies one after the
 // other in the order of their first message.
-func (s *Service) sendGroups(batch []*clusterSend, sq *sendQueue) {
+func (s *Service) sendGroups(batch []*clusterSend) {
 	s.order.Lock()
 	defer s.order.Unlock()
 	for len(batch) > 0 {
@@ -113,7 +59,7 @@ func (s *Service) sendGroups(batch []*clusterSend, sq *sendQueue) {
 				rest = append(rest, c)
 			}
 		}
-		s.sendLobby(group, sq)
+		s.sendLobby(group)
 		batch = rest
 	}
 }
@@ -125,13 +71,16 @@ const maxGroupsPerHold = 16
 // sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
 // the lock is held, the lobby's messages that arrived meanwhile as the next groups: their senders
 // were answered once the previous group was published, and the lock's release and next hold
-// (four round trips to PostgreSQL) are saved. Call with s.order held.
-func (s *Service) sendLobby(group []*clusterSend, sq *sendQueue) {
+// are saved. Call with s.order held.
+func (s *Service) sendLobby(group []*clusterSend) {
+	sq := &s.sends
 	// The groups' work outlives any one sender's request.
 	ctx := context.WithoutCancel(group[0].q.ctx)
 	id := group[0].q.lobbyID
 	// The epoch moves when any node changes a lobby (under another key), a user or an
-	// application: it is read beside the lock's wait, which it need not follow.
+	// application: it is read beside the lock's wait, which it need not follow, and read for
+	// the next group beside this one's publish, once that group is taken: every change
+	// committed before one of its messages arrived is read.
 	var (
 		epoch    uint64
 		epochErr error
@@ -144,27 +93,34 @@ func (s *Service) sendLobby(group []*clusterSend, sq *sendQueue) {
 	wg.Wait()
 	if err != nil {
 		failAll(group, err)
-		sq.finish(group)
+		sq.Finish(group)
 		return
 	}
 	defer release() // once the last group is published
-	for n := 1; ; n++ {
+	for n := 1; group != nil; n++ {
+		var next []*clusterSend
+		nextEpoch, nextErr, taken := epoch, error(nil), false
+		take := func() { // the next group and its epoch, once this one is committed
+			if taken, next = true, sq.Take(id); n < maxGroupsPerHold && len(next) > 0 && s.Epoch != nil {
+				wg.Go(func() { nextEpoch, nextErr = s.Epoch(ctx, changesKey) })
+			}
+		}
 		published := true
 		if epochErr != nil {
 			failAll(group, epochErr)
 		} else {
-			published = s.sendGroup(ctx, group, epoch)
+			published = s.sendGroup(ctx, group, epoch, take)
 		}
-		sq.finish(group) // the answers need not wait for the next group or the release
+		if !taken {
+			take()
+		}
+		sq.Finish(group) // the answers need not wait for the next group or the release
+		wg.Wait()
 		if !published || n == maxGroupsPerHold {
-			return // the next holder publishes first what this one could not
-		}
-		if group = sq.take(id); len(group) == 0 {
+			sq.PutBack(next) // the next holder publishes first what this one could not
 			return
 		}
-		if s.Epoch != nil {
-			epoch, epochErr = s.Epoch(ctx, changesKey)
-		}
+		group, epoch, epochErr = next, nextEpoch, nextErr
 	}
 }
 
@@ -177,11 +133,11 @@ func failAll(group []*clusterSend, err error) {
 
 // sendGroup stores and publishes messages of one lobby, whose order lock is held: each is
 // checked and accepted as on a node alone, then all of them are committed in one transaction and
-// published together in id order. A failed commit fails every message of the group. With a
-// Stager, their events are stored in the outbox in that transaction and published from it; it
-// returns false when they could not be published (they wait for the next holder of the lock).
-// Call with s.order held.
-func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64) bool {
+// published together in id order; committed is called between. A failed commit fails every
+// message of the group. With a Stager, their events are stored in the outbox in that
+// transaction and published from it; it returns false when they could not be published (they
+// wait for the next holder of the lock). Call with s.order held.
+func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, committed func()) bool {
 	if s.Epoch == nil {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
@@ -222,6 +178,7 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 		}
 		return true
 	}
+	committed()
 	if staged != nil {
 		return st.PublishStaged(staged.IDs, staged.Data)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies/internal/sendq"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -73,8 +74,8 @@ type Stager interface {
 	// the commit.
 	StageLobbyEvents(appID uint64, events []Event) [][]byte
 	// PublishStaged publishes the events stored in the outbox, data[i] with the id ids[i], in
-	// their order, and deletes them. False when they could not all be published: they stay for
-	// the next holder of the lock, and nothing more may be published under it meanwhile.
+	// their order (deleted with the lock's release). False when one could not be published: it
+	// stays, with those after it, for the next holder, and nothing more may go under the lock.
 	PublishStaged(ids []uint64, data [][]byte) bool
 }
 
@@ -125,7 +126,7 @@ type Service struct {
 	// writer commits accepted messages; nil until Start.
 	writer *writer
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
-	sends sendQueue
+	sends sendq.Queue[*clusterSend]
 
 	startOnce sync.Once
 	wake      chan struct{}

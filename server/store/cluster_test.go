@@ -278,6 +278,55 @@ func TestClusterOrderLock(t *testing.T) {
 	unlock(0)
 }
 
+// OrderLockOutbox returns, with the lock, what the outbox holds under its key, read once the lock
+// is held: a row the last holder stored while the next one waited is there; and its release
+// deletes what was published.
+func TestClusterOrderLockOutbox(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoNodes(t)
+	_, left, unlock, err := a.OrderLockOutbox(ctx, "lobby:1")
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	_, err = a.AddOutbox(ctx, "lobby:2", []byte("other"), time.Unix(1, 0))
+	require.NoError(t, err)
+	type taken struct {
+		floor  uint64
+		left   []OutboxEvent
+		unlock func(uint64, []uint64)
+		err    error
+	}
+	next := make(chan taken, 1)
+	go func() { // waits for a's lock; the test waits for it below
+		var x taken
+		x.floor, x.left, x.unlock, x.err = b.OrderLockOutbox(ctx, "lobby:1")
+		next <- x
+	}()
+	waited := assert.Eventually(t, func() bool { // b waits for the lock
+		var n int
+		err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	id, err := a.AddOutbox(ctx, "lobby:1", []byte("left"), time.Unix(2, 0))
+	unlock(7, nil) // whatever happened: b takes the lock, and the test ends
+	x := <-next
+	require.NoError(t, err)
+	require.True(t, waited, "b never waited for the lock")
+	require.NoError(t, x.err)
+	assert.Equal(t, uint64(7), x.floor)
+	assert.Equal(t, []OutboxEvent{{ID: id, Key: "lobby:1", Data: []byte("left"), CreatedAt: time.Unix(2, 0).UTC()}}, x.left)
+	x.unlock(0, []uint64{id}) // published: the release deletes it
+	floor, left, unlock, err := b.OrderLockOutbox(ctx, "lobby:1")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), floor, "the release recorded nothing below the floor")
+	assert.Empty(t, left)
+	unlock(0, nil)
+	_, left, unlock, err = b.OrderLockOutbox(ctx, "lobby:2")
+	require.NoError(t, err)
+	assert.Len(t, left, 1, "another key's event")
+	unlock(0, nil)
+}
+
 // SQLite's order lock holds nothing.
 func TestSQLiteOrderLockIsFree(t *testing.T) {
 	s := openMemory(t)

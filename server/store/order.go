@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // OrderLock takes the cluster-wide lock of key (a lobby, a service's changes ...), waiting for
@@ -17,31 +21,136 @@ import (
 // (one process, whose services already serialize their changes) it locks nothing and floor is 0.
 // unlock must be called exactly once.
 func (s *DB) OrderLock(ctx context.Context, key string) (floor uint64, unlock func(last uint64), err error) {
-	if s.d.name != "postgres" {
-		return 0, func(uint64) {}, nil
-	}
-	ctx = uncancelled(ctx)
-	tx, err := s.db.BeginTx(ctx, nil)
+	floor, _, release, err := s.OrderLockOutbox(ctx, key)
 	if err != nil {
-		return 0, nil, fmt.Errorf("store: order lock %s: %w", key, err)
+		return 0, nil, err
 	}
-	var last int64
-	// The upsert locks the row, new or not, until the transaction ends.
-	if err := tx.QueryRowContext(ctx, `INSERT INTO order_locks (key, last_id) VALUES ($1, 0)
-		ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING last_id`, pgText(key)).Scan(&last); err != nil {
-		tx.Rollback()
-		return 0, nil, fmt.Errorf("store: order lock %s: %w", key, err)
-	}
-	return uint64(last), func(used uint64) { s.orderUnlock(tx, key, last, used) }, nil
+	return floor, func(last uint64) { release(last, nil) }, nil
 }
 
-// orderUnlock records used under key when it is above last, and ends the lock's transaction.
-func (s *DB) orderUnlock(tx *sql.Tx, key string, last int64, used uint64) {
-	if int64(used) > last {
-		if _, err := tx.Exec(`UPDATE order_locks SET last_id = $2 WHERE key = $1`, pgText(key), int64(used)); err != nil {
-			tx.Rollback()
-			return
+// OrderLockOutbox is OrderLock that also returns the events the outbox holds under key
+// (ListOutbox), read once the lock is held: what its last holder staged and left unpublished.
+// Its unlock also deletes the outbox's published events (DeleteOutboxes), in the lock's
+// transaction on PostgreSQL: there the lock, its floor and the events take one round trip to
+// the database, and unlock one more. An event whose delete fails stays, to be published again.
+func (s *DB) OrderLockOutbox(ctx context.Context, key string) (floor uint64, left []OutboxEvent, unlock func(last uint64, published []uint64), err error) {
+	if s.d.name != "postgres" {
+		left, err = s.ListOutbox(ctx, key)
+		if err != nil {
+			return 0, nil, nil, err
 		}
+		return 0, left, func(_ uint64, published []uint64) { _ = s.DeleteOutboxes(context.Background(), published) }, nil
 	}
-	_ = tx.Commit()
+	l, err := s.pgOrderLock(uncancelled(ctx), pgText(key))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("store: order lock %s: %w", key, err)
+	}
+	return uint64(l.floor), l.left, l.unlock, nil
+}
+
+// pgLock is an order lock held on PostgreSQL: its transaction runs on a connection of the pool
+// that a goroutine keeps (database/sql lends a driver's connection only for a call's length)
+// until unlock.
+type pgLock struct {
+	floor   int64
+	left    []OutboxEvent
+	release chan unlocking // unlock's, to the goroutine
+	done    chan struct{}  // closed once the transaction has ended
+}
+
+// unlocking is what a lock's release records and deletes.
+type unlocking struct {
+	last      int64
+	published []int64
+}
+
+// The lock's statements, sent together: the upsert locks the row, new or not, until the
+// transaction ends, and the outbox is read after it, once the lock is held.
+const (
+	pgLockRow = `INSERT INTO order_locks (key, last_id) VALUES ($1, 0)
+		ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING last_id`
+	pgLockOutbox = `SELECT id, key, data, created_at FROM outbox WHERE key = $1 ORDER BY id`
+	pgLockRecord = `UPDATE order_locks SET last_id = $2 WHERE key = $1`
+	pgLockDelete = `DELETE FROM outbox WHERE id = ANY($1)`
+)
+
+// pgOrderLock takes key's lock with one round trip: BEGIN, the lock and the outbox's read are
+// sent together (a pipeline).
+func (s *DB) pgOrderLock(ctx context.Context, key string) (*pgLock, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &pgLock{release: make(chan unlocking), done: make(chan struct{})}
+	taken := make(chan error, 1)
+	go func() { // owned by the lock: unlock ends it (unlock is called exactly once)
+		defer close(l.done)
+		defer conn.Close()
+		_ = conn.Raw(func(dc any) error {
+			c := dc.(*stdlib.Conn).Conn()
+			if err := l.take(ctx, c, key); err != nil {
+				taken <- err
+				return rollback(ctx, c)
+			}
+			taken <- nil
+			u := <-l.release
+			b := &pgx.Batch{}
+			if u.last > l.floor {
+				b.Queue(pgLockRecord, key, u.last)
+			}
+			if len(u.published) > 0 {
+				b.Queue(pgLockDelete, u.published)
+			}
+			b.Queue("COMMIT")
+			if err := c.SendBatch(ctx, b).Close(); err != nil {
+				return rollback(ctx, c)
+			}
+			return nil
+		})
+	}()
+	if err := <-taken; err != nil {
+		<-l.done
+		return nil, err
+	}
+	return l, nil
+}
+
+// take sends BEGIN, the lock and the outbox's read, and reads their answers.
+func (l *pgLock) take(ctx context.Context, c *pgx.Conn, key string) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(pgLockRow, key).QueryRow(func(row pgx.Row) error { return row.Scan(&l.floor) })
+	b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var e OutboxEvent
+			var id, at int64
+			if err := rows.Scan(&id, &e.Key, &e.Data, &at); err != nil {
+				return err
+			}
+			e.ID, e.CreatedAt = uint64(id), fromTS(at)
+			l.left = append(l.left, e)
+		}
+		return rows.Err()
+	})
+	return c.SendBatch(ctx, b).Close()
+}
+
+// unlock records last when it is above the floor, deletes the published events, and ends the
+// lock's transaction.
+func (l *pgLock) unlock(last uint64, published []uint64) {
+	u := unlocking{last: int64(last), published: make([]int64, len(published))}
+	for i, id := range published {
+		u.published[i] = int64(id)
+	}
+	l.release <- u
+	<-l.done
+}
+
+// rollback ends a failed transaction of c; when it cannot, the connection is dropped from the
+// pool rather than lent again inside it.
+func rollback(ctx context.Context, c *pgx.Conn) error {
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		return errors.Join(err, driver.ErrBadConn)
+	}
+	return nil
 }

@@ -1,12 +1,17 @@
 // Package busmsg holds the messages a node's gateway hub exchanges with the other nodes of a
 // cluster over the bus: an Envelope, JSON-encoded, carries a dispatch with the filter that picks
-// its sessions, or news of a session (SessionNote), of a node's start, of a node found down
-// (DownNote), a request to end sessions (EndNote), or another part's shared state. Nodes of
-// different versions read each other's messages: the JSON field names are fixed.
+// its sessions, or a group of them (Encode, Seq), or news of a session (SessionNote), of a
+// node's start, of a node found down (DownNote), a request to end sessions (EndNote), or
+// another part's shared state. The JSON field names are fixed, so that nodes of different
+// versions read each other's messages, but for groups: nodes older than TypeGroup do not read
+// them, and a cluster moves to it all at once.
 package busmsg
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
 
 	"sdkpp/server/gateway/internal/wsframe"
@@ -49,6 +54,7 @@ const (
 // The types of Envelope.
 const (
 	TypeDispatch = ""  // a dispatch to users' sessions
+	TypeGroup    = "g" // Group: dispatches, in their order, numbered together (Seq)
 	TypeSession  = "s" // Session: news of a session
 	TypeNode     = "n" // Node, Life: a node's (re)start
 	TypeDown     = "d" // Down: a node found down
@@ -56,7 +62,8 @@ const (
 	TypeShared   = "o" // Shared, Node, Life, Data: another part's state (gateway.Hub.Share)
 )
 
-// Envelope is what crosses the bus: a dispatch (Type TypeDispatch), or one of the other Types.
+// Envelope is what crosses the bus: a dispatch (Type TypeDispatch, the embedded Dispatch), a
+// group of them (TypeGroup), or one of the other Types.
 type Envelope struct {
 	Type    string       `json:"t,omitempty"`
 	Shared  string       `json:"o,omitempty"`
@@ -68,6 +75,12 @@ type Envelope struct {
 	// Sent is when the publishing node sent it (Unix nanoseconds by its clock), for the bus's lag.
 	Sent int64 `json:"p,omitempty"`
 
+	Group []Dispatch `json:"g,omitempty"`
+	Dispatch
+}
+
+// Dispatch is an event for users' sessions, with the filter that picks the sessions that get it.
+type Dispatch struct {
 	Users  []uint64        `json:"u,omitempty"`
 	Kind   FilterKind      `json:"k,omitempty"`
 	App    uint64          `json:"a,omitempty"`
@@ -78,12 +91,29 @@ type Envelope struct {
 	Data   json.RawMessage `json:"d,omitempty"`
 }
 
-// Label names what e carries, for the bus's metrics: the dispatch's event, or what else it is;
-// never anything that holds an id.
+// Dispatches are the dispatches e carries, in their order: its own, or its group's; none when
+// it is of another Type.
+func (e *Envelope) Dispatches() []Dispatch {
+	switch e.Type {
+	case TypeDispatch:
+		return []Dispatch{e.Dispatch}
+	case TypeGroup:
+		return e.Group
+	}
+	return nil
+}
+
+// Label names what e carries, for the bus's metrics: the dispatch's event (a group's first),
+// or what else it is; never anything that holds an id.
 func (e *Envelope) Label() string {
 	switch e.Type {
 	case TypeDispatch:
 		return e.Event
+	case TypeGroup:
+		if len(e.Group) > 0 {
+			return e.Group[0].Event
+		}
+		return "group"
 	case TypeSession:
 		return "session"
 	case TypeNode:
@@ -148,4 +178,79 @@ type DownNote struct {
 	Life   string `json:"life"`
 	By     int    `json:"by"`
 	ByLife string `json:"by_life"`
+}
+
+// Shift places a bus sequence number in a session's sequence numbers: the dispatches read from
+// the bus in message m are numbered up to m<<Shift (Seq) in every session that gets them, on
+// whichever node, and what a node pushes of its own (READY, RESUMED, request results) takes the
+// numbers after the last. So a session resumed on another node is replayed from the bus with
+// the numbers it had.
+const Shift = 20
+
+// Seq is the sequence number of dispatch i of the n that bus message m carries: the last is
+// m<<Shift and those before it just below, so that a session's numbers grow along the bus
+// whatever each message carries (n is at most MaxGroup), and one that started at m<<Shift
+// gets nothing of m.
+func Seq(m uint64, i, n int) int64 { return int64(m)<<Shift - int64(n-1-i) }
+
+// Resume is the first bus message a session whose last sequence number is seq may not have had
+// all of.
+func Resume(seq int64) uint64 { return uint64(seq>>Shift) + 1 }
+
+// MaxGroup and MaxGroupBytes bound the dispatches of one bus message (Encode): Seq's room below
+// a message's number, and the bus's largest message (NATS's default is a MiB).
+const (
+	MaxGroup      = 1024
+	MaxGroupBytes = 256 << 10
+)
+
+// Encode encodes dispatches sent at sent (Unix nanoseconds) as few bus messages as the bounds
+// allow (MaxGroup, MaxGroupBytes), in their order: a dispatch alone as a TypeDispatch Envelope,
+// several as a TypeGroup one. A dispatch that cannot be encoded is left out, and the first such
+// error returned beside the messages of the others.
+func Encode(ds []Dispatch, sent int64) ([][]byte, error) {
+	var (
+		msgs  [][]byte
+		group [][]byte
+		size  int
+		first error
+	)
+	flush := func() {
+		if len(group) == 0 {
+			return
+		}
+		b := []byte(`{`)
+		if len(group) > 1 {
+			b = append(b, `"t":"g",`...)
+		}
+		if sent != 0 {
+			b = append(strconv.AppendInt(append(b, `"p":`...), sent, 10), ',')
+		}
+		if len(group) == 1 {
+			msgs = append(msgs, append(b, group[0][1:]...)) // the Envelope's own fields
+		} else {
+			b = append(b, `"g":[`...)
+			for i, d := range group {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, d...)
+			}
+			msgs = append(msgs, append(b, `],"e":""}`...))
+		}
+		group, size = nil, 0
+	}
+	for i := range ds {
+		b, err := json.Marshal(&ds[i])
+		if err != nil {
+			first = cmp.Or(first, fmt.Errorf("busmsg: dispatch %s: %w", ds[i].Event, err))
+			continue
+		}
+		if len(group) == MaxGroup || (len(group) > 0 && size+len(b) > MaxGroupBytes) {
+			flush()
+		}
+		group, size = append(group, b), size+len(b)
+	}
+	flush()
+	return msgs, first
 }

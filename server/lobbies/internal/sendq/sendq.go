@@ -1,0 +1,88 @@
+// Package sendq gathers the work that arrives while earlier work is being sent, so that it goes
+// as the next group: the first caller of Send sends a group (everything queued) while no one
+// else does, and the others wait for it; one of them then sends the next. The sender may take
+// more of the queue, by key, while it sends (Take), and give back what it could not send
+// (PutBack). Package lobbies sends a cluster's lobby messages so.
+package sendq
+
+import "sync"
+
+// Keyed is work of one key (a lobby): the sender takes the work of a key together.
+type Keyed interface {
+	comparable
+	Key() uint64
+}
+
+// Queue gathers work of type T. Its zero value is ready to use.
+type Queue[T Keyed] struct {
+	mu      sync.Mutex
+	changed *sync.Cond // signalled when a group has been sent
+	queue   []T
+	waiting map[T]bool // queued or being sent, not yet Finished
+	sending bool
+}
+
+// Send queues v and returns once it is Finished: by a group the caller sends with send (every
+// piece of work queued while no other group is sent), or one another caller sends. send must
+// Finish every piece of work it is given, or PutBack what it did not.
+func (q *Queue[T]) Send(v T, send func(group []T)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.changed == nil {
+		q.changed, q.waiting = sync.NewCond(&q.mu), map[T]bool{}
+	}
+	q.queue = append(q.queue, v)
+	q.waiting[v] = true
+	for q.waiting[v] {
+		if q.sending {
+			q.changed.Wait()
+			continue
+		}
+		group := q.queue
+		q.queue, q.sending = nil, true
+		q.mu.Unlock()
+		send(group)
+		q.mu.Lock()
+		q.sending = false
+		q.changed.Broadcast()
+	}
+}
+
+// Finish tells the waiters of group that it has been sent (or has failed).
+func (q *Queue[T]) Finish(group []T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, v := range group {
+		delete(q.waiting, v)
+	}
+	q.changed.Broadcast()
+}
+
+// Take removes from the queue, and returns, the work of key that arrived meanwhile, in its
+// order.
+func (q *Queue[T]) Take(key uint64) []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var took []T
+	rest := q.queue[:0]
+	for _, v := range q.queue {
+		if v.Key() == key {
+			took = append(took, v)
+		} else {
+			rest = append(rest, v)
+		}
+	}
+	clear(q.queue[len(rest):])
+	q.queue = rest
+	return took
+}
+
+// PutBack returns to the front of the queue work taken and not sent, for the next sender.
+func (q *Queue[T]) PutBack(group []T) {
+	if len(group) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queue = append(group[:len(group):len(group)], q.queue...)
+}
