@@ -15,6 +15,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies/internal/groupcommit"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -123,7 +124,7 @@ type Service struct {
 	// carries it, so that an SDK can tell the snapshot from older and newer events.
 	committed atomic.Uint64
 	// writer commits accepted messages; nil until Start.
-	writer *writer
+	writer *groupcommit.Writer
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
 	sends sendQueue
 
@@ -362,7 +363,7 @@ func (s *Service) Start() {
 		s.done = make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		s.cancel = cancel
-		s.writer = newWriter(s.Store, s.Logger, s.Kick, func() { s.hotStale.Store(true) })
+		s.writer = groupcommit.New(s.Store, s.Logger, s.Kick, func() { s.hotStale.Store(true) })
 		go s.janitor(ctx)
 	})
 }
