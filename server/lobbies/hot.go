@@ -115,8 +115,8 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		return s.acceptClustered(q, req)
 	}
 	var epoch uint64
-	if s.Epoch != nil { // read before the turn, which it need not hold up
-		if epoch, err = s.Epoch(q.ctx, changesKey); err != nil {
+	if s.Epoch != nil { // read before the turn, which it need not hold up; shared (epochs)
+		if epoch, err = s.epochs.Read(q.ctx, s.readEpoch); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -203,6 +203,9 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 
 // lobbyKey is the order lock of a lobby's events (package order).
 func lobbyKey(lobbyID uint64) string { return "lobby:" + strconv.FormatUint(lobbyID, 10) }
+
+// readEpoch reads Epoch of the lobbies' changes.
+func (s *Service) readEpoch(ctx context.Context) (uint64, error) { return s.Epoch(ctx, changesKey) }
 
 // pending is an accepted message waiting for its commit (package groupcommit).
 type pending = groupcommit.Pending

@@ -16,6 +16,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies/internal/groupcommit"
+	"sdkpp/server/lobbies/internal/sharedread"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -125,6 +126,8 @@ type Service struct {
 	committed atomic.Uint64
 	// writer commits accepted messages; nil until Start.
 	writer *groupcommit.Writer
+	// epochs shares the reads of Epoch by messages sent at the same time.
+	epochs sharedread.Reader[uint64]
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
 	sends sendQueue
 
