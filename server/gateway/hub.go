@@ -515,7 +515,7 @@ func (h *Hub) deliver(conns []*conn) {
 		switch {
 		case c.serving.Load():
 		case now:
-			c.flushNow()
+			c.flushNow(false)
 		default:
 			c.signal()
 		}

@@ -165,6 +165,6 @@ func (h *Hub) answer(s *session, d []byte) {
 	c := s.conn
 	h.mu.Unlock()
 	if c != nil {
-		h.deliver([]*conn{c})
+		c.flushNow(true)
 	}
 }
