@@ -431,8 +431,12 @@ func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 	h.sendAll(es)
 }
 
-// encode encodes a dispatch's data; false (logged) when it cannot be encoded.
+// encode encodes a dispatch's data; false (logged) when it cannot be encoded. Data already
+// encoded (wire.Encoded, which no one changes) is shared, not copied.
 func (h *Hub) encode(event string, data any) ([]byte, bool) {
+	if e, ok := data.(wire.Encoded); ok {
+		return e, true
+	}
 	if a, ok := data.(wire.Appender); ok {
 		return a.AppendJSON(nil), true
 	}

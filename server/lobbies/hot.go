@@ -189,7 +189,8 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 		m.Nonce = req.nonce
 	}
 	obj := messageObject(m, member.author)
-	enc := obj.AppendJSON(nil)
+	b := obj.AppendJSON(make([]byte, 0, 640+len(m.Content))) // one allocation for most messages
+	enc := b[:len(b):len(b)]                                 // shared by its readers: an append copies
 	touch(&h.lobby, now)
 	p, err := s.pendingOf(m, h, enc, now)
 	if err != nil {
