@@ -148,7 +148,7 @@ func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("DELETE /lobbies/{lobby_id}/members/{user_id}", s.route(byBot, s.removeMember))
 	mux.HandleFunc("DELETE /lobbies/{lobby_id}/members/@me", s.route(byUser, s.leave))
 	mux.HandleFunc("POST /lobbies/{lobby_id}/members/bulk", s.route(byBot, s.bulk))
-	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", s.route(byUser, s.sendMessage))
+	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", s.route(bySender, s.sendMessage))
 	mux.HandleFunc("GET /lobbies/{lobby_id}/messages", s.route(byEither, s.listMessages))
 	mux.HandleFunc("PUT /lobbies/{lobby_id}/messages/{message_id}/moderation-metadata", s.route(byBot, s.moderate))
 	s.registerLinking(mux)
@@ -163,6 +163,10 @@ const (
 	byBot    who = iota // "Authorization: Bot <token>": the application's backend
 	byUser              // "Authorization: Bearer <token>" with lobbies.write
 	byEither            // either
+	// bySender is byUser for sending a message: on PostgreSQL the token may be checked against
+	// this node's memo (store.MayBeBehind), which forgets a token another node revoked a
+	// notification later, instead of a read of the database per message.
+	bySender
 )
 
 // request is an authenticated request: who makes it, and the lobby id of its path (0 when the
@@ -201,7 +205,11 @@ func (s *Service) serve(r *http.Request, by who, h handler) (any, error) {
 		}
 		q.appID, q.bot = app.ID, true
 	} else {
-		t, err := auth.Bearer(r)
+		ar := r
+		if by == bySender {
+			ar = r.WithContext(store.MayBeBehind(r.Context()))
+		}
+		t, err := auth.Bearer(ar)
 		if err != nil {
 			return nil, err
 		}
