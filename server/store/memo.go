@@ -31,9 +31,17 @@ type memo struct {
 	notified atomic.Bool
 
 	mu     sync.Mutex                           // guards the tables; only committed rows read outside a transaction
+	shared sharedEpoch                          // the last SharedEpoch read, for reads under MayBeBehind
 	tokens memoTable[uint64, Token]             // by id
 	apps   memoTable[uint64, *Application]      // by id
 	auths  memoTable[[2]uint64, *Authorization] // top-level ones, by application and user
+}
+
+// sharedEpoch is a value SharedEpoch read for key; ok is false when none is kept.
+type sharedEpoch struct {
+	key string
+	n   uint64
+	ok  bool
 }
 
 // memoTable is one of the memo's caches: at most max rows, each copied in and out by clone so
@@ -91,6 +99,7 @@ func (m *memo) changed() {
 	m.mu.Lock()
 	m.epoch.Add(1)
 	m.gen.Add(1)
+	m.shared = sharedEpoch{}
 	clear(m.tokens.rows)
 	clear(m.apps.rows)
 	clear(m.auths.rows)

@@ -111,4 +111,34 @@ func TestClusterMemoFollowsOtherNodes(t *testing.T) {
 		_, err := b.GetToken(behind, tok.ID)
 		return errors.Is(err, ErrNotFound)
 	}, 10*time.Second, time.Millisecond, "b forgets the deleted token")
+
+	// The shared epoch, likewise: b answers it again under MayBeBehind, and reads it anew once a
+	// moves it (its change's notification); a plain read of b sees the move at once.
+	var epochReads atomic.Int64
+	b.ObserveQueries(func(op string, _ time.Duration) {
+		if op == "SharedEpoch" {
+			epochReads.Add(1)
+		}
+	})
+	var kept uint64
+	require.Eventually(t, func() bool {
+		first, err := b.SharedEpoch(behind, "lobbies")
+		require.NoError(t, err)
+		before := epochReads.Load()
+		kept, err = b.SharedEpoch(behind, "lobbies")
+		require.NoError(t, err)
+		return epochReads.Load() == before && kept == first
+	}, 10*time.Second, time.Millisecond, "b answers the epoch from its memo")
+	app.Name = "fourth"
+	require.NoError(t, a.UpdateApplication(ctx, app))
+	before = epochReads.Load()
+	now, err := b.SharedEpoch(ctx, "lobbies")
+	require.NoError(t, err)
+	assert.Greater(t, now, kept, "a plain read")
+	assert.Equal(t, before+1, epochReads.Load(), "a plain read reads the database")
+	require.Eventually(t, func() bool {
+		n, err := b.SharedEpoch(behind, "lobbies")
+		require.NoError(t, err)
+		return n > kept
+	}, 10*time.Second, time.Millisecond, "b follows a's move")
 }
