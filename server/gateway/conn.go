@@ -47,9 +47,7 @@ type conn struct {
 	// It is taken before Hub.mu.
 	flushMu   sync.Mutex
 	lastWrite time.Time // when dispatches were last written; guarded by flushMu
-	// backlog: the last write carried several dispatches, which come faster than it writes
-	// them; its next write is paced as when the hub is busy (pace). Guarded by flushMu.
-	backlog bool
+	backlog   bool      // the last write carried several dispatches: paced as if busy (pace); flushMu
 
 	// Guarded by Hub.mu; sent is written only with flushMu held too.
 	sess *session
@@ -778,8 +776,7 @@ func (c *conn) flush() (wsframe.Close, bool) {
 // flushNow is flush done by a dispatcher that has just pushed to the connection's session: it
 // writes what waits without waiting for the socket (wsframe.Conn.WriteNow), and wakes the loop for
 // what it cannot write now. It leaves everything to the loop while the loop (or another
-// dispatcher) is writing, or while writes are paced; a request's answer is not held for the
-// connection's backlog, nor makes one.
+// dispatcher) is writing, or while writes are paced (an answer is not held for a backlog).
 func (c *conn) flushNow(answer bool) {
 	if !c.tcp.CanWriteNow() || c.h.rate.Busy() || !c.flushMu.TryLock() {
 		c.signal()

@@ -431,8 +431,7 @@ func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 	h.sendAll(es)
 }
 
-// encode encodes a dispatch's data; false (logged) when it cannot be encoded. Data already
-// encoded (wire.Encoded, which no one changes) is shared, not copied.
+// encode encodes a dispatch's data (wire.Encoded is shared, not copied); false (logged) if it cannot.
 func (h *Hub) encode(event string, data any) ([]byte, bool) {
 	if e, ok := data.(wire.Encoded); ok {
 		return e, true

@@ -40,8 +40,7 @@ func validRequest(d json.RawMessage) (gwire.Request, bool) {
 type requester struct {
 	token string // never logged
 	sess  *session
-	// memo keeps what the token grants for the requests of the session (token.Auth.Bearer).
-	memo httpx.SessionMemo
+	memo  httpx.SessionMemo // what the token grants, for the session's requests (token.Auth.Bearer)
 }
 
 // serveInline serves data on the reader goroutine when it is an gwire.OpRequest of an identified
