@@ -347,7 +347,7 @@ type fanout interface {
 }
 
 // sdkppFanout is (b) on sdkpp: every player's SDK gateway client connected, the first sending
-// with HTTP POST /lobbies/{id}/messages.
+// with HTTP POST /lobbies/{id}/messages (poster).
 type sdkppFanout struct {
 	a         *api
 	lobbyID   string
@@ -355,6 +355,7 @@ type sdkppFanout struct {
 	listeners []*listener
 	got       *deliveries
 	sent      int
+	posters   []*poster // the sender's connections, one per send in flight
 }
 
 func newSdkppFanout(a *api, addr, lobbyID string, ps []player) (*sdkppFanout, error) {
@@ -377,6 +378,9 @@ func newSpreadFanout(a *api, addrs []string, lobbyID string, ps []player) (*sdkp
 }
 
 func (f *sdkppFanout) Close() {
+	for _, p := range f.posters {
+		p.Close()
+	}
 	for _, l := range f.listeners {
 		l.gw.Close()
 	}
@@ -391,11 +395,19 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < window; w++ {
+		if w == len(f.posters) {
+			p, err := f.a.newPoster(f.ps[0], f.lobbyID)
+			if err != nil {
+				return 0, err
+			}
+			f.posters = append(f.posters, p)
+		}
+		p := f.posters[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(messages); i = next.Add(1) {
-				if err := f.a.send(f.ps[0], f.lobbyID, "fanout "+strconv.FormatInt(int64(first)+i, 10)); err != nil {
+				if err := p.send("fanout " + strconv.FormatInt(int64(first)+i, 10)); err != nil {
 					errs <- err
 					return
 				}

@@ -236,13 +236,23 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	const fanTurns = 5
 	per := max(messages/fanTurns, 1)
 	var ourTime, baseTime time.Duration
+	// The CPU each side's server and this program's clients use, per message: on a shared machine
+	// the figure is bounded by it, and it shows which side of the loopback spends it.
+	ourCPU, baseCPU := &cpuMeter{server: svc.cmd.Process.Pid}, &cpuMeter{server: rd.cmd.Process.Pid}
 	for t := 0; t < fanTurns; t++ {
 		for _, side := range []struct {
 			f     fanout
 			total *time.Duration
-		}{{ourFan, &ourTime}, {baseFan, &baseTime}} {
+			cpu   *cpuMeter
+		}{{ourFan, &ourTime, ourCPU}, {baseFan, &baseTime, baseCPU}} {
+			if err := side.cpu.start(); err != nil {
+				return err
+			}
 			d, err := side.f.turn(per, window)
 			if err != nil {
+				return err
+			}
+			if err := side.cpu.stop(); err != nil {
 				return err
 			}
 			*side.total += d
@@ -251,10 +261,15 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	messages = per * fanTurns
 	ourRate := float64(messages*members) / ourTime.Seconds()
 	baseRate := float64(messages*members) / baseTime.Seconds()
+	ourServer, ourClients := ourCPU.perMessage(messages)
+	baseServer, baseClients := baseCPU.perMessage(messages)
 	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight, the two in %d turns\n", members, messages, window, fanTurns)
 	fmt.Printf("  anchor: Redis pub/sub, %d subscribers, pipelined PUBLISH                  %10.0f deliveries/s\n", members, baseRate)
 	fmt.Printf("  sdkpp: POST message -> %d gateway sessions -> SDK gateway clients          %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
 		members, ourRate, ourRate/baseRate)
+	fmt.Printf("  CPU per message: redis-server %s, its clients %s; sdkpp service %s, its clients %s (the sender and the %d receivers, in this process)\n",
+		baseServer.Round(100*time.Nanosecond), baseClients.Round(100*time.Nanosecond),
+		ourServer.Round(100*time.Nanosecond), ourClients.Round(100*time.Nanosecond), members)
 	return nil
 }
 

@@ -47,6 +47,7 @@ type conn struct {
 	// It is taken before Hub.mu.
 	flushMu   sync.Mutex
 	lastWrite time.Time // when dispatches were last written; guarded by flushMu
+	backlog   bool      // the last write carried several dispatches: paced as if busy (pace); flushMu
 
 	// Guarded by Hub.mu; sent is written only with flushMu held too.
 	sess *session
@@ -77,19 +78,14 @@ type conn struct {
 	paced atomic.Bool
 }
 
-// pace says how long to wait before writing: 0 unless the hub is busy and this connection wrote
-// less than pace.BusyPace ago.
+// pace says how long to wait before writing: 0 unless the hub is busy or the connection has a
+// backlog, and it wrote less than pace.BusyPace ago.
 func (c *conn) pace() time.Duration {
-	if !c.h.rate.Busy() {
-		return 0
-	}
+	busy := c.h.rate.Busy()
 	c.flushMu.Lock()
-	last := c.lastWrite
+	last, backlog := c.lastWrite, c.backlog
 	c.flushMu.Unlock()
-	if last.IsZero() {
-		return 0
-	}
-	return pace.BusyPace - time.Since(last)
+	return pace.Wait(busy, backlog, last, time.Now())
 }
 
 func newConn(h *Hub, tcp *wsframe.Conn, fr *wsframe.Reader, resumeURL string) *conn {
@@ -780,19 +776,24 @@ func (c *conn) flush() (wsframe.Close, bool) {
 // flushNow is flush done by a dispatcher that has just pushed to the connection's session: it
 // writes what waits without waiting for the socket (wsframe.Conn.WriteNow), and wakes the loop for
 // what it cannot write now. It leaves everything to the loop while the loop (or another
-// dispatcher) is writing, or while writes are paced.
-func (c *conn) flushNow() {
+// dispatcher) is writing, or while writes are paced (an answer is not held for a backlog).
+func (c *conn) flushNow(answer bool) {
 	if !c.tcp.CanWriteNow() || c.h.rate.Busy() || !c.flushMu.TryLock() {
 		c.signal()
 		return
 	}
 	defer c.flushMu.Unlock()
+	if !answer && pace.Wait(false, c.backlog, c.lastWrite, time.Now()) > 0 {
+		c.signal() // the loop paces it
+		return
+	}
 	pending, ok := c.take()
 	switch {
 	case !ok:
 		c.signal() // too far behind: the loop closes the connection
 	case len(pending) > 0:
 		c.lastWrite = time.Now()
+		c.backlog = c.backlog && answer || !answer && len(pending) > 1
 		if kept, err := c.tcp.WriteNow(pending); kept || err != nil {
 			c.signal() // the loop writes the rest, or finds the connection broken
 		}
@@ -825,7 +826,7 @@ func (c *conn) writeAll(list []wsframe.Dispatch) bool {
 	if len(list) == 0 && !c.tcp.Keeps() {
 		return true
 	}
-	c.lastWrite = time.Now()
+	c.lastWrite, c.backlog = time.Now(), len(list) > 1
 	if c.tcp.Hold(c.h.cfg.WriteTimeout) != nil {
 		c.tcp.Release()
 		return false

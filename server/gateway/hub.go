@@ -445,8 +445,11 @@ func (h *Hub) group(appID uint64, ds []AppDispatch) [][]byte {
 	return msgs
 }
 
-// encode encodes a dispatch's data; false (logged) when it cannot be encoded.
+// encode encodes a dispatch's data (wire.Encoded is shared, not copied); false (logged) if it cannot.
 func (h *Hub) encode(event string, data any) ([]byte, bool) {
+	if e, ok := data.(wire.Encoded); ok {
+		return e, true
+	}
 	if a, ok := data.(wire.Appender); ok {
 		return a.AppendJSON(nil), true
 	}
@@ -546,7 +549,7 @@ func (h *Hub) deliver(conns []*conn) {
 		switch {
 		case c.serving.Load():
 		case now:
-			c.flushNow()
+			c.flushNow(false)
 		default:
 			c.signal()
 		}

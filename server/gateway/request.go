@@ -40,6 +40,7 @@ func validRequest(d json.RawMessage) (gwire.Request, bool) {
 type requester struct {
 	token string // never logged
 	sess  *session
+	memo  httpx.SessionMemo // what the token grants, for the session's requests (token.Auth.Bearer)
 }
 
 // serveInline serves data on the reader goroutine when it is an gwire.OpRequest of an identified
@@ -78,7 +79,7 @@ func (c *conn) serveInline(data []byte) bool {
 // a core from the other players' clients while they receive theirs.
 func (c *conn) serveAndAnswer(rq *requester, r gwire.Request) {
 	c.serving.Store(true)
-	d, err := json.Marshal(c.serve(rq.token, r))
+	d, err := json.Marshal(c.serve(rq, r))
 	c.serving.Store(false)
 	if err != nil { // a gwire.RequestResult always encodes: its body is checked JSON
 		c.h.log.Error("gateway: request result cannot be encoded", "err", err)
@@ -108,8 +109,8 @@ func (c *conn) request(d json.RawMessage) (wsframe.Close, bool) {
 	return wsframe.Close{}, false
 }
 
-// serve runs one request through the API handler with the session's token.
-func (c *conn) serve(token string, r gwire.Request) (res gwire.RequestResult) {
+// serve runs one request through the API handler with the session's token and memo.
+func (c *conn) serve(rq *requester, r gwire.Request) (res gwire.RequestResult) {
 	defer func() { // net/http recovers a handler's panic; this goroutine must too
 		if p := recover(); p != nil {
 			c.h.log.Error("gateway: request handler panicked", "method", r.Method, "path", r.Path, "panic", p)
@@ -122,12 +123,12 @@ func (c *conn) serve(token string, r gwire.Request) (res gwire.RequestResult) {
 	} else {
 		body = bytes.NewReader(nil)
 	}
-	hr, err := http.NewRequestWithContext(context.WithoutCancel(c.h.ctx), r.Method, r.Path, body)
+	hr, err := http.NewRequestWithContext(httpx.WithSessionMemo(context.WithoutCancel(c.h.ctx), &rq.memo), r.Method, r.Path, body)
 	if err != nil {
 		return gwire.RequestResult{Nonce: r.Nonce, Status: http.StatusBadRequest, Body: errorBody(50035, "Invalid Form Body")}
 	}
 	hr.RemoteAddr = c.remoteAddr
-	hr.Header.Set("Authorization", token) // with its scheme: Bearer, or Bot for a bot session
+	hr.Header.Set("Authorization", rq.token) // with its scheme: Bearer, or Bot for a bot session
 	if len(r.Body) > 0 {
 		hr.Header.Set("Content-Type", "application/json")
 	}
@@ -163,6 +164,6 @@ func (h *Hub) answer(s *session, d []byte) {
 	c := s.conn
 	h.mu.Unlock()
 	if c != nil {
-		h.deliver([]*conn{c})
+		c.flushNow(true)
 	}
 }

@@ -35,11 +35,19 @@ var appendBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxAppendBuffer is the largest buffer kept in appendBuffers.
 const maxAppendBuffer = 1 << 20
 
+// newline ends a JSON answer, as json.Encoder ends it.
+var newline = []byte{'\n'}
+
 // JSON writes v with status.
 func JSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
+	if e, ok := v.(wire.Encoded); ok { // shared with others (a lobby message's members): not copied
+		_, _ = w.Write(e)
+		_, _ = w.Write(newline)
+		return
+	}
 	if a, ok := v.(wire.Appender); ok { // encoding/json would check its exact encoding again
 		buf := appendBuffers.Get().(*[]byte)
 		body := append(a.AppendJSON((*buf)[:0]), '\n')

@@ -24,6 +24,18 @@ func TestJSONOfAnAppender(t *testing.T) {
 	require.Equal(t, "application/json", rec.Header().Get("Content-Type"), "wrote %d %q, want %q", rec.Code, rec.Body.String(), want.String())
 }
 
+// Data already encoded (wire.Encoded) is written as it is, as encoding/json's Encoder writes it.
+func TestJSONOfEncoded(t *testing.T) {
+	m := wire.LobbyMessage{ID: 1, Content: "hi"}
+	rec := httptest.NewRecorder()
+	JSON(rec, 201, wire.Encoded(m.AppendJSON(nil)))
+	var want bytes.Buffer
+	require.NoError(t, json.NewEncoder(&want).Encode(m))
+	require.Equal(t, 201, rec.Code)
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	require.Equal(t, want.String(), rec.Body.String())
+}
+
 // Answer: an error as the platform's body, nil as 204, a Reply with its status, a value as 200.
 func TestAnswer(t *testing.T) {
 	for _, tc := range []struct {

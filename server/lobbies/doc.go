@@ -88,8 +88,8 @@
 //
 // A new message is the exception to "after each commit": once Start has run, it goes to the
 // members (its author last) as soon as it is accepted, and is committed in a group with the
-// messages accepted meanwhile by the goroutines that wait for it (writer.go); the sender's
-// answer and every other operation wait for that commit. A message sent with nonce and
+// messages accepted meanwhile by the goroutines that wait for it (package groupcommit); the
+// sender's answer and every other operation wait for that commit. A message sent with nonce and
 // enforce_nonce is kept with its nonce, so that the same send repeated within NonceWindow, even
 // across a restart, answers with the first message.
 //

@@ -10,6 +10,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/server/lobbies/internal/groupcommit"
 	"sdkpp/server/store"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
@@ -114,8 +115,10 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		return s.acceptClustered(q, req)
 	}
 	var epoch uint64
-	if s.Epoch != nil { // read before the turn, which it need not hold up
-		if epoch, err = s.Epoch(q.ctx, changesKey); err != nil {
+	if s.Epoch != nil { // read before the turn, which it need not hold up; shared (epochs)
+		// A node alone holds no order lock: the store may answer from its memo, a notification
+		// behind another writer of the database (store.MayBeBehind).
+		if epoch, err = s.epochs.Read(store.MayBeBehind(q.ctx), s.readEpoch); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -137,9 +140,9 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		s.flush()
 		return enc, committed, nil
 	}
-	if s.writer != nil && s.writer.enqueue(p) {
+	if s.writer != nil && s.writer.Enqueue(p) {
 		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
-		return enc, func() error { return s.writer.await(p) }, nil
+		return enc, func() error { return s.writer.Await(p) }, nil
 	}
 	if err := s.commitNow(h, nil, p); err != nil {
 		return nil, nil, err
@@ -188,7 +191,8 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 		m.Nonce = req.nonce
 	}
 	obj := messageObject(m, member.author)
-	enc := obj.AppendJSON(nil)
+	b := obj.AppendJSON(make([]byte, 0, 640+len(m.Content))) // one allocation for most messages
+	enc := b[:len(b):len(b)]                                 // shared by its readers: an append copies
 	touch(&h.lobby, now)
 	p, err := s.pendingOf(m, h, enc, now)
 	if err != nil {
@@ -203,6 +207,12 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 // lobbyKey is the order lock of a lobby's events (package order).
 func lobbyKey(lobbyID uint64) string { return "lobby:" + strconv.FormatUint(lobbyID, 10) }
 
+// readEpoch reads Epoch of the lobbies' changes.
+func (s *Service) readEpoch(ctx context.Context) (uint64, error) { return s.Epoch(ctx, changesKey) }
+
+// pending is an accepted message waiting for its commit (package groupcommit).
+type pending = groupcommit.Pending
+
 // committed is the stored of a message that is already stored.
 func committed() error { return nil }
 
@@ -213,20 +223,20 @@ func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded
 	if err != nil {
 		return nil, err
 	}
-	return &pending{msg: m, lobby: h.lobby, hook: hook}, nil
+	return &pending{Msg: m, Lobby: h.lobby, Hook: hook}, nil
 }
 
 // commitNow commits messages of h's lobby without the writer, in one transaction with the
 // outbox's events out (nil: none); a failure forgets the lobby's hot entry and the nonces, which
 // may hold what was not stored.
 func (s *Service) commitNow(h *hotLobby, out *store.OutboxRows, ps ...*pending) error {
-	err := commitMessages(s.Store, ps, out)
+	err := groupcommit.Commit(s.Store, ps, out)
 	if err != nil {
 		delete(s.hot, h.lobby.ID)
 		s.forgetNonces()
 		return err
 	}
-	if hasHook(ps) && s.Kick != nil {
+	if groupcommit.HasHook(ps) && s.Kick != nil {
 		s.Kick()
 	}
 	return nil
@@ -258,6 +268,6 @@ func recipients(h *hotLobby, author uint64) []uint64 {
 // flush waits until the writer has committed every message accepted so far.
 func (s *Service) flush() {
 	if s.writer != nil {
-		s.writer.flush()
+		s.writer.Flush()
 	}
 }

@@ -15,7 +15,9 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies/internal/groupcommit"
 	"sdkpp/server/lobbies/internal/sendq"
+	"sdkpp/server/lobbies/internal/sharedread"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/snowflake"
@@ -124,7 +126,9 @@ type Service struct {
 	// carries it, so that an SDK can tell the snapshot from older and newer events.
 	committed atomic.Uint64
 	// writer commits accepted messages; nil until Start.
-	writer *writer
+	writer *groupcommit.Writer
+	// epochs shares the reads of Epoch by messages sent at the same time.
+	epochs sharedread.Reader[uint64]
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
 	sends sendq.Queue[*clusterSend]
 
@@ -145,7 +149,7 @@ func (s *Service) Register(mux httpx.Router) {
 	mux.HandleFunc("DELETE /lobbies/{lobby_id}/members/{user_id}", s.route(byBot, s.removeMember))
 	mux.HandleFunc("DELETE /lobbies/{lobby_id}/members/@me", s.route(byUser, s.leave))
 	mux.HandleFunc("POST /lobbies/{lobby_id}/members/bulk", s.route(byBot, s.bulk))
-	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", s.route(byUser, s.sendMessage))
+	mux.HandleFunc("POST /lobbies/{lobby_id}/messages", s.route(bySender, s.sendMessage))
 	mux.HandleFunc("GET /lobbies/{lobby_id}/messages", s.route(byEither, s.listMessages))
 	mux.HandleFunc("PUT /lobbies/{lobby_id}/messages/{message_id}/moderation-metadata", s.route(byBot, s.moderate))
 	s.registerLinking(mux)
@@ -160,6 +164,10 @@ const (
 	byBot    who = iota // "Authorization: Bot <token>": the application's backend
 	byUser              // "Authorization: Bearer <token>" with lobbies.write
 	byEither            // either
+	// bySender is byUser for sending a message: on PostgreSQL the token may be checked against
+	// this node's memo (store.MayBeBehind), which forgets a token another node revoked a
+	// notification later, instead of a read of the database per message.
+	bySender
 )
 
 // request is an authenticated request: who makes it, and the lobby id of its path (0 when the
@@ -198,7 +206,11 @@ func (s *Service) serve(r *http.Request, by who, h handler) (any, error) {
 		}
 		q.appID, q.bot = app.ID, true
 	} else {
-		t, err := auth.Bearer(r)
+		ar := r
+		if by == bySender {
+			ar = r.WithContext(store.MayBeBehind(r.Context()))
+		}
+		t, err := auth.Bearer(ar)
 		if err != nil {
 			return nil, err
 		}
@@ -363,7 +375,7 @@ func (s *Service) Start() {
 		s.done = make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		s.cancel = cancel
-		s.writer = newWriter(s.Store, s.Logger, s.Kick, func() { s.hotStale.Store(true) })
+		s.writer = groupcommit.New(s.Store, s.Logger, s.Kick, func() { s.hotStale.Store(true) })
 		go s.janitor(ctx)
 	})
 }

@@ -340,15 +340,36 @@ func (s *DB) moveShared() {
 // key (OrderLock) releases it after making ids under it. A node may keep such rows, and what it
 // reads under the lock's key, in memory while the value it read them after is current. On
 // SQLite (one process, no order locks) it is CacheEpoch.
+//
+// Under MayBeBehind, for a key whose order lock no node holds (a node alone: no order locks),
+// the value read last is answered again while this node hears the database's notifications
+// (memoListener), until one arrives: it moves a notification after another node's change.
 func (s *DB) SharedEpoch(ctx context.Context, key string) (uint64, error) {
 	if s.d.name != "postgres" {
 		return s.memo.epoch.Load(), nil
 	}
+	behind := !s.tx && s.memo.notified.Load() && ctx.Value(mayBeBehind{}) != nil
+	if behind {
+		s.memo.mu.Lock()
+		e := s.memo.shared
+		s.memo.mu.Unlock()
+		if e.ok && e.key == key {
+			return e.n, nil
+		}
+	}
+	gen := s.memo.gen.Load()
 	// Both parts only grow, so their sum changes whenever either does.
 	var n int64
 	if err := s.q.QueryRowContext(ctx, `SELECT n + COALESCE((SELECT last_id FROM order_locks WHERE key = ?), 0)
 		FROM cache_epoch WHERE id = 1`, key).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: shared epoch: %w", err)
+	}
+	if behind {
+		s.memo.mu.Lock()
+		if s.memo.gen.Load() == gen && s.memo.notified.Load() {
+			s.memo.shared = sharedEpoch{key: key, n: uint64(n), ok: true}
+		}
+		s.memo.mu.Unlock()
 	}
 	return uint64(n), nil
 }

@@ -511,8 +511,11 @@ func lobbyMessageArgs(args []any, m *LobbyMessage) []any {
 // maxRowsPerInsert bounds the rows of one multi-row INSERT (and so the texts pgx prepares).
 const maxRowsPerInsert = 100
 
+// InsertLobbyMessages inserts ms with one statement per maxRowsPerInsert rows: on PostgreSQL a
+// round trip each, on SQLite one statement's run (binding, cursor, the driver's bookkeeping) for
+// a group commit's messages instead of one each.
 func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error {
-	if s.d.name != "postgres" || len(ms) == 1 { // no round trips to save: one prepared statement each
+	if len(ms) == 1 {
 		for _, m := range ms {
 			if err := s.InsertLobbyMessage(ctx, m); err != nil {
 				return err

@@ -8,8 +8,8 @@ import (
 
 // memo is what a store remembers between statements, shared by the store and its
 // transactions: the cache epoch, and the access tokens, applications and top-level
-// authorizations it has read (on PostgreSQL, where other nodes write too, only the applications
-// and authorizations, while their changes are heard: memoListener).
+// authorizations it has read (on PostgreSQL, where other nodes write too, only while their
+// changes are heard, memoListener, and only for reads that may be a moment behind).
 //
 // The service reads a token on every request, the users and applications behind a lobby
 // message on every message, and an application and its bot's authorization on every
@@ -26,14 +26,22 @@ type memo struct {
 	// notified is set.
 	on bool
 	// notified is set on PostgreSQL while this node listens to the database's notifications of
-	// changed applications and authorizations (memoListener): each one empties the memo, as a
-	// write of this node does, so those two tables are kept meanwhile.
+	// changed applications, authorizations and tokens (memoListener): each one empties the memo,
+	// as a write of this node does, so those tables are kept meanwhile.
 	notified atomic.Bool
 
 	mu     sync.Mutex                           // guards the tables; only committed rows read outside a transaction
+	shared sharedEpoch                          // the last SharedEpoch read, for reads under MayBeBehind
 	tokens memoTable[uint64, Token]             // by id
 	apps   memoTable[uint64, *Application]      // by id
 	auths  memoTable[[2]uint64, *Authorization] // top-level ones, by application and user
+}
+
+// sharedEpoch is a value SharedEpoch read for key; ok is false when none is kept.
+type sharedEpoch struct {
+	key string
+	n   uint64
+	ok  bool
 }
 
 // memoTable is one of the memo's caches: at most max rows, each copied in and out by clone so
@@ -54,8 +62,9 @@ func newMemoTable[K comparable, V any](max int, clone func(V) V, notified bool) 
 // newMemo returns a memo that keeps rows when on, and one that keeps nothing otherwise.
 func newMemo(on bool) *memo {
 	return &memo{on: on,
-		// Tokens are not notified: a revoked token is refused by every node at once.
-		tokens: newMemoTable[uint64](1<<16, func(t Token) Token { return t }, false),
+		// On PostgreSQL a token is answered from the memo only under MayBeBehind (a lobby
+		// message's sender): every other read refuses a token revoked on another node at once.
+		tokens: newMemoTable[uint64](1<<16, func(t Token) Token { return t }, true),
 		apps:   newMemoTable[uint64](1<<12, (*Application).clone, true),
 		auths:  newMemoTable[[2]uint64](1<<14, (*Authorization).clone, true)}
 }
@@ -69,10 +78,11 @@ func keeps[K comparable, V any](m *memo, t *memoTable[K, V]) bool {
 type mayBeBehind struct{}
 
 // MayBeBehind returns ctx for reads that the memo may answer on PostgreSQL too: the application
-// and the bot's authorization of each client_credentials token. There the memo follows another
-// node's change a notification later (memoListener), so a read under ctx may return a row that
-// another node changed a moment ago; reads under other contexts see every commit. (On SQLite,
-// one node, the memo answers every read outside a transaction.)
+// and the bot's authorization of each client_credentials token, and the token of each lobby
+// message sent. There the memo follows another node's change a notification later
+// (memoListener), so a read under ctx may return a row that another node changed (a token it
+// revoked) a moment ago; reads under other contexts see every commit. (On SQLite, one node, the
+// memo answers every read outside a transaction.)
 func MayBeBehind(ctx context.Context) context.Context {
 	return context.WithValue(ctx, mayBeBehind{}, true)
 }
@@ -89,6 +99,7 @@ func (m *memo) changed() {
 	m.mu.Lock()
 	m.epoch.Add(1)
 	m.gen.Add(1)
+	m.shared = sharedEpoch{}
 	clear(m.tokens.rows)
 	clear(m.apps.rows)
 	clear(m.auths.rows)

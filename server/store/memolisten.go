@@ -9,9 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// memoChannel is the PostgreSQL notification channel of changed applications and
-// authorizations: migration 16's triggers notify it in the transaction of every insert, update
-// or delete of their rows, so the notification reaches every node when the change commits.
+// memoChannel is the PostgreSQL notification channel of changed applications, authorizations
+// and tokens: migration 16's and 21's triggers notify it in the transaction of every change of
+// their rows (of tokens, updates and deletes), so the notification reaches every node when the
+// change commits.
 const memoChannel = "sdkpp_memo"
 
 // Timings of memoListener.
@@ -24,10 +25,10 @@ const (
 	memoRetry = time.Second
 )
 
-// memoListener keeps a PostgreSQL node's memo of applications and authorizations current: on
-// a connection of its own it listens to memoChannel and empties the memo at each notification.
-// While it is not listening (connecting, or after its connection failed) the memo keeps
-// nothing, as a notification may have been missed; once it listens again it empties the memo
+// memoListener keeps a PostgreSQL node's memo of applications, authorizations and tokens
+// current: on a connection of its own it listens to memoChannel and empties the memo at each
+// notification. While it is not listening (connecting, or after its connection failed) the memo
+// keeps nothing, as a notification may have been missed; once it listens again it empties the memo
 // and keeps rows again. Between another node's commit and the notification's arrival (a round
 // trip on a healthy connection) a row kept here may be older than the database's.
 type memoListener struct {

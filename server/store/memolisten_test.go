@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,12 +85,60 @@ func TestClusterMemoFollowsOtherNodes(t *testing.T) {
 		return name == "third"
 	}, 10*time.Second, time.Millisecond)
 
-	// Tokens are not kept on PostgreSQL: a token deleted by a is gone for b at once.
+	// Tokens are kept for reads that may be a moment behind (a lobby message's sender), and
+	// forgotten when a deletes one (migration 21's notifications); a plain read of b finds a
+	// token deleted by a gone at once.
+	var tokenReads atomic.Int64
+	b.ObserveQueries(func(op string, _ time.Duration) {
+		if op == "GetToken" {
+			tokenReads.Add(1)
+		}
+	})
 	tok := &Token{ID: 1, Hash: []byte("tok"), Kind: AccessToken, AuthorizationID: 70, AppID: 7, UserID: 9, ExpiresAt: time.Now().Add(time.Hour)}
 	require.NoError(t, a.InsertToken(ctx, tok))
-	_, err = b.GetToken(ctx, tok.ID)
-	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := b.GetToken(behind, tok.ID)
+		require.NoError(t, err)
+		before := tokenReads.Load()
+		_, err = b.GetToken(behind, tok.ID)
+		require.NoError(t, err)
+		return tokenReads.Load() == before
+	}, 10*time.Second, time.Millisecond, "b answers the token from its memo")
 	require.NoError(t, a.DeleteToken(ctx, tok.ID))
 	_, err = b.GetToken(ctx, tok.ID)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, ErrNotFound, "a plain read")
+	require.Eventually(t, func() bool {
+		_, err := b.GetToken(behind, tok.ID)
+		return errors.Is(err, ErrNotFound)
+	}, 10*time.Second, time.Millisecond, "b forgets the deleted token")
+
+	// The shared epoch, likewise: b answers it again under MayBeBehind, and reads it anew once a
+	// moves it (its change's notification); a plain read of b sees the move at once.
+	var epochReads atomic.Int64
+	b.ObserveQueries(func(op string, _ time.Duration) {
+		if op == "SharedEpoch" {
+			epochReads.Add(1)
+		}
+	})
+	var kept uint64
+	require.Eventually(t, func() bool {
+		first, err := b.SharedEpoch(behind, "lobbies")
+		require.NoError(t, err)
+		before := epochReads.Load()
+		kept, err = b.SharedEpoch(behind, "lobbies")
+		require.NoError(t, err)
+		return epochReads.Load() == before && kept == first
+	}, 10*time.Second, time.Millisecond, "b answers the epoch from its memo")
+	app.Name = "fourth"
+	require.NoError(t, a.UpdateApplication(ctx, app))
+	before = epochReads.Load()
+	now, err := b.SharedEpoch(ctx, "lobbies")
+	require.NoError(t, err)
+	assert.Greater(t, now, kept, "a plain read")
+	assert.Equal(t, before+1, epochReads.Load(), "a plain read reads the database")
+	require.Eventually(t, func() bool {
+		n, err := b.SharedEpoch(behind, "lobbies")
+		require.NoError(t, err)
+		return n > kept
+	}, 10*time.Second, time.Millisecond, "b follows a's move")
 }

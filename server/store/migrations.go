@@ -815,4 +815,7 @@ CREATE UNIQUE INDEX tokens_legacy ON tokens(hash) WHERE legacy = 1;
 CREATE INDEX tokens_authorization ON tokens(authorization_id);
 CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
 `,
+	// 41 (PostgreSQL's 21): PostgreSQL's notifications of changed tokens and cache epoch, kept so
+	// that the two schemas follow one another (SQLite's memo sees every write of its process).
+	`SELECT 1`,
 }

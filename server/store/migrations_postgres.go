@@ -744,4 +744,14 @@ ALTER TABLE tokens ALTER COLUMN id SET NOT NULL;
 ALTER TABLE tokens ADD PRIMARY KEY (id);
 CREATE UNIQUE INDEX tokens_legacy ON tokens(hash) WHERE legacy = 1;
 `,
+	// 21 (SQLite's 41): every statement that updates or deletes tokens, or moves the cache
+	// epoch, notifies sdkpp_memo when it commits, so that each node's memo (for reads that may be
+	// a moment behind: MayBeBehind) forgets a token another node revoked, and the shared epoch it
+	// read. An insert of a token needs no notice: the memo keeps only tokens it found.
+	`
+CREATE TRIGGER tokens_memo AFTER UPDATE OR DELETE ON tokens
+	FOR EACH STATEMENT EXECUTE FUNCTION sdkpp_memo_notify();
+CREATE TRIGGER cache_epoch_memo AFTER UPDATE ON cache_epoch
+	FOR EACH STATEMENT EXECUTE FUNCTION sdkpp_memo_notify();
+`,
 }

@@ -220,10 +220,28 @@ type Auth struct {
 }
 
 // Bearer returns the access token of "Authorization: Bearer <token>", or a 401 APIError.
+//
+// A request served for a gateway session carries the session's httpx.SessionMemo: the token is
+// then read once for the session, and checked again only for its expiry. The session ends when
+// its token is revoked (its grant, its authorization, its user), so a request on it is refused
+// once the session has ended, where a request over HTTP is refused at once: on a cluster, a
+// notice on the bus later.
 func (a Auth) Bearer(r *http.Request) (*store.Token, error) {
-	t, err := Lookup(r.Context(), a.Store, a.Clock.Now(), httpx.Credential(r, "Bearer"), store.AccessToken)
+	cred, now := httpx.Credential(r, "Bearer"), a.Clock.Now()
+	memo := httpx.SessionMemoOf(r.Context())
+	if memo != nil && cred != "" {
+		if v, ok := memo.Get(cred); ok {
+			if t := v.(store.Token); now.Before(t.ExpiresAt) {
+				return &t, nil
+			}
+		}
+	}
+	t, err := Lookup(r.Context(), a.Store, now, cred, store.AccessToken)
 	if errors.Is(err, ErrInvalid) {
 		return nil, wire.Unauthorized()
+	}
+	if err == nil && memo != nil {
+		memo.Keep(cred, *t)
 	}
 	return t, err
 }

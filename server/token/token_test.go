@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/httpx"
 	"sdkpp/server/secret"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
@@ -123,4 +126,59 @@ func TestTokenFormat(t *testing.T) {
 	enc := base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, 1))
 	_, err = Lookup(ctx, st, now, enc+"."+legacyAccess, store.AccessToken)
 	assert.ErrorIs(t, err, ErrInvalid, "a legacy row is not found by its id with the old token as the secret")
+}
+
+// countingStore counts the token reads that reach the store.
+type countingStore struct {
+	store.Store
+	reads int
+}
+
+func (s *countingStore) GetToken(ctx context.Context, id uint64) (*store.Token, error) {
+	s.reads++
+	return s.Store.GetToken(ctx, id)
+}
+
+func (s *countingStore) GetLegacyToken(ctx context.Context, hash []byte) (*store.Token, error) {
+	s.reads++
+	return s.Store.GetLegacyToken(ctx, hash)
+}
+
+// A request carrying a gateway session's memo reads the session's token once; the memo is
+// checked again for expiry, and a request without one reads the store every time.
+func TestBearerSessionMemo(t *testing.T) {
+	ctx, db, now, a, ids := setup(t)
+	issued, err := Issue(ctx, db, ids, now, a, Options{ExpiresAt: now.Add(time.Hour)})
+	require.NoError(t, err)
+	st := &countingStore{Store: db}
+	clk := clock.NewFake(now)
+	auth := Auth{Store: st, Clock: clk}
+	request := func(memo *httpx.SessionMemo, tok string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/users/@me", nil)
+		if memo != nil {
+			r = r.WithContext(httpx.WithSessionMemo(r.Context(), memo))
+		}
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return r
+	}
+
+	var memo httpx.SessionMemo
+	for range 3 {
+		got, err := auth.Bearer(request(&memo, issued.Access))
+		require.NoError(t, err)
+		assert.Equal(t, uint64(20), got.UserID)
+	}
+	assert.Equal(t, 1, st.reads, "store reads with a session memo")
+	_, err = auth.Bearer(request(&memo, "another"))
+	require.Error(t, err, "a credential the memo does not hold is read and refused")
+	assert.Equal(t, 2, st.reads)
+	for range 2 {
+		_, err = auth.Bearer(request(nil, issued.Access))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 4, st.reads, "store reads without a memo")
+
+	clk.Advance(time.Hour)
+	_, err = auth.Bearer(request(&memo, issued.Access))
+	require.Error(t, err, "an expired token is refused, memo or not")
 }

@@ -27,3 +27,23 @@ func TestRateMeter(t *testing.T) {
 	}
 	assert.False(t, m.Busy(), "busy under a trickle")
 }
+
+// A connection waits until BusyPace after its last write when the hub is busy or it has a
+// backlog, and not otherwise, nor when it never wrote.
+func TestWait(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name          string
+		busy, backlog bool
+		last          time.Time
+		want          time.Duration
+	}{
+		{"quiet", false, false, now.Add(-time.Millisecond), 0},
+		{"busy", true, false, now.Add(-time.Millisecond), BusyPace - time.Millisecond},
+		{"backlog", false, true, now.Add(-time.Millisecond), BusyPace - time.Millisecond},
+		{"busy, never wrote", true, true, time.Time{}, 0},
+		{"backlog, wrote long ago", false, true, now.Add(-2 * BusyPace), 0},
+	} {
+		assert.Equal(t, c.want, Wait(c.busy, c.backlog, c.last, now), c.name)
+	}
+}

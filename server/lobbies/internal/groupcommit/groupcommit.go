@@ -1,4 +1,6 @@
-package lobbies
+// Package groupcommit commits accepted lobby messages to the store in groups, many to a
+// transaction, after their delivery to the lobby's members.
+package groupcommit
 
 import (
 	"context"
@@ -10,37 +12,37 @@ import (
 	"sdkpp/server/store"
 )
 
-// pending is a lobby message that was accepted (and, with a running writer, already delivered to
+// Pending is a lobby message that was accepted (and, with a running Writer, already delivered to
 // the members) and waits to be committed.
-type pending struct {
-	msg   *store.LobbyMessage
-	lobby store.Lobby            // the lobby with the activity times the message gave it
-	hook  *store.WebhookDelivery // LOBBY_MESSAGE_CREATE for the application's webhook, or nil
+type Pending struct {
+	Msg   *store.LobbyMessage
+	Lobby store.Lobby            // the lobby with the activity times the message gave it
+	Hook  *store.WebhookDelivery // LOBBY_MESSAGE_CREATE for the application's webhook, or nil
 
-	// Guarded by writer.mu when queued.
+	// Guarded by Writer.mu when queued.
 	committed bool
 	err       error // the commit's result, once committed
 }
 
-// writer commits accepted lobby messages in groups, many to a transaction, after their delivery.
+// Writer commits accepted lobby messages in groups, many to a transaction, after their delivery.
 //
 // A message costs the service three SQLite statements (the message, the lobby's activity, the
 // webhook row) and a commit, about 60 µs, which is most of what a sender would wait for before
 // the members see the message. With the writer the members get it as soon as it is accepted,
 // while the sender's answer still waits for the commit, so that an answered send is stored.
 //
-// It has no goroutine of its own: whoever waits for a commit (a sender in await, or an operation
-// in flush) commits what is queued, unless another waiter is committing, and then waits for it;
+// It has no goroutine of its own: whoever waits for a commit (a sender in Await, or an operation
+// in Flush) commits what is queued, unless another waiter is committing, and then waits for it;
 // so a group forms from the messages accepted while a commit runs. The commit runs on a goroutine
 // that had to wait anyway, where waking a goroutine of its own cost a hand-off, and on two cores
 // took a core from the clients receiving the message.
 //
-// Everything else the service does first waits, with flush, until every message accepted before
+// Everything else the service does first waits, with Flush, until every message accepted before
 // is committed: the store then never shows another change before a message accepted earlier, and
 // history always holds every message a member was sent. If the commit fails, or the process dies
 // before it, members may have seen messages that are not in the history; the senders of those got
 // an error or no answer.
-type writer struct {
+type Writer struct {
 	st   store.Store
 	log  *slog.Logger
 	kick func() // wakes the webhook dispatcher; may be nil
@@ -48,23 +50,24 @@ type writer struct {
 
 	mu         sync.Mutex
 	changed    *sync.Cond // signalled when a commit ends
-	queue      []*pending
-	queued     uint64 // messages given to enqueue
+	queue      []*Pending
+	queued     uint64 // messages given to Enqueue
 	done       uint64 // messages whose commit has been tried (the first done of queued)
 	committing bool   // a waiter is committing a group
 	closed     bool
 }
 
-// newWriter returns a writer; Close ends it.
-func newWriter(st store.Store, log *slog.Logger, kick, fail func()) *writer {
-	w := &writer{st: st, log: log, kick: kick, fail: fail}
+// New returns a Writer committing to st, logging failed commits to log; after a commit with a
+// webhook row it calls kick, after a failed one fail (either may be nil). Close ends it.
+func New(st store.Store, log *slog.Logger, kick, fail func()) *Writer {
+	w := &Writer{st: st, log: log, kick: kick, fail: fail}
 	w.changed = sync.NewCond(&w.mu)
 	return w
 }
 
-// enqueue queues p and reports whether the writer took it; after Close it does not, and the
-// caller commits p itself. The caller then waits for it with await.
-func (w *writer) enqueue(p *pending) bool {
+// Enqueue queues p and reports whether the writer took it; after Close it does not, and the
+// caller commits p itself. The caller then waits for it with Await.
+func (w *Writer) Enqueue(p *Pending) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -75,13 +78,13 @@ func (w *writer) enqueue(p *pending) bool {
 	return true
 }
 
-// await returns p's commit result once its commit has been tried, committing groups itself while
+// Await returns p's commit result once its commit has been tried, committing groups itself while
 // no one else does.
 //
 // It is called right after p's delivery, which has woken the recipients' readers, most likely on
 // this thread's CPU; it first yields that CPU to them, so that the commit does not delay them.
 // make bench measured the delivery latency 8-15% lower with the yield, and fan-out no lower.
-func (w *writer) await(p *pending) error {
+func (w *Writer) Await(p *Pending) error {
 	osyield.Yield()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -89,8 +92,8 @@ func (w *writer) await(p *pending) error {
 	return p.err
 }
 
-// flush waits until every message queued before the call has been committed (or has failed).
-func (w *writer) flush() {
+// Flush waits until every message queued before the call has been committed (or has failed).
+func (w *Writer) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	target := w.queued
@@ -98,7 +101,7 @@ func (w *writer) flush() {
 }
 
 // waitLocked commits groups, or waits for the waiter committing one, until ready. Call with mu.
-func (w *writer) waitLocked(ready func() bool) {
+func (w *Writer) waitLocked(ready func() bool) {
 	for !ready() {
 		if w.committing || len(w.queue) == 0 {
 			w.changed.Wait()
@@ -109,18 +112,18 @@ func (w *writer) waitLocked(ready func() bool) {
 }
 
 // commitLocked takes the queue and commits it as one group, with mu released meanwhile.
-func (w *writer) commitLocked() {
+func (w *Writer) commitLocked() {
 	batch := w.queue
 	w.queue = nil
 	w.committing = true
 	w.mu.Unlock()
-	err := commitMessages(w.st, batch, nil)
+	err := Commit(w.st, batch, nil)
 	if err != nil {
 		w.log.Error("lobby messages were delivered but not stored", "messages", len(batch), "err", err)
 		if w.fail != nil {
 			w.fail()
 		}
-	} else if w.kick != nil && hasHook(batch) {
+	} else if w.kick != nil && HasHook(batch) {
 		w.kick()
 	}
 	w.mu.Lock()
@@ -134,7 +137,7 @@ func (w *writer) commitLocked() {
 
 // Close commits what is queued and refuses later messages, which their senders commit
 // themselves.
-func (w *writer) Close() {
+func (w *Writer) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -145,18 +148,18 @@ func (w *writer) Close() {
 	w.waitLocked(func() bool { return w.done >= target })
 }
 
-// commitMessages stores a batch in one transaction: each lobby's messages, their webhook rows
-// and its latest activity times, with one StoreLobbyMessages each (one statement on PostgreSQL);
-// out, when not nil, is stored in the outbox with them, the batch being one lobby's.
-func commitMessages(st store.Store, batch []*pending, out *store.OutboxRows) error {
+// Commit stores a batch in one transaction: each lobby's messages, their webhook rows and its
+// latest activity times, with one StoreLobbyMessages each (one statement on PostgreSQL); out,
+// when not nil, is stored in the outbox with them, the batch being one lobby's.
+func Commit(st store.Store, batch []*Pending, out *store.OutboxRows) error {
 	ctx := context.Background()
-	var lobbies [][]*pending // the batch by lobby, in order
+	var lobbies [][]*Pending // the batch by lobby, in order
 	at := make(map[uint64]int, 1)
 	for _, p := range batch {
-		i, ok := at[p.lobby.ID]
+		i, ok := at[p.Lobby.ID]
 		if !ok {
 			i = len(lobbies)
-			at[p.lobby.ID] = i
+			at[p.Lobby.ID] = i
 			lobbies = append(lobbies, nil)
 		}
 		lobbies[i] = append(lobbies[i], p)
@@ -164,16 +167,16 @@ func commitMessages(st store.Store, batch []*pending, out *store.OutboxRows) err
 	if out != nil && len(lobbies) != 1 {
 		return fmt.Errorf("lobby messages: outbox events for %d lobbies", len(lobbies))
 	}
-	storeLobby := func(st store.Store, ps []*pending) error {
+	storeLobby := func(st store.Store, ps []*Pending) error {
 		msgs := make([]*store.LobbyMessage, len(ps))
 		var hooks []*store.WebhookDelivery
 		for i, p := range ps {
-			msgs[i] = p.msg
-			if p.hook != nil {
-				hooks = append(hooks, p.hook)
+			msgs[i] = p.Msg
+			if p.Hook != nil {
+				hooks = append(hooks, p.Hook)
 			}
 		}
-		last := ps[len(ps)-1].lobby // the latest activity times
+		last := ps[len(ps)-1].Lobby // the latest activity times
 		if err := st.StoreLobbyMessages(ctx, last.ID, last.LastActivityAt, last.ExpiresAt, msgs, hooks, out); err != nil {
 			return fmt.Errorf("lobby %d, messages %d to %d: %w", last.ID, msgs[0].ID, msgs[len(msgs)-1].ID, err)
 		}
@@ -192,9 +195,10 @@ func commitMessages(st store.Store, batch []*pending, out *store.OutboxRows) err
 	})
 }
 
-func hasHook(batch []*pending) bool {
+// HasHook reports whether a message of batch has a webhook row.
+func HasHook(batch []*Pending) bool {
 	for _, p := range batch {
-		if p.hook != nil {
+		if p.Hook != nil {
 			return true
 		}
 	}

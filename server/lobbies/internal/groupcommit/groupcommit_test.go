@@ -1,4 +1,4 @@
-package lobbies
+package groupcommit
 
 import (
 	"context"
@@ -68,8 +68,8 @@ func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, _, _ time.Time, m
 	return nil
 }
 
-func msg(id uint64) *pending {
-	return &pending{msg: &store.LobbyMessage{ID: id, LobbyID: 1}, lobby: store.Lobby{ID: 1}}
+func msg(id uint64) *Pending {
+	return &Pending{Msg: &store.LobbyMessage{ID: id, LobbyID: 1}, Lobby: store.Lobby{ID: 1}}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -78,15 +78,15 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 // every waiter gets its message's result.
 func TestWriterCommitsGroupsByItsWaiters(t *testing.T) {
 	st := &txStore{held: make(chan struct{}), release: make(chan struct{})}
-	w := newWriter(st, quietLog(), nil, nil)
+	w := New(st, quietLog(), nil, nil)
 	results := make(chan error, 3)
 	first := msg(1)
-	w.enqueue(first)
-	go func() { results <- w.await(first) }()
+	w.Enqueue(first)
+	go func() { results <- w.Await(first) }()
 	<-st.held // the first waiter commits {1}, held in its transaction
-	for _, p := range []*pending{msg(2), msg(3)} {
-		w.enqueue(p)
-		go func() { results <- w.await(p) }()
+	for _, p := range []*Pending{msg(2), msg(3)} {
+		w.Enqueue(p)
+		go func() { results <- w.Await(p) }()
 	}
 	close(st.release)
 	for range 3 {
@@ -100,20 +100,20 @@ func TestWriterCommitsGroupsByItsWaiters(t *testing.T) {
 // commits what is queued and takes nothing more.
 func TestWriterFlushAndClose(t *testing.T) {
 	st := &txStore{}
-	w := newWriter(st, quietLog(), nil, nil)
+	w := New(st, quietLog(), nil, nil)
 	a, b := msg(1), msg(2)
-	w.enqueue(a)
-	w.enqueue(b)
-	w.flush()
+	w.Enqueue(a)
+	w.Enqueue(b)
+	w.Flush()
 	require.True(t, a.committed, "after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
 	require.True(t, b.committed, "after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
 	require.Len(t, st.groups, 1, "after flush: committed %v %v, transactions %v", a.committed, b.committed, st.groups)
-	require.NoError(t, w.await(a))
+	require.NoError(t, w.Await(a))
 	c := msg(3)
-	w.enqueue(c)
+	w.Enqueue(c)
 	w.Close()
 	require.True(t, c.committed, "after Close: committed %v, or a message was taken", c.committed)
-	require.False(t, w.enqueue(msg(4)), "after Close: committed %v, or a message was taken", c.committed)
+	require.False(t, w.Enqueue(msg(4)), "after Close: committed %v, or a message was taken", c.committed)
 }
 
 // A failed commit is every message of its group's result, and is reported to fail.
@@ -121,12 +121,12 @@ func TestWriterFailedCommit(t *testing.T) {
 	boom := errors.New("disk full")
 	st := &txStore{fail: boom}
 	failed := 0
-	w := newWriter(st, quietLog(), nil, func() { failed++ })
+	w := New(st, quietLog(), nil, func() { failed++ })
 	a, b := msg(1), msg(2)
-	w.enqueue(a)
-	w.enqueue(b)
-	require.ErrorIs(t, w.await(a), boom, "await")
-	err := w.await(b)
+	w.Enqueue(a)
+	w.Enqueue(b)
+	require.ErrorIs(t, w.Await(a), boom, "await")
+	err := w.Await(b)
 	require.ErrorIs(t, err, boom, "await of the same group: %v, fail called %d times", err, failed)
 	require.Equal(t, 1, failed, "await of the same group: %v, fail called %d times", err, failed)
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// procCPU reads the CPU time (user and system) a process has used so far from /proc.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; utime and stime are fields 14 and 15.
+	end := strings.LastIndexByte(string(b), ')')
+	if end < 0 {
+		return 0, errors.New("malformed /proc stat")
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	utime, err := strconv.ParseInt(f[11], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	stime, err := strconv.ParseInt(f[12], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// cpuMeter sums the CPU time two processes use during measured spans: the server (the sdkpp
+// service or redis-server) and this program, whose clients drive it.
+type cpuMeter struct {
+	server          int // its pid
+	serverCPU, self time.Duration
+	s0, c0          time.Duration
+}
+
+// start begins a span.
+func (m *cpuMeter) start() error {
+	var err error
+	if m.s0, err = procCPU(m.server); err != nil {
+		return err
+	}
+	m.c0, err = procCPU(os.Getpid())
+	return err
+}
+
+// stop ends the span begun by start and adds its CPU times.
+func (m *cpuMeter) stop() error {
+	s, err := procCPU(m.server)
+	if err != nil {
+		return err
+	}
+	c, err := procCPU(os.Getpid())
+	if err != nil {
+		return err
+	}
+	m.serverCPU += s - m.s0
+	m.self += c - m.c0
+	return nil
+}
+
+// perMessage is the CPU time per message of the server and of this program.
+func (m *cpuMeter) perMessage(messages int) (server, self time.Duration) {
+	n := time.Duration(max(messages, 1))
+	return m.serverCPU / n, m.self / n
+}
