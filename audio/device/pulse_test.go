@@ -2,7 +2,6 @@ package device_test
 
 import (
 	"encoding/hex"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -125,26 +124,21 @@ func TestPulseLoopbackIsBitExact(t *testing.T) {
 	pulsetest.Start(t)
 	c := newContext(t, device.Options{Backend: device.BackendPulseAudio, PollInterval: -1})
 	played := speech.MustLoad(speech.Alice)
-	total := len(played) + pcm.SampleRate // a second more than the speech, for delay and gaps
 
 	// Rings large enough for the whole run: the test checks the device path, not how quickly
 	// this goroutine is scheduled.
 	s, err := c.Open(device.Config{
 		Capture: true, CaptureID: pulseID("vsink.monitor"),
 		Playback: true, PlaybackID: pulseID("vsink"),
-		RingSamples: total,
+		RingSamples: len(played) + pcm.SampleRate,
 	})
 	require.NoError(t, err)
 	require.Equal(t, len(played), s.Playback().Write(played))
 	require.NoError(t, s.Start())
-
-	done := make(chan struct{})
-	timer := time.AfterFunc(time.Minute, func() { close(done) })
-	defer timer.Stop()
-	require.True(t, s.Capture().WaitData(total, done), "capture stalled: %+v", s.Stats())
+	// However much silence a loaded machine inserts, the capture goes on until every played
+	// sample has had time to come back: a second past the moment the speaker took the last one.
+	captured := captureUntilPlayed(t, s, pcm.SampleRate)
 	require.NoError(t, s.Stop())
-	captured := make([]int16, total)
-	require.Equal(t, total, s.Capture().Read(captured))
 
 	offset := firstSound(captured) - firstSound(played)
 	require.GreaterOrEqual(t, offset, 0, "speech found in the capture")
@@ -161,37 +155,26 @@ func TestPulseLoopbackIsBitExact(t *testing.T) {
 	assert.Equal(t, st.PlaybackPeriods*pcm.PeriodSamples, st.PlaybackSamples, "every playback callback is one 10 ms period")
 }
 
-// gap is a run of silence the capture has where the playback had none.
-type gap struct{ At, Samples int }
-
-// matchWithSilenceGaps checks that captured begins with every sample of played, in order and
-// unchanged, allowing only runs of zeros to be inserted between them. It returns those runs.
-func matchWithSilenceGaps(played, captured []int16) ([]gap, error) {
-	const resync = 32 // samples that must match again after a gap
-	var gaps []gap
-	j := 0
-	for i := 0; i < len(played); {
-		if j < len(captured) && captured[j] == played[i] {
-			i++
-			j++
-			continue
+// captureUntilPlayed reads a started stream's capture ring as it fills until the speaker has
+// taken everything in the playback ring and tail more samples have been captured since, within
+// a minute.
+func captureUntilPlayed(t *testing.T, s device.Stream, tail int) []int16 {
+	t.Helper()
+	done := make(chan struct{})
+	timer := time.AfterFunc(time.Minute, func() { close(done) })
+	defer timer.Stop()
+	var captured []int16
+	buf := make([]int16, pcm.PeriodSamples)
+	drained := -1 // len(captured) when the playback ring was first found empty
+	for drained < 0 || len(captured) < drained+tail {
+		require.True(t, s.Capture().WaitData(len(buf), done), "capture stalled after %d samples, %d samples left to play: %+v",
+			len(captured), s.Playback().Len(), s.Stats())
+		captured = append(captured, buf[:s.Capture().Read(buf)]...)
+		if drained < 0 && s.Playback().Len() == 0 {
+			drained = len(captured)
 		}
-		// A mismatch: only inserted silence may explain it.
-		start := j
-		for j < len(captured) && captured[j] == 0 && !matchesAt(played[i:], captured[j:], resync) {
-			j++
-		}
-		if j == start || j == len(captured) || !matchesAt(played[i:], captured[j:], resync) {
-			return gaps, fmt.Errorf("played sample %d (%d) became %d at captured %d, not a silence gap", i, played[i], captured[start], start)
-		}
-		gaps = append(gaps, gap{At: i, Samples: j - start})
 	}
-	return gaps, nil
-}
-
-func matchesAt(a, b []int16, n int) bool {
-	n = min(n, len(a))
-	return len(b) >= n && slices.Equal(a[:n], b[:n])
+	return captured
 }
 
 // dump writes what was played and captured as WAV files into $SDKPP_AUDIO_DUMP, if set.

@@ -51,16 +51,25 @@ type running struct {
 	e      *Engine
 	devs   *MemoryDevices
 	clock  *fakeClock
-	frames chan struct{}
+	frames chan int // the capture ring's fill at each step
 	speech []int16
 	pos    int
 	out    []int16
 }
 
+// startRunning starts an engine that steps once a frame, also while voice activity hears nothing
+// and nothing plays (QuietWakeFrames 1): each frame the test plays is a step it can wait for.
 func startRunning(t *testing.T, cfg voice.EngineConfig) *running {
-	r := &running{t: t, devs: NewMemoryDevices(), clock: &fakeClock{}, frames: make(chan struct{}, 1024),
+	return startRunningWith(t, cfg, Options{QuietWakeFrames: 1})
+}
+
+// startRunningWith is startRunning with opts (their devices, clock and AfterFrame are the test's).
+func startRunningWith(t *testing.T, cfg voice.EngineConfig, opts Options) *running {
+	r := &running{t: t, devs: NewMemoryDevices(), clock: &fakeClock{}, frames: make(chan int, 1024),
 		speech: quality.SpeechLike(10*pcm.SampleRate, pcm.SampleRate, 7), out: make([]int16, pcm.PeriodSamples)}
-	e, err := New(cfg, Options{Devices: r.devs, Now: r.clock.now, AfterFrame: func() { r.frames <- struct{}{} }})
+	opts.Devices, opts.Now = r.devs, r.clock.now
+	opts.AfterFrame = func() { r.frames <- r.devs.Stream().Capture().Len() }
+	e, err := New(cfg, opts)
 	require.NoError(t, err)
 	require.NoError(t, e.Start())
 	t.Cleanup(func() { assert.NoError(t, e.Close()) })

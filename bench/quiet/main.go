@@ -67,12 +67,13 @@ func main() {
 	seconds := flag.Float64("seconds", 6, "seconds each turn measures, after the state is reached")
 	turns := flag.Int("turns", 3, "turns of every scenario")
 	profileDir := flag.String("cpuprofile", "", "write each child's CPU profile into this directory")
+	only := flag.String("scenarios", strings.Join(scenarios, ","), "the scenarios to run, comma-separated")
 	flag.Parse()
 	var err error
 	if *child != "" {
 		err = runChild(*child, time.Duration(*seconds*float64(time.Second)), os.Getenv("SDKPP_QUIET_PROFILE"))
 	} else {
-		err = run(*seconds, *turns, *profileDir)
+		err = run(strings.Split(*only, ","), *seconds, *turns, *profileDir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/quiet:", err)
@@ -80,9 +81,14 @@ func main() {
 	}
 }
 
-// run starts the sound server and the service, runs every scenario's turns and prints the
-// medians.
-func run(seconds float64, turns int, profileDir string) error {
+// run starts the sound server and the service, runs the turns of the scenarios named in run (in
+// the order of scenarios) and prints the medians.
+func run(only []string, seconds float64, turns int, profileDir string) error {
+	for _, sc := range only {
+		if !slices.Contains(scenarios, sc) {
+			return fmt.Errorf("no scenario %q (there are %s)", sc, strings.Join(scenarios, ", "))
+		}
+	}
 	snd, err := pulseserver.Start("room")
 	if err != nil {
 		return err
@@ -114,6 +120,9 @@ func run(seconds float64, turns int, profileDir string) error {
 	shares := map[string][]float64{}
 	for turn := range turns {
 		for _, sc := range scenarios {
+			if !slices.Contains(only, sc) {
+				continue
+			}
 			// A player of its own each turn: the service keeps a call's member a moment after it
 			// leaves, and a new player starts its call alone.
 			token, err := players.BotToken(base, botToken, fmt.Sprintf("quiet-%s-%d", sc, turn))
@@ -142,12 +151,21 @@ func run(seconds float64, turns int, profileDir string) error {
 	}
 	med := func(sc string) float64 { return median(shares[sc]) }
 	fmt.Printf("60 fps game loop, %.0f s a turn, %d turns each, medians (the machine is shared: figures are noisy)\n", seconds, turns)
-	fmt.Printf("  bare loop, no SDK                           %5.2f %% of a core  (turns %s)\n", med("bare"), list(shares["bare"]))
-	fmt.Printf("  connected, in no call                       %5.2f %% of a core  (turns %s)\n", med("connected"), list(shares["connected"]))
-	fmt.Printf("  alone in a call, push-to-talk released      %5.2f %% of a core  (turns %s; at most %.0f %%)\n", med("ptt"), list(shares["ptt"]), pttBound)
-	fmt.Printf("  alone in a call, voice activity, silent mic %5.2f %% of a core  (turns %s; at most %.0f %%)\n", med("vad"), list(shares["vad"]), vadBound)
-	fmt.Printf("the call over the bare loop: push-to-talk %+.2f points, voice activity %+.2f points\n",
-		med("ptt")-med("bare"), med("vad")-med("bare"))
+	lines := []struct{ sc, label, bound string }{
+		{"bare", "bare loop, no SDK", ""},
+		{"connected", "connected, in no call", ""},
+		{"ptt", "alone in a call, push-to-talk released", fmt.Sprintf("; at most %.0f %%", pttBound)},
+		{"vad", "alone in a call, voice activity, silent mic", fmt.Sprintf("; at most %.0f %%", vadBound)},
+	}
+	for _, l := range lines {
+		if len(shares[l.sc]) > 0 {
+			fmt.Printf("  %-43s %5.2f %% of a core  (turns %s%s)\n", l.label, med(l.sc), list(shares[l.sc]), l.bound)
+		}
+	}
+	if len(shares["bare"]) > 0 && len(shares["ptt"]) > 0 && len(shares["vad"]) > 0 {
+		fmt.Printf("the call over the bare loop: push-to-talk %+.2f points, voice activity %+.2f points\n",
+			med("ptt")-med("bare"), med("vad")-med("bare"))
+	}
 	return nil
 }
 
