@@ -66,10 +66,14 @@ func main() {
 	memoryOnly := flag.Bool("memory", false, "measure only the in-memory paths: the floor and the relay")
 	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
 	gstOnly := flag.Bool("gst", false, "measure only the GStreamer peers (with -pulse's device paths)")
+	noGst := flag.Bool("no-gst", false, "leave the GStreamer peers out (to compare engine builds)")
 	gstBuffers := flag.String("gst-buffers", "", "the peers' buffers, to find the lowest that play: "+
 		"pulsesrc buffer-time,latency-time (µs), pulsesink buffer-time,latency-time (µs), rtpjitterbuffer latency (ms)")
 	flag.Parse()
 	peers := gstPeers()
+	if *noGst {
+		peers = nil
+	}
 	if *gstBuffers != "" {
 		var b [5]int
 		if _, err := fmt.Sscanf(*gstBuffers, "%d,%d,%d,%d,%d", &b[0], &b[1], &b[2], &b[3], &b[4]); err != nil {
