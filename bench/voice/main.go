@@ -67,7 +67,8 @@ func main() {
 	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
 	gstOnly := flag.Bool("gst", false, "measure only the GStreamer peers (with -pulse's device paths)")
 	enginesOnly := flag.Bool("engines", false, "measure only the engines through the null sinks, each path "+
-		"reported even when another failed (to compare two engine builds in turns)")
+		"reported even when another failed, its bursts measured five at a time and runs with an unheard one left "+
+		"out (to compare two engine builds in turns on a loaded machine)")
 	gstBuffers := flag.String("gst-buffers", "", "the peers' buffers, to find the lowest that play: "+
 		"pulsesrc buffer-time,latency-time (µs), pulsesink buffer-time,latency-time (µs), rtpjitterbuffer latency (ms)")
 	flag.Parse()
