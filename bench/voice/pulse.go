@@ -83,9 +83,11 @@ func collect(c *device.Context, playID, captureID string, bursts int) ([]float64
 	var err error
 	for tries := 0; len(ms) < bursts && tries < 3*(bursts+run-1)/run; tries++ {
 		var got []float64
-		if got, err = probe(c, playID, captureID, run); err == nil {
-			ms = append(ms, got...)
+		if got, err = probe(c, playID, captureID, run); err != nil {
+			fmt.Fprintf(os.Stderr, "bench/voice: a run of %d bursts left out: %v\n", run, firstLine(err))
+			continue
 		}
+		ms = append(ms, got...)
 	}
 	if len(ms) < bursts {
 		return nil, fmt.Errorf("%d of %d bursts measured: %w", len(ms), bursts, err)
