@@ -7,9 +7,11 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"sdkpp/audio/pcm"
@@ -36,8 +38,13 @@ type rings struct {
 	pumpDone chan struct{}
 	// playbackChannels is the samples per frame of the playback side.
 	playbackChannels int
+	// take is the playback side's take clock, in C memory (nil without a playback side); epoch
+	// is the time at which sdkpp_clock_ns read epochNs, to put the clock's stamps on time.Now's.
+	take    *takeClock
+	epoch   time.Time
+	epochNs int64
 
-	mu     sync.Mutex // guards the C sides against close while stats reads them
+	mu     sync.Mutex // guards the C sides against close while stats or the take clock read them
 	closed bool
 	final  Stats // the counts at close
 }
@@ -61,6 +68,10 @@ func newRings(cfg Config) (*rings, error) {
 		r.playback = ring.New(cfg.ringSamples())
 		r.playbackChannels = max(cfg.PlaybackChannels, pcm.Channels)
 		r.pside = side(r.playback, r.playbackChannels)
+		if r.pside != nil {
+			r.take = (*takeClock)(unsafe.Pointer(C.sdkpp_side_take_clock(r.pside)))
+			r.epoch, r.epochNs = clockEpoch()
+		}
 	}
 	go r.pump() // after every field it reads is set
 	if cfg.Capture && r.cside == nil || cfg.Playback && r.pside == nil {
@@ -78,6 +89,50 @@ func (r *rings) deliver() {
 	}
 	if bits&C.SDKPP_WAKE_SPACE != 0 && r.playback != nil {
 		r.playback.WakeSpace()
+	}
+}
+
+// takeClock is sdkpp_take_clock, read in place.
+type takeClock struct {
+	seq    atomic.Uint64
+	lastNs atomic.Int64
+}
+
+// clockEpoch pairs a reading of the C side's monotonic clock with time.Now: the reading taken
+// between the two closest time.Now calls of a few tries, and the time halfway between those.
+func clockEpoch() (time.Time, int64) {
+	var at time.Time
+	var ns int64
+	best := time.Duration(math.MaxInt64)
+	for range 5 {
+		t0 := time.Now()
+		c := int64(C.sdkpp_clock_ns())
+		if d := time.Since(t0); d < best {
+			best, at, ns = d, t0.Add(d/2), c
+		}
+	}
+	return at, ns
+}
+
+// playbackTakes reads the take clock: the periods taken so far and the time of the last take
+// (the zero Time before the first). Without a playback side, or once closed, it returns zeros.
+func (r *rings) playbackTakes() (uint64, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.take == nil || r.closed {
+		return 0, time.Time{}
+	}
+	for {
+		seq := r.take.seq.Load()
+		last := r.take.lastNs.Load()
+		if seq%2 != 0 || r.take.seq.Load() != seq {
+			runtime.Gosched() // the callback is writing: it takes a few instructions
+			continue
+		}
+		if seq == 0 {
+			return 0, time.Time{}
+		}
+		return seq / 2, r.epoch.Add(time.Duration(last - r.epochNs))
 	}
 }
 

@@ -2,6 +2,7 @@ package device
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -203,4 +204,44 @@ func TestSamplesViewsBytesInPlace(t *testing.T) {
 	s[1] = -2
 	assert.Equal(t, int16(-2), samples(b)[1])
 	assert.Nil(t, samples(nil))
+}
+
+// TestPlaybackTakeClockStampsEachTake runs the playback callback's work and reads the take clock
+// as the engine does: a count of the takes and the last one's time on time.Now's clock, read
+// after the take moved the ring (a take the clock shows has left its fill).
+func TestPlaybackTakeClockStampsEachTake(t *testing.T) {
+	r := newTestRings(t, Config{Capture: true, Playback: true})
+	n, last := r.playbackTakes()
+	assert.Zero(t, n)
+	assert.True(t, last.IsZero(), "no take yet")
+
+	out := make([]int16, pcm.PeriodSamples)
+	r.playback.Write(make([]int16, 3*pcm.PeriodSamples))
+	for i := 1; i <= 3; i++ {
+		before := time.Now()
+		r.play(out)
+		after := time.Now()
+		n, last = r.playbackTakes()
+		assert.Equal(t, uint64(i), n)
+		// The two clocks are paired to within the few hundred nanoseconds of a cgo call.
+		assert.False(t, last.Before(before.Add(-time.Millisecond)), "take %d stamped %v before it ran", i, before.Sub(last))
+		assert.False(t, last.After(after.Add(time.Millisecond)), "take %d stamped %v after it ran", i, last.Sub(after))
+		assert.Equal(t, (3-i)*pcm.PeriodSamples, r.playback.Len())
+	}
+	// Capture periods are no takes.
+	r.captured(out)
+	n, _ = r.playbackTakes()
+	assert.Equal(t, uint64(3), n)
+
+	r.close()
+	n, last = r.playbackTakes()
+	assert.Zero(t, n, "a closed stream's clock reads zero")
+	assert.True(t, last.IsZero())
+}
+
+func TestPlaybackTakeClockWithoutAPlaybackSide(t *testing.T) {
+	r := newTestRings(t, Config{Capture: true})
+	n, last := r.playbackTakes()
+	assert.Zero(t, n)
+	assert.True(t, last.IsZero())
 }

@@ -12,6 +12,7 @@ package device
 
 import (
 	"errors"
+	"time"
 
 	"sdkpp/audio/ring"
 )
@@ -101,6 +102,18 @@ type CapturePauser interface {
 	// restarts it too. A stream without a capture side ignores it. Like Start, it must not be
 	// called from a device callback.
 	PauseCapture(paused bool) error
+}
+
+// PlaybackClock is a Stream whose playback callback stamps each period it takes from the playback
+// ring, so that the engine can write the next period just before the device takes it rather than
+// as soon as it took the last. The stamps are taken on the device thread with the monotonic clock
+// and published with atomics: the callback neither allocates, locks nor calls into Go for them.
+type PlaybackClock interface {
+	// PlaybackTakes returns how many periods the playback device has taken from the playback
+	// ring so far and when it took the last one, on time.Now's monotonic clock (the zero Time
+	// before the first take). Playback().Len() read after it is no more than that take left
+	// (plus what the engine wrote since). Without a playback side it returns zeros.
+	PlaybackTakes() (takes uint64, last time.Time)
 }
 
 // StreamInfo reports what a Stream opened.

@@ -123,3 +123,40 @@ func TestLogHearsBothMiniaudioContexts(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, 2, tries)
 }
+
+// TestNullBackendStampsPlaybackTakes checks a miniaudio stream's take clock against its
+// counters: one take per playback callback, stamped when it ran, no faster than a period apart.
+func TestNullBackendStampsPlaybackTakes(t *testing.T) {
+	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
+	s, err := c.Open(device.Config{Playback: true})
+	require.NoError(t, err)
+	defer s.Close()
+	clock, ok := s.(device.PlaybackClock)
+	require.True(t, ok, "a miniaudio stream has a take clock")
+	n, last := clock.PlaybackTakes()
+	assert.Zero(t, n)
+	assert.True(t, last.IsZero(), "no take before the start")
+
+	start := time.Now()
+	require.NoError(t, s.Start())
+	var firstN uint64
+	var first time.Time
+	for n < 20 {
+		select {
+		case <-s.Playback().SpaceSignal(): // each take wakes it
+		case <-time.After(2 * time.Second):
+			t.Fatalf("no take within 2 s; %d so far", n)
+		}
+		n, last = clock.PlaybackTakes()
+		if firstN == 0 && n > 0 {
+			firstN, first = n, last
+		}
+	}
+	require.NoError(t, s.Stop())
+	end := time.Now()
+	n, last = clock.PlaybackTakes()
+	assert.Equal(t, s.Stats().PlaybackPeriods, n, "one take per playback callback")
+	assert.False(t, last.Before(start) || last.After(end), "the last take is stamped while the stream ran")
+	nominal := time.Duration(n-firstN) * 10 * time.Millisecond
+	assert.GreaterOrEqual(t, last.Sub(first), nominal*9/10, "takes come no faster than a period apart")
+}

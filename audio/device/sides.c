@@ -8,6 +8,7 @@
 #include <windows.h>
 #else
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -48,7 +49,14 @@ struct sdkpp_side {
 	sdkpp_notifier *n;
 	_Atomic uint64_t periods;
 	_Atomic uint64_t samples;
+	// take is the playback side's take clock: sdkpp_take_clock's layout, atomically accessed.
+	struct {
+		_Atomic uint64_t seq;
+		_Atomic int64_t last_ns;
+	} take;
 };
+
+_Static_assert(sizeof(((sdkpp_side *)0)->take) == sizeof(sdkpp_take_clock), "take clock layout");
 
 sdkpp_notifier *sdkpp_notifier_new(void) {
 	sdkpp_notifier *n = calloc(1, sizeof *n);
@@ -197,8 +205,35 @@ void sdkpp_side_play(sdkpp_side *s, int16_t *out, uint32_t frames) {
 		atomic_store(&st->r, rd + n);
 	}
 	memset(out + n, 0, (want - n) * sizeof(int16_t));
+	// The take clock, after the read index: a reader that sees this take sees its fill.
+	atomic_fetch_add(&s->take.seq, 1);
+	atomic_store(&s->take.last_ns, sdkpp_clock_ns());
+	atomic_fetch_add(&s->take.seq, 1);
 	wake(&st->space_waiting, s->n, SDKPP_WAKE_SPACE);
 }
+
+int64_t sdkpp_clock_ns(void) {
+#ifdef _WIN32
+	// The frequency is fixed at boot: whoever comes first stores it, all with the same value.
+	static _Atomic int64_t freq;
+	int64_t f = atomic_load_explicit(&freq, memory_order_relaxed);
+	if (f == 0) {
+		LARGE_INTEGER q;
+		QueryPerformanceFrequency(&q);
+		f = q.QuadPart;
+		atomic_store_explicit(&freq, f, memory_order_relaxed);
+	}
+	LARGE_INTEGER now;
+	QueryPerformanceCounter(&now);
+	return now.QuadPart / f * 1000000000 + now.QuadPart % f * 1000000000 / f;
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#endif
+}
+
+sdkpp_take_clock *sdkpp_side_take_clock(sdkpp_side *s) { return (sdkpp_take_clock *)&s->take; }
 
 void sdkpp_side_counts(sdkpp_side *s, uint64_t *periods, uint64_t *samples) {
 	*periods = atomic_load(&s->periods);

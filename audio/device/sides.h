@@ -41,4 +41,21 @@ void sdkpp_side_play(sdkpp_side *s, int16_t *out, uint32_t frames);
 // sdkpp_side_counts reports the callbacks run and the samples they moved.
 void sdkpp_side_counts(sdkpp_side *s, uint64_t *periods, uint64_t *samples);
 
+// sdkpp_clock_ns is the monotonic clock, in nanoseconds, that the playback callback stamps its
+// takes with (CLOCK_MONOTONIC; QueryPerformanceCounter on Windows).
+int64_t sdkpp_clock_ns(void);
+
+// A take clock is when a playback side last took audio from its ring, as a sequence lock: seq is
+// odd while the callback writes last_ns, the monotonic time of its latest take, and seq/2 counts
+// the takes finished (the ring's read index already moved). A reader loads seq (even), last_ns,
+// and seq again: the same even value both times makes a matching pair.
+typedef struct {
+	uint64_t seq;
+	int64_t last_ns;
+} sdkpp_take_clock;
+
+// sdkpp_side_take_clock is the address of a playback side's take clock (two 64-bit atomics), for
+// a reader in Go.
+sdkpp_take_clock *sdkpp_side_take_clock(sdkpp_side *s);
+
 #endif

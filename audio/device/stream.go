@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"sdkpp/audio/ring"
 )
@@ -21,6 +22,7 @@ type stream struct {
 var (
 	_ Stream        = (*stream)(nil)
 	_ CapturePauser = (*stream)(nil)
+	_ PlaybackClock = (*stream)(nil)
 )
 
 // open adds a device of kind k to the stream, with the rings' C side of that kind as its data
@@ -55,6 +57,9 @@ func (s *stream) Capture() *ring.Ring  { return s.rings.capture }
 func (s *stream) Playback() *ring.Ring { return s.rings.playback }
 func (s *stream) Info() StreamInfo     { return s.info }
 func (s *stream) Stats() Stats         { return s.rings.stats() }
+
+// PlaybackTakes reports the playback callback's take clock.
+func (s *stream) PlaybackTakes() (uint64, time.Time) { return s.rings.playbackTakes() }
 
 // Start starts the capture device, then the playback device.
 func (s *stream) Start() error {

@@ -3,7 +3,8 @@
 //
 // An Engine owns one processing goroutine, started by Start and ended by Close. The device clock
 // drives it through the two rings: every period (10 ms) the microphone delivers wakes it while a
-// frame is being sent, and every period the speaker takes while there is something to play. A
+// frame is being sent, and once a period while there is something to play, just before the
+// speaker takes it (by the device's take clock) or as it took the period before. A
 // quiet call wakes it far less: with nothing that can be sent, or voice activity listening to
 // silence, once per 20 ms frame of the microphone (push-to-talk released, the frame is not even
 // cleaned: no echo cancellation, noise suppression or encoding), and once per two frames while
@@ -17,8 +18,9 @@
 //     20 ms frame is in: voice activity (vad), the push-to-talk or voice activity gate with its
 //     release delay and end-of-speech marker (ptt), self mute, the captured hook, Opus encoding
 //     (codec), OnPacket, and the no-input detector;
-//   - playback, as the speaker takes a period: the next period goes into the playback ring, which
-//     holds just that (plus a lead that speaker underruns raise and calm lowers). When the last
+//   - playback, just before the speaker takes a period (or, on a device without a take clock, as
+//     soon as it took the one before): the next period goes into the playback ring, which holds
+//     just that (plus a lead that speaker underruns raise and calm lowers). When the last
 //     mixed frame has been played, the packets Receive queued go into one jitter buffer per
 //     sender; each sender's frame is decoded, recovered from FEC or concealed (or faded out after
 //     an end-of-speech marker), passed to the received hook, and mixed (mixer); speaking changes
@@ -167,7 +169,7 @@ type Engine struct {
 	outBuf   []int16 // out's storage
 	encs     [2]*codec.Encoder
 	capLow   bool    // the capture path runs in low-latency mode (e.in, e.enc)
-	mixLow   bool    // the playback path runs in low-latency mode (e.out)
+	mixTick  bool    // the playback path mixes a device period at a time in either mode (mixMode)
 	out      []int16 // the frame being played, a period at a time (interleaved when stereo)
 	outCh    int     // channels of out and of the speaker: 1, or 2 with Options.Stereo
 	mono     []int16 // a played stereo period downmixed, the echo canceller's reference
@@ -428,9 +430,11 @@ const knownDelayBase = 1 << 20
 
 // run is the processing goroutine, on a thread of its own (osthread). The two device sides drive
 // it: each period the microphone delivers goes through the capture path at once (a whole frame
-// is then sent), and each period the speaker takes is replaced at once by the next one. The
-// playback ring thus holds one period beyond the lead that speaker underruns call for (pacing):
-// a packet is heard one period after the speaker next takes audio.
+// is then sent). The playback ring holds the lead that speaker underruns call for (pacing), and
+// the next period is written when the speaker is about to take it: by the device's take clock
+// (device.PlaybackClock) a margin before the take it predicts (justInTime), so that a packet
+// that comes in the meantime is heard at that take rather than a period later; on a device
+// without the clock, as soon as the speaker took the period before.
 func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	defer close(done)
 	capture, playback := s.Capture(), s.Playback()
@@ -440,16 +444,40 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	// from happening (the echo of a period comes periods later in any case). Through a PulseAudio
 	// null sink it raised the echo removed from 29.6 to 35.3 dB.
 	var silence [blockSamples]int16
-	for range pcm.PeriodSamples / blockSamples {
+	// A device with a take clock has each period written just before it takes it, a period
+	// later than one without: one more silent period ahead keeps the reference from running dry.
+	clock, _ := s.(device.PlaybackClock)
+	ahead := 1
+	if clock != nil {
+		ahead = 2
+	}
+	for range ahead * pcm.PeriodSamples / blockSamples {
 		_ = e.apm.Playback(silence[:])
 	}
+	jit := newJustInTime(time.Duration(pcm.PeriodSamples) * time.Second / pcm.SampleRate)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer func() {
+		timer.Stop()
+		if jit.measured > 0 {
+			e.logf("engine: playback written just in time: margin %v at the end, largest need %v, %d writes measured",
+				jit.margin, jit.worst, jit.measured)
+		}
+	}()
+	period := pcm.PeriodSamples * e.outCh
+	e.mixTick = true   // on the devices: a packet waits for the next period, never the next frame
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
 	pauser, _ := s.(device.CapturePauser)
 	capturePaused := false
-	want := pcm.PeriodSamples * e.outCh
+	want := period
 	for {
 		busy := false
+		// The take clock's last reading, while the speaker plays (timed), and when the next
+		// period is due (zero: now, or when the speaker next takes).
+		var takes uint64
+		var last, dueAt time.Time
+		timed := false
 		for capture.Len() >= pcm.PeriodSamples {
 			if e.inFill == 0 {
 				e.captureMode()
@@ -496,7 +524,18 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			// the echo by an amount nobody here knows. The delay estimate looks again at once.
 			e.apm.EchoPathMayMove()
 		}
-		want = (1 + e.pace.periods(under)) * pcm.PeriodSamples * e.outCh
+		if clock != nil && speakerOn {
+			takes, last = clock.PlaybackTakes()
+			if timed = takes > 0; timed {
+				jit.observe(takes, last)
+				if under != e.pace.underruns && jit.short() {
+					// Written too late for the speaker: first back to writing as the speaker
+					// takes the period before (a full period's margin), and only then a lead.
+					e.pace.rebase(under)
+				}
+			}
+		}
+		want = (1 + e.pace.periods(under)) * period
 		for playback.Len() < want {
 			if e.outPos >= len(e.out) && e.mixQuiet && speakerOn && !e.rx.pending() {
 				// Nothing to play and nothing coming: leave the speaker idle (the device plays
@@ -507,8 +546,20 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 				}
 				e.playIdle.Store(false) // a packet slipped in before Receive could see the flag
 			}
+			var take uint64
+			if timed {
+				// Just in time: the next period is mixed when the device is about to need it.
+				take, dueAt = jit.due(takes, last, playback.Len()/period-e.pace.lead)
+				if time.Now().Before(dueAt) {
+					break
+				}
+			}
 			playback.Write(e.nextPeriod())
 			e.pace.wrote()
+			if timed {
+				jit.wrote(take, last, dueAt, time.Now())
+				dueAt = time.Time{}
+			}
 			busy = true
 		}
 		left = playback.Len()
@@ -558,11 +609,27 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		}
 		data := capture.DataSignalAt(need)
 		var space <-chan struct{}
+		var due <-chan time.Time
 		if !e.playIdle.Load() {
-			space = playback.SpaceSignal()
-			if playback.Len() < want {
-				continue
+			if timed && dueAt.IsZero() && playback.Len() >= want {
+				// The ring holds the next period: the one after is due after the next take,
+				// unless that take is overdue (then wait for it).
+				if _, at := jit.due(takes, last, playback.Len()/period-e.pace.lead); time.Now().Before(at) {
+					dueAt = at
+				}
 			}
+			if !dueAt.IsZero() {
+				timer.Reset(time.Until(dueAt))
+				due = timer.C
+			} else {
+				space = playback.SpaceSignal()
+				if playback.Len() < want {
+					continue
+				}
+			}
+		}
+		if due == nil {
+			timer.Stop()
 		}
 		if capture.Len() >= need {
 			continue
@@ -570,6 +637,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		select {
 		case <-data:
 		case <-space:
+		case <-due:
 		case <-e.wake:
 		case <-stop:
 			return
@@ -666,7 +734,7 @@ func (e *Engine) SetSelfMute(on bool) { e.selfMute.Store(on) }
 
 // SetLowLatency switches the low-latency mode (off by default): 10 ms frames instead of 20, sent
 // in Opus's restricted low-delay mode (2.5 ms of look-ahead instead of 6.5, no in-band FEC), and
-// mixed 10 ms at a time. Each path switches at its next frame boundary; receivers follow each
+// mixed 10 ms at a time (as every mode is on the devices). Each path switches at its next frame boundary; receivers follow each
 // sender's frame size whatever their own mode.
 func (e *Engine) SetLowLatency(on bool) {
 	e.lowLatency.Store(on)

@@ -322,7 +322,7 @@ func TestPulseEchoCancellation(t *testing.T) {
 		var frame int
 		var energy []float64 // per half second after converge
 		e, err := New(voice.EngineConfig{
-			InputDevice: pulseID("vsink.monitor"), OutputDevice: pulseID("vsink"),
+			InputDevice: pulseID("vsink.monitor"), OutputDevice: pulseID("vsink"), Logf: t.Logf,
 			Captured: func(s []int16) {
 				mu.Lock()
 				defer mu.Unlock()

@@ -66,6 +66,9 @@ func main() {
 	memoryOnly := flag.Bool("memory", false, "measure only the in-memory paths: the floor and the relay")
 	pulseOnly := flag.Bool("pulse", false, "measure only the PulseAudio paths")
 	gstOnly := flag.Bool("gst", false, "measure only the GStreamer peers (with -pulse's device paths)")
+	enginesOnly := flag.Bool("engines", false, "measure only the engines through the null sinks, each path "+
+		"reported even when another failed, its bursts measured five at a time and runs with an unheard one left "+
+		"out (to compare two engine builds in turns on a loaded machine)")
 	gstBuffers := flag.String("gst-buffers", "", "the peers' buffers, to find the lowest that play: "+
 		"pulsesrc buffer-time,latency-time (µs), pulsesink buffer-time,latency-time (µs), rtpjitterbuffer latency (ms)")
 	flag.Parse()
@@ -79,6 +82,10 @@ func main() {
 		for i := range peers {
 			peers[i].srcBufferUs, peers[i].srcLatencyUs, peers[i].sinkBufferUs, peers[i].sinkLatencyUs, peers[i].jitterMs = b[0], b[1], b[2], b[3], b[4]
 		}
+	}
+	if *enginesOnly {
+		runEngines(*bursts)
+		return
 	}
 	if *pulseOnly || *gstOnly {
 		if err := runPulse(*bursts, peers, *gstOnly); err != nil {
@@ -205,6 +212,28 @@ func runPulse(bursts int, peers []peer, onlyPeers bool) error {
 			r.peer.name, lp[0], gp[0], lp[0]/gp[0], verdict)
 	}
 	return nil
+}
+
+// runEngines measures and prints the engines' PulseAudio paths alone, each whether or not the
+// others could be measured.
+func runEngines(bursts int) {
+	p, errs := measurePulseEngines(bursts)
+	for _, x := range []struct {
+		name string
+		ms   []float64
+		err  error
+	}{
+		{"two device hops, two engines                  ", p.engines, errs[0]},
+		{"two engines through the relay, default mode    ", p.relay, errs[1]},
+		{"two engines through the relay, low-latency mode", p.relayLow, errs[2]},
+	} {
+		if x.err != nil {
+			fmt.Printf("PulseAudio null sinks, %s not measured: %v\n", x.name, firstLine(x.err))
+			continue
+		}
+		q := percentiles(x.ms)
+		fmt.Printf("PulseAudio null sinks, %s p50 %5.1f ms  p90 %5.1f ms\n", x.name, q[0], q[1])
+	}
 }
 
 // printFloor prints the engine's floor, with the preprocessor (the default) and without it, and
