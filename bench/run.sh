@@ -76,5 +76,8 @@ go build -o "$out/voice" ./bench/voice
 
 echo
 echo "== voice: a quiet call's CPU in a 60 fps game loop, against the bare loop (PulseAudio null sink) =="
+echo "(the game is native: a C loop linking the library above; the bare loop is the same C loop built without it)"
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude bench/quiet_game.c -o "$out/quiet_game" -L"$out" -lsdkpp -Wl,-rpath,"$out"
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DQUIET_BARE bench/quiet_game.c -o "$out/quiet_bare"
 go build -o "$out/quiet" ./bench/quiet
-"$out/quiet"
+"$out/quiet" -game "$out/quiet_game" -bare "$out/quiet_bare"

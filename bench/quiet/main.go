@@ -2,12 +2,16 @@
 // a 60 fps game loop while it sits alone in a call with nobody speaking, against the same loop
 // with no SDK at all (the bare loop) and with a client that is connected but in no call.
 //
-// Each figure is one child process (this program again, with -child) that runs the loop for
-// -seconds after the state is reached and reports the CPU time it used (user and system, every
-// thread of the process: the engine's, the sound system client's, the runtime's) per second of
-// wall time. The service runs in this parent process, the sound system is a private PulseAudio
-// with a null sink (a real device path: the engine plays into the sink and captures its monitor,
-// which is silent), and the loop calls RunCallbacks once a frame as a game does.
+// Each figure is one child process, a native game (bench/quiet_game.c): a C program linking
+// libsdkpp.so whose loop sleeps to each frame's deadline with clock_nanosleep (absolute, on the
+// monotonic clock) and calls Sdkpp_RunCallbacks once a frame, as a game does. It reaches the
+// scenario's state through the C ABI, lets a second settle, runs the loop for -seconds and reports
+// the CPU time it used (user and system, every thread of the process: the engine's, the sound
+// system client's, the Go runtime's) per second of wall time. The bare loop is the same program
+// built without the SDK (a process that only loads the library already runs the Go runtime's
+// threads). The service runs in this parent process, which hands each child a player's token and
+// a lobby secret; the sound system is a private PulseAudio with a null sink (a real device path:
+// the engine plays into the sink and captures its monitor, which is silent).
 //
 // Scenarios: bare (the loop alone), connected (a client connected, in no call), ptt (in a call
 // alone, push-to-talk released), vad (in a call alone, voice activity mode, silence at the
@@ -19,16 +23,19 @@
 // microphone's device, so only the speaker's runs; with voice activity both run and every frame
 // is cleaned and measured. No Go code runs on those threads (the data callbacks are C): a Go
 // callback there left a P in a system call for the runtime's sysmon to retake every period, after
-// which sysmon polled every 20 us, which perf showed as about half of the cost before. perf, not
-// pprof, sees this: it runs outside Go code.
+// which sysmon polled every 20 us, which perf showed as about half of the cost before. A loop of
+// Go timers (the child was a Go program before) wakes sysmon the same way whenever a timer is
+// late, a cost of the harness a native game does not pay.
 //
-// Run by bench/run.sh (make bench). -cpuprofile DIR writes each child's CPU profile there.
+// Run by bench/run.sh (make bench), which builds the two games. -cpuprofile DIR runs each child
+// under perf record (call graphs) and writes its profile there: the child is C, so there is no
+// pprof profile, and perf sees the C threads pprof never did; the figures of a profiled run
+// include perf's sampling.
 package main
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,23 +43,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
-	"sdkpp/audio/engine"
 	"sdkpp/bench/internal/players"
-	"sdkpp/core"
-	"sdkpp/core/voice"
 	"sdkpp/internal/pulseserver"
 	"sdkpp/server"
 	"sdkpp/server/ratelimit"
 )
 
-// frameTime is one frame of the game's 60 fps loop.
-const frameTime = time.Second / 60
+// loopSettings describes the children's loop, printed beside the figures.
+const loopSettings = "a C loop: clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to each 16.667 ms frame, " +
+	"Sdkpp_RunCallbacks once a frame (libsdkpp.so, the library's stereo engine)"
 
 // Bounds the issue sets, printed beside the figures.
 const (
@@ -63,30 +65,48 @@ const (
 var scenarios = []string{"bare", "connected", "ptt", "vad"}
 
 func main() {
-	child := flag.String("child", "", "internal: run one scenario and print its CPU share")
+	game := flag.String("game", "", "the game linking libsdkpp.so (bench/quiet_game.c); default quiet_game beside this program")
+	bare := flag.String("bare", "", "the same game built without the SDK; default quiet_bare beside this program")
+	only := flag.String("scenarios", strings.Join(scenarios, ","), "the scenarios to run, comma-separated")
 	seconds := flag.Float64("seconds", 6, "seconds each turn measures, after the state is reached")
 	turns := flag.Int("turns", 3, "turns of every scenario")
-	profileDir := flag.String("cpuprofile", "", "write each child's CPU profile into this directory")
-	only := flag.String("scenarios", strings.Join(scenarios, ","), "the scenarios to run, comma-separated")
+	profileDir := flag.String("cpuprofile", "", "run each child under perf record and write its profile into this directory")
 	flag.Parse()
-	var err error
-	if *child != "" {
-		err = runChild(*child, time.Duration(*seconds*float64(time.Second)), os.Getenv("SDKPP_QUIET_PROFILE"))
-	} else {
-		err = run(strings.Split(*only, ","), *seconds, *turns, *profileDir)
-	}
+	err := run(config{game: *game, bare: *bare, scenarios: strings.Split(*only, ","),
+		seconds: *seconds, turns: *turns, profileDir: *profileDir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/quiet:", err)
 		os.Exit(1)
 	}
 }
 
-// run starts the sound server and the service, runs the turns of the scenarios named in run (in
-// the order of scenarios) and prints the medians.
-func run(only []string, seconds float64, turns int, profileDir string) error {
-	for _, sc := range only {
+// config is what run needs from the flags.
+type config struct {
+	game, bare string   // the two children's executables
+	scenarios  []string // the scenarios to run (in the order of scenarios)
+	seconds    float64  // measured seconds a turn
+	turns      int
+	profileDir string // where perf writes each child's profile, if set
+}
+
+// run starts the sound server and the service, runs every scenario's turns and prints the
+// medians.
+func run(cfg config) error {
+	for _, sc := range cfg.scenarios {
 		if !slices.Contains(scenarios, sc) {
 			return fmt.Errorf("no scenario %q (there are %s)", sc, strings.Join(scenarios, ", "))
+		}
+	}
+	if cfg.game == "" || cfg.bare == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding the games beside this program: %w", err)
+		}
+		if cfg.game == "" {
+			cfg.game = filepath.Join(filepath.Dir(self), "quiet_game")
+		}
+		if cfg.bare == "" {
+			cfg.bare = filepath.Join(filepath.Dir(self), "quiet_bare")
 		}
 	}
 	snd, err := pulseserver.Start("room")
@@ -107,20 +127,16 @@ func run(only []string, seconds float64, turns int, profileDir string) error {
 	defer srv.Close()
 	base := srv.URL()
 	botToken := srv.DevCredentials().Applications[0].BotToken
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if profileDir != "" {
-		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+	if cfg.profileDir != "" {
+		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 			return err
 		}
 	}
 
 	shares := map[string][]float64{}
-	for turn := range turns {
+	for turn := range cfg.turns {
 		for _, sc := range scenarios {
-			if !slices.Contains(only, sc) {
+			if !slices.Contains(cfg.scenarios, sc) {
 				continue
 			}
 			// A player of its own each turn: the service keeps a call's member a moment after it
@@ -129,13 +145,20 @@ func run(only []string, seconds float64, turns int, profileDir string) error {
 			if err != nil {
 				return err
 			}
-			cmd := exec.Command(self, "-child", sc, "-seconds", fmt.Sprint(seconds))
-			cmd.Env = append(os.Environ(), snd.Env()...)
-			cmd.Env = append(cmd.Env, "SDKPP_QUIET_BASE="+base, "SDKPP_QUIET_TOKEN="+token,
-				fmt.Sprintf("SDKPP_QUIET_LOBBY=quiet-%d", turn))
-			if profileDir != "" {
-				cmd.Env = append(cmd.Env, "SDKPP_QUIET_PROFILE="+filepath.Join(profileDir, fmt.Sprintf("%s-%d.pprof", sc, turn)))
+			exe := cfg.game
+			if sc == "bare" {
+				exe = cfg.bare
 			}
+			args := []string{exe, sc, fmt.Sprint(cfg.seconds)}
+			if cfg.profileDir != "" {
+				out := filepath.Join(cfg.profileDir, fmt.Sprintf("%s-%d.perf.data", sc, turn))
+				args = append([]string{"perf", "record", "-q", "-g", "-o", out, "--"}, args...)
+			}
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Env = append(os.Environ(), snd.Env()...)
+			cmd.Env = append(cmd.Env,
+				"SDKPP_QUIET_API_BASE="+base+server.APIVersionPath, "SDKPP_QUIET_WEB_BASE="+base,
+				"SDKPP_QUIET_TOKEN="+token, fmt.Sprintf("SDKPP_QUIET_LOBBY=quiet-%d", turn))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -149,8 +172,9 @@ func run(only []string, seconds float64, turns int, profileDir string) error {
 			shares[sc] = append(shares[sc], r.Percent)
 		}
 	}
+	fmt.Printf("60 fps game loop (%s), %.0f s a turn, %d turns each, medians (the machine is shared: figures are noisy)\n",
+		loopSettings, cfg.seconds, cfg.turns)
 	med := func(sc string) float64 { return median(shares[sc]) }
-	fmt.Printf("60 fps game loop, %.0f s a turn, %d turns each, medians (the machine is shared: figures are noisy)\n", seconds, turns)
 	lines := []struct{ sc, label, bound string }{
 		{"bare", "bare loop, no SDK", ""},
 		{"connected", "connected, in no call", ""},
@@ -172,98 +196,6 @@ func run(only []string, seconds float64, turns int, profileDir string) error {
 // childResult is what a child prints.
 type childResult struct {
 	Percent float64 `json:"percent"` // CPU time per wall time, in percent of one core
-}
-
-// runChild reaches the scenario's state, then runs the game loop for d and prints its CPU share.
-func runChild(sc string, d time.Duration, profile string) error {
-	loop := func(until time.Time) {
-		next := time.Now()
-		for time.Now().Before(until) {
-			if sc != "bare" {
-				core.RunCallbacks()
-			}
-			next = next.Add(frameTime)
-			time.Sleep(time.Until(next))
-		}
-	}
-	if sc != "bare" {
-		c, err := connect(sc)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		loop(time.Now().Add(time.Second)) // what follows the connection settles
-	}
-	var f *os.File
-	if profile != "" {
-		var err error
-		if f, err = os.Create(profile); err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
-	cpu0, t0 := cpuTime(), time.Now()
-	loop(t0.Add(d))
-	cpu1, t1 := cpuTime(), time.Now()
-	if f != nil {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
-	return json.NewEncoder(os.Stdout).Encode(childResult{Percent: 100 * (cpu1 - cpu0).Seconds() / t1.Sub(t0).Seconds()})
-}
-
-// connect makes the scenario's client: connected, and for ptt and vad alone in a call.
-func connect(sc string) (*core.Client, error) {
-	// The library's own engine factory (capi's): the platform's default sound system, which
-	// PULSE_SERVER points at the private server.
-	voice.SetEngineFactory(func(cfg voice.EngineConfig) (voice.Engine, error) {
-		return engine.New(cfg, engine.Options{})
-	})
-	base := os.Getenv("SDKPP_QUIET_BASE")
-	c := core.NewClientWithBases(base+server.APIVersionPath, base)
-	c.UpdateToken(core.AuthorizationTokenTypeBearer, os.Getenv("SDKPP_QUIET_TOKEN"), core.Func(func(*core.ClientResult) {}))
-	c.Connect()
-	if !players.Pump(10*time.Second, func() bool { return c.GetStatus() == core.ClientStatusReady }) {
-		c.Close()
-		return nil, errors.New("the client did not connect")
-	}
-	if sc == "connected" {
-		return c, nil
-	}
-	var res *core.ClientResult
-	var lobby uint64
-	c.CreateOrJoinLobby(os.Getenv("SDKPP_QUIET_LOBBY")+"-"+sc, core.Func(func(r *core.ClientResult, id uint64) { res, lobby = r, id }))
-	if !players.Pump(10*time.Second, func() bool { return res != nil }) || !res.Successful() {
-		c.Close()
-		return nil, errors.New("could not join the lobby")
-	}
-	call := c.StartCall(lobby)
-	if call == nil {
-		c.Close()
-		return nil, errors.New("StartCall refused")
-	}
-	if sc == "ptt" {
-		call.SetAudioMode(core.AudioModeTypeMODE_PTT)
-		call.SetPTTActive(false)
-	} else {
-		call.SetAudioMode(core.AudioModeTypeMODE_VAD)
-	}
-	if !players.Pump(20*time.Second, func() bool { return call.GetStatus() == core.CallStatusConnected }) {
-		c.Close()
-		return nil, errors.New("the call did not connect")
-	}
-	return c, nil
-}
-
-// cpuTime is the CPU time (user and system) the whole process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func median(v []float64) float64 {
