@@ -301,10 +301,16 @@ func Sdkpp_FreeProperties(props C.Sdkpp_Properties) {
 	C.free(unsafe.Pointer(props.values))
 }
 
-//export Sdkpp_RunCallbacks
-func Sdkpp_RunCallbacks() {
+// sdkpp_run_queued runs the queued callbacks for Sdkpp_RunCallbacks, which wait.c defines so that
+// a call with nothing queued does not enter Go, and reports whether callbacks are still queued:
+// queued while it ran, or left to a run that another thread (or a callback's own
+// Sdkpp_RunCallbacks) has in progress.
+//
+//export sdkpp_run_queued
+func sdkpp_run_queued() (queued C.bool) {
 	defer guard("RunCallbacks")
 	core.RunCallbacks()
+	return C.bool(core.WaitCallbacks(0))
 }
 
 // Every queued callback counts in wait.c, for Sdkpp_WaitForCallbacks and

@@ -3,6 +3,7 @@
 // where it would wait on a goroutine stack for locks the runtime's other suspended threads may
 // hold. Go bumps a counter (sdkpp_wait_wake) each time a callback is queued; waiters sleep here
 // until it changes or their timeout passes.
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "sdkpp.h"
@@ -106,4 +107,30 @@ SDKPP_API bool SDKPP_CALL Sdkpp_WaitForCallbackSignal(uint64_t* seen, uint32_t t
 	}
 	*seen = sdkpp_wait_seq();
 	return *seen != was;
+}
+
+// sdkpp_run_queued (runtime.go) runs the queued callbacks in Go and reports whether callbacks are
+// still queued (queued while it ran, or left to a run in progress on another thread).
+extern _Bool sdkpp_run_queued(void);
+
+// The count of queued callbacks (sdkpp_wait_seq) when the last run began, and whether a run left
+// callbacks queued.
+static _Atomic uint64_t sdkpp_ran_seq;
+static _Atomic _Bool sdkpp_run_again;
+
+// Sdkpp_RunCallbacks enters Go only when a callback was queued since the last run began. A game
+// calls it every frame, mostly with nothing queued: a call from a game's thread into Go costs a
+// transition into the runtime, and each one leaves the runtime's monitor thread polling at its
+// shortest interval for a while (perf showed it as most of what a quiet voice call costs a
+// native game). A callback queued just as the count is read runs on the next call.
+SDKPP_API void SDKPP_CALL Sdkpp_RunCallbacks(void) {
+	uint64_t queued = sdkpp_wait_seq();
+	if (queued == atomic_load(&sdkpp_ran_seq) && !atomic_load(&sdkpp_run_again)) {
+		return;
+	}
+	atomic_store(&sdkpp_ran_seq, queued);
+	atomic_store(&sdkpp_run_again, 0);
+	if (sdkpp_run_queued()) {
+		atomic_store(&sdkpp_run_again, 1);
+	}
 }

@@ -1718,7 +1718,10 @@ SDKPP_API void* SDKPP_CALL Sdkpp_Alloc(size_t size);
 SDKPP_API void SDKPP_CALL Sdkpp_Free(void* ptr);
 /** Frees every key, every value and both arrays of props. */
 SDKPP_API void SDKPP_CALL Sdkpp_FreeProperties(Sdkpp_Properties props);
-/** Runs every queued callback on the calling thread; call it once per frame. */
+/**
+ * Runs every queued callback on the calling thread; call it once per frame. With nothing
+ * queued it returns at once, without entering the library's Go runtime.
+ */
 SDKPP_API void SDKPP_CALL Sdkpp_RunCallbacks(void);
 /**
  * Blocks the calling thread until a callback is queued or timeoutMs milliseconds pass; true if

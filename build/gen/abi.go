@@ -223,7 +223,8 @@ var (
 		{Name: "Sdkpp_FreeProperties", Ret: "void", Params: []cField{{"Sdkpp_Properties", "props"}},
 			Doc: []string{"Frees every key, every value and both arrays of props."}},
 		{Name: "Sdkpp_RunCallbacks", Ret: "void",
-			Doc: []string{"Runs every queued callback on the calling thread; call it once per frame."}},
+			Doc: []string{"Runs every queued callback on the calling thread; call it once per frame. With nothing",
+				"queued it returns at once, without entering the library's Go runtime."}},
 		{Name: "Sdkpp_WaitForCallbacks", Ret: "bool", Params: []cField{{"uint32_t", "timeoutMs"}}, Doc: []string{
 			"Blocks the calling thread until a callback is queued or timeoutMs milliseconds pass; true if",
 			"callbacks are queued. It runs none: call Sdkpp_RunCallbacks next. For a thread that serves",

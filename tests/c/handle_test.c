@@ -322,6 +322,34 @@ static void test_one_shot_callbacks(void)
     CHECK(lg.calls == 0);
 }
 
+/* A callback that queues another and calls Sdkpp_RunCallbacks itself: the inner call runs nothing
+ * (a run is in progress), and the callback it queued runs on the next outer call, although no
+ * callback was queued after that inner call (RunCallbacks enters Go only when one is queued). */
+static Sdkpp_Client reentrant_client;
+static struct probe reentrant_inner;
+
+static void SDKPP_CALL on_installed_reentrant(bool installed, void* ud)
+{
+    on_installed(installed, ud);
+    Sdkpp_Client_IsDiscordAppInstalled(&reentrant_client, on_installed, probe_free, &reentrant_inner);
+    Sdkpp_RunCallbacks();
+    CHECK(reentrant_inner.calls == 0);
+}
+
+static void test_reentrant_run_callbacks(void)
+{
+    Sdkpp_Client_Init(&reentrant_client);
+    struct probe outer = {0};
+    Sdkpp_Client_IsDiscordAppInstalled(&reentrant_client, on_installed_reentrant, probe_free, &outer);
+    Sdkpp_RunCallbacks();
+    CHECK(outer.calls == 1 && reentrant_inner.calls == 0);
+    Sdkpp_RunCallbacks();
+    CHECK(reentrant_inner.calls == 1 && reentrant_inner.frees == 1);
+    Sdkpp_RunCallbacks(); /* nothing queued: returns at once */
+    CHECK(reentrant_inner.calls == 1);
+    Sdkpp_Client_Drop(&reentrant_client);
+}
+
 /* rule AU-10: log messages reach the log callback on the RunCallbacks thread, without credentials. */
 static void test_log_callback_and_redaction(void)
 {
@@ -443,6 +471,7 @@ int main(void)
     test_authorization_args();
     test_client_basics();
     test_one_shot_callbacks();
+    test_reentrant_run_callbacks();
     test_wait_for_callbacks();
     test_wait_for_callback_signal();
     test_log_callback_and_redaction();
