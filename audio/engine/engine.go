@@ -169,7 +169,7 @@ type Engine struct {
 	outBuf   []int16 // out's storage
 	encs     [2]*codec.Encoder
 	capLow   bool    // the capture path runs in low-latency mode (e.in, e.enc)
-	mixTick  bool    // the playback path mixes a device period at a time in either mode (mixMode)
+	mixLow   bool    // the playback path runs in low-latency mode (e.out)
 	out      []int16 // the frame being played, a period at a time (interleaved when stereo)
 	outCh    int     // channels of out and of the speaker: 1, or 2 with Options.Stereo
 	mono     []int16 // a played stereo period downmixed, the echo canceller's reference
@@ -465,7 +465,6 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 		}
 	}()
 	period := pcm.PeriodSamples * e.outCh
-	e.mixTick = true   // on the devices: a packet waits for the next period, never the next frame
 	left := 0          // the playback ring's fill after the last look
 	speakerOn := false // the speaker has taken audio since the stream started
 	pauser, _ := s.(device.CapturePauser)
@@ -734,7 +733,7 @@ func (e *Engine) SetSelfMute(on bool) { e.selfMute.Store(on) }
 
 // SetLowLatency switches the low-latency mode (off by default): 10 ms frames instead of 20, sent
 // in Opus's restricted low-delay mode (2.5 ms of look-ahead instead of 6.5, no in-band FEC), and
-// mixed 10 ms at a time (as every mode is on the devices). Each path switches at its next frame boundary; receivers follow each
+// mixed 10 ms at a time. Each path switches at its next frame boundary; receivers follow each
 // sender's frame size whatever their own mode.
 func (e *Engine) SetLowLatency(on bool) {
 	e.lowLatency.Store(on)

@@ -60,16 +60,11 @@ func (e *Engine) captureMode() {
 	e.noInput.SetFrame(time.Duration(ms) * time.Millisecond)
 }
 
-// mixMode switches the playback path to the mode last asked for, between two mixed frames: a
-// frame of the mode's length for step, and on the devices (mixTick) one device period in either
-// mode, so that decoding follows the speaker's periods: a 20 ms packet that comes just after a
-// mix waits for the next period the speaker takes rather than for the next 20 ms frame.
+// mixMode switches the playback path to the mode last asked for, between two mixed frames.
 func (e *Engine) mixMode() {
-	n := modeFrame(e.lowLatency.Load())
-	if e.mixTick {
-		n = pcm.PeriodSamples
-	}
-	if n*e.outCh != len(e.out) {
+	if low := e.lowLatency.Load(); low != e.mixLow {
+		e.mixLow = low
+		n := modeFrame(low)
 		e.out = e.outBuf[:n*e.outCh]
 		e.mix.SetFrameDuration(n * 1000 / pcm.SampleRate)
 	}
@@ -190,7 +185,7 @@ func (e *Engine) captureFrame(frame []int16) {
 // nextPeriod returns the next device period to play, mixing a new frame when the last one has
 // been played, and queues it as the echo canceller's reference. When nobody is heard the frame's
 // second period is left out, so that the next mix, and the first frame of a talk spurt with it,
-// comes a period sooner. (On the devices each mix is one period: mixTick.)
+// comes a period sooner.
 func (e *Engine) nextPeriod() []int16 {
 	n := pcm.PeriodSamples * e.outCh
 	if e.outPos >= len(e.out) {
