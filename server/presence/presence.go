@@ -179,9 +179,7 @@ func (s *Service) Reshare(here func(userID uint64) bool) {
 		s.share(u.id, u.p)
 	}
 	for _, inv := range invites {
-		if s.ShareInvite != nil {
-			s.ShareInvite(inv)
-		}
+		s.shareInvite(inv.Invite, inv.Secret)
 	}
 }
 

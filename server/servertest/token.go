@@ -36,10 +36,17 @@ func (e *Env) Token(t testing.TB, username, scope string) wire.TokenResponse {
 	if err != nil {
 		t.Fatalf("servertest: token request: %v", err)
 	}
+	return tokenResponse(t, res, "token request")
+}
+
+// tokenResponse reads a successful token response from res, failing t (what names the request)
+// otherwise.
+func tokenResponse(t testing.TB, res *http.Response, what string) wire.TokenResponse {
+	t.Helper()
 	defer res.Body.Close()
 	var tr wire.TokenResponse
 	if err := json.NewDecoder(res.Body).Decode(&tr); err != nil || res.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		t.Fatalf("servertest: token request: HTTP %d (%v)", res.StatusCode, err)
+		t.Fatalf("servertest: %s: HTTP %d (%v)", what, res.StatusCode, err)
 	}
 	return tr
 }
@@ -67,10 +74,5 @@ func (e *Env) ProvisionalToken(t testing.TB, externalID, globalName string) stri
 	if err != nil {
 		t.Fatalf("servertest: provisional token request: %v", err)
 	}
-	defer res.Body.Close()
-	var tr wire.TokenResponse
-	if err := json.NewDecoder(res.Body).Decode(&tr); err != nil || res.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		t.Fatalf("servertest: provisional token request: HTTP %d (%v)", res.StatusCode, err)
-	}
-	return tr.AccessToken
+	return tokenResponse(t, res, "provisional token request").AccessToken
 }

@@ -109,9 +109,7 @@ func TestGuildVoiceStatesCrossNodes(t *testing.T) {
 	alice := guildtest.Dial(t, a, "?v=10&encoding=json")
 	alice.Identify(token, 0)
 	alice.Send(gwire.OpVoiceStateUpdate, map[string]any{"guild_id": g.ID.String(), "channel_id": voice.String(), "self_mute": true})
-	alice.Send(gwire.OpHeartbeat, nil)
-	for alice.Next().Op != gwire.OpHeartbeatACK { // A took the op 4 before this
-	}
+	untilAck(alice) // A took the op 4 before this
 
 	// states identifies the bot on node n and returns the guild's voice states in GUILD_CREATE.
 	states := func(n int) []wire.VoiceState {
@@ -184,9 +182,7 @@ func TestStartedNodeLearnsWhatTheStreamNoLongerHolds(t *testing.T) {
 	alice := guildtest.Dial(t, a, "?v=10&encoding=json")
 	alice.Identify(a.Token(t, "alice", "openid sdk.social_layer").AccessToken, 0)
 	alice.Send(gwire.OpVoiceStateUpdate, map[string]any{"guild_id": g.ID.String(), "channel_id": g.Channels[0].ID.String()})
-	alice.Send(gwire.OpHeartbeat, nil)
-	for alice.Next().Op != gwire.OpHeartbeatACK { // A took the op 4 before this
-	}
+	untilAck(alice) // A took the op 4 before this
 	waitFor(t, "B to know it all", func() bool {
 		return c.Nodes[1].Server.Hub().Online(host.id) && c.Nodes[1].Server.Hub().Online(uint64(a.User("alice").ID))
 	})
@@ -224,4 +220,13 @@ func TestStartedNodeLearnsWhatTheStreamNoLongerHolds(t *testing.T) {
 	bot.Until(gwire.EventGuildCreate, &d)
 	require.Len(t, d.VoiceStates, 1, "node 3 knows alice's voice state")
 	assert.Equal(t, a.User("alice").ID, d.VoiceStates[0].UserID)
+}
+
+// untilAck sends a heartbeat and reads up to its ACK, past the dispatches before it: the node
+// has taken every payload sent before.
+func untilAck(g *guildtest.Gateway) {
+	g.T.Helper()
+	g.Send(gwire.OpHeartbeat, nil)
+	for g.Next().Op != gwire.OpHeartbeatACK {
+	}
 }
