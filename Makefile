@@ -182,7 +182,8 @@ test-windows: windows $(WINE_SYSTEM)/bcryptprimitives.dll
 	@# The named pipes: the SDK's RPC client and the desktop client's peer, both sides on Windows.
 	$(WINE) $(WIN)/rpc_test.exe -test.count=1
 	$(WINE) $(WIN)/desktop_test.exe -test.count=1
-	SDKPP_E2E_WINE=$(abspath $(WIN)) SDKPP_WINE=$(WINE) $(GO) test -count=1 -v -run 'TestAccountLinking' ./tests/e2e/
+	SDKPP_E2E_WINE=$(abspath $(WIN)) SDKPP_WINE=$(WINE) build/scripts/vtest.sh $(WIN)/e2e.log \
+		$(GO) test -count=1 -v -run 'TestAccountLinking' ./tests/e2e/
 	$(WINE) wineserver -w
 
 # What a game team downloads, into build/dist/ from the libraries built above (build/scripts/dist.sh):
@@ -348,7 +349,7 @@ test-e2e: $(LIB) $(BUILD)/sdkpp-browser $(BUILD)/sdkpp-server $(SAMPLE_GAME) $(S
 	SDKPP_DEMO=$(abspath $(E2E))/demo SDKPP_DEMO_BIN=$(abspath $(BUILD)) \
 	LD_LIBRARY_PATH=$(abspath $(BUILD)) SDKPP_E2E_CPP=$(abspath $(E2E))/auth_e2e_cpp \
 		SDKPP_E2E_CSHARP=$(abspath $(E2E))/AuthE2E.exe SDKPP_BROWSER=$(abspath $(BUILD))/sdkpp-browser \
-		$(GO) test -count=1 -v ./tests/e2e/
+		build/scripts/vtest.sh $(E2E)/e2e.log $(GO) test -count=1 -v ./tests/e2e/
 
 # The consent page in a real browser: headless Chromium from Debian.
 test-browser: $(CLIBS)
