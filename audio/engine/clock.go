@@ -29,7 +29,11 @@ const (
 // in bursts). The margin rises at once to the largest need plus a guard, and falls slowly.
 // A write that still comes too late leaves the device short (an underrun): the margin goes to a
 // whole period at once, the schedule of an engine without the clock (writing as the device takes
-// the period before), and falls again from there. Only a device left short at that margin has the
+// the period before), and holds there for a calm spell of measured writes before it falls again;
+// each underrun doubles the spell, as the pacing's does for its lead. A machine too busy for the
+// margin once is likely to be again: without the hold, the margin fell back within seconds and
+// every burst of load left the device short anew, each time a period of silence more in the
+// player's ear, and the lead never grew. Only a device left short at a whole period has the
 // engine's pacing raise the lead by a period, as it does without the clock.
 //
 // Times are on the clock of the take stamps (time.Now's monotonic clock in the engine).
@@ -43,11 +47,14 @@ type justInTime struct {
 
 	measured uint64        // writes measured so far
 	worst    time.Duration // the largest need measured
+
+	held      int // measured writes for which the margin still holds a whole period
+	calmSpell int // the hold the next underrun starts
 }
 
 // newJustInTime returns a scheduler for a device that takes a period every interval.
 func newJustInTime(interval time.Duration) justInTime {
-	return justInTime{interval: interval, margin: min(jitFirstMargin, interval)}
+	return justInTime{interval: interval, margin: min(jitFirstMargin, interval), calmSpell: firstCalm}
 }
 
 // due returns, for a period written now while the ring holds ahead whole periods beyond the lead,
@@ -83,20 +90,26 @@ func (j *justInTime) observe(takes uint64, last time.Time) {
 	j.measured++
 	j.worst = max(j.worst, need)
 	target := max(need+jitGuard, jitMinMargin)
-	if target > j.margin {
+	switch {
+	case target > j.margin:
 		j.margin = min(target, j.interval)
-	} else {
+	case j.held > 0:
+		j.held--
+	default:
 		j.margin -= (j.margin - target) / jitFall
 	}
 }
 
 // short takes an underrun: it reports whether the margin had room to grow, and grows it to a
-// whole period; false means the margin was already a period and the lead must grow instead.
+// whole period for a calm spell; false means the margin was already a period and the lead must
+// grow instead.
 func (j *justInTime) short() bool {
 	if j.margin >= j.interval {
 		return false
 	}
 	j.margin = j.interval
+	j.held = j.calmSpell
+	j.calmSpell = min(2*j.calmSpell, maxCalm)
 	j.take = 0 // the write being measured was scheduled with the old margin
 	return true
 }

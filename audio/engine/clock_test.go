@@ -130,8 +130,26 @@ func TestJustInTimeUnderrunGoesToAWholePeriodFirst(t *testing.T) {
 	assert.True(t, j.short(), "the margin had room: it takes the underrun")
 	assert.Equal(t, testInterval, j.margin)
 	assert.False(t, j.short(), "at a whole period the lead must grow instead")
-	// And it falls again on a steady device.
-	margins, short := play(&j, 1000, func(int) float64 { return 0 }, 0.2)
+	// It holds a whole period for the calm spell, then falls again on a steady device.
+	margins, short := play(&j, firstCalm+1000, func(int) float64 { return 0 }, 0.2)
 	assert.Zero(t, short)
+	for i := range firstCalm {
+		require.Equal(t, testInterval, margins[i], "write %d of the calm spell", i)
+	}
 	assert.Less(t, margins[len(margins)-1], testInterval/2)
+}
+
+// A machine that leaves the device short again after the margin fell holds a whole period for
+// twice as long each time, up to maxCalm: bursts of load stop costing an underrun each.
+func TestJustInTimeHoldDoublesWithEachUnderrun(t *testing.T) {
+	j := newJustInTime(testInterval)
+	play(&j, 2000, func(int) float64 { return 0 }, 0.2)
+	for _, hold := range []int{firstCalm, 2 * firstCalm, 4 * firstCalm, maxCalm, maxCalm} {
+		require.True(t, j.short(), "the margin had fallen below a period")
+		margins, short := play(&j, hold+2000, func(int) float64 { return 0 }, 0.2)
+		require.Zero(t, short)
+		assert.Equal(t, testInterval, margins[hold-1], "still held at the spell's last write (spell %d)", hold)
+		assert.Less(t, margins[hold+1], testInterval, "falling after the spell of %d", hold)
+		require.Less(t, j.margin, testInterval/2)
+	}
 }
