@@ -32,16 +32,10 @@ func OutboxMsgID(id uint64) string { return "outbox-" + strconv.FormatUint(id, 1
 // publishes them (PublishStaged). Without a bus, publish dispatches them, and nothing is
 // stored. A dispatch that cannot be encoded is left out (logged).
 func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, ds []outbox.Dispatch) (publish func(), err error) {
-	bd := make([]busmsg.Dispatch, 0, len(ds))
-	for _, d := range ds {
-		if data, ok := h.encode(d.Event, d.Data); ok {
-			bd = append(bd, busmsg.Of(d, data))
-		}
+	if h.cfg.Bus == nil { // encoded after the commit, as a dispatch is
+		return func() { h.push(h.encodeAll(ds), 0) }, nil
 	}
-	if h.cfg.Bus == nil {
-		return func() { h.push(bd, 0) }, nil
-	}
-	msgs, now := h.encodeBus(bd), h.cfg.Clock.Now()
+	msgs, now := h.encodeBus(h.encodeAll(ds)), h.cfg.Clock.Now()
 	ss := make([]Staged, len(msgs))
 	for i, m := range msgs {
 		if ss[i].ID, err = tx.AddOutbox(ctx, key, m, now); err != nil {
@@ -52,8 +46,19 @@ func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, ds []outbox.Disp
 	return func() { h.PublishStaged(ss) }, nil
 }
 
-// StageEach is Stage for several dispatches of one change, in their order, left to the caller
-// to store: it returns what to store in the outbox (package store's OutboxRows), in the change's
+// encodeAll encodes ds for push or the bus, leaving out (logged) those that cannot be.
+func (h *Hub) encodeAll(ds []outbox.Dispatch) []busmsg.Dispatch {
+	bd := make([]busmsg.Dispatch, 0, len(ds))
+	for _, d := range ds {
+		if data, ok := h.encode(d.Event, d.Data); ok {
+			bd = append(bd, busmsg.Of(d, data))
+		}
+	}
+	return bd
+}
+
+// StageEach is Stage for the dispatches of one application's change, in their order, left to
+// the caller to store (lobbies' group commit): it returns what to store in the outbox (package store's OutboxRows), in the change's
 // transaction under its order lock key, and to publish with PublishStaged once it has
 // committed, before the lock is released: one message of the bus for all of them when they fit
 // (busmsg.Encode). A dispatch that cannot be encoded is left out (logged). Nil without a bus:
