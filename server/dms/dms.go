@@ -38,6 +38,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/internal/outbox"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
@@ -58,7 +59,8 @@ const (
 
 // Notifier delivers events to the gateway sessions of the given users (DispatchMany: every
 // session; DispatchBots: the bot sessions whose intents include intent). It is called after the
-// commit and must not block.
+// commit and must not block. A Notifier that is also an outbox.Stager (the gateway) is given
+// the events in the change's transaction instead (Stage).
 type Notifier interface {
 	DispatchMany(userIDs []uint64, event string, data any)
 	DispatchBots(userIDs []uint64, intent uint64, event string, data any)
@@ -143,20 +145,34 @@ type event struct {
 	data        any
 }
 
+// dmsKey is the order lock (package order) and outbox key of every DM change.
+const dmsKey = "dms"
+
 // tx runs fn in one transaction and, once committed, delivers the events it collected and wakes
-// the webhook dispatcher.
+// the webhook dispatcher. With a Notifier that is an outbox.Stager (the gateway), the events
+// are staged in the transaction and published from it: on a cluster, a node that dies after
+// the commit leaves them for the next holder of the order lock to publish.
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(event)) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(ctx, s.Order, "dms", s.IDs)
+	release, err := order.Hold(ctx, s.Order, dmsKey, s.IDs)
 	if err != nil {
 		return err
 	}
 	defer release() // once the events are sent
-	var events []event
+	stager, staging := s.Notifier.(outbox.Stager)
+	var (
+		events  []event
+		publish func()
+	)
 	err = s.Store.WithTx(ctx, func(st store.Store) error {
 		events = events[:0]
-		return fn(st, func(e event) { events = append(events, e) })
+		if err := fn(st, func(e event) { events = append(events, e) }); err != nil || !staging {
+			return err
+		}
+		var err error
+		publish, err = stager.Stage(ctx, st, dmsKey, dispatches(events))
+		return err
 	})
 	if err != nil {
 		return err
@@ -164,17 +180,34 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(even
 	if s.Kick != nil {
 		s.Kick()
 	}
-	if s.Notifier != nil {
-		for _, e := range events {
-			if len(e.users) > 0 {
-				s.Notifier.DispatchMany(e.users, e.name, e.data)
-			}
-			if len(e.bots) > 0 {
-				s.Notifier.DispatchBots(e.bots, gwire.IntentDirectMessages, e.name, e.data)
+	switch {
+	case publish != nil:
+		publish()
+	case s.Notifier != nil:
+		for _, d := range dispatches(events) {
+			if d.Intent != 0 {
+				s.Notifier.DispatchBots(d.Users, d.Intent, d.Event, d.Data)
+			} else {
+				s.Notifier.DispatchMany(d.Users, d.Event, d.Data)
 			}
 		}
 	}
 	return nil
+}
+
+// dispatches are the gateway's dispatches of events, in their order: each to the sessions of
+// its users, and to the bot sessions of its bots that have the DIRECT_MESSAGES intent.
+func dispatches(events []event) []outbox.Dispatch {
+	ds := make([]outbox.Dispatch, 0, 2*len(events))
+	for _, e := range events {
+		if len(e.users) > 0 {
+			ds = append(ds, outbox.Dispatch{Users: e.users, Event: e.name, Data: e.data})
+		}
+		if len(e.bots) > 0 {
+			ds = append(ds, outbox.Dispatch{Users: e.bots, Intent: gwire.IntentDirectMessages, Event: e.name, Data: e.data})
+		}
+	}
+	return ds
 }
 
 // userObject returns the user object of id; a deleted user is a bare id.

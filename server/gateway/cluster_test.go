@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/internal/outbox"
 	gwire "sdkpp/wire/gateway"
 	"sdkpp/wire/voice"
 )
@@ -408,7 +409,7 @@ func TestStagedDispatchesSurviveTheirNode(t *testing.T) {
 	const key = "lobby:1"
 	stage := func(h *Hub, n int) func() {
 		t.Helper()
-		publish, err := h.Stage(ctx, box, key, testApp, []uint64{7}, "MESSAGE", map[string]int{"n": n})
+		publish, err := h.Stage(ctx, box, key, []outbox.Dispatch{{Users: []uint64{7}, App: testApp, Event: "MESSAGE", Data: map[string]int{"n": n}}})
 		require.NoError(t, err)
 		return publish
 	}

@@ -438,7 +438,12 @@ func (h *Hub) group(appID uint64, ds []AppDispatch) [][]byte {
 			bd = append(bd, busmsg.Dispatch{Users: d.UserIDs, Kind: busmsg.ToApp, App: appID, Event: d.Event, Data: data})
 		}
 	}
-	msgs, err := busmsg.Encode(bd, time.Now().UnixNano())
+	return h.encodeBus(bd)
+}
+
+// encodeBus encodes ds as messages of the bus (busmsg.Encode); one that cannot be is logged.
+func (h *Hub) encodeBus(ds []busmsg.Dispatch) [][]byte {
+	msgs, err := busmsg.Encode(ds, time.Now().UnixNano())
 	if err != nil {
 		h.log.Error("gateway: cannot be encoded for the bus", "err", err)
 	}

@@ -3,9 +3,9 @@ package gateway
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/internal/outbox"
 )
 
 // Outbox keeps the dispatches a hub on a bus stages (Stage): each stored in the transaction
@@ -13,9 +13,7 @@ import (
 // release of the order lock (Published; package store's outbox). A node that dies between the
 // commit and the publish leaves its dispatch there, and the next holder of its order lock
 // publishes it (Relay).
-type Outbox interface {
-	AddOutbox(ctx context.Context, key string, data []byte, at time.Time) (uint64, error)
-}
+type Outbox = outbox.Tx
 
 // Staged is a dispatch stored in an outbox: its id there and what the bus carries.
 type Staged struct {
@@ -28,28 +26,39 @@ type Staged struct {
 // a relay, the node having died before it deleted it, reaches every session once.
 func OutboxMsgID(id uint64) string { return "outbox-" + strconv.FormatUint(id, 10) }
 
-// Stage is DispatchAppMany for a change committed in tx under the order lock key (package
-// order): on a bus, the dispatch is stored in tx (tx's Outbox) and publish, called once tx has
-// committed and before the lock is released, publishes it (Published). Without a bus, publish
-// dispatches, and nothing is stored. An error (the dispatch could not be stored) fails the
-// change's transaction.
-func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, appID uint64, userIDs []uint64, event string, data any) (publish func(), err error) {
-	if h.cfg.Bus == nil {
-		return func() { h.dispatchTo(userIDs, event, data, filter{kind: busmsg.ToApp, app: appID}) }, nil
+// Stage stages ds, the dispatches of a change committed in tx under the order lock key
+// (package outbox): on a bus, they are stored in tx, as few messages of the bus as fit
+// (busmsg.Encode), and publish, called once tx has committed and before the lock is released,
+// publishes them (PublishStaged). Without a bus, publish dispatches them, and nothing is
+// stored. A dispatch that cannot be encoded is left out (logged).
+func (h *Hub) Stage(ctx context.Context, tx Outbox, key string, ds []outbox.Dispatch) (publish func(), err error) {
+	if h.cfg.Bus == nil { // encoded after the commit, as a dispatch is
+		return func() { h.push(h.encodeAll(ds), 0) }, nil
 	}
-	msgs := h.StageEach(appID, []AppDispatch{{UserIDs: userIDs, Event: event, Data: data}})
-	if len(msgs) == 0 {
-		return func() {}, nil
+	msgs, now := h.encodeBus(h.encodeAll(ds)), h.cfg.Clock.Now()
+	ss := make([]Staged, len(msgs))
+	for i, m := range msgs {
+		if ss[i].ID, err = tx.AddOutbox(ctx, key, m, now); err != nil {
+			return nil, err
+		}
+		ss[i].Data = m
 	}
-	id, err := tx.AddOutbox(ctx, key, msgs[0], h.cfg.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
-	return func() { h.PublishStaged([]Staged{{ID: id, Data: msgs[0]}}) }, nil
+	return func() { h.PublishStaged(ss) }, nil
 }
 
-// StageEach is Stage for several dispatches of one change, in their order, left to the caller
-// to store: it returns what to store in the outbox (package store's OutboxRows), in the change's
+// encodeAll encodes ds for push or the bus, leaving out (logged) those that cannot be.
+func (h *Hub) encodeAll(ds []outbox.Dispatch) []busmsg.Dispatch {
+	bd := make([]busmsg.Dispatch, 0, len(ds))
+	for _, d := range ds {
+		if data, ok := h.encode(d.Event, d.Data); ok {
+			bd = append(bd, busmsg.Of(d, data))
+		}
+	}
+	return bd
+}
+
+// StageEach is Stage for the dispatches of one application's change, in their order, left to
+// the caller to store (lobbies' group commit): it returns what to store in the outbox (package store's OutboxRows), in the change's
 // transaction under its order lock key, and to publish with PublishStaged once it has
 // committed, before the lock is released: one message of the bus for all of them when they fit
 // (busmsg.Encode). A dispatch that cannot be encoded is left out (logged). Nil without a bus:

@@ -56,6 +56,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
+	"sdkpp/server/internal/outbox"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
 	"sdkpp/server/store"
@@ -70,7 +71,9 @@ const (
 	SpamWindow = 10 * time.Minute
 )
 
-// Notifier delivers events to a user's gateway sessions; *gateway.Hub is one.
+// Notifier delivers events to a user's gateway sessions; *gateway.Hub is one. A Notifier that
+// is also an outbox.Stager (the gateway) is given a change's events in its transaction instead
+// (Stage).
 type Notifier interface {
 	Dispatch(userID uint64, event string, data any)
 	DispatchApp(appID, userID uint64, event string, data any)
@@ -402,6 +405,24 @@ type event struct {
 	profiles map[uint64]wire.User
 }
 
+// dispatches are the gateway's dispatches of c's events, in their order: a platform event,
+// after the other user's game profiles in each application (APPLICATION_PROFILES_UPDATE), to
+// every session of its user; a game's (GAME_...) to its user's sessions of that game.
+func (c *changes) dispatches() []outbox.Dispatch {
+	var ds []outbox.Dispatch
+	for _, e := range c.events {
+		for _, app := range slices.Sorted(maps.Keys(e.profiles)) {
+			ds = append(ds, outbox.Dispatch{Users: []uint64{e.user}, App: app, Event: gwire.EventApplicationProfilesUpdate, Data: e.profiles[app]})
+		}
+		if e.app == 0 {
+			ds = append(ds, outbox.Dispatch{Users: []uint64{e.user}, Event: e.name, Data: e.data})
+		} else {
+			ds = append(ds, outbox.Dispatch{Users: []uint64{e.user}, App: e.app, Event: "GAME_" + e.name, Data: e.data})
+		}
+	}
+	return ds
+}
+
 func (c *changes) get(user, peer, app uint64) (*store.Relationship, error) {
 	r, err := c.st.GetRelationship(c.ctx, user, peer, app)
 	if errors.Is(err, store.ErrNotFound) {
@@ -490,32 +511,50 @@ func (c *changes) profiles(peer uint64) (map[uint64]wire.User, error) {
 	return out, nil
 }
 
-// tx runs fn in a transaction and, once committed, sends the events and calls OnChange.
+// relationshipsKey is the order lock (package order) and outbox key of every relationship
+// change.
+const relationshipsKey = "relationships"
+
+// tx runs fn in a transaction and, once committed, sends the events and calls OnChange. With a
+// Notifier that is an outbox.Stager (the gateway), the events are staged in the transaction and
+// published from it: on a cluster, a node that dies after the commit leaves them for the next
+// holder of the order lock to publish.
 func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(ctx, s.Order, "relationships", nil)
+	release, err := order.Hold(ctx, s.Order, relationshipsKey, nil)
 	if err != nil {
 		return err
 	}
 	defer release() // once the events are sent
-	var c *changes
+	stager, staging := s.Notifier.(outbox.Stager)
+	var (
+		c       *changes
+		publish func()
+	)
 	err = s.Store.WithTx(ctx, func(st store.Store) error {
 		c = &changes{ctx: ctx, s: s, st: st, now: s.Clock.Now()}
-		return fn(c)
+		if err := fn(c); err != nil || !staging {
+			return err
+		}
+		var err error
+		publish, err = stager.Stage(ctx, st, relationshipsKey, c.dispatches())
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	if s.Notifier != nil {
-		for _, e := range c.events {
-			for _, app := range slices.Sorted(maps.Keys(e.profiles)) {
-				s.Notifier.DispatchApp(app, e.user, gwire.EventApplicationProfilesUpdate, e.profiles[app])
-			}
-			if e.app == 0 {
-				s.Notifier.Dispatch(e.user, e.name, e.data)
-			} else {
-				s.Notifier.DispatchApp(e.app, e.user, "GAME_"+e.name, e.data)
+	switch {
+	case publish != nil:
+		publish()
+	case s.Notifier != nil:
+		for _, d := range c.dispatches() {
+			for _, u := range d.Users {
+				if d.App == 0 {
+					s.Notifier.Dispatch(u, d.Event, d.Data)
+				} else {
+					s.Notifier.DispatchApp(d.App, u, d.Event, d.Data)
+				}
 			}
 		}
 	}

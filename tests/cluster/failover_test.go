@@ -29,6 +29,7 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/bus/natstest"
 	"sdkpp/server/devseed"
+	"sdkpp/server/gateway"
 	"sdkpp/server/servertest"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -51,6 +52,9 @@ func runNode() int {
 		Store: os.Getenv("SDKPP_STORE"), Bus: os.Getenv("SDKPP_BUS"), NodeID: id, Dev: true,
 		DevCredentialsFile: os.Getenv("SDKPP_DEV_CREDENTIALS"), Logger: log}
 	cfg.RateLimits.Disabled = true
+	if os.Getenv(envHoldStaged) != "" {
+		cfg.WrapBus = func(b gateway.Bus) gateway.Bus { return holdingBus{b} }
+	}
 	if v := os.Getenv("SDKPP_NODE_HEARTBEAT"); v != "" {
 		cfg.NodeHeartbeat, _ = time.ParseDuration(v)
 	}
@@ -70,6 +74,35 @@ func runNode() int {
 		return 1
 	}
 	return 0
+}
+
+// startNodes starts a node process (runNode) at each of addrs, on a fresh PostgreSQL database
+// and NATS server, each with the public URL publicURL gives for its address and the further
+// environment env gives for its index (nil: none). It returns the nodes, which the test's
+// cleanup stops, the store's URL, and the development application they serve.
+func startNodes(t *testing.T, addrs []string, publicURL func(addr string) string, env func(i int) []string) ([]*node, string, wire.DevApplication) {
+	t.Helper()
+	ns := natstest.Start(t)
+	storeURL := servertest.PostgresDatabase(t)
+	dir := t.TempDir()
+	nodes := make([]*node, len(addrs))
+	for i := range nodes {
+		n := &node{id: i + 1, addr: addrs[i], log: filepath.Join(dir, fmt.Sprintf("node%d.log", i+1))}
+		n.env = []string{envNode + "=1", "SDKPP_NODE_ID=" + strconv.Itoa(n.id), "SDKPP_ADDR=" + n.addr,
+			"SDKPP_PUBLIC_URL=" + publicURL(n.addr), "SDKPP_STORE=" + storeURL, "SDKPP_BUS=" + ns.URL(),
+			"SDKPP_DEV_CREDENTIALS=" + filepath.Join(dir, "creds.json")}
+		if env != nil {
+			n.env = append(n.env, env(i)...)
+		}
+		n.start(t)
+		nodes[i] = n
+		t.Cleanup(n.stop)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "creds.json"))
+	require.NoError(t, err)
+	var creds wire.DevCredentials
+	require.NoError(t, json.Unmarshal(raw, &creds))
+	return nodes, storeURL, *creds.App(devseed.AppMain)
 }
 
 // node is a node process.
@@ -237,28 +270,11 @@ func TestFailover(t *testing.T) {
 		total, err = strconv.Atoi(v)
 		require.NoError(t, err)
 	}
-	ns := natstest.Start(t)
-	storeURL := servertest.PostgresDatabase(t)
-	dir := t.TempDir()
 	addrs := []string{servertest.FreeAddr(t), servertest.FreeAddr(t), servertest.FreeAddr(t)}
 	lb := newBalancer(t, addrs)
 	base := "http://" + lb.ln.Addr().String()
-	nodes := make([]*node, 3)
-	for i := range nodes {
-		n := &node{id: i + 1, addr: addrs[i], log: filepath.Join(dir, fmt.Sprintf("node%d.log", i+1))}
-		n.env = []string{envNode + "=1", "SDKPP_NODE_ID=" + strconv.Itoa(n.id), "SDKPP_ADDR=" + n.addr,
-			"SDKPP_PUBLIC_URL=" + base, "SDKPP_STORE=" + storeURL, "SDKPP_BUS=" + ns.URL(),
-			"SDKPP_DEV_CREDENTIALS=" + filepath.Join(dir, "creds.json")}
-		n.start(t)
-		nodes[i] = n
-		t.Cleanup(n.stop)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "creds.json"))
-	require.NoError(t, err)
-	var creds wire.DevCredentials
-	require.NoError(t, json.Unmarshal(raw, &creds))
-	app := creds.App(devseed.AppMain)
-	env := &servertest.Env{URL: base, APIURL: base + "/api/v10", App: *app}
+	nodes, storeURL, app := startNodes(t, addrs, func(string) string { return base }, nil)
+	env := &servertest.Env{URL: base, APIURL: base + "/api/v10", App: app}
 
 	// Six players, two per node (the balancer goes round robin), in one lobby.
 	const nPlayers = 6

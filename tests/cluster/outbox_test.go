@@ -31,11 +31,9 @@ func (b *cutBus) PublishID(ctx context.Context, msg []byte, id string) (uint64, 
 	return b.Bus.PublishID(ctx, msg, id)
 }
 
-// A lobby message whose publish never happens after its commit (the path cut on node A) still
-// reaches every member once and in order: the next message, sent through node B, first relays
-// it from the outbox; and a message left so in a lobby where nothing more is said is relayed
-// once its lease is over.
-func TestCommittedMessagesOutliveTheirPublish(t *testing.T) {
+// startCut starts three nodes on a clock the test advances, the first of them on a cutBus.
+func startCut(t *testing.T) (*clustertest.Cluster, *cutBus, *clock.Offset) {
+	t.Helper()
 	cut := &cutBus{}
 	clk := clock.NewOffset(0)
 	t.Cleanup(clk.Stop)
@@ -44,6 +42,15 @@ func TestCommittedMessagesOutliveTheirPublish(t *testing.T) {
 			cfg.WrapBus = func(b gateway.Bus) gateway.Bus { cut.Bus = b; return cut }
 		}
 	}, servertest.WithClock(clk))
+	return c, cut, clk
+}
+
+// A lobby message whose publish never happens after its commit (the path cut on node A) still
+// reaches every member once and in order: the next message, sent through node B, first relays
+// it from the outbox; and a message left so in a lobby where nothing more is said is relayed
+// once its lease is over.
+func TestCommittedMessagesOutliveTheirPublish(t *testing.T) {
+	c, cut, clk := startCut(t)
 	a, b := c.Nodes[0], c.Nodes[1]
 	players := []*player{connect(t, a, "ana"), connect(t, b, "ben"), connect(t, c.Nodes[2], "cat")}
 	lobby := joinLobby(t, players, "outbox")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sdkpp/server/gateway/internal/wsframe"
+	"sdkpp/server/internal/outbox"
 	gwire "sdkpp/wire/gateway"
 )
 
@@ -253,4 +254,13 @@ func Encode(ds []Dispatch, sent int64) ([][]byte, error) {
 	}
 	flush()
 	return msgs, first
+}
+
+// Of is the Dispatch of d, a change's dispatch staged in the outbox, whose data encodes as data:
+// to bot sessions by intent (ToBots), or else by application (ToApp).
+func Of(d outbox.Dispatch, data []byte) Dispatch {
+	if d.Intent != 0 {
+		return Dispatch{Users: d.Users, Kind: ToBots, Intent: d.Intent, Event: d.Event, Data: data}
+	}
+	return Dispatch{Users: d.Users, Kind: ToApp, App: d.App, Event: d.Event, Data: data}
 }
