@@ -46,8 +46,8 @@ const maxQueued = 64
 // serveInline serves data on the reader goroutine when it is an gwire.OpRequest of an identified
 // connection, and reports whether it did; anything else (including a malformed request, which
 // closes the connection) goes to the loop. Serving requests where they are read spares two
-// goroutine hand-offs per request, and keeps one connection's requests in order: the next is read
-// once the previous is answered.
+// goroutine hand-offs per request, and keeps one connection's requests in order
+// (serveAndAnswer).
 func (c *conn) serveInline(data []byte) bool {
 	rq := c.requester.Load()
 	if rq == nil || c.h.cfg.Requests == nil {
@@ -102,12 +102,7 @@ func (c *conn) serveAndAnswer(rq *requester, r gwire.Request, reader bool) {
 
 // accept offers r to Accept.
 func (c *conn) accept(rq *requester, r gwire.Request) (oprequest.Answer, bool) {
-	if c.h.cfg.Accept == nil {
-		return nil, false
-	}
-	return oprequest.Accept(func() (oprequest.Answer, bool) {
-		return c.h.cfg.Accept(rq.context(c.h), c.remoteAddr, rq.token, r.Method, r.Path, r.Body)
-	}, c.panicked(r))
+	return oprequest.Accept(c.h.cfg.Accept, rq.context(c.h), c.remoteAddr, rq.token, r, c.panicked(r))
 }
 
 // panicked logs the panic of r's handler.

@@ -237,14 +237,19 @@ func take(a Answer, panicked func(p any)) (status int, body []byte) {
 	return a()
 }
 
-// Accept runs accept (which may panic: then the request is accepted, and its answer is a 500
-// reported to panicked) and returns its answer, or false when accept does not take the request.
-func Accept(accept func() (Answer, bool), panicked func(p any)) (a Answer, ok bool) {
+// Accept offers r, sent with the session's context, address and credential, to accept (nil
+// takes nothing) and returns its answer, or false when accept does not take r. A panic of accept
+// is reported to panicked, and r is then taken with a 500 for answer.
+func Accept(accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (func() (int, []byte), bool),
+	ctx context.Context, remoteAddr, auth string, r gwire.Request, panicked func(p any)) (a Answer, ok bool) {
+	if accept == nil {
+		return nil, false
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			panicked(p)
 			a, ok = Internal, true
 		}
 	}()
-	return accept()
+	return accept(ctx, remoteAddr, auth, r.Method, r.Path, r.Body)
 }
