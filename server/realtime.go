@@ -89,6 +89,7 @@ func (s *Server) newHub() *gateway.Hub {
 		Logger:            s.log.With("component", "gateway"),
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
+		Accept:            s.gatewayAccept(),
 		Voice:             voiceRouter{calls: s.voiceCalls, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,

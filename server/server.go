@@ -180,7 +180,9 @@ type Server struct {
 	partner    *partner.Handler
 	hub        *gateway.Hub
 	lobbies    *lobbies.Service
-	gatewayAPI http.Handler // the API (paths below its base) for requests over the gateway; set by routes
+	gatewayAPI http.Handler       // the API (paths below its base) for requests over the gateway; set by routes
+	gatewayLog *slog.Logger       // the request log of gatewayAPI, and of the gateway's lobby messages (gatewaySend)
+	limiter    *ratelimit.Limiter // the API's rate limits; nil when they are off
 	social     *relationships.Service
 	presence   *presence.Service
 	creds      wire.DevCredentials
@@ -462,9 +464,14 @@ func (s *Server) routes() (http.Handler, error) {
 	// at once (counters.Leased) instead of writing to the store at every request.
 	limits.Counter = counters.ForRequests(s.store)
 	limits.Identify = callerIdentity(token.Auth{Store: s.store, Clock: s.cfg.Clock})
+	limiter := ratelimit.New(limits, s.cfg.Clock)
+	if !limits.Disabled {
+		s.limiter = limiter
+	}
 	apiHandler := httpx.Admitted(api.ServeMux, func(r *http.Request, pattern string) { metrics.SetRoute(r, apiRoute(pattern)) },
-		ratelimit.New(limits, s.cfg.Clock).Admit, s.log)
-	s.gatewayAPI = s.metrics.HTTP("gateway", httpx.Logging(s.log.With("component", "gateway-api"), apiHandler))
+		limiter.Admit, s.log)
+	s.gatewayLog = s.log.With("component", "gateway-api")
+	s.gatewayAPI = s.metrics.HTTP("gateway", httpx.Logging(s.gatewayLog, apiHandler))
 	root.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/api")
 		for _, v := range []string{"/v10", "/v9"} { // both versions serve the same API

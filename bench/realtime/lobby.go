@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,8 +15,12 @@ import (
 
 	"sdkpp/core"
 	"sdkpp/core/gateway"
+	"sdkpp/core/lobbies"
+	"sdkpp/core/tunnel"
+	"sdkpp/internal/clock"
 	"sdkpp/server"
 	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
 )
 
 // player is a provisional account of the dev application with its access token.
@@ -133,6 +138,16 @@ type listener struct {
 // gateway client decoded it from the frame (the envelope; the data is left as JSON, as Redis
 // leaves a payload as bytes); it returns once the session is Ready.
 func listen(addr string, p player, onMessage func(data json.RawMessage)) (*listener, error) {
+	return listenWith(addr, p, func(event string, data json.RawMessage) {
+		if event == wire.EventLobbyMessageCreate {
+			onMessage(data)
+		}
+	})
+}
+
+// listenWith connects p with onDispatch as the gateway client's OnDispatch, and returns once the
+// session is Ready.
+func listenWith(addr string, p player, onDispatch func(event string, data json.RawMessage)) (*listener, error) {
 	ready := make(chan struct{})
 	var once sync.Once
 	gw, err := gateway.New(gateway.Config{
@@ -143,12 +158,7 @@ func listen(addr string, p player, onMessage func(data json.RawMessage)) (*liste
 				once.Do(func() { close(ready) })
 			}
 		},
-		OnDispatch: func(event string, data json.RawMessage) {
-			if event != wire.EventLobbyMessageCreate {
-				return
-			}
-			onMessage(data)
-		},
+		OnDispatch: onDispatch,
 	})
 	if err != nil {
 		return nil, err
@@ -346,8 +356,10 @@ type fanout interface {
 	Close()
 }
 
-// sdkppFanout is (b) on sdkpp: every player's SDK gateway client connected, the first sending
-// with HTTP POST /lobbies/{id}/messages (poster).
+// sdkppFanout is (b) on sdkpp: every player's SDK gateway client connected. One-node (b) sends as
+// the SDK's SendLobbyMessage does when connected: the sender's own gateway connection carries
+// the requests (op 100, core/tunnel), window of them in flight; (d) posts with HTTP POST
+// /lobbies/{id}/messages (poster) to another node, as a game's backend would.
 type sdkppFanout struct {
 	a         *api
 	lobbyID   string
@@ -355,19 +367,36 @@ type sdkppFanout struct {
 	listeners []*listener
 	got       *deliveries
 	sent      int
-	posters   []*poster // the sender's connections, one per send in flight
+	tunnel    *tunnel.Tunnel // the sender's requests over its gateway connection; nil: posters
+	posters   []*poster      // the sender's HTTP connections, one per send in flight
 }
 
+// newSdkppFanout connects the players to the service at addr; the first sends over its gateway
+// connection.
 func newSdkppFanout(a *api, addr, lobbyID string, ps []player) (*sdkppFanout, error) {
-	return newSpreadFanout(a, []string{addr}, lobbyID, ps)
+	return connectFanout(a, []string{addr}, lobbyID, ps, true)
 }
 
 // newSpreadFanout is newSdkppFanout with the players' gateway connections spread over the nodes
-// at addrs, round robin.
+// at addrs, round robin, and the first sending with HTTP POST to a's node.
 func newSpreadFanout(a *api, addrs []string, lobbyID string, ps []player) (*sdkppFanout, error) {
+	return connectFanout(a, addrs, lobbyID, ps, false)
+}
+
+func connectFanout(a *api, addrs []string, lobbyID string, ps []player, overGateway bool) (*sdkppFanout, error) {
 	f := &sdkppFanout{a: a, lobbyID: lobbyID, ps: ps, got: newDeliveries()}
+	if overGateway {
+		f.tunnel = new(tunnel.Tunnel)
+	}
 	for i, p := range ps {
-		l, err := listen(addrs[i%len(addrs)], p, func(json.RawMessage) { f.got.add() })
+		onMessage := func(json.RawMessage) { f.got.add() }
+		var l *listener
+		var err error
+		if i == 0 && f.tunnel != nil {
+			l, err = listenAndSend(addrs[0], p, f.tunnel, onMessage)
+		} else {
+			l, err = listen(addrs[i%len(addrs)], p, onMessage)
+		}
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -375,6 +404,23 @@ func newSpreadFanout(a *api, addrs []string, lobbyID string, ps []player) (*sdkp
 		f.listeners = append(f.listeners, l)
 	}
 	return f, nil
+}
+
+// listenAndSend is listen for a player who also sends requests over the connection with t, as
+// the SDK does (core: the tunnel is enabled by READY's sdkpp_features and answered by
+// SDKPP_REQUEST_RESULT dispatches).
+func listenAndSend(addr string, p player, t *tunnel.Tunnel, onMessage func(data json.RawMessage)) (*listener, error) {
+	return listenWith(addr, p, func(event string, data json.RawMessage) {
+		switch event {
+		case wire.EventLobbyMessageCreate:
+			onMessage(data)
+		case gwire.EventRequestResult:
+			t.Answer(data)
+		case gwire.EventReady:
+			var r gwire.Ready
+			t.Enable(json.Unmarshal(data, &r) == nil && slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))
+		}
+	})
 }
 
 func (f *sdkppFanout) Close() {
@@ -395,19 +441,15 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < window; w++ {
-		if w == len(f.posters) {
-			p, err := f.a.newPoster(f.ps[0], f.lobbyID)
-			if err != nil {
-				return 0, err
-			}
-			f.posters = append(f.posters, p)
+		send, err := f.sender(w)
+		if err != nil {
+			return 0, err
 		}
-		p := f.posters[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(messages); i = next.Add(1) {
-				if err := p.send("fanout " + strconv.FormatInt(int64(first)+i, 10)); err != nil {
+				if err := send("fanout " + strconv.FormatInt(int64(first)+i, 10)); err != nil {
 					errs <- err
 					return
 				}
@@ -423,6 +465,31 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// sender returns the send of the w-th send in flight: over the sender's gateway connection, as
+// the SDK's SendLobbyMessage (with its nonce, enforced, and the answer decoded), or over the w-th
+// HTTP connection.
+func (f *sdkppFanout) sender(w int) (func(content string) error, error) {
+	if f.tunnel != nil {
+		id, err := strconv.ParseUint(f.lobbyID, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		gw := f.listeners[0].gw
+		return func(content string) error {
+			var m wire.LobbyMessage
+			return f.tunnel.Do(context.Background(), gw, clock.Real{}, lobbies.SendMessage("", id, content, nil), &m)
+		}, nil
+	}
+	if w == len(f.posters) {
+		p, err := f.a.newPoster(f.ps[0], f.lobbyID)
+		if err != nil {
+			return nil, err
+		}
+		f.posters = append(f.posters, p)
+	}
+	return f.posters[w].send, nil
 }
 
 // redisRound returns a round that publishes one payload of size bytes and times it from the

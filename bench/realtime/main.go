@@ -11,8 +11,12 @@
 //     four take turns message by message.
 //   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
 //     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
-//     with the same number of sends in flight. Anchor: Redis pub/sub with 100 subscribers and a
-//     pipelined publisher. The two take turns, a fifth of the messages each time.
+//     with the same number of sends in flight. The sender sends as the SDK's SendLobbyMessage
+//     does when connected: as API requests over its own gateway connection (op 100, core/tunnel),
+//     each with a nonce it enforces, its answer decoded, window of them in flight on the one
+//     connection (which is also the sender's member connection, as a game has one). Anchor: Redis
+//     pub/sub with 100 subscribers and a pipelined publisher. The two take turns, a fifth of the
+//     messages each time.
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
 //     nodes (cluster.go); (b)'s anchor is Redis again.
@@ -265,7 +269,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	baseServer, baseClients := baseCPU.perMessage(messages)
 	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight, the two in %d turns\n", members, messages, window, fanTurns)
 	fmt.Printf("  anchor: Redis pub/sub, %d subscribers, pipelined PUBLISH                  %10.0f deliveries/s\n", members, baseRate)
-	fmt.Printf("  sdkpp: POST message -> %d gateway sessions -> SDK gateway clients          %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
+	fmt.Printf("  sdkpp: SendLobbyMessage over the sender's gateway (op 100) -> %d gateway sessions -> SDK gateway clients  %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
 		members, ourRate, ourRate/baseRate)
 	fmt.Printf("  CPU per message: redis-server %s, its clients %s; sdkpp service %s, its clients %s (the sender and the %d receivers, in this process)\n",
 		baseServer.Round(100*time.Nanosecond), baseClients.Round(100*time.Nanosecond),

@@ -13,6 +13,7 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/gateway/internal/oprequest"
 	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
@@ -69,6 +70,7 @@ type conn struct {
 	// serving: one of the connection's own requests is being served. Dispatches pushed
 	// meanwhile are written with its answer (Hub.answer), in one write.
 	serving atomic.Bool
+	queued  *oprequest.Queue // requests the reader accepted whose answers wait (serveAndAnswer); reader-only
 
 	// Write pacing (package pace), loop-only.
 	paceC <-chan time.Time // the paced write's timer; nil when none is due
@@ -133,6 +135,13 @@ func (c *conn) read() {
 	max := c.readMax()
 	for {
 		data, stop, stopped := c.fr.ReadMessage(max)
+		if !stopped && c.serveInline(data) {
+			continue
+		}
+		if c.queued != nil { // answered before what the client sent next
+			c.queued.Close()
+			c.queued = nil
+		}
 		if stopped {
 			// The client's close code 1000 or 1001 ends its session, as on the platform; any
 			// other end of the connection leaves the session resumable.
@@ -141,9 +150,6 @@ func (c *conn) read() {
 				c.fr.Drain()
 			}
 			return
-		}
-		if c.serveInline(data) {
-			continue
 		}
 		if !c.hand(inbound{data: data}) {
 			c.fr.Drain()

@@ -116,6 +116,11 @@ type Config struct {
 	// Requests, when set, serves API requests sent over the gateway (gwire.OpRequest): the API's
 	// handler, with paths below the API base. Nil: gwire.OpRequest is an unknown opcode.
 	Requests http.Handler
+	// Accept, when set, takes the requests it knows (a lobby message) instead of Requests, with
+	// the session's address, its credential and its memo in ctx (httpx.WithSessionMemo): it serves one and returns
+	// its answer, which may wait (for a commit); false leaves it to Requests. A connection reads on
+	// while the next request has arrived and takes the answers of those accepted afterwards.
+	Accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (answer func() (int, []byte), ok bool)
 	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int
 	// AllowIntents, when set, decides whether who may use the intents of a gwire.Identify, or

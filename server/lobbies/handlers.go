@@ -1,8 +1,13 @@
 package lobbies
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"io"
 	"maps"
+	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -347,11 +352,7 @@ func author(q *request, st store.Store, m *store.LobbyMessage) (*store.User, err
 // sendMessage serves POST /lobbies/{lobby_id}/messages (rule LOB-2): a member sends a message;
 // LOBBY_MESSAGE_CREATE goes to the application's webhook (rule WH-2) and to the members.
 func (s *Service) sendMessage(q *request) (any, error) {
-	req, err := parseMessage(q.Request)
-	if err != nil {
-		return nil, err
-	}
-	obj, stored, err := s.acceptMessage(q, req)
+	obj, stored, err := s.send(q)
 	if err != nil {
 		return nil, err
 	}
@@ -359,6 +360,50 @@ func (s *Service) sendMessage(q *request) (any, error) {
 		return nil, err
 	}
 	return obj, nil
+}
+
+// send reads and accepts the request's message (acceptMessage).
+func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
+	req, err := parseMessage(q.Request)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.acceptMessage(q, req)
+}
+
+// SendOverGateway serves POST /lobbies/{lobby_id}/messages sent over a gateway session
+// (gwire.OpRequest) as the route does, from the request's parts, without net/http: auth is the
+// session's credential with its scheme, ctx carries its memo (httpx.WithSessionMemo). The message
+// is accepted, and delivered, before it returns; answer waits for its commit and gives the route's
+// status and body. The callers of answer share its body: it must not be modified.
+func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, body []byte) (answer func() (int, []byte)) {
+	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/lobbies/" + lobbyID + "/messages"},
+		Header: http.Header{"Authorization": {auth}}, Body: http.NoBody}).WithContext(ctx)
+	if len(body) > 0 { // as the gateway's requests through net/http have it
+		r.Header["Content-Type"] = []string{"application/json"}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	r.SetPathValue("lobby_id", lobbyID)
+	stored := committed
+	out, err := s.serve(r, bySender, func(q *request) (any, error) {
+		enc, st, err := s.send(q)
+		if err != nil {
+			return nil, err
+		}
+		stored = st
+		return enc, nil
+	})
+	return func() (int, []byte) {
+		if err == nil {
+			err = stored()
+		}
+		if enc, ok := out.(wire.Encoded); ok && err == nil {
+			return http.StatusOK, enc
+		}
+		w := httpx.NewRecorder()
+		httpx.Answer(w, r, s.Logger, out, err)
+		return w.Status, w.Body.Bytes()
+	}
 }
 
 // toMembers queues an event to every member of the lobby.

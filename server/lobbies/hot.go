@@ -162,15 +162,15 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 	}
 	key := nonceKey{lobby: h.lobby.ID, author: q.userID, nonce: req.nonce}
 	if req.enforceNonce {
-		if obj, ok := s.nonces.find(key, now); ok {
-			return obj.AppendJSON(nil), nil, nil
+		if enc, ok := s.nonces.find(key, now); ok {
+			return enc, nil, nil
 		}
-		obj, ok, err := s.storedNonce(q, member, key, now)
+		enc, ok, err := s.storedNonce(q, member, key, now)
 		if err != nil {
 			return nil, nil, err
 		}
 		if ok {
-			return obj.AppendJSON(nil), nil, nil
+			return enc, nil, nil
 		}
 	}
 	if member.author == nil && !member.gone {
@@ -199,7 +199,7 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 		return nil, nil, err
 	}
 	if req.enforceNonce {
-		s.nonces.keep(key, obj, now) // forgotten again if the commit fails
+		s.nonces.keep(key, enc, now) // forgotten again if the commit fails
 	}
 	return enc, p, nil
 }

@@ -20,9 +20,15 @@ type nonceKey struct {
 // starts (the service started, or forgot what a failed commit may have lost), a nonce the memory
 // does not know is looked up there (storedNonce), so that a send repeated across a restart of the
 // service finds the first message as well.
+//
+// A message is kept in its wire form, encoded (the one its members got): one pointer for the
+// garbage collector to follow per message, where its fields were many, and nothing to encode
+// again when a send is repeated. Expiry moves the start of order, which is compacted only once
+// most of it is gone, so that forgetting costs no copy of the window per message.
 type nonceMemory struct {
-	byKey map[nonceKey]wire.LobbyMessage
+	byKey map[nonceKey]wire.Encoded
 	order []nonceAt
+	first int // order[:first] is forgotten
 }
 
 type nonceAt struct {
@@ -31,31 +37,32 @@ type nonceAt struct {
 }
 
 // find returns the message remembered for k at now.
-func (m *nonceMemory) find(k nonceKey, now time.Time) (wire.LobbyMessage, bool) {
+func (m *nonceMemory) find(k nonceKey, now time.Time) (wire.Encoded, bool) {
 	m.expire(now)
-	obj, ok := m.byKey[k]
-	return obj, ok
+	enc, ok := m.byKey[k]
+	return enc, ok
 }
 
-// keep remembers obj for k from now on.
-func (m *nonceMemory) keep(k nonceKey, obj wire.LobbyMessage, now time.Time) {
+// keep remembers enc, the encoded message sent with k, from now on.
+func (m *nonceMemory) keep(k nonceKey, enc wire.Encoded, now time.Time) {
 	m.expire(now)
 	if m.byKey == nil {
-		m.byKey = make(map[nonceKey]wire.LobbyMessage)
+		m.byKey = make(map[nonceKey]wire.Encoded)
 	}
-	m.byKey[k] = obj
+	m.byKey[k] = enc
 	m.order = append(m.order, nonceAt{key: k, at: now})
 }
 
 // expire forgets what is older than NonceWindow.
 func (m *nonceMemory) expire(now time.Time) {
-	n := 0
-	for n < len(m.order) && now.Sub(m.order[n].at) >= NonceWindow {
-		delete(m.byKey, m.order[n].key)
-		n++
+	for m.first < len(m.order) && now.Sub(m.order[m.first].at) >= NonceWindow {
+		delete(m.byKey, m.order[m.first].key)
+		m.order[m.first] = nonceAt{}
+		m.first++
 	}
-	if n > 0 {
-		m.order = append(m.order[:0], m.order[n:]...)
+	if m.first > 0 && m.first >= len(m.order)/2 {
+		m.order = m.order[:copy(m.order, m.order[m.first:])]
+		m.first = 0
 	}
 }
 
@@ -63,26 +70,26 @@ func (m *nonceMemory) expire(now time.Time) {
 // the member sent with that nonce within NonceWindow. Only while the newest message with an
 // enforced nonce stored before the memory started is younger than NonceWindow does that cost a
 // query. Call with s.order held.
-func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now time.Time) (wire.LobbyMessage, bool, error) {
+func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now time.Time) (wire.Encoded, bool, error) {
 	if !s.noncesStarted {
 		latest, err := s.Store.LatestNonceMessageAt(q.ctx)
 		if err != nil {
-			return wire.LobbyMessage{}, false, err
+			return nil, false, err
 		}
 		s.noncesStarted, s.storedBefore = true, latest
 	}
 	if !now.Before(s.storedBefore.Add(NonceWindow)) {
-		return wire.LobbyMessage{}, false, nil // the memory holds the whole window
+		return nil, false, nil // the memory holds the whole window
 	}
 	s.flush() // what was accepted before the memory started is stored
 	m, err := s.Store.FindLobbyMessageByNonce(q.ctx, k.lobby, k.author, k.nonce, now.Add(-NonceWindow))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return wire.LobbyMessage{}, false, nil
+		return nil, false, nil
 	case err != nil:
-		return wire.LobbyMessage{}, false, err
+		return nil, false, err
 	}
-	return messageObject(m, member.author), true, nil
+	return messageObject(m, member.author).AppendJSON(nil), true, nil
 }
 
 // forgetNonces empties the memory; the store answers for what it held until NonceWindow has

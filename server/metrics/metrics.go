@@ -131,16 +131,27 @@ func (m *Metrics) HTTP(via string, next http.Handler) http.Handler {
 			default: // nothing written: net/http answered 200
 				code = http.StatusOK
 			}
-			m.requests.WithLabelValues(route, via, strconv.Itoa(code)).Inc()
-			m.duration.WithLabelValues(route, via).Observe(time.Since(start).Seconds())
-			if code == http.StatusTooManyRequests {
-				if scope := sw.Header().Get("X-RateLimit-Scope"); scope != "" {
-					m.limited.WithLabelValues(route, scope).Inc()
-				}
-			}
+			m.Served(route, via, code, time.Since(start), sw.Header())
 		}()
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey{}, l)))
 	})
+}
+
+// Served records one request as HTTP does, for a request served without it (an API request over
+// the gateway that the service takes at once): its route label, how it came, its status, how long
+// it took and its answer's header (a 429 with the rate limiter's X-RateLimit-Scope counts as a
+// rate-limit refusal). A nil *Metrics records nothing.
+func (m *Metrics) Served(route, via string, code int, took time.Duration, header http.Header) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(route, via, strconv.Itoa(code)).Inc()
+	m.duration.WithLabelValues(route, via).Observe(took.Seconds())
+	if code == http.StatusTooManyRequests {
+		if scope := header.Get("X-RateLimit-Scope"); scope != "" {
+			m.limited.WithLabelValues(route, scope).Inc()
+		}
+	}
 }
 
 // JobRun records one run of a background job: job is the job's fixed name (never an id), took

@@ -44,6 +44,10 @@ func NewReader(br *bufio.Reader, out *Conn, timeout time.Duration) *Reader {
 	return &Reader{br: br, out: out, timeout: timeout, hdr: make([]byte, 0, ws.MaxHeaderSize-2)}
 }
 
+// Buffered reports how many bytes of the client's frames have arrived and are not read yet: a
+// caller may then read on before it answers what it read.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
 // ReadMessage reads frames until a whole text message (one frame, or a fragmented message's
 // frames) has arrived, and returns its payload, unmasked. On the way it answers pings with pongs
 // and ignores pongs. stopped reports that a message did not come, and stop how the connection

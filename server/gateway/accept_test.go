@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/httpx"
+	gwire "sdkpp/wire/gateway"
+)
+
+// acceptAPI is a Config.Accept that takes POST requests: each is reported on accepted (its path),
+// and its answer waits for a value on release (a commit) and echoes the path and the body; a
+// path "/panic" panics. Other requests go to Requests.
+type acceptAPI struct {
+	accepted chan string
+	release  chan struct{}
+}
+
+func (a acceptAPI) accept(ctx context.Context, _, auth, method, path string, body []byte) (func() (int, []byte), bool) {
+	if method != http.MethodPost {
+		return nil, false
+	}
+	if path == "/panic" {
+		panic("accept")
+	}
+	if httpx.SessionMemoOf(ctx) == nil || auth != "Bearer user-1" {
+		return func() (int, []byte) { return http.StatusUnauthorized, nil }, true
+	}
+	a.accepted <- path
+	out, _ := json.Marshal(map[string]string{"path": path, "body": string(body)})
+	return func() (int, []byte) { <-a.release; return http.StatusOK, out }, true
+}
+
+// A request Accept takes is served without Requests; the connection reads and accepts the next
+// requests while an earlier one's answer waits, and the answers leave in the order of the
+// requests. A request Accept leaves to Requests runs only once the answers before it were sent.
+// A panic in Accept is a 500 for its request.
+func TestAcceptedRequestsPipeline(t *testing.T) {
+	api := echoAPI{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	acc := acceptAPI{accepted: make(chan string, 8), release: make(chan struct{}, 8)}
+	e := newEnv(t, func(c *Config) { c.Requests, c.Accept = api, acc.accept })
+	c := e.dial()
+	c.identify("user-1")
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "a1", Method: "POST", Path: "/one", Body: json.RawMessage(`{"n":1}`)})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "a2", Method: "POST", Path: "/two"})
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "g", Method: "GET", Path: "/none"})
+	// Both are accepted before either answer is released.
+	assert.Equal(t, "/one", <-acc.accepted)
+	assert.Equal(t, "/two", <-acc.accepted)
+	acc.release <- struct{}{}
+	acc.release <- struct{}{}
+	r := c.result("a1", 2)
+	assert.Equal(t, 200, r.Status)
+	assert.JSONEq(t, `{"path":"/one","body":"{\"n\":1}"}`, string(r.Body))
+	r = c.result("a2", 3)
+	assert.Equal(t, 200, r.Status)
+	assert.JSONEq(t, `{"path":"/two","body":""}`, string(r.Body))
+	assert.Equal(t, 204, c.result("g", 4).Status, "the request Requests serves, after them")
+
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "p", Method: "POST", Path: "/panic"})
+	r = c.result("p", 5)
+	assert.Equal(t, 500, r.Status, "a panic in Accept")
+	require.JSONEq(t, `{"code":0,"message":"500: Internal Server Error"}`, string(r.Body))
+	c.heartbeat()
+}
+
+// A client that goes while its accepted requests wait gets their answers when it resumes: the
+// connection's end waits for them.
+func TestAcceptedAnswersOutliveTheConnection(t *testing.T) {
+	acc := acceptAPI{accepted: make(chan string, 8), release: make(chan struct{}, 8)}
+	e := newEnv(t, func(c *Config) { c.Requests, c.Accept = echoAPI{}, acc.accept })
+	a := e.dial()
+	ready := a.identify("user-1")
+	a.send(gwire.OpRequest, gwire.Request{Nonce: "w", Method: "POST", Path: "/wait"})
+	<-acc.accepted
+	a.drop()
+	acc.release <- struct{}{}
+	e.waitOffline(1)
+	b := e.dial()
+	b.resume("user-1", ready.SessionID, 1)
+	assert.Equal(t, 200, b.result("w", 2).Status, "replayed result")
+	b.expectDispatch(gwire.EventResumed, 3)
+}

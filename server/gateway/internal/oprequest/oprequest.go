@@ -1,0 +1,255 @@
+// Package oprequest holds what the gateway needs to answer API requests sent over a connection
+// (gwire.OpRequest, an sdkpp extension): the encoding of their results, and the queue of the
+// requests a connection accepted whose answers still wait (a lobby message's commit), so that
+// requests sent together are accepted together and their answers leave together.
+package oprequest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"sdkpp/internal/jsonscan"
+	"sdkpp/server/gateway/internal/payload"
+	"sdkpp/server/httpx"
+	gwire "sdkpp/wire/gateway"
+)
+
+// Answer gives an accepted request's HTTP status and JSON body (nil or empty: null), once what
+// the answer waits for is done.
+type Answer = func() (status int, body []byte)
+
+// Valid decodes and checks an OpRequest's d.
+func Valid(d json.RawMessage) (gwire.Request, bool) {
+	var r gwire.Request
+	if !payload.DecodeObject(d, &r) {
+		return r, false
+	}
+	return r, r.Valid()
+}
+
+// Result encodes the d of gwire.EventRequestResult that answers the request of nonce: body as it
+// is when it is one JSON value (surrounding spaces cut), else as a JSON string; null when empty.
+func Result(nonce string, status int, body []byte) []byte {
+	body = trimSpace(body)
+	n, _ := json.Marshal(nonce) // a string always encodes
+	d := make([]byte, 0, len(n)+len(body)+40)
+	d = append(d, `{"nonce":`...)
+	d = append(d, n...)
+	d = append(d, `,"status":`...)
+	d = strconv.AppendInt(d, int64(status), 10)
+	d = append(d, `,"body":`...)
+	switch {
+	case len(body) == 0:
+		d = append(d, "null"...)
+	case jsonscan.Valid(body):
+		d = append(d, body...)
+	default:
+		s, _ := json.Marshal(string(body))
+		d = append(d, s...)
+	}
+	return append(d, '}')
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// ErrorBody is the platform's {"code","message"} error body.
+func ErrorBody(code int, message string) []byte {
+	b, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	return b
+}
+
+// Serve runs r through the API handler h with the session's context, address and credential
+// (with its scheme), and returns its result (Result); a panic of h is a 500, reported to panicked.
+func Serve(h http.Handler, ctx context.Context, remoteAddr, auth string, r gwire.Request, panicked func(p any)) []byte {
+	status, body := serve(h, ctx, remoteAddr, auth, r, panicked)
+	return Result(r.Nonce, status, body)
+}
+
+func serve(h http.Handler, ctx context.Context, remoteAddr, auth string, r gwire.Request, panicked func(p any)) (status int, body []byte) {
+	defer func() { // net/http recovers a handler's panic; this goroutine must too
+		if p := recover(); p != nil {
+			panicked(p)
+			status, body = Internal()
+		}
+	}()
+	hr, err := http.NewRequestWithContext(ctx, r.Method, r.Path, bytes.NewReader(r.Body))
+	if err != nil {
+		return http.StatusBadRequest, ErrorBody(50035, "Invalid Form Body")
+	}
+	hr.RemoteAddr = remoteAddr
+	hr.Header.Set("Authorization", auth)
+	if len(r.Body) > 0 {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	w := httpx.NewRecorder()
+	h.ServeHTTP(w, hr)
+	return w.Status, w.Body.Bytes()
+}
+
+// Internal is the answer of a request whose handler panicked.
+func Internal() (int, []byte) {
+	return http.StatusInternalServerError, ErrorBody(0, "500: Internal Server Error")
+}
+
+// Queue holds, in their order, the requests one connection accepted whose answers wait, and takes
+// the answers on a goroutine of its own, so that the connection reads, and accepts, its next
+// requests meanwhile: requests sent while a lobby's messages are committed are committed together
+// next. Add, Len and Hand are for one goroutine (the connection's reader); Close stops the
+// goroutine once every answer was sent. Its zero value is not usable: see NewQueue.
+type Queue struct {
+	send     func(ds [][]byte) // dispatches results, in order
+	panicked func(p any)       // told of an answer's panic
+
+	next []item // added, not handed yet
+
+	mu      sync.Mutex
+	changed *sync.Cond
+	handed  [][]item // handed, in order, not taken yet
+	busy    bool     // the goroutine is taking a batch
+	running bool     // the goroutine was started
+	closed  bool
+	done    chan struct{} // closed when the goroutine returns
+}
+
+type item struct {
+	nonce  string
+	answer Answer
+}
+
+// NewQueue returns a Queue that dispatches results with send (on its goroutine) and reports an
+// answer's panic, which is answered with a 500, to panicked.
+func NewQueue(send func(ds [][]byte), panicked func(p any)) *Queue {
+	q := &Queue{send: send, panicked: panicked, done: make(chan struct{})}
+	q.changed = sync.NewCond(&q.mu)
+	return q
+}
+
+// Add queues the answer of the request of nonce, to be handed with the next Hand.
+func (q *Queue) Add(nonce string, a Answer) { q.next = append(q.next, item{nonce, a}) }
+
+// Len is the number of requests added since the last Hand.
+func (q *Queue) Len() int { return len(q.next) }
+
+// Hand gives the requests added since the last Hand to the goroutine, which takes their answers
+// in order, after those handed before, and dispatches their results together.
+func (q *Queue) Hand() {
+	if len(q.next) == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.handed = append(q.handed, q.next)
+	q.next = nil
+	if !q.running && !q.closed {
+		q.running = true
+		go q.run()
+	}
+	q.changed.Broadcast()
+	q.mu.Unlock()
+}
+
+// Wait hands what was added and returns once every answer handed was dispatched.
+func (q *Queue) Wait() {
+	q.Hand()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.handed) > 0 || q.busy {
+		q.changed.Wait()
+	}
+}
+
+// Close hands what was added, and stops the goroutine once every answer was dispatched.
+func (q *Queue) Close() {
+	q.Hand()
+	q.mu.Lock()
+	q.closed = true
+	running := q.running
+	q.changed.Broadcast()
+	q.mu.Unlock()
+	if running {
+		<-q.done
+	}
+}
+
+func (q *Queue) run() {
+	defer close(q.done)
+	q.mu.Lock()
+	for {
+		for len(q.handed) == 0 && !q.closed {
+			q.changed.Wait()
+		}
+		if len(q.handed) == 0 {
+			q.mu.Unlock()
+			return
+		}
+		batch := q.handed[0]
+		q.handed[0] = nil
+		q.handed = q.handed[1:]
+		q.busy = true
+		q.mu.Unlock()
+		q.send(takeAll(batch, q.panicked))
+		q.mu.Lock()
+		q.busy = false
+		q.changed.Broadcast()
+	}
+}
+
+// Answered takes the answer of the request of nonce at once and returns its result (Result); a
+// panic of the answer is a 500, reported to panicked.
+func Answered(nonce string, a Answer, panicked func(p any)) []byte {
+	return takeAll([]item{{nonce, a}}, panicked)[0]
+}
+
+// takeAll takes the answers of items, in order, and returns their results (Result); a panic of
+// an answer is a 500, reported to panicked.
+func takeAll(items []item, panicked func(p any)) [][]byte {
+	ds := make([][]byte, len(items))
+	for i, it := range items {
+		status, body := take(it.answer, panicked)
+		ds[i] = Result(it.nonce, status, body)
+	}
+	return ds
+}
+
+func take(a Answer, panicked func(p any)) (status int, body []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked(p)
+			status, body = Internal()
+		}
+	}()
+	return a()
+}
+
+// Accept offers r, sent with the session's context, address and credential, to accept (nil
+// takes nothing) and returns its answer, or false when accept does not take r. A panic of accept
+// is reported to panicked, and r is then taken with a 500 for answer.
+func Accept(accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (func() (int, []byte), bool),
+	ctx context.Context, remoteAddr, auth string, r gwire.Request, panicked func(p any)) (a Answer, ok bool) {
+	if accept == nil {
+		return nil, false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			panicked(p)
+			a, ok = Internal, true
+		}
+	}()
+	return accept(ctx, remoteAddr, auth, r.Method, r.Path, r.Body)
+}

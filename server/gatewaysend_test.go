@@ -1,0 +1,113 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/servertest"
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
+)
+
+// request sends an API request over g's session (op 100) and returns its result, skipping the
+// dispatches before it.
+func (g *botGW) request(nonce, method, path, body string) gwire.RequestResult {
+	g.t.Helper()
+	r := gwire.Request{Nonce: nonce, Method: method, Path: path}
+	if body != "" {
+		r.Body = json.RawMessage(body)
+	}
+	g.send(gwire.OpRequest, r)
+	for {
+		p := g.Gateway.Next()
+		if p.T == nil || *p.T != gwire.EventRequestResult {
+			continue
+		}
+		var res gwire.RequestResult
+		require.NoError(g.t, json.Unmarshal(p.D, &res))
+		if res.Nonce == nonce {
+			return res
+		}
+	}
+}
+
+// A lobby message sent over the gateway, which the service takes without net/http
+// (lobbies.Service.SendOverGateway), gets the answer the same request gets over HTTP, status and
+// body, whatever the outcome (rule LOB-2); a repeated enforced nonce gets the first message back
+// on either path.
+func TestLobbyMessageOverGatewayAnswersAsHTTP(t *testing.T) {
+	e := servertest.Start(t)
+	alice := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
+	bob := e.Token(t, "bob", "openid sdk.social_layer").AccessToken
+	var lobby wire.Lobby
+	sendJSON(t, http.MethodPut, e.APIURL+"/lobbies", map[string]any{"secret": "gw"}, bearer(alice)).json(t, &lobby)
+	id := lobby.ID.String()
+	gws := map[string]*botGW{alice: identifyToken(t, e, alice), bob: identifyToken(t, e, bob)}
+	for i, tc := range []struct {
+		name, who, path, body string
+		status                int
+	}{
+		{"sent", alice, "/lobbies/" + id + "/messages", `{"content":"hi","nonce":"n-1","enforce_nonce":true}`, 200},
+		{"empty content", alice, "/lobbies/" + id + "/messages", `{"content":"  "}`, 400},
+		{"content of another type", alice, "/lobbies/" + id + "/messages", `{"content":7}`, 400},
+		{"too long", alice, "/lobbies/" + id + "/messages", `{"content":"` + strings.Repeat("a", wire.MaxMessageContentChars+1) + `"}`, 400},
+		{"not an object", alice, "/lobbies/" + id + "/messages", `[1]`, 400},
+		{"no body", alice, "/lobbies/" + id + "/messages", ``, 415},
+		{"bad flags", alice, "/lobbies/" + id + "/messages", `{"content":"x","flags":1}`, 400},
+		{"not a member", bob, "/lobbies/" + id + "/messages", `{"content":"x"}`, 403},
+		{"unknown lobby", alice, "/lobbies/" + strconv.FormatUint(uint64(lobby.ID)+1, 10) + "/messages", `{"content":"x"}`, 404},
+		{"id too large", alice, "/lobbies/99999999999999999999/messages", `{"content":"x"}`, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := gws[tc.who].request("r"+strconv.Itoa(i), http.MethodPost, tc.path, tc.body)
+			var h resp
+			if tc.body == "" {
+				h = do(t, http.MethodPost, e.APIURL+tc.path, nil, bearer(tc.who))
+			} else {
+				hdr := bearer(tc.who)
+				hdr.Set("Content-Type", "application/json")
+				h = do(t, http.MethodPost, e.APIURL+tc.path, strings.NewReader(tc.body), hdr)
+			}
+			require.Equal(t, tc.status, res.Status, "over the gateway: %s", res.Body)
+			require.Equal(t, tc.status, h.Status, "over HTTP: %s", h.Body)
+			assert.JSONEq(t, string(h.Body), string(res.Body), "the same body")
+		})
+	}
+}
+
+// A lobby message over the gateway counts against the API's rate limits as over HTTP: past the
+// route's limit it gets the 429 and its body, and so does the next request over HTTP.
+func TestLobbyMessageOverGatewayRateLimited(t *testing.T) {
+	e := servertest.Start(t, servertest.WithFrozenClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	alice := e.Token(t, "alice", "openid sdk.social_layer").AccessToken
+	var lobby wire.Lobby
+	sendJSON(t, http.MethodPut, e.APIURL+"/lobbies", map[string]any{"secret": "gw"}, bearer(alice)).json(t, &lobby)
+	path := "/lobbies/" + lobby.ID.String() + "/messages"
+	g := identifyToken(t, e, alice)
+	limited := -1
+	for i := 0; i < 60 && limited < 0; i++ {
+		res := g.request("m"+strconv.Itoa(i), http.MethodPost, path, `{"content":"x"}`)
+		if res.Status == http.StatusTooManyRequests {
+			limited = i
+			var body struct {
+				Message string `json:"message"`
+			}
+			require.NoError(t, json.Unmarshal(res.Body, &body))
+			assert.Equal(t, "You are being rate limited.", body.Message)
+			continue
+		}
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	}
+	require.Positive(t, limited, "a message over the gateway was limited")
+	hdr := bearer(alice)
+	hdr.Set("Content-Type", "application/json")
+	r := do(t, http.MethodPost, e.APIURL+path, strings.NewReader(`{"content":"x"}`), hdr)
+	assert.Equal(t, http.StatusTooManyRequests, r.Status, "over HTTP after them")
+}
