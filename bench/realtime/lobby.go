@@ -369,7 +369,20 @@ type sdkppFanout struct {
 	sent      int
 	tunnel    *tunnel.Tunnel // the sender's requests over its gateway connection; nil: posters
 	posters   []*poster      // the sender's HTTP connections, one per send in flight
+	viaHTTP   bool           // the turns send with the posters even with a tunnel (httpSender)
 }
+
+// httpSender is f sending with HTTP POST (poster) as a game's backend does, on f's connections: a
+// side of (b) beside f's own, so that the two send paths take turns on the same sessions.
+type httpSender struct{ f *sdkppFanout }
+
+func (o httpSender) turn(messages, window int) (time.Duration, error) {
+	o.f.viaHTTP = true
+	defer func() { o.f.viaHTTP = false }()
+	return o.f.turn(messages, window)
+}
+
+func (httpSender) Close() {} // f's owner closes it
 
 // newSdkppFanout connects the players to the service at addr; the first sends over its gateway
 // connection.
@@ -471,7 +484,7 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 // the SDK's SendLobbyMessage (with its nonce, enforced, and the answer decoded), or over the w-th
 // HTTP connection.
 func (f *sdkppFanout) sender(w int) (func(content string) error, error) {
-	if f.tunnel != nil {
+	if f.tunnel != nil && !f.viaHTTP {
 		id, err := strconv.ParseUint(f.lobbyID, 10, 64)
 		if err != nil {
 			return nil, err

@@ -15,8 +15,10 @@
 //     does when connected: as API requests over its own gateway connection (op 100, core/tunnel),
 //     each with a nonce it enforces, its answer decoded, window of them in flight on the one
 //     connection (which is also the sender's member connection, as a game has one). Anchor: Redis
-//     pub/sub with 100 subscribers and a pipelined publisher. The two take turns, a fifth of the
-//     messages each time.
+//     pub/sub with 100 subscribers and a pipelined publisher. A third side sends the same way a
+//     game's backend does, with HTTP POST on one connection per send in flight, to the same
+//     sessions (the send path of the figures before op 100 took lobby messages). The three take
+//     turns, a fifth of the messages each time.
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
 //     nodes (cluster.go); (b)'s anchor is Redis again.
@@ -239,16 +241,17 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	defer baseFan.Close()
 	const fanTurns = 5
 	per := max(messages/fanTurns, 1)
-	var ourTime, baseTime time.Duration
+	var ourTime, httpTime, baseTime time.Duration
 	// The CPU each side's server and this program's clients use, per message: on a shared machine
 	// the figure is bounded by it, and it shows which side of the loopback spends it.
-	ourCPU, baseCPU := &cpuMeter{server: svc.cmd.Process.Pid}, &cpuMeter{server: rd.cmd.Process.Pid}
+	ourCPU, httpCPU := &cpuMeter{server: svc.cmd.Process.Pid}, &cpuMeter{server: svc.cmd.Process.Pid}
+	baseCPU := &cpuMeter{server: rd.cmd.Process.Pid}
 	for t := 0; t < fanTurns; t++ {
 		for _, side := range []struct {
 			f     fanout
 			total *time.Duration
 			cpu   *cpuMeter
-		}{{ourFan, &ourTime, ourCPU}, {baseFan, &baseTime, baseCPU}} {
+		}{{ourFan, &ourTime, ourCPU}, {httpSender{ourFan}, &httpTime, httpCPU}, {baseFan, &baseTime, baseCPU}} {
 			if err := side.cpu.start(); err != nil {
 				return err
 			}
@@ -265,15 +268,19 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	messages = per * fanTurns
 	ourRate := float64(messages*members) / ourTime.Seconds()
 	baseRate := float64(messages*members) / baseTime.Seconds()
+	httpRate := float64(messages*members) / httpTime.Seconds()
 	ourServer, ourClients := ourCPU.perMessage(messages)
+	httpServer, httpClients := httpCPU.perMessage(messages)
 	baseServer, baseClients := baseCPU.perMessage(messages)
-	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight, the two in %d turns\n", members, messages, window, fanTurns)
+	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight, the three in %d turns\n", members, messages, window, fanTurns)
 	fmt.Printf("  anchor: Redis pub/sub, %d subscribers, pipelined PUBLISH                  %10.0f deliveries/s\n", members, baseRate)
 	fmt.Printf("  sdkpp: SendLobbyMessage over the sender's gateway (op 100) -> %d gateway sessions -> SDK gateway clients  %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
 		members, ourRate, ourRate/baseRate)
-	fmt.Printf("  CPU per message: redis-server %s, its clients %s; sdkpp service %s, its clients %s (the sender and the %d receivers, in this process)\n",
-		baseServer.Round(100*time.Nanosecond), baseClients.Round(100*time.Nanosecond),
-		ourServer.Round(100*time.Nanosecond), ourClients.Round(100*time.Nanosecond), members)
+	fmt.Printf("  sdkpp: HTTP POST message (a backend; one connection per send in flight) -> the same sessions  %10.0f deliveries/s  ratio %.2fx\n",
+		httpRate, httpRate/baseRate)
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Nanosecond) }
+	fmt.Printf("  CPU per message: redis-server %s, its clients %s; sdkpp service %s, its clients %s (the sender and the %d receivers, in this process); over HTTP: service %s, clients %s\n",
+		r(baseServer), r(baseClients), r(ourServer), r(ourClients), members, r(httpServer), r(httpClients))
 	return nil
 }
 
