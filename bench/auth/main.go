@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"sdkpp/bench/internal/benchdb"
@@ -45,7 +46,7 @@ func main() {
 	workers := flag.Int("workers", 8, "concurrent token requests")
 	dur := flag.Duration("duration", 5*time.Second, "how long to load each endpoint, in turns")
 	storeFlag := flag.String("store", "sqlite", "the store: sqlite (a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
-	profile := flag.String("cpuprofile", "", "write a CPU profile of the token endpoint's load to this file")
+	profile := flag.String("cpuprofile", "", "write CPU profiles of the token endpoint's turns of load (not the anchor's) to this path with .0, .1, ... appended")
 	flag.Parse()
 	if err := run(*rounds, *workers, *dur, *storeFlag, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -120,43 +121,96 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 	// Token endpoint throughput.
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ID.String()},
 		"client_secret": {app.ClientSecret}, "scope": {"identify"}}.Encode()
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
 	// The two take turns, a tenth of the duration each time, so that both meet the same moments
 	// of a shared machine; the figure is the median of the turns' ratios.
 	const turns = 10
 	var ratios, ourRates, baseRates []float64
+	var ourCPU, baseCPU cpuMeter
 	for range turns {
 		// Each turn starts from a collected heap, so that neither pays for the other's garbage
 		// (the anchor, which allocates little, would otherwise finish the cycles ours began).
 		runtime.GC()
+		stop, err := startProfile(profile, len(ratios))
+		if err != nil {
+			return err
+		}
+		ourCPU.start()
 		ours, err := load(srv.APIURL()+"/oauth2/token", form, workers, dur/turns)
+		ourCPU.stop(ours * (dur / turns).Seconds())
+		stop()
 		if err != nil {
 			return err
 		}
 		runtime.GC()
+		baseCPU.start()
 		base, err := load(bare.URL+"/token", form, workers, dur/turns)
+		baseCPU.stop(base * (dur / turns).Seconds())
 		if err != nil {
 			return err
 		}
 		ourRates, baseRates, ratios = append(ourRates, ours), append(baseRates, base), append(ratios, ours/base)
 	}
-	if profile != "" {
-		pprof.StopCPUProfile()
-	}
 	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s (medians)\n", label, workers, turns, dur/turns)
-	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s\n", median(baseRates))
-	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx)\n",
-		median(ourRates), median(ratios), slices.Min(ratios), slices.Max(ratios))
+	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s  CPU %5.1f us/req\n",
+		median(baseRates), baseCPU.perRequest())
+	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx)\n",
+		median(ourRates), ourCPU.perRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios))
+	fmt.Println("  (CPU: this process's, clients and server together, over all turns, without a PostgreSQL")
+	fmt.Println("   server's own: on a shared machine the rates depend on the cores left to it, CPU much less)")
 	return nil
+}
+
+// startProfile starts a CPU profile of turn's load of the token endpoint, in the file profile.turn
+// (go tool pprof merges the turns' files), and returns what stops it; the anchor's turns are left
+// out. An empty profile profiles nothing.
+func startProfile(profile string, turn int) (stop func(), err error) {
+	if profile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", profile, turn))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// cpuMeter sums this process's CPU time (user and system) and the requests served over the
+// spans it measures.
+type cpuMeter struct {
+	t0, total time.Duration
+	requests  float64
+}
+
+// processCPU returns the CPU time this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (m *cpuMeter) start() { m.t0 = processCPU() }
+
+// stop ends the span begun by start, in which n requests succeeded.
+func (m *cpuMeter) stop(n float64) {
+	m.total += processCPU() - m.t0
+	m.requests += n
+}
+
+// perRequest is the CPU time per request in microseconds.
+func (m *cpuMeter) perRequest() float64 {
+	if m.requests == 0 {
+		return 0
+	}
+	return float64(m.total.Microseconds()) / m.requests
 }
 
 // median returns the median of xs (which it sorts).

@@ -13,7 +13,9 @@ import (
 // 405 (as JSONErrors), one that a route matches is served if admit (a rate limiter, given the
 // route's pattern) lets it through; admit answers the request it refuses. matched, when not nil,
 // is told the pattern of each request a route matches, before admit (the metrics' route label).
-// The route is found once for all.
+// The route is found once, and once more only for a pattern with wildcards, whose values
+// ServeMux.ServeHTTP sets (a request goes through two muxes, the root's and the API's, and
+// finding a route is a good part of what a small request costs).
 func Admitted(mux *http.ServeMux, matched func(r *http.Request, pattern string),
 	admit func(w http.ResponseWriter, r *http.Request, pattern string) bool, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -25,9 +27,15 @@ func Admitted(mux *http.ServeMux, matched func(r *http.Request, pattern string),
 		if matched != nil {
 			matched(r, pattern)
 		}
-		if admit(w, r, pattern) {
-			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+		if !admit(w, r, pattern) {
+			return
 		}
+		if strings.Contains(pattern, "{") {
+			mux.ServeHTTP(w, r) // (ServeHTTP, not h: it sets the path values)
+			return
+		}
+		r.Pattern = pattern // as ServeHTTP sets it; a pattern without wildcards has no values
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -17,6 +17,9 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /things/{id}", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.PathValue("id")) })
 	mux.HandleFunc("DELETE /things/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	// A route without wildcards is served by its handler at once, the request's Pattern set as
+	// ServeMux sets it.
+	mux.HandleFunc("GET /plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Pattern+" "+r.PathValue("id")) })
 	log := slog.New(slog.DiscardHandler)
 	refuse := map[string]bool{}
 	admit := func(w http.ResponseWriter, r *http.Request, pattern string) bool {
@@ -37,6 +40,8 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 				body, allow  string
 			}{
 				{http.MethodGet, "/things/7", http.StatusOK, "7", ""},
+				{http.MethodGet, "/plain", http.StatusOK, "GET /plain ", ""},
+				{http.MethodHead, "/plain", http.StatusOK, "", ""},
 				{http.MethodGet, "/nothing", http.StatusNotFound, `{"code":0,"message":"404: Not Found"}` + "\n", ""},
 				{http.MethodPost, "/things/7", http.StatusMethodNotAllowed, `{"code":0,"message":"405: Method Not Allowed"}` + "\n", "DELETE, GET, HEAD"},
 				{http.MethodGet, "/things//7", http.StatusTemporaryRedirect, "", ""},
@@ -49,7 +54,7 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 				}
 				assert.Equal(t, tc.allow, rec.Header().Get("Allow"), "%s %s", tc.method, tc.path)
 			}
-			assert.Equal(t, []string{"GET /things/{id}", "GET /things/{id}"}, matched,
+			assert.Equal(t, []string{"GET /things/{id}", "GET /plain", "GET /plain", "GET /things/{id}"}, matched,
 				"matched is told the pattern of a matched request and of the route a redirect leads to, of no other")
 		})
 	}

@@ -40,13 +40,30 @@ func (s *Service) loadPage(ctx context.Context, msgs []*store.GuildMessage) (*pa
 	}
 	all := msgs
 	if len(refIDs) > 0 {
-		found, err := s.Store.GuildMessagesByID(ctx, refIDs)
-		if err != nil {
-			return nil, fmt.Errorf("messages: replied messages: %w", err)
+		// A reply mostly answers a message shortly before it, on the same page: only the others
+		// are read (and what they show besides, below).
+		onPage := make(map[uint64]*store.GuildMessage, len(msgs))
+		for _, m := range msgs {
+			onPage[m.ID] = m
+		}
+		off := refIDs[:0]
+		for _, id := range refIDs {
+			if onPage[id] == nil {
+				off = append(off, id)
+			}
+		}
+		var found map[uint64]*store.GuildMessage
+		if len(off) > 0 {
+			var err error
+			if found, err = s.Store.GuildMessagesByID(ctx, off); err != nil {
+				return nil, fmt.Errorf("messages: replied messages: %w", err)
+			}
 		}
 		for _, m := range msgs {
 			if r := m.Reference; r != nil && r.Type == store.ReferenceReply {
-				if ref, ok := found[r.MessageID]; ok && ref.ChannelID == r.ChannelID {
+				if ref := onPage[r.MessageID]; ref != nil && ref.ChannelID == r.ChannelID {
+					p.refs[ref.ID] = ref
+				} else if ref, ok := found[r.MessageID]; ok && ref.ChannelID == r.ChannelID {
 					p.refs[ref.ID] = ref
 					all = append(all, ref)
 				}

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -62,7 +63,12 @@ func (h *Handler) token(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, h.Logger, err)
 		return
 	}
-	h.Logger.InfoContext(r.Context(), "token issued", "application_id", c.app.ID, "grant_type", grant, "scope", resp.Scope)
+	// At Debug, as the request's own line (httpx.Logging): a service issues tokens at the rate of
+	// its requests, and a line at Info for each cost the endpoint more than its JSON answer.
+	// Refusals above stay at Info.
+	if h.Logger.Enabled(r.Context(), slog.LevelDebug) {
+		h.Logger.DebugContext(r.Context(), "token issued", "application_id", c.app.ID, "grant_type", grant, "scope", resp.Scope)
+	}
 	w.Header().Set("Pragma", "no-cache")
 	httpx.JSON(w, http.StatusOK, resp)
 }

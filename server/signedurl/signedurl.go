@@ -11,8 +11,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"sdkpp/internal/clock"
@@ -31,6 +34,16 @@ const keySetting = "signedurl.key"
 type Signer struct {
 	key   []byte
 	clock clock.Clock
+	// macs holds *macState: a page of messages signs the URL of each of its attachments, and a
+	// new HMAC costs its key's two hash blocks and several allocations each time.
+	macs sync.Pool
+}
+
+// macState is an HMAC-SHA256 under a Signer's key, with room for a message and its sum.
+type macState struct {
+	h   hash.Hash
+	msg []byte
+	sum [sha256.Size]byte
 }
 
 // New returns a Signer whose key is kept in st (made on first use) and whose time is c's.
@@ -46,19 +59,40 @@ func New(ctx context.Context, st store.Store, c clock.Clock) (*Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signedurl: key: %w", err)
 	}
-	return &Signer{key: key, clock: c}, nil
+	return NewWithKey(key, c), nil
 }
 
 // NewWithKey returns a Signer with the given key and clock (tests).
-func NewWithKey(key []byte, c clock.Clock) *Signer { return &Signer{key: key, clock: c} }
+func NewWithKey(key []byte, c clock.Clock) *Signer {
+	s := &Signer{key: key, clock: c}
+	s.macs.New = func() any { return &macState{h: hmac.New(sha256.New, s.key)} }
+	return s
+}
 
 // Sign returns u (an absolute URL or a path, without a query) with ex, is and hm for path (u's
 // path as the server will see it) valid for TTL from now.
 func (s *Signer) Sign(u, path string) string {
 	now := s.clock.Now()
-	is := strconv.FormatInt(now.Unix(), 16)
-	ex := strconv.FormatInt(now.Add(TTL).Unix(), 16)
-	return u + "?ex=" + ex + "&is=" + is + "&hm=" + s.mac(path, ex, is) + "&"
+	var b strings.Builder
+	b.Grow(len(u) + len("?ex=&is=&hm=&") + 2*16 + 2*sha256.Size)
+	b.WriteString(u)
+	b.WriteString("?ex=")
+	start := b.Len()
+	var num [16]byte
+	b.Write(strconv.AppendInt(num[:0], now.Add(TTL).Unix(), 16))
+	ex := b.String()[start:] // the Builder's bytes stay where they are while it has room
+	b.WriteString("&is=")
+	start = b.Len()
+	b.Write(strconv.AppendInt(num[:0], now.Unix(), 16))
+	is := b.String()[start:]
+	b.WriteString("&hm=")
+	m := s.mac(path, ex, is)
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], m.sum[:])
+	s.macs.Put(m)
+	b.Write(hexSum[:])
+	b.WriteByte('&')
+	return b.String()
 }
 
 // Valid tells whether q signs path and has not expired.
@@ -71,19 +105,23 @@ func (s *Signer) Valid(path string, q url.Values) bool {
 	if _, err := strconv.ParseInt(is, 16, 64); err != nil {
 		return false
 	}
-	want := s.mac(path, ex, is)
-	if !hmac.Equal([]byte(hm), []byte(want)) {
+	m := s.mac(path, ex, is)
+	var want [2 * sha256.Size]byte
+	hex.Encode(want[:], m.sum[:])
+	s.macs.Put(m)
+	if !hmac.Equal([]byte(hm), want[:]) {
 		return false
 	}
 	return s.clock.Now().Unix() < expires
 }
 
-func (s *Signer) mac(path, ex, is string) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(path))
-	m.Write([]byte{0})
-	m.Write([]byte(ex))
-	m.Write([]byte{0})
-	m.Write([]byte(is))
-	return hex.EncodeToString(m.Sum(nil))
+// mac computes the HMAC of path, ex and is into the sum of a macState, which the caller puts
+// back into s.macs once it has used the sum.
+func (s *Signer) mac(path, ex, is string) *macState {
+	m := s.macs.Get().(*macState)
+	m.msg = append(append(append(append(append(m.msg[:0], path...), 0), ex...), 0), is...)
+	m.h.Reset()
+	m.h.Write(m.msg)
+	m.h.Sum(m.sum[:0])
+	return m
 }

@@ -74,7 +74,7 @@ const guildAttachmentColumns = `id, message_id, channel_id, position, filename, 
 
 func scanGuildAttachment(row interface{ Scan(...any) error }, data *[]byte) (*GuildAttachment, error) {
 	var a GuildAttachment
-	dst := []any{&a.ID, &a.MessageID, &a.ChannelID, &a.Position, &a.Filename, &a.Description, &a.ContentType, &a.Size,
+	dst := []any{(*idCol)(&a.ID), (*idCol)(&a.MessageID), (*idCol)(&a.ChannelID), &a.Position, &a.Filename, &a.Description, &a.ContentType, &a.Size,
 		&a.Width, &a.Height, &a.Flags}
 	if data != nil {
 		dst = append(dst, data)

@@ -323,44 +323,86 @@ const guildMessageColumns = `id, channel_id, guild_id, author_id, content, menti
 
 func scanGuildMessage(row interface{ Scan(...any) error }) (*GuildMessage, error) {
 	var m GuildMessage
-	if err := scanGuildMessageInto(row, &m); err != nil {
+	if err := new(messageScan).into(row, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
 }
 
-// scanGuildMessageInto scans a row of guildMessageColumns into m, which may be an element of
-// the caller's slice (a page's rows are scanned in place, not each into a copy of its own).
-func scanGuildMessageInto(row interface{ Scan(...any) error }, m *GuildMessage) error {
-	var mentions string
-	var created, edited int64
-	var refType sql.NullInt64
-	var ref MessageReference
-	var snapshot, interaction sql.NullString
-	if err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.AuthorID, &m.Content, &mentions, &created, &edited,
-		&refType, &ref.MessageID, &ref.ChannelID, &ref.GuildID, &snapshot, &interaction); err != nil {
+// messageScan holds what scanning a row of guildMessageColumns needs besides the message: a
+// query's rows share one (a page of 100 messages allocated these for every row, as what is passed
+// to Scan escapes).
+type messageScan struct {
+	mentions                         string
+	created, edited                  int64
+	refType                          sql.NullInt64
+	refMessage, refChannel, refGuild idCol
+	snapshot, interaction            sql.NullString
+	dest                             [14]any
+}
+
+// into scans a row of guildMessageColumns into m, which may be an element of the caller's slice
+// (a page's rows are scanned in place, not each into a copy of its own).
+func (s *messageScan) into(row interface{ Scan(...any) error }, m *GuildMessage) error {
+	s.dest = [14]any{(*idCol)(&m.ID), (*idCol)(&m.ChannelID), (*idCol)(&m.GuildID), (*idCol)(&m.AuthorID), &m.Content,
+		&s.mentions, &s.created, &s.edited, &s.refType, &s.refMessage, &s.refChannel, &s.refGuild, &s.snapshot, &s.interaction}
+	if err := row.Scan(s.dest[:]...); err != nil {
 		return notFound(err)
 	}
-	if interaction.Valid {
-		m.Interaction = []byte(interaction.String)
+	m.Interaction = nil
+	if s.interaction.Valid {
+		m.Interaction = []byte(s.interaction.String)
 	}
 	var err error
-	if m.Mentions, err = parseIDs(mentions); err != nil {
+	if m.Mentions, err = parseIDs(s.mentions); err != nil {
 		return err
 	}
-	m.CreatedAt, m.EditedAt = fromTS(created), fromTS(edited)
-	if refType.Valid {
-		ref.Type = int(refType.Int64)
-		m.Reference = &ref
+	m.CreatedAt, m.EditedAt = fromTS(s.created), fromTS(s.edited)
+	m.Reference = nil
+	if s.refType.Valid {
+		m.Reference = &MessageReference{Type: int(s.refType.Int64), MessageID: uint64(s.refMessage),
+			ChannelID: uint64(s.refChannel), GuildID: uint64(s.refGuild)}
 	}
-	if snapshot.Valid {
+	m.Snapshot = nil
+	if s.snapshot.Valid {
 		var j snapshotJSON
-		if err := json.Unmarshal([]byte(snapshot.String), &j); err != nil {
+		if err := json.Unmarshal([]byte(s.snapshot.String), &j); err != nil {
 			return err
 		}
 		m.Snapshot = &MessageSnapshot{Type: j.Type, Content: j.Content, Mentions: j.Mentions, Flags: j.Flags,
 			CreatedAt: fromTS(j.Created), EditedAt: fromTS(j.Edited)}
 	}
+	return nil
+}
+
+// idCol is a uint64 that Scan reads from an INTEGER column. database/sql converts an int64 to a
+// *uint64 through its decimal string (strconv.FormatInt, then ParseUint): an allocation and two
+// conversions for each id of each row, where this is a check and a copy. The store writes ids
+// below 2^63, so a negative value is an error, as database/sql's would be.
+type idCol uint64
+
+// Scan implements sql.Scanner.
+func (c *idCol) Scan(src any) error {
+	switch v := src.(type) {
+	case int64:
+		if v >= 0 {
+			*c = idCol(v)
+			return nil
+		}
+	case []byte:
+		return c.parse(string(v))
+	case string:
+		return c.parse(v)
+	}
+	return fmt.Errorf("store: converting %T (%v) to uint64 is unsupported", src, src)
+}
+
+func (c *idCol) parse(s string) error {
+	u, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("store: converting %q to uint64: %w", s, err)
+	}
+	*c = idCol(u)
 	return nil
 }
 
@@ -470,9 +512,10 @@ func (s *DB) ListGuildMessages(ctx context.Context, channelID uint64, p MessageP
 	// messages, which growing a slice and copying each row into it allocated several times.
 	defer rows.Close()
 	out := make([]GuildMessage, 0, min(max(p.Limit, 0), 100))
+	var scan messageScan
 	for rows.Next() {
 		out = append(out, GuildMessage{})
-		if err := scanGuildMessageInto(rows, &out[len(out)-1]); err != nil {
+		if err := scan.into(rows, &out[len(out)-1]); err != nil {
 			return nil, err
 		}
 	}

@@ -51,13 +51,13 @@ func (s *DB) GuildMessagesPinnedAt(ctx context.Context, channelID uint64, ids []
 		return nil, err
 	}
 	return out, eachRow(rows, func(r *sql.Rows) error {
-		var id uint64
+		var id idCol
 		var at int64
 		if err := r.Scan(&id, &at); err != nil {
 			return err
 		}
-		if want[id] {
-			out[id] = fromTS(at)
+		if want[uint64(id)] {
+			out[uint64(id)] = fromTS(at)
 		}
 		return nil
 	})
@@ -90,12 +90,14 @@ func (s *DB) GuildMessagesByID(ctx context.Context, ids []uint64) (map[uint64]*G
 		return nil, err
 	}
 	out := map[uint64]*GuildMessage{}
+	var scan messageScan
 	return out, eachRow(rows, func(r *sql.Rows) error {
-		m, err := scanGuildMessage(r)
-		if err == nil {
-			out[m.ID] = m
+		m := new(GuildMessage)
+		if err := scan.into(r, m); err != nil {
+			return err
 		}
-		return err
+		out[m.ID] = m
+		return nil
 	})
 }
 
