@@ -121,6 +121,9 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// jobs hands operations to the idle workers (start), idleWorkers counts them.
+	jobs        chan func(ctx context.Context)
+	idleWorkers atomic.Int32
 
 	// mu guards the client's life (closed), its token, its gateway connection and its link to the
 	// desktop client. Each capability below owns its state behind a lock of its own (a leaf:
@@ -160,6 +163,7 @@ func NewClientWithBases(apiBase, webBase string) *Client {
 func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c := &Client{options: o.Clone()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.jobs = make(chan func(ctx context.Context))
 	c.scope = queue.NewScope(nil)
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))

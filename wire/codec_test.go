@@ -120,3 +120,33 @@ func agreeDecoding(t *testing.T, in []byte) {
 		}
 	}
 }
+
+// LobbyMessageRequest.AppendJSON writes exactly the bytes encoding/json writes for the struct,
+// with each omitempty field present and absent.
+func TestLobbyMessageRequestEncodesAsEncodingJSON(t *testing.T) {
+	reqs := []LobbyMessageRequest{{}, {Metadata: map[string]string{}}, {Flags: -4096}}
+	for i, s := range tricky {
+		reqs = append(reqs, LobbyMessageRequest{Content: s, Nonce: s, EnforceNonce: i%2 == 0, Flags: i,
+			Metadata: map[string]string{s: s, "z": "1", "a": s}})
+	}
+	for _, r := range reqs {
+		agreeRequestEncoding(t, r)
+	}
+}
+
+func FuzzLobbyMessageRequestEncoding(f *testing.F) {
+	for i, s := range tricky {
+		f.Add(s, s, i, i%2 == 0)
+	}
+	f.Fuzz(func(t *testing.T, a, b string, flags int, enforce bool) {
+		agreeRequestEncoding(t, LobbyMessageRequest{Content: a, Metadata: map[string]string{a: b}, Flags: flags, Nonce: b, EnforceNonce: enforce})
+	})
+}
+
+func agreeRequestEncoding(t *testing.T, r LobbyMessageRequest) {
+	t.Helper()
+	want, err := json.Marshal(r)
+	require.NoError(t, err)
+	got := r.AppendJSON(nil)
+	require.Equal(t, string(want), string(got), "AppendJSON:\n%s\nencoding/json:\n%s", got, want)
+}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -176,4 +177,27 @@ type LobbyMessageRequest struct {
 	// message instead of making another.
 	Nonce        string `json:"nonce,omitempty"`
 	EnforceNonce bool   `json:"enforce_nonce,omitempty"`
+}
+
+// AppendJSON appends r exactly as encoding/json encodes it (Appender): the SDK encodes every
+// lobby message it sends, on the way to the socket.
+func (r LobbyMessageRequest) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"content":`...)
+	dst = appendString(dst, r.Content)
+	if len(r.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		dst = appendStringMap(dst, r.Metadata)
+	}
+	if r.Flags != 0 {
+		dst = append(dst, `,"flags":`...)
+		dst = strconv.AppendInt(dst, int64(r.Flags), 10)
+	}
+	if r.Nonce != "" {
+		dst = append(dst, `,"nonce":`...)
+		dst = appendString(dst, r.Nonce)
+	}
+	if r.EnforceNonce {
+		dst = append(dst, `,"enforce_nonce":true`...)
+	}
+	return append(dst, '}')
 }

@@ -63,6 +63,7 @@ func main() {
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
+	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time")
 	var node nodeConfig
 	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
 	flag.StringVar(&node.Bus, "serve-bus", "", "internal: the child service's bus URL")
@@ -123,6 +124,9 @@ func main() {
 // exit is the status main ends with, after its deferred calls have run.
 var exit int
 
+// latencyOnly: measure (a) only (-latency-only), for comparing builds in quick turns.
+var latencyOnly bool
+
 func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool) error {
 	rd, err := startRedis()
 	if err != nil {
@@ -134,7 +138,7 @@ func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool)
 			return err
 		}
 	}
-	if cluster {
+	if cluster && !latencyOnly {
 		if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
 			return err
 		}
@@ -142,7 +146,7 @@ func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool)
 	if clusterOnly {
 		return nil
 	}
-	if idle == 0 {
+	if idle == 0 || latencyOnly {
 		return nil
 	}
 	return idleConnections(idle)
@@ -223,6 +227,9 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		sp50, sp99, ratio(sp50, bp50), ratio(sp99, bp99))
 	fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
 		hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
+	if latencyOnly {
+		return nil
+	}
 
 	all, err := a.lobby("fanout", ps)
 	if err != nil {

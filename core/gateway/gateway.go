@@ -89,6 +89,7 @@ type Config struct {
 	OnDispatch func(event string, data json.RawMessage)
 
 	HelloTimeout time.Duration // from connect to Hello; 0 is 10 s
+	WriteTimeout time.Duration // one write's limit, after which the connection is closed; 0 is 10 s
 	MaxMessage   int64         // read limit; 0 is 4 MiB
 
 	HTTPClient *http.Client                                     // for the WebSocket handshake; nil is the default
@@ -114,7 +115,10 @@ type Client struct {
 	seq       int64
 	conn      *websocket.Conn
 	writeMu   sync.Mutex
-	renewing  atomic.Bool // Renew closed the connection: reconnect at once, without an error
+	// The current connection's write context and its timer, guarded by writeMu (writeRaw).
+	writeCtx   context.Context
+	writeTimer *time.Timer
+	renewing   atomic.Bool // Renew closed the connection: reconnect at once, without an error
 }
 
 // Discover asks the service, with do (a GET of path /gateway and its JSON answer), where its
@@ -143,6 +147,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.HelloTimeout == 0 {
 		cfg.HelloTimeout = 10 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 10 * time.Second
 	}
 	if cfg.MaxMessage == 0 {
 		cfg.MaxMessage = 4 << 20
@@ -241,7 +248,14 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any)
 	return c.writeRaw(ctx, conn, op, raw)
 }
 
-// writeRaw writes {"op":op,"d":raw}; raw is valid JSON.
+// writeRaw writes {"op":op,"d":raw}; raw is valid JSON. It fails at once when ctx is done; a
+// write that has begun ends early only with the connection (its session, or Config.WriteTimeout).
+//
+// The timeout is one timer per connection (session sets it up), reset for each write, which
+// cancels the connection's write context when it fires (the library then closes the connection,
+// as it does when a write's context ends): a context with its own deadline for each write cost
+// the send of a lobby message several microseconds (a timer, and two contexts registered with
+// each other) on the way to the socket.
 func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw []byte) error {
 	b := make([]byte, 0, len(raw)+24)
 	b = append(b, `{"op":`...)
@@ -251,9 +265,12 @@ func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw
 	b = append(b, '}')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	return conn.Write(ctx, websocket.MessageText, b)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeTimer.Reset(c.cfg.WriteTimeout)
+	defer c.writeTimer.Stop()
+	return conn.Write(c.writeCtx, websocket.MessageText, b)
 }
 
 // errInvalidated is an Invalid Session that cannot be resumed: identify anew.
@@ -333,6 +350,12 @@ func (c *Client) session() (established bool, err error) {
 		return false, err
 	}
 	conn.SetReadLimit(c.cfg.MaxMessage)
+	writeCtx, stopWrites := context.WithCancel(ctx)
+	c.writeMu.Lock()
+	c.writeCtx, c.writeTimer = writeCtx, time.AfterFunc(c.cfg.WriteTimeout, stopWrites)
+	c.writeTimer.Stop() // until a write starts
+	c.writeMu.Unlock()
+	defer stopWrites()
 	c.mu.Lock()
 	c.conn = conn
 	c.mu.Unlock()

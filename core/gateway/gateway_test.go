@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"sdkpp/core/internal/testwait"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"sdkpp/server/servertest"
 	"sdkpp/wire"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -198,4 +201,54 @@ func asClose(err error, ce **CloseError) bool {
 		*ce = e
 	}
 	return ok
+}
+
+// A write the service does not take within WriteTimeout fails and closes the connection: a
+// service that stops reading cannot hold a sender for ever.
+func TestWriteTimeoutClosesTheConnection(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":10,"d":{"heartbeat_interval":60000}}`)) != nil {
+			return
+		}
+		if _, _, err := ws.Read(ctx); err != nil { // Identify
+			return
+		}
+		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":0,"s":1,"t":"READY","d":{"session_id":"s","user":{}}}`)) != nil {
+			return
+		}
+		<-stop // and never read again
+	}))
+	defer srv.Close()
+	rec := &recorder{}
+	c, err := New(Config{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: func() string { return "t" },
+		OnStatus: rec.status, OnDispatch: rec.dispatch, WriteTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer c.Close()
+	c.Start()
+	testwait.Until(t, "Ready", func() bool { return c.Status() == Ready })
+	big := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
+	failed := make(chan error, 1)
+	go func() {
+		for {
+			if err := c.SendRaw(context.Background(), 3, big); err != nil {
+				failed <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-failed:
+		require.Error(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("a write the service never took did not fail")
+	}
+	testwait.Until(t, "not Ready", func() bool { return c.Status() != Ready })
 }

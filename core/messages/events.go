@@ -25,25 +25,25 @@ type Event struct {
 // Decode decodes a message dispatch (Events): LOBBY_MESSAGE_CREATE and _UPDATE, and
 // MESSAGE_CREATE, _UPDATE and _DELETE. It fails for malformed data.
 func Decode(event string, data json.RawMessage) (Event, error) {
-	malformed := fmt.Errorf("malformed %s", event)
+	malformed := func() (Event, error) { return Event{}, fmt.Errorf("malformed %s", event) } // only when it is
 	ev := Event{Created: event == wire.EventLobbyMessageCreate || event == gwire.EventMessageCreate}
 	switch event {
 	case wire.EventLobbyMessageCreate, wire.EventLobbyMessageUpdate:
 		var w wire.LobbyMessage
 		if err := wire.DecodeLobbyMessage(data, &w); err != nil || w.ID == 0 || w.LobbyID == 0 {
-			return Event{}, malformed
+			return malformed()
 		}
 		ev.Message, ev.Author = FromLobby(&w), users.Of(&w.Author)
 	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
 		var w wire.Message
 		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 || w.ChannelID == 0 {
-			return Event{}, malformed
+			return malformed()
 		}
 		ev.Message, ev.Author = FromDirect(&w), users.Of(&w.Author)
 	case gwire.EventMessageDelete:
 		var d wire.MessageDelete
 		if err := json.Unmarshal(data, &d); err != nil || d.ID == 0 {
-			return Event{}, malformed
+			return malformed()
 		}
 		ev.Deleted, ev.ID, ev.ChannelID = true, uint64(d.ID), uint64(d.ChannelID)
 	default:

@@ -16,12 +16,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"sdkpp/core/rest"
 	"sdkpp/internal/clock"
+	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 
@@ -110,36 +112,74 @@ func (t *Tunnel) Lost() {
 	}
 }
 
-// requestData is op 100's d, {"nonce","method","path","body"}, with body (encoded by
-// encoding/json, so valid) put in as it is: marshalling it inside a struct would check and copy
-// it again, for every message sent.
-func requestData(nonce, method, path string, body json.RawMessage) ([]byte, error) {
-	head, err := json.Marshal(struct {
-		Nonce  string `json:"nonce"`
-		Method string `json:"method"`
-		Path   string `json:"path"`
-	}{nonce, method, path})
-	if err != nil || len(body) == 0 {
-		return head, err
+// encodeBody encodes a request's JSON body (none for nil): with its own encoder when it has one
+// (wire.Appender, as a lobby message has), else with encoding/json.
+func encodeBody(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
 	}
-	d := make([]byte, 0, len(head)+len(body)+9)
-	d = append(d, head[:len(head)-1]...) // without its closing brace
-	d = append(d, `,"body":`...)
-	d = append(d, body...)
+	if a, ok := v.(wire.Appender); ok && !isNilPointer(v) {
+		return a.AppendJSON(nil), nil
+	}
+	return json.Marshal(v)
+}
+
+// isNilPointer reports whether v holds a nil pointer, which encoding/json encodes as null and
+// whose AppendJSON may not be callable.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// requestData is op 100's d, {"nonce","method","path","body"}, with body (valid JSON) put in as
+// it is: marshalling it inside a struct would check and copy it again, for every message sent.
+// The nonce, the method and the path are written as they are when no byte of them needs an
+// escape in JSON, as for every request the SDK makes; else encoding/json writes them.
+func requestData(nonce, method, path string, body json.RawMessage) ([]byte, error) {
+	d := make([]byte, 0, len(nonce)+len(method)+len(path)+len(body)+48)
+	d = append(d, `{"nonce":"`...)
+	d = append(d, nonce...)
+	d = append(d, `","method":"`...)
+	d = append(d, method...)
+	d = append(d, `","path":"`...)
+	d = append(d, path...)
+	d = append(d, '"')
+	if !plain(nonce) || !plain(method) || !plain(path) {
+		head, err := json.Marshal(struct {
+			Nonce  string `json:"nonce"`
+			Method string `json:"method"`
+			Path   string `json:"path"`
+		}{nonce, method, path})
+		if err != nil {
+			return nil, err
+		}
+		d = append(d[:0], head[:len(head)-1]...) // without its closing brace
+	}
+	if len(body) > 0 {
+		d = append(d, `,"body":`...)
+		d = append(d, body...)
+	}
 	return append(d, '}'), nil
+}
+
+// plain reports whether s is printable ASCII that JSON (and encoding/json, which also escapes
+// '<', '>' and '&') writes in quotes as it is.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // Do sends req over gw (nil when there is no connection) and waits, on clk, for its answer, which
 // out receives as JSON. It fails with ErrLost when the request was not sent or may or may not
 // have run; with a *rest.Error when the service answered with an error.
 func (t *Tunnel) Do(ctx context.Context, gw Sender, clk clock.Clock, req rest.Request, out any) error {
-	var body json.RawMessage
-	if req.JSON != nil {
-		b, err := json.Marshal(req.JSON)
-		if err != nil {
-			return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
-		}
-		body = b
+	body, err := encodeBody(req.JSON)
+	if err != nil {
+		return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
 	}
 	if gw == nil || req.Form != nil || !t.enabled.Load() {
 		return ErrLost // not sent: HTTP is the way

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sdkpp/wire"
 	"sync"
 	"testing"
 	"time"
@@ -143,6 +144,8 @@ func TestRequestData(t *testing.T) {
 	for _, tc := range []request{
 		{"n1", "POST", "/lobbies/1/messages", json.RawMessage(`{"content":"<é \"quoted\">","metadata":{"k":"v"}}`)},
 		{"n2", "GET", "/users/@me", nil},
+		// Bytes that need an escape in JSON go through encoding/json.
+		{"n3\"", "GET", "/a\\b?q=<&>\u00e9\n", json.RawMessage(`[]`)},
 	} {
 		d, err := requestData(tc.Nonce, tc.Method, tc.Path, tc.Body)
 		require.NoError(t, err, "%s: %s", tc.Nonce, d)
@@ -152,4 +155,25 @@ func TestRequestData(t *testing.T) {
 		require.NoError(t, err, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
 		require.Equal(t, tc, got, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
 	}
+}
+
+// encodeBody encodes a body with its own encoder when it has one, exactly as encoding/json
+// would; a nil pointer and other values go to encoding/json.
+func TestEncodeBody(t *testing.T) {
+	var nilReq *wire.LobbyMessageRequest
+	for _, v := range []any{
+		wire.LobbyMessageRequest{Content: "<hi>", Nonce: "n", EnforceNonce: true, Metadata: map[string]string{"k": "v"}},
+		&wire.LobbyMessageRequest{Content: "x"},
+		nilReq,
+		map[string]int{"a": 1},
+	} {
+		want, err := json.Marshal(v)
+		require.NoError(t, err)
+		got, err := encodeBody(v)
+		require.NoError(t, err, "%#v", v)
+		assert.Equal(t, string(want), string(got), "%#v", v)
+	}
+	got, err := encodeBody(nil)
+	require.NoError(t, err)
+	assert.Nil(t, got, "no body")
 }
