@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,35 @@ func TestAcceptedAnswersOutliveTheConnection(t *testing.T) {
 	b.resume("user-1", ready.SessionID, 1)
 	assert.Equal(t, 200, b.result("w", 2).Status, "replayed result")
 	b.expectDispatch(gwire.EventResumed, 3)
+}
+
+// The connection accepts the next requests while the first one's answer waits in its commit
+// (a pipeline of batches); a client with more requests in flight than maxQueued, the bound that
+// holds the reader back (oprequest's TestQueueBound), gets every answer, in the order of the
+// requests.
+func TestAcceptedBatchesPipelineUpToTheBound(t *testing.T) {
+	const n = 3 * maxQueued
+	acc := acceptAPI{accepted: make(chan string, n), release: make(chan struct{}, n)}
+	e := newEnv(t, func(c *Config) { c.Requests, c.Accept = echoAPI{}, acc.accept })
+	c := e.dial()
+	c.identify("user-1")
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "r0", Method: "POST", Path: "/0"})
+	assert.Equal(t, "/0", <-acc.accepted)
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "r1", Method: "POST", Path: "/1"})
+	assert.Equal(t, "/1", <-acc.accepted, "accepted while the first answer waits")
+	for i := 2; i < n; i++ {
+		c.send(gwire.OpRequest, gwire.Request{Nonce: "r" + strconv.Itoa(i), Method: "POST", Path: "/" + strconv.Itoa(i)})
+	}
+	for i := 2; i < maxQueued; i++ {
+		assert.Equal(t, "/"+strconv.Itoa(i), <-acc.accepted)
+	}
+	for i := 0; i < n; i++ {
+		acc.release <- struct{}{}
+	}
+	for i := 0; i < n; i++ {
+		r := c.result("r"+strconv.Itoa(i), int64(2+i))
+		assert.Equal(t, 200, r.Status)
+	}
+	assert.Len(t, acc.accepted, n-maxQueued, "the rest accepted once answers left")
+	c.heartbeat()
 }
