@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"sdkpp/server/gateway/internal/oprequest"
-	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/httpx"
 	gwire "sdkpp/wire/gateway"
@@ -54,19 +53,8 @@ func (c *conn) serveInline(data []byte) bool {
 	if rq == nil || c.h.cfg.Requests == nil {
 		return false
 	}
-	r, ok := gwire.ReadRequest(data)
+	r, ok := oprequest.Read(data)
 	if !ok {
-		var p struct {
-			Op *int            `json:"op"`
-			D  json.RawMessage `json:"d"`
-		}
-		if !payload.DecodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
-			return false
-		}
-		if r, ok = oprequest.Valid(p.D); !ok {
-			return false
-		}
-	} else if !r.Valid() {
 		return false
 	}
 	c.serveAndAnswer(rq, r, true)

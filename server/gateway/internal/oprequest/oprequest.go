@@ -31,6 +31,23 @@ func Valid(d json.RawMessage) (gwire.Request, bool) {
 	return r, r.Valid()
 }
 
+// Read decodes a payload of the client that is a valid gwire.OpRequest; false for anything else,
+// a malformed request included.
+func Read(data []byte) (gwire.Request, bool) {
+	r, ok := gwire.ReadRequest(data)
+	if ok {
+		return r, r.Valid()
+	}
+	var p struct {
+		Op *int            `json:"op"`
+		D  json.RawMessage `json:"d"`
+	}
+	if !payload.DecodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
+		return r, false
+	}
+	return Valid(p.D)
+}
+
 // Result encodes the d of gwire.EventRequestResult that answers the request of nonce: body as it
 // is when it is one JSON value (surrounding spaces cut), else as a JSON string; null when empty.
 func Result(nonce string, status int, body []byte) []byte {

@@ -192,3 +192,27 @@ func TestQueueCloseWithBatchesInFlight(t *testing.T) {
 		assert.Equal(t, [][]string{{"a"}, {"b"}, {"c"}}, s.get())
 	})
 }
+
+// Read takes a valid OpRequest however it is spelled, and nothing else.
+func TestRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		ok         bool
+	}{
+		{"as the SDK sends it", `{"op":100,"d":{"nonce":"n","method":"POST","path":"/a","body":{"x":1}}}`, true},
+		{"d first, escaped", `{"d":{"path":"/a","method":"GET","nonce":"\u006e"},"op":100}`, true},
+		{"another opcode", `{"op":1,"d":{"nonce":"n","method":"GET","path":"/a"}}`, false},
+		{"no nonce", `{"op":100,"d":{"method":"GET","path":"/a"}}`, false},
+		{"an unknown method", `{"d":{"nonce":"n","method":"TRACE","path":"/a"},"op":100}`, false},
+		{"not JSON", `{"op":100,"d":`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ok := Read([]byte(tc.data))
+			require.Equal(t, tc.ok, ok)
+			if ok {
+				assert.Equal(t, "n", r.Nonce)
+				assert.Equal(t, "/a", r.Path)
+			}
+		})
+	}
+}
