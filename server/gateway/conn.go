@@ -789,10 +789,7 @@ func (c *conn) flush() (wsframe.Close, bool) {
 // with requests in flight waits for it), and the loop writes it at once (answerDue).
 func (c *conn) flushNow(answer bool) {
 	if !c.tcp.CanWriteNow() || !answer && c.h.rate.Busy() || !c.flushMu.TryLock() {
-		if answer {
-			c.answerDue.Store(true) // signal wakes the loop even while a paced write is due
-		}
-		c.signal()
+		c.signalFor(answer)
 		return
 	}
 	defer c.flushMu.Unlock()
@@ -808,9 +805,18 @@ func (c *conn) flushNow(answer bool) {
 		c.lastWrite = time.Now()
 		c.backlog = c.backlog && answer || !answer && len(pending) > 1
 		if kept, err := c.tcp.WriteNow(pending); kept || err != nil {
-			c.signal() // the loop writes the rest, or finds the connection broken
+			c.signalFor(answer) // the loop writes the rest, or finds the connection broken
 		}
 	}
+}
+
+// signalFor is signal for a dispatch flushNow did not write: for an answer, at once, even while
+// a paced write is due (answerDue).
+func (c *conn) signalFor(answer bool) {
+	if answer {
+		c.answerDue.Store(true)
+	}
+	c.signal()
 }
 
 // take returns the session's dispatches this connection has not taken yet and marks them taken;
