@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/httpx"
 	gwire "sdkpp/wire/gateway"
 )
@@ -85,4 +88,56 @@ func TestAcceptedAnswersOutliveTheConnection(t *testing.T) {
 	b.resume("user-1", ready.SessionID, 1)
 	assert.Equal(t, 200, b.result("w", 2).Status, "replayed result")
 	b.expectDispatch(gwire.EventResumed, 3)
+}
+
+// The connection accepts the next requests while the first one's answer waits in its commit
+// (a pipeline of batches); a client with more requests in flight than maxQueued, the bound that
+// holds the reader back (oprequest's TestQueueBound), gets every answer, in the order of the
+// requests.
+func TestAcceptedBatchesPipelineUpToTheBound(t *testing.T) {
+	const n = 3 * maxQueued
+	acc := acceptAPI{accepted: make(chan string, n), release: make(chan struct{}, n)}
+	e := newEnv(t, func(c *Config) { c.Requests, c.Accept = echoAPI{}, acc.accept })
+	c := e.dial()
+	c.identify("user-1")
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "r0", Method: "POST", Path: "/0"})
+	assert.Equal(t, "/0", <-acc.accepted)
+	c.send(gwire.OpRequest, gwire.Request{Nonce: "r1", Method: "POST", Path: "/1"})
+	assert.Equal(t, "/1", <-acc.accepted, "accepted while the first answer waits")
+	for i := 2; i < n; i++ {
+		c.send(gwire.OpRequest, gwire.Request{Nonce: "r" + strconv.Itoa(i), Method: "POST", Path: "/" + strconv.Itoa(i)})
+	}
+	for i := 2; i < maxQueued; i++ {
+		assert.Equal(t, "/"+strconv.Itoa(i), <-acc.accepted)
+	}
+	for i := 0; i < n; i++ {
+		acc.release <- struct{}{}
+	}
+	for i := 0; i < n; i++ {
+		r := c.result("r"+strconv.Itoa(i), int64(2+i))
+		assert.Equal(t, 200, r.Status)
+	}
+	assert.Len(t, acc.accepted, n-maxQueued, "the rest accepted once answers left")
+	c.heartbeat()
+}
+
+// While the hub is busy, when a connection's writes are paced (pace.BusyPace between two), a
+// request's answer is still written at once: a client with requests in flight waits for it. n
+// requests sent one after another, each after the previous answer, would take n paced writes,
+// about n*BusyPace; they take a small part of that.
+func TestAnswersAreNotPaced(t *testing.T) {
+	const n = 40
+	acc := acceptAPI{accepted: make(chan string, n), release: make(chan struct{}, n)}
+	e := newEnv(t, func(c *Config) { c.Requests, c.Accept = echoAPI{}, acc.accept })
+	c := e.dial()
+	c.identify("user-1")
+	defer e.keepBusy()()
+	start := time.Now()
+	for i := range n {
+		acc.release <- struct{}{}
+		c.send(gwire.OpRequest, gwire.Request{Nonce: "r" + strconv.Itoa(i), Method: "POST", Path: "/" + strconv.Itoa(i)})
+		require.Equal(t, 200, c.result("r"+strconv.Itoa(i), int64(2+i)).Status)
+		<-acc.accepted
+	}
+	assert.Less(t, time.Since(start), n*pace.BusyPace/2, "answers written at once, not paced")
 }

@@ -77,7 +77,8 @@ type conn struct {
 	// paced is set while a paced write is due: it will take everything pushed meanwhile, so
 	// signal need not wake the loop (under load, a wake-up per dispatch was a large part of the
 	// service's work).
-	paced atomic.Bool
+	paced     atomic.Bool
+	answerDue atomic.Bool // an answer waits, which the loop writes at once, paced or not (flushNow)
 }
 
 // pace says how long to wait before writing: 0 unless the hub is busy or the connection has a
@@ -98,7 +99,7 @@ func newConn(h *Hub, tcp *wsframe.Conn, fr *wsframe.Reader, resumeURL string) *c
 
 // signal tells the loop that dispatches wait (never blocks).
 func (c *conn) signal() {
-	if c.paced.Load() {
+	if c.paced.Load() && !c.answerDue.Load() {
 		return // the paced write takes them
 	}
 	select {
@@ -287,10 +288,12 @@ func (c *conn) loop() wsframe.Close {
 				return r
 			}
 		case <-c.wake:
-			if c.paceC != nil {
+			if c.answerDue.Swap(false) { // written now, with what the paced write was to take
+				c.paceC = nil
+				c.paced.Store(false)
+			} else if c.paceC != nil {
 				continue // a paced write is due: this wake-up joins it
-			}
-			if wait := c.pace(); wait > 0 {
+			} else if wait := c.pace(); wait > 0 {
 				c.paceC = time.After(wait)
 				c.paced.Store(true)
 				continue
@@ -782,10 +785,11 @@ func (c *conn) flush() (wsframe.Close, bool) {
 // flushNow is flush done by a dispatcher that has just pushed to the connection's session: it
 // writes what waits without waiting for the socket (wsframe.Conn.WriteNow), and wakes the loop for
 // what it cannot write now. It leaves everything to the loop while the loop (or another
-// dispatcher) is writing, or while writes are paced (an answer is not held for a backlog).
+// dispatcher) is writing, or while writes are paced; a request's answer is never paced (a client
+// with requests in flight waits for it), and the loop writes it at once (answerDue).
 func (c *conn) flushNow(answer bool) {
-	if !c.tcp.CanWriteNow() || c.h.rate.Busy() || !c.flushMu.TryLock() {
-		c.signal()
+	if !c.tcp.CanWriteNow() || !answer && c.h.rate.Busy() || !c.flushMu.TryLock() {
+		c.signalFor(answer)
 		return
 	}
 	defer c.flushMu.Unlock()
@@ -801,9 +805,18 @@ func (c *conn) flushNow(answer bool) {
 		c.lastWrite = time.Now()
 		c.backlog = c.backlog && answer || !answer && len(pending) > 1
 		if kept, err := c.tcp.WriteNow(pending); kept || err != nil {
-			c.signal() // the loop writes the rest, or finds the connection broken
+			c.signalFor(answer) // the loop writes the rest, or finds the connection broken
 		}
 	}
+}
+
+// signalFor is signal for a dispatch flushNow did not write: for an answer, at once, even while
+// a paced write is due (answerDue).
+func (c *conn) signalFor(answer bool) {
+	if answer {
+		c.answerDue.Store(true)
+	}
+	c.signal()
 }
 
 // take returns the session's dispatches this connection has not taken yet and marks them taken;

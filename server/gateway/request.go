@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"sdkpp/server/gateway/internal/oprequest"
-	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/httpx"
 	gwire "sdkpp/wire/gateway"
@@ -40,7 +39,8 @@ func (rq *requester) context(h *Hub) context.Context {
 	return rq.ctx
 }
 
-// maxQueued bounds the requests a connection accepts before it takes their answers.
+// maxQueued bounds the requests a connection accepted whose answers were not sent: past it, the
+// reader reads nothing more until some are (back-pressure on the client).
 const maxQueued = 64
 
 // serveInline serves data on the reader goroutine when it is an gwire.OpRequest of an identified
@@ -53,19 +53,8 @@ func (c *conn) serveInline(data []byte) bool {
 	if rq == nil || c.h.cfg.Requests == nil {
 		return false
 	}
-	r, ok := gwire.ReadRequest(data)
+	r, ok := oprequest.Read(data)
 	if !ok {
-		var p struct {
-			Op *int            `json:"op"`
-			D  json.RawMessage `json:"d"`
-		}
-		if !payload.DecodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
-			return false
-		}
-		if r, ok = oprequest.Valid(p.D); !ok {
-			return false
-		}
-	} else if !r.Valid() {
 		return false
 	}
 	c.serveAndAnswer(rq, r, true)
@@ -73,10 +62,10 @@ func (c *conn) serveInline(data []byte) bool {
 }
 
 // serveAndAnswer serves r and dispatches its result to the requester's session. On the reader
-// (reader), a request that Accept takes joins the connection's queue while the client's next
-// frame has arrived, so that requests sent together are accepted together (a lobby's messages
-// share a commit); the queue takes their answers on its goroutine while the reader reads on, and
-// any other request waits for them first.
+// (reader), a request that Accept takes joins the connection's queue, handed to the queue's
+// goroutine at once when it is idle (its commit starts while the next ones are accepted), else
+// when no frame of the client waits; the goroutine takes the answers while the reader reads on,
+// batch after batch, and any other request waits for them first.
 //
 // What the requests dispatch to this connection meanwhile (a sent message, to its author)
 // waits for the answers and leaves with them: the client is woken once, and its copy does not
@@ -84,8 +73,8 @@ func (c *conn) serveInline(data []byte) bool {
 func (c *conn) serveAndAnswer(rq *requester, r gwire.Request, reader bool) {
 	c.serving.Store(true)
 	if a, ok := c.accept(rq, r); ok && reader {
-		c.queue().Add(r.Nonce, a)
-		if c.queued.Len() >= maxQueued || c.fr.Buffered() == 0 {
+		c.queue().Add(r.Nonce, a) // waits while maxQueued answers wait
+		if c.fr.Buffered() == 0 || c.queued.Idle() {
 			c.queued.Hand()
 		}
 		return
@@ -115,7 +104,7 @@ func (c *conn) panicked(r gwire.Request) func(p any) {
 // queue returns the reader's queue of accepted requests, made at its first use.
 func (c *conn) queue() *oprequest.Queue {
 	if c.queued == nil {
-		c.queued = oprequest.NewQueue(func(ds [][]byte) { c.answered(ds...) }, c.panicked(gwire.Request{}))
+		c.queued = oprequest.NewQueue(maxQueued, func(ds [][]byte) { c.answered(ds...) }, c.panicked(gwire.Request{}))
 	}
 	return c.queued
 }

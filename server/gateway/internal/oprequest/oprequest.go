@@ -31,6 +31,23 @@ func Valid(d json.RawMessage) (gwire.Request, bool) {
 	return r, r.Valid()
 }
 
+// Read decodes a payload of the client that is a valid gwire.OpRequest; false for anything else,
+// a malformed request included.
+func Read(data []byte) (gwire.Request, bool) {
+	r, ok := gwire.ReadRequest(data)
+	if ok {
+		return r, r.Valid()
+	}
+	var p struct {
+		Op *int            `json:"op"`
+		D  json.RawMessage `json:"d"`
+	}
+	if !payload.DecodeObject(data, &p) || p.Op == nil || *p.Op != gwire.OpRequest {
+		return r, false
+	}
+	return Valid(p.D)
+}
+
 // Result encodes the d of gwire.EventRequestResult that answers the request of nonce: body as it
 // is when it is one JSON value (surrounding spaces cut), else as a JSON string; null when empty.
 func Result(nonce string, status int, body []byte) []byte {
@@ -111,18 +128,22 @@ func Internal() (int, []byte) {
 // Queue holds, in their order, the requests one connection accepted whose answers wait, and takes
 // the answers on a goroutine of its own, so that the connection reads, and accepts, its next
 // requests meanwhile: requests sent while a lobby's messages are committed are committed together
-// next. Add, Len and Hand are for one goroutine (the connection's reader); Close stops the
-// goroutine once every answer was sent. Its zero value is not usable: see NewQueue.
+// next, a pipeline of batches as deep as the requests the client has in flight. It holds at most
+// a bound of them (NewQueue): Add then waits for the goroutine, and the reader reads nothing
+// more meanwhile, which is back-pressure on the client. Add, Idle and Hand are for one
+// goroutine (the connection's reader); Close stops the goroutine once every answer was sent. Its
+// zero value is not usable: see NewQueue.
 type Queue struct {
 	send     func(ds [][]byte) // dispatches results, in order
 	panicked func(p any)       // told of an answer's panic
+	max      int               // the bound of requests added and not dispatched
 
 	next []item // added, not handed yet
 
 	mu      sync.Mutex
 	changed *sync.Cond
 	handed  [][]item // handed, in order, not taken yet
-	busy    bool     // the goroutine is taking a batch
+	waiting int      // requests handed and not dispatched yet, the goroutine's batch included
 	running bool     // the goroutine was started
 	closed  bool
 	done    chan struct{} // closed when the goroutine returns
@@ -133,19 +154,41 @@ type item struct {
 	answer Answer
 }
 
-// NewQueue returns a Queue that dispatches results with send (on its goroutine) and reports an
-// answer's panic, which is answered with a 500, to panicked.
-func NewQueue(send func(ds [][]byte), panicked func(p any)) *Queue {
-	q := &Queue{send: send, panicked: panicked, done: make(chan struct{})}
+// NewQueue returns a Queue that holds at most limit requests (at least 1) whose results were not
+// dispatched, dispatches results with send (on its goroutine) and reports an answer's panic,
+// which is answered with a 500, to panicked.
+func NewQueue(limit int, send func(ds [][]byte), panicked func(p any)) *Queue {
+	q := &Queue{send: send, panicked: panicked, max: max(limit, 1), done: make(chan struct{})}
 	q.changed = sync.NewCond(&q.mu)
 	return q
 }
 
-// Add queues the answer of the request of nonce, to be handed with the next Hand.
-func (q *Queue) Add(nonce string, a Answer) { q.next = append(q.next, item{nonce, a}) }
+// Add queues the answer of the request of nonce, to be handed with the next Hand. When the queue
+// then holds its bound of requests, Add hands them and waits until the goroutine has dispatched
+// a batch.
+func (q *Queue) Add(nonce string, a Answer) {
+	q.next = append(q.next, item{nonce, a})
+	q.mu.Lock()
+	full := q.waiting+len(q.next) >= q.max
+	q.mu.Unlock()
+	if !full {
+		return
+	}
+	q.Hand()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.waiting >= q.max {
+		q.changed.Wait()
+	}
+}
 
-// Len is the number of requests added since the last Hand.
-func (q *Queue) Len() int { return len(q.next) }
+// Idle reports whether the goroutine has nothing to take: what was added is best handed at once,
+// so that its commit starts while the reader accepts what follows.
+func (q *Queue) Idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.waiting == 0
+}
 
 // Hand gives the requests added since the last Hand to the goroutine, which takes their answers
 // in order, after those handed before, and dispatches their results together.
@@ -155,6 +198,7 @@ func (q *Queue) Hand() {
 	}
 	q.mu.Lock()
 	q.handed = append(q.handed, q.next)
+	q.waiting += len(q.next)
 	q.next = nil
 	if !q.running && !q.closed {
 		q.running = true
@@ -169,7 +213,7 @@ func (q *Queue) Wait() {
 	q.Hand()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.handed) > 0 || q.busy {
+	for q.waiting > 0 {
 		q.changed.Wait()
 	}
 }
@@ -201,13 +245,23 @@ func (q *Queue) run() {
 		batch := q.handed[0]
 		q.handed[0] = nil
 		q.handed = q.handed[1:]
-		q.busy = true
 		q.mu.Unlock()
-		q.send(takeAll(batch, q.panicked))
+		q.dispatch(batch)
 		q.mu.Lock()
-		q.busy = false
+		q.waiting -= len(batch)
 		q.changed.Broadcast()
 	}
+}
+
+// dispatch sends the results of batch; a panic of send is reported to panicked, and the batch's
+// results are then lost, as they are when the connection's session has ended.
+func (q *Queue) dispatch(batch []item) {
+	defer func() {
+		if p := recover(); p != nil {
+			q.panicked(p)
+		}
+	}()
+	q.send(takeAll(batch, q.panicked))
 }
 
 // Answered takes the answer of the request of nonce at once and returns its result (Result); a

@@ -2,8 +2,10 @@ package oprequest
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,36 +38,181 @@ func TestResult(t *testing.T) {
 	}
 }
 
-// A Queue sends the results of its batches in the order they were handed, each batch in one
-// send; Wait returns once they were sent, and a panicking answer is a 500.
-func TestQueueOrder(t *testing.T) {
-	var mu sync.Mutex
-	var sent [][]string
-	var panics []any
-	q := NewQueue(func(ds [][]byte) {
+// sends records what a Queue sends: the nonces of each send's results.
+type sends struct {
+	mu    sync.Mutex
+	sent  [][]string
+	panic bool // the next send panics
+}
+
+func (s *sends) send(t *testing.T) func(ds [][]byte) {
+	return func(ds [][]byte) {
 		var nonces []string
 		for _, d := range ds {
 			var r gwire.RequestResult
 			require.NoError(t, json.Unmarshal(d, &r))
 			nonces = append(nonces, r.Nonce)
 		}
-		mu.Lock()
-		sent = append(sent, nonces)
-		mu.Unlock()
-	}, func(p any) { panics = append(panics, p) })
-	ok := func() (int, []byte) { return 200, []byte(`{}`) }
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.panic {
+			s.panic = false
+			panic("send")
+		}
+		s.sent = append(s.sent, nonces)
+	}
+}
+
+func (s *sends) get() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sent)
+}
+
+// ok is an answer that is ready.
+func ok() (int, []byte) { return 200, []byte(`{}`) }
+
+// committed returns an answer that waits for commit to be closed, as a lobby message's waits for
+// its commit.
+func committed(commit chan struct{}) Answer {
+	return func() (int, []byte) { <-commit; return ok() }
+}
+
+// A Queue sends the results of its batches in the order they were handed, each batch in one
+// send; Wait returns once they were sent, and a panicking answer is a 500.
+func TestQueueOrder(t *testing.T) {
+	var s sends
+	var panics []any
+	q := NewQueue(64, s.send(t), func(p any) { panics = append(panics, p) })
 	q.Add("a", ok)
 	q.Add("b", ok)
-	assert.Equal(t, 2, q.Len())
 	q.Hand()
-	assert.Equal(t, 0, q.Len())
 	q.Add("c", func() (int, []byte) { panic("answer") })
 	q.Wait()
-	mu.Lock()
-	assert.Equal(t, [][]string{{"a", "b"}, {"c"}}, sent)
-	mu.Unlock()
+	assert.Equal(t, [][]string{{"a", "b"}, {"c"}}, s.get())
 	assert.Equal(t, []any{"answer"}, panics)
 	q.Add("d", ok)
 	q.Close()
-	assert.Equal(t, [][]string{{"a", "b"}, {"c"}, {"d"}}, sent, "Close sends what was added")
+	assert.Equal(t, [][]string{{"a", "b"}, {"c"}, {"d"}}, s.get(), "Close sends what was added")
+}
+
+// While a batch waits for its commit, the reader adds and hands the next batches without
+// waiting: the queue is a pipeline of batches. Their results leave batch after batch, in order,
+// once the first commit is done; Idle tells whether anything is still in flight.
+func TestQueuePipelinesBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s sends
+		q := NewQueue(64, s.send(t), func(any) {})
+		require.True(t, q.Idle())
+		first, second := make(chan struct{}), make(chan struct{})
+		q.Add("a1", committed(first))
+		q.Add("a2", ok)
+		q.Hand()
+		synctest.Wait() // the goroutine waits in a1's commit
+		require.False(t, q.Idle())
+		q.Add("b1", committed(second))
+		q.Hand()
+		q.Add("c1", ok)
+		q.Add("c2", ok)
+		q.Hand() // none of these waited for the first commit
+		synctest.Wait()
+		assert.Empty(t, s.get(), "nothing leaves before the first commit")
+		close(first)
+		synctest.Wait()
+		assert.Equal(t, [][]string{{"a1", "a2"}}, s.get(), "the second batch waits in its own commit")
+		assert.False(t, q.Idle())
+		close(second)
+		synctest.Wait()
+		assert.Equal(t, [][]string{{"a1", "a2"}, {"b1"}, {"c1", "c2"}}, s.get())
+		assert.True(t, q.Idle())
+		q.Close()
+	})
+}
+
+// A Queue holds at most its bound of requests whose results were not sent: the Add that reaches
+// it hands them and returns only once a batch was sent, so that the reader reads no more
+// meanwhile.
+func TestQueueBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s sends
+		q := NewQueue(3, s.send(t), func(any) {})
+		commit := make(chan struct{})
+		q.Add("a", committed(commit))
+		q.Hand()
+		q.Add("b", ok) // two in flight, under the bound
+		added := make(chan struct{})
+		go func() {
+			q.Add("c", ok)
+			close(added)
+		}()
+		synctest.Wait()
+		select {
+		case <-added:
+			t.Fatal("Add returned with the bound of requests in flight")
+		default:
+		}
+		close(commit)
+		<-added
+		synctest.Wait()
+		assert.Equal(t, [][]string{{"a"}, {"b", "c"}}, s.get(), "Add handed what it had added")
+		q.Close()
+	})
+}
+
+// Close with batches in flight returns only once every one of them was sent, in order; a panic
+// in a send loses that send's results only, and the queue goes on.
+func TestQueueCloseWithBatchesInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := sends{panic: true}
+		var panics []any
+		q := NewQueue(64, s.send(t), func(p any) { panics = append(panics, p) })
+		q.Add("lost", ok)
+		q.Hand()
+		synctest.Wait()
+		assert.Equal(t, []any{"send"}, panics)
+		commit := make(chan struct{})
+		q.Add("a", committed(commit))
+		q.Hand()
+		q.Add("b", ok)
+		q.Hand()
+		q.Add("c", ok) // added, not handed
+		closed := make(chan struct{})
+		go func() {
+			q.Close()
+			close(closed)
+		}()
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned with answers in flight")
+		default:
+		}
+		close(commit)
+		<-closed
+		assert.Equal(t, [][]string{{"a"}, {"b"}, {"c"}}, s.get())
+	})
+}
+
+// Read takes a valid OpRequest however it is spelled, and nothing else.
+func TestRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		ok         bool
+	}{
+		{"as the SDK sends it", `{"op":100,"d":{"nonce":"n","method":"POST","path":"/a","body":{"x":1}}}`, true},
+		{"d first, escaped", `{"d":{"path":"/a","method":"GET","nonce":"\u006e"},"op":100}`, true},
+		{"another opcode", `{"op":1,"d":{"nonce":"n","method":"GET","path":"/a"}}`, false},
+		{"no nonce", `{"op":100,"d":{"method":"GET","path":"/a"}}`, false},
+		{"an unknown method", `{"d":{"nonce":"n","method":"TRACE","path":"/a"},"op":100}`, false},
+		{"not JSON", `{"op":100,"d":`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ok := Read([]byte(tc.data))
+			require.Equal(t, tc.ok, ok)
+			if ok {
+				assert.Equal(t, "n", r.Nonce)
+				assert.Equal(t, "/a", r.Path)
+			}
+		})
+	}
 }
