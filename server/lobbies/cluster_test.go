@@ -3,10 +3,13 @@ package lobbies_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +23,7 @@ import (
 // set, keeps the first holder waiting until gate is closed.
 type fakeOrder struct {
 	mu    sync.Mutex
-	held  bool
+	held  map[string]bool
 	last  map[string]uint64
 	holds []string
 	gate  chan struct{}
@@ -36,15 +39,18 @@ func (o *fakeOrder) lock(_ context.Context, key string) (uint64, func(uint64), e
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.held {
+	if o.held[key] {
 		panic("the order lock is held twice")
 	}
-	o.held = true
+	if o.held == nil {
+		o.held = map[string]bool{}
+	}
+	o.held[key] = true
 	o.holds = append(o.holds, key)
 	return o.last[key], func(used uint64) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.held = false
+		o.held[key] = false
 		o.last[key] = max(o.last[key], used)
 	}, nil
 }
@@ -152,9 +158,10 @@ func TestClusterSendsMessagesInGroups(t *testing.T) {
 }
 
 // stager is a recorder that keeps events in the outbox (lobbies.Stager): each staged event is
-// its message's id; PublishStaged checks that the store holds exactly the rows it is given,
-// records them and deletes them, or, while refuse is set, refuses them. (It asserts, not
-// requires: it runs on the sender's goroutine, which must not end there.)
+// its message's id; PublishStaged checks that the store holds the rows it is given, in their
+// order, after any left unpublished and before any of the next group (committed while they are
+// published), records them and deletes them, or, while refuse is set, refuses them. (It asserts,
+// not requires: it runs on a publishing goroutine, which must not end there.)
 type stager struct {
 	*recorder
 	t         *testing.T
@@ -184,12 +191,12 @@ func (s *stager) PublishStaged(ids []uint64, data [][]byte) bool {
 	defer s.mu.Unlock()
 	left, err := s.st.ListOutbox(ctx, s.key)
 	assert.NoError(s.t, err)
-	var newest []store.OutboxEvent // after any a refused group left
-	if len(left) >= len(ids) {
-		newest = left[len(left)-len(ids):]
+	var rows []store.OutboxEvent // the group's, among what is left before and what came after
+	if i := slices.IndexFunc(left, func(e store.OutboxEvent) bool { return e.ID == ids[0] }); i >= 0 {
+		rows = left[i:min(len(left), i+len(ids))]
 	}
-	if assert.Len(s.t, newest, len(ids), "the outbox holds the group's events") {
-		for i, row := range newest {
+	if assert.Len(s.t, rows, len(ids), "the outbox holds the group's events") {
+		for i, row := range rows {
 			assert.Equal(s.t, ids[i], row.ID)
 			assert.Equal(s.t, data[i], row.Data)
 		}
@@ -210,9 +217,10 @@ func (s *stager) PublishStaged(ids []uint64, data [][]byte) bool {
 
 // On a cluster with a Stager, each group's events are stored in the outbox with its messages
 // (one row per message, in id order) and published from there once committed; none goes to the
-// Notifier directly. A group whose events cannot be published stays in the outbox and ends the
-// lock's hold, so that the messages queued behind it go under a new hold (whose holder publishes
-// what was left first), and its senders are answered: their messages are stored.
+// Notifier directly. A group's publish runs beside the next group's commit. A group whose events
+// cannot be published stays in the outbox and ends the lock's hold, and the group committed
+// beside its publish stays there after it, unpublished, for the next holder to publish first
+// (the server's lock relays them); the senders of both are answered: their messages are stored.
 func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
@@ -252,17 +260,112 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 		close(gate) // the first group's publish is refused; the others go under a new hold
 		wg.Wait()
 
-		require.Len(t, order.holds[holdsBefore:], 2, "a new hold after the refused group")
-		require.Equal(t, 2, st.calls, "one publish per group")
+		require.Len(t, order.holds[holdsBefore:], 1, "one hold")
+		require.Equal(t, 1, st.calls, "nothing published after the refused group")
 		left, err := e.st.ListOutbox(context.Background(), st.key)
 		require.NoError(t, err)
-		require.Len(t, left, 1, "the refused group waits in the outbox")
-		require.Len(t, st.published, len(ps)-1)
-		require.IsIncreasing(t, st.published)
+		require.Len(t, left, len(ps), "the refused group and the next wait in the outbox")
+		var waiting []uint64
+		for _, row := range left {
+			id, err := strconv.ParseUint(string(row.Data), 10, 64)
+			require.NoError(t, err)
+			waiting = append(waiting, id)
+		}
 		require.Len(t, answered, len(ps), "every sender answered")
+		require.Equal(t, slices.Sorted(slices.Values(answered)), waiting, "every message, in id order")
+		require.Empty(t, st.published)
 		require.Empty(t, e.rec.take(), "nothing published but through the outbox")
 		var history []message
 		e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
 		require.Len(t, history, len(ps), "stored messages")
 	})
+}
+
+// On a cluster whose commits check the shared epoch, a group of messages to a lobby kept since
+// an earlier group is sent without reading the epoch, under the lock kept since (messages sent
+// one after the other: one hold). A user's change moves the epoch: the next group's commit is
+// refused, and it reads the epoch and the lobby again and is stored. The lock is released once it
+// has lingered. Every member gets every message once, in order.
+func TestClusterKeepsTheLobbyAndItsLockBetweenGroups(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	order := &fakeOrder{last: map[string]uint64{}}
+	var epochs atomic.Int32
+	e.svc.Order = order.lock
+	e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) {
+		epochs.Add(1)
+		return e.st.SharedEpoch(ctx, key)
+	}
+	e.svc.EpochChecked = true
+	e.svc.LockLinger = 2 * time.Millisecond
+	e.svc.Start()
+	defer e.svc.Close()
+	ps := []player{e.user("alice", e.app), e.user("bob", e.app)}
+	var l lobby
+	for _, p := range ps {
+		l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+	}
+	e.rec.take()
+	key := "lobby:" + l.ID
+	path := "/lobbies/" + l.ID + "/messages"
+	var sent []uint64
+	send := func(i int) {
+		t.Helper()
+		var m message
+		e.do("POST", path, ps[i].auth, map[string]any{"content": "m" + strconv.Itoa(len(sent))}).OK(t, http.StatusOK, &m)
+		id, err := strconv.ParseUint(m.ID, 10, 64)
+		require.NoError(t, err)
+		sent = append(sent, id)
+	}
+	holds := func() int {
+		order.mu.Lock()
+		defer order.mu.Unlock()
+		n := 0
+		for _, k := range order.holds {
+			if k == key {
+				n++
+			}
+		}
+		return n
+	}
+	held := func() bool {
+		order.mu.Lock()
+		defer order.mu.Unlock()
+		return order.held[key]
+	}
+
+	send(0)
+	require.Equal(t, 1, holds())
+	require.True(t, held(), "kept after the group")
+	read := epochs.Load()
+	for range 3 {
+		send(0)
+	}
+	require.Equal(t, 1, holds(), "one hold for messages one after the other")
+	require.Equal(t, read, epochs.Load(), "a kept lobby's groups read no epoch")
+
+	u, err := e.st.GetUser(ctx, ps[1].id)
+	require.NoError(t, err)
+	u.GlobalName = "Bobby"
+	require.NoError(t, e.st.UpdateUser(ctx, u))
+	send(1)
+	require.Equal(t, read+1, epochs.Load(), "the refused commit reads the epoch again")
+	require.Equal(t, 1, holds())
+
+	e.clock.Advance(2 * time.Millisecond)
+	require.False(t, held(), "released once it lingered")
+	send(1)
+	require.Equal(t, 2, holds(), "a new hold")
+
+	var got []uint64
+	for _, ev := range e.rec.take() {
+		require.Equal(t, wire.EventLobbyMessageCreate, ev.event)
+		require.Len(t, ev.users, len(ps), "every member gets each message")
+		got = append(got, uint64(messageOf(t, ev.data).ID))
+	}
+	require.Equal(t, sent, got, "each message once, in order")
+	require.IsIncreasing(t, got)
+	var history []message
+	e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
+	require.Len(t, history, len(sent), "stored messages")
 }
