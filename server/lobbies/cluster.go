@@ -77,7 +77,8 @@ const (
 	maxHold          = 20 * time.Millisecond
 )
 
-// maxEpochTries bounds the tries of a group whose commit found the shared epoch moved.
+// maxEpochTries bounds the tries of a group whose commit found the shared epoch moved: the last
+// one is committed without the check.
 const maxEpochTries = 3
 
 // sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
@@ -198,8 +199,8 @@ func failAll(group []*clusterSend, err error) {
 // something of, is tried again with the epoch read. Call with s.order held.
 func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, read bool, committed func()) (publish func() bool) {
 	for try := 1; ; try++ {
-		publish, moved := s.tryGroup(ctx, group, epoch, read, committed)
-		if !moved || try == maxEpochTries {
+		publish, moved := s.tryGroup(ctx, group, epoch, read, try < maxEpochTries, committed)
+		if !moved {
 			return publish
 		}
 		var err error
@@ -214,9 +215,10 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 	}
 }
 
-// tryGroup is a try of sendGroup: moved tells that it stored nothing, and why: the epoch moved,
-// or, with the epoch not read, a message was refused.
-func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint64, read bool, committed func()) (publish func() bool, moved bool) {
+// tryGroup is a try of sendGroup, whose commit checks the epoch when check is set (the last try,
+// with the epoch and the lobby read after the messages arrived, needs no check): moved tells that
+// it stored nothing, and why: the epoch moved, or, with the epoch not read, a message was refused.
+func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint64, read, check bool, committed func()) (publish func() bool, moved bool) {
 	if s.Epoch == nil {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
@@ -252,12 +254,12 @@ func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint
 	h := out[len(out)-1].h
 	st, staging := s.Notifier.(Stager)
 	var staged *store.OutboxRows
-	if staging || s.EpochChecked {
+	if staging || s.EpochChecked && check {
 		staged = &store.OutboxRows{Key: lobbyKey(h.lobby.ID), At: now}
 		if staging {
 			staged.Data = st.StageLobbyEvents(h.lobby.AppID, lobbyEvents(out))
 		}
-		if s.EpochChecked {
+		if s.EpochChecked && check {
 			staged.EpochKey, staged.Epoch = changesKey, h.epoch
 		}
 	}

@@ -369,3 +369,34 @@ func TestClusterKeepsTheLobbyAndItsLockBetweenGroups(t *testing.T) {
 	e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
 	require.Len(t, history, len(sent), "stored messages")
 }
+
+// A group whose commit finds the shared epoch moved at every checked try is stored by its last
+// try, whose epoch and lobby were read after it arrived, without the check: once, delivered once.
+func TestClusterGroupStoredWhenTheEpochKeepsMoving(t *testing.T) {
+	e := newEnv(t)
+	order := &fakeOrder{last: map[string]uint64{}}
+	var epochs atomic.Int32
+	e.svc.Order = order.lock
+	e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) {
+		epochs.Add(1)
+		n, err := e.st.SharedEpoch(ctx, key)
+		return n + 1, err // never the store's: every checked commit finds it moved
+	}
+	e.svc.EpochChecked = true
+	ps := []player{e.user("alice", e.app), e.user("bob", e.app)}
+	var l lobby
+	for _, p := range ps {
+		l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+	}
+	e.rec.take()
+	path := "/lobbies/" + l.ID + "/messages"
+	var m message
+	e.do("POST", path, ps[0].auth, map[string]any{"content": "kept"}).OK(t, http.StatusOK, &m)
+	require.Equal(t, int32(3), epochs.Load(), "read for each try")
+	evs := e.rec.take()
+	require.Len(t, evs, 1, "delivered once")
+	require.Equal(t, m.ID, strconv.FormatUint(uint64(messageOf(t, evs[0].data).ID), 10))
+	var history []message
+	e.do("GET", path, ps[0].auth, nil).OK(t, http.StatusOK, &history)
+	require.Len(t, history, 1, "stored once")
+}
