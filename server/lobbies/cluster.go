@@ -8,7 +8,6 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
-	"sdkpp/server/lobbies/internal/sendq"
 	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -21,9 +20,9 @@ import (
 // message at a time, they bounded a lobby to a few hundred messages a second. So the messages
 // that arrive while one group is being sent wait for it and then go as the next group: one
 // transaction and one publish of several messages, in id order, and one hold of the lock for
-// several groups in a row; a group's publish runs beside the next group's commit. A node keeps
-// the lock a moment after its last group (Service.LockLinger), and commits a group to a lobby it
-// keeps without reading the shared epoch first: the commit checks it (Service.EpochChecked).
+// several groups in a row. A node keeps the lock a moment after its last group
+// (Service.LockLinger), and commits a group to a lobby it keeps without reading the shared epoch
+// first: the commit checks it (Service.EpochChecked).
 
 // clusterSend is a message waiting on a cluster for its group, and then its result.
 type clusterSend struct {
@@ -83,11 +82,9 @@ const maxEpochTries = 3
 
 // sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
 // the lock is held, the lobby's messages that arrived meanwhile as the next groups: their senders
-// are answered once their group is published, and the lock's release and next hold are saved.
-// A group's publish runs beside the next group's commit; the next group's publish follows it,
-// and none follows a publish the bus refused (what was committed waits in the outbox for the
-// next holder of the lock). With Service.LockLinger the lock is then kept a moment for the
-// node's next group of the lobby. Call with s.order held.
+// were answered once the previous group was published, and the lock's release and next hold
+// are saved. With Service.LockLinger the lock is then kept a moment for the node's next group
+// of the lobby. Call with s.order held.
 func (s *Service) sendLobby(group []*clusterSend) {
 	sq := &s.sends
 	// The groups' work outlives any one sender's request.
@@ -124,12 +121,8 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		}
 	}
 	wg.Wait()
-	var pub sendq.Behind[*clusterSend]
 	park := s.park != nil
 	defer func() { // once the last group is published
-		if !pub.Wait(sq) {
-			park = false // the next holder publishes first what this one could not
-		}
 		if park {
 			s.park.Put(id, since, release)
 		} else {
@@ -145,21 +138,16 @@ func (s *Service) sendLobby(group []*clusterSend) {
 				wg.Go(func() { nextEpoch, nextErr = s.Epoch(ctx, changesKey) })
 			}
 		}
-		var publish func() bool
+		published := true
 		if epochErr != nil {
 			failAll(group, epochErr)
 		} else {
-			publish = s.sendGroup(ctx, group, epoch, read, take)
+			published = s.sendGroup(ctx, group, epoch, read, take)
 		}
 		if !taken {
 			take()
 		}
-		published := pub.Wait(sq) // the previous group's, beside this one's commit
-		if published && publish != nil {
-			pub.Start(group, publish)
-		} else {
-			sq.Finish(group) // failed, or stored with nothing to publish, or left for the next holder
-		}
+		sq.Finish(group) // the answers need not wait for the next group or the release
 		wg.Wait()
 		if !published || n == maxGroupsPerHold {
 			sq.PutBack(next) // the next holder publishes first what this one could not
@@ -187,26 +175,25 @@ func failAll(group []*clusterSend, err error) {
 	}
 }
 
-// sendGroup stores messages of one lobby, whose order lock is held, and returns what publishes
-// them: each is checked and accepted as on a node alone, then all of them are committed in one
-// transaction; committed is called after. A failed commit fails every message of the group.
-// With a Stager, their events are stored in the outbox in that transaction, and publish
-// publishes them from it, in id order, and returns false when they could not be published
-// (they wait for the next holder of the lock); nil when there is nothing to publish. Without
-// one, they are delivered before it returns. epoch is the epoch read for the group when read is
+// sendGroup stores and publishes messages of one lobby, whose order lock is held: each is
+// checked and accepted as on a node alone, then all of them are committed in one transaction and
+// published together in id order; committed is called between. A failed commit fails every
+// message of the group. With a Stager, their events are stored in the outbox in that
+// transaction and published from it; it returns false when they could not be published (they
+// wait for the next holder of the lock). epoch is the epoch read for the group when read is
 // set; else the lobby's kept entry is used, and its commit checks that the epoch it was read
 // under has not moved. A group whose commit finds it moved, or that a kept entry refused
 // something of, is tried again with the epoch read. Call with s.order held.
-func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, read bool, committed func()) (publish func() bool) {
+func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, read bool, committed func()) bool {
 	for try := 1; ; try++ {
-		publish, moved := s.tryGroup(ctx, group, epoch, read, try < maxEpochTries, committed)
+		published, moved := s.tryGroup(ctx, group, epoch, read, try < maxEpochTries, committed)
 		if !moved {
-			return publish
+			return published
 		}
 		var err error
 		if epoch, err = s.Epoch(ctx, changesKey); err != nil {
 			failAll(group, err)
-			return nil
+			return true
 		}
 		read = true
 		for _, c := range group {
@@ -218,7 +205,7 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 // tryGroup is a try of sendGroup, whose commit checks the epoch when check is set (the last try,
 // with the epoch and the lobby read after the messages arrived, needs no check): moved tells that
 // it stored nothing, and why: the epoch moved, or, with the epoch not read, a message was refused.
-func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint64, read, check bool, committed func()) (publish func() bool, moved bool) {
+func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint64, read, check bool, committed func()) (published, moved bool) {
 	if s.Epoch == nil {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
@@ -246,10 +233,10 @@ func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint
 	if refused && !read && s.Epoch != nil { // perhaps by what the lobby's kept entry missed
 		delete(s.hot, group[0].q.lobbyID)
 		s.forgetNonces() // what was accepted is not stored
-		return nil, true
+		return true, true
 	}
 	if len(batch) == 0 {
-		return nil, false
+		return true, false
 	}
 	h := out[len(out)-1].h
 	st, staging := s.Notifier.(Stager)
@@ -265,24 +252,24 @@ func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint
 	}
 	if err := s.commitNow(h, staged, batch...); err != nil {
 		if errors.Is(err, store.ErrEpochMoved) {
-			return nil, true
+			return true, true
 		}
 		for _, c := range group {
 			if c.err == nil {
 				c.enc, c.err = nil, err
 			}
 		}
-		return nil, false
+		return true, false
 	}
 	committed()
 	if !staging {
 		s.deliverAll(out)
-		return nil, false
+		return true, false
 	}
 	if len(staged.Data) == 0 {
-		return nil, false
+		return true, false
 	}
-	return func() bool { return st.PublishStaged(staged.IDs, staged.Data) }, false
+	return st.PublishStaged(staged.IDs, staged.Data), false
 }
 
 // lobbyMessage is an accepted message on its way to the members.

@@ -86,29 +86,3 @@ func (q *Queue[T]) PutBack(group []T) {
 	defer q.mu.Unlock()
 	q.queue = append(group[:len(group):len(group)], q.queue...)
 }
-
-// Behind is the last step of a sent group (its publish, say) that runs on a goroutine of its own
-// while the next group is prepared, and after which the group is Finished. Its zero value has
-// none under way.
-type Behind[T Keyed] struct {
-	group []T
-	done  chan bool
-}
-
-// Start runs step for group on a goroutine of its own; Wait waits for it.
-func (b *Behind[T]) Start(group []T, step func() bool) {
-	b.group, b.done = group, make(chan bool, 1)
-	go func() { b.done <- step() }() // owned by b: Wait receives its result
-}
-
-// Wait waits for the step under way, if any, Finishes its group in q, and returns the step's
-// result (true with none under way).
-func (b *Behind[T]) Wait(q *Queue[T]) bool {
-	if b.done == nil {
-		return true
-	}
-	ok := <-b.done
-	q.Finish(b.group)
-	b.group, b.done = nil, nil
-	return ok
-}

@@ -3,7 +3,6 @@ package sendq
 import (
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -62,36 +61,4 @@ func TestQueueGroups(t *testing.T) {
 	assert.Equal(t, [][]uint64{{1}, {3, 4, 2}, {4, 2}, {2}}, groups)
 	assert.Empty(t, q.queue)
 	assert.Empty(t, q.waiting)
-}
-
-// A group's step behind runs while the caller goes on; its senders are answered once it ends,
-// with its result. Wait with none under way answers true.
-func TestBehindFinishesAfterItsStep(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var q Queue[*work]
-		var b Behind[*work]
-		require.True(t, b.Wait(&q), "none under way")
-		a := &work{1, 1}
-		step := make(chan struct{})
-		var result, again bool
-		sent := make(chan struct{})
-		go func() {
-			defer close(sent)
-			q.Send(a, func(g []*work) {
-				b.Start(g, func() bool { <-step; return false })
-				result = b.Wait(&q)
-				again = b.Wait(&q)
-			})
-		}()
-		synctest.Wait() // the step waits
-		q.mu.Lock()
-		waiting := q.waiting[a]
-		q.mu.Unlock()
-		require.True(t, waiting, "answered before its step ended")
-		close(step)
-		<-sent
-		require.False(t, result, "the step's result")
-		require.True(t, again, "waited for once")
-		require.False(t, q.waiting[a], "answered")
-	})
 }
